@@ -1,0 +1,46 @@
+/**
+ * @module
+ * API key material: generation from a CSPRNG, hashing, display prefixes. Only the SHA-256
+ * of a key is ever stored; the secret exists once, in the answer to `keys create`/`rotate`.
+ */
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+export const KEY_PREFIX = 'sk-sy-'
+const SECRET_LENGTH = 40
+/** `sk-sy-` plus this many secret characters are shown in listings and logs. */
+const DISPLAY_CHARS = 6
+
+/** Uniform base62 string: bytes ≥ 248 are rejected so every character is equally likely. */
+export function randomBase62(length: number): string {
+  let out = ''
+  while (out.length < length) {
+    const bytes = crypto.getRandomValues(new Uint8Array(length * 2))
+    for (const b of bytes) {
+      if (b < 248 && out.length < length) out += BASE62[b % 62]
+    }
+  }
+  return out
+}
+
+export function generateKey(): string {
+  return KEY_PREFIX + randomBase62(SECRET_LENGTH)
+}
+
+export function newKeyId(): string {
+  return `key_${randomBase62(16)}`
+}
+
+export function hashKey(key: string): string {
+  return new Bun.CryptoHasher('sha256').update(key).digest('hex')
+}
+
+export function displayPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + DISPLAY_CHARS)
+}
+
+const KEY_SHAPE = /^sk-sy-[0-9A-Za-z]{32,128}$/
+
+/** Is this string shaped like a Switchyard key? (Cheap check before hashing.) */
+export function looksLikeKey(s: string): boolean {
+  return KEY_SHAPE.test(s)
+}

@@ -1,0 +1,62 @@
+/**
+ * @module
+ * Plan lifecycle: what plan an account is on at a given time. Expiry is applied lazily on
+ * the first look after the end: a `downgrade` is written to the store (and so to the plan
+ * history) once; a `disable` leaves the plan in place with status `expired`.
+ */
+import type { Config, PlanConfig } from '../config/index.ts'
+import type { AccountRecord, Store } from '../store/index.ts'
+import { DAY_MS } from '../util/clock.ts'
+
+export type PlanStatus = 'active' | 'expired'
+
+export interface PlanState {
+  account: AccountRecord
+  name: string
+  /** null when the account's plan is no longer in the config. */
+  plan: PlanConfig | null
+  status: PlanStatus
+  expiresAt: number | null
+  remainingDays: number | null
+}
+
+/** The policy at a plan's end: downgrade to a plan, or disable. Absent = downgrade to the default plan. */
+export function expiryPolicy(config: Config, planName: string): { downgrade: string } | 'disable' {
+  const p = config.plans[planName]?.on_expiry
+  if (p) return p
+  return planName === config.defaultPlan ? 'disable' : { downgrade: config.defaultPlan }
+}
+
+export async function currentPlan(
+  store: Store,
+  config: Config,
+  account: AccountRecord,
+  now: number,
+): Promise<PlanState> {
+  // Follow downgrades in order; a chain longer than the number of plans would be a loop.
+  for (let hop = 0; hop <= Object.keys(config.plans).length; hop++) {
+    const exp = account.planExpiresAt
+    if (exp === null || now < exp) break
+    const policy = expiryPolicy(config, account.plan)
+    if (policy === 'disable') break
+    const target = config.plans[policy.downgrade]
+    const days = target?.days ?? null
+    account = await store.setAccountPlan(account.id, {
+      plan: policy.downgrade,
+      startedAt: exp,
+      expiresAt: days === null ? null : exp + days * DAY_MS,
+      reason: `expired: ${account.plan} downgraded to ${policy.downgrade}`,
+      createdAt: now,
+    })
+  }
+  const exp = account.planExpiresAt
+  const expired = exp !== null && now >= exp
+  return {
+    account,
+    name: account.plan,
+    plan: config.plans[account.plan] ?? null,
+    status: expired ? 'expired' : 'active',
+    expiresAt: exp,
+    remainingDays: exp === null ? null : expired ? 0 : Math.ceil((exp - now) / DAY_MS),
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * @module
+ * Account and key operations shared by the command line and the admin API. Every refusal is a
+ * `GatewayError` whose message says what to do; callers render it as text or JSON.
+ */
+import type { Config } from '../config/index.ts'
+import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
+import type { Clock } from '../util/clock.ts'
+import { DAY_MS, iso } from '../util/clock.ts'
+import { GatewayError } from '../util/errors.ts'
+import { displayPrefix, generateKey, hashKey, newKeyId } from './keys.ts'
+import { currentPlan } from './plans.ts'
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
+
+export interface AccountView {
+  id: number
+  name: string
+  plan: string
+  enabled: boolean
+  plan_status: 'active' | 'expired'
+  plan_started_at: string | null
+  plan_expires_at: string | null
+  remaining_days: number | null
+  created_at: string | null
+}
+
+export interface KeyView {
+  id: string
+  account: string
+  name: string | null
+  prefix: string
+  state: 'enabled' | 'disabled' | 'revoked'
+  suspended_until: string | null
+  created_at: string | null
+  rotated_at: string | null
+  last_used_at: string | null
+}
+
+export interface NewKey {
+  id: string
+  key: string
+  prefix: string
+  account: string
+  name: string | null
+}
+
+export const keyView = (k: KeyRecord, now: number): KeyView => ({
+  id: k.id,
+  account: k.accountName,
+  name: k.name,
+  prefix: k.prefix,
+  state: k.state,
+  suspended_until: k.suspendedUntil !== null && k.suspendedUntil > now ? iso(k.suspendedUntil) : null,
+  created_at: iso(k.createdAt),
+  rotated_at: iso(k.rotatedAt),
+  last_used_at: iso(k.lastUsedAt),
+})
+
+export class AccountService {
+  constructor(
+    readonly store: Store,
+    readonly config: Config,
+    readonly clock: Clock,
+  ) {}
+
+  async view(a: AccountRecord): Promise<AccountView> {
+    const s = await currentPlan(this.store, this.config, a, this.clock.now())
+    return {
+      id: s.account.id,
+      name: s.account.name,
+      plan: s.name,
+      enabled: s.account.enabled,
+      plan_status: s.status,
+      plan_started_at: iso(s.account.planStartedAt),
+      plan_expires_at: iso(s.expiresAt),
+      remaining_days: s.remainingDays,
+      created_at: iso(s.account.createdAt),
+    }
+  }
+
+  async createAccount(name: string, planName?: string, days?: number): Promise<AccountView> {
+    if (!NAME.test(name)) {
+      throw new GatewayError(
+        400,
+        'invalid_value',
+        `account name '${name}' must be 1-64 letters, digits, . _ @ -`,
+        {
+          param: 'name',
+        },
+      )
+    }
+    const plan = this.plan(planName ?? this.config.defaultPlan)
+    if (await this.store.getAccount(name)) {
+      throw new GatewayError(
+        409,
+        'account_exists',
+        `account '${name}' already exists; use accounts set-plan to change it`,
+      )
+    }
+    const now = this.clock.now()
+    const length = days ?? plan.days ?? null
+    const account = await this.store.createAccount({
+      name,
+      plan: planName ?? this.config.defaultPlan,
+      planStartedAt: now,
+      planExpiresAt: length === null ? null : now + length * DAY_MS,
+      now,
+    })
+    return this.view(account)
+  }
+
+  async getAccount(name: string): Promise<AccountRecord> {
+    const a = await this.store.getAccount(name)
+    if (!a) {
+      throw new GatewayError(
+        404,
+        'account_not_found',
+        `no account named '${name}' (see: switchyard accounts list)`,
+      )
+    }
+    return a
+  }
+
+  async listAccounts(): Promise<AccountView[]> {
+    return Promise.all((await this.store.listAccounts()).map((a) => this.view(a)))
+  }
+
+  /**
+   * Upgrade, downgrade or renew, effective at once. Renewing the same plan before it ends
+   * extends it from its current end, so paid days are not lost; any other change starts now.
+   */
+  async setPlan(name: string, planName: string, days?: number): Promise<AccountView> {
+    const plan = this.plan(planName)
+    const account = await this.getAccount(name)
+    const now = this.clock.now()
+    const length = days ?? plan.days ?? null
+    const renewing =
+      account.plan === planName && account.planExpiresAt !== null && account.planExpiresAt > now
+    const from = renewing ? account.planExpiresAt! : now
+    const updated = await this.store.setAccountPlan(account.id, {
+      plan: planName,
+      startedAt: renewing ? account.planStartedAt : now,
+      expiresAt: length === null ? null : from + length * DAY_MS,
+      reason: renewing ? 'renewed' : account.plan === planName ? 'restarted' : `changed from ${account.plan}`,
+      createdAt: now,
+    })
+    return this.view(updated)
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<AccountView> {
+    const account = await this.getAccount(name)
+    return this.view(await this.store.setAccountEnabled(account.id, enabled))
+  }
+
+  async planHistory(name: string) {
+    const account = await this.getAccount(name)
+    return (await this.store.planHistory(account.id)).map((h) => ({
+      plan: h.plan,
+      started_at: iso(h.startedAt),
+      expires_at: iso(h.expiresAt),
+      reason: h.reason,
+      changed_at: iso(h.createdAt),
+    }))
+  }
+
+  async createKey(accountName: string, label?: string): Promise<NewKey> {
+    const account = await this.getAccount(accountName)
+    const key = generateKey()
+    const rec = await this.store.createKey({
+      id: newKeyId(),
+      accountId: account.id,
+      name: label ?? null,
+      prefix: displayPrefix(key),
+      hash: hashKey(key),
+      now: this.clock.now(),
+    })
+    return { id: rec.id, key, prefix: rec.prefix, account: account.name, name: rec.name }
+  }
+
+  async listKeys(accountName?: string): Promise<KeyView[]> {
+    const accountId = accountName === undefined ? undefined : (await this.getAccount(accountName)).id
+    const now = this.clock.now()
+    return (await this.store.listKeys(accountId)).map((k) => keyView(k, now))
+  }
+
+  async getKey(id: string): Promise<KeyRecord> {
+    const k = await this.store.getKey(id)
+    if (!k) throw new GatewayError(404, 'key_not_found', `no key with id '${id}' (see: switchyard keys list)`)
+    return k
+  }
+
+  async keyView(id: string): Promise<KeyView> {
+    return keyView(await this.getKey(id), this.clock.now())
+  }
+
+  async setKeyState(id: string, state: 'enabled' | 'disabled' | 'revoked'): Promise<KeyView> {
+    const k = await this.getKey(id)
+    if (k.state === 'revoked' && state !== 'revoked') {
+      throw new GatewayError(409, 'key_revoked', `key ${id} is revoked for good; create a new key instead`)
+    }
+    return keyView(await this.store.setKeyState(id, state), this.clock.now())
+  }
+
+  async rotateKey(id: string): Promise<NewKey> {
+    const k = await this.getKey(id)
+    if (k.state === 'revoked') {
+      throw new GatewayError(409, 'key_revoked', `key ${id} is revoked for good; create a new key instead`)
+    }
+    const key = generateKey()
+    const rec = await this.store.rotateKey(id, hashKey(key), displayPrefix(key), this.clock.now())
+    return { id: rec.id, key, prefix: rec.prefix, account: rec.accountName, name: rec.name }
+  }
+
+  async unsuspendKey(id: string): Promise<KeyView> {
+    await this.getKey(id)
+    return keyView(await this.store.setKeySuspended(id, null), this.clock.now())
+  }
+
+  private plan(name: string) {
+    const plan = this.config.plans[name]
+    if (!plan) {
+      throw new GatewayError(
+        400,
+        'plan_not_found',
+        `no plan named '${name}'; configured plans: ${Object.keys(this.config.plans).join(', ')}`,
+        { param: 'plan' },
+      )
+    }
+    return plan
+  }
+}

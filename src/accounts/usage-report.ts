@@ -1,0 +1,98 @@
+/**
+ * @module
+ * The `/v1/usage` document, shared by the HTTP route and `switchyard usage ACCOUNT`.
+ */
+import type { Config } from '../config/index.ts'
+import type { AccountRecord, KeyRecord, Store, WindowLimit } from '../store/index.ts'
+import { type Clock, iso } from '../util/clock.ts'
+import { currentPlan, expiryPolicy, type PlanState } from './plans.ts'
+
+const startOfUtcDay = (t: number) => t - (t % 86_400_000)
+
+const windowView = (w: WindowLimit, now: number) => ({
+  limit: w.limit,
+  used: w.used,
+  remaining: w.remaining,
+  resets_at: iso(w.resetAt),
+  resets_in_ms: w.resetAt === null ? 0 : Math.max(0, w.resetAt - now),
+})
+
+/** Why requests with this key are refused, or null when they are served. */
+export function refusal(key: KeyRecord | null, state: PlanState, now: number): string | null {
+  if (key?.state === 'revoked') return 'key_revoked'
+  if (key?.state === 'disabled') return 'key_disabled'
+  if (!state.account.enabled) return 'account_disabled'
+  if (key?.suspendedUntil && key.suspendedUntil > now) return 'key_suspended'
+  if (!state.plan) return 'plan_not_configured'
+  if (state.status === 'expired') return 'plan_expired'
+  return null
+}
+
+export async function usageReport(
+  deps: { store: Store; config: Config; clock: Clock },
+  account: AccountRecord,
+  key: KeyRecord | null,
+) {
+  const now = deps.clock.now()
+  const state = await currentPlan(deps.store, deps.config, account, now)
+  const plan = state.plan
+  const rpm = plan?.rpm ?? null
+  const rpd = plan?.rpd ?? null
+  const [w, summary, history] = await Promise.all([
+    deps.store.windows(account.id, now, rpm, rpd),
+    deps.store.usageSummary(account.id, now, startOfUtcDay(now)),
+    deps.store.planHistory(account.id),
+  ])
+  const reason = refusal(key, state, now)
+  const suspendedUntil = key?.suspendedUntil && key.suspendedUntil > now ? key.suspendedUntil : null
+  return {
+    object: 'usage' as const,
+    account_information: {
+      account_id: state.account.id,
+      name: state.account.name,
+      plan: state.name,
+      is_enabled: reason === null,
+      disabled_reason: reason,
+      account_enabled: state.account.enabled,
+      created_at: iso(state.account.createdAt),
+      key: key && {
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        state: key.state,
+        suspended: suspendedUntil !== null,
+        suspended_until: iso(suspendedUntil),
+      },
+    },
+    rate_limits: {
+      rpm,
+      rpd,
+      minute: windowView(w.minute, now),
+      day: windowView(w.day, now),
+    },
+    subscription_details: {
+      plan: state.name,
+      status: state.status,
+      started_at: iso(state.account.planStartedAt),
+      expires_at: iso(state.expiresAt),
+      remaining_days: state.remainingDays,
+      on_expiry: state.expiresAt === null ? null : expiryPolicy(deps.config, state.name),
+      models: plan?.models ?? [],
+      history: history.map((h) => ({
+        plan: h.plan,
+        started_at: iso(h.startedAt),
+        expires_at: iso(h.expiresAt),
+        reason: h.reason,
+        changed_at: iso(h.createdAt),
+      })),
+    },
+    usage: {
+      current_minute: { requests: w.minute.used },
+      current_day: { requests: w.day.used },
+      today: summary.today,
+      last_24h: summary.last_24h,
+      by_model: summary.by_model,
+      day_starts_at: iso(startOfUtcDay(now)),
+    },
+  }
+}

@@ -1,0 +1,62 @@
+/** @module `switchyard accounts create|list|show|set-plan|disable|enable`. */
+import { checkFlags, flagInt, flagString, need, type Parsed, UsageError } from './args.ts'
+import { fields, GLOBAL_FLAGS, type Io, Output, table, withAccounts } from './context.ts'
+
+const COLUMNS = ['id', 'name', 'plan', 'enabled', 'plan_status', 'plan_expires_at', 'remaining_days']
+
+export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
+  const sub = p.positionals[1]
+  const out = new Output(io, p.flags.json === true)
+  const flags = (...extra: string[]) => checkFlags(p, [...GLOBAL_FLAGS, ...extra])
+  return withAccounts(p, io, async (svc) => {
+    switch (sub) {
+      case 'create': {
+        flags('plan', 'days')
+        const name = need(p, 2, 'account NAME', 'accounts create NAME --plan PLAN [--days N]')
+        const a = await svc.createAccount(name, flagString(p, 'plan'), flagInt(p, 'days', 1, 36500))
+        out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
+        return 0
+      }
+      case 'list': {
+        flags()
+        const all = await svc.listAccounts()
+        out.result(all, () => table(all as never, COLUMNS))
+        return 0
+      }
+      case 'show': {
+        flags()
+        const name = need(p, 2, 'account NAME', 'accounts show NAME')
+        const a = await svc.view(await svc.getAccount(name))
+        const history = await svc.planHistory(name)
+        out.result(
+          { ...a, plan_history: history },
+          () =>
+            `${fields({ ...a })}\n\nplan history:\n${table(history, ['plan', 'started_at', 'expires_at', 'reason', 'changed_at'])}`,
+        )
+        return 0
+      }
+      case 'set-plan': {
+        flags('days')
+        const usage = 'accounts set-plan NAME PLAN [--days N]'
+        const a = await svc.setPlan(
+          need(p, 2, 'account NAME', usage),
+          need(p, 3, 'PLAN', usage),
+          flagInt(p, 'days', 1, 36500),
+        )
+        out.result(a, () => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`)
+        return 0
+      }
+      case 'disable':
+      case 'enable': {
+        flags()
+        const a = await svc.setEnabled(need(p, 2, 'account NAME', `accounts ${sub} NAME`), sub === 'enable')
+        out.result(a, () => `account ${a.name} ${sub}d`)
+        return 0
+      }
+      default:
+        throw new UsageError(
+          `unknown accounts command '${sub ?? ''}'; use create, list, show, set-plan, disable or enable`,
+        )
+    }
+  })
+}

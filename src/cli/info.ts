@@ -1,0 +1,86 @@
+/** @module `switchyard usage ACCOUNT`, `switchyard models`, `switchyard config check`. */
+import { usageReport } from '../accounts/usage-report.ts'
+import { ConfigError, loadConfigFile } from '../config/index.ts'
+import { Catalogue } from '../gateway/routing.ts'
+import { modelEntries } from '../server/routes/models.ts'
+import { systemClock } from '../util/clock.ts'
+import { checkFlags, need, type Parsed, UsageError } from './args.ts'
+import {
+  configPath,
+  fields,
+  GLOBAL_FLAGS,
+  type Io,
+  loadConfig,
+  Output,
+  table,
+  withAccounts,
+} from './context.ts'
+
+export async function usageCommand(p: Parsed, io: Io): Promise<number> {
+  checkFlags(p, GLOBAL_FLAGS)
+  const name = need(p, 1, 'ACCOUNT', 'usage ACCOUNT')
+  return withAccounts(p, io, async (svc, store, config) => {
+    const report = await usageReport({ store, config, clock: systemClock }, await svc.getAccount(name), null)
+    new Output(io, p.flags.json === true).result(report, () =>
+      [
+        fields({ ...report.account_information, key: undefined }),
+        '',
+        fields({
+          rpm: report.rate_limits.rpm,
+          rpd: report.rate_limits.rpd,
+          minute: report.rate_limits.minute,
+          day: report.rate_limits.day,
+        }),
+        '',
+        fields({ ...report.subscription_details, history: undefined }),
+        '',
+        fields({ today: report.usage.today, last_24h: report.usage.last_24h }),
+        '',
+        table(
+          Object.entries(report.usage.by_model).map(([model, t]) => ({ model, ...t })),
+          ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'errors'],
+        ),
+      ].join('\n'),
+    )
+    return 0
+  })
+}
+
+export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
+  checkFlags(p, GLOBAL_FLAGS)
+  const config = await loadConfig(p, io)
+  const list = modelEntries(new Catalogue(config.providers), Math.floor(Date.now() / 1000))
+  new Output(io, p.flags.json === true).result({ object: 'list', data: list }, () =>
+    table(list as never, ['id', 'provider_kind', 'context_window', 'max_output_tokens', 'tier', 'features']),
+  )
+  return 0
+}
+
+export async function configCommand(p: Parsed, io: Io): Promise<number> {
+  checkFlags(p, GLOBAL_FLAGS)
+  if (p.positionals[1] !== 'check') throw new UsageError("unknown config command; use 'config check'")
+  const path = configPath(p, io)
+  const out = new Output(io, p.flags.json === true)
+  try {
+    const c = await loadConfigFile(path, io.env)
+    const models = c.providers.reduce((n, pr) => n + pr.models.length, 0)
+    out.result(
+      {
+        ok: true,
+        path,
+        providers: c.providers.length,
+        models,
+        plans: Object.keys(c.plans).length,
+        problems: [],
+      },
+      () =>
+        `${path}: OK (${c.providers.length} providers, ${models} models, ${Object.keys(c.plans).length} plans)`,
+    )
+    return 0
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    if (out.json) out.result({ ok: false, path, problems: err.problems }, () => '')
+    else io.err(err.message)
+    return 1
+  }
+}

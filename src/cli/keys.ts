@@ -1,0 +1,63 @@
+/** @module `switchyard keys create|list|disable|enable|revoke|rotate|unsuspend`. */
+import { checkFlags, flagString, need, type Parsed, UsageError } from './args.ts'
+import { GLOBAL_FLAGS, type Io, Output, table, withAccounts } from './context.ts'
+
+const COLUMNS = ['id', 'account', 'name', 'prefix', 'state', 'suspended_until', 'created_at', 'last_used_at']
+
+export async function keysCommand(p: Parsed, io: Io): Promise<number> {
+  const sub = p.positionals[1]
+  const out = new Output(io, p.flags.json === true)
+  return withAccounts(p, io, async (svc) => {
+    switch (sub) {
+      case 'create': {
+        checkFlags(p, [...GLOBAL_FLAGS, 'name'])
+        const k = await svc.createKey(
+          need(p, 2, 'ACCOUNT', 'keys create ACCOUNT [--name LABEL]'),
+          flagString(p, 'name'),
+        )
+        out.result(
+          k,
+          () =>
+            `${k.key}\n\nkey ${k.id} (${k.prefix}…) for account ${k.account}. This is the only time the key is shown; store it now.`,
+        )
+        return 0
+      }
+      case 'list': {
+        checkFlags(p, GLOBAL_FLAGS)
+        const keys = await svc.listKeys(p.positionals[2])
+        out.result(keys, () => table(keys as never, COLUMNS))
+        return 0
+      }
+      case 'disable':
+      case 'enable':
+      case 'revoke': {
+        checkFlags(p, GLOBAL_FLAGS)
+        const id = need(p, 2, 'key ID', `keys ${sub} ID`)
+        const state = sub === 'disable' ? 'disabled' : sub === 'enable' ? 'enabled' : 'revoked'
+        const k = await svc.setKeyState(id, state)
+        out.result(k, () => `key ${k.id} is ${k.state}`)
+        return 0
+      }
+      case 'rotate': {
+        checkFlags(p, GLOBAL_FLAGS)
+        const k = await svc.rotateKey(need(p, 2, 'key ID', 'keys rotate ID'))
+        out.result(
+          k,
+          () =>
+            `${k.key}\n\nkey ${k.id} has a new secret (${k.prefix}…); the old one no longer works. Store it now.`,
+        )
+        return 0
+      }
+      case 'unsuspend': {
+        checkFlags(p, GLOBAL_FLAGS)
+        const k = await svc.unsuspendKey(need(p, 2, 'key ID', 'keys unsuspend ID'))
+        out.result(k, () => `key ${k.id} is no longer suspended`)
+        return 0
+      }
+      default:
+        throw new UsageError(
+          `unknown keys command '${sub ?? ''}'; use create, list, disable, enable, revoke, rotate or unsuspend`,
+        )
+    }
+  })
+}

@@ -1,0 +1,64 @@
+/**
+ * @module
+ * `switchyard serve [--host H] [--port P] [--workers N]`. With N > 1 this process serves too and
+ * starts N-1 more on the same port (SO_REUSEPORT); all share the database.
+ */
+import { startServer } from '../server/serve.ts'
+import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
+import { GLOBAL_FLAGS, type Io, loadConfig } from './context.ts'
+
+export async function serveCommand(p: Parsed, io: Io): Promise<number> {
+  checkFlags(p, [...GLOBAL_FLAGS, 'host', 'port', 'workers', 'worker-child'])
+  const config = await loadConfig(p, io)
+  const host = flagString(p, 'host') ?? io.env.HOST
+  if (host) config.server.host = host
+  const port = flagInt(p, 'port', 0, 65535) ?? (io.env.PORT ? Number(io.env.PORT) : undefined)
+  if (port !== undefined && Number.isInteger(port)) config.server.port = port
+  const workers = flagInt(p, 'workers', 1, 64) ?? config.server.workers
+  const child = p.flags['worker-child'] === true
+
+  const running = startServer(config, undefined, workers > 1 || child)
+  const children: ReturnType<typeof Bun.spawn>[] = []
+  if (!child) {
+    for (let i = 1; i < workers; i++) children.push(spawnWorker(p, running.port))
+  }
+  const info = {
+    url: running.url,
+    port: running.port,
+    pid: process.pid,
+    workers,
+    database: config.database.path,
+  }
+  if (!child) {
+    io.out(
+      p.flags.json === true
+        ? JSON.stringify(info)
+        : `Switchyard listening on ${running.url} (${workers} worker${workers > 1 ? 's' : ''}, database ${config.database.path})`,
+    )
+  }
+  let stopping = false
+  const stop = async () => {
+    if (stopping) return
+    stopping = true
+    for (const c of children) c.kill('SIGTERM')
+    await running.stop()
+    await Promise.all(children.map((c) => c.exited))
+    process.exit(0)
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+  await new Promise(() => {})
+  return 0
+}
+
+function spawnWorker(p: Parsed, port: number) {
+  // In a compiled binary Bun.main is inside the embedded filesystem and execPath is the binary.
+  const compiled = Bun.main.startsWith('/$bunfs/')
+  const self = compiled ? [process.execPath] : [process.execPath, Bun.main]
+  const args = ['serve', '--worker-child', '--port', String(port)]
+  for (const f of ['config', 'db', 'host']) {
+    const v = flagString(p, f)
+    if (v) args.push(`--${f}`, v)
+  }
+  return Bun.spawn([...self, ...args], { stdout: 'inherit', stderr: 'inherit', stdin: 'ignore' })
+}

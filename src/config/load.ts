@@ -1,0 +1,214 @@
+/**
+ * @module
+ * Loads `switchyard.yaml`: YAML → `${ENV}` interpolation → TypeBox validation → cross-reference
+ * checks → a resolved `Config` with every default filled in. Every problem carries its path.
+ */
+import { Value } from '@sinclair/typebox/value'
+import { type InterpolationProblem, interpolate } from './interpolate.ts'
+import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
+
+export interface SuspensionPolicy {
+  enabled: boolean
+  maxRejections: number
+  windowMs: number
+  durationMs: number
+}
+
+export interface Config {
+  /** Absolute or cwd-relative path the config was read from ('' when built in code). */
+  source: string
+  server: {
+    host: string
+    port: number
+    bodyLimitBytes: number
+    idleTimeoutS: number
+    streamKeepaliveMs: number
+    streamHoldMs: number
+    workers: number
+  }
+  database: { path: string; busyTimeoutMs: number }
+  admin: { token: string | null }
+  logging: { level: 'debug' | 'info' | 'warn' | 'error' }
+  usage: { retentionDays: number; flushMs: number }
+  suspension: SuspensionPolicy
+  providers: ProviderConfig[]
+  plans: Record<string, PlanConfig>
+  defaultPlan: string
+}
+
+export interface ConfigProblem {
+  path: string
+  message: string
+}
+
+export class ConfigError extends Error {
+  readonly problems: ConfigProblem[]
+  constructor(source: string, problems: ConfigProblem[]) {
+    super(
+      `invalid config ${source}:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}\n` +
+        'Fix the listed paths and run `switchyard config check` again.',
+    )
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+/** Reads, interpolates and validates a config file. Throws `ConfigError` listing every problem. */
+export async function loadConfigFile(
+  path: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<Config> {
+  const file = Bun.file(path)
+  if (!(await file.exists())) {
+    throw new ConfigError(path, [
+      { path: '/', message: `file not found (pass --config FILE or set SWITCHYARD_CONFIG)` },
+    ])
+  }
+  const text = await file.text()
+  let doc: unknown
+  try {
+    doc = Bun.YAML.parse(quotePlaceholders(text))
+  } catch (err) {
+    throw new ConfigError(path, [{ path: '/', message: `YAML syntax error: ${(err as Error).message}` }])
+  }
+  return parseConfig(doc, path, env)
+}
+
+/**
+ * `{ token: ${X} }` is not valid YAML (a plain scalar in a flow mapping cannot hold `{}`), yet it
+ * is the natural way to write it. A placeholder standing alone as a value is quoted before
+ * parsing; interpolation then happens on the parsed strings, so no value can inject YAML.
+ */
+export function quotePlaceholders(text: string): string {
+  return text.replace(/([:\-[,{]\s*)(\$\{[^}\n"']*\})(?=[ \t]*(?:[,}\]#\r\n]|$))/gm, '$1"$2"')
+}
+
+/** Validates an already-parsed document (used by tests and by `loadConfigFile`). */
+export function parseConfig(
+  doc: unknown,
+  source = '',
+  env: Record<string, string | undefined> = process.env,
+): Config {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new ConfigError(source, [{ path: '/', message: 'expected a YAML mapping at the top level' }])
+  }
+  const envProblems: InterpolationProblem[] = []
+  const value = interpolate(doc, env, envProblems)
+  const problems: ConfigProblem[] = [...envProblems]
+  for (const e of Value.Errors(ConfigSchema, value)) {
+    problems.push({ path: e.path || '/', message: describe(e) })
+    if (problems.length > 50) break
+  }
+  if (problems.length) throw new ConfigError(source, dedupe(problems))
+  const raw = value as RawConfig
+  crossCheck(raw, problems)
+  if (problems.length) throw new ConfigError(source, problems)
+  return resolve(raw, source)
+}
+
+function describe(e: { message: string; value: unknown }): string {
+  if (/additional propert|unexpected property/i.test(e.message)) return 'unknown key (check the spelling)'
+  return `${e.message}${e.value === undefined ? ' (missing)' : ''}`
+}
+
+/** TypeBox reports a union failure once per branch; keep the first message per path. */
+function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
+  const seen = new Set<string>()
+  return problems.filter((p) => {
+    if (seen.has(p.path)) return false
+    seen.add(p.path)
+    return true
+  })
+}
+
+function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
+  const prefixes = new Map<string, number>()
+  raw.providers.forEach((p, i) => {
+    if (prefixes.has(p.prefix)) {
+      problems.push({ path: `/providers/${i}/prefix`, message: `duplicate prefix '${p.prefix}'` })
+    }
+    prefixes.set(p.prefix, i)
+    const names = new Set<string>()
+    p.models.forEach((m, j) => {
+      if (names.has(m.name)) {
+        problems.push({ path: `/providers/${i}/models/${j}/name`, message: `duplicate model '${m.name}'` })
+      }
+      names.add(m.name)
+      if (m.temperature && m.temperature.min > m.temperature.max) {
+        problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
+      }
+    })
+    if ((p.kind === 'openai' || p.kind === 'anthropic' || p.kind === 'gemini') && p.api_key === '') {
+      problems.push({
+        path: `/providers/${i}/api_key`,
+        message: 'empty API key (set the environment variable it names)',
+      })
+    }
+  })
+  if (!raw.plans[raw.default_plan]) {
+    problems.push({ path: '/default_plan', message: `plan '${raw.default_plan}' is not defined under plans` })
+  }
+  for (const [name, plan] of Object.entries(raw.plans)) {
+    const exp = plan.on_expiry
+    if (exp && exp !== 'disable') {
+      if (!raw.plans[exp.downgrade]) {
+        problems.push({
+          path: `/plans/${name}/on_expiry/downgrade`,
+          message: `plan '${exp.downgrade}' is not defined`,
+        })
+      } else if (exp.downgrade === name) {
+        problems.push({
+          path: `/plans/${name}/on_expiry/downgrade`,
+          message: 'a plan cannot downgrade to itself',
+        })
+      }
+    }
+    plan.models.forEach((pattern, i) => {
+      if (pattern === '*' || pattern.startsWith('tier:')) return
+      const slash = pattern.indexOf('/')
+      const prefix = slash > 0 ? pattern.slice(0, slash) : ''
+      if (!prefix || slash === pattern.length - 1) {
+        problems.push({
+          path: `/plans/${name}/models/${i}`,
+          message: `'${pattern}' is not 'prefix/name', 'prefix/*', 'tier:NAME' or '*'`,
+        })
+      } else if (!prefixes.has(prefix)) {
+        problems.push({ path: `/plans/${name}/models/${i}`, message: `no provider has prefix '${prefix}'` })
+      }
+    })
+  }
+}
+
+function resolve(raw: RawConfig, source: string): Config {
+  const s = raw.server ?? {}
+  const susp = raw.limits?.suspension ?? {}
+  const token = raw.admin?.token
+  return {
+    source,
+    server: {
+      host: s.host ?? '127.0.0.1',
+      port: s.port ?? 8080,
+      bodyLimitBytes: s.body_limit_bytes ?? 10 * 1024 * 1024,
+      idleTimeoutS: s.idle_timeout_s ?? 120,
+      streamKeepaliveMs: s.stream_keepalive_ms ?? 10_000,
+      streamHoldMs: s.stream_hold_ms ?? 5_000,
+      workers: s.workers ?? 1,
+    },
+    database: {
+      path: raw.database?.path ?? './data/switchyard.db',
+      busyTimeoutMs: raw.database?.busy_timeout_ms ?? 5_000,
+    },
+    admin: { token: token ? token : null },
+    logging: { level: raw.logging?.level ?? 'info' },
+    usage: { retentionDays: raw.usage?.retention_days ?? 90, flushMs: raw.usage?.flush_ms ?? 200 },
+    suspension: {
+      enabled: susp.enabled ?? true,
+      maxRejections: susp.max_rejections ?? 50,
+      windowMs: (susp.window_s ?? 600) * 1000,
+      durationMs: (susp.duration_s ?? 900) * 1000,
+    },
+    providers: raw.providers,
+    plans: raw.plans,
+    defaultPlan: raw.default_plan,
+  }
+}

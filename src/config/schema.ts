@@ -1,0 +1,164 @@
+/**
+ * @module
+ * TypeBox schema of `switchyard.yaml`. Every object is closed (`additionalProperties: false`) so a
+ * typo is an error instead of a silently ignored setting.
+ */
+import { type Static, Type as T } from '@sinclair/typebox'
+
+const Closed = { additionalProperties: false } as const
+
+export const FEATURES = [
+  'streaming',
+  'tools',
+  'parallel_tool_calls',
+  'vision',
+  'audio_input',
+  'json_mode',
+  'json_schema',
+  'logprobs',
+  'n',
+  'system_messages',
+] as const
+export type Feature = (typeof FEATURES)[number]
+
+export const PROVIDER_KINDS = ['openai', 'anthropic', 'gemini', 'demo'] as const
+export type ProviderKind = (typeof PROVIDER_KINDS)[number]
+
+const PositiveInt = T.Integer({ minimum: 1 })
+const NullableCount = T.Union([T.Integer({ minimum: 1 }), T.Null()])
+
+export const ModelSchema = T.Object(
+  {
+    name: T.String({ minLength: 1, pattern: '^[^\\s]+$' }),
+    /** Name sent upstream when it differs from `name`. */
+    upstream_name: T.Optional(T.String({ minLength: 1 })),
+    context_window: PositiveInt,
+    max_output_tokens: PositiveInt,
+    temperature: T.Optional(
+      T.Object({ min: T.Number({ minimum: 0 }), max: T.Number({ maximum: 2 }) }, Closed),
+    ),
+    features: T.Array(T.Union(FEATURES.map((f) => T.Literal(f))), { uniqueItems: true }),
+    tier: T.Optional(T.String({ minLength: 1 })),
+    description: T.Optional(T.String()),
+  },
+  Closed,
+)
+
+export const TimeoutsSchema = T.Object(
+  {
+    /** Until the upstream's response headers arrive (covers connecting). */
+    first_byte_ms: T.Optional(PositiveInt),
+    /** Longest silence between two stream events. */
+    idle_ms: T.Optional(PositiveInt),
+    /** Whole upstream exchange, stream included. */
+    total_ms: T.Optional(PositiveInt),
+  },
+  Closed,
+)
+
+export const ProviderSchema = T.Object(
+  {
+    prefix: T.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$' }),
+    kind: T.Union(PROVIDER_KINDS.map((k) => T.Literal(k))),
+    base_url: T.Optional(T.String({ pattern: '^https?://' })),
+    api_key: T.Optional(T.String()),
+    /** Extra headers sent upstream (e.g. OpenAI-Organization). */
+    headers: T.Optional(T.Record(T.String(), T.String())),
+    /** Anthropic only: the `anthropic-version` header. */
+    anthropic_version: T.Optional(T.String()),
+    timeouts: T.Optional(TimeoutsSchema),
+    models: T.Array(ModelSchema, { minItems: 1 }),
+  },
+  Closed,
+)
+
+export const PlanSchema = T.Object(
+  {
+    rpm: NullableCount,
+    rpd: NullableCount,
+    /** Model ids (`prefix/name`, `prefix/*`), `tier:NAME`, or `*`. */
+    models: T.Array(T.String({ minLength: 1 })),
+    /** How long the plan lasts once assigned; null or absent = no end. `--days` overrides. */
+    days: T.Optional(T.Union([PositiveInt, T.Null()])),
+    on_expiry: T.Optional(
+      T.Union([T.Literal('disable'), T.Object({ downgrade: T.String({ minLength: 1 }) }, Closed)]),
+    ),
+    description: T.Optional(T.String()),
+  },
+  Closed,
+)
+
+export const SuspensionSchema = T.Object(
+  {
+    enabled: T.Optional(T.Boolean()),
+    /** More than this many rate-limited requests ... */
+    max_rejections: T.Optional(PositiveInt),
+    /** ... within this many seconds ... */
+    window_s: T.Optional(PositiveInt),
+    /** ... suspends the key for this many seconds. */
+    duration_s: T.Optional(PositiveInt),
+  },
+  Closed,
+)
+
+export const ConfigSchema = T.Object(
+  {
+    server: T.Optional(
+      T.Object(
+        {
+          host: T.Optional(T.String({ minLength: 1 })),
+          port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
+          /** Largest accepted request body; larger → 413. */
+          body_limit_bytes: T.Optional(PositiveInt),
+          /** Bun's socket idle timeout (max 255). Streams send keep-alives well inside it. */
+          idle_timeout_s: T.Optional(T.Integer({ minimum: 1, maximum: 255 })),
+          /** Interval of `: keep-alive` comments while a stream waits for the upstream. */
+          stream_keepalive_ms: T.Optional(PositiveInt),
+          /** How long the HTTP status is held waiting for the upstream's first stream event. */
+          stream_hold_ms: T.Optional(PositiveInt),
+          workers: T.Optional(T.Integer({ minimum: 1, maximum: 64 })),
+        },
+        Closed,
+      ),
+    ),
+    database: T.Optional(
+      T.Object(
+        { path: T.Optional(T.String({ minLength: 1 })), busy_timeout_ms: T.Optional(PositiveInt) },
+        Closed,
+      ),
+    ),
+    admin: T.Optional(T.Object({ token: T.Optional(T.String()) }, Closed)),
+    logging: T.Optional(
+      T.Object(
+        {
+          level: T.Optional(
+            T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')]),
+          ),
+        },
+        Closed,
+      ),
+    ),
+    usage: T.Optional(
+      T.Object(
+        {
+          /** Usage rows older than this are pruned. */
+          retention_days: T.Optional(PositiveInt),
+          /** Completed-request details are written in batches at this interval. */
+          flush_ms: T.Optional(PositiveInt),
+        },
+        Closed,
+      ),
+    ),
+    limits: T.Optional(T.Object({ suspension: T.Optional(SuspensionSchema) }, Closed)),
+    providers: T.Array(ProviderSchema, { minItems: 1 }),
+    plans: T.Record(T.String({ pattern: '^[A-Za-z0-9._-]+$' }), PlanSchema),
+    default_plan: T.String({ minLength: 1 }),
+  },
+  Closed,
+)
+
+export type ModelConfig = Static<typeof ModelSchema>
+export type ProviderConfig = Static<typeof ProviderSchema>
+export type PlanConfig = Static<typeof PlanSchema>
+export type TimeoutsConfig = Static<typeof TimeoutsSchema>
+export type RawConfig = Static<typeof ConfigSchema>

@@ -1,0 +1,63 @@
+/**
+ * @module
+ * Fills in the parameters DESIGN §4 gives defaults and turns a validated client request into what
+ * an adapter receives (`ChatRequest`). Never mutates its input: the result is a shallow copy.
+ *
+ * - `null` for a known parameter means "not set" (OpenAI accepts it); it is dropped, so adapters
+ *   and upstreams never see it. Unknown keys pass as they came, `null` included.
+ * - `temperature`: 1 when not set, clamped into the model's range.
+ * - `max_tokens` / `max_completion_tokens`: each may not exceed the model's `max_output_tokens`
+ *   (400 `invalid_value`). Both given must agree. If the client sets either, that one is kept; if
+ *   neither, `max_tokens` is set to the model's maximum.
+ * - `stream_options` is dropped unless `stream` is true (OpenAI rejects it otherwise).
+ */
+import type { ModelConfig } from '../config/schema.ts'
+import type { ChatRequest } from '../providers/types.ts'
+import { GatewayError } from '../util/errors.ts'
+import { type ChatRequestInput, KNOWN_KEYS } from './chat-request-schema.ts'
+import { defaultTemperature } from './temperature.ts'
+
+type TokenField = 'max_tokens' | 'max_completion_tokens'
+
+/** The request for the adapter: defaults applied, `model` = the provider's own name for the model. */
+export function applyDefaults(req: ChatRequestInput, model: ModelConfig, upstreamName: string): ChatRequest {
+  const out: Record<string, unknown> = { ...req, model: upstreamName }
+  for (const key of KNOWN_KEYS) if (out[key] === null) delete out[key]
+  if (out.stream !== true) delete out.stream_options
+
+  const maxTokens = checkTokenLimit(out, 'max_tokens', model)
+  const maxCompletionTokens = checkTokenLimit(out, 'max_completion_tokens', model)
+  if (maxTokens !== undefined && maxCompletionTokens !== undefined && maxTokens !== maxCompletionTokens) {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `max_tokens (${maxTokens}) and max_completion_tokens (${maxCompletionTokens}) disagree. Send only max_completion_tokens.`,
+      { param: 'max_tokens' },
+    )
+  }
+  if (maxTokens === undefined && maxCompletionTokens === undefined) out.max_tokens = model.max_output_tokens
+  if (out.temperature === undefined) out.temperature = defaultTemperature(model)
+  return out as ChatRequest
+}
+
+function checkTokenLimit(
+  req: Record<string, unknown>,
+  field: TokenField,
+  model: ModelConfig,
+): number | undefined {
+  const value = req[field] as number | undefined
+  if (value !== undefined && value > model.max_output_tokens) {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `${field} is ${value}, but this model produces at most ${model.max_output_tokens} tokens. Send at most ${model.max_output_tokens}, or leave ${field} out to get that maximum.`,
+      { param: field },
+    )
+  }
+  return value
+}
+
+/** Upstream model name: `upstream_name` from the config, else the catalogue name. */
+export function upstreamModelName(model: ModelConfig): string {
+  return model.upstream_name ?? model.name
+}

@@ -1,0 +1,141 @@
+/**
+ * @module
+ * Model ids and the model catalogue. A model id is `<prefix>/<name>`: the prefix (everything before
+ * the first `/`) picks the provider, the rest is the model's `name` in that provider's config, and
+ * may itself contain `/` (`openrouter/meta-llama/llama-3-70b`). Ids are case-sensitive.
+ *
+ * @example
+ * const catalogue = new Catalogue(config.providers)
+ * const { provider, model, id } = catalogue.resolve('openai/gpt-4o-mini')
+ * planAllows(['tier:free', 'demo/*'], id, model)
+ */
+import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
+import { GatewayError } from '../util/errors.ts'
+
+export interface ModelId {
+  prefix: string
+  name: string
+}
+
+export interface CatalogueEntry {
+  /** The prefixed id clients use, e.g. `openai/gpt-4o-mini`. */
+  id: string
+  provider: ProviderConfig
+  model: ModelConfig
+}
+
+const MODELS_HINT = 'GET /v1/models lists the models your key may use.'
+
+function splitModelId(id: string): ModelId | null {
+  const slash = id.indexOf('/')
+  if (slash <= 0 || slash === id.length - 1) return null
+  return { prefix: id.slice(0, slash), name: id.slice(slash + 1) }
+}
+
+function invalidModel(id: string, suggestion?: string): GatewayError {
+  const shown = JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}…` : id)
+  const didYouMean = suggestion ? ` Did you mean "${suggestion}"?` : ''
+  return new GatewayError(
+    400,
+    'invalid_model',
+    `The model id ${shown} is not of the form "<prefix>/<model>", e.g. "openai/gpt-4o-mini".${didYouMean} ${MODELS_HINT}`,
+    { param: 'model' },
+  )
+}
+
+/** Splits `prefix/name`; 400 `invalid_model` when there is no `/` or either side is empty. */
+export function parseModelId(id: string): ModelId {
+  const parts = splitModelId(id)
+  if (!parts) throw invalidModel(id)
+  return parts
+}
+
+/** The configured providers and their models, looked up by model id. Built once at start-up. */
+export class Catalogue {
+  readonly #byPrefix = new Map<string, Map<string, CatalogueEntry>>()
+  readonly #entries: CatalogueEntry[] = []
+  /** Unprefixed name → the first id with that name, to suggest a fix for a missing prefix. */
+  readonly #byName = new Map<string, string>()
+
+  /** Throws a plain `Error` on a duplicate prefix or model name: that is a broken config, not a request. */
+  constructor(providers: readonly ProviderConfig[]) {
+    for (const provider of providers) {
+      if (this.#byPrefix.has(provider.prefix))
+        throw new Error(`duplicate provider prefix "${provider.prefix}"`)
+      const models = new Map<string, CatalogueEntry>()
+      this.#byPrefix.set(provider.prefix, models)
+      for (const model of provider.models) {
+        const id = `${provider.prefix}/${model.name}`
+        if (models.has(model.name)) throw new Error(`duplicate model "${id}"`)
+        const entry = { id, provider, model }
+        models.set(model.name, entry)
+        this.#entries.push(entry)
+        if (!this.#byName.has(model.name)) this.#byName.set(model.name, id)
+      }
+    }
+  }
+
+  /**
+   * The provider and model for a client's model id.
+   * 400 `invalid_model` for an id without a prefix, 404 `model_not_found` for an unknown one.
+   */
+  resolve(id: string): CatalogueEntry {
+    const parts = splitModelId(id)
+    if (!parts) throw invalidModel(id, this.#byName.get(id))
+    const entry = this.#byPrefix.get(parts.prefix)?.get(parts.name)
+    if (entry) return entry
+    const shown = JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}…` : id)
+    const why = this.#byPrefix.has(parts.prefix)
+      ? `provider "${parts.prefix}" has no model "${parts.name.slice(0, 100)}"`
+      : `no provider has the prefix "${parts.prefix.slice(0, 100)}"`
+    throw new GatewayError(
+      404,
+      'model_not_found',
+      `The model ${shown} does not exist: ${why}. ${MODELS_HINT}`,
+      {
+        param: 'model',
+      },
+    )
+  }
+
+  /** Every model, in config order (a copy: filter it by plan freely). */
+  list(): CatalogueEntry[] {
+    return this.#entries.slice()
+  }
+}
+
+/**
+ * Whether a plan's `models` patterns admit a model: `*` (everything), `tier:NAME` (models whose
+ * `tier` is NAME), `prefix/*` (every model of a provider), or an exact id. No other wildcards.
+ */
+export function planAllows(patterns: readonly string[], id: string, model: ModelConfig): boolean {
+  for (const pattern of patterns) {
+    if (pattern === '*' || pattern === id) return true
+    if (pattern.startsWith('tier:')) {
+      if (model.tier !== undefined && pattern.slice(5) === model.tier) return true
+    } else if (pattern.endsWith('/*') && id.startsWith(pattern.slice(0, -1))) {
+      return true
+    }
+  }
+  return false
+}
+
+/** 403 `model_not_in_plan`; the message names the plan when it is known. */
+export function notInPlan(id: string, planName?: string): GatewayError {
+  const plan = planName === undefined ? 'your plan' : `your plan "${planName}"`
+  return new GatewayError(
+    403,
+    'model_not_in_plan',
+    `The model "${id}" is not included in ${plan}. Choose a model it includes (GET /v1/models lists them) or upgrade your plan.`,
+    { param: 'model' },
+  )
+}
+
+/** 403 `model_not_in_plan` unless the plan's patterns admit the model. */
+export function assertPlanAllows(
+  plan: { name: string; models: readonly string[] },
+  id: string,
+  model: ModelConfig,
+): void {
+  if (!planAllows(plan.models, id, model)) throw notInPlan(id, plan.name)
+}

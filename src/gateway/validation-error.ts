@@ -1,0 +1,232 @@
+/**
+ * @module
+ * Turns the first TypeBox validation error into a `GatewayError` that names the field and says
+ * what to send instead. Runs only for rejected requests.
+ *
+ * TypeBox reports a failed union as one error at the union's path. To name the most specific
+ * field, the explainer follows the branch the client evidently meant: for unions annotated with
+ * `x-discriminator` (messages by `role`, content parts and `response_format` by `type`) the branch
+ * with that tag, otherwise the only branch whose JSON type matches the value. So a `tool` message
+ * without `tool_call_id` is reported as `messages[3].tool_call_id`, not as "messages[3] matches no
+ * message type".
+ */
+import { Kind, type TSchema } from '@sinclair/typebox'
+import { type ValueError, type ValueErrorIterator, ValueErrorType } from '@sinclair/typebox/errors'
+import { GatewayError, pointerToParam } from '../util/errors.ts'
+
+/** One thing wrong with the body, at a JSON pointer, against the schema that rejected it. */
+interface Problem {
+  path: string
+  schema: TSchema
+  value: unknown
+  missing: boolean
+}
+
+/** Advice for fields clients most often get wrong, keyed by the field's own name. */
+const HINTS: Record<string, string> = {
+  model: 'Use a model id like "<prefix>/<model>"; GET /v1/models lists them.',
+  messages: 'Send a non-empty array such as [{"role": "user", "content": "Hello"}].',
+  tool_call_id: 'Set it to the id of the assistant tool call this message answers.',
+  arguments: 'Send the arguments as a JSON-encoded string, e.g. "{\\"city\\": \\"Paris\\"}".',
+}
+
+/** Unions fail at most a few levels deep in the chat schema; the bound only guards the loop. */
+const MAX_UNION_STEPS = 16
+
+/**
+ * The 400 for a body that failed the chat schema, given the checker's (lazy) errors.
+ * Never throws: if explaining fails, a generic 400 still names the path TypeBox reported.
+ */
+export function explainValidationError(errors: ValueErrorIterator, body: unknown): GatewayError {
+  let first: ValueError | undefined
+  try {
+    first = errors.First()
+    if (first === undefined) throw new Error('no validation error to explain')
+    return toGatewayError(narrow(first), body)
+  } catch {
+    return new GatewayError(
+      400,
+      'invalid_value',
+      'The request body is not a valid chat completion request.',
+      {
+        param: first ? pointerToParam(first.path) : null,
+      },
+    )
+  }
+}
+
+function narrow(error: ValueError): Problem {
+  let current = error
+  for (let step = 0; step < MAX_UNION_STEPS && current.type === ValueErrorType.Union; step++) {
+    const next = pickBranch(current)
+    if (next === undefined) break
+    if (!('errors' in next)) return next
+    current = next
+  }
+  const missing = current.type === ValueErrorType.ObjectRequiredProperty
+  return { path: current.path, schema: current.schema, value: current.value, missing }
+}
+
+/** The first error inside the branch the client meant, a problem with the tag itself, or undefined. */
+function pickBranch(union: ValueError): ValueError | Problem | undefined {
+  const branches: TSchema[] = union.schema.anyOf
+  const value = union.value
+  const tagKey = union.schema['x-discriminator']
+  if (typeof tagKey === 'string' && kindOf(value) === 'object') {
+    const tags: TSchema[] = branches.map((branch) => branch.properties[tagKey])
+    const path = `${union.path}/${tagKey}`
+    const schema = { [Kind]: 'Union', anyOf: tags } as unknown as TSchema
+    if (!Object.hasOwn(value as object, tagKey)) return { path, schema, value: undefined, missing: true }
+    const tag = (value as Record<string, unknown>)[tagKey]
+    const index = tags.findIndex((literal) => literal.const === tag)
+    if (index === -1) return { path, schema, value: tag, missing: false }
+    return union.errors[index]?.First()
+  }
+  const kind = kindOf(value)
+  const matching = branches.flatMap((branch, index) => (accepts(branch, kind) ? [index] : []))
+  return matching.length === 1 ? union.errors[matching[0]!]?.First() : undefined
+}
+
+function toGatewayError(problem: Problem, body: unknown): GatewayError {
+  const param = pointerToParam(problem.path)
+  const field = param ?? 'The request body'
+  const name = problem.path.slice(problem.path.lastIndexOf('/') + 1)
+  const hint = Object.hasOwn(HINTS, name) ? ` ${HINTS[name]}` : ''
+  const role = messageRole(problem.path, body)
+  const where = role ? ` in '${role}' messages` : ''
+  if (problem.missing) {
+    const advice = hint || ` Send ${describe(problem.schema)}.`
+    return new GatewayError(400, 'missing_required_parameter', `${field} is required${where}.${advice}`, {
+      param,
+    })
+  }
+  const code = accepts(problem.schema, kindOf(problem.value)) ? 'invalid_value' : 'invalid_type'
+  const message = `${field} must be ${describe(problem.schema)}${where}; got ${describeValue(problem.value)}.${hint}`
+  return new GatewayError(400, code, message, { param })
+}
+
+/** The role of the message a problem lies inside (not on its `role` itself), for context. */
+function messageRole(path: string, body: unknown): string | undefined {
+  const match = /^\/messages\/(\d+)\/(.+)$/.exec(path)
+  if (!match || match[2] === 'role') return undefined
+  const messages = (body as { messages?: unknown }).messages
+  const message = Array.isArray(messages) ? messages[Number(match[1])] : undefined
+  const role = kindOf(message) === 'object' ? (message as { role?: unknown }).role : undefined
+  return typeof role === 'string' ? role : undefined
+}
+
+type JsonKind = 'null' | 'array' | 'object' | 'string' | 'number' | 'boolean' | 'undefined' | 'other'
+
+function kindOf(value: unknown): JsonKind {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  const type = typeof value
+  return type === 'object' ||
+    type === 'string' ||
+    type === 'number' ||
+    type === 'boolean' ||
+    type === 'undefined'
+    ? type
+    : 'other'
+}
+
+/** Whether `schema` is of the same JSON type as a value of `kind` (so a mismatch is about the value). */
+function accepts(schema: TSchema, kind: JsonKind): boolean {
+  switch (schema[Kind]) {
+    case 'String':
+      return kind === 'string'
+    case 'Number':
+    case 'Integer':
+      return kind === 'number'
+    case 'Boolean':
+      return kind === 'boolean'
+    case 'Null':
+      return kind === 'null'
+    case 'Array':
+      return kind === 'array'
+    case 'Object':
+    case 'Record':
+      return kind === 'object'
+    case 'Literal':
+      return kindOf(schema.const) === kind
+    case 'Union':
+      return (schema.anyOf as TSchema[]).some((branch) => accepts(branch, kind))
+    default:
+      return true
+  }
+}
+
+/** What `schema` accepts, in words: "a number between 0 and 2", "one of "user" or "tool"". */
+function describe(schema: TSchema): string {
+  if (typeof schema['x-expected'] === 'string') return schema['x-expected']
+  switch (schema[Kind]) {
+    case 'String':
+      return 'a string'
+    case 'Number':
+      return `a number${range(schema.minimum, schema.maximum)}`
+    case 'Integer':
+      return `an integer${range(schema.minimum, schema.maximum)}`
+    case 'Boolean':
+      return 'a boolean'
+    case 'Null':
+      return 'null'
+    case 'Literal':
+      return JSON.stringify(schema.const)
+    case 'Array':
+      return describeArray(schema.minItems, schema.maxItems)
+    case 'Object':
+    case 'Record':
+      return 'an object'
+    case 'Union': {
+      const branches: TSchema[] = schema.anyOf
+      const words = [...new Set(branches.map(describe))]
+      const allLiterals = branches.every((branch) => branch[Kind] === 'Literal')
+      return `${allLiterals && words.length > 1 ? 'one of ' : ''}${joinOr(words)}`
+    }
+    default:
+      return 'a valid value'
+  }
+}
+
+function range(min: number | undefined, max: number | undefined): string {
+  if (min !== undefined && max !== undefined) return ` between ${min} and ${max}`
+  if (min !== undefined) return ` of at least ${min}`
+  if (max !== undefined) return ` of at most ${max}`
+  return ''
+}
+
+function describeArray(min: number | undefined, max: number | undefined): string {
+  if (min !== undefined && max !== undefined) return `an array of ${min} to ${max} items`
+  if (min === 1) return 'a non-empty array'
+  if (min !== undefined) return `an array of at least ${min} items`
+  if (max !== undefined) return `an array of at most ${max} items`
+  return 'an array'
+}
+
+function joinOr(words: string[]): string {
+  return words.length <= 1
+    ? (words[0] ?? '')
+    : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`
+}
+
+/** A short, safe rendering of what the client sent: never the whole of a long value. */
+function describeValue(value: unknown): string {
+  switch (kindOf(value)) {
+    case 'undefined':
+      return 'nothing'
+    case 'string':
+      return (value as string).length <= 40
+        ? JSON.stringify(value)
+        : `a string of ${(value as string).length} characters`
+    case 'array':
+      return `an array of ${(value as unknown[]).length} items`
+    case 'object':
+      return 'an object'
+    case 'number':
+    case 'boolean':
+    case 'null':
+      return String(value)
+    default:
+      return 'a value that is not JSON'
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * @module
+ * Anthropic Messages stream events → OpenAI `chat.completion.chunk`s, as a `TransformStream`
+ * whose state (ids, tool ordinals, usage) lives inside the stream.
+ *
+ * | Anthropic event                       | chunk(s)                                                   |
+ * |---------------------------------------|------------------------------------------------------------|
+ * | message_start                         | `delta: {role: 'assistant', content: ''}`                   |
+ * | content_block_start text              | content delta if the block starts with text                |
+ * | content_block_start tool_use          | tool call delta `{index, id, type, function: {name, arguments: ''}}` |
+ * | content_block_delta text_delta        | content delta                                              |
+ * | content_block_delta input_json_delta  | `{index, function: {arguments: partial_json}}`             |
+ * | content_block_stop of a tool_use      | `arguments: '{…}'` only if no JSON was streamed for it      |
+ * | message_delta                         | — (stop reason and output tokens remembered)               |
+ * | message_stop                          | `finish_reason` chunk, then a `choices: []` chunk with usage |
+ * | ping, thinking blocks, unknown events | —                                                          |
+ * | error                                 | the stream errors with a `GatewayError` (map-anthropic-error) |
+ *
+ * Tool call `index` is the tool's ordinal among the message's tool_use blocks (0-based), not
+ * Anthropic's block index, which also counts text and thinking blocks.
+ */
+import type { ProviderConfig } from '../../config/schema.ts'
+import { invalidResponse, streamInterrupted } from '../http.ts'
+import type { SSEEvent } from '../sse/index.ts'
+import type { ChatCompletionChunk } from '../types.ts'
+import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-types.ts'
+import { completionId } from './convert-anthropic-response.ts'
+import { convertAnthropicUsage } from './convert-anthropic-usage.ts'
+import { mapAnthropicStreamError } from './map-anthropic-error.ts'
+import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts'
+
+type Delta = ChatCompletionChunk['choices'][number]['delta']
+
+interface OpenToolCall {
+  ordinal: number
+  /** `input` of content_block_start; sent at block stop when no `input_json_delta` carried JSON. */
+  input: unknown
+  streamedJson: boolean
+}
+
+/**
+ * @param model the model name to report in chunks (the gateway rewrites it to the prefixed id).
+ * @example
+ * parseSSE(res.body).pipeThrough(anthropicStreamTransform({ model: 'claude-x', provider }))
+ */
+export function anthropicStreamTransform(opts: {
+  model: string
+  provider: ProviderConfig
+}): TransformStream<SSEEvent, ChatCompletionChunk> {
+  const created = Math.floor(Date.now() / 1000)
+  let id = completionId(`msg_${crypto.randomUUID().replaceAll('-', '')}`)
+  let started = false
+  let finished = false
+  let stopReason: string | null | undefined
+  const usage: AnthropicUsage = {}
+  const tools = new Map<number, OpenToolCall>()
+
+  const chunk = (delta: Delta, finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null) =>
+    ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: opts.model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    }) satisfies ChatCompletionChunk
+
+  return new TransformStream<SSEEvent, ChatCompletionChunk>({
+    transform(sse, controller) {
+      if (finished) return
+      const event = parseEvent(sse, opts.provider.prefix)
+      const start = () => {
+        if (started) return
+        started = true
+        controller.enqueue(chunk({ role: 'assistant', content: '' }))
+      }
+      const emit = (delta: Delta) => {
+        start()
+        controller.enqueue(chunk(delta))
+      }
+
+      switch (event.type) {
+        case 'message_start':
+          id = completionId(event.message.id)
+          mergeUsage(usage, event.message.usage)
+          start()
+          return
+        case 'content_block_start': {
+          const block = event.content_block
+          if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
+            emit({ content: block.text })
+          } else if (block.type === 'tool_use') {
+            const ordinal = tools.size
+            tools.set(event.index, { ordinal, input: block.input, streamedJson: false })
+            emit({
+              tool_calls: [
+                {
+                  index: ordinal,
+                  id: String(block.id),
+                  type: 'function',
+                  function: { name: String(block.name), arguments: '' },
+                },
+              ],
+            })
+          }
+          return
+        }
+        case 'content_block_delta': {
+          const { delta } = event
+          if (delta.type === 'text_delta' && delta.text) emit({ content: delta.text })
+          else if (delta.type === 'input_json_delta' && delta.partial_json) {
+            const tool = tools.get(event.index)
+            if (!tool) return
+            tool.streamedJson = true
+            emit({ tool_calls: [{ index: tool.ordinal, function: { arguments: delta.partial_json } }] })
+          }
+          return
+        }
+        case 'content_block_stop': {
+          const tool = tools.get(event.index)
+          if (tool && !tool.streamedJson) {
+            emit({
+              tool_calls: [
+                { index: tool.ordinal, function: { arguments: JSON.stringify(tool.input ?? {}) } },
+              ],
+            })
+          }
+          return
+        }
+        case 'message_delta':
+          stopReason = event.delta?.stop_reason ?? stopReason
+          mergeUsage(usage, event.usage)
+          return
+        case 'message_stop':
+          finished = true
+          start()
+          controller.enqueue(chunk({}, mapAnthropicStopReason(stopReason)))
+          controller.enqueue({
+            id,
+            object: 'chat.completion.chunk',
+            created,
+            model: opts.model,
+            choices: [],
+            usage: convertAnthropicUsage(usage),
+          })
+          return
+        case 'error':
+          throw mapAnthropicStreamError(event, opts.provider)
+        default:
+          return // ping, and event types added after this was written
+      }
+    },
+    flush() {
+      if (!finished) {
+        throw streamInterrupted(opts.provider.prefix, 'the stream ended before message_stop')
+      }
+    },
+  })
+}
+
+function parseEvent(sse: SSEEvent, label: string): AnthropicStreamEvent {
+  try {
+    const data = JSON.parse(sse.data) as AnthropicStreamEvent
+    if (data && typeof data === 'object' && typeof data.type === 'string') return data
+  } catch {
+    // fall through
+  }
+  throw invalidResponse(label, `stream event '${sse.event ?? 'message'}' is not a JSON event object`)
+}
+
+/** Later events repeat or update counts (message_delta's `output_tokens` is cumulative). */
+function mergeUsage(into: AnthropicUsage, from: AnthropicUsage | undefined): void {
+  if (!from) return
+  for (const key of [
+    'input_tokens',
+    'output_tokens',
+    'cache_creation_input_tokens',
+    'cache_read_input_tokens',
+  ] as const) {
+    const value = from[key]
+    if (typeof value === 'number') into[key] = value
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * @module
+ * An Anthropic Messages response → an OpenAI `chat.completion`.
+ */
+import type { ChatCompletion, ToolCall } from '../types.ts'
+import type { AnthropicResponse } from './anthropic-types.ts'
+import { convertAnthropicUsage } from './convert-anthropic-usage.ts'
+import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts'
+
+/** `chatcmpl-<Anthropic message id>`: OpenAI-looking, and still traceable in Anthropic's logs. */
+export function completionId(messageId: string): string {
+  return `chatcmpl-${messageId}`
+}
+
+/**
+ * Text blocks are concatenated into `content`; `tool_use` blocks become `tool_calls` whose
+ * `arguments` is the JSON of their `input`. Thinking and other blocks are skipped.
+ *
+ * @param model the model name to report (the gateway rewrites it to the prefixed id).
+ */
+export function convertAnthropicResponse(res: AnthropicResponse, model: string): ChatCompletion {
+  let text = ''
+  const toolCalls: ToolCall[] = []
+  for (const block of res.content ?? []) {
+    if (block.type === 'text' && typeof block.text === 'string') {
+      text += block.text
+    } else if (block.type === 'tool_use') {
+      toolCalls.push({
+        id: String(block.id),
+        type: 'function',
+        function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) },
+      })
+    }
+  }
+  const message: ChatCompletion['choices'][number]['message'] = {
+    role: 'assistant',
+    // OpenAI sends `null` content beside tool calls.
+    content: text !== '' || toolCalls.length === 0 ? text : null,
+    refusal: null,
+  }
+  if (toolCalls.length) message.tool_calls = toolCalls
+  return {
+    id: completionId(res.id),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message, finish_reason: mapAnthropicStopReason(res.stop_reason), logprobs: null }],
+    usage: convertAnthropicUsage(res.usage),
+  }
+}

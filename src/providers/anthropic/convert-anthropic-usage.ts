@@ -1,0 +1,26 @@
+/**
+ * @module
+ * Anthropic token counts → OpenAI `usage`.
+ */
+import type { Usage } from '../types.ts'
+import type { AnthropicUsage } from './anthropic-types.ts'
+
+/**
+ * Anthropic's `input_tokens` excludes cached input, so the prompt is the sum of the three input
+ * counts; cache reads are reported as OpenAI's `cached_tokens`.
+ *
+ * @example
+ * convertAnthropicUsage({ input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 5 })
+ * // { prompt_tokens: 100, completion_tokens: 5, total_tokens: 105, prompt_tokens_details: { cached_tokens: 90 } }
+ */
+export function convertAnthropicUsage(usage: AnthropicUsage | undefined): Usage {
+  const cached = usage?.cache_read_input_tokens ?? 0
+  const prompt = (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + cached
+  const completion = usage?.output_tokens ?? 0
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached },
+  }
+}

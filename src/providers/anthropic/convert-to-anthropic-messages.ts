@@ -1,0 +1,180 @@
+/**
+ * @module
+ * OpenAI `messages` → Anthropic `system` + `messages`.
+ *
+ * Anthropic differs from OpenAI in four ways this file absorbs: system prompts are a top-level
+ * field, roles must alternate (consecutive same-role turns are merged), tool results are
+ * `tool_result` blocks inside a *user* turn, and text blocks must not be empty.
+ */
+import { GatewayError } from '../../util/errors.ts'
+import type { ChatMessage, ContentPart } from '../types.ts'
+import type {
+  AnthropicContentBlock,
+  AnthropicImageBlock,
+  AnthropicMessage,
+  AnthropicTextBlock,
+  AnthropicToolResultBlock,
+} from './anthropic-types.ts'
+import { parseDataUrl } from './parse-data-url.ts'
+import { parseToolArguments } from './parse-tool-arguments.ts'
+
+export interface AnthropicPrompt {
+  /** A single system message stays a string; several become text blocks, in order. */
+  system?: string | AnthropicTextBlock[]
+  messages: AnthropicMessage[]
+}
+
+/**
+ * @example
+ * convertToAnthropicMessages([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }])
+ * // { system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] }
+ */
+export function convertToAnthropicMessages(messages: ChatMessage[]): AnthropicPrompt {
+  const system: string[] = []
+  const out: AnthropicMessage[] = []
+
+  const append = (role: AnthropicMessage['role'], blocks: AnthropicContentBlock[]) => {
+    if (blocks.length === 0) return
+    const last = out[out.length - 1]
+    if (last?.role === role) last.content.push(...blocks)
+    else out.push({ role, content: blocks })
+  }
+
+  messages.forEach((message, i) => {
+    const param = `messages[${i}]`
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(...textsOf(message.content, `${param}.content`))
+        return
+      case 'user':
+        append('user', contentBlocks(message.content, `${param}.content`))
+        return
+      case 'assistant':
+        append('assistant', [
+          ...contentBlocks(message.content, `${param}.content`),
+          ...(message.tool_calls ?? []).map((call, j) => ({
+            type: 'tool_use' as const,
+            id: call.id,
+            name: call.function.name,
+            input: parseToolArguments(
+              call.function.arguments,
+              `${param}.tool_calls[${j}].function.arguments`,
+            ),
+          })),
+        ])
+        return
+      case 'tool':
+        append('user', [toolResult(message, param)])
+        return
+      default:
+        throw new GatewayError(
+          400,
+          'invalid_value',
+          `${param}.role '${String(message.role)}' is not supported.`,
+          {
+            param: `${param}.role`,
+          },
+        )
+    }
+  })
+
+  // Anthropic wants a turn's tool results before its other content (a user message sent
+  // between an assistant's tool calls and their results would otherwise precede them).
+  for (const turn of out) {
+    if (turn.role === 'user') {
+      turn.content = [
+        ...turn.content.filter((b) => b.type === 'tool_result'),
+        ...turn.content.filter((b) => b.type !== 'tool_result'),
+      ]
+    }
+  }
+
+  const prompt: AnthropicPrompt = { messages: out }
+  if (system.length === 1) prompt.system = system[0]
+  else if (system.length > 1) prompt.system = system.map((text) => ({ type: 'text', text }))
+  return prompt
+}
+
+function toolResult(message: ChatMessage, param: string): AnthropicToolResultBlock {
+  const content =
+    typeof message.content === 'string' || message.content == null
+      ? (message.content ?? '')
+      : contentBlocks(message.content, `${param}.content`).filter(
+          (b): b is AnthropicTextBlock | AnthropicImageBlock => b.type === 'text' || b.type === 'image',
+        )
+  return { type: 'tool_result', tool_use_id: message.tool_call_id ?? '', content }
+}
+
+/** Non-empty texts of a system message (strings or text parts only). */
+function textsOf(content: ChatMessage['content'], param: string): string[] {
+  if (content == null) return []
+  if (typeof content === 'string') return content === '' ? [] : [content]
+  return content
+    .map((part, j) => {
+      if (part.type !== 'text') throw unsupportedPart(part, `${param}[${j}]`)
+      return part.text
+    })
+    .filter((text) => text !== '')
+}
+
+function contentBlocks(content: ChatMessage['content'], param: string): AnthropicContentBlock[] {
+  if (content == null) return []
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
+  return content.flatMap((part, j) => {
+    const block = partToBlock(part, `${param}[${j}]`)
+    return block ? [block] : []
+  })
+}
+
+function partToBlock(part: ContentPart, param: string): AnthropicContentBlock | null {
+  switch (part.type) {
+    case 'text':
+      return part.text === '' ? null : { type: 'text', text: part.text }
+    case 'refusal':
+      return part.refusal === '' ? null : { type: 'text', text: part.refusal }
+    case 'image_url':
+      return imageBlock(part.image_url.url, `${param}.image_url.url`)
+    case 'file':
+      return pdfBlock(part.file, param)
+    default:
+      throw unsupportedPart(part, param)
+  }
+}
+
+function imageBlock(url: string, param: string): AnthropicImageBlock {
+  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } }
+  const inline = parseDataUrl(url)
+  if (!inline) {
+    throw new GatewayError(
+      400,
+      'invalid_image_url',
+      `${param} must be an http(s) URL or a base64 data URL (data:image/png;base64,...).`,
+      { param },
+    )
+  }
+  return { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
+}
+
+/** OpenAI `file` parts carry `file_data` as a data URL; Anthropic reads PDFs as `document` blocks. */
+function pdfBlock(file: Record<string, unknown>, param: string): AnthropicContentBlock {
+  const inline = typeof file.file_data === 'string' ? parseDataUrl(file.file_data) : null
+  if (inline?.mediaType !== 'application/pdf') {
+    throw new GatewayError(
+      400,
+      'unsupported_feature',
+      `${param}: Anthropic models accept file parts only as PDF data URLs in file.file_data (data:application/pdf;base64,...).`,
+      { param },
+    )
+  }
+  return { type: 'document', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
+}
+
+function unsupportedPart(part: { type: string }, param: string): GatewayError {
+  return new GatewayError(
+    400,
+    'unsupported_feature',
+    `${param}: content parts of type '${part.type}' are not supported by Anthropic models here.`,
+    { param },
+  )
+}

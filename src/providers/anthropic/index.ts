@@ -1,0 +1,54 @@
+/**
+ * @module
+ * The Anthropic Messages API adapter (`kind: anthropic`).
+ *
+ * @example
+ * const adapter = createAnthropicAdapter({ prefix: 'anthropic', kind: 'anthropic', api_key, models })
+ * const completion = await adapter.complete(req, ctx)
+ */
+import type { ProviderConfig } from '../../config/schema.ts'
+import { guardStream, invalidResponse, readJson, upstreamFetch } from '../http.ts'
+import { parseSSE } from '../sse/index.ts'
+import type { CallContext, ChatCompletion, ChatRequest, ChunkStream, ProviderAdapter } from '../types.ts'
+import { anthropicStreamTransform } from './anthropic-stream-transform.ts'
+import type { AnthropicResponse } from './anthropic-types.ts'
+import { anthropicHeaders, anthropicMessagesUrl } from './api.ts'
+import { convertAnthropicResponse } from './convert-anthropic-response.ts'
+import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts'
+import { mapAnthropicHttpError } from './map-anthropic-error.ts'
+
+export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapter {
+  const url = anthropicMessagesUrl(provider)
+
+  /** Converts first, so a request Anthropic cannot take fails with a 400 before any network call. */
+  const send = (req: ChatRequest, ctx: CallContext, stream: boolean): Promise<Response> => {
+    const body = convertToAnthropicRequest(req, { stream, defaultMaxTokens: ctx.model.max_output_tokens })
+    return upstreamFetch(
+      url,
+      { method: 'POST', headers: anthropicHeaders(provider), body: JSON.stringify(body) },
+      ctx,
+      (status, text) => mapAnthropicHttpError(status, text, provider),
+    )
+  }
+
+  return {
+    async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+      const body = await readJson(await send(req, ctx, false), ctx)
+      if (!isMessage(body)) throw invalidResponse(provider.prefix, 'the body is not an Anthropic message')
+      return convertAnthropicResponse(body, req.model)
+    },
+
+    async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
+      const res = await send(req, ctx, true)
+      if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
+      return parseSSE(guardStream(res.body, ctx)).pipeThrough(
+        anthropicStreamTransform({ model: req.model, provider }),
+      )
+    },
+  }
+}
+
+function isMessage(body: unknown): body is AnthropicResponse {
+  const b = body as Partial<AnthropicResponse> | null
+  return typeof b === 'object' && b !== null && typeof b.id === 'string' && Array.isArray(b.content)
+}

@@ -1,0 +1,155 @@
+/**
+ * @module
+ * Anthropic errors — non-2xx bodies and the stream's `error` event, both
+ * `{type: 'error', error: {type, message}}` — → `GatewayError`.
+ *
+ * | Anthropic `error.type` (HTTP)  | Switchyard status, code                 | provider message |
+ * |--------------------------------|-----------------------------------------|------------------|
+ * | invalid_request_error (400)    | 400 `upstream_invalid_request`          | kept             |
+ * | request_too_large (413)        | 413 `upstream_request_too_large`        | kept             |
+ * | rate_limit_error (429)         | 429 `upstream_rate_limited`             | kept             |
+ * | overloaded_error (529)         | 503 `upstream_overloaded`               | kept             |
+ * | timeout_error (504)            | 504 `upstream_timeout`                  | kept             |
+ * | api_error (500) and unknown    | 502 `upstream_error`                    | kept             |
+ * | not_found_error (404)          | 502 `upstream_not_found` (model config) | kept             |
+ * | authentication_error (401)     | 502 `upstream_auth_failed`              | replaced         |
+ * | permission_error (403)         | 502 `upstream_permission_denied`        | replaced         |
+ * | billing_error (402)            | 502 `upstream_billing_error`            | replaced         |
+ *
+ * Key, permission and billing problems are the operator's, not the caller's: the caller gets a 502
+ * that says so, never Anthropic's text about our key. 529 is not an HTTP status clients know;
+ * 503 is what OpenAI SDKs retry. Kept messages lose the configured key and anything key-shaped (`sanitizeMessage`).
+ */
+import type { ProviderConfig } from '../../config/schema.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { sanitizeMessage } from '../http.ts'
+import type { AnthropicErrorBody } from './anthropic-types.ts'
+
+interface ErrorRule {
+  status: number
+  code: string
+  /** What the caller reads; `detail` is Anthropic's redacted message, absent for operator problems. */
+  message: (detail: string, provider: ProviderConfig) => string
+}
+
+const operatorProblem =
+  (what: string) =>
+  (_detail: string, provider: ProviderConfig): string =>
+    `Anthropic ${what} for provider '${provider.prefix}'. This is a gateway configuration problem: ask the operator to check that provider's api_key and account.`
+
+const RULES: Record<string, ErrorRule> = {
+  invalid_request_error: {
+    status: 400,
+    code: 'upstream_invalid_request',
+    message: (d) => `Anthropic rejected the request: ${d}`,
+  },
+  request_too_large: {
+    status: 413,
+    code: 'upstream_request_too_large',
+    message: (d) => `The request is too large for Anthropic: ${d} Send fewer or smaller messages or images.`,
+  },
+  rate_limit_error: {
+    status: 429,
+    code: 'upstream_rate_limited',
+    message: (d) => `Anthropic is rate limiting this gateway: ${d} Retry after a short wait.`,
+  },
+  overloaded_error: {
+    status: 503,
+    code: 'upstream_overloaded',
+    message: (d) => `Anthropic is temporarily overloaded: ${d} Retry after a short wait.`,
+  },
+  timeout_error: {
+    status: 504,
+    code: 'upstream_timeout',
+    message: (d) => `Anthropic timed out: ${d} Retry, or ask for fewer tokens.`,
+  },
+  api_error: {
+    status: 502,
+    code: 'upstream_error',
+    message: (d) => `Anthropic failed with an internal error: ${d} Retry; if it persists, try another model.`,
+  },
+  not_found_error: {
+    status: 502,
+    code: 'upstream_not_found',
+    message: (d, p) =>
+      `Anthropic does not know what was asked for: ${d} Ask the operator to check the upstream model names of provider '${p.prefix}'.`,
+  },
+  authentication_error: {
+    status: 502,
+    code: 'upstream_auth_failed',
+    message: operatorProblem('rejected the gateway’s API key'),
+  },
+  permission_error: {
+    status: 502,
+    code: 'upstream_permission_denied',
+    message: operatorProblem('denied the gateway’s API key access'),
+  },
+  billing_error: {
+    status: 502,
+    code: 'upstream_billing_error',
+    message: operatorProblem('refused the request for billing reasons'),
+  },
+}
+
+/** The `error.type` Anthropic documents for each HTTP status, for bodies that lack one. */
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+}
+
+/**
+ * A non-2xx response from `/v1/messages` → `GatewayError`.
+ *
+ * @example
+ * mapAnthropicHttpError(529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', provider)
+ * // GatewayError 503 upstream_overloaded
+ */
+export function mapAnthropicHttpError(
+  status: number,
+  bodyText: string,
+  provider: ProviderConfig,
+): GatewayError {
+  const body = parseErrorBody(bodyText)
+  const fallbackType = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
+  const type = body?.error?.type && RULES[body.error.type] ? body.error.type : fallbackType
+  const detail = body?.error?.message ?? `HTTP ${status}.`
+  return toGatewayError(type, detail, provider)
+}
+
+/** The data of a stream `error` event → `GatewayError`; unknown types count as `api_error`. */
+export function mapAnthropicStreamError(body: AnthropicErrorBody, provider: ProviderConfig): GatewayError {
+  const type = body.error?.type && RULES[body.error.type] ? body.error.type : 'api_error'
+  return toGatewayError(type, body.error?.message ?? 'error event without a message.', provider)
+}
+
+function toGatewayError(type: string, detail: string, provider: ProviderConfig): GatewayError {
+  const rule = RULES[type] ?? RULES.api_error!
+  const clean = cleanDetail(detail, provider.api_key)
+  return new GatewayError(rule.status, rule.code, rule.message(clean, provider))
+}
+
+function parseErrorBody(text: string): AnthropicErrorBody | null {
+  try {
+    const body = JSON.parse(text) as unknown
+    return body && typeof body === 'object' ? (body as AnthropicErrorBody) : null
+  } catch {
+    return null
+  }
+}
+
+/** `x-api-key: …`, `api_key=…`: header-style secrets `sanitizeMessage` does not know. */
+const LABELLED_SECRET = /\b((?:x-api-key|x-goog-api-key|api[_-]?key)\s*[:=]\s*)[^\s"',;]{8,}/gi
+
+/** The provider's text without our key or anything key-shaped, ending as a sentence. */
+function cleanDetail(detail: string, apiKey: string | undefined): string {
+  const keyless = apiKey && apiKey.length >= 4 ? detail.split(apiKey).join('***') : detail
+  return sanitizeMessage(keyless.replace(LABELLED_SECRET, '$1***')).replace(/([^.!?…])$/, '$1.')
+}

@@ -1,0 +1,62 @@
+/**
+ * @module
+ * What the demo model says: `Echo: <latest user text>` (or an acknowledgement of a tool result),
+ * a tool call when asked for one, JSON when a JSON response format is set; cut at a `stop`
+ * sequence or at `max_tokens` (finish_reason `length`). Same request, same answer.
+ */
+import type { ChatRequest, FinishReason, ToolCall } from '../types.ts'
+import { valueFromSchema } from './json-from-schema.ts'
+import { estimateTokens, lastUserMessage, messageText } from './text.ts'
+import { pickToolCalls } from './tools.ts'
+
+export interface DemoAnswer {
+  content: string | null
+  toolCalls: ToolCall[]
+  finishReason: FinishReason
+  /** For one choice. */
+  completionTokens: number
+}
+
+export function demoAnswer(req: ChatRequest): DemoAnswer {
+  const toolCalls = pickToolCalls(req)
+  if (toolCalls.length > 0) {
+    let chars = 0
+    for (const call of toolCalls) chars += call.function.name.length + call.function.arguments.length
+    return { content: null, toolCalls, finishReason: 'tool_calls', completionTokens: estimateTokens(chars) }
+  }
+  let text = formatted(req, replyText(req))
+  let finishReason: FinishReason = 'stop'
+  const stops = req.stop == null ? [] : typeof req.stop === 'string' ? [req.stop] : req.stop
+  for (const stop of stops) {
+    const at = stop ? text.indexOf(stop) : -1
+    if (at !== -1) text = text.slice(0, at)
+  }
+  const max = req.max_completion_tokens ?? req.max_tokens
+  if (max !== undefined && estimateTokens(text.length) > max) {
+    text = cut(text, max * 4)
+    finishReason = 'length'
+  }
+  return { content: text, toolCalls: [], finishReason, completionTokens: estimateTokens(text.length) }
+}
+
+function replyText(req: ChatRequest): string {
+  const last = req.messages.at(-1)
+  if (last?.role === 'tool') return `Tool result received: ${messageText(last)}`
+  return `Echo: ${messageText(lastUserMessage(req.messages))}`
+}
+
+function formatted(req: ChatRequest, text: string): string {
+  const format = req.response_format
+  if (format?.type === 'json_object') return JSON.stringify({ echo: text })
+  if (format?.type === 'json_schema') {
+    const schema = format.json_schema.schema
+    return JSON.stringify(schema ? valueFromSchema(schema, text) : { echo: text })
+  }
+  return text
+}
+
+/** Cuts to `max` UTF-16 units without splitting a surrogate pair. */
+function cut(text: string, max: number): string {
+  const code = text.charCodeAt(max - 1)
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)
+}

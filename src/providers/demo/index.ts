@@ -1,0 +1,86 @@
+/**
+ * @module
+ * The `demo` provider kind: a deterministic local model that needs no network, so a fresh
+ * checkout answers requests offline. It echoes the latest user message, calls tools, honours
+ * JSON response formats, `n`, `stop` and `max_tokens`, and streams like OpenAI.
+ *
+ * @example
+ * const demo = createDemoAdapter({ prefix: 'demo', kind: 'demo', models })
+ * const res = await demo.complete({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }, ctx)
+ * res.choices[0].message.content // 'Echo: hi'
+ */
+import type { ProviderConfig } from '../../config/schema.ts'
+import { abortError } from '../http.ts'
+import type {
+  CallContext,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  ChunkStream,
+  ProviderAdapter,
+  Usage,
+} from '../types.ts'
+import { demoAnswer } from './answer.ts'
+import { demoChunks } from './chunks.ts'
+import { promptTokens } from './text.ts'
+
+export function createDemoAdapter(_provider: ProviderConfig): ProviderAdapter {
+  return {
+    async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+      if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+      const answer = demoAnswer(req)
+      const n = req.n ?? 1
+      const message: ChatCompletion['choices'][number]['message'] = {
+        role: 'assistant',
+        content: answer.content,
+        refusal: null,
+      }
+      if (answer.toolCalls.length > 0) message.tool_calls = answer.toolCalls
+      return {
+        id: `chatcmpl-${ctx.requestId}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: req.model,
+        choices: Array.from({ length: n }, (_, index) => ({
+          index,
+          message: { ...message },
+          finish_reason: answer.finishReason,
+          logprobs: null,
+        })),
+        usage: usage(req, answer.completionTokens * n),
+      }
+    },
+
+    async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
+      if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+      const answer = demoAnswer(req)
+      const n = req.n ?? 1
+      const head = {
+        id: `chatcmpl-${ctx.requestId}`,
+        created: Math.floor(Date.now() / 1000),
+        model: req.model,
+      }
+      return fromArray(demoChunks(head, answer, n, usage(req, answer.completionTokens * n)), ctx.signal)
+    },
+  }
+}
+
+function usage(req: ChatRequest, completion: number): Usage {
+  const prompt = promptTokens(req.messages)
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
+/** One chunk per read; stops with the abort error once `signal` fires. */
+function fromArray(chunks: ChatCompletionChunk[], signal: AbortSignal): ChunkStream {
+  let i = 0
+  return new ReadableStream<ChatCompletionChunk>(
+    {
+      pull(controller) {
+        if (signal.aborted) controller.error(abortError(signal.reason))
+        else if (i < chunks.length) controller.enqueue(chunks[i++]!)
+        else controller.close()
+      },
+    },
+    { highWaterMark: 0 },
+  )
+}

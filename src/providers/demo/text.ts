@@ -1,0 +1,39 @@
+/**
+ * @module
+ * Reading a conversation as plain text, and the demo's token estimate.
+ */
+import type { ChatMessage } from '../types.ts'
+
+/** The text of a message's content: a string, or its text and refusal parts joined by spaces. */
+export function messageText(message: ChatMessage | undefined): string {
+  const content = message?.content
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  const parts: string[] = []
+  for (const part of content) {
+    if (part.type === 'text') parts.push(part.text)
+    else if (part.type === 'refusal') parts.push(part.refusal)
+  }
+  return parts.join(' ')
+}
+
+/** The last message with role `user`, or undefined. */
+export function lastUserMessage(messages: ChatMessage[]): ChatMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return messages[i]
+  return undefined
+}
+
+/** Tokens for `chars` characters: about four per token, OpenAI's rule of thumb for English. */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4)
+}
+
+/** Prompt tokens: every message's role and text, tool-call names and arguments; at least 1. */
+export function promptTokens(messages: ChatMessage[]): number {
+  let chars = 0
+  for (const m of messages) {
+    chars += m.role.length + messageText(m).length
+    for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length
+  }
+  return Math.max(1, estimateTokens(chars))
+}

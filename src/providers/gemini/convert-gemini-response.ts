@@ -1,0 +1,64 @@
+/**
+ * @module
+ * A Gemini `generateContent` response → an OpenAI `chat.completion`.
+ */
+import { GatewayError } from '../../util/errors.ts'
+import type { ChatCompletion } from '../types.ts'
+import { convertGeminiUsage } from './convert-gemini-usage.ts'
+import type { GeminiResponse } from './gemini-types.ts'
+import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts'
+import { readGeminiParts } from './read-gemini-parts.ts'
+
+/** `chatcmpl-<responseId>`; Gemini may omit the id, then a random one. */
+export function completionId(responseId: string | undefined): string {
+  return `chatcmpl-${responseId || crypto.randomUUID().replaceAll('-', '')}`
+}
+
+/**
+ * Each candidate becomes the choice at its `index`. A prompt Gemini blocked has no candidates:
+ * it becomes one empty choice with `finish_reason: 'content_filter'`, as OpenAI reports filtering.
+ *
+ * @param model the model name to report (the gateway rewrites it to the prefixed id).
+ */
+export function convertGeminiResponse(res: GeminiResponse, model: string): ChatCompletion {
+  const candidates = res.candidates ?? []
+  if (candidates.length === 0 && !res.promptFeedback?.blockReason) {
+    throw new GatewayError(
+      502,
+      'upstream_invalid_response',
+      'Gemini answered without any candidate. Retry the request.',
+    )
+  }
+  const choices: ChatCompletion['choices'] = candidates.map((candidate, position) => {
+    const { text, toolCalls } = readGeminiParts(candidate.content?.parts)
+    const message: ChatCompletion['choices'][number]['message'] = {
+      role: 'assistant',
+      // OpenAI sends `null` content beside tool calls.
+      content: text !== '' || toolCalls.length === 0 ? text : null,
+      refusal: null,
+    }
+    if (toolCalls.length) message.tool_calls = toolCalls
+    return {
+      index: candidate.index ?? position,
+      message,
+      finish_reason: mapGeminiFinishReason(candidate.finishReason, toolCalls.length > 0),
+      logprobs: null,
+    }
+  })
+  if (choices.length === 0) {
+    choices.push({
+      index: 0,
+      message: { role: 'assistant', content: '', refusal: null },
+      finish_reason: 'content_filter',
+      logprobs: null,
+    })
+  }
+  return {
+    id: completionId(res.responseId),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: choices.sort((a, b) => a.index - b.index),
+    usage: convertGeminiUsage(res.usageMetadata),
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * @module
+ * OpenAI `messages` → Gemini `systemInstruction` + `contents`.
+ *
+ * Roles become `user` / `model`; system and developer messages move to `systemInstruction`;
+ * tool results are `functionResponse` parts of a user turn, named after the call they answer
+ * (Gemini matches by name, OpenAI by id); consecutive same-role turns are merged.
+ */
+import { GatewayError } from '../../util/errors.ts'
+import type { ChatMessage, ContentPart } from '../types.ts'
+import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-types.ts'
+import { guessImageMimeType } from './guess-mime-type.ts'
+import { parseDataUrl } from './parse-data-url.ts'
+import { parseToolArguments } from './parse-tool-arguments.ts'
+import { SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-ids.ts'
+
+export type GeminiPrompt = Pick<GeminiRequest, 'contents' | 'systemInstruction'>
+
+/**
+ * @example
+ * convertToGeminiContents([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }])
+ * // { systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user', parts: [{ text: 'Hi' }] }] }
+ */
+export function convertToGeminiContents(messages: ChatMessage[]): GeminiPrompt {
+  const system: Array<{ text: string }> = []
+  const contents: GeminiContent[] = []
+  const toolNames = new Map<string, string>()
+
+  const append = (role: GeminiContent['role'], parts: GeminiPart[]) => {
+    if (parts.length === 0) return
+    const last = contents[contents.length - 1]
+    if (last?.role === role) last.parts.push(...parts)
+    else contents.push({ role, parts })
+  }
+
+  messages.forEach((message, i) => {
+    const param = `messages[${i}]`
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        for (const part of contentParts(message.content, `${param}.content`)) {
+          if (part.text === undefined)
+            throw unsupported(`${param}.content`, 'system messages may only contain text')
+          system.push({ text: part.text })
+        }
+        return
+      case 'user':
+        append('user', contentParts(message.content, `${param}.content`))
+        return
+      case 'assistant': {
+        const calls = (message.tool_calls ?? []).map((call, j): GeminiPart => {
+          toolNames.set(call.id, call.function.name)
+          const args = parseToolArguments(
+            call.function.arguments,
+            `${param}.tool_calls[${j}].function.arguments`,
+          )
+          const part: GeminiPart = { functionCall: { name: call.function.name, args } }
+          const signature = thoughtSignatureOf(call.id)
+          if (signature) part.thoughtSignature = signature
+          return part
+        })
+        if (calls.length && !calls.some((part) => part.thoughtSignature))
+          calls[0]!.thoughtSignature = SKIP_SIGNATURE
+        append('model', [...contentParts(message.content, `${param}.content`), ...calls])
+        return
+      }
+      case 'tool': {
+        const name = toolNames.get(message.tool_call_id ?? '') ?? message.name
+        if (!name) {
+          throw new GatewayError(
+            400,
+            'invalid_tool_call_id',
+            `${param}.tool_call_id '${message.tool_call_id}' does not match a tool call of an earlier assistant message; Gemini needs the function's name.`,
+            { param: `${param}.tool_call_id` },
+          )
+        }
+        append('user', [{ functionResponse: { name, response: { content: toolOutput(message.content) } } }])
+        return
+      }
+      default:
+        throw new GatewayError(
+          400,
+          'invalid_value',
+          `${param}.role '${String(message.role)}' is not supported.`,
+          {
+            param: `${param}.role`,
+          },
+        )
+    }
+  })
+
+  return system.length ? { systemInstruction: { parts: system }, contents } : { contents }
+}
+
+/** A tool's output: its JSON value when the text is JSON, else `{ result: text }`. */
+function toolOutput(content: ChatMessage['content']): unknown {
+  const text =
+    typeof content === 'string'
+      ? content
+      : (content ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('')
+  try {
+    return JSON.parse(text)
+  } catch {
+    return { result: text }
+  }
+}
+
+function contentParts(content: ChatMessage['content'], param: string): GeminiPart[] {
+  if (content == null) return []
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }]
+  return content.flatMap((part, j) => {
+    const converted = convertPart(part, `${param}[${j}]`)
+    return converted ? [converted] : []
+  })
+}
+
+function convertPart(part: ContentPart, param: string): GeminiPart | null {
+  switch (part.type) {
+    case 'text':
+      return part.text === '' ? null : { text: part.text }
+    case 'refusal':
+      return part.refusal === '' ? null : { text: part.refusal }
+    case 'image_url': {
+      const { url } = part.image_url
+      if (/^https?:\/\//i.test(url)) return { fileData: { mimeType: guessImageMimeType(url), fileUri: url } }
+      const inline = parseDataUrl(url)
+      if (!inline) {
+        throw new GatewayError(
+          400,
+          'invalid_image_url',
+          `${param}.image_url.url must be an http(s) URL or a base64 data URL (data:image/png;base64,...).`,
+          { param: `${param}.image_url.url` },
+        )
+      }
+      return { inlineData: { mimeType: inline.mediaType, data: inline.data } }
+    }
+    case 'input_audio':
+      return { inlineData: { mimeType: `audio/${part.input_audio.format}`, data: part.input_audio.data } }
+    case 'file': {
+      const inline = typeof part.file.file_data === 'string' ? parseDataUrl(part.file.file_data) : null
+      if (!inline) throw unsupported(param, 'file parts need file.file_data as a base64 data URL')
+      return { inlineData: { mimeType: inline.mediaType, data: inline.data } }
+    }
+    default:
+      throw unsupported(param, `content parts of type '${(part as { type: string }).type}' are not supported`)
+  }
+}
+
+function unsupported(param: string, what: string): GatewayError {
+  return new GatewayError(400, 'unsupported_feature', `${param}: ${what} for Gemini models.`, { param })
+}

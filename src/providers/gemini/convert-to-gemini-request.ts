@@ -1,0 +1,65 @@
+/**
+ * @module
+ * A validated OpenAI chat request → the body of `generateContent` / `streamGenerateContent`.
+ */
+import type { ChatRequest } from '../types.ts'
+import { applyParamMap, type ParamRule } from './apply-param-map.ts'
+import { convertToGeminiContents } from './convert-to-gemini-contents.ts'
+import type { GeminiRequest } from './gemini-types.ts'
+import { prepareGeminiTools } from './prepare-gemini-tools.ts'
+
+type ResponseFormat = NonNullable<ChatRequest['response_format']>
+
+/** OpenAI parameters → `generationConfig`, and those Gemini cannot honour. */
+export const GEMINI_PARAMS: readonly ParamRule[] = [
+  { param: 'temperature', to: 'generationConfig.temperature' },
+  { param: 'top_p', to: 'generationConfig.topP' },
+  // max_completion_tokens supersedes the deprecated max_tokens when both are sent.
+  {
+    param: 'max_tokens',
+    to: 'generationConfig.maxOutputTokens',
+    transform: (max: number, req) => (req.max_completion_tokens == null ? max : undefined),
+  },
+  { param: 'max_completion_tokens', to: 'generationConfig.maxOutputTokens' },
+  {
+    param: 'stop',
+    to: 'generationConfig.stopSequences',
+    transform: (stop: string | string[]) =>
+      typeof stop === 'string' ? [stop] : stop.length ? stop : undefined,
+  },
+  { param: 'n', to: 'generationConfig.candidateCount' },
+  { param: 'seed', to: 'generationConfig.seed' },
+  { param: 'presence_penalty', to: 'generationConfig.presencePenalty' },
+  { param: 'frequency_penalty', to: 'generationConfig.frequencyPenalty' },
+  {
+    param: 'response_format',
+    to: 'generationConfig.responseMimeType',
+    transform: (format: ResponseFormat) => (format.type === 'text' ? undefined : 'application/json'),
+  },
+  // JSON Schema as OpenAI clients write it; the older `responseSchema` takes an OpenAPI subset
+  // and rejects `additionalProperties`, which strict OpenAI schemas always carry.
+  {
+    param: 'response_format',
+    to: 'generationConfig.responseJsonSchema',
+    transform: (format: ResponseFormat) =>
+      format.type === 'json_schema' ? format.json_schema.schema : undefined,
+  },
+  {
+    param: 'logprobs',
+    unsupported: {
+      when: (on: boolean) => on,
+      message: 'Gemini models do not return logprobs here: remove logprobs.',
+    },
+  },
+]
+
+/**
+ * @example
+ * convertToGeminiRequest({ model: 'gemini-2.5-flash', messages, temperature: 0.2 })
+ * // { contents: [...], generationConfig: { temperature: 0.2 } }
+ */
+export function convertToGeminiRequest(req: ChatRequest): GeminiRequest {
+  const body: GeminiRequest = { ...convertToGeminiContents(req.messages), ...prepareGeminiTools(req) }
+  applyParamMap(GEMINI_PARAMS, req, body as unknown as Record<string, unknown>)
+  return body
+}

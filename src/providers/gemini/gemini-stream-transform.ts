@@ -1,0 +1,118 @@
+/**
+ * @module
+ * Gemini `streamGenerateContent?alt=sse` events → OpenAI `chat.completion.chunk`s, as a
+ * `TransformStream` whose state (id, per-choice progress, last usage) lives inside the stream.
+ *
+ * Every event is a whole `GenerateContentResponse` holding the next slice of each candidate:
+ * - the first slice of a candidate → `delta: {role: 'assistant', content: ''}` for its choice;
+ * - text parts (thought summaries skipped) → content deltas;
+ * - each `functionCall` part → one complete tool call delta (id, name, whole `arguments`), with
+ *   `index` counting that choice's calls in order of appearance across the stream;
+ * - `finishReason` and `usageMetadata` are remembered; when the upstream ends, each choice gets
+ *   its `finish_reason` chunk, then one `choices: []` chunk carries the last usage;
+ * - an `{error: …}` event errors the stream with a `GatewayError` (map-gemini-error).
+ */
+import type { ProviderConfig } from '../../config/schema.ts'
+import { invalidResponse, streamInterrupted } from '../http.ts'
+import type { SSEEvent } from '../sse/index.ts'
+import type { ChatCompletionChunk, FinishReason } from '../types.ts'
+import { completionId } from './convert-gemini-response.ts'
+import { convertGeminiUsage } from './convert-gemini-usage.ts'
+import type { GeminiErrorBody, GeminiResponse, GeminiUsageMetadata } from './gemini-types.ts'
+import { mapGeminiError } from './map-gemini-error.ts'
+import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts'
+import { readGeminiParts } from './read-gemini-parts.ts'
+
+type Delta = ChatCompletionChunk['choices'][number]['delta']
+
+interface ChoiceState {
+  toolCalls: number
+  finishReason?: string
+}
+
+/**
+ * @param model the model name to report in chunks (the gateway rewrites it to the prefixed id).
+ * @example
+ * parseSSE(res.body).pipeThrough(geminiStreamTransform({ model: 'gemini-2.5-flash', provider }))
+ */
+export function geminiStreamTransform(opts: {
+  model: string
+  provider: ProviderConfig
+}): TransformStream<SSEEvent, ChatCompletionChunk> {
+  const created = Math.floor(Date.now() / 1000)
+  let id: string | undefined
+  let usage: GeminiUsageMetadata | undefined
+  let blocked = false
+  const choices = new Map<number, ChoiceState>()
+
+  const chunk = (index: number, delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk => ({
+    id: id!,
+    object: 'chat.completion.chunk',
+    created,
+    model: opts.model,
+    choices: [{ index, delta, finish_reason: finish }],
+  })
+
+  return new TransformStream<SSEEvent, ChatCompletionChunk>({
+    transform(sse, controller) {
+      const event = parseEvent(sse, opts.provider.prefix)
+      if ('error' in event && event.error) throw mapGeminiError(event as GeminiErrorBody, opts.provider)
+      const res = event as GeminiResponse
+      id ??= completionId(res.responseId)
+      if (res.usageMetadata) usage = res.usageMetadata
+      if (res.promptFeedback?.blockReason) blocked = true
+
+      for (const [position, candidate] of (res.candidates ?? []).entries()) {
+        const index = candidate.index ?? position
+        let state = choices.get(index)
+        if (!state) {
+          state = { toolCalls: 0 }
+          choices.set(index, state)
+          controller.enqueue(chunk(index, { role: 'assistant', content: '' }))
+        }
+        const { text, toolCalls } = readGeminiParts(candidate.content?.parts)
+        if (text !== '') controller.enqueue(chunk(index, { content: text }))
+        for (const call of toolCalls) {
+          controller.enqueue(chunk(index, { tool_calls: [{ index: state.toolCalls++, ...call }] }))
+        }
+        if (candidate.finishReason) state.finishReason = candidate.finishReason
+      }
+    },
+    flush(controller) {
+      if (!id) {
+        throw streamInterrupted(opts.provider.prefix, 'the stream ended without any event')
+      }
+      if (choices.size === 0 && blocked) {
+        // A blocked prompt: no candidate at all, reported as OpenAI reports filtering.
+        controller.enqueue(chunk(0, { role: 'assistant', content: '' }))
+        choices.set(0, { toolCalls: 0, finishReason: 'PROHIBITED_CONTENT' })
+      }
+      const ordered = [...choices.entries()].sort(([a], [b]) => a - b)
+      if (ordered.length === 0 || ordered.some(([, state]) => !state.finishReason)) {
+        throw streamInterrupted(opts.provider.prefix, 'the stream ended before a finishReason')
+      }
+      for (const [index, state] of ordered) {
+        controller.enqueue(chunk(index, {}, mapGeminiFinishReason(state.finishReason, state.toolCalls > 0)))
+      }
+      controller.enqueue({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: opts.model,
+        choices: [],
+        usage: convertGeminiUsage(usage),
+      })
+    },
+  })
+}
+
+function parseEvent(sse: SSEEvent, label: string): GeminiResponse | GeminiErrorBody {
+  try {
+    const data = JSON.parse(sse.data) as unknown
+    if (data && typeof data === 'object' && !Array.isArray(data))
+      return data as GeminiResponse | GeminiErrorBody
+  } catch {
+    // fall through
+  }
+  throw invalidResponse(label, 'a stream event is not a JSON object')
+}

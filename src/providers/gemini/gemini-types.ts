@@ -1,0 +1,89 @@
+/**
+ * @module
+ * The slice of the Gemini API (`generateContent`, `streamGenerateContent`) wire format that
+ * Switchyard writes and reads. Response types are loose: Google adds part kinds and fields over
+ * time, and an unknown one must not break us.
+ */
+
+export interface GeminiPart {
+  text?: string
+  /** A thought summary, never shown as content. */
+  thought?: boolean
+  /** Opaque reasoning state; Gemini 3 requires it back on the first `functionCall` of a step. */
+  thoughtSignature?: string
+  inlineData?: { mimeType: string; data: string }
+  fileData?: { mimeType: string; fileUri: string }
+  functionCall?: { id?: string; name: string; args?: Record<string, unknown> }
+  functionResponse?: { name: string; response: Record<string, unknown> }
+  [field: string]: unknown
+}
+
+export interface GeminiContent {
+  role: 'user' | 'model'
+  parts: GeminiPart[]
+}
+
+export interface GeminiFunctionDeclaration {
+  name: string
+  description?: string
+  /** JSON Schema as OpenAI clients write it (`additionalProperties`, `type: [..., 'null']`, `$defs`). */
+  parametersJsonSchema?: Record<string, unknown>
+}
+
+export interface GeminiToolConfig {
+  functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] }
+}
+
+export interface GeminiGenerationConfig {
+  temperature?: number
+  topP?: number
+  maxOutputTokens?: number
+  stopSequences?: string[]
+  candidateCount?: number
+  seed?: number
+  presencePenalty?: number
+  frequencyPenalty?: number
+  responseMimeType?: string
+  responseJsonSchema?: Record<string, unknown>
+}
+
+export interface GeminiRequest {
+  contents: GeminiContent[]
+  systemInstruction?: { parts: Array<{ text: string }> }
+  tools?: Array<{ functionDeclarations: GeminiFunctionDeclaration[] }>
+  toolConfig?: GeminiToolConfig
+  generationConfig?: GeminiGenerationConfig
+}
+
+export interface GeminiUsageMetadata {
+  promptTokenCount?: number
+  candidatesTokenCount?: number
+  thoughtsTokenCount?: number
+  cachedContentTokenCount?: number
+  totalTokenCount?: number
+}
+
+export interface GeminiCandidate {
+  content?: { role?: string; parts?: GeminiPart[] }
+  finishReason?: string
+  index?: number
+}
+
+/** A `generateContent` response, and each event of `streamGenerateContent?alt=sse`. */
+export interface GeminiResponse {
+  candidates?: GeminiCandidate[]
+  promptFeedback?: { blockReason?: string }
+  usageMetadata?: GeminiUsageMetadata
+  modelVersion?: string
+  responseId?: string
+}
+
+/** Google's RPC error body: `{error: {code, message, status, details}}`. */
+export interface GeminiErrorBody {
+  error?: {
+    code?: number
+    message?: string
+    status?: string
+    details?: Array<{ '@type'?: string; reason?: string; [field: string]: unknown }>
+  }
+}

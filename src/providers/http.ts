@@ -1,0 +1,232 @@
+/**
+ * @module
+ * Upstream plumbing every adapter shares: `fetch` with the provider's timeouts and the client's
+ * abort signal, bounded body reads, and a stream guard for idle / total timeouts. Failures become
+ * `GatewayError`s (see `upstream-errors.ts`, re-exported here) that name the provider by its
+ * prefix and never contain its API key.
+ */
+import type { UnderlyingSource } from 'bun'
+import type { ProviderConfig } from '../config/schema.ts'
+import { GatewayError } from '../util/errors.ts'
+import type { CallContext, Timeouts } from './types.ts'
+import {
+  abortError,
+  describeNetworkError,
+  invalidResponse,
+  sanitizeMessage,
+  streamInterrupted,
+  unreachableError,
+  withoutKey,
+} from './upstream-errors.ts'
+
+export {
+  abortError,
+  describeUpstreamError,
+  invalidResponse,
+  openAIStyleError,
+  sanitizeMessage,
+  streamInterrupted,
+} from './upstream-errors.ts'
+
+export const DEFAULT_TIMEOUTS: Readonly<Timeouts> = Object.freeze({
+  firstByteMs: 120_000,
+  idleMs: 120_000,
+  totalMs: 600_000,
+})
+
+/** The provider's `timeouts` block over the defaults. */
+export function resolveTimeouts(provider: ProviderConfig): Timeouts {
+  const t = provider.timeouts
+  return {
+    firstByteMs: t?.first_byte_ms ?? DEFAULT_TIMEOUTS.firstByteMs,
+    idleMs: t?.idle_ms ?? DEFAULT_TIMEOUTS.idleMs,
+    totalMs: t?.total_ms ?? DEFAULT_TIMEOUTS.totalMs,
+  }
+}
+
+/** One signal that aborts when any of the given ones does (with that one's reason). */
+export function mergeSignals(...signals: Array<AbortSignal | undefined | null>): AbortSignal {
+  const present = signals.filter((s): s is AbortSignal => s != null)
+  return present.length === 1 ? present[0]! : AbortSignal.any(present)
+}
+
+/**
+ * `fetch` for upstream calls. Until the response headers arrive it is bounded by
+ * `min(firstByteMs, totalMs)`; `ctx.signal` stays attached, so a client that leaves later still
+ * aborts the body. Failures become `GatewayError`s: unreachable → 502 `upstream_unreachable`,
+ * timeout → 504 `upstream_timeout`, client gone → 499 `client_closed_request`, and a non-2xx
+ * answer → `mapError(status, body)` (with the upstream's `retry-after` kept on a 429).
+ *
+ * @example
+ * const res = await upstreamFetch(url, { method: 'POST', headers, body }, ctx,
+ *   (status, text) => openAIStyleError(status, text, ctx.provider.prefix))
+ */
+export async function upstreamFetch(
+  url: string,
+  init: RequestInit,
+  ctx: CallContext,
+  mapError: (status: number, bodyText: string) => GatewayError,
+): Promise<Response> {
+  const label = ctx.provider.prefix
+  const ms = Math.min(ctx.timeouts.firstByteMs, ctx.timeouts.totalMs)
+  const timer = new AbortController()
+  const timeout = setTimeout(() => {
+    timer.abort(
+      new GatewayError(504, 'upstream_timeout', `Upstream '${label}' did not answer within ${ms} ms.`),
+    )
+  }, ms)
+  try {
+    let res: Response
+    try {
+      res = await fetch(url, { ...init, signal: mergeSignals(ctx.signal, timer.signal, init.signal) })
+    } catch (err) {
+      if (timer.signal.aborted) throw timer.signal.reason
+      if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+      throw unreachableError(url, label, err)
+    }
+    if (res.ok) return res
+    // The error body is read under the same first-byte timer: it belongs to the refusal.
+    const text = await res.text().catch(() => '')
+    let err = mapError(res.status, text)
+    const retryAfter = res.headers.get('retry-after')
+    if (err.status === 429 && retryAfter && !err.headers) {
+      err = new GatewayError(429, err.code, err.message, {
+        param: err.param,
+        type: err.type,
+        headers: { 'retry-after': retryAfter },
+      })
+    }
+    throw withoutKey(err, ctx.provider.api_key)
+  } finally {
+    clearTimeout(timeout)
+  }
+}
+
+/**
+ * Reads a whole JSON body under the idle and total timeouts. A body that is not JSON, or is cut
+ * off, → 502 `upstream_invalid_response`.
+ */
+export async function readJson(res: Response, ctx: CallContext): Promise<unknown> {
+  let text: string
+  try {
+    text = res.body ? await new Response(guardStream(res.body, ctx)).text() : ''
+  } catch (err) {
+    if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
+    throw invalidResponse(ctx.provider.prefix, 'the response body was cut off')
+  }
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw invalidResponse(ctx.provider.prefix, `the body is not JSON: ${sanitizeMessage(text, 120)}`)
+  }
+}
+
+/**
+ * Bounds a stream by `ctx.timeouts`: at most `idleMs` waiting for each item, at most `totalMs`
+ * from now on (the header phase before it is bounded by `upstreamFetch`). A timeout errors the
+ * result with 504 `upstream_timeout`; a source that fails with anything but a `GatewayError` →
+ * 502 `upstream_stream_interrupted`. Cancelling the result cancels the source. Wrap the raw
+ * body, so that upstream keep-alive comments count as activity.
+ *
+ * @example
+ * const events = parseSSE(guardStream(res.body!, ctx))
+ */
+export function guardStream<T>(s: ReadableStream<T>, ctx: CallContext): ReadableStream<T> {
+  return new ReadableStream<T>(new GuardedSource<T>(s, ctx), { highWaterMark: 0 })
+}
+
+/**
+ * One timer per stream, re-armed at most about once per `idleMs` rather than once per item,
+ * because this sits on every streamed byte chunk.
+ */
+class GuardedSource<T> implements UnderlyingSource<T> {
+  private controller: ReadableStreamDefaultController<T> | undefined
+  private timer: ReturnType<typeof setTimeout> | undefined
+  /** `performance.now()` when the pending read began; -1 while nobody is reading. */
+  private waitingSince = -1
+  private readonly deadline: number
+  private done = false
+  private readonly onTimer = (): void => this.check()
+
+  private readonly reader
+
+  constructor(
+    source: ReadableStream<T>,
+    private readonly ctx: CallContext,
+  ) {
+    this.reader = source.getReader()
+    this.deadline = performance.now() + ctx.timeouts.totalMs
+  }
+
+  start(controller: ReadableStreamDefaultController<T>): void {
+    this.controller = controller
+    this.arm(performance.now())
+  }
+
+  async pull(controller: ReadableStreamDefaultController<T>): Promise<void> {
+    this.waitingSince = performance.now()
+    let r: Awaited<ReturnType<typeof this.reader.read>>
+    try {
+      r = await this.reader.read()
+    } catch (err) {
+      this.waitingSince = -1
+      return this.fail(this.translate(err))
+    }
+    this.waitingSince = -1
+    if (this.done) return // a timeout fired while the read was pending
+    if (r.done) {
+      this.stop()
+      controller.close()
+    } else {
+      controller.enqueue(r.value)
+    }
+  }
+
+  cancel(reason: unknown): Promise<void> {
+    this.stop()
+    return this.reader.cancel(reason)
+  }
+
+  private check(): void {
+    this.timer = undefined
+    if (this.done) return
+    const { idleMs, totalMs } = this.ctx.timeouts
+    const now = performance.now()
+    const label = this.ctx.provider.prefix
+    if (now >= this.deadline) {
+      this.fail(
+        new GatewayError(504, 'upstream_timeout', `Upstream '${label}' did not finish within ${totalMs} ms.`),
+      )
+    } else if (this.waitingSince >= 0 && now - this.waitingSince >= idleMs) {
+      this.fail(
+        new GatewayError(504, 'upstream_timeout', `Upstream '${label}' sent nothing for ${idleMs} ms.`),
+      )
+    } else {
+      this.arm(now)
+    }
+  }
+
+  private arm(now: number): void {
+    const idleAt = (this.waitingSince >= 0 ? this.waitingSince : now) + this.ctx.timeouts.idleMs
+    this.timer = setTimeout(this.onTimer, Math.max(0, Math.min(this.deadline, idleAt) - now))
+  }
+
+  private translate(err: unknown): GatewayError {
+    if (err instanceof GatewayError) return err
+    if (this.ctx.signal.aborted) return abortError(this.ctx.signal.reason)
+    return streamInterrupted(this.ctx.provider.prefix, describeNetworkError(err))
+  }
+
+  private fail(err: GatewayError): void {
+    if (this.done) return
+    this.stop()
+    this.controller?.error(err)
+    this.reader.cancel(err).catch(() => {})
+  }
+
+  private stop(): void {
+    this.done = true
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+}

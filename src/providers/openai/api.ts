@@ -1,0 +1,23 @@
+/**
+ * @module
+ * Where and how to call an OpenAI-compatible upstream: endpoint URL and request headers.
+ */
+import type { ProviderConfig } from '../../config/schema.ts'
+
+export const DEFAULT_BASE_URL = 'https://api.openai.com/v1'
+
+/** `${base_url}/chat/completions`, tolerating a trailing slash on `base_url`. */
+export function chatCompletionsUrl(provider: ProviderConfig): string {
+  return `${(provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '')}/chat/completions`
+}
+
+/**
+ * Request headers, built once per adapter (fetch copies them). The provider's own `headers` come
+ * last so an operator can override anything, e.g. Azure's `api-key` scheme.
+ */
+export function requestHeaders(provider: ProviderConfig, accept: string): Headers {
+  const headers = new Headers({ 'content-type': 'application/json', accept })
+  if (provider.api_key) headers.set('authorization', `Bearer ${provider.api_key}`)
+  for (const [name, value] of Object.entries(provider.headers ?? {})) headers.set(name, value)
+  return headers
+}

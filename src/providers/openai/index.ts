@@ -1,0 +1,75 @@
+/**
+ * @module
+ * The `openai` provider kind: any OpenAI-compatible chat API (OpenAI, Groq, Together, vLLM,
+ * Ollama ...). The request passes through as the gateway built it; streams always ask for usage.
+ *
+ * @example
+ * const adapter = createOpenAIAdapter({ prefix: 'groq', kind: 'openai',
+ *   base_url: 'https://api.groq.com/openai/v1', api_key: key, models })
+ */
+import type { ProviderConfig } from '../../config/schema.ts'
+import { GatewayError } from '../../util/errors.ts'
+import {
+  describeUpstreamError,
+  guardStream,
+  invalidResponse,
+  openAIStyleError,
+  readJson,
+  upstreamFetch,
+} from '../http.ts'
+import { parseSSE } from '../sse/index.ts'
+import type { CallContext, ChatCompletion, ChatRequest, ChunkStream, ProviderAdapter } from '../types.ts'
+import { chatCompletionsUrl, requestHeaders } from './api.ts'
+import { OpenAIChunkDecoder } from './stream.ts'
+
+export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
+  const label = provider.prefix
+  const url = chatCompletionsUrl(provider)
+  const jsonHeaders = requestHeaders(provider, 'application/json')
+  const sseHeaders = requestHeaders(provider, 'text/event-stream')
+  const mapError = (status: number, text: string): GatewayError => openAIStyleError(status, text, label)
+
+  return {
+    async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+      // OpenAI refuses stream_options on a non-streaming request.
+      const body = JSON.stringify({ ...req, stream: undefined, stream_options: undefined })
+      const res = await upstreamFetch(url, { method: 'POST', headers: jsonHeaders, body }, ctx, mapError)
+      return asCompletion(await readJson(res, ctx), label)
+    },
+
+    async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
+      // Usage is always requested: the gateway records it even when the client did not ask.
+      const stream_options = { ...req.stream_options, include_usage: true }
+      const body = JSON.stringify({ ...req, stream: true, stream_options })
+      const res = await upstreamFetch(url, { method: 'POST', headers: sseHeaders, body }, ctx, mapError)
+      if ((res.headers.get('content-type') ?? '').includes('application/json')) {
+        // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.
+        const json = await readJson(res, ctx)
+        throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
+      }
+      if (!res.body) throw invalidResponse(label, 'the stream response has no body')
+      return parseSSE(guardStream(res.body, ctx)).pipeThrough(
+        new TransformStream(new OpenAIChunkDecoder(label)),
+      )
+    },
+  }
+}
+
+function asCompletion(json: unknown, label: string): ChatCompletion {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw invalidResponse(label, 'the body is not a JSON object')
+  }
+  const error = bodyError(json, label)
+  if (error) throw error
+  if (!Array.isArray((json as ChatCompletion).choices)) {
+    throw invalidResponse(label, 'the completion has no choices array')
+  }
+  return json as ChatCompletion
+}
+
+/** Some compatible servers answer 200 with `{"error": ...}`: that is the upstream failing. */
+function bodyError(json: unknown, label: string): GatewayError | undefined {
+  if ((json as { error?: unknown } | null)?.error == null) return undefined
+  const detail = describeUpstreamError(json) ?? 'no details given'
+  return new GatewayError(502, 'upstream_error', `Upstream '${label}' failed: ${detail}`)
+}

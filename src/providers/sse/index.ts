@@ -1,0 +1,7 @@
+/**
+ * @module
+ * Server-sent events: parsing what upstreams stream (`parseSSE`) and framing what the gateway
+ * streams (`encodeSSE`).
+ */
+export { encodeSSE } from './encode.ts'
+export { parseSSE, type SSEEvent } from './parse.ts'

@@ -1,0 +1,179 @@
+/**
+ * @module
+ * The provider adapter interface. The gateway hands an adapter an OpenAI chat request that has
+ * already passed validation, routing, plan and feature checks; the adapter talks to its upstream
+ * and answers in OpenAI's shapes. Adapters never see API keys of Switchyard users.
+ */
+import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
+
+export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool'
+
+export interface TextPart {
+  type: 'text'
+  text: string
+}
+export interface ImagePart {
+  type: 'image_url'
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' }
+}
+export interface AudioPart {
+  type: 'input_audio'
+  input_audio: { data: string; format: string }
+}
+export interface FilePart {
+  type: 'file'
+  file: Record<string, unknown>
+}
+export type ContentPart = TextPart | ImagePart | AudioPart | FilePart | { type: 'refusal'; refusal: string }
+
+export interface ToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+export interface ChatMessage {
+  role: Role
+  content?: string | ContentPart[] | null
+  name?: string
+  tool_calls?: ToolCall[]
+  tool_call_id?: string
+  [extra: string]: unknown
+}
+
+export interface FunctionTool {
+  type: 'function'
+  function: {
+    name: string
+    description?: string
+    parameters?: Record<string, unknown>
+    strict?: boolean | null
+  }
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } }
+
+/**
+ * An OpenAI chat request as the adapter receives it: validated, defaults applied
+ * (`temperature`, `max_tokens`), and `model` already the *upstream* model name (no prefix).
+ */
+export interface ChatRequest {
+  model: string
+  messages: ChatMessage[]
+  stream?: boolean
+  stream_options?: { include_usage?: boolean } | null
+  temperature?: number
+  top_p?: number
+  max_tokens?: number
+  max_completion_tokens?: number
+  n?: number
+  stop?: string | string[] | null
+  tools?: FunctionTool[]
+  tool_choice?: ToolChoice
+  parallel_tool_calls?: boolean
+  response_format?:
+    | { type: 'text' }
+    | { type: 'json_object' }
+    | {
+        type: 'json_schema'
+        json_schema: { name: string; schema?: Record<string, unknown>; strict?: boolean }
+      }
+  logprobs?: boolean
+  top_logprobs?: number
+  user?: string
+  seed?: number
+  [extra: string]: unknown
+}
+
+export interface Usage {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  prompt_tokens_details?: Record<string, number>
+  completion_tokens_details?: Record<string, number>
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call'
+
+export interface ChatCompletion {
+  id: string
+  object: 'chat.completion'
+  created: number
+  model: string
+  choices: Array<{
+    index: number
+    message: {
+      role: 'assistant'
+      content: string | null
+      refusal: string | null
+      tool_calls?: ToolCall[]
+      [extra: string]: unknown
+    }
+    finish_reason: FinishReason
+    logprobs: unknown | null
+  }>
+  usage?: Usage
+  system_fingerprint?: string
+  [extra: string]: unknown
+}
+
+export interface ToolCallDelta {
+  index: number
+  id?: string
+  type?: 'function'
+  function?: { name?: string; arguments?: string }
+}
+
+export interface ChatCompletionChunk {
+  id: string
+  object: 'chat.completion.chunk'
+  created: number
+  model: string
+  choices: Array<{
+    index: number
+    delta: {
+      role?: 'assistant'
+      content?: string | null
+      refusal?: string | null
+      tool_calls?: ToolCallDelta[]
+    }
+    finish_reason: FinishReason | null
+    logprobs?: unknown | null
+  }>
+  usage?: Usage | null
+  system_fingerprint?: string
+  [extra: string]: unknown
+}
+
+export interface Timeouts {
+  firstByteMs: number
+  idleMs: number
+  totalMs: number
+}
+
+export interface CallContext {
+  provider: ProviderConfig
+  model: ModelConfig
+  /** Aborted when the client goes away or a total timeout fires; adapters pass it to `fetch`. */
+  signal: AbortSignal
+  requestId: string
+  timeouts: Timeouts
+}
+
+/**
+ * A stream of OpenAI chunks. The adapter must ask its upstream for usage and put it on a final
+ * `choices: []` chunk with `usage` set (the stream writer decides whether the client sees it).
+ * Cancelling the stream must abort the upstream request.
+ */
+export type ChunkStream = ReadableStream<ChatCompletionChunk>
+
+export interface ProviderAdapter {
+  /** Non-streaming call. Throws `GatewayError` (status from `upstreamError`) on any failure. */
+  complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion>
+  /**
+   * Streaming call. Resolves once the upstream accepted the request (2xx headers); a refusal
+   * rejects with a `GatewayError` so the client gets a real HTTP status. Failures after that are
+   * errors raised from the stream (a `GatewayError` where possible).
+   */
+  stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream>
+}

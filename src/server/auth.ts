@@ -1,0 +1,90 @@
+/**
+ * @module
+ * Bearer-key authentication. 401 for anything that is not a live key (missing, malformed,
+ * unknown, revoked); 403 for a known key that may not be used now. The key itself never
+ * appears in a message or a log line.
+ */
+import { hashKey, looksLikeKey } from '../accounts/keys.ts'
+import { currentPlan, type PlanState } from '../accounts/plans.ts'
+import { refusal } from '../accounts/usage-report.ts'
+import type { AccountRecord, KeyRecord } from '../store/index.ts'
+import { GatewayError } from '../util/errors.ts'
+import type { Deps } from './deps.ts'
+
+export interface Auth {
+  key: KeyRecord
+  account: AccountRecord
+  plan: PlanState
+}
+
+const unauthorized = (message: string) =>
+  new GatewayError(401, 'invalid_api_key', message, { type: 'authentication_error' })
+
+export function bearer(header: string | null | undefined): string {
+  if (!header) throw unauthorized('Missing API key. Send it as "Authorization: Bearer sk-sy-...".')
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
+  if (!m) throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer sk-sy-...".')
+  return m[1]!
+}
+
+/**
+ * Resolves the caller. With `allowRefused`, a known key that would be refused (disabled,
+ * suspended, expired) still resolves, so `/v1/usage` can show `is_enabled: false`.
+ */
+export async function authenticate(
+  deps: Deps,
+  header: string | null | undefined,
+  allowRefused = false,
+): Promise<Auth> {
+  const token = bearer(header)
+  const found = looksLikeKey(token) ? await deps.store.findKeyByHash(hashKey(token)) : null
+  if (!found)
+    throw unauthorized('Incorrect API key provided. Check the key, or ask the operator for a new one.')
+  if (found.key.state === 'revoked')
+    throw unauthorized(`API key ${found.key.prefix}… has been revoked; use another key.`)
+  const now = deps.clock.now()
+  const plan = await currentPlan(deps.store, deps.config, found.account, now)
+  const auth = { key: found.key, account: plan.account, plan }
+  if (allowRefused) return auth
+  const reason = refusal(found.key, plan, now)
+  if (reason) throw refusalError(reason, auth, now)
+  return auth
+}
+
+function refusalError(reason: string, auth: Auth, now: number): GatewayError {
+  switch (reason) {
+    case 'key_disabled':
+      return new GatewayError(
+        403,
+        'key_disabled',
+        `API key ${auth.key.prefix}… is disabled; ask the operator to enable it.`,
+      )
+    case 'account_disabled':
+      return new GatewayError(
+        403,
+        'account_disabled',
+        `Account '${auth.account.name}' is disabled; contact the operator.`,
+      )
+    case 'key_suspended': {
+      const ms = Math.max(0, (auth.key.suspendedUntil ?? now) - now)
+      return new GatewayError(
+        403,
+        'key_suspended',
+        `API key ${auth.key.prefix}… is suspended for ${Math.ceil(ms / 1000)} s after repeatedly exceeding its rate limits; slow down and retry after that.`,
+        { headers: { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) } },
+      )
+    }
+    case 'plan_expired':
+      return new GatewayError(
+        403,
+        'plan_expired',
+        `The '${auth.plan.name}' plan of account '${auth.account.name}' has expired; renew it to continue.`,
+      )
+    default:
+      return new GatewayError(
+        403,
+        'plan_not_configured',
+        `Plan '${auth.plan.name}' is not configured on this gateway; contact the operator.`,
+      )
+  }
+}

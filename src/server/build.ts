@@ -1,0 +1,38 @@
+/**
+ * @module
+ * Builds a gateway's parts from a config. Tests call this with a temporary database path and
+ * a `ManualClock`; `serve` calls it once per process.
+ */
+import { AccountService } from '../accounts/service.ts'
+import type { Config } from '../config/index.ts'
+import { Catalogue } from '../gateway/routing.ts'
+import { createAdapters } from '../providers/index.ts'
+import { openSqliteStore, type Store } from '../store/index.ts'
+import { UsageRecorder } from '../usage/recorder.ts'
+import { type Clock, systemClock } from '../util/clock.ts'
+import { createLogger, type Logger } from '../util/log.ts'
+import type { Deps } from './deps.ts'
+import { Metrics } from './metrics.ts'
+
+export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
+  const clock = opts.clock ?? systemClock
+  const log = opts.log ?? createLogger(config.logging.level)
+  const store =
+    opts.store ??
+    openSqliteStore({
+      path: config.database.path,
+      busyTimeoutMs: config.database.busyTimeoutMs,
+      now: clock.now(),
+    })
+  return {
+    config,
+    store,
+    clock,
+    log,
+    accounts: new AccountService(store, config, clock),
+    recorder: new UsageRecorder(store, config.usage.flushMs, log),
+    metrics: new Metrics(),
+    catalogue: new Catalogue(config.providers),
+    adapters: createAdapters(config.providers),
+  }
+}

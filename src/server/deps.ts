@@ -1,0 +1,27 @@
+/**
+ * @module
+ * Everything a gateway instance is built from. Built once at start-up and passed in, so a test
+ * can build an app with a temporary database, a manual clock and a mock upstream.
+ */
+import type { AccountService } from '../accounts/service.ts'
+import type { Config } from '../config/index.ts'
+import type { Catalogue } from '../gateway/routing.ts'
+import type { ProviderAdapter } from '../providers/types.ts'
+import type { Store } from '../store/index.ts'
+import type { UsageRecorder } from '../usage/recorder.ts'
+import type { Clock } from '../util/clock.ts'
+import type { Logger } from '../util/log.ts'
+import type { Metrics } from './metrics.ts'
+
+export interface Deps {
+  config: Config
+  store: Store
+  clock: Clock
+  log: Logger
+  accounts: AccountService
+  recorder: UsageRecorder
+  metrics: Metrics
+  catalogue: Catalogue
+  /** Adapter per provider prefix. */
+  adapters: Map<string, ProviderAdapter>
+}

@@ -1,0 +1,54 @@
+/**
+ * @module
+ * Rate-limit response headers (OpenAI's names, plus a `-day` set) and the 429 error.
+ * `x-ratelimit-reset-requests[-day]` is the time until the next request slot frees in that
+ * window (when its oldest admitted request leaves it), in OpenAI's duration format ("6m0s").
+ */
+import type { AdmitResult, WindowLimit } from '../store/index.ts'
+import { GatewayError } from '../util/errors.ts'
+
+/** Go-style duration like OpenAI's headers: "20ms", "1.5s", "6m0s", "23h59m59s". */
+export function formatDuration(ms: number): string {
+  ms = Math.max(0, Math.ceil(ms))
+  if (ms < 1000) return `${ms}ms`
+  const h = Math.floor(ms / 3_600_000)
+  const m = Math.floor((ms % 3_600_000) / 60_000)
+  const s = (ms % 60_000) / 1000
+  const sec = Number.isInteger(s) ? `${s}s` : `${s.toFixed(3).replace(/0+$/, '')}s`
+  if (h) return `${h}h${m}m${sec}`
+  if (m) return `${m}m${sec}`
+  return sec
+}
+
+function put(h: Record<string, string>, suffix: string, w: WindowLimit, now: number): void {
+  if (w.limit === null) return
+  h[`x-ratelimit-limit-requests${suffix}`] = String(w.limit)
+  h[`x-ratelimit-remaining-requests${suffix}`] = String(w.remaining)
+  h[`x-ratelimit-reset-requests${suffix}`] = formatDuration(w.resetAt === null ? 0 : w.resetAt - now)
+}
+
+export function rateLimitHeaders(r: AdmitResult, now: number): Record<string, string> {
+  const h: Record<string, string> = {}
+  put(h, '', r.minute, now)
+  put(h, '-day', r.day, now)
+  return h
+}
+
+export function rateLimitError(
+  r: Extract<AdmitResult, { admitted: false }>,
+  now: number,
+  headers: Record<string, string>,
+): GatewayError {
+  const ms = Math.max(1, r.retryAt - now)
+  const w = r.window === 'minute' ? r.minute : r.day
+  const name = r.window === 'minute' ? 'requests per minute (rpm)' : 'requests per day (rpd)'
+  const suspended = r.suspendedUntil
+    ? ` This key is now suspended for ${Math.ceil((r.suspendedUntil - now) / 1000)} s for repeatedly exceeding its limits.`
+    : ''
+  return new GatewayError(
+    429,
+    'rate_limit_exceeded',
+    `Rate limit reached for ${name}: limit ${w.limit}, used ${w.used}. The next request is admitted in ${(ms / 1000).toFixed(3)} s; retry after that or upgrade the plan.${suspended}`,
+    { headers: { ...headers, 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) } },
+  )
+}

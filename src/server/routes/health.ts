@@ -1,0 +1,12 @@
+/** @module `GET /healthz` and `GET /metrics` (Prometheus text). */
+import { Elysia } from 'elysia'
+import type { Deps } from '../deps.ts'
+
+export function healthRoutes(deps: Deps) {
+  return new Elysia({ name: 'switchyard.health' })
+    .get('/healthz', () => ({ status: 'ok' }))
+    .get(
+      '/metrics',
+      () => new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }),
+    )
+}

@@ -1,0 +1,55 @@
+/** @module `GET /v1/models`: the models this key's plan may use, in OpenAI's list shape. */
+import { Elysia } from 'elysia'
+import type { Catalogue } from '../../gateway/routing.ts'
+import { planAllows } from '../../gateway/routing.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { authenticate } from '../auth.ts'
+import type { Deps } from '../deps.ts'
+
+/** One entry of the catalogue as users see it (also what `switchyard models` prints). */
+export function modelEntries(
+  catalogue: Catalogue,
+  created: number,
+  allow: (id: string, m: Parameters<typeof planAllows>[2]) => boolean = () => true,
+) {
+  return catalogue
+    .list()
+    .filter((e) => allow(e.id, e.model))
+    .map((e) => ({
+      id: e.id,
+      object: 'model' as const,
+      created,
+      owned_by: e.provider.prefix,
+      provider_kind: e.provider.kind,
+      context_window: e.model.context_window,
+      max_output_tokens: e.model.max_output_tokens,
+      features: e.model.features,
+      temperature: e.model.temperature ?? { min: 0, max: 2 },
+      tier: e.model.tier ?? null,
+      description: e.model.description ?? null,
+      ...(e.provider.kind === 'demo' ? { demo: true } : {}),
+    }))
+}
+
+export function modelRoutes(deps: Deps) {
+  const created = Math.floor(deps.clock.now() / 1000)
+  const allowed = async (request: Request) => {
+    const auth = await authenticate(deps, request.headers.get('authorization'))
+    const patterns = auth.plan.plan!.models
+    return modelEntries(deps.catalogue, created, (id, m) => planAllows(patterns, id, m))
+  }
+  return new Elysia({ name: 'switchyard.models' })
+    .get('/v1/models', async ({ request }) => ({ object: 'list', data: await allowed(request) }))
+    .get('/v1/models/*', async ({ request, params }) => {
+      const id = decodeURIComponent(params['*'])
+      const entry = (await allowed(request)).find((m) => m.id === id)
+      if (!entry)
+        throw new GatewayError(
+          404,
+          'model_not_found',
+          `The model '${id}' does not exist or is not in your plan; see GET /v1/models.`,
+          { param: 'model' },
+        )
+      return entry
+    })
+}

@@ -1,0 +1,229 @@
+/**
+ * @module
+ * Prepared statements for accounts, plan history and keys.
+ */
+import type { Database } from 'bun:sqlite'
+import type { AccountRecord, KeyRecord, KeyState, PlanChange } from '../types.ts'
+
+interface AccountRow {
+  id: number
+  name: string
+  plan: string
+  enabled: number
+  plan_started_at: number
+  plan_expires_at: number | null
+  created_at: number
+}
+
+interface KeyRow {
+  id: string
+  account_id: number
+  account_name: string
+  name: string | null
+  prefix: string
+  state: KeyState
+  created_at: number
+  rotated_at: number | null
+  last_used_at: number | null
+  suspended_until: number | null
+}
+
+const toAccount = (r: AccountRow): AccountRecord => ({
+  id: r.id,
+  name: r.name,
+  plan: r.plan,
+  enabled: r.enabled === 1,
+  planStartedAt: r.plan_started_at,
+  planExpiresAt: r.plan_expires_at,
+  createdAt: r.created_at,
+})
+
+const toKey = (r: KeyRow): KeyRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  accountName: r.account_name,
+  name: r.name,
+  prefix: r.prefix,
+  state: r.state,
+  createdAt: r.created_at,
+  rotatedAt: r.rotated_at,
+  lastUsedAt: r.last_used_at,
+  suspendedUntil: r.suspended_until,
+})
+
+// last_used_at is derived from the request log instead of written on every request.
+const KEY_SELECT = `
+  SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
+         k.rotated_at, k.suspended_until,
+         (SELECT MAX(r.created_at) FROM requests r WHERE r.key_id = k.id) AS last_used_at
+  FROM api_keys k JOIN accounts a ON a.id = k.account_id`
+
+export class AccountQueries {
+  private readonly q
+
+  constructor(private readonly db: Database) {
+    this.q = {
+      insertAccount: db.query<AccountRow, [string, string, number, number | null, number]>(
+        `INSERT INTO accounts (name, plan, enabled, plan_started_at, plan_expires_at, created_at)
+         VALUES (?, ?, 1, ?, ?, ?) RETURNING *`,
+      ),
+      accountById: db.query<AccountRow, [number]>('SELECT * FROM accounts WHERE id = ?'),
+      accountByName: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE name = ?'),
+      listAccounts: db.query<AccountRow, []>('SELECT * FROM accounts ORDER BY id'),
+      setPlan: db.query<AccountRow, [string, number, number | null, number]>(
+        'UPDATE accounts SET plan = ?, plan_started_at = ?, plan_expires_at = ? WHERE id = ? RETURNING *',
+      ),
+      setEnabled: db.query<AccountRow, [number, number]>(
+        'UPDATE accounts SET enabled = ? WHERE id = ? RETURNING *',
+      ),
+      insertHistory: db.query<null, [number, string, number, number | null, string, number]>(
+        `INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      history: db.query<
+        { plan: string; started_at: number; expires_at: number | null; reason: string; created_at: number },
+        [number]
+      >(
+        'SELECT plan, started_at, expires_at, reason, created_at FROM plan_history WHERE account_id = ? ORDER BY id',
+      ),
+      insertKey: db.query<null, [string, number, string | null, string, string, number]>(
+        `INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at)
+         VALUES (?, ?, ?, ?, ?, 'enabled', ?)`,
+      ),
+      keyById: db.query<KeyRow, [string]>(`${KEY_SELECT} WHERE k.id = ?`),
+      keysAll: db.query<KeyRow, []>(`${KEY_SELECT} ORDER BY k.created_at, k.id`),
+      keysByAccount: db.query<KeyRow, [number]>(
+        `${KEY_SELECT} WHERE k.account_id = ? ORDER BY k.created_at, k.id`,
+      ),
+      // Hot path: no last-used subquery.
+      keyByHash: db.query<KeyRow & { a_id: number } & Record<`a_${string}`, unknown>, [string]>(
+        `SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
+                k.rotated_at, k.suspended_until, NULL AS last_used_at,
+                a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.enabled AS a_enabled,
+                a.plan_started_at AS a_plan_started_at, a.plan_expires_at AS a_plan_expires_at,
+                a.created_at AS a_created_at
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`,
+      ),
+      setKeyState: db.query<null, [KeyState, string]>('UPDATE api_keys SET state = ? WHERE id = ?'),
+      rotateKey: db.query<null, [string, string, number, string]>(
+        'UPDATE api_keys SET hash = ?, prefix = ?, rotated_at = ? WHERE id = ?',
+      ),
+      setSuspended: db.query<null, [number | null, string]>(
+        'UPDATE api_keys SET suspended_until = ? WHERE id = ?',
+      ),
+    }
+  }
+
+  createAccount(a: {
+    name: string
+    plan: string
+    planStartedAt: number
+    planExpiresAt: number | null
+    now: number
+  }) {
+    return this.db
+      .transaction(() => {
+        const row = this.q.insertAccount.get(a.name, a.plan, a.planStartedAt, a.planExpiresAt, a.now)!
+        this.q.insertHistory.run(row.id, a.plan, a.planStartedAt, a.planExpiresAt, 'created', a.now)
+        return toAccount(row)
+      })
+      .immediate()
+  }
+
+  getAccount(nameOrId: string | number): AccountRecord | null {
+    const row =
+      typeof nameOrId === 'number' ? this.q.accountById.get(nameOrId) : this.q.accountByName.get(nameOrId)
+    return row ? toAccount(row) : null
+  }
+
+  listAccounts(): AccountRecord[] {
+    return this.q.listAccounts.all().map(toAccount)
+  }
+
+  setAccountPlan(id: number, c: PlanChange): AccountRecord {
+    return this.db
+      .transaction(() => {
+        const row = this.q.setPlan.get(c.plan, c.startedAt, c.expiresAt, id)
+        if (!row) throw new Error(`account ${id} not found`)
+        this.q.insertHistory.run(id, c.plan, c.startedAt, c.expiresAt, c.reason, c.createdAt)
+        return toAccount(row)
+      })
+      .immediate()
+  }
+
+  setAccountEnabled(id: number, enabled: boolean): AccountRecord {
+    const row = this.q.setEnabled.get(enabled ? 1 : 0, id)
+    if (!row) throw new Error(`account ${id} not found`)
+    return toAccount(row)
+  }
+
+  planHistory(accountId: number): PlanChange[] {
+    return this.q.history.all(accountId).map((r) => ({
+      plan: r.plan,
+      startedAt: r.started_at,
+      expiresAt: r.expires_at,
+      reason: r.reason,
+      createdAt: r.created_at,
+    }))
+  }
+
+  createKey(k: {
+    id: string
+    accountId: number
+    name: string | null
+    prefix: string
+    hash: string
+    now: number
+  }) {
+    this.q.insertKey.run(k.id, k.accountId, k.name, k.prefix, k.hash, k.now)
+    return this.getKey(k.id)!
+  }
+
+  findKeyByHash(hash: string): { key: KeyRecord; account: AccountRecord } | null {
+    const r = this.q.keyByHash.get(hash)
+    if (!r) return null
+    return {
+      key: toKey(r),
+      account: {
+        id: r.a_id,
+        name: r.a_name as string,
+        plan: r.a_plan as string,
+        enabled: r.a_enabled === 1,
+        planStartedAt: r.a_plan_started_at as number,
+        planExpiresAt: r.a_plan_expires_at as number | null,
+        createdAt: r.a_created_at as number,
+      },
+    }
+  }
+
+  getKey(id: string): KeyRecord | null {
+    const row = this.q.keyById.get(id)
+    return row ? toKey(row) : null
+  }
+
+  listKeys(accountId?: number): KeyRecord[] {
+    const rows = accountId === undefined ? this.q.keysAll.all() : this.q.keysByAccount.all(accountId)
+    return rows.map(toKey)
+  }
+
+  setKeyState(id: string, state: KeyState): KeyRecord {
+    this.q.setKeyState.run(state, id)
+    return this.mustKey(id)
+  }
+
+  rotateKey(id: string, hash: string, prefix: string, now: number): KeyRecord {
+    this.q.rotateKey.run(hash, prefix, now, id)
+    return this.mustKey(id)
+  }
+
+  setKeySuspended(id: string, until: number | null): KeyRecord {
+    this.q.setSuspended.run(until, id)
+    return this.mustKey(id)
+  }
+
+  private mustKey(id: string): KeyRecord {
+    const k = this.getKey(id)
+    if (!k) throw new Error(`key ${id} not found`)
+    return k
+  }
+}

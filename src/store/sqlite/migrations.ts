@@ -1,0 +1,92 @@
+/**
+ * @module
+ * Versioned schema migrations, applied in order at start inside one transaction each.
+ * Never edit a shipped migration; add the next version.
+ */
+import type { Database } from 'bun:sqlite'
+
+const MIGRATIONS: Array<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE accounts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        plan TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        plan_started_at INTEGER NOT NULL,
+        plan_expires_at INTEGER,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE plan_history (
+        id INTEGER PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        plan TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        reason TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX plan_history_account ON plan_history(account_id, id);
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        name TEXT,
+        prefix TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL CHECK (state IN ('enabled', 'disabled', 'revoked')),
+        created_at INTEGER NOT NULL,
+        rotated_at INTEGER,
+        suspended_until INTEGER
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id);
+      -- One row per admitted request: the rate limiter's log and the usage record at once.
+      CREATE TABLE requests (
+        id INTEGER PRIMARY KEY,
+        request_id TEXT NOT NULL,
+        account_id INTEGER NOT NULL,
+        key_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        stream INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        status INTEGER,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        latency_ms INTEGER,
+        ttft_ms INTEGER,
+        error_code TEXT
+      );
+      CREATE INDEX requests_account_time ON requests(account_id, created_at);
+      CREATE INDEX requests_key_time ON requests(key_id, created_at);
+      -- Requests refused for a rate limit, per key, for the suspension policy.
+      CREATE TABLE limit_rejections (
+        key_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX limit_rejections_key_time ON limit_rejections(key_id, created_at);
+    `,
+  },
+]
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
+
+export function migrate(db: Database, now: number): void {
+  db.run(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  )
+  // Read and apply under one write lock so processes starting together migrate once.
+  db.transaction(() => {
+    const row = db.query<{ v: number | null }, []>('SELECT MAX(version) AS v FROM schema_migrations').get()
+    const current = row?.v ?? 0
+    if (current > LATEST_VERSION) {
+      throw new Error(
+        `database schema version ${current} is newer than this build supports (${LATEST_VERSION}); upgrade switchyard`,
+      )
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue
+      db.run(m.sql)
+      db.query('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, now)
+    }
+  }).immediate()
+}

@@ -1,0 +1,150 @@
+/**
+ * @module
+ * The storage interface the rest of the gateway depends on. Times are epoch milliseconds.
+ * Methods may return promises so a networked backend (Postgres, Redis) can implement it
+ * without touching callers; the SQLite backend answers synchronously inside them.
+ */
+
+export type KeyState = 'enabled' | 'disabled' | 'revoked'
+
+export interface AccountRecord {
+  id: number
+  name: string
+  plan: string
+  enabled: boolean
+  planStartedAt: number
+  /** null = the plan has no end. */
+  planExpiresAt: number | null
+  createdAt: number
+}
+
+export interface KeyRecord {
+  id: string
+  accountId: number
+  accountName: string
+  name: string | null
+  prefix: string
+  state: KeyState
+  createdAt: number
+  rotatedAt: number | null
+  lastUsedAt: number | null
+  suspendedUntil: number | null
+}
+
+export interface PlanChange {
+  plan: string
+  startedAt: number
+  expiresAt: number | null
+  reason: string
+  createdAt: number
+}
+
+export interface WindowLimit {
+  /** null = no limit. */
+  limit: number | null
+  used: number
+  /** null when unlimited. */
+  remaining: number | null
+  /** When the oldest request in the window leaves it (ms epoch); null when the window is empty. */
+  resetAt: number | null
+}
+
+export interface AdmitInput {
+  accountId: number
+  keyId: string
+  model: string
+  requestId: string
+  stream: boolean
+  now: number
+  rpm: number | null
+  rpd: number | null
+  suspension: { maxRejections: number; windowMs: number; durationMs: number } | null
+}
+
+export type AdmitResult =
+  | { admitted: true; usageId: number; minute: WindowLimit; day: WindowLimit }
+  | {
+      admitted: false
+      window: 'minute' | 'day'
+      /** When a request would be admitted again (ms epoch). */
+      retryAt: number
+      minute: WindowLimit
+      day: WindowLimit
+      /** Set when this rejection suspended the key. */
+      suspendedUntil: number | null
+    }
+
+export interface Completion {
+  usageId: number
+  status: number
+  promptTokens: number | null
+  completionTokens: number | null
+  latencyMs: number
+  ttftMs: number | null
+  errorCode: string | null
+}
+
+export interface UsageTotals {
+  requests: number
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  errors: number
+}
+
+export interface UsageSummary {
+  today: UsageTotals
+  last_24h: UsageTotals
+  /** Per model over the last 24 h. */
+  by_model: Record<string, UsageTotals>
+}
+
+export interface Store {
+  /** Accounts */
+  createAccount(a: {
+    name: string
+    plan: string
+    planStartedAt: number
+    planExpiresAt: number | null
+    now: number
+  }): Promise<AccountRecord>
+  getAccount(nameOrId: string | number): Promise<AccountRecord | null>
+  listAccounts(): Promise<AccountRecord[]>
+  setAccountPlan(id: number, change: PlanChange): Promise<AccountRecord>
+  setAccountEnabled(id: number, enabled: boolean): Promise<AccountRecord>
+  planHistory(accountId: number): Promise<PlanChange[]>
+
+  /** Keys */
+  createKey(k: {
+    id: string
+    accountId: number
+    name: string | null
+    prefix: string
+    hash: string
+    now: number
+  }): Promise<KeyRecord>
+  /** Hot path: the key and its account by the key's hash, in one lookup. */
+  findKeyByHash(hash: string): Promise<{ key: KeyRecord; account: AccountRecord } | null>
+  getKey(id: string): Promise<KeyRecord | null>
+  listKeys(accountId?: number): Promise<KeyRecord[]>
+  setKeyState(id: string, state: KeyState): Promise<KeyRecord>
+  rotateKey(id: string, hash: string, prefix: string, now: number): Promise<KeyRecord>
+  setKeySuspended(id: string, until: number | null): Promise<KeyRecord>
+
+  /** Limits: check and consume in one atomic step (exact across processes sharing the store). */
+  admit(input: AdmitInput): Promise<AdmitResult>
+  windows(
+    accountId: number,
+    now: number,
+    rpm: number | null,
+    rpd: number | null,
+  ): Promise<{ minute: WindowLimit; day: WindowLimit }>
+
+  /** Usage: admitted requests are recorded by `admit`; their outcome arrives here in batches. */
+  complete(batch: Completion[]): Promise<void>
+  usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
+  /** Deletes usage rows, and suspension rejection marks, older than the given times. */
+  prune(requestsBefore: number, rejectionsBefore: number): Promise<void>
+
+  close(): void
+}

@@ -1,0 +1,45 @@
+/**
+ * @module
+ * Writes request outcomes off the hot path. The admission itself (the usage row) is written
+ * synchronously by the limiter, so a crash loses at most the token counts and latencies of
+ * the last `flushMs` — never the fact that a request was admitted.
+ */
+import type { Completion, Store } from '../store/index.ts'
+import type { Logger } from '../util/log.ts'
+
+const MAX_BATCH = 500
+
+export class UsageRecorder {
+  private pending: Completion[] = []
+  private timer: ReturnType<typeof setTimeout> | null = null
+  private flushing: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly store: Store,
+    private readonly flushMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  record(c: Completion): void {
+    this.pending.push(c)
+    if (this.pending.length >= MAX_BATCH) void this.flush()
+    else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+  }
+
+  /** Writes everything pending; resolves when it is in the store. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    const batch = this.pending
+    this.pending = []
+    this.flushing = this.flushing.then(async () => {
+      if (!batch.length) return
+      try {
+        await this.store.complete(batch)
+      } catch (err) {
+        this.log.error('usage flush failed', { error: (err as Error).message, rows: batch.length })
+      }
+    })
+    return this.flushing
+  }
+}

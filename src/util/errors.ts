@@ -1,0 +1,72 @@
+/**
+ * @module
+ * The one HTTP error class. Everything the gateway refuses is a `GatewayError`, rendered as
+ * OpenAI's error body: `{"error": {"message", "type", "param", "code"}}`.
+ */
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'upstream_error'
+  | 'timeout_error'
+
+const TYPE_BY_STATUS: Record<number, ErrorType> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+  502: 'upstream_error',
+  504: 'timeout_error',
+}
+
+export interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null }
+}
+
+export class GatewayError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly param: string | null
+  readonly type: string
+  /** Extra response headers, e.g. `retry-after`. */
+  readonly headers: Record<string, string> | undefined
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    opts: { param?: string | null; type?: string; headers?: Record<string, string> } = {},
+  ) {
+    super(message)
+    this.name = 'GatewayError'
+    this.status = status
+    this.code = code
+    this.param = opts.param ?? null
+    this.type = opts.type ?? TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
+    this.headers = opts.headers
+  }
+
+  toBody(): ErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } }
+  }
+}
+
+/** `messages[2].content` style path from a JSON pointer like `/messages/2/content`. */
+export function pointerToParam(pointer: string): string | null {
+  if (!pointer || pointer === '/') return null
+  let out = ''
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    out += /^\d+$/.test(part) ? `[${part}]` : out ? `.${part}` : part
+  }
+  return out || null
+}

@@ -1,0 +1,230 @@
+import { describe, expect, test } from 'bun:test'
+import { convertToAnthropicRequest } from '../../../src/providers/anthropic/convert-to-anthropic-request.ts'
+import type { ChatRequest } from '../../../src/providers/types.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
+import { CONVERSATION, CONVERSATION_BODY, WEATHER } from './conversation.ts'
+
+const convert = (req: Partial<ChatRequest>, stream = false) =>
+  JSON.parse(
+    JSON.stringify(
+      convertToAnthropicRequest(
+        { model: 'claude-x', messages: [{ role: 'user', content: 'Hi' }], ...req },
+        {
+          stream,
+          defaultMaxTokens: 4096,
+        },
+      ),
+    ),
+  )
+
+function thrown(fn: () => unknown): GatewayError {
+  try {
+    fn()
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError)
+    return err as GatewayError
+  }
+  throw new Error('expected a GatewayError')
+}
+
+describe('convertToAnthropicRequest', () => {
+  test('translates a conversation with system, images, tools, tool calls, tool results and stop sequences exactly', () => {
+    expect(convert(CONVERSATION)).toEqual(CONVERSATION_BODY)
+  })
+
+  test('a single system message stays a string; stream adds stream: true', () => {
+    const body = convert(
+      {
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hi' },
+        ],
+      },
+      true,
+    )
+    expect(body).toEqual({
+      model: 'claude-x',
+      max_tokens: 4096,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+      stream: true,
+    })
+  })
+
+  test('max_completion_tokens wins over max_tokens; a single stop string becomes a list', () => {
+    const body = convert({ max_tokens: 100, max_completion_tokens: 50, stop: 'END' })
+    expect(body.max_tokens).toBe(50)
+    expect(body.stop_sequences).toEqual(['END'])
+  })
+
+  test('the default temperature 1 is left out beside top_p (recent models refuse both); any other is sent', () => {
+    expect(convert({ temperature: 1, top_p: 0.5 })).toMatchObject({ top_p: 0.5 })
+    expect(convert({ temperature: 1, top_p: 0.5 }).temperature).toBeUndefined()
+    expect(convert({ temperature: 1 }).temperature).toBe(1)
+    expect(convert({ temperature: 0.2, top_p: 0.5 })).toMatchObject({ temperature: 0.2, top_p: 0.5 })
+  })
+
+  test('consecutive same-role turns are merged and empty text is dropped', () => {
+    const body = convert({
+      messages: [
+        { role: 'user', content: 'one' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'two' },
+          ],
+        },
+        { role: 'assistant', content: '' },
+        { role: 'assistant', content: 'three' },
+        { role: 'assistant', content: 'four' },
+      ],
+    })
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'three' },
+          { type: 'text', text: 'four' },
+        ],
+      },
+    ])
+  })
+
+  test.each([
+    ['auto', 'auto', false, { type: 'auto' }],
+    ['auto, serial', 'auto', true, { type: 'auto', disable_parallel_tool_use: true }],
+    ['unset, serial', undefined, true, { type: 'auto', disable_parallel_tool_use: true }],
+    ['unset', undefined, false, undefined],
+    ['none, serial', 'none', true, { type: 'none' }],
+    ['required', 'required', false, { type: 'any' }],
+    ['required, serial', 'required', true, { type: 'any', disable_parallel_tool_use: true }],
+    [
+      'named',
+      { type: 'function', function: { name: 'get_weather' } },
+      false,
+      { type: 'tool', name: 'get_weather' },
+    ],
+  ] as const)('tool_choice %s', (_label, choice, serial, expected) => {
+    const body = convert({
+      tools: [WEATHER],
+      tool_choice: choice as ChatRequest['tool_choice'],
+      ...(serial ? { parallel_tool_calls: false } : {}),
+    })
+    expect(body.tool_choice).toEqual(expected)
+  })
+
+  test('tool results come first in their user turn, even when a user message came before them', () => {
+    const body = convert({
+      messages: [
+        { role: 'user', content: 'Time?' },
+        {
+          role: 'assistant',
+          tool_calls: [{ id: 't1', type: 'function', function: { name: 'now', arguments: '{}' } }],
+        },
+        { role: 'user', content: 'Hurry.' },
+        { role: 'tool', tool_call_id: 't1', content: '12:00' },
+      ],
+    })
+    expect(body.messages[2]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't1', content: '12:00' },
+        { type: 'text', text: 'Hurry.' },
+      ],
+    })
+  })
+
+  test('a PDF file part becomes a document block', () => {
+    const body = convert({
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=' } }],
+        },
+      ],
+    })
+    expect(body.messages[0].content).toEqual([
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+    ])
+  })
+
+  test('invalid tool call arguments → 400 naming the parameter', () => {
+    const err = thrown(() =>
+      convert({
+        messages: [
+          { role: 'user', content: 'Hi' },
+          {
+            role: 'assistant',
+            tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{oops' } }],
+          },
+        ],
+      }),
+    )
+    expect(err.status).toBe(400)
+    expect(err.param).toBe('messages[1].tool_calls[0].function.arguments')
+  })
+
+  test('empty tool call arguments mean no arguments', () => {
+    const body = convert({
+      messages: [
+        { role: 'user', content: 'Hi' },
+        {
+          role: 'assistant',
+          tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '' } }],
+        },
+      ],
+    })
+    expect(body.messages[1].content).toEqual([{ type: 'tool_use', id: 't', name: 'f', input: {} }])
+  })
+
+  test('an image URL that is neither http(s) nor a base64 data URL → 400 naming it', () => {
+    const err = thrown(() =>
+      convert({
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x/cat.png' } }] }],
+      }),
+    )
+    expect(err.status).toBe(400)
+    expect(err.param).toBe('messages[0].content[0].image_url.url')
+  })
+
+  test('audio parts → 400 unsupported_feature', () => {
+    const err = thrown(() =>
+      convert({
+        messages: [
+          { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] },
+        ],
+      }),
+    )
+    expect(err.code).toBe('unsupported_feature')
+    expect(err.param).toBe('messages[0].content[0]')
+  })
+
+  test.each([
+    [{ response_format: { type: 'json_object' } }, 'response_format'],
+    [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, 'response_format'],
+    [{ n: 2 }, 'n'],
+    [{ logprobs: true }, 'logprobs'],
+  ] as const)('%j → 400 unsupported_feature', (extra, param) => {
+    const err = thrown(() => convert(extra as Partial<ChatRequest>))
+    expect(err.status).toBe(400)
+    expect(err.code).toBe('unsupported_feature')
+    expect(err.param).toBe(param)
+  })
+
+  test('response_format text, n = 1 and logprobs false are accepted and not sent', () => {
+    const body = convert({ response_format: { type: 'text' }, n: 1, logprobs: false })
+    expect(body).toEqual({
+      model: 'claude-x',
+      max_tokens: 4096,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+    })
+  })
+})

@@ -1,0 +1,281 @@
+import { describe, expect, test } from 'bun:test'
+import type { ProviderConfig } from '../../src/config/schema.ts'
+import {
+  abortError,
+  DEFAULT_TIMEOUTS,
+  guardStream,
+  mergeSignals,
+  openAIStyleError,
+  readJson,
+  resolveTimeouts,
+  sanitizeMessage,
+} from '../../src/providers/http.ts'
+import { GatewayError } from '../../src/util/errors.ts'
+import { validateError } from '../support/openai-schemas.ts'
+import { bytes, callContext, drain } from './helpers.ts'
+
+const provider: ProviderConfig = {
+  prefix: 'up',
+  kind: 'openai',
+  models: [{ name: 'm', context_window: 1000, max_output_tokens: 100, features: [] }],
+}
+
+const openAIBody = (message: string, code: string | null = null, param: string | null = null) =>
+  JSON.stringify({ error: { message, type: 'invalid_request_error', param, code } })
+
+describe('resolveTimeouts', () => {
+  test('config keys win over the defaults', () => {
+    expect(resolveTimeouts(provider)).toEqual({ firstByteMs: 120_000, idleMs: 120_000, totalMs: 600_000 })
+    expect(DEFAULT_TIMEOUTS).toEqual(resolveTimeouts(provider))
+    expect(resolveTimeouts({ ...provider, timeouts: { first_byte_ms: 1, idle_ms: 2, total_ms: 3 } })).toEqual(
+      {
+        firstByteMs: 1,
+        idleMs: 2,
+        totalMs: 3,
+      },
+    )
+    expect(resolveTimeouts({ ...provider, timeouts: { idle_ms: 2 } }).idleMs).toBe(2)
+  })
+})
+
+describe('openAIStyleError', () => {
+  const cases: Array<[string, number, string, number, string]> = [
+    [
+      '400 keeps status and code',
+      400,
+      openAIBody('bad temperature', 'invalid_value', 'temperature'),
+      400,
+      'invalid_value',
+    ],
+    [
+      '404 keeps status and code',
+      404,
+      openAIBody('no such model', 'model_not_found'),
+      404,
+      'model_not_found',
+    ],
+    ['4xx without a code', 422, openAIBody('nope'), 422, 'upstream_error'],
+    ['429 stays 429', 429, openAIBody('slow down', 'rate_limit_exceeded'), 429, 'upstream_rate_limited'],
+    ['408 → 504', 408, 'Request Timeout', 504, 'upstream_timeout'],
+    ['504 → 504', 504, '<html>gateway timeout</html>', 504, 'upstream_timeout'],
+    ['500 → 502', 500, openAIBody('boom'), 502, 'upstream_error'],
+    ['503 → 502', 503, '', 502, 'upstream_error'],
+    [
+      '401 → 502: the gateway key was refused, not the client',
+      401,
+      openAIBody('bad key', 'invalid_api_key'),
+      502,
+      'upstream_auth_failed',
+    ],
+    ['403 → 502', 403, openAIBody('forbidden'), 502, 'upstream_auth_failed'],
+  ]
+  for (const [name, status, body, wantStatus, wantCode] of cases) {
+    test(name, () => {
+      const err = openAIStyleError(status, body, 'up')
+      expect([err.status, err.code]).toEqual([wantStatus, wantCode])
+      expect(err.message).toContain("'up'")
+      expect(validateError(err.toBody())).toBeNull()
+    })
+  }
+
+  test('keeps the provider message and param; reads other error shapes and plain text', () => {
+    const err = openAIStyleError(
+      400,
+      openAIBody('temperature too high', 'invalid_value', 'temperature'),
+      'up',
+    )
+    expect(err.message).toContain('temperature too high')
+    expect(err.param).toBe('temperature')
+    expect(openAIStyleError(400, '{"error":"model \\"x\\" not found"}', 'up').message).toContain(
+      'model "x" not found',
+    )
+    expect(openAIStyleError(400, '{"object":"error","message":"vllm says no"}', 'up').message).toContain(
+      'vllm says no',
+    )
+    expect(openAIStyleError(400, '{"detail":[{"msg":"field required"}]}', 'up').message).toContain(
+      'field required',
+    )
+    expect(
+      openAIStyleError(
+        400,
+        '[{"error":{"code":400,"message":"gemini says no","status":"INVALID_ARGUMENT"}}]',
+        'up',
+      ).code,
+    ).toBe('invalid_argument')
+    expect(openAIStyleError(400, 'plain words', 'up').message).toContain('plain words')
+    expect(openAIStyleError(500, '', 'up').message).toContain('HTTP 500')
+  })
+
+  test('truncates long messages and redacts anything that looks like a credential', () => {
+    const err = openAIStyleError(400, openAIBody('x'.repeat(2000)), 'up')
+    expect(err.message.length).toBeLessThan(700)
+    const leaky = [
+      'sk-proj-abcdefghijklmnop1234',
+      'gsk_abcdefghijklmnopqrstuv',
+      'AIzaSyA1234567890abcdefghijklmnopqrstu',
+      'Bearer eyJhbGciOi.payload.sig',
+      'https://x.test/v1?key=SECRETSECRET&alt=sse',
+      '0123456789abcdef0123456789abcdef0123',
+    ]
+    const msg = openAIStyleError(400, openAIBody(`seen: ${leaky.join(' ')}`), 'up').message
+    for (const secret of [
+      'abcdefghijklmnop1234',
+      'abcdefghijklmnopqrstuv',
+      'SyA1234567890',
+      'eyJhbGciOi',
+      'SECRETSECRET',
+      '0123456789abcdef0123',
+    ]) {
+      expect(msg).not.toContain(secret)
+    }
+    // Ordinary identifiers survive.
+    expect(
+      sanitizeMessage('model meta-llama-3.1-70b-instruct-turbo and 123e4567-e89b-12d3-a456-426614174000'),
+    ).toBe('model meta-llama-3.1-70b-instruct-turbo and 123e4567-e89b-12d3-a456-426614174000')
+  })
+})
+
+describe('guardStream', () => {
+  const ctx = (timeouts: { idleMs?: number; totalMs?: number }, signal?: AbortSignal) =>
+    callContext(provider, { timeouts, signal })
+
+  /** Yields `n` items, `gap` ms apart. */
+  function paced(n: number, gap: number) {
+    const state = { cancelled: false }
+    let i = 0
+    const stream = new ReadableStream<number>(
+      {
+        async pull(c) {
+          if (i > 0) await Bun.sleep(gap)
+          if (i < n) c.enqueue(i++)
+          else c.close()
+        },
+        cancel() {
+          state.cancelled = true
+        },
+      },
+      { highWaterMark: 0 },
+    )
+    return { stream, state }
+  }
+
+  test('passes items and the end through untouched', async () => {
+    const { items, error } = await drain(guardStream(paced(5, 1).stream, ctx({ idleMs: 1000 })))
+    expect(error).toBeUndefined()
+    expect(items).toEqual([0, 1, 2, 3, 4])
+  })
+
+  test('a gap longer than idleMs → 504 upstream_timeout, and the source is cancelled', async () => {
+    const { stream, state } = paced(3, 300)
+    const t0 = performance.now()
+    const { items, error } = await drain(guardStream(stream, ctx({ idleMs: 80 })))
+    expect(items).toEqual([0])
+    expect([(error as GatewayError).status, (error as GatewayError).code]).toEqual([504, 'upstream_timeout'])
+    expect(performance.now() - t0).toBeLessThan(250)
+    expect(state.cancelled).toBe(true)
+  })
+
+  test('a slow reader does not count as upstream silence', async () => {
+    const reader = guardStream(paced(3, 1).stream, ctx({ idleMs: 50 })).getReader()
+    await reader.read()
+    await Bun.sleep(150) // the consumer dawdles; the upstream is not being asked
+    expect((await reader.read()).value).toBe(1)
+    await reader.cancel()
+  })
+
+  test('totalMs bounds the whole stream even when items keep coming', async () => {
+    const { items, error } = await drain(
+      guardStream(paced(100, 30).stream, ctx({ idleMs: 1000, totalMs: 200 })),
+    )
+    expect(items.length).toBeGreaterThan(2)
+    expect(items.length).toBeLessThan(10)
+    expect((error as GatewayError).code).toBe('upstream_timeout')
+  })
+
+  test('a source failure → 502 upstream_stream_interrupted; a GatewayError passes as it is', async () => {
+    const failing = (err: unknown) =>
+      new ReadableStream<number>({
+        start(c) {
+          c.enqueue(1)
+          c.error(err)
+        },
+      })
+    const interrupted = await drain(guardStream(failing(new TypeError('ECONNRESET')), ctx({})))
+    expect([(interrupted.error as GatewayError).status, (interrupted.error as GatewayError).code]).toEqual([
+      502,
+      'upstream_stream_interrupted',
+    ])
+    const own = new GatewayError(502, 'upstream_invalid_response', 'bad')
+    expect((await drain(guardStream(failing(own), ctx({})))).error).toBe(own)
+  })
+
+  test('a source failure after the client left → 499', async () => {
+    const client = new AbortController()
+    client.abort()
+    const source = new ReadableStream<number>({
+      start(c) {
+        c.error(new DOMException('aborted', 'AbortError'))
+      },
+    })
+    const { error } = await drain(guardStream(source, ctx({}, client.signal)))
+    expect((error as GatewayError).status).toBe(499)
+  })
+
+  test('cancelling the guarded stream cancels the source', async () => {
+    const { stream, state } = paced(100, 1)
+    const reader = guardStream(stream, ctx({})).getReader()
+    await reader.read()
+    await reader.cancel()
+    expect(state.cancelled).toBe(true)
+  })
+})
+
+describe('readJson', () => {
+  test('parses the body; garbage → 502 upstream_invalid_response', async () => {
+    expect(await readJson(new Response('{"a":1}'), callContext(provider))).toEqual({ a: 1 })
+    const err = await readJson(new Response('<html>'), callContext(provider)).catch((e: unknown) => e)
+    expect([(err as GatewayError).status, (err as GatewayError).code]).toEqual([
+      502,
+      'upstream_invalid_response',
+    ])
+  })
+
+  test('a body that stalls → 504', async () => {
+    const stalled = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"a":'))
+      },
+    })
+    const err = await readJson(
+      new Response(stalled),
+      callContext(provider, { timeouts: { idleMs: 50 } }),
+    ).catch((e: unknown) => e)
+    expect((err as GatewayError).status).toBe(504)
+  })
+
+  test('multibyte text split across chunks survives', async () => {
+    const all = new TextEncoder().encode('{"t":"héllo 👋"}')
+    const pieces = Array.from(all, (b) => new Uint8Array([b]))
+    expect(await readJson(new Response(bytes(...pieces)), callContext(provider))).toEqual({ t: 'héllo 👋' })
+  })
+})
+
+describe('signals', () => {
+  test('mergeSignals aborts with the first reason', () => {
+    const a = new AbortController()
+    const b = new AbortController()
+    const merged = mergeSignals(a.signal, undefined, b.signal)
+    b.abort('because')
+    expect(merged.aborted).toBe(true)
+    expect(merged.reason).toBe('because')
+    expect(mergeSignals(a.signal)).toBe(a.signal)
+  })
+
+  test('abortError: a GatewayError reason is kept, a timeout is 504, anything else 499', () => {
+    const own = new GatewayError(504, 'upstream_timeout', 'x')
+    expect(abortError(own)).toBe(own)
+    expect(abortError(new DOMException('t', 'TimeoutError')).status).toBe(504)
+    const closed = abortError(undefined)
+    expect([closed.status, closed.code, closed.name]).toEqual([499, 'client_closed_request', 'AbortError'])
+  })
+})

@@ -1,0 +1,47 @@
+/** Config documents and temporary directories for tests (no server imports). */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export function tempDir(prefix = 'switchyard-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export const DEMO_PROVIDER = {
+  prefix: 'demo',
+  kind: 'demo',
+  models: [
+    {
+      name: 'echo',
+      context_window: 8192,
+      max_output_tokens: 1024,
+      features: ['streaming', 'tools', 'json_mode', 'system_messages'],
+      tier: 'free',
+    },
+    {
+      name: 'echo-pro',
+      context_window: 32768,
+      max_output_tokens: 4096,
+      features: ['streaming', 'tools', 'json_mode', 'json_schema', 'n', 'system_messages'],
+      tier: 'pro',
+    },
+  ],
+}
+
+export const PLANS = {
+  free: { rpm: 5, rpd: 100, models: ['tier:free'] },
+  basic: { rpm: 10, rpd: null, models: ['tier:free'], days: 30, on_expiry: { downgrade: 'free' } },
+  pro: { rpm: 10, rpd: null, models: ['*'], days: 30, on_expiry: { downgrade: 'free' } },
+  unlimited: { rpm: null, rpd: null, models: ['*'] },
+}
+
+export function testConfigDoc(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return structuredClone({
+    server: { host: '127.0.0.1', port: 0 },
+    admin: { token: 'admin-secret-token' },
+    providers: [DEMO_PROVIDER],
+    plans: PLANS,
+    default_plan: 'free',
+    ...overrides,
+  })
+}

@@ -1,0 +1,152 @@
+/**
+ * @module
+ * A local stand-in for the Gemini API (`POST /v1beta/models/{model}:generateContent` and
+ * `:streamGenerateContent?alt=sse`) that replays recorded responses and streams, and remembers
+ * what it was asked.
+ *
+ * Which fixture answers: the model in the URL when it names a fixture (so a gateway config can
+ * route `gemini/tool` to the `tool` fixture), else the one set with `use()` (default `text`).
+ * A stream request gets the fixture's `.chunks.txt` — one JSON response per line, served as
+ * `data: <json>\r\n\r\n` as the recordings' README says; a fixture without chunks streams its
+ * `.json` as a single event. Error fixtures answer both with their HTTP status and body.
+ *
+ * @example
+ * const fake = await startFakeGemini({ fixture: 'tool', apiKey: 'AIza-test' })
+ * // provider config: { kind: 'gemini', base_url: fake.url, api_key: 'AIza-test', ... }
+ * fake.lastRequest()?.path // '/v1beta/models/tool:streamGenerateContent?alt=sse'
+ * await fake.stop()
+ */
+import type { FakeUpstream, RecordedRequest } from './fake-anthropic.ts'
+
+export type { FakeUpstream, RecordedRequest } from './fake-anthropic.ts'
+
+const RECORDED = new URL('../../../shared/reference/recorded/', import.meta.url)
+const OWN = new URL('../fixtures/gemini/', import.meta.url)
+
+interface Fixture {
+  json?: URL
+  chunks?: URL
+  /** HTTP status for error fixtures (their `json` is the error body). */
+  status?: number
+}
+
+export const GEMINI_FIXTURES = {
+  text: { json: new URL('gemini-text.json', RECORDED), chunks: new URL('gemini-text.chunks.txt', RECORDED) },
+  tool: { json: new URL('gemini-tool.json', RECORDED), chunks: new URL('gemini-tool.chunks.txt', RECORDED) },
+  'two-tools': { json: new URL('two-tools.json', OWN), chunks: new URL('two-tools.chunks.txt', OWN) },
+  'stream-error': { chunks: new URL('stream-error.chunks.txt', OWN) },
+  truncated: { chunks: new URL('truncated.chunks.txt', OWN) },
+  'max-tokens': { chunks: new URL('max-tokens.chunks.txt', OWN) },
+  safety: { json: new URL('safety.json', OWN) },
+  'prompt-blocked': { json: new URL('prompt-blocked.json', OWN) },
+  'invalid-argument': { status: 400, json: new URL('error-invalid-argument.json', OWN) },
+  'api-key-invalid': { status: 400, json: new URL('error-api-key-invalid.json', OWN) },
+  'permission-denied': { status: 403, json: new URL('error-permission-denied.json', OWN) },
+  'not-found': { status: 404, json: new URL('error-not-found.json', OWN) },
+  'resource-exhausted': { status: 429, json: new URL('error-resource-exhausted.json', OWN) },
+  internal: { status: 500, json: new URL('error-internal.json', OWN) },
+  unavailable: { status: 503, json: new URL('error-unavailable.json', OWN) },
+} satisfies Record<string, Fixture>
+
+export type GeminiFixture = keyof typeof GEMINI_FIXTURES
+
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
+
+export async function startFakeGemini(
+  opts: { fixture?: GeminiFixture; apiKey?: string; eventDelayMs?: number } = {},
+): Promise<FakeUpstream<GeminiFixture>> {
+  let current: GeminiFixture = opts.fixture ?? 'text'
+  const seen: RecordedRequest[] = []
+  const streams = { cancelled: 0 }
+
+  const replay: Replay = {
+    delayMs: opts.eventDelayMs ?? 0,
+    onCancel: () => {
+      streams.cancelled++
+    },
+  }
+
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url)
+      const text = await request.text()
+      let body: any
+      try {
+        body = JSON.parse(text)
+      } catch {
+        body = text
+      }
+      seen.push({
+        method: request.method,
+        path: url.pathname + url.search,
+        headers: Object.fromEntries(request.headers),
+        body,
+      })
+
+      const route = ROUTE.exec(url.pathname)
+      if (request.method !== 'POST' || !route) {
+        return errorResponse(404, 'NOT_FOUND', `Not found: ${request.method} ${url.pathname}`)
+      }
+      if (opts.apiKey && request.headers.get('x-goog-api-key') !== opts.apiKey) {
+        return serveFile(GEMINI_FIXTURES['api-key-invalid'], false, replay)
+      }
+      const model = decodeURIComponent(route[1]!)
+      const name = model in GEMINI_FIXTURES ? (model as GeminiFixture) : current
+      const stream = route[2] === 'streamGenerateContent'
+      if (stream && url.searchParams.get('alt') !== 'sse') {
+        return errorResponse(400, 'INVALID_ARGUMENT', 'fake-gemini streams only with ?alt=sse')
+      }
+      return serveFile(GEMINI_FIXTURES[name], stream, replay)
+    },
+  })
+
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    lastRequest: () => seen[seen.length - 1],
+    requests: () => [...seen],
+    use: (fixture) => {
+      current = fixture
+    },
+    cancelledStreams: () => streams.cancelled,
+    stop: async () => {
+      await server.stop(true)
+    },
+  }
+}
+
+interface Replay {
+  /** Pause before each event, to hold a stream open (e.g. to test cancellation). */
+  delayMs: number
+  onCancel: () => void
+}
+
+async function serveFile(fixture: Fixture, stream: boolean, replay: Replay): Promise<Response> {
+  if (fixture.status !== undefined || !stream) {
+    if (!fixture.json) return errorResponse(500, 'INTERNAL', 'fake-gemini: this fixture only streams')
+    return new Response(await Bun.file(fixture.json).text(), {
+      status: fixture.status ?? 200,
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+    })
+  }
+  const lines = fixture.chunks
+    ? (await Bun.file(fixture.chunks).text()).split('\n').filter((line) => line.trim() !== '')
+    : [JSON.stringify(await Bun.file(fixture.json!).json())]
+  const encoder = new TextEncoder()
+  // One event per pull, so the client sees them arrive separately as over a real connection.
+  const events = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (replay.delayMs) await Bun.sleep(replay.delayMs)
+      const line = lines.shift()
+      if (line === undefined) return controller.close()
+      controller.enqueue(encoder.encode(`data: ${line}\r\n\r\n`))
+    },
+    cancel: replay.onCancel,
+  })
+  return new Response(events, { headers: { 'content-type': 'text/event-stream' } })
+}
+
+function errorResponse(code: number, status: string, message: string): Response {
+  return Response.json({ error: { code, message, status } }, { status: code })
+}

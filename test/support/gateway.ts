@@ -1,0 +1,51 @@
+/**
+ * Starts the real gateway on port 0 with a temporary database and a config built in code.
+ */
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseConfig } from '../../src/config/index.ts'
+import { buildDeps } from '../../src/server/build.ts'
+import { startServer } from '../../src/server/serve.ts'
+import type { Clock } from '../../src/util/clock.ts'
+import { createLogger } from '../../src/util/log.ts'
+import { tempDir, testConfigDoc } from './config-doc.ts'
+
+export { DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
+
+export interface TestGateway {
+  url: string
+  dir: string
+  logs: string[]
+  deps: ReturnType<typeof buildDeps>
+  /** Creates an account (if new) on `plan` and returns a fresh key for it. */
+  key(account: string, plan?: string, days?: number): Promise<{ id: string; key: string }>
+  stop(): Promise<void>
+}
+
+export async function startGateway(
+  opts: { doc?: Record<string, unknown>; clock?: Clock } = {},
+): Promise<TestGateway> {
+  const dir = tempDir()
+  const doc = opts.doc ?? testConfigDoc()
+  const config = parseConfig({ ...doc, database: { path: join(dir, 'switchyard.db') } }, 'test')
+  const logs: string[] = []
+  const deps = buildDeps(config, { clock: opts.clock, log: createLogger('debug', (l) => logs.push(l)) })
+  const running = startServer(config, deps)
+  return {
+    url: running.url,
+    dir,
+    logs,
+    deps,
+    async key(account, plan, days) {
+      if (!(await deps.store.getAccount(account))) await deps.accounts.createAccount(account, plan, days)
+      const k = await deps.accounts.createKey(account, 'test')
+      return { id: k.id, key: k.key }
+    },
+    async stop() {
+      await running.stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
