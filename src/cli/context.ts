@@ -52,7 +52,11 @@ export async function withAccounts<T>(
   fn: (svc: AccountService, store: Store, config: Config) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(p, io)
-  const store = openSqliteStore({ path: config.database.path, busyTimeoutMs: config.database.busyTimeoutMs })
+  const store = openSqliteStore({
+    path: config.database.path,
+    busyTimeoutMs: config.database.busyTimeoutMs,
+    windows: config.windows,
+  })
   try {
     return await fn(new AccountService(store, config, systemClock), store, config)
   } finally {

@@ -18,10 +18,6 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   const child = p.flags['worker-child'] === true
 
   const running = startServer(config, undefined, workers > 1 || child)
-  const children: ReturnType<typeof Bun.spawn>[] = []
-  if (!child) {
-    for (let i = 1; i < workers; i++) children.push(spawnWorker(p, running.port))
-  }
   const info = {
     url: running.url,
     port: running.port,
@@ -29,20 +25,28 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     workers,
     database: config.database.path,
   }
-  if (!child) {
+  const children: Worker[] = []
+  if (child) {
+    io.out(JSON.stringify(info))
+    exitWithParent()
+  } else {
+    for (let i = 1; i < workers; i++) children.push(spawnWorker(p, running.port))
+    // Announce only once every worker is listening.
+    await Promise.all(children.map((c) => c.ready))
+    const plural = workers > 1 ? 's' : ''
     io.out(
       p.flags.json === true
         ? JSON.stringify(info)
-        : `Switchyard listening on ${running.url} (${workers} worker${workers > 1 ? 's' : ''}, database ${config.database.path})`,
+        : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${config.database.path})`,
     )
   }
   let stopping = false
   const stop = async () => {
     if (stopping) return
     stopping = true
-    for (const c of children) c.kill('SIGTERM')
+    for (const c of children) c.proc.kill('SIGTERM')
     await running.stop()
-    await Promise.all(children.map((c) => c.exited))
+    await Promise.all(children.map((c) => c.proc.exited))
     process.exit(0)
   }
   process.on('SIGINT', stop)
@@ -51,7 +55,25 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   return 0
 }
 
-function spawnWorker(p: Parsed, port: number) {
+interface Worker {
+  proc: ReturnType<typeof Bun.spawn<'pipe', 'pipe', 'inherit'>>
+  ready: Promise<void>
+}
+
+/**
+ * A worker holds its stdin open to the primary: when the primary dies, even by SIGKILL, the
+ * pipe closes and the worker stops instead of serving on alone.
+ */
+function exitWithParent(): void {
+  ;(async () => {
+    for await (const _ of process.stdin) {
+      // nothing is ever sent; the loop ends when the primary goes away
+    }
+    process.exit(0)
+  })()
+}
+
+function spawnWorker(p: Parsed, port: number): Worker {
   // In a compiled binary Bun.main is inside the embedded filesystem and execPath is the binary.
   const compiled = Bun.main.startsWith('/$bunfs/')
   const self = compiled ? [process.execPath] : [process.execPath, Bun.main]
@@ -60,5 +82,12 @@ function spawnWorker(p: Parsed, port: number) {
     const v = flagString(p, f)
     if (v) args.push(`--${f}`, v)
   }
-  return Bun.spawn([...self, ...args], { stdout: 'inherit', stderr: 'inherit', stdin: 'ignore' })
+  const proc = Bun.spawn([...self, ...args], { stdout: 'pipe', stderr: 'inherit', stdin: 'pipe' })
+  const ready = (async () => {
+    const reader = proc.stdout.getReader()
+    const { done } = await reader.read()
+    reader.releaseLock()
+    if (done) throw new Error(`worker exited before listening (exit code ${await proc.exited})`)
+  })()
+  return { proc, ready }
 }

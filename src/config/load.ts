@@ -31,6 +31,7 @@ export interface Config {
   logging: { level: 'debug' | 'info' | 'warn' | 'error' }
   usage: { retentionDays: number; flushMs: number }
   suspension: SuspensionPolicy
+  windows: { minuteMs: number; dayMs: number }
   providers: ProviderConfig[]
   plans: Record<string, PlanConfig>
   defaultPlan: string
@@ -206,6 +207,10 @@ function resolve(raw: RawConfig, source: string): Config {
       maxRejections: susp.max_rejections ?? 50,
       windowMs: (susp.window_s ?? 600) * 1000,
       durationMs: (susp.duration_s ?? 900) * 1000,
+    },
+    windows: {
+      minuteMs: raw.limits?.minute_window_ms ?? 60_000,
+      dayMs: raw.limits?.day_window_ms ?? 86_400_000,
     },
     providers: raw.providers,
     plans: raw.plans,

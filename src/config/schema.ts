@@ -149,7 +149,17 @@ export const ConfigSchema = T.Object(
         Closed,
       ),
     ),
-    limits: T.Optional(T.Object({ suspension: T.Optional(SuspensionSchema) }, Closed)),
+    limits: T.Optional(
+      T.Object(
+        {
+          suspension: T.Optional(SuspensionSchema),
+          /** Length of the "minute" and "day" windows. Leave at 60000 / 86400000 outside tests. */
+          minute_window_ms: T.Optional(PositiveInt),
+          day_window_ms: T.Optional(PositiveInt),
+        },
+        Closed,
+      ),
+    ),
     providers: T.Array(ProviderSchema, { minItems: 1 }),
     plans: T.Record(T.String({ pattern: '^[A-Za-z0-9._-]+$' }), PlanSchema),
     default_plan: T.String({ minLength: 1 }),

@@ -22,6 +22,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     openSqliteStore({
       path: config.database.path,
       busyTimeoutMs: config.database.busyTimeoutMs,
+      windows: config.windows,
       now: clock.now(),
     })
   return {

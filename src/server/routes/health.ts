@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts'
 
 export function healthRoutes(deps: Deps) {
   return new Elysia({ name: 'switchyard.health' })
-    .get('/healthz', () => ({ status: 'ok' }))
+    .get('/healthz', () => ({ status: 'ok', pid: process.pid }))
     .get(
       '/metrics',
       () => new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }),

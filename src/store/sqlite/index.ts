@@ -9,12 +9,13 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { AdmitInput, Completion, KeyState, PlanChange, Store } from '../types.ts'
 import { AccountQueries } from './accounts.ts'
-import { LimiterQueries } from './limiter.ts'
+import { LimiterQueries, type WindowSpans } from './limiter.ts'
 import { migrate } from './migrations.ts'
 import { UsageQueries } from './usage.ts'
 
 export interface SqliteOptions {
   path: string
+  windows?: WindowSpans
   busyTimeoutMs?: number
   now?: number
 }
@@ -27,7 +28,7 @@ export function openSqliteStore(opts: SqliteOptions): SqliteStore {
   db.run('PRAGMA synchronous = NORMAL')
   db.run('PRAGMA foreign_keys = ON')
   migrate(db, opts.now ?? Date.now())
-  return new SqliteStore(db)
+  return new SqliteStore(db, opts.windows)
 }
 
 export class SqliteStore implements Store {
@@ -35,9 +36,12 @@ export class SqliteStore implements Store {
   private readonly limiter: LimiterQueries
   private readonly usage: UsageQueries
 
-  constructor(readonly db: Database) {
+  constructor(
+    readonly db: Database,
+    windows?: WindowSpans,
+  ) {
     this.accounts = new AccountQueries(db)
-    this.limiter = new LimiterQueries(db)
+    this.limiter = new LimiterQueries(db, windows)
     this.usage = new UsageQueries(db)
   }
 

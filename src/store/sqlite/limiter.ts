@@ -8,14 +8,22 @@
 import type { Database } from 'bun:sqlite'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 
-export const MINUTE_MS = 60_000
-export const DAY_MS = 86_400_000
+/** Window lengths; 60 s and 24 h unless the operator shortens them (tests do). */
+export interface WindowSpans {
+  minuteMs: number
+  dayMs: number
+}
+
+export const DEFAULT_SPANS: WindowSpans = { minuteMs: 60_000, dayMs: 86_400_000 }
 
 export class LimiterQueries {
   private readonly q
   private readonly admitTx: (input: AdmitInput) => AdmitResult
 
-  constructor(db: Database) {
+  constructor(
+    db: Database,
+    private readonly spans: WindowSpans = DEFAULT_SPANS,
+  ) {
     this.q = {
       window: db.query<{ n: number; oldest: number | null }, [number, number]>(
         'SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM requests WHERE account_id = ? AND created_at > ?',
@@ -44,8 +52,8 @@ export class LimiterQueries {
 
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
     return {
-      minute: this.window(accountId, now, MINUTE_MS, rpm),
-      day: this.window(accountId, now, DAY_MS, rpd),
+      minute: this.window(accountId, now, this.spans.minuteMs, rpm),
+      day: this.window(accountId, now, this.spans.dayMs, rpd),
     }
   }
 
@@ -62,13 +70,14 @@ export class LimiterQueries {
   /** Runs inside the write transaction. */
   private admitLocked(input: AdmitInput): AdmitResult {
     const { accountId, now, rpm, rpd } = input
+    const { minuteMs, dayMs } = this.spans
     // An unlimited window is not counted on the hot path; its `used` is reported by windows().
-    const minute = rpm === null ? unlimited() : this.window(accountId, now, MINUTE_MS, rpm)
-    const day = rpd === null ? unlimited() : this.window(accountId, now, DAY_MS, rpd)
+    const minute = rpm === null ? unlimited() : this.window(accountId, now, minuteMs, rpm)
+    const day = rpd === null ? unlimited() : this.window(accountId, now, dayMs, rpd)
     const full =
       rpm !== null && minute.used >= rpm ? 'minute' : rpd !== null && day.used >= rpd ? 'day' : null
     if (full) {
-      const span = full === 'minute' ? MINUTE_MS : DAY_MS
+      const span = full === 'minute' ? minuteMs : dayMs
       const w = full === 'minute' ? minute : day
       // The window admits again once (used - limit + 1) requests have left it.
       const freeing = this.q.nth.get(accountId, now - span, w.used - w.limit!)!
@@ -93,8 +102,8 @@ export class LimiterQueries {
     return {
       admitted: true,
       usageId: Number(res.lastInsertRowid),
-      minute: consumed(minute, now, MINUTE_MS),
-      day: consumed(day, now, DAY_MS),
+      minute: consumed(minute, now, minuteMs),
+      day: consumed(day, now, dayMs),
     }
   }
 

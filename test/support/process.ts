@@ -1,0 +1,60 @@
+/** Real `switchyard serve` processes for multi-process and crash tests. */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { BUN, REPO } from './cli.ts'
+
+export interface ServeProcess {
+  url: string
+  port: number
+  pid: number
+  proc: ReturnType<typeof Bun.spawn>
+  kill(signal?: NodeJS.Signals | number): Promise<number>
+}
+
+/** Writes a config (JSON is YAML) and returns its path. */
+export function writeConfig(dir: string, doc: Record<string, unknown>, name = 'switchyard.yaml'): string {
+  const path = join(dir, name)
+  writeFileSync(path, JSON.stringify(doc, null, 2))
+  return path
+}
+
+export async function spawnServe(args: string[]): Promise<ServeProcess> {
+  const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), 'serve', '--json', ...args], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const reader = proc.stdout.getReader()
+  let text = ''
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`serve exited: ${await new Response(proc.stderr).text()}`)
+    text += new TextDecoder().decode(value)
+  }
+  reader.releaseLock()
+  const info = JSON.parse(text.split('\n')[0]!)
+  return {
+    url: info.url,
+    port: info.port,
+    pid: info.pid,
+    proc,
+    async kill(signal = 'SIGTERM') {
+      proc.kill(signal)
+      return proc.exited
+    },
+  }
+}
+
+/** Child processes of `pid` (from /proc), with their command lines. */
+export async function childProcesses(pid: number): Promise<Array<{ pid: number; cmd: string }>> {
+  const out = await new Response(
+    Bun.spawn(['ps', '--ppid', String(pid), '-o', 'pid=,args='], { stdout: 'pipe' }).stdout,
+  ).text()
+  return out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const m = /^\s*(\d+)\s+(.*)$/.exec(l)!
+      return { pid: Number(m[1]), cmd: m[2]! }
+    })
+}
