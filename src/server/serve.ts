@@ -23,15 +23,18 @@ export function startServer(config: Config, deps: Deps = buildDeps(config), reus
     hostname: config.server.host,
     port: config.server.port,
     idleTimeout: config.server.idleTimeoutS,
-    // The gateway enforces its own limit (413 in OpenAI's shape); Bun's is a backstop.
-    maxRequestBodySize: config.server.bodyLimitBytes * 2 + 65_536,
+    // Bun refuses a declared body over its own limit before the app runs, with a bare 413 (no
+    // OpenAI error body, no x-request-id). The chat route enforces body_limit_bytes itself, on
+    // declared and chunked bodies, without buffering an oversize one; the only other routes that
+    // read a body are admin routes, which refuse a caller without the admin token before parsing.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     reusePort,
   })
   const server = app.server!
   const prune = () => {
     const now = deps.clock.now()
     deps.store
-      .prune(now - config.usage.retentionDays * 86_400_000, now - config.suspension.windowMs)
+      .prune(now - Math.max(config.usage.retentionDays * 86_400_000, config.windows.dayMs))
       .catch((err) => deps.log.warn('prune failed', { error: (err as Error).message }))
   }
   prune()

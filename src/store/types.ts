@@ -143,8 +143,8 @@ export interface Store {
   /** Usage: admitted requests are recorded by `admit`; their outcome arrives here in batches. */
   complete(batch: Completion[]): Promise<void>
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
-  /** Deletes usage rows, and suspension rejection marks, older than the given times. */
-  prune(requestsBefore: number, rejectionsBefore: number): Promise<void>
+  /** Deletes usage rows older than `before` (the retention). The limiter needs only a day. */
+  prune(before: number): Promise<void>
 
   close(): void
 }

@@ -41,7 +41,7 @@ describe('sqlite store', () => {
     store.close()
     const again = openSqliteStore({ path: join(dir, 'db.sqlite') })
     const v = again.db.query('SELECT version FROM schema_migrations').all()
-    expect(v).toEqual([{ version: 1 }])
+    expect(v).toEqual([{ version: 1 }, { version: 2 }])
     expect(again.db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
     again.close()
   })
@@ -80,6 +80,25 @@ describe('sqlite store', () => {
     clock.set(T0 + 60_000)
     expect((await store.admit(admitArgs(a.id, k.id, clock.now(), 5, 100))).admitted).toBe(true)
     expect((await store.admit(admitArgs(a.id, k.id, clock.now(), 5, 100))).admitted).toBe(false)
+  })
+
+  test('large windows count exactly, and a clock stepping back does not open extra slots', async () => {
+    const { store, svc, clock } = setup()
+    const a = await svc.createAccount('big', 'free')
+    const k = await svc.createKey('big')
+    let admitted = 0
+    for (let i = 0; i < 1200; i++) {
+      if ((await store.admit(admitArgs(a.id, k.id, clock.now(), 1000, null))).admitted) admitted++
+      clock.advance(10)
+    }
+    expect(admitted).toBe(1000)
+    const w = await store.windows(a.id, clock.now(), 1000, null)
+    expect(w.minute).toMatchObject({ used: 1000, remaining: 0, resetAt: T0 + 60_000 })
+    // Admitted at T0, T0+10 ms, …; at T0+60.01 s the ones at T0 and T0+10 ms have left.
+    clock.set(T0 + 60_010)
+    expect((await store.windows(a.id, clock.now(), 1000, null)).minute.used).toBe(998)
+    clock.set(T0 + 60_010 - 30_000)
+    expect((await store.admit(admitArgs(a.id, k.id, clock.now(), 1000, null))).admitted).toBe(false)
   })
 
   test('day window and unlimited windows', async () => {

@@ -109,8 +109,8 @@ export class SqliteStore implements Store {
   async usageSummary(accountId: number, now: number, dayStart: number) {
     return this.usage.summary(accountId, now, dayStart)
   }
-  async prune(requestsBefore: number, rejectionsBefore: number) {
-    this.usage.prune(requestsBefore, rejectionsBefore)
+  async prune(before: number) {
+    this.usage.prune(before)
   }
   close() {
     this.db.close()

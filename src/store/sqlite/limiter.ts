@@ -3,7 +3,11 @@
  * Exact rolling-window rate limiting on the request log. Check and consume run in one
  * `BEGIN IMMEDIATE` transaction, so concurrent requests — in this process or in any other
  * process sharing the database file — are serialised by SQLite's write lock and a window
- * never admits more than its limit. Cost is O(requests in the window) index entries.
+ * never admits more than its limit.
+ *
+ * Each admitted request of an account gets the next sequence number and a `created_at` that
+ * never goes backwards, so the number of requests in a window is `last.seq − first.seq + 1`
+ * where `first` is the oldest row inside it: two index seeks, whatever the limit.
  */
 import type { Database } from 'bun:sqlite'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
@@ -16,6 +20,11 @@ export interface WindowSpans {
 
 export const DEFAULT_SPANS: WindowSpans = { minuteMs: 60_000, dayMs: 86_400_000 }
 
+interface Row {
+  seq: number
+  created_at: number
+}
+
 export class LimiterQueries {
   private readonly q
   private readonly admitTx: (input: AdmitInput) => AdmitResult
@@ -25,23 +34,29 @@ export class LimiterQueries {
     private readonly spans: WindowSpans = DEFAULT_SPANS,
   ) {
     this.q = {
-      window: db.query<{ n: number; oldest: number | null }, [number, number]>(
-        'SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM requests WHERE account_id = ? AND created_at > ?',
+      last: db.query<Row, [number]>(
+        'SELECT seq, created_at FROM requests WHERE account_id = ? ORDER BY seq DESC LIMIT 1',
       ),
-      nth: db.query<{ created_at: number }, [number, number, number]>(
-        'SELECT created_at FROM requests WHERE account_id = ? AND created_at > ? ORDER BY created_at LIMIT 1 OFFSET ?',
+      firstAfter: db.query<Row, [number, number]>(
+        'SELECT seq, created_at FROM requests WHERE account_id = ? AND created_at > ? ORDER BY created_at, seq LIMIT 1',
       ),
-      insert: db.query<null, [string, number, string, string, number, number]>(
-        'INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      bySeq: db.query<Row, [number, number]>(
+        'SELECT seq, created_at FROM requests WHERE account_id = ? AND seq = ?',
       ),
-      reject: db.query<null, [string, number]>(
-        'INSERT INTO limit_rejections (key_id, created_at) VALUES (?, ?)',
+      insert: db.query<null, [string, number, string, string, number, number, number]>(
+        `INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
-      rejections: db.query<{ n: number }, [string, number]>(
-        'SELECT COUNT(*) AS n FROM limit_rejections WHERE key_id = ? AND created_at > ?',
+      // Fixed windows per key: restart the count when the window has passed, else add one.
+      reject: db.query<{ rejections: number }, [number, number, number, string]>(
+        `UPDATE api_keys SET
+           rejections = CASE WHEN rejections_since IS NULL OR rejections_since <= ? THEN 1 ELSE rejections + 1 END,
+           rejections_since = CASE WHEN rejections_since IS NULL OR rejections_since <= ? THEN ? ELSE rejections_since END
+         WHERE id = ? RETURNING rejections`,
       ),
-      clearRejections: db.query<null, [string]>('DELETE FROM limit_rejections WHERE key_id = ?'),
-      suspend: db.query<null, [number, string]>('UPDATE api_keys SET suspended_until = ? WHERE id = ?'),
+      suspend: db.query<null, [number, string]>(
+        'UPDATE api_keys SET suspended_until = ?, rejections = 0, rejections_since = NULL WHERE id = ?',
+      ),
     }
     this.admitTx = db.transaction((input: AdmitInput) => this.admitLocked(input)).immediate as never
   }
@@ -51,19 +66,27 @@ export class LimiterQueries {
   }
 
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
+    const last = this.q.last.get(accountId)
     return {
-      minute: this.window(accountId, now, this.spans.minuteMs, rpm),
-      day: this.window(accountId, now, this.spans.dayMs, rpd),
+      minute: this.window(accountId, last, now, this.spans.minuteMs, rpm),
+      day: this.window(accountId, last, now, this.spans.dayMs, rpd),
     }
   }
 
-  private window(accountId: number, now: number, span: number, limit: number | null): WindowLimit {
-    const row = this.q.window.get(accountId, now - span)!
+  private window(
+    accountId: number,
+    last: Row | null,
+    now: number,
+    span: number,
+    limit: number | null,
+  ): WindowLimit {
+    const first = last ? this.q.firstAfter.get(accountId, now - span) : null
+    const used = first && last ? last.seq - first.seq + 1 : 0
     return {
       limit,
-      used: row.n,
-      remaining: limit === null ? null : Math.max(0, limit - row.n),
-      resetAt: row.oldest === null ? null : row.oldest + span,
+      used,
+      remaining: limit === null ? null : Math.max(0, limit - used),
+      resetAt: first ? first.created_at + span : null,
     }
   }
 
@@ -71,33 +94,38 @@ export class LimiterQueries {
   private admitLocked(input: AdmitInput): AdmitResult {
     const { accountId, now, rpm, rpd } = input
     const { minuteMs, dayMs } = this.spans
-    // An unlimited window is not counted on the hot path; its `used` is reported by windows().
-    const minute = rpm === null ? unlimited() : this.window(accountId, now, minuteMs, rpm)
-    const day = rpd === null ? unlimited() : this.window(accountId, now, dayMs, rpd)
+    const last = this.q.last.get(accountId)
+    // An unlimited window is not measured on the hot path; windows() reports its use.
+    const minute = rpm === null ? unlimited() : this.window(accountId, last, now, minuteMs, rpm)
+    const day = rpd === null ? unlimited() : this.window(accountId, last, now, dayMs, rpd)
     const full =
       rpm !== null && minute.used >= rpm ? 'minute' : rpd !== null && day.used >= rpd ? 'day' : null
     if (full) {
       const span = full === 'minute' ? minuteMs : dayMs
       const w = full === 'minute' ? minute : day
-      // The window admits again once (used - limit + 1) requests have left it.
-      const freeing = this.q.nth.get(accountId, now - span, w.used - w.limit!)!
-      const retryAt = freeing.created_at + span
+      // The window admits again once (used − limit + 1) requests have left it: the one with
+      // sequence number last − limit + 1 is the last of those to leave.
+      const freeing = this.q.bySeq.get(accountId, last!.seq - w.limit! + 1)!
       return {
         admitted: false,
         window: full,
-        retryAt,
+        retryAt: freeing.created_at + span,
         minute,
         day,
         suspendedUntil: this.noteRejection(input),
       }
     }
+    // created_at never goes backwards within an account (clock steps, several processes).
+    const at = last ? Math.max(now, last.created_at) : now
+    const seq = (last?.seq ?? 0) + 1
     const res = this.q.insert.run(
       input.requestId,
       accountId,
       input.keyId,
       input.model,
       input.stream ? 1 : 0,
-      now,
+      at,
+      seq,
     )
     return {
       admitted: true,
@@ -110,12 +138,11 @@ export class LimiterQueries {
   private noteRejection(input: AdmitInput): number | null {
     const s = input.suspension
     if (!s) return null
-    this.q.reject.run(input.keyId, input.now)
-    const { n } = this.q.rejections.get(input.keyId, input.now - s.windowMs)!
-    if (n <= s.maxRejections) return null
+    const cutoff = input.now - s.windowMs
+    const row = this.q.reject.get(cutoff, cutoff, input.now, input.keyId)
+    if (!row || row.rejections <= s.maxRejections) return null
     const until = input.now + s.durationMs
     this.q.suspend.run(until, input.keyId)
-    this.q.clearRejections.run(input.keyId)
     return until
   }
 }

@@ -66,6 +66,20 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
       CREATE INDEX limit_rejections_key_time ON limit_rejections(key_id, created_at);
     `,
   },
+  {
+    // Per-account sequence numbers make a window's count two index seeks instead of a scan:
+    // count = last seq − first seq inside the window + 1. Suspension counts rejections in
+    // fixed windows on the key row instead of a row per rejection.
+    version: 2,
+    sql: `
+      ALTER TABLE requests ADD COLUMN seq INTEGER;
+      UPDATE requests SET seq = (SELECT COUNT(*) FROM requests r2 WHERE r2.account_id = requests.account_id AND r2.id <= requests.id);
+      CREATE INDEX requests_account_seq ON requests(account_id, seq);
+      ALTER TABLE api_keys ADD COLUMN rejections INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE api_keys ADD COLUMN rejections_since INTEGER;
+      DROP TABLE limit_rejections;
+    `,
+  },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -47,7 +47,6 @@ export class UsageQueries {
         `SELECT model, ${TOTALS} FROM requests WHERE account_id = ? AND created_at >= ? GROUP BY model ORDER BY model`,
       ),
       pruneRequests: db.query<null, [number]>('DELETE FROM requests WHERE created_at < ?'),
-      pruneRejections: db.query<null, [number]>('DELETE FROM limit_rejections WHERE created_at < ?'),
     }
     this.completeTx = db.transaction((batch: Completion[]) => {
       for (const c of batch) {
@@ -78,8 +77,7 @@ export class UsageQueries {
     }
   }
 
-  prune(requestsBefore: number, rejectionsBefore: number): void {
-    this.q.pruneRequests.run(requestsBefore)
-    this.q.pruneRejections.run(rejectionsBefore)
+  prune(before: number): void {
+    this.q.pruneRequests.run(before)
   }
 }
