@@ -16,16 +16,17 @@
  * await fake.stop()
  */
 
-const RECORDED = new URL('../../../shared/reference/recorded/', import.meta.url)
-const OWN = new URL('../fixtures/anthropic/', import.meta.url)
+import {
+  type FakeUpstream,
+  type Fixture,
+  RECORDED,
+  type Replay,
+  readLines,
+  replayFrames,
+  serveFake,
+} from './fake-upstream.ts'
 
-interface Fixture {
-  json?: URL
-  chunks?: URL
-  /** HTTP status for error fixtures (their `json` is the error body). */
-  status?: number
-  headers?: Record<string, string>
-}
+const OWN = new URL('../fixtures/anthropic/', import.meta.url)
 
 export const ANTHROPIC_FIXTURES = {
   text: {
@@ -50,89 +51,24 @@ export const ANTHROPIC_FIXTURES = {
 
 export type AnthropicFixture = keyof typeof ANTHROPIC_FIXTURES
 
-export interface RecordedRequest {
-  method: string
-  /** Path and query, e.g. `/v1/messages`. */
-  path: string
-  /** Lower-case header names. */
-  headers: Record<string, string>
-  body: any
-}
-
-export interface FakeUpstream<F extends string> {
-  /** Base URL to put in the provider's `base_url`. */
-  url: string
-  lastRequest(): RecordedRequest | undefined
-  requests(): RecordedRequest[]
-  /** The fixture for requests whose model is not a fixture name. */
-  use(fixture: F): void
-  /** Streams the client cancelled (disconnected) before their last event. */
-  cancelledStreams(): number
-  stop(): Promise<void>
-}
+export type { FakeUpstream, RecordedRequest } from './fake-upstream.ts'
 
 export async function startFakeAnthropic(
   opts: { fixture?: AnthropicFixture; apiKey?: string; eventDelayMs?: number } = {},
 ): Promise<FakeUpstream<AnthropicFixture>> {
-  let current: AnthropicFixture = opts.fixture ?? 'text'
-  const seen: RecordedRequest[] = []
-  const streams = { cancelled: 0 }
-
-  const replay: Replay = {
-    delayMs: opts.eventDelayMs ?? 0,
-    onCancel: () => {
-      streams.cancelled++
-    },
-  }
-
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      const url = new URL(request.url)
-      const text = await request.text()
-      let body: any
-      try {
-        body = JSON.parse(text)
-      } catch {
-        body = text
-      }
-      seen.push({
-        method: request.method,
-        path: url.pathname + url.search,
-        headers: Object.fromEntries(request.headers),
-        body,
-      })
-
-      if (request.method !== 'POST' || url.pathname !== '/v1/messages') {
-        return errorResponse(404, 'not_found_error', `Not found: ${request.method} ${url.pathname}`)
-      }
-      if (opts.apiKey && request.headers.get('x-api-key') !== opts.apiKey) {
-        return serveFile(ANTHROPIC_FIXTURES.authentication, false, replay)
-      }
-      const name = typeof body?.model === 'string' && body.model in ANTHROPIC_FIXTURES ? body.model : current
-      return serveFile(ANTHROPIC_FIXTURES[name as AnthropicFixture], body?.stream === true, replay)
-    },
+  return serveFake({ fixture: opts.fixture ?? 'text', eventDelayMs: opts.eventDelayMs }, (call) => {
+    const { request, recorded, url, current, replay } = call
+    if (request.method !== 'POST' || url.pathname !== '/v1/messages') {
+      return errorResponse(404, 'not_found_error', `Not found: ${request.method} ${url.pathname}`)
+    }
+    if (opts.apiKey && request.headers.get('x-api-key') !== opts.apiKey) {
+      return serveFile(ANTHROPIC_FIXTURES.authentication, false, replay)
+    }
+    const model = recorded.body?.model
+    const name =
+      typeof model === 'string' && model in ANTHROPIC_FIXTURES ? (model as AnthropicFixture) : current
+    return serveFile(ANTHROPIC_FIXTURES[name], recorded.body?.stream === true, replay)
   })
-
-  return {
-    url: `http://127.0.0.1:${server.port}`,
-    lastRequest: () => seen[seen.length - 1],
-    requests: () => [...seen],
-    use: (fixture) => {
-      current = fixture
-    },
-    cancelledStreams: () => streams.cancelled,
-    stop: async () => {
-      await server.stop(true)
-    },
-  }
-}
-
-interface Replay {
-  /** Pause before each event, to hold a stream open (e.g. to test cancellation). */
-  delayMs: number
-  onCancel: () => void
 }
 
 async function serveFile(fixture: Fixture, stream: boolean, replay: Replay): Promise<Response> {
@@ -144,20 +80,10 @@ async function serveFile(fixture: Fixture, stream: boolean, replay: Replay): Pro
     })
   }
   if (!fixture.chunks) return errorResponse(500, 'api_error', 'fake-anthropic: this fixture does not stream')
-  const lines = (await Bun.file(fixture.chunks).text()).split('\n').filter((line) => line.trim() !== '')
-  const encoder = new TextEncoder()
-  // One event per pull, so the client sees them arrive separately as over a real connection.
-  const events = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (replay.delayMs) await Bun.sleep(replay.delayMs)
-      const line = lines.shift()
-      if (line === undefined) return controller.close()
-      const type = (JSON.parse(line) as { type: string }).type
-      controller.enqueue(encoder.encode(`event: ${type}\ndata: ${line}\n\n`))
-    },
-    cancel: replay.onCancel,
-  })
-  return new Response(events, {
+  const frames = (await readLines(fixture.chunks)).map(
+    (line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`,
+  )
+  return new Response(replayFrames(frames, replay), {
     headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
   })
 }

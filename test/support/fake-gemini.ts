@@ -16,19 +16,19 @@
  * fake.lastRequest()?.path // '/v1beta/models/tool:streamGenerateContent?alt=sse'
  * await fake.stop()
  */
-import type { FakeUpstream, RecordedRequest } from './fake-anthropic.ts'
+import {
+  type FakeUpstream,
+  type Fixture,
+  RECORDED,
+  type Replay,
+  readLines,
+  replayFrames,
+  serveFake,
+} from './fake-upstream.ts'
 
-export type { FakeUpstream, RecordedRequest } from './fake-anthropic.ts'
+export type { FakeUpstream, RecordedRequest } from './fake-upstream.ts'
 
-const RECORDED = new URL('../../../shared/reference/recorded/', import.meta.url)
 const OWN = new URL('../fixtures/gemini/', import.meta.url)
-
-interface Fixture {
-  json?: URL
-  chunks?: URL
-  /** HTTP status for error fixtures (their `json` is the error body). */
-  status?: number
-}
 
 export const GEMINI_FIXTURES = {
   text: { json: new URL('gemini-text.json', RECORDED), chunks: new URL('gemini-text.chunks.txt', RECORDED) },
@@ -55,71 +55,23 @@ const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateConten
 export async function startFakeGemini(
   opts: { fixture?: GeminiFixture; apiKey?: string; eventDelayMs?: number } = {},
 ): Promise<FakeUpstream<GeminiFixture>> {
-  let current: GeminiFixture = opts.fixture ?? 'text'
-  const seen: RecordedRequest[] = []
-  const streams = { cancelled: 0 }
-
-  const replay: Replay = {
-    delayMs: opts.eventDelayMs ?? 0,
-    onCancel: () => {
-      streams.cancelled++
-    },
-  }
-
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      const url = new URL(request.url)
-      const text = await request.text()
-      let body: any
-      try {
-        body = JSON.parse(text)
-      } catch {
-        body = text
-      }
-      seen.push({
-        method: request.method,
-        path: url.pathname + url.search,
-        headers: Object.fromEntries(request.headers),
-        body,
-      })
-
-      const route = ROUTE.exec(url.pathname)
-      if (request.method !== 'POST' || !route) {
-        return errorResponse(404, 'NOT_FOUND', `Not found: ${request.method} ${url.pathname}`)
-      }
-      if (opts.apiKey && request.headers.get('x-goog-api-key') !== opts.apiKey) {
-        return serveFile(GEMINI_FIXTURES['api-key-invalid'], false, replay)
-      }
-      const model = decodeURIComponent(route[1]!)
-      const name = model in GEMINI_FIXTURES ? (model as GeminiFixture) : current
-      const stream = route[2] === 'streamGenerateContent'
-      if (stream && url.searchParams.get('alt') !== 'sse') {
-        return errorResponse(400, 'INVALID_ARGUMENT', 'fake-gemini streams only with ?alt=sse')
-      }
-      return serveFile(GEMINI_FIXTURES[name], stream, replay)
-    },
+  return serveFake({ fixture: opts.fixture ?? 'text', eventDelayMs: opts.eventDelayMs }, (call) => {
+    const { request, url, current, replay } = call
+    const route = ROUTE.exec(url.pathname)
+    if (request.method !== 'POST' || !route) {
+      return errorResponse(404, 'NOT_FOUND', `Not found: ${request.method} ${url.pathname}`)
+    }
+    if (opts.apiKey && request.headers.get('x-goog-api-key') !== opts.apiKey) {
+      return serveFile(GEMINI_FIXTURES['api-key-invalid'], false, replay)
+    }
+    const model = decodeURIComponent(route[1]!)
+    const name = model in GEMINI_FIXTURES ? (model as GeminiFixture) : current
+    const stream = route[2] === 'streamGenerateContent'
+    if (stream && url.searchParams.get('alt') !== 'sse') {
+      return errorResponse(400, 'INVALID_ARGUMENT', 'fake-gemini streams only with ?alt=sse')
+    }
+    return serveFile(GEMINI_FIXTURES[name], stream, replay)
   })
-
-  return {
-    url: `http://127.0.0.1:${server.port}`,
-    lastRequest: () => seen[seen.length - 1],
-    requests: () => [...seen],
-    use: (fixture) => {
-      current = fixture
-    },
-    cancelledStreams: () => streams.cancelled,
-    stop: async () => {
-      await server.stop(true)
-    },
-  }
-}
-
-interface Replay {
-  /** Pause before each event, to hold a stream open (e.g. to test cancellation). */
-  delayMs: number
-  onCancel: () => void
 }
 
 async function serveFile(fixture: Fixture, stream: boolean, replay: Replay): Promise<Response> {
@@ -131,20 +83,10 @@ async function serveFile(fixture: Fixture, stream: boolean, replay: Replay): Pro
     })
   }
   const lines = fixture.chunks
-    ? (await Bun.file(fixture.chunks).text()).split('\n').filter((line) => line.trim() !== '')
+    ? await readLines(fixture.chunks)
     : [JSON.stringify(await Bun.file(fixture.json!).json())]
-  const encoder = new TextEncoder()
-  // One event per pull, so the client sees them arrive separately as over a real connection.
-  const events = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (replay.delayMs) await Bun.sleep(replay.delayMs)
-      const line = lines.shift()
-      if (line === undefined) return controller.close()
-      controller.enqueue(encoder.encode(`data: ${line}\r\n\r\n`))
-    },
-    cancel: replay.onCancel,
-  })
-  return new Response(events, { headers: { 'content-type': 'text/event-stream' } })
+  const frames = lines.map((line) => `data: ${line}\r\n\r\n`)
+  return new Response(replayFrames(frames, replay), { headers: { 'content-type': 'text/event-stream' } })
 }
 
 function errorResponse(code: number, status: string, message: string): Response {

@@ -21,15 +21,15 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { invalidResponse, streamInterrupted } from '../http.ts'
+import { type ChunkDelta, type ChunkHead, choiceChunk, usageChunk } from '../shared/chunks.ts'
+import { parseJsonEvent } from '../shared/parse-json-event.ts'
 import type { SSEEvent } from '../sse/index.ts'
-import type { ChatCompletionChunk } from '../types.ts'
+import type { ChatCompletionChunk, FinishReason } from '../types.ts'
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-types.ts'
 import { completionId } from './convert-anthropic-response.ts'
 import { convertAnthropicUsage } from './convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from './map-anthropic-error.ts'
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts'
-
-type Delta = ChatCompletionChunk['choices'][number]['delta']
 
 interface OpenToolCall {
   ordinal: number
@@ -47,22 +47,18 @@ export function anthropicStreamTransform(opts: {
   model: string
   provider: ProviderConfig
 }): TransformStream<SSEEvent, ChatCompletionChunk> {
-  const created = Math.floor(Date.now() / 1000)
-  let id = completionId(`msg_${crypto.randomUUID().replaceAll('-', '')}`)
+  const head: ChunkHead = {
+    id: completionId(`msg_${crypto.randomUUID().replaceAll('-', '')}`),
+    created: Math.floor(Date.now() / 1000),
+    model: opts.model,
+  }
   let started = false
   let finished = false
   let stopReason: string | null | undefined
   const usage: AnthropicUsage = {}
   const tools = new Map<number, OpenToolCall>()
 
-  const chunk = (delta: Delta, finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null) =>
-    ({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model: opts.model,
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    }) satisfies ChatCompletionChunk
+  const chunk = (delta: ChunkDelta, finish: FinishReason | null = null) => choiceChunk(head, 0, delta, finish)
 
   return new TransformStream<SSEEvent, ChatCompletionChunk>({
     transform(sse, controller) {
@@ -73,14 +69,14 @@ export function anthropicStreamTransform(opts: {
         started = true
         controller.enqueue(chunk({ role: 'assistant', content: '' }))
       }
-      const emit = (delta: Delta) => {
+      const emit = (delta: ChunkDelta) => {
         start()
         controller.enqueue(chunk(delta))
       }
 
       switch (event.type) {
         case 'message_start':
-          id = completionId(event.message.id)
+          head.id = completionId(event.message.id)
           mergeUsage(usage, event.message.usage)
           start()
           return
@@ -134,14 +130,7 @@ export function anthropicStreamTransform(opts: {
           finished = true
           start()
           controller.enqueue(chunk({}, mapAnthropicStopReason(stopReason)))
-          controller.enqueue({
-            id,
-            object: 'chat.completion.chunk',
-            created,
-            model: opts.model,
-            choices: [],
-            usage: convertAnthropicUsage(usage),
-          })
+          controller.enqueue(usageChunk(head, convertAnthropicUsage(usage)))
           return
         case 'error':
           throw mapAnthropicStreamError(event, opts.provider)
@@ -158,13 +147,11 @@ export function anthropicStreamTransform(opts: {
 }
 
 function parseEvent(sse: SSEEvent, label: string): AnthropicStreamEvent {
-  try {
-    const data = JSON.parse(sse.data) as AnthropicStreamEvent
-    if (data && typeof data === 'object' && typeof data.type === 'string') return data
-  } catch {
-    // fall through
+  const data = parseJsonEvent(sse, label)
+  if (typeof data.type !== 'string') {
+    throw invalidResponse(label, `stream event '${sse.event ?? 'message'}' has no type`)
   }
-  throw invalidResponse(label, `stream event '${sse.event ?? 'message'}' is not a JSON event object`)
+  return data as AnthropicStreamEvent
 }
 
 /** Later events repeat or update counts (message_delta's `output_tokens` is cumulative). */

@@ -2,6 +2,7 @@
  * @module
  * An Anthropic Messages response → an OpenAI `chat.completion`.
  */
+import { assistantMessage } from '../shared/assistant-message.ts'
 import type { ChatCompletion, ToolCall } from '../types.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
 import { convertAnthropicUsage } from './convert-anthropic-usage.ts'
@@ -32,13 +33,7 @@ export function convertAnthropicResponse(res: AnthropicResponse, model: string):
       })
     }
   }
-  const message: ChatCompletion['choices'][number]['message'] = {
-    role: 'assistant',
-    // OpenAI sends `null` content beside tool calls.
-    content: text !== '' || toolCalls.length === 0 ? text : null,
-    refusal: null,
-  }
-  if (toolCalls.length) message.tool_calls = toolCalls
+  const message = assistantMessage(text, toolCalls)
   return {
     id: completionId(res.id),
     object: 'chat.completion',

@@ -7,6 +7,10 @@
  * `tool_result` blocks inside a *user* turn, and text blocks must not be empty.
  */
 import { GatewayError } from '../../util/errors.ts'
+import { mapContentParts } from '../shared/map-content-parts.ts'
+import { parseDataUrl, parseImageUrl } from '../shared/parse-data-url.ts'
+import { parseToolArguments } from '../shared/parse-tool-arguments.ts'
+import { unknownRoleError } from '../shared/unknown-role-error.ts'
 import type { ChatMessage, ContentPart } from '../types.ts'
 import type {
   AnthropicContentBlock,
@@ -15,8 +19,6 @@ import type {
   AnthropicTextBlock,
   AnthropicToolResultBlock,
 } from './anthropic-types.ts'
-import { parseDataUrl } from './parse-data-url.ts'
-import { parseToolArguments } from './parse-tool-arguments.ts'
 
 export interface AnthropicPrompt {
   /** A single system message stays a string; several become text blocks, in order. */
@@ -68,14 +70,7 @@ export function convertToAnthropicMessages(messages: ChatMessage[]): AnthropicPr
         append('user', [toolResult(message, param)])
         return
       default:
-        throw new GatewayError(
-          400,
-          'invalid_value',
-          `${param}.role '${String(message.role)}' is not supported.`,
-          {
-            param: `${param}.role`,
-          },
-        )
+        throw unknownRoleError(message.role, param)
     }
   })
 
@@ -119,12 +114,7 @@ function textsOf(content: ChatMessage['content'], param: string): string[] {
 }
 
 function contentBlocks(content: ChatMessage['content'], param: string): AnthropicContentBlock[] {
-  if (content == null) return []
-  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
-  return content.flatMap((part, j) => {
-    const block = partToBlock(part, `${param}[${j}]`)
-    return block ? [block] : []
-  })
+  return mapContentParts(content, param, partToBlock)
 }
 
 function partToBlock(part: ContentPart, param: string): AnthropicContentBlock | null {
@@ -143,17 +133,9 @@ function partToBlock(part: ContentPart, param: string): AnthropicContentBlock | 
 }
 
 function imageBlock(url: string, param: string): AnthropicImageBlock {
-  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } }
-  const inline = parseDataUrl(url)
-  if (!inline) {
-    throw new GatewayError(
-      400,
-      'invalid_image_url',
-      `${param} must be an http(s) URL or a base64 data URL (data:image/png;base64,...).`,
-      { param },
-    )
-  }
-  return { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }
+  const image = parseImageUrl(url, param)
+  if ('url' in image) return { type: 'image', source: { type: 'url', url: image.url } }
+  return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } }
 }
 
 /** OpenAI `file` parts carry `file_data` as a data URL; Anthropic reads PDFs as `document` blocks. */

@@ -2,9 +2,9 @@
  * @module
  * A validated OpenAI chat request → the body of `POST /v1/messages`.
  */
+import { applyParamMap, type ParamRule, toStopSequences } from '../shared/apply-param-map.ts'
 import type { ChatRequest } from '../types.ts'
 import type { AnthropicRequest } from './anthropic-types.ts'
-import { applyParamMap, type ParamRule } from './apply-param-map.ts'
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.ts'
 import { prepareAnthropicTools } from './prepare-anthropic-tools.ts'
 
@@ -20,12 +20,7 @@ export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
       temperature === 1 && req.top_p != null ? undefined : temperature,
   },
   { param: 'top_p', to: 'top_p' },
-  {
-    param: 'stop',
-    to: 'stop_sequences',
-    transform: (stop: string | string[]) =>
-      typeof stop === 'string' ? [stop] : stop.length ? stop : undefined,
-  },
+  { param: 'stop', to: 'stop_sequences', transform: toStopSequences },
   { param: 'user', to: 'metadata.user_id' },
   {
     param: 'response_format',

@@ -21,59 +21,29 @@
  * 503 is what OpenAI SDKs retry. Kept messages lose the configured key and anything key-shaped (`sanitizeMessage`).
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { GatewayError } from '../../util/errors.ts'
-import { sanitizeMessage } from '../http.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { commonErrorRules, type ErrorRule, errorFromRule, parseErrorBody } from '../shared/error-rules.ts'
 import type { AnthropicErrorBody } from './anthropic-types.ts'
-
-interface ErrorRule {
-  status: number
-  code: string
-  /** What the caller reads; `detail` is Anthropic's redacted message, absent for operator problems. */
-  message: (detail: string, provider: ProviderConfig) => string
-}
 
 const operatorProblem =
   (what: string) =>
   (_detail: string, provider: ProviderConfig): string =>
     `Anthropic ${what} for provider '${provider.prefix}'. This is a gateway configuration problem: ask the operator to check that provider's api_key and account.`
 
+const COMMON = commonErrorRules('Anthropic')
+
 const RULES: Record<string, ErrorRule> = {
-  invalid_request_error: {
-    status: 400,
-    code: 'upstream_invalid_request',
-    message: (d) => `Anthropic rejected the request: ${d}`,
-  },
+  invalid_request_error: COMMON.invalidRequest,
   request_too_large: {
     status: 413,
     code: 'upstream_request_too_large',
     message: (d) => `The request is too large for Anthropic: ${d} Send fewer or smaller messages or images.`,
   },
-  rate_limit_error: {
-    status: 429,
-    code: 'upstream_rate_limited',
-    message: (d) => `Anthropic is rate limiting this gateway: ${d} Retry after a short wait.`,
-  },
-  overloaded_error: {
-    status: 503,
-    code: 'upstream_overloaded',
-    message: (d) => `Anthropic is temporarily overloaded: ${d} Retry after a short wait.`,
-  },
-  timeout_error: {
-    status: 504,
-    code: 'upstream_timeout',
-    message: (d) => `Anthropic timed out: ${d} Retry, or ask for fewer tokens.`,
-  },
-  api_error: {
-    status: 502,
-    code: 'upstream_error',
-    message: (d) => `Anthropic failed with an internal error: ${d} Retry; if it persists, try another model.`,
-  },
-  not_found_error: {
-    status: 502,
-    code: 'upstream_not_found',
-    message: (d, p) =>
-      `Anthropic does not know what was asked for: ${d} Ask the operator to check the upstream model names of provider '${p.prefix}'.`,
-  },
+  rate_limit_error: COMMON.rateLimited,
+  overloaded_error: COMMON.overloaded,
+  timeout_error: COMMON.timeout,
+  api_error: COMMON.internal,
+  not_found_error: COMMON.notFound,
   authentication_error: {
     status: 502,
     code: 'upstream_auth_failed',
@@ -117,7 +87,7 @@ export function mapAnthropicHttpError(
   bodyText: string,
   provider: ProviderConfig,
 ): GatewayError {
-  const body = parseErrorBody(bodyText)
+  const body = parseErrorBody<AnthropicErrorBody>(bodyText)
   const fallbackType = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
   const type = body?.error?.type && RULES[body.error.type] ? body.error.type : fallbackType
   const detail = body?.error?.message ?? `HTTP ${status}.`
@@ -131,25 +101,5 @@ export function mapAnthropicStreamError(body: AnthropicErrorBody, provider: Prov
 }
 
 function toGatewayError(type: string, detail: string, provider: ProviderConfig): GatewayError {
-  const rule = RULES[type] ?? RULES.api_error!
-  const clean = cleanDetail(detail, provider.api_key)
-  return new GatewayError(rule.status, rule.code, rule.message(clean, provider))
-}
-
-function parseErrorBody(text: string): AnthropicErrorBody | null {
-  try {
-    const body = JSON.parse(text) as unknown
-    return body && typeof body === 'object' ? (body as AnthropicErrorBody) : null
-  } catch {
-    return null
-  }
-}
-
-/** `x-api-key: …`, `api_key=…`: header-style secrets `sanitizeMessage` does not know. */
-const LABELLED_SECRET = /\b((?:x-api-key|x-goog-api-key|api[_-]?key)\s*[:=]\s*)[^\s"',;]{8,}/gi
-
-/** The provider's text without our key or anything key-shaped, ending as a sentence. */
-function cleanDetail(detail: string, apiKey: string | undefined): string {
-  const keyless = apiKey && apiKey.length >= 4 ? detail.split(apiKey).join('***') : detail
-  return sanitizeMessage(keyless.replace(LABELLED_SECRET, '$1***')).replace(/([^.!?…])$/, '$1.')
+  return errorFromRule(RULES[type] ?? RULES.api_error!, detail, provider)
 }

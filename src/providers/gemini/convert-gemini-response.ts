@@ -3,6 +3,7 @@
  * A Gemini `generateContent` response → an OpenAI `chat.completion`.
  */
 import { GatewayError } from '../../util/errors.ts'
+import { assistantMessage } from '../shared/assistant-message.ts'
 import type { ChatCompletion } from '../types.ts'
 import { convertGeminiUsage } from './convert-gemini-usage.ts'
 import type { GeminiResponse } from './gemini-types.ts'
@@ -31,16 +32,9 @@ export function convertGeminiResponse(res: GeminiResponse, model: string): ChatC
   }
   const choices: ChatCompletion['choices'] = candidates.map((candidate, position) => {
     const { text, toolCalls } = readGeminiParts(candidate.content?.parts)
-    const message: ChatCompletion['choices'][number]['message'] = {
-      role: 'assistant',
-      // OpenAI sends `null` content beside tool calls.
-      content: text !== '' || toolCalls.length === 0 ? text : null,
-      refusal: null,
-    }
-    if (toolCalls.length) message.tool_calls = toolCalls
     return {
       index: candidate.index ?? position,
-      message,
+      message: assistantMessage(text, toolCalls),
       finish_reason: mapGeminiFinishReason(candidate.finishReason, toolCalls.length > 0),
       logprobs: null,
     }

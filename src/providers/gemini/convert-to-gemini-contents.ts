@@ -7,11 +7,13 @@
  * (Gemini matches by name, OpenAI by id); consecutive same-role turns are merged.
  */
 import { GatewayError } from '../../util/errors.ts'
+import { mapContentParts } from '../shared/map-content-parts.ts'
+import { parseDataUrl, parseImageUrl } from '../shared/parse-data-url.ts'
+import { parseToolArguments } from '../shared/parse-tool-arguments.ts'
+import { unknownRoleError } from '../shared/unknown-role-error.ts'
 import type { ChatMessage, ContentPart } from '../types.ts'
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-types.ts'
 import { guessImageMimeType } from './guess-mime-type.ts'
-import { parseDataUrl } from './parse-data-url.ts'
-import { parseToolArguments } from './parse-tool-arguments.ts'
 import { SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-ids.ts'
 
 export type GeminiPrompt = Pick<GeminiRequest, 'contents' | 'systemInstruction'>
@@ -78,14 +80,7 @@ export function convertToGeminiContents(messages: ChatMessage[]): GeminiPrompt {
         return
       }
       default:
-        throw new GatewayError(
-          400,
-          'invalid_value',
-          `${param}.role '${String(message.role)}' is not supported.`,
-          {
-            param: `${param}.role`,
-          },
-        )
+        throw unknownRoleError(message.role, param)
     }
   })
 
@@ -106,12 +101,7 @@ function toolOutput(content: ChatMessage['content']): unknown {
 }
 
 function contentParts(content: ChatMessage['content'], param: string): GeminiPart[] {
-  if (content == null) return []
-  if (typeof content === 'string') return content === '' ? [] : [{ text: content }]
-  return content.flatMap((part, j) => {
-    const converted = convertPart(part, `${param}[${j}]`)
-    return converted ? [converted] : []
-  })
+  return mapContentParts(content, param, convertPart)
 }
 
 function convertPart(part: ContentPart, param: string): GeminiPart | null {
@@ -121,18 +111,9 @@ function convertPart(part: ContentPart, param: string): GeminiPart | null {
     case 'refusal':
       return part.refusal === '' ? null : { text: part.refusal }
     case 'image_url': {
-      const { url } = part.image_url
-      if (/^https?:\/\//i.test(url)) return { fileData: { mimeType: guessImageMimeType(url), fileUri: url } }
-      const inline = parseDataUrl(url)
-      if (!inline) {
-        throw new GatewayError(
-          400,
-          'invalid_image_url',
-          `${param}.image_url.url must be an http(s) URL or a base64 data URL (data:image/png;base64,...).`,
-          { param: `${param}.image_url.url` },
-        )
-      }
-      return { inlineData: { mimeType: inline.mediaType, data: inline.data } }
+      const image = parseImageUrl(part.image_url.url, `${param}.image_url.url`)
+      if ('url' in image) return { fileData: { mimeType: guessImageMimeType(image.url), fileUri: image.url } }
+      return { inlineData: { mimeType: image.mediaType, data: image.data } }
     }
     case 'input_audio':
       return { inlineData: { mimeType: `audio/${part.input_audio.format}`, data: part.input_audio.data } }

@@ -2,8 +2,8 @@
  * @module
  * A validated OpenAI chat request → the body of `generateContent` / `streamGenerateContent`.
  */
+import { applyParamMap, type ParamRule, toStopSequences } from '../shared/apply-param-map.ts'
 import type { ChatRequest } from '../types.ts'
-import { applyParamMap, type ParamRule } from './apply-param-map.ts'
 import { convertToGeminiContents } from './convert-to-gemini-contents.ts'
 import type { GeminiRequest } from './gemini-types.ts'
 import { prepareGeminiTools } from './prepare-gemini-tools.ts'
@@ -21,12 +21,7 @@ export const GEMINI_PARAMS: readonly ParamRule[] = [
     transform: (max: number, req) => (req.max_completion_tokens == null ? max : undefined),
   },
   { param: 'max_completion_tokens', to: 'generationConfig.maxOutputTokens' },
-  {
-    param: 'stop',
-    to: 'generationConfig.stopSequences',
-    transform: (stop: string | string[]) =>
-      typeof stop === 'string' ? [stop] : stop.length ? stop : undefined,
-  },
+  { param: 'stop', to: 'generationConfig.stopSequences', transform: toStopSequences },
   { param: 'n', to: 'generationConfig.candidateCount' },
   { param: 'seed', to: 'generationConfig.seed' },
   { param: 'presence_penalty', to: 'generationConfig.presencePenalty' },

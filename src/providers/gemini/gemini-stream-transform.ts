@@ -13,7 +13,9 @@
  * - an `{error: …}` event errors the stream with a `GatewayError` (map-gemini-error).
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { invalidResponse, streamInterrupted } from '../http.ts'
+import { streamInterrupted } from '../http.ts'
+import { type ChunkDelta, type ChunkHead, choiceChunk, usageChunk } from '../shared/chunks.ts'
+import { parseJsonEvent } from '../shared/parse-json-event.ts'
 import type { SSEEvent } from '../sse/index.ts'
 import type { ChatCompletionChunk, FinishReason } from '../types.ts'
 import { completionId } from './convert-gemini-response.ts'
@@ -22,8 +24,6 @@ import type { GeminiErrorBody, GeminiResponse, GeminiUsageMetadata } from './gem
 import { mapGeminiError } from './map-gemini-error.ts'
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts'
 import { readGeminiParts } from './read-gemini-parts.ts'
-
-type Delta = ChatCompletionChunk['choices'][number]['delta']
 
 interface ChoiceState {
   toolCalls: number
@@ -40,25 +40,20 @@ export function geminiStreamTransform(opts: {
   provider: ProviderConfig
 }): TransformStream<SSEEvent, ChatCompletionChunk> {
   const created = Math.floor(Date.now() / 1000)
-  let id: string | undefined
+  let head: ChunkHead | undefined
   let usage: GeminiUsageMetadata | undefined
   let blocked = false
   const choices = new Map<number, ChoiceState>()
 
-  const chunk = (index: number, delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk => ({
-    id: id!,
-    object: 'chat.completion.chunk',
-    created,
-    model: opts.model,
-    choices: [{ index, delta, finish_reason: finish }],
-  })
+  const chunk = (index: number, delta: ChunkDelta, finish: FinishReason | null = null) =>
+    choiceChunk(head!, index, delta, finish)
 
   return new TransformStream<SSEEvent, ChatCompletionChunk>({
     transform(sse, controller) {
-      const event = parseEvent(sse, opts.provider.prefix)
+      const event = parseJsonEvent(sse, opts.provider.prefix) as GeminiResponse | GeminiErrorBody
       if ('error' in event && event.error) throw mapGeminiError(event as GeminiErrorBody, opts.provider)
       const res = event as GeminiResponse
-      id ??= completionId(res.responseId)
+      head ??= { id: completionId(res.responseId), created, model: opts.model }
       if (res.usageMetadata) usage = res.usageMetadata
       if (res.promptFeedback?.blockReason) blocked = true
 
@@ -79,7 +74,7 @@ export function geminiStreamTransform(opts: {
       }
     },
     flush(controller) {
-      if (!id) {
+      if (!head) {
         throw streamInterrupted(opts.provider.prefix, 'the stream ended without any event')
       }
       if (choices.size === 0 && blocked) {
@@ -94,25 +89,7 @@ export function geminiStreamTransform(opts: {
       for (const [index, state] of ordered) {
         controller.enqueue(chunk(index, {}, mapGeminiFinishReason(state.finishReason, state.toolCalls > 0)))
       }
-      controller.enqueue({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model: opts.model,
-        choices: [],
-        usage: convertGeminiUsage(usage),
-      })
+      controller.enqueue(usageChunk(head, convertGeminiUsage(usage)))
     },
   })
-}
-
-function parseEvent(sse: SSEEvent, label: string): GeminiResponse | GeminiErrorBody {
-  try {
-    const data = JSON.parse(sse.data) as unknown
-    if (data && typeof data === 'object' && !Array.isArray(data))
-      return data as GeminiResponse | GeminiErrorBody
-  } catch {
-    // fall through
-  }
-  throw invalidResponse(label, 'a stream event is not a JSON object')
 }

@@ -3,31 +3,27 @@
  * Gemini errors — non-2xx bodies and error objects inside a stream, both
  * `{error: {code, message, status, details}}` — → `GatewayError`.
  *
- * | Gemini `status` (HTTP)                     | Switchyard status, code              | provider message |
- * |--------------------------------------------|--------------------------------------|------------------|
- * | INVALID_ARGUMENT, OUT_OF_RANGE (400)       | 400 `upstream_invalid_request`       | kept             |
- * | … with reason API_KEY_INVALID / "API key"  | 502 `upstream_auth_failed`           | replaced         |
- * | UNAUTHENTICATED (401), PERMISSION_DENIED (403) | 502 `upstream_auth_failed`       | replaced         |
- * | FAILED_PRECONDITION (400: billing, region) | 502 `upstream_precondition_failed`   | kept             |
- * | NOT_FOUND (404: model name)                | 502 `upstream_not_found`             | kept             |
- * | RESOURCE_EXHAUSTED (429)                   | 429 `upstream_rate_limited`          | kept             |
- * | UNAVAILABLE (503)                          | 503 `upstream_overloaded`            | kept             |
- * | DEADLINE_EXCEEDED (504)                    | 504 `upstream_timeout`               | kept             |
- * | INTERNAL (500) and anything else           | 502 `upstream_error`                 | kept             |
+ * | Gemini `status` (HTTP)                         | Switchyard status, code            | provider message |
+ * |------------------------------------------------|------------------------------------|------------------|
+ * | INVALID_ARGUMENT, OUT_OF_RANGE (400)           | 400 `upstream_invalid_request`     | kept             |
+ * | … with reason API_KEY_* or text "API key"      | 502 `upstream_auth_failed`         | replaced         |
+ * | UNAUTHENTICATED (401), PERMISSION_DENIED (403) | 502 `upstream_auth_failed`         | replaced         |
+ * | FAILED_PRECONDITION (400: billing, region)     | 502 `upstream_precondition_failed` | kept             |
+ * | NOT_FOUND (404: model name)                    | 502 `upstream_not_found`           | kept             |
+ * | RESOURCE_EXHAUSTED (429)                       | 429 `upstream_rate_limited` ¹      | kept             |
+ * | UNAVAILABLE (503)                              | 503 `upstream_overloaded`          | kept             |
+ * | DEADLINE_EXCEEDED (504)                        | 504 `upstream_timeout`             | kept             |
+ * | INTERNAL (500) and anything else               | 502 `upstream_error`               | kept             |
+ *
+ * ¹ with `retry-after` taken from the body's `RetryInfo.retryDelay`.
  *
  * Key and account problems are the operator's: the caller gets a 502 that says so, never
  * Google's text about our key. Kept messages lose the configured key and anything key-shaped (`sanitizeMessage`).
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { GatewayError } from '../../util/errors.ts'
-import { sanitizeMessage } from '../http.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { commonErrorRules, type ErrorRule, errorFromRule, parseErrorBody } from '../shared/error-rules.ts'
 import type { GeminiErrorBody } from './gemini-types.ts'
-
-interface ErrorRule {
-  status: number
-  code: string
-  message: (detail: string, provider: ProviderConfig) => string
-}
 
 const AUTH_FAILED: ErrorRule = {
   status: 502,
@@ -36,21 +32,11 @@ const AUTH_FAILED: ErrorRule = {
     `Gemini rejected the gateway's API key for provider '${p.prefix}'. This is a gateway configuration problem: ask the operator to check that provider's api_key.`,
 }
 
-const INVALID: ErrorRule = {
-  status: 400,
-  code: 'upstream_invalid_request',
-  message: (d) => `Gemini rejected the request: ${d}`,
-}
-
-const INTERNAL: ErrorRule = {
-  status: 502,
-  code: 'upstream_error',
-  message: (d) => `Gemini failed with an internal error: ${d} Retry; if it persists, try another model.`,
-}
+const COMMON = commonErrorRules('Gemini')
 
 const RULES: Record<string, ErrorRule> = {
-  INVALID_ARGUMENT: INVALID,
-  OUT_OF_RANGE: INVALID,
+  INVALID_ARGUMENT: COMMON.invalidRequest,
+  OUT_OF_RANGE: COMMON.invalidRequest,
   UNAUTHENTICATED: AUTH_FAILED,
   PERMISSION_DENIED: AUTH_FAILED,
   FAILED_PRECONDITION: {
@@ -59,28 +45,11 @@ const RULES: Record<string, ErrorRule> = {
     message: (d, p) =>
       `Gemini refused to serve provider '${p.prefix}': ${d} Ask the operator to check that account.`,
   },
-  NOT_FOUND: {
-    status: 502,
-    code: 'upstream_not_found',
-    message: (d, p) =>
-      `Gemini does not know what was asked for: ${d} Ask the operator to check the upstream model names of provider '${p.prefix}'.`,
-  },
-  RESOURCE_EXHAUSTED: {
-    status: 429,
-    code: 'upstream_rate_limited',
-    message: (d) => `Gemini is rate limiting this gateway: ${d} Retry after a short wait.`,
-  },
-  UNAVAILABLE: {
-    status: 503,
-    code: 'upstream_overloaded',
-    message: (d) => `Gemini is temporarily unavailable: ${d} Retry after a short wait.`,
-  },
-  DEADLINE_EXCEEDED: {
-    status: 504,
-    code: 'upstream_timeout',
-    message: (d) => `Gemini timed out: ${d} Retry, or ask for fewer tokens.`,
-  },
-  INTERNAL,
+  NOT_FOUND: COMMON.notFound,
+  RESOURCE_EXHAUSTED: COMMON.rateLimited,
+  UNAVAILABLE: COMMON.overloaded,
+  DEADLINE_EXCEEDED: COMMON.timeout,
+  INTERNAL: COMMON.internal,
 }
 
 const STATUS_BY_HTTP: Record<number, string> = {
@@ -106,7 +75,7 @@ export function mapGeminiHttpError(
   bodyText: string,
   provider: ProviderConfig,
 ): GatewayError {
-  const body = parseErrorBody(bodyText)
+  const body = parseErrorBody<GeminiErrorBody>(bodyText)
   const fallback = STATUS_BY_HTTP[httpStatus] ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT')
   return mapGeminiError(body ?? {}, provider, fallback, `HTTP ${httpStatus}.`)
 }
@@ -121,33 +90,23 @@ export function mapGeminiError(
   const error = body.error ?? {}
   const status = error.status && RULES[error.status] ? error.status : fallbackStatus
   const detail = (error.message ?? fallbackMessage).trim()
-  const rule = isKeyProblem(body) ? AUTH_FAILED : (RULES[status] ?? INTERNAL)
-  const clean = cleanDetail(detail, provider.api_key)
-  return new GatewayError(rule.status, rule.code, rule.message(clean, provider))
+  const rule = isKeyProblem(body) ? AUTH_FAILED : (RULES[status] ?? COMMON.internal)
+  return errorFromRule(rule, detail, provider, rule.status === 429 ? retryAfterOf(body) : undefined)
+}
+
+/**
+ * Google says how long to wait in a `RetryInfo` detail (`"retryDelay": "37s"`), not in a
+ * `retry-after` header; clients (and OpenAI SDKs' retries) read the header.
+ */
+function retryAfterOf(body: GeminiErrorBody): Record<string, string> | undefined {
+  const info = body.error?.details?.find((d) => d['@type']?.endsWith('google.rpc.RetryInfo'))
+  const seconds =
+    typeof info?.retryDelay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(info.retryDelay)?.[1] : undefined
+  return seconds === undefined ? undefined : { 'retry-after': String(Math.ceil(Number(seconds))) }
 }
 
 /** Google reports a bad key as 400 INVALID_ARGUMENT; only the reason or the text tells. */
 function isKeyProblem(body: GeminiErrorBody): boolean {
   const reasons = (body.error?.details ?? []).map((d) => d.reason ?? '')
   return reasons.some((r) => r.startsWith('API_KEY_')) || /\bapi key\b/i.test(body.error?.message ?? '')
-}
-
-/** Gemini sometimes wraps the body in an array (`[{error: …}]`). */
-function parseErrorBody(text: string): GeminiErrorBody | null {
-  try {
-    const body = JSON.parse(text) as unknown
-    const first = Array.isArray(body) ? body[0] : body
-    return first && typeof first === 'object' ? (first as GeminiErrorBody) : null
-  } catch {
-    return null
-  }
-}
-
-/** `x-api-key: …`, `api_key=…`: header-style secrets `sanitizeMessage` does not know. */
-const LABELLED_SECRET = /\b((?:x-api-key|x-goog-api-key|api[_-]?key)\s*[:=]\s*)[^\s"',;]{8,}/gi
-
-/** The provider's text without our key or anything key-shaped, ending as a sentence. */
-function cleanDetail(detail: string, apiKey: string | undefined): string {
-  const keyless = apiKey && apiKey.length >= 4 ? detail.split(apiKey).join('***') : detail
-  return sanitizeMessage(keyless.replace(LABELLED_SECRET, '$1***')).replace(/([^.!?…])$/, '$1.')
 }

@@ -1,6 +1,7 @@
 /**
  * @module
- * Assistant `tool_calls[].function.arguments` arrive as a JSON string; Anthropic wants the object.
+ * Assistant `tool_calls[].function.arguments` arrive as a JSON string; Anthropic (`tool_use.input`)
+ * and Gemini (`functionCall.args`) want the object.
  */
 import { GatewayError } from '../../util/errors.ts'
 

@@ -50,3 +50,14 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   }
   node[keys[keys.length - 1]!] = value
 }
+
+/**
+ * OpenAI `stop` (a string or up to four strings) → a provider's list of stop sequences; an empty
+ * list sends nothing.
+ *
+ * @example
+ * { param: 'stop', to: 'stop_sequences', transform: toStopSequences }
+ */
+export function toStopSequences(stop: string | string[]): string[] | undefined {
+  return typeof stop === 'string' ? [stop] : stop.length ? stop : undefined
+}
