@@ -4,8 +4,8 @@
  * request recording, and replaying a recorded stream one event per read.
  */
 
-/** The recordings of real provider traffic (`shared/reference/recorded/`, outside this repo). */
-export const RECORDED = new URL('../../../shared/reference/recorded/', import.meta.url)
+/** The recordings of real provider traffic (vendored from `shared/reference/recorded/`). */
+export const RECORDED = new URL('../fixtures/reference/recorded/', import.meta.url)
 
 /** One fixture's files: a response body, a stream recording, or both. */
 export interface Fixture {

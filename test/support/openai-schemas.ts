@@ -1,7 +1,7 @@
 /**
  * @module
  * Validators for what the gateway sends back, compiled from OpenAI's published schemas
- * (`shared/reference/openai-chat-schemas.json`, outside this repo). Each returns Ajv's errors, or
+ * (vendored in `test/fixtures/reference/`). Each returns Ajv's errors, or
  * null when the object is valid.
  *
  * @example
@@ -9,7 +9,7 @@
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
 
-const SCHEMAS_URL = new URL('../../../shared/reference/openai-chat-schemas.json', import.meta.url)
+const SCHEMAS_URL = new URL('../fixtures/reference/openai-chat-schemas.json', import.meta.url)
 const ID = 'https://switchyard.test/openai-chat-schemas.json'
 
 const document = (await Bun.file(SCHEMAS_URL).json()) as Record<string, unknown>
