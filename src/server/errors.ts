@@ -68,6 +68,7 @@ export function errorHandling(log: Logger) {
     })
     .onError({ as: 'global' }, ({ code, error, set }) => {
       const err = toGatewayError(code, error, log, set.headers['x-request-id'])
+      set.status = err.status // read by the metrics hook
       return errorResponse(err, set.headers as Record<string, string>)
     })
 }

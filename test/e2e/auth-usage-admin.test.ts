@@ -25,6 +25,15 @@ describe('auth, /v1/usage and the admin API on a real server', () => {
     expect(((await nf.json()) as any).error).toMatchObject({ type: 'not_found_error', code: 'not_found' })
   })
 
+  test('/metrics counts responses by route and real status', async () => {
+    await get('/definitely-not-a-route')
+    await get('/v1/models')
+    const text = await (await get('/metrics')).text()
+    expect(text).toContain('switchyard_http_requests_total{route="unknown",status="404"}')
+    expect(text).toContain('switchyard_http_requests_total{route="/v1/models",status="401"}')
+    expect(text).toContain('# TYPE switchyard_open_streams gauge')
+  })
+
   test('usage for an enabled key has every required field', async () => {
     const { key, id } = await gw.key('alice', 'free')
     const r = await get('/v1/usage', bearer(key))
