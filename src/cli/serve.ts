@@ -6,6 +6,7 @@
 import { startServer } from '../server/serve.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
 import { GLOBAL_FLAGS, type Io, loadConfig } from './context.ts'
+import { exitWithParent, selfCommand, superviseWithEnv } from './process.ts'
 
 export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   checkFlags(p, [...GLOBAL_FLAGS, 'host', 'port', 'workers', 'worker-child'])
@@ -16,6 +17,11 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   if (port !== undefined && Number.isInteger(port)) config.server.port = port
   const workers = flagInt(p, 'workers', 1, 64) ?? config.server.workers
   const child = p.flags['worker-child'] === true
+  if (!io.env.BUN_CONFIG_MAX_HTTP_REQUESTS && !child) {
+    return superviseWithEnv({ BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections) })
+  }
+  // Started by the supervisor, or as a worker: stop when the process that started us does.
+  if (io.env.SWITCHYARD_SUPERVISED === '1' || child) exitWithParent()
 
   const running = startServer(config, undefined, workers > 1 || child)
   const info = {
@@ -28,7 +34,6 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   const children: Worker[] = []
   if (child) {
     io.out(JSON.stringify(info))
-    exitWithParent()
   } else {
     for (let i = 1; i < workers; i++) children.push(spawnWorker(p, running.port))
     // Announce only once every worker is listening.
@@ -60,23 +65,8 @@ interface Worker {
   ready: Promise<void>
 }
 
-/**
- * A worker holds its stdin open to the primary: when the primary dies, even by SIGKILL, the
- * pipe closes and the worker stops instead of serving on alone.
- */
-function exitWithParent(): void {
-  ;(async () => {
-    for await (const _ of process.stdin) {
-      // nothing is ever sent; the loop ends when the primary goes away
-    }
-    process.exit(0)
-  })()
-}
-
 function spawnWorker(p: Parsed, port: number): Worker {
-  // In a compiled binary Bun.main is inside the embedded filesystem and execPath is the binary.
-  const compiled = Bun.main.startsWith('/$bunfs/')
-  const self = compiled ? [process.execPath] : [process.execPath, Bun.main]
+  const self = selfCommand()
   const args = ['serve', '--worker-child', '--port', String(port)]
   for (const f of ['config', 'db', 'host']) {
     const v = flagString(p, f)

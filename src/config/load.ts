@@ -25,6 +25,7 @@ export interface Config {
     streamKeepaliveMs: number
     streamHoldMs: number
     workers: number
+    maxUpstreamConnections: number
   }
   database: { path: string; busyTimeoutMs: number }
   admin: { token: string | null }
@@ -194,6 +195,7 @@ function resolve(raw: RawConfig, source: string): Config {
       streamKeepaliveMs: s.stream_keepalive_ms ?? 10_000,
       streamHoldMs: s.stream_hold_ms ?? 5_000,
       workers: s.workers ?? 1,
+      maxUpstreamConnections: s.max_upstream_connections ?? 4096,
     },
     database: {
       path: raw.database?.path ?? './data/switchyard.db',

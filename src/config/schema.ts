@@ -117,6 +117,8 @@ export const ConfigSchema = T.Object(
           /** How long the HTTP status is held waiting for the upstream's first stream event. */
           stream_hold_ms: T.Optional(PositiveInt),
           workers: T.Optional(T.Integer({ minimum: 1, maximum: 64 })),
+          /** Simultaneous upstream connections per process (Bun's fetch allows 256 by default). */
+          max_upstream_connections: T.Optional(T.Integer({ minimum: 16, maximum: 65_000 })),
         },
         Closed,
       ),

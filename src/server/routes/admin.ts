@@ -40,9 +40,12 @@ export function adminRoutes(deps: Deps) {
   return (
     new Elysia({ name: 'switchyard.admin', prefix: '/admin/v1' })
       // onRequest runs before parsing and validation, so an unauthenticated caller learns nothing.
+      // It runs for every request, so the path is found without parsing a URL object.
       .onRequest(({ request }) => {
-        if (new URL(request.url).pathname.startsWith('/admin/'))
+        const url = request.url
+        if (url.startsWith('/admin/', url.indexOf('/', url.indexOf('//') + 2))) {
           checkAdmin(token, request.headers.get('authorization'))
+        }
       })
       .get('/plans', () => ({
         object: 'list',

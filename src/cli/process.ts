@@ -1,0 +1,40 @@
+/**
+ * @module
+ * Process plumbing for `serve`: re-running this program (source or compiled binary) and tying a
+ * child's life to its parent's.
+ */
+
+/** argv that starts this same program again: the binary alone, or `bun src/main.ts`. */
+export function selfCommand(): string[] {
+  // In a compiled binary Bun.main is inside the embedded filesystem and execPath is the binary.
+  return Bun.main.startsWith('/$bunfs/') ? [process.execPath] : [process.execPath, Bun.main]
+}
+
+/**
+ * A child keeps its stdin open to the parent: when the parent dies, even by SIGKILL, the pipe
+ * closes and the child exits instead of serving on alone.
+ */
+export function exitWithParent(): void {
+  ;(async () => {
+    for await (const _ of process.stdin) {
+      // nothing is ever sent; the loop ends when the parent goes away
+    }
+    process.exit(0)
+  })()
+}
+
+/**
+ * Bun's fetch reads its connection cap (`BUN_CONFIG_MAX_HTTP_REQUESTS`, default 256) once, from
+ * the environment the process started with; setting it later has no effect. So `serve` runs
+ * itself again with the variable set and waits, forwarding signals. Returns the exit code.
+ */
+export async function superviseWithEnv(env: Record<string, string>): Promise<number> {
+  const child = Bun.spawn([...selfCommand(), ...process.argv.slice(2)], {
+    env: { ...process.env, ...env, SWITCHYARD_SUPERVISED: '1' },
+    stdin: 'pipe',
+    stdout: 'inherit',
+    stderr: 'inherit',
+  })
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig))
+  return child.exited
+}
