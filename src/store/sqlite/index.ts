@@ -3,11 +3,15 @@
  * The embedded SQLite store (bun:sqlite, WAL). Every statement is prepared with bound
  * parameters. `synchronous=NORMAL` in WAL mode keeps every committed transaction across a
  * process crash (`kill -9`); only an OS crash or power loss can lose the last commits.
+ *
+ * Admissions are group-committed: those requested in the same event-loop turn share one write
+ * transaction, because the commit (not the insert) is most of an admission's cost. Each
+ * caller's promise still resolves only after its admission is committed.
  */
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { AdmitInput, Completion, KeyState, PlanChange, Store } from '../types.ts'
+import type { AdmitInput, AdmitResult, Completion, KeyState, PlanChange, Store } from '../types.ts'
 import { AccountQueries } from './accounts.ts'
 import { LimiterQueries, type WindowSpans } from './limiter.ts'
 import { migrate } from './migrations.ts'
@@ -31,10 +35,17 @@ export function openSqliteStore(opts: SqliteOptions): SqliteStore {
   return new SqliteStore(db, opts.windows)
 }
 
+interface PendingAdmit {
+  input: AdmitInput
+  resolve: (r: AdmitResult) => void
+  reject: (err: unknown) => void
+}
+
 export class SqliteStore implements Store {
   private readonly accounts: AccountQueries
   private readonly limiter: LimiterQueries
   private readonly usage: UsageQueries
+  private pendingAdmits: PendingAdmit[] = []
 
   constructor(
     readonly db: Database,
@@ -97,8 +108,28 @@ export class SqliteStore implements Store {
   async setKeySuspended(id: string, until: number | null) {
     return this.accounts.setKeySuspended(id, until)
   }
-  async admit(input: AdmitInput) {
-    return this.limiter.admit(input)
+  admit(input: AdmitInput): Promise<AdmitResult> {
+    return new Promise((resolve, reject) => {
+      if (this.pendingAdmits.push({ input, resolve, reject }) === 1) setImmediate(this.flushAdmits)
+    })
+  }
+
+  private readonly flushAdmits = (): void => {
+    const batch = this.pendingAdmits
+    if (!batch.length) return
+    this.pendingAdmits = []
+    let results: Array<AdmitResult | Error>
+    try {
+      results = this.limiter.admitMany(batch.map((p) => p.input))
+    } catch (err) {
+      for (const p of batch) p.reject(err)
+      return
+    }
+    batch.forEach((p, i) => {
+      const r = results[i]!
+      if (r instanceof Error) p.reject(r)
+      else p.resolve(r)
+    })
   }
   async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
     return this.limiter.windows(accountId, now, rpm, rpd)
@@ -113,6 +144,7 @@ export class SqliteStore implements Store {
     this.usage.prune(before)
   }
   close() {
+    this.flushAdmits()
     this.db.close()
   }
 }

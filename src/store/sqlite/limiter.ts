@@ -28,6 +28,7 @@ interface Row {
 export class LimiterQueries {
   private readonly q
   private readonly admitTx: (input: AdmitInput) => AdmitResult
+  private readonly admitManyTx: (inputs: AdmitInput[]) => Array<AdmitResult | Error>
 
   constructor(
     db: Database,
@@ -59,10 +60,26 @@ export class LimiterQueries {
       ),
     }
     this.admitTx = db.transaction((input: AdmitInput) => this.admitLocked(input)).immediate as never
+    // Inside the outer transaction a nested one is a SAVEPOINT: a failing admission undoes only its own writes.
+    const nested = db.transaction((input: AdmitInput) => this.admitLocked(input))
+    this.admitManyTx = db.transaction((inputs: AdmitInput[]) =>
+      inputs.map((input): AdmitResult | Error => {
+        try {
+          return nested(input)
+        } catch (err) {
+          return err instanceof Error ? err : new Error(String(err))
+        }
+      }),
+    ).immediate as never
   }
 
   admit(input: AdmitInput): AdmitResult {
     return this.admitTx(input)
+  }
+
+  /** One result per input, in order; an admission that failed gets its error instead. */
+  admitMany(inputs: AdmitInput[]): Array<AdmitResult | Error> {
+    return this.admitManyTx(inputs)
   }
 
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
