@@ -1,0 +1,281 @@
+/**
+ * `bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--soak MINUTES]`
+ *
+ * Starts the mock upstreams, the real gateway as its own process (the source, or
+ * `dist/switchyard` with --binary) on a temporary config and database, and a load generator
+ * (wrk when installed, else a Bun generator in its own process); then measures throughput,
+ * latency, added latency, CPU per request and memory against the targets in BENCHMARKS.md,
+ * prints a markdown table and writes bench-results/<timestamp>.json. `--soak` runs the
+ * fault/soak mode instead (scripts/bench/soak.ts).
+ */
+import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
+import { runBunLoad } from './bench/loadgen-bun.ts'
+import { findWrk } from './bench/loadgen-wrk.ts'
+import { runMicro } from './bench/micro.ts'
+import { machineInfo, rssBytes, statusBytes } from './bench/proc-stats.ts'
+import { type Gateway, type Mocks, REPO, startGateway, startMocks, workspace } from './bench/processes.ts'
+import { type Row, renderTable, row, writeResults } from './bench/report.ts'
+import { closedRows, forwardingRows, memoryRows, microRows, openRows } from './bench/rows.ts'
+import {
+  type Ctx,
+  counted,
+  newForwarded,
+  type Plan,
+  runClosedMatrix,
+  runOpenLoopMatrix,
+  runSlowStreams,
+} from './bench/scenarios.ts'
+import { runSoak } from './bench/soak.ts'
+import { chatTarget } from './bench/workload.ts'
+
+const FULL: Plan = {
+  repeats: 3,
+  warmS: 1,
+  closedS: 5,
+  concurrencies: [16, 64],
+  openRate: 200,
+  openWarmS: 2,
+  openS: 10,
+  streams: 1000,
+  streamsOpenTimeoutS: 10,
+  streamsHoldS: 3,
+  microIterations: 20_000,
+}
+
+/** Under a minute in all: one run each, short. */
+const QUICK: Plan = {
+  repeats: 1,
+  warmS: 0,
+  closedS: 2,
+  concurrencies: [16, 64],
+  openRate: 200,
+  openWarmS: 0.5,
+  openS: 2,
+  streams: 1000,
+  streamsOpenTimeoutS: 6,
+  streamsHoldS: 1,
+  microIterations: 3_000,
+}
+
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES]
+  --quick        fewer, shorter runs (under a minute)
+  --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
+  --no-wrk       use the Bun load generator even when wrk is installed
+  --keep         keep the temporary directory (config, database, gateway log)
+  --gateway-env K=V   extra environment for the gateway process (repeatable); with
+                 BUN_CONFIG_MAX_HTTP_REQUESTS set, serve runs without its supervisor
+  --cpu-prof     profile the gateway (source only); the profile lands in bench-results/
+  --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts`
+
+interface Options {
+  quick: boolean
+  binary: boolean
+  noWrk: boolean
+  keep: boolean
+  soakMinutes: number | null
+  gatewayEnv: Record<string, string>
+  cpuProf: boolean
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    quick: false,
+    binary: false,
+    noWrk: false,
+    keep: false,
+    soakMinutes: null,
+    gatewayEnv: {},
+    cpuProf: false,
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--quick') o.quick = true
+    else if (a === '--binary') o.binary = true
+    else if (a === '--no-wrk') o.noWrk = true
+    else if (a === '--keep') o.keep = true
+    else if (a === '--cpu-prof') o.cpuProf = true
+    else if (a === '--gateway-env') {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(argv[++i] ?? '')
+      if (!m) fail('--gateway-env needs NAME=VALUE')
+      o.gatewayEnv[m[1]!] = m[2]!
+    } else if (a === '--soak') {
+      const m = Number(argv[++i])
+      if (!Number.isFinite(m) || m <= 0 || m > 24 * 60)
+        fail('--soak needs a number of minutes (0 < m ≤ 1440)')
+      o.soakMinutes = m
+    } else if (a === '--help' || a === '-h') {
+      console.log(USAGE)
+      process.exit(0)
+    } else fail(`unknown argument '${a}'`)
+  }
+  if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
+  return o
+}
+
+function fail(msg: string): never {
+  console.error(`bench: ${msg}\n${USAGE}`)
+  process.exit(2)
+}
+
+const log = (line: string) => console.error(line)
+
+/** Requests the gateway recorded as cancelled by their client (499). */
+function countClientClosed(dbPath: string): number {
+  const db = new Database(dbPath, { readonly: true })
+  try {
+    return db.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM requests WHERE status = 499').get()!.n
+  } finally {
+    db.close()
+  }
+}
+
+function toolVersions(gw: Gateway, wrk: ReturnType<typeof findWrk>) {
+  return {
+    bun: Bun.version,
+    bunRevision: Bun.revision.slice(0, 9),
+    wrk: wrk?.version ?? null,
+    gateway: gw.mode,
+  }
+}
+
+async function main(): Promise<number> {
+  const opts = parseArgs(process.argv.slice(2))
+  const started = performance.now()
+  const wrk = opts.noWrk ? null : findWrk()
+  const ws = workspace()
+  let mocks: Mocks | undefined
+  let gw: Gateway | undefined
+  try {
+    // Ctrl-C must not leave a gateway serving on behind us.
+    const interrupted = () =>
+      void (async () => {
+        await gw?.stop()
+        await mocks?.stop()
+        ws.remove()
+        process.exit(130)
+      })()
+    process.once('SIGINT', interrupted)
+    process.once('SIGTERM', interrupted)
+    mocks = await startMocks(20)
+    const profDir = join(REPO, 'bench-results', 'profiles')
+    // serve re-runs itself to set Bun's fetch cap unless it is set, and bun flags such as
+    // --cpu-prof do not follow it there: set the cap so the profiled process is the server.
+    const env =
+      opts.cpuProf && !opts.gatewayEnv.BUN_CONFIG_MAX_HTTP_REQUESTS
+        ? { ...opts.gatewayEnv, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
+        : opts.gatewayEnv
+    gw = await startGateway(ws, mocks, {
+      binary: opts.binary,
+      env,
+      bunFlags: opts.cpuProf ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profDir}`] : [],
+    })
+    if (opts.cpuProf) log(`gateway CPU profile → ${profDir} (written when the gateway exits)`)
+    const machine = machineInfo()
+    const command = `bun run bench${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`
+    const envText = Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')
+    log(
+      `gateway: ${gw.mode} (${gw.command.slice(0, 4).join(' ')} ...), pid ${gw.pid}` +
+        `${gw.supervisorPid ? ` (supervisor ${gw.supervisorPid})` : ''}, ${gw.url}${envText ? `, env ${envText}` : ''}`,
+    )
+    log(
+      `load generator: ${wrk ? `wrk ${wrk.version} (closed loop) + Bun open-loop generator` : 'Bun generators (wrk not found)'}`,
+    )
+    log(`machine: ${machine.nproc} CPUs, ${machine.cpu}, ${machine.memoryGiB} GiB; bun ${Bun.version}`)
+
+    if (opts.soakMinutes !== null) {
+      const soak = await runSoak({ gw, mocks, dir: ws.dir, minutes: opts.soakMinutes, log })
+      console.log(soak.markdown)
+      const path = writeResults(REPO, {
+        kind: 'soak',
+        command,
+        machine,
+        versions: toolVersions(gw, wrk),
+        ...soak.doc,
+      })
+      log(`results: ${path}`)
+      return soak.ok ? 0 : 1
+    }
+
+    const plan = opts.quick ? QUICK : FULL
+    const ctx: Ctx = { gw, mocks, wrk: wrk, dir: ws.dir, plan, log }
+    const fwd = newForwarded()
+    // Warm the gateway's JIT and connection pool before anything is measured.
+    log('warm-up ...')
+    for (const stream of [false, true]) {
+      const t = chatTarget(gw.url, 'mock/bench', stream, gw.key)
+      await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
+    }
+
+    log('closed loop (throughput, latency) ...')
+    const closed = await runClosedMatrix(ctx, fwd)
+    log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
+    const open = await runOpenLoopMatrix(ctx, fwd)
+    const clientClosed = countClientClosed(gw.dbPath)
+    const rssAfterLoad = rssBytes(gw.pid)
+    const hwmAfterLoad = statusBytes(gw.pid, 'VmHWM')
+    const supervisorRss = gw.supervisorPid === null ? null : rssBytes(gw.supervisorPid)
+    log(`${plan.streams} slow streams (one event per second) ...`)
+    const streams = await runSlowStreams(ctx)
+    log('micro-benchmark: auth + limiter + usage recording ...')
+    const micro = await runMicro(ws.dir, mocks, plan.microIterations)
+    const exit = gw.exitCode()
+
+    const rows: Row[] = [
+      ...closedRows(closed),
+      ...openRows(open, plan.openRate),
+      ...memoryRows(rssAfterLoad, streams, supervisorRss),
+      ...microRows(micro),
+      ...forwardingRows(fwd, clientClosed),
+      row(
+        'gateway process alive at the end',
+        exit === null ? 'yes' : `no (exit ${exit})`,
+        exit === null ? 0 : 1,
+        {
+          op: '==',
+          value: 0,
+          text: 'yes',
+        },
+      ),
+    ]
+    const seconds = (performance.now() - started) / 1000
+    const header =
+      `Gateway: **${gw.mode}** (\`${gw.command.slice(0, 3).join(' ')}\`${envText ? `, env \`${envText}\`` : ''}), load: ${wrk ? `wrk ${wrk.version} (closed loop), Bun open-loop generator` : 'Bun generators (no wrk)'}; ` +
+      `${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per scenario (median, min–max), ${seconds.toFixed(0)} s. ` +
+      `Machine: ${machine.nproc} × ${machine.cpu}, ${machine.memoryGiB} GiB, bun ${Bun.version}.`
+    console.log(`\n${header}\n\n${renderTable(rows)}\n`)
+    const path = writeResults(REPO, {
+      kind: opts.quick ? 'quick' : 'full',
+      command,
+      machine,
+      versions: toolVersions(gw, wrk),
+      gatewayEnv: env,
+      plan,
+      seconds,
+      rows,
+      closed,
+      open,
+      rssAfterLoadBytes: rssAfterLoad,
+      hwmAfterLoadBytes: hwmAfterLoad,
+      supervisorRssBytes: supervisorRss,
+      streams,
+      micro,
+      forwarding: { ...fwd, clientClosed },
+    })
+    log(`results: ${path}`)
+    const misses = rows.filter((r) => r.result === 'miss').length
+    log(
+      `${rows.filter((r) => r.result === 'pass').length} pass, ${misses} miss (misses are reported, not failed)`,
+    )
+    return exit === null ? 0 : 1
+  } finally {
+    await gw?.stop()
+    await mocks?.stop()
+    if (opts.keep) log(`kept ${ws.dir}`)
+    else ws.remove()
+  }
+}
+
+process.exit(await main())

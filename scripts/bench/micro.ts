@@ -1,0 +1,152 @@
+/**
+ * @module
+ * In-process cost of the per-request bookkeeping, with the real pieces on a real SQLite file:
+ * `authenticate` (key hash + lookup + plan), `store.admit` (the limiter's write transaction —
+ * the admission row) and `recorder.record` (the outcome, written in batches; its flush is
+ * included). `admit` is timed one request at a time (no group commit to share: the cost at low
+ * load) and 16 at once (as under load); also on a plan with limits, which counts the windows.
+ */
+import { join } from 'node:path'
+import { parseConfig } from '../../src/config/index.ts'
+import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
+import { parseSSE } from '../../src/providers/sse/index.ts'
+import { authenticate } from '../../src/server/auth.ts'
+import { buildDeps } from '../../src/server/build.ts'
+import { writeChatStream } from '../../src/server/sse-writer.ts'
+import { silentLogger } from '../../src/util/log.ts'
+import { buildStreamFrames } from '../mock-upstream/wire.ts'
+import { configDoc, type Mocks } from './processes.ts'
+
+export interface MicroResult {
+  iterations: number
+  authUs: number
+  admitUs: number
+  /** admit with 16 requests arriving together (they share one group commit). */
+  admitBatchedUs: number
+  recordUs: number
+  sumUs: number
+  /** admit with rpm/rpd set (window counts on the hot path), informational. */
+  admitLimitedUs: number
+  /** The stream relay in-process (no sockets), per stream of `streamEvents` upstream events. */
+  stream: { events: number; parseUs: number; decodeUs: number; relayUs: number }
+}
+
+/**
+ * The stream relay's JS cost without sockets: one upstream body (all events in one buffer, as the
+ * mock sends them) through parseSSE, then + the OpenAI decoder, then + the SSE writer read out to
+ * a string. Each stage includes the ones before it.
+ */
+async function streamPipeline(n: number): Promise<MicroResult['stream']> {
+  const frames = buildStreamFrames({ model: 'bench', created: 0, words: 20, usage: true, tools: [] })
+  const bytes = Buffer.concat(frames)
+  const body = () =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(bytes)
+        c.close()
+      },
+    })
+  const decoded = () => parseSSE(body()).pipeThrough(new TransformStream(new OpenAIChunkDecoder('mock')))
+  const drain = async (s: ReadableStream<unknown>) => {
+    const r = s.getReader()
+    while (!(await r.read()).done) {}
+  }
+  const relay = async () => {
+    const out = await writeChatStream(decoded(), {
+      modelId: 'mock/bench',
+      includeUsage: true,
+      keepaliveMs: 10_000,
+      holdMs: 5_000,
+      onFinish: () => {},
+    })
+    if (out.status !== 'ok') throw out.error
+    await new Response(out.body).text()
+  }
+  for (let i = 0; i < 200; i++) await relay()
+  return {
+    events: frames.length,
+    parseUs: await perOp(n, () => drain(parseSSE(body()))),
+    decodeUs: await perOp(n, () => drain(decoded())),
+    relayUs: await perOp(n, relay),
+  }
+}
+
+async function perOp(n: number, op: (i: number) => unknown): Promise<number> {
+  const t0 = performance.now()
+  for (let i = 0; i < n; i++) await op(i)
+  return ((performance.now() - t0) * 1000) / n
+}
+
+export async function runMicro(dir: string, mocks: Mocks, iterations: number): Promise<MicroResult> {
+  const config = parseConfig(configDoc(mocks, join(dir, 'micro.db')), 'bench')
+  const deps = buildDeps(config, { log: silentLogger })
+  try {
+    await deps.accounts.createAccount('micro', 'unlimited')
+    const { key } = await deps.accounts.createKey('micro', 'bench')
+    const header = `Bearer ${key}`
+    const auth = await authenticate(deps, header)
+    const admitInput = (i: number, limited: boolean) => ({
+      accountId: auth.account.id,
+      keyId: auth.key.id,
+      model: 'mock/bench',
+      requestId: `req_micro_${limited ? 'l' : 'u'}${i}`,
+      stream: false,
+      now: Date.now(),
+      rpm: limited ? 10_000_000 : null,
+      rpd: limited ? 10_000_000 : null,
+      suspension: { maxRejections: 50, windowMs: 600_000, durationMs: 900_000 },
+    })
+    const usageIds: number[] = []
+
+    const warm = Math.min(1000, iterations)
+    await perOp(warm, () => authenticate(deps, header))
+    await perOp(warm, (i) => deps.store.admit(admitInput(-1 - i, false)))
+
+    const authUs = await perOp(iterations, () => authenticate(deps, header))
+    const admitUs = await perOp(iterations, async (i) => {
+      const r = await deps.store.admit(admitInput(i, false))
+      if (r.admitted) usageIds.push(r.usageId)
+    })
+    const group = 16
+    const batchedN = Math.ceil(iterations / group)
+    const admitBatchedUs =
+      (await perOp(batchedN, (i) =>
+        Promise.all(
+          Array.from({ length: group }, async (_, j) => {
+            const r = await deps.store.admit(admitInput(iterations + i * group + j, false))
+            if (r.admitted) usageIds.push(r.usageId)
+          }),
+        ),
+      )) / group
+    const t0 = performance.now()
+    for (const usageId of usageIds) {
+      deps.recorder.record({
+        usageId,
+        status: 200,
+        promptTokens: 20,
+        completionTokens: 20,
+        latencyMs: 3,
+        ttftMs: null,
+        errorCode: null,
+      })
+    }
+    await deps.recorder.flush()
+    const recordUs = ((performance.now() - t0) * 1000) / usageIds.length
+    const limitedN = Math.min(iterations, 2000)
+    const admitLimitedUs = await perOp(limitedN, (i) => deps.store.admit(admitInput(i, true)))
+    const stream = await streamPipeline(Math.max(500, Math.round(iterations / 10)))
+    return {
+      iterations,
+      authUs,
+      admitUs,
+      admitBatchedUs,
+      recordUs,
+      sumUs: authUs + admitUs + recordUs,
+      admitLimitedUs,
+      stream,
+    }
+  } finally {
+    await deps.recorder.flush()
+    deps.store.close()
+  }
+}

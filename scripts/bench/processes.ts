@@ -1,0 +1,231 @@
+/**
+ * @module
+ * The processes under test: the mock upstreams (in the bench's own process, where their request
+ * counters can be read), the real gateway as a separate process (the source by default, or the
+ * compiled `dist/switchyard`), an account on a plan whose limits never trigger, and a helper that
+ * runs a load-generator child and reads its one JSON result line.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type MockUpstream, startMockUpstream } from '../mock-upstream.ts'
+
+export const REPO = join(import.meta.dir, '..', '..')
+export const BINARY = join(REPO, 'dist', 'switchyard')
+/** Model names on the mock that the gateway's config lists (the fault ones script failures). */
+export const MOCK_MODELS = [
+  'bench',
+  'slow-stream',
+  'slow-stream-200ms',
+  'slow-headers-2000ms',
+  'fault-500',
+  'fault-cut-stream',
+]
+/** Client-side fetch cap: Bun queues more than 256 in-flight requests per process without it. */
+export const CLIENT_ENV = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
+
+export interface Mocks {
+  /** No added latency: throughput runs, slow streams, faults. */
+  fast: MockUpstream
+  /** 50 ms before the response headers: the open-loop added-latency runs. */
+  slow: MockUpstream
+  stop(): Promise<void>
+}
+
+export async function startMocks(chunks: number): Promise<Mocks> {
+  const fast = await startMockUpstream({ chunks, latencyMs: 0 })
+  const slow = await startMockUpstream({ chunks, latencyMs: 50 })
+  return {
+    fast,
+    slow,
+    stop: async () => {
+      await fast.stop()
+      await slow.stop()
+    },
+  }
+}
+
+export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown> {
+  const model = (name: string) => ({
+    name,
+    context_window: 128_000,
+    max_output_tokens: 4096,
+    features: ['streaming', 'tools', 'json_mode', 'system_messages'],
+  })
+  return {
+    server: { host: '127.0.0.1', port: 0 },
+    database: { path: dbPath },
+    providers: [
+      {
+        prefix: 'mock',
+        kind: 'openai',
+        base_url: mocks.fast.url,
+        api_key: 'x',
+        models: MOCK_MODELS.map(model),
+      },
+      { prefix: 'mock50', kind: 'openai', base_url: mocks.slow.url, api_key: 'x', models: [model('bench')] },
+    ],
+    plans: { unlimited: { rpm: null, rpd: null, models: ['*'] } },
+    default_plan: 'unlimited',
+  }
+}
+
+export interface Gateway {
+  url: string
+  /** The serving process (from serve's JSON line): CPU and RSS are measured on it. */
+  pid: number
+  /** The process we started when it is not the server (serve re-runs itself to set its env). */
+  supervisorPid: number | null
+  key: string
+  mode: 'source' | 'binary'
+  command: string[]
+  dbPath: string
+  logPath: string
+  /** Exit code once the process has ended, else null. */
+  exitCode(): number | null
+  stop(): Promise<void>
+}
+
+export interface Workspace {
+  dir: string
+  remove(): void
+}
+
+export function workspace(): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'))
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** Writes the config, creates the account and its key with the CLI, then starts `serve`. */
+export async function startGateway(
+  ws: Workspace,
+  mocks: Mocks,
+  opts: { binary: boolean; env?: Record<string, string>; bunFlags?: string[] },
+): Promise<Gateway> {
+  const exe = opts.binary ? [BINARY] : [process.execPath, join(REPO, 'src', 'main.ts')]
+  const serveExe = opts.binary
+    ? exe
+    : [process.execPath, ...(opts.bunFlags ?? []), join(REPO, 'src', 'main.ts')]
+  if (opts.binary && !(await Bun.file(BINARY).exists())) {
+    throw new Error(`${BINARY} not found: run \`bun run build\` first, or drop --binary`)
+  }
+  const dbPath = join(ws.dir, 'switchyard.db')
+  const configPath = join(ws.dir, 'switchyard.yaml')
+  // JSON is YAML: the config is written as JSON to avoid quoting questions.
+  writeFileSync(configPath, JSON.stringify(configDoc(mocks, dbPath), null, 2))
+  const common = ['--config', configPath, '--db', dbPath, '--json']
+  await cliJson([...exe, 'accounts', 'create', 'bench', '--plan', 'unlimited', ...common])
+  const key = (await cliJson([...exe, 'keys', 'create', 'bench', ...common])) as { key: string }
+
+  const logPath = join(ws.dir, 'gateway.log')
+  const command = [...serveExe, 'serve', '--port', '0', ...common]
+  const proc = Bun.spawn(command, {
+    cwd: REPO,
+    stdout: 'pipe',
+    stderr: Bun.file(logPath),
+    stdin: 'ignore',
+    env: { ...process.env, ...opts.env },
+  })
+  const line = await firstLine(proc.stdout, 30_000)
+  let info: { url: string; pid: number }
+  try {
+    info = JSON.parse(line)
+  } catch {
+    proc.kill('SIGKILL')
+    throw new Error(`gateway did not start (stdout: ${line.slice(0, 200)}); see ${logPath}`)
+  }
+  return {
+    url: info.url,
+    pid: info.pid,
+    supervisorPid: proc.pid === info.pid ? null : proc.pid,
+    key: key.key,
+    mode: opts.binary ? 'binary' : 'source',
+    command: command.map((c) => c.replace(REPO, '.')),
+    dbPath,
+    logPath,
+    exitCode: () => proc.exitCode,
+    async stop() {
+      if (proc.exitCode !== null) return
+      proc.kill('SIGTERM')
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+      await proc.exited
+      clearTimeout(timer)
+    },
+  }
+}
+
+async function cliJson(cmd: string[]): Promise<unknown> {
+  const p = Bun.spawn(cmd, { cwd: REPO, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ])
+  if (code !== 0) throw new Error(`${cmd.slice(-8).join(' ')} failed (${code}): ${err.trim()}`)
+  return JSON.parse(out)
+}
+
+/** Reads one line from a child's stdout (leaves the rest unread), within `ms`. */
+async function firstLine(stream: ReadableStream<Uint8Array>, ms: number): Promise<string> {
+  const reader = stream.getReader()
+  const dec = new TextDecoder()
+  let text = ''
+  const deadline = Date.now() + ms
+  while (!text.includes('\n') && Date.now() < deadline) {
+    const r = await Promise.race([
+      reader.read(),
+      Bun.sleep(Math.max(1, deadline - Date.now())).then(() => null),
+    ])
+    if (!r || r.done) break
+    text += dec.decode(r.value, { stream: true })
+  }
+  reader.releaseLock()
+  return text.split('\n')[0] ?? ''
+}
+
+/**
+ * Runs `bun <script> <json args>` and returns the object after its `BENCH_JSON ` line. The child is
+ * killed if it overruns `timeoutMs`. `onLine` sees every other stdout line as it arrives.
+ */
+export async function runChild<T>(
+  script: string,
+  args: unknown,
+  timeoutMs: number,
+  onLine?: (line: string) => void,
+): Promise<T> {
+  const proc = Bun.spawn([process.execPath, script, JSON.stringify(args)], {
+    cwd: REPO,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    stdin: 'ignore',
+    env: { ...process.env, ...CLIENT_ENV },
+  })
+  const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs)
+  let result: T | undefined
+  const errText = new Response(proc.stderr).text()
+  const dec = new TextDecoder()
+  let buf = ''
+  for await (const chunk of proc.stdout as unknown as AsyncIterable<Uint8Array>) {
+    buf += dec.decode(chunk, { stream: true })
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const line = buf.slice(0, nl)
+      buf = buf.slice(nl + 1)
+      if (line.startsWith('BENCH_JSON ')) result = JSON.parse(line.slice(11)) as T
+      else onLine?.(line)
+    }
+  }
+  const code = await proc.exited
+  clearTimeout(timer)
+  if (result === undefined) {
+    throw new Error(`${script} gave no result (exit ${code}): ${(await errText).trim().slice(-500)}`)
+  }
+  return result
+}
+
+/** GET /v1/usage → requests in the last 24 h (the requests table, as the product reports it). */
+export async function usageRequests(gw: Gateway): Promise<number> {
+  const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${gw.key}` } })
+  if (!res.ok) throw new Error(`/v1/usage answered ${res.status}`)
+  const u = (await res.json()) as { usage: { last_24h: { requests: number } } }
+  return u.usage.last_24h.requests
+}

@@ -1,0 +1,213 @@
+/**
+ * @module
+ * Turns the scenario results into the table's rows, each against its target from the
+ * benchmark issue (none of them is a unit test: a miss is reported, not failed).
+ */
+import type { MicroResult } from './micro.ts'
+import { MB } from './proc-stats.ts'
+import { fmt, fmtSeries, type Row, row, series, type Target } from './report.ts'
+import type { ClosedCell, Forwarded, Mode, OpenCell, StreamsOutcome } from './scenarios.ts'
+
+export const TARGETS = {
+  ratioNonStream: { op: '>=', value: 0.25, text: '≥ 0.25 × direct' },
+  ratioStream: { op: '>=', value: 0.5, text: '≥ 0.50 × direct' },
+  addedP50: { op: '<=', value: 0.4, text: '≤ 0.4 ms' },
+  addedP99: { op: '<=', value: 1.0, text: '≤ 1.0 ms' },
+  cpu: { op: '<=', value: 100, text: '≤ 100 µs' },
+  rssLoad: { op: '<=', value: 100, text: '≤ 100 MB' },
+  rssStreams: { op: '<=', value: 250, text: '≤ 250 MB' },
+  zero: { op: '==', value: 0, text: '0' },
+} satisfies Record<string, Target>
+
+const label = (mode: Mode) => (mode === 'stream' ? 'stream' : 'non-stream')
+
+export function closedRows(cells: Record<string, ClosedCell>): Row[] {
+  const rows: Row[] = []
+  for (const [key, cell] of Object.entries(cells)) {
+    const [mode, c] = key.split('/') as [Mode, string]
+    const what = `${label(mode)}, ${c}`
+    const d = series(cell.direct.map((r) => r.rps))
+    const g = series(cell.gateway.map((r) => r.rps))
+    const ratios = series(cell.gateway.map((r, i) => r.rps / cell.direct[i]!.rps))
+    const ratio = g.median / d.median
+    const target = c === 'c64' ? (mode === 'stream' ? TARGETS.ratioStream : TARGETS.ratioNonStream) : null
+    rows.push(row(`throughput direct, ${what}`, fmtSeries(d, 0, 'req/s'), d.median, null))
+    rows.push(row(`throughput gateway, ${what}`, fmtSeries(g, 0, 'req/s'), g.median, null))
+    rows.push(
+      row(
+        `gateway/direct throughput, ${what}`,
+        `${fmt(ratio, 3)}${ratios.values.length > 1 ? ` (per run ${fmt(ratios.min, 3)}–${fmt(ratios.max, 3)})` : ''}`,
+        ratio,
+        target,
+      ),
+    )
+    for (const [side, runs] of [
+      ['direct', cell.direct],
+      ['gateway', cell.gateway],
+    ] as const) {
+      const p50 = series(runs.map((r) => r.p50Ms))
+      const p99 = series(runs.map((r) => r.p99Ms))
+      rows.push(
+        row(
+          `latency p50 / p99 ${side}, ${what}`,
+          `${fmtSeries(p50, 2, 'ms')} / ${fmtSeries(p99, 2, 'ms')}`,
+          0,
+          null,
+        ),
+      )
+    }
+    const cpu = series(cell.gatewayCpuUs)
+    rows.push(row(`gateway CPU per request, ${what}`, fmtSeries(cpu, 0, 'µs'), cpu.median, TARGETS.cpu))
+    const errors = [...cell.direct, ...cell.gateway].reduce((a, r) => a + r.errors, 0)
+    if (errors) rows.push(row(`errors (non-2xx, socket), ${what}`, fmt(errors), errors, TARGETS.zero))
+  }
+  return rows
+}
+
+export function openRows(cells: Record<Mode, OpenCell>, rate: number): Row[] {
+  const rows: Row[] = []
+  for (const [mode, cell] of Object.entries(cells) as [Mode, OpenCell][]) {
+    const what = `${mode === 'stream' ? 'stream first byte' : 'non-stream'}, ${rate} req/s open loop, mock 50 ms`
+    const added = (q: 'p50Ms' | 'p99Ms') => series(cell.gateway.map((g, i) => g[q] - cell.direct[i]![q]))
+    const a50 = added('p50Ms')
+    const a99 = added('p99Ms')
+    rows.push(row(`added latency p50, ${what}`, fmtSeries(a50, 2, 'ms'), a50.median, TARGETS.addedP50))
+    rows.push(row(`added latency p99, ${what}`, fmtSeries(a99, 2, 'ms'), a99.median, TARGETS.addedP99))
+    for (const [side, runs] of [
+      ['direct', cell.direct],
+      ['gateway', cell.gateway],
+    ] as const) {
+      const p50 = series(runs.map((r) => r.p50Ms))
+      const p99 = series(runs.map((r) => r.p99Ms))
+      rows.push(
+        row(
+          `latency p50 / p99 ${side}, ${what}`,
+          `${fmtSeries(p50, 2, 'ms')} / ${fmtSeries(p99, 2, 'ms')}`,
+          0,
+          null,
+        ),
+      )
+    }
+    const lag = series(cell.gateway.map((r) => r.sendLagP99Ms))
+    rows.push(row(`generator send lag p99 (noise floor), ${label(mode)}`, fmtSeries(lag, 2, 'ms'), 0, null))
+    const cpu = series(cell.gatewayCpuUs)
+    rows.push(
+      row(
+        `gateway CPU per request, ${label(mode)}, ${rate} req/s`,
+        fmtSeries(cpu, 0, 'µs'),
+        cpu.median,
+        TARGETS.cpu,
+      ),
+    )
+    const errors = [...cell.direct, ...cell.gateway].reduce((a, r) => a + r.errors, 0)
+    if (errors) rows.push(row(`errors (open loop), ${label(mode)}`, fmt(errors), errors, TARGETS.zero))
+  }
+  return rows
+}
+
+export function memoryRows(rssAfterLoad: number, s: StreamsOutcome, supervisorRss: number | null): Row[] {
+  const n = s.client.requested
+  const allOpen = { op: '>=', value: n, text: `all ${n}` } satisfies Target
+  const perStream = (s.rssOpenBytes - s.rssBeforeBytes) / Math.max(1, s.client.open)
+  return [
+    row(
+      'gateway RSS after the load runs',
+      `${fmt(rssAfterLoad / MB, 1)} MB`,
+      rssAfterLoad / MB,
+      TARGETS.rssLoad,
+    ),
+    row(
+      `slow streams relayed at once (first byte at the client)`,
+      `${fmt(s.client.open)} / ${fmt(n)} (upstream open: ${fmt(s.upstreamOpen)})`,
+      s.client.open,
+      allOpen,
+    ),
+    row(
+      `gateway RSS with ${fmt(n)} slow streams open`,
+      `${fmt(s.rssOpenBytes / MB, 1)} MB (before ${fmt(s.rssBeforeBytes / MB, 1)} MB, ≈ ${fmt(perStream / 1024, 0)} KB per open stream)`,
+      s.rssOpenBytes / MB,
+      TARGETS.rssStreams,
+    ),
+    ...(supervisorRss === null
+      ? []
+      : [
+          row(
+            'supervisor process RSS (serve re-runs itself with its env set; not in the rows above)',
+            `${fmt(supervisorRss / MB, 1)} MB`,
+            supervisorRss / MB,
+            null,
+          ),
+        ]),
+    row(
+      'upstream streams cancelled after the clients aborted',
+      `${fmt(s.upstreamAborted)} / ${fmt(s.upstreamStarted)}`,
+      s.upstreamAborted,
+      { op: '>=', value: s.upstreamStarted, text: 'all started' },
+    ),
+  ]
+}
+
+export function microRows(m: MicroResult): Row[] {
+  return [
+    row(
+      'auth per request (authenticate: hash + key lookup + plan)',
+      `${fmt(m.authUs, 1)} µs`,
+      m.authUs,
+      null,
+    ),
+    row(
+      'limiter per request (store.admit, unlimited plan, one at a time)',
+      `${fmt(m.admitUs, 1)} µs`,
+      m.admitUs,
+      null,
+    ),
+    row(
+      'limiter per request, 16 arriving together (group commit)',
+      `${fmt(m.admitBatchedUs, 1)} µs`,
+      m.admitBatchedUs,
+      null,
+    ),
+    row(
+      'usage recording per request (recorder.record + batched flush)',
+      `${fmt(m.recordUs, 1)} µs`,
+      m.recordUs,
+      null,
+    ),
+    row('auth + limiter + usage, sum (one at a time)', `${fmt(m.sumUs, 1)} µs`, m.sumUs, null),
+    row(
+      'limiter per request with rpm/rpd set (window counts)',
+      `${fmt(m.admitLimitedUs, 1)} µs`,
+      m.admitLimitedUs,
+      null,
+    ),
+    row(
+      `stream relay in-process, one stream of ${m.stream.events} events: parse / + decode / + SSE writer`,
+      `${fmt(m.stream.parseUs, 0)} / ${fmt(m.stream.decodeUs, 0)} / ${fmt(m.stream.relayUs, 0)} µs (${fmt(m.stream.relayUs / m.stream.events, 1)} µs per event)`,
+      m.stream.relayUs,
+      null,
+    ),
+  ]
+}
+
+export function forwardingRows(f: Forwarded, clientClosed: number): Row[] {
+  const rows = [
+    row(
+      'mock requests == gateway admitted (runs that wait for every answer)',
+      `${fmt(f.drained.mockRequests)} == ${fmt(f.drained.admitted)}`,
+      f.drained.mockRequests - f.drained.admitted,
+      { op: '==', value: 0, text: 'equal' },
+    ),
+  ]
+  if (f.cutOff.admitted > 0) {
+    const gap = f.cutOff.admitted - f.cutOff.mockRequests
+    rows.push(
+      row(
+        'wrk runs: admitted − mock requests (cut off in flight at the end, ≤ 499s recorded)',
+        `${fmt(f.cutOff.admitted)} − ${fmt(f.cutOff.mockRequests)} = ${fmt(gap)} (499s: ${fmt(clientClosed)})`,
+        gap >= 0 && gap <= clientClosed ? 0 : 1,
+        { op: '==', value: 0, text: '0 ≤ gap ≤ 499s' },
+      ),
+    )
+  }
+  return rows
+}

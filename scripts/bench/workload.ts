@@ -1,0 +1,59 @@
+/**
+ * @module
+ * What the load generators send and what they report. One request shape for every scenario, so
+ * direct-to-mock and through-the-gateway runs differ only in the hop being measured.
+ */
+
+export interface Target {
+  url: string
+  headers: Record<string, string>
+  body: string
+}
+
+/** A closed- or open-loop run's outcome. Latencies in milliseconds. */
+export interface LoadResult {
+  tool: 'wrk' | 'bun'
+  requests: number
+  durationS: number
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  /** Non-2xx answers, socket errors and timeouts. */
+  errors: number
+  errorDetail?: Record<string, number>
+}
+
+export const chatBody = (model: string, stream: boolean): string =>
+  JSON.stringify({
+    model,
+    messages: [
+      { role: 'system', content: 'You are a terse assistant.' },
+      { role: 'user', content: 'Say hello to the benchmark in twenty words.' },
+    ],
+    max_tokens: 64,
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  })
+
+/** Direct to the mock (`base` ends in /v1) or through the gateway (`base` is its root URL). */
+export function chatTarget(base: string, model: string, stream: boolean, key?: string): Target {
+  const url = key ? `${base}/v1/chat/completions` : `${base}/chat/completions`
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (key) headers.authorization = `Bearer ${key}`
+  return { url, headers, body: chatBody(model, stream) }
+}
+
+/** The q-quantile (0..1) of an ascending array, nearest-rank. */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
+  return sorted[i]!
+}
+
+export function sortedCopy(xs: number[]): Float64Array {
+  return Float64Array.from(xs).sort()
+}
+
+/** Prints the result line `runChild` looks for. */
+export function emitResult(result: unknown): void {
+  process.stdout.write(`BENCH_JSON ${JSON.stringify(result)}\n`)
+}
