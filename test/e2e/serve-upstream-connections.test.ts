@@ -15,7 +15,9 @@ function rawHttp(port: number, request: string): Promise<string> {
       port,
       socket: {
         open: (s) => void s.write(request),
-        data: (_s, d) => void (text += new TextDecoder().decode(d)),
+        data: (_s, d) => {
+          text += new TextDecoder().decode(d)
+        },
         close: () => resolve(text),
         error: (_s, e) => reject(e),
       },
