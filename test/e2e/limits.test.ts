@@ -1,4 +1,6 @@
+import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import OpenAI from 'openai'
 import { DAY_MS, ManualClock } from '../../src/util/clock.ts'
 import { PLANS, testConfigDoc } from '../support/config-doc.ts'
@@ -152,6 +154,20 @@ describe('rate limits', () => {
       )
     expect(err).toBeInstanceOf(OpenAI.RateLimitError)
   })
+})
+
+test('a database write lock held past busy_timeout → 503 store_busy with retry-after, then normal service', async () => {
+  gw = await startGateway({ doc: testConfigDoc({ database: { busy_timeout_ms: 50 } }) })
+  const { key } = await gw.key('locked', 'free')
+  const other = new Database(join(gw.dir, 'switchyard.db'))
+  other.run('BEGIN IMMEDIATE')
+  const r = await chat(key)
+  expect(r.status).toBe(503)
+  expect(r.headers.get('retry-after')).toBe('1')
+  expect(((await r.json()) as any).error).toMatchObject({ code: 'store_busy', type: 'api_error' })
+  other.run('ROLLBACK')
+  other.close()
+  expect((await chat(key)).status).toBe(200)
 })
 
 describe('plan expiry with a moved clock', () => {

@@ -27,7 +27,8 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const dir = tempDir()
   const doc = opts.doc ?? testConfigDoc()
-  const config = parseConfig({ ...doc, database: { path: join(dir, 'switchyard.db') } }, 'test')
+  const database = { ...(doc.database as object | undefined), path: join(dir, 'switchyard.db') }
+  const config = parseConfig({ ...doc, database }, 'test')
   const logs: string[] = []
   const deps = buildDeps(config, { clock: opts.clock, log: createLogger('debug', (l) => logs.push(l)) })
   const running = startServer(config, deps)
