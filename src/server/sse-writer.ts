@@ -16,6 +16,7 @@
  * return new Response(out.body, { headers: { 'content-type': 'text/event-stream' } })
  */
 import type { UnderlyingSource } from 'bun'
+import { abortError } from '../providers/http.ts'
 import { encodeSSE } from '../providers/sse/index.ts'
 import type { ChatCompletionChunk, ChunkStream, Usage } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -235,9 +236,7 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
   }
 }
 
-function clientClosed(): GatewayError {
-  return new GatewayError(499, 'client_closed_request', 'The client closed the request.')
-}
+const clientClosed = (): GatewayError => abortError(undefined)
 
 function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err

@@ -7,7 +7,7 @@
 import { Elysia } from 'elysia'
 import { prepareChat } from '../../gateway/index.ts'
 import { assertPlanAllows } from '../../gateway/routing.ts'
-import { resolveTimeouts } from '../../providers/http.ts'
+import { abortError, resolveTimeouts } from '../../providers/http.ts'
 import type { CallContext } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { authenticate } from '../auth.ts'
@@ -135,13 +135,7 @@ export function chatRoutes(deps: Deps) {
         onFinish: (r) => {
           metrics.openStreams--
           const status = r.error ? r.error.status : r.aborted ? 499 : 200
-          finish(
-            status,
-            r.usage,
-            r.error ??
-              (r.aborted ? new GatewayError(499, 'client_closed_request', 'client went away') : null),
-            r.ttftMs,
-          )
+          finish(status, r.usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
         },
       })
       if (out.status === 'error') throw out.error
@@ -172,8 +166,7 @@ function storeUnavailable(e: unknown): never {
 
 function asGatewayError(e: unknown): GatewayError {
   if (e instanceof GatewayError) return e
-  if ((e as Error)?.name === 'AbortError')
-    return new GatewayError(499, 'client_closed_request', 'The client closed the request.')
+  if ((e as Error)?.name === 'AbortError') return abortError(e)
   return new GatewayError(
     502,
     'upstream_error',
