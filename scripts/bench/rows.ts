@@ -19,6 +19,29 @@ export const TARGETS = {
   zero: { op: '==', value: 0, text: '0' },
 } satisfies Record<string, Target>
 
+/** p50 / p99 of the direct and the gateway runs of one scenario, as information rows. */
+function latencyRows(
+  what: string,
+  direct: Array<{ p50Ms: number; p99Ms: number }>,
+  gateway: Array<{ p50Ms: number; p99Ms: number }>,
+): Row[] {
+  return (
+    [
+      ['direct', direct],
+      ['gateway', gateway],
+    ] as const
+  ).map(([side, runs]) => {
+    const p50 = series(runs.map((r) => r.p50Ms))
+    const p99 = series(runs.map((r) => r.p99Ms))
+    return row(
+      `latency p50 / p99 ${side}, ${what}`,
+      `${fmtSeries(p50, 2, 'ms')} / ${fmtSeries(p99, 2, 'ms')}`,
+      0,
+      null,
+    )
+  })
+}
+
 const label = (mode: Mode) => (mode === 'stream' ? 'stream' : 'non-stream')
 
 export function closedRows(cells: Record<string, ClosedCell>): Row[] {
@@ -41,21 +64,7 @@ export function closedRows(cells: Record<string, ClosedCell>): Row[] {
         target,
       ),
     )
-    for (const [side, runs] of [
-      ['direct', cell.direct],
-      ['gateway', cell.gateway],
-    ] as const) {
-      const p50 = series(runs.map((r) => r.p50Ms))
-      const p99 = series(runs.map((r) => r.p99Ms))
-      rows.push(
-        row(
-          `latency p50 / p99 ${side}, ${what}`,
-          `${fmtSeries(p50, 2, 'ms')} / ${fmtSeries(p99, 2, 'ms')}`,
-          0,
-          null,
-        ),
-      )
-    }
+    rows.push(...latencyRows(what, cell.direct, cell.gateway))
     const cpu = series(cell.gatewayCpuUs)
     rows.push(row(`gateway CPU per request, ${what}`, fmtSeries(cpu, 0, 'µs'), cpu.median, TARGETS.cpu))
     const errors = [...cell.direct, ...cell.gateway].reduce((a, r) => a + r.errors, 0)
@@ -73,21 +82,7 @@ export function openRows(cells: Record<Mode, OpenCell>, rate: number): Row[] {
     const a99 = added('p99Ms')
     rows.push(row(`added latency p50, ${what}`, fmtSeries(a50, 2, 'ms'), a50.median, TARGETS.addedP50))
     rows.push(row(`added latency p99, ${what}`, fmtSeries(a99, 2, 'ms'), a99.median, TARGETS.addedP99))
-    for (const [side, runs] of [
-      ['direct', cell.direct],
-      ['gateway', cell.gateway],
-    ] as const) {
-      const p50 = series(runs.map((r) => r.p50Ms))
-      const p99 = series(runs.map((r) => r.p99Ms))
-      rows.push(
-        row(
-          `latency p50 / p99 ${side}, ${what}`,
-          `${fmtSeries(p50, 2, 'ms')} / ${fmtSeries(p99, 2, 'ms')}`,
-          0,
-          null,
-        ),
-      )
-    }
+    rows.push(...latencyRows(what, cell.direct, cell.gateway))
     const lag = series(cell.gateway.map((r) => r.sendLagP99Ms))
     rows.push(row(`generator send lag p99 (noise floor), ${label(mode)}`, fmtSeries(lag, 2, 'ms'), 0, null))
     const cpu = series(cell.gatewayCpuUs)
