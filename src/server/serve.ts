@@ -48,7 +48,7 @@ export function startServer(config: Config, deps: Deps = buildDeps(config), reus
       clearInterval(pruneTimer)
       await app.stop(true)
       await deps.recorder.flush()
-      deps.store.close()
+      await deps.store.close()
     },
   }
 }
