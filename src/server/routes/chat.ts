@@ -13,6 +13,7 @@ import { GatewayError } from '../../util/errors.ts'
 import { authenticate } from '../auth.ts'
 import { checkJsonContentType, readBodyText } from '../body.ts'
 import type { Deps } from '../deps.ts'
+import { exemptFromIdleTimeout } from '../idle-exemption.ts'
 import { rateLimitError, rateLimitHeaders } from '../rate-headers.ts'
 import { writeChatStream } from '../sse-writer.ts'
 
@@ -68,8 +69,9 @@ export function chatRoutes(deps: Deps) {
         throw rateLimitError(admit, now, limitHeaders)
       }
 
-      // Long upstream waits must not trip Bun's socket idle timeout; our own timeouts apply.
-      server?.timeout(request, 0)
+      // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
+      // but only while this request runs: `finish` restores it for the pooled connection.
+      const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
       const adapter = deps.adapters.get(chat.provider.prefix)!
       const ctx: CallContext = {
         provider: chat.provider,
@@ -84,6 +86,7 @@ export function chatRoutes(deps: Deps) {
         err: GatewayError | null,
         ttftMs: number | null,
       ) => {
+        restoreIdle()
         metrics.upstreamResult(chat.id, err ? err.code : 'ok')
         recorder.record({
           usageId: admit.usageId,
