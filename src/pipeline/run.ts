@@ -18,6 +18,7 @@ import type { CallContext, Timeouts } from '../providers/types.ts'
 import { authenticateToken } from '../server/auth.ts'
 import { checkJsonContentType, readBodyText } from '../server/body.ts'
 import type { Deps } from '../server/deps.ts'
+import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
 import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
@@ -107,8 +108,9 @@ export class Pipeline {
       throw rateLimitError(admit, now, limitHeaders)
     }
 
-    // Long upstream waits must not trip Bun's socket idle timeout; our own timeouts apply.
-    server?.timeout(request, 0)
+    // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
+    // but only while this request runs: `finish` restores it for the pooled connection.
+    const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
     const ctx: CallContext = {
       provider: entry.provider,
       model: entry.model,
@@ -117,6 +119,7 @@ export class Pipeline {
       timeouts: this.timeouts.get(entry.provider.prefix)!,
     }
     const finish: Finish = (status, usage, err, ttftMs) => {
+      restoreIdle()
       metrics.upstreamResult(entry.id, err ? err.code : 'ok')
       deps.recorder.record({
         usageId: admit.usageId,
