@@ -7,6 +7,7 @@
  * const res = await app.handle(new Request('http://localhost/healthz'))
  */
 import { Elysia } from 'elysia'
+import { Pipeline } from '../pipeline/run.ts'
 import type { Deps } from './deps.ts'
 import { errorHandling } from './errors.ts'
 import { rejectInvalidHost } from './host.ts'
@@ -17,6 +18,7 @@ import { modelRoutes } from './routes/models.ts'
 import { usageRoutes } from './routes/usage.ts'
 
 export function createApp(deps: Deps) {
+  const pipeline = new Pipeline(deps)
   // standardHostname false: Elysia otherwise finds the path from index 11 of request.url, which
   // puts it inside the path for hosts under four characters (`Host: a`, `GET /xx/admin/v1/…`
   // was routed as `/admin/v1/…`). Only `http://` URLs reach it (the server has no TLS, and
@@ -28,7 +30,7 @@ export function createApp(deps: Deps) {
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
-    .use(chatRoutes(deps))
+    .use(chatRoutes(pipeline))
     .use(adminRoutes(deps))
 }
 
