@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import OpenAI from 'openai'
 import { DAY_MS, ManualClock } from '../../src/util/clock.ts'
 import { backends } from '../support/backends.ts'
-import { PLANS, testConfigDoc } from '../support/config-doc.ts'
+import { ADMIN_TOKEN, PLANS, testConfigDoc } from '../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
 
 const T0 = Date.parse('2026-05-01T00:00:00Z')
@@ -218,7 +218,7 @@ for (const backend of backends('limits.test.ts')) {
         const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
         expect(u.account_information.is_enabled).toBe(false)
         expect(u.subscription_details).toMatchObject({ plan: 'trial', status: 'expired', remaining_days: 0 })
-        const admin = { authorization: 'Bearer admin-secret-token', 'content-type': 'application/json' }
+        const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
         const renewed = await fetch(`${gw.url}/admin/v1/accounts/trialist/plan`, {
           method: 'POST',
           headers: admin,
@@ -255,7 +255,7 @@ for (const backend of backends('limits.test.ts')) {
         expect(u.account_information.is_enabled).toBe(false)
         expect(u.account_information.key).toMatchObject({ suspended: true })
         expect(u.account_information.disabled_reason).toBe('key_suspended')
-        const admin = { authorization: 'Bearer admin-secret-token' }
+        const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
         const lifted = await fetch(`${gw.url}/admin/v1/keys/${id}/unsuspend`, {
           method: 'POST',
           headers: admin,

@@ -12,7 +12,7 @@ import { createLogger } from '../../src/util/log.ts'
 import { type BackendUrls, backendDoc } from './backends.ts'
 import { tempDir, testConfigDoc } from './config-doc.ts'
 
-export { DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
+export { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
 
 export interface TestGateway {
   url: string
