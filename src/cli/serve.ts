@@ -23,7 +23,14 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   // Started by the supervisor, or as a worker: stop when the process that started us does.
   if (io.env.SWITCHYARD_SUPERVISED === '1' || child) exitWithParent()
 
-  const running = startServer(config, undefined, workers > 1 || child)
+  // A database file deleted or replaced under a running gateway: exit non-zero so the service
+  // manager notices, rather than keep serving from a file no other process can see.
+  const running = startServer(config, undefined, workers > 1 || child, {
+    onFatal: (detail) => {
+      io.err(`switchyard: ${detail}; exiting`)
+      process.exit(3)
+    },
+  })
   const info = {
     url: running.url,
     port: running.port,

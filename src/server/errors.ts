@@ -6,6 +6,7 @@
 import { Elysia } from 'elysia'
 import { type ErrorBody, GatewayError, pointerToParam } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
+import { storeFailure } from './store-errors.ts'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -29,6 +30,12 @@ export function toGatewayError(
   rid: unknown,
 ): GatewayError {
   if (error instanceof GatewayError) return error
+  const store = storeFailure(error)
+  if (store) {
+    if (store.code === 'store_unavailable')
+      log.error('store unavailable', { request_id: rid, error: (error as Error).message })
+    return store
+  }
   switch (code) {
     case 'NOT_FOUND':
       return new GatewayError(

@@ -1,4 +1,5 @@
 /** @module Storage: the interface and its backends. */
 
+export * from './errors.ts'
 export { openSqliteStore, SqliteStore } from './sqlite/index.ts'
 export * from './types.ts'

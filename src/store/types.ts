@@ -3,7 +3,11 @@
  * The storage interface the rest of the gateway depends on. Times are epoch milliseconds.
  * Methods may return promises so a networked backend (Postgres, Redis) can implement it
  * without touching callers; the SQLite backend answers synchronously inside them.
+ *
+ * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
+ * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
+import type { StoreHealth } from './errors.ts'
 
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
@@ -145,6 +149,9 @@ export interface Store {
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
   /** Deletes usage rows older than `before` (the retention). The limiter needs only a day. */
   prune(before: number): Promise<void>
+
+  /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
+  health(): StoreHealth
 
   close(): void
 }

@@ -23,11 +23,14 @@ export interface TestGateway {
 }
 
 export async function startGateway(
-  opts: { doc?: Record<string, unknown>; clock?: Clock } = {},
+  opts: { doc?: Record<string, unknown>; clock?: Clock; dbPath?: string } = {},
 ): Promise<TestGateway> {
   const dir = tempDir()
   const doc = opts.doc ?? testConfigDoc()
-  const database = { ...(doc.database as object | undefined), path: join(dir, 'switchyard.db') }
+  const database = {
+    ...(doc.database as object | undefined),
+    path: opts.dbPath ?? join(dir, 'switchyard.db'),
+  }
   const config = parseConfig({ ...doc, database }, 'test')
   const logs: string[] = []
   const deps = buildDeps(config, { clock: opts.clock, log: createLogger('debug', (l) => logs.push(l)) })

@@ -49,19 +49,17 @@ export function chatRoutes(deps: Deps) {
 
       const now = clock.now()
       const rid = String(set.headers['x-request-id'])
-      const admit = await store
-        .admit({
-          accountId: auth.account.id,
-          keyId: auth.key.id,
-          model: chat.id,
-          requestId: rid,
-          stream: chat.stream,
-          now,
-          rpm: plan.rpm,
-          rpd: plan.rpd,
-          suspension,
-        })
-        .catch(storeUnavailable)
+      const admit = await store.admit({
+        accountId: auth.account.id,
+        keyId: auth.key.id,
+        model: chat.id,
+        requestId: rid,
+        stream: chat.stream,
+        now,
+        rpm: plan.rpm,
+        rpd: plan.rpd,
+        suspension,
+      })
       const limitHeaders = rateLimitHeaders(admit, now)
       Object.assign(set.headers, limitHeaders)
       if (!admit.admitted) {
@@ -149,22 +147,6 @@ export function chatRoutes(deps: Deps) {
     },
     { parse: 'none' },
   )
-}
-
-/** The write lock stayed taken past busy_timeout (other processes hammering the file): retry soon. */
-function storeUnavailable(e: unknown): never {
-  if (/SQLITE_BUSY|database is locked/i.test(String((e as Error)?.message ?? e))) {
-    throw new GatewayError(
-      503,
-      'store_busy',
-      'The gateway is overloaded (its database is busy); retry in a second.',
-      {
-        type: 'api_error',
-        headers: { 'retry-after': '1' },
-      },
-    )
-  }
-  throw e
 }
 
 function asGatewayError(e: unknown): GatewayError {
