@@ -30,6 +30,8 @@ export function toGatewayError(
         'Unknown route. See the README for the API (POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/usage).',
       )
     case 'PARSE':
+      // A parse hook that refuses (the admin guard) throws a GatewayError, which Elysia wraps.
+      if ((error as Error)?.cause instanceof GatewayError) return (error as Error).cause as GatewayError
       return new GatewayError(
         400,
         'invalid_json',

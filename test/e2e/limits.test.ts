@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import { DAY_MS, ManualClock } from '../../src/util/clock.ts'
-import { PLANS, testConfigDoc } from '../support/config-doc.ts'
+import { ADMIN_TOKEN, PLANS, testConfigDoc } from '../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
 
 const T0 = Date.parse('2026-05-01T00:00:00Z')
@@ -211,7 +211,7 @@ describe('plan expiry with a moved clock', () => {
     const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
     expect(u.account_information.is_enabled).toBe(false)
     expect(u.subscription_details).toMatchObject({ plan: 'trial', status: 'expired', remaining_days: 0 })
-    const admin = { authorization: 'Bearer admin-secret-token', 'content-type': 'application/json' }
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
     const renewed = await fetch(`${gw.url}/admin/v1/accounts/trialist/plan`, {
       method: 'POST',
       headers: admin,
@@ -248,7 +248,7 @@ describe('suspension', () => {
     expect(u.account_information.is_enabled).toBe(false)
     expect(u.account_information.key).toMatchObject({ suspended: true })
     expect(u.account_information.disabled_reason).toBe('key_suspended')
-    const admin = { authorization: 'Bearer admin-secret-token' }
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
     const lifted = await fetch(`${gw.url}/admin/v1/keys/${id}/unsuspend`, { method: 'POST', headers: admin })
     expect(((await lifted.json()) as any).suspended_until).toBeNull()
     expect((await chat(key)).status).toBe(429)

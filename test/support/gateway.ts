@@ -10,7 +10,7 @@ import type { Clock } from '../../src/util/clock.ts'
 import { createLogger } from '../../src/util/log.ts'
 import { tempDir, testConfigDoc } from './config-doc.ts'
 
-export { DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
+export { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
 
 export interface TestGateway {
   url: string
