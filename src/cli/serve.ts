@@ -28,7 +28,14 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
 
   const log = createLogger(config.logging.level)
   const store = await openStores(config, { warn: (m, f) => log.warn(m, f) })
-  const running = startServer(config, buildDeps(config, { store, log }), workers > 1 || child)
+  // A database file deleted or replaced under a running gateway: exit non-zero so the service
+  // manager notices, rather than keep serving from a file no other process can see.
+  const running = startServer(config, buildDeps(config, { store, log }), workers > 1 || child, {
+    onFatal: (detail) => {
+      io.err(`switchyard: ${detail}; exiting`)
+      process.exit(3)
+    },
+  })
   const info = {
     url: running.url,
     port: running.port,

@@ -5,6 +5,8 @@
  * admissions; with `limits.redis_url`, admissions move to Redis.
  */
 import type { Config } from '../config/index.ts'
+import type { StoreHealth } from './errors.ts'
+import { pgUnavailable } from './postgres/errors.ts'
 import { openPostgres, redactUrl } from './postgres/index.ts'
 import { RedisLimiter } from './redis/index.ts'
 import { openSqliteStore } from './sqlite/index.ts'
@@ -54,39 +56,63 @@ export async function openStores(config: Config, opts: OpenOptions = {}): Promis
         warn: opts.warn ?? (() => {}),
       })
     : pg.limiter
-  return new ComposedStore(pg.accounts, limiter, pg.usage, async () => {
+  return new ComposedStore(pg.accounts, limiter, pg.usage, pgUnavailable, async () => {
     await limiter.close()
     await pg.close()
   })
 }
 
-/** A Store assembled from one part per concern. */
+/**
+ * A Store assembled from one part per concern. Engine failures that no retry of the request can
+ * fix are mapped once here (`unavailable`), and remembered for `/healthz` until a call succeeds.
+ */
 export class ComposedStore implements Store {
+  private failure: StoreHealth | null = null
+
   constructor(
-    readonly accounts: AccountStore,
-    readonly limiter: Limiter,
-    readonly usage: UsageStore,
+    private readonly accounts: AccountStore,
+    private readonly limiter: Limiter,
+    private readonly usage: UsageStore,
+    private readonly unavailable: (err: unknown) => (Error & { reason: StoreHealth['reason'] }) | null,
     private readonly closeAll: () => Promise<void>,
   ) {}
 
-  createAccount: Store['createAccount'] = (a) => this.accounts.createAccount(a)
-  getAccount: Store['getAccount'] = (n) => this.accounts.getAccount(n)
-  listAccounts: Store['listAccounts'] = () => this.accounts.listAccounts()
-  setAccountPlan: Store['setAccountPlan'] = (id, c) => this.accounts.setAccountPlan(id, c)
-  setAccountEnabled: Store['setAccountEnabled'] = (id, e) => this.accounts.setAccountEnabled(id, e)
-  planHistory: Store['planHistory'] = (id) => this.accounts.planHistory(id)
-  createKey: Store['createKey'] = (k) => this.accounts.createKey(k)
-  findKeyByHash: Store['findKeyByHash'] = (h) => this.accounts.findKeyByHash(h)
-  getKey: Store['getKey'] = (id) => this.accounts.getKey(id)
-  listKeys: Store['listKeys'] = (a) => this.accounts.listKeys(a)
-  setKeyState: Store['setKeyState'] = (id, s) => this.accounts.setKeyState(id, s)
-  rotateKey: Store['rotateKey'] = (id, h, p, n) => this.accounts.rotateKey(id, h, p, n)
-  setKeySuspended: Store['setKeySuspended'] = (id, u) => this.accounts.setKeySuspended(id, u)
-  admit: Store['admit'] = (i) => this.limiter.admit(i)
-  windows: Store['windows'] = (a, n, m, d) => this.limiter.windows(a, n, m, d)
-  complete: Store['complete'] = (b) => this.usage.complete(b)
-  usageSummary: Store['usageSummary'] = (a, n, d) => this.usage.usageSummary(a, n, d)
-  prune: Store['prune'] = (b) => this.usage.prune(b)
+  health(): StoreHealth {
+    return this.failure ?? { ok: true }
+  }
+
+  private async call<T>(p: () => Promise<T>): Promise<T> {
+    try {
+      const v = await p()
+      this.failure = null
+      return v
+    } catch (err) {
+      const u = this.unavailable(err)
+      if (!u) throw err
+      this.failure = { ok: false, reason: u.reason, detail: u.message }
+      throw u
+    }
+  }
+
+  createAccount: Store['createAccount'] = (a) => this.call(() => this.accounts.createAccount(a))
+  getAccount: Store['getAccount'] = (n) => this.call(() => this.accounts.getAccount(n))
+  listAccounts: Store['listAccounts'] = () => this.call(() => this.accounts.listAccounts())
+  setAccountPlan: Store['setAccountPlan'] = (id, c) => this.call(() => this.accounts.setAccountPlan(id, c))
+  setAccountEnabled: Store['setAccountEnabled'] = (id, e) =>
+    this.call(() => this.accounts.setAccountEnabled(id, e))
+  planHistory: Store['planHistory'] = (id) => this.call(() => this.accounts.planHistory(id))
+  createKey: Store['createKey'] = (k) => this.call(() => this.accounts.createKey(k))
+  findKeyByHash: Store['findKeyByHash'] = (h) => this.call(() => this.accounts.findKeyByHash(h))
+  getKey: Store['getKey'] = (id) => this.call(() => this.accounts.getKey(id))
+  listKeys: Store['listKeys'] = (a) => this.call(() => this.accounts.listKeys(a))
+  setKeyState: Store['setKeyState'] = (id, s) => this.call(() => this.accounts.setKeyState(id, s))
+  rotateKey: Store['rotateKey'] = (id, h, p, n) => this.call(() => this.accounts.rotateKey(id, h, p, n))
+  setKeySuspended: Store['setKeySuspended'] = (id, u) => this.call(() => this.accounts.setKeySuspended(id, u))
+  admit: Store['admit'] = (i) => this.call(() => this.limiter.admit(i))
+  windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
+  complete: Store['complete'] = (b) => this.call(() => this.usage.complete(b))
+  usageSummary: Store['usageSummary'] = (a, n, d) => this.call(() => this.usage.usageSummary(a, n, d))
+  prune: Store['prune'] = (b) => this.call(() => this.usage.prune(b))
   close(): Promise<void> {
     return this.closeAll()
   }

@@ -3,7 +3,11 @@
  * The storage interface the rest of the gateway depends on. Times are epoch milliseconds.
  * Methods may return promises so a networked backend (Postgres, Redis) can implement it
  * without touching callers; the SQLite backend answers synchronously inside them.
+ *
+ * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
+ * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
+import type { StoreHealth } from './errors.ts'
 
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
@@ -155,6 +159,7 @@ export interface UsageStore {
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
   /** Deletes usage rows older than `before` (the retention). The limiter needs only a day. */
   prune(before: number): Promise<void>
+
   close(): void | Promise<void>
 }
 
@@ -169,5 +174,8 @@ export interface AdmissionLog {
 }
 
 export interface Store extends AccountStore, Limiter, UsageStore {
+  /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
+  health(): StoreHealth
+
   close(): void | Promise<void>
 }

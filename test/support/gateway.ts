@@ -25,11 +25,14 @@ export interface TestGateway {
 }
 
 export async function startGateway(
-  opts: { doc?: Record<string, unknown>; clock?: Clock; backend?: BackendUrls } = {},
+  opts: { doc?: Record<string, unknown>; clock?: Clock; dbPath?: string; backend?: BackendUrls } = {},
 ): Promise<TestGateway> {
   const dir = tempDir()
   const doc = opts.doc ?? testConfigDoc()
-  const database = { ...(doc.database as object | undefined), path: join(dir, 'switchyard.db') }
+  const database = {
+    ...(doc.database as object | undefined),
+    path: opts.dbPath ?? join(dir, 'switchyard.db'),
+  }
   const config = parseConfig(backendDoc({ ...doc, database }, opts.backend ?? {}), 'test')
   const logs: string[] = []
   const log = createLogger('debug', (l) => logs.push(l))
