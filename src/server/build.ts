@@ -11,6 +11,7 @@ import { openSqliteStore, type Store } from '../store/index.ts'
 import { UsageRecorder } from '../usage/recorder.ts'
 import { type Clock, systemClock } from '../util/clock.ts'
 import { createLogger, type Logger } from '../util/log.ts'
+import { AuthThrottle } from './auth-throttle.ts'
 import type { Deps } from './deps.ts'
 import { Metrics } from './metrics.ts'
 
@@ -35,5 +36,6 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     metrics: new Metrics(),
     catalogue: new Catalogue(config.providers),
     adapters: createAdapters(config.providers),
+    adminThrottle: new AuthThrottle(clock),
   }
 }
