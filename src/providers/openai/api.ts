@@ -11,6 +11,11 @@ export function chatCompletionsUrl(provider: ProviderConfig): string {
   return `${(provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '')}/chat/completions`
 }
 
+/** `${base_url}/responses`, for providers with `wire: responses`. */
+export function responsesUrl(provider: ProviderConfig): string {
+  return `${(provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '')}/responses`
+}
+
 /**
  * Request headers, built once per adapter (fetch copies them). The provider's own `headers` come
  * last so an operator can override anything, e.g. Azure's `api-key` scheme.
