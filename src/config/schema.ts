@@ -18,6 +18,7 @@ export const FEATURES = [
   'logprobs',
   'n',
   'system_messages',
+  'reasoning',
 ] as const
 export type Feature = (typeof FEATURES)[number]
 

@@ -7,6 +7,7 @@
  * const res = await app.handle(new Request('http://localhost/healthz'))
  */
 import { Elysia } from 'elysia'
+import { Pipeline } from '../pipeline/run.ts'
 import type { Deps } from './deps.ts'
 import { errorHandling } from './errors.ts'
 import { adminRoutes } from './routes/admin.ts'
@@ -16,13 +17,14 @@ import { modelRoutes } from './routes/models.ts'
 import { usageRoutes } from './routes/usage.ts'
 
 export function createApp(deps: Deps) {
+  const pipeline = new Pipeline(deps)
   return new Elysia()
     .use(errorHandling(deps.log))
     .onAfterResponse(({ route, set }) => deps.metrics.request(route || 'unknown', Number(set.status ?? 200)))
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
-    .use(chatRoutes(deps))
+    .use(chatRoutes(pipeline))
     .use(adminRoutes(deps))
 }
 

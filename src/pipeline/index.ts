@@ -1,0 +1,25 @@
+/**
+ * @module
+ * The framework-free request pipeline and the `Surface` interface a wire protocol implements to
+ * run on it (see `surface.ts`).
+ */
+export { callProvider, type Finish } from './call.ts'
+export { storeUnavailable, toGatewayError } from './errors.ts'
+export { Pipeline, type ServerHandle } from './run.ts'
+export {
+  type StreamEncoder,
+  type StreamOutcome,
+  type WriteStreamOptions,
+  type WriteStreamResult,
+  writeStream,
+} from './stream-writer.ts'
+export type {
+  Decoded,
+  EncodeContext,
+  Forwarding,
+  ForwardRequest,
+  RawEvent,
+  Surface,
+  SurfaceName,
+  Translated,
+} from './surface.ts'
