@@ -12,7 +12,7 @@
  * `reasoning.effort` becomes `reasoning_effort`.
  *
  * @example
- * const d = decodeResponses(req, 'reject')
+ * const d = decodeResponses(req)
  * d.chat.messages // [{ role: 'user', content: 'Hello' }]
  * d.param('messages[0].content[1]') // 'input[0].content[1]'
  */
@@ -27,12 +27,14 @@ import type {
   MessageItem,
   ResponsesRequestInput,
 } from './request-schema.ts'
-import { type ChatTools, chatTools, type UnsupportedTools } from './tools.ts'
+import { type ChatTools, chatTools } from './tools.ts'
 
 export interface DecodedResponses {
   /** The chat form; `model` is still the client's prefixed id. */
   chat: ChatRequestInput
   tools: ChatTools
+  /** `type` fields of input items only OpenAI's Responses API reads (left out of `chat`). */
+  foreign: string[]
   /** The Responses field behind a chat field name (for errors from the shared checks). */
   param(chatParam: string): string
 }
@@ -51,8 +53,9 @@ interface Origin {
   toolCalls: string
 }
 
-export function decodeResponses(req: ResponsesRequestInput, policy: UnsupportedTools): DecodedResponses {
-  const tools = chatTools(req.tools, policy)
+export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
+  const tools = chatTools(req.tools)
+  const foreign: string[] = []
   const messages: ChatMessage[] = []
   const origins: Origin[] = []
   const push = (message: ChatMessage, origin: Origin) => {
@@ -65,7 +68,9 @@ export function decodeResponses(req: ResponsesRequestInput, policy: UnsupportedT
   if (typeof req.input === 'string') {
     push({ role: 'user', content: req.input }, { path: 'input', role: 'input', toolCalls: 'input' })
   } else {
-    req.input.forEach((item, i) => addItem(item as unknown as InputItem, `input[${i}]`, messages, origins, policy))
+    req.input.forEach((item, i) => {
+      addItem(item as unknown as InputItem, `input[${i}]`, messages, origins, foreign)
+    })
   }
 
   const chat: ChatRequestInput = { model: req.model, messages: messages as ChatRequestInput['messages'] }
@@ -83,7 +88,12 @@ export function decodeResponses(req: ResponsesRequestInput, policy: UnsupportedT
     const { name, schema, description, strict } = format
     chat.response_format = {
       type: 'json_schema',
-      json_schema: { name, schema, ...(description ? { description } : {}), ...(strict != null ? { strict } : {}) },
+      json_schema: {
+        name,
+        schema,
+        ...(description ? { description } : {}),
+        ...(strict != null ? { strict } : {}),
+      },
     }
   }
   const effort = req.reasoning?.effort
@@ -91,7 +101,7 @@ export function decodeResponses(req: ResponsesRequestInput, policy: UnsupportedT
   const user = req.safety_identifier ?? req.user
   if (user) chat.user = user
 
-  return { chat, tools, param: (p) => responsesParam(p, origins) }
+  return { chat, tools, foreign, param: (p) => responsesParam(p, origins) }
 }
 
 const instructionsOrigin: Origin = { path: 'instructions', role: 'instructions', toolCalls: 'instructions' }
@@ -101,7 +111,7 @@ function addItem(
   path: string,
   messages: ChatMessage[],
   origins: Origin[],
-  policy: UnsupportedTools,
+  foreign: string[],
 ): void {
   switch (item.type) {
     case 'message': {
@@ -111,7 +121,9 @@ function addItem(
         messages.push(assistantMessage(msg.content, path))
       } else {
         const content =
-          typeof msg.content === 'string' ? msg.content : msg.content.map((p, j) => chatPart(p, `${path}.content[${j}]`))
+          typeof msg.content === 'string'
+            ? msg.content
+            : msg.content.map((p, j) => chatPart(p, `${path}.content[${j}]`))
         const textOnly = msg.role !== 'user' && Array.isArray(content)
         messages.push({ role: msg.role, content: textOnly ? joinText(content, `${path}.content`) : content })
       }
@@ -120,7 +132,11 @@ function addItem(
     }
     case 'function_call': {
       const fc = item as unknown as FunctionCallItemInput
-      const call: ToolCall = { id: fc.call_id, type: 'function', function: { name: fc.name, arguments: fc.arguments } }
+      const call: ToolCall = {
+        id: fc.call_id,
+        type: 'function',
+        function: { name: fc.name, arguments: fc.arguments },
+      }
       const last = messages.at(-1)
       if (last?.role === 'assistant') {
         if (last.tool_calls) last.tool_calls.push(call)
@@ -150,12 +166,16 @@ function addItem(
     case 'reasoning':
       return
   }
-  if (policy === 'keep') return
-  throw new GatewayError(
+  foreign.push(`${path}.type`)
+}
+
+/** 400 for the first input item a translated route cannot send (see `DecodedResponses.foreign`). */
+export function foreignItemError(param: string, type: string): GatewayError {
+  return new GatewayError(
     400,
     'unsupported_value',
-    `${path}.type "${item.type}" is an item only OpenAI's own Responses API understands, and this model's upstream does not. Send messages, function_call and function_call_output items.`,
-    { param: `${path}.type` },
+    `${param} "${type}" is an item only OpenAI's Responses API understands, and this model's upstream does not speak it. Send message, function_call and function_call_output items.`,
+    { param },
   )
 }
 
@@ -182,7 +202,10 @@ function chatPart(part: ContentPartInput, param: string): ContentPart {
       return { type: 'text', text: part.refusal }
     case 'input_image': {
       if (!part.image_url) throw fileStore(param, 'image_url (a URL or a data: URL)')
-      return { type: 'image_url', image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) } }
+      return {
+        type: 'image_url',
+        image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) },
+      }
     }
     case 'input_file': {
       if (part.file_url || (!part.file_data && part.file_id)) throw fileStore(param, 'file_data (base64)')
@@ -204,9 +227,14 @@ function joinText(parts: ContentPart[], param: string): string {
 }
 
 function notText(param: string): GatewayError {
-  return new GatewayError(400, 'invalid_value', `${param} must be a text part here (input_text or output_text).`, {
-    param,
-  })
+  return new GatewayError(
+    400,
+    'invalid_value',
+    `${param} must be a text part here (input_text or output_text).`,
+    {
+      param,
+    },
+  )
 }
 
 function fileStore(param: string, instead: string): GatewayError {

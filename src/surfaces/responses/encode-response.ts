@@ -5,14 +5,20 @@
  * `message`; each tool call as a `function_call` item (with its namespace when it came from one).
  *
  * @example
- * const res = encodeResponse(await adapter.complete(prepared.request, ctx), prepared, 'resp_1')
+ * const res = encodeResponse(await adapter.complete(request, callCtx), { view, modelId: 'demo/echo' })
  */
 import type { ChatCompletion, ToolCall } from '../../providers/types.ts'
-import type { PreparedResponses } from './prepare.ts'
-import { finishResponse, newId, type OutputItem, type ResponseObject, responseShell } from './response-object.ts'
+import {
+  finishResponse,
+  newId,
+  type OutputItem,
+  type ResponseContext,
+  type ResponseObject,
+  responseShell,
+} from './response-object.ts'
 
-export function encodeResponse(completion: ChatCompletion, p: PreparedResponses, id: string): ResponseObject {
-  const res = responseShell(p, id, completion.created ?? Math.floor(Date.now() / 1000))
+export function encodeResponse(completion: ChatCompletion, ctx: ResponseContext): ResponseObject {
+  const res = responseShell(ctx, newId('resp'), completion.created ?? Math.floor(Date.now() / 1000))
   const choice = completion.choices[0]
   const output: OutputItem[] = []
   const message = choice?.message
@@ -21,9 +27,15 @@ export function encodeResponse(completion: ChatCompletion, p: PreparedResponses,
   if (message?.refusal) output.push(messageItem(newId('msg'), { type: 'refusal', refusal: message.refusal }))
   else if (message?.content) output.push(messageItem(newId('msg'), outputText(message.content)))
   for (const call of message?.tool_calls ?? []) {
-    output.push(functionCallItem(newId('fc'), call, p.decoded.tools.namespaces, 'completed'))
+    output.push(functionCallItem(newId('fc'), call, ctx.view.decoded.tools.namespaces, 'completed'))
   }
-  return finishResponse(res, output, completion.usage, choice?.finish_reason ?? null, Math.floor(Date.now() / 1000))
+  return finishResponse(
+    res,
+    output,
+    completion.usage,
+    choice?.finish_reason ?? null,
+    Math.floor(Date.now() / 1000),
+  )
 }
 
 /** What OpenAI-compatible servers (vLLM, DeepSeek, OpenRouter) call the model's reasoning text. */

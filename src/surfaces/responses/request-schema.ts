@@ -105,10 +105,9 @@ const NamespaceTool = T.Object({
   type: T.Literal('namespace'),
   name: T.String({ minLength: 1 }),
   description: T.Optional(T.String()),
-  tools: T.Array(
-    Tagged([FunctionToolSchema, OtherType(['function'])], 'type', 'a function tool'),
-    { minItems: 1 },
-  ),
+  tools: T.Array(Tagged([FunctionToolSchema, OtherType(['function'])], 'type', 'a function tool'), {
+    minItems: 1,
+  }),
 })
 
 export const ToolSchema = Tagged(

@@ -5,11 +5,18 @@
  * `usage` before it is known) are left out rather than sent as null.
  *
  * @example
- * const res = responseShell(prepared, 'resp_abc', 1_700_000_000)
- * finishResponse(res, output, usage, 'stop')
+ * const res = responseShell({ view, modelId: 'openai/gpt-4o-mini' }, 'resp_abc', 1_700_000_000)
+ * finishResponse(res, output, usage, 'stop', now)
  */
 import type { FinishReason, Usage } from '../../providers/types.ts'
-import type { PreparedResponses } from './prepare.ts'
+import type { ResponsesTool } from './request-schema.ts'
+import type { ResponsesView } from './view.ts'
+
+/** What a response object is built from: the request as decoded, and the client's model id. */
+export interface ResponseContext {
+  view: ResponsesView
+  modelId: string
+}
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed'
 
@@ -39,8 +46,8 @@ export interface ResponseObject {
 }
 
 /** The response as announced by `response.created`: no output, no usage yet. */
-export function responseShell(p: PreparedResponses, id: string, createdAt: number): ResponseObject {
-  const input = p.input
+export function responseShell(ctx: ResponseContext, id: string, createdAt: number): ResponseObject {
+  const { input, served, temperature } = ctx.view
   return {
     id,
     object: 'response',
@@ -53,17 +60,17 @@ export function responseShell(p: PreparedResponses, id: string, createdAt: numbe
     instructions: input.instructions ?? null,
     max_output_tokens: input.max_output_tokens ?? null,
     metadata: input.metadata ?? {},
-    model: p.id,
+    model: ctx.modelId,
     output: [],
     parallel_tool_calls: input.parallel_tool_calls ?? true,
     previous_response_id: null,
     reasoning: { effort: input.reasoning?.effort ?? null, summary: input.reasoning?.summary ?? null },
     service_tier: 'default',
     store: false,
-    temperature: p.request.temperature ?? 1,
+    temperature,
     text: { format: input.text?.format ?? { type: 'text' } },
     tool_choice: input.tool_choice ?? 'auto',
-    tools: p.decoded.tools.served.map(echoTool),
+    tools: served.map(echoTool),
     top_p: input.top_p ?? 1,
     truncation: 'disabled',
   }
@@ -126,7 +133,7 @@ export function chatUsage(usage: Partial<ResponsesUsage> | null | undefined): Us
 }
 
 /** The schema's `FunctionTool` requires `strict` and `parameters` (null allowed). */
-function echoTool(tool: Record<string, unknown>): Record<string, unknown> {
+function echoTool(tool: ResponsesTool): ResponsesTool {
   if (tool.type !== 'function') return tool
   return { ...tool, parameters: tool.parameters ?? null, strict: tool.strict ?? null }
 }

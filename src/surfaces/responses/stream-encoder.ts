@@ -12,16 +12,24 @@
  * becomes a `reasoning` item with one summary part.
  *
  * @example
- * const enc = new ResponsesStreamEncoder(prepared, 'resp_1')
+ * const enc = new ResponsesStreamEncoder({ view, modelId: 'demo/echo' })
  * for await (const chunk of chunks) socket.write(enc.encode(chunk))
  * socket.write(enc.end())
  */
+
+import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../providers/types.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { functionCallItem, messageItem, outputText, reasoningItem, reasoningText } from './encode-response.ts'
-import type { PreparedResponses } from './prepare.ts'
-import { finishResponse, newId, type OutputItem, type ResponseObject, responseShell } from './response-object.ts'
+import {
+  finishResponse,
+  newId,
+  type OutputItem,
+  type ResponseContext,
+  type ResponseObject,
+  responseShell,
+} from './response-object.ts'
 
 export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>
 
@@ -43,7 +51,7 @@ export function frameEvents(events: readonly ResponsesEvent[]): Uint8Array {
   return bytes.encode(out)
 }
 
-export class ResponsesStreamEncoder {
+export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
   readonly keepalive = KEEPALIVE
   private seq = 0
   private started = false
@@ -58,11 +66,11 @@ export class ResponsesStreamEncoder {
     this.pending.push({ ...event, sequence_number: this.seq++ } as ResponsesEvent)
   }
 
-  constructor(
-    private readonly prepared: PreparedResponses,
-    id: string,
-  ) {
-    this.response = responseShell(prepared, id, Math.floor(Date.now() / 1000))
+  private readonly namespaces: ReadonlyMap<string, string>
+
+  constructor(ctx: ResponseContext) {
+    this.response = responseShell(ctx, newId('resp'), Math.floor(Date.now() / 1000))
+    this.namespaces = ctx.view.decoded.tools.namespaces
   }
 
   encode(chunk: ChatCompletionChunk): Uint8Array | null {
@@ -150,7 +158,12 @@ export class ResponsesStreamEncoder {
       const id = newId('rs')
       const index = this.opened(emit, reasoningItem(id, null))
       this.open = { kind: 'reasoning', id, index, text: '' }
-      emit({ ...this.at(), summary_index: 0, type: 'response.reasoning_summary_part.added', part: summaryPart('') })
+      emit({
+        ...this.at(),
+        summary_index: 0,
+        type: 'response.reasoning_summary_part.added',
+        part: summaryPart(''),
+      })
     }
     this.open.text += text
     emit({ ...this.at(), summary_index: 0, type: 'response.reasoning_summary_text.delta', delta: text })
@@ -161,7 +174,12 @@ export class ResponsesStreamEncoder {
       const id = newId('msg')
       const index = this.opened(emit, messageItem(id, null, 'in_progress'))
       this.open = { kind, id, index, text: '' }
-      emit({ ...this.at(), content_index: 0, type: 'response.content_part.added', part: contentPart(kind, '') })
+      emit({
+        ...this.at(),
+        content_index: 0,
+        type: 'response.content_part.added',
+        part: contentPart(kind, ''),
+      })
     }
     this.open.text += text
     const type = kind === 'text' ? 'response.output_text.delta' : 'response.refusal.delta'
@@ -173,7 +191,7 @@ export class ResponsesStreamEncoder {
       const id = newId('fc')
       const callId = call.id ?? newId('call')
       const name = call.function?.name ?? ''
-      const item = functionCallItem(id, callTo(callId, name, ''), this.prepared.decoded.tools.namespaces, 'in_progress')
+      const item = functionCallItem(id, callTo(callId, name, ''), this.namespaces, 'in_progress')
       const index = this.opened(emit, item)
       this.open = { kind: 'call', id, index, callId, name, args: '', chatIndex: call.index }
     }
@@ -201,12 +219,17 @@ export class ResponsesStreamEncoder {
     const at = this.at()
     if (open.kind === 'reasoning') {
       emit({ ...at, summary_index: 0, type: 'response.reasoning_summary_text.done', text: open.text })
-      emit({ ...at, summary_index: 0, type: 'response.reasoning_summary_part.done', part: summaryPart(open.text) })
+      emit({
+        ...at,
+        summary_index: 0,
+        type: 'response.reasoning_summary_part.done',
+        part: summaryPart(open.text),
+      })
       item = reasoningItem(open.id, open.text)
     } else if (open.kind === 'call') {
       emit({ ...at, type: 'response.function_call_arguments.done', name: open.name, arguments: open.args })
       const call = callTo(open.callId, open.name, open.args)
-      item = functionCallItem(open.id, call, this.prepared.decoded.tools.namespaces, 'completed')
+      item = functionCallItem(open.id, call, this.namespaces, 'completed')
     } else {
       const part = contentPart(open.kind, open.text)
       if (open.kind === 'text') {

@@ -8,8 +8,8 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { exceedsDepth } from '../../gateway/json-depth.ts'
-import { explainValidationError } from '../../gateway/validation-error.ts'
 import { tooDeep } from '../../gateway/validate-chat.ts'
+import { explainValidationError } from '../../gateway/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type ResponsesRequestInput, ResponsesRequestSchema } from './request-schema.ts'
 
