@@ -22,7 +22,7 @@ import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
 import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
-import { storeUnavailable, toGatewayError } from './errors.ts'
+import { toGatewayError } from './errors.ts'
 import type { EncodeContext, Surface } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
@@ -90,19 +90,17 @@ export class Pipeline {
 
     const now = clock.now()
     const rid = String(headers['x-request-id'])
-    const admit = await store
-      .admit({
-        accountId: auth.account.id,
-        keyId: auth.key.id,
-        model: entry.id,
-        requestId: rid,
-        stream: decoded.stream,
-        now,
-        rpm: plan.rpm,
-        rpd: plan.rpd,
-        suspension: this.suspension,
-      })
-      .catch(storeUnavailable)
+    const admit = await store.admit({
+      accountId: auth.account.id,
+      keyId: auth.key.id,
+      model: entry.id,
+      requestId: rid,
+      stream: decoded.stream,
+      now,
+      rpm: plan.rpm,
+      rpd: plan.rpd,
+      suspension: this.suspension,
+    })
     const limitHeaders = rateLimitHeaders(admit, now)
     surface.limitHeaders?.(admit, now, limitHeaders)
     Object.assign(headers, limitHeaders)
