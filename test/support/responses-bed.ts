@@ -69,7 +69,6 @@ export async function startResponsesBed(
   const gw = await startGateway({
     doc: {
       server: { host: '127.0.0.1', port: 0, stream_hold_ms: 2_000, stream_keepalive_ms: 5_000 },
-      admin: { token: 'admin-secret-token' },
       usage: { flush_ms: 20 },
       providers: [
         {
