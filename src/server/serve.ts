@@ -73,7 +73,7 @@ export function startServer(
       clearInterval(watchTimer)
       await app.stop(true)
       await deps.recorder.flush()
-      deps.store.close()
+      await deps.store.close()
     },
   }
 }
