@@ -125,7 +125,17 @@ function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
   })
 }
 
+/** Shorter admin tokens are refused: the admin API mints keys, and 32 characters cannot be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32
+
 function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
+  const token = raw.admin?.token
+  if (token && token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push({
+      path: '/admin/token',
+      message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
+    })
+  }
   const prefixes = new Map<string, number>()
   raw.providers.forEach((p, i) => {
     if (prefixes.has(p.prefix)) {
