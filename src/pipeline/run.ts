@@ -150,6 +150,7 @@ export class Pipeline {
       headers,
       finish,
       signal: request.signal,
+      bodyText: text,
     })
   }
 }
