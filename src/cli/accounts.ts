@@ -11,9 +11,9 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
   return withAccounts(p, io, async (svc) => {
     switch (sub) {
       case 'create': {
-        flags('plan', 'days')
+        flags('plan', 'days', 'expires-at')
         const name = need(p, 2, 'account NAME', 'accounts create NAME --plan PLAN [--days N]')
-        const a = await svc.createAccount(name, flagString(p, 'plan'), flagInt(p, 'days', 1, 36500))
+        const a = await svc.createAccount(name, flagString(p, 'plan'), ...term(p))
         out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
         return 0
       }
@@ -36,13 +36,9 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'set-plan': {
-        flags('days')
-        const usage = 'accounts set-plan NAME PLAN [--days N]'
-        const a = await svc.setPlan(
-          need(p, 2, 'account NAME', usage),
-          need(p, 3, 'PLAN', usage),
-          flagInt(p, 'days', 1, 36500),
-        )
+        flags('days', 'expires-at')
+        const usage = 'accounts set-plan NAME PLAN [--days N | --expires-at TIME]'
+        const a = await svc.setPlan(need(p, 2, 'account NAME', usage), need(p, 3, 'PLAN', usage), ...term(p))
         out.result(a, () => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`)
         return 0
       }
@@ -59,4 +55,20 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         )
     }
   })
+}
+
+/**
+ * `--days N` (0 = the plan expires now, to try expiry without waiting) or `--expires-at TIME`.
+ * Returns the arguments `createAccount` / `setPlan` take after the plan.
+ */
+function term(p: Parsed): [days: number | undefined, expiresAt: number | undefined] {
+  const days = flagInt(p, 'days', 0, 36500)
+  const at = flagString(p, 'expires-at')
+  if (at === undefined) return [days, undefined]
+  if (days !== undefined) throw new UsageError('give --days or --expires-at, not both')
+  const ms = Date.parse(at)
+  if (!/^\d{4}-\d\d-\d\d/.test(at) || Number.isNaN(ms)) {
+    throw new UsageError(`--expires-at must be an ISO-8601 time such as 2030-01-31T00:00:00Z, got '${at}'`)
+  }
+  return [undefined, ms]
 }

@@ -4,10 +4,10 @@
  * text or `--json`, and the store opened on demand.
  */
 import { AccountService } from '../accounts/service.ts'
-import { type Config, loadConfigFile } from '../config/index.ts'
+import { type Config, type LoadOptions, loadConfigFile } from '../config/index.ts'
 import { openSqliteStore, type Store } from '../store/index.ts'
 import { systemClock } from '../util/clock.ts'
-import { flagString, type Parsed } from './args.ts'
+import { flagInt, flagString, type Parsed, UsageError } from './args.ts'
 
 export const GLOBAL_FLAGS = ['config', 'db', 'json', 'help'] as const
 
@@ -27,8 +27,9 @@ export function configPath(p: Parsed, io: Io): string {
   return flagString(p, 'config') ?? io.env.SWITCHYARD_CONFIG ?? './switchyard.yaml'
 }
 
-export async function loadConfig(p: Parsed, io: Io): Promise<Config> {
-  const config = await loadConfigFile(configPath(p, io), io.env)
+/** Commands that never call a provider pass `{ secrets: false }`: provider keys may be unset. */
+export async function loadConfig(p: Parsed, io: Io, opts: LoadOptions = {}): Promise<Config> {
+  const config = await loadConfigFile(configPath(p, io), io.env, opts)
   const db = flagString(p, 'db') ?? io.env.SWITCHYARD_DB
   if (db) config.database.path = db
   return config
@@ -51,7 +52,7 @@ export async function withAccounts<T>(
   io: Io,
   fn: (svc: AccountService, store: Store, config: Config) => Promise<T>,
 ): Promise<T> {
-  const config = await loadConfig(p, io)
+  const config = await loadConfig(p, io, { secrets: false })
   const store = openSqliteStore({
     path: config.database.path,
     busyTimeoutMs: config.database.busyTimeoutMs,
@@ -62,6 +63,30 @@ export async function withAccounts<T>(
   } finally {
     store.close()
   }
+}
+
+/**
+ * An integer from a flag, else from an environment variable; a value that is not one is an error
+ * naming where it came from (`PORT=abc` must not silently mean the default).
+ */
+export function intSetting(
+  p: Parsed,
+  io: Io,
+  flag: string,
+  envName: string,
+  min: number,
+  max: number,
+): number | undefined {
+  const fromFlag = flagInt(p, flag, min, max)
+  if (fromFlag !== undefined) return fromFlag
+  const v = io.env[envName]
+  if (v === undefined || v === '') return undefined
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new UsageError(
+      `environment variable ${envName} must be a whole number from ${min} to ${max}, got '${v}'`,
+    )
+  }
+  return Number(v)
 }
 
 /** Fixed-width text table. */

@@ -1,12 +1,16 @@
 /**
  * @module
  * Assembles the Elysia app from its parts. No module state: everything comes in through `deps`.
+ * Every request is an exchange in `deps.traffic` from its first byte to its last: that is where
+ * the access log, the request metrics and graceful shutdown meet.
  *
  * @example
  * const app = createApp(deps)
  * const res = await app.handle(new Request('http://localhost/healthz'))
  */
 import { Elysia } from 'elysia'
+import { shuttingDownError } from '../util/errors.ts'
+import { createCors } from './cors.ts'
 import type { Deps } from './deps.ts'
 import { errorHandling } from './errors.ts'
 import { adminRoutes } from './routes/admin.ts'
@@ -16,9 +20,21 @@ import { modelRoutes } from './routes/models.ts'
 import { usageRoutes } from './routes/usage.ts'
 
 export function createApp(deps: Deps) {
+  const { traffic } = deps
+  const cors = createCors(deps.config.server.corsOrigins)
   return new Elysia()
     .use(errorHandling(deps.log))
-    .onAfterResponse(({ route, set }) => deps.metrics.request(route || 'unknown', Number(set.status ?? 200)))
+    .onRequest(({ request, set }) => {
+      const ex = traffic.begin(request, String(set.headers['x-request-id']))
+      const preflight = cors?.apply(request, set.headers)
+      if (traffic.draining && ex.surface !== 'metrics') throw shuttingDownError()
+      if (preflight) set.status = 204
+      return preflight
+    })
+    .onAfterResponse(({ request, set }) => {
+      const ex = traffic.of(request)
+      if (ex && !ex.deferred) traffic.end(ex, Number(set.status ?? 200))
+    })
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))

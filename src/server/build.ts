@@ -13,6 +13,7 @@ import { type Clock, systemClock } from '../util/clock.ts'
 import { createLogger, type Logger } from '../util/log.ts'
 import type { Deps } from './deps.ts'
 import { Metrics } from './metrics.ts'
+import { Traffic } from './traffic.ts'
 
 export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
   const clock = opts.clock ?? systemClock
@@ -25,6 +26,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
       windows: config.windows,
       now: clock.now(),
     })
+  const metrics = new Metrics()
   return {
     config,
     store,
@@ -32,7 +34,8 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     log,
     accounts: new AccountService(store, config, clock),
     recorder: new UsageRecorder(store, config.usage.flushMs, log),
-    metrics: new Metrics(),
+    metrics,
+    traffic: new Traffic(metrics, log, config.logging.access),
     catalogue: new Catalogue(config.providers),
     adapters: createAdapters(config.providers),
   }

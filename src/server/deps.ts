@@ -12,6 +12,7 @@ import type { UsageRecorder } from '../usage/recorder.ts'
 import type { Clock } from '../util/clock.ts'
 import type { Logger } from '../util/log.ts'
 import type { Metrics } from './metrics.ts'
+import type { Traffic } from './traffic.ts'
 
 export interface Deps {
   config: Config
@@ -21,6 +22,8 @@ export interface Deps {
   accounts: AccountService
   recorder: UsageRecorder
   metrics: Metrics
+  /** Requests in flight: access log, request metrics, graceful shutdown. */
+  traffic: Traffic
   catalogue: Catalogue
   /** Adapter per provider prefix. */
   adapters: Map<string, ProviderAdapter>

@@ -14,7 +14,14 @@ export interface Running {
   port: number
   url: string
   deps: Deps
+  /** Stops at once: connections closed, usage flushed, store closed. */
   stop(): Promise<void>
+  /**
+   * Graceful shutdown: new requests get 503 `shutting_down`, those in flight get up to
+   * `server.drain_timeout_s`, streams still open then end with a `shutting_down` error event;
+   * then usage is flushed and the store closed.
+   */
+  drain(): Promise<void>
 }
 
 export function startServer(config: Config, deps: Deps = buildDeps(config), reusePort = false): Running {
@@ -40,15 +47,27 @@ export function startServer(config: Config, deps: Deps = buildDeps(config), reus
   prune()
   const pruneTimer = setInterval(prune, HOUR_MS)
   pruneTimer.unref?.()
-  return {
-    port: server.port!,
-    url: `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${server.port}`,
-    deps,
-    async stop() {
+  let stopped: Promise<void> | null = null
+  const stop = () => {
+    stopped ??= (async () => {
       clearInterval(pruneTimer)
       await app.stop(true)
       await deps.recorder.flush()
       deps.store.close()
+    })()
+    return stopped
+  }
+  return {
+    port: server.port!,
+    url: `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${server.port}`,
+    deps,
+    stop,
+    async drain() {
+      const timeoutS = config.server.drainTimeoutS
+      deps.log.info('shutting down', { drain_timeout_s: timeoutS, pid: process.pid })
+      const r = await deps.traffic.drain(timeoutS * 1000)
+      await stop()
+      deps.log.info('stopped', { in_flight: r.inFlight, cut_at_deadline: r.cut, pid: process.pid })
     },
   }
 }

@@ -42,6 +42,11 @@ export interface WriteChatStreamOptions {
   holdMs: number
   /** The client's request signal. */
   signal?: AbortSignal
+  /**
+   * Aborted when the server stops waiting for streams (shutdown drain deadline): the stream ends
+   * with an error event carrying the signal's reason (`shutting_down`), recorded as such.
+   */
+  stop?: AbortSignal
   /** Called exactly once, when the stream ends for whatever reason. Must not throw. */
   onFinish: (outcome: StreamOutcome) => void
 }
@@ -86,6 +91,9 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
   private timer: ReturnType<typeof setTimeout> | undefined
   private readonly onTick = (): void => this.tick()
   private readonly onAbort = (): void => void this.abort()
+  private readonly onStop = (): void => void this.cut()
+  /** Why the stream was cut by `stop`, once it was. */
+  private cutError: GatewayError | null = null
 
   constructor(
     chunks: ChunkStream,
@@ -101,6 +109,11 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
       return { status: 'error', error: clientClosed() }
     }
     signal?.addEventListener('abort', this.onAbort, { once: true })
+    if (this.opts.stop?.aborted) {
+      await this.cut()
+      return { status: 'error', error: this.cutError! }
+    }
+    this.opts.stop?.addEventListener('abort', this.onStop, { once: true })
     const first = this.reader.read()
     this.first = first
     let failure: { err: unknown } | undefined
@@ -119,7 +132,7 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
     ])
     clearTimeout(holdTimer)
     // An abort during the hold cancels the reader, which settles `first`: check it before anything else.
-    if (this.finished) return { status: 'error', error: clientClosed() }
+    if (this.finished) return { status: 'error', error: this.cutError ?? clientClosed() }
     if (failure !== undefined) {
       const error = toGatewayError(failure.err)
       this.finish(error, false)
@@ -227,11 +240,28 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
     return this.reader.cancel(reason).catch(() => {})
   }
 
+  /** The server stops waiting: end with an error event (if the body has started) and cancel upstream. */
+  private cut(): Promise<void> {
+    if (this.finished) return Promise.resolve()
+    const reason = this.opts.stop?.reason
+    const error = reason instanceof GatewayError ? reason : toGatewayError(reason)
+    this.cutError = error
+    this.finish(error, false)
+    if (this.controller) {
+      try {
+        this.controller.enqueue(encoder.encode(encodeSSE(JSON.stringify(error.toBody()))))
+        this.controller.close()
+      } catch {}
+    }
+    return this.reader.cancel(error).catch(() => {})
+  }
+
   private finish(error: GatewayError | null, aborted: boolean): void {
     this.finished = true
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
     this.opts.signal?.removeEventListener('abort', this.onAbort)
+    this.opts.stop?.removeEventListener('abort', this.onStop)
     this.opts.onFinish({ usage: this.usage, error, ttftMs: this.ttftMs, aborted })
   }
 }

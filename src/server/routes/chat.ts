@@ -15,6 +15,7 @@ import { checkJsonContentType, readBodyText } from '../body.ts'
 import type { Deps } from '../deps.ts'
 import { rateLimitError, rateLimitHeaders } from '../rate-headers.ts'
 import { writeChatStream } from '../sse-writer.ts'
+import { Exchange } from '../traffic.ts'
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -24,7 +25,7 @@ const SSE_HEADERS = {
 }
 
 export function chatRoutes(deps: Deps) {
-  const { config, store, clock, recorder, metrics } = deps
+  const { config, store, clock, recorder, metrics, traffic } = deps
   const suspension = config.suspension.enabled
     ? {
         maxRejections: config.suspension.maxRejections,
@@ -38,7 +39,11 @@ export function chatRoutes(deps: Deps) {
     '/v1/chat/completions',
     async ({ request, set, server }) => {
       const started = performance.now()
+      const rid = String(set.headers['x-request-id'])
+      const ex = traffic.of(request) ?? new Exchange(rid, 'chat', 'POST', '/v1/chat/completions')
       const auth = await authenticate(deps, request.headers.get('authorization'))
+      ex.account = auth.account.name
+      ex.keyPrefix = auth.key.prefix
       checkJsonContentType(request)
       const text = await readBodyText(request, config.server.bodyLimitBytes)
       const plan = auth.plan.plan!
@@ -46,8 +51,9 @@ export function chatRoutes(deps: Deps) {
         assertPlanAllows({ name: auth.plan.name, models: plan.models }, id, model),
       )
 
+      ex.model = chat.id
+      ex.stream = chat.stream
       const now = clock.now()
-      const rid = String(set.headers['x-request-id'])
       const admit = await store
         .admit({
           accountId: auth.account.id,
@@ -74,7 +80,8 @@ export function chatRoutes(deps: Deps) {
       const ctx: CallContext = {
         provider: chat.provider,
         model: chat.model,
-        signal: request.signal,
+        // At the shutdown drain's deadline the call is cut with 503 shutting_down.
+        signal: AbortSignal.any([request.signal, traffic.stopSignal]),
         requestId: rid,
         timeouts: timeouts.get(chat.provider.prefix)!,
       }
@@ -84,7 +91,15 @@ export function chatRoutes(deps: Deps) {
         err: GatewayError | null,
         ttftMs: number | null,
       ) => {
-        metrics.upstreamResult(chat.id, err ? err.code : 'ok')
+        if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
+          metrics.upstreamError(chat.provider.prefix, err.code)
+        }
+        ex.ttftMs = ttftMs
+        ex.promptTokens = usage?.prompt_tokens ?? null
+        ex.completionTokens = usage?.completion_tokens ?? null
+        ex.errorCode = err?.code ?? null
+        // A stream ends after its handler returned: its end is the exchange's end.
+        if (chat.stream) traffic.end(ex, status)
         recorder.record({
           usageId: admit.usageId,
           status,
@@ -125,15 +140,17 @@ export function chatRoutes(deps: Deps) {
         finish(err.status, null, err, null)
         throw err
       }
-      metrics.openStreams++
+      metrics.streamOpened()
+      ex.deferred = true
       const out = await writeChatStream(stream, {
         modelId: chat.id,
         includeUsage: chat.includeUsage,
         keepaliveMs: config.server.streamKeepaliveMs,
         holdMs: config.server.streamHoldMs,
         signal: request.signal,
+        stop: traffic.stopSignal,
         onFinish: (r) => {
-          metrics.openStreams--
+          metrics.streamClosed()
           const status = r.error ? r.error.status : r.aborted ? 499 : 200
           finish(status, r.usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
         },
