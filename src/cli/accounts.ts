@@ -8,12 +8,15 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
   const sub = p.positionals[1]
   const out = new Output(io, p.flags.json === true)
   const flags = (...extra: string[]) => checkFlags(p, [...GLOBAL_FLAGS, ...extra])
-  return withAccounts(p, io, async (svc) => {
+  return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
         flags('plan', 'days', 'expires-at')
         const name = need(p, 2, 'account NAME', 'accounts create NAME --plan PLAN [--days N]')
-        const a = await svc.createAccount(name, flagString(p, 'plan'), ...term(p))
+        const plan = flagString(p, 'plan')
+        const a = await change.audited('accounts create', name, () =>
+          svc.createAccount(name, plan, ...term(p)),
+        )
         out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
         return 0
       }
@@ -38,14 +41,19 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
       case 'set-plan': {
         flags('days', 'expires-at')
         const usage = 'accounts set-plan NAME PLAN [--days N | --expires-at TIME]'
-        const a = await svc.setPlan(need(p, 2, 'account NAME', usage), need(p, 3, 'PLAN', usage), ...term(p))
+        const name = need(p, 2, 'account NAME', usage)
+        const plan = need(p, 3, 'PLAN', usage)
+        const a = await change.audited(`accounts set-plan ${plan}`, name, () =>
+          svc.setPlan(name, plan, ...term(p)),
+        )
         out.result(a, () => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`)
         return 0
       }
       case 'disable':
       case 'enable': {
         flags()
-        const a = await svc.setEnabled(need(p, 2, 'account NAME', `accounts ${sub} NAME`), sub === 'enable')
+        const name = need(p, 2, 'account NAME', `accounts ${sub} NAME`)
+        const a = await change.audited(`accounts ${sub}`, name, () => svc.setEnabled(name, sub === 'enable'))
         out.result(a, () => `account ${a.name} ${sub}d`)
         return 0
       }

@@ -6,7 +6,10 @@
 import { AccountService } from '../accounts/service.ts'
 import { type Config, type LoadOptions, loadConfigFile } from '../config/index.ts'
 import { openSqliteStore, type Store } from '../store/index.ts'
+import { audit } from '../util/audit.ts'
 import { systemClock } from '../util/clock.ts'
+import { GatewayError } from '../util/errors.ts'
+import { createLogger, type Logger } from '../util/log.ts'
 import { flagInt, flagString, type Parsed, UsageError } from './args.ts'
 
 export const GLOBAL_FLAGS = ['config', 'db', 'json', 'help'] as const
@@ -47,10 +50,19 @@ export class Output {
   }
 }
 
+/** What a command that changes something needs: the service, and an audit line writer. */
+export interface Change {
+  /**
+   * Runs one change and writes its audit line (`actor: cli`) to stderr, whatever the outcome.
+   * `target` names what is changed (an account or key id), never a secret.
+   */
+  audited<R>(action: string, target: string, fn: () => Promise<R>): Promise<R>
+}
+
 export async function withAccounts<T>(
   p: Parsed,
   io: Io,
-  fn: (svc: AccountService, store: Store, config: Config) => Promise<T>,
+  fn: (svc: AccountService, store: Store, config: Config, change: Change) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(p, io, { secrets: false })
   const store = openSqliteStore({
@@ -58,8 +70,22 @@ export async function withAccounts<T>(
     busyTimeoutMs: config.database.busyTimeoutMs,
     windows: config.windows,
   })
+  const log: Logger = createLogger(config.logging.level, io.err)
+  const change: Change = {
+    async audited(action, target, run) {
+      try {
+        const r = await run()
+        audit(log, { actor: 'cli', action, target, outcome: 'ok' })
+        return r
+      } catch (err) {
+        const outcome = err instanceof GatewayError ? err.code : 'error'
+        audit(log, { actor: 'cli', action, target, outcome })
+        throw err
+      }
+    },
+  }
   try {
-    return await fn(new AccountService(store, config, systemClock), store, config)
+    return await fn(new AccountService(store, config, systemClock), store, config, change)
   } finally {
     store.close()
   }

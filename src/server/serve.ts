@@ -9,6 +9,8 @@ import { buildDeps } from './build.ts'
 import type { Deps } from './deps.ts'
 
 const HOUR_MS = 3_600_000
+/** After the drain, how long the last bytes of finished responses get to leave before sockets close. */
+const FLUSH_GRACE_MS = 1_000
 
 export interface Running {
   port: number
@@ -48,9 +50,11 @@ export function startServer(config: Config, deps: Deps = buildDeps(config), reus
   const pruneTimer = setInterval(prune, HOUR_MS)
   pruneTimer.unref?.()
   let stopped: Promise<void> | null = null
-  const stop = () => {
+  /** `graceMs`: time for responses already complete in the app to reach their sockets. */
+  const stop = (graceMs = 0) => {
     stopped ??= (async () => {
       clearInterval(pruneTimer)
+      if (graceMs > 0) await Promise.race([app.stop(false), Bun.sleep(graceMs)])
       await app.stop(true)
       await deps.recorder.flush()
       deps.store.close()
@@ -61,12 +65,12 @@ export function startServer(config: Config, deps: Deps = buildDeps(config), reus
     port: server.port!,
     url: `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${server.port}`,
     deps,
-    stop,
+    stop: () => stop(),
     async drain() {
       const timeoutS = config.server.drainTimeoutS
       deps.log.info('shutting down', { drain_timeout_s: timeoutS, pid: process.pid })
       const r = await deps.traffic.drain(timeoutS * 1000)
-      await stop()
+      await stop(FLUSH_GRACE_MS)
       deps.log.info('stopped', { in_flight: r.inFlight, cut_at_deadline: r.cut, pid: process.pid })
     },
   }

@@ -109,7 +109,7 @@ export function chatRoutes(deps: Deps) {
           ttftMs,
           errorCode: err?.code ?? null,
         })
-        if (err && err.status >= 500)
+        if (err && err.status >= 500 && err.code !== 'shutting_down')
           deps.log.warn('upstream failure', {
             request_id: rid,
             model: chat.id,
