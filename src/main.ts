@@ -10,6 +10,7 @@ import { COMMAND_HELP, HELP } from './cli/help.ts'
 import { configCommand, modelsCommand, usageCommand } from './cli/info.ts'
 import { initCommand } from './cli/init.ts'
 import { keysCommand } from './cli/keys.ts'
+import { migrateCommand } from './cli/migrate.ts'
 import { serveCommand } from './cli/serve.ts'
 import { ConfigError } from './config/index.ts'
 import { GatewayError } from './util/errors.ts'
@@ -52,6 +53,8 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
         return await modelsCommand(p, io)
       case 'config':
         return await configCommand(p, io)
+      case 'migrate':
+        return await migrateCommand(p, io)
       default:
         throw new UsageError(`unknown command '${cmd}'; run switchyard --help`)
     }

@@ -5,7 +5,7 @@
  */
 import { AccountService } from '../accounts/service.ts'
 import { type Config, type LoadOptions, loadConfigFile } from '../config/index.ts'
-import { openSqliteStore, type Store } from '../store/index.ts'
+import { openStores, type Store } from '../store/index.ts'
 import { audit } from '../util/audit.ts'
 import { systemClock } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -34,7 +34,12 @@ export function configPath(p: Parsed, io: Io): string {
 export async function loadConfig(p: Parsed, io: Io, opts: LoadOptions = {}): Promise<Config> {
   const config = await loadConfigFile(configPath(p, io), io.env, opts)
   const db = flagString(p, 'db') ?? io.env.SWITCHYARD_DB
-  if (db) config.database.path = db
+  // --db takes a SQLite path or a PostgreSQL URL, and replaces whichever the file names.
+  if (db && /^postgres(ql)?:\/\//.test(db)) config.database.url = db
+  else if (db) {
+    config.database.path = db
+    config.database.url = null
+  }
   return config
 }
 
@@ -65,11 +70,7 @@ export async function withAccounts<T>(
   fn: (svc: AccountService, store: Store, config: Config, change: Change) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(p, io, { secrets: false })
-  const store = openSqliteStore({
-    path: config.database.path,
-    busyTimeoutMs: config.database.busyTimeoutMs,
-    windows: config.windows,
-  })
+  const store = await openStores(config)
   const log: Logger = createLogger(config.logging.level, io.err)
   const change: Change = {
     async audited(action, target, run) {
@@ -87,7 +88,7 @@ export async function withAccounts<T>(
   try {
     return await fn(new AccountService(store, config, systemClock), store, config, change)
   } finally {
-    store.close()
+    await store.close()
   }
 }
 

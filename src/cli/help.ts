@@ -5,7 +5,7 @@
 
 const GLOBAL_OPTIONS = `Options (every command):
   --config FILE   config file (default ./switchyard.yaml, env SWITCHYARD_CONFIG)
-  --db PATH       database path, overrides the config (env SWITCHYARD_DB)
+  --db PATH|URL   SQLite path or postgres:// URL, overrides the config (env SWITCHYARD_DB)
   --json          print exactly one JSON document on stdout
   --help          help for the command`
 
@@ -26,6 +26,7 @@ Commands:
   usage ACCOUNT                                what GET /v1/usage reports for the account
   models                                       the model catalogue with features
   config check                                 validate the config
+  migrate                                      apply the schema to the configured database
 
 Run 'switchyard <command> --help' for a command's flags; 'switchyard --version' for the version.
 
@@ -76,6 +77,10 @@ server.drain_timeout_s and exits 0. Exits non-zero if it cannot start (port take
   ),
   usage: page('switchyard usage ACCOUNT', 'What GET /v1/usage reports for the account.'),
   models: page('switchyard models', 'The model catalogue with each model’s features.'),
+  migrate: page(
+    'switchyard migrate',
+    'Applies the schema to the configured database (SQLite file or PostgreSQL); serve refuses a schema it does not know.',
+  ),
   config: page(
     'switchyard config check',
     'Validates the config (secrets included) and exits 0, or prints every problem with its path.',

@@ -9,6 +9,8 @@ import type { Config } from '../config/index.ts'
 import { buildDeps } from '../server/build.ts'
 import type { Deps } from '../server/deps.ts'
 import { type Running, startServer } from '../server/serve.ts'
+import { describeDatabase, openStores } from '../store/index.ts'
+import { createLogger } from '../util/log.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
 import { GLOBAL_FLAGS, type Io, intSetting, loadConfig } from './context.ts'
 import { exitWithParent, superviseWithEnv } from './process.ts'
@@ -33,12 +35,21 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   // Started by the supervisor, or as a worker: stop when the process that started us does.
   if (io.env.SWITCHYARD_SUPERVISED === '1' || child) exitWithParent()
 
-  const deps = buildDeps(config)
+  const log = createLogger(config.logging.level)
+  const store = await openStores(config, { warn: (m, f) => log.warn(m, f) })
+  const deps = buildDeps(config, { store, log })
   let running: Running
   try {
-    running = startServer(config, deps, workers > 1 || child)
+    // A database file deleted or replaced under a running gateway: exit non-zero so the service
+    // manager notices, rather than keep serving from a file no other process can see.
+    running = startServer(config, deps, workers > 1 || child, {
+      onFatal: (detail) => {
+        io.err(`switchyard: ${detail}; exiting`)
+        process.exit(3)
+      },
+    })
   } catch (err) {
-    deps.store.close()
+    await store.close()
     throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}`)
   }
   const info = {
@@ -46,7 +57,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     port: running.port,
     pid: process.pid,
     workers,
-    database: config.database.path,
+    database: describeDatabase(config),
   }
   let pool: WorkerPool | null = null
   if (child) {
@@ -68,7 +79,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     io.out(
       p.flags.json === true
         ? JSON.stringify(info)
-        : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${config.database.path})`,
+        : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${describeDatabase(config)})`,
     )
   }
   let stopping = false

@@ -9,10 +9,12 @@
  * const res = await app.handle(new Request('http://localhost/healthz'))
  */
 import { Elysia } from 'elysia'
+import { Pipeline } from '../pipeline/run.ts'
 import { shuttingDownError } from '../util/errors.ts'
 import { createCors } from './cors.ts'
 import type { Deps } from './deps.ts'
 import { errorHandling } from './errors.ts'
+import { rejectInvalidHost } from './host.ts'
 import { adminRoutes } from './routes/admin.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
@@ -22,10 +24,16 @@ import { usageRoutes } from './routes/usage.ts'
 export function createApp(deps: Deps) {
   const { traffic } = deps
   const cors = createCors(deps.config.server.corsOrigins)
-  return new Elysia()
+  const pipeline = new Pipeline(deps)
+  // standardHostname false: Elysia otherwise finds the path from index 11 of request.url, which
+  // puts it inside the path for hosts under four characters (`Host: a`, `GET /xx/admin/v1/…`
+  // was routed as `/admin/v1/…`). Only `http://` URLs reach it (the server has no TLS, and
+  // rejectInvalidHost refuses relative ones).
+  return new Elysia({ handler: { standardHostname: false } })
     .use(errorHandling(deps.log))
     .onRequest(({ request, set }) => {
       const ex = traffic.begin(request, String(set.headers['x-request-id']))
+      rejectInvalidHost(request)
       const preflight = cors?.apply(request, set.headers)
       if (traffic.draining && ex.surface !== 'metrics') throw shuttingDownError()
       if (preflight) set.status = 204
@@ -38,7 +46,7 @@ export function createApp(deps: Deps) {
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
-    .use(chatRoutes(deps))
+    .use(chatRoutes(pipeline))
     .use(adminRoutes(deps))
 }
 

@@ -11,6 +11,16 @@ import type { Deps } from './deps.ts'
 const HOUR_MS = 3_600_000
 /** After the drain, how long the last bytes of finished responses get to leave before sockets close. */
 const FLUSH_GRACE_MS = 1_000
+/** How often the store is checked for a condition that ends this process (database file lost). */
+const WATCH_MS = 1_000
+
+export interface ServeHooks {
+  /**
+   * The store can no longer serve from this process (its database file was deleted or replaced).
+   * `switchyard serve` exits non-zero here; without a hook the gateway only reports unhealthy.
+   */
+  onFatal?: (detail: string) => void
+}
 
 export interface Running {
   port: number
@@ -26,7 +36,12 @@ export interface Running {
   drain(): Promise<void>
 }
 
-export function startServer(config: Config, deps: Deps = buildDeps(config), reusePort = false): Running {
+export function startServer(
+  config: Config,
+  deps: Deps = buildDeps(config),
+  reusePort = false,
+  hooks: ServeHooks = {},
+): Running {
   const app = createApp(deps)
   app.listen({
     hostname: config.server.host,
@@ -49,15 +64,25 @@ export function startServer(config: Config, deps: Deps = buildDeps(config), reus
   prune()
   const pruneTimer = setInterval(prune, HOUR_MS)
   pruneTimer.unref?.()
+  let fatal = false
+  const watchTimer = setInterval(() => {
+    const h = deps.store.health()
+    if (!h.fatal || fatal) return
+    fatal = true
+    deps.log.error('store lost', { reason: h.reason, detail: h.detail })
+    hooks.onFatal?.(h.detail ?? 'store lost')
+  }, WATCH_MS)
+  watchTimer.unref?.()
   let stopped: Promise<void> | null = null
   /** `graceMs`: time for responses already complete in the app to reach their sockets. */
   const stop = (graceMs = 0) => {
     stopped ??= (async () => {
       clearInterval(pruneTimer)
+      clearInterval(watchTimer)
       if (graceMs > 0) await Promise.race([app.stop(false), Bun.sleep(graceMs)])
       await app.stop(true)
       await deps.recorder.flush()
-      deps.store.close()
+      await deps.store.close()
     })()
     return stopped
   }

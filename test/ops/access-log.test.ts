@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { cli } from '../support/cli.ts'
+import { ADMIN_TOKEN as ADMIN } from '../support/config-doc.ts'
 import { bearer, PLANS, startGateway, type TestGateway, tempDir, testConfigDoc } from '../support/gateway.ts'
 import { writeConfig } from '../support/process.ts'
 
-const ADMIN = 'admin-secret-token'
 let gw: TestGateway
 beforeAll(async () => {
   gw = await startGateway({
