@@ -148,7 +148,18 @@ function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
   })
 }
 
+/** Shorter admin tokens are refused: the admin API mints keys, and 32 characters cannot be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32
+
+/** `secrets`: check what only `serve` (and `config check`) need — provider keys, the admin token. */
 function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean): void {
+  const token = raw.admin?.token
+  if (secrets && token && token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push({
+      path: '/admin/token',
+      message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
+    })
+  }
   const prefixes = new Map<string, number>()
   raw.providers.forEach((p, i) => {
     if (prefixes.has(p.prefix)) {
