@@ -90,13 +90,14 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
     throw err
   }
   const { metrics, config } = p.deps
-  metrics.openStreams++
+  metrics.streamOpened()
   const out = await writeStream(source, encoder, {
     keepaliveMs: config.server.streamKeepaliveMs,
     holdMs: config.server.streamHoldMs,
     signal: p.signal,
+    stop: p.deps.traffic.stopSignal,
     onFinish: (r) => {
-      metrics.openStreams--
+      metrics.streamClosed()
       const status = r.error ? r.error.status : r.aborted ? 499 : 200
       // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
       const usage = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
