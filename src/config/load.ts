@@ -152,6 +152,12 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
         problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
       }
     })
+    if (p.wire === 'responses' && p.kind !== 'openai') {
+      problems.push({
+        path: `/providers/${i}/wire`,
+        message: `'responses' is for kind openai only (a ${p.kind} provider speaks its own wire)`,
+      })
+    }
     if ((p.kind === 'openai' || p.kind === 'anthropic' || p.kind === 'gemini') && p.api_key === '') {
       problems.push({
         path: `/providers/${i}/api_key`,

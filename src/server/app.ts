@@ -15,6 +15,7 @@ import { adminRoutes } from './routes/admin.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
 import { modelRoutes } from './routes/models.ts'
+import { responsesRoutes } from './routes/responses.ts'
 import { usageRoutes } from './routes/usage.ts'
 
 export function createApp(deps: Deps) {
@@ -31,6 +32,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
     .use(chatRoutes(pipeline))
+    .use(responsesRoutes(pipeline))
     .use(adminRoutes(deps))
 }
 
