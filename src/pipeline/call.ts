@@ -87,13 +87,14 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
     throw err
   }
   const { metrics, config } = p.deps
-  metrics.openStreams++
+  metrics.streamOpened()
   const out = await writeStream(source, encoder, {
     keepaliveMs: config.server.streamKeepaliveMs,
     holdMs: config.server.streamHoldMs,
     signal: p.signal,
+    stop: p.deps.traffic.stopSignal,
     onFinish: (r) => {
-      metrics.openStreams--
+      metrics.streamClosed()
       const status = r.error ? r.error.status : r.aborted ? 499 : 200
       finish(status, r.usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
     },
