@@ -172,6 +172,7 @@ export class Pipeline {
       headers,
       finish,
       signal: request.signal,
+      bodyText: text,
     })
   }
 }

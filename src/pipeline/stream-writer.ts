@@ -37,6 +37,11 @@ export interface StreamEncoder<T> {
   usage(): Usage | null
   /** An error the upstream reported in-band and the encoder relayed as it was (pass-through). */
   failure?(): GatewayError | null
+  /**
+   * Characters of generated text (content, reasoning, tool names and arguments) encoded for the
+   * client so far: the basis of the token estimate when the client disconnects.
+   */
+  relayedChars?(): number
 }
 
 export interface StreamOutcome {
@@ -48,6 +53,8 @@ export interface StreamOutcome {
   ttftMs: number | null
   /** The client went away before the end. */
   aborted: boolean
+  /** See StreamEncoder.relayedChars; 0 when the encoder does not count. */
+  relayedChars: number
 }
 
 export interface WriteStreamOptions {
@@ -272,10 +279,12 @@ class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     this.opts.signal?.removeEventListener('abort', this.onAbort)
     this.opts.stop?.removeEventListener('abort', this.onStop)
     let usage: Usage | null = null
+    let relayedChars = 0
     try {
       usage = this.encoder.usage()
+      relayedChars = this.encoder.relayedChars?.() ?? 0
     } catch {}
-    this.opts.onFinish({ usage, error, ttftMs: this.ttftMs, aborted })
+    this.opts.onFinish({ usage, error, ttftMs: this.ttftMs, aborted, relayedChars })
   }
 }
 
