@@ -88,7 +88,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     return v
   }
 
-  async function chat(req: Request): Promise<Response> {
+  /** Counts the request and reads its JSON body; a 400 response when it is not an object. */
+  async function readBody(req: Request): Promise<Record<string, unknown> | Response> {
     stats.requests++
     const body = (await req.json().catch(() => null)) as Record<string, unknown> | null
     if (!body || typeof body !== 'object') {
@@ -100,6 +101,12 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     stats.lastBody = body
     stats.lastHeaders = req.headers.toJSON()
     req.signal.addEventListener('abort', () => stats.aborted++, { once: true })
+    return body
+  }
+
+  async function chat(req: Request): Promise<Response> {
+    const body = await readBody(req)
+    if (body instanceof Response) return body
     const stream = body.stream === true
     if (stream) stats.streams++
     const model = typeof body.model === 'string' ? body.model : 'gpt-4o-mini'
@@ -198,15 +205,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
 
   /** The Responses API: a text answer of `chunks` words; no faults are scripted here. */
   async function responses(req: Request): Promise<Response> {
-    stats.requests++
-    const body = (await req.json().catch(() => null)) as Record<string, unknown> | null
-    if (!body || typeof body !== 'object') {
-      return json(
-        400,
-        errorBody('We could not parse the JSON body of your request.', 'invalid_request_error'),
-      )
-    }
-    stats.lastBody = body
+    const body = await readBody(req)
+    if (body instanceof Response) return body
     const stream = body.stream === true
     if (stream) stats.streams++
     const model = typeof body.model === 'string' ? body.model : 'gpt-4o-mini'

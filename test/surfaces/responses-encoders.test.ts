@@ -19,7 +19,11 @@ const ctx = (body: Record<string, unknown> = {}) => ({
   modelId: 'demo/echo',
 })
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: unknown): ChatCompletionChunk =>
+const chunk = (
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+  usage?: unknown,
+): ChatCompletionChunk =>
   ({
     id: 'c1',
     object: 'chat.completion.chunk',
@@ -75,7 +79,10 @@ describe('stream encoder', () => {
       'response.completed',
     ])
     const res = events.at(-1)!.response as any
-    expect(res.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking.' }] })
+    expect(res.output[0]).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Thinking.' }],
+    })
     expect(res.usage).toEqual({
       input_tokens: 10,
       input_tokens_details: { cached_tokens: 4, cache_write_tokens: 0 },
@@ -100,9 +107,15 @@ describe('stream encoder', () => {
 
   test('two tool calls: each its own function_call item, arguments done with the name', () => {
     const events = run(new ResponsesStreamEncoder(ctx()), [
-      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'a', arguments: '{"x"' } }] }),
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'call_a', type: 'function', function: { name: 'a', arguments: '{"x"' } },
+        ],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }),
-      chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'b', arguments: '{}' } }] }),
+      chunk({
+        tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'b', arguments: '{}' } }],
+      }),
       chunk({}, 'tool_calls'),
     ])
     const done = events.filter((e) => e.type === 'response.function_call_arguments.done')
@@ -161,7 +174,12 @@ describe('non-stream encoder', () => {
     )
     expect(validateResponseObject(res)).toBeNull()
     expect(res.output.map((i) => i.type)).toEqual(['reasoning', 'message', 'function_call'])
-    expect(res).toMatchObject({ instructions: 'Be brief', metadata: { a: 'b' }, store: false, model: 'demo/echo' })
+    expect(res).toMatchObject({
+      instructions: 'Be brief',
+      metadata: { a: 'b' },
+      store: false,
+      model: 'demo/echo',
+    })
   })
 })
 
@@ -169,7 +187,9 @@ describe('replaceStringField (pass-through model swap)', () => {
   test('only the field at the given depth changes; strings and deeper keys are untouched', () => {
     const json =
       '{"type":"response.created","response":{"instructions":"say \\"model\\":\\"x\\"","metadata":{"model":"keep"},"model" : "gpt-5","tools":[{"model":"keep"}]},"sequence_number":0}'
-    expect(replaceStringField(json, 2, 'model', 'openai/gpt-5')).toBe(json.replace('"model" : "gpt-5"', '"model" : "openai/gpt-5"'))
+    expect(replaceStringField(json, 2, 'model', 'openai/gpt-5')).toBe(
+      json.replace('"model" : "gpt-5"', '"model" : "openai/gpt-5"'),
+    )
     expect(replaceStringField('{"a":1}', 1, 'model', 'x')).toBe('{"a":1}')
   })
 })
