@@ -24,7 +24,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
 
   async complete(batch: Completion[]): Promise<void> {
     if (!batch.length) return
-    // The whole batch as one bound JSON parameter: one statement, one round trip.
+    // The whole batch as one bound JSON parameter (sent as text: a string bound straight to jsonb
+    // would arrive as one JSON string): one statement, one round trip.
     const rows = batch.map((c) => ({
       id: c.usageId,
       status: c.status,
@@ -38,7 +39,7 @@ export class PgUsage implements UsageStore, AdmissionLog {
       UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
         completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
         error_code = v.error_code
-      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id BIGINT, status INTEGER,
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id BIGINT, status INTEGER,
         prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT)
       WHERE r.id = v.id`
   }
