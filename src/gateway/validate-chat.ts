@@ -6,7 +6,8 @@
  * @example
  * const req = validateChatRequest(parseChatBody(await request.text()))
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import { type ChatRequestInput, ChatRequestSchema } from './chat-request-schema.ts'
 import { deepestPath, exceedsDepth, MAX_JSON_DEPTH } from './json-depth.ts'
@@ -23,31 +24,31 @@ const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "co
  * 400 `invalid_type` when the JSON is not an object. A leading byte order mark is ignored (RFC 8259
  * §8.1 allows that). `validateChatRequest` checks the object's shape.
  */
-export function parseChatBody(text: string): Record<string, unknown> {
+export function parseChatBody(text: string, example = EXAMPLE): Record<string, unknown> {
   const json = text.startsWith(BOM) ? text.slice(1) : text
   let body: unknown
   try {
     body = JSON.parse(json)
   } catch (error) {
-    throw invalidJson(json, text.length - json.length, error)
+    throw invalidJson(json, text.length - json.length, error, example)
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
     throw new GatewayError(
       400,
       'invalid_type',
-      `The request body must be a JSON object, not ${got}. Send ${EXAMPLE}.`,
+      `The request body must be a JSON object, not ${got}. Send ${example}.`,
     )
   }
   return body as Record<string, unknown>
 }
 
-function invalidJson(json: string, skipped: number, error: unknown): GatewayError {
+function invalidJson(json: string, skipped: number, error: unknown, example: string): GatewayError {
   if (json.trim() === '') {
     return new GatewayError(
       400,
       'invalid_json',
-      `The request body is empty. Send a JSON object such as ${EXAMPLE}.`,
+      `The request body is empty. Send a JSON object such as ${example}.`,
     )
   }
   const problem = findJsonSyntaxError(json)
@@ -61,7 +62,7 @@ function invalidJson(json: string, skipped: number, error: unknown): GatewayErro
   return new GatewayError(
     400,
     'invalid_json',
-    `The request body is not valid JSON: ${what}. Send a JSON object such as ${EXAMPLE}.`,
+    `The request body is not valid JSON: ${what}. Send a JSON object such as ${example}.`,
   )
 }
 
@@ -70,9 +71,14 @@ function invalidJson(json: string, skipped: number, error: unknown): GatewayErro
  * itself, typed (no copy); throws a 400 `GatewayError` whose `param` names the offending field.
  */
 export function validateChatRequest(body: unknown): ChatRequestInput {
-  if (!checker.Check(body)) throw explainValidationError(checker.Errors(body), body)
+  return validateWith(checker, body)
+}
+
+/** Any surface's schema check plus the nesting limit; the 400 names the offending field. */
+export function validateWith<S extends TSchema>(check: TypeCheck<S>, body: unknown): Static<S> {
+  if (!check.Check(body)) throw explainValidationError(check.Errors(body), body)
   if (exceedsDepth(body)) throw tooDeep(body)
-  return body as ChatRequestInput
+  return body as Static<S>
 }
 
 function tooDeep(body: unknown): GatewayError {

@@ -15,7 +15,7 @@ import { checkFeatures } from '../gateway/features.ts'
 import { assertPlanAllows, type CatalogueEntry } from '../gateway/routing.ts'
 import { resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
-import { authenticateToken } from '../server/auth.ts'
+import { type Auth, authenticateToken } from '../server/auth.ts'
 import { checkJsonContentType, readBodyText } from '../server/body.ts'
 import type { Deps } from '../server/deps.ts'
 import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
@@ -23,7 +23,7 @@ import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
 import { storeUnavailable, toGatewayError } from './errors.ts'
-import type { EncodeContext, Surface } from './surface.ts'
+import type { Decoded, EncodeContext, Surface } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
 export interface ServerHandle {
@@ -64,6 +64,35 @@ export class Pipeline {
     }
   }
 
+  /**
+   * The steps every keyed request shares, also for requests that are not admitted (count_tokens):
+   * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404) → plan (403).
+   */
+  async prepare<View>(
+    surface: Pick<Surface<View>, 'credential' | 'decode'>,
+    request: Request,
+  ): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
+    const { deps } = this
+    const auth = await authenticateToken(deps, surface.credential(request.headers))
+    checkJsonContentType(request)
+    const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
+    const decoded = surface.decode(text)
+    const entry = deps.catalogue.resolve(decoded.model)
+    assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
+    return { auth, text, decoded, entry }
+  }
+
+  /** What an adapter call needs: the provider's timeouts and the client's signal. */
+  callContext(entry: CatalogueEntry, signal: AbortSignal, requestId: string): CallContext {
+    return {
+      provider: entry.provider,
+      model: entry.model,
+      signal,
+      requestId,
+      timeouts: this.timeouts.get(entry.provider.prefix)!,
+    }
+  }
+
   private async run<View>(
     surface: Surface<View>,
     request: Request,
@@ -73,13 +102,8 @@ export class Pipeline {
     const { deps } = this
     const { config, store, clock, metrics } = deps
     const started = performance.now()
-    const auth = await authenticateToken(deps, surface.credential(request.headers))
-    checkJsonContentType(request)
-    const text = await readBodyText(request, config.server.bodyLimitBytes)
-    const decoded = surface.decode(text)
+    const { auth, text, decoded, entry } = await this.prepare(surface, request)
     const plan = auth.plan.plan!
-    const entry = deps.catalogue.resolve(decoded.model)
-    assertPlanAllows({ name: auth.plan.name, models: plan.models }, entry.id, entry.model)
     checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
     const forward = surface.forward?.kind === entry.provider.kind ? surface.forward : undefined
     surface.checkLimits?.(decoded.view, entry)
@@ -111,13 +135,7 @@ export class Pipeline {
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
     // but only while this request runs: `finish` restores it for the pooled connection.
     const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
-    const ctx: CallContext = {
-      provider: entry.provider,
-      model: entry.model,
-      signal: request.signal,
-      requestId: rid,
-      timeouts: this.timeouts.get(entry.provider.prefix)!,
-    }
+    const ctx = this.callContext(entry, request.signal, rid)
     const finish: Finish = (status, usage, err, ttftMs) => {
       restoreIdle()
       metrics.upstreamResult(entry.id, err ? err.code : 'ok')
@@ -135,6 +153,7 @@ export class Pipeline {
     const encodeCtx: EncodeContext<View> = {
       modelId: entry.id,
       upstreamModel: entry.model.upstream_name ?? entry.model.name,
+      provider: entry.provider,
       requestId: rid,
       view: decoded.view,
       includeUsage: translated?.includeUsage ?? false,

@@ -25,7 +25,7 @@
  * }
  * pipeline.handle(chat, request, server, headers)
  */
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import type { FeatureUse } from '../gateway/features.ts'
 import type { CatalogueEntry } from '../gateway/routing.ts'
 import type {
@@ -55,6 +55,7 @@ export interface EncodeContext<View> {
   modelId: string
   /** The provider's name for the model (what the upstream reports). */
   upstreamModel: string
+  provider: ProviderConfig
   requestId: string
   view: View
   /** Chat only: send the final usage chunk. Other surfaces ignore it. */

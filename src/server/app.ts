@@ -13,6 +13,7 @@ import { errorHandling } from './errors.ts'
 import { adminRoutes } from './routes/admin.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
+import { messagesRoutes } from './routes/messages.ts'
 import { modelRoutes } from './routes/models.ts'
 import { usageRoutes } from './routes/usage.ts'
 
@@ -25,6 +26,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
     .use(chatRoutes(pipeline))
+    .use(messagesRoutes(deps, pipeline))
     .use(adminRoutes(deps))
 }
 

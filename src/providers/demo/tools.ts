@@ -2,17 +2,18 @@
  * @module
  * When and how the demo model calls tools. It calls a tool when told to (`required`, a named
  * function), or, with `auto`, when the user's latest message names one of the functions; the
- * arguments are the first JSON object in that message, else `{}`.
+ * arguments are the first JSON object in that message, else `{}`. System messages after the
+ * user's turn (Claude Code appends its environment as one) do not end that turn.
  */
 import type { ChatRequest, ToolCall } from '../types.ts'
-import { lastUserMessage, messageText } from './text.ts'
+import { lastTurn, lastUserMessage, messageText } from './text.ts'
 
 export function pickToolCalls(req: ChatRequest): ToolCall[] {
   const tools = req.tools
   const choice = req.tool_choice ?? 'auto'
   if (!tools || tools.length === 0 || choice === 'none') return []
   // `auto` answers only the user's own turn: after a tool result it replies in text, not in a loop.
-  if (choice === 'auto' && req.messages.at(-1)?.role !== 'user') return []
+  if (choice === 'auto' && lastTurn(req.messages)?.role !== 'user') return []
   const text = messageText(lastUserMessage(req.messages))
   const named = typeof choice === 'object' ? choice.function?.name : undefined
   let names: string[]
