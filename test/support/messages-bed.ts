@@ -92,6 +92,7 @@ export async function startMessagesBed(
           models: [
             model('gpt-4o-mini'),
             model('bare', [], { upstream_name: 'gpt-4o-mini' }),
+            model('stream-only', ['streaming'], { upstream_name: 'gpt-4o-mini' }),
             model('slow-stream'),
           ],
         },
