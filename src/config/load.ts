@@ -27,12 +27,14 @@ export interface Config {
     workers: number
     maxUpstreamConnections: number
   }
-  database: { path: string; busyTimeoutMs: number }
+  /** `url` (PostgreSQL) wins over `path` (SQLite) when set. */
+  database: { path: string; url: string | null; busyTimeoutMs: number; poolSize: number }
   admin: { token: string | null }
   logging: { level: 'debug' | 'info' | 'warn' | 'error' }
   usage: { retentionDays: number; flushMs: number }
   suspension: SuspensionPolicy
   windows: { minuteMs: number; dayMs: number }
+  limiter: { redisUrl: string | null; onUnavailable: 'reject' | 'allow' }
   providers: ProviderConfig[]
   plans: Record<string, PlanConfig>
   defaultPlan: string
@@ -123,7 +125,17 @@ function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
   })
 }
 
+/** Shorter admin tokens are refused: the admin API mints keys, and 32 characters cannot be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32
+
 function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
+  const token = raw.admin?.token
+  if (token && token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push({
+      path: '/admin/token',
+      message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
+    })
+  }
   const prefixes = new Map<string, number>()
   raw.providers.forEach((p, i) => {
     if (prefixes.has(p.prefix)) {
@@ -140,6 +152,12 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
         problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
       }
     })
+    if (p.wire === 'responses' && p.kind !== 'openai') {
+      problems.push({
+        path: `/providers/${i}/wire`,
+        message: `'responses' is for kind openai only (a ${p.kind} provider speaks its own wire)`,
+      })
+    }
     if ((p.kind === 'openai' || p.kind === 'anthropic' || p.kind === 'gemini') && p.api_key === '') {
       problems.push({
         path: `/providers/${i}/api_key`,
@@ -147,6 +165,15 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
       })
     }
   })
+  if (raw.database?.url && raw.database.path) {
+    problems.push({ path: '/database', message: 'set either path (SQLite) or url (PostgreSQL), not both' })
+  }
+  if (raw.limits?.redis_url && !raw.database?.url) {
+    problems.push({
+      path: '/limits/redis_url',
+      message: 'Redis admissions need a shared database for usage: set database.url (PostgreSQL)',
+    })
+  }
   if (!raw.plans[raw.default_plan]) {
     problems.push({ path: '/default_plan', message: `plan '${raw.default_plan}' is not defined under plans` })
   }
@@ -199,7 +226,9 @@ function resolve(raw: RawConfig, source: string): Config {
     },
     database: {
       path: raw.database?.path ?? './data/switchyard.db',
+      url: raw.database?.url ?? null,
       busyTimeoutMs: raw.database?.busy_timeout_ms ?? 5_000,
+      poolSize: raw.database?.pool_size ?? 10,
     },
     admin: { token: token ? token : null },
     logging: { level: raw.logging?.level ?? 'info' },
@@ -213,6 +242,10 @@ function resolve(raw: RawConfig, source: string): Config {
     windows: {
       minuteMs: raw.limits?.minute_window_ms ?? 60_000,
       dayMs: raw.limits?.day_window_ms ?? 86_400_000,
+    },
+    limiter: {
+      redisUrl: raw.limits?.redis_url ?? null,
+      onUnavailable: raw.limits?.on_unavailable ?? 'reject',
     },
     providers: raw.providers,
     plans: raw.plans,

@@ -41,6 +41,12 @@ export const ModelSchema = T.Object(
     features: T.Array(T.Union(FEATURES.map((f) => T.Literal(f))), { uniqueItems: true }),
     tier: T.Optional(T.String({ minLength: 1 })),
     description: T.Optional(T.String()),
+    /**
+     * Responses surface: what happens to hosted tools (`web_search`, `file_search`, ...) this model's
+     * upstream cannot run. `reject` (default): 400 naming `tools[i]`; `drop`: left out, and named in
+     * the `x-switchyard-dropped-tools` response header.
+     */
+    unsupported_tools: T.Optional(T.Union([T.Literal('reject'), T.Literal('drop')])),
   },
   Closed,
 )
@@ -65,6 +71,11 @@ export const ProviderSchema = T.Object(
     api_key: T.Optional(T.String()),
     /** Extra headers sent upstream (e.g. OpenAI-Organization). */
     headers: T.Optional(T.Record(T.String(), T.String())),
+    /**
+     * OpenAI only: `responses` when the upstream also serves `POST /responses`, so Responses
+     * requests pass through untranslated (hosted tools included). Default `chat`.
+     */
+    wire: T.Optional(T.Union([T.Literal('chat'), T.Literal('responses')])),
     /** Anthropic only: the `anthropic-version` header. */
     anthropic_version: T.Optional(T.String()),
     timeouts: T.Optional(TimeoutsSchema),
@@ -126,7 +137,15 @@ export const ConfigSchema = T.Object(
     ),
     database: T.Optional(
       T.Object(
-        { path: T.Optional(T.String({ minLength: 1 })), busy_timeout_ms: T.Optional(PositiveInt) },
+        {
+          /** The embedded SQLite file (the default engine). */
+          path: T.Optional(T.String({ minLength: 1 })),
+          /** PostgreSQL instead of SQLite: postgres://user:pass@host:5432/db. */
+          url: T.Optional(T.String({ pattern: '^postgres(ql)?://' })),
+          busy_timeout_ms: T.Optional(PositiveInt),
+          /** PostgreSQL connections per process. */
+          pool_size: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
+        },
         Closed,
       ),
     ),
@@ -159,6 +178,10 @@ export const ConfigSchema = T.Object(
           /** Length of the "minute" and "day" windows. Leave at 60000 / 86400000 outside tests. */
           minute_window_ms: T.Optional(PositiveInt),
           day_window_ms: T.Optional(PositiveInt),
+          /** Admissions in Redis instead of the database: redis://host:6379/0. */
+          redis_url: T.Optional(T.String({ pattern: '^rediss?://' })),
+          /** What to do while the limiter's engine is unreachable: 503 (reject) or serve unlimited (allow). */
+          on_unavailable: T.Optional(T.Union([T.Literal('reject'), T.Literal('allow')])),
         },
         Closed,
       ),

@@ -24,7 +24,7 @@ const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "co
  * 400 `invalid_type` when the JSON is not an object. A leading byte order mark is ignored (RFC 8259
  * §8.1 allows that). `validateChatRequest` checks the object's shape.
  */
-export function parseChatBody(text: string, example = EXAMPLE): Record<string, unknown> {
+export function parseChatBody(text: string, example: string = EXAMPLE): Record<string, unknown> {
   const json = text.startsWith(BOM) ? text.slice(1) : text
   let body: unknown
   try {
@@ -81,7 +81,7 @@ export function validateWith<S extends TSchema>(check: TypeCheck<S>, body: unkno
   return body as Static<S>
 }
 
-function tooDeep(body: unknown): GatewayError {
+export function tooDeep(body: unknown): GatewayError {
   const path = deepestPath(body) ?? []
   // The whole path could be a hundred segments long; the first few locate the problem.
   const pointer = path

@@ -6,6 +6,7 @@
 import { abortError } from '../providers/http.ts'
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
+import { storeFailure } from './store-errors.ts'
 
 /** `code` is Elysia's error code when the framework raised it (`NOT_FOUND`, `PARSE`, ...). */
 export function toGatewayError(
@@ -15,6 +16,12 @@ export function toGatewayError(
   rid: unknown,
 ): GatewayError {
   if (error instanceof GatewayError) return error
+  const store = storeFailure(error)
+  if (store) {
+    if (store.code === 'store_unavailable')
+      log.error('store unavailable', { request_id: rid, error: (error as Error).message })
+    return store
+  }
   switch (code) {
     case 'NOT_FOUND':
       return new GatewayError(
@@ -23,6 +30,8 @@ export function toGatewayError(
         'Unknown route. See the README for the API (POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/usage).',
       )
     case 'PARSE':
+      // A parse hook that refuses (the admin guard) throws a GatewayError, which Elysia wraps.
+      if ((error as Error)?.cause instanceof GatewayError) return (error as Error).cause as GatewayError
       return new GatewayError(
         400,
         'invalid_json',
@@ -45,20 +54,4 @@ export function toGatewayError(
   return new GatewayError(500, 'internal_error', 'Internal error; it has been logged with this request id.', {
     type: 'api_error',
   })
-}
-
-/** The write lock stayed taken past busy_timeout (other processes hammering the file): retry soon. */
-export function storeUnavailable(e: unknown): never {
-  if (/SQLITE_BUSY|database is locked/i.test(String((e as Error)?.message ?? e))) {
-    throw new GatewayError(
-      503,
-      'store_busy',
-      'The gateway is overloaded (its database is busy); retry in a second.',
-      {
-        type: 'api_error',
-        headers: { 'retry-after': '1' },
-      },
-    )
-  }
-  throw e
 }

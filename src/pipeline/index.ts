@@ -4,8 +4,9 @@
  * run on it (see `surface.ts`).
  */
 export { callProvider, type Finish } from './call.ts'
-export { storeUnavailable, toGatewayError } from './errors.ts'
+export { toGatewayError } from './errors.ts'
 export { Pipeline, type ServerHandle } from './run.ts'
+export { storeFailure } from './store-errors.ts'
 export {
   type StreamEncoder,
   type StreamOutcome,

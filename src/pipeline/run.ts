@@ -22,7 +22,7 @@ import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
 import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
-import { storeUnavailable, toGatewayError } from './errors.ts'
+import { toGatewayError } from './errors.ts'
 import type { Decoded, EncodeContext, Surface } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
@@ -105,25 +105,26 @@ export class Pipeline {
     const { auth, text, decoded, entry } = await this.prepare(surface, request)
     const plan = auth.plan.plan!
     checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
-    const forward = surface.forward?.kind === entry.provider.kind ? surface.forward : undefined
+    const fwd = surface.forward
+    const forward =
+      fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
     surface.checkLimits?.(decoded.view, entry)
     const translated = forward ? null : surface.translate(decoded.view, entry)
+    if (translated?.headers) Object.assign(headers, translated.headers)
 
     const now = clock.now()
     const rid = String(headers['x-request-id'])
-    const admit = await store
-      .admit({
-        accountId: auth.account.id,
-        keyId: auth.key.id,
-        model: entry.id,
-        requestId: rid,
-        stream: decoded.stream,
-        now,
-        rpm: plan.rpm,
-        rpd: plan.rpd,
-        suspension: this.suspension,
-      })
-      .catch(storeUnavailable)
+    const admit = await store.admit({
+      accountId: auth.account.id,
+      keyId: auth.key.id,
+      model: entry.id,
+      requestId: rid,
+      stream: decoded.stream,
+      now,
+      rpm: plan.rpm,
+      rpd: plan.rpd,
+      suspension: this.suspension,
+    })
     const limitHeaders = rateLimitHeaders(admit, now)
     surface.limitHeaders?.(admit, now, limitHeaders)
     Object.assign(headers, limitHeaders)

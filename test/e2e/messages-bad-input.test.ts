@@ -71,12 +71,29 @@ const BASES: Array<Record<string, unknown>> = [
 ]
 
 type Json = unknown
-const WRONG: Json[] = [null, 0, -1, 1.5, 1e309, '', 'x', true, [], {}, [1], { a: 1 }, 'user', 'tool_use', -0]
+const WRONG: Json[] = [
+  null,
+  0,
+  -1,
+  1.5,
+  '1e309',
+  '',
+  'x',
+  true,
+  [],
+  {},
+  [1],
+  { a: 1 },
+  'user',
+  'tool_use',
+  -0,
+]
 
 function paths(value: Json, prefix: Array<string | number> = []): Array<Array<string | number>> {
   const out: Array<Array<string | number>> = [prefix]
-  if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...prefix, i])))
-  else if (value && typeof value === 'object') {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) out.push(...paths(value[i], [...prefix, i]))
+  } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]))
   }
   return out
