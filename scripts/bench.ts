@@ -31,6 +31,7 @@ import {
   newForwarded,
   type Plan,
   runClosedMatrix,
+  runMessagesPassThrough,
   runOpenLoopMatrix,
   runSlowStreams,
 } from './bench/scenarios.ts'
@@ -223,6 +224,8 @@ async function main(): Promise<number> {
 
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
+    log('messages pass-through stream vs direct to the Anthropic mock ...')
+    const messages = await runMessagesPassThrough(ctx)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -239,7 +242,7 @@ async function main(): Promise<number> {
     const exit = gw.exitCode()
 
     const rows: Row[] = [
-      ...closedRows(closed),
+      ...closedRows({ ...closed, ...messages }),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss),
       ...microRows(micro),

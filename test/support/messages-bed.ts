@@ -72,7 +72,6 @@ export async function startMessagesBed(
   const gw = await startGateway({
     doc: {
       server: { host: '127.0.0.1', port: 0, stream_hold_ms: 300, stream_keepalive_ms: 250 },
-      admin: { token: 'admin-secret-token' },
       usage: { flush_ms: 20 },
       providers: [
         {
