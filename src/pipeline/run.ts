@@ -20,6 +20,7 @@ import { checkJsonContentType, readBodyText } from '../server/body.ts'
 import type { Deps } from '../server/deps.ts'
 import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
 import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
+import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
 import { toGatewayError } from './errors.ts'
@@ -71,13 +72,22 @@ export class Pipeline {
   async prepare<View>(
     surface: Pick<Surface<View>, 'credential' | 'decode'>,
     request: Request,
+    ex?: Exchange,
   ): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
     const { deps } = this
     const auth = await authenticateToken(deps, surface.credential(request.headers))
+    if (ex) {
+      ex.account = auth.account.name
+      ex.keyPrefix = auth.key.prefix
+    }
     checkJsonContentType(request)
     const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
     const decoded = surface.decode(text)
     const entry = deps.catalogue.resolve(decoded.model)
+    if (ex) {
+      ex.model = entry.id
+      ex.stream = decoded.stream
+    }
     assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
     return { auth, text, decoded, entry }
   }
@@ -100,9 +110,13 @@ export class Pipeline {
     headers: Record<string, string>,
   ): Promise<Response> {
     const { deps } = this
-    const { config, store, clock, metrics } = deps
+    const { config, store, clock, metrics, traffic } = deps
     const started = performance.now()
-    const { auth, text, decoded, entry } = await this.prepare(surface, request)
+    // What the access log and the request metrics say about this request, filled in as it goes.
+    const ex =
+      traffic.of(request) ??
+      new Exchange(String(headers['x-request-id']), surfaceOf(pathOf(request.url)), request.method, '')
+    const { auth, text, decoded, entry } = await this.prepare(surface, request, ex)
     const plan = auth.plan.plan!
     checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
     const fwd = surface.forward
@@ -136,10 +150,19 @@ export class Pipeline {
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
     // but only while this request runs: `finish` restores it for the pooled connection.
     const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
-    const ctx = this.callContext(entry, request.signal, rid)
+    // At the shutdown drain's deadline the call is cut with 503 shutting_down.
+    const ctx = this.callContext(entry, AbortSignal.any([request.signal, traffic.stopSignal]), rid)
     const finish: Finish = (status, usage, err, ttftMs) => {
       restoreIdle()
-      metrics.upstreamResult(entry.id, err ? err.code : 'ok')
+      if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
+        metrics.upstreamError(entry.provider.prefix, err.code)
+      }
+      ex.ttftMs = ttftMs
+      ex.promptTokens = usage?.prompt_tokens ?? null
+      ex.completionTokens = usage?.completion_tokens ?? null
+      ex.errorCode = err?.code ?? null
+      // A stream ends after the handler returned: its end is the exchange's end.
+      if (decoded.stream) traffic.end(ex, status)
       deps.recorder.record({
         usageId: admit.usageId,
         status,
@@ -149,7 +172,7 @@ export class Pipeline {
         ttftMs,
         errorCode: err?.code ?? null,
       })
-      if (err && err.status >= 500) logUpstreamFailure(deps, rid, entry, err)
+      if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, entry, err)
     }
     const encodeCtx: EncodeContext<View> = {
       modelId: entry.id,
@@ -159,6 +182,7 @@ export class Pipeline {
       view: decoded.view,
       includeUsage: translated?.includeUsage ?? false,
     }
+    ex.deferred = decoded.stream
     return callProvider({
       deps,
       surface,
@@ -172,6 +196,7 @@ export class Pipeline {
       headers,
       finish,
       signal: request.signal,
+      bodyText: text,
     })
   }
 }
