@@ -24,6 +24,7 @@ import {
   workspace,
 } from './bench/processes.ts'
 import { fmt, type Row, renderTable, row, writeResults } from './bench/report.ts'
+import { RESPONSES_CONCURRENCY, responsesRows, runResponses } from './bench/responses.ts'
 import { closedRows, forwardingRows, memoryRows, microRows, openRows, usageVolumeRows } from './bench/rows.ts'
 import {
   type Ctx,
@@ -226,6 +227,8 @@ async function main(): Promise<number> {
     const closed = await runClosedMatrix(ctx, fwd)
     log('messages pass-through stream vs direct to the Anthropic mock ...')
     const messages = await runMessagesPassThrough(ctx)
+    log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
+    const responses = await runResponses(ctx, fwd)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -243,6 +246,7 @@ async function main(): Promise<number> {
 
     const rows: Row[] = [
       ...closedRows({ ...closed, ...messages }),
+      ...responsesRows(responses),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss),
       ...microRows(micro),
@@ -275,6 +279,7 @@ async function main(): Promise<number> {
       seconds,
       rows,
       closed,
+      responses,
       open,
       rssAfterLoadBytes: rssAfterLoad,
       hwmAfterLoadBytes: hwmAfterLoad,

@@ -77,6 +77,15 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         api_key: 'x',
         models: [model('bench')],
       },
+      // The same mock's Responses API: `POST /v1/responses` passes through untranslated.
+      {
+        prefix: 'mockr',
+        kind: 'openai',
+        wire: 'responses',
+        base_url: mocks.fast.url,
+        api_key: 'x',
+        models: [model('bench')],
+      },
     ],
     plans: { unlimited: { rpm: null, rpd: null, models: ['*'] } },
     default_plan: 'unlimited',
