@@ -150,7 +150,8 @@ export class Pipeline {
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
     // but only while this request runs: `finish` restores it for the pooled connection.
     const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
-    // At the shutdown drain's deadline the call is cut with 503 shutting_down.
+    // At the shutdown drain's deadline a call still waiting (for a JSON answer, or for a
+    // stream's first byte) is cut with 503 shutting_down; an open stream's writer cuts itself.
     const ctx = this.callContext(entry, AbortSignal.any([request.signal, traffic.stopSignal]), rid)
     const finish: Finish = (status, usage, err, ttftMs) => {
       restoreIdle()
