@@ -16,6 +16,7 @@ import { runMicro } from './bench/micro.ts'
 import { machineInfo, rssBytes, statusBytes } from './bench/proc-stats.ts'
 import { type Gateway, type Mocks, REPO, startGateway, startMocks, workspace } from './bench/processes.ts'
 import { type Row, renderTable, row, writeResults } from './bench/report.ts'
+import { requestLogRows } from './bench/request-log.ts'
 import { closedRows, forwardingRows, memoryRows, microRows, openRows } from './bench/rows.ts'
 import {
   type Ctx,
@@ -222,6 +223,8 @@ async function main(): Promise<number> {
     log('micro-benchmark: auth + limiter + usage recording ...')
     const micro = await runMicro(ws.dir, mocks, plan.microIterations)
     const exit = gw.exitCode()
+    log('request log: every filter and page ...')
+    const logRows = await requestLogRows(ws.dir, opts.quick ? 200_000 : 1_000_000, log)
 
     const rows: Row[] = [
       ...closedRows(closed),
@@ -229,6 +232,7 @@ async function main(): Promise<number> {
       ...memoryRows(rssAfterLoad, streams, supervisorRss),
       ...microRows(micro),
       ...forwardingRows(fwd, clientClosed),
+      ...logRows,
       row(
         'gateway process alive at the end',
         exit === null ? 'yes' : `no (exit ${exit})`,

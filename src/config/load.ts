@@ -28,9 +28,15 @@ export interface Config {
     maxUpstreamConnections: number
   }
   database: { path: string; busyTimeoutMs: number }
-  admin: { token: string | null }
+  admin: { token: string | null; sessionTtlMs: number }
   logging: { level: 'debug' | 'info' | 'warn' | 'error' }
-  usage: { retentionDays: number; flushMs: number }
+  usage: {
+    retentionDays: number
+    flushMs: number
+    logMaxRows: number
+    hourlyRetentionDays: number
+    dailyRetentionDays: number
+  }
   suspension: SuspensionPolicy
   windows: { minuteMs: number; dayMs: number }
   providers: ProviderConfig[]
@@ -201,9 +207,15 @@ function resolve(raw: RawConfig, source: string): Config {
       path: raw.database?.path ?? './data/switchyard.db',
       busyTimeoutMs: raw.database?.busy_timeout_ms ?? 5_000,
     },
-    admin: { token: token ? token : null },
+    admin: { token: token ? token : null, sessionTtlMs: (raw.admin?.session_ttl_s ?? 43_200) * 1000 },
     logging: { level: raw.logging?.level ?? 'info' },
-    usage: { retentionDays: raw.usage?.retention_days ?? 90, flushMs: raw.usage?.flush_ms ?? 200 },
+    usage: {
+      retentionDays: raw.usage?.retention_days ?? 90,
+      flushMs: raw.usage?.flush_ms ?? 200,
+      logMaxRows: raw.usage?.log_max_rows ?? 10_000_000,
+      hourlyRetentionDays: raw.usage?.hourly_retention_days ?? 400,
+      dailyRetentionDays: raw.usage?.daily_retention_days ?? 3650,
+    },
     suspension: {
       enabled: susp.enabled ?? true,
       maxRejections: susp.max_rejections ?? 50,

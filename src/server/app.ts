@@ -7,6 +7,7 @@
  * const res = await app.handle(new Request('http://localhost/healthz'))
  */
 import { Elysia } from 'elysia'
+import { consolePages, consoleRoutes } from '../console/routes.ts'
 import type { Deps } from './deps.ts'
 import { errorHandling } from './errors.ts'
 import { adminRoutes } from './routes/admin.ts'
@@ -16,7 +17,7 @@ import { modelRoutes } from './routes/models.ts'
 import { usageRoutes } from './routes/usage.ts'
 
 export function createApp(deps: Deps) {
-  return new Elysia()
+  return new Elysia({ serve: { routes: consolePages(deps) } as never })
     .use(errorHandling(deps.log))
     .onAfterResponse(({ route, set }) => deps.metrics.request(route || 'unknown', Number(set.status ?? 200)))
     .use(healthRoutes(deps))
@@ -24,6 +25,7 @@ export function createApp(deps: Deps) {
     .use(modelRoutes(deps))
     .use(chatRoutes(deps))
     .use(adminRoutes(deps))
+    .use(consoleRoutes(deps))
 }
 
 export type App = ReturnType<typeof createApp>

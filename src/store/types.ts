@@ -5,6 +5,10 @@
  * without touching callers; the SQLite backend answers synchronously inside them.
  */
 
+import type { HistoryStore } from './history-types.ts'
+
+export type * from './history-types.ts'
+
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
 export interface AccountRecord {
@@ -54,6 +58,8 @@ export interface AdmitInput {
   keyId: string
   model: string
   requestId: string
+  /** The API surface the request came through (chat, messages, responses). */
+  surface?: string
   stream: boolean
   now: number
   rpm: number | null
@@ -99,7 +105,7 @@ export interface UsageSummary {
   by_model: Record<string, UsageTotals>
 }
 
-export interface Store {
+export interface Store extends HistoryStore {
   /** Accounts */
   createAccount(a: {
     name: string
@@ -143,8 +149,5 @@ export interface Store {
   /** Usage: admitted requests are recorded by `admit`; their outcome arrives here in batches. */
   complete(batch: Completion[]): Promise<void>
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
-  /** Deletes usage rows older than `before` (the retention). The limiter needs only a day. */
-  prune(before: number): Promise<void>
-
   close(): void
 }

@@ -4,13 +4,14 @@
  * synchronously by the limiter, so a crash loses at most the token counts and latencies of
  * the last `flushMs` — never the fact that a request was admitted.
  */
-import type { Completion, Store } from '../store/index.ts'
+import type { Completion, RateLimitedEvent, Store } from '../store/index.ts'
 import type { Logger } from '../util/log.ts'
 
 const MAX_BATCH = 500
 
 export class UsageRecorder {
   private pending: Completion[] = []
+  private rateLimited: RateLimitedEvent[] = []
   private timer: ReturnType<typeof setTimeout> | null = null
   private flushing: Promise<void> = Promise.resolve()
 
@@ -26,16 +27,25 @@ export class UsageRecorder {
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
+  /** A request refused for a rate limit, counted in the usage rollups with the next batch. */
+  recordRateLimited(e: RateLimitedEvent): void {
+    this.rateLimited.push(e)
+    if (this.rateLimited.length >= MAX_BATCH) void this.flush()
+    else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+  }
+
   /** Writes everything pending; resolves when it is in the store. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
     const batch = this.pending
+    const limited = this.rateLimited
     this.pending = []
+    this.rateLimited = []
     this.flushing = this.flushing.then(async () => {
-      if (!batch.length) return
       try {
-        await this.store.complete(batch)
+        if (batch.length) await this.store.complete(batch)
+        if (limited.length) await this.store.recordRateLimited(limited)
       } catch (err) {
         this.log.error('usage flush failed', { error: (err as Error).message, rows: batch.length })
       }

@@ -7,11 +7,13 @@ import { timingSafeEqual } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import { KEY_PREFIX } from '../../accounts/keys.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
+import { consoleAdmin } from '../../console/admin-session.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { bearer } from '../auth.ts'
 import type { Deps } from '../deps.ts'
+import { adminHistoryRoutes } from './admin-history.ts'
 
-function checkAdmin(token: string | null, header: string | null): void {
+export function checkAdmin(token: string | null, header: string | null): void {
   if (token === null) {
     throw new GatewayError(
       404,
@@ -41,9 +43,10 @@ export function adminRoutes(deps: Deps) {
     new Elysia({ name: 'switchyard.admin', prefix: '/admin/v1' })
       // onRequest runs before parsing and validation, so an unauthenticated caller learns nothing.
       // It runs for every request, so the path is found without parsing a URL object.
-      .onRequest(({ request }) => {
+      .onRequest(async ({ request }) => {
         const url = request.url
         if (url.startsWith('/admin/', url.indexOf('/', url.indexOf('//') + 2))) {
+          if (token !== null && (await consoleAdmin(deps, request))) return
           checkAdmin(token, request.headers.get('authorization'))
         }
       })
@@ -89,5 +92,6 @@ export function adminRoutes(deps: Deps) {
       .post('/keys/:id/revoke', ({ params }) => svc.setKeyState(params.id, 'revoked'))
       .post('/keys/:id/rotate', ({ params }) => svc.rotateKey(params.id))
       .post('/keys/:id/unsuspend', ({ params }) => svc.unsuspendKey(params.id))
+      .use(adminHistoryRoutes(deps))
   )
 }

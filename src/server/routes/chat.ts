@@ -54,6 +54,7 @@ export function chatRoutes(deps: Deps) {
           keyId: auth.key.id,
           model: chat.id,
           requestId: rid,
+          surface: 'chat',
           stream: chat.stream,
           now,
           rpm: plan.rpm,
@@ -65,6 +66,13 @@ export function chatRoutes(deps: Deps) {
       Object.assign(set.headers, limitHeaders)
       if (!admit.admitted) {
         metrics.limitRejected(admit.window)
+        recorder.recordRateLimited({
+          accountId: auth.account.id,
+          keyId: auth.key.id,
+          model: chat.id,
+          surface: 'chat',
+          at: now,
+        })
         throw rateLimitError(admit, now, limitHeaders)
       }
 

@@ -11,10 +11,25 @@
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { AdmitInput, AdmitResult, Completion, KeyState, PlanChange, Store } from '../types.ts'
+import type {
+  AdmitInput,
+  AdmitResult,
+  Completion,
+  ConsoleSession,
+  KeyState,
+  PlanChange,
+  RateLimitedEvent,
+  RequestLogFilter,
+  RetentionPolicy,
+  Store,
+  UsageSeriesQuery,
+} from '../types.ts'
 import { AccountQueries } from './accounts.ts'
 import { LimiterQueries, type WindowSpans } from './limiter.ts'
 import { migrate } from './migrations.ts'
+import { RequestLogQueries } from './request-log.ts'
+import { RollupQueries } from './rollups.ts'
+import { SessionQueries } from './sessions.ts'
 import { UsageQueries } from './usage.ts'
 
 export interface SqliteOptions {
@@ -45,6 +60,10 @@ export class SqliteStore implements Store {
   private readonly accounts: AccountQueries
   private readonly limiter: LimiterQueries
   private readonly usage: UsageQueries
+  private readonly log: RequestLogQueries
+  private readonly rollups: RollupQueries
+  private readonly sessions: SessionQueries
+  private readonly rateLimitedTx: (batch: RateLimitedEvent[]) => void
   private pendingAdmits: PendingAdmit[] = []
 
   constructor(
@@ -53,7 +72,13 @@ export class SqliteStore implements Store {
   ) {
     this.accounts = new AccountQueries(db)
     this.limiter = new LimiterQueries(db, windows)
-    this.usage = new UsageQueries(db)
+    this.rollups = new RollupQueries(db)
+    this.usage = new UsageQueries(db, this.rollups)
+    this.log = new RequestLogQueries(db)
+    this.sessions = new SessionQueries(db)
+    this.rateLimitedTx = db.transaction((batch: RateLimitedEvent[]) => {
+      for (const e of batch) this.rollups.addRateLimited(e)
+    }).immediate as never
   }
 
   async createAccount(a: {
@@ -140,8 +165,29 @@ export class SqliteStore implements Store {
   async usageSummary(accountId: number, now: number, dayStart: number) {
     return this.usage.summary(accountId, now, dayStart)
   }
-  async prune(before: number) {
-    this.usage.prune(before)
+  async requestLog(filter: RequestLogFilter) {
+    return this.log.page(filter)
+  }
+  async requestById(id: number) {
+    return this.log.byId(id)
+  }
+  async usageSeries(q: UsageSeriesQuery) {
+    return this.rollups.series(q)
+  }
+  async recordRateLimited(batch: RateLimitedEvent[]) {
+    if (batch.length) this.rateLimitedTx(batch)
+  }
+  async pruneHistory(p: RetentionPolicy) {
+    return this.usage.pruneLog(p) + this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk)
+  }
+  async createSession(hash: string, s: ConsoleSession, now: number) {
+    this.sessions.create(hash, s, now)
+  }
+  async getSession(hash: string, now: number) {
+    return this.sessions.get(hash, now)
+  }
+  async deleteSession(hash: string) {
+    this.sessions.delete(hash)
   }
   close() {
     this.flushAdmits()
