@@ -7,9 +7,9 @@
  */
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
+import { adminTokenCheck } from '../server/admin-guard.ts'
 import { authenticate } from '../server/auth.ts'
 import type { Deps } from '../server/deps.ts'
-import { checkAdmin } from '../server/routes/admin.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -51,6 +51,7 @@ export function consolePages(deps: Deps): Record<string, typeof adminPage> {
 export function consoleRoutes(deps: Deps) {
   const token = deps.config.admin.token
   const ttl = deps.config.admin.sessionTtlMs
+  const checkToken = adminTokenCheck(token)
   const app = new Elysia({ name: 'switchyard.console' })
   // With no admin token the operator's console is off (404), like the admin API.
   if (token !== null) {
@@ -59,7 +60,7 @@ export function consoleRoutes(deps: Deps) {
         '/console/session',
         async ({ request, body, set }) => {
           assertSameOriginSignIn(request)
-          checkAdmin(token, `Bearer ${body.token}`)
+          checkToken(`Bearer ${body.token}`)
           const s = await startSession(
             deps.store,
             ADMIN_SESSION,

@@ -3,7 +3,11 @@
  * The storage interface the rest of the gateway depends on. Times are epoch milliseconds.
  * Methods may return promises so a networked backend (Postgres, Redis) can implement it
  * without touching callers; the SQLite backend answers synchronously inside them.
+ *
+ * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
+ * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
+import type { StoreHealth } from './errors.ts'
 
 import type { HistoryStore } from './history-types.ts'
 
@@ -67,10 +71,12 @@ export interface AdmitInput {
   suspension: { maxRejections: number; windowMs: number; durationMs: number } | null
 }
 
+/** `at`: the time the limiter decided at, when it reads its engine's clock rather than `input.now`. */
 export type AdmitResult =
-  | { admitted: true; usageId: number; minute: WindowLimit; day: WindowLimit }
+  | { admitted: true; usageId: number; minute: WindowLimit; day: WindowLimit; at?: number }
   | {
       admitted: false
+      at?: number
       window: 'minute' | 'day'
       /** When a request would be admitted again (ms epoch). */
       retryAt: number
@@ -82,6 +88,8 @@ export type AdmitResult =
 
 export interface Completion {
   usageId: number
+  /** The request's surface, for backends whose admission does not record it (PostgreSQL). */
+  surface?: string
   status: number
   promptTokens: number | null
   completionTokens: number | null
@@ -105,8 +113,8 @@ export interface UsageSummary {
   by_model: Record<string, UsageTotals>
 }
 
-export interface Store extends HistoryStore {
-  /** Accounts */
+/** Accounts, keys, plans and plan history. */
+export interface AccountStore {
   createAccount(a: {
     name: string
     plan: string
@@ -136,8 +144,12 @@ export interface Store extends HistoryStore {
   setKeyState(id: string, state: KeyState): Promise<KeyRecord>
   rotateKey(id: string, hash: string, prefix: string, now: number): Promise<KeyRecord>
   setKeySuspended(id: string, until: number | null): Promise<KeyRecord>
+  close(): void | Promise<void>
+}
 
-  /** Limits: check and consume in one atomic step (exact across processes sharing the store). */
+/** Admission: both windows and the suspension counter in one atomic step. */
+export interface Limiter {
+  /** Check and consume in one atomic step (exact across processes and replicas sharing the engine). */
   admit(input: AdmitInput): Promise<AdmitResult>
   windows(
     accountId: number,
@@ -145,9 +157,30 @@ export interface Store extends HistoryStore {
     rpm: number | null,
     rpd: number | null,
   ): Promise<{ minute: WindowLimit; day: WindowLimit }>
+  close(): void | Promise<void>
+}
 
+/** Outcomes, tokens and the request log. */
+export interface UsageStore {
   /** Usage: admitted requests are recorded by `admit`; their outcome arrives here in batches. */
   complete(batch: Completion[]): Promise<void>
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
-  close(): void
+  close(): void | Promise<void>
+}
+
+/**
+ * Where a limiter outside the database (Redis) records the admissions it made, so usage stays
+ * in the shared database: one row per admitted request, written before the request goes upstream.
+ */
+export interface AdmissionLog {
+  recordAdmitted(input: AdmitInput, at: number): Promise<number>
+  /** Admitted requests since `since` (ms epoch), for windows the limiter does not track. */
+  countSince(accountId: number, since: number): Promise<number>
+}
+
+export interface Store extends AccountStore, Limiter, UsageStore, HistoryStore {
+  /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
+  health(): StoreHealth
+
+  close(): void | Promise<void>
 }

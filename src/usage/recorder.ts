@@ -4,10 +4,18 @@
  * synchronously by the limiter, so a crash loses at most the token counts and latencies of
  * the last `flushMs` — never the fact that a request was admitted.
  */
-import type { Completion, RateLimitedEvent, Store } from '../store/index.ts'
+import {
+  type Completion,
+  type RateLimitedEvent,
+  type Store,
+  StoreBusyError,
+  StoreUnavailableError,
+} from '../store/index.ts'
 import type { Logger } from '../util/log.ts'
 
 const MAX_BATCH = 500
+/** Outcomes kept for a retry while the store is busy or full; beyond this the oldest are dropped. */
+const MAX_PENDING = 100_000
 
 export class UsageRecorder {
   private pending: Completion[] = []
@@ -29,9 +37,21 @@ export class UsageRecorder {
 
   /** A request refused for a rate limit, counted in the usage rollups with the next batch. */
   recordRateLimited(e: RateLimitedEvent): void {
+    // Bounded like outcomes: a flood of refusals while the store is down must not grow memory.
+    if (this.rateLimited.length >= MAX_PENDING) return
     this.rateLimited.push(e)
     if (this.rateLimited.length >= MAX_BATCH) void this.flush()
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+  }
+
+  private requeue(batch: Completion[]): void {
+    this.pending = batch.concat(this.pending)
+    const over = this.pending.length - MAX_PENDING
+    if (over > 0) {
+      this.pending.splice(0, over)
+      this.log.error('usage outcomes dropped', { rows: over })
+    }
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
   /** Writes everything pending; resolves when it is in the store. */
@@ -47,7 +67,14 @@ export class UsageRecorder {
         if (batch.length) await this.store.complete(batch)
         if (limited.length) await this.store.recordRateLimited(limited)
       } catch (err) {
-        this.log.error('usage flush failed', { error: (err as Error).message, rows: batch.length })
+        const retry = err instanceof StoreBusyError || err instanceof StoreUnavailableError
+        this.log.error('usage flush failed', {
+          error: (err as Error).message,
+          rows: batch.length,
+          retrying: retry,
+        })
+        // The admissions are already stored; keep their outcomes for the next flush.
+        if (retry) this.requeue(batch)
       }
     })
     return this.flushing

@@ -1,13 +1,14 @@
 /**
  * @module
  * Admin endpoints the console reads: usage over time, the request log, one request, live
- * figures, and the model catalogue with the plans that allow each model. Mounted inside the
- * admin route group, behind its guard.
+ * figures, and the model catalogue with the plans that allow each model. Behind the admin guard
+ * like every admin route group.
  */
 import { Elysia, t } from 'elysia'
 import { planAllows } from '../../gateway/routing.ts'
 import { requestLogPage, requestView, usageSeries } from '../../usage/history.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { liveFigures } from '../live.ts'
 import { modelEntries } from './models.ts'
@@ -16,7 +17,8 @@ const Q = t.Optional(t.String({ maxLength: 200 }))
 
 export function adminHistoryRoutes(deps: Deps) {
   const created = Math.floor(deps.clock.now() / 1000)
-  return new Elysia({ name: 'switchyard.admin.history' })
+  return new Elysia({ name: 'switchyard.admin.history', prefix: '/admin/v1' })
+    .use(adminGuard(deps))
     .get('/usage/series', ({ query }) => usageSeries(deps, query, deps.clock.now()), {
       query: t.Object({ bucket: Q, from: Q, to: Q, account: Q, key: Q, model: Q, group_by: Q }),
     })

@@ -120,9 +120,11 @@ export function Requests() {
                 data-request-id={r.request_id}
                 tabIndex={0}
                 onClick={() => setSelected(r)}
-                onKeyDown={(e) =>
-                  (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), setSelected(r))
-                }
+                onKeyDown={(e) => {
+                  if (e.key !== 'Enter' && e.key !== ' ') return
+                  e.preventDefault()
+                  setSelected(r)
+                }}
               >
                 <td>{when(r.created_at)}</td>
                 <td>{r.account}</td>
