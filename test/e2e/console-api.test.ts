@@ -68,7 +68,7 @@ for (const backend of backends('console-api.test.ts')) {
       expect(set).not.toContain(ADMIN_TOKEN)
       const r = await fetch(`${gw.url}/admin/v1/accounts`, { headers: { cookie: cookieOf(ok) } })
       expect(r.status).toBe(200)
-    })
+    }, 30_000)
 
     test('mutations with the cookie need this origin; without a live session they are 401', async () => {
       gw = await start()
@@ -100,7 +100,7 @@ for (const backend of backends('console-api.test.ts')) {
       })
       expect(out.headers.get('set-cookie')).toContain('Max-Age=0')
       expect((await fetch(`${gw.url}/admin/v1/accounts`, { headers: { cookie } })).status).toBe(401)
-    })
+    }, 30_000)
 
     test('request log filters and cursor pages; usage series with 429s; live figures; bad parameters are 400', async () => {
       gw = await start()
@@ -174,7 +174,7 @@ for (const backend of backends('console-api.test.ts')) {
       expect(live.requests_total).toBeGreaterThanOrEqual(9)
       expect(live.rate_limited_total).toBe(2)
       expect(live.open_streams).toBe(0)
-    })
+    }, 30_000)
 
     test('a key holder sees its own account only, and its cookie opens nothing else', async () => {
       gw = await start()
@@ -213,7 +213,7 @@ for (const backend of backends('console-api.test.ts')) {
       // Revoking the key ends its page.
       await gw.deps.accounts.setKeyState(mine.id, 'revoked')
       expect((await fetch(`${gw.url}/console/me/api/overview`, { headers: { cookie } })).status).toBe(401)
-    })
+    }, 30_000)
   })
 }
 
