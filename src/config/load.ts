@@ -131,7 +131,17 @@ function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
   })
 }
 
+/** Shorter admin tokens are refused: the admin API mints keys, and 32 characters cannot be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32
+
 function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
+  const token = raw.admin?.token
+  if (token && token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push({
+      path: '/admin/token',
+      message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
+    })
+  }
   const prefixes = new Map<string, number>()
   raw.providers.forEach((p, i) => {
     if (prefixes.has(p.prefix)) {
@@ -148,6 +158,12 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
         problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
       }
     })
+    if (p.wire === 'responses' && p.kind !== 'openai') {
+      problems.push({
+        path: `/providers/${i}/wire`,
+        message: `'responses' is for kind openai only (a ${p.kind} provider speaks its own wire)`,
+      })
+    }
     if ((p.kind === 'openai' || p.kind === 'anthropic' || p.kind === 'gemini') && p.api_key === '') {
       problems.push({
         path: `/providers/${i}/api_key`,

@@ -7,7 +7,7 @@
  */
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
-import { adminTokenCheck } from '../server/admin-guard.ts'
+import { adminCredentialCheck } from '../server/admin-guard.ts'
 import { authenticate } from '../server/auth.ts'
 import type { Deps } from '../server/deps.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
@@ -51,16 +51,17 @@ export function consolePages(deps: Deps): Record<string, typeof adminPage> {
 export function consoleRoutes(deps: Deps) {
   const token = deps.config.admin.token
   const ttl = deps.config.admin.sessionTtlMs
-  const checkToken = adminTokenCheck(token)
+  const credential = adminCredentialCheck(deps)
   const app = new Elysia({ name: 'switchyard.console' })
   // With no admin token the operator's console is off (404), like the admin API.
   if (token !== null) {
     app
       .post(
         '/console/session',
-        async ({ request, body, set }) => {
+        async ({ request, body, set, server }) => {
           assertSameOriginSignIn(request)
-          checkToken(`Bearer ${body.token}`)
+          // Throttled per address like the admin API: the sign-in form is no faster way to guess.
+          credential(server?.requestIP(request)?.address ?? 'unknown', `Bearer ${body.token}`)
           const s = await startSession(
             deps.store,
             ADMIN_SESSION,

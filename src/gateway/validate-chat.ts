@@ -23,31 +23,31 @@ const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "co
  * 400 `invalid_type` when the JSON is not an object. A leading byte order mark is ignored (RFC 8259
  * §8.1 allows that). `validateChatRequest` checks the object's shape.
  */
-export function parseChatBody(text: string): Record<string, unknown> {
+export function parseChatBody(text: string, example: string = EXAMPLE): Record<string, unknown> {
   const json = text.startsWith(BOM) ? text.slice(1) : text
   let body: unknown
   try {
     body = JSON.parse(json)
   } catch (error) {
-    throw invalidJson(json, text.length - json.length, error)
+    throw invalidJson(json, text.length - json.length, error, example)
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
     throw new GatewayError(
       400,
       'invalid_type',
-      `The request body must be a JSON object, not ${got}. Send ${EXAMPLE}.`,
+      `The request body must be a JSON object, not ${got}. Send ${example}.`,
     )
   }
   return body as Record<string, unknown>
 }
 
-function invalidJson(json: string, skipped: number, error: unknown): GatewayError {
+function invalidJson(json: string, skipped: number, error: unknown, example: string): GatewayError {
   if (json.trim() === '') {
     return new GatewayError(
       400,
       'invalid_json',
-      `The request body is empty. Send a JSON object such as ${EXAMPLE}.`,
+      `The request body is empty. Send a JSON object such as ${example}.`,
     )
   }
   const problem = findJsonSyntaxError(json)
@@ -61,7 +61,7 @@ function invalidJson(json: string, skipped: number, error: unknown): GatewayErro
   return new GatewayError(
     400,
     'invalid_json',
-    `The request body is not valid JSON: ${what}. Send a JSON object such as ${EXAMPLE}.`,
+    `The request body is not valid JSON: ${what}. Send a JSON object such as ${example}.`,
   )
 }
 
@@ -75,7 +75,7 @@ export function validateChatRequest(body: unknown): ChatRequestInput {
   return body as ChatRequestInput
 }
 
-function tooDeep(body: unknown): GatewayError {
+export function tooDeep(body: unknown): GatewayError {
   const path = deepestPath(body) ?? []
   // The whole path could be a hundred segments long; the first few locate the problem.
   const pointer = path

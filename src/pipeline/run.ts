@@ -81,9 +81,12 @@ export class Pipeline {
     const entry = deps.catalogue.resolve(decoded.model)
     assertPlanAllows({ name: auth.plan.name, models: plan.models }, entry.id, entry.model)
     checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
-    const forward = surface.forward?.kind === entry.provider.kind ? surface.forward : undefined
+    const fwd = surface.forward
+    const forward =
+      fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
     surface.checkLimits?.(decoded.view, entry)
     const translated = forward ? null : surface.translate(decoded.view, entry)
+    if (translated?.headers) Object.assign(headers, translated.headers)
 
     const now = clock.now()
     const rid = String(headers['x-request-id'])

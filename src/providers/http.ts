@@ -102,18 +102,22 @@ export async function upstreamFetch(
   }
 }
 
+/** Reads a whole body under the idle and total timeouts; a body cut off → 502 `upstream_invalid_response`. */
+export async function readText(res: Response, ctx: CallContext): Promise<string> {
+  try {
+    return res.body ? await new Response(guardStream(res.body, ctx)).text() : ''
+  } catch (err) {
+    if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
+    throw invalidResponse(ctx.provider.prefix, 'the response body was cut off')
+  }
+}
+
 /**
  * Reads a whole JSON body under the idle and total timeouts. A body that is not JSON, or is cut
  * off, → 502 `upstream_invalid_response`.
  */
 export async function readJson(res: Response, ctx: CallContext): Promise<unknown> {
-  let text: string
-  try {
-    text = res.body ? await new Response(guardStream(res.body, ctx)).text() : ''
-  } catch (err) {
-    if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
-    throw invalidResponse(ctx.provider.prefix, 'the response body was cut off')
-  }
+  const text = await readText(res, ctx)
   try {
     return JSON.parse(text)
   } catch {

@@ -1,16 +1,24 @@
 /**
  * @module
- * The admin guard: a plugin that every admin route group `.use()`s before declaring its routes.
- * Authorization belongs to the route group, so it holds however the URL text looks.
+ * The admin guard: a plugin that every admin route group `.use()`s before declaring its routes
+ * (the admin API, the console's API). Authorization belongs to the route group, so it holds
+ * however the URL text looks.
  *
  * It runs before Elysia reads or validates anything a caller sent: in `parse` for routes with a
  * body (Elysia parses before `transform`), and in `transform` for every route (before query,
- * params and body validation). An unauthenticated caller therefore gets 401 / 403 / 404
+ * params and body validation). An unauthenticated caller therefore gets 401 / 403 / 404 / 429
  * whatever its body, and never makes the gateway parse one.
  *
- * Answers: 404 when no admin token is configured (the admin API is off); 403 for a user key;
- * 401 for anything else that is not the admin token or a live console session; 403 for a
- * console-session change that does not come from the console's own origin.
+ * Answers: 404 when no admin token is configured (the admin API is off); 429 while the caller's
+ * address is throttled (`deps.adminThrottle`: five refused credentials a minute, then everything
+ * from that address is refused until the minute ends, the right token included); 403 for a user
+ * key; 401 for anything else that is not the admin token or a live console session (its cookie,
+ * `../console/admin-session.ts`); 403 for a console-session change that does not come from the
+ * console's own origin. A missing Authorization header is refused but not counted: it guesses
+ * nothing.
+ *
+ * Every request to a guarded route leaves one audit line (`../util/audit.ts`) when answered:
+ * method and route, path, outcome, status, request id and client address; never the token.
  *
  * @example
  * new Elysia({ prefix: '/admin/v1' })
@@ -18,10 +26,13 @@
  *   .get('/accounts', () => deps.accounts.listAccounts())
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
 import { consoleAdmin } from '../console/admin-session.ts'
+import { type AuditActor, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clientKey } from './auth-throttle.ts'
 import type { Deps } from './deps.ts'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
@@ -56,19 +67,94 @@ export function adminTokenCheck(token: string | null): (header: string | null) =
   }
 }
 
-export function adminGuard(deps: Pick<Deps, 'config' | 'store' | 'clock'>) {
+function throttled(ms: number): GatewayError {
+  const s = Math.ceil(ms / 1000)
+  return new GatewayError(
+    429,
+    'admin_auth_throttled',
+    `Too many failed admin authentications from this address; retry in ${s} s.`,
+    { headers: { 'retry-after': String(s) } },
+  )
+}
+
+/** The error code a request ended with, or `ok`. */
+function outcomeOf(error: unknown, status: number): string {
+  const e = (error as Error | undefined)?.cause instanceof GatewayError ? (error as Error).cause : error
+  if (e instanceof GatewayError) return e.code
+  if (e) return String((e as { code?: unknown }).code ?? 'error').toLowerCase()
+  return status < 400 ? 'ok' : `http_${status}`
+}
+
+type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle' | 'store' | 'clock'>
+
+/**
+ * The admin token check behind the per-address throttle, for the guard and the console's sign-in
+ * alike: refused while the address is throttled; a wrong credential counts toward it.
+ */
+export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'adminThrottle'>) {
   const check = adminTokenCheck(deps.config.admin.token)
-  const on = deps.config.admin.token !== null
-  // The console's signed-in session (its cookie; changes only from its own origin), else the token.
-  const authorize = async (request: Request) => {
-    if (on && (await consoleAdmin(deps, request))) return
-    check(request.headers.get('authorization'))
+  return (client: string, header: string | null): void => {
+    const from = clientKey(client)
+    const wait = deps.config.admin.token === null ? 0 : deps.adminThrottle.blockedForMs(from)
+    if (wait > 0) throw throttled(wait)
+    try {
+      check(header)
+    } catch (err) {
+      if (header && err instanceof GatewayError && err.status !== 404) deps.adminThrottle.fail(from)
+      throw err
+    }
   }
+}
+
+export function adminGuard(deps: GuardDeps) {
+  const credential = adminCredentialCheck(deps)
+  /**
+   * Per request: the caller's address (read while the socket is attached: after the response
+   * Bun no longer knows it) and whether the token passed, so a body route's second hook does not
+   * check twice and the audit line names the actor.
+   */
+  const seen = new WeakMap<Request, { client: string; passed: boolean; actor: AuditActor }>()
+
+  const authorize = async (request: Request, server: Server<unknown> | null) => {
+    let state = seen.get(request)
+    if (state?.passed) return
+    if (!state) {
+      state = {
+        client: server?.requestIP(request)?.address ?? 'unknown',
+        passed: false,
+        actor: 'admin_token',
+      }
+      seen.set(request, state)
+    }
+    if (deps.config.admin.token !== null && (await consoleAdmin(deps, request))) {
+      state.passed = true
+      state.actor = 'console_session'
+      return
+    }
+    credential(state.client, request.headers.get('authorization'))
+    state.passed = true
+  }
+
   // No plugin name: a named plugin is applied once per app, and each group needs its own hooks.
   return new Elysia()
-    .onParse({ as: 'scoped' }, async ({ request }) => {
-      await authorize(request)
+    .onParse({ as: 'scoped' }, async ({ request, server }) => {
+      await authorize(request, server)
       // undefined: Elysia's own parser then reads the body.
     })
-    .onTransform({ as: 'scoped' }, ({ request }) => authorize(request))
+    .onTransform({ as: 'scoped' }, ({ request, server }) => authorize(request, server))
+    .onAfterResponse({ as: 'scoped' }, (ctx) => {
+      const { request, server, route, path, set } = ctx
+      const error = (ctx as { error?: unknown }).error // present after a refusal; untyped here
+      const status = Number(set.status ?? 200)
+      const state = seen.get(request)
+      audit(deps.log, {
+        actor: state?.passed ? state.actor : 'unauthenticated',
+        action: `${request.method} ${route}`,
+        target: path,
+        outcome: outcomeOf(error, status),
+        status,
+        request_id: String(set.headers['x-request-id'] ?? ''),
+        client: state?.client ?? server?.requestIP(request)?.address ?? 'unknown',
+      })
+    })
 }

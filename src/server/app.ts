@@ -17,6 +17,7 @@ import { adminHistoryRoutes } from './routes/admin-history.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
 import { modelRoutes } from './routes/models.ts'
+import { responsesRoutes } from './routes/responses.ts'
 import { usageRoutes } from './routes/usage.ts'
 
 export function createApp(deps: Deps) {
@@ -33,6 +34,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
     .use(chatRoutes(pipeline))
+    .use(responsesRoutes(pipeline))
     .use(adminRoutes(deps))
     .use(adminHistoryRoutes(deps))
     .use(consoleRoutes(deps))

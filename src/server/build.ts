@@ -12,6 +12,7 @@ import { openSqliteFromConfig } from '../store/open.ts'
 import { UsageRecorder } from '../usage/recorder.ts'
 import { type Clock, systemClock } from '../util/clock.ts'
 import { createLogger, type Logger } from '../util/log.ts'
+import { AuthThrottle } from './auth-throttle.ts'
 import type { Deps } from './deps.ts'
 import { Metrics } from './metrics.ts'
 
@@ -31,5 +32,6 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     metrics: new Metrics(),
     catalogue: new Catalogue(config.providers),
     adapters: createAdapters(config.providers),
+    adminThrottle: new AuthThrottle(clock),
   }
 }

@@ -11,6 +11,7 @@ import type { Store } from '../store/index.ts'
 import type { UsageRecorder } from '../usage/recorder.ts'
 import type { Clock } from '../util/clock.ts'
 import type { Logger } from '../util/log.ts'
+import type { AuthThrottle } from './auth-throttle.ts'
 import type { Metrics } from './metrics.ts'
 
 export interface Deps {
@@ -24,4 +25,6 @@ export interface Deps {
   catalogue: Catalogue
   /** Adapter per provider prefix. */
   adapters: Map<string, ProviderAdapter>
+  /** Failed admin authentications per client address; shared by every group using `adminGuard`. */
+  adminThrottle: AuthThrottle
 }
