@@ -149,7 +149,16 @@ test('operator: sign in, account, key shown once, requests in the log and the ch
   await shot(page, 'plans')
   await page.getByRole('link', { name: 'Overview' }).click()
   await page.locator('figure#live-traffic canvas').waitFor()
-  await Bun.sleep(4500) // two live readings
+  // Traffic while the live charts read: the pro plan's rpm 10 turns the last of these into 429s.
+  const traffic: number[] = []
+  for (let i = 0; i < 12; i++) {
+    traffic.push((await chat(secret, `burst ${i}`)).status)
+    await Bun.sleep(350)
+  }
+  expect(traffic.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2)
+  await Bun.sleep(2500) // one more live reading
+  const live = await chartData(page, 'live-traffic')
+  expect(live.rows.some((r: string[]) => Number(r[2]) > 0)).toBe(true) // a 429/s reading above zero
   await shot(page, 'overview')
   await page.getByRole('link', { name: 'Accounts' }).click()
   await page.locator('tr[data-account="acme"]').getByRole('button', { name: 'History' }).click()

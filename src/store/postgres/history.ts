@@ -3,7 +3,7 @@
  * The request log, usage rollups, retention and console sessions on PostgreSQL — the same
  * contract as the SQLite store (`sqlite/request-log.ts`, `sqlite/rollups.ts`): newest first with
  * a (created_at, id) cursor, at most SCAN_BUDGET index entries read per page, rollups by UTC hour
- * and day. Queries are composed from fixed fragments; every value is a bound parameter.
+ * and day. Queries are composed from Bun.SQL fragments: every value is a bound parameter.
  */
 import type { SQL } from 'bun'
 import { toSeries } from '../history-series.ts'
@@ -23,16 +23,6 @@ import { num, numOrNull } from './accounts.ts'
 
 const HOUR = 3_600_000
 const DAY = 86_400_000
-const COLUMNS = `r.id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
-  r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code`
-const GROUP: Record<UsageSeriesQuery['groupBy'], string> = {
-  none: "'all'",
-  account: 'account_id::text',
-  key: 'key_id',
-  model: 'model',
-  surface: 'surface',
-}
-
 const toRow = (r: Record<string, unknown>): RequestLogRow => ({
   id: num(r.id),
   requestId: String(r.request_id),
@@ -51,86 +41,83 @@ const toRow = (r: Record<string, unknown>): RequestLogRow => ({
   errorCode: (r.error_code as string | null) ?? null,
 })
 
-/** Numbered placeholders for `sql.unsafe(text, params)`. */
-class Params {
-  readonly values: unknown[] = []
-  add(v: unknown): string {
-    this.values.push(v)
-    return `$${this.values.length}`
-  }
-}
-
 export class PgHistory implements HistoryStore {
   constructor(private readonly sql: SQL) {}
 
   async requestLog(f: RequestLogFilter): Promise<RequestLogPage> {
-    const p = new Params()
-    const drive: string[] = []
-    const rest: string[] = []
+    const { sql } = this
     // The first equality present drives the scan (as in SQLite); the others filter its entries.
-    const eq: Array<[string, unknown]> = []
-    if (f.keyId !== undefined) eq.push(['key_id', f.keyId])
-    if (f.accountId !== undefined) eq.push(['account_id', f.accountId])
-    if (f.model !== undefined) eq.push(['model', f.model])
-    if (f.status !== undefined) eq.push(['status', f.status])
-    const first = eq.shift()
-    if (first) drive.push(`${first[0]} = ${p.add(first[1])}`)
-    if (f.from !== undefined) drive.push(`created_at >= ${p.add(f.from)}`)
-    if (f.to !== undefined) drive.push(`created_at < ${p.add(f.to)}`)
-    if (f.cursor) drive.push(`(created_at, id) < (${p.add(f.cursor.at)}, ${p.add(f.cursor.id)})`)
-    const scanWhere = drive.length ? `WHERE ${drive.join(' AND ')}` : ''
-    const scanParams = p.values.length
-    for (const [col, v] of eq) rest.push(`r.${col} = ${p.add(v)}`)
-    if (f.surface !== undefined) rest.push(`r.surface = ${p.add(f.surface)}`)
-    if (f.statusMin !== undefined)
-      rest.push(`r.status BETWEEN ${p.add(f.statusMin)} AND ${p.add(f.statusMax ?? f.statusMin)}`)
+    const drive =
+      f.keyId !== undefined
+        ? sql`key_id = ${f.keyId}`
+        : f.accountId !== undefined
+          ? sql`account_id = ${f.accountId}`
+          : f.model !== undefined
+            ? sql`model = ${f.model}`
+            : f.status !== undefined
+              ? sql`status = ${f.status}`
+              : sql`TRUE`
+    const range = [
+      f.from !== undefined ? sql`AND created_at >= ${f.from}` : sql``,
+      f.to !== undefined ? sql`AND created_at < ${f.to}` : sql``,
+      f.cursor ? sql`AND (created_at, id) < (${f.cursor.at}, ${f.cursor.id})` : sql``,
+    ]
+    const rest = [
+      f.accountId !== undefined ? sql`AND r.account_id = ${f.accountId}` : sql``,
+      f.keyId !== undefined ? sql`AND r.key_id = ${f.keyId}` : sql``,
+      f.model !== undefined ? sql`AND r.model = ${f.model}` : sql``,
+      f.status !== undefined ? sql`AND r.status = ${f.status}` : sql``,
+      f.surface !== undefined ? sql`AND r.surface = ${f.surface}` : sql``,
+      f.statusMin !== undefined
+        ? sql`AND r.status BETWEEN ${f.statusMin} AND ${f.statusMax ?? f.statusMin}`
+        : sql``,
+    ]
     const want = f.limit + 1
-    const budget = rest.length ? SCAN_BUDGET : want
-    const scan = `SELECT id, created_at FROM requests ${scanWhere} ORDER BY created_at DESC, id DESC LIMIT ${p.add(budget)}`
-    const rows = await this.sql.unsafe(
-      `SELECT ${COLUMNS} FROM (${scan}) s JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
-       ${rest.length ? `WHERE ${rest.join(' AND ')}` : ''} ORDER BY s.created_at DESC, s.id DESC LIMIT ${p.add(want)}`,
-      p.values,
-    )
+    const rows = await sql`
+      SELECT r.id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
+        r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code
+      FROM (SELECT id, created_at FROM requests WHERE ${drive} ${range}
+            ORDER BY created_at DESC, id DESC LIMIT ${SCAN_BUDGET}) s
+      JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
+      WHERE TRUE ${rest} ORDER BY s.created_at DESC, s.id DESC LIMIT ${want}`
     const page = (rows as Array<Record<string, unknown>>).map(toRow)
     if (page.length > f.limit) {
       const kept = page.slice(0, f.limit)
       const last = kept[kept.length - 1]!
       return { rows: kept, next: { at: last.createdAt, id: last.id } }
     }
-    if (!rest.length) return { rows: page, next: null }
-    const tail = await this.sql.unsafe(
-      `SELECT created_at, id FROM requests ${scanWhere} ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${SCAN_BUDGET - 1}`,
-      p.values.slice(0, scanParams),
-    )
-    const t = (tail as Array<Record<string, unknown>>)[0]
+    const [t] = await sql`
+      SELECT created_at, id FROM requests WHERE ${drive} ${range}
+      ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${SCAN_BUDGET - 1}`
     return { rows: page, next: t ? { at: num(t.created_at), id: num(t.id) } : null }
   }
 
   async requestById(id: number): Promise<RequestLogRow | null> {
-    const rows = await this.sql.unsafe(
-      `SELECT ${COLUMNS} FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = $1`,
-      [id],
-    )
-    const r = (rows as Array<Record<string, unknown>>)[0]
+    const [r] = await this.sql`
+      SELECT r.id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
+        r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code
+      FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ${id}`
     return r ? toRow(r) : null
   }
 
   async usageSeries(q: UsageSeriesQuery): Promise<UsageSeries[]> {
+    const { sql } = this
     const step = q.bucket === 'hour' ? HOUR : DAY
     const from = q.from - (q.from % step)
-    const p = new Params()
-    const where = [`t >= ${p.add(from)}`, `t < ${p.add(q.to)}`]
-    if (q.keyId !== undefined) where.push(`key_id = ${p.add(q.keyId)}`)
-    if (q.accountId !== undefined) where.push(`account_id = ${p.add(q.accountId)}`)
-    if (q.model !== undefined) where.push(`model = ${p.add(q.model)}`)
-    const rows = (await this.sql.unsafe(
-      `SELECT t, ${GROUP[q.groupBy]} AS g, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
-         SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors, SUM(rate_limited) AS rate_limited,
-         SUM(latency_ms_sum) AS latency_ms_sum
-       FROM usage_${q.bucket === 'hour' ? 'hourly' : 'daily'} WHERE ${where.join(' AND ')} GROUP BY t, g ORDER BY t`,
-      p.values,
-    )) as Array<Record<string, unknown>>
+    const table = sql(q.bucket === 'hour' ? 'usage_hourly' : 'usage_daily')
+    const filters = [
+      q.keyId !== undefined ? sql`AND key_id = ${q.keyId}` : sql``,
+      q.accountId !== undefined ? sql`AND account_id = ${q.accountId}` : sql``,
+      q.model !== undefined ? sql`AND model = ${q.model}` : sql``,
+    ]
+    const rows = (await sql`
+      SELECT t, CASE ${q.groupBy}::text WHEN 'account' THEN account_id::text WHEN 'key' THEN key_id
+          WHEN 'model' THEN model WHEN 'surface' THEN surface ELSE 'all' END AS g,
+        SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
+        SUM(errors) AS errors, SUM(rate_limited) AS rate_limited, SUM(latency_ms_sum) AS latency_ms_sum
+      FROM ${table} WHERE t >= ${from} AND t < ${q.to} ${filters} GROUP BY t, g ORDER BY t`) as Array<
+      Record<string, unknown>
+    >
     const typed = rows.map((r) => ({
       t: num(r.t),
       g: String(r.g),

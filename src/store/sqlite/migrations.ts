@@ -180,8 +180,15 @@ export function migrate(db: Database, now: number): void {
         `database schema version ${current} is newer than this build supports (${LATEST_VERSION}); upgrade switchyard`,
       )
     }
+    // Every migration not yet recorded, in order (not only those above the highest recorded).
+    const done = new Set(
+      db
+        .query<{ version: number }, []>('SELECT version FROM schema_migrations')
+        .all()
+        .map((r) => r.version),
+    )
     for (const m of MIGRATIONS) {
-      if (m.version <= current) continue
+      if (done.has(m.version)) continue
       db.run(m.sql)
       db.query('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, now)
     }

@@ -5,12 +5,16 @@
  * filters are checked on at most `SCAN_BUDGET` entries of it per page. So every page costs a
  * bounded index range read whatever the log's size or the filters' rarity — a rare combination
  * gets a partial page whose cursor continues where the scan stopped.
+ *
+ * One constant statement per driving index; filters that are not set are bound as NULL.
  */
 import type { Database } from 'bun:sqlite'
 import type { RequestLogFilter, RequestLogPage, RequestLogRow } from '../types.ts'
 
-/** Index entries one page may read when filters beyond the driving one apply. */
+/** Index entries one page may read. */
 export const SCAN_BUDGET = 5000
+/** Bounds that leave a range open (epoch ms and ids stay far below). */
+const FAR = 9e15
 
 interface Row {
   id: number
@@ -30,10 +34,43 @@ interface Row {
   error_code: string | null
 }
 
+type Driver = 'key' | 'account' | 'model' | 'status' | 'time'
+
+/** Index and equality of each driver (constants: no value is ever part of the SQL text). */
+const DRIVERS: Record<Driver, { index: string; equal: string }> = {
+  key: { index: 'requests_key_time', equal: 'key_id = $key' },
+  account: { index: 'requests_account_time', equal: 'account_id = $account' },
+  model: { index: 'requests_model_time', equal: 'model = $model' },
+  status: { index: 'requests_status_time', equal: 'status = $status' },
+  time: { index: 'requests_time', equal: '1' },
+}
+
 const COLUMNS = `r.id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
   r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code`
+const RANGE = '$from <= created_at AND created_at < $to AND (created_at, id) < ($at, $id)'
+const REST = `($account IS NULL OR r.account_id = $account) AND ($key IS NULL OR r.key_id = $key)
+  AND ($model IS NULL OR r.model = $model) AND ($surface IS NULL OR r.surface = $surface)
+  AND ($status IS NULL OR r.status = $status) AND ($smin IS NULL OR r.status BETWEEN $smin AND $smax)`
 
-type Param = string | number
+const scanOf = (d: { index: string; equal: string }) =>
+  `FROM requests INDEXED BY ${d.index} WHERE ${d.equal} AND ${RANGE} ORDER BY created_at DESC, id DESC`
+
+/** The page (scan → filter → join) and where a scan of SCAN_BUDGET entries ends, per driver. */
+const STATEMENTS = Object.fromEntries(
+  Object.entries(DRIVERS).map(([name, d]) => [
+    name,
+    {
+      page: `SELECT ${COLUMNS} FROM (SELECT id, created_at ${scanOf(d)} LIMIT $budget) s
+        JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
+        WHERE ${REST} ORDER BY s.created_at DESC, s.id DESC LIMIT $want`,
+      tail: `SELECT created_at, id ${scanOf(d)} LIMIT 1 OFFSET $skip`,
+    },
+  ]),
+) as Record<Driver, { page: string; tail: string }>
+
+const BY_ID = `SELECT ${COLUMNS} FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ?`
+
+type Bind = Record<string, string | number | null>
 
 const toRow = (r: Row): RequestLogRow => ({
   id: r.id,
@@ -53,98 +90,57 @@ const toRow = (r: Row): RequestLogRow => ({
   errorCode: r.error_code,
 })
 
-/** The most selective index the filter allows, its equality condition, and what is left over. */
-function plan(f: RequestLogFilter): {
-  index: string
-  drive: string
-  driveParams: Param[]
-  rest: string[]
-  restParams: Param[]
-} {
-  const conds: Array<[string, string, Param]> = []
-  if (f.keyId !== undefined) conds.push(['requests_key_time', 'key_id = ?', f.keyId])
-  if (f.accountId !== undefined) conds.push(['requests_account_time', 'account_id = ?', f.accountId])
-  if (f.model !== undefined) conds.push(['requests_model_time', 'model = ?', f.model])
-  if (f.status !== undefined) conds.push(['requests_status_time', 'status = ?', f.status])
-  if (f.surface !== undefined) conds.push(['', 'surface = ?', f.surface])
-  const driver = conds[0]?.[0] ? conds.shift()! : null
-  const rest = conds.map((c) => `r.${c[1]}`)
-  const restParams = conds.map((c) => c[2])
-  if (f.statusMin !== undefined) {
-    rest.push('r.status BETWEEN ? AND ?')
-    restParams.push(f.statusMin, f.statusMax ?? f.statusMin)
-  }
-  return driver
-    ? { index: driver[0], drive: driver[1], driveParams: [driver[2]], rest, restParams }
-    : { index: 'requests_time', drive: '1', driveParams: [], rest, restParams }
+/** The most selective index the filter allows. */
+function driverOf(f: RequestLogFilter): Driver {
+  if (f.keyId !== undefined) return 'key'
+  if (f.accountId !== undefined) return 'account'
+  if (f.model !== undefined) return 'model'
+  if (f.status !== undefined) return 'status'
+  return 'time'
 }
 
 export class RequestLogQueries {
   constructor(private readonly db: Database) {}
 
   page(f: RequestLogFilter): RequestLogPage {
-    const p = plan(f)
-    const range: string[] = []
-    const rangeParams: Param[] = []
-    if (f.from !== undefined) {
-      range.push('created_at >= ?')
-      rangeParams.push(f.from)
+    const st = STATEMENTS[driverOf(f)]
+    const range = {
+      from: f.from ?? -FAR,
+      to: f.to ?? FAR,
+      at: f.cursor?.at ?? FAR,
+      id: f.cursor?.id ?? FAR,
     }
-    if (f.to !== undefined) {
-      range.push('created_at < ?')
-      rangeParams.push(f.to)
+    const equal = {
+      account: f.accountId ?? null,
+      key: f.keyId ?? null,
+      model: f.model ?? null,
+      status: f.status ?? null,
     }
-    if (f.cursor) {
-      range.push('(created_at, id) < (?, ?)')
-      rangeParams.push(f.cursor.at, f.cursor.id)
+    const bind: Bind = {
+      ...range,
+      ...equal,
+      surface: f.surface ?? null,
+      smin: f.statusMin ?? null,
+      smax: f.statusMax ?? f.statusMin ?? null,
+      budget: SCAN_BUDGET,
+      want: f.limit + 1,
     }
-    const where = [p.drive, ...range].join(' AND ')
-    const scan = `SELECT id, created_at FROM requests INDEXED BY ${p.index} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ?`
-    const scanParams = [...p.driveParams, ...rangeParams]
-    const want = f.limit + 1
-
-    if (!p.rest.length) {
-      const rows = this.db
-        .query<Row, Param[]>(
-          `SELECT ${COLUMNS} FROM (${scan}) s JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
-           ORDER BY s.created_at DESC, s.id DESC`,
-        )
-        .all(...scanParams, want)
-      return finish(rows, f.limit, null)
+    const rows = this.db.query<Row, [Bind]>(st.page).all(bind)
+    if (rows.length > f.limit) {
+      const page = rows.slice(0, f.limit).map(toRow)
+      const last = page[page.length - 1]!
+      return { rows: page, next: { at: last.createdAt, id: last.id } }
     }
-    const rows = this.db
-      .query<Row, Param[]>(
-        `SELECT ${COLUMNS} FROM (${scan}) s JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
-         WHERE ${p.rest.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT ?`,
-      )
-      .all(...scanParams, SCAN_BUDGET, ...p.restParams, want)
-    if (rows.length >= want) return finish(rows, f.limit, null)
     // Fewer matches than asked: either the log ends inside the budget, or the budget ran out
     // and the next page continues after the last entry scanned.
-    const last = this.db
-      .query<{ created_at: number; id: number }, Param[]>(
-        `SELECT created_at, id FROM requests INDEXED BY ${p.index} WHERE ${where}
-         ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`,
-      )
-      .get(...scanParams, SCAN_BUDGET - 1)
-    return finish(rows, f.limit, last ? { at: last.created_at, id: last.id } : null)
+    const tail = this.db
+      .query<{ created_at: number; id: number }, [Bind]>(st.tail)
+      .get({ ...range, ...equal, skip: SCAN_BUDGET - 1 })
+    return { rows: rows.map(toRow), next: tail ? { at: tail.created_at, id: tail.id } : null }
   }
 
   byId(id: number): RequestLogRow | null {
-    const r = this.db
-      .query<Row, [number]>(
-        `SELECT ${COLUMNS} FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ?`,
-      )
-      .get(id)
+    const r = this.db.query<Row, [number]>(BY_ID).get(id)
     return r ? toRow(r) : null
   }
-}
-
-function finish(rows: Row[], limit: number, scannedTo: RequestLogPage['next']): RequestLogPage {
-  if (rows.length > limit) {
-    const page = rows.slice(0, limit).map(toRow)
-    const last = page[page.length - 1]!
-    return { rows: page, next: { at: last.createdAt, id: last.id } }
-  }
-  return { rows: rows.map(toRow), next: scannedTo }
 }

@@ -6,7 +6,7 @@
  */
 import type { Database } from 'bun:sqlite'
 import { type SeriesRow, toSeries } from '../history-series.ts'
-import type { RateLimitedEvent, SeriesGroup, UsageSeries, UsageSeriesQuery } from '../types.ts'
+import type { RateLimitedEvent, UsageSeries, UsageSeriesQuery } from '../types.ts'
 
 const HOUR = 3_600_000
 const DAY = 86_400_000
@@ -25,13 +25,44 @@ type Params = [
   number,
 ]
 
-const GROUP_COLUMN: Record<SeriesGroup, string> = {
-  none: "'all'",
-  account: 'CAST(account_id AS TEXT)',
-  key: 'key_id',
-  model: 'model',
-  surface: 'surface',
-}
+const TABLES = ['usage_hourly', 'usage_daily'] as const
+type Table = (typeof TABLES)[number]
+
+/** The group's value per row; chosen by a bound parameter, so the statement text is constant. */
+const GROUP = `CASE $group WHEN 'account' THEN CAST(account_id AS TEXT) WHEN 'key' THEN key_id
+  WHEN 'model' THEN model WHEN 'surface' THEN surface ELSE 'all' END`
+
+/**
+ * Every statement, built once from constant table and index names (never from a value). A series
+ * reads the key index, the account index, or the time range alone.
+ */
+const SQL = Object.fromEntries(
+  TABLES.map((table) => {
+    const series = (index: string, equal: string) =>
+      `SELECT t, ${GROUP} AS g, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
+         SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors, SUM(rate_limited) AS rate_limited,
+         SUM(latency_ms_sum) AS latency_ms_sum
+       FROM ${table} ${index} WHERE ${equal} AND t >= $from AND t < $to AND ($model IS NULL OR model = $model)
+       GROUP BY t, g ORDER BY t`
+    return [
+      table,
+      {
+        upsert: `INSERT INTO ${table} (t, account_id, key_id, model, surface, requests, prompt_tokens,
+           completion_tokens, errors, rate_limited, latency_ms_sum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET requests = requests + excluded.requests,
+           prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+           completion_tokens = completion_tokens + excluded.completion_tokens,
+           errors = errors + excluded.errors, rate_limited = rate_limited + excluded.rate_limited,
+           latency_ms_sum = latency_ms_sum + excluded.latency_ms_sum`,
+        byKey: series(`INDEXED BY ${table}_key`, 'key_id = $key'),
+        byAccount: series(`INDEXED BY ${table}_account`, 'account_id = $account'),
+        byTime: series('', '1'),
+        prune: `DELETE FROM ${table} WHERE (t, account_id, key_id, model, surface) IN
+           (SELECT t, account_id, key_id, model, surface FROM ${table} WHERE t < ? LIMIT ?)`,
+      },
+    ]
+  }),
+) as Record<Table, { upsert: string; byKey: string; byAccount: string; byTime: string; prune: string }>
 
 export interface RollupFact {
   at: number
@@ -51,17 +82,10 @@ export class RollupQueries {
   private readonly upserts
 
   constructor(private readonly db: Database) {
-    const upsert = (table: string) =>
-      db.query<null, Params>(
-        `INSERT INTO ${table} (t, account_id, key_id, model, surface, requests, prompt_tokens,
-           completion_tokens, errors, rate_limited, latency_ms_sum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT DO UPDATE SET requests = requests + excluded.requests,
-           prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-           completion_tokens = completion_tokens + excluded.completion_tokens,
-           errors = errors + excluded.errors, rate_limited = rate_limited + excluded.rate_limited,
-           latency_ms_sum = latency_ms_sum + excluded.latency_ms_sum`,
-      )
-    this.upserts = { hourly: upsert('usage_hourly'), daily: upsert('usage_daily') }
+    this.upserts = {
+      hourly: db.query<null, Params>(SQL.usage_hourly.upsert),
+      daily: db.query<null, Params>(SQL.usage_daily.upsert),
+    }
   }
 
   /** Call inside the caller's write transaction. */
@@ -100,49 +124,25 @@ export class RollupQueries {
 
   series(q: UsageSeriesQuery): UsageSeries[] {
     const step = q.bucket === 'hour' ? HOUR : DAY
-    const table = q.bucket === 'hour' ? 'usage_hourly' : 'usage_daily'
+    const sql = SQL[q.bucket === 'hour' ? 'usage_hourly' : 'usage_daily']
     const from = q.from - (q.from % step)
-    const conds = ['t >= ?', 't < ?']
-    const params: Array<string | number> = [from, q.to]
-    let index = ''
-    if (q.keyId !== undefined) {
-      conds.push('key_id = ?')
-      params.push(q.keyId)
-      index = `INDEXED BY ${table}_key`
-    } else if (q.accountId !== undefined) {
-      conds.push('account_id = ?')
-      params.push(q.accountId)
-      index = `INDEXED BY ${table}_account`
+    const text = q.keyId !== undefined ? sql.byKey : q.accountId !== undefined ? sql.byAccount : sql.byTime
+    const bind: Record<string, string | number | null> = {
+      group: q.groupBy,
+      from,
+      to: q.to,
+      model: q.model ?? null,
     }
-    if (q.model !== undefined) {
-      conds.push('model = ?')
-      params.push(q.model)
-    }
-    const rows = this.db
-      .query<SeriesRow, Array<string | number>>(
-        `SELECT t, ${GROUP_COLUMN[q.groupBy]} AS g, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
-           SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors, SUM(rate_limited) AS rate_limited,
-           SUM(latency_ms_sum) AS latency_ms_sum
-         FROM ${table} ${index} WHERE ${conds.join(' AND ')} GROUP BY t, g ORDER BY t`,
-      )
-      .all(...params)
+    if (q.keyId !== undefined) bind.key = q.keyId
+    else if (q.accountId !== undefined) bind.account = q.accountId
+    const rows = this.db.query<SeriesRow, [typeof bind]>(text).all(bind)
     return toSeries(rows, from, q.to, step)
   }
 
   /** Deletes up to `chunk` rows older than each cutoff; returns how many went. */
   prune(hourlyBefore: number, dailyBefore: number, chunk: number): number {
-    let n = 0
-    for (const [table, before] of [
-      ['usage_hourly', hourlyBefore],
-      ['usage_daily', dailyBefore],
-    ] as const) {
-      n += this.db
-        .query<null, [number, number]>(
-          `DELETE FROM ${table} WHERE (t, account_id, key_id, model, surface) IN
-             (SELECT t, account_id, key_id, model, surface FROM ${table} WHERE t < ? LIMIT ?)`,
-        )
-        .run(before, chunk).changes
-    }
-    return n
+    const hourly = this.db.query<null, [number, number]>(SQL.usage_hourly.prune).run(hourlyBefore, chunk)
+    const daily = this.db.query<null, [number, number]>(SQL.usage_daily.prune).run(dailyBefore, chunk)
+    return hourly.changes + daily.changes
   }
 }
