@@ -131,6 +131,10 @@ export const ConfigSchema = T.Object(
           workers: T.Optional(T.Integer({ minimum: 1, maximum: 64 })),
           /** Simultaneous upstream connections per process (Bun's fetch allows 256 by default). */
           max_upstream_connections: T.Optional(T.Integer({ minimum: 16, maximum: 65_000 })),
+          /** On SIGTERM/SIGINT, how long requests and streams in flight may still run. */
+          drain_timeout_s: T.Optional(T.Integer({ minimum: 0, maximum: 3600 })),
+          /** Browser origins allowed by CORS (`*` = any); default none. */
+          cors_origins: T.Optional(T.Array(T.String({ pattern: '^(\\*|https?://[^/\\s]+)$' }))),
         },
         Closed,
       ),
@@ -165,6 +169,8 @@ export const ConfigSchema = T.Object(
           level: T.Optional(
             T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')]),
           ),
+          /** One JSON line per API request at `info`. */
+          access: T.Optional(T.Boolean()),
         },
         Closed,
       ),

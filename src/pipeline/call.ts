@@ -13,6 +13,7 @@ import { abortError, guardStream } from '../providers/http.ts'
 import { parseSSE } from '../providers/sse/index.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
+import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { type StreamEncoder, writeStream } from './stream-writer.ts'
 import type { EncodeContext, Forwarding, ForwardRequest, Surface } from './surface.ts'
@@ -42,6 +43,8 @@ export interface ProviderCall<View> {
   headers: Record<string, string>
   finish: Finish
   signal: AbortSignal
+  /** The client's request body, for the token estimate of a stream the client left. */
+  bodyText: string
 }
 
 export async function callProvider<View>(p: ProviderCall<View>): Promise<Response> {
@@ -87,15 +90,18 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
     throw err
   }
   const { metrics, config } = p.deps
-  metrics.openStreams++
+  metrics.streamOpened()
   const out = await writeStream(source, encoder, {
     keepaliveMs: config.server.streamKeepaliveMs,
     holdMs: config.server.streamHoldMs,
     signal: p.signal,
+    stop: p.deps.traffic.stopSignal,
     onFinish: (r) => {
-      metrics.openStreams--
+      metrics.streamClosed()
       const status = r.error ? r.error.status : r.aborted ? 499 : 200
-      finish(status, r.usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
+      // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
+      const usage = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
+      finish(status, usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
     },
   })
   if (out.status === 'error') throw out.error

@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../util/log.ts'
 import { AuthThrottle } from './auth-throttle.ts'
 import type { Deps } from './deps.ts'
 import { Metrics } from './metrics.ts'
+import { Traffic } from './traffic.ts'
 
 export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
   const clock = opts.clock ?? systemClock
@@ -22,6 +23,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   if (!opts.store && config.database.url)
     throw new Error('a PostgreSQL store is opened with openStores(config) and passed in as opts.store')
   const store = opts.store ?? openSqliteFromConfig(config, clock.now())
+  const metrics = new Metrics()
   return {
     config,
     store,
@@ -29,7 +31,8 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     log,
     accounts: new AccountService(store, config, clock),
     recorder: new UsageRecorder(store, config.usage.flushMs, log),
-    metrics: new Metrics(),
+    metrics,
+    traffic: new Traffic(metrics, log, config.logging.access),
     catalogue: new Catalogue(config.providers),
     adapters: createAdapters(config.providers),
     adminThrottle: new AuthThrottle(clock),

@@ -13,6 +13,7 @@ import type { Clock } from '../util/clock.ts'
 import type { Logger } from '../util/log.ts'
 import type { AuthThrottle } from './auth-throttle.ts'
 import type { Metrics } from './metrics.ts'
+import type { Traffic } from './traffic.ts'
 
 export interface Deps {
   config: Config
@@ -22,6 +23,8 @@ export interface Deps {
   accounts: AccountService
   recorder: UsageRecorder
   metrics: Metrics
+  /** Requests in flight: access log, request metrics, graceful shutdown. */
+  traffic: Traffic
   catalogue: Catalogue
   /** Adapter per provider prefix. */
   adapters: Map<string, ProviderAdapter>
