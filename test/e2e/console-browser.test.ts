@@ -54,6 +54,7 @@ async function chartData(page: any, id: string) {
   const rows = await fig
     .locator('table.chart-data tbody tr')
     .evaluateAll((trs: any[]) => trs.map((tr) => [...tr.children].map((c: any) => c.textContent)))
+  await fig.locator('summary').click() // closed again, so screenshots show the chart
   return { head, rows }
 }
 
