@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient, SQL } from 'bun'
 import { PG_LATEST_VERSION } from '../../src/store/postgres/index.ts'
-import { cli } from '../support/cli.ts'
+import { BUN, cli, REPO } from '../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
 import {
   engines,
@@ -269,3 +269,34 @@ for (const variant of [
     })
   })
 }
+
+describe.skipIf(skipPg)('schema versions on PostgreSQL', () => {
+  async function serveExit(config: string): Promise<{ code: number; stderr: string }> {
+    const proc = Bun.spawn([BUN, `${REPO}src/main.ts`, 'serve', '--port', '0', '--config', config], {
+      stdout: 'ignore',
+      stderr: 'pipe',
+    })
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000)
+    const code = await proc.exited
+    clearTimeout(timer)
+    return { code, stderr: await new Response(proc.stderr).text() }
+  }
+
+  test('serve refuses a database without the schema, and one newer than it knows; migrate fixes the first', async () => {
+    const url = await pg!.createDatabase()
+    const config = writeConfig(tempDir(), testConfigDoc({ database: { url } }))
+    const empty = await serveExit(config)
+    expect(empty.code).not.toBe(0)
+    expect(empty.stderr).toContain('run `switchyard migrate`')
+    expect((await cli(['accounts', 'list', '--config', config])).stderr).toContain('switchyard migrate')
+    expect((await cli(['migrate', '--config', config])).code).toBe(0)
+    expect((await cli(['migrate', '--json', '--config', config])).json()).toMatchObject({ applied: [] })
+    expect((await cli(['accounts', 'list', '--config', config])).code).toBe(0)
+    const sql = new SQL(url, { max: 1 })
+    await sql`INSERT INTO schema_migrations (version, applied_at) VALUES (${99}, ${Date.now()})`
+    await sql.close()
+    const newer = await serveExit(config)
+    expect(newer.code).not.toBe(0)
+    expect(newer.stderr).toContain('newer than this build supports')
+  }, 60_000)
+})
