@@ -158,6 +158,10 @@ export class Pipeline {
         // Whole milliseconds: PostgreSQL's INTEGER column refuses a fraction (and the batch with it).
         ttftMs: ttftMs === null ? null : Math.round(ttftMs),
         errorCode: err?.code ?? null,
+        counted:
+          admit.loggedAt === undefined
+            ? undefined
+            : { accountId: auth.account.id, keyId: auth.key.id, model: entry.id, at: admit.loggedAt },
       })
       if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, entry, err)
     }

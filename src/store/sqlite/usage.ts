@@ -7,7 +7,7 @@
 import type { Database } from 'bun:sqlite'
 import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { minuteOf } from './limiter.ts'
-import type { RollupQueries } from './rollups.ts'
+import type { RollupFact, RollupQueries } from './rollups.ts'
 
 interface TotalsRow {
   requests: number
@@ -31,6 +31,18 @@ const toTotals = (r: TotalsRow | null): UsageTotals => {
   }
 }
 
+/** Where an outcome was counted at admission: its counter row and its rollup row. */
+type Located = NonNullable<Completion['counted']> & { surface: string }
+
+interface OutcomeSum {
+  accountId: number
+  minute: number
+  model: string
+  prompt: number
+  completion: number
+  errors: number
+}
+
 export class UsageQueries {
   private readonly q
   private readonly completeTx: (batch: Completion[]) => void
@@ -41,17 +53,22 @@ export class UsageQueries {
   ) {
     this.q = {
       complete: db.query<
-        { account_id: number; key_id: string; model: string; surface: string; created_at: number },
+        null,
         [number, number | null, number | null, number, number | null, string | null, number]
       >(
         `UPDATE requests SET status = ?, prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, ttft_ms = ?,
-         error_code = ? WHERE id = ? AND status IS NULL RETURNING account_id, key_id, model, surface, created_at`,
+         error_code = ? WHERE id = ? AND status IS NULL`,
       ),
       // The row exists: admission counted the request in the same minute.
       countOutcome: db.query<null, [number, number, number, number, number, string]>(
         `UPDATE usage_minutes SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
          errors = errors + ? WHERE account_id = ? AND minute = ? AND model = ?`,
       ),
+      // For an outcome that does not say where it was counted: find out from its log row.
+      locate: db.query<
+        { account_id: number; key_id: string; model: string; surface: string; created_at: number },
+        [number]
+      >('SELECT account_id, key_id, model, surface, created_at FROM requests WHERE id = ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
       ),
@@ -69,9 +86,13 @@ export class UsageQueries {
       pruneCounters: db.query<null, [number]>('DELETE FROM usage_minutes WHERE minute < ?'),
     }
     this.completeTx = db.transaction((batch: Completion[]) => {
+      // Outcomes of one batch mostly share a few (account, minute, model) rows: add them up
+      // first, then write each counter row once.
+      const sums = new Map<string, OutcomeSum>()
+      // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
+      const hours = new Map<string, RollupFact>()
       for (const c of batch) {
-        // An outcome is written once (a retried batch must not count its tokens twice).
-        const row = this.q.complete.get(
+        const { changes } = this.q.complete.run(
           c.status,
           c.promptTokens,
           c.completionTokens,
@@ -80,30 +101,60 @@ export class UsageQueries {
           c.errorCode,
           c.usageId,
         )
-        if (!row) continue
-        this.q.countOutcome.run(
-          c.promptTokens ?? 0,
-          c.completionTokens ?? 0,
-          c.status >= 400 ? 1 : 0,
-          row.account_id,
-          minuteOf(row.created_at),
-          row.model,
-        )
-        this.rollups.add({
-          at: row.created_at,
-          accountId: row.account_id,
-          keyId: row.key_id,
-          model: row.model,
-          surface: row.surface,
-          requests: 1,
-          promptTokens: c.promptTokens ?? 0,
-          completionTokens: c.completionTokens ?? 0,
-          errors: c.status >= 400 ? 1 : 0,
-          rateLimited: 0,
-          latencyMs: c.latencyMs,
-        })
+        // Written once: an outcome already recorded is not counted again.
+        if (!changes) continue
+        const at: Located | null =
+          c.counted?.keyId !== undefined && c.surface
+            ? { ...c.counted, surface: c.surface }
+            : this.locateCount(c.usageId)
+        if (!at) continue
+        const surface = at.surface
+        const hour = at.at - (at.at % 3_600_000)
+        const hk = `${hour}\u0000${at.accountId}\u0000${at.keyId}\u0000${at.model}\u0000${surface}`
+        let fact = hours.get(hk)
+        if (!fact) {
+          fact = {
+            at: hour,
+            accountId: at.accountId,
+            keyId: at.keyId ?? '',
+            model: at.model,
+            surface,
+            requests: 0,
+            promptTokens: 0,
+            completionTokens: 0,
+            errors: 0,
+            rateLimited: 0,
+            latencyMs: 0,
+          }
+          hours.set(hk, fact)
+        }
+        fact.requests++
+        fact.promptTokens += c.promptTokens ?? 0
+        fact.completionTokens += c.completionTokens ?? 0
+        fact.latencyMs += c.latencyMs
+        if (c.status >= 400) fact.errors++
+        const minute = minuteOf(at.at)
+        const key = `${at.accountId}\u0000${minute}\u0000${at.model}`
+        let sum = sums.get(key)
+        if (!sum) {
+          sum = { accountId: at.accountId, minute, model: at.model, prompt: 0, completion: 0, errors: 0 }
+          sums.set(key, sum)
+        }
+        sum.prompt += c.promptTokens ?? 0
+        sum.completion += c.completionTokens ?? 0
+        if (c.status >= 400) sum.errors++
       }
+      for (const s of sums.values())
+        this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
+      for (const f of hours.values()) this.rollups.add(f)
     }).immediate as never
+  }
+
+  private locateCount(usageId: number): Located | null {
+    const r = this.q.locate.get(usageId)
+    return (
+      r && { accountId: r.account_id, keyId: r.key_id, model: r.model, surface: r.surface, at: r.created_at }
+    )
   }
 
   complete(batch: Completion[]): void {
