@@ -20,6 +20,7 @@ import { adminRoutes } from './routes/admin.ts'
 import { adminHistoryRoutes } from './routes/admin-history.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
+import { messagesRoutes } from './routes/messages.ts'
 import { modelRoutes } from './routes/models.ts'
 import { responsesRoutes } from './routes/responses.ts'
 import { usageRoutes } from './routes/usage.ts'
@@ -50,6 +51,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
     .use(chatRoutes(pipeline))
+    .use(messagesRoutes(deps, pipeline))
     .use(responsesRoutes(pipeline))
     .use(adminRoutes(deps))
     .use(adminHistoryRoutes(deps))
