@@ -97,6 +97,8 @@ export const SuspensionSchema = T.Object(
     window_s: T.Optional(PositiveInt),
     /** ... suspends the key for this many seconds. */
     duration_s: T.Optional(PositiveInt),
+    /** Requests refused for what they contain (4xx before admission) count like rate-limited ones. */
+    count_invalid: T.Optional(T.Boolean()),
   },
   Closed,
 )

@@ -49,6 +49,13 @@ export interface WindowLimit {
   resetAt: number | null
 }
 
+/** More than `maxRejections` refusals of a key within `windowMs` suspend it for `durationMs`. */
+export interface SuspensionInput {
+  maxRejections: number
+  windowMs: number
+  durationMs: number
+}
+
 export interface AdmitInput {
   accountId: number
   keyId: string
@@ -58,7 +65,7 @@ export interface AdmitInput {
   now: number
   rpm: number | null
   rpd: number | null
-  suspension: { maxRejections: number; windowMs: number; durationMs: number } | null
+  suspension: SuspensionInput | null
 }
 
 export type AdmitResult =
@@ -133,6 +140,12 @@ export interface Store {
 
   /** Limits: check and consume in one atomic step (exact across processes sharing the store). */
   admit(input: AdmitInput): Promise<AdmitResult>
+  /**
+   * Counts one refusal of the key that `admit` did not see (e.g. an invalid body) toward its
+   * suspension, exactly as `admit` counts a rate-limit refusal. Returns the end of the suspension
+   * this refusal started, or null.
+   */
+  countRejection(keyId: string, now: number, suspension: SuspensionInput): Promise<number | null>
   windows(
     accountId: number,
     now: number,

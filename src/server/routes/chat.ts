@@ -5,7 +5,7 @@
  * counted against the account's limits.
  */
 import { Elysia } from 'elysia'
-import { prepareChat } from '../../gateway/index.ts'
+import { type PreparedChat, prepareChat } from '../../gateway/index.ts'
 import { assertPlanAllows } from '../../gateway/routing.ts'
 import { abortError, resolveTimeouts } from '../../providers/http.ts'
 import type { CallContext } from '../../providers/types.ts'
@@ -13,6 +13,7 @@ import { GatewayError } from '../../util/errors.ts'
 import { authenticate } from '../auth.ts'
 import { checkJsonContentType, readBodyText } from '../body.ts'
 import type { Deps } from '../deps.ts'
+import { countInvalidRequest } from '../invalid-requests.ts'
 import { rateLimitError, rateLimitHeaders } from '../rate-headers.ts'
 import { writeChatStream } from '../sse-writer.ts'
 
@@ -39,12 +40,17 @@ export function chatRoutes(deps: Deps) {
     async ({ request, set, server }) => {
       const started = performance.now()
       const auth = await authenticate(deps, request.headers.get('authorization'))
-      checkJsonContentType(request)
-      const text = await readBodyText(request, config.server.bodyLimitBytes)
       const plan = auth.plan.plan!
-      const chat = prepareChat(text, deps.catalogue, (id, model) =>
-        assertPlanAllows({ name: auth.plan.name, models: plan.models }, id, model),
-      )
+      let chat: PreparedChat
+      try {
+        checkJsonContentType(request)
+        const text = await readBodyText(request, config.server.bodyLimitBytes)
+        chat = prepareChat(text, deps.catalogue, (id, model) =>
+          assertPlanAllows({ name: auth.plan.name, models: plan.models }, id, model),
+        )
+      } catch (e) {
+        throw await countInvalidRequest(deps, auth, e)
+      }
 
       const now = clock.now()
       const rid = String(set.headers['x-request-id'])

@@ -11,7 +11,15 @@
 import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { AdmitInput, AdmitResult, Completion, KeyState, PlanChange, Store } from '../types.ts'
+import type {
+  AdmitInput,
+  AdmitResult,
+  Completion,
+  KeyState,
+  PlanChange,
+  Store,
+  SuspensionInput,
+} from '../types.ts'
 import { AccountQueries } from './accounts.ts'
 import { LimiterQueries, type WindowSpans } from './limiter.ts'
 import { migrate } from './migrations.ts'
@@ -130,6 +138,9 @@ export class SqliteStore implements Store {
       if (r instanceof Error) p.reject(r)
       else p.resolve(r)
     })
+  }
+  async countRejection(keyId: string, now: number, suspension: SuspensionInput) {
+    return this.limiter.countRejection(keyId, now, suspension)
   }
   async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
     return this.limiter.windows(accountId, now, rpm, rpd)
