@@ -8,6 +8,7 @@ import { parseArgs, UsageError } from './cli/args.ts'
 import { type Io, processIo } from './cli/context.ts'
 import { configCommand, modelsCommand, usageCommand } from './cli/info.ts'
 import { keysCommand } from './cli/keys.ts'
+import { migrateCommand } from './cli/migrate.ts'
 import { serveCommand } from './cli/serve.ts'
 import { ConfigError } from './config/index.ts'
 import { GatewayError } from './util/errors.ts'
@@ -28,10 +29,11 @@ Commands:
   usage ACCOUNT                                what GET /v1/usage reports for the account
   models                                       the model catalogue with features
   config check                                 validate the config
+  migrate                                      apply the schema to the configured database
 
 Options (every command):
   --config FILE   config file (default ./switchyard.yaml, env SWITCHYARD_CONFIG)
-  --db PATH       database path, overrides the config (env SWITCHYARD_DB)
+  --db PATH|URL   SQLite path or postgres:// URL, overrides the config (env SWITCHYARD_DB)
   --json          print exactly one JSON document on stdout
   --help          this text
 `
@@ -61,6 +63,8 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
         return await modelsCommand(p, io)
       case 'config':
         return await configCommand(p, io)
+      case 'migrate':
+        return await migrateCommand(p, io)
       default:
         throw new UsageError(`unknown command '${cmd}'; run switchyard --help`)
     }

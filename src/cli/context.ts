@@ -5,7 +5,7 @@
  */
 import { AccountService } from '../accounts/service.ts'
 import { type Config, loadConfigFile } from '../config/index.ts'
-import { openSqliteStore, type Store } from '../store/index.ts'
+import { openStores, type Store } from '../store/index.ts'
 import { systemClock } from '../util/clock.ts'
 import { flagString, type Parsed } from './args.ts'
 
@@ -30,7 +30,12 @@ export function configPath(p: Parsed, io: Io): string {
 export async function loadConfig(p: Parsed, io: Io): Promise<Config> {
   const config = await loadConfigFile(configPath(p, io), io.env)
   const db = flagString(p, 'db') ?? io.env.SWITCHYARD_DB
-  if (db) config.database.path = db
+  // --db takes a SQLite path or a PostgreSQL URL, and replaces whichever the file names.
+  if (db && /^postgres(ql)?:\/\//.test(db)) config.database.url = db
+  else if (db) {
+    config.database.path = db
+    config.database.url = null
+  }
   return config
 }
 
@@ -52,15 +57,11 @@ export async function withAccounts<T>(
   fn: (svc: AccountService, store: Store, config: Config) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(p, io)
-  const store = openSqliteStore({
-    path: config.database.path,
-    busyTimeoutMs: config.database.busyTimeoutMs,
-    windows: config.windows,
-  })
+  const store = await openStores(config)
   try {
     return await fn(new AccountService(store, config, systemClock), store, config)
   } finally {
-    store.close()
+    await store.close()
   }
 }
 

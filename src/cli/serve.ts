@@ -3,7 +3,10 @@
  * `switchyard serve [--host H] [--port P] [--workers N]`. With N > 1 this process serves too and
  * starts N-1 more on the same port (SO_REUSEPORT); all share the database.
  */
+import { buildDeps } from '../server/build.ts'
 import { startServer } from '../server/serve.ts'
+import { describeDatabase, openStores } from '../store/index.ts'
+import { createLogger } from '../util/log.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
 import { GLOBAL_FLAGS, type Io, loadConfig } from './context.ts'
 import { exitWithParent, selfCommand, superviseWithEnv } from './process.ts'
@@ -23,13 +26,22 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   // Started by the supervisor, or as a worker: stop when the process that started us does.
   if (io.env.SWITCHYARD_SUPERVISED === '1' || child) exitWithParent()
 
-  const running = startServer(config, undefined, workers > 1 || child)
+  const log = createLogger(config.logging.level)
+  const store = await openStores(config, { warn: (m, f) => log.warn(m, f) })
+  // A database file deleted or replaced under a running gateway: exit non-zero so the service
+  // manager notices, rather than keep serving from a file no other process can see.
+  const running = startServer(config, buildDeps(config, { store, log }), workers > 1 || child, {
+    onFatal: (detail) => {
+      io.err(`switchyard: ${detail}; exiting`)
+      process.exit(3)
+    },
+  })
   const info = {
     url: running.url,
     port: running.port,
     pid: process.pid,
     workers,
-    database: config.database.path,
+    database: describeDatabase(config),
   }
   const children: Worker[] = []
   if (child) {
@@ -42,7 +54,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     io.out(
       p.flags.json === true
         ? JSON.stringify(info)
-        : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${config.database.path})`,
+        : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${describeDatabase(config)})`,
     )
   }
   let stopping = false

@@ -29,12 +29,14 @@ export interface Config {
     workers: number
     maxUpstreamConnections: number
   }
-  database: { path: string; busyTimeoutMs: number }
+  /** `url` (PostgreSQL) wins over `path` (SQLite) when set. */
+  database: { path: string; url: string | null; busyTimeoutMs: number; poolSize: number }
   admin: { token: string | null }
   logging: { level: 'debug' | 'info' | 'warn' | 'error' }
   usage: { retentionDays: number; flushMs: number }
   suspension: SuspensionPolicy
   windows: { minuteMs: number; dayMs: number }
+  limiter: { redisUrl: string | null; onUnavailable: 'reject' | 'allow' }
   providers: ProviderConfig[]
   plans: Record<string, PlanConfig>
   defaultPlan: string
@@ -149,6 +151,15 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
       })
     }
   })
+  if (raw.database?.url && raw.database.path) {
+    problems.push({ path: '/database', message: 'set either path (SQLite) or url (PostgreSQL), not both' })
+  }
+  if (raw.limits?.redis_url && !raw.database?.url) {
+    problems.push({
+      path: '/limits/redis_url',
+      message: 'Redis admissions need a shared database for usage: set database.url (PostgreSQL)',
+    })
+  }
   if (!raw.plans[raw.default_plan]) {
     problems.push({ path: '/default_plan', message: `plan '${raw.default_plan}' is not defined under plans` })
   }
@@ -201,7 +212,9 @@ function resolve(raw: RawConfig, source: string): Config {
     },
     database: {
       path: raw.database?.path ?? './data/switchyard.db',
+      url: raw.database?.url ?? null,
       busyTimeoutMs: raw.database?.busy_timeout_ms ?? 5_000,
+      poolSize: raw.database?.pool_size ?? 10,
     },
     admin: { token: token ? token : null },
     logging: { level: raw.logging?.level ?? 'info' },
@@ -216,6 +229,10 @@ function resolve(raw: RawConfig, source: string): Config {
     windows: {
       minuteMs: raw.limits?.minute_window_ms ?? 60_000,
       dayMs: raw.limits?.day_window_ms ?? 86_400_000,
+    },
+    limiter: {
+      redisUrl: raw.limits?.redis_url ?? null,
+      onUnavailable: raw.limits?.on_unavailable ?? 'reject',
     },
     providers: raw.providers,
     plans: raw.plans,

@@ -18,6 +18,7 @@ export const FEATURES = [
   'logprobs',
   'n',
   'system_messages',
+  'reasoning',
 ] as const
 export type Feature = (typeof FEATURES)[number]
 
@@ -127,7 +128,15 @@ export const ConfigSchema = T.Object(
     ),
     database: T.Optional(
       T.Object(
-        { path: T.Optional(T.String({ minLength: 1 })), busy_timeout_ms: T.Optional(PositiveInt) },
+        {
+          /** The embedded SQLite file (the default engine). */
+          path: T.Optional(T.String({ minLength: 1 })),
+          /** PostgreSQL instead of SQLite: postgres://user:pass@host:5432/db. */
+          url: T.Optional(T.String({ pattern: '^postgres(ql)?://' })),
+          busy_timeout_ms: T.Optional(PositiveInt),
+          /** PostgreSQL connections per process. */
+          pool_size: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
+        },
         Closed,
       ),
     ),
@@ -160,6 +169,10 @@ export const ConfigSchema = T.Object(
           /** Length of the "minute" and "day" windows. Leave at 60000 / 86400000 outside tests. */
           minute_window_ms: T.Optional(PositiveInt),
           day_window_ms: T.Optional(PositiveInt),
+          /** Admissions in Redis instead of the database: redis://host:6379/0. */
+          redis_url: T.Optional(T.String({ pattern: '^rediss?://' })),
+          /** What to do while the limiter's engine is unreachable: 503 (reject) or serve unlimited (allow). */
+          on_unavailable: T.Optional(T.Union([T.Literal('reject'), T.Literal('allow')])),
         },
         Closed,
       ),

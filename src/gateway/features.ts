@@ -11,6 +11,7 @@
  * - `parallel_tool_calls` is used only by an explicit `parallel_tool_calls: true` alongside
  *   `tools`. Left out or `false`, a model without the feature simply calls one tool at a time.
  * - `logprobs` is used by `logprobs: true` or any `top_logprobs` value.
+ * - `reasoning` is used by any `reasoning_effort` (Anthropic's `thinking` on the messages surface).
  * - Each feature is reported once, at its first use: top-level fields before messages.
  *
  * @example
@@ -26,6 +27,8 @@ export interface FeatureUse {
   feature: Feature
   /** The request field that uses it, e.g. `stream`, `messages[2].content[1]`. */
   param: string
+  /** What to change to do without it, in the surface's terms; default: the chat wording. */
+  doWithout?: string
 }
 
 /** What to change in the request to do without each feature. */
@@ -40,6 +43,7 @@ const DO_WITHOUT: Record<Feature, string> = {
   logprobs: 'remove "logprobs" and "top_logprobs"',
   n: 'send "n": 1',
   system_messages: 'move the system or developer instructions into the first user message',
+  reasoning: 'leave "reasoning_effort" out',
 }
 
 /** Every feature the request uses, each once, with the field that first uses it. */
@@ -63,6 +67,9 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
     uses.push({ feature: 'logprobs', param: 'top_logprobs' })
   }
   if (req.n !== undefined && req.n !== null && req.n > 1) uses.push({ feature: 'n', param: 'n' })
+  // Not in the chat schema (it passes through as an unknown key), so read it loosely.
+  const effort = (req as { reasoning_effort?: unknown }).reasoning_effort
+  if (effort !== undefined && effort !== null) uses.push({ feature: 'reasoning', param: 'reasoning_effort' })
 
   const messages = req.messages
   for (let i = 0; i < messages.length; i++) {
@@ -101,7 +108,20 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
  * model's range.
  */
 export function checkModelSupport(req: ChatRequestInput, model: ModelConfig, modelId: string): void {
-  const missing = detectFeatures(req).filter((use) => !model.features.includes(use.feature))
+  checkFeatures(detectFeatures(req), req.temperature, model, modelId)
+}
+
+/**
+ * The one feature check, for every surface: `uses` name the fields in the surface's own terms
+ * (`thinking`, `tools[3]`, `messages[0].content[1]`).
+ */
+export function checkFeatures(
+  uses: readonly FeatureUse[],
+  temperature: number | null | undefined,
+  model: ModelConfig,
+  modelId: string,
+): void {
+  const missing = uses.filter((use) => !model.features.includes(use.feature))
   const first = missing[0]
   if (first) {
     const others = missing.slice(1).map((use) => use.feature)
@@ -109,9 +129,9 @@ export function checkModelSupport(req: ChatRequestInput, model: ModelConfig, mod
     throw new GatewayError(
       400,
       'unsupported_feature',
-      `The model "${modelId}" does not support ${first.feature}, which ${first.param} uses. To use this model, ${DO_WITHOUT[first.feature]}; or choose a model that supports ${first.feature} (GET /v1/models lists each model's features).${also}`,
+      `The model "${modelId}" does not support ${first.feature}, which ${first.param} uses. To use this model, ${first.doWithout ?? DO_WITHOUT[first.feature]}; or choose a model that supports ${first.feature} (GET /v1/models lists each model's features).${also}`,
       { param: first.param },
     )
   }
-  checkTemperature(req.temperature, model, modelId)
+  checkTemperature(temperature, model, modelId)
 }

@@ -176,4 +176,19 @@ export interface ProviderAdapter {
    * errors raised from the stream (a `GatewayError` where possible).
    */
   stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream>
+  /**
+   * Pass-through, for a surface that speaks this provider's own wire: sends `body` to `path` with
+   * the provider's key and the given client headers, and resolves with the upstream's 2xx
+   * response as it is (a refusal rejects like `stream`). Absent on kinds without a surface.
+   */
+  forward?(req: ForwardCall, ctx: CallContext): Promise<Response>
+}
+
+/** A request to relay as it is (see `ProviderAdapter.forward`). */
+export interface ForwardCall {
+  /** Path under the provider's API root, e.g. `/v1/messages`. */
+  path: string
+  body: string
+  /** Client headers the upstream must see (e.g. `anthropic-beta`). */
+  headers: Record<string, string>
 }

@@ -20,6 +20,18 @@ export interface Auth {
 const unauthorized = (message: string) =>
   new GatewayError(401, 'invalid_api_key', message, { type: 'authentication_error' })
 
+/** The key of an Anthropic-style request: `x-api-key`, else `Authorization: Bearer`. */
+export function apiKeyOrBearer(headers: Headers): string {
+  const key = headers.get('x-api-key')
+  if (key === null) return bearer(headers.get('authorization'))
+  const trimmed = key.trim()
+  if (!trimmed)
+    throw unauthorized(
+      'Empty x-api-key header. Send "x-api-key: sk-sy-..." or "Authorization: Bearer sk-sy-...".',
+    )
+  return trimmed
+}
+
 export function bearer(header: string | null | undefined): string {
   if (!header) throw unauthorized('Missing API key. Send it as "Authorization: Bearer sk-sy-...".')
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
@@ -31,12 +43,16 @@ export function bearer(header: string | null | undefined): string {
  * Resolves the caller. With `allowRefused`, a known key that would be refused (disabled,
  * suspended, expired) still resolves, so `/v1/usage` can show `is_enabled: false`.
  */
-export async function authenticate(
+export function authenticate(
   deps: Deps,
   header: string | null | undefined,
   allowRefused = false,
 ): Promise<Auth> {
-  const token = bearer(header)
+  return authenticateToken(deps, bearer(header), allowRefused)
+}
+
+/** `authenticate` for a key already taken from its header (`x-api-key` on the messages surface). */
+export async function authenticateToken(deps: Deps, token: string, allowRefused = false): Promise<Auth> {
   const found = looksLikeKey(token) ? await deps.store.findKeyByHash(hashKey(token)) : null
   if (!found)
     throw unauthorized('Incorrect API key provided. Check the key, or ask the operator for a new one.')

@@ -7,7 +7,8 @@ import { AccountService } from '../accounts/service.ts'
 import type { Config } from '../config/index.ts'
 import { Catalogue } from '../gateway/routing.ts'
 import { createAdapters } from '../providers/index.ts'
-import { openSqliteStore, type Store } from '../store/index.ts'
+import type { Store } from '../store/index.ts'
+import { openSqliteFromConfig } from '../store/open.ts'
 import { UsageRecorder } from '../usage/recorder.ts'
 import { type Clock, systemClock } from '../util/clock.ts'
 import { createLogger, type Logger } from '../util/log.ts'
@@ -17,14 +18,9 @@ import { Metrics } from './metrics.ts'
 export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
   const clock = opts.clock ?? systemClock
   const log = opts.log ?? createLogger(config.logging.level)
-  const store =
-    opts.store ??
-    openSqliteStore({
-      path: config.database.path,
-      busyTimeoutMs: config.database.busyTimeoutMs,
-      windows: config.windows,
-      now: clock.now(),
-    })
+  if (!opts.store && config.database.url)
+    throw new Error('a PostgreSQL store is opened with openStores(config) and passed in as opts.store')
+  const store = opts.store ?? openSqliteFromConfig(config, clock.now())
   return {
     config,
     store,

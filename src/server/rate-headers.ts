@@ -27,7 +27,9 @@ function put(h: Record<string, string>, suffix: string, w: WindowLimit, now: num
   h[`x-ratelimit-reset-requests${suffix}`] = formatDuration(w.resetAt === null ? 0 : w.resetAt - now)
 }
 
-export function rateLimitHeaders(r: AdmitResult, now: number): Record<string, string> {
+/** `now` is the caller's clock; a limiter that decided on its engine's clock reports that time. */
+export function rateLimitHeaders(r: AdmitResult, callerNow: number): Record<string, string> {
+  const now = r.at ?? callerNow
   const h: Record<string, string> = {}
   put(h, '', r.minute, now)
   put(h, '-day', r.day, now)
@@ -36,9 +38,10 @@ export function rateLimitHeaders(r: AdmitResult, now: number): Record<string, st
 
 export function rateLimitError(
   r: Extract<AdmitResult, { admitted: false }>,
-  now: number,
+  callerNow: number,
   headers: Record<string, string>,
 ): GatewayError {
+  const now = r.at ?? callerNow
   const ms = Math.max(1, r.retryAt - now)
   const w = r.window === 'minute' ? r.minute : r.day
   const name = r.window === 'minute' ? 'requests per minute (rpm)' : 'requests per day (rpd)'

@@ -9,6 +9,16 @@ import { buildDeps } from './build.ts'
 import type { Deps } from './deps.ts'
 
 const HOUR_MS = 3_600_000
+/** How often the store is checked for a condition that ends this process (database file lost). */
+const WATCH_MS = 1_000
+
+export interface ServeHooks {
+  /**
+   * The store can no longer serve from this process (its database file was deleted or replaced).
+   * `switchyard serve` exits non-zero here; without a hook the gateway only reports unhealthy.
+   */
+  onFatal?: (detail: string) => void
+}
 
 export interface Running {
   port: number
@@ -17,7 +27,12 @@ export interface Running {
   stop(): Promise<void>
 }
 
-export function startServer(config: Config, deps: Deps = buildDeps(config), reusePort = false): Running {
+export function startServer(
+  config: Config,
+  deps: Deps = buildDeps(config),
+  reusePort = false,
+  hooks: ServeHooks = {},
+): Running {
   const app = createApp(deps)
   app.listen({
     hostname: config.server.host,
@@ -40,15 +55,25 @@ export function startServer(config: Config, deps: Deps = buildDeps(config), reus
   prune()
   const pruneTimer = setInterval(prune, HOUR_MS)
   pruneTimer.unref?.()
+  let fatal = false
+  const watchTimer = setInterval(() => {
+    const h = deps.store.health()
+    if (!h.fatal || fatal) return
+    fatal = true
+    deps.log.error('store lost', { reason: h.reason, detail: h.detail })
+    hooks.onFatal?.(h.detail ?? 'store lost')
+  }, WATCH_MS)
+  watchTimer.unref?.()
   return {
     port: server.port!,
     url: `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${server.port}`,
     deps,
     async stop() {
       clearInterval(pruneTimer)
+      clearInterval(watchTimer)
       await app.stop(true)
       await deps.recorder.flush()
-      deps.store.close()
+      await deps.store.close()
     },
   }
 }

@@ -3,7 +3,11 @@
  * The storage interface the rest of the gateway depends on. Times are epoch milliseconds.
  * Methods may return promises so a networked backend (Postgres, Redis) can implement it
  * without touching callers; the SQLite backend answers synchronously inside them.
+ *
+ * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
+ * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
+import type { StoreHealth } from './errors.ts'
 
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
@@ -56,6 +60,13 @@ export interface SuspensionInput {
   durationMs: number
 }
 
+export interface Refusal {
+  accountId: number
+  keyId: string
+  now: number
+  suspension: SuspensionInput
+}
+
 export interface AdmitInput {
   accountId: number
   keyId: string
@@ -68,10 +79,12 @@ export interface AdmitInput {
   suspension: SuspensionInput | null
 }
 
+/** `at`: the time the limiter decided at, when it reads its engine's clock rather than `input.now`. */
 export type AdmitResult =
-  | { admitted: true; usageId: number; minute: WindowLimit; day: WindowLimit }
+  | { admitted: true; usageId: number; minute: WindowLimit; day: WindowLimit; at?: number }
   | {
       admitted: false
+      at?: number
       window: 'minute' | 'day'
       /** When a request would be admitted again (ms epoch). */
       retryAt: number
@@ -106,8 +119,8 @@ export interface UsageSummary {
   by_model: Record<string, UsageTotals>
 }
 
-export interface Store {
-  /** Accounts */
+/** Accounts, keys, plans and plan history. */
+export interface AccountStore {
   createAccount(a: {
     name: string
     plan: string
@@ -137,27 +150,52 @@ export interface Store {
   setKeyState(id: string, state: KeyState): Promise<KeyRecord>
   rotateKey(id: string, hash: string, prefix: string, now: number): Promise<KeyRecord>
   setKeySuspended(id: string, until: number | null): Promise<KeyRecord>
+  close(): void | Promise<void>
+}
 
-  /** Limits: check and consume in one atomic step (exact across processes sharing the store). */
+/** Admission: both windows and the suspension counter in one atomic step. */
+export interface Limiter {
+  /** Check and consume in one atomic step (exact across processes and replicas sharing the engine). */
   admit(input: AdmitInput): Promise<AdmitResult>
   /**
    * Counts one refusal of the key that `admit` did not see (e.g. an invalid body) toward its
-   * suspension, exactly as `admit` counts a rate-limit refusal. Returns the end of the suspension
-   * this refusal started, or null.
+   * suspension, on the same counter `admit` uses for rate-limit refusals. Returns the end of the
+   * suspension this refusal started, or null.
    */
-  countRejection(keyId: string, now: number, suspension: SuspensionInput): Promise<number | null>
+  countRejection(refusal: Refusal): Promise<number | null>
   windows(
     accountId: number,
     now: number,
     rpm: number | null,
     rpd: number | null,
   ): Promise<{ minute: WindowLimit; day: WindowLimit }>
+  close(): void | Promise<void>
+}
 
+/** Outcomes, tokens and the request log. */
+export interface UsageStore {
   /** Usage: admitted requests are recorded by `admit`; their outcome arrives here in batches. */
   complete(batch: Completion[]): Promise<void>
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
   /** Deletes usage rows older than `before` (the retention). The limiter needs only a day. */
   prune(before: number): Promise<void>
 
-  close(): void
+  close(): void | Promise<void>
+}
+
+/**
+ * Where a limiter outside the database (Redis) records the admissions it made, so usage stays
+ * in the shared database: one row per admitted request, written before the request goes upstream.
+ */
+export interface AdmissionLog {
+  recordAdmitted(input: AdmitInput, at: number): Promise<number>
+  /** Admitted requests since `since` (ms epoch), for windows the limiter does not track. */
+  countSince(accountId: number, since: number): Promise<number>
+}
+
+export interface Store extends AccountStore, Limiter, UsageStore {
+  /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
+  health(): StoreHealth
+
+  close(): void | Promise<void>
 }

@@ -4,10 +4,12 @@
  * synchronously by the limiter, so a crash loses at most the token counts and latencies of
  * the last `flushMs` — never the fact that a request was admitted.
  */
-import type { Completion, Store } from '../store/index.ts'
+import { type Completion, type Store, StoreBusyError, StoreUnavailableError } from '../store/index.ts'
 import type { Logger } from '../util/log.ts'
 
 const MAX_BATCH = 500
+/** Outcomes kept for a retry while the store is busy or full; beyond this the oldest are dropped. */
+const MAX_PENDING = 100_000
 
 export class UsageRecorder {
   private pending: Completion[] = []
@@ -26,6 +28,16 @@ export class UsageRecorder {
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
+  private requeue(batch: Completion[]): void {
+    this.pending = batch.concat(this.pending)
+    const over = this.pending.length - MAX_PENDING
+    if (over > 0) {
+      this.pending.splice(0, over)
+      this.log.error('usage outcomes dropped', { rows: over })
+    }
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+  }
+
   /** Writes everything pending; resolves when it is in the store. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
@@ -37,7 +49,14 @@ export class UsageRecorder {
       try {
         await this.store.complete(batch)
       } catch (err) {
-        this.log.error('usage flush failed', { error: (err as Error).message, rows: batch.length })
+        const retry = err instanceof StoreBusyError || err instanceof StoreUnavailableError
+        this.log.error('usage flush failed', {
+          error: (err as Error).message,
+          rows: batch.length,
+          retrying: retry,
+        })
+        // The admissions are already stored; keep their outcomes for the next flush.
+        if (retry) this.requeue(batch)
       }
     })
     return this.flushing

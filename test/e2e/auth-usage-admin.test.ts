@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
+import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../support/gateway.ts'
 
 let gw: TestGateway
 beforeAll(async () => {
@@ -122,7 +122,7 @@ describe('auth, /v1/usage and the admin API on a real server', () => {
 
   test('admin API: token accepted, user keys and wrong tokens refused', async () => {
     const { key } = await gw.key('erin', 'free')
-    const admin = { authorization: 'Bearer admin-secret-token', 'content-type': 'application/json' }
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
     expect((await get('/admin/v1/accounts', bearer(key))).status).toBe(403)
     expect((await get('/admin/v1/accounts', { authorization: 'Bearer wrong' })).status).toBe(401)
     expect((await get('/admin/v1/accounts')).status).toBe(401)

@@ -140,6 +140,12 @@ const ROWS: Row[] = [
     param: 'messages[1].role',
     forwarded: (up) => expect(up.messages[1]).toEqual({ role: 'developer', content: 'Be brief.' }),
   },
+  {
+    feature: 'reasoning',
+    body: { reasoning_effort: 'low' },
+    param: 'reasoning_effort',
+    forwarded: (up) => expect(up.reasoning_effort).toBe('low'),
+  },
 ]
 
 const request = (model: string, body: Record<string, unknown>) => ({

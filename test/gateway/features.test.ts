@@ -58,6 +58,7 @@ const USES: Array<[Feature, string, Record<string, unknown>]> = [
   ['n', 'n', { n: 2 }],
   ['system_messages', 'messages[0].role', { messages: [{ role: 'system', content: 'x' }, user('y')] }],
   ['system_messages', 'messages[1].role', { messages: [user('y'), { role: 'developer', content: 'x' }] }],
+  ['reasoning', 'reasoning_effort', { reasoning_effort: 'low' }],
 ]
 
 test('every feature in the vocabulary has a case', () => {

@@ -1,5 +1,5 @@
 /**
- * The OpenAI-side stream writer (src/server/sse-writer.ts). It lives here, beside the adapters
+ * The OpenAI-side stream writer (src/pipeline/stream-writer.ts with the chat encoder). It lives here, beside the adapters
  * whose streams it writes, because every test of it needs an adapter-shaped stream.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -10,7 +10,7 @@ import {
   type StreamOutcome,
   type WriteChatStreamOptions,
   writeChatStream,
-} from '../../src/server/sse-writer.ts'
+} from '../../src/surfaces/chat/stream-encoder.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { validateChunk, validateError } from '../support/openai-schemas.ts'
 import { callContext } from './helpers.ts'

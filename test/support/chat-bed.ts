@@ -15,7 +15,7 @@ import { expect } from 'bun:test'
 import OpenAI from 'openai'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
 import { FEATURES, type Feature } from '../../src/config/schema.ts'
-import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway } from './gateway.ts'
+import { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, startGateway, type TestGateway } from './gateway.ts'
 import { validateError } from './openai-schemas.ts'
 
 /** The provider's key: it must never reach a client. */
@@ -71,7 +71,7 @@ const CLOSED_PORT = 1
 export function chatConfigDoc(mockUrl: string, server: Record<string, unknown> = {}) {
   return {
     server: { host: '127.0.0.1', port: 0, stream_hold_ms: 300, stream_keepalive_ms: 250, ...server },
-    admin: { token: 'admin-secret-token' },
+    admin: { token: ADMIN_TOKEN },
     usage: { flush_ms: 20 },
     // The suites on this bed send hundreds of invalid requests with one key on purpose; that they
     // count toward suspension is tested in hostile-bodies.test.ts.

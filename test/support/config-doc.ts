@@ -7,6 +7,9 @@ export function tempDir(prefix = 'switchyard-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
+/** The admin token of every test config: at least 32 characters, as `config check` requires. */
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123'
+
 export const DEMO_PROVIDER = {
   prefix: 'demo',
   kind: 'demo',
@@ -38,7 +41,7 @@ export const PLANS = {
 export function testConfigDoc(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return structuredClone({
     server: { host: '127.0.0.1', port: 0 },
-    admin: { token: 'admin-secret-token' },
+    admin: { token: ADMIN_TOKEN },
     providers: [DEMO_PROVIDER],
     plans: PLANS,
     default_plan: 'free',

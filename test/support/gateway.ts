@@ -6,11 +6,13 @@ import { join } from 'node:path'
 import { parseConfig } from '../../src/config/index.ts'
 import { buildDeps } from '../../src/server/build.ts'
 import { startServer } from '../../src/server/serve.ts'
+import { openStores } from '../../src/store/index.ts'
 import type { Clock } from '../../src/util/clock.ts'
 import { createLogger } from '../../src/util/log.ts'
+import { type BackendUrls, backendDoc } from './backends.ts'
 import { tempDir, testConfigDoc } from './config-doc.ts'
 
-export { DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
+export { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
 
 export interface TestGateway {
   url: string
@@ -23,14 +25,22 @@ export interface TestGateway {
 }
 
 export async function startGateway(
-  opts: { doc?: Record<string, unknown>; clock?: Clock } = {},
+  opts: { doc?: Record<string, unknown>; clock?: Clock; dbPath?: string; backend?: BackendUrls } = {},
 ): Promise<TestGateway> {
   const dir = tempDir()
   const doc = opts.doc ?? testConfigDoc()
-  const database = { ...(doc.database as object | undefined), path: join(dir, 'switchyard.db') }
-  const config = parseConfig({ ...doc, database }, 'test')
+  const database = {
+    ...(doc.database as object | undefined),
+    path: opts.dbPath ?? join(dir, 'switchyard.db'),
+  }
+  const config = parseConfig(backendDoc({ ...doc, database }, opts.backend ?? {}), 'test')
   const logs: string[] = []
-  const deps = buildDeps(config, { clock: opts.clock, log: createLogger('debug', (l) => logs.push(l)) })
+  const log = createLogger('debug', (l) => logs.push(l))
+  // A manual clock must drive the engines too, or moving it would not move their windows.
+  const store = config.database.url
+    ? await openStores(config, { callerTime: opts.clock !== undefined, warn: (m, f) => log.warn(m, f) })
+    : undefined
+  const deps = buildDeps(config, { clock: opts.clock, log, store })
   const running = startServer(config, deps)
   return {
     url: running.url,

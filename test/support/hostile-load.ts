@@ -5,6 +5,8 @@
  * the pool to the next key (an attacker with many keys). Prints one JSON line:
  * `{ statuses, perKey: [{ "400": n, "403": m }, ...] }`.
  */
+export {}
+
 const [url, seconds, ...keys] = process.argv.slice(2) as [string, string, ...string[]]
 const SIZE = 10 * 1024 * 1024
 const bodies = [new Uint8Array(SIZE).fill(0x5b), new TextEncoder().encode('{"a":'.repeat(SIZE / 5))]

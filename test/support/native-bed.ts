@@ -18,7 +18,7 @@
 import { expect } from 'bun:test'
 import OpenAI, { APIError } from 'openai'
 import type { FakeUpstream } from './fake-upstream.ts'
-import { PLANS, startGateway, type TestGateway } from './gateway.ts'
+import { ADMIN_TOKEN, PLANS, startGateway, type TestGateway } from './gateway.ts'
 import { validateChunk, validateError } from './openai-schemas.ts'
 
 export const SLOW_EVENT_MS = 150
@@ -75,7 +75,7 @@ export async function startNativeBed<F extends string>(opts: NativeBedOptions<F>
   const gw = await startGateway({
     doc: {
       server: { host: '127.0.0.1', port: 0, stream_hold_ms: 2_000, stream_keepalive_ms: 5_000 },
-      admin: { token: 'admin-secret-token' },
+      admin: { token: ADMIN_TOKEN },
       usage: { flush_ms: 20 },
       providers: [
         provider(opts.prefix, fake.url),

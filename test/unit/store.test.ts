@@ -135,11 +135,17 @@ describe('sqlite store', () => {
     const a = await svc.createAccount('erin', 'free')
     const k = await svc.createKey('erin')
     const susp = { maxRejections: 3, windowMs: 60_000, durationMs: 300_000 }
-    expect(await store.countRejection(k.id, clock.now(), susp)).toBeNull()
+    expect(
+      await store.countRejection({ accountId: a.id, keyId: k.id, now: clock.now(), suspension: susp }),
+    ).toBeNull()
     // A window later the count starts again.
     clock.advance(61_000)
-    expect(await store.countRejection(k.id, clock.now(), susp)).toBeNull()
-    expect(await store.countRejection(k.id, clock.now(), susp)).toBeNull()
+    expect(
+      await store.countRejection({ accountId: a.id, keyId: k.id, now: clock.now(), suspension: susp }),
+    ).toBeNull()
+    expect(
+      await store.countRejection({ accountId: a.id, keyId: k.id, now: clock.now(), suspension: susp }),
+    ).toBeNull()
     expect(
       await store.admit({ ...admitArgs(a.id, k.id, clock.now(), 1, null), suspension: susp }),
     ).toMatchObject({
@@ -149,7 +155,12 @@ describe('sqlite store', () => {
     expect(
       await store.admit({ ...admitArgs(a.id, k.id, clock.now(), 1, null), suspension: susp }),
     ).toMatchObject({ admitted: false, suspendedUntil: null })
-    const until = await store.countRejection(k.id, clock.now(), susp)
+    const until = await store.countRejection({
+      accountId: a.id,
+      keyId: k.id,
+      now: clock.now(),
+      suspension: susp,
+    })
     expect(until).toBe(clock.now() + 300_000)
     expect((await store.getKey(k.id))!.suspendedUntil).toBe(until)
   })

@@ -7,20 +7,17 @@
  * Admissions are group-committed: those requested in the same event-loop turn share one write
  * transaction, because the commit (not the insert) is most of an admission's cost. Each
  * caller's promise still resolves only after its admission is committed.
+ *
+ * No call blocks the event loop on another connection's lock: see SqliteGuard.
  */
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type {
-  AdmitInput,
-  AdmitResult,
-  Completion,
-  KeyState,
-  PlanChange,
-  Store,
-  SuspensionInput,
-} from '../types.ts'
+import { StoreBusyError } from '../errors.ts'
+import type { AdmitInput, AdmitResult, Completion, KeyState, PlanChange, Refusal, Store } from '../types.ts'
 import { AccountQueries } from './accounts.ts'
+import { isBusy } from './errors.ts'
+import { SqliteGuard } from './guard.ts'
 import { LimiterQueries, type WindowSpans } from './limiter.ts'
 import { migrate } from './migrations.ts'
 import { UsageQueries } from './usage.ts'
@@ -33,18 +30,39 @@ export interface SqliteOptions {
 }
 
 export function openSqliteStore(opts: SqliteOptions): SqliteStore {
-  if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true })
+  if (opts.path !== ':memory:') createPrivateFile(opts.path)
   const db = new Database(opts.path, { create: true, strict: true })
-  db.run(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`)
+  const waitMs = Math.trunc(opts.busyTimeoutMs ?? 5000)
+  // Start-up (migrations) may block on another process's lock; nothing is being served yet.
+  db.run(`PRAGMA busy_timeout = ${waitMs}`)
   db.run('PRAGMA journal_mode = WAL')
   db.run('PRAGMA synchronous = NORMAL')
   db.run('PRAGMA foreign_keys = ON')
   migrate(db, opts.now ?? Date.now())
-  return new SqliteStore(db, opts.windows)
+  // From here on a locked database fails at once and SqliteGuard waits for it without blocking.
+  db.run('PRAGMA busy_timeout = 0')
+  return new SqliteStore(db, new SqliteGuard(opts.path, waitMs), opts.windows)
+}
+
+/**
+ * The database holds key hashes and the request log: owner-only. SQLite gives the -wal and -shm
+ * files the mode of the database file, so creating that one 0600 covers all three.
+ */
+function createPrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true })
+  if (existsSync(path)) return
+  try {
+    closeSync(openSync(path, 'wx', 0o600))
+  } catch (err) {
+    // Another process created it first: that one's mode stands.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+  }
 }
 
 interface PendingAdmit {
   input: AdmitInput
+  /** performance.now() after which this admission stops waiting for the lock. */
+  deadline: number
   resolve: (r: AdmitResult) => void
   reject: (err: unknown) => void
 }
@@ -54,9 +72,13 @@ export class SqliteStore implements Store {
   private readonly limiter: LimiterQueries
   private readonly usage: UsageQueries
   private pendingAdmits: PendingAdmit[] = []
+  /** A flush is queued (next turn, or a retry while the lock is taken). */
+  private admitQueued = false
+  private admitDelay = 0
 
   constructor(
     readonly db: Database,
+    private readonly guard: SqliteGuard,
     windows?: WindowSpans,
   ) {
     this.accounts = new AccountQueries(db)
@@ -64,31 +86,38 @@ export class SqliteStore implements Store {
     this.usage = new UsageQueries(db)
   }
 
-  async createAccount(a: {
+  private read<T>(fn: () => T): Promise<T> {
+    return this.guard.run(fn)
+  }
+  private write<T>(fn: () => T): Promise<T> {
+    return this.guard.run(fn, true)
+  }
+
+  createAccount(a: {
     name: string
     plan: string
     planStartedAt: number
     planExpiresAt: number | null
     now: number
   }) {
-    return this.accounts.createAccount(a)
+    return this.write(() => this.accounts.createAccount(a))
   }
-  async getAccount(nameOrId: string | number) {
-    return this.accounts.getAccount(nameOrId)
+  getAccount(nameOrId: string | number) {
+    return this.read(() => this.accounts.getAccount(nameOrId))
   }
-  async listAccounts() {
-    return this.accounts.listAccounts()
+  listAccounts() {
+    return this.read(() => this.accounts.listAccounts())
   }
-  async setAccountPlan(id: number, change: PlanChange) {
-    return this.accounts.setAccountPlan(id, change)
+  setAccountPlan(id: number, change: PlanChange) {
+    return this.write(() => this.accounts.setAccountPlan(id, change))
   }
-  async setAccountEnabled(id: number, enabled: boolean) {
-    return this.accounts.setAccountEnabled(id, enabled)
+  setAccountEnabled(id: number, enabled: boolean) {
+    return this.write(() => this.accounts.setAccountEnabled(id, enabled))
   }
-  async planHistory(accountId: number) {
-    return this.accounts.planHistory(accountId)
+  planHistory(accountId: number) {
+    return this.read(() => this.accounts.planHistory(accountId))
   }
-  async createKey(k: {
+  createKey(k: {
     id: string
     accountId: number
     name: string | null
@@ -96,63 +125,101 @@ export class SqliteStore implements Store {
     hash: string
     now: number
   }) {
-    return this.accounts.createKey(k)
+    return this.write(() => this.accounts.createKey(k))
   }
-  async findKeyByHash(hash: string) {
-    return this.accounts.findKeyByHash(hash)
+  findKeyByHash(hash: string) {
+    return this.read(() => this.accounts.findKeyByHash(hash))
   }
-  async getKey(id: string) {
-    return this.accounts.getKey(id)
+  getKey(id: string) {
+    return this.read(() => this.accounts.getKey(id))
   }
-  async listKeys(accountId?: number) {
-    return this.accounts.listKeys(accountId)
+  listKeys(accountId?: number) {
+    return this.read(() => this.accounts.listKeys(accountId))
   }
-  async setKeyState(id: string, state: KeyState) {
-    return this.accounts.setKeyState(id, state)
+  setKeyState(id: string, state: KeyState) {
+    return this.write(() => this.accounts.setKeyState(id, state))
   }
-  async rotateKey(id: string, hash: string, prefix: string, now: number) {
-    return this.accounts.rotateKey(id, hash, prefix, now)
+  rotateKey(id: string, hash: string, prefix: string, now: number) {
+    return this.write(() => this.accounts.rotateKey(id, hash, prefix, now))
   }
-  async setKeySuspended(id: string, until: number | null) {
-    return this.accounts.setKeySuspended(id, until)
+  setKeySuspended(id: string, until: number | null) {
+    return this.write(() => this.accounts.setKeySuspended(id, until))
   }
+
   admit(input: AdmitInput): Promise<AdmitResult> {
     return new Promise((resolve, reject) => {
-      if (this.pendingAdmits.push({ input, resolve, reject }) === 1) setImmediate(this.flushAdmits)
+      this.pendingAdmits.push({ input, deadline: performance.now() + this.guard.waitMs, resolve, reject })
+      if (!this.admitQueued) {
+        this.admitQueued = true
+        setImmediate(this.flushAdmits)
+      }
     })
   }
 
+  /**
+   * Decides every pending admission in one write transaction. While another connection holds
+   * the lock, the batch (and whatever joins it) waits on a timer with backoff; each admission
+   * gives up at its own deadline with StoreBusyError.
+   */
   private readonly flushAdmits = (): void => {
+    this.admitQueued = false
     const batch = this.pendingAdmits
     if (!batch.length) return
     this.pendingAdmits = []
     let results: Array<AdmitResult | Error>
     try {
+      this.guard.assertFile()
       results = this.limiter.admitMany(batch.map((p) => p.input))
+      this.admitDelay = 0
     } catch (err) {
-      for (const p of batch) p.reject(err)
+      if (isBusy(err)) {
+        this.retryAdmits(batch)
+        return
+      }
+      const e = this.guard.classify(err)
+      for (const p of batch) p.reject(e)
       return
     }
+    this.guard.wrote()
     batch.forEach((p, i) => {
       const r = results[i]!
-      if (r instanceof Error) p.reject(r)
+      if (r instanceof Error) p.reject(this.guard.classify(r))
       else p.resolve(r)
     })
   }
-  async countRejection(keyId: string, now: number, suspension: SuspensionInput) {
-    return this.limiter.countRejection(keyId, now, suspension)
+
+  private retryAdmits(batch: PendingAdmit[]): void {
+    const now = performance.now()
+    const waiting = batch.filter((p) => {
+      if (p.deadline > now) return true
+      p.reject(new StoreBusyError(this.guard.waitMs))
+      return false
+    })
+    // Arrival order is decision order: the ones that waited go first.
+    this.pendingAdmits = waiting.concat(this.pendingAdmits)
+    if (!this.pendingAdmits.length) return
+    this.admitDelay = Math.min(Math.max(1, this.admitDelay * 2), 20)
+    this.admitQueued = true
+    setTimeout(this.flushAdmits, this.admitDelay)
   }
-  async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
-    return this.limiter.windows(accountId, now, rpm, rpd)
+
+  countRejection(r: Refusal) {
+    return this.write(() => this.limiter.countRejection(r.keyId, r.now, r.suspension))
   }
-  async complete(batch: Completion[]) {
-    this.usage.complete(batch)
+  windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
+    return this.read(() => this.limiter.windows(accountId, now, rpm, rpd))
   }
-  async usageSummary(accountId: number, now: number, dayStart: number) {
-    return this.usage.summary(accountId, now, dayStart)
+  complete(batch: Completion[]) {
+    return this.write(() => this.usage.complete(batch))
   }
-  async prune(before: number) {
-    this.usage.prune(before)
+  usageSummary(accountId: number, now: number, dayStart: number) {
+    return this.read(() => this.usage.summary(accountId, now, dayStart))
+  }
+  prune(before: number) {
+    return this.write(() => this.usage.prune(before))
+  }
+  health() {
+    return this.guard.health()
   }
   close() {
     this.flushAdmits()

@@ -4,10 +4,9 @@
  * (`limits.suspension.count_invalid`), so a key cannot send invalid bodies forever: each one costs
  * the gateway a body read and a parse, and unlike a rate-limited request nothing else refuses it.
  */
-
+import type { Auth } from '../server/auth.ts'
+import type { Deps } from '../server/deps.ts'
 import { GatewayError } from '../util/errors.ts'
-import type { Auth } from './auth.ts'
-import type { Deps } from './deps.ts'
 
 /**
  * Counts `err` against the key when it is a 4xx refusal, and returns it for the caller to throw.
@@ -15,15 +14,19 @@ import type { Deps } from './deps.ts'
  * its 4xx. A suspension starts with the next request (403 `key_suspended`).
  *
  * @example
- * try { chat = prepareChat(await readBodyText(request, limit), catalogue) }
- * catch (e) { throw await countInvalidRequest(deps, auth, e) }
+ * const decided = await decide(request).catch(async (e) => { throw await countInvalidRequest(deps, auth, e) })
  */
 export async function countInvalidRequest(deps: Deps, auth: Auth, err: unknown): Promise<unknown> {
   const policy = deps.config.suspension
   if (!policy.enabled || !policy.countInvalid) return err
   if (!(err instanceof GatewayError) || err.status < 400 || err.status >= 500) return err
   try {
-    const until = await deps.store.countRejection(auth.key.id, deps.clock.now(), policy)
+    const until = await deps.store.countRejection({
+      accountId: auth.account.id,
+      keyId: auth.key.id,
+      now: deps.clock.now(),
+      suspension: policy,
+    })
     if (until !== null) {
       deps.log.warn('key suspended after repeated invalid requests', {
         key: auth.key.prefix,

@@ -1,25 +1,43 @@
 /**
  * @module
- * The OpenAI-side stream writer shared by every provider. It holds the HTTP status until the
- * upstream's first chunk (so an upstream refusal is still a real HTTP error), then writes each
- * chunk as `data: <json>\n\n` with the gateway's model id, `: keep-alive` comments while the
- * upstream is quiet, `data: [DONE]` at the end, or `data: {"error": ...}` if the upstream fails
- * after the first byte. It is pull-based: a chunk is read from the adapter only when the client
- * has taken the previous one, and a client that leaves cancels the adapter's stream.
+ * The stream writer every surface shares. It holds the HTTP status until the source's first item
+ * (so an upstream refusal is still a real HTTP error), then writes each item through the
+ * surface's `StreamEncoder`, the encoder's keep-alive while the upstream is quiet, the encoder's
+ * ending, or its error frame if the upstream fails after the first byte. It is pull-based: an
+ * item is read from the source only when the client has taken the previous one, and a client
+ * that leaves cancels the source (and so the upstream request).
  *
  * @example
- * const out = await writeChatStream(await adapter.stream(req, ctx), {
- *   modelId: 'openai/gpt-4o-mini', includeUsage: false, keepaliveMs: 15_000, holdMs: 10_000,
- *   signal: request.signal, onFinish: (r) => usageLog.record(r),
+ * const out = await writeStream(await adapter.stream(req, ctx), new ChatChunkEncoder(id, false), {
+ *   keepaliveMs: 15_000, holdMs: 10_000, signal: request.signal, onFinish: (r) => record(r),
  * })
  * if (out.status === 'error') throw out.error
  * return new Response(out.body, { headers: { 'content-type': 'text/event-stream' } })
  */
 import type { UnderlyingSource } from 'bun'
 import { abortError } from '../providers/http.ts'
-import { encodeSSE } from '../providers/sse/index.ts'
-import type { ChatCompletionChunk, ChunkStream, Usage } from '../providers/types.ts'
+import type { Usage } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
+
+/**
+ * A surface's wire encoding of one stream, stateful (one per response). The writer calls
+ * `encode` once per source item, then `end` after the last one, or `error` when the source fails
+ * after the first byte; `usage` and `failure` are read once, when the stream finishes.
+ */
+export interface StreamEncoder<T> {
+  /** Bytes for one item, or null to send nothing for it. */
+  encode(item: T): Uint8Array | null
+  /** Bytes after the last item (e.g. `data: [DONE]`), or null. */
+  end(): Uint8Array | null
+  /** The frame that reports a failure after the first byte. */
+  error(err: GatewayError): Uint8Array
+  /** Sent while the upstream is quiet: an SSE comment, or a surface's own ping event. */
+  readonly keepalive: Uint8Array
+  /** Token counts seen in the stream, for the usage record. */
+  usage(): Usage | null
+  /** An error the upstream reported in-band and the encoder relayed as it was (pass-through). */
+  failure?(): GatewayError | null
+}
 
 export interface StreamOutcome {
   /** The upstream's usage, whether or not the client asked to see it. */
@@ -32,11 +50,7 @@ export interface StreamOutcome {
   aborted: boolean
 }
 
-export interface WriteChatStreamOptions {
-  /** The id the client asked for (`prefix/model`); replaces the upstream's `model`. */
-  modelId: string
-  /** Forward the final `choices: []` usage chunk (`stream_options.include_usage`). */
-  includeUsage: boolean
+export interface WriteStreamOptions {
   keepaliveMs: number
   /** How long to wait for the first chunk before committing to a 200. */
   holdMs: number
@@ -46,38 +60,33 @@ export interface WriteChatStreamOptions {
   onFinish: (outcome: StreamOutcome) => void
 }
 
-export type WriteChatStreamResult =
+export type WriteStreamResult =
   | { status: 'ok'; body: ReadableStream<Uint8Array> }
   | { status: 'error'; error: GatewayError }
 
-/** Shared by every stream: the hot path allocates no encoder and no constant frames. */
-const encoder = new TextEncoder()
-const KEEPALIVE = encoder.encode(': keep-alive\n\n')
-const DONE = encoder.encode('data: [DONE]\n\n')
-
-export function writeChatStream(
-  chunks: ChunkStream,
-  opts: WriteChatStreamOptions,
-): Promise<WriteChatStreamResult> {
-  return new ChatStreamWriter(chunks, opts).open()
+export function writeStream<T>(
+  items: ReadableStream<T>,
+  encoder: StreamEncoder<T>,
+  opts: WriteStreamOptions,
+): Promise<WriteStreamResult> {
+  return new StreamWriter(items, encoder, opts).open()
 }
 
 /** What `getReader()` returns; named through a function because the DOM and Node typings differ. */
-const readerOf = (s: ChunkStream) => s.getReader()
-type Reader = ReturnType<typeof readerOf>
-type ReadResult = Awaited<ReturnType<Reader['read']>>
+const readerOf = <T>(s: ReadableStream<T>) => s.getReader()
+type Reader<T> = ReturnType<typeof readerOf<T>>
+type ReadResult<T> = Awaited<ReturnType<Reader<T>['read']>>
 
 /**
  * One per response; it is also the body's underlying source, so the per-chunk path runs in
  * methods and allocates only the chunk's bytes.
  */
-class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
-  private readonly reader: Reader
+class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
+  private readonly reader: Reader<T>
   private readonly t0 = performance.now()
   /** The first read, started before the body exists; consumed by the first pull. */
-  private first: Promise<ReadResult> | null = null
+  private first: Promise<ReadResult<T>> | null = null
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined
-  private usage: Usage | null = null
   private ttftMs: number | null = null
   private finished = false
   /** A pull is waiting for the adapter: only then is the client owed a keep-alive. */
@@ -88,13 +97,14 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
   private readonly onAbort = (): void => void this.abort()
 
   constructor(
-    chunks: ChunkStream,
-    private readonly opts: WriteChatStreamOptions,
+    items: ReadableStream<T>,
+    private readonly encoder: StreamEncoder<T>,
+    private readonly opts: WriteStreamOptions,
   ) {
-    this.reader = readerOf(chunks)
+    this.reader = readerOf(items)
   }
 
-  async open(): Promise<WriteChatStreamResult> {
+  async open(): Promise<WriteStreamResult> {
     const { signal } = this.opts
     if (signal?.aborted) {
       await this.abort()
@@ -127,7 +137,7 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
     }
     const body = new ReadableStream<Uint8Array>(this, { highWaterMark: 0 })
     // Past the hold with nothing to say yet: a comment makes the server send the 200 now.
-    if (held) this.write(KEEPALIVE)
+    if (held) this.write(this.encoder.keepalive)
     this.timer = setTimeout(this.onTick, this.opts.keepaliveMs)
     return { status: 'ok', body }
   }
@@ -139,7 +149,7 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
 
   async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
     for (;;) {
-      let r: ReadResult
+      let r: ReadResult<T>
       this.waiting = true
       try {
         const first = this.first
@@ -152,8 +162,15 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
       this.waiting = false
       if (this.finished) return // cancelled while the read was pending
       if (r.done) {
-        controller.enqueue(DONE)
-        return this.close(controller, null)
+        let failure: GatewayError | null = null
+        try {
+          const tail = this.encoder.end()
+          if (tail) controller.enqueue(tail)
+          failure = this.encoder.failure?.() ?? null
+        } catch (err) {
+          return this.failAfterStart(controller, err)
+        }
+        return this.close(controller, failure)
       }
       try {
         if (this.forward(controller, r.value)) return
@@ -168,19 +185,12 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
     return this.abort(reason)
   }
 
-  /** Writes one chunk; false when it was withheld (the usage chunk the client did not ask for). */
-  private forward(
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    chunk: ChatCompletionChunk,
-  ): boolean {
+  /** Writes one item; false when the encoder withheld it (e.g. a usage chunk nobody asked for). */
+  private forward(controller: ReadableStreamDefaultController<Uint8Array>, item: T): boolean {
     if (this.ttftMs === null) this.ttftMs = performance.now() - this.t0
-    if (chunk.usage) this.usage = chunk.usage
-    const { includeUsage } = this.opts
-    if (!includeUsage && chunk.choices.length === 0 && chunk.usage) return false
-    chunk.model = this.opts.modelId
-    // OpenAI's shape: `usage: null` on every chunk with include_usage, no `usage` key without it.
-    chunk.usage = includeUsage ? (chunk.usage ?? null) : undefined
-    controller.enqueue(encoder.encode(encodeSSE(JSON.stringify(chunk))))
+    const bytes = this.encoder.encode(item)
+    if (bytes === null) return false
+    controller.enqueue(bytes)
     this.lastWrite = performance.now()
     return true
   }
@@ -201,14 +211,14 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
       return
     }
     // Not waiting means the client is slow to read: the socket is busy, no keep-alive is needed.
-    if (this.waiting) this.write(KEEPALIVE)
+    if (this.waiting) this.write(this.encoder.keepalive)
     this.timer = setTimeout(this.onTick, keepaliveMs)
   }
 
   private failAfterStart(controller: ReadableStreamDefaultController<Uint8Array>, err: unknown): void {
     if (this.finished) return
     const error = toGatewayError(err)
-    controller.enqueue(encoder.encode(encodeSSE(JSON.stringify(error.toBody()))))
+    controller.enqueue(this.encoder.error(error))
     this.close(controller, error)
   }
 
@@ -232,7 +242,11 @@ class ChatStreamWriter implements UnderlyingSource<Uint8Array> {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
     this.opts.signal?.removeEventListener('abort', this.onAbort)
-    this.opts.onFinish({ usage: this.usage, error, ttftMs: this.ttftMs, aborted })
+    let usage: Usage | null = null
+    try {
+      usage = this.encoder.usage()
+    } catch {}
+    this.opts.onFinish({ usage, error, ttftMs: this.ttftMs, aborted })
   }
 }
 

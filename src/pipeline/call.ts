@@ -1,0 +1,127 @@
+/**
+ * @module
+ * The provider call and the surface encode, for both routes a request can take:
+ *
+ * | route     | JSON                                              | stream                                             |
+ * |-----------|---------------------------------------------------|----------------------------------------------------|
+ * | translate | `adapter.complete` → `surface.encodeCompletion`   | `adapter.stream` → `surface.streamEncoder`          |
+ * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → SSE events → `forward.relayStream` |
+ *
+ * `finish` is called exactly once per admitted request, with the status the client saw.
+ */
+import { abortError, guardStream } from '../providers/http.ts'
+import { parseSSE } from '../providers/sse/index.ts'
+import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
+import type { Deps } from '../server/deps.ts'
+import { GatewayError } from '../util/errors.ts'
+import { type StreamEncoder, writeStream } from './stream-writer.ts'
+import type { EncodeContext, Forwarding, ForwardRequest, Surface } from './surface.ts'
+
+export type Finish = (
+  status: number,
+  usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null,
+  err: GatewayError | null,
+  ttftMs: number | null,
+) => void
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+}
+
+export interface ProviderCall<View> {
+  deps: Deps
+  surface: Surface<View>
+  adapter: ProviderAdapter
+  ctx: CallContext
+  encodeCtx: EncodeContext<View>
+  stream: boolean
+  call: { request: ChatRequest } | { forward: ForwardRequest; relay: Forwarding<View> }
+  headers: Record<string, string>
+  finish: Finish
+  signal: AbortSignal
+}
+
+export async function callProvider<View>(p: ProviderCall<View>): Promise<Response> {
+  const { adapter, ctx, finish, call } = p
+  if (!p.stream) {
+    try {
+      if ('request' in call) {
+        const res = await adapter.complete(call.request, ctx)
+        res.model = p.encodeCtx.modelId
+        finish(200, res.usage ?? null, null, null)
+        return json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers)
+      }
+      const upstream = await forwardCall(adapter, call.forward, ctx)
+      const out = await call.relay.relayJson(upstream, p.encodeCtx)
+      finish(200, out.usage, null, null)
+      return new Response(out.body, {
+        status: 200,
+        headers: { ...p.headers, 'content-type': 'application/json' },
+      })
+    } catch (e) {
+      const err = asGatewayError(e)
+      finish(err.status, null, err, null)
+      throw err
+    }
+  }
+
+  let source: ReadableStream<unknown>
+  let encoder: StreamEncoder<unknown>
+  try {
+    if ('request' in call) {
+      source = await adapter.stream(call.request, ctx)
+      encoder = p.surface.streamEncoder(p.encodeCtx) as StreamEncoder<unknown>
+    } else {
+      const upstream = await forwardCall(adapter, call.forward, ctx)
+      if (!upstream.body)
+        throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
+      source = parseSSE(guardStream(upstream.body, ctx))
+      encoder = call.relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
+    }
+  } catch (e) {
+    const err = asGatewayError(e)
+    finish(err.status, null, err, null)
+    throw err
+  }
+  const { metrics, config } = p.deps
+  metrics.openStreams++
+  const out = await writeStream(source, encoder, {
+    keepaliveMs: config.server.streamKeepaliveMs,
+    holdMs: config.server.streamHoldMs,
+    signal: p.signal,
+    onFinish: (r) => {
+      metrics.openStreams--
+      const status = r.error ? r.error.status : r.aborted ? 499 : 200
+      finish(status, r.usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
+    },
+  })
+  if (out.status === 'error') throw out.error
+  return new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS } })
+}
+
+function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {
+  if (!adapter.forward) {
+    throw new Error(`provider '${ctx.provider.prefix}' cannot pass requests through`)
+  }
+  return adapter.forward(req, ctx)
+}
+
+function json(body: unknown, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status: 200,
+    headers: { ...headers, 'content-type': 'application/json' },
+  })
+}
+
+export function asGatewayError(e: unknown): GatewayError {
+  if (e instanceof GatewayError) return e
+  if ((e as Error)?.name === 'AbortError') return abortError(e)
+  return new GatewayError(
+    502,
+    'upstream_error',
+    `Upstream call failed: ${(e as Error)?.message ?? String(e)}`,
+  )
+}

@@ -1,0 +1,180 @@
+/**
+ * @module
+ * The request pipeline every surface runs on: auth → read body → surface decode → route and
+ * plan → feature check → admission → provider call → surface encode (JSON or SSE) → usage
+ * record. Framework-free: it takes a `Request` and gives a `Response`, never throws, and renders
+ * every refusal in the surface's error shape. Only requests that pass every check are admitted
+ * and counted against the account's limits — once, whatever the surface.
+ *
+ * @example
+ * const pipeline = new Pipeline(deps)
+ * app.post('/v1/chat/completions', ({ request, server, set }) =>
+ *   pipeline.handle(chatSurface, request, server, set.headers), { parse: 'none' })
+ */
+import { checkFeatures } from '../gateway/features.ts'
+import { assertPlanAllows, type CatalogueEntry } from '../gateway/routing.ts'
+import { resolveTimeouts } from '../providers/http.ts'
+import type { CallContext, Timeouts } from '../providers/types.ts'
+import { type Auth, authenticateToken } from '../server/auth.ts'
+import { checkJsonContentType, readBodyText } from '../server/body.ts'
+import type { Deps } from '../server/deps.ts'
+import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
+import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
+import type { GatewayError } from '../util/errors.ts'
+import { callProvider, type Finish } from './call.ts'
+import { toGatewayError } from './errors.ts'
+import { countInvalidRequest } from './invalid-requests.ts'
+import type { EncodeContext, Surface } from './surface.ts'
+
+/** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
+export interface ServerHandle {
+  timeout(request: Request, seconds: number): void
+}
+
+export class Pipeline {
+  private readonly timeouts: Map<string, Timeouts>
+  private readonly suspension
+
+  constructor(private readonly deps: Deps) {
+    const { config } = deps
+    this.timeouts = new Map(config.providers.map((p) => [p.prefix, resolveTimeouts(p)]))
+    this.suspension = config.suspension.enabled
+      ? {
+          maxRejections: config.suspension.maxRejections,
+          windowMs: config.suspension.windowMs,
+          durationMs: config.suspension.durationMs,
+        }
+      : null
+  }
+
+  /**
+   * Runs one request through every step. `headers` are the response headers so far (the request
+   * id); the pipeline adds the rate-limit headers to them and returns the finished response.
+   */
+  async handle<View>(
+    surface: Surface<View>,
+    request: Request,
+    server: ServerHandle | null | undefined,
+    headers: Record<string, string>,
+  ): Promise<Response> {
+    try {
+      return await this.run(surface, request, server, headers)
+    } catch (e) {
+      const err = toGatewayError('UNKNOWN', e, this.deps.log, headers['x-request-id'])
+      return surface.errorResponse(err, headers)
+    }
+  }
+
+  private async run<View>(
+    surface: Surface<View>,
+    request: Request,
+    server: ServerHandle | null | undefined,
+    headers: Record<string, string>,
+  ): Promise<Response> {
+    const { deps } = this
+    const { config, store, clock, metrics } = deps
+    const started = performance.now()
+    const auth = await authenticateToken(deps, surface.credential(request.headers))
+    const plan = auth.plan.plan!
+    const { text, decoded, entry, forward, translated } = await decideRequest(
+      deps,
+      surface,
+      request,
+      auth,
+    ).catch(async (e) => {
+      throw await countInvalidRequest(deps, auth, e)
+    })
+
+    const now = clock.now()
+    const rid = String(headers['x-request-id'])
+    const admit = await store.admit({
+      accountId: auth.account.id,
+      keyId: auth.key.id,
+      model: entry.id,
+      requestId: rid,
+      stream: decoded.stream,
+      now,
+      rpm: plan.rpm,
+      rpd: plan.rpd,
+      suspension: this.suspension,
+    })
+    const limitHeaders = rateLimitHeaders(admit, now)
+    surface.limitHeaders?.(admit, now, limitHeaders)
+    Object.assign(headers, limitHeaders)
+    if (!admit.admitted) {
+      metrics.limitRejected(admit.window)
+      throw rateLimitError(admit, now, limitHeaders)
+    }
+
+    // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
+    // but only while this request runs: `finish` restores it for the pooled connection.
+    const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
+    const ctx: CallContext = {
+      provider: entry.provider,
+      model: entry.model,
+      signal: request.signal,
+      requestId: rid,
+      timeouts: this.timeouts.get(entry.provider.prefix)!,
+    }
+    const finish: Finish = (status, usage, err, ttftMs) => {
+      restoreIdle()
+      metrics.upstreamResult(entry.id, err ? err.code : 'ok')
+      deps.recorder.record({
+        usageId: admit.usageId,
+        status,
+        promptTokens: usage?.prompt_tokens ?? null,
+        completionTokens: usage?.completion_tokens ?? null,
+        latencyMs: Math.round(performance.now() - started),
+        ttftMs,
+        errorCode: err?.code ?? null,
+      })
+      if (err && err.status >= 500) logUpstreamFailure(deps, rid, entry, err)
+    }
+    const encodeCtx: EncodeContext<View> = {
+      modelId: entry.id,
+      upstreamModel: entry.model.upstream_name ?? entry.model.name,
+      requestId: rid,
+      view: decoded.view,
+      includeUsage: translated?.includeUsage ?? false,
+    }
+    return callProvider({
+      deps,
+      surface,
+      adapter: deps.adapters.get(entry.provider.prefix)!,
+      ctx,
+      encodeCtx,
+      stream: decoded.stream,
+      call: forward
+        ? { forward: forward.request(decoded.view, entry, text, request.headers), relay: forward }
+        : { request: translated!.request },
+      headers,
+      finish,
+      signal: request.signal,
+    })
+  }
+}
+
+/** Everything decided from the body before admission; a refusal here is the request's own fault. */
+async function decideRequest<View>(deps: Deps, surface: Surface<View>, request: Request, auth: Auth) {
+  checkJsonContentType(request)
+  const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
+  const decoded = surface.decode(text)
+  const plan = auth.plan.plan!
+  const entry = deps.catalogue.resolve(decoded.model)
+  assertPlanAllows({ name: auth.plan.name, models: plan.models }, entry.id, entry.model)
+  checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
+  const forward = surface.forward?.kind === entry.provider.kind ? surface.forward : undefined
+  surface.checkLimits?.(decoded.view, entry)
+  const translated = forward ? null : surface.translate(decoded.view, entry)
+  return { text, decoded, entry, forward, translated }
+}
+
+function logUpstreamFailure(deps: Deps, rid: string, entry: CatalogueEntry, err: GatewayError): void {
+  deps.log.warn('upstream failure', {
+    request_id: rid,
+    model: entry.id,
+    status: err.status,
+    code: err.code,
+    message: err.message,
+  })
+}

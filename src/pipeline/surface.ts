@@ -1,0 +1,118 @@
+/**
+ * @module
+ * What an API surface (Chat Completions, Anthropic Messages, OpenAI Responses) plugs into the
+ * request pipeline. The pipeline owns every shared step — auth, body, routing, plan, feature
+ * check, admission, the provider call, usage — and asks the surface only for what differs: how to
+ * find the key, how to decode a body, which features it uses (named in the surface's own terms),
+ * how to encode an answer, and how errors look.
+ *
+ * The canonical internal form is OpenAI's chat request and completion (`providers/types.ts`): a
+ * surface translates into a `ChatRequest` and encodes a `ChatCompletion` or a chunk stream back.
+ * Where the surface and the chosen provider speak the same wire (`forward.kind`), the request
+ * and the answer pass through instead, with only the edits the gateway must make.
+ *
+ * @example
+ * const chat: Surface<ChatRequestInput> = {
+ *   name: 'chat',
+ *   credential: (headers) => bearer(headers.get('authorization')),
+ *   decode: (text) => { const view = validateChatRequest(parseChatBody(text)); return { model: view.model, view, stream: view.stream === true } },
+ *   features: detectFeatures,
+ *   temperature: (view) => view.temperature,
+ *   translate: (view, entry) => ({ request: applyDefaults(view, entry.model, upstreamModelName(entry.model)), includeUsage: false }),
+ *   encodeCompletion: (completion, ctx) => ({ ...completion, model: ctx.modelId }),
+ *   streamEncoder: (ctx) => new ChatChunkEncoder(ctx.modelId, ctx.includeUsage),
+ *   errorResponse,
+ * }
+ * pipeline.handle(chat, request, server, headers)
+ */
+import type { ProviderKind } from '../config/schema.ts'
+import type { FeatureUse } from '../gateway/features.ts'
+import type { CatalogueEntry } from '../gateway/routing.ts'
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  ForwardCall,
+  Usage,
+} from '../providers/types.ts'
+import type { AdmitResult } from '../store/index.ts'
+import type { GatewayError } from '../util/errors.ts'
+import type { StreamEncoder } from './stream-writer.ts'
+
+export type SurfaceName = 'chat' | 'messages' | 'responses'
+
+/** A decoded request body: the surface's own validated view of it, plus what routing needs. */
+export interface Decoded<View> {
+  /** The model id as the client sent it (`prefix/name`). */
+  model: string
+  view: View
+  stream: boolean
+}
+
+/** What an encoder knows about the request it answers. */
+export interface EncodeContext<View> {
+  /** The client's model id (`prefix/name`): responses report it as their model. */
+  modelId: string
+  /** The provider's name for the model (what the upstream reports). */
+  upstreamModel: string
+  requestId: string
+  view: View
+  /** Chat only: send the final usage chunk. Other surfaces ignore it. */
+  includeUsage: boolean
+}
+
+/** The translated call: the canonical request an adapter's `complete` / `stream` receives. */
+export interface Translated {
+  request: ChatRequest
+  includeUsage: boolean
+}
+
+/** A request relayed to a provider of the surface's own wire (the body: the client's, model swapped). */
+export type ForwardRequest = ForwardCall
+
+/** How a surface passes requests through to providers that speak its wire. */
+export interface Forwarding<View> {
+  /** The provider kind with the surface's wire (chat → openai, messages → anthropic). */
+  kind: ProviderKind
+  /** The upstream request: the client's body with only the model id changed. */
+  request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
+  /** A whole (non-stream) upstream answer → the client's body and the usage to record. */
+  relayJson(upstream: Response, ctx: EncodeContext<View>): Promise<{ body: string; usage: Usage | null }>
+  /** The upstream's raw event stream → bytes for the client, reading usage on the way. */
+  relayStream(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
+}
+
+/** One server-sent event as the upstream framed it. */
+export interface RawEvent {
+  event?: string
+  data: string
+}
+
+export interface Surface<View> {
+  readonly name: SurfaceName
+  /** The caller's API key from the request headers; throws 401 when there is none. */
+  credential(headers: Headers): string
+  /** Parses and validates a body; throws 400 `GatewayError`s whose `param` uses the surface's field names. */
+  decode(text: string): Decoded<View>
+  /** Every catalogue feature the request uses, with the field (surface terms) that first uses it. */
+  features(view: View): FeatureUse[]
+  /** The requested temperature, checked against the model's range. */
+  temperature(view: View): number | null | undefined
+  /**
+   * The canonical request for the provider (defaults applied, `model` = upstream name). Runs
+   * before admission, so it may refuse with a 400 (e.g. too many output tokens).
+   */
+  translate(view: View, entry: CatalogueEntry): Translated
+  /** Runs before admission on pass-through too: limits the surface enforces whatever the route. */
+  checkLimits?(view: View, entry: CatalogueEntry): void
+  /** A completion → the response body (JSON-serialisable). */
+  encodeCompletion(completion: ChatCompletion, ctx: EncodeContext<View>): unknown
+  /** A fresh encoder for one translated stream. */
+  streamEncoder(ctx: EncodeContext<View>): StreamEncoder<ChatCompletionChunk>
+  /** Pass-through to providers of the surface's own wire; absent = always translate. */
+  forward?: Forwarding<View>
+  /** The surface's own rate-limit header names, added to OpenAI's. */
+  limitHeaders?(admit: AdmitResult, now: number, into: Record<string, string>): void
+  /** An error as a response in the surface's shape; `headers` are the response's headers so far. */
+  errorResponse(err: GatewayError, headers: Record<string, string>): Response
+}

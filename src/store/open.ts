@@ -1,0 +1,120 @@
+/**
+ * @module
+ * One place that turns the config into stores, for `serve` and every CLI command alike:
+ * SQLite (`database.path`, the default) or PostgreSQL (`database.url`) for accounts, usage and
+ * admissions; with `limits.redis_url`, admissions move to Redis.
+ */
+import type { Config } from '../config/index.ts'
+import type { StoreHealth } from './errors.ts'
+import { pgUnavailable } from './postgres/errors.ts'
+import { openPostgres, redactUrl } from './postgres/index.ts'
+import { RedisLimiter } from './redis/index.ts'
+import { openSqliteStore } from './sqlite/index.ts'
+import type { AccountStore, Limiter, Store, UsageStore } from './types.ts'
+
+export interface OpenOptions {
+  /**
+   * Decide admissions at the caller's `now` instead of the engine's clock. Only tests set it
+   * (with a manual clock); SQLite always uses the caller's clock, being on one machine.
+   */
+  callerTime?: boolean
+  now?: number
+  warn?(message: string, fields?: Record<string, unknown>): void
+}
+
+/** Where the data lives, for start-up lines: never a password. */
+export function describeDatabase(config: Config): string {
+  return config.database.url ? redactUrl(config.database.url) : config.database.path
+}
+
+export function openSqliteFromConfig(config: Config, now?: number): Store {
+  return openSqliteStore({
+    path: config.database.path,
+    busyTimeoutMs: config.database.busyTimeoutMs,
+    windows: config.windows,
+    now,
+  })
+}
+
+export async function openStores(config: Config, opts: OpenOptions = {}): Promise<Store> {
+  if (!config.database.url) return openSqliteFromConfig(config, opts.now)
+  const engineTime = !opts.callerTime
+  const pg = await openPostgres({
+    url: config.database.url,
+    poolSize: config.database.poolSize,
+    windows: config.windows,
+    engineTime,
+  })
+  const limiter = config.limiter.redisUrl
+    ? new RedisLimiter({
+        url: config.limiter.redisUrl,
+        windows: config.windows,
+        onUnavailable: config.limiter.onUnavailable,
+        engineTime,
+        log: pg.usage,
+        accounts: pg.accounts,
+        warn: opts.warn ?? (() => {}),
+      })
+    : pg.limiter
+  return new ComposedStore(pg.accounts, limiter, pg.usage, pgUnavailable, async () => {
+    await limiter.close()
+    await pg.close()
+  })
+}
+
+/**
+ * A Store assembled from one part per concern. Engine failures that no retry of the request can
+ * fix are mapped once here (`unavailable`), and remembered for `/healthz` until a call succeeds.
+ */
+export class ComposedStore implements Store {
+  private failure: StoreHealth | null = null
+
+  constructor(
+    private readonly accounts: AccountStore,
+    private readonly limiter: Limiter,
+    private readonly usage: UsageStore,
+    private readonly unavailable: (err: unknown) => (Error & { reason: StoreHealth['reason'] }) | null,
+    private readonly closeAll: () => Promise<void>,
+  ) {}
+
+  health(): StoreHealth {
+    return this.failure ?? { ok: true }
+  }
+
+  private async call<T>(p: () => Promise<T>): Promise<T> {
+    try {
+      const v = await p()
+      this.failure = null
+      return v
+    } catch (err) {
+      const u = this.unavailable(err)
+      if (!u) throw err
+      this.failure = { ok: false, reason: u.reason, detail: u.message }
+      throw u
+    }
+  }
+
+  createAccount: Store['createAccount'] = (a) => this.call(() => this.accounts.createAccount(a))
+  getAccount: Store['getAccount'] = (n) => this.call(() => this.accounts.getAccount(n))
+  listAccounts: Store['listAccounts'] = () => this.call(() => this.accounts.listAccounts())
+  setAccountPlan: Store['setAccountPlan'] = (id, c) => this.call(() => this.accounts.setAccountPlan(id, c))
+  setAccountEnabled: Store['setAccountEnabled'] = (id, e) =>
+    this.call(() => this.accounts.setAccountEnabled(id, e))
+  planHistory: Store['planHistory'] = (id) => this.call(() => this.accounts.planHistory(id))
+  createKey: Store['createKey'] = (k) => this.call(() => this.accounts.createKey(k))
+  findKeyByHash: Store['findKeyByHash'] = (h) => this.call(() => this.accounts.findKeyByHash(h))
+  getKey: Store['getKey'] = (id) => this.call(() => this.accounts.getKey(id))
+  listKeys: Store['listKeys'] = (a) => this.call(() => this.accounts.listKeys(a))
+  setKeyState: Store['setKeyState'] = (id, s) => this.call(() => this.accounts.setKeyState(id, s))
+  rotateKey: Store['rotateKey'] = (id, h, p, n) => this.call(() => this.accounts.rotateKey(id, h, p, n))
+  setKeySuspended: Store['setKeySuspended'] = (id, u) => this.call(() => this.accounts.setKeySuspended(id, u))
+  admit: Store['admit'] = (i) => this.call(() => this.limiter.admit(i))
+  countRejection: Store['countRejection'] = (r) => this.call(() => this.limiter.countRejection(r))
+  windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
+  complete: Store['complete'] = (b) => this.call(() => this.usage.complete(b))
+  usageSummary: Store['usageSummary'] = (a, n, d) => this.call(() => this.usage.usageSummary(a, n, d))
+  prune: Store['prune'] = (b) => this.call(() => this.usage.prune(b))
+  close(): Promise<void> {
+    return this.closeAll()
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * @module
+ * Accounts, plan history and keys on PostgreSQL. Every statement is a tagged template: Bun.sql
+ * sends it as a prepared statement with the values bound, never spliced into the text.
+ */
+import type { SQL } from 'bun'
+import type { AccountRecord, AccountStore, KeyRecord, KeyState, PlanChange } from '../types.ts'
+
+type Row = Record<string, unknown>
+
+/** BIGINT columns arrive as strings (they may exceed 2^53); ours are epoch ms and ids, which do not. */
+export const num = (v: unknown): number => Number(v)
+export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
+
+const toAccount = (r: Row): AccountRecord => ({
+  id: num(r.id),
+  name: r.name as string,
+  plan: r.plan as string,
+  enabled: r.enabled === true,
+  planStartedAt: num(r.plan_started_at),
+  planExpiresAt: numOrNull(r.plan_expires_at),
+  createdAt: num(r.created_at),
+})
+
+const toKey = (r: Row): KeyRecord => ({
+  id: r.id as string,
+  accountId: num(r.account_id),
+  accountName: r.account_name as string,
+  name: (r.name as string | null) ?? null,
+  prefix: r.prefix as string,
+  state: r.state as KeyState,
+  createdAt: num(r.created_at),
+  rotatedAt: numOrNull(r.rotated_at),
+  lastUsedAt: numOrNull(r.last_used_at),
+  suspendedUntil: numOrNull(r.suspended_until),
+})
+
+export class PgAccounts implements AccountStore {
+  constructor(private readonly sql: SQL) {}
+
+  async createAccount(a: {
+    name: string
+    plan: string
+    planStartedAt: number
+    planExpiresAt: number | null
+    now: number
+  }): Promise<AccountRecord> {
+    return this.sql.begin(async (tx) => {
+      const [row] = await tx`
+        INSERT INTO accounts (name, plan, enabled, plan_started_at, plan_expires_at, created_at)
+        VALUES (${a.name}, ${a.plan}, TRUE, ${a.planStartedAt}, ${a.planExpiresAt}, ${a.now})
+        RETURNING *`
+      await tx`
+        INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
+        VALUES (${row.id}, ${a.plan}, ${a.planStartedAt}, ${a.planExpiresAt}, 'created', ${a.now})`
+      return toAccount(row)
+    })
+  }
+
+  async getAccount(nameOrId: string | number): Promise<AccountRecord | null> {
+    const rows =
+      typeof nameOrId === 'number'
+        ? await this.sql`SELECT * FROM accounts WHERE id = ${nameOrId}`
+        : await this.sql`SELECT * FROM accounts WHERE name = ${nameOrId}`
+    return rows.length ? toAccount(rows[0]) : null
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    const rows = await this.sql`SELECT * FROM accounts ORDER BY id`
+    return rows.map(toAccount)
+  }
+
+  async setAccountPlan(id: number, c: PlanChange): Promise<AccountRecord> {
+    return this.sql.begin(async (tx) => {
+      const rows = await tx`
+        UPDATE accounts SET plan = ${c.plan}, plan_started_at = ${c.startedAt}, plan_expires_at = ${c.expiresAt}
+        WHERE id = ${id} RETURNING *`
+      if (!rows.length) throw new Error(`account ${id} not found`)
+      await tx`
+        INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
+        VALUES (${id}, ${c.plan}, ${c.startedAt}, ${c.expiresAt}, ${c.reason}, ${c.createdAt})`
+      return toAccount(rows[0])
+    })
+  }
+
+  async setAccountEnabled(id: number, enabled: boolean): Promise<AccountRecord> {
+    const rows = await this.sql`
+      UPDATE accounts SET enabled = ${enabled} WHERE id = ${id} RETURNING *`
+    if (!rows.length) throw new Error(`account ${id} not found`)
+    return toAccount(rows[0])
+  }
+
+  async planHistory(accountId: number): Promise<PlanChange[]> {
+    const rows = await this.sql`
+      SELECT plan, started_at, expires_at, reason, created_at FROM plan_history
+      WHERE account_id = ${accountId} ORDER BY id`
+    return rows.map((r: Row) => ({
+      plan: r.plan as string,
+      startedAt: num(r.started_at),
+      expiresAt: numOrNull(r.expires_at),
+      reason: r.reason as string,
+      createdAt: num(r.created_at),
+    }))
+  }
+
+  async createKey(k: {
+    id: string
+    accountId: number
+    name: string | null
+    prefix: string
+    hash: string
+    now: number
+  }): Promise<KeyRecord> {
+    await this.sql`
+      INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at)
+      VALUES (${k.id}, ${k.accountId}, ${k.name}, ${k.prefix}, ${k.hash}, 'enabled', ${k.now})`
+    return this.mustKey(k.id)
+  }
+
+  /** Hot path: one indexed lookup, no last-used subquery. */
+  async findKeyByHash(hash: string): Promise<{ key: KeyRecord; account: AccountRecord } | null> {
+    const rows = await this.sql`
+      SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
+             k.rotated_at, k.suspended_until, NULL AS last_used_at,
+             a.plan AS a_plan, a.enabled AS a_enabled, a.plan_started_at AS a_plan_started_at,
+             a.plan_expires_at AS a_plan_expires_at, a.created_at AS a_created_at
+      FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ${hash}`
+    if (!rows.length) return null
+    const r = rows[0]
+    return {
+      key: toKey(r),
+      account: toAccount({
+        id: r.account_id,
+        name: r.account_name,
+        plan: r.a_plan,
+        enabled: r.a_enabled,
+        plan_started_at: r.a_plan_started_at,
+        plan_expires_at: r.a_plan_expires_at,
+        created_at: r.a_created_at,
+      }),
+    }
+  }
+
+  async getKey(id: string): Promise<KeyRecord | null> {
+    const rows = await this.sql`${this.keySelect()} WHERE k.id = ${id}`
+    return rows.length ? toKey(rows[0]) : null
+  }
+
+  async listKeys(accountId?: number): Promise<KeyRecord[]> {
+    const rows =
+      accountId === undefined
+        ? await this.sql`${this.keySelect()} ORDER BY k.created_at, k.id`
+        : await this.sql`${this.keySelect()} WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`
+    return rows.map(toKey)
+  }
+
+  async setKeyState(id: string, state: KeyState): Promise<KeyRecord> {
+    await this.sql`UPDATE api_keys SET state = ${state} WHERE id = ${id}`
+    return this.mustKey(id)
+  }
+
+  async rotateKey(id: string, hash: string, prefix: string, now: number): Promise<KeyRecord> {
+    await this
+      .sql`UPDATE api_keys SET hash = ${hash}, prefix = ${prefix}, rotated_at = ${now} WHERE id = ${id}`
+    return this.mustKey(id)
+  }
+
+  async setKeySuspended(id: string, until: number | null): Promise<KeyRecord> {
+    await this.sql`UPDATE api_keys SET suspended_until = ${until} WHERE id = ${id}`
+    return this.mustKey(id)
+  }
+
+  close(): void {}
+
+  /** last_used_at is derived from the request log instead of written on every request. */
+  private keySelect() {
+    return this.sql`
+      SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
+             k.rotated_at, k.suspended_until,
+             (SELECT MAX(r.created_at) FROM requests r WHERE r.key_id = k.id) AS last_used_at
+      FROM api_keys k JOIN accounts a ON a.id = k.account_id`
+  }
+
+  private async mustKey(id: string): Promise<KeyRecord> {
+    const k = await this.getKey(id)
+    if (!k) throw new Error(`key ${id} not found`)
+    return k
+  }
+}

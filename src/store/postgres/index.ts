@@ -1,0 +1,73 @@
+/**
+ * @module
+ * The PostgreSQL backend (`database.url`): accounts, usage and — without Redis — admissions.
+ * Bun's built-in client (`Bun.SQL`): no dependency to ship inside the single executable, a
+ * connection pool, and tagged templates that are always prepared statements with bound values.
+ */
+import { SQL } from 'bun'
+import type { WindowSpans } from '../sqlite/limiter.ts'
+import { PgAccounts } from './accounts.ts'
+import { PgLimiter } from './limiter.ts'
+import { assertSchema, migratePostgres } from './migrations.ts'
+import { PgUsage } from './usage.ts'
+
+export { PG_LATEST_VERSION } from './migrations.ts'
+
+export interface PostgresOptions {
+  url: string
+  poolSize: number
+  windows: WindowSpans
+  /** Admissions read the database server's clock (production); false = the caller's `now` (tests). */
+  engineTime: boolean
+}
+
+export interface PostgresParts {
+  sql: SQL
+  accounts: PgAccounts
+  limiter: PgLimiter
+  usage: PgUsage
+  close(): Promise<void>
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'the configured database URL'
+  }
+}
+
+function connect(url: string, max: number): SQL {
+  return new SQL(url, { max, idleTimeout: 60, connectionTimeout: 10 })
+}
+
+/** Connects and checks the schema version; refuses a schema this build does not know. */
+export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts> {
+  const sql = connect(opts.url, opts.poolSize)
+  try {
+    await assertSchema(sql, `PostgreSQL ${redactUrl(opts.url)}`)
+  } catch (err) {
+    await sql.close()
+    throw err
+  }
+  return {
+    sql,
+    accounts: new PgAccounts(sql),
+    limiter: new PgLimiter(sql, opts.windows, opts.engineTime),
+    usage: new PgUsage(sql),
+    close: () => sql.close(),
+  }
+}
+
+/** `switchyard migrate`: applies the missing migrations; returns the versions applied. */
+export async function migratePostgresUrl(url: string, now: number): Promise<number[]> {
+  const sql = connect(url, 1)
+  try {
+    return await migratePostgres(sql, now)
+  } finally {
+    await sql.close()
+  }
+}

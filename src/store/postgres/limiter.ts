@@ -1,0 +1,124 @@
+/**
+ * @module
+ * The limiter on PostgreSQL: one call of `switchyard_admit` (see migrations.ts) per admission —
+ * one round trip, one transaction, the account row locked until commit, so N replicas admit
+ * exactly what one process would.
+ */
+import type { SQL } from 'bun'
+import type { WindowSpans } from '../sqlite/limiter.ts'
+import type { AdmitInput, AdmitResult, Limiter, Refusal, WindowLimit } from '../types.ts'
+import { num, numOrNull } from './accounts.ts'
+
+export class PgLimiter implements Limiter {
+  constructor(
+    private readonly sql: SQL,
+    private readonly spans: WindowSpans,
+    /** Use the database server's clock (replicas then share one clock) instead of `input.now`. */
+    private readonly engineTime: boolean,
+  ) {}
+
+  async admit(input: AdmitInput): Promise<AdmitResult> {
+    const s = input.suspension
+    const [r] = await this.sql`
+      SELECT * FROM switchyard_admit(${input.accountId}, ${input.keyId}, ${input.model}, ${input.requestId},
+        ${input.stream}, ${this.engineTime ? null : input.now}, ${input.rpm}, ${input.rpd},
+        ${this.spans.minuteMs}, ${this.spans.dayMs}, ${s?.maxRejections ?? null}, ${s?.windowMs ?? null},
+        ${s?.durationMs ?? null})`
+    const at = num(r.o_at)
+    const minute = windowOf(input.rpm, num(r.o_minute_used), numOrNull(r.o_minute_first), this.spans.minuteMs)
+    const day = windowOf(input.rpd, num(r.o_day_used), numOrNull(r.o_day_first), this.spans.dayMs)
+    if (!r.o_admitted) {
+      return {
+        admitted: false,
+        at,
+        window: r.o_window as 'minute' | 'day',
+        retryAt: num(r.o_retry_at),
+        minute,
+        day,
+        suspendedUntil: numOrNull(r.o_suspended_until),
+      }
+    }
+    return {
+      admitted: true,
+      at,
+      usageId: num(r.o_usage_id),
+      minute: consumed(minute, at, this.spans.minuteMs),
+      day: consumed(day, at, this.spans.dayMs),
+    }
+  }
+
+  /** `switchyard_admit`'s refusal count (fixed windows per key), as one statement. */
+  async countRejection(r: Refusal): Promise<number | null> {
+    const { maxRejections: max, windowMs, durationMs } = r.suspension
+    const rows = await this.sql`
+      WITH t AS (
+        SELECT COALESCE(${this.engineTime ? null : r.now}::BIGINT,
+          (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) AS now),
+      b AS (
+        SELECT k.id, t.now,
+          CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= t.now - ${windowMs}
+               THEN 1 ELSE k.rejections + 1 END AS n,
+          CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= t.now - ${windowMs}
+               THEN t.now ELSE k.rejections_since END AS since
+        FROM api_keys k CROSS JOIN t WHERE k.id = ${r.keyId} FOR UPDATE OF k)
+      UPDATE api_keys k SET
+        rejections = CASE WHEN b.n > ${max} THEN 0 ELSE b.n END,
+        rejections_since = CASE WHEN b.n > ${max} THEN NULL ELSE b.since END,
+        suspended_until = CASE WHEN b.n > ${max} THEN b.now + ${durationMs} ELSE k.suspended_until END
+      FROM b WHERE k.id = b.id
+      RETURNING CASE WHEN b.n > ${max} THEN b.now + ${durationMs} END AS until`
+    return numOrNull(rows[0]?.until)
+  }
+
+  async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
+    const at = this.engineTime ? await this.serverNow() : now
+    const [minute, day] = await Promise.all([
+      this.window(accountId, at, this.spans.minuteMs, rpm),
+      this.window(accountId, at, this.spans.dayMs, rpd),
+    ])
+    return { minute, day }
+  }
+
+  close(): void {}
+
+  private async serverNow(): Promise<number> {
+    const [r] = await this.sql`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT AS now`
+    return num(r.now)
+  }
+
+  private async window(accountId: number, now: number, span: number, limit: number | null) {
+    const rows = await this.sql`
+      SELECT a.admit_seq - f.seq + 1 AS used, f.created_at AS first FROM accounts a
+      CROSS JOIN LATERAL (
+        SELECT r.seq, r.created_at FROM requests r
+        WHERE r.account_id = a.id AND r.created_at > ${now - span} AND r.seq IS NOT NULL
+        ORDER BY r.created_at, r.seq LIMIT 1) f
+      WHERE a.id = ${accountId}`
+    const r = rows[0]
+    return windowOf(limit, r ? num(r.used) : 0, r ? num(r.first) : null, span)
+  }
+}
+
+export function windowOf(
+  limit: number | null,
+  used: number,
+  first: number | null,
+  span: number,
+): WindowLimit {
+  return {
+    limit,
+    used,
+    remaining: limit === null ? null : Math.max(0, limit - used),
+    resetAt: first === null ? null : first + span,
+  }
+}
+
+export function consumed(w: WindowLimit, now: number, span: number): WindowLimit {
+  if (w.limit === null) return w
+  return {
+    limit: w.limit,
+    used: w.used + 1,
+    remaining: w.limit - w.used - 1,
+    resetAt: w.resetAt ?? now + span,
+  }
+}

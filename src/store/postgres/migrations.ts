@@ -1,0 +1,202 @@
+/**
+ * @module
+ * PostgreSQL schema, versioned. `switchyard migrate` applies what is missing under an advisory
+ * lock (replicas started together migrate once); `serve` and the other commands only check the
+ * version and refuse a schema this build does not know. Never edit a shipped migration.
+ *
+ * Times are BIGINT epoch milliseconds, as in the SQLite store.
+ */
+import type { SQL } from 'bun'
+
+const V1 = `
+CREATE TABLE accounts (
+  id BIGSERIAL PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  plan TEXT NOT NULL,
+  enabled BOOLEAN NOT NULL DEFAULT TRUE,
+  plan_started_at BIGINT NOT NULL,
+  plan_expires_at BIGINT,
+  created_at BIGINT NOT NULL,
+  -- Head of the account's admission log. The limiter locks this row, which serialises one
+  -- account's admissions across every replica; other accounts never wait.
+  admit_seq BIGINT NOT NULL DEFAULT 0,
+  admit_at BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE plan_history (
+  id BIGSERIAL PRIMARY KEY,
+  account_id BIGINT NOT NULL REFERENCES accounts(id),
+  plan TEXT NOT NULL,
+  started_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  reason TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX plan_history_account ON plan_history(account_id, id);
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  account_id BIGINT NOT NULL REFERENCES accounts(id),
+  name TEXT,
+  prefix TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL CHECK (state IN ('enabled', 'disabled', 'revoked')),
+  created_at BIGINT NOT NULL,
+  rotated_at BIGINT,
+  suspended_until BIGINT,
+  rejections INTEGER NOT NULL DEFAULT 0,
+  rejections_since BIGINT
+);
+CREATE INDEX api_keys_account ON api_keys(account_id);
+-- One row per admitted request: the usage record, and (without Redis) the limiter's log.
+-- seq numbers an account's admissions when the database is the limiter (NULL under Redis).
+CREATE TABLE requests (
+  id BIGSERIAL PRIMARY KEY,
+  request_id TEXT NOT NULL,
+  account_id BIGINT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  stream BOOLEAN NOT NULL,
+  created_at BIGINT NOT NULL,
+  seq BIGINT,
+  status INTEGER,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  latency_ms INTEGER,
+  ttft_ms INTEGER,
+  error_code TEXT
+);
+CREATE INDEX requests_account_time ON requests(account_id, created_at, seq);
+CREATE UNIQUE INDEX requests_account_seq ON requests(account_id, seq);
+CREATE INDEX requests_key_time ON requests(key_id, created_at);
+CREATE INDEX requests_time ON requests(created_at);
+
+-- The admission, in one round trip and one transaction. Windows are exact sliding logs: the
+-- number of requests in a window is admit_seq − (seq of the oldest row inside it) + 1.
+-- p_now NULL = the database server's clock (one clock for every replica).
+CREATE FUNCTION switchyard_admit(
+  p_account BIGINT, p_key TEXT, p_model TEXT, p_request TEXT, p_stream BOOLEAN, p_now BIGINT,
+  p_rpm INTEGER, p_rpd INTEGER, p_minute_ms BIGINT, p_day_ms BIGINT,
+  p_susp_max INTEGER, p_susp_window_ms BIGINT, p_susp_ms BIGINT)
+RETURNS TABLE (o_admitted BOOLEAN, o_usage_id BIGINT, o_window TEXT, o_retry_at BIGINT, o_at BIGINT,
+  o_minute_used BIGINT, o_minute_first BIGINT, o_day_used BIGINT, o_day_first BIGINT,
+  o_suspended_until BIGINT)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now BIGINT := COALESCE(p_now, (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT);
+  v_seq BIGINT;
+  v_last_at BIGINT;
+  v_first_seq BIGINT;
+  v_first_at BIGINT;
+  v_limit INTEGER;
+  v_span BIGINT;
+  v_n INTEGER;
+BEGIN
+  -- Waits for any admission of this account in flight on another connection, and holds the
+  -- lock until commit: a window cannot be counted by two admissions at once.
+  SELECT a.admit_seq, a.admit_at INTO v_seq, v_last_at FROM accounts a WHERE a.id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RAISE EXCEPTION 'account % not found', p_account; END IF;
+  o_minute_used := 0;
+  o_day_used := 0;
+  IF p_rpm IS NOT NULL AND v_seq > 0 THEN
+    SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
+      WHERE r.account_id = p_account AND r.created_at > v_now - p_minute_ms AND r.seq IS NOT NULL
+      ORDER BY r.created_at, r.seq LIMIT 1;
+    IF FOUND THEN o_minute_used := v_seq - v_first_seq + 1; o_minute_first := v_first_at; END IF;
+  END IF;
+  IF p_rpd IS NOT NULL AND v_seq > 0 THEN
+    SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
+      WHERE r.account_id = p_account AND r.created_at > v_now - p_day_ms AND r.seq IS NOT NULL
+      ORDER BY r.created_at, r.seq LIMIT 1;
+    IF FOUND THEN o_day_used := v_seq - v_first_seq + 1; o_day_first := v_first_at; END IF;
+  END IF;
+  o_at := v_now;
+  IF p_rpm IS NOT NULL AND o_minute_used >= p_rpm THEN
+    o_window := 'minute'; v_limit := p_rpm; v_span := p_minute_ms;
+  ELSIF p_rpd IS NOT NULL AND o_day_used >= p_rpd THEN
+    o_window := 'day'; v_limit := p_rpd; v_span := p_day_ms;
+  END IF;
+  IF o_window IS NOT NULL THEN
+    -- The window admits again once the request numbered last − limit + 1 has left it.
+    SELECT r.created_at INTO v_first_at FROM requests r
+      WHERE r.account_id = p_account AND r.seq = v_seq - v_limit + 1;
+    o_retry_at := v_first_at + v_span;
+    o_admitted := FALSE;
+    IF p_susp_max IS NOT NULL THEN
+      -- Fixed windows per key that start at the first refusal.
+      UPDATE api_keys k SET
+        rejections = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
+                          THEN 1 ELSE k.rejections + 1 END,
+        rejections_since = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
+                          THEN v_now ELSE k.rejections_since END
+        WHERE k.id = p_key RETURNING k.rejections INTO v_n;
+      IF v_n > p_susp_max THEN
+        o_suspended_until := v_now + p_susp_ms;
+        UPDATE api_keys k SET suspended_until = o_suspended_until, rejections = 0, rejections_since = NULL
+          WHERE k.id = p_key;
+      END IF;
+    END IF;
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  -- Times never go backwards within an account (clock steps, several replicas).
+  o_at := GREATEST(v_now, v_last_at);
+  v_seq := v_seq + 1;
+  INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at, seq)
+    VALUES (p_request, p_account, p_key, p_model, p_stream, o_at, v_seq) RETURNING id INTO o_usage_id;
+  UPDATE accounts a SET admit_seq = v_seq, admit_at = o_at WHERE a.id = p_account;
+  o_admitted := TRUE;
+  RETURN NEXT;
+END
+$fn$;
+`
+
+const MIGRATIONS: Array<{ version: number; sql: string }> = [{ version: 1, sql: V1 }]
+
+export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
+
+/** Arbitrary constant naming Switchyard's migration lock (pg_advisory_xact_lock takes a bigint). */
+const MIGRATION_LOCK = 0x5357_4d49
+
+export async function currentVersion(sql: SQL): Promise<number | null> {
+  const [t] = await sql`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`
+  if (!t.present) return null
+  const [row] = await sql`SELECT MAX(version) AS v FROM schema_migrations`
+  return row.v === null ? null : Number(row.v)
+}
+
+/** Applies every missing migration; returns the versions applied. */
+export async function migratePostgres(sql: SQL, now: number): Promise<number[]> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`
+    const [row] = await tx`SELECT MAX(version) AS v FROM schema_migrations`
+    const current = row.v === null ? 0 : Number(row.v)
+    if (current > PG_LATEST_VERSION) throw newerSchema(current)
+    const applied: number[] = []
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue
+      // Migration text is a constant of this file (DDL takes no parameters).
+      await tx.unsafe(m.sql)
+      await tx`INSERT INTO schema_migrations (version, applied_at) VALUES (${m.version}, ${now})`
+      applied.push(m.version)
+    }
+    return applied
+  })
+}
+
+/** `serve` and the CLI run only on the schema this build was written for. */
+export async function assertSchema(sql: SQL, where: string): Promise<void> {
+  const v = await currentVersion(sql)
+  if (v === null)
+    throw new Error(`${where} has no Switchyard schema; run \`switchyard migrate\` with this config first`)
+  if (v > PG_LATEST_VERSION) throw newerSchema(v)
+  if (v < PG_LATEST_VERSION)
+    throw new Error(
+      `${where} is at schema version ${v}; this build needs ${PG_LATEST_VERSION}: run \`switchyard migrate\``,
+    )
+}
+
+function newerSchema(v: number): Error {
+  return new Error(
+    `database schema version ${v} is newer than this build supports (${PG_LATEST_VERSION}); upgrade switchyard`,
+  )
+}

@@ -1,0 +1,90 @@
+/**
+ * @module
+ * The admission as one Redis script, so check and consume are atomic on the server that holds
+ * the account's keys. Every key of an account carries the hash tag `{acct:ID}`, so in Redis
+ * Cluster they live in one slot and the script may touch them all.
+ *
+ * KEYS: 1 the admission log (sorted set: member = sequence number, score = admission time ms),
+ *       2 the sequence counter, 3 the key's refusal counter (hash: n, since).
+ * ARGV: 1 rpm, 2 rpd (-1 = no limit), 3 minute span ms, 4 day span ms, 5 suspension
+ *       max refusals (-1 = off), 6 suspension window ms, 7 suspension duration ms,
+ *       8 now ms (-1 = the server's TIME), 9 mode ('admit' | 'peek' | 'reject': count one refusal
+ *       the gateway made itself, e.g. an invalid body, toward suspension, and decide nothing else).
+ * Returns { admitted 0|1, full window '' | 'minute' | 'day', retry at, decided at,
+ *           minute used, minute oldest (-1), day used, day oldest (-1), suspended until (-1) }.
+ *
+ * The log keeps only the longest limited window, so it never holds more than max(rpm, rpd)
+ * members; every key gets an expiry, so an idle account leaves nothing behind.
+ */
+export const ADMIT_SCRIPT = `
+local log, seqk, rejk = KEYS[1], KEYS[2], KEYS[3]
+local rpm, rpd = tonumber(ARGV[1]), tonumber(ARGV[2])
+local minute_ms, day_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
+local smax, swin, sdur = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local now = tonumber(ARGV[8])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- Fixed windows per key that start at the first refusal, as in the SQL stores. Returns the end of
+-- the suspension this refusal starts, or -1.
+local function refuse()
+  if smax < 0 then return -1 end
+  local since = tonumber(redis.call('HGET', rejk, 'since') or '-1')
+  local n
+  if since < 0 or since <= now - swin then
+    redis.call('HSET', rejk, 'n', 1, 'since', string.format('%d', now))
+    n = 1
+  else
+    n = redis.call('HINCRBY', rejk, 'n', 1)
+  end
+  redis.call('PEXPIRE', rejk, swin)
+  if n > smax then
+    redis.call('DEL', rejk)
+    return now + sdur
+  end
+  return -1
+end
+if ARGV[9] == 'reject' then return { 0, '', -1, now, 0, -1, 0, -1, refuse() } end
+
+local keep = 0
+if rpm >= 0 then keep = minute_ms end
+if rpd >= 0 and day_ms > keep then keep = day_ms end
+if keep > 0 then redis.call('ZREMRANGEBYSCORE', log, '-inf', string.format('%d', now - keep)) end
+
+local function window(limit, span)
+  if limit < 0 then return 0, -1 end
+  local cut = '(' .. string.format('%d', now - span)
+  local used = redis.call('ZCOUNT', log, cut, '+inf')
+  if used == 0 then return 0, -1 end
+  local first = redis.call('ZRANGEBYSCORE', log, cut, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  return used, tonumber(first[2])
+end
+
+local m_used, m_first = window(rpm, minute_ms)
+local d_used, d_first = window(rpd, day_ms)
+if ARGV[9] == 'peek' then return { 0, '', -1, now, m_used, m_first, d_used, d_first, -1 } end
+
+local full, limit, span, used = '', 0, 0, 0
+if rpm >= 0 and m_used >= rpm then full, limit, span, used = 'minute', rpm, minute_ms, m_used
+elseif rpd >= 0 and d_used >= rpd then full, limit, span, used = 'day', rpd, day_ms, d_used end
+if full ~= '' then
+  -- The window admits again once the (used - limit + 1)th oldest admission inside it leaves.
+  local cut = '(' .. string.format('%d', now - span)
+  local freeing = redis.call('ZRANGEBYSCORE', log, cut, '+inf', 'WITHSCORES', 'LIMIT', used - limit, 1)
+  local retry = tonumber(freeing[2]) + span
+  return { 0, full, retry, now, m_used, m_first, d_used, d_first, refuse() }
+end
+
+local at = now
+if keep > 0 then
+  -- Times never go backwards within an account (a server clock step, a failover).
+  local top = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) > at then at = tonumber(top[2]) end
+  local seq = redis.call('INCR', seqk)
+  redis.call('ZADD', log, string.format('%d', at), seq)
+  redis.call('PEXPIRE', log, keep)
+  redis.call('PEXPIRE', seqk, keep)
+end
+return { 1, '', -1, at, m_used, m_first, d_used, d_first, -1 }
+`

@@ -1,0 +1,40 @@
+/**
+ * @module
+ * The OpenAI Chat Completions surface (`POST /v1/chat/completions`) on the pipeline. Its wire is
+ * the gateway's canonical form, so translating is applying defaults and encoding is putting the
+ * client's model id back.
+ *
+ * @example
+ * pipeline.handle(chatSurface, request, server, headers)
+ */
+
+import type { ChatRequestInput } from '../../gateway/chat-request-schema.ts'
+import { applyDefaults, upstreamModelName } from '../../gateway/defaults.ts'
+import { detectFeatures } from '../../gateway/features.ts'
+import { parseChatBody, validateChatRequest } from '../../gateway/validate-chat.ts'
+import type { Surface } from '../../pipeline/surface.ts'
+import { bearer } from '../../server/auth.ts'
+import { errorResponse } from '../../server/errors.ts'
+import { ChatChunkEncoder } from './stream-encoder.ts'
+
+export const chatSurface: Surface<ChatRequestInput> = {
+  name: 'chat',
+  credential: (headers) => bearer(headers.get('authorization')),
+  decode(text) {
+    const view = validateChatRequest(parseChatBody(text))
+    return { model: view.model, view, stream: view.stream === true }
+  },
+  features: detectFeatures,
+  temperature: (view) => view.temperature,
+  translate(view, entry) {
+    const request = applyDefaults(view, entry.model, upstreamModelName(entry.model))
+    const includeUsage = request.stream === true && request.stream_options?.include_usage === true
+    return { request, includeUsage }
+  },
+  // The adapter already reported the client's id (the pipeline sets `model`).
+  encodeCompletion: (completion) => completion,
+  streamEncoder: (ctx) => new ChatChunkEncoder(ctx.modelId, ctx.includeUsage),
+  errorResponse,
+}
+
+export { ChatChunkEncoder, writeChatStream } from './stream-encoder.ts'

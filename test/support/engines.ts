@@ -1,0 +1,192 @@
+/**
+ * Throwaway PostgreSQL and Redis servers for tests: each in a temporary directory, on a free
+ * 127.0.0.1 port, killed when the test file ends. A missing engine makes the tests that need it
+ * skip, with a printed line that says which and why.
+ */
+import { spawnSync } from 'node:child_process'
+import { chmodSync, chownSync, existsSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { tempDir } from './config-doc.ts'
+
+const PG_ROOT = '/usr/lib/postgresql'
+
+function pgBin(): string | null {
+  if (!existsSync(PG_ROOT)) return null
+  const versions = readdirSync(PG_ROOT)
+    .filter((v) => existsSync(join(PG_ROOT, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a))
+  return versions.length ? join(PG_ROOT, versions[0]!, 'bin') : null
+}
+
+function which(cmd: string): string | null {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' })
+  return r.status === 0 ? r.stdout.trim() : null
+}
+
+/** initdb refuses to run as root: as root, run PostgreSQL as the unprivileged `postgres` user. */
+function pgUser(): { uid: number; gid: number; name: string } | null {
+  if (process.getuid?.() !== 0) return null
+  const r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' })
+  const g = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' })
+  if (r.status !== 0 || g.status !== 0) return null
+  return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()), name: 'postgres' }
+}
+
+export const engines = {
+  postgres: ((): { ok: true; bin: string } | { ok: false; why: string } => {
+    const bin = pgBin()
+    if (!bin) return { ok: false, why: `no PostgreSQL under ${PG_ROOT} (apt-get install postgresql)` }
+    if (process.getuid?.() === 0 && !pgUser())
+      return { ok: false, why: 'running as root and there is no unprivileged `postgres` user to run it as' }
+    if (process.getuid?.() === 0 && !which('runuser'))
+      return { ok: false, why: 'running as root without runuser(1)' }
+    return { ok: true, bin }
+  })(),
+  redis: ((): { ok: true; bin: string } | { ok: false; why: string } => {
+    const bin = which('redis-server')
+    return bin
+      ? { ok: true, bin }
+      : { ok: false, why: 'redis-server not found (apt-get install redis-server)' }
+  })(),
+}
+
+/** Prints once per test file which of its tests are skipped and why; returns whether to skip. */
+export function skipWithout(need: Array<'postgres' | 'redis'>, what: string): boolean {
+  const missing = need.filter((n) => !engines[n].ok)
+  for (const n of missing) {
+    const e = engines[n]
+    console.log(`SKIPPED ${what}: ${e.ok ? '' : e.why}`)
+  }
+  return missing.length > 0
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+function run(argv: string[], asUser: string | null): void {
+  const full = asUser ? ['runuser', '-u', asUser, '--', ...argv] : argv
+  const r = spawnSync(full[0]!, full.slice(1), { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr || r.stdout}`)
+}
+
+export interface TestPostgres {
+  port: number
+  /** A fresh, empty database on this server. */
+  createDatabase(): Promise<string>
+  stop(): Promise<void>
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const e = engines.postgres
+  if (!e.ok) throw new Error(e.why)
+  const user = pgUser()
+  const dir = tempDir('switchyard-pg-')
+  chmodSync(dir, 0o700)
+  if (user) chownSync(dir, user.uid, user.gid)
+  const data = join(dir, 'data')
+  const port = await freePort()
+  const who = user?.name ?? null
+  run([join(e.bin, 'initdb'), '-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], who)
+  // No fsync: a test database need not survive a power cut, and the machine is shared.
+  const opts = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off -c full_page_writes=off -c max_connections=200`
+  run([join(e.bin, 'pg_ctl'), '-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], who)
+  let n = 0
+  const admin = new Bun.SQL(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 })
+  return {
+    port,
+    async createDatabase() {
+      const name = `sw_${process.pid}_${++n}`
+      // A database name cannot be a bound parameter; this one is built from two integers.
+      await admin.unsafe(`CREATE DATABASE ${name}`)
+      return `postgres://postgres@127.0.0.1:${port}/${name}`
+    },
+    async stop() {
+      await admin.close()
+      try {
+        run([join(e.bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], who)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  }
+}
+
+export interface TestRedis {
+  port: number
+  url: string
+  /** Empties every database (between tests). */
+  flush(): Promise<void>
+  /** SIGKILL (no save: the windows are lost, as on a crash without AOF). */
+  kill(): Promise<void>
+  /** Starts it again on the same port. */
+  restart(): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function startRedis(): Promise<TestRedis> {
+  const e = engines.redis
+  if (!e.ok) throw new Error(e.why)
+  const dir = tempDir('switchyard-redis-')
+  const port = await freePort()
+  let proc: ReturnType<typeof Bun.spawn> | null = null
+  const launch = async () => {
+    proc = Bun.spawn(
+      [
+        e.bin,
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+      ],
+      { stdout: 'ignore', stderr: 'ignore' },
+    )
+    for (let i = 0; i < 200; i++) {
+      try {
+        const c = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } })
+        c.end()
+        return
+      } catch {
+        await Bun.sleep(25)
+      }
+    }
+    throw new Error(`redis-server did not listen on ${port}`)
+  }
+  await launch()
+  const kill = async () => {
+    const p = proc
+    proc = null
+    if (!p) return
+    p.kill('SIGKILL')
+    await p.exited
+  }
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}/0`,
+    async flush() {
+      const c = new Bun.RedisClient(`redis://127.0.0.1:${port}/0`)
+      await c.send('FLUSHALL', [])
+      c.close()
+    },
+    kill,
+    restart: launch,
+    async stop() {
+      await kill()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
