@@ -68,6 +68,8 @@ export const ProviderSchema = T.Object(
     /** Anthropic only: the `anthropic-version` header. */
     anthropic_version: T.Optional(T.String()),
     timeouts: T.Optional(TimeoutsSchema),
+    /** Largest upstream JSON body, error body or single stream event; larger → 502. Default 32 MiB. */
+    max_response_bytes: T.Optional(PositiveInt),
     models: T.Array(ModelSchema, { minItems: 1 }),
   },
   Closed,

@@ -9,8 +9,7 @@
  *
  * `finish` is called exactly once per admitted request, with the status the client saw.
  */
-import { abortError, guardStream } from '../providers/http.ts'
-import { parseSSE } from '../providers/sse/index.ts'
+import { abortError, upstreamEvents } from '../providers/http.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -78,7 +77,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
       const upstream = await forwardCall(adapter, call.forward, ctx)
       if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
-      source = parseSSE(guardStream(upstream.body, ctx))
+      source = upstreamEvents(upstream.body, ctx)
       encoder = call.relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
     }
   } catch (e) {

@@ -11,13 +11,12 @@ import type { ProviderConfig } from '../../config/schema.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {
   describeUpstreamError,
-  guardStream,
   invalidResponse,
   openAIStyleError,
   readJson,
+  upstreamEvents,
   upstreamFetch,
 } from '../http.ts'
-import { parseSSE } from '../sse/index.ts'
 import type { CallContext, ChatCompletion, ChatRequest, ChunkStream, ProviderAdapter } from '../types.ts'
 import { chatCompletionsUrl, requestHeaders } from './api.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
@@ -48,9 +47,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
         throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
       }
       if (!res.body) throw invalidResponse(label, 'the stream response has no body')
-      return parseSSE(guardStream(res.body, ctx)).pipeThrough(
-        new TransformStream(new OpenAIChunkDecoder(label)),
-      )
+      return upstreamEvents(res.body, ctx).pipeThrough(new TransformStream(new OpenAIChunkDecoder(label)))
     },
   }
 }
