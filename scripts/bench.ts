@@ -14,9 +14,17 @@ import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
 import { machineInfo, rssBytes, statusBytes } from './bench/proc-stats.ts'
-import { type Gateway, type Mocks, REPO, startGateway, startMocks, workspace } from './bench/processes.ts'
-import { type Row, renderTable, row, writeResults } from './bench/report.ts'
-import { closedRows, forwardingRows, memoryRows, microRows, openRows } from './bench/rows.ts'
+import {
+  type Gateway,
+  gatewayCli,
+  type Mocks,
+  REPO,
+  startGateway,
+  startMocks,
+  workspace,
+} from './bench/processes.ts'
+import { fmt, type Row, renderTable, row, writeResults } from './bench/report.ts'
+import { closedRows, forwardingRows, memoryRows, microRows, openRows, usageVolumeRows } from './bench/rows.ts'
 import {
   type Ctx,
   counted,
@@ -27,7 +35,11 @@ import {
   runSlowStreams,
 } from './bench/scenarios.ts'
 import { runSoak } from './bench/soak.ts'
+import { runUsageVolume } from './bench/usage-volume.ts'
 import { chatTarget } from './bench/workload.ts'
+
+/** The account volume of the /v1/usage row (issue 9: 2,000,000 requests in the window). */
+const USAGE_ROWS = 2_000_000
 
 const FULL: Plan = {
   repeats: 3,
@@ -221,6 +233,9 @@ async function main(): Promise<number> {
     const streams = await runSlowStreams(ctx)
     log('micro-benchmark: auth + limiter + usage recording ...')
     const micro = await runMicro(ws.dir, mocks, plan.microIterations)
+    log(`GET /v1/usage on an account with ${fmt(USAGE_ROWS)} requests in its day ...`)
+    const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), USAGE_ROWS, 19)
+    log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)
     const exit = gw.exitCode()
 
     const rows: Row[] = [
@@ -228,6 +243,7 @@ async function main(): Promise<number> {
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss),
       ...microRows(micro),
+      ...usageVolumeRows(usageVolume),
       ...forwardingRows(fwd, clientClosed),
       row(
         'gateway process alive at the end',
@@ -262,6 +278,7 @@ async function main(): Promise<number> {
       supervisorRssBytes: supervisorRss,
       streams,
       micro,
+      usageVolume,
       forwarding: { ...fwd, clientClosed },
     })
     log(`results: ${path}`)

@@ -4,7 +4,8 @@
  * SSE framed exactly as OpenAI sends them, tool-call deltas included) and `GET /v1/models`.
  * The requested model name scripts faults: `fault-500`, `fault-429`, `fault-400`,
  * `fault-invalid-json`, `fault-cut-stream`, `fault-error-event`, `slow-headers-<N>ms`,
- * `slow-first-<N>ms`, `slow-stream[-<N>ms]`, `hang`. Response bytes are built once per shape and
+ * `slow-first-<N>ms`, `slow-stream[-<N>ms]`, `hang`; a name containing `text-only` answers in text
+ * even when offered tools (an agent such as Codex always offers tools). Response bytes are built once per shape and
  * reused, because the benchmark measures the gateway against this baseline.
  *
  * @example
@@ -228,6 +229,7 @@ function json(status: number, body: string, headers?: Record<string, string>): R
 function toolNames(body: Record<string, unknown>): string[] {
   const tools = body.tools
   if (!Array.isArray(tools) || tools.length === 0 || body.tool_choice === 'none') return []
+  if (String(body.model).includes('text-only')) return []
   const names = tools.map((t) => String((t as { function?: { name?: unknown } })?.function?.name ?? 'tool'))
   return [names[0]!, names[1 % names.length]!]
 }

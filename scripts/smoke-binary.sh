@@ -1,28 +1,53 @@
 #!/usr/bin/env bash
-# Runs the compiled binary from an empty directory holding only it and a config:
-# --help, config check, accounts/keys via its own CLI, serve, /healthz and /v1/usage.
+# Runs the compiled binary as a new operator would, from an empty directory holding only it:
+# --version, per-command --help, init (the starter config), config check, accounts/keys via its
+# own CLI, serve, /healthz, /v1/usage and a completion, the CLI from another folder with
+# --config, then SIGTERM → exit 0; and serve on a taken port → non-zero exit within 5 s.
 set -euo pipefail
 bin=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
-cp "$bin" "$work/switchyard"
-cp "$root/switchyard.example.yaml" "$work/switchyard.yaml"
-cd "$work"
-./switchyard --help | head -3
+mkdir "$work/vm" "$work/elsewhere"
+cp "$bin" "$work/vm/switchyard"
+cd "$work/vm"
+fail() { echo "binary smoke test FAILED: $*"; exit 1; }
+
+./switchyard --version | grep -Eq '^switchyard [0-9]+\.[0-9]+\.[0-9]+' || fail "--version"
+./switchyard keys --help | grep -q -- '--name LABEL' || fail "keys --help does not show keys' flags"
+[ "$(ls)" = "switchyard" ] || fail "the folder is not empty before init"
+./switchyard init
+[ -s switchyard.yaml ] || fail "init wrote no switchyard.yaml"
+if ./switchyard init 2>/dev/null; then fail "init overwrote its config"; fi
 ./switchyard config check
 ./switchyard accounts create smoke --plan free --json >/dev/null
-key=$(./switchyard keys create smoke --json | sed -n 's/.*"key": "\(sk-sy-[A-Za-z0-9]*\)".*/\1/p')
-[ -n "$key" ] || { echo "no key printed"; exit 1; }
+key=$(./switchyard keys create smoke --json 2>/dev/null | sed -n 's/.*"key": "\(sk-sy-[A-Za-z0-9]*\)".*/\1/p')
+[ -n "$key" ] || fail "no key printed"
+
 ./switchyard serve --port 0 --json > serve.out 2> serve.err &
 pid=$!
 for _ in $(seq 1 100); do [ -s serve.out ] && break; sleep 0.1; done
 port=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' serve.out)
-[ -n "$port" ] || { echo "serve did not start"; cat serve.err; exit 1; }
+[ -n "$port" ] || { cat serve.err; fail "serve did not start"; }
 curl -fsS "http://127.0.0.1:$port/healthz"; echo
 curl -fsS -H "Authorization: Bearer $key" "http://127.0.0.1:$port/v1/usage" | grep -q '"is_enabled":true'
 curl -fsS -H "Authorization: Bearer $key" -H 'content-type: application/json' \
   -d '{"model":"demo/echo","messages":[{"role":"user","content":"hello binary"}]}' \
   "http://127.0.0.1:$port/v1/chat/completions" | grep -q 'hello binary'
+
+# The CLI from another folder sees the same database (database.path follows the config file).
+(cd "$work/elsewhere" && "$work/vm/switchyard" accounts list --config ../vm/switchyard.yaml) | grep -q smoke \
+  || fail "the CLI from another folder does not see the account"
+[ ! -e "$work/elsewhere/data" ] || fail "the CLI created a database in the current folder"
+
+# The port is taken now: a second serve must fail fast.
+start=$(date +%s)
+if ./switchyard serve --port "$port" 2>/dev/null; then fail "serve on a taken port exited 0"; fi
+[ $(( $(date +%s) - start )) -le 5 ] || fail "serve on a taken port took more than 5 s to exit"
+
+kill -TERM "$pid"
+code=0
+wait "$pid" || code=$?
+[ "$code" -eq 0 ] || { cat serve.err; fail "serve exited $code after SIGTERM"; }
+grep -q '"msg":"access"' serve.err || fail "no access log line"
 echo "binary smoke test: ok (port $port)"
-ls -l "$work"
+ls -l "$work/vm"

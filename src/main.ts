@@ -6,39 +6,19 @@
 import { accountsCommand } from './cli/accounts.ts'
 import { parseArgs, UsageError } from './cli/args.ts'
 import { type Io, processIo } from './cli/context.ts'
+import { COMMAND_HELP, HELP } from './cli/help.ts'
 import { configCommand, modelsCommand, usageCommand } from './cli/info.ts'
+import { initCommand } from './cli/init.ts'
 import { keysCommand } from './cli/keys.ts'
 import { migrateCommand } from './cli/migrate.ts'
 import { serveCommand } from './cli/serve.ts'
 import { ConfigError } from './config/index.ts'
 import { GatewayError } from './util/errors.ts'
+import { VERSION } from './version.ts'
 
-export const HELP = `switchyard — self-hosted OpenAI-compatible LLM gateway
+export { HELP }
 
-Usage: switchyard <command> [options]
-
-Commands:
-  serve [--host H] [--port P] [--workers N]   run the gateway (default 127.0.0.1:8080)
-  accounts create NAME --plan PLAN [--days N]  new account
-  accounts list | accounts show NAME
-  accounts set-plan NAME PLAN [--days N]       upgrade, downgrade or renew
-  accounts disable NAME | accounts enable NAME
-  keys create ACCOUNT [--name LABEL]           prints the new key once
-  keys list [ACCOUNT]
-  keys disable ID | keys enable ID | keys revoke ID | keys rotate ID | keys unsuspend ID
-  usage ACCOUNT                                what GET /v1/usage reports for the account
-  models                                       the model catalogue with features
-  config check                                 validate the config
-  migrate                                      apply the schema to the configured database
-
-Options (every command):
-  --config FILE   config file (default ./switchyard.yaml, env SWITCHYARD_CONFIG)
-  --db PATH|URL   SQLite path or postgres:// URL, overrides the config (env SWITCHYARD_DB)
-  --json          print exactly one JSON document on stdout
-  --help          this text
-`
-
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'worker-child'])
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'version', 'worker-child'])
 
 export async function run(argv: string[], io: Io = processIo): Promise<number> {
   let json = false
@@ -46,11 +26,21 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     const p = parseArgs(argv, BOOLEAN_FLAGS)
     json = p.flags.json === true
     const cmd = p.positionals[0]
-    if (p.flags.help || cmd === 'help' || cmd === undefined) {
-      io.out(HELP)
+    if (p.flags.version || cmd === 'version') {
+      io.out(json ? JSON.stringify({ version: VERSION }) : `switchyard ${VERSION}`)
+      return 0
+    }
+    if (cmd === 'help') {
+      io.out(COMMAND_HELP[p.positionals[1] ?? ''] ?? HELP)
+      return 0
+    }
+    if (p.flags.help || cmd === undefined) {
+      io.out((cmd && COMMAND_HELP[cmd]) || HELP)
       return cmd === undefined && !p.flags.help ? 2 : 0
     }
     switch (cmd) {
+      case 'init':
+        return await initCommand(p, io)
       case 'serve':
         return await serveCommand(p, io)
       case 'accounts':
@@ -91,5 +81,9 @@ function report(err: unknown, io: Io, json: boolean): number {
 }
 
 if (import.meta.main) {
-  process.exitCode = await run(process.argv.slice(2))
+  const code = await run(process.argv.slice(2))
+  // A failed `serve` may leave handles open (a worker, the parent-watch on stdin): exit now, so a
+  // supervisor such as systemd sees the failure instead of a process listening on nothing.
+  if (code !== 0) process.exit(code)
+  process.exitCode = code
 }

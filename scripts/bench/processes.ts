@@ -86,6 +86,11 @@ export interface Gateway {
   stop(): Promise<void>
 }
 
+/** argv that runs the gateway's CLI: the compiled binary, or the source with this Bun. */
+export function gatewayCli(binary: boolean): string[] {
+  return binary ? [BINARY] : [process.execPath, join(REPO, 'src', 'main.ts')]
+}
+
 export interface Workspace {
   dir: string
   remove(): void
@@ -102,7 +107,7 @@ export async function startGateway(
   mocks: Mocks,
   opts: { binary: boolean; env?: Record<string, string>; bunFlags?: string[] },
 ): Promise<Gateway> {
-  const exe = opts.binary ? [BINARY] : [process.execPath, join(REPO, 'src', 'main.ts')]
+  const exe = gatewayCli(opts.binary)
   const serveExe = opts.binary
     ? exe
     : [process.execPath, ...(opts.bunFlags ?? []), join(REPO, 'src', 'main.ts')]

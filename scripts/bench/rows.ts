@@ -7,6 +7,7 @@ import type { MicroResult } from './micro.ts'
 import { MB } from './proc-stats.ts'
 import { fmt, fmtSeries, type Row, row, series, type Target } from './report.ts'
 import type { ClosedCell, Forwarded, Mode, OpenCell, StreamsOutcome } from './scenarios.ts'
+import type { UsageVolumeResult } from './usage-volume.ts'
 
 export const TARGETS = {
   ratioNonStream: { op: '>=', value: 0.25, text: '≥ 0.25 × direct' },
@@ -205,4 +206,31 @@ export function forwardingRows(f: Forwarded, clientClosed: number): Row[] {
     )
   }
   return rows
+}
+
+export function usageVolumeRows(u: UsageVolumeResult): Row[] {
+  return [
+    row(
+      `GET /v1/usage, account with ${fmt(u.rows)} requests in the last 24 h (over HTTP)`,
+      fmtSeries(u.usageMs, 2, 'ms'),
+      u.usageMs.median,
+      { op: '<=', value: 20, text: '≤ 20 ms' },
+    ),
+    row(
+      'same figures by scanning the request log (how /v1/usage answered before its counters)',
+      fmtSeries(u.logScanMs, 0, 'ms'),
+      u.logScanMs.median,
+      null,
+    ),
+    row(
+      '/v1/usage last_24h.requests == requests written',
+      `${fmt(u.reported)} == ${fmt(u.rows)}`,
+      u.reported - u.rows,
+      {
+        op: '==',
+        value: 0,
+        text: 'equal',
+      },
+    ),
+  ]
 }

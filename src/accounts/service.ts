@@ -79,7 +79,13 @@ export class AccountService {
     }
   }
 
-  async createAccount(name: string, planName?: string, days?: number): Promise<AccountView> {
+  /** `expiresAt` (epoch ms) sets the plan's end directly; else `days` from now, else the plan's own. */
+  async createAccount(
+    name: string,
+    planName?: string,
+    days?: number,
+    expiresAt?: number,
+  ): Promise<AccountView> {
     if (!NAME.test(name)) {
       throw new GatewayError(
         400,
@@ -104,7 +110,7 @@ export class AccountService {
       name,
       plan: planName ?? this.config.defaultPlan,
       planStartedAt: now,
-      planExpiresAt: length === null ? null : now + length * DAY_MS,
+      planExpiresAt: expiresAt ?? (length === null ? null : now + length * DAY_MS),
       now,
     })
     return this.view(account)
@@ -130,18 +136,22 @@ export class AccountService {
    * Upgrade, downgrade or renew, effective at once. Renewing the same plan before it ends
    * extends it from its current end, so paid days are not lost; any other change starts now.
    */
-  async setPlan(name: string, planName: string, days?: number): Promise<AccountView> {
+  async setPlan(name: string, planName: string, days?: number, expiresAt?: number): Promise<AccountView> {
     const plan = this.plan(planName)
     const account = await this.getAccount(name)
     const now = this.clock.now()
     const length = days ?? plan.days ?? null
     const renewing =
-      account.plan === planName && account.planExpiresAt !== null && account.planExpiresAt > now
+      expiresAt === undefined &&
+      days !== 0 &&
+      account.plan === planName &&
+      account.planExpiresAt !== null &&
+      account.planExpiresAt > now
     const from = renewing ? account.planExpiresAt! : now
     const updated = await this.store.setAccountPlan(account.id, {
       plan: planName,
       startedAt: renewing ? account.planStartedAt : now,
-      expiresAt: length === null ? null : from + length * DAY_MS,
+      expiresAt: expiresAt ?? (length === null ? null : from + length * DAY_MS),
       reason: renewing ? 'renewed' : account.plan === planName ? 'restarted' : `changed from ${account.plan}`,
       createdAt: now,
     })

@@ -8,12 +8,15 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
   const sub = p.positionals[1]
   const out = new Output(io, p.flags.json === true)
   const flags = (...extra: string[]) => checkFlags(p, [...GLOBAL_FLAGS, ...extra])
-  return withAccounts(p, io, async (svc) => {
+  return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
-        flags('plan', 'days')
+        flags('plan', 'days', 'expires-at')
         const name = need(p, 2, 'account NAME', 'accounts create NAME --plan PLAN [--days N]')
-        const a = await svc.createAccount(name, flagString(p, 'plan'), flagInt(p, 'days', 1, 36500))
+        const plan = flagString(p, 'plan')
+        const a = await change.audited('accounts create', name, () =>
+          svc.createAccount(name, plan, ...term(p)),
+        )
         out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
         return 0
       }
@@ -36,12 +39,12 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'set-plan': {
-        flags('days')
-        const usage = 'accounts set-plan NAME PLAN [--days N]'
-        const a = await svc.setPlan(
-          need(p, 2, 'account NAME', usage),
-          need(p, 3, 'PLAN', usage),
-          flagInt(p, 'days', 1, 36500),
+        flags('days', 'expires-at')
+        const usage = 'accounts set-plan NAME PLAN [--days N | --expires-at TIME]'
+        const name = need(p, 2, 'account NAME', usage)
+        const plan = need(p, 3, 'PLAN', usage)
+        const a = await change.audited(`accounts set-plan ${plan}`, name, () =>
+          svc.setPlan(name, plan, ...term(p)),
         )
         out.result(a, () => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`)
         return 0
@@ -49,7 +52,8 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
       case 'disable':
       case 'enable': {
         flags()
-        const a = await svc.setEnabled(need(p, 2, 'account NAME', `accounts ${sub} NAME`), sub === 'enable')
+        const name = need(p, 2, 'account NAME', `accounts ${sub} NAME`)
+        const a = await change.audited(`accounts ${sub}`, name, () => svc.setEnabled(name, sub === 'enable'))
         out.result(a, () => `account ${a.name} ${sub}d`)
         return 0
       }
@@ -59,4 +63,20 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         )
     }
   })
+}
+
+/**
+ * `--days N` (0 = the plan expires now, to try expiry without waiting) or `--expires-at TIME`.
+ * Returns the arguments `createAccount` / `setPlan` take after the plan.
+ */
+function term(p: Parsed): [days: number | undefined, expiresAt: number | undefined] {
+  const days = flagInt(p, 'days', 0, 36500)
+  const at = flagString(p, 'expires-at')
+  if (at === undefined) return [days, undefined]
+  if (days !== undefined) throw new UsageError('give --days or --expires-at, not both')
+  const ms = Date.parse(at)
+  if (!/^\d{4}-\d\d-\d\d/.test(at) || Number.isNaN(ms)) {
+    throw new UsageError(`--expires-at must be an ISO-8601 time such as 2030-01-31T00:00:00Z, got '${at}'`)
+  }
+  return [undefined, ms]
 }

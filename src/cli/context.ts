@@ -4,10 +4,13 @@
  * text or `--json`, and the store opened on demand.
  */
 import { AccountService } from '../accounts/service.ts'
-import { type Config, loadConfigFile } from '../config/index.ts'
+import { type Config, type LoadOptions, loadConfigFile } from '../config/index.ts'
 import { openStores, type Store } from '../store/index.ts'
+import { audit } from '../util/audit.ts'
 import { systemClock } from '../util/clock.ts'
-import { flagString, type Parsed } from './args.ts'
+import { GatewayError } from '../util/errors.ts'
+import { createLogger, type Logger } from '../util/log.ts'
+import { flagInt, flagString, type Parsed, UsageError } from './args.ts'
 
 export const GLOBAL_FLAGS = ['config', 'db', 'json', 'help'] as const
 
@@ -27,8 +30,9 @@ export function configPath(p: Parsed, io: Io): string {
   return flagString(p, 'config') ?? io.env.SWITCHYARD_CONFIG ?? './switchyard.yaml'
 }
 
-export async function loadConfig(p: Parsed, io: Io): Promise<Config> {
-  const config = await loadConfigFile(configPath(p, io), io.env)
+/** Commands that never call a provider pass `{ secrets: false }`: provider keys may be unset. */
+export async function loadConfig(p: Parsed, io: Io, opts: LoadOptions = {}): Promise<Config> {
+  const config = await loadConfigFile(configPath(p, io), io.env, opts)
   const db = flagString(p, 'db') ?? io.env.SWITCHYARD_DB
   // --db takes a SQLite path or a PostgreSQL URL, and replaces whichever the file names.
   if (db && /^postgres(ql)?:\/\//.test(db)) config.database.url = db
@@ -51,18 +55,65 @@ export class Output {
   }
 }
 
+/** What a command that changes something needs: the service, and an audit line writer. */
+export interface Change {
+  /**
+   * Runs one change and writes its audit line (`actor: cli`) to stderr, whatever the outcome.
+   * `target` names what is changed (an account or key id), never a secret.
+   */
+  audited<R>(action: string, target: string, fn: () => Promise<R>): Promise<R>
+}
+
 export async function withAccounts<T>(
   p: Parsed,
   io: Io,
-  fn: (svc: AccountService, store: Store, config: Config) => Promise<T>,
+  fn: (svc: AccountService, store: Store, config: Config, change: Change) => Promise<T>,
 ): Promise<T> {
-  const config = await loadConfig(p, io)
+  const config = await loadConfig(p, io, { secrets: false })
   const store = await openStores(config)
+  const log: Logger = createLogger(config.logging.level, io.err)
+  const change: Change = {
+    async audited(action, target, run) {
+      try {
+        const r = await run()
+        audit(log, { actor: 'cli', action, target, outcome: 'ok' })
+        return r
+      } catch (err) {
+        const outcome = err instanceof GatewayError ? err.code : 'error'
+        audit(log, { actor: 'cli', action, target, outcome })
+        throw err
+      }
+    },
+  }
   try {
-    return await fn(new AccountService(store, config, systemClock), store, config)
+    return await fn(new AccountService(store, config, systemClock), store, config, change)
   } finally {
     await store.close()
   }
+}
+
+/**
+ * An integer from a flag, else from an environment variable; a value that is not one is an error
+ * naming where it came from (`PORT=abc` must not silently mean the default).
+ */
+export function intSetting(
+  p: Parsed,
+  io: Io,
+  flag: string,
+  envName: string,
+  min: number,
+  max: number,
+): number | undefined {
+  const fromFlag = flagInt(p, flag, min, max)
+  if (fromFlag !== undefined) return fromFlag
+  const v = io.env[envName]
+  if (v === undefined || v === '') return undefined
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new UsageError(
+      `environment variable ${envName} must be a whole number from ${min} to ${max}, got '${v}'`,
+    )
+  }
+  return Number(v)
 }
 
 /** Fixed-width text table. */

@@ -48,7 +48,7 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
 
 export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
   checkFlags(p, GLOBAL_FLAGS)
-  const config = await loadConfig(p, io)
+  const config = await loadConfig(p, io, { secrets: false })
   const list = modelEntries(new Catalogue(config.providers), Math.floor(Date.now() / 1000))
   new Output(io, p.flags.json === true).result({ object: 'list', data: list }, () =>
     table(list as never, ['id', 'provider_kind', 'context_window', 'max_output_tokens', 'tier', 'features']),

@@ -7,13 +7,13 @@ const COLUMNS = ['id', 'account', 'name', 'prefix', 'state', 'suspended_until', 
 export async function keysCommand(p: Parsed, io: Io): Promise<number> {
   const sub = p.positionals[1]
   const out = new Output(io, p.flags.json === true)
-  return withAccounts(p, io, async (svc) => {
+  return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
         checkFlags(p, [...GLOBAL_FLAGS, 'name'])
-        const k = await svc.createKey(
-          need(p, 2, 'ACCOUNT', 'keys create ACCOUNT [--name LABEL]'),
-          flagString(p, 'name'),
+        const account = need(p, 2, 'ACCOUNT', 'keys create ACCOUNT [--name LABEL]')
+        const k = await change.audited('keys create', account, () =>
+          svc.createKey(account, flagString(p, 'name')),
         )
         out.result(
           k,
@@ -34,13 +34,14 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         checkFlags(p, GLOBAL_FLAGS)
         const id = need(p, 2, 'key ID', `keys ${sub} ID`)
         const state = sub === 'disable' ? 'disabled' : sub === 'enable' ? 'enabled' : 'revoked'
-        const k = await svc.setKeyState(id, state)
+        const k = await change.audited(`keys ${sub}`, id, () => svc.setKeyState(id, state))
         out.result(k, () => `key ${k.id} is ${k.state}`)
         return 0
       }
       case 'rotate': {
         checkFlags(p, GLOBAL_FLAGS)
-        const k = await svc.rotateKey(need(p, 2, 'key ID', 'keys rotate ID'))
+        const id = need(p, 2, 'key ID', 'keys rotate ID')
+        const k = await change.audited('keys rotate', id, () => svc.rotateKey(id))
         out.result(
           k,
           () =>
@@ -50,7 +51,8 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
       }
       case 'unsuspend': {
         checkFlags(p, GLOBAL_FLAGS)
-        const k = await svc.unsuspendKey(need(p, 2, 'key ID', 'keys unsuspend ID'))
+        const id = need(p, 2, 'key ID', 'keys unsuspend ID')
+        const k = await change.audited('keys unsuspend', id, () => svc.unsuspendKey(id))
         out.result(k, () => `key ${k.id} is no longer suspended`)
         return 0
       }

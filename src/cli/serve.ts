@@ -1,41 +1,57 @@
 /**
  * @module
  * `switchyard serve [--host H] [--port P] [--workers N]`. With N > 1 this process serves too and
- * starts N-1 more on the same port (SO_REUSEPORT); all share the database.
+ * starts N-1 more on the same port (SO_REUSEPORT); all share the database. Any start-up failure
+ * (bad config, port taken, a worker that cannot start) ends every process with a non-zero exit;
+ * SIGTERM / SIGINT drain gracefully and exit 0.
  */
+import type { Config } from '../config/index.ts'
 import { buildDeps } from '../server/build.ts'
-import { startServer } from '../server/serve.ts'
+import type { Deps } from '../server/deps.ts'
+import { type Running, startServer } from '../server/serve.ts'
 import { describeDatabase, openStores } from '../store/index.ts'
 import { createLogger } from '../util/log.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
-import { GLOBAL_FLAGS, type Io, loadConfig } from './context.ts'
-import { exitWithParent, selfCommand, superviseWithEnv } from './process.ts'
+import { GLOBAL_FLAGS, type Io, intSetting, loadConfig } from './context.ts'
+import { exitWithParent, superviseWithEnv } from './process.ts'
+import { joinPool, WorkerPool } from './workers.ts'
 
 export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   checkFlags(p, [...GLOBAL_FLAGS, 'host', 'port', 'workers', 'worker-child'])
+  const port = intSetting(p, io, 'port', 'PORT', 0, 65535)
+  const workersFlag = flagInt(p, 'workers', 1, 64)
   const config = await loadConfig(p, io)
   const host = flagString(p, 'host') ?? io.env.HOST
   if (host) config.server.host = host
-  const port = flagInt(p, 'port', 0, 65535) ?? (io.env.PORT ? Number(io.env.PORT) : undefined)
-  if (port !== undefined && Number.isInteger(port)) config.server.port = port
-  const workers = flagInt(p, 'workers', 1, 64) ?? config.server.workers
+  if (port !== undefined) config.server.port = port
+  const workers = workersFlag ?? config.server.workers
   const child = p.flags['worker-child'] === true
   if (!io.env.BUN_CONFIG_MAX_HTTP_REQUESTS && !child) {
-    return superviseWithEnv({ BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections) })
+    const code = await superviseWithEnv({
+      BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections),
+    })
+    process.exit(code)
   }
   // Started by the supervisor, or as a worker: stop when the process that started us does.
   if (io.env.SWITCHYARD_SUPERVISED === '1' || child) exitWithParent()
 
   const log = createLogger(config.logging.level)
   const store = await openStores(config, { warn: (m, f) => log.warn(m, f) })
-  // A database file deleted or replaced under a running gateway: exit non-zero so the service
-  // manager notices, rather than keep serving from a file no other process can see.
-  const running = startServer(config, buildDeps(config, { store, log }), workers > 1 || child, {
-    onFatal: (detail) => {
-      io.err(`switchyard: ${detail}; exiting`)
-      process.exit(3)
-    },
-  })
+  const deps = buildDeps(config, { store, log })
+  let running: Running
+  try {
+    // A database file deleted or replaced under a running gateway: exit non-zero so the service
+    // manager notices, rather than keep serving from a file no other process can see.
+    running = startServer(config, deps, workers > 1 || child, {
+      onFatal: (detail) => {
+        io.err(`switchyard: ${detail}; exiting`)
+        process.exit(3)
+      },
+    })
+  } catch (err) {
+    await store.close()
+    throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}`)
+  }
   const info = {
     url: running.url,
     port: running.port,
@@ -43,13 +59,22 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     workers,
     database: describeDatabase(config),
   }
-  const children: Worker[] = []
+  let pool: WorkerPool | null = null
   if (child) {
+    joinPool(deps.metrics)
     io.out(JSON.stringify(info))
   } else {
-    for (let i = 1; i < workers; i++) children.push(spawnWorker(p, running.port))
-    // Announce only once every worker is listening.
-    await Promise.all(children.map((c) => c.ready))
+    await warnOrphanPlans(deps, config)
+    pool = new WorkerPool(deps.metrics)
+    const pending = Array.from({ length: workers - 1 }, () => pool!.spawn(workerArgs(p, running.port)))
+    try {
+      // Announce only once every worker is listening.
+      await Promise.all(pending.map((w) => w.ready))
+    } catch (err) {
+      pool.kill('SIGKILL')
+      await running.stop()
+      throw err
+    }
     const plural = workers > 1 ? 's' : ''
     io.out(
       p.flags.json === true
@@ -61,9 +86,9 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   const stop = async () => {
     if (stopping) return
     stopping = true
-    for (const c of children) c.proc.kill('SIGTERM')
-    await running.stop()
-    await Promise.all(children.map((c) => c.proc.exited))
+    pool?.kill('SIGTERM')
+    await running.drain()
+    await pool?.exited()
     process.exit(0)
   }
   process.on('SIGINT', stop)
@@ -72,24 +97,27 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   return 0
 }
 
-interface Worker {
-  proc: ReturnType<typeof Bun.spawn<'pipe', 'pipe', 'inherit'>>
-  ready: Promise<void>
-}
-
-function spawnWorker(p: Parsed, port: number): Worker {
-  const self = selfCommand()
+function workerArgs(p: Parsed, port: number): string[] {
   const args = ['serve', '--worker-child', '--port', String(port)]
   for (const f of ['config', 'db', 'host']) {
     const v = flagString(p, f)
     if (v) args.push(`--${f}`, v)
   }
-  const proc = Bun.spawn([...self, ...args], { stdout: 'pipe', stderr: 'inherit', stdin: 'pipe' })
-  const ready = (async () => {
-    const reader = proc.stdout.getReader()
-    const { done } = await reader.read()
-    reader.releaseLock()
-    if (done) throw new Error(`worker exited before listening (exit code ${await proc.exited})`)
-  })()
-  return { proc, ready }
+  return args
+}
+
+/** A plan removed from the config while accounts are still on it: those accounts get 403s. */
+async function warnOrphanPlans(deps: Deps, config: Config): Promise<void> {
+  const byPlan = new Map<string, string[]>()
+  for (const a of await deps.store.listAccounts()) {
+    if (config.plans[a.plan]) continue
+    byPlan.set(a.plan, [...(byPlan.get(a.plan) ?? []), a.name])
+  }
+  for (const [plan, accounts] of byPlan) {
+    deps.log.warn('accounts are on a plan that is not in the config; their requests are refused', {
+      plan,
+      accounts,
+      fix: `add plan '${plan}' back, or move them: switchyard accounts set-plan NAME PLAN`,
+    })
+  }
 }

@@ -3,6 +3,7 @@ export {
   type Config,
   ConfigError,
   type ConfigProblem,
+  type LoadOptions,
   loadConfigFile,
   parseConfig,
   type SuspensionPolicy,

@@ -3,6 +3,7 @@
  * Loads `switchyard.yaml`: YAML → `${ENV}` interpolation → TypeBox validation → cross-reference
  * checks → a resolved `Config` with every default filled in. Every problem carries its path.
  */
+import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
@@ -28,11 +29,13 @@ export interface Config {
     streamHoldMs: number
     workers: number
     maxUpstreamConnections: number
+    drainTimeoutS: number
+    corsOrigins: string[]
   }
   /** `url` (PostgreSQL) wins over `path` (SQLite) when set. */
   database: { path: string; url: string | null; busyTimeoutMs: number; poolSize: number }
   admin: { token: string | null }
-  logging: { level: 'debug' | 'info' | 'warn' | 'error' }
+  logging: { level: 'debug' | 'info' | 'warn' | 'error'; access: boolean }
   usage: { retentionDays: number; flushMs: number }
   suspension: SuspensionPolicy
   windows: { minuteMs: number; dayMs: number }
@@ -59,10 +62,23 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads, interpolates and validates a config file. Throws `ConfigError` listing every problem. */
+export interface LoadOptions {
+  /**
+   * false: provider secrets (`${VAR}` under `providers`) may be unset — for commands that never
+   * call a provider (accounts, keys, usage, models). `serve` and `config check` need them.
+   */
+  secrets?: boolean
+}
+
+/**
+ * Reads, interpolates and validates a config file. Throws `ConfigError` listing every problem.
+ * A relative `database.path` is resolved against the config file's folder, so every command
+ * run from anywhere with `--config` opens the same database.
+ */
 export async function loadConfigFile(
   path: string,
   env: Record<string, string | undefined> = process.env,
+  opts: LoadOptions = {},
 ): Promise<Config> {
   const file = Bun.file(path)
   if (!(await file.exists())) {
@@ -77,7 +93,10 @@ export async function loadConfigFile(
   } catch (err) {
     throw new ConfigError(path, [{ path: '/', message: `YAML syntax error: ${(err as Error).message}` }])
   }
-  return parseConfig(doc, path, env)
+  const config = parseConfig(doc, path, env, opts)
+  const db = config.database.path
+  if (db !== ':memory:' && !isAbsolute(db)) config.database.path = resolvePath(dirname(path), db)
+  return config
 }
 
 /**
@@ -94,20 +113,24 @@ export function parseConfig(
   doc: unknown,
   source = '',
   env: Record<string, string | undefined> = process.env,
+  opts: LoadOptions = {},
 ): Config {
+  const secrets = opts.secrets ?? true
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new ConfigError(source, [{ path: '/', message: 'expected a YAML mapping at the top level' }])
   }
   const envProblems: InterpolationProblem[] = []
   const value = interpolate(doc, env, envProblems)
-  const problems: ConfigProblem[] = [...envProblems]
+  const problems: ConfigProblem[] = secrets
+    ? [...envProblems]
+    : envProblems.filter((p) => !p.path.startsWith('/providers/'))
   for (const e of Value.Errors(ConfigSchema, value)) {
     problems.push({ path: e.path || '/', message: describe(e) })
     if (problems.length > 50) break
   }
   if (problems.length) throw new ConfigError(source, dedupe(problems))
   const raw = value as RawConfig
-  crossCheck(raw, problems)
+  crossCheck(raw, problems, secrets)
   if (problems.length) throw new ConfigError(source, problems)
   return resolve(raw, source)
 }
@@ -127,7 +150,18 @@ function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
   })
 }
 
-function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
+/** Shorter admin tokens are refused: the admin API mints keys, and 32 characters cannot be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32
+
+/** `secrets`: check what only `serve` (and `config check`) need — provider keys, the admin token. */
+function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean): void {
+  const token = raw.admin?.token
+  if (secrets && token && token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push({
+      path: '/admin/token',
+      message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
+    })
+  }
   const prefixes = new Map<string, number>()
   raw.providers.forEach((p, i) => {
     if (prefixes.has(p.prefix)) {
@@ -144,7 +178,17 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[]): void {
         problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
       }
     })
-    if ((p.kind === 'openai' || p.kind === 'anthropic' || p.kind === 'gemini') && p.api_key === '') {
+    if (p.wire === 'responses' && p.kind !== 'openai') {
+      problems.push({
+        path: `/providers/${i}/wire`,
+        message: `'responses' is for kind openai only (a ${p.kind} provider speaks its own wire)`,
+      })
+    }
+    if (
+      secrets &&
+      (p.kind === 'openai' || p.kind === 'anthropic' || p.kind === 'gemini') &&
+      p.api_key === ''
+    ) {
       problems.push({
         path: `/providers/${i}/api_key`,
         message: 'empty API key (set the environment variable it names)',
@@ -209,6 +253,8 @@ function resolve(raw: RawConfig, source: string): Config {
       streamHoldMs: s.stream_hold_ms ?? 5_000,
       workers: s.workers ?? 1,
       maxUpstreamConnections: s.max_upstream_connections ?? 4096,
+      drainTimeoutS: s.drain_timeout_s ?? 30,
+      corsOrigins: s.cors_origins ?? [],
     },
     database: {
       path: raw.database?.path ?? './data/switchyard.db',
@@ -217,7 +263,7 @@ function resolve(raw: RawConfig, source: string): Config {
       poolSize: raw.database?.pool_size ?? 10,
     },
     admin: { token: token ? token : null },
-    logging: { level: raw.logging?.level ?? 'info' },
+    logging: { level: raw.logging?.level ?? 'info', access: raw.logging?.access ?? true },
     usage: { retentionDays: raw.usage?.retention_days ?? 90, flushMs: raw.usage?.flush_ms ?? 200 },
     suspension: {
       enabled: susp.enabled ?? true,

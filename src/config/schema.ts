@@ -41,6 +41,12 @@ export const ModelSchema = T.Object(
     features: T.Array(T.Union(FEATURES.map((f) => T.Literal(f))), { uniqueItems: true }),
     tier: T.Optional(T.String({ minLength: 1 })),
     description: T.Optional(T.String()),
+    /**
+     * Responses surface: what happens to hosted tools (`web_search`, `file_search`, ...) this model's
+     * upstream cannot run. `reject` (default): 400 naming `tools[i]`; `drop`: left out, and named in
+     * the `x-switchyard-dropped-tools` response header.
+     */
+    unsupported_tools: T.Optional(T.Union([T.Literal('reject'), T.Literal('drop')])),
   },
   Closed,
 )
@@ -65,6 +71,11 @@ export const ProviderSchema = T.Object(
     api_key: T.Optional(T.String()),
     /** Extra headers sent upstream (e.g. OpenAI-Organization). */
     headers: T.Optional(T.Record(T.String(), T.String())),
+    /**
+     * OpenAI only: `responses` when the upstream also serves `POST /responses`, so Responses
+     * requests pass through untranslated (hosted tools included). Default `chat`.
+     */
+    wire: T.Optional(T.Union([T.Literal('chat'), T.Literal('responses')])),
     /** Anthropic only: the `anthropic-version` header. */
     anthropic_version: T.Optional(T.String()),
     timeouts: T.Optional(TimeoutsSchema),
@@ -124,6 +135,10 @@ export const ConfigSchema = T.Object(
           workers: T.Optional(T.Integer({ minimum: 1, maximum: 64 })),
           /** Simultaneous upstream connections per process (Bun's fetch allows 256 by default). */
           max_upstream_connections: T.Optional(T.Integer({ minimum: 16, maximum: 65_000 })),
+          /** On SIGTERM/SIGINT, how long requests and streams in flight may still run. */
+          drain_timeout_s: T.Optional(T.Integer({ minimum: 0, maximum: 3600 })),
+          /** Browser origins allowed by CORS (`*` = any); default none. */
+          cors_origins: T.Optional(T.Array(T.String({ pattern: '^(\\*|https?://[^/\\s]+)$' }))),
         },
         Closed,
       ),
@@ -149,6 +164,8 @@ export const ConfigSchema = T.Object(
           level: T.Optional(
             T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')]),
           ),
+          /** One JSON line per API request at `info`. */
+          access: T.Optional(T.Boolean()),
         },
         Closed,
       ),

@@ -21,14 +21,14 @@ const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "co
  * size limits), then 400 `invalid_type` when the JSON is not an object. `validateChatRequest`
  * checks the object's shape.
  */
-export function parseChatBody(text: string): Record<string, unknown> {
-  const body = parseJsonBody(text, EXAMPLE)
+export function parseChatBody(text: string, example: string = EXAMPLE): Record<string, unknown> {
+  const body = parseJsonBody(text, example)
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
     throw new GatewayError(
       400,
       'invalid_type',
-      `The request body must be a JSON object, not ${got}. Send ${EXAMPLE}.`,
+      `The request body must be a JSON object, not ${got}. Send ${example}.`,
     )
   }
   return body as Record<string, unknown>

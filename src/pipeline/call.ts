@@ -9,9 +9,10 @@
  *
  * `finish` is called exactly once per admitted request, with the status the client saw.
  */
-import { abortError, upstreamEvents } from '../providers/http.ts'
+import { abortError, readText, upstreamEvents } from '../providers/http.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
+import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { type StreamEncoder, writeStream } from './stream-writer.ts'
 import type { EncodeContext, Forwarding, ForwardRequest, Surface } from './surface.ts'
@@ -41,6 +42,8 @@ export interface ProviderCall<View> {
   headers: Record<string, string>
   finish: Finish
   signal: AbortSignal
+  /** The client's request body, for the token estimate of a stream the client left. */
+  bodyText: string
 }
 
 export async function callProvider<View>(p: ProviderCall<View>): Promise<Response> {
@@ -54,7 +57,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
         return json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers)
       }
       const upstream = await forwardCall(adapter, call.forward, ctx)
-      const out = await call.relay.relayJson(upstream, p.encodeCtx)
+      // Read here, under the timeouts and max_response_bytes, so no relay reads an unbounded body.
+      const body = await readText(upstream, ctx)
+      const out = await call.relay.relayJson(new Response(body, upstream), p.encodeCtx)
       finish(200, out.usage, null, null)
       return new Response(out.body, {
         status: 200,
@@ -86,15 +91,18 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
     throw err
   }
   const { metrics, config } = p.deps
-  metrics.openStreams++
+  metrics.streamOpened()
   const out = await writeStream(source, encoder, {
     keepaliveMs: config.server.streamKeepaliveMs,
     holdMs: config.server.streamHoldMs,
     signal: p.signal,
+    stop: p.deps.traffic.stopSignal,
     onFinish: (r) => {
-      metrics.openStreams--
+      metrics.streamClosed()
       const status = r.error ? r.error.status : r.aborted ? 499 : 200
-      finish(status, r.usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
+      // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
+      const usage = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
+      finish(status, usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
     },
   })
   if (out.status === 'error') throw out.error

@@ -20,6 +20,7 @@ import { checkJsonContentType, readBodyText } from '../server/body.ts'
 import type { Deps } from '../server/deps.ts'
 import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
 import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
+import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
 import { toGatewayError } from './errors.ts'
@@ -72,18 +73,26 @@ export class Pipeline {
     headers: Record<string, string>,
   ): Promise<Response> {
     const { deps } = this
-    const { config, store, clock, metrics } = deps
+    const { config, store, clock, metrics, traffic } = deps
     const started = performance.now()
+    // What the access log and the request metrics say about this request, filled in as it goes.
+    const ex =
+      traffic.of(request) ??
+      new Exchange(String(headers['x-request-id']), surfaceOf(pathOf(request.url)), request.method, '')
     const auth = await authenticateToken(deps, surface.credential(request.headers))
+    ex.account = auth.account.name
+    ex.keyPrefix = auth.key.prefix
     const plan = auth.plan.plan!
     const { text, decoded, entry, forward, translated } = await decideRequest(
       deps,
       surface,
       request,
       auth,
+      ex,
     ).catch(async (e) => {
       throw await countInvalidRequest(deps, auth, e)
     })
+    if (translated?.headers) Object.assign(headers, translated.headers)
 
     const now = clock.now()
     const rid = String(headers['x-request-id'])
@@ -112,13 +121,22 @@ export class Pipeline {
     const ctx: CallContext = {
       provider: entry.provider,
       model: entry.model,
-      signal: request.signal,
+      // At the shutdown drain's deadline the call is cut with 503 shutting_down.
+      signal: AbortSignal.any([request.signal, traffic.stopSignal]),
       requestId: rid,
       timeouts: this.timeouts.get(entry.provider.prefix)!,
     }
     const finish: Finish = (status, usage, err, ttftMs) => {
       restoreIdle()
-      metrics.upstreamResult(entry.id, err ? err.code : 'ok')
+      if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
+        metrics.upstreamError(entry.provider.prefix, err.code)
+      }
+      ex.ttftMs = ttftMs
+      ex.promptTokens = usage?.prompt_tokens ?? null
+      ex.completionTokens = usage?.completion_tokens ?? null
+      ex.errorCode = err?.code ?? null
+      // A stream ends after the handler returned: its end is the exchange's end.
+      if (decoded.stream) traffic.end(ex, status)
       deps.recorder.record({
         usageId: admit.usageId,
         status,
@@ -128,7 +146,7 @@ export class Pipeline {
         ttftMs,
         errorCode: err?.code ?? null,
       })
-      if (err && err.status >= 500) logUpstreamFailure(deps, rid, entry, err)
+      if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, entry, err)
     }
     const encodeCtx: EncodeContext<View> = {
       modelId: entry.id,
@@ -137,6 +155,7 @@ export class Pipeline {
       view: decoded.view,
       includeUsage: translated?.includeUsage ?? false,
     }
+    ex.deferred = decoded.stream
     return callProvider({
       deps,
       surface,
@@ -150,20 +169,31 @@ export class Pipeline {
       headers,
       finish,
       signal: request.signal,
+      bodyText: text,
     })
   }
 }
 
 /** Everything decided from the body before admission; a refusal here is the request's own fault. */
-async function decideRequest<View>(deps: Deps, surface: Surface<View>, request: Request, auth: Auth) {
+async function decideRequest<View>(
+  deps: Deps,
+  surface: Surface<View>,
+  request: Request,
+  auth: Auth,
+  ex: Exchange,
+) {
   checkJsonContentType(request)
   const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
   const decoded = surface.decode(text)
   const plan = auth.plan.plan!
   const entry = deps.catalogue.resolve(decoded.model)
+  ex.model = entry.id
+  ex.stream = decoded.stream
   assertPlanAllows({ name: auth.plan.name, models: plan.models }, entry.id, entry.model)
   checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
-  const forward = surface.forward?.kind === entry.provider.kind ? surface.forward : undefined
+  const fwd = surface.forward
+  const forward =
+    fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
   surface.checkLimits?.(decoded.view, entry)
   const translated = forward ? null : surface.translate(decoded.view, entry)
   return { text, decoded, entry, forward, translated }

@@ -37,6 +37,11 @@ export interface StreamEncoder<T> {
   usage(): Usage | null
   /** An error the upstream reported in-band and the encoder relayed as it was (pass-through). */
   failure?(): GatewayError | null
+  /**
+   * Characters of generated text (content, reasoning, tool names and arguments) encoded for the
+   * client so far: the basis of the token estimate when the client disconnects.
+   */
+  relayedChars?(): number
 }
 
 export interface StreamOutcome {
@@ -48,6 +53,8 @@ export interface StreamOutcome {
   ttftMs: number | null
   /** The client went away before the end. */
   aborted: boolean
+  /** See StreamEncoder.relayedChars; 0 when the encoder does not count. */
+  relayedChars: number
 }
 
 export interface WriteStreamOptions {
@@ -56,6 +63,11 @@ export interface WriteStreamOptions {
   holdMs: number
   /** The client's request signal. */
   signal?: AbortSignal
+  /**
+   * Aborted when the server stops waiting for streams (the shutdown drain's deadline): the stream
+   * ends with the surface's error event for the signal's reason (`shutting_down`), recorded so.
+   */
+  stop?: AbortSignal
   /** Called exactly once, when the stream ends for whatever reason. Must not throw. */
   onFinish: (outcome: StreamOutcome) => void
 }
@@ -95,6 +107,9 @@ class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private timer: ReturnType<typeof setTimeout> | undefined
   private readonly onTick = (): void => this.tick()
   private readonly onAbort = (): void => void this.abort()
+  private readonly onStop = (): void => void this.cut()
+  /** Why the stream was cut by `stop`, once it was. */
+  private cutError: GatewayError | null = null
 
   constructor(
     items: ReadableStream<T>,
@@ -111,6 +126,11 @@ class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       return { status: 'error', error: clientClosed() }
     }
     signal?.addEventListener('abort', this.onAbort, { once: true })
+    if (this.opts.stop?.aborted) {
+      await this.cut()
+      return { status: 'error', error: this.cutError! }
+    }
+    this.opts.stop?.addEventListener('abort', this.onStop, { once: true })
     const first = this.reader.read()
     this.first = first
     let failure: { err: unknown } | undefined
@@ -129,7 +149,7 @@ class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     ])
     clearTimeout(holdTimer)
     // An abort during the hold cancels the reader, which settles `first`: check it before anything else.
-    if (this.finished) return { status: 'error', error: clientClosed() }
+    if (this.finished) return { status: 'error', error: this.cutError ?? clientClosed() }
     if (failure !== undefined) {
       const error = toGatewayError(failure.err)
       this.finish(error, false)
@@ -237,16 +257,34 @@ class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     return this.reader.cancel(reason).catch(() => {})
   }
 
+  /** The server stops waiting: end with an error event (if the body has started), cancel upstream. */
+  private cut(): Promise<void> {
+    if (this.finished) return Promise.resolve()
+    const error = toGatewayError(this.opts.stop?.reason)
+    this.cutError = error
+    this.finish(error, false)
+    if (this.controller) {
+      try {
+        this.controller.enqueue(this.encoder.error(error))
+        this.controller.close()
+      } catch {}
+    }
+    return this.reader.cancel(error).catch(() => {})
+  }
+
   private finish(error: GatewayError | null, aborted: boolean): void {
     this.finished = true
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
     this.opts.signal?.removeEventListener('abort', this.onAbort)
+    this.opts.stop?.removeEventListener('abort', this.onStop)
     let usage: Usage | null = null
+    let relayedChars = 0
     try {
       usage = this.encoder.usage()
+      relayedChars = this.encoder.relayedChars?.() ?? 0
     } catch {}
-    this.opts.onFinish({ usage, error, ttftMs: this.ttftMs, aborted })
+    this.opts.onFinish({ usage, error, ttftMs: this.ttftMs, aborted, relayedChars })
   }
 }
 

@@ -25,7 +25,7 @@
  * }
  * pipeline.handle(chat, request, server, headers)
  */
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import type { FeatureUse } from '../gateway/features.ts'
 import type { CatalogueEntry } from '../gateway/routing.ts'
 import type {
@@ -65,6 +65,8 @@ export interface EncodeContext<View> {
 export interface Translated {
   request: ChatRequest
   includeUsage: boolean
+  /** Response headers the translation adds (e.g. `x-switchyard-dropped-tools`). */
+  headers?: Record<string, string>
 }
 
 /** A request relayed to a provider of the surface's own wire (the body: the client's, model swapped). */
@@ -74,6 +76,8 @@ export type ForwardRequest = ForwardCall
 export interface Forwarding<View> {
   /** The provider kind with the surface's wire (chat → openai, messages → anthropic). */
   kind: ProviderKind
+  /** Narrows `kind` to the providers of it that speak the wire (e.g. openai with `wire: responses`). */
+  accepts?(provider: ProviderConfig): boolean
   /** The upstream request: the client's body with only the model id changed. */
   request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
   /** A whole (non-stream) upstream answer → the client's body and the usage to record. */

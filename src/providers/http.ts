@@ -114,20 +114,23 @@ export async function upstreamFetch(
 }
 
 /**
- * Reads a whole JSON body under the idle and total timeouts and `max_response_bytes`. A body that
- * is not JSON, or is cut off, → 502 `upstream_invalid_response`; too large → 502
- * `upstream_response_too_large`.
+ * Reads a whole body under the idle and total timeouts and `max_response_bytes`: a body cut off →
+ * 502 `upstream_invalid_response`; too large → 502 `upstream_response_too_large`, the rest unread.
  */
-export async function readJson(res: Response, ctx: CallContext): Promise<unknown> {
-  let text: string
+export async function readText(res: Response, ctx: CallContext): Promise<string> {
   try {
     const body = res.body ? guardStream(res.body, ctx) : null
     const limit = maxResponseBytes(ctx.provider)
-    text = await readCappedText(body, res.headers, limit, ctx.provider.prefix, 'a response body')
+    return await readCappedText(body, res.headers, limit, ctx.provider.prefix, 'a response body')
   } catch (err) {
     if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
     throw invalidResponse(ctx.provider.prefix, 'the response body was cut off')
   }
+}
+
+/** `readText`, parsed: a body that is not JSON → 502 `upstream_invalid_response`. */
+export async function readJson(res: Response, ctx: CallContext): Promise<unknown> {
+  const text = await readText(res, ctx)
   try {
     return JSON.parse(text)
   } catch {

@@ -1,15 +1,22 @@
 /**
  * @module
- * The admin guard: a plugin that every admin route group `.use()`s before declaring its routes.
- * Authorization belongs to the route group, so it holds however the URL text looks.
+ * The admin guard: a plugin that every admin route group `.use()`s before declaring its routes
+ * (the admin API, the console's API). Authorization belongs to the route group, so it holds
+ * however the URL text looks.
  *
  * It runs before Elysia reads or validates anything a caller sent: in `parse` for routes with a
  * body (Elysia parses before `transform`), and in `transform` for every route (before query,
- * params and body validation). An unauthenticated caller therefore gets 401 / 403 / 404
+ * params and body validation). An unauthenticated caller therefore gets 401 / 403 / 404 / 429
  * whatever its body, and never makes the gateway parse one.
  *
- * Answers: 404 when no admin token is configured (the admin API is off); 403 for a user key;
- * 401 for anything else that is not the admin token.
+ * Answers: 404 when no admin token is configured (the admin API is off); 429 while the caller's
+ * address is throttled (`deps.adminThrottle`: five refused credentials a minute, then everything
+ * from that address is refused until the minute ends, the right token included); 403 for a user
+ * key; 401 for anything else that is not the admin token. A missing Authorization header is
+ * refused but not counted: it guesses nothing.
+ *
+ * Every request to a guarded route leaves one audit line (`../util/audit.ts`) when answered:
+ * method and route, path, outcome, status, request id and client address; never the token.
  *
  * @example
  * new Elysia({ prefix: '/admin/v1' })
@@ -17,9 +24,12 @@
  *   .get('/accounts', () => deps.accounts.listAccounts())
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
+import { audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clientKey } from './auth-throttle.ts'
 import type { Deps } from './deps.ts'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
@@ -54,13 +64,76 @@ export function adminTokenCheck(token: string | null): (header: string | null) =
   }
 }
 
-export function adminGuard(deps: Pick<Deps, 'config'>) {
+function throttled(ms: number): GatewayError {
+  const s = Math.ceil(ms / 1000)
+  return new GatewayError(
+    429,
+    'admin_auth_throttled',
+    `Too many failed admin authentications from this address; retry in ${s} s.`,
+    { headers: { 'retry-after': String(s) } },
+  )
+}
+
+/** The error code a request ended with, or `ok`. */
+function outcomeOf(error: unknown, status: number): string {
+  const e = (error as Error | undefined)?.cause instanceof GatewayError ? (error as Error).cause : error
+  if (e instanceof GatewayError) return e.code
+  if (e) return String((e as { code?: unknown }).code ?? 'error').toLowerCase()
+  return status < 400 ? 'ok' : `http_${status}`
+}
+
+type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle'>
+
+export function adminGuard(deps: GuardDeps) {
   const check = adminTokenCheck(deps.config.admin.token)
+  const throttle = deps.adminThrottle
+  /**
+   * Per request: the caller's address (read while the socket is attached: after the response
+   * Bun no longer knows it) and whether the token passed, so a body route's second hook does not
+   * check twice and the audit line names the actor.
+   */
+  const seen = new WeakMap<Request, { client: string; passed: boolean }>()
+
+  const authorize = (request: Request, server: Server<unknown> | null) => {
+    let state = seen.get(request)
+    if (state?.passed) return
+    if (!state) {
+      state = { client: server?.requestIP(request)?.address ?? 'unknown', passed: false }
+      seen.set(request, state)
+    }
+    const header = request.headers.get('authorization')
+    const from = clientKey(state.client)
+    const wait = deps.config.admin.token === null ? 0 : throttle.blockedForMs(from)
+    if (wait > 0) throw throttled(wait)
+    try {
+      check(header)
+    } catch (err) {
+      if (header && err instanceof GatewayError && err.status !== 404) throttle.fail(from)
+      throw err
+    }
+    state.passed = true
+  }
+
   // No plugin name: a named plugin is applied once per app, and each group needs its own hooks.
   return new Elysia()
-    .onParse({ as: 'scoped' }, ({ request }) => {
-      check(request.headers.get('authorization'))
+    .onParse({ as: 'scoped' }, ({ request, server }) => {
+      authorize(request, server)
       // undefined: Elysia's own parser then reads the body.
     })
-    .onTransform({ as: 'scoped' }, ({ request }) => check(request.headers.get('authorization')))
+    .onTransform({ as: 'scoped' }, ({ request, server }) => authorize(request, server))
+    .onAfterResponse({ as: 'scoped' }, (ctx) => {
+      const { request, server, route, path, set } = ctx
+      const error = (ctx as { error?: unknown }).error // present after a refusal; untyped here
+      const status = Number(set.status ?? 200)
+      const state = seen.get(request)
+      audit(deps.log, {
+        actor: state?.passed ? 'admin_token' : 'unauthenticated',
+        action: `${request.method} ${route}`,
+        target: path,
+        outcome: outcomeOf(error, status),
+        status,
+        request_id: String(set.headers['x-request-id'] ?? ''),
+        client: state?.client ?? server?.requestIP(request)?.address ?? 'unknown',
+      })
+    })
 }

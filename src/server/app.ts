@@ -1,6 +1,8 @@
 /**
  * @module
  * Assembles the Elysia app from its parts. No module state: everything comes in through `deps`.
+ * Every request is an exchange in `deps.traffic` from its first byte to its last: that is where
+ * the access log, the request metrics and graceful shutdown meet.
  *
  * @example
  * const app = createApp(deps)
@@ -8,6 +10,8 @@
  */
 import { Elysia } from 'elysia'
 import { Pipeline } from '../pipeline/run.ts'
+import { shuttingDownError } from '../util/errors.ts'
+import { createCors } from './cors.ts'
 import type { Deps } from './deps.ts'
 import { errorHandling } from './errors.ts'
 import { rejectInvalidHost } from './host.ts'
@@ -15,9 +19,12 @@ import { adminRoutes } from './routes/admin.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
 import { modelRoutes } from './routes/models.ts'
+import { responsesRoutes } from './routes/responses.ts'
 import { usageRoutes } from './routes/usage.ts'
 
 export function createApp(deps: Deps) {
+  const { traffic } = deps
+  const cors = createCors(deps.config.server.corsOrigins)
   const pipeline = new Pipeline(deps)
   // standardHostname false: Elysia otherwise finds the path from index 11 of request.url, which
   // puts it inside the path for hosts under four characters (`Host: a`, `GET /xx/admin/v1/…`
@@ -25,12 +32,23 @@ export function createApp(deps: Deps) {
   // rejectInvalidHost refuses relative ones).
   return new Elysia({ handler: { standardHostname: false } })
     .use(errorHandling(deps.log))
-    .onRequest(({ request }) => rejectInvalidHost(request))
-    .onAfterResponse(({ route, set }) => deps.metrics.request(route || 'unknown', Number(set.status ?? 200)))
+    .onRequest(({ request, set }) => {
+      const ex = traffic.begin(request, String(set.headers['x-request-id']))
+      rejectInvalidHost(request)
+      const preflight = cors?.apply(request, set.headers)
+      if (traffic.draining && ex.surface !== 'metrics') throw shuttingDownError()
+      if (preflight) set.status = 204
+      return preflight
+    })
+    .onAfterResponse(({ request, set }) => {
+      const ex = traffic.of(request)
+      if (ex && !ex.deferred) traffic.end(ex, Number(set.status ?? 200))
+    })
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
     .use(chatRoutes(pipeline))
+    .use(responsesRoutes(pipeline))
     .use(adminRoutes(deps))
 }
 

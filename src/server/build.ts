@@ -12,8 +12,10 @@ import { openSqliteFromConfig } from '../store/open.ts'
 import { UsageRecorder } from '../usage/recorder.ts'
 import { type Clock, systemClock } from '../util/clock.ts'
 import { createLogger, type Logger } from '../util/log.ts'
+import { AuthThrottle } from './auth-throttle.ts'
 import type { Deps } from './deps.ts'
 import { Metrics } from './metrics.ts'
+import { Traffic } from './traffic.ts'
 
 export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
   const clock = opts.clock ?? systemClock
@@ -21,6 +23,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   if (!opts.store && config.database.url)
     throw new Error('a PostgreSQL store is opened with openStores(config) and passed in as opts.store')
   const store = opts.store ?? openSqliteFromConfig(config, clock.now())
+  const metrics = new Metrics()
   return {
     config,
     store,
@@ -28,8 +31,10 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     log,
     accounts: new AccountService(store, config, clock),
     recorder: new UsageRecorder(store, config.usage.flushMs, log),
-    metrics: new Metrics(),
+    metrics,
+    traffic: new Traffic(metrics, log, config.logging.access),
     catalogue: new Catalogue(config.providers),
     adapters: createAdapters(config.providers),
+    adminThrottle: new AuthThrottle(clock),
   }
 }

@@ -11,7 +11,9 @@ import type { Store } from '../store/index.ts'
 import type { UsageRecorder } from '../usage/recorder.ts'
 import type { Clock } from '../util/clock.ts'
 import type { Logger } from '../util/log.ts'
+import type { AuthThrottle } from './auth-throttle.ts'
 import type { Metrics } from './metrics.ts'
+import type { Traffic } from './traffic.ts'
 
 export interface Deps {
   config: Config
@@ -21,7 +23,11 @@ export interface Deps {
   accounts: AccountService
   recorder: UsageRecorder
   metrics: Metrics
+  /** Requests in flight: access log, request metrics, graceful shutdown. */
+  traffic: Traffic
   catalogue: Catalogue
   /** Adapter per provider prefix. */
   adapters: Map<string, ProviderAdapter>
+  /** Failed admin authentications per client address; shared by every group using `adminGuard`. */
+  adminThrottle: AuthThrottle
 }

@@ -1,60 +1,208 @@
 /**
  * @module
- * Process-local Prometheus counters. Cheap on the hot path: a Map increment per request.
+ * Prometheus metrics. Each process keeps its own counters (a Map increment per request on the hot
+ * path) and can hand out a plain-data snapshot; `/metrics` renders the sum of every process's
+ * snapshot, so with `--workers N` whichever process answers a scrape reports the whole server and
+ * no counter ever goes backwards.
+ *
+ * @example
+ * const m = new Metrics()
+ * m.requestFinished({ surface: 'chat', model: 'demo/echo', status: 200, latencyMs: 12, ... })
+ * const text = renderMetrics([m.snapshot()])
  */
 
+/** Seconds. Upper bounds of the latency buckets (whole requests, streams included). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+/** Seconds from the upstream call to the first streamed chunk. */
+const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+
+interface Histogram {
+  /** Per bucket, not cumulative; one more than the bounds (the +Inf bucket). */
+  counts: number[]
+  sum: number
+}
+
+/** Plain data (structured-clone safe) so it can cross to another process. */
+export interface MetricsSnapshot {
+  counters: Record<string, Record<string, number>>
+  gauges: Record<string, Record<string, number>>
+  histograms: Record<string, Record<string, Histogram>>
+}
+
+export interface FinishedRequest {
+  surface: string
+  /** The prefixed model id, or '' when the request never got that far. */
+  model: string
+  status: number
+  latencyMs: number
+  ttftMs: number | null
+  promptTokens: number | null
+  completionTokens: number | null
+}
+
+const FAMILIES = {
+  switchyard_requests_total: ['counter', 'Requests answered, by surface, model and HTTP status.'],
+  switchyard_request_duration_seconds: [
+    'histogram',
+    'Time from request to the last byte of the response (streams included).',
+  ],
+  switchyard_time_to_first_token_seconds: [
+    'histogram',
+    'Time from the upstream call to the first streamed chunk.',
+  ],
+  switchyard_tokens_total: ['counter', 'Tokens reported by upstreams, by surface, model and type.'],
+  switchyard_rate_limited_total: ['counter', 'Requests refused for a rate limit, by window.'],
+  switchyard_upstream_errors_total: ['counter', 'Upstream calls that failed, by provider and error code.'],
+  switchyard_open_streams: ['gauge', 'Streams being relayed now.'],
+  switchyard_processes: ['gauge', 'Gateway processes whose figures this scrape includes.'],
+} as const
+type Family = keyof typeof FAMILIES
+
+const BOUNDS: Partial<Record<Family, number[]>> = {
+  switchyard_request_duration_seconds: LATENCY_BUCKETS,
+  switchyard_time_to_first_token_seconds: TTFT_BUCKETS,
+}
+
+const escapeValue = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+const labels = (pairs: Record<string, string | number>) =>
+  Object.entries(pairs)
+    .map(([k, v]) => `${k}="${escapeValue(String(v))}"`)
+    .join(',')
+
 export class Metrics {
-  private readonly requests = new Map<string, number>()
-  private readonly upstream = new Map<string, number>()
-  private readonly rejected = new Map<string, number>()
+  private readonly counters = new Map<Family, Map<string, number>>()
+  private readonly histograms = new Map<Family, Map<string, Histogram>>()
+  /** Read live by the console; changed only through streamOpened/streamClosed. */
   openStreams = 0
-  private readonly started = Date.now()
 
-  request(route: string, status: number): void {
-    const k = `route="${route}",status="${status}"`
-    this.requests.set(k, (this.requests.get(k) ?? 0) + 1)
-  }
-
-  upstreamResult(model: string, outcome: string): void {
-    const k = `model="${model}",outcome="${outcome}"`
-    this.upstream.set(k, (this.upstream.get(k) ?? 0) + 1)
+  requestFinished(r: FinishedRequest): void {
+    const surface = r.surface
+    const model = r.model
+    this.add('switchyard_requests_total', labels({ surface, model, status: r.status }), 1)
+    const lm = labels({ surface, model })
+    this.observe('switchyard_request_duration_seconds', lm, r.latencyMs / 1000)
+    if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', lm, r.ttftMs / 1000)
+    if (r.promptTokens) {
+      this.add('switchyard_tokens_total', labels({ surface, model, type: 'prompt' }), r.promptTokens)
+    }
+    if (r.completionTokens) {
+      this.add('switchyard_tokens_total', labels({ surface, model, type: 'completion' }), r.completionTokens)
+    }
   }
 
   limitRejected(window: string): void {
-    const k = `window="${window}"`
-    this.rejected.set(k, (this.rejected.get(k) ?? 0) + 1)
+    this.add('switchyard_rate_limited_total', labels({ window }), 1)
   }
 
-  render(): string {
-    const lines: string[] = []
-    const family = (name: string, help: string, type: string, m: Map<string, number>) => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
-      for (const [labels, v] of m) lines.push(`${name}{${labels}} ${v}`)
+  upstreamError(provider: string, code: string): void {
+    this.add('switchyard_upstream_errors_total', labels({ provider, code }), 1)
+  }
+
+  streamOpened(): void {
+    this.openStreams++
+  }
+
+  streamClosed(): void {
+    this.openStreams--
+  }
+
+  snapshot(): MetricsSnapshot {
+    const counters: MetricsSnapshot['counters'] = {}
+    for (const [f, m] of this.counters) counters[f] = Object.fromEntries(m)
+    const histograms: MetricsSnapshot['histograms'] = {}
+    for (const [f, m] of this.histograms) {
+      histograms[f] = Object.fromEntries([...m].map(([k, h]) => [k, { counts: [...h.counts], sum: h.sum }]))
     }
-    family('switchyard_http_requests_total', 'HTTP responses by route and status.', 'counter', this.requests)
-    family(
-      'switchyard_upstream_requests_total',
-      'Upstream calls by model and outcome.',
-      'counter',
-      this.upstream,
-    )
-    family('switchyard_rate_limited_total', 'Requests refused for a rate limit.', 'counter', this.rejected)
-    lines.push(
-      '# HELP switchyard_open_streams Streams being relayed now.',
-      '# TYPE switchyard_open_streams gauge',
-    )
-    lines.push(`switchyard_open_streams ${this.openStreams}`)
-    lines.push(
-      '# HELP switchyard_uptime_seconds Seconds since start.',
-      '# TYPE switchyard_uptime_seconds gauge',
-    )
-    lines.push(`switchyard_uptime_seconds ${Math.floor((Date.now() - this.started) / 1000)}`)
-    const mem = process.memoryUsage()
-    lines.push(
-      '# HELP switchyard_resident_memory_bytes RSS.',
-      '# TYPE switchyard_resident_memory_bytes gauge',
-    )
-    lines.push(`switchyard_resident_memory_bytes ${mem.rss}`)
-    return `${lines.join('\n')}\n`
+    return {
+      counters,
+      histograms,
+      gauges: { switchyard_open_streams: { '': this.openStreams }, switchyard_processes: { '': 1 } },
+    }
+  }
+
+  /**
+   * With `--workers`, set by `serve`: the current snapshots of the other processes, so any process
+   * can answer a scrape for all of them.
+   */
+  peers: (() => Promise<MetricsSnapshot[]>) | null = null
+
+  /** The text exposition of every process of this server. */
+  async render(): Promise<string> {
+    return renderMetrics([this.snapshot(), ...((await this.peers?.()) ?? [])])
+  }
+
+  private add(family: Family, key: string, n: number): void {
+    let m = this.counters.get(family)
+    if (!m) {
+      m = new Map()
+      this.counters.set(family, m)
+    }
+    m.set(key, (m.get(key) ?? 0) + n)
+  }
+
+  private observe(family: Family, key: string, value: number): void {
+    const bounds = BOUNDS[family]!
+    let m = this.histograms.get(family)
+    if (!m) {
+      m = new Map()
+      this.histograms.set(family, m)
+    }
+    let h = m.get(key)
+    if (!h) {
+      h = { counts: new Array(bounds.length + 1).fill(0), sum: 0 }
+      m.set(key, h)
+    }
+    let i = 0
+    while (i < bounds.length && value > bounds[i]!) i++
+    h.counts[i]!++
+    h.sum += value
+  }
+}
+
+/** Sums the snapshots of every process and renders Prometheus text format 0.0.4. */
+export function renderMetrics(snapshots: MetricsSnapshot[]): string {
+  const lines: string[] = []
+  for (const [family, [type, help]] of Object.entries(FAMILIES) as Array<
+    [Family, readonly [string, string]]
+  >) {
+    lines.push(`# HELP ${family} ${help}`, `# TYPE ${family} ${type}`)
+    if (type === 'histogram') renderHistogram(lines, family, snapshots)
+    else {
+      const sums = new Map<string, number>()
+      for (const s of snapshots) {
+        const m = (type === 'gauge' ? s.gauges : s.counters)[family] ?? {}
+        for (const [k, v] of Object.entries(m)) sums.set(k, (sums.get(k) ?? 0) + v)
+      }
+      for (const [k, v] of sums) lines.push(k ? `${family}{${k}} ${v}` : `${family} ${v}`)
+    }
+  }
+  return `${lines.join('\n')}\n`
+}
+
+function renderHistogram(lines: string[], family: Family, snapshots: MetricsSnapshot[]): void {
+  const bounds = BOUNDS[family]!
+  const merged = new Map<string, Histogram>()
+  for (const s of snapshots) {
+    for (const [k, h] of Object.entries(s.histograms[family] ?? {})) {
+      const into = merged.get(k)
+      if (!into) merged.set(k, { counts: [...h.counts], sum: h.sum })
+      else {
+        h.counts.forEach((c, i) => {
+          into.counts[i]! += c
+        })
+        into.sum += h.sum
+      }
+    }
+  }
+  for (const [k, h] of merged) {
+    let cumulative = 0
+    bounds.forEach((b, i) => {
+      cumulative += h.counts[i]!
+      lines.push(`${family}_bucket{${k},le="${b}"} ${cumulative}`)
+    })
+    cumulative += h.counts[bounds.length]!
+    lines.push(`${family}_bucket{${k},le="+Inf"} ${cumulative}`)
+    lines.push(`${family}_sum{${k}} ${h.sum}`)
+    lines.push(`${family}_count{${k}} ${cumulative}`)
   }
 }

@@ -9,6 +9,8 @@ import { buildDeps } from './build.ts'
 import type { Deps } from './deps.ts'
 
 const HOUR_MS = 3_600_000
+/** After the drain, how long the last bytes of finished responses get to leave before sockets close. */
+const FLUSH_GRACE_MS = 1_000
 /** How often the store is checked for a condition that ends this process (database file lost). */
 const WATCH_MS = 1_000
 
@@ -24,7 +26,14 @@ export interface Running {
   port: number
   url: string
   deps: Deps
+  /** Stops at once: connections closed, usage flushed, store closed. */
   stop(): Promise<void>
+  /**
+   * Graceful shutdown: new requests get 503 `shutting_down`, those in flight get up to
+   * `server.drain_timeout_s`, streams still open then end with a `shutting_down` error event;
+   * then usage is flushed and the store closed.
+   */
+  drain(): Promise<void>
 }
 
 export function startServer(
@@ -64,16 +73,30 @@ export function startServer(
     hooks.onFatal?.(h.detail ?? 'store lost')
   }, WATCH_MS)
   watchTimer.unref?.()
+  let stopped: Promise<void> | null = null
+  /** `graceMs`: time for responses already complete in the app to reach their sockets. */
+  const stop = (graceMs = 0) => {
+    stopped ??= (async () => {
+      clearInterval(pruneTimer)
+      clearInterval(watchTimer)
+      if (graceMs > 0) await Promise.race([app.stop(false), Bun.sleep(graceMs)])
+      await app.stop(true)
+      await deps.recorder.flush()
+      await deps.store.close()
+    })()
+    return stopped
+  }
   return {
     port: server.port!,
     url: `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${server.port}`,
     deps,
-    async stop() {
-      clearInterval(pruneTimer)
-      clearInterval(watchTimer)
-      await app.stop(true)
-      await deps.recorder.flush()
-      await deps.store.close()
+    stop: () => stop(),
+    async drain() {
+      const timeoutS = config.server.drainTimeoutS
+      deps.log.info('shutting down', { drain_timeout_s: timeoutS, pid: process.pid })
+      const r = await deps.traffic.drain(timeoutS * 1000)
+      await stop(FLUSH_GRACE_MS)
+      deps.log.info('stopped', { in_flight: r.inFlight, cut_at_deadline: r.cut, pid: process.pid })
     },
   }
 }

@@ -112,10 +112,16 @@ export interface UsageTotals {
   errors: number
 }
 
+/**
+ * Usage is counted per account, model and UTC minute of admission, so a summary costs the same
+ * whatever the account's volume (a backend keeps counters; it never scans the request log).
+ */
 export interface UsageSummary {
+  /** Since `dayStart` (UTC midnight). */
   today: UsageTotals
+  /** The last 1,440 whole minutes, the current one included. */
   last_24h: UsageTotals
-  /** Per model over the last 24 h. */
+  /** Per model, since `dayStart`. */
   by_model: Record<string, UsageTotals>
 }
 
@@ -176,6 +182,7 @@ export interface Limiter {
 export interface UsageStore {
   /** Usage: admitted requests are recorded by `admit`; their outcome arrives here in batches. */
   complete(batch: Completion[]): Promise<void>
+  /** From counters kept by `admit` and `complete`: O(minutes in a day), never O(requests). */
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
   /** Deletes usage rows older than `before` (the retention). The limiter needs only a day. */
   prune(before: number): Promise<void>

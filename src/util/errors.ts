@@ -70,3 +70,13 @@ export function pointerToParam(pointer: string): string | null {
   }
   return out || null
 }
+
+/** A request refused or cut because the gateway is shutting down: retry (another instance may answer). */
+export function shuttingDownError(): GatewayError {
+  return new GatewayError(
+    503,
+    'shutting_down',
+    'The gateway is shutting down; retry the request in a moment.',
+    { type: 'api_error', headers: { 'retry-after': '1' } },
+  )
+}

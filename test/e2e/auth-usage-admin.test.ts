@@ -25,12 +25,12 @@ describe('auth, /v1/usage and the admin API on a real server', () => {
     expect(((await nf.json()) as any).error).toMatchObject({ type: 'not_found_error', code: 'not_found' })
   })
 
-  test('/metrics counts responses by route and real status', async () => {
+  test('/metrics counts responses by surface and real status', async () => {
     await get('/definitely-not-a-route')
     await get('/v1/models')
     const text = await (await get('/metrics')).text()
-    expect(text).toContain('switchyard_http_requests_total{route="unknown",status="404"}')
-    expect(text).toContain('switchyard_http_requests_total{route="/v1/models",status="401"}')
+    expect(text).toContain('switchyard_requests_total{surface="other",model="",status="404"}')
+    expect(text).toContain('switchyard_requests_total{surface="models",model="",status="401"}')
     expect(text).toContain('# TYPE switchyard_open_streams gauge')
   })
 

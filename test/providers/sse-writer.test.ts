@@ -139,7 +139,7 @@ describe('writeChatStream', () => {
     const { opts, finished } = options({ holdMs: 1_000 })
     const out = await writeChatStream(stream, opts)
     expect(out).toEqual({ status: 'error', error: refusal })
-    expect(finished).toEqual([{ usage: null, error: refusal, ttftMs: null, aborted: false }])
+    expect(finished).toEqual([{ usage: null, error: refusal, ttftMs: null, aborted: false, relayedChars: 0 }])
   })
 
   test('past the hold the status is 200: keep-alives while waiting, then an error event and no [DONE]', async () => {
@@ -216,7 +216,9 @@ describe('writeChatStream', () => {
     await reader.cancel()
     await pending
     expect(state.cancelled).toBe(true)
-    expect(finished).toEqual([{ usage: null, error: null, ttftMs: expect.any(Number), aborted: true }])
+    expect(finished).toEqual([
+      { usage: null, error: null, ttftMs: expect.any(Number), aborted: true, relayedChars: 0 },
+    ])
   })
 
   test('an aborted request signal ends the body and cancels the adapter stream', async () => {
@@ -241,7 +243,7 @@ describe('writeChatStream', () => {
     expect(out.status).toBe('error')
     expect(out.status === 'error' && out.error.code).toBe('client_closed_request')
     expect(state.cancelled).toBe(true)
-    expect(finished).toEqual([{ usage: null, error: null, ttftMs: null, aborted: true }])
+    expect(finished).toEqual([{ usage: null, error: null, ttftMs: null, aborted: true, relayedChars: 0 }])
   })
 
   test('an empty adapter stream is a 200 with only [DONE]', async () => {

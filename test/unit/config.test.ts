@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError, loadConfigFile, parseConfig } from '../../src/config/index.ts'
 import { cli, REPO } from '../support/cli.ts'
-import { tempDir, testConfigDoc } from '../support/gateway.ts'
+import { ADMIN_TOKEN, tempDir, testConfigDoc } from '../support/gateway.ts'
 
 function problems(fn: () => unknown): Array<{ path: string; message: string }> {
   try {
@@ -106,8 +106,8 @@ describe('config', () => {
     const dir = tempDir()
     const f = join(dir, 'design.yaml')
     writeFileSync(f, DESIGN_EXAMPLE)
-    const c = await loadConfigFile(f, { SWITCHYARD_ADMIN_TOKEN: 'adm', OPENAI_API_KEY: 'sk-test' })
-    expect(c.admin.token).toBe('adm')
+    const c = await loadConfigFile(f, { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN, OPENAI_API_KEY: 'sk-test' })
+    expect(c.admin.token).toBe(ADMIN_TOKEN)
     expect(c.providers[1]!.api_key).toBe('sk-test')
     expect(c.plans.basic!.on_expiry).toEqual({ downgrade: 'free' })
     const missing = await cli(['config', 'check', '--config', f], { OPENAI_API_KEY: 'x' })
@@ -152,5 +152,23 @@ describe('config', () => {
     const missing = await cli(['config', 'check', '--config', join(dir, 'nope.yaml')])
     expect(missing.code).not.toBe(0)
     expect(missing.stderr).toContain('not found')
+  })
+
+  test('an admin token under 32 characters is refused by config check and serve, naming admin.token', async () => {
+    expect(problems(() => parseConfig(testConfigDoc({ admin: { token: 'x'.repeat(31) } }), 'x'))).toEqual([
+      { path: '/admin/token', message: expect.stringContaining('admin.token is 31 characters') },
+    ])
+    expect(parseConfig(testConfigDoc({ admin: { token: 'x'.repeat(32) } }), 'x').admin.token).toHaveLength(32)
+    const dir = tempDir()
+    const f = join(dir, 'short.yaml')
+    writeFileSync(f, `${GOOD_YAML}\nadmin: { token: \${SY_ADMIN} }\ndatabase: { path: ${join(dir, 'db')} }\n`)
+    for (const args of [['config', 'check'], ['serve']]) {
+      const r = await cli([...args, '--config', f], { SY_ADMIN: 'admin-secret-token' })
+      expect(r.code, args[0]).not.toBe(0)
+      expect(r.stderr, args[0]).toContain(
+        '/admin/token: admin.token is 18 characters; it must be at least 32',
+      )
+    }
+    expect((await cli(['config', 'check', '--config', f], { SY_ADMIN: ADMIN_TOKEN })).code).toBe(0)
   })
 })

@@ -41,7 +41,7 @@ describe('sqlite store', () => {
     store.close()
     const again = openSqliteStore({ path: join(dir, 'db.sqlite') })
     const v = again.db.query('SELECT version FROM schema_migrations').all()
-    expect(v).toEqual([{ version: 1 }, { version: 2 }])
+    expect(v).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }])
     expect(again.db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
     again.close()
   })

@@ -1,8 +1,11 @@
 /**
  * @module
  * A deterministic value that satisfies a (reasonable) JSON schema, so the demo model can answer
- * `response_format: json_schema` requests with something the client's parser accepts. Strings
- * carry the demo's answer text; numbers are their minimum or 0; arrays have `minItems` items.
+ * `response_format: json_schema` requests, and call tools, with something the client's validator
+ * accepts. Strings carry the given text (cut or padded to `maxLength` / `minLength`; a fixed
+ * sample for `format`s such as date-time, email, uri, uuid); numbers are their minimum (or 0)
+ * within their bounds; arrays have `minItems` items; objects have every listed property.
+ * `pattern` is not honoured.
  */
 
 type Schema = Record<string, unknown>
@@ -40,10 +43,10 @@ function sample(schema: Schema, root: Schema, text: string, depth: number): unkn
       return Array.from({ length: n }, () => sample(items, root, text, depth + 1))
     }
     case 'string':
-      return text
+      return sampleString(schema, text)
     case 'number':
     case 'integer':
-      return typeof schema.minimum === 'number' ? schema.minimum : 0
+      return sampleNumber(schema, type === 'integer')
     case 'boolean':
       return false
     case 'null':
@@ -62,4 +65,35 @@ function resolveRef(root: Schema, ref: string): Schema | undefined {
     node = node && typeof node === 'object' ? (node as Schema)[key] : undefined
   }
   return node && typeof node === 'object' ? (node as Schema) : undefined
+}
+
+const FORMATS: Record<string, string> = {
+  'date-time': '2025-01-01T00:00:00Z',
+  date: '2025-01-01',
+  time: '00:00:00Z',
+  email: 'demo@example.com',
+  uri: 'https://example.com/',
+  url: 'https://example.com/',
+  uuid: '00000000-0000-4000-8000-000000000000',
+  hostname: 'example.com',
+  ipv4: '192.0.2.1',
+}
+
+function sampleString(schema: Schema, text: string): string {
+  const fixed = typeof schema.format === 'string' ? FORMATS[schema.format] : undefined
+  if (fixed !== undefined) return fixed
+  let s = text
+  if (typeof schema.maxLength === 'number') s = s.slice(0, schema.maxLength)
+  if (typeof schema.minLength === 'number' && s.length < schema.minLength) s = s.padEnd(schema.minLength, '.')
+  return s
+}
+
+function sampleNumber(schema: Schema, integer: boolean): number {
+  const num = (k: string) => (typeof schema[k] === 'number' ? (schema[k] as number) : undefined)
+  const exMin = num('exclusiveMinimum')
+  const exMax = num('exclusiveMaximum')
+  let n = num('minimum') ?? (exMin !== undefined ? exMin + (integer ? 1 : 0.5) : 0)
+  const max = num('maximum') ?? (exMax !== undefined ? exMax - (integer ? 1 : 0.5) : undefined)
+  if (max !== undefined && n > max) n = max
+  return integer ? Math.ceil(n) : n
 }

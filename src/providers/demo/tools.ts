@@ -1,10 +1,13 @@
 /**
  * @module
  * When and how the demo model calls tools. It calls a tool when told to (`required`, a named
- * function), or, with `auto`, when the user's latest message names one of the functions; the
- * arguments are the first JSON object in that message, else `{}`.
+ * function), or, with `auto`, when the user's latest message names one of the functions. The
+ * arguments are the first JSON object in that message if it has one, else a value built from the
+ * tool's `parameters` schema (see `json-from-schema.ts`: strings carry the message text), so a
+ * client that validates arguments against the schema (the AI SDK does) accepts them.
  */
 import type { ChatRequest, ToolCall } from '../types.ts'
+import { valueFromSchema } from './json-from-schema.ts'
 import { lastUserMessage, messageText } from './text.ts'
 
 export function pickToolCalls(req: ChatRequest): ToolCall[] {
@@ -24,13 +27,28 @@ export function pickToolCalls(req: ChatRequest): ToolCall[] {
     if (names.length === 0 && choice !== 'auto') names = [tools[0]!.function.name]
     if (req.parallel_tool_calls === false) names = names.slice(0, 1)
   }
-  const args = firstJsonObject(text) ?? '{}'
+  const given = firstJsonObject(text)
   const first = priorToolCalls(req) + 1
   return names.map((name, i) => ({
     id: `call_demo_${first + i}`,
     type: 'function' as const,
-    function: { name, arguments: args },
+    function: {
+      name,
+      arguments:
+        given ??
+        argumentsFor(
+          tools.find((t) => t.function.name === name),
+          text,
+        ),
+    },
   }))
+}
+
+function argumentsFor(tool: { function: { parameters?: unknown } } | undefined, text: string): string {
+  const schema = tool?.function.parameters
+  if (!schema || typeof schema !== 'object') return '{}'
+  const value = valueFromSchema(schema as Record<string, unknown>, text.trim())
+  return JSON.stringify(value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {})
 }
 
 /** Ids continue across the conversation so that each call id is unique within it. */

@@ -6,9 +6,14 @@ import type { ProviderConfig } from '../../config/schema.ts'
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1'
 
-/** `${base_url}/chat/completions`, tolerating a trailing slash on `base_url`. */
+/** `${base_url}${path}`, tolerating a trailing slash on `base_url`; `path` starts with `/`. */
+export function apiUrl(provider: ProviderConfig, path: string): string {
+  return `${(provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '')}${path}`
+}
+
+/** `${base_url}/chat/completions`. */
 export function chatCompletionsUrl(provider: ProviderConfig): string {
-  return `${(provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '')}/chat/completions`
+  return apiUrl(provider, '/chat/completions')
 }
 
 /**

@@ -17,8 +17,15 @@ import {
   upstreamEvents,
   upstreamFetch,
 } from '../http.ts'
-import type { CallContext, ChatCompletion, ChatRequest, ChunkStream, ProviderAdapter } from '../types.ts'
-import { chatCompletionsUrl, requestHeaders } from './api.ts'
+import type {
+  CallContext,
+  ChatCompletion,
+  ChatRequest,
+  ChunkStream,
+  ForwardCall,
+  ProviderAdapter,
+} from '../types.ts'
+import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
 
 export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
@@ -48,6 +55,15 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       }
       if (!res.body) throw invalidResponse(label, 'the stream response has no body')
       return upstreamEvents(res.body, ctx).pipeThrough(new TransformStream(new OpenAIChunkDecoder(label)))
+    },
+
+    /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */
+    async forward(req: ForwardCall, ctx: CallContext): Promise<Response> {
+      const headers = new Headers(jsonHeaders)
+      headers.set('accept', 'application/json, text/event-stream')
+      for (const [name, value] of Object.entries(req.headers)) headers.set(name, value)
+      const init = { method: 'POST', headers, body: req.body }
+      return upstreamFetch(apiUrl(provider, req.path), init, ctx, mapError)
     },
   }
 }

@@ -17,6 +17,9 @@ export function healthRoutes(deps: Deps) {
     })
     .get(
       '/metrics',
-      () => new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }),
+      async () =>
+        new Response(await deps.metrics.render(), {
+          headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
+        }),
     )
 }

@@ -48,6 +48,10 @@ export class LimiterQueries {
         `INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at, seq)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
+      countRequest: db.query<null, [number, number, string]>(
+        `INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (?, ?, ?, 1)
+         ON CONFLICT (account_id, minute, model) DO UPDATE SET requests = requests + 1`,
+      ),
       // Fixed windows per key: restart the count when the window has passed, else add one.
       reject: db.query<{ rejections: number }, [number, number, number, string]>(
         `UPDATE api_keys SET
@@ -144,6 +148,7 @@ export class LimiterQueries {
       at,
       seq,
     )
+    this.q.countRequest.run(accountId, minuteOf(at), input.model)
     return {
       admitted: true,
       usageId: Number(res.lastInsertRowid),
@@ -166,6 +171,9 @@ export class LimiterQueries {
     return until
   }
 }
+
+/** The usage counters' bucket: the UTC minute of a request's admission. */
+export const minuteOf = (t: number): number => Math.floor(t / 60_000)
 
 function unlimited(): WindowLimit {
   return { limit: null, used: 0, remaining: null, resetAt: null }

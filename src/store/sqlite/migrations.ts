@@ -80,6 +80,28 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
       DROP TABLE limit_rejections;
     `,
   },
+  {
+    // Usage counters per account, model and UTC minute (the admitted request's minute), kept
+    // at admission (requests) and at completion (tokens, errors): /v1/usage sums at most a
+    // day's minutes instead of scanning the log. Filled from the log once here.
+    version: 3,
+    sql: `
+      CREATE TABLE usage_minutes (
+        account_id INTEGER NOT NULL,
+        minute INTEGER NOT NULL,
+        model TEXT NOT NULL,
+        requests INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        errors INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (account_id, minute, model)
+      ) WITHOUT ROWID;
+      INSERT INTO usage_minutes (account_id, minute, model, requests, prompt_tokens, completion_tokens, errors)
+        SELECT account_id, created_at / 60000, model, COUNT(*), COALESCE(SUM(prompt_tokens), 0),
+               COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(status >= 400), 0)
+        FROM requests GROUP BY account_id, created_at / 60000, model;
+    `,
+  },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -24,6 +24,7 @@ const DONE = text.encode('data: [DONE]\n\n')
 export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
   readonly keepalive = KEEPALIVE
   private seen: Usage | null = null
+  private relayed = 0
 
   /**
    * @param modelId the id the client asked for (`prefix/model`); replaces the upstream's `model`.
@@ -41,7 +42,12 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
     chunk.model = this.modelId
     // OpenAI's shape: `usage: null` on every chunk with include_usage, no `usage` key without it.
     chunk.usage = includeUsage ? (chunk.usage ?? null) : undefined
+    for (const c of chunk.choices) this.relayed += deltaChars(c.delta as Record<string, unknown>)
     return text.encode(encodeSSE(JSON.stringify(chunk)))
+  }
+
+  relayedChars(): number {
+    return this.relayed
   }
 
   end(): Uint8Array {
@@ -55,6 +61,24 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
   usage(): Usage | null {
     return this.seen
   }
+}
+
+/** Generated text in one choice's delta (reasoning fields as the providers name them). */
+function deltaChars(d: Record<string, unknown> | undefined): number {
+  if (!d) return 0
+  let n = 0
+  for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
+    const v = d[k]
+    if (typeof v === 'string') n += v.length
+  }
+  const calls = d.tool_calls
+  if (Array.isArray(calls))
+    for (const t of calls) {
+      const f = (t as { function?: { name?: unknown; arguments?: unknown } })?.function
+      if (typeof f?.name === 'string') n += f.name.length
+      if (typeof f?.arguments === 'string') n += f.arguments.length
+    }
+  return n
 }
 
 export interface WriteChatStreamOptions extends WriteStreamOptions {

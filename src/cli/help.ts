@@ -1,0 +1,88 @@
+/**
+ * @module
+ * Help texts: the global summary and one page per command with that command's own flags.
+ */
+
+const GLOBAL_OPTIONS = `Options (every command):
+  --config FILE   config file (default ./switchyard.yaml, env SWITCHYARD_CONFIG)
+  --db PATH|URL   SQLite path or postgres:// URL, overrides the config (env SWITCHYARD_DB)
+  --json          print exactly one JSON document on stdout
+  --help          help for the command`
+
+export const HELP = `switchyard — self-hosted OpenAI-compatible LLM gateway
+
+Usage: switchyard <command> [options]
+
+Commands:
+  init [--path FILE]                           write a commented starter config
+  serve [--host H] [--port P] [--workers N]   run the gateway (default 127.0.0.1:8080)
+  accounts create NAME --plan PLAN [--days N]  new account
+  accounts list | accounts show NAME
+  accounts set-plan NAME PLAN [--days N]       upgrade, downgrade or renew
+  accounts disable NAME | accounts enable NAME
+  keys create ACCOUNT [--name LABEL]           prints the new key once
+  keys list [ACCOUNT]
+  keys disable ID | keys enable ID | keys revoke ID | keys rotate ID | keys unsuspend ID
+  usage ACCOUNT                                what GET /v1/usage reports for the account
+  models                                       the model catalogue with features
+  config check                                 validate the config
+  migrate                                      apply the schema to the configured database
+
+Run 'switchyard <command> --help' for a command's flags; 'switchyard --version' for the version.
+
+${GLOBAL_OPTIONS}
+`
+
+const page = (usage: string, body: string) => `Usage: ${usage}\n\n${body}\n\n${GLOBAL_OPTIONS}\n`
+
+export const COMMAND_HELP: Record<string, string> = {
+  init: page(
+    'switchyard init [--path FILE]',
+    `Writes a commented starter config (the offline demo provider, plans free, basic and pro).
+Refuses to overwrite an existing file.
+
+  --path FILE     where to write it (default ./switchyard.yaml)`,
+  ),
+  serve: page(
+    'switchyard serve [--host H] [--port P] [--workers N]',
+    `Runs the gateway until SIGTERM or SIGINT, then drains in-flight requests for up to
+server.drain_timeout_s and exits 0. Exits non-zero if it cannot start (port taken, bad config).
+
+  --host H        address to listen on (env HOST; default 127.0.0.1)
+  --port P        port to listen on, 0 = any free port (env PORT; default 8080)
+  --workers N     processes sharing the port (default server.workers, 1)`,
+  ),
+  accounts: page(
+    'switchyard accounts <create|list|show|set-plan|disable|enable> ...',
+    `  accounts create NAME [--plan PLAN] [--days N | --expires-at TIME]
+  accounts list
+  accounts show NAME                  the account and its plan history
+  accounts set-plan NAME PLAN [--days N | --expires-at TIME]
+  accounts disable NAME | accounts enable NAME
+
+  --plan PLAN         plan name (default: default_plan)
+  --days N            how long the plan lasts from now; 0 = it expires now (to try expiry)
+  --expires-at TIME   when the plan ends, ISO-8601 (e.g. 2030-01-31T00:00:00Z)`,
+  ),
+  keys: page(
+    'switchyard keys <create|list|disable|enable|revoke|rotate|unsuspend> ...',
+    `  keys create ACCOUNT [--name LABEL]  prints the new key once; only its hash is stored
+  keys list [ACCOUNT]                 id, label, prefix, state, created, last used
+  keys disable ID | keys enable ID
+  keys revoke ID                      permanent
+  keys rotate ID                      new secret, same id and counters
+  keys unsuspend ID                   lift a rate-limit suspension
+
+  --name LABEL    a label for the key (keys create)`,
+  ),
+  usage: page('switchyard usage ACCOUNT', 'What GET /v1/usage reports for the account.'),
+  models: page('switchyard models', 'The model catalogue with each model’s features.'),
+  migrate: page(
+    'switchyard migrate',
+    'Applies the schema to the configured database (SQLite file or PostgreSQL); serve refuses a schema it does not know.',
+  ),
+  config: page(
+    'switchyard config check',
+    'Validates the config (secrets included) and exits 0, or prints every problem with its path.',
+  ),
+}

@@ -1,0 +1,97 @@
+/**
+ * @module
+ * Throttles failed credential attempts per client address: after `maxFailures` failures within
+ * `windowMs` of the first one, the address is refused until that window ends — whatever it
+ * sends, the right credential included, so a guess that lands during the lock-out learns nothing.
+ *
+ * Memory is bounded: at most `maxClients` addresses are tracked. Windows are kept in the order
+ * they started, so expired ones are dropped from the front in amortised O(1); when the map is
+ * full of live windows the oldest is dropped (an attacker rotating that many addresses gets
+ * `maxFailures` tries on each, and a 32-character token makes that worthless).
+ *
+ * @example
+ * const throttle = new AuthThrottle(clock)
+ * if (throttle.blockedForMs(client) > 0) refuse()
+ * else if (!ok) throttle.fail(client)
+ */
+import type { Clock } from '../util/clock.ts'
+
+export interface ThrottlePolicy {
+  maxFailures: number
+  windowMs: number
+  maxClients: number
+}
+
+/** Five failures a minute per address; 10,000 addresses tracked (about 1 MB). */
+export const ADMIN_THROTTLE: Readonly<ThrottlePolicy> = Object.freeze({
+  maxFailures: 5,
+  windowMs: 60_000,
+  maxClients: 10_000,
+})
+
+interface Window {
+  start: number
+  failures: number
+}
+
+export class AuthThrottle {
+  private readonly windows = new Map<string, Window>()
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly policy: ThrottlePolicy = ADMIN_THROTTLE,
+  ) {}
+
+  /** Milliseconds until `client` may try again; 0 when it may now. */
+  blockedForMs(client: string): number {
+    const w = this.windows.get(client)
+    if (!w || w.failures < this.policy.maxFailures) return 0
+    return Math.max(0, w.start + this.policy.windowMs - this.clock.now())
+  }
+
+  fail(client: string): void {
+    const now = this.clock.now()
+    let w = this.windows.get(client)
+    if (w && now - w.start >= this.policy.windowMs) {
+      this.windows.delete(client) // re-inserted below, at the back, in start order
+      w = undefined
+    }
+    if (!w) {
+      this.makeRoom(now)
+      w = { start: now, failures: 0 }
+      this.windows.set(client, w)
+    }
+    w.failures++
+  }
+
+  /** Addresses tracked now (for tests and metrics). */
+  get size(): number {
+    return this.windows.size
+  }
+
+  private makeRoom(now: number): void {
+    for (const [client, w] of this.windows) {
+      if (now - w.start < this.policy.windowMs && this.windows.size < this.policy.maxClients) break
+      this.windows.delete(client)
+    }
+  }
+}
+
+/**
+ * The throttled unit for an address: IPv4 as is, IPv6 by its /64 (one host usually holds a whole
+ * /64, so counting single v6 addresses would not throttle anyone), IPv4-mapped IPv6 as IPv4.
+ */
+export function clientKey(address: string): string {
+  if (!address.includes(':')) return address
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped) return mapped[1]!
+  const [head = '', tail] = address.split('::')
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups =
+    tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
+}

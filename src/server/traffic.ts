@@ -1,0 +1,177 @@
+/**
+ * @module
+ * Every request as an `Exchange`, from its first byte to the last byte of its response (a stream
+ * ends later than its handler). Ending an exchange is the one place where the access log line is
+ * written and the request metrics are counted, whatever the surface or the outcome. The set of
+ * open exchanges is also what a graceful shutdown waits for.
+ *
+ * @example
+ * const ex = traffic.begin(request, rid)         // app onRequest
+ * ex.model = 'demo/echo'                          // a route fills in what it learns
+ * traffic.end(ex, 200)                            // app onAfterResponse, or a stream's finish
+ */
+import { shuttingDownError } from '../util/errors.ts'
+import type { Logger } from '../util/log.ts'
+import type { Metrics } from './metrics.ts'
+
+export type Surface =
+  | 'chat'
+  | 'messages'
+  | 'responses'
+  | 'models'
+  | 'usage'
+  | 'admin'
+  | 'console'
+  | 'health'
+  | 'metrics'
+  | 'other'
+
+export class Exchange {
+  readonly started = performance.now()
+  account: string | null = null
+  /** The key's display prefix (`sk-sy-abcd`), never the key. */
+  keyPrefix: string | null = null
+  model: string | null = null
+  stream = false
+  /** The response outlives the handler (a stream): its own finish ends the exchange. */
+  deferred = false
+  ttftMs: number | null = null
+  promptTokens: number | null = null
+  completionTokens: number | null = null
+  errorCode: string | null = null
+  ended = false
+
+  constructor(
+    readonly id: string,
+    readonly surface: Surface,
+    readonly method: string,
+    readonly path: string,
+  ) {}
+}
+
+export interface DrainResult {
+  /** Exchanges still open when the drain began. */
+  inFlight: number
+  /** Of those, the ones cut at the deadline (streams ended with `shutting_down`). */
+  cut: number
+}
+
+/** How long exchanges cut at the deadline get to write their last event and be recorded. */
+const AFTER_CUT_MS = 2_000
+
+export class Traffic {
+  private readonly open = new Set<Exchange>()
+  private readonly byRequest = new WeakMap<Request, Exchange>()
+  private readonly stop = new AbortController()
+  private onIdle: (() => void) | null = null
+  /** Set once a shutdown begins: new requests are refused with 503 `shutting_down`. */
+  draining = false
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly access: boolean,
+  ) {}
+
+  /** Aborted at the drain deadline: open streams end with `shutting_down`, pending calls are cut. */
+  get stopSignal(): AbortSignal {
+    return this.stop.signal
+  }
+
+  begin(request: Request, id: string): Exchange {
+    const path = pathOf(request.url)
+    const ex = new Exchange(id, surfaceOf(path), request.method, path)
+    this.byRequest.set(request, ex)
+    this.open.add(ex)
+    return ex
+  }
+
+  of(request: Request): Exchange | undefined {
+    return this.byRequest.get(request)
+  }
+
+  /** Idempotent: the first call wins (a stream may finish before the handler's hook runs). */
+  end(ex: Exchange, status: number): void {
+    if (ex.ended) return
+    ex.ended = true
+    this.open.delete(ex)
+    const latencyMs = performance.now() - ex.started
+    if (ex.surface !== 'metrics') {
+      this.metrics.requestFinished({
+        surface: ex.surface,
+        model: ex.model ?? '',
+        status,
+        latencyMs,
+        ttftMs: ex.ttftMs,
+        promptTokens: ex.promptTokens,
+        completionTokens: ex.completionTokens,
+      })
+    }
+    if (this.access) {
+      const quiet = ex.surface === 'health' || ex.surface === 'metrics'
+      ;(quiet ? this.log.debug : this.log.info)('access', {
+        request_id: ex.id,
+        surface: ex.surface,
+        method: ex.method,
+        path: ex.path,
+        status,
+        account: ex.account,
+        key_prefix: ex.keyPrefix,
+        model: ex.model,
+        stream: ex.stream,
+        latency_ms: Math.round(latencyMs),
+        ttft_ms: ex.ttftMs === null ? null : Math.round(ex.ttftMs),
+        prompt_tokens: ex.promptTokens,
+        completion_tokens: ex.completionTokens,
+        error_code: ex.errorCode,
+      })
+    }
+    if (this.open.size === 0) this.onIdle?.()
+  }
+
+  /**
+   * Refuses new requests, waits up to `timeoutMs` for the ones in flight, then cuts what is left
+   * (streams end with an error event `shutting_down`) and waits briefly for them to be recorded.
+   */
+  async drain(timeoutMs: number): Promise<DrainResult> {
+    this.draining = true
+    const inFlight = this.open.size
+    const idle = (ms: number) =>
+      new Promise<boolean>((resolve) => {
+        if (this.open.size === 0) return resolve(true)
+        const timer = setTimeout(() => resolve(false), ms)
+        this.onIdle = () => {
+          clearTimeout(timer)
+          resolve(true)
+        }
+      })
+    if (await idle(timeoutMs)) return { inFlight, cut: 0 }
+    const cut = this.open.size
+    // The reason is what a cut call reports: providers' abortError passes a GatewayError through.
+    this.stop.abort(shuttingDownError())
+    await idle(AFTER_CUT_MS)
+    this.onIdle = null
+    return { inFlight, cut }
+  }
+}
+
+/** The path without the query, found without building a URL object (this runs per request). */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start === -1) return '/'
+  const q = url.indexOf('?', start)
+  return q === -1 ? url.slice(start) : url.slice(start, q)
+}
+
+export function surfaceOf(path: string): Surface {
+  if (path === '/v1/chat/completions') return 'chat'
+  if (path.startsWith('/v1/messages')) return 'messages'
+  if (path.startsWith('/v1/responses')) return 'responses'
+  if (path.startsWith('/v1/models')) return 'models'
+  if (path === '/v1/usage') return 'usage'
+  if (path.startsWith('/admin/')) return 'admin'
+  if (path.startsWith('/console')) return 'console'
+  if (path === '/healthz') return 'health'
+  if (path === '/metrics') return 'metrics'
+  return 'other'
+}

@@ -1,0 +1,270 @@
+/**
+ * @module
+ * A validated Responses request → the canonical chat request the adapters take, plus what the
+ * encoder and error messages need to speak Responses again: where each chat field came from (so a
+ * feature check names `input[3].content[1]`, not `messages[4].content[1]`), which function belongs
+ * to which namespace, which hosted tools were dropped.
+ *
+ * Translation choices (README "Decisions"): `instructions` becomes a leading system message;
+ * reasoning items are left out (only the upstream that made them can read them); assistant
+ * `function_call` items join the assistant message before them; `parallel_tool_calls: true` is
+ * Responses' default and is not a request for the `parallel_tool_calls` feature;
+ * `reasoning.effort` becomes `reasoning_effort`.
+ *
+ * @example
+ * const d = decodeResponses(req)
+ * d.chat.messages // [{ role: 'user', content: 'Hello' }]
+ * d.param('messages[0].content[1]') // 'input[0].content[1]'
+ */
+import type { ChatRequestInput } from '../../gateway/index.ts'
+import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.ts'
+import { GatewayError } from '../../util/errors.ts'
+import type {
+  ContentPartInput,
+  FunctionCallItemInput,
+  FunctionCallOutputItemInput,
+  InputItem,
+  MessageItem,
+  ResponsesRequestInput,
+} from './request-schema.ts'
+import { type ChatTools, chatTools } from './tools.ts'
+
+export interface DecodedResponses {
+  /** The chat form; `model` is still the client's prefixed id. */
+  chat: ChatRequestInput
+  tools: ChatTools
+  /** `type` fields of input items only OpenAI's Responses API reads (left out of `chat`). */
+  foreign: string[]
+  /** The Responses field behind a chat field name (for errors from the shared checks). */
+  param(chatParam: string): string
+}
+
+/** Top-level chat fields that have a different name on this surface. */
+const TOP_LEVEL: Record<string, string> = {
+  response_format: 'text.format',
+  max_tokens: 'max_output_tokens',
+  reasoning_effort: 'reasoning.effort',
+}
+
+/** Where a chat message came from: its item, and the field that carried its role or tool calls. */
+interface Origin {
+  path: string
+  role: string
+  toolCalls: string
+}
+
+export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
+  const tools = chatTools(req.tools)
+  const foreign: string[] = []
+  const messages: ChatMessage[] = []
+  const origins: Origin[] = []
+  const push = (message: ChatMessage, origin: Origin) => {
+    messages.push(message)
+    origins.push(origin)
+  }
+  if (req.instructions) {
+    push({ role: 'system', content: req.instructions }, instructionsOrigin)
+  }
+  if (typeof req.input === 'string') {
+    push({ role: 'user', content: req.input }, { path: 'input', role: 'input', toolCalls: 'input' })
+  } else {
+    req.input.forEach((item, i) => {
+      addItem(item as unknown as InputItem, `input[${i}]`, messages, origins, foreign)
+    })
+  }
+
+  const chat: ChatRequestInput = { model: req.model, messages: messages as ChatRequestInput['messages'] }
+  if (req.stream != null) chat.stream = req.stream
+  if (req.temperature != null) chat.temperature = req.temperature
+  if (req.top_p != null) chat.top_p = req.top_p
+  if (req.max_output_tokens != null) chat.max_tokens = req.max_output_tokens
+  if (tools.functions.length > 0) chat.tools = tools.functions as ChatRequestInput['tools']
+  const choice = toolChoice(req.tool_choice)
+  if (choice !== undefined && (choice === 'none' || chat.tools)) chat.tool_choice = choice
+  if (req.parallel_tool_calls === false && chat.tools) chat.parallel_tool_calls = false
+  const format = req.text?.format
+  if (format?.type === 'json_object') chat.response_format = { type: 'json_object' }
+  else if (format?.type === 'json_schema') {
+    const { name, schema, description, strict } = format
+    chat.response_format = {
+      type: 'json_schema',
+      json_schema: {
+        name,
+        schema,
+        ...(description ? { description } : {}),
+        ...(strict != null ? { strict } : {}),
+      },
+    }
+  }
+  const effort = req.reasoning?.effort
+  if (effort && effort !== 'none') chat.reasoning_effort = effort
+  const user = req.safety_identifier ?? req.user
+  if (user) chat.user = user
+
+  return { chat, tools, foreign, param: (p) => responsesParam(p, origins) }
+}
+
+const instructionsOrigin: Origin = { path: 'instructions', role: 'instructions', toolCalls: 'instructions' }
+
+function addItem(
+  item: InputItem,
+  path: string,
+  messages: ChatMessage[],
+  origins: Origin[],
+  foreign: string[],
+): void {
+  switch (item.type) {
+    case 'message': {
+      const msg = item as unknown as MessageItem
+      const origin = { path, role: `${path}.role`, toolCalls: path }
+      if (msg.role === 'assistant') {
+        messages.push(assistantMessage(msg.content, path))
+      } else {
+        const content =
+          typeof msg.content === 'string'
+            ? msg.content
+            : msg.content.map((p, j) => chatPart(p, `${path}.content[${j}]`))
+        const textOnly = msg.role !== 'user' && Array.isArray(content)
+        messages.push({ role: msg.role, content: textOnly ? joinText(content, `${path}.content`) : content })
+      }
+      origins.push(origin)
+      return
+    }
+    case 'function_call': {
+      const fc = item as unknown as FunctionCallItemInput
+      const call: ToolCall = {
+        id: fc.call_id,
+        type: 'function',
+        function: { name: fc.name, arguments: fc.arguments },
+      }
+      const last = messages.at(-1)
+      if (last?.role === 'assistant') {
+        if (last.tool_calls) last.tool_calls.push(call)
+        else {
+          last.tool_calls = [call]
+          origins[origins.length - 1]!.toolCalls = path
+        }
+        return
+      }
+      messages.push({ role: 'assistant', content: null, tool_calls: [call] })
+      origins.push({ path, role: path, toolCalls: path })
+      return
+    }
+    case 'function_call_output': {
+      const out = item as unknown as FunctionCallOutputItemInput
+      const content =
+        typeof out.output === 'string'
+          ? out.output
+          : joinText(
+              out.output.map((p, j) => chatPart(p, `${path}.output[${j}]`)),
+              `${path}.output`,
+            )
+      messages.push({ role: 'tool', tool_call_id: out.call_id, content })
+      origins.push({ path, role: path, toolCalls: path })
+      return
+    }
+    case 'reasoning':
+      return
+  }
+  foreign.push(`${path}.type`)
+}
+
+/** 400 for the first input item a translated route cannot send (see `DecodedResponses.foreign`). */
+export function foreignItemError(param: string, type: string): GatewayError {
+  return new GatewayError(
+    400,
+    'unsupported_value',
+    `${param} "${type}" is an item only OpenAI's Responses API understands, and this model's upstream does not speak it. Send message, function_call and function_call_output items.`,
+    { param },
+  )
+}
+
+function assistantMessage(content: string | ContentPartInput[], path: string): ChatMessage {
+  if (typeof content === 'string') return { role: 'assistant', content }
+  const texts: string[] = []
+  let refusal: string | undefined
+  content.forEach((part, j) => {
+    if (part.type === 'output_text' || part.type === 'input_text') texts.push(part.text)
+    else if (part.type === 'refusal') refusal = part.refusal
+    else throw notText(`${path}.content[${j}]`)
+  })
+  const message: ChatMessage = { role: 'assistant', content: texts.length ? texts.join('') : null }
+  if (refusal !== undefined) message.refusal = refusal
+  return message
+}
+
+function chatPart(part: ContentPartInput, param: string): ContentPart {
+  switch (part.type) {
+    case 'input_text':
+    case 'output_text':
+      return { type: 'text', text: part.text }
+    case 'refusal':
+      return { type: 'text', text: part.refusal }
+    case 'input_image': {
+      if (!part.image_url) throw fileStore(param, 'image_url (a URL or a data: URL)')
+      return {
+        type: 'image_url',
+        image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) },
+      }
+    }
+    case 'input_file': {
+      if (part.file_url || (!part.file_data && part.file_id)) throw fileStore(param, 'file_data (base64)')
+      const file: Record<string, unknown> = {}
+      if (part.file_data) file.file_data = part.file_data
+      if (part.filename) file.filename = part.filename
+      return { type: 'file', file }
+    }
+  }
+}
+
+function joinText(parts: ContentPart[], param: string): string {
+  return parts
+    .map((part, j) => {
+      if (part.type !== 'text') throw notText(`${param}[${j}]`)
+      return part.text
+    })
+    .join('')
+}
+
+function notText(param: string): GatewayError {
+  return new GatewayError(
+    400,
+    'invalid_value',
+    `${param} must be a text part here (input_text or output_text).`,
+    {
+      param,
+    },
+  )
+}
+
+function fileStore(param: string, instead: string): GatewayError {
+  return new GatewayError(
+    400,
+    'unsupported_value',
+    `${param} refers to a file by id or URL, which needs OpenAI's file store; this model's upstream has none. Send ${instead} instead.`,
+    { param },
+  )
+}
+
+function toolChoice(choice: ResponsesRequestInput['tool_choice']): ChatRequestInput['tool_choice'] {
+  if (choice === undefined || typeof choice === 'string') return choice
+  if (choice.type === 'function' && choice.name) return { type: 'function', function: { name: choice.name } }
+  throw new GatewayError(
+    400,
+    'unsupported_value',
+    `tool_choice {"type": "${choice.type}"} is not supported on this route. Send "auto", "required", "none" or {"type": "function", "name": "..."}.`,
+    { param: 'tool_choice' },
+  )
+}
+
+function responsesParam(param: string, origins: Origin[]): string {
+  const m = /^messages\[(\d+)\](.*)$/.exec(param)
+  if (!m) return TOP_LEVEL[param] ?? param
+  const origin = origins[Number(m[1])]
+  if (!origin) return param
+  const rest = m[2]!
+  if (rest === '.role') return origin.role
+  if (rest.startsWith('.tool_calls')) return origin.toolCalls
+  if (origin.path === 'instructions' || origin.path === 'input') return origin.path
+  return `${origin.path}${rest}`
+}

@@ -1,0 +1,57 @@
+/**
+ * @module
+ * The OpenAI Responses surface (`POST /v1/responses`) on the pipeline. Stateless: `store: true` is
+ * accepted and treated as false; `previous_response_id`, `conversation` and `background` are
+ * refused by name. Requests to an OpenAI provider with `wire: responses` pass through (hosted tools
+ * included); every other provider gets the canonical chat request and its answer is encoded as a
+ * Response object or Responses stream events.
+ *
+ * @example
+ * pipeline.handle(responsesSurface, request, server, headers)
+ */
+import { upstreamModelName } from '../../gateway/defaults.ts'
+import type { Surface } from '../../pipeline/surface.ts'
+import { bearer } from '../../server/auth.ts'
+import { errorResponse } from '../../server/errors.ts'
+import { encodeResponse } from './encode-response.ts'
+import { ResponsesRelay, relayResponseJson } from './relay.ts'
+import { ResponsesStreamEncoder } from './stream-encoder.ts'
+import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
+
+export const DROPPED_TOOLS_HEADER = 'x-switchyard-dropped-tools'
+
+export const responsesSurface: Surface<ResponsesView> = {
+  name: 'responses',
+  credential: (headers) => bearer(headers.get('authorization')),
+  decode(text) {
+    const view = decodeView(text)
+    return { model: view.input.model, view, stream: view.input.stream === true }
+  },
+  features: featureUses,
+  temperature: (view) => view.input.temperature,
+  checkLimits: checkOutputLimit,
+  translate(view, entry) {
+    const { request, dropped } = translateView(view, entry)
+    const headers = dropped.length ? { [DROPPED_TOOLS_HEADER]: dropped.join(', ') } : undefined
+    return { request, includeUsage: false, headers }
+  },
+  encodeCompletion: (completion, ctx) => encodeResponse(completion, ctx),
+  streamEncoder: (ctx) => new ResponsesStreamEncoder(ctx),
+  forward: {
+    kind: 'openai',
+    accepts: (provider) => provider.wire === 'responses',
+    request: (view, entry) => ({
+      path: '/responses',
+      // Stateless: nothing is kept at the upstream either, whatever the client asked.
+      body: JSON.stringify({ ...view.input, model: upstreamModelName(entry.model), store: false }),
+      headers: {},
+    }),
+    async relayJson(upstream, ctx) {
+      return relayResponseJson(await upstream.text(), ctx.modelId, ctx.modelId.split('/')[0]!)
+    },
+    relayStream: (ctx) => new ResponsesRelay(ctx.modelId, ctx.modelId.split('/')[0]!),
+  },
+  errorResponse,
+}
+
+export type { ResponsesView } from './view.ts'

@@ -1,0 +1,144 @@
+/**
+ * @module
+ * The Responses `Response` object the gateway builds itself (translated routes), shaped as the
+ * published schema says: fields the schema does not require and the gateway cannot fill (`user`,
+ * `usage` before it is known) are left out rather than sent as null.
+ *
+ * @example
+ * const res = responseShell({ view, modelId: 'openai/gpt-4o-mini' }, 'resp_abc', 1_700_000_000)
+ * finishResponse(res, output, usage, 'stop', now)
+ */
+import type { FinishReason, Usage } from '../../providers/types.ts'
+import type { ResponsesTool } from './request-schema.ts'
+import type { ResponsesView } from './view.ts'
+
+/** What a response object is built from: the request as decoded, and the client's model id. */
+export interface ResponseContext {
+  view: ResponsesView
+  modelId: string
+}
+
+export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed'
+
+/** An output item as the Responses API reports it (message, function_call or reasoning). */
+export type OutputItem = Record<string, unknown> & { id: string; type: string }
+
+export interface ResponsesUsage {
+  input_tokens: number
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number }
+  output_tokens: number
+  output_tokens_details: { reasoning_tokens: number }
+  total_tokens: number
+}
+
+export interface ResponseObject {
+  id: string
+  object: 'response'
+  created_at: number
+  status: ResponseStatus
+  completed_at: number | null
+  error: { code: string; message: string } | null
+  incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null
+  model: string
+  output: OutputItem[]
+  usage?: ResponsesUsage
+  [field: string]: unknown
+}
+
+/** The response as announced by `response.created`: no output, no usage yet. */
+export function responseShell(ctx: ResponseContext, id: string, createdAt: number): ResponseObject {
+  const { input, served, temperature } = ctx.view
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status: 'in_progress',
+    background: false,
+    completed_at: null,
+    error: null,
+    incomplete_details: null,
+    instructions: input.instructions ?? null,
+    max_output_tokens: input.max_output_tokens ?? null,
+    metadata: input.metadata ?? {},
+    model: ctx.modelId,
+    output: [],
+    parallel_tool_calls: input.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    reasoning: { effort: input.reasoning?.effort ?? null, summary: input.reasoning?.summary ?? null },
+    service_tier: 'default',
+    store: false,
+    temperature,
+    text: { format: input.text?.format ?? { type: 'text' } },
+    tool_choice: input.tool_choice ?? 'auto',
+    tools: served.map(echoTool),
+    top_p: input.top_p ?? 1,
+    truncation: 'disabled',
+  }
+}
+
+/** Sets the final status, output and usage (in place; returns `res`). */
+export function finishResponse(
+  res: ResponseObject,
+  output: OutputItem[],
+  usage: Usage | null | undefined,
+  finish: FinishReason | null,
+  now: number,
+): ResponseObject {
+  res.output = output
+  const incomplete = incompleteReason(finish)
+  res.status = incomplete ? 'incomplete' : 'completed'
+  res.incomplete_details = incomplete ? { reason: incomplete } : null
+  res.completed_at = incomplete ? null : now
+  res.usage = responsesUsage(usage)
+  return res
+}
+
+function incompleteReason(finish: FinishReason | null): 'max_output_tokens' | 'content_filter' | null {
+  if (finish === 'length') return 'max_output_tokens'
+  if (finish === 'content_filter') return 'content_filter'
+  return null
+}
+
+/**
+ * Chat usage in Responses terms. Reasoning tokens stay inside `output_tokens` (as OpenAI counts
+ * them) and are also reported on their own.
+ */
+export function responsesUsage(usage: Usage | null | undefined): ResponsesUsage {
+  const input = usage?.prompt_tokens ?? 0
+  const output = usage?.completion_tokens ?? 0
+  return {
+    input_tokens: input,
+    input_tokens_details: {
+      cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0 },
+    total_tokens: usage?.total_tokens ?? input + output,
+  }
+}
+
+/** Responses usage (e.g. from `response.completed`) in the chat terms usage records keep. */
+export function chatUsage(usage: Partial<ResponsesUsage> | null | undefined): Usage | null {
+  if (!usage || typeof usage.input_tokens !== 'number') return null
+  const prompt = usage.input_tokens
+  const completion = usage.output_tokens ?? 0
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: usage.total_tokens ?? prompt + completion,
+    prompt_tokens_details: { cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0 },
+    completion_tokens_details: { reasoning_tokens: usage.output_tokens_details?.reasoning_tokens ?? 0 },
+  }
+}
+
+/** The schema's `FunctionTool` requires `strict` and `parameters` (null allowed). */
+function echoTool(tool: ResponsesTool): ResponsesTool {
+  if (tool.type !== 'function') return tool
+  return { ...tool, parameters: tool.parameters ?? null, strict: tool.strict ?? null }
+}
+
+/** Ids in OpenAI's style (`resp_…`, `msg_…`, `fc_…`, `rs_…`): a prefix and 32 hex digits. */
+export function newId(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`
+}

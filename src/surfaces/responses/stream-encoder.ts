@@ -1,0 +1,258 @@
+/**
+ * @module
+ * Chat chunks (from any translating adapter) → the Responses stream events OpenAI sends, in its
+ * order: `response.created`, `response.in_progress`, then per output item `output_item.added`, its
+ * parts and deltas, their `.done` events and `output_item.done`, and finally `response.completed`
+ * (or `response.incomplete`) with usage — emitted by `end`, once the upstream's usage is known; or,
+ * when the upstream fails after the first byte, `error` and `response.failed`. Every event carries
+ * `sequence_number`, counting from 0. One instance per stream: all state is inside. `events` gives
+ * the event objects; `encode` / `end` / `error` the same as SSE bytes (`event: <type>`, `data:`).
+ *
+ * Reasoning text from OpenAI-compatible upstreams (`delta.reasoning_content` / `delta.reasoning`)
+ * becomes a `reasoning` item with one summary part.
+ *
+ * @example
+ * const enc = new ResponsesStreamEncoder({ view, modelId: 'demo/echo' })
+ * for await (const chunk of chunks) socket.write(enc.encode(chunk))
+ * socket.write(enc.end())
+ */
+
+import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import { encodeSSE } from '../../providers/sse/index.ts'
+import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../providers/types.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { functionCallItem, messageItem, outputText, reasoningItem, reasoningText } from './encode-response.ts'
+import {
+  finishResponse,
+  newId,
+  type OutputItem,
+  type ResponseContext,
+  type ResponseObject,
+  responseShell,
+} from './response-object.ts'
+
+export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>
+
+type Emit = (event: Record<string, unknown> & { type: string }) => void
+
+/** The item being streamed; only one is open at a time, as OpenAI streams them. */
+type Open =
+  | { kind: 'reasoning'; id: string; index: number; text: string }
+  | { kind: 'text' | 'refusal'; id: string; index: number; text: string }
+  | { kind: 'call'; id: string; index: number; callId: string; name: string; args: string; chatIndex: number }
+
+const bytes = new TextEncoder()
+const KEEPALIVE = bytes.encode(': keep-alive\n\n')
+
+/** Frames events as OpenAI does: `event: <type>` and one `data:` line each. */
+export function frameEvents(events: readonly ResponsesEvent[]): Uint8Array {
+  let out = ''
+  for (const event of events) out += encodeSSE(JSON.stringify(event), event.type)
+  return bytes.encode(out)
+}
+
+export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
+  readonly keepalive = KEEPALIVE
+  private seq = 0
+  private started = false
+  private open: Open | null = null
+  private readonly output: OutputItem[] = []
+  private finish: FinishReason | null = null
+  private seen: Usage | null = null
+  private readonly response: ResponseObject
+  /** Events of the current call, handed out and reset by each public method. */
+  private pending: ResponsesEvent[] = []
+  private readonly emit: Emit = (event) => {
+    this.pending.push({ ...event, sequence_number: this.seq++ } as ResponsesEvent)
+  }
+
+  private readonly namespaces: ReadonlyMap<string, string>
+
+  constructor(ctx: ResponseContext) {
+    this.response = responseShell(ctx, newId('resp'), Math.floor(Date.now() / 1000))
+    this.namespaces = ctx.view.decoded.tools.namespaces
+  }
+
+  encode(chunk: ChatCompletionChunk): Uint8Array | null {
+    const events = this.events(chunk)
+    return events.length ? frameEvents(events) : null
+  }
+
+  end(): Uint8Array {
+    return frameEvents(this.endEvents())
+  }
+
+  error(err: GatewayError): Uint8Array {
+    return frameEvents(this.failEvents(err))
+  }
+
+  usage(): Usage | null {
+    return this.seen
+  }
+
+  /** The events one chunk produces. */
+  events(chunk: ChatCompletionChunk): ResponsesEvent[] {
+    const emit = this.emit
+    this.begin(emit)
+    if (chunk.usage) this.seen = chunk.usage
+    const choice = chunk.choices.find((c) => c.index === 0)
+    if (choice) {
+      const delta = choice.delta as ChatCompletionChunk['choices'][number]['delta'] & Record<string, unknown>
+      const reasoning = reasoningText(delta)
+      if (reasoning) this.reasoningDelta(reasoning, emit)
+      if (delta.refusal) this.textDelta('refusal', delta.refusal, emit)
+      if (delta.content) this.textDelta('text', delta.content, emit)
+      for (const call of delta.tool_calls ?? []) this.toolCallDelta(call, emit)
+      if (choice.finish_reason) this.finish = choice.finish_reason
+    }
+    return this.take()
+  }
+
+  /** The events after the last chunk: the open item closed, then `response.completed` with usage. */
+  endEvents(): ResponsesEvent[] {
+    const emit = this.emit
+    this.begin(emit)
+    this.close(emit)
+    const now = Math.floor(Date.now() / 1000)
+    const res = finishResponse(this.response, this.output, this.seen, this.finish, now)
+    emit({ type: res.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: res })
+    return this.take()
+  }
+
+  /** The events that end a stream that failed after its first byte: `error`, then `response.failed`. */
+  failEvents(err: GatewayError): ResponsesEvent[] {
+    const emit = this.emit
+    this.begin(emit)
+    emit({ type: 'error', code: err.code, message: err.message, param: err.param })
+    const res = this.response
+    res.status = 'failed'
+    res.output = this.output
+    res.error = { code: err.status === 429 ? 'rate_limit_exceeded' : 'server_error', message: err.message }
+    emit({ type: 'response.failed', response: res })
+    return this.take()
+  }
+
+  private take(): ResponsesEvent[] {
+    const events = this.pending
+    this.pending = []
+    return events
+  }
+
+  private begin(emit: Emit): void {
+    if (this.started) return
+    this.started = true
+    emit({ type: 'response.created', response: { ...this.response } })
+    emit({ type: 'response.in_progress', response: { ...this.response } })
+  }
+
+  /** Closes the open item and announces `item`; returns its output index. */
+  private opened(emit: Emit, item: OutputItem): number {
+    this.close(emit)
+    const index = this.output.length
+    emit({ type: 'response.output_item.added', output_index: index, item })
+    return index
+  }
+
+  private reasoningDelta(text: string, emit: Emit): void {
+    if (this.open?.kind !== 'reasoning') {
+      const id = newId('rs')
+      const index = this.opened(emit, reasoningItem(id, null))
+      this.open = { kind: 'reasoning', id, index, text: '' }
+      emit({
+        ...this.at(),
+        summary_index: 0,
+        type: 'response.reasoning_summary_part.added',
+        part: summaryPart(''),
+      })
+    }
+    this.open.text += text
+    emit({ ...this.at(), summary_index: 0, type: 'response.reasoning_summary_text.delta', delta: text })
+  }
+
+  private textDelta(kind: 'text' | 'refusal', text: string, emit: Emit): void {
+    if (this.open?.kind !== kind) {
+      const id = newId('msg')
+      const index = this.opened(emit, messageItem(id, null, 'in_progress'))
+      this.open = { kind, id, index, text: '' }
+      emit({
+        ...this.at(),
+        content_index: 0,
+        type: 'response.content_part.added',
+        part: contentPart(kind, ''),
+      })
+    }
+    this.open.text += text
+    const type = kind === 'text' ? 'response.output_text.delta' : 'response.refusal.delta'
+    emit({ ...this.at(), content_index: 0, type, delta: text, ...(kind === 'text' ? { logprobs: [] } : {}) })
+  }
+
+  private toolCallDelta(call: ToolCallDelta, emit: Emit): void {
+    if (this.open?.kind !== 'call' || this.open.chatIndex !== call.index) {
+      const id = newId('fc')
+      const callId = call.id ?? newId('call')
+      const name = call.function?.name ?? ''
+      const item = functionCallItem(id, callTo(callId, name, ''), this.namespaces, 'in_progress')
+      const index = this.opened(emit, item)
+      this.open = { kind: 'call', id, index, callId, name, args: '', chatIndex: call.index }
+    }
+    this.appendArgs(call, emit)
+  }
+
+  private appendArgs(call: ToolCallDelta, emit: Emit): void {
+    const open = this.open
+    const args = call.function?.arguments
+    if (open?.kind !== 'call' || !args) return
+    open.args += args
+    emit({ ...this.at(), type: 'response.function_call_arguments.delta', delta: args })
+  }
+
+  /** `item_id` and `output_index` of the open item. */
+  private at(): { item_id: string; output_index: number } {
+    return { item_id: this.open!.id, output_index: this.open!.index }
+  }
+
+  /** Ends the open item: its `.done` events, then `output_item.done` with the whole item. */
+  private close(emit: Emit): void {
+    const open = this.open
+    if (!open) return
+    let item: OutputItem
+    const at = this.at()
+    if (open.kind === 'reasoning') {
+      emit({ ...at, summary_index: 0, type: 'response.reasoning_summary_text.done', text: open.text })
+      emit({
+        ...at,
+        summary_index: 0,
+        type: 'response.reasoning_summary_part.done',
+        part: summaryPart(open.text),
+      })
+      item = reasoningItem(open.id, open.text)
+    } else if (open.kind === 'call') {
+      emit({ ...at, type: 'response.function_call_arguments.done', name: open.name, arguments: open.args })
+      const call = callTo(open.callId, open.name, open.args)
+      item = functionCallItem(open.id, call, this.namespaces, 'completed')
+    } else {
+      const part = contentPart(open.kind, open.text)
+      if (open.kind === 'text') {
+        emit({ ...at, content_index: 0, type: 'response.output_text.done', text: open.text, logprobs: [] })
+      } else {
+        emit({ ...at, content_index: 0, type: 'response.refusal.done', refusal: open.text })
+      }
+      emit({ ...at, content_index: 0, type: 'response.content_part.done', part })
+      item = messageItem(open.id, part)
+    }
+    emit({ type: 'response.output_item.done', output_index: open.index, item })
+    this.output.push(item)
+    this.open = null
+  }
+}
+
+const summaryPart = (text: string) => ({ type: 'summary_text', text })
+
+const contentPart = (kind: 'text' | 'refusal', text: string) =>
+  kind === 'text' ? outputText(text) : { type: 'refusal', refusal: text }
+
+const callTo = (id: string, name: string, args: string) => ({
+  id,
+  type: 'function' as const,
+  function: { name, arguments: args },
+})

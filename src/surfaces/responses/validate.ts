@@ -1,0 +1,54 @@
+/**
+ * @module
+ * Parsing and validating a `POST /v1/responses` body, and the stateless rule: Switchyard stores no
+ * responses, so fields that point at stored state are refused by name (DESIGN §6).
+ *
+ * @example
+ * const req = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE))
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { explainValidationError } from '../../gateway/validation-error.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { type ResponsesRequestInput, ResponsesRequestSchema } from './request-schema.ts'
+
+const checker = TypeCompiler.Compile(ResponsesRequestSchema)
+
+export const RESPONSES_EXAMPLE = '{"model": "<prefix>/<model>", "input": "Hello"}'
+
+/**
+ * Checks a parsed body; returns it typed. Input messages without `type` get `type: "message"`
+ * (OpenAI's default) so that every item is told apart by one key. Throws 400s naming the field.
+ */
+export function validateResponsesRequest(body: Record<string, unknown>): ResponsesRequestInput {
+  if (Array.isArray(body.input)) {
+    for (const item of body.input) {
+      if (item !== null && typeof item === 'object' && !Array.isArray(item) && !('type' in item)) {
+        ;(item as Record<string, unknown>).type = 'message'
+      }
+    }
+  }
+  if (!checker.Check(body)) throw explainValidationError(checker.Errors(body), body)
+  const req = body as ResponsesRequestInput
+  refuseStoredState(req)
+  return req
+}
+
+/** Fields that only make sense if the gateway kept earlier responses. `store: true` is accepted. */
+const STORED_STATE: Record<string, string> = {
+  previous_response_id: 'send the whole conversation in "input" instead',
+  conversation: 'send the whole conversation in "input" instead',
+  background: 'leave it out and wait for the response (or stream it)',
+}
+
+function refuseStoredState(req: ResponsesRequestInput): void {
+  for (const [field, instead] of Object.entries(STORED_STATE)) {
+    const value = req[field]
+    if (value === undefined || value === null || value === false) continue
+    throw new GatewayError(
+      400,
+      'unsupported_parameter',
+      `${field} needs responses stored on the server, and Switchyard is stateless (it stores no responses): ${instead}.`,
+      { param: field },
+    )
+  }
+}

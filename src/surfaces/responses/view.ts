@@ -1,0 +1,108 @@
+/**
+ * @module
+ * The Responses surface's view of a request, from body to canonical chat request: `decodeView`
+ * parses, validates (stored-state fields refused) and decodes once; `featureUses` names what the
+ * request uses in Responses terms; `translateView` applies the route's tool policy and the chat
+ * defaults. Shared checks that name chat fields are renamed to this surface's fields here.
+ *
+ * @example
+ * const view = decodeView(text)
+ * checkFeatures(featureUses(view), view.input.temperature, entry.model, entry.id)
+ * const { request, dropped } = translateView(view, entry)
+ */
+import type { Feature } from '../../config/schema.ts'
+import { applyDefaults, upstreamModelName } from '../../gateway/defaults.ts'
+import { detectFeatures, type FeatureUse } from '../../gateway/features.ts'
+import type { CatalogueEntry } from '../../gateway/routing.ts'
+import { parseChatBody } from '../../gateway/validate-chat.ts'
+import type { ChatRequest } from '../../providers/types.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { type DecodedResponses, decodeResponses, foreignItemError } from './decode.ts'
+import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
+import { toolPolicy } from './tools.ts'
+import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
+
+export interface ResponsesView {
+  input: ResponsesRequestInput
+  decoded: DecodedResponses
+  /** The tools the response object echoes (the dropped ones left out). Set by `translateView`. */
+  served: readonly ResponsesTool[]
+  /** The temperature used (defaults applied). Set by `translateView`. */
+  temperature: number
+}
+
+/** Throws only 400 `GatewayError`s naming the Responses field. */
+export function decodeView(text: string): ResponsesView {
+  const input = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE))
+  const decoded = decodeResponses(input)
+  return { input, decoded, served: decoded.tools.all, temperature: input.temperature ?? 1 }
+}
+
+/** How to do without a feature, in this surface's words. */
+const DO_WITHOUT: Partial<Record<Feature, string>> = {
+  streaming: 'send "stream": false',
+  tools: 'remove "tools", "tool_choice" and the function_call / function_call_output items',
+  vision: 'remove the input_image parts',
+  json_mode: 'remove "text.format"',
+  json_schema: 'remove "text.format"',
+  system_messages: 'move "instructions" and the system or developer messages into the first user message',
+  reasoning: 'leave "reasoning.effort" out',
+}
+
+export function featureUses(view: ResponsesView): FeatureUse[] {
+  return detectFeatures(view.decoded.chat).map((use) => ({
+    ...use,
+    param: view.decoded.param(use.param),
+    doWithout: DO_WITHOUT[use.feature],
+  }))
+}
+
+/** The chat request for a translating adapter; names the hosted tools it dropped. */
+export function translateView(
+  view: ResponsesView,
+  entry: CatalogueEntry,
+): { request: ChatRequest; dropped: string[] } {
+  const foreign = view.decoded.foreign[0]
+  if (foreign) throw foreignItemError(foreign, typeAt(view.input, foreign))
+  const { dropped, served } = toolPolicy(view.decoded.tools, entry.model.unsupported_tools ?? 'reject')
+  let request: ChatRequest
+  try {
+    request = applyDefaults(view.decoded.chat, entry.model, upstreamModelName(entry.model))
+  } catch (e) {
+    throw renamed(e, view.decoded)
+  }
+  view.served = served
+  view.temperature = request.temperature ?? 1
+  return { request, dropped }
+}
+
+/** `max_output_tokens` may not exceed the model's maximum, on every route (pass-through too). */
+export function checkOutputLimit(view: ResponsesView, entry: CatalogueEntry): void {
+  const max = view.input.max_output_tokens
+  if (max != null && max > entry.model.max_output_tokens) {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `max_output_tokens is ${max}, but this model produces at most ${entry.model.max_output_tokens} tokens. Send at most ${entry.model.max_output_tokens}, or leave max_output_tokens out to get that maximum.`,
+      { param: 'max_output_tokens' },
+    )
+  }
+}
+
+function typeAt(input: ResponsesRequestInput, param: string): string {
+  const index = Number(/^input\[(\d+)\]/.exec(param)?.[1])
+  const item = Array.isArray(input.input) ? input.input[index] : undefined
+  return String((item as { type?: unknown } | undefined)?.type)
+}
+
+/** The shared checks name chat fields; this surface's client knows the Responses names. */
+function renamed(e: unknown, decoded: DecodedResponses): unknown {
+  if (!(e instanceof GatewayError) || e.param === null) return e
+  const param = decoded.param(e.param)
+  if (param === e.param) return e
+  return new GatewayError(e.status, e.code, e.message.replaceAll(e.param, param), {
+    param,
+    type: e.type,
+    headers: e.headers,
+  })
+}

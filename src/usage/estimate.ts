@@ -1,0 +1,53 @@
+/**
+ * @module
+ * Token counts for a stream whose client disconnected. The upstream's own usage arrives only at
+ * the end of a stream, which a disconnect cancels, so the record would say 0 tokens although
+ * most of the answer may have been sent. The counts are then estimated at 4 characters a token
+ * (OpenAI's rule of thumb for English) from what the gateway relayed and from the request's
+ * text; whatever usage the upstream did report is kept where it is larger. A 499 record's
+ * tokens are always such an estimate.
+ *
+ * @example
+ * disconnectedUsage(null, 1_200, '{"model":"m","messages":[{"role":"user","content":"hi"}]}')
+ * // → { prompt_tokens: 2, completion_tokens: 300 }
+ */
+import type { Usage } from '../providers/types.ts'
+
+const CHARS_PER_TOKEN = 4
+
+export const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN)
+
+export function disconnectedUsage(
+  seen: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null,
+  relayedChars: number,
+  requestBody: string,
+): { prompt_tokens: number; completion_tokens: number } {
+  return {
+    prompt_tokens: seen?.prompt_tokens || estimateTokens(requestTextChars(requestBody)),
+    completion_tokens: Math.max(seen?.completion_tokens ?? 0, estimateTokens(relayedChars)),
+  }
+}
+
+/** Characters of text in a request body: every string value but the model id (roles included, as tokenizers count them too). */
+export function requestTextChars(body: string): number {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return 0
+  }
+  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const { model: _model, ...rest } = parsed as Record<string, unknown>
+    parsed = rest
+  }
+  // The body passed validation (at most 100 levels), so an explicit stack is only tidiness.
+  let chars = 0
+  const stack: unknown[] = [parsed]
+  while (stack.length) {
+    const v = stack.pop()
+    if (typeof v === 'string') chars += v.length
+    else if (Array.isArray(v)) stack.push(...v)
+    else if (v && typeof v === 'object') stack.push(...Object.values(v))
+  }
+  return chars
+}

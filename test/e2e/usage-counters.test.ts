@@ -1,0 +1,169 @@
+/**
+ * `GET /v1/usage` answers from per-minute counters kept at admission and completion, not from a
+ * scan of the request log. Its figures must still be exactly what the log says, as the clock
+ * walks across minute, hour, UTC-midnight and 24-hour boundaries. (Its speed at 2,000,000
+ * requests is a `bun run bench` row, not a timed test.)
+ */
+import { afterEach, describe, expect, test } from 'bun:test'
+import type { SqliteStore } from '../../src/store/index.ts'
+import { ManualClock } from '../../src/util/clock.ts'
+import { DEMO_PROVIDER, PLANS, testConfigDoc } from '../support/config-doc.ts'
+import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
+
+let gw: TestGateway | undefined
+afterEach(async () => {
+  await gw?.stop()
+  gw = undefined
+})
+
+/** An OpenAI-compatible provider on a closed local port: every call is a 502, counted as an error. */
+const DEAD_PROVIDER = {
+  prefix: 'dead',
+  kind: 'openai',
+  base_url: 'http://127.0.0.1:9/v1',
+  api_key: 'unused',
+  models: [{ name: 'm', context_window: 4096, max_output_tokens: 256, features: ['streaming'] }],
+}
+
+const MINUTE = 60_000
+const DAY = 86_400_000
+
+function chat(key: string, model: string, stream: boolean, content: string) {
+  return fetch(`${gw!.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'content-type': 'application/json' },
+    body: JSON.stringify({ model, stream, messages: [{ role: 'user', content }] }),
+  }).then(async (r) => {
+    await r.arrayBuffer()
+    return r.status
+  })
+}
+
+interface Totals {
+  requests: number
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+  errors: number
+}
+
+/** What the request log says: totals per model of the account's requests admitted since `from`. */
+function fromLog(accountId: number, from: number): { all: Totals; byModel: Record<string, Totals> } {
+  const db = (gw!.deps.store as SqliteStore).db
+  const rows = db
+    .query<{ model: string; requests: number; p: number; c: number; e: number }, [number, number]>(
+      `SELECT model, COUNT(*) AS requests, COALESCE(SUM(prompt_tokens), 0) AS p,
+              COALESCE(SUM(completion_tokens), 0) AS c, COALESCE(SUM(status >= 400), 0) AS e
+       FROM requests WHERE account_id = ? AND created_at >= ? GROUP BY model`,
+    )
+    .all(accountId, from)
+  const all: Totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, errors: 0 }
+  const byModel: Record<string, Totals> = {}
+  for (const r of rows) {
+    const t = {
+      requests: r.requests,
+      prompt_tokens: r.p,
+      completion_tokens: r.c,
+      total_tokens: r.p + r.c,
+      errors: r.e,
+    }
+    byModel[r.model] = t
+    for (const k of Object.keys(all) as Array<keyof Totals>) all[k] += t[k]
+  }
+  return { all, byModel }
+}
+
+function inWindow(accountId: number, now: number, span: number): number {
+  const db = (gw!.deps.store as SqliteStore).db
+  return db
+    .query<{ n: number }, [number, number]>(
+      'SELECT COUNT(*) AS n FROM requests WHERE account_id = ? AND created_at > ?',
+    )
+    .get(accountId, now - span)!.n
+}
+
+describe('/v1/usage counters', () => {
+  test('equal what the request log says, across minutes, UTC midnight and the 24-hour window', async () => {
+    const clock = new ManualClock(Date.parse('2026-05-01T23:40:17.250Z'))
+    gw = await startGateway({
+      clock,
+      doc: testConfigDoc({
+        providers: [DEMO_PROVIDER, DEAD_PROVIDER],
+        plans: { ...PLANS, metered: { rpm: 1000, rpd: 100_000, models: ['*'] } },
+      }),
+    })
+    const { key } = await gw.key('counted', 'metered')
+    const accountId = (await gw.deps.store.getAccount('counted'))!.id
+    // Clock steps chosen to land inside, on and across minute, midnight and day boundaries.
+    const steps = [
+      0,
+      13_000,
+      47_500,
+      61_000,
+      5 * MINUTE,
+      20 * MINUTE,
+      1_000,
+      6 * 3_600_000,
+      17 * 3_600_000 + 59_000,
+    ]
+    steps.push(MINUTE, 90_000, 23 * 3_600_000, DAY, 2 * MINUTE)
+    let checks = 0
+    for (const [i, step] of steps.entries()) {
+      clock.advance(step)
+      const sent = await Promise.all([
+        chat(key, 'demo/echo', false, `step ${i} `.repeat(i + 1)),
+        chat(key, 'demo/echo-pro', true, 'streamed '.repeat(2 * i + 3)),
+        ...(i % 3 === 0 ? [chat(key, 'dead/m', false, 'x'), chat(key, 'dead/m', true, 'y')] : []),
+      ])
+      expect(sent.filter((s) => s === 200)).toHaveLength(2)
+      await gw.deps.recorder.flush()
+
+      const now = clock.now()
+      const res = await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })
+      expect(res.status).toBe(200)
+      const u = ((await res.json()) as any).usage
+      const rl = ((await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any)
+        .rate_limits
+      const dayStart = now - (now % DAY)
+      const today = fromLog(accountId, dayStart)
+      const last24h = fromLog(accountId, (Math.floor(now / MINUTE) - 1439) * MINUTE)
+      expect(u.today).toEqual(today.all)
+      expect(u.by_model).toEqual(today.byModel)
+      expect(u.last_24h).toEqual(last24h.all)
+      expect(rl.minute.used).toBe(inWindow(accountId, now, MINUTE))
+      expect(rl.day.used).toBe(inWindow(accountId, now, DAY))
+      expect(u.current_day.requests).toBe(rl.day.used)
+      checks++
+    }
+    expect(checks).toBe(steps.length)
+    // The walk really did roll over: yesterday's requests left `today`, and errors were counted.
+    const total = fromLog(accountId, 0).all
+    const u = ((await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any).usage
+    expect(u.today.requests).toBeLessThan(total.requests)
+    expect(total.errors).toBeGreaterThan(0)
+    expect(total.completion_tokens).toBeGreaterThan(0)
+  })
+})
+
+describe('/v1/usage is throttled per key', () => {
+  test('20 at once, then 429 with retry-after; one more a second; other keys unaffected', async () => {
+    const clock = new ManualClock(Date.parse('2026-05-01T12:00:00Z'))
+    gw = await startGateway({ clock })
+    const a = await gw.key('poller', 'free')
+    const b = await gw.key('poller')
+    const get = (key: string) => fetch(`${gw!.url}/v1/usage`, { headers: bearer(key) })
+    for (let i = 0; i < 20; i++) expect((await get(a.key)).status).toBe(200)
+    const r = await get(a.key)
+    expect(r.status).toBe(429)
+    expect(r.headers.get('retry-after')).toBe('1')
+    expect(r.headers.get('retry-after-ms')).toBe('1000')
+    expect(((await r.json()) as any).error).toMatchObject({
+      code: 'rate_limit_exceeded',
+      type: 'rate_limit_error',
+    })
+    expect((await get(b.key)).status).toBe(200)
+    clock.advance(1000)
+    expect((await get(a.key)).status).toBe(200)
+    expect((await get(a.key)).status).toBe(429)
+  })
+})

@@ -1,0 +1,127 @@
+/**
+ * @module
+ * Runs the real Codex CLI (`@openai/codex`, installed in the separate test-client package
+ * `test/clients/`, never a product dependency) against a gateway: `codex exec` with a custom model
+ * provider (`wire_api = "responses"`, key from an environment variable), a throw-away CODEX_HOME,
+ * and every non-loopback connection sent to a closed local port (proxy variables with
+ * `NO_PROXY=127.0.0.1`), so it talks only to 127.0.0.1. With `strace` available, `connects` lists
+ * every IP address it connected to, for the test to prove it.
+ *
+ * @example
+ * const codex = codexBinary()
+ * if (!codex) console.log('Codex is not installed: skipping')
+ * const run = await runCodex(codex, { baseUrl: `${gw.url}/v1`, key, model: 'demo/echo', prompt: 'hi' })
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const BIN = new URL('../clients/node_modules/.bin/codex', import.meta.url).pathname
+
+/** The Codex executable, or null when the test clients are not installed. */
+export function codexBinary(): string | null {
+  return existsSync(BIN) ? BIN : null
+}
+
+export function hasStrace(): boolean {
+  return Bun.which('strace') !== null
+}
+
+export interface CodexRun {
+  code: number
+  /** The final agent message (Codex prints only that on stdout). */
+  stdout: string
+  stderr: string
+  /** `ip:port` of every AF_INET/AF_INET6 connect(2), when run under strace. */
+  connects: string[] | null
+}
+
+export interface CodexOptions {
+  baseUrl: string
+  key: string
+  model: string
+  prompt: string
+  /** Run commands without Codex's sandbox (needed to run `exec_command` in a container). */
+  fullAccess?: boolean
+  strace?: boolean
+  timeoutMs?: number
+}
+
+/** A port nothing listens on: where any attempt to reach beyond loopback ends. */
+const DEAD_PROXY = 'http://127.0.0.1:9'
+
+export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRun> {
+  const home = mkdtempSync(join(tmpdir(), 'switchyard-codex-'))
+  const work = mkdtempSync(join(tmpdir(), 'switchyard-codex-work-'))
+  const traceFile = join(home, 'connect.trace')
+  const args = [
+    bin,
+    'exec',
+    '--skip-git-repo-check',
+    '-c',
+    'model_provider="switchyard"',
+    '-c',
+    `model=${JSON.stringify(opts.model)}`,
+    '-c',
+    'model_providers.switchyard.name="Switchyard"',
+    '-c',
+    `model_providers.switchyard.base_url=${JSON.stringify(opts.baseUrl)}`,
+    '-c',
+    'model_providers.switchyard.wire_api="responses"',
+    '-c',
+    'model_providers.switchyard.env_key="SWITCHYARD_API_KEY"',
+    '-c',
+    'check_for_update_on_startup=false',
+    '-c',
+    'analytics.enabled=false',
+    ...(opts.fullAccess ? ['-s', 'danger-full-access'] : []),
+    opts.prompt,
+  ]
+  const cmd = opts.strace ? ['strace', '-f', '-qq', '-e', 'trace=connect', '-o', traceFile, ...args] : args
+  const proxy = {
+    HTTPS_PROXY: DEAD_PROXY,
+    HTTP_PROXY: DEAD_PROXY,
+    ALL_PROXY: DEAD_PROXY,
+    https_proxy: DEAD_PROXY,
+    http_proxy: DEAD_PROXY,
+    all_proxy: DEAD_PROXY,
+    NO_PROXY: '127.0.0.1,localhost',
+    no_proxy: '127.0.0.1,localhost',
+  }
+  try {
+    const proc = Bun.spawn(cmd, {
+      cwd: work,
+      env: {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        HOME: home,
+        CODEX_HOME: home,
+        SWITCHYARD_API_KEY: opts.key,
+        ...proxy,
+      },
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout: opts.timeoutMs ?? 60_000,
+    })
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
+    return { code, stdout, stderr, connects: opts.strace ? readConnects(traceFile) : null }
+  } finally {
+    rmSync(home, { recursive: true, force: true })
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+function readConnects(file: string): string[] {
+  const out: string[] = []
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const v4 = /sa_family=AF_INET, sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/.exec(line)
+    if (v4) out.push(`${v4[2]}:${v4[1]}`)
+    const v6 = /sa_family=AF_INET6, sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/.exec(line)
+    if (v6) out.push(`[${v6[2]}]:${v6[1]}`)
+  }
+  return out
+}

@@ -1,0 +1,100 @@
+/**
+ * @module
+ * A local stand-in for OpenAI's Responses API (`POST /v1/responses`) that replays the recorded
+ * responses and streams (`openai-responses-*`), for pass-through tests (`wire: responses`).
+ *
+ * Which fixture answers: the request's `model` when it names a fixture, else the one set with
+ * `use()` (default `text`). A stream request gets the fixture's events, each framed as
+ * `event: <type>\ndata: <line>\n\n` with no `[DONE]`, as the live API sends them; a plain one its
+ * `.json`. The reasoning recording holds four responses: one request gets the first (`reasoning`)
+ * or the last (`reasoning-final`).
+ *
+ * @example
+ * const fake = await startFakeResponses()
+ * // provider: { kind: 'openai', wire: 'responses', base_url: `${fake.url}/v1`, ... }
+ * const sent = await fake.frames('text') // the exact bytes the fake streams
+ */
+import { type FakeUpstream, RECORDED, readLines, replayFrames, serveFake } from './fake-upstream.ts'
+
+interface ResponsesFixture {
+  chunks?: URL
+  /** Which lines of the recording, 1-based and inclusive (a multi-response recording). */
+  lines?: [number, number]
+  json?: URL
+}
+
+export const RESPONSES_FIXTURES = {
+  text: {
+    chunks: new URL('openai-responses-text.chunks.txt', RECORDED),
+    json: new URL('openai-responses-text.json', RECORDED),
+  },
+  tool: {
+    chunks: new URL('openai-responses-tool.chunks.txt', RECORDED),
+    json: new URL('openai-responses-tool.json', RECORDED),
+  },
+  reasoning: {
+    chunks: new URL('openai-responses-reasoning.chunks.txt', RECORDED),
+    lines: [1, 56],
+    json: new URL('openai-responses-reasoning.json', RECORDED),
+  },
+  'reasoning-final': { chunks: new URL('openai-responses-reasoning.chunks.txt', RECORDED), lines: [95, 110] },
+  error: { chunks: new URL('openai-responses-error.chunks.txt', RECORDED) },
+} satisfies Record<string, ResponsesFixture>
+
+export type ResponsesFixtureName = keyof typeof RESPONSES_FIXTURES
+
+export interface FakeResponses extends FakeUpstream<ResponsesFixtureName> {
+  /** The SSE frames the fake sends for a stream request answered by `fixture`. */
+  frames(fixture: ResponsesFixtureName): Promise<string[]>
+}
+
+async function framesOf(name: ResponsesFixtureName): Promise<string[]> {
+  const fixture: ResponsesFixture = RESPONSES_FIXTURES[name]
+  let lines = await readLines(fixture.chunks!)
+  if (fixture.lines) lines = lines.slice(fixture.lines[0] - 1, fixture.lines[1])
+  return lines.map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`)
+}
+
+export async function startFakeResponses(
+  opts: { fixture?: ResponsesFixtureName; apiKey?: string; eventDelayMs?: number } = {},
+): Promise<FakeResponses> {
+  const fake = serveFake(
+    { fixture: opts.fixture ?? 'text', eventDelayMs: opts.eventDelayMs },
+    async (call) => {
+      const { request, recorded, url, current, replay } = call
+      if (request.method !== 'POST' || url.pathname !== '/v1/responses') {
+        return Response.json(
+          { error: { message: `Not found: ${url.pathname}`, type: 'invalid_request_error' } },
+          { status: 404 },
+        )
+      }
+      if (opts.apiKey && request.headers.get('authorization') !== `Bearer ${opts.apiKey}`) {
+        return Response.json(
+          {
+            error: {
+              message: 'Incorrect API key provided',
+              type: 'invalid_request_error',
+              code: 'invalid_api_key',
+            },
+          },
+          { status: 401 },
+        )
+      }
+      const model = recorded.body?.model
+      const name =
+        typeof model === 'string' && model in RESPONSES_FIXTURES ? (model as ResponsesFixtureName) : current
+      const fixture: ResponsesFixture = RESPONSES_FIXTURES[name]
+      if (recorded.body?.stream !== true) {
+        if (!fixture.json)
+          return Response.json({ error: { message: 'this fixture only streams' } }, { status: 500 })
+        return new Response(await Bun.file(fixture.json).text(), {
+          headers: { 'content-type': 'application/json' },
+        })
+      }
+      return new Response(replayFrames(await framesOf(name), replay), {
+        headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+      })
+    },
+  )
+  return { ...fake, frames: framesOf }
+}
