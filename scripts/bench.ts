@@ -10,6 +10,7 @@
  */
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
+import { runHostileInput } from './bench/hostile-input.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
@@ -24,7 +25,15 @@ import {
   workspace,
 } from './bench/processes.ts'
 import { fmt, type Row, renderTable, row, writeResults } from './bench/report.ts'
-import { closedRows, forwardingRows, memoryRows, microRows, openRows, usageVolumeRows } from './bench/rows.ts'
+import {
+  closedRows,
+  forwardingRows,
+  hostileInputRows,
+  memoryRows,
+  microRows,
+  openRows,
+  usageVolumeRows,
+} from './bench/rows.ts'
 import {
   type Ctx,
   counted,
@@ -233,6 +242,8 @@ async function main(): Promise<number> {
     const streams = await runSlowStreams(ctx)
     log('micro-benchmark: auth + limiter + usage recording ...')
     const micro = await runMicro(ws.dir, mocks, plan.microIterations)
+    log('hostile input: 10 MB request bodies, a 50 MB SSE line ...')
+    const hostile = await runHostileInput(opts.quick ? 3 : 9)
     log(`GET /v1/usage on an account with ${fmt(USAGE_ROWS)} requests in its day ...`)
     const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), USAGE_ROWS, 19)
     log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)
@@ -243,6 +254,7 @@ async function main(): Promise<number> {
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss),
       ...microRows(micro),
+      ...hostileInputRows(hostile),
       ...usageVolumeRows(usageVolume),
       ...forwardingRows(fwd, clientClosed),
       row(
