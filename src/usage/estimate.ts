@@ -11,7 +11,7 @@
  * disconnectedUsage(null, 1_200, '{"model":"m","messages":[{"role":"user","content":"hi"}]}')
  * // → { prompt_tokens: 2, completion_tokens: 300 }
  */
-import type { Usage } from '../providers/types.ts'
+import type { ChatCompletionChunk, Usage } from '../providers/types.ts'
 
 const CHARS_PER_TOKEN = 4
 
@@ -50,4 +50,23 @@ export function requestTextChars(body: string): number {
     else if (v && typeof v === 'object') stack.push(...Object.values(v))
   }
   return chars
+}
+
+/** Generated text in a chunk: content, refusal, reasoning (as providers name it), tool names and arguments. */
+export function chunkTextChars(chunk: ChatCompletionChunk): number {
+  let n = 0
+  for (const { delta } of chunk.choices) {
+    if (!delta) continue
+    const d = delta as Record<string, unknown>
+    for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
+      const v = d[k]
+      if (typeof v === 'string') n += v.length
+    }
+    for (const t of delta.tool_calls ?? []) {
+      const f = t?.function
+      if (typeof f?.name === 'string') n += f.name.length
+      if (typeof f?.arguments === 'string') n += f.arguments.length
+    }
+  }
+  return n
 }

@@ -22,31 +22,27 @@ beforeAll(async () => {
 }, 15_000)
 afterAll(() => bed.stop())
 
-test('tokens of a stream the client left are recorded from what was relayed (estimated)', async () => {
-  const body = {
-    model: 'mock/slow-stream',
-    stream: true,
-    messages: [
-      { role: 'system', content: 'You are terse. '.repeat(20) },
-      { role: 'user', content: 'Tell me a long story about a yard full of switches. '.repeat(10) },
-    ],
-  }
-  const res = await bed.post(body)
+/** Reads a stream until `n` text deltas arrived, then disconnects; returns the text it saw. */
+async function readThenLeave(
+  res: Response,
+  n: number,
+  textOf: (event: any) => string | undefined,
+): Promise<string> {
   expect(res.status).toBe(200)
   const reader = res.body!.getReader()
   const dec = new TextDecoder()
   let buf = ''
   let content = ''
   let deltas = 0
-  while (deltas < 3) {
+  while (deltas < n) {
     const { value, done } = await reader.read()
     if (done) throw new Error('the stream ended before the client left')
     buf += dec.decode(value, { stream: true })
     for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
       const frame = buf.slice(0, i)
       buf = buf.slice(i + 2)
-      if (!frame.startsWith('data: {')) continue
-      const text = JSON.parse(frame.slice(6)).choices[0]?.delta?.content
+      if (!frame.includes('data: {')) continue
+      const text = textOf(JSON.parse(frame.slice(frame.indexOf('data: ') + 6)))
       if (text) {
         content += text
         deltas++
@@ -54,6 +50,10 @@ test('tokens of a stream the client left are recorded from what was relayed (est
     }
   }
   await reader.cancel()
+  return content
+}
+
+async function expectEstimated(content: string, body: unknown): Promise<Completion> {
   await waitFor(() => recorded.length === 1, 2_000)
   const r = recorded[0]!
   expect(r.status).toBe(499)
@@ -62,7 +62,23 @@ test('tokens of a stream the client left are recorded from what was relayed (est
   expect(r.completionTokens!).toBeGreaterThanOrEqual(estimateTokens(content.length))
   expect(r.completionTokens!).toBeLessThanOrEqual(estimateTokens(content.length) + 10)
   expect(r.promptTokens).toBe(estimateTokens(requestTextChars(JSON.stringify(body))))
-  expect(r.promptTokens!).toBeGreaterThan(150)
+  expect(r.promptTokens!).toBeGreaterThan(100)
+  return r
+}
+
+const PROMPT = 'Tell me a long story about a yard full of switches. '.repeat(10)
+
+test('tokens of a chat stream the client left are recorded from what was relayed (estimated)', async () => {
+  const body = {
+    model: 'mock/slow-stream',
+    stream: true,
+    messages: [
+      { role: 'system', content: 'You are terse. '.repeat(20) },
+      { role: 'user', content: PROMPT },
+    ],
+  }
+  const content = await readThenLeave(await bed.post(body), 3, (e) => e.choices?.[0]?.delta?.content)
+  const r = await expectEstimated(content, body)
 
   await bed.gw.deps.recorder.flush()
   const u = (await (await fetch(`${bed.gw.url}/v1/usage`, { headers: bearer(bed.key) })).json()) as any
@@ -72,4 +88,19 @@ test('tokens of a stream the client left are recorded from what was relayed (est
     prompt_tokens: r.promptTokens,
     completion_tokens: r.completionTokens,
   })
+}, 15_000)
+
+test('the same on the Responses surface', async () => {
+  recorded.length = 0
+  const body = { model: 'mock/slow-stream', stream: true, instructions: 'Be terse.', input: PROMPT }
+  const res = await fetch(`${bed.gw.url}/v1/responses`, {
+    method: 'POST',
+    headers: { ...bearer(bed.key), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  const content = await readThenLeave(res, 3, (e) =>
+    e.type === 'response.output_text.delta' ? e.delta : undefined,
+  )
+  const r = await expectEstimated(content, body)
+  expect(r.status).toBe(499)
 }, 15_000)

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient, SQL } from 'bun'
-import { cli } from '../support/cli.ts'
+import { BUN, cli, REPO } from '../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
 import {
   engines,
@@ -33,6 +33,12 @@ afterAll(async () => {
 })
 
 const count = (xs: Array<{ status: number }>, s: number) => xs.filter((x) => x.status === s).length
+/** Statuses with their counts, so a failure shows what came back instead. */
+const tally = (xs: Array<{ status: number }>) =>
+  xs.reduce<Record<number, number>>((t, x) => {
+    t[x.status] = (t[x.status] ?? 0) + 1
+    return t
+  }, {})
 
 interface Answer {
   status: number
@@ -92,7 +98,7 @@ for (const variant of [
       base = ['--config', writeConfig(tempDir(), doc)]
       const migrated = await cli(['migrate', '--json', ...base])
       expect(migrated.code).toBe(0)
-      expect(migrated.json()).toMatchObject({ engine: 'postgres', applied: [1] })
+      expect(migrated.json()).toMatchObject({ engine: 'postgres', applied: [1, 2] })
       replicas.push(...(await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))))
     }, 60_000)
     afterAll(async () => {
@@ -107,8 +113,7 @@ for (const variant of [
     test('150 concurrent requests spread over three replicas on rpm 5 → exactly 5 admitted; 429s carry correct headers from every replica', async () => {
       const { key } = await keyFor('minute', 'rpm5')
       const res = await burst(replicas, key, 150)
-      expect(count(res, 200)).toBe(5)
-      expect(count(res, 429)).toBe(145)
+      expect(tally(res)).toEqual({ 200: 5, 429: 145 })
       for (const replica of [0, 1, 2]) {
         const limited = res.find((r) => r.status === 429 && r.replica === replica)!
         expect(limited.body.error).toMatchObject({ code: 'rate_limit_exceeded' })
@@ -131,7 +136,7 @@ for (const variant of [
     test('the same on rpd 5 → exactly 5 admitted, 429s name the day limit', async () => {
       const { key } = await keyFor('daily', 'rpd5')
       const res = await burst(replicas, key, 150)
-      expect(count(res, 200)).toBe(5)
+      expect(tally(res)).toEqual({ 200: 5, 429: 145 })
       const limited = res.filter((r) => r.status === 429)
       expect(limited).toHaveLength(145)
       expect(new Set(limited.map((r) => r.replica)).size).toBe(3)
@@ -262,3 +267,34 @@ for (const variant of [
     })
   })
 }
+
+describe.skipIf(skipPg)('schema versions on PostgreSQL', () => {
+  async function serveExit(config: string): Promise<{ code: number; stderr: string }> {
+    const proc = Bun.spawn([BUN, `${REPO}src/main.ts`, 'serve', '--port', '0', '--config', config], {
+      stdout: 'ignore',
+      stderr: 'pipe',
+    })
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000)
+    const code = await proc.exited
+    clearTimeout(timer)
+    return { code, stderr: await new Response(proc.stderr).text() }
+  }
+
+  test('serve refuses a database without the schema, and one newer than it knows; migrate fixes the first', async () => {
+    const url = await pg!.createDatabase()
+    const config = writeConfig(tempDir(), testConfigDoc({ database: { url } }))
+    const empty = await serveExit(config)
+    expect(empty.code).not.toBe(0)
+    expect(empty.stderr).toContain('run `switchyard migrate`')
+    expect((await cli(['accounts', 'list', '--config', config])).stderr).toContain('switchyard migrate')
+    expect((await cli(['migrate', '--config', config])).code).toBe(0)
+    expect((await cli(['migrate', '--json', '--config', config])).json()).toMatchObject({ applied: [] })
+    expect((await cli(['accounts', 'list', '--config', config])).code).toBe(0)
+    const sql = new SQL(url, { max: 1 })
+    await sql`INSERT INTO schema_migrations (version, applied_at) VALUES (${99}, ${Date.now()})`
+    await sql.close()
+    const newer = await serveExit(config)
+    expect(newer.code).not.toBe(0)
+    expect(newer.stderr).toContain('newer than this build supports')
+  }, 60_000)
+})

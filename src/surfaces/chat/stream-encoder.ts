@@ -14,6 +14,7 @@
 import { type StreamEncoder, type WriteStreamOptions, writeStream } from '../../pipeline/stream-writer.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { ChatCompletionChunk, ChunkStream, Usage } from '../../providers/types.ts'
+import { chunkTextChars } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 
 /** Shared by every stream: the hot path allocates no encoder and no constant frames. */
@@ -42,7 +43,7 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
     chunk.model = this.modelId
     // OpenAI's shape: `usage: null` on every chunk with include_usage, no `usage` key without it.
     chunk.usage = includeUsage ? (chunk.usage ?? null) : undefined
-    for (const c of chunk.choices) this.relayed += deltaChars(c.delta as Record<string, unknown>)
+    this.relayed += chunkTextChars(chunk)
     return text.encode(encodeSSE(JSON.stringify(chunk)))
   }
 
@@ -61,24 +62,6 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
   usage(): Usage | null {
     return this.seen
   }
-}
-
-/** Generated text in one choice's delta (reasoning fields as the providers name them). */
-function deltaChars(d: Record<string, unknown> | undefined): number {
-  if (!d) return 0
-  let n = 0
-  for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
-    const v = d[k]
-    if (typeof v === 'string') n += v.length
-  }
-  const calls = d.tool_calls
-  if (Array.isArray(calls))
-    for (const t of calls) {
-      const f = (t as { function?: { name?: unknown; arguments?: unknown } })?.function
-      if (typeof f?.name === 'string') n += f.name.length
-      if (typeof f?.arguments === 'string') n += f.arguments.length
-    }
-  return n
 }
 
 export interface WriteChatStreamOptions extends WriteStreamOptions {

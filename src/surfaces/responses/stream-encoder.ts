@@ -20,6 +20,7 @@
 import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../providers/types.ts'
+import { chunkTextChars } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { functionCallItem, messageItem, outputText, reasoningItem, reasoningText } from './encode-response.ts'
 import {
@@ -59,6 +60,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   private readonly output: OutputItem[] = []
   private finish: FinishReason | null = null
   private seen: Usage | null = null
+  private relayed = 0
   private readonly response: ResponseObject
   /** Events of the current call, handed out and reset by each public method. */
   private pending: ResponsesEvent[] = []
@@ -75,7 +77,12 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
 
   encode(chunk: ChatCompletionChunk): Uint8Array | null {
     const events = this.events(chunk)
+    this.relayed += chunkTextChars(chunk)
     return events.length ? frameEvents(events) : null
+  }
+
+  relayedChars(): number {
+    return this.relayed
   }
 
   end(): Uint8Array {
