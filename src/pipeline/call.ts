@@ -9,7 +9,7 @@
  *
  * `finish` is called exactly once per admitted request, with the status the client saw.
  */
-import { abortError, readText, upstreamEvents } from '../providers/http.ts'
+import { abortError, networkErrorDetail, readText, upstreamEvents } from '../providers/http.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
@@ -126,9 +126,13 @@ function json(body: unknown, headers: Record<string, string>): Response {
 export function asGatewayError(e: unknown): GatewayError {
   if (e instanceof GatewayError) return e
   if ((e as Error)?.name === 'AbortError') return abortError(e)
+  // The error's text may name the upstream's URL: it goes to the log only.
   return new GatewayError(
     502,
     'upstream_error',
-    `Upstream call failed: ${(e as Error)?.message ?? String(e)}`,
+    'Upstream call failed; it has been logged with this request id.',
+    {
+      detail: networkErrorDetail(e),
+    },
   )
 }

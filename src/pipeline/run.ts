@@ -206,5 +206,6 @@ function logUpstreamFailure(deps: Deps, rid: string, entry: CatalogueEntry, err:
     status: err.status,
     code: err.code,
     message: err.message,
+    detail: err.detail,
   })
 }

@@ -15,16 +15,19 @@ import {
   abortError,
   describeNetworkError,
   invalidResponse,
+  networkErrorDetail,
   sanitizeMessage,
+  scrubbed,
   streamInterrupted,
   unreachableError,
-  withoutKey,
 } from './upstream-errors.ts'
 
 export {
   abortError,
+  clampRetryAfter,
   describeUpstreamError,
   invalidResponse,
+  networkErrorDetail,
   openAIStyleError,
   sanitizeMessage,
   streamInterrupted,
@@ -57,7 +60,9 @@ export function mergeSignals(...signals: Array<AbortSignal | undefined | null>):
  * `min(firstByteMs, totalMs)`; `ctx.signal` stays attached, so a client that leaves later still
  * aborts the body. Failures become `GatewayError`s: unreachable → 502 `upstream_unreachable`,
  * timeout → 504 `upstream_timeout`, client gone → 499 `client_closed_request`, and a non-2xx
- * answer → `mapError(status, body)` (with the upstream's `retry-after` kept on a 429).
+ * answer → `mapError(status, body)` (with the upstream's `retry-after` kept on a 429, at most
+ * an hour). No message names the upstream's address: Bun's own texts, which carry the URL, go
+ * to `GatewayError.detail` (logged with the request id, never sent).
  *
  * @example
  * const res = await upstreamFetch(url, { method: 'POST', headers, body }, ctx,
@@ -84,7 +89,7 @@ export async function upstreamFetch(
     } catch (err) {
       if (timer.signal.aborted) throw timer.signal.reason
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
-      throw unreachableError(url, label, err)
+      throw unreachableError(label, err, ctx.provider.api_key)
     }
     if (res.ok) return res
     // The error body is read under the same first-byte timer (it belongs to the refusal), capped.
@@ -107,7 +112,7 @@ export async function upstreamFetch(
         headers: { 'retry-after': retryAfter },
       })
     }
-    throw withoutKey(err, ctx.provider.api_key)
+    throw scrubbed(err, ctx.provider)
   } finally {
     clearTimeout(timeout)
   }
@@ -134,7 +139,10 @@ export async function readJson(res: Response, ctx: CallContext): Promise<unknown
   try {
     return JSON.parse(text)
   } catch {
-    throw invalidResponse(ctx.provider.prefix, `the body is not JSON: ${sanitizeMessage(text, 120)}`)
+    throw scrubbed(
+      invalidResponse(ctx.provider.prefix, `the body is not JSON: ${sanitizeMessage(text, 120)}`),
+      ctx.provider,
+    )
   }
 }
 
@@ -245,7 +253,11 @@ class GuardedSource<T> implements UnderlyingSource<T> {
   private translate(err: unknown): GatewayError {
     if (err instanceof GatewayError) return err
     if (this.ctx.signal.aborted) return abortError(this.ctx.signal.reason)
-    return streamInterrupted(this.ctx.provider.prefix, describeNetworkError(err))
+    return streamInterrupted(
+      this.ctx.provider.prefix,
+      describeNetworkError(err),
+      networkErrorDetail(err, this.ctx.provider.api_key),
+    )
   }
 
   private fail(err: GatewayError): void {

@@ -43,23 +43,26 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
 }
 
 /** 502 `upstream_invalid_response`: the upstream answered, but not in its own protocol. */
-export function invalidResponse(providerLabel: string, what: string): GatewayError {
+export function invalidResponse(providerLabel: string, what: string, detail?: string): GatewayError {
   return new GatewayError(
     502,
     'upstream_invalid_response',
     `Upstream '${providerLabel}' sent an invalid response: ${what}`,
+    { detail },
   )
 }
 
 /** 502 `upstream_stream_interrupted`: the upstream's body ended before its protocol says it is done. */
 export function streamInterrupted(
   providerLabel: string,
-  detail = 'the connection was closed mid-response',
+  what = 'the connection was closed mid-response',
+  detail?: string,
 ): GatewayError {
   return new GatewayError(
     502,
     'upstream_stream_interrupted',
-    `Upstream '${providerLabel}' stream was interrupted: ${detail}. Retry the request.`,
+    `Upstream '${providerLabel}' stream was interrupted: ${what}. Retry the request.`,
+    { detail },
   )
 }
 
@@ -78,29 +81,85 @@ export function abortError(reason: unknown): GatewayError {
   return err
 }
 
-export function unreachableError(url: string, label: string, err: unknown): GatewayError {
-  let host = 'its base_url'
-  try {
-    host = new URL(url).host // never the path or query: some providers put the key in the query
-  } catch {}
+/**
+ * 502 `upstream_unreachable`. The client learns which provider and what kind of failure, never
+ * the upstream's address: Bun's messages carry the whole URL, query included. The full text goes
+ * to the server log with the request id (`GatewayError.detail`).
+ */
+export function unreachableError(label: string, err: unknown, secret?: string): GatewayError {
+  const detail = networkErrorDetail(err, secret)
+  if ((err as { code?: unknown } | null)?.code === 'Malformed_HTTP_Response') {
+    return invalidResponse(label, 'malformed HTTP response', detail)
+  }
   return new GatewayError(
     502,
     'upstream_unreachable',
-    `Could not reach upstream '${label}' at ${host}: ${describeNetworkError(err)}. Check that the provider is up and its base_url is right.`,
+    `Could not reach upstream '${label}': ${describeNetworkError(err)}. Check that the provider is up and its base_url is right.`,
+    { detail },
   )
 }
 
-/** `CODE (what happened)` from a network error, without Bun's "pass verbose: true" hint. */
+/** Bun's error codes, in words. Codes not listed are shown as they are (a code names no host). */
+const NETWORK_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed while sending',
+  ETIMEDOUT: 'connection timed out',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ConnectionRefused: 'connection refused',
+  ConnectionClosed: 'connection closed',
+  FailedToOpenSocket: 'could not open a socket',
+  Malformed_HTTP_Response: 'malformed HTTP response',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'TLS certificate chain is self-signed',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate does not match the host',
+}
+
+/**
+ * `what happened (CODE)` from a network error, for clients: built from the error's code alone,
+ * never from its message, which may name the upstream's host, port, path and query.
+ */
 export function describeNetworkError(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code
-  let message = (err instanceof Error ? err.message : String(err))
-    .replace(/\s*For more information, pass `verbose: true`.*$/s, '')
-    .replace(/\.+$/, '')
-  if (typeof code === 'string') {
-    if (message.startsWith(`${code}:`)) message = message.slice(code.length + 1).trim()
-    message = `${code} (${message})`
+  if (typeof code !== 'string' || !/^[A-Za-z0-9_]{1,64}$/.test(code)) return 'network error'
+  const words = NETWORK_ERRORS[code]
+  return words ? `${words} (${code})` : `network error (${code})`
+}
+
+/** The network error's own text and URL, for the server log: redacted of keys, address kept. */
+export function networkErrorDetail(err: unknown, secret?: string): string {
+  let text = (err instanceof Error ? err.message : String(err)).replace(
+    /\s*For more information, pass `verbose: true`.*$/s,
+    '',
+  )
+  const url = (err as { path?: unknown } | null)?.path
+  if (typeof url === 'string' && !text.includes(url)) text += ` (${url})`
+  return sanitizeMessage(secret && secret.length >= 4 ? text.split(secret).join('***') : text, 1000)
+}
+
+/** Longest `retry-after` relayed from an upstream, in seconds. */
+export const MAX_RETRY_AFTER_S = 3600
+
+/**
+ * An upstream's `retry-after` (delta-seconds or an HTTP date) as whole seconds in
+ * [0, MAX_RETRY_AFTER_S]; `undefined` when it is neither, so nothing is relayed.
+ */
+export function clampRetryAfter(value: string | null | undefined, now = Date.now()): string | undefined {
+  const v = value?.trim()
+  if (!v) return undefined
+  let seconds: number
+  if (/^\d+(\.\d+)?$/.test(v)) seconds = Number(v)
+  else {
+    const at = Date.parse(v)
+    if (Number.isNaN(at) || !/[A-Za-z]/.test(v)) return undefined
+    seconds = (at - now) / 1000
   }
-  return sanitizeMessage(message, 200)
+  return String(Math.min(MAX_RETRY_AFTER_S, Math.max(0, Math.ceil(seconds))))
 }
 
 interface UpstreamErrorInfo {
@@ -164,16 +223,45 @@ export function sanitizeMessage(text: string, max = 500): string {
   return out.length > max ? `${out.slice(0, max)}…` : out
 }
 
-/** Removes the provider's own key wherever a (possibly foreign) mapper let it through. */
-export function withoutKey(err: GatewayError, key: string | undefined): GatewayError {
-  const message = sanitizeMessage(
-    key && key.length >= 4 ? err.message.split(key).join('***') : err.message,
-    1000,
-  )
-  if (message === err.message) return err
+/**
+ * The last step for an upstream's refusal: removes the provider's own key wherever a (possibly
+ * foreign) mapper let it through and the provider's host (with its `:port`) wherever the text
+ * names it, and clamps a `retry-after`.
+ */
+export function scrubbed(err: GatewayError, provider: { api_key?: string; base_url?: string }): GatewayError {
+  const key = provider.api_key
+  let text = key && key.length >= 4 ? err.message.split(key).join('***') : err.message
+  const host = hostPattern(provider.base_url)
+  if (host) text = text.replace(host, '<upstream>')
+  const message = sanitizeMessage(text, 1000)
+  const retryAfter = err.headers?.['retry-after']
+  const clamped = retryAfter === undefined ? undefined : clampRetryAfter(retryAfter)
+  if (message === err.message && clamped === retryAfter) return err
+  let headers = err.headers
+  if (clamped !== retryAfter) {
+    const { 'retry-after': _, ...rest } = err.headers!
+    headers = clamped === undefined ? rest : { ...rest, 'retry-after': clamped }
+  }
   return new GatewayError(err.status, err.code, message, {
     param: err.param,
     type: err.type,
-    headers: err.headers,
+    headers,
+    detail: err.detail,
   })
+}
+
+/**
+ * The base_url's host, with any scheme before it and any `:port`, path and query after it, if the
+ * host is long enough not to match ordinary words.
+ */
+function hostPattern(baseUrl: string | undefined): RegExp | undefined {
+  if (!baseUrl) return undefined
+  try {
+    const host = new URL(baseUrl).hostname
+    if (host.length < 4) return undefined
+    const escaped = host.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    return new RegExp(`(?:[a-z][a-z0-9+.-]*://)?${escaped}(?::\\d+)?(?:[/?#][^\\s"'<>]*)?`, 'gi')
+  } catch {
+    return undefined
+  }
 }

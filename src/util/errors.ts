@@ -39,12 +39,14 @@ export class GatewayError extends Error {
   readonly type: string
   /** Extra response headers, e.g. `retry-after`. */
   readonly headers: Record<string, string> | undefined
+  /** For the server log only, never sent: e.g. the network error naming the upstream's URL. */
+  readonly detail: string | undefined
 
   constructor(
     status: number,
     code: string,
     message: string,
-    opts: { param?: string | null; type?: string; headers?: Record<string, string> } = {},
+    opts: { param?: string | null; type?: string; headers?: Record<string, string>; detail?: string } = {},
   ) {
     super(message)
     this.name = 'GatewayError'
@@ -53,6 +55,7 @@ export class GatewayError extends Error {
     this.param = opts.param ?? null
     this.type = opts.type ?? TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
     this.headers = opts.headers
+    this.detail = opts.detail
   }
 
   toBody(): ErrorBody {

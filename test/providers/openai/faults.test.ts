@@ -105,7 +105,7 @@ describe('openai adapter, upstream faults', () => {
     expect([(error as GatewayError).status, (error as GatewayError).code]).toEqual([504, 'upstream_timeout'])
   })
 
-  test('refused connection → 502 upstream_unreachable naming the host but not the key', async () => {
+  test('refused connection → 502 upstream_unreachable naming neither the address nor the key', async () => {
     const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
     const port = closed.port
     await closed.stop(true)
@@ -113,8 +113,12 @@ describe('openai adapter, upstream faults', () => {
     const { adapter, ctx } = adapterCall({ provider: p })
     const err = await failure(adapter.complete(request(), ctx))
     expect([err.status, err.code]).toEqual([502, 'upstream_unreachable'])
-    expect(err.message).toContain(`127.0.0.1:${port}`)
+    expect(err.message).not.toContain('127.0.0.1')
+    expect(err.message).not.toContain(String(port))
     expect(err.message).not.toContain(API_KEY)
+    // The log gets the address (never the key) through `detail`.
+    expect(err.detail).toContain(`127.0.0.1:${port}`)
+    expect(err.detail).not.toContain(API_KEY)
   })
 })
 
