@@ -143,8 +143,8 @@ async function expectCancelled(model: string, size: number): Promise<void> {
   const p = produced.get(model)!
   for (let i = 0; i < 100 && !p.cancelled; i++) await Bun.sleep(20)
   expect(p.cancelled).toBe(true)
-  // The cap (32 MiB) plus what sockets and stream queues held when it tripped.
-  expect(p.bytes).toBeLessThan(Math.min(size, 48 * MB))
+  // The cap (32 MiB) plus what sockets and stream queues held when it tripped: far from the end.
+  expect(p.bytes).toBeLessThan(Math.min(size, 96 * MB))
   console.log(model, (p.bytes / MB).toFixed(0), 'MB produced; peak', (await peakRssMb()).toFixed(0))
 }
 
