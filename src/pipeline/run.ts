@@ -13,13 +13,13 @@
  */
 import { checkFeatures } from '../gateway/features.ts'
 import { assertPlanAllows, type CatalogueEntry } from '../gateway/routing.ts'
+import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
 import { type Auth, authenticateToken } from '../server/auth.ts'
 import { checkJsonContentType, readBodyText } from '../server/body.ts'
 import type { Deps } from '../server/deps.ts'
 import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
-import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
 import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
@@ -39,13 +39,7 @@ export class Pipeline {
   constructor(private readonly deps: Deps) {
     const { config } = deps
     this.timeouts = new Map(config.providers.map((p) => [p.prefix, resolveTimeouts(p)]))
-    this.suspension = config.suspension.enabled
-      ? {
-          maxRejections: config.suspension.maxRejections,
-          windowMs: config.suspension.windowMs,
-          durationMs: config.suspension.durationMs,
-        }
-      : null
+    this.suspension = suspensionPolicy(config)
   }
 
   /**
