@@ -6,7 +6,8 @@
  * @example
  * const req = validateChatRequest(parseChatBody(await request.text()))
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { GatewayError } from '../util/errors.ts'
 import { type ChatRequestInput, ChatRequestSchema } from './chat-request-schema.ts'
 import { parseJsonBody } from './parse-json-body.ts'
@@ -40,6 +41,14 @@ export function parseChatBody(text: string, example: string = EXAMPLE): Record<s
  * `parseChatBody`, before the body is parsed.
  */
 export function validateChatRequest(body: unknown): ChatRequestInput {
-  if (!checker.Check(body)) throw explainValidationError(checker.Errors(body), body)
-  return body as ChatRequestInput
+  return validateWith(checker, body)
+}
+
+/**
+ * Any surface's schema check; the 400 names the offending field. (Nesting is bounded before the
+ * body is parsed, by `parseJsonBody`.)
+ */
+export function validateWith<S extends TSchema>(check: TypeCheck<S>, body: unknown): Static<S> {
+  if (!check.Check(body)) throw explainValidationError(check.Errors(body), body)
+  return body as Static<S>
 }

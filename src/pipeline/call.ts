@@ -56,10 +56,13 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
         finish(200, res.usage ?? null, null, null)
         return json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers)
       }
-      const upstream = await forwardCall(adapter, call.forward, ctx)
-      // Read here, under the timeouts and max_response_bytes, so no relay reads an unbounded body.
-      const body = await readText(upstream, ctx)
-      const out = await call.relay.relayJson(new Response(body, upstream), p.encodeCtx)
+      const answer = await forwardCall(adapter, call.forward, ctx)
+      // Read here, under the provider's timeouts and max_response_bytes, so every relay is bounded.
+      const upstream = new Response(await readText(answer, ctx), {
+        status: answer.status,
+        headers: answer.headers,
+      })
+      const out = await call.relay.relayJson(upstream, p.encodeCtx)
       finish(200, out.usage, null, null)
       return new Response(out.body, {
         status: 200,
