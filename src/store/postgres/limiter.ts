@@ -7,7 +7,7 @@
 import type { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
-import type { AdmitInput, AdmitResult, Limiter } from '../types.ts'
+import type { AdmitInput, AdmitResult, Limiter, Refusal } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
 
 export class PgLimiter implements Limiter {
@@ -46,6 +46,29 @@ export class PgLimiter implements Limiter {
       minute: consumed(minute, at, this.spans.minuteMs),
       day: consumed(day, at, this.spans.dayMs),
     }
+  }
+
+  /** `switchyard_admit`'s refusal count (fixed windows per key), as one statement. */
+  async countRejection(r: Refusal): Promise<number | null> {
+    const { maxRejections: max, windowMs, durationMs } = r.suspension
+    const rows = await this.sql`
+      WITH t AS (
+        SELECT COALESCE(${this.engineTime ? null : r.now}::BIGINT,
+          (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) AS now),
+      b AS (
+        SELECT k.id, t.now,
+          CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= t.now - ${windowMs}
+               THEN 1 ELSE k.rejections + 1 END AS n,
+          CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= t.now - ${windowMs}
+               THEN t.now ELSE k.rejections_since END AS since
+        FROM api_keys k CROSS JOIN t WHERE k.id = ${r.keyId} FOR UPDATE OF k)
+      UPDATE api_keys k SET
+        rejections = CASE WHEN b.n > ${max} THEN 0 ELSE b.n END,
+        rejections_since = CASE WHEN b.n > ${max} THEN NULL ELSE b.since END,
+        suspended_until = CASE WHEN b.n > ${max} THEN b.now + ${durationMs} ELSE k.suspended_until END
+      FROM b WHERE k.id = b.id
+      RETURNING CASE WHEN b.n > ${max} THEN b.now + ${durationMs} END AS until`
+    return numOrNull(rows[0]?.until)
   }
 
   async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
