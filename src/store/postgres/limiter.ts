@@ -1,30 +1,30 @@
 /**
  * @module
- * The limiter on PostgreSQL: one call of `switchyard_admit` (see migrations.ts) per admission —
- * one round trip, one transaction, the account row locked until commit, so N replicas admit
- * exactly what one process would.
+ * The limiter on PostgreSQL: `switchyard_admit` (see migrations.ts) per admission, the account
+ * row locked until commit, so N replicas admit exactly what one process would; admissions of one
+ * event-loop turn share one transaction (admit-batch.ts).
  */
 import type { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, Limiter, Refusal } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
+import { AdmitBatcher } from './admit-batch.ts'
 
 export class PgLimiter implements Limiter {
+  private readonly batcher: AdmitBatcher
+
   constructor(
     private readonly sql: SQL,
     private readonly spans: WindowSpans,
     /** Use the database server's clock (replicas then share one clock) instead of `input.now`. */
     private readonly engineTime: boolean,
-  ) {}
+  ) {
+    this.batcher = new AdmitBatcher(sql, spans, engineTime)
+  }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
-    const s = input.suspension
-    const [r] = await this.sql`
-      SELECT * FROM switchyard_admit(${input.accountId}, ${input.keyId}, ${input.model}, ${input.requestId},
-        ${input.stream}, ${this.engineTime ? null : input.now}, ${input.rpm}, ${input.rpd},
-        ${this.spans.minuteMs}, ${this.spans.dayMs}, ${s?.maxRejections ?? null}, ${s?.windowMs ?? null},
-        ${s?.durationMs ?? null})`
+    const r = await this.batcher.admit(input)
     const at = num(r.o_at)
     const minute = windowOf(input.rpm, num(r.o_minute_used), numOrNull(r.o_minute_first), this.spans.minuteMs)
     const day = windowOf(input.rpd, num(r.o_day_used), numOrNull(r.o_day_first), this.spans.dayMs)
