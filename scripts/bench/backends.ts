@@ -12,6 +12,7 @@ import { parseConfig } from '../../src/config/index.ts'
 import { openStores } from '../../src/store/index.ts'
 import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import type { AdmitInput, Store } from '../../src/store/types.ts'
+import { newRequestId } from '../../src/util/ids.ts'
 import { startPostgres, startRedis, type TestPostgres, type TestRedis } from '../../test/support/engines.ts'
 import { runBunLoad } from './loadgen-bun.ts'
 import { cpuMicros } from './proc-stats.ts'
@@ -129,6 +130,7 @@ async function admitCost(
       keyId: 'k',
       model: 'mock/bench',
       requestId: `r${i}`,
+      gatewayId: newRequestId(),
       stream: false,
       now: Date.now(),
       rpm: PLAN.rpm,

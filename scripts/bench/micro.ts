@@ -13,6 +13,7 @@ import { parseSSE } from '../../src/providers/sse/index.ts'
 import { authenticate } from '../../src/server/auth.ts'
 import { buildDeps } from '../../src/server/build.ts'
 import { writeChatStream } from '../../src/surfaces/chat/stream-encoder.ts'
+import { newRequestId } from '../../src/util/ids.ts'
 import { silentLogger } from '../../src/util/log.ts'
 import { buildStreamFrames } from '../mock-upstream/wire.ts'
 import { configDoc, type Mocks } from './processes.ts'
@@ -90,6 +91,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       keyId: auth.key.id,
       model: 'mock/bench',
       requestId: `req_micro_${limited ? 'l' : 'u'}${i}`,
+      gatewayId: newRequestId(),
       stream: false,
       now: Date.now(),
       rpm: limited ? 10_000_000 : null,
@@ -97,7 +99,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       suspension: { maxRejections: 50, windowMs: 600_000, durationMs: 900_000 },
     })
     /** Admitted requests, with where they were counted (the pipeline passes this on to the recorder). */
-    const usageIds: Array<{ usageId: number; at: number | undefined }> = []
+    const usageIds: Array<{ gatewayId: string; at: number | undefined }> = []
 
     const warm = Math.min(1000, iterations)
     await perOp(warm, () => authenticate(deps, header))
@@ -106,7 +108,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
     const authUs = await perOp(iterations, () => authenticate(deps, header))
     const admitUs = await perOp(iterations, async (i) => {
       const r = await deps.store.admit(admitInput(i, false))
-      if (r.admitted) usageIds.push({ usageId: r.usageId, at: r.loggedAt })
+      if (r.admitted) usageIds.push({ gatewayId: r.gatewayId, at: r.loggedAt })
     })
     const group = 16
     const batchedN = Math.ceil(iterations / group)
@@ -115,14 +117,14 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
         Promise.all(
           Array.from({ length: group }, async (_, j) => {
             const r = await deps.store.admit(admitInput(iterations + i * group + j, false))
-            if (r.admitted) usageIds.push({ usageId: r.usageId, at: r.loggedAt })
+            if (r.admitted) usageIds.push({ gatewayId: r.gatewayId, at: r.loggedAt })
           }),
         ),
       )) / group
     const t0 = performance.now()
-    for (const { usageId, at } of usageIds) {
+    for (const { gatewayId, at } of usageIds) {
       deps.recorder.record({
-        usageId,
+        gatewayId,
         counted: at === undefined ? undefined : { accountId: auth.account.id, model: 'mock/bench', at },
         status: 200,
         promptTokens: 20,

@@ -87,5 +87,7 @@ export function seedRequestLog(db: Database, n: number, end: number, spanMs: num
         status !== null && status >= 400 ? `code_${status}` : null,
       )
     }
+    // The seeded request ids are unique: they serve as the rows' gateway ids.
+    db.run('UPDATE requests SET gateway_id = request_id WHERE gateway_id IS NULL')
   }).immediate()
 }

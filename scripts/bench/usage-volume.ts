@@ -56,6 +56,7 @@ export async function runUsageVolume(
        SELECT 'bench-' || i, ?2, ?3, CASE i % 3 WHEN 0 THEN 'mock/bench' ELSE 'mock50/bench' END, i % 2,
               CAST(?4 + i * ?5 AS INTEGER), i, CASE WHEN i % 50 = 0 THEN 502 ELSE 200 END, 12, 34, 5 FROM n`,
     ).run(rows, accountId, keyId, start, step)
+    db.run('UPDATE requests SET gateway_id = request_id WHERE gateway_id IS NULL')
     db.query(
       `INSERT INTO usage_minutes (account_id, minute, model, requests, prompt_tokens, completion_tokens, errors)
        SELECT account_id, created_at / 60000, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(status >= 400)

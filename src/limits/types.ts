@@ -43,7 +43,10 @@ export interface AdmitInput {
   accountId: number
   keyId: string
   model: string
+  /** The client-visible `x-request-id` (the client's own when it sent one: it may repeat). */
   requestId: string
+  /** The gateway's unique id of this request (newRequestId): the usage row's key. */
+  gatewayId: string
   /** The API surface the request came through (chat, messages, responses). */
   surface?: string
   stream: boolean
@@ -57,7 +60,8 @@ export interface AdmitInput {
 export type AdmitResult =
   | {
       admitted: true
-      usageId: number
+      /** The usage row's key (`AdmitInput.gatewayId`): outcomes are written by it. */
+      gatewayId: string
       minute: WindowLimit
       day: WindowLimit
       at?: number

@@ -22,6 +22,7 @@ import type { Deps } from '../server/deps.ts'
 import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
 import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
+import { newRequestId } from '../util/ids.ts'
 import { callProvider, type Finish } from './call.ts'
 import { toGatewayError } from './errors.ts'
 import { countInvalidRequest } from './invalid-requests.ts'
@@ -132,11 +133,15 @@ export class Pipeline {
 
     const now = clock.now()
     const rid = String(headers['x-request-id'])
+    // A client's own x-request-id is kept and echoed but may repeat; usage is keyed by an id of
+    // ours, which is the x-request-id itself when the gateway made that one.
+    const gatewayId = rid === request.headers.get('x-request-id') ? newRequestId() : rid
     const admit = await store.admit({
       accountId: auth.account.id,
       keyId: auth.key.id,
       model: entry.id,
       requestId: rid,
+      gatewayId,
       surface: surface.name,
       stream: decoded.stream,
       now,
@@ -177,7 +182,7 @@ export class Pipeline {
       // A stream ends after the handler returned: its end is the exchange's end.
       if (decoded.stream) traffic.end(ex, status)
       deps.recorder.record({
-        usageId: admit.usageId,
+        gatewayId: admit.gatewayId,
         surface: surface.name,
         status,
         promptTokens: usage?.prompt_tokens ?? null,

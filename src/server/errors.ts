@@ -7,11 +7,12 @@ import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
 import { type ErrorBody, GatewayError } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
+import { newRequestId } from '../util/ids.ts'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 export function requestId(incoming: string | null): string {
-  return incoming && INCOMING_ID.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll('-', '')}`
+  return incoming && INCOMING_ID.test(incoming) ? incoming : newRequestId()
 }
 
 export function errorResponse(err: GatewayError, headers: Record<string, string | number> = {}): Response {

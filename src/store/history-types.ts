@@ -24,6 +24,9 @@ export interface RequestLogFilter {
 
 export interface RequestLogRow {
   id: number
+  /** The gateway's unique id of the request (the usage row's key). */
+  gatewayId: string
+  /** The x-request-id the client saw: its own when it sent one (which may repeat). */
   requestId: string
   accountId: number
   accountName: string | null

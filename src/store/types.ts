@@ -52,7 +52,8 @@ export interface PlanChange {
 }
 
 export interface Completion {
-  usageId: number
+  /** The admitted request's gateway id (AdmitResult.gatewayId). */
+  gatewayId: string
   /** The request's surface, for backends whose admission does not record it (PostgreSQL). */
   surface?: string
   status: number
@@ -156,7 +157,7 @@ export interface UsageStore {
  * in the shared database: one row per admitted request, written before the request goes upstream.
  */
 export interface AdmissionLog {
-  recordAdmitted(input: AdmitInput, at: number): Promise<number>
+  recordAdmitted(input: AdmitInput, at: number): Promise<void>
   /** Admitted requests since `since` (ms epoch), for windows the limiter does not track. */
   countSince(accountId: number, since: number): Promise<number>
 }

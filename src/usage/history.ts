@@ -76,6 +76,7 @@ export interface HistoryDeps {
 export function requestView(r: RequestLogRow) {
   return {
     id: r.id,
+    gateway_id: r.gatewayId,
     request_id: r.requestId,
     created_at: iso(r.createdAt),
     account: r.accountName,

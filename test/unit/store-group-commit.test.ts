@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openSqliteStore } from '../../src/store/index.ts'
 import type { AdmitInput } from '../../src/store/types.ts'
+import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
@@ -28,6 +29,7 @@ async function setup() {
     keyId: 'key_1',
     model: 'demo/echo',
     requestId: `req_${i}`,
+    gatewayId: newRequestId(),
     stream: false,
     now: T0 + i,
     rpm,

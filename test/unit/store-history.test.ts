@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { SEED_MODELS, seedRequestLog } from '../../scripts/bench/request-log-seed.ts'
 import { openSqliteStore, type RequestLogFilter, type RequestLogRow } from '../../src/store/index.ts'
 import { SCAN_BUDGET } from '../../src/store/sqlite/request-log.ts'
+import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const END = Date.parse('2026-03-01T00:00:00Z')
@@ -121,14 +122,14 @@ describe('usage rollups and retention', () => {
       rpd: null,
       suspension: null,
     }
-    const ids: number[] = []
+    const ids: string[] = []
     for (const [i, at] of [END + 1000, END + 2000, END + 3_600_000 + 5].entries()) {
-      const r = await store.admit({ ...base, model: i === 2 ? 'demo/b' : 'demo/a', now: at })
-      if (r.admitted) ids.push(r.usageId)
+      const r = await store.admit({ ...base, gatewayId: newRequestId(), model: i === 2 ? 'demo/b' : 'demo/a', now: at })
+      if (r.admitted) ids.push(r.gatewayId)
     }
     await store.complete([
       {
-        usageId: ids[0]!,
+        gatewayId: ids[0]!,
         status: 200,
         promptTokens: 10,
         completionTokens: 5,
@@ -137,7 +138,7 @@ describe('usage rollups and retention', () => {
         errorCode: null,
       },
       {
-        usageId: ids[1]!,
+        gatewayId: ids[1]!,
         status: 502,
         promptTokens: null,
         completionTokens: null,
@@ -146,7 +147,7 @@ describe('usage rollups and retention', () => {
         errorCode: 'upstream_error',
       },
       {
-        usageId: ids[2]!,
+        gatewayId: ids[2]!,
         status: 200,
         promptTokens: 1,
         completionTokens: 2,

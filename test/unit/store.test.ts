@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/config/index.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { LATEST_VERSION } from '../../src/store/sqlite/migrations.ts'
 import { ManualClock } from '../../src/util/clock.ts'
+import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
@@ -29,6 +30,7 @@ const admitArgs = (
   keyId,
   model: 'demo/echo',
   requestId: 'r',
+  gatewayId: newRequestId(),
   stream: false,
   now,
   rpm,

@@ -41,6 +41,7 @@ export class AdmitBatcher {
       key: a.keyId,
       model: a.model,
       request: a.requestId,
+      gateway: a.gatewayId,
       stream: a.stream,
       now: this.engineTime ? null : a.now,
       rpm: a.rpm,

@@ -25,6 +25,7 @@ const HOUR = 3_600_000
 const DAY = 86_400_000
 const toRow = (r: Record<string, unknown>): RequestLogRow => ({
   id: num(r.id),
+  gatewayId: String(r.gateway_id),
   requestId: String(r.request_id),
   accountId: num(r.account_id),
   accountName: (r.account_name as string | null) ?? null,
@@ -74,7 +75,7 @@ export class PgHistory implements HistoryStore {
     ]
     const want = f.limit + 1
     const rows = await sql`
-      SELECT r.id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
+      SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
         r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code
       FROM (SELECT id, created_at FROM requests WHERE ${drive} ${range}
             ORDER BY created_at DESC, id DESC LIMIT ${SCAN_BUDGET}) s
@@ -94,7 +95,7 @@ export class PgHistory implements HistoryStore {
 
   async requestById(id: number): Promise<RequestLogRow | null> {
     const [r] = await this.sql`
-      SELECT r.id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
+      SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
         r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code
       FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ${id}`
     return r ? toRow(r) : null

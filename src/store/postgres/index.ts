@@ -66,10 +66,10 @@ export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts
 }
 
 /** `switchyard migrate`: applies the missing migrations; returns the versions applied. */
-export async function migratePostgresUrl(url: string, now: number): Promise<number[]> {
+export async function migratePostgresUrl(url: string, now: number, target?: number): Promise<number[]> {
   const sql = connect(url, 1)
   try {
-    return await migratePostgres(sql, now)
+    return await migratePostgres(sql, now, target)
   } finally {
     await sql.close()
   }

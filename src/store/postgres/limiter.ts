@@ -42,7 +42,7 @@ export class PgLimiter implements Limiter {
     return {
       admitted: true,
       at,
-      usageId: num(r.o_usage_id),
+      gatewayId: input.gatewayId,
       minute: consumed(minute, at, this.spans.minuteMs),
       day: consumed(day, at, this.spans.dayMs),
     }

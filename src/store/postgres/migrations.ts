@@ -7,6 +7,7 @@
  * Times are BIGINT epoch milliseconds, as in the SQLite store.
  */
 import type { SQL } from 'bun'
+import { GATEWAY_ID_V5 } from './migrations-v5.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -320,6 +321,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 3, sql: CONSOLE_V3 },
   // v4: admissions group-committed (one transaction per event-loop turn), as on SQLite.
   { version: 4, sql: ADMIT_MANY_V4 },
+  // v5: usage rows keyed by the gateway's request id (migrations-v5.ts).
+  { version: 5, sql: GATEWAY_ID_V5 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
@@ -334,8 +337,8 @@ export async function currentVersion(sql: SQL): Promise<number | null> {
   return row.v === null ? null : Number(row.v)
 }
 
-/** Applies every missing migration; returns the versions applied. */
-export async function migratePostgres(sql: SQL, now: number): Promise<number[]> {
+/** Applies every missing migration up to `target` (tests stop early to seed an old schema); returns the versions applied. */
+export async function migratePostgres(sql: SQL, now: number, target = PG_LATEST_VERSION): Promise<number[]> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`
@@ -344,7 +347,7 @@ export async function migratePostgres(sql: SQL, now: number): Promise<number[]> 
     if (current > PG_LATEST_VERSION) throw newerSchema(current)
     const applied: number[] = []
     for (const m of MIGRATIONS) {
-      if (m.version <= current) continue
+      if (m.version <= current || m.version > target) continue
       // Migration text is a constant of this file (DDL takes no parameters).
       await tx.unsafe(m.sql)
       await tx`INSERT INTO schema_migrations (version, applied_at) VALUES (${m.version}, ${now})`

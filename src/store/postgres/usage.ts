@@ -27,7 +27,7 @@ export class PgUsage implements UsageStore, AdmissionLog {
     // The whole batch as one bound JSON parameter (sent as text: a string bound straight to jsonb
     // would arrive as one JSON string): one statement, one round trip.
     const rows = batch.map((c) => ({
-      id: c.usageId,
+      id: c.gatewayId,
       status: c.status,
       prompt_tokens: c.promptTokens,
       completion_tokens: c.completionTokens,
@@ -42,10 +42,10 @@ export class PgUsage implements UsageStore, AdmissionLog {
         UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
           completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
           error_code = v.error_code, surface = COALESCE(v.surface, r.surface)
-        FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id BIGINT, status INTEGER,
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
           prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
           surface TEXT)
-        WHERE r.id = v.id
+        WHERE r.gateway_id = v.id
         RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
           COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l),
       h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
@@ -82,12 +82,11 @@ export class PgUsage implements UsageStore, AdmissionLog {
     return { today, last_24h: last24h, by_model: byModel }
   }
 
-  async recordAdmitted(input: AdmitInput, at: number): Promise<number> {
-    const [r] = await this.sql`
-      INSERT INTO requests (request_id, account_id, key_id, model, surface, stream, created_at)
-      VALUES (${input.requestId}, ${input.accountId}, ${input.keyId}, ${input.model}, ${input.surface ?? 'chat'}, ${input.stream}, ${at})
-      RETURNING id`
-    return num(r.id)
+  async recordAdmitted(input: AdmitInput, at: number): Promise<void> {
+    await this.sql`
+      INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at)
+      VALUES (${input.gatewayId}, ${input.requestId}, ${input.accountId}, ${input.keyId}, ${input.model},
+        ${input.surface ?? 'chat'}, ${input.stream}, ${at})`
   }
 
   async countSince(accountId: number, since: number): Promise<number> {

@@ -63,10 +63,11 @@ export class RedisLimiter implements Limiter {
       if (this.opts.onUnavailable === 'reject') throw limiterUnavailable()
       const at = input.now
       const none = windowOf(null, 0, null, 0)
+      await this.opts.log.recordAdmitted(input, at)
       return {
         admitted: true,
         at,
-        usageId: await this.opts.log.recordAdmitted(input, at),
+        gatewayId: input.gatewayId,
         minute: none,
         day: none,
       }
@@ -88,11 +89,11 @@ export class RedisLimiter implements Limiter {
       }
     }
     // Recorded before the caller goes upstream: every admitted request has its usage row.
-    const usageId = await this.opts.log.recordAdmitted(input, at)
+    await this.opts.log.recordAdmitted(input, at)
     return {
       admitted: true,
       at,
-      usageId,
+      gatewayId: input.gatewayId,
       minute: consumed(minute, at, minuteMs),
       day: consumed(day, at, dayMs),
     }

@@ -40,9 +40,9 @@ export class LimiterQueries {
       bySeq: db.query<Row, [number, number]>(
         'SELECT seq, created_at FROM requests WHERE account_id = ? AND seq = ?',
       ),
-      insert: db.query<null, [string, number, string, string, string, number, number, number]>(
-        `INSERT INTO requests (request_id, account_id, key_id, model, surface, stream, created_at, seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      insert: db.query<null, [string, string, number, string, string, string, number, number, number]>(
+        `INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       countRequest: db.query<null, [number, number, string]>(
         `INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (?, ?, ?, 1)
@@ -130,7 +130,8 @@ export class LimiterQueries {
     // created_at never goes backwards within an account (clock steps, several processes).
     const at = last ? Math.max(now, last.created_at) : now
     const seq = (last?.seq ?? 0) + 1
-    const res = this.q.insert.run(
+    this.q.insert.run(
+      input.gatewayId,
       input.requestId,
       accountId,
       input.keyId,
@@ -143,7 +144,7 @@ export class LimiterQueries {
     this.q.countRequest.run(accountId, minuteOf(at), input.model)
     return {
       admitted: true,
-      usageId: Number(res.lastInsertRowid),
+      gatewayId: input.gatewayId,
       loggedAt: at,
       minute: consumed(minute, now, minuteMs),
       day: consumed(day, now, dayMs),

@@ -163,6 +163,17 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
       );
     `,
   },
+  {
+    // Usage rows keyed by the gateway's request id (clients' own x-request-ids may repeat). The
+    // integer rowid stays the physical key (cheap appends, the request log's cursor); the id is a
+    // UNIQUE column that outcomes are written by. Rows from before get an id that no new one has.
+    version: 5,
+    sql: `
+      ALTER TABLE requests ADD COLUMN gateway_id TEXT;
+      UPDATE requests SET gateway_id = 'legacy_' || id;
+      CREATE UNIQUE INDEX requests_gateway_id ON requests(gateway_id);
+    `,
+  },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -18,6 +18,7 @@ const FAR = 9e15
 
 interface Row {
   id: number
+  gateway_id: string
   request_id: string
   account_id: number
   account_name: string | null
@@ -45,7 +46,7 @@ const DRIVERS: Record<Driver, { index: string; equal: string }> = {
   time: { index: 'requests_time', equal: '1' },
 }
 
-const COLUMNS = `r.id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
+const COLUMNS = `r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
   r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code`
 const RANGE = '$from <= created_at AND created_at < $to AND (created_at, id) < ($at, $id)'
 const REST = `($account IS NULL OR r.account_id = $account) AND ($key IS NULL OR r.key_id = $key)
@@ -74,6 +75,7 @@ type Bind = Record<string, string | number | null>
 
 const toRow = (r: Row): RequestLogRow => ({
   id: r.id,
+  gatewayId: r.gateway_id,
   requestId: r.request_id,
   accountId: r.account_id,
   accountName: r.account_name,

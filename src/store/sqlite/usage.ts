@@ -54,10 +54,10 @@ export class UsageQueries {
     this.q = {
       complete: db.query<
         null,
-        [number, number | null, number | null, number, number | null, string | null, number]
+        [number, number | null, number | null, number, number | null, string | null, string]
       >(
         `UPDATE requests SET status = ?, prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, ttft_ms = ?,
-         error_code = ? WHERE id = ? AND status IS NULL`,
+         error_code = ? WHERE gateway_id = ? AND status IS NULL`,
       ),
       // The row exists: admission counted the request in the same minute.
       countOutcome: db.query<null, [number, number, number, number, number, string]>(
@@ -67,8 +67,8 @@ export class UsageQueries {
       // For an outcome that does not say where it was counted: find out from its log row.
       locate: db.query<
         { account_id: number; key_id: string; model: string; surface: string; created_at: number },
-        [number]
-      >('SELECT account_id, key_id, model, surface, created_at FROM requests WHERE id = ?'),
+        [string]
+      >('SELECT account_id, key_id, model, surface, created_at FROM requests WHERE gateway_id = ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
       ),
@@ -99,14 +99,14 @@ export class UsageQueries {
           c.latencyMs,
           c.ttftMs,
           c.errorCode,
-          c.usageId,
+          c.gatewayId,
         )
         // Written once: an outcome already recorded is not counted again.
         if (!changes) continue
         const at: Located | null =
           c.counted?.keyId !== undefined && c.surface
             ? { ...c.counted, surface: c.surface }
-            : this.locateCount(c.usageId)
+            : this.locateCount(c.gatewayId)
         if (!at) continue
         const surface = at.surface
         const hour = at.at - (at.at % 3_600_000)
@@ -150,8 +150,8 @@ export class UsageQueries {
     }).immediate as never
   }
 
-  private locateCount(usageId: number): Located | null {
-    const r = this.q.locate.get(usageId)
+  private locateCount(gatewayId: string): Located | null {
+    const r = this.q.locate.get(gatewayId)
     return (
       r && { accountId: r.account_id, keyId: r.key_id, model: r.model, surface: r.surface, at: r.created_at }
     )
