@@ -6,8 +6,8 @@
 import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
 import { type ErrorBody, GatewayError } from '../util/errors.ts'
-import type { Logger } from '../util/log.ts'
 import { newRequestId } from '../util/ids.ts'
+import type { Logger } from '../util/log.ts'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 

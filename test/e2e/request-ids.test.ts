@@ -22,10 +22,17 @@ async function chat(key: string, words: number, rid?: string) {
       'content-type': 'application/json',
       ...(rid ? { 'x-request-id': rid } : {}),
     },
-    body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'word '.repeat(words) }] }),
+    body: JSON.stringify({
+      model: 'demo/echo',
+      messages: [{ role: 'user', content: 'word '.repeat(words) }],
+    }),
   })
   const body = (await r.json()) as any
-  return { status: r.status, rid: r.headers.get('x-request-id')!, completion: body.usage.completion_tokens as number }
+  return {
+    status: r.status,
+    rid: r.headers.get('x-request-id')!,
+    completion: body.usage.completion_tokens as number,
+  }
 }
 
 const requests = async (query = '') => {

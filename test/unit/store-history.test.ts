@@ -124,7 +124,12 @@ describe('usage rollups and retention', () => {
     }
     const ids: string[] = []
     for (const [i, at] of [END + 1000, END + 2000, END + 3_600_000 + 5].entries()) {
-      const r = await store.admit({ ...base, gatewayId: newRequestId(), model: i === 2 ? 'demo/b' : 'demo/a', now: at })
+      const r = await store.admit({
+        ...base,
+        gatewayId: newRequestId(),
+        model: i === 2 ? 'demo/b' : 'demo/a',
+        now: at,
+      })
       if (r.admitted) ids.push(r.gatewayId)
     }
     await store.complete([
