@@ -24,6 +24,7 @@ import {
   workspace,
 } from './bench/processes.ts'
 import { fmt, type Row, renderTable, row, writeResults } from './bench/report.ts'
+import { RESPONSES_CONCURRENCY, responsesRows, runResponses } from './bench/responses.ts'
 import { closedRows, forwardingRows, memoryRows, microRows, openRows, usageVolumeRows } from './bench/rows.ts'
 import {
   type Ctx,
@@ -223,6 +224,8 @@ async function main(): Promise<number> {
 
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
+    log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
+    const responses = await runResponses(ctx, fwd)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -240,6 +243,7 @@ async function main(): Promise<number> {
 
     const rows: Row[] = [
       ...closedRows(closed),
+      ...responsesRows(responses),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss),
       ...microRows(micro),
@@ -272,6 +276,7 @@ async function main(): Promise<number> {
       seconds,
       rows,
       closed,
+      responses,
       open,
       rssAfterLoadBytes: rssAfterLoad,
       hwmAfterLoadBytes: hwmAfterLoad,

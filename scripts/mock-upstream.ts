@@ -1,7 +1,8 @@
 /**
  * @module
  * A local OpenAI-wire upstream for tests and the benchmark: `POST /v1/chat/completions` (JSON and
- * SSE framed exactly as OpenAI sends them, tool-call deltas included) and `GET /v1/models`.
+ * SSE framed exactly as OpenAI sends them, tool-call deltas included), `POST /v1/responses` (a text
+ * answer, JSON or Responses events) and `GET /v1/models`.
  * The requested model name scripts faults: `fault-500`, `fault-429`, `fault-400`,
  * `fault-invalid-json`, `fault-cut-stream`, `fault-error-event`, `slow-headers-<N>ms`,
  * `slow-first-<N>ms`, `slow-stream[-<N>ms]`, `hang`; a name containing `text-only` answers in text
@@ -15,6 +16,7 @@
  *
  * CLI: `bun scripts/mock-upstream.ts --port 9000 --latency 50 --chunks 20 --chunk-delay 0`
  */
+import { buildResponseJson, buildResponsesFrames } from './mock-upstream/responses-wire.ts'
 import {
   buildCompletion,
   buildStreamFrames,
@@ -86,7 +88,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     return v
   }
 
-  async function chat(req: Request): Promise<Response> {
+  /** Counts the request and reads its JSON body; a 400 response when it is not an object. */
+  async function readBody(req: Request): Promise<Record<string, unknown> | Response> {
     stats.requests++
     const body = (await req.json().catch(() => null)) as Record<string, unknown> | null
     if (!body || typeof body !== 'object') {
@@ -98,6 +101,12 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     stats.lastBody = body
     stats.lastHeaders = req.headers.toJSON()
     req.signal.addEventListener('abort', () => stats.aborted++, { once: true })
+    return body
+  }
+
+  async function chat(req: Request): Promise<Response> {
+    const body = await readBody(req)
+    if (body instanceof Response) return body
     const stream = body.stream === true
     if (stream) stats.streams++
     const model = typeof body.model === 'string' ? body.model : 'gpt-4o-mini'
@@ -194,6 +203,26 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     }
   }
 
+  /** The Responses API: a text answer of `chunks` words; no faults are scripted here. */
+  async function responses(req: Request): Promise<Response> {
+    const body = await readBody(req)
+    if (body instanceof Response) return body
+    const stream = body.stream === true
+    if (stream) stats.streams++
+    const model = typeof body.model === 'string' ? body.model : 'gpt-4o-mini'
+    const shape: Shape = { model, created, words: chunks, usage: true, tools: [] }
+    await sleep(latencyMs)
+    const key = `responses\0${model}`
+    if (!stream)
+      return new Response(
+        cached(completions, key, () => enc.encode(buildResponseJson(shape))),
+        { headers: JSON_HEADERS },
+      )
+    return new Response(concat(cached(streams, key, () => buildResponsesFrames(shape))), {
+      headers: SSE_HEADERS,
+    })
+  }
+
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: opts.port ?? 0,
@@ -201,6 +230,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     idleTimeout: 0,
     routes: {
       '/v1/chat/completions': { POST: chat },
+      '/v1/responses': { POST: responses },
       '/v1/models': { GET: () => new Response(MODELS_BODY, { headers: JSON_HEADERS }) },
     },
     fetch: () =>

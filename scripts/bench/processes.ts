@@ -64,6 +64,15 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         models: MOCK_MODELS.map(model),
       },
       { prefix: 'mock50', kind: 'openai', base_url: mocks.slow.url, api_key: 'x', models: [model('bench')] },
+      // The same mock's Responses API: `POST /v1/responses` passes through untranslated.
+      {
+        prefix: 'mockr',
+        kind: 'openai',
+        wire: 'responses',
+        base_url: mocks.fast.url,
+        api_key: 'x',
+        models: [model('bench')],
+      },
     ],
     plans: { unlimited: { rpm: null, rpd: null, models: ['*'] } },
     default_plan: 'unlimited',

@@ -68,7 +68,7 @@ export const newForwarded = (): Forwarded => ({
   cutOff: { admitted: 0, mockRequests: 0 },
 })
 
-function closedLoad(ctx: Ctx, t: Target, connections: number, seconds: number): Promise<LoadResult> {
+export function closedLoad(ctx: Ctx, t: Target, connections: number, seconds: number): Promise<LoadResult> {
   return ctx.wrk
     ? runWrk(ctx.wrk.path, ctx.dir, t, connections, Math.max(1, Math.round(seconds)))
     : runBunLoad(t, connections, seconds)

@@ -42,6 +42,23 @@ export function chatTarget(base: string, model: string, stream: boolean, key?: s
   return { url, headers, body: chatBody(model, stream) }
 }
 
+export const responsesBody = (model: string, stream: boolean): string =>
+  JSON.stringify({
+    model,
+    instructions: 'You are a terse assistant.',
+    input: 'Say hello to the benchmark in twenty words.',
+    max_output_tokens: 64,
+    ...(stream ? { stream: true } : {}),
+  })
+
+/** `POST /v1/responses`, direct to the mock or through the gateway, as `chatTarget`. */
+export function responsesTarget(base: string, model: string, stream: boolean, key?: string): Target {
+  const url = key ? `${base}/v1/responses` : `${base}/responses`
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (key) headers.authorization = `Bearer ${key}`
+  return { url, headers, body: responsesBody(model, stream) }
+}
+
 /** The q-quantile (0..1) of an ascending array, nearest-rank. */
 export function quantile(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return Number.NaN

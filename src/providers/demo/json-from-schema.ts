@@ -18,6 +18,8 @@ export function valueFromSchema(schema: Schema, text: string): unknown {
 
 function sample(schema: Schema, root: Schema, text: string, depth: number): unknown {
   if (depth > MAX_DEPTH) return null
+  // Clients send anything as a (sub)schema, e.g. `"properties": "x"`: no schema, no constraint.
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return null
   if ('const' in schema) return schema.const
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0]
   if (typeof schema.$ref === 'string') {
