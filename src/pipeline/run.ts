@@ -148,6 +148,10 @@ export class Pipeline {
         latencyMs: Math.round(performance.now() - started),
         ttftMs,
         errorCode: err?.code ?? null,
+        counted:
+          admit.loggedAt === undefined
+            ? undefined
+            : { accountId: auth.account.id, model: entry.id, at: admit.loggedAt },
       })
       if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, entry, err)
     }

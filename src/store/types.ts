@@ -67,7 +67,15 @@ export interface AdmitInput {
 
 /** `at`: the time the limiter decided at, when it reads its engine's clock rather than `input.now`. */
 export type AdmitResult =
-  | { admitted: true; usageId: number; minute: WindowLimit; day: WindowLimit; at?: number }
+  | {
+      admitted: true
+      usageId: number
+      minute: WindowLimit
+      day: WindowLimit
+      at?: number
+      /** The request's time in the log (its usage minute), when the backend reports it. */
+      loggedAt?: number
+    }
   | {
       admitted: false
       at?: number
@@ -88,6 +96,11 @@ export interface Completion {
   latencyMs: number
   ttftMs: number | null
   errorCode: string | null
+  /**
+   * Where the request was counted at admission (account, model, AdmitResult.loggedAt), so a
+   * backend can add the outcome to its usage counters without reading the log row back.
+   */
+  counted?: { accountId: number; model: string; at: number }
 }
 
 export interface UsageTotals {

@@ -152,6 +152,7 @@ export class LimiterQueries {
     return {
       admitted: true,
       usageId: Number(res.lastInsertRowid),
+      loggedAt: at,
       minute: consumed(minute, now, minuteMs),
       day: consumed(day, now, dayMs),
     }

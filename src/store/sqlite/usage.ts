@@ -30,6 +30,15 @@ const toTotals = (r: TotalsRow | null): UsageTotals => {
   }
 }
 
+interface OutcomeSum {
+  accountId: number
+  minute: number
+  model: string
+  prompt: number
+  completion: number
+  errors: number
+}
+
 export class UsageQueries {
   private readonly q
   private readonly completeTx: (batch: Completion[]) => void
@@ -37,16 +46,20 @@ export class UsageQueries {
   constructor(db: Database) {
     this.q = {
       complete: db.query<
-        { account_id: number; model: string; created_at: number },
+        null,
         [number, number | null, number | null, number, number | null, string | null, number]
       >(
         `UPDATE requests SET status = ?, prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, ttft_ms = ?,
-         error_code = ? WHERE id = ? AND status IS NULL RETURNING account_id, model, created_at`,
+         error_code = ? WHERE id = ? AND status IS NULL`,
       ),
       // The row exists: admission counted the request in the same minute.
       countOutcome: db.query<null, [number, number, number, number, number, string]>(
         `UPDATE usage_minutes SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
          errors = errors + ? WHERE account_id = ? AND minute = ? AND model = ?`,
+      ),
+      // For an outcome that does not say where it was counted: find out from its log row.
+      locate: db.query<{ account_id: number; model: string; created_at: number }, [number]>(
+        'SELECT account_id, model, created_at FROM requests WHERE id = ?',
       ),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
@@ -58,9 +71,11 @@ export class UsageQueries {
       pruneCounters: db.query<null, [number]>('DELETE FROM usage_minutes WHERE minute < ?'),
     }
     this.completeTx = db.transaction((batch: Completion[]) => {
+      // Outcomes of one batch mostly share a few (account, minute, model) rows: add them up
+      // first, then write each counter row once.
+      const sums = new Map<string, OutcomeSum>()
       for (const c of batch) {
-        // An outcome is written once (a retried batch must not count its tokens twice).
-        const row = this.q.complete.get(
+        const { changes } = this.q.complete.run(
           c.status,
           c.promptTokens,
           c.completionTokens,
@@ -69,17 +84,29 @@ export class UsageQueries {
           c.errorCode,
           c.usageId,
         )
-        if (!row) continue
-        this.q.countOutcome.run(
-          c.promptTokens ?? 0,
-          c.completionTokens ?? 0,
-          c.status >= 400 ? 1 : 0,
-          row.account_id,
-          minuteOf(row.created_at),
-          row.model,
-        )
+        // Written once: an outcome already recorded is not counted again.
+        if (!changes) continue
+        const at = c.counted ?? this.locateCount(c.usageId)
+        if (!at) continue
+        const minute = minuteOf(at.at)
+        const key = `${at.accountId}\u0000${minute}\u0000${at.model}`
+        let sum = sums.get(key)
+        if (!sum) {
+          sum = { accountId: at.accountId, minute, model: at.model, prompt: 0, completion: 0, errors: 0 }
+          sums.set(key, sum)
+        }
+        sum.prompt += c.promptTokens ?? 0
+        sum.completion += c.completionTokens ?? 0
+        if (c.status >= 400) sum.errors++
       }
+      for (const s of sums.values())
+        this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
     }).immediate as never
+  }
+
+  private locateCount(usageId: number): Completion['counted'] | null {
+    const r = this.q.locate.get(usageId)
+    return r && { accountId: r.account_id, model: r.model, at: r.created_at }
   }
 
   complete(batch: Completion[]): void {
