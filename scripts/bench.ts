@@ -10,6 +10,7 @@
  */
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
+import { runBackendBench } from './bench/backends.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
@@ -72,6 +73,7 @@ const QUICK: Plan = {
 }
 
 const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES]
+       bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (under a minute)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
   --no-wrk       use the Bun load generator even when wrk is installed
@@ -79,7 +81,9 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --gateway-env K=V   extra environment for the gateway process (repeatable); with
                  BUN_CONFIG_MAX_HTTP_REQUESTS set, serve runs without its supervisor
   --cpu-prof     profile the gateway (source only); the profile lands in bench-results/
-  --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts`
+  --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts
+  --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
+                 throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
 interface Options {
   quick: boolean
@@ -89,6 +93,7 @@ interface Options {
   soakMinutes: number | null
   gatewayEnv: Record<string, string>
   cpuProf: boolean
+  backend: 'postgres' | 'redis' | null
 }
 
 function parseArgs(argv: string[]): Options {
@@ -100,6 +105,7 @@ function parseArgs(argv: string[]): Options {
     soakMinutes: null,
     gatewayEnv: {},
     cpuProf: false,
+    backend: null,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -108,7 +114,11 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--no-wrk') o.noWrk = true
     else if (a === '--keep') o.keep = true
     else if (a === '--cpu-prof') o.cpuProf = true
-    else if (a === '--gateway-env') {
+    else if (a === '--backend') {
+      const b = argv[++i]
+      if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
+      o.backend = b
+    } else if (a === '--gateway-env') {
       const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(argv[++i] ?? '')
       if (!m) fail('--gateway-env needs NAME=VALUE')
       o.gatewayEnv[m[1]!] = m[2]!
@@ -154,6 +164,13 @@ function toolVersions(gw: Gateway, wrk: ReturnType<typeof findWrk>) {
 
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2))
+  if (opts.backend) {
+    const table = await runBackendBench(opts.backend, opts.quick, log)
+    console.log(`\n${table}\n`)
+    const path = writeResults(REPO, { kind: `backend-${opts.backend}`, machine: machineInfo(), table })
+    log(`results: ${path}`)
+    return 0
+  }
   const started = performance.now()
   const wrk = opts.noWrk ? null : findWrk()
   const ws = workspace()

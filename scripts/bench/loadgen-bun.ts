@@ -10,12 +10,17 @@ import { runChild } from './processes.ts'
 import { emitResult, type LoadResult, quantile, sortedCopy, type Target } from './workload.ts'
 
 interface Args {
-  target: Target
+  /** Several targets (replicas behind one generator): connection i sends to target i mod n. */
+  target: Target | Target[]
   connections: number
   durationS: number
 }
 
-export function runBunLoad(t: Target, connections: number, durationS: number): Promise<LoadResult> {
+export function runBunLoad(
+  t: Target | Target[],
+  connections: number,
+  durationS: number,
+): Promise<LoadResult> {
   const args: Args = { target: t, connections, durationS }
   return runChild<LoadResult>(join(import.meta.dir, 'loadgen-bun.ts'), args, (durationS + 60) * 1000)
 }
@@ -26,14 +31,16 @@ async function main(a: Args): Promise<void> {
   const fail = (k: string) => {
     errors[k] = (errors[k] ?? 0) + 1
   }
-  const init = { method: 'POST', headers: a.target.headers, body: a.target.body }
+  const targets = Array.isArray(a.target) ? a.target : [a.target]
   const started = performance.now()
   const end = started + a.durationS * 1000
-  const worker = async () => {
+  const worker = async (_: unknown, i: number) => {
+    const target = targets[i % targets.length]!
+    const init = { method: 'POST', headers: target.headers, body: target.body }
     while (performance.now() < end) {
       const t0 = performance.now()
       try {
-        const res = await fetch(a.target.url, init)
+        const res = await fetch(target.url, init)
         await res.arrayBuffer()
         if (res.status >= 300) fail(`status_${res.status}`)
         else latencies.push(performance.now() - t0)

@@ -114,7 +114,16 @@ export function workspace(): Workspace {
 export async function startGateway(
   ws: Workspace,
   mocks: Mocks,
-  opts: { binary: boolean; env?: Record<string, string>; bunFlags?: string[] },
+  opts: {
+    binary: boolean
+    env?: Record<string, string>
+    bunFlags?: string[]
+    /** Edits the config (another database engine, other plans); the account is on `plan`. */
+    doc?: (doc: Record<string, unknown>) => Record<string, unknown>
+    plan?: string
+    /** Another replica of a gateway already set up: reuse its config, account and key. */
+    replicaOf?: Gateway
+  },
 ): Promise<Gateway> {
   const exe = gatewayCli(opts.binary)
   const serveExe = opts.binary
@@ -125,13 +134,22 @@ export async function startGateway(
   }
   const dbPath = join(ws.dir, 'switchyard.db')
   const configPath = join(ws.dir, 'switchyard.yaml')
-  // JSON is YAML: the config is written as JSON to avoid quoting questions.
-  writeFileSync(configPath, JSON.stringify(configDoc(mocks, dbPath), null, 2))
-  const common = ['--config', configPath, '--db', dbPath, '--json']
-  await cliJson([...exe, 'accounts', 'create', 'bench', '--plan', 'unlimited', ...common])
-  const key = (await cliJson([...exe, 'keys', 'create', 'bench', ...common])) as { key: string }
+  const doc = (opts.doc ?? ((d) => d))(configDoc(mocks, dbPath))
+  const onSqlite = !(doc.database as { url?: string }).url
+  const common = ['--config', configPath, ...(onSqlite ? ['--db', dbPath] : []), '--json']
+  let key = opts.replicaOf ? { key: opts.replicaOf.key } : null
+  if (!key) {
+    // JSON is YAML: the config is written as JSON to avoid quoting questions.
+    writeFileSync(configPath, JSON.stringify(doc, null, 2))
+    await cliJson([...exe, 'migrate', ...common])
+    await cliJson([...exe, 'accounts', 'create', 'bench', '--plan', opts.plan ?? 'unlimited', ...common])
+    key = (await cliJson([...exe, 'keys', 'create', 'bench', ...common])) as { key: string }
+  }
 
-  const logPath = join(ws.dir, 'gateway.log')
+  const logPath = join(
+    ws.dir,
+    opts.replicaOf ? `gateway-${crypto.randomUUID().slice(0, 8)}.log` : 'gateway.log',
+  )
   const command = [...serveExe, 'serve', '--port', '0', ...common]
   const proc = Bun.spawn(command, {
     cwd: REPO,

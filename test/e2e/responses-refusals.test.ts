@@ -127,6 +127,37 @@ describe('feature check, named in Responses terms', () => {
   })
 })
 
+describe('what only the Responses API reads: refused by name on translated routes, passed through', () => {
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    [
+      'an item_reference item',
+      {
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'item_reference', id: 'msg_1' },
+        ],
+      },
+      'input[1].type',
+    ],
+    [
+      'an image by file id',
+      { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] },
+      'input[0].content[0]',
+    ],
+    ['a hosted tool_choice', { input: 'hi', tool_choice: { type: 'web_search' } }, 'tool_choice'],
+  ]
+  test.each(cases)('%s', async (_, body, param) => {
+    await refusal(await bed.post({ model: 'anthropic/text', ...body }), 400, 'unsupported_value', param)
+    const res = await bed.post({ model: 'oair/text', ...body })
+    expect(res.status).toBe(200)
+    const sent = bed.responses.lastRequest()!.body
+    for (const [key, value] of Object.entries(body)) {
+      if (typeof value === 'object') expect(sent[key]).toMatchObject(value as object)
+      else expect(sent[key]).toBe(value)
+    }
+  })
+})
+
 describe('stateless', () => {
   test.each([
     ['previous_response_id', 'resp_123'],

@@ -4,7 +4,7 @@
  * skip, with a printed line that says which and why.
  */
 import { spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, existsSync, readdirSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { tempDir } from './config-doc.ts'
@@ -80,12 +80,15 @@ function run(argv: string[], asUser: string | null): void {
 
 export interface TestPostgres {
   port: number
+  /** The server's processes (postmaster and its backends), for CPU accounting. */
+  pids(): number[]
   /** A fresh, empty database on this server. */
   createDatabase(): Promise<string>
   stop(): Promise<void>
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/** `durable`: fsync on, as in production (the benchmark); tests run without it. */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<TestPostgres> {
   const e = engines.postgres
   if (!e.ok) throw new Error(e.why)
   const user = pgUser()
@@ -97,12 +100,27 @@ export async function startPostgres(): Promise<TestPostgres> {
   const who = user?.name ?? null
   run([join(e.bin, 'initdb'), '-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], who)
   // No fsync: a test database need not survive a power cut, and the machine is shared.
-  const opts = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off -c full_page_writes=off -c max_connections=200`
-  run([join(e.bin, 'pg_ctl'), '-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], who)
+  const fast = opts.durable ? '' : ' -c fsync=off -c full_page_writes=off'
+  const settings = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c max_connections=200${fast}`
+  run(
+    [join(e.bin, 'pg_ctl'), '-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'],
+    who,
+  )
   let n = 0
   const admin = new Bun.SQL(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 })
   return {
     port,
+    pids() {
+      const main = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+      const r = spawnSync('ps', ['--ppid', String(main), '-o', 'pid='], { encoding: 'utf8' })
+      return [
+        main,
+        ...r.stdout
+          .split('\n')
+          .filter((l) => l.trim())
+          .map(Number),
+      ]
+    },
     async createDatabase() {
       const name = `sw_${process.pid}_${++n}`
       // A database name cannot be a bound parameter; this one is built from two integers.
@@ -122,6 +140,7 @@ export async function startPostgres(): Promise<TestPostgres> {
 
 export interface TestRedis {
   port: number
+  pid(): number | null
   url: string
   /** Empties every database (between tests). */
   flush(): Promise<void>
@@ -177,6 +196,7 @@ export async function startRedis(): Promise<TestRedis> {
   return {
     port,
     url: `redis://127.0.0.1:${port}/0`,
+    pid: () => proc?.pid ?? null,
     async flush() {
       const c = new Bun.RedisClient(`redis://127.0.0.1:${port}/0`)
       await c.send('FLUSHALL', [])

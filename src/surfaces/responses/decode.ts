@@ -33,8 +33,12 @@ export interface DecodedResponses {
   /** The chat form; `model` is still the client's prefixed id. */
   chat: ChatRequestInput
   tools: ChatTools
-  /** `type` fields of input items only OpenAI's Responses API reads (left out of `chat`). */
-  foreign: string[]
+  /**
+   * What the chat form cannot carry (items and parts only OpenAI's Responses API reads, file ids,
+   * hosted tool choices, ...), left out of `chat`: a translated route refuses the first, a
+   * pass-through route sends the request as it came.
+   */
+  problems: GatewayError[]
   /** The Responses field behind a chat field name (for errors from the shared checks). */
   param(chatParam: string): string
 }
@@ -55,7 +59,7 @@ interface Origin {
 
 export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   const tools = chatTools(req.tools)
-  const foreign: string[] = []
+  const problems: GatewayError[] = [...tools.problems]
   const messages: ChatMessage[] = []
   const origins: Origin[] = []
   const push = (message: ChatMessage, origin: Origin) => {
@@ -69,7 +73,7 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
     push({ role: 'user', content: req.input }, { path: 'input', role: 'input', toolCalls: 'input' })
   } else {
     req.input.forEach((item, i) => {
-      addItem(item as unknown as InputItem, `input[${i}]`, messages, origins, foreign)
+      addItem(item as unknown as InputItem, `input[${i}]`, messages, origins, problems)
     })
   }
 
@@ -79,7 +83,7 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   if (req.top_p != null) chat.top_p = req.top_p
   if (req.max_output_tokens != null) chat.max_tokens = req.max_output_tokens
   if (tools.functions.length > 0) chat.tools = tools.functions as ChatRequestInput['tools']
-  const choice = toolChoice(req.tool_choice)
+  const choice = toolChoice(req.tool_choice, problems)
   if (choice !== undefined && (choice === 'none' || chat.tools)) chat.tool_choice = choice
   if (req.parallel_tool_calls === false && chat.tools) chat.parallel_tool_calls = false
   const format = req.text?.format
@@ -101,7 +105,7 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   const user = req.safety_identifier ?? req.user
   if (user) chat.user = user
 
-  return { chat, tools, foreign, param: (p) => responsesParam(p, origins) }
+  return { chat, tools, problems, param: (p) => responsesParam(p, origins) }
 }
 
 const instructionsOrigin: Origin = { path: 'instructions', role: 'instructions', toolCalls: 'instructions' }
@@ -111,21 +115,24 @@ function addItem(
   path: string,
   messages: ChatMessage[],
   origins: Origin[],
-  foreign: string[],
+  problems: GatewayError[],
 ): void {
   switch (item.type) {
     case 'message': {
       const msg = item as unknown as MessageItem
       const origin = { path, role: `${path}.role`, toolCalls: path }
       if (msg.role === 'assistant') {
-        messages.push(assistantMessage(msg.content, path))
+        messages.push(assistantMessage(msg.content, path, problems))
       } else {
         const content =
           typeof msg.content === 'string'
             ? msg.content
-            : msg.content.map((p, j) => chatPart(p, `${path}.content[${j}]`))
+            : msg.content.map((p, j) => chatPart(p, `${path}.content[${j}]`, problems))
         const textOnly = msg.role !== 'user' && Array.isArray(content)
-        messages.push({ role: msg.role, content: textOnly ? joinText(content, `${path}.content`) : content })
+        messages.push({
+          role: msg.role,
+          content: textOnly ? joinText(content, `${path}.content`, problems) : content,
+        })
       }
       origins.push(origin)
       return
@@ -156,8 +163,9 @@ function addItem(
         typeof out.output === 'string'
           ? out.output
           : joinText(
-              out.output.map((p, j) => chatPart(p, `${path}.output[${j}]`)),
+              out.output.map((p, j) => chatPart(p, `${path}.output[${j}]`, problems)),
               `${path}.output`,
+              problems,
             )
       messages.push({ role: 'tool', tool_call_id: out.call_id, content })
       origins.push({ path, role: path, toolCalls: path })
@@ -166,34 +174,35 @@ function addItem(
     case 'reasoning':
       return
   }
-  foreign.push(`${path}.type`)
-}
-
-/** 400 for the first input item a translated route cannot send (see `DecodedResponses.foreign`). */
-export function foreignItemError(param: string, type: string): GatewayError {
-  return new GatewayError(
-    400,
-    'unsupported_value',
-    `${param} "${type}" is an item only OpenAI's Responses API understands, and this model's upstream does not speak it. Send message, function_call and function_call_output items.`,
-    { param },
+  problems.push(
+    new GatewayError(
+      400,
+      'unsupported_value',
+      `${path}.type "${item.type}" is an item only OpenAI's Responses API understands, and this model's upstream does not speak it. Send message, function_call and function_call_output items.`,
+      { param: `${path}.type` },
+    ),
   )
 }
 
-function assistantMessage(content: string | ContentPartInput[], path: string): ChatMessage {
+function assistantMessage(
+  content: string | ContentPartInput[],
+  path: string,
+  problems: GatewayError[],
+): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content }
   const texts: string[] = []
   let refusal: string | undefined
   content.forEach((part, j) => {
     if (part.type === 'output_text' || part.type === 'input_text') texts.push(part.text)
     else if (part.type === 'refusal') refusal = part.refusal
-    else throw notText(`${path}.content[${j}]`)
+    else problems.push(notText(`${path}.content[${j}]`))
   })
   const message: ChatMessage = { role: 'assistant', content: texts.length ? texts.join('') : null }
   if (refusal !== undefined) message.refusal = refusal
   return message
 }
 
-function chatPart(part: ContentPartInput, param: string): ContentPart {
+function chatPart(part: ContentPartInput, param: string, problems: GatewayError[]): ContentPart {
   switch (part.type) {
     case 'input_text':
     case 'output_text':
@@ -201,14 +210,15 @@ function chatPart(part: ContentPartInput, param: string): ContentPart {
     case 'refusal':
       return { type: 'text', text: part.refusal }
     case 'input_image': {
-      if (!part.image_url) throw fileStore(param, 'image_url (a URL or a data: URL)')
+      if (!part.image_url) return unsendable(problems, fileStore(param, 'image_url (a URL or a data: URL)'))
       return {
         type: 'image_url',
         image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) },
       }
     }
     case 'input_file': {
-      if (part.file_url || (!part.file_data && part.file_id)) throw fileStore(param, 'file_data (base64)')
+      if (part.file_url || (!part.file_data && part.file_id))
+        return unsendable(problems, fileStore(param, 'file_data (base64)'))
       const file: Record<string, unknown> = {}
       if (part.file_data) file.file_data = part.file_data
       if (part.filename) file.filename = part.filename
@@ -217,13 +227,19 @@ function chatPart(part: ContentPartInput, param: string): ContentPart {
   }
 }
 
-function joinText(parts: ContentPart[], param: string): string {
-  return parts
-    .map((part, j) => {
-      if (part.type !== 'text') throw notText(`${param}[${j}]`)
-      return part.text
-    })
-    .join('')
+/** Records a part the chat form cannot carry; an empty text part stands in for it. */
+function unsendable(problems: GatewayError[], problem: GatewayError): ContentPart {
+  problems.push(problem)
+  return { type: 'text', text: '' }
+}
+
+function joinText(parts: ContentPart[], param: string, problems: GatewayError[]): string {
+  let text = ''
+  parts.forEach((part, j) => {
+    if (part.type === 'text') text += part.text
+    else problems.push(notText(`${param}[${j}]`))
+  })
+  return text
 }
 
 function notText(param: string): GatewayError {
@@ -246,15 +262,21 @@ function fileStore(param: string, instead: string): GatewayError {
   )
 }
 
-function toolChoice(choice: ResponsesRequestInput['tool_choice']): ChatRequestInput['tool_choice'] {
+function toolChoice(
+  choice: ResponsesRequestInput['tool_choice'],
+  problems: GatewayError[],
+): ChatRequestInput['tool_choice'] {
   if (choice === undefined || typeof choice === 'string') return choice
   if (choice.type === 'function' && choice.name) return { type: 'function', function: { name: choice.name } }
-  throw new GatewayError(
-    400,
-    'unsupported_value',
-    `tool_choice {"type": "${choice.type}"} is not supported on this route. Send "auto", "required", "none" or {"type": "function", "name": "..."}.`,
-    { param: 'tool_choice' },
+  problems.push(
+    new GatewayError(
+      400,
+      'unsupported_value',
+      `tool_choice {"type": "${choice.type}"} is not supported by this model's upstream. Send "auto", "required", "none" or {"type": "function", "name": "..."}.`,
+      { param: 'tool_choice' },
+    ),
   )
+  return undefined
 }
 
 function responsesParam(param: string, origins: Origin[]): string {

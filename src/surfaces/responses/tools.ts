@@ -34,19 +34,24 @@ export interface ChatTools {
   hosted: HostedTool[]
   /** The request's tools as given. */
   all: readonly ResponsesTool[]
+  /** Function names declared twice once namespaces are expanded: the chat form cannot carry them. */
+  problems: GatewayError[]
 }
 
 export function chatTools(tools: readonly ResponsesTool[] | undefined): ChatTools {
-  const out: ChatTools = { functions: [], namespaces: new Map(), hosted: [], all: tools ?? [] }
+  const out: ChatTools = { functions: [], namespaces: new Map(), hosted: [], all: tools ?? [], problems: [] }
   const seen = new Set<string>()
   const addFunction = (tool: FunctionToolInput, param: string, namespace?: string): void => {
     if (seen.has(tool.name)) {
-      throw new GatewayError(
-        400,
-        'invalid_value',
-        `${param}: the function name "${tool.name}" is declared twice (namespaces are expanded into plain function names). Rename one of them.`,
-        { param },
+      out.problems.push(
+        new GatewayError(
+          400,
+          'invalid_value',
+          `${param}: the function name "${tool.name}" is declared twice (this model's upstream gets namespaces expanded into plain function names). Rename one of them.`,
+          { param },
+        ),
       )
+      return
     }
     seen.add(tool.name)
     out.functions.push(toChatFunction(tool))

@@ -17,7 +17,7 @@ import type { CatalogueEntry } from '../../gateway/routing.ts'
 import { parseChatBody } from '../../gateway/validate-chat.ts'
 import type { ChatRequest } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { type DecodedResponses, decodeResponses, foreignItemError } from './decode.ts'
+import { type DecodedResponses, decodeResponses } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
 import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
@@ -62,8 +62,8 @@ export function translateView(
   view: ResponsesView,
   entry: CatalogueEntry,
 ): { request: ChatRequest; dropped: string[] } {
-  const foreign = view.decoded.foreign[0]
-  if (foreign) throw foreignItemError(foreign, typeAt(view.input, foreign))
+  const problem = view.decoded.problems[0]
+  if (problem) throw problem
   const { dropped, served } = toolPolicy(view.decoded.tools, entry.model.unsupported_tools ?? 'reject')
   let request: ChatRequest
   try {
@@ -87,12 +87,6 @@ export function checkOutputLimit(view: ResponsesView, entry: CatalogueEntry): vo
       { param: 'max_output_tokens' },
     )
   }
-}
-
-function typeAt(input: ResponsesRequestInput, param: string): string {
-  const index = Number(/^input\[(\d+)\]/.exec(param)?.[1])
-  const item = Array.isArray(input.input) ? input.input[index] : undefined
-  return String((item as { type?: unknown } | undefined)?.type)
 }
 
 /** The shared checks name chat fields; this surface's client knows the Responses names. */
