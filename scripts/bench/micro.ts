@@ -96,7 +96,8 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       rpd: limited ? 10_000_000 : null,
       suspension: { maxRejections: 50, windowMs: 600_000, durationMs: 900_000 },
     })
-    const usageIds: number[] = []
+    /** Admitted requests, with where they were counted (the pipeline passes this on to the recorder). */
+    const usageIds: Array<{ usageId: number; at: number | undefined }> = []
 
     const warm = Math.min(1000, iterations)
     await perOp(warm, () => authenticate(deps, header))
@@ -105,7 +106,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
     const authUs = await perOp(iterations, () => authenticate(deps, header))
     const admitUs = await perOp(iterations, async (i) => {
       const r = await deps.store.admit(admitInput(i, false))
-      if (r.admitted) usageIds.push(r.usageId)
+      if (r.admitted) usageIds.push({ usageId: r.usageId, at: r.loggedAt })
     })
     const group = 16
     const batchedN = Math.ceil(iterations / group)
@@ -114,14 +115,15 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
         Promise.all(
           Array.from({ length: group }, async (_, j) => {
             const r = await deps.store.admit(admitInput(iterations + i * group + j, false))
-            if (r.admitted) usageIds.push(r.usageId)
+            if (r.admitted) usageIds.push({ usageId: r.usageId, at: r.loggedAt })
           }),
         ),
       )) / group
     const t0 = performance.now()
-    for (const usageId of usageIds) {
+    for (const { usageId, at } of usageIds) {
       deps.recorder.record({
         usageId,
+        counted: at === undefined ? undefined : { accountId: auth.account.id, model: 'mock/bench', at },
         status: 200,
         promptTokens: 20,
         completionTokens: 20,

@@ -81,7 +81,11 @@ export async function loadConfigFile(
   const file = Bun.file(path)
   if (!(await file.exists())) {
     throw new ConfigError(path, [
-      { path: '/', message: `file not found (pass --config FILE or set SWITCHYARD_CONFIG)` },
+      {
+        path: '/',
+        message:
+          'file not found (run `switchyard init` to write a starter config, or pass --config FILE or set SWITCHYARD_CONFIG)',
+      },
     ])
   }
   const text = await file.text()

@@ -124,7 +124,8 @@ export class Pipeline {
     const ctx: CallContext = {
       provider: entry.provider,
       model: entry.model,
-      // At the shutdown drain's deadline the call is cut with 503 shutting_down.
+      // At the shutdown drain's deadline a call still waiting (for a JSON answer, or for a
+      // stream's first byte) is cut with 503 shutting_down; an open stream's writer cuts itself.
       signal: AbortSignal.any([request.signal, traffic.stopSignal]),
       requestId: rid,
       timeouts: this.timeouts.get(entry.provider.prefix)!,

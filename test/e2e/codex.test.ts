@@ -1,12 +1,14 @@
 /**
  * Codex CLI itself (`codex exec`, from the test-client package) → the real gateway's
- * `POST /v1/responses` → the demo model, an OpenAI-compatible chat upstream (translated) and
+ * `POST /v1/responses` → the starter config's demo model (as shipped in `switchyard.example.yaml`),
+ * an OpenAI-compatible chat upstream (translated) and
  * Anthropic recordings (translated); plus a function-call round trip in which Codex runs the
  * `exec_command` the model asks for and sends its output back. Each Codex request is counted once.
  * Skipped, with a printed line, when Codex is not installed.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
+import { quotePlaceholders } from '../../src/config/load.ts'
 import { codexBinary, hasStrace, runCodex } from '../support/codex.ts'
 import { startFakeAnthropic } from '../support/fake-anthropic.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
@@ -30,6 +32,10 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
   let anthropic: FakeUpstream<string>
 
   beforeAll(async () => {
+    const starter = Bun.YAML.parse(
+      quotePlaceholders(await Bun.file(new URL('../../switchyard.example.yaml', import.meta.url)).text()),
+    ) as { providers: Array<{ prefix: string }> }
+    const demo = starter.providers.find((p) => p.prefix === 'demo')!
     ;[mock, anthropic] = await Promise.all([
       startMockUpstream({ chunks: 4 }),
       startFakeAnthropic({ apiKey: 'sk-ant-test' }),
@@ -39,7 +45,7 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
         server: { host: '127.0.0.1', port: 0 },
         usage: { flush_ms: 20 },
         providers: [
-          { prefix: 'demo', kind: 'demo', models: [model('echo')] },
+          demo,
           {
             prefix: 'openai',
             kind: 'openai',

@@ -112,6 +112,18 @@ describe('access log', () => {
     const rotated = await (
       await fetch(`${gw.url}/admin/v1/keys/${id}/rotate`, { method: 'POST', headers: bearer(ADMIN) })
     ).json()
+    // The admin change → an audit line naming who (the admin token) and what.
+    for (let i = 0; i < 50 && !gw.logs.some((l) => l.includes('"audit"') && l.includes('/rotate')); i++) {
+      await Bun.sleep(20)
+    }
+    const auditLine = gw.logs
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'audit' && String(l.target).endsWith('/rotate'))
+    expect(auditLine).toMatchObject({
+      actor: 'admin_token',
+      target: `/admin/v1/keys/${id}/rotate`,
+      outcome: 'ok',
+    })
     const secrets = [key, (rotated as { key: string }).key, ADMIN, 'sk-sy-not-a-real-key']
     for (const line of gw.logs) {
       for (const s of secrets) expect(line).not.toContain(s)

@@ -89,7 +89,7 @@ describe('first hour', () => {
     const usage = await fetch(`${serve.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
     expect(usage.status).toBe(200)
     await serve.kill()
-  })
+  }, 20_000)
 
   test('provider secrets are needed by serve and config check only', async () => {
     const dir = tempDir()
@@ -155,7 +155,7 @@ describe('first hour', () => {
       .map((l) => JSON.parse(l))
       .find((l) => l.level === 'warn' && l.plan === 'basic')
     expect(warn.accounts).toEqual(['gold-user'])
-  })
+  }, 20_000)
 })
 
 describe('serve that cannot start ends', () => {
@@ -175,6 +175,6 @@ describe('serve that cannot start ends', () => {
         await blocker.stop(true)
       }
     },
-    15_000,
+    20_000,
   )
 })

@@ -1,0 +1,51 @@
+import { expect, test } from 'bun:test'
+import { getMetricsFromIterator, type PromHistogramData } from 'prom2javascript'
+import { Metrics, renderMetrics } from '../../src/server/metrics.ts'
+
+const parse = async (text: string) => getMetricsFromIterator(text.split('\n')[Symbol.iterator]())
+
+test('snapshots of several processes sum: counters, cumulative histogram buckets, gauges', async () => {
+  const a = new Metrics()
+  const b = new Metrics()
+  const req = {
+    surface: 'chat',
+    model: 'demo/echo',
+    status: 200,
+    ttftMs: null,
+    promptTokens: 3,
+    completionTokens: 5,
+  }
+  a.requestFinished({ ...req, latencyMs: 4 })
+  a.requestFinished({ ...req, latencyMs: 700, ttftMs: 30 })
+  b.requestFinished({ ...req, latencyMs: 20_000, status: 502, promptTokens: null, completionTokens: null })
+  b.limitRejected('minute')
+  b.upstreamError('openai', 'upstream_timeout')
+  b.streamOpened()
+  const m = await parse(renderMetrics([a.snapshot(), b.snapshot()]))
+  expect(m.switchyard_requests_total!.data).toEqual([
+    { labels: { surface: 'chat', model: 'demo/echo', status: '200' }, value: 2 },
+    { labels: { surface: 'chat', model: 'demo/echo', status: '502' }, value: 1 },
+  ])
+  const h = (m.switchyard_request_duration_seconds!.data as PromHistogramData[])[0]!
+  expect(h.count).toBe(3)
+  expect(h.buckets['0.005']).toBe(1)
+  expect(h.buckets['1']).toBe(2)
+  expect(h.buckets['30']).toBe(3)
+  expect(h.buckets['+Inf']).toBe(3)
+  expect(h.sum).toBeCloseTo(20.704, 6)
+  expect((m.switchyard_time_to_first_token_seconds!.data as PromHistogramData[])[0]!.count).toBe(1)
+  expect(m.switchyard_tokens_total!.data.map((d) => (d as { value: number }).value)).toEqual([6, 10])
+  expect(m.switchyard_rate_limited_total!.data).toEqual([{ labels: { window: 'minute' }, value: 1 }])
+  expect(m.switchyard_upstream_errors_total!.data).toEqual([
+    { labels: { provider: 'openai', code: 'upstream_timeout' }, value: 1 },
+  ])
+  expect(m.switchyard_open_streams!.data).toEqual([{ labels: {}, value: 1 }])
+  expect(m.switchyard_processes!.data).toEqual([{ labels: {}, value: 2 }])
+})
+
+test('label values are escaped', async () => {
+  const a = new Metrics()
+  a.upstreamError('we"ird\\prefix', 'x\ny')
+  const text = renderMetrics([a.snapshot()])
+  expect(text).toContain('provider="we\\"ird\\\\prefix",code="x\\ny"')
+})
