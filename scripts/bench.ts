@@ -33,6 +33,7 @@ import {
   newForwarded,
   type Plan,
   runClosedMatrix,
+  runMessagesPassThrough,
   runOpenLoopMatrix,
   runSlowStreams,
 } from './bench/scenarios.ts'
@@ -241,6 +242,8 @@ async function main(): Promise<number> {
 
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
+    log('messages pass-through stream vs direct to the Anthropic mock ...')
+    const messages = await runMessagesPassThrough(ctx)
     log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
     const responses = await runResponses(ctx, fwd)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
@@ -259,7 +262,7 @@ async function main(): Promise<number> {
     const exit = gw.exitCode()
 
     const rows: Row[] = [
-      ...closedRows(closed),
+      ...closedRows({ ...closed, ...messages }),
       ...responsesRows(responses),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss),

@@ -256,10 +256,14 @@ function json(status: number, body: string, headers?: Record<string, string>): R
   return new Response(body, { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS })
 }
 
+/** Calls two of the offered tools, unless the conversation ends in tool results: then it answers. */
 function toolNames(body: Record<string, unknown>): string[] {
   const tools = body.tools
   if (!Array.isArray(tools) || tools.length === 0 || body.tool_choice === 'none') return []
   if (String(body.model).includes('text-only')) return []
+  const messages = body.messages
+  if (Array.isArray(messages) && (messages.at(-1) as { role?: unknown } | undefined)?.role === 'tool')
+    return []
   const names = tools.map((t) => String((t as { function?: { name?: unknown } })?.function?.name ?? 'tool'))
   return [names[0]!, names[1 % names.length]!]
 }

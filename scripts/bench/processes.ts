@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { type AnthropicMock, startAnthropicMock } from '../mock-upstream/anthropic.ts'
 import { type MockUpstream, startMockUpstream } from '../mock-upstream.ts'
 
 export const REPO = join(import.meta.dir, '..', '..')
@@ -29,18 +30,23 @@ export interface Mocks {
   fast: MockUpstream
   /** 50 ms before the response headers: the open-loop added-latency runs. */
   slow: MockUpstream
+  /** The recorded Anthropic text stream: the messages pass-through row. */
+  anthropic: AnthropicMock
   stop(): Promise<void>
 }
 
 export async function startMocks(chunks: number): Promise<Mocks> {
   const fast = await startMockUpstream({ chunks, latencyMs: 0 })
   const slow = await startMockUpstream({ chunks, latencyMs: 50 })
+  const anthropic = await startAnthropicMock()
   return {
     fast,
     slow,
+    anthropic,
     stop: async () => {
       await fast.stop()
       await slow.stop()
+      await anthropic.stop()
     },
   }
 }
@@ -64,6 +70,13 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         models: MOCK_MODELS.map(model),
       },
       { prefix: 'mock50', kind: 'openai', base_url: mocks.slow.url, api_key: 'x', models: [model('bench')] },
+      {
+        prefix: 'anth',
+        kind: 'anthropic',
+        base_url: mocks.anthropic.url,
+        api_key: 'x',
+        models: [model('bench')],
+      },
       // The same mock's Responses API: `POST /v1/responses` passes through untranslated.
       {
         prefix: 'mockr',

@@ -43,18 +43,23 @@ function latencyRows(
   })
 }
 
-const label = (mode: Mode) => (mode === 'stream' ? 'stream' : 'non-stream')
+const label = (mode: Mode | 'messages') =>
+  mode === 'stream'
+    ? 'stream'
+    : mode === 'messages'
+      ? 'messages (/v1/messages → anthropic, pass-through stream)'
+      : 'non-stream'
 
 export function closedRows(cells: Record<string, ClosedCell>): Row[] {
   const rows: Row[] = []
   for (const [key, cell] of Object.entries(cells)) {
-    const [mode, c] = key.split('/') as [Mode, string]
+    const [mode, c] = key.split('/') as [Mode | 'messages', string]
     const what = `${label(mode)}, ${c}`
     const d = series(cell.direct.map((r) => r.rps))
     const g = series(cell.gateway.map((r) => r.rps))
     const ratios = series(cell.gateway.map((r, i) => r.rps / cell.direct[i]!.rps))
     const ratio = g.median / d.median
-    const target = c === 'c64' ? (mode === 'stream' ? TARGETS.ratioStream : TARGETS.ratioNonStream) : null
+    const target = c === 'c64' ? (mode === 'nonstream' ? TARGETS.ratioNonStream : TARGETS.ratioStream) : null
     rows.push(row(`throughput direct, ${what}`, fmtSeries(d, 0, 'req/s'), d.median, null))
     rows.push(row(`throughput gateway, ${what}`, fmtSeries(g, 0, 'req/s'), g.median, null))
     rows.push(

@@ -11,7 +11,7 @@ import { type OpenLoopResult, runOpenLoop } from './open-loop.ts'
 import { type OpenStreamsResult, runOpenStreams } from './open-streams.ts'
 import { cpuMicros, rssBytes } from './proc-stats.ts'
 import { type Gateway, type Mocks, usageRequests } from './processes.ts'
-import { chatTarget, type LoadResult, type Target } from './workload.ts'
+import { chatTarget, type LoadResult, messagesTarget, type Target } from './workload.ts'
 
 export interface Plan {
   repeats: number
@@ -125,6 +125,33 @@ export async function runClosedMatrix(ctx: Ctx, fwd: Forwarded): Promise<Record<
     }
   }
   return cells
+}
+
+/**
+ * `/v1/messages` passed through to an anthropic provider (the recorded text stream) against the
+ * same requests sent straight to the Anthropic mock, closed loop at the highest concurrency.
+ */
+export async function runMessagesPassThrough(ctx: Ctx): Promise<Record<string, ClosedCell>> {
+  const { gw, mocks, plan } = ctx
+  const c = plan.concurrencies.at(-1)!
+  const direct = messagesTarget(mocks.anthropic.url, 'bench')
+  const viaGw = messagesTarget(gw.url, 'anth/bench', gw.key)
+  const cell: ClosedCell = { direct: [], gateway: [], gatewayCpuUs: [] }
+  for (let rep = 0; rep < plan.repeats; rep++) {
+    if (plan.warmS > 0) await closedLoad(ctx, direct, c, plan.warmS)
+    const d = await closedLoad(ctx, direct, c, plan.closedS)
+    cell.direct.push(d)
+    if (plan.warmS > 0) await closedLoad(ctx, viaGw, c, plan.warmS)
+    const cpu0 = cpuMicros(gw.pid)
+    const g = await closedLoad(ctx, viaGw, c, plan.closedS)
+    cell.gatewayCpuUs.push((cpuMicros(gw.pid) - cpu0) / Math.max(1, g.requests))
+    cell.gateway.push(g)
+    ctx.log(
+      `  messages pass-through stream c${c} #${rep + 1}: direct ${Math.round(d.rps)} req/s | gateway ${Math.round(g.rps)} req/s` +
+        `${d.errors + g.errors ? ` errors ${d.errors}/${g.errors}` : ''}`,
+    )
+  }
+  return { [`messages/c${c}`]: cell }
 }
 
 export async function runOpenLoopMatrix(ctx: Ctx, fwd: Forwarded): Promise<Record<Mode, OpenCell>> {

@@ -42,6 +42,23 @@ export function chatTarget(base: string, model: string, stream: boolean, key?: s
   return { url, headers, body: chatBody(model, stream) }
 }
 
+/** A streamed Messages request, direct to the Anthropic mock (no key) or through the gateway. */
+export function messagesTarget(base: string, model: string, key?: string): Target {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'anthropic-version': '2023-06-01',
+    'x-api-key': key ?? 'x',
+  }
+  const body = JSON.stringify({
+    model,
+    max_tokens: 64,
+    stream: true,
+    system: 'You are a terse assistant.',
+    messages: [{ role: 'user', content: 'Say hello to the benchmark in twenty words.' }],
+  })
+  return { url: `${base}/v1/messages`, headers, body }
+}
+
 export const responsesBody = (model: string, stream: boolean): string =>
   JSON.stringify({
     model,

@@ -3,19 +3,12 @@
  * The `/v1/usage` document, shared by the HTTP route and `switchyard usage ACCOUNT`.
  */
 import type { Config } from '../config/index.ts'
-import type { AccountRecord, KeyRecord, Store, WindowLimit } from '../store/index.ts'
+import { windowView } from '../limits/index.ts'
+import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
 import { type Clock, iso } from '../util/clock.ts'
 import { currentPlan, expiryPolicy, type PlanState } from './plans.ts'
 
 const startOfUtcDay = (t: number) => t - (t % 86_400_000)
-
-const windowView = (w: WindowLimit, now: number) => ({
-  limit: w.limit,
-  used: w.used,
-  remaining: w.remaining,
-  resets_at: iso(w.resetAt),
-  resets_in_ms: w.resetAt === null ? 0 : Math.max(0, w.resetAt - now),
-})
 
 /** Why requests with this key are refused, or null when they are served. */
 export function refusal(key: KeyRecord | null, state: PlanState, now: number): string | null {

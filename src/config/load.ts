@@ -5,6 +5,7 @@
  */
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
+import { KIND_LIMITS } from '../providers/kind-limits.ts'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
 
@@ -179,6 +180,15 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
       if (m.temperature && m.temperature.min > m.temperature.max) {
         problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
       }
+      m.features.forEach((feature, k) => {
+        const why = KIND_LIMITS[p.kind][feature]
+        if (why) {
+          problems.push({
+            path: `/providers/${i}/models/${j}/features/${k}`,
+            message: `a ${p.kind} model cannot have '${feature}': ${why}; remove it from the list`,
+          })
+        }
+      })
     })
     if (p.wire === 'responses' && p.kind !== 'openai') {
       problems.push({

@@ -21,7 +21,7 @@ const Nullable = <S extends TSchema>(schema: S) => T.Union([schema, T.Null()])
  * collapses a one-branch union into its branch, losing the annotation; the explainer needs it to
  * report `tools[0].type` rather than a field the wrong branch lacks.
  */
-function Tagged<S extends TSchema[]>(branches: [...S], tagKey: string, expected: string): TUnion<S> {
+export function Tagged<S extends TSchema[]>(branches: [...S], tagKey: string, expected: string): TUnion<S> {
   return {
     [Kind]: 'Union',
     anyOf: branches,

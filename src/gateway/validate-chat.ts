@@ -6,7 +6,8 @@
  * @example
  * const req = validateChatRequest(parseChatBody(await request.text()))
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import { type ChatRequestInput, ChatRequestSchema } from './chat-request-schema.ts'
 import { deepestPath, exceedsDepth, MAX_JSON_DEPTH } from './json-depth.ts'
@@ -70,9 +71,14 @@ function invalidJson(json: string, skipped: number, error: unknown, example: str
  * itself, typed (no copy); throws a 400 `GatewayError` whose `param` names the offending field.
  */
 export function validateChatRequest(body: unknown): ChatRequestInput {
-  if (!checker.Check(body)) throw explainValidationError(checker.Errors(body), body)
+  return validateWith(checker, body)
+}
+
+/** Any surface's schema check plus the nesting limit; the 400 names the offending field. */
+export function validateWith<S extends TSchema>(check: TypeCheck<S>, body: unknown): Static<S> {
+  if (!check.Check(body)) throw explainValidationError(check.Errors(body), body)
   if (exceedsDepth(body)) throw tooDeep(body)
-  return body as ChatRequestInput
+  return body as Static<S>
 }
 
 export function tooDeep(body: unknown): GatewayError {

@@ -9,7 +9,7 @@
  *
  * `finish` is called exactly once per admitted request, with the status the client saw.
  */
-import { abortError, guardStream, networkErrorDetail } from '../providers/http.ts'
+import { abortError, guardStream, networkErrorDetail, readText } from '../providers/http.ts'
 import { parseSSE } from '../providers/sse/index.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
@@ -57,7 +57,12 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
         finish(200, res.usage ?? null, null, null)
         return json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers)
       }
-      const upstream = await forwardCall(adapter, call.forward, ctx)
+      const answer = await forwardCall(adapter, call.forward, ctx)
+      // Read here, under the provider's idle and total timeouts, so every surface's relay is bounded.
+      const upstream = new Response(await readText(answer, ctx), {
+        status: answer.status,
+        headers: answer.headers,
+      })
       const out = await call.relay.relayJson(upstream, p.encodeCtx)
       finish(200, out.usage, null, null)
       return new Response(out.body, {

@@ -13,18 +13,18 @@
  */
 import { checkFeatures } from '../gateway/features.ts'
 import { assertPlanAllows, type CatalogueEntry } from '../gateway/routing.ts'
+import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
-import { authenticateToken } from '../server/auth.ts'
+import { type Auth, authenticateToken } from '../server/auth.ts'
 import { checkJsonContentType, readBodyText } from '../server/body.ts'
 import type { Deps } from '../server/deps.ts'
 import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
-import { rateLimitError, rateLimitHeaders } from '../server/rate-headers.ts'
 import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
 import { toGatewayError } from './errors.ts'
-import type { EncodeContext, Surface } from './surface.ts'
+import type { Decoded, EncodeContext, Surface } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
 export interface ServerHandle {
@@ -38,13 +38,7 @@ export class Pipeline {
   constructor(private readonly deps: Deps) {
     const { config } = deps
     this.timeouts = new Map(config.providers.map((p) => [p.prefix, resolveTimeouts(p)]))
-    this.suspension = config.suspension.enabled
-      ? {
-          maxRejections: config.suspension.maxRejections,
-          windowMs: config.suspension.windowMs,
-          durationMs: config.suspension.durationMs,
-        }
-      : null
+    this.suspension = suspensionPolicy(config)
   }
 
   /**
@@ -65,6 +59,44 @@ export class Pipeline {
     }
   }
 
+  /**
+   * The steps every keyed request shares, also for requests that are not admitted (count_tokens):
+   * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404) → plan (403).
+   */
+  async prepare<View>(
+    surface: Pick<Surface<View>, 'credential' | 'decode'>,
+    request: Request,
+    ex?: Exchange,
+  ): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
+    const { deps } = this
+    const auth = await authenticateToken(deps, surface.credential(request.headers))
+    if (ex) {
+      ex.account = auth.account.name
+      ex.keyPrefix = auth.key.prefix
+    }
+    checkJsonContentType(request)
+    const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
+    const decoded = surface.decode(text)
+    const entry = deps.catalogue.resolve(decoded.model)
+    if (ex) {
+      ex.model = entry.id
+      ex.stream = decoded.stream
+    }
+    assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
+    return { auth, text, decoded, entry }
+  }
+
+  /** What an adapter call needs: the provider's timeouts and the client's signal. */
+  callContext(entry: CatalogueEntry, signal: AbortSignal, requestId: string): CallContext {
+    return {
+      provider: entry.provider,
+      model: entry.model,
+      signal,
+      requestId,
+      timeouts: this.timeouts.get(entry.provider.prefix)!,
+    }
+  }
+
   private async run<View>(
     surface: Surface<View>,
     request: Request,
@@ -78,17 +110,8 @@ export class Pipeline {
     const ex =
       traffic.of(request) ??
       new Exchange(String(headers['x-request-id']), surfaceOf(pathOf(request.url)), request.method, '')
-    const auth = await authenticateToken(deps, surface.credential(request.headers))
-    ex.account = auth.account.name
-    ex.keyPrefix = auth.key.prefix
-    checkJsonContentType(request)
-    const text = await readBodyText(request, config.server.bodyLimitBytes)
-    const decoded = surface.decode(text)
+    const { auth, text, decoded, entry } = await this.prepare(surface, request, ex)
     const plan = auth.plan.plan!
-    const entry = deps.catalogue.resolve(decoded.model)
-    ex.model = entry.id
-    ex.stream = decoded.stream
-    assertPlanAllows({ name: auth.plan.name, models: plan.models }, entry.id, entry.model)
     checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
     const fwd = surface.forward
     const forward =
@@ -121,15 +144,9 @@ export class Pipeline {
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
     // but only while this request runs: `finish` restores it for the pooled connection.
     const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
-    const ctx: CallContext = {
-      provider: entry.provider,
-      model: entry.model,
-      // At the shutdown drain's deadline a call still waiting (for a JSON answer, or for a
-      // stream's first byte) is cut with 503 shutting_down; an open stream's writer cuts itself.
-      signal: AbortSignal.any([request.signal, traffic.stopSignal]),
-      requestId: rid,
-      timeouts: this.timeouts.get(entry.provider.prefix)!,
-    }
+    // At the shutdown drain's deadline a call still waiting (for a JSON answer, or for a
+    // stream's first byte) is cut with 503 shutting_down; an open stream's writer cuts itself.
+    const ctx = this.callContext(entry, AbortSignal.any([request.signal, traffic.stopSignal]), rid)
     const finish: Finish = (status, usage, err, ttftMs) => {
       restoreIdle()
       if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
@@ -159,6 +176,7 @@ export class Pipeline {
     const encodeCtx: EncodeContext<View> = {
       modelId: entry.id,
       upstreamModel: entry.model.upstream_name ?? entry.model.name,
+      provider: entry.provider,
       requestId: rid,
       view: decoded.view,
       includeUsage: translated?.includeUsage ?? false,

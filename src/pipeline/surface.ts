@@ -55,6 +55,7 @@ export interface EncodeContext<View> {
   modelId: string
   /** The provider's name for the model (what the upstream reports). */
   upstreamModel: string
+  provider: ProviderConfig
   requestId: string
   view: View
   /** Chat only: send the final usage chunk. Other surfaces ignore it. */

@@ -18,6 +18,7 @@ import { rejectInvalidHost } from './host.ts'
 import { adminRoutes } from './routes/admin.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
+import { messagesRoutes } from './routes/messages.ts'
 import { modelRoutes } from './routes/models.ts'
 import { responsesRoutes } from './routes/responses.ts'
 import { usageRoutes } from './routes/usage.ts'
@@ -48,6 +49,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
     .use(chatRoutes(pipeline))
+    .use(messagesRoutes(deps, pipeline))
     .use(responsesRoutes(pipeline))
     .use(adminRoutes(deps))
 }

@@ -7,6 +7,7 @@
 import { hashKey, looksLikeKey } from '../accounts/keys.ts'
 import { currentPlan, type PlanState } from '../accounts/plans.ts'
 import { refusal } from '../accounts/usage-report.ts'
+import { suspendedError } from '../limits/index.ts'
 import type { AccountRecord, KeyRecord } from '../store/index.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { Deps } from './deps.ts'
@@ -81,15 +82,8 @@ function refusalError(reason: string, auth: Auth, now: number): GatewayError {
         'account_disabled',
         `Account '${auth.account.name}' is disabled; contact the operator.`,
       )
-    case 'key_suspended': {
-      const ms = Math.max(0, (auth.key.suspendedUntil ?? now) - now)
-      return new GatewayError(
-        403,
-        'key_suspended',
-        `API key ${auth.key.prefix}… is suspended for ${Math.ceil(ms / 1000)} s after repeatedly exceeding its rate limits; slow down and retry after that.`,
-        { headers: { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) } },
-      )
-    }
+    case 'key_suspended':
+      return suspendedError(auth.key.prefix, auth.key.suspendedUntil, now)
     case 'plan_expired':
       return new GatewayError(
         403,

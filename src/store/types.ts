@@ -7,7 +7,11 @@
  * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
  * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
+import type { AdmitInput, AdmitResult, WindowLimit } from '../limits/types.ts'
 import type { StoreHealth } from './errors.ts'
+
+// The limiter's contract lives with the rest of the limit logic (src/limits/).
+export type { AdmitInput, AdmitResult, WindowLimit }
 
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
@@ -42,51 +46,6 @@ export interface PlanChange {
   reason: string
   createdAt: number
 }
-
-export interface WindowLimit {
-  /** null = no limit. */
-  limit: number | null
-  used: number
-  /** null when unlimited. */
-  remaining: number | null
-  /** When the oldest request in the window leaves it (ms epoch); null when the window is empty. */
-  resetAt: number | null
-}
-
-export interface AdmitInput {
-  accountId: number
-  keyId: string
-  model: string
-  requestId: string
-  stream: boolean
-  now: number
-  rpm: number | null
-  rpd: number | null
-  suspension: { maxRejections: number; windowMs: number; durationMs: number } | null
-}
-
-/** `at`: the time the limiter decided at, when it reads its engine's clock rather than `input.now`. */
-export type AdmitResult =
-  | {
-      admitted: true
-      usageId: number
-      minute: WindowLimit
-      day: WindowLimit
-      at?: number
-      /** The request's time in the log (its usage minute), when the backend reports it. */
-      loggedAt?: number
-    }
-  | {
-      admitted: false
-      at?: number
-      window: 'minute' | 'day'
-      /** When a request would be admitted again (ms epoch). */
-      retryAt: number
-      minute: WindowLimit
-      day: WindowLimit
-      /** Set when this rejection suspended the key. */
-      suspendedUntil: number | null
-    }
 
 export interface Completion {
   usageId: number

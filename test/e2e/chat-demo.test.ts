@@ -24,10 +24,10 @@ beforeAll(async () => {
 afterAll(() => gw.stop())
 
 describe('the demo provider through the openai client', () => {
-  test('the model list shows both demo models with their features', async () => {
+  test('the model list shows the demo models with their features', async () => {
     const ids = []
     for await (const model of client.models.list()) ids.push(model.id)
-    expect(ids.sort()).toEqual(['demo/echo', 'demo/echo-pro'])
+    expect(ids.sort()).toEqual(['demo/agent', 'demo/echo', 'demo/echo-pro'])
   })
 
   test('text completion', async () => {

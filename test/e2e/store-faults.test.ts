@@ -98,6 +98,20 @@ describe('database files', () => {
     }
   })
 
+  test('deleted while serving → /healthz unhealthy and admissions refused with 503 store_unavailable', async () => {
+    const gw = await startGateway()
+    gateways.push(gw)
+    const { key } = await gw.key('lost', 'unlimited')
+    expect((await chat(gw.url, key)).status).toBe(200)
+    rmSync(join(gw.dir, 'switchyard.db'))
+    const h = await fetch(`${gw.url}/healthz`)
+    expect(h.status).toBe(503)
+    expect(((await h.json()) as any).store).toMatchObject({ reason: 'file_lost' })
+    const r = await chat(gw.url, key)
+    expect(r.status).toBe(503)
+    expect(((await r.json()) as any).error.code).toBe('store_unavailable')
+  })
+
   async function serving() {
     const dir = tempDir()
     const db = join(dir, 'sy.db')
@@ -114,22 +128,21 @@ describe('database files', () => {
     return Promise.race([p.proc.exited, Bun.sleep(withinMs).then(() => 'running' as const)])
   }
 
-  test('deleted while serving → the process exits non-zero within seconds, saying why', async () => {
+  test('deleted while serving → serve exits with code 3 within seconds, saying why', async () => {
     const { p, db, stderr } = await serving()
     rmSync(db)
     const code = await exitCode(p, 5000)
-    expect(code).not.toBe('running')
-    expect(code).not.toBe(0)
+    // 3, not a crash's 1: a service manager can be told not to restart into an empty database.
+    expect(code).toBe(3)
     expect(await stderr()).toContain('was deleted while the gateway was running')
   })
 
-  test('replaced while serving → the process exits non-zero within seconds', async () => {
+  test('replaced while serving → serve exits with code 3 within seconds', async () => {
     const { p, db, stderr } = await serving()
     copyFileSync(db, `${db}.copy`)
     renameSync(`${db}.copy`, db)
     const code = await exitCode(p, 5000)
-    expect(code).not.toBe('running')
-    expect(code).not.toBe(0)
+    expect(code).toBe(3)
     expect(await stderr()).toContain('was replaced while the gateway was running')
   })
 })

@@ -37,6 +37,10 @@ export const ANTHROPIC_FIXTURES = {
     json: new URL('anthropic-tool.json', RECORDED),
     chunks: new URL('anthropic-tool.chunks.txt', RECORDED),
   },
+  thinking: {
+    json: new URL('anthropic-thinking.json', RECORDED),
+    chunks: new URL('anthropic-thinking.chunks.txt', RECORDED),
+  },
   'two-tools': { json: new URL('two-tools.json', OWN), chunks: new URL('two-tools.chunks.txt', OWN) },
   'stream-error': { chunks: new URL('stream-error.chunks.txt', OWN) },
   truncated: { chunks: new URL('truncated.chunks.txt', OWN) },
@@ -53,20 +57,49 @@ export type AnthropicFixture = keyof typeof ANTHROPIC_FIXTURES
 
 export type { FakeUpstream, RecordedRequest } from './fake-upstream.ts'
 
+/** What `POST /v1/messages/count_tokens` answers. */
+export const FAKE_COUNT_TOKENS = 2095
+
 export async function startFakeAnthropic(
-  opts: { fixture?: AnthropicFixture; apiKey?: string; eventDelayMs?: number } = {},
+  opts: {
+    fixture?: AnthropicFixture
+    apiKey?: string
+    eventDelayMs?: number
+    /** Refuse (400) any request whose `anthropic-beta` header is not exactly this. */
+    expectBeta?: string
+    /** Answer a request whose last turn carries a `tool_result` with this fixture (ends a tool loop). */
+    afterToolResult?: AnthropicFixture
+  } = {},
 ): Promise<FakeUpstream<AnthropicFixture>> {
   return serveFake({ fixture: opts.fixture ?? 'text', eventDelayMs: opts.eventDelayMs }, (call) => {
     const { request, recorded, url, current, replay } = call
-    if (request.method !== 'POST' || url.pathname !== '/v1/messages') {
+    const count = url.pathname === '/v1/messages/count_tokens'
+    if (request.method !== 'POST' || (url.pathname !== '/v1/messages' && !count)) {
       return errorResponse(404, 'not_found_error', `Not found: ${request.method} ${url.pathname}`)
     }
     if (opts.apiKey && request.headers.get('x-api-key') !== opts.apiKey) {
       return serveFile(ANTHROPIC_FIXTURES.authentication, false, replay)
     }
+    const beta = request.headers.get('anthropic-beta')
+    if (opts.expectBeta !== undefined && beta !== opts.expectBeta) {
+      return errorResponse(
+        400,
+        'invalid_request_error',
+        `fake-anthropic: anthropic-beta was ${JSON.stringify(beta)}, expected ${JSON.stringify(opts.expectBeta)}`,
+      )
+    }
+    if (count) return Response.json({ input_tokens: FAKE_COUNT_TOKENS })
     const model = recorded.body?.model
-    const name =
+    let name =
       typeof model === 'string' && model in ANTHROPIC_FIXTURES ? (model as AnthropicFixture) : current
+    const last = recorded.body?.messages?.at?.(-1)?.content
+    if (
+      opts.afterToolResult &&
+      Array.isArray(last) &&
+      last.some((b: { type?: string }) => b?.type === 'tool_result')
+    ) {
+      name = opts.afterToolResult
+    }
     return serveFile(ANTHROPIC_FIXTURES[name], recorded.body?.stream === true, replay)
   })
 }

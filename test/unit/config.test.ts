@@ -64,6 +64,24 @@ describe('config', () => {
     expect(c.admin.token).toBeNull()
   })
 
+  test("a provider kind's own limits are checked once, here: an anthropic model with n or logprobs is a config error", () => {
+    const doc = testConfigDoc()
+    ;(doc.providers as any).push({
+      prefix: 'anthropic',
+      kind: 'anthropic',
+      api_key: 'sk-ant-x',
+      models: [
+        { name: 'claude', context_window: 1, max_output_tokens: 1, features: ['streaming', 'n', 'logprobs'] },
+      ],
+    })
+    const found = problems(() => parseConfig(doc))
+    expect(found.map((p) => p.path)).toEqual([
+      '/providers/1/models/0/features/1',
+      '/providers/1/models/0/features/2',
+    ])
+    expect(found[0]!.message).toContain('one choice')
+  })
+
   test('unknown keys are errors with their path', () => {
     const doc = testConfigDoc({ server: { host: '127.0.0.1', prot: 8080 } })
     expect(problems(() => parseConfig(doc))).toContainEqual({

@@ -19,6 +19,12 @@ export function anthropicMessagesUrl(provider: ProviderConfig): string {
   return base.endsWith('/v1') ? `${base}/messages` : `${base}/v1/messages`
 }
 
+/** `{base_url}{path}` for a path under the API root (`/v1/messages/count_tokens`), as above. */
+export function anthropicUrl(provider: ProviderConfig, path: string): string {
+  const base = (provider.base_url ?? ANTHROPIC_BASE_URL).replace(/\/+$/, '')
+  return `${base.endsWith('/v1') ? base.slice(0, -3) : base}${path}`
+}
+
 /** The operator's extra headers first, so they cannot displace the key or the API version. */
 export function anthropicHeaders(provider: ProviderConfig): Headers {
   const headers = new Headers(provider.headers)

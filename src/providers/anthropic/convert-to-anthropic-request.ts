@@ -8,7 +8,7 @@ import type { AnthropicRequest } from './anthropic-types.ts'
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.ts'
 import { prepareAnthropicTools } from './prepare-anthropic-tools.ts'
 
-/** OpenAI parameters with a direct Anthropic counterpart, and those Anthropic cannot honour. */
+/** OpenAI parameters with a direct Anthropic counterpart, and response formats it cannot honour. */
 export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
   // Recent Claude models refuse temperature together with top_p. 1 is Anthropic's own default,
   // so leaving it out beside top_p changes nothing, and keeps the gateway's default from
@@ -30,21 +30,8 @@ export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
         'Anthropic models have no JSON mode: remove response_format, or ask for JSON in the prompt, or use a model whose features include json_mode.',
     },
   },
-  {
-    param: 'n',
-    unsupported: {
-      when: (n: number) => n > 1,
-      message: 'Anthropic models return one choice: set n to 1 or leave it out.',
-    },
-  },
-  {
-    param: 'logprobs',
-    unsupported: {
-      when: (on: boolean) => on,
-      message: 'Anthropic models do not return logprobs: remove logprobs.',
-    },
-  },
 ]
+// `n` and `logprobs` are kind limits (providers/kind-limits.ts): the feature check refuses them.
 
 /**
  * @param defaultMaxTokens used only if the gateway did not fill `max_tokens` — Anthropic requires one.

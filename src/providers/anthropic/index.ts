@@ -9,10 +9,17 @@
 import type { ProviderConfig } from '../../config/schema.ts'
 import { guardStream, invalidResponse, readJson, upstreamFetch } from '../http.ts'
 import { parseSSE } from '../sse/index.ts'
-import type { CallContext, ChatCompletion, ChatRequest, ChunkStream, ProviderAdapter } from '../types.ts'
+import type {
+  CallContext,
+  ChatCompletion,
+  ChatRequest,
+  ChunkStream,
+  ForwardCall,
+  ProviderAdapter,
+} from '../types.ts'
 import { anthropicStreamTransform } from './anthropic-stream-transform.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
-import { anthropicHeaders, anthropicMessagesUrl } from './api.ts'
+import { anthropicHeaders, anthropicMessagesUrl, anthropicUrl } from './api.ts'
 import { convertAnthropicResponse } from './convert-anthropic-response.ts'
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts'
 import { mapAnthropicHttpError } from './map-anthropic-error.ts'
@@ -36,6 +43,18 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
       const body = await readJson(await send(req, ctx, false), ctx)
       if (!isMessage(body)) throw invalidResponse(provider.prefix, 'the body is not an Anthropic message')
       return convertAnthropicResponse(body, req.model)
+    },
+
+    /** Pass-through: the client's `anthropic-version` wins over the configured one; the key is ours. */
+    forward(call: ForwardCall, ctx: CallContext): Promise<Response> {
+      const headers = anthropicHeaders(provider)
+      for (const [name, value] of Object.entries(call.headers)) headers.set(name, value)
+      return upstreamFetch(
+        anthropicUrl(provider, call.path),
+        { method: 'POST', headers, body: call.body },
+        ctx,
+        (status, text) => mapAnthropicHttpError(status, text, provider),
+      )
     },
 
     async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {

@@ -6,7 +6,7 @@
  */
 import type { ChatRequest, FinishReason, ToolCall } from '../types.ts'
 import { valueFromSchema } from './json-from-schema.ts'
-import { estimateTokens, lastUserMessage, messageText } from './text.ts'
+import { estimateTokens, lastTurn, lastUserMessage, messageText } from './text.ts'
 import { pickToolCalls } from './tools.ts'
 
 export interface DemoAnswer {
@@ -40,7 +40,7 @@ export function demoAnswer(req: ChatRequest): DemoAnswer {
 }
 
 function replyText(req: ChatRequest): string {
-  const last = req.messages.at(-1)
+  const last = lastTurn(req.messages)
   if (last?.role === 'tool') return `Tool result received: ${messageText(last)}`
   return `Echo: ${messageText(lastUserMessage(req.messages))}`
 }

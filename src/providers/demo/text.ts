@@ -23,6 +23,15 @@ export function lastUserMessage(messages: ChatMessage[]): ChatMessage | undefine
   return undefined
 }
 
+/** The last message that is not a system or developer message: whose turn it is. */
+export function lastTurn(messages: ChatMessage[]): ChatMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const role = messages[i]!.role
+    if (role !== 'system' && role !== 'developer') return messages[i]
+  }
+  return undefined
+}
+
 /** Tokens for `chars` characters: about four per token, OpenAI's rule of thumb for English. */
 export function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4)

@@ -4,18 +4,19 @@
  * function), or, with `auto`, when the user's latest message names one of the functions. The
  * arguments are the first JSON object in that message if it has one, else a value built from the
  * tool's `parameters` schema (see `json-from-schema.ts`: strings carry the message text), so a
- * client that validates arguments against the schema (the AI SDK does) accepts them.
+ * client that validates arguments against the schema (the AI SDK does) accepts them. System
+ * messages after the user's turn (Claude Code appends its environment as one) do not end that turn.
  */
 import type { ChatRequest, ToolCall } from '../types.ts'
 import { valueFromSchema } from './json-from-schema.ts'
-import { lastUserMessage, messageText } from './text.ts'
+import { lastTurn, lastUserMessage, messageText } from './text.ts'
 
 export function pickToolCalls(req: ChatRequest): ToolCall[] {
   const tools = req.tools
   const choice = req.tool_choice ?? 'auto'
   if (!tools || tools.length === 0 || choice === 'none') return []
   // `auto` answers only the user's own turn: after a tool result it replies in text, not in a loop.
-  if (choice === 'auto' && req.messages.at(-1)?.role !== 'user') return []
+  if (choice === 'auto' && lastTurn(req.messages)?.role !== 'user') return []
   const text = messageText(lastUserMessage(req.messages))
   const named = typeof choice === 'object' ? choice.function?.name : undefined
   let names: string[]

@@ -10,7 +10,7 @@ import { prepareGeminiTools } from './prepare-gemini-tools.ts'
 
 type ResponseFormat = NonNullable<ChatRequest['response_format']>
 
-/** OpenAI parameters → `generationConfig`, and those Gemini cannot honour. */
+/** OpenAI parameters → `generationConfig`. */
 export const GEMINI_PARAMS: readonly ParamRule[] = [
   { param: 'temperature', to: 'generationConfig.temperature' },
   { param: 'top_p', to: 'generationConfig.topP' },
@@ -39,14 +39,8 @@ export const GEMINI_PARAMS: readonly ParamRule[] = [
     transform: (format: ResponseFormat) =>
       format.type === 'json_schema' ? format.json_schema.schema : undefined,
   },
-  {
-    param: 'logprobs',
-    unsupported: {
-      when: (on: boolean) => on,
-      message: 'Gemini models do not return logprobs here: remove logprobs.',
-    },
-  },
 ]
+// `logprobs` is a kind limit (providers/kind-limits.ts): the feature check refuses it.
 
 /**
  * @example

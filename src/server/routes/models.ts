@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import type { Catalogue } from '../../gateway/routing.ts'
 import { planAllows } from '../../gateway/routing.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { authenticate } from '../auth.ts'
+import { apiKeyOrBearer, authenticateToken, bearer } from '../auth.ts'
 import type { Deps } from '../deps.ts'
 
 /** One entry of the catalogue as users see it (also what `switchyard models` prints). */
@@ -31,18 +31,47 @@ export function modelEntries(
     }))
 }
 
+type ModelEntry = ReturnType<typeof modelEntries>[number]
+
+/** Anthropic's model object, for clients that send `anthropic-version` (Claude Code's model picker). */
+function anthropicModel(m: ModelEntry) {
+  return {
+    type: 'model' as const,
+    id: m.id,
+    display_name: m.description ?? m.id,
+    created_at: new Date(m.created * 1000).toISOString(),
+  }
+}
+
+const anthropicStyle = (request: Request) => request.headers.has('anthropic-version')
+
 export function modelRoutes(deps: Deps) {
   const created = Math.floor(deps.clock.now() / 1000)
   const allowed = async (request: Request) => {
-    const auth = await authenticate(deps, request.headers.get('authorization'))
+    // Anthropic clients send their key as x-api-key.
+    const token = anthropicStyle(request)
+      ? apiKeyOrBearer(request.headers)
+      : bearer(request.headers.get('authorization'))
+    const auth = await authenticateToken(deps, token)
     const patterns = auth.plan.plan!.models
     return modelEntries(deps.catalogue, created, (id, m) => planAllows(patterns, id, m))
   }
   return new Elysia({ name: 'switchyard.models' })
-    .get('/v1/models', async ({ request }) => ({ object: 'list', data: await allowed(request) }))
+    .get('/v1/models', async ({ request }) => {
+      const data = await allowed(request)
+      if (!anthropicStyle(request)) return { object: 'list', data }
+      const models = data.map(anthropicModel)
+      return {
+        data: models,
+        has_more: false,
+        first_id: models[0]?.id ?? null,
+        last_id: models.at(-1)?.id ?? null,
+      }
+    })
     .get('/v1/models/*', async ({ request, params }) => {
       const id = decodeURIComponent(params['*'])
       const entry = (await allowed(request)).find((m) => m.id === id)
+      if (entry && anthropicStyle(request)) return anthropicModel(entry)
       if (!entry)
         throw new GatewayError(
           404,

@@ -5,7 +5,7 @@
  * connection pool, and tagged templates that are always prepared statements with bound values.
  */
 import { SQL } from 'bun'
-import type { WindowSpans } from '../sqlite/limiter.ts'
+import type { WindowSpans } from '../../limits/types.ts'
 import { PgAccounts } from './accounts.ts'
 import { PgLimiter } from './limiter.ts'
 import { assertSchema, migratePostgres } from './migrations.ts'

@@ -5,8 +5,9 @@
  * exactly what one process would.
  */
 import type { SQL } from 'bun'
-import type { WindowSpans } from '../sqlite/limiter.ts'
-import type { AdmitInput, AdmitResult, Limiter, WindowLimit } from '../types.ts'
+import type { WindowSpans } from '../../limits/types.ts'
+import { consumed, windowOf } from '../../limits/windows.ts'
+import type { AdmitInput, AdmitResult, Limiter } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
 
 export class PgLimiter implements Limiter {
@@ -73,29 +74,5 @@ export class PgLimiter implements Limiter {
       WHERE a.id = ${accountId}`
     const r = rows[0]
     return windowOf(limit, r ? num(r.used) : 0, r ? num(r.first) : null, span)
-  }
-}
-
-export function windowOf(
-  limit: number | null,
-  used: number,
-  first: number | null,
-  span: number,
-): WindowLimit {
-  return {
-    limit,
-    used,
-    remaining: limit === null ? null : Math.max(0, limit - used),
-    resetAt: first === null ? null : first + span,
-  }
-}
-
-export function consumed(w: WindowLimit, now: number, span: number): WindowLimit {
-  if (w.limit === null) return w
-  return {
-    limit: w.limit,
-    used: w.used + 1,
-    remaining: w.limit - w.used - 1,
-    resetAt: w.resetAt ?? now + span,
   }
 }

@@ -8,9 +8,9 @@
  * (`limits.on_unavailable: allow` serves without limits instead, and still records usage).
  */
 import { RedisClient } from 'bun'
+import type { WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
-import { consumed, windowOf } from '../postgres/limiter.ts'
-import type { WindowSpans } from '../sqlite/limiter.ts'
+import { consumed, windowOf } from '../../limits/windows.ts'
 import type { AccountStore, AdmissionLog, AdmitInput, AdmitResult, Limiter, WindowLimit } from '../types.ts'
 import { ADMIT_SCRIPT } from './admit-script.ts'
 

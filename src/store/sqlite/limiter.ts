@@ -10,15 +10,11 @@
  * where `first` is the oldest row inside it: two index seeks, whatever the limit.
  */
 import type { Database } from 'bun:sqlite'
+import { DEFAULT_SPANS, type WindowSpans } from '../../limits/types.ts'
+import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 
-/** Window lengths; 60 s and 24 h unless the operator shortens them (tests do). */
-export interface WindowSpans {
-  minuteMs: number
-  dayMs: number
-}
-
-export const DEFAULT_SPANS: WindowSpans = { minuteMs: 60_000, dayMs: 86_400_000 }
+export type { WindowSpans }
 
 interface Row {
   seq: number
@@ -103,12 +99,7 @@ export class LimiterQueries {
   ): WindowLimit {
     const first = last ? this.q.firstAfter.get(accountId, now - span) : null
     const used = first && last ? last.seq - first.seq + 1 : 0
-    return {
-      limit,
-      used,
-      remaining: limit === null ? null : Math.max(0, limit - used),
-      resetAt: first ? first.created_at + span : null,
-    }
+    return windowOf(limit, used, first ? first.created_at : null, span)
   }
 
   /** Runs inside the write transaction. */
@@ -172,17 +163,3 @@ export class LimiterQueries {
 
 /** The usage counters' bucket: the UTC minute of a request's admission. */
 export const minuteOf = (t: number): number => Math.floor(t / 60_000)
-
-function unlimited(): WindowLimit {
-  return { limit: null, used: 0, remaining: null, resetAt: null }
-}
-
-function consumed(w: WindowLimit, now: number, span: number): WindowLimit {
-  if (w.limit === null) return w
-  return {
-    limit: w.limit,
-    used: w.used + 1,
-    remaining: w.limit - w.used - 1,
-    resetAt: w.resetAt ?? now + span,
-  }
-}

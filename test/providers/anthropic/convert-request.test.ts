@@ -210,13 +210,17 @@ describe('convertToAnthropicRequest', () => {
   test.each([
     [{ response_format: { type: 'json_object' } }, 'response_format'],
     [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, 'response_format'],
-    [{ n: 2 }, 'n'],
-    [{ logprobs: true }, 'logprobs'],
   ] as const)('%j → 400 unsupported_feature', (extra, param) => {
     const err = thrown(() => convert(extra as Partial<ChatRequest>))
     expect(err.status).toBe(400)
     expect(err.code).toBe('unsupported_feature')
     expect(err.param).toBe(param)
+  })
+
+  test('n and logprobs are not sent: they are kind limits, refused by the feature check before any adapter', () => {
+    const body = convert({ n: 2, logprobs: true, top_logprobs: 3 })
+    expect(JSON.stringify(body)).not.toContain('logprobs')
+    expect(body).not.toHaveProperty('n')
   })
 
   test('response_format text, n = 1 and logprobs false are accepted and not sent', () => {

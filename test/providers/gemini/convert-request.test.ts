@@ -178,11 +178,8 @@ describe('convertToGeminiRequest', () => {
     expect(err.param).toBe('messages[0].content[0].image_url.url')
   })
 
-  test('logprobs → 400 unsupported_feature', () => {
-    expect(thrown(() => convert({ logprobs: true }))).toMatchObject({
-      status: 400,
-      code: 'unsupported_feature',
-      param: 'logprobs',
-    })
+  test('logprobs is not sent: it is a kind limit, refused by the feature check before any adapter', () => {
+    const body = convert({ logprobs: true, top_logprobs: 2 }) as unknown as Record<string, unknown>
+    expect(JSON.stringify(body)).not.toContain('logprobs')
   })
 })

@@ -4,8 +4,9 @@
  * `x-ratelimit-reset-requests[-day]` is the time until the next request slot frees in that
  * window (when its oldest admitted request leaves it), in OpenAI's duration format ("6m0s").
  */
-import type { AdmitResult, WindowLimit } from '../store/index.ts'
+
 import { GatewayError } from '../util/errors.ts'
+import type { AdmitResult, WindowLimit } from './types.ts'
 
 /** Go-style duration like OpenAI's headers: "20ms", "1.5s", "6m0s", "23h59m59s". */
 export function formatDuration(ms: number): string {

@@ -1,0 +1,37 @@
+/**
+ * @module
+ * `POST /v1/messages` (the Anthropic Messages surface on the request pipeline) and
+ * `POST /v1/messages/count_tokens`. Claude Code adds `?beta=true`; the query changes nothing.
+ */
+import { Elysia } from 'elysia'
+import type { Pipeline } from '../../pipeline/run.ts'
+import { countTokensHandler } from '../../surfaces/messages/count-tokens.ts'
+import { messagesSurface } from '../../surfaces/messages/index.ts'
+import type { Deps } from '../deps.ts'
+
+/** count_tokens calls per second per key (they cost a tokenizer run or an upstream call). */
+export const COUNT_TOKENS_PER_SECOND = 20
+
+export function messagesRoutes(deps: Deps, pipeline: Pipeline) {
+  const countTokens = countTokensHandler(deps, pipeline, COUNT_TOKENS_PER_SECOND)
+  return new Elysia({ name: 'switchyard.messages' })
+    .post(
+      '/v1/messages',
+      async ({ request, set, server }) => {
+        const headers = set.headers as Record<string, string>
+        const res = await pipeline.handle(messagesSurface, request, server, headers)
+        set.status = res.status // read by the metrics hook
+        return res
+      },
+      { parse: 'none' },
+    )
+    .post(
+      '/v1/messages/count_tokens',
+      async ({ request, set }) => {
+        const res = await countTokens(request, set.headers as Record<string, string>)
+        set.status = res.status
+        return res
+      },
+      { parse: 'none' },
+    )
+}

@@ -1,0 +1,205 @@
+/**
+ * @module
+ * A validated Messages request → the canonical chat request every adapter takes (the inverse of
+ * `providers/anthropic/convert-to-anthropic-request.ts`), for routes to openai, gemini and demo
+ * providers.
+ *
+ * - `system` (string or text blocks) and `system` turns → system messages.
+ * - A user turn's `tool_result` blocks → `tool` messages first (OpenAI wants them right after the
+ *   assistant's calls), then the rest of the turn as one user message; images in a tool result
+ *   follow in that user message, since tool messages carry only text.
+ * - Assistant `tool_use` blocks → `tool_calls` (input JSON-encoded); thinking blocks are dropped
+ *   (signatures mean nothing to another provider).
+ * - `tool_choice`: auto → auto, any → required, none → none, tool → that function;
+ *   `disable_parallel_tool_use: true` → `parallel_tool_calls: false`.
+ * - `thinking` enabled → `reasoning_effort` by budget (< 4,096 low, < 16,384 medium, else high);
+ *   adaptive → medium, or the `output_config.effort` Claude Code sends.
+ * - `stop_sequences` → `stop`, `metadata.user_id` → `user`; `top_k` and unknown fields have no
+ *   chat counterpart and are dropped.
+ */
+
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../providers/types.ts'
+import { GatewayError } from '../../util/errors.ts'
+import type { ContentBlock, CountTokensRequest, MessagesRequest } from './request-schema.ts'
+
+type Block<T extends ContentBlock['type']> = Extract<ContentBlock, { type: T }>
+
+export type Conversation = Pick<ChatRequest, 'messages' | 'tools' | 'tool_choice' | 'parallel_tool_calls'> & {
+  reasoning_effort?: string
+}
+
+export function convertToChatRequest(req: MessagesRequest, upstreamModel: string): ChatRequest {
+  const out: ChatRequest = { ...convertConversation(req), model: upstreamModel, max_tokens: req.max_tokens }
+  if (req.stream === true) {
+    out.stream = true
+    out.stream_options = { include_usage: true }
+  }
+  if (req.temperature !== undefined) out.temperature = req.temperature
+  if (req.top_p !== undefined) out.top_p = req.top_p
+  if (req.stop_sequences?.length) out.stop = req.stop_sequences
+  const user = req.metadata?.user_id
+  if (typeof user === 'string' && user) out.user = user
+  return out
+}
+
+/** Messages, tools, tool choice and reasoning: what count_tokens needs too. */
+export function convertConversation(req: CountTokensRequest): Conversation {
+  const messages: ChatMessage[] = []
+  if (typeof req.system === 'string' ? req.system : req.system?.length) {
+    messages.push({ role: 'system', content: systemText(req.system!) })
+  }
+  for (const message of req.messages) {
+    if (typeof message.content === 'string') {
+      messages.push({ role: message.role, content: message.content })
+    } else if (message.role === 'assistant') {
+      messages.push(assistantMessage(message.content))
+    } else if (message.role === 'system') {
+      messages.push({ role: 'system', content: textOf(message.content) })
+    } else {
+      messages.push(...userMessages(message.content))
+    }
+  }
+  const out: Conversation = { messages }
+  const tools = req.tools ?? []
+  if (tools.length) out.tools = tools.map(toFunctionTool)
+  const choice = req.tool_choice
+  if (choice) {
+    out.tool_choice =
+      choice.type === 'auto'
+        ? 'auto'
+        : choice.type === 'any'
+          ? 'required'
+          : choice.type === 'none'
+            ? 'none'
+            : { type: 'function', function: { name: choice.name } }
+    if ('disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true && tools.length) {
+      out.parallel_tool_calls = false
+    }
+  }
+  const effort = reasoningEffort(req)
+  if (effort) out.reasoning_effort = effort
+  return out
+}
+
+function systemText(system: string | Array<{ text: string }>): string {
+  return typeof system === 'string' ? system : system.map((b) => b.text).join('\n\n')
+}
+
+function textOf(blocks: ContentBlock[]): string {
+  return blocks
+    .filter((b): b is Block<'text'> => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n\n')
+}
+
+function assistantMessage(blocks: ContentBlock[]): ChatMessage {
+  const text = textOf(blocks)
+  const calls: ToolCall[] = blocks
+    .filter((b): b is Block<'tool_use'> => b.type === 'tool_use')
+    .map((b) => ({
+      id: b.id,
+      type: 'function',
+      function: { name: b.name, arguments: JSON.stringify(b.input) },
+    }))
+  const message: ChatMessage = { role: 'assistant', content: text || (calls.length ? null : '') }
+  if (calls.length) message.tool_calls = calls
+  return message
+}
+
+function userMessages(blocks: ContentBlock[]): ChatMessage[] {
+  const tools: ChatMessage[] = []
+  const parts: ContentPart[] = []
+  for (const block of blocks) {
+    if (block.type === 'tool_result') {
+      const content = block.content ?? ''
+      const text = typeof content === 'string' ? content : textOf(content as ContentBlock[])
+      tools.push({
+        role: 'tool',
+        tool_call_id: block.tool_use_id,
+        content: block.is_error ? `Error: ${text}` : text,
+      })
+      if (Array.isArray(content)) {
+        for (const inner of content as ContentBlock[]) if (inner.type !== 'text') parts.push(toPart(inner))
+      }
+    } else if (block.type !== 'thinking' && block.type !== 'redacted_thinking' && block.type !== 'tool_use') {
+      parts.push(toPart(block))
+    }
+  }
+  if (parts.length === 0) return tools.length ? tools : [{ role: 'user', content: '' }]
+  const content = parts.every((p) => p.type === 'text')
+    ? parts.map((p) => (p as { text: string }).text).join('\n\n')
+    : parts
+  return [...tools, { role: 'user', content }]
+}
+
+function toPart(block: ContentBlock): ContentPart {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text }
+    case 'image': {
+      const source = block.source
+      if (source.type === 'base64') {
+        return { type: 'image_url', image_url: { url: `data:${source.media_type};base64,${source.data}` } }
+      }
+      if (source.type === 'url') return { type: 'image_url', image_url: { url: source.url } }
+      throw notTranslatable('image blocks with a "file" source exist only at Anthropic')
+    }
+    case 'document': {
+      const source = block.source as { type: string; data?: unknown; media_type?: unknown; url?: unknown }
+      if (source.type === 'text' && typeof source.data === 'string')
+        return { type: 'text', text: source.data }
+      if (source.type === 'base64' && typeof source.data === 'string') {
+        return {
+          type: 'file',
+          file: {
+            filename: 'document',
+            file_data: `data:${String(source.media_type)};base64,${source.data}`,
+          },
+        }
+      }
+      throw notTranslatable(`document blocks with a "${source.type}" source exist only at Anthropic`)
+    }
+    default:
+      throw notTranslatable(`"${block.type}" blocks cannot go there`)
+  }
+}
+
+function toFunctionTool(tool: NonNullable<CountTokensRequest['tools']>[number], i: number): FunctionTool {
+  if (tool.type !== undefined && tool.type !== 'custom') {
+    throw new GatewayError(
+      400,
+      'unsupported_feature',
+      `tools[${i}] is Anthropic's server tool "${tool.type}", which only anthropic providers run. Remove it, or choose an anthropic model.`,
+      { param: `tools[${i}]` },
+    )
+  }
+  const fn: FunctionTool['function'] = {
+    name: tool.name,
+    parameters: (tool.input_schema as Record<string, unknown> | undefined) ?? {
+      type: 'object',
+      properties: {},
+    },
+  }
+  if (tool.description !== undefined) fn.description = tool.description
+  return { type: 'function', function: fn }
+}
+
+function reasoningEffort(req: CountTokensRequest): string | undefined {
+  const thinking = req.thinking
+  if (!thinking || thinking.type === 'disabled') return undefined
+  if (thinking.type === 'enabled') {
+    const budget = thinking.budget_tokens
+    return budget < 4096 ? 'low' : budget < 16_384 ? 'medium' : 'high'
+  }
+  const effort = (req as { output_config?: { effort?: unknown } }).output_config?.effort
+  return effort === 'low' || effort === 'medium' || effort === 'high' ? effort : 'medium'
+}
+
+function notTranslatable(what: string): GatewayError {
+  return new GatewayError(
+    400,
+    'unsupported_feature',
+    `This model's provider does not speak the Messages API, and ${what}. Choose an anthropic model or change the request.`,
+    { param: 'messages' },
+  )
+}

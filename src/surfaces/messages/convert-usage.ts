@@ -1,0 +1,29 @@
+/**
+ * @module
+ * OpenAI usage → Anthropic's: `input_tokens` excludes cached prompt tokens, which Anthropic
+ * reports as `cache_read_input_tokens` (the inverse of `convert-anthropic-usage.ts`).
+ */
+import type { Usage } from '../../providers/types.ts'
+
+export interface MessagesUsage {
+  input_tokens: number
+  output_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+}
+
+export function toMessagesUsage(usage: Usage | null | undefined): MessagesUsage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
+  return {
+    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached),
+    output_tokens: usage?.completion_tokens ?? 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+  }
+}
+
+/** `msg_…` from a chat completion id, so one answer keeps one id across both shapes. */
+export function messageId(completionId: string): string {
+  const bare = completionId.replace(/^chatcmpl-/, '').replace(/^msg_/, '')
+  return `msg_${bare}`
+}

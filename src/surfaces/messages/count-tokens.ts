@@ -1,0 +1,127 @@
+/**
+ * @module
+ * `POST /v1/messages/count_tokens`. Needs a valid key and a model the plan includes, but is not
+ * admitted against the account's limits; its own throttle (per key, per second) keeps it cheap.
+ * Anthropic providers answer it upstream (body passed through, model swapped). For every other
+ * kind the gateway counts with gpt-tokenizer's `o200k_base` encoding (GPT-4o's): an estimate
+ * for other models' tokenizers, said so in the `x-switchyard-token-count` response header.
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { parseChatBody, validateWith } from '../../gateway/validate-chat.ts'
+import { toGatewayError } from '../../pipeline/errors.ts'
+import type { Pipeline } from '../../pipeline/run.ts'
+import type { ChatMessage } from '../../providers/types.ts'
+import { apiKeyOrBearer } from '../../server/auth.ts'
+import type { Deps } from '../../server/deps.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { convertConversation } from './convert-to-chat-request.ts'
+import { messagesErrorResponse } from './errors.ts'
+import { forwardBody, forwardHeaders } from './pass-through.ts'
+import { type CountTokensRequest, CountTokensRequestSchema } from './request-schema.ts'
+
+const checker = TypeCompiler.Compile(CountTokensRequestSchema)
+
+const countSurface = {
+  credential: apiKeyOrBearer,
+  decode(text: string) {
+    const view = validateWith(
+      checker,
+      parseChatBody(
+        text,
+        '{"model": "<prefix>/<model>", "messages": [{"role": "user", "content": "Hello"}]}',
+      ),
+    )
+    return { model: view.model, view, stream: false }
+  },
+}
+
+export const ESTIMATE_HEADER = 'x-switchyard-token-count'
+
+/** Per key, per process: at most `perSecond` calls in any one-second slot. */
+export class CountTokensThrottle {
+  private slot = 0
+  private readonly counts = new Map<string, number>()
+
+  constructor(private readonly perSecond: number) {}
+
+  /** Throws 429 once the key used up this second's calls. */
+  take(keyId: string, nowMs: number): void {
+    const slot = Math.floor(nowMs / 1000)
+    if (slot !== this.slot) {
+      this.slot = slot
+      this.counts.clear()
+    }
+    const used = (this.counts.get(keyId) ?? 0) + 1
+    this.counts.set(keyId, used)
+    if (used > this.perSecond) {
+      throw new GatewayError(
+        429,
+        'count_tokens_throttled',
+        `count_tokens is limited to ${this.perSecond} calls per second per key; retry in a second.`,
+        { headers: { 'retry-after': '1' } },
+      )
+    }
+  }
+}
+
+export function countTokensHandler(deps: Deps, pipeline: Pipeline, perSecond: number) {
+  const throttle = new CountTokensThrottle(perSecond)
+  return async (request: Request, headers: Record<string, string>): Promise<Response> => {
+    try {
+      const { auth, decoded, entry } = await pipeline.prepare(countSurface, request)
+      throttle.take(auth.key.id, performance.timeOrigin + performance.now())
+      const view = decoded.view
+      if (entry.provider.kind === 'anthropic') {
+        const adapter = deps.adapters.get(entry.provider.prefix)!
+        const ctx = pipeline.callContext(entry, request.signal, String(headers['x-request-id']))
+        const upstream = await adapter.forward!(
+          {
+            path: '/v1/messages/count_tokens',
+            body: forwardBody(view, entry),
+            headers: forwardHeaders(request.headers),
+          },
+          ctx,
+        )
+        return new Response(await upstream.text(), {
+          headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: 'upstream' },
+        })
+      }
+      const inputTokens = await estimateTokens(view)
+      return new Response(JSON.stringify({ input_tokens: inputTokens }), {
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          [ESTIMATE_HEADER]: 'estimate; tokenizer=gpt-tokenizer o200k_base',
+        },
+      })
+    } catch (e) {
+      return messagesErrorResponse(toGatewayError('UNKNOWN', e, deps.log, headers['x-request-id']), headers)
+    }
+  }
+}
+
+/**
+ * Tokens of everything the model would read: each message's text and tool calls, tool results,
+ * tool definitions (name, description, JSON schema) and the system prompt, plus OpenAI's
+ * documented framing overhead of 3 tokens per message and 3 for the reply's priming.
+ */
+export async function estimateTokens(view: CountTokensRequest): Promise<number> {
+  // Loaded on first use: the encoding's tables are megabytes that most gateways never need.
+  const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base')
+  const conversation = convertConversation(view)
+  let total = 3
+  for (const message of conversation.messages) total += 3 + countTokens(messageText(message))
+  for (const tool of conversation.tools ?? []) total += countTokens(JSON.stringify(tool.function))
+  return total
+}
+
+function messageText(message: ChatMessage): string {
+  let text = message.role
+  const content = message.content
+  if (typeof content === 'string') text += content
+  else if (Array.isArray(content)) {
+    for (const part of content) if (part.type === 'text') text += part.text
+  }
+  for (const call of message.tool_calls ?? []) text += call.function.name + call.function.arguments
+  return text
+}

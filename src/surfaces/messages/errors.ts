@@ -1,0 +1,51 @@
+/**
+ * @module
+ * Errors in Anthropic's shape (DESIGN §6): `{"type": "error", "error": {"type", "message"},
+ * "request_id"}`, with Anthropic's type for each status — 400 invalid_request_error,
+ * 401 authentication_error, 403 permission_error, 404 not_found_error, 413 request_too_large,
+ * 429 rate_limit_error, 504 timeout_error, 529 overloaded_error, other 5xx api_error. An
+ * overloaded upstream (503 `upstream_overloaded` on the OpenAI surfaces) is Anthropic's 529 here,
+ * which its SDKs and Claude Code retry.
+ */
+import { GatewayError } from '../../util/errors.ts'
+
+const TYPE_BY_STATUS: Record<number, string> = {
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+}
+
+function anthropicType(status: number): string {
+  return TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
+}
+
+function statusOf(err: GatewayError): number {
+  return err.code === 'upstream_overloaded' ? 529 : err.status
+}
+
+/** The body; `request_id` is added by `messagesErrorResponse` when known. */
+export function anthropicErrorBody(err: GatewayError, requestId?: string) {
+  const body: { type: 'error'; error: { type: string; message: string }; request_id?: string } = {
+    type: 'error',
+    error: { type: anthropicType(statusOf(err)), message: err.message },
+  }
+  if (requestId) body.request_id = requestId
+  return body
+}
+
+export function messagesErrorResponse(err: GatewayError, headers: Record<string, string> = {}): Response {
+  const h = new Headers()
+  for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
+  h.set('content-type', 'application/json')
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) h.set(k, v)
+  // Which check refused, in the gateway's own vocabulary (Anthropic's body has no code field).
+  h.set('x-switchyard-error-code', err.code)
+  const rid = headers['x-request-id']
+  return new Response(JSON.stringify(anthropicErrorBody(err, rid)), { status: statusOf(err), headers: h })
+}
+
+export { GatewayError }

@@ -1,0 +1,64 @@
+/**
+ * @module
+ * The Anthropic Messages surface (`POST /v1/messages`) on the pipeline: `x-api-key` or Bearer
+ * auth, Anthropic's request schema, pass-through to anthropic providers, translation to every
+ * other kind, Anthropic's error shape and rate-limit header names.
+ *
+ * @example
+ * pipeline.handle(messagesSurface, request, server, headers)
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { CatalogueEntry } from '../../gateway/routing.ts'
+import { parseChatBody, validateWith } from '../../gateway/validate-chat.ts'
+import type { Surface } from '../../pipeline/surface.ts'
+import { apiKeyOrBearer } from '../../server/auth.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { convertFromCompletion } from './convert-from-completion.ts'
+import { convertToChatRequest } from './convert-to-chat-request.ts'
+import { messagesErrorResponse } from './errors.ts'
+import { detectMessagesFeatures } from './features.ts'
+import { messagesForwarding } from './pass-through.ts'
+import { anthropicLimitHeaders } from './rate-headers.ts'
+import { type MessagesRequest, MessagesRequestSchema } from './request-schema.ts'
+import { MessagesStreamEncoder } from './stream-encoder.ts'
+
+const checker = TypeCompiler.Compile(MessagesRequestSchema)
+
+export const MESSAGES_EXAMPLE =
+  '{"model": "<prefix>/<model>", "max_tokens": 1024, "messages": [{"role": "user", "content": "Hello"}]}'
+
+export const messagesSurface: Surface<MessagesRequest> = {
+  name: 'messages',
+  credential: apiKeyOrBearer,
+  decode(text) {
+    const view = validateWith(checker, parseChatBody(text, MESSAGES_EXAMPLE))
+    return { model: view.model, view, stream: view.stream === true }
+  },
+  features: detectMessagesFeatures,
+  temperature: (view) => view.temperature,
+  checkLimits: checkMaxTokens,
+  translate: (view, entry) => ({
+    request: convertToChatRequest(view, entry.model.upstream_name ?? entry.model.name),
+    includeUsage: true,
+  }),
+  encodeCompletion: (completion, ctx) => convertFromCompletion(completion, ctx.modelId),
+  streamEncoder: (ctx) => new MessagesStreamEncoder(ctx.modelId),
+  forward: messagesForwarding,
+  limitHeaders: anthropicLimitHeaders,
+  errorResponse: messagesErrorResponse,
+}
+
+/** `max_tokens` is required here (Anthropic's rule), and may not exceed the model's maximum. */
+function checkMaxTokens(view: MessagesRequest, entry: CatalogueEntry): void {
+  const max = entry.model.max_output_tokens
+  if (view.max_tokens > max) {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `max_tokens is ${view.max_tokens}, but the model "${entry.id}" produces at most ${max} tokens. Send at most ${max}.`,
+      { param: 'max_tokens' },
+    )
+  }
+}
+
+export { messagesErrorResponse } from './errors.ts'

@@ -1,0 +1,19 @@
+/**
+ * @module
+ * OpenAI `finish_reason` → Anthropic `stop_reason` (the inverse of
+ * `providers/anthropic/map-anthropic-stop-reason.ts`). A stop caused by one of the request's
+ * `stop_sequences` cannot be told apart from a natural end in chat terms, so both are `end_turn`.
+ */
+import type { FinishReason } from '../../providers/types.ts'
+
+const STOP_REASONS: Record<FinishReason, string> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  content_filter: 'refusal',
+}
+
+export function mapFinishReason(reason: FinishReason | null | undefined): string {
+  return (reason && STOP_REASONS[reason]) || 'end_turn'
+}

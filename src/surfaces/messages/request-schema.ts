@@ -1,0 +1,146 @@
+/**
+ * @module
+ * TypeBox schema of an Anthropic Messages request (`POST /v1/messages`) and of a `count_tokens`
+ * body. Required: `model`, `max_tokens` (not for count_tokens), `messages`. Content blocks are
+ * checked by `type` (text, image, document, tool_use, tool_result, thinking, redacted_thinking);
+ * blocks and tools may carry fields the gateway does not model (`cache_control`, `citations`,
+ * `defer_loading`, …), and unknown top-level fields (`context_management`, `output_config`, …) are
+ * accepted: they reach anthropic providers unchanged and are dropped when translating.
+ */
+import { type Static, Type as T } from '@sinclair/typebox'
+import { Tagged } from '../../gateway/chat-request-schema.ts'
+
+const Open = { additionalProperties: true } as const
+
+const TextBlock = T.Object({ type: T.Literal('text'), text: T.String() }, Open)
+
+const ImageSource = Tagged(
+  [
+    T.Object({ type: T.Literal('base64'), media_type: T.String(), data: T.String() }, Open),
+    T.Object({ type: T.Literal('url'), url: T.String() }, Open),
+    T.Object({ type: T.Literal('file'), file_id: T.String() }, Open),
+  ],
+  'type',
+  'an image source of type "base64", "url" or "file"',
+)
+
+const ImageBlock = T.Object({ type: T.Literal('image'), source: ImageSource }, Open)
+
+const DocumentBlock = T.Object(
+  { type: T.Literal('document'), source: T.Object({ type: T.String() }, Open) },
+  Open,
+)
+
+const ToolUseBlock = T.Object(
+  {
+    type: T.Literal('tool_use'),
+    id: T.String({ minLength: 1 }),
+    name: T.String({ minLength: 1 }),
+    input: T.Record(T.String(), T.Unknown()),
+  },
+  Open,
+)
+
+const ToolResultContent = T.Union([
+  T.String(),
+  T.Array(Tagged([TextBlock, ImageBlock, DocumentBlock], 'type', 'a text, image or document block')),
+])
+
+const ToolResultBlock = T.Object(
+  {
+    type: T.Literal('tool_result'),
+    tool_use_id: T.String({ minLength: 1 }),
+    content: T.Optional(ToolResultContent),
+    is_error: T.Optional(T.Boolean()),
+  },
+  Open,
+)
+
+const ThinkingBlock = T.Object(
+  { type: T.Literal('thinking'), thinking: T.String(), signature: T.Optional(T.String()) },
+  Open,
+)
+
+const RedactedThinkingBlock = T.Object({ type: T.Literal('redacted_thinking'), data: T.String() }, Open)
+
+export const ContentBlockSchema = Tagged(
+  [TextBlock, ImageBlock, DocumentBlock, ToolUseBlock, ToolResultBlock, ThinkingBlock, RedactedThinkingBlock],
+  'type',
+  'a content block of type "text", "image", "document", "tool_use", "tool_result", "thinking" or "redacted_thinking"',
+)
+
+const MessageSchema = T.Object(
+  {
+    // Claude Code also sends mid-conversation `system` turns.
+    role: T.Union([T.Literal('user'), T.Literal('assistant'), T.Literal('system')]),
+    content: T.Union([T.String(), T.Array(ContentBlockSchema)]),
+  },
+  { additionalProperties: false },
+)
+
+const SystemSchema = T.Union([T.String(), T.Array(TextBlock)])
+
+/** A client tool (`input_schema`), or a server tool such as `web_search_20250305` (a `type`). */
+const ToolSchema = T.Object(
+  {
+    name: T.String({ minLength: 1 }),
+    type: T.Optional(T.String()),
+    description: T.Optional(T.String()),
+    input_schema: T.Optional(T.Record(T.String(), T.Unknown())),
+  },
+  Open,
+)
+
+const ToolChoiceSchema = Tagged(
+  [
+    T.Object({ type: T.Literal('auto'), disable_parallel_tool_use: T.Optional(T.Boolean()) }, Open),
+    T.Object({ type: T.Literal('any'), disable_parallel_tool_use: T.Optional(T.Boolean()) }, Open),
+    T.Object({ type: T.Literal('none') }, Open),
+    T.Object(
+      { type: T.Literal('tool'), name: T.String(), disable_parallel_tool_use: T.Optional(T.Boolean()) },
+      Open,
+    ),
+  ],
+  'type',
+  'a tool_choice of type "auto", "any", "none" or "tool"',
+)
+
+const ThinkingSchema = Tagged(
+  [
+    T.Object({ type: T.Literal('enabled'), budget_tokens: T.Integer({ minimum: 1 }) }, Open),
+    T.Object({ type: T.Literal('disabled') }, Open),
+    T.Object({ type: T.Literal('adaptive') }, Open),
+  ],
+  'type',
+  'thinking of type "enabled" (with budget_tokens), "adaptive" or "disabled"',
+)
+
+const common = {
+  model: T.String({ minLength: 1 }),
+  messages: T.Array(MessageSchema, { minItems: 1 }),
+  system: T.Optional(SystemSchema),
+  tools: T.Optional(T.Array(ToolSchema)),
+  tool_choice: T.Optional(ToolChoiceSchema),
+  thinking: T.Optional(ThinkingSchema),
+}
+
+export const MessagesRequestSchema = T.Object(
+  {
+    ...common,
+    max_tokens: T.Integer({ minimum: 1 }),
+    stop_sequences: T.Optional(T.Array(T.String())),
+    temperature: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
+    top_p: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
+    top_k: T.Optional(T.Integer({ minimum: 0 })),
+    metadata: T.Optional(T.Object({ user_id: T.Optional(T.Union([T.String(), T.Null()])) }, Open)),
+    stream: T.Optional(T.Boolean()),
+  },
+  Open,
+)
+
+export const CountTokensRequestSchema = T.Object(common, Open)
+
+export type MessagesRequest = Static<typeof MessagesRequestSchema>
+export type CountTokensRequest = Static<typeof CountTokensRequestSchema>
+export type MessageInput = MessagesRequest['messages'][number]
+export type ContentBlock = Exclude<MessageInput['content'], string>[number]

@@ -1,0 +1,131 @@
+/**
+ * @module
+ * Chat chunks from a translating provider → Anthropic's stream events, state kept in the encoder:
+ *
+ * | chunk                                   | events                                                     |
+ * |-----------------------------------------|------------------------------------------------------------|
+ * | the first one                           | `message_start` (usage so far: none)                        |
+ * | `delta.reasoning_content` / `reasoning` | a `thinking` block: `content_block_start`, `thinking_delta`s |
+ * | `delta.content`                         | a `text` block: `content_block_start`, `text_delta`s         |
+ * | a tool call with an `id`                | a `tool_use` block; its arguments as `input_json_delta`s     |
+ * | `finish_reason`, the usage chunk        | remembered                                                 |
+ * | end of stream                           | `content_block_stop`, `message_delta` (stop_reason, usage), `message_stop` |
+ *
+ * A new kind of delta closes the open block first, so blocks never interleave. Keep-alives are
+ * `ping` events; a failure after the first byte is an `error` event.
+ */
+import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import type { ChatCompletionChunk, FinishReason, Usage } from '../../providers/types.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { messageId, toMessagesUsage } from './convert-usage.ts'
+import { anthropicErrorBody } from './errors.ts'
+import { mapFinishReason } from './map-stop-reason.ts'
+
+const text = new TextEncoder()
+export const PING = text.encode('event: ping\ndata: {"type":"ping"}\n\n')
+
+const frame = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+type Open = { kind: 'text' | 'thinking' } | { kind: 'tool'; toolIndex: number }
+
+export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
+  readonly keepalive = PING
+  private started = false
+  private block: Open | null = null
+  private nextIndex = 0
+  private finish: FinishReason | null = null
+  private seen: Usage | null = null
+
+  constructor(private readonly modelId: string) {}
+
+  encode(chunk: ChatCompletionChunk): Uint8Array | null {
+    let out = this.start(chunk.id)
+    if (chunk.usage) this.seen = chunk.usage
+    const choice = chunk.choices[0]
+    if (choice) {
+      const delta = choice.delta as ChatCompletionChunk['choices'][number]['delta'] & {
+        reasoning_content?: string | null
+        reasoning?: string | null
+      }
+      const thinking = delta.reasoning_content ?? delta.reasoning
+      if (typeof thinking === 'string' && thinking) {
+        out += this.open({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' })
+        out += this.delta({ type: 'thinking_delta', thinking })
+      }
+      if (delta.content) {
+        out += this.open({ kind: 'text' }, { type: 'text', text: '' })
+        out += this.delta({ type: 'text_delta', text: delta.content })
+      }
+      for (const call of delta.tool_calls ?? []) {
+        const current = this.block?.kind === 'tool' && this.block.toolIndex === call.index
+        if (!current && call.id) {
+          out += this.open(
+            { kind: 'tool', toolIndex: call.index },
+            { type: 'tool_use', id: call.id, name: call.function?.name ?? '', input: {} },
+          )
+        }
+        const args = call.function?.arguments
+        if (args && this.block?.kind === 'tool')
+          out += this.delta({ type: 'input_json_delta', partial_json: args })
+      }
+      if (choice.finish_reason) this.finish = choice.finish_reason
+    }
+    return out ? text.encode(out) : null
+  }
+
+  end(): Uint8Array {
+    let out = this.start('')
+    out += this.close()
+    const usage = toMessagesUsage(this.seen)
+    out += frame('message_delta', {
+      delta: { stop_reason: mapFinishReason(this.finish), stop_sequence: null },
+      usage,
+    })
+    out += frame('message_stop', {})
+    return text.encode(out)
+  }
+
+  error(err: GatewayError): Uint8Array {
+    return text.encode(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(err))}\n\n`)
+  }
+
+  usage(): Usage | null {
+    return this.seen
+  }
+
+  private start(id: string): string {
+    if (this.started) return ''
+    this.started = true
+    return frame('message_start', {
+      message: {
+        id: messageId(id || `gen_${crypto.randomUUID().replaceAll('-', '')}`),
+        type: 'message',
+        role: 'assistant',
+        model: this.modelId,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
+    })
+  }
+
+  /** Opens a block of `kind` unless that block is the open one. */
+  private open(kind: Open, contentBlock: Record<string, unknown>): string {
+    if (this.block && this.block.kind === kind.kind && kind.kind !== 'tool') return ''
+    const out = this.close()
+    this.block = kind
+    return out + frame('content_block_start', { index: this.nextIndex, content_block: contentBlock })
+  }
+
+  private delta(delta: Record<string, unknown>): string {
+    return frame('content_block_delta', { index: this.nextIndex, delta })
+  }
+
+  private close(): string {
+    if (!this.block) return ''
+    this.block = null
+    return frame('content_block_stop', { index: this.nextIndex++ })
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * The official `@anthropic-ai/sdk` against `POST /v1/messages` on every provider kind. Anthropic
+ * providers are passed through: the stream is byte-equal to the recording apart from the model
+ * id, the JSON equal field by field, thinking signatures and cache_control survive, the client's
+ * `anthropic-beta` arrives verbatim (the fake refuses anything else) and usage is the recording's.
+ * Other kinds are translated into Anthropic's events exactly.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type Anthropic from '@anthropic-ai/sdk'
+import { RECORDED } from '../support/fake-upstream.ts'
+import {
+  BETA,
+  hello,
+  type MessagesBed,
+  parseAnthropicSSE,
+  startMessagesBed,
+} from '../support/messages-bed.ts'
+
+let bed: MessagesBed
+
+beforeAll(async () => {
+  bed = await startMessagesBed()
+})
+afterAll(async () => {
+  await bed.stop()
+})
+
+const FIXTURES = ['text', 'tool', 'thinking'] as const
+
+/** Usage the recordings' README gives (prompt = input + cache, completion = final output tokens). */
+const RECORDED_USAGE: Record<
+  (typeof FIXTURES)[number],
+  { stream: [number, number]; json: [number, number] }
+> = {
+  text: { stream: [0, 0], json: [10, 5] },
+  tool: { stream: [0, 0], json: [0, 0] },
+  thinking: { stream: [69, 53], json: [69, 33] },
+}
+
+const recordedLines = async (fixture: string) =>
+  (await Bun.file(new URL(`anthropic-${fixture}.chunks.txt`, RECORDED)).text())
+    .split('\n')
+    .filter((l) => l.trim())
+
+const withModel = (json: string, id: string) =>
+  json.replace(/"model":"[^"]*"/, `"model":${JSON.stringify(id)}`)
+
+const withoutPings = (sse: string) =>
+  sse
+    .split('\n\n')
+    .filter((b) => b && !b.startsWith('event: ping'))
+    .join('\n\n')
+
+async function tokensFor(key: string, model: string): Promise<[number, number]> {
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`${bed.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    const body = (await res.json()) as {
+      usage: {
+        by_model: Record<string, { requests: number; prompt_tokens: number; completion_tokens: number }>
+      }
+    }
+    const row = body.usage.by_model[model]
+    if (row && (row.prompt_tokens || row.completion_tokens || i > 20)) {
+      expect(row.requests).toBe(1)
+      return [row.prompt_tokens, row.completion_tokens]
+    }
+    await Bun.sleep(20)
+  }
+  throw new Error('usage never recorded')
+}
+
+describe('pass-through to an anthropic provider', () => {
+  for (const fixture of FIXTURES) {
+    test(`${fixture} stream: byte-equal to the recording apart from the model id; usage recorded`, async () => {
+      const { key } = await bed.gw.key(`pt-stream-${fixture}`, 'unlimited')
+      const res = await bed.post(
+        { model: `anthropic/${fixture}`, max_tokens: 1024, stream: true, messages: hello },
+        { 'x-api-key': key },
+      )
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toStartWith('text/event-stream')
+      const body = await res.text()
+      const lines = await recordedLines(fixture)
+      const expected = lines
+        .map((line, i) => {
+          const type = (JSON.parse(line) as { type: string }).type
+          return `event: ${type}\ndata: ${i === 0 ? withModel(line, `anthropic/${fixture}`) : line}\n\n`
+        })
+        .join('')
+      expect(withoutPings(body)).toBe(withoutPings(expected))
+      const usage = RECORDED_USAGE[fixture].stream
+      const events = lines.map((l) => JSON.parse(l))
+      const start = events[0].message.usage
+      const delta = events.findLast((e: { type: string }) => e.type === 'message_delta').usage
+      const prompt =
+        (delta.input_tokens ?? start.input_tokens) +
+        (start.cache_creation_input_tokens ?? 0) +
+        (start.cache_read_input_tokens ?? 0)
+      if (fixture === 'thinking') expect([prompt, delta.output_tokens]).toEqual(usage)
+      expect(await tokensFor(key, `anthropic/${fixture}`)).toEqual([prompt, delta.output_tokens])
+    })
+
+    test(`${fixture}: messages.create equals the recorded message field by field`, async () => {
+      const recorded = await Bun.file(new URL(`anthropic-${fixture}.json`, RECORDED)).json()
+      const message = await bed.client().messages.create({
+        model: `anthropic/${fixture}`,
+        max_tokens: 1024,
+        messages: hello,
+      })
+      expect(message as unknown).toEqual({ ...recorded, model: `anthropic/${fixture}` })
+    })
+
+    test(`${fixture}: messages.stream accumulates the recorded blocks`, async () => {
+      const stream = bed
+        .client()
+        .messages.stream({ model: `anthropic/${fixture}`, max_tokens: 1024, messages: hello })
+      const message = await stream.finalMessage()
+      expect(message.model).toBe(`anthropic/${fixture}`)
+      const events = (await recordedLines(fixture)).map((l) => JSON.parse(l))
+      const starts = events.filter((e) => e.type === 'content_block_start')
+      expect(message.content.map((b) => b.type)).toEqual(starts.map((e) => e.content_block.type))
+      if (fixture === 'thinking') {
+        const block = message.content[0] as { type: 'thinking'; thinking: string; signature: string }
+        const signature = events.find((e) => e.delta?.type === 'signature_delta').delta.signature
+        expect(block.signature).toBe(signature)
+        expect(block.thinking).toContain('925 ÷ 5 = 185')
+      }
+      expect(message.usage.output_tokens).toBe(
+        events.findLast((e) => e.type === 'message_delta').usage.output_tokens,
+      )
+    })
+  }
+
+  test('the JSON usage is the recording’s (thinking: prompt 69, completion 33)', async () => {
+    const { key } = await bed.gw.key('pt-json-usage', 'unlimited')
+    const res = await bed.post(
+      { model: 'anthropic/thinking', max_tokens: 1024, messages: hello },
+      { 'x-api-key': key },
+    )
+    expect(res.status).toBe(200)
+    await res.json()
+    expect(await tokensFor(key, 'anthropic/thinking')).toEqual(RECORDED_USAGE.thinking.json)
+  })
+
+  test('the upstream gets the body with only the model changed, cache_control and thinking blocks kept, the beta header verbatim', async () => {
+    const body = {
+      model: 'anthropic/thinking',
+      max_tokens: 2048,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      messages: [
+        { role: 'user', content: 'What is 925 / 5?' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Divide.', signature: 'sig-abc' },
+            { type: 'text', text: '185' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'Sure?', cache_control: { type: 'ephemeral' } }] },
+      ],
+    }
+    const res = await bed.post(body)
+    expect(res.status).toBe(200)
+    await res.json()
+    const seen = bed.anthropic.lastRequest()!
+    expect(seen.path).toBe('/v1/messages')
+    expect(seen.body).toEqual({ ...body, model: 'thinking' })
+    expect(seen.headers['anthropic-beta']).toBe(BETA)
+    expect(seen.headers['anthropic-version']).toBe('2023-06-01')
+    expect(seen.headers['x-api-key']).not.toBe(bed.key)
+  })
+
+  test('a different anthropic-beta is relayed as sent (the fake refuses it: proof it arrived verbatim)', async () => {
+    const res = await bed.post(
+      { model: 'anthropic/text', max_tokens: 64, messages: hello },
+      { 'anthropic-beta': 'other-beta' },
+    )
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as { error: { type: string; message: string } }
+    expect(body.error.type).toBe('invalid_request_error')
+    expect(body.error.message).toContain('"other-beta"')
+  })
+})
+
+describe('translated: openai, gemini and demo providers', () => {
+  for (const model of ['mock/gpt-4o-mini', 'gemini/text', 'demo/agent']) {
+    test(`${model}: create and stream agree, events in Anthropic's order`, async () => {
+      const client = bed.client()
+      const created = await client.messages.create({ model, max_tokens: 512, messages: hello })
+      expect(created.type).toBe('message')
+      expect(created.role).toBe('assistant')
+      expect(created.model).toBe(model)
+      expect(created.id).toStartWith('msg_')
+      expect(created.stop_reason).toBe('end_turn')
+      expect(created.content[0]?.type).toBe('text')
+      expect(created.usage.input_tokens).toBeGreaterThan(0)
+      expect(created.usage.output_tokens).toBeGreaterThan(0)
+
+      const res = await bed.post({ model, max_tokens: 512, stream: true, messages: hello })
+      const events = parseAnthropicSSE(await res.text()).filter((e) => e.event !== 'ping')
+      for (const e of events) expect(e.data.type).toBe(e.event)
+      expect(events[0]!.event).toBe('message_start')
+      expect(events[0]!.data.message.model).toBe(model)
+      expect(events.at(-1)!.event).toBe('message_stop')
+      const delta = events.at(-2)!
+      expect(delta.event).toBe('message_delta')
+      expect(delta.data.delta.stop_reason).toBe('end_turn')
+      expect(delta.data.usage.output_tokens).toBeGreaterThan(0)
+      expect(events.map((e) => e.event)).toEqual([
+        'message_start',
+        'content_block_start',
+        ...events.slice(2, -3).map(() => 'content_block_delta'),
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ])
+      if (model !== 'gemini/text') {
+        // Deterministic upstreams: the stream says what the JSON said.
+        const text = events
+          .filter((e) => e.event === 'content_block_delta')
+          .map((e) => e.data.delta.text)
+          .join('')
+        expect(text).toBe((created.content[0] as { text: string }).text)
+        const streamed = await client.messages
+          .stream({ model, max_tokens: 512, messages: hello })
+          .finalMessage()
+        expect(streamed.content as unknown).toEqual(created.content)
+        expect(streamed.usage.output_tokens).toBe(created.usage.output_tokens)
+      }
+    })
+  }
+
+  test('tool calls become tool_use blocks (input parsed), stop_reason tool_use, streamed as input_json_delta', async () => {
+    const tools: Anthropic.Tool[] = [
+      {
+        name: 'get_weather',
+        description: 'Weather',
+        input_schema: { type: 'object', properties: { location: { type: 'string' } } },
+      },
+      { name: 'get_time', input_schema: { type: 'object', properties: {} } },
+    ]
+    const client = bed.client()
+    const created = await client.messages.create({
+      model: 'mock/gpt-4o-mini',
+      max_tokens: 256,
+      tools,
+      messages: hello,
+    })
+    expect(created.stop_reason).toBe('tool_use')
+    const uses = created.content.filter((b) => b.type === 'tool_use')
+    expect(uses.map((b) => b.name)).toEqual(['get_weather', 'get_time'])
+    expect(typeof uses[0]!.input).toBe('object')
+    const streamed = await client.messages
+      .stream({ model: 'mock/gpt-4o-mini', max_tokens: 256, tools, messages: hello })
+      .finalMessage()
+    expect(streamed.stop_reason).toBe('tool_use')
+    expect(streamed.content as unknown).toEqual(created.content)
+    // The upstream got OpenAI tools and the system prompt as a system message.
+    const up = bed.mock.stats.lastBody as Record<string, any>
+    expect(up.tools[0]).toEqual({
+      type: 'function',
+      function: { name: 'get_weather', description: 'Weather', parameters: tools[0]!.input_schema },
+    })
+  })
+
+  test('a tool_result turn reaches an openai upstream as a tool message after the assistant tool_calls', async () => {
+    await bed.client().messages.create({
+      model: 'mock/gpt-4o-mini',
+      max_tokens: 128,
+      system: 'Be brief.',
+      thinking: { type: 'enabled', budget_tokens: 2000 },
+      messages: [
+        { role: 'user', content: 'weather?' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'call it', signature: 'x' },
+            { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' } },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Sunny' }] },
+      ],
+    })
+    const up = bed.mock.stats.lastBody as Record<string, any>
+    expect(up.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'weather?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'toolu_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"location":"Paris"}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'Sunny' },
+    ])
+    expect(up.reasoning_effort).toBe('low')
+    expect(up.max_tokens).toBe(128)
+  })
+})
