@@ -25,6 +25,7 @@ import {
   workspace,
 } from './bench/processes.ts'
 import { fmt, type Row, renderTable, row, writeResults } from './bench/report.ts'
+import { requestLogRows } from './bench/request-log.ts'
 import { RESPONSES_CONCURRENCY, responsesRows, runResponses } from './bench/responses.ts'
 import { closedRows, forwardingRows, memoryRows, microRows, openRows, usageVolumeRows } from './bench/rows.ts'
 import {
@@ -260,6 +261,8 @@ async function main(): Promise<number> {
     const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), USAGE_ROWS, 19)
     log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)
     const exit = gw.exitCode()
+    log('request log: every filter and page ...')
+    const logRows = await requestLogRows(ws.dir, opts.quick ? 200_000 : 1_000_000, log)
 
     const rows: Row[] = [
       ...closedRows({ ...closed, ...messages }),
@@ -269,6 +272,7 @@ async function main(): Promise<number> {
       ...microRows(micro),
       ...usageVolumeRows(usageVolume),
       ...forwardingRows(fwd, clientClosed),
+      ...logRows,
       row(
         'gateway process alive at the end',
         exit === null ? 'yes' : `no (exit ${exit})`,

@@ -2,7 +2,9 @@
 # Runs the compiled binary as a new operator would, from an empty directory holding only it:
 # --version, per-command --help, init (the starter config), config check, accounts/keys via its
 # own CLI, serve, /healthz, /v1/usage and a completion, the CLI from another folder with
-# --config, then SIGTERM → exit 0; and serve on a taken port → non-zero exit within 5 s.
+# --config, the console (its page and assets come out of the binary; sign-in gives a session
+# cookie that reads the admin API), then SIGTERM → exit 0; and serve on a taken port → non-zero
+# exit within 5 s.
 set -euo pipefail
 bin=$(realpath "$1")
 work=$(mktemp -d)
@@ -23,6 +25,7 @@ if ./switchyard init 2>/dev/null; then fail "init overwrote its config"; fi
 key=$(./switchyard keys create smoke --json 2>/dev/null | sed -n 's/.*"key": "\(sk-sy-[A-Za-z0-9]*\)".*/\1/p')
 [ -n "$key" ] || fail "no key printed"
 
+export SWITCHYARD_ADMIN_TOKEN=smoke-admin-token-0123456789abcdefghijkl
 ./switchyard serve --port 0 --json > serve.out 2> serve.err &
 pid=$!
 for _ in $(seq 1 100); do [ -s serve.out ] && break; sleep 0.1; done
@@ -33,6 +36,22 @@ curl -fsS -H "Authorization: Bearer $key" "http://127.0.0.1:$port/v1/usage" | gr
 curl -fsS -H "Authorization: Bearer $key" -H 'content-type: application/json' \
   -d '{"model":"demo/echo","messages":[{"role":"user","content":"hello binary"}]}' \
   "http://127.0.0.1:$port/v1/chat/completions" | grep -q 'hello binary'
+
+# The console, from inside the binary.
+base="http://127.0.0.1:$port"
+html=$(curl -fsS "$base/console")
+echo "$html" | grep -q '<title>Switchyard console</title>' || fail "GET /console is not the console"
+for asset in $(echo "$html" | grep -o '\(src\|href\)="/[^"]*\.\(js\|css\)"' | sed 's/.*="\(.*\)"/\1/'); do
+  size=$(curl -fsS "$base$asset" | wc -c)
+  [ "$size" -gt 1000 ] || fail "console asset $asset is $size bytes"
+  echo "console asset $asset: $size bytes"
+done
+curl -fsS "$base/console/me" | grep -q '<title>My usage' || fail "GET /console/me is not the key holder page"
+cookie=$(curl -fsS -D - -o /dev/null -H 'content-type: application/json' -H "origin: $base" \
+  -d "{\"token\":\"$SWITCHYARD_ADMIN_TOKEN\"}" "$base/console/session" | sed -n 's/^set-cookie: \(sy_console=[^;]*\).*/\1/ip')
+[ -n "$cookie" ] || fail "console sign-in gave no cookie"
+curl -fsS -H "cookie: $cookie" "$base/admin/v1/usage/series?group_by=model" | grep -q '"requests":1' \
+  || fail "the console session does not read usage"
 
 # The CLI from another folder sees the same database (database.path follows the config file).
 (cd "$work/elsewhere" && "$work/vm/switchyard" accounts list --config ../vm/switchyard.yaml) | grep -q smoke \

@@ -33,9 +33,15 @@ export interface Config {
   }
   /** `url` (PostgreSQL) wins over `path` (SQLite) when set. */
   database: { path: string; url: string | null; busyTimeoutMs: number; poolSize: number }
-  admin: { token: string | null }
+  admin: { token: string | null; sessionTtlMs: number }
   logging: { level: 'debug' | 'info' | 'warn' | 'error'; access: boolean }
-  usage: { retentionDays: number; flushMs: number }
+  usage: {
+    retentionDays: number
+    flushMs: number
+    logMaxRows: number
+    hourlyRetentionDays: number
+    dailyRetentionDays: number
+  }
   suspension: SuspensionPolicy
   windows: { minuteMs: number; dayMs: number }
   limiter: { redisUrl: string | null; onUnavailable: 'reject' | 'allow' }
@@ -274,9 +280,15 @@ function resolve(raw: RawConfig, source: string): Config {
       busyTimeoutMs: raw.database?.busy_timeout_ms ?? 5_000,
       poolSize: raw.database?.pool_size ?? 10,
     },
-    admin: { token: token ? token : null },
+    admin: { token: token ? token : null, sessionTtlMs: (raw.admin?.session_ttl_s ?? 43_200) * 1000 },
     logging: { level: raw.logging?.level ?? 'info', access: raw.logging?.access ?? true },
-    usage: { retentionDays: raw.usage?.retention_days ?? 90, flushMs: raw.usage?.flush_ms ?? 200 },
+    usage: {
+      retentionDays: raw.usage?.retention_days ?? 90,
+      flushMs: raw.usage?.flush_ms ?? 200,
+      logMaxRows: raw.usage?.log_max_rows ?? 10_000_000,
+      hourlyRetentionDays: raw.usage?.hourly_retention_days ?? 400,
+      dailyRetentionDays: raw.usage?.daily_retention_days ?? 3650,
+    },
     suspension: {
       enabled: susp.enabled ?? true,
       maxRejections: susp.max_rejections ?? 50,

@@ -153,7 +153,16 @@ export const ConfigSchema = T.Object(
         Closed,
       ),
     ),
-    admin: T.Optional(T.Object({ token: T.Optional(T.String()) }, Closed)),
+    admin: T.Optional(
+      T.Object(
+        {
+          token: T.Optional(T.String()),
+          /** How long a console sign-in lasts. */
+          session_ttl_s: T.Optional(T.Integer({ minimum: 60, maximum: 30 * 86_400 })),
+        },
+        Closed,
+      ),
+    ),
     logging: T.Optional(
       T.Object(
         {
@@ -173,6 +182,11 @@ export const ConfigSchema = T.Object(
           retention_days: T.Optional(PositiveInt),
           /** Completed-request details are written in batches at this interval. */
           flush_ms: T.Optional(PositiveInt),
+          /** The request log keeps at most this many rows (the oldest go first; never the last day). */
+          log_max_rows: T.Optional(T.Integer({ minimum: 1000 })),
+          /** Hourly usage rollups older than this are pruned; daily rollups after `daily_retention_days`. */
+          hourly_retention_days: T.Optional(PositiveInt),
+          daily_retention_days: T.Optional(PositiveInt),
         },
         Closed,
       ),

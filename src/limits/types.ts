@@ -36,6 +36,8 @@ export interface AdmitInput {
   keyId: string
   model: string
   requestId: string
+  /** The API surface the request came through (chat, messages, responses). */
+  surface?: string
   stream: boolean
   now: number
   rpm: number | null

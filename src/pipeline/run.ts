@@ -127,6 +127,7 @@ export class Pipeline {
       keyId: auth.key.id,
       model: entry.id,
       requestId: rid,
+      surface: surface.name,
       stream: decoded.stream,
       now,
       rpm: plan.rpm,
@@ -138,6 +139,13 @@ export class Pipeline {
     Object.assign(headers, limitHeaders)
     if (!admit.admitted) {
       metrics.limitRejected(admit.window)
+      deps.recorder.recordRateLimited({
+        accountId: auth.account.id,
+        keyId: auth.key.id,
+        model: entry.id,
+        surface: surface.name,
+        at: now,
+      })
       throw rateLimitError(admit, now, limitHeaders)
     }
 
@@ -160,16 +168,18 @@ export class Pipeline {
       if (decoded.stream) traffic.end(ex, status)
       deps.recorder.record({
         usageId: admit.usageId,
+        surface: surface.name,
         status,
         promptTokens: usage?.prompt_tokens ?? null,
         completionTokens: usage?.completion_tokens ?? null,
         latencyMs: Math.round(performance.now() - started),
-        ttftMs,
+        // Whole milliseconds: PostgreSQL's INTEGER column refuses a fraction (and the batch with it).
+        ttftMs: ttftMs === null ? null : Math.round(ttftMs),
         errorCode: err?.code ?? null,
         counted:
           admit.loggedAt === undefined
             ? undefined
-            : { accountId: auth.account.id, model: entry.id, at: admit.loggedAt },
+            : { accountId: auth.account.id, keyId: auth.key.id, model: entry.id, at: admit.loggedAt },
       })
       if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, entry, err)
     }

@@ -12,8 +12,10 @@
  * Answers: 404 when no admin token is configured (the admin API is off); 429 while the caller's
  * address is throttled (`deps.adminThrottle`: five refused credentials a minute, then everything
  * from that address is refused until the minute ends, the right token included); 403 for a user
- * key; 401 for anything else that is not the admin token. A missing Authorization header is
- * refused but not counted: it guesses nothing.
+ * key; 401 for anything else that is not the admin token or a live console session (its cookie,
+ * `../console/admin-session.ts`); 403 for a console-session change that does not come from the
+ * console's own origin. A missing Authorization header is refused but not counted: it guesses
+ * nothing.
  *
  * Every request to a guarded route leaves one audit line (`../util/audit.ts`) when answered:
  * method and route, path, outcome, status, request id and client address; never the token.
@@ -27,7 +29,8 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
-import { audit } from '../util/audit.ts'
+import { consoleAdmin } from '../console/admin-session.ts'
+import { type AuditActor, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clientKey } from './auth-throttle.ts'
 import type { Deps } from './deps.ts'
@@ -82,42 +85,60 @@ function outcomeOf(error: unknown, status: number): string {
   return status < 400 ? 'ok' : `http_${status}`
 }
 
-type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle'>
+type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle' | 'store' | 'clock'>
+
+/**
+ * The admin token check behind the per-address throttle, for the guard and the console's sign-in
+ * alike: refused while the address is throttled; a wrong credential counts toward it.
+ */
+export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'adminThrottle'>) {
+  const check = adminTokenCheck(deps.config.admin.token)
+  return (client: string, header: string | null): void => {
+    const from = clientKey(client)
+    const wait = deps.config.admin.token === null ? 0 : deps.adminThrottle.blockedForMs(from)
+    if (wait > 0) throw throttled(wait)
+    try {
+      check(header)
+    } catch (err) {
+      if (header && err instanceof GatewayError && err.status !== 404) deps.adminThrottle.fail(from)
+      throw err
+    }
+  }
+}
 
 export function adminGuard(deps: GuardDeps) {
-  const check = adminTokenCheck(deps.config.admin.token)
-  const throttle = deps.adminThrottle
+  const credential = adminCredentialCheck(deps)
   /**
    * Per request: the caller's address (read while the socket is attached: after the response
    * Bun no longer knows it) and whether the token passed, so a body route's second hook does not
    * check twice and the audit line names the actor.
    */
-  const seen = new WeakMap<Request, { client: string; passed: boolean }>()
+  const seen = new WeakMap<Request, { client: string; passed: boolean; actor: AuditActor }>()
 
-  const authorize = (request: Request, server: Server<unknown> | null) => {
+  const authorize = async (request: Request, server: Server<unknown> | null) => {
     let state = seen.get(request)
     if (state?.passed) return
     if (!state) {
-      state = { client: server?.requestIP(request)?.address ?? 'unknown', passed: false }
+      state = {
+        client: server?.requestIP(request)?.address ?? 'unknown',
+        passed: false,
+        actor: 'admin_token',
+      }
       seen.set(request, state)
     }
-    const header = request.headers.get('authorization')
-    const from = clientKey(state.client)
-    const wait = deps.config.admin.token === null ? 0 : throttle.blockedForMs(from)
-    if (wait > 0) throw throttled(wait)
-    try {
-      check(header)
-    } catch (err) {
-      if (header && err instanceof GatewayError && err.status !== 404) throttle.fail(from)
-      throw err
+    if (deps.config.admin.token !== null && (await consoleAdmin(deps, request))) {
+      state.passed = true
+      state.actor = 'console_session'
+      return
     }
+    credential(state.client, request.headers.get('authorization'))
     state.passed = true
   }
 
   // No plugin name: a named plugin is applied once per app, and each group needs its own hooks.
   return new Elysia()
-    .onParse({ as: 'scoped' }, ({ request, server }) => {
-      authorize(request, server)
+    .onParse({ as: 'scoped' }, async ({ request, server }) => {
+      await authorize(request, server)
       // undefined: Elysia's own parser then reads the body.
     })
     .onTransform({ as: 'scoped' }, ({ request, server }) => authorize(request, server))
@@ -127,7 +148,7 @@ export function adminGuard(deps: GuardDeps) {
       const status = Number(set.status ?? 200)
       const state = seen.get(request)
       audit(deps.log, {
-        actor: state?.passed ? 'admin_token' : 'unauthenticated',
+        actor: state?.passed ? state.actor : 'unauthenticated',
         action: `${request.method} ${route}`,
         target: path,
         outcome: outcomeOf(error, status),

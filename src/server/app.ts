@@ -9,6 +9,7 @@
  * const res = await app.handle(new Request('http://localhost/healthz'))
  */
 import { Elysia } from 'elysia'
+import { consolePages, consoleRoutes } from '../console/routes.ts'
 import { Pipeline } from '../pipeline/run.ts'
 import { shuttingDownError } from '../util/errors.ts'
 import { createCors } from './cors.ts'
@@ -16,6 +17,7 @@ import type { Deps } from './deps.ts'
 import { errorHandling } from './errors.ts'
 import { rejectInvalidHost } from './host.ts'
 import { adminRoutes } from './routes/admin.ts'
+import { adminHistoryRoutes } from './routes/admin-history.ts'
 import { chatRoutes } from './routes/chat.ts'
 import { healthRoutes } from './routes/health.ts'
 import { messagesRoutes } from './routes/messages.ts'
@@ -31,7 +33,7 @@ export function createApp(deps: Deps) {
   // puts it inside the path for hosts under four characters (`Host: a`, `GET /xx/admin/v1/…`
   // was routed as `/admin/v1/…`). Only `http://` URLs reach it (the server has no TLS, and
   // rejectInvalidHost refuses relative ones).
-  return new Elysia({ handler: { standardHostname: false } })
+  return new Elysia({ handler: { standardHostname: false }, serve: { routes: consolePages(deps) } as never })
     .use(errorHandling(deps.log))
     .onRequest(({ request, set }) => {
       const ex = traffic.begin(request, String(set.headers['x-request-id']))
@@ -52,6 +54,8 @@ export function createApp(deps: Deps) {
     .use(messagesRoutes(deps, pipeline))
     .use(responsesRoutes(pipeline))
     .use(adminRoutes(deps))
+    .use(adminHistoryRoutes(deps))
+    .use(consoleRoutes(deps))
 }
 
 export type App = ReturnType<typeof createApp>

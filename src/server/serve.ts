@@ -4,6 +4,7 @@
  * the database — the limiter's write transaction keeps limits exact across them.
  */
 import type { Config } from '../config/index.ts'
+import { pruneAll, retentionPolicy } from '../usage/retention.ts'
 import { createApp } from './app.ts'
 import { buildDeps } from './build.ts'
 import type { Deps } from './deps.ts'
@@ -53,13 +54,15 @@ export function startServer(
     // read a body are admin routes, which refuse a caller without the admin token before parsing.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     reusePort,
-  })
+    // Serve the console's bundled pages as built (minified, cached), never Bun's dev server.
+    development: false,
+  } as Parameters<typeof app.listen>[0])
   const server = app.server!
+  const stopping = new AbortController()
   const prune = () => {
-    const now = deps.clock.now()
-    deps.store
-      .prune(now - Math.max(config.usage.retentionDays * 86_400_000, config.windows.dayMs))
-      .catch((err) => deps.log.warn('prune failed', { error: (err as Error).message }))
+    pruneAll(deps.store, retentionPolicy(config, deps.clock.now()), stopping.signal).catch((err) =>
+      deps.log.warn('prune failed', { error: (err as Error).message }),
+    )
   }
   prune()
   const pruneTimer = setInterval(prune, HOUR_MS)

@@ -10,7 +10,7 @@ import { pgUnavailable } from './postgres/errors.ts'
 import { openPostgres, redactUrl } from './postgres/index.ts'
 import { RedisLimiter } from './redis/index.ts'
 import { openSqliteStore } from './sqlite/index.ts'
-import type { AccountStore, Limiter, Store, UsageStore } from './types.ts'
+import type { AccountStore, HistoryStore, Limiter, Store, UsageStore } from './types.ts'
 
 export interface OpenOptions {
   /**
@@ -56,7 +56,7 @@ export async function openStores(config: Config, opts: OpenOptions = {}): Promis
         warn: opts.warn ?? (() => {}),
       })
     : pg.limiter
-  return new ComposedStore(pg.accounts, limiter, pg.usage, pgUnavailable, async () => {
+  return new ComposedStore(pg.accounts, limiter, pg.usage, pg.history, pgUnavailable, async () => {
     await limiter.close()
     await pg.close()
   })
@@ -73,6 +73,7 @@ export class ComposedStore implements Store {
     private readonly accounts: AccountStore,
     private readonly limiter: Limiter,
     private readonly usage: UsageStore,
+    private readonly history: HistoryStore,
     private readonly unavailable: (err: unknown) => (Error & { reason: StoreHealth['reason'] }) | null,
     private readonly closeAll: () => Promise<void>,
   ) {}
@@ -112,7 +113,14 @@ export class ComposedStore implements Store {
   windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
   complete: Store['complete'] = (b) => this.call(() => this.usage.complete(b))
   usageSummary: Store['usageSummary'] = (a, n, d) => this.call(() => this.usage.usageSummary(a, n, d))
-  prune: Store['prune'] = (b) => this.call(() => this.usage.prune(b))
+  requestLog: Store['requestLog'] = (f) => this.call(() => this.history.requestLog(f))
+  requestById: Store['requestById'] = (id) => this.call(() => this.history.requestById(id))
+  usageSeries: Store['usageSeries'] = (q) => this.call(() => this.history.usageSeries(q))
+  recordRateLimited: Store['recordRateLimited'] = (b) => this.call(() => this.history.recordRateLimited(b))
+  pruneHistory: Store['pruneHistory'] = (p) => this.call(() => this.history.pruneHistory(p))
+  createSession: Store['createSession'] = (h, s, n) => this.call(() => this.history.createSession(h, s, n))
+  getSession: Store['getSession'] = (h, n) => this.call(() => this.history.getSession(h, n))
+  deleteSession: Store['deleteSession'] = (h) => this.call(() => this.history.deleteSession(h))
   close(): Promise<void> {
     return this.closeAll()
   }

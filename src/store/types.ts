@@ -13,6 +13,10 @@ import type { StoreHealth } from './errors.ts'
 // The limiter's contract lives with the rest of the limit logic (src/limits/).
 export type { AdmitInput, AdmitResult, WindowLimit }
 
+import type { HistoryStore } from './history-types.ts'
+
+export type * from './history-types.ts'
+
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
 export interface AccountRecord {
@@ -49,6 +53,8 @@ export interface PlanChange {
 
 export interface Completion {
   usageId: number
+  /** The request's surface, for backends whose admission does not record it (PostgreSQL). */
+  surface?: string
   status: number
   promptTokens: number | null
   completionTokens: number | null
@@ -59,7 +65,7 @@ export interface Completion {
    * Where the request was counted at admission (account, model, AdmitResult.loggedAt), so a
    * backend can add the outcome to its usage counters without reading the log row back.
    */
-  counted?: { accountId: number; model: string; at: number }
+  counted?: { accountId: number; keyId?: string; model: string; at: number }
 }
 
 export interface UsageTotals {
@@ -136,9 +142,6 @@ export interface UsageStore {
   complete(batch: Completion[]): Promise<void>
   /** From counters kept by `admit` and `complete`: O(minutes in a day), never O(requests). */
   usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary>
-  /** Deletes usage rows older than `before` (the retention). The limiter needs only a day. */
-  prune(before: number): Promise<void>
-
   close(): void | Promise<void>
 }
 
@@ -152,7 +155,7 @@ export interface AdmissionLog {
   countSince(accountId: number, since: number): Promise<number>
 }
 
-export interface Store extends AccountStore, Limiter, UsageStore {
+export interface Store extends AccountStore, Limiter, UsageStore, HistoryStore {
   /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
   health(): StoreHealth
 

@@ -4,7 +4,13 @@
  * synchronously by the limiter, so a crash loses at most the token counts and latencies of
  * the last `flushMs` — never the fact that a request was admitted.
  */
-import { type Completion, type Store, StoreBusyError, StoreUnavailableError } from '../store/index.ts'
+import {
+  type Completion,
+  type RateLimitedEvent,
+  type Store,
+  StoreBusyError,
+  StoreUnavailableError,
+} from '../store/index.ts'
 import type { Logger } from '../util/log.ts'
 
 const MAX_BATCH = 500
@@ -13,6 +19,7 @@ const MAX_PENDING = 100_000
 
 export class UsageRecorder {
   private pending: Completion[] = []
+  private rateLimited: RateLimitedEvent[] = []
   private timer: ReturnType<typeof setTimeout> | null = null
   private flushing: Promise<void> = Promise.resolve()
 
@@ -25,6 +32,15 @@ export class UsageRecorder {
   record(c: Completion): void {
     this.pending.push(c)
     if (this.pending.length >= MAX_BATCH) void this.flush()
+    else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+  }
+
+  /** A request refused for a rate limit, counted in the usage rollups with the next batch. */
+  recordRateLimited(e: RateLimitedEvent): void {
+    // Bounded like outcomes: a flood of refusals while the store is down must not grow memory.
+    if (this.rateLimited.length >= MAX_PENDING) return
+    this.rateLimited.push(e)
+    if (this.rateLimited.length >= MAX_BATCH) void this.flush()
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
@@ -43,11 +59,13 @@ export class UsageRecorder {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
     const batch = this.pending
+    const limited = this.rateLimited
     this.pending = []
+    this.rateLimited = []
     this.flushing = this.flushing.then(async () => {
-      if (!batch.length) return
       try {
-        await this.store.complete(batch)
+        if (batch.length) await this.store.complete(batch)
+        if (limited.length) await this.store.recordRateLimited(limited)
       } catch (err) {
         const retry = err instanceof StoreBusyError || err instanceof StoreUnavailableError
         this.log.error('usage flush failed', {

@@ -15,7 +15,7 @@
 import type { Logger } from './log.ts'
 
 /** `unauthenticated`: a caller whose admin credential was refused (or who sent none). */
-export type AuditActor = 'admin_token' | 'cli' | 'unauthenticated'
+export type AuditActor = 'admin_token' | 'console_session' | 'cli' | 'unauthenticated'
 
 export interface AuditEvent {
   actor: AuditActor

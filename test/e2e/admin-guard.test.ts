@@ -12,7 +12,16 @@ import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../support/
 import { rawRequest } from '../support/raw-http.ts'
 
 /** Routes anyone may call. Any other route must refuse a caller without credentials. */
-const PUBLIC = new Set(['GET /healthz', 'GET /metrics'])
+const PUBLIC = new Set([
+  'GET /healthz',
+  'GET /metrics',
+  // The console's sign-in takes its credential (admin token or API key) in the body; signing out
+  // ends whatever session the caller holds, if any.
+  'POST /console/session',
+  'DELETE /console/session',
+  'POST /console/me/session',
+  'DELETE /console/me/session',
+])
 
 let gw: TestGateway
 let port: number

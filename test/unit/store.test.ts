@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { AccountService } from '../../src/accounts/service.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
+import { LATEST_VERSION } from '../../src/store/sqlite/migrations.ts'
 import { ManualClock } from '../../src/util/clock.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 
@@ -41,7 +42,7 @@ describe('sqlite store', () => {
     store.close()
     const again = openSqliteStore({ path: join(dir, 'db.sqlite') })
     const v = again.db.query('SELECT version FROM schema_migrations').all()
-    expect(v).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }])
+    expect(v).toEqual(Array.from({ length: LATEST_VERSION }, (_, i) => ({ version: i + 1 })))
     expect(again.db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
     again.close()
   })

@@ -7,6 +7,7 @@
 import { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import { PgAccounts } from './accounts.ts'
+import { PgHistory } from './history.ts'
 import { PgLimiter } from './limiter.ts'
 import { assertSchema, migratePostgres } from './migrations.ts'
 import { PgUsage } from './usage.ts'
@@ -26,6 +27,7 @@ export interface PostgresParts {
   accounts: PgAccounts
   limiter: PgLimiter
   usage: PgUsage
+  history: PgHistory
   close(): Promise<void>
 }
 
@@ -58,6 +60,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts
     accounts: new PgAccounts(sql),
     limiter: new PgLimiter(sql, opts.windows, opts.engineTime),
     usage: new PgUsage(sql),
+    history: new PgHistory(sql),
     close: () => sql.close(),
   }
 }

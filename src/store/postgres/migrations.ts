@@ -233,10 +233,50 @@ END
 $fn$;
 `
 
+// The console: each request's surface, indexes so every request-log filter is an index range
+// read newest first, hourly and daily usage rollups that outlive the raw log, console sessions.
+const CONSOLE_V3 = `
+ALTER TABLE requests ADD COLUMN surface TEXT NOT NULL DEFAULT 'chat';
+CREATE INDEX requests_account_log ON requests(account_id, created_at, id);
+CREATE INDEX requests_key_log ON requests(key_id, created_at, id);
+CREATE INDEX requests_model_log ON requests(model, created_at, id);
+CREATE INDEX requests_status_log ON requests(status, created_at, id);
+CREATE INDEX requests_log ON requests(created_at, id);
+CREATE TABLE usage_hourly (
+  t BIGINT NOT NULL, account_id BIGINT NOT NULL, key_id TEXT NOT NULL, model TEXT NOT NULL, surface TEXT NOT NULL,
+  requests BIGINT NOT NULL DEFAULT 0, prompt_tokens BIGINT NOT NULL DEFAULT 0,
+  completion_tokens BIGINT NOT NULL DEFAULT 0, errors BIGINT NOT NULL DEFAULT 0,
+  rate_limited BIGINT NOT NULL DEFAULT 0, latency_ms_sum BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (t, account_id, key_id, model, surface)
+);
+CREATE INDEX usage_hourly_account ON usage_hourly(account_id, t);
+CREATE INDEX usage_hourly_key ON usage_hourly(key_id, t);
+CREATE TABLE usage_daily (LIKE usage_hourly INCLUDING ALL);
+CREATE INDEX usage_daily_account ON usage_daily(account_id, t);
+CREATE INDEX usage_daily_key ON usage_daily(key_id, t);
+INSERT INTO usage_hourly (t, account_id, key_id, model, surface, requests, prompt_tokens, completion_tokens, errors, latency_ms_sum)
+  SELECT created_at - created_at % 3600000, account_id, key_id, model, surface, COUNT(*),
+    COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), COUNT(*) FILTER (WHERE status >= 400),
+    COALESCE(SUM(latency_ms), 0)
+  FROM requests WHERE status IS NOT NULL GROUP BY 1, 2, 3, 4, 5;
+INSERT INTO usage_daily (t, account_id, key_id, model, surface, requests, prompt_tokens, completion_tokens, errors, latency_ms_sum)
+  SELECT t - t % 86400000, account_id, key_id, model, surface, SUM(requests), SUM(prompt_tokens),
+    SUM(completion_tokens), SUM(errors), SUM(latency_ms_sum)
+  FROM usage_hourly GROUP BY 1, 2, 3, 4, 5;
+CREATE TABLE console_sessions (
+  hash TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('admin', 'key')),
+  key_id TEXT,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+`
+
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 1, sql: V1 },
   // v2: the admission reads the clock after taking the account's lock, not before waiting for it.
   { version: 2, sql: ADMIT_V2 },
+  { version: 3, sql: CONSOLE_V3 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -33,14 +33,36 @@ export class PgUsage implements UsageStore, AdmissionLog {
       latency_ms: c.latencyMs,
       ttft_ms: c.ttftMs,
       error_code: c.errorCode,
+      surface: c.surface ?? null,
     }))
+    // The outcomes and their hourly and daily rollups in one statement (data-modifying CTEs).
     await this.sql`
-      UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
-        completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
-        error_code = v.error_code
-      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id BIGINT, status INTEGER,
-        prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT)
-      WHERE r.id = v.id`
+      WITH u AS (
+        UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
+          completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
+          error_code = v.error_code, surface = COALESCE(v.surface, r.surface)
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id BIGINT, status INTEGER,
+          prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
+          surface TEXT)
+        WHERE r.id = v.id
+        RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
+          COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l),
+      h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
+          completion_tokens, errors, latency_ms_sum)
+        SELECT at - at % 3600000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
+          COUNT(*) FILTER (WHERE status >= 400), SUM(l) FROM u GROUP BY 1, 2, 3, 4, 5
+        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
+          prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
+          completion_tokens = x.completion_tokens + excluded.completion_tokens,
+          errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum)
+      INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
+          completion_tokens, errors, latency_ms_sum)
+        SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
+          COUNT(*) FILTER (WHERE status >= 400), SUM(l) FROM u GROUP BY 1, 2, 3, 4, 5
+        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
+          prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
+          completion_tokens = x.completion_tokens + excluded.completion_tokens,
+          errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum`
   }
 
   async usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary> {
@@ -59,14 +81,10 @@ export class PgUsage implements UsageStore, AdmissionLog {
     return { today, last_24h: last24h, by_model: byModel }
   }
 
-  async prune(before: number): Promise<void> {
-    await this.sql`DELETE FROM requests WHERE created_at < ${before}`
-  }
-
   async recordAdmitted(input: AdmitInput, at: number): Promise<number> {
     const [r] = await this.sql`
-      INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at)
-      VALUES (${input.requestId}, ${input.accountId}, ${input.keyId}, ${input.model}, ${input.stream}, ${at})
+      INSERT INTO requests (request_id, account_id, key_id, model, surface, stream, created_at)
+      VALUES (${input.requestId}, ${input.accountId}, ${input.keyId}, ${input.model}, ${input.surface ?? 'chat'}, ${input.stream}, ${at})
       RETURNING id`
     return num(r.id)
   }

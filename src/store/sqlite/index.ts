@@ -14,12 +14,27 @@ import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StoreBusyError } from '../errors.ts'
-import type { AdmitInput, AdmitResult, Completion, KeyState, PlanChange, Store } from '../types.ts'
+import type {
+  AdmitInput,
+  AdmitResult,
+  Completion,
+  ConsoleSession,
+  KeyState,
+  PlanChange,
+  RateLimitedEvent,
+  RequestLogFilter,
+  RetentionPolicy,
+  Store,
+  UsageSeriesQuery,
+} from '../types.ts'
 import { AccountQueries } from './accounts.ts'
 import { isBusy } from './errors.ts'
 import { SqliteGuard } from './guard.ts'
 import { LimiterQueries, type WindowSpans } from './limiter.ts'
 import { migrate } from './migrations.ts'
+import { RequestLogQueries } from './request-log.ts'
+import { RollupQueries } from './rollups.ts'
+import { SessionQueries } from './sessions.ts'
 import { UsageQueries } from './usage.ts'
 
 export interface SqliteOptions {
@@ -71,6 +86,10 @@ export class SqliteStore implements Store {
   private readonly accounts: AccountQueries
   private readonly limiter: LimiterQueries
   private readonly usage: UsageQueries
+  private readonly log: RequestLogQueries
+  private readonly rollups: RollupQueries
+  private readonly sessions: SessionQueries
+  private readonly rateLimitedTx: (batch: RateLimitedEvent[]) => void
   private pendingAdmits: PendingAdmit[] = []
   /** A flush is queued (next turn, or a retry while the lock is taken). */
   private admitQueued = false
@@ -83,7 +102,13 @@ export class SqliteStore implements Store {
   ) {
     this.accounts = new AccountQueries(db)
     this.limiter = new LimiterQueries(db, windows)
-    this.usage = new UsageQueries(db)
+    this.rollups = new RollupQueries(db)
+    this.usage = new UsageQueries(db, this.rollups)
+    this.log = new RequestLogQueries(db)
+    this.sessions = new SessionQueries(db)
+    this.rateLimitedTx = db.transaction((batch: RateLimitedEvent[]) => {
+      for (const e of batch) this.rollups.addRateLimited(e)
+    }).immediate as never
   }
 
   private read<T>(fn: () => T): Promise<T> {
@@ -212,8 +237,33 @@ export class SqliteStore implements Store {
   usageSummary(accountId: number, now: number, dayStart: number) {
     return this.read(() => this.usage.summary(accountId, now, dayStart))
   }
-  prune(before: number) {
-    return this.write(() => this.usage.prune(before))
+  requestLog(filter: RequestLogFilter) {
+    return this.read(() => this.log.page(filter))
+  }
+  requestById(id: number) {
+    return this.read(() => this.log.byId(id))
+  }
+  usageSeries(q: UsageSeriesQuery) {
+    return this.read(() => this.rollups.series(q))
+  }
+  recordRateLimited(batch: RateLimitedEvent[]) {
+    return this.write(() => {
+      if (batch.length) this.rateLimitedTx(batch)
+    })
+  }
+  pruneHistory(p: RetentionPolicy) {
+    return this.write(
+      () => this.usage.pruneLog(p) + this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk),
+    )
+  }
+  createSession(hash: string, s: ConsoleSession, now: number) {
+    return this.write(() => this.sessions.create(hash, s, now))
+  }
+  getSession(hash: string, now: number) {
+    return this.read(() => this.sessions.get(hash, now))
+  }
+  deleteSession(hash: string) {
+    return this.write(() => this.sessions.delete(hash))
   }
   health() {
     return this.guard.health()

@@ -40,9 +40,9 @@ export class LimiterQueries {
       bySeq: db.query<Row, [number, number]>(
         'SELECT seq, created_at FROM requests WHERE account_id = ? AND seq = ?',
       ),
-      insert: db.query<null, [string, number, string, string, number, number, number]>(
-        `INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at, seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      insert: db.query<null, [string, number, string, string, string, number, number, number]>(
+        `INSERT INTO requests (request_id, account_id, key_id, model, surface, stream, created_at, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       countRequest: db.query<null, [number, number, string]>(
         `INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (?, ?, ?, 1)
@@ -135,6 +135,7 @@ export class LimiterQueries {
       accountId,
       input.keyId,
       input.model,
+      input.surface ?? 'chat',
       input.stream ? 1 : 0,
       at,
       seq,

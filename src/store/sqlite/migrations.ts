@@ -102,6 +102,67 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
         FROM requests GROUP BY account_id, created_at / 60000, model;
     `,
   },
+  {
+    // The console: the surface of each request, indexes so every request-log filter is an index
+    // range read newest first, hourly and daily rollups that outlive the raw log, and sessions.
+    version: 4,
+    sql: `
+      ALTER TABLE requests ADD COLUMN surface TEXT NOT NULL DEFAULT 'chat';
+      CREATE INDEX requests_time ON requests(created_at);
+      CREATE INDEX requests_model_time ON requests(model, created_at);
+      CREATE INDEX requests_status_time ON requests(status, created_at);
+      CREATE TABLE usage_hourly (
+        t INTEGER NOT NULL,
+        account_id INTEGER NOT NULL,
+        key_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        surface TEXT NOT NULL,
+        requests INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        errors INTEGER NOT NULL DEFAULT 0,
+        rate_limited INTEGER NOT NULL DEFAULT 0,
+        latency_ms_sum INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (t, account_id, key_id, model, surface)
+      ) WITHOUT ROWID;
+      CREATE INDEX usage_hourly_account ON usage_hourly(account_id, t);
+      CREATE INDEX usage_hourly_key ON usage_hourly(key_id, t);
+      CREATE TABLE usage_daily (
+        t INTEGER NOT NULL,
+        account_id INTEGER NOT NULL,
+        key_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        surface TEXT NOT NULL,
+        requests INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        errors INTEGER NOT NULL DEFAULT 0,
+        rate_limited INTEGER NOT NULL DEFAULT 0,
+        latency_ms_sum INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (t, account_id, key_id, model, surface)
+      ) WITHOUT ROWID;
+      CREATE INDEX usage_daily_account ON usage_daily(account_id, t);
+      CREATE INDEX usage_daily_key ON usage_daily(key_id, t);
+      INSERT INTO usage_hourly (t, account_id, key_id, model, surface, requests, prompt_tokens,
+          completion_tokens, errors, latency_ms_sum)
+        SELECT created_at - created_at % 3600000, account_id, key_id, model, surface, COUNT(*),
+          COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), SUM(status >= 400),
+          COALESCE(SUM(latency_ms), 0)
+        FROM requests WHERE status IS NOT NULL GROUP BY 1, 2, 3, 4, 5;
+      INSERT INTO usage_daily (t, account_id, key_id, model, surface, requests, prompt_tokens,
+          completion_tokens, errors, latency_ms_sum)
+        SELECT t - t % 86400000, account_id, key_id, model, surface, SUM(requests), SUM(prompt_tokens),
+          SUM(completion_tokens), SUM(errors), SUM(latency_ms_sum)
+        FROM usage_hourly GROUP BY 1, 2, 3, 4, 5;
+      CREATE TABLE console_sessions (
+        hash TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('admin', 'key')),
+        key_id TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+    `,
+  },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
@@ -119,8 +180,15 @@ export function migrate(db: Database, now: number): void {
         `database schema version ${current} is newer than this build supports (${LATEST_VERSION}); upgrade switchyard`,
       )
     }
+    // Every migration not yet recorded, in order (not only those above the highest recorded).
+    const done = new Set(
+      db
+        .query<{ version: number }, []>('SELECT version FROM schema_migrations')
+        .all()
+        .map((r) => r.version),
+    )
     for (const m of MIGRATIONS) {
-      if (m.version <= current) continue
+      if (done.has(m.version)) continue
       db.run(m.sql)
       db.query('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, now)
     }

@@ -5,8 +5,9 @@
  * account's volume does not change their cost, which is at most a day's minutes per model.
  */
 import type { Database } from 'bun:sqlite'
-import type { Completion, UsageSummary, UsageTotals } from '../types.ts'
+import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { minuteOf } from './limiter.ts'
+import type { RollupFact, RollupQueries } from './rollups.ts'
 
 interface TotalsRow {
   requests: number
@@ -30,6 +31,9 @@ const toTotals = (r: TotalsRow | null): UsageTotals => {
   }
 }
 
+/** Where an outcome was counted at admission: its counter row and its rollup row. */
+type Located = NonNullable<Completion['counted']> & { surface: string }
+
 interface OutcomeSum {
   accountId: number
   minute: number
@@ -43,7 +47,10 @@ export class UsageQueries {
   private readonly q
   private readonly completeTx: (batch: Completion[]) => void
 
-  constructor(db: Database) {
+  constructor(
+    db: Database,
+    private readonly rollups: RollupQueries,
+  ) {
     this.q = {
       complete: db.query<
         null,
@@ -58,22 +65,32 @@ export class UsageQueries {
          errors = errors + ? WHERE account_id = ? AND minute = ? AND model = ?`,
       ),
       // For an outcome that does not say where it was counted: find out from its log row.
-      locate: db.query<{ account_id: number; model: string; created_at: number }, [number]>(
-        'SELECT account_id, model, created_at FROM requests WHERE id = ?',
-      ),
+      locate: db.query<
+        { account_id: number; key_id: string; model: string; surface: string; created_at: number },
+        [number]
+      >('SELECT account_id, key_id, model, surface, created_at FROM requests WHERE id = ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
       ),
       byModel: db.query<TotalsRow & { model: string }, [number, number]>(
         `SELECT model, ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ? GROUP BY model ORDER BY model`,
       ),
-      pruneRequests: db.query<null, [number]>('DELETE FROM requests WHERE created_at < ?'),
+      pruneOld: db.query<null, [number, number]>(
+        'DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE created_at < ? ORDER BY created_at LIMIT ?)',
+      ),
+      maxId: db.query<{ id: number | null }, []>('SELECT MAX(id) AS id FROM requests'),
+      // ids only grow, so max(id) − log_max_rows bounds the rows kept without counting them.
+      pruneExcess: db.query<null, [number, number, number]>(
+        'DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE id <= ? AND created_at < ? ORDER BY id LIMIT ?)',
+      ),
       pruneCounters: db.query<null, [number]>('DELETE FROM usage_minutes WHERE minute < ?'),
     }
     this.completeTx = db.transaction((batch: Completion[]) => {
       // Outcomes of one batch mostly share a few (account, minute, model) rows: add them up
       // first, then write each counter row once.
       const sums = new Map<string, OutcomeSum>()
+      // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
+      const hours = new Map<string, RollupFact>()
       for (const c of batch) {
         const { changes } = this.q.complete.run(
           c.status,
@@ -86,8 +103,36 @@ export class UsageQueries {
         )
         // Written once: an outcome already recorded is not counted again.
         if (!changes) continue
-        const at = c.counted ?? this.locateCount(c.usageId)
+        const at: Located | null =
+          c.counted?.keyId !== undefined && c.surface
+            ? { ...c.counted, surface: c.surface }
+            : this.locateCount(c.usageId)
         if (!at) continue
+        const surface = at.surface
+        const hour = at.at - (at.at % 3_600_000)
+        const hk = `${hour}\u0000${at.accountId}\u0000${at.keyId}\u0000${at.model}\u0000${surface}`
+        let fact = hours.get(hk)
+        if (!fact) {
+          fact = {
+            at: hour,
+            accountId: at.accountId,
+            keyId: at.keyId ?? '',
+            model: at.model,
+            surface,
+            requests: 0,
+            promptTokens: 0,
+            completionTokens: 0,
+            errors: 0,
+            rateLimited: 0,
+            latencyMs: 0,
+          }
+          hours.set(hk, fact)
+        }
+        fact.requests++
+        fact.promptTokens += c.promptTokens ?? 0
+        fact.completionTokens += c.completionTokens ?? 0
+        fact.latencyMs += c.latencyMs
+        if (c.status >= 400) fact.errors++
         const minute = minuteOf(at.at)
         const key = `${at.accountId}\u0000${minute}\u0000${at.model}`
         let sum = sums.get(key)
@@ -101,12 +146,15 @@ export class UsageQueries {
       }
       for (const s of sums.values())
         this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
+      for (const f of hours.values()) this.rollups.add(f)
     }).immediate as never
   }
 
-  private locateCount(usageId: number): Completion['counted'] | null {
+  private locateCount(usageId: number): Located | null {
     const r = this.q.locate.get(usageId)
-    return r && { accountId: r.account_id, model: r.model, at: r.created_at }
+    return (
+      r && { accountId: r.account_id, keyId: r.key_id, model: r.model, surface: r.surface, at: r.created_at }
+    )
   }
 
   complete(batch: Completion[]): void {
@@ -125,8 +173,16 @@ export class UsageQueries {
     }
   }
 
-  prune(before: number): void {
-    this.q.pruneRequests.run(before)
-    this.q.pruneCounters.run(minuteOf(before))
+  /**
+   * One chunk of the request log's retention: by age, then by the row bound. The per-minute
+   * counters go by age only, once the log's old rows are gone (they are small).
+   */
+  pruneLog(p: RetentionPolicy): number {
+    const before = Math.min(p.logBefore, p.logKeepAfter)
+    const byAge = this.q.pruneOld.run(before, p.chunk).changes
+    if (byAge < p.chunk) this.q.pruneCounters.run(minuteOf(before))
+    const max = this.q.maxId.get()?.id ?? 0
+    const excess = this.q.pruneExcess.run(max - p.logMaxRows, p.logKeepAfter, p.chunk).changes
+    return byAge + excess
   }
 }

@@ -1,0 +1,139 @@
+/**
+ * @module
+ * `GET /console` (the operator's console) and `GET /console/me` (a key holder's own usage): pages
+ * bundled into the executable by Bun's HTML imports, plus their session endpoints. Everything the
+ * operator's console shows comes from the admin API, which accepts its session cookie; the key
+ * holder's page reads one endpoint pinned to the signed-in key's account.
+ */
+import { Elysia, t } from 'elysia'
+import { usageReport } from '../accounts/usage-report.ts'
+import { adminCredentialCheck } from '../server/admin-guard.ts'
+import { authenticate } from '../server/auth.ts'
+import type { Deps } from '../server/deps.ts'
+import { requestLogPage, usageSeries } from '../usage/history.ts'
+import { DAY_MS, iso } from '../util/clock.ts'
+import { GatewayError } from '../util/errors.ts'
+import {
+  ADMIN_SESSION,
+  assertSameOriginWrite,
+  endSession,
+  findSession,
+  KEY_SESSION,
+  sameOrigin,
+  startSession,
+} from './session.ts'
+import adminPage from './ui/index.html'
+import mePage from './ui/me.html'
+
+const NO_STORE = { 'cache-control': 'no-store' }
+
+/** Signing in is a write too: a page elsewhere must not sign a browser into this console. */
+function assertSameOriginSignIn(request: Request): void {
+  if (!sameOrigin(request)) assertSameOriginWrite(request)
+}
+
+function signedOut(): GatewayError {
+  return new GatewayError(401, 'not_signed_in', 'Not signed in (or the session has ended); sign in again.', {
+    type: 'authentication_error',
+  })
+}
+
+/**
+ * The pages, for Bun.serve's `routes` (Elysia hands them over as they are): Bun serves each HTML
+ * bundle and its hashed script and style files, built into the executable by `bun build --compile`.
+ */
+export function consolePages(deps: Deps): Record<string, typeof adminPage> {
+  return deps.config.admin.token === null
+    ? { '/console/me': mePage }
+    : { '/console': adminPage, '/console/me': mePage }
+}
+
+export function consoleRoutes(deps: Deps) {
+  const token = deps.config.admin.token
+  const ttl = deps.config.admin.sessionTtlMs
+  const credential = adminCredentialCheck(deps)
+  const app = new Elysia({ name: 'switchyard.console' })
+  // With no admin token the operator's console is off (404), like the admin API.
+  if (token !== null) {
+    app
+      .post(
+        '/console/session',
+        async ({ request, body, set, server }) => {
+          assertSameOriginSignIn(request)
+          // Throttled per address like the admin API: the sign-in form is no faster way to guess.
+          credential(server?.requestIP(request)?.address ?? 'unknown', `Bearer ${body.token}`)
+          const s = await startSession(
+            deps.store,
+            ADMIN_SESSION,
+            request,
+            { kind: 'admin', keyId: null },
+            deps.clock.now(),
+            ttl,
+          )
+          Object.assign(set.headers, NO_STORE, { 'set-cookie': s.setCookie })
+          return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
+        },
+        { body: t.Object({ token: t.String({ maxLength: 4096 }) }, { additionalProperties: false }) },
+      )
+      .get('/console/session', async ({ request, set }) => {
+        Object.assign(set.headers, NO_STORE)
+        const s = await findSession(deps.store, ADMIN_SESSION, request, deps.clock.now())
+        if (s?.kind !== 'admin') throw signedOut()
+        return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
+      })
+      .delete('/console/session', async ({ request, set }) => {
+        assertSameOriginWrite(request)
+        Object.assign(set.headers, NO_STORE, {
+          'set-cookie': await endSession(deps.store, ADMIN_SESSION, request),
+        })
+        return { object: 'console.session', signed_in: false }
+      })
+  }
+  return app
+    .post(
+      '/console/me/session',
+      async ({ request, body, set }) => {
+        assertSameOriginSignIn(request)
+        const auth = await authenticate(deps, `Bearer ${body.key}`, true)
+        const s = await startSession(
+          deps.store,
+          KEY_SESSION,
+          request,
+          { kind: 'key', keyId: auth.key.id },
+          deps.clock.now(),
+          ttl,
+        )
+        Object.assign(set.headers, NO_STORE, { 'set-cookie': s.setCookie })
+        return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
+      },
+      { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }) },
+    )
+    .delete('/console/me/session', async ({ request, set }) => {
+      assertSameOriginWrite(request)
+      Object.assign(set.headers, NO_STORE, {
+        'set-cookie': await endSession(deps.store, KEY_SESSION, request),
+      })
+      return { object: 'console.session', signed_in: false }
+    })
+    .get('/console/me/api/overview', async ({ request, set }) => {
+      Object.assign(set.headers, NO_STORE)
+      const now = deps.clock.now()
+      const s = await findSession(deps.store, KEY_SESSION, request, now)
+      const key = s?.kind === 'key' && s.keyId ? await deps.store.getKey(s.keyId) : null
+      // A revoked key's session ends with it.
+      if (!key || key.state === 'revoked') throw signedOut()
+      const account = (await deps.store.getAccount(key.accountId))!
+      const [usage, hourly, daily, recent] = await Promise.all([
+        usageReport(deps, account, key),
+        usageSeries(deps, { bucket: 'hour', group_by: 'model' }, now, account.id),
+        usageSeries(
+          deps,
+          { bucket: 'day', from: String(now - 30 * DAY_MS), group_by: 'model' },
+          now,
+          account.id,
+        ),
+        requestLogPage(deps, { limit: '20' }, account.id),
+      ])
+      return { object: 'console.me', usage, hourly, daily, recent: recent.data }
+    })
+}

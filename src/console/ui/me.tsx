@@ -1,0 +1,169 @@
+/**
+ * @module
+ * A key holder's own page: sign in with the API key (exchanged for a session cookie scoped to
+ * /console/me), then the account's plan, limits, remaining days, usage charts and recent requests
+ * — the `/v1/usage` figures as a page. The server pins every figure to the key's account.
+ */
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { ApiError, api } from './api.ts'
+import { Chart, seriesLines } from './chart.tsx'
+import { ms, num, statusClass, when } from './format.ts'
+
+function SignIn({ onDone }: { onDone: () => void }) {
+  const [error, setError] = useState('')
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    const input = (e.target as HTMLFormElement).elements.namedItem('key') as HTMLInputElement
+    try {
+      await api('POST', '/console/me/session', { key: input.value })
+      input.value = ''
+      onDone()
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : 'Could not reach the gateway.')
+    }
+  }
+  return (
+    <main class="signin">
+      <h1>My usage</h1>
+      <form onSubmit={submit}>
+        <label class="field">
+          API key
+          <input name="key" type="password" autocomplete="off" required placeholder="sk-sy-…" />
+        </label>
+        <button type="submit">Sign in</button>
+        <p role="alert" class={error ? 'notice error' : 'sr-only'}>
+          {error}
+        </p>
+      </form>
+      <p class="muted">Shows this key's account only. The key is not kept by the page.</p>
+    </main>
+  )
+}
+
+function Window({ name, w }: { name: string; w: any }) {
+  return (
+    <div class="tile">
+      <span class="v">{w.limit === null ? 'no limit' : `${num(w.remaining)} / ${num(w.limit)}`}</span>
+      <span class="k">left this {name}</span>
+    </div>
+  )
+}
+
+function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
+  const u = data.usage
+  const info = u.account_information
+  const sub = u.subscription_details
+  const hourly = seriesLines(data.hourly.series, 'requests')
+  const daily = seriesLines(data.daily.series, 'total_tokens')
+  return (
+    <main class="me">
+      <header>
+        <h1>
+          {info.name} <span class="muted">— plan {sub.plan}</span>
+        </h1>
+        <button
+          type="button"
+          class="secondary"
+          onClick={async () => {
+            await api('DELETE', '/console/me/session').catch(() => {})
+            onSignOut()
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      {!info.is_enabled && (
+        <p class="notice error" role="alert">
+          Requests with this key are refused now: {info.disabled_reason}.
+        </p>
+      )}
+      <div class="tiles">
+        <div class="tile">
+          <span class="v">{sub.status}</span>
+          <span class="k">plan status</span>
+        </div>
+        <div class="tile">
+          <span class="v">{sub.remaining_days ?? 'no end'}</span>
+          <span class="k">days left{sub.expires_at ? ` (until ${when(sub.expires_at)})` : ''}</span>
+        </div>
+        <Window name="minute" w={u.rate_limits.minute} />
+        <Window name="day" w={u.rate_limits.day} />
+        <div class="tile" data-testid="me-today-requests">
+          <span class="v">{num(u.usage.today.requests)}</span>
+          <span class="k">requests today</span>
+        </div>
+        <div class="tile">
+          <span class="v">{num(u.usage.today.total_tokens)}</span>
+          <span class="k">tokens today</span>
+        </div>
+      </div>
+      <div class="charts">
+        <Chart
+          id="me-hourly"
+          title="Requests per hour, last 24 h (UTC)"
+          x={hourly.x}
+          lines={hourly.lines}
+          kind="bars"
+        />
+        <Chart
+          id="me-daily"
+          title="Tokens per day, last 30 days (UTC)"
+          x={daily.x}
+          lines={daily.lines}
+          kind="bars"
+        />
+      </div>
+      <h2>Recent requests</h2>
+      <div class="table-wrap">
+        <table data-testid="me-recent">
+          <thead>
+            <tr>
+              <th scope="col">time</th>
+              <th scope="col">model</th>
+              <th scope="col" class="num">
+                status
+              </th>
+              <th scope="col" class="num">
+                latency
+              </th>
+              <th scope="col" class="num">
+                tokens
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.recent.map((r: any) => (
+              <tr data-request-id={r.request_id}>
+                <td>{when(r.created_at)}</td>
+                <td>{r.model}</td>
+                <td class="num">
+                  <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
+                </td>
+                <td class="num">{ms(r.latency_ms)}</td>
+                <td class="num">{num(r.total_tokens)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </main>
+  )
+}
+
+function App() {
+  const [state, setState] = useState<'loading' | 'out' | { data: any }>('loading')
+  const load = () =>
+    api('GET', '/console/me/api/overview')
+      .then((data) => setState({ data }))
+      .catch(() => setState('out'))
+  useEffect(() => {
+    load()
+  }, [])
+  if (state === 'loading') return <p class="boot">Loading…</p>
+  if (state === 'out') return <SignIn onDone={load} />
+  return <Overview data={state.data} onSignOut={() => setState('out')} />
+}
+
+if (window.top !== window.self) document.body.textContent = 'This page cannot be shown inside a frame.'
+else render(<App />, document.getElementById('app')!)

@@ -1,0 +1,181 @@
+/** @module Keys: create (the secret shown once), disable/enable, rotate, revoke, unsuspend. */
+import { useState } from 'preact/hooks'
+import { api, qs } from '../api.ts'
+import { when } from '../format.ts'
+import { useAction, useLoad } from './hooks.ts'
+
+/** The new secret, shown until dismissed; then it exists nowhere on the page. */
+function Secret({
+  secret,
+  onClose,
+}: {
+  secret: { id: string; key: string; account: string }
+  onClose: () => void
+}) {
+  const [copied, setCopied] = useState(false)
+  return (
+    <div class="secret" role="alertdialog" aria-labelledby="secret-title" aria-describedby="secret-help">
+      <h2 id="secret-title">New key for {secret.account}</h2>
+      <p id="secret-help">Copy it now: it is shown only this once and cannot be shown again.</p>
+      <code data-testid="new-secret">{secret.key}</code>
+      <div class="actions">
+        <button
+          type="button"
+          onClick={async () => {
+            await navigator.clipboard?.writeText(secret.key).catch(() => {})
+            setCopied(true)
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" class="secondary" onClick={onClose}>
+          I have stored it — close
+        </button>
+      </div>
+    </div>
+  )
+}
+
+export function Keys() {
+  const [account, setAccount] = useState('')
+  const { data, error, reload, setError } = useLoad(
+    () => Promise.all([api('GET', `/admin/v1/keys${qs({ account })}`), api('GET', '/admin/v1/accounts')]),
+    [account],
+  )
+  const act = useAction(reload, setError)
+  const [secret, setSecret] = useState<{ id: string; key: string; account: string } | null>(null)
+  const accounts: string[] = data?.[1].data.map((a: any) => a.name) ?? []
+  const create = (e: Event) => {
+    e.preventDefault()
+    const form = e.target as HTMLFormElement
+    const f = new FormData(form)
+    act(async () => {
+      const k = await api('POST', '/admin/v1/keys', {
+        account: f.get('account'),
+        name: f.get('name') || undefined,
+      })
+      setSecret(k)
+      form.reset()
+    })
+  }
+  const post = (id: string, op: string) =>
+    act(() => api('POST', `/admin/v1/keys/${encodeURIComponent(id)}/${op}`))
+  return (
+    <section aria-labelledby="h-keys">
+      <h1 id="h-keys" tabIndex={-1}>
+        Keys
+      </h1>
+      {secret && <Secret secret={secret} onClose={() => setSecret(null)} />}
+      <form class="bar" onSubmit={create} aria-label="Create a key">
+        <label>
+          Account
+          <select name="account" required>
+            {accounts.map((a) => (
+              <option selected={a === account}>{a}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Label (optional)
+          <input name="name" maxLength={200} />
+        </label>
+        <button type="submit" disabled={!accounts.length}>
+          Create key
+        </button>
+      </form>
+      <form class="bar" aria-label="Key filter" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Show keys of
+          <select value={account} onChange={(e) => setAccount((e.target as HTMLSelectElement).value)}>
+            <option value="">all accounts</option>
+            {accounts.map((a) => (
+              <option>{a}</option>
+            ))}
+          </select>
+        </label>
+      </form>
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">id</th>
+              <th scope="col">account</th>
+              <th scope="col">label</th>
+              <th scope="col">prefix</th>
+              <th scope="col">state</th>
+              <th scope="col">created</th>
+              <th scope="col">last used</th>
+              <th scope="col">actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(data?.[0].data ?? []).map((k: any) => (
+              <tr data-key={k.id}>
+                <td>
+                  <code>{k.id}</code>
+                </td>
+                <td>{k.account}</td>
+                <td>{k.name ?? '—'}</td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>
+                  <span class={`badge ${k.state === 'enabled' && !k.suspended_until ? 'ok' : 'bad'}`}>
+                    {k.state}
+                  </span>
+                  {k.suspended_until && (
+                    <span class="badge warn"> suspended until {when(k.suspended_until)}</span>
+                  )}
+                </td>
+                <td>{when(k.created_at)}</td>
+                <td>{when(k.last_used_at)}</td>
+                <td>
+                  {k.state !== 'revoked' && (
+                    <div class="actions">
+                      <button
+                        type="button"
+                        class={k.state === 'enabled' ? 'danger' : 'secondary'}
+                        onClick={() => post(k.id, k.state === 'enabled' ? 'disable' : 'enable')}
+                      >
+                        {k.state === 'enabled' ? 'Disable' : 'Enable'}
+                      </button>
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={() =>
+                          act(async () => {
+                            if (!confirm(`Rotate key ${k.id}? The current secret stops working now.`)) return
+                            setSecret(await api('POST', `/admin/v1/keys/${encodeURIComponent(k.id)}/rotate`))
+                          })
+                        }
+                      >
+                        Rotate
+                      </button>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => confirm(`Revoke key ${k.id} for good?`) && post(k.id, 'revoke')}
+                      >
+                        Revoke
+                      </button>
+                      {k.suspended_until && (
+                        <button type="button" class="secondary" onClick={() => post(k.id, 'unsuspend')}>
+                          Unsuspend
+                        </button>
+                      )}
+                    </div>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  )
+}

@@ -1,0 +1,57 @@
+/** @module The model catalogue: limits, features, and which plans may use each model. */
+import { api } from '../api.ts'
+import { num } from '../format.ts'
+import { useLoad } from './hooks.ts'
+
+export function Models() {
+  const { data, error } = useLoad(() => api('GET', '/admin/v1/models'), [])
+  return (
+    <section aria-labelledby="h-models">
+      <h1 id="h-models" tabIndex={-1}>
+        Models
+      </h1>
+      {error && <p class="notice error">{error}</p>}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">model</th>
+              <th scope="col">provider</th>
+              <th scope="col" class="num">
+                context
+              </th>
+              <th scope="col" class="num">
+                max output
+              </th>
+              <th scope="col">features</th>
+              <th scope="col">tier</th>
+              <th scope="col">plans</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(data?.data ?? []).map((m: any) => (
+              <tr>
+                <td>
+                  <code>{m.id}</code>
+                  {m.demo && <span class="badge warn"> demo</span>}
+                </td>
+                <td>{m.provider_kind}</td>
+                <td class="num">{num(m.context_window)}</td>
+                <td class="num">{num(m.max_output_tokens)}</td>
+                <td>
+                  <div class="chips">
+                    {m.features.map((f: string) => (
+                      <span class="chip">{f}</span>
+                    ))}
+                  </div>
+                </td>
+                <td>{m.tier ?? '—'}</td>
+                <td>{m.plans.length ? m.plans.join(', ') : <span class="muted">none</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  )
+}

@@ -1,0 +1,190 @@
+/**
+ * @module
+ * Live traffic: the admin API's cumulative figures (the same as `/metrics`) read every 2 s;
+ * rates and p50/p99 latency are computed over each interval between two readings.
+ */
+import { useEffect, useState } from 'preact/hooks'
+import { type Bucket, histogramDelta, histogramQuantile } from '../../../usage/quantile.ts'
+import { api, qs } from '../api.ts'
+import { Chart } from '../chart.tsx'
+import { num } from '../format.ts'
+
+const POLL_MS = 2000
+const KEEP = 90
+
+interface Reading {
+  t: number
+  requests: number
+  errors: number
+  limited: number
+  open: number
+  buckets: Bucket[]
+}
+
+interface Point {
+  t: number
+  rps: number
+  errorRate: number
+  limitedRps: number
+  p50: number | null
+  p99: number | null
+  open: number
+}
+
+const toReading = (l: any): Reading => ({
+  t: Date.parse(l.at) / 1000,
+  requests: l.requests_total,
+  errors: l.errors_total,
+  limited: l.rate_limited_total,
+  open: l.open_streams,
+  buckets: l.latency_buckets.map((b: any) => ({ le: b.le ?? Number.POSITIVE_INFINITY, count: b.count })),
+})
+
+function between(a: Reading, b: Reading): Point {
+  const dt = Math.max(0.001, b.t - a.t)
+  const req = Math.max(0, b.requests - a.requests)
+  const d = histogramDelta(b.buckets, a.buckets)
+  const q = (x: number) => {
+    const v = histogramQuantile(x, d)
+    return v === null ? null : Math.round(v * 10000) / 10
+  }
+  return {
+    t: b.t,
+    rps: Math.round((req / dt) * 100) / 100,
+    errorRate: req ? Math.round((Math.max(0, b.errors - a.errors) / req) * 1000) / 10 : 0,
+    limitedRps: Math.round((Math.max(0, b.limited - a.limited) / dt) * 100) / 100,
+    p50: q(0.5),
+    p99: q(0.99),
+    open: b.open,
+  }
+}
+
+export function Overview() {
+  const [points, setPoints] = useState<Point[]>([])
+  const [last, setLast] = useState<any>(null)
+  const [today, setToday] = useState<any>(null)
+  const [error, setError] = useState('')
+  useEffect(() => {
+    let prev: Reading | null = null
+    let stopped = false
+    const tick = async () => {
+      try {
+        const live = await api('GET', '/admin/v1/live')
+        const r = toReading(live)
+        if (prev) {
+          const p = between(prev, r)
+          setPoints((ps) => [...ps.slice(-KEEP + 1), p])
+        }
+        prev = r
+        setLast(live)
+        setError('')
+      } catch (e) {
+        setError(e instanceof Error ? e.message : String(e))
+      }
+      if (!stopped) timer = setTimeout(tick, POLL_MS)
+    }
+    let timer = setTimeout(tick, 0)
+    api('GET', `/admin/v1/usage/series${qs({ bucket: 'hour', group_by: 'none' })}`)
+      .then(setToday)
+      .catch(() => {})
+    return () => {
+      stopped = true
+      clearTimeout(timer)
+    }
+  }, [])
+  const x = points.map((p) => p.t)
+  const cur = points[points.length - 1]
+  const day = (today?.series?.[0]?.points ?? []).reduce(
+    (a: any, p: any) => ({
+      requests: a.requests + p.requests,
+      tokens: a.tokens + p.total_tokens,
+      errors: a.errors + p.errors,
+      limited: a.limited + p.rate_limited,
+    }),
+    { requests: 0, tokens: 0, errors: 0, limited: 0 },
+  )
+  const time = (t: number) => new Date(t * 1000).toLocaleTimeString()
+  return (
+    <section aria-labelledby="h-overview">
+      <h1 id="h-overview" tabIndex={-1}>
+        Overview
+      </h1>
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="tiles" aria-live="off">
+        <div class="tile">
+          <span class="v">{cur ? cur.rps : '…'}</span>
+          <span class="k">requests / s</span>
+        </div>
+        <div class="tile">
+          <span class="v">{cur ? `${cur.errorRate} %` : '…'}</span>
+          <span class="k">error rate</span>
+        </div>
+        <div class="tile">
+          <span class="v">{cur?.p50 != null ? `${cur.p50} ms` : '—'}</span>
+          <span class="k">latency p50</span>
+        </div>
+        <div class="tile">
+          <span class="v">{cur?.p99 != null ? `${cur.p99} ms` : '—'}</span>
+          <span class="k">latency p99</span>
+        </div>
+        <div class="tile">
+          <span class="v">{last ? num(last.open_streams) : '…'}</span>
+          <span class="k">open streams</span>
+        </div>
+        <div class="tile">
+          <span class="v">{num(day.requests)}</span>
+          <span class="k">requests, last 24 h</span>
+        </div>
+        <div class="tile">
+          <span class="v">{num(day.tokens)}</span>
+          <span class="k">tokens, last 24 h</span>
+        </div>
+        <div class="tile">
+          <span class="v">{num(day.limited)}</span>
+          <span class="k">refused (429), last 24 h</span>
+        </div>
+      </div>
+      <p class="muted">Live figures of this process since the page opened, read every {POLL_MS / 1000} s.</p>
+      <div class="charts">
+        <Chart
+          id="live-traffic"
+          title="Requests and 429s per second"
+          x={x}
+          lines={[
+            { label: 'requests/s', values: points.map((p) => p.rps) },
+            { label: '429/s', values: points.map((p) => p.limitedRps) },
+          ]}
+          xLabel={time}
+        />
+        <Chart
+          id="live-errors"
+          title="Error rate (%)"
+          x={x}
+          lines={[{ label: 'errors %', values: points.map((p) => p.errorRate) }]}
+          xLabel={time}
+        />
+        <Chart
+          id="live-latency"
+          title="Latency (ms)"
+          x={x}
+          lines={[
+            { label: 'p50', values: points.map((p) => p.p50) },
+            { label: 'p99', values: points.map((p) => p.p99) },
+          ]}
+          xLabel={time}
+        />
+        <Chart
+          id="live-streams"
+          title="Open streams"
+          x={x}
+          lines={[{ label: 'open streams', values: points.map((p) => p.open) }]}
+          xLabel={time}
+        />
+      </div>
+    </section>
+  )
+}

@@ -1,0 +1,64 @@
+/** @module The plans from the config (read-only: plans are edited in switchyard.yaml). */
+import { api } from '../api.ts'
+import { useLoad } from './hooks.ts'
+
+const expiry = (p: any) =>
+  p.on_expiry === undefined
+    ? '—'
+    : p.on_expiry === 'disable'
+      ? 'disable'
+      : `downgrade to ${p.on_expiry.downgrade}`
+
+export function Plans() {
+  const { data, error } = useLoad(() => api('GET', '/admin/v1/plans'), [])
+  return (
+    <section aria-labelledby="h-plans">
+      <h1 id="h-plans" tabIndex={-1}>
+        Plans
+      </h1>
+      <p class="muted">Plans come from the config file; change them there and restart.</p>
+      {error && <p class="notice error">{error}</p>}
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">plan</th>
+              <th scope="col" class="num">
+                requests / min
+              </th>
+              <th scope="col" class="num">
+                requests / day
+              </th>
+              <th scope="col">models</th>
+              <th scope="col" class="num">
+                days
+              </th>
+              <th scope="col">at expiry</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(data?.data ?? []).map((p: any) => (
+              <tr>
+                <td>
+                  {p.name}
+                  {p.default && <span class="badge ok"> default</span>}
+                </td>
+                <td class="num">{p.rpm ?? 'no limit'}</td>
+                <td class="num">{p.rpd ?? 'no limit'}</td>
+                <td>
+                  <div class="chips">
+                    {p.models.map((m: string) => (
+                      <span class="chip">{m}</span>
+                    ))}
+                  </div>
+                </td>
+                <td class="num">{p.days ?? '—'}</td>
+                <td>{expiry(p)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  )
+}

@@ -1,0 +1,170 @@
+/** @module The request log: filters, cursor pages, one request's details. */
+import { useState } from 'preact/hooks'
+import { api, qs } from '../api.ts'
+import { localToIso, ms, num, statusClass, when } from '../format.ts'
+import { useLoad } from './hooks.ts'
+
+const EMPTY = { account: '', key: '', model: '', surface: '', status: '', from: '', to: '' }
+
+function Detail({ r }: { r: any }) {
+  const rows: Array<[string, unknown]> = [
+    ['request id', r.request_id],
+    ['time', when(r.created_at)],
+    ['account', r.account],
+    ['key', r.key_id],
+    ['surface', r.surface],
+    ['model', r.model],
+    ['stream', r.stream ? 'yes' : 'no'],
+    ['status', r.status ?? 'in flight'],
+    ['latency', ms(r.latency_ms)],
+    ['time to first token', ms(r.ttft_ms)],
+    ['prompt tokens', num(r.prompt_tokens)],
+    ['completion tokens', num(r.completion_tokens)],
+    ['error', r.error_code ?? '—'],
+  ]
+  return (
+    <section class="detail" aria-label="Request details" data-testid="request-detail">
+      <h2>Request {r.id}</h2>
+      <dl>
+        {rows.map(([k, v]) => (
+          <>
+            <dt>{k}</dt>
+            <dd>{String(v)}</dd>
+          </>
+        ))}
+      </dl>
+    </section>
+  )
+}
+
+export function Requests() {
+  const [filter, setFilter] = useState(EMPTY)
+  const [cursors, setCursors] = useState<string[]>([''])
+  const [selected, setSelected] = useState<any>(null)
+  const cursor = cursors[cursors.length - 1]
+  const { data, error } = useLoad(
+    () =>
+      api(
+        'GET',
+        `/admin/v1/requests${qs({ ...filter, from: localToIso(filter.from), to: localToIso(filter.to), cursor, limit: 50 })}`,
+      ),
+    [filter, cursor],
+  )
+  const apply = (e: Event) => {
+    e.preventDefault()
+    const f = new FormData(e.target as HTMLFormElement)
+    setFilter(
+      Object.fromEntries(Object.keys(EMPTY).map((k) => [k, String(f.get(k) ?? '').trim()])) as typeof EMPTY,
+    )
+    setCursors([''])
+    setSelected(null)
+  }
+  const field = (name: keyof typeof EMPTY, label: string, props: Record<string, unknown> = {}) => (
+    <label>
+      {label}
+      <input name={name} value={filter[name]} {...props} />
+    </label>
+  )
+  return (
+    <section aria-labelledby="h-requests">
+      <h1 id="h-requests" tabIndex={-1}>
+        Request log
+      </h1>
+      <form class="bar" onSubmit={apply} aria-label="Request log filters">
+        {field('account', 'Account', { size: 10 })}
+        {field('key', 'Key id', { size: 12 })}
+        {field('model', 'Model', { size: 14 })}
+        <label>
+          Surface
+          <select name="surface" value={filter.surface}>
+            <option value="">any</option>
+            <option>chat</option>
+            <option>messages</option>
+            <option>responses</option>
+          </select>
+        </label>
+        {field('status', 'Status (502, 5xx)', { size: 6, pattern: '[1-5]([0-9]{2}|xx)' })}
+        {field('from', 'From', { type: 'datetime-local' })}
+        {field('to', 'To', { type: 'datetime-local' })}
+        <button type="submit">Apply</button>
+      </form>
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="table-wrap">
+        <table aria-describedby="log-help">
+          <thead>
+            <tr>
+              <th scope="col">time</th>
+              <th scope="col">account</th>
+              <th scope="col">surface</th>
+              <th scope="col">model</th>
+              <th scope="col" class="num">
+                status
+              </th>
+              <th scope="col" class="num">
+                latency
+              </th>
+              <th scope="col" class="num">
+                tokens
+              </th>
+              <th scope="col">error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(data?.data ?? []).map((r: any) => (
+              <tr
+                class={`clickable${selected?.id === r.id ? ' selected' : ''}`}
+                data-request-id={r.request_id}
+                tabIndex={0}
+                onClick={() => setSelected(r)}
+                onKeyDown={(e) => {
+                  if (e.key !== 'Enter' && e.key !== ' ') return
+                  e.preventDefault()
+                  setSelected(r)
+                }}
+              >
+                <td>{when(r.created_at)}</td>
+                <td>{r.account}</td>
+                <td>{r.surface}</td>
+                <td>{r.model}</td>
+                <td class="num">
+                  <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
+                </td>
+                <td class="num">{ms(r.latency_ms)}</td>
+                <td class="num">{num(r.total_tokens)}</td>
+                <td>{r.error_code ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p id="log-help" class="muted">
+        Newest first. Select a row (click, or Enter) for its details.
+        {data && !data.data.length && ' No requests match on this page.'}
+      </p>
+      <div class="pager">
+        <button
+          type="button"
+          class="secondary"
+          disabled={cursors.length < 2}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Newer
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!data?.next_cursor}
+          onClick={() => setCursors([...cursors, data.next_cursor])}
+        >
+          Older
+        </button>
+        <span class="muted">page {cursors.length}</span>
+      </div>
+      {selected && <Detail r={selected} />}
+    </section>
+  )
+}

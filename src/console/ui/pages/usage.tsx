@@ -1,0 +1,147 @@
+/** @module Usage over time per account and per model, by hour or by day. */
+import { useState } from 'preact/hooks'
+import { api, qs } from '../api.ts'
+import { Chart, seriesLines } from '../chart.tsx'
+import { num } from '../format.ts'
+import { useLoad } from './hooks.ts'
+
+const METRICS = [
+  ['requests', 'Requests'],
+  ['total_tokens', 'Tokens'],
+  ['errors', 'Errors'],
+  ['rate_limited', 'Refused (429)'],
+] as const
+
+export function Usage() {
+  const [f, setF] = useState({
+    account: '',
+    model: '',
+    bucket: 'hour',
+    group_by: 'model',
+    metric: 'requests',
+  })
+  const set = (k: string) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLSelectElement).value })
+  const { data, error } = useLoad(
+    () =>
+      Promise.all([
+        api(
+          'GET',
+          `/admin/v1/usage/series${qs({ bucket: f.bucket, group_by: f.group_by, account: f.account, model: f.model })}`,
+        ),
+        api('GET', '/admin/v1/accounts'),
+        api('GET', '/admin/v1/models'),
+      ]),
+    [f.account, f.model, f.bucket, f.group_by],
+  )
+  const series = data?.[0].series ?? []
+  const { x, lines } = seriesLines(series, f.metric)
+  const label = METRICS.find((m) => m[0] === f.metric)![1]
+  const totals = series.map((s: any) => ({
+    group: s.group,
+    requests: s.points.reduce((a: number, p: any) => a + p.requests, 0),
+    tokens: s.points.reduce((a: number, p: any) => a + p.total_tokens, 0),
+    errors: s.points.reduce((a: number, p: any) => a + p.errors, 0),
+    limited: s.points.reduce((a: number, p: any) => a + p.rate_limited, 0),
+  }))
+  return (
+    <section aria-labelledby="h-usage">
+      <h1 id="h-usage" tabIndex={-1}>
+        Usage
+      </h1>
+      <form class="bar" aria-label="Usage filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Account
+          <select value={f.account} onChange={set('account')} name="account">
+            <option value="">all</option>
+            {(data?.[1].data ?? []).map((a: any) => (
+              <option>{a.name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Model
+          <select value={f.model} onChange={set('model')} name="model">
+            <option value="">all</option>
+            {(data?.[2].data ?? []).map((m: any) => (
+              <option>{m.id}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          By
+          <select value={f.bucket} onChange={set('bucket')} name="bucket">
+            <option value="hour">hour (last 24 h)</option>
+            <option value="day">day (last 30 days)</option>
+          </select>
+        </label>
+        <label>
+          One line per
+          <select value={f.group_by} onChange={set('group_by')} name="group_by">
+            <option value="model">model</option>
+            <option value="account">account</option>
+            <option value="surface">surface</option>
+            <option value="none">total</option>
+          </select>
+        </label>
+        <label>
+          Show
+          <select value={f.metric} onChange={set('metric')} name="metric">
+            {METRICS.map(([k, l]) => (
+              <option value={k}>{l}</option>
+            ))}
+          </select>
+        </label>
+      </form>
+      {error && (
+        <p class="notice error" role="alert">
+          {error}
+        </p>
+      )}
+      {data && !series.length && <p class="notice">No usage in this range.</p>}
+      {series.length > 0 && (
+        <Chart
+          id="usage-chart"
+          title={`${label} per ${f.bucket} (UTC)`}
+          x={x}
+          lines={lines}
+          kind="bars"
+          xLabel={(t) =>
+            new Date(t * 1000)
+              .toISOString()
+              .slice(0, f.bucket === 'hour' ? 16 : 10)
+              .replace('T', ' ')
+          }
+        />
+      )}
+      {totals.length > 0 && (
+        <>
+          <h2>Totals in this range</h2>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{f.group_by === 'none' ? '' : f.group_by}</th>
+                  <th class="num">requests</th>
+                  <th class="num">tokens</th>
+                  <th class="num">errors</th>
+                  <th class="num">refused (429)</th>
+                </tr>
+              </thead>
+              <tbody>
+                {totals.map((t: any) => (
+                  <tr>
+                    <td>{t.group}</td>
+                    <td class="num">{num(t.requests)}</td>
+                    <td class="num">{num(t.tokens)}</td>
+                    <td class="num">{num(t.errors)}</td>
+                    <td class="num">{num(t.limited)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  )
+}

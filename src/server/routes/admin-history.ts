@@ -1,0 +1,57 @@
+/**
+ * @module
+ * Admin endpoints the console reads: usage over time, the request log, one request, live
+ * figures, and the model catalogue with the plans that allow each model. Behind the admin guard
+ * like every admin route group.
+ */
+import { Elysia, t } from 'elysia'
+import { planAllows } from '../../gateway/routing.ts'
+import { requestLogPage, requestView, usageSeries } from '../../usage/history.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { adminGuard } from '../admin-guard.ts'
+import type { Deps } from '../deps.ts'
+import { liveFigures } from '../live.ts'
+import { modelEntries } from './models.ts'
+
+const Q = t.Optional(t.String({ maxLength: 200 }))
+
+export function adminHistoryRoutes(deps: Deps) {
+  const created = Math.floor(deps.clock.now() / 1000)
+  return new Elysia({ name: 'switchyard.admin.history', prefix: '/admin/v1' })
+    .use(adminGuard(deps))
+    .get('/usage/series', ({ query }) => usageSeries(deps, query, deps.clock.now()), {
+      query: t.Object({ bucket: Q, from: Q, to: Q, account: Q, key: Q, model: Q, group_by: Q }),
+    })
+    .get('/requests', ({ query }) => requestLogPage(deps, query), {
+      query: t.Object({
+        account: Q,
+        key: Q,
+        model: Q,
+        surface: Q,
+        status: Q,
+        from: Q,
+        to: Q,
+        cursor: Q,
+        limit: Q,
+      }),
+    })
+    .get('/requests/:id', async ({ params }) => {
+      const id = /^\d{1,15}$/.test(params.id) ? Number(params.id) : null
+      const row = id === null ? null : await deps.store.requestById(id)
+      if (!row) throw new GatewayError(404, 'request_not_found', `no request-log row with id '${params.id}'`)
+      return requestView(row)
+    })
+    .get('/live', () => liveFigures(deps.metrics))
+    .get('/models', () => ({
+      object: 'list',
+      data: modelEntries(deps.catalogue, created).map((m) => {
+        const entry = deps.catalogue.list().find((e) => e.id === m.id)!
+        return {
+          ...m,
+          plans: Object.entries(deps.config.plans)
+            .filter(([, p]) => planAllows(p.models, m.id, entry.model))
+            .map(([name]) => name),
+        }
+      }),
+    }))
+}
