@@ -79,6 +79,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
 class RelayEncoder implements StreamEncoder<RawEvent> {
   readonly keepalive = PING
   private readonly usageSoFar: AnthropicUsage = {}
+  private relayed = 0
   private stopped = false
   private failed: GatewayError | null = null
   private readonly label: string
@@ -98,6 +99,10 @@ class RelayEncoder implements StreamEncoder<RawEvent> {
       }
       case 'message_delta':
         merge(this.usageSoFar, (parse(data) as { usage?: AnthropicUsage } | null)?.usage)
+        break
+      case 'content_block_delta':
+        // Parsed only to count generated text, for the estimate if the client disconnects.
+        this.relayed += anthropicDeltaChars(parse(data))
         break
       case 'message_stop':
         this.stopped = true
@@ -129,6 +134,18 @@ class RelayEncoder implements StreamEncoder<RawEvent> {
   failure(): GatewayError | null {
     return this.failed
   }
+
+  relayedChars(): number {
+    return this.relayed
+  }
+}
+
+/** Generated text in a `content_block_delta`: text, thinking or tool-input JSON. */
+function anthropicDeltaChars(ev: unknown): number {
+  const d = (ev as { delta?: Record<string, unknown> } | null)?.delta
+  if (!d) return 0
+  const v = d.text ?? d.thinking ?? d.partial_json
+  return typeof v === 'string' ? v.length : 0
 }
 
 function parse(data: string): unknown {

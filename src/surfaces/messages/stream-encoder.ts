@@ -16,6 +16,7 @@
  */
 import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
 import type { ChatCompletionChunk, FinishReason, Usage } from '../../providers/types.ts'
+import { chunkTextChars } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { messageId, toMessagesUsage } from './convert-usage.ts'
 import { anthropicErrorBody } from './errors.ts'
@@ -36,10 +37,16 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   private nextIndex = 0
   private finish: FinishReason | null = null
   private seen: Usage | null = null
+  private relayed = 0
 
   constructor(private readonly modelId: string) {}
 
+  relayedChars(): number {
+    return this.relayed
+  }
+
   encode(chunk: ChatCompletionChunk): Uint8Array | null {
+    this.relayed += chunkTextChars(chunk)
     let out = this.start(chunk.id)
     if (chunk.usage) this.seen = chunk.usage
     const choice = chunk.choices[0]
