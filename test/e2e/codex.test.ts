@@ -11,6 +11,7 @@ import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstrea
 import { quotePlaceholders } from '../../src/config/load.ts'
 import { codexBinary, hasStrace, runCodex } from '../support/codex.ts'
 import { startFakeAnthropic } from '../support/fake-anthropic.ts'
+import { type FakeResponses, startFakeResponses } from '../support/fake-openai-responses.ts'
 import type { FakeUpstream } from '../support/fake-upstream.ts'
 import { PLANS, startGateway, type TestGateway } from '../support/gateway.ts'
 
@@ -30,6 +31,7 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
   let gw: TestGateway
   let mock: MockUpstream
   let anthropic: FakeUpstream<string>
+  let responses: FakeResponses
 
   beforeAll(async () => {
     const starter = Bun.YAML.parse(
@@ -40,6 +42,7 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
       startMockUpstream({ chunks: 4 }),
       startFakeAnthropic({ apiKey: 'sk-ant-test' }),
     ])
+    responses = await startFakeResponses({ apiKey: 'sk-oai-test' })
     gw = await startGateway({
       doc: {
         server: { host: '127.0.0.1', port: 0 },
@@ -60,6 +63,14 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
             api_key: 'sk-ant-test',
             models: [model('text')],
           },
+          {
+            prefix: 'oair',
+            kind: 'openai',
+            wire: 'responses',
+            base_url: `${responses.url}/v1`,
+            api_key: 'sk-oai-test',
+            models: [{ ...model('text'), unsupported_tools: undefined }],
+          },
         ],
         plans: PLANS,
         default_plan: 'unlimited',
@@ -68,7 +79,7 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
   })
   afterAll(async () => {
     await gw?.stop()
-    await Promise.all([mock?.stop(), anthropic?.stop()])
+    await Promise.all([mock?.stop(), anthropic?.stop(), responses?.stop()])
   })
 
   /** Requests `GET /v1/usage` counted for `id` on this key. */
@@ -111,6 +122,17 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
     expect(out.code).toBe(0)
     expect(out.stdout).toContain("Hello! I'm doing well")
     expect(await requestsOf(out.key, 'anthropic/text')).toBe(1)
+  }, 90_000)
+
+  test('completes a turn through a Responses upstream (pass-through, hosted tools kept)', async () => {
+    const out = await run('oair/text', 'Say OK')
+    expect(out.code).toBe(0)
+    expect(out.stdout.trim()).toEndWith('OK')
+    expect(await requestsOf(out.key, 'oair/text')).toBe(1)
+    const sent = responses.lastRequest()!.body
+    expect(sent.model).toBe('text')
+    expect(sent.store).toBe(false)
+    expect(sent.tools.some((t: { type: string }) => t.type === 'web_search')).toBe(true)
   }, 90_000)
 
   test('function-call round trip: Codex runs exec_command and sends back its output', async () => {
