@@ -11,6 +11,7 @@
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { runBackendBench } from './bench/backends.ts'
+import { runHostileInput } from './bench/hostile-input.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
@@ -27,7 +28,15 @@ import {
 import { fmt, type Row, renderTable, row, writeResults } from './bench/report.ts'
 import { requestLogRows } from './bench/request-log.ts'
 import { RESPONSES_CONCURRENCY, responsesRows, runResponses } from './bench/responses.ts'
-import { closedRows, forwardingRows, memoryRows, microRows, openRows, usageVolumeRows } from './bench/rows.ts'
+import {
+  closedRows,
+  forwardingRows,
+  hostileInputRows,
+  memoryRows,
+  microRows,
+  openRows,
+  usageVolumeRows,
+} from './bench/rows.ts'
 import {
   type Ctx,
   counted,
@@ -257,6 +266,8 @@ async function main(): Promise<number> {
     const streams = await runSlowStreams(ctx)
     log('micro-benchmark: auth + limiter + usage recording ...')
     const micro = await runMicro(ws.dir, mocks, plan.microIterations)
+    log('hostile input: 10 MB request bodies, a 50 MB SSE line ...')
+    const hostile = await runHostileInput(opts.quick ? 3 : 9)
     log(`GET /v1/usage on an account with ${fmt(USAGE_ROWS)} requests in its day ...`)
     const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), USAGE_ROWS, 19)
     log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)
@@ -270,6 +281,7 @@ async function main(): Promise<number> {
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss),
       ...microRows(micro),
+      ...hostileInputRows(hostile),
       ...usageVolumeRows(usageVolume),
       ...forwardingRows(fwd, clientClosed),
       ...logRows,

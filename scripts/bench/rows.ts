@@ -3,6 +3,7 @@
  * Turns the scenario results into the table's rows, each against its target from the
  * benchmark issue (none of them is a unit test: a miss is reported, not failed).
  */
+import type { HostileInputResult } from './hostile-input.ts'
 import type { MicroResult } from './micro.ts'
 import { MB } from './proc-stats.ts'
 import { fmt, fmtSeries, type Row, row, series, type Target } from './report.ts'
@@ -236,6 +237,29 @@ export function usageVolumeRows(u: UsageVolumeResult): Row[] {
         value: 0,
         text: 'equal',
       },
+    ),
+  ]
+}
+
+export function hostileInputRows(h: HostileInputResult): Row[] {
+  return [
+    row(
+      'request body: 10 MB of "[" until the 400 (read + structural limits, in-process)',
+      fmtSeries(h.bracketMs, 2, 'ms'),
+      h.bracketMs.median,
+      { op: '<=', value: h.validMs.median, text: '≤ a valid 10 MB body' },
+    ),
+    row(
+      'request body: valid 10 MB (read + parse + validate, in-process)',
+      fmtSeries(h.validMs, 1, 'ms'),
+      h.validMs.median,
+      null,
+    ),
+    row(
+      'upstream SSE: one 50 MB data line in 64 KiB chunks (parse, in-process)',
+      fmtSeries(h.sseLineMs, 0, 'ms'),
+      h.sseLineMs.median,
+      null,
     ),
   ]
 }

@@ -14,6 +14,8 @@ export interface SuspensionPolicy {
   maxRejections: number
   windowMs: number
   durationMs: number
+  /** Requests refused for their content count toward `maxRejections` too. */
+  countInvalid: boolean
 }
 
 export interface Config {
@@ -294,6 +296,7 @@ function resolve(raw: RawConfig, source: string): Config {
       maxRejections: susp.max_rejections ?? 50,
       windowMs: (susp.window_s ?? 600) * 1000,
       durationMs: (susp.duration_s ?? 900) * 1000,
+      countInvalid: susp.count_invalid ?? true,
     },
     windows: {
       minuteMs: raw.limits?.minute_window_ms ?? 60_000,

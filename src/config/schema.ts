@@ -79,6 +79,8 @@ export const ProviderSchema = T.Object(
     /** Anthropic only: the `anthropic-version` header. */
     anthropic_version: T.Optional(T.String()),
     timeouts: T.Optional(TimeoutsSchema),
+    /** Largest upstream JSON body, error body or single stream event; larger → 502. Default 32 MiB. */
+    max_response_bytes: T.Optional(PositiveInt),
     models: T.Array(ModelSchema, { minItems: 1 }),
   },
   Closed,
@@ -109,6 +111,8 @@ export const SuspensionSchema = T.Object(
     window_s: T.Optional(PositiveInt),
     /** ... suspends the key for this many seconds. */
     duration_s: T.Optional(PositiveInt),
+    /** Requests refused for what they contain (4xx before admission) count like rate-limited ones. */
+    count_invalid: T.Optional(T.Boolean()),
   },
   Closed,
 )

@@ -12,7 +12,8 @@ export {
 } from './chat-request-schema.ts'
 export { applyDefaults, upstreamModelName } from './defaults.ts'
 export { checkModelSupport, detectFeatures, type FeatureUse } from './features.ts'
-export { MAX_JSON_DEPTH } from './json-depth.ts'
+export { DEFAULT_JSON_LIMITS, type JsonLimits, MAX_JSON_DEPTH, MAX_JSON_ELEMENTS } from './json-limits.ts'
+export { parseJsonBody } from './parse-json-body.ts'
 export { type PlanCheck, type PreparedChat, prepareChat } from './prepare-chat.ts'
 export {
   assertPlanAllows,

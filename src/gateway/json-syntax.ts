@@ -2,7 +2,8 @@
  * @module
  * Finds where a JSON text goes wrong. Bun's `JSON.parse` says *what* failed but not *where*; this
  * scanner runs only after `JSON.parse` has already failed, to point the client at the line and column.
- * It is iterative (no recursion), so deeply nested input cannot overflow the stack.
+ * It is iterative (no recursion) and stops at `maxDepth` open containers, so its time is linear in
+ * the text and its memory bounded, whatever the input.
  *
  * @example
  * findJsonSyntaxError('{"a": 1,}') // { offset: 7, reason: 'a trailing comma' }
@@ -19,7 +20,8 @@ const WS = /[ \t\n\r]*/y
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
 const STRING_STOP = /["\\\u0000-\u001f]/g
 const ESCAPE = /\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})/y
-const WORD = /[A-Za-z_$][A-Za-z0-9_$]*/y
+/** A word is only quoted in a message: 10 MB of letters need not be copied to say so. */
+const WORD = /[A-Za-z_$][A-Za-z0-9_$]{0,39}/y
 const LITERALS = new Set(['true', 'false', 'null'])
 
 function skipWs(text: string, at: number): number {
@@ -72,7 +74,7 @@ function scanScalar(text: string, at: number): number | JsonSyntaxProblem {
  * Returns the first syntax problem in `text`, or `null` when the scanner finds none (then the text
  * is valid JSON, or `JSON.parse` failed for a reason the scanner does not model).
  */
-export function findJsonSyntaxError(text: string): JsonSyntaxProblem | null {
+export function findJsonSyntaxError(text: string, maxDepth = 10_000): JsonSyntaxProblem | null {
   /** Open containers: `{` or `[`. */
   const stack: string[] = []
   let i = skipWs(text, 0)
@@ -89,6 +91,7 @@ export function findJsonSyntaxError(text: string): JsonSyntaxProblem | null {
     }
     if (wantValue) {
       if (ch === '{' || ch === '[') {
+        if (stack.length === maxDepth) return { offset: i, reason: `nesting deeper than ${maxDepth} levels` }
         stack.push(ch)
         i = skipWs(text, i + 1)
         if (text[i] === (ch === '{' ? '}' : ']')) {

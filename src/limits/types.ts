@@ -21,6 +21,14 @@ export interface SuspensionPolicy {
   durationMs: number
 }
 
+/** A refusal the limiter did not make itself (e.g. an invalid body), counted toward suspension. */
+export interface Refusal {
+  accountId: number
+  keyId: string
+  now: number
+  suspension: SuspensionPolicy
+}
+
 export interface WindowLimit {
   /** null = no limit. */
   limit: number | null

@@ -9,8 +9,7 @@
  *
  * `finish` is called exactly once per admitted request, with the status the client saw.
  */
-import { abortError, guardStream, networkErrorDetail, readText } from '../providers/http.ts'
-import { parseSSE } from '../providers/sse/index.ts'
+import { abortError, networkErrorDetail, readText, upstreamEvents } from '../providers/http.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
@@ -58,7 +57,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
         return json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers)
       }
       const answer = await forwardCall(adapter, call.forward, ctx)
-      // Read here, under the provider's idle and total timeouts, so every surface's relay is bounded.
+      // Read here, under the provider's timeouts and max_response_bytes, so every relay is bounded.
       const upstream = new Response(await readText(answer, ctx), {
         status: answer.status,
         headers: answer.headers,
@@ -86,7 +85,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
       const upstream = await forwardCall(adapter, call.forward, ctx)
       if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
-      source = parseSSE(guardStream(upstream.body, ctx))
+      source = upstreamEvents(upstream.body, ctx)
       encoder = call.relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
     }
   } catch (e) {

@@ -24,7 +24,8 @@ import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { callProvider, type Finish } from './call.ts'
 import { toGatewayError } from './errors.ts'
-import type { Decoded, EncodeContext, Surface } from './surface.ts'
+import { countInvalidRequest } from './invalid-requests.ts'
+import type { Decoded, EncodeContext, Surface, Translated } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
 export interface ServerHandle {
@@ -74,16 +75,20 @@ export class Pipeline {
       ex.account = auth.account.name
       ex.keyPrefix = auth.key.prefix
     }
-    checkJsonContentType(request)
-    const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
-    const decoded = surface.decode(text)
-    const entry = deps.catalogue.resolve(decoded.model)
-    if (ex) {
-      ex.model = entry.id
-      ex.stream = decoded.stream
+    try {
+      checkJsonContentType(request)
+      const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
+      const decoded = surface.decode(text)
+      const entry = deps.catalogue.resolve(decoded.model)
+      if (ex) {
+        ex.model = entry.id
+        ex.stream = decoded.stream
+      }
+      assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
+      return { auth, text, decoded, entry }
+    } catch (e) {
+      throw await countInvalidRequest(deps, auth, e)
     }
-    assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
-    return { auth, text, decoded, entry }
   }
 
   /** What an adapter call needs: the provider's timeouts and the client's signal. */
@@ -112,12 +117,17 @@ export class Pipeline {
       new Exchange(String(headers['x-request-id']), surfaceOf(pathOf(request.url)), request.method, '')
     const { auth, text, decoded, entry } = await this.prepare(surface, request, ex)
     const plan = auth.plan.plan!
-    checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
     const fwd = surface.forward
     const forward =
       fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
-    surface.checkLimits?.(decoded.view, entry)
-    const translated = forward ? null : surface.translate(decoded.view, entry)
+    let translated: Translated | null
+    try {
+      checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
+      surface.checkLimits?.(decoded.view, entry)
+      translated = forward ? null : surface.translate(decoded.view, entry)
+    } catch (e) {
+      throw await countInvalidRequest(deps, auth, e)
+    }
     if (translated?.headers) Object.assign(headers, translated.headers)
 
     const now = clock.now()

@@ -8,6 +8,8 @@
 import type { UnderlyingSource } from 'bun'
 import type { ProviderConfig } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
+import { maxResponseBytes, readCappedText } from './body-limit.ts'
+import { parseSSE, type SSEEvent } from './sse/index.ts'
 import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
@@ -90,8 +92,17 @@ export async function upstreamFetch(
       throw unreachableError(label, err, ctx.provider.api_key)
     }
     if (res.ok) return res
-    // The error body is read under the same first-byte timer: it belongs to the refusal.
-    const text = await res.text().catch(() => '')
+    // The error body is read under the same first-byte timer (it belongs to the refusal), capped.
+    const text = await readCappedText(
+      res.body,
+      res.headers,
+      maxResponseBytes(ctx.provider),
+      label,
+      'an error body',
+    ).catch((e) => {
+      if (e instanceof GatewayError && e.code === 'upstream_response_too_large') throw e
+      return ''
+    })
     let err = mapError(res.status, text)
     const retryAfter = res.headers.get('retry-after')
     if (err.status === 429 && retryAfter && !err.headers) {
@@ -107,20 +118,22 @@ export async function upstreamFetch(
   }
 }
 
-/** Reads a whole body under the idle and total timeouts; a body cut off → 502 `upstream_invalid_response`. */
+/**
+ * Reads a whole body under the idle and total timeouts and `max_response_bytes`: a body cut off →
+ * 502 `upstream_invalid_response`; too large → 502 `upstream_response_too_large`, the rest unread.
+ */
 export async function readText(res: Response, ctx: CallContext): Promise<string> {
   try {
-    return res.body ? await new Response(guardStream(res.body, ctx)).text() : ''
+    const body = res.body ? guardStream(res.body, ctx) : null
+    const limit = maxResponseBytes(ctx.provider)
+    return await readCappedText(body, res.headers, limit, ctx.provider.prefix, 'a response body')
   } catch (err) {
     if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
     throw invalidResponse(ctx.provider.prefix, 'the response body was cut off')
   }
 }
 
-/**
- * Reads a whole JSON body under the idle and total timeouts. A body that is not JSON, or is cut
- * off, → 502 `upstream_invalid_response`.
- */
+/** `readText`, parsed: a body that is not JSON → 502 `upstream_invalid_response`. */
 export async function readJson(res: Response, ctx: CallContext): Promise<unknown> {
   const text = await readText(res, ctx)
   try {
@@ -131,6 +144,20 @@ export async function readJson(res: Response, ctx: CallContext): Promise<unknown
       ctx.provider,
     )
   }
+}
+
+/**
+ * The upstream's event stream, parsed, under the provider's timeouts (`guardStream`) and its
+ * `max_response_bytes` per event. Cancelling the result cancels the upstream body.
+ *
+ * @example
+ * return upstreamEvents(res.body, ctx).pipeThrough(new TransformStream(new OpenAIChunkDecoder(label)))
+ */
+export function upstreamEvents(body: ReadableStream<Uint8Array>, ctx: CallContext): ReadableStream<SSEEvent> {
+  return parseSSE(guardStream(body, ctx), {
+    maxEventBytes: maxResponseBytes(ctx.provider),
+    label: ctx.provider.prefix,
+  })
 }
 
 /**

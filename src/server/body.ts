@@ -1,8 +1,11 @@
 /**
  * @module
- * Reading a JSON request body with the gateway's own checks: content type (415) and size (413),
- * enforced while reading so a chunked upload without Content-Length cannot exceed the limit.
+ * Reading a JSON request body with the gateway's own checks: content type (415), size (413) and
+ * JSON structure (400, `gateway/json-limits.ts`), enforced while reading so neither a chunked
+ * upload nor a hostile body costs more than the limits allow.
  */
+import { DEFAULT_JSON_LIMITS, type JsonLimits, JsonStructureScanner } from '../gateway/json-limits.ts'
+import { jsonLimitError } from '../gateway/parse-json-body.ts'
 import { GatewayError } from '../util/errors.ts'
 
 export function tooLarge(limit: number): GatewayError {
@@ -25,21 +28,41 @@ export function checkJsonContentType(request: Request): void {
   }
 }
 
-export async function readBodyText(request: Request, limit: number): Promise<string> {
+/**
+ * The body as text, read piece by piece as it arrives. More than `limit` bytes → 413, declared or
+ * counted (a chunked upload cannot exceed it either). A JSON structure that breaks `json`'s limits
+ * → the same 400 `parseJsonBody` would give, as soon as the piece that breaks it arrives: 10 MB of
+ * `[` costs one piece, not a 10 MB buffer, a 10 MB string and a parse. The parse scans the whole
+ * text again, which costs a few milliseconds per 10 MB of valid JSON.
+ */
+export async function readBodyText(
+  request: Request,
+  limit: number,
+  json: JsonLimits = DEFAULT_JSON_LIMITS,
+): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? '')
   if (declared > limit) throw tooLarge(limit)
   if (!request.body) return ''
-  if (declared > 0) {
-    const text = await request.text()
-    if (text.length > limit) throw tooLarge(limit)
-    return text
-  }
-  const chunks: Uint8Array[] = []
+  const reader = request.body.getReader()
+  const decoder = new TextDecoder()
+  const scanner = new JsonStructureScanner(json)
+  const pieces: string[] = []
   let size = 0
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength
-    if (size > limit) throw tooLarge(limit)
-    chunks.push(chunk)
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      size += r.value.byteLength
+      if (size > limit) throw tooLarge(limit)
+      const piece = decoder.decode(r.value, { stream: true })
+      pieces.push(piece)
+      if (scanner.feed(piece)) {
+        const err = jsonLimitError(pieces.join(''), json)
+        if (err) throw err
+      }
+    }
+  } catch (err) {
+    reader.cancel().catch(() => {})
+    throw err
   }
-  return Buffer.concat(chunks).toString('utf8')
+  pieces.push(decoder.decode())
+  return pieces.join('')
 }

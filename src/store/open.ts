@@ -110,6 +110,7 @@ export class ComposedStore implements Store {
   rotateKey: Store['rotateKey'] = (id, h, p, n) => this.call(() => this.accounts.rotateKey(id, h, p, n))
   setKeySuspended: Store['setKeySuspended'] = (id, u) => this.call(() => this.accounts.setKeySuspended(id, u))
   admit: Store['admit'] = (i) => this.call(() => this.limiter.admit(i))
+  countRejection: Store['countRejection'] = (r) => this.call(() => this.limiter.countRejection(r))
   windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
   complete: Store['complete'] = (b) => this.call(() => this.usage.complete(b))
   usageSummary: Store['usageSummary'] = (a, n, d) => this.call(() => this.usage.usageSummary(a, n, d))

@@ -7,11 +7,11 @@
  * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
  * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
-import type { AdmitInput, AdmitResult, WindowLimit } from '../limits/types.ts'
+import type { AdmitInput, AdmitResult, Refusal, WindowLimit } from '../limits/types.ts'
 import type { StoreHealth } from './errors.ts'
 
 // The limiter's contract lives with the rest of the limit logic (src/limits/).
-export type { AdmitInput, AdmitResult, WindowLimit }
+export type { AdmitInput, AdmitResult, Refusal, WindowLimit }
 
 import type { HistoryStore } from './history-types.ts'
 
@@ -127,6 +127,12 @@ export interface AccountStore {
 export interface Limiter {
   /** Check and consume in one atomic step (exact across processes and replicas sharing the engine). */
   admit(input: AdmitInput): Promise<AdmitResult>
+  /**
+   * Counts one refusal of the key that `admit` did not see (e.g. an invalid body) toward its
+   * suspension, on the same counter `admit` uses for rate-limit refusals. Returns the end of the
+   * suspension this refusal started, or null.
+   */
+  countRejection(refusal: Refusal): Promise<number | null>
   windows(
     accountId: number,
     now: number,

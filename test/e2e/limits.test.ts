@@ -265,6 +265,28 @@ for (const backend of backends('limits.test.ts')) {
         clock.advance(60_000)
         expect((await chat(key)).status).toBe(200)
       })
+
+      test('invalid requests count on the same counter as rate-limit refusals (count_invalid)', async () => {
+        gw = await start({
+          doc: testConfigDoc({
+            limits: { suspension: { max_rejections: 3, window_s: 60, duration_s: 120 } },
+            plans: { ...PLANS, one: { rpm: 1, rpd: null, models: ['*'] } },
+          }),
+        })
+        const { key } = await gw.key('sloppy', 'one')
+        const bad = () =>
+          fetch(`${gw!.url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { ...bearer(key), 'content-type': 'application/json' },
+            body: '{"model": ',
+          })
+        expect((await chat(key)).status).toBe(200)
+        expect((await chat(key)).status).toBe(429)
+        for (let i = 0; i < 3; i++) expect((await bad()).status).toBe(400)
+        const s = await chat(key)
+        expect(s.status).toBe(403)
+        expect(((await s.json()) as any).error.code).toBe('key_suspended')
+      })
     })
   })
 }

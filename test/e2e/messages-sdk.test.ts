@@ -27,14 +27,10 @@ afterAll(async () => {
 
 const FIXTURES = ['text', 'tool', 'thinking'] as const
 
-/** Usage the recordings' README gives (prompt = input + cache, completion = final output tokens). */
-const RECORDED_USAGE: Record<
-  (typeof FIXTURES)[number],
-  { stream: [number, number]; json: [number, number] }
-> = {
-  text: { stream: [0, 0], json: [10, 5] },
-  tool: { stream: [0, 0], json: [0, 0] },
-  thinking: { stream: [69, 53], json: [69, 33] },
+/** The thinking recording's usage per its README (prompt = input + cache, completion = final output). */
+const THINKING_USAGE: { stream: [number, number]; json: [number, number] } = {
+  stream: [69, 53],
+  json: [69, 33],
 }
 
 const recordedLines = async (fixture: string) =>
@@ -88,7 +84,6 @@ describe('pass-through to an anthropic provider', () => {
         })
         .join('')
       expect(withoutPings(body)).toBe(withoutPings(expected))
-      const usage = RECORDED_USAGE[fixture].stream
       const events = lines.map((l) => JSON.parse(l))
       const start = events[0].message.usage
       const delta = events.findLast((e: { type: string }) => e.type === 'message_delta').usage
@@ -96,7 +91,7 @@ describe('pass-through to an anthropic provider', () => {
         (delta.input_tokens ?? start.input_tokens) +
         (start.cache_creation_input_tokens ?? 0) +
         (start.cache_read_input_tokens ?? 0)
-      if (fixture === 'thinking') expect([prompt, delta.output_tokens]).toEqual(usage)
+      if (fixture === 'thinking') expect([prompt, delta.output_tokens]).toEqual(THINKING_USAGE.stream)
       expect(await tokensFor(key, `anthropic/${fixture}`)).toEqual([prompt, delta.output_tokens])
     })
 
@@ -139,7 +134,7 @@ describe('pass-through to an anthropic provider', () => {
     )
     expect(res.status).toBe(200)
     await res.json()
-    expect(await tokensFor(key, 'anthropic/thinking')).toEqual(RECORDED_USAGE.thinking.json)
+    expect(await tokensFor(key, 'anthropic/thinking')).toEqual(THINKING_USAGE.json)
   })
 
   test('the upstream gets the body with only the model changed, cache_control and thinking blocks kept, the beta header verbatim', async () => {

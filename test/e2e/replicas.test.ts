@@ -172,11 +172,22 @@ for (const variant of [
       for (const ms of refusedAfter) expect(ms).toBeLessThan(1_000)
     })
 
-    test('the raw key appears in no table (and in no Redis key or value, each of which expires), before or after rotation', async () => {
+    test('outcomes are recorded; the raw key appears in no table (and in no Redis key or value, each of which expires), before or after rotation', async () => {
       const created = await keyFor('secret', 'rpm40')
       const rotated = (await cli(['keys', 'rotate', created.id, '--json', ...base])).json()
       expect(rotated.key).toMatch(/^sk-sy-/)
-      expect((await chat(replicas, 1, rotated.key)).status).toBe(200)
+      const served = await chat(replicas, 1, rotated.key)
+      expect(served.status).toBe(200)
+      // The outcome (status, tokens) reaches the usage row within the recorder's flush interval.
+      const sql = new SQL(url, { max: 1 })
+      let row: { status: number | null; completion_tokens: number | null } | undefined
+      for (let i = 0; i < 50 && !row?.status; i++) {
+        await Bun.sleep(100)
+        ;[row] = await sql`SELECT status, completion_tokens FROM requests WHERE request_id = ${served.rid}`
+      }
+      await sql.close()
+      expect(row?.status).toBe(200)
+      expect(row?.completion_tokens).toBeGreaterThan(0)
       const dump = Bun.spawnSync([`${(engines.postgres as { bin: string }).bin}/pg_dump`, '--data-only', url])
       expect(dump.exitCode).toBe(0)
       let text = dump.stdout.toString()

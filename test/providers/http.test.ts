@@ -258,6 +258,42 @@ describe('readJson', () => {
     const pieces = Array.from(all, (b) => new Uint8Array([b]))
     expect(await readJson(new Response(bytes(...pieces)), callContext(provider))).toEqual({ t: 'héllo 👋' })
   })
+
+  test('max_response_bytes: a body at the cap is read; past it → 502 upstream_response_too_large, body cancelled', async () => {
+    const small = { ...provider, max_response_bytes: 20 }
+    expect(await readJson(new Response(`{"a":"${'x'.repeat(12)}"}`), callContext(small))).toEqual({
+      a: 'x'.repeat(12),
+    })
+    let cancelled = false
+    let pulls = 0
+    const endless = new ReadableStream<Uint8Array>({
+      pull(c) {
+        pulls++
+        c.enqueue(new TextEncoder().encode('{"a":"xxxxxxxx'))
+      },
+      cancel() {
+        cancelled = true
+      },
+    })
+    const err = await readJson(new Response(endless), callContext(small)).catch((e: unknown) => e)
+    expect(err).toMatchObject({ status: 502, code: 'upstream_response_too_large' })
+    for (let i = 0; i < 50 && !cancelled; i++) await Bun.sleep(1)
+    expect(cancelled).toBe(true)
+    expect(pulls).toBeLessThan(10)
+  })
+
+  test('a declared Content-Length past the cap fails before reading', async () => {
+    let pulled = false
+    const body = new ReadableStream<Uint8Array>({
+      pull() {
+        pulled = true
+      },
+    })
+    const res = new Response(body, { headers: { 'content-length': String(64 * 1024 * 1024) } })
+    const err = await readJson(res, callContext(provider)).catch((e: unknown) => e)
+    expect(err).toMatchObject({ code: 'upstream_response_too_large' })
+    expect(pulled).toBe(false)
+  })
 })
 
 describe('signals', () => {

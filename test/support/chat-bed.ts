@@ -73,6 +73,9 @@ export function chatConfigDoc(mockUrl: string, server: Record<string, unknown> =
     server: { host: '127.0.0.1', port: 0, stream_hold_ms: 300, stream_keepalive_ms: 250, ...server },
     admin: { token: ADMIN_TOKEN },
     usage: { flush_ms: 20 },
+    // The suites on this bed send hundreds of invalid requests with one key on purpose; that they
+    // count toward suspension is tested in hostile-bodies.test.ts.
+    limits: { suspension: { count_invalid: false } },
     providers: [
       { prefix: 'mock', kind: 'openai', base_url: mockUrl, api_key: UPSTREAM_KEY, models: mockModels() },
       {

@@ -93,6 +93,7 @@ export async function startMessagesBed(
             model('bare', [], { upstream_name: 'gpt-4o-mini' }),
             model('stream-only', ['streaming'], { upstream_name: 'gpt-4o-mini' }),
             model('slow-stream'),
+            model('fault-cut-stream'),
           ],
         },
         {

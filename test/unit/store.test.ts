@@ -130,4 +130,39 @@ describe('sqlite store', () => {
     expect(outs.map((o) => (o.admitted ? 'ok' : o.suspendedUntil))).toEqual([null, null, null, T0 + 300_000])
     expect((await store.getKey(k.id))!.suspendedUntil).toBe(T0 + 300_000)
   })
+
+  test('countRejection shares the rate-limit refusals counter and its window', async () => {
+    const { store, svc, clock } = setup()
+    const a = await svc.createAccount('erin', 'free')
+    const k = await svc.createKey('erin')
+    const susp = { maxRejections: 3, windowMs: 60_000, durationMs: 300_000 }
+    expect(
+      await store.countRejection({ accountId: a.id, keyId: k.id, now: clock.now(), suspension: susp }),
+    ).toBeNull()
+    // A window later the count starts again.
+    clock.advance(61_000)
+    expect(
+      await store.countRejection({ accountId: a.id, keyId: k.id, now: clock.now(), suspension: susp }),
+    ).toBeNull()
+    expect(
+      await store.countRejection({ accountId: a.id, keyId: k.id, now: clock.now(), suspension: susp }),
+    ).toBeNull()
+    expect(
+      await store.admit({ ...admitArgs(a.id, k.id, clock.now(), 1, null), suspension: susp }),
+    ).toMatchObject({
+      admitted: true,
+    })
+    // One rate-limit refusal plus two invalid requests: the fourth refusal in the window suspends.
+    expect(
+      await store.admit({ ...admitArgs(a.id, k.id, clock.now(), 1, null), suspension: susp }),
+    ).toMatchObject({ admitted: false, suspendedUntil: null })
+    const until = await store.countRejection({
+      accountId: a.id,
+      keyId: k.id,
+      now: clock.now(),
+      suspension: susp,
+    })
+    expect(until).toBe(clock.now() + 300_000)
+    expect((await store.getKey(k.id))!.suspendedUntil).toBe(until)
+  })
 })

@@ -7,8 +7,7 @@
  * const completion = await adapter.complete(req, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { guardStream, invalidResponse, readJson, upstreamFetch } from '../http.ts'
-import { parseSSE } from '../sse/index.ts'
+import { invalidResponse, readJson, upstreamEvents, upstreamFetch } from '../http.ts'
 import type {
   CallContext,
   ChatCompletion,
@@ -60,7 +59,7 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
     async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
       const res = await send(req, ctx, true)
       if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return parseSSE(guardStream(res.body, ctx)).pipeThrough(
+      return upstreamEvents(res.body, ctx).pipeThrough(
         anthropicStreamTransform({ model: req.model, provider }),
       )
     },

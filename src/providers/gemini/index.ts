@@ -7,8 +7,7 @@
  * const stream = await adapter.stream(req, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { guardStream, invalidResponse, readJson, upstreamFetch } from '../http.ts'
-import { parseSSE } from '../sse/index.ts'
+import { invalidResponse, readJson, upstreamEvents, upstreamFetch } from '../http.ts'
 import type { CallContext, ChatCompletion, ChatRequest, ChunkStream, ProviderAdapter } from '../types.ts'
 import { geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
@@ -42,9 +41,7 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
     async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
       const res = await send(req, ctx, true)
       if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return parseSSE(guardStream(res.body, ctx)).pipeThrough(
-        geminiStreamTransform({ model: req.model, provider }),
-      )
+      return upstreamEvents(res.body, ctx).pipeThrough(geminiStreamTransform({ model: req.model, provider }))
     },
   }
 }

@@ -11,13 +11,12 @@ import type { ProviderConfig } from '../../config/schema.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {
   describeUpstreamError,
-  guardStream,
   invalidResponse,
   openAIStyleError,
   readJson,
+  upstreamEvents,
   upstreamFetch,
 } from '../http.ts'
-import { parseSSE } from '../sse/index.ts'
 import type {
   CallContext,
   ChatCompletion,
@@ -55,9 +54,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
         throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
       }
       if (!res.body) throw invalidResponse(label, 'the stream response has no body')
-      return parseSSE(guardStream(res.body, ctx)).pipeThrough(
-        new TransformStream(new OpenAIChunkDecoder(label)),
-      )
+      return upstreamEvents(res.body, ctx).pipeThrough(new TransformStream(new OpenAIChunkDecoder(label)))
     },
 
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */

@@ -1,30 +1,30 @@
 /**
  * @module
- * The limiter on PostgreSQL: one call of `switchyard_admit` (see migrations.ts) per admission —
- * one round trip, one transaction, the account row locked until commit, so N replicas admit
- * exactly what one process would.
+ * The limiter on PostgreSQL: `switchyard_admit` (see migrations.ts) per admission, the account
+ * row locked until commit, so N replicas admit exactly what one process would; admissions of one
+ * event-loop turn share one transaction (admit-batch.ts).
  */
 import type { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
-import type { AdmitInput, AdmitResult, Limiter } from '../types.ts'
+import type { AdmitInput, AdmitResult, Limiter, Refusal } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
+import { AdmitBatcher } from './admit-batch.ts'
 
 export class PgLimiter implements Limiter {
+  private readonly batcher: AdmitBatcher
+
   constructor(
     private readonly sql: SQL,
     private readonly spans: WindowSpans,
     /** Use the database server's clock (replicas then share one clock) instead of `input.now`. */
     private readonly engineTime: boolean,
-  ) {}
+  ) {
+    this.batcher = new AdmitBatcher(sql, spans, engineTime)
+  }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
-    const s = input.suspension
-    const [r] = await this.sql`
-      SELECT * FROM switchyard_admit(${input.accountId}, ${input.keyId}, ${input.model}, ${input.requestId},
-        ${input.stream}, ${this.engineTime ? null : input.now}, ${input.rpm}, ${input.rpd},
-        ${this.spans.minuteMs}, ${this.spans.dayMs}, ${s?.maxRejections ?? null}, ${s?.windowMs ?? null},
-        ${s?.durationMs ?? null})`
+    const r = await this.batcher.admit(input)
     const at = num(r.o_at)
     const minute = windowOf(input.rpm, num(r.o_minute_used), numOrNull(r.o_minute_first), this.spans.minuteMs)
     const day = windowOf(input.rpd, num(r.o_day_used), numOrNull(r.o_day_first), this.spans.dayMs)
@@ -46,6 +46,29 @@ export class PgLimiter implements Limiter {
       minute: consumed(minute, at, this.spans.minuteMs),
       day: consumed(day, at, this.spans.dayMs),
     }
+  }
+
+  /** `switchyard_admit`'s refusal count (fixed windows per key), as one statement. */
+  async countRejection(r: Refusal): Promise<number | null> {
+    const { maxRejections: max, windowMs, durationMs } = r.suspension
+    const rows = await this.sql`
+      WITH t AS (
+        SELECT COALESCE(${this.engineTime ? null : r.now}::BIGINT,
+          (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) AS now),
+      b AS (
+        SELECT k.id, t.now,
+          CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= t.now - ${windowMs}
+               THEN 1 ELSE k.rejections + 1 END AS n,
+          CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= t.now - ${windowMs}
+               THEN t.now ELSE k.rejections_since END AS since
+        FROM api_keys k CROSS JOIN t WHERE k.id = ${r.keyId} FOR UPDATE OF k)
+      UPDATE api_keys k SET
+        rejections = CASE WHEN b.n > ${max} THEN 0 ELSE b.n END,
+        rejections_since = CASE WHEN b.n > ${max} THEN NULL ELSE b.since END,
+        suspended_until = CASE WHEN b.n > ${max} THEN b.now + ${durationMs} ELSE k.suspended_until END
+      FROM b WHERE k.id = b.id
+      RETURNING CASE WHEN b.n > ${max} THEN b.now + ${durationMs} END AS until`
+    return numOrNull(rows[0]?.until)
   }
 
   async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {

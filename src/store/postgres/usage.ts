@@ -24,7 +24,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
 
   async complete(batch: Completion[]): Promise<void> {
     if (!batch.length) return
-    // The whole batch as one bound JSON parameter: one statement, one round trip.
+    // The whole batch as one bound JSON parameter (sent as text: a string bound straight to jsonb
+    // would arrive as one JSON string): one statement, one round trip.
     const rows = batch.map((c) => ({
       id: c.usageId,
       status: c.status,

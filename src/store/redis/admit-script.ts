@@ -8,7 +8,8 @@
  *       2 the sequence counter, 3 the key's refusal counter (hash: n, since).
  * ARGV: 1 rpm, 2 rpd (-1 = no limit), 3 minute span ms, 4 day span ms, 5 suspension
  *       max refusals (-1 = off), 6 suspension window ms, 7 suspension duration ms,
- *       8 now ms (-1 = the server's TIME), 9 mode ('admit' | 'peek').
+ *       8 now ms (-1 = the server's TIME), 9 mode ('admit' | 'peek' | 'reject': count one refusal
+ *       the gateway made itself, e.g. an invalid body, toward suspension, and decide nothing else).
  * Returns { admitted 0|1, full window '' | 'minute' | 'day', retry at, decided at,
  *           minute used, minute oldest (-1), day used, day oldest (-1), suspended until (-1) }.
  *
@@ -25,6 +26,27 @@ if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+-- Fixed windows per key that start at the first refusal, as in the SQL stores. Returns the end of
+-- the suspension this refusal starts, or -1.
+local function refuse()
+  if smax < 0 then return -1 end
+  local since = tonumber(redis.call('HGET', rejk, 'since') or '-1')
+  local n
+  if since < 0 or since <= now - swin then
+    redis.call('HSET', rejk, 'n', 1, 'since', string.format('%d', now))
+    n = 1
+  else
+    n = redis.call('HINCRBY', rejk, 'n', 1)
+  end
+  redis.call('PEXPIRE', rejk, swin)
+  if n > smax then
+    redis.call('DEL', rejk)
+    return now + sdur
+  end
+  return -1
+end
+if ARGV[9] == 'reject' then return { 0, '', -1, now, 0, -1, 0, -1, refuse() } end
+
 local keep = 0
 if rpm >= 0 then keep = minute_ms end
 if rpd >= 0 and day_ms > keep then keep = day_ms end
@@ -51,24 +73,7 @@ if full ~= '' then
   local cut = '(' .. string.format('%d', now - span)
   local freeing = redis.call('ZRANGEBYSCORE', log, cut, '+inf', 'WITHSCORES', 'LIMIT', used - limit, 1)
   local retry = tonumber(freeing[2]) + span
-  local suspended = -1
-  if smax >= 0 then
-    -- Fixed windows per key that start at the first refusal, as in the SQL stores.
-    local since = tonumber(redis.call('HGET', rejk, 'since') or '-1')
-    local n
-    if since < 0 or since <= now - swin then
-      redis.call('HSET', rejk, 'n', 1, 'since', string.format('%d', now))
-      n = 1
-    else
-      n = redis.call('HINCRBY', rejk, 'n', 1)
-    end
-    redis.call('PEXPIRE', rejk, swin)
-    if n > smax then
-      suspended = now + sdur
-      redis.call('DEL', rejk)
-    end
-  end
-  return { 0, full, retry, now, m_used, m_first, d_used, d_first, suspended }
+  return { 0, full, retry, now, m_used, m_first, d_used, d_first, refuse() }
 end
 
 local at = now

@@ -11,7 +11,15 @@ import { RedisClient } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
-import type { AccountStore, AdmissionLog, AdmitInput, AdmitResult, Limiter, WindowLimit } from '../types.ts'
+import type {
+  AccountStore,
+  AdmissionLog,
+  AdmitInput,
+  AdmitResult,
+  Limiter,
+  Refusal,
+  WindowLimit,
+} from '../types.ts'
 import { ADMIT_SCRIPT } from './admit-script.ts'
 
 /** A command that takes longer than this counts as Redis being unreachable. */
@@ -90,6 +98,19 @@ export class RedisLimiter implements Limiter {
     }
   }
 
+  /** The script's refusal count alone; unreachable Redis → 503 `limiter_unavailable`, whatever `on_unavailable`. */
+  async countRejection(r: Refusal): Promise<number | null> {
+    let reply: Reply
+    try {
+      reply = await this.run(r.accountId, r.keyId, { ...r, rpm: null, rpd: null }, 'reject')
+    } catch {
+      throw limiterUnavailable()
+    }
+    const suspendedUntil = first(reply[8])
+    if (suspendedUntil !== null) await this.opts.accounts.setKeySuspended(r.keyId, suspendedUntil)
+    return suspendedUntil
+  }
+
   async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
     const { minuteMs, dayMs } = this.opts.windows
     let r: Reply
@@ -118,7 +139,7 @@ export class RedisLimiter implements Limiter {
     accountId: number,
     keyId: string,
     input: Pick<AdmitInput, 'now' | 'rpm' | 'rpd' | 'suspension'>,
-    mode: 'admit' | 'peek',
+    mode: 'admit' | 'peek' | 'reject',
   ): Promise<Reply> {
     const { minuteMs, dayMs } = this.opts.windows
     const s = input.suspension

@@ -22,6 +22,7 @@ import type {
   KeyState,
   PlanChange,
   RateLimitedEvent,
+  Refusal,
   RequestLogFilter,
   RetentionPolicy,
   Store,
@@ -228,6 +229,9 @@ export class SqliteStore implements Store {
     setTimeout(this.flushAdmits, this.admitDelay)
   }
 
+  countRejection(r: Refusal) {
+    return this.write(() => this.limiter.countRejection(r.keyId, r.now, r.suspension))
+  }
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
     return this.read(() => this.limiter.windows(accountId, now, rpm, rpd))
   }

@@ -10,7 +10,7 @@
  * where `first` is the oldest row inside it: two index seeks, whatever the limit.
  */
 import type { Database } from 'bun:sqlite'
-import { DEFAULT_SPANS, type WindowSpans } from '../../limits/types.ts'
+import { DEFAULT_SPANS, type SuspensionPolicy, type WindowSpans } from '../../limits/types.ts'
 import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 
@@ -151,13 +151,16 @@ export class LimiterQueries {
   }
 
   private noteRejection(input: AdmitInput): number | null {
-    const s = input.suspension
-    if (!s) return null
-    const cutoff = input.now - s.windowMs
-    const row = this.q.reject.get(cutoff, cutoff, input.now, input.keyId)
+    return input.suspension ? this.countRejection(input.keyId, input.now, input.suspension) : null
+  }
+
+  /** Adds one refusal to the key's count; returns the end of the suspension it started, or null. */
+  countRejection(keyId: string, now: number, s: SuspensionPolicy): number | null {
+    const cutoff = now - s.windowMs
+    const row = this.q.reject.get(cutoff, cutoff, now, keyId)
     if (!row || row.rejections <= s.maxRejections) return null
-    const until = input.now + s.durationMs
-    this.q.suspend.run(until, input.keyId)
+    const until = now + s.durationMs
+    this.q.suspend.run(until, keyId)
     return until
   }
 }

@@ -10,6 +10,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseChatBody, validateWith } from '../../gateway/validate-chat.ts'
 import { toGatewayError } from '../../pipeline/errors.ts'
 import type { Pipeline } from '../../pipeline/run.ts'
+import { readText } from '../../providers/http.ts'
 import type { ChatMessage } from '../../providers/types.ts'
 import { apiKeyOrBearer } from '../../server/auth.ts'
 import type { Deps } from '../../server/deps.ts'
@@ -82,7 +83,8 @@ export function countTokensHandler(deps: Deps, pipeline: Pipeline, perSecond: nu
           },
           ctx,
         )
-        return new Response(await upstream.text(), {
+        // Read under the provider's timeouts and max_response_bytes, like every upstream body.
+        return new Response(await readText(upstream, ctx), {
           headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: 'upstream' },
         })
       }

@@ -7,8 +7,6 @@
  * const req = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE))
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { exceedsDepth } from '../../gateway/json-depth.ts'
-import { tooDeep } from '../../gateway/validate-chat.ts'
 import { explainValidationError } from '../../gateway/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type ResponsesRequestInput, ResponsesRequestSchema } from './request-schema.ts'
@@ -30,7 +28,6 @@ export function validateResponsesRequest(body: Record<string, unknown>): Respons
     }
   }
   if (!checker.Check(body)) throw explainValidationError(checker.Errors(body), body)
-  if (exceedsDepth(body)) throw tooDeep(body)
   const req = body as ResponsesRequestInput
   refuseStoredState(req)
   return req

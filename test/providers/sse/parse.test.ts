@@ -128,3 +128,119 @@ describe('encodeSSE', () => {
     expect(await parse(text)).toEqual([{ event: 'e', data: 'multi\nline' }, { data: '{"x":"y"}' }])
   })
 })
+
+describe('parseSSE is linear and bounded (issue 9, finding 3)', () => {
+  /** A deterministic mixed stream: several events, CRLF and CR line ends, comments, multibyte text. */
+  function mixedStream(): string {
+    let text = ''
+    for (let i = 0; i < 200; i++) {
+      const end = ['\n', '\r\n', '\r'][i % 3]!
+      text += `: ping ${i}${end}id: ${i}${end}event: e${i % 4}${end}`
+      text += `data: {"i":${i},"t":"${'héllo 👋 '.repeat(i % 7)}${'x'.repeat((i * 37) % 500)}"}${end}`
+      if (i % 5 === 0) text += `data: second line ${i}${end}`
+      text += end
+    }
+    return text
+  }
+
+  test('bytes fed in small, uneven chunks produce the same events as the whole body', async () => {
+    const text = mixedStream()
+    const whole = await parse(text)
+    expect(whole).toHaveLength(200)
+    const all = new TextEncoder().encode(text)
+    let seed = 7
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+      return seed
+    }
+    for (const maxSize of [1, 3, 17, 256, 4096]) {
+      const pieces: Uint8Array[] = []
+      for (let at = 0; at < all.length; ) {
+        const size = 1 + (next() % maxSize)
+        pieces.push(all.slice(at, at + size))
+        at += size
+      }
+      expect(await parse(...pieces)).toEqual(whole)
+    }
+  })
+
+  /** Milliseconds to parse one `size`-character data line sent in 1 KiB chunks (best of three). */
+  async function lineCost(size: number): Promise<number> {
+    const chunk = new Uint8Array(1024).fill(0x78)
+    let best = Number.POSITIVE_INFINITY
+    for (let run = 0; run < 3; run++) {
+      let sent = -1
+      const body = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent < 0) {
+            c.enqueue(new TextEncoder().encode('data: '))
+            sent = 0
+          } else if (sent >= size) {
+            c.enqueue(new TextEncoder().encode('\n\n'))
+            c.close()
+          } else {
+            c.enqueue(chunk)
+            sent += chunk.length
+          }
+        },
+      })
+      const started = performance.now()
+      const { items } = await drain(parseSSE(body))
+      best = Math.min(best, performance.now() - started)
+      expect(items[0]!.data.length).toBe(size)
+    }
+    return best
+  }
+
+  test('one long line in 1 KiB chunks costs linear time: 16× the bytes, far less than 256×', async () => {
+    const small = await lineCost(1024 * 1024)
+    const large = await lineCost(16 * 1024 * 1024)
+    // A parser that rescans the pending line is quadratic (256×); linear is 16× plus noise.
+    expect(large / Math.max(small, 1)).toBeLessThan(100)
+  })
+
+  const limits = { maxEventBytes: 1000, label: 'up' }
+
+  async function parseLimited(...pieces: string[]) {
+    let cancelled: unknown
+    let i = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        const piece = pieces[i++]
+        if (piece === undefined) c.close()
+        else c.enqueue(new TextEncoder().encode(piece))
+      },
+      cancel(reason) {
+        cancelled = reason
+      },
+    })
+    const out = await drain(parseSSE(body, limits))
+    for (let n = 0; n < 50 && out.error && cancelled === undefined; n++) await Bun.sleep(1)
+    return { ...out, cancelled, read: i }
+  }
+
+  test('an event at the cap passes; one character more → 502 upstream_response_too_large', async () => {
+    const ok = await parseLimited(`data: ${'x'.repeat(1000)}\n\n`)
+    expect(ok.error).toBeUndefined()
+    const tooBig = await parseLimited(`data: ${'x'.repeat(1001)}\n\n`)
+    expect(tooBig.error).toMatchObject({ status: 502, code: 'upstream_response_too_large' })
+    expect((tooBig.error as Error).message).toContain("Upstream 'up'")
+  })
+
+  test('a line without an end trips the cap as it arrives, and the body is cancelled unread', async () => {
+    const pieces = Array.from({ length: 1000 }, () => 'x'.repeat(100))
+    const r = await parseLimited('data: ', ...pieces)
+    expect(r.error).toMatchObject({ code: 'upstream_response_too_large' })
+    expect(r.cancelled).toBe(r.error)
+    expect(r.read).toBeLessThan(20)
+  })
+
+  test('many data lines count together; comments and dispatched events do not', async () => {
+    const many = await parseLimited(...Array.from({ length: 30 }, () => `data: ${'y'.repeat(40)}\n`))
+    expect(many.error).toMatchObject({ code: 'upstream_response_too_large' })
+    const separate = Array.from({ length: 30 }, () => `: ${'c'.repeat(900)}\ndata: ${'z'.repeat(900)}\n\n`)
+    const fine = await parseLimited(...separate)
+    expect(fine.error).toBeUndefined()
+    expect(fine.items).toHaveLength(30)
+  })
+})

@@ -1,0 +1,87 @@
+/**
+ * @module
+ * What hostile input costs the gateway, in-process (issue 9, findings 2 and 3): reading a 10 MB
+ * request body of `[` (refused by the structural limits while it is read) against a valid 10 MB
+ * body (read, parsed and validated), and parsing one 50 MB SSE `data:` line that arrives in 64 KiB
+ * chunks (linear: it was 5.6–33 s when the parser rescanned the pending line).
+ */
+import { parseChatBody, validateChatRequest } from '../../src/gateway/index.ts'
+import { parseSSE } from '../../src/providers/sse/index.ts'
+import { readBodyText } from '../../src/server/body.ts'
+import { type Series, series } from './report.ts'
+
+export interface HostileInputResult {
+  /** ms per 10 MB body, from the first byte to the 400. */
+  bracketMs: Series
+  /** ms per valid 10 MB body, read + parse + validate. */
+  validMs: Series
+  /** ms to parse one 50 MB line (cap raised so it parses whole). */
+  sseLineMs: Series
+}
+
+const MB = 1024 * 1024
+const CHUNK = 64 * 1024
+
+/** `bytes` as a request body arriving in 64 KiB chunks, as from a socket. */
+function request(bytes: Uint8Array): Request {
+  let at = 0
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (at >= bytes.length) return c.close()
+      c.enqueue(bytes.subarray(at, at + CHUNK))
+      at += CHUNK
+    },
+  })
+  return new Request('http://bench/v1/chat/completions', { method: 'POST', body })
+}
+
+/** `samples` timed runs after one untimed (JIT warm-up). */
+async function timed(samples: number, op: () => Promise<unknown>): Promise<Series> {
+  await op()
+  const ms: number[] = []
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now()
+    await op()
+    ms.push(performance.now() - t0)
+  }
+  return series(ms)
+}
+
+export async function runHostileInput(samples: number): Promise<HostileInputResult> {
+  const bracket = new Uint8Array(10 * MB).fill(0x5b)
+  const valid = new TextEncoder().encode(
+    JSON.stringify({ model: 'mock/bench', messages: [{ role: 'user', content: 'a'.repeat(10 * MB - 80) }] }),
+  )
+  const limit = 11 * MB
+  const bracketMs = await timed(samples, async () => {
+    const refused = await readBodyText(request(bracket), limit).then(
+      () => false,
+      () => true,
+    )
+    if (!refused) throw new Error('10 MB of "[" was not refused')
+  })
+  const validMs = await timed(samples, async () => {
+    validateChatRequest(parseChatBody(await readBodyText(request(valid), limit)))
+  })
+  const line = new Uint8Array(CHUNK).fill(0x78)
+  const sseLineMs = await timed(Math.max(1, Math.ceil(samples / 3)), async () => {
+    let sent = -1
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent < 0) {
+          c.enqueue(new TextEncoder().encode('data: '))
+          sent = 0
+        } else if (sent >= 50 * MB) {
+          c.enqueue(new TextEncoder().encode('\n\n'))
+          c.close()
+        } else {
+          c.enqueue(line)
+          sent += CHUNK
+        }
+      },
+    })
+    const reader = parseSSE(body, { maxEventBytes: 64 * MB, label: 'bench' }).getReader()
+    while (!(await reader.read()).done) {}
+  })
+  return { bracketMs, validMs, sseLineMs }
+}

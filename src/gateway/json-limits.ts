@@ -1,0 +1,205 @@
+/**
+ * @module
+ * Structural limits on a JSON text, checked in one linear pass before `JSON.parse` sees it, so a
+ * hostile body costs no more than a valid one of the same size. Without them, 10 MB of `[` made
+ * `JSON.parse` and then the syntax-error finder build ten million frames (seconds of a blocked
+ * event loop and most of a gigabyte), and 10 MB of `{},` would allocate three million objects.
+ *
+ * Depth: `JSON.stringify` (used to send the request upstream) and recursive schema converters
+ * overflow the stack somewhere past a few thousand levels. Real requests stay far below 100: a
+ * tool's JSON Schema ten objects deep is about 25 levels. Elements: a long agent conversation
+ * (hundreds of messages with tool calls and schemas) has a few tens of thousands.
+ *
+ * The scan works on pieces of text as they arrive (`JsonStructureScanner`), so the body reader
+ * stops reading a hostile body at the first limit it breaks instead of buffering all of it.
+ *
+ * @example
+ * checkJsonStructure('[[1]]', { maxDepth: 1, maxElements: 10 }) // { kind: 'depth', offset: 1, path: ['0'] }
+ */
+
+export const MAX_JSON_DEPTH = 100
+/** Opening brackets and commas outside strings: array items and object members, roughly. */
+export const MAX_JSON_ELEMENTS = 100_000
+
+export interface JsonLimits {
+  /** Containers nested deeper than this are refused (the top-level value is level 1). */
+  maxDepth: number
+  maxElements: number
+}
+
+export const DEFAULT_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
+  maxDepth: MAX_JSON_DEPTH,
+  maxElements: MAX_JSON_ELEMENTS,
+})
+
+/** What the scanner reports: which limit broke, and where. */
+export interface LimitBreak {
+  kind: 'depth' | 'elements'
+  /** Index (UTF-16 code units, from the start of the text) of the character that broke the limit. */
+  offset: number
+}
+
+export type StructureProblem =
+  /** `path`: the keys and indexes leading to the container that opens one level too deep. */
+  { kind: 'depth'; offset: number; path: string[] } | { kind: 'elements'; offset: number }
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_ARRAY = 0x5b
+const CLOSE_ARRAY = 0x5d
+const OPEN_OBJECT = 0x7b
+const CLOSE_OBJECT = 0x7d
+/** Longer keys are cut in the path of a depth error. */
+const KEY_SHOWN = 64
+
+/**
+ * The first structural limit `text` breaks, or `null`. Not a validator: invalid JSON within the
+ * limits passes (and `JSON.parse` refuses it). Whatever the input: O(length) time, O(maxDepth) memory.
+ */
+export function checkJsonStructure(
+  text: string,
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): StructureProblem | null {
+  const scanner = new JsonStructureScanner(limits)
+  const found = scanner.feed(text)
+  if (!found) return null
+  return found.kind === 'depth'
+    ? { kind: 'depth', offset: found.offset, path: scanner.path(text) }
+    : { kind: 'elements', offset: found.offset }
+}
+
+/**
+ * `checkJsonStructure` over a text that arrives in pieces: `feed` each piece in order until one
+ * returns a problem. It tracks brackets and strings only.
+ *
+ * The text between structural characters is skipped by the regex engine, not by a loop here.
+ * The loop body runs once per bracket, comma or string; valid JSON has at most four of those per
+ * element (an opener or comma, its closer, a key and a string value), so more is refused as too
+ * many elements: `]]]]…` or `""""…` cannot make it run ten million times.
+ */
+export class JsonStructureScanner {
+  private readonly maxTokens: number
+  private readonly structural = /["[\]{},]/g
+  // Per open container: object or array, and where in it the scan is (the index, or the current
+  // key's quotes as offsets into the whole text).
+  private readonly isObject: boolean[] = []
+  private readonly index: number[] = []
+  private readonly keyStart: number[] = []
+  private readonly keyEnd: number[] = []
+  private depth = 0
+  private elements = 0
+  private tokens = 0
+  private expectKey = false
+  /** Offset of the current piece in the whole text. */
+  private base = 0
+  /** Inside a string that started in an earlier piece; `inKey`: that string is a key. */
+  private inString = false
+  private inKey = false
+  /** The last piece ended in an odd run of backslashes inside a string: the next character is escaped. */
+  private escaped = false
+
+  constructor(private readonly limits: JsonLimits = DEFAULT_JSON_LIMITS) {
+    this.maxTokens = 4 * limits.maxElements + 4
+  }
+
+  /** Scans the next piece; returns the first problem (offsets count from the first piece), or null. */
+  feed(piece: string): LimitBreak | null {
+    const base = this.base
+    this.base += piece.length
+    const re = this.structural
+    re.lastIndex = 0
+    if (this.inString && !this.endString(piece, base, 0)) return null
+    for (let m = re.exec(piece); m !== null; m = re.exec(piece)) {
+      const i = m.index
+      if (++this.tokens > this.maxTokens) return { kind: 'elements', offset: base + i }
+      const c = piece.charCodeAt(i)
+      if (c === QUOTE) {
+        this.inString = true
+        this.inKey = this.expectKey
+        this.expectKey = false
+        if (this.inKey) this.keyStart[this.depth - 1] = base + i
+        if (!this.endString(piece, base, i + 1)) return null
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        if (this.depth === this.limits.maxDepth) return { kind: 'depth', offset: base + i }
+        if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset: base + i }
+        this.isObject[this.depth] = c === OPEN_OBJECT
+        this.index[this.depth] = 0
+        this.keyStart[this.depth] = -1
+        this.depth++
+        this.expectKey = c === OPEN_OBJECT
+      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        if (this.depth > 0) this.depth--
+        this.expectKey = false
+      } else {
+        if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset: base + i }
+        if (this.depth > 0) {
+          if (this.isObject[this.depth - 1]) this.expectKey = true
+          else this.index[this.depth - 1]!++
+        }
+      }
+    }
+    return null
+  }
+
+  /**
+   * The keys and indexes down to the innermost open container, read from `text` (everything fed
+   * so far). Called after a depth problem.
+   */
+  path(text: string): string[] {
+    const path: string[] = []
+    for (let level = 0; level < this.depth; level++) {
+      if (!this.isObject[level]) {
+        path.push(String(this.index[level]))
+        continue
+      }
+      const start = this.keyStart[level]!
+      // An object with no key yet (`{{`) is not JSON; the path ends where it stops making sense.
+      if (start < 0) break
+      path.push(keyText(text, start, this.keyEnd[level]!))
+    }
+    return path
+  }
+
+  /**
+   * Looks for the quote closing the current string, from `from` in `piece`. Found: leaves string
+   * mode, moves the regex past it and returns true. Not found: stays in string mode (remembering
+   * a trailing escape) and returns false; the piece is done. Each backslash run is walked once,
+   * between two quotes, so the whole scan stays linear.
+   */
+  private endString(piece: string, base: number, from: number): boolean {
+    let start = from
+    if (this.escaped) {
+      this.escaped = false
+      start++
+    }
+    let q = start - 1
+    for (;;) {
+      q = piece.indexOf('"', q + 1)
+      if (q === -1) {
+        let run = 0
+        for (let k = piece.length - 1; k >= start && piece.charCodeAt(k) === BACKSLASH; k--) run++
+        this.escaped = (run & 1) === 1
+        return false
+      }
+      let run = 0
+      for (let k = q - 1; k >= start && piece.charCodeAt(k) === BACKSLASH; k--) run++
+      if ((run & 1) === 0) break
+    }
+    if (this.inKey) this.keyEnd[this.depth - 1] = base + q
+    this.inString = false
+    this.structural.lastIndex = q + 1
+    return true
+  }
+}
+
+function keyText(text: string, start: number, end: number): string {
+  const quoted =
+    end - start - 1 <= KEY_SHOWN
+      ? text.slice(start, end + 1)
+      : `${text.slice(start, start + 1 + KEY_SHOWN).replace(/\\+$/, '')}"`
+  try {
+    return JSON.parse(quoted) as string
+  } catch {
+    return quoted.slice(1, -1)
+  }
+}

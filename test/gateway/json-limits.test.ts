@@ -1,0 +1,122 @@
+import { describe, expect, test } from 'bun:test'
+import { MAX_JSON_DEPTH, MAX_JSON_ELEMENTS, parseChatBody } from '../../src/gateway/index.ts'
+import { checkJsonStructure, JsonStructureScanner } from '../../src/gateway/json-limits.ts'
+import { findJsonSyntaxError } from '../../src/gateway/json-syntax.ts'
+import { gatewayError } from './helpers.ts'
+
+const limits = { maxDepth: 3, maxElements: 10 }
+
+describe('checkJsonStructure', () => {
+  test('depth: the path names the keys and indexes down to the container one level too deep', () => {
+    expect(checkJsonStructure('{"a": [1, {"b": {}}]}', limits)).toEqual({
+      kind: 'depth',
+      offset: 16,
+      path: ['a', '1', 'b'],
+    })
+    expect(checkJsonStructure('{"a": [1, {"b": 2}]}', limits)).toBeNull()
+    expect(checkJsonStructure('[[[]],[[]],[[]]]', limits)).toBeNull()
+  })
+
+  test('brackets, commas and quotes inside strings (escaped quotes too) are not structure', () => {
+    expect(checkJsonStructure('{"k\\"[[[": "[[[[,,,,,,,,,,,,\\\\", "x": "\\"{{{{"}', limits)).toBeNull()
+    // An escaped backslash before the quote ends the string; the brackets after it count.
+    expect(checkJsonStructure('["\\\\", [[[]]]]', limits)?.kind).toBe('depth')
+  })
+
+  test('elements: opening brackets and commas beyond the limit', () => {
+    expect(checkJsonStructure(`[${'1,'.repeat(9)}1]`, limits)).toBeNull()
+    expect(checkJsonStructure(`[${'1,'.repeat(10)}1]`, limits)).toEqual({ kind: 'elements', offset: 20 })
+    expect(checkJsonStructure(`[${'{},'.repeat(10)}{}]`, limits)?.kind).toBe('elements')
+  })
+
+  test('a long or escaped key is shown decoded and cut', () => {
+    const key = `${'k'.repeat(200)}`
+    const deep = checkJsonStructure(`{"${key}": {"\\u0041": {"x": {}}}}`, limits)
+    expect(deep).toMatchObject({ kind: 'depth' })
+    const path = (deep as { path: string[] }).path
+    expect(path[0]!.length).toBeLessThanOrEqual(64)
+    expect(path.slice(1)).toEqual(['A', 'x'])
+  })
+
+  test('hostile bodies stop at the limit instead of being read to the end', () => {
+    const size = 10 * 1024 * 1024
+    const bracket = '['.repeat(size)
+    expect(checkJsonStructure(bracket)).toMatchObject({ kind: 'depth', offset: MAX_JSON_DEPTH })
+    expect(checkJsonStructure('{"a":'.repeat(size / 5))).toMatchObject({
+      kind: 'depth',
+      path: Array(MAX_JSON_DEPTH).fill('a'),
+    })
+    expect(checkJsonStructure(`[${'{},'.repeat(size / 3)}`)).toMatchObject({ kind: 'elements' })
+    // Unbalanced closers and an unterminated string cannot make it throw or loop.
+    expect(checkJsonStructure(']]]}}},,"', limits)).toBeNull()
+    expect(checkJsonStructure(`${']]]'.repeat(10)}[[[[`, limits)).toMatchObject({
+      kind: 'depth',
+      path: ['0', '0', '0'],
+    })
+    expect(checkJsonStructure('"\\')).toBeNull()
+  })
+})
+
+describe('parseChatBody on hostile bodies', () => {
+  test('10 MB of "[" → 400 invalid_value naming the depth, before any parse', () => {
+    const error = gatewayError(() => parseChatBody('['.repeat(10 * 1024 * 1024)), { code: 'invalid_value' })
+    expect(error.message).toContain(`deeper than ${MAX_JSON_DEPTH} levels`)
+    expect(error.message).toContain('line 1, column 101')
+  })
+
+  test('too many elements → 400 invalid_value with where the limit was passed', () => {
+    const text = `{"model": "a/b", "messages": [], "x": [${'0,'.repeat(MAX_JSON_ELEMENTS)}0]}`
+    const error = gatewayError(() => parseChatBody(text), { code: 'invalid_value' })
+    expect(error.message).toContain(`more than ${MAX_JSON_ELEMENTS} array items`)
+  })
+
+  test('a syntax error deep inside the limits is still located', () => {
+    const depth = MAX_JSON_DEPTH - 1
+    const text = `{"model": "a/b", "x": ${'['.repeat(depth)}1,]${']'.repeat(depth - 1)}}`
+    const error = gatewayError(() => parseChatBody(text), { code: 'invalid_json' })
+    expect(error.message).toContain('a trailing comma')
+  })
+})
+
+describe('findJsonSyntaxError is bounded on its own', () => {
+  test('it stops at maxDepth open containers', () => {
+    expect(findJsonSyntaxError('['.repeat(1000), 50)).toEqual({
+      offset: 50,
+      reason: 'nesting deeper than 50 levels',
+    })
+  })
+
+  test('a 1 MB word is quoted by its first letters', () => {
+    const problem = findJsonSyntaxError(`{"a": ${'x'.repeat(1 << 20)}}`)
+    expect(problem?.reason).toBe(`an unexpected word "${'x'.repeat(20)}"`)
+  })
+})
+
+describe('JsonStructureScanner fed in pieces', () => {
+  /** Same verdict and offset as the whole text, however the text is cut. */
+  function inPieces(text: string, size: number) {
+    const scanner = new JsonStructureScanner(limits)
+    for (let at = 0; at < text.length; at += size) {
+      const found = scanner.feed(text.slice(at, at + size))
+      if (found) return { ...found, path: found.kind === 'depth' ? scanner.path(text) : undefined }
+    }
+    return null
+  }
+
+  test.each([
+    '{"a": [1, {"b": {}}]}',
+    '{"a\\\\": [1, {"b\\"[[[": {"c": 1}}]}',
+    '["\\\\\\\\", "\\\\\\"[[[[", [[[]]]]',
+    `{"${'k'.repeat(100)}": {"x": {"y": {}}}}`,
+    `[${'1,'.repeat(12)}]`,
+    '"unterminated [[[[ \\',
+  ])('%s', (text) => {
+    const whole = checkJsonStructure(text, limits)
+    for (const size of [1, 2, 3, 5, 7, 64]) {
+      const got = inPieces(text, size)
+      expect(got === null ? null : { ...got, path: got.path ?? undefined }).toEqual(
+        whole === null ? null : { ...whole, path: whole.kind === 'depth' ? whole.path : undefined },
+      )
+    }
+  })
+})
