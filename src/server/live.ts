@@ -2,7 +2,7 @@
  * @module
  * Live figures for the console, read from the same exposition `/metrics` serves (so the console
  * and a Prometheus scrape never disagree): cumulative request, error and rate-limit counts, open
- * streams, and the latency histogram summed over every label. The console turns two readings
+ * streams, and the latency histogram summed over models, for the model-serving surfaces. The console turns two readings
  * into rates and p50/p99 over the interval between them.
  */
 import { type Bucket, histogramQuantile } from '../usage/quantile.ts'
@@ -31,9 +31,13 @@ export function parseExposition(text: string): Sample[] {
 
 const sum = (xs: Sample[]) => xs.reduce((s, x) => s + x.value, 0)
 
+/** The model-serving surfaces: the console's own polling and admin calls are not traffic. */
+const TRAFFIC = new Set(['chat', 'messages', 'responses'])
+const isTraffic = (s: Sample) => s.labels.surface === undefined || TRAFFIC.has(s.labels.surface)
+
 export async function liveFigures(metrics: { render(): string | Promise<string> }, now = Date.now()) {
   const samples = parseExposition(await metrics.render())
-  const named = (n: string) => samples.filter((s) => s.name === n)
+  const named = (n: string) => samples.filter((s) => s.name === n && isTraffic(s))
   // Request counters by status; the HTTP-level family is the fallback where no other exists.
   let requests = named('switchyard_requests_total')
   if (!requests.length) requests = named('switchyard_http_requests_total')
@@ -51,7 +55,8 @@ export async function liveFigures(metrics: { render(): string | Promise<string> 
     object: 'live' as const,
     at: new Date(now).toISOString(),
     requests_total: sum(requests),
-    errors_total: sum(requests.filter((s) => Number(s.labels.status) >= 400)),
+    // 429s have their own figure; an error here is any other refusal or failure.
+    errors_total: sum(requests.filter((s) => Number(s.labels.status) >= 400 && s.labels.status !== '429')),
     rate_limited_total: sum(named('switchyard_rate_limited_total')),
     open_streams: sum(named('switchyard_open_streams')),
     /** Cumulative since start: `le` in seconds (null = +Inf), count ≤ le. */

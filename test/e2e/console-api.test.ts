@@ -174,6 +174,10 @@ for (const backend of backends('console-api.test.ts')) {
       expect(live.requests_total).toBeGreaterThanOrEqual(9)
       expect(live.rate_limited_total).toBe(2)
       expect(live.open_streams).toBe(0)
+      expect(live.errors_total).toBe(0) // the 429s are counted apart
+      expect(live.latency_p50_ms).toBeGreaterThanOrEqual(0)
+      expect(live.latency_p99_ms).toBeGreaterThanOrEqual(live.latency_p50_ms)
+      expect(live.latency_buckets.at(-1)).toEqual({ le: null, count: expect.any(Number) })
     }, 30_000)
 
     test('a key holder sees its own account only, and its cookie opens nothing else', async () => {

@@ -12,7 +12,7 @@ import type { Database } from 'bun:sqlite'
 import type { RequestLogFilter, RequestLogPage, RequestLogRow } from '../types.ts'
 
 /** Index entries one page may read. */
-export const SCAN_BUDGET = 5000
+export const SCAN_BUDGET = 2000
 /** Bounds that leave a range open (epoch ms and ids stay far below). */
 const FAR = 9e15
 

@@ -84,12 +84,17 @@ export function Overview() {
       if (!stopped) timer = setTimeout(tick, POLL_MS)
     }
     let timer = setTimeout(tick, 0)
-    api('GET', `/admin/v1/usage/series${qs({ bucket: 'hour', group_by: 'none' })}`)
-      .then(setToday)
-      .catch(() => {})
+    // The last 24 h totals come from the rollups; every 30 s is fresh enough.
+    const loadToday = () =>
+      api('GET', `/admin/v1/usage/series${qs({ bucket: 'hour', group_by: 'none' })}`)
+        .then(setToday)
+        .catch(() => {})
+    loadToday()
+    const todayTimer = setInterval(loadToday, 30_000)
     return () => {
       stopped = true
       clearTimeout(timer)
+      clearInterval(todayTimer)
     }
   }, [])
   const x = points.map((p) => p.t)
@@ -121,7 +126,7 @@ export function Overview() {
         </div>
         <div class="tile">
           <span class="v">{cur ? `${cur.errorRate} %` : '…'}</span>
-          <span class="k">error rate</span>
+          <span class="k">error rate (429s apart)</span>
         </div>
         <div class="tile">
           <span class="v">{cur?.p50 != null ? `${cur.p50} ms` : '—'}</span>
