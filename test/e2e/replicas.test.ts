@@ -17,6 +17,7 @@ import {
   type TestPostgres,
   type TestRedis,
 } from '../support/engines.ts'
+import { startGateway } from '../support/gateway.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
 const skipPg = skipWithout(['postgres'], 'replicas.test.ts (three replicas on PostgreSQL)')
@@ -309,5 +310,43 @@ describe.skipIf(skipPg)('schema versions on PostgreSQL', () => {
     const newer = await serveExit(config)
     expect(newer.code).not.toBe(0)
     expect(newer.stderr).toContain('newer than this build supports')
+  }, 60_000)
+})
+
+describe.skipIf(skipRedis)('limits.on_unavailable: allow', () => {
+  test('Redis down → served without limits and still recorded, with a warning; limited again once it is back', async () => {
+    const url = await pg!.createDatabase()
+    expect(
+      (await cli(['migrate', '--db', url, '--config', writeConfig(tempDir(), testConfigDoc())])).code,
+    ).toBe(0)
+    const gw = await startGateway({
+      doc: testConfigDoc({ limits: { on_unavailable: 'allow' } }),
+      backend: { databaseUrl: url, redisUrl: redis!.url },
+    })
+    try {
+      const { key } = await gw.key('lenient', 'free')
+      const send = () =>
+        fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
+        }).then((r) => r.status)
+      await redis!.kill()
+      try {
+        // rpm 5, yet all 7 are served while the limiter is unreachable.
+        for (let i = 0; i < 7; i++) expect(await send()).toBe(200)
+      } finally {
+        await redis!.restart()
+      }
+      expect(gw.logs.some((l) => l.includes('redis limiter unreachable; serving without limits'))).toBe(true)
+      const after = await Promise.all(Array.from({ length: 8 }, send))
+      expect(after.filter((s) => s === 200)).toHaveLength(5)
+      const sql = new SQL(url, { max: 1 })
+      const [n] = await sql`SELECT COUNT(*)::int AS n FROM requests`
+      await sql.close()
+      expect(n.n).toBe(12)
+    } finally {
+      await gw.stop()
+    }
   }, 60_000)
 })

@@ -59,8 +59,8 @@ export class RedisLimiter implements Limiter {
     try {
       r = await this.run(input.accountId, input.keyId, input, 'admit')
     } catch (err) {
-      if (this.opts.onUnavailable === 'reject') throw limiterUnavailable()
       this.noteDown(err)
+      if (this.opts.onUnavailable === 'reject') throw limiterUnavailable()
       const at = input.now
       const none = windowOf(null, 0, null, 0)
       return {
@@ -207,9 +207,12 @@ export class RedisLimiter implements Limiter {
   private noteDown(err: unknown): void {
     if (this.down) return
     this.down = true
-    this.opts.warn('redis limiter unreachable; serving without limits (limits.on_unavailable: allow)', {
-      error: (err as Error)?.message ?? String(err),
-    })
+    // Once per outage; `run` logs when it is reachable again.
+    const doing =
+      this.opts.onUnavailable === 'reject'
+        ? 'refusing requests with 503 limiter_unavailable'
+        : 'serving without limits (limits.on_unavailable: allow)'
+    this.opts.warn(`redis limiter unreachable; ${doing}`, { error: (err as Error)?.message ?? String(err) })
   }
 }
 
