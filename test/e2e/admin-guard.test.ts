@@ -160,6 +160,13 @@ describe('admin guard', () => {
     expect(query.status).toBe(401)
   })
 
+  test('HEAD on the admin GET routes is guarded too', async () => {
+    for (const r of adminRoutes.filter((x) => x.method === 'GET')) {
+      const res = await raw(`HEAD ${r.path} HTTP/1.1\r\n`, ['Host: ok'])
+      expect([r.template, res.status]).toEqual([r.template, 401])
+    }
+  })
+
   // Locks 127.0.0.1 out of the admin API for a minute: keep it after the tests that use the token.
   test('a user key is refused on every admin route: 403, then 429 once it counts as guessing', async () => {
     const { key } = await gw.key('userkey', 'free')
