@@ -50,8 +50,16 @@ curl -fsS "$base/console/me" | grep -q '<title>My usage' || fail "GET /console/m
 cookie=$(curl -fsS -D - -o /dev/null -H 'content-type: application/json' -H "origin: $base" \
   -d "{\"token\":\"$SWITCHYARD_ADMIN_TOKEN\"}" "$base/console/session" | sed -n 's/^set-cookie: \(sy_console=[^;]*\).*/\1/ip')
 [ -n "$cookie" ] || fail "console sign-in gave no cookie"
-curl -fsS -H "cookie: $cookie" "$base/admin/v1/usage/series?group_by=model" | grep -q '"requests":1' \
-  || fail "the console session does not read usage"
+# Outcomes and their rollups are written in batches (usage.flush_ms), so the chat above shows up
+# in the series within a flush interval, not at once.
+seen=""
+for _ in $(seq 1 30); do
+  if curl -fsS -H "cookie: $cookie" "$base/admin/v1/usage/series?group_by=model" | grep -q '"requests":1'; then
+    seen=1; break
+  fi
+  sleep 0.1
+done
+[ -n "$seen" ] || fail "the console session does not read usage"
 
 # The CLI from another folder sees the same database (database.path follows the config file).
 (cd "$work/elsewhere" && "$work/vm/switchyard" accounts list --config ../vm/switchyard.yaml) | grep -q smoke \
