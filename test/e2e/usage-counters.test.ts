@@ -5,8 +5,10 @@
  * requests is a `bun run bench` row, not a timed test.)
  */
 import { afterEach, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
 import type { SqliteStore } from '../../src/store/index.ts'
 import { ManualClock } from '../../src/util/clock.ts'
+import { type BackendUrls, backends } from '../support/backends.ts'
 import { DEMO_PROVIDER, PLANS, testConfigDoc } from '../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
 
@@ -47,16 +49,37 @@ interface Totals {
   errors: number
 }
 
+/** The request log of whichever backend the gateway runs on, read directly. */
+type LogRow = { model: string; requests: number; p: number; c: number; e: number }
+async function logRows(urls: BackendUrls, accountId: number, from: number): Promise<LogRow[]> {
+  if (!urls.databaseUrl) {
+    return (gw!.deps.store as SqliteStore).db
+      .query<LogRow, [number, number]>(
+        `SELECT model, COUNT(*) AS requests, COALESCE(SUM(prompt_tokens), 0) AS p,
+                COALESCE(SUM(completion_tokens), 0) AS c, COALESCE(SUM(status >= 400), 0) AS e
+         FROM requests WHERE account_id = ? AND created_at >= ? GROUP BY model`,
+      )
+      .all(accountId, from)
+  }
+  const sql = new SQL(urls.databaseUrl, { max: 1 })
+  try {
+    const rows = await sql`
+      SELECT model, COUNT(*)::int AS requests, COALESCE(SUM(prompt_tokens), 0)::int AS p,
+        COALESCE(SUM(completion_tokens), 0)::int AS c, (COUNT(*) FILTER (WHERE status >= 400))::int AS e
+      FROM requests WHERE account_id = ${accountId} AND created_at >= ${from} GROUP BY model`
+    return [...rows] as LogRow[]
+  } finally {
+    await sql.close()
+  }
+}
+
 /** What the request log says: totals per model of the account's requests admitted since `from`. */
-function fromLog(accountId: number, from: number): { all: Totals; byModel: Record<string, Totals> } {
-  const db = (gw!.deps.store as SqliteStore).db
-  const rows = db
-    .query<{ model: string; requests: number; p: number; c: number; e: number }, [number, number]>(
-      `SELECT model, COUNT(*) AS requests, COALESCE(SUM(prompt_tokens), 0) AS p,
-              COALESCE(SUM(completion_tokens), 0) AS c, COALESCE(SUM(status >= 400), 0) AS e
-       FROM requests WHERE account_id = ? AND created_at >= ? GROUP BY model`,
-    )
-    .all(accountId, from)
+async function fromLog(
+  urls: BackendUrls,
+  accountId: number,
+  from: number,
+): Promise<{ all: Totals; byModel: Record<string, Totals> }> {
+  const rows = await logRows(urls, accountId, from)
   const all: Totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, errors: 0 }
   const byModel: Record<string, Totals> = {}
   for (const r of rows) {
@@ -73,77 +96,77 @@ function fromLog(accountId: number, from: number): { all: Totals; byModel: Recor
   return { all, byModel }
 }
 
-function inWindow(accountId: number, now: number, span: number): number {
-  const db = (gw!.deps.store as SqliteStore).db
-  return db
-    .query<{ n: number }, [number, number]>(
-      'SELECT COUNT(*) AS n FROM requests WHERE account_id = ? AND created_at > ?',
-    )
-    .get(accountId, now - span)!.n
+async function inWindow(urls: BackendUrls, accountId: number, now: number, span: number): Promise<number> {
+  const rows = await logRows(urls, accountId, now - span + 1)
+  return rows.reduce((n, r) => n + r.requests, 0)
 }
 
-describe('/v1/usage counters', () => {
-  test('equal what the request log says, across minutes, UTC midnight and the 24-hour window', async () => {
-    const clock = new ManualClock(Date.parse('2026-05-01T23:40:17.250Z'))
-    gw = await startGateway({
-      clock,
-      doc: testConfigDoc({
-        providers: [DEMO_PROVIDER, DEAD_PROVIDER],
-        plans: { ...PLANS, metered: { rpm: 1000, rpd: 100_000, models: ['*'] } },
-      }),
-    })
-    const { key } = await gw.key('counted', 'metered')
-    const accountId = (await gw.deps.store.getAccount('counted'))!.id
-    // Clock steps chosen to land inside, on and across minute, midnight and day boundaries.
-    const steps = [
-      0,
-      13_000,
-      47_500,
-      61_000,
-      5 * MINUTE,
-      20 * MINUTE,
-      1_000,
-      6 * 3_600_000,
-      17 * 3_600_000 + 59_000,
-    ]
-    steps.push(MINUTE, 90_000, 23 * 3_600_000, DAY, 2 * MINUTE)
-    let checks = 0
-    for (const [i, step] of steps.entries()) {
-      clock.advance(step)
-      const sent = await Promise.all([
-        chat(key, 'demo/echo', false, `step ${i} `.repeat(i + 1)),
-        chat(key, 'demo/echo-pro', true, 'streamed '.repeat(2 * i + 3)),
-        ...(i % 3 === 0 ? [chat(key, 'dead/m', false, 'x'), chat(key, 'dead/m', true, 'y')] : []),
-      ])
-      expect(sent.filter((s) => s === 200)).toHaveLength(2)
-      await gw.deps.recorder.flush()
+for (const backend of backends('usage-counters.test.ts')) {
+  describe.skipIf(backend.skip)(`/v1/usage counters [${backend.name}]`, () => {
+    test('equal what the request log says, across minutes, UTC midnight and the 24-hour window', async () => {
+      const clock = new ManualClock(Date.parse('2026-05-01T23:40:17.250Z'))
+      const urls = await backend.fresh()
+      gw = await startGateway({
+        clock,
+        backend: urls,
+        doc: testConfigDoc({
+          providers: [DEMO_PROVIDER, DEAD_PROVIDER],
+          plans: { ...PLANS, metered: { rpm: 1000, rpd: 100_000, models: ['*'] } },
+        }),
+      })
+      const { key } = await gw.key('counted', 'metered')
+      const accountId = (await gw.deps.store.getAccount('counted'))!.id
+      // Clock steps chosen to land inside, on and across minute, midnight and day boundaries.
+      const steps = [
+        0,
+        13_000,
+        47_500,
+        61_000,
+        5 * MINUTE,
+        20 * MINUTE,
+        1_000,
+        6 * 3_600_000,
+        17 * 3_600_000 + 59_000,
+      ]
+      steps.push(MINUTE, 90_000, 23 * 3_600_000, DAY, 2 * MINUTE)
+      let checks = 0
+      for (const [i, step] of steps.entries()) {
+        clock.advance(step)
+        const sent = await Promise.all([
+          chat(key, 'demo/echo', false, `step ${i} `.repeat(i + 1)),
+          chat(key, 'demo/echo-pro', true, 'streamed '.repeat(2 * i + 3)),
+          ...(i % 3 === 0 ? [chat(key, 'dead/m', false, 'x'), chat(key, 'dead/m', true, 'y')] : []),
+        ])
+        expect(sent.filter((s) => s === 200)).toHaveLength(2)
+        await gw.deps.recorder.flush()
 
-      const now = clock.now()
-      const res = await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })
-      expect(res.status).toBe(200)
-      const u = ((await res.json()) as any).usage
-      const rl = ((await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any)
-        .rate_limits
-      const dayStart = now - (now % DAY)
-      const today = fromLog(accountId, dayStart)
-      const last24h = fromLog(accountId, (Math.floor(now / MINUTE) - 1439) * MINUTE)
-      expect(u.today).toEqual(today.all)
-      expect(u.by_model).toEqual(today.byModel)
-      expect(u.last_24h).toEqual(last24h.all)
-      expect(rl.minute.used).toBe(inWindow(accountId, now, MINUTE))
-      expect(rl.day.used).toBe(inWindow(accountId, now, DAY))
-      expect(u.current_day.requests).toBe(rl.day.used)
-      checks++
-    }
-    expect(checks).toBe(steps.length)
-    // The walk really did roll over: yesterday's requests left `today`, and errors were counted.
-    const total = fromLog(accountId, 0).all
-    const u = ((await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any).usage
-    expect(u.today.requests).toBeLessThan(total.requests)
-    expect(total.errors).toBeGreaterThan(0)
-    expect(total.completion_tokens).toBeGreaterThan(0)
+        const now = clock.now()
+        const res = await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })
+        expect(res.status).toBe(200)
+        const u = ((await res.json()) as any).usage
+        const rl = ((await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any)
+          .rate_limits
+        const dayStart = now - (now % DAY)
+        const today = await fromLog(urls, accountId, dayStart)
+        const last24h = await fromLog(urls, accountId, (Math.floor(now / MINUTE) - 1439) * MINUTE)
+        expect(u.today).toEqual(today.all)
+        expect(u.by_model).toEqual(today.byModel)
+        expect(u.last_24h).toEqual(last24h.all)
+        expect(rl.minute.used).toBe(await inWindow(urls, accountId, now, MINUTE))
+        expect(rl.day.used).toBe(await inWindow(urls, accountId, now, DAY))
+        expect(u.current_day.requests).toBe(rl.day.used)
+        checks++
+      }
+      expect(checks).toBe(steps.length)
+      // The walk really did roll over: yesterday's requests left `today`, and errors were counted.
+      const total = (await fromLog(urls, accountId, 0)).all
+      const u = ((await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any).usage
+      expect(u.today.requests).toBeLessThan(total.requests)
+      expect(total.errors).toBeGreaterThan(0)
+      expect(total.completion_tokens).toBeGreaterThan(0)
+    })
   })
-})
+}
 
 describe('/v1/usage is throttled per key', () => {
   test('20 at once, then 429 with retry-after; one more a second; other keys unaffected', async () => {

@@ -96,7 +96,7 @@ describe.skipIf(skipWithout(['postgres'], 'gateway-id-migration.test.ts on Postg
         await sql`INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at, seq)
           VALUES ('dup', ${a.id}, 'k', 'x/a', false, ${T0 + i}, ${i})`
       await sql`UPDATE accounts SET admit_seq = 3, admit_at = ${T0 + 3} WHERE id = ${a.id}`
-      expect(await migratePostgresUrl(url, T0)).toEqual([5])
+      expect(await migratePostgresUrl(url, T0)).toEqual([5, 6])
       const ids = await sql`SELECT id, gateway_id FROM requests ORDER BY id`
       expect(ids.map((r: any) => r.gateway_id)).toEqual(ids.map((r: any) => `legacy_${r.id}`))
 
@@ -108,6 +108,12 @@ describe.skipIf(skipWithout(['postgres'], 'gateway-id-migration.test.ts on Postg
         const admitted = await store.admit(admission(Number(a.id), 'k'))
         if (!admitted.admitted) throw new Error('not admitted')
         await store.complete([outcome(admitted.gatewayId, 7)])
+        // v6's counters: the old rows were counted by the migration, the new one by its admission.
+        const day = T0 - (T0 % 86_400_000)
+        const u = await store.usageSummary(Number(a.id), T0 + 60_000, day)
+        expect(u.today).toMatchObject({ requests: 4, prompt_tokens: 2, completion_tokens: 49 })
+        expect(u.last_24h).toEqual(u.today)
+        expect(Object.keys(u.by_model)).toEqual(['x/a'])
       } finally {
         await store.close()
       }

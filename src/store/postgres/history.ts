@@ -164,6 +164,12 @@ export class PgHistory implements HistoryStore {
       DELETE FROM usage_hourly WHERE ctid IN (SELECT ctid FROM usage_hourly WHERE t < ${p.hourlyBefore} LIMIT ${p.chunk})`
     const daily = await this.sql`
       DELETE FROM usage_daily WHERE ctid IN (SELECT ctid FROM usage_daily WHERE t < ${p.dailyBefore} LIMIT ${p.chunk})`
+    // The per-minute counters go by age only, once the log's old rows are gone (as on SQLite).
+    if (old.count < p.chunk) {
+      const minute = Math.floor(Math.min(p.logBefore, p.logKeepAfter) / 60_000)
+      await this.sql`DELETE FROM usage_minutes WHERE minute < ${minute}`
+      await this.sql`DELETE FROM usage_minute_outcomes WHERE minute < ${minute}`
+    }
     return old.count + excess.count + hourly.count + daily.count
   }
 

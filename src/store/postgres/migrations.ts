@@ -8,6 +8,7 @@
  */
 import type { SQL } from 'bun'
 import { GATEWAY_ID_V5 } from './migrations-v5.ts'
+import { USAGE_MINUTES_V6 } from './migrations-v6.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -323,6 +324,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 4, sql: ADMIT_MANY_V4 },
   // v5: usage rows keyed by the gateway's request id (migrations-v5.ts).
   { version: 5, sql: GATEWAY_ID_V5 },
+  // v6: per-minute usage counters for /v1/usage (migrations-v6.ts).
+  { version: 6, sql: USAGE_MINUTES_V6 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -11,7 +11,7 @@ const toTotals = (r: Record<string, unknown> | undefined): UsageTotals => {
   const prompt = r ? num(r.prompt_tokens ?? 0) : 0
   const completion = r ? num(r.completion_tokens ?? 0) : 0
   return {
-    requests: r ? num(r.requests) : 0,
+    requests: r ? num(r.requests ?? 0) : 0,
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
@@ -45,7 +45,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
         FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
           prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
           surface TEXT)
-        WHERE r.gateway_id = v.id
+        -- Written once: an outcome already recorded is not counted again.
+        WHERE r.gateway_id = v.id AND r.status IS NULL
         RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
           COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l),
       h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
@@ -55,7 +56,16 @@ export class PgUsage implements UsageStore, AdmissionLog {
         ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
           prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
           completion_tokens = x.completion_tokens + excluded.completion_tokens,
-          errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum)
+          errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum),
+      -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
+      m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,
+          completion_tokens, errors)
+        SELECT account_id, at / 60000, model, SUM(p), SUM(c), COUNT(*) FILTER (WHERE status >= 400)
+        FROM u GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+        ON CONFLICT (account_id, minute, model) DO UPDATE SET
+          prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
+          completion_tokens = x.completion_tokens + excluded.completion_tokens,
+          errors = x.errors + excluded.errors)
       INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
           completion_tokens, errors, latency_ms_sum)
         SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
@@ -66,20 +76,56 @@ export class PgUsage implements UsageStore, AdmissionLog {
           errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum`
   }
 
+  /**
+   * From the per-minute counters (migrations-v6.ts), one statement: at most a day's minutes per
+   * model whatever the account's volume. `today` and `by_model` from `dayStart` (a UTC midnight);
+   * `last_24h` is the last 1,440 whole minutes, this one included (as on SQLite).
+   */
   async usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary> {
-    const since24h = now - 86_400_000 + 1
-    const [today, last24h, models] = await Promise.all([
-      this.totals(accountId, dayStart),
-      this.totals(accountId, since24h),
-      this.sql`
-        SELECT model, COUNT(*) AS requests, SUM(prompt_tokens) AS prompt_tokens,
-          SUM(completion_tokens) AS completion_tokens, COUNT(*) FILTER (WHERE status >= 400) AS errors
-        FROM requests WHERE account_id = ${accountId} AND created_at >= ${dayStart}
-        GROUP BY model ORDER BY model`,
-    ])
+    const today = Math.floor(dayStart / 60_000)
+    const last = Math.floor(now / 60_000) - 1439
+    const rows = await this.sql`
+      WITH c AS (
+        SELECT model, minute, requests, 0 AS p, 0 AS c, 0 AS e FROM usage_minutes
+          WHERE account_id = ${accountId} AND minute >= LEAST(${today}::BIGINT, ${last}::BIGINT)
+        UNION ALL
+        SELECT model, minute, 0, prompt_tokens, completion_tokens, errors FROM usage_minute_outcomes
+          WHERE account_id = ${accountId} AND minute >= LEAST(${today}::BIGINT, ${last}::BIGINT))
+      SELECT model,
+        SUM(requests) FILTER (WHERE minute >= ${today}) AS requests,
+        SUM(p) FILTER (WHERE minute >= ${today}) AS prompt_tokens,
+        SUM(c) FILTER (WHERE minute >= ${today}) AS completion_tokens,
+        SUM(e) FILTER (WHERE minute >= ${today}) AS errors,
+        SUM(requests) FILTER (WHERE minute >= ${last}) AS d_requests,
+        SUM(p) FILTER (WHERE minute >= ${last}) AS d_prompt_tokens,
+        SUM(c) FILTER (WHERE minute >= ${last}) AS d_completion_tokens,
+        SUM(e) FILTER (WHERE minute >= ${last}) AS d_errors
+      FROM c GROUP BY model ORDER BY model`
     const byModel: Record<string, UsageTotals> = {}
-    for (const r of models) byModel[r.model as string] = toTotals(r)
-    return { today, last_24h: last24h, by_model: byModel }
+    const sum = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
+      requests: a.requests + b.requests,
+      prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+      completion_tokens: a.completion_tokens + b.completion_tokens,
+      total_tokens: a.total_tokens + b.total_tokens,
+      errors: a.errors + b.errors,
+    })
+    let todayTotals = toTotals(undefined)
+    let dayTotals = toTotals(undefined)
+    for (const r of rows) {
+      const t = toTotals(r)
+      if (t.requests > 0) byModel[r.model as string] = t
+      todayTotals = sum(todayTotals, t)
+      dayTotals = sum(
+        dayTotals,
+        toTotals({
+          requests: r.d_requests,
+          prompt_tokens: r.d_prompt_tokens,
+          completion_tokens: r.d_completion_tokens,
+          errors: r.d_errors,
+        }),
+      )
+    }
+    return { today: todayTotals, last_24h: dayTotals, by_model: byModel }
   }
 
   async recordAdmitted(input: AdmitInput, at: number): Promise<void> {
@@ -96,12 +142,4 @@ export class PgUsage implements UsageStore, AdmissionLog {
   }
 
   close(): void {}
-
-  private async totals(accountId: number, since: number): Promise<UsageTotals> {
-    const [r] = await this.sql`
-      SELECT COUNT(*) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
-        COUNT(*) FILTER (WHERE status >= 400) AS errors
-      FROM requests WHERE account_id = ${accountId} AND created_at >= ${since}`
-    return toTotals(r)
-  }
 }
