@@ -3,7 +3,8 @@
  * gateway on port 0: sign in, create an account and a key (the secret shown once), real chat
  * requests with that key seen in the request log and in the usage chart's data, disable the key
  * (the next request is refused), sign out; a key holder sees only its own usage at /console/me.
- * Screenshots of every page go to docs/console/.
+ * With SWITCHYARD_SCREENSHOTS=1, screenshots of every page are written to docs/console/; without
+ * it they are not, so a plain `bun test` leaves the committed images (and the work tree) alone.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
@@ -13,6 +14,7 @@ import { startGateway, type TestGateway, testConfigDoc } from '../support/gatewa
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SHOTS = join(import.meta.dir, '../../docs/console')
+const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 
 let gw: TestGateway
 let browser: any
@@ -20,7 +22,7 @@ const SKIP = 'console browser tests (test/e2e/console-browser.test.ts)'
 
 beforeAll(async () => {
   gw = await startGateway({ doc: testConfigDoc({ admin: { token: TOKEN }, usage: { flush_ms: 20 } }) })
-  mkdirSync(SHOTS, { recursive: true })
+  if (WRITE_SHOTS) mkdirSync(SHOTS, { recursive: true })
 })
 
 // Bun ends processes a hook started when the hook returns, so each test starts its browser.
@@ -58,8 +60,9 @@ async function chartData(page: any, id: string) {
   return { head, rows }
 }
 
-const shot = (page: any, name: string) =>
-  page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+const shot = async (page: any, name: string) => {
+  if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+}
 
 test('operator: sign in, account, key shown once, requests in the log and the chart, disable, sign out', async () => {
   if (!browser) return
