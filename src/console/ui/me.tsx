@@ -9,6 +9,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { ApiError, api } from './api.ts'
 import { Chart, seriesLines } from './chart.tsx'
 import { ms, num, statusClass, when } from './format.ts'
+import { TableHead } from './parts.tsx'
 
 function SignIn({ onDone }: { onDone: () => void }) {
   const [error, setError] = useState('')
@@ -117,21 +118,10 @@ function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
       <h2>Recent requests</h2>
       <div class="table-wrap">
         <table data-testid="me-recent">
-          <thead>
-            <tr>
-              <th scope="col">time</th>
-              <th scope="col">model</th>
-              <th scope="col" class="num">
-                status
-              </th>
-              <th scope="col" class="num">
-                latency
-              </th>
-              <th scope="col" class="num">
-                tokens
-              </th>
-            </tr>
-          </thead>
+          <TableHead
+            cols={['time', 'model', 'status', 'latency', 'tokens']}
+            num={['status', 'latency', 'tokens']}
+          />
           <tbody>
             {data.recent.map((r: any) => (
               <tr data-request-id={r.request_id}>

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api.ts'
 import { num, when } from '../format.ts'
+import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 
 const days = (v: string) => (v ? Number(v) : undefined)
@@ -136,26 +137,13 @@ export function Accounts() {
         </label>
         <button type="submit">Create account</button>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice error={error} />
       <div class="table-wrap">
         <table>
-          <thead>
-            <tr>
-              <th scope="col">name</th>
-              <th scope="col">plan</th>
-              <th scope="col">status</th>
-              <th scope="col">expires</th>
-              <th scope="col" class="num">
-                days left
-              </th>
-              <th scope="col">created</th>
-              <th scope="col">actions</th>
-            </tr>
-          </thead>
+          <TableHead
+            cols={['name', 'plan', 'status', 'expires', 'days left', 'created', 'actions']}
+            num={['days left']}
+          />
           <tbody>
             {(data?.[0].data ?? []).map((a: any) => (
               <tr data-account={a.name}>

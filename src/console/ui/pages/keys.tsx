@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { when } from '../format.ts'
+import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 
 /** The new secret, shown until dismissed; then it exists nowhere on the page. */
@@ -94,25 +95,12 @@ export function Keys() {
           </select>
         </label>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice error={error} />
       <div class="table-wrap">
         <table>
-          <thead>
-            <tr>
-              <th scope="col">id</th>
-              <th scope="col">account</th>
-              <th scope="col">label</th>
-              <th scope="col">prefix</th>
-              <th scope="col">state</th>
-              <th scope="col">created</th>
-              <th scope="col">last used</th>
-              <th scope="col">actions</th>
-            </tr>
-          </thead>
+          <TableHead
+            cols={['id', 'account', 'label', 'prefix', 'state', 'created', 'last used', 'actions']}
+          />
           <tbody>
             {(data?.[0].data ?? []).map((k: any) => (
               <tr data-key={k.id}>

@@ -1,6 +1,7 @@
 /** @module The model catalogue: limits, features, and which plans may use each model. */
 import { api } from '../api.ts'
 import { num } from '../format.ts'
+import { TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 export function Models() {
@@ -13,21 +14,10 @@ export function Models() {
       {error && <p class="notice error">{error}</p>}
       <div class="table-wrap">
         <table>
-          <thead>
-            <tr>
-              <th scope="col">model</th>
-              <th scope="col">provider</th>
-              <th scope="col" class="num">
-                context
-              </th>
-              <th scope="col" class="num">
-                max output
-              </th>
-              <th scope="col">features</th>
-              <th scope="col">tier</th>
-              <th scope="col">plans</th>
-            </tr>
-          </thead>
+          <TableHead
+            cols={['model', 'provider', 'context', 'max output', 'features', 'tier', 'plans']}
+            num={['context', 'max output']}
+          />
           <tbody>
             {(data?.data ?? []).map((m: any) => (
               <tr>

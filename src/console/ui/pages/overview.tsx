@@ -8,6 +8,7 @@ import { type Bucket, histogramDelta, histogramQuantile } from '../../../usage/q
 import { api, qs } from '../api.ts'
 import { Chart } from '../chart.tsx'
 import { num } from '../format.ts'
+import { ErrorNotice } from '../parts.tsx'
 
 const POLL_MS = 2000
 const KEEP = 90
@@ -114,11 +115,7 @@ export function Overview() {
       <h1 id="h-overview" tabIndex={-1}>
         Overview
       </h1>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice error={error} />
       <div class="tiles" aria-live="off">
         <div class="tile">
           <span class="v">{cur ? cur.rps : '…'}</span>

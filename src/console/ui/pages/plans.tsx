@@ -1,5 +1,6 @@
 /** @module The plans from the config (read-only: plans are edited in switchyard.yaml). */
 import { api } from '../api.ts'
+import { TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const expiry = (p: any) =>
@@ -20,22 +21,10 @@ export function Plans() {
       {error && <p class="notice error">{error}</p>}
       <div class="table-wrap">
         <table>
-          <thead>
-            <tr>
-              <th scope="col">plan</th>
-              <th scope="col" class="num">
-                requests / min
-              </th>
-              <th scope="col" class="num">
-                requests / day
-              </th>
-              <th scope="col">models</th>
-              <th scope="col" class="num">
-                days
-              </th>
-              <th scope="col">at expiry</th>
-            </tr>
-          </thead>
+          <TableHead
+            cols={['plan', 'requests / min', 'requests / day', 'models', 'days', 'at expiry']}
+            num={['requests / min', 'requests / day', 'days']}
+          />
           <tbody>
             {(data?.data ?? []).map((p: any) => (
               <tr>

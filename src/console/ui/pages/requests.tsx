@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { localToIso, ms, num, statusClass, when } from '../format.ts'
+import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const EMPTY = { account: '', key: '', model: '', surface: '', status: '', from: '', to: '' }
@@ -88,31 +89,13 @@ export function Requests() {
         {field('to', 'To', { type: 'datetime-local' })}
         <button type="submit">Apply</button>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice error={error} />
       <div class="table-wrap">
         <table aria-describedby="log-help">
-          <thead>
-            <tr>
-              <th scope="col">time</th>
-              <th scope="col">account</th>
-              <th scope="col">surface</th>
-              <th scope="col">model</th>
-              <th scope="col" class="num">
-                status
-              </th>
-              <th scope="col" class="num">
-                latency
-              </th>
-              <th scope="col" class="num">
-                tokens
-              </th>
-              <th scope="col">error</th>
-            </tr>
-          </thead>
+          <TableHead
+            cols={['time', 'account', 'surface', 'model', 'status', 'latency', 'tokens', 'error']}
+            num={['status', 'latency', 'tokens']}
+          />
           <tbody>
             {(data?.data ?? []).map((r: any) => (
               <tr

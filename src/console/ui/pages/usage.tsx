@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { Chart, seriesLines } from '../chart.tsx'
 import { num } from '../format.ts'
+import { ErrorNotice } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const METRICS = [
@@ -92,11 +93,7 @@ export function Usage() {
           </select>
         </label>
       </form>
-      {error && (
-        <p class="notice error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorNotice error={error} />
       {data && !series.length && <p class="notice">No usage in this range.</p>}
       {series.length > 0 && (
         <Chart
