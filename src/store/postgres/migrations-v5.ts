@@ -7,6 +7,8 @@
  * return the bigserial, so they are dropped and created again (their return type changes).
  */
 
+import { ADMIT_DECIDE } from './admit-sql.ts'
+
 export const GATEWAY_ID_V5 = `
 ALTER TABLE requests ADD COLUMN gateway_id TEXT;
 UPDATE requests SET gateway_id = 'legacy_' || id;
@@ -43,50 +45,7 @@ BEGIN
   -- Read the clock once the lock is ours: time spent waiting for it must not make this
   -- decision older than the admission it waited for (retry-after would exceed the window).
   v_now := GREATEST(COALESCE(p_now, (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT), v_last_at);
-  o_minute_used := 0;
-  o_day_used := 0;
-  IF p_rpm IS NOT NULL AND v_seq > 0 THEN
-    SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
-      WHERE r.account_id = p_account AND r.created_at > v_now - p_minute_ms AND r.seq IS NOT NULL
-      ORDER BY r.created_at, r.seq LIMIT 1;
-    IF FOUND THEN o_minute_used := v_seq - v_first_seq + 1; o_minute_first := v_first_at; END IF;
-  END IF;
-  IF p_rpd IS NOT NULL AND v_seq > 0 THEN
-    SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
-      WHERE r.account_id = p_account AND r.created_at > v_now - p_day_ms AND r.seq IS NOT NULL
-      ORDER BY r.created_at, r.seq LIMIT 1;
-    IF FOUND THEN o_day_used := v_seq - v_first_seq + 1; o_day_first := v_first_at; END IF;
-  END IF;
-  o_at := v_now;
-  IF p_rpm IS NOT NULL AND o_minute_used >= p_rpm THEN
-    o_window := 'minute'; v_limit := p_rpm; v_span := p_minute_ms;
-  ELSIF p_rpd IS NOT NULL AND o_day_used >= p_rpd THEN
-    o_window := 'day'; v_limit := p_rpd; v_span := p_day_ms;
-  END IF;
-  IF o_window IS NOT NULL THEN
-    -- The window admits again once the request numbered last − limit + 1 has left it.
-    SELECT r.created_at INTO v_first_at FROM requests r
-      WHERE r.account_id = p_account AND r.seq = v_seq - v_limit + 1;
-    o_retry_at := v_first_at + v_span;
-    o_admitted := FALSE;
-    IF p_susp_max IS NOT NULL THEN
-      -- Fixed windows per key that start at the first refusal.
-      UPDATE api_keys k SET
-        rejections = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
-                          THEN 1 ELSE k.rejections + 1 END,
-        rejections_since = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
-                          THEN v_now ELSE k.rejections_since END
-        WHERE k.id = p_key RETURNING k.rejections INTO v_n;
-      IF v_n > p_susp_max THEN
-        o_suspended_until := v_now + p_susp_ms;
-        UPDATE api_keys k SET suspended_until = o_suspended_until, rejections = 0, rejections_since = NULL
-          WHERE k.id = p_key;
-      END IF;
-    END IF;
-    RETURN NEXT;
-    RETURN;
-  END IF;
-  -- Times never go backwards within an account (v_now is at least admit_at).
+${ADMIT_DECIDE}  -- Times never go backwards within an account (v_now is at least admit_at).
   o_at := v_now;
   v_seq := v_seq + 1;
   INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, stream, created_at, seq)
