@@ -13,6 +13,7 @@
 import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
+import type { WindowSpans } from '../../limits/types.ts'
 import { StoreBusyError } from '../errors.ts'
 import type {
   AdmitInput,
@@ -31,7 +32,7 @@ import type {
 import { AccountQueries } from './accounts.ts'
 import { isBusy } from './errors.ts'
 import { SqliteGuard } from './guard.ts'
-import { LimiterQueries, type WindowSpans } from './limiter.ts'
+import { LimiterQueries } from './limiter.ts'
 import { migrate } from './migrations.ts'
 import { RequestLogQueries } from './request-log.ts'
 import { RollupQueries } from './rollups.ts'

@@ -14,8 +14,6 @@ import { DEFAULT_SPANS, type SuspensionPolicy, type WindowSpans } from '../../li
 import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 
-export type { WindowSpans }
-
 interface Row {
   seq: number
   created_at: number
