@@ -23,15 +23,19 @@ const BOM = '\uFEFF'
  * The parsed value of `text`. A leading byte order mark is ignored (RFC 8259 §8.1 allows it).
  * Throws 400 `invalid_json` naming the line and column of the first syntax error, or 400
  * `invalid_value` when the body nests too deep or holds too many elements. `example` is a body
- * the messages suggest instead.
+ * the messages suggest instead. `limitsChecked`: the caller already held `text` to `limits`
+ * (the body reader does, while reading), so the structural pass is not run a second time.
  */
 export function parseJsonBody(
   text: string,
   example: string,
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
+  limitsChecked = false,
 ): unknown {
-  const limitError = jsonLimitError(text, limits)
-  if (limitError) throw limitError
+  if (!limitsChecked) {
+    const limitError = jsonLimitError(text, limits)
+    if (limitError) throw limitError
+  }
   const json = text.startsWith(BOM) ? text.slice(1) : text
   const skipped = text.length - json.length
   try {

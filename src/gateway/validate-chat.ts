@@ -20,10 +20,15 @@ const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "co
 /**
  * The body as a JSON object: `parseJsonBody`'s checks (syntax with line and column, nesting and
  * size limits), then 400 `invalid_type` when the JSON is not an object. `validateChatRequest`
- * checks the object's shape.
+ * checks the object's shape. `limitsChecked`: `text` came from the body reader, which already held
+ * it to the structural limits.
  */
-export function parseChatBody(text: string, example: string = EXAMPLE): Record<string, unknown> {
-  const body = parseJsonBody(text, example)
+export function parseChatBody(
+  text: string,
+  example: string = EXAMPLE,
+  limitsChecked = false,
+): Record<string, unknown> {
+  const body = parseJsonBody(text, example, undefined, limitsChecked)
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
     throw new GatewayError(

@@ -79,7 +79,8 @@ export class Pipeline {
     try {
       checkJsonContentType(request)
       const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
-      const decoded = surface.decode(text)
+      // readBodyText held the text to the JSON structural limits while reading it.
+      const decoded = surface.decode(text, true)
       const entry = deps.catalogue.resolve(decoded.model)
       if (ex) {
         ex.model = entry.id

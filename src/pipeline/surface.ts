@@ -97,8 +97,11 @@ export interface Surface<View> {
   readonly name: SurfaceName
   /** The caller's API key from the request headers; throws 401 when there is none. */
   credential(headers: Headers): string
-  /** Parses and validates a body; throws 400 `GatewayError`s whose `param` uses the surface's field names. */
-  decode(text: string): Decoded<View>
+  /**
+   * Parses and validates a body; throws 400 `GatewayError`s whose `param` uses the surface's field
+   * names. `limitsChecked`: the body reader already held `text` to the JSON structural limits.
+   */
+  decode(text: string, limitsChecked?: boolean): Decoded<View>
   /** Every catalogue feature the request uses, with the field (surface terms) that first uses it. */
   features(view: View): FeatureUse[]
   /** The requested temperature, checked against the model's range. */

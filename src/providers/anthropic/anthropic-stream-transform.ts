@@ -27,7 +27,7 @@ import type { SSEEvent } from '../sse/index.ts'
 import type { ChatCompletionChunk, FinishReason } from '../types.ts'
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-types.ts'
 import { completionId } from './convert-anthropic-response.ts'
-import { convertAnthropicUsage } from './convert-anthropic-usage.ts'
+import { convertAnthropicUsage, mergeUsage } from './convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from './map-anthropic-error.ts'
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts'
 
@@ -152,18 +152,4 @@ function parseEvent(sse: SSEEvent, label: string): AnthropicStreamEvent {
     throw invalidResponse(label, `stream event '${sse.event ?? 'message'}' has no type`)
   }
   return data as AnthropicStreamEvent
-}
-
-/** Later events repeat or update counts (message_delta's `output_tokens` is cumulative). */
-function mergeUsage(into: AnthropicUsage, from: AnthropicUsage | undefined): void {
-  if (!from) return
-  for (const key of [
-    'input_tokens',
-    'output_tokens',
-    'cache_creation_input_tokens',
-    'cache_read_input_tokens',
-  ] as const) {
-    const value = from[key]
-    if (typeof value === 'number') into[key] = value
-  }
 }

@@ -24,3 +24,17 @@ export function convertAnthropicUsage(usage: AnthropicUsage | undefined): Usage 
     prompt_tokens_details: { cached_tokens: cached },
   }
 }
+
+/** Later events repeat or update counts (message_delta's `output_tokens` is cumulative). */
+export function mergeUsage(into: AnthropicUsage, from: AnthropicUsage | undefined): void {
+  if (!from) return
+  for (const key of [
+    'input_tokens',
+    'output_tokens',
+    'cache_creation_input_tokens',
+    'cache_read_input_tokens',
+  ] as const) {
+    const value = from[key]
+    if (typeof value === 'number') into[key] = value
+  }
+}

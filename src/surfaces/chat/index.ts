@@ -20,8 +20,8 @@ import { ChatChunkEncoder } from './stream-encoder.ts'
 export const chatSurface: Surface<ChatRequestInput> = {
   name: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
-  decode(text) {
-    const view = validateChatRequest(parseChatBody(text))
+  decode(text, limitsChecked) {
+    const view = validateChatRequest(parseChatBody(text, undefined, limitsChecked))
     return { model: view.model, view, stream: view.stream === true }
   },
   features: detectFeatures,

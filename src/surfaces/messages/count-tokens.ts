@@ -24,12 +24,13 @@ const checker = TypeCompiler.Compile(CountTokensRequestSchema)
 
 const countSurface = {
   credential: apiKeyOrBearer,
-  decode(text: string) {
+  decode(text: string, limitsChecked?: boolean) {
     const view = validateWith(
       checker,
       parseChatBody(
         text,
         '{"model": "<prefix>/<model>", "messages": [{"role": "user", "content": "Hello"}]}',
+        limitsChecked,
       ),
     )
     return { model: view.model, view, stream: false }

@@ -30,8 +30,8 @@ export const MESSAGES_EXAMPLE =
 export const messagesSurface: Surface<MessagesRequest> = {
   name: 'messages',
   credential: apiKeyOrBearer,
-  decode(text) {
-    const view = validateWith(checker, parseChatBody(text, MESSAGES_EXAMPLE))
+  decode(text, limitsChecked) {
+    const view = validateWith(checker, parseChatBody(text, MESSAGES_EXAMPLE, limitsChecked))
     return { model: view.model, view, stream: view.stream === true }
   },
   features: detectMessagesFeatures,

@@ -11,7 +11,7 @@ import type { CatalogueEntry } from '../../gateway/routing.ts'
 import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
 import type { EncodeContext, Forwarding, RawEvent } from '../../pipeline/surface.ts'
 import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
-import { convertAnthropicUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
+import { convertAnthropicUsage, mergeUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import type { Usage } from '../../providers/types.ts'
@@ -93,12 +93,12 @@ class RelayEncoder implements StreamEncoder<RawEvent> {
     switch (ev.event) {
       case 'message_start': {
         const start = parse(data) as { message?: { usage?: AnthropicUsage } } | null
-        merge(this.usageSoFar, start?.message?.usage)
+        mergeUsage(this.usageSoFar, start?.message?.usage)
         data = swapModel(data, this.ctx.modelId)
         break
       }
       case 'message_delta':
-        merge(this.usageSoFar, (parse(data) as { usage?: AnthropicUsage } | null)?.usage)
+        mergeUsage(this.usageSoFar, (parse(data) as { usage?: AnthropicUsage } | null)?.usage)
         break
       case 'content_block_delta':
         // Parsed only to count generated text, for the estimate if the client disconnects.
@@ -153,19 +153,5 @@ function parse(data: string): unknown {
     return JSON.parse(data)
   } catch {
     return null
-  }
-}
-
-/** Later events repeat or update counts (message_delta's `output_tokens` is cumulative). */
-function merge(into: AnthropicUsage, from: AnthropicUsage | undefined): void {
-  if (!from) return
-  for (const key of [
-    'input_tokens',
-    'output_tokens',
-    'cache_creation_input_tokens',
-    'cache_read_input_tokens',
-  ] as const) {
-    const value = from[key]
-    if (typeof value === 'number') into[key] = value
   }
 }

@@ -23,8 +23,8 @@ export const DROPPED_TOOLS_HEADER = 'x-switchyard-dropped-tools'
 export const responsesSurface: Surface<ResponsesView> = {
   name: 'responses',
   credential: (headers) => bearer(headers.get('authorization')),
-  decode(text) {
-    const view = decodeView(text)
+  decode(text, limitsChecked) {
+    const view = decodeView(text, limitsChecked)
     return { model: view.input.model, view, stream: view.input.stream === true }
   },
   features: featureUses,

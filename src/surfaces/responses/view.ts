@@ -32,8 +32,8 @@ export interface ResponsesView {
 }
 
 /** Throws only 400 `GatewayError`s naming the Responses field. */
-export function decodeView(text: string): ResponsesView {
-  const input = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE))
+export function decodeView(text: string, limitsChecked = false): ResponsesView {
+  const input = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked))
   const decoded = decodeResponses(input)
   return { input, decoded, served: decoded.tools.all, temperature: input.temperature ?? 1 }
 }
