@@ -32,8 +32,8 @@ export function checkJsonContentType(request: Request): void {
  * The body as text, read piece by piece as it arrives. More than `limit` bytes → 413, declared or
  * counted (a chunked upload cannot exceed it either). A JSON structure that breaks `json`'s limits
  * → the same 400 `parseJsonBody` would give, as soon as the piece that breaks it arrives: 10 MB of
- * `[` costs one piece, not a 10 MB buffer, a 10 MB string and a parse. The parse scans the whole
- * text again, which costs a few milliseconds per 10 MB of valid JSON.
+ * `[` costs one piece, not a 10 MB buffer, a 10 MB string and a parse. The pipeline tells the
+ * surface decoder the limits were checked here, so a valid body is scanned once.
  */
 export async function readBodyText(
   request: Request,
