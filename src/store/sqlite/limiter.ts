@@ -57,6 +57,7 @@ export class LimiterQueries {
         'UPDATE api_keys SET suspended_until = ?, rejections = 0, rejections_since = NULL WHERE id = ?',
       ),
     }
+    // A lone admission runs directly in its transaction: nothing else in it to protect.
     this.admitTx = db.transaction((input: AdmitInput) => this.admitLocked(input)).immediate as never
     // Inside the outer transaction a nested one is a SAVEPOINT: a failing admission undoes only its own writes.
     const nested = db.transaction((input: AdmitInput) => this.admitLocked(input))
@@ -75,9 +76,12 @@ export class LimiterQueries {
     return this.admitTx(input)
   }
 
-  /** One result per input, in order; an admission that failed gets its error instead. */
+  /**
+   * One result per input, in order; an admission that failed gets its error instead. A batch of
+   * one opens no savepoint: its failure (or a busy lock) is thrown, as `admit` would.
+   */
   admitMany(inputs: AdmitInput[]): Array<AdmitResult | Error> {
-    return this.admitManyTx(inputs)
+    return inputs.length === 1 ? [this.admitTx(inputs[0]!)] : this.admitManyTx(inputs)
   }
 
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
