@@ -61,6 +61,11 @@ export class ManualScheduler implements Scheduler {
     return new ManualTimer(fire, this.armed)
   }
 
+  /** Resolves when the clock has moved `ms` on (for scripted sources in tests). */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.timer(resolve).at(this.time + ms))
+  }
+
   /** Moves the clock forward by `ms`, firing what falls due. */
   async advance(ms: number): Promise<void> {
     const until = this.time + ms
