@@ -75,7 +75,14 @@ export class AuthCache {
    * A hit inside the bound answers synchronously (no promise on the hot path).
    */
   find(hash: string): Found | null | Promise<Found | null> {
-    if (this.now() - this.validatedAt >= this.checkMs * AHEAD) return this.fresh().then(() => this.cached(hash))
+    const age = this.now() - this.validatedAt
+    if (age >= this.checkMs) return this.fresh().then(() => this.cached(hash))
+    if (age >= this.checkMs * AHEAD && !this.checking) {
+      // Early: read the generation now without holding this request up; a failure changes
+      // nothing (the request that reaches the deadline reads it again, and waits).
+      this.checking = this.check()
+      this.checking.catch(() => {})
+    }
     return this.cached(hash)
   }
 
@@ -111,17 +118,10 @@ export class AuthCache {
   }
 
   /**
-   * Past AHEAD of the bound: starts a generation read without waiting for it. Past the bound:
-   * waits until a read that started within the bound has finished (at most two reads: the one
-   * in flight may have started too early, the next starts after this call did).
+   * Waits until a generation read that started within the bound has finished (at most two
+   * reads: the one in flight may have started too early, the next starts after this call did).
    */
   private async fresh(): Promise<void> {
-    if (this.now() - this.validatedAt < this.checkMs) {
-      this.checking ??= this.check()
-      // A failed early read changes nothing; the request that reaches the deadline retries it.
-      this.checking.catch(() => {})
-      return
-    }
     while (this.now() - this.validatedAt >= this.checkMs) {
       this.checking ??= this.check()
       await this.checking
