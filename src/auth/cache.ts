@@ -5,7 +5,7 @@
  *
  * Freshness bound (AUTH_CHECK_MS = 250 ms): every write that can change an authentication answer
  * bumps one generation counter in the database, in the writer's own commit (triggers: SQLite
- * migration 6, PostgreSQL migration 7), so the CLI, a sibling worker or another replica bump it
+ * migration 7, PostgreSQL migration 7), so the CLI, a sibling worker or another replica bump it
  * without knowing about any cache. Entries are used only while the last generation read that
  * found them valid *started* less than AUTH_CHECK_MS ago; past that a request waits for a new
  * read (one read per process at a time, started a little early so most requests never wait),

@@ -222,7 +222,7 @@ export class AccountQueries {
     return this.mustKey(id)
   }
 
-  /** Kept by triggers (migration 6) on every write that can change an authentication answer. */
+  /** Kept by triggers (migration 7) on every write that can change an authentication answer. */
   authGeneration(): number {
     return this.q.generation.get()!.n
   }

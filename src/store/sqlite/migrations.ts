@@ -175,12 +175,33 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
     `,
   },
   {
+    // The hot path writes only what limits and /v1/usage need. The limiter gets its own narrow
+    // log (one primary key: account, time, sequence) and the request log row is written once,
+    // complete, with the outcome — so the log's indexes and the gateway id's unique index (only
+    // outcome updates looked rows up by it) leave the admission. requests_account_seq was the
+    // limiter's alone. Admissions carry over so limits hold across the upgrade; retention trims
+    // them to the day window.
+    version: 6,
+    sql: `
+      CREATE TABLE admissions (
+        account_id INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (account_id, created_at, seq)
+      ) WITHOUT ROWID;
+      INSERT OR IGNORE INTO admissions (account_id, created_at, seq)
+        SELECT account_id, created_at, seq FROM requests WHERE seq IS NOT NULL;
+      DROP INDEX requests_account_seq;
+      DROP INDEX requests_gateway_id;
+    `,
+  },
+  {
     // The authentication cache's generation (src/auth/cache.ts): one counter, bumped by triggers
     // on every write that can change an authentication answer, so every writer (the CLI, other
     // workers, other processes) invalidates every process's cache without knowing about it.
     // Only the columns auth reads, and only real changes: admission's rejection counting
     // (rejections, rejections_since) must not empty every cache on each 429.
-    version: 6,
+    version: 7,
     sql: `
       CREATE TABLE auth_generation (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
       INSERT INTO auth_generation (id, n) VALUES (1, 0);
