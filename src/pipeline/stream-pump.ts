@@ -58,8 +58,10 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     private readonly encoder: StreamEncoder<T>,
     private readonly opts: WriteStreamOptions,
   ) {
-    this.sched = opts.scheduler ?? realScheduler
-    this.timer = this.sched.timer(() => this.tick())
+    const deadline = opts.scheduler || !isStreamPlan(source) ? undefined : source.ctx.deadline
+    this.sched = opts.scheduler ?? deadline?.scheduler ?? realScheduler
+    // The request's timer, if it has one (it timed the first byte): taken over, not a second one.
+    this.timer = deadline ? deadline.own(() => this.tick()) : this.sched.timer(() => this.tick())
     this.t0 = this.sched.now()
     this.holdAt = this.t0 + opts.holdMs
     if (isStreamPlan(source)) {

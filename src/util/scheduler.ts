@@ -40,6 +40,36 @@ class RealTimer implements Timer {
   }
 }
 
+/**
+ * One timer for a whole request, whose action passes from owner to owner: `upstreamFetch` holds it
+ * for the first byte, then the stream writer for the hold, keep-alive, idle and total deadlines.
+ */
+export class Deadline implements Timer {
+  private fire: () => void = noop
+  private readonly timer: Timer
+
+  constructor(readonly scheduler: Scheduler) {
+    this.timer = scheduler.timer(() => this.fire())
+  }
+
+  /** Takes the timer over, disarmed: `fire` runs when it next falls due. */
+  own(fire: () => void): Timer {
+    this.timer.cancel()
+    this.fire = fire
+    return this
+  }
+
+  at(time: number): void {
+    this.timer.at(time)
+  }
+
+  cancel(): void {
+    this.timer.cancel()
+  }
+}
+
+const noop = (): void => {}
+
 export const realScheduler: Scheduler = {
   now: () => performance.now(),
   timer: (fire) => new RealTimer(fire),

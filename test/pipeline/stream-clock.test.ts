@@ -7,11 +7,13 @@
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
 import { type StreamOutcome, writeStream } from '../../src/pipeline/stream-writer.ts'
+import { upstreamFetch } from '../../src/providers/http.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { upstreamPlan } from '../../src/providers/stream-plan.ts'
 import type { Timeouts } from '../../src/providers/types.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
-import { ManualScheduler } from '../../src/util/scheduler.ts'
+import { GatewayError } from '../../src/util/errors.ts'
+import { Deadline, ManualScheduler } from '../../src/util/scheduler.ts'
 import { callContext } from '../providers/helpers.ts'
 
 const PROVIDER = {
@@ -145,5 +147,63 @@ describe('one timer per stream, on an injected clock', () => {
     await clock.advance(90_000) // nobody reads: the upstream is not being waited for
     expect(await next(reader)).toContain('"content":"b"')
     expect(finished).toEqual([])
+  })
+})
+
+describe('the first-byte wait on the same timer', () => {
+  test('an upstream that sends no headers for firstByteMs → 504, the request aborted through ctx.cancel; headers in time disarm it', async () => {
+    const stalled = Promise.withResolvers<Response>()
+    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => stalled.promise })
+    try {
+      const clock = new ManualScheduler()
+      const cancel = new AbortController()
+      const ctx = {
+        ...callContext(PROVIDER, {
+          signal: cancel.signal,
+          timeouts: { firstByteMs: 45_000, totalMs: 600_000 },
+        }),
+        cancel: (reason: GatewayError) => cancel.abort(reason),
+        deadline: new Deadline(clock),
+      }
+      let error: unknown
+      const call = upstreamFetch(
+        `http://127.0.0.1:${server.port}/`,
+        { method: 'POST', body: '{}' },
+        ctx,
+        () => {
+          throw new Error('not reached')
+        },
+      ).catch((e) => (error = e))
+      await clock.advance(44_999)
+      expect(error).toBeUndefined()
+      await clock.advance(1)
+      await call
+      expect(error).toBeInstanceOf(GatewayError)
+      expect((error as GatewayError).status).toBe(504)
+      expect((error as GatewayError).message).toContain('did not answer within 45000 ms')
+      expect(cancel.signal.aborted).toBe(true)
+
+      // Headers in time: the timer is disarmed (nothing fires when the clock moves on).
+      const ok = {
+        ...ctx,
+        signal: new AbortController().signal,
+        deadline: new Deadline(clock),
+        cancel: undefined,
+      }
+      const quick = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('data: x\n\n') })
+      try {
+        const res = await upstreamFetch(`http://127.0.0.1:${quick.port}/`, { method: 'POST' }, ok, () => {
+          throw new Error('not reached')
+        })
+        await clock.advance(60_000)
+        expect(res.status).toBe(200)
+        await res.body?.cancel()
+      } finally {
+        quick.stop(true)
+      }
+    } finally {
+      stalled.resolve(new Response(''))
+      server.stop(true)
+    }
   })
 })
