@@ -92,7 +92,7 @@ class ReadWatch {
   private readonly onTimer = (): void => this.check()
 
   constructor(
-    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
+    private readonly reader: { cancel(reason?: unknown): Promise<void> },
     private readonly timeouts: ReadTimeouts,
     private readonly label: string,
   ) {
