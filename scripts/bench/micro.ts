@@ -1,12 +1,14 @@
 /**
  * @module
  * In-process cost of the per-request bookkeeping, with the real pieces on a real SQLite file:
- * `authenticate` (key hash + lookup + plan), `store.admit` (the limiter's write transaction —
+ * `authenticate` (key hash + cached lookup + plan; and with the cache off, the store lookup every
+ * request pays on a miss), `store.admit` (the limiter's write transaction —
  * the admission row) and `recorder.record` (the outcome, written in batches; its flush is
  * included). `admit` is timed one request at a time (no group commit to share: the cost at low
  * load) and 16 at once (as under load); also on a plan with limits, which counts the windows.
  */
 import { join } from 'node:path'
+import { AuthCache } from '../../src/auth/cache.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { parseSSE } from '../../src/providers/sse/index.ts'
@@ -20,7 +22,10 @@ import { configDoc, type Mocks } from './processes.ts'
 
 export interface MicroResult {
   iterations: number
+  /** authenticate as served: the key found in the authentication cache. */
   authUs: number
+  /** authenticate with the cache off: the store's key lookup on every request (a cache miss). */
+  authUncachedUs: number
   admitUs: number
   /** admit with 16 requests arriving together (they share one group commit). */
   admitBatchedUs: number
@@ -99,16 +104,21 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       suspension: { maxRejections: 50, windowMs: 600_000, durationMs: 900_000 },
     })
     /** Admitted requests, with where they were counted (the pipeline passes this on to the recorder). */
-    const usageIds: Array<{ gatewayId: string; at: number | undefined }> = []
+    const usageIds: Array<{ gatewayId: string; requestId: string; at: number }> = []
 
     const warm = Math.min(1000, iterations)
     await perOp(warm, () => authenticate(deps, header))
     await perOp(warm, (i) => deps.store.admit(admitInput(-1 - i, false)))
 
+    const uncached = { ...deps, authCache: new AuthCache(deps.store, { maxKeys: 0 }) }
+    await perOp(warm, () => authenticate(uncached, header))
     const authUs = await perOp(iterations, () => authenticate(deps, header))
+    const authUncachedUs = await perOp(iterations, () => authenticate(uncached, header))
     const admitUs = await perOp(iterations, async (i) => {
-      const r = await deps.store.admit(admitInput(i, false))
-      if (r.admitted) usageIds.push({ gatewayId: r.gatewayId, at: r.loggedAt })
+      const input = admitInput(i, false)
+      const r = await deps.store.admit(input)
+      if (r.admitted)
+        usageIds.push({ gatewayId: r.gatewayId, requestId: input.requestId, at: r.loggedAt ?? input.now })
     })
     const group = 16
     const batchedN = Math.ceil(iterations / group)
@@ -116,16 +126,25 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       (await perOp(batchedN, (i) =>
         Promise.all(
           Array.from({ length: group }, async (_, j) => {
-            const r = await deps.store.admit(admitInput(iterations + i * group + j, false))
-            if (r.admitted) usageIds.push({ gatewayId: r.gatewayId, at: r.loggedAt })
+            const input = admitInput(iterations + i * group + j, false)
+            const r = await deps.store.admit(input)
+            if (r.admitted)
+              usageIds.push({
+                gatewayId: r.gatewayId,
+                requestId: input.requestId,
+                at: r.loggedAt ?? input.now,
+              })
           }),
         ),
       )) / group
     const t0 = performance.now()
-    for (const { gatewayId, at } of usageIds) {
+    for (const { gatewayId, requestId, at } of usageIds) {
       deps.recorder.record({
         gatewayId,
-        counted: at === undefined ? undefined : { accountId: auth.account.id, model: 'mock/bench', at },
+        requestId,
+        surface: 'chat',
+        stream: false,
+        counted: { accountId: auth.account.id, keyId: auth.key.id, model: 'mock/bench', at },
         status: 200,
         promptTokens: 20,
         completionTokens: 20,
@@ -142,6 +161,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
     return {
       iterations,
       authUs,
+      authUncachedUs,
       admitUs,
       admitBatchedUs,
       recordUs,

@@ -83,8 +83,16 @@ export interface Forwarding<View> {
   request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
   /** A whole (non-stream) upstream answer → the client's body and the usage to record. */
   relayJson(upstream: Response, ctx: EncodeContext<View>): Promise<{ body: string; usage: Usage | null }>
-  /** The upstream's raw event stream → bytes for the client, reading usage on the way. */
-  relayStream(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
+  /**
+   * The upstream's parsed events → bytes for the client, reading usage on the way. Used when
+   * `relayBytes` is absent. One of the two must be given.
+   */
+  relayStream?(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
+  /**
+   * Preferred: the upstream's body chunks as they arrive → bytes for the client (`ByteRelay`:
+   * events framed at the byte level, only the ones that carry the model, usage or an error parsed).
+   */
+  relayBytes?(ctx: EncodeContext<View>): StreamEncoder<Uint8Array>
 }
 
 /** One server-sent event as the upstream framed it. */

@@ -172,6 +172,9 @@ export class SqliteStore implements Store {
   setKeySuspended(id: string, until: number | null) {
     return this.write(() => this.accounts.setKeySuspended(id, until))
   }
+  authGeneration() {
+    return this.read(() => this.accounts.authGeneration())
+  }
 
   admit(input: AdmitInput): Promise<AdmitResult> {
     return new Promise((resolve, reject) => {
@@ -258,7 +261,10 @@ export class SqliteStore implements Store {
   }
   pruneHistory(p: RetentionPolicy) {
     return this.write(
-      () => this.usage.pruneLog(p) + this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk),
+      () =>
+        this.usage.pruneLog(p) +
+        this.limiter.prune(p.logKeepAfter, p.chunk) +
+        this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk),
     )
   }
   createSession(hash: string, s: ConsoleSession, now: number) {
