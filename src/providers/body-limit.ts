@@ -23,10 +23,15 @@ export function responseTooLarge(label: string, limit: number, what: string): Ga
   )
 }
 
-/** How long a body read may wait: for each piece (`idleMs`) and in all (`totalMs`, from the first read). */
+/**
+ * How long a body read may wait: for each piece (`idleMs`) and in all (`totalMs`, from the first
+ * read), and the error each wait past them ends the read with.
+ */
 export interface ReadTimeouts {
   idleMs: number
   totalMs: number
+  idleError(): GatewayError
+  totalError(): GatewayError
 }
 
 /**
@@ -57,7 +62,7 @@ export async function readCappedText(
     throw err
   }
   const reader = body.getReader()
-  const watch = timeouts ? new ReadWatch(reader, timeouts, label) : null
+  const watch = timeouts ? new ReadWatch(reader, timeouts) : null
   const decoder = new TextDecoder()
   const pieces: string[] = []
   let size = 0
@@ -94,7 +99,6 @@ class ReadWatch {
   constructor(
     private readonly reader: { cancel(reason?: unknown): Promise<void> },
     private readonly timeouts: ReadTimeouts,
-    private readonly label: string,
   ) {
     this.deadline = this.lastRead + timeouts.totalMs
     this.arm(this.lastRead)
@@ -111,18 +115,13 @@ class ReadWatch {
 
   private check(): void {
     const now = performance.now()
-    const { idleMs, totalMs } = this.timeouts
-    if (now >= this.deadline) {
-      this.fail(`did not finish within ${totalMs} ms`)
-    } else if (now - this.lastRead >= idleMs) {
-      this.fail(`sent nothing for ${idleMs} ms`)
-    } else {
-      this.arm(now)
-    }
+    if (now >= this.deadline) this.fail(this.timeouts.totalError())
+    else if (now - this.lastRead >= this.timeouts.idleMs) this.fail(this.timeouts.idleError())
+    else this.arm(now)
   }
 
-  private fail(what: string): void {
-    this.failure = new GatewayError(504, 'upstream_timeout', `Upstream '${this.label}' ${what}.`)
-    this.reader.cancel(this.failure).catch(() => {})
+  private fail(err: GatewayError): void {
+    this.failure = err
+    this.reader.cancel(err).catch(() => {})
   }
 }

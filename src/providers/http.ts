@@ -152,7 +152,12 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
     if (cut && res.body && declared !== null && Number(declared) <= Math.min(limit, NATIVE_READ_MAX)) {
       return await readDeclared(res, ctx, cut)
     }
-    return await readCappedText(res.body, res.headers, limit, label, 'a response body', ctx.timeouts)
+    return await readCappedText(res.body, res.headers, limit, label, 'a response body', {
+      idleMs: ctx.timeouts.idleMs,
+      totalMs: ctx.timeouts.totalMs,
+      idleError: () => idleTimeout(ctx),
+      totalError: () => totalTimeout(ctx),
+    })
   } catch (err) {
     if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
     if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
