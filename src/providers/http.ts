@@ -102,9 +102,9 @@ export async function upstreamFetch(
       throw unreachableError(label, err, ctx.provider.api_key)
     }
     if (res.ok) {
-      // The first-byte timer is cleared below; its controller stays attached to the fetch, so
-      // aborting it later is how `readText` cuts a body it reads natively.
-      ;(res as Cuttable)[CUT] = (reason) => timer.abort(reason)
+      // What aborts this fetch stays reachable from its response: it is how `readText` cuts a
+      // body it reads natively.
+      ;(res as Cuttable)[CUT] = own ? (reason) => own.abort(reason) : ctx.cancel!
       return res
     }
     // The error body is read under the same first-byte timer (it belongs to the refusal), capped.
@@ -179,16 +179,21 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
 async function readDeclared(res: Response, ctx: CallContext, cut: (reason: GatewayError) => void) {
   const { idleMs, totalMs } = ctx.timeouts
   const ms = Math.min(idleMs, totalMs)
-  const timer = setTimeout(() => {
+  const onTimeout = (): void => {
     const label = ctx.provider.prefix
     cut(
       new GatewayError(504, 'upstream_timeout', `Upstream '${label}' did not send its body within ${ms} ms.`),
     )
-  }, ms)
+  }
+  // The request's one timer when it has one (upstreamFetch is done with it), else a timer of its own.
+  const deadline = ctx.deadline
+  const timer = deadline ? undefined : setTimeout(onTimeout, ms)
+  deadline?.own(onTimeout).at(deadline.scheduler.now() + ms)
   try {
     return await res.text()
   } finally {
-    clearTimeout(timer)
+    if (deadline) deadline.cancel()
+    else clearTimeout(timer)
   }
 }
 

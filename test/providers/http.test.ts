@@ -13,6 +13,7 @@ import {
   upstreamFetch,
 } from '../../src/providers/http.ts'
 import { GatewayError } from '../../src/util/errors.ts'
+import { Deadline, realScheduler } from '../../src/util/scheduler.ts'
 import { validateError } from '../support/openai-schemas.ts'
 import { bytes, callContext, drain } from './helpers.ts'
 
@@ -341,6 +342,18 @@ describe('readText on a real upstream answer', () => {
     const err = await readText(await fetchFrom(`${server.url}stall-declared`, ctx), ctx).catch((e) => e)
     expect(err).toMatchObject({ status: 504, code: 'upstream_timeout' })
     expect(performance.now() - t0).toBeLessThan(3_000)
+  })
+
+  test("with the pipeline's merged signal and one timer per request, a stalled declared body → 504 too", async () => {
+    using server = upstream()
+    const cancel = new AbortController()
+    const ctx = {
+      ...callContext(provider, { signal: cancel.signal, timeouts: { idleMs: 100, totalMs: 5_000 } }),
+      cancel: (reason: GatewayError) => cancel.abort(reason),
+      deadline: new Deadline(realScheduler),
+    }
+    const err = await readText(await fetchFrom(`${server.url}stall-declared`, ctx), ctx).catch((e) => e)
+    expect(err).toMatchObject({ status: 504, code: 'upstream_timeout' })
   })
 
   test('an undeclared body: idle_ms bounds each piece, not the whole body; total_ms bounds it all', async () => {
