@@ -83,9 +83,10 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
       encoder = p.surface.streamEncoder(p.encodeCtx) as StreamEncoder<unknown>
     } else {
       const upstream = await forwardCall(adapter, call.forward, ctx)
-      if (!upstream.body)
+      if (call.relay.events) source = await call.relay.events(upstream, ctx)
+      else if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
-      source = upstreamEvents(upstream.body, ctx)
+      else source = upstreamEvents(upstream.body, ctx)
       encoder = call.relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
     }
   } catch (e) {

@@ -29,6 +29,7 @@ import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import type { FeatureUse } from '../gateway/features.ts'
 import type { CatalogueEntry } from '../gateway/routing.ts'
 import type {
+  CallContext,
   ChatCompletion,
   ChatCompletionChunk,
   ChatRequest,
@@ -85,6 +86,11 @@ export interface Forwarding<View> {
   relayJson(upstream: Response, ctx: EncodeContext<View>): Promise<{ body: string; usage: Usage | null }>
   /** The upstream's raw event stream → bytes for the client, reading usage on the way. */
   relayStream(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
+  /**
+   * The upstream's events for `relayStream` (default: its body parsed as SSE). A surface checks
+   * here what must still fail as an HTTP error: a JSON body, or a first event that is one.
+   */
+  events?(upstream: Response, ctx: CallContext): Promise<ReadableStream<RawEvent>>
 }
 
 /** One server-sent event as the upstream framed it. */
