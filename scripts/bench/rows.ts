@@ -13,11 +13,13 @@ import type { UsageVolumeResult } from './usage-volume.ts'
 export const TARGETS = {
   ratioNonStream: { op: '>=', value: 0.25, text: '≥ 0.25 × direct' },
   ratioStream: { op: '>=', value: 0.5, text: '≥ 0.50 × direct' },
-  addedP50: { op: '<=', value: 0.4, text: '≤ 0.4 ms' },
+  addedP50: { op: '<=', value: 0.3, text: '≤ 0.30 ms' },
   addedP99: { op: '<=', value: 1.0, text: '≤ 1.0 ms' },
-  cpu: { op: '<=', value: 100, text: '≤ 100 µs' },
-  rssLoad: { op: '<=', value: 100, text: '≤ 100 MB' },
-  rssStreams: { op: '<=', value: 250, text: '≤ 250 MB' },
+  /** Issue 12: CPU per request at c64 — the saturated cost, where a core is the limit. */
+  cpuNonStream: { op: '<=', value: 80, text: '≤ 80 µs' },
+  cpuStream: { op: '<=', value: 100, text: '≤ 100 µs' },
+  rssLoad: { op: '<=', value: 80, text: '≤ 80 MB' },
+  rssStreams: { op: '<=', value: 150, text: '≤ 150 MB' },
   zero: { op: '==', value: 0, text: '0' },
 } satisfies Record<string, Target>
 
@@ -73,7 +75,9 @@ export function closedRows(cells: Record<string, ClosedCell>): Row[] {
     )
     rows.push(...latencyRows(what, cell.direct, cell.gateway))
     const cpu = series(cell.gatewayCpuUs)
-    rows.push(row(`gateway CPU per request, ${what}`, fmtSeries(cpu, 0, 'µs'), cpu.median, TARGETS.cpu))
+    // The issue sets CPU targets at c64 (saturated); c16 is shown for the trend.
+    const cpuTarget = c === 'c64' ? (mode === 'nonstream' ? TARGETS.cpuNonStream : TARGETS.cpuStream) : null
+    rows.push(row(`gateway CPU per request, ${what}`, fmtSeries(cpu, 0, 'µs'), cpu.median, cpuTarget))
     const errors = [...cell.direct, ...cell.gateway].reduce((a, r) => a + r.errors, 0)
     if (errors) rows.push(row(`errors (non-2xx, socket), ${what}`, fmt(errors), errors, TARGETS.zero))
   }
@@ -98,7 +102,8 @@ export function openRows(cells: Record<Mode, OpenCell>, rate: number): Row[] {
         `gateway CPU per request, ${label(mode)}, ${rate} req/s`,
         fmtSeries(cpu, 0, 'µs'),
         cpu.median,
-        TARGETS.cpu,
+        // No target at 200 req/s (the issue's are at c64): an idle-woken request's cost, shown as is.
+        null,
       ),
     )
     const errors = [...cell.direct, ...cell.gateway].reduce((a, r) => a + r.errors, 0)
