@@ -99,7 +99,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       suspension: { maxRejections: 50, windowMs: 600_000, durationMs: 900_000 },
     })
     /** Admitted requests, with where they were counted (the pipeline passes this on to the recorder). */
-    const usageIds: Array<{ gatewayId: string; at: number | undefined }> = []
+    const usageIds: Array<{ gatewayId: string; requestId: string; at: number }> = []
 
     const warm = Math.min(1000, iterations)
     await perOp(warm, () => authenticate(deps, header))
@@ -107,8 +107,10 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
 
     const authUs = await perOp(iterations, () => authenticate(deps, header))
     const admitUs = await perOp(iterations, async (i) => {
-      const r = await deps.store.admit(admitInput(i, false))
-      if (r.admitted) usageIds.push({ gatewayId: r.gatewayId, at: r.loggedAt })
+      const input = admitInput(i, false)
+      const r = await deps.store.admit(input)
+      if (r.admitted)
+        usageIds.push({ gatewayId: r.gatewayId, requestId: input.requestId, at: r.loggedAt ?? input.now })
     })
     const group = 16
     const batchedN = Math.ceil(iterations / group)
@@ -116,16 +118,25 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       (await perOp(batchedN, (i) =>
         Promise.all(
           Array.from({ length: group }, async (_, j) => {
-            const r = await deps.store.admit(admitInput(iterations + i * group + j, false))
-            if (r.admitted) usageIds.push({ gatewayId: r.gatewayId, at: r.loggedAt })
+            const input = admitInput(iterations + i * group + j, false)
+            const r = await deps.store.admit(input)
+            if (r.admitted)
+              usageIds.push({
+                gatewayId: r.gatewayId,
+                requestId: input.requestId,
+                at: r.loggedAt ?? input.now,
+              })
           }),
         ),
       )) / group
     const t0 = performance.now()
-    for (const { gatewayId, at } of usageIds) {
+    for (const { gatewayId, requestId, at } of usageIds) {
       deps.recorder.record({
         gatewayId,
-        counted: at === undefined ? undefined : { accountId: auth.account.id, model: 'mock/bench', at },
+        requestId,
+        surface: 'chat',
+        stream: false,
+        counted: { accountId: auth.account.id, keyId: auth.key.id, model: 'mock/bench', at },
         status: 200,
         promptTokens: 20,
         completionTokens: 20,

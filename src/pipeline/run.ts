@@ -184,7 +184,9 @@ export class Pipeline {
       if (decoded.stream) traffic.end(ex, status)
       deps.recorder.record({
         gatewayId: admit.gatewayId,
+        requestId: rid,
         surface: surface.name,
+        stream: decoded.stream,
         status,
         promptTokens: usage?.prompt_tokens ?? null,
         completionTokens: usage?.completion_tokens ?? null,
@@ -192,10 +194,12 @@ export class Pipeline {
         // Whole milliseconds: PostgreSQL's INTEGER column refuses a fraction (and the batch with it).
         ttftMs: ttftMs === null ? null : Math.round(ttftMs),
         errorCode: err?.code ?? null,
-        counted:
-          admit.loggedAt === undefined
-            ? undefined
-            : { accountId: auth.account.id, keyId: auth.key.id, model: entry.id, at: admit.loggedAt },
+        counted: {
+          accountId: auth.account.id,
+          keyId: auth.key.id,
+          model: entry.id,
+          at: admit.loggedAt ?? admit.at ?? now,
+        },
       })
       if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, entry, err)
     }

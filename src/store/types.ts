@@ -54,8 +54,11 @@ export interface PlanChange {
 export interface Completion {
   /** The admitted request's gateway id (AdmitResult.gatewayId). */
   gatewayId: string
-  /** The request's surface, for backends whose admission does not record it (PostgreSQL). */
-  surface?: string
+  /** The client-visible x-request-id (AdmitInput.requestId). */
+  requestId: string
+  /** The request's surface (chat, messages, responses). */
+  surface: string
+  stream: boolean
   status: number
   promptTokens: number | null
   completionTokens: number | null
@@ -63,10 +66,11 @@ export interface Completion {
   ttftMs: number | null
   errorCode: string | null
   /**
-   * Where the request was counted at admission (account, model, AdmitResult.loggedAt), so a
-   * backend can add the outcome to its usage counters without reading the log row back.
+   * Where the request was counted at admission (account, key, model, and its time in the log:
+   * AdmitResult.loggedAt, else the time it was admitted at), so a backend can add the outcome to
+   * its counters and write the request's log row without reading anything back.
    */
-  counted?: { accountId: number; keyId?: string; model: string; at: number }
+  counted: { accountId: number; keyId: string; model: string; at: number }
 }
 
 export interface UsageTotals {

@@ -1,8 +1,10 @@
 /**
  * @module
- * Writes request outcomes off the hot path. The admission itself (the usage row) is written
- * synchronously by the limiter, so a crash loses at most the token counts and latencies of
- * the last `flushMs` — never the fact that a request was admitted.
+ * Writes request outcomes off the hot path, in batches: on SQLite each is the request's one log
+ * row. The admission itself (the limiter's row and the usage counters) is written synchronously
+ * by the limiter, so a crash (`kill -9`) loses the log rows, token counts and latencies of the
+ * requests in flight and of the last `flushMs` — never the fact that a request was admitted:
+ * limits and `/v1/usage` request counts still include it.
  */
 import {
   type Completion,

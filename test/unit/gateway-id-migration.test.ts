@@ -16,8 +16,12 @@ import { skipWithout, startPostgres } from '../support/engines.ts'
 
 const T0 = Date.parse('2026-03-01T10:00:00Z')
 
-const outcome = (gatewayId: string, completionTokens: number): Completion => ({
+const outcome = (gatewayId: string, completionTokens: number, at = T0 + 2): Completion => ({
   gatewayId,
+  requestId: 'dup',
+  surface: 'chat',
+  stream: false,
+  counted: { accountId: 1, keyId: 'k', model: 'x/a', at },
   status: 200,
   promptTokens: 1,
   completionTokens,
@@ -39,7 +43,7 @@ const admission = (accountId: number, keyId: string): AdmitInput => ({
   suspension: null,
 })
 
-test('SQLite: rows from before v5 get distinct gateway ids; outcomes and new admissions use them', async () => {
+test('SQLite: rows from before v5 get distinct gateway ids; a new request is logged once, with its own', async () => {
   const path = join(tempDir(), 'db.sqlite')
   const first = openSqliteStore({ path, now: T0 })
   const db = first.db
@@ -49,10 +53,11 @@ test('SQLite: rows from before v5 get distinct gateway ids; outcomes and new adm
      VALUES ('dup', 1, 'k', 'x/a', 0, ?, ?)`,
   )
   for (let i = 1; i <= 3; i++) insert.run(T0 + i, i)
-  // Pretend this database predates v5.
-  db.run('DROP INDEX requests_gateway_id')
+  // Pretend this database predates v5 (and v6, which reads the rows' sequence numbers).
+  db.run('DROP TABLE admissions')
+  db.run('CREATE INDEX requests_account_seq ON requests(account_id, seq)')
   db.run('ALTER TABLE requests DROP COLUMN gateway_id')
-  db.run('DELETE FROM schema_migrations WHERE version = 5')
+  db.run('DELETE FROM schema_migrations WHERE version >= 5')
   first.close()
 
   const store = openSqliteStore({ path, now: T0 })
@@ -60,24 +65,20 @@ test('SQLite: rows from before v5 get distinct gateway ids; outcomes and new adm
     .query<{ id: number; gateway_id: string }, []>('SELECT id, gateway_id FROM requests ORDER BY id')
     .all()
   expect(ids.map((r) => r.gateway_id)).toEqual(ids.map((r) => `legacy_${r.id}`))
-  await store.complete([outcome(ids[1]!.gateway_id, 42)])
   const admitted = await store.admit(admission(1, 'k'))
   if (!admitted.admitted) throw new Error('not admitted')
-  await store.complete([outcome(admitted.gatewayId, 7)])
+  // v6 carried the old rows over to the limiter: the new admission numbers after them.
+  expect((await store.windows(1, T0 + 60_000, null, 10)).day.used).toBe(4)
+  // Admission writes no log row; the outcome writes it, complete, once.
+  expect(store.db.query('SELECT COUNT(*) AS n FROM requests').get()).toEqual({ n: 3 })
+  await store.complete([outcome(admitted.gatewayId, 7, admitted.loggedAt)])
   const rows = store.db
-    .query<{ gateway_id: string; completion_tokens: number | null }, []>(
-      'SELECT gateway_id, completion_tokens FROM requests ORDER BY id',
+    .query<{ gateway_id: string; completion_tokens: number | null; status: number | null }, []>(
+      'SELECT gateway_id, completion_tokens, status FROM requests ORDER BY id',
     )
     .all()
-  expect(rows.map((r) => r.completion_tokens)).toEqual([null, 42, null, 7])
-  expect(rows[3]!.gateway_id).toBe(admitted.gatewayId)
-  // The key is unique: a second row with the same gateway id is refused.
-  expect(() =>
-    store.db.run(
-      `INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, stream, created_at, seq)
-       VALUES ('legacy_1', 'x', 1, 'k', 'x/a', 0, 0, 99)`,
-    ),
-  ).toThrow(/UNIQUE/)
+  expect(rows.map((r) => r.completion_tokens)).toEqual([null, null, null, 7])
+  expect(rows[3]).toEqual({ gateway_id: admitted.gatewayId, completion_tokens: 7, status: 200 })
   store.close()
 })
 

@@ -1,7 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SEED_MODELS, seedRequestLog } from '../../scripts/bench/request-log-seed.ts'
-import { openSqliteStore, type RequestLogFilter, type RequestLogRow } from '../../src/store/index.ts'
+import {
+  type Completion,
+  openSqliteStore,
+  type RequestLogFilter,
+  type RequestLogRow,
+} from '../../src/store/index.ts'
 import { SCAN_BUDGET } from '../../src/store/sqlite/request-log.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir } from '../support/config-doc.ts'
@@ -123,17 +128,18 @@ describe('usage rollups and retention', () => {
       suspension: null,
     }
     const ids: string[] = []
+    const where: Completion['counted'][] = []
     for (const [i, at] of [END + 1000, END + 2000, END + 3_600_000 + 5].entries()) {
-      const r = await store.admit({
-        ...base,
-        gatewayId: newRequestId(),
-        model: i === 2 ? 'demo/b' : 'demo/a',
-        now: at,
-      })
-      if (r.admitted) ids.push(r.gatewayId)
+      const model = i === 2 ? 'demo/b' : 'demo/a'
+      const r = await store.admit({ ...base, gatewayId: newRequestId(), model, now: at })
+      if (!r.admitted) throw new Error('not admitted')
+      ids.push(r.gatewayId)
+      where.push({ accountId: a.id, keyId: base.keyId, model, at: r.loggedAt! })
     }
+    const logged = (i: number) => ({ requestId: 'r', surface: 'chat', stream: false, counted: where[i]! })
     await store.complete([
       {
+        ...logged(0),
         gatewayId: ids[0]!,
         status: 200,
         promptTokens: 10,
@@ -143,6 +149,7 @@ describe('usage rollups and retention', () => {
         errorCode: null,
       },
       {
+        ...logged(1),
         gatewayId: ids[1]!,
         status: 502,
         promptTokens: null,
@@ -152,6 +159,7 @@ describe('usage rollups and retention', () => {
         errorCode: 'upstream_error',
       },
       {
+        ...logged(2),
         gatewayId: ids[2]!,
         status: 200,
         promptTokens: 1,

@@ -258,7 +258,10 @@ export class SqliteStore implements Store {
   }
   pruneHistory(p: RetentionPolicy) {
     return this.write(
-      () => this.usage.pruneLog(p) + this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk),
+      () =>
+        this.usage.pruneLog(p) +
+        this.limiter.prune(p.logKeepAfter, p.chunk) +
+        this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk),
     )
   }
   createSession(hash: string, s: ConsoleSession, now: number) {

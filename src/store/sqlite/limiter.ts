@@ -1,13 +1,15 @@
 /**
  * @module
- * Exact rolling-window rate limiting on the request log. Check and consume run in one
- * `BEGIN IMMEDIATE` transaction, so concurrent requests — in this process or in any other
- * process sharing the database file — are serialised by SQLite's write lock and a window
- * never admits more than its limit.
+ * Exact rolling-window rate limiting on the admissions table (the limiter's own log: account,
+ * time, sequence number — one narrow row per admitted request, see migrations.ts v6). Check and
+ * consume run in one `BEGIN IMMEDIATE` transaction, so concurrent requests — in this process or
+ * in any other process sharing the database file — are serialised by SQLite's write lock and a
+ * window never admits more than its limit.
  *
  * Each admitted request of an account gets the next sequence number and a `created_at` that
  * never goes backwards, so the number of requests in a window is `last.seq − first.seq + 1`
- * where `first` is the oldest row inside it: two index seeks, whatever the limit.
+ * where `first` is the oldest row inside it: two seeks on the table's primary key, whatever
+ * the limit. The request log row is written once, complete, with the outcome (usage.ts).
  */
 import type { Database } from 'bun:sqlite'
 import { DEFAULT_SPANS, type SuspensionPolicy, type WindowSpans } from '../../limits/types.ts'
@@ -29,18 +31,27 @@ export class LimiterQueries {
     private readonly spans: WindowSpans = DEFAULT_SPANS,
   ) {
     this.q = {
+      // (created_at, seq) orders an account's rows as seq alone does: neither goes backwards.
       last: db.query<Row, [number]>(
-        'SELECT seq, created_at FROM requests WHERE account_id = ? ORDER BY seq DESC LIMIT 1',
+        'SELECT seq, created_at FROM admissions WHERE account_id = ? ORDER BY created_at DESC, seq DESC LIMIT 1',
       ),
       firstAfter: db.query<Row, [number, number]>(
-        'SELECT seq, created_at FROM requests WHERE account_id = ? AND created_at > ? ORDER BY created_at, seq LIMIT 1',
+        'SELECT seq, created_at FROM admissions WHERE account_id = ? AND created_at > ? ORDER BY created_at, seq LIMIT 1',
       ),
-      bySeq: db.query<Row, [number, number]>(
-        'SELECT seq, created_at FROM requests WHERE account_id = ? AND seq = ?',
+      /** The row `skip` places after the window's first (from >= its created_at, which starts at it). */
+      nthFrom: db.query<Row, [number, number, number]>(
+        'SELECT seq, created_at FROM admissions WHERE account_id = ? AND created_at >= ? ORDER BY created_at, seq LIMIT 1 OFFSET ?',
       ),
-      insert: db.query<null, [string, string, number, string, string, string, number, number, number]>(
-        `INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at, seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      insert: db.query<null, [number, number, number]>(
+        'INSERT INTO admissions (account_id, created_at, seq) VALUES (?, ?, ?)',
+      ),
+      accounts: db.query<{ account_id: number }, [number]>(
+        'SELECT account_id FROM admissions WHERE account_id > ? ORDER BY account_id LIMIT 1',
+      ),
+      prune: db.query<null, [number, number, number]>(
+        `DELETE FROM admissions WHERE (account_id, created_at, seq) IN
+           (SELECT account_id, created_at, seq FROM admissions WHERE account_id = ? AND created_at < ?
+            ORDER BY created_at, seq LIMIT ?)`,
       ),
       countRequest: db.query<null, [number, number, string]>(
         `INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (?, ?, ?, 1)
@@ -57,6 +68,7 @@ export class LimiterQueries {
         'UPDATE api_keys SET suspended_until = ?, rejections = 0, rejections_since = NULL WHERE id = ?',
       ),
     }
+    // A lone admission runs directly in its transaction: nothing else in it to protect.
     this.admitTx = db.transaction((input: AdmitInput) => this.admitLocked(input)).immediate as never
     // Inside the outer transaction a nested one is a SAVEPOINT: a failing admission undoes only its own writes.
     const nested = db.transaction((input: AdmitInput) => this.admitLocked(input))
@@ -75,9 +87,24 @@ export class LimiterQueries {
     return this.admitTx(input)
   }
 
-  /** One result per input, in order; an admission that failed gets its error instead. */
+  /**
+   * One result per input, in order; an admission that failed gets its error instead. A batch of
+   * one opens no savepoint: its failure (or a busy lock) is thrown, as `admit` would.
+   */
   admitMany(inputs: AdmitInput[]): Array<AdmitResult | Error> {
-    return this.admitManyTx(inputs)
+    return inputs.length === 1 ? [this.admitTx(inputs[0]!)] : this.admitManyTx(inputs)
+  }
+
+  /**
+   * Deletes up to `chunk` admissions older than `before` (the day window's start: no window reads
+   * them), account by account along the primary key; returns how many went.
+   */
+  prune(before: number, chunk: number): number {
+    let left = chunk
+    for (let a = this.q.accounts.get(-1); a && left > 0; a = this.q.accounts.get(a.account_id)) {
+      left -= this.q.prune.run(a.account_id, before, left).changes
+    }
+    return chunk - left
   }
 
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
@@ -114,12 +141,15 @@ export class LimiterQueries {
       const span = full === 'minute' ? minuteMs : dayMs
       const w = full === 'minute' ? minute : day
       // The window admits again once (used − limit + 1) requests have left it: the one with
-      // sequence number last − limit + 1 is the last of those to leave.
-      const freeing = this.q.bySeq.get(accountId, last!.seq - w.limit! + 1)!
+      // sequence number last − limit + 1 is the last of those to leave. That is the window's
+      // first row (whose departure is its resetAt) unless the limit was lowered below its use.
+      const skip = w.used - w.limit!
+      const retryAt =
+        skip === 0 ? w.resetAt! : this.q.nthFrom.get(accountId, w.resetAt! - span, skip)!.created_at + span
       return {
         admitted: false,
         window: full,
-        retryAt: freeing.created_at + span,
+        retryAt,
         minute,
         day,
         suspendedUntil: this.noteRejection(input),
@@ -128,17 +158,7 @@ export class LimiterQueries {
     // created_at never goes backwards within an account (clock steps, several processes).
     const at = last ? Math.max(now, last.created_at) : now
     const seq = (last?.seq ?? 0) + 1
-    this.q.insert.run(
-      input.gatewayId,
-      input.requestId,
-      accountId,
-      input.keyId,
-      input.model,
-      input.surface ?? 'chat',
-      input.stream ? 1 : 0,
-      at,
-      seq,
-    )
+    this.q.insert.run(accountId, at, seq)
     this.q.countRequest.run(accountId, minuteOf(at), input.model)
     return {
       admitted: true,

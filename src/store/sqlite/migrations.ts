@@ -174,6 +174,27 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
       CREATE UNIQUE INDEX requests_gateway_id ON requests(gateway_id);
     `,
   },
+  {
+    // The hot path writes only what limits and /v1/usage need. The limiter gets its own narrow
+    // log (one primary key: account, time, sequence) and the request log row is written once,
+    // complete, with the outcome — so the log's indexes and the gateway id's unique index (only
+    // outcome updates looked rows up by it) leave the admission. requests_account_seq was the
+    // limiter's alone. Admissions carry over so limits hold across the upgrade; retention trims
+    // them to the day window.
+    version: 6,
+    sql: `
+      CREATE TABLE admissions (
+        account_id INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (account_id, created_at, seq)
+      ) WITHOUT ROWID;
+      INSERT OR IGNORE INTO admissions (account_id, created_at, seq)
+        SELECT account_id, created_at, seq FROM requests WHERE seq IS NOT NULL;
+      DROP INDEX requests_account_seq;
+      DROP INDEX requests_gateway_id;
+    `,
+  },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -1,6 +1,7 @@
 /**
  * @module
- * Usage: outcomes of admitted requests (written in batches) and the summaries `/v1/usage` shows.
+ * Usage: outcomes of admitted requests, each written in a batch as the request's one log row,
+ * and the summaries `/v1/usage` shows.
  * Summaries come from the per-minute counters (`usage_minutes`), never from the log: an
  * account's volume does not change their cost, which is at most a day's minutes per model.
  */
@@ -31,9 +32,6 @@ const toTotals = (r: TotalsRow | null): UsageTotals => {
   }
 }
 
-/** Where an outcome was counted at admission: its counter row and its rollup row. */
-type Located = NonNullable<Completion['counted']> & { surface: string }
-
 interface OutcomeSum {
   accountId: number
   minute: number
@@ -52,23 +50,35 @@ export class UsageQueries {
     private readonly rollups: RollupQueries,
   ) {
     this.q = {
-      complete: db.query<
+      // The request's log row, written once and complete (admission wrote only its counters).
+      log: db.query<
         null,
-        [number, number | null, number | null, number, number | null, string | null, string]
+        [
+          string,
+          string,
+          number,
+          string,
+          string,
+          string,
+          number,
+          number,
+          number,
+          number | null,
+          number | null,
+          number,
+          number | null,
+          string | null,
+        ]
       >(
-        `UPDATE requests SET status = ?, prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, ttft_ms = ?,
-         error_code = ? WHERE gateway_id = ? AND status IS NULL`,
+        `INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at,
+           status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       // The row exists: admission counted the request in the same minute.
       countOutcome: db.query<null, [number, number, number, number, number, string]>(
         `UPDATE usage_minutes SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
          errors = errors + ? WHERE account_id = ? AND minute = ? AND model = ?`,
       ),
-      // For an outcome that does not say where it was counted: find out from its log row.
-      locate: db.query<
-        { account_id: number; key_id: string; model: string; surface: string; created_at: number },
-        [string]
-      >('SELECT account_id, key_id, model, surface, created_at FROM requests WHERE gateway_id = ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
       ),
@@ -92,23 +102,24 @@ export class UsageQueries {
       // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
       const hours = new Map<string, RollupFact>()
       for (const c of batch) {
-        const { changes } = this.q.complete.run(
+        const at = c.counted
+        this.q.log.run(
+          c.gatewayId,
+          c.requestId,
+          at.accountId,
+          at.keyId,
+          at.model,
+          c.surface,
+          c.stream ? 1 : 0,
+          at.at,
           c.status,
           c.promptTokens,
           c.completionTokens,
           c.latencyMs,
           c.ttftMs,
           c.errorCode,
-          c.gatewayId,
         )
-        // Written once: an outcome already recorded is not counted again.
-        if (!changes) continue
-        const at: Located | null =
-          c.counted?.keyId !== undefined && c.surface
-            ? { ...c.counted, surface: c.surface }
-            : this.locateCount(c.gatewayId)
-        if (!at) continue
-        const surface = at.surface
+        const surface = c.surface
         const hour = at.at - (at.at % 3_600_000)
         const hk = `${hour}\u0000${at.accountId}\u0000${at.keyId}\u0000${at.model}\u0000${surface}`
         let fact = hours.get(hk)
@@ -116,7 +127,7 @@ export class UsageQueries {
           fact = {
             at: hour,
             accountId: at.accountId,
-            keyId: at.keyId ?? '',
+            keyId: at.keyId,
             model: at.model,
             surface,
             requests: 0,
@@ -148,13 +159,6 @@ export class UsageQueries {
         this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
       for (const f of hours.values()) this.rollups.add(f)
     }).immediate as never
-  }
-
-  private locateCount(gatewayId: string): Located | null {
-    const r = this.q.locate.get(gatewayId)
-    return (
-      r && { accountId: r.account_id, keyId: r.key_id, model: r.model, surface: r.surface, at: r.created_at }
-    )
   }
 
   complete(batch: Completion[]): void {
