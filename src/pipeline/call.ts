@@ -5,16 +5,17 @@
  * | route     | JSON                                              | stream                                             |
  * |-----------|---------------------------------------------------|----------------------------------------------------|
  * | translate | `adapter.complete` → `surface.encodeCompletion`   | `adapter.stream` → `surface.streamEncoder`          |
- * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → SSE events → `forward.relayStream` |
+ * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → body bytes → `forward.relayBytes` |
  *
  * `finish` is called exactly once per admitted request, with the status the client saw.
  */
-import { abortError, networkErrorDetail, readText, upstreamEvents } from '../providers/http.ts'
+import { abortError, networkErrorDetail, readText } from '../providers/http.ts'
+import { type StreamPlan, upstreamPlan } from '../providers/stream-plan.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
-import { type StreamEncoder, writeStream } from './stream-writer.ts'
+import { type StreamEncoder, type StreamSource, writeStream } from './stream-writer.ts'
 import type { EncodeContext, Forwarding, ForwardRequest, Surface } from './surface.ts'
 
 export type Finish = (
@@ -75,19 +76,25 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
     }
   }
 
-  let source: ReadableStream<unknown>
+  let source: StreamSource<unknown>
   let encoder: StreamEncoder<unknown>
   try {
     if ('request' in call) {
-      source = await adapter.stream(call.request, ctx)
+      const req = call.request
+      source = adapter.streamPlan ? await adapter.streamPlan(req, ctx) : await adapter.stream(req, ctx)
       encoder = p.surface.streamEncoder(p.encodeCtx) as StreamEncoder<unknown>
     } else {
       const upstream = await forwardCall(adapter, call.forward, ctx)
-      if (call.relay.events) source = await call.relay.events(upstream, ctx)
-      else if (!upstream.body)
+      if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
-      else source = upstreamEvents(upstream.body, ctx)
-      encoder = call.relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
+      const { relay } = call
+      if (relay.relayBytes) {
+        source = { body: upstream.body, stages: [], ctx } satisfies StreamPlan<Uint8Array>
+        encoder = relay.relayBytes(p.encodeCtx) as StreamEncoder<unknown>
+      } else if (relay.relayStream) {
+        source = relay.streamPlan ? await relay.streamPlan(upstream, ctx) : upstreamPlan(upstream.body, ctx)
+        encoder = relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
+      } else throw new Error(`surface '${p.surface.name}' cannot relay streams`)
     }
   } catch (e) {
     const err = asGatewayError(e)

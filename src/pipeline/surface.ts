@@ -28,6 +28,7 @@
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import type { FeatureUse } from '../gateway/features.ts'
 import type { CatalogueEntry } from '../gateway/routing.ts'
+import type { StreamPlan } from '../providers/stream-plan.ts'
 import type {
   CallContext,
   ChatCompletion,
@@ -84,13 +85,21 @@ export interface Forwarding<View> {
   request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
   /** A whole (non-stream) upstream answer → the client's body and the usage to record. */
   relayJson(upstream: Response, ctx: EncodeContext<View>): Promise<{ body: string; usage: Usage | null }>
-  /** The upstream's raw event stream → bytes for the client, reading usage on the way. */
-  relayStream(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
   /**
-   * The upstream's events for `relayStream` (default: its body parsed as SSE). A surface checks
-   * here what must still fail as an HTTP error: a JSON body, or a first event that is one.
+   * The upstream's parsed events → bytes for the client, reading usage on the way. Used when
+   * `relayBytes` is absent. One of the two must be given.
    */
-  events?(upstream: Response, ctx: CallContext): Promise<ReadableStream<RawEvent>>
+  relayStream?(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
+  /**
+   * The plan `relayStream` reads (default: the body parsed as SSE). A surface adds here what must
+   * still fail as an HTTP error, before the status is sent: a JSON body, a first event that is one.
+   */
+  streamPlan?(upstream: Response, ctx: CallContext): Promise<StreamPlan<RawEvent>>
+  /**
+   * Preferred: the upstream's body chunks as they arrive → bytes for the client (`ByteRelay`:
+   * events framed at the byte level, only the ones that carry the model, usage or an error parsed).
+   */
+  relayBytes?(ctx: EncodeContext<View>): StreamEncoder<Uint8Array>
 }
 
 /** One server-sent event as the upstream framed it. */

@@ -229,20 +229,11 @@ class GuardedSource<T> implements UnderlyingSource<T> {
   private check(): void {
     this.timer = undefined
     if (this.done) return
-    const { idleMs, totalMs } = this.ctx.timeouts
+    const { idleMs } = this.ctx.timeouts
     const now = performance.now()
-    const label = this.ctx.provider.prefix
-    if (now >= this.deadline) {
-      this.fail(
-        new GatewayError(504, 'upstream_timeout', `Upstream '${label}' did not finish within ${totalMs} ms.`),
-      )
-    } else if (this.waitingSince >= 0 && now - this.waitingSince >= idleMs) {
-      this.fail(
-        new GatewayError(504, 'upstream_timeout', `Upstream '${label}' sent nothing for ${idleMs} ms.`),
-      )
-    } else {
-      this.arm(now)
-    }
+    if (now >= this.deadline) this.fail(totalTimeout(this.ctx))
+    else if (this.waitingSince >= 0 && now - this.waitingSince >= idleMs) this.fail(idleTimeout(this.ctx))
+    else this.arm(now)
   }
 
   private arm(now: number): void {
@@ -251,13 +242,7 @@ class GuardedSource<T> implements UnderlyingSource<T> {
   }
 
   private translate(err: unknown): GatewayError {
-    if (err instanceof GatewayError) return err
-    if (this.ctx.signal.aborted) return abortError(this.ctx.signal.reason)
-    return streamInterrupted(
-      this.ctx.provider.prefix,
-      describeNetworkError(err),
-      networkErrorDetail(err, this.ctx.provider.api_key),
-    )
+    return streamReadError(err, this.ctx)
   }
 
   private fail(err: GatewayError): void {
@@ -272,4 +257,33 @@ class GuardedSource<T> implements UnderlyingSource<T> {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
   }
+}
+
+/** A failed read of an upstream body, as the client should hear of it. */
+export function streamReadError(err: unknown, ctx: CallContext): GatewayError {
+  if (err instanceof GatewayError) return err
+  if (ctx.signal.aborted) return abortError(ctx.signal.reason)
+  return streamInterrupted(
+    ctx.provider.prefix,
+    describeNetworkError(err),
+    networkErrorDetail(err, ctx.provider.api_key),
+  )
+}
+
+export function idleTimeout(ctx: CallContext): GatewayError {
+  const { idleMs } = ctx.timeouts
+  return new GatewayError(
+    504,
+    'upstream_timeout',
+    `Upstream '${ctx.provider.prefix}' sent nothing for ${idleMs} ms.`,
+  )
+}
+
+export function totalTimeout(ctx: CallContext): GatewayError {
+  const { totalMs } = ctx.timeouts
+  return new GatewayError(
+    504,
+    'upstream_timeout',
+    `Upstream '${ctx.provider.prefix}' did not finish within ${totalMs} ms.`,
+  )
 }

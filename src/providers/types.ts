@@ -5,6 +5,7 @@
  * and answers in OpenAI's shapes. Adapters never see API keys of Switchyard users.
  */
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
+import type { StreamPlan } from './stream-plan.ts'
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool'
 
@@ -176,6 +177,12 @@ export interface ProviderAdapter {
    * errors raised from the stream (a `GatewayError` where possible).
    */
   stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream>
+  /**
+   * `stream`, described instead of piped (the raw body and the transformers to run it through),
+   * so the stream writer can drive it in one stage. Preferred by the pipeline when present; the
+   * same refusals as `stream`.
+   */
+  streamPlan?(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>>
   /**
    * Pass-through, for a surface that speaks this provider's own wire: sends `body` to `path` with
    * the provider's key and the given client headers, and resolves with the upstream's 2xx

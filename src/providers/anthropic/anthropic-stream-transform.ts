@@ -47,6 +47,14 @@ export function anthropicStreamTransform(opts: {
   model: string
   provider: ProviderConfig
 }): TransformStream<SSEEvent, ChatCompletionChunk> {
+  return new TransformStream(anthropicStreamTransformer(opts))
+}
+
+/** The same as a transformer object, for a `StreamPlan` stage (state in the closure: one per stream). */
+export function anthropicStreamTransformer(opts: {
+  model: string
+  provider: ProviderConfig
+}): Transformer<SSEEvent, ChatCompletionChunk> {
   const head: ChunkHead = {
     id: completionId(`msg_${crypto.randomUUID().replaceAll('-', '')}`),
     created: Math.floor(Date.now() / 1000),
@@ -60,7 +68,7 @@ export function anthropicStreamTransform(opts: {
 
   const chunk = (delta: ChunkDelta, finish: FinishReason | null = null) => choiceChunk(head, 0, delta, finish)
 
-  return new TransformStream<SSEEvent, ChatCompletionChunk>({
+  return {
     transform(sse, controller) {
       if (finished) return
       const event = parseEvent(sse, opts.provider.prefix)
@@ -143,7 +151,7 @@ export function anthropicStreamTransform(opts: {
         throw streamInterrupted(opts.provider.prefix, 'the stream ended before message_stop')
       }
     },
-  })
+  }
 }
 
 function parseEvent(sse: SSEEvent, label: string): AnthropicStreamEvent {

@@ -7,16 +7,18 @@
  * const completion = await adapter.complete(req, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { invalidResponse, readJson, upstreamEvents, upstreamFetch } from '../http.ts'
+import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
+import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type {
   CallContext,
   ChatCompletion,
+  ChatCompletionChunk,
   ChatRequest,
   ChunkStream,
   ForwardCall,
   ProviderAdapter,
 } from '../types.ts'
-import { anthropicStreamTransform } from './anthropic-stream-transform.ts'
+import { anthropicStreamTransformer } from './anthropic-stream-transform.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
 import { anthropicHeaders, anthropicMessagesUrl, anthropicUrl } from './api.ts'
 import { convertAnthropicResponse } from './convert-anthropic-response.ts'
@@ -37,7 +39,7 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
     )
   }
 
-  return {
+  const adapter: ProviderAdapter = {
     async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
       const body = await readJson(await send(req, ctx, false), ctx)
       if (!isMessage(body)) throw invalidResponse(provider.prefix, 'the body is not an Anthropic message')
@@ -57,13 +59,16 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
     },
 
     async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
+      return planStream(await adapter.streamPlan!(req, ctx))
+    },
+
+    async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       const res = await send(req, ctx, true)
       if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return upstreamEvents(res.body, ctx).pipeThrough(
-        anthropicStreamTransform({ model: req.model, provider }),
-      )
+      return upstreamPlan(res.body, ctx, anthropicStreamTransformer({ model: req.model, provider }))
     },
   }
+  return adapter
 }
 
 function isMessage(body: unknown): body is AnthropicResponse {

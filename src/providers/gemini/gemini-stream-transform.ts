@@ -39,6 +39,14 @@ export function geminiStreamTransform(opts: {
   model: string
   provider: ProviderConfig
 }): TransformStream<SSEEvent, ChatCompletionChunk> {
+  return new TransformStream(geminiStreamTransformer(opts))
+}
+
+/** The same as a transformer object, for a `StreamPlan` stage (state in the closure: one per stream). */
+export function geminiStreamTransformer(opts: {
+  model: string
+  provider: ProviderConfig
+}): Transformer<SSEEvent, ChatCompletionChunk> {
   const created = Math.floor(Date.now() / 1000)
   let head: ChunkHead | undefined
   let usage: GeminiUsageMetadata | undefined
@@ -48,7 +56,7 @@ export function geminiStreamTransform(opts: {
   const chunk = (index: number, delta: ChunkDelta, finish: FinishReason | null = null) =>
     choiceChunk(head!, index, delta, finish)
 
-  return new TransformStream<SSEEvent, ChatCompletionChunk>({
+  return {
     transform(sse, controller) {
       const event = parseJsonEvent(sse, opts.provider.prefix) as GeminiResponse | GeminiErrorBody
       if ('error' in event && event.error) throw mapGeminiError(event as GeminiErrorBody, opts.provider)
@@ -91,5 +99,5 @@ export function geminiStreamTransform(opts: {
       }
       controller.enqueue(usageChunk(head, convertGeminiUsage(usage)))
     },
-  })
+  }
 }

@@ -7,12 +7,20 @@
  * const stream = await adapter.stream(req, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { invalidResponse, readJson, upstreamEvents, upstreamFetch } from '../http.ts'
-import type { CallContext, ChatCompletion, ChatRequest, ChunkStream, ProviderAdapter } from '../types.ts'
+import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
+import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
+import type {
+  CallContext,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  ChunkStream,
+  ProviderAdapter,
+} from '../types.ts'
 import { geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts'
-import { geminiStreamTransform } from './gemini-stream-transform.ts'
+import { geminiStreamTransformer } from './gemini-stream-transform.ts'
 import type { GeminiErrorBody, GeminiResponse } from './gemini-types.ts'
 import { mapGeminiError, mapGeminiHttpError } from './map-gemini-error.ts'
 
@@ -28,7 +36,7 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
     )
   }
 
-  return {
+  const adapter: ProviderAdapter = {
     async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
       const body = await readJson(await send(req, ctx, false), ctx)
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -39,9 +47,14 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
     },
 
     async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
+      return planStream(await adapter.streamPlan!(req, ctx))
+    },
+
+    async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       const res = await send(req, ctx, true)
       if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return upstreamEvents(res.body, ctx).pipeThrough(geminiStreamTransform({ model: req.model, provider }))
+      return upstreamPlan(res.body, ctx, geminiStreamTransformer({ model: req.model, provider }))
     },
   }
+  return adapter
 }

@@ -9,17 +9,12 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { GatewayError } from '../../util/errors.ts'
-import {
-  describeUpstreamError,
-  invalidResponse,
-  openAIStyleError,
-  readJson,
-  upstreamEvents,
-  upstreamFetch,
-} from '../http.ts'
+import { describeUpstreamError, invalidResponse, openAIStyleError, readJson, upstreamFetch } from '../http.ts'
+import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type {
   CallContext,
   ChatCompletion,
+  ChatCompletionChunk,
   ChatRequest,
   ChunkStream,
   ForwardCall,
@@ -35,7 +30,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
   const sseHeaders = requestHeaders(provider, 'text/event-stream')
   const mapError = (status: number, text: string): GatewayError => openAIStyleError(status, text, label)
 
-  return {
+  const adapter: ProviderAdapter = {
     async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
       // OpenAI refuses stream_options on a non-streaming request.
       const body = JSON.stringify({ ...req, stream: undefined, stream_options: undefined })
@@ -44,6 +39,10 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
     },
 
     async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
+      return planStream(await adapter.streamPlan!(req, ctx))
+    },
+
+    async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       // Usage is always requested: the gateway records it even when the client did not ask.
       const stream_options = { ...req.stream_options, include_usage: true }
       const body = JSON.stringify({ ...req, stream: true, stream_options })
@@ -54,7 +53,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
         throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
       }
       if (!res.body) throw invalidResponse(label, 'the stream response has no body')
-      return upstreamEvents(res.body, ctx).pipeThrough(new TransformStream(new OpenAIChunkDecoder(label)))
+      return upstreamPlan(res.body, ctx, new OpenAIChunkDecoder(label))
     },
 
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */
@@ -66,6 +65,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       return upstreamFetch(apiUrl(provider, req.path), init, ctx, mapError)
     },
   }
+  return adapter
 }
 
 export function asCompletion(json: unknown, label: string): ChatCompletion {

@@ -4,4 +4,4 @@
  * streams (`encodeSSE`).
  */
 export { encodeSSE } from './encode.ts'
-export { parseSSE, type SSEEvent, type SSELimits } from './parse.ts'
+export { parseSSE, type SSEEvent, type SSELimits, sseParser } from './parse.ts'

@@ -150,6 +150,11 @@ class SSETransformer implements Transformer<Uint8Array, SSEEvent> {
   }
 }
 
+/** The parser as a transformer (bytes → events), for a `StreamPlan` stage. One per stream. */
+export function sseParser(limits: SSELimits = DEFAULT_LIMITS): Transformer<Uint8Array, SSEEvent> {
+  return new SSETransformer(limits)
+}
+
 /**
  * Parses a byte stream of server-sent events. Cancelling the returned stream cancels `body`
  * (which, for a `fetch` body, closes the upstream connection); so does an event larger than

@@ -13,8 +13,9 @@
  */
 import type { ChatRequestInput } from '../../gateway/chat-request-schema.ts'
 import type { Forwarding, RawEvent } from '../../pipeline/surface.ts'
-import { invalidResponse, readJson, sanitizeMessage, upstreamEvents } from '../../providers/http.ts'
+import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
 import { asCompletion, bodyError } from '../../providers/openai/index.ts'
+import { upstreamPlan } from '../../providers/stream-plan.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
 import { replaceStringField } from '../../util/json-fields.ts'
 import { forwardBody } from './forward-request.ts'
@@ -55,7 +56,7 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
       ctx.provider.prefix,
     ),
 
-  async events(upstream, ctx) {
+  async streamPlan(upstream, ctx) {
     const label = ctx.provider.prefix
     if ((upstream.headers.get('content-type') ?? '').includes('application/json')) {
       // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.
@@ -63,40 +64,29 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
       throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
     }
     if (!upstream.body) throw invalidResponse(label, 'the stream response has no body')
-    const probe = new ChatRelay('', false, label)
-    return screenFirst(upstreamEvents(upstream.body, ctx), (ev) => probe.encode(ev))
+    return upstreamPlan(upstream.body, ctx, new FirstEventCheck(label))
   },
 }
 
 /**
- * `events` with a check on the first event that has data: when it throws, the stream fails before
- * the writer commits to a 200, so an upstream whose first event is an error or garbage is a real
- * HTTP error, as on the translating route. Later events pass unchecked (the relay checks them).
+ * Runs the relay's checks on the first event that has data, in the writer's read: when they throw,
+ * the stream fails before the status is sent, so an upstream whose first event is an error or
+ * garbage is a real HTTP error, as on the translating route. Every event passes as it came (the
+ * relay checks the later ones).
  */
-function screenFirst(
-  events: ReadableStream<RawEvent>,
-  check: (ev: RawEvent) => void,
-): ReadableStream<RawEvent> {
-  const reader = events.getReader()
-  let screened = false
-  return new ReadableStream<RawEvent>(
-    {
-      async pull(controller) {
-        const r = await reader.read()
-        if (r.done) return controller.close()
-        if (!screened && r.value.data !== '') {
-          screened = true
-          try {
-            check(r.value)
-          } catch (err) {
-            reader.cancel(err).catch(() => {})
-            throw err
-          }
-        }
-        controller.enqueue(r.value)
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  )
+class FirstEventCheck implements Transformer<RawEvent, RawEvent> {
+  private probe: ChatRelay | null
+
+  constructor(label: string) {
+    this.probe = new ChatRelay('', false, label)
+  }
+
+  transform(ev: RawEvent, controller: TransformStreamDefaultController<RawEvent>): void {
+    if (this.probe !== null && ev.data !== '') {
+      const probe = this.probe
+      this.probe = null
+      probe.encode(ev)
+    }
+    controller.enqueue(ev)
+  }
 }

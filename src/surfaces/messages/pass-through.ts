@@ -3,17 +3,24 @@
  * Messages → anthropic providers: the request and the answer pass through. The upstream gets the
  * client's body with only `model` changed, plus the client's `anthropic-version` and
  * `anthropic-beta` headers verbatim; the client gets the upstream's events byte for byte except
- * the model id in `message_start`. Usage is read from `message_start` and `message_delta` only —
- * no other event is parsed or re-encoded — so thinking blocks, signatures, cache control and
- * whatever betas add survive.
+ * the model id in `message_start` (`ByteRelay`: events framed at the byte level). Usage is read
+ * from `message_start` and `message_delta` only — no other event is parsed or re-encoded — so
+ * thinking blocks, signatures, cache control and whatever betas add survive.
  */
 import type { CatalogueEntry } from '../../gateway/routing.ts'
-import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
-import type { EncodeContext, Forwarding, RawEvent } from '../../pipeline/surface.ts'
+import type { EncodeContext, Forwarding } from '../../pipeline/surface.ts'
 import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
 import { convertAnthropicUsage, mergeUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
+import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
+import {
+  ByteRelay,
+  type EventAction,
+  eventData,
+  eventName,
+  lastStringBytes,
+} from '../../providers/sse/byte-relay.ts'
 import type { Usage } from '../../providers/types.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { anthropicErrorBody } from './errors.ts'
@@ -72,49 +79,51 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
     return { body: swapModel(body, ctx.modelId), usage }
   },
 
-  relayStream: (ctx) => new RelayEncoder(ctx),
+  relayBytes: (ctx) => new MessagesRelay(ctx),
 }
 
-/** One per relayed stream. */
-class RelayEncoder implements StreamEncoder<RawEvent> {
+/** One per relayed stream: the upstream's bytes, with the model id swapped in `message_start`. */
+class MessagesRelay extends ByteRelay {
   readonly keepalive = PING
   private readonly usageSoFar: AnthropicUsage = {}
   private relayed = 0
   private stopped = false
   private failed: GatewayError | null = null
-  private readonly label: string
 
   constructor(private readonly ctx: EncodeContext<MessagesRequest>) {
-    this.label = ctx.provider.prefix
+    super(maxResponseBytes(ctx.provider), ctx.provider.prefix)
   }
 
-  encode(ev: RawEvent): Uint8Array {
-    let data = ev.data
-    switch (ev.event) {
-      case 'message_start': {
-        const start = parse(data) as { message?: { usage?: AnthropicUsage } } | null
-        mergeUsage(this.usageSoFar, start?.message?.usage)
-        data = swapModel(data, this.ctx.modelId)
-        break
-      }
-      case 'message_delta':
-        mergeUsage(this.usageSoFar, (parse(data) as { usage?: AnthropicUsage } | null)?.usage)
-        break
+  protected event(buf: Buffer, start: number, end: number): EventAction {
+    const name = eventName(buf, start)
+    switch (name) {
       case 'content_block_delta':
-        // Parsed only to count generated text, for the estimate if the client disconnects.
-        this.relayed += anthropicDeltaChars(parse(data))
-        break
+        // Counted (from the bytes) only for the estimate if the client disconnects.
+        this.relayed += lastStringBytes(buf, start, end)
+        return undefined
+      case 'message_start': {
+        const data = eventData(buf, start, end)
+        const parsed = parse(data) as { message?: { usage?: AnthropicUsage } } | null
+        mergeUsage(this.usageSoFar, parsed?.message?.usage)
+        return text.encode(`event: ${name}\ndata: ${swapModel(data, this.ctx.modelId)}\n\n`)
+      }
+      case 'message_delta': {
+        const parsed = parse(eventData(buf, start, end)) as { usage?: AnthropicUsage } | null
+        mergeUsage(this.usageSoFar, parsed?.usage)
+        return undefined
+      }
       case 'message_stop':
         this.stopped = true
-        break
+        return undefined
       case 'error': {
-        const body = parse(data) as { error?: { type?: string; message?: string } } | null
+        const body = parse(eventData(buf, start, end)) as {
+          error?: { type?: string; message?: string }
+        } | null
         this.failed = mapAnthropicStreamError(body ?? {}, this.ctx.provider)
-        break
+        return undefined
       }
     }
-    const head = ev.event === undefined ? '' : `event: ${ev.event}\n`
-    return text.encode(`${head}data: ${data}\n\n`)
+    return undefined
   }
 
   end(): Uint8Array | null {
@@ -138,14 +147,6 @@ class RelayEncoder implements StreamEncoder<RawEvent> {
   relayedChars(): number {
     return this.relayed
   }
-}
-
-/** Generated text in a `content_block_delta`: text, thinking or tool-input JSON. */
-function anthropicDeltaChars(ev: unknown): number {
-  const d = (ev as { delta?: Record<string, unknown> } | null)?.delta
-  if (!d) return 0
-  const v = d.text ?? d.thinking ?? d.partial_json
-  return typeof v === 'string' ? v.length : 0
 }
 
 function parse(data: string): unknown {

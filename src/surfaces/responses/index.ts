@@ -11,6 +11,7 @@
  */
 import { upstreamModelName } from '../../gateway/defaults.ts'
 import type { Surface } from '../../pipeline/surface.ts'
+import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { bearer } from '../../server/auth.ts'
 import { errorResponse } from '../../server/errors.ts'
 import { encodeResponse } from './encode-response.ts'
@@ -49,7 +50,8 @@ export const responsesSurface: Surface<ResponsesView> = {
     async relayJson(upstream, ctx) {
       return relayResponseJson(await upstream.text(), ctx.modelId, ctx.modelId.split('/')[0]!)
     },
-    relayStream: (ctx) => new ResponsesRelay(ctx.modelId, ctx.modelId.split('/')[0]!),
+    relayBytes: (ctx) =>
+      new ResponsesRelay(ctx.modelId, ctx.modelId.split('/')[0]!, maxResponseBytes(ctx.provider)),
   },
   errorResponse,
 }

@@ -8,11 +8,19 @@
  *
  * @example
  * const relay = new ResponsesRelay('openai/gpt-5', 'openai')
- * for await (const ev of parseSSE(upstream.body)) client.write(relay.encode(ev))
+ * for await (const chunk of upstream.body) client.write(relay.encode(chunk))
  * relay.usage() // { prompt_tokens: 12, completion_tokens: 2, ... }
  */
-import type { RawEvent, StreamEncoder } from '../../pipeline/index.ts'
+
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
+import {
+  ByteRelay,
+  type EventAction,
+  eventData,
+  eventName,
+  startsWith,
+} from '../../providers/sse/byte-relay.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -32,31 +40,39 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
 
 const bytes = new TextEncoder()
 const KEEPALIVE = bytes.encode(': keep-alive\n\n')
+const DONE_DATA = Buffer.from('data: [DONE]')
+const DATA_TYPE = Buffer.from('data: {"type":"')
 
-export class ResponsesRelay implements StreamEncoder<RawEvent> {
+export class ResponsesRelay extends ByteRelay {
   readonly keepalive = KEEPALIVE
   private seen: Usage | null = null
   private last: Record<string, unknown> | null = null
   private done = false
   private failed: GatewayError | null = null
-  /** The next `sequence_number`, for events the gateway itself adds after a failure. */
-  private seq = 0
+  /** The last event relayed (by range): its `sequence_number` numbers the events the gateway adds. */
+  private lastBuf: Buffer | null = null
+  private lastStart = 0
+  private lastEnd = 0
 
   constructor(
     private readonly modelId: string,
-    private readonly label: string,
-  ) {}
+    label: string,
+    maxEventBytes = DEFAULT_MAX_RESPONSE_BYTES,
+  ) {
+    super(maxEventBytes, label)
+  }
 
-  encode(ev: RawEvent): Uint8Array | null {
-    if (this.done || ev.data === '[DONE]') return null
-    const type = ev.event ?? eventType(ev.data)
-    this.seq = nextSequence(ev.data, this.seq)
-    let data = ev.data
-    if (type !== undefined && LIFECYCLE.has(type)) {
-      data = replaceStringField(ev.data, 2, 'model', this.modelId)
-      this.lifecycle(type, ev.data)
-    }
-    return bytes.encode(encodeSSE(data, ev.event))
+  protected event(buf: Buffer, start: number, end: number): EventAction {
+    if (this.done || startsWith(buf, start, DONE_DATA)) return null
+    const name = eventName(buf, start)
+    const type = name ?? dataType(buf, start)
+    this.lastBuf = buf
+    this.lastStart = start
+    this.lastEnd = end
+    if (type === undefined || !LIFECYCLE.has(type)) return undefined
+    const data = eventData(buf, start, end)
+    this.lifecycle(type, data)
+    return bytes.encode(encodeSSE(replaceStringField(data, 2, 'model', this.modelId), name))
   }
 
   /** A stream that stopped before its terminal event was cut: the client is told as OpenAI would. */
@@ -68,6 +84,8 @@ export class ResponsesRelay implements StreamEncoder<RawEvent> {
   error(err: GatewayError): Uint8Array {
     this.failed = err
     this.done = true
+    let seq = 0
+    if (this.lastBuf !== null) seq = nextSequence(eventData(this.lastBuf, this.lastStart, this.lastEnd), 0)
     const failed = {
       ...(this.last ?? { object: 'response', output: [] }),
       model: this.modelId,
@@ -75,8 +93,8 @@ export class ResponsesRelay implements StreamEncoder<RawEvent> {
       error: { code: 'server_error', message: err.message },
     }
     const events: ResponsesEvent[] = [
-      { type: 'error', code: err.code, message: err.message, param: err.param, sequence_number: this.seq++ },
-      { type: 'response.failed', response: failed, sequence_number: this.seq++ },
+      { type: 'error', code: err.code, message: err.message, param: err.param, sequence_number: seq++ },
+      { type: 'response.failed', response: failed, sequence_number: seq++ },
     ]
     return frameEvents(events)
   }
@@ -102,6 +120,15 @@ export class ResponsesRelay implements StreamEncoder<RawEvent> {
     this.seen = chatUsage(parsed.response?.usage as Parameters<typeof chatUsage>[0])
     if (type === 'response.failed') this.failed = upstreamFailure(this.label, parsed.response)
   }
+}
+
+/** `type` of an event sent without an `event:` line (the field comes first in OpenAI's JSON). */
+function dataType(buf: Buffer, start: number): string | undefined {
+  if (startsWith(buf, start, DATA_TYPE)) {
+    const from = start + DATA_TYPE.length
+    return buf.toString('latin1', from, buf.indexOf(34, from))
+  }
+  return eventType(eventData(buf, start, buf.indexOf('\n\n', start)))
 }
 
 /** A whole (non-stream) upstream response: its bytes with `model` replaced, and its usage. */

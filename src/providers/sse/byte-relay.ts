@@ -1,0 +1,165 @@
+/**
+ * @module
+ * The base of the same-wire stream relays: the upstream's body chunks in, the client's bytes out,
+ * framed at the byte level. Each chunk is cut at its last blank line (`\n\n`, found natively);
+ * the unfinished event after it waits for the next chunk. Every complete event is shown to the
+ * subclass as a byte range, which it keeps (the common case: the range goes out untouched, with
+ * its neighbours, as one subarray — no decode, no encode), drops, or replaces. Only the events a
+ * subclass must read (model, usage, errors, the end) are decoded.
+ *
+ * An upstream that frames with CR or CRLF (legal SSE, rare) is re-framed from the first CR on:
+ * its events are parsed and written again with LF, then relayed the same way. One event may hold
+ * at most `maxEventBytes` bytes, as on the parsed path.
+ *
+ * @example
+ * class Relay extends ByteRelay {
+ *   protected event(buf: Buffer, start: number, end: number) {
+ *     return eventName(buf, start) === 'ping' ? null : undefined   // drop pings, keep the rest
+ *   }
+ * }
+ */
+
+import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { responseTooLarge } from '../body-limit.ts'
+import { SyncStages } from '../stream-plan.ts'
+import type { Usage } from '../types.ts'
+import { type SSEEvent, sseParser } from './parse.ts'
+
+const LF = 10
+const CR = 13
+const BLANK = Buffer.from('\n\n')
+const EVENT = Buffer.from('event:')
+const DATA = Buffer.from('data:')
+const text = new TextEncoder()
+
+/** What a subclass does with one event: undefined = send it as it came, null = drop it, bytes = send these instead. */
+export type EventAction = Uint8Array | null | undefined
+
+export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
+  abstract readonly keepalive: Uint8Array
+  /** The unfinished event carried over from the previous chunk. */
+  private tail: Buffer | null = null
+  /** Set from the first CR on: the re-framing parser, and the events it produced. */
+  private reframer: SyncStages<SSEEvent> | null = null
+  private readonly reframed: SSEEvent[] = []
+
+  constructor(
+    private readonly maxEventBytes: number,
+    protected readonly label: string,
+  ) {}
+
+  /** One complete event, `buf[start, end)` (its blank line included). */
+  protected abstract event(buf: Buffer, start: number, end: number): EventAction
+
+  abstract end(): Uint8Array | null
+  abstract error(err: GatewayError): Uint8Array
+  abstract usage(): Usage | null
+
+  encode(chunk: Uint8Array): Uint8Array | null {
+    let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    if (this.reframer !== null || buf.indexOf(CR) !== -1) buf = this.reframe(buf)
+    if (this.tail !== null) {
+      buf = Buffer.concat([this.tail, buf])
+      this.tail = null
+    }
+    const cut = buf.lastIndexOf(BLANK)
+    const last = cut === -1 ? 0 : cut + 2
+    if (last < buf.length) {
+      if (buf.length - last > this.maxEventBytes) throw this.tooLarge()
+      this.tail = buf.subarray(last)
+    }
+    if (last === 0) return null
+    let pieces: Uint8Array[] | null = null
+    /** Start of the run of events kept as they came, not yet in `pieces`. */
+    let kept = 0
+    for (let start = 0; start < last; ) {
+      const end = buf.indexOf(BLANK, start) + 2
+      if (end - start > this.maxEventBytes) throw this.tooLarge()
+      const action = this.event(buf, start, end)
+      if (action !== undefined) {
+        pieces ??= []
+        if (kept < start) pieces.push(buf.subarray(kept, start))
+        if (action !== null) pieces.push(action)
+        kept = end
+      }
+      start = end
+    }
+    if (pieces === null) return buf.subarray(0, last)
+    if (kept < last) pieces.push(buf.subarray(kept, last))
+    if (pieces.length === 0) return null
+    return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)
+  }
+
+  private tooLarge(): GatewayError {
+    this.tail = null
+    return responseTooLarge(this.label, this.maxEventBytes, 'a stream event')
+  }
+
+  /** Parses what arrives and writes it again with LF line ends (see the module note). */
+  private reframe(buf: Buffer): Buffer {
+    if (this.reframer === null) {
+      const parser = sseParser({ maxEventBytes: this.maxEventBytes, label: this.label })
+      this.reframer = new SyncStages<SSEEvent>([parser], (ev) => this.reframed.push(ev))
+      // The carried-over bytes hold no CR: they start the parser's input.
+      if (this.tail !== null) this.reframer.push(this.tail)
+      this.tail = null
+    }
+    this.reframer.push(buf)
+    let out = ''
+    for (const ev of this.reframed) {
+      if (ev.event !== undefined) out += `event: ${ev.event}\n`
+      out += `data: ${ev.data.replaceAll('\n', '\ndata: ')}\n\n`
+    }
+    this.reframed.length = 0
+    return Buffer.from(text.encode(out))
+  }
+}
+
+/** The event's `event:` field when it is the first line (as every provider sends it), else undefined. */
+export function eventName(buf: Buffer, start: number): string | undefined {
+  if (!startsWith(buf, start, EVENT)) return undefined
+  const eol = buf.indexOf(LF, start)
+  let from = start + EVENT.length
+  if (buf[from] === 32) from++
+  return buf.toString('latin1', from, eol)
+}
+
+/** The event's data (its `data:` lines joined with LF), decoded. */
+export function eventData(buf: Buffer, start: number, end: number): string {
+  let data: string | undefined
+  for (let at = start; at < end; ) {
+    let eol = buf.indexOf(LF, at)
+    if (eol === -1 || eol > end) eol = end
+    if (startsWith(buf, at, DATA)) {
+      let from = at + DATA.length
+      if (buf[from] === 32) from++
+      const line = buf.toString('utf8', from, eol)
+      data = data === undefined ? line : `${data}\n${line}`
+    }
+    at = eol + 1
+  }
+  return data ?? ''
+}
+
+/** Whether `buf` holds `pattern` at `at`. */
+export function startsWith(buf: Buffer, at: number, pattern: Uint8Array): boolean {
+  if (at + pattern.length > buf.length) return false
+  for (let i = 0; i < pattern.length; i++) if (buf[at + i] !== pattern[i]) return false
+  return true
+}
+
+/**
+ * Bytes of the event's last JSON string value (where the generated text sits in a delta event):
+ * a raw `":"` cannot occur inside a JSON string, so the last one starts the value. An estimate
+ * (escapes and multibyte characters count as bytes), for the disconnect token estimate.
+ */
+export function lastStringBytes(buf: Buffer, start: number, end: number): number {
+  const at = buf.lastIndexOf(VALUE_START, end)
+  if (at < start) return 0
+  const close = buf.lastIndexOf(QUOTE, end)
+  return Math.max(0, close - (at + VALUE_START.length))
+}
+
+const VALUE_START = Buffer.from('":"')
+const QUOTE = 34
