@@ -1,12 +1,14 @@
 /**
  * @module
  * In-process cost of the per-request bookkeeping, with the real pieces on a real SQLite file:
- * `authenticate` (key hash + lookup + plan), `store.admit` (the limiter's write transaction —
+ * `authenticate` (key hash + cached lookup + plan; and with the cache off, the store lookup every
+ * request pays on a miss), `store.admit` (the limiter's write transaction —
  * the admission row) and `recorder.record` (the outcome, written in batches; its flush is
  * included). `admit` is timed one request at a time (no group commit to share: the cost at low
  * load) and 16 at once (as under load); also on a plan with limits, which counts the windows.
  */
 import { join } from 'node:path'
+import { AuthCache } from '../../src/auth/cache.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { parseSSE } from '../../src/providers/sse/index.ts'
@@ -20,7 +22,10 @@ import { configDoc, type Mocks } from './processes.ts'
 
 export interface MicroResult {
   iterations: number
+  /** authenticate as served: the key found in the authentication cache. */
   authUs: number
+  /** authenticate with the cache off: the store's key lookup on every request (a cache miss). */
+  authUncachedUs: number
   admitUs: number
   /** admit with 16 requests arriving together (they share one group commit). */
   admitBatchedUs: number
@@ -105,7 +110,10 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
     await perOp(warm, () => authenticate(deps, header))
     await perOp(warm, (i) => deps.store.admit(admitInput(-1 - i, false)))
 
+    const uncached = { ...deps, authCache: new AuthCache(deps.store, { maxKeys: 0 }) }
+    await perOp(warm, () => authenticate(uncached, header))
     const authUs = await perOp(iterations, () => authenticate(deps, header))
+    const authUncachedUs = await perOp(iterations, () => authenticate(uncached, header))
     const admitUs = await perOp(iterations, async (i) => {
       const input = admitInput(i, false)
       const r = await deps.store.admit(input)
@@ -153,6 +161,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
     return {
       iterations,
       authUs,
+      authUncachedUs,
       admitUs,
       admitBatchedUs,
       recordUs,

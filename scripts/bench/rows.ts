@@ -157,9 +157,15 @@ export function memoryRows(rssAfterLoad: number, s: StreamsOutcome, supervisorRs
 export function microRows(m: MicroResult): Row[] {
   return [
     row(
-      'auth per request (authenticate: hash + key lookup + plan)',
+      'auth per request (authenticate: hash + cached key lookup + plan)',
       `${fmt(m.authUs, 1)} µs`,
       m.authUs,
+      null,
+    ),
+    row(
+      'auth per request, cache off (hash + store key lookup + plan: a cache miss)',
+      `${fmt(m.authUncachedUs, 1)} µs`,
+      m.authUncachedUs,
       null,
     ),
     row(

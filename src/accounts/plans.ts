@@ -27,6 +27,12 @@ export function expiryPolicy(config: Config, planName: string): { downgrade: str
   return planName === config.defaultPlan ? 'disable' : { downgrade: config.defaultPlan }
 }
 
+/** Whether `currentPlan` would write a downgrade for this account now. */
+export function downgradeDue(config: Config, account: AccountRecord, now: number): boolean {
+  const exp = account.planExpiresAt
+  return exp !== null && now >= exp && expiryPolicy(config, account.plan) !== 'disable'
+}
+
 export async function currentPlan(
   store: Store,
   config: Config,
@@ -49,6 +55,11 @@ export async function currentPlan(
       createdAt: now,
     })
   }
+  return planState(config, account, now)
+}
+
+/** The plan an account is on at `now`, when no downgrade is due (see `downgradeDue`): no store call. */
+export function planState(config: Config, account: AccountRecord, now: number): PlanState {
   const exp = account.planExpiresAt
   const expired = exp !== null && now >= exp
   return {

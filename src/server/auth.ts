@@ -3,9 +3,13 @@
  * Bearer-key authentication. 401 for anything that is not a live key (missing, malformed,
  * unknown, revoked); 403 for a known key that may not be used now. The key itself never
  * appears in a message or a log line.
+ *
+ * The key and its account come from `deps.authCache` (at most AUTH_CHECK_MS = 250 ms stale for a
+ * change made by another process or replica, current for one made by this process); every
+ * time-based fact (plan expiry, end of a suspension) is judged here against the clock.
  */
 import { hashKey, looksLikeKey } from '../accounts/keys.ts'
-import { currentPlan, type PlanState } from '../accounts/plans.ts'
+import { currentPlan, downgradeDue, type PlanState, planState } from '../accounts/plans.ts'
 import { refusal } from '../accounts/usage-report.ts'
 import { suspendedError } from '../limits/index.ts'
 import type { AccountRecord, KeyRecord } from '../store/index.ts'
@@ -54,13 +58,22 @@ export function authenticate(
 
 /** `authenticate` for a key already taken from its header (`x-api-key` on the messages surface). */
 export async function authenticateToken(deps: Deps, token: string, allowRefused = false): Promise<Auth> {
-  const found = looksLikeKey(token) ? await deps.store.findKeyByHash(hashKey(token)) : null
+  const now = deps.clock.now()
+  const hash = looksLikeKey(token) ? hashKey(token) : null
+  // A cache hit is synchronous: no promise on the hot path.
+  let found = hash === null ? null : deps.authCache.find(hash)
+  if (found instanceof Promise) found = await found
+  // The plan is about to be downgraded (a write): decide on the stored account, not on a cached
+  // one another process may have downgraded already, or the history would get the change twice.
+  if (found && downgradeDue(deps.config, found.account, now)) found = await deps.authCache.load(hash!)
   if (!found)
     throw unauthorized('Incorrect API key provided. Check the key, or ask the operator for a new one.')
   if (found.key.state === 'revoked')
     throw unauthorized(`API key ${found.key.prefix}… has been revoked; use another key.`)
-  const now = deps.clock.now()
-  const plan = await currentPlan(deps.store, deps.config, found.account, now)
+  // The hot path stays synchronous unless a downgrade has to be written.
+  const plan = downgradeDue(deps.config, found.account, now)
+    ? await currentPlan(deps.store, deps.config, found.account, now)
+    : planState(deps.config, found.account, now)
   const auth = { key: found.key, account: plan.account, plan }
   if (allowRefused) return auth
   const reason = refusal(found.key, plan, now)

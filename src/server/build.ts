@@ -4,6 +4,8 @@
  * a `ManualClock`; `serve` calls it once per process.
  */
 import { AccountService } from '../accounts/service.ts'
+import { AuthCache } from '../auth/cache.ts'
+import { AuthInvalidatingStore } from '../auth/invalidating-store.ts'
 import type { Config } from '../config/index.ts'
 import { Catalogue } from '../gateway/routing.ts'
 import { createAdapters } from '../providers/index.ts'
@@ -22,11 +24,14 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   const log = opts.log ?? createLogger(config.logging.level)
   if (!opts.store && config.database.url)
     throw new Error('a PostgreSQL store is opened with openStores(config) and passed in as opts.store')
-  const store = opts.store ?? openSqliteFromConfig(config, clock.now())
+  const backend = opts.store ?? openSqliteFromConfig(config, clock.now())
+  const authCache = new AuthCache(backend)
+  const store = new AuthInvalidatingStore(backend, authCache)
   const metrics = new Metrics()
   return {
     config,
     store,
+    authCache,
     clock,
     log,
     accounts: new AccountService(store, config, clock),

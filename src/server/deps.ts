@@ -4,6 +4,7 @@
  * can build an app with a temporary database, a manual clock and a mock upstream.
  */
 import type { AccountService } from '../accounts/service.ts'
+import type { AuthCache } from '../auth/cache.ts'
 import type { Config } from '../config/index.ts'
 import type { Catalogue } from '../gateway/routing.ts'
 import type { ProviderAdapter } from '../providers/types.ts'
@@ -17,7 +18,10 @@ import type { Traffic } from './traffic.ts'
 
 export interface Deps {
   config: Config
+  /** The backend, wrapped so that writes through it drop `authCache` (auth/invalidating-store.ts). */
   store: Store
+  /** Keys and their accounts by key hash, for authentication (auth/cache.ts). */
+  authCache: AuthCache
   clock: Clock
   log: Logger
   accounts: AccountService

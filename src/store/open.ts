@@ -109,6 +109,7 @@ export class ComposedStore implements Store {
   setKeyState: Store['setKeyState'] = (id, s) => this.call(() => this.accounts.setKeyState(id, s))
   rotateKey: Store['rotateKey'] = (id, h, p, n) => this.call(() => this.accounts.rotateKey(id, h, p, n))
   setKeySuspended: Store['setKeySuspended'] = (id, u) => this.call(() => this.accounts.setKeySuspended(id, u))
+  authGeneration: Store['authGeneration'] = () => this.call(() => this.accounts.authGeneration())
   admit: Store['admit'] = (i) => this.call(() => this.limiter.admit(i))
   countRejection: Store['countRejection'] = (r) => this.call(() => this.limiter.countRejection(r))
   windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))

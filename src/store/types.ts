@@ -125,6 +125,11 @@ export interface AccountStore {
   setKeyState(id: string, state: KeyState): Promise<KeyRecord>
   rotateKey(id: string, hash: string, prefix: string, now: number): Promise<KeyRecord>
   setKeySuspended(id: string, until: number | null): Promise<KeyRecord>
+  /**
+   * A number that changes (in the same commit) whenever a write could change what
+   * `findKeyByHash` answers, whoever the writer: the authentication cache's validity check.
+   */
+  authGeneration(): Promise<number>
   close(): void | Promise<void>
 }
 

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import type { AuthInvalidatingStore } from '../../src/auth/invalidating-store.ts'
 import type { SqliteStore } from '../../src/store/index.ts'
 import { ManualClock } from '../../src/util/clock.ts'
 import { type BackendUrls, backends } from '../support/backends.ts'
@@ -53,7 +54,7 @@ interface Totals {
 type LogRow = { model: string; requests: number; p: number; c: number; e: number }
 async function logRows(urls: BackendUrls, accountId: number, from: number): Promise<LogRow[]> {
   if (!urls.databaseUrl) {
-    return (gw!.deps.store as SqliteStore).db
+    return ((gw!.deps.store as AuthInvalidatingStore).inner as SqliteStore).db
       .query<LogRow, [number, number]>(
         `SELECT model, COUNT(*) AS requests, COALESCE(SUM(prompt_tokens), 0) AS p,
                 COALESCE(SUM(completion_tokens), 0) AS c, COALESCE(SUM(status >= 400), 0) AS e

@@ -170,6 +170,12 @@ export class PgAccounts implements AccountStore {
     return this.mustKey(id)
   }
 
+  /** Kept by triggers (migration 7) on every write that can change an authentication answer. */
+  async authGeneration(): Promise<number> {
+    const [row] = await this.sql`SELECT n FROM auth_generation WHERE id = 1`
+    return num(row.n)
+  }
+
   close(): void {}
 
   /** last_used_at is derived from the request log instead of written on every request. */

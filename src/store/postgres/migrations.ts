@@ -10,6 +10,7 @@ import type { SQL } from 'bun'
 import { ADMIT_DECIDE } from './admit-sql.ts'
 import { GATEWAY_ID_V5 } from './migrations-v5.ts'
 import { USAGE_MINUTES_V6 } from './migrations-v6.ts'
+import { AUTH_GENERATION_V7 } from './migrations-v7.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -241,6 +242,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 5, sql: GATEWAY_ID_V5 },
   // v6: per-minute usage counters for /v1/usage (migrations-v6.ts).
   { version: 6, sql: USAGE_MINUTES_V6 },
+  // v7: the authentication cache's generation counter (migrations-v7.ts).
+  { version: 7, sql: AUTH_GENERATION_V7 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -111,6 +111,7 @@ export class AccountQueries {
       setSuspended: db.query<null, [number | null, string]>(
         'UPDATE api_keys SET suspended_until = ? WHERE id = ?',
       ),
+      generation: db.query<{ n: number }, []>('SELECT n FROM auth_generation WHERE id = 1'),
     }
   }
 
@@ -219,6 +220,11 @@ export class AccountQueries {
   setKeySuspended(id: string, until: number | null): KeyRecord {
     this.q.setSuspended.run(until, id)
     return this.mustKey(id)
+  }
+
+  /** Kept by triggers (migration 7) on every write that can change an authentication answer. */
+  authGeneration(): number {
+    return this.q.generation.get()!.n
   }
 
   private mustKey(id: string): KeyRecord {

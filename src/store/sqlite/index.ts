@@ -172,6 +172,9 @@ export class SqliteStore implements Store {
   setKeySuspended(id: string, until: number | null) {
     return this.write(() => this.accounts.setKeySuspended(id, until))
   }
+  authGeneration() {
+    return this.read(() => this.accounts.authGeneration())
+  }
 
   admit(input: AdmitInput): Promise<AdmitResult> {
     return new Promise((resolve, reject) => {

@@ -195,6 +195,35 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
       DROP INDEX requests_gateway_id;
     `,
   },
+  {
+    // The authentication cache's generation (src/auth/cache.ts): one counter, bumped by triggers
+    // on every write that can change an authentication answer, so every writer (the CLI, other
+    // workers, other processes) invalidates every process's cache without knowing about it.
+    // Only the columns auth reads, and only real changes: admission's rejection counting
+    // (rejections, rejections_since) must not empty every cache on each 429.
+    version: 7,
+    sql: `
+      CREATE TABLE auth_generation (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+      INSERT INTO auth_generation (id, n) VALUES (1, 0);
+      CREATE TRIGGER api_keys_auth_insert AFTER INSERT ON api_keys
+        BEGIN UPDATE auth_generation SET n = n + 1 WHERE id = 1; END;
+      CREATE TRIGGER api_keys_auth_delete AFTER DELETE ON api_keys
+        BEGIN UPDATE auth_generation SET n = n + 1 WHERE id = 1; END;
+      CREATE TRIGGER api_keys_auth_update
+        AFTER UPDATE OF account_id, name, prefix, hash, state, suspended_until ON api_keys
+        WHEN OLD.account_id IS NOT NEW.account_id OR OLD.name IS NOT NEW.name
+          OR OLD.prefix IS NOT NEW.prefix OR OLD.hash IS NOT NEW.hash OR OLD.state IS NOT NEW.state
+          OR OLD.suspended_until IS NOT NEW.suspended_until
+        BEGIN UPDATE auth_generation SET n = n + 1 WHERE id = 1; END;
+      CREATE TRIGGER accounts_auth_delete AFTER DELETE ON accounts
+        BEGIN UPDATE auth_generation SET n = n + 1 WHERE id = 1; END;
+      CREATE TRIGGER accounts_auth_update
+        AFTER UPDATE OF name, plan, enabled, plan_started_at, plan_expires_at ON accounts
+        WHEN OLD.name IS NOT NEW.name OR OLD.plan IS NOT NEW.plan OR OLD.enabled IS NOT NEW.enabled
+          OR OLD.plan_started_at IS NOT NEW.plan_started_at OR OLD.plan_expires_at IS NOT NEW.plan_expires_at
+        BEGIN UPDATE auth_generation SET n = n + 1 WHERE id = 1; END;
+    `,
+  },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
