@@ -57,6 +57,11 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
   }
 
   encode(ev: RawEvent): Uint8Array | null {
+    const out = this.encodeText(ev)
+    return out === null ? null : bytes.encode(out)
+  }
+
+  encodeText(ev: RawEvent): string | null {
     const data = ev.data
     if (this.sawDone || data === '') return null
     if (data === '[DONE]') {
@@ -64,7 +69,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
       return null
     }
     const edited = this.edit(ev)
-    return edited === null ? null : bytes.encode(frame(edited))
+    return edited === null ? null : frame(edited)
   }
 
   /** The event's new text, or null to withhold it. Throws the stream's failure. */
