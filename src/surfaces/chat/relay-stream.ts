@@ -57,11 +57,15 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
   }
 
   encode(ev: RawEvent): Uint8Array | null {
-    const out = this.encodeText(ev)
+    const out = this.frame(ev)
     return out === null ? null : bytes.encode(out)
   }
 
-  encodeText(ev: RawEvent): string | null {
+  /**
+   * Not `encodeText`: the writer's batch of texts is lost when one item throws, and this relay
+   * throws on a failed event after relaying the ones before it.
+   */
+  private frame(ev: RawEvent): string | null {
     const data = ev.data
     if (this.sawDone || data === '') return null
     if (data === '[DONE]') {
@@ -69,7 +73,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
       return null
     }
     const edited = this.edit(ev)
-    return edited === null ? null : frame(edited)
+    return edited === null ? null : sse(edited)
   }
 
   /** The event's new text, or null to withhold it. Throws the stream's failure. */
@@ -109,7 +113,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
   }
 
   error(err: GatewayError): Uint8Array {
-    return bytes.encode(frame(JSON.stringify(err.toBody())))
+    return bytes.encode(sse(JSON.stringify(err.toBody())))
   }
 
   usage(): Usage | null {
@@ -124,7 +128,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
 const cut = (s: string, from: number, to: number): string => s.slice(0, from) + s.slice(to)
 
 /** One SSE event. A multi-line `data` (a pretty-printed upstream) keeps one `data:` line per line. */
-function frame(data: string): string {
+function sse(data: string): string {
   if (data.indexOf('\n') === -1) return `data: ${data}\n\n`
   return `data: ${data.replaceAll('\n', '\ndata: ')}\n\n`
 }
