@@ -9,7 +9,6 @@ import type { UnderlyingSource } from 'bun'
 import type { ProviderConfig } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
 import { maxResponseBytes, readCappedText } from './body-limit.ts'
-import { parseSSE, type SSEEvent } from './sse/index.ts'
 import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
@@ -208,20 +207,6 @@ export async function readJson(res: Response, ctx: CallContext): Promise<unknown
       ctx.provider,
     )
   }
-}
-
-/**
- * The upstream's event stream, parsed, under the provider's timeouts (`guardStream`) and its
- * `max_response_bytes` per event. Cancelling the result cancels the upstream body.
- *
- * @example
- * return upstreamEvents(res.body, ctx).pipeThrough(new TransformStream(new OpenAIChunkDecoder(label)))
- */
-export function upstreamEvents(body: ReadableStream<Uint8Array>, ctx: CallContext): ReadableStream<SSEEvent> {
-  return parseSSE(guardStream(body, ctx), {
-    maxEventBytes: maxResponseBytes(ctx.provider),
-    label: ctx.provider.prefix,
-  })
 }
 
 /**
