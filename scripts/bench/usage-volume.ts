@@ -1,8 +1,8 @@
 /**
  * @module
  * `GET /v1/usage` for an account with 2,000,000 requests in the last 24 h, on the running gateway.
- * The requests are written straight into the database (as the limiter would have: one row each
- * with its sequence number, and the per-minute counters the limiter and recorder keep), then the
+ * The requests are written straight into the database (as the limiter and recorder would have: a
+ * log row and an admission with its sequence number each, and the per-minute counters), then the
  * endpoint is timed over HTTP. For comparison, the same figures are computed the way the gateway
  * did before the counters, by scanning the account's log.
  */
@@ -57,6 +57,10 @@ export async function runUsageVolume(
               CAST(?4 + i * ?5 AS INTEGER), i, CASE WHEN i % 50 = 0 THEN 502 ELSE 200 END, 12, 34, 5 FROM n`,
     ).run(rows, accountId, keyId, start, step)
     db.run('UPDATE requests SET gateway_id = request_id WHERE gateway_id IS NULL')
+    // The limiter's own log (schema v6): one row per admission, numbered per account.
+    db.query(
+      'INSERT INTO admissions (account_id, created_at, seq) SELECT account_id, created_at, seq FROM requests WHERE account_id = ?',
+    ).run(accountId)
     db.query(
       `INSERT INTO usage_minutes (account_id, minute, model, requests, prompt_tokens, completion_tokens, errors)
        SELECT account_id, created_at / 60000, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(status >= 400)
