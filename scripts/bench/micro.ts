@@ -10,13 +10,21 @@
 import { join } from 'node:path'
 import { AuthCache } from '../../src/auth/cache.ts'
 import { parseConfig } from '../../src/config/index.ts'
+import type { StreamEncoder, StreamSource } from '../../src/pipeline/stream-writer.ts'
+import { writeStream } from '../../src/pipeline/stream-writer.ts'
+import type { EncodeContext } from '../../src/pipeline/surface.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { parseSSE } from '../../src/providers/sse/index.ts'
+import { upstreamPlan } from '../../src/providers/stream-plan.ts'
+import type { CallContext } from '../../src/providers/types.ts'
 import { authenticate } from '../../src/server/auth.ts'
 import { buildDeps } from '../../src/server/build.ts'
-import { writeChatStream } from '../../src/surfaces/chat/stream-encoder.ts'
+import { ChatChunkEncoder, writeChatStream } from '../../src/surfaces/chat/stream-encoder.ts'
+import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
+import { responsesSurface } from '../../src/surfaces/responses/index.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { silentLogger } from '../../src/util/log.ts'
+import { buildResponsesFrames } from '../mock-upstream/responses-wire.ts'
 import { buildStreamFrames } from '../mock-upstream/wire.ts'
 import { configDoc, type Mocks } from './processes.ts'
 
@@ -34,24 +42,86 @@ export interface MicroResult {
   /** admit with rpm/rpd set (window counts on the hot path), informational. */
   admitLimitedUs: number
   /** The stream relay in-process (no sockets), per stream of `streamEvents` upstream events. */
-  stream: { events: number; parseUs: number; decodeUs: number; relayUs: number }
+  stream: {
+    events: number
+    parseUs: number
+    decodeUs: number
+    /** Piped: parseSSE → decoder TransformStream → writer. */
+    relayUs: number
+    /** The same stream as a StreamPlan: parse, decode and encode in one stage. */
+    oneStageUs: number
+    /** Same-wire byte relays (ByteRelay), per recorded stream: messages → anthropic, responses → Responses. */
+    messagesUs: number
+    messagesEvents: number
+    responsesUs: number
+    responsesEvents: number
+  }
 }
 
 /**
  * The stream relay's JS cost without sockets: one upstream body (all events in one buffer, as the
  * mock sends them) through parseSSE, then + the OpenAI decoder, then + the SSE writer read out to
- * a string. Each stage includes the ones before it.
+ * a string. Each stage includes the ones before it. Then the one-stage path (a `StreamPlan`) and
+ * the byte relays of the same-wire surfaces. The timed loops are interleaved, so that load on the
+ * machine falls on every row alike.
  */
-async function streamPipeline(n: number): Promise<MicroResult['stream']> {
+export async function streamPipeline(n: number): Promise<MicroResult['stream']> {
   const frames = buildStreamFrames({ model: 'bench', created: 0, words: 20, usage: true, tools: [] })
   const bytes = Buffer.concat(frames)
-  const body = () =>
+  const responsesFrames = buildResponsesFrames({
+    model: 'bench',
+    created: 0,
+    words: 20,
+    usage: true,
+    tools: [],
+  })
+  const responsesBytes = Buffer.concat(responsesFrames)
+  const anthropicBytes = await anthropicStreamBytes()
+  const provider = {
+    prefix: 'mock',
+    kind: 'openai' as const,
+    base_url: 'http://127.0.0.1:1',
+    api_key: 'k',
+    models: [],
+  }
+  const ctx = {
+    provider,
+    model: { name: 'bench' },
+    signal: new AbortController().signal,
+    requestId: 'micro',
+    timeouts: { firstByteMs: 60_000, idleMs: 60_000, totalMs: 600_000 },
+  } as unknown as CallContext
+  const encodeCtx = {
+    modelId: 'mock/bench',
+    upstreamModel: 'bench',
+    provider: ctx.provider,
+    requestId: 'micro',
+    view: {},
+    includeUsage: true,
+  } as unknown as EncodeContext<never>
+  const writeOpts = { keepaliveMs: 10_000, holdMs: 5_000, onFinish: () => {} }
+  const write = async <T>(source: StreamSource<T>, encoder: StreamEncoder<T>) => {
+    const out = await writeStream(source, encoder, writeOpts)
+    if (out.status !== 'ok') throw out.error
+    await new Response(out.body).text()
+  }
+  const oneStage = () =>
+    write(upstreamPlan(body(), ctx, new OpenAIChunkDecoder('mock')), new ChatChunkEncoder('mock/bench', true))
+  const messages = () =>
+    write({ body: of(anthropicBytes), stages: [], ctx }, messagesForwarding.relayBytes!(encodeCtx as never))
+  const responses = () =>
+    write(
+      { body: of(responsesBytes), stages: [], ctx },
+      responsesSurface.forward!.relayBytes!(encodeCtx as never),
+    )
+  const of = (b: Uint8Array) =>
     new ReadableStream<Uint8Array>({
       start(c) {
-        c.enqueue(bytes)
+        c.enqueue(b)
         c.close()
       },
     })
+  const body = () => of(bytes)
   const decoded = () => parseSSE(body()).pipeThrough(new TransformStream(new OpenAIChunkDecoder('mock')))
   const drain = async (s: ReadableStream<unknown>) => {
     const r = s.getReader()
@@ -68,13 +138,54 @@ async function streamPipeline(n: number): Promise<MicroResult['stream']> {
     if (out.status !== 'ok') throw out.error
     await new Response(out.body).text()
   }
-  for (let i = 0; i < 200; i++) await relay()
+  const ops = {
+    parse: () => drain(parseSSE(body())),
+    decode: () => drain(decoded()),
+    relay,
+    oneStage,
+    messages,
+    responses,
+  }
+  for (const op of Object.values(ops)) for (let i = 0; i < 200; i++) await op()
+  const total = { parse: 0, decode: 0, relay: 0, oneStage: 0, messages: 0, responses: 0 }
+  const rounds = 10
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, op] of Object.entries(ops))
+      total[name as keyof typeof total] += await perOp(n / rounds, op)
+  }
+  const us = (k: keyof typeof total) => total[k] / rounds
   return {
     events: frames.length,
-    parseUs: await perOp(n, () => drain(parseSSE(body()))),
-    decodeUs: await perOp(n, () => drain(decoded())),
-    relayUs: await perOp(n, relay),
+    parseUs: us('parse'),
+    decodeUs: us('decode'),
+    relayUs: us('relay'),
+    oneStageUs: us('oneStage'),
+    messagesUs: us('messages'),
+    messagesEvents: countEvents(anthropicBytes),
+    responsesUs: us('responses'),
+    responsesEvents: responsesFrames.length,
   }
+}
+
+/** The recorded Anthropic text stream, framed as Anthropic frames it (as the bench's mock serves it). */
+async function anthropicStreamBytes(): Promise<Uint8Array> {
+  const file = join(
+    import.meta.dir,
+    '..',
+    '..',
+    'test',
+    'fixtures',
+    'reference',
+    'recorded',
+    'anthropic-text.chunks.txt',
+  )
+  const lines = (await Bun.file(file).text()).split('\n').filter((l) => l.trim())
+  const framed = lines.map((l) => `event: ${(JSON.parse(l) as { type: string }).type}\ndata: ${l}\n\n`)
+  return new TextEncoder().encode(framed.join(''))
+}
+
+function countEvents(b: Uint8Array): number {
+  return new TextDecoder().decode(b).split('\n\n').length - 1
 }
 
 async function perOp(n: number, op: (i: number) => unknown): Promise<number> {

@@ -199,6 +199,18 @@ export function microRows(m: MicroResult): Row[] {
       m.stream.relayUs,
       null,
     ),
+    row(
+      `the same stream in one stage (StreamPlan: parse + decode + encode in one pull)`,
+      `${fmt(m.stream.oneStageUs, 0)} µs (${fmt(m.stream.oneStageUs / m.stream.events, 1)} µs per event)`,
+      m.stream.oneStageUs,
+      null,
+    ),
+    row(
+      `byte relay in-process: messages → anthropic (${m.stream.messagesEvents} events) / responses → Responses (${m.stream.responsesEvents} events)`,
+      `${fmt(m.stream.messagesUs, 0)} / ${fmt(m.stream.responsesUs, 0)} µs`,
+      m.stream.responsesUs,
+      null,
+    ),
   ]
 }
 

@@ -23,6 +23,7 @@ import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
 import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
+import { Deadline, realScheduler } from '../util/scheduler.ts'
 import { callProvider, type Finish } from './call.ts'
 import { toGatewayError } from './errors.ts'
 import { countInvalidRequest } from './invalid-requests.ts'
@@ -170,7 +171,15 @@ export class Pipeline {
     const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
     // At the shutdown drain's deadline a call still waiting (for a JSON answer, or for a
     // stream's first byte) is cut with 503 shutting_down; an open stream's writer cuts itself.
-    const ctx = this.callContext(entry, AbortSignal.any([request.signal, traffic.stopSignal]), rid)
+    // One merged signal per request; the first-byte timeout aborts it through `cancel`.
+    const cancel = new AbortController()
+    const ctx = this.callContext(
+      entry,
+      AbortSignal.any([request.signal, traffic.stopSignal, cancel.signal]),
+      rid,
+    )
+    ctx.cancel = (reason) => cancel.abort(reason)
+    ctx.deadline = new Deadline(realScheduler)
     const finish: Finish = (status, usage, err, ttftMs) => {
       restoreIdle()
       if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {

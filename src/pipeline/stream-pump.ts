@@ -58,8 +58,10 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     private readonly encoder: StreamEncoder<T>,
     private readonly opts: WriteStreamOptions,
   ) {
-    this.sched = opts.scheduler ?? realScheduler
-    this.timer = this.sched.timer(() => this.tick())
+    const deadline = opts.scheduler || !isStreamPlan(source) ? undefined : source.ctx.deadline
+    this.sched = opts.scheduler ?? deadline?.scheduler ?? realScheduler
+    // The request's timer, if it has one (it timed the first byte): taken over, not a second one.
+    this.timer = deadline ? deadline.own(() => this.tick()) : this.sched.timer(() => this.tick())
     this.t0 = this.sched.now()
     this.holdAt = this.t0 + opts.holdMs
     if (isStreamPlan(source)) {
@@ -189,14 +191,24 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   /** Encodes the pending items; false when the encoder withheld them all (e.g. a usage chunk nobody asked for). */
   private emit(controller: Controller): boolean {
     const items = this.items
+    const encoder = this.encoder
     if (this.ttftMs === null) this.ttftMs = this.sched.now() - this.t0
     let wrote = false
     try {
-      for (let i = 0; i < items.length; i++) {
-        const bytes = this.encoder.encode(items[i]!)
-        if (bytes === null) continue
-        controller.enqueue(bytes)
-        wrote = true
+      if (encoder.encodeText) {
+        let out = ''
+        for (let i = 0; i < items.length; i++) out += encoder.encodeText(items[i]!) ?? ''
+        if (out !== '') {
+          controller.enqueue(utf8.encode(out))
+          wrote = true
+        }
+      } else {
+        for (let i = 0; i < items.length; i++) {
+          const bytes = encoder.encode(items[i]!)
+          if (bytes === null) continue
+          controller.enqueue(bytes)
+          wrote = true
+        }
       }
     } finally {
       items.length = 0
@@ -316,6 +328,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     return this.reader.cancel(reason).catch(() => {})
   }
 }
+
+const utf8 = new TextEncoder()
 
 const clientClosed = (): GatewayError => abortError(undefined)
 

@@ -76,18 +76,28 @@ export async function upstreamFetch(
 ): Promise<Response> {
   const label = ctx.provider.prefix
   const ms = Math.min(ctx.timeouts.firstByteMs, ctx.timeouts.totalMs)
-  const timer = new AbortController()
-  const timeout = setTimeout(() => {
-    timer.abort(
-      new GatewayError(504, 'upstream_timeout', `Upstream '${label}' did not answer within ${ms} ms.`),
+  let timedOut: GatewayError | null = null
+  // With `ctx.cancel` the timeout aborts the request's own signal: no controller, no merged signal.
+  const own = ctx.cancel ? null : new AbortController()
+  const onTimeout = (): void => {
+    timedOut = new GatewayError(
+      504,
+      'upstream_timeout',
+      `Upstream '${label}' did not answer within ${ms} ms.`,
     )
-  }, ms)
+    if (own) own.abort(timedOut)
+    else ctx.cancel!(timedOut)
+  }
+  const deadline = ctx.deadline
+  let timeout: ReturnType<typeof setTimeout> | undefined
+  if (deadline) deadline.own(onTimeout).at(deadline.scheduler.now() + ms)
+  else timeout = setTimeout(onTimeout, ms)
   try {
     let res: Response
     try {
-      res = await fetch(url, { ...init, signal: mergeSignals(ctx.signal, timer.signal, init.signal) })
+      res = await fetch(url, { ...init, signal: mergeSignals(ctx.signal, own?.signal, init.signal) })
     } catch (err) {
-      if (timer.signal.aborted) throw timer.signal.reason
+      if (timedOut) throw timedOut
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
       throw unreachableError(label, err, ctx.provider.api_key)
     }
@@ -114,7 +124,8 @@ export async function upstreamFetch(
     }
     throw scrubbed(err, ctx.provider)
   } finally {
-    clearTimeout(timeout)
+    if (deadline) deadline.cancel()
+    else clearTimeout(timeout)
   }
 }
 

@@ -5,6 +5,8 @@
  * and answers in OpenAI's shapes. Adapters never see API keys of Switchyard users.
  */
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
+import type { GatewayError } from '../util/errors.ts'
+import type { Deadline } from '../util/scheduler.ts'
 import type { StreamPlan } from './stream-plan.ts'
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool'
@@ -159,6 +161,13 @@ export interface CallContext {
   signal: AbortSignal
   requestId: string
   timeouts: Timeouts
+  /**
+   * Aborts `signal` with the given reason. When present, `upstreamFetch`'s first-byte timeout uses
+   * it rather than a controller and a merged signal of its own.
+   */
+  cancel?: (reason: GatewayError) => void
+  /** The request's one timer (first byte, then the stream's deadlines); a timer of their own when absent. */
+  deadline?: Deadline
 }
 
 /**

@@ -40,6 +40,36 @@ class RealTimer implements Timer {
   }
 }
 
+/**
+ * One timer for a whole request, whose action passes from owner to owner: `upstreamFetch` holds it
+ * for the first byte, then the stream writer for the hold, keep-alive, idle and total deadlines.
+ */
+export class Deadline implements Timer {
+  private fire: () => void = noop
+  private readonly timer: Timer
+
+  constructor(readonly scheduler: Scheduler) {
+    this.timer = scheduler.timer(() => this.fire())
+  }
+
+  /** Takes the timer over, disarmed: `fire` runs when it next falls due. */
+  own(fire: () => void): Timer {
+    this.timer.cancel()
+    this.fire = fire
+    return this
+  }
+
+  at(time: number): void {
+    this.timer.at(time)
+  }
+
+  cancel(): void {
+    this.timer.cancel()
+  }
+}
+
+const noop = (): void => {}
+
 export const realScheduler: Scheduler = {
   now: () => performance.now(),
   timer: (fire) => new RealTimer(fire),
@@ -59,6 +89,11 @@ export class ManualScheduler implements Scheduler {
 
   timer(fire: () => void): Timer {
     return new ManualTimer(fire, this.armed)
+  }
+
+  /** Resolves when the clock has moved `ms` on (for scripted sources in tests). */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.timer(resolve).at(this.time + ms))
   }
 
   /** Moves the clock forward by `ms`, firing what falls due. */

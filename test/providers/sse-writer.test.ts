@@ -12,6 +12,7 @@ import {
   writeChatStream,
 } from '../../src/surfaces/chat/stream-encoder.ts'
 import { GatewayError } from '../../src/util/errors.ts'
+import { ManualScheduler } from '../../src/util/scheduler.ts'
 import { validateChunk, validateError } from '../support/openai-schemas.ts'
 import { callContext } from './helpers.ts'
 
@@ -45,7 +46,7 @@ const wait = (ms: number) => new Wait(ms)
 const fail = (err: unknown) => new Fail(err)
 
 /** An adapter-like stream that plays `steps` one per pull and records pulls and cancellation. */
-function scripted(steps: Step[]) {
+function scripted(steps: Step[], clock?: ManualScheduler) {
   const state = { pulls: 0, cancelled: false }
   let i = 0
   const stream: ChunkStream = new ReadableStream<ChatCompletionChunk>(
@@ -55,7 +56,7 @@ function scripted(steps: Step[]) {
         for (;;) {
           const step = steps[i++]
           if (step === undefined) return c.close()
-          if (step instanceof Wait) await Bun.sleep(step.ms)
+          if (step instanceof Wait) await (clock ? clock.sleep(step.ms) : Bun.sleep(step.ms))
           else if (step instanceof Fail) return c.error(step.err)
           else return c.enqueue(step)
         }
@@ -143,12 +144,20 @@ describe('writeChatStream', () => {
   })
 
   test('past the hold the status is 200: keep-alives while waiting, then an error event and no [DONE]', async () => {
-    const { stream } = scripted([wait(200), fail(new GatewayError(504, 'upstream_timeout', 'too slow'))])
-    const { opts, finished } = options({ holdMs: 30, keepaliveMs: 40 })
-    const out = await writeChatStream(stream, opts)
+    const clock = new ManualScheduler()
+    const { stream } = scripted(
+      [wait(200), fail(new GatewayError(504, 'upstream_timeout', 'too slow'))],
+      clock,
+    )
+    const { opts, finished } = options({ holdMs: 30, keepaliveMs: 40, scheduler: clock })
+    const opened = writeChatStream(stream, opts)
+    await clock.advance(30)
+    const out = await opened
     expect(out.status).toBe('ok') // the hold ended before the failure arrived
-    const { data, comments, all } = frames(await text(await ok(Promise.resolve(out))))
-    expect(comments.length).toBeGreaterThanOrEqual(3)
+    const body = text(await ok(Promise.resolve(out)))
+    await clock.advance(170)
+    const { data, comments, all } = frames(await body)
+    expect(comments.length).toBe(5) // at the hold (30), then at 70, 110, 150, 190
     expect(comments.every((c) => c === ': keep-alive')).toBe(true)
     expect(all[0]).toBe(': keep-alive') // sent at once, so the 200 leaves without waiting
     expect(data.length).toBe(1)
@@ -164,22 +173,26 @@ describe('writeChatStream', () => {
   })
 
   test('keep-alive comments appear while the upstream is quiet between chunks, never as data', async () => {
-    const { stream } = scripted([ROLE(), wait(260), TEXT('late'), FINISH()])
-    const { opts } = options({ keepaliveMs: 50 })
-    const { data, comments, all } = frames(await text(await ok(writeChatStream(stream, opts))))
-    expect(comments.length).toBeGreaterThanOrEqual(3)
-    expect(comments.length).toBeLessThanOrEqual(6)
+    const clock = new ManualScheduler()
+    const { stream } = scripted([ROLE(), wait(260), TEXT('late'), FINISH()], clock)
+    const { opts } = options({ keepaliveMs: 50, scheduler: clock })
+    const body = text(await ok(writeChatStream(stream, opts)))
+    await clock.advance(260)
+    const { data, comments, all } = frames(await body)
+    expect(comments.length).toBe(5) // at 50, 100, 150, 200, 250
     expect(all[0]!.startsWith('data: ')).toBe(true)
     expect(data.length).toBe(4)
   })
 
   test('no keep-alives while chunks flow faster than the interval', async () => {
+    const clock = new ManualScheduler()
     const steps: Step[] = [ROLE()]
-    for (let i = 0; i < 10; i++) steps.push(wait(10), TEXT(`${i}`))
-    const { stream } = scripted(steps)
-    const { comments } = frames(
-      await text(await ok(writeChatStream(stream, options({ keepaliveMs: 250 }).opts))),
-    )
+    for (let i = 0; i < 10; i++) steps.push(wait(240), TEXT(`${i}`))
+    const { stream } = scripted(steps, clock)
+    const body = text(await ok(writeChatStream(stream, options({ keepaliveMs: 250, scheduler: clock }).opts)))
+    await clock.advance(2_400)
+    const { comments, data } = frames(await body)
+    expect(data.length).toBe(12)
     expect(comments).toEqual([])
   })
 

@@ -37,6 +37,11 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
   ) {}
 
   encode(chunk: ChatCompletionChunk): Uint8Array | null {
+    const out = this.encodeText(chunk)
+    return out === null ? null : text.encode(out)
+  }
+
+  encodeText(chunk: ChatCompletionChunk): string | null {
     if (chunk.usage) this.seen = chunk.usage
     const { includeUsage } = this
     if (!includeUsage && chunk.choices.length === 0 && chunk.usage) return null
@@ -44,7 +49,8 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
     // OpenAI's shape: `usage: null` on every chunk with include_usage, no `usage` key without it.
     chunk.usage = includeUsage ? (chunk.usage ?? null) : undefined
     this.relayed += chunkTextChars(chunk)
-    return text.encode(encodeSSE(JSON.stringify(chunk)))
+    // JSON.stringify never writes a raw line break: one data line, no scan for one.
+    return `data: ${JSON.stringify(chunk)}\n\n`
   }
 
   relayedChars(): number {

@@ -46,6 +46,11 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   }
 
   encode(chunk: ChatCompletionChunk): Uint8Array | null {
+    const out = this.encodeText(chunk)
+    return out === null ? null : text.encode(out)
+  }
+
+  encodeText(chunk: ChatCompletionChunk): string | null {
     this.relayed += chunkTextChars(chunk)
     let out = this.start(chunk.id)
     if (chunk.usage) this.seen = chunk.usage
@@ -78,7 +83,7 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
       }
       if (choice.finish_reason) this.finish = choice.finish_reason
     }
-    return out ? text.encode(out) : null
+    return out || null
   }
 
   end(): Uint8Array {

@@ -47,9 +47,13 @@ const KEEPALIVE = bytes.encode(': keep-alive\n\n')
 
 /** Frames events as OpenAI does: `event: <type>` and one `data:` line each. */
 export function frameEvents(events: readonly ResponsesEvent[]): Uint8Array {
+  return bytes.encode(frameEventsText(events))
+}
+
+function frameEventsText(events: readonly ResponsesEvent[]): string {
   let out = ''
   for (const event of events) out += encodeSSE(JSON.stringify(event), event.type)
-  return bytes.encode(out)
+  return out
 }
 
 export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
@@ -76,9 +80,14 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   }
 
   encode(chunk: ChatCompletionChunk): Uint8Array | null {
+    const out = this.encodeText(chunk)
+    return out === null ? null : bytes.encode(out)
+  }
+
+  encodeText(chunk: ChatCompletionChunk): string | null {
     const events = this.events(chunk)
     this.relayed += chunkTextChars(chunk)
-    return events.length ? frameEvents(events) : null
+    return events.length ? frameEventsText(events) : null
   }
 
   relayedChars(): number {
