@@ -244,6 +244,11 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 6, sql: USAGE_MINUTES_V6 },
   // v7: the authentication cache's generation counter (migrations-v7.ts).
   { version: 7, sql: AUTH_GENERATION_V7 },
+  // v8: two indexes every admission paid for that the console's log indexes (v3) already cover:
+  // (key_id, created_at) and (created_at) are prefixes of requests_key_log and requests_log, so
+  // every query that could read them (log pages, retention, a key's last use) reads those.
+  // Measured: PostgreSQL server CPU per admission (16 together) 239 → 222 µs.
+  { version: 8, sql: 'DROP INDEX IF EXISTS requests_key_time;\nDROP INDEX IF EXISTS requests_time;' },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
