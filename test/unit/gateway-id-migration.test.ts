@@ -53,6 +53,8 @@ test('SQLite: rows from before v5 get distinct gateway ids; a new request is log
      VALUES ('dup', 1, 'k', 'x/a', 0, ?, ?)`,
   )
   for (let i = 1; i <= 3; i++) insert.run(T0 + i, i)
+  // Older than a day before the newest row: in no window, not carried over to the limiter.
+  insert.run(T0 - 90_000_000, 0)
   // Pretend this database predates v5 (and v6, which reads the rows' sequence numbers).
   db.run('DROP TABLE admissions')
   db.run('CREATE INDEX requests_account_seq ON requests(account_id, seq)')
@@ -66,20 +68,21 @@ test('SQLite: rows from before v5 get distinct gateway ids; a new request is log
     .query<{ id: number; gateway_id: string }, []>('SELECT id, gateway_id FROM requests ORDER BY id')
     .all()
   expect(ids.map((r) => r.gateway_id)).toEqual(ids.map((r) => `legacy_${r.id}`))
+  expect(store.db.query('SELECT COUNT(*) AS n FROM admissions').get()).toEqual({ n: 3 })
   const admitted = await store.admit(admission(1, 'k'))
   if (!admitted.admitted) throw new Error('not admitted')
-  // v6 carried the old rows over to the limiter: the new admission numbers after them.
+  // v6 carried the last day's rows over to the limiter: the new admission numbers after them.
   expect((await store.windows(1, T0 + 60_000, null, 10)).day.used).toBe(4)
   // Admission writes no log row; the outcome writes it, complete, once.
-  expect(store.db.query('SELECT COUNT(*) AS n FROM requests').get()).toEqual({ n: 3 })
+  expect(store.db.query('SELECT COUNT(*) AS n FROM requests').get()).toEqual({ n: 4 })
   await store.complete([outcome(admitted.gatewayId, 7, admitted.loggedAt)])
   const rows = store.db
     .query<{ gateway_id: string; completion_tokens: number | null; status: number | null }, []>(
       'SELECT gateway_id, completion_tokens, status FROM requests ORDER BY id',
     )
     .all()
-  expect(rows.map((r) => r.completion_tokens)).toEqual([null, null, null, 7])
-  expect(rows[3]).toEqual({ gateway_id: admitted.gatewayId, completion_tokens: 7, status: 200 })
+  expect(rows.map((r) => r.completion_tokens)).toEqual([null, null, null, null, 7])
+  expect(rows[4]).toEqual({ gateway_id: admitted.gatewayId, completion_tokens: 7, status: 200 })
   store.close()
 })
 

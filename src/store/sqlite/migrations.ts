@@ -179,8 +179,9 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
     // log (one primary key: account, time, sequence) and the request log row is written once,
     // complete, with the outcome — so the log's indexes and the gateway id's unique index (only
     // outcome updates looked rows up by it) leave the admission. requests_account_seq was the
-    // limiter's alone. Admissions carry over so limits hold across the upgrade; retention trims
-    // them to the day window.
+    // limiter's alone. The last day's admissions carry over so limits hold across the upgrade
+    // (older ones are in no window: the day window is at most a day; a log of millions of rows
+    // is not copied at start-up); retention trims them to the day window from then on.
     version: 6,
     sql: `
       CREATE TABLE admissions (
@@ -190,7 +191,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
         PRIMARY KEY (account_id, created_at, seq)
       ) WITHOUT ROWID;
       INSERT OR IGNORE INTO admissions (account_id, created_at, seq)
-        SELECT account_id, created_at, seq FROM requests WHERE seq IS NOT NULL;
+        SELECT account_id, created_at, seq FROM requests
+        WHERE seq IS NOT NULL AND created_at >= (SELECT MAX(created_at) FROM requests) - 86400000;
       DROP INDEX requests_account_seq;
       DROP INDEX requests_gateway_id;
     `,
