@@ -24,9 +24,24 @@ export function responseTooLarge(label: string, limit: number, what: string): Ga
 }
 
 /**
+ * How long a body read may wait: for each piece (`idleMs`) and in all (`totalMs`, from the first
+ * read), and the error each wait past them ends the read with.
+ */
+export interface ReadTimeouts {
+  idleMs: number
+  totalMs: number
+  idleError(): GatewayError
+  totalError(): GatewayError
+}
+
+/**
  * The whole body as text, reading at most `limit` bytes: a larger `Content-Length`, or more bytes
- * than that arriving, → `responseTooLarge` with the body cancelled. Errors of the body itself
- * (timeouts, a cut connection) pass through unchanged.
+ * than that arriving, → `responseTooLarge` with the body cancelled. With `timeouts`, a wait past
+ * them → 504 `upstream_timeout` with the body cancelled. Other errors of the body itself (a cut
+ * connection) pass through unchanged.
+ *
+ * One reader on the body itself, no stream stage in between (this runs on every JSON answer),
+ * and one timer that re-arms itself only when it fires early.
  *
  * @example
  * const text = await readCappedText(res.body, res.headers, maxResponseBytes(provider), 'openai', 'a response body')
@@ -37,6 +52,7 @@ export async function readCappedText(
   limit: number,
   label: string,
   what: string,
+  timeouts?: ReadTimeouts,
 ): Promise<string> {
   if (!body) return ''
   const tooLarge = () => responseTooLarge(label, limit, what)
@@ -46,18 +62,66 @@ export async function readCappedText(
     throw err
   }
   const reader = body.getReader()
+  const watch = timeouts ? new ReadWatch(reader, timeouts) : null
   const decoder = new TextDecoder()
   const pieces: string[] = []
   let size = 0
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    size += r.value.byteLength
-    if (size > limit) {
-      const err = tooLarge()
-      reader.cancel(err).catch(() => {})
-      throw err
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      if (watch) watch.lastRead = performance.now()
+      size += r.value.byteLength
+      if (size > limit) {
+        const err = tooLarge()
+        reader.cancel(err).catch(() => {})
+        throw err
+      }
+      pieces.push(decoder.decode(r.value, { stream: true }))
     }
-    pieces.push(decoder.decode(r.value, { stream: true }))
+  } catch (err) {
+    throw watch?.failure ?? err
+  } finally {
+    watch?.stop()
   }
+  // A timeout cancels the reader, which ends the pending read as if the body had ended.
+  if (watch?.failure) throw watch.failure
   pieces.push(decoder.decode())
   return pieces.join('')
+}
+
+/** The idle and total deadlines of one body read; on either, the body is cancelled. */
+class ReadWatch {
+  lastRead = performance.now()
+  failure: GatewayError | null = null
+  private readonly deadline: number
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private readonly onTimer = (): void => this.check()
+
+  constructor(
+    private readonly reader: { cancel(reason?: unknown): Promise<void> },
+    private readonly timeouts: ReadTimeouts,
+  ) {
+    this.deadline = this.lastRead + timeouts.totalMs
+    this.arm(this.lastRead)
+  }
+
+  stop(): void {
+    clearTimeout(this.timer)
+  }
+
+  private arm(now: number): void {
+    const at = Math.min(this.deadline, this.lastRead + this.timeouts.idleMs)
+    this.timer = setTimeout(this.onTimer, Math.max(0, at - now))
+  }
+
+  private check(): void {
+    const now = performance.now()
+    if (now >= this.deadline) this.fail(this.timeouts.totalError())
+    else if (now - this.lastRead >= this.timeouts.idleMs) this.fail(this.timeouts.idleError())
+    else this.arm(now)
+  }
+
+  private fail(err: GatewayError): void {
+    this.failure = err
+    this.reader.cancel(err).catch(() => {})
+  }
 }

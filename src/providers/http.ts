@@ -9,7 +9,6 @@ import type { UnderlyingSource } from 'bun'
 import type { ProviderConfig } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
 import { maxResponseBytes, readCappedText } from './body-limit.ts'
-import { parseSSE, type SSEEvent } from './sse/index.ts'
 import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
@@ -101,7 +100,12 @@ export async function upstreamFetch(
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
       throw unreachableError(label, err, ctx.provider.api_key)
     }
-    if (res.ok) return res
+    if (res.ok) {
+      // What aborts this fetch stays reachable from its response: it is how `readText` cuts a
+      // body it reads natively.
+      ;(res as Cuttable)[CUT] = own ? (reason) => own.abort(reason) : ctx.cancel!
+      return res
+    }
     // The error body is read under the same first-byte timer (it belongs to the refusal), capped.
     const text = await readCappedText(
       res.body,
@@ -130,17 +134,65 @@ export async function upstreamFetch(
 }
 
 /**
+ * Declared bodies up to this size are read by Bun in one native call (`Response.text()`) under a
+ * single timer of `min(idleMs, totalMs)` from the headers: a body this small that takes longer
+ * than the idle timeout to arrive is stalled in practice. Larger or undeclared (chunked) bodies
+ * are read piece by piece, with the idle timeout per piece.
+ */
+const NATIVE_READ_MAX = 1024 * 1024
+
+/**
+ * On the responses `upstreamFetch` returns: aborts that fetch, body included, so a native body
+ * read rejects with `reason` (a body read cannot be cancelled any other way once Bun owns it).
+ */
+const CUT = Symbol('switchyard.cutUpstream')
+type Cuttable = Response & { [CUT]?: (reason: GatewayError) => void }
+
+/**
  * Reads a whole body under the idle and total timeouts and `max_response_bytes`: a body cut off →
- * 502 `upstream_invalid_response`; too large → 502 `upstream_response_too_large`, the rest unread.
+ * 502 `upstream_invalid_response`; too large → 502 `upstream_response_too_large`, the rest unread;
+ * too slow → 504 `upstream_timeout`; the client gone → 499.
  */
 export async function readText(res: Response, ctx: CallContext): Promise<string> {
+  const label = ctx.provider.prefix
+  const limit = maxResponseBytes(ctx.provider)
   try {
-    const body = res.body ? guardStream(res.body, ctx) : null
-    const limit = maxResponseBytes(ctx.provider)
-    return await readCappedText(body, res.headers, limit, ctx.provider.prefix, 'a response body')
+    const cut = (res as Cuttable)[CUT]
+    const declared = res.headers.get('content-length')
+    if (cut && res.body && declared !== null && Number(declared) <= Math.min(limit, NATIVE_READ_MAX)) {
+      return await readDeclared(res, ctx, cut)
+    }
+    return await readCappedText(res.body, res.headers, limit, label, 'a response body', {
+      idleMs: ctx.timeouts.idleMs,
+      totalMs: ctx.timeouts.totalMs,
+      idleError: () => idleTimeout(ctx),
+      totalError: () => totalTimeout(ctx),
+    })
   } catch (err) {
     if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
-    throw invalidResponse(ctx.provider.prefix, 'the response body was cut off')
+    if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+    throw invalidResponse(label, 'the response body was cut off')
+  }
+}
+
+async function readDeclared(res: Response, ctx: CallContext, cut: (reason: GatewayError) => void) {
+  const { idleMs, totalMs } = ctx.timeouts
+  const ms = Math.min(idleMs, totalMs)
+  const onTimeout = (): void => {
+    const label = ctx.provider.prefix
+    cut(
+      new GatewayError(504, 'upstream_timeout', `Upstream '${label}' did not send its body within ${ms} ms.`),
+    )
+  }
+  // The request's one timer when it has one (upstreamFetch is done with it), else a timer of its own.
+  const deadline = ctx.deadline
+  const timer = deadline ? undefined : setTimeout(onTimeout, ms)
+  deadline?.own(onTimeout).at(deadline.scheduler.now() + ms)
+  try {
+    return await res.text()
+  } finally {
+    if (deadline) deadline.cancel()
+    else clearTimeout(timer)
   }
 }
 
@@ -155,20 +207,6 @@ export async function readJson(res: Response, ctx: CallContext): Promise<unknown
       ctx.provider,
     )
   }
-}
-
-/**
- * The upstream's event stream, parsed, under the provider's timeouts (`guardStream`) and its
- * `max_response_bytes` per event. Cancelling the result cancels the upstream body.
- *
- * @example
- * return upstreamEvents(res.body, ctx).pipeThrough(new TransformStream(new OpenAIChunkDecoder(label)))
- */
-export function upstreamEvents(body: ReadableStream<Uint8Array>, ctx: CallContext): ReadableStream<SSEEvent> {
-  return parseSSE(guardStream(body, ctx), {
-    maxEventBytes: maxResponseBytes(ctx.provider),
-    label: ctx.provider.prefix,
-  })
 }
 
 /**

@@ -29,20 +29,36 @@ export function checkJsonContentType(request: Request): void {
 }
 
 /**
- * The body as text, read piece by piece as it arrives. More than `limit` bytes → 413, declared or
- * counted (a chunked upload cannot exceed it either). A JSON structure that breaks `json`'s limits
- * → the same 400 `parseJsonBody` would give, as soon as the piece that breaks it arrives: 10 MB of
- * `[` costs one piece, not a 10 MB buffer, a 10 MB string and a parse. The pipeline tells the
- * surface decoder the limits were checked here, so a valid body is scanned once.
+ * Declared bodies up to this size are read in one native call and scanned once: reading them
+ * piece by piece would stop a hostile one early, but at this size there is nothing to save.
+ */
+const WHOLE_READ_MAX = 256 * 1024
+
+/**
+ * The body as text. More than `limit` bytes → 413, declared or counted (a chunked upload cannot
+ * exceed it either). A JSON structure that breaks `json`'s limits → the same 400 `parseJsonBody`
+ * would give. Larger or undeclared bodies are read piece by piece and checked as they arrive,
+ * so 10 MB of `[` costs one piece, not a 10 MB buffer, a 10 MB string and a parse. The pipeline
+ * tells the surface decoder the limits were checked here, so a valid body is scanned once.
  */
 export async function readBodyText(
   request: Request,
   limit: number,
   json: JsonLimits = DEFAULT_JSON_LIMITS,
 ): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? '')
+  const header = request.headers.get('content-length')
+  const declared = header === null ? Number.NaN : Number(header)
   if (declared > limit) throw tooLarge(limit)
   if (!request.body) return ''
+  if (declared <= WHOLE_READ_MAX) {
+    const text = await request.text()
+    // HTTP framing read the declared length; a Request built in code may carry more (and a
+    // string holds at most as many UTF-16 units as its UTF-8 bytes).
+    if (text.length > limit) throw tooLarge(limit)
+    const err = jsonLimitError(text, json)
+    if (err) throw err
+    return text
+  }
   const reader = request.body.getReader()
   const decoder = new TextDecoder()
   const scanner = new JsonStructureScanner(json)

@@ -69,25 +69,55 @@ const labels = (pairs: Record<string, string | number>) =>
     .map(([k, v]) => `${k}="${escapeValue(String(v))}"`)
     .join(',')
 
+/** The label sets of one surface and model, built once: the hot path only looks them up. */
+interface LabelKeys {
+  /** `surface,model`: the histograms. */
+  both: string
+  prompt: string
+  completion: string
+  /** `surface,model,status`, per status seen. */
+  byStatus: Map<number, string>
+}
+
 export class Metrics {
   private readonly counters = new Map<Family, Map<string, number>>()
   private readonly histograms = new Map<Family, Map<string, Histogram>>()
+  /** Per surface, per model. Both come from closed sets (surfaces, catalogue ids), so it stays small. */
+  private readonly keys = new Map<string, Map<string, LabelKeys>>()
   /** Read live by the console; changed only through streamOpened/streamClosed. */
   openStreams = 0
 
   requestFinished(r: FinishedRequest): void {
-    const surface = r.surface
-    const model = r.model
-    this.add('switchyard_requests_total', labels({ surface, model, status: r.status }), 1)
-    const lm = labels({ surface, model })
-    this.observe('switchyard_request_duration_seconds', lm, r.latencyMs / 1000)
-    if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', lm, r.ttftMs / 1000)
-    if (r.promptTokens) {
-      this.add('switchyard_tokens_total', labels({ surface, model, type: 'prompt' }), r.promptTokens)
+    const k = this.labelKeys(r.surface, r.model)
+    let status = k.byStatus.get(r.status)
+    if (status === undefined) {
+      status = labels({ surface: r.surface, model: r.model, status: r.status })
+      k.byStatus.set(r.status, status)
     }
-    if (r.completionTokens) {
-      this.add('switchyard_tokens_total', labels({ surface, model, type: 'completion' }), r.completionTokens)
+    this.add('switchyard_requests_total', status, 1)
+    this.observe('switchyard_request_duration_seconds', k.both, r.latencyMs / 1000)
+    if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', k.both, r.ttftMs / 1000)
+    if (r.promptTokens) this.add('switchyard_tokens_total', k.prompt, r.promptTokens)
+    if (r.completionTokens) this.add('switchyard_tokens_total', k.completion, r.completionTokens)
+  }
+
+  private labelKeys(surface: string, model: string): LabelKeys {
+    let bySurface = this.keys.get(surface)
+    if (!bySurface) {
+      bySurface = new Map()
+      this.keys.set(surface, bySurface)
     }
+    let k = bySurface.get(model)
+    if (!k) {
+      k = {
+        both: labels({ surface, model }),
+        prompt: labels({ surface, model, type: 'prompt' }),
+        completion: labels({ surface, model, type: 'completion' }),
+        byStatus: new Map(),
+      }
+      bySurface.set(model, k)
+    }
+    return k
   }
 
   limitRejected(window: string): void {

@@ -39,6 +39,8 @@ export class Exchange {
   promptTokens: number | null = null
   completionTokens: number | null = null
   errorCode: string | null = null
+  /** The status a route answered with, when it handed Elysia a finished response (`routes/answer.ts`). */
+  status: number | null = null
   ended = false
 
   constructor(

@@ -7,10 +7,13 @@ import {
   mergeSignals,
   openAIStyleError,
   readJson,
+  readText,
   resolveTimeouts,
   sanitizeMessage,
+  upstreamFetch,
 } from '../../src/providers/http.ts'
 import { GatewayError } from '../../src/util/errors.ts'
+import { Deadline, realScheduler } from '../../src/util/scheduler.ts'
 import { validateError } from '../support/openai-schemas.ts'
 import { bytes, callContext, drain } from './helpers.ts'
 
@@ -293,6 +296,84 @@ describe('readJson', () => {
     const err = await readJson(res, callContext(provider)).catch((e: unknown) => e)
     expect(err).toMatchObject({ code: 'upstream_response_too_large' })
     expect(pulled).toBe(false)
+  })
+})
+
+describe('readText on a real upstream answer', () => {
+  const enc = new TextEncoder()
+  /** `/stall-declared`: a declared length and half of it; `/trickle`: chunked pieces 40 ms apart. */
+  const upstream = () =>
+    Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(req) {
+        const path = new URL(req.url).pathname
+        if (path === '/stall-declared') {
+          const body = new ReadableStream<Uint8Array>({
+            start(c) {
+              c.enqueue(enc.encode('{"a":'))
+            },
+          })
+          return new Response(body, { headers: { 'content-length': '10' } })
+        }
+        if (path === '/trickle') {
+          const body = new ReadableStream<Uint8Array>({
+            async start(c) {
+              for (const piece of ['{"a":', '"b', 'c', 'd"', '}']) {
+                c.enqueue(enc.encode(piece))
+                await Bun.sleep(40)
+              }
+              c.close()
+            },
+          })
+          return new Response(body)
+        }
+        return Response.json({ a: 'é'.repeat(1000) })
+      },
+    })
+  const fetchFrom = (url: string, ctx: ReturnType<typeof callContext>) =>
+    upstreamFetch(url, { method: 'GET' }, ctx, (status) => new GatewayError(status, 'x', 'refused'))
+
+  test('a declared body is read whole; one that stalls → 504 upstream_timeout after min(idle, total)', async () => {
+    using server = upstream()
+    const ctx = callContext(provider, { timeouts: { idleMs: 100, totalMs: 5_000 } })
+    expect(await readJson(await fetchFrom(`${server.url}ok`, ctx), ctx)).toEqual({ a: 'é'.repeat(1000) })
+    const t0 = performance.now()
+    const err = await readText(await fetchFrom(`${server.url}stall-declared`, ctx), ctx).catch((e) => e)
+    expect(err).toMatchObject({ status: 504, code: 'upstream_timeout' })
+    expect(performance.now() - t0).toBeLessThan(3_000)
+  })
+
+  test("with the pipeline's merged signal and one timer per request, a stalled declared body → 504 too", async () => {
+    using server = upstream()
+    const cancel = new AbortController()
+    const ctx = {
+      ...callContext(provider, { signal: cancel.signal, timeouts: { idleMs: 100, totalMs: 5_000 } }),
+      cancel: (reason: GatewayError) => cancel.abort(reason),
+      deadline: new Deadline(realScheduler),
+    }
+    const err = await readText(await fetchFrom(`${server.url}stall-declared`, ctx), ctx).catch((e) => e)
+    expect(err).toMatchObject({ status: 504, code: 'upstream_timeout' })
+  })
+
+  test('an undeclared body: idle_ms bounds each piece, not the whole body; total_ms bounds it all', async () => {
+    using server = upstream()
+    const patient = callContext(provider, { timeouts: { idleMs: 1_000, totalMs: 5_000 } })
+    // 5 pieces 40 ms apart: longer in all than a 150 ms idle timeout, never silent that long.
+    const ctx = callContext(provider, { timeouts: { idleMs: 150, totalMs: 5_000 } })
+    expect(await readText(await fetchFrom(`${server.url}trickle`, patient), ctx)).toBe('{"a":"bcd"}')
+    const short = callContext(provider, { timeouts: { idleMs: 1_000, totalMs: 60 } })
+    const err = await readText(await fetchFrom(`${server.url}trickle`, patient), short).catch((e) => e)
+    expect(err).toMatchObject({ status: 504, code: 'upstream_timeout' })
+  })
+
+  test('the client leaving during the body read → 499 client_closed_request', async () => {
+    using server = upstream()
+    const client = new AbortController()
+    const ctx = callContext(provider, { signal: client.signal, timeouts: { idleMs: 5_000 } })
+    const res = await fetchFrom(`${server.url}stall-declared`, ctx)
+    setTimeout(() => client.abort(), 50)
+    expect(await readText(res, ctx).catch((e) => e)).toMatchObject({ status: 499 })
   })
 })
 

@@ -8,6 +8,7 @@ import type { Pipeline } from '../../pipeline/run.ts'
 import { countTokensHandler } from '../../surfaces/messages/count-tokens.ts'
 import { messagesSurface } from '../../surfaces/messages/index.ts'
 import type { Deps } from '../deps.ts'
+import { answered } from './answer.ts'
 
 /** count_tokens calls per second per key (they cost a tokenizer run or an upstream call). */
 export const COUNT_TOKENS_PER_SECOND = 20
@@ -20,8 +21,7 @@ export function messagesRoutes(deps: Deps, pipeline: Pipeline) {
       async ({ request, set, server }) => {
         const headers = set.headers as Record<string, string>
         const res = await pipeline.handle(messagesSurface, request, server, headers)
-        set.status = res.status // read by the metrics hook
-        return res
+        return answered(deps.traffic, request, set, res)
       },
       { parse: 'none' },
     )

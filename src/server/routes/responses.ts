@@ -5,8 +5,10 @@
 import { Elysia } from 'elysia'
 import type { Pipeline } from '../../pipeline/run.ts'
 import { responsesSurface } from '../../surfaces/responses/index.ts'
+import type { Traffic } from '../traffic.ts'
+import { answered } from './answer.ts'
 
-export function responsesRoutes(pipeline: Pipeline) {
+export function responsesRoutes(traffic: Traffic, pipeline: Pipeline) {
   return new Elysia({ name: 'switchyard.responses' }).post(
     '/v1/responses',
     async ({ request, set, server }) => {
@@ -16,8 +18,7 @@ export function responsesRoutes(pipeline: Pipeline) {
         server,
         set.headers as Record<string, string>,
       )
-      set.status = res.status // read by the metrics hook
-      return res
+      return answered(traffic, request, set, res)
     },
     { parse: 'none' },
   )

@@ -1,0 +1,68 @@
+import { describe, expect, test } from 'bun:test'
+import { jsonLimitError } from '../../src/gateway/parse-json-body.ts'
+import { readBodyText } from '../../src/server/body.ts'
+
+const LIMIT = 1024 * 1024
+
+/** The same body over a real socket, once with Content-Length and once chunked (no length). */
+async function readBoth(
+  text: string,
+  limit = LIMIT,
+): Promise<Array<string | { status: number; code: string; message: string }>> {
+  using server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      try {
+        return Response.json({ text: await readBodyText(req, limit) })
+      } catch (e) {
+        const err = e as { status: number; code: string; message: string }
+        return Response.json({ error: { status: err.status, code: err.code, message: err.message } })
+      }
+    },
+  })
+  const bytes = new TextEncoder().encode(text)
+  const declared = fetch(server.url, { method: 'POST', body: bytes })
+  const chunked = fetch(server.url, {
+    method: 'POST',
+    body: new ReadableStream({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 1000) c.enqueue(bytes.subarray(i, i + 1000))
+        c.close()
+      },
+    }),
+  })
+  return await Promise.all(
+    [declared, chunked].map(async (r) => {
+      const res = (await (await r).json()) as {
+        text?: string
+        error?: { status: number; code: string; message: string }
+      }
+      return res.text ?? res.error!
+    }),
+  )
+}
+
+describe('readBodyText: a declared small body (read whole) and a chunked one (read in pieces) agree', () => {
+  test('a valid body, multibyte text included, is the same text', async () => {
+    const text = JSON.stringify({
+      model: 'a/b',
+      messages: [{ role: 'user', content: 'héllo 👋 '.repeat(500) }],
+    })
+    expect(await readBoth(text)).toEqual([text, text])
+  })
+
+  test('a body nested too deep → the 400 the parser would give, whichever way it was read', async () => {
+    const deep = `{"a":${'['.repeat(150)}${']'.repeat(150)}}`
+    const expected = jsonLimitError(deep)!
+    const [declared, chunked] = await readBoth(deep)
+    expect(declared).toEqual({ status: 400, code: 'invalid_value', message: expected.message })
+    expect(chunked).toEqual(declared)
+  })
+
+  test('more than the limit → 413, declared or counted', async () => {
+    const [declared, chunked] = await readBoth(`"${'x'.repeat(5000)}"`, 4000)
+    expect(declared).toMatchObject({ status: 413, code: 'request_too_large' })
+    expect(chunked).toMatchObject({ status: 413, code: 'request_too_large' })
+  })
+})
