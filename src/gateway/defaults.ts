@@ -25,9 +25,25 @@ export function applyDefaults(req: ChatRequestInput, model: ModelConfig, upstrea
   for (const key of KNOWN_KEYS) if (out[key] === null) delete out[key]
   if (out.stream !== true) delete out.stream_options
 
-  const maxTokens = checkTokenLimit(out, 'max_tokens', model)
-  const maxCompletionTokens = checkTokenLimit(out, 'max_completion_tokens', model)
-  if (maxTokens !== undefined && maxCompletionTokens !== undefined && maxTokens !== maxCompletionTokens) {
+  checkTokenLimits(out, model)
+  const maxTokens = out.max_tokens
+  const maxCompletionTokens = out.max_completion_tokens
+  if (maxTokens === undefined && maxCompletionTokens === undefined) out.max_tokens = model.max_output_tokens
+  if (out.temperature === undefined) out.temperature = defaultTemperature(model)
+  return out as ChatRequest
+}
+
+/**
+ * 400 `invalid_value` when `max_tokens` or `max_completion_tokens` exceeds the model's maximum, or
+ * both are given and disagree (`null` = not given). The pass-through route runs it too.
+ */
+export function checkTokenLimits(
+  req: { max_tokens?: number | null; max_completion_tokens?: number | null },
+  model: ModelConfig,
+): void {
+  const maxTokens = checkTokenLimit(req, 'max_tokens', model)
+  const maxCompletionTokens = checkTokenLimit(req, 'max_completion_tokens', model)
+  if (maxTokens != null && maxCompletionTokens != null && maxTokens !== maxCompletionTokens) {
     throw new GatewayError(
       400,
       'invalid_value',
@@ -35,18 +51,15 @@ export function applyDefaults(req: ChatRequestInput, model: ModelConfig, upstrea
       { param: 'max_tokens' },
     )
   }
-  if (maxTokens === undefined && maxCompletionTokens === undefined) out.max_tokens = model.max_output_tokens
-  if (out.temperature === undefined) out.temperature = defaultTemperature(model)
-  return out as ChatRequest
 }
 
 function checkTokenLimit(
-  req: Record<string, unknown>,
+  req: { max_tokens?: number | null; max_completion_tokens?: number | null },
   field: TokenField,
   model: ModelConfig,
-): number | undefined {
-  const value = req[field] as number | undefined
-  if (value !== undefined && value > model.max_output_tokens) {
+): number | null | undefined {
+  const value = req[field]
+  if (value != null && value > model.max_output_tokens) {
     throw new GatewayError(
       400,
       'invalid_value',

@@ -92,7 +92,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
         source = { body: upstream.body, stages: [], ctx } satisfies StreamPlan<Uint8Array>
         encoder = relay.relayBytes(p.encodeCtx) as StreamEncoder<unknown>
       } else if (relay.relayStream) {
-        source = upstreamPlan(upstream.body, ctx)
+        source = relay.streamPlan ? await relay.streamPlan(upstream, ctx) : upstreamPlan(upstream.body, ctx)
         encoder = relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
       } else throw new Error(`surface '${p.surface.name}' cannot relay streams`)
     }

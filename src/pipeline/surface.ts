@@ -28,7 +28,9 @@
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import type { FeatureUse } from '../gateway/features.ts'
 import type { CatalogueEntry } from '../gateway/routing.ts'
+import type { StreamPlan } from '../providers/stream-plan.ts'
 import type {
+  CallContext,
   ChatCompletion,
   ChatCompletionChunk,
   ChatRequest,
@@ -88,6 +90,11 @@ export interface Forwarding<View> {
    * `relayBytes` is absent. One of the two must be given.
    */
   relayStream?(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
+  /**
+   * The plan `relayStream` reads (default: the body parsed as SSE). A surface adds here what must
+   * still fail as an HTTP error, before the status is sent: a JSON body, a first event that is one.
+   */
+  streamPlan?(upstream: Response, ctx: CallContext): Promise<StreamPlan<RawEvent>>
   /**
    * Preferred: the upstream's body chunks as they arrive → bytes for the client (`ByteRelay`:
    * events framed at the byte level, only the ones that carry the model, usage or an error parsed).

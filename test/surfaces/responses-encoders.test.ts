@@ -8,10 +8,10 @@
 import { describe, expect, test } from 'bun:test'
 import type { ChatCompletionChunk } from '../../src/providers/types.ts'
 import { encodeResponse } from '../../src/surfaces/responses/encode-response.ts'
-import { replaceStringField } from '../../src/surfaces/responses/replace-field.ts'
 import { ResponsesStreamEncoder } from '../../src/surfaces/responses/stream-encoder.ts'
 import { decodeView } from '../../src/surfaces/responses/view.ts'
 import { GatewayError } from '../../src/util/errors.ts'
+import { replaceStringField } from '../../src/util/json-fields.ts'
 import { validateEvent, validateResponseObject } from '../support/responses-schemas.ts'
 
 const ctx = (body: Record<string, unknown> = {}) => ({

@@ -68,7 +68,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
   return adapter
 }
 
-function asCompletion(json: unknown, label: string): ChatCompletion {
+export function asCompletion(json: unknown, label: string): ChatCompletion {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw invalidResponse(label, 'the body is not a JSON object')
   }
@@ -81,7 +81,7 @@ function asCompletion(json: unknown, label: string): ChatCompletion {
 }
 
 /** Some compatible servers answer 200 with `{"error": ...}`: that is the upstream failing. */
-function bodyError(json: unknown, label: string): GatewayError | undefined {
+export function bodyError(json: unknown, label: string): GatewayError | undefined {
   if ((json as { error?: unknown } | null)?.error == null) return undefined
   const detail = describeUpstreamError(json) ?? 'no details given'
   return new GatewayError(502, 'upstream_error', `Upstream '${label}' failed: ${detail}`)

@@ -46,7 +46,7 @@ export class OpenAIChunkDecoder implements Transformer<SSEEvent, ChatCompletionC
   }
 }
 
-function eventError(label: string, body: Record<string, unknown>): GatewayError {
+export function eventError(label: string, body: Record<string, unknown>): GatewayError {
   const detail = describeUpstreamError(body) ?? 'no details given'
   return new GatewayError(502, 'upstream_error', `Upstream '${label}' failed mid-stream: ${detail}`)
 }

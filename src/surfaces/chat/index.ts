@@ -2,19 +2,20 @@
  * @module
  * The OpenAI Chat Completions surface (`POST /v1/chat/completions`) on the pipeline. Its wire is
  * the gateway's canonical form, so translating is applying defaults and encoding is putting the
- * client's model id back.
+ * client's model id back; to openai providers (`wire: chat`) the text passes through (`forward.ts`).
  *
  * @example
  * pipeline.handle(chatSurface, request, server, headers)
  */
 
 import type { ChatRequestInput } from '../../gateway/chat-request-schema.ts'
-import { applyDefaults, upstreamModelName } from '../../gateway/defaults.ts'
+import { applyDefaults, checkTokenLimits, upstreamModelName } from '../../gateway/defaults.ts'
 import { detectFeatures } from '../../gateway/features.ts'
 import { parseChatBody, validateChatRequest } from '../../gateway/validate-chat.ts'
 import type { Surface } from '../../pipeline/surface.ts'
 import { bearer } from '../../server/auth.ts'
 import { errorResponse } from '../../server/errors.ts'
+import { chatForwarding } from './forward.ts'
 import { ChatChunkEncoder } from './stream-encoder.ts'
 
 export const chatSurface: Surface<ChatRequestInput> = {
@@ -26,6 +27,7 @@ export const chatSurface: Surface<ChatRequestInput> = {
   },
   features: detectFeatures,
   temperature: (view) => view.temperature,
+  checkLimits: (view, entry) => checkTokenLimits(view, entry.model),
   translate(view, entry) {
     const request = applyDefaults(view, entry.model, upstreamModelName(entry.model))
     const includeUsage = request.stream === true && request.stream_options?.include_usage === true
@@ -34,6 +36,7 @@ export const chatSurface: Surface<ChatRequestInput> = {
   // The adapter already reported the client's id (the pipeline sets `model`).
   encodeCompletion: (completion) => completion,
   streamEncoder: (ctx) => new ChatChunkEncoder(ctx.modelId, ctx.includeUsage),
+  forward: chatForwarding,
   errorResponse,
 }
 

@@ -19,8 +19,8 @@ import type { GatewayError } from '../../util/errors.ts'
 
 /** Shared by every stream: the hot path allocates no encoder and no constant frames. */
 const text = new TextEncoder()
-const KEEPALIVE = text.encode(': keep-alive\n\n')
-const DONE = text.encode('data: [DONE]\n\n')
+export const KEEPALIVE = text.encode(': keep-alive\n\n')
+export const DONE = text.encode('data: [DONE]\n\n')
 
 export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
   readonly keepalive = KEEPALIVE

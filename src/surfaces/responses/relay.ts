@@ -2,7 +2,7 @@
  * @module
  * Pass-through to an OpenAI provider with `wire: responses`: the upstream speaks this surface's
  * wire, so its answer reaches the client byte for byte except the `model` of each response object,
- * which becomes the gateway's id (edited in place, `replace-field.ts`). Only the lifecycle events
+ * which becomes the gateway's id (edited in place, `util/json-fields.ts`). Only the lifecycle events
  * that carry a response object are parsed; usage is read from the terminal one
  * (`response.completed`, `.incomplete` or `.failed`), in chat terms for the usage record.
  *
@@ -24,7 +24,7 @@ import {
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { replaceStringField } from './replace-field.ts'
+import { replaceStringField } from '../../util/json-fields.ts'
 import { chatUsage } from './response-object.ts'
 import { frameEvents, type ResponsesEvent } from './stream-encoder.ts'
 

@@ -1,0 +1,152 @@
+/**
+ * @module
+ * The chat → openai stream relay: each upstream event reaches the client as the upstream wrote it,
+ * with only these edits — the same output the decode → `ChatChunkEncoder` route gives, without a
+ * JSON.parse / JSON.stringify per event (`ChunkScan` finds the spans):
+ *
+ * - the top-level `model` value → the client's id (appended when the upstream sent none);
+ * - the client did not ask for usage (`stream_options.include_usage`; the gateway always asks the
+ *   upstream): the final `choices: []` chunk that carries usage is withheld, and every other
+ *   chunk's top-level `usage` field (OpenAI's `"usage":null`) is cut — OpenAI sends no `usage` key
+ *   then. The client asked: `usage` stays, and `"usage":null` is added where the upstream sent none;
+ * - `data: [DONE]` is written once, at the end; anything after the upstream's [DONE] is dropped.
+ *
+ * Usage is read from whichever chunk carries a non-null `usage` (only that value is parsed).
+ * Failures, as `OpenAIChunkDecoder` has them: an `error` event or a top-level non-null `error` →
+ * 502 `upstream_error` (only that event is parsed, for its message); a text that is not one JSON
+ * object or has no `choices` array → 502 `upstream_invalid_response`; the body ending before
+ * [DONE] without any `finish_reason` → 502 `upstream_stream_interrupted`.
+ *
+ * @example
+ * const relay = new ChatRelay('openai/gpt-4o', false, 'openai')
+ * relay.encode({ data: '{"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}' })
+ * // data: {"model":"openai/gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"}}]}
+ */
+
+import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import type { RawEvent } from '../../pipeline/surface.ts'
+import { invalidResponse, sanitizeMessage, streamInterrupted } from '../../providers/http.ts'
+import { eventError } from '../../providers/openai/stream.ts'
+import type { Usage } from '../../providers/types.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { ChunkScan } from './scan-chunk.ts'
+import { DONE, KEEPALIVE } from './stream-encoder.ts'
+
+const bytes = new TextEncoder()
+
+export class ChatRelay implements StreamEncoder<RawEvent> {
+  readonly keepalive = KEEPALIVE
+  private readonly scan = new ChunkScan()
+  private readonly quotedModel: string
+  private seen: Usage | null = null
+  private relayed = 0
+  private sawDone = false
+  private sawFinish = false
+
+  /**
+   * @param modelId the client's id (`prefix/model`), written over the upstream's `model`.
+   * @param includeUsage the client asked for the usage chunk.
+   * @param label the provider's prefix, for error messages.
+   */
+  constructor(
+    modelId: string,
+    private readonly includeUsage: boolean,
+    private readonly label: string,
+  ) {
+    this.quotedModel = JSON.stringify(modelId)
+  }
+
+  encode(ev: RawEvent): Uint8Array | null {
+    const out = this.frame(ev)
+    return out === null ? null : bytes.encode(out)
+  }
+
+  /**
+   * Not `encodeText`: the writer's batch of texts is lost when one item throws, and this relay
+   * throws on a failed event after relaying the ones before it.
+   */
+  private frame(ev: RawEvent): string | null {
+    const data = ev.data
+    if (this.sawDone || data === '') return null
+    if (data === '[DONE]') {
+      this.sawDone = true
+      return null
+    }
+    const edited = this.edit(ev)
+    return edited === null ? null : sse(edited)
+  }
+
+  /** The event's new text, or null to withhold it. Throws the stream's failure. */
+  edit(ev: RawEvent): string | null {
+    const data = ev.data
+    const scan = this.scan
+    scan.read(data)
+    if (ev.event === 'error' || scan.error) throw eventError(this.label, parseObject(data))
+    if (!scan.ok) {
+      throw invalidResponse(this.label, `a stream event is not a JSON object: ${sanitizeMessage(data, 120)}`)
+    }
+    if (scan.choices === -1) throw invalidResponse(this.label, 'a stream chunk has no choices array')
+    if (scan.finish) this.sawFinish = true
+    this.relayed += scan.chars
+    const hasUsage = scan.usageStart !== -1 && !scan.usageNull
+    if (hasUsage) this.seen = readUsage(data.slice(scan.usageStart, scan.usageEnd))
+    if (!this.includeUsage && hasUsage && scan.choices === 0) return null
+    // Edits from the end backwards, so that earlier offsets stay valid: the closing brace is last.
+    let out = data
+    let tail = scan.modelStart === -1 ? `,"model":${this.quotedModel}` : ''
+    if (this.includeUsage && scan.usageStart === -1) tail += ',"usage":null'
+    if (tail) out = out.slice(0, scan.close) + tail + out.slice(scan.close)
+    const cutUsage = !this.includeUsage && scan.usageStart !== -1
+    if (cutUsage && scan.usageCutStart > scan.modelStart) out = cut(out, scan.usageCutStart, scan.usageCutEnd)
+    if (scan.modelStart !== -1)
+      out = out.slice(0, scan.modelStart) + this.quotedModel + out.slice(scan.modelEnd)
+    if (cutUsage && scan.usageCutStart < scan.modelStart) out = cut(out, scan.usageCutStart, scan.usageCutEnd)
+    return out
+  }
+
+  /** `data: [DONE]`; throws when the upstream stopped before it without finishing the answer. */
+  end(): Uint8Array {
+    // Some compatible servers omit [DONE]; an answer that reached its finish_reason is complete.
+    if (!this.sawDone && !this.sawFinish)
+      throw streamInterrupted(this.label, 'the stream ended before data: [DONE]')
+    return DONE
+  }
+
+  error(err: GatewayError): Uint8Array {
+    return bytes.encode(sse(JSON.stringify(err.toBody())))
+  }
+
+  usage(): Usage | null {
+    return this.seen
+  }
+
+  relayedChars(): number {
+    return this.relayed
+  }
+}
+
+const cut = (s: string, from: number, to: number): string => s.slice(0, from) + s.slice(to)
+
+/** One SSE event. A multi-line `data` (a pretty-printed upstream) keeps one `data:` line per line. */
+function sse(data: string): string {
+  if (data.indexOf('\n') === -1) return `data: ${data}\n\n`
+  return `data: ${data.replaceAll('\n', '\ndata: ')}\n\n`
+}
+
+function readUsage(text: string): Usage | null {
+  try {
+    const usage = JSON.parse(text) as Usage | null
+    return usage !== null && typeof usage === 'object' ? usage : null
+  } catch {
+    return null
+  }
+}
+
+function parseObject(data: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(data)
+    return v !== null && typeof v === 'object' ? v : {}
+  } catch {
+    return {}
+  }
+}

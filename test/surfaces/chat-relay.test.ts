@@ -1,0 +1,171 @@
+/**
+ * The chat → openai pass-through pieces on their own: the request edits (`forwardBody`,
+ * `editTopLevel`), the chunk scan and the stream relay — whose output must equal the decode →
+ * `ChatChunkEncoder` route's on everything that route produced, so the two are interchangeable.
+ */
+import { describe, expect, test } from 'bun:test'
+import { buildStreamFrames } from '../../scripts/mock-upstream/wire.ts'
+import type { ModelConfig } from '../../src/config/schema.ts'
+import { parseChatBody, validateChatRequest } from '../../src/gateway/validate-chat.ts'
+import { forwardBody } from '../../src/surfaces/chat/forward-request.ts'
+import { ChatRelay } from '../../src/surfaces/chat/relay-stream.ts'
+import { ChunkScan } from '../../src/surfaces/chat/scan-chunk.ts'
+import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
+import { GatewayError } from '../../src/util/errors.ts'
+import { editTopLevel, topLevelFields } from '../../src/util/json-fields.ts'
+
+const dec = new TextDecoder()
+const text = (b: Uint8Array | null) => (b === null ? null : dec.decode(b))
+
+describe('editTopLevel', () => {
+  const edits = new Map<string, string | null>([
+    ['model', '"up"'],
+    ['a', null],
+  ])
+  test.each([
+    ['{"a":null,"model":"x","b":1}', '{"model":"up","b":1}'],
+    ['{"model":"x","a":null}', '{"model":"up"}'],
+    ['{ "b" : [1,{"a":2}] , "a" : null , "model" : "x" }', '{ "b" : [1,{"a":2}] , "model" : "up" }'],
+    ['{"a":null,"a\\u0000":1,"model":"x"}', '{"a\\u0000":1,"model":"up"}'],
+    ['{"mod\\u0065l":"x"}', '{"mod\\u0065l":"up"}'],
+  ])('%s → %s', (json, out) => {
+    expect(editTopLevel(json, edits, '', Object.keys(JSON.parse(json)).length)).toBe(out)
+  })
+  test('inserts first; a duplicated key or a non-object → null (the caller re-serialises)', () => {
+    expect(editTopLevel('{"model":"x"}', edits, '"n":1', 1)).toBe('{"n":1,"model":"up"}')
+    expect(editTopLevel('{"model":"x","model":"y"}', edits, '', 1)).toBeNull()
+    expect(editTopLevel('[1]', edits, '', 1)).toBeNull()
+  })
+  test('strings with quotes, backslashes and braces are skipped whole', () => {
+    const json = '{"s":"a\\\\","t":"\\"}{[","model":"x"}'
+    expect(topLevelFields(json)!.length).toBe(12)
+    expect(editTopLevel(json, edits, '', 3)).toBe('{"s":"a\\\\","t":"\\"}{[","model":"up"}')
+  })
+})
+
+describe('forwardBody', () => {
+  const model = { name: 'm', upstream_name: 'up', max_output_tokens: 100, temperature: { min: 0, max: 0.7 } }
+  const body = (json: string) =>
+    forwardBody(validateChatRequest(parseChatBody(json)), json, model as ModelConfig)
+  test('defaults the gateway owns are added; the model range clamps the default temperature', () => {
+    expect(body('{"model":"p/m","messages":[{"role":"user","content":"hi"}]}')).toBe(
+      '{"max_tokens":100,"temperature":0.7,"model":"up","messages":[{"role":"user","content":"hi"}]}',
+    )
+  })
+  test('null max_tokens counts as unset; a client stream_options null is replaced', () => {
+    const out = body(
+      '{"model":"p/m","messages":[{"role":"user","content":"hi"}],"max_tokens":null,"stream":true,"stream_options":null,"temperature":0}',
+    )
+    expect(out).toBe(
+      '{"stream_options":{"include_usage":true},"max_tokens":100,"model":"up","messages":[{"role":"user","content":"hi"}],"stream":true,"temperature":0}',
+    )
+  })
+  test('a stream that already asks for usage is sent untouched but for the model', () => {
+    const json =
+      '{"model":"p/m","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true},"max_completion_tokens":5,"temperature":0.1}'
+    expect(body(json)).toBe(json.replace('"p/m"', '"up"'))
+  })
+})
+
+describe('ChunkScan', () => {
+  const scan = new ChunkScan()
+  test('finds model, usage, choices, finish and text characters', () => {
+    scan.read(
+      '{"model":"g","choices":[{"index":0,"delta":{"content":"ab","tool_calls":[{"index":0,"function":{"name":"f","arguments":"{\\"x\\":1}"}}]},"finish_reason":"tool_calls"}],"usage":null}',
+    )
+    expect(scan).toMatchObject({
+      ok: true,
+      choices: 1,
+      finish: true,
+      usageNull: true,
+      error: false,
+      chars: 2 + 1 + 7,
+    })
+  })
+  test('usage first, usage alone, nested error keys, garbage', () => {
+    scan.read('{"usage":{"prompt_tokens":1},"choices":[]}')
+    expect(scan.ok && scan.choices === 0).toBe(true)
+    expect(
+      '{"usage":{"prompt_tokens":1},"choices":[]}'.slice(0, scan.usageCutStart) +
+        '{"usage":{"prompt_tokens":1},"choices":[]}'.slice(scan.usageCutEnd),
+    ).toBe('{"choices":[]}')
+    scan.read('{"choices":[{"delta":{"error":1}}]}')
+    expect(scan.error).toBe(false)
+    for (const bad of ['{"id": "x", oops', '[]', 'hello', '{"a":1}}', '{"a":"unterminated}']) {
+      scan.read(bad)
+      expect(scan.ok).toBe(false)
+    }
+  })
+})
+
+describe('ChatRelay', () => {
+  test('equals the decode → ChatChunkEncoder output on the mock’s text and tool streams', () => {
+    for (const tools of [[], ['get_weather', 'get_time']]) {
+      for (const includeUsage of [false, true]) {
+        const frames = buildStreamFrames({ model: 'gpt-4o-mini', created: 1, words: 4, usage: true, tools })
+        const datas = frames
+          .map((f) => dec.decode(f))
+          .join('')
+          .split('\n\n')
+          .filter(Boolean)
+          .map((e) => e.slice('data: '.length))
+        const relay = new ChatRelay('p/m', includeUsage, 'p')
+        const old = new ChatChunkEncoder('p/m', includeUsage)
+        let mine = ''
+        let theirs = ''
+        for (const data of datas) {
+          mine += text(relay.encode({ data })) ?? ''
+          if (data !== '[DONE]') theirs += text(old.encode(JSON.parse(data))) ?? ''
+        }
+        mine += text(relay.end())
+        theirs += text(old.end())
+        expect(mine).toBe(theirs)
+        expect(relay.usage()).toEqual(old.usage())
+        expect(relay.relayedChars()).toBe(old.relayedChars())
+      }
+    }
+  })
+
+  test('adds model and `"usage":null` where the upstream left them out, as the encoder did', () => {
+    const relay = new ChatRelay('p/m', true, 'p')
+    expect(text(relay.encode({ data: '{"choices":[{"delta":{}}]}' }))).toBe(
+      'data: {"choices":[{"delta":{}}],"model":"p/m","usage":null}\n\n',
+    )
+  })
+
+  test('an unknown field and the upstream’s number spelling survive; a multi-line event stays framed', () => {
+    const relay = new ChatRelay('p/m', false, 'p')
+    expect(text(relay.encode({ data: '{"model":"g","x":1.50,"choices":[]}' }))).toBe(
+      'data: {"model":"p/m","x":1.50,"choices":[]}\n\n',
+    )
+    expect(text(relay.encode({ data: '{"model":"g",\n"choices":[]}' }))).toBe(
+      'data: {"model":"p/m",\ndata: "choices":[]}\n\n',
+    )
+  })
+
+  test('failures: error events, garbage, no choices, an end before [DONE] without a finish_reason', () => {
+    const fails = (data: string, code: string, event?: string) => {
+      const relay = new ChatRelay('p/m', false, 'p')
+      let caught: unknown
+      try {
+        relay.encode({ data, event })
+      } catch (e) {
+        caught = e
+      }
+      expect(caught).toBeInstanceOf(GatewayError)
+      expect((caught as GatewayError).code).toBe(code)
+    }
+    fails('{"error":{"message":"boom"}}', 'upstream_error')
+    fails('{"message":"boom"}', 'upstream_error', 'error')
+    fails('{"id": "x", oops', 'upstream_invalid_response')
+    fails('{"id":"x"}', 'upstream_invalid_response')
+    const cut = new ChatRelay('p/m', false, 'p')
+    cut.encode({ data: '{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}' })
+    expect(() => cut.end()).toThrow(GatewayError)
+    const finished = new ChatRelay('p/m', false, 'p')
+    finished.encode({ data: '{"choices":[{"delta":{},"finish_reason":"stop"}]}' })
+    expect(text(finished.end())).toBe('data: [DONE]\n\n')
+    expect(finished.encode({ data: '[DONE]' })).toBeNull()
+    expect(finished.encode({ data: 'after done' })).toBeNull()
+  })
+})
