@@ -51,7 +51,7 @@ export interface MicroResult {
     relayUs: number
     /** The same stream as a StreamPlan: parse, decode and encode in one stage. */
     oneStageUs: number
-    /** The same stream passed through to the chat surface (chat → openai: parse stage + ChatRelay edits). */
+    /** The same stream passed through to the chat surface (chat → openai: the byte relay as the plan's stage). */
     chatForwardUs: number
     /** Same-wire byte relays (ByteRelay), per recorded stream: messages → anthropic, responses → Responses. */
     messagesUs: number
@@ -118,8 +118,8 @@ export async function streamPipeline(n: number): Promise<MicroResult['stream']> 
   } as unknown as EncodeContext<never>
   const chatForward = async () => {
     const upstream = new Response(body(), { headers: { 'content-type': 'text/event-stream' } })
-    const plan = await chatForwarding.streamPlan!(upstream, ctx)
-    await write(plan, chatForwarding.relayStream!(forwardCtx as never))
+    const { plan, encoder } = await chatForwarding.relayPlan!(upstream, ctx, forwardCtx as never)
+    await write(plan, encoder)
   }
   const responses = () =>
     write(

@@ -88,7 +88,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
       if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
       const { relay } = call
-      if (relay.relayBytes) {
+      if (relay.relayPlan) {
+        const relayed = await relay.relayPlan(upstream, ctx, p.encodeCtx)
+        source = relayed.plan
+        encoder = relayed.encoder as StreamEncoder<unknown>
+      } else if (relay.relayBytes) {
         source = { body: upstream.body, stages: [], ctx } satisfies StreamPlan<Uint8Array>
         encoder = relay.relayBytes(p.encodeCtx) as StreamEncoder<unknown>
       } else if (relay.relayStream) {

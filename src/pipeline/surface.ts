@@ -100,6 +100,16 @@ export interface Forwarding<View> {
    * events framed at the byte level, only the ones that carry the model, usage or an error parsed).
    */
   relayBytes?(ctx: EncodeContext<View>): StreamEncoder<Uint8Array>
+  /**
+   * `relayBytes` as the plan's stage, chosen over the others: the relay runs in the writer's read,
+   * so a failure in the first event is still an HTTP error; the encoder passes its bytes on. It may
+   * refuse the upstream's answer first (a JSON body where events were expected).
+   */
+  relayPlan?(
+    upstream: Response,
+    ctx: CallContext,
+    encodeCtx: EncodeContext<View>,
+  ): Promise<{ plan: StreamPlan<Uint8Array>; encoder: StreamEncoder<Uint8Array> }>
 }
 
 /** One server-sent event as the upstream framed it. */

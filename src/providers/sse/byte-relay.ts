@@ -33,13 +33,20 @@ const EVENT = Buffer.from('event:')
 const DATA = Buffer.from('data:')
 const text = new TextEncoder()
 
-/** What a subclass does with one event: undefined = send it as it came, null = drop it, bytes = send these instead. */
-export type EventAction = Uint8Array | null | undefined
+/**
+ * What a subclass does with one event: undefined = send it as it came, null = drop it, bytes (or
+ * pieces of bytes, joined once per chunk) = send these instead.
+ */
+export type EventAction = Uint8Array | readonly Uint8Array[] | null | undefined
 
 export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
   abstract readonly keepalive: Uint8Array
-  /** The unfinished event carried over from the previous chunk. */
-  private tail: Buffer | null = null
+  /**
+   * The unfinished event carried over from earlier chunks, in pieces: joined once, when the chunk
+   * that ends it arrives (joining on every chunk would copy a long event quadratically).
+   */
+  private tail: Buffer[] = []
+  private tailLength = 0
   /** Set from the first CR on: the re-framing parser, and the events it produced. */
   private reframer: SyncStages<SSEEvent> | null = null
   private readonly reframed: SSEEvent[] = []
@@ -59,15 +66,27 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
   encode(chunk: Uint8Array): Uint8Array | null {
     let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
     if (this.reframer !== null || buf.indexOf(CR) !== -1) buf = this.reframe(buf)
-    if (this.tail !== null) {
-      buf = Buffer.concat([this.tail, buf])
-      this.tail = null
+    if (this.tail.length > 0) {
+      // Only the new bytes can end the pending event: a blank line in them, or across the seam.
+      const pending = this.tail[this.tail.length - 1]!
+      const seam = pending[pending.length - 1] === LF && buf[0] === LF
+      if (!seam && buf.indexOf(BLANK) === -1) {
+        this.tailLength += buf.length
+        if (this.tailLength > this.maxEventBytes) throw this.tooLarge()
+        this.tail.push(buf)
+        return null
+      }
+      this.tail.push(buf)
+      buf = Buffer.concat(this.tail)
+      this.tail = []
+      this.tailLength = 0
     }
     const cut = buf.lastIndexOf(BLANK)
     const last = cut === -1 ? 0 : cut + 2
     if (last < buf.length) {
       if (buf.length - last > this.maxEventBytes) throw this.tooLarge()
-      this.tail = buf.subarray(last)
+      this.tail = [buf.subarray(last)]
+      this.tailLength = buf.length - last
     }
     if (last === 0) return null
     let pieces: Uint8Array[] | null = null
@@ -80,7 +99,8 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
       if (action !== undefined) {
         pieces ??= []
         if (kept < start) pieces.push(buf.subarray(kept, start))
-        if (action !== null) pieces.push(action)
+        if (action instanceof Uint8Array) pieces.push(action)
+        else if (action !== null) for (const piece of action) pieces.push(piece)
         kept = end
       }
       start = end
@@ -92,7 +112,8 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
   }
 
   private tooLarge(): GatewayError {
-    this.tail = null
+    this.tail = []
+    this.tailLength = 0
     return responseTooLarge(this.label, this.maxEventBytes, 'a stream event')
   }
 
@@ -102,8 +123,9 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
       const parser = sseParser({ maxEventBytes: this.maxEventBytes, label: this.label })
       this.reframer = new SyncStages<SSEEvent>([parser], (ev) => this.reframed.push(ev))
       // The carried-over bytes hold no CR: they start the parser's input.
-      if (this.tail !== null) this.reframer.push(this.tail)
-      this.tail = null
+      for (const piece of this.tail) this.reframer.push(piece)
+      this.tail = []
+      this.tailLength = 0
     }
     this.reframer.push(buf)
     let out = ''

@@ -3,7 +3,7 @@
  * Chat Completions → openai providers that speak it (`wire: chat`, the default): the request and
  * the answer pass through as text. The upstream gets the client's body with the edits in
  * `forward-request.ts`; the client gets the upstream's bytes with `model` set to its own id (and,
- * for streams, the usage chunk it did not ask for withheld: `relay-stream.ts`). The checks the
+ * for streams, the usage chunk it did not ask for withheld: `relay-bytes.ts`, `relay-stream.ts`). The checks the
  * translating adapter makes on an answer are kept: an `{"error": …}` in a 200 → 502
  * `upstream_error`; not a completion, not an event stream → 502 `upstream_invalid_response` —
  * still as a real HTTP status when it is the stream's first event.
@@ -12,14 +12,14 @@
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
  */
 import type { ChatRequestInput } from '../../gateway/chat-request-schema.ts'
-import type { Forwarding, RawEvent } from '../../pipeline/surface.ts'
+import type { Forwarding } from '../../pipeline/surface.ts'
+import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
 import { asCompletion, bodyError } from '../../providers/openai/index.ts'
-import { upstreamPlan } from '../../providers/stream-plan.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
 import { replaceStringField } from '../../util/json-fields.ts'
 import { forwardBody } from './forward-request.ts'
-import { ChatRelay } from './relay-stream.ts'
+import { ChatBytes } from './relay-bytes.ts'
 
 export const chatForwarding: Forwarding<ChatRequestInput> = {
   kind: 'openai',
@@ -49,14 +49,7 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
     return { body, usage: completion.usage ?? null }
   },
 
-  relayStream: (ctx) =>
-    new ChatRelay(
-      ctx.modelId,
-      ctx.view.stream === true && ctx.view.stream_options?.include_usage === true,
-      ctx.provider.prefix,
-    ),
-
-  async streamPlan(upstream, ctx) {
+  async relayPlan(upstream, ctx, encodeCtx) {
     const label = ctx.provider.prefix
     if ((upstream.headers.get('content-type') ?? '').includes('application/json')) {
       // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.
@@ -64,29 +57,13 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
       throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
     }
     if (!upstream.body) throw invalidResponse(label, 'the stream response has no body')
-    return upstreamPlan(upstream.body, ctx, new FirstEventCheck(label))
+    const { view } = encodeCtx
+    const encoder = new ChatBytes(
+      encodeCtx.modelId,
+      view.stream === true && view.stream_options?.include_usage === true,
+      maxResponseBytes(ctx.provider),
+      label,
+    )
+    return { plan: { body: upstream.body, stages: [encoder.stage], ctx }, encoder }
   },
-}
-
-/**
- * Runs the relay's checks on the first event that has data, in the writer's read: when they throw,
- * the stream fails before the status is sent, so an upstream whose first event is an error or
- * garbage is a real HTTP error, as on the translating route. Every event passes as it came (the
- * relay checks the later ones).
- */
-class FirstEventCheck implements Transformer<RawEvent, RawEvent> {
-  private probe: ChatRelay | null
-
-  constructor(label: string) {
-    this.probe = new ChatRelay('', false, label)
-  }
-
-  transform(ev: RawEvent, controller: TransformStreamDefaultController<RawEvent>): void {
-    if (this.probe !== null && ev.data !== '') {
-      const probe = this.probe
-      this.probe = null
-      probe.encode(ev)
-    }
-    controller.enqueue(ev)
-  }
 }

@@ -128,12 +128,12 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
 const cut = (s: string, from: number, to: number): string => s.slice(0, from) + s.slice(to)
 
 /** One SSE event. A multi-line `data` (a pretty-printed upstream) keeps one `data:` line per line. */
-function sse(data: string): string {
+export function sse(data: string): string {
   if (data.indexOf('\n') === -1) return `data: ${data}\n\n`
   return `data: ${data.replaceAll('\n', '\ndata: ')}\n\n`
 }
 
-function readUsage(text: string): Usage | null {
+export function readUsage(text: string): Usage | null {
   try {
     const usage = JSON.parse(text) as Usage | null
     return usage !== null && typeof usage === 'object' ? usage : null

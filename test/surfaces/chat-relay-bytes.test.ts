@@ -1,0 +1,123 @@
+/**
+ * The chat → openai byte relay (`ChatBytes`): its byte path must write exactly what the text relay
+ * (`ChatRelay`, the rules) writes, for any chunking of the upstream body; the events it does not
+ * take go to the text relay; a failure in the first event throws (an HTTP error), a later one is
+ * relayed in-band.
+ */
+import { describe, expect, test } from 'bun:test'
+import { buildStreamFrames } from '../../scripts/mock-upstream/wire.ts'
+import { ChatBytes } from '../../src/surfaces/chat/relay-bytes.ts'
+import { ChatRelay } from '../../src/surfaces/chat/relay-stream.ts'
+import { GatewayError } from '../../src/util/errors.ts'
+
+const enc = new TextEncoder()
+const dec = new TextDecoder()
+const MODEL = 'mock/bench'
+
+/** Runs `body` through a ChatBytes cut into pieces of `size` bytes; the client's text and the relay. */
+function viaBytes(body: Uint8Array, includeUsage: boolean, size = body.length) {
+  const relay = new ChatBytes(MODEL, includeUsage, 1 << 20, 'mock')
+  let out = ''
+  for (let i = 0; i < body.length; i += size) {
+    const piece = relay.stage.encode(body.subarray(i, i + size))
+    if (piece !== null) out += dec.decode(piece)
+  }
+  const end = relay.end()
+  if (end !== null) out += dec.decode(end)
+  return { out, relay }
+}
+
+/** The text relay on the same events (its `encode` + `end`). */
+function viaText(events: string[], includeUsage: boolean): string {
+  const relay = new ChatRelay(MODEL, includeUsage, 'mock')
+  let out = ''
+  for (const data of events) {
+    const b = relay.encode({ data })
+    if (b !== null) out += dec.decode(b)
+  }
+  return out + dec.decode(relay.end())
+}
+
+const sse = (events: string[]) => enc.encode(events.map((d) => `data: ${d}\n\n`).join(''))
+
+describe('ChatBytes', () => {
+  const frames = buildStreamFrames({ model: 'gpt-x', created: 1, words: 6, usage: true, tools: [] })
+  const body = Buffer.concat(frames)
+  const events = dec
+    .decode(body)
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice(6))
+    .filter((d) => d !== '[DONE]')
+
+  for (const includeUsage of [false, true]) {
+    test(`the mock's stream, include_usage ${includeUsage}: the text relay's bytes, at any chunking`, () => {
+      const expected = viaText(events, includeUsage)
+      expect(expected).toContain(`"model":"${MODEL}"`)
+      for (const size of [1, 2, 7, 64, body.length]) {
+        const { out, relay } = viaBytes(body, includeUsage, size)
+        expect(out).toBe(expected)
+        expect(relay.usage()?.completion_tokens).toBeGreaterThan(0)
+        expect(relay.relayedChars()).toBeGreaterThan(0)
+        expect(relay.failure()).toBeNull()
+      }
+    })
+  }
+
+  test('shapes off the byte path (reordered, pretty, escaped model, no usage key) match the text relay', () => {
+    const odd = [
+      '{"choices":[{"index":0,"delta":{"content":"a"}}],"model":"gpt-x"}',
+      '{"id":"x","model":"gpt\\u002dx","choices":[{"index":0,"delta":{"content":"b"}}],"usage":null}',
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"content":"c"},"finish_reason":"stop"}]}',
+      '{"id":"x","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3},"model":"gpt-x"}',
+    ]
+    for (const includeUsage of [false, true]) {
+      const { out, relay } = viaBytes(sse([...odd, '[DONE]']), includeUsage, 5)
+      expect(out).toBe(viaText(odd, includeUsage))
+      expect(relay.usage()?.completion_tokens).toBe(2)
+    }
+    const pretty =
+      'data: {\ndata:   "model": "gpt-x",\ndata:   "choices": [{"index":0,"delta":{"content":"d"}}]\ndata: }\n\n'
+    const { out } = viaBytes(enc.encode(`${pretty}data: [DONE]\n\n`), false)
+    expect(out).toBe(
+      viaText(
+        ['{\n  "model": "gpt-x",\n  "choices": [{"index":0,"delta":{"content":"d"}}]\n}', '[DONE]'],
+        false,
+      ),
+    )
+  })
+
+  test('a failed first event throws (the writer still holds the status); a later one is relayed in-band', () => {
+    const error = '{"error":{"message":"overloaded","type":"server_error"}}'
+    const first = new ChatBytes(MODEL, false, 1 << 20, 'mock')
+    expect(() => first.stage.encode(sse([error]))).toThrow(GatewayError)
+
+    const later = new ChatBytes(MODEL, false, 1 << 20, 'mock')
+    const ok = '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}'
+    const out = dec.decode(later.stage.encode(sse([ok, error, ok]))!)
+    expect(out.split('\n\n').filter(Boolean)).toHaveLength(2)
+    expect(out).toContain(`"model":"${MODEL}"`)
+    expect(out).toContain('upstream_error')
+    expect(later.failure()?.code).toBe('upstream_error')
+    expect(later.end()).toBeNull()
+  })
+
+  test('a body that ends before [DONE] without a finish_reason is interrupted; with one it is complete', () => {
+    const ok =
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":null}'
+    const cut = new ChatBytes(MODEL, false, 1 << 20, 'mock')
+    cut.stage.encode(sse([ok]))
+    expect(() => cut.end()).toThrow(/ended before data: \[DONE\]/)
+    const done = new ChatBytes(MODEL, false, 1 << 20, 'mock')
+    done.stage.encode(sse([ok.replace('"finish_reason":null', '"finish_reason":"stop"')]))
+    expect(dec.decode(done.end()!)).toBe('data: [DONE]\n\n')
+  })
+
+  test('an event past max_response_bytes is refused without buffering it whole', () => {
+    const relay = new ChatBytes(MODEL, false, 1000, 'mock')
+    relay.stage.encode(enc.encode('data: {"model":"'))
+    expect(() => {
+      for (let i = 0; i < 10; i++) relay.stage.encode(enc.encode('x'.repeat(200)))
+    }).toThrow(/too large|max_response_bytes|larger/)
+  })
+})
