@@ -82,10 +82,10 @@ class FirstEventCheck implements Transformer<RawEvent, RawEvent> {
   }
 
   transform(ev: RawEvent, controller: TransformStreamDefaultController<RawEvent>): void {
-    if (this.probe !== null && ev.data !== '') {
+    if (this.probe !== null && ev.data !== '' && ev.data !== '[DONE]') {
       const probe = this.probe
       this.probe = null
-      probe.encode(ev)
+      probe.edit(ev)
     }
     controller.enqueue(ev)
   }
