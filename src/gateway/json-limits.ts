@@ -49,6 +49,7 @@ const OPEN_ARRAY = 0x5b
 const CLOSE_ARRAY = 0x5d
 const OPEN_OBJECT = 0x7b
 const CLOSE_OBJECT = 0x7d
+const COMMA = 0x2c
 /** Longer keys are cut in the path of a depth error. */
 const KEY_SHOWN = 64
 
@@ -202,4 +203,48 @@ function keyText(text: string, start: number, end: number): string {
   } catch {
     return quoted.slice(1, -1)
   }
+}
+
+/**
+ * True when `text` breaks none of `limits` — the same answer as `checkJsonStructure(text) === null`
+ * — found by a plain character loop that remembers nothing but three counters. For a text already
+ * whole in memory (a small request body) it is several times cheaper than the scanner, whose regex
+ * allocates a match per bracket, comma and string; the scanner then runs only on a text that fails
+ * here, to say where. Linear: each character is looked at once (a string's backslash runs are
+ * walked between two quotes, as in the scanner).
+ */
+export function withinJsonLimits(text: string, limits: JsonLimits = DEFAULT_JSON_LIMITS): boolean {
+  const maxTokens = 4 * limits.maxElements + 4
+  const { maxDepth, maxElements } = limits
+  let depth = 0
+  let elements = 0
+  let tokens = 0
+  const n = text.length
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      tokens++
+      let q = i
+      for (;;) {
+        q = text.indexOf('"', q + 1)
+        if (q === -1) return tokens <= maxTokens && elements <= maxElements
+        let run = 0
+        for (let k = q - 1; k > i && text.charCodeAt(k) === BACKSLASH; k--) run++
+        if ((run & 1) === 0) break
+      }
+      i = q
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      tokens++
+      if (depth === maxDepth) return false
+      elements++
+      depth++
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      tokens++
+      if (depth > 0) depth--
+    } else if (c === COMMA) {
+      tokens++
+      elements++
+    }
+  }
+  return tokens <= maxTokens && elements <= maxElements
 }

@@ -4,7 +4,12 @@
  * JSON structure (400, `gateway/json-limits.ts`), enforced while reading so neither a chunked
  * upload nor a hostile body costs more than the limits allow.
  */
-import { DEFAULT_JSON_LIMITS, type JsonLimits, JsonStructureScanner } from '../gateway/json-limits.ts'
+import {
+  DEFAULT_JSON_LIMITS,
+  type JsonLimits,
+  JsonStructureScanner,
+  withinJsonLimits,
+} from '../gateway/json-limits.ts'
 import { jsonLimitError } from '../gateway/parse-json-body.ts'
 import { GatewayError } from '../util/errors.ts'
 
@@ -55,7 +60,8 @@ export async function readBodyText(
     // HTTP framing read the declared length; a Request built in code may carry more (and a
     // string holds at most as many UTF-16 units as its UTF-8 bytes).
     if (text.length > limit) throw tooLarge(limit)
-    const err = jsonLimitError(text, json)
+    // The quick check says yes to almost every body; the scanner runs only to say what broke.
+    const err = withinJsonLimits(text, json) ? null : jsonLimitError(text, json)
     if (err) throw err
     return text
   }

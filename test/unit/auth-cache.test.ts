@@ -11,8 +11,12 @@ import { hashKey } from '../../src/accounts/keys.ts'
 import { AUTH_CHECK_MS, AuthCache } from '../../src/auth/cache.ts'
 import { AuthInvalidatingStore } from '../../src/auth/invalidating-store.ts'
 import { parseConfig } from '../../src/config/index.ts'
+import { authenticateToken } from '../../src/server/auth.ts'
+import { buildDeps } from '../../src/server/build.ts'
 import { openStores, type Store } from '../../src/store/index.ts'
+import { ManualClock } from '../../src/util/clock.ts'
 import { newRequestId } from '../../src/util/ids.ts'
+import { silentLogger } from '../../src/util/log.ts'
 import { backendDoc, backends } from '../support/backends.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 
@@ -258,4 +262,63 @@ describe('auth cache bounds', () => {
       await a.close()
     }
   })
+})
+
+test('time is judged per request, not cached: a suspension ends and a plan expires with the clock', async () => {
+  const clock = new ManualClock(T0)
+  const config = parseConfig(testConfigDoc({ database: { path: join(tempDir(), 'auth.db') } }), 'test')
+  const deps = buildDeps(config, { clock, log: silentLogger })
+  try {
+    await deps.accounts.createAccount('acme', 'unlimited')
+    const { id, key } = await deps.accounts.createKey('acme')
+    await deps.store.setKeySuspended(id, T0 + 1_000)
+    const code = () =>
+      authenticateToken(deps, key).then(
+        () => 'ok',
+        (e) => e.code as string,
+      )
+    expect(await code()).toBe('key_suspended')
+    expect(deps.authCache.size.known).toBe(1)
+    clock.advance(1_000)
+    expect(await code()).toBe('ok')
+    const account = (await deps.store.getAccount('acme'))!
+    await deps.store.setAccountPlan(account.id, {
+      plan: 'free',
+      startedAt: T0,
+      expiresAt: T0 + 5_000,
+      reason: 'test',
+      createdAt: T0,
+    })
+    expect(await code()).toBe('ok')
+    // free is the default plan: at its end the account is disabled (no write), refused at once.
+    clock.advance(4_000)
+    expect(await code()).toBe('plan_expired')
+  } finally {
+    await deps.recorder.flush()
+    await deps.store.close()
+  }
+})
+
+test('a downgrade due at expiry is decided on the stored account: two processes record it once', async () => {
+  const clock = new ManualClock(T0)
+  const config = parseConfig(testConfigDoc({ database: { path: join(tempDir(), 'auth.db') } }), 'test')
+  const [a, b] = [
+    buildDeps(config, { clock, log: silentLogger }),
+    buildDeps(config, { clock, log: silentLogger }),
+  ]
+  try {
+    await a.accounts.createAccount('acme', 'pro', 1)
+    const { key } = await a.accounts.createKey('acme')
+    for (const d of [a, b]) expect((await authenticateToken(d, key)).plan.name).toBe('pro')
+    clock.advance(86_400_000)
+    // Both hold the account on `pro` in their caches; the first downgrades it, the second must not again.
+    for (const d of [a, b]) expect((await authenticateToken(d, key)).plan.name).toBe('free')
+    const history = await a.store.planHistory((await a.store.getAccount('acme'))!.id)
+    expect(history.map((h) => h.plan)).toEqual(['pro', 'free'])
+  } finally {
+    for (const d of [a, b]) {
+      await d.recorder.flush()
+      await d.store.close()
+    }
+  }
 })

@@ -8,6 +8,10 @@
  *
  * Only the columns auth reads, and only real changes: the limiter updates `accounts.admit_seq`
  * and the keys' rejection counters on every admission or 429, which must not empty the caches.
+ *
+ * The triggers are deferred to commit: the counter's row is then the last lock a transaction
+ * takes, so it can never be part of a deadlock (an admission batch that suspends one key and
+ * then counts a refusal of another, against an admin write on that other key).
  */
 
 export const AUTH_GENERATION_V7 = `
@@ -19,20 +23,20 @@ BEGIN
   RETURN NULL;
 END
 $fn$;
-CREATE TRIGGER api_keys_auth_insert_delete AFTER INSERT OR DELETE ON api_keys
-  FOR EACH ROW EXECUTE FUNCTION switchyard_auth_changed();
-CREATE TRIGGER api_keys_auth_update
+CREATE CONSTRAINT TRIGGER api_keys_auth_insert_delete AFTER INSERT OR DELETE ON api_keys
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION switchyard_auth_changed();
+CREATE CONSTRAINT TRIGGER api_keys_auth_update
   AFTER UPDATE OF account_id, name, prefix, hash, state, suspended_until ON api_keys
-  FOR EACH ROW WHEN (
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (
     OLD.account_id IS DISTINCT FROM NEW.account_id OR OLD.name IS DISTINCT FROM NEW.name
     OR OLD.prefix IS DISTINCT FROM NEW.prefix OR OLD.hash IS DISTINCT FROM NEW.hash
     OR OLD.state IS DISTINCT FROM NEW.state OR OLD.suspended_until IS DISTINCT FROM NEW.suspended_until)
   EXECUTE FUNCTION switchyard_auth_changed();
-CREATE TRIGGER accounts_auth_delete AFTER DELETE ON accounts
-  FOR EACH ROW EXECUTE FUNCTION switchyard_auth_changed();
-CREATE TRIGGER accounts_auth_update
+CREATE CONSTRAINT TRIGGER accounts_auth_delete AFTER DELETE ON accounts
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION switchyard_auth_changed();
+CREATE CONSTRAINT TRIGGER accounts_auth_update
   AFTER UPDATE OF name, plan, enabled, plan_started_at, plan_expires_at ON accounts
-  FOR EACH ROW WHEN (
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (
     OLD.name IS DISTINCT FROM NEW.name OR OLD.plan IS DISTINCT FROM NEW.plan
     OR OLD.enabled IS DISTINCT FROM NEW.enabled OR OLD.plan_started_at IS DISTINCT FROM NEW.plan_started_at
     OR OLD.plan_expires_at IS DISTINCT FROM NEW.plan_expires_at)

@@ -1,0 +1,68 @@
+import { describe, expect, test } from 'bun:test'
+import { checkJsonStructure, withinJsonLimits } from '../../src/gateway/json-limits.ts'
+
+/** Random texts over JSON's structural alphabet (escapes, quotes, brackets, commas) and filler. */
+function randomText(rand: () => number, length: number): string {
+  const alphabet = ['"', '\\', '[', ']', '{', '}', ',', 'a', ' ', ':', '1', '\\"', '\\\\', '"k":']
+  let s = ''
+  while (s.length < length) s += alphabet[Math.floor(rand() * alphabet.length)]
+  return s
+}
+
+/** A small deterministic generator, so a failure names a seed that reproduces it. */
+function mulberry32(seed: number): () => number {
+  let a = seed
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+describe('withinJsonLimits: the same answer as checkJsonStructure(text) === null', () => {
+  test('on the cases the scanner is pinned by', () => {
+    const limits = { maxDepth: 3, maxElements: 10 }
+    const cases = [
+      '{"a": [1, {"b": {}}]}',
+      '{"a": [1, {"b": 2}]}',
+      '[[[]],[[]],[[]]]',
+      '{"k\\"[[[": "[[[[,,,,,,,,,,,,\\\\", "x": "\\"{{{{"}',
+      '["\\\\", [[[]]]]',
+      `[${'1,'.repeat(9)}1]`,
+      `[${'1,'.repeat(10)}1]`,
+      `[${'{},'.repeat(10)}{}]`,
+      '"unterminated [[[[[[',
+      ']]]]]]][[[',
+      '',
+    ]
+    for (const text of cases)
+      expect([text, withinJsonLimits(text, limits)]).toEqual([
+        text,
+        checkJsonStructure(text, limits) === null,
+      ])
+  })
+
+  test('on 20,000 random texts, small limits and the defaults', () => {
+    for (let seed = 1; seed <= 20_000; seed++) {
+      const rand = mulberry32(seed)
+      const text = randomText(rand, Math.floor(rand() * 60))
+      const limits = seed % 2 ? { maxDepth: 1 + (seed % 5), maxElements: 1 + (seed % 13) } : undefined
+      const expected = checkJsonStructure(text, limits) === null
+      if (withinJsonLimits(text, limits) !== expected)
+        throw new Error(`seed ${seed}: ${JSON.stringify(text)}`)
+    }
+  })
+
+  test('deep and wide texts at the default limits', () => {
+    const texts = [
+      `${'['.repeat(100)}${']'.repeat(100)}`,
+      `${'['.repeat(101)}${']'.repeat(101)}`,
+      `[${'1,'.repeat(99_999)}1]`,
+      `[${'1,'.repeat(100_000)}1]`,
+      `[${'"",'.repeat(99_999)}""]`,
+    ]
+    expect(texts.map((t) => withinJsonLimits(t))).toEqual([true, false, true, false, true])
+    expect(texts.map((t) => checkJsonStructure(t) === null)).toEqual([true, false, true, false, true])
+  })
+})
