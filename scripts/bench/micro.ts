@@ -19,6 +19,7 @@ import { upstreamPlan } from '../../src/providers/stream-plan.ts'
 import type { CallContext } from '../../src/providers/types.ts'
 import { authenticate } from '../../src/server/auth.ts'
 import { buildDeps } from '../../src/server/build.ts'
+import { chatForwarding } from '../../src/surfaces/chat/forward.ts'
 import { ChatChunkEncoder, writeChatStream } from '../../src/surfaces/chat/stream-encoder.ts'
 import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
 import { responsesSurface } from '../../src/surfaces/responses/index.ts'
@@ -50,6 +51,8 @@ export interface MicroResult {
     relayUs: number
     /** The same stream as a StreamPlan: parse, decode and encode in one stage. */
     oneStageUs: number
+    /** The same stream passed through to the chat surface (chat → openai: parse stage + ChatRelay edits). */
+    chatForwardUs: number
     /** Same-wire byte relays (ByteRelay), per recorded stream: messages → anthropic, responses → Responses. */
     messagesUs: number
     messagesEvents: number
@@ -109,6 +112,15 @@ export async function streamPipeline(n: number): Promise<MicroResult['stream']> 
     write(upstreamPlan(body(), ctx, new OpenAIChunkDecoder('mock')), new ChatChunkEncoder('mock/bench', true))
   const messages = () =>
     write({ body: of(anthropicBytes), stages: [], ctx }, messagesForwarding.relayBytes!(encodeCtx as never))
+  const forwardCtx = {
+    ...encodeCtx,
+    view: { stream: true, stream_options: { include_usage: true } },
+  } as unknown as EncodeContext<never>
+  const chatForward = async () => {
+    const upstream = new Response(body(), { headers: { 'content-type': 'text/event-stream' } })
+    const plan = await chatForwarding.streamPlan!(upstream, ctx)
+    await write(plan, chatForwarding.relayStream!(forwardCtx as never))
+  }
   const responses = () =>
     write(
       { body: of(responsesBytes), stages: [], ctx },
@@ -143,11 +155,12 @@ export async function streamPipeline(n: number): Promise<MicroResult['stream']> 
     decode: () => drain(decoded()),
     relay,
     oneStage,
+    chatForward,
     messages,
     responses,
   }
   for (const op of Object.values(ops)) for (let i = 0; i < 200; i++) await op()
-  const total = { parse: 0, decode: 0, relay: 0, oneStage: 0, messages: 0, responses: 0 }
+  const total = { parse: 0, decode: 0, relay: 0, oneStage: 0, chatForward: 0, messages: 0, responses: 0 }
   const rounds = 10
   for (let r = 0; r < rounds; r++) {
     for (const [name, op] of Object.entries(ops))
@@ -160,6 +173,7 @@ export async function streamPipeline(n: number): Promise<MicroResult['stream']> 
     decodeUs: us('decode'),
     relayUs: us('relay'),
     oneStageUs: us('oneStage'),
+    chatForwardUs: us('chatForward'),
     messagesUs: us('messages'),
     messagesEvents: countEvents(anthropicBytes),
     responsesUs: us('responses'),

@@ -206,6 +206,12 @@ export function microRows(m: MicroResult): Row[] {
       null,
     ),
     row(
+      `the same stream passed through, chat → openai (one stage: SSE parse + ChatRelay edits)`,
+      `${fmt(m.stream.chatForwardUs, 0)} µs`,
+      m.stream.chatForwardUs,
+      null,
+    ),
+    row(
       `byte relay in-process: messages → anthropic (${m.stream.messagesEvents} events) / responses → Responses (${m.stream.responsesEvents} events)`,
       `${fmt(m.stream.messagesUs, 0)} / ${fmt(m.stream.responsesUs, 0)} µs`,
       m.stream.responsesUs,

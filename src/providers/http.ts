@@ -134,7 +134,7 @@ export async function upstreamFetch(
 }
 
 /**
- * Declared bodies up to this size are read by Bun in one native call (`Response.text()`) under a
+ * Declared, uncompressed bodies up to this size are read by Bun in one native call (`Response.text()`) under a
  * single timer of `min(idleMs, totalMs)` from the headers: a body this small that takes longer
  * than the idle timeout to arrive is stalled in practice. Larger or undeclared (chunked) bodies
  * are read piece by piece, with the idle timeout per piece.
@@ -159,7 +159,16 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
   try {
     const cut = (res as Cuttable)[CUT]
     const declared = res.headers.get('content-length')
-    if (cut && res.body && declared !== null && Number(declared) <= Math.min(limit, NATIVE_READ_MAX)) {
+    // A compressed body's declared length is not what it decodes to: counted while it is read.
+    const encoding = res.headers.get('content-encoding')
+    const plain = encoding === null || encoding === 'identity'
+    if (
+      cut &&
+      res.body &&
+      plain &&
+      declared !== null &&
+      Number(declared) <= Math.min(limit, NATIVE_READ_MAX)
+    ) {
       return await readDeclared(res, ctx, cut)
     }
     return await readCappedText(res.body, res.headers, limit, label, 'a response body', {

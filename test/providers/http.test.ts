@@ -328,6 +328,11 @@ describe('readText on a real upstream answer', () => {
           })
           return new Response(body)
         }
+        if (path === '/gzip-bomb') {
+          // 4.9 KB on the wire, 5 MB decoded.
+          const body = Bun.gzipSync(new Uint8Array(5_000_000).fill(32))
+          return new Response(body, { headers: { 'content-encoding': 'gzip' } })
+        }
         return Response.json({ a: 'é'.repeat(1000) })
       },
     })
@@ -365,6 +370,14 @@ describe('readText on a real upstream answer', () => {
     const short = callContext(provider, { timeouts: { idleMs: 1_000, totalMs: 60 } })
     const err = await readText(await fetchFrom(`${server.url}trickle`, patient), short).catch((e) => e)
     expect(err).toMatchObject({ status: 504, code: 'upstream_timeout' })
+  })
+
+  test('a compressed body is held to max_response_bytes decoded, not by its declared length', async () => {
+    using server = upstream()
+    const small = { ...provider, max_response_bytes: 1_000_000 }
+    const ctx = callContext(small)
+    const err = await readText(await fetchFrom(`${server.url}gzip-bomb`, ctx), ctx).catch((e) => e)
+    expect(err).toMatchObject({ status: 502, code: 'upstream_response_too_large' })
   })
 
   test('the client leaving during the body read → 499 client_closed_request', async () => {
