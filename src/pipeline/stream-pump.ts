@@ -197,10 +197,14 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     try {
       if (encoder.encodeText) {
         let out = ''
-        for (let i = 0; i < items.length; i++) out += encoder.encodeText(items[i]!) ?? ''
-        if (out !== '') {
-          controller.enqueue(utf8.encode(out))
-          wrote = true
+        try {
+          for (let i = 0; i < items.length; i++) out += encoder.encodeText(items[i]!) ?? ''
+        } finally {
+          // Also when an item throws: the ones before it go out first, then the error frame.
+          if (out !== '') {
+            controller.enqueue(utf8.encode(out))
+            wrote = true
+          }
         }
       } else {
         for (let i = 0; i < items.length; i++) {

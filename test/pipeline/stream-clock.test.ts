@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
-import { type StreamOutcome, writeStream } from '../../src/pipeline/stream-writer.ts'
+import { type StreamEncoder, type StreamOutcome, writeStream } from '../../src/pipeline/stream-writer.ts'
 import { upstreamFetch } from '../../src/providers/http.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { upstreamPlan } from '../../src/providers/stream-plan.ts'
@@ -205,5 +205,46 @@ describe('the first-byte wait on the same timer', () => {
       stalled.resolve(new Response(''))
       server.stop(true)
     }
+  })
+})
+
+describe('one encode per upstream read', () => {
+  test('the items of one read are written together; when one throws, those before it still go out, then the error frame', async () => {
+    const up = upstream()
+    const ctx = callContext(PROVIDER, { timeouts: { idleMs: 60_000, totalMs: 600_000 } })
+    /** One item per byte of the chunk. */
+    const split: Transformer<Uint8Array, number> = {
+      transform(chunk, c) {
+        for (const b of chunk) c.enqueue(b - 48)
+      },
+    }
+    const encoder: StreamEncoder<number> = {
+      keepalive: enc.encode(': k\n\n'),
+      encode: () => {
+        throw new Error('encodeText is used')
+      },
+      encodeText: (n) => {
+        if (n === 9) throw new GatewayError(502, 'upstream_error', 'bad item')
+        return n === 0 ? null : `data: ${n}\n\n`
+      },
+      end: () => null,
+      error: (err) => enc.encode(`data: error ${err.code}\n\n`),
+      usage: () => null,
+    }
+    const finished: StreamOutcome[] = []
+    const out = writeStream({ body: up.body, stages: [split], ctx }, encoder, {
+      holdMs: 60_000,
+      keepaliveMs: 60_000,
+      scheduler: new ManualScheduler(),
+      onFinish: (r) => finished.push(r),
+    })
+    up.send('120')
+    const reader = await ok(out)
+    expect(await next(reader)).toBe('data: 1\n\ndata: 2\n\n')
+    up.send('3949')
+    expect(await next(reader)).toBe('data: 3\n\n')
+    expect(await next(reader)).toBe('data: error upstream_error\n\n')
+    expect(await next(reader)).toBeNull()
+    expect(finished.map((f) => f.error?.code)).toEqual(['upstream_error'])
   })
 })
