@@ -95,8 +95,11 @@ const steps = {
   },
   answerNew: async () => (await fwd.relayJson(new Response(completion), encodeCtx)).body,
   streamOld: async () => {
+    // As the adapter's streamPlan: the upstream Response, its content type checked, then the plan.
+    const res = new Response(of(streamBytes), { headers: { 'content-type': 'text/event-stream' } })
+    if ((res.headers.get('content-type') ?? '').includes('application/json')) throw new Error('json')
     const out = await writeStream(
-      upstreamPlan(of(streamBytes), ctx, new OpenAIChunkDecoder('mock')),
+      upstreamPlan(res.body!, ctx, new OpenAIChunkDecoder('mock')),
       new ChatChunkEncoder('mock/bench', false),
       opts,
     )
