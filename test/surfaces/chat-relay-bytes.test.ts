@@ -35,7 +35,8 @@ function viaText(events: string[], includeUsage: boolean): string {
     const b = relay.encode({ data })
     if (b !== null) out += dec.decode(b)
   }
-  return out + dec.decode(relay.end())
+  const end = relay.end()
+  return end === null ? out : out + dec.decode(end)
 }
 
 const sse = (events: string[]) => enc.encode(events.map((d) => `data: ${d}\n\n`).join(''))

@@ -146,14 +146,16 @@ describe('ChatRelay', () => {
   test('failures: error events, garbage, no choices, an end before [DONE] without a finish_reason', () => {
     const fails = (data: string, code: string, event?: string) => {
       const relay = new ChatRelay('p/m', false, 'p')
-      let caught: unknown
-      try {
-        relay.encode({ data, event })
-      } catch (e) {
-        caught = e
-      }
-      expect(caught).toBeInstanceOf(GatewayError)
-      expect((caught as GatewayError).code).toBe(code)
+      const first = '{"model":"g","choices":[{"delta":{"content":"a"},"finish_reason":null}]}'
+      expect(relay.encodeText({ data: first })).toBe(
+        'data: {"model":"p/m","choices":[{"delta":{"content":"a"},"finish_reason":null}]}\n\n',
+      )
+      // The failed event becomes the gateway's error frame; the relay ends there, without [DONE].
+      const frame = relay.encodeText({ data, event })!
+      expect(JSON.parse(frame.slice('data: '.length)).error.code).toBe(code)
+      expect(relay.failure()?.code).toBe(code)
+      expect(relay.encodeText({ data: first })).toBeNull()
+      expect(relay.end()).toBeNull()
     }
     fails('{"error":{"message":"boom"}}', 'upstream_error')
     fails('{"message":"boom"}', 'upstream_error', 'error')

@@ -14,8 +14,9 @@
  * Usage is read from whichever chunk carries a non-null `usage` (only that value is parsed).
  * Failures, as `OpenAIChunkDecoder` has them: an `error` event or a top-level non-null `error` →
  * 502 `upstream_error` (only that event is parsed, for its message); a text that is not one JSON
- * object or has no `choices` array → 502 `upstream_invalid_response`; the body ending before
- * [DONE] without any `finish_reason` → 502 `upstream_stream_interrupted`.
+ * object or has no `choices` array → 502 `upstream_invalid_response` — each sent as the gateway's
+ * error frame in the event's place, the relay ending there (`encodeText`); the body ending before
+ * [DONE] without any `finish_reason` → 502 `upstream_stream_interrupted` (thrown by `end`).
  *
  * @example
  * const relay = new ChatRelay('openai/gpt-4o', false, 'openai')
@@ -28,7 +29,7 @@ import type { RawEvent } from '../../pipeline/surface.ts'
 import { invalidResponse, sanitizeMessage, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
 import type { Usage } from '../../providers/types.ts'
-import type { GatewayError } from '../../util/errors.ts'
+import { GatewayError } from '../../util/errors.ts'
 import { ChunkScan } from './scan-chunk.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
@@ -42,6 +43,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
   private relayed = 0
   private sawDone = false
   private sawFinish = false
+  private failed: GatewayError | null = null
 
   /**
    * @param modelId the client's id (`prefix/model`), written over the upstream's `model`.
@@ -57,22 +59,31 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
   }
 
   encode(ev: RawEvent): Uint8Array | null {
-    const out = this.frame(ev)
+    const out = this.encodeText(ev)
     return out === null ? null : bytes.encode(out)
   }
 
   /**
-   * Not `encodeText`: the writer's batch of texts is lost when one item throws, and this relay
-   * throws on a failed event after relaying the ones before it.
+   * The event's frame, or null to send nothing for it. A failed event becomes the gateway's error
+   * frame and ends the relay: what follows it is dropped, `end` adds no [DONE], and `failure`
+   * reports it. (Not thrown: the writer joins a read's frames, and a throw would lose the ones
+   * before the failure, which the client must get.)
    */
-  private frame(ev: RawEvent): string | null {
+  encodeText(ev: RawEvent): string | null {
     const data = ev.data
-    if (this.sawDone || data === '') return null
+    if (this.failed !== null || this.sawDone || data === '') return null
     if (data === '[DONE]') {
       this.sawDone = true
       return null
     }
-    const edited = this.edit(ev)
+    let edited: string | null
+    try {
+      edited = this.edit(ev)
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err
+      this.failed = err
+      return sse(JSON.stringify(err.toBody()))
+    }
     return edited === null ? null : sse(edited)
   }
 
@@ -91,21 +102,29 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
     const hasUsage = scan.usageStart !== -1 && !scan.usageNull
     if (hasUsage) this.seen = readUsage(data.slice(scan.usageStart, scan.usageEnd))
     if (!this.includeUsage && hasUsage && scan.choices === 0) return null
+    const cutUsage = !this.includeUsage && scan.usageStart !== -1
+    const m0 = scan.modelStart
+    // The common shape in one concatenation: model before usage, usage cut or kept, nothing added.
+    if (m0 !== -1 && (this.includeUsage ? scan.usageStart !== -1 : !cutUsage || scan.usageCutStart > m0)) {
+      const tail = cutUsage
+        ? data.slice(scan.modelEnd, scan.usageCutStart) + data.slice(scan.usageCutEnd)
+        : data.slice(scan.modelEnd)
+      return data.slice(0, m0) + this.quotedModel + tail
+    }
     // Edits from the end backwards, so that earlier offsets stay valid: the closing brace is last.
     let out = data
-    let tail = scan.modelStart === -1 ? `,"model":${this.quotedModel}` : ''
+    let tail = m0 === -1 ? `,"model":${this.quotedModel}` : ''
     if (this.includeUsage && scan.usageStart === -1) tail += ',"usage":null'
     if (tail) out = out.slice(0, scan.close) + tail + out.slice(scan.close)
-    const cutUsage = !this.includeUsage && scan.usageStart !== -1
-    if (cutUsage && scan.usageCutStart > scan.modelStart) out = cut(out, scan.usageCutStart, scan.usageCutEnd)
-    if (scan.modelStart !== -1)
-      out = out.slice(0, scan.modelStart) + this.quotedModel + out.slice(scan.modelEnd)
-    if (cutUsage && scan.usageCutStart < scan.modelStart) out = cut(out, scan.usageCutStart, scan.usageCutEnd)
+    if (cutUsage && scan.usageCutStart > m0) out = cut(out, scan.usageCutStart, scan.usageCutEnd)
+    if (m0 !== -1) out = out.slice(0, m0) + this.quotedModel + out.slice(scan.modelEnd)
+    if (cutUsage && scan.usageCutStart < m0) out = cut(out, scan.usageCutStart, scan.usageCutEnd)
     return out
   }
 
   /** `data: [DONE]`; throws when the upstream stopped before it without finishing the answer. */
-  end(): Uint8Array {
+  end(): Uint8Array | null {
+    if (this.failed !== null) return null
     // Some compatible servers omit [DONE]; an answer that reached its finish_reason is complete.
     if (!this.sawDone && !this.sawFinish)
       throw streamInterrupted(this.label, 'the stream ended before data: [DONE]')
@@ -118,6 +137,10 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
 
   usage(): Usage | null {
     return this.seen
+  }
+
+  failure(): GatewayError | null {
+    return this.failed
   }
 
   relayedChars(): number {

@@ -49,6 +49,71 @@ export class ChunkScan {
   chars = 0
 
   read(s: string): void {
+    if (!this.readCompact(s)) this.readAll(s)
+  }
+
+  /**
+   * The fast path, for chunks written compactly with the top-level keys in OpenAI's order (id,
+   * object, created, model, …, choices, …, usage last): a handful of native `indexOf`s. Returns
+   * false, having decided nothing, whenever the text does not prove that shape — then `readAll`
+   * reads it. A raw `"` never occurs inside a JSON string (it is escaped), so a pattern that begins
+   * with a quote is always a real key.
+   */
+  private readCompact(s: string): boolean {
+    const n = s.length
+    if (s.charCodeAt(0) !== 123 || s.charCodeAt(n - 1) !== 125 || s.indexOf('"error"') !== -1) return false
+    const m = s.indexOf('"model":"')
+    const c = s.indexOf('"choices":[')
+    // Nothing nests before `choices`: `model` and `choices` are both top-level keys.
+    if (m === -1 || c < m || s.indexOf('[') !== c + 10) return false
+    const brace = s.indexOf('{', 1)
+    if (brace !== -1 && brace < c) return false
+    this.modelStart = m + 8
+    this.modelEnd = stringEnd(s, m + 8) + 1
+    if (this.modelEnd > c) return false
+    this.choices = s.charCodeAt(c + 11) === 93 ? 0 : 1
+    this.usageNull = false
+    this.usageCutStart = this.usageCutEnd = this.usageStart = this.usageEnd = -1
+    if (s.endsWith(',"usage":null}')) {
+      this.usageNull = true
+      this.usageCutStart = n - 14
+      this.usageStart = n - 5
+      this.usageEnd = this.usageCutEnd = n - 1
+    } else {
+      const u = s.lastIndexOf(',"usage":{')
+      if (u !== -1) {
+        // The top-level usage only if its object runs to the final brace.
+        if (!isObjectText(s, u + 9, n - 1)) return false
+        this.usageCutStart = u
+        this.usageStart = u + 9
+        this.usageEnd = this.usageCutEnd = n - 1
+      } else if (s.indexOf('"usage"') !== -1) return false
+    }
+    this.finish = false
+    for (let f = s.indexOf('"finish_reason":', c); f !== -1; f = s.indexOf('"finish_reason":', f + 16)) {
+      if (s.charCodeAt(f + 16) !== 110 /* n */) this.finish = true
+    }
+    // Generated text: every string value after the first delta whose key names text. A raw `":"`
+    // is a key/value boundary except right after an escaped quote (a string ending in `\":`),
+    // where this count may slip a little: it only feeds the disconnect estimate.
+    this.chars = 0
+    const delta = s.indexOf('"delta":{', c)
+    if (delta !== -1) {
+      for (let p = s.indexOf('":"', delta); p !== -1; ) {
+        const key = s.lastIndexOf('"', p - 1) + 1
+        const end = stringEnd(s, p + 2)
+        if (keyKind(s, key, p - key, 4) === TEXT) this.chars += decodedLength(s, p + 3, end)
+        p = s.indexOf('":"', end + 1)
+      }
+    }
+    this.error = false
+    this.close = n - 1
+    this.ok = true
+    return true
+  }
+
+  /** The general path: one structural pass over the whole text. */
+  private readAll(s: string): void {
     this.ok = false
     this.modelStart = this.modelEnd = -1
     this.error = this.finish = this.usageNull = false
@@ -136,6 +201,16 @@ export class ChunkScan {
         comma = i
       }
     }
+  }
+}
+
+/** `s[from, to)` is one JSON object (parsed: it is only the usage object, once per stream). */
+function isObjectText(s: string, from: number, to: number): boolean {
+  try {
+    const v = JSON.parse(s.slice(from, to))
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+  } catch {
+    return false
   }
 }
 
