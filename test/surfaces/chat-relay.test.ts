@@ -126,6 +126,24 @@ describe('ChatRelay', () => {
     }
   })
 
+  test('spaced JSON (Python’s json.dumps) and fields nested before `choices` take the general scan, same edits', () => {
+    const relay = new ChatRelay('p/m', false, 'p')
+    const spaced =
+      '{"id": "c", "model": "g", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}], "usage": null}'
+    expect(text(relay.encode({ data: spaced }))).toBe(
+      `data: ${spaced.replace('"model": "g"', '"model": "p/m"').replace(', "usage": null', '')}\n\n`,
+    )
+    const nested =
+      '{"x":{"model":"no"},"model":"g","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":1}}'
+    expect(relay.encode({ data: nested })).toBeNull()
+    expect(relay.usage()).toEqual({ prompt_tokens: 2, completion_tokens: 1 })
+    expect(relay.relayedChars()).toBe(2)
+    const kept = new ChatRelay('p/m', true, 'p')
+    expect(text(kept.encode({ data: nested }))).toBe(
+      `data: ${nested.replace('"model":"g"', '"model":"p/m"')}\n\n`,
+    )
+  })
+
   test('adds model and `"usage":null` where the upstream left them out, as the encoder did', () => {
     const relay = new ChatRelay('p/m', true, 'p')
     expect(text(relay.encode({ data: '{"choices":[{"delta":{}}]}' }))).toBe(
