@@ -206,7 +206,7 @@ export function microRows(m: MicroResult): Row[] {
       null,
     ),
     row(
-      `the same stream passed through, chat → openai (one stage: SSE parse + ChatRelay edits)`,
+      `the same stream passed through, chat → openai (one stage: byte relay, ChatBytes)`,
       `${fmt(m.stream.chatForwardUs, 0)} µs`,
       m.stream.chatForwardUs,
       null,
