@@ -11,6 +11,7 @@
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { runBackendBench } from './bench/backends.ts'
+import { bareRows, runBareProxy } from './bench/bare.ts'
 import { runHostileInput } from './bench/hostile-input.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
@@ -252,6 +253,8 @@ async function main(): Promise<number> {
 
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
+    log('the bare prototype (key lookup, counter, fetch, pipe) vs direct, same concurrency ...')
+    const bare = await runBareProxy(ctx)
     log('messages pass-through stream vs direct to the Anthropic mock ...')
     const messages = await runMessagesPassThrough(ctx)
     log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
@@ -259,6 +262,9 @@ async function main(): Promise<number> {
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
+    const rssRightAfter = rssBytes(gw.pid)
+    // Then idle for a moment: the gateway gives memory back once no request came for a second.
+    await Bun.sleep(3000)
     const rssAfterLoad = rssBytes(gw.pid)
     const hwmAfterLoad = statusBytes(gw.pid, 'VmHWM')
     const supervisorRss = gw.supervisorPid === null ? null : rssBytes(gw.supervisorPid)
@@ -277,9 +283,10 @@ async function main(): Promise<number> {
 
     const rows: Row[] = [
       ...closedRows({ ...closed, ...messages }),
+      ...bareRows(bare, closed),
       ...responsesRows(responses),
       ...openRows(open, plan.openRate),
-      ...memoryRows(rssAfterLoad, streams, supervisorRss),
+      ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),
       ...microRows(micro),
       ...hostileInputRows(hostile),
       ...usageVolumeRows(usageVolume),
@@ -312,9 +319,11 @@ async function main(): Promise<number> {
       seconds,
       rows,
       closed,
+      bare,
       responses,
       open,
       rssAfterLoadBytes: rssAfterLoad,
+      rssRightAfterLoadBytes: rssRightAfter,
       hwmAfterLoadBytes: hwmAfterLoad,
       supervisorRssBytes: supervisorRss,
       streams,

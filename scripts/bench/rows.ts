@@ -112,13 +112,24 @@ export function openRows(cells: Record<Mode, OpenCell>, rate: number): Row[] {
   return rows
 }
 
-export function memoryRows(rssAfterLoad: number, s: StreamsOutcome, supervisorRss: number | null): Row[] {
+export function memoryRows(
+  rssAfterLoad: number,
+  s: StreamsOutcome,
+  supervisorRss: number | null,
+  rssRightAfter: number,
+): Row[] {
   const n = s.client.requested
   const allOpen = { op: '>=', value: n, text: `all ${n}` } satisfies Target
   const perStream = (s.rssOpenBytes - s.rssBeforeBytes) / Math.max(1, s.client.open)
   return [
     row(
-      'gateway RSS after the load runs',
+      'gateway RSS right after the last request of the load runs',
+      `${fmt(rssRightAfter / MB, 1)} MB`,
+      rssRightAfter / MB,
+      null,
+    ),
+    row(
+      'gateway RSS after the load runs (3 s idle: one full collection)',
       `${fmt(rssAfterLoad / MB, 1)} MB`,
       rssAfterLoad / MB,
       TARGETS.rssLoad,

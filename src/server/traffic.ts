@@ -66,6 +66,7 @@ export class Traffic {
   private readonly byRequest = new WeakMap<Request, Exchange>()
   private readonly stop = new AbortController()
   private onIdle: (() => void) | null = null
+  private count = 0
   /** Set once a shutdown begins: new requests are refused with 503 `shutting_down`. */
   draining = false
 
@@ -80,7 +81,18 @@ export class Traffic {
     return this.stop.signal
   }
 
+  /** Requests begun since the start: the idle collector's sign of activity. */
+  get begun(): number {
+    return this.count
+  }
+
+  /** Requests not finished yet (streams included). */
+  get inFlight(): number {
+    return this.open.size
+  }
+
   begin(request: Request, id: string): Exchange {
+    this.count++
     const path = pathOf(request.url)
     const ex = new Exchange(id, surfaceOf(path), request.method, path)
     this.byRequest.set(request, ex)

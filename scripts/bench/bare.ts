@@ -1,0 +1,101 @@
+/**
+ * @module
+ * The bare prototype (`bare-proxy.ts`) in the same run as the gateway: closed loop at the highest
+ * concurrency, non-stream and stream, direct and bare interleaved as the gateway's runs are. Its
+ * rows put the gateway next to it: the cost of every feature, measured on the same machine and
+ * minute rather than quoted from another day.
+ */
+import { join } from 'node:path'
+import { cpuMicros } from './proc-stats.ts'
+import { REPO } from './processes.ts'
+import { fmt, fmtSeries, type Row, row, series } from './report.ts'
+import { type ClosedCell, type Ctx, closedLoad, MODES, type Mode } from './scenarios.ts'
+import { chatTarget } from './workload.ts'
+
+export type BareCells = Record<Mode, ClosedCell>
+
+export async function runBareProxy(ctx: Ctx): Promise<{ cells: BareCells; c: number }> {
+  const { mocks, plan } = ctx
+  const c = plan.concurrencies.at(-1)!
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      join(REPO, 'scripts', 'bench', 'bare-proxy.ts'),
+      mocks.fast.url,
+      join(ctx.dir, 'bare.db'),
+    ],
+    // The gateway's fetch cap too (serve sets it): Bun queues fetches past 256 otherwise.
+    { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } },
+  )
+  try {
+    const reader = proc.stdout.getReader()
+    const { value } = await reader.read()
+    reader.releaseLock()
+    const info = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as {
+      port: number
+      pid: number
+      key: string
+    }
+    const base = `http://127.0.0.1:${info.port}`
+    const cells = {} as BareCells
+    for (const mode of MODES) {
+      const stream = mode === 'stream'
+      const direct = chatTarget(mocks.fast.url, 'bench', stream)
+      const bare = chatTarget(base, 'bench', stream, info.key)
+      const cell: ClosedCell = { direct: [], gateway: [], gatewayCpuUs: [] }
+      cells[mode] = cell
+      for (let rep = 0; rep < plan.repeats; rep++) {
+        if (plan.warmS > 0) await closedLoad(ctx, direct, c, plan.warmS)
+        const d = await closedLoad(ctx, direct, c, plan.closedS)
+        if (plan.warmS > 0) await closedLoad(ctx, bare, c, plan.warmS)
+        const cpu0 = cpuMicros(info.pid)
+        const b = await closedLoad(ctx, bare, c, plan.closedS)
+        cell.gatewayCpuUs.push((cpuMicros(info.pid) - cpu0) / Math.max(1, b.requests))
+        cell.direct.push(d)
+        cell.gateway.push(b)
+        ctx.log(
+          `  bare prototype ${mode} c${c} #${rep + 1}: direct ${Math.round(d.rps)} req/s | bare ${Math.round(b.rps)} req/s` +
+            ` cpu ${Math.round(cell.gatewayCpuUs.at(-1)!)} µs/req${d.errors + b.errors ? ` errors ${d.errors}/${b.errors}` : ''}`,
+        )
+      }
+    }
+    return { cells, c }
+  } finally {
+    proc.kill()
+    await proc.exited
+  }
+}
+
+/** The bare prototype's ratio and CPU, and the gateway's against it (same run, same concurrency). */
+export function bareRows(bare: { cells: BareCells; c: number }, gateway: Record<string, ClosedCell>): Row[] {
+  const rows: Row[] = []
+  for (const mode of MODES) {
+    const cell = bare.cells[mode]
+    const what = `${mode === 'stream' ? 'stream' : 'non-stream'}, c${bare.c}`
+    const ratio = series(cell.gateway.map((r, i) => r.rps / cell.direct[i]!.rps))
+    const cpu = series(cell.gatewayCpuUs)
+    rows.push(
+      row(
+        `bare prototype (SHA-256 key lookup, UPSERT counter, fetch, pipe) / direct throughput, ${what}`,
+        fmtSeries(ratio, 3, '×'),
+        ratio.median,
+        null,
+      ),
+    )
+    rows.push(row(`bare prototype CPU per request, ${what}`, fmtSeries(cpu, 0, 'µs'), cpu.median, null))
+    const gw = gateway[`${mode}/c${bare.c}`]
+    if (!gw) continue
+    const gwRps = series(gw.gateway.map((r) => r.rps)).median
+    const gwCpu = series(gw.gatewayCpuUs).median
+    const bareRps = series(cell.gateway.map((r) => r.rps)).median
+    rows.push(
+      row(
+        `gateway vs bare prototype, ${what}: throughput ratio / CPU per request added by the gateway's features`,
+        `${fmt(gwRps / bareRps, 2)} × / +${fmt(gwCpu - cpu.median, 0)} µs (${fmt(gwCpu, 0)} vs ${fmt(cpu.median, 0)})`,
+        gwRps / bareRps,
+        null,
+      ),
+    )
+  }
+  return rows
+}
