@@ -93,7 +93,7 @@ const steps = {
     c.model = 'mock/bench'
     return JSON.stringify(c)
   },
-  answerNew: async () => (await fwd.relayJson(new Response(completion), encodeCtx)).body,
+  answerNew: async () => fwd.relayJson(completion, encodeCtx).body,
   streamOld: async () => {
     // As the adapter's streamPlan: the upstream Response, its content type checked, then the plan.
     const res = new Response(of(streamBytes), { headers: { 'content-type': 'text/event-stream' } })

@@ -10,7 +10,7 @@
  * `finish` is called exactly once per admitted request, with the status the client saw.
  */
 import { abortError, networkErrorDetail, readText } from '../providers/http.ts'
-import { type StreamPlan, upstreamPlan } from '../providers/stream-plan.ts'
+import type { StreamPlan } from '../providers/stream-plan.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
 import type { Deps } from '../server/deps.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
@@ -59,11 +59,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
       }
       const answer = await forwardCall(adapter, call.forward, ctx)
       // Read here, under the provider's timeouts and max_response_bytes, so every relay is bounded.
-      const upstream = new Response(await readText(answer, ctx), {
-        status: answer.status,
-        headers: answer.headers,
-      })
-      const out = await call.relay.relayJson(upstream, p.encodeCtx)
+      const out = call.relay.relayJson(await readText(answer, ctx), p.encodeCtx)
       finish(200, out.usage, null, null)
       return new Response(out.body, {
         status: 200,
@@ -95,9 +91,6 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
       } else if (relay.relayBytes) {
         source = { body: upstream.body, stages: [], ctx } satisfies StreamPlan<Uint8Array>
         encoder = relay.relayBytes(p.encodeCtx) as StreamEncoder<unknown>
-      } else if (relay.relayStream) {
-        source = relay.streamPlan ? await relay.streamPlan(upstream, ctx) : upstreamPlan(upstream.body, ctx)
-        encoder = relay.relayStream(p.encodeCtx) as StreamEncoder<unknown>
       } else throw new Error(`surface '${p.surface.name}' cannot relay streams`)
     }
   } catch (e) {

@@ -83,25 +83,19 @@ export interface Forwarding<View> {
   accepts?(provider: ProviderConfig): boolean
   /** The upstream request: the client's body with only the model id changed. */
   request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
-  /** A whole (non-stream) upstream answer → the client's body and the usage to record. */
-  relayJson(upstream: Response, ctx: EncodeContext<View>): Promise<{ body: string; usage: Usage | null }>
   /**
-   * The upstream's parsed events → bytes for the client, reading usage on the way. Used when
-   * `relayBytes` is absent. One of the two must be given.
+   * A whole (non-stream) upstream answer, already read under the provider's timeouts and size cap →
+   * the client's body and the usage to record.
    */
-  relayStream?(ctx: EncodeContext<View>): StreamEncoder<RawEvent>
+  relayJson(text: string, ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
-   * The plan `relayStream` reads (default: the body parsed as SSE). A surface adds here what must
-   * still fail as an HTTP error, before the status is sent: a JSON body, a first event that is one.
-   */
-  streamPlan?(upstream: Response, ctx: CallContext): Promise<StreamPlan<RawEvent>>
-  /**
-   * Preferred: the upstream's body chunks as they arrive → bytes for the client (`ByteRelay`:
-   * events framed at the byte level, only the ones that carry the model, usage or an error parsed).
+   * The upstream's body chunks as they arrive → bytes for the client (`ByteRelay`: events framed
+   * at the byte level, only the ones that carry the model, usage or an error parsed). One of this
+   * and `relayPlan` must be given.
    */
   relayBytes?(ctx: EncodeContext<View>): StreamEncoder<Uint8Array>
   /**
-   * `relayBytes` as the plan's stage, chosen over the others: the relay runs in the writer's read,
+   * `relayBytes` as the plan's stage, chosen over it: the relay runs in the writer's read,
    * so a failure in the first event is still an HTTP error; the encoder passes its bytes on. It may
    * refuse the upstream's answer first (a JSON body where events were expected).
    */

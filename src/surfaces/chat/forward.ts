@@ -30,9 +30,8 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
     headers: {},
   }),
 
-  async relayJson(upstream, ctx) {
+  relayJson(text, ctx) {
     const label = ctx.provider.prefix
-    const text = await upstream.text()
     let json: unknown
     try {
       json = JSON.parse(text)

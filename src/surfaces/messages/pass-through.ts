@@ -67,8 +67,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
     headers: forwardHeaders(headers),
   }),
 
-  async relayJson(upstream, ctx) {
-    const body = await upstream.text()
+  relayJson(body, ctx) {
     let usage: Usage | null = null
     try {
       const parsed = JSON.parse(body) as { usage?: AnthropicUsage }

@@ -47,8 +47,8 @@ export const responsesSurface: Surface<ResponsesView> = {
       body: JSON.stringify({ ...view.input, model: upstreamModelName(entry.model), store: false }),
       headers: {},
     }),
-    async relayJson(upstream, ctx) {
-      return relayResponseJson(await upstream.text(), ctx.modelId, ctx.modelId.split('/')[0]!)
+    relayJson(text, ctx) {
+      return relayResponseJson(text, ctx.modelId, ctx.modelId.split('/')[0]!)
     },
     relayBytes: (ctx) =>
       new ResponsesRelay(ctx.modelId, ctx.modelId.split('/')[0]!, maxResponseBytes(ctx.provider)),
