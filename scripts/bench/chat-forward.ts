@@ -11,6 +11,9 @@
  *
  * `bun scripts/bench/chat-forward.ts [iterations]`
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { parseConfig } from '../../src/config/index.ts'
 import { applyDefaults, upstreamModelName } from '../../src/gateway/defaults.ts'
 import { parseChatBody, validateChatRequest } from '../../src/gateway/validate-chat.ts'
@@ -153,11 +156,12 @@ if (only !== 'e2e')
   )
 
 // Whole requests: the real server and the mock upstream in this process; CPU per request.
+const dbDir = mkdtempSync(join(tmpdir(), 'chat-forward-bench-'))
 const mock = await startMockUpstream({ chunks: 20 })
 const config = parseConfig(
   {
     server: { host: '127.0.0.1', port: 0 },
-    database: { path: `/tmp/chat-forward-bench-${process.pid}.db` },
+    database: { path: join(dbDir, 'bench.db') },
     providers: [{ prefix: 'mock', kind: 'openai', base_url: mock.url, api_key: 'x', models: [model] }],
     plans: { free: { rpm: null, rpd: null, models: ['*'] } },
     default_plan: 'free',
@@ -206,3 +210,4 @@ console.log('e2e (process CPU µs per request: gateway + mock + client, sequenti
 console.log(Object.fromEntries(Object.entries(e2e).map(([k, v]) => [k, Math.round(v)])))
 await running.stop()
 await mock.stop()
+rmSync(dbDir, { recursive: true, force: true })
