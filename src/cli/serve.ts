@@ -6,9 +6,9 @@
  * SIGTERM / SIGINT drain gracefully and exit 0.
  */
 import type { Config } from '../config/index.ts'
-import { buildDeps } from '../server/build.ts'
+import { buildDeps } from '../app/build.ts'
 import type { Deps } from '../server/deps.ts'
-import { type Running, startServer } from '../server/serve.ts'
+import { type Running, startServer } from '../app/serve.ts'
 import { describeDatabase, openStores } from '../store/index.ts'
 import { createLogger } from '../util/log.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'

@@ -6,7 +6,7 @@
  * snapshot from every process and returns them; the sum is the whole server's, and since every
  * process's counters only grow, no scraped counter ever goes backwards.
  */
-import type { Metrics, MetricsSnapshot } from '../server/metrics.ts'
+import type { Metrics, MetricsSnapshot } from '../traffic/metrics.ts'
 import { selfCommand } from './process.ts'
 
 type ToWorker = { t: 'collect'; id: number } | { t: 'scraped'; id: number; snaps: MetricsSnapshot[] }

@@ -8,7 +8,7 @@
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
 import { adminCredentialCheck } from '../server/admin-guard.ts'
-import { authenticate } from '../server/auth.ts'
+import { authenticate } from '../auth/authenticate.ts'
 import type { Deps } from '../server/deps.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
@@ -21,7 +21,7 @@ import {
   KEY_SESSION,
   sameOrigin,
   startSession,
-} from './session.ts'
+} from '../auth/sessions.ts'
 import adminPage from './ui/index.html'
 import mePage from './ui/me.html'
 

@@ -15,7 +15,7 @@ import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../provid
 import type { Deps } from '../server/deps.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
-import { type StreamEncoder, type StreamSource, writeStream } from './stream-writer.ts'
+import { type StreamEncoder, type StreamSource, writeStream } from './stream-encoder.ts'
 import type { EncodeContext, Forwarding, ForwardRequest, Surface } from './surface.ts'
 
 export type Finish = (

@@ -13,7 +13,7 @@ export {
   type WriteStreamOptions,
   type WriteStreamResult,
   writeStream,
-} from './stream-writer.ts'
+} from './stream-encoder.ts'
 export type {
   Decoded,
   EncodeContext,

@@ -4,7 +4,7 @@
  * (`limits.suspension.count_invalid`), so a key cannot send invalid bodies forever: each one costs
  * the gateway a body read and a parse, and unlike a rate-limited request nothing else refuses it.
  */
-import type { Auth } from '../server/auth.ts'
+import type { Auth } from '../auth/authenticate.ts'
 import type { Deps } from '../server/deps.ts'
 import { GatewayError } from '../util/errors.ts'
 

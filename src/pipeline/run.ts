@@ -11,16 +11,16 @@
  * app.post('/v1/chat/completions', ({ request, server, set }) =>
  *   pipeline.handle(chatSurface, request, server, set.headers), { parse: 'none' })
  */
-import { checkFeatures } from '../gateway/features.ts'
-import { assertPlanAllows, type CatalogueEntry } from '../gateway/routing.ts'
+import { checkFeatures } from '../catalogue/features.ts'
+import { assertPlanAllows, type CatalogueEntry } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
-import { type Auth, authenticateToken } from '../server/auth.ts'
-import { checkJsonContentType, readBodyText } from '../server/body.ts'
+import { type Auth, authenticateToken } from '../auth/authenticate.ts'
+import { checkJsonContentType, readBodyText } from './body.ts'
 import type { Deps } from '../server/deps.ts'
-import { exemptFromIdleTimeout } from '../server/idle-exemption.ts'
-import { Exchange, pathOf, surfaceOf } from '../server/traffic.ts'
+import { exemptFromIdleTimeout } from './idle-exemption.ts'
+import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'

@@ -1,101 +1,347 @@
 /**
  * @module
- * The stream writer every surface shares. It holds the HTTP status until the source's first item
- * (so an upstream refusal is still a real HTTP error), then writes each item through the
- * surface's `StreamEncoder`, the encoder's keep-alive while the upstream is quiet, the encoder's
- * ending, or its error frame if the upstream fails after the first byte. It is pull-based: an
- * item is read from the source only when the client has taken the previous one, and a client
- * that leaves cancels the source (and so the upstream request).
- *
- * The source is either a stream of items or a `StreamPlan` (the upstream's raw body and the
- * transformers to run it through): a plan is driven in one stage — read a body chunk, run the
- * transformers and the encoder synchronously, enqueue — with the plan's idle / total timeouts,
- * the hold and the keep-alive on one timer (`StreamClock`), from an injectable scheduler.
- *
- * @example
- * const out = await writeStream(await adapter.stream(req, ctx), new ChatChunkEncoder(id, false), {
- *   keepaliveMs: 15_000, holdMs: 10_000, signal: request.signal, onFinish: (r) => record(r),
- * })
- * if (out.status === 'error') throw out.error
- * return new Response(out.body, { headers: { 'content-type': 'text/event-stream' } })
+ * The body of `writeStream` (see stream-writer.ts): one object per response that reads the
+ * source, encodes, and is the response body's pull source. Every deadline of the stream — the
+ * hold, the keep-alive, and for a plan the upstream's idle and total timeouts — is checked by one
+ * timer, re-armed only when it fires (at most about once per interval, however many chunks flow).
  */
-import type { StreamPlan } from '../providers/stream-plan.ts'
+import type { UnderlyingSource } from 'bun'
+import { abortError, idleTimeout, streamReadError, totalTimeout } from '../providers/http.ts'
+import { isStreamPlan, type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
 import type { Usage } from '../providers/types.ts'
-import type { GatewayError } from '../util/errors.ts'
-import type { Scheduler } from '../util/scheduler.ts'
-import { StreamWriter } from './stream-pump.ts'
+import { GatewayError } from '../util/errors.ts'
+import { realScheduler, type Scheduler, type Timer } from '../util/scheduler.ts'
+import type { StreamEncoder, StreamSource, WriteStreamOptions, WriteStreamResult } from './stream-encoder.ts'
 
-/**
- * A surface's wire encoding of one stream, stateful (one per response). The writer calls
- * `encode` once per source item, then `end` after the last one, or `error` when the source fails
- * after the first byte; `usage` and `failure` are read once, when the stream finishes.
- */
-export interface StreamEncoder<T> {
-  /** Bytes for one item, or null to send nothing for it. */
-  encode(item: T): Uint8Array | null
-  /**
-   * `encode` as text, when the encoder builds text anyway: the writer then joins the items of one
-   * upstream read and encodes them once (a TextEncoder call costs about 1 µs per item).
-   */
-  encodeText?(item: T): string | null
-  /** Bytes after the last item (e.g. `data: [DONE]`), or null. */
-  end(): Uint8Array | null
-  /** The frame that reports a failure after the first byte. */
-  error(err: GatewayError): Uint8Array
-  /** Sent while the upstream is quiet: an SSE comment, or a surface's own ping event. */
-  readonly keepalive: Uint8Array
-  /** Token counts seen in the stream, for the usage record. */
-  usage(): Usage | null
-  /** An error the upstream reported in-band and the encoder relayed as it was (pass-through). */
-  failure?(): GatewayError | null
-  /**
-   * Characters of generated text (content, reasoning, tool names and arguments) encoded for the
-   * client so far: the basis of the token estimate when the client disconnects.
-   */
-  relayedChars?(): number
+/** What `getReader()` returns; named through a function because the DOM and Node typings differ. */
+const readerOf = <T>(s: ReadableStream<T>) => s.getReader()
+type Reader<T> = ReturnType<typeof readerOf<T>>
+type Controller = ReadableStreamDefaultController<Uint8Array>
+
+export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
+  private readonly reader: Reader<unknown>
+  /** For a plan: its transformers, driven in the same pull as the read. */
+  private readonly stages: SyncStages<T> | null = null
+  private readonly plan: StreamPlan<T> | null = null
+  private readonly sched: Scheduler
+  private readonly timer: Timer
+  private readonly t0: number
+  /** Items made from the last read, not yet encoded. */
+  private readonly items: T[] = []
+  /** The source has ended (and the stages are flushed). */
+  private sourceDone = false
+  /** The first items, read before the body exists; awaited by the first pull. */
+  private first: Promise<void> | null = null
+  private controller: Controller | undefined
+  private ttftMs: number | null = null
+  private finished = false
+  /** A pull is waiting for the source: only then is the client owed a keep-alive. */
+  private waiting = false
+  /** `now()` when the pending upstream read began (plans only); -1 while nobody is reading. */
+  private readSince = -1
+  private lastWrite = 0
+  /** While the status is held: ends the hold (true = the hold ran out). */
+  private release: ((held: boolean) => void) | null = null
+  private readonly holdAt: number
+  private readonly totalAt: number
+  /** A stage failed after making items: thrown by the next read, once those are written. */
+  private failed: unknown = undefined
+  /** The plan's idle or total timeout fired. */
+  private timedOut: GatewayError | null = null
+  /** Why the stream was cut by `stop`, once it was. */
+  private cutError: GatewayError | null = null
+  private readonly onAbort = (): void => void this.abort()
+  private readonly onStop = (): void => void this.cut()
+
+  constructor(
+    source: StreamSource<T>,
+    private readonly encoder: StreamEncoder<T>,
+    private readonly opts: WriteStreamOptions,
+  ) {
+    const deadline = opts.scheduler || !isStreamPlan(source) ? undefined : source.ctx.deadline
+    this.sched = opts.scheduler ?? deadline?.scheduler ?? realScheduler
+    // The request's timer, if it has one (it timed the first byte): taken over, not a second one.
+    this.timer = deadline ? deadline.own(() => this.tick()) : this.sched.timer(() => this.tick())
+    this.t0 = this.sched.now()
+    this.holdAt = this.t0 + opts.holdMs
+    if (isStreamPlan(source)) {
+      this.plan = source
+      this.reader = readerOf(source.body)
+      this.stages = new SyncStages<T>(source.stages, (item) => this.items.push(item))
+      this.totalAt = this.t0 + source.ctx.timeouts.totalMs
+    } else {
+      this.reader = readerOf(source as ReadableStream<unknown>)
+      this.totalAt = Number.POSITIVE_INFINITY
+    }
+  }
+
+  async open(): Promise<WriteStreamResult> {
+    const { signal, stop } = this.opts
+    if (signal?.aborted) {
+      await this.abort()
+      return { status: 'error', error: clientClosed() }
+    }
+    signal?.addEventListener('abort', this.onAbort, { once: true })
+    if (stop?.aborted) {
+      await this.cut()
+      return { status: 'error', error: this.cutError! }
+    }
+    stop?.addEventListener('abort', this.onStop, { once: true })
+    const first = this.fill()
+    this.first = first
+    let failure: { err: unknown } | undefined
+    const held = await new Promise<boolean>((resolve) => {
+      this.release = resolve
+      first.then(
+        () => resolve(false),
+        (err: unknown) => {
+          failure = { err }
+          resolve(false)
+        },
+      )
+      this.arm(this.t0)
+    })
+    this.release = null
+    // An abort during the hold cancels the reader, which settles `first`: check it before anything else.
+    if (this.finished) return { status: 'error', error: this.cutError ?? clientClosed() }
+    if (failure !== undefined) {
+      const error = toGatewayError(failure.err)
+      this.finish(error, false, error)
+      return { status: 'error', error }
+    }
+    const body = new ReadableStream<Uint8Array>(this, { highWaterMark: 0 })
+    // Past the hold with nothing to say yet: a comment makes the server send the 200 now.
+    if (held) this.write(this.encoder.keepalive)
+    this.arm(this.sched.now())
+    return { status: 'ok', body }
+  }
+
+  start(controller: Controller): void {
+    this.controller = controller
+    this.lastWrite = this.sched.now()
+  }
+
+  async pull(controller: Controller): Promise<void> {
+    try {
+      for (;;) {
+        if (this.first !== null) {
+          const first = this.first
+          this.first = null
+          this.waiting = true
+          await first
+          this.waiting = false
+        }
+        if (this.finished) return // cancelled while the read was pending
+        if (this.items.length > 0 && this.emit(controller)) return
+        if (this.sourceDone && this.failed === undefined) return this.end(controller)
+        this.waiting = true
+        await this.readOnce()
+        this.waiting = false
+      }
+    } catch (err) {
+      // Also a malformed chunk from an adapter or a refused event: the stream must still end properly.
+      this.waiting = false
+      return this.failAfterStart(controller, err)
+    }
+  }
+
+  cancel(reason: unknown): Promise<void> {
+    return this.abort(reason)
+  }
+
+  /** Reads until there is something to encode or the source ends. */
+  private async fill(): Promise<void> {
+    do await this.readOnce()
+    while (this.items.length === 0 && !this.sourceDone && !this.finished)
+  }
+
+  /** One read of the source, run through the stages into `items`. */
+  private async readOnce(): Promise<void> {
+    if (this.timedOut) throw this.timedOut
+    if (this.failed !== undefined) throw this.failed
+    const plan = this.plan
+    if (plan) this.readSince = this.sched.now()
+    let r: Awaited<ReturnType<Reader<unknown>['read']>>
+    try {
+      r = await this.reader.read()
+    } catch (err) {
+      this.readSince = -1
+      throw this.timedOut ?? (plan ? streamReadError(err, plan.ctx) : err)
+    }
+    this.readSince = -1
+    if (this.finished) return
+    if (this.timedOut) throw this.timedOut
+    if (!this.stages) {
+      if (r.done) this.sourceDone = true
+      else this.items.push(r.value as T)
+      return
+    }
+    try {
+      if (r.done) {
+        this.sourceDone = true
+        this.stages.flush()
+      } else this.stages.push(r.value as Uint8Array)
+    } catch (err) {
+      // The items before the failure go out first, as they would have through a pipe.
+      if (this.items.length === 0) throw err
+      this.failed = err
+    }
+  }
+
+  /** Encodes the pending items; false when the encoder withheld them all (e.g. a usage chunk nobody asked for). */
+  private emit(controller: Controller): boolean {
+    const items = this.items
+    const encoder = this.encoder
+    if (this.ttftMs === null) this.ttftMs = this.sched.now() - this.t0
+    let wrote = false
+    try {
+      if (encoder.encodeText) {
+        let out = ''
+        try {
+          for (let i = 0; i < items.length; i++) out += encoder.encodeText(items[i]!) ?? ''
+        } finally {
+          // Also when an item throws: the ones before it go out first, then the error frame.
+          if (out !== '') {
+            controller.enqueue(utf8.encode(out))
+            wrote = true
+          }
+        }
+      } else {
+        for (let i = 0; i < items.length; i++) {
+          const bytes = encoder.encode(items[i]!)
+          if (bytes === null) continue
+          controller.enqueue(bytes)
+          wrote = true
+        }
+      }
+    } finally {
+      items.length = 0
+    }
+    if (wrote) this.lastWrite = this.sched.now()
+    return wrote
+  }
+
+  private end(controller: Controller): void {
+    const tail = this.encoder.end()
+    if (tail) controller.enqueue(tail)
+    this.close(controller, this.encoder.failure?.() ?? null)
+  }
+
+  private write(bytes: Uint8Array): void {
+    this.controller!.enqueue(bytes)
+    this.lastWrite = this.sched.now()
+  }
+
+  private tick(): void {
+    if (this.finished) return
+    const now = this.sched.now()
+    const ctx = this.plan?.ctx
+    if (ctx && this.timedOut === null) {
+      const late =
+        now >= this.totalAt
+          ? totalTimeout(ctx)
+          : this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
+            ? idleTimeout(ctx)
+            : null
+      if (late !== null) {
+        this.timeout(late)
+        return
+      }
+    }
+    if (this.release !== null) {
+      if (now >= this.holdAt) this.release(true)
+    } else if (this.controller && now - this.lastWrite >= this.opts.keepaliveMs) {
+      // Not waiting means the client is slow to read: the socket is busy, no keep-alive is needed.
+      if (this.waiting) this.write(this.encoder.keepalive)
+      else this.lastWrite = now
+    }
+    this.arm(now)
+  }
+
+  /** Arms the timer for the earliest deadline still ahead. */
+  private arm(now: number): void {
+    let next = Number.POSITIVE_INFINITY
+    if (this.release !== null) next = this.holdAt
+    else if (this.controller) next = this.lastWrite + this.opts.keepaliveMs
+    const ctx = this.plan?.ctx
+    if (ctx && this.timedOut === null) {
+      // A read that starts later has its idle deadline later still: checked when this one fires.
+      const idleAt = (this.readSince >= 0 ? this.readSince : now) + ctx.timeouts.idleMs
+      next = Math.min(next, this.totalAt, idleAt)
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.timer.at(next)
+  }
+
+  /** The upstream is too slow: the pending (or next) read fails with `err`. */
+  private timeout(err: GatewayError): void {
+    this.timedOut = err
+    this.reader.cancel(err).catch(() => {})
+  }
+
+  private failAfterStart(controller: Controller, err: unknown): void {
+    if (this.finished) return
+    const error = toGatewayError(err)
+    controller.enqueue(this.encoder.error(error))
+    this.close(controller, error)
+  }
+
+  private close(controller: Controller, error: GatewayError | null): void {
+    this.finish(error, false, error)
+    controller.close()
+  }
+
+  /** The client left (body cancelled or request signal aborted): cancel the source. */
+  private abort(reason?: unknown): Promise<void> {
+    if (this.finished) return Promise.resolve()
+    const cancelled = this.finish(null, true, reason)
+    try {
+      this.controller?.close() // the signal fired first: end the body too
+    } catch {}
+    return cancelled
+  }
+
+  /** The server stops waiting: end with an error event (if the body has started), cancel upstream. */
+  private cut(): Promise<void> {
+    if (this.finished) return Promise.resolve()
+    const error = toGatewayError(this.opts.stop?.reason)
+    this.cutError = error
+    const cancelled = this.finish(error, false, error)
+    if (this.controller) {
+      try {
+        this.controller.enqueue(this.encoder.error(error))
+        this.controller.close()
+      } catch {}
+    }
+    return cancelled
+  }
+
+  /** Records the outcome once, and cancels the source unless it ended by itself. */
+  private finish(error: GatewayError | null, aborted: boolean, reason: unknown): Promise<void> {
+    this.finished = true
+    this.timer.cancel()
+    this.opts.signal?.removeEventListener('abort', this.onAbort)
+    this.opts.stop?.removeEventListener('abort', this.onStop)
+    let usage: Usage | null = null
+    let relayedChars = 0
+    try {
+      usage = this.encoder.usage()
+      relayedChars = this.encoder.relayedChars?.() ?? 0
+    } catch {}
+    this.opts.onFinish({ usage, error, ttftMs: this.ttftMs, aborted, relayedChars })
+    if (this.sourceDone) return Promise.resolve()
+    return this.reader.cancel(reason).catch(() => {})
+  }
 }
 
-export interface StreamOutcome {
-  /** The upstream's usage, whether or not the client asked to see it. */
-  usage: Usage | null
-  /** Set when the stream failed (before or after the first byte). */
-  error: GatewayError | null
-  /** Milliseconds from the call to the first chunk; null if none arrived. */
-  ttftMs: number | null
-  /** The client went away before the end. */
-  aborted: boolean
-  /** See StreamEncoder.relayedChars; 0 when the encoder does not count. */
-  relayedChars: number
-}
+const utf8 = new TextEncoder()
 
-export interface WriteStreamOptions {
-  keepaliveMs: number
-  /** How long to wait for the first chunk before committing to a 200. */
-  holdMs: number
-  /** The client's request signal. */
-  signal?: AbortSignal
-  /**
-   * Aborted when the server stops waiting for streams (the shutdown drain's deadline): the stream
-   * ends with the surface's error event for the signal's reason (`shutting_down`), recorded so.
-   */
-  stop?: AbortSignal
-  /** Called exactly once, when the stream ends for whatever reason. Must not throw. */
-  onFinish: (outcome: StreamOutcome) => void
-  /** Time for the hold, keep-alive and the plan's timeouts; the real clock by default. */
-  scheduler?: Scheduler
-}
+const clientClosed = (): GatewayError => abortError(undefined)
 
-export type WriteStreamResult =
-  | { status: 'ok'; body: ReadableStream<Uint8Array> }
-  | { status: 'error'; error: GatewayError }
-
-/** Items, or a plan whose last stage yields items (a plan without stages yields the raw chunks). */
-export type StreamSource<T> = ReadableStream<T> | StreamPlan<T>
-
-export function writeStream<T>(
-  source: StreamSource<T>,
-  encoder: StreamEncoder<T>,
-  opts: WriteStreamOptions,
-): Promise<WriteStreamResult> {
-  return new StreamWriter(source, encoder, opts).open()
+function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err
+  return new GatewayError(
+    502,
+    'upstream_error',
+    'The upstream stream failed unexpectedly. Retry the request.',
+  )
 }

@@ -26,8 +26,8 @@
  * pipeline.handle(chat, request, server, headers)
  */
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
-import type { FeatureUse } from '../gateway/features.ts'
-import type { CatalogueEntry } from '../gateway/routing.ts'
+import type { FeatureUse } from '../catalogue/features.ts'
+import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
 import type {
   CallContext,
@@ -39,7 +39,7 @@ import type {
 } from '../providers/types.ts'
 import type { AdmitResult } from '../store/index.ts'
 import type { GatewayError } from '../util/errors.ts'
-import type { StreamEncoder } from './stream-writer.ts'
+import type { StreamEncoder } from './stream-encoder.ts'
 
 export type SurfaceName = 'chat' | 'messages' | 'responses'
 

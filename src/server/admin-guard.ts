@@ -29,10 +29,10 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
-import { consoleAdmin } from '../console/admin-session.ts'
+import { consoleAdmin } from '../auth/console-admin.ts'
 import { type AuditActor, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
-import { clientKey } from './auth-throttle.ts'
+import { clientKey } from '../auth/throttle.ts'
 import type { Deps } from './deps.ts'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()

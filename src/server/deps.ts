@@ -6,15 +6,15 @@
 import type { AccountService } from '../accounts/service.ts'
 import type { AuthCache } from '../auth/cache.ts'
 import type { Config } from '../config/index.ts'
-import type { Catalogue } from '../gateway/routing.ts'
+import type { Catalogue } from '../catalogue/routing.ts'
 import type { ProviderAdapter } from '../providers/types.ts'
 import type { Store } from '../store/index.ts'
 import type { UsageRecorder } from '../usage/recorder.ts'
 import type { Clock } from '../util/clock.ts'
 import type { Logger } from '../util/log.ts'
-import type { AuthThrottle } from './auth-throttle.ts'
-import type { Metrics } from './metrics.ts'
-import type { Traffic } from './traffic.ts'
+import type { AuthThrottle } from '../auth/throttle.ts'
+import type { Metrics } from '../traffic/metrics.ts'
+import type { Traffic } from '../traffic/traffic.ts'
 
 export interface Deps {
   config: Config

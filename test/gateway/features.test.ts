@@ -1,11 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { FEATURES, type Feature } from '../../src/config/schema.ts'
-import {
-  type ChatRequestInput,
-  checkModelSupport,
-  detectFeatures,
-  validateChatRequest,
-} from '../../src/gateway/index.ts'
+import { type ChatRequestInput } from '../../src/surfaces/chat/request-schema.ts'
+import { checkModelSupport, detectFeatures } from '../../src/catalogue/features.ts'
+import { validateChatRequest } from '../../src/surfaces/chat/validate.ts'
 import { gatewayError, model, modelWithout, request } from './helpers.ts'
 
 const input = (fields: Record<string, unknown>) => validateChatRequest(request(fields)) as ChatRequestInput

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { prepareChat } from '../../src/gateway/index.ts'
+import { prepareChat } from '../../src/surfaces/chat/prepare-chat.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { generateMalformedBodies } from '../support/malformed-bodies.ts'
 import { catalogue } from './helpers.ts'

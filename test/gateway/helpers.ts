@@ -5,7 +5,7 @@
  */
 import { expect } from 'bun:test'
 import { FEATURES, type Feature, type ModelConfig, type ProviderConfig } from '../../src/config/schema.ts'
-import { Catalogue } from '../../src/gateway/index.ts'
+import { Catalogue } from '../../src/catalogue/routing.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 
 export function model(overrides: Partial<ModelConfig> = {}): ModelConfig {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { assertPlanAllows, Catalogue, parseModelId, planAllows } from '../../src/gateway/index.ts'
+import { assertPlanAllows, Catalogue, parseModelId, planAllows } from '../../src/catalogue/routing.ts'
 import { catalogue, gatewayError, model, PROVIDERS } from './helpers.ts'
 
 describe('parseModelId', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { checkJsonStructure, withinJsonLimits } from '../../src/gateway/json-limits.ts'
+import { checkJsonStructure, withinJsonLimits } from '../../src/json/limits.ts'
 
 /** Random texts over JSON's structural alphabet (escapes, quotes, brackets, commas) and filler. */
 function randomText(rand: () => number, length: number): string {

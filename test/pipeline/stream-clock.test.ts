@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
-import { type StreamEncoder, type StreamOutcome, writeStream } from '../../src/pipeline/stream-writer.ts'
+import { type StreamEncoder, type StreamOutcome, writeStream } from '../../src/pipeline/stream-encoder.ts'
 import { upstreamFetch } from '../../src/providers/http.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { upstreamPlan } from '../../src/providers/stream-plan.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ADMIN_THROTTLE, AuthThrottle, clientKey } from '../../src/server/auth-throttle.ts'
+import { ADMIN_THROTTLE, AuthThrottle, clientKey } from '../../src/auth/throttle.ts'
 import { ManualClock } from '../../src/util/clock.ts'
 
 describe('AuthThrottle', () => {

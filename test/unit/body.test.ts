@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { jsonLimitError } from '../../src/gateway/parse-json-body.ts'
-import { readBodyText } from '../../src/server/body.ts'
+import { jsonLimitError } from '../../src/json/parse-json-body.ts'
+import { readBodyText } from '../../src/pipeline/body.ts'
 
 const LIMIT = 1024 * 1024
 

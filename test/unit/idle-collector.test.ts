@@ -3,7 +3,7 @@
  * passed with no request begun and none open — never under traffic, never twice for one lull.
  */
 import { expect, test } from 'bun:test'
-import { idleCollector } from '../../src/server/serve.ts'
+import { idleCollector } from '../../src/app/serve.ts'
 
 test('collects once per lull, only when nothing began for an interval and nothing is open', () => {
   const traffic = { begun: 0, inFlight: 0 }

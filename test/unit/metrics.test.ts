@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
 import { getMetricsFromIterator, type PromHistogramData } from 'prom2javascript'
-import { Metrics, renderMetrics } from '../../src/server/metrics.ts'
+import { Metrics, renderMetrics } from '../../src/traffic/metrics.ts'
 
 const parse = async (text: string) => getMetricsFromIterator(text.split('\n')[Symbol.iterator]())
 

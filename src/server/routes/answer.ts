@@ -11,7 +11,7 @@
  * .post('/v1/chat/completions', async ({ request, set, server }) =>
  *   answered(traffic, request, set, await pipeline.handle(chatSurface, request, server, set.headers)))
  */
-import type { Traffic } from '../traffic.ts'
+import type { Traffic } from '../../traffic/traffic.ts'
 
 export function answered(
   traffic: Traffic,

@@ -5,7 +5,7 @@
 import { Elysia } from 'elysia'
 import type { Pipeline } from '../../pipeline/run.ts'
 import { responsesSurface } from '../../surfaces/responses/index.ts'
-import type { Traffic } from '../traffic.ts'
+import type { Traffic } from '../../traffic/traffic.ts'
 import { answered } from './answer.ts'
 
 export function responsesRoutes(traffic: Traffic, pipeline: Pipeline) {

@@ -21,10 +21,10 @@
  * // '{"temperature":1,"model":"gpt-4o","messages":[...],"max_tokens":10}'
  */
 import type { ModelConfig } from '../../config/schema.ts'
-import { type ChatRequestInput, KNOWN_KEYS } from '../../gateway/chat-request-schema.ts'
-import { applyDefaults, upstreamModelName } from '../../gateway/defaults.ts'
-import { defaultTemperature } from '../../gateway/temperature.ts'
-import { editTopLevel } from '../../util/json-fields.ts'
+import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
+import { applyDefaults, upstreamModelName } from './defaults.ts'
+import { defaultTemperature } from '../../catalogue/temperature.ts'
+import { editTopLevel } from '../../json/fields.ts'
 
 const KNOWN = new Set(KNOWN_KEYS)
 const WITH_USAGE = '"stream_options":{"include_usage":true}'

@@ -8,12 +8,12 @@
  * pipeline.handle(chatSurface, request, server, headers)
  */
 
-import type { ChatRequestInput } from '../../gateway/chat-request-schema.ts'
-import { applyDefaults, checkTokenLimits, upstreamModelName } from '../../gateway/defaults.ts'
-import { detectFeatures } from '../../gateway/features.ts'
-import { parseChatBody, validateChatRequest } from '../../gateway/validate-chat.ts'
+import type { ChatRequestInput } from './request-schema.ts'
+import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
+import { detectFeatures } from '../../catalogue/features.ts'
+import { parseChatBody, validateChatRequest } from './validate.ts'
 import type { Surface } from '../../pipeline/surface.ts'
-import { bearer } from '../../server/auth.ts'
+import { bearer } from '../../auth/authenticate.ts'
 import { errorResponse } from '../../server/errors.ts'
 import { chatForwarding } from './forward.ts'
 import { ChatChunkEncoder } from './stream-encoder.ts'

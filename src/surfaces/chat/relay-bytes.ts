@@ -18,14 +18,14 @@
  * const plan = { body: upstream.body, stages: [relay.stage], ctx }   // the writer's source
  * writeStream(plan, relay, opts)                                        // relay: the encoder
  */
-import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import {
   ByteRelay,
   type EventAction,
   eventData,
   eventName,
   startsWith,
-} from '../../providers/sse/byte-relay.ts'
+} from '../byte-relay.ts'
 import type { Usage } from '../../providers/types.ts'
 import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'

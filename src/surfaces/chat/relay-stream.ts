@@ -24,7 +24,7 @@
  * // data: {"model":"openai/gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"}}]}
  */
 
-import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import type { RawEvent } from '../../pipeline/surface.ts'
 import { invalidResponse, sanitizeMessage, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'

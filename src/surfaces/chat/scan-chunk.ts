@@ -11,7 +11,7 @@
  * scan.read('{"id":"c","model":"gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}],"usage":null}')
  * scan.ok && scan.choices === 1 && scan.chars === 2 && scan.usageNull // true
  */
-import { stringEnd } from '../../util/json-fields.ts'
+import { stringEnd } from '../../json/fields.ts'
 
 const QUOTE = 34
 

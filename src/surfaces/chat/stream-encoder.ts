@@ -11,7 +11,7 @@
  *   signal: request.signal, onFinish: (r) => record(r),
  * })
  */
-import { type StreamEncoder, type WriteStreamOptions, writeStream } from '../../pipeline/stream-writer.ts'
+import { type StreamEncoder, type WriteStreamOptions, writeStream } from '../../pipeline/stream-encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { ChatCompletionChunk, ChunkStream, Usage } from '../../providers/types.ts'
 import { chunkTextChars } from '../../usage/estimate.ts'
@@ -75,7 +75,7 @@ export interface WriteChatStreamOptions extends WriteStreamOptions {
   includeUsage: boolean
 }
 
-export type { StreamOutcome } from '../../pipeline/stream-writer.ts'
+export type { StreamOutcome } from '../../pipeline/stream-encoder.ts'
 
 export function writeChatStream(chunks: ChunkStream, opts: WriteChatStreamOptions) {
   return writeStream(chunks, new ChatChunkEncoder(opts.modelId, opts.includeUsage), opts)

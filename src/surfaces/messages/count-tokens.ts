@@ -7,12 +7,12 @@
  * for other models' tokenizers, said so in the `x-switchyard-token-count` response header.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { parseChatBody, validateWith } from '../../gateway/validate-chat.ts'
+import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { toGatewayError } from '../../pipeline/errors.ts'
 import type { Pipeline } from '../../pipeline/run.ts'
 import { readText } from '../../providers/http.ts'
 import type { ChatMessage } from '../../providers/types.ts'
-import { apiKeyOrBearer } from '../../server/auth.ts'
+import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import type { Deps } from '../../server/deps.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { convertConversation } from './convert-to-chat-request.ts'

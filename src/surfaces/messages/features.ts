@@ -14,7 +14,7 @@
  * Thinking blocks replayed from earlier turns do not count: a model without reasoning simply
  * does not see them (translation drops them).
  */
-import type { FeatureUse } from '../../gateway/features.ts'
+import type { FeatureUse } from '../../catalogue/features.ts'
 import type { ContentBlock, CountTokensRequest } from './request-schema.ts'
 
 const DO_WITHOUT = {

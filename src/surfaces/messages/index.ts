@@ -8,10 +8,10 @@
  * pipeline.handle(messagesSurface, request, server, headers)
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import type { CatalogueEntry } from '../../gateway/routing.ts'
-import { parseChatBody, validateWith } from '../../gateway/validate-chat.ts'
+import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import { parseChatBody, validateWith } from '../chat/validate.ts'
 import type { Surface } from '../../pipeline/surface.ts'
-import { apiKeyOrBearer } from '../../server/auth.ts'
+import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'

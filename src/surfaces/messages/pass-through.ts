@@ -7,7 +7,7 @@
  * from `message_start` and `message_delta` only — no other event is parsed or re-encoded — so
  * thinking blocks, signatures, cache control and whatever betas add survive.
  */
-import type { CatalogueEntry } from '../../gateway/routing.ts'
+import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import type { EncodeContext, Forwarding } from '../../pipeline/surface.ts'
 import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
 import { convertAnthropicUsage, mergeUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
@@ -20,7 +20,7 @@ import {
   eventData,
   eventName,
   lastStringBytes,
-} from '../../providers/sse/byte-relay.ts'
+} from '../byte-relay.ts'
 import type { Usage } from '../../providers/types.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { anthropicErrorBody } from './errors.ts'

@@ -8,7 +8,7 @@
  * accepted: they reach anthropic providers unchanged and are dropped when translating.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
-import { Tagged } from '../../gateway/chat-request-schema.ts'
+import { Tagged } from '../chat/request-schema.ts'
 
 const Open = { additionalProperties: true } as const
 

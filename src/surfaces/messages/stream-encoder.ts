@@ -14,7 +14,7 @@
  * A new kind of delta closes the open block first, so blocks never interleave. Keep-alives are
  * `ping` events; a failure after the first byte is an `error` event.
  */
-import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import type { ChatCompletionChunk, FinishReason, Usage } from '../../providers/types.ts'
 import { chunkTextChars } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'

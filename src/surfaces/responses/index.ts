@@ -9,10 +9,10 @@
  * @example
  * pipeline.handle(responsesSurface, request, server, headers)
  */
-import { upstreamModelName } from '../../gateway/defaults.ts'
+import { upstreamModelName } from '../chat/defaults.ts'
 import type { Surface } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
-import { bearer } from '../../server/auth.ts'
+import { bearer } from '../../auth/authenticate.ts'
 import { errorResponse } from '../../server/errors.ts'
 import { encodeResponse } from './encode-response.ts'
 import { ResponsesRelay, relayResponseJson } from './relay.ts'

@@ -20,11 +20,11 @@ import {
   eventData,
   eventName,
   startsWith,
-} from '../../providers/sse/byte-relay.ts'
+} from '../byte-relay.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { replaceStringField } from '../../util/json-fields.ts'
+import { replaceStringField } from '../../json/fields.ts'
 import { chatUsage } from './response-object.ts'
 import { frameEvents, type ResponsesEvent } from './stream-encoder.ts'
 

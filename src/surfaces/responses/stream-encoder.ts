@@ -17,7 +17,7 @@
  * socket.write(enc.end())
  */
 
-import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
+import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../providers/types.ts'
 import { chunkTextChars } from '../../usage/estimate.ts'

@@ -7,7 +7,7 @@
  * const req = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE))
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { explainValidationError } from '../../gateway/validation-error.ts'
+import { explainValidationError } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type ResponsesRequestInput, ResponsesRequestSchema } from './request-schema.ts'
 

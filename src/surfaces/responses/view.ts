@@ -11,10 +11,10 @@
  * const { request, dropped } = translateView(view, entry)
  */
 import type { Feature } from '../../config/schema.ts'
-import { applyDefaults, upstreamModelName } from '../../gateway/defaults.ts'
-import { detectFeatures, type FeatureUse } from '../../gateway/features.ts'
-import type { CatalogueEntry } from '../../gateway/routing.ts'
-import { parseChatBody } from '../../gateway/validate-chat.ts'
+import { applyDefaults, upstreamModelName } from '../chat/defaults.ts'
+import { detectFeatures, type FeatureUse } from '../../catalogue/features.ts'
+import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import { parseChatBody } from '../chat/validate.ts'
 import type { ChatRequest } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type DecodedResponses, decodeResponses } from './decode.ts'

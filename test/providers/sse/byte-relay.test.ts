@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
-import type { StreamEncoder } from '../../../src/pipeline/stream-writer.ts'
+import type { StreamEncoder } from '../../../src/pipeline/stream-encoder.ts'
 import type { EncodeContext } from '../../../src/pipeline/surface.ts'
 import { messagesForwarding } from '../../../src/surfaces/messages/pass-through.ts'
 import { ResponsesRelay } from '../../../src/surfaces/responses/relay.ts'

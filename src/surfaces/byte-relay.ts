@@ -19,12 +19,12 @@
  * }
  */
 
-import type { StreamEncoder } from '../../pipeline/stream-writer.ts'
-import type { GatewayError } from '../../util/errors.ts'
-import { responseTooLarge } from '../body-limit.ts'
-import { SyncStages } from '../stream-plan.ts'
-import type { Usage } from '../types.ts'
-import { type SSEEvent, sseParser } from './parse.ts'
+import type { StreamEncoder } from '../pipeline/stream-encoder.ts'
+import type { GatewayError } from '../util/errors.ts'
+import { responseTooLarge } from '../providers/body-limit.ts'
+import { SyncStages } from '../providers/stream-plan.ts'
+import type { Usage } from '../providers/types.ts'
+import { type SSEEvent, sseParser } from '../providers/sse/parse.ts'
 
 const LF = 10
 const CR = 13

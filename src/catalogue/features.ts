@@ -20,7 +20,7 @@
  */
 import type { Feature, ModelConfig } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
-import type { ChatRequestInput } from './chat-request-schema.ts'
+import type { ChatRequestInput } from '../surfaces/chat/request-schema.ts'
 import { checkTemperature } from './temperature.ts'
 
 export interface FeatureUse {

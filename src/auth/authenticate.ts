@@ -14,7 +14,7 @@ import { refusal } from '../accounts/usage-report.ts'
 import { suspendedError } from '../limits/index.ts'
 import type { AccountRecord, KeyRecord } from '../store/index.ts'
 import { GatewayError } from '../util/errors.ts'
-import type { Deps } from './deps.ts'
+import type { Deps } from '../server/deps.ts'
 
 export interface Auth {
   key: KeyRecord

@@ -10,12 +10,12 @@
  * const adapter = adapters[chat.provider.kind]
  * chat.stream ? adapter.stream(chat.request, ctx) : adapter.complete(chat.request, ctx)
  */
-import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
-import type { ChatRequest } from '../providers/types.ts'
+import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
+import type { ChatRequest } from '../../providers/types.ts'
 import { applyDefaults, upstreamModelName } from './defaults.ts'
-import { checkModelSupport } from './features.ts'
-import { type Catalogue, notInPlan } from './routing.ts'
-import { parseChatBody, validateChatRequest } from './validate-chat.ts'
+import { checkModelSupport } from '../../catalogue/features.ts'
+import { type Catalogue, notInPlan } from '../../catalogue/routing.ts'
+import { parseChatBody, validateChatRequest } from './validate.ts'
 
 /**
  * The caller's plan check, run between routing and the feature check. It may throw its own

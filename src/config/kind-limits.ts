@@ -7,7 +7,7 @@
  * @example
  * KIND_LIMITS.anthropic.n // 'Anthropic returns one choice per request'
  */
-import type { Feature, ProviderKind } from '../config/schema.ts'
+import type { Feature, ProviderKind } from './schema.ts'
 
 export const KIND_LIMITS: Record<ProviderKind, Partial<Record<Feature, string>>> = {
   openai: {},

@@ -14,8 +14,8 @@ import {
   DEFAULT_JSON_LIMITS,
   type JsonLimits,
   type StructureProblem,
-} from './json-limits.ts'
-import { findJsonSyntaxError, lineAndColumn } from './json-syntax.ts'
+} from './limits.ts'
+import { findJsonSyntaxError, lineAndColumn } from './syntax.ts'
 
 const BOM = '\uFEFF'
 

@@ -7,7 +7,7 @@
 import type { Store } from '../store/index.ts'
 import type { Clock } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
-import { ADMIN_COOKIE, ADMIN_SESSION, assertSameOriginWrite, findSession, readCookie } from './session.ts'
+import { ADMIN_COOKIE, ADMIN_SESSION, assertSameOriginWrite, findSession, readCookie } from './sessions.ts'
 
 /** true: a signed-in console (checked); false: no console cookie, check the token instead. */
 export async function consoleAdmin(deps: { store: Store; clock: Clock }, request: Request): Promise<boolean> {

@@ -8,10 +8,10 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
-import { GatewayError } from '../util/errors.ts'
-import { type ChatRequestInput, ChatRequestSchema } from './chat-request-schema.ts'
-import { parseJsonBody } from './parse-json-body.ts'
-import { explainValidationError } from './validation-error.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { type ChatRequestInput, ChatRequestSchema } from './request-schema.ts'
+import { parseJsonBody } from '../../json/parse-json-body.ts'
+import { explainValidationError } from '../../json/validation-error.ts'
 
 const checker = TypeCompiler.Compile(ChatRequestSchema)
 

@@ -9,8 +9,8 @@ import {
   type JsonLimits,
   JsonStructureScanner,
   withinJsonLimits,
-} from '../gateway/json-limits.ts'
-import { jsonLimitError } from '../gateway/parse-json-body.ts'
+} from '../json/limits.ts'
+import { jsonLimitError } from '../json/parse-json-body.ts'
 import { GatewayError } from '../util/errors.ts'
 
 export function tooLarge(limit: number): GatewayError {
