@@ -5,9 +5,10 @@
  * body (read, parsed and validated), and parsing one 50 MB SSE `data:` line that arrives in 64 KiB
  * chunks (linear: it was 5.6–33 s when the parser rescanned the pending line).
  */
-import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
-import { parseSSE } from '../../src/providers/sse/index.ts'
+
 import { readBodyText } from '../../src/pipeline/body.ts'
+import { parseSSE } from '../../src/providers/sse/index.ts'
+import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
 import { type Series, series } from './report.ts'
 
 export interface HostileInputResult {

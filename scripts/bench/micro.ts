@@ -8,19 +8,20 @@
  * load) and 16 at once (as under load); also on a plan with limits, which counts the windows.
  */
 import { join } from 'node:path'
+import { buildDeps } from '../../src/app/build.ts'
+import { authenticate } from '../../src/auth/authenticate.ts'
 import { AuthCache } from '../../src/auth/cache.ts'
 import { parseConfig } from '../../src/config/index.ts'
-import type { StreamEncoder, StreamSource } from '../../src/pipeline/stream-encoder.ts'
-import { writeStream } from '../../src/pipeline/stream-encoder.ts'
+import type { StreamEncoder } from '../../src/pipeline/stream-encoder.ts'
+import type { StreamSource } from '../../src/pipeline/stream-writer.ts'
+import { writeStream } from '../../src/pipeline/stream-writer.ts'
 import type { EncodeContext } from '../../src/pipeline/surface.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { parseSSE } from '../../src/providers/sse/index.ts'
 import { upstreamPlan } from '../../src/providers/stream-plan.ts'
 import type { CallContext } from '../../src/providers/types.ts'
-import { authenticate } from '../../src/auth/authenticate.ts'
-import { buildDeps } from '../../src/app/build.ts'
 import { chatForwarding } from '../../src/surfaces/chat/forward.ts'
-import { ChatChunkEncoder, writeChatStream } from '../../src/surfaces/chat/stream-encoder.ts'
+import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
 import { responsesSurface } from '../../src/surfaces/responses/index.ts'
 import { newRequestId } from '../../src/util/ids.ts'
@@ -140,9 +141,7 @@ export async function streamPipeline(n: number): Promise<MicroResult['stream']> 
     while (!(await r.read()).done) {}
   }
   const relay = async () => {
-    const out = await writeChatStream(decoded(), {
-      modelId: 'mock/bench',
-      includeUsage: true,
+    const out = await writeStream(decoded(), new ChatChunkEncoder('mock/bench', true), {
       keepaliveMs: 10_000,
       holdMs: 5_000,
       onFinish: () => {},

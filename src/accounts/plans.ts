@@ -5,7 +5,7 @@
  * history) once; a `disable` leaves the plan in place with status `expired`.
  */
 import type { Config, PlanConfig } from '../config/index.ts'
-import type { AccountRecord, Store } from '../store/index.ts'
+import type { AccountRecord, AccountStore } from '../store/index.ts'
 import { DAY_MS } from '../util/clock.ts'
 
 export type PlanStatus = 'active' | 'expired'
@@ -34,7 +34,7 @@ export function downgradeDue(config: Config, account: AccountRecord, now: number
 }
 
 export async function currentPlan(
-  store: Store,
+  store: Pick<AccountStore, 'setAccountPlan'>,
   config: Config,
   account: AccountRecord,
   now: number,

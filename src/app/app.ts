@@ -11,7 +11,6 @@
 import { Elysia } from 'elysia'
 import { consolePages, consoleRoutes } from '../console/routes.ts'
 import { Pipeline } from '../pipeline/run.ts'
-import { shuttingDownError } from '../util/errors.ts'
 import { createCors } from '../server/cors.ts'
 import type { Deps } from '../server/deps.ts'
 import { errorHandling } from '../server/errors.ts'
@@ -24,6 +23,7 @@ import { messagesRoutes } from '../server/routes/messages.ts'
 import { modelRoutes } from '../server/routes/models.ts'
 import { responsesRoutes } from '../server/routes/responses.ts'
 import { usageRoutes } from '../server/routes/usage.ts'
+import { shuttingDownError } from '../util/errors.ts'
 
 export function createApp(deps: Deps) {
   const { traffic } = deps

@@ -6,18 +6,18 @@
 import { AccountService } from '../accounts/service.ts'
 import { AuthCache } from '../auth/cache.ts'
 import { AuthInvalidatingStore } from '../auth/invalidating-store.ts'
-import type { Config } from '../config/index.ts'
+import { AuthThrottle } from '../auth/throttle.ts'
 import { Catalogue } from '../catalogue/routing.ts'
+import type { Config } from '../config/index.ts'
 import { createAdapters } from '../providers/index.ts'
+import type { Deps } from '../server/deps.ts'
 import type { Store } from '../store/index.ts'
 import { openSqliteFromConfig } from '../store/open.ts'
+import { Metrics } from '../traffic/metrics.ts'
+import { Traffic } from '../traffic/traffic.ts'
 import { UsageRecorder } from '../usage/recorder.ts'
 import { type Clock, systemClock } from '../util/clock.ts'
 import { createLogger, type Logger } from '../util/log.ts'
-import { AuthThrottle } from '../auth/throttle.ts'
-import type { Deps } from '../server/deps.ts'
-import { Metrics } from '../traffic/metrics.ts'
-import { Traffic } from '../traffic/traffic.ts'
 
 export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
   const clock = opts.clock ?? systemClock

@@ -4,10 +4,10 @@
  * the database — the limiter's write transaction keeps limits exact across them.
  */
 import type { Config } from '../config/index.ts'
+import type { Deps } from '../server/deps.ts'
 import { pruneAll, retentionPolicy } from '../usage/retention.ts'
 import { createApp } from './app.ts'
 import { buildDeps } from './build.ts'
-import type { Deps } from '../server/deps.ts'
 
 const HOUR_MS = 3_600_000
 /** After the drain, how long the last bytes of finished responses get to leave before sockets close. */

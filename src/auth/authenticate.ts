@@ -11,10 +11,20 @@
 import { hashKey, looksLikeKey } from '../accounts/keys.ts'
 import { currentPlan, downgradeDue, type PlanState, planState } from '../accounts/plans.ts'
 import { refusal } from '../accounts/usage-report.ts'
+import type { Config } from '../config/index.ts'
 import { suspendedError } from '../limits/index.ts'
-import type { AccountRecord, KeyRecord } from '../store/index.ts'
+import type { AccountRecord, AccountStore, KeyRecord } from '../store/index.ts'
+import type { Clock } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
-import type { Deps } from '../server/deps.ts'
+import type { AuthCache } from './cache.ts'
+
+/** What authentication reads: the key cache, the plans, the clock, and the store for a due downgrade. */
+export interface AuthDeps {
+  config: Config
+  clock: Clock
+  authCache: AuthCache
+  store: Pick<AccountStore, 'setAccountPlan'>
+}
 
 export interface Auth {
   key: KeyRecord
@@ -49,7 +59,7 @@ export function bearer(header: string | null | undefined): string {
  * suspended, expired) still resolves, so `/v1/usage` can show `is_enabled: false`.
  */
 export function authenticate(
-  deps: Deps,
+  deps: AuthDeps,
   header: string | null | undefined,
   allowRefused = false,
 ): Promise<Auth> {
@@ -57,7 +67,7 @@ export function authenticate(
 }
 
 /** `authenticate` for a key already taken from its header (`x-api-key` on the messages surface). */
-export async function authenticateToken(deps: Deps, token: string, allowRefused = false): Promise<Auth> {
+export async function authenticateToken(deps: AuthDeps, token: string, allowRefused = false): Promise<Auth> {
   const now = deps.clock.now()
   const hash = looksLikeKey(token) ? hashKey(token) : null
   // A cache hit is synchronous: no promise on the hot path.

@@ -1,7 +1,7 @@
 /** @module `switchyard usage ACCOUNT`, `switchyard models`, `switchyard config check`. */
 import { usageReport } from '../accounts/usage-report.ts'
-import { ConfigError, loadConfigFile } from '../config/index.ts'
 import { Catalogue } from '../catalogue/routing.ts'
+import { ConfigError, loadConfigFile } from '../config/index.ts'
 import { modelEntries } from '../server/routes/models.ts'
 import { systemClock } from '../util/clock.ts'
 import { checkFlags, need, type Parsed, UsageError } from './args.ts'

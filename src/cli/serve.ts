@@ -5,10 +5,11 @@
  * (bad config, port taken, a worker that cannot start) ends every process with a non-zero exit;
  * SIGTERM / SIGINT drain gracefully and exit 0.
  */
-import type { Config } from '../config/index.ts'
+
 import { buildDeps } from '../app/build.ts'
-import type { Deps } from '../server/deps.ts'
 import { type Running, startServer } from '../app/serve.ts'
+import type { Config } from '../config/index.ts'
+import type { Deps } from '../server/deps.ts'
 import { describeDatabase, openStores } from '../store/index.ts'
 import { createLogger } from '../util/log.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'

@@ -5,8 +5,8 @@
  */
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
-import { KIND_LIMITS } from './kind-limits.ts'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
+import { KIND_LIMITS } from './kind-limits.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
 
 export interface SuspensionPolicy {

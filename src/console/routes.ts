@@ -7,12 +7,7 @@
  */
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
-import { adminCredentialCheck } from '../server/admin-guard.ts'
 import { authenticate } from '../auth/authenticate.ts'
-import type { Deps } from '../server/deps.ts'
-import { requestLogPage, usageSeries } from '../usage/history.ts'
-import { DAY_MS, iso } from '../util/clock.ts'
-import { GatewayError } from '../util/errors.ts'
 import {
   ADMIN_SESSION,
   assertSameOriginWrite,
@@ -22,6 +17,11 @@ import {
   sameOrigin,
   startSession,
 } from '../auth/sessions.ts'
+import { adminCredentialCheck } from '../server/admin-guard.ts'
+import type { Deps } from '../server/deps.ts'
+import { requestLogPage, usageSeries } from '../usage/history.ts'
+import { DAY_MS, iso } from '../util/clock.ts'
+import { GatewayError } from '../util/errors.ts'
 import adminPage from './ui/index.html'
 import mePage from './ui/me.html'
 

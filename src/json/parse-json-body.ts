@@ -9,12 +9,7 @@
  * const body = parseJsonBody(await request.text(), '{"model": "a/b", "messages": []}')
  */
 import { GatewayError, pointerToParam } from '../util/errors.ts'
-import {
-  checkJsonStructure,
-  DEFAULT_JSON_LIMITS,
-  type JsonLimits,
-  type StructureProblem,
-} from './limits.ts'
+import { checkJsonStructure, DEFAULT_JSON_LIMITS, type JsonLimits, type StructureProblem } from './limits.ts'
 import { findJsonSyntaxError, lineAndColumn } from './syntax.ts'
 
 const BOM = '\uFEFF'

@@ -12,10 +12,11 @@
 import { abortError, networkErrorDetail, readText } from '../providers/http.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
 import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
-import type { Deps } from '../server/deps.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
-import { type StreamEncoder, type StreamSource, writeStream } from './stream-encoder.ts'
+import type { PipelineDeps } from './deps.ts'
+import type { StreamEncoder } from './stream-encoder.ts'
+import { type StreamSource, writeStream } from './stream-writer.ts'
 import type { EncodeContext, Forwarding, ForwardRequest, Surface } from './surface.ts'
 
 export type Finish = (
@@ -33,7 +34,7 @@ const SSE_HEADERS = {
 }
 
 export interface ProviderCall<View> {
-  deps: Deps
+  deps: PipelineDeps
   surface: Surface<View>
   adapter: ProviderAdapter
   ctx: CallContext

@@ -7,13 +7,8 @@ export { callProvider, type Finish } from './call.ts'
 export { toGatewayError } from './errors.ts'
 export { Pipeline, type ServerHandle } from './run.ts'
 export { storeFailure } from './store-errors.ts'
-export {
-  type StreamEncoder,
-  type StreamOutcome,
-  type WriteStreamOptions,
-  type WriteStreamResult,
-  writeStream,
-} from './stream-encoder.ts'
+export type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
+export { type WriteStreamOptions, type WriteStreamResult, writeStream } from './stream-writer.ts'
 export type {
   Decoded,
   EncodeContext,

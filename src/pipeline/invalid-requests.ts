@@ -5,8 +5,8 @@
  * the gateway a body read and a parse, and unlike a rate-limited request nothing else refuses it.
  */
 import type { Auth } from '../auth/authenticate.ts'
-import type { Deps } from '../server/deps.ts'
 import { GatewayError } from '../util/errors.ts'
+import type { PipelineDeps } from './deps.ts'
 
 /**
  * Counts `err` against the key when it is a 4xx refusal, and returns it for the caller to throw.
@@ -16,7 +16,7 @@ import { GatewayError } from '../util/errors.ts'
  * @example
  * const decided = await decide(request).catch(async (e) => { throw await countInvalidRequest(deps, auth, e) })
  */
-export async function countInvalidRequest(deps: Deps, auth: Auth, err: unknown): Promise<unknown> {
+export async function countInvalidRequest(deps: PipelineDeps, auth: Auth, err: unknown): Promise<unknown> {
   const policy = deps.config.suspension
   if (!policy.enabled || !policy.countInvalid) return err
   if (!(err instanceof GatewayError) || err.status < 400 || err.status >= 500) return err

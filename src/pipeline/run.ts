@@ -11,21 +11,22 @@
  * app.post('/v1/chat/completions', ({ request, server, set }) =>
  *   pipeline.handle(chatSurface, request, server, set.headers), { parse: 'none' })
  */
-import { checkFeatures } from '../catalogue/features.ts'
+
+import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
-import { type Auth, authenticateToken } from '../auth/authenticate.ts'
-import { checkJsonContentType, readBodyText } from './body.ts'
-import type { Deps } from '../server/deps.ts'
-import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
+import { checkJsonContentType, readBodyText } from './body.ts'
 import { callProvider, type Finish } from './call.ts'
+import { checkAndTranslate } from './check.ts'
+import type { PipelineDeps } from './deps.ts'
 import { toGatewayError } from './errors.ts'
+import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { countInvalidRequest } from './invalid-requests.ts'
 import type { Decoded, EncodeContext, Surface, Translated } from './surface.ts'
 
@@ -38,7 +39,7 @@ export class Pipeline {
   private readonly timeouts: Map<string, Timeouts>
   private readonly suspension
 
-  constructor(private readonly deps: Deps) {
+  constructor(private readonly deps: PipelineDeps) {
     const { config } = deps
     this.timeouts = new Map(config.providers.map((p) => [p.prefix, resolveTimeouts(p)]))
     this.suspension = suspensionPolicy(config)
@@ -125,9 +126,7 @@ export class Pipeline {
       fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
     let translated: Translated | null
     try {
-      checkFeatures(surface.features(decoded.view), surface.temperature(decoded.view), entry.model, entry.id)
-      surface.checkLimits?.(decoded.view, entry)
-      translated = forward ? null : surface.translate(decoded.view, entry)
+      translated = checkAndTranslate(surface, decoded.view, entry, forward !== undefined)
     } catch (e) {
       throw await countInvalidRequest(deps, auth, e)
     }
@@ -239,7 +238,7 @@ export class Pipeline {
   }
 }
 
-function logUpstreamFailure(deps: Deps, rid: string, entry: CatalogueEntry, err: GatewayError): void {
+function logUpstreamFailure(deps: PipelineDeps, rid: string, entry: CatalogueEntry, err: GatewayError): void {
   deps.log.warn('upstream failure', {
     request_id: rid,
     model: entry.id,

@@ -1,9 +1,23 @@
 /**
  * @module
- * The body of `writeStream` (see stream-writer.ts): one object per response that reads the
- * source, encodes, and is the response body's pull source. Every deadline of the stream — the
- * hold, the keep-alive, and for a plan the upstream's idle and total timeouts — is checked by one
- * timer, re-armed only when it fires (at most about once per interval, however many chunks flow).
+ * The stream writer every surface shares. It holds the HTTP status until the source's first item
+ * (so an upstream refusal is still a real HTTP error), then writes each item through the
+ * surface's `StreamEncoder`, the encoder's keep-alive while the upstream is quiet, the encoder's
+ * ending, or its error frame if the upstream fails after the first byte. It is pull-based: an
+ * item is read from the source only when the client has taken the previous one, and a client
+ * that leaves cancels the source (and so the upstream request).
+ *
+ * The source is either a stream of items or a `StreamPlan` (the upstream's raw body and the
+ * transformers to run it through): a plan is driven in one stage — read a body chunk, run the
+ * transformers and the encoder synchronously, enqueue — with the plan's idle / total timeouts,
+ * the hold and the keep-alive on one timer (`StreamClock`), from an injectable scheduler.
+ *
+ * @example
+ * const out = await writeStream(await adapter.stream(req, ctx), new ChatChunkEncoder(id, false), {
+ *   keepaliveMs: 15_000, holdMs: 10_000, signal: request.signal, onFinish: (r) => record(r),
+ * })
+ * if (out.status === 'error') throw out.error
+ * return new Response(out.body, { headers: { 'content-type': 'text/event-stream' } })
  */
 import type { UnderlyingSource } from 'bun'
 import { abortError, idleTimeout, streamReadError, totalTimeout } from '../providers/http.ts'
@@ -11,7 +25,39 @@ import { isStreamPlan, type StreamPlan, SyncStages } from '../providers/stream-p
 import type { Usage } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
 import { realScheduler, type Scheduler, type Timer } from '../util/scheduler.ts'
-import type { StreamEncoder, StreamSource, WriteStreamOptions, WriteStreamResult } from './stream-encoder.ts'
+import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
+
+export interface WriteStreamOptions {
+  keepaliveMs: number
+  /** How long to wait for the first chunk before committing to a 200. */
+  holdMs: number
+  /** The client's request signal. */
+  signal?: AbortSignal
+  /**
+   * Aborted when the server stops waiting for streams (the shutdown drain's deadline): the stream
+   * ends with the surface's error event for the signal's reason (`shutting_down`), recorded so.
+   */
+  stop?: AbortSignal
+  /** Called exactly once, when the stream ends for whatever reason. Must not throw. */
+  onFinish: (outcome: StreamOutcome) => void
+  /** Time for the hold, keep-alive and the plan's timeouts; the real clock by default. */
+  scheduler?: Scheduler
+}
+
+export type WriteStreamResult =
+  | { status: 'ok'; body: ReadableStream<Uint8Array> }
+  | { status: 'error'; error: GatewayError }
+
+/** Items, or a plan whose last stage yields items (a plan without stages yields the raw chunks). */
+export type StreamSource<T> = ReadableStream<T> | StreamPlan<T>
+
+export function writeStream<T>(
+  source: StreamSource<T>,
+  encoder: StreamEncoder<T>,
+  opts: WriteStreamOptions,
+): Promise<WriteStreamResult> {
+  return new StreamWriter(source, encoder, opts).open()
+}
 
 /** What `getReader()` returns; named through a function because the DOM and Node typings differ. */
 const readerOf = <T>(s: ReadableStream<T>) => s.getReader()

@@ -25,9 +25,10 @@
  * }
  * pipeline.handle(chat, request, server, headers)
  */
-import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
+
 import type { FeatureUse } from '../catalogue/features.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
 import type {
   CallContext,

@@ -14,17 +14,9 @@
 import { maxResponseBytes } from './body-limit.ts'
 import { guardStream } from './http.ts'
 import { sseParser } from './sse/index.ts'
-import type { CallContext } from './types.ts'
+import type { CallContext, StreamPlan } from './types.ts'
 
-/** `T` is what the last stage yields (the raw chunks when there is none). */
-export interface StreamPlan<T> {
-  body: ReadableStream<Uint8Array>
-  stages: ReadonlyArray<Transformer<any, any>>
-  /** Timeouts, the client's signal, the provider (for error texts). */
-  ctx: CallContext
-  /** Type marker only: never set. */
-  readonly item?: T
-}
+export type { StreamPlan } from './types.ts'
 
 /** The upstream's SSE body, parsed (under `max_response_bytes` per event) and then run through `stages`. */
 export function upstreamPlan<T>(

@@ -7,7 +7,6 @@
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { Deadline } from '../util/scheduler.ts'
-import type { StreamPlan } from './stream-plan.ts'
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool'
 
@@ -207,4 +206,19 @@ export interface ForwardCall {
   body: string
   /** Client headers the upstream must see (e.g. `anthropic-beta`). */
   headers: Record<string, string>
+}
+
+/**
+ * An upstream stream described rather than piped: the raw body and the transformers (SSE parse,
+ * the adapter's decoder) the stream writer runs it through, synchronously, in one stage
+ * (`stream-plan.ts` builds and runs them). `T` is what the last stage yields (the raw chunks
+ * when there is none).
+ */
+export interface StreamPlan<T> {
+  body: ReadableStream<Uint8Array>
+  stages: ReadonlyArray<Transformer<any, any>>
+  /** Timeouts, the client's signal, the provider (for error texts). */
+  ctx: CallContext
+  /** Type marker only: never set. */
+  readonly item?: T
 }

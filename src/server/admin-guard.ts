@@ -30,9 +30,9 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
 import { consoleAdmin } from '../auth/console-admin.ts'
+import { clientKey } from '../auth/throttle.ts'
 import { type AuditActor, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
-import { clientKey } from '../auth/throttle.ts'
 import type { Deps } from './deps.ts'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()

@@ -5,7 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
-import { type ErrorBody, GatewayError } from '../util/errors.ts'
+import { errorResponse, GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import type { Logger } from '../util/log.ts'
 
@@ -13,14 +13,6 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 export function requestId(incoming: string | null): string {
   return incoming && INCOMING_ID.test(incoming) ? incoming : newRequestId()
-}
-
-export function errorResponse(err: GatewayError, headers: Record<string, string | number> = {}): Response {
-  const h = new Headers()
-  for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
-  h.set('content-type', 'application/json')
-  if (err.headers) for (const [k, v] of Object.entries(err.headers)) h.set(k, v)
-  return new Response(JSON.stringify(err.toBody() satisfies ErrorBody), { status: err.status, headers: h })
 }
 
 export function errorHandling(log: Logger) {

@@ -20,11 +20,11 @@
  */
 
 import type { StreamEncoder } from '../pipeline/stream-encoder.ts'
-import type { GatewayError } from '../util/errors.ts'
 import { responseTooLarge } from '../providers/body-limit.ts'
+import { type SSEEvent, sseParser } from '../providers/sse/parse.ts'
 import { SyncStages } from '../providers/stream-plan.ts'
 import type { Usage } from '../providers/types.ts'
-import { type SSEEvent, sseParser } from '../providers/sse/parse.ts'
+import type { GatewayError } from '../util/errors.ts'
 
 const LF = 10
 const CR = 13

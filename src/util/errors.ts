@@ -83,3 +83,12 @@ export function shuttingDownError(): GatewayError {
     { type: 'api_error', headers: { 'retry-after': '1' } },
   )
 }
+
+/** The error as a response in OpenAI's shape, with `headers` (the response's so far) and the error's own. */
+export function errorResponse(err: GatewayError, headers: Record<string, string | number> = {}): Response {
+  const h = new Headers()
+  for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
+  h.set('content-type', 'application/json')
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) h.set(k, v)
+  return new Response(JSON.stringify(err.toBody() satisfies ErrorBody), { status: err.status, headers: h })
+}

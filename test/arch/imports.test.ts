@@ -21,7 +21,8 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out
 }
 
-const SPECIFIER = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g
+const SPECIFIER =
+  /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g
 
 /** file → the project files it imports (relative specifiers resolved; `.ts` / `index.ts` added). */
 export function importGraph(files: string[]): Map<string, string[]> {
@@ -39,7 +40,10 @@ export function importGraph(files: string[]): Map<string, string[]> {
   return graph
 }
 
-const topOf = (file: string) => relative(SRC, file).split('/')[0]!.replace(/\.tsx?$/, '')
+const topOf = (file: string) =>
+  relative(SRC, file)
+    .split('/')[0]!
+    .replace(/\.tsx?$/, '')
 
 /** Strongly connected components with more than one member (Tarjan). */
 export function cycles(graph: Map<string, string[]>): string[][] {
@@ -98,7 +102,8 @@ describe('src/ imports point down', () => {
     const offending: string[] = []
     for (const [file, targets] of fileGraph) {
       if (!BELOW_SHELL.includes(topOf(file))) continue
-      for (const t of targets) if (SHELL.has(topOf(t))) offending.push(`${relative(SRC, file)} → ${relative(SRC, t)}`)
+      for (const t of targets)
+        if (SHELL.has(topOf(t))) offending.push(`${relative(SRC, file)} → ${relative(SRC, t)}`)
     }
     expect(offending).toEqual([])
   })

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
-import { adminGuard } from '../../src/server/admin-guard.ts'
 import { createApp } from '../../src/app/app.ts'
+import { adminGuard } from '../../src/server/admin-guard.ts'
 import { errorHandling } from '../../src/server/errors.ts'
 import { silentLogger } from '../../src/util/log.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../support/gateway.ts'

@@ -4,8 +4,8 @@
  * the errors the gateway throws.
  */
 import { expect } from 'bun:test'
-import { FEATURES, type Feature, type ModelConfig, type ProviderConfig } from '../../src/config/schema.ts'
 import { Catalogue } from '../../src/catalogue/routing.ts'
+import { FEATURES, type Feature, type ModelConfig, type ProviderConfig } from '../../src/config/schema.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 
 export function model(overrides: Partial<ModelConfig> = {}): ModelConfig {

@@ -1,8 +1,12 @@
 import { describe, expect, test } from 'bun:test'
-import { MAX_JSON_DEPTH, MAX_JSON_ELEMENTS } from '../../src/json/limits.ts'
-import { parseChatBody } from '../../src/surfaces/chat/validate.ts'
-import { checkJsonStructure, JsonStructureScanner } from '../../src/json/limits.ts'
+import {
+  checkJsonStructure,
+  JsonStructureScanner,
+  MAX_JSON_DEPTH,
+  MAX_JSON_ELEMENTS,
+} from '../../src/json/limits.ts'
 import { findJsonSyntaxError } from '../../src/json/syntax.ts'
+import { parseChatBody } from '../../src/surfaces/chat/validate.ts'
 import { gatewayError } from './helpers.ts'
 
 const limits = { maxDepth: 3, maxElements: 10 }

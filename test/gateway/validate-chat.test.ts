@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { MAX_JSON_DEPTH } from '../../src/json/limits.ts'
-import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
 import { findJsonSyntaxError } from '../../src/json/syntax.ts'
 import { explainValidationError } from '../../src/json/validation-error.ts'
+import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { gatewayError, request } from './helpers.ts'
 

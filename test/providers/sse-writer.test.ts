@@ -4,17 +4,21 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
+import type { StreamOutcome } from '../../src/pipeline/stream-encoder.ts'
+import { type WriteStreamOptions, writeStream } from '../../src/pipeline/stream-writer.ts'
 import { createOpenAIAdapter } from '../../src/providers/openai/index.ts'
 import type { ChatCompletionChunk, ChunkStream } from '../../src/providers/types.ts'
-import {
-  type StreamOutcome,
-  type WriteChatStreamOptions,
-  writeChatStream,
-} from '../../src/surfaces/chat/stream-encoder.ts'
+import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { ManualScheduler } from '../../src/util/scheduler.ts'
 import { validateChunk, validateError } from '../support/openai-schemas.ts'
 import { callContext } from './helpers.ts'
+
+type WriteChatStreamOptions = WriteStreamOptions & { modelId: string; includeUsage: boolean }
+
+/** The writer with the chat surface's encoder, as the pipeline runs a translated chat stream. */
+const writeChatStream = (chunks: ChunkStream, opts: WriteChatStreamOptions) =>
+  writeStream(chunks, new ChatChunkEncoder(opts.modelId, opts.includeUsage), opts)
 
 const USAGE = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }
 

@@ -3,9 +3,9 @@
  */
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseConfig } from '../../src/config/index.ts'
 import { buildDeps } from '../../src/app/build.ts'
 import { startServer } from '../../src/app/serve.ts'
+import { parseConfig } from '../../src/config/index.ts'
 import { openStores } from '../../src/store/index.ts'
 import type { Clock } from '../../src/util/clock.ts'
 import { createLogger } from '../../src/util/log.ts'

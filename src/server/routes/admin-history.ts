@@ -6,11 +6,11 @@
  */
 import { Elysia, t } from 'elysia'
 import { planAllows } from '../../catalogue/routing.ts'
+import { liveFigures } from '../../traffic/live.ts'
 import { requestLogPage, requestView, usageSeries } from '../../usage/history.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
-import { liveFigures } from '../../traffic/live.ts'
 import { modelEntries } from './models.ts'
 
 const Q = t.Optional(t.String({ maxLength: 200 }))

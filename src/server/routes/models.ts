@@ -1,9 +1,9 @@
 /** @module `GET /v1/models`: the models this key's plan may use, in OpenAI's list shape. */
 import { Elysia } from 'elysia'
+import { apiKeyOrBearer, authenticateToken, bearer } from '../../auth/authenticate.ts'
 import type { Catalogue } from '../../catalogue/routing.ts'
 import { planAllows } from '../../catalogue/routing.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { apiKeyOrBearer, authenticateToken, bearer } from '../../auth/authenticate.ts'
 import type { Deps } from '../deps.ts'
 
 /** One entry of the catalogue as users see it (also what `switchyard models` prints). */

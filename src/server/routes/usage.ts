@@ -5,9 +5,9 @@
  */
 import { Elysia } from 'elysia'
 import { usageReport } from '../../accounts/usage-report.ts'
+import { authenticate } from '../../auth/authenticate.ts'
 import { type BucketPolicy, TokenBuckets } from '../../limits/token-bucket.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { authenticate } from '../../auth/authenticate.ts'
 import type { Deps } from '../deps.ts'
 
 /** A dashboard polling every second is served; a loop is not. Per key, per process. */

@@ -11,11 +11,12 @@
  *   neither, `max_tokens` is set to the model's maximum.
  * - `stream_options` is dropped unless `stream` is true (OpenAI rejects it otherwise).
  */
+
+import { defaultTemperature } from '../../catalogue/temperature.ts'
 import type { ModelConfig } from '../../config/schema.ts'
 import type { ChatRequest } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
-import { defaultTemperature } from '../../catalogue/temperature.ts'
 
 type TokenField = 'max_tokens' | 'max_completion_tokens'
 

@@ -20,11 +20,12 @@
  * forwardBody(view, '{"model":"openai/gpt-4o","messages":[...],"max_tokens":10}', entry.model)
  * // '{"temperature":1,"model":"gpt-4o","messages":[...],"max_tokens":10}'
  */
-import type { ModelConfig } from '../../config/schema.ts'
-import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
-import { applyDefaults, upstreamModelName } from './defaults.ts'
+
 import { defaultTemperature } from '../../catalogue/temperature.ts'
+import type { ModelConfig } from '../../config/schema.ts'
 import { editTopLevel } from '../../json/fields.ts'
+import { applyDefaults, upstreamModelName } from './defaults.ts'
+import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
 
 const KNOWN = new Set(KNOWN_KEYS)
 const WITH_USAGE = '"stream_options":{"include_usage":true}'

@@ -11,15 +11,16 @@
  * @example
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
  */
-import type { ChatRequestInput } from './request-schema.ts'
+
+import { replaceStringField } from '../../json/fields.ts'
 import type { Forwarding } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
 import { asCompletion, bodyError } from '../../providers/openai/index.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
-import { replaceStringField } from '../../json/fields.ts'
 import { forwardBody } from './forward-request.ts'
 import { ChatBytes } from './relay-bytes.ts'
+import type { ChatRequestInput } from './request-schema.ts'
 
 export const chatForwarding: Forwarding<ChatRequestInput> = {
   kind: 'openai',

@@ -8,15 +8,15 @@
  * pipeline.handle(chatSurface, request, server, headers)
  */
 
-import type { ChatRequestInput } from './request-schema.ts'
-import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
-import { detectFeatures } from '../../catalogue/features.ts'
-import { parseChatBody, validateChatRequest } from './validate.ts'
-import type { Surface } from '../../pipeline/surface.ts'
 import { bearer } from '../../auth/authenticate.ts'
-import { errorResponse } from '../../server/errors.ts'
+import type { Surface } from '../../pipeline/surface.ts'
+import { errorResponse } from '../../util/errors.ts'
+import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
+import { detectFeatures } from './features.ts'
 import { chatForwarding } from './forward.ts'
+import type { ChatRequestInput } from './request-schema.ts'
 import { ChatChunkEncoder } from './stream-encoder.ts'
+import { parseChatBody, validateChatRequest } from './validate.ts'
 
 export const chatSurface: Surface<ChatRequestInput> = {
   name: 'chat',
@@ -40,4 +40,4 @@ export const chatSurface: Surface<ChatRequestInput> = {
   errorResponse,
 }
 
-export { ChatChunkEncoder, writeChatStream } from './stream-encoder.ts'
+export { ChatChunkEncoder } from './stream-encoder.ts'

@@ -19,16 +19,10 @@
  * writeStream(plan, relay, opts)                                        // relay: the encoder
  */
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
-import {
-  ByteRelay,
-  type EventAction,
-  eventData,
-  eventName,
-  startsWith,
-} from '../byte-relay.ts'
 import type { Usage } from '../../providers/types.ts'
 import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { ByteRelay, type EventAction, eventData, eventName, startsWith } from '../byte-relay.ts'
 import { ChatRelay, readUsage, sse } from './relay-stream.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 

@@ -6,14 +6,13 @@
  * (`stream_options.include_usage`); the usage record gets it either way.
  *
  * @example
- * const out = await writeChatStream(await adapter.stream(req, ctx), {
- *   modelId: 'openai/gpt-4o-mini', includeUsage: false, keepaliveMs: 15_000, holdMs: 10_000,
- *   signal: request.signal, onFinish: (r) => record(r),
+ * const out = await writeStream(plan, new ChatChunkEncoder('openai/gpt-4o-mini', false), {
+ *   keepaliveMs: 15_000, holdMs: 10_000, signal: request.signal, onFinish: (r) => record(r),
  * })
  */
-import { type StreamEncoder, type WriteStreamOptions, writeStream } from '../../pipeline/stream-encoder.ts'
+import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
-import type { ChatCompletionChunk, ChunkStream, Usage } from '../../providers/types.ts'
+import type { ChatCompletionChunk, Usage } from '../../providers/types.ts'
 import { chunkTextChars } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 
@@ -68,15 +67,4 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
   usage(): Usage | null {
     return this.seen
   }
-}
-
-export interface WriteChatStreamOptions extends WriteStreamOptions {
-  modelId: string
-  includeUsage: boolean
-}
-
-export type { StreamOutcome } from '../../pipeline/stream-encoder.ts'
-
-export function writeChatStream(chunks: ChunkStream, opts: WriteChatStreamOptions) {
-  return writeStream(chunks, new ChatChunkEncoder(opts.modelId, opts.includeUsage), opts)
 }

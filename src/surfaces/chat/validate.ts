@@ -8,10 +8,10 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
-import { GatewayError } from '../../util/errors.ts'
-import { type ChatRequestInput, ChatRequestSchema } from './request-schema.ts'
 import { parseJsonBody } from '../../json/parse-json-body.ts'
 import { explainValidationError } from '../../json/validation-error.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { type ChatRequestInput, ChatRequestSchema } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(ChatRequestSchema)
 

@@ -7,14 +7,14 @@
  * for other models' tokenizers, said so in the `x-switchyard-token-count` response header.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { parseChatBody, validateWith } from '../chat/validate.ts'
+import { apiKeyOrBearer } from '../../auth/authenticate.ts'
+import type { PipelineDeps } from '../../pipeline/deps.ts'
 import { toGatewayError } from '../../pipeline/errors.ts'
 import type { Pipeline } from '../../pipeline/run.ts'
 import { readText } from '../../providers/http.ts'
 import type { ChatMessage } from '../../providers/types.ts'
-import { apiKeyOrBearer } from '../../auth/authenticate.ts'
-import type { Deps } from '../../server/deps.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { convertConversation } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
 import { forwardBody, forwardHeaders } from './pass-through.ts'
@@ -66,7 +66,7 @@ export class CountTokensThrottle {
   }
 }
 
-export function countTokensHandler(deps: Deps, pipeline: Pipeline, perSecond: number) {
+export function countTokensHandler(deps: PipelineDeps, pipeline: Pipeline, perSecond: number) {
   const throttle = new CountTokensThrottle(perSecond)
   return async (request: Request, headers: Record<string, string>): Promise<Response> => {
     try {

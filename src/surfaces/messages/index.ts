@@ -8,11 +8,11 @@
  * pipeline.handle(messagesSurface, request, server, headers)
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import type { CatalogueEntry } from '../../catalogue/routing.ts'
-import { parseChatBody, validateWith } from '../chat/validate.ts'
-import type { Surface } from '../../pipeline/surface.ts'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
+import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import type { Surface } from '../../pipeline/surface.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'

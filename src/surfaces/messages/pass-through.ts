@@ -14,15 +14,9 @@ import { convertAnthropicUsage, mergeUsage } from '../../providers/anthropic/con
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import {
-  ByteRelay,
-  type EventAction,
-  eventData,
-  eventName,
-  lastStringBytes,
-} from '../byte-relay.ts'
 import type { Usage } from '../../providers/types.ts'
 import type { GatewayError } from '../../util/errors.ts'
+import { ByteRelay, type EventAction, eventData, eventName, lastStringBytes } from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
 import type { MessagesRequest } from './request-schema.ts'
 import { PING } from './stream-encoder.ts'

@@ -16,9 +16,10 @@
  * d.chat.messages // [{ role: 'user', content: 'Hello' }]
  * d.param('messages[0].content[1]') // 'input[0].content[1]'
  */
-import { type ChatRequestInput } from '../chat/request-schema.ts'
+
 import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
+import type { ChatRequestInput } from '../chat/request-schema.ts'
 import type {
   ContentPartInput,
   FunctionCallItemInput,

@@ -9,11 +9,12 @@
  * @example
  * pipeline.handle(responsesSurface, request, server, headers)
  */
-import { upstreamModelName } from '../chat/defaults.ts'
+
+import { bearer } from '../../auth/authenticate.ts'
 import type { Surface } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
-import { bearer } from '../../auth/authenticate.ts'
-import { errorResponse } from '../../server/errors.ts'
+import { errorResponse } from '../../util/errors.ts'
+import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeResponse } from './encode-response.ts'
 import { ResponsesRelay, relayResponseJson } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'

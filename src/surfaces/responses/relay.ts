@@ -12,19 +12,13 @@
  * relay.usage() // { prompt_tokens: 12, completion_tokens: 2, ... }
  */
 
+import { replaceStringField } from '../../json/fields.ts'
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import {
-  ByteRelay,
-  type EventAction,
-  eventData,
-  eventName,
-  startsWith,
-} from '../byte-relay.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { replaceStringField } from '../../json/fields.ts'
+import { ByteRelay, type EventAction, eventData, eventName, startsWith } from '../byte-relay.ts'
 import { chatUsage } from './response-object.ts'
 import { frameEvents, type ResponsesEvent } from './stream-encoder.ts'
 

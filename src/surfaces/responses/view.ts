@@ -10,13 +10,15 @@
  * checkFeatures(featureUses(view), view.input.temperature, entry.model, entry.id)
  * const { request, dropped } = translateView(view, entry)
  */
-import type { Feature } from '../../config/schema.ts'
-import { applyDefaults, upstreamModelName } from '../chat/defaults.ts'
-import { detectFeatures, type FeatureUse } from '../../catalogue/features.ts'
+
+import type { FeatureUse } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
-import { parseChatBody } from '../chat/validate.ts'
+import type { Feature } from '../../config/schema.ts'
 import type { ChatRequest } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { applyDefaults, upstreamModelName } from '../chat/defaults.ts'
+import { detectFeatures } from '../chat/features.ts'
+import { parseChatBody } from '../chat/validate.ts'
 import { type DecodedResponses, decodeResponses } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
