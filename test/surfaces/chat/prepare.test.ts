@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { assertPlanAllows } from '../../src/catalogue/routing.ts'
-import { prepareChat } from '../surfaces/chat/prepare.ts'
+import { assertPlanAllows } from '../../../src/catalogue/routing.ts'
+import { prepareChat } from './prepare.ts'
 import { catalogue, gatewayError, request } from './helpers.ts'
 
 const body = (fields: Record<string, unknown> = {}) => JSON.stringify(request(fields))

@@ -4,15 +4,15 @@
  * `ChatChunkEncoder` route's on everything that route produced, so the two are interchangeable.
  */
 import { describe, expect, test } from 'bun:test'
-import { buildStreamFrames } from '../../scripts/mock-upstream/wire.ts'
-import type { ModelConfig } from '../../src/config/schema.ts'
-import { editTopLevel, topLevelFields } from '../../src/json/fields.ts'
-import { forwardBody } from '../../src/surfaces/chat/forward-request.ts'
-import { ChatRelay } from '../../src/surfaces/chat/relay-stream.ts'
-import { ChunkScan } from '../../src/surfaces/chat/scan-chunk.ts'
-import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
-import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
-import { GatewayError } from '../../src/util/errors.ts'
+import { buildStreamFrames } from '../../../scripts/mock-upstream/wire.ts'
+import type { ModelConfig } from '../../../src/config/schema.ts'
+import { editTopLevel, topLevelFields } from '../../../src/json/fields.ts'
+import { forwardBody } from '../../../src/surfaces/chat/forward-request.ts'
+import { ChatRelay } from '../../../src/surfaces/chat/relay-stream.ts'
+import { ChunkScan } from '../../../src/surfaces/chat/scan-chunk.ts'
+import { ChatChunkEncoder } from '../../../src/surfaces/chat/stream-encoder.ts'
+import { parseChatBody, validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
 
 const dec = new TextDecoder()
 const text = (b: Uint8Array | null) => (b === null ? null : dec.decode(b))

@@ -6,13 +6,13 @@
  * tricky JSON.
  */
 import { describe, expect, test } from 'bun:test'
-import { replaceStringField } from '../../src/json/fields.ts'
-import type { ChatCompletionChunk } from '../../src/providers/types.ts'
-import { encodeResponse } from '../../src/surfaces/responses/encode-response.ts'
-import { ResponsesStreamEncoder } from '../../src/surfaces/responses/stream-encoder.ts'
-import { decodeView } from '../../src/surfaces/responses/view.ts'
-import { GatewayError } from '../../src/util/errors.ts'
-import { validateEvent, validateResponseObject } from '../support/responses-schemas.ts'
+import { replaceStringField } from '../../../src/json/fields.ts'
+import type { ChatCompletionChunk } from '../../../src/providers/types.ts'
+import { encodeResponse } from '../../../src/surfaces/responses/encode-response.ts'
+import { ResponsesStreamEncoder } from '../../../src/surfaces/responses/stream-encoder.ts'
+import { decodeView } from '../../../src/surfaces/responses/view.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
+import { validateEvent, validateResponseObject } from '../../support/responses-schemas.ts'
 
 const ctx = (body: Record<string, unknown> = {}) => ({
   view: decodeView(JSON.stringify({ model: 'demo/echo', input: 'hi', ...body })),

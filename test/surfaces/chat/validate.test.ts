@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
-import { MAX_JSON_DEPTH } from '../../src/json/limits.ts'
-import { findJsonSyntaxError } from '../../src/json/syntax.ts'
-import { explainValidationError } from '../../src/json/validation-error.ts'
-import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
-import { GatewayError } from '../../src/util/errors.ts'
+import { MAX_JSON_DEPTH } from '../../../src/json/limits.ts'
+import { findJsonSyntaxError } from '../../../src/json/syntax.ts'
+import { explainValidationError } from '../../../src/json/validation-error.ts'
+import { parseChatBody, validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
 import { gatewayError, request } from './helpers.ts'
 
 const validate = (body: unknown) => () => validateChatRequest(body)

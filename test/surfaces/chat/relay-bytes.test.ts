@@ -5,10 +5,10 @@
  * relayed in-band.
  */
 import { describe, expect, test } from 'bun:test'
-import { buildStreamFrames } from '../../scripts/mock-upstream/wire.ts'
-import { ChatBytes } from '../../src/surfaces/chat/relay-bytes.ts'
-import { ChatRelay } from '../../src/surfaces/chat/relay-stream.ts'
-import { GatewayError } from '../../src/util/errors.ts'
+import { buildStreamFrames } from '../../../scripts/mock-upstream/wire.ts'
+import { ChatBytes } from '../../../src/surfaces/chat/relay-bytes.ts'
+import { ChatRelay } from '../../../src/surfaces/chat/relay-stream.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()

@@ -7,7 +7,7 @@ import {
 } from '../../src/json/limits.ts'
 import { findJsonSyntaxError } from '../../src/json/syntax.ts'
 import { parseChatBody } from '../../src/surfaces/chat/validate.ts'
-import { gatewayError } from './helpers.ts'
+import { gatewayError } from '../surfaces/chat/helpers.ts'
 
 const limits = { maxDepth: 3, maxElements: 10 }
 

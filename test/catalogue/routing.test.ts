@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { assertPlanAllows, Catalogue, parseModelId, planAllows } from '../../src/catalogue/routing.ts'
-import { catalogue, gatewayError, model, PROVIDERS } from './helpers.ts'
+import { catalogue, gatewayError, model, PROVIDERS } from '../surfaces/chat/helpers.ts'
 
 describe('parseModelId', () => {
   test('splits at the first slash', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { applyDefaults } from '../../src/surfaces/chat/defaults.ts'
-import type { ChatRequestInput } from '../../src/surfaces/chat/request-schema.ts'
-import { validateChatRequest } from '../../src/surfaces/chat/validate.ts'
+import { applyDefaults } from '../../../src/surfaces/chat/defaults.ts'
+import type { ChatRequestInput } from '../../../src/surfaces/chat/request-schema.ts'
+import { validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
 import { gatewayError, model, request } from './helpers.ts'
 
 const input = (fields: Record<string, unknown> = {}) =>

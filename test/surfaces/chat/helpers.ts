@@ -4,9 +4,9 @@
  * the errors the gateway throws.
  */
 import { expect } from 'bun:test'
-import { Catalogue } from '../../src/catalogue/routing.ts'
-import { FEATURES, type Feature, type ModelConfig, type ProviderConfig } from '../../src/config/schema.ts'
-import { GatewayError } from '../../src/util/errors.ts'
+import { Catalogue } from '../../../src/catalogue/routing.ts'
+import { FEATURES, type Feature, type ModelConfig, type ProviderConfig } from '../../../src/config/schema.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
 
 export function model(overrides: Partial<ModelConfig> = {}): ModelConfig {
   return { name: 'm', context_window: 8192, max_output_tokens: 1024, features: [...FEATURES], ...overrides }

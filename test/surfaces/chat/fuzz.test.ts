@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { GatewayError } from '../../src/util/errors.ts'
-import { generateMalformedBodies } from '../support/malformed-bodies.ts'
-import { prepareChat } from '../surfaces/chat/prepare.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
+import { generateMalformedBodies } from '../../support/malformed-bodies.ts'
+import { prepareChat } from './prepare.ts'
 import { catalogue } from './helpers.ts'
 
 describe('generateMalformedBodies', () => {

@@ -12,7 +12,7 @@ import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { ManualScheduler } from '../../src/util/scheduler.ts'
 import { validateChunk, validateError } from '../support/openai-schemas.ts'
-import { callContext } from './helpers.ts'
+import { callContext } from '../providers/helpers.ts'
 
 type WriteChatStreamOptions = WriteStreamOptions & { modelId: string; includeUsage: boolean }
 
