@@ -39,10 +39,11 @@ import type {
   Usage,
 } from '../providers/types.ts'
 import type { AdmitResult } from '../store/index.ts'
+import type { SurfaceName } from '../traffic/surfaces.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { StreamEncoder } from './stream-encoder.ts'
 
-export type SurfaceName = 'chat' | 'messages' | 'responses'
+export type { SurfaceName } from '../traffic/surfaces.ts'
 
 /** A decoded request body: the surface's own validated view of it, plus what routing needs. */
 export interface Decoded<View> {

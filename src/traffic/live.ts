@@ -6,6 +6,7 @@
  * into rates and p50/p99 over the interval between them.
  */
 import { type Bucket, histogramQuantile } from '../usage/quantile.ts'
+import { SURFACE_NAMES } from './surfaces.ts'
 
 interface Sample {
   name: string
@@ -32,7 +33,7 @@ export function parseExposition(text: string): Sample[] {
 const sum = (xs: Sample[]) => xs.reduce((s, x) => s + x.value, 0)
 
 /** The model-serving surfaces: the console's own polling and admin calls are not traffic. */
-const TRAFFIC = new Set(['chat', 'messages', 'responses'])
+const TRAFFIC = new Set<string>(SURFACE_NAMES)
 const isTraffic = (s: Sample) => s.labels.surface === undefined || TRAFFIC.has(s.labels.surface)
 
 export async function liveFigures(metrics: { render(): string | Promise<string> }, now = Date.now()) {

@@ -13,18 +13,10 @@
 import { shuttingDownError } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
 import type { Metrics } from './metrics.ts'
+import { type SurfaceName, surfaceAt } from './surfaces.ts'
 
-export type Surface =
-  | 'chat'
-  | 'messages'
-  | 'responses'
-  | 'models'
-  | 'usage'
-  | 'admin'
-  | 'console'
-  | 'health'
-  | 'metrics'
-  | 'other'
+/** What a request is, for its access line and metrics: a model-serving surface or one of the other endpoints. */
+export type Surface = SurfaceName | 'models' | 'usage' | 'admin' | 'console' | 'health' | 'metrics' | 'other'
 
 export class Exchange {
   readonly started = performance.now()
@@ -178,9 +170,8 @@ export function pathOf(url: string): string {
 }
 
 export function surfaceOf(path: string): Surface {
-  if (path === '/v1/chat/completions') return 'chat'
-  if (path.startsWith('/v1/messages')) return 'messages'
-  if (path.startsWith('/v1/responses')) return 'responses'
+  const serving = surfaceAt(path)
+  if (serving) return serving
   if (path.startsWith('/v1/models')) return 'models'
   if (path === '/v1/usage') return 'usage'
   if (path.startsWith('/admin/')) return 'admin'

@@ -11,8 +11,8 @@ import type { ChatCompletionChunk, ChunkStream } from '../../src/providers/types
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { ManualScheduler } from '../../src/util/scheduler.ts'
-import { validateChunk, validateError } from '../support/openai-schemas.ts'
 import { callContext } from '../providers/helpers.ts'
+import { validateChunk, validateError } from '../support/openai-schemas.ts'
 
 type WriteChatStreamOptions = WriteStreamOptions & { modelId: string; includeUsage: boolean }
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { generateMalformedBodies } from '../../support/malformed-bodies.ts'
-import { prepareChat } from './prepare.ts'
 import { catalogue } from './helpers.ts'
+import { prepareChat } from './prepare.ts'
 
 describe('generateMalformedBodies', () => {
   test('is reproducible: the same seed gives the same bodies', () => {

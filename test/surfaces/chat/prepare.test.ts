@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { assertPlanAllows } from '../../../src/catalogue/routing.ts'
-import { prepareChat } from './prepare.ts'
 import { catalogue, gatewayError, request } from './helpers.ts'
+import { prepareChat } from './prepare.ts'
 
 const body = (fields: Record<string, unknown> = {}) => JSON.stringify(request(fields))
 const freePlan = { name: 'free', models: ['tier:free'] }

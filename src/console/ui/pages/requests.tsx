@@ -1,5 +1,6 @@
 /** @module The request log: filters, cursor pages, one request's details. */
 import { useState } from 'preact/hooks'
+import { SURFACE_NAMES } from '../../../traffic/surfaces.ts'
 import { api, qs } from '../api.ts'
 import { localToIso, ms, num, statusClass, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
@@ -79,9 +80,9 @@ export function Requests() {
           Surface
           <select name="surface" value={filter.surface}>
             <option value="">any</option>
-            <option>chat</option>
-            <option>messages</option>
-            <option>responses</option>
+            {SURFACE_NAMES.map((name) => (
+              <option key={name}>{name}</option>
+            ))}
           </select>
         </label>
         {field('status', 'Status (502, 5xx)', { size: 6, pattern: '[1-5]([0-9]{2}|xx)' })}
