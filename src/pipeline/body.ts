@@ -1,7 +1,7 @@
 /**
  * @module
  * Reading a JSON request body with the gateway's own checks: content type (415), size (413) and
- * JSON structure (400, `gateway/json-limits.ts`), enforced while reading so neither a chunked
+ * JSON structure (400, `json/limits.ts`), enforced while reading so neither a chunked
  * upload nor a hostile body costs more than the limits allow.
  */
 import {

@@ -13,7 +13,7 @@
  * address is throttled (`deps.adminThrottle`: five refused credentials a minute, then everything
  * from that address is refused until the minute ends, the right token included); 403 for a user
  * key; 401 for anything else that is not the admin token or a live console session (its cookie,
- * `../console/admin-session.ts`); 403 for a console-session change that does not come from the
+ * `../auth/console-admin.ts`); 403 for a console-session change that does not come from the
  * console's own origin. A missing Authorization header is refused but not counted: it guesses
  * nothing.
  *

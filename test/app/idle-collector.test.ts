@@ -1,5 +1,5 @@
 /**
- * The idle collection (`src/server/serve.ts`): one full collection once a whole watch interval
+ * The idle collection (`src/app/serve.ts`): one full collection once a whole watch interval
  * passed with no request begun and none open — never under traffic, never twice for one lull.
  */
 import { expect, test } from 'bun:test'

@@ -31,7 +31,7 @@ export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
     },
   },
 ]
-// `n` and `logprobs` are kind limits (providers/kind-limits.ts): the feature check refuses them.
+// `n` and `logprobs` are kind limits (config/kind-limits.ts): the feature check refuses them.
 
 /**
  * @param defaultMaxTokens used only if the gateway did not fill `max_tokens` — Anthropic requires one.

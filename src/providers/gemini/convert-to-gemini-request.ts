@@ -40,7 +40,7 @@ export const GEMINI_PARAMS: readonly ParamRule[] = [
       format.type === 'json_schema' ? format.json_schema.schema : undefined,
   },
 ]
-// `logprobs` is a kind limit (providers/kind-limits.ts): the feature check refuses it.
+// `logprobs` is a kind limit (config/kind-limits.ts): the feature check refuses it.
 
 /**
  * @example

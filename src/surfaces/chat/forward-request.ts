@@ -1,7 +1,7 @@
 /**
  * @module
  * The upstream request of a chat → openai pass-through: the client's body text with only the edits
- * the gateway must make, done on the text (`util/json-fields.ts`) so unknown fields, key order and
+ * the gateway must make, done on the text (`json/fields.ts`) so unknown fields, key order and
  * number spelling reach the upstream as the client wrote them. The edits are `applyDefaults`'
  * effects, no more:
  *

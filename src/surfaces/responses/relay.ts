@@ -2,7 +2,7 @@
  * @module
  * Pass-through to an OpenAI provider with `wire: responses`: the upstream speaks this surface's
  * wire, so its answer reaches the client byte for byte except the `model` of each response object,
- * which becomes the gateway's id (edited in place, `util/json-fields.ts`). Only the lifecycle events
+ * which becomes the gateway's id (edited in place, `json/fields.ts`). Only the lifecycle events
  * that carry a response object are parsed; usage is read from the terminal one
  * (`response.completed`, `.incomplete` or `.failed`), in chat terms for the usage record.
  *

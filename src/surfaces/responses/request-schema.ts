@@ -6,7 +6,7 @@
  * they reach upstreams that speak Responses; translated routes refuse them by name (`decode.ts`).
  *
  * Unions carry the same `x-discriminator` / `x-expected` annotations as the chat schema, read only
- * by the error explainer (`gateway/validation-error.ts`).
+ * by the error explainer (`json/validation-error.ts`).
  */
 import { Kind, type Static, Type as T, type TSchema, type TUnion } from '@sinclair/typebox'
 
