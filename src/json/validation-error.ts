@@ -42,7 +42,7 @@ export function explainValidationError(errors: ValueErrorIterator, body: unknown
   try {
     first = errors.First()
     if (first === undefined) throw new Error('no validation error to explain')
-    return toGatewayError(narrow(first), body)
+    return problemError(narrow(first), body)
   } catch {
     return new GatewayError(
       400,
@@ -87,7 +87,7 @@ function pickBranch(union: ValueError): ValueError | Problem | undefined {
   return matching.length === 1 ? union.errors[matching[0]!]?.First() : undefined
 }
 
-function toGatewayError(problem: Problem, body: unknown): GatewayError {
+function problemError(problem: Problem, body: unknown): GatewayError {
   const param = pointerToParam(problem.path)
   const field = param ?? 'The request body'
   const name = problem.path.slice(problem.path.lastIndexOf('/') + 1)

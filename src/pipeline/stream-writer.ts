@@ -151,7 +151,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     // An abort during the hold cancels the reader, which settles `first`: check it before anything else.
     if (this.finished) return { status: 'error', error: this.cutError ?? clientClosed() }
     if (failure !== undefined) {
-      const error = toGatewayError(failure.err)
+      const error = asStreamFailure(failure.err)
       this.finish(error, false, error)
       return { status: 'error', error }
     }
@@ -326,7 +326,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
 
   private failAfterStart(controller: Controller, err: unknown): void {
     if (this.finished) return
-    const error = toGatewayError(err)
+    const error = asStreamFailure(err)
     controller.enqueue(this.encoder.error(error))
     this.close(controller, error)
   }
@@ -349,7 +349,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   /** The server stops waiting: end with an error event (if the body has started), cancel upstream. */
   private cut(): Promise<void> {
     if (this.finished) return Promise.resolve()
-    const error = toGatewayError(this.opts.stop?.reason)
+    const error = asStreamFailure(this.opts.stop?.reason)
     this.cutError = error
     const cancelled = this.finish(error, false, error)
     if (this.controller) {
@@ -383,7 +383,7 @@ const utf8 = new TextEncoder()
 
 const clientClosed = (): GatewayError => abortError(undefined)
 
-function toGatewayError(err: unknown): GatewayError {
+function asStreamFailure(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err
   return new GatewayError(
     502,

@@ -91,15 +91,15 @@ export function mapAnthropicHttpError(
   const fallbackType = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
   const type = body?.error?.type && RULES[body.error.type] ? body.error.type : fallbackType
   const detail = body?.error?.message ?? `HTTP ${status}.`
-  return toGatewayError(type, detail, provider)
+  return anthropicTypeError(type, detail, provider)
 }
 
 /** The data of a stream `error` event → `GatewayError`; unknown types count as `api_error`. */
 export function mapAnthropicStreamError(body: AnthropicErrorBody, provider: ProviderConfig): GatewayError {
   const type = body.error?.type && RULES[body.error.type] ? body.error.type : 'api_error'
-  return toGatewayError(type, body.error?.message ?? 'error event without a message.', provider)
+  return anthropicTypeError(type, body.error?.message ?? 'error event without a message.', provider)
 }
 
-function toGatewayError(type: string, detail: string, provider: ProviderConfig): GatewayError {
+function anthropicTypeError(type: string, detail: string, provider: ProviderConfig): GatewayError {
   return errorFromRule(RULES[type] ?? RULES.api_error!, detail, provider)
 }
