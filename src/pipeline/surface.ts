@@ -108,12 +108,6 @@ export interface Forwarding<View> {
   ): Promise<{ plan: StreamPlan<Uint8Array>; encoder: StreamEncoder<Uint8Array> }>
 }
 
-/** One server-sent event as the upstream framed it. */
-export interface RawEvent {
-  event?: string
-  data: string
-}
-
 export interface Surface<View> {
   readonly name: SurfaceName
   /** The caller's API key from the request headers; throws 401 when there is none. */

@@ -25,9 +25,9 @@
  */
 
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
-import type { RawEvent } from '../../pipeline/surface.ts'
 import { invalidResponse, sanitizeMessage, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
+import type { SSEEvent } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { ChunkScan } from './scan-chunk.ts'
@@ -35,7 +35,7 @@ import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
 const bytes = new TextEncoder()
 
-export class ChatRelay implements StreamEncoder<RawEvent> {
+export class ChatRelay implements StreamEncoder<SSEEvent> {
   readonly keepalive = KEEPALIVE
   private readonly scan = new ChunkScan()
   private readonly quotedModel: string
@@ -58,7 +58,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
     this.quotedModel = JSON.stringify(modelId)
   }
 
-  encode(ev: RawEvent): Uint8Array | null {
+  encode(ev: SSEEvent): Uint8Array | null {
     const out = this.encodeText(ev)
     return out === null ? null : bytes.encode(out)
   }
@@ -69,7 +69,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
    * reports it. (Not thrown: the writer joins a read's frames, and a throw would lose the ones
    * before the failure, which the client must get.)
    */
-  encodeText(ev: RawEvent): string | null {
+  encodeText(ev: SSEEvent): string | null {
     const data = ev.data
     if (this.failed !== null || this.sawDone || data === '') return null
     if (data === '[DONE]') {
@@ -88,7 +88,7 @@ export class ChatRelay implements StreamEncoder<RawEvent> {
   }
 
   /** The event's new text, or null to withhold it. Throws the stream's failure. */
-  edit(ev: RawEvent): string | null {
+  edit(ev: SSEEvent): string | null {
     const data = ev.data
     const scan = this.scan
     scan.read(data)
