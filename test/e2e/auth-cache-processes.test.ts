@@ -258,13 +258,20 @@ describe.skipIf(skipPg)(
       const r = await during(
         a.url,
         key,
-        () => {
+        async () => {
+          // The CLI starts only once replica b has answered its "before" request (during() calls
+          // its change after that sample): otherwise a fast revoke can land first under load.
+          let bSampled!: () => void
+          const bReady = new Promise<void>((resolve) => {
+            bSampled = resolve
+          })
           other = during(
             b.url,
             key,
-            async () => {},
+            async () => bSampled(),
             async () => (await keyState(id)) === 'revoked',
           )
+          await bReady
           return cli(['keys', 'revoke', id, ...base])
         },
         async () => (await keyState(id)) === 'revoked',
