@@ -20,3 +20,13 @@ export function statusClass(status: number | null): string {
   if (status === null) return 'warn'
   return status < 400 ? 'ok' : 'bad'
 }
+
+/** A compact time for a table cell (the full one in its title): the time alone when it is today. */
+export function shortWhen(iso: string | null | undefined, now = new Date()): string {
+  if (!iso) return '—'
+  const d = new Date(iso)
+  const today = d.toDateString() === now.toDateString()
+  return today
+    ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+    : d.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: '2-digit' })
+}

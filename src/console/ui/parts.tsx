@@ -10,13 +10,16 @@ export function ErrorNotice({ error }: { error: string | null | undefined }) {
   )
 }
 
-/** A table's column headers; the ones named in `num` hold numbers and are right-aligned. */
-export function TableHead({ cols, num = [] }: { cols: string[]; num?: string[] }) {
+/**
+ * A table's column headers; the ones named in `num` hold numbers and are right-aligned; `end`
+ * (a row's actions) stays in view at the right edge when the table scrolls sideways.
+ */
+export function TableHead({ cols, num = [], end }: { cols: string[]; num?: string[]; end?: string }) {
   return (
     <thead>
       <tr>
         {cols.map((c) => (
-          <th scope="col" class={num.includes(c) ? 'num' : undefined}>
+          <th scope="col" class={num.includes(c) ? 'num' : c === end ? 'sticky-end' : undefined}>
             {c}
           </th>
         ))}

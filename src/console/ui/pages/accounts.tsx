@@ -9,10 +9,13 @@ const days = (v: string) => (v ? Number(v) : undefined)
 
 function PlanForm({
   name,
+  plan,
   plans,
   onDone,
 }: {
   name: string
+  /** The account's current plan: preselected, so "Set plan" alone never changes it. */
+  plan: string
   plans: string[]
   onDone: (fn: () => Promise<unknown>) => void
 }) {
@@ -34,8 +37,8 @@ function PlanForm({
         Plan for {name}
       </label>
       <select id={`plan-${name}`} name="plan">
-        {plans.map((p) => (
-          <option>{p}</option>
+        {(plans.includes(plan) ? plans : [plan, ...plans]).map((p) => (
+          <option selected={p === plan}>{p}</option>
         ))}
       </select>
       <label class="sr-only" for={`days-${name}`}>
@@ -162,7 +165,7 @@ export function Accounts() {
                 <td>{when(a.created_at)}</td>
                 <td>
                   <div class="actions">
-                    <PlanForm name={a.name} plans={plans} onDone={act} />
+                    <PlanForm name={a.name} plan={a.plan} plans={plans} onDone={act} />
                     <button
                       type="button"
                       class={a.enabled ? 'danger' : 'secondary'}

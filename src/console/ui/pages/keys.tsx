@@ -1,7 +1,7 @@
 /** @module Keys: create (the secret shown once), disable/enable, rotate, revoke, unsuspend. */
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
-import { when } from '../format.ts'
+import { shortWhen, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 
@@ -97,9 +97,10 @@ export function Keys() {
       </form>
       <ErrorNotice error={error} />
       <div class="table-wrap">
-        <table>
+        <table class="compact">
           <TableHead
             cols={['id', 'account', 'label', 'prefix', 'state', 'created', 'last used', 'actions']}
+            end="actions"
           />
           <tbody>
             {(data?.[0].data ?? []).map((k: any) => (
@@ -108,23 +109,28 @@ export function Keys() {
                   <code>{k.id}</code>
                 </td>
                 <td>{k.account}</td>
-                <td>{k.name ?? '—'}</td>
+                <td>
+                  <span class="clip" title={k.name ?? undefined}>
+                    {k.name ?? '—'}
+                  </span>
+                </td>
                 <td>
                   <code>{k.prefix}…</code>
                 </td>
                 <td>
-                  <span class={`badge ${k.state === 'enabled' && !k.suspended_until ? 'ok' : 'bad'}`}>
-                    {k.state}
-                  </span>
-                  {k.suspended_until && (
-                    <span class="badge warn"> suspended until {when(k.suspended_until)}</span>
+                  {k.state === 'enabled' && k.suspended_until ? (
+                    <span class="badge warn" title={`suspended until ${when(k.suspended_until)}`}>
+                      suspended
+                    </span>
+                  ) : (
+                    <span class={`badge ${k.state === 'enabled' ? 'ok' : 'bad'}`}>{k.state}</span>
                   )}
                 </td>
-                <td>{when(k.created_at)}</td>
-                <td>{when(k.last_used_at)}</td>
-                <td>
+                <td title={when(k.created_at)}>{shortWhen(k.created_at)}</td>
+                <td title={when(k.last_used_at)}>{shortWhen(k.last_used_at)}</td>
+                <td class="sticky-end">
                   {k.state !== 'revoked' && (
-                    <div class="actions">
+                    <div class="actions nowrap">
                       <button
                         type="button"
                         class={k.state === 'enabled' ? 'danger' : 'secondary'}

