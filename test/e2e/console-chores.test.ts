@@ -159,3 +159,89 @@ test('keys at 1280 px: every action button on screen, rows one line tall', async
   expect(await page.locator(`tr[data-key="${a.id}"] [title="${long}"]`).count()).toBe(1)
   await page.close()
 }, 60_000)
+
+/**
+ * The bars as drawn: for each pixel column of the plot, the runs (≥ 8 px tall) of one saturated
+ * colour, top to bottom; grey grid lines and white background are not runs.
+ */
+async function barColumns(page: any, id: string) {
+  return page.locator(`figure#${id}`).evaluate((fig: any) => {
+    const canvas = fig.querySelector('canvas')
+    const over = fig.querySelector('.u-over').getBoundingClientRect()
+    const box = canvas.getBoundingClientRect()
+    const scale = canvas.width / box.width
+    const ctx = canvas.getContext('2d')
+    const left = Math.round((over.left - box.left) * scale)
+    const top = Math.round((over.top - box.top) * scale)
+    const w = Math.round(over.width * scale)
+    const h = Math.round(over.height * scale)
+    const img = ctx.getImageData(left, top, w, h).data
+    const cols: Array<Array<{ color: string; len: number }>> = []
+    for (let x = 0; x < w; x++) {
+      const runs: Array<{ color: string; len: number }> = []
+      let prev = ''
+      let len = 0
+      for (let y = 0; y <= h; y++) {
+        let color = ''
+        if (y < h) {
+          const i = (y * w + x) * 4
+          const [r, g, b] = [img[i], img[i + 1], img[i + 2]]
+          if (Math.max(r, g, b) - Math.min(r, g, b) > 40) color = `${r},${g},${b}`
+        }
+        if (color === prev) len++
+        else {
+          if (prev && len >= 8) runs.push({ color: prev, len })
+          prev = color
+          len = 1
+        }
+      }
+      cols.push(runs)
+    }
+    return { width: w, cols }
+  })
+}
+
+test('usage: equal series stack (both seen), the current hour is drawn whole, one line per key', async () => {
+  if (!browser) return
+  await gw.deps.accounts.createAccount('stack-co', 'all')
+  const a = await gw.deps.accounts.createKey('stack-co', 'web app')
+  const b = await gw.deps.accounts.createKey('stack-co', 'batch')
+  for (let i = 0; i < 2; i++) {
+    expect((await chat(a.key, 'demo/echo')).status).toBe(200)
+    expect((await chat(b.key, 'demo/echo-pro')).status).toBe(200)
+  }
+  await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
+  const page = await browser.newPage()
+  await signIn(page)
+  await page.getByRole('link', { name: 'Usage' }).click()
+  const filters = page.getByRole('form', { name: 'Usage filters' })
+  await filters.locator('select[name="account"]').selectOption('stack-co')
+  await page.locator('figure#usage-chart canvas').waitFor()
+  const data = await chartData(page, 'usage-chart')
+  expect(data.head.slice(1).sort()).toEqual(['demo/echo', 'demo/echo-pro'])
+  expect(data.rows[data.rows.length - 1]!.slice(1)).toEqual(['2', '2'])
+  await page.waitForTimeout(100)
+  const { width, cols } = await barColumns(page, 'usage-chart')
+  // The current hour's bar: the rightmost coloured columns. Two colours one above the other,
+  // of the same height (2 and 2), not one bar hiding the other.
+  const drawn = cols.map((runs: any[], x: number) => ({ x, runs })).filter((c: any) => c.runs.length)
+  const last = drawn[drawn.length - 1]
+  const mid = drawn.filter((c: any) => c.x > last.x - 8 && c.x <= last.x - 4)[0]
+  expect(mid.runs.length).toBe(2)
+  expect(mid.runs[0].color).not.toBe(mid.runs[1].color)
+  expect(Math.abs(mid.runs[0].len - mid.runs[1].len)).toBeLessThanOrEqual(2)
+  // Whole: the bar ends inside the plot, and is as wide as a bucket's bar (not cut in half).
+  expect(width - 1 - last.x).toBeGreaterThanOrEqual(2)
+  const barWidth = drawn.filter((c: any) => c.x > last.x - 100).length
+  expect(barWidth).toBeGreaterThanOrEqual(0.7 * (width / 24))
+
+  // One line per key, named by the keys' labels.
+  await filters.locator('select[name="group_by"]').selectOption('key')
+  await page
+    .locator('figure#usage-chart table.chart-data thead th', { hasText: 'web app' })
+    .waitFor({ state: 'attached' })
+  const byKey = await chartData(page, 'usage-chart')
+  expect(byKey.head.slice(1).sort()).toEqual(['stack-co · batch', 'stack-co · web app'])
+  expect(byKey.rows[byKey.rows.length - 1]!.slice(1)).toEqual(['2', '2'])
+  await page.close()
+}, 60_000)

@@ -34,46 +34,99 @@ export interface ChartProps {
   lines: Line[]
   unit?: string
   id?: string
-  /** Bars for counts per bucket; lines for live readings. */
+  /**
+   * Bars: stacked counts per bucket, each bar filling its bucket [t, t + step), so equal series
+   * never hide each other and the last bucket is drawn whole. Lines: readings over time.
+   */
   kind?: 'bars' | 'lines'
+  /** A bar's bucket width, seconds (bars only; default: the gap between the first two x). */
+  step?: number
+  /** The x axis's span, epoch seconds: a window fixed to the present, not to the data. */
+  range?: [number, number]
   xLabel?: (t: number) => string
 }
 
-export function Chart({ title, x, lines, unit = '', id, kind = 'lines', xLabel }: ChartProps) {
+/** Running sums of the lines, bottom first: what stacked bars draw. */
+export function stack(lines: Line[]): Array<Array<number | null>> {
+  const out: Array<Array<number | null>> = []
+  lines.forEach((l, i) => {
+    out.push(l.values.map((v, j) => (v ?? 0) + ((i ? out[i - 1]![j] : 0) ?? 0)))
+  })
+  return out
+}
+
+export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, range, xLabel }: ChartProps) {
   const host = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
   const shape = `${kind}|${lines.map((l) => l.label).join('|')}`
   const shapeRef = useRef('')
+  // Read by the scale's range function, so a new range applies without a rebuild.
+  const span = useRef<{ min: number; max: number } | null>(null)
+  const current = useRef(lines)
+  current.current = lines
+  const bars = kind === 'bars'
+  const width = bars ? (step ?? (x.length > 1 ? x[1]! - x[0]! : 3600)) : 0
+  span.current = range
+    ? { min: range[0], max: range[1] }
+    : bars && x.length
+      ? { min: x[0]!, max: x[x.length - 1]! + width }
+      : null
 
   useEffect(() => {
     const el = host.current
     if (!el) return
-    const data = [x, ...lines.map((l) => l.values)] as uPlot.AlignedData
+    // Bars are drawn from their running sums, the top of the stack first, so each one shows
+    // above the ones below it; the legend and the table keep each series' own value.
+    const sums = bars ? stack(lines) : lines.map((l) => l.values)
+    const order = bars ? lines.map((_, i) => lines.length - 1 - i) : lines.map((_, i) => i)
+    const data = [x, ...order.map((i) => sums[i]!)] as uPlot.AlignedData
     if (plot.current && shapeRef.current === shape) {
       plot.current.setData(data)
       return
     }
     plot.current?.destroy()
     shapeRef.current = shape
-    const bars = kind === 'bars' ? uPlot.paths.bars?.({ size: [0.8, 40] }) : undefined
+    const paths = bars ? uPlot.paths.bars?.({ size: [0.85, 60], align: 1 }) : undefined
     plot.current = new uPlot(
       {
         width: Math.max(260, el.clientWidth),
         height: 220,
         legend: { show: lines.length > 1 },
-        scales: { x: { time: true } },
+        scales: {
+          x: {
+            time: true,
+            range: (_u, min, max) => {
+              const s = span.current
+              return s ? [s.min, s.max] : [min, max]
+            },
+          },
+        },
         axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`) }],
         series: [
           {},
-          ...lines.map((l, i) => ({
-            label: l.label,
+          ...order.map((i) => ({
+            label: lines[i]!.label,
             stroke: COLORS[i % COLORS.length],
-            fill: kind === 'bars' ? `${COLORS[i % COLORS.length]}55` : undefined,
-            width: 2,
-            paths: bars,
+            fill: bars ? COLORS[i % COLORS.length] : undefined,
+            width: bars ? 0 : 2,
+            paths,
             points: { show: false },
+            value: bars
+              ? (_u: uPlot, _v: number | null, _s: number, j: number | null) =>
+                  j === null ? '' : String(current.current[i]?.values[j] ?? 0)
+              : undefined,
           })),
         ],
+        hooks: {
+          setScale: [
+            (u, key) => {
+              // The drawn span, for tests and for whoever inspects the page.
+              if (key !== 'x' || !el.parentElement) return
+              el.parentElement.dataset.xMin = String(u.scales.x!.min)
+              el.parentElement.dataset.xMax = String(u.scales.x!.max)
+            },
+          ],
+        },
       },
       data,
       el,

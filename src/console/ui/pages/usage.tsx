@@ -1,4 +1,4 @@
-/** @module Usage over time per account and per model, by hour or by day. */
+/** @module Usage over time per account, key, model or surface (stacked bars), by hour or by day. */
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { Chart, seriesLines } from '../chart.tsx'
@@ -31,12 +31,20 @@ export function Usage() {
         ),
         api('GET', '/admin/v1/accounts'),
         api('GET', '/admin/v1/models'),
+        // Per key: the keys' labels name the lines (the series name keys by id).
+        f.group_by === 'key' ? api('GET', '/admin/v1/keys') : Promise.resolve({ data: [] }),
       ]),
     [f.account, f.model, f.bucket, f.group_by],
   )
-  const series = data?.[0].series ?? []
+  const keys: any[] = data?.[3].data ?? []
+  const label = (k: any) => `${k.account} · ${k.name ?? k.id}`
+  const twice = new Set(keys.map(label).filter((l, i, all) => all.indexOf(l) !== i))
+  const names = new Map<string, string>(
+    keys.map((k) => [k.id, twice.has(label(k)) ? `${label(k)} (${k.id})` : label(k)]),
+  )
+  const series = (data?.[0].series ?? []).map((s: any) => ({ ...s, group: names.get(s.group) ?? s.group }))
   const { x, lines } = seriesLines(series, f.metric)
-  const label = METRICS.find((m) => m[0] === f.metric)![1]
+  const metric = METRICS.find((m) => m[0] === f.metric)![1]
   const totals = series.map((s: any) => ({
     group: s.group,
     requests: s.points.reduce((a: number, p: any) => a + p.requests, 0),
@@ -80,6 +88,7 @@ export function Usage() {
           <select value={f.group_by} onChange={set('group_by')} name="group_by">
             <option value="model">model</option>
             <option value="account">account</option>
+            <option value="key">key</option>
             <option value="surface">surface</option>
             <option value="none">total</option>
           </select>
@@ -98,10 +107,11 @@ export function Usage() {
       {series.length > 0 && (
         <Chart
           id="usage-chart"
-          title={`${label} per ${f.bucket} (UTC)`}
+          title={`${metric} per ${f.bucket} (UTC)`}
           x={x}
           lines={lines}
           kind="bars"
+          step={f.bucket === 'hour' ? 3600 : 86_400}
           xLabel={(t) =>
             new Date(t * 1000)
               .toISOString()
