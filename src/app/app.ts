@@ -24,6 +24,7 @@ import { modelRoutes } from '../server/routes/models.ts'
 import { responsesRoutes } from '../server/routes/responses.ts'
 import { usageRoutes } from '../server/routes/usage.ts'
 import { shuttingDownError } from '../util/errors.ts'
+import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
 
 export function createApp(deps: Deps) {
   const { traffic } = deps
@@ -55,6 +56,7 @@ export function createApp(deps: Deps) {
     .use(responsesRoutes(traffic, pipeline))
     .use(adminRoutes(deps))
     .use(adminHistoryRoutes(deps))
+    .use(adminOverviewRoutes(deps))
     .use(consoleRoutes(deps))
 }
 

@@ -64,6 +64,8 @@ export class AuthInvalidatingStore implements Store {
   requestLog: Store['requestLog'] = (f) => this.inner.requestLog(f)
   requestById: Store['requestById'] = (id) => this.inner.requestById(id)
   usageSeries: Store['usageSeries'] = (q) => this.inner.usageSeries(q)
+  topOfDay: Store['topOfDay'] = (q) => this.inner.topOfDay(q)
+  recentOutcomes: Store['recentOutcomes'] = (q) => this.inner.recentOutcomes(q)
   recordRateLimited: Store['recordRateLimited'] = (b) => this.inner.recordRateLimited(b)
   pruneHistory: Store['pruneHistory'] = (p) => this.inner.pruneHistory(p)
   createSession: Store['createSession'] = (h, s, n) => this.inner.createSession(h, s, n)

@@ -10,7 +10,7 @@ import { pgUnavailable } from './postgres/errors.ts'
 import { openPostgres, redactUrl } from './postgres/index.ts'
 import { RedisLimiter } from './redis/index.ts'
 import { openSqliteStore } from './sqlite/index.ts'
-import type { AccountStore, HistoryStore, Limiter, Store, UsageStore } from './types.ts'
+import type { AccountStore, HistoryStore, Limiter, OverviewStore, Store, UsageStore } from './types.ts'
 
 export interface OpenOptions {
   /**
@@ -73,7 +73,7 @@ export class ComposedStore implements Store {
     private readonly accounts: AccountStore,
     private readonly limiter: Limiter,
     private readonly usage: UsageStore,
-    private readonly history: HistoryStore,
+    private readonly history: HistoryStore & OverviewStore,
     private readonly unavailable: (err: unknown) => (Error & { reason: StoreHealth['reason'] }) | null,
     private readonly closeAll: () => Promise<void>,
   ) {}
@@ -118,6 +118,8 @@ export class ComposedStore implements Store {
   requestLog: Store['requestLog'] = (f) => this.call(() => this.history.requestLog(f))
   requestById: Store['requestById'] = (id) => this.call(() => this.history.requestById(id))
   usageSeries: Store['usageSeries'] = (q) => this.call(() => this.history.usageSeries(q))
+  topOfDay: Store['topOfDay'] = (q) => this.call(() => this.history.topOfDay(q))
+  recentOutcomes: Store['recentOutcomes'] = (q) => this.call(() => this.history.recentOutcomes(q))
   recordRateLimited: Store['recordRateLimited'] = (b) => this.call(() => this.history.recordRateLimited(b))
   pruneHistory: Store['pruneHistory'] = (p) => this.call(() => this.history.pruneHistory(p))
   createSession: Store['createSession'] = (h, s, n) => this.call(() => this.history.createSession(h, s, n))

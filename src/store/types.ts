@@ -14,8 +14,10 @@ import type { StoreHealth } from './errors.ts'
 export type { AdmitInput, AdmitResult, Refusal, WindowLimit }
 
 import type { HistoryStore } from './history-types.ts'
+import type { OverviewStore } from './overview-types.ts'
 
 export type * from './history-types.ts'
+export type * from './overview-types.ts'
 
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
@@ -171,7 +173,7 @@ export interface AdmissionLog {
   countSince(accountId: number, since: number): Promise<number>
 }
 
-export interface Store extends AccountStore, Limiter, UsageStore, HistoryStore {
+export interface Store extends AccountStore, Limiter, UsageStore, HistoryStore, OverviewStore {
   /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
   health(): StoreHealth
 

@@ -11,15 +11,19 @@ import { SCAN_BUDGET } from '../sqlite/request-log.ts'
 import type {
   ConsoleSession,
   HistoryStore,
+  OutcomesQuery,
+  OverviewStore,
   RateLimitedEvent,
   RequestLogFilter,
   RequestLogPage,
   RequestLogRow,
   RetentionPolicy,
+  TopQuery,
   UsageSeries,
   UsageSeriesQuery,
 } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
+import { pgRecentOutcomes, pgTopOfDay } from './overview.ts'
 
 const HOUR = 3_600_000
 const DAY = 86_400_000
@@ -42,8 +46,11 @@ const toRow = (r: Record<string, unknown>): RequestLogRow => ({
   errorCode: (r.error_code as string | null) ?? null,
 })
 
-export class PgHistory implements HistoryStore {
+export class PgHistory implements HistoryStore, OverviewStore {
   constructor(private readonly sql: SQL) {}
+
+  topOfDay = (q: TopQuery) => pgTopOfDay(this.sql, q)
+  recentOutcomes = (q: OutcomesQuery) => pgRecentOutcomes(this.sql, q)
 
   async requestLog(f: RequestLogFilter): Promise<RequestLogPage> {
     const { sql } = this

@@ -21,12 +21,14 @@ import type {
   Completion,
   ConsoleSession,
   KeyState,
+  OutcomesQuery,
   PlanChange,
   RateLimitedEvent,
   Refusal,
   RequestLogFilter,
   RetentionPolicy,
   Store,
+  TopQuery,
   UsageSeriesQuery,
 } from '../types.ts'
 import { AccountQueries } from './accounts.ts'
@@ -34,6 +36,7 @@ import { isBusy } from './errors.ts'
 import { SqliteGuard } from './guard.ts'
 import { LimiterQueries } from './limiter.ts'
 import { migrate } from './migrations.ts'
+import { OverviewQueries } from './overview.ts'
 import { RequestLogQueries } from './request-log.ts'
 import { RollupQueries } from './rollups.ts'
 import { SessionQueries } from './sessions.ts'
@@ -91,6 +94,7 @@ export class SqliteStore implements Store {
   private readonly log: RequestLogQueries
   private readonly rollups: RollupQueries
   private readonly sessions: SessionQueries
+  private readonly overview: OverviewQueries
   private readonly rateLimitedTx: (batch: RateLimitedEvent[]) => void
   private pendingAdmits: PendingAdmit[] = []
   /** A flush is queued (next turn, or a retry while the lock is taken). */
@@ -108,6 +112,7 @@ export class SqliteStore implements Store {
     this.usage = new UsageQueries(db, this.rollups)
     this.log = new RequestLogQueries(db)
     this.sessions = new SessionQueries(db)
+    this.overview = new OverviewQueries(db)
     this.rateLimitedTx = db.transaction((batch: RateLimitedEvent[]) => {
       for (const e of batch) this.rollups.addRateLimited(e)
     }).immediate as never
@@ -253,6 +258,12 @@ export class SqliteStore implements Store {
   }
   usageSeries(q: UsageSeriesQuery) {
     return this.read(() => this.rollups.series(q))
+  }
+  topOfDay(q: TopQuery) {
+    return this.read(() => this.overview.top(q))
+  }
+  recentOutcomes(q: OutcomesQuery) {
+    return this.read(() => this.overview.outcomes(q))
   }
   recordRateLimited(batch: RateLimitedEvent[]) {
     return this.write(() => {

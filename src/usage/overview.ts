@@ -1,0 +1,134 @@
+/**
+ * @module
+ * What an operator looks at first, for the admin API and the console's overview: today's
+ * busiest keys or accounts (UTC day, from the daily rollups) and each provider's health (its
+ * upstream errors by code among the newest requests). Both reads are bounded: a top list of at
+ * most MAX_TOP rows, and at most SCAN request-log rows read for the health figures; the answer
+ * says when that cut the window short. Every refusal is a 400 naming its parameter.
+ *
+ * @example
+ * const top = await topOfDay(deps, { by: 'key', limit: '5' }, Date.now())
+ */
+import type { Store } from '../store/index.ts'
+import { DAY_MS, iso } from '../util/clock.ts'
+import { GatewayError } from '../util/errors.ts'
+
+export const MAX_TOP = 50
+/** Request-log rows read at most for the provider figures. */
+export const SCAN = 20_000
+const HOUR = 3_600_000
+/** Errors the client or the shutdown caused, not the upstream. */
+const NOT_UPSTREAM = new Set(['client_closed_request', 'shutting_down'])
+
+export interface OverviewDeps {
+  store: Store
+  config: { providers: ReadonlyArray<{ prefix: string; kind: string }> }
+}
+
+const bad = (param: string, message: string) =>
+  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
+
+function int(param: string, v: string | undefined, dflt: number, max: number): number {
+  if (v === undefined || v === '') return dflt
+  const n = Number(v)
+  if (!/^\d{1,6}$/.test(v) || n < 1 || n > max) throw bad(param, `must be an integer from 1 to ${max}`)
+  return n
+}
+
+/** Today's (UTC) busiest keys or accounts: requests, tokens, errors and 429s. */
+export async function topOfDay(deps: OverviewDeps, q: { by?: string; limit?: string }, now: number) {
+  const by = q.by ?? 'key'
+  if (by !== 'key' && by !== 'account') throw bad('by', "must be 'key' or 'account'")
+  const limit = int('limit', q.limit, 10, MAX_TOP)
+  const day = now - (now % DAY_MS)
+  const rows = await deps.store.topOfDay({ day, by, limit })
+  const accounts = new Map((await deps.store.listAccounts()).map((a) => [a.id, a.name]))
+  const keys =
+    by === 'key' ? await Promise.all(rows.map((r) => deps.store.getKey(r.id))) : rows.map(() => null)
+  return {
+    object: 'list' as const,
+    by,
+    day: iso(day),
+    data: rows.map((r, i) => ({
+      ...(by === 'key' ? { key_id: r.id, key_name: keys[i]?.name ?? null } : {}),
+      account: accounts.get(r.accountId) ?? null,
+      requests: r.requests,
+      total_tokens: r.tokens,
+      errors: r.errors,
+      rate_limited: r.rateLimited,
+    })),
+  }
+}
+
+/**
+ * Each configured provider's requests and upstream errors (by code) among the newest SCAN
+ * requests of the last `hours`; `from` is where the rows read begin (later than the window's
+ * start when the cap was reached, `complete: false`).
+ */
+export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, now: number) {
+  const hours = int('hours', q.hours, 24, 168)
+  const windowFrom = now - hours * HOUR
+  const rows = await deps.store.recentOutcomes({ from: windowFrom, to: now + 1, scan: SCAN })
+  const scanned = rows.reduce((s, r) => s + r.count, 0)
+  const complete = scanned < SCAN
+  const oldest = rows.reduce((m, r) => Math.min(m, r.firstAt), Number.POSITIVE_INFINITY)
+  interface Health {
+    provider: string
+    kind: string | null
+    requests: number
+    upstream_errors: number
+    last_error_at: number | null
+    codes: Map<string, { code: string; status: number | null; count: number; last_at: number }>
+  }
+  const by = new Map<string, Health>()
+  const entry = (prefix: string, kind: string | null) => {
+    let h = by.get(prefix)
+    if (!h) {
+      h = { provider: prefix, kind, requests: 0, upstream_errors: 0, last_error_at: null, codes: new Map() }
+      by.set(prefix, h)
+    }
+    return h
+  }
+  for (const p of deps.config.providers) entry(p.prefix, p.kind)
+  for (const r of rows) {
+    // A model id is `provider/name`; a model no longer configured still counts under its prefix.
+    const slash = r.model.indexOf('/')
+    const h = entry(slash > 0 ? r.model.slice(0, slash) : r.model, null)
+    h.requests += r.count
+    if (r.errorCode === null || NOT_UPSTREAM.has(r.errorCode)) continue
+    h.upstream_errors += r.count
+    h.last_error_at = Math.max(h.last_error_at ?? 0, r.lastAt)
+    const k = `${r.errorCode}\u0000${r.status}`
+    const c = h.codes.get(k) ?? { code: r.errorCode, status: r.status, count: 0, last_at: 0 }
+    c.count += r.count
+    c.last_at = Math.max(c.last_at, r.lastAt)
+    h.codes.set(k, c)
+  }
+  const data = [...by.values()]
+    .sort(
+      (a, b) =>
+        b.upstream_errors - a.upstream_errors ||
+        b.requests - a.requests ||
+        a.provider.localeCompare(b.provider),
+    )
+    .map((h) => ({
+      provider: h.provider,
+      kind: h.kind,
+      requests: h.requests,
+      upstream_errors: h.upstream_errors,
+      error_rate: h.requests ? Math.round((h.upstream_errors / h.requests) * 1000) / 1000 : 0,
+      last_error_at: iso(h.last_error_at),
+      errors_by_code: [...h.codes.values()]
+        .sort((a, b) => b.count - a.count || a.code.localeCompare(b.code))
+        .map((c) => ({ code: c.code, status: c.status, count: c.count, last_at: iso(c.last_at) })),
+    }))
+  return {
+    object: 'list' as const,
+    hours,
+    from: iso(complete || !Number.isFinite(oldest) ? windowFrom : oldest),
+    to: iso(now),
+    scanned,
+    complete,
+    data,
+  }
+}
