@@ -245,3 +245,77 @@ test('usage: equal series stack (both seen), the current hour is drawn whole, on
   expect(byKey.rows[byKey.rows.length - 1]!.slice(1)).toEqual(['2', '2'])
   await page.close()
 }, 60_000)
+
+/** The x span uPlot drew, epoch seconds. */
+const xSpan = async (page: any, id: string) => {
+  const fig = page.locator(`figure#${id}`)
+  await page.waitForFunction((el: any) => el?.dataset.xMin !== undefined, await fig.elementHandle())
+  return fig.evaluate((el: any) => [Number(el.dataset.xMin), Number(el.dataset.xMax)])
+}
+
+test('overview: the stored hours on arrival, live figures kept across visits, the axis on the present, top lists and provider health', async () => {
+  if (!browser) return
+  const top = await gw.key('top-co', 'all')
+  for (let i = 0; i < 6; i++) expect((await chat(top.key, 'demo/echo')).status).toBe(200)
+  for (let i = 0; i < 3; i++) expect((await chat(top.key, 'flaky/m1')).status).toBe(502)
+  await Bun.sleep(150)
+
+  const page = await browser.newPage()
+  await signIn(page)
+  // On arrival, before any live reading could be a rate (two readings, 2 s apart): the hours
+  // from the store are there.
+  await page.locator('figure#live-traffic canvas').waitFor()
+  const first = await chartData(page, 'live-traffic')
+  expect(first.rows.length).toBeGreaterThanOrEqual(1)
+  expect(first.rows.some((r) => Number(r[1]) > 0)).toBe(true)
+  const errors = await chartData(page, 'live-errors')
+  expect(errors.rows.some((r) => Number(r[1]) > 0)).toBe(true)
+  const now = Date.now() / 1000
+  const [min, max] = await xSpan(page, 'live-traffic')
+  expect(max).toBeGreaterThan(now - 120)
+  expect(max).toBeLessThan(now + 120)
+  expect(min).toBeGreaterThan(now - 7 * 3600)
+
+  // Top lists and provider health, where the operator looks first.
+  const topKey = page.locator(`[data-testid="top-keys"] tr[data-key="${top.id}"]`)
+  await topKey.waitFor()
+  expect(await page.locator('[data-testid="top-keys"] tbody tr').first().getAttribute('data-key')).toBe(
+    top.id,
+  )
+  expect(await topKey.textContent()).toContain('top-co')
+  expect(
+    await page.locator('[data-testid="top-accounts"] tbody tr').first().getAttribute('data-account'),
+  ).toBe('top-co')
+  const flaky = page.locator('[data-testid="provider-health"] tr[data-provider="flaky"]')
+  expect(await flaky.textContent()).toContain('upstream_error')
+  expect(
+    await page.locator('[data-testid="provider-health"] tbody tr').first().getAttribute('data-provider'),
+  ).toBe('flaky')
+
+  // Live readings arrive; a visit elsewhere and back keeps them.
+  await page.waitForTimeout(4500)
+  const before = (await chartData(page, 'live-streams')).rows.filter((r) => r[1] !== '').length
+  expect(before).toBeGreaterThanOrEqual(1)
+  await page.getByRole('link', { name: 'Accounts' }).click()
+  await page.getByRole('heading', { name: 'Accounts' }).waitFor()
+  await page.getByRole('link', { name: 'Overview' }).click()
+  await page.locator('figure#live-streams canvas').waitFor()
+  const after = (await chartData(page, 'live-streams')).rows.filter((r) => r[1] !== '').length
+  expect(after).toBeGreaterThanOrEqual(before)
+  await page.close()
+
+  // On a phone: the axis spans the last hours too (it read 2027–2029).
+  const phone = await browser.newPage()
+  await phone.setViewportSize({ width: 390, height: 844 })
+  await phone.goto(`${gw.url}/console`) // signed in already (the browser keeps the cookie)
+  await phone.locator('figure#live-latency canvas').waitFor()
+  for (const id of ['live-traffic', 'live-errors', 'live-latency', 'live-streams']) {
+    const [pmin, pmax] = await xSpan(phone, id)
+    expect([id, pmax > now - 120 && pmax < now + 120, pmin > now - 7 * 3600]).toEqual([id, true, true])
+  }
+  if (WRITE_SHOTS) {
+    await phone.waitForTimeout(4500)
+    await phone.screenshot({ path: join(SHOTS, 'overview-phone.png'), fullPage: true })
+  }
+  await phone.close()
+}, 90_000)

@@ -79,7 +79,10 @@ export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, ra
     // above the ones below it; the legend and the table keep each series' own value.
     const sums = bars ? stack(lines) : lines.map((l) => l.values)
     const order = bars ? lines.map((_, i) => lines.length - 1 - i) : lines.map((_, i) => i)
-    const data = [x, ...order.map((i) => sums[i]!)] as uPlot.AlignedData
+    // No data yet: the window's two ends, empty, so the axis still reads the window.
+    const data = (
+      !x.length && range ? [range, ...order.map(() => [null, null])] : [x, ...order.map((i) => sums[i]!)]
+    ) as uPlot.AlignedData
     if (plot.current && shapeRef.current === shape) {
       plot.current.setData(data)
       return

@@ -1,7 +1,10 @@
 /**
  * @module
- * Live traffic: the admin API's cumulative figures (the same as `/metrics`) read every 2 s;
- * rates and p50/p99 latency are computed over each interval between two readings.
+ * Traffic: the last hours from the store (hourly rollups: each hour's average rate, error rate
+ * and mean latency) on arrival, then live readings on top — the admin API's cumulative figures
+ * (the same as `/metrics`) read every 2 s; rates and p50/p99 latency over each interval between
+ * two readings. The readings outlive the page (kept while the console is open), so a visit
+ * elsewhere does not reset them. The time axis spans the window, whatever the data holds.
  */
 import { useEffect, useState } from 'preact/hooks'
 import { type Bucket, histogramDelta, histogramQuantile } from '../../../usage/quantile.ts'
@@ -9,9 +12,14 @@ import { api, qs } from '../api.ts'
 import { Chart } from '../chart.tsx'
 import { num } from '../format.ts'
 import { ErrorNotice } from '../parts.tsx'
+import { OverviewPanels } from './overview-panels.tsx'
 
 const POLL_MS = 2000
-const KEEP = 90
+/** Live readings kept: an hour of them. */
+const KEEP = 1800
+const HOUR_S = 3600
+/** The charts' window: the last hours. */
+const WINDOW_S = 6 * HOUR_S
 
 interface Reading {
   t: number
@@ -29,7 +37,28 @@ interface Point {
   limitedRps: number
   p50: number | null
   p99: number | null
-  open: number
+  open: number | null
+  /** Hourly points from the store: the hour's mean latency (live points have p50/p99). */
+  mean?: number | null
+}
+
+/** Live readings, kept across visits to the page while the console is open. */
+const live: { prev: Reading | null; points: Point[] } = { prev: null, points: [] }
+
+/** An hour from the usage rollups as a point at its start (the current hour: so far). */
+function hourPoint(p: any, now: number): Point {
+  const t = Date.parse(p.t) / 1000
+  const secs = Math.max(1, Math.min(HOUR_S, now - t))
+  return {
+    t,
+    rps: Math.round((p.requests / secs) * 1000) / 1000,
+    errorRate: p.requests ? Math.round((p.errors / p.requests) * 1000) / 10 : 0,
+    limitedRps: Math.round((p.rate_limited / secs) * 1000) / 1000,
+    p50: null,
+    p99: null,
+    open: null,
+    mean: p.avg_latency_ms,
+  }
 }
 
 const toReading = (l: any): Reading => ({
@@ -61,23 +90,23 @@ function between(a: Reading, b: Reading): Point {
 }
 
 export function Overview() {
-  const [points, setPoints] = useState<Point[]>([])
+  const [points, setPoints] = useState<Point[]>(live.points)
   const [last, setLast] = useState<any>(null)
   const [today, setToday] = useState<any>(null)
   const [error, setError] = useState('')
   useEffect(() => {
-    let prev: Reading | null = null
     let stopped = false
     const tick = async () => {
       try {
-        const live = await api('GET', '/admin/v1/live')
-        const r = toReading(live)
-        if (prev) {
-          const p = between(prev, r)
-          setPoints((ps) => [...ps.slice(-KEEP + 1), p])
+        const figures = await api('GET', '/admin/v1/live')
+        const r = toReading(figures)
+        // A reading from before a restart (counters went down) starts a new series.
+        if (live.prev && r.requests >= live.prev.requests) {
+          live.points = [...live.points.slice(-KEEP + 1), between(live.prev, r)]
+          setPoints(live.points)
         }
-        prev = r
-        setLast(live)
+        live.prev = r
+        setLast(figures)
         setError('')
       } catch (e) {
         setError(e instanceof Error ? e.message : String(e))
@@ -98,7 +127,15 @@ export function Overview() {
       clearInterval(todayTimer)
     }
   }, [])
-  const x = points.map((p) => p.t)
+  const now = points.length ? points[points.length - 1]!.t : Date.now() / 1000
+  const range: [number, number] = [now - WINDOW_S, now]
+  // The stored hours before the first live reading, then the live readings.
+  const firstLive = points[0]?.t ?? Number.POSITIVE_INFINITY
+  const hours = (today?.series?.[0]?.points ?? [])
+    .map((p: any) => hourPoint(p, now))
+    .filter((p: Point) => p.t >= range[0] - HOUR_S && p.t < firstLive)
+  const all: Point[] = [...hours, ...points]
+  const x = all.map((p) => p.t)
   const cur = points[points.length - 1]
   const day = (today?.series?.[0]?.points ?? []).reduce(
     (a: any, p: any) => ({
@@ -150,15 +187,20 @@ export function Overview() {
           <span class="k">refused (429), last 24 h</span>
         </div>
       </div>
-      <p class="muted">Live figures of this process since the page opened, read every {POLL_MS / 1000} s.</p>
+      <OverviewPanels />
+      <h2>Traffic, last {WINDOW_S / HOUR_S} hours</h2>
+      <p class="muted">
+        Hourly averages from the store, then live figures of this process read every {POLL_MS / 1000} s.
+      </p>
       <div class="charts">
         <Chart
           id="live-traffic"
           title="Requests and 429s per second"
           x={x}
+          range={range}
           lines={[
-            { label: 'requests/s', values: points.map((p) => p.rps) },
-            { label: '429/s', values: points.map((p) => p.limitedRps) },
+            { label: 'requests/s', values: all.map((p) => p.rps) },
+            { label: '429/s', values: all.map((p) => p.limitedRps) },
           ]}
           xLabel={time}
         />
@@ -166,16 +208,19 @@ export function Overview() {
           id="live-errors"
           title="Error rate (%)"
           x={x}
-          lines={[{ label: 'errors %', values: points.map((p) => p.errorRate) }]}
+          range={range}
+          lines={[{ label: 'errors %', values: all.map((p) => p.errorRate) }]}
           xLabel={time}
         />
         <Chart
           id="live-latency"
           title="Latency (ms)"
           x={x}
+          range={range}
           lines={[
-            { label: 'p50', values: points.map((p) => p.p50) },
-            { label: 'p99', values: points.map((p) => p.p99) },
+            { label: 'p50', values: all.map((p) => p.p50) },
+            { label: 'p99', values: all.map((p) => p.p99) },
+            { label: 'hourly mean', values: all.map((p) => p.mean ?? null) },
           ]}
           xLabel={time}
         />
@@ -183,7 +228,8 @@ export function Overview() {
           id="live-streams"
           title="Open streams"
           x={x}
-          lines={[{ label: 'open streams', values: points.map((p) => p.open) }]}
+          range={range}
+          lines={[{ label: 'open streams', values: all.map((p) => p.open) }]}
           xLabel={time}
         />
       </div>
