@@ -114,6 +114,15 @@ test('accounts: each row’s plan select shows the account’s plan; "Set plan" 
   await reloaded
   expect((await adminJson('/accounts/plan-pro')).plan).toBe('pro')
   expect(await page.locator('tr[data-account="plan-pro"] select[name="plan"]').inputValue()).toBe('pro')
+  // At 1280 px each row is one line, its buttons on screen.
+  for (const h of await page
+    .locator('tbody tr[data-account]')
+    .evaluateAll((trs: any[]) => trs.map((tr) => tr.getBoundingClientRect().height)))
+    expect(h).toBeLessThanOrEqual(56)
+  for (const right of await page
+    .locator('tbody tr[data-account] button')
+    .evaluateAll((bs: any[]) => bs.map((b) => b.getBoundingClientRect().right)))
+    expect(right).toBeLessThanOrEqual(1280)
   await page.close()
 }, 60_000)
 
@@ -243,6 +252,7 @@ test('usage: equal series stack (both seen), the current hour is drawn whole, on
   const byKey = await chartData(page, 'usage-chart')
   expect(byKey.head.slice(1).sort()).toEqual(['stack-co · batch', 'stack-co · web app'])
   expect(byKey.rows[byKey.rows.length - 1]!.slice(1)).toEqual(['2', '2'])
+  if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, 'usage-by-key.png'), fullPage: true })
   await page.close()
 }, 60_000)
 
@@ -302,6 +312,12 @@ test('overview: the stored hours on arrival, live figures kept across visits, th
   await page.locator('figure#live-streams canvas').waitFor()
   const after = (await chartData(page, 'live-streams')).rows.filter((r) => r[1] !== '').length
   expect(after).toBeGreaterThanOrEqual(before)
+  // The live readings up close.
+  await page.getByRole('form', { name: 'Traffic window' }).locator('select').selectOption('600')
+  await page.waitForFunction(() => {
+    const el = document.querySelector('figure#live-traffic') as HTMLElement | null
+    return el && Number(el.dataset.xMax) - Number(el.dataset.xMin) === 600
+  })
   await page.close()
 
   // On a phone: the axis spans the last hours too (it read 2027–2029).

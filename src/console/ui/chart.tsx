@@ -113,7 +113,8 @@ export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, ra
             fill: bars ? COLORS[i % COLORS.length] : undefined,
             width: bars ? 0 : 2,
             paths,
-            points: { show: false },
+            // Lines: uPlot shows the points where they are sparse (an hour apart), not where dense.
+            points: bars ? { show: false } : {},
             value: bars
               ? (_u: uPlot, _v: number | null, _s: number, j: number | null) =>
                   j === null ? '' : String(current.current[i]?.values[j] ?? 0)

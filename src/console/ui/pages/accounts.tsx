@@ -1,7 +1,7 @@
 /** @module Accounts: create, change or renew the plan, disable/enable, plan history. */
 import { useState } from 'preact/hooks'
 import { api } from '../api.ts'
-import { num, when } from '../format.ts'
+import { num, shortWhen, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 
@@ -21,7 +21,7 @@ function PlanForm({
 }) {
   return (
     <form
-      class="actions"
+      class="actions nowrap"
       onSubmit={(e) => {
         e.preventDefault()
         const f = new FormData(e.target as HTMLFormElement)
@@ -142,10 +142,11 @@ export function Accounts() {
       </form>
       <ErrorNotice error={error} />
       <div class="table-wrap">
-        <table>
+        <table class="compact">
           <TableHead
             cols={['name', 'plan', 'status', 'expires', 'days left', 'created', 'actions']}
             num={['days left']}
+            end="actions"
           />
           <tbody>
             {(data?.[0].data ?? []).map((a: any) => (
@@ -160,11 +161,11 @@ export function Accounts() {
                     {a.enabled ? 'enabled' : 'disabled'}
                   </span>
                 </td>
-                <td>{when(a.plan_expires_at)}</td>
+                <td title={when(a.plan_expires_at)}>{shortWhen(a.plan_expires_at)}</td>
                 <td class="num">{num(a.remaining_days)}</td>
-                <td>{when(a.created_at)}</td>
-                <td>
-                  <div class="actions">
+                <td title={when(a.created_at)}>{shortWhen(a.created_at)}</td>
+                <td class="sticky-end">
+                  <div class="actions nowrap">
                     <PlanForm name={a.name} plan={a.plan} plans={plans} onDone={act} />
                     <button
                       type="button"

@@ -18,8 +18,12 @@ const POLL_MS = 2000
 /** Live readings kept: an hour of them. */
 const KEEP = 1800
 const HOUR_S = 3600
-/** The charts' window: the last hours. */
-const WINDOW_S = 6 * HOUR_S
+/** The charts' windows: the last hours (the store's hours and the live readings), or the live readings up close. */
+const WINDOWS = [
+  [6 * HOUR_S, 'last 6 hours'],
+  [HOUR_S, 'last hour'],
+  [600, 'last 10 minutes'],
+] as const
 
 interface Reading {
   t: number
@@ -91,6 +95,7 @@ function between(a: Reading, b: Reading): Point {
 
 export function Overview() {
   const [points, setPoints] = useState<Point[]>(live.points)
+  const [windowS, setWindowS] = useState<number>(WINDOWS[0][0])
   const [last, setLast] = useState<any>(null)
   const [today, setToday] = useState<any>(null)
   const [error, setError] = useState('')
@@ -128,7 +133,7 @@ export function Overview() {
     }
   }, [])
   const now = points.length ? points[points.length - 1]!.t : Date.now() / 1000
-  const range: [number, number] = [now - WINDOW_S, now]
+  const range: [number, number] = [now - windowS, now]
   // The stored hours before the first live reading, then the live readings.
   const firstLive = points[0]?.t ?? Number.POSITIVE_INFINITY
   const hours = (today?.series?.[0]?.points ?? [])
@@ -188,7 +193,20 @@ export function Overview() {
         </div>
       </div>
       <OverviewPanels />
-      <h2>Traffic, last {WINDOW_S / HOUR_S} hours</h2>
+      <form class="bar" aria-label="Traffic window" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Traffic
+          <select
+            name="window"
+            value={String(windowS)}
+            onChange={(e) => setWindowS(Number((e.target as HTMLSelectElement).value))}
+          >
+            {WINDOWS.map(([s, label]) => (
+              <option value={String(s)}>{label}</option>
+            ))}
+          </select>
+        </label>
+      </form>
       <p class="muted">
         Hourly averages from the store, then live figures of this process read every {POLL_MS / 1000} s.
       </p>
