@@ -12,6 +12,7 @@ import { initCommand } from './cli/init.ts'
 import { keysCommand } from './cli/keys.ts'
 import { migrateCommand } from './cli/migrate.ts'
 import { serveCommand } from './cli/serve.ts'
+import { sessionsCommand } from './cli/sessions.ts'
 import { ConfigError } from './config/index.ts'
 import { GatewayError } from './util/errors.ts'
 import { VERSION } from './version.ts'
@@ -47,6 +48,8 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
         return await accountsCommand(p, io)
       case 'keys':
         return await keysCommand(p, io)
+      case 'sessions':
+        return await sessionsCommand(p, io)
       case 'usage':
         return await usageCommand(p, io)
       case 'models':

@@ -17,6 +17,8 @@ import { errorHandling } from '../server/errors.ts'
 import { rejectInvalidHost } from '../server/host.ts'
 import { adminRoutes } from '../server/routes/admin.ts'
 import { adminHistoryRoutes } from '../server/routes/admin-history.ts'
+import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
+import { adminSessionRoutes } from '../server/routes/admin-sessions.ts'
 import { chatRoutes } from '../server/routes/chat.ts'
 import { healthRoutes } from '../server/routes/health.ts'
 import { messagesRoutes } from '../server/routes/messages.ts'
@@ -24,7 +26,6 @@ import { modelRoutes } from '../server/routes/models.ts'
 import { responsesRoutes } from '../server/routes/responses.ts'
 import { usageRoutes } from '../server/routes/usage.ts'
 import { shuttingDownError } from '../util/errors.ts'
-import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
 
 export function createApp(deps: Deps) {
   const { traffic } = deps
@@ -57,6 +58,7 @@ export function createApp(deps: Deps) {
     .use(adminRoutes(deps))
     .use(adminHistoryRoutes(deps))
     .use(adminOverviewRoutes(deps))
+    .use(adminSessionRoutes(deps))
     .use(consoleRoutes(deps))
 }
 

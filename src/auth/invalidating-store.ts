@@ -71,4 +71,6 @@ export class AuthInvalidatingStore implements Store {
   createSession: Store['createSession'] = (h, s, n) => this.inner.createSession(h, s, n)
   getSession: Store['getSession'] = (h, n) => this.inner.getSession(h, n)
   deleteSession: Store['deleteSession'] = (h) => this.inner.deleteSession(h)
+  listSessions: Store['listSessions'] = (n, l) => this.inner.listSessions(n, l)
+  endSessions: Store['endSessions'] = (s) => this.inner.endSessions(s)
 }

@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto'
 import type { ConsoleSession, Store } from '../store/index.ts'
 import { GatewayError } from '../util/errors.ts'
+import { bindingOf, boundTo } from './session-binding.ts'
 
 export const ADMIN_COOKIE = 'sy_console'
 export const KEY_COOKIE = 'sy_me'
@@ -77,29 +78,43 @@ function cookie(c: SessionCookie, value: string, maxAgeS: number, secure: boolea
 const isHttps = (request: Request) =>
   request.url.startsWith('https:') || request.headers.get('x-forwarded-proto') === 'https'
 
-/** Starts a session; returns the Set-Cookie header value. */
+/** Starts a session bound to `credential` (`./session-binding.ts`); returns the Set-Cookie header value. */
 export async function startSession(
   store: Store,
   c: SessionCookie,
   request: Request,
-  s: Omit<ConsoleSession, 'expiresAt'>,
+  s: Omit<ConsoleSession, 'expiresAt' | 'binding'>,
   now: number,
   ttlMs: number,
+  credential: string,
 ): Promise<{ setCookie: string; expiresAt: number }> {
   const token = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
   const expiresAt = now + ttlMs
-  await store.createSession(hash(token), { ...s, expiresAt }, now)
+  const h = hash(token)
+  await store.createSession(h, { ...s, expiresAt, binding: bindingOf(h, credential) }, now)
   return { setCookie: cookie(c, token, Math.floor(ttlMs / 1000), isHttps(request)), expiresAt }
 }
 
+/**
+ * The live session the request carries, if it is still bound to the credential it was opened
+ * with (`credentialOf` answers the credential as it is now, null when there is none); a session
+ * that is not is deleted, so it cannot come back.
+ */
 export async function findSession(
   store: Store,
   c: SessionCookie,
   request: Request,
   now: number,
+  credentialOf: (s: ConsoleSession) => string | null | Promise<string | null>,
 ): Promise<ConsoleSession | null> {
   const token = readCookie(request, c.name)
-  return token ? store.getSession(hash(token), now) : null
+  if (!token) return null
+  const h = hash(token)
+  const s = await store.getSession(h, now)
+  if (!s) return null
+  if (boundTo(s.binding, h, await credentialOf(s))) return s
+  await store.deleteSession(h)
+  return null
 }
 
 /** Ends the session the request carries (if any); returns the Set-Cookie that clears it. */

@@ -23,6 +23,7 @@ Commands:
   keys create ACCOUNT [--name LABEL]           prints the new key once
   keys list [ACCOUNT]
   keys disable ID | keys enable ID | keys revoke ID | keys rotate ID | keys unsuspend ID
+  sessions list | sessions revoke ID           console sessions, and ending them
   usage ACCOUNT                                what GET /v1/usage reports for the account
   models                                       the model catalogue with features
   config check                                 validate the config
@@ -74,6 +75,16 @@ server.drain_timeout_s and exits 0. Exits non-zero if it cannot start (port take
   keys unsuspend ID                   lift a rate-limit suspension
 
   --name LABEL    a label for the key (keys create)`,
+  ),
+  sessions: page(
+    'switchyard sessions <list|revoke> ...',
+    `  sessions list                       the console's live sessions: id, kind, key, created, expires
+  sessions revoke ID                  end one session (its id from the list)
+  sessions revoke --key KEY_ID        end every key-holder session of a key
+  sessions revoke --kind admin|key    end every operator (admin) or key-holder session
+
+A session also ends by itself when its credential changes: a new admin token (at restart), or
+its key rotated, disabled or revoked.`,
   ),
   usage: page('switchyard usage ACCOUNT', 'What GET /v1/usage reports for the account.'),
   models: page('switchyard models', 'The model catalogue with each model’s features.'),

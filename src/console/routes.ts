@@ -8,6 +8,8 @@
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
 import { authenticate } from '../auth/authenticate.ts'
+import { adminBound } from '../auth/console-admin.ts'
+import { adminCredential, keyCredential } from '../auth/session-binding.ts'
 import {
   ADMIN_SESSION,
   assertSameOriginWrite,
@@ -69,6 +71,7 @@ export function consoleRoutes(deps: Deps) {
             { kind: 'admin', keyId: null },
             deps.clock.now(),
             ttl,
+            adminCredential(token),
           )
           Object.assign(set.headers, NO_STORE, { 'set-cookie': s.setCookie })
           return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
@@ -77,7 +80,7 @@ export function consoleRoutes(deps: Deps) {
       )
       .get('/console/session', async ({ request, set }) => {
         Object.assign(set.headers, NO_STORE)
-        const s = await findSession(deps.store, ADMIN_SESSION, request, deps.clock.now())
+        const s = await findSession(deps.store, ADMIN_SESSION, request, deps.clock.now(), adminBound(deps))
         if (s?.kind !== 'admin') throw signedOut()
         return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
       })
@@ -95,6 +98,8 @@ export function consoleRoutes(deps: Deps) {
       async ({ request, body, set }) => {
         assertSameOriginSignIn(request)
         const auth = await authenticate(deps, `Bearer ${body.key}`, true)
+        const credential = await keyCredential(deps.store, auth.key.id)
+        if (credential === null) throw signedOut()
         const s = await startSession(
           deps.store,
           KEY_SESSION,
@@ -102,6 +107,7 @@ export function consoleRoutes(deps: Deps) {
           { kind: 'key', keyId: auth.key.id },
           deps.clock.now(),
           ttl,
+          credential,
         )
         Object.assign(set.headers, NO_STORE, { 'set-cookie': s.setCookie })
         return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
@@ -118,10 +124,12 @@ export function consoleRoutes(deps: Deps) {
     .get('/console/me/api/overview', async ({ request, set }) => {
       Object.assign(set.headers, NO_STORE)
       const now = deps.clock.now()
-      const s = await findSession(deps.store, KEY_SESSION, request, now)
-      const key = s?.kind === 'key' && s.keyId ? await deps.store.getKey(s.keyId) : null
-      // A revoked key's session ends with it.
-      if (!key || key.state === 'revoked') throw signedOut()
+      // A session ends with its key's secret (rotated) and with the key (disabled, revoked).
+      const s = await findSession(deps.store, KEY_SESSION, request, now, (x) =>
+        x.kind === 'key' ? keyCredential(deps.store, x.keyId) : null,
+      )
+      const key = s?.keyId ? await deps.store.getKey(s.keyId) : null
+      if (!key) throw signedOut()
       const account = (await deps.store.getAccount(key.accountId))!
       const [usage, hourly, daily, recent] = await Promise.all([
         usageReport(deps, account, key),

@@ -111,6 +111,11 @@ export interface ConsoleSession {
   /** The key a key holder signed in with; null for the admin. */
   keyId: string | null
   expiresAt: number
+  /**
+   * What the session is bound to: a digest of the credential it was opened with (see
+   * `console/session-binding.ts`); null for a session from before sessions were bound.
+   */
+  binding: string | null
 }
 
 export interface HistoryStore {

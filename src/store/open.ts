@@ -10,7 +10,15 @@ import { pgUnavailable } from './postgres/errors.ts'
 import { openPostgres, redactUrl } from './postgres/index.ts'
 import { RedisLimiter } from './redis/index.ts'
 import { openSqliteStore } from './sqlite/index.ts'
-import type { AccountStore, HistoryStore, Limiter, OverviewStore, Store, UsageStore } from './types.ts'
+import type {
+  AccountStore,
+  HistoryStore,
+  Limiter,
+  OverviewStore,
+  SessionAdminStore,
+  Store,
+  UsageStore,
+} from './types.ts'
 
 export interface OpenOptions {
   /**
@@ -73,7 +81,7 @@ export class ComposedStore implements Store {
     private readonly accounts: AccountStore,
     private readonly limiter: Limiter,
     private readonly usage: UsageStore,
-    private readonly history: HistoryStore & OverviewStore,
+    private readonly history: HistoryStore & OverviewStore & SessionAdminStore,
     private readonly unavailable: (err: unknown) => (Error & { reason: StoreHealth['reason'] }) | null,
     private readonly closeAll: () => Promise<void>,
   ) {}
@@ -125,6 +133,8 @@ export class ComposedStore implements Store {
   createSession: Store['createSession'] = (h, s, n) => this.call(() => this.history.createSession(h, s, n))
   getSession: Store['getSession'] = (h, n) => this.call(() => this.history.getSession(h, n))
   deleteSession: Store['deleteSession'] = (h) => this.call(() => this.history.deleteSession(h))
+  listSessions: Store['listSessions'] = (n, l) => this.call(() => this.history.listSessions(n, l))
+  endSessions: Store['endSessions'] = (s) => this.call(() => this.history.endSessions(s))
   close(): Promise<void> {
     return this.closeAll()
   }

@@ -15,9 +15,11 @@ export type { AdmitInput, AdmitResult, Refusal, WindowLimit }
 
 import type { HistoryStore } from './history-types.ts'
 import type { OverviewStore } from './overview-types.ts'
+import type { SessionAdminStore } from './session-types.ts'
 
 export type * from './history-types.ts'
 export type * from './overview-types.ts'
+export type * from './session-types.ts'
 
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
 
@@ -173,7 +175,13 @@ export interface AdmissionLog {
   countSince(accountId: number, since: number): Promise<number>
 }
 
-export interface Store extends AccountStore, Limiter, UsageStore, HistoryStore, OverviewStore {
+export interface Store
+  extends AccountStore,
+    Limiter,
+    UsageStore,
+    HistoryStore,
+    OverviewStore,
+    SessionAdminStore {
   /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
   health(): StoreHealth
 

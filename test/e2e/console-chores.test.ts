@@ -315,7 +315,7 @@ test('overview: the stored hours on arrival, live figures kept across visits, th
   // The live readings up close.
   await page.getByRole('form', { name: 'Traffic window' }).locator('select').selectOption('600')
   await page.waitForFunction(() => {
-    const el = document.querySelector('figure#live-traffic') as HTMLElement | null
+    const el = (globalThis as any).document.querySelector('figure#live-traffic')
     return el && Number(el.dataset.xMax) - Number(el.dataset.xMin) === 600
   })
   await page.close()

@@ -255,10 +255,15 @@ describe('usage rollups and retention', () => {
 
   test('sessions expire and can be deleted', async () => {
     const store = open()
-    await store.createSession('h1', { kind: 'admin', keyId: null, expiresAt: END + 1000 }, END)
-    expect(await store.getSession('h1', END)).toEqual({ kind: 'admin', keyId: null, expiresAt: END + 1000 })
+    await store.createSession('h1', { kind: 'admin', keyId: null, expiresAt: END + 1000, binding: 'b1' }, END)
+    expect(await store.getSession('h1', END)).toEqual({
+      kind: 'admin',
+      keyId: null,
+      expiresAt: END + 1000,
+      binding: 'b1',
+    })
     expect(await store.getSession('h1', END + 1000)).toBeNull()
-    await store.createSession('h2', { kind: 'key', keyId: 'k', expiresAt: END + 5000 }, END)
+    await store.createSession('h2', { kind: 'key', keyId: 'k', expiresAt: END + 5000, binding: 'b2' }, END)
     await store.deleteSession('h2')
     expect(await store.getSession('h2', END)).toBeNull()
   })

@@ -18,12 +18,15 @@ import type {
   RequestLogPage,
   RequestLogRow,
   RetentionPolicy,
+  SessionAdminStore,
+  SessionSelector,
   TopQuery,
   UsageSeries,
   UsageSeriesQuery,
 } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
 import { pgRecentOutcomes, pgTopOfDay } from './overview.ts'
+import { pgEndSessions, pgListSessions } from './sessions.ts'
 
 const HOUR = 3_600_000
 const DAY = 86_400_000
@@ -46,7 +49,7 @@ const toRow = (r: Record<string, unknown>): RequestLogRow => ({
   errorCode: (r.error_code as string | null) ?? null,
 })
 
-export class PgHistory implements HistoryStore, OverviewStore {
+export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore {
   constructor(private readonly sql: SQL) {}
 
   topOfDay = (q: TopQuery) => pgTopOfDay(this.sql, q)
@@ -183,17 +186,22 @@ export class PgHistory implements HistoryStore, OverviewStore {
   async createSession(hash: string, s: ConsoleSession, now: number): Promise<void> {
     await this.sql`DELETE FROM console_sessions WHERE expires_at <= ${now}`
     await this.sql`
-      INSERT INTO console_sessions (hash, kind, key_id, created_at, expires_at)
-      VALUES (${hash}, ${s.kind}, ${s.keyId}, ${now}, ${s.expiresAt})`
+      INSERT INTO console_sessions (hash, kind, key_id, created_at, expires_at, binding)
+      VALUES (${hash}, ${s.kind}, ${s.keyId}, ${now}, ${s.expiresAt}, ${s.binding})`
   }
 
   async getSession(hash: string, now: number): Promise<ConsoleSession | null> {
     const [r] = await this.sql`
-      SELECT kind, key_id, expires_at FROM console_sessions WHERE hash = ${hash} AND expires_at > ${now}`
-    return r ? { kind: r.kind, keyId: r.key_id ?? null, expiresAt: num(r.expires_at) } : null
+      SELECT kind, key_id, expires_at, binding FROM console_sessions WHERE hash = ${hash} AND expires_at > ${now}`
+    return r
+      ? { kind: r.kind, keyId: r.key_id ?? null, expiresAt: num(r.expires_at), binding: r.binding ?? null }
+      : null
   }
 
   async deleteSession(hash: string): Promise<void> {
     await this.sql`DELETE FROM console_sessions WHERE hash = ${hash}`
   }
+
+  listSessions = (now: number, limit: number) => pgListSessions(this.sql, now, limit)
+  endSessions = (sel: SessionSelector) => pgEndSessions(this.sql, sel)
 }

@@ -249,6 +249,9 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   // every query that could read them (log pages, retention, a key's last use) reads those.
   // Measured: PostgreSQL server CPU per admission (16 together) 239 → 222 µs.
   { version: 8, sql: 'DROP INDEX IF EXISTS requests_key_time;\nDROP INDEX IF EXISTS requests_time;' },
+  // v9: console sessions bound to the credential they were opened with (as SQLite's v8); a
+  // session without a binding (opened before this) is refused.
+  { version: 9, sql: 'ALTER TABLE console_sessions ADD COLUMN binding TEXT;' },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

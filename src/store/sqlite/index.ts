@@ -27,6 +27,7 @@ import type {
   Refusal,
   RequestLogFilter,
   RetentionPolicy,
+  SessionSelector,
   Store,
   TopQuery,
   UsageSeriesQuery,
@@ -286,6 +287,12 @@ export class SqliteStore implements Store {
   }
   deleteSession(hash: string) {
     return this.write(() => this.sessions.delete(hash))
+  }
+  listSessions(now: number, limit: number) {
+    return this.read(() => this.sessions.list(now, limit))
+  }
+  endSessions(sel: SessionSelector) {
+    return this.write(() => this.sessions.end(sel))
   }
   health() {
     return this.guard.health()

@@ -226,6 +226,12 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
         BEGIN UPDATE auth_generation SET n = n + 1 WHERE id = 1; END;
     `,
   },
+  {
+    // Console sessions bound to the credential they were opened with (console/session-binding.ts):
+    // a session without a binding (opened before this) is refused, so the upgrade signs everyone out.
+    version: 8,
+    sql: 'ALTER TABLE console_sessions ADD COLUMN binding TEXT;',
+  },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

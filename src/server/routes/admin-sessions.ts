@@ -1,0 +1,22 @@
+/**
+ * @module
+ * Admin endpoints for console sessions: `GET /admin/v1/sessions` lists the live ones,
+ * `DELETE /admin/v1/sessions/:id` ends one, `POST /admin/v1/sessions/revoke` ends every session
+ * of a key (`{"key": ID}`) or of a kind (`{"kind": "admin"}`). Behind the admin guard.
+ */
+import { Elysia, t } from 'elysia'
+import { endSessions, listSessions, sessionSelector } from '../../auth/sessions-admin.ts'
+import { adminGuard } from '../admin-guard.ts'
+import type { Deps } from '../deps.ts'
+
+const S = t.Optional(t.String({ maxLength: 200 }))
+
+export function adminSessionRoutes(deps: Deps) {
+  return new Elysia({ name: 'switchyard.admin.sessions', prefix: '/admin/v1' })
+    .use(adminGuard(deps))
+    .get('/sessions', () => listSessions(deps.store, deps.clock.now()))
+    .delete('/sessions/:id', ({ params }) => endSessions(deps.store, sessionSelector({ id: params.id })))
+    .post('/sessions/revoke', ({ body }) => endSessions(deps.store, sessionSelector(body)), {
+      body: t.Object({ key: S, kind: S }, { additionalProperties: false }),
+    })
+}
