@@ -5,6 +5,7 @@
  */
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
+import { microUnits } from '../util/micro-units.ts'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
 import { KIND_LIMITS } from './kind-limits.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
@@ -185,6 +186,14 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
         problems.push({ path: `/providers/${i}/models/${j}/name`, message: `duplicate model '${m.name}'` })
       }
       names.add(m.name)
+      for (const [field, usd] of Object.entries(m.pricing ?? {})) {
+        if (microUnits(usd) === null) {
+          problems.push({
+            path: `/providers/${i}/models/${j}/pricing/${field}`,
+            message: `${usd} has more than 6 decimals; prices are USD per 1M tokens, kept to the micro-dollar`,
+          })
+        }
+      }
       if (m.temperature && m.temperature.min > m.temperature.max) {
         problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
       }
@@ -241,6 +250,12 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
           message: 'a plan cannot downgrade to itself',
         })
       }
+    }
+    if (plan.budget && microUnits(plan.budget.usd) === null) {
+      problems.push({
+        path: `/plans/${name}/budget/usd`,
+        message: `${plan.budget.usd} has more than 6 decimals (or is too large); budgets are kept to the micro-dollar`,
+      })
     }
     plan.models.forEach((pattern, i) => {
       if (pattern === '*' || pattern.startsWith('tier:')) return

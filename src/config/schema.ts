@@ -28,6 +28,26 @@ export type ProviderKind = (typeof PROVIDER_KINDS)[number]
 const PositiveInt = T.Integer({ minimum: 1 })
 const NullableCount = T.Union([T.Integer({ minimum: 1 }), T.Null()])
 
+/** USD per 1M tokens (DESIGN §11); at most 6 decimals. Cached input, cache writes and reasoning default to input, input and output. */
+export const PricingSchema = T.Object(
+  {
+    input: T.Number({ minimum: 0 }),
+    output: T.Number({ minimum: 0 }),
+    cached_input: T.Optional(T.Number({ minimum: 0 })),
+    cache_write: T.Optional(T.Number({ minimum: 0 })),
+    reasoning: T.Optional(T.Number({ minimum: 0 })),
+  },
+  Closed,
+)
+
+export const BUDGET_PERIODS = ['day', 'week', 'month'] as const
+
+/** Money per calendar period (UTC); at most 6 decimals. */
+export const BudgetSchema = T.Object(
+  { usd: T.Number({ exclusiveMinimum: 0 }), period: T.Union(BUDGET_PERIODS.map((p) => T.Literal(p))) },
+  Closed,
+)
+
 export const ModelSchema = T.Object(
   {
     name: T.String({ minLength: 1, pattern: '^[^\\s]+$' }),
@@ -47,6 +67,8 @@ export const ModelSchema = T.Object(
      * the `x-switchyard-dropped-tools` response header.
      */
     unsupported_tools: T.Optional(T.Union([T.Literal('reject'), T.Literal('drop')])),
+    /** Absent: the model costs nothing (and `/v1/models` says so). */
+    pricing: T.Optional(PricingSchema),
   },
   Closed,
 )
@@ -90,6 +112,13 @@ export const PlanSchema = T.Object(
   {
     rpm: NullableCount,
     rpd: NullableCount,
+    /** Tokens (input + output) per rolling minute / day, per account; null or absent = none. */
+    tpm: T.Optional(NullableCount),
+    tpd: T.Optional(NullableCount),
+    /** Cap on a request's input tokens; over it → 400 context_length_exceeded. */
+    max_context_tokens: T.Optional(NullableCount),
+    /** Absent = no budget. Not nullable: a union would report a typo inside it without its path. */
+    budget: T.Optional(BudgetSchema),
     /** Model ids (`prefix/name`, `prefix/*`), `tier:NAME`, or `*`. */
     models: T.Array(T.String({ minLength: 1 })),
     /** How long the plan lasts once assigned; null or absent = no end. `--days` overrides. */
@@ -220,5 +249,7 @@ export const ConfigSchema = T.Object(
 export type ModelConfig = Static<typeof ModelSchema>
 export type ProviderConfig = Static<typeof ProviderSchema>
 export type PlanConfig = Static<typeof PlanSchema>
+export type PricingConfig = Static<typeof PricingSchema>
+export type BudgetConfig = Static<typeof BudgetSchema>
 export type TimeoutsConfig = Static<typeof TimeoutsSchema>
 export type RawConfig = Static<typeof ConfigSchema>

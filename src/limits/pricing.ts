@@ -13,6 +13,7 @@
  * @example
  * requestCostMicros(pricingUnits({ input: 0.15, output: 0.6 }), { input: 1000, output: 500 }) // → 450
  */
+import { microUnits } from '../util/micro-units.ts'
 
 /** USD per 1M tokens, as configured. */
 export interface Pricing {
@@ -48,15 +49,8 @@ const MILLION = 1_000_000n
 
 /** A price with at most 6 decimals, as integer micro-dollars per 1M tokens; null when it has more. */
 export function priceUnits(usdPerMillion: number): bigint | null {
-  const scaled = Math.round(usdPerMillion * 1_000_000)
-  // 0.075 * 1e6 is 74999.99999999999: accept what rounds within float noise, refuse 7 decimals.
-  if (
-    !Number.isFinite(usdPerMillion) ||
-    Math.abs(scaled - usdPerMillion * 1_000_000) > 1e-6 * Math.max(1, scaled)
-  ) {
-    return null
-  }
-  return BigInt(scaled)
+  const units = microUnits(usdPerMillion)
+  return units === null ? null : BigInt(units)
 }
 
 /** The integer prices of a validated `pricing` (config validation refused any with 7+ decimals). */

@@ -10,6 +10,7 @@
  * // → requests/minute/account 5, requests/day/account 100, tokens/minute/account 20000,
  * //   tokens/minute/key 5000
  */
+import { microUnits } from '../util/micro-units.ts'
 
 /** What a row counts: admitted requests, tokens (input + output), cost in micro-dollars. */
 export type LimitResource = 'requests' | 'tokens' | 'microdollars'
@@ -50,8 +51,8 @@ export interface LimitSettings {
   budget?: Budget | null
 }
 
-/** USD → integer micro-dollars, rounded to the nearest (a config's `0.1` is 100000, not 99999). */
-export const usdToMicros = (usd: number): number => Math.round(usd * 1_000_000)
+/** USD → integer micro-dollars (a config's `0.1` is 100000, not 99999; config refused 7+ decimals). */
+export const usdToMicros = (usd: number): number => microUnits(usd) ?? Math.round(usd * 1_000_000)
 
 const RESOURCE_ORDER: Record<LimitResource, number> = { requests: 0, tokens: 1, microdollars: 2 }
 const WINDOW_ORDER: Record<LimitWindow, number> = { minute: 0, day: 1, period: 2 }

@@ -97,6 +97,9 @@ describe('prices in config', () => {
     expect(priceUnits(0.000001)).toBe(1n)
     expect(priceUnits(0.0000001)).toBeNull()
     expect(priceUnits(Number.NaN)).toBeNull()
+    // The 7th decimal of a large value is not float noise either.
+    expect(priceUnits(1.0000001)).toBeNull()
+    expect(priceUnits(123456.789012)).toBe(123_456_789_012n)
   })
 
   test('usage as reported maps to the counts', () => {
