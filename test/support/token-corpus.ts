@@ -12,7 +12,7 @@
  *   token-counting guide with the counts it shows (14 and 403; the 403 includes the hidden
  *   tool-use system prompt).
  * - **Synthetic**: text of several kinds (English prose and code taken from this repository,
- *   JSON, Chinese, Japanese, Korean, Cyrillic, Devanagari, emoji, digits, long repeated tokens,
+ *   JSON, snapshotted in `test/fixtures/token-corpus-texts.json`; Chinese, Japanese, Korean, Cyrillic, Devanagari, emoji, digits, long repeated tokens,
  *   base64, random printable bytes), each wrapped in a one-message chat body. Generated from a
  *   fixed seed, so each sample is the same text on every run; the counts of tokenizers that are not
  *   dependencies (Claude's, Gemini's, Llama's) are pinned in `token-corpus-counts.json`, written
@@ -21,6 +21,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import openaiChatCounts from '../fixtures/openai-chat-token-counts.json'
+// Prose, code and JSON of this repository as they were when the counts were pinned (README.md,
+// docs/providers.md, src/config/load.ts, package.json, 4,096 characters each): the live files
+// change, the pinned counts of tokenizers that are not dependencies cannot follow them.
+import repoTexts from '../fixtures/token-corpus-texts.json'
 
 export type Surface = 'chat' | 'messages' | 'responses'
 
@@ -174,21 +178,13 @@ function repeatTo(s: string, chars: number): string {
 /** Text kinds, each about `chars` UTF-16 units long. */
 export function syntheticSamples(chars = 4096): SyntheticSample[] {
   const next = rng(21)
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const guide = readFileSync(join(ROOT, 'docs/providers.md'), 'utf8')
-  const code = readFileSync(join(ROOT, 'src/config/load.ts'), 'utf8')
   const bytes = new Uint8Array(Math.ceil((chars * 3) / 4))
   for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(next() * 256)
   const kinds: [string, string][] = [
-    ['english-prose', readme.slice(0, chars)],
-    ['english-prose-2', guide.slice(0, chars)],
-    ['typescript-code', code.slice(0, chars)],
-    [
-      'json',
-      JSON.stringify(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')), null, 2)
-        .repeat(8)
-        .slice(0, chars),
-    ],
+    ['english-prose', repoTexts['english-prose'].slice(0, chars)],
+    ['english-prose-2', repoTexts['english-prose-2'].slice(0, chars)],
+    ['typescript-code', repoTexts['typescript-code'].slice(0, chars)],
+    ['json', repoTexts.json.slice(0, chars)],
     ['chinese', repeatTo(CHINESE, chars)],
     ['japanese', repeatTo(JAPANESE, chars)],
     ['korean', repeatTo(KOREAN, chars)],
