@@ -44,6 +44,8 @@ export class AuthInvalidatingStore implements Store {
   setKeyState: Store['setKeyState'] = (id, s) => this.changes(() => this.inner.setKeyState(id, s))
   rotateKey: Store['rotateKey'] = (id, h, p, n) => this.changes(() => this.inner.rotateKey(id, h, p, n))
   setKeySuspended: Store['setKeySuspended'] = (id, u) => this.changes(() => this.inner.setKeySuspended(id, u))
+  // The key's limits ride with authentication's answer (admission reads them from it).
+  setKeyLimits: Store['setKeyLimits'] = (id, l) => this.changes(() => this.inner.setKeyLimits(id, l))
   authGeneration: Store['authGeneration'] = () => this.inner.authGeneration()
 
   /** An admission refused for the limits may suspend the key (the backend writes it in the same step). */
@@ -58,6 +60,7 @@ export class AuthInvalidatingStore implements Store {
       return until
     })
   windows: Store['windows'] = (a, n, m, d) => this.inner.windows(a, n, m, d)
+  rowStates: Store['rowStates'] = (q) => this.inner.rowStates(q)
 
   complete: Store['complete'] = (b) => this.inner.complete(b)
   usageSummary: Store['usageSummary'] = (a, n, d) => this.inner.usageSummary(a, n, d)

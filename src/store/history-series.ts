@@ -20,6 +20,7 @@ const zero = (t: number): UsagePoint => ({
   errors: 0,
   rate_limited: 0,
   latency_ms_sum: 0,
+  cost_micros: 0,
 })
 
 const addInto = (p: UsagePoint, r: UsagePoint) => {
@@ -29,6 +30,7 @@ const addInto = (p: UsagePoint, r: UsagePoint) => {
   p.errors += r.errors
   p.rate_limited += r.rate_limited
   p.latency_ms_sum += r.latency_ms_sum
+  p.cost_micros += r.cost_micros
 }
 
 /** One point per bucket (zero where nothing happened), the busiest groups first. */

@@ -42,6 +42,8 @@ export interface RequestLogRow {
   latencyMs: number | null
   ttftMs: number | null
   errorCode: string | null
+  /** Integer micro-dollars; null when the model has no pricing or the outcome is not known. */
+  costMicros: number | null
 }
 
 export interface RequestLogPage {
@@ -76,6 +78,8 @@ export interface UsagePoint {
   errors: number
   rate_limited: number
   latency_ms_sum: number
+  /** Integer micro-dollars. */
+  cost_micros: number
 }
 
 export interface UsageSeries {

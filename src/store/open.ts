@@ -61,6 +61,7 @@ export async function openStores(config: Config, opts: OpenOptions = {}): Promis
         engineTime,
         log: pg.usage,
         accounts: pg.accounts,
+        states: pg.limiter,
         warn: opts.warn ?? (() => {}),
       })
     : pg.limiter
@@ -121,6 +122,8 @@ export class ComposedStore implements Store {
   admit: Store['admit'] = (i) => this.call(() => this.limiter.admit(i))
   countRejection: Store['countRejection'] = (r) => this.call(() => this.limiter.countRejection(r))
   windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
+  rowStates: Store['rowStates'] = (q) => this.call(() => this.limiter.rowStates(q))
+  setKeyLimits: Store['setKeyLimits'] = (id, l) => this.call(() => this.accounts.setKeyLimits(id, l))
   complete: Store['complete'] = (b) => this.call(() => this.usage.complete(b))
   usageSummary: Store['usageSummary'] = (a, n, d) => this.call(() => this.usage.usageSummary(a, n, d))
   requestLog: Store['requestLog'] = (f) => this.call(() => this.history.requestLog(f))

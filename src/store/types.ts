@@ -7,6 +7,7 @@
  * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
  * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
+import type { CalendarPeriod, LimitRow, RowState } from '../limits/rows.ts'
 import type { AdmitInput, AdmitResult, Refusal, WindowLimit } from '../limits/types.ts'
 import type { StoreHealth } from './errors.ts'
 
@@ -22,6 +23,21 @@ export type * from './overview-types.ts'
 export type * from './session-types.ts'
 
 export type KeyState = 'enabled' | 'disabled' | 'revoked'
+
+/**
+ * A key's own limits (DESIGN §11), applied within its account's plan; null fields set nothing.
+ * `budgetMicros` is integer micro-dollars (USD × 1,000,000) per `budgetPeriod` (UTC calendar);
+ * both are set or both null. `models`: the model ids the key may use (null = the plan's all).
+ */
+export interface KeyLimits {
+  rpm: number | null
+  rpd: number | null
+  tpm: number | null
+  tpd: number | null
+  budgetMicros: number | null
+  budgetPeriod: CalendarPeriod | null
+  models: string[] | null
+}
 
 export interface AccountRecord {
   id: number
@@ -45,6 +61,8 @@ export interface KeyRecord {
   rotatedAt: number | null
   lastUsedAt: number | null
   suspendedUntil: number | null
+  /** null = the key sets no limits of its own (every KeyLimits field null). */
+  limits: KeyLimits | null
 }
 
 export interface PlanChange {
@@ -69,6 +87,8 @@ export interface Completion {
   latencyMs: number
   ttftMs: number | null
   errorCode: string | null
+  /** What the request cost, integer micro-dollars (null: the model has no pricing, or unknown). */
+  costMicros?: number | null
   /**
    * Where the request was counted at admission (account, key, model, and its time in the log:
    * AdmitResult.loggedAt, else the time it was admitted at), so a backend can add the outcome to
@@ -96,6 +116,8 @@ export interface UsageSummary {
   last_24h: UsageTotals
   /** Per model, since `dayStart`. */
   by_model: Record<string, UsageTotals>
+  /** Cost in integer micro-dollars of the completed requests, over the same spans as above. */
+  cost_micros: { today: number; last_24h: number; by_model: Record<string, number> }
 }
 
 /** Accounts, keys, plans and plan history. */
@@ -121,7 +143,11 @@ export interface AccountStore {
     prefix: string
     hash: string
     now: number
+    /** The key's own limits; absent or null = none. */
+    limits?: KeyLimits | null
   }): Promise<KeyRecord>
+  /** Replaces the key's own limits (null = none); the authentication cache sees it at once. */
+  setKeyLimits(id: string, limits: KeyLimits | null): Promise<KeyRecord>
   /** Hot path: the key and its account by the key's hash, in one lookup. */
   findKeyByHash(hash: string): Promise<{ key: KeyRecord; account: AccountRecord } | null>
   getKey(id: string): Promise<KeyRecord | null>
@@ -153,6 +179,18 @@ export interface Limiter {
     rpm: number | null,
     rpd: number | null,
   ): Promise<{ minute: WindowLimit; day: WindowLimit }>
+  /**
+   * What each row has used now, without charging anything (for `/v1/usage` and headers): tokens
+   * in the rolling window (reservations of requests in flight included), micro-dollars spent in
+   * the current calendar period. Any row may be asked for, whatever the plan sets (capacity only
+   * sizes `remaining`); key rows need `keyId`.
+   */
+  rowStates(q: {
+    accountId: number
+    keyId: string | null
+    now: number
+    rows: LimitRow[]
+  }): Promise<RowState[]>
   close(): void | Promise<void>
 }
 

@@ -208,6 +208,7 @@ describe('usage rollups and retention', () => {
             errors: 1,
             rate_limited: 1,
             latency_ms_sum: 110,
+            cost_micros: 0,
           },
         ],
       },

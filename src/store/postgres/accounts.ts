@@ -4,7 +4,8 @@
  * sends it as a prepared statement with the values bound, never spliced into the text.
  */
 import type { SQL } from 'bun'
-import type { AccountRecord, AccountStore, KeyRecord, KeyState, PlanChange } from '../types.ts'
+import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
+import type { AccountRecord, AccountStore, KeyLimits, KeyRecord, KeyState, PlanChange } from '../types.ts'
 
 type Row = Record<string, unknown>
 
@@ -33,6 +34,7 @@ const toKey = (r: Row): KeyRecord => ({
   rotatedAt: numOrNull(r.rotated_at),
   lastUsedAt: numOrNull(r.last_used_at),
   suspendedUntil: numOrNull(r.suspended_until),
+  limits: keyLimitsOf(r as unknown as KeyLimitColumns),
 })
 
 export class PgAccounts implements AccountStore {
@@ -110,11 +112,24 @@ export class PgAccounts implements AccountStore {
     prefix: string
     hash: string
     now: number
+    limits?: KeyLimits | null
   }): Promise<KeyRecord> {
+    const [rpm, rpd, tpm, tpd, budget, period, models] = keyLimitValues(k.limits)
     await this.sql`
-      INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at)
-      VALUES (${k.id}, ${k.accountId}, ${k.name}, ${k.prefix}, ${k.hash}, 'enabled', ${k.now})`
+      INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at,
+        rpm, rpd, tpm, tpd, budget_micros, budget_period, models)
+      VALUES (${k.id}, ${k.accountId}, ${k.name}, ${k.prefix}, ${k.hash}, 'enabled', ${k.now},
+        ${rpm}, ${rpd}, ${tpm}, ${tpd}, ${budget}, ${period}, ${models})`
     return this.mustKey(k.id)
+  }
+
+  async setKeyLimits(id: string, limits: KeyLimits | null): Promise<KeyRecord> {
+    const [rpm, rpd, tpm, tpd, budget, period, models] = keyLimitValues(limits)
+    await this.sql`
+      UPDATE api_keys SET rpm = ${rpm}, rpd = ${rpd}, tpm = ${tpm}, tpd = ${tpd}, budget_micros = ${budget},
+        budget_period = ${period}, models = ${models}
+      WHERE id = ${id}`
+    return this.mustKey(id)
   }
 
   /** Hot path: one indexed lookup, no last-used subquery. */
@@ -122,6 +137,7 @@ export class PgAccounts implements AccountStore {
     const rows = await this.sql`
       SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
              k.rotated_at, k.suspended_until, NULL AS last_used_at,
+             k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models,
              a.plan AS a_plan, a.enabled AS a_enabled, a.plan_started_at AS a_plan_started_at,
              a.plan_expires_at AS a_plan_expires_at, a.created_at AS a_created_at
       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ${hash}`
@@ -183,6 +199,7 @@ export class PgAccounts implements AccountStore {
     return this.sql`
       SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
              k.rotated_at, k.suspended_until,
+             k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models,
              (SELECT MAX(r.created_at) FROM requests r WHERE r.key_id = k.id) AS last_used_at
       FROM api_keys k JOIN accounts a ON a.id = k.account_id`
   }

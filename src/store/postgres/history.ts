@@ -45,6 +45,7 @@ const toRow = (r: Record<string, unknown>): RequestLogRow => ({
   promptTokens: numOrNull(r.prompt_tokens),
   completionTokens: numOrNull(r.completion_tokens),
   latencyMs: numOrNull(r.latency_ms),
+  costMicros: numOrNull(r.cost_micros),
   ttftMs: numOrNull(r.ttft_ms),
   errorCode: (r.error_code as string | null) ?? null,
 })
@@ -86,7 +87,8 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
     const want = f.limit + 1
     const rows = await sql`
       SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
-        r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code
+        r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code,
+        r.cost_micros
       FROM (SELECT id, created_at FROM requests WHERE ${drive} ${range}
             ORDER BY created_at DESC, id DESC LIMIT ${SCAN_BUDGET}) s
       JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
@@ -106,7 +108,8 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
   async requestById(id: number): Promise<RequestLogRow | null> {
     const [r] = await this.sql`
       SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
-        r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code
+        r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code,
+        r.cost_micros
       FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ${id}`
     return r ? toRow(r) : null
   }
@@ -125,7 +128,8 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
       SELECT t, CASE ${q.groupBy}::text WHEN 'account' THEN account_id::text WHEN 'key' THEN key_id
           WHEN 'model' THEN model WHEN 'surface' THEN surface ELSE 'all' END AS g,
         SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
-        SUM(errors) AS errors, SUM(rate_limited) AS rate_limited, SUM(latency_ms_sum) AS latency_ms_sum
+        SUM(errors) AS errors, SUM(rate_limited) AS rate_limited, SUM(latency_ms_sum) AS latency_ms_sum,
+        SUM(cost_micros) AS cost_micros
       FROM ${table} WHERE t >= ${from} AND t < ${q.to} ${filters} GROUP BY t, g ORDER BY t`) as Array<
       Record<string, unknown>
     >
@@ -138,6 +142,7 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
       errors: num(r.errors),
       rate_limited: num(r.rate_limited),
       latency_ms_sum: num(r.latency_ms_sum),
+      cost_micros: num(r.cost_micros),
     }))
     return toSeries(typed, from, q.to, step)
   }

@@ -5,14 +5,17 @@
  * event-loop turn share one transaction (admit-batch.ts).
  */
 import type { SQL } from 'bun'
+import type { LimitRow } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, Limiter, Refusal } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
 import { AdmitBatcher } from './admit-batch.ts'
+import { PgCharges } from './charges.ts'
 
 export class PgLimiter implements Limiter {
   private readonly batcher: AdmitBatcher
+  private readonly charges: PgCharges
 
   constructor(
     private readonly sql: SQL,
@@ -21,6 +24,7 @@ export class PgLimiter implements Limiter {
     private readonly engineTime: boolean,
   ) {
     this.batcher = new AdmitBatcher(sql, spans, engineTime)
+    this.charges = new PgCharges(sql, spans)
   }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
@@ -78,6 +82,11 @@ export class PgLimiter implements Limiter {
       this.window(accountId, at, this.spans.dayMs, rpd),
     ])
     return { minute, day }
+  }
+
+  async rowStates(q: { accountId: number; keyId: string | null; now: number; rows: LimitRow[] }) {
+    const at = this.engineTime ? await this.serverNow() : q.now
+    return this.charges.rowStates(q.accountId, q.keyId, at, q.rows)
   }
 
   close(): void {}

@@ -11,6 +11,7 @@ import { ADMIT_DECIDE } from './admit-sql.ts'
 import { GATEWAY_ID_V5 } from './migrations-v5.ts'
 import { USAGE_MINUTES_V6 } from './migrations-v6.ts'
 import { AUTH_GENERATION_V7 } from './migrations-v7.ts'
+import { TOKENS_V10 } from './migrations-v10.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -252,6 +253,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   // v9: console sessions bound to the credential they were opened with (as SQLite's v8); a
   // session without a binding (opened before this) is refused.
   { version: 9, sql: 'ALTER TABLE console_sessions ADD COLUMN binding TEXT;' },
+  // v10: tokens and money — per-key limits, cost, reservations and their settlement (migrations-v10.ts).
+  { version: 10, sql: TOKENS_V10 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

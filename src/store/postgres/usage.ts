@@ -35,42 +35,46 @@ export class PgUsage implements UsageStore, AdmissionLog {
       ttft_ms: c.ttftMs,
       error_code: c.errorCode,
       surface: c.surface ?? null,
+      cost_micros: c.costMicros ?? null,
     }))
     // The outcomes and their hourly and daily rollups in one statement (data-modifying CTEs).
     await this.sql`
       WITH u AS (
         UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
           completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
-          error_code = v.error_code, surface = COALESCE(v.surface, r.surface)
+          error_code = v.error_code, surface = COALESCE(v.surface, r.surface), cost_micros = v.cost_micros
         FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
           prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
-          surface TEXT)
+          surface TEXT, cost_micros BIGINT)
         -- Written once: an outcome already recorded is not counted again.
         WHERE r.gateway_id = v.id AND r.status IS NULL
         RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
-          COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l),
+          COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l,
+          COALESCE(v.cost_micros, 0) AS m),
       h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-          completion_tokens, errors, latency_ms_sum)
+          completion_tokens, errors, latency_ms_sum, cost_micros)
         SELECT at - at % 3600000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
-          COUNT(*) FILTER (WHERE status >= 400), SUM(l) FROM u GROUP BY 1, 2, 3, 4, 5
+          COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
         ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
+          cost_micros = x.cost_micros + excluded.cost_micros,
           prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
           completion_tokens = x.completion_tokens + excluded.completion_tokens,
           errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum),
       -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
       m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,
-          completion_tokens, errors)
-        SELECT account_id, at / 60000, model, SUM(p), SUM(c), COUNT(*) FILTER (WHERE status >= 400)
+          completion_tokens, errors, cost_micros)
+        SELECT account_id, at / 60000, model, SUM(p), SUM(c), COUNT(*) FILTER (WHERE status >= 400), SUM(m)
         FROM u GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-        ON CONFLICT (account_id, minute, model) DO UPDATE SET
+        ON CONFLICT (account_id, minute, model) DO UPDATE SET cost_micros = x.cost_micros + excluded.cost_micros,
           prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
           completion_tokens = x.completion_tokens + excluded.completion_tokens,
           errors = x.errors + excluded.errors)
       INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-          completion_tokens, errors, latency_ms_sum)
+          completion_tokens, errors, latency_ms_sum, cost_micros)
         SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
-          COUNT(*) FILTER (WHERE status >= 400), SUM(l) FROM u GROUP BY 1, 2, 3, 4, 5
+          COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
         ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
+          cost_micros = x.cost_micros + excluded.cost_micros,
           prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
           completion_tokens = x.completion_tokens + excluded.completion_tokens,
           errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum`
@@ -86,10 +90,10 @@ export class PgUsage implements UsageStore, AdmissionLog {
     const last = Math.floor(now / 60_000) - 1439
     const rows = await this.sql`
       WITH c AS (
-        SELECT model, minute, requests, 0 AS p, 0 AS c, 0 AS e FROM usage_minutes
+        SELECT model, minute, requests, 0 AS p, 0 AS c, 0 AS e, 0 AS m FROM usage_minutes
           WHERE account_id = ${accountId} AND minute >= LEAST(${today}::BIGINT, ${last}::BIGINT)
         UNION ALL
-        SELECT model, minute, 0, prompt_tokens, completion_tokens, errors FROM usage_minute_outcomes
+        SELECT model, minute, 0, prompt_tokens, completion_tokens, errors, cost_micros FROM usage_minute_outcomes
           WHERE account_id = ${accountId} AND minute >= LEAST(${today}::BIGINT, ${last}::BIGINT))
       SELECT model,
         SUM(requests) FILTER (WHERE minute >= ${today}) AS requests,
@@ -99,7 +103,9 @@ export class PgUsage implements UsageStore, AdmissionLog {
         SUM(requests) FILTER (WHERE minute >= ${last}) AS d_requests,
         SUM(p) FILTER (WHERE minute >= ${last}) AS d_prompt_tokens,
         SUM(c) FILTER (WHERE minute >= ${last}) AS d_completion_tokens,
-        SUM(e) FILTER (WHERE minute >= ${last}) AS d_errors
+        SUM(e) FILTER (WHERE minute >= ${last}) AS d_errors,
+        SUM(m) FILTER (WHERE minute >= ${today}) AS cost,
+        SUM(m) FILTER (WHERE minute >= ${last}) AS d_cost
       FROM c GROUP BY model ORDER BY model`
     const byModel: Record<string, UsageTotals> = {}
     const sum = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
@@ -111,9 +117,15 @@ export class PgUsage implements UsageStore, AdmissionLog {
     })
     let todayTotals = toTotals(undefined)
     let dayTotals = toTotals(undefined)
+    const cost = { today: 0, last_24h: 0, by_model: {} as Record<string, number> }
     for (const r of rows) {
       const t = toTotals(r)
-      if (t.requests > 0) byModel[r.model as string] = t
+      cost.today += num(r.cost ?? 0)
+      cost.last_24h += num(r.d_cost ?? 0)
+      if (t.requests > 0) {
+        byModel[r.model as string] = t
+        cost.by_model[r.model as string] = num(r.cost ?? 0)
+      }
       todayTotals = sum(todayTotals, t)
       dayTotals = sum(
         dayTotals,
@@ -125,7 +137,7 @@ export class PgUsage implements UsageStore, AdmissionLog {
         }),
       )
     }
-    return { today: todayTotals, last_24h: dayTotals, by_model: byModel }
+    return { today: todayTotals, last_24h: dayTotals, by_model: byModel, cost_micros: cost }
   }
 
   async recordAdmitted(input: AdmitInput, at: number): Promise<void> {

@@ -35,6 +35,8 @@ export interface RedisLimiterOptions {
   engineTime: boolean
   log: AdmissionLog
   accounts: Pick<AccountStore, 'setKeySuspended'>
+  /** Token and money use, kept in the database beside the admission log. */
+  states: Pick<Limiter, 'rowStates'>
   warn(message: string, fields?: Record<string, unknown>): void
 }
 
@@ -52,6 +54,8 @@ export class RedisLimiter implements Limiter {
   private down = false
 
   constructor(private readonly opts: RedisLimiterOptions) {}
+
+  rowStates: Limiter['rowStates'] = (q) => this.opts.states.rowStates(q)
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
     const { minuteMs, dayMs } = this.opts.windows

@@ -3,7 +3,8 @@
  * Prepared statements for accounts, plan history and keys.
  */
 import type { Database } from 'bun:sqlite'
-import type { AccountRecord, KeyRecord, KeyState, PlanChange } from '../types.ts'
+import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
+import type { AccountRecord, KeyLimits, KeyRecord, KeyState, PlanChange } from '../types.ts'
 
 interface AccountRow {
   id: number
@@ -15,7 +16,7 @@ interface AccountRow {
   created_at: number
 }
 
-interface KeyRow {
+interface KeyRow extends KeyLimitColumns {
   id: string
   account_id: number
   account_name: string
@@ -27,6 +28,8 @@ interface KeyRow {
   last_used_at: number | null
   suspended_until: number | null
 }
+
+type LimitValues = ReturnType<typeof keyLimitValues>
 
 const toAccount = (r: AccountRow): AccountRecord => ({
   id: r.id,
@@ -49,12 +52,15 @@ const toKey = (r: KeyRow): KeyRecord => ({
   rotatedAt: r.rotated_at,
   lastUsedAt: r.last_used_at,
   suspendedUntil: r.suspended_until,
+  limits: keyLimitsOf(r),
 })
+
+const LIMIT_COLUMNS = 'k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models'
 
 // last_used_at is derived from the request log instead of written on every request.
 const KEY_SELECT = `
   SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
-         k.rotated_at, k.suspended_until,
+         k.rotated_at, k.suspended_until, ${LIMIT_COLUMNS},
          (SELECT MAX(r.created_at) FROM requests r WHERE r.key_id = k.id) AS last_used_at
   FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
@@ -86,9 +92,14 @@ export class AccountQueries {
       >(
         'SELECT plan, started_at, expires_at, reason, created_at FROM plan_history WHERE account_id = ? ORDER BY id',
       ),
-      insertKey: db.query<null, [string, number, string | null, string, string, number]>(
-        `INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at)
-         VALUES (?, ?, ?, ?, ?, 'enabled', ?)`,
+      insertKey: db.query<null, [string, number, string | null, string, string, number, ...LimitValues]>(
+        `INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at,
+           rpm, rpd, tpm, tpd, budget_micros, budget_period, models)
+         VALUES (?, ?, ?, ?, ?, 'enabled', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      setLimits: db.query<null, [...LimitValues, string]>(
+        `UPDATE api_keys SET rpm = ?, rpd = ?, tpm = ?, tpd = ?, budget_micros = ?, budget_period = ?, models = ?
+         WHERE id = ?`,
       ),
       keyById: db.query<KeyRow, [string]>(`${KEY_SELECT} WHERE k.id = ?`),
       keysAll: db.query<KeyRow, []>(`${KEY_SELECT} ORDER BY k.created_at, k.id`),
@@ -98,7 +109,7 @@ export class AccountQueries {
       // Hot path: no last-used subquery.
       keyByHash: db.query<KeyRow & { a_id: number } & Record<`a_${string}`, unknown>, [string]>(
         `SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
-                k.rotated_at, k.suspended_until, NULL AS last_used_at,
+                k.rotated_at, k.suspended_until, ${LIMIT_COLUMNS}, NULL AS last_used_at,
                 a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.enabled AS a_enabled,
                 a.plan_started_at AS a_plan_started_at, a.plan_expires_at AS a_plan_expires_at,
                 a.created_at AS a_created_at
@@ -175,9 +186,15 @@ export class AccountQueries {
     prefix: string
     hash: string
     now: number
+    limits?: KeyLimits | null
   }) {
-    this.q.insertKey.run(k.id, k.accountId, k.name, k.prefix, k.hash, k.now)
+    this.q.insertKey.run(k.id, k.accountId, k.name, k.prefix, k.hash, k.now, ...keyLimitValues(k.limits))
     return this.getKey(k.id)!
+  }
+
+  setKeyLimits(id: string, limits: KeyLimits | null): KeyRecord {
+    this.q.setLimits.run(...keyLimitValues(limits), id)
+    return this.mustKey(id)
   }
 
   findKeyByHash(hash: string): { key: KeyRecord; account: AccountRecord } | null {

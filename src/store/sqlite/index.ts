@@ -13,13 +13,15 @@
 import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { WindowSpans } from '../../limits/types.ts'
+import type { LimitRow } from '../../limits/rows.ts'
+import { DEFAULT_SPANS, type WindowSpans } from '../../limits/types.ts'
 import { StoreBusyError } from '../errors.ts'
 import type {
   AdmitInput,
   AdmitResult,
   Completion,
   ConsoleSession,
+  KeyLimits,
   KeyState,
   OutcomesQuery,
   PlanChange,
@@ -33,6 +35,7 @@ import type {
   UsageSeriesQuery,
 } from '../types.ts'
 import { AccountQueries } from './accounts.ts'
+import { ChargeQueries } from './charges.ts'
 import { isBusy } from './errors.ts'
 import { SqliteGuard } from './guard.ts'
 import { LimiterQueries } from './limiter.ts'
@@ -91,6 +94,7 @@ interface PendingAdmit {
 export class SqliteStore implements Store {
   private readonly accounts: AccountQueries
   private readonly limiter: LimiterQueries
+  private readonly charges: ChargeQueries
   private readonly usage: UsageQueries
   private readonly log: RequestLogQueries
   private readonly rollups: RollupQueries
@@ -109,6 +113,7 @@ export class SqliteStore implements Store {
   ) {
     this.accounts = new AccountQueries(db)
     this.limiter = new LimiterQueries(db, windows)
+    this.charges = new ChargeQueries(db, windows ?? DEFAULT_SPANS)
     this.rollups = new RollupQueries(db)
     this.usage = new UsageQueries(db, this.rollups)
     this.log = new RequestLogQueries(db)
@@ -157,8 +162,12 @@ export class SqliteStore implements Store {
     prefix: string
     hash: string
     now: number
+    limits?: KeyLimits | null
   }) {
     return this.write(() => this.accounts.createKey(k))
+  }
+  setKeyLimits(id: string, limits: KeyLimits | null) {
+    return this.write(() => this.accounts.setKeyLimits(id, limits))
   }
   findKeyByHash(hash: string) {
     return this.read(() => this.accounts.findKeyByHash(hash))
@@ -244,6 +253,9 @@ export class SqliteStore implements Store {
   }
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
     return this.read(() => this.limiter.windows(accountId, now, rpm, rpd))
+  }
+  rowStates(q: { accountId: number; keyId: string | null; now: number; rows: LimitRow[] }) {
+    return this.read(() => this.charges.rowStates(q.accountId, q.keyId, q.now, q.rows))
   }
   complete(batch: Completion[]) {
     return this.write(() => this.usage.complete(batch))

@@ -4,6 +4,7 @@
  * Never edit a shipped migration; add the next version.
  */
 import type { Database } from 'bun:sqlite'
+import { TOKENS_V9 } from './migrations-v9.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -232,6 +233,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
     version: 8,
     sql: 'ALTER TABLE console_sessions ADD COLUMN binding TEXT;',
   },
+  // Tokens and money: per-key limits, cost, reservations and their settlement (migrations-v9.ts).
+  { version: 9, sql: TOKENS_V9 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -23,6 +23,7 @@ type Params = [
   number,
   number,
   number,
+  number,
 ]
 
 const TABLES = ['usage_hourly', 'usage_daily'] as const
@@ -41,15 +42,15 @@ const SQL = Object.fromEntries(
     const series = (index: string, equal: string) =>
       `SELECT t, ${GROUP} AS g, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
          SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors, SUM(rate_limited) AS rate_limited,
-         SUM(latency_ms_sum) AS latency_ms_sum
+         SUM(latency_ms_sum) AS latency_ms_sum, SUM(cost_micros) AS cost_micros
        FROM ${table} ${index} WHERE ${equal} AND t >= $from AND t < $to AND ($model IS NULL OR model = $model)
        GROUP BY t, g ORDER BY t`
     return [
       table,
       {
         upsert: `INSERT INTO ${table} (t, account_id, key_id, model, surface, requests, prompt_tokens,
-           completion_tokens, errors, rate_limited, latency_ms_sum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT DO UPDATE SET requests = requests + excluded.requests,
+           completion_tokens, errors, rate_limited, latency_ms_sum, cost_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET requests = requests + excluded.requests, cost_micros = cost_micros + excluded.cost_micros,
            prompt_tokens = prompt_tokens + excluded.prompt_tokens,
            completion_tokens = completion_tokens + excluded.completion_tokens,
            errors = errors + excluded.errors, rate_limited = rate_limited + excluded.rate_limited,
@@ -76,6 +77,8 @@ export interface RollupFact {
   errors: number
   rateLimited: number
   latencyMs: number
+  /** Integer micro-dollars. */
+  costMicros: number
 }
 
 export class RollupQueries {
@@ -101,6 +104,7 @@ export class RollupQueries {
       f.errors,
       f.rateLimited,
       f.latencyMs,
+      f.costMicros,
     ] as const
     this.upserts.hourly.run(f.at - (f.at % HOUR), ...rest)
     this.upserts.daily.run(f.at - (f.at % DAY), ...rest)
@@ -119,6 +123,7 @@ export class RollupQueries {
       errors: 0,
       rateLimited: 1,
       latencyMs: 0,
+      costMicros: 0,
     })
   }
 

@@ -39,6 +39,7 @@ interface OutcomeSum {
   prompt: number
   completion: number
   errors: number
+  cost: number
 }
 
 export class UsageQueries {
@@ -68,17 +69,28 @@ export class UsageQueries {
           number,
           number | null,
           string | null,
+          number | null,
         ]
       >(
         `INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at,
-           status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code, cost_micros)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       // The row exists: admission counted the request in the same minute.
       countOutcome: db.query<null, [number, number, number, number, number, string]>(
         `UPDATE usage_minutes SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
          errors = errors + ? WHERE account_id = ? AND minute = ? AND model = ?`,
       ),
+      countCost: db.query<null, [number, number, string, number]>(
+        `INSERT INTO usage_minute_costs (account_id, minute, model, cost_micros) VALUES (?, ?, ?, ?)
+         ON CONFLICT (account_id, minute, model) DO UPDATE SET cost_micros = cost_micros + excluded.cost_micros`,
+      ),
+      costs: db.query<{ model: string; today: number; last: number }, [number, number, number, number]>(
+        `SELECT model, SUM(CASE WHEN minute >= ? THEN cost_micros ELSE 0 END) AS today,
+           SUM(CASE WHEN minute >= ? THEN cost_micros ELSE 0 END) AS last
+         FROM usage_minute_costs WHERE account_id = ? AND minute >= ? GROUP BY model ORDER BY model`,
+      ),
+      pruneCosts: db.query<null, [number]>('DELETE FROM usage_minute_costs WHERE minute < ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
       ),
@@ -118,6 +130,7 @@ export class UsageQueries {
           c.latencyMs,
           c.ttftMs,
           c.errorCode,
+          c.costMicros ?? null,
         )
         const surface = c.surface
         const hour = at.at - (at.at % 3_600_000)
@@ -136,6 +149,7 @@ export class UsageQueries {
             errors: 0,
             rateLimited: 0,
             latencyMs: 0,
+            costMicros: 0,
           }
           hours.set(hk, fact)
         }
@@ -143,20 +157,32 @@ export class UsageQueries {
         fact.promptTokens += c.promptTokens ?? 0
         fact.completionTokens += c.completionTokens ?? 0
         fact.latencyMs += c.latencyMs
+        fact.costMicros += c.costMicros ?? 0
         if (c.status >= 400) fact.errors++
         const minute = minuteOf(at.at)
         const key = `${at.accountId}\u0000${minute}\u0000${at.model}`
         let sum = sums.get(key)
         if (!sum) {
-          sum = { accountId: at.accountId, minute, model: at.model, prompt: 0, completion: 0, errors: 0 }
+          sum = {
+            accountId: at.accountId,
+            minute,
+            model: at.model,
+            prompt: 0,
+            completion: 0,
+            errors: 0,
+            cost: 0,
+          }
           sums.set(key, sum)
         }
         sum.prompt += c.promptTokens ?? 0
         sum.completion += c.completionTokens ?? 0
         if (c.status >= 400) sum.errors++
+        sum.cost += c.costMicros ?? 0
       }
-      for (const s of sums.values())
+      for (const s of sums.values()) {
         this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
+        if (s.cost > 0) this.q.countCost.run(s.accountId, s.minute, s.model, s.cost)
+      }
       for (const f of hours.values()) this.rollups.add(f)
     }).immediate as never
   }
@@ -170,10 +196,18 @@ export class UsageQueries {
     const today = minuteOf(dayStart)
     const byModel: Record<string, UsageTotals> = {}
     for (const r of this.q.byModel.all(accountId, today)) byModel[r.model] = toTotals(r)
+    const last = minuteOf(now) - 1439
+    const cost = { today: 0, last_24h: 0, by_model: {} as Record<string, number> }
+    for (const c of this.q.costs.all(today, last, accountId, Math.min(today, last))) {
+      cost.today += c.today
+      cost.last_24h += c.last
+      if (c.today > 0) cost.by_model[c.model] = c.today
+    }
     return {
       today: toTotals(this.q.totals.get(accountId, today)),
-      last_24h: toTotals(this.q.totals.get(accountId, minuteOf(now) - 1439)),
+      last_24h: toTotals(this.q.totals.get(accountId, last)),
       by_model: byModel,
+      cost_micros: cost,
     }
   }
 
@@ -184,7 +218,10 @@ export class UsageQueries {
   pruneLog(p: RetentionPolicy): number {
     const before = Math.min(p.logBefore, p.logKeepAfter)
     const byAge = this.q.pruneOld.run(before, p.chunk).changes
-    if (byAge < p.chunk) this.q.pruneCounters.run(minuteOf(before))
+    if (byAge < p.chunk) {
+      this.q.pruneCounters.run(minuteOf(before))
+      this.q.pruneCosts.run(minuteOf(before))
+    }
     const max = this.q.maxId.get()?.id ?? 0
     const excess = this.q.pruneExcess.run(max - p.logMaxRows, p.logKeepAfter, p.chunk).changes
     return byAge + excess

@@ -1,0 +1,59 @@
+/**
+ * @module
+ * Tokens and money on PostgreSQL (migrations-v10.ts): what each limit row has used, read without
+ * charging (`/v1/usage`, headers). Off the hot path: a window is summed from the admission log
+ * (the `requests` rows admission wrote); admission keeps running sums (limit_sums) instead.
+ */
+import type { SQL } from 'bun'
+import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
+import type { WindowSpans } from '../../limits/types.ts'
+import { num, numOrNull } from './accounts.ts'
+
+/** The scope's key in `limit_sums` and `spend`: `a:<account id>` or `k:<key id>` (as on SQLite). */
+const scopeKey = (row: LimitRow, accountId: number, keyId: string | null): string =>
+  row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
+
+export class PgCharges {
+  constructor(
+    private readonly sql: SQL,
+    private readonly spans: WindowSpans,
+  ) {}
+
+  async rowStates(
+    accountId: number,
+    keyId: string | null,
+    now: number,
+    rows: LimitRow[],
+  ): Promise<RowState[]> {
+    return Promise.all(rows.map((row) => this.rowState(accountId, keyId, now, row)))
+  }
+
+  private async rowState(
+    accountId: number,
+    keyId: string | null,
+    now: number,
+    row: LimitRow,
+  ): Promise<RowState> {
+    if (row.window === 'period') {
+      const period = row.period ?? 'month'
+      const p = periodBounds(period, now)
+      const [r] = await this.sql`
+        SELECT micros FROM spend
+        WHERE scope = ${scopeKey(row, accountId, keyId)} AND period = ${period} AND start = ${p.start}`
+      return rowState(row, r ? num(r.micros) : 0, null, p.resetsAt)
+    }
+    const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
+    const key = row.scope === 'key' ? keyId : null
+    const [r] =
+      row.resource === 'requests'
+        ? await this.sql`
+            SELECT COUNT(*) AS n, MIN(created_at) AS first FROM requests
+            WHERE account_id = ${accountId} AND created_at > ${now - span}
+              AND (${key}::TEXT IS NULL OR key_id = ${key})`
+        : await this.sql`
+            SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
+            WHERE account_id = ${accountId} AND created_at > ${now - span} AND tokens > 0
+              AND (${key}::TEXT IS NULL OR key_id = ${key})`
+    return rowState(row, r ? num(r.n) : 0, r ? numOrNull(r.first) : null, span)
+  }
+}
