@@ -8,6 +8,7 @@ import { Value } from '@sinclair/typebox/value'
 import { microUnits } from '../util/micro-units.ts'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
 import { KIND_LIMITS } from './kind-limits.ts'
+import { checkModelTypes, resolveModel } from './models.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
 
 export interface SuspensionPolicy {
@@ -197,7 +198,7 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
       if (m.temperature && m.temperature.min > m.temperature.max) {
         problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
       }
-      m.features.forEach((feature, k) => {
+      m.features?.forEach((feature, k) => {
         const why = KIND_LIMITS[p.kind][feature]
         if (why) {
           problems.push({
@@ -207,6 +208,7 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
         }
       })
     })
+    checkModelTypes(p, i, problems)
     if (p.wire === 'responses' && p.kind !== 'openai') {
       problems.push({
         path: `/providers/${i}/wire`,
@@ -321,7 +323,7 @@ function resolve(raw: RawConfig, source: string): Config {
       redisUrl: raw.limits?.redis_url ?? null,
       onUnavailable: raw.limits?.on_unavailable ?? 'reject',
     },
-    providers: raw.providers,
+    providers: raw.providers.map((p) => ({ ...p, models: p.models.map(resolveModel) })),
     plans: raw.plans,
     defaultPlan: raw.default_plan,
   }

@@ -22,6 +22,10 @@ export const FEATURES = [
 ] as const
 export type Feature = (typeof FEATURES)[number]
 
+/** What a model answers: chat (chat, messages, responses surfaces) or embeddings (`/v1/embeddings`). */
+export const MODEL_TYPES = ['chat', 'embedding'] as const
+export type ModelType = (typeof MODEL_TYPES)[number]
+
 export const PROVIDER_KINDS = ['openai', 'anthropic', 'gemini', 'demo'] as const
 export type ProviderKind = (typeof PROVIDER_KINDS)[number]
 
@@ -53,12 +57,18 @@ export const ModelSchema = T.Object(
     name: T.String({ minLength: 1, pattern: '^[^\\s]+$' }),
     /** Name sent upstream when it differs from `name`. */
     upstream_name: T.Optional(T.String({ minLength: 1 })),
+    /** Default `chat`. Embedding models take neither `max_output_tokens` nor `features`. */
+    type: T.Optional(T.Union(MODEL_TYPES.map((t) => T.Literal(t)))),
     context_window: PositiveInt,
-    max_output_tokens: PositiveInt,
+    /** Required for chat models (checked at load with the model's type). */
+    max_output_tokens: T.Optional(PositiveInt),
+    /** Embedding models only: the vector length the model returns when `dimensions` is not sent. */
+    dimensions: T.Optional(PositiveInt),
     temperature: T.Optional(
       T.Object({ min: T.Number({ minimum: 0 }), max: T.Number({ maximum: 2 }) }, Closed),
     ),
-    features: T.Array(T.Union(FEATURES.map((f) => T.Literal(f))), { uniqueItems: true }),
+    /** Required for chat models (checked at load with the model's type). */
+    features: T.Optional(T.Array(T.Union(FEATURES.map((f) => T.Literal(f))), { uniqueItems: true })),
     tier: T.Optional(T.String({ minLength: 1 })),
     description: T.Optional(T.String()),
     /**
@@ -246,8 +256,12 @@ export const ConfigSchema = T.Object(
   Closed,
 )
 
-export type ModelConfig = Static<typeof ModelSchema>
-export type ProviderConfig = Static<typeof ProviderSchema>
+/** A model entry once loaded: an embedding model's chat-only fields filled in (no output, no features). */
+export type ModelConfig = Omit<Static<typeof ModelSchema>, 'max_output_tokens' | 'features'> & {
+  max_output_tokens: number
+  features: Feature[]
+}
+export type ProviderConfig = Omit<Static<typeof ProviderSchema>, 'models'> & { models: ModelConfig[] }
 export type PlanConfig = Static<typeof PlanSchema>
 export type PricingConfig = Static<typeof PricingSchema>
 export type BudgetConfig = Static<typeof BudgetSchema>

@@ -1,0 +1,68 @@
+/**
+ * @module
+ * A model entry's type (`chat` | `embedding`) at config load: which keys each type takes, whether
+ * the provider's kind serves that type's operation at all (Anthropic has no embeddings), and the
+ * loaded entry with an embedding model's chat-only fields filled in.
+ *
+ * @example
+ * checkModelType(provider, 0, problems) // '/providers/0/models/1/type: anthropic has no embeddings API ...'
+ */
+import { operationsOf } from '../operations/operation.ts'
+import { KIND_OPERATIONS } from '../providers/kind-operations.ts'
+import type { ModelConfig, ModelType, RawConfig } from './schema.ts'
+
+type RawProvider = RawConfig['providers'][number]
+type RawModel = RawProvider['models'][number]
+
+/** The model's type; `chat` when the entry does not say. */
+export function modelType(model: { type?: ModelType }): ModelType {
+  return model.type ?? 'chat'
+}
+
+/** Keys that mean something only for chat models: an embedding model with one is a mistake. */
+const CHAT_ONLY = ['max_output_tokens', 'features', 'temperature', 'unsupported_tools'] as const
+
+/** Pushes a problem for every key that does not fit the model's type, and for a kind without the type's operation. */
+export function checkModelTypes(
+  provider: RawProvider,
+  index: number,
+  problems: Array<{ path: string; message: string }>,
+): void {
+  provider.models.forEach((model, j) => {
+    const path = `/providers/${index}/models/${j}`
+    const type = modelType(model)
+    for (const operation of operationsOf(type)) {
+      const why = KIND_OPERATIONS[provider.kind][operation]
+      if (why)
+        problems.push({
+          path: `${path}/type`,
+          message: `a ${provider.kind} provider cannot serve ${type} models: ${why}`,
+        })
+    }
+    if (type === 'embedding') {
+      for (const key of CHAT_ONLY) {
+        if (model[key] === undefined) continue
+        problems.push({
+          path: `${path}/${key}`,
+          message: `'${key}' is for chat models; remove it from this embedding model`,
+        })
+      }
+      return
+    }
+    if (model.dimensions !== undefined) {
+      problems.push({
+        path: `${path}/dimensions`,
+        message: "'dimensions' is for embedding models (type: embedding)",
+      })
+    }
+    for (const key of ['max_output_tokens', 'features'] as const) {
+      if (model[key] === undefined)
+        problems.push({ path: `${path}/${key}`, message: `required for a chat model (missing)` })
+    }
+  })
+}
+
+/** The loaded entry: an embedding model produces no tokens and uses no chat features. */
+export function resolveModel(model: RawModel): ModelConfig {
+  return { ...model, max_output_tokens: model.max_output_tokens ?? 0, features: model.features ?? [] }
+}

@@ -1,0 +1,88 @@
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { STARTER_CONFIG } from '../../src/cli/init.ts'
+import { ConfigError, loadConfigFile, parseConfig } from '../../src/config/index.ts'
+import { REPO } from '../support/cli.ts'
+import { testConfigDoc } from '../support/gateway.ts'
+
+function problems(fn: () => unknown): Array<{ path: string; message: string }> {
+  try {
+    fn()
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems
+    throw e
+  }
+  throw new Error('expected a ConfigError')
+}
+
+const EMBED = { name: 'embed', type: 'embedding', context_window: 8192, dimensions: 256, tier: 'free' }
+
+function withModels(kind: string, models: unknown[]): Record<string, unknown> {
+  const doc = testConfigDoc()
+  ;(doc.providers as any).push({ prefix: 'p', kind, api_key: 'k', models })
+  return doc
+}
+
+describe('model type (chat | embedding)', () => {
+  test('a model is a chat model unless it says otherwise; an embedding model needs no output or features', () => {
+    const config = parseConfig(withModels('demo', [EMBED]))
+    const echo = config.providers[0]!.models[0]!
+    expect(echo.type).toBeUndefined()
+    const embed = config.providers[1]!.models[0]!
+    expect(embed).toMatchObject({ type: 'embedding', dimensions: 256, max_output_tokens: 0, features: [] })
+  })
+
+  test('anthropic has no embeddings: an embedding model under it is a config error that says so', () => {
+    const found = problems(() => parseConfig(withModels('anthropic', [EMBED])))
+    expect(found).toHaveLength(1)
+    expect(found[0]!.path).toBe('/providers/1/models/0/type')
+    expect(found[0]!.message).toContain('Anthropic has no embeddings API')
+  })
+
+  test('openai, gemini and demo providers take embedding models', () => {
+    for (const kind of ['openai', 'gemini', 'demo'])
+      expect(() => parseConfig(withModels(kind, [EMBED]))).not.toThrow()
+  })
+
+  test('chat-only keys on an embedding model are errors with their path', () => {
+    const found = problems(() =>
+      parseConfig(
+        withModels('openai', [
+          { ...EMBED, max_output_tokens: 10, features: ['streaming'], temperature: { min: 0, max: 1 } },
+        ]),
+      ),
+    )
+    expect(found.map((p) => p.path)).toEqual([
+      '/providers/1/models/0/max_output_tokens',
+      '/providers/1/models/0/features',
+      '/providers/1/models/0/temperature',
+    ])
+    expect(found[0]!.message).toContain('for chat models')
+  })
+
+  test('a chat model still needs max_output_tokens and features; dimensions is for embedding models', () => {
+    const found = problems(() =>
+      parseConfig(withModels('openai', [{ name: 'gpt', context_window: 1, dimensions: 8 }])),
+    )
+    expect(found.map((p) => p.path)).toEqual([
+      '/providers/1/models/0/dimensions',
+      '/providers/1/models/0/max_output_tokens',
+      '/providers/1/models/0/features',
+    ])
+    expect(found[1]!.message).toContain('required for a chat model')
+  })
+
+  test('an unknown type names the path', () => {
+    const found = problems(() => parseConfig(withModels('openai', [{ ...EMBED, type: 'vector' }])))
+    expect(found.map((p) => p.path)).toContain('/providers/1/models/0/type')
+  })
+
+  test("the starter config (init's and switchyard.example.yaml) has demo/embed, an embedding model of the free tier", async () => {
+    expect(STARTER_CONFIG).toBe(await Bun.file(join(REPO, 'switchyard.example.yaml')).text())
+    const config = await loadConfigFile(join(REPO, 'switchyard.example.yaml'), {})
+    const demo = config.providers.find((p) => p.prefix === 'demo')!
+    const embed = demo.models.find((m) => m.name === 'embed')
+    expect(embed).toMatchObject({ type: 'embedding', tier: 'free' })
+    expect(embed!.dimensions).toBeGreaterThan(0)
+  })
+})
