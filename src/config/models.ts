@@ -9,15 +9,10 @@
  */
 import { operationsOf } from '../operations/operation.ts'
 import { KIND_OPERATIONS } from '../providers/kind-operations.ts'
-import type { ModelConfig, ModelType, RawConfig } from './schema.ts'
+import { type ModelConfig, modelType, type RawConfig } from './schema.ts'
 
 type RawProvider = RawConfig['providers'][number]
 type RawModel = RawProvider['models'][number]
-
-/** The model's type; `chat` when the entry does not say. */
-export function modelType(model: { type?: ModelType }): ModelType {
-  return model.type ?? 'chat'
-}
 
 /** Keys that mean something only for chat models: an embedding model with one is a mistake. */
 const CHAT_ONLY = ['max_output_tokens', 'features', 'temperature', 'unsupported_tools'] as const

@@ -26,6 +26,11 @@ export type Feature = (typeof FEATURES)[number]
 export const MODEL_TYPES = ['chat', 'embedding'] as const
 export type ModelType = (typeof MODEL_TYPES)[number]
 
+/** A model entry's type; `chat` when it does not say. */
+export function modelType(model: { type?: ModelType }): ModelType {
+  return model.type ?? 'chat'
+}
+
 export const PROVIDER_KINDS = ['openai', 'anthropic', 'gemini', 'demo'] as const
 export type ProviderKind = (typeof PROVIDER_KINDS)[number]
 

@@ -7,7 +7,8 @@
  * @example
  * operationsOf('embedding') // ['embeddings']
  */
-import type { ModelType } from '../config/schema.ts'
+import { type ModelType, modelType } from '../config/schema.ts'
+import { GatewayError } from '../util/errors.ts'
 
 export const OPERATIONS = ['chat', 'embeddings', 'count_tokens'] as const
 export type Operation = (typeof OPERATIONS)[number]
@@ -20,4 +21,23 @@ const BY_MODEL_TYPE: Record<ModelType, readonly Operation[]> = {
 /** The operations a model of this type answers. */
 export function operationsOf(type: ModelType): readonly Operation[] {
   return BY_MODEL_TYPE[type]
+}
+
+/**
+ * Refuses a model that does not answer the surface's operation: a chat model on `/v1/embeddings`,
+ * an embedding model on a chat surface → 400 naming `model`.
+ */
+export function checkModelServes(model: { type?: ModelType }, operation: Operation, modelId: string): void {
+  const type = modelType(model)
+  if (operationsOf(type).includes(operation)) return
+  const instead =
+    type === 'embedding'
+      ? 'POST /v1/embeddings'
+      : 'a chat surface (/v1/chat/completions, /v1/messages, /v1/responses)'
+  throw new GatewayError(
+    400,
+    'model_not_supported',
+    `'${modelId}' is ${type === 'embedding' ? 'an embedding' : 'a chat'} model: send it to ${instead}. GET /v1/models shows each model's type.`,
+    { param: 'model' },
+  )
 }

@@ -1,0 +1,44 @@
+/**
+ * @module
+ * OpenAI's `POST /v1/embeddings` request (`CreateEmbeddingRequest` in OpenAI's published OpenAPI
+ * document, as the `openai` SDK's `EmbeddingCreateParams` types it): `model`, `input` as a string,
+ * an array of strings, an array of token ids or an array of token-id arrays, `dimensions`,
+ * `encoding_format` (`float` | `base64`) and `user`. OpenAI's own bounds hold: no empty string or
+ * array, at most 2048 items in an array of inputs. Other fields are left to the upstream (an
+ * OpenAI-compatible server may take more, e.g. vLLM's `truncate_prompt_tokens`); a translation
+ * sends only these.
+ */
+import { type Static, Type as T } from '@sinclair/typebox'
+
+/** OpenAI: "any array must be 2048 dimensions or less". */
+export const MAX_INPUT_ITEMS = 2048
+
+const Text = T.String({ minLength: 1 })
+const TokenIds = T.Array(T.Integer({ minimum: 0 }), { minItems: 1 })
+
+export const EmbeddingsInputSchema = T.Union(
+  [
+    Text,
+    T.Array(Text, { minItems: 1, maxItems: MAX_INPUT_ITEMS }),
+    TokenIds,
+    T.Array(TokenIds, { minItems: 1, maxItems: MAX_INPUT_ITEMS }),
+  ],
+  {
+    'x-expected':
+      'a non-empty string, an array of non-empty strings, an array of token ids, or an array of token-id arrays',
+  },
+)
+
+export const EmbeddingsRequestSchema = T.Object({
+  model: T.String({ minLength: 1 }),
+  input: EmbeddingsInputSchema,
+  dimensions: T.Optional(T.Integer({ minimum: 1 })),
+  encoding_format: T.Optional(T.Union([T.Literal('float'), T.Literal('base64')])),
+  user: T.Optional(T.String()),
+})
+
+export type EmbeddingsRequestInput = Static<typeof EmbeddingsRequestSchema>
+
+export type EncodingFormat = 'float' | 'base64'
+
+export const EMBEDDINGS_EXAMPLE = '{"model": "<prefix>/<model>", "input": "The food was delicious"}'

@@ -1,0 +1,129 @@
+/**
+ * @module
+ * Decoding a `POST /v1/embeddings` body: JSON → OpenAI's schema → the surface's view, whose
+ * `input` is the canonical list. Every refusal is a 400 naming the field; problems in `input` name
+ * the item (`input[3]`) and say which of OpenAI's four shapes was expected.
+ *
+ * @example
+ * const view = decodeEmbeddings('{"model":"demo/embed","input":["a","b"]}')
+ * view.input // { kind: 'text', items: ['a', 'b'] }
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { parseChatBody } from '../../gateway/validate-chat.ts'
+import { explainValidationError } from '../../gateway/validation-error.ts'
+import type { EmbeddingInput } from '../../operations/embeddings.ts'
+import { GatewayError } from '../../util/errors.ts'
+import {
+  EMBEDDINGS_EXAMPLE,
+  type EmbeddingsRequestInput,
+  EmbeddingsRequestSchema,
+  MAX_INPUT_ITEMS,
+} from './request-schema.ts'
+
+const checker = TypeCompiler.Compile(EmbeddingsRequestSchema)
+
+/** The validated body, and its input as the canonical list. */
+export interface EmbeddingsView {
+  body: EmbeddingsRequestInput
+  input: EmbeddingInput
+}
+
+/** `limitsChecked`: the body reader already held `text` to the JSON structural limits. */
+export function decodeEmbeddings(text: string, limitsChecked?: boolean): EmbeddingsView {
+  const body = parseChatBody(text, EMBEDDINGS_EXAMPLE, limitsChecked)
+  if (!checker.Check(body)) {
+    const first = checker.Errors(body).First()
+    if (first && (first.path === '/input' || first.path.startsWith('/input/'))) throw inputError(body.input)
+    throw explainValidationError(checker.Errors(body), body)
+  }
+  return { body, input: normaliseInput(body.input) }
+}
+
+function normaliseInput(input: EmbeddingsRequestInput['input']): EmbeddingInput {
+  if (typeof input === 'string') return { kind: 'text', items: [input] }
+  const first = input[0]
+  if (typeof first === 'string') return { kind: 'text', items: input as string[] }
+  if (typeof first === 'number') return { kind: 'tokens', items: [input as number[]] }
+  return { kind: 'tokens', items: input as number[][] }
+}
+
+const SHAPES =
+  'Send a non-empty string, an array of non-empty strings, an array of token ids, or an array of token-id arrays, e.g. "input": "The food was delicious".'
+
+/** The 400 for an `input` the schema refused, naming the first item at fault. */
+export function inputError(input: unknown): GatewayError {
+  if (input === undefined) return bad('input', 'missing_required_parameter', `input is required. ${SHAPES}`)
+  if (input === '') return bad('input', 'invalid_value', `input must not be an empty string. ${SHAPES}`)
+  if (typeof input === 'string') return invalid()
+  if (!Array.isArray(input)) {
+    return bad('input', 'invalid_type', `input must be a string or an array; got ${kind(input)}. ${SHAPES}`)
+  }
+  if (input.length === 0) return bad('input', 'invalid_value', `input must not be an empty array. ${SHAPES}`)
+  const first = input[0]
+  if (typeof first === 'number') return tokenIdsError(input, 'input') ?? invalid()
+  if (typeof first !== 'string' && !Array.isArray(first)) {
+    return bad(
+      'input[0]',
+      'invalid_type',
+      `input[0] must be a string, a token id or an array of token ids; got ${kind(first)}. ${SHAPES}`,
+    )
+  }
+  if (input.length > MAX_INPUT_ITEMS) {
+    return bad(
+      'input',
+      'invalid_value',
+      `input has ${input.length} items; at most ${MAX_INPUT_ITEMS} are embedded per request. Split it into several requests.`,
+    )
+  }
+  for (let i = 0; i < input.length; i++) {
+    const item = input[i]
+    const param = `input[${i}]`
+    if (typeof first === 'string') {
+      if (typeof item !== 'string') {
+        return bad(param, 'invalid_type', `${param} must be a string like input[0]; got ${kind(item)}.`)
+      }
+      if (item === '') return bad(param, 'invalid_value', `${param} must not be an empty string.`)
+    } else if (!Array.isArray(item)) {
+      return bad(
+        param,
+        'invalid_type',
+        `${param} must be an array of token ids like input[0]; got ${kind(item)}.`,
+      )
+    } else if (item.length === 0) {
+      return bad(param, 'invalid_value', `${param} must not be an empty array of token ids.`)
+    } else {
+      const error = tokenIdsError(item, param)
+      if (error) return error
+    }
+  }
+  return invalid()
+}
+
+function invalid(): GatewayError {
+  return bad('input', 'invalid_value', `input is not valid. ${SHAPES}`)
+}
+
+/** The first id that is not a token id, named; undefined when all are. */
+function tokenIdsError(ids: unknown[], param: string): GatewayError | undefined {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) {
+      const at = `${param}[${i}]`
+      return bad(at, 'invalid_value', `${at} must be a token id (an integer of at least 0); got ${kind(id)}.`)
+    }
+  }
+  return undefined
+}
+
+function bad(param: string, code: string, message: string): GatewayError {
+  return new GatewayError(400, code, message, { param })
+}
+
+function kind(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object') return 'an object'
+  if (typeof value === 'string') return value.length <= 40 ? JSON.stringify(value) : 'a long string'
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  return 'a value that is not JSON'
+}

@@ -1,0 +1,152 @@
+/**
+ * The embeddings surface's own parts: OpenAI's request schema with the field named on every 400,
+ * the limits checked before admission, and the operation check (400 naming `model`).
+ */
+import { describe, expect, test } from 'bun:test'
+import type { ModelConfig } from '../../../src/config/schema.ts'
+import { checkModelServes } from '../../../src/operations/operation.ts'
+import { checkEmbeddingLimits } from '../../../src/surfaces/embeddings/limits.ts'
+import { decodeEmbeddings } from '../../../src/surfaces/embeddings/validate.ts'
+import { GatewayError } from '../../../src/util/errors.ts'
+
+function refusal(body: unknown): GatewayError {
+  try {
+    decodeEmbeddings(typeof body === 'string' ? body : JSON.stringify(body))
+  } catch (err) {
+    if (err instanceof GatewayError) return err
+    throw err
+  }
+  throw new Error('expected a 400')
+}
+
+const M = 'demo/embed'
+
+describe('decoding OpenAI embeddings bodies', () => {
+  test("each of OpenAI's four input shapes becomes the canonical list", () => {
+    expect(decodeEmbeddings(JSON.stringify({ model: M, input: 'hi' })).input).toEqual({
+      kind: 'text',
+      items: ['hi'],
+    })
+    expect(decodeEmbeddings(JSON.stringify({ model: M, input: ['a', 'b'] })).input).toEqual({
+      kind: 'text',
+      items: ['a', 'b'],
+    })
+    expect(decodeEmbeddings(JSON.stringify({ model: M, input: [1, 2, 3] })).input).toEqual({
+      kind: 'tokens',
+      items: [[1, 2, 3]],
+    })
+    expect(decodeEmbeddings(JSON.stringify({ model: M, input: [[1], [2, 3]] })).input).toEqual({
+      kind: 'tokens',
+      items: [[1], [2, 3]],
+    })
+  })
+
+  test('dimensions, encoding_format and user are kept; other fields are left for the upstream', () => {
+    const view = decodeEmbeddings(
+      JSON.stringify({
+        model: M,
+        input: 'x',
+        dimensions: 8,
+        encoding_format: 'base64',
+        user: 'u1',
+        extra: true,
+      }),
+    )
+    expect(view.body).toMatchObject({ dimensions: 8, encoding_format: 'base64', user: 'u1', extra: true })
+  })
+
+  test('missing or empty input → 400 naming input', () => {
+    for (const input of [undefined, '', []]) {
+      const err = refusal({ model: M, input })
+      expect(err.status).toBe(400)
+      expect(err.param).toBe('input')
+    }
+    expect(refusal({ model: M }).code).toBe('missing_required_parameter')
+    expect(refusal({ model: M, input: '' }).message).toContain('empty string')
+  })
+
+  test('a bad item is named by its index', () => {
+    expect(refusal({ model: M, input: ['a', ''] }).param).toBe('input[1]')
+    expect(refusal({ model: M, input: ['a', 2] }).param).toBe('input[1]')
+    expect(refusal({ model: M, input: [1, -2] }).param).toBe('input[1]')
+    expect(refusal({ model: M, input: [1, 2.5] }).param).toBe('input[1]')
+    expect(refusal({ model: M, input: [[1], []] }).param).toBe('input[1]')
+    expect(refusal({ model: M, input: [[1], [2, 'x']] }).param).toBe('input[1][1]')
+    expect(refusal({ model: M, input: [{ text: 'a' }] }).param).toBe('input[0]')
+    expect(refusal({ model: M, input: 42 }).param).toBe('input')
+    expect(refusal({ model: M, input: null }).param).toBe('input')
+  })
+
+  test("more than OpenAI's 2048 inputs → 400 naming input", () => {
+    const err = refusal({ model: M, input: Array.from({ length: 2049 }, () => 'x') })
+    expect(err.param).toBe('input')
+    expect(err.message).toContain('2048')
+  })
+
+  test('model, dimensions, encoding_format and user are named when wrong', () => {
+    expect(refusal({ input: 'x' }).param).toBe('model')
+    expect(refusal({ model: 7, input: 'x' }).param).toBe('model')
+    expect(refusal({ model: M, input: 'x', dimensions: 0 }).param).toBe('dimensions')
+    expect(refusal({ model: M, input: 'x', dimensions: 1.5 }).param).toBe('dimensions')
+    expect(refusal({ model: M, input: 'x', encoding_format: 'int8' }).param).toBe('encoding_format')
+    expect(refusal({ model: M, input: 'x', user: 5 }).param).toBe('user')
+  })
+
+  test('a body that is not a JSON object → 400, never a crash', () => {
+    for (const text of ['', 'nope', '[1]', 'null', '{"model":']) {
+      const err = refusal(text)
+      expect(err.status).toBe(400)
+    }
+  })
+})
+
+const EMBED_MODEL: ModelConfig = {
+  name: 'embed',
+  type: 'embedding',
+  context_window: 4,
+  dimensions: 16,
+  max_output_tokens: 0,
+  features: [],
+}
+
+describe('limits before admission', () => {
+  const check = (body: unknown) => () =>
+    checkEmbeddingLimits(decodeEmbeddings(JSON.stringify(body)), EMBED_MODEL)
+
+  test("dimensions beyond the model's vectors → 400 naming dimensions", () => {
+    expect(check({ model: M, input: 'x', dimensions: 16 })).not.toThrow()
+    expect(check({ model: M, input: 'x', dimensions: 17 })).toThrow(
+      expect.objectContaining({ param: 'dimensions' }),
+    )
+  })
+
+  test('a token array longer than the context window → 400 naming it', () => {
+    expect(check({ model: M, input: [1, 2, 3, 4] })).not.toThrow()
+    expect(check({ model: M, input: [1, 2, 3, 4, 5] })).toThrow(expect.objectContaining({ param: 'input' }))
+    expect(check({ model: M, input: [[1], [1, 2, 3, 4, 5]] })).toThrow(
+      expect.objectContaining({ param: 'input[1]' }),
+    )
+  })
+})
+
+describe('the operation a model answers', () => {
+  test('a chat model on /v1/embeddings and an embedding model on a chat surface → 400 naming model', () => {
+    const chat = { type: undefined }
+    expect(() => checkModelServes(chat, 'chat', 'demo/echo')).not.toThrow()
+    expect(() => checkModelServes(chat, 'count_tokens', 'demo/echo')).not.toThrow()
+    expect(() => checkModelServes(EMBED_MODEL, 'embeddings', M)).not.toThrow()
+    for (const [model, operation] of [
+      [chat, 'embeddings'],
+      [EMBED_MODEL, 'chat'],
+      [EMBED_MODEL, 'count_tokens'],
+    ] as const) {
+      let err: GatewayError | undefined
+      try {
+        checkModelServes(model, operation, 'x/y')
+      } catch (e) {
+        err = e as GatewayError
+      }
+      expect(err).toMatchObject({ status: 400, param: 'model' })
+    }
+  })
+})
