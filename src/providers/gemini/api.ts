@@ -15,12 +15,17 @@ export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com'
  * // 'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse'
  */
 export function geminiUrl(provider: ProviderConfig, model: string, stream: boolean): string {
-  let base = (provider.base_url ?? GEMINI_BASE_URL).replace(/\/+$/, '')
-  if (!/\/v1(alpha|beta)?\d*$/.test(base)) base += '/v1beta'
+  const base = geminiApiRoot(provider)
   const name = encodeURIComponent(model.replace(/^models\//, ''))
   return stream
     ? `${base}/models/${name}:streamGenerateContent?alt=sse`
     : `${base}/models/${name}:generateContent`
+}
+
+/** `{base_url}` with an API version: its own (`/v1beta`, `/v1`), else `/v1beta`. */
+export function geminiApiRoot(provider: ProviderConfig): string {
+  const base = (provider.base_url ?? GEMINI_BASE_URL).replace(/\/+$/, '')
+  return /\/v1(alpha|beta)?\d*$/.test(base) ? base : `${base}/v1beta`
 }
 
 /** The key goes in a header, never the query string, so it stays out of URLs and logs. */

@@ -1,0 +1,92 @@
+/**
+ * @module
+ * The demo's embeddings: offline and deterministic. Each input gets a unit vector drawn from a
+ * generator seeded with a hash of the input (its text, or its token ids), so the same input always
+ * gets the same vector and different inputs near-orthogonal ones. `dimensions` takes the first
+ * that many values, normalised again: a shorter vector is a prefix of the longer one in direction,
+ * as with OpenAI's `text-embedding-3` models. Values are float32 already, so `float` and `base64`
+ * answers carry the same numbers. Usage is estimated from the input.
+ *
+ * @example
+ * const demo = createDemoEmbeddings({ prefix: 'demo', kind: 'demo', models })
+ * const { vectors } = await demo.embed({ model: 'embed', input: { kind: 'text', items: ['hi'] }, dimensions: 8 }, ctx)
+ * vectors[0].length // 8, and the sum of squares is 1
+ */
+import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
+import {
+  type EmbeddingRequest,
+  type EmbeddingResult,
+  embeddingUsage,
+  estimateInputTokens,
+} from '../../operations/embeddings.ts'
+import { GatewayError } from '../../util/errors.ts'
+import type { EmbeddingCalls } from '../embedding-calls.ts'
+import { abortError } from '../http.ts'
+import type { CallContext } from '../types.ts'
+
+/** Vector length of a demo model whose entry gives no `dimensions`. */
+export const DEMO_DIMENSIONS = 256
+
+export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls {
+  const check = (req: EmbeddingRequest, model: ModelConfig): void => {
+    const most = model.dimensions ?? DEMO_DIMENSIONS
+    if (req.dimensions !== undefined && req.dimensions > most) {
+      throw new GatewayError(
+        400,
+        'invalid_value',
+        `dimensions is ${req.dimensions}, but this model's vectors have ${most}. Send at most ${most}.`,
+        { param: 'dimensions' },
+      )
+    }
+  }
+
+  return {
+    check,
+    async embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+      if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+      check(req, ctx.model)
+      const length = req.dimensions ?? ctx.model.dimensions ?? DEMO_DIMENSIONS
+      // Token ids keyed apart from any text (no text starts with a NUL and a digit list by chance).
+      const keys =
+        req.input.kind === 'text' ? req.input.items : req.input.items.map((ids) => `\u0000${ids.join(',')}`)
+      const vectors = keys.map((key) => demoVector(key, length))
+      return { vectors, usage: embeddingUsage(estimateInputTokens(req.input)) }
+    },
+  }
+}
+
+/** The unit vector of `key` with `length` float32 values. */
+export function demoVector(key: string, length: number): number[] {
+  const next = mulberry32(fnv1a(key))
+  const values = new Array<number>(length)
+  let sum = 0
+  for (let i = 0; i < length; i++) {
+    const v = next() * 2 - 1
+    values[i] = v
+    sum += v * v
+  }
+  const norm = Math.sqrt(sum) || 1
+  for (let i = 0; i < length; i++) values[i] = Math.fround(values[i]! / norm)
+  return values
+}
+
+/** FNV-1a over the UTF-16 code units: a 32-bit seed. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return hash >>> 0
+}
+
+/** A small seeded generator of numbers in [0, 1). */
+function mulberry32(seed: number): () => number {
+  let state = seed
+  return () => {
+    state = (state + 0x6d2b79f5) | 0
+    let t = Math.imul(state ^ (state >>> 15), 1 | state)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
