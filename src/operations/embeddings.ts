@@ -6,7 +6,7 @@
  * an array of one. Vectors are plain numbers; the surface encodes them (`float` or `base64`).
  *
  * @example
- * const req: EmbeddingRequest = { model: 'text-embedding-3-small', input: textInput(['a', 'b']), dimensions: 256 }
+ * const req: EmbeddingRequest = { model: 'text-embedding-3-small', input: { kind: 'text', items: ['a', 'b'] }, dimensions: 256 }
  * const result: EmbeddingResult = await calls.embed(req, ctx)
  * result.vectors.length // 2, in input order
  */
@@ -34,15 +34,6 @@ export interface EmbeddingResult {
   /** One vector per input item, in input order. */
   vectors: number[][]
   usage: EmbeddingUsage
-}
-
-export function textInput(items: string[]): EmbeddingInput {
-  return { kind: 'text', items }
-}
-
-/** How many items the request embeds (one vector each). */
-export function inputCount(input: EmbeddingInput): number {
-  return input.items.length
 }
 
 /**

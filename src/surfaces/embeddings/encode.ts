@@ -20,7 +20,9 @@ export function encodeEmbeddings(result: EmbeddingResult, modelId: string, forma
   const items: string[] = new Array(result.vectors.length)
   for (let i = 0; i < result.vectors.length; i++) {
     const vector = result.vectors[i]!
-    const embedding = format === 'base64' ? `"${float32Base64(vector)}"` : JSON.stringify(vector)
+    // `join` writes finite numbers as JSON does, twice as fast; vectors are finite (JSON numbers
+    // from an upstream, or the demo's unit vectors).
+    const embedding = format === 'base64' ? `"${float32Base64(vector)}"` : `[${vector.join(',')}]`
     items[i] = `{"object":"embedding","index":${i},"embedding":${embedding}}`
   }
   const { prompt_tokens, total_tokens } = result.usage
