@@ -77,7 +77,15 @@ afterAll(async () => {
 const EXPECTED: Record<string, { dims: number; vector: (text: string, dims: number) => number[] }> = {
   'demo/embed': { dims: 32, vector: (t, d) => demoVector(t, d) },
   'oai/small': { dims: 1536, vector: (t, d) => Array.from(unitVector(t, d)) },
-  'gem/embed': { dims: 3072, vector: (t, d) => Array.from(unitVector(t, d)) },
+  'gem/embed': { dims: 3072, vector: (t, d) => geminiVector(t, d) },
+}
+
+/** Gemini cuts the full vector to `d` values; the gateway scales them to unit length again. */
+function geminiVector(text: string, d: number): number[] {
+  const cut = Array.from(unitVector(text, 3072).subarray(0, d))
+  if (d === 3072) return cut
+  const norm = Math.sqrt(cut.reduce((s, v) => s + v * v, 0))
+  return cut.map((v) => v / norm)
 }
 const MODELS = Object.keys(EXPECTED)
 

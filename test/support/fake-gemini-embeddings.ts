@@ -8,7 +8,7 @@
  * snake_case names alike), a request whose `model` is not the batch's, more than 100 requests in a
  * batch, a content without text, an `outputDimensionality` beyond the model's. Answers
  * `{"embeddings": [{"values": [...]}]}` in request order (no token counts: Gemini's batch answer has
- * none).
+ * none); a shortened vector is the full one cut off, unnormalised, as Gemini documents.
  *
  * @example
  * const fake = await startFakeGeminiEmbeddings({ apiKey: 'AIza-test' })
@@ -103,7 +103,8 @@ export function startFakeGeminiEmbeddings(opts: { apiKey?: string } = {}): FakeU
           `* ${at}.output_dimensionality: must be between 1 and ${full}\n`,
         )
       }
-      embeddings.push({ values: Array.from(unitVector(text, dims)) })
+      // Like Gemini: a shorter vector is the full one cut off, not normalised again.
+      embeddings.push({ values: Array.from(unitVector(text, full).subarray(0, dims)) })
     }
     return Response.json({ embeddings })
   })

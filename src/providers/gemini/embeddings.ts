@@ -4,7 +4,8 @@
  * `{"requests": [{"model": "models/{model}", "content": {"parts": [{"text"}]}, "outputDimensionality"}]}`
  * → `{"embeddings": [{"values": [...]}]}`, in request order. Gemini takes at most 100 requests per
  * batch, so longer inputs go in several calls, one after another. Gemini embeds text only: token-id
- * arrays are refused (400 naming `input`) before admission. It reports no token counts for a
+ * arrays are refused (400 naming `input`) before admission. Shortened vectors (`dimensions`) come
+ * back from Gemini unnormalised; they are scaled to unit length, as OpenAI's are. It reports no token counts for a
  * batch, so usage is estimated from the input. Fields Gemini does not know (OpenAI's `user`) are
  * not sent: it refuses unknown fields.
  *
@@ -73,6 +74,8 @@ export function createGeminiEmbeddings(provider: ProviderConfig): EmbeddingCalls
         }))
         vectors.push(...(await call(url, JSON.stringify({ requests }), ctx, batch.length)))
       }
+      // Gemini normalises only its full-length vectors; OpenAI's `dimensions` promises unit vectors.
+      if (req.dimensions !== undefined) for (const vector of vectors) normalise(vector)
       return { vectors, usage: embeddingUsage(estimateInputTokens(req.input)) }
     },
   }
@@ -90,4 +93,13 @@ function vectorsOf(json: { embeddings?: unknown }, count: number, label: string)
     }
     return values as number[]
   })
+}
+
+/** Scales the vector to length 1 in place (a zero vector stays as it is). */
+function normalise(vector: number[]): void {
+  let sum = 0
+  for (const v of vector) sum += v * v
+  const norm = Math.sqrt(sum)
+  if (norm === 0) return
+  for (let i = 0; i < vector.length; i++) vector[i] = vector[i]! / norm
 }

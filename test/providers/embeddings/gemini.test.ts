@@ -34,6 +34,13 @@ beforeAll(() => {
 })
 afterAll(() => fake.stop())
 
+/** What the gateway makes of Gemini's answer: the full vector cut to `dims`, scaled to unit length. */
+function expected(text: string, dims: number): number[] {
+  const cut = Array.from(unitVector(text, 3072).subarray(0, dims))
+  const norm = Math.sqrt(cut.reduce((s, v) => s + v * v, 0))
+  return cut.map((v) => v / norm)
+}
+
 const texts = (n: number) => Array.from({ length: n }, (_, i) => `text number ${i}`)
 const request = (items: string[], dimensions?: number): EmbeddingRequest => ({
   model: 'gemini-embedding-001',
@@ -55,10 +62,13 @@ async function refusal(run: () => Promise<unknown>): Promise<GatewayError> {
 describe('gemini embeddings (batchEmbedContents)', () => {
   const calls = () => createEmbeddingCalls(provider)!
 
-  test('texts → one vector each, in order; dimensions → outputDimensionality; the key in a header; user not sent', async () => {
+  test('texts → one vector each, in order; dimensions → outputDimensionality, the cut vectors made unit again; the key in a header; user not sent', async () => {
     const before = fake.requests().length
     const result = await calls().embed(request(['alpha', 'beta'], 64), callContext(provider))
-    expect(result.vectors).toEqual([Array.from(unitVector('alpha', 64)), Array.from(unitVector('beta', 64))])
+    expect(result.vectors).toEqual([expected('alpha', 64), expected('beta', 64)])
+    const raw = Array.from(unitVector('alpha', 3072).subarray(0, 64))
+    expect(Math.hypot(...raw)).toBeLessThan(0.5)
+    expect(Math.hypot(...result.vectors[0]!)).toBeCloseTo(1, 9)
     expect(result.usage.prompt_tokens).toBeGreaterThan(0)
     expect(result.usage.total_tokens).toBe(result.usage.prompt_tokens)
     const sent = fake.requests().slice(before)
@@ -88,7 +98,7 @@ describe('gemini embeddings (batchEmbedContents)', () => {
     const sent = fake.requests().slice(before)
     expect(sent.map((r) => r.body.requests.length)).toEqual([100, 100, 50])
     expect(result.vectors).toHaveLength(250)
-    expect(result.vectors[249]).toEqual(Array.from(unitVector('text number 249', 8)))
+    expect(result.vectors[249]).toEqual(expected('text number 249', 8))
   })
 
   test('token arrays cannot go to gemini: 400 naming input, before any call', async () => {
