@@ -7,9 +7,9 @@
  * @example
  * checkModelType(provider, 0, problems) // '/providers/0/models/1/type: anthropic has no embeddings API ...'
  */
-import { operationsOf } from '../operations/operation.ts'
-import { KIND_OPERATIONS } from '../providers/kind-operations.ts'
-import { type ModelConfig, modelType, type RawConfig } from './schema.ts'
+import { modelType, operationsOf } from '../operations/operation.ts'
+import { KIND_OPERATIONS } from './kind-operations.ts'
+import type { ModelConfig, RawConfig } from './schema.ts'
 
 type RawProvider = RawConfig['providers'][number]
 type RawModel = RawProvider['models'][number]

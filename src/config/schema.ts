@@ -4,6 +4,7 @@
  * typo is an error instead of a silently ignored setting.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
+import { MODEL_TYPES } from '../operations/operation.ts'
 
 const Closed = { additionalProperties: false } as const
 
@@ -21,15 +22,6 @@ export const FEATURES = [
   'reasoning',
 ] as const
 export type Feature = (typeof FEATURES)[number]
-
-/** What a model answers: chat (chat, messages, responses surfaces) or embeddings (`/v1/embeddings`). */
-export const MODEL_TYPES = ['chat', 'embedding'] as const
-export type ModelType = (typeof MODEL_TYPES)[number]
-
-/** A model entry's type; `chat` when it does not say. */
-export function modelType(model: { type?: ModelType }): ModelType {
-  return model.type ?? 'chat'
-}
 
 export const PROVIDER_KINDS = ['openai', 'anthropic', 'gemini', 'demo'] as const
 export type ProviderKind = (typeof PROVIDER_KINDS)[number]

@@ -7,8 +7,16 @@
  * @example
  * operationsOf('embedding') // ['embeddings']
  */
-import { type ModelType, modelType } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
+
+/** What a model answers: chat (chat, messages, responses surfaces) or embeddings (`/v1/embeddings`). */
+export const MODEL_TYPES = ['chat', 'embedding'] as const
+export type ModelType = (typeof MODEL_TYPES)[number]
+
+/** A model entry's type; `chat` when it does not say. */
+export function modelType(model: { type?: ModelType }): ModelType {
+  return model.type ?? 'chat'
+}
 
 export const OPERATIONS = ['chat', 'embeddings', 'count_tokens'] as const
 export type Operation = (typeof OPERATIONS)[number]

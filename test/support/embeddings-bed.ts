@@ -12,12 +12,12 @@
  * new OpenAI({ baseURL: `${bed.url}/v1`, apiKey: 'unused' }).embeddings.create({ model: 'demo/embed', input: 'hi' })
  */
 import { parseConfig } from '../../src/config/index.ts'
-import { upstreamModelName } from '../../src/gateway/defaults.ts'
 import { checkModelServes } from '../../src/operations/operation.ts'
 import { createEmbeddingCalls } from '../../src/providers/embedding-calls.ts'
 import { readText, resolveTimeouts } from '../../src/providers/http.ts'
 import { createAdapters } from '../../src/providers/index.ts'
 import type { CallContext } from '../../src/providers/types.ts'
+import { upstreamModelName } from '../../src/surfaces/chat/defaults.ts'
 import { encodeEmbeddings } from '../../src/surfaces/embeddings/encode.ts'
 import {
   EMBEDDINGS_PATH,

@@ -11,10 +11,10 @@
  * // '{"model":"text-embedding-3-small","input":"hi"}'
  */
 import type { ProviderConfig } from '../../config/schema.ts'
+import { editTopLevel, replaceStringField } from '../../json/fields.ts'
 import { type EmbeddingUsage, embeddingUsage, estimateInputTokens } from '../../operations/embeddings.ts'
 import { bodyError } from '../../providers/openai/index.ts'
 import { invalidResponse, sanitizeMessage, scrubbed } from '../../providers/upstream-errors.ts'
-import { editTopLevel, replaceStringField } from '../../util/json-fields.ts'
 import type { EmbeddingsView } from './validate.ts'
 
 /** The path under an openai provider's `base_url`. */

@@ -9,10 +9,10 @@
  * view.input // { kind: 'text', items: ['a', 'b'] }
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { parseChatBody } from '../../gateway/validate-chat.ts'
-import { explainValidationError } from '../../gateway/validation-error.ts'
+import { explainValidationError } from '../../json/validation-error.ts'
 import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { parseChatBody } from '../chat/validate.ts'
 import {
   EMBEDDINGS_EXAMPLE,
   type EmbeddingsRequestInput,

@@ -7,8 +7,9 @@
  * @example
  * KIND_OPERATIONS.anthropic.embeddings // 'Anthropic has no embeddings API ...'
  */
-import type { ProviderKind } from '../config/schema.ts'
+
 import type { Operation } from '../operations/operation.ts'
+import type { ProviderKind } from './schema.ts'
 
 /** Per kind: the operations it cannot serve, each with the reason the config error gives. */
 export const KIND_OPERATIONS: Record<ProviderKind, Partial<Record<Operation, string>>> = {
