@@ -20,6 +20,7 @@ import { adminHistoryRoutes } from '../server/routes/admin-history.ts'
 import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
 import { adminSessionRoutes } from '../server/routes/admin-sessions.ts'
 import { chatRoutes } from '../server/routes/chat.ts'
+import { embeddingsRoutes } from '../server/routes/embeddings.ts'
 import { healthRoutes } from '../server/routes/health.ts'
 import { messagesRoutes } from '../server/routes/messages.ts'
 import { modelRoutes } from '../server/routes/models.ts'
@@ -55,6 +56,7 @@ export function createApp(deps: Deps) {
     .use(chatRoutes(traffic, pipeline))
     .use(messagesRoutes(deps, pipeline))
     .use(responsesRoutes(traffic, pipeline))
+    .use(embeddingsRoutes(traffic, pipeline))
     .use(adminRoutes(deps))
     .use(adminHistoryRoutes(deps))
     .use(adminOverviewRoutes(deps))

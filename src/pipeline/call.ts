@@ -17,7 +17,7 @@ import { GatewayError } from '../util/errors.ts'
 import type { PipelineDeps } from './deps.ts'
 import type { StreamEncoder } from './stream-encoder.ts'
 import { type StreamSource, writeStream } from './stream-writer.ts'
-import type { EncodeContext, Forwarding, ForwardRequest, Surface } from './surface.ts'
+import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './surface.ts'
 
 export type Finish = (
   status: number,
@@ -35,7 +35,7 @@ const SSE_HEADERS = {
 
 export interface ProviderCall<View> {
   deps: PipelineDeps
-  surface: Surface<View>
+  surface: ChatSurface<View>
   adapter: ProviderAdapter
   ctx: CallContext
   encodeCtx: EncodeContext<View>

@@ -8,10 +8,10 @@
 
 import { checkFeatures } from '../catalogue/features.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
-import type { Surface, Translated } from './surface.ts'
+import type { ChatSurface, Translated } from './surface.ts'
 
 export function checkAndTranslate<View>(
-  surface: Pick<Surface<View>, 'features' | 'temperature' | 'checkLimits' | 'translate'>,
+  surface: Pick<ChatSurface<View>, 'features' | 'temperature' | 'checkLimits' | 'translate'>,
   view: View,
   entry: CatalogueEntry,
   passThrough: boolean,

@@ -1,8 +1,8 @@
 /**
  * @module
- * The request pipeline every surface runs on: auth → read body → surface decode → route and
- * plan → feature check → admission → provider call → surface encode (JSON or SSE) → usage
- * record. Framework-free: it takes a `Request` and gives a `Response`, never throws, and renders
+ * The request pipeline every surface runs on: auth → read body → surface decode → route → the
+ * model answers the surface's operation → plan → the operation's checks → admission → provider
+ * call → surface encode (JSON or SSE) → usage record. Framework-free: it takes a `Request` and gives a `Response`, never throws, and renders
  * every refusal in the surface's error shape. Only requests that pass every check are admitted
  * and counted against the account's limits — once, whatever the surface.
  *
@@ -15,6 +15,7 @@
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
+import { checkModelServes } from '../operations/operation.ts'
 import { resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
 import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
@@ -25,10 +26,11 @@ import { checkJsonContentType, readBodyText } from './body.ts'
 import { callProvider, type Finish } from './call.ts'
 import { checkAndTranslate } from './check.ts'
 import type { PipelineDeps } from './deps.ts'
+import { callEmbeddings, checkEmbeddings, type EmbeddingsCall } from './embeddings-call.ts'
 import { toGatewayError } from './errors.ts'
 import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { countInvalidRequest } from './invalid-requests.ts'
-import type { Decoded, EncodeContext, Surface, Translated } from './surface.ts'
+import type { Decoded, EncodeContext, Surface, SurfaceCore, Translated } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
 export interface ServerHandle {
@@ -65,10 +67,11 @@ export class Pipeline {
 
   /**
    * The steps every keyed request shares, also for requests that are not admitted (count_tokens):
-   * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404) → plan (403).
+   * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404) → the
+   * model answers the operation (400 naming `model`) → plan (403).
    */
   async prepare<View>(
-    surface: Pick<Surface<View>, 'credential' | 'decode'>,
+    surface: Pick<SurfaceCore<View>, 'credential' | 'decode' | 'operation'>,
     request: Request,
     ex?: Exchange,
   ): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
@@ -88,6 +91,7 @@ export class Pipeline {
         ex.model = entry.id
         ex.stream = decoded.stream
       }
+      checkModelServes(entry.model, surface.operation, entry.id)
       assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
       return { auth, text, decoded, entry }
     } catch (e) {
@@ -121,12 +125,16 @@ export class Pipeline {
       new Exchange(String(headers['x-request-id']), surfaceOf(pathOf(request.url)), request.method, '')
     const { auth, text, decoded, entry } = await this.prepare(surface, request, ex)
     const plan = auth.plan.plan!
-    const fwd = surface.forward
+    const adapter = deps.adapters.get(entry.provider.prefix)!
+    const fwd = surface.operation === 'chat' ? surface.forward : undefined
     const forward =
       fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
-    let translated: Translated | null
+    let translated: Translated | null = null
+    let embeddings: EmbeddingsCall | null = null
     try {
-      translated = checkAndTranslate(surface, decoded.view, entry, forward !== undefined)
+      if (surface.operation === 'embeddings')
+        embeddings = checkEmbeddings(surface, decoded.view, entry, adapter, text)
+      else translated = checkAndTranslate(surface, decoded.view, entry, forward !== undefined)
     } catch (e) {
       throw await countInvalidRequest(deps, auth, e)
     }
@@ -220,10 +228,12 @@ export class Pipeline {
       includeUsage: translated?.includeUsage ?? false,
     }
     ex.deferred = decoded.stream
+    if (surface.operation === 'embeddings')
+      return callEmbeddings({ surface, adapter, ctx, encodeCtx, call: embeddings!, headers, finish })
     return callProvider({
       deps,
       surface,
-      adapter: deps.adapters.get(entry.provider.prefix)!,
+      adapter,
       ctx,
       encodeCtx,
       stream: decoded.stream,

@@ -1,19 +1,22 @@
 /**
  * @module
- * What an API surface (Chat Completions, Anthropic Messages, OpenAI Responses) plugs into the
- * request pipeline. The pipeline owns every shared step — auth, body, routing, plan, feature
- * check, admission, the provider call, usage — and asks the surface only for what differs: how to
- * find the key, how to decode a body, which features it uses (named in the surface's own terms),
- * how to encode an answer, and how errors look.
+ * What an API surface plugs into the request pipeline. The pipeline owns every shared step —
+ * auth, body, routing, the model's operation, plan, checks, admission, the provider call, usage —
+ * and asks the surface only for what differs: how to find the key, how to decode a body, how to
+ * encode an answer, and how errors look.
  *
- * The canonical internal form is OpenAI's chat request and completion (`providers/types.ts`): a
- * surface translates into a `ChatRequest` and encodes a `ChatCompletion` or a chunk stream back.
- * Where the surface and the chosen provider speak the same wire (`forward.kind`), the request
- * and the answer pass through instead, with only the edits the gateway must make.
+ * A surface is typed by the operation it serves (`operations/operation.ts`), and carries that
+ * operation's part. Chat (Chat Completions, Anthropic Messages, OpenAI Responses): the canonical
+ * form is OpenAI's chat request and completion (`providers/types.ts`); a surface translates into a
+ * `ChatRequest` and encodes a `ChatCompletion` or a chunk stream back. Embeddings: the canonical
+ * form is `operations/embeddings.ts`; answers are whole JSON, never streams. Where the surface and
+ * the chosen provider speak the same wire (`forward.kind`), the request and the answer pass
+ * through instead, with only the edits the gateway must make.
  *
  * @example
- * const chat: Surface<ChatRequestInput> = {
+ * const chat: ChatSurface<ChatRequestInput> = {
  *   name: 'chat',
+ *   operation: 'chat',
  *   credential: (headers) => bearer(headers.get('authorization')),
  *   decode: (text) => { const view = validateChatRequest(parseChatBody(text)); return { model: view.model, view, stream: view.stream === true } },
  *   features: detectFeatures,
@@ -29,6 +32,8 @@
 import type { FeatureUse } from '../catalogue/features.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
+import type { EmbeddingRequest, EmbeddingResult, EmbeddingUsage } from '../operations/embeddings.ts'
+import type { Operation } from '../operations/operation.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
 import type {
   CallContext,
@@ -108,8 +113,11 @@ export interface Forwarding<View> {
   ): Promise<{ plan: StreamPlan<Uint8Array>; encoder: StreamEncoder<Uint8Array> }>
 }
 
-export interface Surface<View> {
+/** What every surface gives, whatever its operation: the steps before routing, and its errors. */
+export interface SurfaceCore<View> {
   readonly name: SurfaceName
+  /** The operation it serves: a model that does not answer it is refused (400 naming `model`). */
+  readonly operation: Operation
   /** The caller's API key from the request headers; throws 401 when there is none. */
   credential(headers: Headers): string
   /**
@@ -117,6 +125,15 @@ export interface Surface<View> {
    * names. `limitsChecked`: the body reader already held `text` to the JSON structural limits.
    */
   decode(text: string, limitsChecked?: boolean): Decoded<View>
+  /** The surface's own rate-limit header names, added to OpenAI's. */
+  limitHeaders?(admit: AdmitResult, now: number, into: Record<string, string>): void
+  /** An error as a response in the surface's shape; `headers` are the response's headers so far. */
+  errorResponse(err: GatewayError, headers: Record<string, string>): Response
+}
+
+/** A surface of the chat operation: the chat part (features, translation, completions, streams). */
+export interface ChatSurface<View> extends SurfaceCore<View> {
+  readonly operation: 'chat'
   /** Every catalogue feature the request uses, with the field (surface terms) that first uses it. */
   features(view: View): FeatureUse[]
   /** The requested temperature, checked against the model's range. */
@@ -134,8 +151,28 @@ export interface Surface<View> {
   streamEncoder(ctx: EncodeContext<View>): StreamEncoder<ChatCompletionChunk>
   /** Pass-through to providers of the surface's own wire; absent = always translate. */
   forward?: Forwarding<View>
-  /** The surface's own rate-limit header names, added to OpenAI's. */
-  limitHeaders?(admit: AdmitResult, now: number, into: Record<string, string>): void
-  /** An error as a response in the surface's shape; `headers` are the response's headers so far. */
-  errorResponse(err: GatewayError, headers: Record<string, string>): Response
 }
+
+/**
+ * A surface of the embeddings operation. Answers are whole JSON bodies; a provider either takes
+ * the canonical request (`ProviderAdapter.embeddings`) or the client's body as it is (`forward`).
+ */
+export interface EmbeddingsSurface<View> extends SurfaceCore<View> {
+  readonly operation: 'embeddings'
+  /** The canonical request for the provider (`model` = upstream name). */
+  translate(view: View, entry: CatalogueEntry): EmbeddingRequest
+  /** Runs before admission on pass-through too: limits the surface enforces whatever the route. */
+  checkLimits(view: View, entry: CatalogueEntry): void
+  /** A provider's vectors → the response body text. */
+  encode(result: EmbeddingResult, ctx: EncodeContext<View>): string
+  /** Pass-through to providers of the surface's own wire. */
+  forward: {
+    kind: ProviderKind
+    request(view: View, entry: CatalogueEntry, bodyText: string): ForwardRequest
+    /** The upstream's whole answer (read under the provider's timeouts and size cap) → body and usage. */
+    relayJson(text: string, ctx: EncodeContext<View>): { body: string; usage: EmbeddingUsage }
+  }
+}
+
+/** Any surface: which part it carries follows from its operation. */
+export type Surface<View> = ChatSurface<View> | EmbeddingsSurface<View>

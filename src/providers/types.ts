@@ -5,6 +5,7 @@
  * and answers in OpenAI's shapes. Adapters never see API keys of Switchyard users.
  */
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
+import type { EmbeddingRequest, EmbeddingResult } from '../operations/embeddings.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { Deadline } from '../util/scheduler.ts'
 
@@ -197,6 +198,19 @@ export interface ProviderAdapter {
    * response as it is (a refusal rejects like `stream`). Absent on kinds without a surface.
    */
   forward?(req: ForwardCall, ctx: CallContext): Promise<Response>
+  /**
+   * The embeddings operation, translated to the provider's wire (gemini, demo). Absent where
+   * embeddings pass through `forward` (openai) or do not exist (anthropic: refused at config load).
+   */
+  embeddings?: EmbeddingCalls
+}
+
+/** One provider's embeddings calls: the operation's canonical request in, vectors out. */
+export interface EmbeddingCalls {
+  /** Refuses what this provider cannot embed, with a 400 naming the field. Runs before admission. */
+  check(req: EmbeddingRequest, model: ModelConfig): void
+  /** One vector per input item, in order, and the usage to record. Throws `GatewayError`s. */
+  embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>
 }
 
 /** A request to relay as it is (see `ProviderAdapter.forward`). */

@@ -9,6 +9,7 @@ export const SURFACES = [
   { name: 'chat', path: '/v1/chat/completions' },
   { name: 'messages', path: '/v1/messages' },
   { name: 'responses', path: '/v1/responses' },
+  { name: 'embeddings', path: '/v1/embeddings' },
 ] as const
 
 export type SurfaceName = (typeof SURFACES)[number]['name']

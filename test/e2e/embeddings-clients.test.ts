@@ -2,23 +2,21 @@
  * Real clients on `/v1/embeddings`, unmodified, through each provider kind against local upstreams
  * speaking each wire: the `openai` SDK (`embeddings.create`: its default base64, and float), the
  * Vercel AI SDK's `embed` / `embedMany` (float) and LangChain's `OpenAIEmbeddings` (its openai
- * client's default, base64). For now the route is served by the embeddings bed (the surface's
- * parts and the providers' calls, `support/embeddings-bed.ts`); the same tests move to the real
- * gateway once the pipeline serves it. The AI SDK and LangChain come from test/clients: without
- * them those tests skip with a printed line.
+ * client's default, base64), all against the real gateway with a real key. What a client sent is
+ * seen through its own `fetch` option (a recorder that passes the call on). The AI SDK and
+ * LangChain come from test/clients: without them those tests skip with a printed line.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import { demoVector } from '../../src/providers/demo/embeddings.ts'
-import { type EmbeddingsBed, startEmbeddingsBed } from '../support/embeddings-bed.ts'
 import { startFakeGeminiEmbeddings } from '../support/fake-gemini-embeddings.ts'
 import {
   type FakeUpstream,
   startFakeOpenAIEmbeddings,
   unitVector,
 } from '../support/fake-openai-embeddings.ts'
-import { DEMO_PROVIDER, PLANS } from '../support/gateway.ts'
+import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 
 const CLIENTS = join(import.meta.dir, '../clients')
 
@@ -36,39 +34,48 @@ async function testClient(name: string): Promise<any | null> {
 
 let openaiUp: FakeUpstream<'embeddings'>
 let geminiUp: FakeUpstream<'embeddings'>
-let bed: EmbeddingsBed
-beforeAll(() => {
+let gw: TestGateway
+let key: string
+/** Every body a client sent to the gateway, in order (through the clients' `fetch` option). */
+const sent: any[] = []
+const recordingFetch = (input: any, init?: any) => {
+  if (typeof init?.body === 'string') sent.push(JSON.parse(init.body))
+  return fetch(input, init)
+}
+beforeAll(async () => {
   openaiUp = startFakeOpenAIEmbeddings({ apiKey: 'sk-upstream-openai' })
   geminiUp = startFakeGeminiEmbeddings({ apiKey: 'AIza-upstream-gemini' })
   const embedding = { type: 'embedding', context_window: 8192 }
-  bed = startEmbeddingsBed({
-    server: { host: '127.0.0.1', port: 0 },
-    providers: [
-      {
-        ...DEMO_PROVIDER,
-        models: [...DEMO_PROVIDER.models, { name: 'embed', ...embedding, dimensions: 32 }],
-      },
-      {
-        prefix: 'oai',
-        kind: 'openai',
-        base_url: `${openaiUp.url}/v1`,
-        api_key: 'sk-upstream-openai',
-        models: [{ name: 'small', upstream_name: 'text-embedding-3-small', ...embedding, dimensions: 1536 }],
-      },
-      {
-        prefix: 'gem',
-        kind: 'gemini',
-        base_url: geminiUp.url,
-        api_key: 'AIza-upstream-gemini',
-        models: [{ name: 'embed', upstream_name: 'gemini-embedding-001', ...embedding, dimensions: 3072 }],
-      },
-    ],
-    plans: PLANS,
-    default_plan: 'free',
+  gw = await startGateway({
+    doc: testConfigDoc({
+      providers: [
+        {
+          ...DEMO_PROVIDER,
+          models: [...DEMO_PROVIDER.models, { name: 'embed', ...embedding, dimensions: 32 }],
+        },
+        {
+          prefix: 'oai',
+          kind: 'openai',
+          base_url: `${openaiUp.url}/v1`,
+          api_key: 'sk-upstream-openai',
+          models: [
+            { name: 'small', upstream_name: 'text-embedding-3-small', ...embedding, dimensions: 1536 },
+          ],
+        },
+        {
+          prefix: 'gem',
+          kind: 'gemini',
+          base_url: geminiUp.url,
+          api_key: 'AIza-upstream-gemini',
+          models: [{ name: 'embed', upstream_name: 'gemini-embedding-001', ...embedding, dimensions: 3072 }],
+        },
+      ],
+    }),
   })
+  key = (await gw.key('embedder', 'unlimited')).key
 })
 afterAll(async () => {
-  await bed.stop()
+  await gw.stop()
   await openaiUp.stop()
   await geminiUp.stop()
 })
@@ -89,7 +96,8 @@ function geminiVector(text: string, d: number): number[] {
 }
 const MODELS = Object.keys(EXPECTED)
 
-const client = () => new OpenAI({ apiKey: 'sk-sy-unused', baseURL: `${bed.url}/v1`, maxRetries: 0 })
+const client = () =>
+  new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: recordingFetch })
 
 describe('the openai SDK: embeddings.create', () => {
   for (const model of MODELS) {
@@ -97,7 +105,7 @@ describe('the openai SDK: embeddings.create', () => {
 
     test(`${model}: the default (base64 on the wire, decoded by the SDK) gives the upstream's vectors`, async () => {
       const res = await client().embeddings.create({ model, input: ['first text', 'second text'] })
-      expect((bed.bodies.at(-1) as any).encoding_format).toBe('base64')
+      expect(sent.at(-1).encoding_format).toBe('base64')
       expect(res.object).toBe('list')
       expect(res.model).toBe(model)
       expect(res.data.map((d) => d.index)).toEqual([0, 1])
@@ -176,7 +184,7 @@ describe("the AI SDK's embed and embedMany", () => {
       const ai = await testClient('ai')
       const sdk = await testClient('@ai-sdk/openai')
       if (!ai || !sdk) return
-      const provider = sdk.createOpenAI({ apiKey: 'sk-sy-unused', baseURL: `${bed.url}/v1` })
+      const provider = sdk.createOpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, fetch: recordingFetch })
       const one = await ai.embed({
         model: provider.embedding(model),
         value: 'sunny day at the beach',
@@ -187,7 +195,7 @@ describe("the AI SDK's embed and embedMany", () => {
       const values = ['rainy afternoon', 'snowy night', 'windy morning']
       const many = await ai.embedMany({ model: provider.embedding(model), values, maxRetries: 0 })
       expect(many.embeddings).toEqual(values.map((v) => vector(v, dims)))
-      expect((bed.bodies.at(-1) as any).encoding_format).toBe('float')
+      expect(sent.at(-1).encoding_format).toBe('float')
     })
   }
 })
@@ -200,13 +208,14 @@ describe("LangChain's OpenAIEmbeddings", () => {
       if (!lc) return
       const embeddings = new lc.OpenAIEmbeddings({
         model,
-        apiKey: 'sk-sy-unused',
-        configuration: { baseURL: `${bed.url}/v1` },
+        apiKey: key,
+        configuration: { baseURL: `${gw.url}/v1`, fetch: recordingFetch },
         maxRetries: 0,
       })
       expect(await embeddings.embedQuery('what is a gateway')).toEqual(vector('what is a gateway', dims))
       const docs = ['a gateway routes requests', 'a switchyard sorts trains']
       expect(await embeddings.embedDocuments(docs)).toEqual(docs.map((d) => vector(d, dims)))
+      expect(sent.at(-1).encoding_format).toBe('base64')
     })
   }
 })

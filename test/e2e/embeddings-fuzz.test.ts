@@ -1,47 +1,49 @@
 /**
  * 1,000 malformed embedding bodies: every answer is a success or a 4xx naming what is wrong, never
- * a 5xx, a crash or a stall. Served for now by the embeddings bed (the surface's parts and the
- * providers' calls, `support/embeddings-bed.ts`) over the demo and a local OpenAI upstream; moves
- * to the real gateway with the pipeline wiring.
+ * a 5xx, a crash or a stall: the real gateway, with a real key, over the demo and a local OpenAI
+ * upstream.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { type EmbeddingsBed, startEmbeddingsBed } from '../support/embeddings-bed.ts'
 import { type FakeUpstream, startFakeOpenAIEmbeddings } from '../support/fake-openai-embeddings.ts'
-import { DEMO_PROVIDER, PLANS } from '../support/gateway.ts'
+import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 import { generateMalformedEmbeddingBodies } from '../support/malformed-embedding-bodies.ts'
 
 let upstream: FakeUpstream<'embeddings'>
-let bed: EmbeddingsBed
-beforeAll(() => {
+let gw: TestGateway
+let key: string
+beforeAll(async () => {
   upstream = startFakeOpenAIEmbeddings()
-  bed = startEmbeddingsBed({
-    providers: [
-      {
-        ...DEMO_PROVIDER,
-        models: [...DEMO_PROVIDER.models, { name: 'embed', type: 'embedding', context_window: 8192 }],
-      },
-      {
-        prefix: 'oai',
-        kind: 'openai',
-        base_url: `${upstream.url}/v1`,
-        api_key: 'sk-up',
-        models: [
-          {
-            name: 'small',
-            upstream_name: 'text-embedding-3-small',
-            type: 'embedding',
-            context_window: 8192,
-            dimensions: 1536,
-          },
-        ],
-      },
-    ],
-    plans: PLANS,
-    default_plan: 'free',
+  gw = await startGateway({
+    doc: testConfigDoc({
+      // A thousand refusals would suspend the key (that is tested elsewhere): here every body is answered.
+      limits: { suspension: { enabled: false } },
+      providers: [
+        {
+          ...DEMO_PROVIDER,
+          models: [...DEMO_PROVIDER.models, { name: 'embed', type: 'embedding', context_window: 8192 }],
+        },
+        {
+          prefix: 'oai',
+          kind: 'openai',
+          base_url: `${upstream.url}/v1`,
+          api_key: 'sk-up',
+          models: [
+            {
+              name: 'small',
+              upstream_name: 'text-embedding-3-small',
+              type: 'embedding',
+              context_window: 8192,
+              dimensions: 1536,
+            },
+          ],
+        },
+      ],
+    }),
   })
+  key = (await gw.key('fuzzer', 'unlimited')).key
 })
 afterAll(async () => {
-  await bed.stop()
+  await gw.stop()
   await upstream.stop()
 })
 
@@ -50,9 +52,9 @@ test('1,000 malformed embedding bodies: no 5xx, every 4xx an OpenAI error body',
   const statuses = new Map<number, number>()
   const failures: string[] = []
   for (const { body, mutation } of bodies) {
-    const res = await fetch(`${bed.url}/v1/embeddings`, {
+    const res = await fetch(`${gw.url}/v1/embeddings`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body,
       signal: AbortSignal.timeout(10_000),
     })

@@ -20,9 +20,8 @@ import {
   estimateInputTokens,
 } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
-import type { EmbeddingCalls } from '../embedding-calls.ts'
 import { abortError } from '../http.ts'
-import type { CallContext } from '../types.ts'
+import type { CallContext, EmbeddingCalls } from '../types.ts'
 
 /** Vector length of a demo model whose entry gives no `dimensions`. */
 export const DEMO_DIMENSIONS = 256

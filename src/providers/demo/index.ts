@@ -22,9 +22,10 @@ import type {
 } from '../types.ts'
 import { demoAnswer } from './answer.ts'
 import { demoChunks } from './chunks.ts'
+import { createDemoEmbeddings } from './embeddings.ts'
 import { promptTokens } from './text.ts'
 
-export function createDemoAdapter(_provider: ProviderConfig): ProviderAdapter {
+export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
   return {
     async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
@@ -62,6 +63,8 @@ export function createDemoAdapter(_provider: ProviderConfig): ProviderAdapter {
       }
       return fromArray(demoChunks(head, answer, n, usage(req, answer.completionTokens * n)), ctx.signal)
     },
+
+    embeddings: createDemoEmbeddings(provider),
   }
 }
 

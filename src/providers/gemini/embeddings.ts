@@ -21,9 +21,8 @@ import {
   estimateInputTokens,
 } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
-import type { EmbeddingCalls } from '../embedding-calls.ts'
 import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
-import type { CallContext } from '../types.ts'
+import type { CallContext, EmbeddingCalls } from '../types.ts'
 import { geminiApiRoot, geminiHeaders } from './api.ts'
 import type { GeminiErrorBody } from './gemini-types.ts'
 import { mapGeminiError, mapGeminiHttpError } from './map-gemini-error.ts'

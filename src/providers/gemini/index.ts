@@ -20,6 +20,7 @@ import type {
 import { geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts'
+import { createGeminiEmbeddings } from './embeddings.ts'
 import { geminiStreamTransformer } from './gemini-stream-transform.ts'
 import type { GeminiErrorBody, GeminiResponse } from './gemini-types.ts'
 import { mapGeminiError, mapGeminiHttpError } from './map-gemini-error.ts'
@@ -55,6 +56,8 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
       if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
       return upstreamPlan(res.body, ctx, geminiStreamTransformer({ model: req.model, provider }))
     },
+
+    embeddings: createGeminiEmbeddings(provider),
   }
   return adapter
 }

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { apiKeyOrBearer, authenticateToken, bearer } from '../../auth/authenticate.ts'
 import type { Catalogue } from '../../catalogue/routing.ts'
 import { planAllows } from '../../catalogue/routing.ts'
+import { modelType } from '../../operations/operation.ts'
 import { GatewayError } from '../../util/errors.ts'
 import type { Deps } from '../deps.ts'
 
@@ -21,12 +22,14 @@ export function modelEntries(
       created,
       owned_by: e.provider.prefix,
       provider_kind: e.provider.kind,
+      type: modelType(e.model),
       context_window: e.model.context_window,
       max_output_tokens: e.model.max_output_tokens,
       features: e.model.features,
       temperature: e.model.temperature ?? { min: 0, max: 2 },
       tier: e.model.tier ?? null,
       description: e.model.description ?? null,
+      ...(e.model.dimensions === undefined ? {} : { dimensions: e.model.dimensions }),
       ...(e.provider.kind === 'demo' ? { demo: true } : {}),
     }))
 }

@@ -9,7 +9,7 @@
  */
 
 import { bearer } from '../../auth/authenticate.ts'
-import type { Surface } from '../../pipeline/surface.ts'
+import type { ChatSurface } from '../../pipeline/surface.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
 import { detectFeatures } from './features.ts'
@@ -18,8 +18,9 @@ import type { ChatRequestInput } from './request-schema.ts'
 import { ChatChunkEncoder } from './stream-encoder.ts'
 import { parseChatBody, validateChatRequest } from './validate.ts'
 
-export const chatSurface: Surface<ChatRequestInput> = {
+export const chatSurface: ChatSurface<ChatRequestInput> = {
   name: 'chat',
+  operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
     const view = validateChatRequest(parseChatBody(text, undefined, limitsChecked))

@@ -23,6 +23,7 @@ import { type CountTokensRequest, CountTokensRequestSchema } from './request-sch
 const checker = TypeCompiler.Compile(CountTokensRequestSchema)
 
 const countSurface = {
+  operation: 'count_tokens' as const,
   credential: apiKeyOrBearer,
   decode(text: string, limitsChecked?: boolean) {
     const view = validateWith(

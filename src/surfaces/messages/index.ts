@@ -10,7 +10,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
-import type { Surface } from '../../pipeline/surface.ts'
+import type { ChatSurface } from '../../pipeline/surface.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
@@ -27,8 +27,9 @@ const checker = TypeCompiler.Compile(MessagesRequestSchema)
 export const MESSAGES_EXAMPLE =
   '{"model": "<prefix>/<model>", "max_tokens": 1024, "messages": [{"role": "user", "content": "Hello"}]}'
 
-export const messagesSurface: Surface<MessagesRequest> = {
+export const messagesSurface: ChatSurface<MessagesRequest> = {
   name: 'messages',
+  operation: 'chat',
   credential: apiKeyOrBearer,
   decode(text, limitsChecked) {
     const view = validateWith(checker, parseChatBody(text, MESSAGES_EXAMPLE, limitsChecked))

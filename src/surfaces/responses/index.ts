@@ -11,7 +11,7 @@
  */
 
 import { bearer } from '../../auth/authenticate.ts'
-import type { Surface } from '../../pipeline/surface.ts'
+import type { ChatSurface } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
@@ -22,8 +22,9 @@ import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translat
 
 export const DROPPED_TOOLS_HEADER = 'x-switchyard-dropped-tools'
 
-export const responsesSurface: Surface<ResponsesView> = {
+export const responsesSurface: ChatSurface<ResponsesView> = {
   name: 'responses',
+  operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
     const view = decodeView(text, limitsChecked)

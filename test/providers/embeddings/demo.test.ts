@@ -2,8 +2,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { ModelConfig, ProviderConfig } from '../../../src/config/schema.ts'
 import type { EmbeddingRequest } from '../../../src/operations/embeddings.ts'
-import { DEMO_DIMENSIONS } from '../../../src/providers/demo/embeddings.ts'
-import { createEmbeddingCalls } from '../../../src/providers/embedding-calls.ts'
+import { createDemoEmbeddings, DEMO_DIMENSIONS } from '../../../src/providers/demo/embeddings.ts'
 import { callContext } from '../helpers.ts'
 
 const model = (dimensions?: number): ModelConfig => ({
@@ -27,7 +26,7 @@ const text = (items: string[], dimensions?: number): EmbeddingRequest => ({
 
 async function embed(req: EmbeddingRequest, dimensions?: number) {
   const p = provider(dimensions)
-  return createEmbeddingCalls(p)!.embed(req, callContext(p))
+  return createDemoEmbeddings(p).embed(req, callContext(p))
 }
 
 const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
@@ -61,7 +60,7 @@ describe('demo embeddings', () => {
   })
 
   test("dimensions beyond the model's → 400 naming dimensions", () => {
-    const calls = createEmbeddingCalls(provider(16))!
+    const calls = createDemoEmbeddings(provider(16))
     expect(() => calls.check(text(['x'], 16), model(16))).not.toThrow()
     expect(() => calls.check(text(['x'], 17), model(16))).toThrow(
       expect.objectContaining({ status: 400, param: 'dimensions' }),
@@ -83,7 +82,7 @@ describe('demo embeddings', () => {
     const controller = new AbortController()
     controller.abort()
     await expect(
-      createEmbeddingCalls(p)!.embed(text(['x']), callContext(p, { signal: controller.signal })),
+      createDemoEmbeddings(p).embed(text(['x']), callContext(p, { signal: controller.signal })),
     ).rejects.toThrow()
   })
 })

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
 import type { EmbeddingRequest } from '../../../src/operations/embeddings.ts'
-import { createEmbeddingCalls } from '../../../src/providers/embedding-calls.ts'
+import { createGeminiEmbeddings } from '../../../src/providers/gemini/embeddings.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { type FakeUpstream, startFakeGeminiEmbeddings } from '../../support/fake-gemini-embeddings.ts'
 import { unitVector } from '../../support/fake-openai-embeddings.ts'
@@ -60,7 +60,7 @@ async function refusal(run: () => Promise<unknown>): Promise<GatewayError> {
 }
 
 describe('gemini embeddings (batchEmbedContents)', () => {
-  const calls = () => createEmbeddingCalls(provider)!
+  const calls = () => createGeminiEmbeddings(provider)
 
   test('texts → one vector each, in order; dimensions → outputDimensionality, the cut vectors made unit again; the key in a header; user not sent', async () => {
     const before = fake.requests().length
@@ -123,7 +123,7 @@ describe('gemini embeddings (batchEmbedContents)', () => {
     )
     expect(unknown).toMatchObject({ status: 502, code: 'upstream_not_found' })
     const badKey = await refusal(() =>
-      createEmbeddingCalls({ ...provider, api_key: 'AIza-wrong-key' })!.embed(
+      createGeminiEmbeddings({ ...provider, api_key: 'AIza-wrong-key' }).embed(
         request(['x']),
         callContext(provider),
       ),
@@ -145,7 +145,7 @@ describe('gemini embeddings (batchEmbedContents)', () => {
       fetch: () => new Response(answers[next++]!, { headers: { 'content-type': 'application/json' } }),
     })
     try {
-      const bad = createEmbeddingCalls({ ...provider, base_url: `http://127.0.0.1:${odd.port}` })!
+      const bad = createGeminiEmbeddings({ ...provider, base_url: `http://127.0.0.1:${odd.port}` })
       for (let i = 0; i < answers.length; i++) {
         const err = await refusal(() => bad.embed(request(['a', 'b']), callContext(provider)))
         expect(err.status).toBe(502)

@@ -4,35 +4,41 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { type EmbeddingsBed, startEmbeddingsBed } from '../../support/embeddings-bed.ts'
 import { type FakeUpstream, startFakeOpenAIEmbeddings } from '../../support/fake-openai-embeddings.ts'
-import { DEMO_PROVIDER, PLANS } from '../../support/gateway.ts'
+import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 
 let fake: FakeUpstream<'embeddings'>
-let bed: EmbeddingsBed
-beforeAll(() => {
+let gw: TestGateway
+let key: string
+beforeAll(async () => {
   fake = startFakeOpenAIEmbeddings({ apiKey: 'sk-up' })
-  bed = startEmbeddingsBed({
-    providers: [
-      DEMO_PROVIDER,
-      {
-        prefix: 'oai',
-        kind: 'openai',
-        base_url: `${fake.url}/v1`,
-        api_key: 'sk-up',
-        models: [
-          { name: 'small', upstream_name: 'text-embedding-3-small', type: 'embedding', context_window: 8192 },
-          { name: 'ada', upstream_name: 'text-embedding-ada-002', type: 'embedding', context_window: 8192 },
-          { name: 'gone', upstream_name: 'text-embedding-9', type: 'embedding', context_window: 8192 },
-        ],
-      },
-    ],
-    plans: PLANS,
-    default_plan: 'free',
+  gw = await startGateway({
+    doc: testConfigDoc({
+      providers: [
+        DEMO_PROVIDER,
+        {
+          prefix: 'oai',
+          kind: 'openai',
+          base_url: `${fake.url}/v1`,
+          api_key: 'sk-up',
+          models: [
+            {
+              name: 'small',
+              upstream_name: 'text-embedding-3-small',
+              type: 'embedding',
+              context_window: 8192,
+            },
+            { name: 'ada', upstream_name: 'text-embedding-ada-002', type: 'embedding', context_window: 8192 },
+            { name: 'gone', upstream_name: 'text-embedding-9', type: 'embedding', context_window: 8192 },
+          ],
+        },
+      ],
+    }),
   })
+  key = (await gw.key('wire', 'unlimited')).key
 })
 afterAll(async () => {
-  await bed.stop()
+  await gw.stop()
   await fake.stop()
 })
 
@@ -76,7 +82,7 @@ describe('the local OpenAI embeddings server', () => {
 })
 
 describe("the upstream's refusals through the pass-through", () => {
-  const client = () => new OpenAI({ apiKey: 'unused', baseURL: `${bed.url}/v1`, maxRetries: 0 })
+  const client = () => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 })
   const refused = async (body: any) =>
     client()
       .embeddings.create(body)

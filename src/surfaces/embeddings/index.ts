@@ -1,0 +1,47 @@
+/**
+ * @module
+ * The OpenAI Embeddings surface (`POST /v1/embeddings`) on the pipeline, serving the embeddings
+ * operation. openai providers take the client's body as it is (model swapped: `encoding_format`,
+ * `dimensions` and `user` reach them as sent); gemini and demo take the canonical request, and the
+ * answer is encoded here in the format the client asked for (`float`, or `base64` as the `openai`
+ * SDK asks by default).
+ *
+ * @example
+ * pipeline.handle(embeddingsSurface, request, server, headers)
+ */
+import { bearer } from '../../auth/authenticate.ts'
+import type { EmbeddingsSurface } from '../../pipeline/surface.ts'
+import { errorResponse } from '../../util/errors.ts'
+import { upstreamModelName } from '../chat/defaults.ts'
+import { encodeEmbeddings } from './encode.ts'
+import { EMBEDDINGS_PATH, forwardEmbeddingsBody, relayEmbeddingsJson } from './forward.ts'
+import { checkEmbeddingLimits } from './limits.ts'
+import { decodeEmbeddings, type EmbeddingsView } from './validate.ts'
+
+export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
+  name: 'embeddings',
+  operation: 'embeddings',
+  credential: (headers) => bearer(headers.get('authorization')),
+  decode(text, limitsChecked) {
+    const view = decodeEmbeddings(text, limitsChecked)
+    return { model: view.body.model, view, stream: false }
+  },
+  checkLimits: (view, entry) => checkEmbeddingLimits(view, entry.model),
+  translate: (view, entry) => ({
+    model: upstreamModelName(entry.model),
+    input: view.input,
+    dimensions: view.body.dimensions,
+    user: view.body.user,
+  }),
+  encode: (result, ctx) => encodeEmbeddings(result, ctx.modelId, ctx.view.body.encoding_format ?? 'float'),
+  forward: {
+    kind: 'openai',
+    request: (view, entry, text) => ({
+      path: EMBEDDINGS_PATH,
+      body: forwardEmbeddingsBody(view, text, upstreamModelName(entry.model)),
+      headers: {},
+    }),
+    relayJson: (text, ctx) => relayEmbeddingsJson(text, ctx.modelId, ctx.view, ctx.provider),
+  },
+  errorResponse,
+}
