@@ -12,6 +12,7 @@ import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
+import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
 import { runHostileInput } from './bench/hostile-input.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
@@ -259,6 +260,8 @@ async function main(): Promise<number> {
     const messages = await runMessagesPassThrough(ctx)
     log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
     const responses = await runResponses(ctx, fwd)
+    log(`embeddings, c${EMBEDDINGS_CONCURRENCY}: direct, pass-through, demo vectors ...`)
+    const embeddings = await runEmbeddings(ctx, fwd)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -285,6 +288,7 @@ async function main(): Promise<number> {
       ...closedRows({ ...closed, ...messages }),
       ...bareRows(bare, closed),
       ...responsesRows(responses),
+      ...embeddingsRows(embeddings),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),
       ...microRows(micro),

@@ -2,7 +2,8 @@
  * @module
  * A local OpenAI-wire upstream for tests and the benchmark: `POST /v1/chat/completions` (JSON and
  * SSE framed exactly as OpenAI sends them, tool-call deltas included), `POST /v1/responses` (a text
- * answer, JSON or Responses events) and `GET /v1/models`.
+ * answer, JSON or Responses events), `POST /v1/embeddings` (fixed vectors, float or base64, 1536
+ * values unless `dimensions` says) and `GET /v1/models`.
  * The requested model name scripts faults: `fault-500`, `fault-429`, `fault-400`,
  * `fault-invalid-json`, `fault-cut-stream`, `fault-error-event`, `slow-headers-<N>ms`,
  * `slow-first-<N>ms`, `slow-stream[-<N>ms]`, `hang`; a name containing `text-only` answers in text
@@ -16,6 +17,7 @@
  *
  * CLI: `bun scripts/mock-upstream.ts --port 9000 --latency 50 --chunks 20 --chunk-delay 0`
  */
+import { buildEmbeddingsJson } from './mock-upstream/embeddings-wire.ts'
 import { buildResponseJson, buildResponsesFrames } from './mock-upstream/responses-wire.ts'
 import {
   buildCompletion,
@@ -223,6 +225,23 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     })
   }
 
+  /** Embeddings: one fixed vector per input item; no faults are scripted here. */
+  async function embeddings(req: Request): Promise<Response> {
+    const body = await readBody(req)
+    if (body instanceof Response) return body
+    const model = typeof body.model === 'string' ? body.model : 'text-embedding-3-small'
+    const input = body.input
+    const count = Array.isArray(input) && typeof input[0] !== 'number' ? input.length : 1
+    const dims = typeof body.dimensions === 'number' ? body.dimensions : 1536
+    const base64 = body.encoding_format === 'base64'
+    await sleep(latencyMs)
+    const key = `embeddings\0${model}\0${count}\0${dims}\0${base64}`
+    return new Response(
+      cached(completions, key, () => enc.encode(buildEmbeddingsJson(model, count, dims, base64))),
+      { headers: JSON_HEADERS },
+    )
+  }
+
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: opts.port ?? 0,
@@ -231,6 +250,7 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     routes: {
       '/v1/chat/completions': { POST: chat },
       '/v1/responses': { POST: responses },
+      '/v1/embeddings': { POST: embeddings },
       '/v1/models': { GET: () => new Response(MODELS_BODY, { headers: JSON_HEADERS }) },
     },
     fetch: () =>

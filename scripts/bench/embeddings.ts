@@ -3,8 +3,8 @@
  * The embeddings surface's per-request JS work, in one process, no sockets: decoding a body,
  * the demo's vectors, encoding the answer (float and base64), and the openai pass-through (the
  * body edited up, the upstream's answer relayed down). Batch shapes: 1 input and 100 inputs, at
- * 1536 dimensions (OpenAI's `text-embedding-3-small`) unless said. The pipeline's row (keys,
- * admission, usage, sockets) comes with the route.
+ * 1536 dimensions (OpenAI's `text-embedding-3-small`) unless said. The whole request through the
+ * gateway (keys, admission, usage, sockets) is `bun run bench`'s embeddings row (`embeddings-load.ts`).
  *
  * `bun scripts/bench/embeddings.ts [iterations]`
  */

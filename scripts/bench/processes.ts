@@ -51,6 +51,15 @@ export async function startMocks(chunks: number): Promise<Mocks> {
   }
 }
 
+/** `mock/embed` (pass-through to the mock's /v1/embeddings) and `demo/embed`: 1536-value vectors. */
+const EMBEDDING_MODEL = {
+  name: 'embed',
+  upstream_name: 'text-embedding-3-small',
+  type: 'embedding',
+  context_window: 8192,
+  dimensions: 1536,
+}
+
 export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown> {
   const model = (name: string) => ({
     name,
@@ -67,8 +76,10 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         kind: 'openai',
         base_url: mocks.fast.url,
         api_key: 'x',
-        models: MOCK_MODELS.map(model),
+        models: [...MOCK_MODELS.map(model), EMBEDDING_MODEL],
       },
+      // Embeddings made in the gateway itself: the operation's cost without an upstream.
+      { prefix: 'demo', kind: 'demo', models: [EMBEDDING_MODEL] },
       { prefix: 'mock50', kind: 'openai', base_url: mocks.slow.url, api_key: 'x', models: [model('bench')] },
       {
         prefix: 'anth',

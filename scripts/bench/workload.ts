@@ -76,6 +76,25 @@ export function responsesTarget(base: string, model: string, stream: boolean, ke
   return { url, headers, body: responsesBody(model, stream) }
 }
 
+/** Eight short texts, as a retrieval app embeds document chunks; base64, the `openai` SDK's default. */
+export const embeddingsBody = (model: string): string =>
+  JSON.stringify({
+    model,
+    input: Array.from(
+      { length: 8 },
+      (_, i) => `Document chunk ${i}: a switchyard sorts railway cars onto tracks.`,
+    ),
+    encoding_format: 'base64',
+  })
+
+/** `POST /v1/embeddings`, direct to the mock or through the gateway, as `chatTarget`. */
+export function embeddingsTarget(base: string, model: string, key?: string): Target {
+  const url = key ? `${base}/v1/embeddings` : `${base}/embeddings`
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (key) headers.authorization = `Bearer ${key}`
+  return { url, headers, body: embeddingsBody(model) }
+}
+
 /** The q-quantile (0..1) of an ascending array, nearest-rank. */
 export function quantile(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return Number.NaN
