@@ -70,7 +70,7 @@ export class Pipeline {
    * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404) → the
    * model answers the operation (400 naming `model`) → plan (403).
    */
-  async prepare<View>(
+  private async prepare<View>(
     surface: Pick<SurfaceCore<View>, 'credential' | 'decode' | 'operation'>,
     request: Request,
     ex?: Exchange,
@@ -126,6 +126,12 @@ export class Pipeline {
     const { auth, text, decoded, entry } = await this.prepare(surface, request, ex)
     const plan = auth.plan.plan!
     const adapter = deps.adapters.get(entry.provider.prefix)!
+    if (surface.operation === 'count_tokens') {
+      // Not admitted: no limits spent, no usage recorded; the surface's own throttle instead.
+      surface.throttle(auth.key.id)
+      const ctx = this.callContext(entry, request.signal, String(headers['x-request-id']))
+      return surface.count(decoded.view, entry, adapter, ctx, request, headers)
+    }
     const fwd = surface.operation === 'chat' ? surface.forward : undefined
     const forward =
       fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined

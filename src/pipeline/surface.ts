@@ -41,6 +41,7 @@ import type {
   ChatCompletionChunk,
   ChatRequest,
   ForwardCall,
+  ProviderAdapter,
   Usage,
 } from '../providers/types.ts'
 import type { AdmitResult } from '../store/index.ts'
@@ -174,5 +175,26 @@ export interface EmbeddingsSurface<View> extends SurfaceCore<View> {
   }
 }
 
+/**
+ * A surface of the count_tokens operation. Not admitted: it spends no request from the limits and
+ * records no usage; after the steps every keyed request shares (auth, body, route, the model's
+ * operation, plan) its own throttle applies, then it answers.
+ */
+export interface CountTokensSurface<View> extends SurfaceCore<View> {
+  readonly operation: 'count_tokens'
+  readonly admitted: false
+  /** Throws 429 when this key called too often. Runs after the plan check. */
+  throttle(keyId: string): void
+  /** The answer: counted upstream through `adapter`, or by the gateway. */
+  count(
+    view: View,
+    entry: CatalogueEntry,
+    adapter: ProviderAdapter,
+    ctx: CallContext,
+    request: Request,
+    headers: Record<string, string>,
+  ): Promise<Response>
+}
+
 /** Any surface: which part it carries follows from its operation. */
-export type Surface<View> = ChatSurface<View> | EmbeddingsSurface<View>
+export type Surface<View> = ChatSurface<View> | EmbeddingsSurface<View> | CountTokensSurface<View>

@@ -5,7 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import type { Pipeline } from '../../pipeline/run.ts'
-import { countTokensHandler } from '../../surfaces/messages/count-tokens.ts'
+import { countTokensSurface } from '../../surfaces/messages/count-tokens.ts'
 import { messagesSurface } from '../../surfaces/messages/index.ts'
 import type { Deps } from '../deps.ts'
 import { answered } from './answer.ts'
@@ -14,7 +14,7 @@ import { answered } from './answer.ts'
 export const COUNT_TOKENS_PER_SECOND = 20
 
 export function messagesRoutes(deps: Deps, pipeline: Pipeline) {
-  const countTokens = countTokensHandler(deps, pipeline, COUNT_TOKENS_PER_SECOND)
+  const countTokens = countTokensSurface(COUNT_TOKENS_PER_SECOND)
   return new Elysia({ name: 'switchyard.messages' })
     .post(
       '/v1/messages',
@@ -27,10 +27,9 @@ export function messagesRoutes(deps: Deps, pipeline: Pipeline) {
     )
     .post(
       '/v1/messages/count_tokens',
-      async ({ request, set }) => {
-        const res = await countTokens(request, set.headers as Record<string, string>)
-        set.status = res.status
-        return res
+      async ({ request, set, server }) => {
+        const res = await pipeline.handle(countTokens, request, server, set.headers as Record<string, string>)
+        return answered(deps.traffic, request, set, res)
       },
       { parse: 'none' },
     )

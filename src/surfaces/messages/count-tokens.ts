@@ -1,16 +1,15 @@
 /**
  * @module
- * `POST /v1/messages/count_tokens`. Needs a valid key and a model the plan includes, but is not
- * admitted against the account's limits; its own throttle (per key, per second) keeps it cheap.
+ * `POST /v1/messages/count_tokens`, the count_tokens operation's surface on the pipeline. Needs a
+ * valid key and a chat model the plan includes, but is not admitted against the account's limits
+ * (it declares so); its own throttle (per key, per second) keeps it cheap.
  * Anthropic providers answer it upstream (body passed through, model swapped). For every other
  * kind the gateway counts with gpt-tokenizer's `o200k_base` encoding (GPT-4o's): an estimate
  * for other models' tokenizers, said so in the `x-switchyard-token-count` response header.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
-import type { PipelineDeps } from '../../pipeline/deps.ts'
-import { toGatewayError } from '../../pipeline/errors.ts'
-import type { Pipeline } from '../../pipeline/run.ts'
+import type { CountTokensSurface } from '../../pipeline/surface.ts'
 import { readText } from '../../providers/http.ts'
 import type { ChatMessage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -22,21 +21,7 @@ import { type CountTokensRequest, CountTokensRequestSchema } from './request-sch
 
 const checker = TypeCompiler.Compile(CountTokensRequestSchema)
 
-const countSurface = {
-  operation: 'count_tokens' as const,
-  credential: apiKeyOrBearer,
-  decode(text: string, limitsChecked?: boolean) {
-    const view = validateWith(
-      checker,
-      parseChatBody(
-        text,
-        '{"model": "<prefix>/<model>", "messages": [{"role": "user", "content": "Hello"}]}',
-        limitsChecked,
-      ),
-    )
-    return { model: view.model, view, stream: false }
-  },
-}
+const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "content": "Hello"}]}'
 
 export const ESTIMATE_HEADER = 'x-switchyard-token-count'
 
@@ -67,16 +52,21 @@ export class CountTokensThrottle {
   }
 }
 
-export function countTokensHandler(deps: PipelineDeps, pipeline: Pipeline, perSecond: number) {
+/** The count_tokens surface, with its own throttle of `perSecond` calls per key. */
+export function countTokensSurface(perSecond: number): CountTokensSurface<CountTokensRequest> {
   const throttle = new CountTokensThrottle(perSecond)
-  return async (request: Request, headers: Record<string, string>): Promise<Response> => {
-    try {
-      const { auth, decoded, entry } = await pipeline.prepare(countSurface, request)
-      throttle.take(auth.key.id, performance.timeOrigin + performance.now())
-      const view = decoded.view
+  return {
+    name: 'messages',
+    operation: 'count_tokens',
+    admitted: false,
+    credential: apiKeyOrBearer,
+    decode(text, limitsChecked) {
+      const view = validateWith(checker, parseChatBody(text, EXAMPLE, limitsChecked))
+      return { model: view.model, view, stream: false }
+    },
+    throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
+    async count(view, entry, adapter, ctx, request, headers) {
       if (entry.provider.kind === 'anthropic') {
-        const adapter = deps.adapters.get(entry.provider.prefix)!
-        const ctx = pipeline.callContext(entry, request.signal, String(headers['x-request-id']))
         const upstream = await adapter.forward!(
           {
             path: '/v1/messages/count_tokens',
@@ -98,9 +88,8 @@ export function countTokensHandler(deps: PipelineDeps, pipeline: Pipeline, perSe
           [ESTIMATE_HEADER]: 'estimate; tokenizer=gpt-tokenizer o200k_base',
         },
       })
-    } catch (e) {
-      return messagesErrorResponse(toGatewayError('UNKNOWN', e, deps.log, headers['x-request-id']), headers)
-    }
+    },
+    errorResponse: messagesErrorResponse,
   }
 }
 
