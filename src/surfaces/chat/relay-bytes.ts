@@ -33,7 +33,8 @@ const CHOICES = Buffer.from('"choices":[')
 const USAGE = Buffer.from('"usage":')
 const USAGE_NULL = Buffer.from(',"usage":null}')
 const CLOSE_EVENT = Buffer.from('}\n\n')
-const FINISH = Buffer.from('"finish_reason":"')
+/** The key only: the value may follow spaces (`"finish_reason": "stop"` is as complete as compact). */
+const FINISH_KEY = Buffer.from('"finish_reason"')
 /** Where generated text sits (`content`, `reasoning_content`; tool call `arguments`), for the disconnect estimate. */
 const TEXT_FIELDS = [Buffer.from('content":"'), Buffer.from('arguments":"')]
 const LF = 10
@@ -101,7 +102,6 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
       this.failed = err
       return this.error(err)
     }
-    if (buf.subarray(start, end).indexOf(FINISH) !== -1) this.sawFinish = true
     if (out === null) return null
     this.started = true
     return Buffer.from(sse(out))
@@ -147,7 +147,7 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
       // A usage value elsewhere, or none where the client wants `"usage":null`: the text relay.
       if (this.includeUsage || usage > choices) return undefined
     }
-    if (ev.indexOf(FINISH, choices) !== -1) this.sawFinish = true
+    if (hasFinish(ev, choices)) this.sawFinish = true
     this.relayed += textBytes(ev, choices)
     const head = buf.subarray(start, start + m + MODEL.length - 1)
     if (nullUsage && !this.includeUsage)
@@ -158,7 +158,7 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
   end(): Uint8Array | null {
     if (this.failed !== null) return null
     // Some compatible servers omit [DONE]; an answer that reached its finish_reason is complete.
-    if (!this.sawDone && !this.sawFinish)
+    if (!this.sawDone && !this.sawFinish && !this.text.finished())
       throw streamInterrupted(this.label, 'the stream ended before data: [DONE]')
     return DONE
   }
@@ -207,6 +207,36 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
   relayedChars(): number {
     return this.stage.relayed + this.stage.text.relayedChars()
   }
+}
+
+const SPACE = 32
+const TAB = 9
+const CR = 13
+const COLON = 58
+const N = 110
+
+/**
+ * Some choice has a non-null `finish_reason`: the key, optional JSON whitespace, the colon, and a
+ * value that is not `null`. One `indexOf` per occurrence, as the compact-only search had. The key
+ * cannot match inside a string value: a quote there is escaped, so `n"` never occurs in one.
+ */
+function hasFinish(ev: Buffer, from: number): boolean {
+  for (let at = ev.indexOf(FINISH_KEY, from); at !== -1; at = ev.indexOf(FINISH_KEY, at + 1)) {
+    let i = skipSpace(ev, at + FINISH_KEY.length)
+    if (ev[i] !== COLON) continue
+    i = skipSpace(ev, i + 1)
+    if (i < ev.length && ev[i] !== N) return true
+  }
+  return false
+}
+
+function skipSpace(ev: Buffer, i: number): number {
+  while (i < ev.length) {
+    const c = ev[i]
+    if (c !== SPACE && c !== TAB && c !== CR && c !== LF) break
+    i++
+  }
+  return i
 }
 
 /** Bytes of generated text in a chunk's choices (escapes count as bytes: an estimate). */

@@ -143,6 +143,11 @@ export class ChatRelay implements StreamEncoder<SSEEvent> {
     return this.failed
   }
 
+  /** Some relayed chunk carried a non-null `finish_reason` (read structurally, any spacing). */
+  finished(): boolean {
+    return this.sawFinish
+  }
+
   relayedChars(): number {
     return this.relayed
   }

@@ -90,8 +90,12 @@ export class ChunkScan {
       } else if (s.indexOf('"usage"') !== -1) return false
     }
     this.finish = false
-    for (let f = s.indexOf('"finish_reason":', c); f !== -1; f = s.indexOf('"finish_reason":', f + 16)) {
-      if (s.charCodeAt(f + 16) !== 110 /* n */) this.finish = true
+    // JSON whitespace may sit around the colon: `"finish_reason": null` is not an end.
+    for (let f = s.indexOf('"finish_reason"', c); f !== -1; f = s.indexOf('"finish_reason"', f + 15)) {
+      const colon = skipSpace(s, f + 15)
+      if (s.charCodeAt(colon) !== 58 /* : */) continue
+      const v = skipSpace(s, colon + 1)
+      if (v < n && s.charCodeAt(v) !== 110 /* n */) this.finish = true
     }
     // Generated text: every string value after the first delta whose key names text. A raw `":"`
     // is a key/value boundary except right after an escaped quote (a string ending in `\":`),

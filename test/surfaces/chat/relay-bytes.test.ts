@@ -114,6 +114,53 @@ describe('ChatBytes', () => {
     expect(dec.decode(done.end()!)).toBe('data: [DONE]\n\n')
   })
 
+  describe('a stream without [DONE] whose finish_reason is spaced JSON is complete, at every chunking', () => {
+    const head =
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":null}'
+    const streams: Record<string, string[]> = {
+      'spaced throughout (the text path)': [
+        '{"id": "x", "model": "gpt-x", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]}',
+        '{"id": "x", "model": "gpt-x", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}',
+      ],
+      'compact but for the finish_reason (the byte path)': [
+        head,
+        '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason": "stop"}],"usage":null}',
+      ],
+      'a space before the colon too': [
+        head,
+        '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason" :\t"length"}],"usage":null}',
+      ],
+    }
+    for (const [name, events] of Object.entries(streams)) {
+      test(name, () => {
+        const body = sse(events)
+        for (const includeUsage of [false, true]) {
+          const expected = viaText(events, includeUsage)
+          expect(expected.endsWith('data: [DONE]\n\n')).toBe(true)
+          for (let size = 1; size <= body.length; size++) {
+            const { out, relay } = viaBytes(body, includeUsage, size)
+            expect(out).toBe(expected)
+            expect(relay.failure()).toBeNull()
+          }
+        }
+      })
+    }
+
+    test('a spaced null finish_reason is not an end: still interrupted at every chunking', () => {
+      const events = [
+        head,
+        '{"id": "x", "model": "gpt-x", "choices": [{"index": 0, "delta": {"content": "!"}, "finish_reason": null}]}',
+        '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"content":"?"},"finish_reason" : null}],"usage":null}',
+        '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"content":"."},"finish_reason": null}],"usage":null}',
+      ]
+      expect(() => viaText(events, false)).toThrow(/ended before data: \[DONE\]/)
+      const body = sse(events)
+      for (let size = 1; size <= body.length; size++) {
+        expect(() => viaBytes(body, false, size)).toThrow(/ended before data: \[DONE\]/)
+      }
+    })
+  })
+
   test('an event past max_response_bytes is refused without buffering it whole', () => {
     const relay = new ChatBytes(MODEL, false, 1000, 'mock')
     relay.stage.encode(enc.encode('data: {"model":"'))

@@ -82,6 +82,20 @@ describe('ChunkScan', () => {
       chars: 2 + 1 + 7,
     })
   })
+  test('finish_reason with JSON whitespace around its colon: a value finishes, null does not', () => {
+    const chunk = (f: string) => `{"model":"g","choices":[{"index":0,"delta":{},${f}}],"usage":null}`
+    for (const [f, finish] of [
+      ['"finish_reason":"stop"', true],
+      ['"finish_reason": "stop"', true],
+      ['"finish_reason" :\t"length"', true],
+      ['"finish_reason":null', false],
+      ['"finish_reason": null', false],
+      ['"finish_reason" : null', false],
+    ] as const) {
+      scan.read(chunk(f))
+      expect([f, scan.finish]).toEqual([f, finish])
+    }
+  })
   test('usage first, usage alone, nested error keys, garbage', () => {
     scan.read('{"usage":{"prompt_tokens":1},"choices":[]}')
     expect(scan.ok && scan.choices === 0).toBe(true)
