@@ -1,0 +1,94 @@
+/**
+ * @module
+ * A provider's keys (`keys: [{api_key, weight, base_url?}]`, or its one `api_key`), picked by
+ * weight with smooth weighted round-robin — deterministic, so weights 3 and 1 give exactly three
+ * picks of the first key in every four, interleaved rather than in runs — skipping keys that rest.
+ * A key rests after a credential or quota failure (`circuit.cooldown_s`) or a 429 (until its
+ * `retry-after` passes), so the next request goes straight to a key that can answer.
+ *
+ * Keys are named by their position in the list (`#0`, `#1`) wherever they are shown: the key
+ * itself never leaves this object but to go into the upstream request.
+ *
+ * @example
+ * const pool = new KeyPool([{ apiKey: 'a', weight: 3 }, { apiKey: 'b', weight: 1 }], systemClock)
+ * const key = pool.pick()            // #0, #0, #1, #0, … (one request's tried keys can be excluded)
+ * pool.rest(key.index, 30_000)       // a 401: this key sits out for the cooldown
+ */
+import type { Clock } from '../../util/clock.ts'
+
+export interface KeySpec {
+  apiKey: string
+  weight: number
+  /** Overrides the provider's `base_url` for this key (a regional endpoint). */
+  baseUrl?: string
+}
+
+export interface PoolKey extends Readonly<KeySpec> {
+  /** Position in the provider's list: the key's name in logs, metrics and circuits. */
+  readonly index: number
+}
+
+export class KeyPool {
+  readonly keys: readonly PoolKey[]
+  /** Smooth weighted round-robin's running weights. */
+  private readonly current: number[]
+  /** Epoch ms until which each key rests; 0 when it does not. */
+  private readonly restUntil: number[]
+
+  constructor(
+    specs: readonly KeySpec[],
+    private readonly clock: Clock,
+  ) {
+    if (specs.length === 0) throw new Error('a key pool needs at least one key')
+    this.keys = specs.map((s, index) => Object.freeze({ ...s, weight: Math.max(1, s.weight), index }))
+    this.current = specs.map(() => 0)
+    this.restUntil = specs.map(() => 0)
+  }
+
+  /**
+   * The next key by weight among those neither resting nor in `exclude` (the keys this request
+   * already tried); null when there is none.
+   */
+  pick(exclude?: ReadonlySet<number>): PoolKey | null {
+    const now = this.clock.now()
+    let best = -1
+    let total = 0
+    for (const key of this.keys) {
+      const i = key.index
+      if (exclude?.has(i) || this.restUntil[i]! > now) continue
+      this.current[i]! += key.weight
+      total += key.weight
+      if (best === -1 || this.current[i]! > this.current[best]!) best = i
+    }
+    if (best === -1) return null
+    this.current[best]! -= total
+    return this.keys[best]!
+  }
+
+  /** Key `index` sits out for `ms` from now (a longer rest already set is kept). */
+  rest(index: number, ms: number): void {
+    const until = this.clock.now() + Math.max(0, ms)
+    if (until > this.restUntil[index]!) this.restUntil[index] = until
+  }
+
+  /** Epoch ms at which key `index` may be used again; 0 when it is not resting. */
+  restingUntil(index: number): number {
+    const until = this.restUntil[index]!
+    return until > this.clock.now() ? until : 0
+  }
+
+  /**
+   * When the first resting key outside `exclude` wakes (epoch ms); null when none rests. With
+   * every key resting, the loop may wait for it if that is within `max_retry_after_s`.
+   */
+  nextWake(exclude?: ReadonlySet<number>): number | null {
+    const now = this.clock.now()
+    let soonest: number | null = null
+    for (const key of this.keys) {
+      const until = this.restUntil[key.index]!
+      if (exclude?.has(key.index) || until <= now) continue
+      if (soonest === null || until < soonest) soonest = until
+    }
+    return soonest
+  }
+}

@@ -1,0 +1,57 @@
+/** Key pools: picks by weight, skipping resting and already-tried keys; rests end on the clock. */
+import { describe, expect, test } from 'bun:test'
+import { KeyPool } from '../../../src/providers/resilience/key-pool.ts'
+import { ManualClock } from '../../../src/util/clock.ts'
+
+const keys = (...weights: number[]) => weights.map((weight, i) => ({ apiKey: `sk-${i}`, weight }))
+const picks = (pool: KeyPool, n: number, exclude?: Set<number>) =>
+  Array.from({ length: n }, () => pool.pick(exclude)?.index ?? null)
+
+describe('KeyPool', () => {
+  test('weights 3 and 1: exactly three in four, interleaved', () => {
+    const pool = new KeyPool(keys(3, 1), new ManualClock(0))
+    const got = picks(pool, 400)
+    expect(got.filter((i) => i === 0)).toHaveLength(300)
+    expect(got.slice(0, 4)).toEqual([0, 0, 1, 0])
+    // never more than three of key 0 in a row
+    expect(got.join('')).not.toContain('0000')
+  })
+  test('equal weights alternate; a weight of 0 counts as 1', () => {
+    expect(picks(new KeyPool(keys(1, 1, 1), new ManualClock(0)), 6)).toEqual([0, 1, 2, 0, 1, 2])
+    expect(picks(new KeyPool(keys(0, 1), new ManualClock(0)), 4).sort()).toEqual([0, 0, 1, 1])
+  })
+  test('a resting key is passed over until its rest ends; the others share its turns', () => {
+    const clock = new ManualClock(1000)
+    const pool = new KeyPool(keys(1, 1), clock)
+    pool.rest(0, 30_000)
+    expect(pool.restingUntil(0)).toBe(31_000)
+    expect(picks(pool, 3)).toEqual([1, 1, 1])
+    clock.advance(29_999)
+    expect(pool.pick()?.index).toBe(1)
+    clock.advance(1)
+    expect(pool.restingUntil(0)).toBe(0)
+    expect(new Set(picks(pool, 2))).toEqual(new Set([0, 1]))
+  })
+  test('a shorter rest does not cut a longer one short', () => {
+    const clock = new ManualClock(0)
+    const pool = new KeyPool(keys(1), clock)
+    pool.rest(0, 10_000)
+    pool.rest(0, 1_000)
+    expect(pool.restingUntil(0)).toBe(10_000)
+  })
+  test('keys a request already tried are excluded; none left is null, and nextWake says when one returns', () => {
+    const clock = new ManualClock(0)
+    const pool = new KeyPool(keys(1, 1, 1), clock)
+    expect(pool.pick(new Set([0, 1]))?.index).toBe(2)
+    pool.rest(2, 5_000)
+    expect(pool.pick(new Set([0, 1]))).toBeNull()
+    expect(pool.nextWake(new Set([0, 1]))).toBe(5_000)
+    pool.rest(1, 2_000)
+    expect(pool.nextWake()).toBe(2_000)
+    expect(pool.nextWake(new Set([1]))).toBe(5_000)
+    expect(pool.nextWake(new Set([1, 2]))).toBeNull()
+  })
+  test('a pool needs a key', () => {
+    expect(() => new KeyPool([], new ManualClock(0))).toThrow()
+  })
+})
