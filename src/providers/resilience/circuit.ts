@@ -1,0 +1,111 @@
+/**
+ * @module
+ * Circuit breakers per (key, model) — per process. After `failures` consecutive failures a circuit
+ * opens: the target is skipped (requests go straight to their fallbacks) for `cooldown_s`. Then
+ * exactly one request is let through as a probe (half-open); its success closes the circuit, its
+ * failure opens it for another cooldown. A probe that ends neither way (the client left, the
+ * request's own fault) gives the turn to the next request; so does one never settled within a
+ * cooldown, so a lost probe cannot hold a circuit half-open for ever.
+ *
+ * "Failure" and "success" are the failure-kind table's `circuit` column: a 400 shows the target
+ * is up, a 429 or a dead key is the key pool's business, not the circuit's.
+ *
+ * @example
+ * const board = new CircuitBoard(systemClock)
+ * const c = board.get({ provider: 'openai', key: 0, model: 'gpt-4o' }, { failures: 5, cooldownMs: 30_000 })
+ * const turn = c.admit()        // 'pass' | 'probe' | 'skip'
+ * if (turn !== 'skip') ok ? c.success() : c.failure()
+ */
+import type { Clock } from '../../util/clock.ts'
+
+export interface CircuitPolicy {
+  /** Consecutive failures that open the circuit. */
+  failures: number
+  cooldownMs: number
+}
+
+export const DEFAULT_CIRCUIT: Readonly<CircuitPolicy> = Object.freeze({ failures: 5, cooldownMs: 30_000 })
+
+export type CircuitState = 'closed' | 'open' | 'half_open'
+
+/** What `admit` lets an attempt do: go ahead, go ahead as the one probe, or skip this target. */
+export type Turn = 'pass' | 'probe' | 'skip'
+
+export class Circuit {
+  private failures = 0
+  private openedAt = 0
+  private open = false
+  /** Epoch ms the probe went out; 0 when none is out. */
+  private probeAt = 0
+
+  constructor(
+    readonly policy: CircuitPolicy,
+    private readonly clock: Clock,
+  ) {}
+
+  state(): CircuitState {
+    if (!this.open) return 'closed'
+    return this.clock.now() - this.openedAt >= this.policy.cooldownMs ? 'half_open' : 'open'
+  }
+
+  admit(): Turn {
+    if (!this.open) return 'pass'
+    const now = this.clock.now()
+    if (now - this.openedAt < this.policy.cooldownMs) return 'skip'
+    if (this.probeAt !== 0 && now - this.probeAt < this.policy.cooldownMs) return 'skip'
+    this.probeAt = now
+    return 'probe'
+  }
+
+  /** The target answered (or proved it is up): closed, the count reset. */
+  success(): void {
+    this.failures = 0
+    this.open = false
+    this.probeAt = 0
+  }
+
+  failure(): void {
+    this.failures++
+    if (
+      this.open ? this.probeAt !== 0 || this.state() === 'half_open' : this.failures >= this.policy.failures
+    ) {
+      this.open = true
+      this.openedAt = this.clock.now()
+      this.probeAt = 0
+    }
+  }
+
+  /** An attempt ended with no verdict on the target; if it was the probe, the next request probes. */
+  release(): void {
+    this.probeAt = 0
+  }
+}
+
+export interface CircuitTarget {
+  provider: string
+  /** The key's position in the provider's pool. */
+  key: number
+  model: string
+}
+
+/** Every circuit of the process, made on first use. */
+export class CircuitBoard {
+  private readonly circuits = new Map<string, { target: CircuitTarget; circuit: Circuit }>()
+
+  constructor(private readonly clock: Clock) {}
+
+  get(target: CircuitTarget, policy: CircuitPolicy): Circuit {
+    const id = `${target.provider}\u0000${target.key}\u0000${target.model}`
+    let entry = this.circuits.get(id)
+    if (!entry) {
+      entry = { target: { ...target }, circuit: new Circuit(policy, this.clock) }
+      this.circuits.set(id, entry)
+    }
+    return entry.circuit
+  }
+
+  /** For the circuit-state gauge: every circuit used so far and its state now. */
+  states(): Array<CircuitTarget & { state: CircuitState }> {
+    return [...this.circuits.values()].map(({ target, circuit }) => ({ ...target, state: circuit.state() }))
+  }
+}
