@@ -29,6 +29,9 @@ const DO_WITHOUT: Record<Feature, string> = {
   n: 'send "n": 1',
   system_messages: 'move the system or developer instructions into the first user message',
   reasoning: 'leave "reasoning_effort" out',
+  // Never detected: a trailing assistant message is sent to any model; this feature only says
+  // which models may finish a stream another one was cut off in.
+  prefill: 'end the messages with a user turn',
 }
 
 /**

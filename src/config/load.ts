@@ -6,6 +6,7 @@
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { microUnits } from '../util/micro-units.ts'
+import { checkResilience } from './check-resilience.ts'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
 import { KIND_LIMITS } from './kind-limits.ts'
 import { checkModelTypes, resolveModel } from './models.ts'
@@ -226,6 +227,7 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
       })
     }
   })
+  checkResilience(raw, problems, secrets)
   if (raw.database?.url && raw.database.path) {
     problems.push({ path: '/database', message: 'set either path (SQLite) or url (PostgreSQL), not both' })
   }

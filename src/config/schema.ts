@@ -20,6 +20,8 @@ export const FEATURES = [
   'n',
   'system_messages',
   'reasoning',
+  /** Continues a trailing assistant message (a stream cut mid-answer may be finished on it). */
+  'prefill',
 ] as const
 export type Feature = (typeof FEATURES)[number]
 
@@ -76,6 +78,8 @@ export const ModelSchema = T.Object(
     unsupported_tools: T.Optional(T.Union([T.Literal('reject'), T.Literal('drop')])),
     /** Absent: the model costs nothing (and `/v1/models` says so). */
     pricing: T.Optional(PricingSchema),
+    /** `prefix/name` of configured models tried in order when this one fails (DESIGN §10). */
+    fallbacks: T.Optional(T.Array(T.String({ pattern: '^[^/\\s]+/[^\\s]+$' }), { uniqueItems: true })),
   },
   Closed,
 )
@@ -84,11 +88,40 @@ export const TimeoutsSchema = T.Object(
   {
     /** Until the upstream's response headers arrive (covers connecting). */
     first_byte_ms: T.Optional(PositiveInt),
+    /** Stream: from the headers until the first content-bearing event. */
+    first_token_ms: T.Optional(PositiveInt),
     /** Longest silence between two stream events. */
     idle_ms: T.Optional(PositiveInt),
     /** Whole upstream exchange, stream included. */
     total_ms: T.Optional(PositiveInt),
   },
+  Closed,
+)
+
+/** One key of a provider's pool; `base_url` overrides the provider's for this key. */
+export const KeySchema = T.Object(
+  {
+    api_key: T.String(),
+    weight: T.Optional(PositiveInt),
+    base_url: T.Optional(T.String({ pattern: '^https?://' })),
+  },
+  Closed,
+)
+
+/** `attempts` = retries of one target after its first try. */
+export const RetrySchema = T.Object(
+  {
+    attempts: T.Optional(T.Integer({ minimum: 0, maximum: 10 })),
+    backoff_ms: T.Optional(PositiveInt),
+    max_backoff_ms: T.Optional(PositiveInt),
+    max_retry_after_s: T.Optional(T.Integer({ minimum: 0 })),
+  },
+  Closed,
+)
+
+/** Per (key, model): `failures` consecutive failures skip the target for `cooldown_s`. */
+export const CircuitSchema = T.Object(
+  { failures: T.Optional(PositiveInt), cooldown_s: T.Optional(PositiveInt) },
   Closed,
 )
 
@@ -98,6 +131,10 @@ export const ProviderSchema = T.Object(
     kind: T.Union(PROVIDER_KINDS.map((k) => T.Literal(k))),
     base_url: T.Optional(T.String({ pattern: '^https?://' })),
     api_key: T.Optional(T.String()),
+    /** A key pool instead of the one `api_key`, spread by weight. */
+    keys: T.Optional(T.Array(KeySchema, { minItems: 1 })),
+    retry: T.Optional(RetrySchema),
+    circuit: T.Optional(CircuitSchema),
     /** Extra headers sent upstream (e.g. OpenAI-Organization). */
     headers: T.Optional(T.Record(T.String(), T.String())),
     /**
@@ -263,4 +300,5 @@ export type PlanConfig = Static<typeof PlanSchema>
 export type PricingConfig = Static<typeof PricingSchema>
 export type BudgetConfig = Static<typeof BudgetSchema>
 export type TimeoutsConfig = Static<typeof TimeoutsSchema>
+export type KeyConfig = Static<typeof KeySchema>
 export type RawConfig = Static<typeof ConfigSchema>

@@ -172,8 +172,15 @@ async function expectRefused(model: string, body: Record<string, unknown>, param
 }
 
 describe('feature check: refused without the feature, forwarded with it', () => {
-  test('the rows cover every feature of the vocabulary', () => {
-    expect(new Set(ROWS.map((r) => r.feature))).toEqual(new Set(FEATURES))
+  test('the rows cover every feature of the vocabulary (prefill is never used by a request: below)', () => {
+    expect(new Set(ROWS.map((r) => r.feature))).toEqual(new Set(FEATURES.filter((f) => f !== 'prefill')))
+  })
+
+  test('a request ending with an assistant message is answered by a model without prefill', async () => {
+    bed.mock.reset()
+    const messages = [...userMessage(), { role: 'assistant', content: 'The answer is' }]
+    expect(await send(request('mock/no-prefill', { messages }))).toBe(200)
+    expect(bed.mock.stats.requests).toBe(1)
   })
 
   for (const row of ROWS) {

@@ -21,4 +21,5 @@ export {
   type TransportFault,
 } from './failure-kinds.ts'
 export { KeyPool, type KeySpec, type PoolKey } from './key-pool.ts'
+export { poolKeys, resolveCircuit, resolveRetry } from './policy.ts'
 export { backoffMs, DEFAULT_RETRY, type RetryPolicy, retryAfterMs, waitBeforeRetry } from './retry-wait.ts'

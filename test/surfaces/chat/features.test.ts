@@ -64,8 +64,14 @@ const USES: Array<[Feature, string, Record<string, unknown>]> = [
   ['reasoning', 'reasoning_effort', { reasoning_effort: 'low' }],
 ]
 
-test('every feature in the vocabulary has a case', () => {
-  expect(new Set(USES.map(([feature]) => feature))).toEqual(new Set(FEATURES))
+test('every feature in the vocabulary has a case (prefill is never used by a request: below)', () => {
+  expect(new Set(USES.map(([feature]) => feature))).toEqual(new Set(FEATURES.filter((f) => f !== 'prefill')))
+})
+
+test('prefill is never detected: a request ending with an assistant message goes to a model without it', () => {
+  const fields = { messages: [user('Say a word'), { role: 'assistant', content: 'The word is' }] }
+  expect(detectFeatures(input(fields)).map((u) => u.feature)).not.toContain('prefill')
+  expect(() => checkModelSupport(input(fields), modelWithout('prefill'), 'demo/m')).not.toThrow()
 })
 
 describe.each(USES)('%s via %s', (feature, param, fields) => {
