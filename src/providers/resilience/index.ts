@@ -3,6 +3,8 @@
  * What the attempt loop needs to survive a misbehaving upstream (DESIGN §10): failure kinds and
  * the action table, waits before a retry, key pools, circuits.
  */
+
+export { type Attempt, AttemptPlan, type PlanDeps, type Step, type Target } from './attempt-plan.ts'
 export {
   CircuitBoard,
   type CircuitPolicy,

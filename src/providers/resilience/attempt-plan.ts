@@ -1,0 +1,263 @@
+/**
+ * @module
+ * One request's way through its targets (DESIGN §10), framework-free: which (provider, key,
+ * model) to try next and after what wait, given how the last attempt ended. The call step runs
+ * it — `next()`, make the attempt, `settle()` — and never decides a retry itself; the failure
+ * kind's row of `ACTIONS` does. The primary comes first, then its `fallbacks` in order, each
+ * only if the request fits it (the caller's feature check) and its circuit lets it.
+ *
+ * Bounds, so no request loops: each target gets one try plus `retry.attempts` retries, each key
+ * at most once per target unless the loop is waiting out that key's own `retry-after`; a silent
+ * or slow target is never tried again for the request; waits never pass `max_retry_after_s`.
+ *
+ * The targets are the caller's: the primary and those fallbacks the request fits (features,
+ * surface), in order.
+ *
+ * @example
+ * const plan = new AttemptPlan(targets, { board, clock })
+ * for (let step = plan.next(); !('stop' in step); step = plan.next()) {
+ *   if ('wait' in step) { await sleep(step.wait); continue }
+ *   const outcome = await tryOnce(step.attempt)       // with step.attempt.key.apiKey
+ *   if (outcome.ok) { plan.succeeded(); break }
+ *   plan.failed(outcome.kind, outcome.retryAfterMs)
+ * }
+ */
+import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
+import type { Clock } from '../../util/clock.ts'
+import type { Circuit, CircuitBoard, CircuitPolicy } from './circuit.ts'
+import { ACTIONS, type FailureKind } from './failure-kinds.ts'
+import type { KeyPool, PoolKey } from './key-pool.ts'
+import { backoffMs, type RetryPolicy } from './retry-wait.ts'
+
+/** A model as the loop tries it: its provider's pool and policies. */
+export interface Target {
+  /** `prefix/name`, as clients and logs name it. */
+  id: string
+  provider: ProviderConfig
+  model: ModelConfig
+  pool: KeyPool
+  retry: RetryPolicy
+  circuit: CircuitPolicy
+}
+
+export interface Attempt {
+  target: Target
+  key: PoolKey
+  /** This attempt is its circuit's one half-open probe. */
+  probe: boolean
+  /** 1-based count of attempts for the request, this one included. */
+  n: number
+}
+
+export type Step =
+  | { attempt: Attempt }
+  /** Sleep this long, then ask again. */
+  | { wait: number }
+  /** `final`: the last failure is the answer (the request's own fault, a refusal). `exhausted`: no target left. */
+  | { stop: 'final' | 'exhausted' }
+
+export interface PlanDeps {
+  board: CircuitBoard
+  clock: Clock
+  random?: () => number
+}
+
+export class AttemptPlan {
+  private t = 0
+  /** Retries spent on the current target. */
+  private retries = 0
+  /** Keys of the current target tried since its last retry began. */
+  private tried = new Set<number>()
+  /** Targets not to be tried again for this request (silent, slow, too small a window, continued on). */
+  private readonly skipped = new Set<number>()
+  private current: { attempt: Attempt; circuit: Circuit } | null = null
+  private last: Attempt | null = null
+  private pendingWait = 0
+  /** The key whose own `retry-after` the loop is waiting out: tried first when the wait ends. */
+  private pinned: number | null = null
+  private stopped: 'final' | null = null
+  private switched = false
+  private count = 0
+  private readonly random: () => number
+
+  constructor(
+    private readonly targets: readonly Target[],
+    private readonly deps: PlanDeps,
+  ) {
+    this.random = deps.random ?? Math.random
+  }
+
+  /** Attempts made so far (the `x-switchyard-attempts` header). */
+  get attempts(): number {
+    return this.count
+  }
+
+  /** The target of the latest attempt: after a success, the one that answered. */
+  get target(): Target | null {
+    return (this.current?.attempt ?? this.last)?.target ?? null
+  }
+
+  next(): Step {
+    if (this.current !== null) throw new Error('settle the previous attempt first')
+    if (this.stopped) return { stop: this.stopped }
+    if (this.pendingWait > 0) {
+      const wait = this.pendingWait
+      this.pendingWait = 0
+      return { wait }
+    }
+    for (; this.t < this.targets.length; this.moveOn()) {
+      if (this.skipped.has(this.t)) continue
+      const target = this.targets[this.t]!
+      const started = this.tryKeys(target)
+      if (started) return started
+      // Every key this request has not tried rests: wait for the first to wake, if that is soon.
+      const wake = target.pool.nextWake(this.tried)
+      const ms = wake === null ? null : wake - this.deps.clock.now()
+      if (ms !== null && ms <= target.retry.maxRetryAfterS * 1000 && this.retries < target.retry.attempts) {
+        this.retries++
+        return { wait: ms }
+      }
+    }
+    return { stop: 'exhausted' }
+  }
+
+  succeeded(): void {
+    this.take().circuit.success()
+  }
+
+  /** The attempt ended with no verdict on the target (the client left): frees a probe's turn. */
+  abandoned(): void {
+    this.take().circuit.release()
+  }
+
+  /**
+   * The attempt failed with `kind` before the client saw anything; `retryAfterMs` is the
+   * upstream's `retry-after` when it sent one. Decides the next step as `ACTIONS[kind]` says.
+   */
+  failed(kind: FailureKind, retryAfterMs: number | null = null): void {
+    const { attempt, circuit } = this.take()
+    const action = ACTIONS[kind]
+    const { target, key } = attempt
+    if (action.circuit === 'failure') circuit.failure()
+    else if (action.circuit === 'alive') circuit.success()
+    else circuit.release()
+    this.tried.add(key.index)
+    if (action.skipForRequest) this.skipped.add(this.t)
+    // The rate-limited key's rest and the wait for it are one number, so the key wakes as the wait ends.
+    const limitedFor =
+      action.key === 'rest_retry_after'
+        ? (retryAfterMs ?? backoffMs(this.retries, target.retry, this.random))
+        : 0
+    if (action.key === 'rest_cooldown') target.pool.rest(key.index, target.circuit.cooldownMs)
+    else if (limitedFor > 0) target.pool.rest(key.index, limitedFor)
+
+    if (action.failover === 'never') {
+      this.stopped = 'final'
+      return
+    }
+    if (action.nextKey && this.hasFreeKey(target)) return // next() takes it at once
+    const canRetry = this.retries < target.retry.attempts && !action.skipForRequest
+    if (action.retry === 'retry_after' && canRetry && limitedFor <= target.retry.maxRetryAfterS * 1000) {
+      this.retries++
+      this.pendingWait = limitedFor
+      this.pinned = key.index
+      return
+    }
+    // A retry into a circuit this failure just opened would only be skipped: fail over instead.
+    if (action.retry === 'backoff' && canRetry && circuit.state() === 'closed') {
+      this.pendingWait = backoffMs(this.retries, target.retry, this.random)
+      this.retries++
+      this.tried = new Set()
+      return
+    }
+    if (action.failover === 'larger_context') {
+      const window = target.model.context_window
+      for (let i = this.t + 1; i < this.targets.length; i++) {
+        if (this.targets[i]!.model.context_window <= window) this.skipped.add(i)
+      }
+    }
+    this.moveOn()
+  }
+
+  /**
+   * After content reached the client: the first target past the current one that can continue
+   * from the relayed text (the `prefill` feature) and whose circuit admits it; null when there is
+   * none, or the request already switched once.
+   */
+  continuation(): Attempt | null {
+    if (this.current !== null) throw new Error('settle the previous attempt first')
+    if (this.switched) return null
+    this.switched = true
+    for (let i = this.t + 1; i < this.targets.length; i++) {
+      const target = this.targets[i]!
+      if (this.skipped.has(i) || !target.model.features.includes('prefill')) continue
+      this.t = i
+      this.retries = 0
+      this.tried = new Set()
+      const started = this.tryKeys(target)
+      if (started) return started.attempt
+    }
+    return null
+  }
+
+  /** Is there a target left to fail over to? (A slow first token with none left is waited on.) */
+  hasFallback(): boolean {
+    for (let i = this.t + 1; i < this.targets.length; i++) if (!this.skipped.has(i)) return true
+    return false
+  }
+
+  /** Starts an attempt on the first key of `target` that is awake, untried and let through by its circuit. */
+  private tryKeys(target: Target): { attempt: Attempt } | null {
+    const pinned = this.pinned
+    this.pinned = null
+    const skip = new Set(this.tried)
+    if (pinned !== null) {
+      const k = target.pool.keys[pinned]
+      if (k && target.pool.restingUntil(pinned) === 0) {
+        const started = this.admit(target, k)
+        if (started) return started
+      }
+      skip.add(pinned)
+    }
+    for (;;) {
+      const k = target.pool.pick(skip)
+      if (k === null) return null
+      const started = this.admit(target, k)
+      if (started) return started
+      skip.add(k.index)
+    }
+  }
+
+  private admit(target: Target, key: PoolKey): { attempt: Attempt } | null {
+    const circuit = this.deps.board.get(
+      { provider: target.provider.prefix, key: key.index, model: target.model.name },
+      target.circuit,
+    )
+    const turn = circuit.admit()
+    if (turn === 'skip') return null
+    this.count++
+    const attempt: Attempt = { target, key, probe: turn === 'probe', n: this.count }
+    this.current = { attempt, circuit }
+    return { attempt }
+  }
+
+  private hasFreeKey(target: Target): boolean {
+    return target.pool.keys.some((k) => !this.tried.has(k.index) && target.pool.restingUntil(k.index) === 0)
+  }
+
+  private moveOn(): void {
+    this.t++
+    this.retries = 0
+    this.tried = new Set()
+    this.pendingWait = 0
+    this.pinned = null
+  }
+
+  private take(): { attempt: Attempt; circuit: Circuit } {
+    const cur = this.current
+    if (cur === null) throw new Error('no attempt to settle')
+    this.current = null
+    this.last = cur.attempt
+    return cur
+  }
+}
