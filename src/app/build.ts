@@ -10,6 +10,7 @@ import { AuthThrottle } from '../auth/throttle.ts'
 import { Catalogue } from '../catalogue/routing.ts'
 import type { Config } from '../config/index.ts'
 import { createAdapters } from '../providers/index.ts'
+import { Resilience } from '../providers/resilience/index.ts'
 import type { Deps } from '../server/deps.ts'
 import type { Store } from '../store/index.ts'
 import { openSqliteFromConfig } from '../store/open.ts'
@@ -28,6 +29,9 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   const authCache = new AuthCache(backend)
   const store = new AuthInvalidatingStore(backend, authCache)
   const metrics = new Metrics()
+  const adapters = createAdapters(config.providers)
+  const resilience = new Resilience(config.providers, adapters)
+  metrics.circuits = () => resilience.board.states()
   return {
     config,
     store,
@@ -39,7 +43,8 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     metrics,
     traffic: new Traffic(metrics, log, config.logging.access),
     catalogue: new Catalogue(config.providers),
-    adapters: createAdapters(config.providers),
+    adapters,
+    resilience,
     adminThrottle: new AuthThrottle(clock),
   }
 }

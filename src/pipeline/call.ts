@@ -7,7 +7,9 @@
  * | translate | `adapter.complete` → `surface.encodeCompletion`   | `adapter.stream` → `surface.streamEncoder`          |
  * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → body bytes → `forward.relayBytes` |
  *
- * `finish` is called exactly once per admitted request, with the status the client saw.
+ * `finish` is called at most once per call: on success, or after a stream was committed to.
+ * A failure before the client saw anything is returned instead, for the attempt loop to retry
+ * or `settle` (pipeline/attempts.ts).
  */
 import { abortError, networkErrorDetail, readText } from '../providers/http.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
@@ -15,7 +17,7 @@ import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../provid
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { PipelineDeps } from './deps.ts'
-import type { StreamEncoder } from './stream-encoder.ts'
+import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
 import { type StreamSource, writeStream } from './stream-writer.ts'
 import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './surface.ts'
 
@@ -48,28 +50,39 @@ export interface ProviderCall<View> {
   bodyText: string
 }
 
-export async function callProvider<View>(p: ProviderCall<View>): Promise<Response> {
+/**
+ * One attempt's outcome. A failure the client has seen nothing of leaves the record to the
+ * caller: `settle` records it as the request's outcome when no other attempt follows.
+ */
+export type CallResult =
+  | { ok: true; response: Response }
+  | { ok: false; error: GatewayError; settle: () => void }
+
+export async function callProvider<View>(p: ProviderCall<View>): Promise<CallResult> {
   const { adapter, ctx, finish, call } = p
+  const failed = (e: unknown): CallResult => {
+    const error = asGatewayError(e)
+    return { ok: false, error, settle: () => finish(error.status, null, error, null) }
+  }
   if (!p.stream) {
     try {
       if ('request' in call) {
         const res = await adapter.complete(call.request, ctx)
         res.model = p.encodeCtx.modelId
         finish(200, res.usage ?? null, null, null)
-        return json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers)
+        return { ok: true, response: json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers) }
       }
       const answer = await forwardCall(adapter, call.forward, ctx)
       // Read here, under the provider's timeouts and max_response_bytes, so every relay is bounded.
       const out = call.relay.relayJson(await readText(answer, ctx), p.encodeCtx)
       finish(200, out.usage, null, null)
-      return new Response(out.body, {
+      const response = new Response(out.body, {
         status: 200,
         headers: { ...p.headers, 'content-type': 'application/json' },
       })
+      return { ok: true, response }
     } catch (e) {
-      const err = asGatewayError(e)
-      finish(err.status, null, err, null)
-      throw err
+      return failed(e)
     }
   }
 
@@ -95,12 +108,19 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
       } else throw new Error(`surface '${p.surface.name}' cannot relay streams`)
     }
   } catch (e) {
-    const err = asGatewayError(e)
-    finish(err.status, null, err, null)
-    throw err
+    return failed(e)
   }
   const { metrics, config } = p.deps
   metrics.streamOpened()
+  // Until the writer commits to a 200, an ending is the caller's to record (it may try again).
+  let committed = false
+  let held: StreamOutcome | null = null
+  const onFinish = (r: StreamOutcome): void => {
+    const status = r.error ? r.error.status : r.aborted ? 499 : 200
+    // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
+    const usage = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
+    finish(status, usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
+  }
   const out = await writeStream(source, encoder, {
     keepaliveMs: config.server.streamKeepaliveMs,
     holdMs: config.server.streamHoldMs,
@@ -108,14 +128,18 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<Respons
     stop: p.deps.traffic.stopSignal,
     onFinish: (r) => {
       metrics.streamClosed()
-      const status = r.error ? r.error.status : r.aborted ? 499 : 200
-      // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
-      const usage = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
-      finish(status, usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
+      if (committed) onFinish(r)
+      else held = r
     },
   })
-  if (out.status === 'error') throw out.error
-  return new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS } })
+  if (out.status === 'error') {
+    const outcome = held as StreamOutcome | null
+    const settle = () => (outcome ? onFinish(outcome) : finish(out.error.status, null, out.error, null))
+    return { ok: false, error: out.error, settle }
+  }
+  committed = true
+  const response = new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS } })
+  return { ok: true, response }
 }
 
 function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {

@@ -5,6 +5,7 @@
  */
 import type { AuthDeps } from '../auth/authenticate.ts'
 import type { Catalogue } from '../catalogue/routing.ts'
+import type { Resilience } from '../providers/resilience/index.ts'
 import type { ProviderAdapter } from '../providers/types.ts'
 import type { Limiter } from '../store/index.ts'
 import type { Metrics } from '../traffic/metrics.ts'
@@ -23,4 +24,6 @@ export interface PipelineDeps extends AuthDeps {
   catalogue: Catalogue
   /** Adapter per provider prefix. */
   adapters: Map<string, ProviderAdapter>
+  /** Key pools, retry and circuit policies, circuits: what the attempt loop consults (DESIGN §10). */
+  resilience: Resilience
 }

@@ -13,7 +13,7 @@
  */
 
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
-import { assertPlanAllows, type CatalogueEntry } from '../catalogue/routing.ts'
+import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveTimeouts } from '../providers/http.ts'
@@ -22,8 +22,9 @@ import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
+import { type Answered, callWithAttempts, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
-import { callProvider, type Finish } from './call.ts'
+import type { Finish } from './call.ts'
 import { checkAndTranslate } from './check.ts'
 import type { PipelineDeps } from './deps.ts'
 import { callEmbeddings, checkEmbeddings, type EmbeddingsCall } from './embeddings-call.ts'
@@ -132,9 +133,7 @@ export class Pipeline {
       const ctx = this.callContext(entry, request.signal, String(headers['x-request-id']))
       return surface.count(decoded.view, entry, adapter, ctx, request, headers)
     }
-    const fwd = surface.operation === 'chat' ? surface.forward : undefined
-    const forward =
-      fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
+    const forward = surface.operation === 'chat' ? forwardFor(surface, entry) : undefined
     let translated: Translated | null = null
     let embeddings: EmbeddingsCall | null = null
     try {
@@ -145,6 +144,17 @@ export class Pipeline {
       throw await countInvalidRequest(deps, auth, e)
     }
     if (translated?.headers) Object.assign(headers, translated.headers)
+    const routes =
+      surface.operation === 'chat'
+        ? routesFor(
+            surface,
+            decoded.view,
+            { entry, forward, translated },
+            deps.resilience,
+            (id) => deps.catalogue.resolve(id),
+            (fb) => planAllows(plan.models, fb.id, fb.model),
+          )
+        : []
 
     const now = clock.now()
     const rid = String(headers['x-request-id'])
@@ -182,21 +192,13 @@ export class Pipeline {
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
     // but only while this request runs: `finish` restores it for the pooled connection.
     const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
-    // At the shutdown drain's deadline a call still waiting (for a JSON answer, or for a
-    // stream's first byte) is cut with 503 shutting_down; an open stream's writer cuts itself.
-    // One merged signal per request; the first-byte timeout aborts it through `cancel`.
-    const cancel = new AbortController()
-    const ctx = this.callContext(
-      entry,
-      AbortSignal.any([request.signal, traffic.stopSignal, cancel.signal]),
-      rid,
-    )
-    ctx.cancel = (reason) => cancel.abort(reason)
-    ctx.deadline = new Deadline(realScheduler)
+    // Who answered, after how many upstream attempts: filled in by the attempt loop.
+    const answered: Answered = { entry, attempts: 0 }
     const finish: Finish = (status, usage, err, ttftMs) => {
       restoreIdle()
+      const by = answered.entry
       if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
-        metrics.upstreamError(entry.provider.prefix, err.code)
+        metrics.upstreamError(by.provider.prefix, err.code)
       }
       ex.ttftMs = ttftMs
       ex.promptTokens = usage?.prompt_tokens ?? null
@@ -223,33 +225,42 @@ export class Pipeline {
           at: admit.loggedAt ?? admit.at ?? now,
         },
       })
-      if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, entry, err)
-    }
-    const encodeCtx: EncodeContext<View> = {
-      modelId: entry.id,
-      upstreamModel: entry.model.upstream_name ?? entry.model.name,
-      provider: entry.provider,
-      requestId: rid,
-      view: decoded.view,
-      includeUsage: translated?.includeUsage ?? false,
+      if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, by, err)
     }
     ex.deferred = decoded.stream
-    if (surface.operation === 'embeddings')
+    if (surface.operation === 'embeddings') {
+      // Embeddings make one call (no attempt loop yet): one merged signal, cut at the shutdown
+      // drain's deadline with 503 shutting_down; the first-byte timeout aborts it through `cancel`.
+      const cancel = new AbortController()
+      const ctx = this.callContext(
+        entry,
+        AbortSignal.any([request.signal, traffic.stopSignal, cancel.signal]),
+        rid,
+      )
+      ctx.cancel = (reason) => cancel.abort(reason)
+      ctx.deadline = new Deadline(realScheduler)
+      const encodeCtx: EncodeContext<View> = {
+        modelId: entry.id,
+        upstreamModel: entry.model.upstream_name ?? entry.model.name,
+        provider: entry.provider,
+        requestId: rid,
+        view: decoded.view,
+        includeUsage: false,
+      }
       return callEmbeddings({ surface, adapter, ctx, encodeCtx, call: embeddings!, headers, finish })
-    return callProvider({
+    }
+    return callWithAttempts({
       deps,
       surface,
-      adapter,
-      ctx,
-      encodeCtx,
-      stream: decoded.stream,
-      call: forward
-        ? { forward: forward.request(decoded.view, entry, text, request.headers), relay: forward }
-        : { request: translated!.request },
+      routes,
+      decoded,
+      bodyText: text,
+      request,
       headers,
       finish,
-      signal: request.signal,
-      bodyText: text,
+      answered,
+      requestId: rid,
+      timeouts: (prefix) => this.timeouts.get(prefix)!,
     })
   }
 }

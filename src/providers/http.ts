@@ -9,6 +9,8 @@ import type { UnderlyingSource } from 'bun'
 import type { ProviderConfig } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
 import { maxResponseBytes, readCappedText } from './body-limit.ts'
+import { upstreamCode, withFacts } from './failure-facts.ts'
+import { retryAfterMs } from './resilience/retry-wait.ts'
 import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
@@ -96,9 +98,12 @@ export async function upstreamFetch(
     try {
       res = await fetch(url, { ...init, signal: mergeSignals(ctx.signal, own?.signal, init.signal) })
     } catch (err) {
-      if (timedOut) throw timedOut
+      if (timedOut) throw withFacts(timedOut, { transport: 'no_response' })
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
-      throw unreachableError(label, err, ctx.provider.api_key)
+      const unreachable = unreachableError(label, err, ctx.provider.api_key)
+      throw withFacts(unreachable, {
+        transport: unreachable.code === 'upstream_unreachable' ? 'unreachable' : 'invalid',
+      })
     }
     if (res.ok) {
       // What aborts this fetch stays reachable from its response: it is how `readText` cuts a
@@ -126,7 +131,13 @@ export async function upstreamFetch(
         headers: { 'retry-after': retryAfter },
       })
     }
-    throw scrubbed(err, ctx.provider)
+    // The upstream's own words decide the failure kind (a 503 is mapped to 502 for some clients).
+    throw withFacts(scrubbed(err, ctx.provider), {
+      status: res.status,
+      code: upstreamCode(text),
+      message: text.slice(0, 2000),
+      retryAfterMs: retryAfterMs(res.headers, Date.now()),
+    })
   } finally {
     if (deadline) deadline.cancel()
     else clearTimeout(timeout)
@@ -178,9 +189,11 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
       totalError: () => totalTimeout(ctx),
     })
   } catch (err) {
+    if (err instanceof GatewayError && err.code === 'upstream_timeout')
+      throw withFacts(err, { transport: 'stall' })
     if (err instanceof GatewayError && err.code !== 'upstream_stream_interrupted') throw err
     if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
-    throw invalidResponse(label, 'the response body was cut off')
+    throw withFacts(invalidResponse(label, 'the response body was cut off'), { transport: 'cut' })
   }
 }
 

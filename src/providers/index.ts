@@ -13,6 +13,11 @@ const FACTORIES: Record<ProviderConfig['kind'], (p: ProviderConfig) => ProviderA
   demo: createDemoAdapter,
 }
 
+/** The adapter for one provider config (a pool key's attempts get one with that key). */
+export function createAdapter(p: ProviderConfig): ProviderAdapter {
+  return FACTORIES[p.kind](p)
+}
+
 export function createAdapters(providers: ProviderConfig[]): Map<string, ProviderAdapter> {
   return new Map(providers.map((p) => [p.prefix, FACTORIES[p.kind](p)]))
 }

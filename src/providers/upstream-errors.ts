@@ -9,7 +9,8 @@ import { GatewayError } from '../util/errors.ts'
 /**
  * The default `mapError` for upstreams that answer with OpenAI-style error bodies (also reads
  * `{"error": "text"}`, `{"message"}`, `{"detail"}` and plain text). 429 → 429
- * `upstream_rate_limited`; 408 / 504 → 504; 401 / 403 → 502 `upstream_auth_failed` (the
+ * `upstream_rate_limited`; 408 / 504 → 504; 503 / 529 → 503 with the upstream's code (else
+ * `upstream_overloaded`), as the other kinds do; 401 / 403 → 502 `upstream_auth_failed` (the
  * gateway's own credentials were refused, which the client cannot fix); other 4xx keep their
  * status, code and param; 5xx and anything else → 502 `upstream_error`.
  */
@@ -38,6 +39,13 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
     return new GatewayError(status, up.code ?? 'upstream_error', `${who} rejected the request: ${detail}`, {
       param: up.param,
     })
+  }
+  if (status === 503 || status === 529) {
+    return new GatewayError(
+      503,
+      up.code ?? 'upstream_overloaded',
+      `${who} is overloaded (HTTP ${status}): ${detail}`,
+    )
   }
   return new GatewayError(502, 'upstream_error', `${who} failed (HTTP ${status}): ${detail}`)
 }

@@ -53,10 +53,20 @@ const FAMILIES = {
   switchyard_tokens_total: ['counter', 'Tokens reported by upstreams, by surface, model and type.'],
   switchyard_rate_limited_total: ['counter', 'Requests refused for a rate limit, by window.'],
   switchyard_upstream_errors_total: ['counter', 'Upstream calls that failed, by provider and error code.'],
+  switchyard_upstream_attempts_total: [
+    'counter',
+    'Upstream attempts, by provider, model and outcome (ok, or the failure kind).',
+  ],
   switchyard_open_streams: ['gauge', 'Streams being relayed now.'],
+  switchyard_circuit_state: [
+    'gauge',
+    'Circuit per provider key and model: 0 closed, 1 half-open (probing), 2 open (skipped).',
+  ],
   switchyard_processes: ['gauge', 'Gateway processes whose figures this scrape includes.'],
 } as const
 type Family = keyof typeof FAMILIES
+
+const CIRCUIT_VALUE: Record<string, number> = { closed: 0, half_open: 1, open: 2 }
 
 const BOUNDS: Partial<Record<Family, number[]>> = {
   switchyard_request_duration_seconds: LATENCY_BUCKETS,
@@ -84,6 +94,10 @@ export class Metrics {
   private readonly histograms = new Map<Family, Map<string, Histogram>>()
   /** Per surface, per model. Both come from closed sets (surfaces, catalogue ids), so it stays small. */
   private readonly keys = new Map<string, Map<string, LabelKeys>>()
+  /** `provider\0model\0outcome` → its label set, so an attempt costs a lookup. */
+  private readonly attemptKeys = new Map<string, string>()
+  /** Set at assembly: every circuit used so far and its state, for the gauge. */
+  circuits: (() => Array<{ provider: string; key: number; model: string; state: string }>) | null = null
   /** Read live by the console; changed only through streamOpened/streamClosed. */
   openStreams = 0
 
@@ -128,6 +142,16 @@ export class Metrics {
     this.add('switchyard_upstream_errors_total', labels({ provider, code }), 1)
   }
 
+  upstreamAttempt(provider: string, model: string, outcome: string): void {
+    const id = `${provider}\u0000${model}\u0000${outcome}`
+    let key = this.attemptKeys.get(id)
+    if (key === undefined) {
+      key = labels({ provider, model, outcome })
+      this.attemptKeys.set(id, key)
+    }
+    this.add('switchyard_upstream_attempts_total', key, 1)
+  }
+
   streamOpened(): void {
     this.openStreams++
   }
@@ -146,8 +170,20 @@ export class Metrics {
     return {
       counters,
       histograms,
-      gauges: { switchyard_open_streams: { '': this.openStreams }, switchyard_processes: { '': 1 } },
+      gauges: {
+        switchyard_open_streams: { '': this.openStreams },
+        switchyard_processes: { '': 1 },
+        switchyard_circuit_state: this.circuitGauge(),
+      },
     }
+  }
+
+  private circuitGauge(): Record<string, number> {
+    const out: Record<string, number> = {}
+    for (const c of this.circuits?.() ?? []) {
+      out[labels({ provider: c.provider, key: `#${c.key}`, model: c.model })] = CIRCUIT_VALUE[c.state] ?? 0
+    }
+    return out
   }
 
   /**

@@ -62,7 +62,9 @@ describe('openAIStyleError', () => {
     ['408 → 504', 408, 'Request Timeout', 504, 'upstream_timeout'],
     ['504 → 504', 504, '<html>gateway timeout</html>', 504, 'upstream_timeout'],
     ['500 → 502', 500, openAIBody('boom'), 502, 'upstream_error'],
-    ['503 → 502', 503, '', 502, 'upstream_error'],
+    // Like the anthropic and gemini kinds: overloaded is a 503 the client may retry, not a 502.
+    ['503 stays 503', 503, '', 503, 'upstream_overloaded'],
+    ['503 keeps its code', 503, openAIBody('busy', 'server_overloaded'), 503, 'server_overloaded'],
     [
       '401 → 502: the gateway key was refused, not the client',
       401,

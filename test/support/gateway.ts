@@ -28,7 +28,7 @@ export async function startGateway(
   opts: { doc?: Record<string, unknown>; clock?: Clock; dbPath?: string; backend?: BackendUrls } = {},
 ): Promise<TestGateway> {
   const dir = tempDir()
-  const doc = opts.doc ?? testConfigDoc()
+  const doc = oneCallPerRequest(opts.doc ?? testConfigDoc())
   const database = {
     ...(doc.database as object | undefined),
     path: opts.dbPath ?? join(dir, 'switchyard.db'),
@@ -56,6 +56,24 @@ export async function startGateway(
       await running.stop()
       rmSync(dir, { recursive: true, force: true })
     },
+  }
+}
+
+/**
+ * Tests written before the attempt loop (DESIGN §10) describe one upstream call per request and
+ * fault one upstream many times in a row: a provider whose config says nothing of `retry` or
+ * `circuit` gets no retries and a circuit that never opens here. Resilience tests set both.
+ */
+function oneCallPerRequest(doc: Record<string, unknown>): Record<string, unknown> {
+  const providers = doc.providers as Array<Record<string, unknown>> | undefined
+  if (!Array.isArray(providers)) return doc
+  return {
+    ...doc,
+    providers: providers.map((p) =>
+      p.retry !== undefined || p.circuit !== undefined
+        ? p
+        : { ...p, retry: { attempts: 0 }, circuit: { failures: 1_000_000 } },
+    ),
   }
 }
 

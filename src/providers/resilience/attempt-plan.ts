@@ -200,6 +200,32 @@ export class AttemptPlan {
     return null
   }
 
+  /**
+   * When `next()` stopped `exhausted` before any attempt (every key of every target rests, or
+   * every circuit is open): one attempt on the primary anyway, on the key that wakes first. Rests
+   * and circuits choose among alternatives; with none left, the upstream's own answer (a 429 with
+   * its `retry-after`, a 503) tells the client more than a refusal of ours would. Null once
+   * anything was attempted.
+   */
+  lastResort(): Attempt | null {
+    if (this.current !== null) throw new Error('settle the previous attempt first')
+    if (this.count > 0 || this.stopped || this.targets.length === 0) return null
+    const target = this.targets[0]!
+    const { pool } = target
+    let key = pool.keys[0]!
+    for (const k of pool.keys) if (pool.restingUntil(k.index) < pool.restingUntil(key.index)) key = k
+    const circuit = this.deps.board.get(
+      { provider: target.provider.prefix, key: key.index, model: target.model.name },
+      target.circuit,
+    )
+    this.t = 0
+    this.count++
+    const attempt: Attempt = { target, key, probe: false, n: this.count }
+    this.current = { attempt, circuit }
+    this.stopped = 'final'
+    return attempt
+  }
+
   /** Is there a target left to fail over to? (A slow first token with none left is waited on.) */
   hasFallback(): boolean {
     for (let i = this.t + 1; i < this.targets.length; i++) if (!this.skipped.has(i)) return true

@@ -24,4 +24,5 @@ export {
 } from './failure-kinds.ts'
 export { KeyPool, type KeySpec, type PoolKey } from './key-pool.ts'
 export { poolKeys, resolveCircuit, resolveRetry } from './policy.ts'
+export { Resilience } from './resilience.ts'
 export { backoffMs, DEFAULT_RETRY, type RetryPolicy, retryAfterMs, waitBeforeRetry } from './retry-wait.ts'

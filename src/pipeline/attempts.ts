@@ -1,0 +1,256 @@
+/**
+ * @module
+ * The call step as an attempt loop (DESIGN §10): one admitted request, tried on its model and
+ * then on the model's `fallbacks`, each attempt a (provider, key, model) with its own call
+ * context, its own abort controller linked to the client's signal, and its own route — passed
+ * through when the attempt's provider speaks the surface's wire, else translated. Which target
+ * comes next, and after what wait, is `AttemptPlan`'s to say from the failure's kind; this file
+ * only runs attempts and reports how they ended.
+ *
+ * Admission happened once before the loop; the request's outcome is recorded once after it: by
+ * the answering attempt, or by `settle` of the last failure. Failed attempts are never billed.
+ *
+ * @example
+ * const routes = routesFor(surface, decoded.view, primary, resilience, catalogue, allowed)
+ * return callWithAttempts({ ...run, routes })
+ */
+import type { CatalogueEntry } from '../catalogue/routing.ts'
+import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'
+import {
+  AttemptPlan,
+  classify,
+  type FailureKind,
+  type Resilience,
+  type Target,
+} from '../providers/resilience/index.ts'
+import type { CallContext, Timeouts } from '../providers/types.ts'
+import { GatewayError } from '../util/errors.ts'
+import { Deadline, realScheduler } from '../util/scheduler.ts'
+import { type CallResult, callProvider, type Finish } from './call.ts'
+import { checkAndTranslate } from './check.ts'
+import type { PipelineDeps } from './deps.ts'
+import type { ChatSurface, Decoded, EncodeContext, Forwarding, Translated } from './surface.ts'
+
+/** One target of the request and how the request reaches it. */
+export interface Route<View> {
+  entry: CatalogueEntry
+  target: Target
+  /** Pass-through to a provider of the surface's wire; absent = translated. */
+  forward: Forwarding<View> | undefined
+  translated: Translated | null
+}
+
+/** The surface's pass-through for `entry`'s provider, when it speaks the surface's wire. */
+export function forwardFor<View>(
+  surface: ChatSurface<View>,
+  entry: CatalogueEntry,
+): Forwarding<View> | undefined {
+  const fwd = surface.forward
+  return fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
+}
+
+/**
+ * The primary's route, then one per fallback the request fits: allowed by the plan, configured,
+ * and passing the feature check and the surface's limits for that model (a fallback that would
+ * refuse the request is left out, silently: the primary's answer stands for it).
+ */
+export function routesFor<View>(
+  surface: ChatSurface<View>,
+  view: View,
+  primary: Omit<Route<View>, 'target'>,
+  resilience: Resilience,
+  resolve: (id: string) => CatalogueEntry,
+  allowed: (entry: CatalogueEntry) => boolean,
+): Route<View>[] {
+  const { entry } = primary
+  const routes: Route<View>[] = [
+    { ...primary, target: resilience.target(entry.provider, entry.model, entry.id) },
+  ]
+  for (const id of entry.model.fallbacks ?? []) {
+    try {
+      const fb = resolve(id)
+      if (!allowed(fb)) continue
+      const forward = forwardFor(surface, fb)
+      const translated = checkAndTranslate(surface, view, fb, forward !== undefined)
+      routes.push({
+        entry: fb,
+        target: resilience.target(fb.provider, fb.model, fb.id),
+        forward,
+        translated,
+      })
+    } catch {}
+  }
+  return routes
+}
+
+/** Filled in by the loop for the record and the access line: who answered, after how many attempts. */
+export interface Answered {
+  entry: CatalogueEntry
+  attempts: number
+}
+
+export interface AttemptsRun<View> {
+  deps: PipelineDeps & { resilience: Resilience }
+  surface: ChatSurface<View>
+  routes: Route<View>[]
+  decoded: Decoded<View>
+  /** The client's body (pass-through sends it on) and headers (some are forwarded). */
+  bodyText: string
+  request: Request
+  /** The response headers so far; the loop adds `x-switchyard-attempts`. */
+  headers: Record<string, string>
+  /** Records the request's outcome; called once. */
+  finish: Finish
+  answered: Answered
+  requestId: string
+  timeouts: (prefix: string) => Timeouts
+}
+
+export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Response> {
+  const { deps, routes, request } = r
+  const { resilience, metrics } = deps
+  const plan = new AttemptPlan(
+    routes.map((x) => x.target),
+    { board: resilience.board, clock: resilience.clock },
+  )
+  const clientSignal = AbortSignal.any([request.signal, deps.traffic.stopSignal])
+  let last: Extract<CallResult, { ok: false }> | null = null
+  for (;;) {
+    const step = plan.next()
+    if ('wait' in step) {
+      await sleep(step.wait, clientSignal)
+      if (clientSignal.aborted) break
+      continue
+    }
+    const attempt = 'stop' in step ? (clientSignal.aborted ? null : plan.lastResort()) : step.attempt
+    if (attempt === null) break
+    const route = routes.find((x) => x.target === attempt.target)!
+    const { provider, adapter } = resilience.keyed(attempt.target, attempt.key)
+    r.answered.entry = route.entry
+    r.answered.attempts = attempt.n
+    r.headers['x-switchyard-attempts'] = String(attempt.n)
+    const cancel = new AbortController()
+    const ctx: CallContext = {
+      provider,
+      model: route.entry.model,
+      signal: AbortSignal.any([clientSignal, cancel.signal]),
+      requestId: r.requestId,
+      timeouts: r.timeouts(provider.prefix),
+      cancel: (reason) => cancel.abort(reason),
+      deadline: new Deadline(realScheduler),
+    }
+    const encodeCtx: EncodeContext<View> = {
+      modelId: route.entry.id,
+      upstreamModel: route.entry.model.upstream_name ?? route.entry.model.name,
+      provider,
+      requestId: r.requestId,
+      view: r.decoded.view,
+      includeUsage: route.translated?.includeUsage ?? false,
+    }
+    const out = await callProvider({
+      deps,
+      surface: r.surface,
+      adapter,
+      ctx,
+      encodeCtx,
+      stream: r.decoded.stream,
+      call: route.forward
+        ? {
+            forward: route.forward.request(r.decoded.view, route.entry, r.bodyText, request.headers),
+            relay: route.forward,
+          }
+        : { request: route.translated!.request },
+      headers: r.headers,
+      finish: r.finish,
+      signal: request.signal,
+      bodyText: r.bodyText,
+    })
+    if (out.ok) {
+      plan.succeeded()
+      metrics.upstreamAttempt?.(provider.prefix, route.entry.model.name, 'ok')
+      return out.response
+    }
+    last = out
+    if (clientSignal.aborted || out.error.code === 'client_closed_request') {
+      plan.abandoned()
+      break
+    }
+    const facts = failureFacts(out.error)
+    const kind = classify(facts)
+    metrics.upstreamAttempt?.(provider.prefix, route.entry.model.name, kind)
+    plan.failed(kind, facts.retryAfterMs ?? null)
+    logAttempt(deps, r.requestId, route.entry.id, attempt.key.index, kind, out.error)
+  }
+  if (last === null) {
+    // The client left (or the server stopped) while the loop waited.
+    const error = closedOrStopped(request, deps)
+    r.finish(error.status, null, error, null)
+    throw error
+  }
+  last.settle()
+  throw last.error
+}
+
+/** What the attempt saw: the facts the provider layer attached, else what its error code says. */
+export function failureFacts(err: GatewayError): UpstreamFacts {
+  const attached = factsOf(err)
+  if (attached) return attached
+  switch (err.code) {
+    case 'upstream_timeout':
+      return { transport: 'stall' }
+    case 'upstream_stream_interrupted':
+      return { transport: 'cut' }
+    case 'upstream_unreachable':
+      return { transport: 'unreachable' }
+    case 'upstream_invalid_response':
+    case 'upstream_error':
+      return { transport: 'invalid' }
+    default:
+      return { status: err.status, code: err.code, message: err.message }
+  }
+}
+
+function logAttempt(
+  deps: PipelineDeps,
+  rid: string,
+  model: string,
+  key: number,
+  kind: FailureKind,
+  err: GatewayError,
+): void {
+  deps.log.warn('upstream attempt failed', {
+    request_id: rid,
+    model,
+    key: `#${key}`,
+    kind,
+    status: err.status,
+    code: err.code,
+    detail: err.detail,
+  })
+}
+
+function closedOrStopped(request: Request, deps: PipelineDeps): GatewayError {
+  if (request.signal.aborted) {
+    const err = new GatewayError(499, 'client_closed_request', 'The client closed the request.')
+    err.name = 'AbortError'
+    return err
+  }
+  const reason = deps.traffic.stopSignal.reason
+  return reason instanceof GatewayError
+    ? reason
+    : new GatewayError(503, 'shutting_down', 'The server is shutting down.')
+}
+
+/** Sleeps `ms`, or less if `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done, { once: true })
+  })
+}

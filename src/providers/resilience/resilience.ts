@@ -1,0 +1,75 @@
+/**
+ * @module
+ * The process's resilience state, built once at app assembly: each provider's key pool, retry and
+ * circuit policies, the circuit board, and an adapter per pool key (an attempt speaks with its
+ * key's `api_key` and `base_url`). Per process: circuits and key rests are not shared between
+ * instances.
+ *
+ * @example
+ * const resilience = new Resilience(config.providers, adapters)
+ * const target = resilience.target(entry.provider, entry.model, entry.id)
+ * const { provider, adapter } = resilience.keyed(target, attempt.key)
+ */
+import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
+import { type Clock, systemClock } from '../../util/clock.ts'
+import { createAdapter } from '../index.ts'
+import type { ProviderAdapter } from '../types.ts'
+import type { Target } from './attempt-plan.ts'
+import { CircuitBoard, type CircuitPolicy } from './circuit.ts'
+import { KeyPool, type PoolKey } from './key-pool.ts'
+import { poolKeys, resolveCircuit, resolveRetry } from './policy.ts'
+import type { RetryPolicy } from './retry-wait.ts'
+
+interface ProviderState {
+  pool: KeyPool
+  retry: RetryPolicy
+  circuit: CircuitPolicy
+  /** Per pool key: the provider config with that key, and its adapter (made on first use). */
+  keyed: Array<{ provider: ProviderConfig; adapter: ProviderAdapter | null }>
+}
+
+export class Resilience {
+  readonly board: CircuitBoard
+  private readonly providers = new Map<string, ProviderState>()
+
+  /**
+   * `adapters`: the app's adapter per provider, used for a key that is the provider's own
+   * `api_key` at its own `base_url`. Time is the system clock's: waits are real sleeps.
+   */
+  constructor(
+    providers: readonly ProviderConfig[],
+    adapters: ReadonlyMap<string, ProviderAdapter>,
+    readonly clock: Clock = systemClock,
+  ) {
+    this.board = new CircuitBoard(clock)
+    for (const p of providers) {
+      const specs = poolKeys(p)
+      const keyed = specs.map((k) => {
+        const own = k.apiKey === (p.api_key ?? '') && k.baseUrl === undefined
+        const provider: ProviderConfig = own
+          ? p
+          : { ...p, api_key: k.apiKey, base_url: k.baseUrl ?? p.base_url, keys: undefined }
+        return { provider, adapter: own ? (adapters.get(p.prefix) ?? null) : null }
+      })
+      this.providers.set(p.prefix, {
+        pool: new KeyPool(specs, clock),
+        retry: resolveRetry(p),
+        circuit: resolveCircuit(p),
+        keyed,
+      })
+    }
+  }
+
+  /** A configured model as the attempt loop tries it. */
+  target(provider: ProviderConfig, model: ModelConfig, id: string): Target {
+    const s = this.providers.get(provider.prefix)!
+    return { id, provider, model, pool: s.pool, retry: s.retry, circuit: s.circuit }
+  }
+
+  /** The provider config carrying `key` (its api_key, its base_url) and the adapter that speaks with it. */
+  keyed(target: Target, key: PoolKey): { provider: ProviderConfig; adapter: ProviderAdapter } {
+    const slot = this.providers.get(target.provider.prefix)!.keyed[key.index]!
+    slot.adapter ??= createAdapter(slot.provider)
+    return { provider: slot.provider, adapter: slot.adapter }
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * @module
+ * The bed of the resilience tests (DESIGN §10): the fault-injecting upstream behind a real gateway
+ * whose providers all point at it — `prime` (openai, a pool of two keys, fallbacks), `claude`
+ * (anthropic), `resp` (openai speaking Responses) and `spare` (openai, a model that continues an
+ * assistant prefill) — with small retry waits, timeouts and cooldowns so faults cost milliseconds.
+ *
+ * @example
+ * const bed = await startResilienceBed()
+ * bed.up.script({ model: 'gpt-a' }, 'server_error', 'ok')
+ * const res = await bed.post('chat', 'prime/gpt-a')
+ */
+import type { Feature } from '../../src/config/schema.ts'
+import { Resilience } from '../../src/providers/resilience/index.ts'
+import { type FaultUpstream, startFaultUpstream, type Wire } from './fault-upstream.ts'
+import { ADMIN_TOKEN, bearer, PLANS, startGateway, type TestGateway } from './gateway.ts'
+
+export const KEY_A = 'sk-prime-key-a-0001'
+export const KEY_B = 'sk-prime-key-b-0002'
+export const CLAUDE_KEY = 'sk-ant-claude-0003'
+
+const ALL: Feature[] = ['streaming', 'system_messages', 'tools']
+const model = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  context_window: 128_000,
+  max_output_tokens: 4096,
+  features: ALL,
+  ...extra,
+})
+
+export const FAST = {
+  retry: { attempts: 2, backoff_ms: 20, max_backoff_ms: 80, max_retry_after_s: 2 },
+  circuit: { failures: 3, cooldown_s: 1 },
+  timeouts: { first_byte_ms: 400, idle_ms: 400, total_ms: 20_000 },
+}
+
+export interface ResilienceBed {
+  up: FaultUpstream
+  gw: TestGateway
+  key: string
+  /** A minimal request on `surface` for `model` (the surface's own shape), raw response. */
+  post(surface: Wire, model: string, opts?: { stream?: boolean; signal?: AbortSignal }): Promise<Response>
+  /** The request log, newest first (admin API). */
+  requests(): Promise<any[]>
+  usage(): Promise<any>
+  /** Forgets scripts, attempts, key rests and circuits: each test starts from a healthy state. */
+  reset(): void
+  stop(): Promise<void>
+}
+
+export async function startResilienceBed(
+  opts: { words?: number; providers?: (url: string) => Record<string, unknown>[] } = {},
+): Promise<ResilienceBed> {
+  const up = await startFaultUpstream({ words: opts.words ?? 12 })
+  const providers = opts.providers?.(up.url) ?? [
+    {
+      prefix: 'prime',
+      kind: 'openai',
+      base_url: `${up.url}/v1`,
+      keys: [{ api_key: KEY_A }, { api_key: KEY_B }],
+      ...FAST,
+      models: [
+        model('gpt-a', { fallbacks: ['claude/claude-b', 'spare/gpt-s'] }),
+        model('gpt-solo'),
+        model('gpt-small', { context_window: 8000, fallbacks: ['spare/gpt-s'] }),
+      ],
+    },
+    {
+      prefix: 'claude',
+      kind: 'anthropic',
+      base_url: up.url,
+      api_key: CLAUDE_KEY,
+      ...FAST,
+      models: [model('claude-b', { fallbacks: ['prime/gpt-solo'] })],
+    },
+    {
+      prefix: 'spare',
+      kind: 'openai',
+      base_url: `${up.url}/v1`,
+      api_key: 'sk-spare-0004',
+      ...FAST,
+      models: [model('gpt-s', { features: [...ALL, 'prefill'] })],
+    },
+  ]
+  const gw = await startGateway({
+    doc: {
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { token: ADMIN_TOKEN },
+      providers,
+      plans: PLANS,
+      default_plan: 'unlimited',
+    },
+  })
+  const { key } = await gw.key('resilient', 'unlimited')
+  const post = (surface: Wire, modelId: string, o: { stream?: boolean; signal?: AbortSignal } = {}) => {
+    const turns = [{ role: 'user', content: 'count for me' }]
+    const stream = o.stream ?? false
+    const [path, body, headers] =
+      surface === 'chat'
+        ? ['/v1/chat/completions', { model: modelId, messages: turns, stream }, bearer(key)]
+        : surface === 'messages'
+          ? [
+              '/v1/messages',
+              { model: modelId, messages: turns, stream, max_tokens: 200 },
+              { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+            ]
+          : ['/v1/responses', { model: modelId, input: turns, stream }, bearer(key)]
+    return fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: o.signal,
+    })
+  }
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
+  return {
+    up,
+    gw,
+    key,
+    post,
+    async requests() {
+      await gw.deps.recorder.flush()
+      const r = await fetch(`${gw.url}/admin/v1/requests?limit=100`, { headers: admin })
+      return ((await r.json()) as any).data
+    },
+    async usage() {
+      await gw.deps.recorder.flush()
+      return (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()
+    },
+    reset() {
+      up.clear()
+      const { deps } = gw
+      deps.resilience = new Resilience(deps.config.providers, deps.adapters)
+      deps.metrics.circuits = () => deps.resilience.board.states()
+    },
+    async stop() {
+      await gw.stop()
+      await up.stop()
+    },
+  }
+}
