@@ -161,6 +161,7 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
           }
         : { request: route.translated!.request },
       headers: r.headers,
+      hasFallback: plan.hasFallback(),
       finish: r.finish,
       signal: request.signal,
       bodyText: r.bodyText,
@@ -171,6 +172,8 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
       return out.response
     }
     last = out
+    // Whatever of this attempt is still open upstream (a body, a socket) is given up now.
+    cancel.abort(out.error)
     if (clientSignal.aborted || out.error.code === 'client_closed_request') {
       plan.abandoned()
       break

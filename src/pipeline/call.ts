@@ -43,6 +43,8 @@ export interface ProviderCall<View> {
   encodeCtx: EncodeContext<View>
   stream: boolean
   call: { request: ChatRequest } | { forward: ForwardRequest; relay: Forwarding<View> }
+  /** Streams: another target may take over if this one's first token is late (DESIGN §10). */
+  hasFallback?: boolean
   headers: Record<string, string>
   finish: Finish
   signal: AbortSignal
@@ -126,8 +128,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     holdMs: config.server.streamHoldMs,
     signal: p.signal,
     stop: p.deps.traffic.stopSignal,
+    holdForContent: true,
+    firstToken: { ms: ctx.timeouts.firstTokenMs ?? ctx.timeouts.idleMs, failOver: p.hasFallback === true },
     onFinish: (r) => {
       metrics.streamClosed()
+      if (r.malformed) metrics.malformedEvents(ctx.provider.prefix, r.malformed)
       if (committed) onFinish(r)
       else held = r
     },

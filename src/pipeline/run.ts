@@ -16,7 +16,7 @@ import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { checkModelServes } from '../operations/operation.ts'
-import { resolveTimeouts } from '../providers/http.ts'
+import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
 import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
@@ -40,11 +40,13 @@ export interface ServerHandle {
 
 export class Pipeline {
   private readonly timeouts: Map<string, Timeouts>
+  private readonly streamTimeouts: Map<string, Timeouts>
   private readonly suspension
 
   constructor(private readonly deps: PipelineDeps) {
     const { config } = deps
     this.timeouts = new Map(config.providers.map((p) => [p.prefix, resolveTimeouts(p)]))
+    this.streamTimeouts = new Map(config.providers.map((p) => [p.prefix, resolveStreamTimeouts(p)]))
     this.suspension = suspensionPolicy(config)
   }
 
@@ -260,7 +262,7 @@ export class Pipeline {
       finish,
       answered,
       requestId: rid,
-      timeouts: (prefix) => this.timeouts.get(prefix)!,
+      timeouts: (prefix) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
     })
   }
 }

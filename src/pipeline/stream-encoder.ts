@@ -34,6 +34,8 @@ export interface StreamEncoder<T> {
    * client so far: the basis of the token estimate when the client disconnects.
    */
   relayedChars?(): number
+  /** Upstream events that were not well formed: skipped, never relayed. */
+  malformed?(): number
 }
 
 export interface StreamOutcome {
@@ -47,4 +49,6 @@ export interface StreamOutcome {
   aborted: boolean
   /** See StreamEncoder.relayedChars; 0 when the encoder does not count. */
   relayedChars: number
+  /** See StreamEncoder.malformed. */
+  malformed?: number
 }

@@ -20,6 +20,7 @@
  * return new Response(out.body, { headers: { 'content-type': 'text/event-stream' } })
  */
 import type { UnderlyingSource } from 'bun'
+import { withFacts } from '../providers/failure-facts.ts'
 import { abortError, idleTimeout, streamReadError, totalTimeout } from '../providers/http.ts'
 import { isStreamPlan, type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
 import type { Usage } from '../providers/types.ts'
@@ -42,6 +43,19 @@ export interface WriteStreamOptions {
   onFinish: (outcome: StreamOutcome) => void
   /** Time for the hold, keep-alive and the plan's timeouts; the real clock by default. */
   scheduler?: Scheduler
+  /**
+   * Hold the status and every byte until the first content-bearing item (the encoder's
+   * `relayedChars()` grows; a role-only or empty delta is not content), so that a failure before
+   * it is still an HTTP error the attempt loop may retry unseen (DESIGN §10). Before content the
+   * idle timeout does not apply (a reasoning model may think in silence); `firstToken` does.
+   */
+  holdForContent?: boolean
+  /**
+   * With `holdForContent`: `ms` after the headers with no content, fail with 504
+   * `upstream_timeout` (slow first token) if `failOver` — there is a fallback to go to, so the
+   * status is held that long too — else keep waiting (total_ms still applies).
+   */
+  firstToken?: { ms: number; failOver: boolean }
 }
 
 export type WriteStreamResult =
@@ -96,6 +110,21 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private timedOut: GatewayError | null = null
   /** Why the stream was cut by `stop`, once it was. */
   private cutError: GatewayError | null = null
+  /** Bytes encoded while the status is held for content, written out by the first pull. */
+  private pending: Uint8Array[] = []
+  /** Where bytes encoded before content go: held, or (once the hold ran out and a 200 went) out. */
+  private readonly holdSink = (bytes: Uint8Array): void => {
+    if (this.committed) this.write(bytes)
+    else this.pending.push(bytes)
+  }
+  /** The hold ran out before the source had its say: the status went out. */
+  private committed = false
+  /** Content has been encoded (always true without `holdForContent`). */
+  private content: boolean
+  /** When the first token is overdue (epoch of the scheduler); infinite when it is waited for. */
+  private readonly firstTokenAt: number
+  /** The encoder's ending, taken while still holding (undefined: not taken yet). */
+  private tail: Uint8Array | null | undefined = undefined
   private readonly onAbort = (): void => void this.abort()
   private readonly onStop = (): void => void this.cut()
 
@@ -109,7 +138,11 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     // The request's timer, if it has one (it timed the first byte): taken over, not a second one.
     this.timer = deadline ? deadline.own(() => this.tick()) : this.sched.timer(() => this.tick())
     this.t0 = this.sched.now()
-    this.holdAt = this.t0 + opts.holdMs
+    this.content = !opts.holdForContent
+    const ft = opts.holdForContent ? opts.firstToken : undefined
+    this.firstTokenAt = ft?.failOver ? this.t0 + ft.ms : Number.POSITIVE_INFINITY
+    // While a fallback may still take over, the status is held past the first-token deadline.
+    this.holdAt = this.t0 + opts.holdMs + (ft?.failOver ? ft.ms : 0)
     if (isStreamPlan(source)) {
       this.plan = source
       this.reader = readerOf(source.body)
@@ -156,8 +189,14 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       return { status: 'error', error }
     }
     const body = new ReadableStream<Uint8Array>(this, { highWaterMark: 0 })
-    // Past the hold with nothing to say yet: a comment makes the server send the 200 now.
-    if (held) this.write(this.encoder.keepalive)
+    // Past the hold with nothing to say yet: what is held (or a comment) makes the server send the 200 now.
+    if (held) {
+      this.committed = true
+      if (this.pending.length > 0) {
+        for (const bytes of this.pending) this.write(bytes)
+        this.pending = []
+      } else this.write(this.encoder.keepalive)
+    }
     this.arm(this.sched.now())
     return { status: 'ok', body }
   }
@@ -176,9 +215,18 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
           this.waiting = true
           await first
           this.waiting = false
+          if (this.pending.length > 0) {
+            for (const bytes of this.pending) controller.enqueue(bytes)
+            this.pending = []
+            this.lastWrite = this.sched.now()
+          }
         }
         if (this.finished) return // cancelled while the read was pending
-        if (this.items.length > 0 && this.emit(controller)) return
+        // The upstream failed in-band and its error frame went out: nothing more will be relayed,
+        // so the upstream is let go now rather than read to its end.
+        if (this.items.length === 0 && !this.sourceDone && this.encoder.failure?.())
+          return this.end(controller)
+        if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) return
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
         this.waiting = true
         await this.readOnce()
@@ -195,10 +243,36 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     return this.abort(reason)
   }
 
-  /** Reads until there is something to encode or the source ends. */
+  /**
+   * Reads until there is something to encode or the source ends; holding for content, encodes
+   * into `pending` until content, an in-band failure (thrown: nothing was sent) or the end.
+   */
   private async fill(): Promise<void> {
-    do await this.readOnce()
-    while (this.items.length === 0 && !this.sourceDone && !this.finished)
+    if (this.content) {
+      do await this.readOnce()
+      while (this.items.length === 0 && !this.sourceDone && !this.finished)
+      return
+    }
+    for (;;) {
+      await this.readOnce()
+      if (this.finished) return
+      if (this.items.length > 0) this.emit(this.holdSink)
+      // Content first: an in-band failure that came in the same read as content goes out after it.
+      if ((this.encoder.relayedChars?.() ?? 1) > 0) {
+        this.content = true
+        return
+      }
+      const failure = this.encoder.failure?.()
+      if (failure) throw failure
+      if (this.sourceDone) {
+        // A failure to end properly (no terminal event) is still unseen: thrown, not relayed.
+        this.tail = this.encoder.end()
+        const failed = this.encoder.failure?.()
+        if (failed) throw failed
+        this.content = true
+        return
+      }
+    }
   }
 
   /** One read of the source, run through the stages into `items`. */
@@ -235,7 +309,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   }
 
   /** Encodes the pending items; false when the encoder withheld them all (e.g. a usage chunk nobody asked for). */
-  private emit(controller: Controller): boolean {
+  private emit(sink: (bytes: Uint8Array) => void): boolean {
     const items = this.items
     const encoder = this.encoder
     if (this.ttftMs === null) this.ttftMs = this.sched.now() - this.t0
@@ -248,7 +322,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
         } finally {
           // Also when an item throws: the ones before it go out first, then the error frame.
           if (out !== '') {
-            controller.enqueue(utf8.encode(out))
+            sink(utf8.encode(out))
             wrote = true
           }
         }
@@ -256,7 +330,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
         for (let i = 0; i < items.length; i++) {
           const bytes = encoder.encode(items[i]!)
           if (bytes === null) continue
-          controller.enqueue(bytes)
+          sink(bytes)
           wrote = true
         }
       }
@@ -268,7 +342,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   }
 
   private end(controller: Controller): void {
-    const tail = this.encoder.end()
+    const tail = this.tail !== undefined ? this.tail : this.encoder.end()
     if (tail) controller.enqueue(tail)
     this.close(controller, this.encoder.failure?.() ?? null)
   }
@@ -286,9 +360,11 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       const late =
         now >= this.totalAt
           ? totalTimeout(ctx)
-          : this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
-            ? idleTimeout(ctx)
-            : null
+          : !this.content && now >= this.firstTokenAt
+            ? firstTokenTimeout(ctx, this.firstTokenAt - this.t0)
+            : this.content && this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
+              ? idleTimeout(ctx)
+              : null
       if (late !== null) {
         this.timeout(late)
         return
@@ -312,7 +388,9 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     const ctx = this.plan?.ctx
     if (ctx && this.timedOut === null) {
       // A read that starts later has its idle deadline later still: checked when this one fires.
-      const idleAt = (this.readSince >= 0 ? this.readSince : now) + ctx.timeouts.idleMs
+      const idleAt = this.content
+        ? (this.readSince >= 0 ? this.readSince : now) + ctx.timeouts.idleMs
+        : this.firstTokenAt
       next = Math.min(next, this.totalAt, idleAt)
     }
     if (next !== Number.POSITIVE_INFINITY) this.timer.at(next)
@@ -373,7 +451,10 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       usage = this.encoder.usage()
       relayedChars = this.encoder.relayedChars?.() ?? 0
     } catch {}
-    this.opts.onFinish({ usage, error, ttftMs: this.ttftMs, aborted, relayedChars })
+    const malformed = this.encoder.malformed?.() ?? 0
+    const outcome: StreamOutcome = { usage, error, ttftMs: this.ttftMs, aborted, relayedChars }
+    if (malformed > 0) outcome.malformed = malformed
+    this.opts.onFinish(outcome)
     if (this.sourceDone) return Promise.resolve()
     return this.reader.cancel(reason).catch(() => {})
   }
@@ -382,6 +463,15 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
 const utf8 = new TextEncoder()
 
 const clientClosed = (): GatewayError => abortError(undefined)
+
+function firstTokenTimeout(ctx: { provider: { prefix: string } }, ms: number): GatewayError {
+  const err = new GatewayError(
+    504,
+    'upstream_timeout',
+    `Upstream '${ctx.provider.prefix}' sent no content within ${ms} ms.`,
+  )
+  return withFacts(err, { transport: 'no_first_token' })
+}
 
 function asStreamFailure(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err

@@ -50,6 +50,30 @@ export function resolveTimeouts(provider: ProviderConfig): Timeouts {
   }
 }
 
+/**
+ * Stream defaults, tighter than a whole answer's (DESIGN §10): a stream's headers and events
+ * come at once while a model works, so 30 s of silence means a silent or stalled upstream. A
+ * non-stream answer's headers may wait for the whole answer: it keeps `DEFAULT_TIMEOUTS`.
+ */
+export const DEFAULT_STREAM_TIMEOUTS: Readonly<Required<Timeouts>> = Object.freeze({
+  firstByteMs: 30_000,
+  firstTokenMs: 30_000,
+  idleMs: 30_000,
+  totalMs: 600_000,
+})
+
+/** The provider's `timeouts` block over the stream defaults. */
+export function resolveStreamTimeouts(provider: ProviderConfig): Required<Timeouts> {
+  const t = provider.timeouts
+  const d = DEFAULT_STREAM_TIMEOUTS
+  return {
+    firstByteMs: t?.first_byte_ms ?? d.firstByteMs,
+    firstTokenMs: t?.first_token_ms ?? d.firstTokenMs,
+    idleMs: t?.idle_ms ?? d.idleMs,
+    totalMs: t?.total_ms ?? d.totalMs,
+  }
+}
+
 /** One signal that aborts when any of the given ones does (with that one's reason). */
 export function mergeSignals(...signals: Array<AbortSignal | undefined | null>): AbortSignal {
   const present = signals.filter((s): s is AbortSignal => s != null)

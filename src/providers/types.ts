@@ -152,6 +152,8 @@ export interface Timeouts {
   firstByteMs: number
   idleMs: number
   totalMs: number
+  /** Streams: from the headers to the first content-bearing event (acted on with a fallback only). */
+  firstTokenMs?: number
 }
 
 export interface CallContext {

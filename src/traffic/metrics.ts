@@ -57,6 +57,10 @@ const FAMILIES = {
     'counter',
     'Upstream attempts, by provider, model and outcome (ok, or the failure kind).',
   ],
+  switchyard_upstream_malformed_events_total: [
+    'counter',
+    'Upstream stream events that were not well formed: skipped, never relayed.',
+  ],
   switchyard_open_streams: ['gauge', 'Streams being relayed now.'],
   switchyard_circuit_state: [
     'gauge',
@@ -150,6 +154,10 @@ export class Metrics {
       this.attemptKeys.set(id, key)
     }
     this.add('switchyard_upstream_attempts_total', key, 1)
+  }
+
+  malformedEvents(provider: string, n: number): void {
+    this.add('switchyard_upstream_malformed_events_total', labels({ provider }), n)
   }
 
   streamOpened(): void {

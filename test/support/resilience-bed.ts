@@ -31,7 +31,7 @@ const model = (name: string, extra: Record<string, unknown> = {}) => ({
 export const FAST = {
   retry: { attempts: 2, backoff_ms: 20, max_backoff_ms: 80, max_retry_after_s: 2 },
   circuit: { failures: 3, cooldown_s: 1 },
-  timeouts: { first_byte_ms: 400, idle_ms: 400, total_ms: 20_000 },
+  timeouts: { first_byte_ms: 400, first_token_ms: 400, idle_ms: 400, total_ms: 20_000 },
 }
 
 export interface ResilienceBed {

@@ -158,8 +158,10 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
   end(): Uint8Array | null {
     if (this.failed !== null) return null
     // Some compatible servers omit [DONE]; an answer that reached its finish_reason is complete.
-    if (!this.sawDone && !this.sawFinish && !this.text.finished())
+    if (!this.sawDone && !this.sawFinish && !this.text.finished()) {
+      if (this.relayed === 0) return this.text.end() // its words for a stream of nothing readable
       throw streamInterrupted(this.label, 'the stream ended before data: [DONE]')
+    }
     return DONE
   }
 
@@ -206,6 +208,10 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
 
   relayedChars(): number {
     return this.stage.relayed + this.stage.text.relayedChars()
+  }
+
+  malformed(): number {
+    return this.stage.text.malformed()
   }
 }
 

@@ -13,10 +13,11 @@
  *
  * Usage is read from whichever chunk carries a non-null `usage` (only that value is parsed).
  * Failures, as `OpenAIChunkDecoder` has them: an `error` event or a top-level non-null `error` →
- * 502 `upstream_error` (only that event is parsed, for its message); a text that is not one JSON
- * object or has no `choices` array → 502 `upstream_invalid_response` — each sent as the gateway's
+ * 502 `upstream_error` (only that event is parsed, for its message); a chunk with no `choices`
+ * array → 502 `upstream_invalid_response` — each sent as the gateway's
  * error frame in the event's place, the relay ending there (`encodeText`); the body ending before
- * [DONE] without any `finish_reason` → 502 `upstream_stream_interrupted` (thrown by `end`).
+ * [DONE] without any `finish_reason` → 502 `upstream_stream_interrupted` (thrown by `end`). An
+ * event that is not one JSON object is skipped and counted, never relayed (DESIGN §10).
  *
  * @example
  * const relay = new ChatRelay('openai/gpt-4o', false, 'openai')
@@ -25,7 +26,7 @@
  */
 
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
-import { invalidResponse, sanitizeMessage, streamInterrupted } from '../../providers/http.ts'
+import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
 import type { SSEEvent } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
@@ -44,6 +45,8 @@ export class ChatRelay implements StreamEncoder<SSEEvent> {
   private sawDone = false
   private sawFinish = false
   private failed: GatewayError | null = null
+  /** Events that were not JSON: skipped, never relayed (an SDK would throw on them), counted. */
+  private skipped = 0
 
   /**
    * @param modelId the client's id (`prefix/model`), written over the upstream's `model`.
@@ -94,7 +97,8 @@ export class ChatRelay implements StreamEncoder<SSEEvent> {
     scan.read(data)
     if (ev.event === 'error' || scan.error) throw eventError(this.label, parseObject(data))
     if (!scan.ok) {
-      throw invalidResponse(this.label, `a stream event is not a JSON object: ${sanitizeMessage(data, 120)}`)
+      this.skipped++
+      return null
     }
     if (scan.choices === -1) throw invalidResponse(this.label, 'a stream chunk has no choices array')
     if (scan.finish) this.sawFinish = true
@@ -126,9 +130,18 @@ export class ChatRelay implements StreamEncoder<SSEEvent> {
   end(): Uint8Array | null {
     if (this.failed !== null) return null
     // Some compatible servers omit [DONE]; an answer that reached its finish_reason is complete.
-    if (!this.sawDone && !this.sawFinish)
+    if (!this.sawDone && !this.sawFinish) {
+      // Nothing but events we could not read: the upstream does not speak the protocol.
+      if (this.skipped > 0 && this.relayed === 0)
+        throw invalidResponse(this.label, 'no stream event was a JSON object')
       throw streamInterrupted(this.label, 'the stream ended before data: [DONE]')
+    }
     return DONE
+  }
+
+  /** Malformed events skipped so far. */
+  malformed(): number {
+    return this.skipped
   }
 
   error(err: GatewayError): Uint8Array {

@@ -175,6 +175,22 @@ describe('ChatRelay', () => {
     )
   })
 
+  test('a malformed event is skipped and counted, never relayed; the answer around it goes on', () => {
+    const relay = new ChatRelay('p/m', false, 'p')
+    expect(
+      relay.encodeText({ data: '{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}' }),
+    ).not.toBeNull()
+    expect(relay.encodeText({ data: '{"id": "x", oops' })).toBeNull()
+    expect(relay.encodeText({ data: '{"choices":[{"delta":{},"finish_reason":"stop"}]}' })).not.toBeNull()
+    expect(relay.malformed()).toBe(1)
+    expect(relay.failure()).toBeNull()
+    expect(text(relay.end())).toBe('data: [DONE]\n\n')
+    // Nothing but garbage: not the upstream's protocol at all.
+    const garbage = new ChatRelay('p/m', false, 'p')
+    expect(garbage.encodeText({ data: 'oops' })).toBeNull()
+    expect(() => garbage.end()).toThrow('no stream event was a JSON object')
+  })
+
   test('failures: error events, garbage, no choices, an end before [DONE] without a finish_reason', () => {
     const fails = (data: string, code: string, event?: string) => {
       const relay = new ChatRelay('p/m', false, 'p')
@@ -191,7 +207,7 @@ describe('ChatRelay', () => {
     }
     fails('{"error":{"message":"boom"}}', 'upstream_error')
     fails('{"message":"boom"}', 'upstream_error', 'error')
-    fails('{"id": "x", oops', 'upstream_invalid_response')
+    // A malformed event is skipped and counted (DESIGN §10), never relayed: see the test below.
     fails('{"id":"x"}', 'upstream_invalid_response')
     const cut = new ChatRelay('p/m', false, 'p')
     cut.encode({ data: '{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}' })

@@ -1,0 +1,167 @@
+/**
+ * The attempt loop for streams (DESIGN §10), through the real gateway and the fault-injecting
+ * upstream: the status and first bytes are held until the first content-bearing event, so any
+ * failure before it is retried or failed over unseen; a slow first token fails over when there is
+ * somewhere to go and is waited on when there is not; after content, a failure ends the stream
+ * with the surface's in-band error (never a complete-looking answer), and the upstream is let go
+ * at once.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import type { Wire } from '../support/fault-upstream.ts'
+import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
+
+let bed: ResilienceBed
+beforeAll(async () => {
+  bed = await startResilienceBed({ words: 12 })
+})
+afterAll(() => bed.stop())
+beforeEach(() => bed.reset())
+
+/** A client's reading of an SSE body on `wire`: the text, whether it ended as complete, any error. */
+export function readStream(wire: Wire, body: string) {
+  const datas = body
+    .split('\n\n')
+    .map((e) => e.split('\n').find((l) => l.startsWith('data:')))
+    .filter((l): l is string => l !== undefined)
+    .map((l) => l.slice(5).trim())
+  let text = ''
+  let complete = false
+  let error: any = null
+  let model: string | null = null
+  for (const d of datas) {
+    if (d === '[DONE]') {
+      complete = wire === 'chat'
+      continue
+    }
+    const e = JSON.parse(d) // every event the client gets must parse
+    if (e.error && wire === 'chat') error = e.error
+    if (wire === 'chat') {
+      text += e.choices?.[0]?.delta?.content ?? ''
+      model ??= e.model ?? null
+    } else if (wire === 'messages') {
+      if (e.type === 'message_start') model = e.message.model
+      if (e.type === 'content_block_delta') text += e.delta.text ?? ''
+      if (e.type === 'message_stop') complete = true
+      if (e.type === 'error') error = e.error
+    } else {
+      if (e.type === 'response.created') model = e.response.model
+      if (e.type === 'response.output_text.delta') text += e.delta
+      if (e.type === 'response.completed') complete = true
+      if (e.type === 'error' || e.type === 'response.failed') error ??= e
+    }
+  }
+  return { text, complete, error, model }
+}
+
+const SURFACES: Array<[Wire, string]> = [
+  ['chat', 'prime/gpt-a'],
+  ['messages', 'prime/gpt-a'],
+  ['responses', 'prime/gpt-a'],
+]
+
+describe('before content: retried or failed over unseen, on every surface', () => {
+  for (const [wire, model] of SURFACES) {
+    test(`${wire}: a 500, a reset and a cut before the first word, then the answer`, async () => {
+      bed.up.script({ model: 'gpt-a' }, 'server_error', 'reset', { fault: 'cut', after: 0 }, 'ok')
+      const res = await bed.post(wire, model, { stream: true })
+      expect(res.status).toBe(200)
+      const s = readStream(wire, await res.text())
+      expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
+      expect(res.headers.get('x-switchyard-attempts')).toBe('4')
+      expect(bed.up.attempts()).toHaveLength(4)
+    })
+  }
+
+  test('chat: 503 for good, the anthropic fallback answers the stream, translated, named', async () => {
+    bed.up.script({ model: 'gpt-a' }, 'unavailable')
+    const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
+    expect(res.status).toBe(200)
+    const s = readStream('chat', await res.text())
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, model: 'claude/claude-b' })
+    expect(bed.up.attempts().map((a) => [a.wire, a.model])).toEqual([
+      ['chat', 'gpt-a'],
+      ['chat', 'gpt-a'],
+      ['chat', 'gpt-a'],
+      ['messages', 'claude-b'],
+    ])
+  })
+
+  test('messages: the anthropic primary overloaded, an openai fallback streams Messages events', async () => {
+    bed.up.script({ model: 'claude-b' }, 'overloaded')
+    const res = await bed.post('messages', 'claude/claude-b', { stream: true })
+    expect(res.status).toBe(200)
+    const s = readStream('messages', await res.text())
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, model: 'prime/gpt-solo' })
+  })
+
+  test('a slow first token with a fallback: failed over at first_token_ms, the slow one let go', async () => {
+    bed.up.script({ model: 'gpt-a' }, { fault: 'slow_first_token', delayMs: 5_000 })
+    const t0 = performance.now()
+    const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
+    const s = readStream('chat', await res.text())
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, model: 'claude/claude-b' })
+    // first_token_ms is 400 in the bed.
+    expect(performance.now() - t0).toBeLessThan(2_000)
+    const slow = bed.up.attempts({ model: 'gpt-a' })
+    expect(slow).toHaveLength(1)
+    expect(slow[0]!.endedBy).toBe('client')
+    expect(slow[0]!.endedAt! - slow[0]!.at).toBeLessThan(1_000)
+  })
+
+  test('a slow first token with no fallback is waited on (a reasoning model is not an error)', async () => {
+    bed.up.script({ model: 'gpt-s' }, { fault: 'slow_first_token', delayMs: 1_200 })
+    const res = await bed.post('chat', 'spare/gpt-s', { stream: true })
+    const s = readStream('chat', await res.text())
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
+    expect(bed.up.attempts()).toHaveLength(1)
+  })
+})
+
+describe('malformed events and endings', () => {
+  test('chat: a malformed event mid-stream is skipped and counted; the answer is whole', async () => {
+    bed.up.script({ model: 'gpt-solo' }, { fault: 'malformed', after: 4 })
+    const res = await bed.post('chat', 'prime/gpt-solo', { stream: true })
+    const body = await res.text()
+    expect(body).not.toContain('{"cont\n')
+    expect(readStream('chat', body)).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
+    const metrics = await (await fetch(`${bed.gw.url}/metrics`)).text()
+    expect(metrics).toContain('switchyard_upstream_malformed_events_total{provider="prime"} 1')
+  })
+
+  test('chat: a complete stream without data: [DONE] is finished at once', async () => {
+    bed.up.script({ model: 'gpt-solo' }, 'no_done')
+    const res = await bed.post('chat', 'prime/gpt-solo', { stream: true })
+    expect(readStream('chat', await res.text())).toMatchObject({ text: bed.up.answer(), complete: true })
+  })
+})
+
+describe('after content, with nowhere to continue: a clean in-band error', () => {
+  for (const wire of ['chat', 'messages', 'responses'] as const) {
+    test(`${wire}: a cut after 5 words → the words, then the error; never a complete-looking end`, async () => {
+      bed.up.script({ model: 'gpt-solo' }, { fault: 'cut', after: 5 })
+      const res = await bed.post(wire, 'prime/gpt-solo', { stream: true })
+      expect(res.status).toBe(200)
+      const s = readStream(wire, await res.text())
+      expect(s.complete).toBe(false)
+      expect(s.error).not.toBeNull()
+      expect(bed.up.answer().startsWith(s.text)).toBe(true)
+      expect(s.text.length).toBeGreaterThan(0)
+      expect(bed.up.attempts()).toHaveLength(1)
+    })
+  }
+
+  test('a stall after content: the error at idle_ms, and the upstream socket closed at once', async () => {
+    bed.up.script({ model: 'gpt-solo' }, { fault: 'stall', after: 3 })
+    const t0 = performance.now()
+    const res = await bed.post('chat', 'prime/gpt-solo', { stream: true })
+    const s = readStream('chat', await res.text())
+    const errorAt = performance.now() - t0
+    expect(s.complete).toBe(false)
+    expect(s.error?.code).toBe('upstream_timeout')
+    const [a] = await bed.up.waitForAttempts(1)
+    // Closed by us within a moment of giving up (the upstream would have held it forever).
+    await Bun.sleep(100)
+    expect(a!.endedBy).toBe('client')
+    expect(a!.endedAt!).toBeLessThan(a!.at + errorAt + 150)
+  })
+})
