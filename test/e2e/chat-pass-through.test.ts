@@ -183,7 +183,7 @@ describe('the answer', () => {
     expect(await res.text()).toBe(sse(expected))
   })
 
-  test('stream: an error as the first event is a real HTTP error; later, an error event', async () => {
+  test('stream: an error before content is a real HTTP error; after content, an error event', async () => {
     next = {
       contentType: 'text/event-stream',
       body: sse(['{"error":{"message":"overloaded","type":"server_error"}}']),
@@ -191,9 +191,21 @@ describe('the answer', () => {
     const first = await post(`{"model":"pt/m","messages":${MESSAGES},"stream":true}`)
     expect(first.status).toBe(502)
     expect(((await first.json()) as any).error.code).toBe('upstream_error')
+    // A role-only chunk is not content (DESIGN §10): the status is still held, the error a real one.
     next = {
       contentType: 'text/event-stream',
       body: sse([STREAM_CHUNKS[0]!, '{"error":{"message":"overloaded","type":"server_error"}}']),
+    }
+    const roleOnly = await post(`{"model":"pt/m","messages":${MESSAGES},"stream":true}`)
+    expect(roleOnly.status).toBe(502)
+    expect(((await roleOnly.json()) as any).error.code).toBe('upstream_error')
+    next = {
+      contentType: 'text/event-stream',
+      body: sse([
+        STREAM_CHUNKS[0]!,
+        STREAM_CHUNKS[1]!,
+        '{"error":{"message":"overloaded","type":"server_error"}}',
+      ]),
     }
     const later = await post(`{"model":"pt/m","messages":${MESSAGES},"stream":true}`)
     expect(later.status).toBe(200)
