@@ -1,5 +1,6 @@
 /** @module `switchyard usage ACCOUNT`, `switchyard models`, `switchyard config check`. */
 import { usageReport } from '../accounts/usage-report.ts'
+import { priceText } from '../catalogue/price-view.ts'
 import { Catalogue } from '../catalogue/routing.ts'
 import { ConfigError, loadConfigFile } from '../config/index.ts'
 import { modelEntries } from '../server/routes/models.ts'
@@ -51,7 +52,10 @@ export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
   const config = await loadConfig(p, io, { secrets: false })
   const list = modelEntries(new Catalogue(config.providers), Math.floor(Date.now() / 1000))
   new Output(io, p.flags.json === true).result({ object: 'list', data: list }, () =>
-    table(list as never, ['id', 'provider_kind', 'context_window', 'max_output_tokens', 'tier', 'features']),
+    table(
+      list.map((m) => ({ ...m, price: priceText(m) })),
+      ['id', 'provider_kind', 'context_window', 'max_output_tokens', 'tier', 'price', 'features'],
+    ),
   )
   return 0
 }

@@ -1,6 +1,7 @@
 /** @module `GET /v1/models`: the models this key's plan may use, in OpenAI's list shape. */
 import { Elysia } from 'elysia'
 import { apiKeyOrBearer, authenticateToken, bearer } from '../../auth/authenticate.ts'
+import { priceView } from '../../catalogue/price-view.ts'
 import type { Catalogue } from '../../catalogue/routing.ts'
 import { planAllows } from '../../catalogue/routing.ts'
 import { modelType } from '../../operations/operation.ts'
@@ -30,6 +31,7 @@ export function modelEntries(
       tier: e.model.tier ?? null,
       description: e.model.description ?? null,
       ...(e.model.dimensions === undefined ? {} : { dimensions: e.model.dimensions }),
+      ...priceView(e.model.pricing),
       ...(e.provider.kind === 'demo' ? { demo: true } : {}),
     }))
 }

@@ -1,6 +1,7 @@
 /** @module The model catalogue: limits, features, and which plans may use each model. */
 import { api } from '../api.ts'
 import { num } from '../format.ts'
+import { priceLine } from '../money.ts'
 import { TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
@@ -15,7 +16,7 @@ export function Models() {
       <div class="table-wrap">
         <table>
           <TableHead
-            cols={['model', 'provider', 'context', 'max output', 'features', 'tier', 'plans']}
+            cols={['model', 'provider', 'context', 'max output', 'features', 'tier', 'price', 'plans']}
             num={['context', 'max output']}
           />
           <tbody>
@@ -36,6 +37,7 @@ export function Models() {
                   </div>
                 </td>
                 <td>{m.tier ?? '—'}</td>
+                <td>{priceLine(m)}</td>
                 <td>{m.plans.length ? m.plans.join(', ') : <span class="muted">none</span>}</td>
               </tr>
             ))}

@@ -1,0 +1,15 @@
+/** @module Money and token limits as the console shows them (the API sends USD as numbers). */
+
+/** USD with at least 2 decimals and no more than it has (to the micro-dollar): `$0.0025`, `$12.50`. */
+export function usd(v: number | null | undefined): string {
+  if (v === null || v === undefined) return '—'
+  const fixed = v.toFixed(6).replace(/0+$/, '')
+  const [whole, frac = ''] = fixed.split('.')
+  return `$${whole}.${frac.padEnd(2, '0')}`
+}
+
+/** A model's price line from `/admin/v1/models`: `free`, or `$0.15 in / $0.60 out per 1M`. */
+export function priceLine(m: { free?: boolean; pricing?: { input: number; output: number } | null }): string {
+  if (m.free || !m.pricing) return 'free'
+  return `${usd(m.pricing.input)} in / ${usd(m.pricing.output)} out per 1M`
+}
