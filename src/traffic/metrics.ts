@@ -38,6 +38,8 @@ export interface FinishedRequest {
   ttftMs: number | null
   promptTokens: number | null
   completionTokens: number | null
+  /** What the request cost at the model's pricing, integer micro-dollars (0 or null: free, or nothing billed). */
+  costMicros?: number | null
 }
 
 const FAMILIES = {
@@ -51,6 +53,10 @@ const FAMILIES = {
     'Time from the upstream call to the first streamed chunk.',
   ],
   switchyard_tokens_total: ['counter', 'Tokens reported by upstreams, by surface, model and type.'],
+  switchyard_cost_microdollars_total: [
+    'counter',
+    "Cost of requests at the models' pricing, in micro-dollars (1e-6 USD; exact integers), by surface and model.",
+  ],
   switchyard_rate_limited_total: ['counter', 'Requests refused for a rate limit, by window.'],
   switchyard_upstream_errors_total: ['counter', 'Upstream calls that failed, by provider and error code.'],
   switchyard_upstream_attempts_total: [
@@ -117,6 +123,7 @@ export class Metrics {
     if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', k.both, r.ttftMs / 1000)
     if (r.promptTokens) this.add('switchyard_tokens_total', k.prompt, r.promptTokens)
     if (r.completionTokens) this.add('switchyard_tokens_total', k.completion, r.completionTokens)
+    if (r.costMicros) this.add('switchyard_cost_microdollars_total', k.both, r.costMicros)
   }
 
   private labelKeys(surface: string, model: string): LabelKeys {

@@ -30,6 +30,8 @@ export class Exchange {
   ttftMs: number | null = null
   promptTokens: number | null = null
   completionTokens: number | null = null
+  /** What the request cost (micro-dollars), set where it is settled; null when not billed. */
+  costMicros: number | null = null
   errorCode: string | null = null
   /** The status a route answered with, when it handed Elysia a finished response (`routes/answer.ts`). */
   status: number | null = null
@@ -111,6 +113,7 @@ export class Traffic {
         ttftMs: ex.ttftMs,
         promptTokens: ex.promptTokens,
         completionTokens: ex.completionTokens,
+        costMicros: ex.costMicros,
       })
     }
     if (this.access) {

@@ -49,3 +49,21 @@ test('label values are escaped', async () => {
   const text = renderMetrics([a.snapshot()])
   expect(text).toContain('provider="we\\"ird\\\\prefix",code="x\\ny"')
 })
+
+test('cost counters by model sum exactly across processes, in integer micro-dollars', async () => {
+  const a = new Metrics()
+  const b = new Metrics()
+  const req = { surface: 'chat', status: 200, latencyMs: 1, ttftMs: null, promptTokens: 10, completionTokens: 5 }
+  a.requestFinished({ ...req, model: 'openai/gpt-4o-mini', costMicros: 2500 })
+  b.requestFinished({ ...req, model: 'openai/gpt-4o-mini', costMicros: 1 })
+  b.requestFinished({ ...req, surface: 'messages', model: 'openai/gpt-4o-mini', costMicros: 7 })
+  // A free model (cost 0) is not a series of its own: there is nothing to add up.
+  a.requestFinished({ ...req, model: 'demo/echo', costMicros: 0 })
+  const text = renderMetrics([a.snapshot(), b.snapshot()])
+  expect(text).toContain('# TYPE switchyard_cost_microdollars_total counter')
+  const m = await parse(text)
+  expect(m.switchyard_cost_microdollars_total!.data).toEqual([
+    { labels: { surface: 'chat', model: 'openai/gpt-4o-mini' }, value: 2501 },
+    { labels: { surface: 'messages', model: 'openai/gpt-4o-mini' }, value: 7 },
+  ])
+})

@@ -1,0 +1,189 @@
+/**
+ * @module
+ * A key's own limits (DESIGN §11) as the command line, the admin API and the console set and show
+ * them: `rpm`, `rpd`, `tpm`, `tpd`, `budget: {usd, period}` and `models` (exact model ids), each
+ * null when the key sets none (the account's plan alone applies).
+ *
+ * **Within the account's plan.** A key's limit narrows its account's; it never widens it. So a key
+ * limit that could never apply is refused (400 naming the field) rather than silently ignored: a
+ * key `rpm`, `rpd`, `tpm` or `tpd` above the plan's (where the plan sets one; equal is allowed); a
+ * key budget above the plan's for a period no longer than the plan's (a $100/day key on a
+ * $50/month plan could never spend it; a $30/month key on a $5/day plan can be reached and is
+ * allowed); a model the plan does not allow, or no such model. A plan without a limit for a
+ * measure takes any key limit for it.
+ * This is checked when the limits are set, against the plan the account is on then. After a plan
+ * change the tighter of the two still applies at admission (the limiter takes the row with less
+ * left), so a key is never worth more than its account.
+ *
+ * @example
+ * applyPatch(NO_LIMITS, { tpm: 5000, budget: { usd: 2, period: 'day' } })
+ * // → { rpm: null, rpd: null, tpm: 5000, tpd: null, budgetMicros: 2000000, budgetPeriod: 'day', models: null }
+ */
+import { Catalogue, planAllows } from '../catalogue/routing.ts'
+import type { Config, PlanConfig } from '../config/index.ts'
+import { BUDGET_PERIODS } from '../config/schema.ts'
+import { formatUsd } from '../limits/pricing.ts'
+import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
+import { microUnits } from '../util/micro-units.ts'
+import { GatewayError } from '../util/errors.ts'
+
+/** The store's shape of a key's own limits (null = not set). */
+export interface KeyLimits {
+  rpm: number | null
+  rpd: number | null
+  tpm: number | null
+  tpd: number | null
+  budgetMicros: number | null
+  budgetPeriod: CalendarPeriod | null
+  models: string[] | null
+}
+
+export const NO_LIMITS: Readonly<KeyLimits> = Object.freeze({
+  rpm: null,
+  rpd: null,
+  tpm: null,
+  tpd: null,
+  budgetMicros: null,
+  budgetPeriod: null,
+  models: null,
+})
+
+/** What the API answers and the CLI prints. */
+export interface KeyLimitsView {
+  rpm: number | null
+  rpd: number | null
+  tpm: number | null
+  tpd: number | null
+  budget: { usd: number; period: CalendarPeriod } | null
+  models: string[] | null
+}
+
+/**
+ * A change: a field absent is kept, null clears it, a value sets it. `budget.period` may be left
+ * out when the key already has a budget (its period is kept).
+ */
+export interface KeyLimitsPatch {
+  rpm?: number | null
+  rpd?: number | null
+  tpm?: number | null
+  tpd?: number | null
+  budget?: { usd: number; period?: CalendarPeriod } | null
+  models?: string[] | null
+}
+
+/** The largest count a limit takes (the store's integer columns, a day of a very busy key). */
+export const MAX_COUNT = 1_000_000_000
+/** The largest budget in USD (fits the micro-dollar counters with room to spare). */
+export const MAX_BUDGET_USD = 1_000_000_000
+
+const COUNTS = ['rpm', 'rpd', 'tpm', 'tpd'] as const
+
+const bad = (param: string, message: string) =>
+  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
+
+export function keyLimitsView(l: KeyLimits | null | undefined): KeyLimitsView {
+  const k = l ?? NO_LIMITS
+  return {
+    rpm: k.rpm,
+    rpd: k.rpd,
+    tpm: k.tpm,
+    tpd: k.tpd,
+    budget:
+      k.budgetMicros === null || k.budgetPeriod === null
+        ? null
+        : { usd: Number(formatUsd(k.budgetMicros).slice(1)), period: k.budgetPeriod },
+    models: k.models === null ? null : [...k.models],
+  }
+}
+
+/** True when the key sets no limit of its own. */
+export const noOwnLimits = (l: KeyLimits | null | undefined): boolean =>
+  !l || Object.values(l).every((v) => v === null)
+
+/**
+ * `current` with `patch` applied; every value checked (400 naming `prefix` + the field).
+ * Whether the result is within the plan is `checkWithinPlan`'s question.
+ */
+export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = ''): KeyLimits {
+  const next: KeyLimits = { ...current }
+  for (const f of COUNTS) {
+    const v = patch[f]
+    if (v === undefined) continue
+    if (v !== null && !(Number.isInteger(v) && v >= 1 && v <= MAX_COUNT)) {
+      throw bad(`${prefix}${f}`, `must be a whole number from 1 to ${MAX_COUNT}, or null for none`)
+    }
+    next[f] = v
+  }
+  if (patch.budget === null) {
+    next.budgetMicros = null
+    next.budgetPeriod = null
+  } else if (patch.budget !== undefined) {
+    const { usd, period } = patch.budget
+    if (typeof usd !== 'number' || !(usd > 0) || usd > MAX_BUDGET_USD || microUnits(usd) === null) {
+      throw bad(
+        `${prefix}budget.usd`,
+        `must be more than 0 and at most ${MAX_BUDGET_USD} USD, with at most 6 decimals`,
+      )
+    }
+    const p = period ?? current.budgetPeriod
+    if (p === null) throw bad(`${prefix}budget.period`, `is required: one of ${BUDGET_PERIODS.join(', ')}`)
+    if (!(BUDGET_PERIODS as readonly string[]).includes(p)) {
+      throw bad(`${prefix}budget.period`, `'${p}' is not one of ${BUDGET_PERIODS.join(', ')}`)
+    }
+    next.budgetMicros = usdToMicros(usd)
+    next.budgetPeriod = p
+  }
+  if (patch.models !== undefined) {
+    const m = patch.models
+    if (m !== null) {
+      if (!Array.isArray(m) || m.length === 0 || m.some((id) => typeof id !== 'string' || id === '')) {
+        throw bad(`${prefix}models`, 'must be a non-empty list of model ids, or null for every model of the plan')
+      }
+      next.models = [...new Set(m)]
+    } else next.models = null
+  }
+  return next
+}
+
+const PERIOD_LENGTH: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
+
+/** Refuses (400 naming the field) a key limit its account's plan makes meaningless; see the module doc. */
+export function checkWithinPlan(
+  limits: KeyLimits,
+  planName: string,
+  plan: PlanConfig | null,
+  config: Pick<Config, 'providers'>,
+  prefix = '',
+): void {
+  if (!plan) return
+  for (const f of COUNTS) {
+    const own = limits[f]
+    const cap = plan[f] ?? null
+    if (own !== null && cap !== null && own > cap) {
+      throw bad(
+        `${prefix}${f}`,
+        `${own} is above the account's plan '${planName}' (${f} ${cap}); a key's limits are within its account's`,
+      )
+    }
+  }
+  const budget = plan.budget
+  if (limits.budgetMicros !== null && limits.budgetPeriod !== null && budget) {
+    const cap = usdToMicros(budget.usd)
+    if (PERIOD_LENGTH[limits.budgetPeriod] <= PERIOD_LENGTH[budget.period] && limits.budgetMicros > cap) {
+      throw bad(
+        `${prefix}budget.usd`,
+        `${formatUsd(limits.budgetMicros)} a ${limits.budgetPeriod} is above the account's plan '${planName}' (${formatUsd(cap)} a ${budget.period}); a key's budget is within its account's`,
+      )
+    }
+  }
+  if (limits.models) {
+    const catalogue = new Catalogue(config.providers)
+    const known = new Map(catalogue.list().map((e) => [e.id, e] as const))
+    for (const id of limits.models) {
+      const entry = known.get(id)
+      if (!entry) throw bad(`${prefix}models`, `no model '${id}' (see GET /v1/models or switchyard models)`)
+      if (!planAllows(plan.models, id, entry.model)) throw bad(`${prefix}models`, `'${id}' is not in the account's plan '${planName}'`)
+    }
+  }
+}
+

@@ -1,0 +1,54 @@
+/**
+ * @module
+ * `--rpm --rpd --tpm --tpd --budget-usd --budget-period --models` of `keys create` and
+ * `keys set-limits` → a change to a key's limits. `none` clears a limit (`--tpm none`,
+ * `--budget-usd none`, `--models none`); a flag left out keeps what the key has.
+ */
+import type { KeyLimitsPatch } from '../accounts/key-limits.ts'
+import type { CalendarPeriod } from '../limits/rows.ts'
+import { flagString, type Parsed, UsageError } from './args.ts'
+
+export const LIMIT_FLAGS = ['rpm', 'rpd', 'tpm', 'tpd', 'budget-usd', 'budget-period', 'models'] as const
+
+const COUNT = /^[1-9]\d{0,9}$/
+const USD = /^(\d+(\.\d{1,6})?|\.\d{1,6})$/
+
+export function limitsFromFlags(p: Parsed): KeyLimitsPatch {
+  const patch: KeyLimitsPatch = {}
+  for (const f of ['rpm', 'rpd', 'tpm', 'tpd'] as const) {
+    const v = flagString(p, f)
+    if (v === undefined) continue
+    if (v === 'none') patch[f] = null
+    else if (COUNT.test(v)) patch[f] = Number(v)
+    else throw new UsageError(`--${f} must be a whole number of at least 1, or 'none' to clear it; got '${v}'`)
+  }
+  const usd = flagString(p, 'budget-usd')
+  const period = flagString(p, 'budget-period')
+  if (usd === 'none') {
+    if (period !== undefined) throw new UsageError('--budget-usd none clears the budget; leave out --budget-period')
+    patch.budget = null
+  } else if (usd !== undefined) {
+    if (!USD.test(usd) || Number(usd) <= 0) {
+      throw new UsageError(
+        `--budget-usd must be an amount in USD above 0 with at most 6 decimals (e.g. 25 or 0.50), or 'none'; got '${usd}'`,
+      )
+    }
+    if (period !== undefined && !['day', 'week', 'month'].includes(period)) {
+      throw new UsageError(`--budget-period must be day, week or month; got '${period}'`)
+    }
+    patch.budget = { usd: Number(usd), ...(period ? { period: period as CalendarPeriod } : {}) }
+  } else if (period !== undefined) {
+    throw new UsageError('--budget-period needs --budget-usd (the amount for each period)')
+  }
+  const models = flagString(p, 'models')
+  if (models === 'none') patch.models = null
+  else if (models !== undefined) {
+    const ids = models
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+    if (!ids.length) throw new UsageError("--models needs model ids separated by commas, or 'none'")
+    patch.models = ids
+  }
+  return patch
+}
