@@ -8,7 +8,7 @@ import { DEMO_PROVIDER } from '../support/config-doc.ts'
 const config = { providers: [{ ...DEMO_PROVIDER, models: DEMO_PROVIDER.models }] } as any
 const plan = (p: Partial<PlanConfig>): PlanConfig => ({ rpm: 10, rpd: 100, models: ['tier:free'], ...p }) as PlanConfig
 
-function refusal(fn: () => unknown): { param: string | undefined; message: string } {
+function refusal(fn: () => unknown): { param: string | null | undefined; message: string } {
   try {
     fn()
   } catch (err) {
