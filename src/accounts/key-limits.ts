@@ -24,8 +24,8 @@ import type { Config, PlanConfig } from '../config/index.ts'
 import { BUDGET_PERIODS } from '../config/schema.ts'
 import { formatUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
-import { microUnits } from '../util/micro-units.ts'
 import { GatewayError } from '../util/errors.ts'
+import { microUnits } from '../util/micro-units.ts'
 
 /** The store's shape of a key's own limits (null = not set). */
 export interface KeyLimits {
@@ -137,7 +137,10 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     const m = patch.models
     if (m !== null) {
       if (!Array.isArray(m) || m.length === 0 || m.some((id) => typeof id !== 'string' || id === '')) {
-        throw bad(`${prefix}models`, 'must be a non-empty list of model ids, or null for every model of the plan')
+        throw bad(
+          `${prefix}models`,
+          'must be a non-empty list of model ids, or null for every model of the plan',
+        )
       }
       next.models = [...new Set(m)]
     } else next.models = null
@@ -182,8 +185,8 @@ export function checkWithinPlan(
     for (const id of limits.models) {
       const entry = known.get(id)
       if (!entry) throw bad(`${prefix}models`, `no model '${id}' (see GET /v1/models or switchyard models)`)
-      if (!planAllows(plan.models, id, entry.model)) throw bad(`${prefix}models`, `'${id}' is not in the account's plan '${planName}'`)
+      if (!planAllows(plan.models, id, entry.model))
+        throw bad(`${prefix}models`, `'${id}' is not in the account's plan '${planName}'`)
     }
   }
 }
-

@@ -20,12 +20,14 @@ export function limitsFromFlags(p: Parsed): KeyLimitsPatch {
     if (v === undefined) continue
     if (v === 'none') patch[f] = null
     else if (COUNT.test(v)) patch[f] = Number(v)
-    else throw new UsageError(`--${f} must be a whole number of at least 1, or 'none' to clear it; got '${v}'`)
+    else
+      throw new UsageError(`--${f} must be a whole number of at least 1, or 'none' to clear it; got '${v}'`)
   }
   const usd = flagString(p, 'budget-usd')
   const period = flagString(p, 'budget-period')
   if (usd === 'none') {
-    if (period !== undefined) throw new UsageError('--budget-usd none clears the budget; leave out --budget-period')
+    if (period !== undefined)
+      throw new UsageError('--budget-usd none clears the budget; leave out --budget-period')
     patch.budget = null
   } else if (usd !== undefined) {
     if (!USD.test(usd) || Number(usd) <= 0) {

@@ -6,7 +6,8 @@ import { GatewayError } from '../../src/util/errors.ts'
 import { DEMO_PROVIDER } from '../support/config-doc.ts'
 
 const config = { providers: [{ ...DEMO_PROVIDER, models: DEMO_PROVIDER.models }] } as any
-const plan = (p: Partial<PlanConfig>): PlanConfig => ({ rpm: 10, rpd: 100, models: ['tier:free'], ...p }) as PlanConfig
+const plan = (p: Partial<PlanConfig>): PlanConfig =>
+  ({ rpm: 10, rpd: 100, models: ['tier:free'], ...p }) as PlanConfig
 
 function refusal(fn: () => unknown): { param: string | null | undefined; message: string } {
   try {
@@ -53,7 +54,9 @@ describe('applyPatch', () => {
     expect(refusal(() => applyPatch(NO_LIMITS, { tpd: 1.5 })).param).toBe('tpd')
     expect(refusal(() => applyPatch(NO_LIMITS, { tpm: '5' as never })).param).toBe('tpm')
     expect(refusal(() => applyPatch(NO_LIMITS, { budget: { usd: 1 } })).param).toBe('budget.period')
-    expect(refusal(() => applyPatch(NO_LIMITS, { budget: { usd: 0, period: 'day' } })).param).toBe('budget.usd')
+    expect(refusal(() => applyPatch(NO_LIMITS, { budget: { usd: 0, period: 'day' } })).param).toBe(
+      'budget.usd',
+    )
     expect(refusal(() => applyPatch(NO_LIMITS, { budget: { usd: 0.0000001, period: 'day' } })).param).toBe(
       'budget.usd',
     )
@@ -84,7 +87,9 @@ describe('checkWithinPlan', () => {
     // A month's budget on a daily plan budget can be reached over several days.
     within({ budget: { usd: 30, period: 'month' } }, { budget: { usd: 5, period: 'day' } })()
     within({ budget: { usd: 1000, period: 'week' } }, {})()
-    const r = refusal(within({ budget: { usd: 100, period: 'day' } }, { budget: { usd: 50, period: 'month' } }))
+    const r = refusal(
+      within({ budget: { usd: 100, period: 'day' } }, { budget: { usd: 50, period: 'month' } }),
+    )
     expect(r.param).toBe('budget.usd')
     expect(r.message).toContain('$100.00 a day')
     expect(r.message).toContain('$50.00 a month')
@@ -92,8 +97,12 @@ describe('checkWithinPlan', () => {
 
   test('models must exist and be in the plan', () => {
     within({ models: ['demo/echo'] }, {})()
-    expect(refusal(within({ models: ['demo/echo-pro'] }, {})).message).toContain("not in the account's plan 'free'")
-    expect(refusal(within({ models: ['demo/nope'] }, { models: ['*'] })).message).toContain("no model 'demo/nope'")
+    expect(refusal(within({ models: ['demo/echo-pro'] }, {})).message).toContain(
+      "not in the account's plan 'free'",
+    )
+    expect(refusal(within({ models: ['demo/nope'] }, { models: ['*'] })).message).toContain(
+      "no model 'demo/nope'",
+    )
     within({ models: ['demo/echo-pro', 'demo/echo'] }, { models: ['*'] })()
   })
 })

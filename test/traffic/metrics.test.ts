@@ -53,7 +53,14 @@ test('label values are escaped', async () => {
 test('cost counters by model sum exactly across processes, in integer micro-dollars', async () => {
   const a = new Metrics()
   const b = new Metrics()
-  const req = { surface: 'chat', status: 200, latencyMs: 1, ttftMs: null, promptTokens: 10, completionTokens: 5 }
+  const req = {
+    surface: 'chat',
+    status: 200,
+    latencyMs: 1,
+    ttftMs: null,
+    promptTokens: 10,
+    completionTokens: 5,
+  }
   a.requestFinished({ ...req, model: 'openai/gpt-4o-mini', costMicros: 2500 })
   b.requestFinished({ ...req, model: 'openai/gpt-4o-mini', costMicros: 1 })
   b.requestFinished({ ...req, surface: 'messages', model: 'openai/gpt-4o-mini', costMicros: 7 })
