@@ -8,6 +8,16 @@ import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
 import type { Clock } from '../util/clock.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
+import {
+  applyPatch,
+  checkWithinPlan,
+  type KeyLimits,
+  type KeyLimitsPatch,
+  type KeyLimitsView,
+  keyLimitsView,
+  NO_LIMITS,
+  noOwnLimits,
+} from './key-limits.ts'
 import { displayPrefix, generateKey, hashKey, newKeyId } from './keys.ts'
 import { currentPlan } from './plans.ts'
 
@@ -35,6 +45,8 @@ export interface KeyView {
   created_at: string | null
   rotated_at: string | null
   last_used_at: string | null
+  /** The key's own limits, within its account's (every field null: the plan's alone apply). */
+  limits: KeyLimitsView
 }
 
 export interface NewKey {
@@ -43,6 +55,7 @@ export interface NewKey {
   prefix: string
   account: string
   name: string | null
+  limits: KeyLimitsView
 }
 
 export const keyView = (k: KeyRecord, now: number): KeyView => ({
@@ -55,6 +68,7 @@ export const keyView = (k: KeyRecord, now: number): KeyView => ({
   created_at: iso(k.createdAt),
   rotated_at: iso(k.rotatedAt),
   last_used_at: iso(k.lastUsedAt),
+  limits: keyLimitsView(k.limits),
 })
 
 export class AccountService {
@@ -174,8 +188,15 @@ export class AccountService {
     }))
   }
 
-  async createKey(accountName: string, label?: string): Promise<NewKey> {
+  /** `limits`: the key's own (see key-limits.ts); refusals name the field under `paramPrefix`. */
+  async createKey(
+    accountName: string,
+    label?: string,
+    limits?: KeyLimitsPatch,
+    paramPrefix = 'limits.',
+  ): Promise<NewKey> {
     const account = await this.getAccount(accountName)
+    const own = limits ? await this.keyLimitsWithin(account, NO_LIMITS, limits, paramPrefix) : null
     const key = generateKey()
     const rec = await this.store.createKey({
       id: newKeyId(),
@@ -184,8 +205,40 @@ export class AccountService {
       prefix: displayPrefix(key),
       hash: hashKey(key),
       now: this.clock.now(),
+      limits: own,
     })
-    return { id: rec.id, key, prefix: rec.prefix, account: account.name, name: rec.name }
+    return {
+      id: rec.id,
+      key,
+      prefix: rec.prefix,
+      account: account.name,
+      name: rec.name,
+      limits: keyLimitsView(rec.limits),
+    }
+  }
+
+  /** Changes a key's own limits: a field absent is kept, null clears it. */
+  async setKeyLimits(id: string, patch: KeyLimitsPatch, paramPrefix = ''): Promise<KeyView> {
+    const k = await this.getKey(id)
+    if (k.state === 'revoked') {
+      throw new GatewayError(409, 'key_revoked', `key ${id} is revoked for good; create a new key instead`)
+    }
+    const account = await this.getAccount(k.accountName)
+    const limits = await this.keyLimitsWithin(account, k.limits ?? NO_LIMITS, patch, paramPrefix)
+    return keyView(await this.store.setKeyLimits(id, limits), this.clock.now())
+  }
+
+  /** The key limits after `patch`, checked against the plan the account is on now; null when none. */
+  private async keyLimitsWithin(
+    account: AccountRecord,
+    current: KeyLimits,
+    patch: KeyLimitsPatch,
+    paramPrefix: string,
+  ): Promise<KeyLimits | null> {
+    const next = applyPatch(current, patch, paramPrefix)
+    const state = await currentPlan(this.store, this.config, account, this.clock.now())
+    checkWithinPlan(next, state.name, state.plan, this.config, paramPrefix)
+    return noOwnLimits(next) ? null : next
   }
 
   async listKeys(accountName?: string): Promise<KeyView[]> {
@@ -219,7 +272,14 @@ export class AccountService {
     }
     const key = generateKey()
     const rec = await this.store.rotateKey(id, hashKey(key), displayPrefix(key), this.clock.now())
-    return { id: rec.id, key, prefix: rec.prefix, account: rec.accountName, name: rec.name }
+    return {
+      id: rec.id,
+      key,
+      prefix: rec.prefix,
+      account: rec.accountName,
+      name: rec.name,
+      limits: keyLimitsView(rec.limits),
+    }
   }
 
   async unsuspendKey(id: string): Promise<KeyView> {

@@ -6,7 +6,9 @@ import type { Config } from '../config/index.ts'
 import { windowView } from '../limits/index.ts'
 import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
 import { type Clock, iso } from '../util/clock.ts'
+import { keyLimitsView } from './key-limits.ts'
 import { currentPlan, expiryPolicy, type PlanState } from './plans.ts'
+import { costedSummary, tokenUsage } from './usage-tokens.ts'
 
 const startOfUtcDay = (t: number) => t - (t % 86_400_000)
 
@@ -31,11 +33,13 @@ export async function usageReport(
   const plan = state.plan
   const rpm = plan?.rpm ?? null
   const rpd = plan?.rpd ?? null
-  const [w, summary, history] = await Promise.all([
+  const [w, summary, history, tokens] = await Promise.all([
     deps.store.windows(account.id, now, rpm, rpd),
     deps.store.usageSummary(account.id, now, startOfUtcDay(now)),
     deps.store.planHistory(account.id),
+    tokenUsage(deps.store, { accountId: account.id, key, plan, now }),
   ])
+  const costed = costedSummary(summary)
   const reason = refusal(key, state, now)
   const suspendedUntil = key?.suspendedUntil && key.suspendedUntil > now ? key.suspendedUntil : null
   return {
@@ -55,14 +59,20 @@ export async function usageReport(
         state: key.state,
         suspended: suspendedUntil !== null,
         suspended_until: iso(suspendedUntil),
+        limits: keyLimitsView(key.limits),
       },
     },
     rate_limits: {
       rpm,
       rpd,
+      tpm: plan?.tpm ?? null,
+      tpd: plan?.tpd ?? null,
       minute: windowView(w.minute, now),
       day: windowView(w.day, now),
+      tokens_minute: tokens.tokensMinute,
+      tokens_day: tokens.tokensDay,
     },
+    budget: tokens.budget,
     subscription_details: {
       plan: state.name,
       status: state.status,
@@ -80,11 +90,11 @@ export async function usageReport(
       })),
     },
     usage: {
-      current_minute: { requests: w.minute.used },
-      current_day: { requests: w.day.used },
-      today: summary.today,
-      last_24h: summary.last_24h,
-      by_model: summary.by_model,
+      current_minute: { requests: w.minute.used, tokens: tokens.tokensMinute.used },
+      current_day: { requests: w.day.used, tokens: tokens.tokensDay.used },
+      today: costed.today,
+      last_24h: costed.last_24h,
+      by_model: costed.by_model,
       day_starts_at: iso(startOfUtcDay(now)),
     },
   }

@@ -19,6 +19,7 @@ import { adminRoutes } from '../server/routes/admin.ts'
 import { adminHistoryRoutes } from '../server/routes/admin-history.ts'
 import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
 import { adminSessionRoutes } from '../server/routes/admin-sessions.ts'
+import { adminKeyLimitRoutes } from '../server/routes/admin-key-limits.ts'
 import { chatRoutes } from '../server/routes/chat.ts'
 import { embeddingsRoutes } from '../server/routes/embeddings.ts'
 import { healthRoutes } from '../server/routes/health.ts'
@@ -61,6 +62,7 @@ export function createApp(deps: Deps) {
     .use(adminHistoryRoutes(deps))
     .use(adminOverviewRoutes(deps))
     .use(adminSessionRoutes(deps))
+    .use(adminKeyLimitRoutes(deps))
     .use(consoleRoutes(deps))
 }
 

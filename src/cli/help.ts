@@ -20,7 +20,8 @@ Commands:
   accounts list | accounts show NAME
   accounts set-plan NAME PLAN [--days N]       upgrade, downgrade or renew
   accounts disable NAME | accounts enable NAME
-  keys create ACCOUNT [--name LABEL]           prints the new key once
+  keys create ACCOUNT [--name LABEL] [...]     prints the new key once
+  keys set-limits ID [--tpm N] [...]           the key's own limits (see keys --help)
   keys list [ACCOUNT]
   keys disable ID | keys enable ID | keys revoke ID | keys rotate ID | keys unsuspend ID
   sessions list | sessions revoke ID           console sessions, and ending them
@@ -66,15 +67,27 @@ server.drain_timeout_s and exits 0. Exits non-zero if it cannot start (port take
   --expires-at TIME   when the plan ends, ISO-8601 (e.g. 2030-01-31T00:00:00Z)`,
   ),
   keys: page(
-    'switchyard keys <create|list|disable|enable|revoke|rotate|unsuspend> ...',
-    `  keys create ACCOUNT [--name LABEL]  prints the new key once; only its hash is stored
-  keys list [ACCOUNT]                 id, label, prefix, state, created, last used
+    'switchyard keys <create|list|set-limits|disable|enable|revoke|rotate|unsuspend> ...',
+    `  keys create ACCOUNT [--name LABEL] [limits]
+                                      prints the new key once; only its hash is stored
+  keys set-limits ID [limits]         change the key's own limits (flags left out are kept)
+  keys list [ACCOUNT]                 id, label, prefix, state, created, last used, limits
   keys disable ID | keys enable ID
   keys revoke ID                      permanent
   keys rotate ID                      new secret, same id and counters
   keys unsuspend ID                   lift a rate-limit suspension
 
-  --name LABEL    a label for the key (keys create)`,
+  --name LABEL    a label for the key (keys create)
+
+Limits of the key itself (keys create, keys set-limits), within its account's plan: a value
+above the plan's is refused. 'none' clears one (the plan's alone applies).
+  --rpm N               requests per minute       --rpd N   requests per day (24 h)
+  --tpm N               tokens per minute         --tpd N   tokens per day (24 h)
+  --budget-usd X        USD per --budget-period, at most 6 decimals (e.g. 5 or 0.50)
+  --budget-period P     day, week or month (UTC calendar periods; kept if left out on set-limits)
+  --models ID,...       the only models the key may use (ids from 'switchyard models')
+
+Example: switchyard keys create acme --name ci --tpm 20000 --budget-usd 5 --budget-period day`,
   ),
   sessions: page(
     'switchyard sessions <list|revoke> ...',

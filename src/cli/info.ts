@@ -29,8 +29,13 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
         fields({
           rpm: report.rate_limits.rpm,
           rpd: report.rate_limits.rpd,
+          tpm: report.rate_limits.tpm,
+          tpd: report.rate_limits.tpd,
           minute: report.rate_limits.minute,
           day: report.rate_limits.day,
+          tokens_minute: report.rate_limits.tokens_minute,
+          tokens_day: report.rate_limits.tokens_day,
+          budget: report.budget ?? 'none',
         }),
         '',
         fields({ ...report.subscription_details, history: undefined }),
@@ -39,7 +44,7 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
         '',
         table(
           Object.entries(report.usage.by_model).map(([model, t]) => ({ model, ...t })),
-          ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'errors'],
+          ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'cost_usd', 'errors'],
         ),
       ].join('\n'),
     )

@@ -4,8 +4,9 @@
  * `keys set-limits` → a change to a key's limits. `none` clears a limit (`--tpm none`,
  * `--budget-usd none`, `--models none`); a flag left out keeps what the key has.
  */
-import type { KeyLimitsPatch } from '../accounts/key-limits.ts'
-import type { CalendarPeriod } from '../limits/rows.ts'
+import type { KeyLimitsPatch, KeyLimitsView } from '../accounts/key-limits.ts'
+import { formatUsd } from '../limits/pricing.ts'
+import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
 import { flagString, type Parsed, UsageError } from './args.ts'
 
 export const LIMIT_FLAGS = ['rpm', 'rpd', 'tpm', 'tpd', 'budget-usd', 'budget-period', 'models'] as const
@@ -53,4 +54,13 @@ export function limitsFromFlags(p: Parsed): KeyLimitsPatch {
     patch.models = ids
   }
   return patch
+}
+
+/** One line: `tpm 5000, budget $2.00/day, models demo/echo`, or `none (the plan's apply)`. */
+export function limitsText(l: KeyLimitsView): string {
+  const parts: string[] = []
+  for (const f of ['rpm', 'rpd', 'tpm', 'tpd'] as const) if (l[f] !== null) parts.push(`${f} ${l[f]}`)
+  if (l.budget) parts.push(`budget ${formatUsd(usdToMicros(l.budget.usd))}/${l.budget.period}`)
+  if (l.models) parts.push(`models ${l.models.join(',')}`)
+  return parts.length ? parts.join(', ') : "none (the plan's apply)"
 }

@@ -1,8 +1,19 @@
-/** @module `switchyard keys create|list|disable|enable|revoke|rotate|unsuspend`. */
+/** @module `switchyard keys create|list|set-limits|disable|enable|revoke|rotate|unsuspend`. */
 import { checkFlags, flagString, need, type Parsed, UsageError } from './args.ts'
 import { GLOBAL_FLAGS, type Io, Output, table, withAccounts } from './context.ts'
+import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
 
-const COLUMNS = ['id', 'account', 'name', 'prefix', 'state', 'suspended_until', 'created_at', 'last_used_at']
+const COLUMNS = [
+  'id',
+  'account',
+  'name',
+  'prefix',
+  'state',
+  'suspended_until',
+  'created_at',
+  'last_used_at',
+  'limits',
+]
 
 export async function keysCommand(p: Parsed, io: Io): Promise<number> {
   const sub = p.positionals[1]
@@ -10,22 +21,41 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
   return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
-        checkFlags(p, [...GLOBAL_FLAGS, 'name'])
-        const account = need(p, 2, 'ACCOUNT', 'keys create ACCOUNT [--name LABEL]')
+        checkFlags(p, [...GLOBAL_FLAGS, 'name', ...LIMIT_FLAGS])
+        const account = need(p, 2, 'ACCOUNT', 'keys create ACCOUNT [--name LABEL] [limits]')
+        const limits = limitsFromFlags(p)
         const k = await change.audited('keys create', account, () =>
-          svc.createKey(account, flagString(p, 'name')),
+          svc.createKey(account, flagString(p, 'name'), limits, ''),
         )
         out.result(
           k,
           () =>
-            `${k.key}\n\nkey ${k.id} (${k.prefix}…) for account ${k.account}. This is the only time the key is shown; store it now.`,
+            `${k.key}\n\nkey ${k.id} (${k.prefix}…) for account ${k.account}. This is the only time the key is shown; store it now.\nlimits: ${limitsText(k.limits)}`,
         )
+        return 0
+      }
+      case 'set-limits': {
+        checkFlags(p, [...GLOBAL_FLAGS, ...LIMIT_FLAGS])
+        const id = need(p, 2, 'key ID', 'keys set-limits ID [--rpm N] [--tpm N] ... (none clears one)')
+        const limits = limitsFromFlags(p)
+        if (!Object.keys(limits).length) {
+          throw new UsageError(
+            `nothing to change: give at least one of ${LIMIT_FLAGS.map((f) => `--${f}`).join(' ')}`,
+          )
+        }
+        const k = await change.audited('keys set-limits', id, () => svc.setKeyLimits(id, limits))
+        out.result(k, () => `key ${k.id} limits: ${limitsText(k.limits)}`)
         return 0
       }
       case 'list': {
         checkFlags(p, GLOBAL_FLAGS)
         const keys = await svc.listKeys(p.positionals[2])
-        out.result(keys, () => table(keys as never, COLUMNS))
+        out.result(keys, () =>
+          table(
+            keys.map((k) => ({ ...k, limits: limitsText(k.limits) })),
+            COLUMNS,
+          ),
+        )
         return 0
       }
       case 'disable':
@@ -58,7 +88,7 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
       }
       default:
         throw new UsageError(
-          `unknown keys command '${sub ?? ''}'; use create, list, disable, enable, revoke, rotate or unsuspend`,
+          `unknown keys command '${sub ?? ''}'; use create, list, set-limits, disable, enable, revoke, rotate or unsuspend`,
         )
     }
   })

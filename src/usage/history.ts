@@ -8,6 +8,7 @@
  */
 import type { AccountService } from '../accounts/service.ts'
 import type { RequestLogFilter, RequestLogRow, SeriesGroup, Store, UsageSeriesQuery } from '../store/index.ts'
+import { microsToUsd } from '../limits/pricing.ts'
 import { iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 
@@ -95,6 +96,8 @@ export function requestView(r: RequestLogRow) {
     latency_ms: r.latencyMs,
     ttft_ms: r.ttftMs,
     error_code: r.errorCode,
+    /** At the model's pricing; 0 for a free model, null while unknown (in flight, or lost). */
+    cost_usd: r.costMicros === null ? null : microsToUsd(r.costMicros),
   }
 }
 
@@ -165,6 +168,7 @@ export async function usageSeries(deps: HistoryDeps, p: SeriesParams, now: numbe
         errors: pt.errors,
         rate_limited: pt.rate_limited,
         avg_latency_ms: pt.requests ? Math.round(pt.latency_ms_sum / pt.requests) : null,
+        cost_usd: microsToUsd(pt.cost_micros),
       })),
     })),
   }

@@ -4,9 +4,11 @@
  * (`../admin-guard.ts`), which every route of this group passes before anything else.
  */
 import { Elysia, t } from 'elysia'
+import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
+import { KeyLimitsBody } from './admin-key-limits.ts'
 
 const Days = t.Optional(t.Integer({ minimum: 1, maximum: 36500 }))
 
@@ -44,9 +46,13 @@ export function adminRoutes(deps: Deps) {
     .get('/keys', async ({ query }) => ({ object: 'list', data: await svc.listKeys(query.account) }), {
       query: t.Object({ account: t.Optional(t.String()) }),
     })
-    .post('/keys', ({ body }) => svc.createKey(body.account, body.name), {
+    .post('/keys', ({ body }) => svc.createKey(body.account, body.name, body.limits as KeyLimitsPatch), {
       body: t.Object(
-        { account: t.String(), name: t.Optional(t.String({ maxLength: 200 })) },
+        {
+          account: t.String(),
+          name: t.Optional(t.String({ maxLength: 200 })),
+          limits: t.Optional(KeyLimitsBody),
+        },
         { additionalProperties: false },
       ),
     })

@@ -1,0 +1,119 @@
+/**
+ * @module
+ * The token and money part of the `/v1/usage` document (DESIGN §11): tokens used in the rolling
+ * minute and day (reservations of requests in flight included, as admission counts them), the
+ * budget that applies with what is spent and left in its calendar period, and cost in USD beside
+ * the token totals. Read from the limiter's rows without charging anything.
+ *
+ * `budget` is the one that binds for this key: of the account's (its plan's) and the key's own,
+ * the one with less left, and `scope` says which. Without either it is null.
+ */
+import type { PlanConfig } from '../config/index.ts'
+import { windowView } from '../limits/index.ts'
+import { microsToUsd } from '../limits/pricing.ts'
+import { bindingState, type LimitRow, type LimitScope, type RowState, usdToMicros } from '../limits/rows.ts'
+import type { KeyRecord, Store, UsageSummary, UsageTotals } from '../store/index.ts'
+import { iso } from '../util/clock.ts'
+
+/** The capacity asked for a measure nothing limits: the row is read for its `used` alone. */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER
+
+export interface BudgetView {
+  usd: number
+  period: 'day' | 'week' | 'month'
+  spent_usd: number
+  remaining_usd: number
+  resets_at: string | null
+  /** Whose budget this is: the account's plan's, or the key's own. */
+  scope: LimitScope
+}
+
+/** The rows `/v1/usage` reads: the account's tokens (limited or not) and every budget that applies. */
+export function usageRows(plan: PlanConfig | null, key: KeyRecord | null): LimitRow[] {
+  const rows: LimitRow[] = [
+    { resource: 'tokens', window: 'minute', scope: 'account', capacity: plan?.tpm ?? UNBOUNDED },
+    { resource: 'tokens', window: 'day', scope: 'account', capacity: plan?.tpd ?? UNBOUNDED },
+  ]
+  const budget = (scope: LimitScope, usd: number | null, period: BudgetView['period'] | null) => {
+    if (usd !== null && period !== null) {
+      rows.push({ resource: 'microdollars', window: 'period', period, scope, capacity: usdToMicros(usd) })
+    }
+  }
+  budget('account', plan?.budget?.usd ?? null, plan?.budget?.period ?? null)
+  const own = key?.limits
+  if (own && own.budgetMicros !== null && own.budgetPeriod !== null) {
+    rows.push({
+      resource: 'microdollars',
+      window: 'period',
+      period: own.budgetPeriod,
+      scope: 'key',
+      capacity: own.budgetMicros,
+    })
+  }
+  return rows
+}
+
+function tokenWindow(states: RowState[], window: 'minute' | 'day', now: number) {
+  const account = states.find(
+    (s) => s.row.resource === 'tokens' && s.row.window === window && s.row.scope === 'account',
+  )
+  const used = account?.used ?? 0
+  const limited = account && account.row.capacity !== UNBOUNDED
+  return windowView(
+    {
+      limit: limited ? account.row.capacity : null,
+      used,
+      remaining: limited ? account.remaining : null,
+      resetAt: account?.resetAt ?? null,
+    },
+    now,
+  )
+}
+
+export function budgetView(states: RowState[]): BudgetView | null {
+  const s = bindingState(states, 'microdollars', 'period')
+  if (!s) return null
+  return {
+    usd: microsToUsd(s.row.capacity),
+    period: s.row.period!,
+    spent_usd: microsToUsd(s.used),
+    remaining_usd: microsToUsd(s.remaining),
+    resets_at: iso(s.resetAt),
+    scope: s.row.scope,
+  }
+}
+
+const withCost = (t: UsageTotals, micros: number | undefined) => ({
+  ...t,
+  cost_usd: microsToUsd(micros ?? 0),
+})
+
+/** Token totals with their cost in USD beside them: today, the last 24 h, and per model. */
+export function costedSummary(summary: UsageSummary) {
+  const cost = summary.cost_micros
+  return {
+    today: withCost(summary.today, cost?.today),
+    last_24h: withCost(summary.last_24h, cost?.last_24h),
+    by_model: Object.fromEntries(
+      Object.entries(summary.by_model).map(([model, t]) => [model, withCost(t, cost?.by_model[model])]),
+    ),
+  }
+}
+
+/** Reads the rows and shapes them for the report. */
+export async function tokenUsage(
+  store: Pick<Store, 'rowStates'>,
+  q: { accountId: number; key: KeyRecord | null; plan: PlanConfig | null; now: number },
+) {
+  const states = await store.rowStates({
+    accountId: q.accountId,
+    keyId: q.key?.id ?? null,
+    now: q.now,
+    rows: usageRows(q.plan, q.key),
+  })
+  return {
+    tokensMinute: tokenWindow(states, 'minute', q.now),
+    tokensDay: tokenWindow(states, 'day', q.now),
+    budget: budgetView(states),
+  }
+}
