@@ -7,8 +7,8 @@
  * const page = await requestLogPage(deps, { account: 'alice', status: '5xx', limit: '50' })
  */
 import type { AccountService } from '../accounts/service.ts'
-import type { RequestLogFilter, RequestLogRow, SeriesGroup, Store, UsageSeriesQuery } from '../store/index.ts'
 import { microsToUsd } from '../limits/pricing.ts'
+import type { RequestLogFilter, RequestLogRow, SeriesGroup, Store, UsageSeriesQuery } from '../store/index.ts'
 import { iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../api.ts'
 import { num, shortWhen, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
+import { AccountBudgets } from './account-budgets.tsx'
 import { useAction, useLoad } from './hooks.ts'
 
 const days = (v: string) => (v ? Number(v) : undefined)
@@ -197,6 +198,7 @@ export function Accounts() {
         </table>
       </div>
       {open && <History name={open} />}
+      <AccountBudgets accounts={data?.[0].data ?? []} plans={data?.[1].data ?? []} />
     </section>
   )
 }

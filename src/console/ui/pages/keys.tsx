@@ -4,6 +4,7 @@ import { api, qs } from '../api.ts'
 import { shortWhen, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
+import { KeyLimitsEditor, LimitFields, limitsFromForm } from './key-limits.tsx'
 
 /** The new secret, shown until dismissed; then it exists nowhere on the page. */
 function Secret({
@@ -54,6 +55,7 @@ export function Keys() {
       const k = await api('POST', '/admin/v1/keys', {
         account: f.get('account'),
         name: f.get('name') || undefined,
+        limits: limitsFromForm(f, false),
       })
       setSecret(k)
       form.reset()
@@ -80,6 +82,7 @@ export function Keys() {
           Label (optional)
           <input name="name" maxLength={200} />
         </label>
+        <LimitFields idPrefix="new-limit" />
         <button type="submit" disabled={!accounts.length}>
           Create key
         </button>
@@ -170,6 +173,7 @@ export function Keys() {
           </tbody>
         </table>
       </div>
+      <KeyLimitsEditor keys={data?.[0].data ?? []} onSaved={reload} />
     </section>
   )
 }

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks'
 import { SURFACE_NAMES } from '../../../traffic/surfaces.ts'
 import { api, qs } from '../api.ts'
 import { localToIso, ms, num, statusClass, when } from '../format.ts'
+import { usd } from '../money.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
@@ -22,6 +23,7 @@ function Detail({ r }: { r: any }) {
     ['time to first token', ms(r.ttft_ms)],
     ['prompt tokens', num(r.prompt_tokens)],
     ['completion tokens', num(r.completion_tokens)],
+    ['cost', usd(r.cost_usd)],
     ['error', r.error_code ?? '—'],
   ]
   return (
@@ -94,8 +96,8 @@ export function Requests() {
       <div class="table-wrap">
         <table aria-describedby="log-help">
           <TableHead
-            cols={['time', 'account', 'surface', 'model', 'status', 'latency', 'tokens', 'error']}
-            num={['status', 'latency', 'tokens']}
+            cols={['time', 'account', 'surface', 'model', 'status', 'latency', 'tokens', 'cost', 'error']}
+            num={['status', 'latency', 'tokens', 'cost']}
           />
           <tbody>
             {(data?.data ?? []).map((r: any) => (
@@ -119,6 +121,7 @@ export function Requests() {
                 </td>
                 <td class="num">{ms(r.latency_ms)}</td>
                 <td class="num">{num(r.total_tokens)}</td>
+                <td class="num">{usd(r.cost_usd)}</td>
                 <td>{r.error_code ?? ''}</td>
               </tr>
             ))}

@@ -3,12 +3,14 @@ import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { Chart, seriesLines } from '../chart.tsx'
 import { num } from '../format.ts'
+import { usd } from '../money.ts'
 import { ErrorNotice } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const METRICS = [
   ['requests', 'Requests'],
   ['total_tokens', 'Tokens'],
+  ['cost_usd', 'Cost (USD)'],
   ['errors', 'Errors'],
   ['rate_limited', 'Refused (429)'],
 ] as const
@@ -49,6 +51,8 @@ export function Usage() {
     group: s.group,
     requests: s.points.reduce((a: number, p: any) => a + p.requests, 0),
     tokens: s.points.reduce((a: number, p: any) => a + p.total_tokens, 0),
+    // Summed in micro-dollars: adding USD floats would drift.
+    cost: s.points.reduce((a: number, p: any) => a + Math.round(p.cost_usd * 1e6), 0) / 1e6,
     errors: s.points.reduce((a: number, p: any) => a + p.errors, 0),
     limited: s.points.reduce((a: number, p: any) => a + p.rate_limited, 0),
   }))
@@ -130,6 +134,7 @@ export function Usage() {
                   <th scope="col">{f.group_by === 'none' ? '' : f.group_by}</th>
                   <th class="num">requests</th>
                   <th class="num">tokens</th>
+                  <th class="num">cost</th>
                   <th class="num">errors</th>
                   <th class="num">refused (429)</th>
                 </tr>
@@ -140,6 +145,7 @@ export function Usage() {
                     <td>{t.group}</td>
                     <td class="num">{num(t.requests)}</td>
                     <td class="num">{num(t.tokens)}</td>
+                    <td class="num">{usd(t.cost)}</td>
                     <td class="num">{num(t.errors)}</td>
                     <td class="num">{num(t.limited)}</td>
                   </tr>
