@@ -24,19 +24,11 @@ import type { Config, PlanConfig } from '../config/index.ts'
 import { BUDGET_PERIODS } from '../config/schema.ts'
 import { formatUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
+import type { KeyLimits } from '../store/index.ts'
 import { GatewayError } from '../util/errors.ts'
 import { microUnits } from '../util/micro-units.ts'
 
-/** The store's shape of a key's own limits (null = not set). */
-export interface KeyLimits {
-  rpm: number | null
-  rpd: number | null
-  tpm: number | null
-  tpd: number | null
-  budgetMicros: number | null
-  budgetPeriod: CalendarPeriod | null
-  models: string[] | null
-}
+export type { KeyLimits }
 
 export const NO_LIMITS: Readonly<KeyLimits> = Object.freeze({
   rpm: null,
@@ -105,6 +97,11 @@ export const noOwnLimits = (l: KeyLimits | null | undefined): boolean =>
  * Whether the result is within the plan is `checkWithinPlan`'s question.
  */
 export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = ''): KeyLimits {
+  // The patch comes from JSON as it was sent: a misspelt field must not be silently ignored.
+  onlyFields(patch, FIELDS, prefix.replace(/\.$/, '') || 'body', prefix)
+  if (patch.budget !== null && patch.budget !== undefined) {
+    onlyFields(patch.budget, ['usd', 'period'], `${prefix}budget`, `${prefix}budget.`)
+  }
   const next: KeyLimits = { ...current }
   for (const f of COUNTS) {
     const v = patch[f]
@@ -146,6 +143,18 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     } else next.models = null
   }
   return next
+}
+
+const FIELDS = ['rpm', 'rpd', 'tpm', 'tpd', 'budget', 'models']
+
+function onlyFields(v: unknown, fields: readonly string[], name: string, prefix: string): void {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw bad(name, `must be an object with any of ${fields.join(', ')}`)
+  }
+  for (const k of Object.keys(v)) {
+    if (!fields.includes(k))
+      throw bad(`${prefix}${k}`, `unknown field; a key's limits are ${fields.join(', ')}`)
+  }
 }
 
 const PERIOD_LENGTH: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }

@@ -15,6 +15,7 @@
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
+import { modelCostMicros } from '../limits/model-cost.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
@@ -205,6 +206,9 @@ export class Pipeline {
       ex.ttftMs = ttftMs
       ex.promptTokens = usage?.prompt_tokens ?? null
       ex.completionTokens = usage?.completion_tokens ?? null
+      // Priced as prompt and completion tokens: the settlement refines it with cache and reasoning details.
+      const costMicros = modelCostMicros(entry.model, usage)
+      ex.costMicros = costMicros
       ex.errorCode = err?.code ?? null
       // A stream ends after the handler returned: its end is the exchange's end.
       if (decoded.stream) traffic.end(ex, status)
@@ -216,6 +220,7 @@ export class Pipeline {
         status,
         promptTokens: usage?.prompt_tokens ?? null,
         completionTokens: usage?.completion_tokens ?? null,
+        costMicros,
         latencyMs: Math.round(performance.now() - started),
         // Whole milliseconds: PostgreSQL's INTEGER column refuses a fraction (and the batch with it).
         ttftMs: ttftMs === null ? null : Math.round(ttftMs),

@@ -39,7 +39,10 @@ describe('keys create / set-limits', () => {
     const set = await cli([...words(`switchyard keys set-limits ${id} --tpm 50000 --rpm 5`), ...base])
     expect(set.code).toBe(0)
     expect(set.stdout).toContain('rpm 5, tpm 50000, budget $5.00/day, models demo/echo,demo/echo-pro')
-    const cleared = await cli([...words(`switchyard keys set-limits ${id} --tpm none --models none`), ...base])
+    const cleared = await cli([
+      ...words(`switchyard keys set-limits ${id} --tpm none --models none`),
+      ...base,
+    ])
     expect(cleared.code).toBe(0)
     expect(cleared.stdout).toBe(`key ${id} limits: rpm 5, budget $5.00/day\n`)
   })
@@ -49,7 +52,17 @@ describe('keys create / set-limits', () => {
     expect(k.key).toMatch(/^sk-sy-/)
     expect(k.limits).toEqual({ rpm: null, rpd: 900, tpm: null, tpd: null, budget: null, models: null })
     const v = (
-      await cli(['keys', 'set-limits', k.id, '--budget-usd', '0.25', '--budget-period', 'week', '--json', ...base])
+      await cli([
+        'keys',
+        'set-limits',
+        k.id,
+        '--budget-usd',
+        '0.25',
+        '--budget-period',
+        'week',
+        '--json',
+        ...base,
+      ])
     ).json()
     expect(v.limits).toMatchObject({ rpd: 900, budget: { usd: 0.25, period: 'week' } })
     // Only the amount: the period is kept.
@@ -65,7 +78,11 @@ describe('keys create / set-limits', () => {
       [['keys', 'create', 'acme', '--tpm', 'lots'], 2, "got 'lots'"],
       [['keys', 'create', 'acme', '--budget-usd', '5'], 1, 'budget.period: is required'],
       [['keys', 'create', 'acme', '--budget-period', 'day'], 2, '--budget-period needs --budget-usd'],
-      [['keys', 'create', 'acme', '--budget-usd', '1.0000001', '--budget-period', 'day'], 2, 'at most 6 decimals'],
+      [
+        ['keys', 'create', 'acme', '--budget-usd', '1.0000001', '--budget-period', 'day'],
+        2,
+        'at most 6 decimals',
+      ],
       [['keys', 'create', 'acme', '--budget-usd', '1', '--budget-period', 'year'], 2, 'day, week or month'],
       // The starter pro plan has rpm 10.
       [['keys', 'create', 'acme', '--rpm', '11'], 1, "rpm: 11 is above the account's plan 'pro' (rpm 10)"],
@@ -84,12 +101,22 @@ describe('keys create / set-limits', () => {
     const pro = await cli(['keys', 'create', 'hobby', '--models', 'demo/echo-pro', ...base])
     expect(pro.code).toBe(1)
     expect(pro.stderr).toContain("'demo/echo-pro' is not in the account's plan 'free'")
-    expect((await cli(['keys', 'create', 'hobby', '--models', 'demo/echo', '--rpm', '5', ...base])).code).toBe(0)
+    expect(
+      (await cli(['keys', 'create', 'hobby', '--models', 'demo/echo', '--rpm', '5', ...base])).code,
+    ).toBe(0)
   })
 
   test('--help lists the limit flags and set-limits', async () => {
     const h = await cli(['keys', '--help'])
-    for (const flag of ['--rpm N', '--rpd N', '--tpm N', '--tpd N', '--budget-usd X', '--budget-period P', '--models ID']) {
+    for (const flag of [
+      '--rpm N',
+      '--rpd N',
+      '--tpm N',
+      '--tpd N',
+      '--budget-usd X',
+      '--budget-period P',
+      '--models ID',
+    ]) {
       expect(h.stdout).toContain(flag)
     }
     expect(h.stdout).toContain('keys set-limits ID')

@@ -59,7 +59,9 @@ describe('admin API: a key’s own limits', () => {
       models: ['demo/echo'],
     })
     // The key holder sees the same under account_information.key.limits.
-    const usage = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(made.body.key) })).json()) as any
+    const usage = (await (
+      await fetch(`${gw.url}/v1/usage`, { headers: bearer(made.body.key) })
+    ).json()) as any
     expect(usage.account_information.key.limits).toEqual(patched.body.limits)
     const cleared = await adminCall('PATCH', `/keys/${id}/limits`, { rpm: null, budget: null, models: null })
     expect(Object.values(cleared.body.limits).every((v) => v === null)).toBe(true)
@@ -75,7 +77,7 @@ describe('admin API: a key’s own limits', () => {
       [{ tpd: 2.5 }, 'tpd', /whole number/],
       [{ tpm: 20_001 }, 'tpm', /above the account's plan 'metered' \(tpm 20000\)/],
       [{ rpm: 11 }, 'rpm', /above the account's plan/],
-      [{ budget: { usd: 51, period: 'month' } }, 'budget.usd', /\$51.00 a month is above .* \$50.00 a month/],
+      [{ budget: { usd: 51, period: 'month' } }, 'budget.usd', /\$51.00 a month is above .*\$50.00 a month/],
       [{ budget: { usd: 60, period: 'week' } }, 'budget.usd', /above the account's plan/],
       [{ budget: { usd: 5 } }, 'budget.period', /required/],
       [{ budget: { usd: -1, period: 'day' } }, 'budget.usd', /more than 0/],
@@ -83,7 +85,9 @@ describe('admin API: a key’s own limits', () => {
       [{ models: [] }, 'models', /non-empty list/],
       [{ models: ['demo/nope'] }, 'models', /no model 'demo\/nope'/],
       [{ models: 'demo/echo' }, 'models', /list of model ids/],
-      [{ tokens: 5 }, 'tokens', /./],
+      [{ tokens: 5 }, 'tokens', /unknown field/],
+      [{ budget: { usd: 1, period: 'day', cap: 2 } }, 'budget.cap', /unknown field/],
+      [[5], 'body', /must be an object/],
     ]
     for (const [body, param, message] of cases) {
       const r = await adminCall('PATCH', `/keys/${k.id}/limits`, body)
@@ -91,9 +95,9 @@ describe('admin API: a key’s own limits', () => {
       expect(r.body.error.message).toMatch(message)
     }
     // A day's budget under the plan's monthly one is within it.
-    expect((await adminCall('PATCH', `/keys/${k.id}/limits`, { budget: { usd: 10, period: 'day' } })).status).toBe(
-      200,
-    )
+    expect(
+      (await adminCall('PATCH', `/keys/${k.id}/limits`, { budget: { usd: 10, period: 'day' } })).status,
+    ).toBe(200)
     // On create, the fields are under limits.
     const bad = await adminCall('POST', '/keys', { account: 'acme', limits: { tpm: 99_999 } })
     expect(bad.status).toBe(400)

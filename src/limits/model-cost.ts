@@ -1,0 +1,27 @@
+/**
+ * @module
+ * What a finished request cost at its model's `pricing` (integer micro-dollars; null when nothing
+ * was billed). The model's prices are turned into integers once per model, not per request.
+ */
+import type { ModelConfig } from '../config/index.ts'
+import { countsOfUsage, type PricingUnits, pricingUnits, requestCostMicros } from './pricing.ts'
+
+const UNITS = new WeakMap<ModelConfig, PricingUnits | null>()
+
+function unitsOf(model: ModelConfig): PricingUnits | null {
+  let u = UNITS.get(model)
+  if (u === undefined) {
+    u = model.pricing ? pricingUnits(model.pricing) : null
+    UNITS.set(model, u)
+  }
+  return u
+}
+
+/** 0 for a free model that billed tokens; null when the upstream reported no usage. */
+export function modelCostMicros(
+  model: ModelConfig,
+  usage: Parameters<typeof countsOfUsage>[0] | null,
+): number | null {
+  if (!usage) return null
+  return requestCostMicros(unitsOf(model), countsOfUsage(usage))
+}

@@ -1,0 +1,141 @@
+/**
+ * `/v1/usage` and `switchyard usage` with tokens and money (DESIGN §11): tpm/tpd, the token windows,
+ * the budget that binds (the plan's or the key's own), cost beside every token total, and the key's
+ * own limits; the request log and the usage series carry each request's cost.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cli } from '../support/cli.ts'
+import {
+  ADMIN_TOKEN,
+  bearer,
+  DEMO_PROVIDER,
+  startGateway,
+  type TestGateway,
+  testConfigDoc,
+} from '../support/gateway.ts'
+
+/** $1 per 1M input tokens and $2 per 1M output: 1 and 2 micro-dollars a token. */
+function doc() {
+  const provider = structuredClone(DEMO_PROVIDER) as any
+  provider.models[0].pricing = { input: 1, output: 2 }
+  return testConfigDoc({
+    providers: [provider],
+    usage: { flush_ms: 20 },
+    plans: {
+      free: { rpm: 5, rpd: 100, models: ['tier:free'] },
+      metered: {
+        rpm: null,
+        rpd: null,
+        tpm: 100_000,
+        tpd: 1_000_000,
+        budget: { usd: 10, period: 'month' },
+        models: ['*'],
+      },
+    },
+  })
+}
+
+let gw: TestGateway
+beforeAll(async () => {
+  gw = await startGateway({ doc: doc() })
+})
+afterAll(() => gw.stop())
+
+const chat = async (key: string, model: string, content: string) => {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
+  })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as any).usage as { prompt_tokens: number; completion_tokens: number }
+}
+const usage = async (key: string) =>
+  (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
+const admin = async (path: string) =>
+  (await (await fetch(`${gw.url}/admin/v1${path}`, { headers: bearer(ADMIN_TOKEN) })).json()) as any
+
+describe('/v1/usage with tokens and money', () => {
+  test('limits, windows, the budget, cost per model, and the key’s own limits', async () => {
+    const { key } = await gw.key('acme', 'metered')
+    let micros = 0
+    for (const word of ['one', 'two two', 'three three three']) {
+      const u = await chat(key, 'demo/echo', `hello ${word}`)
+      micros += u.prompt_tokens * 1 + u.completion_tokens * 2
+    }
+    await chat(key, 'demo/echo-pro', 'a free model') // no pricing: costs nothing
+    await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
+
+    const u = await usage(key)
+    expect(u.rate_limits).toMatchObject({ rpm: null, rpd: null, tpm: 100_000, tpd: 1_000_000 })
+    expect(u.rate_limits.tokens_minute).toMatchObject({ limit: 100_000 })
+    expect(u.rate_limits.tokens_day).toMatchObject({ limit: 1_000_000 })
+    expect(u.usage.current_minute.tokens).toBe(u.rate_limits.tokens_minute.used)
+    expect(u.usage.current_day.tokens).toBe(u.rate_limits.tokens_day.used)
+    expect(u.usage.current_minute.requests).toBe(4)
+
+    const now = new Date()
+    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
+    expect(u.budget).toMatchObject({ usd: 10, period: 'month', resets_at: nextMonth, scope: 'account' })
+    expect(u.budget.remaining_usd).toBeCloseTo(10 - u.budget.spent_usd, 6)
+
+    // Cost beside the token totals, exact to the micro-dollar.
+    expect(u.usage.by_model['demo/echo'].cost_usd).toBe(micros / 1e6)
+    expect(u.usage.by_model['demo/echo-pro'].cost_usd).toBe(0)
+    expect(u.usage.today.cost_usd).toBe(micros / 1e6)
+    expect(u.usage.last_24h.cost_usd).toBe(micros / 1e6)
+    expect(u.account_information.key.limits).toEqual({
+      rpm: null,
+      rpd: null,
+      tpm: null,
+      tpd: null,
+      budget: null,
+      models: null,
+    })
+
+    // The request log and the series carry the same costs.
+    const log = await admin('/requests?account=acme')
+    const priced = log.data.filter((r: any) => r.model === 'demo/echo')
+    expect(priced).toHaveLength(3)
+    expect(priced.reduce((a: number, r: any) => a + Math.round(r.cost_usd * 1e6), 0)).toBe(micros)
+    expect(log.data.find((r: any) => r.model === 'demo/echo-pro').cost_usd).toBe(0)
+    const series = await admin('/usage/series?account=acme&group_by=model')
+    const echo = series.series.find((s: any) => s.group === 'demo/echo')
+    expect(echo.points.reduce((a: number, p: any) => a + Math.round(p.cost_usd * 1e6), 0)).toBe(micros)
+
+    // The CLI prints the same document (--json) and the new figures as text.
+    const config = join(gw.dir, 'usage.yaml')
+    writeFileSync(config, JSON.stringify(doc())) // JSON is YAML
+    const base = ['--config', config, '--db', join(gw.dir, 'switchyard.db')]
+    const j = (await cli(['usage', 'acme', '--json', ...base])).json()
+    expect(j.budget).toMatchObject({ usd: 10, period: 'month', scope: 'account' })
+    expect(j.rate_limits.tpm).toBe(100_000)
+    expect(j.usage.by_model['demo/echo'].cost_usd).toBe(micros / 1e6)
+    const text = (await cli(['usage', 'acme', ...base])).stdout
+    expect(text).toMatch(/^tpm\s+100000$/m)
+    expect(text).toMatch(/^tpd\s+1000000$/m)
+    expect(text).toMatch(/^budget\s+\{"usd":10,"period":"month"/m)
+    expect(text).toContain('COST_USD')
+  })
+
+  test("the key's own budget is the one shown when it leaves less; none: budget null", async () => {
+    const made = await gw.deps.accounts.createKey('acme', 'tight', { budget: { usd: 0.5, period: 'day' } })
+    const u = await usage(made.key)
+    expect(u.budget).toMatchObject({
+      usd: 0.5,
+      period: 'day',
+      scope: 'key',
+      spent_usd: 0,
+      remaining_usd: 0.5,
+    })
+    expect(u.account_information.key.limits.budget).toEqual({ usd: 0.5, period: 'day' })
+    const { key } = await gw.key('hobby', 'free')
+    const free = await usage(key)
+    expect(free.budget).toBeNull()
+    expect(free.rate_limits).toMatchObject({ tpm: null, tpd: null })
+    expect(free.rate_limits.tokens_minute).toMatchObject({ limit: null, remaining: null })
+    expect(free.usage.current_minute).toEqual({ requests: 0, tokens: 0 })
+  })
+})
