@@ -3,9 +3,10 @@
  * the budget that binds (the plan's or the key's own), cost beside every token total, and the key's
  * own limits; the request log and the usage series carry each request's cost.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { type Backend, backendDoc, backends } from '../support/backends.ts'
 import { cli } from '../support/cli.ts'
 import {
   ADMIN_TOKEN,
@@ -37,11 +38,14 @@ function doc() {
   })
 }
 
+const all = backends('usage-tokens.test.ts')
 let gw: TestGateway
-beforeAll(async () => {
-  gw = await startGateway({ doc: doc() })
-})
-afterAll(() => gw.stop())
+let urls: Awaited<ReturnType<Backend['fresh']>>
+afterEach(() => gw?.stop())
+async function start(b: Backend) {
+  urls = await b.fresh()
+  gw = await startGateway({ doc: doc(), backend: urls })
+}
 
 const chat = async (key: string, model: string, content: string) => {
   const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -57,85 +61,89 @@ const usage = async (key: string) =>
 const admin = async (path: string) =>
   (await (await fetch(`${gw.url}/admin/v1${path}`, { headers: bearer(ADMIN_TOKEN) })).json()) as any
 
-describe('/v1/usage with tokens and money', () => {
-  test('limits, windows, the budget, cost per model, and the key’s own limits', async () => {
-    const { key } = await gw.key('acme', 'metered')
-    let micros = 0
-    for (const word of ['one', 'two two', 'three three three']) {
-      const u = await chat(key, 'demo/echo', `hello ${word}`)
-      micros += u.prompt_tokens * 1 + u.completion_tokens * 2
-    }
-    await chat(key, 'demo/echo-pro', 'a free model') // no pricing: costs nothing
-    await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
+for (const b of all)
+  describe.skipIf(b.skip)(`/v1/usage with tokens and money on ${b.name}`, () => {
+    test('limits, windows, the budget, cost per model, and the key’s own limits', async () => {
+      await start(b)
+      const { key } = await gw.key('acme', 'metered')
+      let micros = 0
+      for (const word of ['one', 'two two', 'three three three']) {
+        const u = await chat(key, 'demo/echo', `hello ${word}`)
+        micros += u.prompt_tokens * 1 + u.completion_tokens * 2
+      }
+      await chat(key, 'demo/echo-pro', 'a free model') // no pricing: costs nothing
+      await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
 
-    const u = await usage(key)
-    expect(u.rate_limits).toMatchObject({ rpm: null, rpd: null, tpm: 100_000, tpd: 1_000_000 })
-    expect(u.rate_limits.tokens_minute).toMatchObject({ limit: 100_000 })
-    expect(u.rate_limits.tokens_day).toMatchObject({ limit: 1_000_000 })
-    expect(u.usage.current_minute.tokens).toBe(u.rate_limits.tokens_minute.used)
-    expect(u.usage.current_day.tokens).toBe(u.rate_limits.tokens_day.used)
-    expect(u.usage.current_minute.requests).toBe(4)
+      const u = await usage(key)
+      expect(u.rate_limits).toMatchObject({ rpm: null, rpd: null, tpm: 100_000, tpd: 1_000_000 })
+      expect(u.rate_limits.tokens_minute).toMatchObject({ limit: 100_000 })
+      expect(u.rate_limits.tokens_day).toMatchObject({ limit: 1_000_000 })
+      expect(u.usage.current_minute.tokens).toBe(u.rate_limits.tokens_minute.used)
+      expect(u.usage.current_day.tokens).toBe(u.rate_limits.tokens_day.used)
+      expect(u.usage.current_minute.requests).toBe(4)
 
-    const now = new Date()
-    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
-    expect(u.budget).toMatchObject({ usd: 10, period: 'month', resets_at: nextMonth, scope: 'account' })
-    expect(u.budget.remaining_usd).toBeCloseTo(10 - u.budget.spent_usd, 6)
+      const now = new Date()
+      const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString()
+      expect(u.budget).toMatchObject({ usd: 10, period: 'month', resets_at: nextMonth, scope: 'account' })
+      expect(u.budget.remaining_usd).toBeCloseTo(10 - u.budget.spent_usd, 6)
 
-    // Cost beside the token totals, exact to the micro-dollar.
-    expect(u.usage.by_model['demo/echo'].cost_usd).toBe(micros / 1e6)
-    expect(u.usage.by_model['demo/echo-pro'].cost_usd).toBe(0)
-    expect(u.usage.today.cost_usd).toBe(micros / 1e6)
-    expect(u.usage.last_24h.cost_usd).toBe(micros / 1e6)
-    expect(u.account_information.key.limits).toEqual({
-      rpm: null,
-      rpd: null,
-      tpm: null,
-      tpd: null,
-      budget: null,
-      models: null,
+      // Cost beside the token totals, exact to the micro-dollar.
+      expect(u.usage.by_model['demo/echo'].cost_usd).toBe(micros / 1e6)
+      expect(u.usage.by_model['demo/echo-pro'].cost_usd).toBe(0)
+      expect(u.usage.today.cost_usd).toBe(micros / 1e6)
+      expect(u.usage.last_24h.cost_usd).toBe(micros / 1e6)
+      expect(u.account_information.key.limits).toEqual({
+        rpm: null,
+        rpd: null,
+        tpm: null,
+        tpd: null,
+        budget: null,
+        models: null,
+      })
+
+      // The request log and the series carry the same costs.
+      const log = await admin('/requests?account=acme')
+      const priced = log.data.filter((r: any) => r.model === 'demo/echo')
+      expect(priced).toHaveLength(3)
+      expect(priced.reduce((a: number, r: any) => a + Math.round(r.cost_usd * 1e6), 0)).toBe(micros)
+      expect(log.data.find((r: any) => r.model === 'demo/echo-pro').cost_usd).toBe(0)
+      const series = await admin('/usage/series?account=acme&group_by=model')
+      const echo = series.series.find((s: any) => s.group === 'demo/echo')
+      expect(echo.points.reduce((a: number, p: any) => a + Math.round(p.cost_usd * 1e6), 0)).toBe(micros)
+
+      // The CLI prints the same document (--json) and the new figures as text.
+      const config = join(gw.dir, 'usage.yaml')
+      writeFileSync(config, JSON.stringify(backendDoc(doc(), urls))) // JSON is YAML
+      const base = ['--config', config, '--db', urls.databaseUrl ?? join(gw.dir, 'switchyard.db')]
+      const j = (await cli(['usage', 'acme', '--json', ...base])).json()
+      expect(j.budget).toMatchObject({ usd: 10, period: 'month', scope: 'account' })
+      expect(j.rate_limits.tpm).toBe(100_000)
+      expect(j.usage.by_model['demo/echo'].cost_usd).toBe(micros / 1e6)
+      const text = (await cli(['usage', 'acme', ...base])).stdout
+      expect(text).toMatch(/^tpm\s+100000$/m)
+      expect(text).toMatch(/^tpd\s+1000000$/m)
+      expect(text).toMatch(/^budget\s+\{"usd":10,"period":"month"/m)
+      expect(text).toContain('COST_USD')
     })
 
-    // The request log and the series carry the same costs.
-    const log = await admin('/requests?account=acme')
-    const priced = log.data.filter((r: any) => r.model === 'demo/echo')
-    expect(priced).toHaveLength(3)
-    expect(priced.reduce((a: number, r: any) => a + Math.round(r.cost_usd * 1e6), 0)).toBe(micros)
-    expect(log.data.find((r: any) => r.model === 'demo/echo-pro').cost_usd).toBe(0)
-    const series = await admin('/usage/series?account=acme&group_by=model')
-    const echo = series.series.find((s: any) => s.group === 'demo/echo')
-    expect(echo.points.reduce((a: number, p: any) => a + Math.round(p.cost_usd * 1e6), 0)).toBe(micros)
-
-    // The CLI prints the same document (--json) and the new figures as text.
-    const config = join(gw.dir, 'usage.yaml')
-    writeFileSync(config, JSON.stringify(doc())) // JSON is YAML
-    const base = ['--config', config, '--db', join(gw.dir, 'switchyard.db')]
-    const j = (await cli(['usage', 'acme', '--json', ...base])).json()
-    expect(j.budget).toMatchObject({ usd: 10, period: 'month', scope: 'account' })
-    expect(j.rate_limits.tpm).toBe(100_000)
-    expect(j.usage.by_model['demo/echo'].cost_usd).toBe(micros / 1e6)
-    const text = (await cli(['usage', 'acme', ...base])).stdout
-    expect(text).toMatch(/^tpm\s+100000$/m)
-    expect(text).toMatch(/^tpd\s+1000000$/m)
-    expect(text).toMatch(/^budget\s+\{"usd":10,"period":"month"/m)
-    expect(text).toContain('COST_USD')
-  })
-
-  test("the key's own budget is the one shown when it leaves less; none: budget null", async () => {
-    const made = await gw.deps.accounts.createKey('acme', 'tight', { budget: { usd: 0.5, period: 'day' } })
-    const u = await usage(made.key)
-    expect(u.budget).toMatchObject({
-      usd: 0.5,
-      period: 'day',
-      scope: 'key',
-      spent_usd: 0,
-      remaining_usd: 0.5,
+    test("the key's own budget is the one shown when it leaves less; none: budget null", async () => {
+      await start(b)
+      await gw.deps.accounts.createAccount('acme', 'metered')
+      const made = await gw.deps.accounts.createKey('acme', 'tight', { budget: { usd: 0.5, period: 'day' } })
+      const u = await usage(made.key)
+      expect(u.budget).toMatchObject({
+        usd: 0.5,
+        period: 'day',
+        scope: 'key',
+        spent_usd: 0,
+        remaining_usd: 0.5,
+      })
+      expect(u.account_information.key.limits.budget).toEqual({ usd: 0.5, period: 'day' })
+      const { key } = await gw.key('hobby', 'free')
+      const free = await usage(key)
+      expect(free.budget).toBeNull()
+      expect(free.rate_limits).toMatchObject({ tpm: null, tpd: null })
+      expect(free.rate_limits.tokens_minute).toMatchObject({ limit: null, remaining: null })
+      expect(free.usage.current_minute).toEqual({ requests: 0, tokens: 0 })
     })
-    expect(u.account_information.key.limits.budget).toEqual({ usd: 0.5, period: 'day' })
-    const { key } = await gw.key('hobby', 'free')
-    const free = await usage(key)
-    expect(free.budget).toBeNull()
-    expect(free.rate_limits).toMatchObject({ tpm: null, tpd: null })
-    expect(free.rate_limits.tokens_minute).toMatchObject({ limit: null, remaining: null })
-    expect(free.usage.current_minute).toEqual({ requests: 0, tokens: 0 })
   })
-})
