@@ -22,7 +22,7 @@
 import { Catalogue, planAllows } from '../catalogue/routing.ts'
 import type { Config, PlanConfig } from '../config/index.ts'
 import { BUDGET_PERIODS } from '../config/schema.ts'
-import { formatUsd } from '../limits/pricing.ts'
+import { formatUsd, microsToUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
 import type { KeyLimits } from '../store/index.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -83,7 +83,7 @@ export function keyLimitsView(l: KeyLimits | null | undefined): KeyLimitsView {
     budget:
       k.budgetMicros === null || k.budgetPeriod === null
         ? null
-        : { usd: Number(formatUsd(k.budgetMicros).slice(1)), period: k.budgetPeriod },
+        : { usd: microsToUsd(k.budgetMicros), period: k.budgetPeriod },
     models: k.models === null ? null : [...k.models],
   }
 }

@@ -42,6 +42,13 @@ describe('admin API: a key’s own limits', () => {
       models: ['demo/echo'],
     })
     const id = made.body.id
+    // /v1/models lists only the key's own models.
+    const models = (await (
+      await fetch(`${gw.url}/v1/models`, { headers: bearer(made.body.key) })
+    ).json()) as any
+    expect(models.data.map((m: any) => m.id)).toEqual(['demo/echo'])
+    const other = await fetch(`${gw.url}/v1/models/demo/echo-pro`, { headers: bearer(made.body.key) })
+    expect(other.status).toBe(404)
     expect((await adminCall('GET', `/keys/${id}`)).body.limits.tpm).toBe(5000)
     expect((await adminCall('GET', '/keys?account=acme')).body.data[0].limits.budget).toEqual({
       usd: 2.5,

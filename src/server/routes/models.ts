@@ -59,7 +59,13 @@ export function modelRoutes(deps: Deps) {
       : bearer(request.headers.get('authorization'))
     const auth = await authenticateToken(deps, token)
     const patterns = auth.plan.plan!.models
-    return modelEntries(deps.catalogue, created, (id, m) => planAllows(patterns, id, m))
+    // A key with its own model list sees only those (exact ids, within the plan's).
+    const own = auth.key.limits?.models
+    return modelEntries(
+      deps.catalogue,
+      created,
+      (id, m) => planAllows(patterns, id, m) && (!own || own.includes(id)),
+    )
   }
   return new Elysia({ name: 'switchyard.models' })
     .get('/v1/models', async ({ request }) => {
