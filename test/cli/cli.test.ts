@@ -57,7 +57,8 @@ describe('command line (--json)', () => {
     const k = (await (
       await cli(['keys', 'create', 'acme', '--name', 'laptop', '--json', ...base])
     ).json()) as any
-    expect(Object.keys(k).sort()).toEqual(['account', 'id', 'key', 'name', 'prefix'])
+    expect(Object.keys(k).sort()).toEqual(['account', 'id', 'key', 'limits', 'name', 'prefix'])
+    expect(Object.values(k.limits).every((v) => v === null)).toBe(true)
     expect(k).toMatchObject({ account: 'acme', name: 'laptop' })
     expect(k.key).toMatch(/^sk-sy-[0-9A-Za-z]{40}$/)
     expect(k.key.startsWith(k.prefix)).toBe(true)

@@ -48,16 +48,18 @@ interface Totals {
   completion_tokens: number
   total_tokens: number
   errors: number
+  cost_usd: number
 }
 
 /** The request log of whichever backend the gateway runs on, read directly. */
-type LogRow = { model: string; requests: number; p: number; c: number; e: number }
+type LogRow = { model: string; requests: number; p: number; c: number; e: number; m: number }
 async function logRows(urls: BackendUrls, accountId: number, from: number): Promise<LogRow[]> {
   if (!urls.databaseUrl) {
     return ((gw!.deps.store as AuthInvalidatingStore).inner as SqliteStore).db
       .query<LogRow, [number, number]>(
         `SELECT model, COUNT(*) AS requests, COALESCE(SUM(prompt_tokens), 0) AS p,
-                COALESCE(SUM(completion_tokens), 0) AS c, COALESCE(SUM(status >= 400), 0) AS e
+                COALESCE(SUM(completion_tokens), 0) AS c, COALESCE(SUM(status >= 400), 0) AS e,
+                COALESCE(SUM(cost_micros), 0) AS m
          FROM requests WHERE account_id = ? AND created_at >= ? GROUP BY model`,
       )
       .all(accountId, from)
@@ -66,7 +68,8 @@ async function logRows(urls: BackendUrls, accountId: number, from: number): Prom
   try {
     const rows = await sql`
       SELECT model, COUNT(*)::int AS requests, COALESCE(SUM(prompt_tokens), 0)::int AS p,
-        COALESCE(SUM(completion_tokens), 0)::int AS c, (COUNT(*) FILTER (WHERE status >= 400))::int AS e
+        COALESCE(SUM(completion_tokens), 0)::int AS c, (COUNT(*) FILTER (WHERE status >= 400))::int AS e,
+        COALESCE(SUM(cost_micros), 0)::int AS m
       FROM requests WHERE account_id = ${accountId} AND created_at >= ${from} GROUP BY model`
     return [...rows] as LogRow[]
   } finally {
@@ -81,7 +84,14 @@ async function fromLog(
   from: number,
 ): Promise<{ all: Totals; byModel: Record<string, Totals> }> {
   const rows = await logRows(urls, accountId, from)
-  const all: Totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, errors: 0 }
+  const all: Totals = {
+    requests: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    errors: 0,
+    cost_usd: 0,
+  }
   const byModel: Record<string, Totals> = {}
   for (const r of rows) {
     const t = {
@@ -90,6 +100,7 @@ async function fromLog(
       completion_tokens: r.c,
       total_tokens: r.p + r.c,
       errors: r.e,
+      cost_usd: r.m / 1e6,
     }
     byModel[r.model] = t
     for (const k of Object.keys(all) as Array<keyof Totals>) all[k] += t[k]
