@@ -145,5 +145,25 @@ test('key limits (create, edit, refused above the plan), costs in the log and ov
   expect(text).toContain('$10.00/month')
   expect(text).toContain(usd(Math.round(u.budget.spent_usd * 1e6)))
   expect(text).toContain(usd(Math.round(u.budget.remaining_usd * 1e6)))
+
+  // The plans page shows the token limits and the budget.
+  await page.getByRole('link', { name: 'Plans' }).click()
+  const metered = page.getByRole('row').filter({ hasText: /^metered/ })
+  await metered.waitFor()
+  expect(await metered.textContent()).toContain('50000')
+  expect(await metered.textContent()).toContain('$10.00/month')
   await page.close()
+
+  // The key holder's page: the key's own budget (it leaves less than the plan's) and today's cost.
+  const me = await browser.newPage()
+  await me.goto(`${gw.url}/console/me`)
+  await me.getByLabel('API key').fill(secret)
+  await me.getByRole('button', { name: 'Sign in' }).click()
+  await me.getByTestId('me-budget').waitFor()
+  const mine = await me.getByTestId('me-budget').textContent()
+  expect(mine).toContain('/ $0.50')
+  expect(mine).toContain('budget left this day (this key)')
+  expect(await me.getByTestId('me-today-cost').textContent()).toContain(usd(total))
+  expect(await me.locator('.tiles').textContent()).toContain('tokens left this minute')
+  await me.close()
 }, 120_000)

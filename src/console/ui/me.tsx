@@ -9,6 +9,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { ApiError, api } from './api.ts'
 import { Chart, seriesLines } from './chart.tsx'
 import { ms, num, statusClass, when } from './format.ts'
+import { MoneyTiles } from './me-money.tsx'
 import { TableHead } from './parts.tsx'
 
 function SignIn({ onDone }: { onDone: () => void }) {
@@ -98,6 +99,7 @@ function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
           <span class="v">{num(u.usage.today.total_tokens)}</span>
           <span class="k">tokens today</span>
         </div>
+        <MoneyTiles u={u} />
       </div>
       <div class="charts">
         <Chart

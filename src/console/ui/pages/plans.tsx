@@ -1,5 +1,6 @@
 /** @module The plans from the config (read-only: plans are edited in switchyard.yaml). */
 import { api } from '../api.ts'
+import { usd } from '../money.ts'
 import { TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
@@ -22,8 +23,18 @@ export function Plans() {
       <div class="table-wrap">
         <table>
           <TableHead
-            cols={['plan', 'requests / min', 'requests / day', 'models', 'days', 'at expiry']}
-            num={['requests / min', 'requests / day', 'days']}
+            cols={[
+              'plan',
+              'requests / min',
+              'requests / day',
+              'tokens / min',
+              'tokens / day',
+              'budget',
+              'models',
+              'days',
+              'at expiry',
+            ]}
+            num={['requests / min', 'requests / day', 'tokens / min', 'tokens / day', 'budget', 'days']}
           />
           <tbody>
             {(data?.data ?? []).map((p: any) => (
@@ -34,6 +45,9 @@ export function Plans() {
                 </td>
                 <td class="num">{p.rpm ?? 'no limit'}</td>
                 <td class="num">{p.rpd ?? 'no limit'}</td>
+                <td class="num">{p.tpm ?? 'no limit'}</td>
+                <td class="num">{p.tpd ?? 'no limit'}</td>
+                <td class="num">{p.budget ? `${usd(p.budget.usd)}/${p.budget.period}` : 'none'}</td>
                 <td>
                   <div class="chips">
                     {p.models.map((m: string) => (
