@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
+import { FALLBACK_CONCURRENCY, fallbackRows, runFallback } from './bench/fallback.ts'
 import { runHostileInput } from './bench/hostile-input.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
@@ -262,6 +263,10 @@ async function main(): Promise<number> {
     const responses = await runResponses(ctx, fwd)
     log(`embeddings, c${EMBEDDINGS_CONCURRENCY}: direct, pass-through, demo vectors ...`)
     const embeddings = await runEmbeddings(ctx, fwd)
+    log(
+      `a fallback configured, no fault, c${FALLBACK_CONCURRENCY}: CPU per request vs the same route without ...`,
+    )
+    const fallback = await runFallback(ctx, fwd)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -289,6 +294,7 @@ async function main(): Promise<number> {
       ...bareRows(bare, closed),
       ...responsesRows(responses),
       ...embeddingsRows(embeddings),
+      ...fallbackRows(fallback),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),
       ...microRows(micro),

@@ -76,7 +76,12 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         kind: 'openai',
         base_url: mocks.fast.url,
         api_key: 'x',
-        models: [...MOCK_MODELS.map(model), EMBEDDING_MODEL],
+        models: [
+          ...MOCK_MODELS.map(model),
+          EMBEDDING_MODEL,
+          // The same route with a fallback configured: the attempt loop's happy-path cost (fallback.ts).
+          { ...model('bench-fb'), upstream_name: 'bench', fallbacks: ['mock50/bench'] },
+        ],
       },
       // Embeddings made in the gateway itself: the operation's cost without an upstream.
       { prefix: 'demo', kind: 'demo', models: [EMBEDDING_MODEL] },

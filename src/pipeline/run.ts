@@ -210,6 +210,8 @@ export class Pipeline {
       const costMicros = modelCostMicros(entry.model, usage)
       ex.costMicros = costMicros
       ex.errorCode = err?.code ?? null
+      ex.attempts = answered.attempts
+      if (by !== entry) ex.answeredBy = by.id
       // A stream ends after the handler returned: its end is the exchange's end.
       if (decoded.stream) traffic.end(ex, status)
       deps.recorder.record({
@@ -225,6 +227,8 @@ export class Pipeline {
         // Whole milliseconds: PostgreSQL's INTEGER column refuses a fraction (and the batch with it).
         ttftMs: ttftMs === null ? null : Math.round(ttftMs),
         errorCode: err?.code ?? null,
+        attempts: answered.attempts || null,
+        answeredBy: by === entry ? null : by.id,
         counted: {
           accountId: auth.account.id,
           keyId: auth.key.id,

@@ -44,6 +44,10 @@ export interface RequestLogRow {
   errorCode: string | null
   /** Integer micro-dollars; null when the model has no pricing or the outcome is not known. */
   costMicros: number | null
+  /** Upstream attempts (DESIGN §10); null when none were made or the row predates them. */
+  attempts: number | null
+  /** The model that answered when not the one asked for (a fallback). */
+  answeredBy: string | null
 }
 
 export interface RequestLogPage {

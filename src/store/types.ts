@@ -89,6 +89,10 @@ export interface Completion {
   errorCode: string | null
   /** What the request cost, integer micro-dollars (null: the model has no pricing, or unknown). */
   costMicros?: number | null
+  /** Upstream attempts the request took (DESIGN §10). */
+  attempts?: number | null
+  /** The model that answered when it was not the admitted one (a fallback). */
+  answeredBy?: string | null
   /**
    * Where the request was counted at admission (account, key, model, and its time in the log:
    * AdmitResult.loggedAt, else the time it was admitted at), so a backend can add the outcome to

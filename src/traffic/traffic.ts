@@ -33,6 +33,10 @@ export class Exchange {
   /** What the request cost (micro-dollars), set where it is settled; null when not billed. */
   costMicros: number | null = null
   errorCode: string | null = null
+  /** Upstream attempts the request took (DESIGN §10); null when it made none. */
+  attempts: number | null = null
+  /** The model that answered, when not the one asked for (a fallback); null otherwise. */
+  answeredBy: string | null = null
   /** The status a route answered with, when it handed Elysia a finished response (`routes/answer.ts`). */
   status: number | null = null
   ended = false
@@ -133,6 +137,8 @@ export class Traffic {
         prompt_tokens: ex.promptTokens,
         completion_tokens: ex.completionTokens,
         error_code: ex.errorCode,
+        ...(ex.attempts !== null ? { attempts: ex.attempts } : {}),
+        ...(ex.answeredBy !== null ? { answered_by: ex.answeredBy } : {}),
       })
     }
     if (this.open.size === 0) this.onIdle?.()

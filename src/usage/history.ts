@@ -98,6 +98,8 @@ export function requestView(r: RequestLogRow) {
     error_code: r.errorCode,
     /** At the model's pricing; 0 for a free model, null while unknown (in flight, or lost). */
     cost_usd: r.costMicros === null ? null : microsToUsd(r.costMicros),
+    attempts: r.attempts,
+    answered_by: r.answeredBy,
   }
 }
 

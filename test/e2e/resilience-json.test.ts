@@ -184,4 +184,27 @@ describe('accounting', () => {
     expect(after).toBe(before + 1)
     expect(bed.up.attempts()).toHaveLength(3)
   })
+
+  test('the request log and the access line name the attempts and the answering model', async () => {
+    bed.up.script({ model: 'gpt-a' }, 'unavailable')
+    const res = await bed.post('chat', 'prime/gpt-a')
+    expect(res.status).toBe(200)
+    const rid = res.headers.get('x-request-id')!
+    const row = (await bed.requests()).find((r: any) => r.request_id === rid)
+    expect(row).toMatchObject({
+      model: 'prime/gpt-a',
+      status: 200,
+      attempts: 4,
+      answered_by: 'claude/claude-b',
+    })
+    // Tokens are the answering attempt's: the fallback's usage, once.
+    expect(row.prompt_tokens).toBeGreaterThan(0)
+    const line = bed.gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'access' && l.request_id === rid)
+    expect(line).toMatchObject({
+      model: 'prime/gpt-a',
+      attempts: 4,
+      answered_by: 'claude/claude-b',
+      status: 200,
+    })
+  })
 })

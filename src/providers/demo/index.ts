@@ -2,7 +2,8 @@
  * @module
  * The `demo` provider kind: a deterministic local model that needs no network, so a fresh
  * checkout answers requests offline. It echoes the latest user message, calls tools, honours
- * JSON response formats, `n`, `stop` and `max_tokens`, and streams like OpenAI.
+ * JSON response formats, `n`, `stop` and `max_tokens`, and streams like OpenAI. A `flaky` model
+ * fails on demand (`flaky.ts`), to show retries and fallbacks.
  *
  * @example
  * const demo = createDemoAdapter({ prefix: 'demo', kind: 'demo', models })
@@ -23,12 +24,15 @@ import type {
 import { demoAnswer } from './answer.ts'
 import { demoChunks } from './chunks.ts'
 import { createDemoEmbeddings } from './embeddings.ts'
+import { flakyFailure } from './flaky.ts'
 import { promptTokens } from './text.ts'
 
 export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
   return {
     async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+      const failure = flakyFailure(req)
+      if (failure) throw failure
       const answer = demoAnswer(req)
       const n = req.n ?? 1
       const message: ChatCompletion['choices'][number]['message'] = {
@@ -54,6 +58,8 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
 
     async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+      const failure = flakyFailure(req)
+      if (failure) throw failure
       const answer = demoAnswer(req)
       const n = req.n ?? 1
       const head = {

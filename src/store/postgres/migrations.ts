@@ -12,6 +12,7 @@ import { GATEWAY_ID_V5 } from './migrations-v5.ts'
 import { USAGE_MINUTES_V6 } from './migrations-v6.ts'
 import { AUTH_GENERATION_V7 } from './migrations-v7.ts'
 import { TOKENS_V10 } from './migrations-v10.ts'
+import { ATTEMPTS_V11 } from './migrations-v11.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -255,6 +256,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 9, sql: 'ALTER TABLE console_sessions ADD COLUMN binding TEXT;' },
   // v10: tokens and money — per-key limits, cost, reservations and their settlement (migrations-v10.ts).
   { version: 10, sql: TOKENS_V10 },
+  // Upstream attempts and the answering model in the request log (migrations-v11.ts).
+  { version: 11, sql: ATTEMPTS_V11 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -36,16 +36,19 @@ export class PgUsage implements UsageStore, AdmissionLog {
       error_code: c.errorCode,
       surface: c.surface ?? null,
       cost_micros: c.costMicros ?? null,
+      attempts: c.attempts ?? null,
+      answered_by: c.answeredBy ?? null,
     }))
     // The outcomes and their hourly and daily rollups in one statement (data-modifying CTEs).
     await this.sql`
       WITH u AS (
         UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
           completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
-          error_code = v.error_code, surface = COALESCE(v.surface, r.surface), cost_micros = v.cost_micros
+          error_code = v.error_code, surface = COALESCE(v.surface, r.surface), cost_micros = v.cost_micros,
+          attempts = v.attempts, answered_by = v.answered_by
         FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
           prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
-          surface TEXT, cost_micros BIGINT)
+          surface TEXT, cost_micros BIGINT, attempts INTEGER, answered_by TEXT)
         -- Written once: an outcome already recorded is not counted again.
         WHERE r.gateway_id = v.id AND r.status IS NULL
         RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,

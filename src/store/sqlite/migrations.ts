@@ -5,6 +5,7 @@
  */
 import type { Database } from 'bun:sqlite'
 import { TOKENS_V9 } from './migrations-v9.ts'
+import { ATTEMPTS_V10 } from './migrations-v10.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -235,6 +236,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   },
   // Tokens and money: per-key limits, cost, reservations and their settlement (migrations-v9.ts).
   { version: 9, sql: TOKENS_V9 },
+  // Upstream attempts and the answering model in the request log (migrations-v10.ts).
+  { version: 10, sql: ATTEMPTS_V10 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -34,6 +34,8 @@ interface Row {
   ttft_ms: number | null
   error_code: string | null
   cost_micros: number | null
+  attempts: number | null
+  answered_by: string | null
 }
 
 type Driver = 'key' | 'account' | 'model' | 'status' | 'time'
@@ -48,7 +50,8 @@ const DRIVERS: Record<Driver, { index: string; equal: string }> = {
 }
 
 const COLUMNS = `r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
-  r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code, r.cost_micros`
+  r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code, r.cost_micros,
+  r.attempts, r.answered_by`
 const RANGE = '$from <= created_at AND created_at < $to AND (created_at, id) < ($at, $id)'
 const REST = `($account IS NULL OR r.account_id = $account) AND ($key IS NULL OR r.key_id = $key)
   AND ($model IS NULL OR r.model = $model) AND ($surface IS NULL OR r.surface = $surface)
@@ -92,6 +95,8 @@ const toRow = (r: Row): RequestLogRow => ({
   ttftMs: r.ttft_ms,
   errorCode: r.error_code,
   costMicros: r.cost_micros,
+  attempts: r.attempts,
+  answeredBy: r.answered_by,
 })
 
 /** The most selective index the filter allows. */

@@ -70,11 +70,13 @@ export class UsageQueries {
           number | null,
           string | null,
           number | null,
+          number | null,
+          string | null,
         ]
       >(
         `INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at,
-           status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code, cost_micros)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code, cost_micros, attempts, answered_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       // The row exists: admission counted the request in the same minute.
       countOutcome: db.query<null, [number, number, number, number, number, string]>(
@@ -131,6 +133,8 @@ export class UsageQueries {
           c.ttftMs,
           c.errorCode,
           c.costMicros ?? null,
+          c.attempts ?? null,
+          c.answeredBy ?? null,
         )
         const surface = c.surface
         const hour = at.at - (at.at % 3_600_000)

@@ -17,6 +17,8 @@ function Detail({ r }: { r: any }) {
     ['key', r.key_id],
     ['surface', r.surface],
     ['model', r.model],
+    ['answered by', r.answered_by ?? r.model],
+    ['upstream attempts', r.attempts ?? '—'],
     ['stream', r.stream ? 'yes' : 'no'],
     ['status', r.status ?? 'in flight'],
     ['latency', ms(r.latency_ms)],
@@ -115,7 +117,9 @@ export function Requests() {
                 <td>{when(r.created_at)}</td>
                 <td>{r.account}</td>
                 <td>{r.surface}</td>
-                <td>{r.model}</td>
+                <td title={r.attempts > 1 ? `${r.attempts} upstream attempts` : undefined}>
+                  {r.answered_by ? `${r.model} → ${r.answered_by}` : r.model}
+                </td>
                 <td class="num">
                   <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
                 </td>

@@ -1,0 +1,93 @@
+/**
+ * Circuits and key pools over time (DESIGN §10), through the real gateway and the fault upstream,
+ * at a small scale (a cooldown of 1 s, requests every 100 ms): a primary that is down costs a
+ * handful of attempts, not one per request, every request is answered by the fallback meanwhile,
+ * and traffic returns to the primary once a probe finds it up. Keys: a long `retry-after` sends
+ * the pool to its other key at once and keeps it there.
+ */
+import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
+
+const model = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  context_window: 128_000,
+  max_output_tokens: 4096,
+  features: ['streaming', 'system_messages'],
+  ...extra,
+})
+const FAST = {
+  retry: { attempts: 1, backoff_ms: 20, max_backoff_ms: 40 },
+  circuit: { failures: 2, cooldown_s: 1 },
+}
+
+let bed: ResilienceBed
+beforeAll(async () => {
+  bed = await startResilienceBed({
+    providers: (url) => [
+      {
+        prefix: 'one',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        api_key: 'sk-one-0001',
+        ...FAST,
+        models: [model('m1', { fallbacks: ['two/m2'] })],
+      },
+      {
+        prefix: 'two',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        api_key: 'sk-two-0002',
+        ...FAST,
+        models: [model('m2')],
+      },
+      {
+        prefix: 'pool',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        keys: [{ api_key: 'sk-pool-a' }, { api_key: 'sk-pool-b' }],
+        ...FAST,
+        models: [model('p1')],
+      },
+    ],
+  })
+})
+afterAll(() => bed.stop())
+beforeEach(() => bed.reset())
+
+test('a primary down for 1.5 s under a request every 100 ms: a handful of attempts, all answered, then back', async () => {
+  bed.up.script({ model: 'm1' }, 'unavailable')
+  const t0 = performance.now()
+  const answeredBy: Array<[number, string]> = []
+  let recovered = false
+  while (performance.now() - t0 < 3_000) {
+    if (!recovered && performance.now() - t0 >= 1_500) {
+      bed.up.script({ model: 'm1' }, 'ok')
+      recovered = true
+    }
+    const res = await bed.post('chat', 'one/m1')
+    expect(res.status).toBe(200)
+    answeredBy.push([performance.now() - t0, ((await res.json()) as any).model])
+    await Bun.sleep(100)
+  }
+  const whileDown = bed.up.attempts({ model: 'm1' }).filter((a) => a.fault === 'unavailable')
+  // Two to open the circuit, then one probe per cooldown: not one per request.
+  expect(answeredBy.filter(([t]) => t < 1_500).length).toBeGreaterThanOrEqual(10)
+  expect(whileDown.length).toBeLessThanOrEqual(5)
+  // After a probe finds it up, the primary answers again.
+  const last = answeredBy.slice(-5).map(([, m]) => m)
+  expect(last).toEqual(['one/m1', 'one/m1', 'one/m1', 'one/m1', 'one/m1'])
+  const metrics = await (await fetch(`${bed.gw.url}/metrics`)).text()
+  expect(metrics).toContain('switchyard_circuit_state{provider="one",key="#0",model="m1"} 0')
+  expect(metrics).toMatch(
+    /switchyard_upstream_attempts_total\{provider="one",model="m1",outcome="transient"\} \d/,
+  )
+})
+
+test('a key answering 429 with a long retry-after is passed over at once, and stays passed over', async () => {
+  bed.up.script({ key: 'sk-pool-a' }, { fault: 'rate_limited', retryAfter: '60' })
+  const t0 = performance.now()
+  for (let i = 0; i < 4; i++) expect((await bed.post('chat', 'pool/p1')).status).toBe(200)
+  expect(performance.now() - t0).toBeLessThan(1_000)
+  expect(bed.up.attempts({ key: 'sk-pool-a' })).toHaveLength(1)
+  expect(bed.up.attempts({ key: 'sk-pool-b' })).toHaveLength(4)
+})
