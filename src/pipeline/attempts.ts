@@ -15,19 +15,22 @@
  * return callWithAttempts({ ...run, routes })
  */
 import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { ProviderConfig } from '../config/schema.ts'
 import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'
 import {
+  type Attempt,
   AttemptPlan,
   classify,
   type FailureKind,
   type Resilience,
   type Target,
 } from '../providers/resilience/index.ts'
-import type { CallContext, Timeouts } from '../providers/types.ts'
+import type { CallContext, ProviderAdapter, Timeouts } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
-import { type CallResult, callProvider, type Finish } from './call.ts'
+import { asGatewayError, type CallResult, callProvider, type Finish, type Rescue } from './call.ts'
 import { checkAndTranslate } from './check.ts'
+import { Continuation } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
 import type { ChatSurface, Decoded, EncodeContext, Forwarding, Translated } from './surface.ts'
 
@@ -114,6 +117,21 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
     { board: resilience.board, clock: resilience.clock },
   )
   const clientSignal = AbortSignal.any([request.signal, deps.traffic.stopSignal])
+  const contextFor = (attempt: Attempt, route: Route<View>) => {
+    const { provider, adapter } = resilience.keyed(attempt.target, attempt.key)
+    const cancel = new AbortController()
+    const ctx: CallContext = {
+      provider,
+      model: route.entry.model,
+      signal: AbortSignal.any([clientSignal, cancel.signal]),
+      requestId: r.requestId,
+      timeouts: r.timeouts(provider.prefix),
+      cancel: (reason) => cancel.abort(reason),
+      deadline: new Deadline(realScheduler),
+    }
+    return { provider, adapter, cancel, ctx }
+  }
+  const rescue = r.decoded.stream ? rescueFor(r, plan, contextFor) : undefined
   let last: Extract<CallResult, { ok: false }> | null = null
   for (;;) {
     const step = plan.next()
@@ -125,20 +143,10 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
     const attempt = 'stop' in step ? (clientSignal.aborted ? null : plan.lastResort()) : step.attempt
     if (attempt === null) break
     const route = routes.find((x) => x.target === attempt.target)!
-    const { provider, adapter } = resilience.keyed(attempt.target, attempt.key)
+    const { provider, adapter, cancel, ctx } = contextFor(attempt, route)
     r.answered.entry = route.entry
     r.answered.attempts = attempt.n
     r.headers['x-switchyard-attempts'] = String(attempt.n)
-    const cancel = new AbortController()
-    const ctx: CallContext = {
-      provider,
-      model: route.entry.model,
-      signal: AbortSignal.any([clientSignal, cancel.signal]),
-      requestId: r.requestId,
-      timeouts: r.timeouts(provider.prefix),
-      cancel: (reason) => cancel.abort(reason),
-      deadline: new Deadline(realScheduler),
-    }
     const encodeCtx: EncodeContext<View> = {
       modelId: route.entry.id,
       upstreamModel: route.entry.model.upstream_name ?? route.entry.model.name,
@@ -162,13 +170,14 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
         : { request: route.translated!.request },
       headers: r.headers,
       hasFallback: plan.hasFallback(),
+      rescue,
       finish: r.finish,
       signal: request.signal,
       bodyText: r.bodyText,
     })
     if (out.ok) {
       plan.succeeded()
-      metrics.upstreamAttempt?.(provider.prefix, route.entry.model.name, 'ok')
+      metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
       return out.response
     }
     last = out
@@ -180,7 +189,7 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
     }
     const facts = failureFacts(out.error)
     const kind = classify(facts)
-    metrics.upstreamAttempt?.(provider.prefix, route.entry.model.name, kind)
+    metrics.upstreamAttempt(provider.prefix, route.entry.model.name, kind)
     plan.failed(kind, facts.retryAfterMs ?? null)
     logAttempt(deps, r.requestId, route.entry.id, attempt.key.index, kind, out.error)
   }
@@ -192,6 +201,59 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
   }
   last.settle()
   throw last.error
+}
+
+/**
+ * A stream's rescue after content, when some later target can continue from the relayed text
+ * (`prefill`): every route is then translated (continuation splices chat chunks), and the
+ * continuation's attempt is made here, counted and named like any other.
+ */
+function rescueFor<View>(
+  r: AttemptsRun<View>,
+  plan: AttemptPlan,
+  contextFor: (
+    attempt: Attempt,
+    route: Route<View>,
+  ) => { provider: ProviderConfig; adapter: ProviderAdapter; cancel: AbortController; ctx: CallContext },
+): Rescue | undefined {
+  const { routes } = r
+  if (!routes.slice(1).some((x) => x.entry.model.features.includes('prefill'))) return undefined
+  for (const route of routes) {
+    if (!route.forward) continue
+    try {
+      route.translated = r.surface.translate(r.decoded.view, route.entry)
+      route.forward = undefined
+    } catch {}
+  }
+  const { metrics } = r.deps
+  const rescue = new Continuation(
+    plan,
+    async (attempt, edit) => {
+      const route = routes.find((x) => x.target === attempt.target)!
+      if (!route.translated) return null
+      const { provider, adapter, ctx } = contextFor(attempt, route)
+      r.answered.entry = route.entry
+      r.answered.attempts = attempt.n
+      const req = edit(route.translated.request)
+      try {
+        const source = adapter.streamPlan
+          ? await adapter.streamPlan(req, ctx)
+          : await adapter.stream(req, ctx)
+        metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
+        return source
+      } catch (e) {
+        const err = asGatewayError(e)
+        metrics.upstreamAttempt(provider.prefix, route.entry.model.name, classify(failureFacts(err)))
+        throw err
+      }
+    },
+    failureFacts,
+  )
+  return {
+    tap: (source) => rescue.tap(source),
+    continueWith: (err) => rescue.next(err, r.bodyText),
+    carried: () => rescue.carried(),
+  }
 }
 
 /** What the attempt saw: the facts the provider layer attached, else what its error code says. */

@@ -13,9 +13,16 @@
  */
 import { abortError, networkErrorDetail, readText } from '../providers/http.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
-import type { CallContext, ChatRequest, ProviderAdapter, Usage } from '../providers/types.ts'
+import type {
+  CallContext,
+  ChatCompletionChunk,
+  ChatRequest,
+  ProviderAdapter,
+  Usage,
+} from '../providers/types.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
+import { summed } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
 import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
 import { type StreamSource, writeStream } from './stream-writer.ts'
@@ -45,6 +52,8 @@ export interface ProviderCall<View> {
   call: { request: ChatRequest } | { forward: ForwardRequest; relay: Forwarding<View> }
   /** Streams: another target may take over if this one's first token is late (DESIGN §10). */
   hasFallback?: boolean
+  /** Translated streams: continuing on another target after content (`continuation.ts`). */
+  rescue?: Rescue
   headers: Record<string, string>
   finish: Finish
   signal: AbortSignal
@@ -59,6 +68,13 @@ export interface ProviderCall<View> {
 export type CallResult =
   | { ok: true; response: Response }
   | { ok: false; error: GatewayError; settle: () => void }
+
+export interface Rescue {
+  tap(source: StreamSource<ChatCompletionChunk>): StreamSource<ChatCompletionChunk>
+  continueWith(err: GatewayError): Promise<StreamSource<ChatCompletionChunk> | null>
+  /** The first part's usage, to add to the continuation's. */
+  carried(): { prompt_tokens: number; completion_tokens: number } | null
+}
 
 export async function callProvider<View>(p: ProviderCall<View>): Promise<CallResult> {
   const { adapter, ctx, finish, call } = p
@@ -93,7 +109,8 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   try {
     if ('request' in call) {
       const req = call.request
-      source = adapter.streamPlan ? await adapter.streamPlan(req, ctx) : await adapter.stream(req, ctx)
+      const chunks = adapter.streamPlan ? await adapter.streamPlan(req, ctx) : await adapter.stream(req, ctx)
+      source = p.rescue ? p.rescue.tap(chunks) : chunks
       encoder = p.surface.streamEncoder(p.encodeCtx) as StreamEncoder<unknown>
     } else {
       const upstream = await forwardCall(adapter, call.forward, ctx)
@@ -120,7 +137,8 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   const onFinish = (r: StreamOutcome): void => {
     const status = r.error ? r.error.status : r.aborted ? 499 : 200
     // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
-    const usage = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
+    const own = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
+    const usage = summed(own, p.rescue?.carried() ?? null)
     finish(status, usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
   }
   const out = await writeStream(source, encoder, {
@@ -129,6 +147,12 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     signal: p.signal,
     stop: p.deps.traffic.stopSignal,
     holdForContent: true,
+    continueWith:
+      p.rescue && 'request' in call
+        ? (p.rescue.continueWith.bind(p.rescue) as (
+            err: GatewayError,
+          ) => Promise<StreamSource<unknown> | null>)
+        : undefined,
     firstToken: { ms: ctx.timeouts.firstTokenMs ?? ctx.timeouts.idleMs, failOver: p.hasFallback === true },
     onFinish: (r) => {
       metrics.streamClosed()

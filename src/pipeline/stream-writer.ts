@@ -28,7 +28,7 @@ import { GatewayError } from '../util/errors.ts'
 import { realScheduler, type Scheduler, type Timer } from '../util/scheduler.ts'
 import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
 
-export interface WriteStreamOptions {
+export interface WriteStreamOptions<T = unknown> {
   keepaliveMs: number
   /** How long to wait for the first chunk before committing to a 200. */
   holdMs: number
@@ -56,6 +56,13 @@ export interface WriteStreamOptions {
    * status is held that long too — else keep waiting (total_ms still applies).
    */
   firstToken?: { ms: number; failOver: boolean }
+  /**
+   * After content, when the source fails (cut, stall, error): a source that continues the answer
+   * (another target, prefilled with the text relayed so far), or null. Its items go through the
+   * same encoder, so the client's stream reads as one answer; the failed source is cancelled.
+   * Asked at most once; null (or a throw) ends the stream with the original error, as without it.
+   */
+  continueWith?: (err: GatewayError) => Promise<StreamSource<T> | null>
 }
 
 export type WriteStreamResult =
@@ -68,7 +75,7 @@ export type StreamSource<T> = ReadableStream<T> | StreamPlan<T>
 export function writeStream<T>(
   source: StreamSource<T>,
   encoder: StreamEncoder<T>,
-  opts: WriteStreamOptions,
+  opts: WriteStreamOptions<T>,
 ): Promise<WriteStreamResult> {
   return new StreamWriter(source, encoder, opts).open()
 }
@@ -79,10 +86,10 @@ type Reader<T> = ReturnType<typeof readerOf<T>>
 type Controller = ReadableStreamDefaultController<Uint8Array>
 
 export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
-  private readonly reader: Reader<unknown>
+  private reader: Reader<unknown>
   /** For a plan: its transformers, driven in the same pull as the read. */
-  private readonly stages: SyncStages<T> | null = null
-  private readonly plan: StreamPlan<T> | null = null
+  private stages: SyncStages<T> | null = null
+  private plan: StreamPlan<T> | null = null
   private readonly sched: Scheduler
   private readonly timer: Timer
   private readonly t0: number
@@ -103,7 +110,9 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   /** While the status is held: ends the hold (true = the hold ran out). */
   private release: ((held: boolean) => void) | null = null
   private readonly holdAt: number
-  private readonly totalAt: number
+  private totalAt: number
+  /** `continueWith` was asked (it is asked once). */
+  private continued = false
   /** A stage failed after making items: thrown by the next read, once those are written. */
   private failed: unknown = undefined
   /** The plan's idle or total timeout fired. */
@@ -131,7 +140,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   constructor(
     source: StreamSource<T>,
     private readonly encoder: StreamEncoder<T>,
-    private readonly opts: WriteStreamOptions,
+    private readonly opts: WriteStreamOptions<T>,
   ) {
     const deadline = opts.scheduler || !isStreamPlan(source) ? undefined : source.ctx.deadline
     this.sched = opts.scheduler ?? deadline?.scheduler ?? realScheduler
@@ -235,8 +244,44 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     } catch (err) {
       // Also a malformed chunk from an adapter or a refused event: the stream must still end properly.
       this.waiting = false
+      if (await this.continueAfter(err)) return this.pull(controller)
       return this.failAfterStart(controller, err)
     }
+  }
+
+  /** After content: asks `continueWith` once for a source to go on with, and switches to it. */
+  private async continueAfter(err: unknown): Promise<boolean> {
+    const ask = this.opts.continueWith
+    if (!ask || this.continued || !this.content || this.finished) return false
+    this.continued = true
+    // The old source is let go at once: nothing more of it will be relayed.
+    this.reader.cancel(err).catch(() => {})
+    this.waiting = true // keep-alives while the next target answers
+    let next: StreamSource<T> | null = null
+    try {
+      next = await ask(asStreamFailure(err))
+    } catch {}
+    this.waiting = false
+    if (next === null || this.finished) return false
+    this.items.length = 0
+    this.failed = undefined
+    this.timedOut = null
+    this.sourceDone = false
+    this.readSince = -1
+    const now = this.sched.now()
+    if (isStreamPlan(next)) {
+      this.plan = next
+      this.reader = readerOf(next.body)
+      this.stages = new SyncStages<T>(next.stages, (item) => this.items.push(item))
+      this.totalAt = now + next.ctx.timeouts.totalMs
+    } else {
+      this.plan = null
+      this.stages = null
+      this.reader = readerOf(next as ReadableStream<unknown>)
+      this.totalAt = Number.POSITIVE_INFINITY
+    }
+    this.arm(now)
+    return true
   }
 
   cancel(reason: unknown): Promise<void> {

@@ -27,7 +27,7 @@ describe('the demo provider through the openai client', () => {
   test('the model list shows the demo models with their features', async () => {
     const ids = []
     for await (const model of client.models.list()) ids.push(model.id)
-    expect(ids.sort()).toEqual(['demo/agent', 'demo/echo', 'demo/echo-pro', 'demo/embed'])
+    expect(ids.sort()).toEqual(['demo/agent', 'demo/echo', 'demo/echo-pro', 'demo/embed', 'demo/flaky'])
   })
 
   test('text completion', async () => {

@@ -7,7 +7,7 @@
  * at once.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import type { Wire } from '../support/fault-upstream.ts'
+import { answerPieces, type Wire } from '../support/fault-upstream.ts'
 import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
 
 let bed: ResilienceBed
@@ -132,6 +132,46 @@ describe('malformed events and endings', () => {
     bed.up.script({ model: 'gpt-solo' }, 'no_done')
     const res = await bed.post('chat', 'prime/gpt-solo', { stream: true })
     expect(readStream('chat', await res.text())).toMatchObject({ text: bed.up.answer(), complete: true })
+  })
+})
+
+describe('after content, continued on a prefill fallback: one answer, exactly once', () => {
+  for (const wire of ['chat', 'messages', 'responses'] as const) {
+    test(`${wire}: a cut after 5 words is finished by spare/gpt-s from the relayed text`, async () => {
+      bed.up.script({ model: 'gpt-a' }, { fault: 'cut', after: 5 })
+      const res = await bed.post(wire, 'prime/gpt-a', { stream: true })
+      expect(res.status).toBe(200)
+      const rid = res.headers.get('x-request-id')!
+      const s = readStream(wire, await res.text())
+      expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
+      // The fallback without prefill (claude-b) is passed over; the continuation carried the text.
+      const seen = bed.up.attempts()
+      expect(seen.map((a) => a.model)).toEqual(['gpt-a', 'gpt-s'])
+      expect(seen[1]!.prefill).toBe(answerPieces(12).slice(0, 5).join(''))
+      const row = (await bed.requests()).find((x: any) => x.request_id === rid)
+      expect(row).toMatchObject({ status: 200, attempts: 2, answered_by: 'spare/gpt-s' })
+      expect(row.completion_tokens).toBeGreaterThan(0)
+    })
+  }
+
+  test('chat: a stall after content is continued too, and the stalled upstream let go', async () => {
+    bed.up.script({ model: 'gpt-a' }, { fault: 'stall', after: 3 })
+    const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
+    const s = readStream('chat', await res.text())
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
+    const [stalled] = bed.up.attempts({ model: 'gpt-a' })
+    await Bun.sleep(100)
+    expect(stalled!.endedBy).toBe('client')
+  })
+
+  test('chat: the prefill fallback refusing the continuation leaves the original error in-band', async () => {
+    bed.up.script({ model: 'gpt-a' }, { fault: 'cut', after: 5 })
+    bed.up.script({ model: 'gpt-s' }, 'bad_request')
+    const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
+    const s = readStream('chat', await res.text())
+    expect(s.complete).toBe(false)
+    expect(s.error?.code).toBe('upstream_stream_interrupted')
+    expect(bed.up.answer().startsWith(s.text)).toBe(true)
   })
 })
 

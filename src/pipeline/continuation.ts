@@ -1,0 +1,115 @@
+/**
+ * @module
+ * Stream rescue after content (DESIGN §10): when a stream that already reached the client is cut,
+ * stalls or fails in-band, the answer is continued on the next target that lists the feature
+ * `prefill`, with the text relayed so far sent as a trailing assistant message; its chunks go
+ * through the client's encoder, so the client reads one answer. At most one switch; a refusal of
+ * the continuation never replaces the original error (the stream then ends with it in-band).
+ *
+ * Continuation splices chunks, so a request that may be continued is translated on every target
+ * (its stream is chat chunks, whatever the surface), even where a pass-through was possible.
+ *
+ * @example
+ * const rescue = new Continuation(plan, start)
+ * source = rescue.tap(source)                               // counts the text relayed
+ * writeStream(source, encoder, { continueWith: (err) => rescue.next(err) })
+ */
+import type { Attempt, AttemptPlan } from '../providers/resilience/index.ts'
+import { classify } from '../providers/resilience/index.ts'
+import { isStreamPlan } from '../providers/stream-plan.ts'
+import type { ChatCompletionChunk, ChatRequest, Usage } from '../providers/types.ts'
+import { disconnectedUsage } from '../usage/estimate.ts'
+import type { GatewayError } from '../util/errors.ts'
+import type { StreamSource } from './stream-writer.ts'
+
+/** Starts the continuation's call on `attempt` with `req`; throws the upstream's refusal. */
+export type StartContinuation = (
+  attempt: Attempt,
+  req: (translated: ChatRequest) => ChatRequest,
+) => Promise<StreamSource<ChatCompletionChunk> | null>
+
+export class Continuation {
+  /** The answer's text the client has been sent (content deltas of choice 0). */
+  private relayed = ''
+  private first: { prompt_tokens: number; completion_tokens: number } | null = null
+
+  constructor(
+    private readonly plan: AttemptPlan,
+    private readonly start: StartContinuation,
+    /** Classifies a refused continuation for the plan (circuits, key rests). */
+    private readonly factsOf: (err: GatewayError) => Parameters<typeof classify>[0],
+  ) {}
+
+  /** `source` with its content counted as it passes (the continuation's own head chunk dropped). */
+  tap(source: StreamSource<ChatCompletionChunk>, continuing = false): StreamSource<ChatCompletionChunk> {
+    const stage: Transformer<ChatCompletionChunk, ChatCompletionChunk> = {
+      transform: (chunk, controller) => {
+        // A continuation's role-only opening chunk would restart the client's message.
+        if (continuing && isHeadOnly(chunk)) return
+        const content = chunk.choices?.[0]?.delta?.content
+        if (typeof content === 'string') this.relayed += content
+        controller.enqueue(chunk)
+      },
+    }
+    if (isStreamPlan(source)) return { ...source, stages: [...source.stages, stage] }
+    return source.pipeThrough(new TransformStream(stage))
+  }
+
+  /**
+   * The writer's `continueWith`: the next `prefill` target, asked to continue the relayed text;
+   * null when there is none, nothing was relayed, or it refused (the original error stands).
+   */
+  async next(_err: GatewayError, bodyText: string): Promise<StreamSource<ChatCompletionChunk> | null> {
+    if (this.relayed === '') return null
+    const attempt = this.plan.continuation()
+    if (attempt === null) return null
+    const text = this.relayed
+    let source: StreamSource<ChatCompletionChunk> | null
+    try {
+      source = await this.start(attempt, (req) => ({
+        ...req,
+        messages: [...req.messages, { role: 'assistant', content: text }],
+      }))
+    } catch (e) {
+      const err = e as GatewayError
+      if (err?.code === 'client_closed_request') this.plan.abandoned()
+      else this.plan.failed(classify(this.factsOf(err)))
+      return null
+    }
+    if (source === null) {
+      this.plan.abandoned()
+      return null
+    }
+    this.plan.succeeded()
+    // What the first target produced, estimated (its own usage never came): added to the second's.
+    this.first = disconnectedUsage(null, text.length, bodyText)
+    return this.tap(source, true)
+  }
+
+  /** The first part's usage (estimated) to add to the continuation's; null when none happened. */
+  carried(): { prompt_tokens: number; completion_tokens: number } | null {
+    return this.first
+  }
+}
+
+/** Usage of both parts of a continued stream. */
+export function summed(
+  a: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null,
+  b: { prompt_tokens: number; completion_tokens: number } | null,
+): Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null {
+  if (b === null) return a
+  return {
+    prompt_tokens: (a?.prompt_tokens ?? 0) + b.prompt_tokens,
+    completion_tokens: (a?.completion_tokens ?? 0) + b.completion_tokens,
+  }
+}
+
+function isHeadOnly(chunk: ChatCompletionChunk): boolean {
+  if (chunk.usage) return false
+  for (const c of chunk.choices ?? []) {
+    const d = c.delta as Record<string, unknown> | undefined
+    if (c.finish_reason) return false
+    if (d && (d.content || d.tool_calls || d.reasoning_content || d.reasoning || d.refusal)) return false
+  }
+  return true
+}
