@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { answerPieces, type Wire } from '../support/fault-upstream.ts'
+import { readStream } from '../support/read-stream.ts'
 import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
 
 let bed: ResilienceBed
@@ -16,42 +17,6 @@ beforeAll(async () => {
 })
 afterAll(() => bed.stop())
 beforeEach(() => bed.reset())
-
-/** A client's reading of an SSE body on `wire`: the text, whether it ended as complete, any error. */
-export function readStream(wire: Wire, body: string) {
-  const datas = body
-    .split('\n\n')
-    .map((e) => e.split('\n').find((l) => l.startsWith('data:')))
-    .filter((l): l is string => l !== undefined)
-    .map((l) => l.slice(5).trim())
-  let text = ''
-  let complete = false
-  let error: any = null
-  let model: string | null = null
-  for (const d of datas) {
-    if (d === '[DONE]') {
-      complete = wire === 'chat'
-      continue
-    }
-    const e = JSON.parse(d) // every event the client gets must parse
-    if (e.error && wire === 'chat') error = e.error
-    if (wire === 'chat') {
-      text += e.choices?.[0]?.delta?.content ?? ''
-      model ??= e.model ?? null
-    } else if (wire === 'messages') {
-      if (e.type === 'message_start') model = e.message.model
-      if (e.type === 'content_block_delta') text += e.delta.text ?? ''
-      if (e.type === 'message_stop') complete = true
-      if (e.type === 'error') error = e.error
-    } else {
-      if (e.type === 'response.created') model = e.response.model
-      if (e.type === 'response.output_text.delta') text += e.delta
-      if (e.type === 'response.completed') complete = true
-      if (e.type === 'error' || e.type === 'response.failed') error ??= e
-    }
-  }
-  return { text, complete, error, model }
-}
 
 const SURFACES: Array<[Wire, string]> = [
   ['chat', 'prime/gpt-a'],
@@ -187,6 +152,18 @@ describe('after content, with nowhere to continue: a clean in-band error', () =>
       expect(bed.up.answer().startsWith(s.text)).toBe(true)
       expect(s.text.length).toBeGreaterThan(0)
       expect(bed.up.attempts()).toHaveLength(1)
+    })
+  }
+
+  for (const wire of ['chat', 'messages', 'responses'] as const) {
+    test(`${wire}: a clean close mid-answer is reported as an early end, not as a reset`, async () => {
+      bed.up.script({ model: 'gpt-solo' }, { fault: 'end_early', after: 4 })
+      const res = await bed.post(wire, 'prime/gpt-solo', { stream: true })
+      const s = readStream(wire, await res.text())
+      expect(s.complete).toBe(false)
+      const said = JSON.stringify(s.error)
+      expect(said).not.toContain('ECONNRESET')
+      expect(said).not.toContain('reset')
     })
   }
 
