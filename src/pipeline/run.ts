@@ -207,7 +207,8 @@ export class Pipeline {
       ex.promptTokens = usage?.prompt_tokens ?? null
       ex.completionTokens = usage?.completion_tokens ?? null
       // Priced as prompt and completion tokens: the settlement refines it with cache and reasoning details.
-      const costMicros = modelCostMicros(entry.model, usage)
+      // At the answering model's prices (a fallback's, DESIGN §10): failed attempts are not billed.
+      const costMicros = modelCostMicros(by.model, usage)
       ex.costMicros = costMicros
       ex.errorCode = err?.code ?? null
       ex.attempts = answered.attempts

@@ -197,8 +197,9 @@ describe('accounting', () => {
       attempts: 4,
       answered_by: 'claude/claude-b',
     })
-    // Tokens are the answering attempt's: the fallback's usage, once.
+    // Tokens are the answering attempt's: the fallback's usage, once, at the fallback's prices.
     expect(row.prompt_tokens).toBeGreaterThan(0)
+    expect(row.cost_usd).toBeCloseTo((row.prompt_tokens * 10 + row.completion_tokens * 30) / 1e6, 9)
     const line = bed.gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'access' && l.request_id === rid)
     expect(line).toMatchObject({
       model: 'prime/gpt-a',

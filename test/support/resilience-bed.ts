@@ -60,7 +60,7 @@ export async function startResilienceBed(
       keys: [{ api_key: KEY_A }, { api_key: KEY_B }],
       ...FAST,
       models: [
-        model('gpt-a', { fallbacks: ['claude/claude-b', 'spare/gpt-s'] }),
+        model('gpt-a', { fallbacks: ['claude/claude-b', 'spare/gpt-s'], pricing: { input: 1, output: 1 } }),
         model('gpt-solo'),
         model('gpt-small', { context_window: 8000, fallbacks: ['spare/gpt-s'] }),
       ],
@@ -71,7 +71,7 @@ export async function startResilienceBed(
       base_url: up.url,
       api_key: CLAUDE_KEY,
       ...FAST,
-      models: [model('claude-b', { fallbacks: ['prime/gpt-solo'] })],
+      models: [model('claude-b', { fallbacks: ['prime/gpt-solo'], pricing: { input: 10, output: 30 } })],
     },
     {
       prefix: 'spare',
