@@ -61,6 +61,7 @@ export class AuthInvalidatingStore implements Store {
     })
   windows: Store['windows'] = (a, n, m, d) => this.inner.windows(a, n, m, d)
   rowStates: Store['rowStates'] = (q) => this.inner.rowStates(q)
+  sweepReservations: Store['sweepReservations'] = (b) => this.inner.sweepReservations(b)
 
   complete: Store['complete'] = (b) => this.inner.complete(b)
   usageSummary: Store['usageSummary'] = (a, n, d) => this.inner.usageSummary(a, n, d)

@@ -6,6 +6,8 @@
  * refusal count per key, decided in one atomic step.
  */
 
+import type { LimitRow, RowState } from './rows.ts'
+
 /** Window lengths; 60 s and 24 h unless the operator shortens them (tests do). */
 export interface WindowSpans {
   minuteMs: number
@@ -54,6 +56,59 @@ export interface AdmitInput {
   rpm: number | null
   rpd: number | null
   suspension: SuspensionPolicy | null
+  /** Rows beyond the account's request windows, and what this request reserves against them. */
+  charge?: ChargeRequest
+}
+
+/**
+ * A reservation asked for at admission (DESIGN §11): the backend checks `rows` in the same atomic
+ * step as the request windows and, if they leave room, charges `inputTokens` plus the output
+ * allowance (what is wanted, clamped to what the rows leave; refused below a useful answer) and the
+ * reservation's highest cost. Plain numbers: it travels to PostgreSQL and Redis as JSON.
+ */
+export interface ChargeRequest {
+  /** Token, money and key-scoped rows (the account's request rows stay `rpm` / `rpd`). */
+  rows: LimitRow[]
+  /** The conservative input bound (estimate-tokens.ts). */
+  inputTokens: number
+  /** Output tokens wanted: the client's max_tokens, else the model's maximum output (allowance.ts). */
+  wantOutput: number
+  /** Highest prices per token in 1e-12 USD (micro-dollars per 1M tokens); null = free. */
+  price: { input: number; output: number } | null
+}
+
+/** What an admission reserved. */
+export interface Reservation {
+  /** Tokens charged to the token rows: input bound + output allowance. */
+  tokens: number
+  /** Micro-dollars charged to the money rows (the reservation's highest cost). */
+  micros: number
+  /** The output allowance: the max_tokens to send upstream. */
+  outputTokens: number
+  /** The row that clamped the allowance below what was wanted (`account:tokens:minute` ...), or null. */
+  clampedBy: string | null
+  /** Every charge row after this admission (headers). */
+  states: RowState[]
+  /** Identifies the charge for settlement (the backend's own handle). */
+  handle: string
+}
+
+/** A charge row refused the request. */
+export interface ChargeRefusal {
+  state: RowState
+  /** That row's units the smallest useful version of this request needs. */
+  needs: number
+  /** When the row will have room (sliding windows), or its period's end; null = never. */
+  retryAt: number | null
+}
+
+/** What the end of a request settles its reservation to. */
+export interface Settlement {
+  /** Reservation.handle */
+  handle: string
+  accountId: number
+  tokens: number
+  micros: number
 }
 
 /** `at`: the time the limiter decided at, when it reads its engine's clock rather than `input.now`. */
@@ -67,6 +122,8 @@ export type AdmitResult =
       at?: number
       /** The request's time in the log (its usage minute), when the backend reports it. */
       loggedAt?: number
+      /** Set when the input asked for a charge. */
+      reservation?: Reservation
     }
   | {
       admitted: false
@@ -78,4 +135,6 @@ export type AdmitResult =
       day: WindowLimit
       /** Set when this rejection suspended the key. */
       suspendedUntil: number | null
+      /** Set when a charge row refused (then `window` names its window, `period` as `day`). */
+      charge?: ChargeRefusal
     }

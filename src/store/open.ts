@@ -123,6 +123,7 @@ export class ComposedStore implements Store {
   countRejection: Store['countRejection'] = (r) => this.call(() => this.limiter.countRejection(r))
   windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
   rowStates: Store['rowStates'] = (q) => this.call(() => this.limiter.rowStates(q))
+  sweepReservations: Store['sweepReservations'] = (b) => this.call(() => this.limiter.sweepReservations(b))
   setKeyLimits: Store['setKeyLimits'] = (id, l) => this.call(() => this.accounts.setKeyLimits(id, l))
   complete: Store['complete'] = (b) => this.call(() => this.usage.complete(b))
   usageSummary: Store['usageSummary'] = (a, n, d) => this.call(() => this.usage.usageSummary(a, n, d))

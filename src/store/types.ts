@@ -8,7 +8,7 @@
  * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
 import type { CalendarPeriod, LimitRow, RowState } from '../limits/rows.ts'
-import type { AdmitInput, AdmitResult, Refusal, WindowLimit } from '../limits/types.ts'
+import type { AdmitInput, AdmitResult, Refusal, Settlement, WindowLimit } from '../limits/types.ts'
 import type { StoreHealth } from './errors.ts'
 
 // The limiter's contract lives with the rest of the limit logic (src/limits/).
@@ -93,6 +93,8 @@ export interface Completion {
   attempts?: number | null
   /** The model that answered when it was not the admitted one (a fallback). */
   answeredBy?: string | null
+  /** The admission's reservation settled to what the request used, in the same write as the outcome. */
+  settlement?: Settlement
   /**
    * Where the request was counted at admission (account, key, model, and its time in the log:
    * AdmitResult.loggedAt, else the time it was admitted at), so a backend can add the outcome to
@@ -195,6 +197,12 @@ export interface Limiter {
     now: number
     rows: LimitRow[]
   }): Promise<RowState[]>
+  /**
+   * Settles to nothing the reservations made before `before` that were never settled (their
+   * process died mid-request); returns how many. Run with `before` = now − the longest a request
+   * can run, so no live request's reservation is swept.
+   */
+  sweepReservations(before: number): Promise<number>
   close(): void | Promise<void>
 }
 

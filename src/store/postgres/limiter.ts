@@ -89,6 +89,11 @@ export class PgLimiter implements Limiter {
     return this.charges.rowStates(q.accountId, q.keyId, at, q.rows)
   }
 
+  /** Reservations are not made on PostgreSQL yet (admission charges no token or money rows). */
+  async sweepReservations(_before: number): Promise<number> {
+    return 0
+  }
+
   close(): void {}
 
   private async serverNow(): Promise<number> {

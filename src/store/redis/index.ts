@@ -56,6 +56,8 @@ export class RedisLimiter implements Limiter {
   constructor(private readonly opts: RedisLimiterOptions) {}
 
   rowStates: Limiter['rowStates'] = (q) => this.opts.states.rowStates(q)
+  /** Reservations are not made under Redis yet (admission charges no token or money rows). */
+  sweepReservations: Limiter['sweepReservations'] = async () => 0
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
     const { minuteMs, dayMs } = this.opts.windows

@@ -101,6 +101,7 @@ export class SqliteStore implements Store {
   private readonly sessions: SessionQueries
   private readonly overview: OverviewQueries
   private readonly rateLimitedTx: (batch: RateLimitedEvent[]) => void
+  private readonly sweepTx: (before: number) => number
   private pendingAdmits: PendingAdmit[] = []
   /** A flush is queued (next turn, or a retry while the lock is taken). */
   private admitQueued = false
@@ -115,10 +116,12 @@ export class SqliteStore implements Store {
     this.limiter = new LimiterQueries(db, windows)
     this.charges = new ChargeQueries(db, windows ?? DEFAULT_SPANS)
     this.rollups = new RollupQueries(db)
-    this.usage = new UsageQueries(db, this.rollups)
+    this.usage = new UsageQueries(db, this.rollups, this.limiter.reserve)
     this.log = new RequestLogQueries(db)
     this.sessions = new SessionQueries(db)
     this.overview = new OverviewQueries(db)
+    this.sweepTx = db.transaction((before: number) => this.limiter.reserve.sweep(before, 1000))
+      .immediate as never
     this.rateLimitedTx = db.transaction((batch: RateLimitedEvent[]) => {
       for (const e of batch) this.rollups.addRateLimited(e)
     }).immediate as never
@@ -257,6 +260,9 @@ export class SqliteStore implements Store {
   rowStates(q: { accountId: number; keyId: string | null; now: number; rows: LimitRow[] }) {
     return this.read(() => this.charges.rowStates(q.accountId, q.keyId, q.now, q.rows))
   }
+  sweepReservations(before: number) {
+    return this.write(() => this.sweepTx(before))
+  }
   complete(batch: Completion[]) {
     return this.write(() => this.usage.complete(batch))
   }
@@ -288,6 +294,7 @@ export class SqliteStore implements Store {
       () =>
         this.usage.pruneLog(p) +
         this.limiter.prune(p.logKeepAfter, p.chunk) +
+        this.limiter.reserve.prune(p.logKeepAfter, p.chunk) +
         this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk),
     )
   }

@@ -15,6 +15,7 @@ import type { Database } from 'bun:sqlite'
 import { DEFAULT_SPANS, type SuspensionPolicy, type WindowSpans } from '../../limits/types.ts'
 import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
+import { ReserveQueries } from './reserve.ts'
 
 interface Row {
   seq: number
@@ -23,6 +24,8 @@ interface Row {
 
 export class LimiterQueries {
   private readonly q
+  /** Tokens, money and a key's own rows, charged in the same transaction (reserve.ts). */
+  readonly reserve: ReserveQueries
   private readonly admitTx: (input: AdmitInput) => AdmitResult
   private readonly admitManyTx: (inputs: AdmitInput[]) => Array<AdmitResult | Error>
 
@@ -30,6 +33,7 @@ export class LimiterQueries {
     db: Database,
     private readonly spans: WindowSpans = DEFAULT_SPANS,
   ) {
+    this.reserve = new ReserveQueries(db, spans)
     this.q = {
       // (created_at, seq) orders an account's rows as seq alone does: neither goes backwards.
       last: db.query<Row, [number]>(
@@ -158,6 +162,19 @@ export class LimiterQueries {
     // created_at never goes backwards within an account (clock steps, several processes).
     const at = last ? Math.max(now, last.created_at) : now
     const seq = (last?.seq ?? 0) + 1
+    const charged = input.charge ? this.reserve.reserve(input, at, seq) : null
+    if (charged && 'refusal' in charged) {
+      const r = charged.refusal
+      return {
+        admitted: false,
+        window: r.state.row.window === 'minute' ? 'minute' : 'day',
+        retryAt: r.retryAt ?? at,
+        minute,
+        day,
+        suspendedUntil: this.noteRejection(input),
+        charge: r,
+      }
+    }
     this.q.insert.run(accountId, at, seq)
     this.q.countRequest.run(accountId, minuteOf(at), input.model)
     return {
@@ -166,6 +183,7 @@ export class LimiterQueries {
       loggedAt: at,
       minute: consumed(minute, now, minuteMs),
       day: consumed(day, now, dayMs),
+      ...(charged ? { reservation: charged.reservation } : {}),
     }
   }
 

@@ -8,6 +8,7 @@
 import type { Database } from 'bun:sqlite'
 import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { minuteOf } from './limiter.ts'
+import type { ReserveQueries } from './reserve.ts'
 import type { RollupFact, RollupQueries } from './rollups.ts'
 
 interface TotalsRow {
@@ -49,6 +50,7 @@ export class UsageQueries {
   constructor(
     db: Database,
     private readonly rollups: RollupQueries,
+    private readonly reserve: ReserveQueries,
   ) {
     this.q = {
       // The request's log row, written once and complete (admission wrote only its counters).
@@ -117,6 +119,7 @@ export class UsageQueries {
       const hours = new Map<string, RollupFact>()
       for (const c of batch) {
         const at = c.counted
+        if (c.settlement) this.reserve.settle(c.settlement)
         this.q.log.run(
           c.gatewayId,
           c.requestId,

@@ -1,0 +1,183 @@
+/**
+ * Reserve and settle on SQLite (src/store/sqlite/reserve.ts): token and money rows are checked
+ * and charged in the admission's own transaction, the output allowance is clamped to what is
+ * left, settlement (once) moves every window that still holds the charge, and the sweeper
+ * settles a reservation nobody settled.
+ */
+import { expect, test } from 'bun:test'
+import { join } from 'node:path'
+import type { LimitRow } from '../../src/limits/rows.ts'
+import type { ChargeRequest } from '../../src/limits/types.ts'
+import { openSqliteStore } from '../../src/store/index.ts'
+import type { AdmitInput, AdmitResult } from '../../src/store/types.ts'
+import { newRequestId } from '../../src/util/ids.ts'
+import { tempDir } from '../support/config-doc.ts'
+
+const T0 = Date.parse('2026-03-11T10:00:00Z')
+const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
+const BUDGET: LimitRow = {
+  resource: 'microdollars',
+  window: 'period',
+  period: 'month',
+  scope: 'account',
+  capacity: 10_000,
+}
+
+async function setup() {
+  const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
+  const a = await store.createAccount({
+    name: 'acme',
+    plan: 'free',
+    planStartedAt: T0,
+    planExpiresAt: null,
+    now: T0,
+  })
+  const input = (now: number, charge: ChargeRequest, keyId = 'key_1'): AdmitInput => ({
+    accountId: a.id,
+    keyId,
+    model: 'demo/echo',
+    requestId: 'r',
+    gatewayId: newRequestId(),
+    stream: false,
+    now,
+    rpm: null,
+    rpd: null,
+    suspension: null,
+    charge,
+  })
+  const used = async (rows: LimitRow[], now: number, keyId = 'key_1') =>
+    (await store.rowStates({ accountId: a.id, keyId, now, rows })).map((s) => s.used)
+  return { store, input, used, accountId: a.id }
+}
+
+const reserved = (r: AdmitResult) => (r.admitted ? (r.reservation?.tokens ?? 0) : 0)
+
+test('40 admissions at once against TPM 3,000: what they reserve never exceeds it, and fills it to within one reservation', async () => {
+  const { store, input, used } = await setup()
+  const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: 300, price: null }
+  const results = await Promise.all(Array.from({ length: 40 }, (_, i) => store.admit(input(T0 + i, charge))))
+  const total = results.reduce((n, r) => n + reserved(r), 0)
+  expect(total).toBeLessThanOrEqual(3_000)
+  expect(total).toBeGreaterThan(3_000 - 400)
+  expect(results.filter((r) => r.admitted).length).toBe(7)
+  expect(await used([TPM], T0 + 100)).toEqual([total])
+  const refused = results.find((r) => !r.admitted)!
+  if (refused.admitted) throw new Error('admitted')
+  expect(refused.charge!.state.row).toEqual(TPM)
+  // Enough leaves when the first reservation does.
+  expect(refused.retryAt).toBe(T0 + 60_000)
+  store.close()
+})
+
+test('the output allowance is clamped to what the window leaves, never refused merely for the model maximum', async () => {
+  const { store, input } = await setup()
+  const small: LimitRow = { ...TPM, capacity: 1_000 }
+  const r = await store.admit(input(T0, { rows: [small], inputTokens: 120, wantOutput: 4_096, price: null }))
+  if (!r.admitted) throw new Error('refused')
+  expect(r.reservation!.outputTokens).toBe(880)
+  expect(r.reservation!.clampedBy).toBe('account:tokens:minute')
+  expect(r.reservation!.tokens).toBe(1_000)
+  // Nothing useful fits now: refused, naming the row.
+  const again = await store.admit(
+    input(T0 + 1, { rows: [small], inputTokens: 120, wantOutput: 4_096, price: null }),
+  )
+  expect(again.admitted).toBe(false)
+  store.close()
+})
+
+test('settlement moves the windows to what was used, once; a later window no longer holds it', async () => {
+  const { store, input, used, accountId } = await setup()
+  const TPD: LimitRow = { ...TPM, window: 'day', capacity: 100_000 }
+  const r = await store.admit(input(T0, { rows: [TPM, TPD], inputTokens: 200, wantOutput: 800, price: null }))
+  if (!r.admitted) throw new Error('refused')
+  expect(await used([TPM, TPD], T0 + 1)).toEqual([1_000, 1_000])
+  const settle = { handle: r.reservation!.handle, accountId, tokens: 150, micros: 0 }
+  const outcome = {
+    gatewayId: r.gatewayId,
+    requestId: 'r',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 100,
+    completionTokens: 50,
+    latencyMs: 1,
+    ttftMs: null,
+    errorCode: null,
+    counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: r.loggedAt! },
+  }
+  await store.complete([{ ...outcome, settlement: settle }])
+  expect(await used([TPM, TPD], T0 + 2)).toEqual([150, 150])
+  // A second settlement of the same charge changes nothing.
+  await store.complete([{ ...outcome, gatewayId: newRequestId(), settlement: { ...settle, tokens: 9 } }])
+  expect(await used([TPM, TPD], T0 + 3)).toEqual([150, 150])
+  // The running sums agree: the next admission sees 150 used in both windows.
+  const next = await store.admit(
+    input(T0 + 4, { rows: [TPM, TPD], inputTokens: 10, wantOutput: 10, price: null }),
+  )
+  if (!next.admitted) throw new Error('refused')
+  expect(next.reservation!.states.map((s) => s.used)).toEqual([170, 170])
+  // A minute later the minute window holds only the newer charges; the day still holds all three.
+  const later = await store.admit(
+    input(T0 + 60_001, { rows: [TPM, TPD], inputTokens: 10, wantOutput: 10, price: null }),
+  )
+  if (!later.admitted) throw new Error('refused')
+  expect(later.reservation!.states.map((s) => s.used)).toEqual([40, 190])
+  store.close()
+})
+
+test('a $0.01 budget at $0.0025 a request admits exactly four; settling below the reservation frees money', async () => {
+  const { store, input, used, accountId } = await setup()
+  // 100 input tokens at $5/1M = $0.0005, 200 output at $10/1M = $0.002: $0.0025 at most.
+  const charge: ChargeRequest = {
+    rows: [BUDGET],
+    inputTokens: 100,
+    wantOutput: 200,
+    price: { input: 5_000_000, output: 10_000_000 },
+  }
+  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.admit(input(T0 + i, charge))))
+  expect(results.filter((r) => r.admitted).length).toBe(4)
+  const refused = results.find((r) => !r.admitted)!
+  if (refused.admitted) throw new Error('admitted')
+  expect(refused.charge!.retryAt).toBe(Date.parse('2026-04-01T00:00:00Z'))
+  expect(await used([BUDGET], T0 + 20)).toEqual([10_000])
+  const first = results[0]!
+  if (!first.admitted) throw new Error('refused')
+  await store.complete([
+    {
+      gatewayId: first.gatewayId,
+      requestId: 'r',
+      surface: 'chat',
+      stream: false,
+      status: 200,
+      promptTokens: 100,
+      completionTokens: 50,
+      latencyMs: 1,
+      ttftMs: null,
+      errorCode: null,
+      costMicros: 1_000,
+      counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: first.loggedAt! },
+      settlement: { handle: first.reservation!.handle, accountId, tokens: 150, micros: 1_000 },
+    },
+  ])
+  expect(await used([BUDGET], T0 + 21)).toEqual([8_500])
+  store.close()
+})
+
+test("a key's own rows bind within the account's; the sweeper settles to nothing what nobody settled", async () => {
+  const { store, input, used } = await setup()
+  const keyTpm: LimitRow = { ...TPM, scope: 'key', capacity: 400 }
+  const charge: ChargeRequest = { rows: [TPM, keyTpm], inputTokens: 100, wantOutput: 150, price: null }
+  const a = await store.admit(input(T0, charge))
+  const b = await store.admit(input(T0 + 1, charge))
+  expect([a.admitted, b.admitted]).toEqual([true, false])
+  if (b.admitted) throw new Error('admitted')
+  expect(b.charge!.state.row.scope).toBe('key')
+  // Another key of the account still has the account's room.
+  expect((await store.admit(input(T0 + 2, charge, 'key_2'))).admitted).toBe(true)
+  expect(await used([TPM], T0 + 3)).toEqual([500])
+  expect(await store.sweepReservations(T0 + 1)).toBe(1)
+  expect(await used([TPM, keyTpm], T0 + 4)).toEqual([250, 0])
+  expect(await store.sweepReservations(T0 + 10)).toBe(1)
+  expect(await used([TPM], T0 + 5)).toEqual([0])
+  store.close()
+})
