@@ -26,6 +26,7 @@ import { Deadline, realScheduler } from '../util/scheduler.ts'
 import { type Answered, callWithAttempts, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
 import type { Finish } from './call.ts'
+import { applyReservation, capRoutes, chargeRefusalError, planCharge, settle } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
 import type { PipelineDeps } from './deps.ts'
 import { callEmbeddings, checkEmbeddings, type EmbeddingsCall } from './embeddings-call.ts'
@@ -158,6 +159,15 @@ export class Pipeline {
             (fb) => planAllows(plan.models, fb.id, fb.model),
           )
         : []
+    let charging: Awaited<ReturnType<typeof planCharge>>
+    try {
+      const models = routes.length ? routes.map((r) => r.entry.model) : [entry.model]
+      const body =
+        surface.operation === 'chat' ? (surface.body?.(decoded.view) ?? decoded.view) : decoded.view
+      charging = await planCharge(auth, entry, body, text, models)
+    } catch (e) {
+      throw await countInvalidRequest(deps, auth, e)
+    }
 
     const now = clock.now()
     const rid = String(headers['x-request-id'])
@@ -176,6 +186,7 @@ export class Pipeline {
       rpm: plan.rpm,
       rpd: plan.rpd,
       suspension: this.suspension,
+      charge: charging.charge,
     })
     const limitHeaders = rateLimitHeaders(admit, now)
     surface.limitHeaders?.(admit, now, limitHeaders)
@@ -189,8 +200,11 @@ export class Pipeline {
         surface: surface.name,
         at: now,
       })
+      if (admit.charge) throw chargeRefusalError(admit.charge, now, headers)
       throw rateLimitError(admit, now, limitHeaders)
     }
+    const reservation = admit.reservation
+    const capped = reservation ? applyReservation(reservation, charging, now, headers) : false
 
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
     // but only while this request runs: `finish` restores it for the pooled connection.
@@ -230,6 +244,7 @@ export class Pipeline {
         errorCode: err?.code ?? null,
         attempts: answered.attempts || null,
         answeredBy: by === entry ? null : by.id,
+        ...settle(charging, reservation, by.model, auth.account.id, usage, err !== null, ttftMs !== null),
         counted: {
           accountId: auth.account.id,
           keyId: auth.key.id,
@@ -264,7 +279,7 @@ export class Pipeline {
     return callWithAttempts({
       deps,
       surface,
-      routes,
+      routes: capped ? capRoutes(routes, surface.name, reservation!.outputTokens) : routes,
       decoded,
       bodyText: text,
       request,

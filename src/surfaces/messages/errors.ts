@@ -2,7 +2,7 @@
  * @module
  * Errors in Anthropic's shape (DESIGN §6): `{"type": "error", "error": {"type", "message"},
  * "request_id"}`, with Anthropic's type for each status — 400 invalid_request_error,
- * 401 authentication_error, 403 permission_error, 404 not_found_error, 413 request_too_large,
+ * 401 authentication_error, 402 billing_error (a spent budget), 403 permission_error, 404 not_found_error, 413 request_too_large,
  * 429 rate_limit_error, 504 timeout_error, 529 overloaded_error, other 5xx api_error. An
  * overloaded upstream (503 `upstream_overloaded` on the OpenAI surfaces) is Anthropic's 529 here,
  * which its SDKs and Claude Code retry.
@@ -11,6 +11,7 @@ import { GatewayError } from '../../util/errors.ts'
 
 const TYPE_BY_STATUS: Record<number, string> = {
   401: 'authentication_error',
+  402: 'billing_error',
   403: 'permission_error',
   404: 'not_found_error',
   413: 'request_too_large',

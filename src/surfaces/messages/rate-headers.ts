@@ -2,11 +2,21 @@
  * @module
  * Anthropic's rate-limit header names beside OpenAI's: `anthropic-ratelimit-requests-limit`,
  * `-remaining` and `-reset` (RFC 3339: when the next request slot frees) for the tightest window
- * that has a limit — the minute window unless only a daily limit is set.
+ * that has a limit — the minute window unless only a daily limit is set — and the same for tokens
+ * (`anthropic-ratelimit-tokens-*`) where the plan or the key limits them.
  */
+import { anthropicRowHeaders } from '../../limits/row-headers.ts'
 import type { AdmitResult } from '../../store/index.ts'
 
 export function anthropicLimitHeaders(admit: AdmitResult, now: number, into: Record<string, string>): void {
+  // Token rows (DESIGN §11): anthropic-ratelimit-tokens-*, from the rows the admission charged.
+  const states = admit.admitted ? admit.reservation?.states : admit.charge && [admit.charge.state]
+  if (states)
+    anthropicRowHeaders(
+      states.filter((s) => s.row.resource === 'tokens'),
+      now,
+      into,
+    )
   const w = admit.minute.limit !== null ? admit.minute : admit.day
   if (w.limit === null) return
   into['anthropic-ratelimit-requests-limit'] = String(w.limit)

@@ -31,6 +31,7 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
     return { model: view.input.model, view, stream: view.input.stream === true }
   },
   features: featureUses,
+  body: (view) => view.input,
   temperature: (view) => view.input.temperature,
   checkLimits: checkOutputLimit,
   translate(view, entry) {

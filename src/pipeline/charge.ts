@@ -1,0 +1,207 @@
+/**
+ * @module
+ * Tokens and money in the pipeline (DESIGN §11), one step on each side of the call: before
+ * admission the key's model list, the plan's context cap and the reservation to ask for; after
+ * it the output allowance applied to what goes upstream (and announced in headers); at the end
+ * the settlement and the request's cost, written with its outcome by the usage flush.
+ *
+ * Admission happens once before the call (whatever retries it makes) and settlement once after.
+ * A request whose plan and key set no token or money limit skips all of it but the cost.
+ */
+import type { Auth } from '../auth/authenticate.ts'
+import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { ModelConfig } from '../config/schema.ts'
+import { overContext } from '../limits/context-cap.ts'
+import { inputTokenBound } from '../limits/estimate-tokens.ts'
+import { countsOfUsage, max, type PricingUnits, pricingUnits, requestCostMicros } from '../limits/pricing.ts'
+import {
+  budgetExceededError,
+  contextLengthError,
+  modelNotAllowedError,
+  tokenLimitError,
+} from '../limits/refusals.ts'
+import { rowHeaders } from '../limits/row-headers.ts'
+import { type LimitSettings, limitRows } from '../limits/rows.ts'
+import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
+import type { ChatRequest, ForwardCall } from '../providers/types.ts'
+import type { KeyLimits } from '../store/types.ts'
+import type { GatewayError } from '../util/errors.ts'
+import type { Route } from './attempts.ts'
+
+/** What the pre-admission step decided for one request. */
+export interface ChargePlan {
+  /** Asked of the limiter; undefined when no token, money or key row applies. */
+  charge: ChargeRequest | undefined
+  /** The output tokens the client asked for (any spelling), or null. */
+  requested: number | null
+}
+
+const UNITS = new WeakMap<ModelConfig, PricingUnits | null>()
+
+/** The model's prices as integers, converted once per model. */
+function unitsOf(model: ModelConfig): PricingUnits | null {
+  let u = UNITS.get(model)
+  if (u === undefined) {
+    u = model.pricing ? pricingUnits(model.pricing) : null
+    UNITS.set(model, u)
+  }
+  return u
+}
+
+const keySettings = (l: KeyLimits): LimitSettings => ({
+  rpm: l.rpm,
+  rpd: l.rpd,
+  tpm: l.tpm,
+  tpd: l.tpd,
+  budget:
+    l.budgetMicros !== null && l.budgetPeriod
+      ? { usd: l.budgetMicros / 1_000_000, period: l.budgetPeriod }
+      : null,
+})
+
+/** The client's output cap, whichever surface's name it used. */
+function requestedOutput(body: unknown): number | null {
+  const v = body as { max_completion_tokens?: unknown; max_tokens?: unknown; max_output_tokens?: unknown }
+  const n = v.max_completion_tokens ?? v.max_tokens ?? v.max_output_tokens
+  return typeof n === 'number' ? n : null
+}
+
+/**
+ * Before admission: 403 for a model outside the key's list, 400 over the plan's context cap,
+ * and the reservation to ask for (rows beyond the account's request windows).
+ */
+export async function planCharge(
+  auth: Auth,
+  entry: CatalogueEntry,
+  body: unknown,
+  bodyText: string,
+  /** Every model that may answer (the primary and its fallbacks): the reservation's price is their dearest. */
+  models: ModelConfig[],
+): Promise<ChargePlan> {
+  const plan = auth.plan.plan!
+  const limits = auth.key.limits
+  const requested = requestedOutput(body)
+  if (limits?.models && !limits.models.includes(entry.id)) throw modelNotAllowedError(entry.id, limits.models)
+  const cap = plan.max_context_tokens ?? null
+  const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
+  if (cap === null && !limited) return { charge: undefined, requested }
+  const bound = inputTokenBound(Buffer.byteLength(bodyText), body)
+  if (cap !== null && bound.tokens > cap) {
+    const over = await overContext(bodyText, cap)
+    if (over !== null) throw contextLengthError(auth.plan.name, cap, over)
+  }
+  if (!limited) return { charge: undefined, requested }
+  const rows = limitRows(plan, limits && keySettings(limits)).filter(
+    (r) => r.resource !== 'requests' || r.scope === 'key',
+  )
+  if (!rows.length) return { charge: undefined, requested }
+  // An embedding model answers no output tokens.
+  const modelMax = entry.model.max_output_tokens ?? 0
+  return {
+    charge: {
+      rows,
+      inputTokens: bound.tokens,
+      wantOutput: Math.min(requested ?? modelMax, modelMax),
+      price: dearest(models),
+    },
+    requested,
+  }
+}
+
+/** The dearest input and output prices among `models` (null when none is priced). */
+function dearest(models: ModelConfig[]): ChargeRequest['price'] {
+  const priced = models.map(unitsOf).filter((u) => u !== null)
+  if (!priced.length) return null
+  return {
+    input: Math.max(...priced.map((u) => Number(max(u.input, u.cacheWrite)))),
+    output: Math.max(...priced.map((u) => Number(max(u.output, u.reasoning)))),
+  }
+}
+
+/** The refusal of a charge row: 429 for requests and tokens, 402 for money. */
+export function chargeRefusalError(
+  r: ChargeRefusal,
+  now: number,
+  headers: Record<string, string>,
+): GatewayError {
+  Object.assign(headers, rowHeaders(tokenStates(r.state ? [r.state] : []), now))
+  if (r.state.row.resource === 'microdollars') return budgetExceededError(r.state, r.needs, now, headers)
+  return tokenLimitError(r.state, r.needs, r.retryAt, now, headers)
+}
+
+const tokenStates = (states: Reservation['states']) => states.filter((s) => s.row.resource === 'tokens')
+
+/**
+ * After admission: the token headers, and the output allowance as the cap sent upstream when it
+ * differs from what the client asked (or it asked none): `x-switchyard-max-tokens` says which.
+ */
+export function applyReservation(
+  r: Reservation,
+  plan: ChargePlan,
+  now: number,
+  headers: Record<string, string>,
+): boolean {
+  Object.assign(headers, rowHeaders(tokenStates(r.states), now))
+  if (r.outputTokens === plan.requested || plan.charge?.wantOutput === 0) return false
+  headers['x-switchyard-max-tokens'] = String(r.outputTokens)
+  if (r.clampedBy) headers['x-switchyard-max-tokens-reason'] = r.clampedBy
+  return true
+}
+
+/** Every route's upstream request with the output allowance: translated ones edited, pass-through ones wrapped. */
+export function capRoutes<View>(routes: Route<View>[], surface: string, n: number): Route<View>[] {
+  return routes.map((r) => {
+    if (r.translated) capRequest(r.translated.request, n)
+    const fwd = r.forward
+    if (!fwd) return r
+    return { ...r, forward: { ...fwd, request: (...a) => capForward(fwd.request(...a), surface, n) } }
+  })
+}
+
+/** The translated request with the output allowance (in the field the client used, else the current one). */
+function capRequest(req: ChatRequest, n: number): void {
+  if (req.max_tokens != null && req.max_completion_tokens == null) req.max_tokens = n
+  else req.max_completion_tokens = n
+}
+
+/** A pass-through body with the output allowance, in the wire's own field. */
+function capForward(call: ForwardCall, surface: string, n: number): ForwardCall {
+  const body = JSON.parse(call.body) as Record<string, unknown>
+  if (surface === 'messages') body.max_tokens = n
+  else if (surface === 'responses') body.max_output_tokens = n
+  else if (body.max_tokens != null && body.max_completion_tokens == null) body.max_tokens = n
+  else body.max_completion_tokens = n
+  return { ...call, body: JSON.stringify(body) }
+}
+
+/**
+ * At the end: the request's cost, and its reservation settled — to the upstream's usage when it
+ * reported one; to nothing when it failed before relaying a byte; else (a stream the client left
+ * or that broke, whose usage never came) to the whole reservation, which is never less than what
+ * was relayed (the upstream could not produce more than the allowance it was sent).
+ */
+export function settle(
+  plan: ChargePlan,
+  r: Reservation | undefined,
+  /** The model that answered (a fallback's prices may differ from the primary's). */
+  answeredBy: ModelConfig,
+  accountId: number,
+  usage: Parameters<typeof countsOfUsage>[0] | null,
+  failed: boolean,
+  relayed: boolean,
+): { costMicros: number | null; settlement?: Settlement } {
+  const units = unitsOf(answeredBy)
+  const costMicros = usage && units ? requestCostMicros(units, countsOfUsage(usage)) : null
+  if (!r) return { costMicros }
+  const settlement: Settlement = usage
+    ? {
+        handle: r.handle,
+        accountId,
+        tokens: usage.prompt_tokens + usage.completion_tokens,
+        micros: costMicros ?? 0,
+      }
+    : failed && !relayed
+      ? { handle: r.handle, accountId, tokens: 0, micros: 0 }
+      : { handle: r.handle, accountId, tokens: r.tokens, micros: r.micros }
+  return { costMicros, settlement }
+}

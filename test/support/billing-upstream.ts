@@ -1,0 +1,146 @@
+/**
+ * A real local OpenAI chat-completions upstream (Bun.serve on 127.0.0.1, port 0) that bills like
+ * a provider and keeps the bill: each answer's usage is what it charged, and `billed` adds them
+ * up, so a test can compare what the gateway admitted with what the upstream would invoice.
+ *
+ * Billing: input = the words of every message's text + 8 per message (a template), output = the
+ * request's `max_completion_tokens` (or `max_tokens`), else the model's maximum (`defaultMax`),
+ * capped at `answerTokens` — one word per token. Like OpenAI it refuses a body that sets both
+ * `max_tokens` and `max_completion_tokens`. Streams end with the usage chunk when asked for it
+ * (`stream_options.include_usage`); a stream the client leaves is billed for what was sent.
+ */
+
+export interface BillingUpstream {
+  /** Base URL ending in `/v1`. */
+  url: string
+  /** Tokens billed so far (input + output), and requests answered. */
+  billed: { tokens: number; input: number; output: number; requests: number }
+  /** The output cap of every request received (null: none sent). */
+  caps: Array<number | null>
+  stop(): Promise<void>
+}
+
+const words = (s: string) => s.split(/\s+/).filter(Boolean).length
+
+function inputTokens(messages: Array<{ content?: unknown }>): number {
+  let n = 0
+  for (const m of messages) {
+    n += 8
+    const c = m.content
+    if (typeof c === 'string') n += words(c)
+    else if (Array.isArray(c)) for (const p of c) if (typeof p?.text === 'string') n += words(p.text)
+  }
+  return n
+}
+
+export async function startBillingUpstream(
+  opts: { answerTokens?: number; defaultMax?: number; chunkDelayMs?: number } = {},
+): Promise<BillingUpstream> {
+  const answerTokens = opts.answerTokens ?? 150
+  const defaultMax = opts.defaultMax ?? 4096
+  const billed = { tokens: 0, input: 0, output: 0, requests: 0 }
+  const caps: Array<number | null> = []
+  const bill = (input: number, output: number) => {
+    billed.input += input
+    billed.output += output
+    billed.tokens += input + output
+  }
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url)
+      if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions')
+        return Response.json({ error: { message: 'not found' } }, { status: 404 })
+      const body = (await req.json()) as Record<string, any>
+      if (body.max_tokens != null && body.max_completion_tokens != null) {
+        return Response.json(
+          {
+            error: {
+              message: 'max_tokens and max_completion_tokens cannot both be set',
+              type: 'invalid_request_error',
+              param: 'max_tokens',
+              code: 'invalid_request_error',
+            },
+          },
+          { status: 400 },
+        )
+      }
+      const cap = body.max_completion_tokens ?? body.max_tokens ?? null
+      caps.push(cap)
+      const input = inputTokens(body.messages ?? [])
+      const output = Math.min(cap ?? defaultMax, answerTokens)
+      const usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output }
+      const id = `chatcmpl-${billed.requests}`
+      billed.requests++
+      const base = { id, created: 1_700_000_000, model: body.model }
+      if (!body.stream) {
+        bill(input, output)
+        return Response.json({
+          ...base,
+          object: 'chat.completion',
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: 'w '.repeat(output).trim(), refusal: null },
+              finish_reason: output < answerTokens ? 'length' : 'stop',
+              logprobs: null,
+            },
+          ],
+          usage,
+        })
+      }
+      const withUsage = body.stream_options?.include_usage === true
+      const enc = new TextEncoder()
+      const frame = (o: unknown) => enc.encode(`data: ${JSON.stringify(o)}\n\n`)
+      const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+        ...base,
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+        ...(withUsage ? { usage: null } : {}),
+      })
+      let sent = 0
+      let done = false
+      const stream = new ReadableStream<Uint8Array>({
+        async start(c) {
+          try {
+            c.enqueue(frame(chunk({ role: 'assistant', content: '' }, null)))
+            for (let i = 0; i < output; i += 10) {
+              const n = Math.min(10, output - i)
+              c.enqueue(frame(chunk({ content: 'w '.repeat(n) }, null)))
+              sent += n
+              if (opts.chunkDelayMs) await Bun.sleep(opts.chunkDelayMs)
+            }
+            c.enqueue(frame(chunk({}, output < answerTokens ? 'length' : 'stop')))
+            if (withUsage) c.enqueue(frame({ ...base, object: 'chat.completion.chunk', choices: [], usage }))
+            c.enqueue(enc.encode('data: [DONE]\n\n'))
+            c.close()
+            done = true
+            bill(input, output)
+          } catch {
+            // The client left: billed for the input and what was generated.
+            if (!done) {
+              done = true
+              bill(input, sent)
+            }
+          }
+        },
+        cancel() {
+          if (!done) {
+            done = true
+            bill(input, sent)
+          }
+        },
+      })
+      return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8' } })
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}/v1`,
+    billed,
+    caps,
+    stop: async () => {
+      await server.stop(true)
+    },
+  }
+}

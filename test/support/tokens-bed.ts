@@ -1,0 +1,99 @@
+/**
+ * The bed of the tokens-and-money tests (DESIGN §11): a billing upstream (billing-upstream.ts),
+ * a gateway in front of it whose `bill/m` model has a 4,096-token maximum output, and requests on
+ * all three surfaces, streamed or not, each asking for a given output cap (or none).
+ */
+import type { BackendUrls } from './backends.ts'
+import { type BillingUpstream, startBillingUpstream } from './billing-upstream.ts'
+import { ADMIN_TOKEN, DEMO_PROVIDER, startGateway, type TestGateway } from './gateway.ts'
+
+export type SurfaceName = 'chat' | 'messages' | 'responses'
+export const SURFACES: SurfaceName[] = ['chat', 'messages', 'responses']
+
+export function tokensDoc(
+  upstreamUrl: string,
+  plans: Record<string, unknown>,
+  pricing?: Record<string, number>,
+): Record<string, unknown> {
+  return {
+    server: { host: '127.0.0.1', port: 0 },
+    admin: { token: ADMIN_TOKEN },
+    providers: [
+      DEMO_PROVIDER,
+      {
+        prefix: 'bill',
+        kind: 'openai',
+        base_url: upstreamUrl,
+        api_key: 'sk-upstream',
+        models: [
+          {
+            name: 'm',
+            context_window: 128_000,
+            max_output_tokens: 4096,
+            features: ['streaming', 'system_messages'],
+            ...(pricing ? { pricing } : {}),
+          },
+        ],
+      },
+    ],
+    plans: { free: { rpm: null, rpd: null, models: ['*'] }, ...plans },
+    default_plan: 'free',
+  }
+}
+
+/** A request of about 20 words on `surface`; `max`: the output cap asked for (null: none). */
+export function tokensRequest(
+  url: string,
+  key: string,
+  surface: SurfaceName,
+  stream: boolean,
+  max: number | null,
+): Promise<Response> {
+  const text = 'please count these words for the billing upstream which bills one token for each word it sees'
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const cap = (name: string) => (max === null ? {} : { [name]: max })
+  const [path, body] =
+    surface === 'chat'
+      ? [
+          '/v1/chat/completions',
+          {
+            model: 'bill/m',
+            messages: [{ role: 'user', content: text }],
+            stream,
+            ...cap('max_completion_tokens'),
+          },
+        ]
+      : surface === 'messages'
+        ? [
+            '/v1/messages',
+            { model: 'bill/m', messages: [{ role: 'user', content: text }], stream, max_tokens: max ?? 4096 },
+          ]
+        : ['/v1/responses', { model: 'bill/m', input: text, stream, ...cap('max_output_tokens') }]
+  return fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+}
+
+export interface TokensBed {
+  upstream: BillingUpstream
+  gw: TestGateway
+  stop(): Promise<void>
+}
+
+export async function startTokensBed(
+  plans: Record<string, unknown>,
+  opts: {
+    pricing?: Record<string, number>
+    answerTokens?: number
+    backend?: BackendUrls
+  } = {},
+): Promise<TokensBed> {
+  const upstream = await startBillingUpstream({ answerTokens: opts.answerTokens })
+  const gw = await startGateway({ doc: tokensDoc(upstream.url, plans, opts.pricing), backend: opts.backend })
+  return {
+    upstream,
+    gw,
+    async stop() {
+      await gw.stop()
+      await upstream.stop()
+    },
+  }
+}
