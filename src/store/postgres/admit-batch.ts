@@ -49,12 +49,13 @@ export class AdmitBatcher {
       susp_max: a.suspension?.maxRejections ?? null,
       susp_window_ms: a.suspension?.windowMs ?? null,
       susp_ms: a.suspension?.durationMs ?? null,
+      charge: a.charge ?? null,
     }))
     let rows: AdmitRow[]
     try {
       // The batch as one bound JSON parameter.
       rows = await this.sql`
-        SELECT * FROM switchyard_admit_many(${JSON.stringify(items)}::text::jsonb, ${this.spans.minuteMs}, ${this.spans.dayMs})`
+        SELECT * FROM switchyard_admit_batch(${JSON.stringify(items)}::text::jsonb, ${this.spans.minuteMs}, ${this.spans.dayMs})`
     } catch (err) {
       for (const p of batch) p.reject(err)
       return

@@ -5,6 +5,7 @@
  * event-loop turn share one transaction (admit-batch.ts).
  */
 import type { SQL } from 'bun'
+import { type ChargeDecision, chargeOutcome } from '../../limits/charge-result.ts'
 import type { LimitRow } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
@@ -32,6 +33,10 @@ export class PgLimiter implements Limiter {
     const at = num(r.o_at)
     const minute = windowOf(input.rpm, num(r.o_minute_used), numOrNull(r.o_minute_first), this.spans.minuteMs)
     const day = windowOf(input.rpd, num(r.o_day_used), numOrNull(r.o_day_first), this.spans.dayMs)
+    const charged =
+      input.charge && r.o_charge
+        ? chargeOutcome(input.charge, r.o_charge as ChargeDecision, at, this.spans, input.gatewayId)
+        : null
     if (!r.o_admitted) {
       return {
         admitted: false,
@@ -41,6 +46,7 @@ export class PgLimiter implements Limiter {
         minute,
         day,
         suspendedUntil: numOrNull(r.o_suspended_until),
+        ...(charged && 'refusal' in charged ? { charge: charged.refusal } : {}),
       }
     }
     return {
@@ -49,6 +55,7 @@ export class PgLimiter implements Limiter {
       gatewayId: input.gatewayId,
       minute: consumed(minute, at, this.spans.minuteMs),
       day: consumed(day, at, this.spans.dayMs),
+      ...(charged && 'reservation' in charged ? { reservation: charged.reservation } : {}),
     }
   }
 
@@ -89,9 +96,10 @@ export class PgLimiter implements Limiter {
     return this.charges.rowStates(q.accountId, q.keyId, at, q.rows)
   }
 
-  /** Reservations are not made on PostgreSQL yet (admission charges no token or money rows). */
-  async sweepReservations(_before: number): Promise<number> {
-    return 0
+  /** `switchyard_sweep` (migrations-v12.ts), in chunks of 1,000. */
+  async sweepReservations(before: number): Promise<number> {
+    const [r] = await this.sql`SELECT switchyard_sweep(${before}, 1000) AS n`
+    return num(r.n)
   }
 
   close(): void {}

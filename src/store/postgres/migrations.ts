@@ -13,6 +13,7 @@ import { USAGE_MINUTES_V6 } from './migrations-v6.ts'
 import { AUTH_GENERATION_V7 } from './migrations-v7.ts'
 import { TOKENS_V10 } from './migrations-v10.ts'
 import { ATTEMPTS_V11 } from './migrations-v11.ts'
+import { RESERVE_V12 } from './migrations-v12.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -258,6 +259,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 10, sql: TOKENS_V10 },
   // Upstream attempts and the answering model in the request log (migrations-v11.ts).
   { version: 11, sql: ATTEMPTS_V11 },
+  // v12: reserve and settle — charge rows checked and charged in the admission (migrations-v12.ts).
+  { version: 12, sql: RESERVE_V12 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -39,8 +39,23 @@ export class PgUsage implements UsageStore, AdmissionLog {
       attempts: c.attempts ?? null,
       answered_by: c.answeredBy ?? null,
     }))
+    const settle = batch.flatMap((c) =>
+      c.settlement
+        ? [{ id: c.settlement.handle, tokens: c.settlement.tokens, micros: c.settlement.micros }]
+        : [],
+    )
+    // Reservations settle in the outcomes' transaction (switchyard_settle, migrations-v12.ts).
+    if (settle.length) {
+      await this.sql.begin(async (tx) => {
+        await tx`SELECT switchyard_settle(${JSON.stringify(settle)}::text::jsonb)`
+        await this.writeOutcomes(tx, rows)
+      })
+    } else await this.writeOutcomes(this.sql, rows)
+  }
+
+  private async writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Promise<void> {
     // The outcomes and their hourly and daily rollups in one statement (data-modifying CTEs).
-    await this.sql`
+    await sql`
       WITH u AS (
         UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
           completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
