@@ -61,7 +61,6 @@ export async function openStores(config: Config, opts: OpenOptions = {}): Promis
         engineTime,
         log: pg.usage,
         accounts: pg.accounts,
-        states: pg.limiter,
         warn: opts.warn ?? (() => {}),
       })
     : pg.limiter
@@ -125,7 +124,13 @@ export class ComposedStore implements Store {
   rowStates: Store['rowStates'] = (q) => this.call(() => this.limiter.rowStates(q))
   sweepReservations: Store['sweepReservations'] = (b) => this.call(() => this.limiter.sweepReservations(b))
   setKeyLimits: Store['setKeyLimits'] = (id, l) => this.call(() => this.accounts.setKeyLimits(id, l))
-  complete: Store['complete'] = (b) => this.call(() => this.usage.complete(b))
+  complete: Store['complete'] = (b) =>
+    this.call(async () => {
+      await this.usage.complete(b)
+      // A limiter outside the database settles after the outcomes are in (Redis).
+      if (this.limiter.settle)
+        await this.limiter.settle(b.flatMap((c) => (c.settlement ? [c.settlement] : [])))
+    })
   usageSummary: Store['usageSummary'] = (a, n, d) => this.call(() => this.usage.usageSummary(a, n, d))
   requestLog: Store['requestLog'] = (f) => this.call(() => this.history.requestLog(f))
   requestById: Store['requestById'] = (id) => this.call(() => this.history.requestById(id))

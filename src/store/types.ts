@@ -203,6 +203,11 @@ export interface Limiter {
    * can run, so no live request's reservation is swept.
    */
   sweepReservations(before: number): Promise<number>
+  /**
+   * A limiter outside the database (Redis) settles its reservations here, after the outcomes'
+   * batch is written (SQL backends settle inside that batch's transaction instead).
+   */
+  settle?(items: Settlement[]): Promise<void>
   close(): void | Promise<void>
 }
 
@@ -221,6 +226,10 @@ export interface UsageStore {
  */
 export interface AdmissionLog {
   recordAdmitted(input: AdmitInput, at: number): Promise<void>
+  /** Admissions with a reservation never settled, made before `before` (oldest first, at most `limit`). */
+  unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>>
+  /** Marks these reservations settled to nothing in the log. */
+  markSettled(items: Settlement[]): Promise<void>
   /** Admitted requests since `since` (ms epoch), for windows the limiter does not track. */
   countSince(accountId: number, since: number): Promise<number>
 }

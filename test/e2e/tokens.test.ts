@@ -33,8 +33,7 @@ async function tokensUsed(accountName: string, now: number): Promise<number> {
   return s!.used
 }
 
-// Reservations are made on SQLite and PostgreSQL so far; Redis follows.
-for (const backend of backends('tokens.test.ts').filter((b) => b.name !== 'postgres+redis')) {
+for (const backend of backends('tokens.test.ts')) {
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test('40 concurrent requests on TPM 3,000: the upstream never bills more; usage equals the bill', async () => {
       bed = await startTokensBed(

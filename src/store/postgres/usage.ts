@@ -4,6 +4,7 @@
  * `/v1/usage` shows, retention, and the admission rows a Redis limiter reports.
  */
 import type { SQL } from 'bun'
+import type { Settlement } from '../../limits/types.ts'
 import type { AdmissionLog, AdmitInput, Completion, UsageStore, UsageSummary, UsageTotals } from '../types.ts'
 import { num } from './accounts.ts'
 
@@ -158,11 +159,30 @@ export class PgUsage implements UsageStore, AdmissionLog {
     return { today: todayTotals, last_24h: dayTotals, by_model: byModel, cost_micros: cost }
   }
 
+  /** `settled` is false while a reservation made in Redis awaits its settlement (the sweeper reads it). */
   async recordAdmitted(input: AdmitInput, at: number): Promise<void> {
+    const settled = !input.charge?.rows.some((r) => r.resource !== 'requests')
     await this.sql`
-      INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at)
+      INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at, settled)
       VALUES (${input.gatewayId}, ${input.requestId}, ${input.accountId}, ${input.keyId}, ${input.model},
-        ${input.surface ?? 'chat'}, ${input.stream}, ${at})`
+        ${input.surface ?? 'chat'}, ${input.stream}, ${at}, ${settled})`
+  }
+
+  async unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>> {
+    const rows = await this.sql`
+      SELECT gateway_id, account_id FROM requests WHERE NOT settled AND created_at < ${before}
+      ORDER BY created_at LIMIT ${limit}`
+    return rows.map((r: Record<string, unknown>) => ({
+      gatewayId: String(r.gateway_id),
+      accountId: num(r.account_id),
+    }))
+  }
+
+  async markSettled(items: Settlement[]): Promise<void> {
+    const ids = items.map((s) => s.handle)
+    await this.sql`
+      UPDATE requests SET settled = TRUE
+      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))`
   }
 
   async countSince(accountId: number, since: number): Promise<number> {

@@ -10,12 +10,17 @@
  *       max refusals (-1 = off), 6 suspension window ms, 7 suspension duration ms,
  *       8 now ms (-1 = the server's TIME), 9 mode ('admit' | 'peek' | 'reject': count one refusal
  *       the gateway made itself, e.g. an invalid body, toward suspension, and decide nothing else).
+ *       10-13: the charge, the account's key prefix, the key id, the reservation handle
+ *       (charge-script.ts; ARGV[10] empty = none).
  * Returns { admitted 0|1, full window '' | 'minute' | 'day', retry at, decided at,
- *           minute used, minute oldest (-1), day used, day oldest (-1), suspended until (-1) }.
+ *           minute used, minute oldest (-1), day used, day oldest (-1), suspended until (-1),
+ *           the charge decision (JSON, or empty) }.
  *
  * The log keeps only the longest limited window, so it never holds more than max(rpm, rpd)
  * members; every key gets an expiry, so an idle account leaves nothing behind.
  */
+import { CHARGE_LUA } from './charge-script.ts'
+
 export const ADMIT_SCRIPT = `
 local log, seqk, rejk = KEYS[1], KEYS[2], KEYS[3]
 local rpm, rpd = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -81,10 +86,13 @@ if keep > 0 then
   -- Times never go backwards within an account (a server clock step, a failover).
   local top = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
   if top[2] and tonumber(top[2]) > at then at = tonumber(top[2]) end
+end
+${CHARGE_LUA}
+if keep > 0 then
   local seq = redis.call('INCR', seqk)
   redis.call('ZADD', log, string.format('%d', at), seq)
   redis.call('PEXPIRE', log, keep)
   redis.call('PEXPIRE', seqk, keep)
 end
-return { 1, '', -1, at, m_used, m_first, d_used, d_first, -1 }
+return { 1, '', -1, at, m_used, m_first, d_used, d_first, -1, charged }
 `

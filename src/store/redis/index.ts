@@ -8,7 +8,9 @@
  * (`limits.on_unavailable: allow` serves without limits instead, and still records usage).
  */
 import { RedisClient } from 'bun'
-import type { WindowSpans } from '../../limits/types.ts'
+import { type ChargeDecision, chargeOutcome } from '../../limits/charge-result.ts'
+import { periodBounds, rowState } from '../../limits/rows.ts'
+import type { Settlement, WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
 import type {
@@ -21,11 +23,13 @@ import type {
   WindowLimit,
 } from '../types.ts'
 import { ADMIT_SCRIPT } from './admit-script.ts'
+import { SETTLE_SCRIPT } from './charge-script.ts'
 
 /** A command that takes longer than this counts as Redis being unreachable. */
 const COMMAND_TIMEOUT_MS = 2000
 const CONNECT_TIMEOUT_MS = 1000
 const SCRIPT_SHA = new Bun.CryptoHasher('sha1').update(ADMIT_SCRIPT).digest('hex')
+const SETTLE_SHA = new Bun.CryptoHasher('sha1').update(SETTLE_SCRIPT).digest('hex')
 
 export interface RedisLimiterOptions {
   url: string
@@ -35,8 +39,6 @@ export interface RedisLimiterOptions {
   engineTime: boolean
   log: AdmissionLog
   accounts: Pick<AccountStore, 'setKeySuspended'>
-  /** Token and money use, kept in the database beside the admission log. */
-  states: Pick<Limiter, 'rowStates'>
   warn(message: string, fields?: Record<string, unknown>): void
 }
 
@@ -46,7 +48,10 @@ export function accountKeys(accountId: number, keyId: string): [string, string, 
   return [`sy:${tag}:log`, `sy:${tag}:seq`, `sy:${tag}:rej:${keyId}`]
 }
 
-type Reply = [number, string, number, number, number, number, number, number, number]
+type Reply = [number, string, number, number, number, number, number, number, number, string?]
+
+/** The account's key prefix (its hash tag), under which the charge keys live. */
+const prefixOf = (accountId: number) => `sy:{acct:${accountId}}:`
 
 export class RedisLimiter implements Limiter {
   private client: RedisClient | null = null
@@ -55,9 +60,85 @@ export class RedisLimiter implements Limiter {
 
   constructor(private readonly opts: RedisLimiterOptions) {}
 
-  rowStates: Limiter['rowStates'] = (q) => this.opts.states.rowStates(q)
-  /** Reservations are not made under Redis yet (admission charges no token or money rows). */
-  sweepReservations: Limiter['sweepReservations'] = async () => 0
+  /** From the charge keys (charge-script.ts), read without a script: nothing is charged. */
+  rowStates: Limiter['rowStates'] = async (q) => {
+    let client: RedisClient
+    try {
+      client = await this.connected()
+    } catch {
+      throw limiterUnavailable()
+    }
+    const pre = prefixOf(q.accountId)
+    const at = this.opts.engineTime ? await this.serverNow(client) : q.now
+    return Promise.all(
+      q.rows.map(async (row) => {
+        const sc = row.scope === 'account' ? 'a' : `k:${q.keyId}`
+        if (row.resource === 'requests' && row.scope === 'account') {
+          // The account's requests are the admission log's.
+          const w = await this.windows(q.accountId, at, null, null)
+          const win = row.window === 'minute' ? w.minute : w.day
+          return rowState(row, win.used, win.resetAt === null ? null : win.resetAt, 0)
+        }
+        if (row.window === 'period') {
+          const p = periodBounds(row.period!, at)
+          const v = await client.send('GET', [`${pre}sp:${sc}:${row.period}:${p.start}`])
+          return rowState(row, Number(v ?? 0), null, p.resetsAt)
+        }
+        const span = row.window === 'minute' ? this.opts.windows.minuteMs : this.opts.windows.dayMs
+        const base = `${pre}c:${sc}:${row.resource}:${row.window}`
+        // Member, score pairs: flat or nested, as the client's protocol version returns them.
+        const reply = (await client.send('ZRANGEBYSCORE', [
+          `${base}:z`,
+          `(${at - span}`,
+          '+inf',
+          'WITHSCORES',
+        ])) as unknown[]
+        const inside = reply.flat() as Array<string | number>
+        if (!inside.length) return rowState(row, 0, null, span)
+        const members = inside.filter((_, i) => i % 2 === 0).map(String)
+        const amounts = (await client.send('HMGET', [`${base}:a`, ...members])) as Array<string | null>
+        const used = amounts.reduce((n, a) => n + Number(a ?? 0), 0)
+        return rowState(row, used, Number(inside[1]), span)
+      }),
+    )
+  }
+
+  private async serverNow(client: RedisClient): Promise<number> {
+    const [s, us] = (await client.send('TIME', [])) as [string, string]
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+  }
+  /**
+   * Reservations the database's admission log still calls unsettled past `before` (their replica
+   * died mid-request): each settled to nothing here, then in the log.
+   */
+  sweepReservations: Limiter['sweepReservations'] = async (before) => {
+    const stale = await this.opts.log.unsettled(before, 1000)
+    if (!stale.length) return 0
+    const settlements = stale.map((r) => ({
+      handle: r.gatewayId,
+      accountId: r.accountId,
+      tokens: 0,
+      micros: 0,
+    }))
+    await this.settle(settlements)
+    await this.opts.log.markSettled(settlements)
+    return stale.length
+  }
+
+  /** Settles each reservation once (the settle script), after the outcomes are in the database. */
+  async settle(items: Settlement[]): Promise<void> {
+    if (!items.length) return
+    const client = await this.connected()
+    for (const s of items) {
+      const args = ['1', `${prefixOf(s.accountId)}res`, s.handle, String(s.tokens), String(s.micros)]
+      await withTimeout(
+        client.send('EVALSHA', [SETTLE_SHA, ...args]).catch((err: Error) => {
+          if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [SETTLE_SCRIPT, ...args])
+          throw err
+        }),
+      )
+    }
+  }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
     const { minuteMs, dayMs } = this.opts.windows
@@ -81,6 +162,16 @@ export class RedisLimiter implements Limiter {
     const at = r[3]
     const minute = windowOf(input.rpm, r[4], first(r[5]), minuteMs)
     const day = windowOf(input.rpd, r[6], first(r[7]), dayMs)
+    const charged =
+      input.charge && r[9]
+        ? chargeOutcome(
+            input.charge,
+            r[9] as unknown as ChargeDecision,
+            at,
+            this.opts.windows,
+            input.gatewayId,
+          )
+        : null
     if (r[0] !== 1) {
       const suspendedUntil = first(r[8])
       if (suspendedUntil !== null) await this.opts.accounts.setKeySuspended(input.keyId, suspendedUntil)
@@ -92,6 +183,7 @@ export class RedisLimiter implements Limiter {
         minute,
         day,
         suspendedUntil,
+        ...(charged && 'refusal' in charged ? { charge: charged.refusal } : {}),
       }
     }
     // Recorded before the caller goes upstream: every admitted request has its usage row.
@@ -102,6 +194,7 @@ export class RedisLimiter implements Limiter {
       gatewayId: input.gatewayId,
       minute: consumed(minute, at, minuteMs),
       day: consumed(day, at, dayMs),
+      ...(charged && 'reservation' in charged ? { reservation: charged.reservation } : {}),
     }
   }
 
@@ -145,7 +238,8 @@ export class RedisLimiter implements Limiter {
   private async run(
     accountId: number,
     keyId: string,
-    input: Pick<AdmitInput, 'now' | 'rpm' | 'rpd' | 'suspension'>,
+    input: Pick<AdmitInput, 'now' | 'rpm' | 'rpd' | 'suspension'> &
+      Partial<Pick<AdmitInput, 'charge' | 'gatewayId'>>,
     mode: 'admit' | 'peek' | 'reject',
   ): Promise<Reply> {
     const { minuteMs, dayMs } = this.opts.windows
@@ -162,6 +256,10 @@ export class RedisLimiter implements Limiter {
       String(s?.durationMs ?? 0),
       String(this.opts.engineTime ? -1 : input.now),
       mode,
+      input.charge ? JSON.stringify({ ...input.charge, periods: periodsAt(input.now) }) : '',
+      prefixOf(accountId),
+      keyId,
+      input.gatewayId ?? '',
     ]
     const client = await this.connected()
     const reply = await withTimeout(
@@ -224,6 +322,15 @@ export class RedisLimiter implements Limiter {
 }
 
 const first = (v: number): number | null => (v < 0 ? null : v)
+
+/** The calendar periods holding `now` as [start, end] (the script charges money per period). */
+function periodsAt(now: number): Record<string, [number, number]> {
+  const of = (p: 'day' | 'week' | 'month'): [number, number] => {
+    const b = periodBounds(p, now)
+    return [b.start, b.resetsAt]
+  }
+  return { day: of('day'), week: of('week'), month: of('month') }
+}
 
 function withTimeout<T>(p: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined

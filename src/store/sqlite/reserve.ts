@@ -35,6 +35,11 @@ interface ChargeRow {
   settled: number
 }
 
+const BETWEEN = 'FROM charges WHERE account_id = ? AND created_at > ? AND created_at <= ?'
+const OF_KEY = 'AND key_id = ?'
+const OLDEST = 'SELECT MIN(created_at) AS at FROM charges WHERE account_id = ? AND created_at > ?'
+const OLDEST_OF_KEY = `${OLDEST} ${OF_KEY}`
+
 const scopeOf = (row: LimitRow, accountId: number, keyId: string) =>
   row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
 const winOf = (row: LimitRow) => `${row.resource}:${row.window}`
@@ -46,16 +51,9 @@ export class ReserveQueries {
     db: Database,
     private readonly spans: WindowSpans,
   ) {
-    const sum = (what: string, key: boolean) =>
-      db.query<{ n: number }, [number, number, number, ...string[]]>(
-        `SELECT COALESCE(${what}, 0) AS n FROM charges WHERE account_id = ? AND created_at > ? AND created_at <= ?${
-          key ? ' AND key_id = ?' : ''
-        }`,
-      )
+    type Between = [number, number, number, ...string[]]
     const oldest = (key: boolean) =>
-      db.query<{ at: number | null }, [number, number, ...string[]]>(
-        `SELECT MIN(created_at) AS at FROM charges WHERE account_id = ? AND created_at > ?${key ? ' AND key_id = ?' : ''}`,
-      )
+      db.query<{ at: number | null }, [number, number, ...string[]]>(key ? OLDEST_OF_KEY : OLDEST)
     this.q = {
       sums: db.query<{ start: number; used: number }, [string, string]>(
         'SELECT start, used FROM limit_sums WHERE scope = ? AND win = ?',
@@ -65,11 +63,13 @@ export class ReserveQueries {
          ON CONFLICT (scope, win) DO UPDATE SET start = excluded.start, used = excluded.used`,
       ),
       between: {
-        'tokens:account': sum('SUM(tokens)', false),
-        'tokens:key': sum('SUM(tokens)', true),
-        'requests:account': sum('COUNT(*)', false),
-        'requests:key': sum('COUNT(*)', true),
-      } as Record<string, ReturnType<typeof sum>>,
+        'tokens:account': db.query<{ n: number }, Between>(`SELECT COALESCE(SUM(tokens), 0) AS n ${BETWEEN}`),
+        'tokens:key': db.query<{ n: number }, Between>(
+          `SELECT COALESCE(SUM(tokens), 0) AS n ${BETWEEN} ${OF_KEY}`,
+        ),
+        'requests:account': db.query<{ n: number }, Between>(`SELECT COUNT(*) AS n ${BETWEEN}`),
+        'requests:key': db.query<{ n: number }, Between>(`SELECT COUNT(*) AS n ${BETWEEN} ${OF_KEY}`),
+      },
       oldest: { account: oldest(false), key: oldest(true) },
       /** The window's charges oldest first: when enough have left for `needs` (refusals only). */
       inWindow: db.query<{ created_at: number; tokens: number; key_id: string }, [number, number]>(
@@ -120,7 +120,7 @@ export class ReserveQueries {
       const edge = at - span
       const win = winOf(row)
       const keyed = row.scope === 'key' ? [input.keyId] : []
-      const between = this.q.between[`${row.resource}:${row.scope}`]!
+      const between = this.q.between[`${row.resource as 'tokens' | 'requests'}:${row.scope}`]
       const s = this.q.sums.get(scope, win)
       let used: number
       if (s && edge <= s.start) used = s.used

@@ -1,0 +1,155 @@
+/**
+ * @module
+ * Reserve and settle in Redis (DESIGN §11): the charge part of the admission script
+ * (admit-script.ts splices `CHARGE_LUA` in after the request windows, so both are one atomic
+ * step) and the settlement script. The same rules as SQLite (sqlite/reserve.ts) and PostgreSQL
+ * (migrations-v11.ts); every key shares the account's hash tag.
+ *
+ * Per charge scope (`a` the account, `k:<key id>` a key) and sliding window: a sorted set of the
+ * charges inside it (member = reservation handle, score = time), a hash of their amounts and the
+ * running sum; charges that left the window are subtracted and dropped at the next admission.
+ * Money: one counter per scope and calendar period (bounds computed by the gateway for `now`).
+ * `res`: each unsettled reservation (what it charged, where), deleted when it settles — once.
+ */
+
+/**
+ * Runs inside the admission script with `now`, `at`, `minute_ms`, `day_ms` and `refuse` in scope.
+ * ARGV[10] the charge (JSON: ChargeRequest + `periods`), ARGV[11] the account's key prefix,
+ * ARGV[12] the key id, ARGV[13] the reservation handle. Sets `charged` (JSON) or returns a refusal.
+ */
+export const CHARGE_LUA = `
+local charged = ''
+if ARGV[10] and ARGV[10] ~= '' then
+  local c = cjson.decode(ARGV[10])
+  local pre, keyid, handle = ARGV[11], ARGV[12], ARGV[13]
+  local inp, want = tonumber(c.inputTokens), tonumber(c.wantOutput)
+  local floor = math.min(want, 256)
+  local pin, pout = 0, 0
+  if type(c.price) == 'table' then pin, pout = tonumber(c.price.input), tonumber(c.price.output) end
+  local out, clamp = want, cjson.null
+  local states, keys = {}, {}
+  for i, r in ipairs(c.rows) do
+    local sc = 'a'
+    if r.scope == 'key' then sc = 'k:' .. keyid end
+    local used, reset, span = 0, cjson.null, 0
+    if r.window == 'period' then
+      local p = c.periods[r.period]
+      keys[i] = pre .. 'sp:' .. sc .. ':' .. r.period .. ':' .. string.format('%d', p[1])
+      used = tonumber(redis.call('GET', keys[i]) or '0')
+      reset = p[2]
+    else
+      span = minute_ms
+      if r.window == 'day' then span = day_ms end
+      local base = pre .. 'c:' .. sc .. ':' .. r.resource .. ':' .. r.window
+      keys[i] = base
+      local edge = string.format('%d', at - span)
+      local gone = redis.call('ZRANGEBYSCORE', base .. ':z', '-inf', edge)
+      if #gone > 0 then
+        local amounts = redis.call('HMGET', base .. ':a', unpack(gone))
+        local left = 0
+        for _, a in ipairs(amounts) do left = left + tonumber(a or '0') end
+        redis.call('DECRBY', base .. ':u', left)
+        redis.call('HDEL', base .. ':a', unpack(gone))
+        redis.call('ZREMRANGEBYSCORE', base .. ':z', '-inf', edge)
+      end
+      used = tonumber(redis.call('GET', base .. ':u') or '0')
+      local first = redis.call('ZRANGE', base .. ':z', 0, 0, 'WITHSCORES')
+      if first[2] then reset = tonumber(first[2]) + span end
+    end
+    local left = math.max(0, r.capacity - used)
+    states[i] = { used = used, remaining = left, reset = reset }
+    local fits, needs, least = 0, 0, floor
+    if r.resource == 'requests' then
+      fits, needs, least = -1, 1, 0
+      if left >= 1 then fits = want end
+    elseif r.resource == 'tokens' then
+      fits, needs = left - inp, inp + floor
+    else
+      local money = left * 1000000 - inp * pin
+      if money < 0 then fits = -1 elseif pout == 0 then fits = want else fits = math.floor(money / pout) end
+      needs = math.ceil((inp * pin + floor * pout) / 1000000)
+    end
+    if fits < least then
+      local retry = cjson.null
+      if r.window == 'period' then retry = reset
+      elseif needs <= r.capacity then
+        local free = r.capacity - used
+        local inside = redis.call('ZRANGE', keys[i] .. ':z', 0, -1, 'WITHSCORES')
+        for j = 1, #inside, 2 do
+          local a = 1
+          if r.resource ~= 'requests' then a = tonumber(redis.call('HGET', keys[i] .. ':a', inside[j]) or '0') end
+          free = free + a
+          if free >= needs then retry = tonumber(inside[j + 1]) + span break end
+        end
+        if retry == cjson.null then retry = at + span end
+      end
+      local w = 'day'
+      if r.window == 'minute' then w = 'minute' end
+      local rv = retry
+      if rv == cjson.null then rv = at end
+      return { 0, w, rv, now, m_used, m_first, d_used, d_first, refuse(),
+        cjson.encode({ ok = false, i = i - 1, used = used, remaining = left, reset = reset, needs = needs, retry = retry }) }
+    end
+    if r.resource ~= 'requests' and fits < out then
+      out = fits
+      local w = r.window
+      if w == 'period' then w = r.period end
+      clamp = r.scope .. ':' .. r.resource .. ':' .. w
+    end
+  end
+  local tokens = inp + out
+  local micros = math.ceil((inp * pin + out * pout) / 1000000)
+  local settles, spends = false, {}
+  for i, r in ipairs(c.rows) do
+    local amount = micros
+    if r.resource == 'requests' then amount = 1 elseif r.resource == 'tokens' then amount = tokens end
+    if r.resource ~= 'requests' then settles = true end
+    if r.window == 'period' then
+      redis.call('INCRBY', keys[i], amount)
+      redis.call('PEXPIREAT', keys[i], c.periods[r.period][2] + day_ms)
+      spends[#spends + 1] = keys[i]
+    else
+      local span = minute_ms
+      if r.window == 'day' then span = day_ms end
+      redis.call('ZADD', keys[i] .. ':z', string.format('%d', at), handle)
+      redis.call('HSET', keys[i] .. ':a', handle, amount)
+      redis.call('INCRBY', keys[i] .. ':u', amount)
+      for _, s in ipairs({ ':z', ':a', ':u' }) do redis.call('PEXPIRE', keys[i] .. s, span * 2) end
+    end
+  end
+  if settles then
+    local windows = {}
+    for i, r in ipairs(c.rows) do
+      if r.resource == 'tokens' and r.window ~= 'period' then windows[#windows + 1] = keys[i] end
+    end
+    redis.call('HSET', pre .. 'res', handle, cjson.encode({ t = tokens, m = micros, w = windows, s = spends }))
+    redis.call('PEXPIRE', pre .. 'res', day_ms * 2)
+  end
+  charged = cjson.encode({ ok = true, tokens = tokens, micros = micros, out = out, clamp = clamp, states = states })
+end
+`
+
+/**
+ * Settles one reservation once. KEYS[1] the account's `res` hash. ARGV: 1 handle, 2 tokens,
+ * 3 micro-dollars. Returns 1 when it settled, 0 when it was settled already (or expired).
+ */
+export const SETTLE_SCRIPT = `
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+local r = cjson.decode(rec)
+local dt = tonumber(ARGV[2]) - r.t
+local dm = tonumber(ARGV[3]) - r.m
+for _, base in ipairs(r.w) do
+  if dt ~= 0 and redis.call('HEXISTS', base .. ':a', ARGV[1]) == 1 then
+    redis.call('HINCRBY', base .. ':a', ARGV[1], dt)
+    redis.call('INCRBY', base .. ':u', dt)
+  end
+end
+if dm ~= 0 then
+  for _, k in ipairs(r.s) do
+    if redis.call('EXISTS', k) == 1 then redis.call('INCRBY', k, dm) end
+  end
+end
+return 1
+`
