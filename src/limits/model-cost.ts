@@ -8,7 +8,8 @@ import { countsOfUsage, type PricingUnits, pricingUnits, requestCostMicros } fro
 
 const UNITS = new WeakMap<ModelConfig, PricingUnits | null>()
 
-function unitsOf(model: ModelConfig): PricingUnits | null {
+/** The model's prices as integers (null: free), converted once per model. */
+export function unitsOf(model: ModelConfig): PricingUnits | null {
   let u = UNITS.get(model)
   if (u === undefined) {
     u = model.pricing ? pricingUnits(model.pricing) : null

@@ -13,7 +13,8 @@ import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ModelConfig } from '../config/schema.ts'
 import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
-import { countsOfUsage, max, type PricingUnits, pricingUnits, requestCostMicros } from '../limits/pricing.ts'
+import { unitsOf } from '../limits/model-cost.ts'
+import { max } from '../limits/pricing.ts'
 import {
   budgetExceededError,
   contextLengthError,
@@ -34,18 +35,6 @@ export interface ChargePlan {
   charge: ChargeRequest | undefined
   /** The output tokens the client asked for (any spelling), or null. */
   requested: number | null
-}
-
-const UNITS = new WeakMap<ModelConfig, PricingUnits | null>()
-
-/** The model's prices as integers, converted once per model. */
-function unitsOf(model: ModelConfig): PricingUnits | null {
-  let u = UNITS.get(model)
-  if (u === undefined) {
-    u = model.pricing ? pricingUnits(model.pricing) : null
-    UNITS.set(model, u)
-  }
-  return u
 }
 
 const keySettings = (l: KeyLimits): LimitSettings => ({
@@ -110,7 +99,7 @@ export async function planCharge(
 
 /** The dearest input and output prices among `models` (null when none is priced). */
 function dearest(models: ModelConfig[]): ChargeRequest['price'] {
-  const priced = models.map(unitsOf).filter((u) => u !== null)
+  const priced = models.map(unitsOf).filter((u): u is NonNullable<typeof u> => u !== null)
   if (!priced.length) return null
   return {
     input: Math.max(...priced.map((u) => Number(max(u.input, u.cacheWrite)))),
@@ -175,33 +164,26 @@ function capForward(call: ForwardCall, surface: string, n: number): ForwardCall 
 }
 
 /**
- * At the end: the request's cost, and its reservation settled — to the upstream's usage when it
- * reported one; to nothing when it failed before relaying a byte; else (a stream the client left
+ * At the end, the reservation settled: to the upstream's usage (and its cost) when it reported
+ * one; to nothing when the request failed before relaying a byte; else (a stream the client left
  * or that broke, whose usage never came) to the whole reservation, which is never less than what
  * was relayed (the upstream could not produce more than the allowance it was sent).
  */
 export function settle(
-  plan: ChargePlan,
-  r: Reservation | undefined,
-  /** The model that answered (a fallback's prices may differ from the primary's). */
-  answeredBy: ModelConfig,
+  r: Reservation,
   accountId: number,
-  usage: Parameters<typeof countsOfUsage>[0] | null,
+  usage: { prompt_tokens: number; completion_tokens: number } | null,
+  costMicros: number | null,
   failed: boolean,
   relayed: boolean,
-): { costMicros: number | null; settlement?: Settlement } {
-  const units = unitsOf(answeredBy)
-  const costMicros = usage && units ? requestCostMicros(units, countsOfUsage(usage)) : null
-  if (!r) return { costMicros }
-  const settlement: Settlement = usage
-    ? {
-        handle: r.handle,
-        accountId,
-        tokens: usage.prompt_tokens + usage.completion_tokens,
-        micros: costMicros ?? 0,
-      }
-    : failed && !relayed
-      ? { handle: r.handle, accountId, tokens: 0, micros: 0 }
-      : { handle: r.handle, accountId, tokens: r.tokens, micros: r.micros }
-  return { costMicros, settlement }
+): Settlement {
+  if (usage)
+    return {
+      handle: r.handle,
+      accountId,
+      tokens: usage.prompt_tokens + usage.completion_tokens,
+      micros: costMicros ?? 0,
+    }
+  if (failed && !relayed) return { handle: r.handle, accountId, tokens: 0, micros: 0 }
+  return { handle: r.handle, accountId, tokens: r.tokens, micros: r.micros }
 }

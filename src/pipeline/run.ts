@@ -220,7 +220,6 @@ export class Pipeline {
       ex.ttftMs = ttftMs
       ex.promptTokens = usage?.prompt_tokens ?? null
       ex.completionTokens = usage?.completion_tokens ?? null
-      // Priced as prompt and completion tokens: the settlement refines it with cache and reasoning details.
       // At the answering model's prices (a fallback's, DESIGN §10): failed attempts are not billed.
       const costMicros = modelCostMicros(by.model, usage)
       ex.costMicros = costMicros
@@ -244,7 +243,9 @@ export class Pipeline {
         errorCode: err?.code ?? null,
         attempts: answered.attempts || null,
         answeredBy: by === entry ? null : by.id,
-        ...settle(charging, reservation, by.model, auth.account.id, usage, err !== null, ttftMs !== null),
+        settlement:
+          reservation &&
+          settle(reservation, auth.account.id, usage, costMicros, err !== null, ttftMs !== null),
         counted: {
           accountId: auth.account.id,
           keyId: auth.key.id,
