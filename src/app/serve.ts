@@ -67,6 +67,16 @@ export function startServer(
   prune()
   const pruneTimer = setInterval(prune, HOUR_MS)
   pruneTimer.unref?.()
+  // Reservations a killed process never settled: released once `reservation_ttl_s` has passed,
+  // checked every tenth of it (at most a minute), so none is held past 1.1 × the TTL.
+  const ttl = config.limiter.reservationTtlMs
+  const sweep = () => {
+    deps.store
+      .sweepReservations(deps.clock.now() - ttl)
+      .catch((err) => deps.log.warn('reservation sweep failed', { error: (err as Error).message }))
+  }
+  const sweepTimer = setInterval(sweep, Math.min(60_000, Math.ceil(ttl / 10)))
+  sweepTimer.unref?.()
   let fatal = false
   const idle = idleCollector(deps.traffic)
   const watchTimer = setInterval(() => {
@@ -83,6 +93,7 @@ export function startServer(
   const stop = (graceMs = 0) => {
     stopped ??= (async () => {
       clearInterval(pruneTimer)
+      clearInterval(sweepTimer)
       clearInterval(watchTimer)
       if (graceMs > 0) await Promise.race([app.stop(false), Bun.sleep(graceMs)])
       await app.stop(true)

@@ -49,7 +49,7 @@ export interface Config {
   }
   suspension: SuspensionPolicy
   windows: { minuteMs: number; dayMs: number }
-  limiter: { redisUrl: string | null; onUnavailable: 'reject' | 'allow' }
+  limiter: { redisUrl: string | null; onUnavailable: 'reject' | 'allow'; reservationTtlMs: number }
   providers: ProviderConfig[]
   plans: Record<string, PlanConfig>
   defaultPlan: string
@@ -324,6 +324,7 @@ function resolve(raw: RawConfig, source: string): Config {
     limiter: {
       redisUrl: raw.limits?.redis_url ?? null,
       onUnavailable: raw.limits?.on_unavailable ?? 'reject',
+      reservationTtlMs: (raw.limits?.reservation_ttl_s ?? 3600) * 1000,
     },
     providers: raw.providers.map((p) => ({ ...p, models: p.models.map(resolveModel) })),
     plans: raw.plans,

@@ -279,6 +279,12 @@ export const ConfigSchema = T.Object(
           redis_url: T.Optional(T.String({ pattern: '^rediss?://' })),
           /** What to do while the limiter's engine is unreachable: 503 (reject) or serve unlimited (allow). */
           on_unavailable: T.Optional(T.Union([T.Literal('reject'), T.Literal('allow')])),
+          /**
+           * A token or money reservation nobody settled (its process was killed mid-request) is
+           * settled to nothing this long after its admission. Must exceed the longest a request
+           * runs (every attempt and fallback included). Default 3600.
+           */
+          reservation_ttl_s: T.Optional(PositiveInt),
         },
         Closed,
       ),

@@ -1,0 +1,131 @@
+/**
+ * Tokens across processes (issue 21's acceptance): `serve --workers 2` on SQLite, three replicas
+ * on PostgreSQL and on PostgreSQL + Redis — a burst of 40 (three surfaces, streams and JSON)
+ * against TPM 3,000 never lets the upstream bill more, and usage equals the bill once settled.
+ * `kill -9` mid-burst: every admission the upstream saw is in the store with its reservation, and
+ * a process started after releases the reservations nobody settled within the stated bound
+ * (`limits.reservation_ttl_s`, swept every tenth of it).
+ */
+import { afterEach, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { parseConfig } from '../../src/config/index.ts'
+import type { LimitRow } from '../../src/limits/rows.ts'
+import { openStores } from '../../src/store/index.ts'
+import { type BackendUrls, backendDoc, backends } from '../support/backends.ts'
+import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
+import { cli } from '../support/cli.ts'
+import { tempDir } from '../support/config-doc.ts'
+import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
+import { SURFACES, tokensDoc, tokensRequest } from '../support/tokens-bed.ts'
+
+const running: ServeProcess[] = []
+let upstream: BillingUpstream | undefined
+afterEach(async () => {
+  for (const p of running.splice(0)) await p.kill('SIGKILL')
+  await upstream?.stop()
+  upstream = undefined
+})
+
+const TTL_S = 2
+const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
+const RPM: LimitRow = { resource: 'requests', window: 'minute', scope: 'account', capacity: 1_000 }
+
+async function setup(urls: BackendUrls, chunkDelayMs = 0) {
+  upstream = await startBillingUpstream({ chunkDelayMs })
+  const dir = tempDir()
+  const doc = backendDoc(
+    {
+      ...tokensDoc(upstream.url, { metered: { rpm: null, rpd: null, tpm: 3_000, models: ['*'] } }),
+      database: { path: join(dir, 'shared.db') },
+      limits: { reservation_ttl_s: TTL_S },
+    },
+    urls,
+  )
+  const config = writeConfig(dir, doc)
+  const base = ['--config', config]
+  expect((await cli(['accounts', 'create', 'acct', '--plan', 'metered', ...base])).code).toBe(0)
+  const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
+  const store = () => openStores(parseConfig(doc, 'test'))
+  return { base, key, store }
+}
+
+async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[]) {
+  const store = await open()
+  try {
+    const account = (await store.getAccount('acct'))!
+    return (await store.rowStates({ accountId: account.id, keyId: null, now: Date.now(), rows })).map(
+      (s) => s.used,
+    )
+  } finally {
+    await store.close()
+  }
+}
+
+for (const backend of backends('tokens-processes.test.ts')) {
+  const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
+  describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
+    test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill`, async () => {
+      const { base, key } = await setup(await backend.fresh())
+      const procs =
+        backend.name === 'sqlite'
+          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
+          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+      running.push(...procs)
+      const res = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
+            async (r) => {
+              await r.arrayBuffer()
+              return r.status
+            },
+          ),
+        ),
+      )
+      expect(res.every((s) => s === 200 || s === 429)).toBe(true)
+      expect(res.filter((s) => s === 200).length).toBe(upstream!.billed.requests)
+      expect(upstream!.billed.tokens).toBeLessThanOrEqual(3_000)
+      let total = -1
+      for (let i = 0; i < 40 && total !== upstream!.billed.tokens; i++) {
+        await Bun.sleep(100)
+        const u = (await (
+          await fetch(`${procs[0]!.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+        ).json()) as any
+        total = u.usage.today.total_tokens
+      }
+      expect(total).toBe(upstream!.billed.tokens)
+    })
+
+    test('kill -9 mid-burst: no admission lost; the reservations nobody settled are released within the bound', async () => {
+      const { base, key, store } = await setup(await backend.fresh(), 150)
+      const p = await spawnServe(['--port', '0', ...base])
+      running.push(p)
+      const pending = Array.from({ length: 8 }, (_, i) =>
+        tokensRequest(p.url, key, SURFACES[i % 3]!, true, 200)
+          .then((r) => r.arrayBuffer())
+          .catch(() => null),
+      )
+      for (let i = 0; i < 50 && upstream!.billed.requests < 5; i++) await Bun.sleep(20)
+      await Bun.sleep(100)
+      await p.kill('SIGKILL')
+      const killedAt = Date.now()
+      await Promise.all(pending)
+      const seen = upstream!.billed.requests
+      expect(seen).toBeGreaterThan(0)
+      // Every admission the upstream saw is stored, its reservation still held.
+      const [requests, tokens] = await used(store, [RPM, TPM])
+      expect(requests).toBe(seen)
+      expect(tokens).toBeGreaterThan(0)
+      // A process started after sweeps what nobody settled.
+      const after = await spawnServe(['--port', '0', ...base])
+      running.push(after)
+      let left = tokens
+      while (left! > 0 && Date.now() - killedAt < 3 * TTL_S * 1000) {
+        await Bun.sleep(100)
+        ;[left] = await used(store, [TPM])
+      }
+      expect(left).toBe(0)
+      // Released within the bound: 1.1 × the TTL after admission, plus the new process's start.
+      expect(Date.now() - killedAt).toBeLessThan(1.1 * TTL_S * 1000 + 2_000)
+    })
+  })
+}
