@@ -1,0 +1,84 @@
+/**
+ * The refusals and headers of tokens and money (DESIGN §11): a plan's context cap (400 naming the
+ * plan, counted by a tokenizer, not refused on the byte bound), a key's own TPM within the
+ * account's (429 naming the key), a key's model list (403), and the token headers on each surface.
+ */
+import { afterEach, expect, test } from 'bun:test'
+import { startTokensBed, type TokensBed, tokensRequest } from '../support/tokens-bed.ts'
+
+let bed: TokensBed | undefined
+afterEach(async () => {
+  await bed?.stop()
+  bed = undefined
+})
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' })
+
+test("a plan's max_context_tokens: over it → 400 context_length_exceeded naming the plan; under it by count, served", async () => {
+  bed = await startTokensBed({ capped: { rpm: null, rpd: null, max_context_tokens: 60, models: ['*'] } })
+  const { key } = await bed.gw.key('capped', 'capped')
+  // About 150 bytes (over 60 as a byte bound) but some 30 tokens: served.
+  const short = await tokensRequest(bed.gw.url, key, 'chat', false, 50)
+  expect(short.status).toBe(200)
+  const long = await fetch(`${bed.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth(key),
+    body: JSON.stringify({
+      model: 'bill/m',
+      messages: [{ role: 'user', content: 'many words '.repeat(100) }],
+    }),
+  })
+  expect(long.status).toBe(400)
+  const err = ((await long.json()) as any).error
+  expect(err.code).toBe('context_length_exceeded')
+  expect(err.message).toContain("'capped'")
+  expect(bed.upstream.billed.requests).toBe(1)
+})
+
+test("a key's own TPM binds within the account's (429 naming the key); a key's model list → 403 model_not_allowed", async () => {
+  bed = await startTokensBed({ metered: { rpm: null, rpd: null, tpm: 3_000, models: ['*'] } })
+  const { id, key } = await bed.gw.key('keyed', 'metered')
+  const other = await bed.gw.key('keyed')
+  await bed.gw.deps.store.setKeyLimits(id, {
+    rpm: null,
+    rpd: null,
+    tpm: 600,
+    tpd: null,
+    budgetMicros: null,
+    budgetPeriod: null,
+    models: ['bill/m'],
+  })
+  expect((await tokensRequest(bed.gw.url, key, 'chat', false, 200)).status).toBe(200)
+  const second = await tokensRequest(bed.gw.url, key, 'chat', false, 200)
+  expect(second.status).toBe(429)
+  expect(((await second.json()) as any).error.message).toContain('this key')
+  expect(second.headers.get('x-ratelimit-limit-tokens')).toBe('600')
+  // The account's other key still has the account's room.
+  expect((await tokensRequest(bed.gw.url, other.key, 'chat', false, 200)).status).toBe(200)
+  const outside = await fetch(`${bed.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth(key),
+    body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
+  })
+  expect(outside.status).toBe(403)
+  expect(((await outside.json()) as any).error.code).toBe('model_not_allowed')
+})
+
+test('token headers: x-ratelimit-*-tokens and -tokens-day on every surface, anthropic-ratelimit-tokens-* on Messages', async () => {
+  bed = await startTokensBed({ metered: { rpm: null, rpd: null, tpm: 3_000, tpd: 50_000, models: ['*'] } })
+  const { key } = await bed.gw.key('headers', 'metered')
+  for (const surface of ['chat', 'messages', 'responses'] as const) {
+    const r = await tokensRequest(bed.gw.url, key, surface, surface === 'messages', 100)
+    await r.arrayBuffer()
+    expect(r.status).toBe(200)
+    expect(r.headers.get('x-ratelimit-limit-tokens')).toBe('3000')
+    expect(Number(r.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(3_000)
+    expect(r.headers.get('x-ratelimit-reset-tokens')).toMatch(/^\d/)
+    expect(r.headers.get('x-ratelimit-limit-tokens-day')).toBe('50000')
+    if (surface === 'messages') {
+      expect(r.headers.get('anthropic-ratelimit-tokens-limit')).toBe('3000')
+      expect(Number(r.headers.get('anthropic-ratelimit-tokens-remaining'))).toBeLessThan(3_000)
+      expect(Date.parse(r.headers.get('anthropic-ratelimit-tokens-reset')!)).toBeGreaterThan(Date.now())
+    }
+  }
+})
