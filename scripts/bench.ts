@@ -51,6 +51,7 @@ import {
   runSlowStreams,
 } from './bench/scenarios.ts'
 import { runSoak } from './bench/soak.ts'
+import { runTokens, TOKENS_CONCURRENCY, tokensRows } from './bench/tokens.ts'
 import { runUsageVolume } from './bench/usage-volume.ts'
 import { chatTarget } from './bench/workload.ts'
 
@@ -267,6 +268,8 @@ async function main(): Promise<number> {
       `a fallback configured, no fault, c${FALLBACK_CONCURRENCY}: CPU per request vs the same route without ...`,
     )
     const fallback = await runFallback(ctx, fwd)
+    log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
+    const tokens = await runTokens(ctx, fwd, opts.binary)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -295,6 +298,7 @@ async function main(): Promise<number> {
       ...responsesRows(responses),
       ...embeddingsRows(embeddings),
       ...fallbackRows(fallback),
+      ...tokensRows(tokens),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),
       ...microRows(micro),

@@ -60,6 +60,17 @@ const EMBEDDING_MODEL = {
   dimensions: 1536,
 }
 
+/** The tokens-and-money row (tokens.ts): a plan with TPM, TPD and a budget too large to refuse, a priced route. */
+export const METERED_PLAN = {
+  rpm: null,
+  rpd: null,
+  tpm: 1_000_000_000,
+  tpd: 1_000_000_000_000,
+  budget: { usd: 1_000_000, period: 'month' },
+  models: ['*'],
+}
+export const PRICED_MODEL = 'bench-priced'
+
 export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown> {
   const model = (name: string) => ({
     name,
@@ -81,6 +92,8 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
           EMBEDDING_MODEL,
           // The same route with a fallback configured: the attempt loop's happy-path cost (fallback.ts).
           { ...model('bench-fb'), upstream_name: 'bench', fallbacks: ['mock50/bench'] },
+          // The same route priced, for the tokens-and-money row (tokens.ts).
+          { ...model(PRICED_MODEL), upstream_name: 'bench', pricing: { input: 0.15, output: 0.6 } },
         ],
       },
       // Embeddings made in the gateway itself: the operation's cost without an upstream.
@@ -103,7 +116,7 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         models: [model('bench')],
       },
     ],
-    plans: { unlimited: { rpm: null, rpd: null, models: ['*'] } },
+    plans: { unlimited: { rpm: null, rpd: null, models: ['*'] }, metered: METERED_PLAN },
     default_plan: 'unlimited',
   }
 }
@@ -215,7 +228,7 @@ export async function startGateway(
   }
 }
 
-async function cliJson(cmd: string[]): Promise<unknown> {
+export async function cliJson(cmd: string[]): Promise<unknown> {
   const p = Bun.spawn(cmd, { cwd: REPO, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
   const [out, err, code] = await Promise.all([
     new Response(p.stdout).text(),

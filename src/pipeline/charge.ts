@@ -138,23 +138,58 @@ export function applyReservation(
 }
 
 /** Every route's upstream request with the output allowance: translated ones edited, pass-through ones wrapped. */
-export function capRoutes<View>(routes: Route<View>[], surface: string, n: number): Route<View>[] {
+export function capRoutes<View>(
+  routes: Route<View>[],
+  surface: string,
+  n: number,
+  /** The client sent no cap of its own: the body's text is edited (each route's model's maximum replaced). */
+  absent: boolean,
+): Route<View>[] {
   return routes.map((r) => {
     if (r.translated) capRequest(r.translated.request, n)
     const fwd = r.forward
     if (!fwd) return r
-    return { ...r, forward: { ...fwd, request: (...a) => capForward(fwd.request(...a), surface, n) } }
+    const filled = absent ? (r.entry.model.max_output_tokens ?? null) : null
+    return { ...r, forward: { ...fwd, request: (...a) => capForward(fwd.request(...a), surface, n, filled) } }
   })
 }
 
 /** The translated request with the output allowance (in the field the client used, else the current one). */
+/** A model's maximum output tokens, or null. */
+type ModelMax = number | null
+
 function capRequest(req: ChatRequest, n: number): void {
   if (req.max_tokens != null && req.max_completion_tokens == null) req.max_tokens = n
   else req.max_completion_tokens = n
 }
 
 /** A pass-through body with the output allowance, in the wire's own field. */
-function capForward(call: ForwardCall, surface: string, n: number): ForwardCall {
+function capForward(call: ForwardCall, surface: string, n: number, absent: ModelMax): ForwardCall {
+  // The client set no cap: the chat pass-through filled in `max_tokens` = the model's maximum as
+  // its first member (what main sends), which is replaced; elsewhere the member is added after
+  // the opening brace. Neither parses the body (a quoted key cannot occur inside a JSON string).
+  if (absent !== null) {
+    const field = surface === 'responses' ? 'max_output_tokens' : 'max_tokens'
+    const filled = `"${field}":${absent}`
+    const at = call.body.indexOf(filled)
+    if (at >= 0)
+      return {
+        ...call,
+        body: `${call.body.slice(0, at)}"${field}":${n}${call.body.slice(at + filled.length)}`,
+      }
+    const open = call.body.indexOf('{')
+    if (
+      open >= 0 &&
+      !call.body
+        .slice(open + 1)
+        .trimStart()
+        .startsWith('}')
+    )
+      return {
+        ...call,
+        body: `${call.body.slice(0, open + 1)}${filled.replace(String(absent), String(n))},${call.body.slice(open + 1)}`,
+      }
+  }
   const body = JSON.parse(call.body) as Record<string, unknown>
   if (surface === 'messages') body.max_tokens = n
   else if (surface === 'responses') body.max_output_tokens = n

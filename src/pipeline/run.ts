@@ -280,7 +280,9 @@ export class Pipeline {
     return callWithAttempts({
       deps,
       surface,
-      routes: capped ? capRoutes(routes, surface.name, reservation!.outputTokens) : routes,
+      routes: capped
+        ? capRoutes(routes, surface.name, reservation!.outputTokens, charging.requested === null)
+        : routes,
       decoded,
       bodyText: text,
       request,

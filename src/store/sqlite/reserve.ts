@@ -108,7 +108,7 @@ export class ReserveQueries {
     }
   }
 
-  /** Each row's state at `at`, its running sum moved to the window's edge (inside the write lock). */
+  /** Each row's state at `at`, its running sum moved to the window's edge (inside the write lock; written by the charge). */
   private states(input: AdmitInput, at: number, rows: LimitRow[]): RowState[] {
     return rows.map((row) => {
       const scope = scopeOf(row, input.accountId, input.keyId)
@@ -131,7 +131,7 @@ export class ReserveQueries {
           s && s.start + span > edge
             ? s.used - between.get(input.accountId, s.start, edge, ...keyed)!.n
             : between.get(input.accountId, edge, Number.MAX_SAFE_INTEGER, ...keyed)!.n
-        this.q.putSum.run(scope, win, edge, used)
+        // Written with the charge (one write per row); a refusal leaves the sum where it was.
       }
       const first = used > 0 ? this.q.oldest[row.scope].get(input.accountId, edge, ...keyed)!.at : null
       return rowState(row, used, first, span)
