@@ -204,6 +204,7 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
       timeouts: r.timeouts(provider.prefix),
       cancel: (reason) => cancel.abort(reason),
       deadline: new Deadline(realScheduler),
+      onMalformed: () => metrics.malformedEvents(provider.prefix, 1),
     }
     return { provider, adapter, cancel, ctx }
   }
