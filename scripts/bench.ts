@@ -262,7 +262,7 @@ async function main(): Promise<number> {
     const messages = await runMessagesPassThrough(ctx)
     log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
     const responses = await runResponses(ctx, fwd)
-    log(`embeddings, c${EMBEDDINGS_CONCURRENCY}: direct, pass-through, demo vectors ...`)
+    log(`embeddings, c${EMBEDDINGS_CONCURRENCY}, base64 and float: direct, pass-through, demo vectors ...`)
     const embeddings = await runEmbeddings(ctx, fwd)
     log(
       `a fallback configured, no fault, c${FALLBACK_CONCURRENCY}: CPU per request vs the same route without ...`,

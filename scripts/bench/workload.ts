@@ -76,23 +76,31 @@ export function responsesTarget(base: string, model: string, stream: boolean, ke
   return { url, headers, body: responsesBody(model, stream) }
 }
 
-/** Eight short texts, as a retrieval app embeds document chunks; base64, the `openai` SDK's default. */
-export const embeddingsBody = (model: string): string =>
+/**
+ * Eight short texts, as a retrieval app embeds document chunks; base64 is the `openai` SDK's
+ * default, float the API's (and what the AI SDK asks for).
+ */
+export const embeddingsBody = (model: string, format: 'base64' | 'float'): string =>
   JSON.stringify({
     model,
     input: Array.from(
       { length: 8 },
       (_, i) => `Document chunk ${i}: a switchyard sorts railway cars onto tracks.`,
     ),
-    encoding_format: 'base64',
+    encoding_format: format,
   })
 
 /** `POST /v1/embeddings`, direct to the mock or through the gateway, as `chatTarget`. */
-export function embeddingsTarget(base: string, model: string, key?: string): Target {
+export function embeddingsTarget(
+  base: string,
+  model: string,
+  format: 'base64' | 'float',
+  key?: string,
+): Target {
   const url = key ? `${base}/v1/embeddings` : `${base}/embeddings`
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (key) headers.authorization = `Bearer ${key}`
-  return { url, headers, body: embeddingsBody(model) }
+  return { url, headers, body: embeddingsBody(model, format) }
 }
 
 /** The q-quantile (0..1) of an ascending array, nearest-rank. */

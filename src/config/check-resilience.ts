@@ -1,9 +1,10 @@
 /**
  * @module
  * The cross-checks of DESIGN §10's settings that a schema cannot state: every fallback names a
- * configured model (not the model itself), no pool key is empty, and the backoff cap is not below
- * its first step. Each problem carries its path.
+ * configured model of the same type (not the model itself), no pool key is empty, and the backoff
+ * cap is not below its first step. Each problem carries its path.
  */
+import { modelType } from '../operations/operation.ts'
 import type { RawConfig } from './schema.ts'
 
 interface Problem {
@@ -13,7 +14,9 @@ interface Problem {
 
 /** `secrets`: whether provider keys must be set (serve, config check). */
 export function checkResilience(raw: RawConfig, problems: Problem[], secrets: boolean): void {
-  const ids = new Set(raw.providers.flatMap((p) => p.models.map((m) => `${p.prefix}/${m.name}`)))
+  const types = new Map<string, string>(
+    raw.providers.flatMap((p) => p.models.map((m) => [`${p.prefix}/${m.name}`, modelType(m)] as const)),
+  )
   raw.providers.forEach((p, i) => {
     const at = `/providers/${i}`
     p.models.forEach((m, j) => {
@@ -21,10 +24,15 @@ export function checkResilience(raw: RawConfig, problems: Problem[], secrets: bo
         const path = `${at}/models/${j}/fallbacks/${k}`
         if (id === `${p.prefix}/${m.name}`)
           problems.push({ path, message: `a model cannot fall back to itself ('${id}')` })
-        else if (!ids.has(id))
+        else if (!types.has(id))
           problems.push({
             path,
             message: `no configured model '${id}' (a fallback is the prefix/name of a model in this file)`,
+          })
+        else if (types.get(id) !== modelType(m))
+          problems.push({
+            path,
+            message: `'${id}' is ${an(types.get(id)!)} model; ${an(modelType(m))} model falls back to ${modelType(m)} models only`,
           })
       })
     })
@@ -46,3 +54,5 @@ export function checkResilience(raw: RawConfig, problems: Problem[], secrets: bo
     }
   })
 }
+
+const an = (type: string) => (type === 'embedding' ? 'an embedding' : `a ${type}`)

@@ -5,7 +5,9 @@
  * context, its own abort controller linked to the client's signal, and its own route — passed
  * through when the attempt's provider speaks the surface's wire, else translated. Which target
  * comes next, and after what wait, is `AttemptPlan`'s to say from the failure's kind; this file
- * only runs attempts and reports how they ended.
+ * only runs attempts and reports how they ended. The loop is the same for every operation: what
+ * one attempt does is the operation's (`chatOperation` here, `embeddingsAttempt` beside the
+ * embeddings call).
  *
  * Admission happened once before the loop; the request's outcome is recorded once after it: by
  * the answering attempt, or by `settle` of the last failure. Failed attempts are never billed.
@@ -92,13 +94,36 @@ export interface Answered {
   attempts: number
 }
 
-export interface AttemptsRun<View> {
+/** What every operation's route has: the catalogue entry and the resilience target. */
+export interface Targeted {
+  entry: CatalogueEntry
+  target: Target
+}
+
+/** One attempt's provider, adapter and call context, for the attempt's key. */
+export interface Keyed {
+  provider: ProviderConfig
+  adapter: ProviderAdapter
+  cancel: AbortController
+  ctx: CallContext
+}
+
+export type ContextFor<R extends Targeted> = (attempt: Attempt, route: R) => Keyed
+
+/** One attempt of the operation on `route`. `rescue`: the stream rescue, when the operation has one. */
+export type OperationAttempt<R extends Targeted> = (
+  route: R,
+  keyed: Keyed,
+  hasFallback: boolean,
+  rescue: Rescue | undefined,
+) => Promise<CallResult>
+
+export interface AttemptsRun<R extends Targeted> {
   deps: PipelineDeps & { resilience: Resilience }
-  surface: ChatSurface<View>
-  routes: Route<View>[]
-  decoded: Decoded<View>
-  /** The client's body (pass-through sends it on) and headers (some are forwarded). */
-  bodyText: string
+  routes: R[]
+  attempt: OperationAttempt<R>
+  /** A stream's rescue after content (chat streams only). */
+  rescue?: (plan: AttemptPlan, contextFor: ContextFor<R>) => Rescue | undefined
   request: Request
   /** The response headers so far; the loop adds `x-switchyard-attempts`. */
   headers: Record<string, string>
@@ -109,7 +134,58 @@ export interface AttemptsRun<View> {
   timeouts: (prefix: string) => Timeouts
 }
 
-export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Response> {
+/** A chat request as the attempt loop needs it. */
+export interface ChatCall<View> {
+  deps: PipelineDeps
+  surface: ChatSurface<View>
+  routes: Route<View>[]
+  decoded: Decoded<View>
+  /** The client's body (pass-through sends it on) and headers (some are forwarded). */
+  bodyText: string
+  request: Request
+  headers: Record<string, string>
+  finish: Finish
+  answered: Answered
+}
+
+/** The chat operation's attempt (`callProvider`: pass-through or translated, JSON or stream) and rescue. */
+export function chatOperation<View>(c: ChatCall<View>): Pick<AttemptsRun<Route<View>>, 'attempt' | 'rescue'> {
+  return {
+    attempt: (route, { provider, adapter, ctx }, hasFallback, rescue) => {
+      const encodeCtx: EncodeContext<View> = {
+        modelId: route.entry.id,
+        upstreamModel: route.entry.model.upstream_name ?? route.entry.model.name,
+        provider,
+        requestId: ctx.requestId,
+        view: c.decoded.view,
+        includeUsage: route.translated?.includeUsage ?? false,
+      }
+      return callProvider({
+        deps: c.deps,
+        surface: c.surface,
+        adapter,
+        ctx,
+        encodeCtx,
+        stream: c.decoded.stream,
+        call: route.forward
+          ? {
+              forward: route.forward.request(c.decoded.view, route.entry, c.bodyText, c.request.headers),
+              relay: route.forward,
+            }
+          : { request: route.translated!.request },
+        headers: c.headers,
+        hasFallback,
+        rescue,
+        finish: c.finish,
+        signal: c.request.signal,
+        bodyText: c.bodyText,
+      })
+    },
+    rescue: c.decoded.stream ? (plan, contextFor) => rescueFor(c, plan, contextFor) : undefined,
+  }
+}
+
+export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): Promise<Response> {
   const { deps, routes, request } = r
   const { resilience, metrics } = deps
   const plan = new AttemptPlan(
@@ -117,7 +193,7 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
     { board: resilience.board, clock: resilience.clock },
   )
   const clientSignal = AbortSignal.any([request.signal, deps.traffic.stopSignal])
-  const contextFor = (attempt: Attempt, route: Route<View>) => {
+  const contextFor: ContextFor<R> = (attempt, route) => {
     const { provider, adapter } = resilience.keyed(attempt.target, attempt.key)
     const cancel = new AbortController()
     const ctx: CallContext = {
@@ -128,10 +204,11 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
       timeouts: r.timeouts(provider.prefix),
       cancel: (reason) => cancel.abort(reason),
       deadline: new Deadline(realScheduler),
+      onMalformed: () => metrics.malformedEvents(provider.prefix, 1),
     }
     return { provider, adapter, cancel, ctx }
   }
-  const rescue = r.decoded.stream ? rescueFor(r, plan, contextFor) : undefined
+  const rescue = r.rescue?.(plan, contextFor)
   let last: Extract<CallResult, { ok: false }> | null = null
   for (;;) {
     const step = plan.next()
@@ -143,38 +220,12 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
     const attempt = 'stop' in step ? (clientSignal.aborted ? null : plan.lastResort()) : step.attempt
     if (attempt === null) break
     const route = routes.find((x) => x.target === attempt.target)!
-    const { provider, adapter, cancel, ctx } = contextFor(attempt, route)
+    const keyed = contextFor(attempt, route)
+    const { provider, cancel } = keyed
     r.answered.entry = route.entry
     r.answered.attempts = attempt.n
     r.headers['x-switchyard-attempts'] = String(attempt.n)
-    const encodeCtx: EncodeContext<View> = {
-      modelId: route.entry.id,
-      upstreamModel: route.entry.model.upstream_name ?? route.entry.model.name,
-      provider,
-      requestId: r.requestId,
-      view: r.decoded.view,
-      includeUsage: route.translated?.includeUsage ?? false,
-    }
-    const out = await callProvider({
-      deps,
-      surface: r.surface,
-      adapter,
-      ctx,
-      encodeCtx,
-      stream: r.decoded.stream,
-      call: route.forward
-        ? {
-            forward: route.forward.request(r.decoded.view, route.entry, r.bodyText, request.headers),
-            relay: route.forward,
-          }
-        : { request: route.translated!.request },
-      headers: r.headers,
-      hasFallback: plan.hasFallback(),
-      rescue,
-      finish: r.finish,
-      signal: request.signal,
-      bodyText: r.bodyText,
-    })
+    const out = await r.attempt(route, keyed, plan.hasFallback(), rescue)
     if (out.ok) {
       plan.succeeded()
       metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
@@ -209,12 +260,9 @@ export async function callWithAttempts<View>(r: AttemptsRun<View>): Promise<Resp
  * continuation's attempt is made here, counted and named like any other.
  */
 function rescueFor<View>(
-  r: AttemptsRun<View>,
+  r: ChatCall<View>,
   plan: AttemptPlan,
-  contextFor: (
-    attempt: Attempt,
-    route: Route<View>,
-  ) => { provider: ProviderConfig; adapter: ProviderAdapter; cancel: AbortController; ctx: CallContext },
+  contextFor: ContextFor<Route<View>>,
 ): Rescue | undefined {
   const { routes } = r
   if (!routes.slice(1).some((x) => x.entry.model.features.includes('prefill'))) return undefined

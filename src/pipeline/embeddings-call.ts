@@ -1,27 +1,34 @@
 /**
  * @module
- * The embeddings operation's part of the pipeline: its checks before admission and its call
- * after. Either route answers with one whole JSON body:
+ * The embeddings operation's part of the pipeline: its checks before admission, its routes (the
+ * model, then its fallbacks), and one attempt of the attempt loop (`attempts.ts`: retries, key
+ * pools, fail-over are the loop's). Either route answers with one whole JSON body:
  *
  * | route     | before admission                                       | after admission                                   |
  * |-----------|--------------------------------------------------------|---------------------------------------------------|
  * | translate | surface limits, `translate`, `adapter.embeddings.check` | `adapter.embeddings.embed` → `surface.encode`     |
  * | forward   | surface limits                                         | `adapter.forward` → `surface.forward.relayJson`   |
  *
- * `finish` is called exactly once per admitted request, with the status the client saw.
+ * An attempt calls `finish` on success; a failure is returned for the loop to retry or `settle`.
  */
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { EmbeddingRequest, EmbeddingUsage } from '../operations/embeddings.ts'
+import { checkModelServes } from '../operations/operation.ts'
 import { readText } from '../providers/http.ts'
-import type { CallContext, EmbeddingCalls, ProviderAdapter } from '../providers/types.ts'
+import type { Resilience } from '../providers/resilience/index.ts'
+import type { ProviderAdapter } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
+import type { OperationAttempt, Targeted } from './attempts.ts'
 import { asGatewayError, type Finish } from './call.ts'
 import type { EmbeddingsSurface, EncodeContext, ForwardRequest } from './surface.ts'
 
 /** What the checks chose: the client's body to pass through, or the canonical request to translate. */
-export type EmbeddingsCall =
-  | { forward: ForwardRequest }
-  | { request: EmbeddingRequest; calls: EmbeddingCalls }
+export type EmbeddingsCall = { forward: ForwardRequest } | { request: EmbeddingRequest }
+
+/** One target of an embeddings request and how the request reaches it. */
+export interface EmbeddingsRoute extends Targeted {
+  call: EmbeddingsCall
+}
 
 /** Runs before admission: every 400 here leaves the request uncounted. */
 export function checkEmbeddings<View>(
@@ -35,9 +42,8 @@ export function checkEmbeddings<View>(
   if (surface.forward.kind === entry.provider.kind && adapter.forward) {
     return { forward: surface.forward.request(view, entry, bodyText) }
   }
-  const calls = adapter.embeddings
   // The config loader refuses embedding models under kinds without embeddings; this is the backstop.
-  if (!calls) {
+  if (!adapter.embeddings) {
     throw new GatewayError(
       400,
       'model_not_supported',
@@ -46,41 +52,77 @@ export function checkEmbeddings<View>(
     )
   }
   const request = surface.translate(view, entry)
-  calls.check(request, entry.model)
-  return { request, calls }
+  adapter.embeddings.check(request, entry.model)
+  return { request }
 }
 
-export interface EmbeddingsProviderCall<View> {
-  surface: EmbeddingsSurface<View>
-  adapter: ProviderAdapter
-  ctx: CallContext
-  encodeCtx: EncodeContext<View>
-  call: EmbeddingsCall
-  headers: Record<string, string>
-  finish: Finish
+/**
+ * The primary's route, then one per fallback the request fits: allowed by the plan, an embedding
+ * model, and passing the surface's limits and its provider's checks (a fallback that would refuse
+ * the request is left out: the primary's answer stands for it).
+ */
+export function embeddingsRoutesFor<View>(
+  surface: EmbeddingsSurface<View>,
+  view: View,
+  primary: { entry: CatalogueEntry; call: EmbeddingsCall },
+  bodyText: string,
+  resilience: Resilience,
+  resolve: (id: string) => CatalogueEntry,
+  allowed: (entry: CatalogueEntry) => boolean,
+  adapterOf: (entry: CatalogueEntry) => ProviderAdapter,
+): EmbeddingsRoute[] {
+  const { entry } = primary
+  const routes: EmbeddingsRoute[] = [
+    { ...primary, target: resilience.target(entry.provider, entry.model, entry.id) },
+  ]
+  for (const id of entry.model.fallbacks ?? []) {
+    try {
+      const fb = resolve(id)
+      if (!allowed(fb)) continue
+      checkModelServes(fb.model, 'embeddings', fb.id)
+      const call = checkEmbeddings(surface, view, fb, adapterOf(fb), bodyText)
+      routes.push({ entry: fb, target: resilience.target(fb.provider, fb.model, fb.id), call })
+    } catch {}
+  }
+  return routes
 }
 
-export async function callEmbeddings<View>(p: EmbeddingsProviderCall<View>): Promise<Response> {
-  const { call, ctx } = p
-  try {
-    let out: { body: string; usage: EmbeddingUsage }
-    if ('forward' in call) {
-      const answer = await p.adapter.forward!(call.forward, ctx)
-      // Read here, under the provider's timeouts and max_response_bytes, so the relay is bounded.
-      out = p.surface.forward.relayJson(await readText(answer, ctx), p.encodeCtx)
-    } else {
-      const result = await call.calls.embed(call.request, ctx)
-      out = { body: p.surface.encode(result, p.encodeCtx), usage: result.usage }
+/** The embeddings operation's attempt: one whole JSON answer, passed through or translated. */
+export function embeddingsAttempt<View>(
+  surface: EmbeddingsSurface<View>,
+  view: View,
+  headers: Record<string, string>,
+  finish: Finish,
+): OperationAttempt<EmbeddingsRoute> {
+  return async ({ entry, call }, { provider, adapter, ctx }) => {
+    const encodeCtx: EncodeContext<View> = {
+      modelId: entry.id,
+      upstreamModel: entry.model.upstream_name ?? entry.model.name,
+      provider,
+      requestId: ctx.requestId,
+      view,
+      includeUsage: false,
     }
-    // Embeddings produce no tokens: the record says 0, not unknown.
-    p.finish(200, { prompt_tokens: out.usage.prompt_tokens, completion_tokens: 0 }, null, null)
-    return new Response(out.body, {
-      status: 200,
-      headers: { ...p.headers, 'content-type': 'application/json' },
-    })
-  } catch (e) {
-    const err = asGatewayError(e)
-    p.finish(err.status, null, err, null)
-    throw err
+    try {
+      let out: { body: string; usage: EmbeddingUsage }
+      if ('forward' in call) {
+        const answer = await adapter.forward!(call.forward, ctx)
+        // Read here, under the provider's timeouts and max_response_bytes, so the relay is bounded.
+        out = surface.forward.relayJson(await readText(answer, ctx), encodeCtx)
+      } else {
+        const result = await adapter.embeddings!.embed(call.request, ctx)
+        out = { body: surface.encode(result, encodeCtx), usage: result.usage }
+      }
+      // Embeddings produce no tokens: the record says 0, not unknown.
+      finish(200, { prompt_tokens: out.usage.prompt_tokens, completion_tokens: 0 }, null, null)
+      const response = new Response(out.body, {
+        status: 200,
+        headers: { ...headers, 'content-type': 'application/json' },
+      })
+      return { ok: true, response }
+    } catch (e) {
+      const error = asGatewayError(e)
+      return { ok: false, error, settle: () => finish(error.status, null, error, null) }
+    }
   }
 }

@@ -22,18 +22,22 @@ import type { CallContext, Timeouts } from '../providers/types.ts'
 import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
-import { Deadline, realScheduler } from '../util/scheduler.ts'
-import { type Answered, callWithAttempts, forwardFor, routesFor } from './attempts.ts'
+import { type Answered, callWithAttempts, chatOperation, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
 import type { Finish } from './call.ts'
 import { applyReservation, capRoutes, chargeRefusalError, planCharge, settle } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
 import type { PipelineDeps } from './deps.ts'
-import { callEmbeddings, checkEmbeddings, type EmbeddingsCall } from './embeddings-call.ts'
+import {
+  checkEmbeddings,
+  type EmbeddingsCall,
+  embeddingsAttempt,
+  embeddingsRoutesFor,
+} from './embeddings-call.ts'
 import { toGatewayError } from './errors.ts'
 import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { countInvalidRequest } from './invalid-requests.ts'
-import type { Decoded, EncodeContext, Surface, SurfaceCore, Translated } from './surface.ts'
+import type { Decoded, Surface, SurfaceCore, Translated } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
 export interface ServerHandle {
@@ -148,20 +152,29 @@ export class Pipeline {
       throw await countInvalidRequest(deps, auth, e)
     }
     if (translated?.headers) Object.assign(headers, translated.headers)
-    const routes =
+    const resolve = (id: string) => deps.catalogue.resolve(id)
+    const allowed = (fb: CatalogueEntry) => planAllows(plan.models, fb.id, fb.model)
+    const chatRoutes =
       surface.operation === 'chat'
-        ? routesFor(
+        ? routesFor(surface, decoded.view, { entry, forward, translated }, deps.resilience, resolve, allowed)
+        : null
+    const embeddingsRoutes =
+      surface.operation === 'embeddings'
+        ? embeddingsRoutesFor(
             surface,
             decoded.view,
-            { entry, forward, translated },
+            { entry, call: embeddings! },
+            text,
             deps.resilience,
-            (id) => deps.catalogue.resolve(id),
-            (fb) => planAllows(plan.models, fb.id, fb.model),
+            resolve,
+            allowed,
+            (fb) => deps.adapters.get(fb.provider.prefix)!,
           )
-        : []
+        : null
     let charging: Awaited<ReturnType<typeof planCharge>>
     try {
-      const models = routes.length ? routes.map((r) => r.entry.model) : [entry.model]
+      const routed = (chatRoutes ?? embeddingsRoutes ?? []).map((r) => r.entry.model)
+      const models = routed.length ? routed : [entry.model]
       const body =
         surface.operation === 'chat' ? (surface.body?.(decoded.view) ?? decoded.view) : decoded.view
       charging = await planCharge(auth, entry, body, text, models)
@@ -256,42 +269,24 @@ export class Pipeline {
       if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, by, err)
     }
     ex.deferred = decoded.stream
-    if (surface.operation === 'embeddings') {
-      // Embeddings make one call (no attempt loop yet): one merged signal, cut at the shutdown
-      // drain's deadline with 503 shutting_down; the first-byte timeout aborts it through `cancel`.
-      const cancel = new AbortController()
-      const ctx = this.callContext(
-        entry,
-        AbortSignal.any([request.signal, traffic.stopSignal, cancel.signal]),
-        rid,
-      )
-      ctx.cancel = (reason) => cancel.abort(reason)
-      ctx.deadline = new Deadline(realScheduler)
-      const encodeCtx: EncodeContext<View> = {
-        modelId: entry.id,
-        upstreamModel: entry.model.upstream_name ?? entry.model.name,
-        provider: entry.provider,
-        requestId: rid,
-        view: decoded.view,
-        includeUsage: false,
-      }
-      return callEmbeddings({ surface, adapter, ctx, encodeCtx, call: embeddings!, headers, finish })
-    }
-    return callWithAttempts({
+    const run = {
       deps,
-      surface,
-      routes: capped
-        ? capRoutes(routes, surface.name, reservation!.outputTokens, charging.requested === null)
-        : routes,
-      decoded,
-      bodyText: text,
       request,
       headers,
       finish,
       answered,
       requestId: rid,
-      timeouts: (prefix) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
-    })
+      timeouts: (prefix: string) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
+    }
+    if (surface.operation === 'embeddings') {
+      const attempt = embeddingsAttempt(surface, decoded.view, headers, finish)
+      return callWithAttempts({ ...run, routes: embeddingsRoutes!, attempt })
+    }
+    const routes = capped
+      ? capRoutes(chatRoutes!, surface.name, reservation!.outputTokens, charging.requested === null)
+      : chatRoutes!
+    const chat = { deps, surface, routes, decoded, bodyText: text, request, headers, finish, answered }
+    return callWithAttempts({ ...run, routes, ...chatOperation(chat) })
   }
 }
 

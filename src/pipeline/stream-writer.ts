@@ -401,15 +401,18 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     if (this.finished) return
     const now = this.sched.now()
     const ctx = this.plan?.ctx
-    if (ctx && this.timedOut === null) {
+    if (this.timedOut === null) {
+      // The first token's deadline holds for any source; the idle and total ones for plans.
       const late =
-        now >= this.totalAt
-          ? totalTimeout(ctx)
-          : !this.content && now >= this.firstTokenAt
-            ? firstTokenTimeout(ctx, this.firstTokenAt - this.t0)
-            : this.content && this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
-              ? idleTimeout(ctx)
-              : null
+        !this.content && now >= this.firstTokenAt
+          ? firstTokenTimeout(ctx?.provider.prefix ?? 'upstream', this.firstTokenAt - this.t0)
+          : !ctx
+            ? null
+            : now >= this.totalAt
+              ? totalTimeout(ctx)
+              : this.content && this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
+                ? idleTimeout(ctx)
+                : null
       if (late !== null) {
         this.timeout(late)
         return
@@ -431,12 +434,12 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     if (this.release !== null) next = this.holdAt
     else if (this.controller) next = this.lastWrite + this.opts.keepaliveMs
     const ctx = this.plan?.ctx
-    if (ctx && this.timedOut === null) {
+    if (this.timedOut === null) {
+      if (!this.content) next = Math.min(next, this.firstTokenAt)
       // A read that starts later has its idle deadline later still: checked when this one fires.
-      const idleAt = this.content
-        ? (this.readSince >= 0 ? this.readSince : now) + ctx.timeouts.idleMs
-        : this.firstTokenAt
-      next = Math.min(next, this.totalAt, idleAt)
+      if (ctx && this.content)
+        next = Math.min(next, (this.readSince >= 0 ? this.readSince : now) + ctx.timeouts.idleMs)
+      if (ctx) next = Math.min(next, this.totalAt)
     }
     if (next !== Number.POSITIVE_INFINITY) this.timer.at(next)
   }
@@ -509,11 +512,11 @@ const utf8 = new TextEncoder()
 
 const clientClosed = (): GatewayError => abortError(undefined)
 
-function firstTokenTimeout(ctx: { provider: { prefix: string } }, ms: number): GatewayError {
+function firstTokenTimeout(label: string, ms: number): GatewayError {
   const err = new GatewayError(
     504,
     'upstream_timeout',
-    `Upstream '${ctx.provider.prefix}' sent no content within ${ms} ms.`,
+    `Upstream '${label}' sent no content within ${ms} ms.`,
   )
   return withFacts(err, { transport: 'no_first_token' })
 }

@@ -170,6 +170,8 @@ export interface CallContext {
   cancel?: (reason: GatewayError) => void
   /** The request's one timer (first byte, then the stream's deadlines); a timer of their own when absent. */
   deadline?: Deadline
+  /** A stream event that was not well formed was skipped (counted in the metrics). */
+  onMalformed?: () => void
 }
 
 /**

@@ -32,6 +32,34 @@ describe('model type (chat | embedding)', () => {
     expect(embed).toMatchObject({ type: 'embedding', dimensions: 256, max_output_tokens: 0, features: [] })
   })
 
+  test('fallbacks keep the type: an embedding model falls back to embedding models only, and back', () => {
+    const found = problems(() =>
+      parseConfig(
+        withModels('demo', [
+          { ...EMBED, fallbacks: ['demo/echo', 'p/embed2'] },
+          { ...EMBED, name: 'embed2' },
+          {
+            name: 'chat',
+            context_window: 8192,
+            max_output_tokens: 64,
+            features: [],
+            fallbacks: ['p/embed2'],
+          },
+        ]),
+      ),
+    )
+    expect(found).toEqual([
+      {
+        path: '/providers/1/models/0/fallbacks/0',
+        message: "'demo/echo' is a chat model; an embedding model falls back to embedding models only",
+      },
+      {
+        path: '/providers/1/models/2/fallbacks/0',
+        message: "'p/embed2' is an embedding model; a chat model falls back to chat models only",
+      },
+    ])
+  })
+
   test('anthropic has no embeddings: an embedding model under it is a config error that says so', () => {
     const found = problems(() => parseConfig(withModels('anthropic', [EMBED])))
     expect(found).toHaveLength(1)

@@ -93,6 +93,21 @@ describe('malformed events and endings', () => {
     expect(metrics).toContain('switchyard_upstream_malformed_events_total{provider="prime"} 1')
   })
 
+  for (const wire of ['messages', 'responses'] as const) {
+    test(`${wire} (translated from openai): a malformed event is skipped and counted; the answer is whole`, async () => {
+      bed.up.script({ model: 'gpt-solo' }, { fault: 'malformed', after: 4 })
+      const res = await bed.post(wire, 'prime/gpt-solo', { stream: true })
+      expect(readStream(wire, await res.text())).toMatchObject({
+        text: bed.up.answer(),
+        complete: true,
+        error: null,
+      })
+      expect(bed.up.attempts()).toHaveLength(1)
+      const metrics = await (await fetch(`${bed.gw.url}/metrics`)).text()
+      expect(metrics).toMatch(/switchyard_upstream_malformed_events_total\{provider="prime"\} [1-9]/)
+    })
+  }
+
   test('chat: a complete stream without data: [DONE] is finished at once', async () => {
     bed.up.script({ model: 'gpt-solo' }, 'no_done')
     const res = await bed.post('chat', 'prime/gpt-solo', { stream: true })

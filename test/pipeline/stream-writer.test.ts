@@ -321,3 +321,72 @@ describe('writeChatStream over real sockets', () => {
     }
   })
 })
+
+describe('writeChatStream holding for content (DESIGN §10)', () => {
+  const err = () => new GatewayError(502, 'upstream_stream_interrupted', 'cut')
+
+  test('a failure after a role-only chunk is still an HTTP error: nothing was sent', async () => {
+    const { stream, state } = scripted([ROLE(), fail(err())])
+    const { opts, finished } = options({ holdForContent: true })
+    const out = await writeChatStream(stream, opts)
+    expect(out.status).toBe('error')
+    expect(out.status === 'error' && out.error.code).toBe('upstream_stream_interrupted')
+    expect(finished).toHaveLength(1)
+    expect(state.pulls).toBe(2)
+  })
+
+  test('the role chunk goes out with the first content, in order', async () => {
+    const { stream } = scripted([ROLE(), TEXT('Hi'), FINISH()])
+    const { opts } = options({ holdForContent: true })
+    const { data } = frames(await text(await ok(writeChatStream(stream, opts))))
+    expect(data.slice(0, -1).map((d) => JSON.parse(d).choices[0].delta.content ?? null)).toEqual([
+      '',
+      'Hi',
+      null,
+    ])
+    expect(data.at(-1)).toBe('[DONE]')
+  })
+
+  test('first token late with a fallback to go to: an HTTP error at firstToken.ms', async () => {
+    const clock = new ManualScheduler()
+    const { stream, state } = scripted([ROLE(), wait(5_000), TEXT('late')], clock)
+    const { opts } = options({
+      holdForContent: true,
+      firstToken: { ms: 300, failOver: true },
+      scheduler: clock,
+    })
+    const opened = writeChatStream(stream, opts)
+    await clock.advance(300)
+    const out = await opened
+    expect(out.status === 'error' && out.error.code).toBe('upstream_timeout')
+    expect(state.cancelled).toBe(true)
+  })
+
+  test('after content, continueWith splices the next source into the same stream', async () => {
+    const first = scripted([ROLE(), TEXT('Hel'), fail(err())])
+    const second = scripted([TEXT('lo'), FINISH()])
+    const asked: string[] = []
+    const { opts, finished } = options({
+      holdForContent: true,
+      continueWith: async (e) => {
+        asked.push(e.code)
+        return second.stream as never
+      },
+    })
+    const { data } = frames(await text(await ok(writeChatStream(first.stream, opts))))
+    const texts = data.slice(0, -1).map((d) => JSON.parse(d).choices[0].delta.content ?? '')
+    expect(texts.join('')).toBe('Hello')
+    expect(data.at(-1)).toBe('[DONE]')
+    expect(asked).toEqual(['upstream_stream_interrupted'])
+    expect(finished[0]).toMatchObject({ error: null, aborted: false })
+  })
+
+  test('continueWith answering null ends with the original error in-band', async () => {
+    const first = scripted([ROLE(), TEXT('Hel'), fail(err())])
+    const { opts, finished } = options({ holdForContent: true, continueWith: async () => null })
+    const { data } = frames(await text(await ok(writeChatStream(first.stream, opts))))
+    expect(JSON.parse(data.at(-1)!).error.code).toBe('upstream_stream_interrupted')
+    expect(data).not.toContain('[DONE]')
+    expect(finished[0]!.error?.code).toBe('upstream_stream_interrupted')
+  })
+})

@@ -53,7 +53,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
         throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
       }
       if (!res.body) throw invalidResponse(label, 'the stream response has no body')
-      return upstreamPlan(res.body, ctx, new OpenAIChunkDecoder(label))
+      return upstreamPlan(res.body, ctx, new OpenAIChunkDecoder(label, ctx.onMalformed))
     },
 
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */

@@ -1,10 +1,12 @@
 /**
  * @module
  * Decodes an OpenAI-style event stream into chunks: stops at `data: [DONE]`, turns an
- * `{"error": ...}` event into a `GatewayError`, and refuses what is not a chunk.
+ * `{"error": ...}` event into a `GatewayError`, and refuses a chunk without choices. An event that
+ * is not JSON is skipped and counted (`onMalformed`), never passed on (DESIGN §10); a stream of
+ * nothing but such events is not the protocol at all (502 `upstream_invalid_response`).
  */
 import { GatewayError } from '../../util/errors.ts'
-import { describeUpstreamError, invalidResponse, sanitizeMessage, streamInterrupted } from '../http.ts'
+import { describeUpstreamError, invalidResponse, streamInterrupted } from '../http.ts'
 import type { SSEEvent } from '../sse/index.ts'
 import type { ChatCompletionChunk } from '../types.ts'
 
@@ -12,8 +14,13 @@ import type { ChatCompletionChunk } from '../types.ts'
 export class OpenAIChunkDecoder implements Transformer<SSEEvent, ChatCompletionChunk> {
   private sawDone = false
   private sawFinish = false
+  private chunks = 0
+  private skipped = 0
 
-  constructor(private readonly label: string) {}
+  constructor(
+    private readonly label: string,
+    private readonly onMalformed?: () => void,
+  ) {}
 
   transform(ev: SSEEvent, controller: TransformStreamDefaultController<ChatCompletionChunk>): void {
     // After [DONE] the upstream ends its body; reading it out keeps the connection reusable.
@@ -26,7 +33,9 @@ export class OpenAIChunkDecoder implements Transformer<SSEEvent, ChatCompletionC
     try {
       chunk = JSON.parse(ev.data)
     } catch {
-      throw invalidResponse(this.label, `a stream event is not JSON: ${sanitizeMessage(ev.data, 120)}`)
+      this.skipped++
+      this.onMalformed?.()
+      return
     }
     if (chunk === null || typeof chunk !== 'object') {
       throw invalidResponse(this.label, 'a stream event is not a JSON object')
@@ -36,13 +45,16 @@ export class OpenAIChunkDecoder implements Transformer<SSEEvent, ChatCompletionC
     const choices = obj.choices
     if (!Array.isArray(choices)) throw invalidResponse(this.label, 'a stream chunk has no choices array')
     for (const choice of choices) if (choice?.finish_reason) this.sawFinish = true
+    this.chunks++
     controller.enqueue(chunk as ChatCompletionChunk)
   }
 
   flush(): void {
     // Some compatible servers omit [DONE]; an answer that reached its finish_reason is complete.
-    if (!this.sawDone && !this.sawFinish)
+    if (!this.sawDone && !this.sawFinish) {
+      if (this.skipped > 0 && this.chunks === 0) throw invalidResponse(this.label, 'no stream event was JSON')
       throw streamInterrupted(this.label, 'the stream ended before data: [DONE]')
+    }
   }
 }
 
