@@ -108,6 +108,17 @@ describe('malformed events and endings', () => {
     })
   }
 
+  test('chat on an anthropic provider: a malformed event is skipped; the answer is whole', async () => {
+    bed.up.script({ model: 'claude-b' }, { fault: 'malformed', after: 4 })
+    const res = await bed.post('chat', 'claude/claude-b', { stream: true })
+    expect(readStream('chat', await res.text())).toMatchObject({
+      text: bed.up.answer(),
+      complete: true,
+      error: null,
+    })
+    expect(bed.up.attempts()).toHaveLength(1)
+  })
+
   test('chat: a complete stream without data: [DONE] is finished at once', async () => {
     bed.up.script({ model: 'gpt-solo' }, 'no_done')
     const res = await bed.post('chat', 'prime/gpt-solo', { stream: true })

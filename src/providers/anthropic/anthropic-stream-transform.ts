@@ -54,6 +54,8 @@ export function anthropicStreamTransform(opts: {
 export function anthropicStreamTransformer(opts: {
   model: string
   provider: ProviderConfig
+  /** An event that was not JSON was skipped (DESIGN §10: skipped and counted, never passed on). */
+  onMalformed?: () => void
 }): Transformer<SSEEvent, ChatCompletionChunk> {
   const head: ChunkHead = {
     id: completionId(`msg_${crypto.randomUUID().replaceAll('-', '')}`),
@@ -62,6 +64,8 @@ export function anthropicStreamTransformer(opts: {
   }
   let started = false
   let finished = false
+  let events = 0
+  let skipped = 0
   let stopReason: string | null | undefined
   const usage: AnthropicUsage = {}
   const tools = new Map<number, OpenToolCall>()
@@ -71,6 +75,12 @@ export function anthropicStreamTransformer(opts: {
   return {
     transform(sse, controller) {
       if (finished) return
+      if (!isJsonObject(sse.data)) {
+        skipped++
+        opts.onMalformed?.()
+        return
+      }
+      events++
       const event = parseEvent(sse, opts.provider.prefix)
       const start = () => {
         if (started) return
@@ -148,9 +158,20 @@ export function anthropicStreamTransformer(opts: {
     },
     flush() {
       if (!finished) {
+        // Nothing but events that were not JSON: not the protocol at all.
+        if (skipped > 0 && events === 0) parseEvent({ data: 'not JSON' }, opts.provider.prefix)
         throw streamInterrupted(opts.provider.prefix, 'the stream ended before message_stop')
       }
     },
+  }
+}
+
+function isJsonObject(data: string): boolean {
+  try {
+    const v = JSON.parse(data) as unknown
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+  } catch {
+    return false
   }
 }
 

@@ -65,7 +65,11 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
     async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       const res = await send(req, ctx, true)
       if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return upstreamPlan(res.body, ctx, anthropicStreamTransformer({ model: req.model, provider }))
+      return upstreamPlan(
+        res.body,
+        ctx,
+        anthropicStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed }),
+      )
     },
   }
   return adapter

@@ -106,9 +106,11 @@ describe('anthropicStreamTransform', () => {
     expect(assemble(chunks).content).toBe('')
   })
 
-  test('an event that is not JSON → 502 upstream_invalid_response', async () => {
-    const { error } = await run([START, 'not json'])
+  test('an event that is not JSON is skipped and counted (DESIGN §10); a stream of nothing else → 502 upstream_invalid_response', async () => {
+    const { error } = await run(['not json'])
     expect(error).toMatchObject({ status: 502, code: 'upstream_invalid_response' })
+    const cut = await run([START, 'not json'])
+    expect(cut.error).toMatchObject({ status: 502, code: 'upstream_stream_interrupted' })
   })
 
   test('an error event before anything else errors the stream with no chunk (the gateway can still answer with its status)', async () => {
