@@ -46,11 +46,14 @@ export function geminiStreamTransform(opts: {
 export function geminiStreamTransformer(opts: {
   model: string
   provider: ProviderConfig
+  /** An event that was not JSON was skipped (DESIGN §10: skipped and counted, never passed on). */
+  onMalformed?: () => void
 }): Transformer<SSEEvent, ChatCompletionChunk> {
   const created = Math.floor(Date.now() / 1000)
   let head: ChunkHead | undefined
   let usage: GeminiUsageMetadata | undefined
   let blocked = false
+  let skipped = 0
   const choices = new Map<number, ChoiceState>()
 
   const chunk = (index: number, delta: ChunkDelta, finish: FinishReason | null = null) =>
@@ -58,6 +61,11 @@ export function geminiStreamTransformer(opts: {
 
   return {
     transform(sse, controller) {
+      if (!isJson(sse.data)) {
+        skipped++
+        opts.onMalformed?.()
+        return
+      }
       const event = parseJsonEvent(sse, opts.provider.prefix) as GeminiResponse | GeminiErrorBody
       if ('error' in event && event.error) throw mapGeminiError(event as GeminiErrorBody, opts.provider)
       const res = event as GeminiResponse
@@ -83,6 +91,8 @@ export function geminiStreamTransformer(opts: {
     },
     flush(controller) {
       if (!head) {
+        // Nothing but events that were not JSON: not the protocol at all.
+        if (skipped > 0) parseJsonEvent({ data: 'not JSON' }, opts.provider.prefix)
         throw streamInterrupted(opts.provider.prefix, 'the stream ended without any event')
       }
       if (choices.size === 0 && blocked) {
@@ -99,5 +109,14 @@ export function geminiStreamTransformer(opts: {
       }
       controller.enqueue(usageChunk(head, convertGeminiUsage(usage)))
     },
+  }
+}
+
+function isJson(data: string): boolean {
+  try {
+    JSON.parse(data)
+    return true
+  } catch {
+    return false
   }
 }

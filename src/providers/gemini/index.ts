@@ -54,7 +54,11 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
     async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       const res = await send(req, ctx, true)
       if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return upstreamPlan(res.body, ctx, geminiStreamTransformer({ model: req.model, provider }))
+      return upstreamPlan(
+        res.body,
+        ctx,
+        geminiStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed }),
+      )
     },
 
     embeddings: createGeminiEmbeddings(provider),

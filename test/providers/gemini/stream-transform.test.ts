@@ -58,6 +58,17 @@ describe('geminiStreamTransform', () => {
     expect((await run(['[1,2]'])).error).toMatchObject({ status: 502, code: 'upstream_invalid_response' })
   })
 
+  test('an event that is not JSON is skipped and counted (DESIGN §10); a stream of nothing else → 502 upstream_invalid_response', async () => {
+    expect((await run(['not json'])).error).toMatchObject({ status: 502, code: 'upstream_invalid_response' })
+    const { chunks, error } = await run([
+      { candidates: [text(0, 'A')], responseId: 'r1' },
+      'not json',
+      { candidates: [text(0, 'B', 'STOP')], responseId: 'r1' },
+    ])
+    expect(error).toBeUndefined()
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('AB')
+  })
+
   test('an error object as the first event → the mapped error, no chunk', async () => {
     const { chunks, error } = await run([
       { error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED' } },
