@@ -59,7 +59,7 @@ export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
   new Output(io, p.flags.json === true).result({ object: 'list', data: list }, () =>
     table(
       list.map((m) => ({ ...m, price: priceText(m) })),
-      ['id', 'provider_kind', 'context_window', 'max_output_tokens', 'tier', 'price', 'features'],
+      ['id', 'type', 'provider_kind', 'context_window', 'max_output_tokens', 'tier', 'price', 'features'],
     ),
   )
   return 0

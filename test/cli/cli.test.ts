@@ -99,6 +99,12 @@ describe('command line (--json)', () => {
     const m = (await (await cli(['models', '--json', ...base])).json()) as any
     expect(m.data.map((x: { id: string }) => x.id)).toContain('demo/echo')
     expect(m.data[0]).toHaveProperty('features')
+    // The starter config's embedding model says so, in JSON and in the table.
+    expect(m.data.find((x: { id: string }) => x.id === 'demo/embed')).toMatchObject({ type: 'embedding' })
+    const table = (await cli(['models', ...base])).stdout.split('\n')
+    expect(table[0]).toContain('TYPE')
+    expect(table.find((l) => l.startsWith('demo/embed '))).toContain(' embedding ')
+    expect(table.find((l) => l.startsWith('demo/echo '))).toContain(' chat ')
     const cc = await cli(['config', 'check', '--json', ...base])
     expect(cc.code).toBe(0)
     expect(cc.json()).toMatchObject({ ok: true })

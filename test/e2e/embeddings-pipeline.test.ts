@@ -19,6 +19,13 @@ beforeAll(async () => {
           models: [
             ...DEMO_PROVIDER.models,
             { name: 'embed', type: 'embedding', context_window: 8192, dimensions: 64, tier: 'free' },
+            // $1,000 per million input tokens: 1,000 micro-dollars a token, so costs are exact.
+            {
+              name: 'embed-priced',
+              type: 'embedding',
+              context_window: 8192,
+              pricing: { input: 1000, output: 0 },
+            },
           ],
         },
       ],
@@ -118,6 +125,19 @@ test('RPM is spent once per admitted embeddings request; usage says embeddings',
   expect(rows.filter((r) => r.status === 200)).toEqual(
     Array.from({ length: 5 }, () => ({ surface: 'embeddings', status: 200, completion_tokens: 0 })),
   )
+})
+
+test("an embedding model's pricing applies: its input tokens at its input price", async () => {
+  const { key } = await gw.key('embed-priced', 'unlimited')
+  for (const input of ['a short text', ['two texts', 'in one request']]) {
+    const res = await post('/v1/embeddings', key, { model: 'demo/embed-priced', input })
+    expect(res.status).toBe(200)
+    await res.arrayBuffer()
+  }
+  const u = (await usage(key)).by_model['demo/embed-priced']
+  expect(u.requests).toBe(2)
+  expect(u.prompt_tokens).toBeGreaterThan(0)
+  expect(u.cost_usd).toBeCloseTo((u.prompt_tokens * 1000) / 1e6, 9)
 })
 
 test("/v1/models shows each model's type (and an embedding model's dimensions)", async () => {
