@@ -1,7 +1,8 @@
 /**
  * Tokens across processes (issue 21's acceptance): `serve --workers 2` on SQLite, three replicas
  * on PostgreSQL and on PostgreSQL + Redis — a burst of 40 (three surfaces, streams and JSON)
- * against TPM 3,000 never lets the upstream bill more, and usage equals the bill once settled.
+ * against TPM 3,000 never lets the upstream bill more, and usage equals the bill once settled;
+ * the same burst on a $0.01 budget at $0.0025 a request serves exactly four.
  * `kill -9` mid-burst: every admission the upstream saw is in the store with its reservation, and
  * a process started after releases the reservations nobody settled within the stated bound
  * (`limits.reservation_ttl_s`, swept every tenth of it).
@@ -30,12 +31,17 @@ const TTL_S = 2
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
 const RPM: LimitRow = { resource: 'requests', window: 'minute', scope: 'account', capacity: 1_000 }
 
-async function setup(urls: BackendUrls, chunkDelayMs = 0) {
-  upstream = await startBillingUpstream({ chunkDelayMs })
+const METERED = { rpm: null, rpd: null, tpm: 3_000, models: ['*'] }
+// 200 output tokens at $12.50 / 1M = $0.0025 a request; input free.
+const BUDGET = { rpm: null, rpd: null, budget: { usd: 0.01, period: 'month' }, models: ['*'] }
+
+async function setup(urls: BackendUrls, chunkDelayMs = 0, plan: Record<string, unknown> = METERED) {
+  const priced = plan === BUDGET
+  upstream = await startBillingUpstream({ chunkDelayMs, answerTokens: priced ? 200 : undefined })
   const dir = tempDir()
   const doc = backendDoc(
     {
-      ...tokensDoc(upstream.url, { metered: { rpm: null, rpd: null, tpm: 3_000, models: ['*'] } }),
+      ...tokensDoc(upstream.url, { metered: plan }, priced ? { input: 0, output: 12.5 } : undefined),
       database: { path: join(dir, 'shared.db') },
       limits: { reservation_ttl_s: TTL_S },
     },
@@ -93,6 +99,41 @@ for (const backend of backends('tokens-processes.test.ts')) {
         total = u.usage.today.total_tokens
       }
       expect(total).toBe(upstream!.billed.tokens)
+    })
+
+    test(`${replicas}: a burst of 40 on a $0.01 budget at $0.0025 a request → exactly 4 served, the rest 402`, async () => {
+      const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET)
+      const procs =
+        backend.name === 'sqlite'
+          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
+          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+      running.push(...procs)
+      const res = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
+            async (r) => {
+              await r.arrayBuffer()
+              return r.status
+            },
+          ),
+        ),
+      )
+      expect(res.filter((s) => s === 200)).toHaveLength(4)
+      expect(res.filter((s) => s === 402)).toHaveLength(36)
+      expect(upstream!.billed.output * 12.5).toBeLessThanOrEqual(10_000_000)
+      const MONTH: LimitRow = {
+        resource: 'microdollars',
+        window: 'period',
+        period: 'month',
+        scope: 'account',
+        capacity: 10_000,
+      }
+      let spent: number | undefined = -1
+      for (let i = 0; i < 40 && spent !== 10_000; i++) {
+        await Bun.sleep(100)
+        ;[spent] = await used(store, [MONTH])
+      }
+      expect(spent).toBe(10_000)
     })
 
     test('kill -9 mid-burst: no admission lost; the reservations nobody settled are released within the bound', async () => {
