@@ -7,7 +7,8 @@
  * The requested model name scripts faults: `fault-500`, `fault-429`, `fault-400`,
  * `fault-invalid-json`, `fault-cut-stream`, `fault-error-event`, `slow-headers-<N>ms`,
  * `slow-first-<N>ms`, `slow-stream[-<N>ms]`, `hang`; a name containing `text-only` answers in text
- * even when offered tools (an agent such as Codex always offers tools). Response bytes are built once per shape and
+ * even when offered tools (an agent such as Codex always offers tools). Reasoning-model names (`gpt-5`,
+ * `o3` ...) refuse `max_tokens` as OpenAI's do (`mock-upstream/parameters.ts`). Response bytes are built once per shape and
  * reused, because the benchmark measures the gateway against this baseline.
  *
  * @example
@@ -18,6 +19,7 @@
  * CLI: `bun scripts/mock-upstream.ts --port 9000 --latency 50 --chunks 20 --chunk-delay 0`
  */
 import { buildEmbeddingsJson } from './mock-upstream/embeddings-wire.ts'
+import { refusedParameter } from './mock-upstream/parameters.ts'
 import { buildResponseJson, buildResponsesFrames } from './mock-upstream/responses-wire.ts'
 import {
   buildCompletion,
@@ -112,6 +114,8 @@ export async function startMockUpstream(opts: MockUpstreamOptions = {}): Promise
     const stream = body.stream === true
     if (stream) stats.streams++
     const model = typeof body.model === 'string' ? body.model : 'gpt-4o-mini'
+    const refused = refusedParameter(model, body)
+    if (refused) return json(400, refused)
     const shape: Shape = {
       model,
       created,

@@ -88,7 +88,7 @@ const steps = {
   },
   requestNew: (text: string) => {
     const view = validateChatRequest(parseChatBody(text))
-    return forwardBody(view, text, model as never)
+    return forwardBody(view, text, model as never, 'max_completion_tokens')
   },
   answerOld: async () => {
     const json = JSON.parse(await new Response(completion).text())

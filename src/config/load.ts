@@ -210,6 +210,12 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
       })
     })
     checkModelTypes(p, i, problems)
+    if (p.max_tokens_param !== undefined && p.kind !== 'openai') {
+      problems.push({
+        path: `/providers/${i}/max_tokens_param`,
+        message: `is for kind openai only (a ${p.kind} provider's own wire names the limit)`,
+      })
+    }
     if (p.wire === 'responses' && p.kind !== 'openai') {
       problems.push({
         path: `/providers/${i}/wire`,

@@ -142,6 +142,12 @@ export const ProviderSchema = T.Object(
      * requests pass through untranslated (hosted tools included). Default `chat`.
      */
     wire: T.Optional(T.Union([T.Literal('chat'), T.Literal('responses')])),
+    /**
+     * OpenAI only: the name the output-token limit is sent under. `max_completion_tokens` (default,
+     * OpenAI's current name, required by its reasoning models); `max_tokens` for older compatible
+     * servers that know only that name.
+     */
+    max_tokens_param: T.Optional(T.Union([T.Literal('max_completion_tokens'), T.Literal('max_tokens')])),
     /** Anthropic only: the `anthropic-version` header. */
     anthropic_version: T.Optional(T.String()),
     timeouts: T.Optional(TimeoutsSchema),

@@ -94,13 +94,15 @@ const STREAM_CHUNKS = [
 const sse = (events: string[]) => `${events.map((e) => `data: ${e}\n\n`).join('')}data: [DONE]\n\n`
 
 describe('the request', () => {
-  test('non-stream: the client bytes, model swapped, max_tokens and temperature added, stream_options dropped', async () => {
+  // Issue 22: no default is added (the upstream applies its own; OpenAI's reasoning models refuse
+  // max_tokens), and a client's max_tokens goes as max_completion_tokens.
+  test('non-stream: the client bytes, model swapped, no defaults added, stream_options dropped', async () => {
     next = { contentType: 'application/json', body: COMPLETION }
     const body = `{"messages":${MESSAGES},  "model" : "pt/m","x_unknown":{"b":1.50,"a":null},"stream_options":{"include_usage":true},"seed":null}`
     const res = await post(body)
     expect(await res.text()).toBe(COMPLETION.replace('"model":"up-m-2024"', '"model":"pt/m"'))
     expect(received.at(-1)).toBe(
-      `{"max_tokens":500,"temperature":1,"messages":${MESSAGES},  "model" : "up-m","x_unknown":{"b":1.50,"a":null}}`,
+      `{"messages":${MESSAGES},  "model" : "up-m","x_unknown":{"b":1.50,"a":null}}`,
     )
   })
 
@@ -108,7 +110,7 @@ describe('the request', () => {
     next = { contentType: 'text/event-stream', body: sse([...STREAM_CHUNKS, USAGE_CHUNK]) }
     await (await post(`{"model":"pt/m","messages":${MESSAGES},"stream":true,"max_tokens":20}`)).text()
     expect(received.at(-1)).toBe(
-      `{"stream_options":{"include_usage":true},"temperature":1,"model":"up-m","messages":${MESSAGES},"stream":true,"max_tokens":20}`,
+      `{"stream_options":{"include_usage":true},"max_completion_tokens":20,"model":"up-m","messages":${MESSAGES},"stream":true}`,
     )
     const own = `{"model":"pt/m","messages":${MESSAGES},"stream":true,"stream_options":{"include_usage":false,"x":1},"temperature":0.5,"max_completion_tokens":9}`
     await (await post(own)).text()
@@ -123,7 +125,12 @@ describe('the request', () => {
     expect(res.status).toBe(200)
     const sent = JSON.parse(received.at(-1)!)
     expect(sent.model).toBe('up-m')
-    expect(sent.max_tokens).toBe(500)
+    // The last occurrence (null: unset) wins, and an unset limit is not filled in.
+    expect('max_tokens' in sent || 'max_completion_tokens' in sent).toBe(false)
+    await post(`{"model":"pt/m","max_tokens":400,"messages":${MESSAGES},"max_tokens":300}`)
+    const again = JSON.parse(received.at(-1)!)
+    expect(again.max_completion_tokens).toBe(300)
+    expect('max_tokens' in again).toBe(false)
   })
 
   test('limits are still enforced before the upstream is called', async () => {

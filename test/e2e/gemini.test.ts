@@ -310,7 +310,7 @@ describe('gemini only', () => {
       toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } },
       generationConfig: {
         temperature: 1.5,
-        maxOutputTokens: 8192,
+        // Issue 22: no maxOutputTokens default (Gemini applies its own); it used to be sent.
         stopSequences: ['END'],
         candidateCount: 2,
         responseMimeType: 'application/json',

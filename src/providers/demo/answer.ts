@@ -17,7 +17,8 @@ export interface DemoAnswer {
   completionTokens: number
 }
 
-export function demoAnswer(req: ChatRequest): DemoAnswer {
+/** `maxOutput`: the model's maximum, the demo's own default limit (the gateway sends none). */
+export function demoAnswer(req: ChatRequest, maxOutput: number): DemoAnswer {
   const toolCalls = pickToolCalls(req)
   if (toolCalls.length > 0) {
     let chars = 0
@@ -31,8 +32,8 @@ export function demoAnswer(req: ChatRequest): DemoAnswer {
     const at = stop ? text.indexOf(stop) : -1
     if (at !== -1) text = text.slice(0, at)
   }
-  const max = req.max_completion_tokens ?? req.max_tokens
-  if (max !== undefined && estimateTokens(text.length) > max) {
+  const max = req.max_completion_tokens ?? req.max_tokens ?? maxOutput
+  if (estimateTokens(text.length) > max) {
     text = cut(text, max * 4)
     finishReason = 'length'
   }

@@ -33,7 +33,7 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
       const failure = flakyFailure(req)
       if (failure) throw failure
-      const answer = demoAnswer(req)
+      const answer = demoAnswer(req, ctx.model.max_output_tokens)
       const n = req.n ?? 1
       const message: ChatCompletion['choices'][number]['message'] = {
         role: 'assistant',
@@ -60,7 +60,7 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
       const failure = flakyFailure(req)
       if (failure) throw failure
-      const answer = demoAnswer(req)
+      const answer = demoAnswer(req, ctx.model.max_output_tokens)
       const n = req.n ?? 1
       const head = {
         id: `chatcmpl-${ctx.requestId}`,

@@ -1,7 +1,8 @@
 /**
  * @module
  * The `openai` provider kind: any OpenAI-compatible chat API (OpenAI, Groq, Together, vLLM,
- * Ollama ...). The request passes through as the gateway built it; streams always ask for usage.
+ * Ollama ...). The request passes through as the gateway built it, its token limit under the name
+ * the upstream knows (`token-limit.ts`); streams always ask for usage.
  *
  * @example
  * const adapter = createOpenAIAdapter({ prefix: 'groq', kind: 'openai',
@@ -22,6 +23,7 @@ import type {
 } from '../types.ts'
 import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
+import { tokenParam, withTokenParam } from './token-limit.ts'
 
 export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
   const label = provider.prefix
@@ -29,11 +31,16 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
   const jsonHeaders = requestHeaders(provider, 'application/json')
   const sseHeaders = requestHeaders(provider, 'text/event-stream')
   const mapError = (status: number, text: string): GatewayError => openAIStyleError(status, text, label)
+  const param = tokenParam(provider)
 
   const adapter: ProviderAdapter = {
     async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
       // OpenAI refuses stream_options on a non-streaming request.
-      const body = JSON.stringify({ ...req, stream: undefined, stream_options: undefined })
+      const body = JSON.stringify({
+        ...withTokenParam(req, param),
+        stream: undefined,
+        stream_options: undefined,
+      })
       const res = await upstreamFetch(url, { method: 'POST', headers: jsonHeaders, body }, ctx, mapError)
       return asCompletion(await readJson(res, ctx), label)
     },
@@ -45,7 +52,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
     async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       // Usage is always requested: the gateway records it even when the client did not ask.
       const stream_options = { ...req.stream_options, include_usage: true }
-      const body = JSON.stringify({ ...req, stream: true, stream_options })
+      const body = JSON.stringify({ ...withTokenParam(req, param), stream: true, stream_options })
       const res = await upstreamFetch(url, { method: 'POST', headers: sseHeaders, body }, ctx, mapError)
       if ((res.headers.get('content-type') ?? '').includes('application/json')) {
         // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.

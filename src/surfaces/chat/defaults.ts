@@ -1,18 +1,18 @@
 /**
  * @module
- * Fills in the parameters DESIGN §4 gives defaults and turns a validated client request into what
- * an adapter receives (`ChatRequest`). Never mutates its input: the result is a shallow copy.
+ * Turns a validated client request into what an adapter receives (`ChatRequest`). Never mutates
+ * its input: the result is a shallow copy.
  *
  * - `null` for a known parameter means "not set" (OpenAI accepts it); it is dropped, so adapters
  *   and upstreams never see it. Unknown keys pass as they came, `null` included.
- * - `temperature`: 1 when not set, clamped into the model's range.
  * - `max_tokens` / `max_completion_tokens`: each may not exceed the model's `max_output_tokens`
- *   (400 `invalid_value`). Both given must agree. If the client sets either, that one is kept; if
- *   neither, `max_tokens` is set to the model's maximum.
+ *   (400 `invalid_value`). Both given must agree.
+ * - The defaults of DESIGN §4 (temperature 1, the model's maximum output) are what the upstream
+ *   applies by itself, so none is filled in: OpenAI's reasoning models refuse `max_tokens`, and an
+ *   adapter whose wire requires a limit (Anthropic's) sends the model's maximum itself.
  * - `stream_options` is dropped unless `stream` is true (OpenAI rejects it otherwise).
  */
 
-import { defaultTemperature } from '../../catalogue/temperature.ts'
 import type { ModelConfig } from '../../config/schema.ts'
 import type { ChatRequest } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -27,10 +27,6 @@ export function applyDefaults(req: ChatRequestInput, model: ModelConfig, upstrea
   if (out.stream !== true) delete out.stream_options
 
   checkTokenLimits(out, model)
-  const maxTokens = out.max_tokens
-  const maxCompletionTokens = out.max_completion_tokens
-  if (maxTokens === undefined && maxCompletionTokens === undefined) out.max_tokens = model.max_output_tokens
-  if (out.temperature === undefined) out.temperature = defaultTemperature(model)
   return out as ChatRequest
 }
 

@@ -2,14 +2,15 @@
  * @module
  * The upstream request of a chat → openai pass-through: the client's body text with only the edits
  * the gateway must make, done on the text (`json/fields.ts`) so unknown fields, key order and
- * number spelling reach the upstream as the client wrote them. The edits are `applyDefaults`'
- * effects, no more:
+ * number spelling reach the upstream as the client wrote them. The edits are what `applyDefaults` and
+ * the openai adapter do to a request, no more:
  *
  * - `model` → the provider's name for the model;
  * - known parameters set to `null` are removed (some compatible servers refuse a null);
- * - neither `max_tokens` nor `max_completion_tokens` → `max_tokens` = the model's configured maximum
- *   (the operator's cap, not necessarily the upstream's default); `temperature` unset → the
- *   gateway's default (1, clamped into the model's range: vLLM and Ollama default differently);
+ * - the token limit goes under the name the upstream knows (`token-limit.ts`): a client's
+ *   `max_tokens` becomes `max_completion_tokens` (OpenAI's reasoning models refuse the old name),
+ *   or the reverse for a `max_tokens_param: max_tokens` provider;
+ * - no default is added: the upstream applies its own (temperature 1, its maximum output);
  * - a stream always asks for usage (`stream_options.include_usage: true`), which the relay withholds
  *   from a client that did not ask; a non-stream request loses `stream_options` (OpenAI refuses it).
  *
@@ -17,20 +18,25 @@
  * re-serialised instead, so the upstream reads exactly what the gateway checked.
  *
  * @example
- * forwardBody(view, '{"model":"openai/gpt-4o","messages":[...],"max_tokens":10}', entry.model)
- * // '{"temperature":1,"model":"gpt-4o","messages":[...],"max_tokens":10}'
+ * forwardBody(view, '{"model":"openai/gpt-5","messages":[...],"max_tokens":10}', entry.model, 'max_completion_tokens')
+ * // '{"max_completion_tokens":10,"model":"gpt-5","messages":[...]}'
  */
 
-import { defaultTemperature } from '../../catalogue/temperature.ts'
 import type { ModelConfig } from '../../config/schema.ts'
 import { editTopLevel } from '../../json/fields.ts'
+import { otherTokenParam, type TokenParam, withTokenParam } from '../../providers/openai/token-limit.ts'
 import { applyDefaults, upstreamModelName } from './defaults.ts'
 import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
 
 const KNOWN = new Set(KNOWN_KEYS)
 const WITH_USAGE = '"stream_options":{"include_usage":true}'
 
-export function forwardBody(view: ChatRequestInput, text: string, model: ModelConfig): string {
+export function forwardBody(
+  view: ChatRequestInput,
+  text: string,
+  model: ModelConfig,
+  tokenParam: TokenParam,
+): string {
   const upstreamName = upstreamModelName(model)
   const edits = new Map<string, string | null>([['model', JSON.stringify(upstreamName)]])
   let keys = 0
@@ -47,12 +53,15 @@ export function forwardBody(view: ChatRequestInput, text: string, model: ModelCo
   } else if (options !== undefined) {
     edits.set('stream_options', null)
   }
-  if (view.max_tokens == null && view.max_completion_tokens == null)
-    insert.push(`"max_tokens":${model.max_output_tokens}`)
-  if (view.temperature == null) insert.push(`"temperature":${defaultTemperature(model)}`)
+  const other = otherTokenParam(tokenParam)
+  const limit = view[other]
+  if (limit != null) {
+    edits.set(other, null)
+    if (view[tokenParam] == null) insert.push(`${JSON.stringify(tokenParam)}:${limit}`)
+  }
   const edited = editTopLevel(text, edits, insert.join(','), keys)
   if (edited !== null) return edited
-  const request = applyDefaults(view, model, upstreamName)
+  const request = withTokenParam(applyDefaults(view, model, upstreamName), tokenParam)
   if (request.stream === true) request.stream_options = { ...request.stream_options, include_usage: true }
   return JSON.stringify(request)
 }

@@ -17,6 +17,7 @@ import type { Forwarding } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
 import { asCompletion, bodyError } from '../../providers/openai/index.ts'
+import { tokenParam } from '../../providers/openai/token-limit.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
 import { forwardBody } from './forward-request.ts'
 import { ChatBytes } from './relay-bytes.ts'
@@ -27,7 +28,7 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
   accepts: (provider) => provider.wire !== 'responses',
   request: (view, entry, bodyText) => ({
     path: '/chat/completions',
-    body: forwardBody(view, bodyText, entry.model),
+    body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider)),
     headers: {},
   }),
 

@@ -13,6 +13,7 @@
 
 import type { FeatureUse } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import { defaultTemperature } from '../../catalogue/temperature.ts'
 import type { Feature } from '../../config/schema.ts'
 import type { ChatRequest } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -74,7 +75,8 @@ export function translateView(
     throw renamed(e, view.decoded)
   }
   view.served = served
-  view.temperature = request.temperature ?? 1
+  // The upstream's own default when none was sent; the response object names it as before.
+  view.temperature = request.temperature ?? defaultTemperature(entry.model)
   return { request, dropped }
 }
 

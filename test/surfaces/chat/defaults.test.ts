@@ -20,19 +20,20 @@ describe('applyDefaults', () => {
     expect(req).toEqual(before)
   })
 
-  test('temperature defaults to 1', () => {
-    expect(applyDefaults(input(), m, 'x').temperature).toBe(1)
+  // Issue 22: these three asserted the injected defaults (temperature 1 clamped into the model's
+  // range, max_tokens = the model's maximum): defaults the upstream applies by itself, and OpenAI's
+  // reasoning models refuse max_tokens. Nothing is filled in now.
+  test('no temperature is filled in; a given one is kept', () => {
+    expect('temperature' in applyDefaults(input(), m, 'x')).toBe(false)
+    expect('temperature' in applyDefaults(input(), model({ temperature: { min: 0, max: 0.5 } }), 'x')).toBe(
+      false,
+    )
     expect(applyDefaults(input({ temperature: 0 }), m, 'x').temperature).toBe(0)
   })
 
-  test('the default temperature is clamped into the model range', () => {
-    expect(applyDefaults(input(), model({ temperature: { min: 0, max: 0.5 } }), 'x').temperature).toBe(0.5)
-    expect(applyDefaults(input(), model({ temperature: { min: 1.2, max: 2 } }), 'x').temperature).toBe(1.2)
-  })
-
-  test('max_tokens defaults to the model maximum when neither limit is given', () => {
+  test('no limit is filled in when neither is given', () => {
     const out = applyDefaults(input(), m, 'x')
-    expect(out.max_tokens).toBe(1000)
+    expect('max_tokens' in out).toBe(false)
     expect('max_completion_tokens' in out).toBe(false)
   })
 
@@ -68,14 +69,14 @@ describe('applyDefaults', () => {
     })
   })
 
-  test('null known parameters are dropped and then defaulted; unknown nulls pass through', () => {
+  test('null known parameters are dropped (not defaulted); unknown nulls pass through', () => {
     const out = applyDefaults(
       input({ temperature: null, max_tokens: null, stop: null, seed: null, foo: null }),
       m,
       'x',
     )
-    expect(out.temperature).toBe(1)
-    expect(out.max_tokens).toBe(1000)
+    expect('temperature' in out).toBe(false)
+    expect('max_tokens' in out).toBe(false)
     expect('stop' in out).toBe(false)
     expect('seed' in out).toBe(false)
     expect(out.foo).toBeNull()

@@ -46,18 +46,30 @@ describe('editTopLevel', () => {
 describe('forwardBody', () => {
   const model = { name: 'm', upstream_name: 'up', max_output_tokens: 100, temperature: { min: 0, max: 0.7 } }
   const body = (json: string) =>
-    forwardBody(validateChatRequest(parseChatBody(json)), json, model as ModelConfig)
-  test('defaults the gateway owns are added; the model range clamps the default temperature', () => {
+    forwardBody(validateChatRequest(parseChatBody(json)), json, model as ModelConfig, 'max_completion_tokens')
+  // Issue 22: these asserted an injected max_tokens (the model's maximum) and temperature — the
+  // defaults the upstream applies by itself, which OpenAI's reasoning models refuse. None is added.
+  test('no default is added: the upstream applies its own', () => {
     expect(body('{"model":"p/m","messages":[{"role":"user","content":"hi"}]}')).toBe(
-      '{"max_tokens":100,"temperature":0.7,"model":"up","messages":[{"role":"user","content":"hi"}]}',
+      '{"model":"up","messages":[{"role":"user","content":"hi"}]}',
     )
+  })
+  test('max_tokens goes as max_completion_tokens; to a max_tokens server the reverse', () => {
+    const json = '{"model":"p/m","max_tokens":7,"messages":[{"role":"user","content":"hi"}]}'
+    expect(body(json)).toBe(
+      '{"max_completion_tokens":7,"model":"up","messages":[{"role":"user","content":"hi"}]}',
+    )
+    const old = '{"model":"p/m","max_completion_tokens":7,"messages":[{"role":"user","content":"hi"}]}'
+    expect(
+      forwardBody(validateChatRequest(parseChatBody(old)), old, model as ModelConfig, 'max_tokens'),
+    ).toBe('{"max_tokens":7,"model":"up","messages":[{"role":"user","content":"hi"}]}')
   })
   test('null max_tokens counts as unset; a client stream_options null is replaced', () => {
     const out = body(
       '{"model":"p/m","messages":[{"role":"user","content":"hi"}],"max_tokens":null,"stream":true,"stream_options":null,"temperature":0}',
     )
     expect(out).toBe(
-      '{"stream_options":{"include_usage":true},"max_tokens":100,"model":"up","messages":[{"role":"user","content":"hi"}],"stream":true,"temperature":0}',
+      '{"stream_options":{"include_usage":true},"model":"up","messages":[{"role":"user","content":"hi"}],"stream":true,"temperature":0}',
     )
   })
   test('a stream that already asks for usage is sent untouched but for the model', () => {
