@@ -95,7 +95,9 @@ export function startServer(
       clearInterval(pruneTimer)
       clearInterval(sweepTimer)
       clearInterval(watchTimer)
-      if (graceMs > 0) await Promise.race([app.stop(false), Bun.sleep(graceMs)])
+      // The grace wait stops Bun's server itself: `app.stop` a second time (below) prints
+      // "Elysia isn't running" with a stack on stdout.
+      if (graceMs > 0) await Promise.race([server.stop(false), Bun.sleep(graceMs)])
       await app.stop(true)
       await deps.recorder.flush()
       await deps.store.close()
