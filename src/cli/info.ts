@@ -11,6 +11,7 @@ import {
   fields,
   GLOBAL_FLAGS,
   type Io,
+  intSetting,
   loadConfig,
   Output,
   table,
@@ -72,6 +73,8 @@ export async function configCommand(p: Parsed, io: Io): Promise<number> {
   const out = new Output(io, p.flags.json === true)
   try {
     const c = await loadConfigFile(path, io.env)
+    const env = environmentProblems(io)
+    if (env.length > 0) throw new ConfigError(`${path} (with this environment)`, env)
     const models = c.providers.reduce((n, pr) => n + pr.models.length, 0)
     out.result(
       {
@@ -91,5 +94,16 @@ export async function configCommand(p: Parsed, io: Io): Promise<number> {
     if (out.json) out.result({ ok: false, path, problems: err.problems }, () => '')
     else io.err(err.message)
     return 1
+  }
+}
+
+/** What `serve` reads from the environment besides the file, refused here as `serve` refuses it. */
+function environmentProblems(io: Io): Array<{ path: string; message: string }> {
+  try {
+    intSetting({ positionals: [], flags: {} }, io, 'port', 'PORT', 0, 65535)
+    return []
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err
+    return [{ path: '$PORT', message: err.message }]
   }
 }

@@ -176,6 +176,15 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
       message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
     })
   }
+  // It travels as `Authorization: Bearer <token>`, one word of a header: with a space (or a
+  // character a header cannot carry) no request or console sign-in could ever present it.
+  if (secrets && token && !/^[\x21-\x7e]+$/.test(token)) {
+    problems.push({
+      path: '/admin/token',
+      message:
+        'admin.token must be printable ASCII without spaces (it is sent as "Authorization: Bearer <token>"); generate one with `openssl rand -hex 32`',
+    })
+  }
   const prefixes = new Map<string, number>()
   raw.providers.forEach((p, i) => {
     if (prefixes.has(p.prefix)) {

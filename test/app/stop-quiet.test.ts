@@ -7,20 +7,24 @@ import { expect, test } from 'bun:test'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { spawnServe, writeConfig } from '../support/process.ts'
 
-test.each(['SIGTERM', 'SIGINT'] as const)('%s: exit 0, no stack trace, stdout quiet', async (signal) => {
-  const config = writeConfig(tempDir(), testConfigDoc())
-  const serve = await spawnServe(['--port', '0', '--config', config])
-  expect((await fetch(`${serve.url}/healthz`)).status).toBe(200)
-  // Past start-up, so the signal handlers are in place.
-  await Bun.sleep(300)
-  expect(await serve.kill(signal)).toBe(0)
-  const stdout = await rest(serve.proc.stdout as ReadableStream<Uint8Array>)
-  const stderr = await new Response(serve.proc.stderr as ReadableStream).text()
-  expect(stdout).toBe('')
-  expect(stderr).not.toContain('Error')
-  expect(stderr).not.toMatch(/^\s+at /m)
-  expect(stderr).toContain('"msg":"stopped"')
-}, 30_000)
+test.each(['SIGTERM', 'SIGINT'] as const)(
+  '%s: exit 0, no stack trace, stdout quiet',
+  async (signal) => {
+    const config = writeConfig(tempDir(), testConfigDoc())
+    const serve = await spawnServe(['--port', '0', '--config', config])
+    expect((await fetch(`${serve.url}/healthz`)).status).toBe(200)
+    // Past start-up, so the signal handlers are in place.
+    await Bun.sleep(300)
+    expect(await serve.kill(signal)).toBe(0)
+    const stdout = await rest(serve.proc.stdout as ReadableStream<Uint8Array>)
+    const stderr = await new Response(serve.proc.stderr as ReadableStream).text()
+    expect(stdout).toBe('')
+    expect(stderr).not.toContain('Error')
+    expect(stderr).not.toMatch(/^\s+at /m)
+    expect(stderr).toContain('"msg":"stopped"')
+  },
+  30_000,
+)
 
 /** What is left on a stream its first reader already read from. */
 async function rest(stream: ReadableStream<Uint8Array>): Promise<string> {
