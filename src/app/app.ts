@@ -21,6 +21,7 @@ import { adminKeyLimitRoutes } from '../server/routes/admin-key-limits.ts'
 import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
 import { adminSessionRoutes } from '../server/routes/admin-sessions.ts'
 import { chatRoutes } from '../server/routes/chat.ts'
+import { consoleOffRoutes } from '../server/routes/console-off.ts'
 import { embeddingsRoutes } from '../server/routes/embeddings.ts'
 import { healthRoutes } from '../server/routes/health.ts'
 import { messagesRoutes } from '../server/routes/messages.ts'
@@ -64,6 +65,7 @@ export function createApp(deps: Deps) {
     .use(adminSessionRoutes(deps))
     .use(adminKeyLimitRoutes(deps))
     .use(consoleRoutes(deps))
+    .use(consoleOffRoutes(deps))
 }
 
 export type App = ReturnType<typeof createApp>

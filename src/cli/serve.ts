@@ -10,6 +10,7 @@ import { buildDeps } from '../app/build.ts'
 import { type Running, startServer } from '../app/serve.ts'
 import type { Config } from '../config/index.ts'
 import type { Deps } from '../server/deps.ts'
+import { consoleNote } from '../server/routes/console-off.ts'
 import { describeDatabase, openStores } from '../store/index.ts'
 import { createLogger } from '../util/log.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
@@ -59,6 +60,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     pid: process.pid,
     workers,
     database: describeDatabase(config),
+    console: config.admin.token === null ? null : `${running.url}/console`,
   }
   let pool: WorkerPool | null = null
   if (child) {
@@ -80,7 +82,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     io.out(
       p.flags.json === true
         ? JSON.stringify(info)
-        : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${describeDatabase(config)})`,
+        : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${describeDatabase(config)}; ${consoleNote(config.admin.token, running.url)})`,
     )
   }
   let stopping = false

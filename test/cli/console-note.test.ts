@@ -1,0 +1,74 @@
+/**
+ * Issue 22 finding 5: the start line says where the console is, or that it is off and how to turn
+ * it on; `/console` while it is off says the same instead of the generic "Unknown route".
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { BUN, REPO } from '../support/cli.ts'
+import { ADMIN_TOKEN, startGateway, tempDir, testConfigDoc } from '../support/gateway.ts'
+import { writeConfig } from '../support/process.ts'
+
+const procs: Array<ReturnType<typeof Bun.spawn>> = []
+afterAll(() => {
+  for (const p of procs) p.kill('SIGKILL')
+})
+
+/** The first line `serve` prints, in text mode. */
+async function startLine(token: string): Promise<string> {
+  const config = writeConfig(tempDir(), testConfigDoc({ admin: { token } }))
+  const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), 'serve', '--port', '0', '--config', config], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  procs.push(proc)
+  const reader = proc.stdout.getReader()
+  let text = ''
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += new TextDecoder().decode(value)
+  }
+  proc.kill('SIGTERM')
+  await proc.exited
+  return text.split('\n')[0]!
+}
+
+test('the start line names the console, or says it is off and how to turn it on', async () => {
+  const on = await startLine(ADMIN_TOKEN)
+  expect(on).toMatch(
+    /^Switchyard listening on http:\/\/127\.0\.0\.1:(\d+) .*console http:\/\/127\.0\.0\.1:\1\/console\)$/,
+  )
+  const off = await startLine('')
+  expect(off).toContain('console off')
+  expect(off).toContain('admin.token')
+  expect(off).toContain('SWITCHYARD_ADMIN_TOKEN')
+}, 30_000)
+
+test('/console while the console is off: a 404 that says so and how to turn it on', async () => {
+  const gw = await startGateway({ doc: testConfigDoc({ admin: { token: '' } }) })
+  try {
+    for (const path of ['/console', '/console/']) {
+      const res = await fetch(`${gw.url}${path}`)
+      expect(res.status).toBe(404)
+      const { error } = (await res.json()) as { error: { code: string; message: string } }
+      expect(error.code).toBe('console_off')
+      expect(error.message).toContain('console is off')
+      expect(error.message).toContain('admin.token')
+    }
+    // Other unknown routes keep the generic answer.
+    expect(((await (await fetch(`${gw.url}/nope`)).json()) as any).error.code).toBe('not_found')
+  } finally {
+    await gw.stop()
+  }
+})
+
+test('with an admin token, /console is the console', async () => {
+  const gw = await startGateway()
+  try {
+    const res = await fetch(`${gw.url}/console`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/html')
+  } finally {
+    await gw.stop()
+  }
+})
