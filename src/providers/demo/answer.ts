@@ -6,7 +6,7 @@
  */
 import type { ChatRequest, FinishReason, ToolCall } from '../types.ts'
 import { valueFromSchema } from './json-from-schema.ts'
-import { estimateTokens, lastTurn, lastUserMessage, messageText } from './text.ts'
+import { estimateTokens, lastTurn, lastUserMessage, messageText, userText } from './text.ts'
 import { pickToolCalls } from './tools.ts'
 
 export interface DemoAnswer {
@@ -43,7 +43,7 @@ export function demoAnswer(req: ChatRequest, maxOutput: number): DemoAnswer {
 function replyText(req: ChatRequest): string {
   const last = lastTurn(req.messages)
   if (last?.role === 'tool') return `Tool result received: ${messageText(last)}`
-  return `Echo: ${messageText(lastUserMessage(req.messages))}`
+  return `Echo: ${userText(lastUserMessage(req.messages))}`
 }
 
 function formatted(req: ChatRequest, text: string): string {

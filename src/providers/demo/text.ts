@@ -17,6 +17,16 @@ export function messageText(message: ChatMessage | undefined): string {
   return parts.join(' ')
 }
 
+/**
+ * What the user wrote: the message's text without the `<system-reminder>` blocks an agent (Claude
+ * Code) adds to a user turn for the model — echoing those buried the user's words.
+ */
+export function userText(message: ChatMessage | undefined): string {
+  const text = messageText(message)
+  if (!text.includes('<system-reminder>')) return text
+  return text.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '').trim()
+}
+
 /** The last message with role `user`, or undefined. */
 export function lastUserMessage(messages: ChatMessage[]): ChatMessage | undefined {
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return messages[i]

@@ -9,7 +9,7 @@
  */
 import type { ChatRequest, ToolCall } from '../types.ts'
 import { valueFromSchema } from './json-from-schema.ts'
-import { lastTurn, lastUserMessage, messageText } from './text.ts'
+import { lastTurn, lastUserMessage, userText } from './text.ts'
 
 export function pickToolCalls(req: ChatRequest): ToolCall[] {
   const tools = req.tools
@@ -17,7 +17,7 @@ export function pickToolCalls(req: ChatRequest): ToolCall[] {
   if (!tools || tools.length === 0 || choice === 'none') return []
   // `auto` answers only the user's own turn: after a tool result it replies in text, not in a loop.
   if (choice === 'auto' && lastTurn(req.messages)?.role !== 'user') return []
-  const text = messageText(lastUserMessage(req.messages))
+  const text = userText(lastUserMessage(req.messages))
   const named = typeof choice === 'object' ? choice.function?.name : undefined
   let names: string[]
   if (named) names = [named]
