@@ -39,7 +39,7 @@ export function createApp(deps: Deps) {
   // was routed as `/admin/v1/…`). Only `http://` URLs reach it (the server has no TLS, and
   // rejectInvalidHost refuses relative ones).
   return new Elysia({ handler: { standardHostname: false }, serve: { routes: consolePages(deps) } as never })
-    .use(errorHandling(deps.log))
+    .use(errorHandling(deps.log, traffic))
     .onRequest(({ request, set }) => {
       const ex = traffic.begin(request, String(set.headers['x-request-id']))
       rejectInvalidHost(request)

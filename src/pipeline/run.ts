@@ -70,6 +70,7 @@ export class Pipeline {
       return await this.run(surface, request, server, headers)
     } catch (e) {
       const err = toGatewayError('UNKNOWN', e, this.deps.log, headers['x-request-id'])
+      this.deps.traffic.refused(request, err)
       return surface.errorResponse(err, headers)
     }
   }

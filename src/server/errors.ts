@@ -5,6 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
+import type { Traffic } from '../traffic/traffic.ts'
 import { errorResponse, GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import type { Logger } from '../util/log.ts'
@@ -15,15 +16,17 @@ export function requestId(incoming: string | null): string {
   return incoming && INCOMING_ID.test(incoming) ? incoming : newRequestId()
 }
 
-export function errorHandling(log: Logger) {
+/** `traffic`: where the refusal's code goes, for the access line (`Exchange.errorCode`). */
+export function errorHandling(log: Logger, traffic?: Traffic) {
   return new Elysia({ name: 'switchyard.errors' })
     .error({ GatewayError })
     .onRequest(({ request, set }) => {
       set.headers['x-request-id'] = requestId(request.headers.get('x-request-id'))
     })
-    .onError({ as: 'global' }, ({ code, error, set }) => {
+    .onError({ as: 'global' }, ({ code, error, set, request }) => {
       const err = toGatewayError(code, error, log, set.headers['x-request-id'])
       set.status = err.status // read by the metrics hook
+      traffic?.refused(request, err)
       return errorResponse(err, set.headers as Record<string, string>)
     })
 }

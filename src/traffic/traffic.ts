@@ -102,6 +102,12 @@ export class Traffic {
     return this.byRequest.get(request)
   }
 
+  /** The request was refused with `err`: its code goes on the access line. */
+  refused(request: Request, err: { code: string }): void {
+    const ex = this.byRequest.get(request)
+    if (ex) ex.errorCode = err.code
+  }
+
   /** Idempotent: the first call wins (a stream may finish before the handler's hook runs). */
   end(ex: Exchange, status: number): void {
     if (ex.ended) return

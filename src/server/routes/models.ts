@@ -58,6 +58,11 @@ export function modelRoutes(deps: Deps) {
       ? apiKeyOrBearer(request.headers)
       : bearer(request.headers.get('authorization'))
     const auth = await authenticateToken(deps, token)
+    const ex = deps.traffic.of(request)
+    if (ex) {
+      ex.account = auth.account.name
+      ex.keyPrefix = auth.key.prefix
+    }
     const patterns = auth.plan.plan!.models
     // A key with its own model list sees only those (exact ids, within the plan's).
     const own = auth.key.limits?.models
