@@ -11,7 +11,7 @@
  * A failure before the client saw anything is returned instead, for the attempt loop to retry
  * or `settle` (pipeline/attempts.ts).
  */
-import { abortError, networkErrorDetail, readText } from '../providers/http.ts'
+import { abortError, networkErrorDetail, readText, totalTimeout } from '../providers/http.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
 import type {
   CallContext,
@@ -154,6 +154,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
           ) => Promise<StreamSource<unknown> | null>)
         : undefined,
     firstToken: { ms: ctx.timeouts.firstTokenMs ?? ctx.timeouts.idleMs, failOver: p.hasFallback === true },
+    total: { ms: ctx.timeouts.totalMs, error: () => totalTimeout(ctx) },
     onFinish: (r) => {
       metrics.streamClosed()
       if (r.malformed) metrics.malformedEvents(ctx.provider.prefix, r.malformed)

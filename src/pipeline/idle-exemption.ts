@@ -11,20 +11,23 @@
  */
 import type { Server } from 'bun'
 
-/** Returns the function that restores `idleTimeoutS`; calling it more than once is harmless. */
+/**
+ * Returns the function that restores `idleTimeoutS` (or sets `seconds`, e.g. a short one for a
+ * socket whose client stopped reading); calling it more than once is harmless.
+ */
 export function exemptFromIdleTimeout(
   server: Pick<Server<unknown>, 'timeout'> | null | undefined,
   request: Request,
   idleTimeoutS: number,
-): () => void {
+): (seconds?: number) => void {
   if (!server) return () => {}
   server.timeout(request, 0)
   let restored = false
-  return () => {
+  return (seconds = idleTimeoutS) => {
     if (restored) return
     restored = true
     try {
-      server.timeout(request, idleTimeoutS)
+      server.timeout(request, seconds)
     } catch {
       // The socket is already gone (client disconnected): nothing to restore.
     }

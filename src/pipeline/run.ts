@@ -226,7 +226,9 @@ export class Pipeline {
     // Who answered, after how many upstream attempts: filled in by the attempt loop.
     const answered: Answered = { entry, attempts: 0 }
     const finish: Finish = (status, usage, err, ttftMs) => {
-      restoreIdle()
+      // A stream cut at its total limit may have a client that stopped reading: its socket
+      // must not wait out the whole idle timeout for it.
+      restoreIdle(decoded.stream && err?.code === 'upstream_timeout' ? 1 : undefined)
       const by = answered.entry
       if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
         metrics.upstreamError(by.provider.prefix, err.code)

@@ -41,6 +41,11 @@ export interface WriteStreamOptions<T = unknown> {
   stop?: AbortSignal
   /** Called exactly once, when the stream ends for whatever reason. Must not throw. */
   onFinish: (outcome: StreamOutcome) => void
+  /**
+   * A source that is not a plan (an adapter's chunk stream, the demo's) has no timeouts of its
+   * own: this total limit, and the error it ends with. A plan's are its `ctx.timeouts`.
+   */
+  total?: { ms: number; error: () => GatewayError }
   /** Time for the hold, keep-alive and the plan's timeouts; the real clock by default. */
   scheduler?: Scheduler
   /**
@@ -159,7 +164,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       this.totalAt = this.t0 + source.ctx.timeouts.totalMs
     } else {
       this.reader = readerOf(source as ReadableStream<unknown>)
-      this.totalAt = Number.POSITIVE_INFINITY
+      this.totalAt = opts.total ? this.t0 + opts.total.ms : Number.POSITIVE_INFINITY
     }
   }
 
@@ -402,17 +407,18 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     const now = this.sched.now()
     const ctx = this.plan?.ctx
     if (this.timedOut === null) {
-      // The first token's deadline holds for any source; the idle and total ones for plans.
+      // The first token's deadline holds for any source; the total one too (a plan's, or
+      // `opts.total` for a chunk stream: infinite without it); the idle one for plans.
       const late =
         !this.content && now >= this.firstTokenAt
           ? firstTokenTimeout(ctx?.provider.prefix ?? 'upstream', this.firstTokenAt - this.t0)
-          : !ctx
-            ? null
-            : now >= this.totalAt
+          : now >= this.totalAt
+            ? ctx
               ? totalTimeout(ctx)
-              : this.content && this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
-                ? idleTimeout(ctx)
-                : null
+              : this.opts.total!.error()
+            : ctx && this.content && this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
+              ? idleTimeout(ctx)
+              : null
       if (late !== null) {
         this.timeout(late)
         return
@@ -439,7 +445,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       // A read that starts later has its idle deadline later still: checked when this one fires.
       if (ctx && this.content)
         next = Math.min(next, (this.readSince >= 0 ? this.readSince : now) + ctx.timeouts.idleMs)
-      if (ctx) next = Math.min(next, this.totalAt)
+      // A plan's total, or `opts.total` for a chunk stream (infinite without it).
+      next = Math.min(next, this.totalAt)
     }
     if (next !== Number.POSITIVE_INFINITY) this.timer.at(next)
   }
@@ -448,6 +455,15 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private timeout(err: GatewayError): void {
     this.timedOut = err
     this.reader.cancel(err).catch(() => {})
+    // The body started and nothing is being read: the client is not reading, so no pull will
+    // come to see the error. End here, the body errored: the server drops the connection
+    // instead of holding it for a reader that may never come back.
+    if (this.controller && !this.waiting && !this.finished) {
+      this.finish(err, false, err)
+      try {
+        this.controller.error(err)
+      } catch {}
+    }
   }
 
   private failAfterStart(controller: Controller, err: unknown): void {

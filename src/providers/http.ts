@@ -40,13 +40,16 @@ export const DEFAULT_TIMEOUTS: Readonly<Timeouts> = Object.freeze({
   totalMs: 600_000,
 })
 
+/** A demo answer is made at once: a stream still open after this holds a client that stopped reading. */
+export const DEMO_TOTAL_MS = 30_000
+
 /** The provider's `timeouts` block over the defaults. */
 export function resolveTimeouts(provider: ProviderConfig): Timeouts {
   const t = provider.timeouts
   return {
     firstByteMs: t?.first_byte_ms ?? DEFAULT_TIMEOUTS.firstByteMs,
     idleMs: t?.idle_ms ?? DEFAULT_TIMEOUTS.idleMs,
-    totalMs: t?.total_ms ?? DEFAULT_TIMEOUTS.totalMs,
+    totalMs: t?.total_ms ?? (provider.kind === 'demo' ? DEMO_TOTAL_MS : DEFAULT_TIMEOUTS.totalMs),
   }
 }
 

@@ -9,6 +9,13 @@ import { valueFromSchema } from './json-from-schema.ts'
 import { estimateTokens, lastTurn, lastUserMessage, messageText, userText } from './text.ts'
 import { pickToolCalls } from './tools.ts'
 
+/**
+ * The longest answer a demo model gives, in characters (finish_reason `length` past it). It echoes
+ * the prompt, so without a cap a 400 KB prompt made a 400 KB answer per choice — 30 MB of chunk
+ * objects per stream, 2.8 GB for 100 of them.
+ */
+export const MAX_ANSWER_CHARS = 32_768
+
 export interface DemoAnswer {
   content: string | null
   toolCalls: ToolCall[]
@@ -25,16 +32,22 @@ export function demoAnswer(req: ChatRequest, maxOutput: number): DemoAnswer {
     for (const call of toolCalls) chars += call.function.name.length + call.function.arguments.length
     return { content: null, toolCalls, finishReason: 'tool_calls', completionTokens: estimateTokens(chars) }
   }
-  let text = formatted(req, replyText(req))
-  let finishReason: FinishReason = 'stop'
+  const reply = replyText(req)
+  let text = formatted(req, cut(reply, MAX_ANSWER_CHARS))
+  // Cut at the cap: the answer ran out of length, unless a stop sequence ends it first.
+  let finishReason: FinishReason = reply.length > MAX_ANSWER_CHARS ? 'length' : 'stop'
   const stops = req.stop == null ? [] : typeof req.stop === 'string' ? [req.stop] : req.stop
   for (const stop of stops) {
     const at = stop ? text.indexOf(stop) : -1
-    if (at !== -1) text = text.slice(0, at)
+    if (at !== -1) {
+      text = text.slice(0, at)
+      finishReason = 'stop'
+    }
   }
   const max = req.max_completion_tokens ?? req.max_tokens ?? maxOutput
-  if (estimateTokens(text.length) > max) {
-    text = cut(text, max * 4)
+  const limit = Math.min(max * 4, MAX_ANSWER_CHARS)
+  if (text.length > limit) {
+    text = cut(text, limit)
     finishReason = 'length'
   }
   return { content: text, toolCalls: [], finishReason, completionTokens: estimateTokens(text.length) }
@@ -58,6 +71,7 @@ function formatted(req: ChatRequest, text: string): string {
 
 /** Cuts to `max` UTF-16 units without splitting a surrogate pair. */
 function cut(text: string, max: number): string {
+  if (text.length <= max) return text
   const code = text.charCodeAt(max - 1)
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)
 }

@@ -67,7 +67,7 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
         created: Math.floor(Date.now() / 1000),
         model: req.model,
       }
-      return fromArray(demoChunks(head, answer, n, usage(req, answer.completionTokens * n)), ctx.signal)
+      return fromChunks(demoChunks(head, answer, n, usage(req, answer.completionTokens * n)), ctx.signal)
     },
 
     embeddings: createDemoEmbeddings(provider),
@@ -79,15 +79,18 @@ function usage(req: ChatRequest, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-/** One chunk per read; stops with the abort error once `signal` fires. */
-function fromArray(chunks: ChatCompletionChunk[], signal: AbortSignal): ChunkStream {
-  let i = 0
+/**
+ * One chunk per read, made when it is read (backpressure: a client that stops reading stops the
+ * generator); stops with the abort error once `signal` fires.
+ */
+function fromChunks(chunks: Iterator<ChatCompletionChunk>, signal: AbortSignal): ChunkStream {
   return new ReadableStream<ChatCompletionChunk>(
     {
       pull(controller) {
-        if (signal.aborted) controller.error(abortError(signal.reason))
-        else if (i < chunks.length) controller.enqueue(chunks[i++]!)
-        else controller.close()
+        if (signal.aborted) return controller.error(abortError(signal.reason))
+        const next = chunks.next()
+        if (next.done) controller.close()
+        else controller.enqueue(next.value)
       },
     },
     { highWaterMark: 0 },
