@@ -55,14 +55,14 @@ export async function runHostileInput(samples: number): Promise<HostileInputResu
   )
   const limit = 11 * MB
   const bracketMs = await timed(samples, async () => {
-    const refused = await readBodyText(request(bracket), limit).then(
+    const refused = await readBodyText(request(bracket), limit, 60_000).then(
       () => false,
       () => true,
     )
     if (!refused) throw new Error('10 MB of "[" was not refused')
   })
   const validMs = await timed(samples, async () => {
-    validateChatRequest(parseChatBody(await readBodyText(request(valid), limit)))
+    validateChatRequest(parseChatBody(await readBodyText(request(valid), limit, 60_000)))
   })
   const line = new Uint8Array(CHUNK).fill(0x78)
   const sseLineMs = await timed(Math.max(1, Math.ceil(samples / 3)), async () => {

@@ -28,6 +28,7 @@ export interface Config {
     host: string
     port: number
     bodyLimitBytes: number
+    bodyTimeoutMs: number
     idleTimeoutS: number
     streamKeepaliveMs: number
     streamHoldMs: number
@@ -302,6 +303,7 @@ function resolve(raw: RawConfig, source: string): Config {
       host: s.host ?? '127.0.0.1',
       port: s.port ?? 8080,
       bodyLimitBytes: s.body_limit_bytes ?? 10 * 1024 * 1024,
+      bodyTimeoutMs: (s.body_timeout_s ?? 15) * 1000,
       idleTimeoutS: s.idle_timeout_s ?? 120,
       streamKeepaliveMs: s.stream_keepalive_ms ?? 10_000,
       streamHoldMs: s.stream_hold_ms ?? 5_000,

@@ -205,6 +205,8 @@ export const ConfigSchema = T.Object(
           port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
           /** Largest accepted request body; larger → 413. */
           body_limit_bytes: T.Optional(PositiveInt),
+          /** Longest a request body may take to arrive, from the headers; slower → 408. */
+          body_timeout_s: T.Optional(T.Integer({ minimum: 1, maximum: 3600 })),
           /** Bun's socket idle timeout (max 255). Streams send keep-alives well inside it. */
           idle_timeout_s: T.Optional(T.Integer({ minimum: 1, maximum: 255 })),
           /** Interval of `: keep-alive` comments while a stream waits for the upstream. */

@@ -1,8 +1,9 @@
 /**
  * @module
- * Reading a JSON request body with the gateway's own checks: content type (415), size (413) and
- * JSON structure (400, `json/limits.ts`), enforced while reading so neither a chunked
- * upload nor a hostile body costs more than the limits allow.
+ * Reading a JSON request body with the gateway's own checks: content type (415), size (413),
+ * time (408: a body trickled in to hold a socket) and JSON structure (400,
+ * `json/limits.ts`), enforced while reading so neither a chunked upload nor a hostile body
+ * costs more than the limits allow.
  */
 import {
   DEFAULT_JSON_LIMITS,
@@ -19,6 +20,35 @@ export function tooLarge(limit: number): GatewayError {
     'request_too_large',
     `Request body is larger than the ${limit}-byte limit; send less (e.g. smaller images).`,
   )
+}
+
+export function bodyTimeout(ms: number): GatewayError {
+  return new GatewayError(
+    408,
+    'request_timeout',
+    `The request body did not arrive within ${ms / 1000} s; send it at once (server.body_timeout_s).`,
+    // The rest of the body may still be on its way: the connection is not reused but let go.
+    { headers: { connection: 'close' } },
+  )
+}
+
+/**
+ * `promise`, or the 408 once `ms` have passed. Without a deadline a valid key could hold
+ * thousands of sockets open by trickling bodies in (admission comes after the body).
+ */
+async function withinTime<T>(promise: Promise<T>, ms: number, onLate: () => void): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(bodyTimeout(ms)) // first: cancelling settles the read, which must not win the race
+      onLate()
+    }, ms)
+  })
+  try {
+    return await Promise.race([promise, late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 export function checkJsonContentType(request: Request): void {
@@ -49,14 +79,18 @@ const WHOLE_READ_MAX = 256 * 1024
 export async function readBodyText(
   request: Request,
   limit: number,
+  timeoutMs: number,
   json: JsonLimits = DEFAULT_JSON_LIMITS,
 ): Promise<string> {
   const header = request.headers.get('content-length')
   const declared = header === null ? Number.NaN : Number(header)
   if (declared > limit) throw tooLarge(limit)
   if (!request.body) return ''
+  const started = performance.now()
   if (declared <= WHOLE_READ_MAX) {
-    const text = await request.text()
+    const reading = request.text()
+    reading.catch(() => {}) // settled by the closed socket after a 408
+    const text = await withinTime(reading, timeoutMs, () => {})
     // HTTP framing read the declared length; a Request built in code may carry more (and a
     // string holds at most as many UTF-16 units as its UTF-8 bytes).
     if (text.length > limit) throw tooLarge(limit)
@@ -70,8 +104,11 @@ export async function readBodyText(
   const scanner = new JsonStructureScanner(json)
   const pieces: string[] = []
   let size = 0
+  const cancel = () => void reader.cancel().catch(() => {})
+  // One deadline for the whole body, not per piece: a piece every second would never be late.
+  const read = () => withinTime(reader.read(), timeoutMs - (performance.now() - started), cancel)
   try {
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    for (let r = await read(); !r.done; r = await read()) {
       size += r.value.byteLength
       if (size > limit) throw tooLarge(limit)
       const piece = decoder.decode(r.value, { stream: true })

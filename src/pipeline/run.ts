@@ -93,7 +93,11 @@ export class Pipeline {
     }
     try {
       checkJsonContentType(request)
-      const text = await readBodyText(request, deps.config.server.bodyLimitBytes)
+      const text = await readBodyText(
+        request,
+        deps.config.server.bodyLimitBytes,
+        deps.config.server.bodyTimeoutMs,
+      )
       // readBodyText held the text to the JSON structural limits while reading it.
       const decoded = surface.decode(text, true)
       const entry = deps.catalogue.resolve(decoded.model)

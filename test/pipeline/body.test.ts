@@ -14,7 +14,7 @@ async function readBoth(
     port: 0,
     async fetch(req) {
       try {
-        return Response.json({ text: await readBodyText(req, limit) })
+        return Response.json({ text: await readBodyText(req, limit, 60_000) })
       } catch (e) {
         const err = e as { status: number; code: string; message: string }
         return Response.json({ error: { status: err.status, code: err.code, message: err.message } })
