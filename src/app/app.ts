@@ -19,6 +19,7 @@ import { adminRoutes } from '../server/routes/admin.ts'
 import { adminHistoryRoutes } from '../server/routes/admin-history.ts'
 import { adminKeyLimitRoutes } from '../server/routes/admin-key-limits.ts'
 import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
+import { adminRefusalRoutes } from '../server/routes/admin-refusals.ts'
 import { adminSessionRoutes } from '../server/routes/admin-sessions.ts'
 import { chatRoutes } from '../server/routes/chat.ts'
 import { consoleOffRoutes } from '../server/routes/console-off.ts'
@@ -64,6 +65,7 @@ export function createApp(deps: Deps) {
     .use(adminOverviewRoutes(deps))
     .use(adminSessionRoutes(deps))
     .use(adminKeyLimitRoutes(deps))
+    .use(adminRefusalRoutes(deps))
     .use(consoleRoutes(deps))
     .use(consoleOffRoutes(deps))
 }

@@ -71,6 +71,8 @@ export class AuthInvalidatingStore implements Store {
   topOfDay: Store['topOfDay'] = (q) => this.inner.topOfDay(q)
   recentOutcomes: Store['recentOutcomes'] = (q) => this.inner.recentOutcomes(q)
   recordRateLimited: Store['recordRateLimited'] = (b) => this.inner.recordRateLimited(b)
+  recordRefusals: Store['recordRefusals'] = (b) => this.inner.recordRefusals(b)
+  refusals: Store['refusals'] = (q) => this.inner.refusals(q)
   pruneHistory: Store['pruneHistory'] = (p) => this.inner.pruneHistory(p)
   createSession: Store['createSession'] = (h, s, n) => this.inner.createSession(h, s, n)
   getSession: Store['getSession'] = (h, n) => this.inner.getSession(h, n)

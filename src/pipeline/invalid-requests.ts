@@ -17,9 +17,17 @@ import type { PipelineDeps } from './deps.ts'
  * const decided = await decide(request).catch(async (e) => { throw await countInvalidRequest(deps, auth, e) })
  */
 export async function countInvalidRequest(deps: PipelineDeps, auth: Auth, err: unknown): Promise<unknown> {
+  if (!(err instanceof GatewayError) || err.status < 400 || err.status >= 500) return err
+  // Per key and code, for the operator (GET /admin/v1/refusals), whatever the suspension policy.
+  deps.recorder.recordRefusal({
+    accountId: auth.account.id,
+    keyId: auth.key.id,
+    code: err.code,
+    status: err.status,
+    at: deps.clock.now(),
+  })
   const policy = deps.config.suspension
   if (!policy.enabled || !policy.countInvalid) return err
-  if (!(err instanceof GatewayError) || err.status < 400 || err.status >= 500) return err
   try {
     const until = await deps.store.countRejection({
       accountId: auth.account.id,

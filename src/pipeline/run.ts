@@ -218,8 +218,17 @@ export class Pipeline {
         surface: surface.name,
         at: now,
       })
-      if (admit.charge) throw chargeRefusalError(admit.charge, now, headers)
-      throw rateLimitError(admit, now, limitHeaders)
+      const refused = admit.charge
+        ? chargeRefusalError(admit.charge, now, headers)
+        : rateLimitError(admit, now, limitHeaders)
+      deps.recorder.recordRefusal({
+        accountId: auth.account.id,
+        keyId: auth.key.id,
+        code: refused.code,
+        status: refused.status,
+        at: now,
+      })
+      throw refused
     }
     const reservation = admit.reservation
     const capped = reservation ? applyReservation(reservation, charging, now, headers) : false

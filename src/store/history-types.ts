@@ -101,6 +101,40 @@ export interface RateLimitedEvent {
   at: number
 }
 
+/**
+ * A request the gateway refused before admission, its key known (a 4xx: 400, 403
+ * `model_not_in_plan`, 404, 408, 413, 415, 429 …). Counted per key, code and UTC hour in
+ * `refusals_hourly` — bounded by keys × codes × hours kept, whatever the flood — so "I keep
+ * getting 429" can be looked up per key. Refusals without a valid key (401) are not per key.
+ */
+export interface RefusalEvent {
+  accountId: number
+  keyId: string
+  code: string
+  status: number
+  at: number
+  /** How many (the recorder adds up equal events between flushes). */
+  count: number
+}
+
+export interface RefusalCount {
+  /** The UTC hour (ms epoch) the refusals fell in. */
+  t: number
+  accountId: number
+  keyId: string
+  code: string
+  status: number
+  count: number
+}
+
+/** `t >= from`, `t < to`; one key, one account, or all. */
+export interface RefusalQuery {
+  from: number
+  to: number
+  keyId?: string
+  accountId?: number
+}
+
 export interface RetentionPolicy {
   /** Request-log rows created before this go. */
   logBefore: number
@@ -131,6 +165,9 @@ export interface HistoryStore {
   requestById(id: number): Promise<RequestLogRow | null>
   usageSeries(q: UsageSeriesQuery): Promise<UsageSeries[]>
   recordRateLimited(batch: RateLimitedEvent[]): Promise<void>
+  recordRefusals(batch: RefusalEvent[]): Promise<void>
+  /** Refusal counts per key, code and hour, oldest hour first. */
+  refusals(q: RefusalQuery): Promise<RefusalCount[]>
   /** Deletes at most `chunk` rows per table; resolves to how many went (0 = nothing left). */
   pruneHistory(p: RetentionPolicy): Promise<number>
 

@@ -138,6 +138,8 @@ export class ComposedStore implements Store {
   topOfDay: Store['topOfDay'] = (q) => this.call(() => this.history.topOfDay(q))
   recentOutcomes: Store['recentOutcomes'] = (q) => this.call(() => this.history.recentOutcomes(q))
   recordRateLimited: Store['recordRateLimited'] = (b) => this.call(() => this.history.recordRateLimited(b))
+  recordRefusals: Store['recordRefusals'] = (b) => this.call(() => this.history.recordRefusals(b))
+  refusals: Store['refusals'] = (q) => this.call(() => this.history.refusals(q))
   pruneHistory: Store['pruneHistory'] = (p) => this.call(() => this.history.pruneHistory(p))
   createSession: Store['createSession'] = (h, s, n) => this.call(() => this.history.createSession(h, s, n))
   getSession: Store['getSession'] = (h, n) => this.call(() => this.history.getSession(h, n))

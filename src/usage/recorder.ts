@@ -9,6 +9,7 @@
 import {
   type Completion,
   type RateLimitedEvent,
+  type RefusalEvent,
   type Store,
   StoreBusyError,
   StoreUnavailableError,
@@ -22,6 +23,8 @@ const MAX_PENDING = 100_000
 export class UsageRecorder {
   private pending: Completion[] = []
   private rateLimited: RateLimitedEvent[] = []
+  /** By key, code and hour: a flood of equal refusals is one entry with a count. */
+  private refusals = new Map<string, RefusalEvent>()
   private timer: ReturnType<typeof setTimeout> | null = null
   private flushing: Promise<void> = Promise.resolve()
 
@@ -46,6 +49,20 @@ export class UsageRecorder {
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
+  /** A refusal before admission (its key known), counted per key, code and hour with the next batch. */
+  recordRefusal(e: Omit<RefusalEvent, 'count'>): void {
+    const hour = e.at - (e.at % 3_600_000)
+    const id = `${e.keyId}\0${e.code}\0${hour}`
+    const seen = this.refusals.get(id)
+    if (seen) {
+      seen.count++
+      return
+    }
+    if (this.refusals.size >= MAX_PENDING) return
+    this.refusals.set(id, { ...e, at: hour, count: 1 })
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+  }
+
   private requeue(batch: Completion[]): void {
     this.pending = batch.concat(this.pending)
     const over = this.pending.length - MAX_PENDING
@@ -62,12 +79,15 @@ export class UsageRecorder {
     this.timer = null
     const batch = this.pending
     const limited = this.rateLimited
+    const refused = [...this.refusals.values()]
     this.pending = []
     this.rateLimited = []
+    this.refusals = new Map()
     this.flushing = this.flushing.then(async () => {
       try {
         if (batch.length) await this.store.complete(batch)
         if (limited.length) await this.store.recordRateLimited(limited)
+        if (refused.length) await this.store.recordRefusals(refused)
       } catch (err) {
         const retry = err instanceof StoreBusyError || err instanceof StoreUnavailableError
         this.log.error('usage flush failed', {

@@ -14,6 +14,8 @@ import type {
   OutcomesQuery,
   OverviewStore,
   RateLimitedEvent,
+  RefusalEvent,
+  RefusalQuery,
   RequestLogFilter,
   RequestLogPage,
   RequestLogRow,
@@ -26,6 +28,7 @@ import type {
 } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
 import { pgRecentOutcomes, pgTopOfDay } from './overview.ts'
+import { listRefusals, pruneRefusals, recordRefusals } from './refusals.ts'
 import { pgEndSessions, pgListSessions } from './sessions.ts'
 
 const HOUR = 3_600_000
@@ -169,6 +172,14 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
         ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET rate_limited = usage_daily.rate_limited + excluded.rate_limited`
   }
 
+  recordRefusals(batch: RefusalEvent[]): Promise<void> {
+    return recordRefusals(this.sql, batch)
+  }
+
+  refusals(q: RefusalQuery) {
+    return listRefusals(this.sql, q)
+  }
+
   async pruneHistory(p: RetentionPolicy): Promise<number> {
     const old = await this.sql`
       DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE created_at < ${Math.min(p.logBefore, p.logKeepAfter)}
@@ -187,7 +198,8 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
       await this.sql`DELETE FROM usage_minutes WHERE minute < ${minute}`
       await this.sql`DELETE FROM usage_minute_outcomes WHERE minute < ${minute}`
     }
-    return old.count + excess.count + hourly.count + daily.count
+    const refusals = await pruneRefusals(this.sql, p.hourlyBefore, p.chunk)
+    return old.count + excess.count + hourly.count + daily.count + refusals
   }
 
   async createSession(hash: string, s: ConsoleSession, now: number): Promise<void> {

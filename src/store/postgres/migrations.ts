@@ -14,6 +14,7 @@ import { AUTH_GENERATION_V7 } from './migrations-v7.ts'
 import { TOKENS_V10 } from './migrations-v10.ts'
 import { ATTEMPTS_V11 } from './migrations-v11.ts'
 import { RESERVE_V12 } from './migrations-v12.ts'
+import { REFUSALS_V13 } from './migrations-v13.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -261,6 +262,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 11, sql: ATTEMPTS_V11 },
   // v12: reserve and settle — charge rows checked and charged in the admission (migrations-v12.ts).
   { version: 12, sql: RESERVE_V12 },
+  // v13: refusals before admission per key, code and hour (migrations-v13.ts, refusals.ts), as on SQLite.
+  { version: 13, sql: REFUSALS_V13 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -27,6 +27,8 @@ import type {
   PlanChange,
   RateLimitedEvent,
   Refusal,
+  RefusalEvent,
+  RefusalQuery,
   RequestLogFilter,
   RetentionPolicy,
   SessionSelector,
@@ -41,6 +43,7 @@ import { SqliteGuard } from './guard.ts'
 import { LimiterQueries } from './limiter.ts'
 import { migrate } from './migrations.ts'
 import { OverviewQueries } from './overview.ts'
+import { RefusalQueries } from './refusals.ts'
 import { RequestLogQueries } from './request-log.ts'
 import { RollupQueries } from './rollups.ts'
 import { SessionQueries } from './sessions.ts'
@@ -102,6 +105,8 @@ export class SqliteStore implements Store {
   private readonly overview: OverviewQueries
   private readonly rateLimitedTx: (batch: RateLimitedEvent[]) => void
   private readonly sweepTx: (before: number) => number
+  private readonly refusalsQ: RefusalQueries
+  private readonly refusalsTx: (batch: RefusalEvent[]) => void
   private pendingAdmits: PendingAdmit[] = []
   /** A flush is queued (next turn, or a retry while the lock is taken). */
   private admitQueued = false
@@ -124,6 +129,10 @@ export class SqliteStore implements Store {
       .immediate as never
     this.rateLimitedTx = db.transaction((batch: RateLimitedEvent[]) => {
       for (const e of batch) this.rollups.addRateLimited(e)
+    }).immediate as never
+    this.refusalsQ = new RefusalQueries(db)
+    this.refusalsTx = db.transaction((batch: RefusalEvent[]) => {
+      for (const e of batch) this.refusalsQ.add(e)
     }).immediate as never
   }
 
@@ -289,13 +298,22 @@ export class SqliteStore implements Store {
       if (batch.length) this.rateLimitedTx(batch)
     })
   }
+  recordRefusals(batch: RefusalEvent[]) {
+    return this.write(() => {
+      if (batch.length) this.refusalsTx(batch)
+    })
+  }
+  refusals(q: RefusalQuery) {
+    return this.read(() => this.refusalsQ.list(q))
+  }
   pruneHistory(p: RetentionPolicy) {
     return this.write(
       () =>
         this.usage.pruneLog(p) +
         this.limiter.prune(p.logKeepAfter, p.chunk) +
         this.limiter.reserve.prune(p.logKeepAfter, p.chunk) +
-        this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk),
+        this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk) +
+        this.refusalsQ.prune(p.hourlyBefore, p.chunk),
     )
   }
   createSession(hash: string, s: ConsoleSession, now: number) {

@@ -6,6 +6,7 @@
 import type { Database } from 'bun:sqlite'
 import { TOKENS_V9 } from './migrations-v9.ts'
 import { ATTEMPTS_V10 } from './migrations-v10.ts'
+import { REFUSALS_V11 } from './migrations-v11.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -238,6 +239,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 9, sql: TOKENS_V9 },
   // Upstream attempts and the answering model in the request log (migrations-v10.ts).
   { version: 10, sql: ATTEMPTS_V10 },
+  // Refusals before admission, per key, code and UTC hour (migrations-v11.ts, refusals.ts).
+  { version: 11, sql: REFUSALS_V11 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
