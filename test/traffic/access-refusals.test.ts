@@ -51,6 +51,7 @@ test('each refusal: its status and code on the access line, with the account whe
     ],
     [() => fetch(`${gw.url}/v1/models`, { headers: bearer(key) }), 200, '', 'refused'],
     [() => fetch(`${gw.url}/v1/models`, { headers: bearer('sk-sy-nope') }), 401, '', null],
+    [() => fetch(`${gw.url}/v1/usage`, { headers: bearer(key) }), 200, '', 'refused'],
     [() => fetch(`${gw.url}/no-such-route`), 404, 'not_found', null],
   ]
   const before = accessLines().length

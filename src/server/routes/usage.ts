@@ -21,6 +21,11 @@ export function usageRoutes(deps: Deps) {
   const throttle = new TokenBuckets(deps.clock, USAGE_THROTTLE)
   return new Elysia({ name: 'switchyard.usage' }).get('/v1/usage', async ({ request }) => {
     const auth = await authenticate(deps, request.headers.get('authorization'), true)
+    const ex = deps.traffic.of(request)
+    if (ex) {
+      ex.account = auth.account.name
+      ex.keyPrefix = auth.key.prefix
+    }
     const waitMs = throttle.take(auth.key.id)
     if (waitMs > 0) throw throttled(waitMs)
     return usageReport(deps, auth.account, auth.key)
