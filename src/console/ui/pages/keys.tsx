@@ -1,10 +1,14 @@
-/** @module Keys: create (the secret shown once), disable/enable, rotate, revoke, unsuspend. */
+/**
+ * @module Keys: create (the secret shown once), disable/enable, rotate, revoke, unsuspend; each key's
+ * refusals of the last 24 hours (`refusals.tsx`).
+ */
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { shortWhen, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 import { KeyLimitsEditor, LimitFields, limitsFromForm } from './key-limits.tsx'
+import { type RefusalList, RefusalsPanel, RefusedCell, refusalsByKey } from './refusals.tsx'
 
 /** The new secret, shown until dismissed; then it exists nowhere on the page. */
 function Secret({
@@ -41,12 +45,24 @@ function Secret({
 export function Keys() {
   const [account, setAccount] = useState('')
   const { data, error, reload, setError } = useLoad(
-    () => Promise.all([api('GET', `/admin/v1/keys${qs({ account })}`), api('GET', '/admin/v1/accounts')]),
+    () =>
+      Promise.all([
+        api('GET', `/admin/v1/keys${qs({ account })}`),
+        api('GET', '/admin/v1/accounts'),
+        api<RefusalList>('GET', `/admin/v1/refusals${qs({ account })}`),
+      ]),
     [account],
   )
   const act = useAction(reload, setError)
   const [secret, setSecret] = useState<{ id: string; key: string; account: string } | null>(null)
+  const [refusalsOf, setRefusalsOf] = useState('')
   const accounts: string[] = data?.[1].data.map((a: any) => a.name) ?? []
+  const keys: any[] = data?.[0].data ?? []
+  const refused = refusalsByKey(data?.[2].totals ?? [])
+  const showRefusals = (id: string) => {
+    setRefusalsOf(id)
+    document.getElementById('h-refusals')?.focus()
+  }
   const create = (e: Event) => {
     e.preventDefault()
     const form = e.target as HTMLFormElement
@@ -90,7 +106,13 @@ export function Keys() {
       <form class="bar" aria-label="Key filter" onSubmit={(e) => e.preventDefault()}>
         <label>
           Show keys of
-          <select value={account} onChange={(e) => setAccount((e.target as HTMLSelectElement).value)}>
+          <select
+            value={account}
+            onChange={(e) => {
+              setAccount((e.target as HTMLSelectElement).value)
+              setRefusalsOf('')
+            }}
+          >
             <option value="">all accounts</option>
             {accounts.map((a) => (
               <option>{a}</option>
@@ -102,11 +124,22 @@ export function Keys() {
       <div class="table-wrap">
         <table class="compact">
           <TableHead
-            cols={['id', 'account', 'label', 'prefix', 'state', 'created', 'last used', 'actions']}
+            cols={[
+              'id',
+              'account',
+              'label',
+              'prefix',
+              'state',
+              'created',
+              'last used',
+              // Only when a key shown was refused: the table is at its width at 1280 px.
+              ...(refused.size > 0 ? ['refused'] : []),
+              'actions',
+            ]}
             end="actions"
           />
           <tbody>
-            {(data?.[0].data ?? []).map((k: any) => (
+            {keys.map((k: any) => (
               <tr data-key={k.id}>
                 <td>
                   <code>{k.id}</code>
@@ -131,6 +164,11 @@ export function Keys() {
                 </td>
                 <td title={when(k.created_at)}>{shortWhen(k.created_at)}</td>
                 <td title={when(k.last_used_at)}>{shortWhen(k.last_used_at)}</td>
+                {refused.size > 0 && (
+                  <td>
+                    <RefusedCell keyId={k.id} refused={refused.get(k.id)} onShow={showRefusals} />
+                  </td>
+                )}
                 <td class="sticky-end">
                   {k.state !== 'revoked' && (
                     <div class="actions nowrap">
@@ -173,6 +211,12 @@ export function Keys() {
           </tbody>
         </table>
       </div>
+      <RefusalsPanel
+        list={data?.[2]}
+        keys={new Map(keys.map((k) => [k.id, { account: k.account, name: k.name }]))}
+        keyId={refusalsOf}
+        onKey={setRefusalsOf}
+      />
       <KeyLimitsEditor keys={data?.[0].data ?? []} onSaved={reload} />
     </section>
   )
