@@ -144,6 +144,10 @@ test('key limits (create, edit, refused above the plan), costs in the log and ov
   const text = await budget.textContent()
   expect(text).toContain('$10.00/month')
   expect(text).toContain(usd(Math.round(u.budget.spent_usd * 1e6)))
+  // Settled: the account's spend is what its two requests cost.
+  expect(u.budget.spent_usd).toBe(total / 1e6)
+  expect(text).toContain(usd(total))
+  expect(text).toContain(usd(10_000_000 - total))
   expect(text).toContain(usd(Math.round(u.budget.remaining_usd * 1e6)))
 
   // The plans page shows the token limits and the budget.
@@ -161,7 +165,7 @@ test('key limits (create, edit, refused above the plan), costs in the log and ov
   await me.getByRole('button', { name: 'Sign in' }).click()
   await me.getByTestId('me-budget').waitFor()
   const mine = await me.getByTestId('me-budget').textContent()
-  expect(mine).toContain('/ $0.50')
+  expect(mine).toContain(`${usd(500_000 - total)} / $0.50`)
   expect(mine).toContain('budget left this day (this key)')
   expect(await me.getByTestId('me-today-cost').textContent()).toContain(usd(total))
   expect(await me.locator('.tiles').textContent()).toContain('tokens left this minute')
