@@ -22,6 +22,8 @@ export const FAILURE_KINDS = [
   'credential',
   'transient',
   'silent',
+  /** An answer past `max_response_bytes`: the same target would send it again. */
+  'oversized',
   'slow_first_token',
   'request_fault',
   'context_overflow',
@@ -64,6 +66,8 @@ const BY_CODE: Readonly<Record<string, FailureKind>> = {
   content_policy_violation: 'content_policy',
   invalid_prompt: 'content_policy',
   server_error: 'transient',
+  // Ours: the answer passed max_response_bytes and was cut off (providers/body-limit.ts).
+  upstream_response_too_large: 'oversized',
   // Anthropic error types
   rate_limit_error: 'rate_limited',
   authentication_error: 'credential',
@@ -180,6 +184,17 @@ export const ACTIONS: Readonly<Record<FailureKind, Readonly<Action>>> = {
     lastResort: 'fail',
     skipForRequest: true,
     circuit: 'failure',
+  },
+  // Asking the same target again would read up to max_response_bytes again (a hostile or broken
+  // upstream tripled the gateway's work); the target did answer, so its circuit is not touched.
+  oversized: {
+    retry: 'none',
+    key: 'keep',
+    nextKey: false,
+    failover: 'always',
+    lastResort: 'fail',
+    skipForRequest: true,
+    circuit: 'none',
   },
   slow_first_token: {
     retry: 'none',

@@ -39,6 +39,8 @@ const cases: Array<[FailureFacts, FailureKind]> = [
   [{ transport: 'cut' }, 'transient'],
   [{ transport: 'stall' }, 'transient'],
   [{ transport: 'invalid' }, 'transient'],
+  // an answer past max_response_bytes: never asked again of the same target
+  [{ status: 502, code: 'upstream_response_too_large' }, 'oversized'],
   // silent, slow first token
   [{ transport: 'no_response' }, 'silent'],
   [{ transport: 'no_first_token' }, 'slow_first_token'],
@@ -132,6 +134,9 @@ describe('the action table (DESIGN §10)', () => {
     expect(ACTIONS.request_fault).toMatchObject({ retry: 'none', failover: 'never', nextKey: false })
     expect(ACTIONS.content_policy).toMatchObject({ retry: 'none', failover: 'never', nextKey: false })
     expect(ACTIONS.context_overflow).toMatchObject({ retry: 'none', failover: 'larger_context' })
+  })
+  test('an oversized answer is not asked for again from the same target: fail over at once', () => {
+    expect(ACTIONS.oversized).toMatchObject({ retry: 'none', failover: 'always', skipForRequest: true })
   })
   test('only transient and silent failures count against a circuit; answers that prove the target up close it', () => {
     const failing = FAILURE_KINDS.filter((k) => ACTIONS[k].circuit === 'failure').sort()
