@@ -24,6 +24,7 @@ import {
 import { rowHeaders } from '../limits/row-headers.ts'
 import { type LimitSettings, limitRows } from '../limits/rows.ts'
 import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
+import { tokenParam } from '../providers/openai/token-limit.ts'
 import type { ChatRequest, ForwardCall } from '../providers/types.ts'
 import type { KeyLimits } from '../store/types.ts'
 import type { GatewayError } from '../util/errors.ts'
@@ -150,26 +151,42 @@ export function capRoutes<View>(
     const fwd = r.forward
     if (!fwd) return r
     const filled = absent ? (r.entry.model.max_output_tokens ?? null) : null
-    return { ...r, forward: { ...fwd, request: (...a) => capForward(fwd.request(...a), surface, n, filled) } }
+    // The member a body without a cap gets: the provider's own name for the limit on chat
+    // (OpenAI's reasoning models refuse max_tokens), the wire's on the others.
+    const field =
+      surface === 'responses'
+        ? 'max_output_tokens'
+        : surface === 'chat'
+          ? tokenParam(r.entry.provider)
+          : 'max_tokens'
+    return {
+      ...r,
+      forward: { ...fwd, request: (...a) => capForward(fwd.request(...a), surface, n, filled, field) },
+    }
   })
 }
 
-/** The translated request with the output allowance (in the field the client used, else the current one). */
 /** A model's maximum output tokens, or null. */
 type ModelMax = number | null
 
+/** The translated request with the output allowance, in the field the client used, else the current one. */
 function capRequest(req: ChatRequest, n: number): void {
   if (req.max_tokens != null && req.max_completion_tokens == null) req.max_tokens = n
   else req.max_completion_tokens = n
 }
 
 /** A pass-through body with the output allowance, in the wire's own field. */
-function capForward(call: ForwardCall, surface: string, n: number, absent: ModelMax): ForwardCall {
-  // The client set no cap: the chat pass-through filled in `max_tokens` = the model's maximum as
-  // its first member (what main sends), which is replaced; elsewhere the member is added after
-  // the opening brace. Neither parses the body (a quoted key cannot occur inside a JSON string).
+function capForward(
+  call: ForwardCall,
+  surface: string,
+  n: number,
+  absent: ModelMax,
+  field: string,
+): ForwardCall {
+  // The client set no cap: a body that carries the model's maximum in `field` has it replaced;
+  // otherwise the member is added after the opening brace. Neither parses the body (a quoted key
+  // cannot occur inside a JSON string).
   if (absent !== null) {
-    const field = surface === 'responses' ? 'max_output_tokens' : 'max_tokens'
     const filled = `"${field}":${absent}`
     const at = call.body.indexOf(filled)
     if (at >= 0)

@@ -50,7 +50,7 @@ beforeAll(async () => {
           models: [model('legacy-llama')],
         },
       ],
-      plans: PLANS,
+      plans: { ...PLANS, capped: { rpm: null, rpd: null, tpm: 50_000, models: ['*'] } },
       default_plan: 'free',
     },
   })
@@ -210,5 +210,28 @@ describe('max_tokens_param: max_tokens (an older server that refuses the new nam
     const doc = testConfigDoc()
     ;(doc.providers as any[])[0].max_tokens_param = 'max_tokens'
     expect(() => parseConfig(doc, 'test')).toThrow(/max_tokens_param/)
+  })
+})
+
+describe('the output allowance under a token limit, on the chat pass-through with no client cap', () => {
+  test.each([
+    ['oa/gpt-5', 'max_completion_tokens', 'max_tokens'],
+    ['old/legacy-llama', 'max_tokens', 'max_completion_tokens'],
+  ])('%s gets it as %s, never %s', async (id, field, other) => {
+    // An account of its own: the allowance takes what its TPM leaves, until the flush settles it.
+    const cappedKey = (await gw.key(`capped-${field}`, 'capped')).key
+    mock.reset()
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cappedKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: id, messages }),
+    })
+    expect({ status: res.status, text: await res.text() }).toMatchObject({ status: 200 })
+    const body = mock.stats.lastBody as Record<string, unknown>
+    const cap = Number(res.headers.get('x-switchyard-max-tokens'))
+    expect(cap).toBeGreaterThan(0)
+    expect(cap).toBeLessThan(50_000)
+    expect(body[field]).toBe(cap)
+    expect(body[other]).toBeUndefined()
   })
 })
