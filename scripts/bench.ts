@@ -53,6 +53,7 @@ import {
 import { runSoak } from './bench/soak.ts'
 import { runTokens, TOKENS_CONCURRENCY, tokensRows } from './bench/tokens.ts'
 import { runUsageVolume } from './bench/usage-volume.ts'
+import { runWaterfall, WATERFALL_CONCURRENCY, waterfallRows } from './bench/waterfall.ts'
 import { chatTarget } from './bench/workload.ts'
 
 /** The account volume of the /v1/usage row (issue 9: 2,000,000 requests in the window). */
@@ -87,7 +88,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (under a minute)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -97,6 +98,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
                  BUN_CONFIG_MAX_HTTP_REQUESTS set, serve runs without its supervisor
   --cpu-prof     profile the gateway (source only); the profile lands in bench-results/
   --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts
+  --waterfall    only the cost waterfall: the full path, then one piece off at a time (c64)
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -109,6 +111,7 @@ interface Options {
   gatewayEnv: Record<string, string>
   cpuProf: boolean
   backend: 'postgres' | 'redis' | null
+  waterfall: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -121,6 +124,7 @@ function parseArgs(argv: string[]): Options {
     gatewayEnv: {},
     cpuProf: false,
     backend: null,
+    waterfall: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -129,6 +133,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--no-wrk') o.noWrk = true
     else if (a === '--keep') o.keep = true
     else if (a === '--cpu-prof') o.cpuProf = true
+    else if (a === '--waterfall') o.waterfall = true
     else if (a === '--backend') {
       const b = argv[++i]
       if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
@@ -254,6 +259,16 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
+    if (opts.waterfall) {
+      log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
+      const rows = waterfallRows(await runWaterfall(ctx, opts.binary))
+      const seconds = (performance.now() - started) / 1000
+      console.log(
+        `\nWaterfall only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per bar, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
+      )
+      log(`results: ${writeResults(REPO, { kind: 'waterfall', command, machine, plan, seconds, rows })}`)
+      return gw.exitCode() === null ? 0 : 1
+    }
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
     log('the bare prototype (key lookup, counter, fetch, pipe) vs direct, same concurrency ...')
@@ -270,6 +285,8 @@ async function main(): Promise<number> {
     const fallback = await runFallback(ctx, fwd)
     log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
     const tokens = await runTokens(ctx, fwd, opts.binary)
+    log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
+    const waterfall = await runWaterfall(ctx, opts.binary)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -299,6 +316,7 @@ async function main(): Promise<number> {
       ...embeddingsRows(embeddings),
       ...fallbackRows(fallback),
       ...tokensRows(tokens),
+      ...waterfallRows(waterfall),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),
       ...microRows(micro),

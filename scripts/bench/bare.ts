@@ -14,29 +14,51 @@ import { chatTarget } from './workload.ts'
 
 export type BareCells = Record<Mode, ClosedCell>
 
-export async function runBareProxy(ctx: Ctx): Promise<{ cells: BareCells; c: number }> {
-  const { mocks, plan } = ctx
-  const c = plan.concurrencies.at(-1)!
+export interface BareProxy {
+  base: string
+  pid: number
+  key: string
+  stop(): Promise<void>
+}
+
+/** Starts the bare prototype against the fast mock, on its own database in the bench's directory. */
+export async function startBareProxy(ctx: Pick<Ctx, 'mocks' | 'dir'>): Promise<BareProxy> {
   const proc = Bun.spawn(
     [
       process.execPath,
       join(REPO, 'scripts', 'bench', 'bare-proxy.ts'),
-      mocks.fast.url,
+      ctx.mocks.fast.url,
       join(ctx.dir, 'bare.db'),
     ],
     // The gateway's fetch cap too (serve sets it): Bun queues fetches past 256 otherwise.
     { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } },
   )
+  const reader = proc.stdout.getReader()
+  const { value } = await reader.read()
+  reader.releaseLock()
+  const info = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as {
+    port: number
+    pid: number
+    key: string
+  }
+  return {
+    base: `http://127.0.0.1:${info.port}`,
+    pid: info.pid,
+    key: info.key,
+    stop: async () => {
+      proc.kill()
+      await proc.exited
+    },
+  }
+}
+
+export async function runBareProxy(ctx: Ctx): Promise<{ cells: BareCells; c: number }> {
+  const { mocks, plan } = ctx
+  const c = plan.concurrencies.at(-1)!
+  const proxy = await startBareProxy(ctx)
   try {
-    const reader = proc.stdout.getReader()
-    const { value } = await reader.read()
-    reader.releaseLock()
-    const info = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as {
-      port: number
-      pid: number
-      key: string
-    }
-    const base = `http://127.0.0.1:${info.port}`
+    const info = { pid: proxy.pid, key: proxy.key }
+    const base = proxy.base
     const cells = {} as BareCells
     for (const mode of MODES) {
       const stream = mode === 'stream'
@@ -61,8 +83,7 @@ export async function runBareProxy(ctx: Ctx): Promise<{ cells: BareCells; c: num
     }
     return { cells, c }
   } finally {
-    proc.kill()
-    await proc.exited
+    await proxy.stop()
   }
 }
 

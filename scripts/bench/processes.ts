@@ -70,6 +70,8 @@ export const METERED_PLAN = {
   models: ['*'],
 }
 export const PRICED_MODEL = 'bench-priced'
+/** The waterfall's full path (waterfall.ts): priced, with a fallback (never called: no fault). */
+export const FULL_MODEL = 'bench-full'
 
 export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown> {
   const model = (name: string) => ({
@@ -94,6 +96,12 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
           { ...model('bench-fb'), upstream_name: 'bench', fallbacks: ['mock50/bench'] },
           // The same route priced, for the tokens-and-money row (tokens.ts).
           { ...model(PRICED_MODEL), upstream_name: 'bench', pricing: { input: 0.15, output: 0.6 } },
+          {
+            ...model(FULL_MODEL),
+            upstream_name: 'bench',
+            pricing: { input: 0.15, output: 0.6 },
+            fallbacks: ['mock50/bench'],
+          },
         ],
       },
       // Embeddings made in the gateway itself: the operation's cost without an upstream.
@@ -240,7 +248,7 @@ export async function cliJson(cmd: string[]): Promise<unknown> {
 }
 
 /** Reads one line from a child's stdout (leaves the rest unread), within `ms`. */
-async function firstLine(stream: ReadableStream<Uint8Array>, ms: number): Promise<string> {
+export async function firstLine(stream: ReadableStream<Uint8Array>, ms: number): Promise<string> {
   const reader = stream.getReader()
   const dec = new TextDecoder()
   let text = ''

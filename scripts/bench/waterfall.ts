@@ -1,0 +1,207 @@
+/**
+ * @module
+ * The cost waterfall (issue 24): the same c64 chat load against the full path — a model with a
+ * fallback, a key whose plan sets TPM, TPD and a budget — and against the same path with one
+ * piece switched off at a time (a bench-only build, `waterfall-serve.ts`), beside the bare
+ * prototype and the mock direct. Every bar runs once per repetition, in the same order, so drift
+ * on a shared machine hits all of them. A bar's cost is the full path's CPU per request minus its
+ * own; its throughput is set against the full path's and the bare prototype's of the same round.
+ */
+import { join } from 'node:path'
+import { type BareProxy, startBareProxy } from './bare.ts'
+import { cpuMicros } from './proc-stats.ts'
+import { CLIENT_ENV, cliJson, FULL_MODEL, firstLine, gatewayCli, PRICED_MODEL, REPO } from './processes.ts'
+import { fmt, fmtSeries, type Row, row, series } from './report.ts'
+import { type Ctx, closedLoad, MODES, type Mode } from './scenarios.ts'
+import type { Switch } from './waterfall-serve.ts'
+import { chatTarget, type LoadResult } from './workload.ts'
+
+export const WATERFALL_CONCURRENCY = 64
+
+interface Bar {
+  id: string
+  /** What is off, as the table says it. */
+  label: string
+  /** Which process answers: a waterfall build with one switch, the bare prototype, or the mock. */
+  server: Switch | 'bare' | 'direct'
+  key: 'metered' | 'plain'
+  model: string
+}
+
+const onFull = (id: string, server: Switch, label: string): Bar => ({
+  id,
+  label,
+  server,
+  key: 'metered',
+  model: FULL_MODEL,
+})
+
+export const BARS: Bar[] = [
+  { id: 'direct', label: 'the mock, direct', server: 'direct', key: 'plain', model: 'bench' },
+  { id: 'bare', label: 'the bare prototype', server: 'bare', key: 'plain', model: 'bench' },
+  onFull('full', 'none', 'full path: a fallback, TPM, TPD and a budget'),
+  { id: 'fallback', label: 'no fallback configured', server: 'none', key: 'metered', model: PRICED_MODEL },
+  {
+    id: 'tokens',
+    label: 'no token reservation (plan without TPM/TPD/budget)',
+    server: 'none',
+    key: 'plain',
+    model: FULL_MODEL,
+  },
+  onFull('access-log', 'access-log', 'access log line off'),
+  onFull('metrics', 'metrics', 'metrics off'),
+  onFull('traffic', 'traffic', 'traffic bookkeeping off (and with it access line and metrics)'),
+  onFull('validation', 'validation', 'request validation off (JSON.parse only)'),
+  onFull('auth-cache', 'auth-cache', 'auth cache lookup off (one remembered key)'),
+  onFull('admission', 'admission', 'admission write off (and the reservation with it)'),
+  onFull('usage', 'usage', 'usage record off'),
+  onFull('elysia', 'elysia', "Elysia's routing and response handling → a plain Bun.serve route"),
+]
+
+interface Cell {
+  rps: number[]
+  cpuUs: number[]
+  errors: number
+}
+export type WaterfallResult = Record<Mode, Record<string, Cell>>
+
+interface Proc {
+  url: string
+  pid: number
+  stop(): Promise<void>
+}
+
+async function startBuild(configPath: string, off: Switch, logPath: string): Promise<Proc> {
+  const proc = Bun.spawn(
+    [process.execPath, join(REPO, 'scripts', 'bench', 'waterfall-serve.ts'), configPath, off],
+    {
+      cwd: REPO,
+      stdout: 'pipe',
+      stderr: Bun.file(logPath),
+      stdin: 'ignore',
+      env: { ...process.env, ...CLIENT_ENV },
+    },
+  )
+  const line = await firstLine(proc.stdout, 30_000)
+  const info = JSON.parse(line) as { url: string; pid: number }
+  return {
+    ...info,
+    stop: async () => {
+      proc.kill('SIGTERM')
+      await proc.exited
+    },
+  }
+}
+
+export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<WaterfallResult> {
+  const { gw, mocks, plan } = ctx
+  const configPath = join(ctx.dir, 'switchyard.yaml')
+  const common = ['--config', configPath, '--db', gw.dbPath, '--json']
+  await cliJson([
+    ...gatewayCli(binary),
+    'accounts',
+    'create',
+    'bench-waterfall',
+    '--plan',
+    'metered',
+    ...common,
+  ])
+  const metered = (await cliJson([
+    ...gatewayCli(binary),
+    'keys',
+    'create',
+    'bench-waterfall',
+    ...common,
+  ])) as {
+    key: string
+  }
+  const builds = new Map<Switch, Proc>()
+  let bare: BareProxy | null = null
+  try {
+    for (const bar of BARS) {
+      if (bar.server === 'direct' || bar.server === 'bare' || builds.has(bar.server)) continue
+      builds.set(
+        bar.server,
+        await startBuild(configPath, bar.server, join(ctx.dir, `waterfall-${bar.server}.log`)),
+      )
+    }
+    bare = await startBareProxy(ctx)
+    const c = WATERFALL_CONCURRENCY
+    const out = {} as WaterfallResult
+    for (const mode of MODES) {
+      const stream = mode === 'stream'
+      out[mode] = Object.fromEntries(BARS.map((b) => [b.id, { rps: [], cpuUs: [], errors: 0 }]))
+      for (let rep = 0; rep < plan.repeats; rep++) {
+        for (const bar of BARS) {
+          const { target, pid } =
+            bar.server === 'direct'
+              ? { target: chatTarget(mocks.fast.url, 'bench', stream), pid: null }
+              : bar.server === 'bare'
+                ? { target: chatTarget(bare.base, 'bench', stream, bare.key), pid: bare.pid }
+                : {
+                    target: chatTarget(
+                      builds.get(bar.server)!.url,
+                      `mock/${bar.model}`,
+                      stream,
+                      bar.key === 'metered' ? metered.key : gw.key,
+                    ),
+                    pid: builds.get(bar.server)!.pid,
+                  }
+          if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
+          const cpu0 = pid === null ? 0 : cpuMicros(pid)
+          const r: LoadResult = await closedLoad(ctx, target, c, plan.closedS)
+          const cell = out[mode][bar.id]!
+          cell.rps.push(r.rps)
+          cell.cpuUs.push(pid === null ? Number.NaN : (cpuMicros(pid) - cpu0) / Math.max(1, r.requests))
+          cell.errors += r.errors
+          ctx.log(
+            `  waterfall ${mode} #${rep + 1} ${bar.id}: ${Math.round(r.rps)} req/s` +
+              `${pid === null ? '' : ` cpu ${Math.round(cell.cpuUs.at(-1)!)} µs/req`}${r.errors ? ` errors ${r.errors}` : ''}`,
+          )
+        }
+      }
+    }
+    return out
+  } finally {
+    await bare?.stop()
+    for (const p of builds.values()) await p.stop()
+  }
+}
+
+/** Per round, `a / b` of the same repetition: the ratio drift does not move. */
+const paired = (a: number[], b: number[]) => series(a.map((x, i) => x / b[i]!))
+
+export function waterfallRows(result: WaterfallResult): Row[] {
+  const rows: Row[] = []
+  for (const mode of MODES) {
+    const what = `${mode === 'stream' ? 'stream' : 'non-stream'}, c${WATERFALL_CONCURRENCY}`
+    const cells = result[mode]
+    const full = cells.full!
+    const bare = cells.bare!
+    const fullCpu = series(full.cpuUs).median
+    for (const bar of BARS) {
+      const cell = cells[bar.id]!
+      const rps = series(cell.rps)
+      const cpu = series(cell.cpuUs)
+      const parts = [`${fmtSeries(rps, 0, 'req/s')}`]
+      if (bar.id !== 'direct') parts.push(`${fmt(paired(cell.rps, full.rps).median, 2)} × full`)
+      if (bar.id !== 'bare' && bar.id !== 'direct')
+        parts.push(`${fmt(paired(cell.rps, bare.rps).median, 2)} × bare`)
+      if (Number.isFinite(cpu.median)) parts.push(`CPU ${fmtSeries(cpu, 0, 'µs')}/req`)
+      if (bar.server !== 'direct' && bar.server !== 'bare' && bar.id !== 'full')
+        parts.push(`bar ${fmt(fullCpu - cpu.median, 0)} µs`)
+      if (cell.errors) parts.push(`${cell.errors} errors`)
+      rows.push(row(`waterfall, ${what}: ${bar.label}`, parts.join(' · '), Number.NaN, null))
+    }
+    const vsBare = paired(full.rps, bare.rps)
+    rows.push(
+      row(
+        `throughput with a fallback, TPM and a budget / bare prototype, ${what} (same rounds)`,
+        fmtSeries(vsBare, 2, '×'),
+        vsBare.median,
+        { op: '>=', value: 0.8, text: '≥ 0.80 × bare' },
+      ),
+    )
+  }
+  return rows
+}
