@@ -30,10 +30,27 @@ import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './s
 
 export type Finish = (
   status: number,
+  /** For the record: the upstream's usage, or (a stream the client left) an estimate. */
   usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null,
   err: GatewayError | null,
   ttftMs: number | null,
+  /** A stream that ended without the upstream's count of the whole answer: what settles it. */
+  unaccounted?: Unaccounted,
 ) => void
+
+/**
+ * A stream the upstream's usage does not cover (the client left, the upstream broke or never
+ * reported it, or a continuation's first part was estimated): settled from what was relayed
+ * (pipeline/charge.ts).
+ */
+export interface Unaccounted {
+  /** UTF-8 bytes of generated text that reached the client (StreamEncoder.relayedBytes). */
+  relayedBytes: number
+  /** Whatever usage the upstream did report before the end (a part of the answer's), or null. */
+  seen: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null
+  /** The client left (rather than the upstream failing). */
+  aborted: boolean
+}
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -137,9 +154,16 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   const onFinish = (r: StreamOutcome): void => {
     const status = r.error ? r.error.status : r.aborted ? 499 : 200
     // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
-    const own = r.aborted ? disconnectedUsage(r.usage, r.relayedChars, p.bodyText) : r.usage
-    const usage = summed(own, p.rescue?.carried() ?? null)
-    finish(status, usage, r.error ?? (r.aborted ? abortError(undefined) : null), r.ttftMs)
+    const own = r.aborted ? disconnectedUsage(r.usage, r.relayedBytes, p.bodyText) : r.usage
+    const carried = p.rescue?.carried() ?? null
+    const usage = summed(own, carried)
+    const err = r.error ?? (r.aborted ? abortError(undefined) : null)
+    // The upstream's usage is the answer's only on a stream that ended as it should, in one part.
+    const whole = !r.aborted && !r.error && r.usage && !carried
+    const unaccounted = whole
+      ? undefined
+      : { relayedBytes: r.relayedBytes, seen: summed(r.usage, carried), aborted: r.aborted }
+    finish(status, usage, err, r.ttftMs, unaccounted)
   }
   const out = await writeStream(source, encoder, {
     keepaliveMs: config.server.streamKeepaliveMs,

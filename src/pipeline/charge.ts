@@ -14,7 +14,7 @@ import type { ModelConfig } from '../config/schema.ts'
 import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
 import { unitsOf } from '../limits/model-cost.ts'
-import { max } from '../limits/pricing.ts'
+import { highestCostMicros, max, type PricingUnits } from '../limits/pricing.ts'
 import {
   budgetExceededError,
   contextLengthError,
@@ -29,6 +29,7 @@ import type { ChatRequest, ForwardCall } from '../providers/types.ts'
 import type { KeyLimits } from '../store/types.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { Route } from './attempts.ts'
+import type { Unaccounted } from './call.ts'
 
 /** What the pre-admission step decided for one request. */
 export interface ChargePlan {
@@ -216,10 +217,19 @@ function capForward(
 }
 
 /**
- * At the end, the reservation settled: to the upstream's usage (and its cost) when it reported
- * one; to nothing when the request failed before relaying a byte; else (a stream the client left
- * or that broke, whose usage never came) to the whole reservation, which is never less than what
- * was relayed (the upstream could not produce more than the allowance it was sent).
+ * At the end, the reservation settled (DESIGN §11):
+ * - to the upstream's usage (and its cost) when it reported the whole answer's;
+ * - to nothing when the request failed before any generated text reached the client (a failure
+ *   before any byte, or an upstream that broke before content: the client got an error);
+ * - a stream without the upstream's count of the whole answer (the client left, the upstream
+ *   broke after content or never reported usage): to what was relayed, never less — the input
+ *   side as reserved (the conservative input bound: the upstream billed the whole prompt) plus
+ *   the UTF-8 bytes of generated text the client was sent (a token covers at least one byte on
+ *   every tokenizer, limits/estimate-tokens.ts), or the usage the upstream did report where that
+ *   is more; its cost at the answering model's highest prices for those tokens (rounded up);
+ *   neither above the reservation. Tokens the upstream generated but the client never got
+ *   (hidden reasoning, chunks in flight when it left) are beyond what was relayed;
+ * - else (a JSON answer without usage) to the whole reservation.
  */
 export function settle(
   r: Reservation,
@@ -228,14 +238,20 @@ export function settle(
   costMicros: number | null,
   failed: boolean,
   relayed: boolean,
+  unaccounted: Unaccounted | undefined,
+  /** The answering model's prices (null: free). */
+  units: PricingUnits | null,
 ): Settlement {
-  if (usage)
-    return {
-      handle: r.handle,
-      accountId,
-      tokens: usage.prompt_tokens + usage.completion_tokens,
-      micros: costMicros ?? 0,
-    }
-  if (failed && !relayed) return { handle: r.handle, accountId, tokens: 0, micros: 0 }
-  return { handle: r.handle, accountId, tokens: r.tokens, micros: r.micros }
+  const to = (tokens: number, micros: number): Settlement => ({ handle: r.handle, accountId, tokens, micros })
+  if (unaccounted) {
+    const nothing = unaccounted.relayedBytes === 0 && !unaccounted.aborted
+    if ((failed && nothing) || (failed && !relayed)) return to(0, 0)
+    const seen = unaccounted.seen
+    const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
+    const output = Math.max(unaccounted.relayedBytes, seen?.completion_tokens ?? 0)
+    return to(Math.min(r.tokens, input + output), Math.min(r.micros, highestCostMicros(units, input, output)))
+  }
+  if (usage) return to(usage.prompt_tokens + usage.completion_tokens, costMicros ?? 0)
+  if (failed && !relayed) return to(0, 0)
+  return to(r.tokens, r.micros)
 }

@@ -18,7 +18,7 @@ import type { Attempt, AttemptPlan } from '../providers/resilience/index.ts'
 import { classify } from '../providers/resilience/index.ts'
 import { isStreamPlan } from '../providers/stream-plan.ts'
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../providers/types.ts'
-import { disconnectedUsage } from '../usage/estimate.ts'
+import { disconnectedUsage, utf8Bytes } from '../usage/estimate.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { StreamSource } from './stream-writer.ts'
 
@@ -82,7 +82,7 @@ export class Continuation {
     }
     this.plan.succeeded()
     // What the first target produced, estimated (its own usage never came): added to the second's.
-    this.first = disconnectedUsage(null, text.length, bodyText)
+    this.first = disconnectedUsage(null, utf8Bytes(text), bodyText)
     return this.tap(source, true)
   }
 

@@ -15,7 +15,7 @@
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
-import { modelCostMicros } from '../limits/model-cost.ts'
+import { modelCostMicros, unitsOf } from '../limits/model-cost.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
@@ -238,7 +238,7 @@ export class Pipeline {
     const restoreIdle = exemptFromIdleTimeout(server, request, config.server.idleTimeoutS)
     // Who answered, after how many upstream attempts: filled in by the attempt loop.
     const answered: Answered = { entry, attempts: 0 }
-    const finish: Finish = (status, usage, err, ttftMs) => {
+    const finish: Finish = (status, usage, err, ttftMs, unaccounted) => {
       // A stream cut at its total limit may have a client that stopped reading: its socket
       // must not wait out the whole idle timeout for it.
       restoreIdle(decoded.stream && err?.code === 'upstream_timeout' ? 1 : undefined)
@@ -274,7 +274,16 @@ export class Pipeline {
         answeredBy: by === entry ? null : by.id,
         settlement:
           reservation &&
-          settle(reservation, auth.account.id, usage, costMicros, err !== null, ttftMs !== null),
+          settle(
+            reservation,
+            auth.account.id,
+            usage,
+            costMicros,
+            err !== null,
+            ttftMs !== null,
+            unaccounted,
+            unitsOf(by.model),
+          ),
         counted: {
           accountId: auth.account.id,
           keyId: auth.key.id,

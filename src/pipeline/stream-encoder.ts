@@ -30,10 +30,19 @@ export interface StreamEncoder<T> {
   /** An error the upstream reported in-band and the encoder relayed as it was (pass-through). */
   failure?(): GatewayError | null
   /**
-   * Characters of generated text (content, reasoning, tool names and arguments) encoded for the
-   * client so far: the basis of the token estimate when the client disconnects.
+   * UTF-8 bytes of generated text (content, reasoning, refusals, tool names and arguments)
+   * encoded for the client so far, never fewer than it holds (a byte relay may count JSON escapes
+   * as written). It bounds the output tokens relayed (a token covers at least one byte): a stream
+   * whose usage never came settles its reservation to it (pipeline/charge.ts), and the record of
+   * a stream the client left estimates its tokens from it (usage/estimate.ts).
    */
-  relayedChars?(): number
+  relayedBytes?(): number
+  /**
+   * false: the writer's hold for content (stream-writer.ts) ends at the first item, whatever it
+   * holds: a pass-through whose upstream's in-band failures before content must reach the client
+   * as they came.
+   */
+  readonly holdForContent?: boolean
   /** Upstream events that were not well formed: skipped, never relayed. */
   malformed?(): number
 }
@@ -47,8 +56,8 @@ export interface StreamOutcome {
   ttftMs: number | null
   /** The client went away before the end. */
   aborted: boolean
-  /** See StreamEncoder.relayedChars; 0 when the encoder does not count. */
-  relayedChars: number
+  /** See StreamEncoder.relayedBytes; 0 when the encoder does not count. */
+  relayedBytes: number
   /** See StreamEncoder.malformed. */
   malformed?: number
 }

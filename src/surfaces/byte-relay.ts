@@ -183,5 +183,21 @@ export function lastStringBytes(buf: Buffer, start: number, end: number): number
   return Math.max(0, close - (at + VALUE_START.length))
 }
 
+/**
+ * Bytes of the string value of the first `key` (given as `"name":"`) in `buf[start, end)`, as
+ * written (escapes count their own bytes, never fewer than the UTF-8 bytes they stand for); 0
+ * without one. The value ends at the first quote not escaped by a backslash (a string ending in
+ * an escaped backslash is read on to the next quote: more, never less).
+ */
+export function stringValueBytes(buf: Buffer, start: number, end: number, key: Uint8Array): number {
+  const at = buf.indexOf(key, start)
+  if (at === -1 || at >= end) return 0
+  const from = at + key.length
+  let close = buf.indexOf(QUOTE, from)
+  while (close !== -1 && close < end && buf[close - 1] === BACKSLASH) close = buf.indexOf(QUOTE, close + 1)
+  return close === -1 || close >= end ? end - from : close - from
+}
+
 const VALUE_START = Buffer.from('":"')
 const QUOTE = 34
+const BACKSLASH = 92

@@ -2,13 +2,14 @@
  * @module
  * Token counts for a stream whose client disconnected. The upstream's own usage arrives only at
  * the end of a stream, which a disconnect cancels, so the record would say 0 tokens although
- * most of the answer may have been sent. The counts are then estimated at 4 characters a token
- * (OpenAI's rule of thumb for English) from what the gateway relayed and from the request's
- * text; whatever usage the upstream did report is kept where it is larger. A 499 record's
- * tokens are always such an estimate.
+ * most of the answer may have been sent. The counts are then estimated at 4 characters (UTF-8
+ * bytes of the answer) a token (OpenAI's rule of thumb for English) from what the gateway relayed
+ * and from the request's text; whatever usage the upstream did report is kept where it is larger.
+ * A 499 record's tokens are always such an estimate. (Settling a token reservation does not use
+ * this estimate but a bound: pipeline/charge.ts.)
  *
  * @example
- * disconnectedUsage(null, 1_200, '{"model":"m","messages":[{"role":"user","content":"hi"}]}')
+ * disconnectedUsage(null, 1_200, '{"model":"m","messages":[{"role":"user","content":"hi"}]}') // 1,200 bytes relayed
  * // → { prompt_tokens: 2, completion_tokens: 300 }
  */
 import type { ChatCompletionChunk, Usage } from '../providers/types.ts'
@@ -19,12 +20,12 @@ export const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS
 
 export function disconnectedUsage(
   seen: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null,
-  relayedChars: number,
+  relayedBytes: number,
   requestBody: string,
 ): { prompt_tokens: number; completion_tokens: number } {
   return {
     prompt_tokens: seen?.prompt_tokens || estimateTokens(requestTextChars(requestBody)),
-    completion_tokens: Math.max(seen?.completion_tokens ?? 0, estimateTokens(relayedChars)),
+    completion_tokens: Math.max(seen?.completion_tokens ?? 0, estimateTokens(relayedBytes)),
   }
 }
 
@@ -52,21 +53,37 @@ export function requestTextChars(body: string): number {
   return chars
 }
 
-/** Generated text in a chunk: content, refusal, reasoning (as providers name it), tool names and arguments. */
-export function chunkTextChars(chunk: ChatCompletionChunk): number {
+/**
+ * UTF-8 bytes of generated text in a chunk: content, refusal, reasoning (as providers name it),
+ * tool names and arguments. Bytes, not characters: a token covers at least one byte of text on
+ * every tokenizer (limits/estimate-tokens.ts), so they bound the tokens relayed.
+ */
+export function chunkTextBytes(chunk: ChatCompletionChunk): number {
   let n = 0
   for (const { delta } of chunk.choices) {
     if (!delta) continue
     const d = delta as Record<string, unknown>
     for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
       const v = d[k]
-      if (typeof v === 'string') n += v.length
+      if (typeof v === 'string') n += utf8Bytes(v)
     }
     for (const t of delta.tool_calls ?? []) {
       const f = t?.function
-      if (typeof f?.name === 'string') n += f.name.length
-      if (typeof f?.arguments === 'string') n += f.arguments.length
+      if (typeof f?.name === 'string') n += utf8Bytes(f.name)
+      if (typeof f?.arguments === 'string') n += utf8Bytes(f.arguments)
     }
+  }
+  return n
+}
+
+/** UTF-8 bytes of a string; an ASCII one (the common delta) without a native call. */
+export function utf8Bytes(s: string): number {
+  let n = s.length
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    // Two more bytes for U+0800 and above, one for the rest above ASCII; a surrogate pair's two
+    // units count 2 + 2, its 4 bytes.
+    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1
   }
   return n
 }

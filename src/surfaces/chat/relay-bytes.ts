@@ -35,8 +35,13 @@ const USAGE_NULL = Buffer.from(',"usage":null}')
 const CLOSE_EVENT = Buffer.from('}\n\n')
 /** The key only: the value may follow spaces (`"finish_reason": "stop"` is as complete as compact). */
 const FINISH_KEY = Buffer.from('"finish_reason"')
-/** Where generated text sits (`content`, `reasoning_content`; tool call `arguments`), for the disconnect estimate. */
-const TEXT_FIELDS = [Buffer.from('content":"'), Buffer.from('arguments":"')]
+/**
+ * Where generated text sits: `content` (and `reasoning_content`), `reasoning`, `refusal`, a tool
+ * call's `name` and `arguments` — as the text relay's scan counts them (relayedBytes).
+ */
+const TEXT_FIELDS = ['content', 'reasoning', 'refusal', 'name', 'arguments'].map((k) =>
+  Buffer.from(`${k}":"`),
+)
 const LF = 10
 const QUOTE = 34
 const BACKSLASH = 92
@@ -206,8 +211,8 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
     return this.stage.failed
   }
 
-  relayedChars(): number {
-    return this.stage.relayed + this.stage.text.relayedChars()
+  relayedBytes(): number {
+    return this.stage.relayed + this.stage.text.relayedBytes()
   }
 
   malformed(): number {
@@ -245,7 +250,10 @@ function skipSpace(ev: Buffer, i: number): number {
   return i
 }
 
-/** Bytes of generated text in a chunk's choices (escapes count as bytes: an estimate). */
+/**
+ * Bytes of generated text in a chunk's choices, as written: an escape counts its own bytes, never
+ * fewer than the UTF-8 bytes it stands for, so this bounds the decoded text's bytes from above.
+ */
 function textBytes(ev: Buffer, from: number): number {
   let n = 0
   for (const field of TEXT_FIELDS) {

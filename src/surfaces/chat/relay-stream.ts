@@ -102,7 +102,7 @@ export class ChatRelay implements StreamEncoder<SSEEvent> {
     }
     if (scan.choices === -1) throw invalidResponse(this.label, 'a stream chunk has no choices array')
     if (scan.finish) this.sawFinish = true
-    this.relayed += scan.chars
+    this.relayed += scan.bytes
     const hasUsage = scan.usageStart !== -1 && !scan.usageNull
     if (hasUsage) this.seen = readUsage(data.slice(scan.usageStart, scan.usageEnd))
     if (!this.includeUsage && hasUsage && scan.choices === 0) return null
@@ -161,7 +161,7 @@ export class ChatRelay implements StreamEncoder<SSEEvent> {
     return this.sawFinish
   }
 
-  relayedChars(): number {
+  relayedBytes(): number {
     return this.relayed
   }
 }

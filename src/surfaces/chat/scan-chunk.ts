@@ -9,7 +9,7 @@
  * @example
  * const scan = new ChunkScan()
  * scan.read('{"id":"c","model":"gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}],"usage":null}')
- * scan.ok && scan.choices === 1 && scan.chars === 2 && scan.usageNull // true
+ * scan.ok && scan.choices === 1 && scan.bytes === 2 && scan.usageNull // true
  */
 import { stringEnd } from '../../json/fields.ts'
 
@@ -45,8 +45,8 @@ export class ChunkScan {
   usageNull = false
   /** Index of the closing brace of the object. */
   close = -1
-  /** Characters (UTF-16 units, decoded) of generated text: content, refusal, reasoning, tool names and arguments. */
-  chars = 0
+  /** UTF-8 bytes (decoded) of generated text: content, refusal, reasoning, tool names and arguments. */
+  bytes = 0
 
   read(s: string): void {
     if (!this.readCompact(s)) this.readAll(s)
@@ -99,14 +99,15 @@ export class ChunkScan {
     }
     // Generated text: every string value after the first delta whose key names text. A raw `":"`
     // is a key/value boundary except right after an escaped quote (a string ending in `\":`),
-    // where this count may slip a little: it only feeds the disconnect estimate.
-    this.chars = 0
+    // where this count may slip a little (only a string outside any `key:` pair, as in an array, can
+    // hold one; OpenAI's chunks have none).
+    this.bytes = 0
     const delta = s.indexOf('"delta":{', c)
     if (delta !== -1) {
       for (let p = s.indexOf('":"', delta); p !== -1; ) {
         const key = s.lastIndexOf('"', p - 1) + 1
         const end = stringEnd(s, p + 2)
-        if (keyKind(s, key, p - key, 4) === TEXT) this.chars += decodedLength(s, p + 3, end)
+        if (keyKind(s, key, p - key, 4) === TEXT) this.bytes += decodedBytes(s, p + 3, end)
         p = s.indexOf('":"', end + 1)
       }
     }
@@ -124,7 +125,7 @@ export class ChunkScan {
     this.choices = -1
     this.usageCutStart = this.usageCutEnd = this.usageStart = this.usageEnd = -1
     this.close = -1
-    this.chars = 0
+    this.bytes = 0
     let i = skipSpace(s, 0)
     if (s.charCodeAt(i) !== 123 /* { */) return
     let depth = 1
@@ -160,7 +161,7 @@ export class ChunkScan {
         } else if (kind === TEXT) {
           if (v === QUOTE) {
             const e = stringEnd(s, j)
-            this.chars += decodedLength(s, j + 1, e)
+            this.bytes += decodedBytes(s, j + 1, e)
             i = e
           }
         } else if (kind === FINISH) {
@@ -244,17 +245,25 @@ function keyKind(s: string, at: number, len: number, depth: number): number {
   }
 }
 
-/** Length of the string between `from` and `to` once its escapes are decoded (`\uXXXX` is one unit). */
-function decodedLength(s: string, from: number, to: number): number {
-  let n = to - from
-  for (let p = s.indexOf('\\', from); p !== -1 && p < to; p = s.indexOf('\\', p)) {
-    if (s.charCodeAt(p + 1) === 117 /* u */) {
-      n -= 5
-      p += 6
-    } else {
-      n -= 1
-      p += 2
+/**
+ * UTF-8 bytes of the string between `from` and `to` once its escapes are decoded: `\uXXXX` as the
+ * bytes of its unit (a surrogate 2, so a pair 4), any other escape 1, as `Buffer.byteLength` of
+ * the decoded text gives (chunkTextBytes on the parsed route).
+ */
+function decodedBytes(s: string, from: number, to: number): number {
+  let n = 0
+  for (let i = from; i < to; i++) {
+    let c = s.charCodeAt(i)
+    if (c === 92 /* \ */) {
+      if (s.charCodeAt(i + 1) !== 117 /* u */) {
+        n++
+        i++
+        continue
+      }
+      c = Number.parseInt(s.slice(i + 2, i + 6), 16)
+      i += 5
     }
+    n += c < 0x80 ? 1 : c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 2 : 3
   }
   return n
 }

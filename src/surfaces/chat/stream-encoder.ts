@@ -13,7 +13,7 @@
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { ChatCompletionChunk, Usage } from '../../providers/types.ts'
-import { chunkTextChars } from '../../usage/estimate.ts'
+import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 
 /** Shared by every stream: the hot path allocates no encoder and no constant frames. */
@@ -47,12 +47,12 @@ export class ChatChunkEncoder implements StreamEncoder<ChatCompletionChunk> {
     chunk.model = this.modelId
     // OpenAI's shape: `usage: null` on every chunk with include_usage, no `usage` key without it.
     chunk.usage = includeUsage ? (chunk.usage ?? null) : undefined
-    this.relayed += chunkTextChars(chunk)
+    this.relayed += chunkTextBytes(chunk)
     // JSON.stringify never writes a raw line break: one data line, no scan for one.
     return `data: ${JSON.stringify(chunk)}\n\n`
   }
 
-  relayedChars(): number {
+  relayedBytes(): number {
     return this.relayed
   }
 

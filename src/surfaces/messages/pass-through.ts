@@ -137,7 +137,7 @@ class MessagesRelay extends ByteRelay {
     return this.failed
   }
 
-  relayedChars(): number {
+  relayedBytes(): number {
     return this.relayed
   }
 }

@@ -16,7 +16,7 @@
  */
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import type { ChatCompletionChunk, FinishReason, Usage } from '../../providers/types.ts'
-import { chunkTextChars } from '../../usage/estimate.ts'
+import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { messageId, toMessagesUsage } from './convert-usage.ts'
 import { anthropicErrorBody } from './errors.ts'
@@ -41,7 +41,7 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
 
   constructor(private readonly modelId: string) {}
 
-  relayedChars(): number {
+  relayedBytes(): number {
     return this.relayed
   }
 
@@ -51,7 +51,7 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   }
 
   encodeText(chunk: ChatCompletionChunk): string | null {
-    this.relayed += chunkTextChars(chunk)
+    this.relayed += chunkTextBytes(chunk)
     let out = this.start(chunk.id)
     if (chunk.usage) this.seen = chunk.usage
     const choice = chunk.choices[0]

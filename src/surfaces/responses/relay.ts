@@ -18,7 +18,14 @@ import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { ByteRelay, type EventAction, eventData, eventName, startsWith } from '../byte-relay.ts'
+import {
+  ByteRelay,
+  type EventAction,
+  eventData,
+  eventName,
+  startsWith,
+  stringValueBytes,
+} from '../byte-relay.ts'
 import { chatUsage } from './response-object.ts'
 import { frameEvents, type ResponsesEvent } from './stream-encoder.ts'
 
@@ -36,13 +43,18 @@ const bytes = new TextEncoder()
 const KEEPALIVE = bytes.encode(': keep-alive\n\n')
 const DONE_DATA = Buffer.from('data: [DONE]')
 const DATA_TYPE = Buffer.from('data: {"type":"')
+const DELTA = '.delta'
+const DELTA_VALUE = Buffer.from('"delta":"')
 
 export class ResponsesRelay extends ByteRelay {
   readonly keepalive = KEEPALIVE
+  /** OpenAI's own failure events (`error`, `response.failed`) reach the client as they came, status 200. */
+  readonly holdForContent = false
   private seen: Usage | null = null
   private last: Record<string, unknown> | null = null
   private done = false
   private failed: GatewayError | null = null
+  private relayed = 0
   /** The last event relayed (by range): its `sequence_number` numbers the events the gateway adds. */
   private lastBuf: Buffer | null = null
   private lastStart = 0
@@ -63,7 +75,10 @@ export class ResponsesRelay extends ByteRelay {
     this.lastBuf = buf
     this.lastStart = start
     this.lastEnd = end
-    if (type === undefined || !LIFECYCLE.has(type)) return undefined
+    if (type === undefined) return undefined
+    // Generated text (output text, reasoning, refusals, tool arguments) comes in `*.delta` events.
+    if (type.endsWith(DELTA)) this.relayed += stringValueBytes(buf, start, end, DELTA_VALUE)
+    if (!LIFECYCLE.has(type)) return undefined
     const data = eventData(buf, start, end)
     this.lifecycle(type, data)
     return bytes.encode(encodeSSE(replaceStringField(data, 2, 'model', this.modelId), name))
@@ -99,6 +114,10 @@ export class ResponsesRelay extends ByteRelay {
 
   failure(): GatewayError | null {
     return this.failed
+  }
+
+  relayedBytes(): number {
+    return this.relayed
   }
 
   private lifecycle(type: string, data: string): void {

@@ -20,7 +20,7 @@
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../providers/types.ts'
-import { chunkTextChars } from '../../usage/estimate.ts'
+import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { functionCallItem, messageItem, outputText, reasoningItem, reasoningText } from './encode-response.ts'
 import {
@@ -86,11 +86,11 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
 
   encodeText(chunk: ChatCompletionChunk): string | null {
     const events = this.events(chunk)
-    this.relayed += chunkTextChars(chunk)
+    this.relayed += chunkTextBytes(chunk)
     return events.length ? frameEventsText(events) : null
   }
 
-  relayedChars(): number {
+  relayedBytes(): number {
     return this.relayed
   }
 

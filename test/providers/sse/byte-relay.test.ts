@@ -67,7 +67,7 @@ describe('messages → anthropic byte relay', () => {
         completion_tokens: expect.any(Number),
       })
       expect(r.usage()!.completion_tokens).toBeGreaterThan(0)
-      expect(r.relayedChars!()).toBeGreaterThan(0)
+      expect(r.relayedBytes!()).toBeGreaterThan(0)
       expect(r.failure!()).toBeNull()
     }
   })

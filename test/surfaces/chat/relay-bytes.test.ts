@@ -59,7 +59,7 @@ describe('ChatBytes', () => {
         const { out, relay } = viaBytes(body, includeUsage, size)
         expect(out).toBe(expected)
         expect(relay.usage()?.completion_tokens).toBeGreaterThan(0)
-        expect(relay.relayedChars()).toBeGreaterThan(0)
+        expect(relay.relayedBytes()).toBeGreaterThan(0)
         expect(relay.failure()).toBeNull()
       }
     })

@@ -91,7 +91,7 @@ describe('ChunkScan', () => {
       finish: true,
       usageNull: true,
       error: false,
-      chars: 2 + 1 + 7,
+      bytes: 2 + 1 + 7,
     })
   })
   test('finish_reason with JSON whitespace around its colon: a value finishes, null does not', () => {
@@ -147,7 +147,7 @@ describe('ChatRelay', () => {
         theirs += text(old.end())
         expect(mine).toBe(theirs)
         expect(relay.usage()).toEqual(old.usage())
-        expect(relay.relayedChars()).toBe(old.relayedChars())
+        expect(relay.relayedBytes()).toBe(old.relayedBytes())
       }
     }
   })
@@ -163,7 +163,7 @@ describe('ChatRelay', () => {
       '{"x":{"model":"no"},"model":"g","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":1}}'
     expect(relay.encode({ data: nested })).toBeNull()
     expect(relay.usage() as unknown).toEqual({ prompt_tokens: 2, completion_tokens: 1 })
-    expect(relay.relayedChars()).toBe(2)
+    expect(relay.relayedBytes()).toBe(2)
     const kept = new ChatRelay('p/m', true, 'p')
     expect(text(kept.encode({ data: nested }))).toBe(
       `data: ${nested.replace('"model":"g"', '"model":"p/m"')}\n\n`,
