@@ -2,7 +2,10 @@
  * Tokens across processes (issue 21's acceptance): `serve --workers 2` on SQLite, three replicas
  * on PostgreSQL and on PostgreSQL + Redis — a burst of 40 (three surfaces, streams and JSON)
  * against TPM 3,000 never lets the upstream bill more, and usage equals the bill once settled;
- * the same burst on a $0.01 budget at $0.0025 a request serves exactly four.
+ * the same burst on a $0.01 budget at $0.0025 a request serves exactly four. Filled one request
+ * at a time (each settled before the next, spread over the processes), TPM 3,000 and the budget
+ * are usable to within one reservation: what the upstream billed is at most the limit and at
+ * least the limit less one request's reservation.
  * `kill -9` mid-burst: every admission the upstream saw is in the store with its reservation, and
  * a process started after releases the reservations nobody settled within the stated bound
  * (`limits.reservation_ttl_s`, swept every tenth of it).
@@ -17,7 +20,7 @@ import { type BillingUpstream, startBillingUpstream } from '../support/billing-u
 import { cli } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
-import { SURFACES, tokensDoc, tokensRequest } from '../support/tokens-bed.ts'
+import { SURFACES, tokensBody, tokensDoc, tokensRequest } from '../support/tokens-bed.ts'
 
 const running: ServeProcess[] = []
 let upstream: BillingUpstream | undefined
@@ -35,15 +38,23 @@ const METERED = { rpm: null, rpd: null, tpm: 3_000, models: ['*'] }
 // 200 output tokens at $12.50 / 1M = $0.0025 a request; input free.
 const BUDGET = { rpm: null, rpd: null, budget: { usd: 0.01, period: 'month' }, models: ['*'] }
 
-async function setup(urls: BackendUrls, chunkDelayMs = 0, plan: Record<string, unknown> = METERED) {
+/** `more`: further plans in the config (their accounts made by the test). */
+async function setup(
+  urls: BackendUrls,
+  chunkDelayMs = 0,
+  plan: Record<string, unknown> = METERED,
+  more: Record<string, unknown> = {},
+) {
   const priced = plan === BUDGET
   upstream = await startBillingUpstream({ chunkDelayMs, answerTokens: priced ? 200 : undefined })
   const dir = tempDir()
   const doc = backendDoc(
     {
-      ...tokensDoc(upstream.url, { metered: plan }, priced ? { input: 0, output: 12.5 } : undefined),
+      ...tokensDoc(upstream.url, { metered: plan, ...more }, priced ? { input: 0, output: 12.5 } : undefined),
       database: { path: join(dir, 'shared.db') },
       limits: { reservation_ttl_s: TTL_S },
+      // Settlement rides the usage flush: a short one keeps the one-at-a-time fill quick.
+      usage: { flush_ms: 25 },
     },
     urls,
   )
@@ -55,10 +66,10 @@ async function setup(urls: BackendUrls, chunkDelayMs = 0, plan: Record<string, u
   return { base, key, store }
 }
 
-async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[]) {
+async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[], name = 'acct') {
   const store = await open()
   try {
-    const account = (await store.getAccount('acct'))!
+    const account = (await store.getAccount(name))!
     return (await store.rowStates({ accountId: account.id, keyId: null, now: Date.now(), rows })).map(
       (s) => s.used,
     )
@@ -135,6 +146,81 @@ for (const backend of backends('tokens-processes.test.ts')) {
       }
       expect(spent).toBe(10_000)
     })
+
+    test(`${replicas}: filled one request at a time, TPM 3,000 and a $0.01 budget are usable to within one reservation`, async () => {
+      // One setup for both: the budget on the config's priced model ($0.0025 a request), the TPM
+      // on a second account; each request goes to the next process, so the fill spans them all.
+      const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET, { tpm: METERED })
+      expect((await cli(['accounts', 'create', 'filler', '--plan', 'tpm', ...base])).code).toBe(0)
+      const tpmKey = (await cli(['keys', 'create', 'filler', '--json', ...base])).json().key as string
+      const procs =
+        backend.name === 'sqlite'
+          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
+          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+      running.push(...procs)
+      // One reservation: the input bound (the body's bytes; the largest of the three surfaces')
+      // plus the 200 output tokens asked for; at $0.0025 the budget's is that request's price.
+      const reservation = Math.max(
+        ...SURFACES.map((s) => Buffer.byteLength(JSON.stringify(tokensBody(s, true, 200)[1])) + 200),
+      )
+      expect(reservation).toBeLessThan(500)
+
+      // The test's own view of the shared store, opened once (the polls below are many).
+      const view = await store()
+      const idOf = async (name: string) => (await view.getAccount(name))!.id
+      /** Sends one request at a time, each settled before the next, until one is refused. */
+      const fill = async (
+        k: string,
+        refusedWith: number,
+        row: LimitRow,
+        accountId: number,
+        settled: () => number,
+      ) => {
+        const inWindow = async () =>
+          (await view.rowStates({ accountId, keyId: null, now: Date.now(), rows: [row] }))[0]!.used
+        let refused: Response | null = null
+        for (let i = 0; i < 40 && !refused && upstream; i++) {
+          const r = await tokensRequest(procs[i % procs.length]!.url, k, SURFACES[i % 3]!, i % 2 === 0, 200)
+          await r.arrayBuffer()
+          if (r.status === refusedWith) refused = r
+          else expect(r.status).toBe(200)
+          // Settled (the usage flush): the window holds what the upstream billed, nothing reserved.
+          let now = await inWindow()
+          for (let t = 0; t < 200 && now !== settled(); t++) {
+            await Bun.sleep(10)
+            now = await inWindow()
+          }
+          expect(now).toBe(settled())
+        }
+        expect(refused).not.toBeNull()
+        return refused!
+      }
+
+      try {
+        const tpm = await fill(tpmKey, 429, TPM, await idOf('filler'), () => upstream!.billed.tokens)
+        const tokens = upstream!.billed.tokens
+        expect(tokens).toBeLessThanOrEqual(3_000)
+        expect(tokens).toBeGreaterThanOrEqual(3_000 - reservation)
+        expect(Number(tpm.headers.get('x-ratelimit-remaining-tokens'))).toBe(3_000 - tokens)
+
+        const MONTH: LimitRow = {
+          resource: 'microdollars',
+          window: 'period',
+          period: 'month',
+          scope: 'account',
+          capacity: 10_000,
+        }
+        const before = upstream!.billed.output
+        const spentOf = () => (upstream!.billed.output - before) * 12.5
+        await fill(key, 402, MONTH, await idOf('acct'), spentOf)
+        // $0.0025 a request (200 output tokens at $12.50 / 1M, input free): 4 served, $0.01 spent.
+        expect(spentOf()).toBeLessThanOrEqual(10_000)
+        expect(spentOf()).toBeGreaterThanOrEqual(10_000 - 2_500)
+        expect(spentOf()).toBe(10_000)
+      } finally {
+        await view.close()
+      }
+    }, 30_000)
 
     test('kill -9 mid-burst: no admission lost; the reservations nobody settled are released within the bound', async () => {
       const { base, key, store } = await setup(await backend.fresh(), 150)

@@ -41,7 +41,33 @@ export function tokensDoc(
   }
 }
 
-/** A request of about 20 words on `surface`; `max`: the output cap asked for (null: none). */
+/** The path and body of a request of about 20 words on `surface`; `max`: the output cap asked for (null: none). */
+export function tokensBody(
+  surface: SurfaceName,
+  stream: boolean,
+  max: number | null,
+): [path: string, body: Record<string, unknown>] {
+  const text = 'please count these words for the billing upstream which bills one token for each word it sees'
+  const cap = (name: string) => (max === null ? {} : { [name]: max })
+  return surface === 'chat'
+    ? [
+        '/v1/chat/completions',
+        {
+          model: 'bill/m',
+          messages: [{ role: 'user', content: text }],
+          stream,
+          ...cap('max_completion_tokens'),
+        },
+      ]
+    : surface === 'messages'
+      ? [
+          '/v1/messages',
+          { model: 'bill/m', messages: [{ role: 'user', content: text }], stream, max_tokens: max ?? 4096 },
+        ]
+      : ['/v1/responses', { model: 'bill/m', input: text, stream, ...cap('max_output_tokens') }]
+}
+
+/** The request of `tokensBody`, sent. */
 export function tokensRequest(
   url: string,
   key: string,
@@ -49,26 +75,8 @@ export function tokensRequest(
   stream: boolean,
   max: number | null,
 ): Promise<Response> {
-  const text = 'please count these words for the billing upstream which bills one token for each word it sees'
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-  const cap = (name: string) => (max === null ? {} : { [name]: max })
-  const [path, body] =
-    surface === 'chat'
-      ? [
-          '/v1/chat/completions',
-          {
-            model: 'bill/m',
-            messages: [{ role: 'user', content: text }],
-            stream,
-            ...cap('max_completion_tokens'),
-          },
-        ]
-      : surface === 'messages'
-        ? [
-            '/v1/messages',
-            { model: 'bill/m', messages: [{ role: 'user', content: text }], stream, max_tokens: max ?? 4096 },
-          ]
-        : ['/v1/responses', { model: 'bill/m', input: text, stream, ...cap('max_output_tokens') }]
+  const [path, body] = tokensBody(surface, stream, max)
   return fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
 }
 
