@@ -24,11 +24,13 @@ import { chatForwarding } from '../../src/surfaces/chat/forward.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
 import { responsesSurface } from '../../src/surfaces/responses/index.ts'
+import { limitRows } from '../../src/limits/rows.ts'
+import type { AdmitInput, Completion } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { silentLogger } from '../../src/util/log.ts'
 import { buildResponsesFrames } from '../mock-upstream/responses-wire.ts'
 import { buildStreamFrames } from '../mock-upstream/wire.ts'
-import { configDoc, type Mocks } from './processes.ts'
+import { configDoc, METERED_PLAN, type Mocks } from './processes.ts'
 
 export interface MicroResult {
   iterations: number
@@ -43,6 +45,8 @@ export interface MicroResult {
   sumUs: number
   /** admit with rpm/rpd set (window counts on the hot path), informational. */
   admitLimitedUs: number
+  /** Tokens and money on the store (tokensMicro). */
+  tokens: TokensMicro
   /** The stream relay in-process (no sockets), per stream of `streamEvents` upstream events. */
   stream: {
     events: number
@@ -281,6 +285,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
     const recordUs = ((performance.now() - t0) * 1000) / usageIds.length
     const limitedN = Math.min(iterations, 2000)
     const admitLimitedUs = await perOp(limitedN, (i) => deps.store.admit(admitInput(i, true)))
+    const tokens = await tokensMicro(deps, Math.min(iterations, 10_000))
     const stream = await streamPipeline(Math.max(500, Math.round(iterations / 10)))
     return {
       iterations,
@@ -291,10 +296,104 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
       recordUs,
       sumUs: authUs + admitUs + recordUs,
       admitLimitedUs,
+      tokens,
       stream,
     }
   } finally {
     await deps.recorder.flush()
     deps.store.close()
+  }
+}
+
+/** µs per request: plain = no charge; metered = the bench's metered plan (tpm + tpd + monthly budget). */
+export interface TokensMicro {
+  plainUs: number
+  meteredUs: number
+  /** 16 arriving together (one group commit). */
+  plainBatchedUs: number
+  meteredBatchedUs: number
+  /** store.complete per request in batches of 256: outcomes alone / with their settlements. */
+  completeUs: number
+  completeSettledUs: number
+}
+
+/**
+ * The store's side of tokens and money: `store.admit` with the metered plan's charge rows against
+ * the same admission without them, and the usage flush with and without the settlements. Time is
+ * simulated (30 ms a request, after a warm-up longer than a minute), so every metered admission
+ * sees the minute window slide, as in a long run; the loops are interleaved.
+ */
+export async function tokensMicro(deps: ReturnType<typeof buildDeps>, n: number): Promise<TokensMicro> {
+  const account = await deps.accounts.createAccount('micro-tokens', 'unlimited')
+  const rows = limitRows(METERED_PLAN as never, null).filter((r) => r.resource !== 'requests')
+  const charge = { rows, inputTokens: 40, wantOutput: 4096, price: { input: 150_000, output: 600_000 } }
+  let clock = Date.now() - 3_600_000
+  const input = (metered: boolean): AdmitInput => ({
+    accountId: account.id,
+    keyId: 'micro-tokens',
+    model: 'mock/bench-priced',
+    requestId: 'req_micro_tokens',
+    gatewayId: newRequestId(),
+    stream: false,
+    now: (clock += 30),
+    rpm: null,
+    rpd: null,
+    suspension: null,
+    ...(metered ? { charge } : {}),
+  })
+  const done: Completion[][] = [[], []]
+  const admit = async (metered: boolean) => {
+    const r = await deps.store.admit(input(metered))
+    if (!r.admitted) throw new Error('refused')
+    done[metered ? 1 : 0]!.push({
+      gatewayId: r.gatewayId,
+      requestId: 'req_micro_tokens',
+      surface: 'chat',
+      stream: false,
+      status: 200,
+      promptTokens: 30,
+      completionTokens: 20,
+      costMicros: 17,
+      latencyMs: 3,
+      ttftMs: null,
+      errorCode: null,
+      counted: { accountId: account.id, keyId: 'micro-tokens', model: 'mock/bench-priced', at: r.loggedAt! },
+      ...(r.reservation
+        ? { settlement: { handle: r.reservation.handle, accountId: account.id, tokens: 50, micros: 17 } }
+        : {}),
+    })
+  }
+  const batch = (metered: boolean) => Promise.all(Array.from({ length: 16 }, () => admit(metered)))
+  const complete = async (metered: boolean) => {
+    const all = done[metered ? 1 : 0]!
+    done[metered ? 1 : 0] = []
+    const t0 = performance.now()
+    for (let i = 0; i < all.length; i += 256) await deps.store.complete(all.slice(i, i + 256))
+    return { us: (performance.now() - t0) * 1000, n: all.length }
+  }
+  for (let i = 0; i < 2500; i++) await admit(i % 2 === 0)
+  await complete(false)
+  await complete(true)
+  const t = { plain: 0, metered: 0, plainB: 0, meteredB: 0, c: 0, cs: 0, cn: 0, csn: 0 }
+  const rounds = 10
+  for (let r = 0; r < rounds; r++) {
+    t.plain += await perOp(n / rounds, () => admit(false))
+    t.metered += await perOp(n / rounds, () => admit(true))
+    t.plainB += (await perOp(n / rounds / 16, () => batch(false))) / 16
+    t.meteredB += (await perOp(n / rounds / 16, () => batch(true))) / 16
+    const c = await complete(false)
+    const cs = await complete(true)
+    t.c += c.us
+    t.cn += c.n
+    t.cs += cs.us
+    t.csn += cs.n
+  }
+  return {
+    plainUs: t.plain / rounds,
+    meteredUs: t.metered / rounds,
+    plainBatchedUs: t.plainB / rounds,
+    meteredBatchedUs: t.meteredB / rounds,
+    completeUs: t.c / t.cn,
+    completeSettledUs: t.cs / t.csn,
   }
 }
