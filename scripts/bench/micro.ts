@@ -12,6 +12,7 @@ import { buildDeps } from '../../src/app/build.ts'
 import { authenticate } from '../../src/auth/authenticate.ts'
 import { AuthCache } from '../../src/auth/cache.ts'
 import { parseConfig } from '../../src/config/index.ts'
+import { limitRows } from '../../src/limits/rows.ts'
 import type { StreamEncoder } from '../../src/pipeline/stream-encoder.ts'
 import type { StreamSource } from '../../src/pipeline/stream-writer.ts'
 import { writeStream } from '../../src/pipeline/stream-writer.ts'
@@ -20,12 +21,11 @@ import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { parseSSE } from '../../src/providers/sse/index.ts'
 import { upstreamPlan } from '../../src/providers/stream-plan.ts'
 import type { CallContext } from '../../src/providers/types.ts'
+import type { AdmitInput, Completion } from '../../src/store/types.ts'
 import { chatForwarding } from '../../src/surfaces/chat/forward.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
 import { responsesSurface } from '../../src/surfaces/responses/index.ts'
-import { limitRows } from '../../src/limits/rows.ts'
-import type { AdmitInput, Completion } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { silentLogger } from '../../src/util/log.ts'
 import { buildResponsesFrames } from '../mock-upstream/responses-wire.ts'
@@ -328,19 +328,22 @@ export async function tokensMicro(deps: ReturnType<typeof buildDeps>, n: number)
   const rows = limitRows(METERED_PLAN as never, null).filter((r) => r.resource !== 'requests')
   const charge = { rows, inputTokens: 40, wantOutput: 4096, price: { input: 150_000, output: 600_000 } }
   let clock = Date.now() - 3_600_000
-  const input = (metered: boolean): AdmitInput => ({
-    accountId: account.id,
-    keyId: 'micro-tokens',
-    model: 'mock/bench-priced',
-    requestId: 'req_micro_tokens',
-    gatewayId: newRequestId(),
-    stream: false,
-    now: (clock += 30),
-    rpm: null,
-    rpd: null,
-    suspension: null,
-    ...(metered ? { charge } : {}),
-  })
+  const input = (metered: boolean): AdmitInput => {
+    clock += 30
+    return {
+      accountId: account.id,
+      keyId: 'micro-tokens',
+      model: 'mock/bench-priced',
+      requestId: 'req_micro_tokens',
+      gatewayId: newRequestId(),
+      stream: false,
+      now: clock,
+      rpm: null,
+      rpd: null,
+      suspension: null,
+      ...(metered ? { charge } : {}),
+    }
+  }
   const done: Completion[][] = [[], []]
   const admit = async (metered: boolean) => {
     const r = await deps.store.admit(input(metered))

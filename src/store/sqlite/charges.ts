@@ -2,7 +2,7 @@
  * @module
  * Tokens and money on SQLite (migrations-v9.ts): what each limit row has used, read without
  * charging (`/v1/usage`, headers). Off the hot path, so a window is summed from the charges it
- * holds (migrations-v9.ts); admission itself keeps running sums (limit_sums) instead. A key's
+ * holds (migrations-v9.ts); admission itself keeps running sums (limit_scopes) instead. A key's
  * requests are counted where the key has rows of its own (only then are they charged).
  */
 import type { Database } from 'bun:sqlite'
@@ -14,7 +14,7 @@ interface Sum {
   first: number | null
 }
 
-/** The scope's key in `limit_sums` and `spend`: `a:<account id>` or `k:<key id>`. */
+/** The scope's key in `limit_scopes`: `a:<account id>` or `k:<key id>`. */
 export const scopeKey = (row: LimitRow, accountId: number, keyId: string | null): string =>
   row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
 
@@ -42,17 +42,27 @@ export class ChargeQueries {
         `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM charges
          WHERE account_id = ? AND key_id = ? AND created_at > ? AND tokens > 0`,
       ),
-      spent: db.query<{ micros: number }, [string, string, number]>(
-        'SELECT micros FROM spend WHERE scope = ? AND period = ? AND start = ?',
-      ),
+      // The scope's counter for the period kind counts while it is the current period's (scopes.ts).
+      spent: {
+        day: db.query<{ micros: number | null }, [string, number]>(
+          'SELECT pd AS micros FROM limit_scopes WHERE scope = ? AND pd_start = ?',
+        ),
+        week: db.query<{ micros: number | null }, [string, number]>(
+          'SELECT pw AS micros FROM limit_scopes WHERE scope = ? AND pw_start = ?',
+        ),
+        month: db.query<{ micros: number | null }, [string, number]>(
+          'SELECT pm AS micros FROM limit_scopes WHERE scope = ? AND pm_start = ?',
+        ),
+      },
     }
   }
 
   rowStates(accountId: number, keyId: string | null, now: number, rows: LimitRow[]): RowState[] {
     return rows.map((row) => {
       if (row.window === 'period') {
-        const p = periodBounds(row.period ?? 'month', now)
-        const spent = this.q.spent.get(scopeKey(row, accountId, keyId), row.period ?? 'month', p.start)
+        const period = row.period ?? 'month'
+        const p = periodBounds(period, now)
+        const spent = this.q.spent[period].get(scopeKey(row, accountId, keyId), p.start)
         return rowState(row, spent?.micros ?? 0, null, p.resetsAt)
       }
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs

@@ -7,6 +7,7 @@ import type { Database } from 'bun:sqlite'
 import { TOKENS_V9 } from './migrations-v9.ts'
 import { ATTEMPTS_V10 } from './migrations-v10.ts'
 import { REFUSALS_V11 } from './migrations-v11.ts'
+import { SCOPES_V12 } from './migrations-v12.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -241,6 +242,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 10, sql: ATTEMPTS_V10 },
   // Refusals before admission, per key, code and UTC hour (migrations-v11.ts, refusals.ts).
   { version: 11, sql: REFUSALS_V11 },
+  // A scope's window sums in one row, read and written once per admission (migrations-v12.ts).
+  { version: 12, sql: SCOPES_V12 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -2,12 +2,13 @@
  * @module
  * Reserve and settle on SQLite (DESIGN §11), inside the limiter's `BEGIN IMMEDIATE` transaction:
  * the charge rows (tokens, money, a key's own rows) are checked and charged in the same atomic
- * step as the request windows, and settled once inside the usage flush's transaction.
+ * step as the request windows, and settled inside the usage flush's transaction.
  *
- * A sliding window's use is a running sum (`limit_sums`: the charges after `start`): admission
- * moves `start` to the window's edge, subtracting the charges that left — each charge leaves
- * once, so a window is never summed on the hot path. Settlement adds the difference to every sum
- * whose window still holds the charge. Money is a counter per scope and calendar period (`spend`).
+ * A scope's sliding windows are running sums in one row (scopes.ts): admission reads each scope
+ * once (its sums moved to the windows' edges and its period's spend) and writes it once, then
+ * the spend and the charge row. Money is a counter per scope and calendar period (`spend`).
+ * A flush settles its batch at once: one statement for the charge rows, then one per scope and
+ * per period counter the batch touched, whatever its size.
  *
  * Reservations never settled (a process killed mid-request) are settled to nothing by `sweep`
  * once older than the longest a request can run (see `settleBoundMs`).
@@ -18,88 +19,79 @@ import type { PricingUnits } from '../../limits/pricing.ts'
 import {
   type CalendarPeriod,
   type LimitRow,
+  type PeriodBounds,
   periodBounds,
   type RowState,
   rowState,
 } from '../../limits/rows.ts'
 import type { AdmitInput, ChargeRefusal, Reservation, Settlement, WindowSpans } from '../../limits/types.ts'
+import { type PeriodStart, ScopeQueries, type ScopeSums, spentIn } from './scopes.ts'
 
 const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
 const PERIODS: (CalendarPeriod | null)[] = [null, 'day', 'week', 'month']
 
-interface ChargeRow {
-  key_id: string
-  tokens: number
-  charge_micros: number
+/** A charge to settle: what it reserved (its row holds that until settled) and what it settles to. */
+interface Settling {
+  account: number
+  at: number
+  seq: number
+  keyId: string
+  /** The money counters it charged (`charges.budgets`). */
   budgets: number
-  settled: number
+  reservedTokens: number
+  reservedMicros: number
+  tokens: number
+  micros: number
 }
 
-const BETWEEN = 'FROM charges WHERE account_id = ? AND created_at > ? AND created_at <= ?'
-const OF_KEY = 'AND key_id = ?'
-const OLDEST = 'SELECT MIN(created_at) AS at FROM charges WHERE account_id = ? AND created_at > ?'
-const OLDEST_OF_KEY = `${OLDEST} ${OF_KEY}`
+type Change = { at: number; dt: number; dm: number; period: PeriodStart | null }
 
-const scopeOf = (row: LimitRow, accountId: number, keyId: string) =>
-  row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
-const winOf = (row: LimitRow) => `${row.resource}:${row.window}`
+const SCOPE_KINDS = ['account', 'key'] as const
+
+const scopeOf = (kind: 'account' | 'key', accountId: number, keyId: string) =>
+  kind === 'account' ? `a:${accountId}` : `k:${keyId}`
 
 export class ReserveQueries {
   private readonly q
+  private readonly scopes: ScopeQueries
 
   constructor(
     db: Database,
     private readonly spans: WindowSpans,
   ) {
-    type Between = [number, number, number, ...string[]]
-    const oldest = (key: boolean) =>
-      db.query<{ at: number | null }, [number, number, ...string[]]>(key ? OLDEST_OF_KEY : OLDEST)
+    this.scopes = new ScopeQueries(db, spans)
     this.q = {
-      sums: db.query<{ start: number; used: number }, [string, string]>(
-        'SELECT start, used FROM limit_sums WHERE scope = ? AND win = ?',
-      ),
-      putSum: db.query<null, [string, string, number, number]>(
-        `INSERT INTO limit_sums (scope, win, start, used) VALUES (?, ?, ?, ?)
-         ON CONFLICT (scope, win) DO UPDATE SET start = excluded.start, used = excluded.used`,
-      ),
-      between: {
-        'tokens:account': db.query<{ n: number }, Between>(`SELECT COALESCE(SUM(tokens), 0) AS n ${BETWEEN}`),
-        'tokens:key': db.query<{ n: number }, Between>(
-          `SELECT COALESCE(SUM(tokens), 0) AS n ${BETWEEN} ${OF_KEY}`,
-        ),
-        'requests:account': db.query<{ n: number }, Between>(`SELECT COUNT(*) AS n ${BETWEEN}`),
-        'requests:key': db.query<{ n: number }, Between>(`SELECT COUNT(*) AS n ${BETWEEN} ${OF_KEY}`),
-      },
-      oldest: { account: oldest(false), key: oldest(true) },
       /** The window's charges oldest first: when enough have left for `needs` (refusals only). */
       inWindow: db.query<{ created_at: number; tokens: number; key_id: string }, [number, number]>(
         'SELECT created_at, tokens, key_id FROM charges WHERE account_id = ? AND created_at > ? ORDER BY created_at, seq',
-      ),
-      spent: db.query<{ micros: number }, [string, string, number]>(
-        'SELECT micros FROM spend WHERE scope = ? AND period = ? AND start = ?',
-      ),
-      spend: db.query<null, [string, string, number, number]>(
-        `INSERT INTO spend (scope, period, start, micros) VALUES (?, ?, ?, ?)
-         ON CONFLICT (scope, period, start) DO UPDATE SET micros = micros + excluded.micros`,
       ),
       insert: db.query<null, [number, number, number, string, number, number, number, number]>(
         `INSERT INTO charges (account_id, created_at, seq, key_id, tokens, charge_micros, budgets, settled)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      charge: db.query<ChargeRow, [number, number, number]>(
-        'SELECT key_id, tokens, charge_micros, budgets, settled FROM charges WHERE account_id = ? AND created_at = ? AND seq = ?',
+      // The batch as JSON [[account, created_at, seq, tokens, micros], ...]; a charge already
+      // settled (or swept) is left alone, and only the ones changed come back.
+      settle: db.query<unknown, [string]>(
+        `UPDATE charges SET tokens = j.value ->> 3, charge_micros = j.value ->> 4, settled = 1
+         FROM json_each(?) AS j
+         WHERE charges.account_id = j.value ->> 0 AND charges.created_at = j.value ->> 1
+           AND charges.seq = j.value ->> 2 AND charges.settled = 0
+         RETURNING account_id, created_at, seq`,
       ),
-      settle: db.query<null, [number, number, number, number, number]>(
-        'UPDATE charges SET tokens = ?, charge_micros = ?, settled = 1 WHERE account_id = ? AND created_at = ? AND seq = ?',
-      ),
-      adjust: db.query<null, [number, string, string, number]>(
-        `UPDATE limit_sums SET used = used + ? WHERE scope IN (?, ?) AND win IN ('tokens:minute', 'tokens:day') AND start < ?`,
-      ),
-      adjustSpend: db.query<null, [number, string, string, number]>(
-        'UPDATE spend SET micros = micros + ? WHERE scope = ? AND period = ? AND start = ?',
-      ),
-      stale: db.query<{ account_id: number; created_at: number; seq: number }, [number, number]>(
-        'SELECT account_id, created_at, seq FROM charges WHERE settled = 0 AND created_at < ? ORDER BY created_at LIMIT ?',
+      stale: db.query<
+        {
+          account_id: number
+          created_at: number
+          seq: number
+          key_id: string
+          budgets: number
+          tokens: number
+          charge_micros: number
+        },
+        [number, number]
+      >(
+        `SELECT account_id, created_at, seq, key_id, budgets, tokens, charge_micros FROM charges
+         WHERE settled = 0 AND created_at < ? ORDER BY created_at LIMIT ?`,
       ),
       prune: db.query<null, [number, number]>(
         `DELETE FROM charges WHERE (account_id, created_at, seq) IN
@@ -108,34 +100,16 @@ export class ReserveQueries {
     }
   }
 
-  /** Each row's state at `at`, its running sum moved to the window's edge (inside the write lock; written by the charge). */
-  private states(input: AdmitInput, at: number, rows: LimitRow[]): RowState[] {
-    return rows.map((row) => {
-      const scope = scopeOf(row, input.accountId, input.keyId)
-      if (row.window === 'period') {
-        const p = periodBounds(row.period!, at)
-        return rowState(row, this.q.spent.get(scope, row.period!, p.start)?.micros ?? 0, null, p.resetsAt)
-      }
-      const span = this.span(row)
-      const edge = at - span
-      const win = winOf(row)
-      const keyed = row.scope === 'key' ? [input.keyId] : []
-      const between = this.q.between[`${row.resource as 'tokens' | 'requests'}:${row.scope}`]
-      const s = this.q.sums.get(scope, win)
-      let used: number
-      if (s && edge <= s.start) used = s.used
-      else {
-        // The charges that left since the sum was last moved; a window not moved for a whole span
-        // (its old charges may be pruned: prune keeps two day windows) is summed afresh instead.
-        used =
-          s && s.start + span > edge
-            ? s.used - between.get(input.accountId, s.start, edge, ...keyed)!.n
-            : between.get(input.accountId, edge, Number.MAX_SAFE_INTEGER, ...keyed)!.n
-        // Written with the charge (one write per row); a refusal leaves the sum where it was.
-      }
-      const first = used > 0 ? this.q.oldest[row.scope].get(input.accountId, edge, ...keyed)!.at : null
-      return rowState(row, used, first, span)
-    })
+  /** Each scope's row at `at`, read once per scope the rows name. */
+  private load(input: AdmitInput, at: number, rows: LimitRow[]) {
+    const loaded: Partial<Record<'account' | 'key', { scope: string; sums: ScopeSums }>> = {}
+    for (const kind of SCOPE_KINDS) {
+      if (!rows.some((r) => r.scope === kind)) continue
+      const scope = scopeOf(kind, input.accountId, input.keyId)
+      const own = rows.filter((r) => r.scope === kind)
+      loaded[kind] = { scope, sums: this.scopes.load(kind, scope, input.accountId, input.keyId, own, at) }
+    }
+    return loaded
   }
 
   private span(row: LimitRow): number {
@@ -149,7 +123,18 @@ export class ReserveQueries {
     seq: number,
   ): { reservation: Reservation } | { refusal: ChargeRefusal } {
     const c = input.charge!
-    const states = this.states(input, at, c.rows)
+    const loaded = this.load(input, at, c.rows)
+    const periods = new Periods(at)
+    const states = c.rows.map((row): RowState => {
+      const sums = loaded[row.scope]!.sums
+      if (row.window === 'period') {
+        const p = periods.of(row.period!)
+        return rowState(row, spentIn(sums.money[row.period!], p.start), null, p.resetsAt)
+      }
+      const span = row.window === 'minute' ? sums.minute! : sums.day!
+      const used = (row.resource === 'requests' ? span.requests : span.tokens)!
+      return rowState(row, used, used > 0 ? span.first : null, this.span(row))
+    })
     for (const s of states) {
       if (s.row.resource === 'requests' && s.remaining < 1)
         return { refusal: { state: s, needs: 1, retryAt: this.retryAt(input, s, 1, at) } }
@@ -169,18 +154,28 @@ export class ReserveQueries {
     const tokens = c.inputTokens + a.tokens
     let budgets = 0
     const after = states.map((s) => {
-      const scope = scopeOf(s.row, input.accountId, input.keyId)
-      const amount = s.row.resource === 'requests' ? 1 : s.row.resource === 'tokens' ? tokens : a.highestCost
+      const row = s.row
+      const amount = row.resource === 'requests' ? 1 : row.resource === 'tokens' ? tokens : a.highestCost
       let resetAt = s.resetAt
-      if (s.row.window === 'period') {
-        this.q.spend.run(scope, s.row.period!, periodBounds(s.row.period!, at).start, amount)
-        budgets |= PERIOD_CODE[s.row.period!] << (s.row.scope === 'account' ? 0 : 2)
+      if (row.window === 'period') {
+        const start = periods.of(row.period!).start
+        const money = loaded[row.scope]!.sums.money
+        money[row.period!] = { start, micros: spentIn(money[row.period!], start) + amount }
+        budgets |= PERIOD_CODE[row.period!] << (row.scope === 'account' ? 0 : 2)
       } else {
-        this.q.putSum.run(scope, winOf(s.row), at - this.span(s.row), s.used + amount)
-        resetAt ??= at + this.span(s.row)
+        const span = row.window === 'minute' ? loaded[row.scope]!.sums.minute! : loaded[row.scope]!.sums.day!
+        if (row.resource === 'requests') span.requests! += 1
+        else span.tokens! += amount
+        resetAt ??= at + this.span(row)
       }
       return { ...s, used: s.used + amount, remaining: Math.max(0, s.remaining - amount), resetAt }
     })
+    for (const kind of SCOPE_KINDS) {
+      const l = loaded[kind]
+      if (!l) continue
+      for (const span of [l.sums.minute, l.sums.day]) if (span) span.first ??= at
+      this.scopes.save(l.scope, l.sums, at)
+    }
     const settles = c.rows.some((r) => r.resource !== 'requests')
     this.q.insert.run(input.accountId, at, seq, input.keyId, tokens, a.highestCost, budgets, settles ? 0 : 1)
     return {
@@ -190,7 +185,8 @@ export class ReserveQueries {
         outputTokens: a.tokens,
         clampedBy: a.clampedBy,
         states: after,
-        handle: `${input.accountId}:${at}:${seq}`,
+        // The charge row's key and what it holds until settled, so settling needs no read of it.
+        handle: `${input.accountId}:${at}:${seq}:${tokens}:${a.highestCost}:${budgets}:${input.keyId}`,
       },
     }
   }
@@ -208,44 +204,81 @@ export class ReserveQueries {
     return at + span
   }
 
-  /** Settles once (a second settlement of the same charge changes nothing); inside the flush's transaction. */
-  settle(s: Settlement): void {
-    const [account, at, seq] = s.handle.split(':').map(Number) as [number, number, number]
-    const c = this.q.charge.get(account, at, seq)
-    if (!c || c.settled) return
-    this.apply(account, at, seq, c, s.tokens, s.micros)
+  /**
+   * Settles a flush's batch, each charge once (a second settlement of the same charge changes
+   * nothing); inside the flush's transaction.
+   */
+  settle(batch: Settlement[]): void {
+    const items: Settling[] = []
+    for (const s of batch) {
+      const p = s.handle.split(':')
+      items.push({
+        account: Number(p[0]),
+        at: Number(p[1]),
+        seq: Number(p[2]),
+        reservedTokens: Number(p[3]),
+        reservedMicros: Number(p[4]),
+        budgets: Number(p[5]),
+        keyId: p.slice(6).join(':'),
+        tokens: s.tokens,
+        micros: s.micros,
+      })
+    }
+    this.apply(items)
   }
 
-  private apply(
-    account: number,
-    at: number,
-    seq: number,
-    c: ChargeRow,
-    tokens: number,
-    micros: number,
-  ): void {
-    const dt = tokens - c.tokens
-    if (dt !== 0) this.q.adjust.run(dt, `a:${account}`, `k:${c.key_id}`, at)
-    const dm = micros - c.charge_micros
-    if (dm !== 0) {
-      for (const [shift, scope] of [
-        [0, `a:${account}`],
-        [2, `k:${c.key_id}`],
-      ] as const) {
-        const period = PERIODS[(c.budgets >> shift) & 3]
-        if (period) this.q.adjustSpend.run(dm, scope, period, periodBounds(period, at).start)
-      }
+  /** Settles the charges not settled yet to what they used, and moves the sums and spend they were charged to. */
+  private apply(all: Settling[]): void {
+    if (!all.length) return
+    // The same charge twice in one batch: the first settles it, as in two batches.
+    const seen = new Set<string>()
+    const items = all.filter((i) => {
+      const k = `${i.account}:${i.at}:${i.seq}`
+      return !seen.has(k) && !!seen.add(k)
+    })
+    const json = JSON.stringify(items.map((i) => [i.account, i.at, i.seq, i.tokens, i.micros]))
+    const changed = this.q.settle.values(json)
+    // Each one changed (the usual case): all of them apply. Otherwise only those changed (one
+    // was settled already, or swept).
+    let applied = items
+    if (changed.length !== items.length) {
+      const keys = new Set(changed.map((r) => `${r[0]}:${r[1]}:${r[2]}`))
+      applied = items.filter((i) => keys.delete(`${i.account}:${i.at}:${i.seq}`))
     }
-    this.q.settle.run(tokens, micros, account, at, seq)
+    const accounts = new Map<number, Change[]>()
+    const keys = new Map<string, Change[]>()
+    const periods = new Periods(0)
+    const periodOf = (code: number, at: number): PeriodStart | null => {
+      const period = PERIODS[code & 3]
+      return period ? { period, start: periods.at(at).of(period).start } : null
+    }
+    for (const i of applied) {
+      const dt = i.tokens - i.reservedTokens
+      const dm = i.micros - i.reservedMicros
+      if (dt === 0 && dm === 0) continue
+      push(accounts, i.account, { at: i.at, dt, dm, period: periodOf(i.budgets, i.at) })
+      push(keys, i.keyId, { at: i.at, dt, dm, period: periodOf(i.budgets >> 2, i.at) })
+    }
+    for (const [account, changes] of accounts) this.scopes.settle(`a:${account}`, changes)
+    for (const [key, changes] of keys) this.scopes.settle(`k:${key}`, changes)
   }
 
   /** Settles to nothing up to `limit` reservations made before `before` and never settled; returns how many. */
   sweep(before: number, limit: number): number {
     const rows = this.q.stale.all(before, limit)
-    for (const r of rows) {
-      const c = this.q.charge.get(r.account_id, r.created_at, r.seq)!
-      this.apply(r.account_id, r.created_at, r.seq, c, 0, 0)
-    }
+    this.apply(
+      rows.map((r) => ({
+        account: r.account_id,
+        at: r.created_at,
+        seq: r.seq,
+        keyId: r.key_id,
+        budgets: r.budgets,
+        reservedTokens: r.tokens,
+        reservedMicros: r.charge_micros,
+        tokens: 0,
+        micros: 0,
+      })),
+    )
     return rows.length
   }
 
@@ -255,6 +288,30 @@ export class ReserveQueries {
    */
   prune(before: number, chunk: number): number {
     return this.q.prune.run(before - this.spans.dayMs, chunk).changes
+  }
+}
+
+function push<K>(m: Map<K, Change[]>, k: K, c: Change): void {
+  const list = m.get(k)
+  if (list) list.push(c)
+  else m.set(k, [c])
+}
+
+/** Calendar periods' bounds at one time, each worked out once (a Date apiece). */
+class Periods {
+  private readonly cache = new Map<CalendarPeriod, PeriodBounds>()
+  constructor(private t: number) {}
+  /** The same cache moved to `t`: bounds that still hold `t` are kept. */
+  at(t: number): this {
+    this.t = t
+    return this
+  }
+  of(period: CalendarPeriod): PeriodBounds {
+    const b = this.cache.get(period)
+    if (b && this.t >= b.start && this.t < b.resetsAt) return b
+    const now = periodBounds(period, this.t)
+    this.cache.set(period, now)
+    return now
   }
 }
 

@@ -117,9 +117,10 @@ export class UsageQueries {
       const sums = new Map<string, OutcomeSum>()
       // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
       const hours = new Map<string, RollupFact>()
+      // The batch's settlements at once (reserve.ts): a few statements, not a few per request.
+      this.reserve.settle(batch.flatMap((c) => (c.settlement ? [c.settlement] : [])))
       for (const c of batch) {
         const at = c.counted
-        if (c.settlement) this.reserve.settle(c.settlement)
         this.q.log.run(
           c.gatewayId,
           c.requestId,
