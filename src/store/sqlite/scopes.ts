@@ -91,8 +91,12 @@ function freshSql(key: boolean): string {
     WHERE account_id = ?1 AND created_at > ?2 ${key ? 'AND key_id = ?3' : 'AND ?3 IS NOT NULL'}`
 }
 
-const COLUMNS =
-  'scope, m_start, m_first, d_start, d_first, rm, rd, tm, td, pd_start, pd, pw_start, pw, pm_start, pm'
+const PUT = `INSERT INTO limit_scopes (scope, m_start, m_first, d_start, d_first, rm, rd, tm, td,
+    pd_start, pd, pw_start, pw, pm_start, pm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (scope) DO UPDATE SET m_start = excluded.m_start, m_first = excluded.m_first,
+    d_start = excluded.d_start, d_first = excluded.d_first, rm = excluded.rm, rd = excluded.rd,
+    tm = excluded.tm, td = excluded.td, pd_start = excluded.pd_start, pd = excluded.pd,
+    pw_start = excluded.pw_start, pw = excluded.pw, pm_start = excluded.pm_start, pm = excluded.pm`
 
 export class ScopeQueries {
   private readonly read: Record<Kind, Statement<Read, ReadArgs>>
@@ -107,14 +111,7 @@ export class ScopeQueries {
   ) {
     this.read = { account: db.query(readSql(false)), key: db.query(readSql(true)) }
     this.fresh = { account: db.query(freshSql(false)), key: db.query(freshSql(true)) }
-    const set = COLUMNS.split(', ')
-      .slice(1)
-      .map((c) => `${c} = excluded.${c}`)
-      .join(', ')
-    this.put = db.query<null, Put>(
-      `INSERT INTO limit_scopes (${COLUMNS}) VALUES (${COLUMNS.replace(/\w+/g, '?')})
-       ON CONFLICT (scope) DO UPDATE SET ${set}`,
-    )
+    this.put = db.query<null, Put>(PUT)
     this.starts = db.query<
       {
         m_start: number
