@@ -321,7 +321,8 @@ export interface TokensMicro {
  * The store's side of tokens and money: `store.admit` with the metered plan's charge rows against
  * the same admission without them, and the usage flush with and without the settlements. Time is
  * simulated (30 ms a request, after a warm-up longer than a minute), so every metered admission
- * sees the minute window slide, as in a long run; the loops are interleaved.
+ * sees the minute window slide, as in a long run; the loops are interleaved, and each is timed
+ * in this process's CPU time (medians of 20 rounds), so other load on the machine counts little.
  */
 export async function tokensMicro(deps: ReturnType<typeof buildDeps>, n: number): Promise<TokensMicro> {
   const account = await deps.accounts.createAccount('micro-tokens', 'unlimited')
@@ -370,33 +371,62 @@ export async function tokensMicro(deps: ReturnType<typeof buildDeps>, n: number)
   const complete = async (metered: boolean) => {
     const all = done[metered ? 1 : 0]!
     done[metered ? 1 : 0] = []
-    const t0 = performance.now()
     for (let i = 0; i < all.length; i += 256) await deps.store.complete(all.slice(i, i + 256))
-    return { us: (performance.now() - t0) * 1000, n: all.length }
+    return all.length
   }
   for (let i = 0; i < 2500; i++) await admit(i % 2 === 0)
   await complete(false)
   await complete(true)
-  const t = { plain: 0, metered: 0, plainB: 0, meteredB: 0, c: 0, cs: 0, cn: 0, csn: 0 }
-  const rounds = 10
-  for (let r = 0; r < rounds; r++) {
-    t.plain += await perOp(n / rounds, () => admit(false))
-    t.metered += await perOp(n / rounds, () => admit(true))
-    t.plainB += (await perOp(n / rounds / 16, () => batch(false))) / 16
-    t.meteredB += (await perOp(n / rounds / 16, () => batch(true))) / 16
-    const c = await complete(false)
-    const cs = await complete(true)
-    t.c += c.us
-    t.cn += c.n
-    t.cs += cs.us
-    t.csn += cs.n
+  // CPU time (this process's), not wall time: the machine's other load does not count.
+  const cpu = () => {
+    const u = process.cpuUsage()
+    return u.user + u.system
   }
+  const per = async (count: number, op: () => Promise<unknown>) => {
+    const t0 = cpu()
+    const n = await op()
+    return (cpu() - t0) / (typeof n === 'number' ? n : count)
+  }
+  const rounds = 20
+  const m = 16 * Math.max(1, Math.floor(n / rounds / 16))
+  const t = {
+    plain: [] as number[],
+    metered: [] as number[],
+    plainB: [] as number[],
+    meteredB: [] as number[],
+  }
+  const c = { plain: [] as number[], settled: [] as number[] }
+  for (let r = 0; r < rounds; r++) {
+    t.plain.push(
+      await per(m, async () => {
+        for (let i = 0; i < m; i++) await admit(false)
+      }),
+    )
+    t.metered.push(
+      await per(m, async () => {
+        for (let i = 0; i < m; i++) await admit(true)
+      }),
+    )
+    t.plainB.push(
+      await per(m, async () => {
+        for (let i = 0; i < m / 16; i++) await batch(false)
+      }),
+    )
+    t.meteredB.push(
+      await per(m, async () => {
+        for (let i = 0; i < m / 16; i++) await batch(true)
+      }),
+    )
+    c.plain.push(await per(0, () => complete(false)))
+    c.settled.push(await per(0, () => complete(true)))
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!
   return {
-    plainUs: t.plain / rounds,
-    meteredUs: t.metered / rounds,
-    plainBatchedUs: t.plainB / rounds,
-    meteredBatchedUs: t.meteredB / rounds,
-    completeUs: t.c / t.cn,
-    completeSettledUs: t.cs / t.csn,
+    plainUs: median(t.plain),
+    meteredUs: median(t.metered),
+    plainBatchedUs: median(t.plainB),
+    meteredBatchedUs: median(t.meteredB),
+    completeUs: median(c.plain),
+    completeSettledUs: median(c.settled),
   }
 }

@@ -205,6 +205,24 @@ export function microRows(m: MicroResult): Row[] {
       null,
     ),
     row(
+      'tokens and money: store.admit, plain / metered (tpm + tpd + budget), 16 together, CPU',
+      `${fmt(m.tokens.plainBatchedUs, 1)} / ${fmt(m.tokens.meteredBatchedUs, 1)} µs (+${fmt(m.tokens.meteredBatchedUs - m.tokens.plainBatchedUs, 1)})`,
+      m.tokens.meteredBatchedUs - m.tokens.plainBatchedUs,
+      null,
+    ),
+    row(
+      'tokens and money: store.admit one at a time, plain / metered, CPU',
+      `${fmt(m.tokens.plainUs, 1)} / ${fmt(m.tokens.meteredUs, 1)} µs (+${fmt(m.tokens.meteredUs - m.tokens.plainUs, 1)})`,
+      m.tokens.meteredUs - m.tokens.plainUs,
+      null,
+    ),
+    row(
+      'tokens and money: usage flush per request, outcomes / with their settlements, CPU',
+      `${fmt(m.tokens.completeUs, 1)} / ${fmt(m.tokens.completeSettledUs, 1)} µs (+${fmt(m.tokens.completeSettledUs - m.tokens.completeUs, 1)})`,
+      m.tokens.completeSettledUs - m.tokens.completeUs,
+      null,
+    ),
+    row(
       `stream relay in-process, one stream of ${m.stream.events} events: parse / + decode / + SSE writer`,
       `${fmt(m.stream.parseUs, 0)} / ${fmt(m.stream.decodeUs, 0)} / ${fmt(m.stream.relayUs, 0)} µs (${fmt(m.stream.relayUs / m.stream.events, 1)} µs per event)`,
       m.stream.relayUs,
