@@ -285,7 +285,7 @@ export async function runMicro(dir: string, mocks: Mocks, iterations: number): P
     const recordUs = ((performance.now() - t0) * 1000) / usageIds.length
     const limitedN = Math.min(iterations, 2000)
     const admitLimitedUs = await perOp(limitedN, (i) => deps.store.admit(admitInput(i, true)))
-    const tokens = await tokensMicro(deps, Math.min(iterations, 10_000))
+    const tokens = await tokensMicro(deps, iterations)
     const stream = await streamPipeline(Math.max(500, Math.round(iterations / 10)))
     return {
       iterations,
