@@ -63,6 +63,19 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     console: config.admin.token === null ? null : `${running.url}/console`,
   }
   let pool: WorkerPool | null = null
+  let stopping = false
+  const stop = async () => {
+    if (stopping) return
+    stopping = true
+    pool?.kill('SIGTERM')
+    await running.drain()
+    await pool?.exited()
+    process.exit(0)
+  }
+  // Before the start line: a signal that follows it at once is a graceful stop (drained, its
+  // log lines written), never the default death the process had until its handlers were in.
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
   if (child) {
     joinPool(deps.metrics)
     io.out(JSON.stringify(info))
@@ -85,17 +98,6 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
         : `Switchyard listening on ${running.url} (${workers} worker${plural}, database ${describeDatabase(config)}; ${consoleNote(config.admin.token, running.url)})`,
     )
   }
-  let stopping = false
-  const stop = async () => {
-    if (stopping) return
-    stopping = true
-    pool?.kill('SIGTERM')
-    await running.drain()
-    await pool?.exited()
-    process.exit(0)
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
   await new Promise(() => {})
   return 0
 }
