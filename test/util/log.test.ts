@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createLogger } from '../../src/util/log.ts'
+import { batchedWriter, createLogger } from '../../src/util/log.ts'
 
 describe('createLogger', () => {
   test('a line is time, level, msg, then the fields in order, as JSON', () => {
@@ -35,5 +35,51 @@ describe('createLogger', () => {
     log.info('access', { a: 1 })
     log.debug('x')
     expect(lines).toEqual([])
+  })
+})
+
+describe('batchedWriter', () => {
+  test("one turn's lines leave together, in order, at the end of the turn", async () => {
+    const writes: string[] = []
+    const log = createLogger(
+      'info',
+      batchedWriter((t) => writes.push(t)),
+    )
+    log.info('a')
+    log.info('b')
+    expect(writes).toEqual([])
+    await new Promise((r) => setImmediate(r))
+    expect(writes.length).toBe(1)
+    expect(writes[0]!.split('\n').map((l) => (l ? JSON.parse(l).msg : ''))).toEqual(['a', 'b', ''])
+    log.info('c')
+    await new Promise((r) => setImmediate(r))
+    expect(writes.length).toBe(2)
+  })
+
+  test('64 KB waiting are written at once, without waiting for the turn to end', () => {
+    const writes: string[] = []
+    const log = createLogger(
+      'info',
+      batchedWriter((t) => writes.push(t)),
+    )
+    const big = 'x'.repeat(1024)
+    for (let i = 0; i < 70; i++) log.info('line', { big })
+    expect(writes.length).toBe(1)
+    expect(writes[0]!.length).toBeGreaterThanOrEqual(64 * 1024)
+  })
+
+  test('a process that exits writes what was waiting (exit from inside the turn)', async () => {
+    const child = Bun.spawn(
+      [
+        process.execPath,
+        '-e',
+        `import { createLogger } from ${JSON.stringify(`${import.meta.dir}/../../src/util/log.ts`)}
+         const log = createLogger('info'); log.info('before exit', { n: 1 }); process.exit(3)`,
+      ],
+      { stderr: 'pipe', stdout: 'ignore' },
+    )
+    const err = await new Response(child.stderr).text()
+    expect(await child.exited).toBe(3)
+    expect(JSON.parse(err.trim()).msg).toBe('before exit')
   })
 })
