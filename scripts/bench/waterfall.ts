@@ -9,6 +9,7 @@
  */
 import { join } from 'node:path'
 import { type BareProxy, startBareProxy } from './bare.ts'
+import { runOpenLoop } from './open-loop.ts'
 import { cpuMicros } from './proc-stats.ts'
 import { CLIENT_ENV, cliJson, FULL_MODEL, firstLine, gatewayCli, PRICED_MODEL, REPO } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
@@ -17,6 +18,10 @@ import type { Switch } from './waterfall-serve.ts'
 import { chatTarget, type LoadResult } from './workload.ts'
 
 export const WATERFALL_CONCURRENCY = 64
+/** The cold pass: a request every 5 ms, each one waking an idle gateway. */
+export const COLD_RATE = 200
+const COLD_S = 4
+const COLD_WARM_S = 1
 
 interface Bar {
   id: string
@@ -62,6 +67,9 @@ interface Cell {
   rps: number[]
   cpuUs: number[]
   errors: number
+  /** CPU per request at COLD_RATE (open loop), and that run's p50 latency. */
+  coldCpuUs: number[]
+  coldP50Ms: number[]
 }
 export type WaterfallResult = Record<Mode, Record<string, Cell>>
 
@@ -130,23 +138,28 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
     const out = {} as WaterfallResult
     for (const mode of MODES) {
       const stream = mode === 'stream'
-      out[mode] = Object.fromEntries(BARS.map((b) => [b.id, { rps: [], cpuUs: [], errors: 0 }]))
+      out[mode] = Object.fromEntries(
+        BARS.map((b) => [b.id, { rps: [], cpuUs: [], errors: 0, coldCpuUs: [], coldP50Ms: [] }]),
+      )
+      const targetOf = (bar: Bar) => {
+        const proxy = bare!
+        return bar.server === 'direct'
+          ? { target: chatTarget(mocks.fast.url, 'bench', stream), pid: null }
+          : bar.server === 'bare'
+            ? { target: chatTarget(proxy.base, 'bench', stream, proxy.key), pid: proxy.pid }
+            : {
+                target: chatTarget(
+                  builds.get(bar.server)!.url,
+                  `mock/${bar.model}`,
+                  stream,
+                  bar.key === 'metered' ? metered.key : gw.key,
+                ),
+                pid: builds.get(bar.server)!.pid,
+              }
+      }
       for (let rep = 0; rep < plan.repeats; rep++) {
         for (const bar of BARS) {
-          const { target, pid } =
-            bar.server === 'direct'
-              ? { target: chatTarget(mocks.fast.url, 'bench', stream), pid: null }
-              : bar.server === 'bare'
-                ? { target: chatTarget(bare.base, 'bench', stream, bare.key), pid: bare.pid }
-                : {
-                    target: chatTarget(
-                      builds.get(bar.server)!.url,
-                      `mock/${bar.model}`,
-                      stream,
-                      bar.key === 'metered' ? metered.key : gw.key,
-                    ),
-                    pid: builds.get(bar.server)!.pid,
-                  }
+          const { target, pid } = targetOf(bar)
           if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
           const cpu0 = pid === null ? 0 : cpuMicros(pid)
           const r: LoadResult = await closedLoad(ctx, target, c, plan.closedS)
@@ -157,6 +170,22 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
           ctx.log(
             `  waterfall ${mode} #${rep + 1} ${bar.id}: ${Math.round(r.rps)} req/s` +
               `${pid === null ? '' : ` cpu ${Math.round(cell.cpuUs.at(-1)!)} µs/req`}${r.errors ? ` errors ${r.errors}` : ''}`,
+          )
+        }
+      }
+      // The cold pass: what a request costs when it wakes an idle process (issue 24's 5–7×).
+      for (let rep = 0; rep < Math.min(plan.repeats, 2); rep++) {
+        for (const bar of BARS) {
+          const { target, pid } = targetOf(bar)
+          if (pid === null) continue
+          const cpu0 = cpuMicros(pid)
+          const r = await runOpenLoop(target, COLD_RATE, COLD_S, COLD_WARM_S, stream)
+          const cell = out[mode][bar.id]!
+          cell.coldCpuUs.push((cpuMicros(pid) - cpu0) / Math.round(COLD_RATE * (COLD_S + COLD_WARM_S)))
+          cell.coldP50Ms.push(r.p50Ms)
+          cell.errors += r.errors
+          ctx.log(
+            `  waterfall cold ${COLD_RATE}/s ${mode} #${rep + 1} ${bar.id}: cpu ${Math.round(cell.coldCpuUs.at(-1)!)} µs/req p50 ${r.p50Ms.toFixed(2)} ms`,
           )
         }
       }
@@ -179,6 +208,7 @@ export function waterfallRows(result: WaterfallResult): Row[] {
     const full = cells.full!
     const bare = cells.bare!
     const fullCpu = series(full.cpuUs).median
+    const fullCold = series(full.coldCpuUs).median
     for (const bar of BARS) {
       const cell = cells[bar.id]!
       const rps = series(cell.rps)
@@ -190,6 +220,12 @@ export function waterfallRows(result: WaterfallResult): Row[] {
       if (Number.isFinite(cpu.median)) parts.push(`CPU ${fmtSeries(cpu, 0, 'µs')}/req`)
       if (bar.server !== 'direct' && bar.server !== 'bare' && bar.id !== 'full')
         parts.push(`bar ${fmt(fullCpu - cpu.median, 0)} µs`)
+      const cold = series(cell.coldCpuUs)
+      if (Number.isFinite(cold.median))
+        parts.push(
+          `at ${COLD_RATE}/s: CPU ${fmt(cold.median, 0)} µs/req (${fmt(cold.median / cpu.median, 1)} × c${WATERFALL_CONCURRENCY})` +
+            (bar.server !== 'bare' && bar.id !== 'full' ? `, bar ${fmt(fullCold - cold.median, 0)} µs` : ''),
+        )
       if (cell.errors) parts.push(`${cell.errors} errors`)
       rows.push(row(`waterfall, ${what}: ${bar.label}`, parts.join(' · '), Number.NaN, null))
     }
