@@ -8,6 +8,7 @@ import { TOKENS_V9 } from './migrations-v9.ts'
 import { ATTEMPTS_V10 } from './migrations-v10.ts'
 import { REFUSALS_V11 } from './migrations-v11.ts'
 import { SCOPES_V12 } from './migrations-v12.ts'
+import { SWEEP_V13 } from './migrations-v13.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -244,6 +245,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 11, sql: REFUSALS_V11 },
   // A scope's window sums in one row, read and written once per admission (migrations-v12.ts).
   { version: 12, sql: SCOPES_V12 },
+  // Unsettled charges found without an index, from the last sweep's bound (migrations-v13.ts).
+  { version: 13, sql: SWEEP_V13 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -44,6 +44,16 @@ interface Settling {
   micros: number
 }
 
+interface Stale {
+  account_id: number
+  created_at: number
+  seq: number
+  key_id: string
+  budgets: number
+  tokens: number
+  charge_micros: number
+}
+
 type Change = { at: number; dt: number; dm: number; period: PeriodStart | null }
 
 const SCOPE_KINDS = ['account', 'key'] as const
@@ -78,20 +88,16 @@ export class ReserveQueries {
            AND charges.seq = j.value ->> 2 AND charges.settled = 0
          RETURNING account_id, created_at, seq`,
       ),
-      stale: db.query<
-        {
-          account_id: number
-          created_at: number
-          seq: number
-          key_id: string
-          budgets: number
-          tokens: number
-          charge_micros: number
-        },
-        [number, number]
-      >(
+      /** Every charge made before it is settled (migrations-v13.ts). */
+      mark: db.query<{ mark: number }, []>('SELECT mark FROM charge_sweep WHERE id = 1'),
+      setMark: db.query<null, [number]>('UPDATE charge_sweep SET mark = MAX(mark, ?) WHERE id = 1'),
+      accounts: db.query<{ account_id: number }, [number]>(
+        'SELECT account_id FROM charges WHERE account_id > ? ORDER BY account_id LIMIT 1',
+      ),
+      stale: db.query<Stale, [number, number, number, number]>(
         `SELECT account_id, created_at, seq, key_id, budgets, tokens, charge_micros FROM charges
-         WHERE settled = 0 AND created_at < ? ORDER BY created_at LIMIT ?`,
+         WHERE account_id = ? AND created_at >= ? AND created_at < ? AND settled = 0
+         ORDER BY created_at, seq LIMIT ?`,
       ),
       prune: db.query<null, [number, number]>(
         `DELETE FROM charges WHERE (account_id, created_at, seq) IN
@@ -263,9 +269,18 @@ export class ReserveQueries {
     for (const [key, changes] of keys) this.scopes.settle(`k:${key}`, changes)
   }
 
-  /** Settles to nothing up to `limit` reservations made before `before` and never settled; returns how many. */
+  /**
+   * Settles to nothing up to `limit` reservations made before `before` and never settled; returns
+   * how many. It reads, account by account along the primary key, the charges made since the last
+   * sweep's bound (no index to keep on the hot path): each charge is read by one sweep, and its
+   * `created_at` is never older than the clock of the process that admitted it.
+   */
   sweep(before: number, limit: number): number {
-    const rows = this.q.stale.all(before, limit)
+    const mark = this.q.mark.get()?.mark ?? 0
+    if (before <= mark) return 0
+    const rows: Stale[] = []
+    for (let a = this.q.accounts.get(-1); a && rows.length < limit; a = this.q.accounts.get(a.account_id))
+      rows.push(...this.q.stale.all(a.account_id, mark, before, limit - rows.length))
     this.apply(
       rows.map((r) => ({
         account: r.account_id,
@@ -279,6 +294,8 @@ export class ReserveQueries {
         micros: 0,
       })),
     )
+    // Every charge made before `before` is settled now, unless the limit cut the sweep short.
+    if (rows.length < limit) this.q.setMark.run(before)
     return rows.length
   }
 

@@ -1,0 +1,106 @@
+/**
+ * The SQLite sweeper without an index (migrations-v13.ts): each sweep reads the charges made
+ * since the last one's bound, so a reservation nobody settled is released by the first sweep
+ * whose bound passes it — whichever account it is on, however many sweeps ran before — and
+ * admission and settlement write no index page.
+ */
+import { expect, test } from 'bun:test'
+import { join } from 'node:path'
+import type { LimitRow } from '../../src/limits/rows.ts'
+import type { ChargeRequest } from '../../src/limits/types.ts'
+import { openSqliteStore } from '../../src/store/index.ts'
+import type { AdmitInput } from '../../src/store/types.ts'
+import { newRequestId } from '../../src/util/ids.ts'
+import { tempDir } from '../support/config-doc.ts'
+
+const T0 = Date.parse('2026-03-11T10:00:00Z')
+const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 100_000 }
+const CHARGE: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: 300, price: null }
+
+async function setup(path = join(tempDir(), 'db.sqlite')) {
+  const store = openSqliteStore({ path, now: T0 })
+  const accounts = [
+    await store.createAccount({ name: 'a', plan: 'free', planStartedAt: T0, planExpiresAt: null, now: T0 }),
+    await store.createAccount({ name: 'b', plan: 'free', planStartedAt: T0, planExpiresAt: null, now: T0 }),
+  ]
+  const input = (account: number, now: number): AdmitInput => ({
+    accountId: accounts[account]!.id,
+    keyId: 'key_1',
+    model: 'demo/echo',
+    requestId: 'r',
+    gatewayId: newRequestId(),
+    stream: false,
+    now,
+    rpm: null,
+    rpd: null,
+    suspension: null,
+    charge: CHARGE,
+  })
+  const used = async (account: number, now: number) =>
+    (await store.rowStates({ accountId: accounts[account]!.id, keyId: 'key_1', now, rows: [TPM] }))[0]!.used
+  return { store, input, used, ids: accounts.map((a) => a.id) }
+}
+
+test('each sweep releases what was made before its bound and not settled, on every account, once', async () => {
+  const { store, input, used, ids } = await setup()
+  await store.admit(input(0, T0))
+  await store.admit(input(1, T0 + 1))
+  expect(await store.sweepReservations(T0 + 1)).toBe(1)
+  expect([await used(0, T0 + 2), await used(1, T0 + 2)]).toEqual([0, 400])
+  // Made after the last bound, on both accounts; one of them settled before the sweep comes.
+  await store.admit(input(0, T0 + 5))
+  const settled = await store.admit(input(1, T0 + 6))
+  if (!settled.admitted) throw new Error('refused')
+  await store.complete([
+    {
+      gatewayId: settled.gatewayId,
+      requestId: 'r',
+      surface: 'chat',
+      stream: false,
+      status: 200,
+      promptTokens: 100,
+      completionTokens: 20,
+      latencyMs: 1,
+      ttftMs: null,
+      errorCode: null,
+      counted: { accountId: ids[1]!, keyId: 'key_1', model: 'demo/echo', at: settled.loggedAt! },
+      settlement: { handle: settled.reservation!.handle, accountId: ids[1]!, tokens: 120, micros: 0 },
+    },
+  ])
+  // Account b's first, made at the last bound, and account a's second; b's second is settled.
+  expect(await store.sweepReservations(T0 + 3)).toBe(1)
+  expect(await store.sweepReservations(T0 + 4)).toBe(0)
+  expect(await store.sweepReservations(T0 + 10)).toBe(1)
+  expect([await used(0, T0 + 11), await used(1, T0 + 11)]).toEqual([0, 120])
+  expect(await store.sweepReservations(T0 + 20)).toBe(0)
+  store.close()
+})
+
+test('migration 13: the unsettled index is gone and the first sweep still finds what was left unsettled before it', async () => {
+  const path = join(tempDir(), 'db.sqlite')
+  const first = await setup(path)
+  await first.store.admit(first.input(0, T0 - 100_000))
+  // One settled (by a sweep), then one left unsettled.
+  expect(await first.store.sweepReservations(T0 - 90_000)).toBe(1)
+  await first.store.admit(first.input(0, T0 - 50_000))
+  const db = first.store.db
+  // The database as v12 left it.
+  db.run('DROP TABLE charge_sweep')
+  db.run('CREATE INDEX charges_unsettled ON charges(created_at) WHERE settled = 0')
+  db.run('DELETE FROM schema_migrations WHERE version = 13')
+  first.store.close()
+
+  const store = openSqliteStore({ path, now: T0 })
+  const used = async (now: number) =>
+    (await store.rowStates({ accountId: first.ids[0]!, keyId: 'key_1', now, rows: [TPM] }))[0]!.used
+  const indexes = store.db
+    .query<{ name: string }, []>(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'charges'",
+    )
+    .all()
+  expect(indexes).toEqual([])
+  expect(await used(T0 - 49_000)).toBe(400)
+  expect(await store.sweepReservations(T0 - 20_000)).toBe(1)
+  expect(await used(T0 - 19_000)).toBe(0)
+  store.close()
+})
