@@ -41,7 +41,7 @@ const onFull = (id: string, server: Switch, label: string): Bar => ({
   model: FULL_MODEL,
 })
 
-export const BARS: Bar[] = [
+const ALL_BARS: Bar[] = [
   { id: 'direct', label: 'the mock, direct', server: 'direct', key: 'plain', model: 'bench' },
   { id: 'bare', label: 'the bare prototype', server: 'bare', key: 'plain', model: 'bench' },
   onFull('full', 'none', 'full path: a fallback, TPM, TPD and a budget'),
@@ -62,6 +62,12 @@ export const BARS: Bar[] = [
   onFull('usage', 'usage', 'usage record off'),
   onFull('elysia', 'elysia', "Elysia's routing and response handling → a plain Bun.serve route"),
 ]
+
+/** `WATERFALL_BARS=full,tokens` runs only those (with direct and bare, always): for trying a cut. */
+const only = process.env.WATERFALL_BARS?.split(',')
+export const BARS = only
+  ? ALL_BARS.filter((b) => b.id === 'direct' || b.id === 'bare' || b.id === 'full' || only.includes(b.id))
+  : ALL_BARS
 
 interface Cell {
   rps: number[]
