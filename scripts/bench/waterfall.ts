@@ -7,11 +7,21 @@
  * on a shared machine hits all of them. A bar's cost is the full path's CPU per request minus its
  * own; its throughput is set against the full path's and the bare prototype's of the same round.
  */
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type BareProxy, startBareProxy } from './bare.ts'
 import { runOpenLoop } from './open-loop.ts'
 import { cpuMicros } from './proc-stats.ts'
-import { CLIENT_ENV, cliJson, FULL_MODEL, firstLine, gatewayCli, PRICED_MODEL, REPO } from './processes.ts'
+import {
+  CLIENT_ENV,
+  cliJson,
+  configDoc,
+  FULL_MODEL,
+  firstLine,
+  gatewayCli,
+  PRICED_MODEL,
+  REPO,
+} from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type Ctx, closedLoad, MODES, type Mode } from './scenarios.ts'
 import type { Switch } from './waterfall-serve.ts'
@@ -31,6 +41,8 @@ interface Bar {
   server: Switch | 'bare' | 'direct'
   key: 'metered' | 'plain'
   model: string
+  /** Served from another checkout (`WATERFALL_BEFORE`): the same bar before a change, same run. */
+  before?: true
 }
 
 const onFull = (id: string, server: Switch, label: string): Bar => ({
@@ -65,9 +77,21 @@ const ALL_BARS: Bar[] = [
 
 /** `WATERFALL_BARS=full,tokens` runs only those (with direct and bare, always): for trying a cut. */
 const only = process.env.WATERFALL_BARS?.split(',')
-export const BARS = only
-  ? ALL_BARS.filter((b) => b.id === 'direct' || b.id === 'bare' || b.id === 'full' || only.includes(b.id))
-  : ALL_BARS
+/**
+ * `WATERFALL_BEFORE=<checkout>`: the full path and its no-token-limits bar also served from that
+ * checkout (its own database, its own CLI), interleaved with this one's: a before/after in one run.
+ */
+const beforeTree = process.env.WATERFALL_BEFORE ?? null
+export const BARS = [
+  ...(only
+    ? ALL_BARS.filter((b) => b.id === 'direct' || b.id === 'bare' || b.id === 'full' || only.includes(b.id))
+    : ALL_BARS),
+  ...(beforeTree
+    ? ALL_BARS.filter((b) => b.id === 'full' || b.id === 'tokens').map(
+        (b): Bar => ({ ...b, id: `before-${b.id}`, label: `BEFORE: ${b.label}`, before: true }),
+      )
+    : []),
+]
 
 interface Cell {
   rps: number[]
@@ -85,11 +109,11 @@ interface Proc {
   stop(): Promise<void>
 }
 
-async function startBuild(configPath: string, off: Switch, logPath: string): Promise<Proc> {
+async function startBuild(configPath: string, off: Switch, logPath: string, repo = REPO): Promise<Proc> {
   const proc = Bun.spawn(
-    [process.execPath, join(REPO, 'scripts', 'bench', 'waterfall-serve.ts'), configPath, off],
+    [process.execPath, join(repo, 'scripts', 'bench', 'waterfall-serve.ts'), configPath, off],
     {
-      cwd: REPO,
+      cwd: repo,
       stdout: 'pipe',
       stderr: Bun.file(logPath),
       stdin: 'ignore',
@@ -129,14 +153,27 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
   ])) as {
     key: string
   }
-  const builds = new Map<Switch, Proc>()
+  const builds = new Map<string, Proc>()
+  const buildOf = (bar: Bar) => builds.get(`${bar.before ? 'before:' : ''}${bar.server}`)!
+  const keys = { metered: metered.key, plain: gw.key }
+  let beforeKeys = keys
   let bare: BareProxy | null = null
   try {
+    if (beforeTree) beforeKeys = await setUpBefore(ctx, beforeTree)
     for (const bar of BARS) {
-      if (bar.server === 'direct' || bar.server === 'bare' || builds.has(bar.server)) continue
+      const id = `${bar.before ? 'before:' : ''}${bar.server}`
+      if (bar.server === 'direct' || bar.server === 'bare' || builds.has(id)) continue
+      const log = join(ctx.dir, `waterfall-${id.replace(':', '-')}.log`)
       builds.set(
-        bar.server,
-        await startBuild(configPath, bar.server, join(ctx.dir, `waterfall-${bar.server}.log`)),
+        id,
+        bar.before
+          ? await startBuild(
+              join(ctx.dir, 'before', 'switchyard.yaml'),
+              bar.server as Switch,
+              log,
+              beforeTree!,
+            )
+          : await startBuild(configPath, bar.server as Switch, log),
       )
     }
     bare = await startBareProxy(ctx)
@@ -155,12 +192,12 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
             ? { target: chatTarget(proxy.base, 'bench', stream, proxy.key), pid: proxy.pid }
             : {
                 target: chatTarget(
-                  builds.get(bar.server)!.url,
+                  buildOf(bar).url,
                   `mock/${bar.model}`,
                   stream,
-                  bar.key === 'metered' ? metered.key : gw.key,
+                  (bar.before ? beforeKeys : keys)[bar.key],
                 ),
-                pid: builds.get(bar.server)!.pid,
+                pid: buildOf(bar).pid,
               }
       }
       for (let rep = 0; rep < plan.repeats; rep++) {
@@ -203,6 +240,22 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
   }
 }
 
+/** The other checkout's database and accounts, made with its own CLI (its schema may be older). */
+async function setUpBefore(ctx: Ctx, tree: string): Promise<{ metered: string; plain: string }> {
+  const dir = join(ctx.dir, 'before')
+  mkdirSync(dir, { recursive: true })
+  const configPath = join(dir, 'switchyard.yaml')
+  writeFileSync(configPath, JSON.stringify(configDoc(ctx.mocks, join(dir, 'switchyard.db')), null, 2))
+  const cli = [process.execPath, join(tree, 'src', 'main.ts')]
+  const common = ['--config', configPath, '--json']
+  await cliJson([...cli, 'migrate', ...common])
+  const key = async (account: string, plan: string) => {
+    await cliJson([...cli, 'accounts', 'create', account, '--plan', plan, ...common])
+    return ((await cliJson([...cli, 'keys', 'create', account, ...common])) as { key: string }).key
+  }
+  return { plain: await key('bench', 'unlimited'), metered: await key('bench-waterfall', 'metered') }
+}
+
 /** Per round, `a / b` of the same repetition: the ratio drift does not move. */
 const paired = (a: number[], b: number[]) => series(a.map((x, i) => x / b[i]!))
 
@@ -224,13 +277,16 @@ export function waterfallRows(result: WaterfallResult): Row[] {
       if (bar.id !== 'bare' && bar.id !== 'direct')
         parts.push(`${fmt(paired(cell.rps, bare.rps).median, 2)} × bare`)
       if (Number.isFinite(cpu.median)) parts.push(`CPU ${fmtSeries(cpu, 0, 'µs')}/req`)
-      if (bar.server !== 'direct' && bar.server !== 'bare' && bar.id !== 'full')
+      if (bar.before) parts.push(`${fmt(cpu.median - fullCpu, 0)} µs more than now`)
+      else if (bar.server !== 'direct' && bar.server !== 'bare' && bar.id !== 'full')
         parts.push(`bar ${fmt(fullCpu - cpu.median, 0)} µs`)
       const cold = series(cell.coldCpuUs)
       if (Number.isFinite(cold.median))
         parts.push(
           `at ${COLD_RATE}/s: CPU ${fmt(cold.median, 0)} µs/req (${fmt(cold.median / cpu.median, 1)} × c${WATERFALL_CONCURRENCY})` +
-            (bar.server !== 'bare' && bar.id !== 'full' ? `, bar ${fmt(fullCold - cold.median, 0)} µs` : ''),
+            (bar.server !== 'bare' && bar.id !== 'full' && !bar.before
+              ? `, bar ${fmt(fullCold - cold.median, 0)} µs`
+              : ''),
         )
       if (cell.errors) parts.push(`${cell.errors} errors`)
       rows.push(row(`waterfall, ${what}: ${bar.label}`, parts.join(' · '), Number.NaN, null))
