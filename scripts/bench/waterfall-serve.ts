@@ -16,6 +16,7 @@ import { loadConfigFile } from '../../src/config/index.ts'
 import { Pipeline } from '../../src/pipeline/run.ts'
 import { requestId } from '../../src/server/errors.ts'
 import { openStores } from '../../src/store/index.ts'
+import { chatForwarding } from '../../src/surfaces/chat/forward.ts'
 import { chatSurface } from '../../src/surfaces/chat/index.ts'
 import { validateChatRequest } from '../../src/surfaces/chat/validate.ts'
 import { Exchange, pathOf, surfaceOf } from '../../src/traffic/traffic.ts'
@@ -31,6 +32,7 @@ export const SWITCHES = [
   'admission',
   'usage',
   'elysia',
+  'relay',
 ] as const
 export type Switch = (typeof SWITCHES)[number]
 
@@ -108,6 +110,29 @@ switch (off) {
   case 'usage':
     deps.recorder.record = noop
     break
+  case 'relay': {
+    // The chat pass-through stream as a pure pipe: no event is read (no usage, no relayed-text
+    // count, no model rewrite, no check), as the bare prototype pipes. The writer still holds
+    // the status until the first bytes; the settlement has no usage to go by.
+    const keepalive = new TextEncoder().encode(': keepalive\n\n')
+    delete (chatForwarding as { relayPlan?: unknown }).relayPlan
+    chatForwarding.relayBytes = () => {
+      let relayed = 0
+      return {
+        keepalive,
+        holdForContent: false,
+        encode: (chunk: Uint8Array) => {
+          relayed += chunk.byteLength
+          return chunk
+        },
+        end: () => null,
+        error: () => new Uint8Array(0),
+        usage: () => null,
+        relayedBytes: () => relayed,
+      }
+    }
+    break
+  }
 }
 
 let url: string

@@ -73,6 +73,7 @@ const ALL_BARS: Bar[] = [
   onFull('admission', 'admission', 'admission write off (and the reservation with it)'),
   onFull('usage', 'usage', 'usage record off'),
   onFull('elysia', 'elysia', "Elysia's routing and response handling → a plain Bun.serve route"),
+  onFull('relay', 'relay', 'stream relay as a pure pipe (no event read: no usage, no settlement to it)'),
 ]
 
 /** `WATERFALL_BARS=full,tokens` runs only those (with direct and bare, always): for trying a cut. */
