@@ -236,3 +236,45 @@ export async function runSlowStreams(ctx: Ctx): Promise<StreamsOutcome> {
     rssAfterBytes: rssBytes(gw.pid),
   }
 }
+
+/** CPU per request and throughput of each route, per mode and repetition. */
+export type RoutesResult<R extends string> = Record<Mode, Record<R, { rps: number[]; cpuUs: number[] }>>
+
+/**
+ * The same load on each of `routes` through the gateway, both modes, the routes interleaved in
+ * every repetition (drift hits them alike), the gateway's CPU per request measured per run.
+ */
+export async function runInterleaved<R extends string>(
+  ctx: Ctx,
+  fwd: Forwarded,
+  c: number,
+  routes: readonly R[],
+  targetOf: (route: R, stream: boolean) => Target,
+): Promise<RoutesResult<R>> {
+  const { gw, plan } = ctx
+  const out = {} as RoutesResult<R>
+  for (const mode of MODES) {
+    const stream = mode === 'stream'
+    out[mode] = Object.fromEntries(
+      routes.map((r) => [r, { rps: [], cpuUs: [] }]),
+    ) as unknown as RoutesResult<R>[Mode]
+    for (let rep = 0; rep < plan.repeats; rep++) {
+      for (const route of routes) {
+        const target = targetOf(route, stream)
+        const cell = out[mode][route]
+        const r = await counted(ctx, fwd, !ctx.wrk, async () => {
+          if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
+          const cpu0 = cpuMicros(gw.pid)
+          const res = await closedLoad(ctx, target, c, plan.closedS)
+          cell.cpuUs.push((cpuMicros(gw.pid) - cpu0) / Math.max(1, res.requests))
+          return res
+        })
+        cell.rps.push(r.rps)
+        ctx.log(
+          `  ${mode} ${route} c${c} #${rep + 1}: ${Math.round(r.rps)} req/s cpu ${Math.round(cell.cpuUs.at(-1)!)} µs/req`,
+        )
+      }
+    }
+  }
+  return out
+}
