@@ -73,7 +73,7 @@ const FULL: Plan = {
   microIterations: 20_000,
 }
 
-/** Under a minute in all: one run each, short. */
+/** One short run of each scenario (about five minutes in all, the waterfall included). */
 const QUICK: Plan = {
   repeats: 1,
   warmS: 0,
@@ -90,7 +90,7 @@ const QUICK: Plan = {
 
 const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall]
        bun run bench --backend postgres|redis [--quick]
-  --quick        fewer, shorter runs (under a minute)
+  --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
   --no-wrk       use the Bun load generator even when wrk is installed
   --keep         keep the temporary directory (config, database, gateway log)
