@@ -88,7 +88,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -99,6 +99,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --cpu-prof     profile the gateway (source only); the profile lands in bench-results/
   --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts
   --waterfall    only the cost waterfall: the full path, then one piece off at a time (c64)
+  --tokens       only the tokens-and-money row: TPM, TPD and a budget vs no token limits (c16)
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -112,6 +113,7 @@ interface Options {
   cpuProf: boolean
   backend: 'postgres' | 'redis' | null
   waterfall: boolean
+  tokens: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -125,6 +127,7 @@ function parseArgs(argv: string[]): Options {
     cpuProf: false,
     backend: null,
     waterfall: false,
+    tokens: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -134,6 +137,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--keep') o.keep = true
     else if (a === '--cpu-prof') o.cpuProf = true
     else if (a === '--waterfall') o.waterfall = true
+    else if (a === '--tokens') o.tokens = true
     else if (a === '--backend') {
       const b = argv[++i]
       if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
@@ -152,6 +156,7 @@ function parseArgs(argv: string[]): Options {
       process.exit(0)
     } else fail(`unknown argument '${a}'`)
   }
+  if (o.waterfall && o.tokens) fail('--waterfall and --tokens each run alone; pick one')
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   return o
 }
@@ -259,14 +264,21 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
-    if (opts.waterfall) {
-      log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
-      const rows = waterfallRows(await runWaterfall(ctx, opts.binary))
+    if (opts.waterfall || opts.tokens) {
+      const kind = opts.waterfall ? 'waterfall' : 'tokens'
+      let rows: Row[]
+      if (opts.waterfall) {
+        log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
+        rows = waterfallRows(await runWaterfall(ctx, opts.binary))
+      } else {
+        log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
+        rows = tokensRows(await runTokens(ctx, fwd, opts.binary))
+      }
       const seconds = (performance.now() - started) / 1000
       console.log(
-        `\nWaterfall only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per bar, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
+        `\n${opts.waterfall ? 'Waterfall' : 'Tokens and money'} only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
       )
-      log(`results: ${writeResults(REPO, { kind: 'waterfall', command, machine, plan, seconds, rows })}`)
+      log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows })}`)
       return gw.exitCode() === null ? 0 : 1
     }
     log('closed loop (throughput, latency) ...')
