@@ -3,12 +3,15 @@
  * get an id of their own (their x-request-ids may repeat), outcomes are then written by it, and
  * new admissions get fresh ids next to them.
  */
+
+import { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { parseConfig } from '../../src/config/index.ts'
 import { openSqliteStore, openStores } from '../../src/store/index.ts'
 import { migratePostgresUrl, PG_LATEST_VERSION } from '../../src/store/postgres/index.ts'
+import { migrate } from '../../src/store/sqlite/migrations.ts'
 import type { AdmitInput, Completion } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
@@ -45,8 +48,9 @@ const admission = (accountId: number, keyId: string): AdmitInput => ({
 
 test('SQLite: rows from before v5 get distinct gateway ids; a new request is logged once, with its own', async () => {
   const path = join(tempDir(), 'db.sqlite')
-  const first = openSqliteStore({ path, now: T0 })
-  const db = first.db
+  // The database as v4 left it.
+  const db = new Database(path, { create: true, strict: true })
+  migrate(db, T0, 4)
   db.run("INSERT INTO accounts (id, name, plan, plan_started_at, created_at) VALUES (1, 'a', 'free', 0, 0)")
   const insert = db.query(
     `INSERT INTO requests (request_id, account_id, key_id, model, stream, created_at, seq)
@@ -55,13 +59,7 @@ test('SQLite: rows from before v5 get distinct gateway ids; a new request is log
   for (let i = 1; i <= 3; i++) insert.run(T0 + i, i)
   // Older than a day before the newest row: in no window, not carried over to the limiter.
   insert.run(T0 - 90_000_000, 0)
-  // Pretend this database predates v5 (and v6, which reads the rows' sequence numbers).
-  db.run('DROP TABLE admissions')
-  db.run('CREATE INDEX requests_account_seq ON requests(account_id, seq)')
-  db.run('ALTER TABLE requests DROP COLUMN gateway_id')
-  // Later versions (v7: the auth generation) stay applied: they do not touch these tables.
-  db.run('DELETE FROM schema_migrations WHERE version IN (5, 6)')
-  first.close()
+  db.close()
 
   const store = openSqliteStore({ path, now: T0 })
   const ids = store.db

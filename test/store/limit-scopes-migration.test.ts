@@ -1,13 +1,17 @@
 /**
  * Migration 12 moves the running window sums (`limit_sums`) and the money counters (`spend`) into
- * one row per scope (`limit_scopes`): after the upgrade, admission sees exactly what it saw
- * before — the windows' use, the current period's spend — and a reservation made before the
- * upgrade still settles (swept) out of the sums it was charged to.
+ * one row per scope (`limit_scopes`), and migration 14 the charges and an account's row into its
+ * admissions: after the upgrades, admission sees exactly what it saw before — the windows' use,
+ * the current period's spend — and a reservation made before them still settles (swept) out of
+ * the sums it was charged to.
  */
+
+import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
+import { migrate } from '../../src/store/sqlite/migrations.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir } from '../support/config-doc.ts'
 
@@ -23,24 +27,15 @@ const BUDGET: LimitRow = {
   capacity: 1_000_000,
 }
 
-test('sums and spend carried over by migration 12 are what admission and /v1/usage see', async () => {
+test('sums and spend carried over by migrations 12 and 14 are what admission and /v1/usage see', async () => {
   const path = join(tempDir(), 'db.sqlite')
-  const first = openSqliteStore({ path, now: T0 - 3_600_000 })
-  const a = await first.createAccount({
-    name: 'acme',
-    plan: 'free',
-    planStartedAt: T0,
-    planExpiresAt: null,
-    now: T0,
-  })
-  const db = first.db
   // The database as v11 left it: v9's tables, written as its admission and settlement did.
-  db.run('DROP TABLE limit_scopes')
-  db.run(`CREATE TABLE limit_sums (scope TEXT NOT NULL, win TEXT NOT NULL, start INTEGER NOT NULL,
-    used INTEGER NOT NULL, PRIMARY KEY (scope, win)) WITHOUT ROWID`)
-  db.run(`CREATE TABLE spend (scope TEXT NOT NULL, period TEXT NOT NULL, start INTEGER NOT NULL,
-    micros INTEGER NOT NULL, PRIMARY KEY (scope, period, start)) WITHOUT ROWID`)
-  db.run('DELETE FROM schema_migrations WHERE version = 12')
+  const db = new Database(path, { create: true, strict: true })
+  migrate(db, T0 - 3_600_000, 11)
+  db.run(
+    "INSERT INTO accounts (id, name, plan, plan_started_at, created_at) VALUES (1, 'acme', 'free', 0, 0)",
+  )
+  const a = { id: 1 }
   const charge = db.query(
     `INSERT INTO charges (account_id, created_at, seq, key_id, tokens, charge_micros, budgets, settled)
      VALUES (?, ?, ?, 'key_1', ?, ?, 3, ?)`,
@@ -48,6 +43,10 @@ test('sums and spend carried over by migration 12 are what admission and /v1/usa
   charge.run(a.id, T0 - 7_200_000, 1, 1_000, 400, 1)
   charge.run(a.id, T0 - 30_000, 2, 500, 300, 1)
   charge.run(a.id, T0 - 10_000, 3, 300, 200, 0)
+  // Their admissions (the oldest one's already trimmed by retention: migration 14 writes it one).
+  const admission = db.query('INSERT INTO admissions (account_id, created_at, seq) VALUES (?, ?, ?)')
+  admission.run(a.id, T0 - 30_000, 2)
+  admission.run(a.id, T0 - 10_000, 3)
   const sum = db.query('INSERT INTO limit_sums (scope, win, start, used) VALUES (?, ?, ?, ?)')
   sum.run(`a:${a.id}`, 'tokens:minute', T0 - 10_000 - 60_000, 800)
   sum.run(`a:${a.id}`, 'tokens:day', T0 - 10_000 - 86_400_000, 1_800)
@@ -55,11 +54,13 @@ test('sums and spend carried over by migration 12 are what admission and /v1/usa
   spend.run(`a:${a.id}`, 'month', MONTH, 900)
   // Last month's counter: over, never read again.
   spend.run(`a:${a.id}`, 'month', Date.parse('2026-02-01T00:00:00Z'), 99_999)
-  first.close()
+  db.close()
 
   const store = openSqliteStore({ path, now: T0 })
   const tables = store.db
-    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE name IN ('limit_sums', 'spend')")
+    .query<{ name: string }, []>(
+      "SELECT name FROM sqlite_master WHERE name IN ('limit_sums', 'spend', 'charges') ORDER BY name",
+    )
     .all()
   expect(tables).toEqual([])
   const rows = [TPM, TPD, BUDGET]

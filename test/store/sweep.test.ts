@@ -4,11 +4,14 @@
  * whose bound passes it — whichever account it is on, however many sweeps ran before — and
  * admission and settlement write no index page.
  */
+
+import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
+import { migrate } from '../../src/store/sqlite/migrations.ts'
 import type { AdmitInput } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir } from '../support/config-doc.ts'
@@ -78,25 +81,26 @@ test('each sweep releases what was made before its bound and not settled, on eve
 
 test('migration 13: the unsettled index is gone and the first sweep still finds what was left unsettled before it', async () => {
   const path = join(tempDir(), 'db.sqlite')
-  const first = await setup(path)
-  await first.store.admit(first.input(0, T0 - 100_000))
-  // One settled (by a sweep), then one left unsettled.
-  expect(await first.store.sweepReservations(T0 - 90_000)).toBe(1)
-  await first.store.admit(first.input(0, T0 - 50_000))
-  const db = first.store.db
-  // The database as v12 left it.
-  db.run('DROP TABLE charge_sweep')
-  db.run('CREATE INDEX charges_unsettled ON charges(created_at) WHERE settled = 0')
-  db.run('DELETE FROM schema_migrations WHERE version = 13')
-  first.store.close()
+  // The database as v12 left it: a charge settled (by a sweep), then one left unsettled.
+  const db = new Database(path, { create: true, strict: true })
+  migrate(db, T0 - 100_000, 12)
+  db.run("INSERT INTO accounts (id, name, plan, plan_started_at, created_at) VALUES (1, 'a', 'free', 0, 0)")
+  const admission = db.query('INSERT INTO admissions (account_id, created_at, seq) VALUES (1, ?, ?)')
+  const charge = db.query(
+    `INSERT INTO charges (account_id, created_at, seq, key_id, tokens, charge_micros, budgets, settled)
+     VALUES (1, ?, ?, 'key_1', ?, 0, 0, ?)`,
+  )
+  admission.run(T0 - 100_000, 1)
+  charge.run(T0 - 100_000, 1, 0, 1)
+  admission.run(T0 - 50_000, 2)
+  charge.run(T0 - 50_000, 2, 400, 0)
+  db.close()
 
   const store = openSqliteStore({ path, now: T0 })
   const used = async (now: number) =>
-    (await store.rowStates({ accountId: first.ids[0]!, keyId: 'key_1', now, rows: [TPM] }))[0]!.used
+    (await store.rowStates({ accountId: 1, keyId: 'key_1', now, rows: [TPM] }))[0]!.used
   const indexes = store.db
-    .query<{ name: string }, []>(
-      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'charges'",
-    )
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE name = 'charges_unsettled'")
     .all()
   expect(indexes).toEqual([])
   expect(await used(T0 - 49_000)).toBe(400)

@@ -1,9 +1,9 @@
 /**
  * @module
- * Tokens and money on SQLite (migrations-v9.ts): what each limit row has used, read without
- * charging (`/v1/usage`, headers). Off the hot path, so a window is summed from the charges it
- * holds (migrations-v9.ts); admission itself keeps running sums (limit_scopes) instead. A key's
- * requests are counted where the key has rows of its own (only then are they charged).
+ * Tokens and money on SQLite: what each limit row has used, read without charging (`/v1/usage`,
+ * headers). Off the hot path, so a window is summed from the charges its admissions hold
+ * (migrations-v14.ts); admission itself keeps running sums (scopes.ts) instead. A key's requests
+ * are counted where the key has rows of its own (only then are they charged).
  */
 import type { Database } from 'bun:sqlite'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
@@ -14,9 +14,16 @@ interface Sum {
   first: number | null
 }
 
-/** The scope's key in `limit_scopes`: `a:<account id>` or `k:<key id>`. */
-export const scopeKey = (row: LimitRow, accountId: number, keyId: string | null): string =>
-  row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
+interface Counters {
+  pd_start: number | null
+  pd: number | null
+  pw_start: number | null
+  pw: number | null
+  pm_start: number | null
+  pm: number | null
+}
+
+const PERIOD_COLUMN = { day: 'pd', week: 'pw', month: 'pm' } as const
 
 export class ChargeQueries {
   private readonly q
@@ -29,31 +36,28 @@ export class ChargeQueries {
       accountWindow: db.query<Sum, [number, number]>(
         `SELECT COUNT(*) AS n, MIN(created_at) AS first FROM admissions WHERE account_id = ? AND created_at > ?`,
       ),
-      // A key's admissions are known where it has rows of its own (charges.ts keeps them).
+      // A key's admissions are known where it has rows of its own (its charges carry its id).
       keyWindow: db.query<Sum, [number, string, number]>(
-        `SELECT COUNT(*) AS n, MIN(created_at) AS first FROM charges
+        `SELECT COUNT(*) AS n, MIN(created_at) AS first FROM admissions
          WHERE account_id = ? AND key_id = ? AND created_at > ?`,
       ),
       accountTokens: db.query<Sum, [number, number]>(
-        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM charges
+        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM admissions
          WHERE account_id = ? AND created_at > ? AND tokens > 0`,
       ),
       keyTokens: db.query<Sum, [number, string, number]>(
-        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM charges
+        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM admissions
          WHERE account_id = ? AND key_id = ? AND created_at > ? AND tokens > 0`,
       ),
-      // The scope's counter for the period kind counts while it is the current period's (scopes.ts).
-      spent: {
-        day: db.query<{ micros: number | null }, [string, number]>(
-          'SELECT pd AS micros FROM limit_scopes WHERE scope = ? AND pd_start = ?',
-        ),
-        week: db.query<{ micros: number | null }, [string, number]>(
-          'SELECT pw AS micros FROM limit_scopes WHERE scope = ? AND pw_start = ?',
-        ),
-        month: db.query<{ micros: number | null }, [string, number]>(
-          'SELECT pm AS micros FROM limit_scopes WHERE scope = ? AND pm_start = ?',
-        ),
-      },
+      // A period kind's counter counts while it is the current period's (scopes.ts): an
+      // account's in its newest admission, a key's in its `limit_scopes` row.
+      accountState: db.query<Counters, [number]>(
+        `SELECT pd_start, pd, pw_start, pw, pm_start, pm FROM admissions WHERE account_id = ?
+         ORDER BY created_at DESC, seq DESC LIMIT 1`,
+      ),
+      keyState: db.query<Counters, [string]>(
+        'SELECT pd_start, pd, pw_start, pw, pm_start, pm FROM limit_scopes WHERE scope = ?',
+      ),
     }
   }
 
@@ -62,8 +66,11 @@ export class ChargeQueries {
       if (row.window === 'period') {
         const period = row.period ?? 'month'
         const p = periodBounds(period, now)
-        const spent = this.q.spent[period].get(scopeKey(row, accountId, keyId), p.start)
-        return rowState(row, spent?.micros ?? 0, null, p.resetsAt)
+        const c =
+          row.scope === 'account' ? this.q.accountState.get(accountId) : this.q.keyState.get(`k:${keyId}`)
+        const col = PERIOD_COLUMN[period]
+        const spent = c && c[`${col}_start`] === p.start ? (c[col] ?? 0) : 0
+        return rowState(row, spent, null, p.resetsAt)
       }
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
       const since = now - span

@@ -10,6 +10,11 @@
  * never goes backwards, so the number of requests in a window is `last.seq − first.seq + 1`
  * where `first` is the oldest row inside it: two seeks on the table's primary key, whatever
  * the limit. The request log row is written once, complete, with the outcome (usage.ts).
+ *
+ * A metered admission's row also holds its charge and the account's limit state after it
+ * (migrations-v14.ts): read with the account's newest row, written with the new one, so it costs
+ * its commit no page of its own. An admission that charges the account nothing carries the
+ * newest row's state forward unchanged.
  */
 import type { Database } from 'bun:sqlite'
 import { DEFAULT_SPANS, type SuspensionPolicy, type WindowSpans } from '../../limits/types.ts'
@@ -17,11 +22,27 @@ import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 import { isBusy } from './errors.ts'
 import { ReserveQueries } from './reserve.ts'
+import { KEEPS_STATE, type StateValues, type Stored } from './scopes.ts'
 
 interface Row {
   seq: number
   created_at: number
 }
+
+/** The account's newest admission: where the window's count ends, and the account's limit state. */
+type Last = Row & Stored
+
+type Wide = [
+  number,
+  number,
+  number,
+  string | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  ...StateValues,
+]
 
 export class LimiterQueries {
   private readonly q
@@ -38,8 +59,9 @@ export class LimiterQueries {
     this.reserve = new ReserveQueries(db, spans)
     this.q = {
       // (created_at, seq) orders an account's rows as seq alone does: neither goes backwards.
-      last: db.query<Row, [number]>(
-        'SELECT seq, created_at FROM admissions WHERE account_id = ? ORDER BY created_at DESC, seq DESC LIMIT 1',
+      last: db.query<Last, [number]>(
+        `SELECT seq, created_at, m_start, m_first, d_start, d_first, rm, rd, tm, td, pd_start, pd, pw_start, pw,
+           pm_start, pm FROM admissions WHERE account_id = ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
       ),
       firstAfter: db.query<Row, [number, number]>(
         'SELECT seq, created_at FROM admissions WHERE account_id = ? AND created_at > ? ORDER BY created_at, seq LIMIT 1',
@@ -51,13 +73,23 @@ export class LimiterQueries {
       insert: db.query<null, [number, number, number]>(
         'INSERT INTO admissions (account_id, created_at, seq) VALUES (?, ?, ?)',
       ),
+      /** An admission with a charge, or on an account whose limit state it carries. */
+      insertWide: db.query<null, Wide>(
+        `INSERT INTO admissions (account_id, created_at, seq, key_id, tokens, charge_micros, budgets, settled,
+           m_start, m_first, d_start, d_first, rm, rd, tm, td, pd_start, pd, pw_start, pw, pm_start, pm)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
       accounts: db.query<{ account_id: number }, [number]>(
         'SELECT account_id FROM admissions WHERE account_id > ? ORDER BY account_id LIMIT 1',
       ),
+      // Admissions without a charge (reserve.ts prunes those with one); an account's newest is
+      // kept when it holds the account's limit state.
       prune: db.query<null, [number, number, number]>(
         `DELETE FROM admissions WHERE (account_id, created_at, seq) IN
-           (SELECT account_id, created_at, seq FROM admissions WHERE account_id = ? AND created_at < ?
-            ORDER BY created_at, seq LIMIT ?)`,
+           (SELECT account_id, created_at, seq FROM admissions
+            WHERE account_id = ?1 AND created_at < ?2 AND tokens IS NULL
+              AND ${KEEPS_STATE}
+            ORDER BY created_at, seq LIMIT ?3)`,
       ),
       countRequest: db.query<null, [number, number, string]>(
         `INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (?, ?, ?, 1)
@@ -115,8 +147,9 @@ export class LimiterQueries {
   }
 
   /**
-   * Deletes up to `chunk` admissions older than `before` (the day window's start: no window reads
-   * them), account by account along the primary key; returns how many went.
+   * Deletes up to `chunk` admissions without a charge older than `before` (the day window's start:
+   * no window reads them), account by account along the primary key, each account's newest kept;
+   * returns how many went.
    */
   prune(before: number, chunk: number): number {
     let left = chunk
@@ -177,7 +210,7 @@ export class LimiterQueries {
     // created_at never goes backwards within an account (clock steps, several processes).
     const at = last ? Math.max(now, last.created_at) : now
     const seq = (last?.seq ?? 0) + 1
-    const charged = input.charge ? this.reserve.reserve(input, at, seq) : null
+    const charged = input.charge ? this.reserve.reserve(input, at, seq, last) : null
     if (charged && 'refusal' in charged) {
       const r = charged.refusal
       return {
@@ -190,7 +223,21 @@ export class LimiterQueries {
         charge: r,
       }
     }
-    this.q.insert.run(accountId, at, seq)
+    const state = charged?.state ?? (last && last.m_start !== null ? carried(last) : null)
+    if (charged || state) {
+      const c = charged?.charge
+      this.q.insertWide.run(
+        accountId,
+        at,
+        seq,
+        c ? c[0] : null,
+        c ? c[1] : null,
+        c ? c[2] : null,
+        c ? c[3] : null,
+        c ? c[4] : null,
+        ...(state ?? NO_STATE),
+      )
+    } else this.q.insert.run(accountId, at, seq)
     this.q.countRequest.run(accountId, minuteOf(at), input.model)
     return {
       admitted: true,
@@ -216,6 +263,42 @@ export class LimiterQueries {
     return until
   }
 }
+
+/** A charge on an account that keeps no state: the state columns stay null. */
+const NO_STATE = [
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+  null,
+] as unknown as StateValues
+
+/** The newest admission's state, as the next one carries it. */
+const carried = (l: Last): StateValues => [
+  l.m_start!,
+  l.m_first,
+  l.d_start!,
+  l.d_first,
+  l.rm,
+  l.rd,
+  l.tm,
+  l.td,
+  l.pd_start,
+  l.pd,
+  l.pw_start,
+  l.pw,
+  l.pm_start,
+  l.pm,
+]
 
 /** The usage counters' bucket: the UTC minute of a request's admission. */
 export const minuteOf = (t: number): number => Math.floor(t / 60_000)

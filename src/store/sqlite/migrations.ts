@@ -9,6 +9,7 @@ import { ATTEMPTS_V10 } from './migrations-v10.ts'
 import { REFUSALS_V11 } from './migrations-v11.ts'
 import { SCOPES_V12 } from './migrations-v12.ts'
 import { SWEEP_V13 } from './migrations-v13.ts'
+import { ADMISSION_CHARGES_V14 } from './migrations-v14.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -247,11 +248,14 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 12, sql: SCOPES_V12 },
   // Unsettled charges found without an index, from the last sweep's bound (migrations-v13.ts).
   { version: 13, sql: SWEEP_V13 },
+  // A charge and its account's limit state in the admission's own row: one page a commit (migrations-v14.ts).
+  { version: 14, sql: ADMISSION_CHARGES_V14 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
 
-export function migrate(db: Database, now: number): void {
+/** Applies the migrations not applied yet, up to `upTo` (tests stop earlier to build an old database). */
+export function migrate(db: Database, now: number, upTo: number = LATEST_VERSION): void {
   db.run(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
   )
@@ -272,7 +276,7 @@ export function migrate(db: Database, now: number): void {
         .map((r) => r.version),
     )
     for (const m of MIGRATIONS) {
-      if (done.has(m.version)) continue
+      if (done.has(m.version) || m.version > upTo) continue
       db.run(m.sql)
       db.query('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, now)
     }

@@ -1,9 +1,10 @@
 /**
  * @module
- * A scope's limits on SQLite (`limit_scopes`, migrations-v12.ts): one row per scope holding, per
- * span, the running sums (the charges made after `start`) and the oldest charge after it, and a
- * money counter per calendar period kind. Admission reads the row and what left each window
- * since in one statement, and writes the row back in one.
+ * A scope's limit state on SQLite: per span, the running sums (the charges made after `start`) and
+ * the oldest charge after it, and a money counter per calendar period kind. An account's state is
+ * in its newest admission row, read by the admission's own first statement and written by its
+ * insert (migrations-v14.ts: no page of its own in the commit); a key's is its `limit_scopes` row
+ * (migrations-v12.ts), read with what left its windows in one statement and written in one.
  *
  * Moving a span to the window's edge subtracts the charges that left — each leaves once, so a
  * window is never summed on the hot path — and while the oldest charge is still inside nothing
@@ -36,7 +37,8 @@ export interface ScopeSums {
   money: Record<CalendarPeriod, Counter>
 }
 
-interface Read {
+/** A scope's state as stored (an account's newest admission row, a key's `limit_scopes` row); null: not kept. */
+export interface Stored {
   m_start: number | null
   m_first: number | null
   d_start: number | null
@@ -51,6 +53,35 @@ interface Read {
   pw: number | null
   pm_start: number | null
   pm: number | null
+}
+
+/** The stored state's columns, in their stored order (the admission insert's and `limit_scopes`'). */
+export type StateValues = [
+  number,
+  number | null,
+  number,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+]
+
+/** What left a span's window since its start: charges, their tokens, the oldest one still in it. */
+interface Gone {
+  n: number
+  t: number
+  next: number | null
+}
+
+/** A key's row read with what left each span (null: nothing to read, see `readSql`). */
+interface KeyRead extends Stored {
   m_gone_n: number | null
   m_gone_t: number | null
   m_next: number | null
@@ -60,35 +91,48 @@ interface Read {
 }
 
 type Span = 'm' | 'd'
-type Kind = 'account' | 'key'
 type ReadArgs = [string, number, number, number, number, number, string]
 type Fresh = { n: number; t: number; first: number | null }
-type Put = [string, ...Array<number | null>]
 
 /** The period kinds' columns. */
 const P = { day: 'pd', week: 'pw', month: 'pm' } as const
 
 /**
- * `?1` scope, `?2` account, `?3`/`?4` the minute's edge and the edge a span before it (below it a
- * start is too old to move), `?5`/`?6` the same for the day, `?7` the key (key scopes only). A
- * CASE runs its subquery only when charges did leave.
+ * For retention, within an account (`?1`): the rows older than its newest admission when that one
+ * holds the account's limit state (every row after the first that held it does), else all.
  */
-function readSql(key: boolean): string {
-  const of = `account_id = ?2${key ? ' AND key_id = ?7' : ' AND ?7 IS NOT NULL'}`
+export const KEEPS_STATE = `created_at < COALESCE((SELECT CASE WHEN m_start IS NOT NULL THEN created_at END
+    FROM admissions WHERE account_id = ?1 ORDER BY created_at DESC, seq DESC LIMIT 1), 9007199254740991)`
+
+/** The charged admissions of the scope: an account's, or a key's (its charges carry its id). */
+const CHARGED = 'tokens IS NOT NULL'
+
+/**
+ * A key's row and what left its windows. `?1` scope, `?2` account, `?3`/`?4` the minute's edge
+ * and the edge a span before it (below it a start is too old to move), `?5`/`?6` the same for the
+ * day, `?7` the key. A CASE runs its subquery only when charges did leave.
+ */
+const KEY_READ = (() => {
+  const of = `account_id = ?2 AND key_id = ?7 AND ${CHARGED}`
   const span = (x: Span, edge: string, floor: string) => {
     const left = `s.${x}_first <= ${edge} AND s.${x}_start > ${floor}`
-    const gone = `FROM charges WHERE ${of} AND created_at > s.${x}_start AND created_at <= ${edge}`
+    const gone = `FROM admissions WHERE ${of} AND created_at > s.${x}_start AND created_at <= ${edge}`
     return `CASE WHEN ${left} AND s.r${x} IS NOT NULL THEN (SELECT COUNT(*) ${gone}) END AS ${x}_gone_n,
       CASE WHEN ${left} AND s.t${x} IS NOT NULL THEN (SELECT COALESCE(SUM(tokens), 0) ${gone}) END AS ${x}_gone_t,
-      CASE WHEN ${left} THEN (SELECT MIN(created_at) FROM charges WHERE ${of} AND created_at > ${edge}) END AS ${x}_next`
+      CASE WHEN ${left} THEN (SELECT MIN(created_at) FROM admissions WHERE ${of} AND created_at > ${edge}) END AS ${x}_next`
   }
   return `SELECT s.*, ${span('m', '?3', '?4')}, ${span('d', '?5', '?6')}
     FROM (SELECT 1) LEFT JOIN limit_scopes s ON s.scope = ?1`
-}
+})()
+
+/** What left an account's span: `?1` account, `?2` the span's start, `?3` the window's edge. */
+const ACCOUNT_GONE = `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t,
+    (SELECT MIN(created_at) FROM admissions WHERE account_id = ?1 AND created_at > ?3 AND ${CHARGED}) AS next
+  FROM admissions WHERE account_id = ?1 AND created_at > ?2 AND created_at <= ?3 AND ${CHARGED}`
 
 function freshSql(key: boolean): string {
-  return `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t, MIN(created_at) AS first FROM charges
-    WHERE account_id = ?1 AND created_at > ?2 ${key ? 'AND key_id = ?3' : 'AND ?3 IS NOT NULL'}`
+  return `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t, MIN(created_at) AS first FROM admissions
+    WHERE account_id = ?1 AND created_at > ?2 AND ${CHARGED} ${key ? 'AND key_id = ?3' : 'AND ?3 IS NOT NULL'}`
 }
 
 const PUT = `INSERT INTO limit_scopes (scope, m_start, m_first, d_start, d_first, rm, rd, tm, td,
@@ -98,43 +142,65 @@ const PUT = `INSERT INTO limit_scopes (scope, m_start, m_first, d_start, d_first
     tm = excluded.tm, td = excluded.td, pd_start = excluded.pd_start, pd = excluded.pd,
     pw_start = excluded.pw_start, pw = excluded.pw, pm_start = excluded.pm_start, pm = excluded.pm`
 
+/** A state's starts, to tell which of a settlement's changes it still holds. */
+interface Starts {
+  m_start: number | null
+  d_start: number | null
+  pd_start: number | null
+  pw_start: number | null
+  pm_start: number | null
+}
+
 export class ScopeQueries {
-  private readonly read: Record<Kind, Statement<Read, ReadArgs>>
-  private readonly fresh: Record<Kind, Statement<Fresh, [number, number, string]>>
+  private readonly keyRead: Statement<KeyRead, ReadArgs>
+  private readonly accountGone: Statement<Gone, [number, number, number]>
+  private readonly fresh: Record<'account' | 'key', Statement<Fresh, [number, number, string]>>
   private readonly put
-  private readonly starts
-  private readonly adjust
+  private readonly keyStarts
+  private readonly keyAdjust
+  private readonly accountStarts
+  private readonly accountAdjust
 
   constructor(
     db: Database,
     private readonly spans: WindowSpans,
   ) {
-    this.read = { account: db.query(readSql(false)), key: db.query(readSql(true)) }
+    this.keyRead = db.query(KEY_READ)
+    this.accountGone = db.query(ACCOUNT_GONE)
     this.fresh = { account: db.query(freshSql(false)), key: db.query(freshSql(true)) }
-    this.put = db.query<null, Put>(PUT)
-    this.starts = db.query<
-      {
-        m_start: number
-        d_start: number
-        pd_start: number | null
-        pw_start: number | null
-        pm_start: number | null
-      },
-      [string]
-    >('SELECT m_start, d_start, pd_start, pw_start, pm_start FROM limit_scopes WHERE scope = ?')
+    this.put = db.query<null, [string, ...StateValues]>(PUT)
+    this.keyStarts = db.query<Starts, [string]>(
+      'SELECT m_start, d_start, pd_start, pw_start, pm_start FROM limit_scopes WHERE scope = ?',
+    )
     // A sum or counter not kept (null) stays null.
-    this.adjust = db.query<null, [number, number, number, number, number, string]>(
+    this.keyAdjust = db.query<null, [number, number, number, number, number, string]>(
       'UPDATE limit_scopes SET tm = tm + ?, td = td + ?, pd = pd + ?, pw = pw + ?, pm = pm + ? WHERE scope = ?',
+    )
+    this.accountStarts = db.query<Starts & { created_at: number; seq: number }, [number]>(
+      `SELECT created_at, seq, m_start, d_start, pd_start, pw_start, pm_start FROM admissions
+       WHERE account_id = ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
+    )
+    this.accountAdjust = db.query<null, [number, number, number, number, number, number, number, number]>(
+      `UPDATE admissions SET tm = tm + ?, td = td + ?, pd = pd + ?, pw = pw + ?, pm = pm + ?
+       WHERE account_id = ? AND created_at = ? AND seq = ?`,
     )
   }
 
   /**
-   * The scope's row with its spans moved to the windows' edges at `at` (inside the write lock:
-   * `save` writes it with the charge; a refusal leaves the row as it was).
+   * An account's state (`stored`: its newest admission row's, as the admission read it) with its
+   * spans moved to the windows' edges at `at`; inside the write lock.
    */
-  load(kind: Kind, scope: string, accountId: number, keyId: string, rows: LimitRow[], at: number): ScopeSums {
+  loadAccount(accountId: number, stored: Stored, rows: LimitRow[], at: number): ScopeSums {
+    return this.sums(stored, rows, at, 'account', accountId, '', (x, edge) => {
+      const g = this.accountGone.get(accountId, stored[`${x}_start`]!, edge)!
+      return g
+    })
+  }
+
+  /** A key's `limit_scopes` row with its spans moved to the windows' edges at `at` (inside the write lock). */
+  loadKey(scope: string, accountId: number, keyId: string, rows: LimitRow[], at: number): ScopeSums {
     const { minuteMs, dayMs } = this.spans
-    const r = this.read[kind].get(
+    const r = this.keyRead.get(
       scope,
       accountId,
       at - minuteMs,
@@ -143,33 +209,61 @@ export class ScopeQueries {
       at - 2 * dayMs,
       keyId,
     )!
-    const wants = (window: 'minute' | 'day', resource: 'requests' | 'tokens') =>
-      rows.some((x) => x.window === window && x.resource === resource)
+    return this.sums(r, rows, at, 'key', accountId, keyId, (x) => ({
+      n: r[`${x}_gone_n`] ?? 0,
+      t: r[`${x}_gone_t`] ?? 0,
+      next: r[`${x}_next`],
+    }))
+  }
+
+  private sums(
+    r: Stored,
+    rows: LimitRow[],
+    at: number,
+    kind: 'account' | 'key',
+    accountId: number,
+    keyId: string,
+    gone: (x: Span, edge: number) => Gone,
+  ): ScopeSums {
+    let wantRm = false
+    let wantTm = false
+    let wantRd = false
+    let wantTd = false
+    for (const x of rows) {
+      if (x.window === 'minute') {
+        if (x.resource === 'requests') wantRm = true
+        else if (x.resource === 'tokens') wantTm = true
+      } else if (x.window === 'day') {
+        if (x.resource === 'requests') wantRd = true
+        else if (x.resource === 'tokens') wantTd = true
+      }
+    }
     const move = (x: Span, span: number, wantR: boolean, wantT: boolean): SpanSums | null => {
       if (!wantR && !wantT) return null
       const edge = at - span
       const start = r[`${x}_start`]
       const rs = r[`r${x}`]
       const ts = r[`t${x}`]
-      // As the statement decided: a start a whole span before the edge is too old to move.
+      // A start a whole span before the edge is too old to move (its charges may be pruned).
       if (start === null || start <= edge - span || (wantR && rs === null) || (wantT && ts === null)) {
         const f = this.fresh[kind].get(accountId, edge, keyId)!
         return { start: edge, first: f.first, requests: wantR ? f.n : null, tokens: wantT ? f.t : null }
       }
       const first = r[`${x}_first`]
       if (first !== null && first <= edge) {
+        const g = gone(x, edge)
         return {
           start: edge,
-          first: r[`${x}_next`],
-          requests: wantR ? rs! - r[`${x}_gone_n`]! : null,
-          tokens: wantT ? ts! - r[`${x}_gone_t`]! : null,
+          first: g.next,
+          requests: wantR ? rs! - g.n : null,
+          tokens: wantT ? ts! - g.t : null,
         }
       }
       return { start, first, requests: wantR ? rs : null, tokens: wantT ? ts : null }
     }
     return {
-      minute: move('m', minuteMs, wants('minute', 'requests'), wants('minute', 'tokens')),
-      day: move('d', dayMs, wants('day', 'requests'), wants('day', 'tokens')),
+      minute: move('m', this.spans.minuteMs, wantRm, wantTm),
+      day: move('d', this.spans.dayMs, wantRd, wantTd),
       money: {
         day: { start: r.pd_start, micros: r.pd },
         week: { start: r.pw_start, micros: r.pw },
@@ -178,13 +272,12 @@ export class ScopeQueries {
     }
   }
 
-  /** Writes the scope's row back (after `load` and the charge added to it). */
-  save(scope: string, s: ScopeSums, at: number): void {
+  /** The state to store (after a load and the charge added to it). */
+  values(s: ScopeSums, at: number): StateValues {
     const m = s.minute ?? { start: at - this.spans.minuteMs, first: null, requests: null, tokens: null }
     const d = s.day ?? { start: at - this.spans.dayMs, first: null, requests: null, tokens: null }
     const { day, week, month } = s.money
-    this.put.run(
-      scope,
+    return [
       m.start,
       m.first,
       d.start,
@@ -199,29 +292,54 @@ export class ScopeQueries {
       week.micros,
       month.start,
       month.micros,
-    )
+    ]
+  }
+
+  /** Writes a key's row back (after `loadKey` and the charge added to it). */
+  saveKey(scope: string, s: ScopeSums, at: number): void {
+    this.put.run(scope, ...this.values(s, at))
   }
 
   /**
-   * Adds settlements' differences to the scope's row: per charge its time, tokens settled minus
+   * Adds settlements' differences to a scope's state: per charge its time, tokens settled minus
    * reserved (to each span whose sums still hold the charge), and micro-dollars settled minus
    * reserved with the period it was charged to (to that counter while it is still the one kept).
+   * An account's state is its newest admission's.
    */
-  settle(
-    scope: string,
-    changes: Array<{ at: number; dt: number; dm: number; period: PeriodStart | null }>,
-  ): void {
-    const s = this.starts.get(scope)
+  settleAccount(accountId: number, changes: Change[]): void {
+    const s = this.accountStarts.get(accountId)
     if (!s) return
-    const add = { m: 0, d: 0, day: 0, week: 0, month: 0 }
-    for (const c of changes) {
-      if (c.at > s.m_start) add.m += c.dt
-      if (c.at > s.d_start) add.d += c.dt
-      if (c.period && s[`${P[c.period.period]}_start`] === c.period.start) add[c.period.period] += c.dm
-    }
-    if (add.m || add.d || add.day || add.week || add.month)
-      this.adjust.run(add.m, add.d, add.day, add.week, add.month, scope)
+    const add = added(s, changes)
+    if (add) this.accountAdjust.run(...add, accountId, s.created_at, s.seq)
   }
+
+  settleKey(scope: string, changes: Change[]): void {
+    const s = this.keyStarts.get(scope)
+    if (!s) return
+    const add = added(s, changes)
+    if (add) this.keyAdjust.run(...add, scope)
+  }
+}
+
+/** A settlement's change to a scope: the charge's time, tokens and micro-dollars, the period charged. */
+export interface Change {
+  at: number
+  dt: number
+  dm: number
+  period: PeriodStart | null
+}
+
+/** What the changes add to the state's minute and day sums and day, week and month counters (null: nothing). */
+function added(s: Starts, changes: Change[]): [number, number, number, number, number] | null {
+  const add = { m: 0, d: 0, day: 0, week: 0, month: 0 }
+  for (const c of changes) {
+    if (s.m_start !== null && c.at > s.m_start) add.m += c.dt
+    if (s.d_start !== null && c.at > s.d_start) add.d += c.dt
+    if (c.period && s[`${P[c.period.period]}_start`] === c.period.start) add[c.period.period] += c.dm
+  }
+  return add.m || add.d || add.day || add.week || add.month
+    ? [add.m, add.d, add.day, add.week, add.month]
+    : null
 }
 
 /** The period a charge's money went to. */
