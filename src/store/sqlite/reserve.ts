@@ -30,7 +30,6 @@ import {
   KEEPS_STATE,
   type PeriodStart,
   ScopeQueries,
-  type ScopeSums,
   type StateValues,
   type Stored,
   spentIn,
@@ -135,15 +134,14 @@ export class ReserveQueries {
 
   /** Each scope's state at `at`, once per scope the rows name (the account's as its newest admission holds it). */
   private load(input: AdmitInput, at: number, rows: LimitRow[], stored: Stored | null) {
-    let account: LimitRow[] | null = null
-    let key: LimitRow[] | null = null
-    for (const r of rows) {
-      if (r.scope === 'account') (account ??= []).push(r)
-      else (key ??= []).push(r)
-    }
+    const account: LimitRow[] = []
+    const key: LimitRow[] = []
+    for (const r of rows) (r.scope === 'account' ? account : key).push(r)
     return {
-      account: account && this.scopes.loadAccount(input.accountId, stored ?? NOTHING_STORED, account, at),
-      key: key && this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, key, at),
+      account: account.length
+        ? this.scopes.loadAccount(input.accountId, stored ?? NOTHING_STORED, account, at)
+        : null,
+      key: key.length ? this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, key, at) : null,
     }
   }
 
