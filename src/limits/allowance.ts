@@ -84,6 +84,11 @@ function affordableOutput(a: AllowanceInput, left: number): number {
   if (!a.units) return Number.MAX_SAFE_INTEGER
   const u = a.units
   // highestCost(n) = ceil((I*pIn + n*pOut) / 1e6) <= left  <=>  I*pIn + n*pOut <= left * 1e6.
+  // Far more than any output cap (a large budget): the count itself does not matter, only that
+  // it clamps nothing — no BigInt on the hot path.
+  const rough =
+    (left * 1e6 - a.inputBound * Number(max(u.input, u.cacheWrite))) / Number(max(u.output, u.reasoning))
+  if (rough >= 2 ** 40) return Math.min(Math.floor(rough), Number.MAX_SAFE_INTEGER)
   const budget = BigInt(left) * 1_000_000n - BigInt(a.inputBound) * max(u.input, u.cacheWrite)
   if (budget < 0n) return -1
   const perToken = max(u.output, u.reasoning)

@@ -97,10 +97,28 @@ export function highestCostMicros(
   outputAllowance: number,
 ): number {
   if (!units) return 0
+  const pIn = max(units.input, units.cacheWrite)
+  const pOut = max(units.output, units.reasoning)
+  // Exact in doubles while every term stays within 2^53 (the usual case): no BigInt on the hot path.
   const total =
-    big(inputBound) * max(units.input, units.cacheWrite) +
-    big(outputAllowance) * max(units.output, units.reasoning)
-  return Number((total + MILLION - 1n) / MILLION)
+    Math.max(0, Math.trunc(inputBound)) * Number(pIn) +
+    Math.max(0, Math.trunc(outputAllowance)) * Number(pOut)
+  if (total <= Number.MAX_SAFE_INTEGER) return ceilMillions(total)
+  return Number((big(inputBound) * pIn + big(outputAllowance) * pOut + MILLION - 1n) / MILLION)
+}
+
+/** ⌈n / 10^6⌉ for a non-negative integer n ≤ 2^53, exactly (the quotient of a float division can round). */
+export function ceilMillions(n: number): number {
+  let q = Math.floor(n / 1_000_000)
+  let rem = n - q * 1_000_000
+  if (rem < 0) {
+    q -= 1
+    rem += 1_000_000
+  } else if (rem >= 1_000_000) {
+    q += 1
+    rem -= 1_000_000
+  }
+  return rem > 0 ? q + 1 : q
 }
 
 /** Usage as the providers report it (OpenAI's names, which every adapter maps to) → token counts. */

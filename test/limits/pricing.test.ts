@@ -1,10 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { MIN_USEFUL_OUTPUT, outputAllowance } from '../../src/limits/allowance.ts'
 import {
+  ceilMillions,
   countsOfUsage,
   formatUsd,
   highestCostMicros,
   microsToUsd,
+  type PricingUnits,
   priceUnits,
   pricingUnits,
   requestCostMicros,
@@ -286,5 +288,64 @@ describe('the refusals', () => {
       type: 'permission_error',
     })
     expect(m.message).toContain('demo/echo, openai/gpt-4o-mini')
+  })
+})
+
+describe('the reservation cost without BigInt (the hot path) is the exact one', () => {
+  // The reference: the whole sum in BigInt, rounded up to the micro-dollar.
+  const exact = (u: PricingUnits, i: number, o: number) => {
+    const pIn = u.input > u.cacheWrite ? u.input : u.cacheWrite
+    const pOut = u.output > u.reasoning ? u.output : u.reasoning
+    return Number((BigInt(i) * pIn + BigInt(o) * pOut + 999_999n) / 1_000_000n)
+  }
+  const units = (input: bigint, output: bigint): PricingUnits => ({
+    input,
+    output,
+    cachedInput: input,
+    cacheWrite: input,
+    reasoning: output,
+  })
+
+  test('ceilMillions rounds up exactly near 2^53, where a float quotient rounds', () => {
+    for (const n of [0, 1, 999_999, 1_000_000, 1_000_001, 9_007_199_254_000_001, Number.MAX_SAFE_INTEGER]) {
+      expect(ceilMillions(n)).toBe(Number((BigInt(n) + 999_999n) / 1_000_000n))
+    }
+  })
+
+  test('random prices and counts, small and past 2^53, agree with the BigInt sum', () => {
+    let seed = 7
+    const rand = (m: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+      return Math.floor((seed / 2 ** 31) * m)
+    }
+    for (let k = 0; k < 5_000; k++) {
+      const big = k % 5 === 0
+      const u = units(BigInt(rand(big ? 2 ** 31 : 200_000_000)), BigInt(rand(big ? 2 ** 31 : 600_000_000)))
+      const i = rand(big ? 2 ** 30 : 2_000_000)
+      const o = rand(big ? 2 ** 30 : 200_000)
+      expect(highestCostMicros(u, i, o)).toBe(exact(u, i, o))
+    }
+  })
+
+  test('a budget far above any output cap clamps nothing; a tight one is counted exactly', () => {
+    const u = units(150_000n, 600_000n)
+    const row = (remaining: number) =>
+      ({
+        row: {
+          resource: 'microdollars',
+          window: 'period',
+          period: 'month',
+          scope: 'account',
+          capacity: 1e12,
+        },
+        used: 0,
+        remaining,
+        resetAt: 0,
+      }) as const
+    const a = (remaining: number) =>
+      outputAllowance({ requested: 4096, modelMax: 4096, inputBound: 40, states: [row(remaining)], units: u })
+    expect(a(1e12)).toMatchObject({ ok: true, tokens: 4096, clampedBy: null })
+    // 40 input tokens cost 6 µ$ (6,000,000 / 1e6); each output token 0.6 µ$: 1,000 µ$ buy 1,656.
+    expect(a(1_000)).toMatchObject({ ok: true, tokens: Math.floor((1_000 * 1e6 - 40 * 150_000) / 600_000) })
   })
 })

@@ -92,6 +92,8 @@ const NOTHING_STORED: Stored = {
 export class ReserveQueries {
   private readonly q
   private readonly scopes: ScopeQueries
+  /** The calendar periods' bounds, kept while they hold the time asked (a Date apiece to work out). */
+  private readonly periods = new Periods(0)
 
   constructor(
     db: Database,
@@ -162,7 +164,7 @@ export class ReserveQueries {
   ): Reserved | { refusal: ChargeRefusal } {
     const c = input.charge!
     const loaded = this.load(input, at, c.rows, stored)
-    const periods = new Periods(at)
+    const periods = this.periods.at(at)
     const states = c.rows.map((row): RowState => {
       const sums = loaded[row.scope]!
       if (row.window === 'period') {
@@ -276,7 +278,7 @@ export class ReserveQueries {
     )
     const accounts = new Map<number, Change[]>()
     const keys = new Map<string, Change[]>()
-    const periods = new Periods(0)
+    const periods = this.periods
     const periodOf = (code: number, at: number): PeriodStart | null => {
       const period = PERIODS[code & 3]
       return period ? { period, start: periods.at(at).of(period).start } : null
