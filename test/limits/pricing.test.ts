@@ -5,6 +5,7 @@ import {
   countsOfUsage,
   formatUsd,
   highestCostMicros,
+  max,
   microsToUsd,
   type PricingUnits,
   priceUnits,
@@ -294,8 +295,8 @@ describe('the refusals', () => {
 describe('the reservation cost without BigInt (the hot path) is the exact one', () => {
   // The reference: the whole sum in BigInt, rounded up to the micro-dollar.
   const exact = (u: PricingUnits, i: number, o: number) => {
-    const pIn = u.input > u.cacheWrite ? u.input : u.cacheWrite
-    const pOut = u.output > u.reasoning ? u.output : u.reasoning
+    const pIn = max(u.input, u.cacheWrite)
+    const pOut = max(u.output, u.reasoning)
     return Number((BigInt(i) * pIn + BigInt(o) * pOut + 999_999n) / 1_000_000n)
   }
   const units = (input: bigint, output: bigint): PricingUnits => ({

@@ -8,20 +8,15 @@
 import type { Database } from 'bun:sqlite'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
+import type { Stored } from './scopes.ts'
 
 interface Sum {
   n: number
   first: number | null
 }
 
-interface Counters {
-  pd_start: number | null
-  pd: number | null
-  pw_start: number | null
-  pw: number | null
-  pm_start: number | null
-  pm: number | null
-}
+/** The money counters of a scope's state. */
+type Counters = Pick<Stored, 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
 
 const PERIOD_COLUMN = { day: 'pd', week: 'pw', month: 'pm' } as const
 

@@ -265,22 +265,7 @@ export class LimiterQueries {
 }
 
 /** A charge on an account that keeps no state: the state columns stay null. */
-const NO_STATE = [
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-  null,
-] as unknown as StateValues
+const NO_STATE = new Array(14).fill(null) as unknown as StateValues
 
 /** The newest admission's state, as the next one carries it. */
 const carried = (l: Last): StateValues => [
