@@ -60,6 +60,8 @@ export async function usageReport(
         suspended: suspendedUntil !== null,
         suspended_until: iso(suspendedUntil),
         limits: keyLimitsView(key.limits),
+        // What is left of them, as `rate_limits` and `budget` show the account's.
+        rate_limits: tokens.keyLimits,
       },
     },
     rate_limits: {

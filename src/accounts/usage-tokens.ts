@@ -6,7 +6,9 @@
  * the token totals. Read from the limiter's rows without charging anything.
  *
  * `budget` is the one that binds for this key: of the account's (its plan's) and the key's own,
- * the one with less left, and `scope` says which. Without either it is null.
+ * the one with less left, and `scope` says which. Without either it is null. A key with limits of
+ * its own also gets what is left of each (`keyLimits`): its requests and tokens in the minute and
+ * the day, and its budget, each null where the key sets none.
  */
 import type { PlanConfig } from '../config/index.ts'
 import { windowView } from '../limits/index.ts'
@@ -28,7 +30,7 @@ export interface BudgetView {
   scope: LimitScope
 }
 
-/** The rows `/v1/usage` reads: the account's tokens (limited or not) and every budget that applies. */
+/** The rows `/v1/usage` reads: the account's tokens (limited or not), every budget that applies, and the key's own windows. */
 export function usageRows(plan: PlanConfig | null, key: KeyRecord | null): LimitRow[] {
   const rows: LimitRow[] = [
     { resource: 'tokens', window: 'minute', scope: 'account', capacity: plan?.tpm ?? UNBOUNDED },
@@ -41,6 +43,17 @@ export function usageRows(plan: PlanConfig | null, key: KeyRecord | null): Limit
   }
   budget('account', plan?.budget?.usd ?? null, plan?.budget?.period ?? null)
   const own = key?.limits
+  const window = (
+    resource: 'requests' | 'tokens',
+    w: 'minute' | 'day',
+    capacity: number | null | undefined,
+  ) => {
+    if (capacity != null) rows.push({ resource, window: w, scope: 'key', capacity })
+  }
+  window('requests', 'minute', own?.rpm)
+  window('requests', 'day', own?.rpd)
+  window('tokens', 'minute', own?.tpm)
+  window('tokens', 'day', own?.tpd)
   if (own && own.budgetMicros !== null && own.budgetPeriod !== null) {
     rows.push({
       resource: 'microdollars',
@@ -68,6 +81,25 @@ function tokenWindow(states: RowState[], window: 'minute' | 'day', now: number) 
     },
     now,
   )
+}
+
+/** What is left of the key's own limits (null where it sets none). */
+function keyLimitsLeft(states: RowState[], now: number) {
+  const own = (resource: 'requests' | 'tokens', window: 'minute' | 'day') => {
+    const s = states.find(
+      (x) => x.row.scope === 'key' && x.row.resource === resource && x.row.window === window,
+    )
+    return s
+      ? windowView({ limit: s.row.capacity, used: s.used, remaining: s.remaining, resetAt: s.resetAt }, now)
+      : null
+  }
+  return {
+    minute: own('requests', 'minute'),
+    day: own('requests', 'day'),
+    tokens_minute: own('tokens', 'minute'),
+    tokens_day: own('tokens', 'day'),
+    budget: budgetView(states.filter((x) => x.row.scope === 'key')),
+  }
 }
 
 export function budgetView(states: RowState[]): BudgetView | null {
@@ -115,5 +147,6 @@ export async function tokenUsage(
     tokensMinute: tokenWindow(states, 'minute', q.now),
     tokensDay: tokenWindow(states, 'day', q.now),
     budget: budgetView(states),
+    keyLimits: keyLimitsLeft(states, q.now),
   }
 }

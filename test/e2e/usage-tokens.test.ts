@@ -1,7 +1,7 @@
 /**
  * `/v1/usage` and `switchyard usage` with tokens and money (DESIGN §11): tpm/tpd, the token windows,
  * the budget that binds (the plan's or the key's own), cost beside every token total, and the key's
- * own limits; the request log and the usage series carry each request's cost.
+ * own limits with what is left of them; the request log and the usage series carry each request's cost.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
@@ -131,6 +131,44 @@ for (const b of all)
       expect(text).toMatch(/^tpd\s+1000000$/m)
       expect(text).toMatch(/^budget\s+\{"usd":10,"period":"month"/m)
       expect(text).toContain('COST_USD')
+    })
+
+    test("what is left of the key's own limits: its requests, tokens and budget beside the account's", async () => {
+      await start(b)
+      await gw.deps.accounts.createAccount('acme', 'metered')
+      const made = await gw.deps.accounts.createKey('acme', 'own', {
+        rpm: 10,
+        tpm: 50_000,
+        budget: { usd: 0.5, period: 'day' },
+      })
+      let billed = 0
+      let micros = 0
+      for (const word of ['one', 'two two']) {
+        const u = await chat(made.key, 'demo/echo', `hello ${word}`)
+        billed += u.prompt_tokens + u.completion_tokens
+        micros += u.prompt_tokens * 1 + u.completion_tokens * 2
+      }
+      await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
+      const u = await usage(made.key)
+      const own = u.account_information.key.rate_limits
+      expect(own.minute).toMatchObject({ limit: 10, used: 2, remaining: 8 })
+      expect(own.minute.resets_in_ms).toBeGreaterThan(0)
+      expect(own.day).toBeNull()
+      expect(own.tokens_minute).toMatchObject({ limit: 50_000, used: billed, remaining: 50_000 - billed })
+      expect(own.tokens_day).toBeNull()
+      expect(own.budget).toMatchObject({ usd: 0.5, period: 'day', scope: 'key', spent_usd: micros / 1e6 })
+      expect(own.budget.remaining_usd).toBe((500_000 - micros) / 1e6)
+      // The account's figures are the account's: the same requests, against its own limits.
+      expect(u.rate_limits.tokens_minute).toMatchObject({ limit: 100_000, used: billed })
+      // A key without limits of its own: every one null.
+      const plain = await gw.deps.accounts.createKey('acme', 'plain')
+      expect((await usage(plain.key)).account_information.key.rate_limits).toEqual({
+        minute: null,
+        day: null,
+        tokens_minute: null,
+        tokens_day: null,
+        budget: null,
+      })
     })
 
     test("the key's own budget is the one shown when it leaves less; none: budget null", async () => {
