@@ -76,14 +76,5 @@ export function chunkTextBytes(chunk: ChatCompletionChunk): number {
   return n
 }
 
-/** UTF-8 bytes of a string; an ASCII one (the common delta) without a native call. */
-export function utf8Bytes(s: string): number {
-  let n = s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    // Two more bytes for U+0800 and above, one for the rest above ASCII; a surrogate pair's two
-    // units count 2 + 2, its 4 bytes.
-    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1
-  }
-  return n
-}
+/** UTF-8 bytes of a string, counted natively. */
+export const utf8Bytes = (s: string): number => Buffer.byteLength(s)

@@ -8,7 +8,7 @@
 import type { Database } from 'bun:sqlite'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
-import type { Stored } from './scopes.ts'
+import { PERIOD_COLUMN, type Stored, spentIn } from './scopes.ts'
 
 interface Sum {
   n: number
@@ -17,8 +17,6 @@ interface Sum {
 
 /** The money counters of a scope's state. */
 type Counters = Pick<Stored, 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
-
-const PERIOD_COLUMN = { day: 'pd', week: 'pw', month: 'pm' } as const
 
 export class ChargeQueries {
   private readonly q
@@ -64,7 +62,7 @@ export class ChargeQueries {
         const c =
           row.scope === 'account' ? this.q.accountState.get(accountId) : this.q.keyState.get(`k:${keyId}`)
         const col = PERIOD_COLUMN[period]
-        const spent = c && c[`${col}_start`] === p.start ? (c[col] ?? 0) : 0
+        const spent = c ? spentIn({ start: c[`${col}_start`], micros: c[col] }, p.start) : 0
         return rowState(row, spent, null, p.resetsAt)
       }
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs

@@ -22,7 +22,7 @@ import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 import { isBusy } from './errors.ts'
 import { ReserveQueries } from './reserve.ts'
-import { KEEPS_STATE, type StateValues, type Stored } from './scopes.ts'
+import { EMPTY_STATE, KEEPS_STATE, type StateValues, type Stored, stateValues } from './scopes.ts'
 
 interface Row {
   seq: number
@@ -223,7 +223,8 @@ export class LimiterQueries {
         charge: r,
       }
     }
-    const state = charged?.state ?? (last && last.m_start !== null ? carried(last) : null)
+    // The account's state: the new one, else the newest admission's carried forward.
+    const state = charged?.state ?? (last && last.m_start !== null ? stateValues(last) : null)
     if (charged || state) {
       const c = charged?.charge
       this.q.insertWide.run(
@@ -265,25 +266,7 @@ export class LimiterQueries {
 }
 
 /** A charge on an account that keeps no state: the state columns stay null. */
-const NO_STATE = new Array(14).fill(null) as unknown as StateValues
-
-/** The newest admission's state, as the next one carries it. */
-const carried = (l: Last): StateValues => [
-  l.m_start!,
-  l.m_first,
-  l.d_start!,
-  l.d_first,
-  l.rm,
-  l.rd,
-  l.tm,
-  l.td,
-  l.pd_start,
-  l.pd,
-  l.pw_start,
-  l.pw,
-  l.pm_start,
-  l.pm,
-]
+const NO_STATE = stateValues(EMPTY_STATE)
 
 /** The usage counters' bucket: the UTC minute of a request's admission. */
 export const minuteOf = (t: number): number => Math.floor(t / 60_000)

@@ -27,6 +27,7 @@ import {
 import type { AdmitInput, ChargeRefusal, Reservation, Settlement, WindowSpans } from '../../limits/types.ts'
 import {
   type Change,
+  EMPTY_STATE,
   KEEPS_STATE,
   type PeriodStart,
   ScopeQueries,
@@ -70,23 +71,6 @@ export interface Reserved {
   reservation: Reservation
   charge: ChargeValues
   state: StateValues | null
-}
-
-const NOTHING_STORED: Stored = {
-  m_start: null,
-  m_first: null,
-  d_start: null,
-  d_first: null,
-  rm: null,
-  rd: null,
-  tm: null,
-  td: null,
-  pd_start: null,
-  pd: null,
-  pw_start: null,
-  pw: null,
-  pm_start: null,
-  pm: null,
 }
 
 export class ReserveQueries {
@@ -141,7 +125,7 @@ export class ReserveQueries {
     for (const r of rows) (r.scope === 'account' ? account : key).push(r)
     return {
       account: account.length
-        ? this.scopes.loadAccount(input.accountId, stored ?? NOTHING_STORED, account, at)
+        ? this.scopes.loadAccount(input.accountId, stored ?? EMPTY_STATE, account, at)
         : null,
       key: key.length ? this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, key, at) : null,
     }

@@ -56,21 +56,42 @@ export interface Stored {
 }
 
 /** The stored state's columns, in their stored order (the admission insert's and `limit_scopes`'). */
-export type StateValues = [
-  number,
-  number | null,
-  number,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
+export type StateValues = Array<number | null>
+
+/** No state kept (an account that never charged): every column null. */
+export const EMPTY_STATE: Stored = {
+  m_start: null,
+  m_first: null,
+  d_start: null,
+  d_first: null,
+  rm: null,
+  rd: null,
+  tm: null,
+  td: null,
+  pd_start: null,
+  pd: null,
+  pw_start: null,
+  pw: null,
+  pm_start: null,
+  pm: null,
+}
+
+/** A stored state as the columns that store it (an admission carrying its account's state forward). */
+export const stateValues = (s: Stored): StateValues => [
+  s.m_start,
+  s.m_first,
+  s.d_start,
+  s.d_first,
+  s.rm,
+  s.rd,
+  s.tm,
+  s.td,
+  s.pd_start,
+  s.pd,
+  s.pw_start,
+  s.pw,
+  s.pm_start,
+  s.pm,
 ]
 
 /** What left a span's window since its start: charges, their tokens, the oldest one still in it. */
@@ -94,8 +115,8 @@ type Span = 'm' | 'd'
 type ReadArgs = [string, number, number, number, number, number, string]
 type Fresh = { n: number; t: number; first: number | null }
 
-/** The period kinds' columns. */
-const P = { day: 'pd', week: 'pw', month: 'pm' } as const
+/** The period kinds' counter columns. */
+export const PERIOD_COLUMN = { day: 'pd', week: 'pw', month: 'pm' } as const
 
 /**
  * For retention, within an account (`?1`): the rows older than its newest admission when that one
@@ -191,10 +212,15 @@ export class ScopeQueries {
    * spans moved to the windows' edges at `at`; inside the write lock.
    */
   loadAccount(accountId: number, stored: Stored, rows: LimitRow[], at: number): ScopeSums {
-    return this.sums(stored, rows, at, 'account', accountId, '', (x, edge) => {
-      const g = this.accountGone.get(accountId, stored[`${x}_start`]!, edge)!
-      return g
-    })
+    return this.sums(
+      stored,
+      rows,
+      at,
+      'account',
+      accountId,
+      '',
+      (x, edge) => this.accountGone.get(accountId, stored[`${x}_start`]!, edge)!,
+    )
   }
 
   /** A key's `limit_scopes` row with its spans moved to the windows' edges at `at` (inside the write lock). */
@@ -335,7 +361,8 @@ function added(s: Starts, changes: Change[]): [number, number, number, number, n
   for (const c of changes) {
     if (s.m_start !== null && c.at > s.m_start) add.m += c.dt
     if (s.d_start !== null && c.at > s.d_start) add.d += c.dt
-    if (c.period && s[`${P[c.period.period]}_start`] === c.period.start) add[c.period.period] += c.dm
+    if (c.period && s[`${PERIOD_COLUMN[c.period.period]}_start`] === c.period.start)
+      add[c.period.period] += c.dm
   }
   return add.m || add.d || add.day || add.week || add.month
     ? [add.m, add.d, add.day, add.week, add.month]

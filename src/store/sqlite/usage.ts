@@ -117,7 +117,7 @@ export class UsageQueries {
       const sums = new Map<string, OutcomeSum>()
       // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
       const hours = new Map<string, RollupFact>()
-      // The batch's settlements at once (reserve.ts): a few statements, not a few per request.
+      // The batch's settlements (reserve.ts): one statement a charge, then one per scope touched.
       this.reserve.settle(batch.flatMap((c) => (c.settlement ? [c.settlement] : [])))
       for (const c of batch) {
         const at = c.counted
