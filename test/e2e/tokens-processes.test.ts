@@ -33,6 +33,14 @@ afterEach(async () => {
 const TTL_S = 2
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
 const RPM: LimitRow = { resource: 'requests', window: 'minute', scope: 'account', capacity: 1_000 }
+/** The $0.01 budget (BUDGET) as the row it becomes. */
+const MONTH: LimitRow = {
+  resource: 'microdollars',
+  window: 'period',
+  period: 'month',
+  scope: 'account',
+  capacity: 10_000,
+}
 
 const METERED = { rpm: null, rpd: null, tpm: 3_000, models: ['*'] }
 // 200 output tokens at $12.50 / 1M = $0.0025 a request; input free.
@@ -132,13 +140,6 @@ for (const backend of backends('tokens-processes.test.ts')) {
       expect(res.filter((s) => s === 200)).toHaveLength(4)
       expect(res.filter((s) => s === 402)).toHaveLength(36)
       expect(upstream!.billed.output * 12.5).toBeLessThanOrEqual(10_000_000)
-      const MONTH: LimitRow = {
-        resource: 'microdollars',
-        window: 'period',
-        period: 'month',
-        scope: 'account',
-        capacity: 10_000,
-      }
       let spent: number | undefined = -1
       for (let i = 0; i < 40 && spent !== 10_000; i++) {
         await Bun.sleep(100)
@@ -203,13 +204,6 @@ for (const backend of backends('tokens-processes.test.ts')) {
         expect(tokens).toBeGreaterThanOrEqual(3_000 - reservation)
         expect(Number(tpm.headers.get('x-ratelimit-remaining-tokens'))).toBe(3_000 - tokens)
 
-        const MONTH: LimitRow = {
-          resource: 'microdollars',
-          window: 'period',
-          period: 'month',
-          scope: 'account',
-          capacity: 10_000,
-        }
         const before = upstream!.billed.output
         const spentOf = () => (upstream!.billed.output - before) * 12.5
         await fill(key, 402, MONTH, await idOf('acct'), spentOf)

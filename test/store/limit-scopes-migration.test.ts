@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { migrate } from '../../src/store/sqlite/migrations.ts'
-import { newRequestId } from '../../src/util/ids.ts'
+import { chargedAdmission } from '../support/admissions.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
@@ -67,19 +67,9 @@ test('sums and spend carried over by migrations 12 and 14 are what admission and
   const usage = async (now: number) =>
     (await store.rowStates({ accountId: a.id, keyId: 'key_1', now, rows })).map((s) => s.used)
   expect(await usage(T0)).toEqual([800, 1_800, 900])
-  const r = await store.admit({
-    accountId: a.id,
-    keyId: 'key_1',
-    model: 'demo/echo',
-    requestId: 'r',
-    gatewayId: newRequestId(),
-    stream: false,
-    now: T0,
-    rpm: null,
-    rpd: null,
-    suspension: null,
-    charge: { rows, inputTokens: 10, wantOutput: 10, price: { input: 1_000_000, output: 1_000_000 } },
-  })
+  const request = { rows, inputTokens: 10, wantOutput: 10, price: { input: 1_000_000, output: 1_000_000 } }
+  const admit = (now: number) => store.admit(chargedAdmission(a.id, now, request))
+  const r = await admit(T0)
   if (!r.admitted) throw new Error('refused')
   expect(r.reservation!.states.map((s) => s.used)).toEqual([820, 1_820, 920])
   // The minute window's oldest charge, looked up afresh after the upgrade.
@@ -87,19 +77,7 @@ test('sums and spend carried over by migrations 12 and 14 are what admission and
   expect(await usage(T0 + 1)).toEqual([820, 1_820, 920])
   // The reservation made before the upgrade, never settled: swept out of the sums and the spend.
   expect(await store.sweepReservations(T0 - 5_000)).toBe(1)
-  const next = await store.admit({
-    accountId: a.id,
-    keyId: 'key_1',
-    model: 'demo/echo',
-    requestId: 'r',
-    gatewayId: newRequestId(),
-    stream: false,
-    now: T0 + 2,
-    rpm: null,
-    rpd: null,
-    suspension: null,
-    charge: { rows, inputTokens: 10, wantOutput: 10, price: { input: 1_000_000, output: 1_000_000 } },
-  })
+  const next = await admit(T0 + 2)
   if (!next.admitted) throw new Error('refused')
   expect(next.reservation!.states.map((s) => s.used)).toEqual([540, 1_540, 740])
   store.close()

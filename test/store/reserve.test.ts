@@ -9,8 +9,9 @@ import { join } from 'node:path'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
-import type { AdmitInput, AdmitResult } from '../../src/store/types.ts'
+import type { AdmitResult } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
+import { chargedAdmission } from '../support/admissions.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
@@ -32,19 +33,8 @@ async function setup() {
     planExpiresAt: null,
     now: T0,
   })
-  const input = (now: number, charge: ChargeRequest, keyId = 'key_1'): AdmitInput => ({
-    accountId: a.id,
-    keyId,
-    model: 'demo/echo',
-    requestId: 'r',
-    gatewayId: newRequestId(),
-    stream: false,
-    now,
-    rpm: null,
-    rpd: null,
-    suspension: null,
-    charge,
-  })
+  const input = (now: number, charge: ChargeRequest, keyId = 'key_1') =>
+    chargedAdmission(a.id, now, charge, keyId)
   const used = async (rows: LimitRow[], now: number, keyId = 'key_1') =>
     (await store.rowStates({ accountId: a.id, keyId, now, rows })).map((s) => s.used)
   return { store, input, used, accountId: a.id }

@@ -12,33 +12,20 @@ import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { migrate } from '../../src/store/sqlite/migrations.ts'
-import type { AdmitInput } from '../../src/store/types.ts'
-import { newRequestId } from '../../src/util/ids.ts'
+import { chargedAdmission } from '../support/admissions.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 100_000 }
 const CHARGE: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: 300, price: null }
 
-async function setup(path = join(tempDir(), 'db.sqlite')) {
-  const store = openSqliteStore({ path, now: T0 })
+async function setup() {
+  const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
   const accounts = [
     await store.createAccount({ name: 'a', plan: 'free', planStartedAt: T0, planExpiresAt: null, now: T0 }),
     await store.createAccount({ name: 'b', plan: 'free', planStartedAt: T0, planExpiresAt: null, now: T0 }),
   ]
-  const input = (account: number, now: number): AdmitInput => ({
-    accountId: accounts[account]!.id,
-    keyId: 'key_1',
-    model: 'demo/echo',
-    requestId: 'r',
-    gatewayId: newRequestId(),
-    stream: false,
-    now,
-    rpm: null,
-    rpd: null,
-    suspension: null,
-    charge: CHARGE,
-  })
+  const input = (account: number, now: number) => chargedAdmission(accounts[account]!.id, now, CHARGE)
   const used = async (account: number, now: number) =>
     (await store.rowStates({ accountId: accounts[account]!.id, keyId: 'key_1', now, rows: [TPM] }))[0]!.used
   return { store, input, used, ids: accounts.map((a) => a.id) }
