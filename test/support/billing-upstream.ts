@@ -22,7 +22,8 @@ export interface BillingUpstream {
 
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length
 
-function inputTokens(messages: Array<{ content?: unknown }>): number {
+/** What the mock bills for a prompt: 8 tokens a message and one a word of its text. */
+export function inputTokens(messages: Array<{ content?: unknown }>): number {
   let n = 0
   for (const m of messages) {
     n += 8

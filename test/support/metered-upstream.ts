@@ -12,6 +12,7 @@
  * streams the whole answer, ending with its usage. Like the providers it refuses a body without
  * the wire's cap name where one is required (Messages' `max_tokens`), or with another wire's.
  */
+import { inputTokens as billedInput } from './billing-upstream.ts'
 
 export const CUT_AFTER = 3
 /** The text of one delta: 10 tokens. */
@@ -27,20 +28,11 @@ export interface MeteredUpstream {
 
 type Wire = 'chat' | 'messages' | 'responses'
 
-const words = (s: string) => s.split(/\s+/).filter(Boolean).length
-
-function inputTokens(body: Record<string, any>): number {
-  const messages: Array<{ content?: unknown }> =
-    typeof body.input === 'string' ? [{ content: body.input }] : (body.messages ?? body.input ?? [])
-  let n = 0
-  for (const m of messages) {
-    n += 8
-    const c = m.content
-    if (typeof c === 'string') n += words(c)
-    else if (Array.isArray(c)) for (const p of c) if (typeof p?.text === 'string') n += words(p.text)
-  }
-  return n
-}
+/** As the billing upstream bills a prompt, for any of the three wires' bodies. */
+const inputTokens = (body: Record<string, any>): number =>
+  billedInput(
+    typeof body.input === 'string' ? [{ content: body.input }] : (body.messages ?? body.input ?? []),
+  )
 
 const refuse = (message: string, wire: Wire) =>
   Response.json(
