@@ -108,13 +108,7 @@ export async function runClosedMatrix(ctx: Ctx, fwd: Forwarded): Promise<Record<
         if (plan.warmS > 0) await closedLoad(ctx, direct, c, plan.warmS)
         const d = await closedLoad(ctx, direct, c, plan.closedS)
         cell.direct.push(d)
-        const g = await counted(ctx, fwd, !ctx.wrk, async () => {
-          if (plan.warmS > 0) await closedLoad(ctx, viaGw, c, plan.warmS)
-          const cpu0 = cpuMicros(gw.pid)
-          const r = await closedLoad(ctx, viaGw, c, plan.closedS)
-          cell.gatewayCpuUs.push((cpuMicros(gw.pid) - cpu0) / Math.max(1, r.requests))
-          return r
-        })
+        const g = await counted(ctx, fwd, !ctx.wrk, () => gatewayRun(ctx, viaGw, c, cell.gatewayCpuUs))
         cell.gateway.push(g)
         ctx.log(
           `  ${mode} c${c} #${rep + 1}: direct ${Math.round(d.rps)} req/s p99 ${d.p99Ms.toFixed(2)} ms` +
@@ -251,7 +245,7 @@ export async function runInterleaved<R extends string>(
   routes: readonly R[],
   targetOf: (route: R, stream: boolean) => Target,
 ): Promise<RoutesResult<R>> {
-  const { gw, plan } = ctx
+  const { plan } = ctx
   const out = {} as RoutesResult<R>
   for (const mode of MODES) {
     const stream = mode === 'stream'
@@ -262,13 +256,7 @@ export async function runInterleaved<R extends string>(
       for (const route of routes) {
         const target = targetOf(route, stream)
         const cell = out[mode][route]
-        const r = await counted(ctx, fwd, !ctx.wrk, async () => {
-          if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
-          const cpu0 = cpuMicros(gw.pid)
-          const res = await closedLoad(ctx, target, c, plan.closedS)
-          cell.cpuUs.push((cpuMicros(gw.pid) - cpu0) / Math.max(1, res.requests))
-          return res
-        })
+        const r = await counted(ctx, fwd, !ctx.wrk, () => gatewayRun(ctx, target, c, cell.cpuUs))
         cell.rps.push(r.rps)
         ctx.log(
           `  ${mode} ${route} c${c} #${rep + 1}: ${Math.round(r.rps)} req/s cpu ${Math.round(cell.cpuUs.at(-1)!)} µs/req`,
@@ -277,4 +265,14 @@ export async function runInterleaved<R extends string>(
     }
   }
   return out
+}
+
+/** A warmed closed-loop run through the gateway; the gateway's CPU per request over it goes to `cpuUs`. */
+async function gatewayRun(ctx: Ctx, target: Target, c: number, cpuUs: number[]) {
+  const { gw, plan } = ctx
+  if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
+  const cpu0 = cpuMicros(gw.pid)
+  const res = await closedLoad(ctx, target, c, plan.closedS)
+  cpuUs.push((cpuMicros(gw.pid) - cpu0) / Math.max(1, res.requests))
+  return res
 }
