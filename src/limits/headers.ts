@@ -14,11 +14,20 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`
   const h = Math.floor(ms / 3_600_000)
   const m = Math.floor((ms % 3_600_000) / 60_000)
-  const s = (ms % 60_000) / 1000
-  const sec = Number.isInteger(s) ? `${s}s` : `${s.toFixed(3).replace(/0+$/, '')}s`
+  const sec = seconds(ms % 60_000)
   if (h) return `${h}h${m}m${sec}`
   if (m) return `${m}m${sec}`
   return sec
+}
+
+/** Whole milliseconds under a minute as Go prints seconds: "7s", "7.5s", "7.25s", "7.125s". */
+function seconds(ms: number): string {
+  const whole = Math.floor(ms / 1000)
+  const frac = ms % 1000
+  if (frac === 0) return `${whole}s`
+  if (frac % 100 === 0) return `${whole}.${frac / 100}s`
+  if (frac % 10 === 0) return `${whole}.${frac < 100 ? '0' : ''}${frac / 10}s`
+  return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}s`
 }
 
 function put(h: Record<string, string>, suffix: string, w: WindowLimit, now: number): void {

@@ -89,9 +89,15 @@ export interface Reservation {
   clampedBy: string | null
   /** Every charge row after this admission (headers). */
   states: RowState[]
-  /** Identifies the charge for settlement (the backend's own handle). */
-  handle: string
+  /** Identifies the charge for settlement (the backend's own, opaque above it). */
+  handle: ChargeHandle
 }
+
+/**
+ * A backend's handle on a charge: PostgreSQL's and Redis's are the request's gateway id; SQLite's
+ * is its charge row's key with what the row holds until settled (kept in memory, never parsed).
+ */
+export type ChargeHandle = string | object
 
 /** A charge row refused the request. */
 export interface ChargeRefusal {
@@ -105,7 +111,7 @@ export interface ChargeRefusal {
 /** What the end of a request settles its reservation to. */
 export interface Settlement {
   /** Reservation.handle */
-  handle: string
+  handle: ChargeHandle
   accountId: number
   tokens: number
   micros: number

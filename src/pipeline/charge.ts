@@ -10,7 +10,7 @@
  */
 import type { Auth } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
-import type { ModelConfig } from '../config/schema.ts'
+import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
 import { unitsOf } from '../limits/model-cost.ts'
@@ -22,7 +22,7 @@ import {
   tokenLimitError,
 } from '../limits/refusals.ts'
 import { rowHeaders } from '../limits/row-headers.ts'
-import { type LimitSettings, limitRows } from '../limits/rows.ts'
+import { type LimitRow, type LimitSettings, limitRows } from '../limits/rows.ts'
 import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
 import { tokenParam } from '../providers/openai/token-limit.ts'
 import type { ChatRequest, ForwardCall } from '../providers/types.ts'
@@ -49,6 +49,29 @@ const keySettings = (l: KeyLimits): LimitSettings => ({
       ? { usd: l.budgetMicros / 1_000_000, period: l.budgetPeriod }
       : null,
 })
+
+const ROWS = new WeakMap<PlanConfig, WeakMap<KeyLimits | typeof NO_KEY_LIMITS, LimitRow[]>>()
+const NO_KEY_LIMITS = {}
+
+/**
+ * The rows a reservation asks for beyond the account's request windows, worked out once per plan
+ * (the config's object) and key limits (the key's, as authentication holds them): read-only.
+ */
+function chargeRows(plan: PlanConfig, limits: KeyLimits | null): LimitRow[] {
+  let byKey = ROWS.get(plan)
+  if (!byKey) {
+    byKey = new WeakMap()
+    ROWS.set(plan, byKey)
+  }
+  let rows = byKey.get(limits ?? NO_KEY_LIMITS)
+  if (!rows) {
+    rows = limitRows(plan, limits && keySettings(limits)).filter(
+      (r) => r.resource !== 'requests' || r.scope === 'key',
+    )
+    byKey.set(limits ?? NO_KEY_LIMITS, rows)
+  }
+  return rows
+}
 
 /** The client's output cap, whichever surface's name it used. */
 function requestedOutput(body: unknown): number | null {
@@ -82,9 +105,7 @@ export async function planCharge(
     if (over !== null) throw contextLengthError(auth.plan.name, cap, over)
   }
   if (!limited) return { charge: undefined, requested }
-  const rows = limitRows(plan, limits && keySettings(limits)).filter(
-    (r) => r.resource !== 'requests' || r.scope === 'key',
-  )
+  const rows = chargeRows(plan, limits)
   if (!rows.length) return { charge: undefined, requested }
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
@@ -101,12 +122,28 @@ export async function planCharge(
 
 /** The dearest input and output prices among `models` (null when none is priced). */
 function dearest(models: ModelConfig[]): ChargeRequest['price'] {
-  const priced = models.map(unitsOf).filter((u): u is NonNullable<typeof u> => u !== null)
-  if (!priced.length) return null
-  return {
-    input: Math.max(...priced.map((u) => Number(max(u.input, u.cacheWrite)))),
-    output: Math.max(...priced.map((u) => Number(max(u.output, u.reasoning)))),
+  let best: ChargeRequest['price'] = null
+  for (const m of models) {
+    const p = pricesOf(m)
+    if (!p) continue
+    if (!best || (p.input >= best.input && p.output >= best.output)) best = p
+    else if (p.input > best.input || p.output > best.output)
+      best = { input: Math.max(best.input, p.input), output: Math.max(best.output, p.output) }
   }
+  return best
+}
+
+const PRICES = new WeakMap<ModelConfig, ChargeRequest['price']>()
+
+/** A model's highest input and output prices (cache writes and reasoning included), once per model. */
+function pricesOf(model: ModelConfig): ChargeRequest['price'] {
+  let p = PRICES.get(model)
+  if (p === undefined) {
+    const u = unitsOf(model)
+    p = u && { input: Number(max(u.input, u.cacheWrite)), output: Number(max(u.output, u.reasoning)) }
+    PRICES.set(model, p)
+  }
+  return p
 }
 
 /** The refusal of a charge row: 429 for requests and tokens, 402 for money. */

@@ -42,7 +42,7 @@ export class PgUsage implements UsageStore, AdmissionLog {
     }))
     const settle = batch.flatMap((c) =>
       c.settlement
-        ? [{ id: c.settlement.handle, tokens: c.settlement.tokens, micros: c.settlement.micros }]
+        ? [{ id: c.settlement.handle as string, tokens: c.settlement.tokens, micros: c.settlement.micros }]
         : [],
     )
     // Reservations settle in the outcomes' transaction (switchyard_settle, migrations-v12.ts).
@@ -179,7 +179,7 @@ export class PgUsage implements UsageStore, AdmissionLog {
   }
 
   async markSettled(items: Settlement[]): Promise<void> {
-    const ids = items.map((s) => s.handle)
+    const ids = items.map((s) => s.handle as string)
     await this.sql`
       UPDATE requests SET settled = TRUE
       WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))`

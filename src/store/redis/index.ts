@@ -130,7 +130,13 @@ export class RedisLimiter implements Limiter {
     if (!items.length) return
     const client = await this.connected()
     for (const s of items) {
-      const args = ['1', `${prefixOf(s.accountId)}res`, s.handle, String(s.tokens), String(s.micros)]
+      const args = [
+        '1',
+        `${prefixOf(s.accountId)}res`,
+        s.handle as string,
+        String(s.tokens),
+        String(s.micros),
+      ]
       await withTimeout(
         client.send('EVALSHA', [SETTLE_SHA, ...args]).catch((err: Error) => {
           if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [SETTLE_SCRIPT, ...args])

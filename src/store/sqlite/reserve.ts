@@ -39,16 +39,23 @@ import {
 const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
 const PERIODS: (CalendarPeriod | null)[] = [null, 'day', 'week', 'month']
 
-/** A charge to settle: what it reserved (its row holds that until settled) and what it settles to. */
-interface Settling {
+/**
+ * The reservation's handle (`Reservation.handle`): its charge row's key and what the row holds
+ * until settled, so settling needs no read of it. It stays in this process's memory.
+ */
+interface Handle {
   account: number
   at: number
   seq: number
   keyId: string
-  /** The money counters it charged (`charges.budgets`). */
+  /** The money counters it charged (the row's `budgets`). */
   budgets: number
   reservedTokens: number
   reservedMicros: number
+}
+
+/** A charge to settle: what it reserved and what it settles to. */
+interface Settling extends Handle {
   tokens: number
   micros: number
 }
@@ -120,9 +127,7 @@ export class ReserveQueries {
 
   /** Each scope's state at `at`, once per scope the rows name (the account's as its newest admission holds it). */
   private load(input: AdmitInput, at: number, rows: LimitRow[], stored: Stored | null) {
-    const account: LimitRow[] = []
-    const key: LimitRow[] = []
-    for (const r of rows) (r.scope === 'account' ? account : key).push(r)
+    const { account, key } = byScope(rows)
     return {
       account: account.length
         ? this.scopes.loadAccount(input.accountId, stored ?? EMPTY_STATE, account, at)
@@ -192,7 +197,7 @@ export class ReserveQueries {
         else span.tokens! += amount
         resetAt ??= at + this.span(row)
       }
-      return { ...s, used: s.used + amount, remaining: Math.max(0, s.remaining - amount), resetAt }
+      return { row, used: s.used + amount, remaining: Math.max(0, s.remaining - amount), resetAt }
     })
     for (const sums of [loaded.account, loaded.key]) {
       if (!sums) continue
@@ -200,7 +205,7 @@ export class ReserveQueries {
       if (sums.day) sums.day.first ??= at
     }
     if (loaded.key) this.scopes.saveKey(`k:${input.keyId}`, loaded.key, at)
-    const settles = c.rows.some((r) => r.resource !== 'requests')
+    const settles = byScope(c.rows).settles
     return {
       charge: [input.keyId, tokens, a.highestCost, budgets, settles ? 0 : 1],
       state: loaded.account && this.scopes.values(loaded.account, at),
@@ -210,8 +215,15 @@ export class ReserveQueries {
         outputTokens: a.tokens,
         clampedBy: a.clampedBy,
         states: after,
-        // The charge row's key and what it holds until settled, so settling needs no read of it.
-        handle: `${input.accountId}:${at}:${seq}:${tokens}:${a.highestCost}:${budgets}:${input.keyId}`,
+        handle: {
+          account: input.accountId,
+          at,
+          seq,
+          keyId: input.keyId,
+          budgets,
+          reservedTokens: tokens,
+          reservedMicros: a.highestCost,
+        } satisfies Handle,
       },
     }
   }
@@ -234,22 +246,7 @@ export class ReserveQueries {
    * nothing); inside the flush's transaction.
    */
   settle(batch: Settlement[]): void {
-    const items: Settling[] = []
-    for (const s of batch) {
-      const p = s.handle.split(':')
-      items.push({
-        account: Number(p[0]),
-        at: Number(p[1]),
-        seq: Number(p[2]),
-        reservedTokens: Number(p[3]),
-        reservedMicros: Number(p[4]),
-        budgets: Number(p[5]),
-        keyId: p.slice(6).join(':'),
-        tokens: s.tokens,
-        micros: s.micros,
-      })
-    }
-    this.apply(items)
+    this.apply(batch.map((s) => ({ ...(s.handle as Handle), tokens: s.tokens, micros: s.micros })))
   }
 
   /** Settles the charges not settled yet to what they used, and moves the sums and spend they were charged to. */
@@ -322,6 +319,28 @@ export class ReserveQueries {
   }
 }
 
+/** A charge's rows by scope, and whether any of them settles (tokens or money): once per rows list. */
+interface Scoped {
+  account: LimitRow[]
+  key: LimitRow[]
+  settles: boolean
+}
+
+const SCOPED = new WeakMap<LimitRow[], Scoped>()
+
+function byScope(rows: LimitRow[]): Scoped {
+  let s = SCOPED.get(rows)
+  if (!s) {
+    s = {
+      account: rows.filter((r) => r.scope === 'account'),
+      key: rows.filter((r) => r.scope === 'key'),
+      settles: rows.some((r) => r.resource !== 'requests'),
+    }
+    SCOPED.set(rows, s)
+  }
+  return s
+}
+
 function push<K>(m: Map<K, Change[]>, k: K, c: Change): void {
   const list = m.get(k)
   if (list) list.push(c)
@@ -346,10 +365,17 @@ class Periods {
   }
 }
 
-/** The admission's prices as allowance.ts takes them (the dearer input and output prices). */
+const UNITS = new WeakMap<object, PricingUnits>()
+
+/** The admission's prices as allowance.ts takes them (the dearer input and output prices), once per prices. */
 function unitsOf(p: { input: number; output: number } | null): PricingUnits | null {
   if (!p) return null
-  const input = BigInt(p.input)
-  const output = BigInt(p.output)
-  return { input, output, cachedInput: input, cacheWrite: input, reasoning: output }
+  let u = UNITS.get(p)
+  if (!u) {
+    const input = BigInt(p.input)
+    const output = BigInt(p.output)
+    u = { input, output, cachedInput: input, cacheWrite: input, reasoning: output }
+    UNITS.set(p, u)
+  }
+  return u
 }

@@ -251,19 +251,7 @@ export class ScopeQueries {
     keyId: string,
     gone: (x: Span, edge: number) => Gone,
   ): ScopeSums {
-    let wantRm = false
-    let wantTm = false
-    let wantRd = false
-    let wantTd = false
-    for (const x of rows) {
-      if (x.window === 'minute') {
-        if (x.resource === 'requests') wantRm = true
-        else if (x.resource === 'tokens') wantTm = true
-      } else if (x.window === 'day') {
-        if (x.resource === 'requests') wantRd = true
-        else if (x.resource === 'tokens') wantTd = true
-      }
-    }
+    const { wantRm, wantTm, wantRd, wantTd } = wantsOf(rows)
     const move = (x: Span, span: number, wantR: boolean, wantT: boolean): SpanSums | null => {
       if (!wantR && !wantT) return null
       const edge = at - span
@@ -345,6 +333,33 @@ export class ScopeQueries {
     const add = added(s, changes)
     if (add) this.keyAdjust.run(...add, scope)
   }
+}
+
+/** Which running sums a scope's rows read. */
+interface Wants {
+  wantRm: boolean
+  wantTm: boolean
+  wantRd: boolean
+  wantTd: boolean
+}
+
+const WANTS = new WeakMap<LimitRow[], Wants>()
+
+/** The sums `rows` read, once per rows list. */
+function wantsOf(rows: LimitRow[]): Wants {
+  let w = WANTS.get(rows)
+  if (!w) {
+    const has = (window: LimitRow['window'], resource: LimitRow['resource']) =>
+      rows.some((x) => x.window === window && x.resource === resource)
+    w = {
+      wantRm: has('minute', 'requests'),
+      wantTm: has('minute', 'tokens'),
+      wantRd: has('day', 'requests'),
+      wantTd: has('day', 'tokens'),
+    }
+    WANTS.set(rows, w)
+  }
+  return w
 }
 
 /** A settlement's change to a scope: the charge's time, tokens and micro-dollars, the period charged. */
