@@ -234,9 +234,17 @@ export async function runSlowStreams(ctx: Ctx): Promise<StreamsOutcome> {
 /** CPU per request and throughput of each route, per mode and repetition. */
 export type RoutesResult<R extends string> = Record<Mode, Record<R, { rps: number[]; cpuUs: number[] }>>
 
+/** How `runInterleaved` repeats: repetitions and the measured seconds of each run (the plan's by default). */
+export interface Interleave {
+  repeats: number
+  closedS: number
+}
+
 /**
- * The same load on each of `routes` through the gateway, both modes, the routes interleaved in
- * every repetition (drift hits them alike), the gateway's CPU per request measured per run.
+ * The same load on each of `routes` through the gateway, both modes. Every route is warmed first
+ * (each has code of its own to compile), then the routes run interleaved in every repetition, in
+ * turn forward and backward (A B, B A, ...: a drift over the run hits them alike), the gateway's
+ * CPU per request measured per run. `pairedRatios` compares two routes run by run.
  */
 export async function runInterleaved<R extends string>(
   ctx: Ctx,
@@ -244,6 +252,7 @@ export async function runInterleaved<R extends string>(
   c: number,
   routes: readonly R[],
   targetOf: (route: R, stream: boolean) => Target,
+  how: Interleave = ctx.plan,
 ): Promise<RoutesResult<R>> {
   const { plan } = ctx
   const out = {} as RoutesResult<R>
@@ -252,11 +261,14 @@ export async function runInterleaved<R extends string>(
     out[mode] = Object.fromEntries(
       routes.map((r) => [r, { rps: [], cpuUs: [] }]),
     ) as unknown as RoutesResult<R>[Mode]
-    for (let rep = 0; rep < plan.repeats; rep++) {
-      for (const route of routes) {
+    if (plan.warmS > 0)
+      for (const route of routes)
+        await counted(ctx, fwd, !ctx.wrk, () => closedLoad(ctx, targetOf(route, stream), c, 2 * plan.warmS))
+    for (let rep = 0; rep < how.repeats; rep++) {
+      for (const route of rep % 2 ? [...routes].reverse() : routes) {
         const target = targetOf(route, stream)
         const cell = out[mode][route]
-        const r = await counted(ctx, fwd, !ctx.wrk, () => gatewayRun(ctx, target, c, cell.cpuUs))
+        const r = await counted(ctx, fwd, !ctx.wrk, () => gatewayRun(ctx, target, c, cell.cpuUs, how.closedS))
         cell.rps.push(r.rps)
         ctx.log(
           `  ${mode} ${route} c${c} #${rep + 1}: ${Math.round(r.rps)} req/s cpu ${Math.round(cell.cpuUs.at(-1)!)} µs/req`,
@@ -267,12 +279,15 @@ export async function runInterleaved<R extends string>(
   return out
 }
 
+/** `b`'s CPU per request over `a`'s, repetition by repetition (the two ran next to each other). */
+export const pairedRatios = (a: number[], b: number[]): number[] => a.map((x, i) => b[i]! / x)
+
 /** A warmed closed-loop run through the gateway; the gateway's CPU per request over it goes to `cpuUs`. */
-async function gatewayRun(ctx: Ctx, target: Target, c: number, cpuUs: number[]) {
+async function gatewayRun(ctx: Ctx, target: Target, c: number, cpuUs: number[], seconds = ctx.plan.closedS) {
   const { gw, plan } = ctx
   if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
   const cpu0 = cpuMicros(gw.pid)
-  const res = await closedLoad(ctx, target, c, plan.closedS)
+  const res = await closedLoad(ctx, target, c, seconds)
   cpuUs.push((cpuMicros(gw.pid) - cpu0) / Math.max(1, res.requests))
   return res
 }
