@@ -84,8 +84,12 @@ test('migration 13: the unsettled index is gone and the first sweep still finds 
   db.close()
 
   const store = openSqliteStore({ path, now: T0 })
+  // Read through the key's own window: these charges were written without the account's scope
+  // row, so the account keeps no limit state and its own windows read 0 without summing
+  // (charges.ts); the key's window sums its charges.
+  const KEY_TPM: LimitRow = { ...TPM, scope: 'key' }
   const used = async (now: number) =>
-    (await store.rowStates({ accountId: 1, keyId: 'key_1', now, rows: [TPM] }))[0]!.used
+    (await store.rowStates({ accountId: 1, keyId: 'key_1', now, rows: [KEY_TPM] }))[0]!.used
   const indexes = store.db
     .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE name = 'charges_unsettled'")
     .all()

@@ -3,7 +3,9 @@
  * Tokens and money on SQLite: what each limit row has used, read without charging (`/v1/usage`,
  * headers). Off the hot path, so a window is summed from the charges its admissions hold
  * (migrations-v14.ts); admission itself keeps running sums (scopes.ts) instead. A key's requests
- * are counted where the key has rows of its own (only then are they charged).
+ * are counted where the key has rows of its own (only then are they charged). An account that
+ * keeps no limit state (no row of its own ever charged it) has used no tokens on its rows: its
+ * windows are not summed (a busy unmetered account's day is millions of admissions).
  */
 import type { Database } from 'bun:sqlite'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
@@ -15,8 +17,8 @@ interface Sum {
   first: number | null
 }
 
-/** The money counters of a scope's state. */
-type Counters = Pick<Stored, 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
+/** The money counters of a scope's state (and, for an account, whether it keeps one: `m_start`). */
+type Counters = Pick<Stored, 'm_start' | 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
 
 export class ChargeQueries {
   private readonly q
@@ -45,22 +47,26 @@ export class ChargeQueries {
       // A period kind's counter counts while it is the current period's (scopes.ts): an
       // account's in its newest admission, a key's in its `limit_scopes` row.
       accountState: db.query<Counters, [number]>(
-        `SELECT pd_start, pd, pw_start, pw, pm_start, pm FROM admissions WHERE account_id = ?
+        `SELECT m_start, pd_start, pd, pw_start, pw, pm_start, pm FROM admissions WHERE account_id = ?
          ORDER BY created_at DESC, seq DESC LIMIT 1`,
       ),
       keyState: db.query<Counters, [string]>(
-        'SELECT pd_start, pd, pw_start, pw, pm_start, pm FROM limit_scopes WHERE scope = ?',
+        'SELECT m_start, pd_start, pd, pw_start, pw, pm_start, pm FROM limit_scopes WHERE scope = ?',
       ),
     }
   }
 
   rowStates(accountId: number, keyId: string | null, now: number, rows: LimitRow[]): RowState[] {
+    let account: Counters | null | undefined
+    const accountState = () => {
+      if (account === undefined) account = this.q.accountState.get(accountId)
+      return account
+    }
     return rows.map((row) => {
       if (row.window === 'period') {
         const period = row.period ?? 'month'
         const p = periodBounds(period, now)
-        const c =
-          row.scope === 'account' ? this.q.accountState.get(accountId) : this.q.keyState.get(`k:${keyId}`)
+        const c = row.scope === 'account' ? accountState() : this.q.keyState.get(`k:${keyId}`)
         const col = PERIOD_COLUMN[period]
         const spent = c ? spentIn({ start: c[`${col}_start`], micros: c[col] }, p.start) : 0
         return rowState(row, spent, null, p.resetsAt)
@@ -68,6 +74,11 @@ export class ChargeQueries {
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
       const since = now - span
       const tokens = row.resource !== 'requests'
+      // An account that keeps no limit state has never been charged on rows of its own (its
+      // newest admission would carry the state): nothing to sum, and its uncharged admissions —
+      // millions a day on a busy account — are not read.
+      if (row.scope === 'account' && tokens && (accountState()?.m_start ?? null) === null)
+        return rowState(row, 0, null, span)
       const s =
         row.scope === 'account'
           ? (tokens ? this.q.accountTokens : this.q.accountWindow).get(accountId, since)
