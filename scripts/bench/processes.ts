@@ -136,6 +136,11 @@ export interface Gateway {
   /** The process we started when it is not the server (serve re-runs itself to set its env). */
   supervisorPid: number | null
   key: string
+  /**
+   * A key of each account the bench sends traffic through this gateway as (`key`'s first; the
+   * tokens row adds its metered account's): what the gateway admitted is their `/v1/usage` summed.
+   */
+  keys: string[]
   mode: 'source' | 'binary'
   command: string[]
   dbPath: string
@@ -221,6 +226,7 @@ export async function startGateway(
     pid: info.pid,
     supervisorPid: proc.pid === info.pid ? null : proc.pid,
     key: key.key,
+    keys: [key.key],
     mode: opts.binary ? 'binary' : 'source',
     command: command.map((c) => c.replace(REPO, '.')),
     dbPath,
@@ -304,10 +310,14 @@ export async function runChild<T>(
   return result
 }
 
-/** GET /v1/usage → requests in the last 24 h (the requests table, as the product reports it). */
+/** GET /v1/usage → requests in the last 24 h (the requests table, as the product reports it), every account's summed. */
 export async function usageRequests(gw: Gateway): Promise<number> {
-  const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${gw.key}` } })
-  if (!res.ok) throw new Error(`/v1/usage answered ${res.status}`)
-  const u = (await res.json()) as { usage: { last_24h: { requests: number } } }
-  return u.usage.last_24h.requests
+  let n = 0
+  for (const key of gw.keys) {
+    const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    if (!res.ok) throw new Error(`/v1/usage answered ${res.status}`)
+    const u = (await res.json()) as { usage: { last_24h: { requests: number } } }
+    n += u.usage.last_24h.requests
+  }
+  return n
 }

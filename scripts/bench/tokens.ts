@@ -43,6 +43,8 @@ export async function runTokens(ctx: Ctx, fwd: Forwarded, binary: boolean): Prom
   const metered = (await cliJson([...gatewayCli(binary), 'keys', 'create', 'bench-metered', ...common])) as {
     key: string
   }
+  // Its requests count in the check that the gateway forwarded what it admitted.
+  gw.keys.push(metered.key)
   const key = { plain: gw.key, metered: metered.key }
   return runInterleaved(
     ctx,
