@@ -13,7 +13,7 @@
  * `min(wanted, MIN_USEFUL_OUTPUT)` output tokens fit is the request refused (429, or 402 for the
  * budget), because an answer cut after a few tokens would bill its whole input for nothing.
  */
-import { highestCostMicros, max, type PricingUnits } from './pricing.ts'
+import { dearestInput, dearestOutput, highestCostMicros, type PricingUnits } from './pricing.ts'
 import { type RowState, rowKey } from './rows.ts'
 
 /** Fewer output tokens than this (or than asked, if less) are not worth serving. */
@@ -82,16 +82,15 @@ export function outputAllowance(a: AllowanceInput): Allowance {
 /** Output tokens that `left` micro-dollars pay for after the input bound (unbounded if output is free). */
 function affordableOutput(a: AllowanceInput, left: number): number {
   if (!a.units) return Number.MAX_SAFE_INTEGER
-  const u = a.units
+  const pIn = dearestInput(a.units)
+  const perToken = dearestOutput(a.units)
   // highestCost(n) = ceil((I*pIn + n*pOut) / 1e6) <= left  <=>  I*pIn + n*pOut <= left * 1e6.
   // Far more than any output cap (a large budget): the count itself does not matter, only that
   // it clamps nothing — no BigInt on the hot path.
-  const rough =
-    (left * 1e6 - a.inputBound * Number(max(u.input, u.cacheWrite))) / Number(max(u.output, u.reasoning))
+  const rough = (left * 1e6 - a.inputBound * Number(pIn)) / Number(perToken)
   if (rough >= 2 ** 40) return Math.min(Math.floor(rough), Number.MAX_SAFE_INTEGER)
-  const budget = BigInt(left) * 1_000_000n - BigInt(a.inputBound) * max(u.input, u.cacheWrite)
+  const budget = BigInt(left) * 1_000_000n - BigInt(a.inputBound) * pIn
   if (budget < 0n) return -1
-  const perToken = max(u.output, u.reasoning)
   if (perToken === 0n) return Number.MAX_SAFE_INTEGER
   const n = budget / perToken
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n)

@@ -87,18 +87,20 @@ export function requestCostMicros(units: PricingUnits | null, t: TokenCounts): n
   return Number((total + MILLION - 1n) / MILLION)
 }
 
-/**
- * The most a reservation can cost: every input token at the dearer of the input and cache-write
- * prices (a cache read is never dearer), every output token at the dearer of output and reasoning.
- */
+/** The most an input token can cost: the dearer of the input and cache-write prices (a cache read is never dearer). */
+export const dearestInput = (u: PricingUnits): bigint => max(u.input, u.cacheWrite)
+/** The most an output token can cost: the dearer of the output and reasoning prices. */
+export const dearestOutput = (u: PricingUnits): bigint => max(u.output, u.reasoning)
+
+/** The most a reservation can cost: every input token at `dearestInput`, every output token at `dearestOutput`. */
 export function highestCostMicros(
   units: PricingUnits | null,
   inputBound: number,
   outputAllowance: number,
 ): number {
   if (!units) return 0
-  const pIn = max(units.input, units.cacheWrite)
-  const pOut = max(units.output, units.reasoning)
+  const pIn = dearestInput(units)
+  const pOut = dearestOutput(units)
   // Exact in doubles while every term stays within 2^53 (the usual case): no BigInt on the hot path.
   const total =
     Math.max(0, Math.trunc(inputBound)) * Number(pIn) +

@@ -14,7 +14,7 @@ import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
 import { unitsOf } from '../limits/model-cost.ts'
-import { highestCostMicros, max, type PricingUnits } from '../limits/pricing.ts'
+import { dearestInput, dearestOutput, highestCostMicros, type PricingUnits } from '../limits/pricing.ts'
 import {
   budgetExceededError,
   contextLengthError,
@@ -140,7 +140,7 @@ function pricesOf(model: ModelConfig): ChargeRequest['price'] {
   let p = PRICES.get(model)
   if (p === undefined) {
     const u = unitsOf(model)
-    p = u && { input: Number(max(u.input, u.cacheWrite)), output: Number(max(u.output, u.reasoning)) }
+    p = u && { input: Number(dearestInput(u)), output: Number(dearestOutput(u)) }
     PRICES.set(model, p)
   }
   return p
