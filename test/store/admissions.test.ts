@@ -4,40 +4,19 @@
  * complete, by the outcome batch. Retention trims the limiter's log to the day window.
  */
 import { expect, test } from 'bun:test'
-import { join } from 'node:path'
-import { openSqliteStore } from '../../src/store/index.ts'
 import type { AdmitInput, Completion } from '../../src/store/types.ts'
-import { newRequestId } from '../../src/util/ids.ts'
-import { tempDir } from '../support/config-doc.ts'
+import { admission, storeWithAccount } from '../support/admissions.ts'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
 const DAY = 86_400_000
 
 async function setup() {
-  const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
-  const a = await store.createAccount({
-    name: 'acme',
-    plan: 'free',
-    planStartedAt: T0,
-    planExpiresAt: null,
-    now: T0,
-  })
-  const input = (now: number, rpm: number | null = null, rpd: number | null = null): AdmitInput => ({
-    accountId: a.id,
-    keyId: 'key_1',
-    model: 'demo/echo',
-    requestId: 'req_client',
-    gatewayId: newRequestId(),
-    surface: 'messages',
-    stream: true,
-    now,
-    rpm,
-    rpd,
-    suspension: null,
-  })
+  const { store, accountId } = await storeWithAccount(T0)
+  const input = (now: number, rpm: number | null = null, rpd: number | null = null): AdmitInput =>
+    admission(accountId, now, { requestId: 'req_client', surface: 'messages', stream: true, rpm, rpd })
   const count = (table: string) =>
     store.db.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n
-  return { store, accountId: a.id, input, count }
+  return { store, accountId, input, count }
 }
 
 test('a lone admission that fails rejects its caller and leaves nothing behind; the next one is admitted', async () => {

@@ -1,41 +1,21 @@
 import { describe, expect, test } from 'bun:test'
-import { join } from 'node:path'
-import { openSqliteStore } from '../../src/store/index.ts'
 import type { AdmitInput } from '../../src/store/types.ts'
-import { newRequestId } from '../../src/util/ids.ts'
-import { tempDir } from '../support/config-doc.ts'
+import { admission, storeWithAccount } from '../support/admissions.ts'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
 
 async function setup() {
-  const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
-  const a = await store.createAccount({
-    name: 'acme',
-    plan: 'free',
-    planStartedAt: T0,
-    planExpiresAt: null,
-    now: T0,
-  })
+  const { store, accountId } = await storeWithAccount(T0)
   await store.createKey({
     id: 'key_1',
-    accountId: a.id,
+    accountId,
     name: null,
     prefix: 'sk-sy-abcdef',
     hash: 'h1',
     now: T0,
   })
-  const input = (i: number, rpm: number | null): AdmitInput => ({
-    accountId: a.id,
-    keyId: 'key_1',
-    model: 'demo/echo',
-    requestId: `req_${i}`,
-    gatewayId: newRequestId(),
-    stream: false,
-    now: T0 + i,
-    rpm,
-    rpd: null,
-    suspension: null,
-  })
+  const input = (i: number, rpm: number | null): AdmitInput =>
+    admission(accountId, T0 + i, { requestId: `req_${i}`, rpm })
   return { store, input }
 }
 

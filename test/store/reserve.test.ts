@@ -5,14 +5,11 @@
  * settles a reservation nobody settled.
  */
 import { expect, test } from 'bun:test'
-import { join } from 'node:path'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
-import { openSqliteStore } from '../../src/store/index.ts'
 import type { AdmitResult } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
-import { chargedAdmission } from '../support/admissions.ts'
-import { tempDir } from '../support/config-doc.ts'
+import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
@@ -25,19 +22,12 @@ const BUDGET: LimitRow = {
 }
 
 async function setup() {
-  const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
-  const a = await store.createAccount({
-    name: 'acme',
-    plan: 'free',
-    planStartedAt: T0,
-    planExpiresAt: null,
-    now: T0,
-  })
+  const { store, accountId } = await storeWithAccount(T0)
   const input = (now: number, charge: ChargeRequest, keyId = 'key_1') =>
-    chargedAdmission(a.id, now, charge, keyId)
+    chargedAdmission(accountId, now, charge, keyId)
   const used = async (rows: LimitRow[], now: number, keyId = 'key_1') =>
-    (await store.rowStates({ accountId: a.id, keyId, now, rows })).map((s) => s.used)
-  return { store, input, used, accountId: a.id }
+    (await store.rowStates({ accountId, keyId, now, rows })).map((s) => s.used)
+  return { store, input, used, accountId }
 }
 
 const reserved = (r: AdmitResult) => (r.admitted ? (r.reservation?.tokens ?? 0) : 0)

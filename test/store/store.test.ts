@@ -6,7 +6,7 @@ import { parseConfig } from '../../src/config/index.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
 import { LATEST_VERSION } from '../../src/store/sqlite/migrations.ts'
 import { ManualClock } from '../../src/util/clock.ts'
-import { newRequestId } from '../../src/util/ids.ts'
+import { admission } from '../support/admissions.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
@@ -19,24 +19,8 @@ function setup() {
   return { dir, clock, store, svc }
 }
 
-const admitArgs = (
-  accountId: number,
-  keyId: string,
-  now: number,
-  rpm: number | null,
-  rpd: number | null,
-) => ({
-  accountId,
-  keyId,
-  model: 'demo/echo',
-  requestId: 'r',
-  gatewayId: newRequestId(),
-  stream: false,
-  now,
-  rpm,
-  rpd,
-  suspension: null,
-})
+const admitArgs = (accountId: number, keyId: string, now: number, rpm: number | null, rpd: number | null) =>
+  admission(accountId, now, { keyId, rpm, rpd })
 
 describe('sqlite store', () => {
   test('migrations are versioned and re-opening is idempotent', () => {

@@ -5,12 +5,8 @@
  * ~1.5 ms for 2,000,000 of them in `bun run bench`, ~100 ms when it summed them).
  */
 import { expect, test } from 'bun:test'
-import { join } from 'node:path'
 import type { LimitRow } from '../../src/limits/rows.ts'
-import { openSqliteStore } from '../../src/store/index.ts'
-import { newRequestId } from '../../src/util/ids.ts'
-import { chargedAdmission } from '../support/admissions.ts'
-import { tempDir } from '../support/config-doc.ts'
+import { admission, chargedAdmission, storeWithAccount } from '../support/admissions.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const UNBOUNDED = Number.MAX_SAFE_INTEGER
@@ -23,31 +19,11 @@ const ACCOUNT_MINUTE: LimitRow = {
 const ACCOUNT_DAY: LimitRow = { ...ACCOUNT_MINUTE, window: 'day' }
 
 async function setup() {
-  const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
-  const a = await store.createAccount({
-    name: 'acme',
-    plan: 'free',
-    planStartedAt: T0,
-    planExpiresAt: null,
-    now: T0,
-  })
+  const { store, accountId } = await storeWithAccount(T0)
   const used = async (rows: LimitRow[], now: number, keyId = 'key_1') =>
-    (await store.rowStates({ accountId: a.id, keyId, now, rows })).map((s) => s.used)
-  return { store, accountId: a.id, used }
+    (await store.rowStates({ accountId, keyId, now, rows })).map((s) => s.used)
+  return { store, accountId, used }
 }
-
-const plain = (accountId: number, now: number) => ({
-  accountId,
-  keyId: 'key_1',
-  model: 'mock/m',
-  requestId: 'r',
-  gatewayId: newRequestId(),
-  stream: false,
-  now,
-  rpm: null,
-  rpd: null,
-  suspension: null,
-})
 
 test('an account charged on rows of its own: its windows hold what it reserved', async () => {
   const { store, accountId, used } = await setup()
@@ -56,7 +32,7 @@ test('an account charged on rows of its own: its windows hold what it reserved',
     await store.admit(
       chargedAdmission(accountId, T0 + i, { rows: [TPM], inputTokens: 100, wantOutput: 50, price: null }),
     )
-  for (let i = 0; i < 5; i++) await store.admit(plain(accountId, T0 + 10 + i))
+  for (let i = 0; i < 5; i++) await store.admit(admission(accountId, T0 + 10 + i))
   expect(await used([ACCOUNT_MINUTE, ACCOUNT_DAY], T0 + 100)).toEqual([450, 450])
   expect(await used([ACCOUNT_MINUTE, ACCOUNT_DAY], T0 + 61_000)).toEqual([0, 450])
   store.close()
@@ -64,7 +40,7 @@ test('an account charged on rows of its own: its windows hold what it reserved',
 
 test('an account no row of its own ever charged: 0 on its windows without summing its admissions; a key with rows of its own still shows its charges', async () => {
   const { store, accountId, used } = await setup()
-  for (let i = 0; i < 50; i++) await store.admit(plain(accountId, T0 + i))
+  for (let i = 0; i < 50; i++) await store.admit(admission(accountId, T0 + i))
   expect(await used([ACCOUNT_MINUTE, ACCOUNT_DAY], T0 + 100)).toEqual([0, 0])
   // A key's own TPM charges the key, not the account's windows: the account keeps no state.
   const KEY_TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'key', capacity: 5_000 }

@@ -1,19 +1,18 @@
 /**
- * An admission as the store takes it, for store-level tests of reservations: account, time and
- * charge vary, the rest is fixed (no request windows, no suspension).
+ * Admissions as the store takes them, for store-level tests: an account's store on a fresh file,
+ * and an admission whose account and time vary, the rest fixed unless given (key `key_1`, no
+ * request windows, no suspension, no charge).
  */
+import { join } from 'node:path'
 import type { ChargeRequest } from '../../src/limits/types.ts'
+import { openSqliteStore } from '../../src/store/index.ts'
 import type { AdmitInput } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
+import { tempDir } from './config-doc.ts'
 
-export const chargedAdmission = (
-  accountId: number,
-  now: number,
-  charge: ChargeRequest,
-  keyId = 'key_1',
-): AdmitInput => ({
+export const admission = (accountId: number, now: number, over: Partial<AdmitInput> = {}): AdmitInput => ({
   accountId,
-  keyId,
+  keyId: 'key_1',
   model: 'demo/echo',
   requestId: 'r',
   gatewayId: newRequestId(),
@@ -22,5 +21,25 @@ export const chargedAdmission = (
   rpm: null,
   rpd: null,
   suspension: null,
-  charge,
+  ...over,
 })
+
+export const chargedAdmission = (
+  accountId: number,
+  now: number,
+  charge: ChargeRequest,
+  keyId = 'key_1',
+): AdmitInput => admission(accountId, now, { keyId, charge })
+
+/** A SQLite store on a fresh file with one account, `acme` on `free`, made at `now`. */
+export async function storeWithAccount(now: number) {
+  const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now })
+  const a = await store.createAccount({
+    name: 'acme',
+    plan: 'free',
+    planStartedAt: now,
+    planExpiresAt: null,
+    now,
+  })
+  return { store, accountId: a.id }
+}
