@@ -13,7 +13,14 @@
 import type { PlanConfig } from '../config/index.ts'
 import { windowView } from '../limits/index.ts'
 import { microsToUsd } from '../limits/pricing.ts'
-import { bindingState, type LimitRow, type LimitScope, type RowState, usdToMicros } from '../limits/rows.ts'
+import {
+  bindingState,
+  type LimitRow,
+  type LimitScope,
+  type RowState,
+  usdToMicros,
+  windowRows,
+} from '../limits/rows.ts'
 import type { KeyRecord, Store, UsageSummary, UsageTotals } from '../store/index.ts'
 import { iso } from '../util/clock.ts'
 
@@ -43,17 +50,7 @@ export function usageRows(plan: PlanConfig | null, key: KeyRecord | null): Limit
   }
   budget('account', plan?.budget?.usd ?? null, plan?.budget?.period ?? null)
   const own = key?.limits
-  const window = (
-    resource: 'requests' | 'tokens',
-    w: 'minute' | 'day',
-    capacity: number | null | undefined,
-  ) => {
-    if (capacity != null) rows.push({ resource, window: w, scope: 'key', capacity })
-  }
-  window('requests', 'minute', own?.rpm)
-  window('requests', 'day', own?.rpd)
-  window('tokens', 'minute', own?.tpm)
-  window('tokens', 'day', own?.tpd)
+  if (own) rows.push(...windowRows(own, 'key'))
   if (own && own.budgetMicros !== null && own.budgetPeriod !== null) {
     rows.push({
       resource: 'microdollars',
@@ -85,10 +82,9 @@ function tokenWindow(states: RowState[], window: 'minute' | 'day', now: number) 
 
 /** What is left of the key's own limits (null where it sets none). */
 function keyLimitsLeft(states: RowState[], now: number) {
+  const key = states.filter((x) => x.row.scope === 'key')
   const own = (resource: 'requests' | 'tokens', window: 'minute' | 'day') => {
-    const s = states.find(
-      (x) => x.row.scope === 'key' && x.row.resource === resource && x.row.window === window,
-    )
+    const s = bindingState(key, resource, window)
     return s
       ? windowView({ limit: s.row.capacity, used: s.used, remaining: s.remaining, resetAt: s.resetAt }, now)
       : null
@@ -98,7 +94,7 @@ function keyLimitsLeft(states: RowState[], now: number) {
     day: own('requests', 'day'),
     tokens_minute: own('tokens', 'minute'),
     tokens_day: own('tokens', 'day'),
-    budget: budgetView(states.filter((x) => x.row.scope === 'key')),
+    budget: budgetView(key),
   }
 }
 

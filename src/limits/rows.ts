@@ -57,7 +57,8 @@ export const usdToMicros = (usd: number): number => microUnits(usd) ?? Math.roun
 const RESOURCE_ORDER: Record<LimitResource, number> = { requests: 0, tokens: 1, microdollars: 2 }
 const WINDOW_ORDER: Record<LimitWindow, number> = { minute: 0, day: 1, period: 2 }
 
-function rowsOf(s: LimitSettings, scope: LimitScope): LimitRow[] {
+/** The sliding-window rows `s` sets for `scope` (RPM, RPD, TPM, TPD, in that order); no budget. */
+export function windowRows(s: LimitSettings, scope: LimitScope): LimitRow[] {
   const rows: LimitRow[] = []
   const add = (resource: LimitResource, window: LimitWindow, capacity: number | null | undefined) => {
     if (capacity !== null && capacity !== undefined) rows.push({ resource, window, scope, capacity })
@@ -66,6 +67,11 @@ function rowsOf(s: LimitSettings, scope: LimitScope): LimitRow[] {
   add('requests', 'day', s.rpd)
   add('tokens', 'minute', s.tpm)
   add('tokens', 'day', s.tpd)
+  return rows
+}
+
+function rowsOf(s: LimitSettings, scope: LimitScope): LimitRow[] {
+  const rows = windowRows(s, scope)
   if (s.budget) {
     rows.push({
       resource: 'microdollars',
