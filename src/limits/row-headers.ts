@@ -10,22 +10,34 @@
 import { formatDuration } from './headers.ts'
 import { bindingState, type LimitResource, type LimitWindow, type RowState } from './rows.ts'
 
-const OPENAI: [LimitResource, LimitWindow, string][] = [
-  ['requests', 'minute', 'requests'],
-  ['requests', 'day', 'requests-day'],
-  ['tokens', 'minute', 'tokens'],
-  ['tokens', 'day', 'tokens-day'],
-]
+/** Each measure's row and its three header names (built once, not per response). */
+const OPENAI: [LimitResource, LimitWindow, string, string, string][] = (
+  [
+    ['requests', 'minute', 'requests'],
+    ['requests', 'day', 'requests-day'],
+    ['tokens', 'minute', 'tokens'],
+    ['tokens', 'day', 'tokens-day'],
+  ] as const
+).map(([resource, window, name]) => [
+  resource,
+  window,
+  `x-ratelimit-limit-${name}`,
+  `x-ratelimit-remaining-${name}`,
+  `x-ratelimit-reset-${name}`,
+])
 
-/** OpenAI's headers for every measure a row limits. `now`: the time the backend decided at. */
-export function rowHeaders(states: RowState[], now: number): Record<string, string> {
-  const h: Record<string, string> = {}
-  for (const [resource, window, name] of OPENAI) {
+/** OpenAI's headers for every measure a row limits, added to `h`. `now`: the time the backend decided at. */
+export function rowHeaders(
+  states: RowState[],
+  now: number,
+  h: Record<string, string> = {},
+): Record<string, string> {
+  for (const [resource, window, limit, remaining, reset] of OPENAI) {
     const s = bindingState(states, resource, window)
     if (!s) continue
-    h[`x-ratelimit-limit-${name}`] = String(s.row.capacity)
-    h[`x-ratelimit-remaining-${name}`] = String(s.remaining)
-    h[`x-ratelimit-reset-${name}`] = formatDuration(s.resetAt === null ? 0 : s.resetAt - now)
+    h[limit] = String(s.row.capacity)
+    h[remaining] = String(s.remaining)
+    h[reset] = formatDuration(s.resetAt === null ? 0 : s.resetAt - now)
   }
   return h
 }

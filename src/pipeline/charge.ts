@@ -152,7 +152,7 @@ export function chargeRefusalError(
   now: number,
   headers: Record<string, string>,
 ): GatewayError {
-  Object.assign(headers, rowHeaders(tokenStates(r.state ? [r.state] : []), now))
+  rowHeaders(tokenStates(r.state ? [r.state] : []), now, headers)
   if (r.state.row.resource === 'microdollars') return budgetExceededError(r.state, r.needs, now, headers)
   return tokenLimitError(r.state, r.needs, r.retryAt, now, headers)
 }
@@ -169,7 +169,7 @@ export function applyReservation(
   now: number,
   headers: Record<string, string>,
 ): boolean {
-  Object.assign(headers, rowHeaders(tokenStates(r.states), now))
+  rowHeaders(tokenStates(r.states), now, headers)
   if (r.outputTokens === plan.requested || plan.charge?.wantOutput === 0) return false
   headers['x-switchyard-max-tokens'] = String(r.outputTokens)
   if (r.clampedBy) headers['x-switchyard-max-tokens-reason'] = r.clampedBy

@@ -49,6 +49,45 @@ test('40 admissions at once against TPM 3,000: what they reserve never exceeds i
   store.close()
 })
 
+test("one commit keeps the account's state on its newest row only: when the batch's last admission of it fails, the row before holds it", async () => {
+  const { store, input, used, accountId } = await setup()
+  const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: 300, price: null }
+  // Two accounts interleaved in one commit; account A's last admission fails after writing its row
+  // (a NOT NULL violation in the same savepoint), so its state goes back onto the one before.
+  const other = await store.createAccount({
+    name: 'b',
+    plan: 'free',
+    planStartedAt: T0,
+    planExpiresAt: null,
+    now: T0,
+  })
+  const broken = { ...input(T0 + 2, charge), model: null as unknown as string }
+  const settled = await Promise.allSettled([
+    store.admit(input(T0, charge)),
+    store.admit({ ...input(T0, charge), accountId: other.id }),
+    store.admit(input(T0 + 1, charge)),
+    store.admit({ ...input(T0 + 1, charge), accountId: other.id }),
+    store.admit(broken),
+  ])
+  expect(settled.map((s) => s.status)).toEqual([
+    'fulfilled',
+    'fulfilled',
+    'fulfilled',
+    'fulfilled',
+    'rejected',
+  ])
+  expect(await used([TPM], T0 + 3)).toEqual([800])
+  const otherUsed = await store.rowStates({ accountId: other.id, keyId: 'key_1', now: T0 + 3, rows: [TPM] })
+  expect(otherUsed.map((s) => s.used)).toEqual([800])
+  // The next admissions build on it, alone and in a commit whose later admissions are refused.
+  expect((await store.admit(input(T0 + 4, charge))).admitted).toBe(true)
+  expect(await used([TPM], T0 + 5)).toEqual([1_200])
+  const burst = await Promise.all(Array.from({ length: 6 }, (_, i) => store.admit(input(T0 + 6 + i, charge))))
+  expect(burst.map((r) => r.admitted)).toEqual([true, true, true, true, false, false])
+  expect(await used([TPM], T0 + 20)).toEqual([2_800])
+  expect(accountId).not.toBe(other.id)
+  store.close()
+})
 test('the output allowance is clamped to what the window leaves, never refused merely for the model maximum', async () => {
   const { store, input } = await setup()
   const small: LimitRow = { ...TPM, capacity: 1_000 }

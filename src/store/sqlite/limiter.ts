@@ -15,14 +15,20 @@
  * (migrations-v14.ts): read with the account's newest row, written with the new one, so it costs
  * its commit no page of its own. An admission that charges the account nothing carries the
  * newest row's state forward unchanged.
+ *
+ * Only the newest row's state is ever read, so within one transaction (a group commit) it is
+ * written once per account, on the account's last row: the rows before it hold their charge alone
+ * and the next admission of the account takes its newest row and state from memory, not the
+ * table. An account whose last admission in the batch is refused (or fails) has its state put
+ * back on its newest row before the commit: at every commit the newest row holds it.
  */
 import type { Database } from 'bun:sqlite'
 import { DEFAULT_SPANS, type SuspensionPolicy, type WindowSpans } from '../../limits/types.ts'
 import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 import { isBusy } from './errors.ts'
-import { ReserveQueries } from './reserve.ts'
-import { EMPTY_STATE, KEEPS_STATE, type StateValues, type Stored, stateValues } from './scopes.ts'
+import { type ChargeValues, ReserveQueries } from './reserve.ts'
+import { KEEPS_STATE, type StateValues, type Stored, stateValues } from './scopes.ts'
 
 interface Row {
   seq: number
@@ -73,6 +79,16 @@ export class LimiterQueries {
       insert: db.query<null, [number, number, number]>(
         'INSERT INTO admissions (account_id, created_at, seq) VALUES (?, ?, ?)',
       ),
+      /** An admission with a charge, its account's state left to a later row of the same transaction. */
+      insertCharge: db.query<null, [number, number, number, ...ChargeValues]>(
+        `INSERT INTO admissions (account_id, created_at, seq, key_id, tokens, charge_micros, budgets, settled)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      /** The account's state onto a row written without it (the batch's later admissions of it were refused). */
+      carry: db.query<null, [...StateValues, number, number, number]>(
+        `UPDATE admissions SET (m_start, m_first, d_start, d_first, rm, rd, tm, td, pd_start, pd, pw_start, pw,
+           pm_start, pm) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE account_id = ? AND created_at = ? AND seq = ?`,
+      ),
       /** An admission with a charge, or on an account whose limit state it carries. */
       insertWide: db.query<null, Wide>(
         `INSERT INTO admissions (account_id, created_at, seq, key_id, tokens, charge_micros, budgets, settled,
@@ -107,22 +123,29 @@ export class LimiterQueries {
       ),
     }
     // A lone admission runs directly in its transaction: nothing else in it to protect.
-    this.admitTx = db.transaction((input: AdmitInput) => this.admitLocked(input)).immediate as never
+    this.admitTx = db.transaction((input: AdmitInput) => this.admitLocked(input, null)).immediate as never
     // A batch first runs as one plain transaction: a savepoint per admission costs two statements
     // and a copy of every page the admission writes, for a failure that almost never happens.
-    this.admitAllTx = db.transaction((inputs: AdmitInput[]) => inputs.map((i) => this.admitLocked(i)))
-      .immediate as never
+    this.admitAllTx = db.transaction((inputs: AdmitInput[]) => {
+      const batch = new Batch(inputs)
+      const results = inputs.map((i) => this.admitLocked(i, batch))
+      this.carryOver(batch)
+      return results
+    }).immediate as never
     // Inside the outer transaction a nested one is a SAVEPOINT: a failing admission undoes only its own writes.
-    const nested = db.transaction((input: AdmitInput) => this.admitLocked(input))
-    this.admitManyTx = db.transaction((inputs: AdmitInput[]) =>
-      inputs.map((input): AdmitResult | Error => {
+    const nested = db.transaction((input: AdmitInput, batch: Batch) => this.admitLocked(input, batch))
+    this.admitManyTx = db.transaction((inputs: AdmitInput[]) => {
+      const batch = new Batch(inputs)
+      const results = inputs.map((input): AdmitResult | Error => {
         try {
-          return nested(input)
+          return nested(input, batch)
         } catch (err) {
           return err instanceof Error ? err : new Error(String(err))
         }
-      }),
-    ).immediate as never
+      })
+      this.carryOver(batch)
+      return results
+    }).immediate as never
   }
 
   admit(input: AdmitInput): AdmitResult {
@@ -179,11 +202,26 @@ export class LimiterQueries {
     return windowOf(limit, used, first ? first.created_at : null, span)
   }
 
-  /** Runs inside the write transaction. */
-  private admitLocked(input: AdmitInput): AdmitResult {
+  /**
+   * The account's state onto each row of the batch written without it whose account's later
+   * admissions in the batch were all refused (or failed): the newest row holds the state again.
+   */
+  private carryOver(batch: Batch): void {
+    for (const [accountId, w] of batch.written) {
+      if (w.bare) this.q.carry.run(...stateValues(w.state!), accountId, w.created_at, w.seq)
+    }
+  }
+
+  /** Runs inside the write transaction; `batch`: the rest of its transaction's admissions. */
+  private admitLocked(input: AdmitInput, batch: Batch | null): AdmitResult {
     const { accountId, now, rpm, rpd } = input
     const { minuteMs, dayMs } = this.spans
-    const last = this.q.last.get(accountId)
+    const later = batch ? batch.take(accountId) : 0
+    // The account's newest row and the state it holds: as this transaction wrote it, else as stored.
+    const written = batch?.written.get(accountId)
+    const read = written ? null : this.q.last.get(accountId)
+    const last: Row | null = written ?? read
+    const stored = written ? written.state : read && read.m_start !== null ? read : null
     // An unlimited window is not measured on the hot path; windows() reports its use.
     const minute = rpm === null ? unlimited() : this.window(accountId, last, now, minuteMs, rpm)
     const day = rpd === null ? unlimited() : this.window(accountId, last, now, dayMs, rpd)
@@ -210,7 +248,7 @@ export class LimiterQueries {
     // created_at never goes backwards within an account (clock steps, several processes).
     const at = last ? Math.max(now, last.created_at) : now
     const seq = (last?.seq ?? 0) + 1
-    const charged = input.charge ? this.reserve.reserve(input, at, seq, last) : null
+    const charged = input.charge ? this.reserve.reserve(input, at, seq, stored) : null
     if (charged && 'refusal' in charged) {
       const r = charged.refusal
       return {
@@ -224,9 +262,12 @@ export class LimiterQueries {
       }
     }
     // The account's state: the new one, else the newest admission's carried forward.
-    const state = charged?.state ?? (last && last.m_start !== null ? stateValues(last) : null)
-    if (charged || state) {
-      const c = charged?.charge
+    const state = charged ? (charged.state ?? stored) : stored
+    // A later admission of the account in this transaction writes the state it carries on (or
+    // carryOver does): every row but the account's newest at the commit goes without it.
+    const bare = state !== null && later > 0
+    const c = charged?.charge
+    if (state && !bare) {
       this.q.insertWide.run(
         accountId,
         at,
@@ -236,10 +277,25 @@ export class LimiterQueries {
         c ? c[2] : null,
         c ? c[3] : null,
         c ? c[4] : null,
-        ...(state ?? NO_STATE),
+        state.m_start,
+        state.m_first,
+        state.d_start,
+        state.d_first,
+        state.rm,
+        state.rd,
+        state.tm,
+        state.td,
+        state.pd_start,
+        state.pd,
+        state.pw_start,
+        state.pw,
+        state.pm_start,
+        state.pm,
       )
-    } else this.q.insert.run(accountId, at, seq)
+    } else if (c) this.q.insertCharge.run(accountId, at, seq, ...c)
+    else this.q.insert.run(accountId, at, seq)
     this.q.countRequest.run(accountId, minuteOf(at), input.model)
+    batch?.written.set(accountId, { seq, created_at: at, state, bare })
     return {
       admitted: true,
       gatewayId: input.gatewayId,
@@ -265,8 +321,24 @@ export class LimiterQueries {
   }
 }
 
-/** A charge on an account that keeps no state: the state columns stay null. */
-const NO_STATE = stateValues(EMPTY_STATE)
+/**
+ * One transaction's admissions: how many of each account's are still to come, and each account's
+ * newest row as written so far (the next admission of it reads that instead of the table), with
+ * whether that row went without the account's state.
+ */
+class Batch {
+  private readonly left = new Map<number, number>()
+  readonly written = new Map<number, Row & { state: Stored | null; bare: boolean }>()
+  constructor(inputs: AdmitInput[]) {
+    for (const i of inputs) this.left.set(i.accountId, (this.left.get(i.accountId) ?? 0) + 1)
+  }
+  /** Counts one admission of the account off; returns how many more of it the batch holds. */
+  take(accountId: number): number {
+    const n = this.left.get(accountId)! - 1
+    this.left.set(accountId, n)
+    return n
+  }
+}
 
 /** The usage counters' bucket: the UTC minute of a request's admission. */
 export const minuteOf = (t: number): number => Math.floor(t / 60_000)

@@ -2,7 +2,8 @@
  * @module
  * SQLite schema v14: a metered admission writes one row, as a plain one does. The charge (v9's
  * `charges`) moves into its admission's row, and an account's limit state (v12's `limit_scopes`
- * row `a:<id>`) into the account's newest admission row, which each admission carries forward.
+ * row `a:<id>`) into the account's newest admission row, which later admissions carry forward
+ * (a transaction writes it on the account's last row of it only: limiter.ts).
  *
  * Why: an admission's cost is mostly its commit, and a commit's cost is the pages it writes. A
  * metered admission wrote two pages besides the plain one's (the charge's, the scope row's); the

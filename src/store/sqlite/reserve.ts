@@ -29,9 +29,8 @@ import {
   type Change,
   EMPTY_STATE,
   KEEPS_STATE,
-  type PeriodStart,
   ScopeQueries,
-  type StateValues,
+  type ScopeSums,
   type Stored,
   spentIn,
 } from './scopes.ts'
@@ -52,12 +51,8 @@ interface Handle {
   budgets: number
   reservedTokens: number
   reservedMicros: number
-}
-
-/** A charge to settle: what it reserved and what it settles to. */
-interface Settling extends Handle {
-  tokens: number
-  micros: number
+  /** The key has rows of its own (a `limit_scopes` row to settle). */
+  keyRows: boolean
 }
 
 interface Stale {
@@ -77,7 +72,7 @@ export type ChargeValues = [string, number, number, number, 0 | 1]
 export interface Reserved {
   reservation: Reservation
   charge: ChargeValues
-  state: StateValues | null
+  state: Stored | null
 }
 
 export class ReserveQueries {
@@ -125,17 +120,6 @@ export class ReserveQueries {
     }
   }
 
-  /** Each scope's state at `at`, once per scope the rows name (the account's as its newest admission holds it). */
-  private load(input: AdmitInput, at: number, rows: LimitRow[], stored: Stored | null) {
-    const { account, key } = byScope(rows)
-    return {
-      account: account.length
-        ? this.scopes.loadAccount(input.accountId, stored ?? EMPTY_STATE, account, at)
-        : null,
-      key: key.length ? this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, key, at) : null,
-    }
-  }
-
   private span(row: LimitRow): number {
     return row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
   }
@@ -152,18 +136,27 @@ export class ReserveQueries {
     stored: Stored | null,
   ): Reserved | { refusal: ChargeRefusal } {
     const c = input.charge!
-    const loaded = this.load(input, at, c.rows, stored)
+    const scoped = byScope(c.rows)
+    // Each scope's state at `at`, once per scope the rows name.
+    const account = scoped.account.length
+      ? this.scopes.loadAccount(input.accountId, stored ?? EMPTY_STATE, scoped.account, at)
+      : null
+    const key = scoped.key.length
+      ? this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, scoped.key, at)
+      : null
     const periods = this.periods.at(at)
-    const states = c.rows.map((row): RowState => {
-      const sums = loaded[row.scope]!
+    const states: RowState[] = []
+    for (const row of c.rows) {
+      const sums = row.scope === 'account' ? account! : key!
       if (row.window === 'period') {
         const p = periods.of(row.period!)
-        return rowState(row, spentIn(sums.money[row.period!], p.start), null, p.resetsAt)
+        states.push(rowState(row, spentIn(sums.money[row.period!], p.start), null, p.resetsAt))
+        continue
       }
       const span = row.window === 'minute' ? sums.minute! : sums.day!
       const used = (row.resource === 'requests' ? span.requests : span.tokens)!
-      return rowState(row, used, used > 0 ? span.first : null, this.span(row))
-    })
+      states.push(rowState(row, used, used > 0 ? span.first : null, this.span(row)))
+    }
     for (const s of states) {
       if (s.row.resource === 'requests' && s.remaining < 1)
         return { refusal: { state: s, needs: 1, retryAt: this.retryAt(input, s, 1, at) } }
@@ -182,39 +175,38 @@ export class ReserveQueries {
     }
     const tokens = c.inputTokens + a.tokens
     let budgets = 0
-    const after = states.map((s) => {
+    // Each row charged: its sums or counter, and its state as the reservation leaves it.
+    for (const s of states) {
       const row = s.row
+      const sums = row.scope === 'account' ? account! : key!
       const amount = row.resource === 'requests' ? 1 : row.resource === 'tokens' ? tokens : a.highestCost
-      let resetAt = s.resetAt
       if (row.window === 'period') {
         const start = periods.of(row.period!).start
-        const money = loaded[row.scope]!.money
-        money[row.period!] = { start, micros: spentIn(money[row.period!], start) + amount }
+        sums.money[row.period!] = { start, micros: spentIn(sums.money[row.period!], start) + amount }
         budgets |= PERIOD_CODE[row.period!] << (row.scope === 'account' ? 0 : 2)
       } else {
-        const span = row.window === 'minute' ? loaded[row.scope]!.minute! : loaded[row.scope]!.day!
+        const span = row.window === 'minute' ? sums.minute! : sums.day!
         if (row.resource === 'requests') span.requests! += 1
         else span.tokens! += amount
-        resetAt ??= at + this.span(row)
+        s.resetAt ??= at + this.span(row)
       }
-      return { row, used: s.used + amount, remaining: Math.max(0, s.remaining - amount), resetAt }
-    })
-    for (const sums of [loaded.account, loaded.key]) {
-      if (!sums) continue
-      if (sums.minute) sums.minute.first ??= at
-      if (sums.day) sums.day.first ??= at
+      s.used += amount
+      s.remaining = Math.max(0, s.remaining - amount)
     }
-    if (loaded.key) this.scopes.saveKey(`k:${input.keyId}`, loaded.key, at)
-    const settles = byScope(c.rows).settles
+    if (account) firstAt(account, at)
+    if (key) {
+      firstAt(key, at)
+      this.scopes.saveKey(`k:${input.keyId}`, key, at)
+    }
     return {
-      charge: [input.keyId, tokens, a.highestCost, budgets, settles ? 0 : 1],
-      state: loaded.account && this.scopes.values(loaded.account, at),
+      charge: [input.keyId, tokens, a.highestCost, budgets, scoped.settles ? 0 : 1],
+      state: account && this.scopes.stored(account, at),
       reservation: {
         tokens,
         micros: a.highestCost,
         outputTokens: a.tokens,
         clampedBy: a.clampedBy,
-        states: after,
+        states,
         handle: {
           account: input.accountId,
           at,
@@ -223,6 +215,7 @@ export class ReserveQueries {
           budgets,
           reservedTokens: tokens,
           reservedMicros: a.highestCost,
+          keyRows: key !== null,
         } satisfies Handle,
       },
     }
@@ -246,33 +239,20 @@ export class ReserveQueries {
    * nothing); inside the flush's transaction.
    */
   settle(batch: Settlement[]): void {
-    this.apply(batch.map((s) => ({ ...(s.handle as Handle), tokens: s.tokens, micros: s.micros })))
+    const changes = new Changes(this.periods)
+    for (const s of batch) {
+      const h = s.handle as Handle
+      // A charge already settled (or swept, or earlier in the batch) is left alone.
+      if (this.q.settle.run(h.account, h.at, h.seq, s.tokens, s.micros).changes === 1)
+        changes.add(h, s.tokens - h.reservedTokens, s.micros - h.reservedMicros)
+    }
+    this.apply(changes)
   }
 
-  /** Settles the charges not settled yet to what they used, and moves the sums and spend they were charged to. */
-  private apply(all: Settling[]): void {
-    if (!all.length) return
-    // Only the charges this settles apply: one settled already (or swept, or earlier in the
-    // batch) is left alone.
-    const applied = all.filter(
-      (i) => this.q.settle.run(i.account, i.at, i.seq, i.tokens, i.micros).changes === 1,
-    )
-    const accounts = new Map<number, Change[]>()
-    const keys = new Map<string, Change[]>()
-    const periods = this.periods
-    const periodOf = (code: number, at: number): PeriodStart | null => {
-      const period = PERIODS[code & 3]
-      return period ? { period, start: periods.at(at).of(period).start } : null
-    }
-    for (const i of applied) {
-      const dt = i.tokens - i.reservedTokens
-      const dm = i.micros - i.reservedMicros
-      if (dt === 0 && dm === 0) continue
-      push(accounts, i.account, { at: i.at, dt, dm, period: periodOf(i.budgets, i.at) })
-      push(keys, i.keyId, { at: i.at, dt, dm, period: periodOf(i.budgets >> 2, i.at) })
-    }
-    for (const [account, changes] of accounts) this.scopes.settleAccount(account, changes)
-    for (const [key, changes] of keys) this.scopes.settleKey(`k:${key}`, changes)
+  /** Moves the sums and spend the settled charges were charged to. */
+  private apply(c: Changes): void {
+    for (const [account, changes] of c.accounts) this.scopes.settleAccount(account, changes)
+    for (const [key, changes] of c.keys) this.scopes.settleKey(`k:${key}`, changes)
   }
 
   /**
@@ -287,8 +267,10 @@ export class ReserveQueries {
     const rows: Stale[] = []
     for (let a = this.q.accounts.get(-1); a && rows.length < limit; a = this.q.accounts.get(a.account_id))
       rows.push(...this.q.stale.all(a.account_id, mark, before, limit - rows.length))
-    this.apply(
-      rows.map((r) => ({
+    const changes = new Changes(this.periods)
+    for (const r of rows) {
+      if (this.q.settle.run(r.account_id, r.created_at, r.seq, 0, 0).changes !== 1) continue
+      const h: Handle = {
         account: r.account_id,
         at: r.created_at,
         seq: r.seq,
@@ -296,10 +278,11 @@ export class ReserveQueries {
         budgets: r.budgets,
         reservedTokens: r.tokens,
         reservedMicros: r.charge_micros,
-        tokens: 0,
-        micros: 0,
-      })),
-    )
+        keyRows: true,
+      }
+      changes.add(h, -r.tokens, -r.charge_micros)
+    }
+    this.apply(changes)
     // Every charge made before `before` is settled now, unless the limit cut the sweep short.
     if (rows.length < limit) this.q.setMark.run(before)
     return rows.length
@@ -341,15 +324,40 @@ function byScope(rows: LimitRow[]): Scoped {
   return s
 }
 
+/** Settled charges' differences from their reservations, by the scope they go to. */
+class Changes {
+  readonly accounts = new Map<number, Change[]>()
+  readonly keys = new Map<string, Change[]>()
+  constructor(private readonly periods: Periods) {}
+
+  /** A settled charge: `dt` tokens and `dm` micro-dollars off (or onto) what it reserved. */
+  add(h: Handle, dt: number, dm: number): void {
+    if (dt === 0 && dm === 0) return
+    push(this.accounts, h.account, this.change(h, h.budgets & 3, dt, dm))
+    if (h.keyRows) push(this.keys, h.keyId, this.change(h, h.budgets >> 2, dt, dm))
+  }
+
+  private change(h: Handle, code: number, dt: number, dm: number): Change {
+    const period = PERIODS[code] ?? null
+    return { at: h.at, dt, dm, period, start: period ? this.periods.at(h.at).of(period).start : 0 }
+  }
+}
+
 function push<K>(m: Map<K, Change[]>, k: K, c: Change): void {
   const list = m.get(k)
   if (list) list.push(c)
   else m.set(k, [c])
 }
 
+/** A span's oldest charge is this one when it held none. */
+function firstAt(sums: ScopeSums, at: number): void {
+  if (sums.minute) sums.minute.first ??= at
+  if (sums.day) sums.day.first ??= at
+}
+
 /** Calendar periods' bounds at one time, each worked out once (a Date apiece). */
 class Periods {
-  private readonly cache = new Map<CalendarPeriod, PeriodBounds>()
+  private readonly cache: Record<CalendarPeriod, PeriodBounds | null> = { day: null, week: null, month: null }
   constructor(private t: number) {}
   /** The same cache moved to `t`: bounds that still hold `t` are kept. */
   at(t: number): this {
@@ -357,10 +365,10 @@ class Periods {
     return this
   }
   of(period: CalendarPeriod): PeriodBounds {
-    const b = this.cache.get(period)
+    const b = this.cache[period]
     if (b && this.t >= b.start && this.t < b.resetsAt) return b
     const now = periodBounds(period, this.t)
-    this.cache.set(period, now)
+    this.cache[period] = now
     return now
   }
 }

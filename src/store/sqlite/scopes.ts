@@ -120,7 +120,7 @@ export const PERIOD_COLUMN = { day: 'pd', week: 'pw', month: 'pm' } as const
 
 /**
  * For retention, within an account (`?1`): the rows older than its newest admission when that one
- * holds the account's limit state (every row after the first that held it does), else all.
+ * holds the account's limit state (once one held it, every commit leaves it on the newest), else all.
  */
 export const KEEPS_STATE = `created_at < COALESCE((SELECT CASE WHEN m_start IS NOT NULL THEN created_at END
     FROM admissions WHERE account_id = ?1 ORDER BY created_at DESC, seq DESC LIMIT 1), 9007199254740991)`
@@ -212,15 +212,7 @@ export class ScopeQueries {
    * spans moved to the windows' edges at `at`; inside the write lock.
    */
   loadAccount(accountId: number, stored: Stored, rows: LimitRow[], at: number): ScopeSums {
-    return this.sums(
-      stored,
-      rows,
-      at,
-      'account',
-      accountId,
-      '',
-      (x, edge) => this.accountGone.get(accountId, stored[`${x}_start`]!, edge)!,
-    )
+    return this.sums(stored, null, rows, at, accountId, '')
   }
 
   /** A key's `limit_scopes` row with its spans moved to the windows' edges at `at` (inside the write lock). */
@@ -235,49 +227,55 @@ export class ScopeQueries {
       at - 2 * dayMs,
       keyId,
     )!
-    return this.sums(r, rows, at, 'key', accountId, keyId, (x) => ({
-      n: r[`${x}_gone_n`] ?? 0,
-      t: r[`${x}_gone_t`] ?? 0,
-      next: r[`${x}_next`],
-    }))
+    return this.sums(r, r, rows, at, accountId, keyId)
   }
 
+  /** `key`: the key's row as read with what left its windows; null for an account. */
   private sums(
     r: Stored,
+    key: KeyRead | null,
     rows: LimitRow[],
     at: number,
-    kind: 'account' | 'key',
     accountId: number,
     keyId: string,
-    gone: (x: Span, edge: number) => Gone,
   ): ScopeSums {
-    const { wantRm, wantTm, wantRd, wantTd } = wantsOf(rows)
-    const move = (x: Span, span: number, wantR: boolean, wantT: boolean): SpanSums | null => {
-      if (!wantR && !wantT) return null
-      const edge = at - span
-      const start = r[`${x}_start`]
-      const rs = r[`r${x}`]
-      const ts = r[`t${x}`]
-      // A start a whole span before the edge is too old to move (its charges may be pruned).
-      if (start === null || start <= edge - span || (wantR && rs === null) || (wantT && ts === null)) {
-        const f = this.fresh[kind].get(accountId, edge, keyId)!
-        return { start: edge, first: f.first, requests: wantR ? f.n : null, tokens: wantT ? f.t : null }
-      }
-      const first = r[`${x}_first`]
-      if (first !== null && first <= edge) {
-        const g = gone(x, edge)
-        return {
-          start: edge,
-          first: g.next,
-          requests: wantR ? rs! - g.n : null,
-          tokens: wantT ? ts! - g.t : null,
-        }
-      }
-      return { start, first, requests: wantR ? rs : null, tokens: wantT ? ts : null }
-    }
+    const w = wantsOf(rows)
+    const { minuteMs, dayMs } = this.spans
     return {
-      minute: move('m', this.spans.minuteMs, wantRm, wantTm),
-      day: move('d', this.spans.dayMs, wantRd, wantTd),
+      minute:
+        w.wantRm || w.wantTm
+          ? this.move(
+              'm',
+              r.m_start,
+              r.m_first,
+              r.rm,
+              r.tm,
+              at - minuteMs,
+              minuteMs,
+              w.wantRm,
+              w.wantTm,
+              key,
+              accountId,
+              keyId,
+            )
+          : null,
+      day:
+        w.wantRd || w.wantTd
+          ? this.move(
+              'd',
+              r.d_start,
+              r.d_first,
+              r.rd,
+              r.td,
+              at - dayMs,
+              dayMs,
+              w.wantRd,
+              w.wantTd,
+              key,
+              accountId,
+              keyId,
+            )
+          : null,
       money: {
         day: { start: r.pd_start, micros: r.pd },
         week: { start: r.pw_start, micros: r.pw },
@@ -286,32 +284,64 @@ export class ScopeQueries {
     }
   }
 
+  /** One span's stored sums (`start`, `first`, requests `rs`, tokens `ts`) moved to `edge`. */
+  private move(
+    x: Span,
+    start: number | null,
+    first: number | null,
+    rs: number | null,
+    ts: number | null,
+    edge: number,
+    span: number,
+    wantR: boolean,
+    wantT: boolean,
+    key: KeyRead | null,
+    accountId: number,
+    keyId: string,
+  ): SpanSums {
+    // A start a whole span before the edge is too old to move (its charges may be pruned).
+    if (start === null || start <= edge - span || (wantR && rs === null) || (wantT && ts === null)) {
+      const f = this.fresh[key ? 'key' : 'account'].get(accountId, edge, keyId)!
+      return { start: edge, first: f.first, requests: wantR ? f.n : null, tokens: wantT ? f.t : null }
+    }
+    if (first !== null && first <= edge) {
+      const g = key ? keyGone(key, x) : this.accountGone.get(accountId, start, edge)!
+      return {
+        start: edge,
+        first: g.next,
+        requests: wantR ? rs! - g.n : null,
+        tokens: wantT ? ts! - g.t : null,
+      }
+    }
+    return { start, first, requests: wantR ? rs : null, tokens: wantT ? ts : null }
+  }
+
   /** The state to store (after a load and the charge added to it). */
-  values(s: ScopeSums, at: number): StateValues {
-    const m = s.minute ?? { start: at - this.spans.minuteMs, first: null, requests: null, tokens: null }
-    const d = s.day ?? { start: at - this.spans.dayMs, first: null, requests: null, tokens: null }
+  stored(s: ScopeSums, at: number): Stored {
+    const m = s.minute
+    const d = s.day
     const { day, week, month } = s.money
-    return [
-      m.start,
-      m.first,
-      d.start,
-      d.first,
-      m.requests,
-      d.requests,
-      m.tokens,
-      d.tokens,
-      day.start,
-      day.micros,
-      week.start,
-      week.micros,
-      month.start,
-      month.micros,
-    ]
+    return {
+      m_start: m ? m.start : at - this.spans.minuteMs,
+      m_first: m ? m.first : null,
+      d_start: d ? d.start : at - this.spans.dayMs,
+      d_first: d ? d.first : null,
+      rm: m ? m.requests : null,
+      rd: d ? d.requests : null,
+      tm: m ? m.tokens : null,
+      td: d ? d.tokens : null,
+      pd_start: day.start,
+      pd: day.micros,
+      pw_start: week.start,
+      pw: week.micros,
+      pm_start: month.start,
+      pm: month.micros,
+    }
   }
 
   /** Writes a key's row back (after `loadKey` and the charge added to it). */
   saveKey(scope: string, s: ScopeSums, at: number): void {
-    this.put.run(scope, ...this.values(s, at))
+    this.put.run(scope, ...stateValues(this.stored(s, at)))
   }
 
   /**
@@ -333,6 +363,13 @@ export class ScopeQueries {
     const add = added(s, changes)
     if (add) this.keyAdjust.run(...add, scope)
   }
+}
+
+/** What left a key's span, as its row was read with it. */
+function keyGone(r: KeyRead, x: Span): Gone {
+  return x === 'm'
+    ? { n: r.m_gone_n ?? 0, t: r.m_gone_t ?? 0, next: r.m_next }
+    : { n: r.d_gone_n ?? 0, t: r.d_gone_t ?? 0, next: r.d_next }
 }
 
 /** Which running sums a scope's rows read. */
@@ -367,8 +404,12 @@ export interface Change {
   at: number
   dt: number
   dm: number
-  period: PeriodStart | null
+  /** The period kind the money went to (null: none), and that period's start. */
+  period: CalendarPeriod | null
+  start: number
 }
+
+const PERIOD_START = { day: 'pd_start', week: 'pw_start', month: 'pm_start' } as const
 
 /** What the changes add to the state's minute and day sums and day, week and month counters (null: nothing). */
 function added(s: Starts, changes: Change[]): [number, number, number, number, number] | null {
@@ -376,18 +417,11 @@ function added(s: Starts, changes: Change[]): [number, number, number, number, n
   for (const c of changes) {
     if (s.m_start !== null && c.at > s.m_start) add.m += c.dt
     if (s.d_start !== null && c.at > s.d_start) add.d += c.dt
-    if (c.period && s[`${PERIOD_COLUMN[c.period.period]}_start`] === c.period.start)
-      add[c.period.period] += c.dm
+    if (c.period && s[PERIOD_START[c.period]] === c.start) add[c.period] += c.dm
   }
   return add.m || add.d || add.day || add.week || add.month
     ? [add.m, add.d, add.day, add.week, add.month]
     : null
-}
-
-/** The period a charge's money went to. */
-export interface PeriodStart {
-  period: CalendarPeriod
-  start: number
 }
 
 /** What `money` has charged in the period starting at `start` (0 when its counter is another period's). */
