@@ -10,7 +10,7 @@
 import type { Database } from 'bun:sqlite'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
-import { PERIOD_COLUMN, type Stored, spentIn } from './scopes.ts'
+import { PERIOD_COLUMN, PERIOD_START, type Stored, spentIn } from './scopes.ts'
 
 interface Sum {
   n: number
@@ -67,8 +67,9 @@ export class ChargeQueries {
         const period = row.period ?? 'month'
         const p = periodBounds(period, now)
         const c = row.scope === 'account' ? accountState() : this.q.keyState.get(`k:${keyId}`)
-        const col = PERIOD_COLUMN[period]
-        const spent = c ? spentIn({ start: c[`${col}_start`], micros: c[col] }, p.start) : 0
+        const spent = c
+          ? spentIn({ start: c[PERIOD_START[period]], micros: c[PERIOD_COLUMN[period]] }, p.start)
+          : 0
         return rowState(row, spent, null, p.resetsAt)
       }
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs

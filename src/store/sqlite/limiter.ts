@@ -277,20 +277,7 @@ export class LimiterQueries {
         c ? c[2] : null,
         c ? c[3] : null,
         c ? c[4] : null,
-        state.m_start,
-        state.m_first,
-        state.d_start,
-        state.d_first,
-        state.rm,
-        state.rd,
-        state.tm,
-        state.td,
-        state.pd_start,
-        state.pd,
-        state.pw_start,
-        state.pw,
-        state.pm_start,
-        state.pm,
+        ...stateValues(state),
       )
     } else if (c) this.q.insertCharge.run(accountId, at, seq, ...c)
     else this.q.insert.run(accountId, at, seq)

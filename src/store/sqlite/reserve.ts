@@ -270,17 +270,15 @@ export class ReserveQueries {
     const changes = new Changes(this.periods)
     for (const r of rows) {
       if (this.q.settle.run(r.account_id, r.created_at, r.seq, 0, 0).changes !== 1) continue
-      const h: Handle = {
+      // Whether the key kept rows of its own is not stored: its `limit_scopes` row is read to know.
+      const charge = {
         account: r.account_id,
         at: r.created_at,
-        seq: r.seq,
         keyId: r.key_id,
         budgets: r.budgets,
-        reservedTokens: r.tokens,
-        reservedMicros: r.charge_micros,
         keyRows: true,
       }
-      changes.add(h, -r.tokens, -r.charge_micros)
+      changes.add(charge, -r.tokens, -r.charge_micros)
     }
     this.apply(changes)
     // Every charge made before `before` is settled now, unless the limit cut the sweep short.
@@ -324,6 +322,9 @@ function byScope(rows: LimitRow[]): Scoped {
   return s
 }
 
+/** What settling a charge needs to know of it: where it went (its account, key and periods) and when. */
+type Charged = Pick<Handle, 'account' | 'at' | 'keyId' | 'budgets' | 'keyRows'>
+
 /** Settled charges' differences from their reservations, by the scope they go to. */
 class Changes {
   readonly accounts = new Map<number, Change[]>()
@@ -331,13 +332,13 @@ class Changes {
   constructor(private readonly periods: Periods) {}
 
   /** A settled charge: `dt` tokens and `dm` micro-dollars off (or onto) what it reserved. */
-  add(h: Handle, dt: number, dm: number): void {
+  add(h: Charged, dt: number, dm: number): void {
     if (dt === 0 && dm === 0) return
     push(this.accounts, h.account, this.change(h, h.budgets & 3, dt, dm))
     if (h.keyRows) push(this.keys, h.keyId, this.change(h, h.budgets >> 2, dt, dm))
   }
 
-  private change(h: Handle, code: number, dt: number, dm: number): Change {
+  private change(h: Charged, code: number, dt: number, dm: number): Change {
     const period = PERIODS[code] ?? null
     return { at: h.at, dt, dm, period, start: period ? this.periods.at(h.at).of(period).start : 0 }
   }

@@ -117,6 +117,8 @@ type Fresh = { n: number; t: number; first: number | null }
 
 /** The period kinds' counter columns. */
 export const PERIOD_COLUMN = { day: 'pd', week: 'pw', month: 'pm' } as const
+/** The period kinds' counters' start columns. */
+export const PERIOD_START = { day: 'pd_start', week: 'pw_start', month: 'pm_start' } as const
 
 /**
  * For retention, within an account (`?1`): the rows older than its newest admission when that one
@@ -408,8 +410,6 @@ export interface Change {
   period: CalendarPeriod | null
   start: number
 }
-
-const PERIOD_START = { day: 'pd_start', week: 'pw_start', month: 'pm_start' } as const
 
 /** What the changes add to the state's minute and day sums and day, week and month counters (null: nothing). */
 function added(s: Starts, changes: Change[]): [number, number, number, number, number] | null {

@@ -6,7 +6,6 @@
  * account's volume does not change their cost, which is at most a day's minutes per model.
  */
 import type { Database } from 'bun:sqlite'
-import type { Settlement } from '../../limits/types.ts'
 import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { minuteOf } from './limiter.ts'
 import type { ReserveQueries } from './reserve.ts'
@@ -119,9 +118,7 @@ export class UsageQueries {
       // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
       const hours = new Map<string, RollupFact>()
       // The batch's settlements (reserve.ts): one statement a charge, then one per scope touched.
-      const settlements: Settlement[] = []
-      for (const c of batch) if (c.settlement) settlements.push(c.settlement)
-      this.reserve.settle(settlements)
+      this.reserve.settle(batch.flatMap((c) => (c.settlement ? [c.settlement] : [])))
       for (const c of batch) {
         const at = c.counted
         this.q.log.run(
