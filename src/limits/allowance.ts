@@ -13,7 +13,7 @@
  * `min(wanted, MIN_USEFUL_OUTPUT)` output tokens fit is the request refused (429, or 402 for the
  * budget), because an answer cut after a few tokens would bill its whole input for nothing.
  */
-import { dearestInput, dearestOutput, highestCostMicros, type PricingUnits } from './pricing.ts'
+import { type DearestPrices, highestCostMicros } from './pricing.ts'
 import { type RowState, rowKey } from './rows.ts'
 
 /** Fewer output tokens than this (or than asked, if less) are not worth serving. */
@@ -28,8 +28,8 @@ export interface AllowanceInput {
   inputBound: number
   /** The rows' states before this request (remaining capacity per row). */
   states: RowState[]
-  /** The model's prices; null = free. */
-  units: PricingUnits | null
+  /** The dearest prices a token of the request can cost; null = free. */
+  price: DearestPrices | null
 }
 
 export type Allowance =
@@ -63,7 +63,7 @@ export function outputAllowance(a: AllowanceInput): Allowance {
     else continue
     if (fits < floor) {
       const needs =
-        s.row.resource === 'tokens' ? a.inputBound + floor : highestCostMicros(a.units, a.inputBound, floor)
+        s.row.resource === 'tokens' ? a.inputBound + floor : highestCostMicros(a.price, a.inputBound, floor)
       return { ok: false, state: s, needs }
     }
     if (fits < tokens) {
@@ -75,23 +75,22 @@ export function outputAllowance(a: AllowanceInput): Allowance {
     ok: true,
     tokens,
     clampedBy: clampedBy ? rowKey(clampedBy.row) : null,
-    highestCost: highestCostMicros(a.units, a.inputBound, tokens),
+    highestCost: highestCostMicros(a.price, a.inputBound, tokens),
   }
 }
 
 /** Output tokens that `left` micro-dollars pay for after the input bound (unbounded if output is free). */
 function affordableOutput(a: AllowanceInput, left: number): number {
-  if (!a.units) return Number.MAX_SAFE_INTEGER
-  const pIn = dearestInput(a.units)
-  const perToken = dearestOutput(a.units)
+  const p = a.price
+  if (!p) return Number.MAX_SAFE_INTEGER
   // highestCost(n) = ceil((I*pIn + n*pOut) / 1e6) <= left  <=>  I*pIn + n*pOut <= left * 1e6.
   // Far more than any output cap (a large budget): the count itself does not matter, only that
   // it clamps nothing — no BigInt on the hot path.
-  const rough = (left * 1e6 - a.inputBound * Number(pIn)) / Number(perToken)
+  const rough = (left * 1e6 - a.inputBound * p.input) / p.output
   if (rough >= 2 ** 40) return Math.min(Math.floor(rough), Number.MAX_SAFE_INTEGER)
-  const budget = BigInt(left) * 1_000_000n - BigInt(a.inputBound) * pIn
+  const budget = BigInt(left) * 1_000_000n - BigInt(a.inputBound) * BigInt(p.input)
   if (budget < 0n) return -1
-  if (perToken === 0n) return Number.MAX_SAFE_INTEGER
-  const n = budget / perToken
+  if (p.output === 0) return Number.MAX_SAFE_INTEGER
+  const n = budget / BigInt(p.output)
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n)
 }

@@ -4,7 +4,14 @@
  * was billed). The model's prices are turned into integers once per model, not per request.
  */
 import type { ModelConfig } from '../config/index.ts'
-import { countsOfUsage, type PricingUnits, pricingUnits, requestCostMicros } from './pricing.ts'
+import {
+  countsOfUsage,
+  type DearestPrices,
+  dearestPrices,
+  type PricingUnits,
+  pricingUnits,
+  requestCostMicros,
+} from './pricing.ts'
 
 const UNITS = new WeakMap<ModelConfig, PricingUnits | null>()
 
@@ -16,6 +23,19 @@ export function unitsOf(model: ModelConfig): PricingUnits | null {
     UNITS.set(model, u)
   }
   return u
+}
+
+const DEAREST = new WeakMap<ModelConfig, DearestPrices | null>()
+
+/** The model's dearest input and output prices (cache writes and reasoning included; null: free), once per model. */
+export function dearestOf(model: ModelConfig): DearestPrices | null {
+  let p = DEAREST.get(model)
+  if (p === undefined) {
+    const u = unitsOf(model)
+    p = u && dearestPrices(u)
+    DEAREST.set(model, p)
+  }
+  return p
 }
 
 /** 0 for a free model that billed tokens; null when the upstream reported no usage. */

@@ -87,26 +87,37 @@ export function requestCostMicros(units: PricingUnits | null, t: TokenCounts): n
   return Number((total + MILLION - 1n) / MILLION)
 }
 
-/** The most an input token can cost: the dearer of the input and cache-write prices (a cache read is never dearer). */
-export const dearestInput = (u: PricingUnits): bigint => max(u.input, u.cacheWrite)
-/** The most an output token can cost: the dearer of the output and reasoning prices. */
-export const dearestOutput = (u: PricingUnits): bigint => max(u.output, u.reasoning)
+/**
+ * The most a token of the request can cost, micro-dollars per 1M tokens: an input token at the
+ * dearer of the input and cache-write prices (a cache read is never dearer), an output token at
+ * the dearer of the output and reasoning prices. Plain numbers (prices are validated far below
+ * 2^53): what a reservation is priced at, and what travels to PostgreSQL and Redis as JSON.
+ */
+export interface DearestPrices {
+  input: number
+  output: number
+}
 
-/** The most a reservation can cost: every input token at `dearestInput`, every output token at `dearestOutput`. */
+/** The dearest prices of these prices. */
+export function dearestPrices(u: PricingUnits): DearestPrices {
+  return { input: Number(max(u.input, u.cacheWrite)), output: Number(max(u.output, u.reasoning)) }
+}
+
+/** The most a reservation can cost: every input token and every output token at its dearest price. */
 export function highestCostMicros(
-  units: PricingUnits | null,
+  p: DearestPrices | null,
   inputBound: number,
   outputAllowance: number,
 ): number {
-  if (!units) return 0
-  const pIn = dearestInput(units)
-  const pOut = dearestOutput(units)
+  if (!p) return 0
+  const input = Math.max(0, Math.trunc(inputBound))
+  const output = Math.max(0, Math.trunc(outputAllowance))
   // Exact in doubles while every term stays within 2^53 (the usual case): no BigInt on the hot path.
-  const total =
-    Math.max(0, Math.trunc(inputBound)) * Number(pIn) +
-    Math.max(0, Math.trunc(outputAllowance)) * Number(pOut)
+  const total = input * p.input + output * p.output
   if (total <= Number.MAX_SAFE_INTEGER) return ceilMillions(total)
-  return Number((big(inputBound) * pIn + big(outputAllowance) * pOut + MILLION - 1n) / MILLION)
+  return Number(
+    (BigInt(input) * BigInt(p.input) + BigInt(output) * BigInt(p.output) + MILLION - 1n) / MILLION,
+  )
 }
 
 /** ⌈n / 10^6⌉ for a non-negative integer n ≤ 2^53, exactly (the quotient of a float division can round). */

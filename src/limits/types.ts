@@ -6,6 +6,7 @@
  * refusal count per key, decided in one atomic step.
  */
 
+import type { DearestPrices } from './pricing.ts'
 import type { LimitRow, RowState } from './rows.ts'
 
 /** Window lengths; 60 s and 24 h unless the operator shortens them (tests do). */
@@ -73,8 +74,8 @@ export interface ChargeRequest {
   inputTokens: number
   /** Output tokens wanted: the client's max_tokens, else the model's maximum output (allowance.ts). */
   wantOutput: number
-  /** Highest prices per token in 1e-12 USD (micro-dollars per 1M tokens); null = free. */
-  price: { input: number; output: number } | null
+  /** The dearest prices among the models that may answer (pricing.ts); null = free. */
+  price: DearestPrices | null
 }
 
 /** What an admission reserved. */

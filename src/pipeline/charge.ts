@@ -13,8 +13,8 @@ import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
-import { unitsOf } from '../limits/model-cost.ts'
-import { dearestInput, dearestOutput, highestCostMicros, type PricingUnits } from '../limits/pricing.ts'
+import { dearestOf } from '../limits/model-cost.ts'
+import { type DearestPrices, highestCostMicros } from '../limits/pricing.ts'
 import {
   budgetExceededError,
   contextLengthError,
@@ -121,29 +121,16 @@ export async function planCharge(
 }
 
 /** The dearest input and output prices among `models` (null when none is priced). */
-function dearest(models: ModelConfig[]): ChargeRequest['price'] {
-  let best: ChargeRequest['price'] = null
+function dearest(models: ModelConfig[]): DearestPrices | null {
+  let best: DearestPrices | null = null
   for (const m of models) {
-    const p = pricesOf(m)
+    const p = dearestOf(m)
     if (!p) continue
     if (!best || (p.input >= best.input && p.output >= best.output)) best = p
     else if (p.input > best.input || p.output > best.output)
       best = { input: Math.max(best.input, p.input), output: Math.max(best.output, p.output) }
   }
   return best
-}
-
-const PRICES = new WeakMap<ModelConfig, ChargeRequest['price']>()
-
-/** A model's highest input and output prices (cache writes and reasoning included), once per model. */
-function pricesOf(model: ModelConfig): ChargeRequest['price'] {
-  let p = PRICES.get(model)
-  if (p === undefined) {
-    const u = unitsOf(model)
-    p = u && { input: Number(dearestInput(u)), output: Number(dearestOutput(u)) }
-    PRICES.set(model, p)
-  }
-  return p
 }
 
 /** The refusal of a charge row: 429 for requests and tokens, 402 for money. */
@@ -276,8 +263,8 @@ export function settle(
   failed: boolean,
   relayed: boolean,
   unaccounted: Unaccounted | undefined,
-  /** The answering model's prices (null: free). */
-  units: PricingUnits | null,
+  /** The answering model's dearest prices (null: free). */
+  price: DearestPrices | null,
 ): Settlement {
   const to = (tokens: number, micros: number): Settlement => ({ handle: r.handle, accountId, tokens, micros })
   if (unaccounted) {
@@ -286,7 +273,7 @@ export function settle(
     const seen = unaccounted.seen
     const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
     const output = Math.max(unaccounted.relayedBytes, seen?.completion_tokens ?? 0)
-    return to(Math.min(r.tokens, input + output), Math.min(r.micros, highestCostMicros(units, input, output)))
+    return to(Math.min(r.tokens, input + output), Math.min(r.micros, highestCostMicros(price, input, output)))
   }
   if (usage) return to(usage.prompt_tokens + usage.completion_tokens, costMicros ?? 0)
   if (failed && !relayed) return to(0, 0)

@@ -15,7 +15,7 @@
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
-import { modelCostMicros, unitsOf } from '../limits/model-cost.ts'
+import { dearestOf, modelCostMicros } from '../limits/model-cost.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
@@ -282,7 +282,7 @@ export class Pipeline {
             err !== null,
             ttftMs !== null,
             unaccounted,
-            unitsOf(by.model),
+            dearestOf(by.model),
           ),
         counted: {
           accountId: auth.account.id,

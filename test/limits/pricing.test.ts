@@ -3,6 +3,7 @@ import { MIN_USEFUL_OUTPUT, outputAllowance } from '../../src/limits/allowance.t
 import {
   ceilMillions,
   countsOfUsage,
+  dearestPrices,
   formatUsd,
   highestCostMicros,
   max,
@@ -128,9 +129,9 @@ describe('prices in config', () => {
 
 describe('the highest cost of a reservation', () => {
   test('input bound at the dearer of input and cache write, allowance at the dearer of output and reasoning', () => {
-    expect(highestCostMicros(gpt4oMini, 1_000, 1_000)).toBe(750)
+    expect(highestCostMicros(dearestPrices(gpt4oMini), 1_000, 1_000)).toBe(750)
     const units = pricingUnits({ input: 3, output: 15, cache_write: 3.75, reasoning: 20 })
-    expect(highestCostMicros(units, 1_000, 1_000)).toBe(3_750 + 20_000)
+    expect(highestCostMicros(dearestPrices(units), 1_000, 1_000)).toBe(3_750 + 20_000)
   })
 
   test('it is never below the settled cost of any usage within the reservation', () => {
@@ -147,7 +148,7 @@ describe('the highest cost of a reservation', () => {
       [1000, 300, 0, 1000, 0],
       [3, 1, 1, 1, 1],
     ] as const) {
-      expect(highestCostMicros(units, 1000, 300)).toBeGreaterThanOrEqual(
+      expect(highestCostMicros(dearestPrices(units), 1000, 300)).toBeGreaterThanOrEqual(
         requestCostMicros(units, { input: i, output: o, cachedInput: c, cacheWrite: w, reasoning: r }),
       )
     }
@@ -172,20 +173,20 @@ const budgetRow = (usdMicros: number): LimitRow => ({
 describe('the output allowance', () => {
   test('no limits: what was asked, or the model’s maximum', () => {
     expect(
-      outputAllowance({ requested: 100, modelMax: 4_096, inputBound: 50, states: [], units: null }),
+      outputAllowance({ requested: 100, modelMax: 4_096, inputBound: 50, states: [], price: null }),
     ).toEqual({
       ok: true,
       tokens: 100,
       clampedBy: null,
       highestCost: 0,
     })
-    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 50, states: [], units: null })
+    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 50, states: [], price: null })
     expect(a).toMatchObject({ ok: true, tokens: 4_096, clampedBy: null })
   })
 
   test('the issue’s case: TPM 1,000, model max 4,096, no max_tokens → served, clamped to what fits', () => {
     const states = [rowState(tokensRow(1_000), 0, null, 60_000)]
-    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 120, states, units: null })
+    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 120, states, price: null })
     expect(a).toEqual({ ok: true, tokens: 880, clampedBy: 'account:tokens:minute', highestCost: 0 })
     // input bound + allowance never exceed what is left: the upstream cannot bill past the limit.
     if (a.ok) expect(120 + a.tokens).toBeLessThanOrEqual(1_000)
@@ -196,37 +197,37 @@ describe('the output allowance', () => {
       rowState(tokensRow(10_000), 1_000, now, 60_000),
       rowState(tokensRow(2_000, 'key'), 500, now, 60_000),
     ]
-    const a = outputAllowance({ requested: 4_000, modelMax: 8_192, inputBound: 300, states, units: null })
+    const a = outputAllowance({ requested: 4_000, modelMax: 8_192, inputBound: 300, states, price: null })
     expect(a).toMatchObject({ ok: true, tokens: 1_200, clampedBy: 'key:tokens:minute' })
   })
 
   test('less than a useful answer left → refused, naming the row and what the smallest request needs', () => {
     const states = [rowState(tokensRow(1_000), 800, now, 60_000)]
-    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 120, states, units: null })
+    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 120, states, price: null })
     expect(a).toMatchObject({ ok: false, needs: 120 + MIN_USEFUL_OUTPUT })
     // A small max_tokens lowers the floor: 50 asked, 80 left after the input → served in full.
-    const small = outputAllowance({ requested: 50, modelMax: 4_096, inputBound: 120, states, units: null })
+    const small = outputAllowance({ requested: 50, modelMax: 4_096, inputBound: 120, states, price: null })
     expect(small).toMatchObject({ ok: true, tokens: 50, clampedBy: null })
   })
 
   test('the budget clamps the allowance to what it can pay for, exactly', () => {
-    const units = pricingUnits({ input: 1, output: 4 }) // µ$ per token: 1 in, 4 out
+    const price = dearestPrices(pricingUnits({ input: 1, output: 4 })) // µ$ per token: 1 in, 4 out
     const states = [rowState(budgetRow(10_000), 7_500, now, periodBounds('month', now).resetsAt)]
-    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 500, states, units })
+    const a = outputAllowance({ requested: null, modelMax: 4_096, inputBound: 500, states, price })
     // 2,500 µ$ left − 500 for the input = 2,000 µ$ → 500 output tokens.
     expect(a).toEqual({ ok: true, tokens: 500, clampedBy: 'account:microdollars:month', highestCost: 2_500 })
   })
 
   test('a spent budget refuses; a free model is never held back by a budget', () => {
-    const units = pricingUnits({ input: 1, output: 4 })
+    const price = dearestPrices(pricingUnits({ input: 1, output: 4 }))
     const spent = [rowState(budgetRow(10_000), 10_000, now, periodBounds('month', now).resetsAt)]
     expect(
-      outputAllowance({ requested: null, modelMax: 100, inputBound: 10, states: spent, units }),
+      outputAllowance({ requested: null, modelMax: 100, inputBound: 10, states: spent, price }),
     ).toMatchObject({
       ok: false,
     })
     expect(
-      outputAllowance({ requested: null, modelMax: 100, inputBound: 10, states: spent, units: null }),
+      outputAllowance({ requested: null, modelMax: 100, inputBound: 10, states: spent, price: null }),
     ).toMatchObject({
       ok: true,
       tokens: 100,
@@ -238,7 +239,7 @@ describe('the output allowance', () => {
       rowState({ resource: 'requests', window: 'minute', scope: 'account', capacity: 1 }, 1, now, 60_000),
     ]
     expect(
-      outputAllowance({ requested: 10, modelMax: 100, inputBound: 10, states, units: null }),
+      outputAllowance({ requested: 10, modelMax: 100, inputBound: 10, states, price: null }),
     ).toMatchObject({
       ok: true,
       tokens: 10,
@@ -324,7 +325,7 @@ describe('the reservation cost without BigInt (the hot path) is the exact one', 
       const u = units(BigInt(rand(big ? 2 ** 31 : 200_000_000)), BigInt(rand(big ? 2 ** 31 : 600_000_000)))
       const i = rand(big ? 2 ** 30 : 2_000_000)
       const o = rand(big ? 2 ** 30 : 200_000)
-      expect(highestCostMicros(u, i, o)).toBe(exact(u, i, o))
+      expect(highestCostMicros(dearestPrices(u), i, o)).toBe(exact(u, i, o))
     }
   })
 
@@ -344,7 +345,13 @@ describe('the reservation cost without BigInt (the hot path) is the exact one', 
         resetAt: 0,
       }) as const
     const a = (remaining: number) =>
-      outputAllowance({ requested: 4096, modelMax: 4096, inputBound: 40, states: [row(remaining)], units: u })
+      outputAllowance({
+        requested: 4096,
+        modelMax: 4096,
+        inputBound: 40,
+        states: [row(remaining)],
+        price: dearestPrices(u),
+      })
     expect(a(1e12)).toMatchObject({ ok: true, tokens: 4096, clampedBy: null })
     // 40 input tokens cost 6 µ$ (6,000,000 / 1e6); each output token 0.6 µ$: 1,000 µ$ buy 1,656.
     expect(a(1_000)).toMatchObject({ ok: true, tokens: Math.floor((1_000 * 1e6 - 40 * 150_000) / 600_000) })

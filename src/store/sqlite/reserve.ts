@@ -15,7 +15,6 @@
  */
 import type { Database } from 'bun:sqlite'
 import { outputAllowance } from '../../limits/allowance.ts'
-import type { PricingUnits } from '../../limits/pricing.ts'
 import {
   type CalendarPeriod,
   type LimitRow,
@@ -166,7 +165,7 @@ export class ReserveQueries {
       modelMax: c.wantOutput,
       inputBound: c.inputTokens,
       states,
-      units: unitsOf(c.price),
+      price: c.price,
     })
     if (!a.ok) {
       const retryAt =
@@ -372,19 +371,4 @@ class Periods {
     this.cache[period] = now
     return now
   }
-}
-
-const UNITS = new WeakMap<object, PricingUnits>()
-
-/** The admission's prices as allowance.ts takes them (the dearer input and output prices), once per prices. */
-function unitsOf(p: { input: number; output: number } | null): PricingUnits | null {
-  if (!p) return null
-  let u = UNITS.get(p)
-  if (!u) {
-    const input = BigInt(p.input)
-    const output = BigInt(p.output)
-    u = { input, output, cachedInput: input, cacheWrite: input, reasoning: output }
-    UNITS.set(p, u)
-  }
-  return u
 }
