@@ -88,6 +88,53 @@ test("one commit keeps the account's state on its newest row only: when the batc
   expect(accountId).not.toBe(other.id)
   store.close()
 })
+test('charges leaving a window one by one within a commit are taken from the rows read ahead, and the window stays exact', async () => {
+  const { store, input } = await setup()
+  const wide: LimitRow = { ...TPM, capacity: 1_000_000_000 }
+  // Sizes that differ, so a charge subtracted twice or not at all shows in the sum.
+  const charge = (i: number): ChargeRequest => ({
+    rows: [wide],
+    inputTokens: 100 + i,
+    wantOutput: 10,
+    price: null,
+  })
+  const charged: { at: number; tokens: number }[] = []
+  const check = (rs: AdmitResult[]) => {
+    for (const r of rs) {
+      if (!r.admitted) continue
+      charged.push({ at: r.loggedAt!, tokens: r.reservation!.tokens })
+      const inWindow = charged.filter((c) => c.at > r.loggedAt! - 60_000 && c.at <= r.loggedAt!)
+      expect(r.reservation!.states[0]!.used).toBe(inWindow.reduce((n, c) => n + c.tokens, 0))
+    }
+  }
+  // A first minute: 60 charges, a second apart, each alone.
+  for (let i = 0; i < 60; i++) check([await store.admit(input(T0 + i * 1_000, charge(i)))])
+  // A minute on, bursts in one commit whose admissions each see one or more of those leave: more
+  // than the rows read ahead at once (16), a gap the rows do not reach, and a refusal in between
+  // (it moved the window without keeping it).
+  const tight: LimitRow = { ...BUDGET, capacity: 1 }
+  const at = (s: number) => T0 + 60_000 + s
+  const burst = (times: number[], refuse = -1) =>
+    Promise.all(
+      times.map((t, j) =>
+        store.admit(
+          input(
+            at(t),
+            j === refuse
+              ? { ...charge(j), rows: [wide, tight], price: { input: 1e6, output: 1e6 } }
+              : charge(j),
+          ),
+        ),
+      ),
+    )
+  check(await burst(Array.from({ length: 20 }, (_, j) => j * 1_000)))
+  const refused = await burst([20_500, 21_000, 22_000, 22_001, 30_000, 31_000], 2)
+  expect(refused.map((r) => r.admitted)).toEqual([true, true, false, true, true, true])
+  check(refused)
+  check(await burst(Array.from({ length: 24 }, (_, j) => 31_000 + j * 500)))
+  store.close()
+})
+
 test('the output allowance is clamped to what the window leaves, never refused merely for the model maximum', async () => {
   const { store, input } = await setup()
   const small: LimitRow = { ...TPM, capacity: 1_000 }

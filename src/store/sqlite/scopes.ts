@@ -8,7 +8,9 @@
  *
  * Moving a span to the window's edge subtracts the charges that left — each leaves once, so a
  * window is never summed on the hot path — and while the oldest charge is still inside nothing
- * has left, so nothing is read. A span not moved for a whole window (its old charges may be
+ * has left, so nothing is read. Under a steady load charges leave one by one, so within one
+ * transaction an account's first admission that sees some leave reads the next ones too, and the
+ * admissions of it after that take theirs from those (`Departures`). A span not moved for a whole window (its old charges may be
  * pruned: prune keeps two day windows), or a sum not kept, is summed afresh from the charges.
  */
 import type { Database, Statement } from 'bun:sqlite'
@@ -153,6 +155,14 @@ const ACCOUNT_GONE = `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t,
     (SELECT MIN(created_at) FROM admissions WHERE account_id = ?1 AND created_at > ?3 AND ${CHARGED}) AS next
   FROM admissions WHERE account_id = ?1 AND created_at > ?2 AND created_at <= ?3 AND ${CHARGED}`
 
+/**
+ * The account's next charges to leave a span after its edge `?2`, oldest first: as many as a
+ * batch holds admissions of it when its window's tail is as busy as its head. The limit is a
+ * constant: bound as a parameter it costs 4 µs more a statement (bun:sqlite 1.4, measured).
+ */
+const ACCOUNT_NEXT = `SELECT created_at, tokens FROM admissions
+  WHERE account_id = ?1 AND created_at > ?2 AND ${CHARGED} ORDER BY created_at, seq LIMIT 16`
+
 function freshSql(key: boolean): string {
   return `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t, MIN(created_at) AS first FROM admissions
     WHERE account_id = ?1 AND created_at > ?2 AND ${CHARGED} ${key ? 'AND key_id = ?3' : 'AND ?3 IS NOT NULL'}`
@@ -177,6 +187,7 @@ interface Starts {
 export class ScopeQueries {
   private readonly keyRead: Statement<KeyRead, ReadArgs>
   private readonly accountGone: Statement<Gone, [number, number, number]>
+  private readonly accountNext: Statement<unknown, [number, number]>
   private readonly fresh: Record<'account' | 'key', Statement<Fresh, [number, number, string]>>
   private readonly put
   private readonly keyStarts
@@ -190,6 +201,7 @@ export class ScopeQueries {
   ) {
     this.keyRead = db.query(KEY_READ)
     this.accountGone = db.query(ACCOUNT_GONE)
+    this.accountNext = db.query(ACCOUNT_NEXT)
     this.fresh = { account: db.query(freshSql(false)), key: db.query(freshSql(true)) }
     this.put = db.query<null, [string, ...StateValues]>(PUT)
     this.keyStarts = db.query<Starts, [string]>(
@@ -211,10 +223,17 @@ export class ScopeQueries {
 
   /**
    * An account's state (`stored`: its newest admission row's, as the admission read it) with its
-   * spans moved to the windows' edges at `at`; inside the write lock.
+   * spans moved to the windows' edges at `at`; inside the write lock. `ahead`: the account's
+   * charges read ahead in this transaction (null outside a batch).
    */
-  loadAccount(accountId: number, stored: Stored, rows: LimitRow[], at: number): ScopeSums {
-    return this.sums(stored, null, rows, at, accountId, '')
+  loadAccount(
+    accountId: number,
+    stored: Stored,
+    rows: LimitRow[],
+    at: number,
+    ahead: Ahead | null,
+  ): ScopeSums {
+    return this.sums(stored, null, rows, at, accountId, '', ahead)
   }
 
   /** A key's `limit_scopes` row with its spans moved to the windows' edges at `at` (inside the write lock). */
@@ -229,7 +248,7 @@ export class ScopeQueries {
       at - 2 * dayMs,
       keyId,
     )!
-    return this.sums(r, r, rows, at, accountId, keyId)
+    return this.sums(r, r, rows, at, accountId, keyId, null)
   }
 
   /** `key`: the key's row as read with what left its windows; null for an account. */
@@ -240,6 +259,7 @@ export class ScopeQueries {
     at: number,
     accountId: number,
     keyId: string,
+    ahead: Ahead | null,
   ): ScopeSums {
     const w = wantsOf(rows)
     const { minuteMs, dayMs } = this.spans
@@ -259,6 +279,7 @@ export class ScopeQueries {
               key,
               accountId,
               keyId,
+              ahead,
             )
           : null,
       day:
@@ -276,6 +297,7 @@ export class ScopeQueries {
               key,
               accountId,
               keyId,
+              ahead,
             )
           : null,
       money: {
@@ -300,6 +322,7 @@ export class ScopeQueries {
     key: KeyRead | null,
     accountId: number,
     keyId: string,
+    ahead: Ahead | null,
   ): SpanSums {
     // A start a whole span before the edge is too old to move (its charges may be pruned).
     if (start === null || start <= edge - span || (wantR && rs === null) || (wantT && ts === null)) {
@@ -307,7 +330,7 @@ export class ScopeQueries {
       return { start: edge, first: f.first, requests: wantR ? f.n : null, tokens: wantT ? f.t : null }
     }
     if (first !== null && first <= edge) {
-      const g = key ? keyGone(key, x) : this.accountGone.get(accountId, start, edge)!
+      const g = key ? keyGone(key, x) : this.gone(accountId, x, start, edge, ahead)
       return {
         start: edge,
         first: g.next,
@@ -316,6 +339,22 @@ export class ScopeQueries {
       }
     }
     return { start, first, requests: wantR ? rs : null, tokens: wantT ? ts : null }
+  }
+
+  /**
+   * What left an account's span between `start` and `edge`. Charges leave one by one under a
+   * steady load, so a batch would ask once per admission: the first asks, and reads the next
+   * charges to leave for the admissions of the account still to come in the transaction; they
+   * take theirs from those while they cover their edge.
+   */
+  private gone(accountId: number, x: Span, start: number, edge: number, ahead: Ahead | null): Gone {
+    const read = ahead?.[x]
+    const g = read && read.edge === start ? read.take(edge) : null
+    if (g) return g
+    const asked = this.accountGone.get(accountId, start, edge)!
+    if (ahead && ahead.later > 0)
+      ahead[x] = new Departures(edge, this.accountNext.values(accountId, edge) as [number, number][])
+    return asked
   }
 
   /** The state to store (after a load and the charge added to it). */
@@ -364,6 +403,46 @@ export class ScopeQueries {
     if (!s) return
     const add = added(s, changes)
     if (add) this.keyAdjust.run(...add, scope)
+  }
+}
+
+/**
+ * An account's charges read ahead in one transaction, per span, for its admissions still to come
+ * in it (`later`). Only inside the write lock: no other writer changes them before the commit.
+ */
+export interface Ahead {
+  later: number
+  m: Departures | null
+  d: Departures | null
+}
+
+/**
+ * The next charges to leave a span after `edge` (up to which it has been moved), oldest first.
+ * Every charge made later in the transaction is newer than all of them (`created_at` never goes
+ * backwards within an account), so while one of them is still in the window it is the oldest.
+ */
+class Departures {
+  private i = 0
+  constructor(
+    public edge: number,
+    private readonly rows: [number, number][],
+  ) {}
+
+  /** What left up to `edge`, or null when the rows read end before it (not known from them). */
+  take(edge: number): Gone | null {
+    const rows = this.rows
+    let i = this.i
+    let n = 0
+    let t = 0
+    while (i < rows.length && rows[i]![0] <= edge) {
+      n++
+      t += rows[i]![1]
+      i++
+    }
+    if (i === rows.length) return null
+    this.i = i
+    this.edge = edge
+    return { n, t, next: rows[i]![0] }
   }
 }
 
