@@ -10,7 +10,7 @@
 import type { Database } from 'bun:sqlite'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
-import { PERIOD_COLUMN, PERIOD_START, type Stored, spentIn } from './scopes.ts'
+import { type Stored, spentOf } from './scopes.ts'
 
 interface Sum {
   n: number
@@ -67,9 +67,7 @@ export class ChargeQueries {
         const period = row.period ?? 'month'
         const p = periodBounds(period, now)
         const c = row.scope === 'account' ? accountState() : this.q.keyState.get(`k:${keyId}`)
-        const spent = c
-          ? spentIn({ start: c[PERIOD_START[period]], micros: c[PERIOD_COLUMN[period]] }, p.start)
-          : 0
+        const spent = c ? spentOf(c, period, p.start) : 0
         return rowState(row, spent, null, p.resetsAt)
       }
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs

@@ -30,9 +30,10 @@ import {
   EMPTY_STATE,
   KEEPS_STATE,
   ScopeQueries,
-  type ScopeSums,
+  type State,
   type Stored,
-  spentIn,
+  setSpent,
+  spentOf,
 } from './scopes.ts'
 
 const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
@@ -149,15 +150,18 @@ export class ReserveQueries {
     const periods = this.periods.at(at)
     const states: RowState[] = []
     for (const row of c.rows) {
-      const sums = row.scope === 'account' ? account! : key!
+      const state = row.scope === 'account' ? account! : key!
       if (row.window === 'period') {
         const p = periods.of(row.period!)
-        states.push(rowState(row, spentIn(sums.money[row.period!], p.start), null, p.resetsAt))
+        states.push(rowState(row, spentOf(state, row.period!, p.start), null, p.resetsAt))
         continue
       }
-      const span = row.window === 'minute' ? sums.minute! : sums.day!
-      const used = (row.resource === 'requests' ? span.requests : span.tokens)!
-      states.push(rowState(row, used, used > 0 ? span.first : null, this.span(row)))
+      const minute = row.window === 'minute'
+      const used = (
+        row.resource === 'requests' ? (minute ? state.rm : state.rd) : minute ? state.tm : state.td
+      )!
+      const first = minute ? state.m_first : state.d_first
+      states.push(rowState(row, used, used > 0 ? first : null, this.span(row)))
     }
     for (const s of states) {
       if (s.row.resource === 'requests' && s.remaining < 1)
@@ -180,16 +184,19 @@ export class ReserveQueries {
     // Each row charged: its sums or counter, and its state as the reservation leaves it.
     for (const s of states) {
       const row = s.row
-      const sums = row.scope === 'account' ? account! : key!
+      const state = row.scope === 'account' ? account! : key!
       const amount = row.resource === 'requests' ? 1 : row.resource === 'tokens' ? tokens : a.highestCost
       if (row.window === 'period') {
-        const start = periods.of(row.period!).start
-        sums.money[row.period!] = { start, micros: spentIn(sums.money[row.period!], start) + amount }
-        budgets |= PERIOD_CODE[row.period!] << (row.scope === 'account' ? 0 : 2)
+        const period = row.period!
+        const start = periods.of(period).start
+        setSpent(state, period, start, spentOf(state, period, start) + amount)
+        budgets |= PERIOD_CODE[period] << (row.scope === 'account' ? 0 : 2)
       } else {
-        const span = row.window === 'minute' ? sums.minute! : sums.day!
-        if (row.resource === 'requests') span.requests! += 1
-        else span.tokens! += amount
+        if (row.window === 'minute') {
+          if (row.resource === 'requests') state.rm! += 1
+          else state.tm! += amount
+        } else if (row.resource === 'requests') state.rd! += 1
+        else state.td! += amount
         s.resetAt ??= at + this.span(row)
       }
       s.used += amount
@@ -198,11 +205,11 @@ export class ReserveQueries {
     if (account) firstAt(account, at)
     if (key) {
       firstAt(key, at)
-      this.scopes.saveKey(`k:${input.keyId}`, key, at)
+      this.scopes.saveKey(`k:${input.keyId}`, key)
     }
     return {
       charge: [input.keyId, tokens, a.highestCost, budgets, scoped.settles ? 0 : 1],
-      state: account && this.scopes.stored(account, at),
+      state: account,
       reservation: {
         tokens,
         micros: a.highestCost,
@@ -352,10 +359,10 @@ function push<K>(m: Map<K, Change[]>, k: K, c: Change): void {
   else m.set(k, [c])
 }
 
-/** A span's oldest charge is this one when it held none. */
-function firstAt(sums: ScopeSums, at: number): void {
-  if (sums.minute) sums.minute.first ??= at
-  if (sums.day) sums.day.first ??= at
+/** A kept span's oldest charge is this one when it held none. */
+function firstAt(s: State, at: number): void {
+  if (s.minute) s.m_first ??= at
+  if (s.day) s.d_first ??= at
 }
 
 /** Calendar periods' bounds at one time, each worked out once (a Date apiece). */

@@ -17,28 +17,6 @@ import type { Database, Statement } from 'bun:sqlite'
 import type { CalendarPeriod, LimitRow } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 
-/** A span's sums after moving it to the window's edge; a sum is null when no row asks for it. */
-export interface SpanSums {
-  start: number
-  /** The oldest charge in the window (null: none). */
-  first: number | null
-  requests: number | null
-  tokens: number | null
-}
-
-/** A money counter: micro-dollars charged in the period starting at `start`. */
-export interface Counter {
-  start: number | null
-  micros: number | null
-}
-
-/** One scope's row as admission found it, its spans moved to the windows' edges. */
-export interface ScopeSums {
-  minute: SpanSums | null
-  day: SpanSums | null
-  money: Record<CalendarPeriod, Counter>
-}
-
 /** A scope's state as stored (an account's newest admission row, a key's `limit_scopes` row); null: not kept. */
 export interface Stored {
   m_start: number | null
@@ -56,6 +34,50 @@ export interface Stored {
   pm_start: number | null
   pm: number | null
 }
+
+/**
+ * A scope's state while an admission works on it: a copy of the stored one, its spans moved to the
+ * windows' edges and the reservation charged in place; then stored as it is. A span no row reads
+ * is stored as an empty window ending at the admission (null sums). `minute` / `day`: the span is
+ * kept (some row reads it).
+ */
+export class State implements Stored {
+  m_start: number | null
+  m_first: number | null
+  d_start: number | null
+  d_first: number | null
+  rm: number | null
+  rd: number | null
+  tm: number | null
+  td: number | null
+  pd_start: number | null
+  pd: number | null
+  pw_start: number | null
+  pw: number | null
+  pm_start: number | null
+  pm: number | null
+  minute = false
+  day = false
+  constructor(s: Stored) {
+    this.m_start = s.m_start
+    this.m_first = s.m_first
+    this.d_start = s.d_start
+    this.d_first = s.d_first
+    this.rm = s.rm
+    this.rd = s.rd
+    this.tm = s.tm
+    this.td = s.td
+    this.pd_start = s.pd_start
+    this.pd = s.pd
+    this.pw_start = s.pw_start
+    this.pw = s.pw
+    this.pm_start = s.pm_start
+    this.pm = s.pm
+  }
+}
+
+/** A state's money counters. */
+export type PeriodCounters = Pick<Stored, 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
 
 /** The stored state's columns, in their stored order (the admission insert's and `limit_scopes`'). */
 export type StateValues = Array<number | null>
@@ -117,10 +139,8 @@ type Span = 'm' | 'd'
 type ReadArgs = [string, number, number, number, number, number, string]
 type Fresh = { n: number; t: number; first: number | null }
 
-/** The period kinds' counter columns. */
-export const PERIOD_COLUMN = { day: 'pd', week: 'pw', month: 'pm' } as const
 /** The period kinds' counters' start columns. */
-export const PERIOD_START = { day: 'pd_start', week: 'pw_start', month: 'pm_start' } as const
+const PERIOD_START = { day: 'pd_start', week: 'pw_start', month: 'pm_start' } as const
 
 /**
  * For retention, within an account (`?1`): the rows older than its newest admission when that one
@@ -226,18 +246,14 @@ export class ScopeQueries {
    * spans moved to the windows' edges at `at`; inside the write lock. `ahead`: the account's
    * charges read ahead in this transaction (null outside a batch).
    */
-  loadAccount(
-    accountId: number,
-    stored: Stored,
-    rows: LimitRow[],
-    at: number,
-    ahead: Ahead | null,
-  ): ScopeSums {
-    return this.sums(stored, null, rows, at, accountId, '', ahead)
+  loadAccount(accountId: number, stored: Stored, rows: LimitRow[], at: number, ahead: Ahead | null): State {
+    const s = new State(stored)
+    this.moveAll(s, null, rows, at, accountId, '', ahead)
+    return s
   }
 
   /** A key's `limit_scopes` row with its spans moved to the windows' edges at `at` (inside the write lock). */
-  loadKey(scope: string, accountId: number, keyId: string, rows: LimitRow[], at: number): ScopeSums {
+  loadKey(scope: string, accountId: number, keyId: string, rows: LimitRow[], at: number): State {
     const { minuteMs, dayMs } = this.spans
     const r = this.keyRead.get(
       scope,
@@ -248,73 +264,41 @@ export class ScopeQueries {
       at - 2 * dayMs,
       keyId,
     )!
-    return this.sums(r, r, rows, at, accountId, keyId, null)
+    const s = new State(r)
+    this.moveAll(s, r, rows, at, accountId, keyId, null)
+    return s
   }
 
   /** `key`: the key's row as read with what left its windows; null for an account. */
-  private sums(
-    r: Stored,
+  private moveAll(
+    s: State,
     key: KeyRead | null,
     rows: LimitRow[],
     at: number,
     accountId: number,
     keyId: string,
     ahead: Ahead | null,
-  ): ScopeSums {
+  ): void {
     const w = wantsOf(rows)
     const { minuteMs, dayMs } = this.spans
-    return {
-      minute:
-        w.wantRm || w.wantTm
-          ? this.move(
-              'm',
-              r.m_start,
-              r.m_first,
-              r.rm,
-              r.tm,
-              at - minuteMs,
-              minuteMs,
-              w.wantRm,
-              w.wantTm,
-              key,
-              accountId,
-              keyId,
-              ahead,
-            )
-          : null,
-      day:
-        w.wantRd || w.wantTd
-          ? this.move(
-              'd',
-              r.d_start,
-              r.d_first,
-              r.rd,
-              r.td,
-              at - dayMs,
-              dayMs,
-              w.wantRd,
-              w.wantTd,
-              key,
-              accountId,
-              keyId,
-              ahead,
-            )
-          : null,
-      money: {
-        day: { start: r.pd_start, micros: r.pd },
-        week: { start: r.pw_start, micros: r.pw },
-        month: { start: r.pm_start, micros: r.pm },
-      },
+    s.minute = w.wantRm || w.wantTm
+    if (s.minute) this.move('m', s, at - minuteMs, minuteMs, w.wantRm, w.wantTm, key, accountId, keyId, ahead)
+    else {
+      s.m_start = at - minuteMs
+      s.m_first = s.rm = s.tm = null
+    }
+    s.day = w.wantRd || w.wantTd
+    if (s.day) this.move('d', s, at - dayMs, dayMs, w.wantRd, w.wantTd, key, accountId, keyId, ahead)
+    else {
+      s.d_start = at - dayMs
+      s.d_first = s.rd = s.td = null
     }
   }
 
-  /** One span's stored sums (`start`, `first`, requests `rs`, tokens `ts`) moved to `edge`. */
+  /** One span's sums (`start`, `first`, requests, tokens) moved to `edge`, in place; a sum no row reads is null. */
   private move(
     x: Span,
-    start: number | null,
-    first: number | null,
-    rs: number | null,
-    ts: number | null,
+    s: State,
     edge: number,
     span: number,
     wantR: boolean,
@@ -323,22 +307,39 @@ export class ScopeQueries {
     accountId: number,
     keyId: string,
     ahead: Ahead | null,
-  ): SpanSums {
+  ): void {
+    const m = x === 'm'
+    const start = m ? s.m_start : s.d_start
+    const first = m ? s.m_first : s.d_first
+    let rs = m ? s.rm : s.rd
+    let ts = m ? s.tm : s.td
+    let nextStart = start
+    let nextFirst = first
     // A start a whole span before the edge is too old to move (its charges may be pruned).
     if (start === null || start <= edge - span || (wantR && rs === null) || (wantT && ts === null)) {
       const f = this.fresh[key ? 'key' : 'account'].get(accountId, edge, keyId)!
-      return { start: edge, first: f.first, requests: wantR ? f.n : null, tokens: wantT ? f.t : null }
-    }
-    if (first !== null && first <= edge) {
+      nextStart = edge
+      nextFirst = f.first
+      rs = f.n
+      ts = f.t
+    } else if (first !== null && first <= edge) {
       const g = key ? keyGone(key, x) : this.gone(accountId, x, start, edge, ahead)
-      return {
-        start: edge,
-        first: g.next,
-        requests: wantR ? rs! - g.n : null,
-        tokens: wantT ? ts! - g.t : null,
-      }
+      nextStart = edge
+      nextFirst = g.next
+      rs = rs! - g.n
+      ts = ts! - g.t
     }
-    return { start, first, requests: wantR ? rs : null, tokens: wantT ? ts : null }
+    if (m) {
+      s.m_start = nextStart
+      s.m_first = nextFirst
+      s.rm = wantR ? rs : null
+      s.tm = wantT ? ts : null
+    } else {
+      s.d_start = nextStart
+      s.d_first = nextFirst
+      s.rd = wantR ? rs : null
+      s.td = wantT ? ts : null
+    }
   }
 
   /**
@@ -357,32 +358,9 @@ export class ScopeQueries {
     return asked
   }
 
-  /** The state to store (after a load and the charge added to it). */
-  stored(s: ScopeSums, at: number): Stored {
-    const m = s.minute
-    const d = s.day
-    const { day, week, month } = s.money
-    return {
-      m_start: m ? m.start : at - this.spans.minuteMs,
-      m_first: m ? m.first : null,
-      d_start: d ? d.start : at - this.spans.dayMs,
-      d_first: d ? d.first : null,
-      rm: m ? m.requests : null,
-      rd: d ? d.requests : null,
-      tm: m ? m.tokens : null,
-      td: d ? d.tokens : null,
-      pd_start: day.start,
-      pd: day.micros,
-      pw_start: week.start,
-      pw: week.micros,
-      pm_start: month.start,
-      pm: month.micros,
-    }
-  }
-
   /** Writes a key's row back (after `loadKey` and the charge added to it). */
-  saveKey(scope: string, s: ScopeSums, at: number): void {
-    this.put.run(scope, ...stateValues(this.stored(s, at)))
+  saveKey(scope: string, s: State): void {
+    this.put.run(scope, ...stateValues(s))
   }
 
   /**
@@ -503,5 +481,30 @@ function added(s: Starts, changes: Change[]): [number, number, number, number, n
     : null
 }
 
-/** What `money` has charged in the period starting at `start` (0 when its counter is another period's). */
-export const spentIn = (c: Counter, start: number): number => (c.start === start ? (c.micros ?? 0) : 0)
+/** What a state's counter of `period` holds for the period starting at `start` (0 when it counts another). */
+export const spentOf = (s: PeriodCounters, period: CalendarPeriod, start: number): number =>
+  period === 'day'
+    ? s.pd_start === start
+      ? (s.pd ?? 0)
+      : 0
+    : period === 'week'
+      ? s.pw_start === start
+        ? (s.pw ?? 0)
+        : 0
+      : s.pm_start === start
+        ? (s.pm ?? 0)
+        : 0
+
+/** Sets a state's counter of `period` to `micros` spent in the period starting at `start`. */
+export function setSpent(s: State, period: CalendarPeriod, start: number, micros: number): void {
+  if (period === 'day') {
+    s.pd_start = start
+    s.pd = micros
+  } else if (period === 'week') {
+    s.pw_start = start
+    s.pw = micros
+  } else {
+    s.pm_start = start
+    s.pm = micros
+  }
+}
