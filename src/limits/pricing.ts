@@ -90,8 +90,9 @@ export function requestCostMicros(units: PricingUnits | null, t: TokenCounts): n
 /**
  * The most a token of the request can cost, micro-dollars per 1M tokens: an input token at the
  * dearer of the input and cache-write prices (a cache read is never dearer), an output token at
- * the dearer of the output and reasoning prices. Plain numbers (prices are validated far below
- * 2^53): what a reservation is priced at, and what travels to PostgreSQL and Redis as JSON.
+ * the dearer of the output and reasoning prices. Plain numbers, exact (config validation keeps
+ * every price a safe integer of micro-dollars): what a reservation is priced at, and what travels
+ * to PostgreSQL and Redis as JSON.
  */
 export interface DearestPrices {
   input: number
