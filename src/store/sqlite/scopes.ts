@@ -41,21 +41,10 @@ export interface Stored {
  * is stored as an empty window ending at the admission (null sums). `minute` / `day`: the span is
  * kept (some row reads it).
  */
-export class State implements Stored {
-  m_start: number | null
-  m_first: number | null
-  d_start: number | null
-  d_first: number | null
-  rm: number | null
-  rd: number | null
-  tm: number | null
-  td: number | null
-  pd_start: number | null
-  pd: number | null
-  pw_start: number | null
-  pw: number | null
-  pm_start: number | null
-  pm: number | null
+// Its columns are `Stored`'s (declared once, there); the constructor assigns every one.
+export interface State extends Stored {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every column.
+export class State {
   minute = false
   day = false
   constructor(s: Stored) {
