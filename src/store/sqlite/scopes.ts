@@ -10,8 +10,9 @@
  * window is never summed on the hot path — and while the oldest charge is still inside nothing
  * has left, so nothing is read. Under a steady load charges leave one by one, so within one
  * transaction an account's first admission that sees some leave reads the next ones too, and the
- * admissions of it after that take theirs from those (`Departures`). A span not moved for a whole window (its old charges may be
- * pruned: prune keeps two day windows), or a sum not kept, is summed afresh from the charges.
+ * admissions of it after that take theirs from those (`Departures`). A span not moved for a whole
+ * window (its old charges may be pruned: prune keeps two day windows), or a sum not kept, is
+ * summed afresh from the charges.
  */
 import type { Database, Statement } from 'bun:sqlite'
 import type { CalendarPeriod, LimitRow } from '../../limits/rows.ts'
