@@ -5,13 +5,14 @@
  * step as the request windows, and settled inside the usage flush's transaction.
  *
  * A scope's sliding windows are running sums beside its money counters (scopes.ts): admission
- * moves each scope's sums to the windows' edges and checks the rows against them. The charge and
- * the account's new state go into the admission's own row (the limiter writes it,
- * migrations-v14.ts); a key with rows of its own writes its `limit_scopes` row. A flush settles
- * its batch: one statement a charge, then one per scope the batch touched.
+ * moves each scope's sums to the windows' edges and checks the rows against them. The charge goes
+ * into the admission's own row, and the account's new state with it when the admission is the
+ * account's last in its transaction (the limiter writes it, migrations-v14.ts); a key with rows of
+ * its own writes its `limit_scopes` row. A flush settles its batch: one statement a charge, then
+ * one per scope the batch touched.
  *
  * Reservations never settled (a process killed mid-request) are settled to nothing by `sweep`
- * once older than the longest a request can run (see `settleBoundMs`).
+ * once older than `limits.reservation_ttl_s` (app/serve.ts runs it every tenth of that).
  */
 import type { Database } from 'bun:sqlite'
 import { outputAllowance } from '../../limits/allowance.ts'

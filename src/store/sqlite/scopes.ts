@@ -2,9 +2,10 @@
  * @module
  * A scope's limit state on SQLite: per span, the running sums (the charges made after `start`) and
  * the oldest charge after it, and a money counter per calendar period kind. An account's state is
- * in its newest admission row, read by the admission's own first statement and written by its
- * insert (migrations-v14.ts: no page of its own in the commit); a key's is its `limit_scopes` row
- * (migrations-v12.ts), read with what left its windows in one statement and written in one.
+ * in its newest admission row, read by a transaction's first admission of the account and written
+ * by the insert of its last one (limiter.ts; migrations-v14.ts: no page of its own in the commit);
+ * a key's is its `limit_scopes` row (migrations-v12.ts), read with what left its windows in one
+ * statement and written in one.
  *
  * Moving a span to the window's edge subtracts the charges that left — each leaves once, so a
  * window is never summed on the hot path — and while the oldest charge is still inside nothing
@@ -67,7 +68,7 @@ export class State {
 }
 
 /** A state's money counters. */
-export type PeriodCounters = Pick<Stored, 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
+type PeriodCounters = Pick<Stored, 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
 
 /** The stored state's columns, in their stored order (the admission insert's and `limit_scopes`'). */
 export type StateValues = Array<number | null>
