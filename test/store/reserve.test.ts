@@ -4,12 +4,16 @@
  * left, settlement (once) moves every window that still holds the charge, and the sweeper
  * settles a reservation nobody settled.
  */
+
 import { expect, test } from 'bun:test'
+import { join } from 'node:path'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
+import { openSqliteStore, type Store } from '../../src/store/index.ts'
 import type { AdmitResult } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
+import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
@@ -88,51 +92,119 @@ test("one commit keeps the account's state on its newest row only: when the batc
   expect(accountId).not.toBe(other.id)
   store.close()
 })
-test('charges leaving a window one by one within a commit are taken from the rows read ahead, and the window stays exact', async () => {
-  const { store, input } = await setup()
+test('charges leaving a window are taken from the settled ones read before, across commits and processes, and the window stays exact', async () => {
+  // Two processes on one file: each keeps what it read of the account's next departures.
+  const path = join(tempDir(), 'db.sqlite')
+  const a = openSqliteStore({ path, now: T0 })
+  const { id: accountId } = await a.createAccount({
+    name: 'acme',
+    plan: 'free',
+    planStartedAt: T0,
+    planExpiresAt: null,
+    now: T0,
+  })
+  const b = openSqliteStore({ path, now: T0 })
   const wide: LimitRow = { ...TPM, capacity: 1_000_000_000 }
-  // Sizes that differ, so a charge subtracted twice or not at all shows in the sum.
+  // Sizes that differ, so a charge subtracted twice, not at all or at a stale size shows in the sum.
   const charge = (i: number): ChargeRequest => ({
     rows: [wide],
     inputTokens: 100 + i,
     wantOutput: 10,
     price: null,
   })
-  const charged: { at: number; tokens: number }[] = []
-  const check = (rs: AdmitResult[]) => {
+  /** Every charge made, with what it holds now (its reservation, then what it settled to). */
+  const charged: { at: number; tokens: number; store: Store; r: AdmitResult }[] = []
+  const check = (store: Store, rs: AdmitResult[]) => {
     for (const r of rs) {
       if (!r.admitted) continue
-      charged.push({ at: r.loggedAt!, tokens: r.reservation!.tokens })
+      charged.push({ at: r.loggedAt!, tokens: r.reservation!.tokens, store, r })
       const inWindow = charged.filter((c) => c.at > r.loggedAt! - 60_000 && c.at <= r.loggedAt!)
       expect(r.reservation!.states[0]!.used).toBe(inWindow.reduce((n, c) => n + c.tokens, 0))
     }
   }
-  // A first minute: 60 charges, a second apart, each alone.
-  for (let i = 0; i < 60; i++) check([await store.admit(input(T0 + i * 1_000, charge(i)))])
-  // A minute on, bursts in one commit whose admissions each see one or more of those leave: more
-  // than the rows read ahead at once (16), a gap the rows do not reach, and a refusal in between
-  // (it moved the window without keeping it).
-  const tight: LimitRow = { ...BUDGET, capacity: 1 }
+  const settle = async (c: (typeof charged)[number], tokens: number) => {
+    c.tokens = tokens
+    const r = c.r as Extract<AdmitResult, { admitted: true }>
+    await c.store.complete([
+      {
+        gatewayId: r.gatewayId,
+        requestId: 'r',
+        surface: 'chat',
+        stream: false,
+        status: 200,
+        promptTokens: tokens,
+        completionTokens: 0,
+        latencyMs: 1,
+        ttftMs: null,
+        errorCode: null,
+        counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: r.loggedAt! },
+        settlement: { handle: r.reservation!.handle, accountId, tokens, micros: 0 },
+      },
+    ])
+  }
+  const admit = async (store: Store, t: number, c = charge(t % 97)) => {
+    const r = await store.admit(chargedAdmission(accountId, t, c))
+    check(store, [r])
+    return r
+  }
+  // A first minute: 60 charges a second apart, each alone, from either process, each settled but
+  // one (a long stream, settled only once it is among the charges read ahead).
+  for (let i = 0; i < 60; i++) {
+    await admit(i % 3 ? a : b, T0 + i * 1_000)
+    if (i !== 20) await settle(charged.at(-1)!, 7 + i)
+  }
   const at = (s: number) => T0 + 60_000 + s
-  const burst = (times: number[], refuse = -1) =>
-    Promise.all(
-      times.map((t, j) =>
-        store.admit(
-          input(
-            at(t),
-            j === refuse
-              ? { ...charge(j), rows: [wide, tight], price: { input: 1e6, output: 1e6 } }
-              : charge(j),
-          ),
-        ),
-      ),
-    )
-  check(await burst(Array.from({ length: 20 }, (_, j) => j * 1_000)))
-  const refused = await burst([20_500, 21_000, 22_000, 22_001, 30_000, 31_000], 2)
-  expect(refused.map((r) => r.admitted)).toEqual([true, true, false, true, true, true])
-  check(refused)
-  check(await burst(Array.from({ length: 24 }, (_, j) => 31_000 + j * 500)))
-  store.close()
+  // A minute on: one or more leave each admission, each its own commit, from either process.
+  for (let s = 0; s < 20_000; s += 700) await admit(s % 2_100 ? a : b, at(s))
+  await settle(charged[20]!, 3)
+  for (let s = 20_000; s < 30_000; s += 1_300) await admit(a, at(s))
+  // A refused admission that reads what leaves after a gap moves the window without keeping it;
+  // the next starts from the stored one, before what the refused one read.
+  const tight: LimitRow = { ...BUDGET, capacity: 1 }
+  const refused = await a.admit(
+    chargedAdmission(accountId, at(50_000), {
+      ...charge(1),
+      rows: [wide, tight],
+      price: { input: 1e6, output: 1e6 },
+    }),
+  )
+  expect(refused.admitted).toBe(false)
+  await admit(a, at(50_001))
+  // Bursts in one commit: more than 16 leave within it.
+  const burst = (store: Store, times: number[]) =>
+    Promise.all(times.map((t) => store.admit(chargedAdmission(accountId, at(t), charge(t % 89)))))
+  check(
+    a,
+    await burst(
+      a,
+      Array.from({ length: 20 }, (_, j) => 51_000 + j * 200),
+    ),
+  )
+  for (const c of charged.slice(-20)) await settle(c, c.tokens - 50)
+  check(
+    b,
+    await burst(
+      b,
+      Array.from({ length: 6 }, (_, j) => 56_000 + j * 100),
+    ),
+  )
+  for (const c of charged.slice(-6)) await settle(c, c.tokens - 60)
+  // A quiet stretch: the window holds a few charges only, newer ones come from either process.
+  const quiet: [Store, number][] = [
+    [a, 115_000],
+    [b, 116_000],
+    [a, 117_000],
+    [b, 118_000],
+    [a, 176_000],
+    [b, 177_000],
+    [a, 178_000],
+  ]
+  for (const [store, s] of quiet) {
+    await admit(store, at(s))
+    await settle(charged.at(-1)!, s / 1_000)
+  }
+  a.close()
+  b.close()
 })
 
 test('the output allowance is clamped to what the window leaves, never refused merely for the model maximum', async () => {

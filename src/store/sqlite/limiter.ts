@@ -28,7 +28,7 @@ import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 import { isBusy } from './errors.ts'
 import { type ChargeValues, ReserveQueries } from './reserve.ts'
-import { type Ahead, KEEPS_STATE, type StateValues, type Stored, stateValues } from './scopes.ts'
+import { KEEPS_STATE, type StateValues, type Stored, stateValues } from './scopes.ts'
 
 interface Row {
   seq: number
@@ -140,7 +140,6 @@ export class LimiterQueries {
         try {
           return nested(input, batch)
         } catch (err) {
-          batch.forget()
           return err instanceof Error ? err : new Error(String(err))
         }
       })
@@ -249,9 +248,7 @@ export class LimiterQueries {
     // created_at never goes backwards within an account (clock steps, several processes).
     const at = last ? Math.max(now, last.created_at) : now
     const seq = (last?.seq ?? 0) + 1
-    const charged = input.charge
-      ? this.reserve.reserve(input, at, seq, stored, batch ? batch.ahead(accountId, later) : null)
-      : null
+    const charged = input.charge ? this.reserve.reserve(input, at, seq, stored, !written) : null
     if (charged && 'refusal' in charged) {
       const r = charged.refusal
       return {
@@ -321,24 +318,8 @@ export class LimiterQueries {
 class Batch {
   private readonly left = new Map<number, number>()
   readonly written = new Map<number, Row & { state: Stored | null; bare: boolean }>()
-  /** Each account's charges read ahead (scopes.ts). */
-  private readonly read = new Map<number, Ahead>()
   constructor(inputs: AdmitInput[]) {
     for (const i of inputs) this.left.set(i.accountId, (this.left.get(i.accountId) ?? 0) + 1)
-  }
-  /** The account's charges read ahead, with how many of its admissions are still to come. */
-  ahead(accountId: number, later: number): Ahead {
-    let a = this.read.get(accountId)
-    if (!a) {
-      a = { later, m: null, d: null }
-      this.read.set(accountId, a)
-    } else a.later = later
-    return a
-  }
-
-  /** Forgets what was read ahead (an admission's savepoint rolled back: the rows may have changed). */
-  forget(): void {
-    this.read.clear()
   }
 
   /** Counts one admission of the account off; returns how many more of it the batch holds. */

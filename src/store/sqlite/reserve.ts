@@ -26,7 +26,6 @@ import {
 } from '../../limits/rows.ts'
 import type { AdmitInput, ChargeRefusal, Reservation, Settlement, WindowSpans } from '../../limits/types.ts'
 import {
-  type Ahead,
   type Change,
   EMPTY_STATE,
   KEEPS_STATE,
@@ -136,14 +135,14 @@ export class ReserveQueries {
     at: number,
     seq: number,
     stored: Stored | null,
-    /** The account's charges read ahead in this transaction (null outside a batch). */
-    ahead: Ahead | null,
+    /** No admission of the account has been written in this transaction yet (scopes.ts: `loadAccount`). */
+    keep: boolean,
   ): Reserved | { refusal: ChargeRefusal } {
     const c = input.charge!
     const scoped = byScope(c.rows)
     // Each scope's state at `at`, once per scope the rows name.
     const account = scoped.account.length
-      ? this.scopes.loadAccount(input.accountId, stored ?? EMPTY_STATE, scoped.account, at, ahead)
+      ? this.scopes.loadAccount(input.accountId, stored ?? EMPTY_STATE, scoped.account, at, keep)
       : null
     const key = scoped.key.length
       ? this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, scoped.key, at)

@@ -9,11 +9,12 @@
  *
  * Moving a span to the window's edge subtracts the charges that left — each leaves once, so a
  * window is never summed on the hot path — and while the oldest charge is still inside nothing
- * has left, so nothing is read. Under a steady load charges leave one by one, so within one
- * transaction an account's first admission that sees some leave reads the next ones too, and the
- * admissions of it after that take theirs from those (`Departures`). A span not moved for a whole
- * window (its old charges may be pruned: prune keeps two day windows), or a sum not kept, is
- * summed afresh from the charges.
+ * has left, so nothing is read. Under a steady load charges leave one by one, so an admission
+ * that asks what left an account's span also reads the next charges to leave, and later
+ * admissions of it (in any transaction) take theirs from those while they cover their edge
+ * (`Departures`): only settled charges are kept, and a settled charge never changes. A span not
+ * moved for a whole window (its old charges may be pruned: prune keeps two day windows), or a sum
+ * not kept, is summed afresh from the charges.
  */
 import type { Database, Statement } from 'bun:sqlite'
 import type { CalendarPeriod, LimitRow } from '../../limits/rows.ts'
@@ -167,12 +168,15 @@ const ACCOUNT_GONE = `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t,
   FROM admissions WHERE account_id = ?1 AND created_at > ?2 AND created_at <= ?3 AND ${CHARGED}`
 
 /**
- * The account's next charges to leave a span after its edge `?2`, oldest first: as many as a
- * batch holds admissions of it when its window's tail is as busy as its head. The limit is a
- * constant: bound as a parameter it costs 4 µs more a statement (bun:sqlite 1.4, measured).
+ * The account's next charges to leave a span after its edge `?2`, oldest first, and whether each
+ * is settled. The limit is a constant: bound as a parameter it costs 4 µs more a statement
+ * (bun:sqlite 1.4, measured).
  */
-const ACCOUNT_NEXT = `SELECT created_at, tokens FROM admissions
+const ACCOUNT_NEXT = `SELECT created_at, tokens, settled FROM admissions
   WHERE account_id = ?1 AND created_at > ?2 AND ${CHARGED} ORDER BY created_at, seq LIMIT 16`
+
+/** Accounts whose next departures are kept; past it the cache starts again (32 numbers a span each). */
+const KEPT_ACCOUNTS = 4_096
 
 function freshSql(key: boolean): string {
   return `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t, MIN(created_at) AS first FROM admissions
@@ -199,6 +203,8 @@ export class ScopeQueries {
   private readonly keyRead: Statement<KeyRead, ReadArgs>
   private readonly accountGone: Statement<Gone, [number, number, number]>
   private readonly accountNext: Statement<unknown, [number, number]>
+  /** Each account's next charges to leave its minute and day spans, kept across transactions. */
+  private readonly departures = new Map<number, { m: Departures | null; d: Departures | null }>()
   private readonly fresh: Record<'account' | 'key', Statement<Fresh, [number, number, string]>>
   private readonly put
   private readonly keyStarts
@@ -234,12 +240,13 @@ export class ScopeQueries {
 
   /**
    * An account's state (`stored`: its newest admission row's, as the admission read it) with its
-   * spans moved to the windows' edges at `at`; inside the write lock. `ahead`: the account's
-   * charges read ahead in this transaction (null outside a batch).
+   * spans moved to the windows' edges at `at`; inside the write lock. `keep`: no admission of the
+   * account has been written in this transaction yet, so every row read was committed before it
+   * and the next departures read may be kept (should this commit fail, none of its rows is kept).
    */
-  loadAccount(accountId: number, stored: Stored, rows: LimitRow[], at: number, ahead: Ahead | null): State {
+  loadAccount(accountId: number, stored: Stored, rows: LimitRow[], at: number, keep: boolean): State {
     const s = new State(stored)
-    this.moveAll(s, null, rows, at, accountId, '', ahead)
+    this.moveAll(s, null, rows, at, accountId, '', keep)
     return s
   }
 
@@ -256,7 +263,7 @@ export class ScopeQueries {
       keyId,
     )!
     const s = new State(r)
-    this.moveAll(s, r, rows, at, accountId, keyId, null)
+    this.moveAll(s, r, rows, at, accountId, keyId, false)
     return s
   }
 
@@ -268,18 +275,18 @@ export class ScopeQueries {
     at: number,
     accountId: number,
     keyId: string,
-    ahead: Ahead | null,
+    keep: boolean,
   ): void {
     const w = wantsOf(rows)
     const { minuteMs, dayMs } = this.spans
     s.minute = w.wantRm || w.wantTm
-    if (s.minute) this.move('m', s, at - minuteMs, minuteMs, w.wantRm, w.wantTm, key, accountId, keyId, ahead)
+    if (s.minute) this.move('m', s, at - minuteMs, minuteMs, w.wantRm, w.wantTm, key, accountId, keyId, keep)
     else {
       s.m_start = at - minuteMs
       s.m_first = s.rm = s.tm = null
     }
     s.day = w.wantRd || w.wantTd
-    if (s.day) this.move('d', s, at - dayMs, dayMs, w.wantRd, w.wantTd, key, accountId, keyId, ahead)
+    if (s.day) this.move('d', s, at - dayMs, dayMs, w.wantRd, w.wantTd, key, accountId, keyId, keep)
     else {
       s.d_start = at - dayMs
       s.d_first = s.rd = s.td = null
@@ -297,7 +304,7 @@ export class ScopeQueries {
     key: KeyRead | null,
     accountId: number,
     keyId: string,
-    ahead: Ahead | null,
+    keep: boolean,
   ): void {
     const m = x === 'm'
     const start = m ? s.m_start : s.d_start
@@ -314,7 +321,7 @@ export class ScopeQueries {
       rs = f.n
       ts = f.t
     } else if (first !== null && first <= edge) {
-      const g = key ? keyGone(key, x) : this.gone(accountId, x, start, edge, ahead)
+      const g = key ? keyGone(key, x) : this.gone(accountId, x, start, edge, keep)
       nextStart = edge
       nextFirst = g.next
       rs = rs! - g.n
@@ -335,17 +342,22 @@ export class ScopeQueries {
 
   /**
    * What left an account's span between `start` and `edge`. Charges leave one by one under a
-   * steady load, so a batch would ask once per admission: the first asks, and reads the next
-   * charges to leave for the admissions of the account still to come in the transaction; they
-   * take theirs from those while they cover their edge.
+   * steady load, so each admission would ask: one asks, and reads the next charges to leave for
+   * the admissions of the account after it, which take theirs from those while they cover their
+   * edge.
    */
-  private gone(accountId: number, x: Span, start: number, edge: number, ahead: Ahead | null): Gone {
-    const read = ahead?.[x]
-    const g = read && read.edge === start ? read.take(edge) : null
+  private gone(accountId: number, x: Span, start: number, edge: number, keep: boolean): Gone {
+    let kept = this.departures.get(accountId)
+    const g = kept?.[x]?.between(start, edge)
     if (g) return g
     const asked = this.accountGone.get(accountId, start, edge)!
-    if (ahead && ahead.later > 0)
-      ahead[x] = new Departures(edge, this.accountNext.values(accountId, edge) as [number, number][])
+    if (!keep) return asked
+    if (!kept) {
+      if (this.departures.size >= KEPT_ACCOUNTS) this.departures.clear()
+      kept = { m: null, d: null }
+      this.departures.set(accountId, kept)
+    }
+    kept[x] = Departures.read(edge, this.accountNext.values(accountId, edge) as [number, number, number][])
     return asked
   }
 
@@ -376,42 +388,52 @@ export class ScopeQueries {
 }
 
 /**
- * An account's charges read ahead in one transaction, per span, for its admissions still to come
- * in it (`later`). Only inside the write lock: no other writer changes them before the commit.
- */
-export interface Ahead {
-  later: number
-  m: Departures | null
-  d: Departures | null
-}
-
-/**
- * The next charges to leave a span after `edge` (up to which it has been moved), oldest first.
- * Every charge made later in the transaction is newer than all of them (`created_at` never goes
- * backwards within an account), so while one of them is still in the window it is the oldest.
+ * The charges next to leave an account's span: every charge made after `from` and before `stop`
+ * (an existing charge's time, or `from` when none was read), oldest first, all settled. Settlement
+ * and the sweep change only unsettled charges, and a charge made later is never older than the
+ * account's newest (`created_at` never goes backwards within an account), so what these rows say
+ * of that stretch holds in any later transaction, in this process or another's.
  */
 class Departures {
-  private i = 0
-  constructor(
-    public edge: number,
-    private readonly rows: [number, number][],
+  private constructor(
+    private readonly from: number,
+    private readonly stop: number,
+    /** Each charge's time and tokens, in turn. */
+    private readonly rows: number[],
   ) {}
 
-  /** What left up to `edge`, or null when the rows read end before it (not known from them). */
-  take(edge: number): Gone | null {
+  /**
+   * From the charges after `edge` read oldest first (time, tokens, settled): the settled ones
+   * before the first unsettled. The last one read (or the unsettled) bounds them: a charge of the
+   * same time may follow it.
+   */
+  static read(edge: number, read: [number, number, number][]): Departures {
+    const rows: number[] = []
+    let stop = read.length ? read[read.length - 1]![0] : edge
+    for (const [at, tokens, settled] of read) {
+      if (settled !== 1) {
+        stop = at
+        break
+      }
+      rows.push(at, tokens)
+    }
+    return new Departures(edge, stop, rows)
+  }
+
+  /** What left between `start` and `edge`, or null when it reaches past what these rows cover. */
+  between(start: number, edge: number): Gone | null {
+    if (start < this.from || edge >= this.stop) return null
     const rows = this.rows
-    let i = this.i
     let n = 0
     let t = 0
-    while (i < rows.length && rows[i]![0] <= edge) {
+    for (let i = 0; i < rows.length; i += 2) {
+      const at = rows[i]!
+      if (at <= start) continue
+      if (at > edge) return { n, t, next: at }
       n++
-      t += rows[i]![1]
-      i++
+      t += rows[i + 1]!
     }
-    if (i === rows.length) return null
-    this.i = i
-    this.edge = edge
-    return { n, t, next: rows[i]![0] }
+    return { n, t, next: this.stop }
   }
 }
 
