@@ -172,32 +172,60 @@ export function startsWith(buf: Buffer, at: number, pattern: Uint8Array): boolea
 }
 
 /**
- * Bytes of the event's last JSON string value (where the generated text sits in a delta event):
- * a raw `":"` cannot occur inside a JSON string, so the last one starts the value. An estimate
- * (escapes and multibyte characters count as bytes), for the disconnect token estimate.
+ * Bytes of the event's last JSON string value (where the generated text sits in a delta event),
+ * as written: from the last quote back to the quote that opens its string, so JSON whitespace
+ * around keys and colons does not matter. An estimate (escapes and multibyte characters count as
+ * bytes, never fewer than the UTF-8 bytes they stand for), for the disconnect token estimate.
  */
 export function lastStringBytes(buf: Buffer, start: number, end: number): number {
-  const at = buf.lastIndexOf(VALUE_START, end)
-  if (at < start) return 0
-  const close = buf.lastIndexOf(QUOTE, end)
-  return Math.max(0, close - (at + VALUE_START.length))
+  let close = buf.lastIndexOf(QUOTE, end - 1)
+  while (close >= start && escaped(buf, close, start)) close = buf.lastIndexOf(QUOTE, close - 1)
+  if (close < start) return 0
+  let open = buf.lastIndexOf(QUOTE, close - 1)
+  while (open >= start && escaped(buf, open, start)) open = buf.lastIndexOf(QUOTE, open - 1)
+  return open < start ? 0 : close - open - 1
 }
 
 /**
- * Bytes of the string value of the first `key` (given as `"name":"`) in `buf[start, end)`, as
- * written (escapes count their own bytes, never fewer than the UTF-8 bytes they stand for); 0
- * without one. The value ends at the first quote not escaped by a backslash (a string ending in
- * an escaped backslash is read on to the next quote: more, never less).
+ * Bytes of the string value of the first `key` (given with its quotes: `"delta"`) in
+ * `buf[start, end)` whose value is a string, as written (escapes count their own bytes, never
+ * fewer than the UTF-8 bytes they stand for); 0 without one. JSON whitespace may sit around the
+ * colon. The key cannot match inside a string: a quote there is escaped. A value cut by `end`
+ * counts to `end`.
  */
 export function stringValueBytes(buf: Buffer, start: number, end: number, key: Uint8Array): number {
-  const at = buf.indexOf(key, start)
-  if (at === -1 || at >= end) return 0
-  const from = at + key.length
-  let close = buf.indexOf(QUOTE, from)
-  while (close !== -1 && close < end && buf[close - 1] === BACKSLASH) close = buf.indexOf(QUOTE, close + 1)
-  return close === -1 || close >= end ? end - from : close - from
+  for (let at = buf.indexOf(key, start); at !== -1 && at < end; at = buf.indexOf(key, at + 1)) {
+    let i = skipSpace(buf, at + key.length, end)
+    if (buf[i] !== COLON) continue
+    i = skipSpace(buf, i + 1, end)
+    if (i >= end || buf[i] !== QUOTE) continue
+    const from = i + 1
+    let close = buf.indexOf(QUOTE, from)
+    while (close !== -1 && close < end && escaped(buf, close, from)) close = buf.indexOf(QUOTE, close + 1)
+    return close === -1 || close >= end ? end - from : close - from
+  }
+  return 0
 }
 
-const VALUE_START = Buffer.from('":"')
+/** Whether the quote at `at` is escaped: an odd run of backslashes before it (none before `from`). */
+function escaped(buf: Buffer, at: number, from: number): boolean {
+  let i = at - 1
+  while (i >= from && buf[i] === BACKSLASH) i--
+  return (at - 1 - i) % 2 === 1
+}
+
+/** The first index from `i` (before `end`) that is not JSON whitespace. */
+export function skipSpace(buf: Buffer, i: number, end: number): number {
+  while (i < end) {
+    const c = buf[i]
+    if (c !== SPACE && c !== TAB && c !== CR && c !== LF) break
+    i++
+  }
+  return i
+}
+
 const QUOTE = 34
 const BACKSLASH = 92
+const COLON = 58
+const SPACE = 32
+const TAB = 9

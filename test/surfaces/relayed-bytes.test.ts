@@ -10,6 +10,7 @@ import type { ChatCompletionChunk } from '../../src/providers/types.ts'
 import { ChatBytes } from '../../src/surfaces/chat/relay-bytes.ts'
 import { ChatRelay } from '../../src/surfaces/chat/relay-stream.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
+import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
 import { ResponsesRelay } from '../../src/surfaces/responses/relay.ts'
 import { chunkTextBytes, utf8Bytes } from '../../src/usage/estimate.ts'
 
@@ -105,5 +106,32 @@ describe('every stream encoder counts UTF-8 bytes, escapes and all', () => {
     relay.encode(Buffer.from(`event: response.output_text.delta\ndata: ${delta}\n\n`))
     expect(relay.relayedBytes()).toBe(Buffer.byteLength(content))
     expect(relay.relayedBytes()).toBeGreaterThanOrEqual(exact)
+  })
+
+  // A string ending in an escaped backslash, then more strings: its bytes, not the next ones'.
+  const slash = JSON.stringify(`${said}\\`).slice(1, -1)
+  const messages = () =>
+    messagesForwarding.relayBytes!({
+      modelId: 'a/c',
+      provider: { prefix: 'a', kind: 'anthropic', base_url: 'http://127.0.0.1:1', api_key: 'k', models: [] },
+    } as never)
+
+  test('the pass-throughs count pretty-printed events as compact ones, and a string ending in a backslash exactly', () => {
+    for (const [value, spaced] of [
+      [content, false],
+      [content, true],
+      [slash, false],
+      [slash, true],
+    ] as const) {
+      const [c, s] = spaced ? [': ', ', '] : [':', ',']
+      const responses = new ResponsesRelay('p/m', 'p')
+      const delta = `{"type"${c}"response.output_text.delta"${s}"item_id"${c}"m"${s}"delta"${c}"${value}"${s}"logprobs"${c}[]${s}"obfuscation"${c}"abcdef"${s}"sequence_number"${c}4}`
+      responses.encode(Buffer.from(`event: response.output_text.delta\ndata: ${delta}\n\n`))
+      expect(responses.relayedBytes()).toBe(Buffer.byteLength(value))
+      const anthropic = messages()
+      const block = `{"type"${c}"content_block_delta"${s}"index"${c}0${s}"delta"${c}{"type"${c}"text_delta"${s}"text"${c}"${value}"}}`
+      anthropic.encode(Buffer.from(`event: content_block_delta\ndata: ${block}\n\n`))
+      expect(anthropic.relayedBytes!()).toBe(Buffer.byteLength(value))
+    }
   })
 })

@@ -22,7 +22,7 @@ import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import type { Usage } from '../../providers/types.ts'
 import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { ByteRelay, type EventAction, eventData, eventName, startsWith } from '../byte-relay.ts'
+import { ByteRelay, type EventAction, eventData, eventName, skipSpace, startsWith } from '../byte-relay.ts'
 import { ChatRelay, readUsage, sse } from './relay-stream.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
@@ -220,9 +220,6 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
   }
 }
 
-const SPACE = 32
-const TAB = 9
-const CR = 13
 const COLON = 58
 const N = 110
 
@@ -233,21 +230,12 @@ const N = 110
  */
 function hasFinish(ev: Buffer, from: number): boolean {
   for (let at = ev.indexOf(FINISH_KEY, from); at !== -1; at = ev.indexOf(FINISH_KEY, at + 1)) {
-    let i = skipSpace(ev, at + FINISH_KEY.length)
+    let i = skipSpace(ev, at + FINISH_KEY.length, ev.length)
     if (ev[i] !== COLON) continue
-    i = skipSpace(ev, i + 1)
+    i = skipSpace(ev, i + 1, ev.length)
     if (i < ev.length && ev[i] !== N) return true
   }
   return false
-}
-
-function skipSpace(ev: Buffer, i: number): number {
-  while (i < ev.length) {
-    const c = ev[i]
-    if (c !== SPACE && c !== TAB && c !== CR && c !== LF) break
-    i++
-  }
-  return i
 }
 
 /**

@@ -44,7 +44,7 @@ const KEEPALIVE = bytes.encode(': keep-alive\n\n')
 const DONE_DATA = Buffer.from('data: [DONE]')
 const DATA_TYPE = Buffer.from('data: {"type":"')
 const DELTA = '.delta'
-const DELTA_VALUE = Buffer.from('"delta":"')
+const DELTA_KEY = Buffer.from('"delta"')
 
 export class ResponsesRelay extends ByteRelay {
   readonly keepalive = KEEPALIVE
@@ -77,7 +77,7 @@ export class ResponsesRelay extends ByteRelay {
     this.lastEnd = end
     if (type === undefined) return undefined
     // Generated text (output text, reasoning, refusals, tool arguments) comes in `*.delta` events.
-    if (type.endsWith(DELTA)) this.relayed += stringValueBytes(buf, start, end, DELTA_VALUE)
+    if (type.endsWith(DELTA)) this.relayed += stringValueBytes(buf, start, end, DELTA_KEY)
     if (!LIFECYCLE.has(type)) return undefined
     const data = eventData(buf, start, end)
     this.lifecycle(type, data)

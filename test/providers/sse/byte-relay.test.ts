@@ -127,5 +127,12 @@ describe('responses → Responses byte relay', () => {
     expect(tail).toContain('event: response.failed\n')
     expect(tail).toContain('"sequence_number":3')
     expect(r.failure!()?.code).toBe('upstream_stream_interrupted')
+    // The same from an upstream that writes JSON with spaces.
+    const spaced = new ResponsesRelay('openai/gpt-5', 'openai')
+    const last =
+      'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", "delta": "Hi", "sequence_number": 7}\n\n'
+    const cut = relay(spaced, `${created('gpt-5')}${last}`, 20)
+    expect(cut.slice(cut.indexOf(last) + last.length)).toContain('"sequence_number":9')
+    expect(spaced.relayedBytes()).toBe(2)
   })
 })
