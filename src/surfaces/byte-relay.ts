@@ -172,21 +172,6 @@ export function startsWith(buf: Buffer, at: number, pattern: Uint8Array): boolea
 }
 
 /**
- * Bytes of the event's last JSON string value (where the generated text sits in a delta event),
- * as written: from the last quote back to the quote that opens its string, so JSON whitespace
- * around keys and colons does not matter. An estimate (escapes and multibyte characters count as
- * bytes, never fewer than the UTF-8 bytes they stand for), for the disconnect token estimate.
- */
-export function lastStringBytes(buf: Buffer, start: number, end: number): number {
-  let close = buf.lastIndexOf(QUOTE, end - 1)
-  while (close >= start && escaped(buf, close, start)) close = buf.lastIndexOf(QUOTE, close - 1)
-  if (close < start) return 0
-  let open = buf.lastIndexOf(QUOTE, close - 1)
-  while (open >= start && escaped(buf, open, start)) open = buf.lastIndexOf(QUOTE, open - 1)
-  return open < start ? 0 : close - open - 1
-}
-
-/**
  * Bytes of the string value of the first `key` (given with its quotes: `"delta"`) in
  * `buf[start, end)` whose value is a string, as written (escapes count their own bytes, never
  * fewer than the UTF-8 bytes they stand for); 0 without one. JSON whitespace may sit around the

@@ -116,7 +116,7 @@ describe('every stream encoder counts UTF-8 bytes, escapes and all', () => {
       provider: { prefix: 'a', kind: 'anthropic', base_url: 'http://127.0.0.1:1', api_key: 'k', models: [] },
     } as never)
 
-  test('the pass-throughs count pretty-printed events as compact ones, and a string ending in a backslash exactly', () => {
+  test('the pass-throughs count pretty-printed and reordered events as compact ones, and a string ending in a backslash exactly', () => {
     for (const [value, spaced] of [
       [content, false],
       [content, true],
@@ -128,10 +128,16 @@ describe('every stream encoder counts UTF-8 bytes, escapes and all', () => {
       const delta = `{"type"${c}"response.output_text.delta"${s}"item_id"${c}"m"${s}"delta"${c}"${value}"${s}"logprobs"${c}[]${s}"obfuscation"${c}"abcdef"${s}"sequence_number"${c}4}`
       responses.encode(Buffer.from(`event: response.output_text.delta\ndata: ${delta}\n\n`))
       expect(responses.relayedBytes()).toBe(Buffer.byteLength(value))
+      // Text, thinking and tool input, as Anthropic orders the fields and reordered.
       const anthropic = messages()
-      const block = `{"type"${c}"content_block_delta"${s}"index"${c}0${s}"delta"${c}{"type"${c}"text_delta"${s}"text"${c}"${value}"}}`
-      anthropic.encode(Buffer.from(`event: content_block_delta\ndata: ${block}\n\n`))
-      expect(anthropic.relayedBytes!()).toBe(Buffer.byteLength(value))
+      const blocks = [
+        `{"type"${c}"content_block_delta"${s}"index"${c}0${s}"delta"${c}{"type"${c}"text_delta"${s}"text"${c}"${value}"}}`,
+        `{"type"${c}"content_block_delta"${s}"index"${c}0${s}"delta"${c}{"type"${c}"thinking_delta"${s}"thinking"${c}"${value}"}}`,
+        `{"delta"${c}{"partial_json"${c}"${value}"${s}"type"${c}"input_json_delta"}${s}"index"${c}1${s}"type"${c}"content_block_delta"}`,
+      ]
+      for (const block of blocks)
+        anthropic.encode(Buffer.from(`event: content_block_delta\ndata: ${block}\n\n`))
+      expect(anthropic.relayedBytes!()).toBe(3 * Buffer.byteLength(value))
     }
   })
 })

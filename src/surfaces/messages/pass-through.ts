@@ -16,7 +16,7 @@ import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import type { Usage } from '../../providers/types.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { ByteRelay, type EventAction, eventData, eventName, lastStringBytes } from '../byte-relay.ts'
+import { ByteRelay, type EventAction, eventData, eventName, stringValueBytes } from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
 import type { MessagesRequest } from './request-schema.ts'
 import { PING } from './stream-encoder.ts'
@@ -52,6 +52,8 @@ export function swapModel(json: string, modelId: string): string {
 const MODEL_FIELD = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/
 
 const text = new TextEncoder()
+/** Where a `content_block_delta` carries generated text: a text, thinking or tool-input delta. */
+const DELTA_TEXT = ['"text"', '"thinking"', '"partial_json"'].map((k) => Buffer.from(k))
 
 export const messagesForwarding: Forwarding<MessagesRequest> = {
   kind: 'anthropic',
@@ -92,7 +94,7 @@ class MessagesRelay extends ByteRelay {
     switch (name) {
       case 'content_block_delta':
         // Counted (from the bytes) only for the estimate if the client disconnects.
-        this.relayed += lastStringBytes(buf, start, end)
+        for (const key of DELTA_TEXT) this.relayed += stringValueBytes(buf, start, end, key)
         return undefined
       case 'message_start': {
         const data = eventData(buf, start, end)
