@@ -193,7 +193,7 @@ export function stringValueBytes(buf: Buffer, start: number, end: number, key: U
 }
 
 /** Whether the quote at `at` is escaped: an odd run of backslashes before it (none before `from`). */
-function escaped(buf: Buffer, at: number, from: number): boolean {
+export function escaped(buf: Buffer, at: number, from: number): boolean {
   let i = at - 1
   while (i >= from && buf[i] === BACKSLASH) i--
   return (at - 1 - i) % 2 === 1

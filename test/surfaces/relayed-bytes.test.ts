@@ -98,6 +98,11 @@ describe('every stream encoder counts UTF-8 bytes, escapes and all', () => {
     raw.stage.encode(Buffer.from(`data: ${data}\n\n`))
     expect(raw.relayedBytes()).toBeGreaterThanOrEqual(exact)
     expect(raw.relayedBytes()).toBe(Buffer.byteLength(content))
+    // A content ending in an escaped backslash ends at its quote, not the next field's.
+    const slashed = data.replace(`"content":"${content}"`, '"content":"x\\\\","refusal":null,"role":"abc"')
+    const ending = new ChatBytes('p/m', false, 1 << 20, 'p')
+    ending.stage.encode(Buffer.from(`data: ${slashed}\n\n`))
+    expect(ending.relayedBytes()).toBe(3)
   })
 
   test('the Responses pass-through counts its delta events', () => {

@@ -22,7 +22,15 @@ import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import type { Usage } from '../../providers/types.ts'
 import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { ByteRelay, type EventAction, eventData, eventName, skipSpace, startsWith } from '../byte-relay.ts'
+import {
+  ByteRelay,
+  type EventAction,
+  escaped,
+  eventData,
+  eventName,
+  skipSpace,
+  startsWith,
+} from '../byte-relay.ts'
 import { ChatRelay, readUsage, sse } from './relay-stream.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
@@ -248,7 +256,7 @@ function textBytes(ev: Buffer, from: number): number {
     for (let at = ev.indexOf(field, from); at !== -1; at = ev.indexOf(field, at + 1)) {
       const value = at + field.length
       let close = ev.indexOf(QUOTE, value)
-      while (close !== -1 && ev[close - 1] === BACKSLASH) close = ev.indexOf(QUOTE, close + 1)
+      while (close !== -1 && escaped(ev, close, value)) close = ev.indexOf(QUOTE, close + 1)
       if (close === -1) break
       n += close - value
     }
