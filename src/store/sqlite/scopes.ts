@@ -175,6 +175,9 @@ const ACCOUNT_GONE = `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t,
 const ACCOUNT_NEXT = `SELECT created_at, tokens, settled FROM admissions
   WHERE account_id = ?1 AND created_at > ?2 AND ${CHARGED} ORDER BY created_at, seq LIMIT 16`
 
+/** Reads of next departures skipped after one that kept fewer than two charges. */
+const SHORT_READ_SKIPS = 16
+
 /** Accounts whose next departures are kept; past it the cache starts again (32 numbers a span each). */
 const KEPT_ACCOUNTS = 4_096
 
@@ -352,6 +355,13 @@ export class ScopeQueries {
     if (g) return g
     const asked = this.accountGone.get(accountId, start, edge)!
     if (!keep) return asked
+    // A window whose next charges are unsettled (streams still running) keeps few: after a read
+    // that kept fewer than two, the next SHORT_READ_SKIPS asks go without one.
+    const last = kept?.[x]
+    if (last && last.skips > 0) {
+      last.skips--
+      return asked
+    }
     if (!kept) {
       if (this.departures.size >= KEPT_ACCOUNTS) this.departures.clear()
       kept = { m: null, d: null }
@@ -395,6 +405,8 @@ export class ScopeQueries {
  * of that stretch holds in any later transaction, in this process or another's.
  */
 class Departures {
+  /** Asks still to go without reading (set when this read kept fewer than two charges). */
+  skips = 0
   private constructor(
     private readonly from: number,
     private readonly stop: number,
@@ -417,7 +429,9 @@ class Departures {
       }
       rows.push(at, tokens)
     }
-    return new Departures(edge, stop, rows)
+    const d = new Departures(edge, stop, rows)
+    if (rows.length < 4) d.skips = SHORT_READ_SKIPS // fewer than two charges (two numbers each)
+    return d
   }
 
   /** What left between `start` and `edge`, or null when it reaches past what these rows cover. */
