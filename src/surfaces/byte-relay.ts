@@ -180,27 +180,40 @@ export function startsWith(buf: Buffer, at: number, pattern: Uint8Array): boolea
  */
 export function stringValueBytes(buf: Buffer, start: number, end: number, key: Uint8Array): number {
   for (let at = buf.indexOf(key, start); at !== -1 && at < end; at = buf.indexOf(key, at + 1)) {
-    let i = skipSpace(buf, at + key.length, end)
-    if (buf[i] !== COLON) continue
-    i = skipSpace(buf, i + 1, end)
-    if (i >= end || buf[i] !== QUOTE) continue
-    const from = i + 1
-    let close = buf.indexOf(QUOTE, from)
-    while (close !== -1 && close < end && escaped(buf, close, from)) close = buf.indexOf(QUOTE, close + 1)
-    return close === -1 || close >= end ? end - from : close - from
+    const i = valueAt(buf, at + key.length, end)
+    if (i === -1 || buf[i] !== QUOTE) continue
+    const close = closingQuote(buf, i + 1, end)
+    return close === -1 ? end - (i + 1) : close - (i + 1)
   }
   return 0
 }
 
-/** Whether the quote at `at` is escaped: an odd run of backslashes before it (none before `from`). */
-export function escaped(buf: Buffer, at: number, from: number): boolean {
-  let i = at - 1
-  while (i >= from && buf[i] === BACKSLASH) i--
-  return (at - 1 - i) % 2 === 1
+/**
+ * Where the value of a key ending at `keyEnd` starts: past JSON whitespace, the colon and JSON
+ * whitespace again; -1 when no colon follows (the match was not a key) or nothing before `end`.
+ */
+export function valueAt(buf: Buffer, keyEnd: number, end: number): number {
+  let i = skipSpace(buf, keyEnd, end)
+  if (i >= end || buf[i] !== COLON) return -1
+  i = skipSpace(buf, i + 1, end)
+  return i < end ? i : -1
+}
+
+/**
+ * The quote that closes a JSON string whose text starts at `from`, before `end`: the first one
+ * not escaped (after an even run of backslashes); -1 when the string runs past `end`.
+ */
+export function closingQuote(buf: Buffer, from: number, end: number): number {
+  for (let q = buf.indexOf(QUOTE, from); q !== -1 && q < end; q = buf.indexOf(QUOTE, q + 1)) {
+    let i = q - 1
+    while (i >= from && buf[i] === BACKSLASH) i--
+    if ((q - 1 - i) % 2 === 0) return q
+  }
+  return -1
 }
 
 /** The first index from `i` (before `end`) that is not JSON whitespace. */
-export function skipSpace(buf: Buffer, i: number, end: number): number {
+function skipSpace(buf: Buffer, i: number, end: number): number {
   while (i < end) {
     const c = buf[i]
     if (c !== SPACE && c !== TAB && c !== CR && c !== LF) break

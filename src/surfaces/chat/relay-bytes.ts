@@ -24,12 +24,12 @@ import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {
   ByteRelay,
+  closingQuote,
   type EventAction,
-  escaped,
   eventData,
   eventName,
-  skipSpace,
   startsWith,
+  valueAt,
 } from '../byte-relay.ts'
 import { ChatRelay, readUsage, sse } from './relay-stream.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
@@ -228,7 +228,6 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
   }
 }
 
-const COLON = 58
 const N = 110
 
 /**
@@ -238,10 +237,8 @@ const N = 110
  */
 function hasFinish(ev: Buffer, from: number): boolean {
   for (let at = ev.indexOf(FINISH_KEY, from); at !== -1; at = ev.indexOf(FINISH_KEY, at + 1)) {
-    let i = skipSpace(ev, at + FINISH_KEY.length, ev.length)
-    if (ev[i] !== COLON) continue
-    i = skipSpace(ev, i + 1, ev.length)
-    if (i < ev.length && ev[i] !== N) return true
+    const i = valueAt(ev, at + FINISH_KEY.length, ev.length)
+    if (i !== -1 && ev[i] !== N) return true
   }
   return false
 }
@@ -255,8 +252,7 @@ function textBytes(ev: Buffer, from: number): number {
   for (const field of TEXT_FIELDS) {
     for (let at = ev.indexOf(field, from); at !== -1; at = ev.indexOf(field, at + 1)) {
       const value = at + field.length
-      let close = ev.indexOf(QUOTE, value)
-      while (close !== -1 && escaped(ev, close, value)) close = ev.indexOf(QUOTE, close + 1)
+      const close = closingQuote(ev, value, ev.length)
       if (close === -1) break
       n += close - value
     }
