@@ -3,12 +3,15 @@
  * What hostile input costs the gateway, in-process (issue 9, findings 2 and 3): reading a 10 MB
  * request body of `[` (refused by the structural limits while it is read) against a valid 10 MB
  * body (read, parsed and validated), and parsing one 50 MB SSE `data:` line that arrives in 64 KiB
- * chunks (linear: it was 5.6–33 s when the parser rescanned the pending line).
+ * chunks (linear: it was 5.6–33 s when the parser rescanned the pending line); and count_tokens'
+ * estimate of 64 K characters without a space against the same characters as words (a run is one
+ * pre-tokenizer piece, superlinear whole: 5 s of letters, 40 s of CJK before limits/o200k.ts).
  */
 
 import { readBodyText } from '../../src/pipeline/body.ts'
 import { parseSSE } from '../../src/providers/sse/index.ts'
 import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
+import { estimateTokens } from '../../src/surfaces/messages/count-tokens.ts'
 import { type Series, series } from './report.ts'
 
 export interface HostileInputResult {
@@ -18,6 +21,8 @@ export interface HostileInputResult {
   validMs: Series
   /** ms to parse one 50 MB line (cap raised so it parses whole). */
   sseLineMs: Series
+  /** ms per count_tokens estimate of 64 K characters: a run without a space, and as words. */
+  countTokens: Record<'letters' | 'cjk', { run: Series; words: Series }>
 }
 
 const MB = 1024 * 1024
@@ -84,5 +89,47 @@ export async function runHostileInput(samples: number): Promise<HostileInputResu
     const reader = parseSSE(body, { maxEventBytes: 64 * MB, label: 'bench' }).getReader()
     while (!(await reader.read()).done) {}
   })
-  return { bracketMs, validMs, sseLineMs }
+  const countTokens = {
+    letters: await countTokensPair(samples, [...'abcdefghijklmnopqrstuvwxyz']),
+    cjk: await countTokensPair(
+      samples,
+      Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + i)),
+    ),
+  }
+  return { bracketMs, validMs, sseLineMs, countTokens }
+}
+
+const COUNTED_CHARS = 65_536
+
+/**
+ * count_tokens' estimate (in-process) of 64 K characters drawn from `alphabet`: as one run without a
+ * space, and as words of 1–8 characters. A new text each time, so no sample finds the last one's
+ * pieces in the encoder's cache.
+ */
+async function countTokensPair(samples: number, alphabet: string[]): Promise<{ run: Series; words: Series }> {
+  // xorshift32: a linear congruential generator's low bits repeat, and repeated words hit the cache.
+  let state = 0x9e3779b9
+  const next = (n: number) => {
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    return (state >>> 0) % n
+  }
+  const text = (spaced: boolean) => {
+    const out: string[] = []
+    for (let i = 0, word = 0; i < COUNTED_CHARS; i++) {
+      if (spaced && word-- === 0) {
+        out.push(' ')
+        word = 1 + next(8)
+      } else out.push(alphabet[next(alphabet.length)]!)
+    }
+    return out.join('')
+  }
+  const timedCount = (spaced: boolean) => {
+    const texts = Array.from({ length: samples + 1 }, () => text(spaced))
+    return timed(samples, () =>
+      estimateTokens({ model: 'x/y', messages: [{ role: 'user', content: texts.pop()! }] } as never),
+    )
+  }
+  return { run: await timedCount(false), words: await timedCount(true) }
 }

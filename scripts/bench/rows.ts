@@ -319,5 +319,24 @@ export function hostileInputRows(h: HostileInputResult): Row[] {
       h.sseLineMs.median,
       null,
     ),
+    ...(['letters', 'cjk'] as const).flatMap((kind) => {
+      const { run, words } = h.countTokens[kind]
+      const what = kind === 'cjk' ? 'CJK characters' : 'letters'
+      return [
+        row(
+          `count_tokens estimate: 64 K random ${what} as words of 1–8 (in-process)`,
+          fmtSeries(words, 1, 'ms'),
+          words.median,
+          null,
+        ),
+        row(
+          `count_tokens estimate: 64 K random ${what} without a space (in-process)`,
+          fmtSeries(run, 1, 'ms'),
+          run.median,
+          // Equal work up to the noise between runs (±20 %); whole, a run cost 300× and 4,000× more.
+          { op: '<=', value: 1.25 * words.median, text: '≤ 1.25 × the same as words' },
+        ),
+      ]
+    }),
   ]
 }

@@ -35,6 +35,23 @@ test("a plan's max_context_tokens: over it → 400 context_length_exceeded namin
   expect(bed.upstream.billed.requests).toBe(1)
 })
 
+test('the context cap counts text that spells a special token as text: served or refused, not a 500', async () => {
+  bed = await startTokensBed({ capped: { rpm: null, rpd: null, max_context_tokens: 60, models: ['*'] } })
+  const { key } = await bed.gw.key('capped', 'capped')
+  const ask = (content: string) =>
+    fetch(`${bed!.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: auth(key),
+      body: JSON.stringify({ model: 'bill/m', max_tokens: 5, messages: [{ role: 'user', content }] }),
+    })
+  // Over 60 as a byte bound, so counted; gpt-tokenizer's default threw on the special token's text.
+  const under = await ask('What does <|endoftext|> mean in a training file?')
+  expect(under.status).toBe(200)
+  const over = await ask(`<|endoftext|> ${'many words '.repeat(100)}`)
+  expect(over.status).toBe(400)
+  expect(((await over.json()) as any).error.code).toBe('context_length_exceeded')
+})
+
 test("a key's own TPM binds within the account's (429 naming the key); a key's model list → 403 model_not_allowed", async () => {
   bed = await startTokensBed({ metered: { rpm: null, rpd: null, tpm: 3_000, models: ['*'] } })
   const { id, key } = await bed.gw.key('keyed', 'metered')
