@@ -119,10 +119,12 @@ function malformed(rand: () => number): { body: string; mutation: string } {
   const n = 1 + Math.floor(rand() * 3)
   for (let m = 0; m < n; m++) {
     const all = paths(doc).filter((p) => p.length > 0)
+    if (!all.length) break
     const path = pick(all)
     const kind = Math.floor(rand() * 8)
     if (kind <= 2) {
-      const value = pick(WRONG)
+      // A copy: a shared value mutated by a later step would leak into other bodies (or cycle).
+      const value = structuredClone(pick(WRONG))
       setAt(doc, path, value)
       done.push(`set ${path.join('.')}=${JSON.stringify(value)}`)
     } else if (kind === 3) {

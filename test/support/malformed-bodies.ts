@@ -318,7 +318,7 @@ function mutateTree(g: Gen, holder: { root: Json }): string {
     }
     case 5:
       if (!messageCount) return mutateTree(g, holder)
-      setAt(holder, ['messages', g.int(messageCount), 'role'], g.pick(BAD_ROLES))
+      setAt(holder, ['messages', g.int(messageCount), 'role'], structuredClone(g.pick(BAD_ROLES)))
       return 'unknown-role'
     case 6: {
       const tool: Json = g.pick<Json>([

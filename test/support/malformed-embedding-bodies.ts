@@ -74,13 +74,16 @@ export function generateMalformedEmbeddingBodies(
     let text: string | undefined
     for (let m = 1 + int(3); m > 0; m--) {
       const kind = int(10)
+      const all = paths(body)
+      if (!all.length) break
       if (kind === 0) {
         const key = pick(Object.keys(body))
         delete body[key]
         steps.push(`remove ${key}`)
       } else if (kind <= 5) {
-        const path = pick(paths(body))
-        setAt(body, path, pick(ODD_VALUES))
+        const path = pick(all)
+        // A copy: a shared value mutated by a later step would leak into other bodies (or cycle).
+        setAt(body, path, structuredClone(pick(ODD_VALUES)))
         steps.push(`wrong-type ${path.join('.')}`)
       } else if (kind === 6) {
         body.input = Array.from({ length: 2049 }, (_, j) => `item ${j}`)

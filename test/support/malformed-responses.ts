@@ -112,7 +112,8 @@ export function generateMalformedResponses(
       const path = pick(paths)
       const kind = Math.floor(rng() * 8)
       if (kind <= 2) {
-        const value = pick(ODD_VALUES)
+        // A copy: a shared value mutated by a later step would leak into other bodies (or cycle).
+        const value = structuredClone(pick(ODD_VALUES))
         setAt(body, path, value)
         done.push(`set ${path.join('.')}=${JSON.stringify(value).slice(0, 20)}`)
       } else if (kind === 3) {
@@ -127,7 +128,7 @@ export function generateMalformedResponses(
           'constructor',
           'store',
         ])
-        body[field] = pick(ODD_VALUES)
+        body[field] = structuredClone(pick(ODD_VALUES))
         done.push(`add ${field}`)
       } else if (kind === 5) {
         const type = pick([
