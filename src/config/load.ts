@@ -52,6 +52,7 @@ export interface Config {
   windows: { minuteMs: number; dayMs: number }
   limiter: { redisUrl: string | null; onUnavailable: 'reject' | 'allow'; reservationTtlMs: number }
   providers: ProviderConfig[]
+  /** By name, without a prototype: a name a client sends (`constructor`) finds no plan it did not define. */
   plans: Record<string, PlanConfig>
   defaultPlan: string
 }
@@ -253,13 +254,13 @@ function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean)
       message: 'Redis admissions need a shared database for usage: set database.url (PostgreSQL)',
     })
   }
-  if (!raw.plans[raw.default_plan]) {
+  if (!Object.hasOwn(raw.plans, raw.default_plan)) {
     problems.push({ path: '/default_plan', message: `plan '${raw.default_plan}' is not defined under plans` })
   }
   for (const [name, plan] of Object.entries(raw.plans)) {
     const exp = plan.on_expiry
     if (exp && exp !== 'disable') {
-      if (!raw.plans[exp.downgrade]) {
+      if (!Object.hasOwn(raw.plans, exp.downgrade)) {
         problems.push({
           path: `/plans/${name}/on_expiry/downgrade`,
           message: `plan '${exp.downgrade}' is not defined`,
@@ -344,7 +345,7 @@ function resolve(raw: RawConfig, source: string): Config {
       reservationTtlMs: (raw.limits?.reservation_ttl_s ?? 3600) * 1000,
     },
     providers: raw.providers.map((p) => ({ ...p, models: p.models.map(resolveModel) })),
-    plans: raw.plans,
+    plans: Object.assign(Object.create(null), raw.plans),
     defaultPlan: raw.default_plan,
   }
 }

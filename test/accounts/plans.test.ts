@@ -20,6 +20,19 @@ function setup() {
   return { clock, store, config, svc: new AccountService(store, config, clock) }
 }
 
+test("an account's plan is one the config defines: constructor, toString and __proto__ → 400 plan_not_found", async () => {
+  // They were found on Object's prototype: the account was created and its requests answered 500.
+  const { svc } = setup()
+  await svc.createAccount('a', 'free')
+  for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    await expect(svc.createAccount(`b-${name.replace(/_/g, '')}`, name)).rejects.toMatchObject({
+      status: 400,
+      code: 'plan_not_found',
+    })
+    await expect(svc.setPlan('a', name)).rejects.toMatchObject({ status: 400, code: 'plan_not_found' })
+  }
+})
+
 describe('plan lifecycle', () => {
   test('remaining_days counts down from the end; null without an end', async () => {
     const { svc, clock } = setup()

@@ -144,6 +144,20 @@ describe('config', () => {
     )
   })
 
+  test("a plan name is only a plan the config defines: Object's own names (constructor, toString) are not", () => {
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      const doc = testConfigDoc({
+        default_plan: name,
+        plans: { free: { rpm: 1, rpd: 1, models: ['*'], on_expiry: { downgrade: name } } },
+      })
+      const paths = problems(() => parseConfig(doc)).map((p) => p.path)
+      expect(paths).toEqual(expect.arrayContaining(['/default_plan', '/plans/free/on_expiry/downgrade']))
+    }
+    const c = parseConfig(testConfigDoc())
+    expect(c.plans.constructor).toBeUndefined()
+    expect(c.plans.toString).toBeUndefined()
+  })
+
   test('config check: exit 0 on a good file, non-zero with paths on bad ones', async () => {
     const dir = tempDir()
     const good = join(dir, 'good.yaml')
