@@ -27,7 +27,7 @@ export function toGatewayError(
       return new GatewayError(
         404,
         'not_found',
-        'Unknown route. See the README for the API (POST /v1/chat/completions, POST /v1/messages, GET /v1/models, GET /v1/usage).',
+        'Unknown route. See the README for the API (POST /v1/chat/completions, /v1/messages, /v1/responses, /v1/embeddings; GET /v1/models, /v1/usage).',
       )
     case 'PARSE':
       // A parse hook that refuses (the admin guard) throws a GatewayError, which Elysia wraps.

@@ -22,7 +22,17 @@ describe('auth, /v1/usage and the admin API on a real server', () => {
     const nf = await get('/nope')
     expect(nf.status).toBe(404)
     expect(nf.headers.get('x-request-id')).toMatch(/^req_/)
-    expect(((await nf.json()) as any).error).toMatchObject({ type: 'not_found_error', code: 'not_found' })
+    const error = ((await nf.json()) as any).error
+    expect(error).toMatchObject({ type: 'not_found_error', code: 'not_found' })
+    // It names every surface (it had not caught up with Responses and Embeddings).
+    for (const path of [
+      '/v1/chat/completions',
+      '/v1/messages',
+      '/v1/responses',
+      '/v1/embeddings',
+      '/v1/models',
+    ])
+      expect(error.message).toContain(path)
   })
 
   test('/metrics counts responses by surface and real status', async () => {
