@@ -39,7 +39,14 @@ export function createApp(deps: Deps) {
   // puts it inside the path for hosts under four characters (`Host: a`, `GET /xx/admin/v1/…`
   // was routed as `/admin/v1/…`). Only `http://` URLs reach it (the server has no TLS, and
   // rejectInvalidHost refuses relative ones).
-  return new Elysia({ handler: { standardHostname: false }, serve: { routes: consolePages(deps) } as never })
+  // normalize false: a schema's `additionalProperties: false` refuses a field it does not name
+  // (400 naming it). Elysia otherwise drops it silently: `{"plan": "pro", "dayz": 30}` set a plan
+  // without its days, `{"account": "a", "limitz": {...}}` made a key without limits.
+  return new Elysia({
+    handler: { standardHostname: false },
+    normalize: false,
+    serve: { routes: consolePages(deps) } as never,
+  })
     .use(errorHandling(deps.log, traffic))
     .onRequest(({ request, set }) => {
       const ex = traffic.begin(request, String(set.headers['x-request-id']))

@@ -38,13 +38,18 @@ export function toGatewayError(
         'The request body could not be parsed; send valid JSON with Content-Type: application/json.',
       )
     case 'VALIDATION': {
-      const e = error as { all?: Array<{ path?: string; message?: string; summary?: string }> }
+      const e = error as {
+        all?: Array<{ path?: string; message?: string; summary?: string; schema?: Bounded; value?: unknown }>
+      }
       const first = e.all?.[0]
       const param = pointerToParam(first?.path ?? '')
+      const range = first && numberRange(first.schema)
       return new GatewayError(
         400,
         'invalid_value',
-        `${param ?? 'body'}: ${first?.summary ?? first?.message ?? 'invalid value'}`,
+        range
+          ? `${param ?? 'body'}: must be ${range}; got ${JSON.stringify(first.value) ?? 'nothing'}.`
+          : `${param ?? 'body'}: ${first?.summary ?? first?.message ?? 'invalid value'}`,
         { param },
       )
     }
@@ -54,4 +59,23 @@ export function toGatewayError(
   return new GatewayError(500, 'internal_error', 'Internal error; it has been logged with this request id.', {
     type: 'api_error',
   })
+}
+
+/** A schema as far as a number's bounds go (Elysia's `t.Integer` is a union with its numeric string). */
+interface Bounded {
+  type?: string
+  minimum?: number
+  maximum?: number
+  anyOf?: Bounded[]
+}
+
+/** "an integer from 1 to 36500" for a bounded number's schema, else null (the validator's words do). */
+function numberRange(schema: Bounded | undefined): string | null {
+  const s = schema?.anyOf?.find((m) => m.type === 'integer' || m.type === 'number') ?? schema
+  if (!s || (s.type !== 'integer' && s.type !== 'number')) return null
+  const kind = s.type === 'integer' ? 'an integer' : 'a number'
+  if (s.minimum !== undefined && s.maximum !== undefined) return `${kind} from ${s.minimum} to ${s.maximum}`
+  if (s.minimum !== undefined) return `${kind} of at least ${s.minimum}`
+  if (s.maximum !== undefined) return `${kind} of at most ${s.maximum}`
+  return kind
 }

@@ -184,6 +184,35 @@ describe('auth, /v1/usage and the admin API on a real server', () => {
     expect(((await missing.json()) as any).error.code).toBe('account_not_found')
   })
 
+  test('admin API: a field the route does not take → 400 naming it (a typo was dropped silently), days named with its range', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
+    const post = async (path: string, body: unknown) => {
+      const r = await fetch(`${gw.url}/admin/v1${path}`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify(body),
+      })
+      return { status: r.status, error: ((await r.json()) as any).error }
+    }
+    await gw.key('gina', 'free')
+    // Each of these used to succeed: an account, a plan without its days, a key without its limits.
+    for (const [path, body, field] of [
+      ['/accounts', { name: 'hal', plan: 'pro', dayz: 7 }, 'dayz'],
+      ['/accounts/gina/plan', { plan: 'pro', dayz: 7 }, 'dayz'],
+      ['/keys', { account: 'gina', limitz: { tpm: 100 } }, 'limitz'],
+    ] as const) {
+      const r = await post(path, body)
+      expect(r.status).toBe(400)
+      expect(r.error).toMatchObject({ code: 'invalid_value', param: field })
+    }
+    expect((await get('/admin/v1/accounts/hal', admin)).status).toBe(404)
+    expect(((await (await get('/admin/v1/accounts/gina', admin)).json()) as any).plan).toBe('free')
+    const days = await post('/accounts/gina/plan', { plan: 'pro', days: 0 })
+    expect(days.status).toBe(400)
+    expect(days.error.message).toBe('days: must be an integer from 1 to 36500; got 0.')
+    expect((await post('/accounts/gina/plan', { plan: 'pro', days: 7 })).status).toBe(200)
+  })
+
   test('the raw keys appear in neither the database files nor the logs', async () => {
     const { key } = await gw.key('secret-holder', 'free')
     await get('/v1/usage', bearer(key))
