@@ -8,33 +8,43 @@
  * The request headers are byte for byte those of `headers.ts` (`rateLimitHeaders`).
  */
 import { formatDuration } from './headers.ts'
-import { bindingState, type LimitResource, type LimitWindow, type RowState } from './rows.ts'
+import { bindingState, type RowState } from './rows.ts'
 
-/** Each measure's row and its three header names (built once, not per response). */
-const OPENAI: [LimitResource, LimitWindow, string, string, string][] = (
-  [
-    ['requests', 'minute', 'requests'],
-    ['requests', 'day', 'requests-day'],
-    ['tokens', 'minute', 'tokens'],
-    ['tokens', 'day', 'tokens-day'],
-  ] as const
-).map(([resource, window, name]) => [
-  resource,
-  window,
-  `x-ratelimit-limit-${name}`,
-  `x-ratelimit-remaining-${name}`,
-  `x-ratelimit-reset-${name}`,
-])
+/** Each measure's three header names, in the order of `slot` (built once, not per response). */
+const OPENAI: [string, string, string][] = ['requests', 'requests-day', 'tokens', 'tokens-day'].map(
+  (name) => [`x-ratelimit-limit-${name}`, `x-ratelimit-remaining-${name}`, `x-ratelimit-reset-${name}`],
+)
 
-/** OpenAI's headers for every measure a row limits, added to `h`. `now`: the time the backend decided at. */
+/** A measure's place in `OPENAI`: requests 0-1, tokens 2-3, the day after the minute; -1: no header. */
+function slot(s: RowState): number {
+  const r = s.row
+  const base = r.resource === 'requests' ? 0 : r.resource === 'tokens' ? 2 : -1
+  if (base < 0 || r.window === 'period') return -1
+  return r.window === 'minute' ? base : base + 1
+}
+
+/**
+ * OpenAI's headers for every measure a row limits, added to `h`, in one pass over the states
+ * (the binding one per measure, as `bindingState` picks it). `now`: the time the backend decided
+ * at. `tokensOnly`: the request measures are left to the account's windows (`rateLimitHeaders`).
+ */
 export function rowHeaders(
   states: RowState[],
   now: number,
   h: Record<string, string> = {},
+  tokensOnly = false,
 ): Record<string, string> {
-  for (const [resource, window, limit, remaining, reset] of OPENAI) {
-    const s = bindingState(states, resource, window)
+  const binding: (RowState | undefined)[] = [undefined, undefined, undefined, undefined]
+  for (const s of states) {
+    const i = slot(s)
+    if (i < 0 || (tokensOnly && i < 2)) continue
+    const best = binding[i]
+    if (!best || s.remaining < best.remaining) binding[i] = s
+  }
+  for (let i = 0; i < 4; i++) {
+    const s = binding[i]
     if (!s) continue
+    const [limit, remaining, reset] = OPENAI[i]!
     h[limit] = String(s.row.capacity)
     h[remaining] = String(s.remaining)
     h[reset] = formatDuration(s.resetAt === null ? 0 : s.resetAt - now)

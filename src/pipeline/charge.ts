@@ -139,12 +139,10 @@ export function chargeRefusalError(
   now: number,
   headers: Record<string, string>,
 ): GatewayError {
-  rowHeaders(tokenStates(r.state ? [r.state] : []), now, headers)
+  rowHeaders([r.state], now, headers, true)
   if (r.state.row.resource === 'microdollars') return budgetExceededError(r.state, r.needs, now, headers)
   return tokenLimitError(r.state, r.needs, r.retryAt, now, headers)
 }
-
-const tokenStates = (states: Reservation['states']) => states.filter((s) => s.row.resource === 'tokens')
 
 /**
  * After admission: the token headers, and the output allowance as the cap sent upstream when it
@@ -156,7 +154,7 @@ export function applyReservation(
   now: number,
   headers: Record<string, string>,
 ): boolean {
-  rowHeaders(tokenStates(r.states), now, headers)
+  rowHeaders(r.states, now, headers, true)
   if (r.outputTokens === plan.requested || plan.charge?.wantOutput === 0) return false
   headers['x-switchyard-max-tokens'] = String(r.outputTokens)
   if (r.clampedBy) headers['x-switchyard-max-tokens-reason'] = r.clampedBy

@@ -210,6 +210,24 @@ describe('headers from the rows', () => {
     expect(bindingState([account, tie], 'tokens', 'minute')).toBe(account)
   })
 
+  test('tokensOnly leaves the request measures out (a key’s own rpm: the account’s windows say those)', () => {
+    const states = [
+      rowState(
+        row({ resource: 'requests', window: 'minute', capacity: 5, scope: 'key' }),
+        2,
+        now - 1_000,
+        60_000,
+      ),
+      rowState(row({ resource: 'tokens', window: 'minute', capacity: 3_000 }), 1_200, now - 45_000, 60_000),
+    ]
+    expect(rowHeaders(states, now, {}, true)).toEqual({
+      'x-ratelimit-limit-tokens': '3000',
+      'x-ratelimit-remaining-tokens': '1800',
+      'x-ratelimit-reset-tokens': '15s',
+    })
+    expect(rowHeaders(states, now)['x-ratelimit-remaining-requests']).toBe('3')
+  })
+
   test('money rows make no rate-limit header; a period row resets at the period’s end', () => {
     const { resetsAt } = periodBounds('month', now)
     const s = rowState(
