@@ -268,6 +268,8 @@ export class LimiterQueries {
     const bare = state !== null && later > 0
     const c = charged?.charge
     if (state && !bare) {
+      // Every value an argument of its own: spreading the state's columns cost an array and a
+      // spread call per admission (as `insertCharge` below).
       this.q.insertWide.run(
         accountId,
         at,
@@ -277,7 +279,20 @@ export class LimiterQueries {
         c ? c[2] : null,
         c ? c[3] : null,
         c ? c[4] : null,
-        ...stateValues(state),
+        state.m_start,
+        state.m_first,
+        state.d_start,
+        state.d_first,
+        state.rm,
+        state.rd,
+        state.tm,
+        state.td,
+        state.pd_start,
+        state.pd,
+        state.pw_start,
+        state.pw,
+        state.pm_start,
+        state.pm,
       )
     } else if (c) {
       // Its values one by one: a spread call cost ≈ 0.4 µs an admission end to end (profiled).
