@@ -8,7 +8,7 @@
  * The request headers are byte for byte those of `headers.ts` (`rateLimitHeaders`).
  */
 import { formatDuration } from './headers.ts'
-import { bindingState, type RowState } from './rows.ts'
+import { bindingState, binds, type RowState } from './rows.ts'
 
 /** Each measure's three header names, in the order of `slot` (built once, not per response). */
 const OPENAI: [string, string, string][] = ['requests', 'requests-day', 'tokens', 'tokens-day'].map(
@@ -38,8 +38,7 @@ export function rowHeaders(
   for (const s of states) {
     const i = slot(s)
     if (i < 0 || (tokensOnly && i < 2)) continue
-    const best = binding[i]
-    if (!best || s.remaining < best.remaining) binding[i] = s
+    if (binds(s, binding[i])) binding[i] = s
   }
   for (let i = 0; i < 4; i++) {
     const s = binding[i]

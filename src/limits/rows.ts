@@ -152,6 +152,13 @@ export function rowState(row: LimitRow, used: number, first: number | null, span
 }
 
 /**
+ * Whether `s` binds rather than `best` (the one bound so far, if any): less left wins, and the
+ * first seen (the account's, listed before the key's) on a tie.
+ */
+export const binds = (s: RowState, best: RowState | undefined): boolean =>
+  !best || s.remaining < best.remaining
+
+/**
  * The row that applies for a measure: of the account's and the key's, the one with less left
  * (the account's on a tie). Undefined when neither sets it.
  */
@@ -163,7 +170,7 @@ export function bindingState(
   let best: RowState | undefined
   for (const s of states) {
     if (s.row.resource !== resource || s.row.window !== window) continue
-    if (!best || s.remaining < best.remaining) best = s
+    if (binds(s, best)) best = s
   }
   return best
 }
