@@ -2,9 +2,10 @@
  * Failed admin authentication is throttled per client address and audited: one line per admin
  * request, never the token.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/util/clock.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 let gw: TestGateway | undefined
 afterEach(async () => {

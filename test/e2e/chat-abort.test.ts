@@ -3,10 +3,11 @@
  * still held, and during a non-streamed call. The mock counts requests whose client left; each test
  * waits for its own abort, so none can land in the next test's count.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import type { Completion } from '../../src/store/index.ts'
 import { type ChatBed, startChatBed, userMessage, waitFor } from '../support/chat-bed.ts'
+import { beforeEach } from '../support/hooks.ts'
 
 let bed: ChatBed
 beforeAll(async () => {

@@ -2,7 +2,7 @@
  * The official `openai` client against the real gateway and the real mock upstream: completions,
  * streams, tool calls rebuilt by the client's own stream helper, and errors as its typed classes.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI, { type APIError } from 'openai'
 import type { ChatCompletion } from 'openai/resources/chat/completions'
 import {
@@ -13,6 +13,7 @@ import {
   userMessage,
   WEATHER_TOOLS,
 } from '../support/chat-bed.ts'
+import { beforeEach } from '../support/hooks.ts'
 
 let bed: ChatBed
 beforeAll(async () => {

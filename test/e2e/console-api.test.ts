@@ -3,9 +3,10 @@
  * log (filters, cursor pages, bad parameters), usage over time from the rollups (429s included),
  * live figures, and the key holder's view pinned to its own account.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { backends } from '../support/backends.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 let gw: TestGateway
 afterEach(async () => {

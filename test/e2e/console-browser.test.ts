@@ -6,11 +6,12 @@
  * With SWITCHYARD_SCREENSHOTS=1, screenshots of every page are written to docs/console/; without
  * it they are not, so a plain `bun test` leaves the committed images (and the work tree) alone.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { launchChromium } from '../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach, beforeEach } from '../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SHOTS = join(import.meta.dir, '../../docs/console')

@@ -7,10 +7,11 @@
  * phone), and shows today's top keys and accounts and each provider's upstream errors. With
  * SWITCHYARD_SCREENSHOTS=1 the phone overview is written to docs/console/.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { launchChromium } from '../support/browser.ts'
 import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach, beforeEach } from '../support/hooks.ts'
 
 const TOKEN = 'console-chores-admin-token-0123456789-abcdef'
 const SHOTS = join(import.meta.dir, '../../docs/console')

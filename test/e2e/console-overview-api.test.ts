@@ -4,7 +4,7 @@
  * names, each provider's upstream errors by code (client-side and shutdown errors apart), bad
  * parameters refused with a 400 naming them, and nothing without the admin token.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { backends } from '../support/backends.ts'
 import {
   ADMIN_TOKEN,
@@ -14,6 +14,7 @@ import {
   type TestGateway,
   testConfigDoc,
 } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 /** The UTC day `now` falls in, as the API names it (one clock read: two could straddle a millisecond). */
 const dayStart = (now: number) => new Date(now - (now % 86_400_000)).toISOString()

@@ -6,10 +6,11 @@
  * shows 0 (the column is there when a key shown was refused). The keys table still fits 1280 px.
  * With SWITCHYARD_SCREENSHOTS=1 the page is written to docs/console/keys-refusals.png.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { launchChromium } from '../support/browser.ts'
 import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach, beforeEach } from '../support/hooks.ts'
 
 const TOKEN = 'console-refusals-admin-token-0123456789-abc'
 const SHOTS = join(import.meta.dir, '../../docs/console')

@@ -5,11 +5,12 @@
  * bring it back. The operator lists and ends sessions from the admin API and `switchyard
  * sessions`. On every backend; the restart runs the real gateway twice on one database.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { backends } from '../support/backends.ts'
 import { cli, REPO } from '../support/cli.ts'
 import { startGateway, type TestGateway, tempDir, testConfigDoc } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 const OLD = 'old-admin-token-0123456789-abcdefghijklmnop'
 const NEW = 'new-admin-token-0123456789-abcdefghijklmnop'

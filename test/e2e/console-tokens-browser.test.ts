@@ -4,9 +4,10 @@
  * with the field named), each request's cost in the request log, cost over time on the usage page,
  * the plan's budget with what is spent on the accounts page.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { launchChromium } from '../support/browser.ts'
 import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach, beforeEach } from '../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 let gw: TestGateway

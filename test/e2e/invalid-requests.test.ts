@@ -2,8 +2,9 @@
  * Requests refused for what they contain count toward the key's suspension, like rate-limited
  * ones, unless `limits.suspension.count_invalid` is false (issue 9, finding 2).
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 let gw: TestGateway | undefined
 afterEach(async () => {

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { cli } from '../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
+import { afterEach } from '../support/hooks.ts'
 import { childProcesses, type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
 const running: ServeProcess[] = []

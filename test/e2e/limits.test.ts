@@ -1,11 +1,12 @@
 import { Database } from 'bun:sqlite'
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import { DAY_MS, ManualClock } from '../../src/util/clock.ts'
 import { backends } from '../support/backends.ts'
 import { ADMIN_TOKEN, PLANS, testConfigDoc } from '../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 const T0 = Date.parse('2026-05-01T00:00:00Z')
 let gw: TestGateway | undefined

@@ -5,7 +5,7 @@
  * flood of equal refusals is one row with a count — and read by `GET /admin/v1/refusals` (the
  * data behind the console's per-key refusals). Every backend.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { backends } from '../support/backends.ts'
 import {
   ADMIN_TOKEN,
@@ -15,6 +15,7 @@ import {
   type TestGateway,
   testConfigDoc,
 } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 let gw: TestGateway
 afterEach(async () => {

@@ -3,9 +3,10 @@
  * x-request-id is kept and echoed but may repeat, and each admitted request still gets its own
  * row and its own outcome; without a client id, the gateway's id is the x-request-id.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { backends } from '../support/backends.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 let gw: TestGateway
 afterEach(async () => {

@@ -5,7 +5,8 @@
  * and traffic returns to the primary once a probe finds it up. Keys: a long `retry-after` sends
  * the pool to its other key at once and keeps it there.
  */
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { beforeEach } from '../support/hooks.ts'
 import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
 
 const model = (name: string, extra: Record<string, unknown> = {}) => ({

@@ -5,7 +5,8 @@
  * naming the model that gave it, or the upstream's error, and the upstream sees exactly the
  * attempts the table allows, spaced as it asked.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeEach } from '../support/hooks.ts'
 import {
   CLAUDE_KEY,
   KEY_A,

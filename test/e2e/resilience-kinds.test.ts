@@ -3,8 +3,9 @@
  * the fault upstream: what the client gets (status, the answering model), how many attempts the
  * upstream saw. The primary is `prime/gpt-a` (two keys; fallbacks claude/claude-b, spare/gpt-s).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Step, Wire } from '../support/fault-upstream.ts'
+import { beforeEach } from '../support/hooks.ts'
 import { readStream } from '../support/read-stream.ts'
 import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
 

@@ -6,8 +6,9 @@
  * with the surface's in-band error (never a complete-looking answer), and the upstream is let go
  * at once.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { answerPieces, type Wire } from '../support/fault-upstream.ts'
+import { beforeEach } from '../support/hooks.ts'
 import { readStream } from '../support/read-stream.ts'
 import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
 

@@ -2,12 +2,13 @@
  * The store's failure modes as an operator meets them: a full disk (a real tmpfs filled to the
  * last byte), a database file deleted or replaced under a running gateway, and the files' mode.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli } from '../support/cli.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
 const gateways: TestGateway[] = []

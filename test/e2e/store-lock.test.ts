@@ -3,10 +3,11 @@
  * busy-waits on the lock, `/healthz` never touches it, and a request that needs the lock waits
  * for it (asynchronously) only until its own deadline, then gets 503 store_busy.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { cli } from '../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
+import { afterEach } from '../support/hooks.ts'
 import { holdWriteLock } from '../support/lock.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 

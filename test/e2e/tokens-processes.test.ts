@@ -10,7 +10,7 @@
  * a process started after releases the reservations nobody settled within the stated bound
  * (`limits.reservation_ttl_s`, swept every tenth of it).
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { parseConfig } from '../../src/config/index.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
@@ -19,6 +19,7 @@ import { type BackendUrls, backendDoc, backends } from '../support/backends.ts'
 import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
 import { cli } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
+import { afterEach } from '../support/hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 import { SURFACES, tokensBody, tokensDoc, tokensRequest } from '../support/tokens-bed.ts'
 

@@ -3,7 +3,8 @@
  * plan, counted by a tokenizer, not refused on the byte bound), a key's own TPM within the
  * account's (429 naming the key), a key's model list (403), and the token headers on each surface.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
+import { afterEach } from '../support/hooks.ts'
 import { startTokensBed, type TokensBed, tokensRequest } from '../support/tokens-bed.ts'
 
 let bed: TokensBed | undefined

@@ -5,8 +5,9 @@
  * the window is usable to within one reservation. The same for a $0.01 budget at $0.0025 a
  * request. A small TPM and a 4,096-token model maximum: served with the cap clamped and said so.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { backends } from '../support/backends.ts'
+import { afterEach } from '../support/hooks.ts'
 import { SURFACES, startTokensBed, type TokensBed, tokensRequest } from '../support/tokens-bed.ts'
 
 let bed: TokensBed | undefined

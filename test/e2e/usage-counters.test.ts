@@ -4,7 +4,7 @@
  * walks across minute, hour, UTC-midnight and 24-hour boundaries. (Its speed at 2,000,000
  * requests is a `bun run bench` row, not a timed test.)
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import type { AuthInvalidatingStore } from '../../src/auth/invalidating-store.ts'
 import type { SqliteStore } from '../../src/store/index.ts'
@@ -12,6 +12,7 @@ import { ManualClock } from '../../src/util/clock.ts'
 import { type BackendUrls, backends } from '../support/backends.ts'
 import { DEMO_PROVIDER, PLANS, testConfigDoc } from '../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 let gw: TestGateway | undefined
 afterEach(async () => {

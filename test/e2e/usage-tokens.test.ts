@@ -3,7 +3,7 @@
  * the budget that binds (the plan's or the key's own), cost beside every token total, and the key's
  * own limits with what is left of them; the request log and the usage series carry each request's cost.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Backend, backendDoc, backends } from '../support/backends.ts'
@@ -16,6 +16,7 @@ import {
   type TestGateway,
   testConfigDoc,
 } from '../support/gateway.ts'
+import { afterEach } from '../support/hooks.ts'
 
 /** $1 per 1M input tokens and $2 per 1M output: 1 and 2 micro-dollars a token. */
 function doc() {

@@ -1,10 +1,11 @@
 /** The OpenAI adapter tests' shared bed: a mock upstream per file, provider configs, helpers. */
-import { afterAll, beforeAll, beforeEach, expect } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import { type MockUpstream, startMockUpstream } from '../../../scripts/mock-upstream.ts'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
 import { createOpenAIAdapter } from '../../../src/providers/openai/index.ts'
 import type { ChatCompletionChunk, ChatRequest, Timeouts } from '../../../src/providers/types.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
+import { beforeEach } from '../../support/hooks.ts'
 import { validateChunk, validateError } from '../../support/openai-schemas.ts'
 import { callContext, drain } from '../helpers.ts'
 
