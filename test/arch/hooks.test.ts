@@ -4,23 +4,14 @@
  * stop on a loaded machine takes longer (a CI run failed so, 2026-11-27).
  */
 import { expect, test } from 'bun:test'
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { tempDir } from '../support/config-doc.ts'
+import { tsFiles } from '../support/ts-files.ts'
 
 const TESTS = resolve(import.meta.dir, '..')
 const OWN = resolve(TESTS, 'support/hooks.ts')
 const FROM_BUN_TEST = /import\s*\{([^}]*)\}\s*from\s*['"]bun:test['"]/g
-
-function testFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules') continue
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) testFiles(path, out)
-    else if (/\.tsx?$/.test(name)) out.push(path)
-  }
-  return out
-}
 
 /** The files that import `beforeEach` or `afterEach` from `bun:test` itself. */
 export function bunEachHooks(files: string[]): string[] {
@@ -32,7 +23,7 @@ export function bunEachHooks(files: string[]): string[] {
 }
 
 test("no test file takes beforeEach or afterEach from bun:test (Bun's 5 s for those hooks)", () => {
-  const files = testFiles(TESTS).filter((f) => f !== OWN)
+  const files = tsFiles(TESTS).filter((f) => f !== OWN)
   expect(files.length).toBeGreaterThan(50)
   expect(bunEachHooks(files).map((f) => relative(TESTS, f))).toEqual([])
 })

@@ -5,21 +5,13 @@
  * as much as a value import.
  */
 import { describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
+import { tsFiles } from '../support/ts-files.ts'
 
 const SRC = resolve(import.meta.dir, '../../src')
 const SHELL = new Set(['app', 'server', 'console', 'cli', 'main'])
 const BELOW_SHELL = ['pipeline', 'surfaces', 'providers', 'limits', 'store']
-
-function sourceFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) sourceFiles(path, out)
-    else if (/\.tsx?$/.test(name) && !name.endsWith('.d.ts')) out.push(path)
-  }
-  return out
-}
 
 const SPECIFIER =
   /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g
@@ -79,7 +71,7 @@ export function cycles(graph: Map<string, string[]>): string[][] {
   return out
 }
 
-const files = sourceFiles(SRC)
+const files = tsFiles(SRC)
 const fileGraph = importGraph(files)
 const folderGraph = new Map<string, string[]>()
 for (const [file, targets] of fileGraph) {

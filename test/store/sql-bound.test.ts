@@ -5,16 +5,10 @@
  * (`unsafe`) is used only for the migrations' constant DDL.
  */
 import { expect, test } from 'bun:test'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { REPO } from '../support/cli.ts'
-
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f)
-    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : []
-  })
-}
+import { tsFiles } from '../support/ts-files.ts'
 
 const STORE = join(REPO, 'src/store')
 const CALL = /\.(query|run|prepare|exec|unsafe)(?:<[\s\S]*?>)?\(\s*`((?:\\`|[^`])*)`/g
@@ -22,7 +16,7 @@ const CALL = /\.(query|run|prepare|exec|unsafe)(?:<[\s\S]*?>)?\(\s*`((?:\\`|[^`]
 test('SQL text passed to the drivers interpolates only constant fragments, never values', () => {
   const offenders: string[] = []
   let statements = 0
-  for (const file of files(STORE)) {
+  for (const file of tsFiles(STORE)) {
     const src = readFileSync(file, 'utf8')
     for (const m of src.matchAll(CALL)) {
       statements++
@@ -40,7 +34,7 @@ test('SQL text passed to the drivers interpolates only constant fragments, never
 
 test('PostgreSQL runs raw text only for the migrations, whose SQL is a constant', () => {
   const raw: string[] = []
-  for (const file of files(STORE)) {
+  for (const file of tsFiles(STORE)) {
     for (const m of readFileSync(file, 'utf8').matchAll(/\.unsafe\(([^)]*)\)/g)) raw.push(`${file}:${m[1]}`)
   }
   expect(raw).toEqual([`${join(STORE, 'postgres/migrations.ts')}:m.sql`])
