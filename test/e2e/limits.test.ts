@@ -132,6 +132,33 @@ for (const backend of backends('limits.test.ts')) {
         expect(r.headers.get('x-ratelimit-limit-requests-day')).toBe('3')
       })
 
+      test('both windows full: retry-after until a request would be admitted (the day), naming the day limit', async () => {
+        const clock = new ManualClock(T0)
+        gw = await start({
+          clock,
+          doc: testConfigDoc({ plans: { ...PLANS, tiny: { rpm: 2, rpd: 3, models: ['*'] } } }),
+        })
+        const { key } = await gw.key('both', 'tiny')
+        expect((await chat(key)).status).toBe(200)
+        clock.advance(3_600_000)
+        // The day's last two requests within one minute: the minute is full and so is the day.
+        expect((await chat(key)).status).toBe(200)
+        clock.advance(1_000)
+        expect((await chat(key)).status).toBe(200)
+        const r = await chat(key)
+        expect(r.status).toBe(429)
+        expect(((await r.json()) as any).error.message).toContain('requests per day (rpd): limit 3')
+        // The first request leaves the day in 23 h less 1 s; the minute would free in 59 s.
+        expect(r.headers.get('retry-after')).toBe(String(23 * 3600 - 1))
+        expect(r.headers.get('x-ratelimit-remaining-requests')).toBe('0')
+        expect(r.headers.get('x-ratelimit-remaining-requests-day')).toBe('0')
+        // At the minute's retry time the day still refuses; at the day's, a request is admitted.
+        clock.advance(60_000)
+        expect((await chat(key)).status).toBe(429)
+        clock.advance(23 * 3600_000 - 1_000 - 60_000)
+        expect((await chat(key)).status).toBe(200)
+      })
+
       test('the official openai client with retries waits retry-after and succeeds when the window frees', async () => {
         gw = await start({
           doc: testConfigDoc({

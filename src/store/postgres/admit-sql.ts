@@ -2,12 +2,14 @@
  * @module
  * The part of `switchyard_admit` that every PostgreSQL migration defining it shares, word for
  * word: count both windows, pick the one that refuses, give its retry time and count the key's
- * refusal toward suspension. Migrations v1, v2 and v5 splice it in; changing it would change
- * the SQL of landed migrations, so a new rule needs a new migration with its own text.
+ * refusal toward suspension. Migrations v1, v2, v5 and v12 splice in `ADMIT_DECIDE`; changing it
+ * would change the SQL of landed migrations, so a new rule gets a text of its own: v14's
+ * `ADMIT_DECIDE_V14` (with both windows full, the retry time is the later of the two, DESIGN §5:
+ * "until a request would be admitted").
  */
 
-/** Expects v_now, v_seq and the declared v_* variables; refuses with `RETURN NEXT; RETURN;`. */
-export const ADMIT_DECIDE = `  o_minute_used := 0;
+/** The windows' counts (o_minute_used, o_day_used, their oldest admissions). */
+const COUNT = `  o_minute_used := 0;
   o_day_used := 0;
   IF p_rpm IS NOT NULL AND v_seq > 0 THEN
     SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
@@ -22,7 +24,10 @@ export const ADMIT_DECIDE = `  o_minute_used := 0;
     IF FOUND THEN o_day_used := v_seq - v_first_seq + 1; o_day_first := v_first_at; END IF;
   END IF;
   o_at := v_now;
-  IF p_rpm IS NOT NULL AND o_minute_used >= p_rpm THEN
+`
+
+/** v1–v12: the first full window refuses, minute before day, with its retry time. */
+const DECIDE = `  IF p_rpm IS NOT NULL AND o_minute_used >= p_rpm THEN
     o_window := 'minute'; v_limit := p_rpm; v_span := p_minute_ms;
   ELSIF p_rpd IS NOT NULL AND o_day_used >= p_rpd THEN
     o_window := 'day'; v_limit := p_rpd; v_span := p_day_ms;
@@ -33,7 +38,10 @@ export const ADMIT_DECIDE = `  o_minute_used := 0;
       WHERE r.account_id = p_account AND r.seq = v_seq - v_limit + 1;
     o_retry_at := v_first_at + v_span;
     o_admitted := FALSE;
-    IF p_susp_max IS NOT NULL THEN
+`
+
+/** Counts the key's refusal toward suspension (fixed windows per key that start at the first refusal). */
+const SUSPEND = `    IF p_susp_max IS NOT NULL THEN
       -- Fixed windows per key that start at the first refusal.
       UPDATE api_keys k SET
         rejections = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
@@ -47,7 +55,34 @@ export const ADMIT_DECIDE = `  o_minute_used := 0;
           WHERE k.id = p_key;
       END IF;
     END IF;
-    RETURN NEXT;
+`
+
+const RETURN_REFUSED = `    RETURN NEXT;
     RETURN;
   END IF;
 `
+
+/** Expects v_now, v_seq and the declared v_* variables; refuses with `RETURN NEXT; RETURN;`. */
+export const ADMIT_DECIDE = `${COUNT}${DECIDE}${SUSPEND}${RETURN_REFUSED}`
+
+/** v14: with both windows full, the later retry time (and its window). */
+const DECIDE_V14 = `  IF p_rpm IS NOT NULL AND o_minute_used >= p_rpm THEN
+    -- The window admits again once the request numbered last − limit + 1 has left it.
+    SELECT r.created_at INTO v_first_at FROM requests r
+      WHERE r.account_id = p_account AND r.seq = v_seq - p_rpm + 1;
+    o_window := 'minute'; o_retry_at := v_first_at + p_minute_ms;
+  END IF;
+  IF p_rpd IS NOT NULL AND o_day_used >= p_rpd THEN
+    SELECT r.created_at INTO v_first_at FROM requests r
+      WHERE r.account_id = p_account AND r.seq = v_seq - p_rpd + 1;
+    -- Until a request would be admitted: with both windows full, the later of the two.
+    IF o_retry_at IS NULL OR v_first_at + p_day_ms > o_retry_at THEN
+      o_window := 'day'; o_retry_at := v_first_at + p_day_ms;
+    END IF;
+  END IF;
+  IF o_window IS NOT NULL THEN
+    o_admitted := FALSE;
+`
+
+/** As `ADMIT_DECIDE`, but with both windows full the later retry time (and its window) is given. */
+export const ADMIT_DECIDE_V14 = `${COUNT}${DECIDE_V14}${SUSPEND}${RETURN_REFUSED}`

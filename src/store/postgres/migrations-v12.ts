@@ -162,63 +162,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION switchyard_admit_charged(
-  p_account BIGINT, p_key TEXT, p_model TEXT, p_request TEXT, p_gateway TEXT, p_stream BOOLEAN, p_now BIGINT,
-  p_rpm INTEGER, p_rpd INTEGER, p_minute_ms BIGINT, p_day_ms BIGINT,
-  p_susp_max INTEGER, p_susp_window_ms BIGINT, p_susp_ms BIGINT, p_charge JSONB)
-RETURNS TABLE (o_admitted BOOLEAN, o_window TEXT, o_retry_at BIGINT, o_at BIGINT,
-  o_minute_used BIGINT, o_minute_first BIGINT, o_day_used BIGINT, o_day_first BIGINT,
-  o_suspended_until BIGINT, o_charge JSONB)
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_now BIGINT;
-  v_seq BIGINT;
-  v_last_at BIGINT;
-  v_first_seq BIGINT;
-  v_first_at BIGINT;
-  v_limit INTEGER;
-  v_span BIGINT;
-  v_n INTEGER;
-BEGIN
-  SELECT a.admit_seq, a.admit_at INTO v_seq, v_last_at FROM accounts a WHERE a.id = p_account FOR UPDATE;
-  IF NOT FOUND THEN RAISE EXCEPTION 'account % not found', p_account; END IF;
-  v_now := GREATEST(COALESCE(p_now, (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT), v_last_at);
-${ADMIT_DECIDE}  o_at := v_now;
-  IF p_charge IS NOT NULL THEN
-    o_charge := switchyard_charge(p_account, p_key, v_now, p_charge, p_minute_ms, p_day_ms);
-    IF NOT (o_charge->>'ok')::BOOLEAN THEN
-      o_admitted := FALSE;
-      o_window := CASE WHEN p_charge->'rows'->((o_charge->>'i')::INTEGER)->>'window' = 'minute' THEN 'minute' ELSE 'day' END;
-      o_retry_at := COALESCE((o_charge->>'retry')::BIGINT, v_now);
-      IF p_susp_max IS NOT NULL THEN
-        UPDATE api_keys k SET
-          rejections = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
-                            THEN 1 ELSE k.rejections + 1 END,
-          rejections_since = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
-                            THEN v_now ELSE k.rejections_since END
-          WHERE k.id = p_key RETURNING k.rejections INTO v_n;
-        IF v_n > p_susp_max THEN
-          o_suspended_until := v_now + p_susp_ms;
-          UPDATE api_keys k SET suspended_until = o_suspended_until, rejections = 0, rejections_since = NULL
-            WHERE k.id = p_key;
-        END IF;
-      END IF;
-      RETURN NEXT;
-      RETURN;
-    END IF;
-  END IF;
-  v_seq := v_seq + 1;
-  INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, stream, created_at, seq,
-      tokens, charge_micros, budgets, settled)
-    VALUES (p_gateway, p_request, p_account, p_key, p_model, p_stream, o_at, v_seq,
-      COALESCE((o_charge->>'tokens')::BIGINT, 0), COALESCE((o_charge->>'micros')::BIGINT, 0),
-      COALESCE((o_charge->>'budgets')::INTEGER, 0), NOT COALESCE((o_charge->>'settles')::BOOLEAN, FALSE));
-  UPDATE accounts a SET admit_seq = v_seq, admit_at = o_at WHERE a.id = p_account;
-  o_admitted := TRUE;
-  RETURN NEXT;
-END
-$fn$;
-
+${admitCharged('CREATE', ADMIT_DECIDE)}
 CREATE FUNCTION switchyard_admit_batch(p_items JSONB, p_minute_ms BIGINT, p_day_ms BIGINT)
 RETURNS TABLE (o_index INTEGER, o_error TEXT, o_admitted BOOLEAN, o_window TEXT,
   o_retry_at BIGINT, o_at BIGINT, o_minute_used BIGINT, o_minute_first BIGINT, o_day_used BIGINT,
@@ -307,3 +251,67 @@ BEGIN
 END
 $fn$;
 `
+
+/**
+ * `switchyard_admit_charged`'s text with the request windows' decision `decide` (admit-sql.ts):
+ * v12 creates it with `ADMIT_DECIDE`, v14 replaces it with `ADMIT_DECIDE_V14`.
+ */
+export function admitCharged(create: 'CREATE' | 'CREATE OR REPLACE', decide: string): string {
+  return `${create} FUNCTION switchyard_admit_charged(
+  p_account BIGINT, p_key TEXT, p_model TEXT, p_request TEXT, p_gateway TEXT, p_stream BOOLEAN, p_now BIGINT,
+  p_rpm INTEGER, p_rpd INTEGER, p_minute_ms BIGINT, p_day_ms BIGINT,
+  p_susp_max INTEGER, p_susp_window_ms BIGINT, p_susp_ms BIGINT, p_charge JSONB)
+RETURNS TABLE (o_admitted BOOLEAN, o_window TEXT, o_retry_at BIGINT, o_at BIGINT,
+  o_minute_used BIGINT, o_minute_first BIGINT, o_day_used BIGINT, o_day_first BIGINT,
+  o_suspended_until BIGINT, o_charge JSONB)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now BIGINT;
+  v_seq BIGINT;
+  v_last_at BIGINT;
+  v_first_seq BIGINT;
+  v_first_at BIGINT;
+  v_limit INTEGER;
+  v_span BIGINT;
+  v_n INTEGER;
+BEGIN
+  SELECT a.admit_seq, a.admit_at INTO v_seq, v_last_at FROM accounts a WHERE a.id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RAISE EXCEPTION 'account % not found', p_account; END IF;
+  v_now := GREATEST(COALESCE(p_now, (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT), v_last_at);
+${decide}  o_at := v_now;
+  IF p_charge IS NOT NULL THEN
+    o_charge := switchyard_charge(p_account, p_key, v_now, p_charge, p_minute_ms, p_day_ms);
+    IF NOT (o_charge->>'ok')::BOOLEAN THEN
+      o_admitted := FALSE;
+      o_window := CASE WHEN p_charge->'rows'->((o_charge->>'i')::INTEGER)->>'window' = 'minute' THEN 'minute' ELSE 'day' END;
+      o_retry_at := COALESCE((o_charge->>'retry')::BIGINT, v_now);
+      IF p_susp_max IS NOT NULL THEN
+        UPDATE api_keys k SET
+          rejections = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
+                            THEN 1 ELSE k.rejections + 1 END,
+          rejections_since = CASE WHEN k.rejections_since IS NULL OR k.rejections_since <= v_now - p_susp_window_ms
+                            THEN v_now ELSE k.rejections_since END
+          WHERE k.id = p_key RETURNING k.rejections INTO v_n;
+        IF v_n > p_susp_max THEN
+          o_suspended_until := v_now + p_susp_ms;
+          UPDATE api_keys k SET suspended_until = o_suspended_until, rejections = 0, rejections_since = NULL
+            WHERE k.id = p_key;
+        END IF;
+      END IF;
+      RETURN NEXT;
+      RETURN;
+    END IF;
+  END IF;
+  v_seq := v_seq + 1;
+  INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, stream, created_at, seq,
+      tokens, charge_micros, budgets, settled)
+    VALUES (p_gateway, p_request, p_account, p_key, p_model, p_stream, o_at, v_seq,
+      COALESCE((o_charge->>'tokens')::BIGINT, 0), COALESCE((o_charge->>'micros')::BIGINT, 0),
+      COALESCE((o_charge->>'budgets')::INTEGER, 0), NOT COALESCE((o_charge->>'settles')::BOOLEAN, FALSE));
+  UPDATE accounts a SET admit_seq = v_seq, admit_at = o_at WHERE a.id = p_account;
+  o_admitted := TRUE;
+  RETURN NEXT;
+END
+$fn$;
+`
+}

@@ -15,6 +15,7 @@ import { TOKENS_V10 } from './migrations-v10.ts'
 import { ATTEMPTS_V11 } from './migrations-v11.ts'
 import { RESERVE_V12 } from './migrations-v12.ts'
 import { REFUSALS_V13 } from './migrations-v13.ts'
+import { RETRY_LATER_V14 } from './migrations-v14.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -264,6 +265,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 12, sql: RESERVE_V12 },
   // v13: refusals before admission per key, code and hour (migrations-v13.ts, refusals.ts), as on SQLite.
   { version: 13, sql: REFUSALS_V13 },
+  // v14: with both request windows full, the later retry time (migrations-v14.ts).
+  { version: 14, sql: RETRY_LATER_V14 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -70,14 +70,21 @@ local m_used, m_first = window(rpm, minute_ms)
 local d_used, d_first = window(rpd, day_ms)
 if ARGV[9] == 'peek' then return { 0, '', -1, now, m_used, m_first, d_used, d_first, -1 } end
 
-local full, limit, span, used = '', 0, 0, 0
-if rpm >= 0 and m_used >= rpm then full, limit, span, used = 'minute', rpm, minute_ms, m_used
-elseif rpd >= 0 and d_used >= rpd then full, limit, span, used = 'day', rpd, day_ms, d_used end
-if full ~= '' then
-  -- The window admits again once the (used - limit + 1)th oldest admission inside it leaves.
+-- A full window admits again once the (used - limit + 1)th oldest admission inside it leaves.
+local function retry_of(limit, span, used)
   local cut = '(' .. string.format('%d', now - span)
   local freeing = redis.call('ZRANGEBYSCORE', log, cut, '+inf', 'WITHSCORES', 'LIMIT', used - limit, 1)
-  local retry = tonumber(freeing[2]) + span
+  return tonumber(freeing[2]) + span
+end
+
+-- Until a request would be admitted: with both windows full, the later of the two.
+local full, retry = '', -1
+if rpm >= 0 and m_used >= rpm then full, retry = 'minute', retry_of(rpm, minute_ms, m_used) end
+if rpd >= 0 and d_used >= rpd then
+  local d = retry_of(rpd, day_ms, d_used)
+  if d > retry then full, retry = 'day', d end
+end
+if full ~= '' then
   return { 0, full, retry, now, m_used, m_first, d_used, d_first, refuse() }
 end
 

@@ -212,6 +212,16 @@ export class LimiterQueries {
     }
   }
 
+  /**
+   * When a full window admits again: once (used − limit + 1) requests have left it, the one with
+   * sequence number last − limit + 1 being the last of those to leave. That is the window's first
+   * row (whose departure is its resetAt) unless the limit was lowered below its use.
+   */
+  private retryAt(accountId: number, w: WindowLimit, span: number): number {
+    const skip = w.used - w.limit!
+    return skip === 0 ? w.resetAt! : this.q.nthFrom.get(accountId, w.resetAt! - span, skip)!.created_at + span
+  }
+
   /** Runs inside the write transaction; `batch`: the rest of its transaction's admissions. */
   private admitLocked(input: AdmitInput, batch: Batch | null): AdmitResult {
     const { accountId, now, rpm, rpd } = input
@@ -225,17 +235,15 @@ export class LimiterQueries {
     // An unlimited window is not measured on the hot path; windows() reports its use.
     const minute = rpm === null ? unlimited() : this.window(accountId, last, now, minuteMs, rpm)
     const day = rpd === null ? unlimited() : this.window(accountId, last, now, dayMs, rpd)
-    const full =
-      rpm !== null && minute.used >= rpm ? 'minute' : rpd !== null && day.used >= rpd ? 'day' : null
-    if (full) {
-      const span = full === 'minute' ? minuteMs : dayMs
-      const w = full === 'minute' ? minute : day
-      // The window admits again once (used − limit + 1) requests have left it: the one with
-      // sequence number last − limit + 1 is the last of those to leave. That is the window's
-      // first row (whose departure is its resetAt) unless the limit was lowered below its use.
-      const skip = w.used - w.limit!
-      const retryAt =
-        skip === 0 ? w.resetAt! : this.q.nthFrom.get(accountId, w.resetAt! - span, skip)!.created_at + span
+    const minuteFull = rpm !== null && minute.used >= rpm
+    const dayFull = rpd !== null && day.used >= rpd
+    if (minuteFull || dayFull) {
+      // Until a request would be admitted (DESIGN §5): with both windows full, the later of the
+      // two (a day filled within the last minute waits for the day, not for the minute).
+      const m = minuteFull ? this.retryAt(accountId, minute, minuteMs) : Number.NEGATIVE_INFINITY
+      const d = dayFull ? this.retryAt(accountId, day, dayMs) : Number.NEGATIVE_INFINITY
+      const full = d > m ? 'day' : 'minute'
+      const retryAt = Math.max(m, d)
       return {
         admitted: false,
         window: full,
