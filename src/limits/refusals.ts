@@ -6,7 +6,9 @@
  * - 429 `rate_limit_exceeded` naming the token limit (`tokens per minute (tpm)` ...), with
  *   `retry-after` / `retry-after-ms` until enough frees — or, like OpenAI's "Request too large",
  *   without them when the request could never fit the limit.
- * - 402 `budget_exceeded` naming the budget and when its period ends (`retry-after` until then).
+ * - 402 `budget_exceeded` naming the budget and when its period ends (`retry-after` until then) —
+ *   or, when even the smallest version of the request costs more than the whole budget, saying so
+ *   without them.
  * - 400 `context_length_exceeded` naming the plan and its `max_context_tokens`.
  * - 403 `model_not_allowed` naming the models the key may use.
  */
@@ -70,6 +72,15 @@ export function budgetExceededError(
   now: number,
   headers: Record<string, string>,
 ): GatewayError {
+  if (needs > s.row.capacity) {
+    // Like the token rows' "Request too large": waiting for the period to end would not help.
+    return new GatewayError(
+      402,
+      'budget_exceeded',
+      `Request too large for the ${limitName(s.row)}: it may cost up to ${formatUsd(needs)}, more than the whole budget of ${formatUsd(s.row.capacity)}. Send a smaller request (shorter input or a lower max_tokens), use a cheaper model, or raise the budget.`,
+      { type: 'billing_error', headers },
+    )
+  }
   const resetsAt = s.resetAt ?? now
   const when = new Date(resetsAt).toISOString()
   return new GatewayError(
@@ -80,13 +91,16 @@ export function budgetExceededError(
   )
 }
 
-/** 400 when the input is over the plan's `max_context_tokens`. */
-export function contextLengthError(plan: string, cap: number, tokens: number): GatewayError {
+/**
+ * 400 when the input is over the plan's `max_context_tokens`. `tokens`: the count so far (counting
+ * stops past the cap, so the input is at least this); `param`: the surface's input field.
+ */
+export function contextLengthError(plan: string, cap: number, tokens: number, param: string): GatewayError {
   return new GatewayError(
     400,
     'context_length_exceeded',
-    `This request's input is ${tokens} tokens, over the ${cap}-token context limit of the plan '${plan}' (max_context_tokens). Shorten the conversation or upgrade the plan.`,
-    { param: 'messages' },
+    `This request's input is at least ${tokens} tokens, over the ${cap}-token context limit of the plan '${plan}' (max_context_tokens). Shorten the conversation or upgrade the plan.`,
+    { param },
   )
 }
 

@@ -91,6 +91,8 @@ export async function planCharge(
   bodyText: string,
   /** Every model that may answer (the primary and its fallbacks): the reservation's price is their dearest. */
   models: ModelConfig[],
+  /** The surface's input field (`messages`, `input`), named by a context-cap refusal. */
+  inputParam: string,
 ): Promise<ChargePlan> {
   const plan = auth.plan.plan!
   const limits = auth.key.limits
@@ -102,7 +104,7 @@ export async function planCharge(
   const bound = inputTokenBound(Buffer.byteLength(bodyText), body)
   if (cap !== null && bound.tokens > cap) {
     const over = await overContext(bodyText, cap)
-    if (over !== null) throw contextLengthError(auth.plan.name, cap, over)
+    if (over !== null) throw contextLengthError(auth.plan.name, cap, over, inputParam)
   }
   if (!limited) return { charge: undefined, requested }
   const rows = chargeRows(plan, limits)

@@ -182,7 +182,9 @@ export class Pipeline {
       const models = routed.length ? routed : [entry.model]
       const body =
         surface.operation === 'chat' ? (surface.body?.(decoded.view) ?? decoded.view) : decoded.view
-      charging = await planCharge(auth, entry, body, text, models)
+      // The field a context-cap refusal names: Chat and Messages send `messages`, the others `input`.
+      const inputParam = surface.name === 'chat' || surface.name === 'messages' ? 'messages' : 'input'
+      charging = await planCharge(auth, entry, body, text, models, inputParam)
     } catch (e) {
       throw await countInvalidRequest(deps, auth, e)
     }

@@ -33,6 +33,20 @@ test("a plan's max_context_tokens: over it → 400 context_length_exceeded namin
   const err = ((await long.json()) as any).error
   expect(err.code).toBe('context_length_exceeded')
   expect(err.message).toContain("'capped'")
+  expect(err.param).toBe('messages')
+  // Counting stops past the cap: the message says "at least", never a made-up total.
+  expect(err.message).toMatch(/^This request's input is at least \d+ tokens, over the 60-token context limit/)
+  // The Responses surface's field is `input`.
+  const responses = await fetch(`${bed.gw.url}/v1/responses`, {
+    method: 'POST',
+    headers: auth(key),
+    body: JSON.stringify({ model: 'bill/m', input: 'many words '.repeat(100) }),
+  })
+  expect(responses.status).toBe(400)
+  expect(((await responses.json()) as any).error).toMatchObject({
+    code: 'context_length_exceeded',
+    param: 'input',
+  })
   expect(bed.upstream.billed.requests).toBe(1)
 })
 

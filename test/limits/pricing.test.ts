@@ -162,11 +162,15 @@ const tokensRow = (capacity: number, scope: 'account' | 'key' = 'account'): Limi
   scope,
   capacity,
 })
-const budgetRow = (usdMicros: number): LimitRow => ({
+const budgetRow = (
+  usdMicros: number,
+  scope: LimitRow['scope'] = 'account',
+  period: LimitRow['period'] = 'month',
+): LimitRow => ({
   resource: 'microdollars',
   window: 'period',
-  period: 'month',
-  scope: 'account',
+  period,
+  scope,
   capacity: usdMicros,
 })
 
@@ -277,8 +281,29 @@ describe('the refusals', () => {
     expect(e.headers?.['retry-after']).toBe(String((resetsAt - now) / 1000))
   })
 
-  test('400 context_length_exceeded names the plan; 403 model_not_allowed names the list', () => {
-    const c = contextLengthError('free', 8_192, 9_000)
+  test('402 without retry-after when even the smallest request costs more than the whole budget', () => {
+    const resetsAt = periodBounds('day', now).resetsAt
+    const e = budgetExceededError(
+      rowState(budgetRow(500_000, 'key', 'day'), 0, null, resetsAt),
+      573_000,
+      now,
+      {
+        'x-request-id': 'r',
+      },
+    )
+    expect(e.status).toBe(402)
+    expect(e.toBody().error).toMatchObject({ code: 'budget_exceeded', type: 'billing_error' })
+    expect(e.message).toStartWith(
+      'Request too large for the daily budget of this key: it may cost up to $0.573, more than the whole budget of $0.50.',
+    )
+    expect(e.message).not.toContain('resets')
+    expect(e.headers).toEqual({ 'x-request-id': 'r' })
+  })
+
+  test('400 context_length_exceeded names the plan and the surface’s input field; 403 model_not_allowed names the list', () => {
+    const c = contextLengthError('free', 8_192, 9_000, 'input')
+    expect(c.toBody().error.param).toBe('input')
+    expect(c.message).toStartWith("This request's input is at least 9000 tokens, over the 8192-token")
     expect(c.status).toBe(400)
     expect(c.code).toBe('context_length_exceeded')
     expect(c.message).toContain("the plan 'free' (max_context_tokens)")
