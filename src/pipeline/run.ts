@@ -212,14 +212,18 @@ export class Pipeline {
     surface.limitHeaders?.(admit, now, limitHeaders)
     Object.assign(headers, limitHeaders)
     if (!admit.admitted) {
-      metrics.limitRejected(admit.window)
-      deps.recorder.recordRateLimited({
-        accountId: auth.account.id,
-        keyId: auth.key.id,
-        model: entry.id,
-        surface: surface.name,
-        at: now,
-      })
+      // A budget's 402 is not a rate limit: it is counted with the other refusals (below) and in
+      // the requests by status, not as rate-limited (a 429) by window.
+      if (admit.charge?.state.row.resource !== 'microdollars') {
+        metrics.limitRejected(admit.window)
+        deps.recorder.recordRateLimited({
+          accountId: auth.account.id,
+          keyId: auth.key.id,
+          model: entry.id,
+          surface: surface.name,
+          at: now,
+        })
+      }
       const refused = admit.charge
         ? chargeRefusalError(admit.charge, now, headers)
         : rateLimitError(admit, now, limitHeaders)

@@ -113,6 +113,10 @@ for (const backend of backends('tokens.test.ts')) {
         else expect(body.error).toMatchObject({ code: 'budget_exceeded', type: 'billing_error' })
         expect(JSON.stringify(body)).toContain(periodEnd)
       })
+      // A budget's 402 is a refusal by status, not a rate limit (README: rate_limited counts 429s).
+      const metrics = await (await fetch(`${bed.gw.url}/metrics`)).text()
+      expect(metrics).toMatch(/switchyard_requests_total\{[^}]*status="402"[^}]*\} \d+/)
+      expect(metrics).not.toMatch(/^switchyard_rate_limited_total\{[^}]*\} [1-9]/m)
       const u = await usage(key)
       expect(u.usage.today.completion_tokens).toBe(bed.upstream.billed.output)
       // Settled: the period's spend is the bill, $0.01.
