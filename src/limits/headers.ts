@@ -6,7 +6,8 @@
  */
 
 import { GatewayError } from '../util/errors.ts'
-import type { AdmitResult, WindowLimit } from './types.ts'
+import type { RowState } from './rows.ts'
+import type { AdmitResult } from './types.ts'
 
 /** Go-style duration like OpenAI's headers: "20ms", "1.5s", "6m0s", "23h59m59s". */
 export function formatDuration(ms: number): string {
@@ -30,8 +31,32 @@ function seconds(ms: number): string {
   return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}s`
 }
 
-function put(h: Record<string, string>, suffix: string, w: WindowLimit, now: number): void {
-  if (w.limit === null) return
+/** A window's figures as the request headers show them. */
+export interface RequestWindow {
+  limit: number
+  remaining: number
+  resetAt: number | null
+}
+
+/**
+ * The request window the headers show for `window`: the account's, or the key's own request row
+ * (DESIGN §11, per-key limits) when that leaves less (the account's on a tie); null when neither
+ * limits it. The same choice as the token headers' (`rowHeaders`).
+ */
+export function requestWindow(r: AdmitResult, window: 'minute' | 'day'): RequestWindow | null {
+  const w = window === 'minute' ? r.minute : r.day
+  const states = r.admitted ? r.reservation?.states : r.charge && [r.charge.state]
+  let key: RowState | undefined
+  if (states)
+    for (const s of states)
+      if (s.row.resource === 'requests' && s.row.window === window && (!key || s.remaining < key.remaining)) key = s
+  if (key && (w.limit === null || key.remaining < w.remaining!))
+    return { limit: key.row.capacity, remaining: key.remaining, resetAt: key.resetAt }
+  return w.limit === null ? null : { limit: w.limit, remaining: w.remaining!, resetAt: w.resetAt }
+}
+
+function put(h: Record<string, string>, suffix: string, w: RequestWindow | null, now: number): void {
+  if (w === null) return
   h[`x-ratelimit-limit-requests${suffix}`] = String(w.limit)
   h[`x-ratelimit-remaining-requests${suffix}`] = String(w.remaining)
   h[`x-ratelimit-reset-requests${suffix}`] = formatDuration(w.resetAt === null ? 0 : w.resetAt - now)
@@ -41,8 +66,8 @@ function put(h: Record<string, string>, suffix: string, w: WindowLimit, now: num
 export function rateLimitHeaders(r: AdmitResult, callerNow: number): Record<string, string> {
   const now = r.at ?? callerNow
   const h: Record<string, string> = {}
-  put(h, '', r.minute, now)
-  put(h, '-day', r.day, now)
+  put(h, '', requestWindow(r, 'minute'), now)
+  put(h, '-day', requestWindow(r, 'day'), now)
   return h
 }
 

@@ -96,6 +96,41 @@ test("a key's own TPM binds within the account's (429 naming the key); a key's m
   expect(((await outside.json()) as any).error.code).toBe('model_not_allowed')
 })
 
+test("a key's own RPM within the account's: the request headers show the one with less left, on every surface", async () => {
+  bed = await startTokensBed({ metered: { rpm: 100, rpd: null, models: ['*'] } })
+  const { id, key } = await bed.gw.key('keyed', 'metered')
+  const other = await bed.gw.key('keyed')
+  await bed.gw.deps.store.setKeyLimits(id, {
+    rpm: 3,
+    rpd: null,
+    tpm: null,
+    tpd: null,
+    budgetMicros: null,
+    budgetPeriod: null,
+    models: null,
+  })
+  const surfaces = ['chat', 'messages', 'responses'] as const
+  const answers = []
+  for (const surface of surfaces) answers.push(await tokensRequest(bed.gw.url, key, surface, false, 10))
+  expect(answers.map((r) => r.status)).toEqual([200, 200, 200])
+  expect(answers.map((r) => r.headers.get('x-ratelimit-limit-requests'))).toEqual(['3', '3', '3'])
+  expect(answers.map((r) => r.headers.get('x-ratelimit-remaining-requests'))).toEqual(['2', '1', '0'])
+  expect(answers[1]!.headers.get('anthropic-ratelimit-requests-limit')).toBe('3')
+  expect(answers[1]!.headers.get('anthropic-ratelimit-requests-remaining')).toBe('1')
+  // The key's fourth: 429 naming the key, with its own figures — not the account's 96 left.
+  const refused = await tokensRequest(bed.gw.url, key, 'messages', false, 10)
+  expect(refused.status).toBe(429)
+  expect(await refused.text()).toContain('requests per minute (rpm) of this key')
+  expect(refused.headers.get('x-ratelimit-limit-requests')).toBe('3')
+  expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0')
+  expect(refused.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0')
+  expect(refused.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+(\.\d+)?s$/)
+  // The account's other key has no limit of its own: the account's window.
+  const plain = await tokensRequest(bed.gw.url, other.key, 'chat', false, 10)
+  expect(plain.headers.get('x-ratelimit-limit-requests')).toBe('100')
+  expect(plain.headers.get('x-ratelimit-remaining-requests')).toBe('96')
+})
+
 test('token headers: x-ratelimit-*-tokens and -tokens-day on every surface, anthropic-ratelimit-tokens-* on Messages', async () => {
   bed = await startTokensBed({ metered: { rpm: null, rpd: null, tpm: 3_000, tpd: 50_000, models: ['*'] } })
   const { key } = await bed.gw.key('headers', 'metered')

@@ -2,9 +2,11 @@
  * @module
  * Anthropic's rate-limit header names beside OpenAI's: `anthropic-ratelimit-requests-limit`,
  * `-remaining` and `-reset` (RFC 3339: when the next request slot frees) for the tightest window
- * that has a limit — the minute window unless only a daily limit is set — and the same for tokens
+ * that has a limit — the minute window unless only a daily limit is set; of the account's and the
+ * key's own, the one with less left — and the same for tokens
  * (`anthropic-ratelimit-tokens-*`) where the plan or the key limits them.
  */
+import { requestWindow } from '../../limits/headers.ts'
 import { anthropicRowHeaders } from '../../limits/row-headers.ts'
 import type { AdmitResult } from '../../store/index.ts'
 
@@ -17,8 +19,8 @@ export function anthropicLimitHeaders(admit: AdmitResult, now: number, into: Rec
       now,
       into,
     )
-  const w = admit.minute.limit !== null ? admit.minute : admit.day
-  if (w.limit === null) return
+  const w = requestWindow(admit, 'minute') ?? requestWindow(admit, 'day')
+  if (w === null) return
   into['anthropic-ratelimit-requests-limit'] = String(w.limit)
   into['anthropic-ratelimit-requests-remaining'] = String(w.remaining)
   into['anthropic-ratelimit-requests-reset'] = new Date(w.resetAt ?? now).toISOString()
