@@ -51,6 +51,11 @@ export interface Fault {
   delayMs?: number
   /** Words in the answer (default: the server's `words`). */
   words?: number
+  /**
+   * Chat wire, streams: after its words the answer calls a tool (`TOOL_CALL`: one frame naming it, one per
+   * piece of its arguments) and finishes with `tool_calls`; `after` counts those frames too.
+   */
+  toolCall?: boolean
 }
 export type Step = FaultName | Fault
 

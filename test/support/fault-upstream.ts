@@ -61,7 +61,7 @@ export interface Attempt {
   endedAt: number | null
   /** `client`: the client closed the connection or cancelled the body before the answer ended. */
   endedBy: 'server' | 'client' | null
-  /** Words the server sent. */
+  /** Words (and tool-call frames) the server sent. */
   sent: number
   /** The assistant text the request ended with, when it did. */
   prefill: string | null
@@ -184,6 +184,7 @@ export async function startFaultUpstream(
         model,
         pieces: remainingPieces(answerPieces(fault.words ?? words), attempt.prefill ?? ''),
         includeUsage: body.stream_options?.include_usage === true,
+        toolCall: fault.toolCall,
         stop: wire === 'messages' && fault.fault === 'content_policy' ? 'refusal' : undefined,
       }
       const status = statusFault(w, wire, fault, model)

@@ -45,7 +45,12 @@ export interface Answer {
   stop?: string
   /** Chat: `stream_options.include_usage` was set. */
   includeUsage?: boolean
+  /** Chat: the words are followed by a call of `TOOL_CALL` (the other wires answer text only). */
+  toolCall?: boolean
 }
+
+/** The tool call a chat answer makes when scripted with `toolCall`, its arguments in pieces. */
+export const TOOL_CALL = { id: 'call_fault', name: 'weather', arguments: ['{"ci', 'ty":"Pa', 'ris"}'] }
 
 export interface StreamFrames {
   head: string[]
@@ -85,12 +90,30 @@ function chatWire(): WireBodies {
     completion_tokens: a.pieces.length,
     total_tokens: PROMPT_TOKENS + a.pieces.length,
   })
+  const call = (a: Answer) =>
+    a.toolCall
+      ? [
+          chunk(a, {
+            tool_calls: [
+              {
+                index: 0,
+                id: TOOL_CALL.id,
+                type: 'function',
+                function: { name: TOOL_CALL.name, arguments: '' },
+              },
+            ],
+          }),
+          ...TOOL_CALL.arguments.map((args) =>
+            chunk(a, { tool_calls: [{ index: 0, function: { arguments: args } }] }),
+          ),
+        ]
+      : []
   return {
     stream: (a) => ({
       head: [chunk(a, { role: 'assistant', content: '', refusal: null })],
-      pieces: a.pieces.map((content) => chunk(a, { content })),
+      pieces: [...a.pieces.map((content) => chunk(a, { content })), ...call(a)],
       tail: [
-        chunk(a, {}, 'stop'),
+        chunk(a, {}, a.toolCall ? 'tool_calls' : 'stop'),
         ...(a.includeUsage
           ? [
               sse({

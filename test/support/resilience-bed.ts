@@ -34,12 +34,27 @@ export const FAST = {
   timeouts: { first_byte_ms: 400, first_token_ms: 400, idle_ms: 400, total_ms: 20_000 },
 }
 
+export interface PostOptions {
+  stream?: boolean
+  signal?: AbortSignal
+  /** Offer the model a `weather` tool (in the surface's own shape). */
+  tools?: boolean
+}
+
+/** The `weather` tool's parameters, offered by `post(…, { tools: true })`. */
+const WEATHER = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+const TOOLS: Record<Wire, unknown[]> = {
+  chat: [{ type: 'function', function: { name: 'weather', parameters: WEATHER } }],
+  messages: [{ name: 'weather', input_schema: WEATHER }],
+  responses: [{ type: 'function', name: 'weather', parameters: WEATHER }],
+}
+
 export interface ResilienceBed {
   up: FaultUpstream
   gw: TestGateway
   key: string
   /** A minimal request on `surface` for `model` (the surface's own shape), raw response. */
-  post(surface: Wire, model: string, opts?: { stream?: boolean; signal?: AbortSignal }): Promise<Response>
+  post(surface: Wire, model: string, opts?: PostOptions): Promise<Response>
   /** The request log, newest first (admin API). */
   requests(): Promise<any[]>
   usage(): Promise<any>
@@ -92,19 +107,20 @@ export async function startResilienceBed(
     },
   })
   const { key } = await gw.key('resilient', 'unlimited')
-  const post = (surface: Wire, modelId: string, o: { stream?: boolean; signal?: AbortSignal } = {}) => {
+  const post = (surface: Wire, modelId: string, o: PostOptions = {}) => {
     const turns = [{ role: 'user', content: 'count for me' }]
     const stream = o.stream ?? false
+    const tools = o.tools ? { tools: TOOLS[surface] } : {}
     const [path, body, headers] =
       surface === 'chat'
-        ? ['/v1/chat/completions', { model: modelId, messages: turns, stream }, bearer(key)]
+        ? ['/v1/chat/completions', { model: modelId, messages: turns, stream, ...tools }, bearer(key)]
         : surface === 'messages'
           ? [
               '/v1/messages',
-              { model: modelId, messages: turns, stream, max_tokens: 200 },
+              { model: modelId, messages: turns, stream, max_tokens: 200, ...tools },
               { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
             ]
-          : ['/v1/responses', { model: modelId, input: turns, stream }, bearer(key)]
+          : ['/v1/responses', { model: modelId, input: turns, stream, ...tools }, bearer(key)]
     return fetch(`${gw.url}${path}`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
