@@ -6,12 +6,17 @@
  * through the client's encoder, so the client reads one answer. At most one switch; a refusal of
  * the continuation never replaces the original error (the stream then ends with it in-band).
  *
+ * Only text can be continued so: once anything else of the answer reached the client (a tool call,
+ * reasoning, a refusal, audio, a second choice, the finish), the next target could not go on from
+ * it (a tool call begun again at the same index is merged by SDKs into arguments that are not
+ * JSON), so the stream ends with the error in-band, as with no target to continue on.
+ *
  * Continuation splices chunks, so a request that may be continued is translated on every target
  * (its stream is chat chunks, whatever the surface), even where a pass-through was possible.
  *
  * @example
  * const rescue = new Continuation(plan, start)
- * source = rescue.tap(source)                               // counts the text relayed
+ * source = rescue.tap(source)                               // records the text relayed
  * writeStream(source, encoder, { continueWith: (err) => rescue.next(err) })
  */
 import type { Attempt, AttemptPlan } from '../providers/resilience/index.ts'
@@ -29,8 +34,11 @@ export type StartContinuation = (
 ) => Promise<StreamSource<ChatCompletionChunk> | null>
 
 export class Continuation {
-  /** The answer's text the client has been sent (content deltas of choice 0). */
-  private relayed = ''
+  /**
+   * The answer's text the client has been sent (content deltas of choice 0); null once it was sent
+   * anything else, which no continuation can carry (`textAfter`).
+   */
+  private relayed: string | null = ''
   private first: { prompt_tokens: number; completion_tokens: number } | null = null
 
   constructor(
@@ -40,14 +48,17 @@ export class Continuation {
     private readonly factsOf: (err: GatewayError) => Parameters<typeof classify>[0],
   ) {}
 
-  /** `source` with its content counted as it passes (the continuation's own head chunk dropped). */
+  /**
+   * `source` with what it relays recorded as it passes; a continuation's (`continuing`) is not
+   * recorded (there is no second switch), only its own head chunk dropped.
+   */
   tap(source: StreamSource<ChatCompletionChunk>, continuing = false): StreamSource<ChatCompletionChunk> {
     const stage: Transformer<ChatCompletionChunk, ChatCompletionChunk> = {
       transform: (chunk, controller) => {
-        // A continuation's role-only opening chunk would restart the client's message.
-        if (continuing && isHeadOnly(chunk)) return
-        const content = chunk.choices?.[0]?.delta?.content
-        if (typeof content === 'string') this.relayed += content
+        if (continuing) {
+          // A continuation's role-only opening chunk would restart the client's message.
+          if (isHeadOnly(chunk)) return
+        } else if (this.relayed !== null) this.relayed = textAfter(this.relayed, chunk)
         controller.enqueue(chunk)
       },
     }
@@ -57,13 +68,14 @@ export class Continuation {
 
   /**
    * The writer's `continueWith`: the next `prefill` target, asked to continue the relayed text;
-   * null when there is none, nothing was relayed, or it refused (the original error stands).
+   * null when there is none, no text was relayed, something else was too (a tool call…), or it
+   * refused (the original error stands).
    */
   async next(_err: GatewayError, bodyText: string): Promise<StreamSource<ChatCompletionChunk> | null> {
-    if (this.relayed === '') return null
+    const text = this.relayed
+    if (!text) return null
     const attempt = this.plan.continuation()
     if (attempt === null) return null
-    const text = this.relayed
     let source: StreamSource<ChatCompletionChunk> | null
     try {
       source = await this.start(attempt, (req) => ({
@@ -102,6 +114,36 @@ export function summed(
     prompt_tokens: (a?.prompt_tokens ?? 0) + b.prompt_tokens,
     completion_tokens: (a?.completion_tokens ?? 0) + b.completion_tokens,
   }
+}
+
+/**
+ * `text` followed by the text `chunk` relays, or null when the chunk relays anything else: a
+ * prefilled continuation carries only choice 0's text, so it cannot go on from a tool call (nor a
+ * legacy `function_call`), reasoning, a refusal, audio, another choice or a finish the client has.
+ * Anything but `role` and `content` counts unless empty (upstreams send `refusal: null`,
+ * `tool_calls: []`, `reasoning_content: null` beside text), so a kind not named here is never
+ * continued over. Runs on every chunk: one pass over the delta's few keys.
+ */
+function textAfter(text: string, chunk: ChatCompletionChunk): string | null {
+  const choices = chunk.choices
+  // A usage chunk (no choices) adds nothing; a chunk of several choices means several answers.
+  if (!choices || choices.length === 0) return text
+  if (choices.length > 1) return null
+  const choice = choices[0]!
+  if ((choice.index ?? 0) !== 0 || choice.finish_reason) return null
+  const delta = choice.delta as Record<string, unknown> | undefined
+  for (const key in delta) {
+    const value = delta[key]
+    if (key === 'content') {
+      if (typeof value === 'string') text += value
+      else if (value != null) return null
+    } else if (key !== 'role' && !isEmpty(value)) return null
+  }
+  return text
+}
+
+function isEmpty(value: unknown): boolean {
+  return value == null || value === '' || (Array.isArray(value) && value.length === 0)
 }
 
 function isHeadOnly(chunk: ChatCompletionChunk): boolean {

@@ -167,6 +167,27 @@ describe('after content, continued on a prefill fallback: one answer, exactly on
   })
 })
 
+describe('after content, not continuable: a clean in-band error', () => {
+  // The continuation carries only text: a tool call the client has begun cannot be finished by
+  // another target (it would start a second call at the same index, and an SDK would merge the two
+  // into arguments that are not JSON, presented as complete).
+  for (const wire of ['chat', 'messages', 'responses'] as const) {
+    test(`${wire}: a cut mid tool call is not continued on the prefill fallback`, async () => {
+      // Two words, the call naming `weather`, its first piece of arguments, then the cut.
+      bed.up.script({ model: 'gpt-a' }, { fault: 'cut', words: 2, toolCall: true, after: 4 })
+      bed.up.script({ model: 'gpt-s' }, { fault: 'ok', words: 2, toolCall: true })
+      const res = await bed.post(wire, 'prime/gpt-a', { stream: true, tools: true })
+      expect(res.status).toBe(200)
+      const s = readStream(wire, await res.text())
+      expect(s).toMatchObject({ text: bed.up.answer(2), calls: [{ name: 'weather', arguments: '{"ci' }] })
+      expect(s.complete).toBe(false)
+      expect(s.error).not.toBeNull()
+      if (wire === 'chat') expect(s.error.code).toBe('upstream_stream_interrupted')
+      expect(bed.up.attempts().map((a) => a.model)).toEqual(['gpt-a'])
+    })
+  }
+})
+
 describe('after content, with nowhere to continue: a clean in-band error', () => {
   for (const wire of ['chat', 'messages', 'responses'] as const) {
     test(`${wire}: a cut after 5 words → the words, then the error; never a complete-looking end`, async () => {
