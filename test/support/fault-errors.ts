@@ -41,12 +41,18 @@ export type FaultName =
   | 'malformed'
   /** Chat: complete, `finish_reason` and usage sent, but no `data: [DONE]` (other wires: as `ok`). */
   | 'no_done'
+  /**
+   * Stream, status 200: the head, `after` words (default none), then the provider's in-band
+   * out-of-quota failure (chat: an `{"error": …}` chunk; Responses: the recorded `error` and
+   * `response.failed` events). Not on the Messages wire: Anthropic has no such event.
+   */
+  | 'quota_in_stream'
 
 export interface Fault {
   fault: FaultName
   retryAfter?: string
   retryAfterMs?: string
-  /** Words sent before a cut, stall, malformed event or early end. */
+  /** Words sent before a cut, stall, malformed event, early end or in-stream failure. */
   after?: number
   delayMs?: number
   /** Words in the answer (default: the server's `words`). */

@@ -202,7 +202,11 @@ export async function startFaultUpstream(
         case 'slow_first_token':
           if (!attempt.stream) await hold(fault.delayMs ?? 20_000, request.signal)
       }
-      const plan = attempt.stream ? streamPlan(w.stream(answer), w, fault) : jsonPlan(w.json(answer), fault)
+      if (fault.fault === 'quota_in_stream' && !(attempt.stream && w.quota))
+        return new Response(`quota_in_stream: not a ${wire} stream fault`, { status: 500 })
+      const plan = attempt.stream
+        ? streamPlan(w.stream(answer), w, fault, answer)
+        : jsonPlan(w.json(answer), fault)
       return play(plan, attempt, request.signal, end, attempt.stream)
     },
   })
@@ -210,7 +214,7 @@ export async function startFaultUpstream(
   /** One step of a body: a frame (`word` counts it), a pause, or the end (clean or aborted). */
   type Act = { frame: string; word?: true } | { wait: number | undefined } | { end: 'close' | 'abort' }
 
-  function streamPlan(s: StreamFrames, w: WireBodies, f: Fault): Act[] {
+  function streamPlan(s: StreamFrames, w: WireBodies, f: Fault, a: Answer): Act[] {
     const words = (from: number, to?: number) =>
       s.pieces.slice(from, to).map((frame) => ({ frame, word: true as const }))
     const frames = (list: string[]) => list.map((frame) => ({ frame }))
@@ -248,7 +252,12 @@ export async function startFaultUpstream(
           { end: 'close' },
         ]
       case 'no_done':
-        return [...whole.filter((a) => a.frame !== w.done), { end: 'close' }]
+        return [...whole.filter((act) => act.frame !== w.done), { end: 'close' }]
+      case 'quota_in_stream': {
+        const sent = Math.min(f.after ?? 0, s.pieces.length)
+        const failure = w.quota!(a, s.head.length + sent)
+        return [...frames(s.head), ...words(0, sent), ...frames(failure), { end: 'close' }]
+      }
       default:
         return [...whole, { end: 'close' }]
     }

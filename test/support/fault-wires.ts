@@ -30,6 +30,9 @@ export const WIRE_PATHS: Record<string, Wire> = {
 
 export const PROMPT_TOKENS = 10
 
+/** OpenAI's words for an exhausted quota (the recorded Responses failure says the same). */
+const QUOTA_MESSAGE = 'You exceeded your current quota, please check your plan and billing details.'
+
 /** `["w1", " w2", …, " wN."]`: distinct words, so a test can see a piece sent twice or lost. */
 export function answerPieces(words: number): string[] {
   return Array.from(
@@ -65,6 +68,11 @@ export interface WireBodies {
   malformed: string
   /** The tail frame that says "no more events": chat's `[DONE]`; none on the other wires. */
   done: string | null
+  /**
+   * The frames of an in-band out-of-quota failure (HTTP 200), sent after the `seq` events before
+   * it (Responses numbers its events); null where the provider has none (Anthropic).
+   */
+  quota: ((a: Answer, seq: number) => string[]) | null
   error(status: number, type: string, message: string, code?: string | null, param?: string | null): string
 }
 
@@ -149,6 +157,17 @@ function chatWire(): WireBodies {
     malformed:
       'data: {"id":"chatcmpl-fault","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"cont\n\n',
     done: 'data: [DONE]\n\n',
+    // As OpenAI's chat API fails a stream in-band: an error object where a chunk would be.
+    quota: () => [
+      sse({
+        error: {
+          message: QUOTA_MESSAGE,
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+      }),
+    ],
     error: (_status, type, message, code = null, param = null) =>
       JSON.stringify({ error: { message, type, param, code } }),
   }
@@ -198,6 +217,7 @@ async function messagesWire(): Promise<WireBodies> {
     malformed:
       'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n',
     done: null,
+    quota: null,
     error: (_status, type, message) =>
       JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_fault' }),
   }
@@ -208,6 +228,9 @@ async function responsesWire(): Promise<WireBodies> {
     JSON.parse(l),
   )
   const of = (type: string) => lines.find((l) => l.type === type)
+  const failure = (await readLines(new URL('openai-responses-error.chunks.txt', RECORDED))).map((l) =>
+    JSON.parse(l),
+  )
   const json = JSON.parse(await Bun.file(new URL('openai-responses-text.json', RECORDED)).text())
   const usage = (a: Answer) => ({
     input_tokens: PROMPT_TOKENS,
@@ -261,6 +284,15 @@ async function responsesWire(): Promise<WireBodies> {
       }),
     malformed: 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"x\n\n',
     done: null,
+    // The recording's `error` and `response.failed` events, numbered on from the events before them.
+    quota: (a, seq) =>
+      failure
+        .filter((e) => e.type === 'error' || e.type === 'response.failed')
+        .map((e, i) => {
+          const numbered = { ...e, sequence_number: seq + i }
+          if (e.type === 'response.failed') numbered.response = { ...e.response, model: a.model }
+          return sse(numbered, e.type)
+        }),
     error: (_status, type, message, code = null, param = null) =>
       JSON.stringify({ error: { message, type, param, code } }),
   }
