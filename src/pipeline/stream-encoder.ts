@@ -38,11 +38,12 @@ export interface StreamEncoder<T> {
    */
   relayedBytes?(): number
   /**
-   * false: the writer's hold for content (stream-writer.ts) ends at the first item, whatever it
-   * holds: a pass-through whose upstream's in-band failures before content must reach the client
-   * as they came.
+   * Content-bearing output has been encoded: the writer's hold for content (stream-writer.ts)
+   * ends here. Without it, content is `relayedBytes()` growing. For an encoder whose content is
+   * more than the text it counts (the Responses pass-through: a finished output item, a terminal
+   * event of an empty answer).
    */
-  readonly holdForContent?: boolean
+  contentStarted?(): boolean
   /** Upstream events that were not well formed: skipped, never relayed. */
   malformed?(): number
 }

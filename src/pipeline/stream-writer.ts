@@ -50,10 +50,10 @@ export interface WriteStreamOptions<T = unknown> {
   scheduler?: Scheduler
   /**
    * Hold the status and every byte until the first content-bearing item (the encoder's
-   * `relayedBytes()` grows; a role-only or empty delta is not content; the first item at all for
-   * an encoder with `holdForContent: false`), so that a failure before it is still an HTTP error
-   * the attempt loop may retry unseen (DESIGN §10). Before content the idle timeout does not
-   * apply (a reasoning model may think in silence); `firstToken` does.
+   * `contentStarted()`, else its `relayedBytes()` grows; a role-only or empty delta is not
+   * content), so that a failure before it is still an HTTP error the attempt loop may retry
+   * unseen (DESIGN §10). Before content the idle timeout does not apply (a reasoning model may
+   * think in silence); `firstToken` does.
    */
   holdForContent?: boolean
   /**
@@ -309,7 +309,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       if (this.finished) return
       if (this.items.length > 0) this.emit(this.holdSink)
       // Content first: an in-band failure that came in the same read as content goes out after it.
-      if (this.encoder.holdForContent === false || (this.encoder.relayedBytes?.() ?? 1) > 0) {
+      if (this.encoder.contentStarted?.() ?? (this.encoder.relayedBytes?.() ?? 1) > 0) {
         this.content = true
         return
       }

@@ -169,12 +169,16 @@ describe('pass-through to a Responses upstream (wire: responses)', () => {
     expect(bed.responses.lastRequest()!.body.tools).toEqual([{ type: 'web_search' }])
   })
 
-  test('an upstream failure after the first byte is relayed as it came, and recorded as an error', async () => {
-    const key = await bed.freshKey()
-    const frames = await bed.responses.frames('error')
-    const res = await bed.post({ model: 'oair/error', input: 'Hi', stream: true }, key)
-    expect(await res.text()).toBe(
-      frames.join('').replaceAll('"model":"gpt-5-nano-2025-08-07"', '"model":"oair/error"'),
-    )
+  test('the recorded out-of-quota stream fails before content: an HTTP error, nothing of it relayed', async () => {
+    const before = bed.responses.requests().length
+    const res = await bed.post({ model: 'oair/error', input: 'Hi', stream: true })
+    expect(res.status).toBe(502)
+    expect(res.headers.get('content-type')).toStartWith('application/json')
+    // insufficient_quota is a credential failure: the key rests, no retry on it, no fallback here.
+    expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+    expect(bed.responses.requests().length - before).toBe(1)
+    const { error } = (await res.json()) as any
+    expect(error.code).toBe('upstream_error')
+    expect(error.message).toContain('You exceeded your current quota')
   })
 })

@@ -6,6 +6,13 @@
  * that carry a response object are parsed; usage is read from the terminal one
  * (`response.completed`, `.incomplete` or `.failed`), in chat terms for the usage record.
  *
+ * As on every stream, the writer holds the status and the events until the first one that
+ * carries content (`contentStarted`, `carriesContent`), so an upstream failing before it — an
+ * `error` event, `response.failed`, a cut, a stall — is a failed attempt the client sees nothing
+ * of: retried or failed over, else an HTTP error (DESIGN §10). Its `error` is classified by its
+ * code, as the same code in an error status would be. After content the upstream's failure events
+ * reach the client as they came.
+ *
  * @example
  * const relay = new ResponsesRelay('openai/gpt-5', 'openai')
  * for await (const chunk of upstream.body) client.write(relay.encode(chunk))
@@ -14,10 +21,12 @@
 
 import { replaceStringField } from '../../json/fields.ts'
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../../providers/body-limit.ts'
+import { withFacts } from '../../providers/failure-facts.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
+import { eventError } from '../../providers/openai/stream.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
-import { GatewayError } from '../../util/errors.ts'
+import type { GatewayError } from '../../util/errors.ts'
 import {
   ByteRelay,
   type EventAction,
@@ -38,6 +47,12 @@ const LIFECYCLE = new Set([
   'response.failed',
 ])
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed'])
+/**
+ * Events that carry none of the answer: the response opening (`response.created`,
+ * `.in_progress`, `.queued`), an output item or part opened empty (`*.added`), a hosted tool's
+ * progress (`response.web_search_call.searching`, `….generating`, `….interpreting`).
+ */
+const OPENING = /\.(created|in_progress|queued|added|searching|generating|interpreting)$/
 
 const bytes = new TextEncoder()
 const KEEPALIVE = bytes.encode(': keep-alive\n\n')
@@ -48,13 +63,13 @@ const DELTA_KEY = Buffer.from('"delta"')
 
 export class ResponsesRelay extends ByteRelay {
   readonly keepalive = KEEPALIVE
-  /** OpenAI's own failure events (`error`, `response.failed`) reach the client as they came, status 200. */
-  readonly holdForContent = false
   private seen: Usage | null = null
   private last: Record<string, unknown> | null = null
   private done = false
   private failed: GatewayError | null = null
   private relayed = 0
+  /** An event that carries content has been relayed (see `carriesContent`). */
+  private content = false
   /** The last event relayed (by range): its `sequence_number` numbers the events the gateway adds. */
   private lastBuf: Buffer | null = null
   private lastStart = 0
@@ -72,13 +87,28 @@ export class ResponsesRelay extends ByteRelay {
     if (this.done || startsWith(buf, start, DONE_DATA)) return null
     const name = eventName(buf, start)
     const type = name ?? dataType(buf, start)
+    if (type === 'error' && !this.content) {
+      // This attempt's failure, never relayed: the writer, still holding the status, hands it to
+      // the attempt loop (had the hold run out, it ends the stream with `error()`'s events).
+      this.failed = upstreamFailure(this.label, errorFields(eventData(buf, start, end)))
+      this.done = true
+      return null
+    }
     this.lastBuf = buf
     this.lastStart = start
     this.lastEnd = end
     if (type === undefined) return undefined
     // Generated text (output text, reasoning, refusals, tool arguments) comes in `*.delta` events.
-    if (type.endsWith(DELTA)) this.relayed += stringValueBytes(buf, start, end, DELTA_KEY)
-    if (!LIFECYCLE.has(type)) return undefined
+    if (type.endsWith(DELTA)) {
+      const text = stringValueBytes(buf, start, end, DELTA_KEY)
+      this.relayed += text
+      if (text > 0) this.content = true
+      return undefined
+    }
+    if (!LIFECYCLE.has(type)) {
+      this.content ||= carriesContent(type)
+      return undefined
+    }
     const data = eventData(buf, start, end)
     this.lifecycle(type, data)
     return bytes.encode(encodeSSE(replaceStringField(data, 2, 'model', this.modelId), name))
@@ -120,6 +150,10 @@ export class ResponsesRelay extends ByteRelay {
     return this.relayed
   }
 
+  contentStarted(): boolean {
+    return this.content
+  }
+
   private lifecycle(type: string, data: string): void {
     let parsed: { response?: Record<string, unknown> }
     try {
@@ -131,7 +165,9 @@ export class ResponsesRelay extends ByteRelay {
     if (!TERMINAL.has(type)) return
     this.done = true
     this.seen = chatUsage(parsed.response?.usage as Parameters<typeof chatUsage>[0])
-    if (type === 'response.failed') this.failed = upstreamFailure(this.label, parsed.response)
+    // A finished answer, even an empty one, is the answer: the hold ends with it.
+    if (type !== 'response.failed') this.content = true
+    else this.failed = upstreamFailure(this.label, parsed.response?.error)
   }
 }
 
@@ -174,8 +210,38 @@ function nextSequence(data: string, fallback: number): number {
   return Number.isFinite(n) ? n + 1 : fallback
 }
 
-function upstreamFailure(label: string, response: Record<string, unknown> | undefined): GatewayError {
-  const error = response?.error as { message?: unknown; code?: unknown } | undefined
-  const detail = typeof error?.message === 'string' ? error.message : 'no details given'
-  return new GatewayError(502, 'upstream_error', `Upstream '${label}' failed mid-stream: ${detail}`)
+/**
+ * Whether an event other than a delta or a lifecycle event carries content: any `response.*` event
+ * but an opening (`OPENING`) — a finished part or item (`*.done`: text, arguments, a reasoning
+ * item, a hosted tool's result), a partial image, and event types the gateway does not know, which
+ * are relayed rather than held.
+ */
+function carriesContent(type: string): boolean {
+  return type.startsWith('response.') && !OPENING.test(type)
+}
+
+/** An `error` event's fields: nested under `error` as OpenAI streams them, or beside `type` as its reference shows. */
+function errorFields(data: string): unknown {
+  let body: unknown
+  try {
+    body = JSON.parse(data)
+  } catch {
+    return null
+  }
+  const nested = (body as { error?: unknown } | null)?.error
+  return nested !== null && typeof nested === 'object' ? nested : body
+}
+
+/**
+ * The upstream's own failure (an `error` event, or `response.failed`'s `error`) as chat
+ * pass-through reports one — 502 `upstream_error` with its words — carrying its code for the
+ * attempt loop, which classifies it as it would the same code in an error status
+ * (`insufficient_quota`: a credential failure, the key rests).
+ */
+function upstreamFailure(label: string, error: unknown): GatewayError {
+  const e = (error !== null && typeof error === 'object' ? error : {}) as Record<string, unknown>
+  const message = typeof e.message === 'string' ? e.message : 'no details given'
+  // OpenAI's code, else its type (the event's own `type` is `error`, which says nothing).
+  const code = [e.code, e.type].find((c): c is string => typeof c === 'string' && c !== 'error') ?? null
+  return withFacts(eventError(label, { error: { message } }), { code, message })
 }
