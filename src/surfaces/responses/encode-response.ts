@@ -10,6 +10,7 @@
 import type { ChatCompletion, ToolCall } from '../../providers/types.ts'
 import {
   finishResponse,
+  lastItemStatus,
   newId,
   type OutputItem,
   type ResponseContext,
@@ -29,6 +30,9 @@ export function encodeResponse(completion: ChatCompletion, ctx: ResponseContext)
   for (const call of message?.tool_calls ?? []) {
     output.push(functionCallItem(newId('fc'), call, ctx.view.decoded.tools.namespaces, 'completed'))
   }
+  // An answer cut short (max_output_tokens, content_filter): its last item is `incomplete`.
+  const last = output[output.length - 1]
+  if (last && 'status' in last) last.status = lastItemStatus(choice?.finish_reason ?? null)
   return finishResponse(
     res,
     output,
@@ -49,7 +53,7 @@ export const outputText = (text: string) => ({ type: 'output_text', text, annota
 export function messageItem(
   id: string,
   part: Record<string, unknown> | null,
-  status: 'in_progress' | 'completed' = 'completed',
+  status: 'in_progress' | 'completed' | 'incomplete' = 'completed',
 ): OutputItem {
   return { id, type: 'message', status, content: part ? [part] : [], role: 'assistant' }
 }
@@ -62,7 +66,7 @@ export function functionCallItem(
   id: string,
   call: ToolCall,
   namespaces: ReadonlyMap<string, string>,
-  status: 'in_progress' | 'completed',
+  status: 'in_progress' | 'completed' | 'incomplete',
 ): OutputItem {
   const item: OutputItem = {
     id,

@@ -93,6 +93,10 @@ export function finishResponse(
   return res
 }
 
+/** The status of the answer's last item: `incomplete` when the answer stopped short (as the response's). */
+export const lastItemStatus = (finish: FinishReason | null): 'completed' | 'incomplete' =>
+  incompleteReason(finish) ? 'incomplete' : 'completed'
+
 function incompleteReason(finish: FinishReason | null): 'max_output_tokens' | 'content_filter' | null {
   if (finish === 'length') return 'max_output_tokens'
   if (finish === 'content_filter') return 'content_filter'

@@ -25,6 +25,7 @@ import type { GatewayError } from '../../util/errors.ts'
 import { functionCallItem, messageItem, outputText, reasoningItem, reasoningText } from './encode-response.ts'
 import {
   finishResponse,
+  lastItemStatus,
   newId,
   type OutputItem,
   type ResponseContext,
@@ -128,7 +129,8 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   endEvents(): ResponsesEvent[] {
     const emit = this.emit
     this.begin(emit)
-    this.close(emit)
+    // The last item is `incomplete` when the answer stopped short (max_output_tokens, content_filter).
+    this.close(emit, lastItemStatus(this.finish))
     const now = Math.floor(Date.now() / 1000)
     const res = finishResponse(this.response, this.output, this.seen, this.finish, now)
     emit({ type: res.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: res })
@@ -228,7 +230,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   }
 
   /** Ends the open item: its `.done` events, then `output_item.done` with the whole item. */
-  private close(emit: Emit): void {
+  private close(emit: Emit, status: 'completed' | 'incomplete' = 'completed'): void {
     const open = this.open
     if (!open) return
     let item: OutputItem
@@ -245,7 +247,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
     } else if (open.kind === 'call') {
       emit({ ...at, type: 'response.function_call_arguments.done', name: open.name, arguments: open.args })
       const call = callTo(open.callId, open.name, open.args)
-      item = functionCallItem(open.id, call, this.namespaces, 'completed')
+      item = functionCallItem(open.id, call, this.namespaces, status)
     } else {
       const part = contentPart(open.kind, open.text)
       if (open.kind === 'text') {
@@ -254,7 +256,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
         emit({ ...at, content_index: 0, type: 'response.refusal.done', refusal: open.text })
       }
       emit({ ...at, content_index: 0, type: 'response.content_part.done', part })
-      item = messageItem(open.id, part)
+      item = messageItem(open.id, part, status)
     }
     emit({ type: 'response.output_item.done', output_index: open.index, item })
     this.output.push(item)

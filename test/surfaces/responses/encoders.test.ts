@@ -103,6 +103,36 @@ describe('stream encoder', () => {
     const events = run(new ResponsesStreamEncoder(ctx()), [chunk({ content: 'cut' }), chunk({}, 'length')])
     expect(events.at(-1)!.type).toBe('response.incomplete')
     expect((events.at(-1)!.response as any).incomplete_details).toEqual({ reason: 'max_output_tokens' })
+    // The item the limit cut is `incomplete` too, in its done event and in the final response.
+    const done = events.find((e) => e.type === 'response.output_item.done')!
+    expect((done.item as any).status).toBe('incomplete')
+    expect((events.at(-1)!.response as any).output[0].status).toBe('incomplete')
+  })
+
+  test('finish_reason length, not streamed: the last item incomplete, earlier ones completed', () => {
+    const res = encodeResponse(
+      {
+        id: 'c1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: 'Let me look.',
+              tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'a', arguments: '{"x' } }],
+            },
+            finish_reason: 'length',
+          },
+        ],
+      } as any,
+      ctx({ tools: [{ type: 'function', name: 'a', parameters: { type: 'object' } }] }),
+    )
+    expect(res.status).toBe('incomplete')
+    expect(res.output.map((i) => i.status)).toEqual(['completed', 'incomplete'])
+    validateResponseObject(res)
   })
 
   test('two tool calls: each its own function_call item, arguments done with the name', () => {
