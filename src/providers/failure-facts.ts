@@ -39,6 +39,11 @@ export function upstreamCode(bodyText: string): string | null {
   } catch {
     return null
   }
+  return errorCodeOf(body)
+}
+
+/** `upstreamCode` on a parsed body: an error answer's, or an in-band error event's (`{"error": …}`). */
+export function errorCodeOf(body: unknown): string | null {
   if (Array.isArray(body)) body = body[0]
   const e = (body as { error?: unknown } | null)?.error
   if (!e || typeof e !== 'object') return null

@@ -141,6 +141,28 @@ describe('before content: retried or failed over unseen', () => {
   })
 })
 
+describe('chat: the same in-band error is classified by its code', () => {
+  test('an in-band insufficient_quota before content on chat pass-through → no retry on the key, which rests', async () => {
+    // oa/fb2 on chat passes through (the byte relay), oc/plain's fallback route is the same wire.
+    bed.up.script({ model: 'fb2' }, 'quota_in_stream')
+    const res = await bed.post('chat', 'oa/fb2', { stream: true })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-attempts')).toBe('2')
+    expect(readStream('chat', await res.text())).toMatchObject({
+      complete: true,
+      error: null,
+      model: 'oc/plain',
+    })
+    // A credential failure: straight to the fallback, not retry.attempts more on the same key.
+    expect(bed.up.attempts().map((a) => a.model)).toEqual(['fb2', 'plain'])
+    // The key rests: the next request does not ask it.
+    const next = await bed.post('chat', 'oa/fb2', { stream: true })
+    expect(next.headers.get('x-switchyard-attempts')).toBe('1')
+    await next.text()
+    expect(bed.up.attempts({ model: 'fb2' })).toHaveLength(1)
+  })
+})
+
 describe('nowhere left to go: an HTTP error, as chat pass-through gives for the same failure', () => {
   const surfaces = [
     ['responses', 'oa/solo', 'solo'],

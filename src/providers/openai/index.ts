@@ -10,6 +10,7 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { errorCodeOf, withFacts } from '../failure-facts.ts'
 import { describeUpstreamError, invalidResponse, openAIStyleError, readJson, upstreamFetch } from '../http.ts'
 import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type {
@@ -91,5 +92,8 @@ export function asCompletion(json: unknown, label: string): ChatCompletion {
 export function bodyError(json: unknown, label: string): GatewayError | undefined {
   if ((json as { error?: unknown } | null)?.error == null) return undefined
   const detail = describeUpstreamError(json) ?? 'no details given'
-  return new GatewayError(502, 'upstream_error', `Upstream '${label}' failed: ${detail}`)
+  const err = new GatewayError(502, 'upstream_error', `Upstream '${label}' failed: ${detail}`)
+  // Its code for the attempt loop, as an error status's would be (`insufficient_quota`: the key rests).
+  const code = errorCodeOf(json)
+  return code === null ? err : withFacts(err, { code, message: detail })
 }

@@ -6,6 +6,7 @@
  * nothing but such events is not the protocol at all (502 `upstream_invalid_response`).
  */
 import { GatewayError } from '../../util/errors.ts'
+import { errorCodeOf, withFacts } from '../failure-facts.ts'
 import { describeUpstreamError, invalidResponse, streamInterrupted } from '../http.ts'
 import type { SSEEvent } from '../sse/index.ts'
 import type { ChatCompletionChunk } from '../types.ts'
@@ -58,7 +59,13 @@ export class OpenAIChunkDecoder implements Transformer<SSEEvent, ChatCompletionC
   }
 }
 
+/**
+ * An upstream's in-band error event (`{"error": …}`): 502 for the client, its code kept for the
+ * attempt loop (an in-band `insufficient_quota` rests the key as the same code in a 429 would).
+ */
 export function eventError(label: string, body: Record<string, unknown>): GatewayError {
   const detail = describeUpstreamError(body) ?? 'no details given'
-  return new GatewayError(502, 'upstream_error', `Upstream '${label}' failed mid-stream: ${detail}`)
+  const err = new GatewayError(502, 'upstream_error', `Upstream '${label}' failed mid-stream: ${detail}`)
+  const code = errorCodeOf(body)
+  return code === null ? err : withFacts(err, { code, message: detail })
 }
