@@ -159,6 +159,37 @@ for (const backend of backends('limits.test.ts')) {
         expect((await chat(key)).status).toBe(200)
       })
 
+      test("a key's own RPM and RPD both full: retry-after until its day admits again, naming the key's rpd", async () => {
+        const clock = new ManualClock(T0)
+        gw = await start({
+          clock,
+          doc: testConfigDoc({ plans: { ...PLANS, roomy: { rpm: 100, rpd: null, models: ['*'] } } }),
+        })
+        const { id, key } = await gw.key('keyed', 'roomy')
+        await gw.deps.store.setKeyLimits(id, {
+          rpm: 2,
+          rpd: 3,
+          tpm: null,
+          tpd: null,
+          budgetMicros: null,
+          budgetPeriod: null,
+          models: null,
+        })
+        expect((await chat(key)).status).toBe(200)
+        clock.advance(3_600_000)
+        expect((await chat(key)).status).toBe(200)
+        clock.advance(1_000)
+        expect((await chat(key)).status).toBe(200)
+        const r = await chat(key)
+        expect(r.status).toBe(429)
+        expect(((await r.json()) as any).error.message).toContain('requests per day (rpd) of this key')
+        expect(r.headers.get('retry-after')).toBe(String(23 * 3600 - 1))
+        clock.advance(60_000)
+        expect((await chat(key)).status).toBe(429)
+        clock.advance(23 * 3600_000 - 1_000 - 60_000)
+        expect((await chat(key)).status).toBe(200)
+      })
+
       test('the official openai client with retries waits retry-after and succeeds when the window frees', async () => {
         gw = await start({
           doc: testConfigDoc({

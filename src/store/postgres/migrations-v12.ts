@@ -19,19 +19,8 @@
  */
 import { ADMIT_DECIDE } from './admit-sql.ts'
 
-export const RESERVE_V12 = `
-CREATE FUNCTION switchyard_period(p_period TEXT, p_at BIGINT, OUT o_start BIGINT, OUT o_end BIGINT)
-LANGUAGE plpgsql STABLE AS $fn$
-DECLARE
-  v_ts TIMESTAMP := to_timestamp(p_at / 1000.0) AT TIME ZONE 'UTC';
-  v_start TIMESTAMP := date_trunc(p_period, v_ts);
-BEGIN
-  o_start := (extract(epoch FROM v_start) * 1000)::BIGINT;
-  o_end := (extract(epoch FROM v_start + ('1 ' || p_period)::INTERVAL) * 1000)::BIGINT;
-END
-$fn$;
-
-CREATE FUNCTION switchyard_charge(p_account BIGINT, p_key TEXT, p_now BIGINT, p_charge JSONB,
+/** v12's `switchyard_charge` (v14 replaces it with an edit of this text: migrations-v14.ts). */
+export const CHARGE_V12 = `CREATE FUNCTION switchyard_charge(p_account BIGINT, p_key TEXT, p_now BIGINT, p_charge JSONB,
   p_minute_ms BIGINT, p_day_ms BIGINT)
 RETURNS JSONB LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -161,7 +150,21 @@ BEGIN
     'settles', EXISTS (SELECT 1 FROM jsonb_array_elements(p_charge->'rows') e WHERE e->>'resource' <> 'requests'));
 END
 $fn$;
+`
 
+export const RESERVE_V12 = `
+CREATE FUNCTION switchyard_period(p_period TEXT, p_at BIGINT, OUT o_start BIGINT, OUT o_end BIGINT)
+LANGUAGE plpgsql STABLE AS $fn$
+DECLARE
+  v_ts TIMESTAMP := to_timestamp(p_at / 1000.0) AT TIME ZONE 'UTC';
+  v_start TIMESTAMP := date_trunc(p_period, v_ts);
+BEGIN
+  o_start := (extract(epoch FROM v_start) * 1000)::BIGINT;
+  o_end := (extract(epoch FROM v_start + ('1 ' || p_period)::INTERVAL) * 1000)::BIGINT;
+END
+$fn$;
+
+${CHARGE_V12}
 ${admitCharged('CREATE', ADMIT_DECIDE)}
 CREATE FUNCTION switchyard_admit_batch(p_items JSONB, p_minute_ms BIGINT, p_day_ms BIGINT)
 RETURNS TABLE (o_index INTEGER, o_error TEXT, o_admitted BOOLEAN, o_window TEXT,

@@ -1,12 +1,61 @@
 /**
  * @module
- * PostgreSQL schema v14: a refusal with both request windows full gives the later retry time
- * (DESIGN §5: `retry-after` until a request would be admitted). v12's `switchyard_admit_charged`
- * took the minute's, so a day filled within the last minute told its client to come back in
- * 60 s, to be refused again then. The function is replaced with `ADMIT_DECIDE_V14`
- * (admit-sql.ts); nothing stored changes.
+ * PostgreSQL schema v14: a refusal with several request windows full gives the latest retry time
+ * (DESIGN §5: `retry-after` until a request would be admitted). v12 took the first full one's, so
+ * a day filled within the last minute told its client to come back in 60 s, to be refused again
+ * then. Two functions are replaced, nothing stored changes:
+ * - `switchyard_admit_charged` with `ADMIT_DECIDE_V14` (admit-sql.ts): the account's RPM and RPD;
+ * - `switchyard_charge`, edited from v12's text: a key's own request rows (requests come first in
+ *   the rows, limits/rows.ts), the one that admits last refuses.
  */
 import { ADMIT_DECIDE_V14 } from './admit-sql.ts'
-import { admitCharged } from './migrations-v12.ts'
+import { admitCharged, CHARGE_V12 } from './migrations-v12.ts'
 
-export const RETRY_LATER_V14 = admitCharged('CREATE OR REPLACE', ADMIT_DECIDE_V14)
+/** `text` with `from` (found exactly once) replaced by `to`. */
+function edit(text: string, from: string, to: string): string {
+  const at = text.indexOf(from)
+  if (at < 0 || text.indexOf(from, at + 1) >= 0)
+    throw new Error(`migration v14: expected one ${JSON.stringify(from)}`)
+  return text.slice(0, at) + to + text.slice(at + from.length)
+}
+
+const REFUSED = `      RETURN jsonb_build_object('ok', FALSE, 'i', r.i - 1, 'used', v_used, 'remaining', v_left, 'reset', v_reset,
+        'needs', v_needs, 'retry', v_retry);
+    END IF;`
+
+const CHARGE_V14 = [
+  ['CREATE FUNCTION switchyard_charge(', 'CREATE OR REPLACE FUNCTION switchyard_charge('],
+  ['  v_retry BIGINT;\n', '  v_retry BIGINT;\n  v_refusal JSONB;\n'],
+  // Past the request rows with one refusing: it is the answer.
+  [
+    `      AS x(resource, "window", period, scope, capacity, i) LOOP
+    v_scope := CASE WHEN r.scope = 'account' THEN 'a:' || p_account ELSE 'k:' || p_key END;
+    v_first := NULL;`,
+    `      AS x(resource, "window", period, scope, capacity, i) LOOP
+    IF v_refusal IS NOT NULL AND r.resource <> 'requests' THEN RETURN v_refusal; END IF;
+    v_scope := CASE WHEN r.scope = 'account' THEN 'a:' || p_account ELSE 'k:' || p_key END;
+    v_first := NULL;`,
+  ],
+  // A request row that refuses is kept if it admits later than the one kept so far.
+  [
+    REFUSED,
+    `      IF r.resource = 'requests' THEN
+        IF v_refusal IS NULL OR v_retry > (v_refusal->>'retry')::BIGINT THEN
+          v_refusal := jsonb_build_object('ok', FALSE, 'i', r.i - 1, 'used', v_used, 'remaining', v_left,
+            'reset', v_reset, 'needs', v_needs, 'retry', v_retry);
+        END IF;
+        CONTINUE;
+      END IF;
+${REFUSED}`,
+  ],
+  [
+    `  END LOOP;
+  v_tokens := v_in + v_out;`,
+    `  END LOOP;
+  IF v_refusal IS NOT NULL THEN RETURN v_refusal; END IF;
+  v_tokens := v_in + v_out;`,
+  ],
+].reduce((text, [from, to]) => edit(text, from!, to!), CHARGE_V12)
+
+export const RETRY_LATER_V14 = `${admitCharged('CREATE OR REPLACE', ADMIT_DECIDE_V14)}
+${CHARGE_V14}`

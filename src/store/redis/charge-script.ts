@@ -28,7 +28,14 @@ if ARGV[10] and ARGV[10] ~= '' then
   if type(c.price) == 'table' then pin, pout = tonumber(c.price.input), tonumber(c.price.output) end
   local out, clamp = want, cjson.null
   local states, keys = {}, {}
+  -- A request row's refusal, kept while the other request rows are checked (they come first): the
+  -- one that admits last is the answer (DESIGN §5: retry-after until a request would be admitted).
+  local refusal = nil
   for i, r in ipairs(c.rows) do
+    if refusal and r.resource ~= 'requests' then
+      refusal[9] = refuse()
+      return refusal
+    end
     local sc = 'a'
     if r.scope == 'key' then sc = 'k:' .. keyid end
     local used, reset, span = 0, cjson.null, 0
@@ -87,8 +94,14 @@ if ARGV[10] and ARGV[10] ~= '' then
       if r.window == 'minute' then w = 'minute' end
       local rv = retry
       if rv == cjson.null then rv = at end
-      return { 0, w, rv, now, m_used, m_first, d_used, d_first, refuse(),
-        cjson.encode({ ok = false, i = i - 1, used = used, remaining = left, reset = reset, needs = needs, retry = retry }) }
+      if r.resource ~= 'requests' then
+        return { 0, w, rv, now, m_used, m_first, d_used, d_first, refuse(),
+          cjson.encode({ ok = false, i = i - 1, used = used, remaining = left, reset = reset, needs = needs, retry = retry }) }
+      end
+      if refusal == nil or rv > refusal[3] then
+        refusal = { 0, w, rv, now, m_used, m_first, d_used, d_first, -1,
+          cjson.encode({ ok = false, i = i - 1, used = used, remaining = left, reset = reset, needs = needs, retry = retry }) }
+      end
     end
     if r.resource ~= 'requests' and fits < out then
       out = fits
@@ -96,6 +109,10 @@ if ARGV[10] and ARGV[10] ~= '' then
       if w == 'period' then w = r.period end
       clamp = r.scope .. ':' .. r.resource .. ':' .. w
     end
+  end
+  if refusal then
+    refusal[9] = refuse()
+    return refusal
   end
   local tokens = inp + out
   local micros = math.ceil((inp * pin + out * pout) / 1000000)

@@ -163,10 +163,15 @@ export class ReserveQueries {
       const first = minute ? state.m_first : state.d_first
       states.push(rowState(row, used, used > 0 ? first : null, this.span(row)))
     }
+    // A key's own request rows: with several full, the one that admits last (DESIGN §5).
+    let full: ChargeRefusal | null = null
     for (const s of states) {
-      if (s.row.resource === 'requests' && s.remaining < 1)
-        return { refusal: { state: s, needs: 1, retryAt: this.retryAt(input, s, 1, at) } }
+      if (s.row.resource !== 'requests' || s.remaining >= 1) continue
+      const retryAt = this.retryAt(input, s, 1, at)
+      if (!full || (retryAt ?? Number.POSITIVE_INFINITY) > (full.retryAt ?? Number.POSITIVE_INFINITY))
+        full = { state: s, needs: 1, retryAt }
     }
+    if (full) return { refusal: full }
     const a = outputAllowance({
       requested: c.wantOutput,
       modelMax: c.wantOutput,
