@@ -49,7 +49,8 @@ export function requestWindow(r: AdmitResult, window: 'minute' | 'day'): Request
   let key: RowState | undefined
   if (states)
     for (const s of states)
-      if (s.row.resource === 'requests' && s.row.window === window && (!key || s.remaining < key.remaining)) key = s
+      if (s.row.resource === 'requests' && s.row.window === window && (!key || s.remaining < key.remaining))
+        key = s
   if (key && (w.limit === null || key.remaining < w.remaining!))
     return { limit: key.row.capacity, remaining: key.remaining, resetAt: key.resetAt }
   return w.limit === null ? null : { limit: w.limit, remaining: w.remaining!, resetAt: w.resetAt }
