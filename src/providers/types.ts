@@ -137,6 +137,8 @@ export interface ChatCompletionChunk {
     delta: {
       role?: 'assistant'
       content?: string | null
+      /** The model's reasoning text, as OpenAI-compatible servers (DeepSeek, vLLM) stream it. */
+      reasoning_content?: string | null
       refusal?: string | null
       tool_calls?: ToolCallDelta[]
     }

@@ -81,8 +81,9 @@ const EXPECTED = {
       usage: usage(1151, 0, 0, 87),
     },
   },
-  // A thinking block first (skipped), then text, then two tool_use blocks (Anthropic block
-  // indexes 2 and 3, OpenAI tool call indexes 0 and 1); stream and response say the same.
+  // A thinking block first (reasoning_content, not compared here), then text, then two tool_use
+  // blocks (Anthropic block indexes 2 and 3, OpenAI tool call indexes 0 and 1); stream and
+  // response say the same.
   'two-tools': {
     stream: {
       content: "I'll check both cities.",

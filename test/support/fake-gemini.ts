@@ -34,6 +34,8 @@ export const GEMINI_FIXTURES = {
   text: { json: new URL('gemini-text.json', RECORDED), chunks: new URL('gemini-text.chunks.txt', RECORDED) },
   tool: { json: new URL('gemini-tool.json', RECORDED), chunks: new URL('gemini-tool.chunks.txt', RECORDED) },
   'two-tools': { json: new URL('two-tools.json', OWN), chunks: new URL('two-tools.chunks.txt', OWN) },
+  /** Thought summaries (`includeThoughts`), then the answer. */
+  thinking: { json: new URL('thinking.json', OWN), chunks: new URL('thinking.chunks.txt', OWN) },
   'stream-error': { chunks: new URL('stream-error.chunks.txt', OWN) },
   truncated: { chunks: new URL('truncated.chunks.txt', OWN) },
   'max-tokens': { chunks: new URL('max-tokens.chunks.txt', OWN) },

@@ -7,13 +7,15 @@
  * |---------------------------------------|------------------------------------------------------------|
  * | message_start                         | `delta: {role: 'assistant', content: ''}`                   |
  * | content_block_start text              | content delta if the block starts with text                |
+ * | content_block_start thinking          | `reasoning_content` delta if the block starts with thinking |
  * | content_block_start tool_use          | tool call delta `{index, id, type, function: {name, arguments: ''}}` |
  * | content_block_delta text_delta        | content delta                                              |
+ * | content_block_delta thinking_delta    | `reasoning_content` delta                                  |
  * | content_block_delta input_json_delta  | `{index, function: {arguments: partial_json}}`             |
  * | content_block_stop of a tool_use      | `arguments: '{…}'` only if no JSON was streamed for it      |
  * | message_delta                         | — (stop reason and output tokens remembered)               |
  * | message_stop                          | `finish_reason` chunk, then a `choices: []` chunk with usage |
- * | ping, thinking blocks, unknown events | —                                                          |
+ * | ping, signature_delta, redacted_thinking, unknown events | — (signatures mean nothing off Anthropic) |
  * | error                                 | the stream errors with a `GatewayError` (map-anthropic-error) |
  *
  * Tool call `index` is the tool's ordinal among the message's tool_use blocks (0-based), not
@@ -102,6 +104,12 @@ export function anthropicStreamTransformer(opts: {
           const block = event.content_block
           if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
             emit({ content: block.text })
+          } else if (
+            block.type === 'thinking' &&
+            typeof block.thinking === 'string' &&
+            block.thinking !== ''
+          ) {
+            emit({ reasoning_content: block.thinking })
           } else if (block.type === 'tool_use') {
             const ordinal = tools.size
             tools.set(event.index, { ordinal, input: block.input, streamedJson: false })
@@ -121,6 +129,8 @@ export function anthropicStreamTransformer(opts: {
         case 'content_block_delta': {
           const { delta } = event
           if (delta.type === 'text_delta' && delta.text) emit({ content: delta.text })
+          else if (delta.type === 'thinking_delta' && delta.thinking)
+            emit({ reasoning_content: delta.thinking })
           else if (delta.type === 'input_json_delta' && delta.partial_json) {
             const tool = tools.get(event.index)
             if (!tool) return

@@ -73,9 +73,10 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: number | null
 }
 
-/** A response content block: text and tool_use are read, anything else (thinking, …) skipped. */
+/** A response content block: text, thinking and tool_use are read, anything else skipped. */
 export type AnthropicResponseBlock =
   | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature?: string }
   | { type: 'tool_use'; id: string; name: string; input?: unknown }
   | { type: string; [field: string]: unknown }
 
@@ -102,7 +103,13 @@ export type AnthropicStreamEvent =
   | {
       type: 'content_block_delta'
       index: number
-      delta: { type: string; text?: string; partial_json?: string; [field: string]: unknown }
+      delta: {
+        type: string
+        text?: string
+        thinking?: string
+        partial_json?: string
+        [field: string]: unknown
+      }
     }
   | { type: 'content_block_stop'; index: number }
   | { type: 'message_delta'; delta: { stop_reason?: string | null }; usage?: AnthropicUsage }

@@ -14,17 +14,22 @@ export function completionId(messageId: string): string {
 }
 
 /**
- * Text blocks are concatenated into `content`; `tool_use` blocks become `tool_calls` whose
- * `arguments` is the JSON of their `input`. Thinking and other blocks are skipped.
+ * Text blocks are concatenated into `content`; `thinking` blocks into `reasoning_content` (their
+ * signatures are dropped: only Anthropic can read them, and chat has no place for them);
+ * `tool_use` blocks become `tool_calls` whose `arguments` is the JSON of their `input`.
+ * `redacted_thinking` and other blocks are skipped.
  *
  * @param model the model name to report (the gateway rewrites it to the prefixed id).
  */
 export function convertAnthropicResponse(res: AnthropicResponse, model: string): ChatCompletion {
   let text = ''
+  let thinking = ''
   const toolCalls: ToolCall[] = []
   for (const block of res.content ?? []) {
     if (block.type === 'text' && typeof block.text === 'string') {
       text += block.text
+    } else if (block.type === 'thinking' && typeof block.thinking === 'string') {
+      thinking += block.thinking
     } else if (block.type === 'tool_use') {
       toolCalls.push({
         id: String(block.id),
@@ -33,7 +38,7 @@ export function convertAnthropicResponse(res: AnthropicResponse, model: string):
       })
     }
   }
-  const message = assistantMessage(text, toolCalls)
+  const message = assistantMessage(text, toolCalls, thinking)
   return {
     id: completionId(res.id),
     object: 'chat.completion',

@@ -31,10 +31,10 @@ export function convertGeminiResponse(res: GeminiResponse, model: string): ChatC
     )
   }
   const choices: ChatCompletion['choices'] = candidates.map((candidate, position) => {
-    const { text, toolCalls } = readGeminiParts(candidate.content?.parts)
+    const { text, reasoning, toolCalls } = readGeminiParts(candidate.content?.parts)
     return {
       index: candidate.index ?? position,
-      message: assistantMessage(text, toolCalls),
+      message: assistantMessage(text, toolCalls, reasoning),
       finish_reason: mapGeminiFinishReason(candidate.finishReason, toolCalls.length > 0),
       logprobs: null,
     }

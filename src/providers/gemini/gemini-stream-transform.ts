@@ -5,7 +5,8 @@
  *
  * Every event is a whole `GenerateContentResponse` holding the next slice of each candidate:
  * - the first slice of a candidate → `delta: {role: 'assistant', content: ''}` for its choice;
- * - text parts (thought summaries skipped) → content deltas;
+ * - thought summaries (`thought: true` text parts) → `reasoning_content` deltas; other text
+ *   parts → content deltas;
  * - each `functionCall` part → one complete tool call delta (id, name, whole `arguments`), with
  *   `index` counting that choice's calls in order of appearance across the stream;
  * - `finishReason` and `usageMetadata` are remembered; when the upstream ends, each choice gets
@@ -81,7 +82,8 @@ export function geminiStreamTransformer(opts: {
           choices.set(index, state)
           controller.enqueue(chunk(index, { role: 'assistant', content: '' }))
         }
-        const { text, toolCalls } = readGeminiParts(candidate.content?.parts)
+        const { text, reasoning, toolCalls } = readGeminiParts(candidate.content?.parts)
+        if (reasoning !== '') controller.enqueue(chunk(index, { reasoning_content: reasoning }))
         if (text !== '') controller.enqueue(chunk(index, { content: text }))
         for (const call of toolCalls) {
           controller.enqueue(chunk(index, { tool_calls: [{ index: state.toolCalls++, ...call }] }))

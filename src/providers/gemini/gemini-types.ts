@@ -7,7 +7,7 @@
 
 export interface GeminiPart {
   text?: string
-  /** A thought summary, never shown as content. */
+  /** A thought summary (asked for with `includeThoughts`): reasoning, never content. */
   thought?: boolean
   /** Opaque reasoning state; Gemini 3 requires it back on the first `functionCall` of a step. */
   thoughtSignature?: string

@@ -1,24 +1,33 @@
 /**
  * @module
- * The answer inside a candidate's `parts`: visible text and function calls.
+ * The answer inside a candidate's `parts`: visible text, thought summaries and function calls.
  */
 import type { ToolCall } from '../types.ts'
 import type { GeminiPart } from './gemini-types.ts'
 import { toolCallId } from './tool-call-ids.ts'
 
 /**
- * Text parts are joined (thought summaries skipped); each `functionCall` becomes a tool call with
- * a fresh id carrying the part's thought signature and the whole `args` as JSON.
+ * Text parts are joined; so are thought summaries (`thought: true`, sent with `includeThoughts`),
+ * apart, as `reasoning`; each `functionCall` becomes a tool call with a fresh id carrying the
+ * part's thought signature and the whole `args` as JSON.
  *
  * @example
  * readGeminiParts([{ text: 'Hi' }, { functionCall: { name: 'f', args: { a: 1 } } }])
- * // { text: 'Hi', toolCalls: [{ id: 'call_…', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }
+ * // { text: 'Hi', reasoning: '', toolCalls: [{ id: 'call_…', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }
  */
-export function readGeminiParts(parts: GeminiPart[] | undefined): { text: string; toolCalls: ToolCall[] } {
+export function readGeminiParts(parts: GeminiPart[] | undefined): {
+  text: string
+  reasoning: string
+  toolCalls: ToolCall[]
+} {
   let text = ''
+  let reasoning = ''
   const toolCalls: ToolCall[] = []
   for (const part of parts ?? []) {
-    if (part.thought) continue
+    if (part.thought) {
+      if (typeof part.text === 'string') reasoning += part.text
+      continue
+    }
     if (typeof part.text === 'string') text += part.text
     if (part.functionCall) {
       toolCalls.push({
@@ -28,5 +37,5 @@ export function readGeminiParts(parts: GeminiPart[] | undefined): { text: string
       })
     }
   }
-  return { text, toolCalls }
+  return { text, reasoning, toolCalls }
 }

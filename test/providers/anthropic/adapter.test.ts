@@ -117,6 +117,7 @@ describe('Anthropic adapter, non-streaming', () => {
     const res = await complete('two-tools')
     const message = res.choices[0]!.message
     expect(message.content).toBe("I'll check both cities.")
+    expect(message.reasoning_content).toBe('The user wants the weather in two cities.')
     expect(message.tool_calls?.map((c) => [c.id, c.function.name, JSON.parse(c.function.arguments)])).toEqual(
       [
         ['toolu_01ParisWeather', 'get_weather', { city: 'Paris', unit: 'c' }],
@@ -129,6 +130,18 @@ describe('Anthropic adapter, non-streaming', () => {
       total_tokens: 414,
       prompt_tokens_details: { cached_tokens: 200 },
     })
+  })
+
+  test('recorded thinking response → the thinking block as reasoning_content, its signature dropped', async () => {
+    const recorded = await Bun.file(ANTHROPIC_FIXTURES.thinking.json).json()
+    const res = await complete('thinking')
+    expect(res.choices[0]!.message).toEqual({
+      role: 'assistant',
+      content: recorded.content[1].text,
+      reasoning_content: recorded.content[0].thinking,
+      refusal: null,
+    })
+    expect(JSON.stringify(res)).not.toContain(recorded.content[0].signature)
   })
 })
 
@@ -176,10 +189,11 @@ describe('Anthropic adapter, streaming', () => {
     expect(out.usage).toMatchObject({ prompt_tokens: 849, completion_tokens: 47, total_tokens: 896 })
   })
 
-  test('two tool calls → indexes 0 and 1 (not block indexes), thinking skipped', async () => {
+  test('two tool calls → indexes 0 and 1 (not block indexes), thinking as reasoning_content', async () => {
     const { chunks } = await stream('two-tools')
     const out = assemble(chunks)
     expect(out.content).toBe("I'll check both cities.")
+    expect(out.reasoning).toBe('The user wants the weather in two cities.')
     expect(out.tools).toEqual([
       {
         id: 'toolu_01ParisWeather',
@@ -198,6 +212,26 @@ describe('Anthropic adapter, streaming', () => {
     ])
     expect(out.finish).toBe('tool_calls')
     expect(out.usage).toMatchObject({ prompt_tokens: 325, completion_tokens: 89, total_tokens: 414 })
+  })
+
+  test('recorded thinking stream → thinking_deltas as reasoning_content before the text; signatures dropped', async () => {
+    const events = await readEvents(ANTHROPIC_FIXTURES.thinking.chunks)
+    const { chunks } = await stream('thinking')
+    const out = assemble(chunks)
+    const deltas = (type: string) =>
+      events
+        .filter((e) => e.type === 'content_block_delta' && e.delta.type === type)
+        .map((e) => e.delta.thinking ?? e.delta.text ?? e.delta.signature)
+    expect(out.reasoning).toBe(deltas('thinking_delta').join(''))
+    expect(out.reasoning).toBe(
+      'The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185',
+    )
+    expect(out.content).toBe(deltas('text_delta').join(''))
+    expect(out.reasoningFirst).toBe(true)
+    expect(out.finish).toBe('stop')
+    // One chunk per non-empty thinking_delta; the empty one and the signature_delta send nothing.
+    expect(chunks.filter((c) => c.choices[0]?.delta.reasoning_content)).toHaveLength(9)
+    expect(JSON.stringify(chunks)).not.toContain(deltas('signature_delta')[0])
   })
 
   test('cancelling the chunk stream cancels the upstream response', async () => {

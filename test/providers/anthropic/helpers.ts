@@ -45,15 +45,22 @@ export async function drain(
   }
 }
 
-/** What an OpenAI client rebuilds from the chunks: content, tool calls by index, finish reason, usage. */
+/**
+ * What an OpenAI client rebuilds from the chunks: content, reasoning (`reasoning_content`), tool
+ * calls by index, finish reason, usage; `reasoningFirst` when no reasoning came after content.
+ */
 export function assemble(chunks: ChatCompletionChunk[]) {
   let content = ''
+  let reasoning = ''
+  let reasoningFirst = true
   let role: string | undefined
   let finish: string | null = null
   const tools: Array<{ id: string; name: string; arguments: string }> = []
   for (const chunk of chunks) {
     for (const choice of chunk.choices) {
       role ??= choice.delta.role
+      if (choice.delta.reasoning_content && content !== '') reasoningFirst = false
+      reasoning += choice.delta.reasoning_content ?? ''
       content += choice.delta.content ?? ''
       for (const call of choice.delta.tool_calls ?? []) {
         tools[call.index] ??= { id: '', name: '', arguments: '' }
@@ -66,7 +73,7 @@ export function assemble(chunks: ChatCompletionChunk[]) {
     }
   }
   const usage = chunks.at(-1)?.usage
-  return { role, content, tools, finish, usage }
+  return { role, content, reasoning, reasoningFirst, tools, finish, usage }
 }
 
 /** The recorded stream's events, one JSON object per line. */

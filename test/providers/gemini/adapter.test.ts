@@ -94,16 +94,28 @@ describe('Gemini adapter, non-streaming', () => {
     expect(res.usage).toMatchObject({ prompt_tokens: 29, completion_tokens: 15 + 893, total_tokens: 937 })
   })
 
-  test('two function calls → two tool calls with distinct ids, text without the thought', async () => {
+  test('two function calls → two tool calls with distinct ids, the thought apart from the text', async () => {
     const res = await complete('two-tools')
     const message = res.choices[0]!.message
     expect(message.content).toBe('Checking the weather in both cities.')
+    expect(message.reasoning_content).toBe('I should call the tool for each city.')
     expect(message.tool_calls?.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
       ['get_weather', { city: 'Paris', unit: 'c' }],
       ['get_weather', { city: 'London' }],
     ])
     expect(new Set(message.tool_calls?.map((c) => c.id)).size).toBe(2)
     expect(res.usage).toMatchObject({ prompt_tokens: 41, completion_tokens: 71, total_tokens: 112 })
+  })
+
+  test('thought summaries (includeThoughts) → reasoning_content, the answer → content', async () => {
+    const res = await complete('thinking')
+    expect(res.choices[0]!.message).toEqual({
+      role: 'assistant',
+      content: "There are **3** r's in strawberry.",
+      reasoning_content: '**Counting the letters**\n\nStrawberry has an r after the t and two before the y.',
+      refusal: null,
+    })
+    expect(res.usage?.completion_tokens_details).toEqual({ reasoning_tokens: 72 })
   })
 
   test('SAFETY → content_filter; a blocked prompt → one empty content_filter choice', async () => {
@@ -155,11 +167,12 @@ describe('Gemini adapter, streaming', () => {
     expect(out.usage).toMatchObject({ prompt_tokens: 29, completion_tokens: 60, total_tokens: 89 })
   })
 
-  test('two function calls across events → indexes 0 and 1, thought text skipped', async () => {
+  test('two function calls across events → indexes 0 and 1, thought text as reasoning_content', async () => {
     const { chunks } = await stream('two-tools')
     const out = assemble(chunks)
     expect(out.content).toBe(await recordedText('two-tools'))
     expect(out.content).toBe('Checking the weather in both cities.')
+    expect(out.reasoning).toBe('I should call the tool for each city.')
     expect(out.tools.map((t) => [t.name, JSON.parse(t.arguments)])).toEqual([
       ['get_weather', { city: 'Paris', unit: 'c' }],
       ['get_weather', { city: 'London' }],
@@ -168,6 +181,17 @@ describe('Gemini adapter, streaming', () => {
     expect(out.tools[1]!.id).toMatch(/^call_[0-9a-f]{24}$/)
     expect(out.finish).toBe('tool_calls')
     expect(out.usage).toMatchObject({ prompt_tokens: 41, completion_tokens: 71, total_tokens: 112 })
+  })
+
+  test('thought summaries across events → reasoning_content deltas, before the content', async () => {
+    const { chunks } = await stream('thinking')
+    const out = assemble(chunks)
+    expect(out.reasoning).toBe(
+      '**Counting the letters**\n\nI spell strawberry out and mark each r. Three of them: st-r-awbe-r-r-y.',
+    )
+    expect(out.content).toBe("There are **3** r's in strawberry.")
+    expect(out.reasoningFirst).toBe(true)
+    expect(out.finish).toBe('stop')
   })
 
   test('MAX_TOKENS → length', async () => {
