@@ -51,6 +51,12 @@ export type AnthropicToolChoice =
   | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
   | { type: 'none' }
 
+/** Extended thinking: Anthropic wants 1,024 ≤ `budget_tokens` < `max_tokens`. */
+export interface AnthropicThinking {
+  type: 'enabled'
+  budget_tokens: number
+}
+
 export interface AnthropicRequest {
   model: string
   messages: AnthropicMessage[]
@@ -62,6 +68,7 @@ export interface AnthropicRequest {
   tools?: AnthropicTool[]
   tool_choice?: AnthropicToolChoice
   metadata?: { user_id: string }
+  thinking?: AnthropicThinking
   stream?: boolean
 }
 

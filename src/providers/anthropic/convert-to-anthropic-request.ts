@@ -3,23 +3,58 @@
  * A validated OpenAI chat request → the body of `POST /v1/messages`.
  */
 import { applyParamMap, type ParamRule, toStopSequences } from '../shared/apply-param-map.ts'
-import type { ChatRequest } from '../types.ts'
+import type { ChatMessage, ChatRequest, ToolChoice } from '../types.ts'
+import { anthropicThinking, thinks } from './anthropic-thinking.ts'
 import type { AnthropicRequest } from './anthropic-types.ts'
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.ts'
 import { prepareAnthropicTools } from './prepare-anthropic-tools.ts'
 
-/** OpenAI parameters with a direct Anthropic counterpart, and response formats it cannot honour. */
+/** Asked of a request that thinks: the way out of a rule Anthropic holds thinking requests to. */
+const WITHOUT_THINKING = 'or ask for no reasoning (reasoning_effort, reasoning.effort or thinking).'
+
+/**
+ * OpenAI parameters with a direct Anthropic counterpart, response formats it cannot honour, and
+ * what it refuses beside thinking (its extended-thinking docs, "Feature compatibility"): any
+ * temperature but the default, top_p below 0.95, forced tool use, a prefilled answer.
+ * `reasoning_effort` itself becomes `thinking` in `anthropic-thinking.ts` (its budget depends on
+ * `max_tokens`).
+ */
 export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
-  // Recent Claude models refuse temperature together with top_p. 1 is Anthropic's own default,
-  // so leaving it out beside top_p changes nothing, and keeps the gateway's default from
-  // breaking every request that sets top_p.
+  // Recent Claude models refuse temperature together with top_p, and every one refuses any but
+  // the default while thinking. 1 is Anthropic's own default, so leaving it out then changes
+  // nothing, and keeps the gateway's default from breaking every request that sets top_p.
   {
     param: 'temperature',
     to: 'temperature',
     transform: (temperature: number, req) =>
-      temperature === 1 && req.top_p != null ? undefined : temperature,
+      temperature === 1 && (req.top_p != null || thinks(req)) ? undefined : temperature,
+    unsupported: {
+      when: (temperature: number, req) => temperature !== 1 && thinks(req),
+      message: `Anthropic models take no temperature but the default (1) while thinking: leave temperature out, ${WITHOUT_THINKING}`,
+    },
   },
-  { param: 'top_p', to: 'top_p' },
+  {
+    param: 'top_p',
+    to: 'top_p',
+    unsupported: {
+      when: (topP: number, req) => topP < 0.95 && thinks(req),
+      message: `Anthropic models take top_p only from 0.95 to 1 while thinking: leave top_p out, ${WITHOUT_THINKING}`,
+    },
+  },
+  {
+    param: 'tool_choice',
+    unsupported: {
+      when: (choice: ToolChoice, req) => (choice === 'required' || typeof choice === 'object') && thinks(req),
+      message: `Anthropic models cannot be made to call a tool while thinking: send tool_choice "auto" or "none", ${WITHOUT_THINKING}`,
+    },
+  },
+  {
+    param: 'messages',
+    unsupported: {
+      when: (messages: ChatMessage[], req) => messages.at(-1)?.role === 'assistant' && thinks(req),
+      message: `Anthropic models cannot continue a trailing assistant message while thinking: end with a user message, ${WITHOUT_THINKING}`,
+    },
+  },
   { param: 'stop', to: 'stop_sequences', transform: toStopSequences },
   { param: 'user', to: 'metadata.user_id' },
   {
@@ -49,6 +84,8 @@ export function convertToAnthropicRequest(
     ...prepareAnthropicTools(req),
   }
   applyParamMap(ANTHROPIC_PARAMS, req, body as unknown as Record<string, unknown>)
+  const thinking = anthropicThinking(req, body.max_tokens)
+  if (thinking) body.thinking = thinking
   if (opts.stream) body.stream = true
   return body
 }

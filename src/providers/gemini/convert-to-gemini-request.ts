@@ -5,6 +5,7 @@
 import { applyParamMap, type ParamRule, toStopSequences } from '../shared/apply-param-map.ts'
 import type { ChatRequest } from '../types.ts'
 import { convertToGeminiContents } from './convert-to-gemini-contents.ts'
+import { geminiThinkingConfig } from './gemini-thinking.ts'
 import type { GeminiRequest } from './gemini-types.ts'
 import { prepareGeminiTools } from './prepare-gemini-tools.ts'
 
@@ -39,6 +40,7 @@ export const GEMINI_PARAMS: readonly ParamRule[] = [
     transform: (format: ResponseFormat) =>
       format.type === 'json_schema' ? format.json_schema.schema : undefined,
   },
+  { param: 'reasoning_effort', to: 'generationConfig.thinkingConfig', transform: geminiThinkingConfig },
 ]
 // `logprobs` is a kind limit (config/kind-limits.ts): the feature check refuses it.
 

@@ -34,6 +34,14 @@ export interface GeminiToolConfig {
   functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] }
 }
 
+/** Gemini 2.5's thinking knobs (Gemini 3 also takes `thinkingLevel`, never beside a budget). */
+export interface GeminiThinkingConfig {
+  /** Tokens to think with; 0 turns thinking off on the models that allow it. */
+  thinkingBudget: number
+  /** Answer with thought summaries (`thought: true` parts). */
+  includeThoughts?: boolean
+}
+
 export interface GeminiGenerationConfig {
   temperature?: number
   topP?: number
@@ -45,6 +53,7 @@ export interface GeminiGenerationConfig {
   frequencyPenalty?: number
   responseMimeType?: string
   responseJsonSchema?: Record<string, unknown>
+  thinkingConfig?: GeminiThinkingConfig
 }
 
 export interface GeminiRequest {

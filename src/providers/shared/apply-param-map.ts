@@ -13,8 +13,8 @@ export interface ParamRule {
   to?: string
   /** Provider value from the OpenAI value; returning `undefined` sends nothing. */
   transform?: (value: any, req: ChatRequest) => unknown
-  /** Values the provider cannot honour → 400 `unsupported_feature` naming `param`. */
-  unsupported?: { when: (value: any) => boolean; message: string }
+  /** Values the provider cannot honour (alone, or beside the rest of `req`) → 400 `unsupported_feature` naming `param`. */
+  unsupported?: { when: (value: any, req: ChatRequest) => boolean; message: string }
 }
 
 /**
@@ -32,7 +32,7 @@ export function applyParamMap(
   for (const rule of rules) {
     const value = req[rule.param]
     if (value === undefined || value === null) continue
-    if (rule.unsupported?.when(value)) {
+    if (rule.unsupported?.when(value, req)) {
       throw new GatewayError(400, 'unsupported_feature', rule.unsupported.message, { param: rule.param })
     }
     if (!rule.to) continue

@@ -9,6 +9,7 @@
  * by the error explainer (`json/validation-error.ts`).
  */
 import { Kind, type Static, Type as T, type TSchema, type TUnion } from '@sinclair/typebox'
+import { REASONING_EFFORTS } from '../../providers/shared/reasoning-effort.ts'
 
 const Nullable = <S extends TSchema>(schema: S) => T.Union([schema, T.Null()])
 
@@ -142,8 +143,6 @@ const FormatSchema = Tagged(
   '{"type": "text"}, {"type": "json_object"} or {"type": "json_schema", "name": "...", "schema": {...}}',
 )
 
-const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const
-
 /** The request. `model` and `input` first: the explainer reports the first problem in this order. */
 export const ResponsesRequestSchema = T.Object({
   model: T.String(),
@@ -163,7 +162,7 @@ export const ResponsesRequestSchema = T.Object({
   reasoning: T.Optional(
     Nullable(
       T.Object({
-        effort: T.Optional(Nullable(T.Union(EFFORTS.map((e) => T.Literal(e))))),
+        effort: T.Optional(Nullable(T.Union(REASONING_EFFORTS.map((e) => T.Literal(e))))),
         summary: T.Optional(Nullable(T.String())),
       }),
     ),

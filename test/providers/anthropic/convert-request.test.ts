@@ -232,3 +232,96 @@ describe('convertToAnthropicRequest', () => {
     })
   })
 })
+
+describe('reasoning_effort → thinking', () => {
+  test.each([
+    ['minimal', 1024],
+    ['low', 1024],
+    ['medium', 8192],
+    ['high', 24_576],
+    ['xhigh', 32_000],
+  ] as const)('%s → budget_tokens %d when max_tokens leaves room', (effort, budget) => {
+    const body = convert({ reasoning_effort: effort, max_tokens: 64_000 })
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: budget })
+    expect(body.max_tokens).toBe(64_000)
+  })
+
+  test.each([
+    [{ max_tokens: 4096 }, 4096, 3072],
+    [{ max_completion_tokens: 2000 }, 2000, 1500],
+    [{ max_tokens: 1025 }, 1025, 1024],
+    [{}, 4096, 3072], // the model's maximum (defaultMaxTokens)
+  ] as const)(
+    '%j: max_tokens %d kept, the budget lowered to %d (¾ of it, at least 1,024)',
+    (limits, max, budget) => {
+      const body = convert({ reasoning_effort: 'high', ...limits })
+      expect(body.max_tokens).toBe(max)
+      expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: budget })
+      expect(body.thinking.budget_tokens).toBeLessThan(body.max_tokens)
+    },
+  )
+
+  test('none, null or absent: no thinking', () => {
+    for (const reasoning_effort of ['none', null, undefined]) {
+      expect(convert({ reasoning_effort, max_tokens: 8000 })).not.toHaveProperty('thinking')
+    }
+  })
+
+  test('temperature 1 is left out while thinking; top_p from 0.95 is sent; auto and none tool choices pass', () => {
+    const body = convert({
+      reasoning_effort: 'low',
+      temperature: 1,
+      top_p: 0.95,
+      tools: [WEATHER],
+      tool_choice: 'auto',
+    })
+    expect(body).not.toHaveProperty('temperature')
+    expect(body.top_p).toBe(0.95)
+    expect(body.tool_choice).toEqual({ type: 'auto' })
+    expect(convert({ reasoning_effort: 'low', tools: [WEATHER], tool_choice: 'none' }).tool_choice).toEqual({
+      type: 'none',
+    })
+  })
+
+  test.each([
+    ['temperature', { temperature: 0.3 }],
+    ['top_p', { top_p: 0.9 }],
+    ['tool_choice', { tools: [WEATHER], tool_choice: 'required' }],
+    [
+      'tool_choice',
+      { tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'get_weather' } } },
+    ],
+    [
+      'messages',
+      {
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello' },
+        ],
+      },
+    ],
+  ] as const)(
+    '%s that Anthropic refuses beside thinking → 400 unsupported_feature naming it',
+    (param, extra) => {
+      const err = thrown(() => convert({ reasoning_effort: 'medium', ...(extra as Partial<ChatRequest>) }))
+      expect(err.status).toBe(400)
+      expect(err.code).toBe('unsupported_feature')
+      expect(err.param).toBe(param)
+      // Without thinking the same request is sent.
+      expect(() => convert(extra as Partial<ChatRequest>)).not.toThrow()
+    },
+  )
+
+  test('a max_tokens of 1,024 or less leaves no room to think → 400 invalid_value naming the field sent', () => {
+    const err = thrown(() => convert({ reasoning_effort: 'low', max_tokens: 1024 }))
+    expect(err).toMatchObject({ status: 400, code: 'invalid_value', param: 'max_tokens' })
+    expect(thrown(() => convert({ reasoning_effort: 'low', max_completion_tokens: 800 })).param).toBe(
+      'max_completion_tokens',
+    )
+  })
+
+  test('an unknown effort → 400 invalid_value naming reasoning_effort', () => {
+    const err = thrown(() => convert({ reasoning_effort: 'max', max_tokens: 8000 }))
+    expect(err).toMatchObject({ status: 400, code: 'invalid_value', param: 'reasoning_effort' })
+  })
+})

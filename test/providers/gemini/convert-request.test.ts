@@ -183,3 +183,39 @@ describe('convertToGeminiRequest', () => {
     expect(JSON.stringify(body)).not.toContain('logprobs')
   })
 })
+
+describe('reasoning_effort → generationConfig.thinkingConfig', () => {
+  test.each([
+    ['minimal', 1024],
+    ['low', 1024],
+    ['medium', 8192],
+    ['high', 24_576],
+    ['xhigh', 24_576],
+  ] as const)('%s → thinkingBudget %d with thought summaries', (effort, budget) => {
+    expect(convert({ reasoning_effort: effort }).generationConfig).toEqual({
+      thinkingConfig: { thinkingBudget: budget, includeThoughts: true },
+    })
+  })
+
+  test('none → thinkingBudget 0, no thoughts; absent → no thinkingConfig (the model decides)', () => {
+    expect(convert({ reasoning_effort: 'none' }).generationConfig).toEqual({
+      thinkingConfig: { thinkingBudget: 0 },
+    })
+    expect(convert({})).not.toHaveProperty('generationConfig')
+  })
+
+  test('beside the other generation parameters', () => {
+    expect(
+      convert({ reasoning_effort: 'low', max_completion_tokens: 4000, temperature: 0.2 }).generationConfig,
+    ).toEqual({
+      temperature: 0.2,
+      maxOutputTokens: 4000,
+      thinkingConfig: { thinkingBudget: 1024, includeThoughts: true },
+    })
+  })
+
+  test('an unknown effort → 400 invalid_value naming reasoning_effort', () => {
+    const err = thrown(() => convert({ reasoning_effort: 'max' }))
+    expect(err).toMatchObject({ status: 400, code: 'invalid_value', param: 'reasoning_effort' })
+  })
+})
