@@ -78,7 +78,9 @@ export class Continuation {
     if (attempt === null) return null
     let source: StreamSource<ChatCompletionChunk> | null
     try {
-      source = await this.start(attempt, (req) => ({
+      // The answer's reasoning happened before the cut: the continuation only finishes its text,
+      // and is asked no reasoning (Anthropic refuses a prefilled answer while thinking).
+      source = await this.start(attempt, ({ reasoning_effort: _, ...req }) => ({
         ...req,
         messages: [...req.messages, { role: 'assistant', content: text }],
       }))

@@ -156,6 +156,30 @@ describe('after content, continued on a prefill fallback: one answer, exactly on
     expect(stalled!.endedBy).toBe('client')
   })
 
+  test('chat asking to think, cut after content: claude-q continues without thinking (Anthropic refuses a prefill while thinking)', async () => {
+    bed.up.script({ model: 'claude-p' }, { fault: 'cut', after: 5 })
+    const res = await fetch(`${bed.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bed.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude/claude-p',
+        messages: [{ role: 'user', content: 'count for me' }],
+        stream: true,
+        reasoning_effort: 'low',
+      }),
+    })
+    expect(readStream('chat', await res.text())).toMatchObject({
+      text: bed.up.answer(),
+      complete: true,
+      error: null,
+    })
+    const [first, second] = bed.up.attempts()
+    expect(first!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 })
+    expect(second!.model).toBe('claude-q')
+    expect(second!.prefill).toBe(answerPieces(12).slice(0, 5).join(''))
+    expect('thinking' in second!.body).toBe(false)
+  })
+
   test('chat: the prefill fallback refusing the continuation leaves the original error in-band', async () => {
     bed.up.script({ model: 'gpt-a' }, { fault: 'cut', after: 5 })
     bed.up.script({ model: 'gpt-s' }, 'bad_request')

@@ -2,8 +2,9 @@
  * @module
  * The bed of the resilience tests (DESIGN §10): the fault-injecting upstream behind a real gateway
  * whose providers all point at it — `prime` (openai, a pool of two keys, fallbacks), `claude`
- * (anthropic), `resp` (openai speaking Responses) and `spare` (openai, a model that continues an
- * assistant prefill) — with small retry waits, timeouts and cooldowns so faults cost milliseconds.
+ * (anthropic; `claude-p` falls back to `claude-q`, which continues an assistant prefill), `resp`
+ * (openai speaking Responses) and `spare` (openai, a model that continues an assistant prefill) —
+ * with small retry waits, timeouts and cooldowns so faults cost milliseconds.
  *
  * @example
  * const bed = await startResilienceBed()
@@ -86,7 +87,12 @@ export async function startResilienceBed(
       base_url: up.url,
       api_key: CLAUDE_KEY,
       ...FAST,
-      models: [model('claude-b', { fallbacks: ['prime/gpt-solo'], pricing: { input: 10, output: 30 } })],
+      models: [
+        model('claude-b', { fallbacks: ['prime/gpt-solo'], pricing: { input: 10, output: 30 } }),
+        // Anthropic on both sides of a continuation: claude-q may finish what claude-p began.
+        model('claude-p', { features: [...ALL, 'reasoning'], fallbacks: ['claude/claude-q'] }),
+        model('claude-q', { features: [...ALL, 'reasoning', 'prefill'] }),
+      ],
     },
     {
       prefix: 'spare',
