@@ -261,7 +261,10 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
 /**
  * A stream's rescue after content, when some later target can continue from the relayed text
  * (`prefill`): every route is then translated (continuation splices chat chunks), and the
- * continuation's attempt is made here, counted and named like any other.
+ * continuation's attempt is made here, counted and named like any other. Not for a request that
+ * passes through somewhere and carries what translation would lose (a Messages request with
+ * thinking, `cache_control` or betas): it keeps its pass-through, and a cut after content ends
+ * its stream with the error event, as with no prefill fallback.
  */
 function rescueFor<View>(
   r: ChatCall<View>,
@@ -270,6 +273,10 @@ function rescueFor<View>(
 ): Rescue | undefined {
   const { routes } = r
   if (!routes.slice(1).some((x) => x.entry.model.features.includes('prefill'))) return undefined
+  const lost = routes.some((x) => x.forward)
+    ? r.surface.forward?.lostInTranslation?.(r.decoded.view, r.request.headers)
+    : null
+  if (lost) return undefined
   for (const route of routes) {
     if (!route.forward) continue
     try {

@@ -12,7 +12,9 @@
  * JSON), so the stream ends with the error in-band, as with no target to continue on.
  *
  * Continuation splices chunks, so a request that may be continued is translated on every target
- * (its stream is chat chunks, whatever the surface), even where a pass-through was possible.
+ * (its stream is chat chunks, whatever the surface), even where a pass-through was possible — but
+ * a request that translation would strip of something its pass-through keeps is not continuable
+ * (`Forwarding.lostInTranslation`, `rescueFor` in attempts.ts).
  *
  * @example
  * const rescue = new Continuation(plan, start)

@@ -92,6 +92,12 @@ export interface Forwarding<View> {
   /** The upstream request: the client's body with only the model id changed. */
   request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
   /**
+   * What translating this request would lose that passing it through keeps (Messages: thinking,
+   * `cache_control`, an `anthropic-beta` header, ...), named; null when nothing. Such a request is
+   * never made continuable, since a continuable stream is translated on every target.
+   */
+  lostInTranslation?(view: View, headers: Headers): string | null
+  /**
    * A whole (non-stream) upstream answer, already read under the provider's timeouts and size cap →
    * the client's body and the usage to record.
    */

@@ -212,6 +212,98 @@ describe('after content, not continuable: a clean in-band error', () => {
   }
 })
 
+describe('Messages to an anthropic model with a prefill fallback: what translation would lose keeps the pass-through', () => {
+  const BETA = 'interleaved-thinking-2025-05-14'
+  const turns = [{ role: 'user', content: 'count for me' }]
+  const messages = (extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    fetch(`${bed.gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': bed.key,
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+        ...headers,
+      },
+      body: JSON.stringify({
+        model: 'claude/claude-p',
+        max_tokens: 2048,
+        stream: true,
+        messages: turns,
+        ...extra,
+      }),
+    })
+
+  test('nothing to lose: continuable, so translated, and a cut after 5 words is finished by claude-q', async () => {
+    bed.up.script({ model: 'claude-p' }, { fault: 'cut', after: 5 })
+    const s = readStream('messages', await (await messages()).text())
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
+    const [first, second] = bed.up.attempts()
+    // Translated: the chat form's content blocks, not the client's string.
+    expect(first!.body.messages[0].content).toEqual([{ type: 'text', text: 'count for me' }])
+    expect(second!.model).toBe('claude-q')
+    expect(second!.prefill).toBe(answerPieces(12).slice(0, 5).join(''))
+  })
+
+  test.each([
+    ['thinking', { thinking: { type: 'enabled', budget_tokens: 1024 } }, {}],
+    [
+      'cache_control',
+      { system: [{ type: 'text', text: 'Count.', cache_control: { type: 'ephemeral' } }] },
+      {},
+    ],
+    [
+      'a thinking block in the history',
+      {
+        messages: [
+          ...turns,
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'Counting.', signature: 'c2ln' },
+              { type: 'text', text: 'one' },
+            ],
+          },
+          { role: 'user', content: 'go on' },
+        ],
+      },
+      {},
+    ],
+    ['an anthropic-beta header', {}, { 'anthropic-beta': BETA }],
+    ['top_k', { top_k: 5 }, {}],
+  ] as const)('%s: the request passes through as the client sent it', async (_, extra, headers) => {
+    const res = await messages(extra, headers)
+    expect(readStream('messages', await res.text())).toMatchObject({
+      text: bed.up.answer(),
+      complete: true,
+      error: null,
+    })
+    const [first] = bed.up.attempts()
+    expect(first!.body).toEqual({
+      model: 'claude-p',
+      max_tokens: 2048,
+      stream: true,
+      messages: turns,
+      ...extra,
+    })
+    for (const [name, value] of Object.entries(headers)) expect(first!.headers[name]).toBe(value)
+  })
+
+  test('not continuable then: a cut after 5 words → the words, then the error event; claude-q never asked', async () => {
+    bed.up.script({ model: 'claude-p' }, { fault: 'cut', after: 5 })
+    const thinking = { type: 'enabled', budget_tokens: 1024 }
+    const res = await messages({ thinking }, { 'anthropic-beta': BETA })
+    expect(res.status).toBe(200)
+    const s = readStream('messages', await res.text())
+    expect(s.complete).toBe(false)
+    expect(s.error).not.toBeNull()
+    expect(s.text).toBe(answerPieces(12).slice(0, 5).join(''))
+    const seen = bed.up.attempts()
+    expect(seen.map((a) => a.model)).toEqual(['claude-p'])
+    expect(seen[0]!.body.thinking).toEqual(thinking)
+    expect(seen[0]!.headers['anthropic-beta']).toBe(BETA)
+  })
+})
+
 describe('after content, with nowhere to continue: a clean in-band error', () => {
   for (const wire of ['chat', 'messages', 'responses'] as const) {
     test(`${wire}: a cut after 5 words → the words, then the error; never a complete-looking end`, async () => {

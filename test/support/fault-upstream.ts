@@ -12,7 +12,7 @@
  * The most specific script wins (model and key, then key, then model); otherwise `ok`.
  *
  * Every attempt is recorded (wire, model, key from `authorization` / `x-api-key`, the step, when
- * it began and when and how it ended, the assistant prefill it carried) so tests can count
+ * it began and when and how it ended, the assistant prefill it carried, its body and headers) so tests can count
  * attempts, measure the gaps between them, and see that the gateway cancelled a stream it gave up.
  *
  * A request ending with an assistant message that begins the scripted answer is answered with the
@@ -66,6 +66,8 @@ export interface Attempt {
   /** The assistant text the request ended with, when it did. */
   prefill: string | null
   body: any
+  /** The request's headers, names in lower case. */
+  headers: Record<string, string>
 }
 
 export interface FaultUpstream {
@@ -172,6 +174,7 @@ export async function startFaultUpstream(
         sent: 0,
         prefill: trailingAssistantText(wire, body),
         body,
+        headers: Object.fromEntries(request.headers),
       }
       seen.push(attempt)
       const end = (by: 'server' | 'client') => {

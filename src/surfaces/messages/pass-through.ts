@@ -18,6 +18,7 @@ import type { Usage } from '../../providers/types.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { ByteRelay, type EventAction, eventData, eventName, stringValueBytes } from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
+import { lostInTranslation } from './lost-in-translation.ts'
 import type { MessagesRequest } from './request-schema.ts'
 import { PING } from './stream-encoder.ts'
 
@@ -62,6 +63,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
     body: forwardBody(view, entry),
     headers: forwardHeaders(headers),
   }),
+  lostInTranslation,
 
   relayJson(body, ctx) {
     let usage: Usage | null = null
