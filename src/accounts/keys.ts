@@ -10,6 +10,9 @@ const SECRET_LENGTH = 40
 /** `sk-sy-` plus this many secret characters are shown in listings and logs. */
 const DISPLAY_CHARS = 6
 
+/** The longest name (label) a key may have, in UTF-16 code units: the admin API and the CLI refuse longer. */
+export const KEY_NAME_MAX_LENGTH = 200
+
 /** Uniform base62 string: bytes ≥ 248 are rejected so every character is equally likely. */
 export function randomBase62(length: number): string {
   let out = ''

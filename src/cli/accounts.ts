@@ -1,6 +1,7 @@
 /** @module `switchyard accounts create|list|show|set-plan|disable|enable`. */
 import { checkFlags, flagInt, flagString, need, type Parsed, UsageError } from './args.ts'
-import { fields, GLOBAL_FLAGS, type Io, Output, table, withAccounts } from './context.ts'
+import { GLOBAL_FLAGS, type Io, Output, withAccounts } from './context.ts'
+import { fields, table } from './text.ts'
 
 const COLUMNS = ['id', 'name', 'plan', 'enabled', 'plan_status', 'plan_expires_at', 'remaining_days']
 

@@ -115,30 +115,3 @@ export function intSetting(
   }
   return Number(v)
 }
-
-/** Fixed-width text table. */
-export function table(rows: Array<Record<string, unknown>>, columns: string[]): string {
-  if (!rows.length) return '(none)'
-  const cell = (v: unknown) =>
-    v === null || v === undefined ? '-' : Array.isArray(v) ? v.join(',') : String(v)
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
-  const line = (vals: string[]) =>
-    vals
-      .map((v, i) => v.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd()
-  return [
-    line(columns.map((c) => c.toUpperCase())),
-    ...rows.map((r) => line(columns.map((c) => cell(r[c])))),
-  ].join('\n')
-}
-
-export function fields(obj: Record<string, unknown>): string {
-  const w = Math.max(...Object.keys(obj).map((k) => k.length))
-  return Object.entries(obj)
-    .map(
-      ([k, v]) =>
-        `${k.padEnd(w)}  ${v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`,
-    )
-    .join('\n')
-}

@@ -77,7 +77,7 @@ server.drain_timeout_s and exits 0. Exits non-zero if it cannot start (port take
   keys rotate ID                      new secret, same id and counters
   keys unsuspend ID                   lift a rate-limit suspension
 
-  --name LABEL    a label for the key (keys create)
+  --name LABEL    a label for the key (keys create): at most 200 characters, no control characters
 
 Limits of the key itself (keys create, keys set-limits), within its account's plan: a value
 above the plan's is refused. 'none' clears one (the plan's alone applies).

@@ -6,17 +6,8 @@ import { ConfigError, loadConfigFile } from '../config/index.ts'
 import { modelEntries } from '../server/routes/models.ts'
 import { systemClock } from '../util/clock.ts'
 import { checkFlags, need, type Parsed, UsageError } from './args.ts'
-import {
-  configPath,
-  fields,
-  GLOBAL_FLAGS,
-  type Io,
-  intSetting,
-  loadConfig,
-  Output,
-  table,
-  withAccounts,
-} from './context.ts'
+import { configPath, GLOBAL_FLAGS, type Io, intSetting, loadConfig, Output, withAccounts } from './context.ts'
+import { fields, table } from './text.ts'
 
 export async function usageCommand(p: Parsed, io: Io): Promise<number> {
   checkFlags(p, GLOBAL_FLAGS)

@@ -1,7 +1,9 @@
 /** @module `switchyard keys create|list|set-limits|disable|enable|revoke|rotate|unsuspend`. */
+import { KEY_NAME_MAX_LENGTH } from '../accounts/keys.ts'
 import { checkFlags, flagString, need, type Parsed, UsageError } from './args.ts'
-import { GLOBAL_FLAGS, type Io, Output, table, withAccounts } from './context.ts'
+import { GLOBAL_FLAGS, type Io, Output, withAccounts } from './context.ts'
 import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
+import { table } from './text.ts'
 
 const COLUMNS = [
   'id',
@@ -24,9 +26,8 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         checkFlags(p, [...GLOBAL_FLAGS, 'name', ...LIMIT_FLAGS])
         const account = need(p, 2, 'ACCOUNT', 'keys create ACCOUNT [--name LABEL] [limits]')
         const limits = limitsFromFlags(p)
-        const k = await change.audited('keys create', account, () =>
-          svc.createKey(account, flagString(p, 'name'), limits, ''),
-        )
+        const name = keyName(p)
+        const k = await change.audited('keys create', account, () => svc.createKey(account, name, limits, ''))
         out.result(
           k,
           () =>
@@ -92,4 +93,20 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         )
     }
   })
+}
+
+/**
+ * `--name LABEL`: at most as long as the admin API takes, and no control characters, which a
+ * label typed at a shell never means and a terminal would act on when the key is listed.
+ */
+function keyName(p: Parsed): string | undefined {
+  const name = flagString(p, 'name')
+  if (name === undefined) return undefined
+  if (name.length > KEY_NAME_MAX_LENGTH) {
+    throw new UsageError(`--name must be at most ${KEY_NAME_MAX_LENGTH} characters, got ${name.length}`)
+  }
+  if (/\p{Cc}/u.test(name)) {
+    throw new UsageError('--name must not hold control characters (escape, newline, tab, ...)')
+  }
+  return name
 }

@@ -2,7 +2,8 @@
 import { endSessions, listSessions, sessionSelector } from '../auth/sessions-admin.ts'
 import { systemClock } from '../util/clock.ts'
 import { checkFlags, flagString, type Parsed, UsageError } from './args.ts'
-import { GLOBAL_FLAGS, type Io, Output, table, withAccounts } from './context.ts'
+import { GLOBAL_FLAGS, type Io, Output, withAccounts } from './context.ts'
+import { table } from './text.ts'
 
 const COLUMNS = ['id', 'kind', 'key_id', 'created_at', 'expires_at']
 const REVOKE = 'sessions revoke ID | sessions revoke --key KEY_ID | sessions revoke --kind admin|key'

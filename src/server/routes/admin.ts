@@ -5,6 +5,7 @@
  */
 import { Elysia, t } from 'elysia'
 import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
+import { KEY_NAME_MAX_LENGTH } from '../../accounts/keys.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
@@ -50,7 +51,7 @@ export function adminRoutes(deps: Deps) {
       body: t.Object(
         {
           account: t.String(),
-          name: t.Optional(t.String({ maxLength: 200 })),
+          name: t.Optional(t.String({ maxLength: KEY_NAME_MAX_LENGTH })),
           limits: t.Optional(KeyLimitsBody),
         },
         { additionalProperties: false },
