@@ -1,5 +1,5 @@
 /** @module `switchyard accounts create|list|show|set-plan|disable|enable`. */
-import { checkFlags, flagInt, flagString, need, type Parsed, UsageError } from './args.ts'
+import { checkFlags, flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
 import { GLOBAL_FLAGS, type Io, Output, withAccounts } from './context.ts'
 import { fields, table } from './text.ts'
 
@@ -72,12 +72,7 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
  */
 function term(p: Parsed): [days: number | undefined, expiresAt: number | undefined] {
   const days = flagInt(p, 'days', 0, 36500)
-  const at = flagString(p, 'expires-at')
-  if (at === undefined) return [days, undefined]
+  if (p.flags['expires-at'] === undefined) return [days, undefined]
   if (days !== undefined) throw new UsageError('give --days or --expires-at, not both')
-  const ms = Date.parse(at)
-  if (!/^\d{4}-\d\d-\d\d/.test(at) || Number.isNaN(ms)) {
-    throw new UsageError(`--expires-at must be an ISO-8601 time such as 2030-01-31T00:00:00Z, got '${at}'`)
-  }
-  return [undefined, ms]
+  return [undefined, flagTime(p, 'expires-at')]
 }

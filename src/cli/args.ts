@@ -4,6 +4,8 @@
  * Unknown flags are errors so a typo never silently does something else.
  */
 
+import { quoted } from './text.ts'
+
 export class UsageError extends Error {
   override name = 'UsageError'
 }
@@ -57,6 +59,29 @@ export function flagInt(p: Parsed, name: string, min = 1, max = 1_000_000): numb
     throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got '${v}'`)
   }
   return Number(v)
+}
+
+const ISO_DATE = /^(\d{4})-(\d\d)-(\d\d)(?=$|[T ])/
+
+/**
+ * An ISO-8601 date or time (`2030-01-31`, `2030-01-31T00:00:00Z`, with an offset) → epoch ms.
+ * `Date.parse` alone rolls an impossible day over (2030-02-31 → 2030-03-03): the date written
+ * must be a day of the calendar.
+ */
+export function flagTime(p: Parsed, name: string): number | undefined {
+  const v = flagString(p, name)
+  if (v === undefined) return undefined
+  const m = ISO_DATE.exec(v)
+  const ms = Date.parse(v)
+  if (m && !Number.isNaN(ms)) {
+    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+    const day = new Date(0)
+    day.setUTCFullYear(y, mo - 1, d)
+    if (day.getUTCMonth() === mo - 1 && day.getUTCDate() === d) return ms
+  }
+  throw new UsageError(
+    `--${name} must be an ISO-8601 date or time that exists, such as 2030-01-31 or 2030-01-31T00:00:00Z; got ${quoted(v)}`,
+  )
 }
 
 export function checkFlags(p: Parsed, allowed: readonly string[]): void {

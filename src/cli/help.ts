@@ -64,7 +64,7 @@ server.drain_timeout_s and exits 0. Exits non-zero if it cannot start (port take
 
   --plan PLAN         plan name (default: default_plan)
   --days N            how long the plan lasts from now; 0 = it expires now (to try expiry)
-  --expires-at TIME   when the plan ends, ISO-8601 (e.g. 2030-01-31T00:00:00Z)`,
+  --expires-at TIME   when the plan ends, ISO-8601 (e.g. 2030-01-31 or 2030-01-31T00:00:00Z)`,
   ),
   keys: page(
     'switchyard keys <create|list|set-limits|disable|enable|revoke|rotate|unsuspend> ...',

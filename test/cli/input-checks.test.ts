@@ -1,7 +1,7 @@
 /**
- * Values the command line took as given: `keys create --name` took 100,000 characters and
- * terminal escapes, which `keys list` then printed raw. The admin API caps a key name at 200
- * characters.
+ * Values the command line took as given: `--expires-at 2030-02-31` became 2030-03-03 (Date.parse
+ * rolls an impossible day over), and `keys create --name` took 100,000 characters and terminal
+ * escapes, which `keys list` then printed raw. The admin API caps a key name at 200 characters.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -19,6 +19,46 @@ const config = writeConfig(dir, testConfigDoc())
 const db = join(dir, 'cli.db')
 const base = ['--config', config, '--db', db]
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('--expires-at is a real calendar time', () => {
+  test.each(['2030-02-31', '2030-02-31T00:00:00Z', '2030-04-31', '2029-02-29T12:00:00Z', '2030-00-10'])(
+    'an impossible date (%s) is refused, not rolled over',
+    async (at) => {
+      const r = await cli(['accounts', 'create', 'fay', '--plan', 'pro', '--expires-at', at, ...base])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toContain(`--expires-at`)
+      expect(r.stderr).toContain(at)
+      expect((await cli(['accounts', 'show', 'fay', ...base])).code).not.toBe(0)
+    },
+  )
+
+  test('a leap day, a date alone and an offset are taken as written', async () => {
+    const leap = await cli([
+      'accounts',
+      'create',
+      'fay',
+      '--plan',
+      'pro',
+      '--expires-at',
+      '2028-02-29',
+      '--json',
+      ...base,
+    ])
+    expect(leap.code).toBe(0)
+    expect(leap.json().plan_expires_at).toBe('2028-02-29T00:00:00.000Z')
+    const off = await cli([
+      'accounts',
+      'set-plan',
+      'fay',
+      'pro',
+      '--expires-at',
+      '2030-12-31T23:30:00-01:00',
+      '--json',
+      ...base,
+    ])
+    expect(off.json().plan_expires_at).toBe('2031-01-01T00:30:00.000Z')
+  })
+})
 
 describe('keys create --name', () => {
   test('a name over 200 characters is refused, as the admin API refuses it; 200 is fine', async () => {
