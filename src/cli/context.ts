@@ -3,8 +3,10 @@
  * What every command shares: the resolved config (flags > environment > file), output in
  * text or `--json`, and the store opened on demand.
  */
+import { statSync } from 'node:fs'
+import { join } from 'node:path'
 import { AccountService } from '../accounts/service.ts'
-import { type Config, type LoadOptions, loadConfigFile } from '../config/index.ts'
+import { type Config, ConfigError, type LoadOptions, loadConfigFile } from '../config/index.ts'
 import { openStores, type Store } from '../store/index.ts'
 import { audit } from '../util/audit.ts'
 import { systemClock } from '../util/clock.ts'
@@ -30,9 +32,29 @@ export function configPath(p: Parsed, io: Io): string {
   return flagString(p, 'config') ?? io.env.SWITCHYARD_CONFIG ?? './switchyard.yaml'
 }
 
+/**
+ * `loadConfigFile`, which reports a directory as a file not found: a directory is said to be one,
+ * with the file it most likely meant.
+ */
+export async function readConfigFile(
+  path: string,
+  env: Record<string, string | undefined>,
+  opts: LoadOptions = {},
+): Promise<Config> {
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new ConfigError(path, [
+      {
+        path: '/',
+        message: `is a directory, not a config file; pass the YAML file itself, e.g. --config ${join(path, 'switchyard.yaml')}`,
+      },
+    ])
+  }
+  return loadConfigFile(path, env, opts)
+}
+
 /** Commands that never call a provider pass `{ secrets: false }`: provider keys may be unset. */
 export async function loadConfig(p: Parsed, io: Io, opts: LoadOptions = {}): Promise<Config> {
-  const config = await loadConfigFile(configPath(p, io), io.env, opts)
+  const config = await readConfigFile(configPath(p, io), io.env, opts)
   const db = flagString(p, 'db') ?? io.env.SWITCHYARD_DB
   // --db takes a SQLite path or a PostgreSQL URL, and replaces whichever the file names.
   if (db && /^postgres(ql)?:\/\//.test(db)) config.database.url = db

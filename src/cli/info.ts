@@ -2,11 +2,20 @@
 import { usageReport } from '../accounts/usage-report.ts'
 import { priceText } from '../catalogue/price-view.ts'
 import { Catalogue } from '../catalogue/routing.ts'
-import { ConfigError, loadConfigFile } from '../config/index.ts'
+import { ConfigError } from '../config/index.ts'
 import { modelEntries } from '../server/routes/models.ts'
 import { systemClock } from '../util/clock.ts'
 import { checkFlags, need, type Parsed, UsageError } from './args.ts'
-import { configPath, GLOBAL_FLAGS, type Io, intSetting, loadConfig, Output, withAccounts } from './context.ts'
+import {
+  configPath,
+  GLOBAL_FLAGS,
+  type Io,
+  intSetting,
+  loadConfig,
+  Output,
+  readConfigFile,
+  withAccounts,
+} from './context.ts'
 import { fields, table } from './text.ts'
 
 export async function usageCommand(p: Parsed, io: Io): Promise<number> {
@@ -63,7 +72,7 @@ export async function configCommand(p: Parsed, io: Io): Promise<number> {
   const path = configPath(p, io)
   const out = new Output(io, p.flags.json === true)
   try {
-    const c = await loadConfigFile(path, io.env)
+    const c = await readConfigFile(path, io.env)
     const env = environmentProblems(io)
     if (env.length > 0) throw new ConfigError(`${path} (with this environment)`, env)
     const models = c.providers.reduce((n, pr) => n + pr.models.length, 0)
