@@ -7,12 +7,13 @@ import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { AccountService } from '../accounts/service.ts'
 import { type Config, ConfigError, type LoadOptions, loadConfigFile } from '../config/index.ts'
-import { openStores, type Store } from '../store/index.ts'
+import type { Store } from '../store/index.ts'
 import { audit } from '../util/audit.ts'
 import { systemClock } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 import { createLogger, type Logger } from '../util/log.ts'
 import { flagInt, flagString, type Parsed, UsageError } from './args.ts'
+import { openDatabase } from './database.ts'
 
 export const GLOBAL_FLAGS = ['config', 'db', 'json', 'help'] as const
 
@@ -92,7 +93,7 @@ export async function withAccounts<T>(
   fn: (svc: AccountService, store: Store, config: Config, change: Change) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(p, io, { secrets: false })
-  const store = await openStores(config)
+  const store = await openDatabase(config)
   const log: Logger = createLogger(config.logging.level, io.err)
   const change: Change = {
     async audited(action, target, run) {

@@ -11,10 +11,11 @@ import { type Running, startServer } from '../app/serve.ts'
 import type { Config } from '../config/index.ts'
 import type { Deps } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
-import { describeDatabase, openStores } from '../store/index.ts'
+import { describeDatabase } from '../store/index.ts'
 import { createLogger } from '../util/log.ts'
 import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
 import { GLOBAL_FLAGS, type Io, intSetting, loadConfig } from './context.ts'
+import { openDatabase } from './database.ts'
 import { exitWithParent, superviseWithEnv } from './process.ts'
 import { joinPool, WorkerPool } from './workers.ts'
 
@@ -38,7 +39,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   if (io.env.SWITCHYARD_SUPERVISED === '1' || child) exitWithParent()
 
   const log = createLogger(config.logging.level)
-  const store = await openStores(config, { warn: (m, f) => log.warn(m, f) })
+  const store = await openDatabase(config, { warn: (m, f) => log.warn(m, f) })
   const deps = buildDeps(config, { store, log })
   let running: Running
   try {

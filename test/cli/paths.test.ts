@@ -1,15 +1,89 @@
 /**
- * Where the config and the database are, said when they are wrong: `--config DIR` was "file
+ * Where the config and the database are, said when they are wrong: a database that cannot be
+ * opened was "error: unable to open database file" (or "file is not a database", "disk I/O
+ * error", "Failed to connect") with neither the path nor what to do; `--config DIR` was "file
  * not found".
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cli } from '../support/cli.ts'
-import { tempDir } from '../support/config-doc.ts'
+import { cli, cliProcess } from '../support/cli.ts'
+import { tempDir, testConfigDoc } from '../support/config-doc.ts'
+import { skipWithout, startPostgres } from '../support/engines.ts'
+import { writeConfig } from '../support/process.ts'
 
 const dir = tempDir()
+const config = writeConfig(dir, testConfigDoc())
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const dirDb = join(dir, 'dirdb')
+mkdirSync(dirDb)
+const corrupt = join(dir, 'corrupt.db')
+writeFileSync(corrupt, 'this is not a SQLite database\n'.repeat(40))
+const PASSWORD = 'secretpw-4c1f'
+const pgUrl = `postgres://sy:${PASSWORD}@127.0.0.1:1/switchyard`
+
+/** --db value → what the message must say besides naming it. */
+const BAD: Array<[string, string, RegExp]> = [
+  ['a directory', dirDb, /is a directory.*SQLite file/s],
+  ['not a database', corrupt, /is not a SQLite database/],
+  ['a device', '/dev/null', /is not a regular file/],
+  ['PostgreSQL not listening', pgUrl, /PostgreSQL.*127\.0\.0\.1:1.*running/s],
+]
+const named = (db: string) => (db === pgUrl ? `postgres://sy:***@127.0.0.1:1/switchyard` : db)
+
+describe('a database that cannot be opened is named, with what to check', () => {
+  for (const [what, db, says] of BAD) {
+    test(`accounts list and migrate --db (${what})`, async () => {
+      for (const cmd of [['accounts', 'list'], ['migrate']]) {
+        const r = await cli([...cmd, '--config', config, '--db', db])
+        expect(r.code, cmd.join(' ')).toBe(1)
+        expect(r.stdout).toBe('')
+        expect(r.stderr).toContain(named(db))
+        expect(r.stderr).toMatch(says)
+        expect(r.stderr).not.toContain(PASSWORD)
+      }
+    })
+
+    test(`serve --db (${what}) exits 1 saying so`, async () => {
+      const r = await cliProcess(['serve', '--port', '0', '--config', config, '--db', db], {
+        timeoutMs: 10_000,
+      })
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain(named(db))
+      expect(r.stderr).toMatch(says)
+      expect(r.stderr).not.toContain(PASSWORD)
+    }, 20_000)
+  }
+})
+
+describe.skipIf(skipWithout(['postgres'], 'PostgreSQL login and database errors'))(
+  'a PostgreSQL server that answers but refuses',
+  () => {
+    test('a database that does not exist, and a user that does not, say which and what to do', async () => {
+      const pg = await startPostgres()
+      try {
+        const url = new URL(await pg.createDatabase())
+        url.pathname = '/nosuchdb'
+        url.password = PASSWORD
+        const missing = await cli(['accounts', 'list', '--config', config, '--db', url.toString()])
+        expect(missing.code).toBe(1)
+        expect(missing.stderr).toContain('has no database nosuchdb')
+        expect(missing.stderr).toContain('createdb nosuchdb')
+        expect(missing.stderr).not.toContain(PASSWORD)
+        url.pathname = '/postgres'
+        url.username = 'nobody'
+        const login = await cli(['migrate', '--config', config, '--db', url.toString()])
+        expect(login.code).toBe(1)
+        expect(login.stderr).toContain('refused the login')
+        expect(login.stderr).toContain('check the user and password')
+        expect(login.stderr).not.toContain(PASSWORD)
+      } finally {
+        await pg.stop()
+      }
+    }, 60_000)
+  },
+)
 
 describe('--config DIR', () => {
   test('is reported as a directory, not as a file not found', async () => {

@@ -25,3 +25,27 @@ export async function cli(args: string[], env: Record<string, string | undefined
 
 export const REPO = new URL('../..', import.meta.url).pathname
 export const BUN = process.execPath
+
+/**
+ * The CLI as a real process, from `cwd`; killed after `timeoutMs` (a `serve` that should have
+ * refused its arguments would otherwise listen for ever).
+ */
+export async function cliProcess(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn([BUN, `${REPO}src/main.ts`, ...args], {
+    cwd: opts.cwd ?? REPO,
+    env: { ...process.env, ...opts.env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    timeout: opts.timeoutMs ?? 15_000,
+  })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ])
+  return { code, stdout, stderr }
+}
