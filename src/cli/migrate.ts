@@ -1,10 +1,12 @@
 /**
  * @module
  * `switchyard migrate`: applies the schema to the configured engine. SQLite migrates itself on
- * open, so this only reports its version there; PostgreSQL is migrated only here, once, so
- * replicas of mixed versions never race to change a shared schema.
+ * open, so here that open is all there is (and what it applied is read back); PostgreSQL is
+ * migrated only here, once, so replicas of mixed versions never race to change a shared schema.
  */
-
+import { Database } from 'bun:sqlite'
+import { statSync } from 'node:fs'
+import type { Config } from '../config/index.ts'
 import { describeDatabase } from '../store/index.ts'
 import { migratePostgresUrl, PG_LATEST_VERSION } from '../store/postgres/index.ts'
 import { LATEST_VERSION } from '../store/sqlite/migrations.ts'
@@ -22,8 +24,7 @@ export async function migrateCommand(p: Parsed, io: Io): Promise<number> {
     const applied = await explainFailure(config, () => migratePostgresUrl(url, Date.now()))
     result = { engine: 'postgres', database, version: PG_LATEST_VERSION, applied }
   } else {
-    await (await openDatabase(config)).close()
-    result = { engine: 'sqlite', database, version: LATEST_VERSION, applied: [] }
+    result = { engine: 'sqlite', database, version: LATEST_VERSION, applied: await migrateSqlite(config) }
   }
   new Output(io, p.flags.json === true).result(result, () =>
     result.applied.length
@@ -31,4 +32,32 @@ export async function migrateCommand(p: Parsed, io: Io): Promise<number> {
       : `${database} is at schema version ${result.version}; nothing to do`,
   )
   return 0
+}
+
+/** Opens (so migrates) the SQLite database; returns the versions that open applied. */
+async function migrateSqlite(config: Config): Promise<number[]> {
+  const path = config.database.path
+  const before = await explainFailure(config, async () => schemaVersions(path))
+  await (await openDatabase(config)).close()
+  const after = schemaVersions(path)
+  return after.filter((v) => !before.includes(v))
+}
+
+/** The versions recorded in a SQLite file, read without writing: none for a new or empty file. */
+function schemaVersions(path: string): number[] {
+  const st = path === ':memory:' ? undefined : statSync(path, { throwIfNoEntry: false })
+  if (!st?.isFile() || st.size === 0) return []
+  const db = new Database(path, { readonly: true })
+  try {
+    const table = db
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+      .get()
+    if (!table) return []
+    return db
+      .query<{ version: number }, []>('SELECT version FROM schema_migrations ORDER BY version')
+      .all()
+      .map((r) => r.version)
+  } finally {
+    db.close()
+  }
 }

@@ -2,11 +2,14 @@
  * Where the config and the database are, said when they are wrong: a database that cannot be
  * opened was "error: unable to open database file" (or "file is not a database", "disk I/O
  * error", "Failed to connect") with neither the path nor what to do; `--config DIR` was "file
- * not found".
+ * not found"; `migrate` on a new SQLite file applied the schema and said "nothing to do".
  */
+
+import { Database } from 'bun:sqlite'
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { LATEST_VERSION, migrate } from '../../src/store/sqlite/migrations.ts'
 import { cli, cliProcess } from '../support/cli.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { skipWithout, startPostgres } from '../support/engines.ts'
@@ -84,6 +87,35 @@ describe.skipIf(skipWithout(['postgres'], 'PostgreSQL login and database errors'
     }, 60_000)
   },
 )
+
+describe('migrate', () => {
+  test('on an older SQLite file reports the versions it brought it up by', async () => {
+    const db = join(dir, 'older.db')
+    const old = new Database(db, { create: true })
+    migrate(old, Date.now(), LATEST_VERSION - 1)
+    old.close()
+    const r = await cli(['migrate', '--json', '--config', config, '--db', db])
+    expect(r.code).toBe(0)
+    expect(r.json().applied).toEqual([LATEST_VERSION])
+  })
+
+  test('on a new SQLite file reports the versions it applied; again, nothing to do', async () => {
+    const db = join(dir, 'fresh', 'new.db')
+    const first = await cli(['migrate', '--json', '--config', config, '--db', db])
+    expect(first.code).toBe(0)
+    const applied = first.json().applied as number[]
+    expect(applied.length).toBeGreaterThan(1)
+    expect(applied.at(-1)).toBe(LATEST_VERSION)
+    expect(first.json()).toMatchObject({ engine: 'sqlite', version: LATEST_VERSION })
+    const text = await cli(['migrate', '--config', config, '--db', join(dir, 'fresh', 'other.db')])
+    expect(text.stdout).toContain(
+      `migrated ${join(dir, 'fresh', 'other.db')} to schema version ${LATEST_VERSION}`,
+    )
+    const again = await cli(['migrate', '--json', '--config', config, '--db', db])
+    expect(again.json().applied).toEqual([])
+    expect((await cli(['migrate', '--config', config, '--db', db])).stdout).toContain('nothing to do')
+  })
+})
 
 describe('--config DIR', () => {
   test('is reported as a directory, not as a file not found', async () => {
