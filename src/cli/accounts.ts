@@ -1,35 +1,46 @@
 /** @module `switchyard accounts create|list|show|set-plan|disable|enable`. */
-import { checkFlags, flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
-import { GLOBAL_FLAGS, type Io, Output, withAccounts } from './context.ts'
+import { flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
+import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { fields, table } from './text.ts'
 
 const COLUMNS = ['id', 'name', 'plan', 'enabled', 'plan_status', 'plan_expires_at', 'remaining_days']
 
+const TERM = '[--days N | --expires-at TIME]'
+const COMMANDS = {
+  create: {
+    usage: `accounts create NAME [--plan PLAN] ${TERM}`,
+    words: 3,
+    flags: ['plan', 'days', 'expires-at'],
+  },
+  list: { usage: 'accounts list', words: 2 },
+  show: { usage: 'accounts show NAME', words: 3 },
+  'set-plan': { usage: `accounts set-plan NAME PLAN ${TERM}`, words: 4, flags: ['days', 'expires-at'] },
+  disable: { usage: 'accounts disable NAME', words: 3 },
+  enable: { usage: 'accounts enable NAME', words: 3 },
+} satisfies Record<string, CommandSpec>
+
 export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
-  const sub = p.positionals[1]
+  const { sub, spec } = subcommand(p, 'accounts', COMMANDS)
   const out = new Output(io, p.flags.json === true)
-  const flags = (...extra: string[]) => checkFlags(p, [...GLOBAL_FLAGS, ...extra])
+  const name = sub === 'list' ? '' : need(p, 2, 'account NAME', spec.usage)
+  const plan = sub === 'set-plan' ? need(p, 3, 'PLAN', spec.usage) : ''
+  // Checked before the store opens; only create and set-plan take these flags.
+  const ends = term(p)
   return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
-        flags('plan', 'days', 'expires-at')
-        const name = need(p, 2, 'account NAME', 'accounts create NAME --plan PLAN [--days N]')
-        const plan = flagString(p, 'plan')
         const a = await change.audited('accounts create', name, () =>
-          svc.createAccount(name, plan, ...term(p)),
+          svc.createAccount(name, flagString(p, 'plan'), ...ends),
         )
         out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
         return 0
       }
       case 'list': {
-        flags()
         const all = await svc.listAccounts()
         out.result(all, () => table(all as never, COLUMNS))
         return 0
       }
       case 'show': {
-        flags()
-        const name = need(p, 2, 'account NAME', 'accounts show NAME')
         const a = await svc.view(await svc.getAccount(name))
         const history = await svc.planHistory(name)
         out.result(
@@ -40,28 +51,18 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'set-plan': {
-        flags('days', 'expires-at')
-        const usage = 'accounts set-plan NAME PLAN [--days N | --expires-at TIME]'
-        const name = need(p, 2, 'account NAME', usage)
-        const plan = need(p, 3, 'PLAN', usage)
         const a = await change.audited(`accounts set-plan ${plan}`, name, () =>
-          svc.setPlan(name, plan, ...term(p)),
+          svc.setPlan(name, plan, ...ends),
         )
         out.result(a, () => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`)
         return 0
       }
       case 'disable':
       case 'enable': {
-        flags()
-        const name = need(p, 2, 'account NAME', `accounts ${sub} NAME`)
         const a = await change.audited(`accounts ${sub}`, name, () => svc.setEnabled(name, sub === 'enable'))
         out.result(a, () => `account ${a.name} ${sub}d`)
         return 0
       }
-      default:
-        throw new UsageError(
-          `unknown accounts command '${sub ?? ''}'; use create, list, show, set-plan, disable or enable`,
-        )
     }
   })
 }

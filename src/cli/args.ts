@@ -1,10 +1,11 @@
 /**
  * @module
  * A small argv parser: positionals plus `--flag value`, `--flag=value` and boolean flags.
- * Unknown flags are errors so a typo never silently does something else.
+ * Unknown flags and positionals a command does not take are errors, so a typo never silently
+ * does something else: every flag is a long one (`-h` alone is short for `--help`).
  */
 
-import { quoted } from './text.ts'
+import { printable, quoted } from './text.ts'
 
 export class UsageError extends Error {
   override name = 'UsageError'
@@ -13,12 +14,18 @@ export class UsageError extends Error {
 export interface Parsed {
   positionals: string[]
   flags: Record<string, string | true>
+  /** Single-dash words such as `-p`: no command takes one; `checkFlags` refuses them. */
+  shortFlags: string[]
 }
+
+/** `-p`, `-n`, `-abc`; not `-` alone, nor a negative number (`-5`, `-.5`), which are words. */
+const SHORT_FLAG = /^-[^-\d.]/
 
 /** `booleans` lists the flags that take no value. */
 export function parseArgs(argv: string[], booleans: ReadonlySet<string>): Parsed {
   const positionals: string[] = []
   const flags: Record<string, string | true> = {}
+  const shortFlags: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     if (a === '--') {
@@ -34,16 +41,19 @@ export function parseArgs(argv: string[], booleans: ReadonlySet<string>): Parsed
       }
       const next = argv[i + 1]
       // A flag followed by another flag has no value; flagString() reports it if it needs one.
+      // Anything else is its value, a negative number too (`--days -1` is then out of range).
       if (eq > 0) flags[name] = a.slice(eq + 1)
       else if (next === undefined || next.startsWith('--')) flags[name] = true
       else flags[name] = argv[++i]!
     } else if (a === '-h') {
       flags.help = true
+    } else if (SHORT_FLAG.test(a)) {
+      shortFlags.push(a)
     } else {
       positionals.push(a)
     }
   }
-  return { positionals, flags }
+  return { positionals, flags, shortFlags }
 }
 
 export function flagString(p: Parsed, name: string): string | undefined {
@@ -84,10 +94,32 @@ export function flagTime(p: Parsed, name: string): number | undefined {
   )
 }
 
+/** Flags a command takes without saying so in its help: never suggested for a short flag. */
+const INTERNAL_FLAGS = new Set(['worker-child'])
+
+/** `allowed`: every flag the command takes, the global ones included. */
 export function checkFlags(p: Parsed, allowed: readonly string[]): void {
-  for (const f of Object.keys(p.flags)) {
-    if (!allowed.includes(f)) throw new UsageError(`unknown flag --${f}`)
+  for (const s of p.shortFlags) {
+    const like = allowed
+      .filter((f) => !INTERNAL_FLAGS.has(f) && f[0] === s[1]!.toLowerCase())
+      .sort()
+      .map((f) => `--${f}`)
+    const hint = like.length ? `; did you mean ${like.join(' or ')}?` : '; flags are long ones (see --help)'
+    throw new UsageError(`unknown flag ${printable(s)}${hint}`)
   }
+  for (const f of Object.keys(p.flags)) {
+    if (!allowed.includes(f)) throw new UsageError(`unknown flag --${printable(f)}`)
+  }
+}
+
+/** Refuses positionals past the first `count` (the command's own words included). */
+export function checkPositionals(p: Parsed, count: number, usage: string): void {
+  const extra = p.positionals.slice(count)
+  if (!extra.length) return
+  const plural = extra.length > 1 ? 's' : ''
+  throw new UsageError(
+    `unexpected argument${plural} ${extra.map((a) => quoted(a)).join(' ')}. Usage: switchyard ${usage}`,
+  )
 }
 
 export function need(p: Parsed, index: number, what: string, usage: string): string {

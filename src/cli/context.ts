@@ -1,7 +1,7 @@
 /**
  * @module
- * What every command shares: the resolved config (flags > environment > file), output in
- * text or `--json`, and the store opened on demand.
+ * What every command shares: the flags and arguments it takes, the resolved config (flags >
+ * environment > file), output in text or `--json`, and the store opened on demand.
  */
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -12,10 +12,45 @@ import { audit } from '../util/audit.ts'
 import { systemClock } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 import { createLogger, type Logger } from '../util/log.ts'
-import { flagInt, flagString, type Parsed, UsageError } from './args.ts'
+import { checkFlags, checkPositionals, flagInt, flagString, type Parsed, UsageError } from './args.ts'
 import { openDatabase } from './database.ts'
+import { quoted } from './text.ts'
 
-export const GLOBAL_FLAGS = ['config', 'db', 'json', 'help'] as const
+const GLOBAL_FLAGS = ['config', 'db', 'json', 'help'] as const
+
+/**
+ * What one command takes: `words` positionals at most (its own words included: `accounts show
+ * NAME` is 3) and `flags` besides the global ones. `usage` is shown when they are wrong.
+ */
+export interface CommandSpec {
+  usage: string
+  words: number
+  flags?: readonly string[]
+}
+
+/** Refuses flags and positionals `spec` does not take, before anything is opened. */
+export function checkCommand(p: Parsed, spec: CommandSpec): void {
+  checkFlags(p, [...GLOBAL_FLAGS, ...(spec.flags ?? [])])
+  checkPositionals(p, spec.words, spec.usage)
+}
+
+/** The spec of `group`'s subcommand (`p.positionals[1]`), checked; else a usage error listing them. */
+export function subcommand<S extends string>(
+  p: Parsed,
+  group: string,
+  specs: Record<S, CommandSpec>,
+): { sub: S; spec: CommandSpec } {
+  const sub = p.positionals[1]
+  if (sub === undefined || !Object.hasOwn(specs, sub)) {
+    const names = Object.keys(specs)
+    const choice =
+      names.length === 1 ? `'${group} ${names[0]}'` : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`
+    throw new UsageError(`unknown ${group} command ${quoted(sub ?? '')}; use ${choice}`)
+  }
+  const spec = specs[sub as S]
+  checkCommand(p, spec)
+  return { sub: sub as S, spec }
+}
 
 export interface Io {
   out(text: string): void

@@ -7,7 +7,8 @@ const GLOBAL_OPTIONS = `Options (every command):
   --config FILE   config file (default ./switchyard.yaml, env SWITCHYARD_CONFIG)
   --db PATH|URL   SQLite path or postgres:// URL, overrides the config (env SWITCHYARD_DB)
   --json          print exactly one JSON document on stdout
-  --help          help for the command`
+  --help, -h      help for the command
+Flags are long ones: a flag or an argument the command does not take is an error.`
 
 export const HELP = `switchyard — self-hosted OpenAI-compatible LLM gateway
 

@@ -5,22 +5,24 @@ import { Catalogue } from '../catalogue/routing.ts'
 import { ConfigError } from '../config/index.ts'
 import { modelEntries } from '../server/routes/models.ts'
 import { systemClock } from '../util/clock.ts'
-import { checkFlags, need, type Parsed, UsageError } from './args.ts'
+import { need, type Parsed, UsageError } from './args.ts'
 import {
+  checkCommand,
   configPath,
-  GLOBAL_FLAGS,
   type Io,
   intSetting,
   loadConfig,
   Output,
   readConfigFile,
+  subcommand,
   withAccounts,
 } from './context.ts'
 import { fields, table } from './text.ts'
 
 export async function usageCommand(p: Parsed, io: Io): Promise<number> {
-  checkFlags(p, GLOBAL_FLAGS)
-  const name = need(p, 1, 'ACCOUNT', 'usage ACCOUNT')
+  const spec = { usage: 'usage ACCOUNT', words: 2 }
+  checkCommand(p, spec)
+  const name = need(p, 1, 'ACCOUNT', spec.usage)
   return withAccounts(p, io, async (svc, store, config) => {
     const report = await usageReport({ store, config, clock: systemClock }, await svc.getAccount(name), null)
     new Output(io, p.flags.json === true).result(report, () =>
@@ -54,7 +56,7 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
 }
 
 export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
-  checkFlags(p, GLOBAL_FLAGS)
+  checkCommand(p, { usage: 'models', words: 1 })
   const config = await loadConfig(p, io, { secrets: false })
   const list = modelEntries(new Catalogue(config.providers), Math.floor(Date.now() / 1000))
   new Output(io, p.flags.json === true).result({ object: 'list', data: list }, () =>
@@ -67,8 +69,7 @@ export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
 }
 
 export async function configCommand(p: Parsed, io: Io): Promise<number> {
-  checkFlags(p, GLOBAL_FLAGS)
-  if (p.positionals[1] !== 'check') throw new UsageError("unknown config command; use 'config check'")
+  subcommand(p, 'config', { check: { usage: 'config check', words: 2 } })
   const path = configPath(p, io)
   const out = new Output(io, p.flags.json === true)
   try {
@@ -100,7 +101,7 @@ export async function configCommand(p: Parsed, io: Io): Promise<number> {
 /** What `serve` reads from the environment besides the file, refused here as `serve` refuses it. */
 function environmentProblems(io: Io): Array<{ path: string; message: string }> {
   try {
-    intSetting({ positionals: [], flags: {} }, io, 'port', 'PORT', 0, 65535)
+    intSetting({ positionals: [], flags: {}, shortFlags: [] }, io, 'port', 'PORT', 0, 65535)
     return []
   } catch (err) {
     if (!(err instanceof UsageError)) throw err

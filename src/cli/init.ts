@@ -6,13 +6,14 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import starter from '../../switchyard.example.yaml' with { type: 'text' }
-import { checkFlags, flagString, type Parsed } from './args.ts'
+import { checkFlags, checkPositionals, flagString, type Parsed } from './args.ts'
 import { type Io, Output } from './context.ts'
 
 export const STARTER_CONFIG: string = starter
 
 export async function initCommand(p: Parsed, io: Io): Promise<number> {
   checkFlags(p, ['path', 'json', 'help'])
+  checkPositionals(p, 1, 'init [--path FILE]')
   const path = resolve(flagString(p, 'path') ?? './switchyard.yaml')
   if (existsSync(path)) {
     io.err(`error: ${path} already exists; init never overwrites. Pass --path FILE to write elsewhere.`)

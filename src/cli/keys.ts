@@ -1,7 +1,7 @@
 /** @module `switchyard keys create|list|set-limits|disable|enable|revoke|rotate|unsuspend`. */
 import { KEY_NAME_MAX_LENGTH } from '../accounts/keys.ts'
-import { checkFlags, flagString, need, type Parsed, UsageError } from './args.ts'
-import { GLOBAL_FLAGS, type Io, Output, withAccounts } from './context.ts'
+import { flagString, need, type Parsed, UsageError } from './args.ts'
+import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
 import { table } from './text.ts'
 
@@ -17,17 +17,37 @@ const COLUMNS = [
   'limits',
 ]
 
+const COMMANDS = {
+  create: { usage: 'keys create ACCOUNT [--name LABEL] [limits]', words: 3, flags: ['name', ...LIMIT_FLAGS] },
+  'set-limits': {
+    usage: 'keys set-limits ID [--rpm N] [--tpm N] ... (none clears one)',
+    words: 3,
+    flags: LIMIT_FLAGS,
+  },
+  list: { usage: 'keys list [ACCOUNT]', words: 3 },
+  disable: { usage: 'keys disable ID', words: 3 },
+  enable: { usage: 'keys enable ID', words: 3 },
+  revoke: { usage: 'keys revoke ID', words: 3 },
+  rotate: { usage: 'keys rotate ID', words: 3 },
+  unsuspend: { usage: 'keys unsuspend ID', words: 3 },
+} satisfies Record<string, CommandSpec>
+
 export async function keysCommand(p: Parsed, io: Io): Promise<number> {
-  const sub = p.positionals[1]
+  const { sub, spec } = subcommand(p, 'keys', COMMANDS)
   const out = new Output(io, p.flags.json === true)
+  // The account for create, else the key's id; list takes an optional account instead.
+  const id = sub === 'list' ? '' : need(p, 2, sub === 'create' ? 'ACCOUNT' : 'key ID', spec.usage)
+  const limits = sub === 'create' || sub === 'set-limits' ? limitsFromFlags(p) : {}
+  const name = sub === 'create' ? keyName(p) : undefined
+  if (sub === 'set-limits' && !Object.keys(limits).length) {
+    throw new UsageError(
+      `nothing to change: give at least one of ${LIMIT_FLAGS.map((f) => `--${f}`).join(' ')}`,
+    )
+  }
   return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
-        checkFlags(p, [...GLOBAL_FLAGS, 'name', ...LIMIT_FLAGS])
-        const account = need(p, 2, 'ACCOUNT', 'keys create ACCOUNT [--name LABEL] [limits]')
-        const limits = limitsFromFlags(p)
-        const name = keyName(p)
-        const k = await change.audited('keys create', account, () => svc.createKey(account, name, limits, ''))
+        const k = await change.audited('keys create', id, () => svc.createKey(id, name, limits, ''))
         out.result(
           k,
           () =>
@@ -36,20 +56,11 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'set-limits': {
-        checkFlags(p, [...GLOBAL_FLAGS, ...LIMIT_FLAGS])
-        const id = need(p, 2, 'key ID', 'keys set-limits ID [--rpm N] [--tpm N] ... (none clears one)')
-        const limits = limitsFromFlags(p)
-        if (!Object.keys(limits).length) {
-          throw new UsageError(
-            `nothing to change: give at least one of ${LIMIT_FLAGS.map((f) => `--${f}`).join(' ')}`,
-          )
-        }
         const k = await change.audited('keys set-limits', id, () => svc.setKeyLimits(id, limits))
         out.result(k, () => `key ${k.id} limits: ${limitsText(k.limits)}`)
         return 0
       }
       case 'list': {
-        checkFlags(p, GLOBAL_FLAGS)
         const keys = await svc.listKeys(p.positionals[2])
         out.result(keys, () =>
           table(
@@ -62,16 +73,12 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
       case 'disable':
       case 'enable':
       case 'revoke': {
-        checkFlags(p, GLOBAL_FLAGS)
-        const id = need(p, 2, 'key ID', `keys ${sub} ID`)
         const state = sub === 'disable' ? 'disabled' : sub === 'enable' ? 'enabled' : 'revoked'
         const k = await change.audited(`keys ${sub}`, id, () => svc.setKeyState(id, state))
         out.result(k, () => `key ${k.id} is ${k.state}`)
         return 0
       }
       case 'rotate': {
-        checkFlags(p, GLOBAL_FLAGS)
-        const id = need(p, 2, 'key ID', 'keys rotate ID')
         const k = await change.audited('keys rotate', id, () => svc.rotateKey(id))
         out.result(
           k,
@@ -81,16 +88,10 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'unsuspend': {
-        checkFlags(p, GLOBAL_FLAGS)
-        const id = need(p, 2, 'key ID', 'keys unsuspend ID')
         const k = await change.audited('keys unsuspend', id, () => svc.unsuspendKey(id))
         out.result(k, () => `key ${k.id} is no longer suspended`)
         return 0
       }
-      default:
-        throw new UsageError(
-          `unknown keys command '${sub ?? ''}'; use create, list, set-limits, disable, enable, revoke, rotate or unsuspend`,
-        )
     }
   })
 }

@@ -10,12 +10,12 @@ import type { Config } from '../config/index.ts'
 import { describeDatabase } from '../store/index.ts'
 import { migratePostgresUrl, PG_LATEST_VERSION } from '../store/postgres/index.ts'
 import { LATEST_VERSION } from '../store/sqlite/migrations.ts'
-import { checkFlags, type Parsed } from './args.ts'
-import { GLOBAL_FLAGS, type Io, loadConfig, Output } from './context.ts'
+import type { Parsed } from './args.ts'
+import { checkCommand, type Io, loadConfig, Output } from './context.ts'
 import { explainFailure, openDatabase } from './database.ts'
 
 export async function migrateCommand(p: Parsed, io: Io): Promise<number> {
-  checkFlags(p, GLOBAL_FLAGS)
+  checkCommand(p, { usage: 'migrate', words: 1 })
   const config = await loadConfig(p, io)
   const database = describeDatabase(config)
   let result: { engine: 'postgres' | 'sqlite'; database: string; version: number; applied: number[] }

@@ -13,14 +13,18 @@ import type { Deps } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
 import { describeDatabase } from '../store/index.ts'
 import { createLogger } from '../util/log.ts'
-import { checkFlags, flagInt, flagString, type Parsed } from './args.ts'
-import { GLOBAL_FLAGS, type Io, intSetting, loadConfig } from './context.ts'
+import { flagInt, flagString, type Parsed } from './args.ts'
+import { checkCommand, type Io, intSetting, loadConfig } from './context.ts'
 import { openDatabase } from './database.ts'
 import { exitWithParent, superviseWithEnv } from './process.ts'
 import { joinPool, WorkerPool } from './workers.ts'
 
 export async function serveCommand(p: Parsed, io: Io): Promise<number> {
-  checkFlags(p, [...GLOBAL_FLAGS, 'host', 'port', 'workers', 'worker-child'])
+  checkCommand(p, {
+    usage: 'serve [--host H] [--port P] [--workers N]',
+    words: 1,
+    flags: ['host', 'port', 'workers', 'worker-child'],
+  })
   const port = intSetting(p, io, 'port', 'PORT', 0, 65535)
   const workersFlag = flagInt(p, 'workers', 1, 64)
   const config = await loadConfig(p, io)
