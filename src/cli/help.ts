@@ -15,7 +15,7 @@ export const HELP = `switchyard — self-hosted OpenAI-compatible LLM gateway
 Usage: switchyard <command> [options]
 
 Commands:
-  init [--path FILE]                           write a commented starter config
+  init [--config FILE] [--db PATH|URL]        write a commented starter config
   serve [--host H] [--port P] [--workers N]   run the gateway (default 127.0.0.1:8080)
   accounts create NAME --plan PLAN [--days N]  new account
   accounts list | accounts show NAME
@@ -40,11 +40,15 @@ const page = (usage: string, body: string) => `Usage: ${usage}\n\n${body}\n\n${G
 
 export const COMMAND_HELP: Record<string, string> = {
   init: page(
-    'switchyard init [--path FILE]',
-    `Writes a commented starter config (the offline demo provider, plans free, basic and pro).
-Refuses to overwrite an existing file.
+    'switchyard init [--config FILE] [--db PATH|URL]',
+    `Writes a commented starter config (the offline demo provider, plans free, basic and pro)
+where the other commands look for it. Refuses to overwrite an existing file.
 
-  --path FILE     where to write it (default ./switchyard.yaml)`,
+  --config FILE   where to write it (env SWITCHYARD_CONFIG; default ./switchyard.yaml);
+                  --path FILE is the same
+  --db PATH|URL   the database the config names: a SQLite path (written absolute) or a
+                  postgres:// URL (database.url). SWITCHYARD_DB is not written: it overrides
+                  the file whenever it is set`,
   ),
   serve: page(
     'switchyard serve [--host H] [--port P] [--workers N]',

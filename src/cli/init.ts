@@ -1,26 +1,33 @@
 /**
  * @module
- * `switchyard init [--path FILE]`: writes the commented starter config (the same file as
- * `switchyard.example.yaml`, embedded in the binary). Never overwrites.
+ * `switchyard init [--config FILE] [--db PATH|URL]`: writes the commented starter config (the same
+ * file as `switchyard.example.yaml`, embedded in the binary) where the other commands will look
+ * for it: `--config` (or its older name `--path`), else `SWITCHYARD_CONFIG`, else
+ * ./switchyard.yaml. `--db` is written into it as the database. Never overwrites.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import starter from '../../switchyard.example.yaml' with { type: 'text' }
-import { checkFlags, checkPositionals, flagString, type Parsed } from './args.ts'
-import { type Io, Output } from './context.ts'
+import { flagString, type Parsed, UsageError } from './args.ts'
+import { checkCommand, configPath, type Io, Output } from './context.ts'
 
 export const STARTER_CONFIG: string = starter
 
+/** The starter's database line, which `--db` replaces. */
+const DATABASE_LINE = /^ {2}path: \.\/data\/switchyard\.db .*$/m
+
 export async function initCommand(p: Parsed, io: Io): Promise<number> {
-  checkFlags(p, ['path', 'json', 'help'])
-  checkPositionals(p, 1, 'init [--path FILE]')
-  const path = resolve(flagString(p, 'path') ?? './switchyard.yaml')
+  checkCommand(p, { usage: 'init [--config FILE] [--db PATH|URL]', words: 1, flags: ['path'] })
+  const path = resolve(targetPath(p, io))
+  const db = flagString(p, 'db')
+  if (db === '') throw new UsageError('--db needs a SQLite path or a postgres:// URL')
+  const text = db === undefined ? STARTER_CONFIG : withDatabase(STARTER_CONFIG, db)
   if (existsSync(path)) {
-    io.err(`error: ${path} already exists; init never overwrites. Pass --path FILE to write elsewhere.`)
+    io.err(`error: ${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`)
     return 1
   }
   mkdirSync(dirname(path), { recursive: true })
-  writeFileSync(path, STARTER_CONFIG, { flag: 'wx' })
+  writeFileSync(path, text, { flag: 'wx' })
   new Output(io, p.flags.json === true).result(
     { path },
     () =>
@@ -28,4 +35,27 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
       `      switchyard keys create alice --config ${path}\n      switchyard serve --config ${path}`,
   )
   return 0
+}
+
+/** `--path` is `--config` by its older name: both may be given only if they name one file. */
+function targetPath(p: Parsed, io: Io): string {
+  const path = flagString(p, 'path')
+  const config = flagString(p, 'config')
+  if (path !== undefined && config !== undefined && resolve(path) !== resolve(config)) {
+    throw new UsageError(`--path ${path} and --config ${config} name different files; give one of them`)
+  }
+  return path ?? configPath(p, io)
+}
+
+/**
+ * The starter with `db` as its database: a postgres:// URL as `database.url`, else a SQLite path
+ * made absolute from here, so it names the file `--db` names for every other command (a relative
+ * `database.path` would be read from the config file's folder instead).
+ */
+function withDatabase(text: string, db: string): string {
+  if (!DATABASE_LINE.test(text)) throw new Error('the starter config has no database path line to replace')
+  const line = /^postgres(ql)?:\/\//.test(db)
+    ? `  url: ${JSON.stringify(db)}`
+    : `  path: ${JSON.stringify(db === ':memory:' ? db : resolve(db))}`
+  return text.replace(DATABASE_LINE, () => `${line} # from init --db; env SWITCHYARD_DB and --db override it`)
 }

@@ -1,0 +1,83 @@
+/**
+ * `init` takes the global `--config` and `--db` like every command (DESIGN §2): `init --config
+ * FILE` was "unknown flag --config", and init wrote ./switchyard.yaml whatever SWITCHYARD_CONFIG
+ * said. Run as a real process from a temporary folder, so a default path lands there.
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import { existsSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { cli, cliProcess } from '../support/cli.ts'
+import { tempDir } from '../support/config-doc.ts'
+
+const dirs: string[] = []
+const fresh = () => {
+  const d = tempDir()
+  dirs.push(d)
+  return d
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+describe('init --config / SWITCHYARD_CONFIG / --db', () => {
+  test('init --config FILE writes there, as --path does', async () => {
+    const dir = fresh()
+    const r = await cliProcess(['init', '--config', 'my.yaml', '--json'], { cwd: dir })
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain(join(dir, 'my.yaml'))
+    expect(existsSync(join(dir, 'my.yaml'))).toBe(true)
+    expect(existsSync(join(dir, 'switchyard.yaml'))).toBe(false)
+    expect((await cli(['config', 'check', '--config', join(dir, 'my.yaml')])).code).toBe(0)
+  })
+
+  test('init --path and --config naming different files is an error; the same file is fine', async () => {
+    const dir = fresh()
+    const both = await cliProcess(['init', '--path', 'a.yaml', '--config', 'b.yaml'], { cwd: dir })
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain('--path')
+    expect(both.stderr).toContain('--config')
+    expect(existsSync(join(dir, 'a.yaml')) || existsSync(join(dir, 'b.yaml'))).toBe(false)
+    const same = await cliProcess(['init', '--path', 'a.yaml', '--config', `${dir}/a.yaml`], { cwd: dir })
+    expect(same.code).toBe(0)
+    expect(existsSync(join(dir, 'a.yaml'))).toBe(true)
+  })
+
+  test('init writes where SWITCHYARD_CONFIG points; --config wins over it', async () => {
+    const dir = fresh()
+    const env = { SWITCHYARD_CONFIG: join(dir, 'env', 'sy.yaml') }
+    const r = await cliProcess(['init'], { cwd: dir, env })
+    expect(r.code).toBe(0)
+    expect(existsSync(env.SWITCHYARD_CONFIG)).toBe(true)
+    expect(existsSync(join(dir, 'switchyard.yaml'))).toBe(false)
+    // The next command, with the same environment, reads what init wrote.
+    expect((await cliProcess(['config', 'check'], { cwd: dir, env })).code).toBe(0)
+    const flag = await cliProcess(['init', '--config', 'flag.yaml'], { cwd: dir, env })
+    expect(flag.code).toBe(0)
+    expect(existsSync(join(dir, 'flag.yaml'))).toBe(true)
+  })
+
+  test('init --db PATH writes the database into the starter config, resolved from here', async () => {
+    const dir = fresh()
+    const r = await cliProcess(['init', '--config', 'conf/sy.yaml', '--db', 'state/gw.db'], { cwd: dir })
+    expect(r.code).toBe(0)
+    const text = await Bun.file(join(dir, 'conf', 'sy.yaml')).text()
+    expect(text).toContain(`path: ${JSON.stringify(join(dir, 'state', 'gw.db'))}`)
+    const config = join(dir, 'conf', 'sy.yaml')
+    expect((await cli(['config', 'check', '--config', config])).code).toBe(0)
+    expect((await cli(['accounts', 'create', 'alice', '--config', config])).code).toBe(0)
+    expect(existsSync(join(dir, 'state', 'gw.db'))).toBe(true)
+  })
+
+  test('init --db postgres://… writes database.url instead of path, and never prints the password', async () => {
+    const dir = fresh()
+    const url = 'postgres://sy:hunter2@db.internal:5432/switchyard'
+    const r = await cliProcess(['init', '--db', url], { cwd: dir })
+    expect(r.code).toBe(0)
+    expect(r.stdout + r.stderr).not.toContain('hunter2')
+    const text = await Bun.file(join(dir, 'switchyard.yaml')).text()
+    expect(text).toContain(`url: ${JSON.stringify(url)}`)
+    expect(text).not.toMatch(/^ {2}path:/m)
+    expect((await cli(['config', 'check', '--config', join(dir, 'switchyard.yaml')])).code).toBe(0)
+  })
+})
