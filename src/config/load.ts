@@ -4,13 +4,13 @@
  * checks → a resolved `Config` with every default filled in. Every problem carries its path.
  */
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
-import { Value } from '@sinclair/typebox/value'
 import { microUnits } from '../util/micro-units.ts'
 import { checkResilience } from './check-resilience.ts'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
 import { KIND_LIMITS } from './kind-limits.ts'
 import { checkModelTypes, resolveModel } from './models.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
+import { schemaProblems } from './schema-problems.ts'
 
 export interface SuspensionPolicy {
   enabled: boolean
@@ -140,10 +140,7 @@ export function parseConfig(
   const problems: ConfigProblem[] = secrets
     ? [...envProblems]
     : envProblems.filter((p) => !p.path.startsWith('/providers/'))
-  for (const e of Value.Errors(ConfigSchema, value)) {
-    problems.push({ path: e.path || '/', message: describe(e) })
-    if (problems.length > 50) break
-  }
+  problems.push(...schemaProblems(ConfigSchema, value))
   if (problems.length) throw new ConfigError(source, dedupe(problems))
   const raw = value as RawConfig
   crossCheck(raw, problems, secrets)
@@ -151,12 +148,7 @@ export function parseConfig(
   return resolve(raw, source)
 }
 
-function describe(e: { message: string; value: unknown }): string {
-  if (/additional propert|unexpected property/i.test(e.message)) return 'unknown key (check the spelling)'
-  return `${e.message}${e.value === undefined ? ' (missing)' : ''}`
-}
-
-/** TypeBox reports a union failure once per branch; keep the first message per path. */
+/** An interpolation problem and a schema problem at one path: keep the first. */
 function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
   const seen = new Set<string>()
   return problems.filter((p) => {

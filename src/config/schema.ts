@@ -3,10 +3,24 @@
  * TypeBox schema of `switchyard.yaml`. Every object is closed (`additionalProperties: false`) so a
  * typo is an error instead of a silently ignored setting.
  */
-import { type Static, Type as T } from '@sinclair/typebox'
+import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
 import { MODEL_TYPES } from '../operations/operation.ts'
 
 const Closed = { additionalProperties: false } as const
+
+/**
+ * A map whose every key must match `pattern`. `T.Record` alone becomes `patternProperties` only,
+ * which never looks at a key outside the pattern (nor at its value), so the map is closed too.
+ * `keyName` and `keyRule` word the error (schema-problems.ts).
+ */
+function NamedMap<V extends TSchema>(keyName: string, pattern: string, keyRule: string, value: V) {
+  return T.Record(T.String({ pattern }), value, { additionalProperties: false, keyName, keyRule })
+}
+
+/** An HTTP field name (RFC 9110 token): anything else makes `new Headers()` throw on every request. */
+const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
+/** A field value without CR, LF or NUL (which would end the header or be refused by fetch). */
+const HEADER_VALUE = '^[^\\r\\n\\0]*$'
 
 export const FEATURES = [
   'streaming',
@@ -136,7 +150,14 @@ export const ProviderSchema = T.Object(
     retry: T.Optional(RetrySchema),
     circuit: T.Optional(CircuitSchema),
     /** Extra headers sent upstream (e.g. OpenAI-Organization). */
-    headers: T.Optional(T.Record(T.String(), T.String())),
+    headers: T.Optional(
+      NamedMap(
+        'header name',
+        HEADER_NAME,
+        "letters, digits and !#$%&'*+.^_`|~- only",
+        T.String({ pattern: HEADER_VALUE }),
+      ),
+    ),
     /**
      * OpenAI only: `responses` when the upstream also serves `POST /responses`, so Responses
      * requests pass through untranslated (hosted tools included). Default `chat`.
@@ -298,7 +319,7 @@ export const ConfigSchema = T.Object(
       ),
     ),
     providers: T.Array(ProviderSchema, { minItems: 1 }),
-    plans: T.Record(T.String({ pattern: '^[A-Za-z0-9._-]+$' }), PlanSchema),
+    plans: NamedMap('plan name', '^[A-Za-z0-9._-]+$', "letters, digits, '.', '_' and '-' only", PlanSchema),
     default_plan: T.String({ minLength: 1 }),
   },
   Closed,

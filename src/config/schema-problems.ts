@@ -1,0 +1,77 @@
+/**
+ * @module
+ * TypeBox's errors for a config document, worded for the person editing the file: one problem per
+ * path, an unknown key called one, and a map key outside its pattern named with the pattern (its
+ * value still checked under it).
+ *
+ * @example
+ * schemaProblems(ConfigSchema, doc) // [{ path: '/plans/pro plan', message: "plan name 'pro plan' ..." }]
+ */
+import type { TSchema } from '@sinclair/typebox'
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
+import { Value } from '@sinclair/typebox/value'
+
+export interface SchemaProblem {
+  path: string
+  message: string
+}
+
+/** Past this many, the rest of a badly broken file adds nothing. */
+const MAX_PROBLEMS = 50
+
+/** Every problem `value` has against `schema`, the first one per path, each with its path. */
+export function schemaProblems(schema: TSchema, value: unknown, base = ''): SchemaProblem[] {
+  const out: SchemaProblem[] = []
+  const seen = new Set<string>()
+  const push = (p: SchemaProblem) => {
+    if (seen.has(p.path)) return
+    seen.add(p.path)
+    out.push(p)
+  }
+  for (const e of Value.Errors(schema, value)) {
+    if (out.length >= MAX_PROBLEMS) break
+    if (e.type === ValueErrorType.ObjectAdditionalProperties && e.schema.keyName) {
+      for (const p of mapKeyProblems(e, value, base)) push(p)
+    } else push({ path: base + (e.path || '/'), message: describe(e) })
+  }
+  return out
+}
+
+function describe(e: ValueError): string {
+  if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'unknown key (check the spelling)'
+  return `${e.message}${e.value === undefined ? ' (missing)' : ''}`
+}
+
+/**
+ * TypeBox stops a closed map at its first key outside the pattern and never checks that key's
+ * value: name every such key, and check each value against the map's value schema.
+ */
+function mapKeyProblems(e: ValueError, root: unknown, base: string): SchemaProblem[] {
+  const mapPath = e.path.slice(0, e.path.lastIndexOf('/'))
+  const map = valueAt(root, mapPath) as Record<string, unknown>
+  const [pattern, valueSchema] = Object.entries(e.schema.patternProperties as Record<string, TSchema>)[0]!
+  const regex = new RegExp(pattern)
+  const out: SchemaProblem[] = []
+  for (const [key, v] of Object.entries(map)) {
+    if (regex.test(key)) continue
+    const path = `${base}${mapPath}/${escapeKey(key)}`
+    out.push({
+      path,
+      message: `${e.schema.keyName} '${key}' is not allowed: ${e.schema.keyRule} (${pattern})`,
+    })
+    out.push(...schemaProblems(valueSchema, v, path))
+  }
+  return out
+}
+
+/** RFC 6901, as TypeBox writes paths. */
+const escapeKey = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
+
+/** The value at a JSON pointer TypeBox reported (every step of it exists: TypeBox walked it). */
+function valueAt(root: unknown, pointer: string): unknown {
+  let v = root
+  for (const step of pointer.split('/').slice(1)) {
+    v = (v as Record<string, unknown>)[step.replace(/~1/g, '/').replace(/~0/g, '~')]
+  }
+  return v
+}
