@@ -4,11 +4,10 @@
  * checks → a resolved `Config` with every default filled in. Every problem carries its path.
  */
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
-import { microUnits } from '../util/micro-units.ts'
-import { checkResilience } from './check-resilience.ts'
+import { crossCheck } from './cross-check.ts'
+import { intactExcept } from './intact.ts'
 import { type InterpolationProblem, interpolate } from './interpolate.ts'
-import { KIND_LIMITS } from './kind-limits.ts'
-import { checkModelTypes, resolveModel } from './models.ts'
+import { resolveModel } from './models.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
 import { schemaProblems } from './schema-problems.ts'
 
@@ -140,15 +139,19 @@ export function parseConfig(
   const problems: ConfigProblem[] = secrets
     ? [...envProblems]
     : envProblems.filter((p) => !p.path.startsWith('/providers/'))
-  problems.push(...schemaProblems(ConfigSchema, value))
-  if (problems.length) throw new ConfigError(source, dedupe(problems))
+  const schema = schemaProblems(ConfigSchema, value)
+  problems.push(...schema.slice(0, MAX_LISTED))
+  // The cross checks run on whatever the schema passed, so one run lists every problem.
   const raw = value as RawConfig
-  crossCheck(raw, problems, secrets)
-  if (problems.length) throw new ConfigError(source, problems)
+  crossCheck(raw, problems, secrets, intactExcept([...problems, ...schema].map((p) => p.path)))
+  if (problems.length) throw new ConfigError(source, dedupe(problems))
   return resolve(raw, source)
 }
 
-/** An interpolation problem and a schema problem at one path: keep the first. */
+/** Past this many schema problems, the rest of a badly broken file adds nothing. */
+const MAX_LISTED = 50
+
+/** Problems at one path (a missing variable, then the type its empty value fails): keep the first. */
 function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
   const seen = new Set<string>()
   return problems.filter((p) => {
@@ -156,134 +159,6 @@ function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
     seen.add(p.path)
     return true
   })
-}
-
-/** Shorter admin tokens are refused: the admin API mints keys, and 32 characters cannot be guessed. */
-export const MIN_ADMIN_TOKEN_LENGTH = 32
-
-/** `secrets`: check what only `serve` (and `config check`) need — provider keys, the admin token. */
-function crossCheck(raw: RawConfig, problems: ConfigProblem[], secrets: boolean): void {
-  const token = raw.admin?.token
-  if (secrets && token && token.length < MIN_ADMIN_TOKEN_LENGTH) {
-    problems.push({
-      path: '/admin/token',
-      message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
-    })
-  }
-  // It travels as `Authorization: Bearer <token>`, one word of a header: with a space (or a
-  // character a header cannot carry) no request or console sign-in could ever present it.
-  if (secrets && token && !/^[\x21-\x7e]+$/.test(token)) {
-    problems.push({
-      path: '/admin/token',
-      message:
-        'admin.token must be printable ASCII without spaces (it is sent as "Authorization: Bearer <token>"); generate one with `openssl rand -hex 32`',
-    })
-  }
-  const prefixes = new Map<string, number>()
-  raw.providers.forEach((p, i) => {
-    if (prefixes.has(p.prefix)) {
-      problems.push({ path: `/providers/${i}/prefix`, message: `duplicate prefix '${p.prefix}'` })
-    }
-    prefixes.set(p.prefix, i)
-    const names = new Set<string>()
-    p.models.forEach((m, j) => {
-      if (names.has(m.name)) {
-        problems.push({ path: `/providers/${i}/models/${j}/name`, message: `duplicate model '${m.name}'` })
-      }
-      names.add(m.name)
-      for (const [field, usd] of Object.entries(m.pricing ?? {})) {
-        if (microUnits(usd) === null) {
-          problems.push({
-            path: `/providers/${i}/models/${j}/pricing/${field}`,
-            message: `${usd} has more than 6 decimals; prices are USD per 1M tokens, kept to the micro-dollar`,
-          })
-        }
-      }
-      if (m.temperature && m.temperature.min > m.temperature.max) {
-        problems.push({ path: `/providers/${i}/models/${j}/temperature`, message: 'min is greater than max' })
-      }
-      m.features?.forEach((feature, k) => {
-        const why = KIND_LIMITS[p.kind][feature]
-        if (why) {
-          problems.push({
-            path: `/providers/${i}/models/${j}/features/${k}`,
-            message: `a ${p.kind} model cannot have '${feature}': ${why}; remove it from the list`,
-          })
-        }
-      })
-    })
-    checkModelTypes(p, i, problems)
-    if (p.max_tokens_param !== undefined && p.kind !== 'openai') {
-      problems.push({
-        path: `/providers/${i}/max_tokens_param`,
-        message: `is for kind openai only (a ${p.kind} provider's own wire names the limit)`,
-      })
-    }
-    if (p.wire === 'responses' && p.kind !== 'openai') {
-      problems.push({
-        path: `/providers/${i}/wire`,
-        message: `'responses' is for kind openai only (a ${p.kind} provider speaks its own wire)`,
-      })
-    }
-    if (
-      secrets &&
-      (p.kind === 'openai' || p.kind === 'anthropic' || p.kind === 'gemini') &&
-      p.api_key === ''
-    ) {
-      problems.push({
-        path: `/providers/${i}/api_key`,
-        message: 'empty API key (set the environment variable it names)',
-      })
-    }
-  })
-  checkResilience(raw, problems, secrets)
-  if (raw.database?.url && raw.database.path) {
-    problems.push({ path: '/database', message: 'set either path (SQLite) or url (PostgreSQL), not both' })
-  }
-  if (raw.limits?.redis_url && !raw.database?.url) {
-    problems.push({
-      path: '/limits/redis_url',
-      message: 'Redis admissions need a shared database for usage: set database.url (PostgreSQL)',
-    })
-  }
-  if (!Object.hasOwn(raw.plans, raw.default_plan)) {
-    problems.push({ path: '/default_plan', message: `plan '${raw.default_plan}' is not defined under plans` })
-  }
-  for (const [name, plan] of Object.entries(raw.plans)) {
-    const exp = plan.on_expiry
-    if (exp && exp !== 'disable') {
-      if (!Object.hasOwn(raw.plans, exp.downgrade)) {
-        problems.push({
-          path: `/plans/${name}/on_expiry/downgrade`,
-          message: `plan '${exp.downgrade}' is not defined`,
-        })
-      } else if (exp.downgrade === name) {
-        problems.push({
-          path: `/plans/${name}/on_expiry/downgrade`,
-          message: 'a plan cannot downgrade to itself',
-        })
-      }
-    }
-    if (plan.budget && microUnits(plan.budget.usd) === null) {
-      problems.push({
-        path: `/plans/${name}/budget/usd`,
-        message: `${plan.budget.usd} has more than 6 decimals (or is too large); budgets are kept to the micro-dollar`,
-      })
-    }
-    plan.models.forEach((pattern, i) => {
-      if (pattern === '*' || pattern.startsWith('tier:')) return
-      const slash = pattern.indexOf('/')
-      const prefix = slash > 0 ? pattern.slice(0, slash) : ''
-      if (!prefix || slash === pattern.length - 1) {
-        problems.push({
-          path: `/plans/${name}/models/${i}`,
-          message: `'${pattern}' is not 'prefix/name', 'prefix/*', 'tier:NAME' or '*'`,
-        })
-      } else if (!prefixes.has(prefix)) {
-        problems.push({ path: `/plans/${name}/models/${i}`, message: `no provider has prefix '${prefix}'` })
-      }
-    })
-  }
 }
 
 function resolve(raw: RawConfig, source: string): Config {

@@ -5,11 +5,12 @@
  * loaded entry with an embedding model's chat-only fields filled in.
  *
  * @example
- * checkModelType(provider, 0, problems) // '/providers/0/models/1/type: anthropic has no embeddings API ...'
+ * checkModelType('anthropic', model, '/providers/0/models/1', problems)
+ * // '/providers/0/models/1/type: a anthropic provider cannot serve embedding models: ...'
  */
 import { modelType, operationsOf } from '../operations/operation.ts'
 import { KIND_OPERATIONS } from './kind-operations.ts'
-import type { ModelConfig, RawConfig } from './schema.ts'
+import type { ModelConfig, ProviderKind, RawConfig } from './schema.ts'
 
 type RawProvider = RawConfig['providers'][number]
 type RawModel = RawProvider['models'][number]
@@ -18,43 +19,41 @@ type RawModel = RawProvider['models'][number]
 const CHAT_ONLY = ['max_output_tokens', 'features', 'temperature', 'unsupported_tools'] as const
 
 /** Pushes a problem for every key that does not fit the model's type, and for a kind without the type's operation. */
-export function checkModelTypes(
-  provider: RawProvider,
-  index: number,
+export function checkModelType(
+  kind: ProviderKind,
+  model: RawModel,
+  path: string,
   problems: Array<{ path: string; message: string }>,
 ): void {
-  provider.models.forEach((model, j) => {
-    const path = `/providers/${index}/models/${j}`
-    const type = modelType(model)
-    for (const operation of operationsOf(type)) {
-      const why = KIND_OPERATIONS[provider.kind][operation]
-      if (why)
-        problems.push({
-          path: `${path}/type`,
-          message: `a ${provider.kind} provider cannot serve ${type} models: ${why}`,
-        })
-    }
-    if (type === 'embedding') {
-      for (const key of CHAT_ONLY) {
-        if (model[key] === undefined) continue
-        problems.push({
-          path: `${path}/${key}`,
-          message: `'${key}' is for chat models; remove it from this embedding model`,
-        })
-      }
-      return
-    }
-    if (model.dimensions !== undefined) {
+  const type = modelType(model)
+  for (const operation of operationsOf(type)) {
+    const why = KIND_OPERATIONS[kind][operation]
+    if (why)
       problems.push({
-        path: `${path}/dimensions`,
-        message: "'dimensions' is for embedding models (type: embedding)",
+        path: `${path}/type`,
+        message: `a ${kind} provider cannot serve ${type} models: ${why}`,
+      })
+  }
+  if (type === 'embedding') {
+    for (const key of CHAT_ONLY) {
+      if (model[key] === undefined) continue
+      problems.push({
+        path: `${path}/${key}`,
+        message: `'${key}' is for chat models; remove it from this embedding model`,
       })
     }
-    for (const key of ['max_output_tokens', 'features'] as const) {
-      if (model[key] === undefined)
-        problems.push({ path: `${path}/${key}`, message: `required for a chat model (missing)` })
-    }
-  })
+    return
+  }
+  if (model.dimensions !== undefined) {
+    problems.push({
+      path: `${path}/dimensions`,
+      message: "'dimensions' is for embedding models (type: embedding)",
+    })
+  }
+  for (const key of ['max_output_tokens', 'features'] as const) {
+    if (model[key] === undefined)
+      problems.push({ path: `${path}/${key}`, message: `required for a chat model (missing)` })
+  }
 }
 
 /** The loaded entry: an embedding model produces no tokens and uses no chat features. */

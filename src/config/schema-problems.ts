@@ -16,9 +16,6 @@ export interface SchemaProblem {
   message: string
 }
 
-/** Past this many, the rest of a badly broken file adds nothing. */
-const MAX_PROBLEMS = 50
-
 /** Every problem `value` has against `schema`, the first one per path, each with its path. */
 export function schemaProblems(schema: TSchema, value: unknown, base = ''): SchemaProblem[] {
   const out: SchemaProblem[] = []
@@ -29,7 +26,6 @@ export function schemaProblems(schema: TSchema, value: unknown, base = ''): Sche
     out.push(p)
   }
   for (const e of Value.Errors(schema, value)) {
-    if (out.length >= MAX_PROBLEMS) break
     if (e.type === ValueErrorType.ObjectAdditionalProperties && e.schema.keyName) {
       for (const p of mapKeyProblems(e, value, base)) push(p)
     } else push({ path: base + (e.path || '/'), message: describe(e) })

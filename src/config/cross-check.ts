@@ -1,0 +1,172 @@
+/**
+ * @module
+ * The checks a schema cannot state: duplicate prefixes and model names, references to plans and
+ * providers, what a provider kind's wire can carry, prices kept to the micro-dollar, the admin
+ * token. They run beside the schema's own problems, so `config check` lists both at once: each
+ * check reads only values the schema passed (`Intact`, intact.ts), and a reference counts as
+ * found when its target exists at all, valid or not (its own problems are reported where it is).
+ *
+ * @example
+ * crossCheck(doc, problems, true, intactExcept(['/plans/free/rpm']))
+ * // problems: [{ path: '/default_plan', message: "plan 'gold' is not defined under plans" }]
+ */
+import { microUnits } from '../util/micro-units.ts'
+import { checkResilience } from './check-resilience.ts'
+import { entries, type Intact, isMap, list, type Problem, step } from './intact.ts'
+import { KIND_LIMITS } from './kind-limits.ts'
+import { checkModelType } from './models.ts'
+import type { RawConfig } from './schema.ts'
+
+/** Shorter admin tokens are refused: the admin API mints keys, and 32 characters cannot be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32
+
+/**
+ * `raw` is the document as read: typed as it would be if valid, but only the parts `intact`
+ * passes may be relied on. `secrets`: check what only `serve` (and `config check`) need —
+ * provider keys, the admin token.
+ */
+export function crossCheck(raw: RawConfig, problems: Problem[], secrets: boolean, intact: Intact): void {
+  if (secrets && intact('/admin/token')) checkAdminToken(raw.admin?.token, problems)
+  const prefixes = checkProviders(raw, problems, secrets, intact)
+  checkResilience(raw, problems, secrets, intact)
+  if (intact('/database/url') && intact('/database/path') && raw.database?.url && raw.database.path) {
+    problems.push({ path: '/database', message: 'set either path (SQLite) or url (PostgreSQL), not both' })
+  }
+  if (intact('/limits/redis_url') && raw.limits?.redis_url && !raw.database?.url) {
+    problems.push({
+      path: '/limits/redis_url',
+      message: 'Redis admissions need a shared database for usage: set database.url (PostgreSQL)',
+    })
+  }
+  checkPlans(raw, problems, prefixes, intact)
+}
+
+function checkAdminToken(token: string | undefined, problems: Problem[]): void {
+  if (!token) return
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    problems.push({
+      path: '/admin/token',
+      message: `admin.token is ${token.length} characters; it must be at least ${MIN_ADMIN_TOKEN_LENGTH} (generate one with \`openssl rand -hex 32\`), or empty to turn the admin API off`,
+    })
+  }
+  // It travels as `Authorization: Bearer <token>`, one word of a header: with a space (or a
+  // character a header cannot carry) no request or console sign-in could ever present it.
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    problems.push({
+      path: '/admin/token',
+      message:
+        'admin.token must be printable ASCII without spaces (it is sent as "Authorization: Bearer <token>"); generate one with `openssl rand -hex 32`',
+    })
+  }
+}
+
+/** Checks every provider and its models; returns the prefixes the file names (valid or not). */
+function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, intact: Intact): Set<string> {
+  const prefixes = new Set<string>()
+  list(raw.providers).forEach((p, i) => {
+    const at = `/providers/${i}`
+    if (typeof p?.prefix === 'string') {
+      if (prefixes.has(p.prefix)) {
+        problems.push({ path: `${at}/prefix`, message: `duplicate prefix '${p.prefix}'` })
+      }
+      prefixes.add(p.prefix)
+    }
+    const kind = intact(`${at}/kind`) ? p.kind : undefined
+    const names = new Set<string>()
+    list(p?.models).forEach((m, j) => {
+      const path = `${at}/models/${j}`
+      if (typeof m?.name === 'string') {
+        if (names.has(m.name)) problems.push({ path: `${path}/name`, message: `duplicate model '${m.name}'` })
+        names.add(m.name)
+      }
+      if (intact(`${path}/pricing`)) {
+        for (const [field, usd] of Object.entries(m.pricing ?? {})) {
+          if (microUnits(usd) === null) {
+            problems.push({
+              path: `${path}/pricing/${field}`,
+              message: `${usd} has more than 6 decimals; prices are USD per 1M tokens, kept to the micro-dollar`,
+            })
+          }
+        }
+      }
+      if (intact(`${path}/temperature`) && m.temperature && m.temperature.min > m.temperature.max) {
+        problems.push({ path: `${path}/temperature`, message: 'min is greater than max' })
+      }
+      if (!kind) return
+      if (intact(`${path}/features`)) {
+        m.features?.forEach((feature, k) => {
+          const why = KIND_LIMITS[kind][feature]
+          if (why) {
+            problems.push({
+              path: `${path}/features/${k}`,
+              message: `a ${kind} model cannot have '${feature}': ${why}; remove it from the list`,
+            })
+          }
+        })
+      }
+      if (intact(`${path}/type`) && m && typeof m === 'object') checkModelType(kind, m, path, problems)
+    })
+    if (!kind) return
+    if (intact(`${at}/max_tokens_param`) && p.max_tokens_param !== undefined && kind !== 'openai') {
+      problems.push({
+        path: `${at}/max_tokens_param`,
+        message: `is for kind openai only (a ${kind} provider's own wire names the limit)`,
+      })
+    }
+    if (intact(`${at}/wire`) && p.wire === 'responses' && kind !== 'openai') {
+      problems.push({
+        path: `${at}/wire`,
+        message: `'responses' is for kind openai only (a ${kind} provider speaks its own wire)`,
+      })
+    }
+    if (secrets && intact(`${at}/api_key`) && kind !== 'demo' && p.api_key === '') {
+      problems.push({
+        path: `${at}/api_key`,
+        message: 'empty API key (set the environment variable it names)',
+      })
+    }
+  })
+  return prefixes
+}
+
+function checkPlans(raw: RawConfig, problems: Problem[], prefixes: Set<string>, intact: Intact): void {
+  const plans = entries(raw.plans)
+  const defined = new Set(plans.map(([name]) => name))
+  if (intact('/default_plan') && isMap(raw.plans) && !defined.has(raw.default_plan)) {
+    problems.push({ path: '/default_plan', message: `plan '${raw.default_plan}' is not defined under plans` })
+  }
+  for (const [name, plan] of plans) {
+    const at = `/plans/${step(name)}`
+    const exp = intact(`${at}/on_expiry`) ? plan.on_expiry : undefined
+    if (exp && exp !== 'disable') {
+      if (!defined.has(exp.downgrade)) {
+        problems.push({
+          path: `${at}/on_expiry/downgrade`,
+          message: `plan '${exp.downgrade}' is not defined`,
+        })
+      } else if (exp.downgrade === name) {
+        problems.push({ path: `${at}/on_expiry/downgrade`, message: 'a plan cannot downgrade to itself' })
+      }
+    }
+    if (intact(`${at}/budget`) && plan.budget && microUnits(plan.budget.usd) === null) {
+      problems.push({
+        path: `${at}/budget/usd`,
+        message: `${plan.budget.usd} has more than 6 decimals (or is too large); budgets are kept to the micro-dollar`,
+      })
+    }
+    if (!intact(`${at}/models`)) continue
+    plan.models.forEach((pattern, i) => {
+      if (pattern === '*' || pattern.startsWith('tier:')) return
+      const slash = pattern.indexOf('/')
+      const prefix = slash > 0 ? pattern.slice(0, slash) : ''
+      if (!prefix || slash === pattern.length - 1) {
+        problems.push({
+          path: `${at}/models/${i}`,
+          message: `'${pattern}' is not 'prefix/name', 'prefix/*', 'tier:NAME' or '*'`,
+        })
+      } else if (!prefixes.has(prefix)) {
+        problems.push({ path: `${at}/models/${i}`, message: `no provider has prefix '${prefix}'` })
+      }
+    })
+  }
+}
