@@ -17,6 +17,8 @@ function coerce(text: string): unknown {
 export interface InterpolationProblem {
   path: string
   message: string
+  /** A variable that is not set (rather than a placeholder written wrong). */
+  unset: boolean
 }
 
 /** Returns a copy of `value` with every string interpolated; problems name the path and variable. */
@@ -35,6 +37,7 @@ export function interpolate(
       problems.push({
         path: path || '/',
         message: `environment variable ${name} is not set (set it, or write \${${name}:-default})`,
+        unset: true,
       })
       return ''
     })

@@ -75,8 +75,8 @@ export class ConfigError extends Error {
 
 export interface LoadOptions {
   /**
-   * false: provider secrets (`${VAR}` under `providers`) may be unset — for commands that never
-   * call a provider (accounts, keys, usage, models). `serve` and `config check` need them.
+   * false: provider secrets (`${VAR}` under `providers`) and the admin token may be unset — for
+   * commands that never serve (accounts, keys, usage, models). `serve` and `config check` need them.
    */
   secrets?: boolean
 }
@@ -136,9 +136,9 @@ export function parseConfig(
   }
   const envProblems: InterpolationProblem[] = []
   const value = interpolate(doc, env, envProblems)
-  const problems: ConfigProblem[] = secrets
-    ? [...envProblems]
-    : envProblems.filter((p) => !p.path.startsWith('/providers/'))
+  const problems: ConfigProblem[] = envProblems
+    .filter((p) => secrets || !(p.unset && servesOnly(p.path)))
+    .map(({ path, message }) => ({ path, message }))
   const schema = schemaProblems(ConfigSchema, value)
   problems.push(...schema.slice(0, MAX_LISTED))
   // The cross checks run on whatever the schema passed, so one run lists every problem.
@@ -147,6 +147,12 @@ export function parseConfig(
   if (problems.length) throw new ConfigError(source, dedupe(problems))
   return resolve(raw, source)
 }
+
+/**
+ * What only `serve` (and `config check`) use, so may be unset for the other commands: provider
+ * settings (their keys above all) and the admin token (absent, the admin API is off).
+ */
+const servesOnly = (path: string) => path.startsWith('/providers/') || path === '/admin/token'
 
 /** Past this many schema problems, the rest of a badly broken file adds nothing. */
 const MAX_LISTED = 50
