@@ -116,11 +116,12 @@ export async function loadConfigFile(
 
 /**
  * `{ token: ${X} }` is not valid YAML (a plain scalar in a flow mapping cannot hold `{}`), yet it
- * is the natural way to write it. A placeholder standing alone as a value is quoted before
- * parsing; interpolation then happens on the parsed strings, so no value can inject YAML.
+ * is the natural way to write it. A placeholder (or its escape, `$${X}`) standing alone as a value
+ * is single-quoted before parsing — single, so a backslash in a default stays a backslash;
+ * interpolation then happens on the parsed strings, so no value can inject YAML.
  */
 export function quotePlaceholders(text: string): string {
-  return text.replace(/([:\-[,{]\s*)(\$\{[^}\n"']*\})(?=[ \t]*(?:[,}\]#\r\n]|$))/gm, '$1"$2"')
+  return text.replace(/([:\-[,{]\s*)(\$?\$\{[^}\n"']*\})(?=[ \t]*(?:[,}\]#\r\n]|$))/gm, "$1'$2'")
 }
 
 /** Validates an already-parsed document (used by tests and by `loadConfigFile`). */

@@ -58,3 +58,74 @@ describe('secrets only serve needs', () => {
     expect(check.stderr).toContain('/admin/token: environment variable SWITCHYARD_ADMIN_TOKEN is not set')
   })
 })
+
+/**
+ * Audit finding 2: a `${…}` that was not a well-formed placeholder stayed in the value as text —
+ * `${ADMIN_TOKEN:0123…}` (':' for ':-') turned the admin API on with a token anyone reading the
+ * file knows. Every `${` is now a placeholder, the escape `$${`, or an error with its path.
+ */
+describe('placeholders', () => {
+  const withToken = (token: string, extra = '') =>
+    `admin:\n  token: ${token}\n${extra}providers:\n  - prefix: demo\n    kind: demo\n    models:\n      - { name: echo, context_window: 10, max_output_tokens: 1, features: [streaming] }\nplans:\n  free: { rpm: 1, rpd: 1, models: ["*"] }\ndefault_plan: free\n`
+
+  test('the audit file: each malformed placeholder is an error with its path and the expected form', async () => {
+    const found = await textProblems(
+      `admin:
+  token: \${ADMIN_TOKEN:0123456789abcdef0123456789abcdef}
+providers:
+  - prefix: openai
+    kind: openai
+    base_url: https://api.openai.com/v1
+    api_key: \${OPENAI-API-KEY}
+    headers: { x-org: "\${ ORG }" }
+    models:
+      - { name: gpt-4o-mini, context_window: 128000, max_output_tokens: 16384, features: [streaming] }
+plans:
+  free:  { rpm: 5,  rpd: 100,  models: ["*"] }
+default_plan: free
+`,
+      { ADMIN_TOKEN: 'x'.repeat(40), ORG: 'org-1', OPENAI: 'sk' },
+    )
+    expect(found.map((p) => p.path)).toEqual([
+      '/admin/token',
+      '/providers/0/api_key',
+      '/providers/0/headers/x-org',
+    ])
+    for (const p of found) expect(p.message).toContain('write ${NAME} or ${NAME:-default}')
+    expect(found[0]!.message).toContain("'${ADMIN_TOKEN:0123")
+  })
+
+  test.each([
+    ['unclosed', 'abc${FOO'],
+    ['nested default', '${A:-${B}}'],
+    ['empty', 'x${}'],
+    ['digit first', '${1X}'],
+  ])('%s: an error too', async (_, text) => {
+    const found = await textProblems(withToken(JSON.stringify(text)), { A: 'a', B: 'b', FOO: 'f' })
+    expect(found).toEqual([
+      { path: '/admin/token', message: expect.stringContaining('is not a placeholder') },
+    ])
+  })
+
+  test('a malformed placeholder is an error even where an unset one is excused', async () => {
+    expect(await textProblems(withToken('${ADMIN:oops}'), {}, { secrets: false })).toHaveLength(1)
+  })
+
+  test('$${ writes a literal ${, in block and flow style; a lone $ or $$ is left alone', async () => {
+    const c = await loadText(
+      withToken(
+        "'$${NOT_A_VAR}-and-${A}-0123456789abcdef'",
+        'server: { host: $${H} }\ndatabase: { path: pa$$word$x.db }\n',
+      ),
+      { A: 'a', H: 'h' },
+    )
+    expect(c.admin.token).toBe('${NOT_A_VAR}-and-a-0123456789abcdef')
+    expect(c.server.host).toBe('${H}')
+    expect(c.database.path).toEndWith('pa$$word$x.db')
+  })
+
+  test('a flow-style placeholder whose default holds a backslash is read as written', async () => {
+    const c = await loadText(withToken('x'.repeat(32), 'database: { path: ${DBP:-C:\\data\\x.db} }\n'))
+    expect(c.database.path).toEndWith('C:\\data\\x.db')
+  })
+})
