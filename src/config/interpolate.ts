@@ -6,10 +6,16 @@
  * as written (a typo must not silently change behaviour: `${TOKEN:secret}` for `${TOKEN:-secret}`
  * would have made the default the value for good).
  *
+ *
+ * A value that is one placeholder alone takes the type its text spells (`port: ${PORT}` → 8080)
+ * only where the schema does not take a string there: an all-digit API key stays a string.
+ *
  * @example
- * interpolate({ port: '${PORT:-8080}' }, {}, problems) // { port: 8080 }
- * interpolate({ a: '$${X}' }, {}, problems)            // { a: '${X}' }
+ * interpolate({ server: { port: '${PORT:-8080}' } }, {}, ConfigSchema).value // { server: { port: 8080 } }
+ * interpolate({ admin: { token: '$${X}' } }, {}, ConfigSchema).value        // { admin: { token: '${X}' } }
  */
+import type { TSchema } from '@sinclair/typebox'
+import { step } from './intact.ts'
 
 /** Left to right, one of: the escape `$${`, a placeholder, or a `${` that starts neither. */
 const TOKEN = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-((?:[^}$]|\$(?!\{))*))?\}|\$\{/g
@@ -19,9 +25,11 @@ const WHOLE = /^\$\{[^}]+\}$/
 const FORM =
   'write ${NAME} or ${NAME:-default} (NAME: letters, digits and _, not starting with a digit; a default holds no } or ${), or $${ for a literal ${'
 
+/** The value YAML would read from `text` written bare: a number, a boolean, null, or the text. */
 function coerce(text: string): unknown {
   if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text)
   if (text === 'true' || text === 'false') return text === 'true'
+  if (text === 'null') return null
   return text
 }
 
@@ -32,48 +40,80 @@ export interface InterpolationProblem {
   unset: boolean
 }
 
-/** Returns a copy of `value` with every string interpolated; problems name the path and variable. */
+export interface Interpolated {
+  value: unknown
+  problems: InterpolationProblem[]
+  /** Path → the environment variables (set ones; not defaults) its value was made from. */
+  sources: Map<string, string[]>
+}
+
+/** Returns a copy of `doc` with every string value interpolated; problems name the path and variable. */
 export function interpolate(
-  value: unknown,
+  doc: unknown,
   env: Record<string, string | undefined>,
-  problems: InterpolationProblem[],
-  path = '',
+  schema?: TSchema,
+): Interpolated {
+  const out: Interpolated = { value: undefined, problems: [], sources: new Map() }
+  out.value = walk(doc, schema ? [schema] : [], '', env, out)
+  return out
+}
+
+function walk(
+  value: unknown,
+  schemas: TSchema[],
+  path: string,
+  env: Record<string, string | undefined>,
+  out: Interpolated,
 ): unknown {
-  if (typeof value === 'string') {
-    if (!value.includes('${')) return value
-    const out = value.replace(
-      TOKEN,
-      (m, name: string | undefined, fallback: string | undefined, offset: number) => {
-        if (m === '$${') return '${'
-        if (name === undefined) {
-          problems.push({
-            path: path || '/',
-            message: `'${excerpt(value, offset)}' is not a placeholder: ${FORM}`,
-            unset: false,
-          })
-          return m
-        }
-        const v = env[name]
-        if (v !== undefined) return v
-        if (fallback !== undefined) return fallback
-        problems.push({
-          path: path || '/',
-          message: `environment variable ${name} is not set (set it, or write \${${name}:-default})`,
-          unset: true,
-        })
-        return ''
-      },
-    )
-    // A value that is one placeholder alone (`port: ${PORT}`) takes the type its text spells.
-    return WHOLE.test(value) ? coerce(out) : out
-  }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, problems, `${path}/${i}`))
+  if (typeof value === 'string') return value.includes('${') ? string(value, schemas, path, env, out) : value
+  if (Array.isArray(value))
+    return value.map((v, i) => walk(v, below(schemas, String(i)), `${path}/${i}`, env, out))
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, problems, `${path}/${k}`)
-    return out
+    const copy: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value))
+      copy[k] = walk(v, below(schemas, k), `${path}/${step(k)}`, env, out)
+    return copy
   }
   return value
+}
+
+function string(
+  value: string,
+  schemas: TSchema[],
+  path: string,
+  env: Record<string, string | undefined>,
+  out: Interpolated,
+): unknown {
+  const at = path || '/'
+  const used: string[] = []
+  const text = value.replace(
+    TOKEN,
+    (m, name: string | undefined, fallback: string | undefined, offset: number) => {
+      if (m === '$${') return '${'
+      if (name === undefined) {
+        out.problems.push({
+          path: at,
+          message: `'${excerpt(value, offset)}' is not a placeholder: ${FORM}`,
+          unset: false,
+        })
+        return m
+      }
+      const v = env[name]
+      if (v !== undefined) {
+        used.push(name)
+        return v
+      }
+      if (fallback !== undefined) return fallback
+      out.problems.push({
+        path: at,
+        message: `environment variable ${name} is not set (set it, or write \${${name}:-default})`,
+        unset: true,
+      })
+      return ''
+    },
+  )
+  if (used.length) out.sources.set(at, [...new Set(used)])
+  return WHOLE.test(value) && !takesString(schemas) ? coerce(text) : text
 }
 
 /** The malformed placeholder as written: up to its `}` (or the end), at most 40 characters. */
@@ -82,3 +122,23 @@ function excerpt(text: string, at: number): string {
   const end = close < 0 ? text.length : close + 1
   return end - at > 40 ? `${text.slice(at, at + 37)}...` : text.slice(at, end)
 }
+
+/** A union's branches in place of the union. */
+const branches = (schemas: TSchema[]): TSchema[] =>
+  schemas.flatMap((s) => (Array.isArray(s.anyOf) ? branches(s.anyOf) : [s]))
+
+/** The schemas a value under `key` may have, for a value that may have any of `schemas`. */
+function below(schemas: TSchema[], key: string): TSchema[] {
+  return branches(schemas).flatMap((s): TSchema[] => {
+    if (s.type === 'array') return s.items ? [s.items] : []
+    if (s.type !== 'object') return []
+    if (s.properties?.[key]) return [s.properties[key]]
+    return Object.entries((s.patternProperties ?? {}) as Record<string, TSchema>)
+      .filter(([pattern]) => new RegExp(pattern).test(key))
+      .map(([, v]) => v)
+  })
+}
+
+/** Whether a string is one of the values the setting takes (or nothing says what it takes). */
+const takesString = (schemas: TSchema[]) =>
+  schemas.length === 0 || branches(schemas).some((s) => s.type === 'string')

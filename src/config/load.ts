@@ -6,7 +6,7 @@
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
 import { crossCheck } from './cross-check.ts'
 import { intactExcept } from './intact.ts'
-import { type InterpolationProblem, interpolate } from './interpolate.ts'
+import { interpolate } from './interpolate.ts'
 import { resolveModel } from './models.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
 import { schemaProblems } from './schema-problems.ts'
@@ -135,16 +135,21 @@ export function parseConfig(
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new ConfigError(source, [{ path: '/', message: 'expected a YAML mapping at the top level' }])
   }
-  const envProblems: InterpolationProblem[] = []
-  const value = interpolate(doc, env, envProblems)
+  const { value, problems: envProblems, sources } = interpolate(doc, env, ConfigSchema)
   const problems: ConfigProblem[] = envProblems
     .filter((p) => secrets || !(p.unset && servesOnly(p.path)))
     .map(({ path, message }) => ({ path, message }))
   const schema = schemaProblems(ConfigSchema, value)
-  problems.push(...schema.slice(0, MAX_LISTED))
+  const found = schema.slice(0, MAX_LISTED)
   // The cross checks run on whatever the schema passed, so one run lists every problem.
   const raw = value as RawConfig
-  crossCheck(raw, problems, secrets, intactExcept([...problems, ...schema].map((p) => p.path)))
+  crossCheck(raw, found, secrets, intactExcept([...problems, ...schema].map((p) => p.path)))
+  // A value from the environment that is not what it must be names its variable (README).
+  for (const p of found) {
+    const names = sources.get(p.path)
+    if (names) p.message += ` (from environment variable${names.length > 1 ? 's' : ''} ${names.join(', ')})`
+  }
+  problems.push(...found)
   if (problems.length) throw new ConfigError(source, dedupe(problems))
   return resolve(raw, source)
 }

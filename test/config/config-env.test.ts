@@ -129,3 +129,69 @@ default_plan: free
     expect(c.database.path).toEndWith('C:\\data\\x.db')
   })
 })
+
+/**
+ * Audit finding 8: `port: ${MYPORT}` with MYPORT=abc said only `/server/port: Expected integer`,
+ * and an all-digit value where a string belongs (`api_key: ${OPENAI_API_KEY}` = 12345) became a
+ * number and failed as one. A value takes the type its text spells only where a string is not
+ * what the setting holds, and a value from the environment that fails names its variable.
+ */
+describe('values from the environment', () => {
+  const base = (extra: string) =>
+    `${extra}providers:
+  - prefix: openai
+    kind: openai
+    api_key: \${OPENAI_API_KEY}
+    models:
+      - { name: gpt, context_window: 10, max_output_tokens: 1, features: [streaming] }
+plans:
+  free: { rpm: \${RPM:-5}, rpd: \${RPD:-null}, models: ["*"] }
+default_plan: free
+`
+
+  test('a value that is not what the setting takes names its variable', async () => {
+    const found = await textProblems(base('server: { port: ${MYPORT} }\n'), {
+      MYPORT: 'abc',
+      OPENAI_API_KEY: 'sk',
+    })
+    expect(found).toEqual([
+      { path: '/server/port', message: expect.stringContaining('environment variable MYPORT') },
+    ])
+    const url = await textProblems(base('database: { url: "${PGSCHEME}://u@h/db" }\n'), {
+      PGSCHEME: 'mysql',
+      OPENAI_API_KEY: 'sk',
+    })
+    expect(url).toEqual([
+      { path: '/database/url', message: expect.stringContaining('environment variable PGSCHEME') },
+    ])
+  })
+
+  test('a value written in the file (or a default) that fails names no variable', async () => {
+    const [p] = await textProblems(base('server: { port: ${MYPORT:-abc} }\n'), { OPENAI_API_KEY: 'sk' })
+    expect(p!.message).not.toContain('environment')
+  })
+
+  test('an all-digit or true/false value stays a string where the setting is a string', async () => {
+    const token = '1234567890'.repeat(4)
+    const c = await loadText(base('admin: { token: ${TOKEN} }\nserver: { host: ${H} }\n'), {
+      OPENAI_API_KEY: '12345',
+      TOKEN: token,
+      H: 'true',
+    })
+    expect(c.providers[0]!.api_key).toBe('12345')
+    expect(c.admin.token).toBe(token)
+    expect(c.server.host).toBe('true')
+  })
+
+  test('and takes the type its text spells where the setting is not (null included)', async () => {
+    const c = await loadText(base('server: { port: ${P} }\nlogging: { access: ${ACCESS} }\n'), {
+      OPENAI_API_KEY: 'sk',
+      P: '9001',
+      ACCESS: 'false',
+      RPM: '7',
+    })
+    expect(c.server.port).toBe(9001)
+    expect(c.logging.access).toBe(false)
+    expect(c.plans.free).toMatchObject({ rpm: 7, rpd: null })
+  })
+})
