@@ -28,6 +28,8 @@ export function schemaProblems(schema: TSchema, value: unknown, base = ''): Sche
   for (const e of Value.Errors(schema, value)) {
     if (e.type === ValueErrorType.ObjectAdditionalProperties && e.schema.keyName) {
       for (const p of mapKeyProblems(e, value, base)) push(p)
+    } else if (e.type === ValueErrorType.Union) {
+      for (const p of unionProblems(e, base)) push(p)
     } else push({ path: base + (e.path || '/'), message: describe(e) })
   }
   return out
@@ -37,6 +39,50 @@ function describe(e: ValueError): string {
   if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'unknown key (check the spelling)'
   return `${e.message}${e.value === undefined ? ' (missing)' : ''}`
 }
+
+/**
+ * TypeBox says only "Expected union value". A mapping where one branch is a mapping gets that
+ * branch's own problems, each at its path (`on_expiry: { downgrade: free, after: 1 }` → `after`
+ * is an unknown key); anything else is told the values the setting takes.
+ */
+function unionProblems(e: ValueError, base: string): SchemaProblem[] {
+  const branches = (e.schema.anyOf as TSchema[]).flatMap((b) => (b.anyOf ? (b.anyOf as TSchema[]) : [b]))
+  const mappings = branches.filter((b) => b.type === 'object')
+  if (mappings.length === 1 && isMap(e.value)) return schemaProblems(mappings[0]!, e.value, base + e.path)
+  const literals = branches.every((b) => b.const !== undefined)
+  const message = literals
+    ? `must be one of ${branches.map((b) => String(b.const)).join(', ')} (got ${shown(e.value)})`
+    : `must be ${branches.map(alternative).join(', or ')} (got ${shown(e.value)})`
+  return [{ path: base + (e.path || '/'), message }]
+}
+
+/** One branch of a union, in words. */
+function alternative(s: TSchema): string {
+  if (s.const !== undefined) return `'${s.const}'`
+  if (s.type === 'integer' || s.type === 'number') {
+    const what = s.type === 'integer' ? 'an integer' : 'a number'
+    const max = s.maxWhy ? `${s.maximum} (${s.maxWhy})` : s.maximum
+    if (s.minimum !== undefined && s.maximum !== undefined) return `${what} from ${s.minimum} to ${max}`
+    if (s.minimum !== undefined) return `${what} of at least ${s.minimum}`
+    if (s.maximum !== undefined) return `${what} of at most ${max}`
+    return what
+  }
+  if (s.type === 'null') return 'null'
+  if (s.type === 'object') return `a mapping { ${Object.keys(s.properties ?? {}).join(', ')} }`
+  if (s.type === 'array') return 'a list'
+  if (s.type === 'boolean') return 'true or false'
+  return `a ${s.type}`
+}
+
+/** A value as the error quotes it: scalars as written, collections by kind. */
+function shown(v: unknown): string {
+  if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 37)}...` : v}'`
+  if (Array.isArray(v)) return 'a list'
+  if (isMap(v)) return 'a mapping'
+  return String(v)
+}
+
+const isMap = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v)
 
 /**
  * TypeBox stops a closed map at its first key outside the pattern and never checks that key's
