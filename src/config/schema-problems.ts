@@ -37,6 +37,7 @@ export function schemaProblems(schema: TSchema, value: unknown, base = ''): Sche
 
 function describe(e: ValueError): string {
   if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'unknown key (check the spelling)'
+  if (e.type === ValueErrorType.IntegerMaximum && e.schema.maxWhy) return `${e.message}: ${e.schema.maxWhy}`
   return `${e.message}${e.value === undefined ? ' (missing)' : ''}`
 }
 

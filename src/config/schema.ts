@@ -45,6 +45,19 @@ export type ProviderKind = (typeof PROVIDER_KINDS)[number]
 const PositiveInt = T.Integer({ minimum: 1 })
 const NullableCount = T.Union([T.Integer({ minimum: 1 }), T.Null()])
 
+/** The longest timer the runtime keeps: a longer `setTimeout` fires after 1 ms instead (about 24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+/** A century: the longest plan or retention, as `--days` allows; every date it leads to is valid. */
+export const MAX_DAYS = 36_500
+/** `maxWhy` words the error past the maximum (schema-problems.ts). */
+const TIMER_WHY = 'the longest timer the runtime keeps (2^31-1 ms, about 24.8 days)'
+/** A duration in milliseconds, used as a timer. */
+const Ms = T.Integer({ minimum: 1, maximum: MAX_TIMER_MS, maxWhy: TIMER_WHY })
+/** A duration in seconds that becomes a timer or a date: the same bound. */
+const seconds = (minimum: number) =>
+  T.Integer({ minimum, maximum: Math.floor(MAX_TIMER_MS / 1000), maxWhy: TIMER_WHY })
+const Days = T.Integer({ minimum: 1, maximum: MAX_DAYS, maxWhy: 'a century, as --days allows' })
+
 /** USD per 1M tokens (DESIGN §11); at most 6 decimals. Cached input, cache writes and reasoning default to input, input and output. */
 export const PricingSchema = T.Object(
   {
@@ -101,13 +114,13 @@ export const ModelSchema = T.Object(
 export const TimeoutsSchema = T.Object(
   {
     /** Until the upstream's response headers arrive (covers connecting). */
-    first_byte_ms: T.Optional(PositiveInt),
+    first_byte_ms: T.Optional(Ms),
     /** Stream: from the headers until the first content-bearing event. */
-    first_token_ms: T.Optional(PositiveInt),
+    first_token_ms: T.Optional(Ms),
     /** Longest silence between two stream events. */
-    idle_ms: T.Optional(PositiveInt),
+    idle_ms: T.Optional(Ms),
     /** Whole upstream exchange, stream included. */
-    total_ms: T.Optional(PositiveInt),
+    total_ms: T.Optional(Ms),
   },
   Closed,
 )
@@ -126,16 +139,16 @@ export const KeySchema = T.Object(
 export const RetrySchema = T.Object(
   {
     attempts: T.Optional(T.Integer({ minimum: 0, maximum: 10 })),
-    backoff_ms: T.Optional(PositiveInt),
-    max_backoff_ms: T.Optional(PositiveInt),
-    max_retry_after_s: T.Optional(T.Integer({ minimum: 0 })),
+    backoff_ms: T.Optional(Ms),
+    max_backoff_ms: T.Optional(Ms),
+    max_retry_after_s: T.Optional(seconds(0)),
   },
   Closed,
 )
 
 /** Per (key, model): `failures` consecutive failures skip the target for `cooldown_s`. */
 export const CircuitSchema = T.Object(
-  { failures: T.Optional(PositiveInt), cooldown_s: T.Optional(PositiveInt) },
+  { failures: T.Optional(PositiveInt), cooldown_s: T.Optional(seconds(1)) },
   Closed,
 )
 
@@ -193,7 +206,7 @@ export const PlanSchema = T.Object(
     /** Model ids (`prefix/name`, `prefix/*`), `tier:NAME`, or `*`. */
     models: T.Array(T.String({ minLength: 1 })),
     /** How long the plan lasts once assigned; null or absent = no end. `--days` overrides. */
-    days: T.Optional(T.Union([PositiveInt, T.Null()])),
+    days: T.Optional(T.Union([Days, T.Null()])),
     on_expiry: T.Optional(
       T.Union([T.Literal('disable'), T.Object({ downgrade: T.String({ minLength: 1 }) }, Closed)]),
     ),
@@ -208,9 +221,9 @@ export const SuspensionSchema = T.Object(
     /** More than this many rate-limited requests ... */
     max_rejections: T.Optional(PositiveInt),
     /** ... within this many seconds ... */
-    window_s: T.Optional(PositiveInt),
+    window_s: T.Optional(seconds(1)),
     /** ... suspends the key for this many seconds. */
-    duration_s: T.Optional(PositiveInt),
+    duration_s: T.Optional(seconds(1)),
     /** Requests refused for what they contain (4xx before admission) count like rate-limited ones. */
     count_invalid: T.Optional(T.Boolean()),
   },
@@ -231,9 +244,9 @@ export const ConfigSchema = T.Object(
           /** Bun's socket idle timeout (max 255). Streams send keep-alives well inside it. */
           idle_timeout_s: T.Optional(T.Integer({ minimum: 1, maximum: 255 })),
           /** Interval of `: keep-alive` comments while a stream waits for the upstream. */
-          stream_keepalive_ms: T.Optional(PositiveInt),
+          stream_keepalive_ms: T.Optional(Ms),
           /** How long the HTTP status is held waiting for the upstream's first stream event. */
-          stream_hold_ms: T.Optional(PositiveInt),
+          stream_hold_ms: T.Optional(Ms),
           workers: T.Optional(T.Integer({ minimum: 1, maximum: 64 })),
           /** Simultaneous upstream connections per process (Bun's fetch allows 256 by default). */
           max_upstream_connections: T.Optional(T.Integer({ minimum: 16, maximum: 65_000 })),
@@ -252,7 +265,7 @@ export const ConfigSchema = T.Object(
           path: T.Optional(T.String({ minLength: 1 })),
           /** PostgreSQL instead of SQLite: postgres://user:pass@host:5432/db. */
           url: T.Optional(T.String({ pattern: '^postgres(ql)?://' })),
-          busy_timeout_ms: T.Optional(PositiveInt),
+          busy_timeout_ms: T.Optional(Ms),
           /** PostgreSQL connections per process. */
           pool_size: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
         },
@@ -285,14 +298,14 @@ export const ConfigSchema = T.Object(
       T.Object(
         {
           /** Usage rows older than this are pruned. */
-          retention_days: T.Optional(PositiveInt),
+          retention_days: T.Optional(Days),
           /** Completed-request details are written in batches at this interval. */
-          flush_ms: T.Optional(PositiveInt),
+          flush_ms: T.Optional(Ms),
           /** The request log keeps at most this many rows (the oldest go first; never the last day). */
           log_max_rows: T.Optional(T.Integer({ minimum: 1000 })),
           /** Hourly usage rollups older than this are pruned; daily rollups after `daily_retention_days`. */
-          hourly_retention_days: T.Optional(PositiveInt),
-          daily_retention_days: T.Optional(PositiveInt),
+          hourly_retention_days: T.Optional(Days),
+          daily_retention_days: T.Optional(Days),
         },
         Closed,
       ),
@@ -302,8 +315,8 @@ export const ConfigSchema = T.Object(
         {
           suspension: T.Optional(SuspensionSchema),
           /** Length of the "minute" and "day" windows. Leave at 60000 / 86400000 outside tests. */
-          minute_window_ms: T.Optional(PositiveInt),
-          day_window_ms: T.Optional(PositiveInt),
+          minute_window_ms: T.Optional(Ms),
+          day_window_ms: T.Optional(Ms),
           /** Admissions in Redis instead of the database: redis://host:6379/0. */
           redis_url: T.Optional(T.String({ pattern: '^rediss?://' })),
           /** What to do while the limiter's engine is unreachable: 503 (reject) or serve unlimited (allow). */
@@ -313,7 +326,7 @@ export const ConfigSchema = T.Object(
            * settled to nothing this long after its admission. Must exceed the longest a request
            * runs (every attempt and fallback included). Default 3600.
            */
-          reservation_ttl_s: T.Optional(PositiveInt),
+          reservation_ttl_s: T.Optional(seconds(1)),
         },
         Closed,
       ),
