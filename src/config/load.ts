@@ -10,6 +10,9 @@ import { interpolate } from './interpolate.ts'
 import { resolveModel } from './models.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
 import { schemaProblems } from './schema-problems.ts'
+import { readYaml } from './yaml.ts'
+
+export { quotePlaceholders } from './yaml.ts'
 
 export interface SuspensionPolicy {
   enabled: boolean
@@ -101,55 +104,47 @@ export async function loadConfigFile(
       },
     ])
   }
-  const text = await file.text()
-  let doc: unknown
-  try {
-    doc = Bun.YAML.parse(quotePlaceholders(text))
-  } catch (err) {
-    throw new ConfigError(path, [{ path: '/', message: `YAML syntax error: ${(err as Error).message}` }])
-  }
-  const config = parseConfig(doc, path, env, opts)
+  const { doc, problems } = readYaml(await file.text())
+  if (doc === undefined) throw new ConfigError(path, problems)
+  const config = parseConfig(doc, path, env, opts, problems)
   const db = config.database.path
   if (db !== ':memory:' && !isAbsolute(db)) config.database.path = resolvePath(dirname(path), db)
   return config
 }
 
 /**
- * `{ token: ${X} }` is not valid YAML (a plain scalar in a flow mapping cannot hold `{}`), yet it
- * is the natural way to write it. A placeholder (or its escape, `$${X}`) standing alone as a value
- * is single-quoted before parsing — single, so a backslash in a default stays a backslash;
- * interpolation then happens on the parsed strings, so no value can inject YAML.
+ * Validates an already-parsed document (used by tests and by `loadConfigFile`). `found`: problems
+ * already seen in the file's text (keys written twice), listed first.
  */
-export function quotePlaceholders(text: string): string {
-  return text.replace(/([:\-[,{]\s*)(\$?\$\{[^}\n"']*\})(?=[ \t]*(?:[,}\]#\r\n]|$))/gm, "$1'$2'")
-}
-
-/** Validates an already-parsed document (used by tests and by `loadConfigFile`). */
 export function parseConfig(
   doc: unknown,
   source = '',
   env: Record<string, string | undefined> = process.env,
   opts: LoadOptions = {},
+  found: ConfigProblem[] = [],
 ): Config {
   const secrets = opts.secrets ?? true
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new ConfigError(source, [{ path: '/', message: 'expected a YAML mapping at the top level' }])
   }
   const { value, problems: envProblems, sources } = interpolate(doc, env, ConfigSchema)
-  const problems: ConfigProblem[] = envProblems
-    .filter((p) => secrets || !(p.unset && servesOnly(p.path)))
-    .map(({ path, message }) => ({ path, message }))
+  const problems: ConfigProblem[] = [
+    ...found,
+    ...envProblems
+      .filter((p) => secrets || !(p.unset && servesOnly(p.path)))
+      .map(({ path, message }) => ({ path, message })),
+  ]
   const schema = schemaProblems(ConfigSchema, value)
-  const found = schema.slice(0, MAX_LISTED)
+  const checked = schema.slice(0, MAX_LISTED)
   // The cross checks run on whatever the schema passed, so one run lists every problem.
   const raw = value as RawConfig
-  crossCheck(raw, found, secrets, intactExcept([...problems, ...schema].map((p) => p.path)))
+  crossCheck(raw, checked, secrets, intactExcept([...problems, ...schema].map((p) => p.path)))
   // A value from the environment that is not what it must be names its variable (README).
-  for (const p of found) {
+  for (const p of checked) {
     const names = sources.get(p.path)
     if (names) p.message += ` (from environment variable${names.length > 1 ? 's' : ''} ${names.join(', ')})`
   }
-  problems.push(...found)
+  problems.push(...checked)
   if (problems.length) throw new ConfigError(source, dedupe(problems))
   return resolve(raw, source)
 }
