@@ -128,24 +128,23 @@ export function parseConfig(
     throw new ConfigError(source, [{ path: '/', message: 'expected a YAML mapping at the top level' }])
   }
   const { value, problems: envProblems, sources } = interpolate(doc, env, ConfigSchema)
-  const problems: ConfigProblem[] = [
-    ...found,
-    ...envProblems
-      .filter((p) => secrets || !(p.unset && servesOnly(p.path)))
-      .map(({ path, message }) => ({ path, message })),
-  ]
+  const placeholders: ConfigProblem[] = envProblems
+    .filter((p) => secrets || !(p.unset && servesOnly(p.path)))
+    .map(({ path, message }) => ({ path, message }))
   const schema = schemaProblems(ConfigSchema, value)
   const checked = schema.slice(0, MAX_LISTED)
   // The cross checks run on whatever the schema passed, so one run lists every problem.
   const raw = value as RawConfig
-  crossCheck(raw, checked, secrets, intactExcept([...problems, ...schema].map((p) => p.path)))
+  crossCheck(raw, checked, secrets, intactExcept([...placeholders, ...schema].map((p) => p.path)))
   // A value from the environment that is not what it must be names its variable (README).
   for (const p of checked) {
     const names = sources.get(p.path)
     if (names) p.message += ` (from environment variable${names.length > 1 ? 's' : ''} ${names.join(', ')})`
   }
-  problems.push(...checked)
-  if (problems.length) throw new ConfigError(source, dedupe(problems))
+  // An unset variable's empty value fails its type too: the variable is the one problem to name.
+  const named = new Set(placeholders.map((p) => p.path))
+  const problems = [...found, ...placeholders, ...checked.filter((p) => !named.has(p.path))]
+  if (problems.length) throw new ConfigError(source, problems)
   return resolve(raw, source)
 }
 
@@ -157,16 +156,6 @@ const servesOnly = (path: string) => path.startsWith('/providers/') || path === 
 
 /** Past this many schema problems, the rest of a badly broken file adds nothing. */
 const MAX_LISTED = 50
-
-/** Problems at one path (a missing variable, then the type its empty value fails): keep the first. */
-function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
-  const seen = new Set<string>()
-  return problems.filter((p) => {
-    if (seen.has(p.path)) return false
-    seen.add(p.path)
-    return true
-  })
-}
 
 function resolve(raw: RawConfig, source: string): Config {
   const s = raw.server ?? {}

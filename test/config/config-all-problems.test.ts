@@ -87,6 +87,15 @@ describe('every problem at once', () => {
     ])
   })
 
+  test('two problems at one path are both listed (an admin token both short and spaced)', () => {
+    expect(
+      problems(() => parseConfig(testConfigDoc({ admin: { token: 'a b' } }))).map((p) => p.message),
+    ).toEqual([
+      expect.stringContaining('admin.token is 3 characters'),
+      expect.stringContaining('without spaces'),
+    ])
+  })
+
   /** Every node of a full config replaced, one at a time, by each wrong shape: a ConfigError each time, never a crash. */
   test('no wrong shape anywhere crashes the checks', () => {
     const base = testConfigDoc() as any
