@@ -74,6 +74,10 @@ function valueAt(doc: unknown, path: string[]): unknown {
   return v
 }
 
+/** Sticky: read at `lastIndex`, so a long flow collection is never copied piece by piece. */
+const PROPERTY = /[^\s,[\]{}]*/y
+const COLON = /[ \t]*:/y
+
 const PLAIN_KEY = /^([^\s#'"{}[\],&*!|>%@`?-][^#]*?|-[^\s#][^#]*?)[ \t]*:(?=[ \t]|$)/
 
 class Reader {
@@ -273,8 +277,8 @@ class Reader {
       let end: number
       let name: string
       if (c === '&' || c === '!') {
-        const m = /^[^\s,[\]{}]*/.exec(t.slice(pos))!
-        pos += m[0].length
+        PROPERTY.lastIndex = pos
+        pos += PROPERTY.exec(t)![0].length
         continue
       }
       if (c === '"' || c === "'") {
@@ -284,7 +288,8 @@ class Reader {
         end = plainEnd(t, pos)
         name = t.slice(pos, end).trim()
       }
-      const colon = /^[ \t]*:/.exec(t.slice(end))
+      COLON.lastIndex = end
+      const colon = COLON.exec(t)
       if (top.kind === 'seq') {
         if (colon) throw new Unsure() // `[a: 1]`, a single-pair mapping
       } else if (top.open === null) {
