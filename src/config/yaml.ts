@@ -21,7 +21,7 @@ export function readYaml(text: string): { doc: unknown; problems: Problem[] } {
     const why = (err as Error).message.replace(/^YAML Parse error: /, '')
     return {
       doc: undefined,
-      problems: [{ path: '/', message: `YAML syntax error near line ${errorLine(quoted)}: ${why}` }],
+      problems: [{ path: '/', message: `YAML syntax error${near(errorLine(quoted))}: ${why}` }],
     }
   }
 }
@@ -36,13 +36,19 @@ export function quotePlaceholders(text: string): string {
   return text.replace(/([:\-[,{]\s*)(\$?\$\{[^}\n"']*\})(?=[ \t]*(?:[,}\]#\r\n]|$))/gm, "$1'$2'")
 }
 
+/** Past this many lines a parse per line costs more than the line is worth. */
+const MAX_LINES_SEARCHED = 5000
+
+const near = (line: number | null) => (line === null ? '' : ` near line ${line}`)
+
 /**
  * Bun's error carries no position. The line after the longest run of whole lines that still
  * parses is where the text stops being YAML (an unclosed quote or bracket: where it opens). Runs
  * only on a file that failed, one parse per line at most.
  */
-function errorLine(text: string): number {
+function errorLine(text: string): number | null {
   const lines = text.split('\n')
+  if (lines.length > MAX_LINES_SEARCHED) return null
   for (let n = lines.length - 1; n > 0; n--) {
     try {
       Bun.YAML.parse(lines.slice(0, n).join('\n'))
