@@ -116,11 +116,16 @@ function string(
   return WHOLE.test(value) && !takesString(schemas) ? coerce(text) : text
 }
 
-/** The malformed placeholder as written: up to its `}` (or the end), at most 40 characters. */
+/**
+ * The malformed placeholder as written, up to its `}` (or the end) — but nothing after a `:`,
+ * which may be a default meant to stay secret (`${TOKEN:secret}`), and at most 40 characters.
+ */
 function excerpt(text: string, at: number): string {
   const close = text.indexOf('}', at)
-  const end = close < 0 ? text.length : close + 1
-  return end - at > 40 ? `${text.slice(at, at + 37)}...` : text.slice(at, end)
+  let shown = text.slice(at, close < 0 ? text.length : close + 1)
+  const colon = shown.indexOf(':')
+  if (colon >= 0) shown = `${shown.slice(0, colon + 1)}...${close < 0 ? '' : '}'}`
+  return shown.length > 40 ? `${shown.slice(0, 37)}...` : shown
 }
 
 /** A union's branches in place of the union. */
