@@ -41,7 +41,7 @@ const page = (usage: string, body: string) => `Usage: ${usage}\n\n${body}\n\n${G
 export const COMMAND_HELP: Record<string, string> = {
   init: page(
     'switchyard init [--config FILE] [--db PATH|URL]',
-    `Writes a commented starter config (the offline demo provider, plans free, basic and pro)
+    `Writes a commented starter config (the offline demo provider; plans free, basic, pro and dev)
 where the other commands look for it. Refuses to overwrite an existing file.
 
   --config FILE   where to write it (env SWITCHYARD_CONFIG; default ./switchyard.yaml);
