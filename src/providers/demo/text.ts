@@ -17,14 +17,29 @@ export function messageText(message: ChatMessage | undefined): string {
   return parts.join(' ')
 }
 
+const REMINDER = '<system-reminder>'
+const REMINDER_END = '</system-reminder>'
+
 /**
  * What the user wrote: the message's text without the `<system-reminder>` blocks an agent (Claude
- * Code) adds to a user turn for the model — echoing those buried the user's words.
+ * Code) adds to a user turn for the model — echoing those buried the user's words. One pass: a
+ * block ends at the first end tag after it; once no end tag follows, the rest stays as it is.
  */
 export function userText(message: ChatMessage | undefined): string {
   const text = messageText(message)
-  if (!text.includes('<system-reminder>')) return text
-  return text.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '').trim()
+  let open = text.indexOf(REMINDER)
+  if (open === -1) return text
+  const kept: string[] = []
+  let from = 0
+  while (open !== -1) {
+    const close = text.indexOf(REMINDER_END, open + REMINDER.length)
+    if (close === -1) break
+    kept.push(text.slice(from, open))
+    from = close + REMINDER_END.length
+    open = text.indexOf(REMINDER, from)
+  }
+  kept.push(text.slice(from))
+  return kept.join('').trim()
 }
 
 /** The last message with role `user`, or undefined. */

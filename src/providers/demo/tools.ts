@@ -1,15 +1,21 @@
 /**
  * @module
  * When and how the demo model calls tools. It calls a tool when told to (`required`, a named
- * function), or, with `auto`, when the user's latest message names one of the functions. The
- * arguments are the first JSON object in that message if it has one, else a value built from the
- * tool's `parameters` schema (see `json-from-schema.ts`: strings carry the message text), so a
- * client that validates arguments against the schema (the AI SDK does) accepts them. System
- * messages after the user's turn (Claude Code appends its environment as one) do not end that turn.
+ * function), or, with `auto`, when the user's latest message names one of the functions (each
+ * named function once, in the order of the tool list). The arguments are the first JSON object in
+ * that message if it has one, else a value built from the tool's `parameters` schema (see
+ * `json-from-schema.ts`: strings carry the message text), so a client that validates arguments
+ * against the schema (the AI SDK does) accepts them. System messages after the user's turn (Claude
+ * Code appends its environment as one) do not end that turn.
  */
-import type { ChatRequest, ToolCall } from '../types.ts'
+import type { ChatRequest, FunctionTool, ToolCall } from '../types.ts'
 import { valueFromSchema } from './json-from-schema.ts'
 import { lastTurn, lastUserMessage, userText } from './text.ts'
+
+interface Pick {
+  name: string
+  parameters: unknown
+}
 
 export function pickToolCalls(req: ChatRequest): ToolCall[] {
   const tools = req.tools
@@ -18,35 +24,44 @@ export function pickToolCalls(req: ChatRequest): ToolCall[] {
   // `auto` answers only the user's own turn: after a tool result it replies in text, not in a loop.
   if (choice === 'auto' && lastTurn(req.messages)?.role !== 'user') return []
   const text = userText(lastUserMessage(req.messages))
-  const named = typeof choice === 'object' ? choice.function?.name : undefined
-  let names: string[]
-  if (named) names = [named]
-  else {
-    const words = new Set(text.match(/[A-Za-z0-9_-]+/g) ?? [])
-    names = tools.map((t) => t.function.name).filter((name) => words.has(name))
-    // `required`, or a tool_choice object this demo does not know: a call it must be.
-    if (names.length === 0 && choice !== 'auto') names = [tools[0]!.function.name]
-    if (req.parallel_tool_calls === false) names = names.slice(0, 1)
-  }
+  const picks = pick(tools, choice, text, req.parallel_tool_calls !== false)
+  if (picks.length === 0) return []
   const given = firstJsonObject(text)
   const first = priorToolCalls(req) + 1
-  return names.map((name, i) => ({
+  return picks.map((p, i) => ({
     id: `call_demo_${first + i}`,
     type: 'function' as const,
-    function: {
-      name,
-      arguments:
-        given ??
-        argumentsFor(
-          tools.find((t) => t.function.name === name),
-          text,
-        ),
-    },
+    function: { name: p.name, arguments: given ?? argumentsFor(p.parameters, text) },
   }))
 }
 
-function argumentsFor(tool: { function: { parameters?: unknown } } | undefined, text: string): string {
-  const schema = tool?.function.parameters
+/** One pass over the tools: the named function, or those the text names, or (`required`) the first. */
+function pick(
+  tools: FunctionTool[],
+  choice: ChatRequest['tool_choice'],
+  text: string,
+  parallel: boolean,
+): Pick[] {
+  const named = typeof choice === 'object' ? choice.function?.name : undefined
+  if (named)
+    return [{ name: named, parameters: tools.find((t) => t.function.name === named)?.function.parameters }]
+  const words = new Set(text.match(/[A-Za-z0-9_-]+/g) ?? [])
+  const picks: Pick[] = []
+  const seen = new Set<string>()
+  for (const tool of tools) {
+    const name = tool.function.name
+    if (!words.has(name) || seen.has(name)) continue
+    seen.add(name)
+    picks.push({ name, parameters: tool.function.parameters })
+    if (!parallel) break
+  }
+  // `required`, or a tool_choice object this demo does not know: a call it must be.
+  if (picks.length === 0 && choice !== 'auto')
+    picks.push({ name: tools[0]!.function.name, parameters: tools[0]!.function.parameters })
+  return picks
+}
+
+function argumentsFor(schema: unknown, text: string): string {
   if (!schema || typeof schema !== 'object') return '{}'
   const value = valueFromSchema(schema as Record<string, unknown>, text.trim())
   return JSON.stringify(value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {})
@@ -59,15 +74,20 @@ function priorToolCalls(req: ChatRequest): number {
   return n
 }
 
-/** The first balanced `{...}` in `text` that parses as a JSON object, re-serialised compactly. */
+/**
+ * The first `{…}` in `text` that parses as a JSON object, re-serialised compactly. One pass: a `{`
+ * opens a candidate, read as JSON (strings, escapes) until its braces balance; one that does not
+ * parse is skipped whole, and the search goes on after it.
+ */
 export function firstJsonObject(text: string): string | undefined {
-  for (let start = text.indexOf('{'); start !== -1; start = text.indexOf('{', start + 1)) {
+  for (let start = text.indexOf('{'); start !== -1; ) {
     const end = closingBrace(text, start)
-    if (end === -1) return undefined // no later '{' can close either
+    if (end === -1) return undefined // open to the end: nothing after it closes either
     try {
       const value: unknown = JSON.parse(text.slice(start, end + 1))
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) return JSON.stringify(value)
     } catch {}
+    start = text.indexOf('{', end + 1)
   }
   return undefined
 }
