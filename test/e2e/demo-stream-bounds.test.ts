@@ -9,11 +9,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import { MAX_ANSWER_CHARS } from '../../src/providers/demo/answer.ts'
+import { MAX_ANSWER_CHARS } from '../../src/providers/demo/bound.ts'
 import { resolveTimeouts } from '../../src/providers/http.ts'
 import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 
 const TOTAL_MS = 1_000
+const LONG_NAME = `long-${'x'.repeat(1_000)}`
+const LONG_NAMED = `demo/${LONG_NAME}`
 let gw: TestGateway
 let key: string
 beforeAll(async () => {
@@ -31,6 +33,12 @@ beforeAll(async () => {
               context_window: 1_000_000,
               max_output_tokens: 64_000,
               features: ['streaming', 'tools', 'n', 'system_messages'],
+            },
+            {
+              name: LONG_NAME,
+              context_window: 1_000_000,
+              max_output_tokens: 64_000,
+              features: ['streaming'],
             },
           ],
         },
@@ -91,9 +99,17 @@ test('twenty stalled streams with 400 KB prompts cost little memory', async () =
 }, 20_000)
 
 test('a client that stops reading: the stream ends at the total limit and the socket is let go', async () => {
-  // 64 choices of 32 KB, one word per chunk: tens of MB of events, far more than socket buffers hold.
+  // A whole answer is at most 32 KiB characters (all choices together). In one-letter words, one
+  // per chunk, each naming a 1,000-character model: 16,000 events, 19 MB, far more than the
+  // socket buffers hold (without the long name, 3.7 MB fit in them on loopback).
   const started = performance.now()
-  const client = stalledClient(body({ stream: true, n: 64 }))
+  const client = stalledClient(
+    JSON.stringify({
+      model: LONG_NAMED,
+      stream: true,
+      messages: [{ role: 'user', content: 'a '.repeat(20_000) }],
+    }),
+  )
   await Bun.sleep(300)
   expect(serverHolds(client)).toBe(true)
   // Bun's socket timeouts tick every few seconds: the connection goes within ~4 s of the limit.

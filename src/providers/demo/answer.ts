@@ -1,20 +1,18 @@
 /**
  * @module
  * What the demo model says: `Echo: <latest user text>` (or an acknowledgement of a tool result),
- * a tool call when asked for one, JSON when a JSON response format is set; cut at a `stop`
- * sequence or at `max_tokens` (finish_reason `length`). Same request, same answer.
+ * a tool call when asked for one, JSON when a JSON response format is set; cut at the answer's
+ * bound (`bound.ts`, all choices together), a `stop` sequence or `max_tokens` (finish_reason
+ * `length`). Same request, same answer.
  */
 import type { ChatRequest, FinishReason, ToolCall } from '../types.ts'
-import { valueFromSchema } from './json-from-schema.ts'
+import { choiceBudget, schemaTooLarge } from './bound.ts'
+import { jsonFromSchema, SchemaTooLarge } from './json-from-schema.ts'
 import { estimateTokens, lastTurn, lastUserMessage, messageText, userText } from './text.ts'
 import { pickToolCalls } from './tools.ts'
 
-/**
- * The longest answer a demo model gives, in characters (finish_reason `length` past it). It echoes
- * the prompt, so without a cap a 400 KB prompt made a 400 KB answer per choice — 30 MB of chunk
- * objects per stream, 2.8 GB for 100 of them.
- */
-export const MAX_ANSWER_CHARS = 32_768
+/** JSON mode's answer: `{"echo": <the reply>}`, cut to fit like any schema's strings. */
+const ECHO_SCHEMA = { type: 'object', properties: { echo: { type: 'string' } } }
 
 export interface DemoAnswer {
   content: string | null
@@ -26,16 +24,19 @@ export interface DemoAnswer {
 
 /** `maxOutput`: the model's maximum, the demo's own default limit (the gateway sends none). */
 export function demoAnswer(req: ChatRequest, maxOutput: number): DemoAnswer {
-  const toolCalls = pickToolCalls(req)
+  const n = req.n ?? 1
+  const budget = choiceBudget(n)
+  const toolCalls = pickToolCalls(req, budget, n)
   if (toolCalls.length > 0) {
     let chars = 0
     for (const call of toolCalls) chars += call.function.name.length + call.function.arguments.length
     return { content: null, toolCalls, finishReason: 'tool_calls', completionTokens: estimateTokens(chars) }
   }
   const reply = replyText(req)
-  let text = formatted(req, cut(reply, MAX_ANSWER_CHARS))
-  // Cut at the cap: the answer ran out of length, unless a stop sequence ends it first.
-  let finishReason: FinishReason = reply.length > MAX_ANSWER_CHARS ? 'length' : 'stop'
+  const answer = formatted(req, reply, budget, n)
+  let text = answer.text
+  // Cut at the bound: the answer ran out of length, unless a stop sequence ends it first.
+  let finishReason: FinishReason = answer.shortened ? 'length' : 'stop'
   const stops = req.stop == null ? [] : typeof req.stop === 'string' ? [req.stop] : req.stop
   for (const stop of stops) {
     const at = stop ? text.indexOf(stop) : -1
@@ -45,7 +46,7 @@ export function demoAnswer(req: ChatRequest, maxOutput: number): DemoAnswer {
     }
   }
   const max = req.max_completion_tokens ?? req.max_tokens ?? maxOutput
-  const limit = Math.min(max * 4, MAX_ANSWER_CHARS)
+  const limit = Math.min(max * 4, budget)
   if (text.length > limit) {
     text = cut(text, limit)
     finishReason = 'length'
@@ -59,14 +60,23 @@ function replyText(req: ChatRequest): string {
   return `Echo: ${userText(lastUserMessage(req.messages))}`
 }
 
-function formatted(req: ChatRequest, text: string): string {
+/** The reply as the response format asks, within `budget`; `shortened` when the reply was cut to fit. */
+function formatted(req: ChatRequest, reply: string, budget: number, n: number) {
   const format = req.response_format
-  if (format?.type === 'json_object') return JSON.stringify({ echo: text })
-  if (format?.type === 'json_schema') {
-    const schema = format.json_schema.schema
-    return JSON.stringify(schema ? valueFromSchema(schema, text) : { echo: text })
+  const schema =
+    format?.type === 'json_object'
+      ? ECHO_SCHEMA
+      : format?.type === 'json_schema'
+        ? (format.json_schema.schema ?? ECHO_SCHEMA)
+        : undefined
+  if (!schema) return { text: cut(reply, budget), shortened: reply.length > budget }
+  try {
+    const { json, cut: shortened } = jsonFromSchema(schema, reply, budget)
+    return { text: json, shortened }
+  } catch (e) {
+    if (e instanceof SchemaTooLarge) throw schemaTooLarge(e, "the response format's JSON schema", n)
+    throw e
   }
-  return text
 }
 
 /** Cuts to `max` UTF-16 units without splitting a surrogate pair. */

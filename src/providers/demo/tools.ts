@@ -5,11 +5,14 @@
  * named function once, in the order of the tool list). The arguments are the first JSON object in
  * that message if it has one, else a value built from the tool's `parameters` schema (see
  * `json-from-schema.ts`: strings carry the message text), so a client that validates arguments
- * against the schema (the AI SDK does) accepts them. System messages after the user's turn (Claude
- * Code appends its environment as one) do not end that turn.
+ * against the schema (the AI SDK does) accepts them. All calls together stay within the answer's
+ * bound (`bound.ts`): the text in their strings is cut to fit, and calls whose smallest arguments
+ * cannot fit are refused. System messages after the user's turn (Claude Code appends its
+ * environment as one) do not end that turn.
  */
 import type { ChatRequest, FunctionTool, ToolCall } from '../types.ts'
-import { valueFromSchema } from './json-from-schema.ts'
+import { answerTooLarge, clip, schemaTooLarge } from './bound.ts'
+import { fillSchema, measureSchema, type SchemaMeasure, SchemaTooLarge } from './json-from-schema.ts'
 import { lastTurn, lastUserMessage, userText } from './text.ts'
 
 interface Pick {
@@ -17,7 +20,8 @@ interface Pick {
   parameters: unknown
 }
 
-export function pickToolCalls(req: ChatRequest): ToolCall[] {
+/** The calls of one choice, in at most `budget` characters of names and arguments; `n` for the refusal's words. */
+export function pickToolCalls(req: ChatRequest, budget: number, n = 1): ToolCall[] {
   const tools = req.tools
   const choice = req.tool_choice ?? 'auto'
   if (!tools || tools.length === 0 || choice === 'none') return []
@@ -26,12 +30,12 @@ export function pickToolCalls(req: ChatRequest): ToolCall[] {
   const text = userText(lastUserMessage(req.messages))
   const picks = pick(tools, choice, text, req.parallel_tool_calls !== false)
   if (picks.length === 0) return []
-  const given = firstJsonObject(text)
+  const args = argumentsFor(picks, text, budget, n)
   const first = priorToolCalls(req) + 1
   return picks.map((p, i) => ({
     id: `call_demo_${first + i}`,
     type: 'function' as const,
-    function: { name: p.name, arguments: given ?? argumentsFor(p.parameters, text) },
+    function: { name: p.name, arguments: args[i]! },
   }))
 }
 
@@ -61,10 +65,67 @@ function pick(
   return picks
 }
 
-function argumentsFor(schema: unknown, text: string): string {
-  if (!schema || typeof schema !== 'object') return '{}'
-  const value = valueFromSchema(schema as Record<string, unknown>, text.trim())
-  return JSON.stringify(value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {})
+/**
+ * Each call's arguments. The JSON object from the message goes to every call as it is; else the
+ * schemas are measured first (their smallest values, and how many strings carry the text), and
+ * what the bound leaves is shared equally among those strings.
+ */
+function argumentsFor(picks: Pick[], text: string, budget: number, n: number): string[] {
+  const given = firstJsonObject(text)
+  if (given !== undefined) {
+    let size = 0
+    for (const p of picks) size += p.name.length + given.length
+    if (size > budget)
+      throw answerTooLarge(
+        `the JSON object in the user's message, the arguments of ${callsOf(picks)}, is ${given.length} characters`,
+        n,
+      )
+    return picks.map(() => given)
+  }
+  const schemas = picks.map((p) => objectSchema(p.parameters))
+  const measures: Array<SchemaMeasure | null> = []
+  let size = 0
+  let slots = 0
+  for (const [i, p] of picks.entries()) {
+    const schema = schemas[i]
+    size += p.name.length + (schema ? 0 : 2)
+    if (size > budget) throw answerTooLarge(`${callsOf(picks)} need more than that`, n)
+    if (!schema) {
+      measures.push(null)
+      continue
+    }
+    try {
+      const m = measureSchema(schema, budget - size)
+      measures.push(m)
+      size += m.size
+      slots += m.slots
+    } catch (e) {
+      if (!(e instanceof SchemaTooLarge)) throw e
+      if (e.keyword === null && picks.length > 1)
+        throw answerTooLarge(`${callsOf(picks)} need more than that`, n)
+      throw schemaTooLarge(e, `the parameters of tool '${clip(p.name)}'`, n)
+    }
+  }
+  const share = slots === 0 ? 0 : Math.floor((budget - size) / slots)
+  const trimmed = text.trim()
+  return picks.map((_, i) => {
+    const m = measures[i]
+    if (!m) return '{}'
+    const { json } = fillSchema(schemas[i]!, trimmed, m, share)
+    return json.startsWith('{') ? json : '{}'
+  })
+}
+
+function objectSchema(parameters: unknown): Record<string, unknown> | undefined {
+  return parameters && typeof parameters === 'object' && !Array.isArray(parameters)
+    ? (parameters as Record<string, unknown>)
+    : undefined
+}
+
+function callsOf(picks: Pick[]): string {
+  return picks.length === 1
+    ? `the call of tool '${clip(picks[0]!.name)}'`
+    : `the ${picks.length} tool calls it makes`
 }
 
 /** Ids continue across the conversation so that each call id is unique within it. */
