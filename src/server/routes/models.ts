@@ -85,16 +85,27 @@ export function modelRoutes(deps: Deps) {
       }
     })
     .get('/v1/models/*', async ({ request, params }) => {
-      const id = decodeURIComponent(params['*'])
-      const entry = (await allowed(request)).find((m) => m.id === id)
+      // Authenticated first, as for any id; a malformed %-escape names no model (404 below).
+      const data = await allowed(request)
+      const id = decoded(params['*'])
+      const entry = id === null ? undefined : data.find((m) => m.id === id)
       if (entry && anthropicStyle(request)) return anthropicModel(entry)
       if (!entry)
         throw new GatewayError(
           404,
           'model_not_found',
-          `The model '${id}' does not exist or is not in your plan; see GET /v1/models.`,
+          `The model '${id ?? params['*']}' does not exist or is not in your plan; see GET /v1/models.`,
           { param: 'model' },
         )
       return entry
     })
+}
+
+/** The id in the path, or null when it holds a malformed %-escape (`%ZZ`, a cut UTF-8 sequence). */
+function decoded(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return null
+  }
 }
