@@ -1,7 +1,7 @@
 /**
  * @module
- * Reading a JSON request body with the gateway's own checks: content type (415), size (413),
- * time (408: a body trickled in to hold a socket) and JSON structure (400,
+ * Reading a JSON request body with the gateway's own checks: content type and encoding (415),
+ * size (413), time (408: a body trickled in to hold a socket) and JSON structure (400,
  * `json/limits.ts`), enforced while reading so neither a chunked upload nor a hostile body
  * costs more than the limits allow.
  */
@@ -64,15 +64,36 @@ export function checkJsonContentType(request: Request): void {
 }
 
 /**
+ * A `Content-Encoding` other than identity → 415 naming it, with `accept-encoding: identity` (RFC
+ * 7694). Bodies are read as sent: a gzip body was a 400 "unexpected character \u001f", a `br` one
+ * was parsed as if it were not compressed.
+ */
+export function checkContentEncoding(request: Request): void {
+  const header = request.headers.get('content-encoding')
+  if (header === null) return
+  const coding = header
+    .split(',')
+    .map((c) => c.trim())
+    .find((c) => c !== '' && c.toLowerCase() !== 'identity')
+  if (coding === undefined) return
+  throw new GatewayError(
+    415,
+    'unsupported_content_encoding',
+    `Content-Encoding '${coding.slice(0, 100)}' is not supported; send the body uncompressed, without a Content-Encoding header.`,
+    { headers: { 'accept-encoding': 'identity' } },
+  )
+}
+
+/**
  * Declared bodies up to this size are read in one native call and scanned once: reading them
  * piece by piece would stop a hostile one early, but at this size there is nothing to save.
  */
 const WHOLE_READ_MAX = 256 * 1024
 
 /**
- * The body as text. More than `limit` bytes → 413, declared or counted (a chunked upload cannot
- * exceed it either). A JSON structure that breaks `json`'s limits → the same 400 `parseJsonBody`
- * would give. Larger or undeclared bodies are read piece by piece and checked as they arrive,
+ * The body as text, sent without a content coding (else 415). More than `limit` bytes → 413,
+ * declared or counted (a chunked upload cannot exceed it either). A JSON structure that breaks
+ * `json`'s limits → the same 400 `parseJsonBody` would give. Larger or undeclared bodies are read piece by piece and checked as they arrive,
  * so 10 MB of `[` costs one piece, not a 10 MB buffer, a 10 MB string and a parse. The pipeline
  * tells the surface decoder the limits were checked here, so a valid body is scanned once.
  */
@@ -82,6 +103,7 @@ export async function readBodyText(
   timeoutMs: number,
   json: JsonLimits = DEFAULT_JSON_LIMITS,
 ): Promise<string> {
+  checkContentEncoding(request)
   const header = request.headers.get('content-length')
   const declared = header === null ? Number.NaN : Number(header)
   if (declared > limit) throw tooLarge(limit)

@@ -1,6 +1,7 @@
 /**
- * Requests malformed in their path get a 4xx in the surface's own shape: `GET /v1/models/%ZZ` was
- * a 500 (a URIError, before authentication).
+ * Requests malformed in their path or their body's encoding get a 4xx in the surface's own shape:
+ * `GET /v1/models/%ZZ` was a 500 (a URIError, before authentication); a gzip body was a 400
+ * "unexpected character \u001f" and a `br` one was read as if uncompressed.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
@@ -37,5 +38,61 @@ describe('GET /v1/models/<id> with a malformed %-escape', () => {
     // Well-formed escapes still name the model.
     const escaped = await fetch(`${gw.url}/v1/models/demo%2Fecho`, { headers: bearer(key) })
     expect(((await escaped.json()) as any).id).toBe('demo/echo')
+  })
+})
+
+describe('a compressed body', () => {
+  const chat = JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] })
+  const SURFACES: Array<[string, string]> = [
+    ['/v1/chat/completions', chat],
+    [
+      '/v1/messages',
+      JSON.stringify({ model: 'demo/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+    ],
+    [
+      '/v1/messages/count_tokens',
+      JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
+    ],
+    ['/v1/responses', JSON.stringify({ model: 'demo/echo', input: 'hi' })],
+    ['/v1/embeddings', JSON.stringify({ model: 'demo/echo', input: 'hi' })],
+  ]
+  const send = (path: string, body: string | Uint8Array, encoding: string) =>
+    fetch(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { ...bearer(key), 'content-type': 'application/json', 'content-encoding': encoding },
+      body,
+    })
+
+  test('415 naming the encoding, in each surface’s shape, for gzip, br, deflate and a list', async () => {
+    for (const [path, body] of SURFACES) {
+      for (const [encoding, bytes] of [
+        ['gzip', Bun.gzipSync(body)],
+        ['br', body], // uncompressed bytes: the header alone decides
+        ['deflate', Bun.deflateSync(body)],
+        ['identity, gzip', Bun.gzipSync(body)],
+      ] as const) {
+        const res = await send(path, bytes, encoding)
+        const json = (await res.json()) as any
+        const where = `${path} ${encoding}`
+        expect({ where, status: res.status }).toEqual({ where, status: 415 })
+        expect(res.headers.get('accept-encoding')).toBe('identity')
+        const named = encoding.replace('identity, ', '')
+        if (path.startsWith('/v1/messages')) {
+          expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+          expect(json.error.message).toContain(`'${named}'`)
+        } else {
+          expect(json.error).toMatchObject({
+            code: 'unsupported_content_encoding',
+            type: 'invalid_request_error',
+          })
+          expect(json.error.message).toContain(`'${named}'`)
+        }
+      }
+    }
+  })
+
+  test('identity, or no Content-Encoding, is read as before', async () => {
+    expect((await send('/v1/chat/completions', chat, 'identity')).status).toBe(200)
+    expect((await send('/v1/chat/completions', chat, 'Identity')).status).toBe(200)
   })
 })

@@ -66,3 +66,37 @@ describe('readBodyText: a declared small body (read whole) and a chunked one (re
     expect(chunked).toMatchObject({ status: 413, code: 'request_too_large' })
   })
 })
+
+describe('readBodyText: a content coding other than identity', () => {
+  const body = '{"model": "a/b"}'
+  const read = (encoding: string | null, bytes: string | Uint8Array = body) =>
+    readBodyText(
+      new Request('http://localhost/', {
+        method: 'POST',
+        headers: encoding === null ? {} : { 'content-encoding': encoding },
+        body: bytes,
+      }),
+      LIMIT,
+      60_000,
+    ).catch((e: unknown) => e as { status: number; code: string; message: string; headers?: unknown })
+
+  test('415 naming it (gzip, br, a list), before any byte is read as JSON', async () => {
+    for (const [encoding, bytes, named] of [
+      ['gzip', Bun.gzipSync(body), 'gzip'],
+      ['br', body, 'br'],
+      ['identity, gzip', Bun.gzipSync(body), 'gzip'],
+      ['x-custom', body, 'x-custom'],
+    ] as const) {
+      expect(await read(encoding, bytes)).toMatchObject({
+        status: 415,
+        code: 'unsupported_content_encoding',
+        message: expect.stringContaining(`'${named}'`),
+        headers: { 'accept-encoding': 'identity' },
+      })
+    }
+  })
+
+  test('identity (any case) or none: read as before', async () => {
+    for (const encoding of [null, 'identity', 'IDENTITY', '']) expect(await read(encoding)).toBe(body)
+  })
+})
