@@ -1,11 +1,14 @@
 /**
  * @module
  * Request ids and the one place errors become responses: every refusal — ours, Elysia's
- * validation and parse errors, unknown routes — leaves as OpenAI's error body.
+ * validation and parse errors, unknown routes — leaves as OpenAI's error body, or under
+ * `/v1/messages` as Anthropic's (DESIGN §6), e.g. for `POST /v1/messages/batches`.
  */
 import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
-import type { Traffic } from '../traffic/traffic.ts'
+import { messagesErrorResponse } from '../surfaces/messages/errors.ts'
+import { surfaceAt } from '../traffic/surfaces.ts'
+import { pathOf, type Traffic } from '../traffic/traffic.ts'
 import { errorResponse, GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import type { Logger } from '../util/log.ts'
@@ -27,6 +30,9 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
       const err = toGatewayError(code, error, log, set.headers['x-request-id'])
       set.status = err.status // read by the metrics hook
       traffic?.refused(request, err)
-      return errorResponse(err, set.headers as Record<string, string>)
+      const headers = set.headers as Record<string, string>
+      return surfaceAt(pathOf(request.url)) === 'messages'
+        ? messagesErrorResponse(err, headers)
+        : errorResponse(err, headers)
     })
 }

@@ -1,7 +1,8 @@
 /**
  * Requests malformed in their path or their body's encoding get a 4xx in the surface's own shape:
  * `GET /v1/models/%ZZ` was a 500 (a URIError, before authentication); a gzip body was a 400
- * "unexpected character \u001f" and a `br` one was read as if uncompressed.
+ * "unexpected character \u001f" and a `br` one was read as if uncompressed; an unknown route under
+ * `/v1/messages/` answered in OpenAI's error shape.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
@@ -94,5 +95,27 @@ describe('a compressed body', () => {
   test('identity, or no Content-Encoding, is read as before', async () => {
     expect((await send('/v1/chat/completions', chat, 'identity')).status).toBe(200)
     expect((await send('/v1/chat/completions', chat, 'Identity')).status).toBe(200)
+  })
+})
+
+describe('an unknown route under /v1/messages', () => {
+  test('404 in Anthropic’s error shape; elsewhere OpenAI’s', async () => {
+    for (const [method, path] of [
+      ['POST', '/v1/messages/batches'],
+      ['GET', '/v1/messages/batches/msgbatch_1'],
+      ['GET', '/v1/messages'],
+    ]) {
+      const res = await fetch(`${gw.url}${path}`, { method, headers: { 'x-api-key': key } })
+      const json = (await res.json()) as any
+      expect({ path, status: res.status }).toEqual({ path, status: 404 })
+      expect(json).toMatchObject({ type: 'error', error: { type: 'not_found_error' } })
+      expect(json.error.message).toContain('Unknown route')
+      expect(res.headers.get('x-switchyard-error-code')).toBe('not_found')
+    }
+    for (const path of ['/v1/messagesx', '/v1/nope']) {
+      const json = (await (await fetch(`${gw.url}${path}`, { method: 'POST' })).json()) as any
+      expect(json.error).toMatchObject({ type: 'not_found_error', code: 'not_found' })
+      expect(json.type).toBeUndefined()
+    }
   })
 })
