@@ -48,6 +48,10 @@ describe('invalid requests and suspension', () => {
     const json = (await res.json()) as any
     expect(json.error.code).toBe('key_suspended')
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+    // Suspended for invalid requests: the message may not say it was for its rate limits only.
+    expect(json.error.message).not.toContain('exceeding its rate limits')
+    expect(json.error.message).toContain('invalid requests')
+    expect(json.error.message).toMatch(/suspended for \d+ s/)
     expect(gw.logs.some((l) => l.includes('key suspended after repeated invalid requests'))).toBe(true)
     // The log names the key by its prefix only.
     expect(gw.logs.join('\n')).not.toContain(key)
