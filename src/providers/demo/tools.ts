@@ -89,7 +89,7 @@ function argumentsFor(picks: Pick[], text: string, budget: number, n: number): s
   for (const [i, p] of picks.entries()) {
     const schema = schemas[i]
     size += p.name.length + (schema ? 0 : 2)
-    if (size > budget) throw answerTooLarge(`${callsOf(picks)} need more than that`, n)
+    if (size > budget) throw answerTooLarge(`${callsOf(picks)} ${needs(picks)} more than that`, n)
     if (!schema) {
       measures.push(null)
       continue
@@ -102,7 +102,7 @@ function argumentsFor(picks: Pick[], text: string, budget: number, n: number): s
     } catch (e) {
       if (!(e instanceof SchemaTooLarge)) throw e
       if (e.keyword === null && picks.length > 1)
-        throw answerTooLarge(`${callsOf(picks)} need more than that`, n)
+        throw answerTooLarge(`${callsOf(picks)} ${needs(picks)} more than that`, n)
       throw schemaTooLarge(e, `the parameters of tool '${clip(p.name)}'`, n)
     }
   }
@@ -121,6 +121,8 @@ function objectSchema(parameters: unknown): Record<string, unknown> | undefined 
     ? (parameters as Record<string, unknown>)
     : undefined
 }
+
+const needs = (picks: Pick[]) => (picks.length === 1 ? 'needs' : 'need')
 
 function callsOf(picks: Pick[]): string {
   return picks.length === 1
