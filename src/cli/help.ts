@@ -80,7 +80,7 @@ server.drain_timeout_s and exits 0. Exits non-zero if it cannot start (port take
   keys disable ID | keys enable ID
   keys revoke ID                      permanent
   keys rotate ID                      new secret, same id and counters
-  keys unsuspend ID                   lift a rate-limit suspension
+  keys unsuspend ID                   lift a suspension (after repeated refused requests)
 
   --name LABEL    a label for the key (keys create): at most 200 characters, no control characters
 

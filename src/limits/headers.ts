@@ -82,7 +82,7 @@ export function rateLimitError(
   const w = r.window === 'minute' ? r.minute : r.day
   const name = r.window === 'minute' ? 'requests per minute (rpm)' : 'requests per day (rpd)'
   const suspended = r.suspendedUntil
-    ? ` This key is now suspended for ${Math.ceil((r.suspendedUntil - now) / 1000)} s for repeatedly exceeding its limits.`
+    ? ` This key is now suspended for ${Math.ceil((r.suspendedUntil - now) / 1000)} s after repeated refused requests (rate limits, budget, invalid requests).`
     : ''
   return new GatewayError(
     429,
