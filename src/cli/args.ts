@@ -5,6 +5,7 @@
  * does something else: every flag is a long one (`-h` alone is short for `--help`).
  */
 
+import { parseIsoTime } from '../util/clock.ts'
 import { printable, quoted } from './text.ts'
 
 export class UsageError extends Error {
@@ -71,8 +72,6 @@ export function flagInt(p: Parsed, name: string, min = 1, max = 1_000_000): numb
   return Number(v)
 }
 
-const ISO_DATE = /^(\d{4})-(\d\d)-(\d\d)(?=$|[T ])/
-
 /**
  * An ISO-8601 date or time (`2030-01-31`, `2030-01-31T00:00:00Z`, with an offset) → epoch ms.
  * `Date.parse` alone rolls an impossible day over (2030-02-31 → 2030-03-03): the date written
@@ -81,14 +80,8 @@ const ISO_DATE = /^(\d{4})-(\d\d)-(\d\d)(?=$|[T ])/
 export function flagTime(p: Parsed, name: string): number | undefined {
   const v = flagString(p, name)
   if (v === undefined) return undefined
-  const m = ISO_DATE.exec(v)
-  const ms = Date.parse(v)
-  if (m && !Number.isNaN(ms)) {
-    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-    const day = new Date(0)
-    day.setUTCFullYear(y, mo - 1, d)
-    if (day.getUTCMonth() === mo - 1 && day.getUTCDate() === d) return ms
-  }
+  const ms = parseIsoTime(v)
+  if (ms !== null) return ms
   throw new UsageError(
     `--${name} must be an ISO-8601 date or time that exists, such as 2030-01-31 or 2030-01-31T00:00:00Z; got ${quoted(v)}`,
   )

@@ -9,7 +9,7 @@
 import type { AccountService } from '../accounts/service.ts'
 import { microsToUsd } from '../limits/pricing.ts'
 import type { RequestLogFilter, RequestLogRow, SeriesGroup, Store, UsageSeriesQuery } from '../store/index.ts'
-import { iso } from '../util/clock.ts'
+import { iso, parseIsoTime } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 
 export const MAX_PAGE = 200
@@ -25,8 +25,10 @@ const bad = (param: string, message: string) =>
 /** An instant as ISO-8601 or epoch milliseconds. */
 export function parseTime(param: string, v: string | undefined): number | undefined {
   if (v === undefined || v === '') return undefined
-  const t = /^\d{1,15}$/.test(v) ? Number(v) : Date.parse(v)
-  if (!Number.isFinite(t)) throw bad(param, `'${v}' is not an ISO-8601 time or epoch milliseconds`)
+  const t = /^\d{1,15}$/.test(v) ? Number(v) : parseIsoTime(v)
+  // A day that does not exist (`2026-02-31`) is refused, not rolled over into the next month.
+  if (t === null || !Number.isFinite(t))
+    throw bad(param, `'${v}' is not an ISO-8601 time (of a day that exists) or epoch milliseconds`)
   return t
 }
 

@@ -28,3 +28,21 @@ export class ManualClock implements Clock {
 export const DAY_MS = 86_400_000
 
 export const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString())
+
+const ISO_DATE = /^(\d{4})-(\d\d)-(\d\d)(?=$|[T ])/
+
+/**
+ * An ISO-8601 date or time as epoch milliseconds, or null. Stricter than `Date.parse`, which
+ * rolls a day that does not exist over (`2030-02-31` → March 3rd): such a date is null here.
+ *
+ * @example parseIsoTime('2030-01-31') // 1895875200000; parseIsoTime('2030-02-31') // null
+ */
+export function parseIsoTime(v: string): number | null {
+  const m = ISO_DATE.exec(v)
+  const ms = Date.parse(v)
+  if (!m || Number.isNaN(ms)) return null
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const day = new Date(0)
+  day.setUTCFullYear(y, mo - 1, d)
+  return day.getUTCMonth() === mo - 1 && day.getUTCDate() === d ? ms : null
+}

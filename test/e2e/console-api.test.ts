@@ -151,6 +151,8 @@ for (const backend of backends('console-api.test.ts')) {
         ['status=abc', 'status'],
         ['cursor=%%%', 'cursor'],
         ['from=yesterday', 'from'],
+        // A day that does not exist is refused, not rolled over into March.
+        ['to=2026-02-31', 'to'],
       ]) {
         const r = await getJson(`/requests?${q}`)
         expect(r.status).toBe(400)
