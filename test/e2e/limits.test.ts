@@ -26,6 +26,31 @@ function chat(key: string, model?: string, extra?: Record<string, unknown>) {
   })
 }
 
+/**
+ * With an RPM of 2 and an RPD of 3: one request, an hour later the day's last two within one
+ * minute, so the minute is full and so is the day; the fourth's 429 waits for the day — the first
+ * request leaves it in 23 h less 1 s (the minute would free in 59 s).
+ */
+async function fillMinuteAndDay(clock: ManualClock, key: string): Promise<Response> {
+  expect((await chat(key)).status).toBe(200)
+  clock.advance(3_600_000)
+  expect((await chat(key)).status).toBe(200)
+  clock.advance(1_000)
+  expect((await chat(key)).status).toBe(200)
+  const r = await chat(key)
+  expect(r.status).toBe(429)
+  expect(r.headers.get('retry-after')).toBe(String(23 * 3600 - 1))
+  return r
+}
+
+/** After `fillMinuteAndDay`: at the minute's retry time the day still refuses; at the day's, admitted. */
+async function expectAdmittedAtTheDaysRetry(clock: ManualClock, key: string): Promise<void> {
+  clock.advance(60_000)
+  expect((await chat(key)).status).toBe(429)
+  clock.advance(23 * 3600_000 - 1_000 - 60_000)
+  expect((await chat(key)).status).toBe(200)
+}
+
 test('a database write lock held past busy_timeout → 503 store_busy with retry-after, then normal service', async () => {
   gw = await startGateway({ doc: testConfigDoc({ database: { busy_timeout_ms: 50 } }) })
   const { key } = await gw.key('locked', 'free')
@@ -139,24 +164,11 @@ for (const backend of backends('limits.test.ts')) {
           doc: testConfigDoc({ plans: { ...PLANS, tiny: { rpm: 2, rpd: 3, models: ['*'] } } }),
         })
         const { key } = await gw.key('both', 'tiny')
-        expect((await chat(key)).status).toBe(200)
-        clock.advance(3_600_000)
-        // The day's last two requests within one minute: the minute is full and so is the day.
-        expect((await chat(key)).status).toBe(200)
-        clock.advance(1_000)
-        expect((await chat(key)).status).toBe(200)
-        const r = await chat(key)
-        expect(r.status).toBe(429)
+        const r = await fillMinuteAndDay(clock, key)
         expect(((await r.json()) as any).error.message).toContain('requests per day (rpd): limit 3')
-        // The first request leaves the day in 23 h less 1 s; the minute would free in 59 s.
-        expect(r.headers.get('retry-after')).toBe(String(23 * 3600 - 1))
         expect(r.headers.get('x-ratelimit-remaining-requests')).toBe('0')
         expect(r.headers.get('x-ratelimit-remaining-requests-day')).toBe('0')
-        // At the minute's retry time the day still refuses; at the day's, a request is admitted.
-        clock.advance(60_000)
-        expect((await chat(key)).status).toBe(429)
-        clock.advance(23 * 3600_000 - 1_000 - 60_000)
-        expect((await chat(key)).status).toBe(200)
+        await expectAdmittedAtTheDaysRetry(clock, key)
       })
 
       test("a key's own RPM and RPD both full: retry-after until its day admits again, naming the key's rpd", async () => {
@@ -175,19 +187,9 @@ for (const backend of backends('limits.test.ts')) {
           budgetPeriod: null,
           models: null,
         })
-        expect((await chat(key)).status).toBe(200)
-        clock.advance(3_600_000)
-        expect((await chat(key)).status).toBe(200)
-        clock.advance(1_000)
-        expect((await chat(key)).status).toBe(200)
-        const r = await chat(key)
-        expect(r.status).toBe(429)
+        const r = await fillMinuteAndDay(clock, key)
         expect(((await r.json()) as any).error.message).toContain('requests per day (rpd) of this key')
-        expect(r.headers.get('retry-after')).toBe(String(23 * 3600 - 1))
-        clock.advance(60_000)
-        expect((await chat(key)).status).toBe(429)
-        clock.advance(23 * 3600_000 - 1_000 - 60_000)
-        expect((await chat(key)).status).toBe(200)
+        await expectAdmittedAtTheDaysRetry(clock, key)
       })
 
       test('the official openai client with retries waits retry-after and succeeds when the window frees', async () => {
