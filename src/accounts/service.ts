@@ -6,7 +6,7 @@
 import type { Config } from '../config/index.ts'
 import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
 import type { Clock } from '../util/clock.ts'
-import { DAY_MS, iso } from '../util/clock.ts'
+import { DAY_MS, iso, LATEST_TIME } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 import {
   applyPatch,
@@ -71,6 +71,35 @@ export const keyView = (k: KeyRecord, now: number): KeyView => ({
   limits: keyLimitsView(k.limits),
 })
 
+/**
+ * A plan's end: `expiresAt` as given, else `length` days from `from` (null: no end). Never past
+ * `LATEST_TIME`: 400 naming the field that asked for it. Renewing adds to the current end, so
+ * without the bound repeated renewals ran past the largest JavaScript Date and every view of the
+ * account failed.
+ */
+function planEnd(from: number, length: number | null, expiresAt: number | undefined, renewing: boolean) {
+  if (expiresAt !== undefined) {
+    if (expiresAt > LATEST_TIME) {
+      throw new GatewayError(400, 'invalid_value', `expires_at: must be no later than ${iso(LATEST_TIME)}.`, {
+        param: 'expires_at',
+      })
+    }
+    return expiresAt
+  }
+  if (length === null) return null
+  const end = from + length * DAY_MS
+  if (end <= LATEST_TIME) return end
+  const room = Math.max(0, Math.floor((LATEST_TIME - from) / DAY_MS))
+  throw new GatewayError(
+    400,
+    'invalid_value',
+    renewing
+      ? `days: renewing by ${length} days would end the plan after ${iso(LATEST_TIME)}, the latest end a plan may have; it runs to ${iso(from)} now, so ${room} more days at most.`
+      : `days: ${length} days would end the plan after ${iso(LATEST_TIME)}, the latest end a plan may have; ${room} days at most.`,
+    { param: 'days' },
+  )
+}
+
 export class AccountService {
   constructor(
     readonly store: Store,
@@ -124,7 +153,7 @@ export class AccountService {
       name,
       plan: planName ?? this.config.defaultPlan,
       planStartedAt: now,
-      planExpiresAt: expiresAt ?? (length === null ? null : now + length * DAY_MS),
+      planExpiresAt: planEnd(now, length, expiresAt, false),
       now,
     })
     return this.view(account)
@@ -165,7 +194,7 @@ export class AccountService {
     const updated = await this.store.setAccountPlan(account.id, {
       plan: planName,
       startedAt: renewing ? account.planStartedAt : now,
-      expiresAt: expiresAt ?? (length === null ? null : from + length * DAY_MS),
+      expiresAt: planEnd(from, length, expiresAt, renewing),
       reason: renewing ? 'renewed' : account.plan === planName ? 'restarted' : `changed from ${account.plan}`,
       createdAt: now,
     })

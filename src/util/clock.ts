@@ -27,7 +27,19 @@ export class ManualClock implements Clock {
 
 export const DAY_MS = 86_400_000
 
-export const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString())
+/**
+ * The latest time the gateway writes or shows: the last millisecond of year 9999. Past it ISO 8601
+ * needs a six-digit year (`+010000-…`) that many clients cannot read (Python's datetime ends at
+ * 9999), and past year 275760 there is no JavaScript Date at all.
+ */
+export const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
+/**
+ * ISO 8601 in UTC. A time past `LATEST_TIME` (one a database got before the limit was kept, such
+ * as a plan renewed 2,800 times by 100 years) reads as `LATEST_TIME`: a view never fails on it.
+ */
+export const iso = (t: number | null): string | null =>
+  t === null ? null : new Date(Math.min(t, LATEST_TIME)).toISOString()
 
 const ISO_DATE = /^(\d{4})-(\d\d)-(\d\d)(?=$|[T ])/
 
