@@ -23,6 +23,13 @@ import { currentPlan } from './plans.ts'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
 
+/**
+ * A name or id as a message repeats it: at most 64 characters (the longest valid account name),
+ * then an ellipsis. A refused value can be as long as the body or URL that carried it, and the
+ * reply must not be (a 50 MB name came back in a 50 MB 400).
+ */
+const shown = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value)
+
 export interface AccountView {
   id: number
   name: string
@@ -133,7 +140,7 @@ export class AccountService {
       throw new GatewayError(
         400,
         'invalid_value',
-        `account name '${name}' must be 1-64 letters, digits, . _ @ -`,
+        `account name '${shown(name)}' must be 1-64 letters, digits, . _ @ -`,
         {
           param: 'name',
         },
@@ -144,7 +151,7 @@ export class AccountService {
       throw new GatewayError(
         409,
         'account_exists',
-        `account '${name}' already exists; use accounts set-plan to change it`,
+        `account '${shown(name)}' already exists; use accounts set-plan to change it`,
       )
     }
     const now = this.clock.now()
@@ -165,7 +172,7 @@ export class AccountService {
       throw new GatewayError(
         404,
         'account_not_found',
-        `no account named '${name}' (see: switchyard accounts list)`,
+        `no account named '${shown(name)}' (see: switchyard accounts list)`,
       )
     }
     return a
@@ -278,7 +285,12 @@ export class AccountService {
 
   async getKey(id: string): Promise<KeyRecord> {
     const k = await this.store.getKey(id)
-    if (!k) throw new GatewayError(404, 'key_not_found', `no key with id '${id}' (see: switchyard keys list)`)
+    if (!k)
+      throw new GatewayError(
+        404,
+        'key_not_found',
+        `no key with id '${shown(id)}' (see: switchyard keys list)`,
+      )
     return k
   }
 
@@ -322,7 +334,7 @@ export class AccountService {
       throw new GatewayError(
         400,
         'plan_not_found',
-        `no plan named '${name}'; configured plans: ${Object.keys(this.config.plans).join(', ')}`,
+        `no plan named '${shown(name)}'; configured plans: ${Object.keys(this.config.plans).join(', ')}`,
         { param: 'plan' },
       )
     }

@@ -49,9 +49,11 @@ export function startServer(
     port: config.server.port,
     idleTimeout: config.server.idleTimeoutS,
     // Bun refuses a declared body over its own limit before the app runs, with a bare 413 (no
-    // OpenAI error body, no x-request-id). The chat route enforces body_limit_bytes itself, on
-    // declared and chunked bodies, without buffering an oversize one; the only other routes that
-    // read a body are admin routes, which refuse a caller without the admin token before parsing.
+    // error body, no x-request-id), so it is given none: every route that reads a body bounds it
+    // itself, on declared and chunked bodies, before reading past the bound — the model surfaces
+    // at server.body_limit_bytes (pipeline/body.ts), the admin API and the console's sign-in and
+    // sign-out at their own few KB (server/json-body.ts), in the parse hook of their route group.
+    // A new route that reads a body needs one of the two (test/e2e/body-bounds.test.ts).
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     reusePort,
     // Serve the console's bundled pages as built (minified, cached), never Bun's dev server.

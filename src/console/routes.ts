@@ -16,11 +16,11 @@ import {
   endSession,
   findSession,
   KEY_SESSION,
-  sameOrigin,
   startSession,
 } from '../auth/sessions.ts'
 import { adminCredentialCheck } from '../server/admin-guard.ts'
 import type { Deps } from '../server/deps.ts'
+import { SIGN_IN_BODY_MAX, smallJsonBody } from '../server/json-body.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -28,11 +28,6 @@ import adminPage from './ui/index.html'
 import mePage from './ui/me.html'
 
 const NO_STORE = { 'cache-control': 'no-store' }
-
-/** Signing in is a write too: a page elsewhere must not sign a browser into this console. */
-function assertSameOriginSignIn(request: Request): void {
-  if (!sameOrigin(request)) assertSameOriginWrite(request)
-}
 
 function signedOut(): GatewayError {
   return new GatewayError(401, 'not_signed_in', 'Not signed in (or the session has ended); sign in again.', {
@@ -54,14 +49,20 @@ export function consoleRoutes(deps: Deps) {
   const token = deps.config.admin.token
   const ttl = deps.config.admin.sessionTtlMs
   const credential = adminCredentialCheck(deps)
-  const app = new Elysia({ name: 'switchyard.console' })
+  const readBody = smallJsonBody(SIGN_IN_BODY_MAX, deps.config.server.bodyTimeoutMs)
+  // Every route here with a body signs in or out: a write, which must come from the console's own
+  // page (a page elsewhere must not sign a browser in or out). Checked before the body is read,
+  // which is then bounded: these routes need no authentication, so they are anyone's first door.
+  const app = new Elysia({ name: 'switchyard.console' }).onParse(({ request }) => {
+    assertSameOriginWrite(request)
+    return readBody(request)
+  })
   // With no admin token the operator's console is off (404), like the admin API.
   if (token !== null) {
     app
       .post(
         '/console/session',
         async ({ request, body, set, server }) => {
-          assertSameOriginSignIn(request)
           // Throttled per address like the admin API: the sign-in form is no faster way to guess.
           credential(server?.requestIP(request)?.address ?? 'unknown', `Bearer ${body.token}`)
           const s = await startSession(
@@ -85,7 +86,6 @@ export function consoleRoutes(deps: Deps) {
         return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
       })
       .delete('/console/session', async ({ request, set }) => {
-        assertSameOriginWrite(request)
         Object.assign(set.headers, NO_STORE, {
           'set-cookie': await endSession(deps.store, ADMIN_SESSION, request),
         })
@@ -96,7 +96,6 @@ export function consoleRoutes(deps: Deps) {
     .post(
       '/console/me/session',
       async ({ request, body, set }) => {
-        assertSameOriginSignIn(request)
         const auth = await authenticate(deps, `Bearer ${body.key}`, true)
         const credential = await keyCredential(deps.store, auth.key.id)
         if (credential === null) throw signedOut()
@@ -115,7 +114,6 @@ export function consoleRoutes(deps: Deps) {
       { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }) },
     )
     .delete('/console/me/session', async ({ request, set }) => {
-      assertSameOriginWrite(request)
       Object.assign(set.headers, NO_STORE, {
         'set-cookie': await endSession(deps.store, KEY_SESSION, request),
       })

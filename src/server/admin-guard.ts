@@ -7,7 +7,9 @@
  * It runs before Elysia reads or validates anything a caller sent: in `parse` for routes with a
  * body (Elysia parses before `transform`), and in `transform` for every route (before query,
  * params and body validation). An unauthenticated caller therefore gets 401 / 403 / 404 / 429
- * whatever its body, and never makes the gateway parse one.
+ * whatever its body, and never makes the gateway parse one. An authorized caller's body is then
+ * read in the same hook, bounded (`./json-body.ts`: JSON only, at most `ADMIN_BODY_MAX` bytes), so
+ * Elysia's own parser, which reads a body of any size, never runs on an admin route.
  *
  * Answers: 404 when no admin token is configured (the admin API is off); 429 while the caller's
  * address is throttled (`deps.adminThrottle`: five refused credentials a minute, then everything
@@ -34,6 +36,7 @@ import { clientKey } from '../auth/throttle.ts'
 import { type AuditActor, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { Deps } from './deps.ts'
+import { ADMIN_BODY_MAX, smallJsonBody } from './json-body.ts'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
@@ -108,6 +111,7 @@ export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'adminThrottle'
 
 export function adminGuard(deps: GuardDeps) {
   const credential = adminCredentialCheck(deps)
+  const readBody = smallJsonBody(ADMIN_BODY_MAX, deps.config.server.bodyTimeoutMs)
   /**
    * Per request: the caller's address (read while the socket is attached: after the response
    * Bun no longer knows it) and whether the token passed, so a body route's second hook does not
@@ -139,7 +143,7 @@ export function adminGuard(deps: GuardDeps) {
   return new Elysia()
     .onParse({ as: 'scoped' }, async ({ request, server }) => {
       await authorize(request, server)
-      // undefined: Elysia's own parser then reads the body.
+      return readBody(request)
     })
     .onTransform({ as: 'scoped' }, ({ request, server }) => authorize(request, server))
     .onAfterResponse({ as: 'scoped' }, (ctx) => {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
+import { sendAndHold } from '../support/raw-http.ts'
 
 let gw: TestGateway
 let key: string
@@ -44,5 +45,31 @@ describe('console sign-in: what the replies say', () => {
         expect(r.text).not.toContain(secret.slice(6, 20))
       }
     }
+  })
+})
+
+describe('console sign-in: what is read', () => {
+  test('a foreign Origin is refused before the body is read: 403 at once for a body that never comes', async () => {
+    const port = Number(new URL(gw.url).port)
+    for (const [method, path] of [
+      ['POST', '/console/session'],
+      ['POST', '/console/me/session'],
+      ['DELETE', '/console/session'],
+      ['DELETE', '/console/me/session'],
+    ] as const) {
+      const head = `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: https://evil.example\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n`
+      const r = await sendAndHold(port, head, [])
+      expect({ path, status: r.status }).toEqual({ path, status: 403 })
+      expect(JSON.parse(r.body).error.code).toBe('cross_origin_refused')
+    }
+  })
+
+  test('a sign-in body is JSON: another content type → 415', async () => {
+    const r = await post('/console/me/session', `key=${key}`, {
+      'content-type': 'application/x-www-form-urlencoded',
+    })
+    expect(r.status).toBe(415)
+    expect(r.error.code).toBe('unsupported_media_type')
+    expect(r.text).not.toContain(key.slice(6))
   })
 })

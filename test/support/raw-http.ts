@@ -34,6 +34,45 @@ export function rawRequest(
   })
 }
 
+/**
+ * Sends `head`, then `body` pieces as fast as the socket takes them (none once answered), then
+ * holds the connection open: for a server that must answer before a body ends. Resolves with the
+ * answer and how long it took, or status 0 if none came within `waitMs`.
+ */
+export function sendAndHold(
+  port: number,
+  head: string,
+  body: Uint8Array[],
+  waitMs = 5_000,
+): Promise<RawResponse & { ms: number }> {
+  return new Promise((resolve) => {
+    const started = performance.now()
+    const chunks: Buffer[] = []
+    const socket = connect(port, '127.0.0.1', async () => {
+      socket.write(head)
+      for (const piece of body) {
+        if (chunks.length || socket.destroyed) return
+        if (!socket.write(piece)) await new Promise((r) => socket.once('drain', r))
+      }
+    })
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const done = () => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve({ ...parseResponse(Buffer.concat(chunks).toString('latin1')), ms: performance.now() - started })
+    }
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d)
+      // The head and a short JSON error arrive together or nearly; give the rest a moment.
+      clearTimeout(timer)
+      timer = setTimeout(done, 50)
+    })
+    socket.on('error', () => {})
+    socket.on('close', done)
+    timer = setTimeout(done, waitMs)
+  })
+}
+
 export function parseResponse(text: string): RawResponse {
   const end = text.indexOf('\r\n\r\n')
   if (!text.startsWith('HTTP/') || end < 0) return { status: 0, headers: {}, body: text }

@@ -22,9 +22,6 @@ export function adminKeyLimitRoutes(deps: Deps) {
     .patch(
       '/keys/:id/limits',
       ({ params, body }) => deps.accounts.setKeyLimits(params.id, body as KeyLimitsPatch),
-      {
-        body: KeyLimitsBody,
-        parse: 'json',
-      },
+      { body: KeyLimitsBody },
     )
 }
