@@ -20,7 +20,7 @@ import {
 } from '../auth/sessions.ts'
 import { adminCredentialCheck } from '../server/admin-guard.ts'
 import type { Deps } from '../server/deps.ts'
-import { SIGN_IN_BODY_MAX, smallJsonBody } from '../server/json-body.ts'
+import { NoBody, SIGN_IN_BODY_MAX, smallJsonBody } from '../server/json-body.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -85,12 +85,16 @@ export function consoleRoutes(deps: Deps) {
         if (s?.kind !== 'admin') throw signedOut()
         return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
       })
-      .delete('/console/session', async ({ request, set }) => {
-        Object.assign(set.headers, NO_STORE, {
-          'set-cookie': await endSession(deps.store, ADMIN_SESSION, request),
-        })
-        return { object: 'console.session', signed_in: false }
-      })
+      .delete(
+        '/console/session',
+        async ({ request, set }) => {
+          Object.assign(set.headers, NO_STORE, {
+            'set-cookie': await endSession(deps.store, ADMIN_SESSION, request),
+          })
+          return { object: 'console.session', signed_in: false }
+        },
+        { body: NoBody },
+      )
   }
   return app
     .post(
@@ -113,12 +117,16 @@ export function consoleRoutes(deps: Deps) {
       },
       { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }) },
     )
-    .delete('/console/me/session', async ({ request, set }) => {
-      Object.assign(set.headers, NO_STORE, {
-        'set-cookie': await endSession(deps.store, KEY_SESSION, request),
-      })
-      return { object: 'console.session', signed_in: false }
-    })
+    .delete(
+      '/console/me/session',
+      async ({ request, set }) => {
+        Object.assign(set.headers, NO_STORE, {
+          'set-cookie': await endSession(deps.store, KEY_SESSION, request),
+        })
+        return { object: 'console.session', signed_in: false }
+      },
+      { body: NoBody },
+    )
     .get('/console/me/api/overview', async ({ request, set }) => {
       Object.assign(set.headers, NO_STORE)
       const now = deps.clock.now()

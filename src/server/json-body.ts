@@ -17,6 +17,7 @@
  * const read = smallJsonBody(ADMIN_BODY_MAX, deps.config.server.bodyTimeoutMs)
  * new Elysia().onParse(({ request }) => read(request)) // a defined value: Elysia's parser never runs
  */
+import { t } from 'elysia'
 import { parseJsonBody } from '../json/parse-json-body.ts'
 import { checkJsonContentType, readBodyText } from '../pipeline/body.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -26,6 +27,9 @@ export const ADMIN_BODY_MAX = 64 * 1024
 
 /** The console's sign-in bound: `{"token": …}` with a token of at most 4,096 characters. */
 export const SIGN_IN_BODY_MAX = 8 * 1024
+
+/** The body schema of a route that takes none: a field sent anyway is a 400 naming it. */
+export const NoBody = t.Object({}, { additionalProperties: false })
 
 export function smallJsonBody(limit: number, timeoutMs: number): (request: Request) => Promise<unknown> {
   return async (request) => {

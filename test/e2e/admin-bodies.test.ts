@@ -1,7 +1,9 @@
 /**
  * What the admin API does with the bodies an authorized caller sends (issue 31): a bound with its
- * 413, replies that never repeat a long value, JSON only (415), validation that never quotes the
- * value. The bound itself is checked for every route in body-bounds.test.ts.
+ * 413, replies that never repeat a long value, JSON only (415), no numeric strings for numbers, no
+ * field a route does not take — `__proto__` and the body of a route that takes none included —,
+ * validation that never quotes the value. The bound itself is checked for every route in
+ * body-bounds.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ADMIN_BODY_MAX } from '../../src/server/json-body.ts'
@@ -56,6 +58,48 @@ describe('admin API bodies', () => {
     const plan = await post('/accounts/acme/plan', { plan: 'p'.repeat(5_000) })
     expect(plan.json.error).toMatchObject({ code: 'plan_not_found', param: 'plan' })
     expect(plan.text.length).toBeLessThan(400)
+  })
+
+  test('a number sent as a string → 400 naming days (it was taken as the number)', async () => {
+    for (const [path, body] of [
+      ['/accounts', { name: 'pp2', plan: 'pro', days: '30' }],
+      ['/accounts/acme/plan', { plan: 'pro', days: '30' }],
+    ] as const) {
+      const r = await post(path, body)
+      expect(r.status).toBe(400)
+      expect(r.json.error).toMatchObject({ code: 'invalid_type', param: 'days' })
+      expect(r.json.error.message).toBe('days: must be an integer from 1 to 36500; got a string.')
+    }
+    expect((await call('GET', '/accounts/pp2')).status).toBe(404)
+    expect((await post('/accounts', { name: 'pp3', plan: 'pro', days: 30 })).json.remaining_days).toBe(30)
+  })
+
+  test('__proto__ is a field like any other: 400 naming it, not dropped', async () => {
+    const r = await call('POST', '/accounts', '{"name":"pp1","__proto__":{"plan":"pro"}}')
+    expect(r.status).toBe(400)
+    expect(r.json.error).toMatchObject({ code: 'invalid_value', param: '__proto__' })
+    expect(r.json.error.message).toBe('__proto__: not a field of this request; it takes name, plan, days.')
+    expect((await call('GET', '/accounts/pp1')).status).toBe(404)
+  })
+
+  test('a route that takes no body refuses a field sent to it: 400 naming it; no body, or {}, is fine', async () => {
+    const { id } = await gw.key('quiet', 'free')
+    for (const path of ['/accounts/quiet/disable', '/accounts/quiet/enable', `/keys/${id}/disable`]) {
+      const r = await post(path, { x: 1 })
+      expect(r.status).toBe(400)
+      expect(r.json.error).toMatchObject({ code: 'invalid_value', param: 'x' })
+      expect(r.json.error.message).toBe('x: not a field of this request; it takes none.')
+    }
+    expect((await gw.deps.store.getAccount('quiet'))!.enabled).toBe(true)
+    expect((await post('/accounts/quiet/disable')).status).toBe(200)
+    expect((await post('/accounts/quiet/enable', {})).status).toBe(200)
+    const bare = await fetch(`${gw.url}/admin/v1/keys/${id}/enable`, {
+      method: 'POST',
+      headers: bearer(ADMIN_TOKEN),
+    })
+    expect(bare.status).toBe(200)
+    const session = await call('DELETE', '/sessions/0123456789abcdef', '{"x":1}')
+    expect(session.json.error).toMatchObject({ code: 'invalid_value', param: 'x' })
   })
 
   test('a content type that is not JSON → 415 unsupported_media_type; nothing is created', async () => {

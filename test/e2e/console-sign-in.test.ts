@@ -64,6 +64,20 @@ describe('console sign-in: what is read', () => {
     }
   })
 
+  test('signing out takes no body: a field sent → 400 naming it; none is fine', async () => {
+    for (const path of ['/console/session', '/console/me/session']) {
+      const sent = await fetch(`${gw.url}${path}`, {
+        method: 'DELETE',
+        headers: { 'content-type': 'application/json', origin: origin() },
+        body: '{"x":1}',
+      })
+      expect(sent.status).toBe(400)
+      expect(((await sent.json()) as any).error).toMatchObject({ code: 'invalid_value', param: 'x' })
+      const bare = await fetch(`${gw.url}${path}`, { method: 'DELETE', headers: { origin: origin() } })
+      expect(bare.status).toBe(200)
+    }
+  })
+
   test('a sign-in body is JSON: another content type → 415', async () => {
     const r = await post('/console/me/session', `key=${key}`, {
       'content-type': 'application/x-www-form-urlencoded',

@@ -8,6 +8,7 @@ import { Elysia, t } from 'elysia'
 import { endSessions, listSessions, sessionSelector } from '../../auth/sessions-admin.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
+import { NoBody } from '../json-body.ts'
 
 const S = t.Optional(t.String({ maxLength: 200 }))
 
@@ -15,7 +16,9 @@ export function adminSessionRoutes(deps: Deps) {
   return new Elysia({ name: 'switchyard.admin.sessions', prefix: '/admin/v1' })
     .use(adminGuard(deps))
     .get('/sessions', () => listSessions(deps.store, deps.clock.now()))
-    .delete('/sessions/:id', ({ params }) => endSessions(deps.store, sessionSelector({ id: params.id })))
+    .delete('/sessions/:id', ({ params }) => endSessions(deps.store, sessionSelector({ id: params.id })), {
+      body: NoBody,
+    })
     .post('/sessions/revoke', ({ body }) => endSessions(deps.store, sessionSelector(body)), {
       body: t.Object({ key: S, kind: S }, { additionalProperties: false }),
     })

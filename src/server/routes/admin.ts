@@ -3,15 +3,19 @@
  * Admin API under `/admin/v1/`, the same operations as the command line, behind the admin guard
  * (`../admin-guard.ts`), which every route of this group passes before anything else.
  */
+import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
 import { KEY_NAME_MAX_LENGTH } from '../../accounts/keys.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
+import { NoBody } from '../json-body.ts'
 import { KeyLimitsBody } from './admin-key-limits.ts'
 
-const Days = t.Optional(t.Integer({ minimum: 1, maximum: 36500 }))
+/** TypeBox's own integer: Elysia's `t.Integer` also takes a numeric string (`"30"`), for query strings. */
+const Days = t.Optional(Type.Integer({ minimum: 1, maximum: 36500 }))
+const none = { body: NoBody }
 
 export function adminRoutes(deps: Deps) {
   const svc = deps.accounts
@@ -39,8 +43,8 @@ export function adminRoutes(deps: Deps) {
     .post('/accounts/:name/plan', ({ params, body }) => svc.setPlan(params.name, body.plan, body.days), {
       body: t.Object({ plan: t.String(), days: Days }, { additionalProperties: false }),
     })
-    .post('/accounts/:name/disable', ({ params }) => svc.setEnabled(params.name, false))
-    .post('/accounts/:name/enable', ({ params }) => svc.setEnabled(params.name, true))
+    .post('/accounts/:name/disable', ({ params }) => svc.setEnabled(params.name, false), none)
+    .post('/accounts/:name/enable', ({ params }) => svc.setEnabled(params.name, true), none)
     .get('/accounts/:name/usage', async ({ params }) =>
       usageReport(deps, await svc.getAccount(params.name), null),
     )
@@ -58,9 +62,9 @@ export function adminRoutes(deps: Deps) {
       ),
     })
     .get('/keys/:id', ({ params }) => svc.keyView(params.id))
-    .post('/keys/:id/disable', ({ params }) => svc.setKeyState(params.id, 'disabled'))
-    .post('/keys/:id/enable', ({ params }) => svc.setKeyState(params.id, 'enabled'))
-    .post('/keys/:id/revoke', ({ params }) => svc.setKeyState(params.id, 'revoked'))
-    .post('/keys/:id/rotate', ({ params }) => svc.rotateKey(params.id))
-    .post('/keys/:id/unsuspend', ({ params }) => svc.unsuspendKey(params.id))
+    .post('/keys/:id/disable', ({ params }) => svc.setKeyState(params.id, 'disabled'), none)
+    .post('/keys/:id/enable', ({ params }) => svc.setKeyState(params.id, 'enabled'), none)
+    .post('/keys/:id/revoke', ({ params }) => svc.setKeyState(params.id, 'revoked'), none)
+    .post('/keys/:id/rotate', ({ params }) => svc.rotateKey(params.id), none)
+    .post('/keys/:id/unsuspend', ({ params }) => svc.unsuspendKey(params.id), none)
 }
