@@ -7,7 +7,7 @@
  */
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
-import { authenticate } from '../auth/authenticate.ts'
+import { authenticateToken } from '../auth/authenticate.ts'
 import { adminBound } from '../auth/console-admin.ts'
 import { adminCredential, keyCredential } from '../auth/session-binding.ts'
 import {
@@ -45,6 +45,23 @@ export function consolePages(deps: Deps): Record<string, typeof adminPage> {
     : { '/console': adminPage, '/console/me': mePage }
 }
 
+/**
+ * A key pasted into the sign-in form, or 401 saying it is malformed: spaces around it are the
+ * paste's; one inside means it is not a key (it would otherwise be refused as unknown).
+ */
+function pastedKey(key: string): string {
+  const given = key.trim()
+  if (!/^\S+$/.test(given)) {
+    throw new GatewayError(
+      401,
+      'invalid_api_key',
+      'Malformed API key: a key (sk-sy-…) holds no spaces or line breaks; paste it whole.',
+      { type: 'authentication_error' },
+    )
+  }
+  return given
+}
+
 export function consoleRoutes(deps: Deps) {
   const token = deps.config.admin.token
   const ttl = deps.config.admin.sessionTtlMs
@@ -64,7 +81,7 @@ export function consoleRoutes(deps: Deps) {
         '/console/session',
         async ({ request, body, set, server }) => {
           // Throttled per address like the admin API: the sign-in form is no faster way to guess.
-          credential(server?.requestIP(request)?.address ?? 'unknown', `Bearer ${body.token}`)
+          credential(server?.requestIP(request)?.address ?? 'unknown', { token: body.token })
           const s = await startSession(
             deps.store,
             ADMIN_SESSION,
@@ -100,7 +117,7 @@ export function consoleRoutes(deps: Deps) {
     .post(
       '/console/me/session',
       async ({ request, body, set }) => {
-        const auth = await authenticate(deps, `Bearer ${body.key}`, true)
+        const auth = await authenticateToken(deps, pastedKey(body.key), true)
         const credential = await keyCredential(deps.store, auth.key.id)
         if (credential === null) throw signedOut()
         const s = await startSession(

@@ -43,11 +43,17 @@ const digest = (s: string) => createHash('sha256').update(s).digest()
 const invalidToken = (message: string) =>
   new GatewayError(401, 'invalid_admin_token', message, { type: 'authentication_error' })
 
-/** Checks an Authorization header against the admin token; throws the refusal. */
-export function adminTokenCheck(token: string | null): (header: string | null) => void {
+/**
+ * What a caller offers as the admin token: an Authorization header (the admin API), or the token
+ * itself (the console's sign-in form).
+ */
+export type AdminCredential = { header: string | null } | { token: string }
+
+/** Checks a credential against the admin token; throws the refusal. */
+export function adminTokenCheck(token: string | null): (credential: AdminCredential) => void {
   // Compared as digests: equal length whatever is sent, so the comparison time says nothing.
   const expected = token === null ? null : digest(token)
-  return (header) => {
+  return (credential) => {
     if (expected === null) {
       throw new GatewayError(
         404,
@@ -55,10 +61,7 @@ export function adminTokenCheck(token: string | null): (header: string | null) =
         'The admin API is off; set admin.token in the config to turn it on.',
       )
     }
-    if (!header) throw invalidToken('Missing admin token; send "Authorization: Bearer <admin.token>".')
-    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
-    if (!m) throw invalidToken('Malformed Authorization header; send "Authorization: Bearer <admin.token>".')
-    const given = m[1]!
+    const given = 'token' in credential ? formToken(credential.token) : headerToken(credential.header)
     if (given.startsWith(KEY_PREFIX)) {
       throw new GatewayError(
         403,
@@ -69,6 +72,26 @@ export function adminTokenCheck(token: string | null): (header: string | null) =
     if (!timingSafeEqual(digest(given), expected)) throw invalidToken('Incorrect admin token.')
   }
 }
+
+function headerToken(header: string | null): string {
+  if (!header) throw invalidToken('Missing admin token; send "Authorization: Bearer <admin.token>".')
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
+  if (!m) throw invalidToken('Malformed Authorization header; send "Authorization: Bearer <admin.token>".')
+  return m[1]!
+}
+
+/** The token pasted into the sign-in form; spaces around it are the paste's, not the token's. */
+function formToken(token: string): string {
+  const given = token.trim()
+  if (!given) throw invalidToken('Missing admin token; enter admin.token from the config.')
+  if (/\s/.test(given)) {
+    throw invalidToken('Malformed admin token: it holds no spaces or line breaks; paste it whole.')
+  }
+  return given
+}
+
+/** Whether a credential offers anything: a missing one guesses nothing and is not counted. */
+const offered = (c: AdminCredential) => ('token' in c ? c.token.trim() !== '' : !!c.header)
 
 function throttled(ms: number): GatewayError {
   const s = Math.ceil(ms / 1000)
@@ -96,14 +119,16 @@ type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle' | 'store' | 'cloc
  */
 export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'adminThrottle'>) {
   const check = adminTokenCheck(deps.config.admin.token)
-  return (client: string, header: string | null): void => {
+  return (client: string, credential: AdminCredential): void => {
     const from = clientKey(client)
     const wait = deps.config.admin.token === null ? 0 : deps.adminThrottle.blockedForMs(from)
     if (wait > 0) throw throttled(wait)
     try {
-      check(header)
+      check(credential)
     } catch (err) {
-      if (header && err instanceof GatewayError && err.status !== 404) deps.adminThrottle.fail(from)
+      if (offered(credential) && err instanceof GatewayError && err.status !== 404) {
+        deps.adminThrottle.fail(from)
+      }
       throw err
     }
   }
@@ -135,7 +160,7 @@ export function adminGuard(deps: GuardDeps) {
       state.actor = 'console_session'
       return
     }
-    credential(state.client, request.headers.get('authorization'))
+    credential(state.client, { header: request.headers.get('authorization') })
     state.passed = true
   }
 

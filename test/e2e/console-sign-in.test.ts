@@ -87,3 +87,33 @@ describe('console sign-in: what is read', () => {
     expect(r.text).not.toContain(key.slice(6))
   })
 })
+
+describe('console sign-in: malformed credentials', () => {
+  test('a key with a space inside → 401 saying the key is malformed (no header was sent)', async () => {
+    const r = await post(
+      '/console/me/session',
+      JSON.stringify({ key: `${key.slice(0, 12)} ${key.slice(12)}` }),
+    )
+    expect(r.status).toBe(401)
+    expect(r.error.code).toBe('invalid_api_key')
+    expect(r.error.message).toStartWith('Malformed API key')
+    expect(r.error.message).not.toContain('Authorization')
+    expect(r.text).not.toContain(key.slice(12))
+  })
+
+  test('a token with a space inside → 401 saying the token is malformed', async () => {
+    const r = await post(
+      '/console/session',
+      JSON.stringify({ token: `${ADMIN_TOKEN.slice(0, 8)} ${ADMIN_TOKEN.slice(8)}` }),
+    )
+    expect(r.status).toBe(401)
+    expect(r.error.code).toBe('invalid_admin_token')
+    expect(r.error.message).toStartWith('Malformed admin token')
+    expect(r.error.message).not.toContain('Authorization')
+  })
+
+  test('spaces around a pasted key or token are the paste’s: signed in', async () => {
+    expect((await post('/console/me/session', JSON.stringify({ key: ` ${key}\n` }))).status).toBe(200)
+    expect((await post('/console/session', JSON.stringify({ token: `${ADMIN_TOKEN} ` }))).status).toBe(200)
+  })
+})
