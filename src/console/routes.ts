@@ -22,6 +22,7 @@ import { adminCredentialCheck } from '../server/admin-guard.ts'
 import type { Deps } from '../server/deps.ts'
 import { NoBody, SIGN_IN_BODY_MAX, smallJsonBody } from '../server/json-body.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
+import { audit } from '../util/audit.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 import adminPage from './ui/index.html'
@@ -80,8 +81,27 @@ export function consoleRoutes(deps: Deps) {
       .post(
         '/console/session',
         async ({ request, body, set, server }) => {
-          // Throttled per address like the admin API: the sign-in form is no faster way to guess.
-          credential(server?.requestIP(request)?.address ?? 'unknown', { token: body.token })
+          const client = server?.requestIP(request)?.address ?? 'unknown'
+          // An audit line like the admin API's, `warn` when refused; never the token.
+          const line = {
+            action: 'POST /console/session',
+            target: 'console',
+            request_id: String(set.headers['x-request-id'] ?? ''),
+            client,
+          }
+          try {
+            // Throttled per address like the admin API: the sign-in form is no faster way to guess.
+            credential(client, { token: body.token })
+          } catch (err) {
+            const e = err instanceof GatewayError ? err : null
+            audit(deps.log, {
+              ...line,
+              actor: 'unauthenticated',
+              outcome: e?.code ?? 'error',
+              status: e?.status,
+            })
+            throw err
+          }
           const s = await startSession(
             deps.store,
             ADMIN_SESSION,
@@ -91,6 +111,7 @@ export function consoleRoutes(deps: Deps) {
             ttl,
             adminCredential(token),
           )
+          audit(deps.log, { ...line, actor: 'admin_token', outcome: 'ok', status: 200 })
           Object.assign(set.headers, NO_STORE, { 'set-cookie': s.setCookie })
           return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
         },

@@ -20,7 +20,10 @@
  * nothing.
  *
  * Every request to a guarded route leaves one audit line (`../util/audit.ts`) when answered:
- * method and route, path, outcome, status, request id and client address; never the token.
+ * who (`actor`), method and route (`action`), what it was done to (`target`: the account or key,
+ * as the command line names it — the route's `:name` or `:id`, or what a handler says through
+ * `auditChange`), what it set (`change`, from the handler: a plan and its days, a new key's id),
+ * the path, outcome, status, request id and client address; never the token or a key.
  *
  * @example
  * new Elysia({ prefix: '/admin/v1' })
@@ -33,7 +36,7 @@ import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
 import { consoleAdmin } from '../auth/console-admin.ts'
 import { clientKey } from '../auth/throttle.ts'
-import { type AuditActor, audit } from '../util/audit.ts'
+import { type AuditActor, type AuditEvent, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { Deps } from './deps.ts'
 import { ADMIN_BODY_MAX, smallJsonBody } from './json-body.ts'
@@ -113,6 +116,26 @@ function outcomeOf(error: unknown, status: number): string {
 
 type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle' | 'store' | 'clock'>
 
+/** What a change did, for its audit line: said by the handler that made it. */
+export interface AuditChange {
+  /** The account or key changed, when the route's `:name` / `:id` does not say it. */
+  target?: string
+  /** The fields set (`plan`, `days`, a new key's `key` id): never a secret. */
+  change?: Record<string, unknown>
+}
+
+/** The longest text an audit line repeats from a request (a name, a path): no line grows with it. */
+const SHOWN = 200
+const clip = (s: string) => (s.length > SHOWN ? `${s.slice(0, SHOWN)}…` : s)
+
+/** Strings clipped, nothing else touched: the values of a change are short by their schemas. */
+const clipped = (change: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(change)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, typeof v === 'string' ? clip(v) : v]),
+  )
+
 /**
  * The admin token check behind the per-address throttle, for the guard and the console's sign-in
  * alike: refused while the address is throttled; a wrong credential counts toward it.
@@ -142,7 +165,10 @@ export function adminGuard(deps: GuardDeps) {
    * Bun no longer knows it) and whether the token passed, so a body route's second hook does not
    * check twice and the audit line names the actor.
    */
-  const seen = new WeakMap<Request, { client: string; passed: boolean; actor: AuditActor }>()
+  const seen = new WeakMap<
+    Request,
+    { client: string; passed: boolean; actor: AuditActor; change?: AuditChange }
+  >()
 
   const authorize = async (request: Request, server: Server<unknown> | null) => {
     let state = seen.get(request)
@@ -171,19 +197,34 @@ export function adminGuard(deps: GuardDeps) {
       return readBody(request)
     })
     .onTransform({ as: 'scoped' }, ({ request, server }) => authorize(request, server))
+    // After validation, for handlers only: what they changed, for the audit line.
+    .resolve({ as: 'scoped' }, ({ request }) => ({
+      auditChange(c: AuditChange): void {
+        const state = seen.get(request)
+        if (!state) return
+        const change = { ...state.change?.change, ...c.change }
+        state.change = { target: c.target ?? state.change?.target, change }
+      },
+    }))
     .onAfterResponse({ as: 'scoped' }, (ctx) => {
       const { request, server, route, path, set } = ctx
       const error = (ctx as { error?: unknown }).error // present after a refusal; untyped here
+      const params = (ctx as { params?: Record<string, string | undefined> }).params
       const status = Number(set.status ?? 200)
       const state = seen.get(request)
-      audit(deps.log, {
+      const said = state?.passed ? state.change : undefined
+      const change = said?.change && Object.keys(said.change).length ? clipped(said.change) : undefined
+      const line: AuditEvent & { path: string; change?: Record<string, unknown> } = {
         actor: state?.passed ? state.actor : 'unauthenticated',
         action: `${request.method} ${route}`,
-        target: path,
+        target: clip(said?.target ?? params?.name ?? params?.id ?? path),
+        ...(change ? { change } : {}),
+        path: clip(path),
         outcome: outcomeOf(error, status),
         status,
         request_id: String(set.headers['x-request-id'] ?? ''),
         client: state?.client ?? server?.requestIP(request)?.address ?? 'unknown',
-      })
+      }
+      audit(deps.log, line)
     })
 }

@@ -119,18 +119,27 @@ describe('admin authentication throttle', () => {
     expect((await post('/admin/v1/accounts/nobody/disable')).status).toBe(404)
     expect((await post('/admin/v1/accounts', { name: 7 })).status).toBe(400)
     const lines = await waitForAudit(gw, 5)
-    expect(lines.map((l) => [l.actor, l.action, l.target, l.outcome, l.status])).toEqual([
-      ['admin_token', 'POST /admin/v1/accounts', '/admin/v1/accounts', 'ok', 200],
-      ['admin_token', 'POST /admin/v1/keys', '/admin/v1/keys', 'ok', 200],
-      ['admin_token', 'POST /admin/v1/keys/:id/revoke', `/admin/v1/keys/${key.id}/revoke`, 'ok', 200],
+    // The target is what was changed, as the command line names it (see admin-audit.test.ts).
+    expect(lines.map((l) => [l.actor, l.action, l.target, l.path, l.outcome, l.status])).toEqual([
+      ['admin_token', 'POST /admin/v1/accounts', 'acme', '/admin/v1/accounts', 'ok', 200],
+      ['admin_token', 'POST /admin/v1/keys', 'acme', '/admin/v1/keys', 'ok', 200],
+      ['admin_token', 'POST /admin/v1/keys/:id/revoke', key.id, `/admin/v1/keys/${key.id}/revoke`, 'ok', 200],
       [
         'admin_token',
         'POST /admin/v1/accounts/:name/disable',
+        'nobody',
         '/admin/v1/accounts/nobody/disable',
         'account_not_found',
         404,
       ],
-      ['admin_token', 'POST /admin/v1/accounts', '/admin/v1/accounts', 'validation', 400],
+      [
+        'admin_token',
+        'POST /admin/v1/accounts',
+        '/admin/v1/accounts',
+        '/admin/v1/accounts',
+        'validation',
+        400,
+      ],
     ])
     for (const l of lines) expect(l.request_id).toMatch(/^req_/)
     expect(gw.logs.join('\n')).not.toContain(key.key)

@@ -118,10 +118,12 @@ describe('access log', () => {
     }
     const auditLine = gw.logs
       .map((l) => JSON.parse(l))
-      .find((l) => l.msg === 'audit' && String(l.target).endsWith('/rotate'))
+      .find((l) => l.msg === 'audit' && String(l.path).endsWith('/rotate'))
     expect(auditLine).toMatchObject({
       actor: 'admin_token',
-      target: `/admin/v1/keys/${id}/rotate`,
+      action: 'POST /admin/v1/keys/:id/rotate',
+      target: id,
+      path: `/admin/v1/keys/${id}/rotate`,
       outcome: 'ok',
     })
     const secrets = [key, (rotated as { key: string }).key, ADMIN, 'sk-sy-not-a-real-key']

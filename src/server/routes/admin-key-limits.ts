@@ -17,11 +17,13 @@ import type { Deps } from '../deps.ts'
 export const KeyLimitsBody = t.Unknown()
 
 export function adminKeyLimitRoutes(deps: Deps) {
-  return new Elysia({ name: 'switchyard.admin.key-limits', prefix: '/admin/v1' })
-    .use(adminGuard(deps))
-    .patch(
-      '/keys/:id/limits',
-      ({ params, body }) => deps.accounts.setKeyLimits(params.id, body as KeyLimitsPatch),
-      { body: KeyLimitsBody },
-    )
+  return new Elysia({ name: 'switchyard.admin.key-limits', prefix: '/admin/v1' }).use(adminGuard(deps)).patch(
+    '/keys/:id/limits',
+    async ({ params, body, auditChange }) => {
+      const k = await deps.accounts.setKeyLimits(params.id, body as KeyLimitsPatch)
+      auditChange({ change: { limits: k.limits } })
+      return k
+    },
+    { body: KeyLimitsBody },
+  )
 }

@@ -19,7 +19,14 @@ export function adminSessionRoutes(deps: Deps) {
     .delete('/sessions/:id', ({ params }) => endSessions(deps.store, sessionSelector({ id: params.id })), {
       body: NoBody,
     })
-    .post('/sessions/revoke', ({ body }) => endSessions(deps.store, sessionSelector(body)), {
-      body: t.Object({ key: S, kind: S }, { additionalProperties: false }),
-    })
+    .post(
+      '/sessions/revoke',
+      ({ body, auditChange }) => {
+        auditChange({ target: body.key ?? body.kind, change: { key: body.key, kind: body.kind } })
+        return endSessions(deps.store, sessionSelector(body))
+      },
+      {
+        body: t.Object({ key: S, kind: S }, { additionalProperties: false }),
+      },
+    )
 }

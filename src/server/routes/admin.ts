@@ -30,19 +30,31 @@ export function adminRoutes(deps: Deps) {
       })),
     }))
     .get('/accounts', async () => ({ object: 'list', data: await svc.listAccounts() }))
-    .post('/accounts', ({ body }) => svc.createAccount(body.name, body.plan, body.days), {
-      body: t.Object(
-        { name: t.String(), plan: t.Optional(t.String()), days: Days },
-        { additionalProperties: false },
-      ),
-    })
+    .post(
+      '/accounts',
+      ({ body, auditChange }) => {
+        auditChange({ target: body.name, change: { plan: body.plan, days: body.days } })
+        return svc.createAccount(body.name, body.plan, body.days)
+      },
+      {
+        body: t.Object(
+          { name: t.String(), plan: t.Optional(t.String()), days: Days },
+          { additionalProperties: false },
+        ),
+      },
+    )
     .get('/accounts/:name', async ({ params }) => {
       const a = await svc.getAccount(params.name)
       return { ...(await svc.view(a)), plan_history: await svc.planHistory(params.name) }
     })
-    .post('/accounts/:name/plan', ({ params, body }) => svc.setPlan(params.name, body.plan, body.days), {
-      body: t.Object({ plan: t.String(), days: Days }, { additionalProperties: false }),
-    })
+    .post(
+      '/accounts/:name/plan',
+      ({ params, body, auditChange }) => {
+        auditChange({ change: { plan: body.plan, days: body.days } })
+        return svc.setPlan(params.name, body.plan, body.days)
+      },
+      { body: t.Object({ plan: t.String(), days: Days }, { additionalProperties: false }) },
+    )
     .post('/accounts/:name/disable', ({ params }) => svc.setEnabled(params.name, false), none)
     .post('/accounts/:name/enable', ({ params }) => svc.setEnabled(params.name, true), none)
     .get('/accounts/:name/usage', async ({ params }) =>
@@ -51,16 +63,27 @@ export function adminRoutes(deps: Deps) {
     .get('/keys', async ({ query }) => ({ object: 'list', data: await svc.listKeys(query.account) }), {
       query: t.Object({ account: t.Optional(t.String()) }),
     })
-    .post('/keys', ({ body }) => svc.createKey(body.account, body.name, body.limits as KeyLimitsPatch), {
-      body: t.Object(
-        {
-          account: t.String(),
-          name: t.Optional(t.String({ maxLength: KEY_NAME_MAX_LENGTH })),
-          limits: t.Optional(KeyLimitsBody),
-        },
-        { additionalProperties: false },
-      ),
-    })
+    .post(
+      '/keys',
+      async ({ body, auditChange }) => {
+        // As the command line's `keys create`: the account is the target; the new key's id is
+        // what was made (never the key itself).
+        auditChange({ target: body.account, change: { name: body.name } })
+        const k = await svc.createKey(body.account, body.name, body.limits as KeyLimitsPatch)
+        auditChange({ change: { key: k.id, prefix: k.prefix, limits: k.limits } })
+        return k
+      },
+      {
+        body: t.Object(
+          {
+            account: t.String(),
+            name: t.Optional(t.String({ maxLength: KEY_NAME_MAX_LENGTH })),
+            limits: t.Optional(KeyLimitsBody),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    )
     .get('/keys/:id', ({ params }) => svc.keyView(params.id))
     .post('/keys/:id/disable', ({ params }) => svc.setKeyState(params.id, 'disabled'), none)
     .post('/keys/:id/enable', ({ params }) => svc.setKeyState(params.id, 'enabled'), none)
