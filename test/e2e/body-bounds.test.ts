@@ -3,8 +3,9 @@
  * The server sets no limit of its own (Bun's would answer with a bare 413), and the console's
  * sign-in routes read bodies of any size without authentication: 400 MB took the process from
  * 77 MB to 860 MB and answered 500. Read from the app itself, so a route added later is checked
- * too: a body declared over the bound is refused at once, and a chunked body that keeps coming
- * and then stalls is refused without waiting for its end — an unbounded read would stall with it.
+ * too: a body declared over the bound is refused at once, a chunked body that keeps coming and
+ * then stalls is refused without waiting for its end — an unbounded read would stall with it —,
+ * and a body that stops arriving gets 408 at `server.body_timeout_s`.
  * Real sockets, so nothing in between buffers the body.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -23,7 +24,9 @@ let key: string
 let routes: Array<{ method: string; path: string }>
 beforeAll(async () => {
   gw = await startGateway({
-    doc: testConfigDoc({ server: { host: '127.0.0.1', port: 0, body_limit_bytes: MODEL_BODY_MAX } }),
+    doc: testConfigDoc({
+      server: { host: '127.0.0.1', port: 0, body_limit_bytes: MODEL_BODY_MAX, body_timeout_s: 1 },
+    }),
   })
   port = Number(new URL(gw.url).port)
   key = (await gw.key('bounds', 'unlimited')).key
@@ -98,6 +101,19 @@ describe('every route that reads a body bounds it', () => {
       )
       expect413(`${r.method} ${r.path}`, res, boundOf(r.path))
     }
+  })
+
+  test('a body that stops arriving → 408 at server.body_timeout_s, not a held request', async () => {
+    // All at once: each waits out the 1 s deadline.
+    const answers = await Promise.all(
+      routes.map(async (r) => {
+        const res = await sendAndHold(port, head(r.method, r.path, ['Content-Length: 100']), [
+          new TextEncoder().encode('{"name":'),
+        ])
+        return { route: `${r.method} ${r.path}`, status: res.status, late: res.ms > 4_000 }
+      }),
+    )
+    expect(answers).toEqual(routes.map((r) => ({ route: `${r.method} ${r.path}`, status: 408, late: false })))
   })
 
   test('400 MB declared to a sign-in route: 413 at once, the server never reads it', async () => {
