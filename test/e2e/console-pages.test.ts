@@ -18,7 +18,8 @@ test('/console and /console/me carry an inline icon: no /favicon.ico request', a
     const icons = [...html.matchAll(/<link[^>]*rel="icon"[^>]*>/g)].map((m) => m[0])
     expect({ path, icons: icons.length }).toEqual({ path, icons: 1 })
     const href = /href="([^"]*)"/.exec(icons[0]!)![1]!
-    expect(href).toStartWith('data:image/svg+xml,')
-    expect(decodeURIComponent(href.slice('data:image/svg+xml,'.length))).toStartWith('<svg ')
+    expect(href).toStartWith('data:image/png;base64,')
+    const png = Buffer.from(href.slice('data:image/png;base64,'.length), 'base64')
+    expect(png.subarray(1, 4).toString()).toBe('PNG')
   }
 })
