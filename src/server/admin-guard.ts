@@ -197,8 +197,8 @@ export function adminGuard(deps: GuardDeps) {
       return readBody(request)
     })
     .onTransform({ as: 'scoped' }, ({ request, server }) => authorize(request, server))
-    // After validation, for handlers only: what they changed, for the audit line.
     .resolve({ as: 'scoped' }, ({ request }) => ({
+      /** For handlers (it resolves after validation): what they changed, for the audit line. */
       auditChange(c: AuditChange): void {
         const state = seen.get(request)
         if (!state) return
@@ -213,7 +213,8 @@ export function adminGuard(deps: GuardDeps) {
       const status = Number(set.status ?? 200)
       const state = seen.get(request)
       const said = state?.passed ? state.change : undefined
-      const change = said?.change && Object.keys(said.change).length ? clipped(said.change) : undefined
+      const fields = said?.change ? clipped(said.change) : {}
+      const change = Object.keys(fields).length ? fields : undefined
       const line: AuditEvent & { path: string; change?: Record<string, unknown> } = {
         actor: state?.passed ? state.actor : 'unauthenticated',
         action: `${request.method} ${route}`,
