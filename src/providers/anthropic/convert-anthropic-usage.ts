@@ -7,7 +7,8 @@ import type { AnthropicUsage } from './anthropic-types.ts'
 
 /**
  * Anthropic's `input_tokens` excludes cached input, so the prompt is the sum of the three input
- * counts; cache reads are reported as OpenAI's `cached_tokens`.
+ * counts; cache reads are reported as OpenAI's `cached_tokens`, cache writes (when there are any)
+ * as `cache_write_tokens`, which the model's `cache_write` price bills (limits/pricing.ts).
  *
  * @example
  * convertAnthropicUsage({ input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 5 })
@@ -15,13 +16,16 @@ import type { AnthropicUsage } from './anthropic-types.ts'
  */
 export function convertAnthropicUsage(usage: AnthropicUsage | undefined): Usage {
   const cached = usage?.cache_read_input_tokens ?? 0
-  const prompt = (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + cached
+  const written = usage?.cache_creation_input_tokens ?? 0
+  const prompt = (usage?.input_tokens ?? 0) + written + cached
   const completion = usage?.output_tokens ?? 0
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cached },
+    prompt_tokens_details: written
+      ? { cached_tokens: cached, cache_write_tokens: written }
+      : { cached_tokens: cached },
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * @module
  * OpenAI usage → Anthropic's: `input_tokens` excludes cached prompt tokens, which Anthropic
- * reports as `cache_read_input_tokens` (the inverse of `convert-anthropic-usage.ts`).
+ * reports as `cache_read_input_tokens`, and cache writes, `cache_creation_input_tokens` (the
+ * inverse of `convert-anthropic-usage.ts`).
  */
 import type { Usage } from '../../providers/types.ts'
 
@@ -14,10 +15,11 @@ export interface MessagesUsage {
 
 export function toMessagesUsage(usage: Usage | null | undefined): MessagesUsage {
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
+  const written = usage?.prompt_tokens_details?.cache_write_tokens ?? 0
   return {
-    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached),
+    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached - written),
     output_tokens: usage?.completion_tokens ?? 0,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
   }
 }

@@ -122,6 +122,10 @@ export function responsesUsage(usage: Usage | null | undefined): ResponsesUsage 
   }
 }
 
+/** Cache writes (billed at `cache_write`) only where there are some, as the adapters report them. */
+const promptDetails = (cached: number, written: number): Record<string, number> =>
+  written ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached }
+
 /** Responses usage (e.g. from `response.completed`) in the chat terms usage records keep. */
 export function chatUsage(usage: Partial<ResponsesUsage> | null | undefined): Usage | null {
   if (!usage || typeof usage.input_tokens !== 'number') return null
@@ -131,7 +135,10 @@ export function chatUsage(usage: Partial<ResponsesUsage> | null | undefined): Us
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: usage.total_tokens ?? prompt + completion,
-    prompt_tokens_details: { cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0 },
+    prompt_tokens_details: promptDetails(
+      usage.input_tokens_details?.cached_tokens ?? 0,
+      usage.input_tokens_details?.cache_write_tokens ?? 0,
+    ),
     completion_tokens_details: { reasoning_tokens: usage.output_tokens_details?.reasoning_tokens ?? 0 },
   }
 }

@@ -128,7 +128,8 @@ describe('Anthropic adapter, non-streaming', () => {
       prompt_tokens: 325,
       completion_tokens: 89,
       total_tokens: 414,
-      prompt_tokens_details: { cached_tokens: 200 },
+      // 100 of them cache writes, kept apart for the cache_write price.
+      prompt_tokens_details: { cached_tokens: 200, cache_write_tokens: 100 },
     })
   })
 

@@ -91,7 +91,8 @@ describe('anthropicStreamTransform', () => {
       prompt_tokens: 23,
       completion_tokens: 9,
       total_tokens: 32,
-      prompt_tokens_details: { cached_tokens: 11 },
+      // Cache writes kept apart: the model's cache_write price bills them.
+      prompt_tokens_details: { cached_tokens: 11, cache_write_tokens: 7 },
     })
   })
 
