@@ -228,7 +228,7 @@ export interface AdmissionLog {
   recordAdmitted(input: AdmitInput, at: number): Promise<void>
   /** Admissions with a reservation never settled, made before `before` (oldest first, at most `limit`). */
   unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>>
-  /** Marks these reservations settled to nothing in the log. */
+  /** Marks these reservations settled in the log (the amounts are the limiter's to move). */
   markSettled(items: Settlement[]): Promise<void>
   /** Admitted requests since `since` (ms epoch), for windows the limiter does not track. */
   countSince(accountId: number, since: number): Promise<number>

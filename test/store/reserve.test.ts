@@ -301,7 +301,7 @@ test('a $0.01 budget at $0.0025 a request admits exactly four; settling below th
   store.close()
 })
 
-test("a key's own rows bind within the account's; the sweeper settles to nothing what nobody settled", async () => {
+test("a key's own rows bind within the account's; the sweeper settles to itself what nobody settled", async () => {
   const { store, input, used } = await setup()
   const keyTpm: LimitRow = { ...TPM, scope: 'key', capacity: 400 }
   const charge: ChargeRequest = { rows: [TPM, keyTpm], inputTokens: 100, wantOutput: 150, price: null }
@@ -313,9 +313,12 @@ test("a key's own rows bind within the account's; the sweeper settles to nothing
   // Another key of the account still has the account's room.
   expect((await store.admit(input(T0 + 2, charge, 'key_2'))).admitted).toBe(true)
   expect(await used([TPM], T0 + 3)).toEqual([500])
+  // Settled at what each reserved: the account's and the key's windows keep them, and each is
+  // swept once.
   expect(await store.sweepReservations(T0 + 1)).toBe(1)
-  expect(await used([TPM, keyTpm], T0 + 4)).toEqual([250, 0])
+  expect(await used([TPM, keyTpm], T0 + 4)).toEqual([500, 250])
   expect(await store.sweepReservations(T0 + 10)).toBe(1)
-  expect(await used([TPM], T0 + 5)).toEqual([0])
+  expect(await store.sweepReservations(T0 + 20)).toBe(0)
+  expect(await used([TPM], T0 + 5)).toEqual([500])
   store.close()
 })

@@ -1,8 +1,10 @@
 /**
  * The SQLite sweeper without an index (migrations-v13.ts): each sweep reads the charges made
- * since the last one's bound, so a reservation nobody settled is released by the first sweep
- * whose bound passes it — whichever account it is on, however many sweeps ran before — and
- * admission and settlement write no index page.
+ * since the last one's bound, so a reservation nobody settled is settled by the first sweep whose
+ * bound passes it — whichever account it is on, however many sweeps ran before — and admission
+ * and settlement write no index page. It is settled to itself, the most it could have cost (its
+ * process was killed: the upstream may have answered it in full), so its charge stays in the
+ * windows until it slides out, as any settled charge does.
  */
 
 import { Database } from 'bun:sqlite'
@@ -28,15 +30,19 @@ async function setup() {
   const input = (account: number, now: number) => chargedAdmission(accounts[account]!.id, now, CHARGE)
   const used = async (account: number, now: number) =>
     (await store.rowStates({ accountId: accounts[account]!.id, keyId: 'key_1', now, rows: [TPM] }))[0]!.used
-  return { store, input, used, ids: accounts.map((a) => a.id) }
+  const unsettled = () =>
+    store.db.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM admissions WHERE settled = 0').get()!.n
+  return { store, input, used, unsettled, ids: accounts.map((a) => a.id) }
 }
 
-test('each sweep releases what was made before its bound and not settled, on every account, once', async () => {
-  const { store, input, used, ids } = await setup()
+test('each sweep settles what was made before its bound and not settled, to itself, on every account, once', async () => {
+  const { store, input, used, unsettled, ids } = await setup()
   await store.admit(input(0, T0))
   await store.admit(input(1, T0 + 1))
   expect(await store.sweepReservations(T0 + 1)).toBe(1)
-  expect([await used(0, T0 + 2), await used(1, T0 + 2)]).toEqual([0, 400])
+  // Settled at what it reserved (400): the window keeps it, as it would a charge settled by its request.
+  expect([await used(0, T0 + 2), await used(1, T0 + 2)]).toEqual([400, 400])
+  expect(unsettled()).toBe(1)
   // Made after the last bound, on both accounts; one of them settled before the sweep comes.
   await store.admit(input(0, T0 + 5))
   const settled = await store.admit(input(1, T0 + 6))
@@ -61,7 +67,9 @@ test('each sweep releases what was made before its bound and not settled, on eve
   expect(await store.sweepReservations(T0 + 3)).toBe(1)
   expect(await store.sweepReservations(T0 + 4)).toBe(0)
   expect(await store.sweepReservations(T0 + 10)).toBe(1)
-  expect([await used(0, T0 + 11), await used(1, T0 + 11)]).toEqual([0, 120])
+  // a: two swept at 400 each; b: one swept at 400, one settled by its request at 120.
+  expect([await used(0, T0 + 11), await used(1, T0 + 11)]).toEqual([800, 520])
+  expect(unsettled()).toBe(0)
   expect(await store.sweepReservations(T0 + 20)).toBe(0)
   store.close()
 })
@@ -96,6 +104,11 @@ test('migration 13: the unsettled index is gone and the first sweep still finds 
   expect(indexes).toEqual([])
   expect(await used(T0 - 49_000)).toBe(400)
   expect(await store.sweepReservations(T0 - 20_000)).toBe(1)
-  expect(await used(T0 - 19_000)).toBe(0)
+  // Settled to itself: still counted, never swept again.
+  expect(await used(T0 - 19_000)).toBe(400)
+  expect(
+    store.db.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM admissions WHERE settled = 0').get()!.n,
+  ).toBe(0)
+  expect(await store.sweepReservations(T0 - 10_000)).toBe(0)
   store.close()
 })

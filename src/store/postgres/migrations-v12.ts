@@ -14,8 +14,8 @@
  * - `switchyard_settle`: settles reservations once (`NOT settled`), each under its account's lock
  *   taken in ascending order (as admission batches take them: no deadlock between the two),
  *   moving every window sum that still holds the charge and the period's spend.
- * - `switchyard_sweep`: settles to nothing the reservations older than a bound that nobody
- *   settled (a replica killed mid-request).
+ * - `switchyard_sweep`: settles the reservations older than a bound that nobody settled (a replica
+ *   killed mid-request) — to nothing here, to themselves from v14 (migrations-v14.ts).
  */
 import { ADMIT_DECIDE } from './admit-sql.ts'
 

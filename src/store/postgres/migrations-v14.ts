@@ -6,7 +6,11 @@
  * then. Two functions are replaced, nothing stored changes:
  * - `switchyard_admit_charged` with `ADMIT_DECIDE_V14` (admit-sql.ts): the account's RPM and RPD;
  * - `switchyard_charge`, edited from v12's text: a key's own request rows (requests come first in
- *   the rows, limits/rows.ts), the one that admits last refuses.
+ *   the rows, limits/rows.ts), the one that admits last refuses;
+ * - `switchyard_sweep`: a reservation nobody settled (its replica was killed) is settled to itself,
+ *   the most it could have cost, not to nothing: the upstream may have answered it in full, and
+ *   one killed between answering and its usage flush certainly did (DESIGN §11: nothing
+ *   over-admitted). Settled, it leaves its windows as they slide, like any charge.
  */
 import { ADMIT_DECIDE_V14 } from './admit-sql.ts'
 import { admitCharged, CHARGE_V12 } from './migrations-v12.ts'
@@ -57,5 +61,17 @@ ${REFUSED}`,
   ],
 ].reduce((text, [from, to]) => edit(text, from!, to!), CHARGE_V12)
 
+const SWEEP_V14 = `CREATE OR REPLACE FUNCTION switchyard_sweep(p_before BIGINT, p_limit INTEGER) RETURNS INTEGER
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  RETURN switchyard_settle((
+    SELECT COALESCE(jsonb_agg(jsonb_build_object('id', q.gateway_id, 'tokens', q.tokens, 'micros', q.charge_micros)),
+      '[]'::JSONB)
+    FROM (SELECT gateway_id, tokens, charge_micros FROM requests WHERE NOT settled AND created_at < p_before
+          ORDER BY created_at LIMIT p_limit) q));
+END
+$fn$;`
+
 export const RETRY_LATER_V14 = `${admitCharged('CREATE OR REPLACE', ADMIT_DECIDE_V14)}
-${CHARGE_V14}`
+${CHARGE_V14}
+${SWEEP_V14}`

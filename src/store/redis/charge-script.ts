@@ -155,8 +155,12 @@ local rec = redis.call('HGET', KEYS[1], ARGV[1])
 if not rec then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 local r = cjson.decode(rec)
-local dt = tonumber(ARGV[2]) - r.t
-local dm = tonumber(ARGV[3]) - r.m
+-- A negative amount: as reserved (the sweep's settlement of a reservation nobody settled).
+local nt, nm = tonumber(ARGV[2]), tonumber(ARGV[3])
+if nt < 0 then nt = r.t end
+if nm < 0 then nm = r.m end
+local dt = nt - r.t
+local dm = nm - r.m
 for _, base in ipairs(r.w) do
   if dt ~= 0 and redis.call('HEXISTS', base .. ':a', ARGV[1]) == 1 then
     redis.call('HINCRBY', base .. ':a', ARGV[1], dt)

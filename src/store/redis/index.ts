@@ -109,16 +109,18 @@ export class RedisLimiter implements Limiter {
   }
   /**
    * Reservations the database's admission log still calls unsettled past `before` (their replica
-   * died mid-request): each settled to nothing here, then in the log.
+   * died mid-request): each settled to itself, the most it could have cost (the upstream may have
+   * answered it in full), here, then in the log.
    */
   sweepReservations: Limiter['sweepReservations'] = async (before) => {
     const stale = await this.opts.log.unsettled(before, 1000)
     if (!stale.length) return 0
+    // Negative: as reserved (the settle script reads the reservation it holds).
     const settlements = stale.map((r) => ({
       handle: r.gatewayId,
       accountId: r.accountId,
-      tokens: 0,
-      micros: 0,
+      tokens: -1,
+      micros: -1,
     }))
     await this.settle(settlements)
     await this.opts.log.markSettled(settlements)

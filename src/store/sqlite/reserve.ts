@@ -11,8 +11,9 @@
  * its own writes its `limit_scopes` row. A flush settles its batch: one statement a charge, then
  * one per scope the batch touched.
  *
- * Reservations never settled (a process killed mid-request) are settled to nothing by `sweep`
- * once older than `limits.reservation_ttl_s` (app/serve.ts runs it every tenth of that).
+ * Reservations never settled (a process killed mid-request) are settled to themselves — the most
+ * they could have cost — by `sweep` once older than `limits.reservation_ttl_s` (app/serve.ts runs
+ * it every tenth of that).
  */
 import type { Database } from 'bun:sqlite'
 import { outputAllowance } from '../../limits/allowance.ts'
@@ -270,8 +271,8 @@ export class ReserveQueries {
   }
 
   /**
-   * Settles to nothing up to `limit` reservations made before `before` and never settled; returns
-   * how many. It reads, account by account along the primary key, the charges made since the last
+   * Settles to themselves up to `limit` reservations made before `before` and never settled;
+   * returns how many. It reads, account by account along the primary key, the charges made since the last
    * sweep's bound (no index to keep on the hot path): each charge is read by one sweep, and its
    * `created_at` is never older than the clock of the process that admitted it.
    */
@@ -281,20 +282,10 @@ export class ReserveQueries {
     const rows: Stale[] = []
     for (let a = this.q.accounts.get(-1); a && rows.length < limit; a = this.q.accounts.get(a.account_id))
       rows.push(...this.q.stale.all(a.account_id, mark, before, limit - rows.length))
-    const changes = new Changes(this.periods)
-    for (const r of rows) {
-      if (this.q.settle.run(r.account_id, r.created_at, r.seq, 0, 0).changes !== 1) continue
-      // Whether the key kept rows of its own is not stored: its `limit_scopes` row is read to know.
-      const charge = {
-        account: r.account_id,
-        at: r.created_at,
-        keyId: r.key_id,
-        budgets: r.budgets,
-        keyRows: true,
-      }
-      changes.add(charge, -r.tokens, -r.charge_micros)
-    }
-    this.apply(changes)
+    // Each settled to itself, the most it could have cost (its process was killed: the upstream
+    // may have answered it in full, and did if the kill came between the answer and the usage
+    // flush): marked settled, its windows and spend unchanged, so nothing is over-admitted.
+    for (const r of rows) this.q.settle.run(r.account_id, r.created_at, r.seq, r.tokens, r.charge_micros)
     // Every charge made before `before` is settled now, unless the limit cut the sweep short.
     if (rows.length < limit) this.q.setMark.run(before)
     return rows.length
