@@ -166,6 +166,8 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     finish(status, usage, err, r.ttftMs, unaccounted)
   }
   const out = await writeStream(source, encoder, {
+    // The time to first token counts from this attempt's upstream call, not from its headers.
+    startedAt: ctx.deadline?.startedAt,
     keepaliveMs: config.server.streamKeepaliveMs,
     holdMs: config.server.streamHoldMs,
     signal: p.signal,

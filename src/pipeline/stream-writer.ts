@@ -49,6 +49,12 @@ export interface WriteStreamOptions<T = unknown> {
   /** Time for the hold, keep-alive and the plan's timeouts; the real clock by default. */
   scheduler?: Scheduler
   /**
+   * When the upstream call began, on the scheduler's clock: the time to first token counts from
+   * it (the wait for the upstream's headers included), to the first content-bearing item. By
+   * default, from when the writer was made.
+   */
+  startedAt?: number
+  /**
    * Hold the status and every byte until the first content-bearing item (the encoder's
    * `contentStarted()`, else its `relayedBytes()` grows; a role-only or empty delta is not
    * content), so that a failure before it is still an HTTP error the attempt loop may retry
@@ -107,6 +113,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private first: Promise<void> | null = null
   private controller: Controller | undefined
   private ttftMs: number | null = null
+  /** Where the time to first token counts from (`startedAt`, else `t0`). */
+  private readonly ttftFrom: number
   private finished = false
   /** A pull is waiting for the source: only then is the client owed a keep-alive. */
   private waiting = false
@@ -153,6 +161,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     // The request's timer, if it has one (it timed the first byte): taken over, not a second one.
     this.timer = deadline ? deadline.own(() => this.tick()) : this.sched.timer(() => this.tick())
     this.t0 = this.sched.now()
+    this.ttftFrom = opts.startedAt ?? this.t0
     this.content = !opts.holdForContent
     const ft = opts.holdForContent ? opts.firstToken : undefined
     this.firstTokenAt = ft?.failOver ? this.t0 + ft.ms : Number.POSITIVE_INFINITY
@@ -311,6 +320,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       // Content first: an in-band failure that came in the same read as content goes out after it.
       if (this.encoder.contentStarted?.() ?? (this.encoder.relayedBytes?.() ?? 1) > 0) {
         this.content = true
+        // The first content-bearing item: the time to first token (a role-only delta is not one).
+        this.ttftMs = this.sched.now() - this.ttftFrom
         return
       }
       const failure = this.encoder.failure?.()
@@ -363,7 +374,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private emit(sink: (bytes: Uint8Array) => void): boolean {
     const items = this.items
     const encoder = this.encoder
-    if (this.ttftMs === null) this.ttftMs = this.sched.now() - this.t0
+    // Not held for content: the first item out is the first token. Held: see `fill`.
+    if (this.ttftMs === null && this.content) this.ttftMs = this.sched.now() - this.ttftFrom
     let wrote = false
     try {
       if (encoder.encodeText) {

@@ -47,9 +47,12 @@ class RealTimer implements Timer {
 export class Deadline implements Timer {
   private fire: () => void = noop
   private readonly timer: Timer
+  /** When the attempt it times began (the scheduler's clock): its time to first token counts from here. */
+  readonly startedAt: number
 
   constructor(readonly scheduler: Scheduler) {
     this.timer = scheduler.timer(() => this.fire())
+    this.startedAt = scheduler.now()
   }
 
   /** Takes the timer over, disarmed: `fire` runs when it next falls due. */

@@ -347,6 +347,22 @@ describe('writeChatStream holding for content (DESIGN §10)', () => {
     expect(data.at(-1)).toBe('[DONE]')
   })
 
+  test('time to first token: from the upstream call (the wait for its headers included) to the first content, not the role chunk', async () => {
+    const clock = new ManualScheduler()
+    await clock.advance(1_000)
+    const { stream } = scripted([ROLE(), wait(200), TEXT('Hi'), FINISH()], clock)
+    // The upstream call began 600 ms before its headers came and the writer was made.
+    const { opts, finished } = options({
+      holdForContent: true,
+      scheduler: clock,
+      startedAt: clock.now() - 600,
+    })
+    const opened = writeChatStream(stream, opts)
+    await clock.advance(200)
+    await text(await ok(opened))
+    expect(finished[0]!.ttftMs).toBe(800)
+  })
+
   test('first token late with a fallback to go to: an HTTP error at firstToken.ms', async () => {
     const clock = new ManualScheduler()
     const { stream, state } = scripted([ROLE(), wait(5_000), TEXT('late')], clock)
