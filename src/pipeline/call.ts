@@ -153,8 +153,10 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   let held: StreamOutcome | null = null
   const onFinish = (r: StreamOutcome): void => {
     const status = r.error ? r.error.status : r.aborted ? 499 : 200
-    // Most of the answer may have reached the client: record it, estimated (usage/estimate.ts).
-    const own = r.aborted ? disconnectedUsage(r.usage, r.relayedBytes, p.bodyText) : r.usage
+    // Most of the answer may have reached the client — it left, or the upstream failed after
+    // content without reporting usage: record it, estimated (usage/estimate.ts), never as nothing.
+    const cutShort = r.aborted || (r.error !== null && r.relayedBytes > 0 && !r.usage)
+    const own = cutShort ? disconnectedUsage(r.usage, r.relayedBytes, p.bodyText) : r.usage
     const carried = p.rescue?.carried() ?? null
     const usage = summed(own, carried)
     const err = r.error ?? (r.aborted ? abortError(undefined) : null)

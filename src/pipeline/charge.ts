@@ -241,6 +241,13 @@ function capForward(
 }
 
 /**
+ * A settlement, and — when it was worked out from what was relayed rather than from the
+ * upstream's count — the tokens it charged, split as the request's log row shows them, so the
+ * row's tokens and cost are what the account was charged.
+ */
+export type SettledAs = Settlement & { counted?: { prompt_tokens: number; completion_tokens: number } }
+
+/**
  * At the end, the reservation settled (DESIGN §11):
  * - to the upstream's usage (and its cost) when it reported the whole answer's;
  * - to nothing when the request failed before any generated text reached the client (a failure
@@ -265,7 +272,7 @@ export function settle(
   unaccounted: Unaccounted | undefined,
   /** The answering model's dearest prices (null: free). */
   price: DearestPrices | null,
-): Settlement {
+): SettledAs {
   const to = (tokens: number, micros: number): Settlement => ({ handle: r.handle, accountId, tokens, micros })
   if (unaccounted) {
     const nothing = unaccounted.relayedBytes === 0 && !unaccounted.aborted
@@ -273,7 +280,14 @@ export function settle(
     const seen = unaccounted.seen
     const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
     const output = Math.max(unaccounted.relayedBytes, seen?.completion_tokens ?? 0)
-    return to(Math.min(r.tokens, input + output), Math.min(r.micros, highestCostMicros(price, input, output)))
+    const tokens = Math.min(r.tokens, input + output)
+    return {
+      ...to(tokens, Math.min(r.micros, highestCostMicros(price, input, output))),
+      counted: {
+        prompt_tokens: Math.min(input, tokens),
+        completion_tokens: tokens - Math.min(input, tokens),
+      },
+    }
   }
   if (usage) return to(usage.prompt_tokens + usage.completion_tokens, costMicros ?? 0)
   if (failed && !relayed) return to(0, 0)

@@ -253,10 +253,28 @@ export class Pipeline {
         metrics.upstreamError(by.provider.prefix, err.code)
       }
       ex.ttftMs = ttftMs
+      // At the answering model's prices (a fallback's, DESIGN §10): failed attempts are not billed.
+      let costMicros = modelCostMicros(by.model, usage)
+      const settlement =
+        reservation &&
+        settle(
+          reservation,
+          auth.account.id,
+          usage,
+          costMicros,
+          err !== null,
+          ttftMs !== null,
+          unaccounted,
+          dearestOf(by.model),
+        )
+      // Settled from what was relayed (no count of the whole answer from the upstream): the log
+      // row shows what the account was charged, not a second estimate beside it.
+      if (settlement?.counted) {
+        usage = settlement.counted
+        costMicros = settlement.micros
+      }
       ex.promptTokens = usage?.prompt_tokens ?? null
       ex.completionTokens = usage?.completion_tokens ?? null
-      // At the answering model's prices (a fallback's, DESIGN §10): failed attempts are not billed.
-      const costMicros = modelCostMicros(by.model, usage)
       ex.costMicros = costMicros
       ex.errorCode = err?.code ?? null
       ex.attempts = answered.attempts
@@ -278,18 +296,7 @@ export class Pipeline {
         errorCode: err?.code ?? null,
         attempts: answered.attempts || null,
         answeredBy: by === entry ? null : by.id,
-        settlement:
-          reservation &&
-          settle(
-            reservation,
-            auth.account.id,
-            usage,
-            costMicros,
-            err !== null,
-            ttftMs !== null,
-            unaccounted,
-            dearestOf(by.model),
-          ),
+        settlement,
         counted: {
           accountId: auth.account.id,
           keyId: auth.key.id,

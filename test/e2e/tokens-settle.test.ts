@@ -163,14 +163,29 @@ async function read(surface: Surface, res: Response, n: number): Promise<{ text:
   return { text, deltas }
 }
 
-/** Once the request's record is written: the tokens and micro-dollars its reservation settled to. */
-async function settledOf(key: string, recorded: number): Promise<{ tokens: number; micros: number }> {
+/**
+ * Once the request's record is written: the tokens and micro-dollars its reservation settled to,
+ * and (`logged`) what its usage record says — the same, so the usage report and the request log
+ * agree with the budget.
+ */
+async function settledOf(
+  key: string,
+  recorded: number,
+): Promise<{ tokens: number; micros: number; logged: { tokens: number; micros: number } }> {
   await waitFor(() => records.length > recorded, 3_000)
   await gw.deps.recorder.flush()
   const u = (await (
     await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
   ).json()) as any
-  return { tokens: u.usage.current_minute.tokens, micros: Math.round(u.budget.spent_usd * 1e6) }
+  const today = u.usage.today
+  return {
+    tokens: u.usage.current_minute.tokens,
+    micros: Math.round(u.budget.spent_usd * 1e6),
+    logged: {
+      tokens: today.prompt_tokens + today.completion_tokens,
+      micros: Math.round(today.cost_usd * 1e6),
+    },
+  }
 }
 
 describe('a stream the client left after 3 text deltas: the input as reserved + the text relayed', () => {
@@ -182,7 +197,8 @@ describe('a stream the client left after 3 text deltas: the input as reserved + 
       expect(s.res.headers.get('x-switchyard-max-tokens')).toBeNull() // the allowance is all of 2,000
       const seen = await read(surface, s.res, 3)
       expect(seen.deltas).toBe(3)
-      const { tokens, micros } = await s.settled()
+      const { tokens, micros, logged } = await s.settled()
+      expect(logged).toEqual({ tokens, micros })
       const bill = up.bills[bills]!
       const reserved = s.input + ALLOWANCE
       const seenBytes = Buffer.byteLength(seen.text)
@@ -207,10 +223,12 @@ describe('an upstream that cuts the stream after 3 deltas, no usage: the input a
       expect(s.res.status).toBe(200)
       const seen = await read(surface, s.res, Number.POSITIVE_INFINITY)
       expect(seen.text).toBe(DELTA_TEXT.repeat(CUT_AFTER))
-      const { tokens, micros } = await s.settled()
+      const { tokens, micros, logged } = await s.settled()
       const relayed = Buffer.byteLength(seen.text)
       expect(tokens).toBe(s.input + relayed)
       expect(micros).toBe(s.input + 10 * relayed)
+      // The usage record says what was charged (it said nothing: no tokens, no cost).
+      expect(logged).toEqual({ tokens, micros })
     })
   }
 })
@@ -222,7 +240,7 @@ describe('an upstream that cuts the stream before any text: nothing', () => {
       await s.res.text()
       // An HTTP error on every route: the status is held until content (DESIGN §10).
       expect(s.res.status).toBe(502)
-      expect(await s.settled()).toEqual({ tokens: 0, micros: 0 })
+      expect(await s.settled()).toMatchObject({ tokens: 0, micros: 0 })
     })
   }
 })
