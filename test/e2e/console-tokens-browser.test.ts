@@ -134,7 +134,10 @@ test('key limits (create, edit, refused above the plan), costs in the log and ov
     .locator('table.chart-data tbody tr')
     .evaluateAll((trs: any[]) => trs.map((tr) => [...tr.children].map((c: any) => c.textContent)))
   const total = costs[0]! + costs[1]!
-  expect(rows.reduce((a: number, r: string[]) => a + Math.round(Number(r[1]) * 1e6), 0)).toBe(total)
+  // Each bucket's cost as the console shows money (`$0.000123`).
+  expect(rows.every((r: string[]) => r[1]!.startsWith('$'))).toBe(true)
+  const micros = (text: string) => Math.round(Number(text.replace(/[$,]/g, '')) * 1e6)
+  expect(rows.reduce((a: number, r: string[]) => a + micros(r[1]!), 0)).toBe(total)
   expect(await page.locator('table').last().textContent()).toContain(usd(total))
 
   // The plan's budget on the accounts page: spent and left in this month.

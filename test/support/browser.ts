@@ -10,7 +10,11 @@ import { tempDir } from './config-doc.ts'
 export const CHROMIUM = process.env.SWITCHYARD_CHROMIUM ?? '/usr/bin/chromium'
 const PLAYWRIGHT = join(import.meta.dir, '../clients/node_modules/playwright-core/index.js')
 
-export async function launchChromium(skipped: string): Promise<any | null> {
+/** `timezoneId` (IANA, e.g. `Asia/Kolkata`): the browser's own zone, whatever the machine's. */
+export async function launchChromium(
+  skipped: string,
+  options: { timezoneId?: string } = {},
+): Promise<any | null> {
   const missing = !existsSync(CHROMIUM)
     ? `${CHROMIUM} not found (apt-get install chromium)`
     : !existsSync(PLAYWRIGHT)
@@ -27,5 +31,6 @@ export async function launchChromium(skipped: string): Promise<any | null> {
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     viewport: { width: 1280, height: 860 },
+    ...options,
   })
 }

@@ -1,10 +1,13 @@
 /**
  * @module
  * A uPlot time-series chart with its data as a table beside it (collapsed): the table is the
- * chart's text alternative for screen readers and what tests read.
+ * chart's text alternative for screen readers and what tests read. Times are UTC everywhere
+ * (axis, hover legend, table), whatever the browser's time zone (`./utc.ts`).
  */
 import { useEffect, useRef } from 'preact/hooks'
 import uPlot from 'uplot'
+import { num } from './format.ts'
+import { type Precision, UTC_STEPS, utcSplits, utcStamp, utcTicks } from './utc.ts'
 
 export interface Line {
   label: string
@@ -43,7 +46,10 @@ export interface ChartProps {
   step?: number
   /** The x axis's span, epoch seconds: a window fixed to the present, not to the data. */
   range?: [number, number]
+  /** A time as the legend and the table show it (default: UTC, to the day for daily bars, to the minute for hourly, to the second for lines). */
   xLabel?: (t: number) => string
+  /** A value as the axis, the legend and the table show it (default: `num`). */
+  format?: (v: number) => string
 }
 
 /** Running sums of the lines, bottom first: what stacked bars draw. */
@@ -55,7 +61,18 @@ export function stack(lines: Line[]): Array<Array<number | null>> {
   return out
 }
 
-export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, range, xLabel }: ChartProps) {
+export function Chart({
+  title,
+  x,
+  lines,
+  unit = '',
+  id,
+  kind = 'lines',
+  step,
+  range,
+  xLabel,
+  format = num,
+}: ChartProps) {
   const host = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
   const shape = `${kind}|${lines.map((l) => l.label).join('|')}`
@@ -71,6 +88,11 @@ export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, ra
     : bars && x.length
       ? { min: x[0]!, max: x[x.length - 1]! + width }
       : null
+  const precision: Precision = !bars ? 'second' : width >= 86_400 ? 'day' : 'minute'
+  const fmtX = xLabel ?? ((t: number) => utcStamp(t, precision))
+  // Read by uPlot's formatters, so new ones apply without a rebuild.
+  const fmt = useRef({ x: fmtX, v: format })
+  fmt.current = { x: fmtX, v: format }
 
   useEffect(() => {
     const el = host.current
@@ -104,9 +126,22 @@ export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, ra
             },
           },
         },
-        axes: [{}, { values: (_u, vals) => vals.map((v) => `${v}${unit}`) }],
+        axes: [
+          {
+            incrs: UTC_STEPS,
+            splits: (_u, _i, min, max, step) => utcSplits(min, max, step),
+            values: (_u, ticks, _i, _space, step) => {
+              const labels = utcTicks(ticks, step)
+              // The ticks and their labels, for tests and for whoever inspects the page.
+              if (el.parentElement)
+                el.parentElement.dataset.xTicks = JSON.stringify(ticks.map((t, i) => [t, labels[i]]))
+              return labels
+            },
+          },
+          { values: (_u, vals) => vals.map((v) => `${fmt.current.v(v)}${unit}`) },
+        ],
         series: [
-          {},
+          { value: (_u, t) => (t === null ? '—' : fmt.current.x(t)) },
           ...order.map((i) => ({
             label: lines[i]!.label,
             stroke: COLORS[i % COLORS.length],
@@ -117,8 +152,8 @@ export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, ra
             points: bars ? { show: false } : {},
             value: bars
               ? (_u: uPlot, _v: number | null, _s: number, j: number | null) =>
-                  j === null ? '' : String(current.current[i]?.values[j] ?? 0)
-              : undefined,
+                  j === null ? '' : fmt.current.v(current.current[i]?.values[j] ?? 0)
+              : (_u: uPlot, v: number | null) => (v === null ? '—' : fmt.current.v(v)),
           })),
         ],
         hooks: {
@@ -151,7 +186,6 @@ export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, ra
     }
   }, [])
 
-  const fmtX = xLabel ?? ((t: number) => new Date(t * 1000).toLocaleString())
   return (
     <figure class="chart" id={id} data-testid={id}>
       <figcaption>{title}</figcaption>
@@ -177,7 +211,7 @@ export function Chart({ title, x, lines, unit = '', id, kind = 'lines', step, ra
                     {fmtX(t)}
                   </th>
                   {lines.map((l) => (
-                    <td class="num">{l.values[i] ?? ''}</td>
+                    <td class="num">{l.values[i] == null ? '' : format(l.values[i]!)}</td>
                   ))}
                 </tr>
               ))}

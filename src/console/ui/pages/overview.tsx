@@ -151,7 +151,6 @@ export function Overview() {
     }),
     { requests: 0, tokens: 0, errors: 0, limited: 0 },
   )
-  const time = (t: number) => new Date(t * 1000).toLocaleTimeString()
   return (
     <section aria-labelledby="h-overview">
       <h1 id="h-overview" tabIndex={-1}>
@@ -208,7 +207,8 @@ export function Overview() {
         </label>
       </form>
       <p class="muted">
-        Hourly averages from the store, then live figures of this process read every {POLL_MS / 1000} s.
+        Hourly averages from the store, then live figures of this process read every {POLL_MS / 1000} s. Times
+        are UTC.
       </p>
       <div class="charts">
         <Chart
@@ -220,7 +220,6 @@ export function Overview() {
             { label: 'requests/s', values: all.map((p) => p.rps) },
             { label: '429/s', values: all.map((p) => p.limitedRps) },
           ]}
-          xLabel={time}
         />
         <Chart
           id="live-errors"
@@ -228,7 +227,6 @@ export function Overview() {
           x={x}
           range={range}
           lines={[{ label: 'errors %', values: all.map((p) => p.errorRate) }]}
-          xLabel={time}
         />
         <Chart
           id="live-latency"
@@ -240,7 +238,6 @@ export function Overview() {
             { label: 'p99', values: all.map((p) => p.p99) },
             { label: 'hourly mean', values: all.map((p) => p.mean ?? null) },
           ]}
-          xLabel={time}
         />
         <Chart
           id="live-streams"
@@ -248,7 +245,6 @@ export function Overview() {
           x={x}
           range={range}
           lines={[{ label: 'open streams', values: all.map((p) => p.open) }]}
-          xLabel={time}
         />
       </div>
     </section>

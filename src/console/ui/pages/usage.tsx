@@ -111,17 +111,13 @@ export function Usage() {
       {series.length > 0 && (
         <Chart
           id="usage-chart"
-          title={`${metric} per ${f.bucket} (UTC)`}
+          title={`${metric} per ${data?.[0].bucket ?? f.bucket} (UTC)`}
           x={x}
           lines={lines}
           kind="bars"
-          step={f.bucket === 'hour' ? 3600 : 86_400}
-          xLabel={(t) =>
-            new Date(t * 1000)
-              .toISOString()
-              .slice(0, f.bucket === 'hour' ? 16 : 10)
-              .replace('T', ' ')
-          }
+          // The answer's own bucket: until the next answer comes, the chart is still the last one.
+          step={data?.[0].bucket === 'day' ? 86_400 : 3600}
+          format={f.metric === 'cost_usd' ? usd : num}
         />
       )}
       {totals.length > 0 && (
