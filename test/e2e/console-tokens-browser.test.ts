@@ -158,7 +158,7 @@ test('key limits (create, edit, refused above the plan), costs in the log and ov
   await page.getByRole('link', { name: 'Plans' }).click()
   const metered = page.getByRole('row').filter({ hasText: /^metered/ })
   await metered.waitFor()
-  expect(await metered.textContent()).toContain('50000')
+  expect(await metered.textContent()).toContain('50,000')
   expect(await metered.textContent()).toContain('$10.00/month')
   await page.close()
 

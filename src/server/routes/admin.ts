@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
 import { KEY_NAME_MAX_LENGTH } from '../../accounts/keys.ts'
+import { expiryPolicy } from '../../accounts/plans.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
@@ -27,6 +28,8 @@ export function adminRoutes(deps: Deps) {
         name,
         default: name === deps.config.defaultPlan,
         ...p,
+        // What happens at the plan's end (its `days`, or an account's own end), the default applied.
+        on_expiry: expiryPolicy(deps.config, name),
       })),
     }))
     .get('/accounts', async () => ({ object: 'list', data: await svc.listAccounts() }))

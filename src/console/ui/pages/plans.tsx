@@ -1,15 +1,13 @@
 /** @module The plans from the config (read-only: plans are edited in switchyard.yaml). */
 import { api } from '../api.ts'
+import { num } from '../format.ts'
 import { usd } from '../money.ts'
 import { TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
-const expiry = (p: any) =>
-  p.on_expiry === undefined
-    ? '—'
-    : p.on_expiry === 'disable'
-      ? 'disable'
-      : `downgrade to ${p.on_expiry.downgrade}`
+/** The policy the API sends, its default applied (a plan without `on_expiry` downgrades to the default plan). */
+const expiry = (p: any) => (p.on_expiry === 'disable' ? 'disable' : `downgrade to ${p.on_expiry.downgrade}`)
+const limit = (n: number | null | undefined) => (n === null || n === undefined ? 'no limit' : num(n))
 
 export function Plans() {
   const { data, error } = useLoad(() => api('GET', '/admin/v1/plans'), [])
@@ -43,10 +41,10 @@ export function Plans() {
                   {p.name}
                   {p.default && <span class="badge ok"> default</span>}
                 </td>
-                <td class="num">{p.rpm ?? 'no limit'}</td>
-                <td class="num">{p.rpd ?? 'no limit'}</td>
-                <td class="num">{p.tpm ?? 'no limit'}</td>
-                <td class="num">{p.tpd ?? 'no limit'}</td>
+                <td class="num">{limit(p.rpm)}</td>
+                <td class="num">{limit(p.rpd)}</td>
+                <td class="num">{limit(p.tpm)}</td>
+                <td class="num">{limit(p.tpd)}</td>
                 <td class="num">{p.budget ? `${usd(p.budget.usd)}/${p.budget.period}` : 'none'}</td>
                 <td>
                   <div class="chips">
@@ -55,7 +53,7 @@ export function Plans() {
                     ))}
                   </div>
                 </td>
-                <td class="num">{p.days ?? '—'}</td>
+                <td class="num">{p.days == null ? 'no end' : num(p.days)}</td>
                 <td>{expiry(p)}</td>
               </tr>
             ))}
