@@ -94,3 +94,20 @@ test('plans page: the default downgrade, limits and budgets with thousands separ
   expect(free.at(-1)).toBe('disable')
   await page.close()
 }, 60_000)
+
+test('/console/me for a key without traffic: no empty frames, the words instead', async () => {
+  browser = await launchChromium(SKIP)
+  if (!browser) return
+  const quiet = await gw.key('quiet-co', 'pro')
+  const me = await browser.newPage()
+  await me.goto(`${gw.url}/console/me`)
+  await me.getByLabel('API key').fill(quiet.key)
+  await me.getByRole('button', { name: 'Sign in' }).click()
+  await me.getByRole('heading', { name: /quiet-co/ }).waitFor()
+  expect(await me.locator('canvas').count()).toBe(0)
+  for (const id of ['me-hourly', 'me-daily'])
+    expect(await me.getByTestId(id).textContent()).toContain('No requests in this span yet.')
+  expect(await me.getByTestId('me-recent-empty').textContent()).toBe('No requests yet.')
+  expect(await me.getByTestId('me-recent').count()).toBe(0)
+  await me.close()
+}, 60_000)

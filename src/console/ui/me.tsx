@@ -52,6 +52,28 @@ function Window({ name, w }: { name: string; w: any }) {
   )
 }
 
+/** A usage chart, or the plain words when its span holds no request. */
+function Bars({
+  id,
+  title,
+  data,
+  step,
+}: {
+  id: string
+  title: string
+  data: ReturnType<typeof seriesLines>
+  step: number
+}) {
+  if (!data.lines.length)
+    return (
+      <figure class="chart" id={id} data-testid={id}>
+        <figcaption>{title}</figcaption>
+        <p class="notice">No requests in this span yet.</p>
+      </figure>
+    )
+  return <Chart id={id} title={title} x={data.x} lines={data.lines} kind="bars" step={step} />
+}
+
 function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
   const u = data.usage
   const info = u.account_information
@@ -102,43 +124,37 @@ function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
         <MoneyTiles u={u} />
       </div>
       <div class="charts">
-        <Chart
-          id="me-hourly"
-          title="Requests per hour, last 24 h (UTC)"
-          x={hourly.x}
-          lines={hourly.lines}
-          kind="bars"
-        />
-        <Chart
-          id="me-daily"
-          title="Tokens per day, last 30 days (UTC)"
-          x={daily.x}
-          lines={daily.lines}
-          kind="bars"
-        />
+        <Bars id="me-hourly" title="Requests per hour, last 24 h (UTC)" data={hourly} step={3600} />
+        <Bars id="me-daily" title="Tokens per day, last 30 days (UTC)" data={daily} step={86_400} />
       </div>
       <h2>Recent requests</h2>
-      <div class="table-wrap">
-        <table data-testid="me-recent">
-          <TableHead
-            cols={['time', 'model', 'status', 'latency', 'tokens']}
-            num={['status', 'latency', 'tokens']}
-          />
-          <tbody>
-            {data.recent.map((r: any) => (
-              <tr data-request-id={r.request_id}>
-                <td>{when(r.created_at)}</td>
-                <td>{r.model}</td>
-                <td class="num">
-                  <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
-                </td>
-                <td class="num">{ms(r.latency_ms)}</td>
-                <td class="num">{num(r.total_tokens)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      {data.recent.length === 0 ? (
+        <p class="notice" data-testid="me-recent-empty">
+          No requests yet.
+        </p>
+      ) : (
+        <div class="table-wrap">
+          <table data-testid="me-recent">
+            <TableHead
+              cols={['time', 'model', 'status', 'latency', 'tokens']}
+              num={['status', 'latency', 'tokens']}
+            />
+            <tbody>
+              {data.recent.map((r: any) => (
+                <tr data-request-id={r.request_id}>
+                  <td>{when(r.created_at)}</td>
+                  <td>{r.model}</td>
+                  <td class="num">
+                    <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
+                  </td>
+                  <td class="num">{ms(r.latency_ms)}</td>
+                  <td class="num">{num(r.total_tokens)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
     </main>
   )
 }

@@ -5,7 +5,7 @@
  * "I keep getting 429" can be looked up. The request log holds admitted requests only; these
  * counts come from `GET /admin/v1/refusals` (per key, code and UTC hour in the store).
  */
-import { shortWhen, when } from '../format.ts'
+import { num, shortWhen, when } from '../format.ts'
 import { TableHead } from '../parts.tsx'
 
 export interface RefusalTotal {
@@ -69,7 +69,7 @@ export function RefusedCell({
       aria-label={`${refused.count} refused (${refused.codes.map(codeText).join(', ')}); show them in the refusals panel`}
       onClick={() => onShow(keyId)}
     >
-      {refused.count} <span class="statuses">· {statuses}</span>
+      {num(refused.count)} <span class="statuses">· {statuses}</span>
     </button>
   )
 }
@@ -149,7 +149,7 @@ export function RefusalsPanel({
                     <td>
                       <code>{t.code}</code>
                     </td>
-                    <td class="num">{t.count}</td>
+                    <td class="num">{num(t.count)}</td>
                     <td title={when(hour)}>{shortWhen(hour)}</td>
                   </tr>
                 )
