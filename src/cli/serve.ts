@@ -3,7 +3,8 @@
  * `switchyard serve [--host H] [--port P] [--workers N]`. With N > 1 this process serves too and
  * starts N-1 more on the same port (SO_REUSEPORT); all share the database. Any start-up failure
  * (bad config, port taken, a worker that cannot start) ends every process with a non-zero exit;
- * SIGTERM / SIGINT drain gracefully and exit 0.
+ * SIGTERM / SIGINT drain gracefully and exit 0. A worker that dies later is restarted
+ * (`workers.ts`); one that keeps dying as soon as it starts drains the rest and exits 1.
  */
 
 import { buildDeps } from '../app/build.ts'
@@ -69,30 +70,30 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   }
   let pool: WorkerPool | null = null
   let stopping = false
-  const stop = async () => {
+  const stop = async (code: number) => {
     if (stopping) return
     stopping = true
-    pool?.kill('SIGTERM')
+    pool?.stop('SIGTERM')
     await running.drain()
     await pool?.exited()
-    process.exit(0)
+    process.exit(code)
   }
   // Before the start line: a signal that follows it at once is a graceful stop (drained, its
   // log lines written), never the default death the process had until its handlers were in.
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
+  process.on('SIGINT', () => stop(0))
+  process.on('SIGTERM', () => stop(0))
   if (child) {
     joinPool(deps.metrics)
     io.out(JSON.stringify(info))
   } else {
     await warnOrphanPlans(deps, config)
-    pool = new WorkerPool(deps.metrics)
-    const pending = Array.from({ length: workers - 1 }, () => pool!.spawn(workerArgs(p, running.port)))
+    // A worker that keeps dying as soon as it starts: drain the rest and exit 1.
+    pool = new WorkerPool(deps.metrics, { log: deps.log, onGiveUp: () => void stop(1) })
     try {
       // Announce only once every worker is listening.
-      await Promise.all(pending.map((w) => w.ready))
+      await pool.start(workers - 1, workerArgs(p, running.port))
     } catch (err) {
-      pool.kill('SIGKILL')
+      pool.stop('SIGKILL')
       await running.stop()
       throw err
     }

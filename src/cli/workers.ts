@@ -1,43 +1,105 @@
 /**
  * @module
- * `serve --workers N`: the primary starts N-1 worker processes on the same port and talks to them
- * over an IPC channel, for one thing only — metrics. A scrape can land on any process (the kernel
- * spreads connections), so the process that gets it asks the primary, which collects a fresh
- * snapshot from every process and returns them; the sum is the whole server's, and since every
- * process's counters only grow, no scraped counter ever goes backwards.
+ * `serve --workers N`: the primary starts N-1 worker processes on the same port, keeps N running,
+ * and talks to them over an IPC channel for one thing only — metrics.
+ *
+ * Supervision: a worker that exits while the server is not stopping is logged at `error` (pid,
+ * exit code or signal) and started again after a backoff: 100 ms, doubled each time the process
+ * started in its place dies again within `STABLE_MS` of starting. When five restarts in a row have
+ * each died that fast, the pool gives up and calls `onGiveUp` (`serve` drains and exits 1): a
+ * crash loop is the operator's to see, not ours to spin on.
+ *
+ * Metrics: a scrape can land on any process (the kernel spreads connections), so the process that
+ * gets it asks the primary, which collects a fresh snapshot from every live process and returns
+ * them; the sum is the whole server's. Every snapshot a scrape uses passes through the primary,
+ * which keeps the latest of each worker. When a worker exits, its gauges (open streams, circuits,
+ * its 1 in `switchyard_processes`) go with it, and that latest snapshot's counters and histograms
+ * are folded into `departed`, which every scrape includes: no counter a scraper has seen ever
+ * goes backwards. What the worker counted after it was last collected is lost with it.
  */
-import type { Metrics, MetricsSnapshot } from '../traffic/metrics.ts'
+
+import { emptySnapshot, foldCounters, type Metrics, type MetricsSnapshot } from '../traffic/metrics.ts'
+import type { Logger } from '../util/log.ts'
 import { selfCommand } from './process.ts'
 
 type ToWorker = { t: 'collect'; id: number } | { t: 'scraped'; id: number; snaps: MetricsSnapshot[] }
-type ToPrimary = { t: 'snapshot'; id: number; snap: MetricsSnapshot } | { t: 'scrape'; id: number }
+/** A scrape carries the asking worker's own snapshot, so the primary's copy is never behind what it shows. */
+type ToPrimary = { t: 'snapshot' | 'scrape'; id: number; snap: MetricsSnapshot }
 
 /** A worker that does not answer within this is counted with its last snapshot. */
 const COLLECT_TIMEOUT_MS = 1_000
+/** A worker that ran this long was not crash-looping: the next restart waits the first delay again. */
+const STABLE_MS = 10_000
+/** The wait before each restart in a row of quick deaths; one more quick death after the last: give up. */
+const RESTART_DELAYS_MS = [100, 200, 400, 800, 1_600]
 
-export interface WorkerProcess {
+/** One of the N-1 places the pool keeps filled, and its run of quick deaths. */
+interface Slot {
+  args: string[]
+  /** Deaths in a row, each within STABLE_MS of its process starting (a slower one starts a new run at 1). */
+  deaths: number
+}
+
+interface Worker {
   proc: ReturnType<typeof Bun.spawn<'pipe', 'pipe', 'inherit'>>
   /** Resolves when the worker listens; rejects if it exits first. */
   ready: Promise<void>
+  slot: Slot
+  startedAt: number
+  listening: boolean
+  /** Started in place of one that died (an initial worker that cannot start fails `start` instead). */
+  replaces: number | null
 }
 
-/** The primary's side: spawns workers and answers their scrapes. */
+export interface PoolOptions {
+  log: Logger
+  /** A worker keeps dying within seconds of starting: the server should stop, non-zero. Called once. */
+  onGiveUp: () => void
+}
+
+/** The primary's side: spawns workers, restarts them, and answers their scrapes. */
 export class WorkerPool {
-  readonly workers: WorkerProcess[] = []
-  private readonly last = new Map<WorkerProcess, MetricsSnapshot>()
-  private readonly waiting = new Map<number, (snap: MetricsSnapshot) => void>()
+  private readonly live = new Set<Worker>()
+  private readonly last = new Map<Worker, MetricsSnapshot>()
+  /** Counters and histograms of the workers that have exited, as last collected. */
+  private readonly departed = emptySnapshot()
+  private readonly waiting = new Map<number, { from: Worker; done: (snap?: MetricsSnapshot) => void }>()
+  private readonly restarts = new Set<ReturnType<typeof setTimeout>>()
+  private stopping = false
   private nextId = 1
 
-  constructor(private readonly metrics: Metrics) {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly opts: PoolOptions,
+  ) {
     metrics.peers = () => this.collect(null)
   }
 
-  spawn(args: string[]): WorkerProcess {
-    let self: WorkerProcess
-    const proc = Bun.spawn([...selfCommand(), ...args], {
+  /** Starts `count` workers; resolves once every one listens, rejects if one exits first. */
+  async start(count: number, args: string[]): Promise<void> {
+    const started = Array.from({ length: count }, () => this.spawn({ args, deaths: 0 }, null))
+    await Promise.all(started.map((w) => w.ready))
+  }
+
+  /** No more restarts (pending ones are cancelled); `signal` to every worker. */
+  stop(signal: NodeJS.Signals): void {
+    this.stopping = true
+    for (const t of this.restarts) clearTimeout(t)
+    this.restarts.clear()
+    for (const w of this.live) w.proc.kill(signal)
+  }
+
+  /** Resolves once every worker has exited. */
+  exited(): Promise<unknown> {
+    return Promise.all([...this.live].map((w) => w.proc.exited))
+  }
+
+  private spawn(slot: Slot, replaces: number | null): Worker {
+    let self: Worker
+    const proc = Bun.spawn([...selfCommand(), ...slot.args], {
       stdout: 'pipe',
       stderr: 'inherit',
-      stdin: 'pipe',
+      stdin: 'pipe', // the worker exits when this closes: when the primary dies, even by SIGKILL
       ipc: (msg: ToPrimary) => void this.onMessage(self, msg),
       serialization: 'advanced',
     })
@@ -47,54 +109,92 @@ export class WorkerPool {
       reader.releaseLock()
       if (done) throw new Error(`a worker exited before listening (exit code ${await proc.exited})`)
     })()
-    self = { proc, ready }
-    this.workers.push(self)
+    self = { proc, ready, slot, startedAt: performance.now(), listening: false, replaces }
+    this.live.add(self)
+    ready.then(
+      () => {
+        self.listening = true
+        if (replaces !== null) this.opts.log.info('worker process restarted', { pid: proc.pid, replaces })
+      },
+      () => {}, // `start` reports an initial worker's; a restarted one's exit restarts it again
+    )
+    void proc.exited.then(() => this.onExit(self))
     return self
   }
 
-  kill(signal: NodeJS.Signals): void {
-    for (const w of this.workers) w.proc.kill(signal)
+  private onExit(w: Worker): void {
+    this.live.delete(w)
+    const snap = this.last.get(w)
+    this.last.delete(w)
+    if (snap) foldCounters(this.departed, snap)
+    for (const p of this.waiting.values()) if (p.from === w) p.done(undefined)
+    if (this.stopping || (!w.listening && w.replaces === null)) return
+
+    const fields = { pid: w.proc.pid, exit_code: w.proc.exitCode, signal: w.proc.signalCode }
+    const quick = performance.now() - w.startedAt < STABLE_MS
+    w.slot.deaths = quick ? w.slot.deaths + 1 : 1
+    const delay = RESTART_DELAYS_MS[w.slot.deaths - 1]
+    if (delay === undefined) {
+      this.opts.log.error('a worker process keeps exiting within seconds of starting; giving up', {
+        ...fields,
+        restarts: RESTART_DELAYS_MS.length,
+        fix: 'its own lines before this one say why; the server stops (exit 1) for its service manager to see',
+      })
+      this.opts.onGiveUp()
+      return
+    }
+    this.opts.log.error('a worker process exited unexpectedly; restarting it', {
+      ...fields,
+      restart_in_ms: delay,
+    })
+    const timer = setTimeout(() => {
+      this.restarts.delete(timer)
+      if (!this.stopping) this.spawn(w.slot, w.proc.pid)
+    }, delay)
+    this.restarts.add(timer)
   }
 
-  exited(): Promise<unknown> {
-    return Promise.all(this.workers.map((w) => w.proc.exited))
-  }
-
-  private async onMessage(from: WorkerProcess, msg: ToPrimary): Promise<void> {
+  private async onMessage(from: Worker, msg: ToPrimary): Promise<void> {
+    if (!this.live.has(from)) return // sent just before it exited: its figures are in `departed`
+    this.last.set(from, msg.snap)
     if (msg.t === 'snapshot') {
-      this.last.set(from, msg.snap)
-      this.waiting.get(msg.id)?.(msg.snap)
+      this.waiting.get(msg.id)?.done(msg.snap)
       return
     }
     // A worker got a scrape: it has its own figures; send everyone else's.
     const snaps = [this.metrics.snapshot(), ...(await this.collect(from))]
-    from.proc.send({ t: 'scraped', id: msg.id, snaps } satisfies ToWorker)
+    try {
+      from.proc.send({ t: 'scraped', id: msg.id, snaps } satisfies ToWorker)
+    } catch {
+      // it exited meanwhile; so did the scrape's connection
+    }
   }
 
-  /** Fresh snapshots of every worker but `except`. */
-  private collect(except: WorkerProcess | null): Promise<MetricsSnapshot[]> {
-    return Promise.all(
-      this.workers
-        .filter((w) => w !== except)
-        .map(
-          (w) =>
-            new Promise<MetricsSnapshot | undefined>((resolve) => {
-              const id = this.nextId++
-              const timer = setTimeout(() => done(this.last.get(w)), COLLECT_TIMEOUT_MS)
-              const done = (snap: MetricsSnapshot | undefined) => {
-                clearTimeout(timer)
-                this.waiting.delete(id)
-                resolve(snap)
-              }
-              this.waiting.set(id, done)
-              try {
-                w.proc.send({ t: 'collect', id } satisfies ToWorker)
-              } catch {
-                done(this.last.get(w)) // exited: its last figures still count
-              }
-            }),
-        ),
-    ).then((all) => all.filter((s): s is MetricsSnapshot => s !== undefined))
+  /** Fresh snapshots of every live worker but `except`, and what exited workers counted. */
+  private async collect(except: Worker | null): Promise<MetricsSnapshot[]> {
+    const asked = [...this.live].filter((w) => w !== except)
+    const snaps = await Promise.all(asked.map((w) => this.ask(w)))
+    // One that exited while we waited is in `departed` now: counted once, without its gauges.
+    const live = snaps.filter((s, i): s is MetricsSnapshot => s !== undefined && this.live.has(asked[i]!))
+    return [...live, this.departed]
+  }
+
+  private ask(w: Worker): Promise<MetricsSnapshot | undefined> {
+    return new Promise((resolve) => {
+      const id = this.nextId++
+      const timer = setTimeout(() => done(this.last.get(w)), COLLECT_TIMEOUT_MS)
+      const done = (snap?: MetricsSnapshot) => {
+        clearTimeout(timer)
+        this.waiting.delete(id)
+        resolve(snap)
+      }
+      this.waiting.set(id, { from: w, done })
+      try {
+        w.proc.send({ t: 'collect', id } satisfies ToWorker)
+      } catch {
+        done(this.last.get(w)) // exiting: its last figures count until its exit is seen
+      }
+    })
   }
 }
 
@@ -121,6 +221,6 @@ export function joinPool(metrics: Metrics): void {
         clearTimeout(timer)
         resolve(snaps)
       })
-      process.send?.({ t: 'scrape', id } satisfies ToPrimary)
+      process.send?.({ t: 'scrape', id, snap: metrics.snapshot() } satisfies ToPrimary)
     })
 }

@@ -72,7 +72,10 @@ const FAMILIES = {
     'gauge',
     'Circuit per provider key and model: 0 closed, 1 half-open (probing), 2 open (skipped).',
   ],
-  switchyard_processes: ['gauge', 'Gateway processes whose figures this scrape includes.'],
+  switchyard_processes: [
+    'gauge',
+    "Gateway processes running (their gauges are in this scrape; exited ones' counters stay in the totals).",
+  ],
 } as const
 type Family = keyof typeof FAMILIES
 
@@ -240,6 +243,41 @@ export class Metrics {
   }
 }
 
+/** A snapshot with nothing in it: the start of `foldCounters`. */
+export function emptySnapshot(): MetricsSnapshot {
+  return { counters: {}, gauges: {}, histograms: {} }
+}
+
+/**
+ * Adds `from`'s counters and histograms into `into`, leaving its gauges out: what a process that
+ * has exited leaves behind. Its open streams, circuits and its count in `switchyard_processes`
+ * ended with it; its counters must not, or a scrape after its death would see them go backwards.
+ */
+export function foldCounters(into: MetricsSnapshot, from: MetricsSnapshot): void {
+  for (const [family, series] of Object.entries(from.counters)) {
+    const to = into.counters[family] ?? {}
+    into.counters[family] = to
+    for (const [k, v] of Object.entries(series)) to[k] = (to[k] ?? 0) + v
+  }
+  for (const [family, series] of Object.entries(from.histograms)) {
+    const to = into.histograms[family] ?? {}
+    into.histograms[family] = to
+    for (const [k, h] of Object.entries(series)) addHistogram(to, k, h)
+  }
+}
+
+function addHistogram(into: Record<string, Histogram>, key: string, h: Histogram): void {
+  const have = into[key]
+  if (!have) {
+    into[key] = { counts: [...h.counts], sum: h.sum }
+    return
+  }
+  h.counts.forEach((c, i) => {
+    have.counts[i]! += c
+  })
+  have.sum += h.sum
+}
+
 /** Sums the snapshots of every process and renders Prometheus text format 0.0.4. */
 export function renderMetrics(snapshots: MetricsSnapshot[]): string {
   const lines: string[] = []
@@ -262,20 +300,11 @@ export function renderMetrics(snapshots: MetricsSnapshot[]): string {
 
 function renderHistogram(lines: string[], family: Family, snapshots: MetricsSnapshot[]): void {
   const bounds = BOUNDS[family]!
-  const merged = new Map<string, Histogram>()
+  const merged: Record<string, Histogram> = {}
   for (const s of snapshots) {
-    for (const [k, h] of Object.entries(s.histograms[family] ?? {})) {
-      const into = merged.get(k)
-      if (!into) merged.set(k, { counts: [...h.counts], sum: h.sum })
-      else {
-        h.counts.forEach((c, i) => {
-          into.counts[i]! += c
-        })
-        into.sum += h.sum
-      }
-    }
+    for (const [k, h] of Object.entries(s.histograms[family] ?? {})) addHistogram(merged, k, h)
   }
-  for (const [k, h] of merged) {
+  for (const [k, h] of Object.entries(merged)) {
     let cumulative = 0
     bounds.forEach((b, i) => {
       cumulative += h.counts[i]!
