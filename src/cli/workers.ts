@@ -131,9 +131,13 @@ export class WorkerPool {
     if (this.stopping || (!w.listening && w.replaces === null)) return
 
     const fields = { pid: w.proc.pid, exit_code: w.proc.exitCode, signal: w.proc.signalCode }
-    const quick = performance.now() - w.startedAt < STABLE_MS
-    w.slot.deaths = quick ? w.slot.deaths + 1 : 1
-    const delay = RESTART_DELAYS_MS[w.slot.deaths - 1]
+    this.restartLater(w.slot, w.proc.pid, fields, performance.now() - w.startedAt < STABLE_MS)
+  }
+
+  /** Backs off, then starts a process in `slot`; gives up after too many quick deaths in a row. */
+  private restartLater(slot: Slot, replaces: number, fields: Record<string, unknown>, quick: boolean): void {
+    slot.deaths = quick ? slot.deaths + 1 : 1
+    const delay = RESTART_DELAYS_MS[slot.deaths - 1]
     if (delay === undefined) {
       this.opts.log.error('a worker process keeps exiting within seconds of starting; giving up', {
         ...fields,
@@ -149,7 +153,13 @@ export class WorkerPool {
     })
     const timer = setTimeout(() => {
       this.restarts.delete(timer)
-      if (!this.stopping) this.spawn(w.slot, w.proc.pid)
+      if (this.stopping) return
+      try {
+        this.spawn(slot, replaces)
+      } catch (err) {
+        // Could not even start one (out of file descriptors, say): a quick death like any other.
+        this.restartLater(slot, replaces, { error: (err as Error).message }, true)
+      }
     }, delay)
     this.restarts.add(timer)
   }
