@@ -19,7 +19,12 @@ const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 interface Histogram {
   /** Per bucket, not cumulative; one more than the bounds (the +Inf bucket). */
   counts: number[]
-  sum: number
+  /**
+   * Integer microseconds, so that adding processes' sums gives the same total in any order (float
+   * seconds could come out an ulp lower when a different process answered, and a `_sum` that goes
+   * back looks like a counter reset to Prometheus).
+   */
+  sumMicros: number
 }
 
 /** Plain data (structured-clone safe) so it can cross to another process. */
@@ -183,7 +188,9 @@ export class Metrics {
     for (const [f, m] of this.counters) counters[f] = Object.fromEntries(m)
     const histograms: MetricsSnapshot['histograms'] = {}
     for (const [f, m] of this.histograms) {
-      histograms[f] = Object.fromEntries([...m].map(([k, h]) => [k, { counts: [...h.counts], sum: h.sum }]))
+      histograms[f] = Object.fromEntries(
+        [...m].map(([k, h]) => [k, { counts: [...h.counts], sumMicros: h.sumMicros }]),
+      )
     }
     return {
       counters,
@@ -233,13 +240,13 @@ export class Metrics {
     }
     let h = m.get(key)
     if (!h) {
-      h = { counts: new Array(bounds.length + 1).fill(0), sum: 0 }
+      h = { counts: new Array(bounds.length + 1).fill(0), sumMicros: 0 }
       m.set(key, h)
     }
     let i = 0
     while (i < bounds.length && value > bounds[i]!) i++
     h.counts[i]!++
-    h.sum += value
+    h.sumMicros += Math.round(value * 1e6)
   }
 }
 
@@ -269,13 +276,13 @@ export function foldCounters(into: MetricsSnapshot, from: MetricsSnapshot): void
 function addHistogram(into: Record<string, Histogram>, key: string, h: Histogram): void {
   const have = into[key]
   if (!have) {
-    into[key] = { counts: [...h.counts], sum: h.sum }
+    into[key] = { counts: [...h.counts], sumMicros: h.sumMicros }
     return
   }
   h.counts.forEach((c, i) => {
     have.counts[i]! += c
   })
-  have.sum += h.sum
+  have.sumMicros += h.sumMicros
 }
 
 /** Sums the snapshots of every process and renders Prometheus text format 0.0.4. */
@@ -312,7 +319,7 @@ function renderHistogram(lines: string[], family: Family, snapshots: MetricsSnap
     })
     cumulative += h.counts[bounds.length]!
     lines.push(`${family}_bucket{${k},le="+Inf"} ${cumulative}`)
-    lines.push(`${family}_sum{${k}} ${h.sum}`)
+    lines.push(`${family}_sum{${k}} ${h.sumMicros / 1e6}`)
     lines.push(`${family}_count{${k}} ${cumulative}`)
   }
 }

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
 import { getMetricsFromIterator, type PromHistogramData } from 'prom2javascript'
-import { Metrics, renderMetrics } from '../../src/traffic/metrics.ts'
+import { emptySnapshot, foldCounters, Metrics, renderMetrics } from '../../src/traffic/metrics.ts'
 
 const parse = async (text: string) => getMetricsFromIterator(text.split('\n')[Symbol.iterator]())
 
@@ -73,4 +73,31 @@ test('cost counters by model sum exactly across processes, in integer micro-doll
     { labels: { surface: 'chat', model: 'openai/gpt-4o-mini' }, value: 2501 },
     { labels: { surface: 'messages', model: 'openai/gpt-4o-mini' }, value: 7 },
   ])
+})
+
+test("an exited process's figures folded away: its counters and histograms stay, its gauges go", async () => {
+  const live = new Metrics()
+  const gone = new Metrics()
+  const req = { surface: 'chat', model: 'demo/echo', status: 200, latencyMs: 30, ttftMs: 5 }
+  live.requestFinished({ ...req, promptTokens: 1, completionTokens: 1 })
+  gone.requestFinished({ ...req, promptTokens: 2, completionTokens: 3 })
+  gone.requestFinished({ ...req, status: 429, promptTokens: null, completionTokens: null })
+  gone.streamOpened()
+  gone.streamOpened()
+  const departed = emptySnapshot()
+  foldCounters(departed, gone.snapshot())
+  foldCounters(departed, gone.snapshot()) // two exited processes with the same figures
+  const before = await parse(renderMetrics([live.snapshot(), gone.snapshot()]))
+  const after = await parse(renderMetrics([live.snapshot(), departed]))
+  expect(after.switchyard_open_streams!.data).toEqual([{ labels: {}, value: 0 }])
+  expect(after.switchyard_processes!.data).toEqual([{ labels: {}, value: 1 }])
+  expect(after.switchyard_requests_total!.data).toEqual([
+    { labels: { surface: 'chat', model: 'demo/echo', status: '200' }, value: 3 },
+    { labels: { surface: 'chat', model: 'demo/echo', status: '429' }, value: 2 },
+  ])
+  const count = (m: typeof before) =>
+    (m.switchyard_request_duration_seconds!.data as PromHistogramData[]).reduce((n, h) => n + h.count, 0)
+  expect(count(before)).toBe(3)
+  expect(count(after)).toBe(5)
+  expect(before.switchyard_open_streams!.data).toEqual([{ labels: {}, value: 2 }])
 })
