@@ -13,6 +13,17 @@ export class StoreBusyError extends Error {
   }
 }
 
+/**
+ * The outcomes are stored but a limiter outside the database (Redis) did not take their
+ * settlements: the batch is retried (both steps settle each reservation once).
+ */
+export class SettlementPendingError extends Error {
+  constructor(detail: string) {
+    super(detail)
+    this.name = 'SettlementPendingError'
+  }
+}
+
 export type UnavailableReason = 'disk_full' | 'io_error' | 'file_lost'
 
 /** The store cannot serve writes (or reads) until an operator acts. */

@@ -122,7 +122,12 @@ export class ComposedStore implements Store {
   countRejection: Store['countRejection'] = (r) => this.call(() => this.limiter.countRejection(r))
   windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
   rowStates: Store['rowStates'] = (q) => this.call(() => this.limiter.rowStates(q))
-  sweepReservations: Store['sweepReservations'] = (b) => this.call(() => this.limiter.sweepReservations(b))
+  sweepReservations: Store['sweepReservations'] = (b) =>
+    this.call(async () => {
+      const swept = await this.limiter.sweepReservations(b)
+      // Redis's own reservations the database settled, or never admitted (RedisLimiter.reconcile).
+      return swept + ((await this.limiter.reconcile?.(b)) ?? 0)
+    })
   setKeyLimits: Store['setKeyLimits'] = (id, l) => this.call(() => this.accounts.setKeyLimits(id, l))
   complete: Store['complete'] = (b) =>
     this.call(async () => {

@@ -208,6 +208,11 @@ export interface Limiter {
    * batch is written (SQL backends settle inside that batch's transaction instead).
    */
   settle?(items: Settlement[]): Promise<void>
+  /**
+   * A limiter outside the database (Redis) releases what it still holds for requests the
+   * database calls settled, or never admitted, made before `before`; returns how many.
+   */
+  reconcile?(before: number): Promise<number>
   close(): void | Promise<void>
 }
 
@@ -225,13 +230,52 @@ export interface UsageStore {
  * in the shared database: one row per admitted request, written before the request goes upstream.
  */
 export interface AdmissionLog {
-  recordAdmitted(input: AdmitInput, at: number): Promise<void>
+  /** With what the admission reserved (tokens, micro-dollars): a lost limiter is rebuilt from it. */
+  recordAdmitted(input: AdmitInput, at: number, reserved?: { tokens: number; micros: number }): Promise<void>
   /** Admissions with a reservation never settled, made before `before` (oldest first, at most `limit`). */
   unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>>
   /** Marks these reservations settled in the log (the amounts are the limiter's to move). */
   markSettled(items: Settlement[]): Promise<void>
   /** Admitted requests since `since` (ms epoch), for windows the limiter does not track. */
   countSince(accountId: number, since: number): Promise<number>
+  /** Tokens charged to the account's (or one key's) rows since `since`, and the oldest such row's time. */
+  tokensSince(
+    accountId: number,
+    keyId: string | null,
+    since: number,
+  ): Promise<{ used: number; first: number | null }>
+  /** What the database holds of one account's charges: a limiter that lost its state is rebuilt from it. */
+  chargeHistory(q: ChargeHistoryQuery): Promise<ChargeHistory>
+  /** The admission rows of these handles; a handle missing from the map was never admitted. */
+  admissionsByHandle(
+    handles: string[],
+  ): Promise<Map<string, { settled: boolean; tokens: number; micros: number }>>
+}
+
+export interface ChargeHistoryQuery {
+  accountId: number
+  now: number
+  /** The request log: admissions after `logSince`, the latest `logLimit` (0 = none). */
+  logSince: number
+  logLimit: number
+  /** Settled rows are summed per bucket of these widths (the minute's and the day's windows). */
+  minuteMs: number
+  dayMs: number
+  minuteBucketMs: number
+  dayBucketMs: number
+  /** Calendar periods holding `now`: period → start. */
+  periods: Record<'day' | 'week' | 'month', number>
+}
+
+export interface ChargeHistory {
+  /** Admission times, oldest first. */
+  log: number[]
+  /** Settled admissions per key and bucket: requests, tokens and the bucket's latest time. */
+  buckets: Array<{ keyId: string; window: 'minute' | 'day'; at: number; requests: number; tokens: number }>
+  /** Micro-dollars charged per key and period (reservations in flight at their reserved cost). */
+  spend: Array<{ keyId: string; period: 'day' | 'week' | 'month'; micros: number }>
+  /** Reservations not settled yet (made within two days), at what they reserved. */
+  open: Array<{ handle: string; keyId: string; at: number; tokens: number; micros: number }>
 }
 
 export interface Store

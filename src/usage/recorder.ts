@@ -10,6 +10,7 @@ import {
   type Completion,
   type RateLimitedEvent,
   type RefusalEvent,
+  SettlementPendingError,
   type Store,
   StoreBusyError,
   StoreUnavailableError,
@@ -89,7 +90,10 @@ export class UsageRecorder {
         if (limited.length) await this.store.recordRateLimited(limited)
         if (refused.length) await this.store.recordRefusals(refused)
       } catch (err) {
-        const retry = err instanceof StoreBusyError || err instanceof StoreUnavailableError
+        const retry =
+          err instanceof StoreBusyError ||
+          err instanceof StoreUnavailableError ||
+          err instanceof SettlementPendingError
         this.log.error('usage flush failed', {
           error: (err as Error).message,
           rows: batch.length,

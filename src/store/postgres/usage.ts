@@ -5,7 +5,16 @@
  */
 import type { SQL } from 'bun'
 import type { Settlement } from '../../limits/types.ts'
-import type { AdmissionLog, AdmitInput, Completion, UsageStore, UsageSummary, UsageTotals } from '../types.ts'
+import type {
+  AdmissionLog,
+  AdmitInput,
+  ChargeHistory,
+  ChargeHistoryQuery,
+  Completion,
+  UsageStore,
+  UsageSummary,
+  UsageTotals,
+} from '../types.ts'
 import { num } from './accounts.ts'
 
 const toTotals = (r: Record<string, unknown> | undefined): UsageTotals => {
@@ -159,13 +168,101 @@ export class PgUsage implements UsageStore, AdmissionLog {
     return { today: todayTotals, last_24h: dayTotals, by_model: byModel, cost_micros: cost }
   }
 
-  /** `settled` is false while a reservation made in Redis awaits its settlement (the sweeper reads it). */
-  async recordAdmitted(input: AdmitInput, at: number): Promise<void> {
+  /**
+   * `settled` is false while a reservation made in Redis awaits its settlement (the sweeper reads
+   * it); `tokens` and `charge_micros` hold what it reserved until then, so a Redis that lost its
+   * state is rebuilt from these rows (redis/rebuild.ts).
+   */
+  async recordAdmitted(
+    input: AdmitInput,
+    at: number,
+    reserved?: { tokens: number; micros: number },
+  ): Promise<void> {
     const settled = !input.charge?.rows.some((r) => r.resource !== 'requests')
     await this.sql`
-      INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at, settled)
+      INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at, settled,
+        tokens, charge_micros)
       VALUES (${input.gatewayId}, ${input.requestId}, ${input.accountId}, ${input.keyId}, ${input.model},
-        ${input.surface ?? 'chat'}, ${input.stream}, ${at}, ${settled})`
+        ${input.surface ?? 'chat'}, ${input.stream}, ${at}, ${settled}, ${reserved?.tokens ?? 0},
+        ${reserved?.micros ?? 0})`
+  }
+
+  async tokensSince(accountId: number, keyId: string | null, since: number) {
+    const [r] = await this.sql`
+      SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
+      WHERE account_id = ${accountId} AND created_at > ${since} AND tokens > 0
+        AND (${keyId}::TEXT IS NULL OR key_id = ${keyId})`
+    return { used: num(r?.n ?? 0), first: r?.first == null ? null : num(r.first) }
+  }
+
+  /** Four index range reads on (account_id, created_at): at most a month of the account's rows. */
+  async chargeHistory(q: ChargeHistoryQuery): Promise<ChargeHistory> {
+    const { accountId: a, now } = q
+    const [log, buckets, spend, open] = await Promise.all([
+      q.logLimit > 0
+        ? this.sql`SELECT created_at FROM requests WHERE account_id = ${a} AND created_at > ${q.logSince}
+            ORDER BY created_at DESC LIMIT ${q.logLimit}`
+        : [],
+      this.sql`
+        SELECT key_id, 'minute' AS w, MAX(created_at) AS at, COUNT(*) AS n,
+          COALESCE(SUM(tokens) FILTER (WHERE settled), 0) AS t
+        FROM requests WHERE account_id = ${a} AND created_at > ${now - q.minuteMs}
+        GROUP BY key_id, created_at / ${q.minuteBucketMs}
+        UNION ALL
+        SELECT key_id, 'day', MAX(created_at), COUNT(*), COALESCE(SUM(tokens) FILTER (WHERE settled), 0)
+        FROM requests WHERE account_id = ${a} AND created_at > ${now - q.dayMs}
+        GROUP BY key_id, created_at / ${q.dayBucketMs}`,
+      this.sql`
+        SELECT key_id,
+          COALESCE(SUM(charge_micros) FILTER (WHERE created_at >= ${q.periods.day}), 0) AS d,
+          COALESCE(SUM(charge_micros) FILTER (WHERE created_at >= ${q.periods.week}), 0) AS w,
+          COALESCE(SUM(charge_micros) FILTER (WHERE created_at >= ${q.periods.month}), 0) AS m
+        FROM requests WHERE account_id = ${a} AND charge_micros > 0
+          AND created_at >= ${Math.min(q.periods.day, q.periods.week, q.periods.month)}
+        GROUP BY key_id`,
+      this.sql`
+        SELECT gateway_id, key_id, created_at, tokens, charge_micros FROM requests
+        WHERE account_id = ${a} AND NOT settled AND created_at > ${now - 2 * q.dayMs}`,
+    ])
+    return {
+      log: (log as Array<Record<string, unknown>>).map((r) => num(r.created_at)).reverse(),
+      buckets: buckets.map((r: Record<string, unknown>) => ({
+        keyId: String(r.key_id),
+        window: r.w as 'minute' | 'day',
+        at: num(r.at),
+        requests: num(r.n),
+        tokens: num(r.t),
+      })),
+      spend: spend.flatMap((r: Record<string, unknown>) =>
+        (['day', 'week', 'month'] as const).map((period) => ({
+          keyId: String(r.key_id),
+          period,
+          micros: num(r[period[0]!] ?? 0),
+        })),
+      ),
+      open: open.map((r: Record<string, unknown>) => ({
+        handle: String(r.gateway_id),
+        keyId: String(r.key_id),
+        at: num(r.created_at),
+        tokens: num(r.tokens),
+        micros: num(r.charge_micros),
+      })),
+    }
+  }
+
+  async admissionsByHandle(handles: string[]) {
+    const out = new Map<string, { settled: boolean; tokens: number; micros: number }>()
+    if (!handles.length) return out
+    const rows = await this.sql`
+      SELECT gateway_id, settled, tokens, charge_micros FROM requests
+      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(handles)}::text::jsonb))`
+    for (const r of rows)
+      out.set(String(r.gateway_id), {
+        settled: Boolean(r.settled),
+        tokens: num(r.tokens),
+        micros: num(r.charge_micros),
+      })
+    return out
   }
 
   async unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>> {

@@ -11,13 +11,17 @@
  *       8 now ms (-1 = the server's TIME), 9 mode ('admit' | 'peek' | 'reject': count one refusal
  *       the gateway made itself, e.g. an invalid body, toward suspension, and decide nothing else).
  *       10-13: the charge, the account's key prefix, the key id, the reservation handle
- *       (charge-script.ts; ARGV[10] empty = none).
- * Returns { admitted 0|1, full window '' | 'minute' | 'day', retry at, decided at,
+ *       (charge-script.ts; ARGV[10] empty = none). 14 the gateway's deadline for an admission
+ *       (ms on its clock, -1 = none), 15 how long the account's `built` marker lives (ms).
+ * Returns { admitted 0|1 (2: the account's state must be rebuilt first, 3: past the deadline),
+ *           full window '' | 'minute' | 'day', retry at, decided at,
  *           minute used, minute oldest (-1), day used, day oldest (-1), suspended until (-1),
  *           the charge decision (JSON, or empty) }.
  *
  * The log keeps only the longest limited window, so it never holds more than max(rpm, rpd)
- * members; every key gets an expiry, so an idle account leaves nothing behind.
+ * members; every key gets an expiry, so an idle account leaves nothing behind. The `built`
+ * marker outlives every other key of the account (each admission extends it), so a missing
+ * marker means the account's state is missing too.
  */
 import { CHARGE_LUA } from './charge-script.ts'
 
@@ -51,6 +55,14 @@ local function refuse()
   return -1
 end
 if ARGV[9] == 'reject' then return { 0, '', -1, now, 0, -1, 0, -1, refuse() } end
+-- An account whose state was never built here (or was lost: a restart without AOF, FLUSHALL, an
+-- empty replica) admits nothing until the gateway rebuilt it from the database (rebuild-script.ts).
+if redis.call('EXISTS', ARGV[11] .. 'built') == 0 then return { 2, 'rebuild', -1, now, 0, -1, 0, -1, -1 } end
+-- Past the gateway's deadline its caller was already told 503: admitting now would count a
+-- request nobody serves.
+if ARGV[9] == 'admit' and tonumber(ARGV[14]) >= 0 and now > tonumber(ARGV[14]) then
+  return { 3, 'late', -1, now, 0, -1, 0, -1, -1 }
+end
 
 local keep = 0
 if rpm >= 0 then keep = minute_ms end
@@ -101,5 +113,6 @@ if keep > 0 then
   redis.call('PEXPIRE', log, keep)
   redis.call('PEXPIRE', seqk, keep)
 end
+redis.call('PEXPIRE', ARGV[11] .. 'built', tonumber(ARGV[15]))
 return { 1, '', -1, at, m_used, m_first, d_used, d_first, -1, charged }
 `

@@ -9,7 +9,7 @@
  * charges inside it (member = reservation handle, score = time), a hash of their amounts and the
  * running sum; charges that left the window are subtracted and dropped at the next admission.
  * Money: one counter per scope and calendar period (bounds computed by the gateway for `now`).
- * `res`: each unsettled reservation (what it charged, where), deleted when it settles — once.
+ * `res`: each unsettled reservation (what it charged, where, when), deleted when it settles — once.
  */
 
 /**
@@ -139,7 +139,7 @@ if ARGV[10] and ARGV[10] ~= '' then
     for i, r in ipairs(c.rows) do
       if r.resource == 'tokens' and r.window ~= 'period' then windows[#windows + 1] = keys[i] end
     end
-    redis.call('HSET', pre .. 'res', handle, cjson.encode({ t = tokens, m = micros, w = windows, s = spends }))
+    redis.call('HSET', pre .. 'res', handle, cjson.encode({ t = tokens, m = micros, w = windows, s = spends, at = at }))
     redis.call('PEXPIRE', pre .. 'res', day_ms * 2)
   end
   charged = cjson.encode({ ok = true, tokens = tokens, micros = micros, out = out, clamp = clamp, states = states })

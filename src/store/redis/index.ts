@@ -6,6 +6,12 @@
  *
  * Unreachable Redis fails closed by default: 503 `limiter_unavailable` with `retry-after`
  * (`limits.on_unavailable: allow` serves without limits instead, and still records usage).
+ *
+ * Redis is never the only record of a charge: an account whose state Redis lost (no `built`
+ * marker) admits nothing until it is rebuilt from its database rows (rebuild.ts); an admission
+ * script that runs after the gateway gave up on it refuses (its deadline); a settlement that
+ * fails is retried with the outcomes' batch; and `reconcile` releases what Redis still holds for
+ * requests the database calls settled or never admitted.
  */
 import { RedisClient } from 'bun'
 import { type ChargeDecision, chargeOutcome } from '../../limits/charge-result.ts'
@@ -13,6 +19,7 @@ import { periodBounds, rowState } from '../../limits/rows.ts'
 import type { Settlement, WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
+import { SettlementPendingError } from '../errors.ts'
 import type {
   AccountStore,
   AdmissionLog,
@@ -24,12 +31,25 @@ import type {
 } from '../types.ts'
 import { ADMIT_SCRIPT } from './admit-script.ts'
 import { SETTLE_SCRIPT } from './charge-script.ts'
+import { rebuildState } from './rebuild.ts'
+import { REBUILD_SCRIPT } from './rebuild-script.ts'
 
 /** A command that takes longer than this counts as Redis being unreachable. */
 const COMMAND_TIMEOUT_MS = 2000
 const CONNECT_TIMEOUT_MS = 1000
 const SCRIPT_SHA = new Bun.CryptoHasher('sha1').update(ADMIT_SCRIPT).digest('hex')
 const SETTLE_SHA = new Bun.CryptoHasher('sha1').update(SETTLE_SCRIPT).digest('hex')
+/**
+ * An admission script still queued this long after it was sent refuses (on the Redis server's
+ * clock): half the command timeout, so the gateway has not yet given up on any admission Redis
+ * makes, with up to that much clock difference between the two machines either way.
+ */
+const ADMIT_DEADLINE_MS = COMMAND_TIMEOUT_MS / 2
+/**
+ * The `built` marker's lifetime, extended by every admission: longer than any other key of the
+ * account lives (a month's spend lives to the month's end plus a day), so it is the last to go.
+ */
+const BUILT_TTL_MS = 35 * 86_400_000
 
 export interface RedisLimiterOptions {
   url: string
@@ -57,6 +77,7 @@ export class RedisLimiter implements Limiter {
   private client: RedisClient | null = null
   private connecting: Promise<RedisClient> | null = null
   private down = false
+  private readonly rebuilding = new Map<number, Promise<void>>()
 
   constructor(private readonly opts: RedisLimiterOptions) {}
 
@@ -70,6 +91,9 @@ export class RedisLimiter implements Limiter {
     }
     const pre = prefixOf(q.accountId)
     const at = this.opts.engineTime ? await this.serverNow(client) : q.now
+    // Not built (lost, or no admission yet): what a rebuild would hold, from the database's rows.
+    const built = Number(await client.send('EXISTS', [`${pre}built`]))
+    const fromDb = built ? null : await this.databaseState(q.accountId, at)
     return Promise.all(
       q.rows.map(async (row) => {
         const sc = row.scope === 'account' ? 'a' : `k:${q.keyId}`
@@ -81,11 +105,35 @@ export class RedisLimiter implements Limiter {
         }
         if (row.window === 'period') {
           const p = periodBounds(row.period!, at)
-          const v = await client.send('GET', [`${pre}sp:${sc}:${row.period}:${p.start}`])
+          const key = `${pre}sp:${sc}:${row.period}:${p.start}`
+          const v = fromDb
+            ? (fromDb.spend.find((x) => x[0] === key)?.[1] ?? 0)
+            : await client.send('GET', [key])
           return rowState(row, Number(v ?? 0), null, p.resetsAt)
         }
         const span = row.window === 'minute' ? this.opts.windows.minuteMs : this.opts.windows.dayMs
         const base = `${pre}c:${sc}:${row.resource}:${row.window}`
+        if (fromDb) {
+          const inside = (fromDb.windows.find((w) => w.base === base)?.m ?? []).filter(
+            (m) => m[1] > at - span,
+          )
+          const firstAt = inside.length ? Math.min(...inside.map((m) => m[1])) : null
+          return rowState(
+            row,
+            inside.reduce((n, m) => n + m[2], 0),
+            firstAt,
+            span,
+          )
+        }
+        if (row.resource === 'tokens' && !Number(await client.send('EXISTS', [`${base}:z`]))) {
+          // A window no admission charges here (a budget-only plan's tokens): the database's rows.
+          const t = await this.opts.log.tokensSince(
+            q.accountId,
+            row.scope === 'key' ? q.keyId : null,
+            at - span,
+          )
+          return rowState(row, t.used, t.first, span)
+        }
         // Member, score pairs: flat or nested, as the client's protocol version returns them.
         const reply = (await client.send('ZRANGEBYSCORE', [
           `${base}:z`,
@@ -101,6 +149,30 @@ export class RedisLimiter implements Limiter {
         return rowState(row, used, Number(inside[1]), span)
       }),
     )
+  }
+
+  /** The account's state as a rebuild would write it (rebuild.ts), read without writing it. */
+  private async databaseState(accountId: number, now: number) {
+    const { minuteMs, dayMs } = this.opts.windows
+    const periods = periodsAt(now)
+    const history = await this.opts.log.chargeHistory({
+      accountId,
+      now,
+      logSince: now,
+      logLimit: 0,
+      minuteMs,
+      dayMs,
+      minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
+      dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
+      periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
+    })
+    return rebuildState(history, {
+      prefix: prefixOf(accountId),
+      now,
+      keep: 0,
+      spans: this.opts.windows,
+      periods,
+    })
   }
 
   private async serverNow(client: RedisClient): Promise<number> {
@@ -130,22 +202,69 @@ export class RedisLimiter implements Limiter {
   /** Settles each reservation once (the settle script), after the outcomes are in the database. */
   async settle(items: Settlement[]): Promise<void> {
     if (!items.length) return
-    const client = await this.connected()
-    for (const s of items) {
-      const args = [
-        '1',
-        `${prefixOf(s.accountId)}res`,
-        s.handle as string,
-        String(s.tokens),
-        String(s.micros),
-      ]
-      await withTimeout(
-        client.send('EVALSHA', [SETTLE_SHA, ...args]).catch((err: Error) => {
-          if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [SETTLE_SCRIPT, ...args])
-          throw err
-        }),
-      )
+    try {
+      const client = await this.connected()
+      for (const s of items) await this.settleOne(client, s)
+    } catch (err) {
+      // The outcomes are in the database already; the batch is retried until Redis settles.
+      throw new SettlementPendingError(`redis settlement failed: ${(err as Error)?.message ?? String(err)}`)
     }
+  }
+
+  /** Once per handle (the script deletes its `res` entry): a retry settles nothing twice. */
+  private async settleOne(client: RedisClient, s: Settlement): Promise<number> {
+    const args = ['1', `${prefixOf(s.accountId)}res`, s.handle as string, String(s.tokens), String(s.micros)]
+    const n = await withTimeout(
+      client.send('EVALSHA', [SETTLE_SHA, ...args]).catch((err: Error) => {
+        if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [SETTLE_SCRIPT, ...args])
+        throw err
+      }),
+    ).catch((err) => {
+      if ((err as { code?: string })?.code !== 'ERR_REDIS_SERVER_ERROR') this.drop(client)
+      throw err
+    })
+    return Number(n)
+  }
+
+  /**
+   * Reservations Redis still holds, made before `before`, that the database calls settled (their
+   * Redis settlement was lost with the process that owed it, or rebuilt from rows read before it
+   * settled) or never admitted (its admission row was never written): each settled to what the
+   * database says, or to nothing. The ones the database calls unsettled are `sweepReservations`'.
+   */
+  reconcile: NonNullable<Limiter['reconcile']> = async (before) => {
+    const client = await this.connected()
+    let cursor = '0'
+    let released = 0
+    do {
+      const [next, keys] = (await withTimeout(
+        client.send('SCAN', [cursor, 'MATCH', 'sy:{acct:*}:res', 'COUNT', '1000']),
+      )) as [string, string[]]
+      cursor = String(next)
+      for (const key of keys) {
+        const accountId = Number(/\{acct:(\d+)\}/.exec(key)?.[1])
+        if (!Number.isSafeInteger(accountId)) continue
+        const entries = (await withTimeout(client.send('HGETALL', [key]))) as
+          | Record<string, string>
+          | string[]
+        const pairs = Array.isArray(entries)
+          ? entries.flatMap((v, i) => (i % 2 ? [] : [[v, entries[i + 1]!] as const]))
+          : Object.entries(entries)
+        const old = pairs.filter(([, v]) => {
+          const at = (JSON.parse(v) as { at?: number }).at
+          return typeof at === 'number' && at < before
+        })
+        if (!old.length) continue
+        const rows = await this.opts.log.admissionsByHandle(old.map(([h]) => h))
+        for (const [handle] of old) {
+          const row = rows.get(handle)
+          if (row && !row.settled) continue
+          const s = { handle, accountId, tokens: row?.tokens ?? 0, micros: row?.micros ?? 0 }
+          released += await this.settleOne(client, s as Settlement)
+        }
+      }
+    } while (cursor !== '0')
+    return released
   }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
@@ -153,6 +272,10 @@ export class RedisLimiter implements Limiter {
     let r: Reply
     try {
       r = await this.run(input.accountId, input.keyId, input, 'admit')
+      if (r[0] === 2) {
+        await this.rebuild(input.accountId, input.now, input.rpm, input.rpd)
+        r = await this.run(input.accountId, input.keyId, input, 'admit')
+      }
     } catch (err) {
       this.noteDown(err)
       if (this.opts.onUnavailable === 'reject') throw limiterUnavailable()
@@ -166,6 +289,15 @@ export class RedisLimiter implements Limiter {
         minute: none,
         day: none,
       }
+    }
+    if (r[0] === 2) throw limiterUnavailable()
+    if (r[0] === 3) {
+      // Answered in time yet past the deadline: Redis's clock is ahead of this machine's.
+      this.opts.warn('redis admission past its deadline on the redis clock; check the clocks', {
+        redis_ms: r[3],
+        local_ms: Date.now(),
+      })
+      throw limiterUnavailable()
     }
     const at = r[3]
     const minute = windowOf(input.rpm, r[4], first(r[5]), minuteMs)
@@ -195,7 +327,12 @@ export class RedisLimiter implements Limiter {
       }
     }
     // Recorded before the caller goes upstream: every admitted request has its usage row.
-    await this.opts.log.recordAdmitted(input, at)
+    const reserved = charged && 'reservation' in charged ? charged.reservation : undefined
+    await this.opts.log.recordAdmitted(
+      input,
+      at,
+      reserved ? { tokens: reserved.tokens, micros: reserved.micros } : undefined,
+    )
     return {
       admitted: true,
       at,
@@ -224,9 +361,15 @@ export class RedisLimiter implements Limiter {
     let r: Reply
     try {
       r = await this.run(accountId, '-', { now, rpm, rpd, suspension: null }, 'peek')
+      // Without request limits the database counts both windows: nothing to rebuild for them.
+      if (r[0] === 2 && (rpm !== null || rpd !== null)) {
+        await this.rebuild(accountId, now, rpm, rpd)
+        r = await this.run(accountId, '-', { now, rpm, rpd, suspension: null }, 'peek')
+      }
     } catch {
       throw limiterUnavailable()
     }
+    if (r[0] === 2 && (rpm !== null || rpd !== null)) throw limiterUnavailable()
     const at = r[3]
     // Redis logs only the limited windows; the database counts the others.
     const unlimited = async (span: number): Promise<WindowLimit> =>
@@ -236,6 +379,66 @@ export class RedisLimiter implements Limiter {
       rpd === null ? unlimited(dayMs) : windowOf(rpd, r[6], first(r[7]), dayMs),
     ])
     return { minute, day }
+  }
+
+  /**
+   * Builds the account's state from its database rows, once across replicas (the script does
+   * nothing where the marker is back); concurrent admissions of the account in this process
+   * share one rebuild.
+   */
+  private rebuild(accountId: number, at: number, rpm: number | null, rpd: number | null): Promise<void> {
+    let p = this.rebuilding.get(accountId)
+    if (p) return p
+    p = this.rebuildNow(accountId, at, rpm, rpd).finally(() => this.rebuilding.delete(accountId))
+    this.rebuilding.set(accountId, p)
+    return p
+  }
+
+  private async rebuildNow(
+    accountId: number,
+    at: number,
+    rpm: number | null,
+    rpd: number | null,
+  ): Promise<void> {
+    const { minuteMs, dayMs } = this.opts.windows
+    const client = await this.connected()
+    const now = this.opts.engineTime ? await this.serverNow(client) : at
+    const keep = Math.max(rpm === null ? 0 : minuteMs, rpd === null ? 0 : dayMs)
+    const periods = periodsAt(now)
+    const started = performance.now()
+    const history = await this.opts.log.chargeHistory({
+      accountId,
+      now,
+      logSince: now - keep,
+      logLimit: keep ? Math.max(rpm ?? 0, rpd ?? 0) : 0,
+      minuteMs,
+      dayMs,
+      minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
+      dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
+      periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
+    })
+    const state = rebuildState(history, {
+      prefix: prefixOf(accountId),
+      now,
+      keep,
+      spans: this.opts.windows,
+      periods,
+    })
+    const built = await withTimeout(
+      client.send('EVAL', [
+        REBUILD_SCRIPT,
+        '0',
+        prefixOf(accountId),
+        JSON.stringify(state),
+        String(BUILT_TTL_MS),
+      ]),
+    )
+    if (Number(built))
+      this.opts.warn('redis limiter state rebuilt from the database', {
+        account_id: accountId,
+        rows: history.log.length + history.buckets.length + history.open.length,
+        ms: Math.round(performance.now() - started),
+      })
   }
 
   close(): void {
@@ -268,6 +471,8 @@ export class RedisLimiter implements Limiter {
       prefixOf(accountId),
       keyId,
       input.gatewayId ?? '',
+      String(mode === 'admit' && this.opts.engineTime ? Date.now() + ADMIT_DEADLINE_MS : -1),
+      String(BUILT_TTL_MS),
     ]
     const client = await this.connected()
     const reply = await withTimeout(
@@ -332,7 +537,7 @@ export class RedisLimiter implements Limiter {
 const first = (v: number): number | null => (v < 0 ? null : v)
 
 /** The calendar periods holding `now` as [start, end] (the script charges money per period). */
-function periodsAt(now: number): Record<string, [number, number]> {
+function periodsAt(now: number): Record<'day' | 'week' | 'month', [number, number]> {
   const of = (p: 'day' | 'week' | 'month'): [number, number] => {
     const b = periodBounds(p, now)
     return [b.start, b.resetsAt]

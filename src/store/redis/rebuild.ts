@@ -1,0 +1,97 @@
+/**
+ * @module
+ * One account's Redis state computed from its database rows (rebuild-script.ts writes it): the
+ * request log, the sliding token and request windows of the account and of each of its keys,
+ * the money spent in each calendar period, and the reservations still in flight.
+ *
+ * Settled rows are summed per bucket (a second of the minute's window, a minute of the day's),
+ * each bucket leaving its window with its latest row: after a rebuild a charge may count up to
+ * one bucket longer than it would have, never shorter. Reservations in flight stay one member
+ * each, so their settlement moves them as before.
+ *
+ * @example
+ * const state = rebuildState(history, { prefix: 'sy:{acct:7}:', now, keep: 60_000, spans, periods })
+ */
+import type { WindowSpans } from '../../limits/types.ts'
+import type { ChargeHistory } from '../types.ts'
+
+export interface RebuildState {
+  log: number[]
+  keep: number
+  windows: Array<{ base: string; ttl: number; m: Array<[string, number, number]> }>
+  /** [key, micro-dollars, expires at] */
+  spend: Array<[string, number, number]>
+  res: Array<{ h: string; t: number; m: number; w: string[]; s: string[]; at: number }>
+  resTtl: number
+}
+
+type Period = 'day' | 'week' | 'month'
+
+export function rebuildState(
+  h: ChargeHistory,
+  o: {
+    prefix: string
+    now: number
+    keep: number
+    spans: WindowSpans
+    /** Calendar periods holding `now`: [start, end]. */
+    periods: Record<Period, [number, number]>
+  },
+): RebuildState {
+  const { prefix: pre, now } = o
+  const span = { minute: o.spans.minuteMs, day: o.spans.dayMs }
+  const windows = new Map<string, RebuildState['windows'][number]>()
+  const add = (
+    sc: string,
+    resource: 'tokens' | 'requests',
+    w: 'minute' | 'day',
+    m: [string, number, number],
+  ) => {
+    if (m[2] <= 0) return
+    const base = `${pre}c:${sc}:${resource}:${w}`
+    const win = windows.get(base) ?? { base, ttl: span[w] * 2, m: [] }
+    windows.set(base, win)
+    win.m.push(m)
+  }
+  for (const b of h.buckets) {
+    const k = `k:${b.keyId}`
+    add('a', 'tokens', b.window, [`b:${b.keyId}:${b.at}`, b.at, b.tokens])
+    add(k, 'tokens', b.window, [`b:${b.at}`, b.at, b.tokens])
+    add(k, 'requests', b.window, [`b:${b.at}`, b.at, b.requests])
+  }
+  const spendKey = (sc: string, p: Period) => `${pre}sp:${sc}:${p}:${o.periods[p][0]}`
+  const spent = new Map<string, [string, number, number]>()
+  const addSpend = (sc: string, p: Period, micros: number) => {
+    const key = spendKey(sc, p)
+    const s = spent.get(key) ?? [key, 0, o.periods[p][1] + span.day]
+    s[1] += micros
+    spent.set(key, s)
+  }
+  for (const s of h.spend) {
+    addSpend('a', s.period, s.micros)
+    addSpend(`k:${s.keyId}`, s.period, s.micros)
+  }
+  const res: RebuildState['res'] = []
+  for (const r of h.open) {
+    const w: string[] = []
+    for (const win of ['minute', 'day'] as const) {
+      if (r.at <= now - span[win]) continue
+      for (const sc of ['a', `k:${r.keyId}`]) {
+        add(sc, 'tokens', win, [r.handle, r.at, r.tokens])
+        w.push(`${pre}c:${sc}:tokens:${win}`)
+      }
+    }
+    const s = (['day', 'week', 'month'] as const)
+      .filter((p) => r.at >= o.periods[p][0])
+      .flatMap((p) => [spendKey('a', p), spendKey(`k:${r.keyId}`, p)])
+    res.push({ h: r.handle, t: r.tokens, m: r.micros, w, s, at: r.at })
+  }
+  return {
+    log: h.log,
+    keep: o.keep,
+    windows: [...windows.values()],
+    spend: [...spent.values()].filter((s) => s[1] > 0),
+    res,
+    resTtl: span.day * 2,
+  }
+}
