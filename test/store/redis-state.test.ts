@@ -224,9 +224,10 @@ describe.skipIf(skip)('Redis state against PostgreSQL', () => {
     await sql`DELETE FROM requests WHERE gateway_id = ${orphan.gatewayId}`
     await sql.close()
     expect(await used(store, id)).toEqual({ tokens: 1_200, micros: 3_000 })
-    // The unsettled one is the ordinary sweep's (settled to nothing); the other two are released.
+    // The unsettled one is the ordinary sweep's (settled to itself: 400 tokens, 1,000 µ$); the
+    // settled one is brought to PostgreSQL's amounts, and the orphan released.
     expect(await store.sweepReservations(Date.now() + 1)).toBe(3)
-    expect(await used(store, id)).toEqual({ tokens: 100, micros: 200 })
+    expect(await used(store, id)).toEqual({ tokens: 500, micros: 1_200 })
     expect(await store.sweepReservations(Date.now() + 1)).toBe(0)
     await store.close()
   }, 30_000)
