@@ -58,7 +58,9 @@ export async function liveFigures(metrics: { render(): string | Promise<string> 
     requests_total: sum(requests),
     // 429s have their own figure; an error here is any other refusal or failure.
     errors_total: sum(requests.filter((s) => Number(s.labels.status) >= 400 && s.labels.status !== '429')),
-    rate_limited_total: sum(named('switchyard_rate_limited_total')),
+    // Every 429 answered: the gateway's own limits and an upstream's rate limit passed on (which
+    // `switchyard_rate_limited_total`, the gateway's refusals by window, does not count).
+    rate_limited_total: sum(requests.filter((s) => s.labels.status === '429')),
     open_streams: sum(named('switchyard_open_streams')),
     /** Cumulative since start: `le` in seconds (null = +Inf), count ≤ le. */
     latency_buckets: latency.map((b) => ({ le: Number.isFinite(b.le) ? b.le : null, count: b.count })),
