@@ -6,6 +6,7 @@
 import type { SQL } from 'bun'
 import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
 import type { AccountRecord, AccountStore, KeyLimits, KeyRecord, KeyState, PlanChange } from '../types.ts'
+import type { PgBound } from './bounded.ts'
 
 type Row = Record<string, unknown>
 
@@ -38,7 +39,7 @@ const toKey = (r: Row): KeyRecord => ({
 })
 
 export class PgAccounts implements AccountStore {
-  constructor(private readonly sql: SQL) {}
+  constructor(private readonly db: PgBound) {}
 
   async createAccount(a: {
     name: string
@@ -47,55 +48,63 @@ export class PgAccounts implements AccountStore {
     planExpiresAt: number | null
     now: number
   }): Promise<AccountRecord> {
-    return this.sql.begin(async (tx) => {
-      const [row] = await tx`
+    return this.db.run((sql) =>
+      sql.begin(async (tx) => {
+        const [row] = await tx`
         INSERT INTO accounts (name, plan, enabled, plan_started_at, plan_expires_at, created_at)
         VALUES (${a.name}, ${a.plan}, TRUE, ${a.planStartedAt}, ${a.planExpiresAt}, ${a.now})
         RETURNING *`
-      await tx`
+        await tx`
         INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
         VALUES (${row.id}, ${a.plan}, ${a.planStartedAt}, ${a.planExpiresAt}, 'created', ${a.now})`
-      return toAccount(row)
-    })
+        return toAccount(row)
+      }),
+    )
   }
 
   async getAccount(nameOrId: string | number): Promise<AccountRecord | null> {
-    const rows =
+    const rows = await this.db.run((sql) =>
       typeof nameOrId === 'number'
-        ? await this.sql`SELECT * FROM accounts WHERE id = ${nameOrId}`
-        : await this.sql`SELECT * FROM accounts WHERE name = ${nameOrId}`
+        ? sql`SELECT * FROM accounts WHERE id = ${nameOrId}`
+        : sql`SELECT * FROM accounts WHERE name = ${nameOrId}`,
+    )
     return rows.length ? toAccount(rows[0]) : null
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
-    const rows = await this.sql`SELECT * FROM accounts ORDER BY id`
+    const rows = await this.db.run((sql) => sql`SELECT * FROM accounts ORDER BY id`)
     return rows.map(toAccount)
   }
 
   async setAccountPlan(id: number, c: PlanChange): Promise<AccountRecord> {
-    return this.sql.begin(async (tx) => {
-      const rows = await tx`
+    return this.db.run((sql) =>
+      sql.begin(async (tx) => {
+        const rows = await tx`
         UPDATE accounts SET plan = ${c.plan}, plan_started_at = ${c.startedAt}, plan_expires_at = ${c.expiresAt}
         WHERE id = ${id} RETURNING *`
-      if (!rows.length) throw new Error(`account ${id} not found`)
-      await tx`
+        if (!rows.length) throw new Error(`account ${id} not found`)
+        await tx`
         INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
         VALUES (${id}, ${c.plan}, ${c.startedAt}, ${c.expiresAt}, ${c.reason}, ${c.createdAt})`
-      return toAccount(rows[0])
-    })
+        return toAccount(rows[0])
+      }),
+    )
   }
 
   async setAccountEnabled(id: number, enabled: boolean): Promise<AccountRecord> {
-    const rows = await this.sql`
-      UPDATE accounts SET enabled = ${enabled} WHERE id = ${id} RETURNING *`
+    const rows = await this.db.run(
+      (sql) => sql`UPDATE accounts SET enabled = ${enabled} WHERE id = ${id} RETURNING *`,
+    )
     if (!rows.length) throw new Error(`account ${id} not found`)
     return toAccount(rows[0])
   }
 
   async planHistory(accountId: number): Promise<PlanChange[]> {
-    const rows = await this.sql`
-      SELECT plan, started_at, expires_at, reason, created_at FROM plan_history
-      WHERE account_id = ${accountId} ORDER BY id`
+    const rows = await this.db.run(
+      (sql) => sql`
+        SELECT plan, started_at, expires_at, reason, created_at FROM plan_history
+        WHERE account_id = ${accountId} ORDER BY id`,
+    )
     return rows.map((r: Row) => ({
       plan: r.plan as string,
       startedAt: num(r.started_at),
@@ -115,32 +124,38 @@ export class PgAccounts implements AccountStore {
     limits?: KeyLimits | null
   }): Promise<KeyRecord> {
     const [rpm, rpd, tpm, tpd, budget, period, models] = keyLimitValues(k.limits)
-    await this.sql`
-      INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at,
-        rpm, rpd, tpm, tpd, budget_micros, budget_period, models)
-      VALUES (${k.id}, ${k.accountId}, ${k.name}, ${k.prefix}, ${k.hash}, 'enabled', ${k.now},
-        ${rpm}, ${rpd}, ${tpm}, ${tpd}, ${budget}, ${period}, ${models})`
-    return this.mustKey(k.id)
+    return this.db.run(async (sql) => {
+      await sql`
+        INSERT INTO api_keys (id, account_id, name, prefix, hash, state, created_at,
+          rpm, rpd, tpm, tpd, budget_micros, budget_period, models)
+        VALUES (${k.id}, ${k.accountId}, ${k.name}, ${k.prefix}, ${k.hash}, 'enabled', ${k.now},
+          ${rpm}, ${rpd}, ${tpm}, ${tpd}, ${budget}, ${period}, ${models})`
+      return mustKey(sql, k.id)
+    })
   }
 
   async setKeyLimits(id: string, limits: KeyLimits | null): Promise<KeyRecord> {
     const [rpm, rpd, tpm, tpd, budget, period, models] = keyLimitValues(limits)
-    await this.sql`
-      UPDATE api_keys SET rpm = ${rpm}, rpd = ${rpd}, tpm = ${tpm}, tpd = ${tpd}, budget_micros = ${budget},
-        budget_period = ${period}, models = ${models}
-      WHERE id = ${id}`
-    return this.mustKey(id)
+    return this.db.run(async (sql) => {
+      await sql`
+        UPDATE api_keys SET rpm = ${rpm}, rpd = ${rpd}, tpm = ${tpm}, tpd = ${tpd}, budget_micros = ${budget},
+          budget_period = ${period}, models = ${models}
+        WHERE id = ${id}`
+      return mustKey(sql, id)
+    })
   }
 
   /** Hot path: one indexed lookup, no last-used subquery. */
   async findKeyByHash(hash: string): Promise<{ key: KeyRecord; account: AccountRecord } | null> {
-    const rows = await this.sql`
-      SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
-             k.rotated_at, k.suspended_until, NULL AS last_used_at,
-             k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models,
-             a.plan AS a_plan, a.enabled AS a_enabled, a.plan_started_at AS a_plan_started_at,
-             a.plan_expires_at AS a_plan_expires_at, a.created_at AS a_created_at
-      FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ${hash}`
+    const rows = await this.db.run(
+      (sql) => sql`
+        SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
+               k.rotated_at, k.suspended_until, NULL AS last_used_at,
+               k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models,
+               a.plan AS a_plan, a.enabled AS a_enabled, a.plan_started_at AS a_plan_started_at,
+               a.plan_expires_at AS a_plan_expires_at, a.created_at AS a_created_at
+        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ${hash}`,
+    )
     if (!rows.length) return null
     const r = rows[0]
     return {
@@ -158,55 +173,65 @@ export class PgAccounts implements AccountStore {
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
-    const rows = await this.sql`${this.keySelect()} WHERE k.id = ${id}`
-    return rows.length ? toKey(rows[0]) : null
+    return this.db.run((sql) => getKey(sql, id))
   }
 
   async listKeys(accountId?: number): Promise<KeyRecord[]> {
-    const rows =
+    const rows = await this.db.run((sql) =>
       accountId === undefined
-        ? await this.sql`${this.keySelect()} ORDER BY k.created_at, k.id`
-        : await this.sql`${this.keySelect()} WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`
+        ? sql`${keySelect(sql)} ORDER BY k.created_at, k.id`
+        : sql`${keySelect(sql)} WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`,
+    )
     return rows.map(toKey)
   }
 
   async setKeyState(id: string, state: KeyState): Promise<KeyRecord> {
-    await this.sql`UPDATE api_keys SET state = ${state} WHERE id = ${id}`
-    return this.mustKey(id)
+    return this.db.run(async (sql) => {
+      await sql`UPDATE api_keys SET state = ${state} WHERE id = ${id}`
+      return mustKey(sql, id)
+    })
   }
 
   async rotateKey(id: string, hash: string, prefix: string, now: number): Promise<KeyRecord> {
-    await this
-      .sql`UPDATE api_keys SET hash = ${hash}, prefix = ${prefix}, rotated_at = ${now} WHERE id = ${id}`
-    return this.mustKey(id)
+    return this.db.run(async (sql) => {
+      await sql`UPDATE api_keys SET hash = ${hash}, prefix = ${prefix}, rotated_at = ${now} WHERE id = ${id}`
+      return mustKey(sql, id)
+    })
   }
 
   async setKeySuspended(id: string, until: number | null): Promise<KeyRecord> {
-    await this.sql`UPDATE api_keys SET suspended_until = ${until} WHERE id = ${id}`
-    return this.mustKey(id)
+    return this.db.run(async (sql) => {
+      await sql`UPDATE api_keys SET suspended_until = ${until} WHERE id = ${id}`
+      return mustKey(sql, id)
+    })
   }
 
   /** Kept by triggers (migration 7) on every write that can change an authentication answer. */
   async authGeneration(): Promise<number> {
-    const [row] = await this.sql`SELECT n FROM auth_generation WHERE id = 1`
+    const [row] = await this.db.run((sql) => sql`SELECT n FROM auth_generation WHERE id = 1`)
     return num(row.n)
   }
 
   close(): void {}
+}
 
-  /** last_used_at is derived from the request log instead of written on every request. */
-  private keySelect() {
-    return this.sql`
-      SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
-             k.rotated_at, k.suspended_until,
-             k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models,
-             (SELECT MAX(r.created_at) FROM requests r WHERE r.key_id = k.id) AS last_used_at
-      FROM api_keys k JOIN accounts a ON a.id = k.account_id`
-  }
+/** last_used_at is derived from the request log instead of written on every request. */
+function keySelect(sql: SQL) {
+  return sql`
+    SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
+           k.rotated_at, k.suspended_until,
+           k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models,
+           (SELECT MAX(r.created_at) FROM requests r WHERE r.key_id = k.id) AS last_used_at
+    FROM api_keys k JOIN accounts a ON a.id = k.account_id`
+}
 
-  private async mustKey(id: string): Promise<KeyRecord> {
-    const k = await this.getKey(id)
-    if (!k) throw new Error(`key ${id} not found`)
-    return k
-  }
+async function getKey(sql: SQL, id: string): Promise<KeyRecord | null> {
+  const rows = await sql`${keySelect(sql)} WHERE k.id = ${id}`
+  return rows.length ? toKey(rows[0]) : null
+}
+
+async function mustKey(sql: SQL, id: string): Promise<KeyRecord> {
+  const k = await getKey(sql, id)
+  if (!k) throw new Error(`key ${id} not found`)
+  return k
 }

@@ -14,21 +14,21 @@ const scopeKey = (row: LimitRow, accountId: number, keyId: string | null): strin
   row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
 
 export class PgCharges {
-  constructor(
-    private readonly sql: SQL,
-    private readonly spans: WindowSpans,
-  ) {}
+  constructor(private readonly spans: WindowSpans) {}
 
+  /** `sql`: the caller's connection (one bounded call, bounded.ts). */
   async rowStates(
+    sql: SQL,
     accountId: number,
     keyId: string | null,
     now: number,
     rows: LimitRow[],
   ): Promise<RowState[]> {
-    return Promise.all(rows.map((row) => this.rowState(accountId, keyId, now, row)))
+    return Promise.all(rows.map((row) => this.rowState(sql, accountId, keyId, now, row)))
   }
 
   private async rowState(
+    sql: SQL,
     accountId: number,
     keyId: string | null,
     now: number,
@@ -37,7 +37,7 @@ export class PgCharges {
     if (row.window === 'period') {
       const period = row.period ?? 'month'
       const p = periodBounds(period, now)
-      const [r] = await this.sql`
+      const [r] = await sql`
         SELECT micros FROM spend
         WHERE scope = ${scopeKey(row, accountId, keyId)} AND period = ${period} AND start = ${p.start}`
       return rowState(row, r ? num(r.micros) : 0, null, p.resetsAt)
@@ -46,11 +46,11 @@ export class PgCharges {
     const key = row.scope === 'key' ? keyId : null
     const [r] =
       row.resource === 'requests'
-        ? await this.sql`
+        ? await sql`
             SELECT COUNT(*) AS n, MIN(created_at) AS first FROM requests
             WHERE account_id = ${accountId} AND created_at > ${now - span}
               AND (${key}::TEXT IS NULL OR key_id = ${key})`
-        : await this.sql`
+        : await sql`
             SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
             WHERE account_id = ${accountId} AND created_at > ${now - span} AND tokens > 0
               AND (${key}::TEXT IS NULL OR key_id = ${key})`

@@ -7,6 +7,8 @@
 import { StoreUnavailableError } from '../errors.ts'
 
 export function pgUnavailable(err: unknown): StoreUnavailableError | null {
+  // Already decided (a call past its deadline, bounded.ts): passed on, so /healthz records it.
+  if (err instanceof StoreUnavailableError) return err
   const e = err as { code?: unknown; errno?: unknown; message?: unknown }
   const code = String(e?.code ?? '')
   const sqlState = String(e?.errno ?? '')

@@ -27,6 +27,7 @@ import type {
   UsageSeriesQuery,
 } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
+import type { PgBound } from './bounded.ts'
 import { pgRecentOutcomes, pgTopOfDay } from './overview.ts'
 import { listRefusals, pruneRefusals, recordRefusals } from './refusals.ts'
 import { pgEndSessions, pgListSessions } from './sessions.ts'
@@ -56,102 +57,29 @@ const toRow = (r: Record<string, unknown>): RequestLogRow => ({
 })
 
 export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore {
-  constructor(private readonly sql: SQL) {}
+  constructor(private readonly db: PgBound) {}
 
-  topOfDay = (q: TopQuery) => pgTopOfDay(this.sql, q)
-  recentOutcomes = (q: OutcomesQuery) => pgRecentOutcomes(this.sql, q)
+  topOfDay = (q: TopQuery) => this.db.run((sql) => pgTopOfDay(sql, q))
+  recentOutcomes = (q: OutcomesQuery) => this.db.run((sql) => pgRecentOutcomes(sql, q))
 
-  async requestLog(f: RequestLogFilter): Promise<RequestLogPage> {
-    const { sql } = this
-    // The first equality present drives the scan (as in SQLite); the others filter its entries.
-    const drive =
-      f.keyId !== undefined
-        ? sql`key_id = ${f.keyId}`
-        : f.accountId !== undefined
-          ? sql`account_id = ${f.accountId}`
-          : f.model !== undefined
-            ? sql`model = ${f.model}`
-            : f.status !== undefined
-              ? sql`status = ${f.status}`
-              : sql`TRUE`
-    const range = [
-      f.from !== undefined ? sql`AND created_at >= ${f.from}` : sql``,
-      f.to !== undefined ? sql`AND created_at < ${f.to}` : sql``,
-      f.cursor ? sql`AND (created_at, id) < (${f.cursor.at}, ${f.cursor.id})` : sql``,
-    ]
-    const rest = [
-      f.accountId !== undefined ? sql`AND r.account_id = ${f.accountId}` : sql``,
-      f.keyId !== undefined ? sql`AND r.key_id = ${f.keyId}` : sql``,
-      f.model !== undefined ? sql`AND r.model = ${f.model}` : sql``,
-      f.status !== undefined ? sql`AND r.status = ${f.status}` : sql``,
-      f.surface !== undefined ? sql`AND r.surface = ${f.surface}` : sql``,
-      f.statusMin !== undefined
-        ? sql`AND r.status BETWEEN ${f.statusMin} AND ${f.statusMax ?? f.statusMin}`
-        : sql``,
-    ]
-    const want = f.limit + 1
-    const rows = await sql`
-      SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
-        r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code,
-        r.cost_micros, r.attempts, r.answered_by
-      FROM (SELECT id, created_at FROM requests WHERE ${drive} ${range}
-            ORDER BY created_at DESC, id DESC LIMIT ${SCAN_BUDGET}) s
-      JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
-      WHERE TRUE ${rest} ORDER BY s.created_at DESC, s.id DESC LIMIT ${want}`
-    const page = (rows as Array<Record<string, unknown>>).map(toRow)
-    if (page.length > f.limit) {
-      const kept = page.slice(0, f.limit)
-      const last = kept[kept.length - 1]!
-      return { rows: kept, next: { at: last.createdAt, id: last.id } }
-    }
-    const [t] = await sql`
-      SELECT created_at, id FROM requests WHERE ${drive} ${range}
-      ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${SCAN_BUDGET - 1}`
-    return { rows: page, next: t ? { at: num(t.created_at), id: num(t.id) } : null }
+  requestLog(f: RequestLogFilter): Promise<RequestLogPage> {
+    return this.db.run((sql) => requestLog(sql, f))
   }
 
   async requestById(id: number): Promise<RequestLogRow | null> {
-    const [r] = await this.sql`
+    const [r] = await this.db.run(
+      (sql) => sql`
       SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
         r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code,
         r.cost_micros, r.attempts, r.answered_by
-      FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ${id}`
+      FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ${id}`,
+    )
     return r ? toRow(r) : null
   }
 
-  async usageSeries(q: UsageSeriesQuery): Promise<UsageSeries[]> {
-    const { sql } = this
-    const step = q.bucket === 'hour' ? HOUR : DAY
-    const from = q.from - (q.from % step)
-    const table = sql(q.bucket === 'hour' ? 'usage_hourly' : 'usage_daily')
-    const filters = [
-      q.keyId !== undefined ? sql`AND key_id = ${q.keyId}` : sql``,
-      q.accountId !== undefined ? sql`AND account_id = ${q.accountId}` : sql``,
-      q.model !== undefined ? sql`AND model = ${q.model}` : sql``,
-    ]
-    const rows = (await sql`
-      SELECT t, CASE ${q.groupBy}::text WHEN 'account' THEN account_id::text WHEN 'key' THEN key_id
-          WHEN 'model' THEN model WHEN 'surface' THEN surface ELSE 'all' END AS g,
-        SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
-        SUM(errors) AS errors, SUM(rate_limited) AS rate_limited, SUM(latency_ms_sum) AS latency_ms_sum,
-        SUM(cost_micros) AS cost_micros
-      FROM ${table} WHERE t >= ${from} AND t < ${q.to} ${filters} GROUP BY t, g ORDER BY t`) as Array<
-      Record<string, unknown>
-    >
-    const typed = rows.map((r) => ({
-      t: num(r.t),
-      g: String(r.g),
-      requests: num(r.requests),
-      prompt_tokens: num(r.prompt_tokens),
-      completion_tokens: num(r.completion_tokens),
-      errors: num(r.errors),
-      rate_limited: num(r.rate_limited),
-      latency_ms_sum: num(r.latency_ms_sum),
-      cost_micros: num(r.cost_micros),
-    }))
-    return toSeries(typed, from, q.to, step)
+  usageSeries(q: UsageSeriesQuery): Promise<UsageSeries[]> {
+    return this.db.run((sql) => usageSeries(sql, q))
   }
-
   async recordRateLimited(batch: RateLimitedEvent[]): Promise<void> {
     if (!batch.length) return
     const rows = batch.map((e) => ({
@@ -161,7 +89,8 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
       model: e.model,
       surface: e.surface,
     }))
-    await this.sql`
+    await this.db.run(
+      (sql) => sql`
       WITH v AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
         AS v(at BIGINT, account_id BIGINT, key_id TEXT, model TEXT, surface TEXT)),
       h AS (INSERT INTO usage_hourly (t, account_id, key_id, model, surface, rate_limited)
@@ -169,58 +98,153 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
         ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET rate_limited = usage_hourly.rate_limited + excluded.rate_limited)
       INSERT INTO usage_daily (t, account_id, key_id, model, surface, rate_limited)
         SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*) FROM v GROUP BY 1, 2, 3, 4, 5
-        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET rate_limited = usage_daily.rate_limited + excluded.rate_limited`
+        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET rate_limited = usage_daily.rate_limited + excluded.rate_limited`,
+    )
   }
 
   recordRefusals(batch: RefusalEvent[]): Promise<void> {
-    return recordRefusals(this.sql, batch)
+    return this.db.run((sql) => recordRefusals(sql, batch))
   }
 
   refusals(q: RefusalQuery) {
-    return listRefusals(this.sql, q)
+    return this.db.run((sql) => listRefusals(sql, q))
   }
 
+  /** One bounded call per statement: each deletes at most a chunk, so each fits the bound. */
   async pruneHistory(p: RetentionPolicy): Promise<number> {
-    const old = await this.sql`
+    const run = this.db.run.bind(this.db)
+    const old = await run(
+      (sql) => sql`
       DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE created_at < ${Math.min(p.logBefore, p.logKeepAfter)}
-        ORDER BY created_at LIMIT ${p.chunk})`
-    const [m] = await this.sql`SELECT MAX(id) AS id FROM requests`
-    const excess = await this.sql`
+        ORDER BY created_at LIMIT ${p.chunk})`,
+    )
+    const [m] = await run((sql) => sql`SELECT MAX(id) AS id FROM requests`)
+    const excess = await run(
+      (sql) => sql`
       DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE id <= ${num(m?.id ?? 0) - p.logMaxRows}
-        AND created_at < ${p.logKeepAfter} ORDER BY id LIMIT ${p.chunk})`
-    const hourly = await this.sql`
-      DELETE FROM usage_hourly WHERE ctid IN (SELECT ctid FROM usage_hourly WHERE t < ${p.hourlyBefore} LIMIT ${p.chunk})`
-    const daily = await this.sql`
-      DELETE FROM usage_daily WHERE ctid IN (SELECT ctid FROM usage_daily WHERE t < ${p.dailyBefore} LIMIT ${p.chunk})`
+        AND created_at < ${p.logKeepAfter} ORDER BY id LIMIT ${p.chunk})`,
+    )
+    const hourly = await run(
+      (sql) => sql`
+      DELETE FROM usage_hourly WHERE ctid IN (SELECT ctid FROM usage_hourly WHERE t < ${p.hourlyBefore} LIMIT ${p.chunk})`,
+    )
+    const daily = await run(
+      (sql) => sql`
+      DELETE FROM usage_daily WHERE ctid IN (SELECT ctid FROM usage_daily WHERE t < ${p.dailyBefore} LIMIT ${p.chunk})`,
+    )
     // The per-minute counters go by age only, once the log's old rows are gone (as on SQLite).
     if (old.count < p.chunk) {
       const minute = Math.floor(Math.min(p.logBefore, p.logKeepAfter) / 60_000)
-      await this.sql`DELETE FROM usage_minutes WHERE minute < ${minute}`
-      await this.sql`DELETE FROM usage_minute_outcomes WHERE minute < ${minute}`
+      await run((sql) => sql`DELETE FROM usage_minutes WHERE minute < ${minute}`)
+      await run((sql) => sql`DELETE FROM usage_minute_outcomes WHERE minute < ${minute}`)
     }
-    const refusals = await pruneRefusals(this.sql, p.hourlyBefore, p.chunk)
+    const refusals = await run((sql) => pruneRefusals(sql, p.hourlyBefore, p.chunk))
     return old.count + excess.count + hourly.count + daily.count + refusals
   }
 
   async createSession(hash: string, s: ConsoleSession, now: number): Promise<void> {
-    await this.sql`DELETE FROM console_sessions WHERE expires_at <= ${now}`
-    await this.sql`
-      INSERT INTO console_sessions (hash, kind, key_id, created_at, expires_at, binding)
-      VALUES (${hash}, ${s.kind}, ${s.keyId}, ${now}, ${s.expiresAt}, ${s.binding})`
+    await this.db.run(async (sql) => {
+      await sql`DELETE FROM console_sessions WHERE expires_at <= ${now}`
+      await sql`
+        INSERT INTO console_sessions (hash, kind, key_id, created_at, expires_at, binding)
+        VALUES (${hash}, ${s.kind}, ${s.keyId}, ${now}, ${s.expiresAt}, ${s.binding})`
+    })
   }
 
   async getSession(hash: string, now: number): Promise<ConsoleSession | null> {
-    const [r] = await this.sql`
-      SELECT kind, key_id, expires_at, binding FROM console_sessions WHERE hash = ${hash} AND expires_at > ${now}`
+    const [r] = await this.db.run(
+      (sql) => sql`
+      SELECT kind, key_id, expires_at, binding FROM console_sessions WHERE hash = ${hash} AND expires_at > ${now}`,
+    )
     return r
       ? { kind: r.kind, keyId: r.key_id ?? null, expiresAt: num(r.expires_at), binding: r.binding ?? null }
       : null
   }
 
   async deleteSession(hash: string): Promise<void> {
-    await this.sql`DELETE FROM console_sessions WHERE hash = ${hash}`
+    await this.db.run((sql) => sql`DELETE FROM console_sessions WHERE hash = ${hash}`)
   }
 
-  listSessions = (now: number, limit: number) => pgListSessions(this.sql, now, limit)
-  endSessions = (sel: SessionSelector) => pgEndSessions(this.sql, sel)
+  listSessions = (now: number, limit: number) => this.db.run((sql) => pgListSessions(sql, now, limit))
+  endSessions = (sel: SessionSelector) => this.db.run((sql) => pgEndSessions(sql, sel))
+}
+
+async function requestLog(sql: SQL, f: RequestLogFilter): Promise<RequestLogPage> {
+  // The first equality present drives the scan (as in SQLite); the others filter its entries.
+  const drive =
+    f.keyId !== undefined
+      ? sql`key_id = ${f.keyId}`
+      : f.accountId !== undefined
+        ? sql`account_id = ${f.accountId}`
+        : f.model !== undefined
+          ? sql`model = ${f.model}`
+          : f.status !== undefined
+            ? sql`status = ${f.status}`
+            : sql`TRUE`
+  const range = [
+    f.from !== undefined ? sql`AND created_at >= ${f.from}` : sql``,
+    f.to !== undefined ? sql`AND created_at < ${f.to}` : sql``,
+    f.cursor ? sql`AND (created_at, id) < (${f.cursor.at}, ${f.cursor.id})` : sql``,
+  ]
+  const rest = [
+    f.accountId !== undefined ? sql`AND r.account_id = ${f.accountId}` : sql``,
+    f.keyId !== undefined ? sql`AND r.key_id = ${f.keyId}` : sql``,
+    f.model !== undefined ? sql`AND r.model = ${f.model}` : sql``,
+    f.status !== undefined ? sql`AND r.status = ${f.status}` : sql``,
+    f.surface !== undefined ? sql`AND r.surface = ${f.surface}` : sql``,
+    f.statusMin !== undefined
+      ? sql`AND r.status BETWEEN ${f.statusMin} AND ${f.statusMax ?? f.statusMin}`
+      : sql``,
+  ]
+  const want = f.limit + 1
+  const rows = await sql`
+    SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
+      r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code,
+      r.cost_micros, r.attempts, r.answered_by
+    FROM (SELECT id, created_at FROM requests WHERE ${drive} ${range}
+          ORDER BY created_at DESC, id DESC LIMIT ${SCAN_BUDGET}) s
+    JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id
+    WHERE TRUE ${rest} ORDER BY s.created_at DESC, s.id DESC LIMIT ${want}`
+  const page = (rows as Array<Record<string, unknown>>).map(toRow)
+  if (page.length > f.limit) {
+    const kept = page.slice(0, f.limit)
+    const last = kept[kept.length - 1]!
+    return { rows: kept, next: { at: last.createdAt, id: last.id } }
+  }
+  const [t] = await sql`
+    SELECT created_at, id FROM requests WHERE ${drive} ${range}
+    ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ${SCAN_BUDGET - 1}`
+  return { rows: page, next: t ? { at: num(t.created_at), id: num(t.id) } : null }
+}
+
+async function usageSeries(sql: SQL, q: UsageSeriesQuery): Promise<UsageSeries[]> {
+  const step = q.bucket === 'hour' ? HOUR : DAY
+  const from = q.from - (q.from % step)
+  const table = sql(q.bucket === 'hour' ? 'usage_hourly' : 'usage_daily')
+  const filters = [
+    q.keyId !== undefined ? sql`AND key_id = ${q.keyId}` : sql``,
+    q.accountId !== undefined ? sql`AND account_id = ${q.accountId}` : sql``,
+    q.model !== undefined ? sql`AND model = ${q.model}` : sql``,
+  ]
+  const rows = (await sql`
+    SELECT t, CASE ${q.groupBy}::text WHEN 'account' THEN account_id::text WHEN 'key' THEN key_id
+        WHEN 'model' THEN model WHEN 'surface' THEN surface ELSE 'all' END AS g,
+      SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
+      SUM(errors) AS errors, SUM(rate_limited) AS rate_limited, SUM(latency_ms_sum) AS latency_ms_sum,
+      SUM(cost_micros) AS cost_micros
+    FROM ${table} WHERE t >= ${from} AND t < ${q.to} ${filters} GROUP BY t, g ORDER BY t`) as Array<
+    Record<string, unknown>
+  >
+  const typed = rows.map((r) => ({
+    t: num(r.t),
+    g: String(r.g),
+    requests: num(r.requests),
+    prompt_tokens: num(r.prompt_tokens),
+    completion_tokens: num(r.completion_tokens),
+    errors: num(r.errors),
+    rate_limited: num(r.rate_limited),
+    latency_ms_sum: num(r.latency_ms_sum),
+    cost_micros: num(r.cost_micros),
+  }))
+  return toSeries(typed, from, q.to, step)
 }

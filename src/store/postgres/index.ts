@@ -3,10 +3,12 @@
  * The PostgreSQL backend (`database.url`): accounts, usage and — without Redis — admissions.
  * Bun's built-in client (`Bun.SQL`): no dependency to ship inside the single executable, a
  * connection pool, and tagged templates that are always prepared statements with bound values.
+ * Every call made while serving is bounded (bounded.ts).
  */
 import { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import { PgAccounts } from './accounts.ts'
+import { PgBound, serverTimeouts } from './bounded.ts'
 import { PgHistory } from './history.ts'
 import { PgLimiter } from './limiter.ts'
 import { assertSchema, migratePostgres } from './migrations.ts'
@@ -20,6 +22,8 @@ export interface PostgresOptions {
   windows: WindowSpans
   /** Admissions read the database server's clock (production); false = the caller's `now` (tests). */
   engineTime: boolean
+  /** `database.busy_timeout_ms`: the server's bound on one statement (bounded.ts). Default 5,000. */
+  busyTimeoutMs?: number
 }
 
 export interface PostgresParts {
@@ -42,25 +46,35 @@ export function redactUrl(url: string): string {
   }
 }
 
-function connect(url: string, max: number): SQL {
-  return new SQL(url, { max, idleTimeout: 60, connectionTimeout: 10 })
+/** `busyMs`: bound every statement (serving); none for `migrate`, which may wait for a lock. */
+function connect(url: string, max: number, busyMs?: number): SQL {
+  return new SQL(url, {
+    max,
+    idleTimeout: 60,
+    connectionTimeout: 10,
+    ...(busyMs === undefined ? {} : { connection: serverTimeouts(busyMs) }),
+  })
 }
 
 /** Connects and checks the schema version; refuses a schema this build does not know. */
 export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts> {
-  const sql = connect(opts.url, opts.poolSize)
+  const busyMs = opts.busyTimeoutMs ?? 5_000
+  const sql = connect(opts.url, opts.poolSize, busyMs)
+  const db = new PgBound(sql, busyMs)
+  const limiter = new PgLimiter(db, opts.windows, opts.engineTime)
   try {
     await assertSchema(sql, `PostgreSQL ${redactUrl(opts.url)}`)
+    await limiter.measureClock()
   } catch (err) {
     await sql.close()
     throw err
   }
   return {
     sql,
-    accounts: new PgAccounts(sql),
-    limiter: new PgLimiter(sql, opts.windows, opts.engineTime),
-    usage: new PgUsage(sql),
-    history: new PgHistory(sql),
+    accounts: new PgAccounts(db),
+    limiter,
+    usage: new PgUsage(db),
+    history: new PgHistory(db),
     close: () => sql.close(),
   }
 }

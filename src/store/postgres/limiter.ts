@@ -12,6 +12,7 @@ import { consumed, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, Limiter, Refusal } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
 import { AdmitBatcher } from './admit-batch.ts'
+import type { PgBound } from './bounded.ts'
 import { PgCharges } from './charges.ts'
 
 export class PgLimiter implements Limiter {
@@ -19,13 +20,13 @@ export class PgLimiter implements Limiter {
   private readonly charges: PgCharges
 
   constructor(
-    private readonly sql: SQL,
+    private readonly db: PgBound,
     private readonly spans: WindowSpans,
     /** Use the database server's clock (replicas then share one clock) instead of `input.now`. */
     private readonly engineTime: boolean,
   ) {
-    this.batcher = new AdmitBatcher(sql, spans, engineTime)
-    this.charges = new PgCharges(sql, spans)
+    this.batcher = new AdmitBatcher(db, spans, engineTime)
+    this.charges = new PgCharges(spans)
   }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
@@ -62,7 +63,8 @@ export class PgLimiter implements Limiter {
   /** `switchyard_admit`'s refusal count (fixed windows per key), as one statement. */
   async countRejection(r: Refusal): Promise<number | null> {
     const { maxRejections: max, windowMs, durationMs } = r.suspension
-    const rows = await this.sql`
+    const rows = await this.db.run(
+      (sql) => sql`
       WITH t AS (
         SELECT COALESCE(${this.engineTime ? null : r.now}::BIGINT,
           (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) AS now),
@@ -78,39 +80,44 @@ export class PgLimiter implements Limiter {
         rejections_since = CASE WHEN b.n > ${max} THEN NULL ELSE b.since END,
         suspended_until = CASE WHEN b.n > ${max} THEN b.now + ${durationMs} ELSE k.suspended_until END
       FROM b WHERE k.id = b.id
-      RETURNING CASE WHEN b.n > ${max} THEN b.now + ${durationMs} END AS until`
+      RETURNING CASE WHEN b.n > ${max} THEN b.now + ${durationMs} END AS until`,
+    )
     return numOrNull(rows[0]?.until)
   }
 
   async windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
-    const at = this.engineTime ? await this.serverNow() : now
-    const [minute, day] = await Promise.all([
-      this.window(accountId, at, this.spans.minuteMs, rpm),
-      this.window(accountId, at, this.spans.dayMs, rpd),
-    ])
-    return { minute, day }
+    return this.db.run(async (sql) => {
+      const at = this.engineTime ? await serverNow(sql) : now
+      const [minute, day] = await Promise.all([
+        this.window(sql, accountId, at, this.spans.minuteMs, rpm),
+        this.window(sql, accountId, at, this.spans.dayMs, rpd),
+      ])
+      return { minute, day }
+    })
   }
 
   async rowStates(q: { accountId: number; keyId: string | null; now: number; rows: LimitRow[] }) {
-    const at = this.engineTime ? await this.serverNow() : q.now
-    return this.charges.rowStates(q.accountId, q.keyId, at, q.rows)
+    return this.db.run(async (sql) => {
+      const at = this.engineTime ? await serverNow(sql) : q.now
+      return this.charges.rowStates(sql, q.accountId, q.keyId, at, q.rows)
+    })
   }
 
   /** `switchyard_sweep` (migrations-v12.ts), in chunks of 1,000. */
   async sweepReservations(before: number): Promise<number> {
-    const [r] = await this.sql`SELECT switchyard_sweep(${before}, 1000) AS n`
+    const [r] = await this.db.run((sql) => sql`SELECT switchyard_sweep(${before}, 1000) AS n`)
     return num(r.n)
+  }
+
+  /** Reads the server's clock once, so even the first admission batch is checked (admit-batch.ts). */
+  measureClock(): Promise<void> {
+    return this.batcher.measureOffset()
   }
 
   close(): void {}
 
-  private async serverNow(): Promise<number> {
-    const [r] = await this.sql`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT AS now`
-    return num(r.now)
-  }
-
-  private async window(accountId: number, now: number, span: number, limit: number | null) {
-    const rows = await this.sql`
+  private async window(sql: SQL, accountId: number, now: number, span: number, limit: number | null) {
+    const rows = await sql`
       SELECT a.admit_seq - f.seq + 1 AS used, f.created_at AS first FROM accounts a
       CROSS JOIN LATERAL (
         SELECT r.seq, r.created_at FROM requests r
@@ -120,4 +127,9 @@ export class PgLimiter implements Limiter {
     const r = rows[0]
     return windowOf(limit, r ? num(r.used) : 0, r ? num(r.first) : null, span)
   }
+}
+
+async function serverNow(sql: SQL): Promise<number> {
+  const [r] = await sql`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT AS now`
+  return num(r.now)
 }

@@ -16,6 +16,7 @@ import type {
   UsageTotals,
 } from '../types.ts'
 import { num } from './accounts.ts'
+import type { PgBound } from './bounded.ts'
 
 const toTotals = (r: Record<string, unknown> | undefined): UsageTotals => {
   const prompt = r ? num(r.prompt_tokens ?? 0) : 0
@@ -30,7 +31,7 @@ const toTotals = (r: Record<string, unknown> | undefined): UsageTotals => {
 }
 
 export class PgUsage implements UsageStore, AdmissionLog {
-  constructor(private readonly sql: SQL) {}
+  constructor(private readonly db: PgBound) {}
 
   async complete(batch: Completion[]): Promise<void> {
     if (!batch.length) return
@@ -55,57 +56,16 @@ export class PgUsage implements UsageStore, AdmissionLog {
         : [],
     )
     // Reservations settle in the outcomes' transaction (switchyard_settle, migrations-v12.ts).
-    if (settle.length) {
-      await this.sql.begin(async (tx) => {
-        await tx`SELECT switchyard_settle(${JSON.stringify(settle)}::text::jsonb)`
-        await this.writeOutcomes(tx, rows)
-      })
-    } else await this.writeOutcomes(this.sql, rows)
-  }
-
-  private async writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Promise<void> {
-    // The outcomes and their hourly and daily rollups in one statement (data-modifying CTEs).
-    await sql`
-      WITH u AS (
-        UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
-          completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
-          error_code = v.error_code, surface = COALESCE(v.surface, r.surface), cost_micros = v.cost_micros,
-          attempts = v.attempts, answered_by = v.answered_by
-        FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
-          prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
-          surface TEXT, cost_micros BIGINT, attempts INTEGER, answered_by TEXT)
-        -- Written once: an outcome already recorded is not counted again.
-        WHERE r.gateway_id = v.id AND r.status IS NULL
-        RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
-          COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l,
-          COALESCE(v.cost_micros, 0) AS m),
-      h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-          completion_tokens, errors, latency_ms_sum, cost_micros)
-        SELECT at - at % 3600000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
-          COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
-        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
-          cost_micros = x.cost_micros + excluded.cost_micros,
-          prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
-          completion_tokens = x.completion_tokens + excluded.completion_tokens,
-          errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum),
-      -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
-      m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,
-          completion_tokens, errors, cost_micros)
-        SELECT account_id, at / 60000, model, SUM(p), SUM(c), COUNT(*) FILTER (WHERE status >= 400), SUM(m)
-        FROM u GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-        ON CONFLICT (account_id, minute, model) DO UPDATE SET cost_micros = x.cost_micros + excluded.cost_micros,
-          prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
-          completion_tokens = x.completion_tokens + excluded.completion_tokens,
-          errors = x.errors + excluded.errors)
-      INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-          completion_tokens, errors, latency_ms_sum, cost_micros)
-        SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
-          COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
-        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
-          cost_micros = x.cost_micros + excluded.cost_micros,
-          prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
-          completion_tokens = x.completion_tokens + excluded.completion_tokens,
-          errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum`
+    // Both are idempotent (an outcome is written once, a reservation settled once), so a batch
+    // that committed after its deadline and is retried counts once.
+    await this.db.run(async (sql) => {
+      if (settle.length)
+        await sql.begin(async (tx) => {
+          await tx`SELECT switchyard_settle(${JSON.stringify(settle)}::text::jsonb)`
+          await writeOutcomes(tx, rows)
+        })
+      else await writeOutcomes(sql, rows)
+    })
   }
 
   /**
@@ -116,7 +76,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
   async usageSummary(accountId: number, now: number, dayStart: number): Promise<UsageSummary> {
     const today = Math.floor(dayStart / 60_000)
     const last = Math.floor(now / 60_000) - 1439
-    const rows = await this.sql`
+    const rows = await this.db.run(
+      (sql) => sql`
       WITH c AS (
         SELECT model, minute, requests, 0 AS p, 0 AS c, 0 AS e, 0 AS m FROM usage_minutes
           WHERE account_id = ${accountId} AND minute >= LEAST(${today}::BIGINT, ${last}::BIGINT)
@@ -134,7 +95,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
         SUM(e) FILTER (WHERE minute >= ${last}) AS d_errors,
         SUM(m) FILTER (WHERE minute >= ${today}) AS cost,
         SUM(m) FILTER (WHERE minute >= ${last}) AS d_cost
-      FROM c GROUP BY model ORDER BY model`
+      FROM c GROUP BY model ORDER BY model`,
+    )
     const byModel: Record<string, UsageTotals> = {}
     const sum = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
       requests: a.requests + b.requests,
@@ -179,31 +141,36 @@ export class PgUsage implements UsageStore, AdmissionLog {
     reserved?: { tokens: number; micros: number },
   ): Promise<void> {
     const settled = !input.charge?.rows.some((r) => r.resource !== 'requests')
-    await this.sql`
+    await this.db.run(
+      (sql) => sql`
       INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at, settled,
         tokens, charge_micros)
       VALUES (${input.gatewayId}, ${input.requestId}, ${input.accountId}, ${input.keyId}, ${input.model},
         ${input.surface ?? 'chat'}, ${input.stream}, ${at}, ${settled}, ${reserved?.tokens ?? 0},
-        ${reserved?.micros ?? 0})`
+        ${reserved?.micros ?? 0})`,
+    )
   }
 
   async tokensSince(accountId: number, keyId: string | null, since: number) {
-    const [r] = await this.sql`
+    const [r] = await this.db.run(
+      (sql) => sql`
       SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
       WHERE account_id = ${accountId} AND created_at > ${since} AND tokens > 0
-        AND (${keyId}::TEXT IS NULL OR key_id = ${keyId})`
+        AND (${keyId}::TEXT IS NULL OR key_id = ${keyId})`,
+    )
     return { used: num(r?.n ?? 0), first: r?.first == null ? null : num(r.first) }
   }
 
   /** Four index range reads on (account_id, created_at): at most a month of the account's rows. */
   async chargeHistory(q: ChargeHistoryQuery): Promise<ChargeHistory> {
     const { accountId: a, now } = q
-    const [log, buckets, spend, open] = await Promise.all([
-      q.logLimit > 0
-        ? this.sql`SELECT created_at FROM requests WHERE account_id = ${a} AND created_at > ${q.logSince}
+    const [log, buckets, spend, open] = await this.db.run((sql) =>
+      Promise.all([
+        q.logLimit > 0
+          ? sql`SELECT created_at FROM requests WHERE account_id = ${a} AND created_at > ${q.logSince}
             ORDER BY created_at DESC LIMIT ${q.logLimit}`
-        : [],
-      this.sql`
+          : [],
+        sql`
         SELECT key_id, 'minute' AS w, MAX(created_at) AS at, COUNT(*) AS n,
           COALESCE(SUM(tokens) FILTER (WHERE settled), 0) AS t
         FROM requests WHERE account_id = ${a} AND created_at > ${now - q.minuteMs}
@@ -212,7 +179,7 @@ export class PgUsage implements UsageStore, AdmissionLog {
         SELECT key_id, 'day', MAX(created_at), COUNT(*), COALESCE(SUM(tokens) FILTER (WHERE settled), 0)
         FROM requests WHERE account_id = ${a} AND created_at > ${now - q.dayMs}
         GROUP BY key_id, created_at / ${q.dayBucketMs}`,
-      this.sql`
+        sql`
         SELECT key_id,
           COALESCE(SUM(charge_micros) FILTER (WHERE created_at >= ${q.periods.day}), 0) AS d,
           COALESCE(SUM(charge_micros) FILTER (WHERE created_at >= ${q.periods.week}), 0) AS w,
@@ -220,10 +187,11 @@ export class PgUsage implements UsageStore, AdmissionLog {
         FROM requests WHERE account_id = ${a} AND charge_micros > 0
           AND created_at >= ${Math.min(q.periods.day, q.periods.week, q.periods.month)}
         GROUP BY key_id`,
-      this.sql`
+        sql`
         SELECT gateway_id, key_id, created_at, tokens, charge_micros FROM requests
         WHERE account_id = ${a} AND NOT settled AND created_at > ${now - 2 * q.dayMs}`,
-    ])
+      ]),
+    )
     return {
       log: (log as Array<Record<string, unknown>>).map((r) => num(r.created_at)).reverse(),
       buckets: buckets.map((r: Record<string, unknown>) => ({
@@ -253,9 +221,11 @@ export class PgUsage implements UsageStore, AdmissionLog {
   async admissionsByHandle(handles: string[]) {
     const out = new Map<string, { settled: boolean; tokens: number; micros: number }>()
     if (!handles.length) return out
-    const rows = await this.sql`
+    const rows = await this.db.run(
+      (sql) => sql`
       SELECT gateway_id, settled, tokens, charge_micros FROM requests
-      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(handles)}::text::jsonb))`
+      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(handles)}::text::jsonb))`,
+    )
     for (const r of rows)
       out.set(String(r.gateway_id), {
         settled: Boolean(r.settled),
@@ -266,9 +236,11 @@ export class PgUsage implements UsageStore, AdmissionLog {
   }
 
   async unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>> {
-    const rows = await this.sql`
+    const rows = await this.db.run(
+      (sql) => sql`
       SELECT gateway_id, account_id FROM requests WHERE NOT settled AND created_at < ${before}
-      ORDER BY created_at LIMIT ${limit}`
+      ORDER BY created_at LIMIT ${limit}`,
+    )
     return rows.map((r: Record<string, unknown>) => ({
       gatewayId: String(r.gateway_id),
       accountId: num(r.account_id),
@@ -277,16 +249,65 @@ export class PgUsage implements UsageStore, AdmissionLog {
 
   async markSettled(items: Settlement[]): Promise<void> {
     const ids = items.map((s) => s.handle as string)
-    await this.sql`
+    await this.db.run(
+      (sql) => sql`
       UPDATE requests SET settled = TRUE
-      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))`
+      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))`,
+    )
   }
 
   async countSince(accountId: number, since: number): Promise<number> {
-    const [r] = await this.sql`
-      SELECT COUNT(*) AS n FROM requests WHERE account_id = ${accountId} AND created_at > ${since}`
+    const [r] = await this.db.run(
+      (sql) => sql`
+      SELECT COUNT(*) AS n FROM requests WHERE account_id = ${accountId} AND created_at > ${since}`,
+    )
     return num(r.n)
   }
 
   close(): void {}
+}
+
+async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Promise<void> {
+  // The outcomes and their hourly and daily rollups in one statement (data-modifying CTEs).
+  await sql`
+    WITH u AS (
+      UPDATE requests r SET status = v.status, prompt_tokens = v.prompt_tokens,
+        completion_tokens = v.completion_tokens, latency_ms = v.latency_ms, ttft_ms = v.ttft_ms,
+        error_code = v.error_code, surface = COALESCE(v.surface, r.surface), cost_micros = v.cost_micros,
+        attempts = v.attempts, answered_by = v.answered_by
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
+        prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
+        surface TEXT, cost_micros BIGINT, attempts INTEGER, answered_by TEXT)
+      -- Written once: an outcome already recorded is not counted again.
+      WHERE r.gateway_id = v.id AND r.status IS NULL
+      RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
+        COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l,
+        COALESCE(v.cost_micros, 0) AS m),
+    h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
+        completion_tokens, errors, latency_ms_sum, cost_micros)
+      SELECT at - at % 3600000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
+        COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
+      ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
+        cost_micros = x.cost_micros + excluded.cost_micros,
+        prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
+        completion_tokens = x.completion_tokens + excluded.completion_tokens,
+        errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum),
+    -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
+    m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,
+        completion_tokens, errors, cost_micros)
+      SELECT account_id, at / 60000, model, SUM(p), SUM(c), COUNT(*) FILTER (WHERE status >= 400), SUM(m)
+      FROM u GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      ON CONFLICT (account_id, minute, model) DO UPDATE SET cost_micros = x.cost_micros + excluded.cost_micros,
+        prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
+        completion_tokens = x.completion_tokens + excluded.completion_tokens,
+        errors = x.errors + excluded.errors)
+    INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
+        completion_tokens, errors, latency_ms_sum, cost_micros)
+      SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
+        COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
+      ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
+        cost_micros = x.cost_micros + excluded.cost_micros,
+        prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
+        completion_tokens = x.completion_tokens + excluded.completion_tokens,
+        errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum`
 }

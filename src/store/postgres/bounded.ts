@@ -1,0 +1,97 @@
+/**
+ * @module
+ * A bound on every PostgreSQL call the gateway makes while serving (README "Several replicas",
+ * failure table). Two halves, because a server can fail to answer in two ways:
+ * - it answers, but slowly (a held row lock, a long statement): the server itself cancels any
+ *   statement after `database.busy_timeout_ms` — lock waits included — and ends a transaction
+ *   left idle that long (`serverTimeouts`) → `StoreBusyError`, 503 `store_busy`;
+ * - it does not answer at all (stopped, or blackholed by a failover): the client gives up
+ *   `CLIENT_MARGIN_MS` later and closes that connection — never returns it to the pool, where
+ *   the next call would queue behind a query the server may still be holding →
+ *   `StoreUnavailableError`, 503 `store_unavailable`.
+ */
+import type { ReservedSQL, SQL } from 'bun'
+import { StoreBusyError, StoreUnavailableError } from '../errors.ts'
+
+/** Time for the server's own cancellation to arrive before the client gives up on the server. */
+export const CLIENT_MARGIN_MS = 1_000
+
+/** Runtime parameters every serving connection opens with (not `migrate`'s: it may wait long). */
+export function serverTimeouts(busyMs: number): Record<string, number> {
+  // No lock_timeout: statement_timeout already bounds lock waits, and a lock timeout inside
+  // switchyard_admit_batch would be caught per item (EXCEPTION WHEN OTHERS) and lose its SQLSTATE;
+  // a cancelled statement is not caught there (plpgsql's OTHERS excludes QUERY_CANCELED).
+  return { statement_timeout: busyMs, idle_in_transaction_session_timeout: busyMs }
+}
+
+/** SQLSTATEs that mean "the server is busy", not "the server is gone". */
+const BUSY = new Set([
+  '57014', // query_canceled: statement_timeout (lock waits included)
+  '55P03', // lock_not_available: a lock_timeout the operator set on the database
+  '25P03', // idle_in_transaction_session_timeout
+])
+
+/** What the admission statement raises past its deadline (admit-batch.ts). */
+export const PAST_DEADLINE = 'switchyard: admission past its deadline'
+
+function busy(err: unknown, waitedMs: number): StoreBusyError | null {
+  const e = err as { errno?: unknown; message?: unknown }
+  if (BUSY.has(String(e?.errno ?? ''))) return new StoreBusyError(waitedMs)
+  if (String(e?.message ?? '').includes(PAST_DEADLINE)) return new StoreBusyError(waitedMs)
+  return null
+}
+
+export class PgBound {
+  constructor(
+    readonly pool: SQL,
+    /** `database.busy_timeout_ms`: the server's bound on one statement. */
+    readonly busyMs: number,
+  ) {}
+
+  /** How long a call may take, as the client counts it, before its connection is closed. */
+  get deadlineMs(): number {
+    return this.busyMs + CLIENT_MARGIN_MS
+  }
+
+  /**
+   * Runs `fn` on a connection reserved for it (waiting for one counts against the deadline).
+   * @example
+   * const rows = await db.run((sql) => sql`SELECT n FROM auth_generation WHERE id = 1`)
+   */
+  async run<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
+    const started = performance.now()
+    const abort = new AbortController()
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const err = new StoreUnavailableError(
+          'io_error',
+          `PostgreSQL did not answer within ${this.deadlineMs} ms; its connection was closed`,
+        )
+        abort.abort(err)
+        reject(err)
+      }, this.deadlineMs)
+    })
+    expired.catch(() => {})
+    const reserving = this.pool.reserve({ signal: abort.signal })
+    let conn: ReservedSQL | null = null
+    try {
+      conn = await Promise.race([reserving, expired])
+      const work = fn(conn)
+      // After the deadline it settles on a closed connection, with nobody waiting for it.
+      work.catch(() => {})
+      return await Promise.race([work, expired])
+    } catch (err) {
+      throw busy(err, performance.now() - started) ?? err
+    } finally {
+      clearTimeout(timer)
+      if (!conn)
+        reserving.then(
+          (c) => c.close(),
+          () => {},
+        )
+      else if (abort.signal.aborted) conn.close().catch(() => {})
+      else conn.release().catch(() => {})
+    }
+  }
+}
