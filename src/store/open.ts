@@ -50,6 +50,8 @@ export async function openStores(config: Config, opts: OpenOptions = {}): Promis
   const pg = await openPostgres({
     url: config.database.url,
     poolSize: config.database.poolSize,
+    // The bound on one statement, and the client's wait for an answer (postgres/bounded.ts).
+    busyTimeoutMs: config.database.busyTimeoutMs,
     windows: config.windows,
     engineTime,
   })

@@ -12,13 +12,14 @@ import { StoreUnavailableError } from '../../src/store/index.ts'
 import { CLIENT_MARGIN_MS } from '../../src/store/postgres/bounded.ts'
 import { migratePostgresUrl, openPostgres } from '../../src/store/postgres/index.ts'
 import { admission } from '../support/admissions.ts'
+import { testConfigDoc } from '../support/config-doc.ts'
 import { skipWithout, startPostgres, type TestPostgres } from '../support/engines.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
 
 const skip = skipWithout(['postgres'], 'store-faults-postgres.test.ts (a stopped or locked PostgreSQL)')
 
-/** `database.busy_timeout_ms`'s default: the server's bound on a statement. */
-const BUSY_MS = 5_000
+/** `database.busy_timeout_ms`, set below its default (5 s): the server's bound on a statement. */
+const BUSY_MS = 2_000
 /** The longest a request may take while the store does not answer: the bound plus scheduling. */
 const ANSWER_WITHIN_MS = BUSY_MS + CLIENT_MARGIN_MS + 1_500
 
@@ -32,7 +33,10 @@ beforeAll(async () => {
   pg = await startPostgres()
   url = await pg.createDatabase()
   await migratePostgresUrl(url, Date.now())
-  gw = await startGateway({ backend: { databaseUrl: url } })
+  gw = await startGateway({
+    doc: testConfigDoc({ database: { busy_timeout_ms: BUSY_MS } }),
+    backend: { databaseUrl: url },
+  })
   key = (await gw.key('stalled', 'unlimited')).key
   accountId = (await gw.deps.store.getAccount('stalled'))!.id
 }, 60_000)
@@ -117,7 +121,13 @@ describe.skipIf(skip)('PostgreSQL that does not answer', () => {
   test('an admission sent to a stopped server and answered 503 store_unavailable is not committed when the server resumes and runs it', async () => {
     // One connection, on which the admission's statement is already prepared: Bun then sends it
     // whole (bind and execute), so it is in the server's socket when the server stops.
-    const parts = await openPostgres({ url, poolSize: 1, windows: DEFAULT_SPANS, engineTime: true })
+    const parts = await openPostgres({
+      url,
+      poolSize: 1,
+      busyTimeoutMs: BUSY_MS,
+      windows: DEFAULT_SPANS,
+      engineTime: true,
+    })
     expect((await parts.limiter.admit(admission(accountId, Date.now()))).admitted).toBe(true)
     const rid = `late-${crypto.randomUUID()}`
     const pids = pg!.pids()
