@@ -257,3 +257,57 @@ describe.skipIf(skip)('Redis state against PostgreSQL', () => {
     await store.close()
   }, 30_000)
 })
+
+describe.skipIf(skip)('a rebuild whose database read fails', () => {
+  for (const mode of ['allow', 'reject'] as const) {
+    test(`on_unavailable: ${mode} → the database's 503 (store_busy), never served without limits, Redis not called down`, async () => {
+      const { openPostgres } = await import('../../src/store/postgres/index.ts')
+      const { RedisLimiter } = await import('../../src/store/redis/index.ts')
+      const { StoreBusyError } = await import('../../src/store/errors.ts')
+      const url = await pg.createDatabase()
+      await migratePostgresUrl(url, Date.now())
+      await redis.flush()
+      const windows = { minuteMs: 60_000, dayMs: 86_400_000 }
+      const parts = await openPostgres({ url, poolSize: 4, windows, engineTime: true })
+      const now = Date.now()
+      const a = await parts.accounts.createAccount({
+        name: 'acme',
+        plan: 'free',
+        planStartedAt: now,
+        planExpiresAt: null,
+        now,
+      })
+      const warns: string[] = []
+      // A statement_timeout on a big account's month of rows, say.
+      const log = Object.create(parts.usage)
+      log.chargeHistory = async () => {
+        throw new StoreBusyError(5_000)
+      }
+      const limiter = new RedisLimiter({
+        url: redis.url,
+        windows,
+        onUnavailable: mode,
+        engineTime: true,
+        log,
+        accounts: parts.accounts,
+        warn: (m: string) => warns.push(m),
+      })
+      try {
+        const outcomes: unknown[] = []
+        for (let i = 0; i < 3; i++) {
+          outcomes.push(
+            await limiter.admit(admission(a.id, Date.now(), { rpm: 2 })).then(
+              (r) => r.admitted,
+              (e) => (e as Error).constructor.name,
+            ),
+          )
+        }
+        expect(outcomes).toEqual(['StoreBusyError', 'StoreBusyError', 'StoreBusyError'])
+        expect(warns.filter((w) => w.includes('unreachable'))).toEqual([])
+      } finally {
+        limiter.close()
+        await parts.close()
+      }
+    }, 30_000)
+  }
+})

@@ -270,13 +270,18 @@ export class RedisLimiter implements Limiter {
   async admit(input: AdmitInput): Promise<AdmitResult> {
     const { minuteMs, dayMs } = this.opts.windows
     let r: Reply
+    let sent = Date.now()
     try {
       r = await this.run(input.accountId, input.keyId, input, 'admit')
       if (r[0] === 2) {
         await this.rebuild(input.accountId, input.now, input.rpm, input.rpd)
+        sent = Date.now()
         r = await this.run(input.accountId, input.keyId, input, 'admit')
       }
     } catch (err) {
+      // The rebuild's read of the database failed: the store's error (503 store_busy or
+      // store_unavailable), not Redis being down — which `allow` would serve without limits.
+      if (err instanceof FromDatabase) throw err.cause
       this.noteDown(err)
       if (this.opts.onUnavailable === 'reject') throw limiterUnavailable()
       const at = input.now
@@ -292,11 +297,14 @@ export class RedisLimiter implements Limiter {
     }
     if (r[0] === 2) throw limiterUnavailable()
     if (r[0] === 3) {
-      // Answered in time yet past the deadline: Redis's clock is ahead of this machine's.
-      this.opts.warn('redis admission past its deadline on the redis clock; check the clocks', {
-        redis_ms: r[3],
-        local_ms: Date.now(),
-      })
+      // Past its deadline on Redis's clock: Redis ran it late (paused or overloaded), or — when
+      // the answer came back sooner than the deadline's margin — Redis's clock is ahead of ours.
+      const waited = Date.now() - sent
+      const why =
+        waited < ADMIT_DEADLINE_MS
+          ? 'redis admission past its deadline on the redis clock, answered at once; check the clocks'
+          : 'redis ran an admission over its deadline after it was sent (redis slow or paused); refused'
+      this.opts.warn(why, { redis_ms: r[3], local_ms: Date.now(), waited_ms: waited })
       throw limiterUnavailable()
     }
     const at = r[3]
@@ -366,7 +374,8 @@ export class RedisLimiter implements Limiter {
         await this.rebuild(accountId, now, rpm, rpd)
         r = await this.run(accountId, '-', { now, rpm, rpd, suspension: null }, 'peek')
       }
-    } catch {
+    } catch (err) {
+      if (err instanceof FromDatabase) throw err.cause
       throw limiterUnavailable()
     }
     if (r[0] === 2 && (rpm !== null || rpd !== null)) throw limiterUnavailable()
@@ -406,17 +415,21 @@ export class RedisLimiter implements Limiter {
     const keep = Math.max(rpm === null ? 0 : minuteMs, rpd === null ? 0 : dayMs)
     const periods = periodsAt(now)
     const started = performance.now()
-    const history = await this.opts.log.chargeHistory({
-      accountId,
-      now,
-      logSince: now - keep,
-      logLimit: keep ? Math.max(rpm ?? 0, rpd ?? 0) : 0,
-      minuteMs,
-      dayMs,
-      minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
-      dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
-      periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
-    })
+    const history = await this.opts.log
+      .chargeHistory({
+        accountId,
+        now,
+        logSince: now - keep,
+        logLimit: keep ? Math.max(rpm ?? 0, rpd ?? 0) : 0,
+        minuteMs,
+        dayMs,
+        minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
+        dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
+        periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
+      })
+      .catch((err: unknown) => {
+        throw new FromDatabase(err)
+      })
     const state = rebuildState(history, {
       prefix: prefixOf(accountId),
       now,
@@ -535,6 +548,13 @@ export class RedisLimiter implements Limiter {
 }
 
 const first = (v: number): number | null => (v < 0 ? null : v)
+
+/** A failure of the database's side of a rebuild, kept apart from Redis's own (see `admit`). */
+class FromDatabase extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the database failed during a Redis rebuild')
+  }
+}
 
 /** The calendar periods holding `now` as [start, end] (the script charges money per period). */
 function periodsAt(now: number): Record<'day' | 'week' | 'month', [number, number]> {

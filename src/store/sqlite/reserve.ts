@@ -61,8 +61,6 @@ interface Stale {
   account_id: number
   created_at: number
   seq: number
-  key_id: string
-  budgets: number
   tokens: number
   charge_micros: number
 }
@@ -107,7 +105,7 @@ export class ReserveQueries {
         'SELECT account_id FROM admissions WHERE account_id > ? ORDER BY account_id LIMIT 1',
       ),
       stale: db.query<Stale, [number, number, number, number]>(
-        `SELECT account_id, created_at, seq, key_id, budgets, tokens, charge_micros FROM admissions
+        `SELECT account_id, created_at, seq, tokens, charge_micros FROM admissions
          WHERE account_id = ? AND created_at >= ? AND created_at < ? AND settled = 0
          ORDER BY created_at, seq LIMIT ?`,
       ),
