@@ -50,6 +50,8 @@ export interface Unaccounted {
   seen: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null
   /** The client left (rather than the upstream failing). */
   aborted: boolean
+  /** The upstream's answer began (StreamOutcome.started): its prompt was processed. */
+  started: boolean
 }
 
 const SSE_HEADERS = {
@@ -164,7 +166,12 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     const whole = !r.aborted && !r.error && r.usage && !carried
     const unaccounted = whole
       ? undefined
-      : { relayedBytes: r.relayedBytes, seen: summed(r.usage, carried), aborted: r.aborted }
+      : {
+          relayedBytes: r.relayedBytes,
+          seen: summed(r.usage, carried),
+          aborted: r.aborted,
+          started: r.started,
+        }
     finish(status, usage, err, r.ttftMs, unaccounted)
   }
   const out = await writeStream(source, encoder, {

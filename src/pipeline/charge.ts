@@ -276,7 +276,12 @@ export function settle(
   const to = (tokens: number, micros: number): Settlement => ({ handle: r.handle, accountId, tokens, micros })
   if (unaccounted) {
     const nothing = unaccounted.relayedBytes === 0 && !unaccounted.aborted
-    if ((failed && nothing) || (failed && !relayed)) return to(0, 0)
+    // Nothing began (a client that left while the status was held for the first item gets its
+    // 499 row at what it was charged: nothing, not the estimate beside it).
+    if ((failed && nothing) || (failed && !unaccounted.started))
+      return unaccounted.aborted
+        ? { ...to(0, 0), counted: { prompt_tokens: 0, completion_tokens: 0 } }
+        : to(0, 0)
     const seen = unaccounted.seen
     const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
     const output = Math.max(unaccounted.relayedBytes, seen?.completion_tokens ?? 0)

@@ -53,8 +53,13 @@ export interface StreamOutcome {
   usage: Usage | null
   /** Set when the stream failed (before or after the first byte). */
   error: GatewayError | null
-  /** Milliseconds from the call to the first chunk; null if none arrived. */
+  /** Milliseconds from the upstream call to the first content; null if none arrived. */
   ttftMs: number | null
+  /**
+   * The upstream's answer began: an item was encoded (a role chunk, say), held or sent. A client
+   * that leaves after it has had the prompt processed for it (settlement: charge.ts `settle`).
+   */
+  started: boolean
   /** The client went away before the end. */
   aborted: boolean
   /** See StreamEncoder.relayedBytes; 0 when the encoder does not count. */

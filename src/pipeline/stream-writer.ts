@@ -113,6 +113,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private first: Promise<void> | null = null
   private controller: Controller | undefined
   private ttftMs: number | null = null
+  /** An item was encoded (StreamOutcome.started). */
+  private started = false
   /** Where the time to first token counts from (`startedAt`, else `t0`). */
   private readonly ttftFrom: number
   private finished = false
@@ -374,6 +376,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private emit(sink: (bytes: Uint8Array) => void): boolean {
     const items = this.items
     const encoder = this.encoder
+    this.started = true
     // Not held for content: the first item out is the first token. Held: see `fill`.
     if (this.ttftMs === null && this.content) this.ttftMs = this.sched.now() - this.ttftFrom
     let wrote = false
@@ -529,7 +532,14 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       relayedBytes = this.encoder.relayedBytes?.() ?? 0
     } catch {}
     const malformed = this.encoder.malformed?.() ?? 0
-    const outcome: StreamOutcome = { usage, error, ttftMs: this.ttftMs, aborted, relayedBytes }
+    const outcome: StreamOutcome = {
+      usage,
+      error,
+      ttftMs: this.ttftMs,
+      started: this.started,
+      aborted,
+      relayedBytes,
+    }
     if (malformed > 0) outcome.malformed = malformed
     this.opts.onFinish(outcome)
     if (this.sourceDone) return Promise.resolve()

@@ -144,7 +144,9 @@ describe('writeChatStream', () => {
     const { opts, finished } = options({ holdMs: 1_000 })
     const out = await writeChatStream(stream, opts)
     expect(out).toEqual({ status: 'error', error: refusal })
-    expect(finished).toEqual([{ usage: null, error: refusal, ttftMs: null, aborted: false, relayedBytes: 0 }])
+    expect(finished).toEqual([
+      { usage: null, error: refusal, ttftMs: null, started: false, aborted: false, relayedBytes: 0 },
+    ])
   })
 
   test('past the hold the status is 200: keep-alives while waiting, then an error event and no [DONE]', async () => {
@@ -234,7 +236,7 @@ describe('writeChatStream', () => {
     await pending
     expect(state.cancelled).toBe(true)
     expect(finished).toEqual([
-      { usage: null, error: null, ttftMs: expect.any(Number), aborted: true, relayedBytes: 0 },
+      { usage: null, error: null, ttftMs: expect.any(Number), started: true, aborted: true, relayedBytes: 0 },
     ])
   })
 
@@ -260,7 +262,9 @@ describe('writeChatStream', () => {
     expect(out.status).toBe('error')
     expect(out.status === 'error' && out.error.code).toBe('client_closed_request')
     expect(state.cancelled).toBe(true)
-    expect(finished).toEqual([{ usage: null, error: null, ttftMs: null, aborted: true, relayedBytes: 0 }])
+    expect(finished).toEqual([
+      { usage: null, error: null, ttftMs: null, started: false, aborted: true, relayedBytes: 0 },
+    ])
   })
 
   test('an empty adapter stream is a 200 with only [DONE]', async () => {
