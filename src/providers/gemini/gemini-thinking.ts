@@ -3,8 +3,10 @@
  * `reasoning_effort` → Gemini's `generationConfig.thinkingConfig`.
  *
  * Budgets are Google's own mapping of OpenAI efforts for its OpenAI-compatible endpoint (minimal
- * and low 1,024, medium 8,192, high 24,576; none 0, which turns thinking off where the model
- * allows it). `xhigh` is 24,576 too: the most every Gemini 2.5 model takes (Flash's ceiling).
+ * and low 1,024, medium 8,192, high 24,576). `xhigh` is 24,576 too: the most every Gemini 2.5
+ * model takes (Flash's ceiling). `none` sends no thinking config: a budget of 0 turns thinking off
+ * only where the model allows it, and Gemini 2.5 Pro, which always thinks, refuses it ("Budget 0
+ * is invalid"), so the model's own default applies.
  * `thinkingBudget` is what Gemini 2.5 reads; Gemini 3 accepts it for compatibility (its own knob,
  * `thinkingLevel`, is refused by 2.5 and differs per model, so it is not sent). `includeThoughts`
  * asks for thought summaries, which come back as `reasoning_content`.
@@ -12,8 +14,7 @@
 import { parseEffort, type ReasoningEffort } from '../shared/reasoning-effort.ts'
 import type { GeminiThinkingConfig } from './gemini-types.ts'
 
-export const GEMINI_THINKING_BUDGETS: Readonly<Record<ReasoningEffort, number>> = {
-  none: 0,
+export const GEMINI_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, 'none'>, number>> = {
   minimal: 1024,
   low: 1024,
   medium: 8192,
@@ -24,10 +25,10 @@ export const GEMINI_THINKING_BUDGETS: Readonly<Record<ReasoningEffort, number>> 
 /**
  * @example
  * geminiThinkingConfig('medium') // { thinkingBudget: 8192, includeThoughts: true }
- * geminiThinkingConfig('none')   // { thinkingBudget: 0 }
+ * geminiThinkingConfig('none')   // undefined: nothing sent
  */
-export function geminiThinkingConfig(value: unknown): GeminiThinkingConfig {
+export function geminiThinkingConfig(value: unknown): GeminiThinkingConfig | undefined {
   const effort = parseEffort(value)
-  const thinkingBudget = GEMINI_THINKING_BUDGETS[effort]
-  return effort === 'none' ? { thinkingBudget } : { thinkingBudget, includeThoughts: true }
+  if (effort === 'none') return undefined
+  return { thinkingBudget: GEMINI_THINKING_BUDGETS[effort], includeThoughts: true }
 }

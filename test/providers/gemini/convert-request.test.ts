@@ -197,10 +197,8 @@ describe('reasoning_effort → generationConfig.thinkingConfig', () => {
     })
   })
 
-  test('none → thinkingBudget 0, no thoughts; absent → no thinkingConfig (the model decides)', () => {
-    expect(convert({ reasoning_effort: 'none' }).generationConfig).toEqual({
-      thinkingConfig: { thinkingBudget: 0 },
-    })
+  test('none and absent → no thinkingConfig (the model decides: 2.5 Pro refuses a budget of 0)', () => {
+    expect(convert({ reasoning_effort: 'none' })).not.toHaveProperty('generationConfig')
     expect(convert({})).not.toHaveProperty('generationConfig')
   })
 
