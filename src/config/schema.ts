@@ -53,9 +53,15 @@ export const MAX_DAYS = 36_500
 const TIMER_WHY = 'the longest timer the runtime keeps (2^31-1 ms, about 24.8 days)'
 /** A duration in milliseconds, used as a timer. */
 const Ms = T.Integer({ minimum: 1, maximum: MAX_TIMER_MS, maxWhy: TIMER_WHY })
-/** A duration in seconds that becomes a timer or a date: the same bound. */
-const seconds = (minimum: number) =>
+/** A duration in seconds that becomes a timer: the same bound. */
+const timerSeconds = (minimum: number) =>
   T.Integer({ minimum, maximum: Math.floor(MAX_TIMER_MS / 1000), maxWhy: TIMER_WHY })
+/**
+ * A duration in seconds that is only added to times (a circuit's or a key's rest, a suspension,
+ * its window, a reservation's life), never a timer: a century at most, every date it leads to valid.
+ */
+const spanSeconds = (minimum: number) =>
+  T.Integer({ minimum, maximum: MAX_DAYS * 86_400, maxWhy: 'a century, the longest plan' })
 const Days = T.Integer({ minimum: 1, maximum: MAX_DAYS, maxWhy: 'a century, as --days allows' })
 
 /** USD per 1M tokens (DESIGN §11); at most 6 decimals. Cached input, cache writes and reasoning default to input, input and output. */
@@ -141,14 +147,14 @@ export const RetrySchema = T.Object(
     attempts: T.Optional(T.Integer({ minimum: 0, maximum: 10 })),
     backoff_ms: T.Optional(Ms),
     max_backoff_ms: T.Optional(Ms),
-    max_retry_after_s: T.Optional(seconds(0)),
+    max_retry_after_s: T.Optional(timerSeconds(0)),
   },
   Closed,
 )
 
 /** Per (key, model): `failures` consecutive failures skip the target for `cooldown_s`. */
 export const CircuitSchema = T.Object(
-  { failures: T.Optional(PositiveInt), cooldown_s: T.Optional(seconds(1)) },
+  { failures: T.Optional(PositiveInt), cooldown_s: T.Optional(spanSeconds(1)) },
   Closed,
 )
 
@@ -221,9 +227,9 @@ export const SuspensionSchema = T.Object(
     /** More than this many rate-limited requests ... */
     max_rejections: T.Optional(PositiveInt),
     /** ... within this many seconds ... */
-    window_s: T.Optional(seconds(1)),
+    window_s: T.Optional(spanSeconds(1)),
     /** ... suspends the key for this many seconds. */
-    duration_s: T.Optional(seconds(1)),
+    duration_s: T.Optional(spanSeconds(1)),
     /** Requests refused for what they contain (4xx before admission) count like rate-limited ones. */
     count_invalid: T.Optional(T.Boolean()),
   },
@@ -326,7 +332,7 @@ export const ConfigSchema = T.Object(
            * settled to nothing this long after its admission. Must exceed the longest a request
            * runs (every attempt and fallback included). Default 3600.
            */
-          reservation_ttl_s: T.Optional(seconds(1)),
+          reservation_ttl_s: T.Optional(spanSeconds(1)),
         },
         Closed,
       ),

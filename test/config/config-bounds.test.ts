@@ -10,6 +10,8 @@ import { testConfigDoc } from '../support/config-doc.ts'
 import { problems } from './problems.ts'
 
 const MAX_TIMER_S = Math.floor(MAX_TIMER_MS / 1000)
+/** Spans only added to times (rests, suspensions, a reservation's life): a century of seconds. */
+const MAX_SPAN_S = MAX_DAYS * 86_400
 
 /** Every duration setting: [path, maximum]. */
 const DURATIONS: Array<[string, number]> = [
@@ -20,7 +22,7 @@ const DURATIONS: Array<[string, number]> = [
   ['/providers/0/retry/backoff_ms', MAX_TIMER_MS],
   ['/providers/0/retry/max_backoff_ms', MAX_TIMER_MS],
   ['/providers/0/retry/max_retry_after_s', MAX_TIMER_S],
-  ['/providers/0/circuit/cooldown_s', MAX_TIMER_S],
+  ['/providers/0/circuit/cooldown_s', MAX_SPAN_S],
   ['/server/stream_keepalive_ms', MAX_TIMER_MS],
   ['/server/stream_hold_ms', MAX_TIMER_MS],
   ['/database/busy_timeout_ms', MAX_TIMER_MS],
@@ -30,9 +32,9 @@ const DURATIONS: Array<[string, number]> = [
   ['/usage/daily_retention_days', MAX_DAYS],
   ['/limits/minute_window_ms', MAX_TIMER_MS],
   ['/limits/day_window_ms', MAX_TIMER_MS],
-  ['/limits/reservation_ttl_s', MAX_TIMER_S],
-  ['/limits/suspension/window_s', MAX_TIMER_S],
-  ['/limits/suspension/duration_s', MAX_TIMER_S],
+  ['/limits/reservation_ttl_s', MAX_SPAN_S],
+  ['/limits/suspension/window_s', MAX_SPAN_S],
+  ['/limits/suspension/duration_s', MAX_SPAN_S],
   ['/plans/basic/days', MAX_DAYS],
 ]
 
@@ -63,8 +65,13 @@ describe('durations are bounded', () => {
       limits: { suspension: { max_rejections: 1, duration_s: 10_000_000_000_000 } },
     })
     expect(problems(() => parseConfig(doc))).toEqual([
-      { path: '/limits/suspension/duration_s', message: expect.stringContaining(String(MAX_TIMER_S)) },
+      { path: '/limits/suspension/duration_s', message: expect.stringContaining(String(MAX_SPAN_S)) },
     ])
+  })
+
+  test('a suspension of 30 days is a valid setting (a span, not a timer: it was refused past 24.8 days)', () => {
+    const doc = testConfigDoc({ limits: { suspension: { duration_s: 2_592_000, window_s: 2_592_000 } } })
+    expect(parseConfig(doc).suspension.durationMs).toBe(2_592_000_000)
   })
 
   test('at their maxima the settings load, and every date they lead to is a valid date', () => {
@@ -81,7 +88,7 @@ describe('durations are bounded', () => {
       expect(new Date(now + ms).toISOString()).toMatch(/^\d{4}-/)
       expect(new Date(now - ms).toISOString()).toMatch(/^\d{4}-/)
     }
-    for (const ms of [c.usage.flushMs, c.server.streamKeepaliveMs, c.suspension.durationMs]) {
+    for (const ms of [c.usage.flushMs, c.server.streamKeepaliveMs]) {
       expect(ms).toBeLessThanOrEqual(MAX_TIMER_MS)
     }
   })
