@@ -111,6 +111,10 @@ export class ResponsesRelay extends ByteRelay {
     }
     const data = eventData(buf, start, end)
     this.lifecycle(type, data)
+    // A failure before content is this attempt's, like an `error` event above: never relayed. The
+    // writer reports it once — as an HTTP error while it holds the status, else with `error()`'s
+    // events — not the upstream's `response.failed` and then its own beside it.
+    if (type === 'response.failed' && !this.content) return null
     return bytes.encode(encodeSSE(replaceStringField(data, 2, 'model', this.modelId), name))
   }
 
