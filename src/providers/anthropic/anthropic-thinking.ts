@@ -32,8 +32,27 @@ export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<ThinkingEffort, number>
 /** Anthropic's least `budget_tokens`. */
 export const MIN_THINKING_BUDGET = 1024
 
-/** Whether the request asks to think (an adapter rule's `when`: what Anthropic refuses beside it). */
-export const thinks = (req: ChatRequest): boolean => thinkingEffort(req) !== undefined
+/**
+ * Whether the request continues a tool loop: its last assistant message called tools and only
+ * their results follow. Anthropic wants that turn to start with the signed thinking block it
+ * began with, which a translated history cannot carry (signatures are not kept), so the request
+ * goes without thinking — as Anthropic itself treats a turn that began without it.
+ */
+function inToolLoop(req: ChatRequest): boolean {
+  const m = req.messages
+  for (let i = m.length - 1; i >= 0; i--) {
+    const msg = m[i]!
+    if (msg.role === 'tool') continue
+    return msg.role === 'assistant' && (msg.tool_calls?.length ?? 0) > 0
+  }
+  return false
+}
+
+/**
+ * Whether the request thinks: it asks to (`reasoning_effort`) and does not continue a tool loop
+ * (an adapter rule's `when`: what Anthropic refuses beside thinking).
+ */
+export const thinks = (req: ChatRequest): boolean => thinkingEffort(req) !== undefined && !inToolLoop(req)
 
 /**
  * @param maxTokens the `max_tokens` the Anthropic body carries.
@@ -43,7 +62,7 @@ export const thinks = (req: ChatRequest): boolean => thinkingEffort(req) !== und
  * anthropicThinking({ ...req, reasoning_effort: 'none' }, 4096)   // undefined
  */
 export function anthropicThinking(req: ChatRequest, maxTokens: number): AnthropicThinking | undefined {
-  const effort = thinkingEffort(req)
+  const effort = thinks(req) ? thinkingEffort(req) : undefined
   if (effort === undefined) return undefined
   if (maxTokens <= MIN_THINKING_BUDGET) {
     const field = req.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens'

@@ -261,6 +261,46 @@ describe('reasoning_effort → thinking', () => {
     },
   )
 
+  test('the next step of a tool loop (the last assistant turn called tools, their results follow): no thinking, nothing refused for it', () => {
+    // Anthropic wants that turn to open with its signed thinking block, which a translated history
+    // cannot carry; sent with thinking, Anthropic refuses every such request.
+    const loop: Partial<ChatRequest> = {
+      reasoning_effort: 'medium',
+      max_tokens: 4096,
+      temperature: 0.2,
+      tools: [WEATHER],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: '18 C' },
+      ],
+    }
+    const body = convert(loop)
+    expect(body).not.toHaveProperty('thinking')
+    expect(body.temperature).toBe(0.2)
+    // The next user message starts a new turn: thinking again.
+    const next = convert({
+      ...loop,
+      temperature: undefined,
+      messages: [
+        ...loop.messages!,
+        { role: 'assistant', content: '18 C in Paris.' },
+        { role: 'user', content: 'And Oslo?' },
+      ],
+    })
+    expect(next.thinking).toEqual({ type: 'enabled', budget_tokens: 3072 })
+  })
+
   test('none, null or absent: no thinking', () => {
     for (const reasoning_effort of ['none', null, undefined]) {
       expect(convert({ reasoning_effort, max_tokens: 8000 })).not.toHaveProperty('thinking')
