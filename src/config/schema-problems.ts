@@ -10,6 +10,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
+import { isMap, step } from './intact.ts'
 
 export interface SchemaProblem {
   path: string
@@ -83,8 +84,6 @@ function shown(v: unknown): string {
   return String(v)
 }
 
-const isMap = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v)
-
 /**
  * TypeBox stops a closed map at its first key outside the pattern and never checks that key's
  * value: name every such key, and check each value against the map's value schema.
@@ -97,7 +96,7 @@ function mapKeyProblems(e: ValueError, root: unknown, base: string): SchemaProbl
   const out: SchemaProblem[] = []
   for (const [key, v] of Object.entries(map)) {
     if (regex.test(key)) continue
-    const path = `${base}${mapPath}/${escapeKey(key)}`
+    const path = `${base}${mapPath}/${step(key)}`
     out.push({
       path,
       message: `${e.schema.keyName} '${key}' is not allowed: ${e.schema.keyRule} (${pattern})`,
@@ -108,7 +107,6 @@ function mapKeyProblems(e: ValueError, root: unknown, base: string): SchemaProbl
 }
 
 /** RFC 6901, as TypeBox writes paths. */
-const escapeKey = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
 
 /** The value at a JSON pointer TypeBox reported (every step of it exists: TypeBox walked it). */
 function valueAt(root: unknown, pointer: string): unknown {
