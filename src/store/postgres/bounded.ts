@@ -10,7 +10,7 @@
  *   the next call would queue behind a query the server may still be holding →
  *   `StoreUnavailableError`, 503 `store_unavailable`.
  */
-import type { ReservedSQL, SQL } from 'bun'
+import type { SQL } from 'bun'
 import { StoreBusyError, StoreUnavailableError } from '../errors.ts'
 
 /** Time for the server's own cancellation to arrive before the client gives up on the server. */
@@ -42,42 +42,51 @@ function busy(err: unknown, waitedMs: number): StoreBusyError | null {
 }
 
 export class PgBound {
+  /** The connections calls run on; replaced when the server stops answering (`run`). */
+  pool: SQL
+
   constructor(
-    readonly pool: SQL,
+    /** Makes a pool (the same URL and options each time). */
+    private readonly connect: () => SQL,
     /** `database.busy_timeout_ms`: the server's bound on one statement. */
     readonly busyMs: number,
-  ) {}
+  ) {
+    this.pool = connect()
+  }
 
-  /** How long a call may take, as the client counts it, before its connection is closed. */
+  /** How long a call may take, as the client counts it, before its pool is given up. */
   get deadlineMs(): number {
     return this.busyMs + CLIENT_MARGIN_MS
   }
 
   /**
-   * Runs `fn` on a connection reserved for it (waiting for one counts against the deadline).
+   * Runs `fn` on the pool within the deadline. Past it the server is taken for gone (stopped,
+   * blackholed by a failover): the caller gets `StoreUnavailableError`, and the pool is replaced —
+   * its connections closed, never left to queue the next calls behind queries the server may
+   * still hold; the new one connects afresh (to whatever host the name now points at). Running
+   * on the pool rather than on a connection reserved per call: a reservation cost 140–200 µs a
+   * call one at a time (measured, admissions 300 → 440–500 µs).
    * @example
    * const rows = await db.run((sql) => sql`SELECT n FROM auth_generation WHERE id = 1`)
    */
   async run<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
     const started = performance.now()
-    const abort = new AbortController()
+    const pool = this.pool
     let timer: ReturnType<typeof setTimeout> | undefined
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const err = new StoreUnavailableError(
-          'io_error',
-          `PostgreSQL did not answer within ${this.deadlineMs} ms; its connection was closed`,
+        reject(
+          new StoreUnavailableError(
+            'io_error',
+            `PostgreSQL did not answer within ${this.deadlineMs} ms; its connections were closed`,
+          ),
         )
-        abort.abort(err)
-        reject(err)
+        this.replace(pool)
       }, this.deadlineMs)
     })
     expired.catch(() => {})
-    const reserving = this.pool.reserve({ signal: abort.signal })
-    let conn: ReservedSQL | null = null
     try {
-      conn = await Promise.race([reserving, expired])
-      const work = fn(conn)
+      const work = fn(pool)
       // After the deadline it settles on a closed connection, with nobody waiting for it.
       work.catch(() => {})
       return await Promise.race([work, expired])
@@ -85,13 +94,17 @@ export class PgBound {
       throw busy(err, performance.now() - started) ?? err
     } finally {
       clearTimeout(timer)
-      if (!conn)
-        reserving.then(
-          (c) => c.close(),
-          () => {},
-        )
-      else if (abort.signal.aborted) conn.close().catch(() => {})
-      else conn.release().catch(() => {})
     }
+  }
+
+  /** Gives up `pool` (once, whichever call's deadline passed first) for a fresh one. */
+  private replace(pool: SQL): void {
+    if (this.pool !== pool) return
+    this.pool = this.connect()
+    pool.close({ timeout: 0 }).catch(() => {})
+  }
+
+  close(): Promise<void> {
+    return this.pool.close()
   }
 }

@@ -27,7 +27,6 @@ export interface PostgresOptions {
 }
 
 export interface PostgresParts {
-  sql: SQL
   accounts: PgAccounts
   limiter: PgLimiter
   usage: PgUsage
@@ -59,23 +58,21 @@ function connect(url: string, max: number, busyMs?: number): SQL {
 /** Connects and checks the schema version; refuses a schema this build does not know. */
 export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts> {
   const busyMs = opts.busyTimeoutMs ?? 5_000
-  const sql = connect(opts.url, opts.poolSize, busyMs)
-  const db = new PgBound(sql, busyMs)
+  const db = new PgBound(() => connect(opts.url, opts.poolSize, busyMs), busyMs)
   const limiter = new PgLimiter(db, opts.windows, opts.engineTime)
   try {
-    await assertSchema(sql, `PostgreSQL ${redactUrl(opts.url)}`)
+    await assertSchema(db.pool, `PostgreSQL ${redactUrl(opts.url)}`)
     await limiter.measureClock()
   } catch (err) {
-    await sql.close()
+    await db.close()
     throw err
   }
   return {
-    sql,
     accounts: new PgAccounts(db),
     limiter,
     usage: new PgUsage(db),
     history: new PgHistory(db),
-    close: () => sql.close(),
+    close: () => db.close(),
   }
 }
 
