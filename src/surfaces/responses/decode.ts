@@ -214,7 +214,11 @@ function chatPart(part: ContentPartInput, param: string, problems: GatewayError[
       if (!part.image_url) return unsendable(problems, fileStore(param, 'image_url (a URL or a data: URL)'))
       return {
         type: 'image_url',
-        image_url: { url: part.image_url, ...(part.detail ? { detail: part.detail } : {}) },
+        // `original` (the Responses API's full resolution) is chat's `high`, the most chat offers.
+        image_url: {
+          url: part.image_url,
+          ...(part.detail ? { detail: part.detail === 'original' ? 'high' : part.detail } : {}),
+        },
       }
     }
     case 'input_file': {

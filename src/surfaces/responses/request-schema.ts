@@ -32,7 +32,10 @@ const InputImage = T.Object({
   type: T.Literal('input_image'),
   image_url: T.Optional(Nullable(T.String())),
   file_id: T.Optional(Nullable(T.String())),
-  detail: T.Optional(T.Union([T.Literal('auto'), T.Literal('low'), T.Literal('high')])),
+  // `original` is the Responses API's own (its ImageDetail enum); chat has auto, low and high.
+  detail: T.Optional(
+    T.Union([T.Literal('auto'), T.Literal('low'), T.Literal('high'), T.Literal('original')]),
+  ),
 })
 const InputFile = T.Object({
   type: T.Literal('input_file'),
@@ -173,7 +176,7 @@ export const ResponsesRequestSchema = T.Object({
   metadata: T.Optional(Nullable(T.Record(T.String(), T.String()))),
   include: T.Optional(Nullable(T.Array(T.String()))),
   user: T.Optional(T.String()),
-  safety_identifier: T.Optional(T.String()),
+  safety_identifier: T.Optional(Nullable(T.String())),
 })
 
 export type ResponsesRequestInput = Static<typeof ResponsesRequestSchema> & { [extra: string]: unknown }
