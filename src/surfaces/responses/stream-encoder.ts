@@ -62,6 +62,8 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   private seq = 0
   private started = false
   private open: Open | null = null
+  /** Tool calls after the open one, by chat index, kept whole until it ends (`toolCallDelta`). */
+  private readonly later = new Map<number, { callId: string; name: string; args: string }>()
   private readonly output: OutputItem[] = []
   private finish: FinishReason | null = null
   private seen: Usage | null = null
@@ -204,16 +206,50 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
     emit({ ...this.at(), content_index: 0, type, delta: text, ...(kind === 'text' ? { logprobs: [] } : {}) })
   }
 
+  /**
+   * A chat tool-call delta. The first call streams as its item; the calls after it (another chat
+   * `index` while one is open) are kept whole until the open one ends (text, the finish): chat
+   * deltas may interleave by `index`, so a call is only known complete at the end, and an item
+   * closed early would be split in two (its arguments under an invented id).
+   */
   private toolCallDelta(call: ToolCallDelta, emit: Emit): void {
-    if (this.open?.kind !== 'call' || this.open.chatIndex !== call.index) {
-      const id = newId('fc')
-      const callId = call.id ?? newId('call')
-      const name = call.function?.name ?? ''
-      const item = functionCallItem(id, callTo(callId, name, ''), this.namespaces, 'in_progress')
-      const index = this.opened(emit, item)
-      this.open = { kind: 'call', id, index, callId, name, args: '', chatIndex: call.index }
+    const open = this.open
+    if (open?.kind === 'call' && open.chatIndex === call.index) return this.appendArgs(call, emit)
+    if (open?.kind === 'call' || this.later.has(call.index)) {
+      let kept = this.later.get(call.index)
+      if (!kept) {
+        kept = { callId: call.id ?? newId('call'), name: '', args: '' }
+        this.later.set(call.index, kept)
+      }
+      if (call.function?.name && !kept.name) kept.name = call.function.name
+      kept.args += call.function?.arguments ?? ''
+      return
     }
+    const id = newId('fc')
+    const callId = call.id ?? newId('call')
+    const name = call.function?.name ?? ''
+    const item = functionCallItem(id, callTo(callId, name, ''), this.namespaces, 'in_progress')
+    const index = this.opened(emit, item)
+    this.open = { kind: 'call', id, index, callId, name, args: '', chatIndex: call.index }
     this.appendArgs(call, emit)
+  }
+
+  /** The calls kept whole (`toolCallDelta`), each as a finished item; the last one `status`. */
+  private flushLater(emit: Emit, status: 'completed' | 'incomplete'): void {
+    const later = [...this.later]
+    this.later.clear()
+    later.forEach(([chatIndex, c], i) => {
+      const id = newId('fc')
+      const index = this.output.length
+      emit({
+        type: 'response.output_item.added',
+        output_index: index,
+        item: functionCallItem(id, callTo(c.callId, c.name, ''), this.namespaces, 'in_progress'),
+      })
+      this.open = { kind: 'call', id, index, callId: c.callId, name: c.name, args: c.args, chatIndex }
+      if (c.args) emit({ ...this.at(), type: 'response.function_call_arguments.delta', delta: c.args })
+      this.close(emit, i === later.length - 1 ? status : 'completed')
+    })
   }
 
   private appendArgs(call: ToolCallDelta, emit: Emit): void {
@@ -229,8 +265,22 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
     return { item_id: this.open!.id, output_index: this.open!.index }
   }
 
-  /** Ends the open item: its `.done` events, then `output_item.done` with the whole item. */
+  /**
+   * Ends the open item: its `.done` events, then `output_item.done` with the whole item — and
+   * after a call, the calls kept whole behind it (the last of all gets `status`).
+   */
   private close(emit: Emit, status: 'completed' | 'incomplete' = 'completed'): void {
+    const open = this.open
+    if (!open) return
+    if (open.kind === 'call' && this.later.size > 0) {
+      this.closeOne(emit, 'completed')
+      this.flushLater(emit, status)
+      return
+    }
+    this.closeOne(emit, status)
+  }
+
+  private closeOne(emit: Emit, status: 'completed' | 'incomplete'): void {
     const open = this.open
     if (!open) return
     let item: OutputItem

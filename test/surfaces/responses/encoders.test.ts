@@ -160,6 +160,34 @@ describe('stream encoder', () => {
     ])
   })
 
+  test('tool calls whose chunks interleave by index: each call whole, under its own id (as the JSON path gives)', () => {
+    const events = run(new ResponsesStreamEncoder(ctx()), [
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'call_A', type: 'function', function: { name: 'a', arguments: '' } },
+          { index: 1, id: 'call_B', type: 'function', function: { name: 'b', arguments: '' } },
+        ],
+      }),
+      chunk({
+        tool_calls: [
+          { index: 0, function: { arguments: '{"x":1}' } },
+          { index: 1, function: { arguments: '{"y":2}' } },
+        ],
+      }),
+      chunk({}, 'tool_calls'),
+    ])
+    const output = (events.at(-1)!.response as any).output
+    expect(output.map((i: any) => [i.call_id, i.name, i.arguments, i.status])).toEqual([
+      ['call_A', 'a', '{"x":1}', 'completed'],
+      ['call_B', 'b', '{"y":2}', 'completed'],
+    ])
+    // Each item once, added then done, in order.
+    const items = events
+      .filter((e) => e.type === 'response.output_item.done')
+      .map((e) => (e.item as any).call_id)
+    expect(items).toEqual(['call_A', 'call_B'])
+  })
+
   test('a failure after the first byte → error, then response.failed, numbering continued', () => {
     const enc = new ResponsesStreamEncoder(ctx())
     const first = enc.events(chunk({ content: 'par' }))
