@@ -214,7 +214,10 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
    */
   private toolCallDelta(call: ToolCallDelta, emit: Emit): void {
     const open = this.open
-    if (open?.kind === 'call' && open.chatIndex === call.index) return this.appendArgs(call, emit)
+    if (open?.kind === 'call' && open.chatIndex === call.index) {
+      this.appendArgs(call, emit)
+      return
+    }
     if (open?.kind === 'call' || this.later.has(call.index)) {
       let kept = this.later.get(call.index)
       if (!kept) {
