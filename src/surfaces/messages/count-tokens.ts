@@ -99,14 +99,15 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
 /**
  * Tokens of everything the model would read: each message's text and tool calls, tool results,
  * tool definitions (name, description, JSON schema) and the system prompt, plus OpenAI's
- * documented framing overhead of 3 tokens per message and 3 for the reply's priming.
+ * documented framing overhead of 3 tokens per message and 3 for the reply's priming, and
+ * `IMAGE_ESTIMATE` for each image (in a message or a tool result).
  */
 export async function estimateTokens(view: CountTokensRequest): Promise<number> {
   const conversation = convertConversation(view)
   const count = new BoundedCount(await o200kCounter())
   let total = 3
   for (const message of conversation.messages) {
-    total += 3
+    total += 3 + IMAGE_ESTIMATE * imagesIn(message)
     count.add(messageText(message))
   }
   for (const tool of conversation.tools ?? []) count.add(JSON.stringify(tool.function))
@@ -151,6 +152,22 @@ class BoundedCount {
     const perChar = this.exactChars > 0 ? this.exactTokens / this.exactChars : 0.25
     return this.exactTokens + Math.ceil(this.restChars * perChar)
   }
+}
+
+/**
+ * An image's tokens, whatever its size: Claude's documented cost of a 1092×1092 image (about
+ * 1,590; OpenAI's high detail 1,445, Gemini 258–1,120). The admission's bound is larger
+ * (limits/estimate-tokens.ts `IMAGE_TOKENS`, the most any provider bills): this is an estimate of
+ * what the model reads, not a bound.
+ */
+export const IMAGE_ESTIMATE = 1_600
+
+function imagesIn(message: ChatMessage): number {
+  const content = message.content
+  if (!Array.isArray(content)) return 0
+  let n = 0
+  for (const part of content) if (part.type === 'image_url') n++
+  return n
 }
 
 function messageText(message: ChatMessage): string {
