@@ -17,6 +17,10 @@ export interface BillingUpstream {
   billed: { tokens: number; input: number; output: number; requests: number }
   /** The output cap of every request received (null: none sent). */
   caps: Array<number | null>
+  /** Tokens billed per model (the body's `model`). */
+  byModel: Record<string, { input: number; output: number }>
+  /** Each request's model, and its trailing assistant message (a prefill) if any. */
+  seen: Array<{ model: string; prefill: string | null }>
   stop(): Promise<void>
 }
 
@@ -35,13 +39,30 @@ export function inputTokens(messages: Array<{ content?: unknown }>): number {
 }
 
 export async function startBillingUpstream(
-  opts: { answerTokens?: number; defaultMax?: number; chunkDelayMs?: number } = {},
+  opts: {
+    answerTokens?: number
+    defaultMax?: number
+    chunkDelayMs?: number
+    /**
+     * A fault for this request of `model` (`n`: its 0-based count of that model): `cut` ends a
+     * stream after that many tokens (billed for them, no usage chunk), `refuse` answers 400.
+     */
+    fault?: (model: string, n: number) => { cut?: number; refuse?: boolean } | undefined
+  } = {},
 ): Promise<BillingUpstream> {
   const answerTokens = opts.answerTokens ?? 150
   const defaultMax = opts.defaultMax ?? 4096
   const billed = { tokens: 0, input: 0, output: 0, requests: 0 }
   const caps: Array<number | null> = []
-  const bill = (input: number, output: number) => {
+  const byModel: BillingUpstream['byModel'] = {}
+  const seen: BillingUpstream['seen'] = []
+  const counts: Record<string, number> = {}
+  let model = ''
+  const bill = (input: number, output: number, m = model) => {
+    byModel[m] ??= { input: 0, output: 0 }
+    const b = byModel[m]
+    b.input += input
+    b.output += output
     billed.input += input
     billed.output += output
     billed.tokens += input + output
@@ -67,6 +88,15 @@ export async function startBillingUpstream(
           { status: 400 },
         )
       }
+      model = String(body.model)
+      const m = model
+      const messages = (body.messages ?? []) as Array<{ role?: string; content?: unknown }>
+      const last = messages.at(-1)
+      seen.push({ model: m, prefill: last?.role === 'assistant' ? String(last.content) : null })
+      counts[m] = (counts[m] ?? -1) + 1
+      const fault = opts.fault?.(m, counts[m])
+      if (fault?.refuse)
+        return Response.json({ error: { message: 'no', type: 'invalid_request_error' } }, { status: 400 })
       const cap = body.max_completion_tokens ?? body.max_tokens ?? null
       caps.push(cap)
       const input = inputTokens(body.messages ?? [])
@@ -76,7 +106,7 @@ export async function startBillingUpstream(
       billed.requests++
       const base = { id, created: 1_700_000_000, model: body.model }
       if (!body.stream) {
-        bill(input, output)
+        bill(input, output, m)
         return Response.json({
           ...base,
           object: 'chat.completion',
@@ -106,30 +136,38 @@ export async function startBillingUpstream(
         async start(c) {
           try {
             c.enqueue(frame(chunk({ role: 'assistant', content: '' }, null)))
-            for (let i = 0; i < output; i += 10) {
-              const n = Math.min(10, output - i)
+            const end = fault?.cut !== undefined ? Math.min(fault.cut, output) : output
+            for (let i = 0; i < end; i += 10) {
+              const n = Math.min(10, end - i)
               c.enqueue(frame(chunk({ content: 'w '.repeat(n) }, null)))
               sent += n
               if (opts.chunkDelayMs) await Bun.sleep(opts.chunkDelayMs)
+            }
+            if (fault?.cut !== undefined) {
+              done = true
+              bill(input, sent, m)
+              await Bun.sleep(20)
+              c.error(new Error('cut'))
+              return
             }
             c.enqueue(frame(chunk({}, output < answerTokens ? 'length' : 'stop')))
             if (withUsage) c.enqueue(frame({ ...base, object: 'chat.completion.chunk', choices: [], usage }))
             c.enqueue(enc.encode('data: [DONE]\n\n'))
             c.close()
             done = true
-            bill(input, output)
+            bill(input, output, m)
           } catch {
             // The client left: billed for the input and what was generated.
             if (!done) {
               done = true
-              bill(input, sent)
+              bill(input, sent, m)
             }
           }
         },
         cancel() {
           if (!done) {
             done = true
-            bill(input, sent)
+            bill(input, sent, m)
           }
         },
       })
@@ -140,6 +178,8 @@ export async function startBillingUpstream(
     url: `http://127.0.0.1:${server.port}/v1`,
     billed,
     caps,
+    byModel,
+    seen,
     stop: async () => {
       await server.stop(true)
     },
