@@ -27,10 +27,12 @@ import {
   type Resilience,
   type Target,
 } from '../providers/resilience/index.ts'
-import type { CallContext, ProviderAdapter, Timeouts } from '../providers/types.ts'
+import type { CallContext, ProviderAdapter, Timeouts, Usage } from '../providers/types.ts'
+import { utf8Bytes } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
 import { asGatewayError, type CallResult, callProvider, type Finish, type Rescue } from './call.ts'
+import { type ContinuationCharge, capRequest, continuationAllowance } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
 import { Continuation } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
@@ -92,6 +94,11 @@ export function routesFor<View>(
 export interface Answered {
   entry: CatalogueEntry
   attempts: number
+  /**
+   * A continued stream's first part: the model that produced it and its usage (conservatively
+   * counted, `Continuation.carried`), priced at that model's prices (DESIGN §10).
+   */
+  first?: { entry: CatalogueEntry; usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> }
 }
 
 /** What every operation's route has: the catalogue entry and the resilience target. */
@@ -146,6 +153,8 @@ export interface ChatCall<View> {
   headers: Record<string, string>
   finish: Finish
   answered: Answered
+  /** The request's reservation and output caps, when it has any (pipeline/charge.ts). */
+  charge?: ContinuationCharge
 }
 
 /** The chat operation's attempt (`callProvider`: pass-through or translated, JSON or stream) and rescue. */
@@ -282,25 +291,37 @@ function rescueFor<View>(
     try {
       route.translated = r.surface.translate(r.decoded.view, route.entry)
       route.forward = undefined
+      // The output allowance the pass-through would have carried (capRoutes wrapped it).
+      const cap = r.charge?.cap
+      if (cap != null) capRequest(route.translated.request, cap)
     } catch {}
   }
   const { metrics } = r.deps
   const rescue = new Continuation(
     plan,
-    async (attempt, edit) => {
+    async (attempt, edit, relayed) => {
       const route = routes.find((x) => x.target === attempt.target)!
       if (!route.translated) return null
+      // Made only within what is left of the reservation (and of the client's max_tokens).
+      const first = r.answered.entry
+      const cap = continuationAllowance(r.charge, utf8Bytes(relayed), first.model, route.entry.model)
+      if (cap === 0) return null
       const { provider, adapter, ctx } = contextFor(attempt, route)
+      const before = { entry: first, attempts: r.answered.attempts }
       r.answered.entry = route.entry
       r.answered.attempts = attempt.n
       const req = edit(route.translated.request)
+      if (cap !== null) capRequest(req, cap)
       try {
         const source = adapter.streamPlan
           ? await adapter.streamPlan(req, ctx)
           : await adapter.stream(req, ctx)
         metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
+        if (source === null) Object.assign(r.answered, before)
         return source
       } catch (e) {
+        // Refused: the first target's answer stands, and is recorded as its own.
+        Object.assign(r.answered, before)
         const err = asGatewayError(e)
         metrics.upstreamAttempt(provider.prefix, route.entry.model.name, classify(failureFacts(err)))
         throw err
@@ -310,7 +331,13 @@ function rescueFor<View>(
   )
   return {
     tap: (source) => rescue.tap(source),
-    continueWith: (err) => rescue.next(err, r.bodyText),
+    continueWith: async (err) => {
+      const first = r.answered.entry
+      const source = await rescue.next(err, r.bodyText, r.charge?.reservation ?? null)
+      const usage = rescue.carried()
+      if (source && usage) r.answered.first = { entry: first, usage }
+      return source
+    },
     carried: () => rescue.carried(),
   }
 }

@@ -21,6 +21,8 @@
  * source = rescue.tap(source)                               // records the text relayed
  * writeStream(source, encoder, { continueWith: (err) => rescue.next(err) })
  */
+
+import type { Reservation } from '../limits/types.ts'
 import type { Attempt, AttemptPlan } from '../providers/resilience/index.ts'
 import { classify } from '../providers/resilience/index.ts'
 import { isStreamPlan } from '../providers/stream-plan.ts'
@@ -29,10 +31,14 @@ import { disconnectedUsage, utf8Bytes } from '../usage/estimate.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { StreamSource } from './stream-writer.ts'
 
-/** Starts the continuation's call on `attempt` with `req`; throws the upstream's refusal. */
+/**
+ * Starts the continuation's call on `attempt` with `req`, `relayed` being the text it continues;
+ * throws the upstream's refusal; null when it is not made (it would not fit the reservation).
+ */
 export type StartContinuation = (
   attempt: Attempt,
   req: (translated: ChatRequest) => ChatRequest,
+  relayed: string,
 ) => Promise<StreamSource<ChatCompletionChunk> | null>
 
 export class Continuation {
@@ -73,7 +79,12 @@ export class Continuation {
    * null when there is none, no text was relayed, something else was too (a tool call…), or it
    * refused (the original error stands).
    */
-  async next(_err: GatewayError, bodyText: string): Promise<StreamSource<ChatCompletionChunk> | null> {
+  async next(
+    _err: GatewayError,
+    bodyText: string,
+    /** The request's reservation: the first part is counted at its input bound. */
+    reservation: Reservation | null = null,
+  ): Promise<StreamSource<ChatCompletionChunk> | null> {
     const text = this.relayed
     if (!text) return null
     const attempt = this.plan.continuation()
@@ -82,10 +93,14 @@ export class Continuation {
     try {
       // The answer's reasoning happened before the cut: the continuation only finishes its text,
       // and is asked no reasoning (Anthropic refuses a prefilled answer while thinking).
-      source = await this.start(attempt, ({ reasoning_effort: _, ...req }) => ({
-        ...req,
-        messages: [...req.messages, { role: 'assistant', content: text }],
-      }))
+      source = await this.start(
+        attempt,
+        ({ reasoning_effort: _, ...req }) => ({
+          ...req,
+          messages: [...req.messages, { role: 'assistant', content: text }],
+        }),
+        text,
+      )
     } catch (e) {
       const err = e as GatewayError
       if (err?.code === 'client_closed_request') this.plan.abandoned()
@@ -97,8 +112,12 @@ export class Continuation {
       return null
     }
     this.plan.succeeded()
-    // What the first target produced, estimated (its own usage never came): added to the second's.
-    this.first = disconnectedUsage(null, utf8Bytes(text), bodyText)
+    // What the first target produced (its own usage never came): added to the second's. With a
+    // reservation, counted as it was fitted: the input bound and the text's bytes (a bound on its
+    // tokens); else estimated.
+    this.first = reservation
+      ? { prompt_tokens: reservation.tokens - reservation.outputTokens, completion_tokens: utf8Bytes(text) }
+      : disconnectedUsage(null, utf8Bytes(text), bodyText)
     return this.tap(source, true)
   }
 

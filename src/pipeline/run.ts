@@ -25,7 +25,7 @@ import { newRequestId } from '../util/ids.ts'
 import { type Answered, callWithAttempts, chatOperation, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
 import type { Finish } from './call.ts'
-import { applyReservation, capRoutes, chargeRefusalError, planCharge, settle } from './charge.ts'
+import { applyReservation, capRoutes, chargeRefusalError, dearest, planCharge, settle } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
 import type { PipelineDeps } from './deps.ts'
 import {
@@ -254,7 +254,9 @@ export class Pipeline {
       }
       ex.ttftMs = ttftMs
       // At the answering model's prices (a fallback's, DESIGN §10): failed attempts are not billed.
-      let costMicros = modelCostMicros(by.model, usage)
+      // A continued stream's parts each at their own model's (the first part's usage is carried).
+      const first = answered.first
+      let costMicros = first ? partsCost(first, by, usage) : modelCostMicros(by.model, usage)
       const settlement =
         reservation &&
         settle(
@@ -265,7 +267,7 @@ export class Pipeline {
           err !== null,
           ttftMs !== null,
           unaccounted,
-          dearestOf(by.model),
+          first ? dearest([first.entry.model, by.model]) : dearestOf(by.model),
         )
       // Settled from what was relayed (no count of the whole answer from the upstream): the log
       // row shows what the account was charged, not a second estimate beside it.
@@ -323,9 +325,44 @@ export class Pipeline {
     const routes = capped
       ? capRoutes(chatRoutes!, surface.name, reservation!.outputTokens, charging.requested === null)
       : chatRoutes!
-    const chat = { deps, surface, routes, decoded, bodyText: text, request, headers, finish, answered }
+    const charge = {
+      reservation: reservation ?? null,
+      requested: charging.requested,
+      cap: capped ? reservation!.outputTokens : null,
+    }
+    const chat = {
+      deps,
+      surface,
+      routes,
+      decoded,
+      bodyText: text,
+      request,
+      headers,
+      finish,
+      answered,
+      charge,
+    }
     return callWithAttempts({ ...run, routes, ...chatOperation(chat) })
   }
+}
+
+/**
+ * A continued stream's cost: its first part (`first.usage`, carried into `usage`) at the first
+ * model's prices, the rest at the continuing model's.
+ */
+function partsCost(
+  first: NonNullable<Answered['first']>,
+  by: CatalogueEntry,
+  usage: { prompt_tokens: number; completion_tokens: number } | null,
+): number | null {
+  if (!usage) return null
+  const own = {
+    prompt_tokens: Math.max(0, usage.prompt_tokens - first.usage.prompt_tokens),
+    completion_tokens: Math.max(0, usage.completion_tokens - first.usage.completion_tokens),
+  }
+  const a = modelCostMicros(first.entry.model, first.usage)
+  const b = modelCostMicros(by.model, own)
+  return a === null && b === null ? null : (a ?? 0) + (b ?? 0)
 }
 
 function logUpstreamFailure(deps: PipelineDeps, rid: string, entry: CatalogueEntry, err: GatewayError): void {
