@@ -14,6 +14,7 @@
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { EmbeddingRequest, EmbeddingUsage } from '../operations/embeddings.ts'
 import { checkModelServes } from '../operations/operation.ts'
+import { embeddingsResponseBytes } from '../providers/body-limit.ts'
 import { readText } from '../providers/http.ts'
 import type { Resilience } from '../providers/resilience/index.ts'
 import type { ProviderAdapter } from '../providers/types.ts'
@@ -87,6 +88,9 @@ export function embeddingsRoutesFor<View>(
   return routes
 }
 
+/** A vector's length where neither the request nor the model's config says (OpenAI's largest). */
+const DEFAULT_DIMENSIONS = 3072
+
 /** The embeddings operation's attempt: one whole JSON answer, passed through or translated. */
 export function embeddingsAttempt<View>(
   surface: EmbeddingsSurface<View>,
@@ -94,7 +98,14 @@ export function embeddingsAttempt<View>(
   headers: Record<string, string>,
   finish: Finish,
 ): OperationAttempt<EmbeddingsRoute> {
+  const shape = surface.answerShape(view)
   return async ({ entry, call }, { provider, adapter, ctx }) => {
+    // An answer of 2,048 long vectors is legitimately larger than the provider's default cap.
+    ctx.maxResponseBytes = embeddingsResponseBytes(
+      provider,
+      shape.items,
+      shape.dimensions ?? entry.model.dimensions ?? DEFAULT_DIMENSIONS,
+    )
     const encodeCtx: EncodeContext<View> = {
       modelId: entry.id,
       upstreamModel: entry.model.upstream_name ?? entry.model.name,

@@ -172,6 +172,8 @@ export interface EmbeddingsSurface<View> extends SurfaceCore<View> {
   translate(view: View, entry: CatalogueEntry): EmbeddingRequest
   /** Runs before admission on pass-through too: limits the surface enforces whatever the route. */
   checkLimits(view: View, entry: CatalogueEntry): void
+  /** How large the answer legitimately is: its vectors, and their length when the request sets it. */
+  answerShape(view: View): { items: number; dimensions: number | null }
   /** A provider's vectors → the response body text. */
   encode(result: EmbeddingResult, ctx: EncodeContext<View>): string
   /** Pass-through to providers of the surface's own wire. */

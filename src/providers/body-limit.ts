@@ -14,6 +14,25 @@ export function maxResponseBytes(provider: ProviderConfig): number {
   return provider.max_response_bytes ?? DEFAULT_MAX_RESPONSE_BYTES
 }
 
+/** One embedding value as float JSON at its longest (`-0.012345678901234567,`). */
+const FLOAT_JSON_BYTES = 24
+/** One embedding's object around its values (`{"object":"embedding","index":2047,"embedding":[]}`). */
+const ITEM_BYTES = 128
+
+/**
+ * The cap for an embeddings answer of `items` vectors of `dimensions` values: the provider's, or —
+ * when the provider sets none — what such an answer takes as float JSON, if that is more. OpenAI
+ * takes 2,048 inputs a request and the AI SDK's `embedMany` sends that many as float: 1,536
+ * dimensions are some 50 MB, past the 32 MiB default, which answered them 502.
+ */
+export function embeddingsResponseBytes(provider: ProviderConfig, items: number, dimensions: number): number {
+  if (provider.max_response_bytes !== undefined) return provider.max_response_bytes
+  return Math.max(
+    DEFAULT_MAX_RESPONSE_BYTES,
+    items * (dimensions * FLOAT_JSON_BYTES + ITEM_BYTES) + 1024 * 1024,
+  )
+}
+
 /** `what`: a noun phrase, e.g. "a response body", "a stream event". */
 export function responseTooLarge(label: string, limit: number, what: string): GatewayError {
   return new GatewayError(

@@ -193,7 +193,7 @@ type Cuttable = Response & { [CUT]?: (reason: GatewayError) => void }
  */
 export async function readText(res: Response, ctx: CallContext): Promise<string> {
   const label = ctx.provider.prefix
-  const limit = maxResponseBytes(ctx.provider)
+  const limit = ctx.maxResponseBytes ?? maxResponseBytes(ctx.provider)
   try {
     const cut = (res as Cuttable)[CUT]
     const declared = res.headers.get('content-length')

@@ -174,6 +174,11 @@ export interface CallContext {
   deadline?: Deadline
   /** A stream event that was not well formed was skipped (counted in the metrics). */
   onMalformed?: () => void
+  /**
+   * The most this call's answer may be, when the request itself says how large a legitimate answer
+   * is (embeddings: inputs × dimensions); else the provider's cap (body-limit.ts).
+   */
+  maxResponseBytes?: number
 }
 
 /**

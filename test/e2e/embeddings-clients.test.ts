@@ -200,6 +200,20 @@ describe("the AI SDK's embed and embedMany", () => {
   }
 })
 
+describe("the AI SDK's embedMany at OpenAI's batch size", () => {
+  test('oai/small: 2,100 values (one call of 2,048 as float, ~50 MB, then 52) come back whole', async () => {
+    const ai = await testClient('ai')
+    const sdk = await testClient('@ai-sdk/openai')
+    if (!ai || !sdk) return
+    const provider = sdk.createOpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, fetch: recordingFetch })
+    const values = Array.from({ length: 2_100 }, (_, i) => `value ${i}`)
+    // The answer to 2,048 float vectors of 1,536 is past the 32 MiB default cap: it was a 502.
+    const many = await ai.embedMany({ model: provider.embedding('oai/small'), values, maxRetries: 0 })
+    expect(many.embeddings).toHaveLength(2_100)
+    expect(many.embeddings[2_099]).toEqual(Array.from(unitVector('value 2099', 1536)))
+  }, 60_000)
+})
+
 describe("LangChain's OpenAIEmbeddings", () => {
   for (const model of MODELS) {
     const { dims, vector } = EXPECTED[model]!

@@ -27,6 +27,7 @@ export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
     return { model: view.body.model, view, stream: false }
   },
   checkLimits: (view, entry) => checkEmbeddingLimits(view, entry.model),
+  answerShape: (view) => ({ items: view.input.items.length, dimensions: view.body.dimensions ?? null }),
   translate: (view, entry) => ({
     model: upstreamModelName(entry.model),
     input: view.input,
