@@ -73,8 +73,18 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   if (typeof req.input === 'string') {
     push({ role: 'user', content: req.input }, { path: 'input', role: 'input', toolCalls: 'input' })
   } else {
+    const images: ToolImages = { parts: [], origin: null }
     req.input.forEach((item, i) => {
-      addItem(item as unknown as InputItem, `input[${i}]`, messages, origins, problems)
+      addItem(item as unknown as InputItem, `input[${i}]`, messages, origins, problems, images)
+      // A run of tool outputs ends: the images they held follow them as one user message (a chat
+      // tool message carries text only, and nothing may come between an assistant's tool calls and
+      // their results).
+      const next = req.input[i + 1] as { type?: string } | undefined
+      if (images.parts.length && next?.type !== 'function_call_output') {
+        push({ role: 'user', content: images.parts }, images.origin!)
+        images.parts = []
+        images.origin = null
+      }
     })
   }
 
@@ -111,12 +121,19 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
 
 const instructionsOrigin: Origin = { path: 'instructions', role: 'instructions', toolCalls: 'instructions' }
 
+/** The images of a run of tool outputs (`function_call_output` parts), with the first one's origin. */
+interface ToolImages {
+  parts: ContentPart[]
+  origin: Origin | null
+}
+
 function addItem(
   item: InputItem,
   path: string,
   messages: ChatMessage[],
   origins: Origin[],
   problems: GatewayError[],
+  images: ToolImages,
 ): void {
   switch (item.type) {
     case 'message': {
@@ -160,14 +177,24 @@ function addItem(
     }
     case 'function_call_output': {
       const out = item as unknown as FunctionCallOutputItemInput
-      const content =
-        typeof out.output === 'string'
-          ? out.output
-          : joinText(
-              out.output.map((p, j) => chatPart(p, `${path}.output[${j}]`, problems)),
-              `${path}.output`,
-              problems,
-            )
+      let content: string
+      if (typeof out.output === 'string') content = out.output
+      else {
+        // Text stays the tool message's; an image (Codex's view_image) goes to the user message
+        // that follows the run of tool outputs (`decodeResponses`), as chat carries images.
+        content = ''
+        let shown = 0
+        out.output.forEach((p, j) => {
+          const part = chatPart(p, `${path}.output[${j}]`, problems)
+          if (part.type === 'text') content += part.text
+          else if (part.type === 'image_url') {
+            images.parts.push(part)
+            images.origin ??= { path: `${path}.output`, role: `${path}.output`, toolCalls: path }
+            shown++
+          } else problems.push(notText(`${path}.output[${j}]`))
+        })
+        if (!content && shown) content = 'The result is the image in the next message.'
+      }
       messages.push({ role: 'tool', tool_call_id: out.call_id, content })
       origins.push({ path, role: path, toolCalls: path })
       return
