@@ -32,10 +32,10 @@ import { utf8Bytes } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
 import { asGatewayError, type CallResult, callProvider, type Finish, type Rescue } from './call.ts'
-import { type ContinuationCharge, capRequest, continuationAllowance } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
 import { Continuation } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
+import { type ContinuationCharge, capRequest, continuationAllowance } from './output-cap.ts'
 import type { ChatSurface, Decoded, EncodeContext, Forwarding, Translated } from './surface.ts'
 
 /** One target of the request and how the request reaches it. */

@@ -25,11 +25,12 @@ import { rowHeaders } from '../limits/row-headers.ts'
 import { type LimitRow, type LimitSettings, limitRows } from '../limits/rows.ts'
 import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
 import { tokenParam } from '../providers/openai/token-limit.ts'
-import type { ChatRequest, ForwardCall } from '../providers/types.ts'
+import type { ForwardCall } from '../providers/types.ts'
 import type { KeyLimits } from '../store/types.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { Route } from './attempts.ts'
 import type { Unaccounted } from './call.ts'
+import { capRequest } from './output-cap.ts'
 
 /** What the pre-admission step decided for one request. */
 export interface ChargePlan {
@@ -194,12 +195,6 @@ export function capRoutes<View>(
 /** A model's maximum output tokens, or null. */
 type ModelMax = number | null
 
-/** The translated request with the output allowance, in the field the client used, else the current one. */
-export function capRequest(req: ChatRequest, n: number): void {
-  if (req.max_tokens != null && req.max_completion_tokens == null) req.max_tokens = n
-  else req.max_completion_tokens = n
-}
-
 /** A pass-through body with the output allowance, in the wire's own field. */
 function capForward(
   call: ForwardCall,
@@ -238,48 +233,6 @@ function capForward(
   else if (body.max_tokens != null && body.max_completion_tokens == null) body.max_tokens = n
   else body.max_completion_tokens = n
   return { ...call, body: JSON.stringify(body) }
-}
-
-/** What a continuation (DESIGN §10) is fitted to: the request's reservation and output caps. */
-export interface ContinuationCharge {
-  /** Null: no token or money limit applies. */
-  reservation: Reservation | null
-  /** The client's own output cap (any spelling), or null. */
-  requested: number | null
-  /** The output allowance sent upstream in place of the client's, or null. */
-  cap: number | null
-}
-
-/**
- * The output cap of a stream's continuation after `relayed` bytes of text, conservatively
- * counted: the first part as its input bound plus the bytes relayed as its output (a token
- * covers at least one byte), the continuation's input as the prompt's bound plus the prefill's
- * bytes. What is left of the reservation's tokens after both, and of its money at each model's
- * highest prices (when a money row applies), and never more than the client's max_tokens less
- * what was relayed. 0: no continuation fits (not even one token); null: nothing caps it.
- */
-export function continuationAllowance(
-  c: ContinuationCharge | undefined,
-  relayed: number,
-  first: ModelConfig,
-  next: ModelConfig,
-): number | null {
-  let cap = c?.requested != null ? c.requested - relayed : Number.POSITIVE_INFINITY
-  const r = c?.reservation
-  if (r) {
-    const input = r.tokens - r.outputTokens
-    cap = Math.min(cap, r.outputTokens - relayed, r.tokens - 2 * (input + relayed))
-    if (r.states.some((s) => s.row.resource === 'microdollars')) {
-      const left = r.micros - highestCostMicros(dearestOf(first), input, relayed)
-      const p = dearestOf(next)
-      // cost ≤ left ⇔ (in·p.input + out·p.output) / 1e6 rounded up ≤ left (an integer).
-      const room = left * 1_000_000 - (input + relayed) * (p?.input ?? 0)
-      if (room < 0) return 0
-      if (p && p.output > 0) cap = Math.min(cap, Math.floor(room / p.output))
-    }
-  }
-  if (cap === Number.POSITIVE_INFINITY) return null
-  return Math.max(0, Math.floor(cap))
 }
 
 /**

@@ -7,10 +7,11 @@
  * (the primary, dear prices) and `pf` (its fallback listing `prefill`, cheap prices). A fault cuts
  * `dear`'s stream after some tokens, or makes `pf` refuse the continuation.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Completion } from '../../src/store/index.ts'
 import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
+import { beforeEach } from '../support/hooks.ts'
 
 // USD per 1M tokens: a token costs that many micro-dollars.
 const PRICES: Record<string, { input: number; output: number }> = {
