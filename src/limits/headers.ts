@@ -6,7 +6,7 @@
  */
 
 import { GatewayError } from '../util/errors.ts'
-import type { RowState } from './rows.ts'
+import { bindingState } from './rows.ts'
 import type { AdmitResult } from './types.ts'
 
 /** Go-style duration like OpenAI's headers: "20ms", "1.5s", "6m0s", "23h59m59s". */
@@ -46,11 +46,7 @@ export interface RequestWindow {
 export function requestWindow(r: AdmitResult, window: 'minute' | 'day'): RequestWindow | null {
   const w = window === 'minute' ? r.minute : r.day
   const states = r.admitted ? r.reservation?.states : r.charge && [r.charge.state]
-  let key: RowState | undefined
-  if (states)
-    for (const s of states)
-      if (s.row.resource === 'requests' && s.row.window === window && (!key || s.remaining < key.remaining))
-        key = s
+  const key = states && bindingState(states, 'requests', window)
   if (key && (w.limit === null || key.remaining < w.remaining!))
     return { limit: key.row.capacity, remaining: key.remaining, resetAt: key.resetAt }
   return w.limit === null ? null : { limit: w.limit, remaining: w.remaining!, resetAt: w.resetAt }
