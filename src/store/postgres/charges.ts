@@ -50,10 +50,15 @@ export class PgCharges {
             SELECT COUNT(*) AS n, MIN(created_at) AS first FROM requests
             WHERE account_id = ${accountId} AND created_at > ${now - span}
               AND (${key}::TEXT IS NULL OR key_id = ${key})`
-        : await sql`
-            SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
-            WHERE account_id = ${accountId} AND created_at > ${now - span} AND tokens > 0
-              AND (${key}::TEXT IS NULL OR key_id = ${key})`
+        : await tokensQuery(sql, accountId, key, now - span)
     return rowState(row, r ? num(r.n) : 0, r ? numOrNull(r.first) : null, span)
   }
+}
+
+/** The tokens an account (or one key: `keyId`) was charged since `since`, and its oldest charge. */
+export function tokensQuery(sql: SQL, accountId: number, keyId: string | null, since: number) {
+  return sql`
+    SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
+    WHERE account_id = ${accountId} AND created_at > ${since} AND tokens > 0
+      AND (${keyId}::TEXT IS NULL OR key_id = ${keyId})`
 }

@@ -17,6 +17,7 @@ import type {
 } from '../types.ts'
 import { num } from './accounts.ts'
 import type { PgBound } from './bounded.ts'
+import { tokensQuery } from './charges.ts'
 
 const toTotals = (r: Record<string, unknown> | undefined): UsageTotals => {
   const prompt = r ? num(r.prompt_tokens ?? 0) : 0
@@ -152,12 +153,7 @@ export class PgUsage implements UsageStore, AdmissionLog {
   }
 
   async tokensSince(accountId: number, keyId: string | null, since: number) {
-    const [r] = await this.db.run(
-      (sql) => sql`
-      SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
-      WHERE account_id = ${accountId} AND created_at > ${since} AND tokens > 0
-        AND (${keyId}::TEXT IS NULL OR key_id = ${keyId})`,
-    )
+    const [r] = await this.db.run((sql) => tokensQuery(sql, accountId, keyId, since))
     return { used: num(r?.n ?? 0), first: r?.first == null ? null : num(r.first) }
   }
 
