@@ -12,8 +12,6 @@ import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } fr
 import { schemaProblems } from './schema-problems.ts'
 import { readYaml } from './yaml.ts'
 
-export { quotePlaceholders } from './yaml.ts'
-
 export interface SuspensionPolicy {
   enabled: boolean
   maxRejections: number

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI, { type BadRequestError } from 'openai'
-import { quotePlaceholders } from '../../src/config/load.ts'
+import { quotePlaceholders } from '../../src/config/yaml.ts'
 import { WEATHER_TOOLS } from '../support/chat-bed.ts'
 import { startGateway, type TestGateway } from '../support/gateway.ts'
 

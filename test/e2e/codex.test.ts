@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
-import { quotePlaceholders } from '../../src/config/load.ts'
+import { quotePlaceholders } from '../../src/config/yaml.ts'
 import { codexBinary, hasStrace, runCodex } from '../support/codex.ts'
 import { startFakeAnthropic } from '../support/fake-anthropic.ts'
 import { type FakeResponses, startFakeResponses } from '../support/fake-openai-responses.ts'
