@@ -182,9 +182,7 @@ export class Pipeline {
       const models = routed.length ? routed : [entry.model]
       const body =
         surface.operation === 'chat' ? (surface.body?.(decoded.view) ?? decoded.view) : decoded.view
-      // The field a context-cap refusal names: Chat and Messages send `messages`, the others `input`.
-      const inputParam = surface.name === 'chat' || surface.name === 'messages' ? 'messages' : 'input'
-      charging = await planCharge(auth, entry, body, text, models, inputParam)
+      charging = await planCharge(auth, entry, body, text, models, surface.inputParam)
     } catch (e) {
       throw await countInvalidRequest(deps, auth, e)
     }

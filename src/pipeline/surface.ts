@@ -125,6 +125,8 @@ export interface SurfaceCore<View> {
   readonly name: SurfaceName
   /** The operation it serves: a model that does not answer it is refused (400 naming `model`). */
   readonly operation: Operation
+  /** The body field that holds the input (`messages`, `input`): a context-cap refusal names it. */
+  readonly inputParam: string
   /** The caller's API key from the request headers; throws 401 when there is none. */
   credential(headers: Headers): string
   /**

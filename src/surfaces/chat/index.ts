@@ -20,6 +20,7 @@ import { parseChatBody, validateChatRequest } from './validate.ts'
 
 export const chatSurface: ChatSurface<ChatRequestInput> = {
   name: 'chat',
+  inputParam: 'messages',
   operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {

@@ -20,6 +20,7 @@ import { decodeEmbeddings, type EmbeddingsView } from './validate.ts'
 
 export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
   name: 'embeddings',
+  inputParam: 'input',
   operation: 'embeddings',
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {

@@ -60,6 +60,7 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
   const throttle = new CountTokensThrottle(perSecond)
   return {
     name: 'messages',
+    inputParam: 'messages',
     operation: 'count_tokens',
     admitted: false,
     credential: apiKeyOrBearer,

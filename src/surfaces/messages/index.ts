@@ -29,6 +29,7 @@ export const MESSAGES_EXAMPLE =
 
 export const messagesSurface: ChatSurface<MessagesRequest> = {
   name: 'messages',
+  inputParam: 'messages',
   operation: 'chat',
   credential: apiKeyOrBearer,
   decode(text, limitsChecked) {

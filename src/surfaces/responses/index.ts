@@ -24,6 +24,7 @@ export const DROPPED_TOOLS_HEADER = 'x-switchyard-dropped-tools'
 
 export const responsesSurface: ChatSurface<ResponsesView> = {
   name: 'responses',
+  inputParam: 'input',
   operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
