@@ -240,7 +240,7 @@ function capForward(
  * upstream's count — the tokens it charged, split as the request's log row shows them, so the
  * row's tokens and cost are what the account was charged.
  */
-export type SettledAs = Settlement & { counted?: { prompt_tokens: number; completion_tokens: number } }
+type SettledAs = Settlement & { counted?: { prompt_tokens: number; completion_tokens: number } }
 
 /**
  * At the end, the reservation settled (DESIGN §11):

@@ -21,7 +21,7 @@ import type { ChatRequest } from '../types.ts'
 import type { AnthropicThinking } from './anthropic-types.ts'
 
 /** `budget_tokens` per effort, before it is fitted under `max_tokens`. */
-export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<ThinkingEffort, number>> = {
+const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<ThinkingEffort, number>> = {
   minimal: 1024,
   low: 1024,
   medium: 8192,
@@ -30,7 +30,7 @@ export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<ThinkingEffort, number>
 }
 
 /** Anthropic's least `budget_tokens`. */
-export const MIN_THINKING_BUDGET = 1024
+const MIN_THINKING_BUDGET = 1024
 
 /**
  * Whether the request continues a tool loop: its last assistant message called tools and only
@@ -62,8 +62,8 @@ export const thinks = (req: ChatRequest): boolean => thinkingEffort(req) !== und
  * anthropicThinking({ ...req, reasoning_effort: 'none' }, 4096)   // undefined
  */
 export function anthropicThinking(req: ChatRequest, maxTokens: number): AnthropicThinking | undefined {
-  const effort = thinks(req) ? thinkingEffort(req) : undefined
-  if (effort === undefined) return undefined
+  const effort = thinkingEffort(req)
+  if (effort === undefined || inToolLoop(req)) return undefined
   if (maxTokens <= MIN_THINKING_BUDGET) {
     const field = req.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens'
     throw new GatewayError(

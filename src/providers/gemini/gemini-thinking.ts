@@ -14,7 +14,7 @@
 import { parseEffort, type ReasoningEffort } from '../shared/reasoning-effort.ts'
 import type { GeminiThinkingConfig } from './gemini-types.ts'
 
-export const GEMINI_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, 'none'>, number>> = {
+const GEMINI_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, 'none'>, number>> = {
   minimal: 1024,
   low: 1024,
   medium: 8192,
