@@ -93,7 +93,7 @@ export class RedisLimiter implements Limiter {
     const at = this.opts.engineTime ? await this.serverNow(client) : q.now
     // Not built (lost, or no admission yet): what a rebuild would hold, from the database's rows.
     const built = Number(await client.send('EXISTS', [`${pre}built`]))
-    const fromDb = built ? null : await this.databaseState(q.accountId, at)
+    const fromDb = built ? null : (await this.databaseState(q.accountId, at)).state
     return Promise.all(
       q.rows.map(async (row) => {
         const sc = row.scope === 'account' ? 'a' : `k:${q.keyId}`
@@ -151,28 +151,33 @@ export class RedisLimiter implements Limiter {
     )
   }
 
-  /** The account's state as a rebuild would write it (rebuild.ts), read without writing it. */
-  private async databaseState(accountId: number, now: number) {
+  /**
+   * The account's state as the database's rows give it (rebuild.ts): `keep` the longest request
+   * window to log (0: none), `logLimit` its most entries. What a rebuild writes, and what
+   * `rowStates` reads without writing it.
+   */
+  private async databaseState(accountId: number, now: number, keep = 0, logLimit = 0) {
     const { minuteMs, dayMs } = this.opts.windows
     const periods = periodsAt(now)
     const history = await this.opts.log.chargeHistory({
       accountId,
       now,
-      logSince: now,
-      logLimit: 0,
+      logSince: now - keep,
+      logLimit,
       minuteMs,
       dayMs,
       minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
       dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
       periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
     })
-    return rebuildState(history, {
+    const state = rebuildState(history, {
       prefix: prefixOf(accountId),
       now,
-      keep: 0,
+      keep,
       spans: this.opts.windows,
       periods,
     })
+    return { history, state }
   }
 
   private async serverNow(client: RedisClient): Promise<number> {
@@ -413,29 +418,14 @@ export class RedisLimiter implements Limiter {
     const client = await this.connected()
     const now = this.opts.engineTime ? await this.serverNow(client) : at
     const keep = Math.max(rpm === null ? 0 : minuteMs, rpd === null ? 0 : dayMs)
-    const periods = periodsAt(now)
     const started = performance.now()
-    const history = await this.opts.log
-      .chargeHistory({
-        accountId,
-        now,
-        logSince: now - keep,
-        logLimit: keep ? Math.max(rpm ?? 0, rpd ?? 0) : 0,
-        minuteMs,
-        dayMs,
-        minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
-        dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
-        periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
-      })
-      .catch((err: unknown) => {
-        throw new FromDatabase(err)
-      })
-    const state = rebuildState(history, {
-      prefix: prefixOf(accountId),
+    const { history, state } = await this.databaseState(
+      accountId,
       now,
       keep,
-      spans: this.opts.windows,
-      periods,
+      keep ? Math.max(rpm ?? 0, rpd ?? 0) : 0,
+    ).catch((err: unknown) => {
+      throw new FromDatabase(err)
     })
     const built = await withTimeout(
       client.send('EVAL', [
