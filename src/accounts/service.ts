@@ -8,6 +8,7 @@ import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
 import type { Clock } from '../util/clock.ts'
 import { DAY_MS, iso, LATEST_TIME } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clip } from '../util/text.ts'
 import {
   applyPatch,
   checkWithinPlan,
@@ -28,7 +29,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
  * then an ellipsis. A refused value can be as long as the body or URL that carried it, and the
  * reply must not be (a 50 MB name came back in a 50 MB 400).
  */
-const shown = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value)
+const shown = (value: string) => clip(value, 64)
 
 export interface AccountView {
   id: number

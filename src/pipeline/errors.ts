@@ -7,6 +7,7 @@ import { ValueErrorType } from '@sinclair/typebox/errors'
 import { abortError } from '../providers/http.ts'
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
+import { clip } from '../util/text.ts'
 import { storeFailure } from './store-errors.ts'
 
 /** `code` is Elysia's error code when the framework raised it (`NOT_FOUND`, `PARSE`, ...). */
@@ -111,7 +112,7 @@ function validationError(error: unknown): GatewayError {
 }
 
 function clipName(name: string | null): string | null {
-  return name !== null && name.length > NAME_SHOWN ? `${name.slice(0, NAME_SHOWN)}…` : name
+  return name === null ? null : clip(name, NAME_SHOWN)
 }
 
 type Kind = 'nothing' | 'null' | 'an array' | 'an object' | 'a string' | 'a number' | 'a boolean'

@@ -11,6 +11,7 @@
  * answerTooLarge("the JSON object in the user's message is 40000 characters", 1)  // GatewayError 400
  */
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import type { SchemaTooLarge } from './json-from-schema.ts'
 
 /**
@@ -43,9 +44,4 @@ export function schemaTooLarge(err: SchemaTooLarge, whose: string, n: number): G
     `the smallest value ${whose} allows does not fit (at ${clip(err.pointer || '/')}${keyword})`,
     n,
   )
-}
-
-/** A name from the request, short enough to quote in a message. */
-export function clip(text: string, max = 100): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`
 }

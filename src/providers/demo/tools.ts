@@ -10,8 +10,10 @@
  * cannot fit are refused. System messages after the user's turn (Claude Code appends its
  * environment as one) do not end that turn.
  */
+
+import { clip } from '../../util/text.ts'
 import type { ChatRequest, FunctionTool, ToolCall } from '../types.ts'
-import { answerTooLarge, clip, schemaTooLarge } from './bound.ts'
+import { answerTooLarge, schemaTooLarge } from './bound.ts'
 import { fillSchema, measureSchema, type SchemaMeasure, SchemaTooLarge } from './json-from-schema.ts'
 import { lastTurn, lastUserMessage, userText } from './text.ts'
 
