@@ -307,9 +307,6 @@ function rescueFor<View>(
       const cap = continuationAllowance(r.charge, utf8Bytes(relayed), first.model, route.entry.model)
       if (cap === 0) return null
       const { provider, adapter, ctx } = contextFor(attempt, route)
-      const before = { entry: first, attempts: r.answered.attempts }
-      r.answered.entry = route.entry
-      r.answered.attempts = attempt.n
       const req = edit(route.translated.request)
       if (cap !== null) capRequest(req, cap)
       try {
@@ -317,11 +314,13 @@ function rescueFor<View>(
           ? await adapter.streamPlan(req, ctx)
           : await adapter.stream(req, ctx)
         metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
-        if (source === null) Object.assign(r.answered, before)
+        // The continuation answers from here on; refused, the first target's answer stands as its own.
+        if (source !== null) {
+          r.answered.entry = route.entry
+          r.answered.attempts = attempt.n
+        }
         return source
       } catch (e) {
-        // Refused: the first target's answer stands, and is recorded as its own.
-        Object.assign(r.answered, before)
         const err = asGatewayError(e)
         metrics.upstreamAttempt(provider.prefix, route.entry.model.name, classify(failureFacts(err)))
         throw err
