@@ -11,6 +11,7 @@
  */
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clip } from '../util/text.ts'
 
 export interface ModelId {
   prefix: string
@@ -33,7 +34,7 @@ function splitModelId(id: string): ModelId | null {
 }
 
 function invalidModel(id: string, suggestion?: string): GatewayError {
-  const shown = JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}…` : id)
+  const shown = JSON.stringify(clip(id))
   const didYouMean = suggestion ? ` Did you mean "${suggestion}"?` : ''
   return new GatewayError(
     400,
@@ -84,7 +85,7 @@ export class Catalogue {
     if (!parts) throw invalidModel(id, this.#byName.get(id))
     const entry = this.#byPrefix.get(parts.prefix)?.get(parts.name)
     if (entry) return entry
-    const shown = JSON.stringify(id.length > 100 ? `${id.slice(0, 100)}…` : id)
+    const shown = JSON.stringify(clip(id))
     const why = this.#byPrefix.has(parts.prefix)
       ? `provider "${parts.prefix}" has no model "${parts.name.slice(0, 100)}"`
       : `no provider has the prefix "${parts.prefix.slice(0, 100)}"`
