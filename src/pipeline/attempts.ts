@@ -337,7 +337,7 @@ function rescueFor<View>(
       if (source && usage) r.answered.first = { entry: first, usage }
       return source
     },
-    carried: () => rescue.carried(),
+    uncounted: () => rescue.uncounted(),
   }
 }
 

@@ -91,8 +91,8 @@ export type CallResult =
 export interface Rescue {
   tap(source: StreamSource<ChatCompletionChunk>): StreamSource<ChatCompletionChunk>
   continueWith(err: GatewayError): Promise<StreamSource<ChatCompletionChunk> | null>
-  /** The first part's usage, to add to the continuation's. */
-  carried(): { prompt_tokens: number; completion_tokens: number } | null
+  /** The first part's usage when the stream's usage does not count it (the continuation reported none). */
+  uncounted(): { prompt_tokens: number; completion_tokens: number } | null
 }
 
 export async function callProvider<View>(p: ProviderCall<View>): Promise<CallResult> {
@@ -159,16 +159,18 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     // content without reporting usage: record it, estimated (usage/estimate.ts), never as nothing.
     const cutShort = r.aborted || (r.error !== null && r.relayedBytes > 0 && !r.usage)
     const own = cutShort ? disconnectedUsage(r.usage, r.relayedBytes, p.bodyText) : r.usage
-    const carried = p.rescue?.carried() ?? null
-    const usage = summed(own, carried)
+    // A continuation's usage chunk counts the first part too (Continuation.tap); else it is added.
+    const uncounted = p.rescue?.uncounted() ?? null
+    const usage = summed(own, uncounted)
     const err = r.error ?? (r.aborted ? abortError(undefined) : null)
-    // The upstream's usage is the answer's only on a stream that ended as it should, in one part.
-    const whole = !r.aborted && !r.error && r.usage && !carried
+    // The usage is the whole answer's on a stream that ended as it should with the upstream's
+    // count — of a continued stream, both parts' (the first as it was counted when continued).
+    const whole = !r.aborted && !r.error && r.usage && !uncounted
     const unaccounted = whole
       ? undefined
       : {
           relayedBytes: r.relayedBytes,
-          seen: summed(r.usage, carried),
+          seen: summed(r.usage, uncounted),
           aborted: r.aborted,
           started: r.started,
         }

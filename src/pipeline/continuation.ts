@@ -48,6 +48,8 @@ export class Continuation {
    */
   private relayed: string | null = ''
   private first: { prompt_tokens: number; completion_tokens: number } | null = null
+  /** The continuation's usage chunk came, the first part added to it (`tap`). */
+  private counted = false
 
   constructor(
     private readonly plan: AttemptPlan,
@@ -58,7 +60,8 @@ export class Continuation {
 
   /**
    * `source` with what it relays recorded as it passes; a continuation's (`continuing`) is not
-   * recorded (there is no second switch), only its own head chunk dropped.
+   * recorded (there is no second switch), only its own head chunk dropped and its usage made the
+   * whole answer's: the first part's added, so the client reads what the request is recorded with.
    */
   tap(source: StreamSource<ChatCompletionChunk>, continuing = false): StreamSource<ChatCompletionChunk> {
     const stage: Transformer<ChatCompletionChunk, ChatCompletionChunk> = {
@@ -66,6 +69,10 @@ export class Continuation {
         if (continuing) {
           // A continuation's role-only opening chunk would restart the client's message.
           if (isHeadOnly(chunk)) return
+          if (chunk.usage && this.first) {
+            chunk.usage = withFirst(chunk.usage, this.first)
+            this.counted = true
+          }
         } else if (this.relayed !== null) this.relayed = textAfter(this.relayed, chunk)
         controller.enqueue(chunk)
       },
@@ -121,10 +128,22 @@ export class Continuation {
     return this.tap(source, true)
   }
 
-  /** The first part's usage (estimated) to add to the continuation's; null when none happened. */
+  /** The first part's usage (estimated); null when no continuation happened. */
   carried(): { prompt_tokens: number; completion_tokens: number } | null {
     return this.first
   }
+
+  /** The first part's usage when the answer's does not count it yet (the continuation reported none). */
+  uncounted(): { prompt_tokens: number; completion_tokens: number } | null {
+    return this.counted ? null : this.first
+  }
+}
+
+/** A continuation's usage with the first part's added (its details, cached and reasoning, are its own). */
+function withFirst(u: Usage, first: { prompt_tokens: number; completion_tokens: number }): Usage {
+  const prompt = u.prompt_tokens + first.prompt_tokens
+  const completion = u.completion_tokens + first.completion_tokens
+  return { ...u, prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
 /** Usage of both parts of a continued stream. */

@@ -120,6 +120,16 @@ function billedMicros(): number {
   return m
 }
 
+/** The final usage chunk of a chat stream, as the client reads it. */
+function clientUsage(text: string) {
+  const chunks = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: {'))
+    .map((e) => JSON.parse(e.slice(6)))
+  const u = chunks.findLast((c) => c.usage)?.usage
+  return u && { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens }
+}
+
 const recordedTokens = (row: Completion) => (row.promptTokens ?? 0) + (row.completionTokens ?? 0)
 
 describe('a stream that may be continued is capped and charged within its reservation', () => {
@@ -145,6 +155,11 @@ describe('a stream that may be continued is capped and charged within its reserv
     expect(up.billed.tokens).toBeLessThanOrEqual(500)
     expect(recordedTokens(row)).toBeGreaterThanOrEqual(up.billed.tokens)
     expect(row.costMicros!).toBeGreaterThanOrEqual(billedMicros())
+    // The client reads the usage the request was charged: both parts', the first as it was counted.
+    expect(clientUsage(text)).toEqual({
+      prompt_tokens: row.promptTokens,
+      completion_tokens: row.completionTokens,
+    })
   })
 
   test('a continuation that would not fit is not made: the stream ends with the error in-band', async () => {

@@ -146,6 +146,21 @@ describe('after content, continued on a prefill fallback: one answer, exactly on
     })
   }
 
+  // The client reads the usage the request is recorded (and billed) with: both parts', not the
+  // continuation's alone (its prompt counts the relayed text, its completion only the rest).
+  for (const wire of ['chat', 'messages', 'responses'] as const) {
+    test(`${wire}: a continued stream's usage, as the client reads it, is the log row's (both parts)`, async () => {
+      bed.up.script({ model: 'gpt-a' }, { fault: 'cut', after: 5 })
+      const res = await bed.post(wire, 'prime/gpt-a', { stream: true, includeUsage: true })
+      const rid = res.headers.get('x-request-id')!
+      const s = readStream(wire, await res.text())
+      expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
+      const row = (await bed.requests()).find((x: any) => x.request_id === rid)
+      expect(row.attempts).toBe(2)
+      expect(s.usage).toEqual({ input: row.prompt_tokens, output: row.completion_tokens })
+    })
+  }
+
   test('chat: a stall after content is continued too, and the stalled upstream let go', async () => {
     bed.up.script({ model: 'gpt-a' }, { fault: 'stall', after: 3 })
     const res = await bed.post('chat', 'prime/gpt-a', { stream: true })

@@ -18,6 +18,8 @@ export function readStream(wire: Wire, body: string) {
   let complete = false
   let error: any = null
   let model: string | null = null
+  /** The answer's usage as the client reads it (chat: the final usage chunk). */
+  let usage: { input: number; output: number } | null = null
   const calls: Array<{ name: string; arguments: string }> = []
   const args = (delta: unknown) => {
     const call = calls[calls.length - 1]
@@ -37,8 +39,15 @@ export function readStream(wire: Wire, body: string) {
         args(call.function?.arguments)
       }
       model ??= e.model ?? null
+      if (e.usage) usage = { input: e.usage.prompt_tokens, output: e.usage.completion_tokens }
     } else if (wire === 'messages') {
-      if (e.type === 'message_start') model = e.message.model
+      if (e.type === 'message_start') {
+        model = e.message.model
+        usage = { input: e.message.usage?.input_tokens ?? 0, output: e.message.usage?.output_tokens ?? 0 }
+      }
+      // As the Anthropic SDK reads it: message_delta's counts replace message_start's.
+      if (e.type === 'message_delta' && e.usage && usage)
+        usage = { input: e.usage.input_tokens ?? usage.input, output: e.usage.output_tokens ?? usage.output }
       if (e.type === 'content_block_delta') text += e.delta.text ?? ''
       if (e.type === 'content_block_start' && e.content_block.type === 'tool_use')
         calls.push({ name: e.content_block.name, arguments: '' })
@@ -51,9 +60,13 @@ export function readStream(wire: Wire, body: string) {
       if (e.type === 'response.output_item.added' && e.item.type === 'function_call')
         calls.push({ name: e.item.name, arguments: '' })
       if (e.type === 'response.function_call_arguments.delta') args(e.delta)
-      if (e.type === 'response.completed') complete = true
+      if (e.type === 'response.completed') {
+        complete = true
+        const u = e.response.usage
+        if (u) usage = { input: u.input_tokens, output: u.output_tokens }
+      }
       if (e.type === 'error' || e.type === 'response.failed') error ??= e
     }
   }
-  return { text, calls, complete, error, model }
+  return { text, calls, complete, error, model, usage }
 }

@@ -40,6 +40,8 @@ export interface PostOptions {
   signal?: AbortSignal
   /** Offer the model a `weather` tool (in the surface's own shape). */
   tools?: boolean
+  /** Chat streams: ask for the final usage chunk (`stream_options.include_usage`). */
+  includeUsage?: boolean
 }
 
 /** The `weather` tool's parameters, offered by `post(…, { tools: true })`. */
@@ -119,7 +121,17 @@ export async function startResilienceBed(
     const tools = o.tools ? { tools: TOOLS[surface] } : {}
     const [path, body, headers] =
       surface === 'chat'
-        ? ['/v1/chat/completions', { model: modelId, messages: turns, stream, ...tools }, bearer(key)]
+        ? [
+            '/v1/chat/completions',
+            {
+              model: modelId,
+              messages: turns,
+              stream,
+              ...tools,
+              ...(o.includeUsage ? { stream_options: { include_usage: true } } : {}),
+            },
+            bearer(key),
+          ]
         : surface === 'messages'
           ? [
               '/v1/messages',
