@@ -85,8 +85,12 @@ export class UsageRecorder {
     this.rateLimited = []
     this.refusals = new Map()
     this.flushing = this.flushing.then(async () => {
+      let written = false
       try {
-        if (batch.length) await this.store.complete(batch)
+        if (batch.length) {
+          await this.store.complete(batch)
+          written = true
+        }
         if (limited.length) await this.store.recordRateLimited(limited)
         if (refused.length) await this.store.recordRefusals(refused)
       } catch (err) {
@@ -99,8 +103,10 @@ export class UsageRecorder {
           rows: batch.length,
           retrying: retry,
         })
-        // The admissions are already stored; keep their outcomes for the next flush.
-        if (retry) this.requeue(batch)
+        // The admissions are already stored; keep their outcomes for the next flush — unless
+        // they were written and a later write of this flush failed: written again, the log would
+        // hold them twice and the usage counters count their tokens and cost twice.
+        if (retry && !written) this.requeue(batch)
       }
     })
     return this.flushing
