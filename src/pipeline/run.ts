@@ -16,6 +16,7 @@ import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { dearestOf, modelCostMicros } from '../limits/model-cost.ts'
+import type { SuspensionPolicy } from '../limits/types.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
@@ -187,25 +188,36 @@ export class Pipeline {
       throw await countInvalidRequest(deps, auth, e)
     }
 
-    const now = clock.now()
+    let now = clock.now()
     const rid = String(headers['x-request-id'])
     // A client's own x-request-id is kept and echoed but may repeat; usage is keyed by an id of
     // ours, which is the x-request-id itself when the gateway made that one.
     const gatewayId = rid === request.headers.get('x-request-id') ? newRequestId() : rid
-    const admit = await store.admit({
-      accountId: auth.account.id,
-      keyId: auth.key.id,
-      model: entry.id,
-      requestId: rid,
-      gatewayId,
-      surface: surface.name,
-      stream: decoded.stream,
-      now,
-      rpm: plan.rpm,
-      rpd: plan.rpd,
-      suspension: this.suspension,
-      charge: charging.charge,
-    })
+    // Requests of this account that ended here may still count at their whole reservation (their
+    // settlements wait for the usage flush): a charge refused then is tried once more after the
+    // flush, and only the last try counts toward a suspension.
+    const settling = charging.charge !== undefined && deps.recorder.settling(auth.account.id)
+    const admitAt = (at: number, suspension: SuspensionPolicy | null) =>
+      store.admit({
+        accountId: auth.account.id,
+        keyId: auth.key.id,
+        model: entry.id,
+        requestId: rid,
+        gatewayId,
+        surface: surface.name,
+        stream: decoded.stream,
+        now: at,
+        rpm: plan.rpm,
+        rpd: plan.rpd,
+        suspension,
+        charge: charging.charge,
+      })
+    let admit = await admitAt(now, settling ? null : this.suspension)
+    if (settling && !admit.admitted) {
+      if (admit.charge) await deps.recorder.flushForRefusal()
+      now = clock.now()
+      admit = await admitAt(now, this.suspension)
+    }
     const limitHeaders = rateLimitHeaders(admit, now)
     surface.limitHeaders?.(admit, now, limitHeaders)
     Object.assign(headers, limitHeaders)

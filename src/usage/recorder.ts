@@ -28,6 +28,12 @@ export class UsageRecorder {
   private refusals = new Map<string, RefusalEvent>()
   private timer: ReturnType<typeof setTimeout> | null = null
   private flushing: Promise<void> = Promise.resolve()
+  /**
+   * Per account, the settlements recorded and not yet in the store (pending, or in a flush still
+   * running): until they are, the limiter still counts those requests at their whole reservation.
+   */
+  private unsettled = new Map<number, number>()
+  private forced: Promise<void> | null = null
 
   constructor(
     private readonly store: Store,
@@ -37,6 +43,7 @@ export class UsageRecorder {
 
   record(c: Completion): void {
     this.pending.push(c)
+    if (c.settlement) this.count(c.settlement.accountId, 1)
     if (this.pending.length >= MAX_BATCH) void this.flush()
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
@@ -64,10 +71,42 @@ export class UsageRecorder {
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
+  /**
+   * Whether this account has settlements recorded here that the store does not hold yet. A charge
+   * refused while it has is worth one more try after `flush()`: the refusal may have come from the
+   * reservations of requests that already ended, at far more than they cost (`flushForRefusal`).
+   */
+  settling(accountId: number): boolean {
+    return this.unsettled.has(accountId)
+  }
+
+  /**
+   * Writes what is pending now, for a refused charge that waits on it: refusals arriving while one
+   * such write runs share it, so a flood of them costs one write at a time, not one each.
+   */
+  flushForRefusal(): Promise<void> {
+    this.forced ??= this.flush().finally(() => {
+      this.forced = null
+    })
+    return this.forced
+  }
+
+  private count(accountId: number, n: number): void {
+    const left = (this.unsettled.get(accountId) ?? 0) + n
+    if (left > 0) this.unsettled.set(accountId, left)
+    else this.unsettled.delete(accountId)
+  }
+
+  /** The batch's settlements are in the store, or lost with it: no longer waiting. */
+  private settled(batch: Completion[]): void {
+    for (const c of batch) if (c.settlement) this.count(c.settlement.accountId, -1)
+  }
+
   private requeue(batch: Completion[]): void {
     this.pending = batch.concat(this.pending)
     const over = this.pending.length - MAX_PENDING
     if (over > 0) {
+      this.settled(this.pending.slice(0, over))
       this.pending.splice(0, over)
       this.log.error('usage outcomes dropped', { rows: over })
     }
@@ -90,6 +129,7 @@ export class UsageRecorder {
         if (batch.length) {
           await this.store.complete(batch)
           written = true
+          this.settled(batch)
         }
         if (limited.length) await this.store.recordRateLimited(limited)
         if (refused.length) await this.store.recordRefusals(refused)
@@ -106,7 +146,9 @@ export class UsageRecorder {
         // The admissions are already stored; keep their outcomes for the next flush — unless
         // they were written and a later write of this flush failed: written again, the log would
         // hold them twice and the usage counters count their tokens and cost twice.
-        if (retry && !written) this.requeue(batch)
+        if (written) return
+        if (retry) this.requeue(batch)
+        else this.settled(batch)
       }
     })
     return this.flushing
