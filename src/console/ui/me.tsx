@@ -9,7 +9,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { ApiError, api } from './api.ts'
 import { Chart, seriesLines } from './chart.tsx'
 import { ms, num, statusClass, when } from './format.ts'
-import { MoneyTiles } from './me-money.tsx'
+import { bindingWindow, MoneyTiles } from './me-money.tsx'
 import { TableHead } from './parts.tsx'
 
 function SignIn({ onDone }: { onDone: () => void }) {
@@ -43,11 +43,16 @@ function SignIn({ onDone }: { onDone: () => void }) {
   )
 }
 
-function Window({ name, w }: { name: string; w: any }) {
+/** Requests left in a window: the account's or the key's own, whichever leaves less. */
+function Window({ name, u }: { name: 'minute' | 'day'; u: any }) {
+  const b = bindingWindow(u, name)
   return (
-    <div class="tile">
-      <span class="v">{w.limit === null ? 'no limit' : `${num(w.remaining)} / ${num(w.limit)}`}</span>
-      <span class="k">left this {name}</span>
+    <div class="tile" data-testid={`me-${name}`}>
+      <span class="v">{b ? `${num(b.w.remaining)} / ${num(b.w.limit)}` : 'no limit'}</span>
+      <span class="k">
+        left this {name}
+        {b?.own ? ' (this key)' : ''}
+      </span>
     </div>
   )
 }
@@ -111,8 +116,8 @@ function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
           <span class="v">{sub.remaining_days ?? 'no end'}</span>
           <span class="k">days left{sub.expires_at ? ` (until ${when(sub.expires_at)})` : ''}</span>
         </div>
-        <Window name="minute" w={u.rate_limits.minute} />
-        <Window name="day" w={u.rate_limits.day} />
+        <Window name="minute" u={u} />
+        <Window name="day" u={u} />
         <div class="tile" data-testid="me-today-requests">
           <span class="v">{num(u.usage.today.requests)}</span>
           <span class="k">requests today</span>
