@@ -142,6 +142,12 @@ export interface RetentionPolicy {
   logMaxRows: number
   /** ... but never rows created at or after this (the limiter's day window reads them). */
   logKeepAfter: number
+  /**
+   * Nor, on PostgreSQL, rows that carry a charge (`charge_micros` > 0) created at or after this:
+   * with Redis, a budget's spend in the current periods is rebuilt from them (redis/rebuild.ts).
+   * Absent: no row is kept for it.
+   */
+  chargesKeepAfter?: number
   hourlyBefore: number
   dailyBefore: number
   /** Rows deleted per call, so one call never holds the write lock for long. */

@@ -8,12 +8,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { parseConfig } from '../../src/config/index.ts'
-import type { LimitRow } from '../../src/limits/rows.ts'
+import { type LimitRow, periodBounds } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { openStores, type Store } from '../../src/store/index.ts'
 import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import type { Completion } from '../../src/store/types.ts'
 import { UsageRecorder } from '../../src/usage/recorder.ts'
+import { retentionPolicy } from '../../src/usage/retention.ts'
 import { admission } from '../support/admissions.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
 import {
@@ -254,6 +255,38 @@ describe.skipIf(skip)('Redis state against PostgreSQL', () => {
       rows: [unbounded],
     })
     expect(after!.used).toBe(100)
+    await store.close()
+  }, 30_000)
+
+  test("retention keeps the charged rows of the budget's period: a rebuild after it still finds the money spent", async () => {
+    const url = await fresh()
+    // The day window a minute long, so the log's rows beyond `log_max_rows` go after a minute.
+    const doc = testConfigDoc({
+      database: { url },
+      limits: { redis_url: redis.url, day_window_ms: 60_000 },
+    })
+    const config = parseConfig({ ...doc, database: { url } }, 'test')
+    const store = await openStores(config, { callerTime: true })
+    const id = await account(store)
+    const now = Date.now()
+    const month: LimitRow = { ...BUDGET, period: 'month' }
+    // Two minutes ago (this month but on its first two minutes): one charged, one not.
+    const old = now - 120_000
+    const r = await store.admit(admission(id, old, { charge: { ...CHARGE, rows: [month] } }))
+    if (!r.admitted) throw new Error('refused')
+    await store.complete([done(id, r.gatewayId, r.at ?? old)])
+    expect((await store.admit(admission(id, old))).admitted).toBe(true)
+    expect((await store.admit(admission(id, now))).admitted).toBe(true)
+    const spent = async () =>
+      (await store.rowStates({ accountId: id, keyId: 'key_1', now, rows: [month] }))[0]!.used
+    expect(await spent()).toBe(200)
+    // Every row but the newest may go, yet the charged row of this month stays.
+    const policy = { ...retentionPolicy(config, now), logMaxRows: 1 }
+    let pruned = 0
+    for (let n = await store.pruneHistory(policy); n > 0; n = await store.pruneHistory(policy)) pruned += n
+    if (old >= periodBounds('month', now).start) expect(pruned).toBe(1)
+    await redisSend('FLUSHALL', [])
+    if (old >= periodBounds('month', now).start) expect(await spent()).toBe(200)
     await store.close()
   }, 30_000)
 })

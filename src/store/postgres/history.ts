@@ -113,16 +113,19 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
   /** One bounded call per statement: each deletes at most a chunk, so each fits the bound. */
   async pruneHistory(p: RetentionPolicy): Promise<number> {
     const run = this.db.run.bind(this.db)
+    // A charged row at or after `charges` stays (the budget periods' record, for a Redis rebuild).
+    const charges = p.chargesKeepAfter ?? p.logKeepAfter
     const old = await run(
       (sql) => sql`
       DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE created_at < ${Math.min(p.logBefore, p.logKeepAfter)}
-        ORDER BY created_at LIMIT ${p.chunk})`,
+        AND (created_at < ${charges} OR charge_micros = 0) ORDER BY created_at LIMIT ${p.chunk})`,
     )
     const [m] = await run((sql) => sql`SELECT MAX(id) AS id FROM requests`)
     const excess = await run(
       (sql) => sql`
       DELETE FROM requests WHERE id IN (SELECT id FROM requests WHERE id <= ${num(m?.id ?? 0) - p.logMaxRows}
-        AND created_at < ${p.logKeepAfter} ORDER BY id LIMIT ${p.chunk})`,
+        AND created_at < ${p.logKeepAfter} AND (created_at < ${charges} OR charge_micros = 0)
+        ORDER BY id LIMIT ${p.chunk})`,
     )
     const hourly = await run(
       (sql) => sql`
