@@ -89,6 +89,19 @@ describe('chat, JSON', () => {
     expect(bed.up.attempts({ key: KEY_B }).length).toBe(4)
   })
 
+  test('every key out of quota: the next request fails over at once, not waiting for a key to wake', async () => {
+    bed.up.script({ model: 'gpt-a' }, 'quota')
+    expect((await bed.post('chat', 'prime/gpt-a')).status).toBe(200)
+    expect(bed.up.attempts({ model: 'gpt-a' })).toHaveLength(2)
+    // Both keys rest the 1 s cooldown, within max_retry_after_s (2 s): a dead key is not waited on.
+    const t0 = performance.now()
+    const res = await bed.post('chat', 'prime/gpt-a')
+    expect(performance.now() - t0).toBeLessThan(500)
+    expect(((await res.json()) as any).model).toBe('claude/claude-b')
+    expect(attemptsHeader(res)).toBe(1)
+    expect(bed.up.attempts({ model: 'gpt-a' })).toHaveLength(2)
+  })
+
   test('503 for good: retries, then the anthropic fallback answers, translated, named', async () => {
     bed.up.script({ model: 'gpt-a' }, 'unavailable')
     const res = await bed.post('chat', 'prime/gpt-a')

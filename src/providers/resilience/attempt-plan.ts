@@ -110,7 +110,8 @@ export class AttemptPlan {
       const target = this.targets[this.t]!
       const started = this.tryKeys(target)
       if (started) return started
-      // Every key this request has not tried rests: wait for the first to wake, if that is soon.
+      // Every key this request has not tried rests: wait for the first rate-limited one to wake, if
+      // that is soon (a key resting on a cooldown is dead for now: fail over instead).
       const wake = target.pool.nextWake(this.tried)
       const ms = wake === null ? null : wake - this.deps.clock.now()
       if (ms !== null && ms <= target.retry.maxRetryAfterS * 1000 && this.retries < target.retry.attempts) {
@@ -148,7 +149,7 @@ export class AttemptPlan {
       action.key === 'rest_retry_after'
         ? (retryAfterMs ?? backoffMs(this.retries, target.retry, this.random))
         : 0
-    if (action.key === 'rest_cooldown') target.pool.rest(key.index, target.circuit.cooldownMs)
+    if (action.key === 'rest_cooldown') target.pool.rest(key.index, target.circuit.cooldownMs, 'cooldown')
     else if (limitedFor > 0) target.pool.rest(key.index, limitedFor)
 
     if (action.failover === 'never') {

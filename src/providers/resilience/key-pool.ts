@@ -4,7 +4,9 @@
  * weight with smooth weighted round-robin — deterministic, so weights 3 and 1 give exactly three
  * picks of the first key in every four, interleaved rather than in runs — skipping keys that rest.
  * A key rests after a credential or quota failure (`circuit.cooldown_s`) or a 429 (until its
- * `retry-after` passes), so the next request goes straight to a key that can answer.
+ * `retry-after` passes), so the next request goes straight to a key that can answer. Only a rate
+ * limit's rest is worth waiting out (`nextWake`): a key resting on a cooldown is dead for now, and
+ * a request with no other key fails over at once rather than wait for it (DESIGN §10).
  *
  * Keys are named by their position in the list (`#0`, `#1`) wherever they are shown: the key
  * itself never leaves this object but to go into the upstream request.
@@ -12,7 +14,8 @@
  * @example
  * const pool = new KeyPool([{ apiKey: 'a', weight: 3 }, { apiKey: 'b', weight: 1 }], systemClock)
  * const key = pool.pick()            // #0, #0, #1, #0, … (one request's tried keys can be excluded)
- * pool.rest(key.index, 30_000)       // a 401: this key sits out for the cooldown
+ * pool.rest(key.index, 30_000, 'cooldown')   // a 401: this key sits out for the cooldown
+ * pool.rest(key.index, 2_000)                    // a 429 `retry-after: 2`: a wait a request may take
  */
 import type { Clock } from '../../util/clock.ts'
 
@@ -22,6 +25,9 @@ export interface KeySpec {
   /** Overrides the provider's `base_url` for this key (a regional endpoint). */
   baseUrl?: string
 }
+
+/** A rate limit's rest ends when its `retry-after` says; a cooldown's is a dead key's (401, 402, 403, no quota). */
+export type RestReason = 'rate_limit' | 'cooldown'
 
 export interface PoolKey extends Readonly<KeySpec> {
   /** Position in the provider's list: the key's name in logs, metrics and circuits. */
@@ -34,6 +40,8 @@ export class KeyPool {
   private readonly current: number[]
   /** Epoch ms until which each key rests; 0 when it does not. */
   private readonly restUntil: number[]
+  /** Why each key rests: a rate limit (its end may be waited for) or a cooldown (it may not). */
+  private readonly restFor: RestReason[]
 
   constructor(
     specs: readonly KeySpec[],
@@ -43,6 +51,7 @@ export class KeyPool {
     this.keys = specs.map((s, index) => Object.freeze({ ...s, weight: Math.max(1, s.weight), index }))
     this.current = specs.map(() => 0)
     this.restUntil = specs.map(() => 0)
+    this.restFor = specs.map(() => 'rate_limit')
   }
 
   /**
@@ -65,10 +74,13 @@ export class KeyPool {
     return this.keys[best]!
   }
 
-  /** Key `index` sits out for `ms` from now (a longer rest already set is kept). */
-  rest(index: number, ms: number): void {
+  /** Key `index` sits out for `ms` from now, for `reason` (a longer rest already set is kept, with its reason). */
+  rest(index: number, ms: number, reason: RestReason = 'rate_limit'): void {
     const until = this.clock.now() + Math.max(0, ms)
-    if (until > this.restUntil[index]!) this.restUntil[index] = until
+    if (until > this.restUntil[index]!) {
+      this.restUntil[index] = until
+      this.restFor[index] = reason
+    }
   }
 
   /** Epoch ms at which key `index` may be used again; 0 when it is not resting. */
@@ -78,15 +90,16 @@ export class KeyPool {
   }
 
   /**
-   * When the first resting key outside `exclude` wakes (epoch ms); null when none rests. With
-   * every key resting, the loop may wait for it if that is within `max_retry_after_s`.
+   * When the first key outside `exclude` resting on a rate limit wakes (epoch ms); null when none
+   * does. With every key resting, the loop may wait for it if that is within `max_retry_after_s`;
+   * a key on a cooldown (a dead key, no quota) is not waited for.
    */
   nextWake(exclude?: ReadonlySet<number>): number | null {
     const now = this.clock.now()
     let soonest: number | null = null
     for (const key of this.keys) {
       const until = this.restUntil[key.index]!
-      if (exclude?.has(key.index) || until <= now) continue
+      if (exclude?.has(key.index) || until <= now || this.restFor[key.index] !== 'rate_limit') continue
       if (soonest === null || until < soonest) soonest = until
     }
     return soonest

@@ -146,6 +146,28 @@ describe('AttemptPlan', () => {
     ])
   })
 
+  test('a key resting on a cooldown is not waited for, however soon it wakes: the fallback at once', () => {
+    const w = world()
+    const a = w.target('a/m', { keys: 2 })
+    const b = w.target('b/m')
+    expect(run(w, w.plan([a, b]), ['credential', 'credential', 'ok']).log).toEqual([
+      'a/m#0',
+      'a/m#1',
+      'b/m#0',
+    ])
+    // 1 s of the 30 s cooldown left, within max_retry_after_s (10 s): still not a wait.
+    w.clock.advance(29_000)
+    expect(run(w, w.plan([a, b]), ['ok']).log).toEqual(['b/m#0'])
+    // A rate-limited key, by contrast, is waited for when its retry-after is that soon.
+    const w2 = world()
+    const c = w2.target('c/m')
+    expect(run(w2, w2.plan([c, w2.target('d/m')]), [['rate_limited', 1_000], 'ok']).log).toEqual([
+      'c/m#0',
+      'wait 1000',
+      'c/m#0',
+    ])
+  })
+
   test('silent: the fallback at once, the silent target never again for this request', () => {
     const w = world()
     const { log } = run(w, w.plan([w.target('a/m'), w.target('b/m')]), [

@@ -51,6 +51,15 @@ describe('KeyPool', () => {
     expect(pool.nextWake(new Set([1]))).toBe(5_000)
     expect(pool.nextWake(new Set([1, 2]))).toBeNull()
   })
+  test('nextWake counts only rate limits: a key resting on a cooldown is not one to wait for', () => {
+    const clock = new ManualClock(0)
+    const pool = new KeyPool(keys(1, 1), clock)
+    pool.rest(0, 1_000, 'cooldown')
+    expect(pool.restingUntil(0)).toBe(1_000)
+    expect(pool.nextWake()).toBeNull()
+    pool.rest(1, 3_000)
+    expect(pool.nextWake()).toBe(3_000)
+  })
   test('a pool needs a key', () => {
     expect(() => new KeyPool([], new ManualClock(0))).toThrow()
   })
