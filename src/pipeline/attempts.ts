@@ -240,8 +240,20 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
     r.headers['x-switchyard-attempts'] = String(attempt.n)
     const out = await r.attempt(route, keyed, plan.hasFallback(), rescue)
     if (out.ok) {
-      plan.succeeded()
-      metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
+      if (!out.ended) {
+        plan.succeeded()
+        metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
+        return out.response
+      }
+      // A stream is judged when it ends: a cut or stall after content is a failure of the target.
+      const verdict = plan.streaming()
+      out.ended.then((failure) => {
+        // The client leaving or the server stopping says nothing of the target.
+        const kind = failure && !gone() ? classify(failureFacts(failure)) : null
+        verdict(kind)
+        metrics.upstreamAttempt(provider.prefix, route.entry.model.name, kind ?? 'ok')
+        if (kind) logAttempt(deps, r.requestId, route.entry.id, attempt.key.index, kind, failure!)
+      })
       return out.response
     }
     last = out

@@ -85,7 +85,16 @@ export interface ProviderCall<View> {
  * caller: `settle` records it as the request's outcome when no other attempt follows.
  */
 export type CallResult =
-  | { ok: true; response: Response }
+  | {
+      ok: true
+      response: Response
+      /**
+       * A stream: settles when this attempt's part of it ends, with the failure that ended it after
+       * content (a cut, a stall, an in-band error: what its continuation or in-band error event
+       * took over from), or null when it ended well or the client left.
+       */
+      ended?: Promise<GatewayError | null>
+    }
   | { ok: false; error: GatewayError; settle: () => void }
 
 export interface Rescue {
@@ -149,6 +158,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     return failed(e)
   }
   const { metrics, config } = p.deps
+  let attemptEnded!: (failure: GatewayError | null) => void
+  const ended = new Promise<GatewayError | null>((resolve) => {
+    attemptEnded = resolve
+  })
+  const continueWith = p.rescue && 'request' in call ? p.rescue.continueWith.bind(p.rescue) : undefined
   metrics.streamOpened()
   // Until the writer commits to a 200, an ending is the caller's to record (it may try again).
   let committed = false
@@ -184,19 +198,22 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     signal: p.signal,
     stop: p.deps.traffic.stopSignal,
     holdForContent: true,
-    continueWith:
-      p.rescue && 'request' in call
-        ? (p.rescue.continueWith.bind(p.rescue) as (
-            err: GatewayError,
-          ) => Promise<StreamSource<unknown> | null>)
-        : undefined,
+    continueWith: continueWith
+      ? (err: GatewayError) => {
+          // This attempt's part ends here, failed; the continuation is an attempt of its own.
+          attemptEnded(err)
+          return continueWith(err) as Promise<StreamSource<unknown> | null>
+        }
+      : undefined,
     firstToken: { ms: ctx.timeouts.firstTokenMs ?? ctx.timeouts.idleMs, failOver: p.hasFallback === true },
     total: { ms: ctx.timeouts.totalMs, error: () => totalTimeout(ctx) },
     onFinish: (r) => {
       metrics.streamClosed()
       if (r.malformed) metrics.malformedEvents(ctx.provider.prefix, r.malformed)
-      if (committed) onFinish(r)
-      else held = r
+      if (committed) {
+        attemptEnded(r.aborted ? null : r.error)
+        onFinish(r)
+      } else held = r
     },
   })
   if (out.status === 'error') {
@@ -206,7 +223,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   }
   committed = true
   const response = new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS } })
-  return { ok: true, response }
+  return { ok: true, response, ended }
 }
 
 function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { beforeEach } from '../support/hooks.ts'
+import { readStream } from '../support/read-stream.ts'
 import { type ResilienceBed, startResilienceBed } from '../support/resilience-bed.ts'
 
 const model = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -92,3 +93,33 @@ test('a key answering 429 with a long retry-after is passed over at once, and st
   expect(bed.up.attempts({ key: 'sk-pool-a' })).toHaveLength(1)
   expect(bed.up.attempts({ key: 'sk-pool-b' })).toHaveLength(4)
 })
+
+/** A counter's value in /metrics now (0 when absent). */
+async function metric(line: string): Promise<number> {
+  const text = await (await fetch(`${bed.gw.url}/metrics`)).text()
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `))
+  return found ? Number(found.slice(line.length + 1)) : 0
+}
+
+for (const wire of ['chat', 'messages', 'responses'] as const) {
+  test(`${wire}: streams cut after content count against the circuit; it opens and the fallback answers whole`, async () => {
+    const cuts = 'switchyard_upstream_attempts_total{provider="one",model="m1",outcome="transient"}'
+    const before = await metric(cuts)
+    // m1 starts every stream, then the connection is cut; m2 cannot continue it (no prefill).
+    bed.up.script({ model: 'm1' }, { fault: 'cut', after: 3 })
+    for (let i = 0; i < 2; i++) {
+      const res = await bed.post(wire, 'one/m1', { stream: true })
+      expect(readStream(wire, await res.text())).toMatchObject({ complete: false })
+    }
+    // Two failures in a row (circuit.failures: 2): the primary is skipped for the cooldown.
+    const res = await bed.post(wire, 'one/m1', { stream: true })
+    expect(readStream(wire, await res.text())).toMatchObject({
+      model: 'two/m2',
+      text: bed.up.answer(),
+      complete: true,
+    })
+    expect(bed.up.attempts({ model: 'm1' })).toHaveLength(2)
+    expect(await metric('switchyard_circuit_state{provider="one",key="#0",model="m1"}')).toBe(2)
+    expect((await metric(cuts)) - before).toBe(2)
+  })
+}

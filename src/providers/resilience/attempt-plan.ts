@@ -126,6 +126,21 @@ export class AttemptPlan {
     this.take().circuit.success()
   }
 
+  /**
+   * A stream's attempt reached the client: the request is answered, and the plan may go on to a
+   * continuation, but the target's verdict waits for the stream's end. Returns the verdict, to be
+   * given once: null when the stream ended well (or the client left it: the target was answering),
+   * else the kind of its failure after content (a cut, a stall, an in-band error), which counts
+   * against the circuit and the key as the same failure before content would (DESIGN §10).
+   */
+  streaming(): (failure: FailureKind | null) => void {
+    const { attempt, circuit } = this.take()
+    return (failure) => {
+      if (failure === null) circuit.success()
+      else this.blame(attempt, circuit, failure, null)
+    }
+  }
+
   /** The attempt ended with no verdict on the target (the client left): frees a probe's turn. */
   abandoned(): void {
     this.take().circuit.release()
@@ -139,18 +154,9 @@ export class AttemptPlan {
     const { attempt, circuit } = this.take()
     const action = ACTIONS[kind]
     const { target, key } = attempt
-    if (action.circuit === 'failure') circuit.failure()
-    else if (action.circuit === 'alive') circuit.success()
-    else circuit.release()
+    const limitedFor = this.blame(attempt, circuit, kind, retryAfterMs)
     this.tried.add(key.index)
     if (action.skipForRequest) this.skipped.add(this.t)
-    // The rate-limited key's rest and the wait for it are one number, so the key wakes as the wait ends.
-    const limitedFor =
-      action.key === 'rest_retry_after'
-        ? (retryAfterMs ?? backoffMs(this.retries, target.retry, this.random))
-        : 0
-    if (action.key === 'rest_cooldown') target.pool.rest(key.index, target.circuit.cooldownMs, 'cooldown')
-    else if (limitedFor > 0) target.pool.rest(key.index, limitedFor)
 
     if (action.failover === 'never') {
       this.stopped = 'final'
@@ -231,6 +237,26 @@ export class AttemptPlan {
   hasFallback(): boolean {
     for (let i = this.t + 1; i < this.targets.length; i++) if (!this.skipped.has(i)) return true
     return false
+  }
+
+  /**
+   * What a failure of `kind` says of the attempt's target and key, as `ACTIONS[kind]` has it: the
+   * circuit's verdict and the key's rest. Returns how long a rate-limited key rests (0 otherwise):
+   * its rest and the wait for it are one number, so the key wakes as the wait ends.
+   */
+  private blame(attempt: Attempt, circuit: Circuit, kind: FailureKind, retryAfterMs: number | null): number {
+    const action = ACTIONS[kind]
+    const { target, key } = attempt
+    if (action.circuit === 'failure') circuit.failure()
+    else if (action.circuit === 'alive') circuit.success()
+    else circuit.release()
+    const limitedFor =
+      action.key === 'rest_retry_after'
+        ? (retryAfterMs ?? backoffMs(this.retries, target.retry, this.random))
+        : 0
+    if (action.key === 'rest_cooldown') target.pool.rest(key.index, target.circuit.cooldownMs, 'cooldown')
+    else if (limitedFor > 0) target.pool.rest(key.index, limitedFor)
+    return limitedFor
   }
 
   /** Starts an attempt on the first key of `target` that is awake, untried and let through by its circuit. */

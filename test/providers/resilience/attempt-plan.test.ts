@@ -236,6 +236,28 @@ describe('AttemptPlan', () => {
     expect(run(w, w.plan(targets), ['ok']).log).toEqual(['a/m#0'])
   })
 
+  test('a stream is judged at its end: cuts after content open the circuit; a stream that ends well closes it', () => {
+    const w = world()
+    const a = w.target('a/m')
+    const b = w.target('b/m')
+    for (let i = 0; i < 3; i++) {
+      const p = w.plan([a, b])
+      const step = p.next()
+      expect('attempt' in step && step.attempt.target.id).toBe('a/m')
+      p.streaming()('transient')
+    }
+    expect(run(w, w.plan([a, b]), ['ok']).log).toEqual(['b/m#0'])
+    w.clock.advance(30_000)
+    const p = w.plan([a, b])
+    const step = p.next()
+    expect('attempt' in step && step.attempt.probe).toBe(true)
+    const verdict = p.streaming()
+    // While the probe's stream runs, the circuit is still half-open: others go to the fallback.
+    expect(run(w, w.plan([a, b]), ['ok']).log).toEqual(['b/m#0'])
+    verdict(null)
+    expect(run(w, w.plan([a, b]), ['ok']).log).toEqual(['a/m#0'])
+  })
+
   test('a failed probe keeps the circuit open another cooldown', () => {
     const w = world()
     const targets = [w.target('a/m'), w.target('b/m')]
