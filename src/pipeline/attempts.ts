@@ -227,7 +227,12 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
     const step = plan.next()
     if ('wait' in step) {
       await sleep(step.wait, AbortSignal.any([request.signal, stop]))
-      if (gone()) break
+      if (gone()) {
+        // The request ends for the client's leaving (or the server's stopping), not for the
+        // failure the wait followed: that failure was never answered.
+        last = null
+        break
+      }
       continue
     }
     const attempt = 'stop' in step ? (gone() ? null : plan.lastResort()) : step.attempt

@@ -161,6 +161,29 @@ describe('chat, JSON', () => {
   })
 })
 
+describe('the client leaving', () => {
+  test('during the wait between attempts: no attempt follows, and the request is recorded as 499, not as the last failure', async () => {
+    bed.up.script({ model: 'gpt-solo' }, { fault: 'rate_limited', retryAfter: '2' })
+    const before = (await bed.requests()).length
+    const ac = new AbortController()
+    const res = bed.post('chat', 'prime/gpt-solo', { signal: ac.signal }).catch((e) => e.name)
+    // Each key of the pool once, then the 2 s retry-after is waited out.
+    await bed.up.waitForAttempts(2)
+    await Bun.sleep(100)
+    ac.abort()
+    expect(await res).toBe('AbortError')
+    await Bun.sleep(200)
+    expect(bed.up.attempts()).toHaveLength(2)
+    const rows = await bed.requests()
+    expect(rows).toHaveLength(before + 1)
+    expect(rows[0]).toMatchObject({ model: 'prime/gpt-solo', status: 499, attempts: 2 })
+    const line = bed.gw.logs
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'access' && l.request_id === rows[0].request_id)
+    expect(line).toMatchObject({ status: 499 })
+  })
+})
+
 describe('messages and responses, JSON', () => {
   test('messages: the anthropic primary overloaded, the openai fallback answers in Messages shape', async () => {
     bed.up.script({ model: 'claude-b' }, 'overloaded')
