@@ -16,6 +16,7 @@ import {
   abortError,
   describeNetworkError,
   invalidResponse,
+  MAX_RETRY_AFTER_S,
   networkErrorDetail,
   sanitizeMessage,
   scrubbed,
@@ -150,12 +151,18 @@ export async function upstreamFetch(
       return ''
     })
     let err = mapError(res.status, text)
-    const retryAfter = res.headers.get('retry-after')
-    if (err.status === 429 && retryAfter && !err.headers) {
-      err = new GatewayError(429, err.code, err.message, {
+    const waitMs = retryAfterMs(res.headers, Date.now())
+    // The upstream's wait goes on to the client of a 429 or a 503 (529), whichever header said it
+    // (`retry-after-ms`, as OpenAI sends it, becomes whole seconds), unless the mapper set one.
+    if ((err.status === 429 || err.status === 503) && waitMs !== null && !err.headers?.['retry-after']) {
+      err = new GatewayError(err.status, err.code, err.message, {
         param: err.param,
         type: err.type,
-        headers: { 'retry-after': retryAfter },
+        headers: {
+          ...err.headers,
+          'retry-after': String(Math.min(MAX_RETRY_AFTER_S, Math.ceil(waitMs / 1000))),
+        },
+        detail: err.detail,
       })
     }
     // The upstream's own words decide the failure kind (a 503 is mapped to 502 for some clients).
@@ -163,7 +170,7 @@ export async function upstreamFetch(
       status: res.status,
       code: upstreamCode(text),
       message: text.slice(0, 2000),
-      retryAfterMs: retryAfterMs(res.headers, Date.now()),
+      retryAfterMs: waitMs,
     })
   } finally {
     if (deadline) deadline.cancel()

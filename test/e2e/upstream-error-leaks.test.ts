@@ -33,6 +33,11 @@ function answer(model: string): Response {
       return err(429, 'slow down', { 'retry-after': 'soon' })
     case 'rl-seven':
       return err(429, 'slow down', { 'retry-after': '7' })
+    // Past max_retry_after_s (10 s), so neither is waited on by the gateway itself.
+    case 'rl-ms':
+      return err(429, 'slow down', { 'retry-after-ms': '20500' })
+    case 'busy':
+      return err(503, 'overloaded', { 'retry-after': '12' })
     case 'names-host':
       return err(
         500,
@@ -78,6 +83,8 @@ beforeAll(async () => {
           'rl-date',
           'rl-junk',
           'rl-seven',
+          'rl-ms',
+          'busy',
           'names-host',
         ]),
         provider('dead', 'http://127.0.0.1:1/v1', ['m']),
@@ -189,6 +196,24 @@ describe('upstream retry-after', () => {
         const { res, body } = await chat(model, stream)
         expect([model, res.status, body.error.code]).toEqual([model, 429, 'upstream_rate_limited'])
         expect([model, res.headers.get('retry-after')]).toEqual([model, expected])
+      }
+    }
+  })
+
+  test("a 429's retry-after-ms and a 503's retry-after reach the client as retry-after", async () => {
+    const cases: Array<[string, number, string]> = [
+      ['up/rl-ms', 429, '21'],
+      ['up/busy', 503, '12'],
+    ]
+    for (const [model, status, expected] of cases) {
+      for (const stream of [false, true]) {
+        const { res } = await chat(model, stream)
+        expect([model, stream, res.status, res.headers.get('retry-after')]).toEqual([
+          model,
+          stream,
+          status,
+          expected,
+        ])
       }
     }
   })
