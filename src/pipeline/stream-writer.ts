@@ -173,7 +173,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       this.plan = source
       this.reader = readerOf(source.body)
       this.stages = new SyncStages<T>(source.stages, (item) => this.items.push(item))
-      this.totalAt = this.t0 + source.ctx.timeouts.totalMs
+      // total_ms counts from the attempt's start (its deadline's), the wait for headers included.
+      this.totalAt = (deadline?.startedAt ?? this.t0) + source.ctx.timeouts.totalMs
     } else {
       this.reader = readerOf(source as ReadableStream<unknown>)
       this.totalAt = opts.total ? this.t0 + opts.total.ms : Number.POSITIVE_INFINITY

@@ -218,7 +218,7 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
     }
     return await readCappedText(res.body, res.headers, limit, label, 'a response body', {
       idleMs: ctx.timeouts.idleMs,
-      totalMs: ctx.timeouts.totalMs,
+      totalMs: totalLeft(ctx),
       idleError: () => idleTimeout(ctx),
       totalError: () => totalTimeout(ctx),
     })
@@ -232,8 +232,7 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
 }
 
 async function readDeclared(res: Response, ctx: CallContext, cut: (reason: GatewayError) => void) {
-  const { idleMs, totalMs } = ctx.timeouts
-  const ms = Math.min(idleMs, totalMs)
+  const ms = Math.min(ctx.timeouts.idleMs, totalLeft(ctx))
   const onTimeout = (): void => {
     const label = ctx.provider.prefix
     cut(
@@ -252,6 +251,16 @@ async function readDeclared(res: Response, ctx: CallContext, cut: (reason: Gatew
   }
 }
 
+/**
+ * What is left of `total_ms` for the attempt: it counts from the attempt's start (its deadline's),
+ * the wait for the headers included, not from when the body began; all of it without a deadline.
+ */
+export function totalLeft(ctx: CallContext): number {
+  const { totalMs } = ctx.timeouts
+  const d = ctx.deadline
+  return d ? Math.max(0, d.startedAt + totalMs - d.scheduler.now()) : totalMs
+}
+
 /** `readText`, parsed: a body that is not JSON → 502 `upstream_invalid_response`. */
 export async function readJson(res: Response, ctx: CallContext): Promise<unknown> {
   const text = await readText(res, ctx)
@@ -267,7 +276,7 @@ export async function readJson(res: Response, ctx: CallContext): Promise<unknown
 
 /**
  * Bounds a stream by `ctx.timeouts`: at most `idleMs` waiting for each item, at most `totalMs`
- * from now on (the header phase before it is bounded by `upstreamFetch`). A timeout errors the
+ * from the attempt's start (`totalLeft`; the header phase is bounded by `upstreamFetch`). A timeout errors the
  * result with 504 `upstream_timeout`; a source that fails with anything but a `GatewayError` →
  * 502 `upstream_stream_interrupted`. Cancelling the result cancels the source. Wrap the raw
  * body, so that upstream keep-alive comments count as activity.
@@ -299,7 +308,7 @@ class GuardedSource<T> implements UnderlyingSource<T> {
     private readonly ctx: CallContext,
   ) {
     this.reader = source.getReader()
-    this.deadline = performance.now() + ctx.timeouts.totalMs
+    this.deadline = performance.now() + totalLeft(ctx)
   }
 
   start(controller: ReadableStreamDefaultController<T>): void {
