@@ -151,7 +151,11 @@ export async function upstreamFetch(
       return ''
     })
     let err = mapError(res.status, text)
-    const waitMs = retryAfterMs(res.headers, Date.now())
+    // The upstream's wait: its headers', else what the mapper read from the body (Gemini's
+    // `RetryInfo.retryDelay`), so the attempt loop honours it as it would a header.
+    const waitMs =
+      retryAfterMs(res.headers, Date.now()) ??
+      retryAfterMs({ get: (name) => err.headers?.[name] ?? null }, Date.now())
     // The upstream's wait goes on to the client of a 429 or a 503 (529), whichever header said it
     // (`retry-after-ms`, as OpenAI sends it, becomes whole seconds), unless the mapper set one.
     if ((err.status === 429 || err.status === 503) && waitMs !== null && !err.headers?.['retry-after']) {
