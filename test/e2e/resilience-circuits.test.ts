@@ -94,6 +94,18 @@ test('a key answering 429 with a long retry-after is passed over at once, and st
   expect(bed.up.attempts({ key: 'sk-pool-b' })).toHaveLength(4)
 })
 
+test("a pool key failing until its circuit opens: the retry goes to the pool's other key, every request answered", async () => {
+  bed.up.script({ key: 'sk-pool-a' }, 'unavailable')
+  for (let i = 0; i < 4; i++) {
+    const res = await bed.post('chat', 'pool/p1', { stream: i % 2 === 1 })
+    expect([i, res.status]).toEqual([i, 200])
+    await res.text()
+  }
+  // Key #0 fails twice (circuit.failures: 2) and is then skipped; key #1 answers every request.
+  expect(bed.up.attempts({ key: 'sk-pool-a' })).toHaveLength(2)
+  expect(bed.up.attempts({ key: 'sk-pool-b' })).toHaveLength(4)
+})
+
 /** A counter's value in /metrics now (0 when absent). */
 async function metric(line: string): Promise<number> {
   const text = await (await fetch(`${bed.gw.url}/metrics`)).text()

@@ -170,8 +170,13 @@ export class AttemptPlan {
       this.pinned = key.index
       return
     }
-    // A retry into a circuit this failure just opened would only be skipped: fail over instead.
-    if (action.retry === 'backoff' && canRetry && circuit.state() === 'closed') {
+    // A retry into a circuit this failure just opened would only be skipped: fail over instead,
+    // unless another key of the pool can take the retry (circuits are per key and model).
+    if (
+      action.retry === 'backoff' &&
+      canRetry &&
+      (circuit.state() === 'closed' || this.hasOpenKey(target, key.index))
+    ) {
       this.pendingWait = backoffMs(this.retries, target.retry, this.random)
       this.retries++
       this.tried = new Set()
@@ -292,6 +297,18 @@ export class AttemptPlan {
     const attempt: Attempt = { target, key, probe: turn === 'probe', n: this.count }
     this.current = { attempt, circuit }
     return { attempt }
+  }
+
+  /** A key of `target` other than `except` that is awake and whose circuit is not open. */
+  private hasOpenKey(target: Target, except: number): boolean {
+    return target.pool.keys.some(
+      (k) =>
+        k.index !== except &&
+        target.pool.restingUntil(k.index) === 0 &&
+        this.deps.board
+          .get({ provider: target.provider.prefix, key: k.index, model: target.model.name }, target.circuit)
+          .state() !== 'open',
+    )
   }
 
   private hasFreeKey(target: Target): boolean {

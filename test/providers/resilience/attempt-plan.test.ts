@@ -258,6 +258,18 @@ describe('AttemptPlan', () => {
     expect(run(w, w.plan([a, b]), ['ok']).log).toEqual(['a/m#0'])
   })
 
+  test("a failure that opens one key's circuit is retried on another key of the pool, not failed over", () => {
+    const w = world()
+    const a = w.target('a/m', { keys: 2 })
+    const key0 = w.board.get({ provider: 'a', key: 0, model: 'm' }, a.circuit)
+    key0.failure()
+    key0.failure()
+    // Key #0's third failure opens its circuit; key #1's is closed: the retry goes there.
+    const { log, end } = run(w, w.plan([a]), ['transient', 'ok'])
+    expect(log).toEqual(['a/m#0', 'wait 125', 'a/m#1'])
+    expect('attempt' in end).toBe(true)
+  })
+
   test('a failed probe keeps the circuit open another cooldown', () => {
     const w = world()
     const targets = [w.target('a/m'), w.target('b/m')]
