@@ -74,6 +74,20 @@ describe('before content: retried or failed over unseen, on every surface', () =
     expect(slow[0]!.endedAt! - slow[0]!.at).toBeLessThan(1_000)
   })
 
+  test('a slow first token whose only fallback cannot be tried (its circuits open) is waited on, not a 504', async () => {
+    // claude/claude-b falls back to prime/gpt-solo: open both of its keys' circuits (3 failures).
+    bed.up.script({ model: 'gpt-solo' }, 'unavailable')
+    for (let i = 0; i < 3; i++) await (await bed.post('chat', 'prime/gpt-solo')).text()
+    const before = bed.up.attempts({ model: 'gpt-solo' }).length
+    bed.up.script({ model: 'claude-b' }, { fault: 'slow_first_token', delayMs: 1_000 })
+    const res = await bed.post('chat', 'claude/claude-b', { stream: true })
+    const s = readStream('chat', await res.text())
+    expect(res.status).toBe(200)
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null, model: 'claude/claude-b' })
+    expect(bed.up.attempts({ model: 'claude-b' })).toHaveLength(1)
+    expect(bed.up.attempts({ model: 'gpt-solo' })).toHaveLength(before)
+  })
+
   test('a slow first token with no fallback is waited on (a reasoning model is not an error)', async () => {
     bed.up.script({ model: 'gpt-s' }, { fault: 'slow_first_token', delayMs: 1_200 })
     const res = await bed.post('chat', 'spare/gpt-s', { stream: true })

@@ -226,10 +226,7 @@ export class AttemptPlan {
     const { pool } = target
     let key = pool.keys[0]!
     for (const k of pool.keys) if (pool.restingUntil(k.index) < pool.restingUntil(key.index)) key = k
-    const circuit = this.deps.board.get(
-      { provider: target.provider.prefix, key: key.index, model: target.model.name },
-      target.circuit,
-    )
+    const circuit = this.circuitOf(target, key)
     this.t = 0
     this.count++
     const attempt: Attempt = { target, key, probe: false, n: this.count }
@@ -238,9 +235,22 @@ export class AttemptPlan {
     return attempt
   }
 
-  /** Is there a target left to fail over to? (A slow first token with none left is waited on.) */
+  /**
+   * Is there a target left to fail over to, one that would be tried now: not skipped, with a key
+   * awake whose circuit lets it through? (A slow first token with none left is waited on: a
+   * fallback whose circuit is open or whose keys all rest is no reason to give it up.)
+   */
   hasFallback(): boolean {
-    for (let i = this.t + 1; i < this.targets.length; i++) if (!this.skipped.has(i)) return true
+    for (let i = this.t + 1; i < this.targets.length; i++) {
+      if (this.skipped.has(i)) continue
+      const target = this.targets[i]!
+      if (
+        target.pool.keys.some(
+          (k) => target.pool.restingUntil(k.index) === 0 && this.circuitOf(target, k).admits(),
+        )
+      )
+        return true
+    }
     return false
   }
 
@@ -287,10 +297,7 @@ export class AttemptPlan {
   }
 
   private admit(target: Target, key: PoolKey): { attempt: Attempt } | null {
-    const circuit = this.deps.board.get(
-      { provider: target.provider.prefix, key: key.index, model: target.model.name },
-      target.circuit,
-    )
+    const circuit = this.circuitOf(target, key)
     const turn = circuit.admit()
     if (turn === 'skip') return null
     this.count++
@@ -305,9 +312,15 @@ export class AttemptPlan {
       (k) =>
         k.index !== except &&
         target.pool.restingUntil(k.index) === 0 &&
-        this.deps.board
-          .get({ provider: target.provider.prefix, key: k.index, model: target.model.name }, target.circuit)
-          .state() !== 'open',
+        this.circuitOf(target, k).state() !== 'open',
+    )
+  }
+
+  /** The (key, model) circuit of `key` on `target`. */
+  private circuitOf(target: Target, key: PoolKey): Circuit {
+    return this.deps.board.get(
+      { provider: target.provider.prefix, key: key.index, model: target.model.name },
+      target.circuit,
     )
   }
 

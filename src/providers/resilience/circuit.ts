@@ -57,6 +57,14 @@ export class Circuit {
     return 'probe'
   }
 
+  /** Whether `admit()` would let an attempt through now (a pass or the probe), without taking the turn. */
+  admits(): boolean {
+    if (!this.open) return true
+    const now = this.clock.now()
+    if (now - this.openedAt < this.policy.cooldownMs) return false
+    return this.probeAt === 0 || now - this.probeAt >= this.policy.cooldownMs
+  }
+
   /** The target answered (or proved it is up): closed, the count reset. */
   success(): void {
     this.failures = 0

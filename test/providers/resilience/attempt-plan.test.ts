@@ -190,6 +190,23 @@ describe('AttemptPlan', () => {
     expect(p.hasFallback()).toBe(false)
   })
 
+  test('hasFallback: not a fallback whose circuits are all open or whose keys all rest (a slow first token is then waited on)', () => {
+    const w = world()
+    const a = w.target('a/m')
+    const b = w.target('b/m')
+    const p = w.plan([a, b])
+    p.next()
+    expect(p.hasFallback()).toBe(true)
+    const circuit = w.board.get({ provider: 'b', key: 0, model: 'm' }, b.circuit)
+    for (let i = 0; i < 3; i++) circuit.failure()
+    expect(p.hasFallback()).toBe(false)
+    // After the cooldown its probe may be tried: a fallback again.
+    w.clock.advance(30_000)
+    expect(p.hasFallback()).toBe(true)
+    b.pool.rest(0, 60_000)
+    expect(p.hasFallback()).toBe(false)
+  })
+
   test('the request’s own fault and a content-policy refusal stop at once: the answer is that error', () => {
     for (const kind of ['request_fault', 'content_policy'] as const) {
       const w = world()
