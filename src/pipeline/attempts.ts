@@ -314,6 +314,8 @@ function rescueFor<View>(
     } catch {}
   }
   const { metrics } = r.deps
+  /** The continuation's provider and model, once it answers: its attempt is counted when the stream ends. */
+  let continued: { prefix: string; model: string } | null = null
   const rescue = new Continuation(
     plan,
     async (attempt, edit, relayed) => {
@@ -330,11 +332,12 @@ function rescueFor<View>(
         const source = adapter.streamPlan
           ? await adapter.streamPlan(req, ctx)
           : await adapter.stream(req, ctx)
-        metrics.upstreamAttempt(provider.prefix, route.entry.model.name, 'ok')
         // The continuation answers from here on; refused, the first target's answer stands as its own.
         if (source !== null) {
           r.answered.entry = route.entry
           r.answered.attempts = attempt.n
+          // Counted when the stream ends, as it ended (`ended` below).
+          continued = { prefix: provider.prefix, model: route.entry.model.name }
         }
         return source
       } catch (e) {
@@ -355,6 +358,13 @@ function rescueFor<View>(
       return source
     },
     uncounted: () => rescue.uncounted(),
+    ended: (failure) => {
+      // The client leaving or the server stopping says nothing of the target.
+      const gone = r.request.signal.aborted || r.deps.traffic.stopSignal.aborted
+      const kind = rescue.ended(gone ? null : failure)
+      if (continued) metrics.upstreamAttempt(continued.prefix, continued.model, kind ?? 'ok')
+      continued = null
+    },
   }
 }
 

@@ -102,6 +102,8 @@ export interface Rescue {
   continueWith(err: GatewayError): Promise<StreamSource<ChatCompletionChunk> | null>
   /** The first part's usage when the stream's usage does not count it (the continuation reported none). */
   uncounted(): { prompt_tokens: number; completion_tokens: number } | null
+  /** The stream ended: with the failure that ended it (null when whole or the client left); judges a continuation. */
+  ended(failure: GatewayError | null): void
 }
 
 export async function callProvider<View>(p: ProviderCall<View>): Promise<CallResult> {
@@ -211,7 +213,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       metrics.streamClosed()
       if (r.malformed) metrics.malformedEvents(ctx.provider.prefix, r.malformed)
       if (committed) {
-        attemptEnded(r.aborted ? null : r.error)
+        const failure = r.aborted ? null : r.error
+        attemptEnded(failure)
+        p.rescue?.ended(failure)
         onFinish(r)
       } else held = r
     },

@@ -23,7 +23,7 @@
  */
 
 import type { Reservation } from '../limits/types.ts'
-import type { Attempt, AttemptPlan } from '../providers/resilience/index.ts'
+import type { Attempt, AttemptPlan, FailureKind } from '../providers/resilience/index.ts'
 import { classify } from '../providers/resilience/index.ts'
 import { isStreamPlan } from '../providers/stream-plan.ts'
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../providers/types.ts'
@@ -50,6 +50,8 @@ export class Continuation {
   private first: { prompt_tokens: number; completion_tokens: number } | null = null
   /** The continuation's usage chunk came, the first part added to it (`tap`). */
   private counted = false
+  /** The continuation's target, judged when the stream ends (`ended`). */
+  private verdict: ((failure: FailureKind | null) => void) | null = null
 
   constructor(
     private readonly plan: AttemptPlan,
@@ -118,7 +120,8 @@ export class Continuation {
       this.plan.abandoned()
       return null
     }
-    this.plan.succeeded()
+    // Judged when the stream ends, as the first target was: a cut after it started is its failure.
+    this.verdict = this.plan.streaming()
     // What the first target produced (its own usage never came): added to the second's. With a
     // reservation, counted as it was fitted: the input bound and the text's bytes (a bound on its
     // tokens); else estimated.
@@ -126,6 +129,19 @@ export class Continuation {
       ? { prompt_tokens: reservation.tokens - reservation.outputTokens, completion_tokens: utf8Bytes(text) }
       : disconnectedUsage(null, utf8Bytes(text), bodyText)
     return this.tap(source, true)
+  }
+
+  /**
+   * The stream ended: with `failure` after the continuation took over (null when whole, or the
+   * client left). The continuation's target is judged by it; the kind of the failure, or null.
+   */
+  ended(failure: GatewayError | null): FailureKind | null {
+    const verdict = this.verdict
+    if (verdict === null) return null
+    this.verdict = null
+    const kind = failure ? classify(this.factsOf(failure)) : null
+    verdict(kind)
+    return kind
   }
 
   /** The first part's usage (estimated); null when no continuation happened. */

@@ -175,6 +175,19 @@ describe('after content, continued on a prefill fallback: one answer, exactly on
     })
   }
 
+  test('chat: a continuation cut in its turn is a failure of its target: three in a row open its circuit', async () => {
+    bed.up.script({ model: 'gpt-a' }, { fault: 'cut', after: 3 })
+    // The continuation sends 2 words of what is left, then its connection is cut too.
+    bed.up.script({ model: 'gpt-s' }, { fault: 'cut', after: 2 })
+    for (let i = 0; i < 3; i++) {
+      const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
+      expect(readStream('chat', await res.text())).toMatchObject({ complete: false })
+    }
+    expect(bed.up.attempts({ model: 'gpt-s' })).toHaveLength(3)
+    const spare = bed.gw.deps.resilience.board.states().find((c) => c.model === 'gpt-s')
+    expect(spare).toMatchObject({ provider: 'spare', key: 0, state: 'open' })
+  })
+
   test('chat: a stall after content is continued too, and the stalled upstream let go', async () => {
     bed.up.script({ model: 'gpt-a' }, { fault: 'stall', after: 3 })
     const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
