@@ -29,8 +29,10 @@ export function factsOf(err: unknown): UpstreamFacts | undefined {
 }
 
 /**
- * The provider's error code from an error body: OpenAI's `error.code`, else Anthropic's
- * `error.type`, else Gemini's `error.status` (kept as sent: the classifier knows all three).
+ * The provider's error code from an error body: Google's `ErrorInfo` reason (in `error.details`:
+ * `API_KEY_INVALID` says what the 400 `INVALID_ARGUMENT` around it does not), else OpenAI's
+ * `error.code`, else Anthropic's `error.type`, else Gemini's `error.status` (kept as sent: the
+ * classifier knows them; a code it does not know leaves the kind to the HTTP status).
  */
 export function upstreamCode(bodyText: string): string | null {
   let body: unknown
@@ -47,8 +49,11 @@ export function errorCodeOf(body: unknown): string | null {
   if (Array.isArray(body)) body = body[0]
   const e = (body as { error?: unknown } | null)?.error
   if (!e || typeof e !== 'object') return null
-  const { code, type, status } = e as Record<string, unknown>
-  for (const c of [code, type, status]) {
+  const { code, type, status, details } = e as Record<string, unknown>
+  const reason = Array.isArray(details)
+    ? details.find((d) => typeof (d as { reason?: unknown } | null)?.reason === 'string')?.reason
+    : undefined
+  for (const c of [reason, code, type, status]) {
     if (typeof c === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(c)) return c
   }
   return null

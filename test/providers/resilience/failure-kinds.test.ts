@@ -3,6 +3,7 @@
  * codes outranking statuses, and each kind's row of the action table says what §10 says.
  */
 import { describe, expect, test } from 'bun:test'
+import { upstreamCode } from '../../../src/providers/failure-facts.ts'
 import {
   ACTIONS,
   classify,
@@ -85,6 +86,21 @@ describe('classify', () => {
     expect(classify({ status: 503, transport: 'cut' })).toBe('transient')
     expect(classify({ status: 401, transport: 'cut' })).toBe('credential')
   })
+  test("Google's bad key (400 INVALID_ARGUMENT, reason API_KEY_INVALID) is a credential failure, not the request's", () => {
+    const body = JSON.stringify({
+      error: {
+        code: 400,
+        message: 'API key not valid. Please pass a valid API key.',
+        status: 'INVALID_ARGUMENT',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }],
+      },
+    })
+    expect(classify({ status: 400, code: upstreamCode(body) })).toBe('credential')
+    // A field violation carries no reason: still the request's own fault.
+    const bad = JSON.stringify({ error: { code: 400, message: 'Invalid value', status: 'INVALID_ARGUMENT' } })
+    expect(classify({ status: 400, code: upstreamCode(bad) })).toBe('request_fault')
+  })
+
   test('an unknown code falls back to the status', () => {
     expect(classify({ status: 401, code: 'something_new' })).toBe('credential')
     expect(classify({ status: 418, code: 'teapot' })).toBe('request_fault')
