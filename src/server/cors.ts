@@ -18,6 +18,8 @@ const EXPOSED = [
   'x-ratelimit-limit-requests-day',
   'x-ratelimit-remaining-requests-day',
   'x-ratelimit-reset-requests-day',
+  // How many upstream attempts the answer took (DESIGN §10).
+  'x-switchyard-attempts',
 ].join(', ')
 
 const MAX_AGE_S = '600'

@@ -187,7 +187,7 @@ describe('CORS', () => {
     expect(no.headers.get('access-control-allow-origin')).toBeNull()
   })
 
-  test('responses to an allowed origin expose the rate-limit and retry headers', async () => {
+  test('responses to an allowed origin expose the rate-limit and retry headers, and the attempts header', async () => {
     const { key } = await gw.key('browser', 'free')
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
@@ -202,9 +202,11 @@ describe('CORS', () => {
       'x-ratelimit-remaining-requests',
       'x-ratelimit-reset-requests',
       'x-request-id',
+      'x-switchyard-attempts',
     ]) {
       expect(exposed).toContain(h)
     }
+    expect(res.headers.get('x-switchyard-attempts')).toBe('1')
     const other = await fetch(`${gw.url}/healthz`, { headers: { origin: 'https://evil.example.net' } })
     expect(other.headers.get('access-control-allow-origin')).toBeNull()
   })
