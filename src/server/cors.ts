@@ -2,24 +2,35 @@
  * @module
  * CORS for browser apps: origins listed in `server.cors_origins` (`*` = any) get
  * `access-control-allow-origin` on every response and a 204 to their preflight; the rate-limit
- * and retry headers are exposed so a browser client can back off. A preflight from any other
+ * and retry headers (requests and tokens, OpenAI's and Anthropic's names) and the gateway's own
+ * `x-switchyard-*` headers are exposed, so a browser client can back off and read them. A preflight from any other
  * origin is refused (403); with no origins configured there is no CORS at all (the default).
  * No credentials: API keys travel in `Authorization`, never in cookies.
  */
 import { GatewayError } from '../util/errors.ts'
 
+const limitHeaders = (resource: string) =>
+  ['limit', 'remaining', 'reset'].flatMap((m) => [
+    `x-ratelimit-${m}-${resource}`,
+    `x-ratelimit-${m}-${resource}-day`,
+    `anthropic-ratelimit-${resource}-${m}`,
+  ])
+
+/** Every header of the gateway's own a browser client may act on (DESIGN §5, §10, §11). */
 const EXPOSED = [
   'x-request-id',
   'retry-after',
   'retry-after-ms',
-  'x-ratelimit-limit-requests',
-  'x-ratelimit-remaining-requests',
-  'x-ratelimit-reset-requests',
-  'x-ratelimit-limit-requests-day',
-  'x-ratelimit-remaining-requests-day',
-  'x-ratelimit-reset-requests-day',
+  ...limitHeaders('requests'),
+  ...limitHeaders('tokens'),
   // How many upstream attempts the answer took (DESIGN §10).
   'x-switchyard-attempts',
+  // The output allowance sent upstream and why (DESIGN §11).
+  'x-switchyard-max-tokens',
+  'x-switchyard-max-tokens-reason',
+  'x-switchyard-dropped-tools',
+  'x-switchyard-token-count',
+  'x-switchyard-error-code',
 ].join(', ')
 
 const MAX_AGE_S = '600'

@@ -197,14 +197,25 @@ describe('CORS', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com')
     const exposed = res.headers.get('access-control-expose-headers')!
+    const names = exposed.split(', ')
     for (const h of [
       'retry-after',
       'x-ratelimit-remaining-requests',
       'x-ratelimit-reset-requests',
       'x-request-id',
       'x-switchyard-attempts',
+      // The token headers (DESIGN §11), Anthropic's names on Messages, the output allowance.
+      'x-ratelimit-limit-tokens',
+      'x-ratelimit-remaining-tokens',
+      'x-ratelimit-reset-tokens',
+      'x-ratelimit-remaining-tokens-day',
+      'anthropic-ratelimit-requests-remaining',
+      'anthropic-ratelimit-tokens-remaining',
+      'anthropic-ratelimit-tokens-reset',
+      'x-switchyard-max-tokens',
+      'x-switchyard-max-tokens-reason',
     ]) {
-      expect(exposed).toContain(h)
+      expect(names).toContain(h)
     }
     expect(res.headers.get('x-switchyard-attempts')).toBe('1')
     const other = await fetch(`${gw.url}/healthz`, { headers: { origin: 'https://evil.example.net' } })
