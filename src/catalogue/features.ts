@@ -21,7 +21,7 @@ const DO_WITHOUT: Record<Feature, string> = {
   streaming: 'send "stream": false',
   tools: 'remove tools, tool_choice, assistant tool_calls and tool messages',
   parallel_tool_calls: 'leave "parallel_tool_calls" out or set it to false',
-  vision: 'remove the image_url content parts',
+  vision: 'remove the image_url and file content parts',
   audio_input: 'remove the input_audio content parts',
   json_mode: 'remove "response_format"',
   json_schema: 'remove "response_format"',

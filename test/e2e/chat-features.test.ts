@@ -21,6 +21,10 @@ beforeAll(async () => {
 afterAll(() => bed.stop())
 
 const IMAGE = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } }
+const PDF = {
+  type: 'file',
+  file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' },
+}
 const AUDIO = { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }
 const withPart = (part: unknown) => [
   { role: 'user', content: [{ type: 'text', text: 'What is this?' }, part] },
@@ -92,6 +96,13 @@ const ROWS: Row[] = [
     body: { messages: withPart(IMAGE) },
     param: 'messages[0].content[1]',
     forwarded: (up) => expect(up.messages[0].content[1]).toEqual(IMAGE),
+  },
+  // A file part (a PDF) is read by the same capability as images; Messages' document blocks are too.
+  {
+    feature: 'vision',
+    body: { messages: withPart(PDF) },
+    param: 'messages[0].content[1]',
+    forwarded: (up) => expect(up.messages[0].content[1]).toEqual(PDF),
   },
   {
     feature: 'audio_input',

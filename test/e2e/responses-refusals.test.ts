@@ -88,6 +88,17 @@ describe('feature check, named in Responses terms', () => {
     await refusal(await strict({ input }), 400, 'unsupported_feature', 'input[1].content[1]')
   })
 
+  test('an input_file part → 400 naming input[i].content[j], as Messages refuses a document block', async () => {
+    const pdf = {
+      type: 'input_file',
+      filename: 'a.pdf',
+      file_data: 'data:application/pdf;base64,JVBERi0xLjQ=',
+    }
+    const input = [{ role: 'user', content: [{ type: 'input_text', text: 'summarise' }, pdf] }]
+    const err = await refusal(await strict({ input }), 400, 'unsupported_feature', 'input[0].content[1]')
+    expect(err.message).toContain('input_file')
+  })
+
   test('reasoning.effort on a model without reasoning → 400 naming reasoning.effort', async () => {
     await refusal(
       await strict({ reasoning: { effort: 'high' } }),

@@ -12,6 +12,8 @@
  *   `tools`. Left out or `false`, a model without the feature simply calls one tool at a time.
  * - `logprobs` is used by `logprobs: true` or any `top_logprobs` value.
  * - `reasoning` is used by any `reasoning_effort` (Anthropic's `thinking` on the messages surface).
+ * - `vision` is used by `image_url` and by `file` parts (a PDF is read as page images and text,
+ *   as on the messages surface, where document blocks need it too).
  * - Each feature is reported once, at its first use: top-level fields before messages.
  *
  * @example
@@ -21,6 +23,9 @@
 import type { FeatureUse } from '../../catalogue/features.ts'
 import type { Feature } from '../../config/schema.ts'
 import type { ChatRequestInput } from './request-schema.ts'
+
+/** Content parts a model reads only with `vision`. */
+const VISUAL = new Set(['image_url', 'file'])
 
 /** Every feature the request uses, each once, with the field that first uses it. */
 export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
@@ -68,7 +73,7 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
         if (typeof content === 'string') break
         for (let j = 0; j < content.length; j++) {
           const type = content[j]!.type
-          const feature = type === 'image_url' ? 'vision' : type === 'input_audio' ? 'audio_input' : undefined
+          const feature = VISUAL.has(type) ? 'vision' : type === 'input_audio' ? 'audio_input' : undefined
           if (feature && !seen(feature)) uses.push({ feature, param: `messages[${i}].content[${j}]` })
         }
         break

@@ -45,7 +45,7 @@ export function decodeView(text: string, limitsChecked = false): ResponsesView {
 const DO_WITHOUT: Partial<Record<Feature, string>> = {
   streaming: 'send "stream": false',
   tools: 'remove "tools", "tool_choice" and the function_call / function_call_output items',
-  vision: 'remove the input_image parts',
+  vision: 'remove the input_image and input_file parts',
   json_mode: 'remove "text.format"',
   json_schema: 'remove "text.format"',
   system_messages: 'move "instructions" and the system or developer messages into the first user message',

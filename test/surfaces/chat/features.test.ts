@@ -110,15 +110,21 @@ describe('detectFeatures', () => {
       tool_choice: 'none',
       parallel_tool_calls: true,
       response_format: { type: 'text' },
+      messages: [user([{ type: 'text', text: 'x' }]), { role: 'assistant', tool_calls: [] }],
+    }
+    expect(detectFeatures(input(fields))).toEqual([])
+  })
+
+  test('a file part (a PDF) uses vision, as a Messages document block does', () => {
+    const fields = {
       messages: [
         user([
           { type: 'text', text: 'x' },
           { type: 'file', file: { file_id: 'f' } },
         ]),
-        { role: 'assistant', tool_calls: [] },
       ],
     }
-    expect(detectFeatures(input(fields))).toEqual([])
+    expect(detectFeatures(input(fields))).toEqual([{ feature: 'vision', param: 'messages[0].content[1]' }])
   })
 
   test('each feature once, at its first use, top-level fields before messages', () => {
