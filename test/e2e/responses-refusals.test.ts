@@ -169,6 +169,55 @@ describe('what only the Responses API reads: refused by name on translated route
   })
 })
 
+describe('what a translated answer cannot honour: refused by name, passed through to wire: responses', () => {
+  // A stored prompt template is expanded by OpenAI alone; translated, it was dropped and the model
+  // answered without its instructions.
+  test('prompt (a template stored at OpenAI) → 400 naming prompt', async () => {
+    const prompt = { id: 'pmpt_123', version: '2', variables: { city: 'Paris' } }
+    for (const model of ['demo/echo', 'anthropic/text', 'openai/gpt-4o-mini']) {
+      const err = await refusal(
+        await bed.post({ model, input: 'hi', prompt }),
+        400,
+        'unsupported_parameter',
+        'prompt',
+      )
+      expect(err.message).toContain('wire: responses')
+    }
+    const res = await bed.post({ model: 'oair/text', input: 'hi', prompt })
+    expect(res.status).toBe(200)
+    expect(bed.responses.lastRequest()!.body.prompt).toEqual(prompt)
+  })
+
+  // Log probabilities are the logprobs feature (DESIGN §3), and a translated answer carries none.
+  test('top_logprobs / include message.output_text.logprobs: the logprobs feature, then refused when translated', async () => {
+    const asks: Array<[Record<string, unknown>, string]> = [
+      [{ top_logprobs: 3 }, 'top_logprobs'],
+      [{ include: ['message.output_text.logprobs'] }, 'include'],
+    ]
+    for (const [ask, param] of asks) {
+      const body = { input: 'hi', ...ask }
+      await refusal(await bed.post({ model: 'demo/strict', ...body }), 400, 'unsupported_feature', param)
+      await refusal(await bed.post({ model: 'anthropic/text', ...body }), 400, 'unsupported_feature', param)
+      await refusal(
+        await bed.post({ model: 'openai/logprobs', ...body }),
+        400,
+        'unsupported_parameter',
+        param,
+      )
+      const res = await bed.post({ model: 'oair/text', ...body })
+      expect(res.status).toBe(200)
+      expect(bed.responses.lastRequest()!.body).toMatchObject(ask)
+    }
+    // Codex's include asks for no log probabilities.
+    const codex = await bed.post({
+      model: 'demo/strict',
+      input: 'hi',
+      include: ['reasoning.encrypted_content'],
+    })
+    expect(codex.status).toBe(200)
+  })
+})
+
 describe('stateless', () => {
   test.each([
     ['previous_response_id', 'resp_123'],

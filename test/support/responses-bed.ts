@@ -84,7 +84,10 @@ export async function startResponsesBed(
           kind: 'openai',
           base_url: mock.url,
           api_key: 'sk-mock',
-          models: [model('gpt-4o-mini')],
+          models: [
+            model('gpt-4o-mini'),
+            model('logprobs', { features: [...ALL, 'logprobs'], upstream_name: 'gpt-4o-mini' }),
+          ],
         },
         {
           prefix: 'anthropic',
@@ -107,7 +110,7 @@ export async function startResponsesBed(
           base_url: `${responses.url}/v1`,
           api_key: 'sk-oai-test',
           models: ['text', 'tool', 'reasoning', 'reasoning-final', 'error'].map((name) =>
-            model(name, { features: [...ALL, 'reasoning'] }),
+            model(name, { features: [...ALL, 'reasoning', 'logprobs'] }),
           ),
         },
       ],

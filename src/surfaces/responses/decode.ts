@@ -111,12 +111,49 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
       },
     }
   }
+  untranslatable(req, problems)
   const effort = req.reasoning?.effort
   if (effort && effort !== 'none') chat.reasoning_effort = effort
   const user = req.safety_identifier ?? req.user
   if (user) chat.user = user
 
   return { chat, tools, problems, param: (p) => responsesParam(p, origins) }
+}
+
+/**
+ * The field asking for log probabilities (the `logprobs` feature), if one does: `top_logprobs` above
+ * 0, or `include` naming them (`top_logprobs: 0` alone asks for none).
+ */
+export function logprobsParam(req: ResponsesRequestInput): 'top_logprobs' | 'include' | null {
+  const top = req.top_logprobs
+  if (typeof top === 'number' && top > 0) return 'top_logprobs'
+  return req.include?.includes('message.output_text.logprobs') ? 'include' : null
+}
+
+/**
+ * Top-level fields a chat upstream's answer cannot honour, and that would otherwise be dropped in
+ * silence: a stored prompt template (only OpenAI expands it; the model would answer without its
+ * instructions) and log probabilities (a translated answer carries none).
+ */
+function untranslatable(req: ResponsesRequestInput, problems: GatewayError[]): void {
+  const onlyResponses = (param: string, what: string, instead: string) =>
+    problems.push(
+      new GatewayError(
+        400,
+        'unsupported_parameter',
+        `${param} ${what}, which only OpenAI's Responses API serves, and this model's upstream does not speak it. ${instead}, or choose a model whose provider has wire: responses.`,
+        { param },
+      ),
+    )
+  if (req.prompt !== undefined && req.prompt !== null) {
+    onlyResponses(
+      'prompt',
+      'refers to a prompt template stored at OpenAI',
+      'Send its text as "instructions" and "input"',
+    )
+  }
+  const logprobs = logprobsParam(req)
+  if (logprobs) onlyResponses(logprobs, 'asks for log probabilities', 'Leave it out')
 }
 
 const instructionsOrigin: Origin = { path: 'instructions', role: 'instructions', toolCalls: 'instructions' }

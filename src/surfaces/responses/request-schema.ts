@@ -175,6 +175,7 @@ export const ResponsesRequestSchema = T.Object({
   top_p: T.Optional(Nullable(T.Number({ minimum: 0, maximum: 1 }))),
   metadata: T.Optional(Nullable(T.Record(T.String(), T.String()))),
   include: T.Optional(Nullable(T.Array(T.String()))),
+  top_logprobs: T.Optional(Nullable(T.Integer({ minimum: 0, maximum: 20 }))),
   user: T.Optional(T.String()),
   safety_identifier: T.Optional(Nullable(T.String())),
 })

@@ -20,7 +20,7 @@ import { GatewayError } from '../../util/errors.ts'
 import { applyDefaults, upstreamModelName } from '../chat/defaults.ts'
 import { detectFeatures } from '../chat/features.ts'
 import { parseChatBody } from '../chat/validate.ts'
-import { type DecodedResponses, decodeResponses } from './decode.ts'
+import { type DecodedResponses, decodeResponses, logprobsParam } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
 import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
@@ -53,12 +53,18 @@ const DO_WITHOUT: Partial<Record<Feature, string>> = {
 }
 
 export function featureUses(view: ResponsesView): FeatureUse[] {
-  return detectFeatures(view.decoded.chat).map((use) => ({
+  const uses = detectFeatures(view.decoded.chat).map((use) => ({
     ...use,
     param: view.decoded.param(use.param),
     doWithout: DO_WITHOUT[use.feature],
   }))
+  // Not in the chat form (a translated route refuses it), yet a use on every route.
+  const logprobs = logprobsParam(view.input)
+  if (logprobs) uses.push({ feature: 'logprobs', param: logprobs, doWithout: LOGPROBS_WITHOUT })
+  return uses
 }
+
+const LOGPROBS_WITHOUT = 'leave "top_logprobs" out and "message.output_text.logprobs" out of "include"'
 
 /** The chat request for a translating adapter; names the hosted tools it dropped. */
 export function translateView(
