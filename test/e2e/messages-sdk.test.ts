@@ -27,6 +27,59 @@ afterAll(async () => {
 
 const FIXTURES = ['text', 'tool', 'thinking'] as const
 
+/** A conversation after a web search (the server tool's blocks), then a user turn with a search result block. */
+const SEARCHED = [
+  { role: 'user', content: 'Who won the 2026 Tour de France?' },
+  {
+    role: 'assistant',
+    content: [
+      {
+        type: 'server_tool_use',
+        id: 'srvtoolu_1',
+        name: 'web_search',
+        input: { query: 'Tour de France 2026 winner' },
+      },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: [
+          {
+            type: 'web_search_result',
+            url: 'https://example.com/tdf',
+            title: 'TdF',
+            encrypted_content: 'enc',
+            page_age: null,
+          },
+        ],
+      },
+      { type: 'text', text: 'Tadej Pogačar.' },
+    ],
+  },
+  { role: 'user', content: 'Thanks!' },
+  {
+    role: 'assistant',
+    content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'stage 1' } }],
+  },
+  {
+    role: 'user',
+    content: [
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [
+          {
+            type: 'search_result',
+            source: 'https://example.com/stage1',
+            title: 'Stage 1',
+            content: [{ type: 'text', text: 'Stage 1 went to Milan.' }],
+            citations: { enabled: true },
+          },
+        ],
+      },
+    ],
+  },
+]
+
 /** The thinking recording's usage per its README (prompt = input + cache, completion = final output). */
 const THINKING_USAGE: { stream: [number, number]; json: [number, number] } = {
   stream: [69, 53],
@@ -167,6 +220,20 @@ describe('pass-through to an anthropic provider', () => {
     expect(seen.headers['x-api-key']).not.toBe(bed.key)
   })
 
+  // Claude Code's web search runs upstream; its next turn sends the server tool's blocks back. They
+  // were a 400 on every route, so the turn after a search failed on the one route that runs it.
+  test('server tool blocks and other Anthropic-only blocks in the history pass through unchanged', async () => {
+    const body = {
+      model: 'anthropic/text',
+      max_tokens: 256,
+      messages: SEARCHED,
+    }
+    const res = await bed.post(body)
+    expect(res.status).toBe(200)
+    await res.json()
+    expect(bed.anthropic.lastRequest()!.body).toEqual({ ...body, model: 'text' })
+  })
+
   test('a different anthropic-beta is relayed as sent (the fake refuses it: proof it arrived verbatim)', async () => {
     const res = await bed.post(
       { model: 'anthropic/text', max_tokens: 64, messages: hello },
@@ -258,6 +325,24 @@ describe('translated: openai, gemini and demo providers', () => {
       type: 'function',
       function: { name: 'get_weather', description: 'Weather', parameters: tools[0]!.input_schema },
     })
+  })
+
+  test("Anthropic-only blocks: a server tool's trace in an assistant turn is left out (as thinking is), one in a user turn is refused by name", async () => {
+    const res = await bed.post({ model: 'mock/gpt-4o-mini', max_tokens: 64, messages: SEARCHED.slice(0, 3) })
+    expect(res.status).toBe(200)
+    await res.json()
+    expect((bed.mock.stats.lastBody as Record<string, any>).messages).toEqual([
+      { role: 'user', content: 'Who won the 2026 Tour de France?' },
+      { role: 'assistant', content: 'Tadej Pogačar.' },
+      { role: 'user', content: 'Thanks!' },
+    ])
+    const refused = await bed.post({ model: 'mock/gpt-4o-mini', max_tokens: 64, messages: SEARCHED })
+    expect(refused.status).toBe(400)
+    const err = (await refused.json()) as { type: string; error: { type: string; message: string } }
+    expect(err.type).toBe('error')
+    expect(err.error.type).toBe('invalid_request_error')
+    expect(err.error.message).toContain('messages[4].content[0].content[0]: ')
+    expect(err.error.message).toContain('"search_result"')
   })
 
   test('a tool_result turn reaches an openai upstream as a tool message after the assistant tool_calls', async () => {

@@ -9,7 +9,9 @@
  *   assistant's calls), then the rest of the turn as one user message; images in a tool result
  *   follow in that user message, since tool messages carry only text.
  * - Assistant `tool_use` blocks → `tool_calls` (input JSON-encoded); thinking blocks are dropped
- *   (signatures mean nothing to another provider).
+ *   (signatures mean nothing to another provider), and so are the blocks of Anthropic's server
+ *   tools (`server_tool_use`, `web_search_tool_result`, …: only Anthropic ran them). Elsewhere a
+ *   block only Anthropic reads (`search_result`, …) is refused by name.
  * - `tool_choice`: auto → auto, any → required, none → none, tool → that function;
  *   `disable_parallel_tool_use: true` → `parallel_tool_calls: false`.
  * - `thinking` enabled → `reasoning_effort` by budget (< 4,096 low, < 16,384 medium, else high);
@@ -48,7 +50,7 @@ export function convertConversation(req: CountTokensRequest): Conversation {
   if (typeof req.system === 'string' ? req.system : req.system?.length) {
     messages.push({ role: 'system', content: systemText(req.system!) })
   }
-  for (const message of req.messages) {
+  for (const [i, message] of req.messages.entries()) {
     if (typeof message.content === 'string') {
       messages.push({ role: message.role, content: message.content })
     } else if (message.role === 'assistant') {
@@ -56,7 +58,7 @@ export function convertConversation(req: CountTokensRequest): Conversation {
     } else if (message.role === 'system') {
       messages.push({ role: 'system', content: textOf(message.content) })
     } else {
-      messages.push(...userMessages(message.content))
+      messages.push(...userMessages(message.content, `messages[${i}].content`))
     }
   }
   const out: Conversation = { messages }
@@ -106,10 +108,10 @@ function assistantMessage(blocks: ContentBlock[]): ChatMessage {
   return message
 }
 
-function userMessages(blocks: ContentBlock[]): ChatMessage[] {
+function userMessages(blocks: ContentBlock[], path: string): ChatMessage[] {
   const tools: ChatMessage[] = []
   const parts: ContentPart[] = []
-  for (const block of blocks) {
+  for (const [j, block] of blocks.entries()) {
     if (block.type === 'tool_result') {
       const content = block.content ?? ''
       const text = typeof content === 'string' ? content : textOf(content as ContentBlock[])
@@ -119,10 +121,12 @@ function userMessages(blocks: ContentBlock[]): ChatMessage[] {
         content: block.is_error ? `Error: ${text}` : text,
       })
       if (Array.isArray(content)) {
-        for (const inner of content as ContentBlock[]) if (inner.type !== 'text') parts.push(toPart(inner))
+        for (const [k, inner] of (content as ContentBlock[]).entries()) {
+          if (inner.type !== 'text') parts.push(toPart(inner, `${path}[${j}].content[${k}]`))
+        }
       }
     } else if (block.type !== 'thinking' && block.type !== 'redacted_thinking' && block.type !== 'tool_use') {
-      parts.push(toPart(block))
+      parts.push(toPart(block, `${path}[${j}]`))
     }
   }
   if (parts.length === 0) return tools.length ? tools : [{ role: 'user', content: '' }]
@@ -132,7 +136,7 @@ function userMessages(blocks: ContentBlock[]): ChatMessage[] {
   return [...tools, { role: 'user', content }]
 }
 
-function toPart(block: ContentBlock): ContentPart {
+function toPart(block: ContentBlock, param: string): ContentPart {
   switch (block.type) {
     case 'text':
       return { type: 'text', text: block.text }
@@ -142,7 +146,7 @@ function toPart(block: ContentBlock): ContentPart {
         return { type: 'image_url', image_url: { url: `data:${source.media_type};base64,${source.data}` } }
       }
       if (source.type === 'url') return { type: 'image_url', image_url: { url: source.url } }
-      throw notTranslatable('image blocks with a "file" source exist only at Anthropic')
+      throw notTranslatable('image blocks with a "file" source exist only at Anthropic', param)
     }
     case 'document': {
       const source = block.source as { type: string; data?: unknown; media_type?: unknown; url?: unknown }
@@ -157,10 +161,10 @@ function toPart(block: ContentBlock): ContentPart {
           },
         }
       }
-      throw notTranslatable(`document blocks with a "${source.type}" source exist only at Anthropic`)
+      throw notTranslatable(`document blocks with a "${source.type}" source exist only at Anthropic`, param)
     }
     default:
-      throw notTranslatable(`"${block.type}" blocks cannot go there`)
+      throw notTranslatable(`"${block.type}" blocks are read only by Anthropic`, param)
   }
 }
 
@@ -195,11 +199,11 @@ function reasoningEffort(req: CountTokensRequest): string | undefined {
   return effort === 'low' || effort === 'medium' || effort === 'high' ? effort : 'medium'
 }
 
-function notTranslatable(what: string): GatewayError {
+function notTranslatable(what: string, param: string): GatewayError {
   return new GatewayError(
     400,
     'unsupported_feature',
-    `This model's provider does not speak the Messages API, and ${what}. Choose an anthropic model or change the request.`,
-    { param: 'messages' },
+    `${param}: this model's provider does not speak the Messages API, and ${what}. Choose an anthropic model or change the request.`,
+    { param },
   )
 }

@@ -41,6 +41,8 @@ const BLOCK_FIELDS = new Set([
   'is_error',
 ])
 const TOOL_FIELDS = new Set(['name', 'description', 'input_schema'])
+/** Block types the translation carries. */
+const TRANSLATED_BLOCKS = new Set<string>(['text', 'image', 'document', 'tool_use', 'tool_result'])
 
 /** The first thing a translation of `view` would lose, named as the client wrote it; null when nothing. */
 export function lostInTranslation(view: MessagesRequest, headers: Headers): string | null {
@@ -66,8 +68,8 @@ export function lostInTranslation(view: MessagesRequest, headers: Headers): stri
 
 function blocksLose(blocks: ContentBlock[], path: string): string | null {
   for (const [j, block] of blocks.entries()) {
-    if (block.type === 'thinking' || block.type === 'redacted_thinking')
-      return `${path}[${j}] (${block.type})`
+    // Thinking blocks, and the blocks only Anthropic reads (server tools' traces, search results).
+    if (!TRANSLATED_BLOCKS.has(block.type)) return `${path}[${j}] (${block.type})`
     for (const key of Object.keys(block)) if (!BLOCK_FIELDS.has(key)) return `${path}[${j}].${key}`
     if (block.type === 'tool_result' && Array.isArray(block.content)) {
       const lost = blocksLose(block.content as ContentBlock[], `${path}[${j}].content`)

@@ -3,11 +3,12 @@
  * TypeBox schema of an Anthropic Messages request (`POST /v1/messages`) and of a `count_tokens`
  * body. Required: `model`, `max_tokens` (not for count_tokens), `messages`. Content blocks are
  * checked by `type` (text, image, document, tool_use, tool_result, thinking, redacted_thinking);
+ * blocks of other types (server tools' traces, `search_result`, …) pass unread (`OtherBlock`);
  * blocks and tools may carry fields the gateway does not model (`cache_control`, `citations`,
  * `defer_loading`, …), and unknown top-level fields (`context_management`, `output_config`, …) are
  * accepted: they reach anthropic providers unchanged and are dropped when translating.
  */
-import { type Static, Type as T } from '@sinclair/typebox'
+import { type Static, Type as T, type TUnion } from '@sinclair/typebox'
 import { Tagged } from '../chat/request-schema.ts'
 
 const Open = { additionalProperties: true } as const
@@ -41,9 +42,29 @@ const ToolUseBlock = T.Object(
   Open,
 )
 
+/**
+ * A block of a type the gateway does not model: Anthropic's server tools' blocks
+ * (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, …), `search_result`,
+ * `container_upload`, and whatever Anthropic adds next. They reach anthropic providers as sent;
+ * translation leaves them out of assistant turns and refuses them elsewhere.
+ */
+const OtherBlock = (known: readonly string[]) =>
+  T.Object({ type: T.String({ pattern: `^(?!(${known.join('|')})$)` }) }, Open)
+
+/** `union` with a branch for every other `type`, typed as `union` (code reading blocks matches no case for them). */
+function withOthers<U extends TUnion>(union: U, known: readonly string[]): U {
+  return { ...union, anyOf: [...union.anyOf, OtherBlock(known)] }
+}
+
 const ToolResultContent = T.Union([
   T.String(),
-  T.Array(Tagged([TextBlock, ImageBlock, DocumentBlock], 'type', 'a text, image or document block')),
+  T.Array(
+    withOthers(Tagged([TextBlock, ImageBlock, DocumentBlock], 'type', 'a text, image or document block'), [
+      'text',
+      'image',
+      'document',
+    ]),
+  ),
 ])
 
 const ToolResultBlock = T.Object(
@@ -63,11 +84,25 @@ const ThinkingBlock = T.Object(
 
 const RedactedThinkingBlock = T.Object({ type: T.Literal('redacted_thinking'), data: T.String() }, Open)
 
-export const ContentBlockSchema = Tagged(
+/** The block types the gateway reads; any other type is Anthropic's alone (`OtherBlock`). */
+const BLOCK_TYPES = [
+  'text',
+  'image',
+  'document',
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+] as const
+
+const KnownBlock = Tagged(
   [TextBlock, ImageBlock, DocumentBlock, ToolUseBlock, ToolResultBlock, ThinkingBlock, RedactedThinkingBlock],
   'type',
   'a content block of type "text", "image", "document", "tool_use", "tool_result", "thinking" or "redacted_thinking"',
 )
+
+/** Validation lets other types pass; the static type stays the blocks the gateway reads. */
+export const ContentBlockSchema = withOthers(KnownBlock, BLOCK_TYPES)
 
 const MessageSchema = T.Object(
   {
