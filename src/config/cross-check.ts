@@ -13,7 +13,7 @@
 import { microUnits } from '../util/micro-units.ts'
 import { checkResilience } from './check-resilience.ts'
 import { entries, type Intact, isMap, list, type Problem, step } from './intact.ts'
-import { KIND_LIMITS } from './kind-limits.ts'
+import { KIND_LIMITS, KIND_TEMPERATURE } from './kind-limits.ts'
 import { checkModelType } from './models.ts'
 import type { RawConfig } from './schema.ts'
 
@@ -93,6 +93,15 @@ function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, i
         problems.push({ path: `${path}/temperature`, message: 'min is greater than max' })
       }
       if (!kind) return
+      const range = KIND_TEMPERATURE[kind]
+      if (range && intact(`${path}/temperature`) && m.temperature) {
+        if (m.temperature.min < range.min || m.temperature.max > range.max) {
+          problems.push({
+            path: `${path}/temperature`,
+            message: `a ${kind} model takes a temperature from ${range.min} to ${range.max} (its API's range); narrow it or leave it out`,
+          })
+        }
+      }
       if (intact(`${path}/features`)) {
         m.features?.forEach((feature, k) => {
           const why = KIND_LIMITS[kind][feature]

@@ -205,7 +205,7 @@ function resolve(raw: RawConfig, source: string): Config {
       onUnavailable: raw.limits?.on_unavailable ?? 'reject',
       reservationTtlMs: (raw.limits?.reservation_ttl_s ?? 3600) * 1000,
     },
-    providers: raw.providers.map((p) => ({ ...p, models: p.models.map(resolveModel) })),
+    providers: raw.providers.map((p) => ({ ...p, models: p.models.map((m) => resolveModel(m, p.kind)) })),
     plans: Object.assign(Object.create(null), raw.plans),
     defaultPlan: raw.default_plan,
   }

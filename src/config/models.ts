@@ -9,6 +9,7 @@
  * // '/providers/0/models/1/type: a anthropic provider cannot serve embedding models: ...'
  */
 import { modelType, operationsOf } from '../operations/operation.ts'
+import { KIND_TEMPERATURE } from './kind-limits.ts'
 import { KIND_OPERATIONS } from './kind-operations.ts'
 import type { ModelConfig, ProviderKind, RawConfig } from './schema.ts'
 
@@ -56,7 +57,16 @@ export function checkModelType(
   }
 }
 
-/** The loaded entry: an embedding model produces no tokens and uses no chat features. */
-export function resolveModel(model: RawModel): ModelConfig {
-  return { ...model, max_output_tokens: model.max_output_tokens ?? 0, features: model.features ?? [] }
+/**
+ * The loaded entry: an embedding model produces no tokens and uses no chat features; a chat model
+ * that names no temperature range gets its kind's where that is not OpenAI's 0–2.
+ */
+export function resolveModel(model: RawModel, kind: ProviderKind): ModelConfig {
+  const temperature = model.temperature ?? (modelType(model) === 'chat' ? KIND_TEMPERATURE[kind] : undefined)
+  return {
+    ...model,
+    max_output_tokens: model.max_output_tokens ?? 0,
+    features: model.features ?? [],
+    ...(temperature ? { temperature: { ...temperature } } : {}),
+  }
 }

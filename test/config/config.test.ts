@@ -82,6 +82,30 @@ describe('config', () => {
     expect(found[0]!.message).toContain('one choice')
   })
 
+  // Anthropic's API takes 0–1; with OpenAI's 0–2 assumed, 1.5 reached it and came back its 400.
+  test("an anthropic model's temperature range is its API's 0–1: the default, and the widest it may configure", () => {
+    const anthropic = (temperature?: { min: number; max: number }) => {
+      const doc = testConfigDoc()
+      ;(doc.providers as any).push({
+        prefix: 'anthropic',
+        kind: 'anthropic',
+        api_key: 'sk-ant-x',
+        models: [{ name: 'claude', context_window: 1, max_output_tokens: 1, features: [], temperature }],
+      })
+      return doc
+    }
+    expect(parseConfig(anthropic()).providers[1]!.models[0]!.temperature).toEqual({ min: 0, max: 1 })
+    expect(parseConfig(anthropic({ min: 0, max: 0.7 })).providers[1]!.models[0]!.temperature).toEqual({
+      min: 0,
+      max: 0.7,
+    })
+    const found = problems(() => parseConfig(anthropic({ min: 0, max: 2 })))
+    expect(found.map((p) => p.path)).toEqual(['/providers/1/models/0/temperature'])
+    expect(found[0]!.message).toContain('from 0 to 1')
+    // Other kinds keep OpenAI's range, unstated.
+    expect(parseConfig(testConfigDoc()).providers[0]!.models[0]!.temperature).toBeUndefined()
+  })
+
   test('unknown keys are errors with their path', () => {
     const doc = testConfigDoc({ server: { host: '127.0.0.1', prot: 8080 } })
     expect(problems(() => parseConfig(doc))).toContainEqual({
