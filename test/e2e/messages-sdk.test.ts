@@ -234,6 +234,35 @@ describe('pass-through to an anthropic provider', () => {
     expect(bed.anthropic.lastRequest()!.body).toEqual({ ...body, model: 'text' })
   })
 
+  // Anthropic's MCP connector: its toolset names a server, not a tool. `name` was required of every
+  // tool, so the pass-through refused the connector outright.
+  test('an MCP toolset (no name) and mcp_servers pass through; a client tool without a name is refused on every route', async () => {
+    const body = {
+      model: 'anthropic/text',
+      max_tokens: 256,
+      mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }],
+      tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs' }],
+      messages: hello,
+    }
+    const res = await bed.post(body)
+    expect(res.status).toBe(200)
+    await res.json()
+    expect(bed.anthropic.lastRequest()!.body).toEqual({ ...body, model: 'text' })
+
+    const before = bed.anthropic.requests().length
+    for (const model of ['anthropic/text', 'mock/gpt-4o-mini']) {
+      const unnamed = await bed.post({
+        model,
+        max_tokens: 64,
+        tools: [{ input_schema: { type: 'object' } }],
+        messages: hello,
+      })
+      expect(unnamed.status).toBe(400)
+      expect(((await unnamed.json()) as any).error.message).toContain('tools[0].name is required')
+    }
+    expect(bed.anthropic.requests().length).toBe(before)
+  })
+
   test('a different anthropic-beta is relayed as sent (the fake refuses it: proof it arrived verbatim)', async () => {
     const res = await bed.post(
       { model: 'anthropic/text', max_tokens: 64, messages: hello },
@@ -325,6 +354,20 @@ describe('translated: openai, gemini and demo providers', () => {
       type: 'function',
       function: { name: 'get_weather', description: 'Weather', parameters: tools[0]!.input_schema },
     })
+  })
+
+  test('mcp_servers (tools only Anthropic connects) → 400 naming mcp_servers, not dropped', async () => {
+    const servers = [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }]
+    const res = await bed.post({
+      model: 'mock/gpt-4o-mini',
+      max_tokens: 64,
+      mcp_servers: servers,
+      messages: hello,
+    })
+    expect(res.status).toBe(400)
+    const err = (await res.json()) as { error: { type: string; message: string } }
+    expect(err.error.type).toBe('invalid_request_error')
+    expect(err.error.message).toContain('mcp_servers')
   })
 
   test("Anthropic-only blocks: a server tool's trace in an assistant turn is left out (as thinking is), one in a user turn is refused by name", async () => {

@@ -31,6 +31,16 @@ export type Conversation = Pick<ChatRequest, 'messages' | 'tools' | 'tool_choice
 }
 
 export function convertToChatRequest(req: MessagesRequest, upstreamModel: string): ChatRequest {
+  // Anthropic's API connects these and offers their tools; left out, the model would have none.
+  const servers = (req as { mcp_servers?: unknown }).mcp_servers
+  if (Array.isArray(servers) && servers.length > 0) {
+    throw new GatewayError(
+      400,
+      'unsupported_feature',
+      "mcp_servers are connected by Anthropic's API, and this model's provider does not speak it. Remove them, or choose an anthropic model.",
+      { param: 'mcp_servers' },
+    )
+  }
   const out: ChatRequest = { ...convertConversation(req), model: upstreamModel, max_tokens: req.max_tokens }
   if (req.stream === true) {
     out.stream = true
@@ -178,7 +188,8 @@ function toFunctionTool(tool: NonNullable<CountTokensRequest['tools']>[number], 
     )
   }
   const fn: FunctionTool['function'] = {
-    name: tool.name,
+    // A client tool's name is checked at decode (`checkToolNames`); only server tools lack one.
+    name: tool.name!,
     parameters: (tool.input_schema as Record<string, unknown> | undefined) ?? {
       type: 'object',
       properties: {},

@@ -20,7 +20,7 @@ import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { convertConversation } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
 import { forwardBody, forwardHeaders } from './pass-through.ts'
-import { type CountTokensRequest, CountTokensRequestSchema } from './request-schema.ts'
+import { type CountTokensRequest, CountTokensRequestSchema, checkToolNames } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(CountTokensRequestSchema)
 
@@ -66,6 +66,7 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
     credential: apiKeyOrBearer,
     decode(text, limitsChecked) {
       const view = validateWith(checker, parseChatBody(text, EXAMPLE, limitsChecked))
+      checkToolNames(view)
       return { model: view.model, view, stream: false }
     },
     throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),

@@ -9,6 +9,7 @@
  * accepted: they reach anthropic providers unchanged and are dropped when translating.
  */
 import { type Static, Type as T, type TUnion } from '@sinclair/typebox'
+import { GatewayError } from '../../util/errors.ts'
 import { Tagged } from '../chat/request-schema.ts'
 
 const Open = { additionalProperties: true } as const
@@ -115,10 +116,14 @@ const MessageSchema = T.Object(
 
 const SystemSchema = T.Union([T.String(), T.Array(TextBlock)])
 
-/** A client tool (`input_schema`), or a server tool such as `web_search_20250305` (a `type`). */
+/**
+ * A client tool (`input_schema`), or a server tool such as `web_search_20250305` (a `type`). A
+ * server tool may have no `name` (Anthropic's MCP connector: `{"type": "mcp_toolset",
+ * "mcp_server_name": …}`); a client tool's is required (`checkToolNames`).
+ */
 const ToolSchema = T.Object(
   {
-    name: T.String({ minLength: 1 }),
+    name: T.Optional(T.String({ minLength: 1 })),
     type: T.Optional(T.String()),
     description: T.Optional(T.String()),
     input_schema: T.Optional(T.Record(T.String(), T.Unknown())),
@@ -179,3 +184,19 @@ export type MessagesRequest = Static<typeof MessagesRequestSchema>
 export type CountTokensRequest = Static<typeof CountTokensRequestSchema>
 export type MessageInput = MessagesRequest['messages'][number]
 export type ContentBlock = Exclude<MessageInput['content'], string>[number]
+
+/** What the schema cannot say: a client tool (no `type`, or `custom`) needs its `name`. */
+export function checkToolNames(req: CountTokensRequest): void {
+  req.tools?.forEach((tool, i) => {
+    if ((tool.type === undefined || tool.type === 'custom') && tool.name === undefined) {
+      throw new GatewayError(
+        400,
+        'missing_required_parameter',
+        `tools[${i}].name is required. Send a string.`,
+        {
+          param: `tools[${i}].name`,
+        },
+      )
+    }
+  })
+}
