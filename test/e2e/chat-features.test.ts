@@ -29,6 +29,7 @@ const AUDIO = { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'w
 const withPart = (part: unknown) => [
   { role: 'user', content: [{ type: 'text', text: 'What is this?' }, part] },
 ]
+const LEGACY_FUNCTION = { name: 'get_weather', parameters: { type: 'object', properties: {} } }
 const TOOL_TURN = [
   { role: 'user', content: 'Weather in Paris?' },
   {
@@ -83,6 +84,19 @@ const ROWS: Row[] = [
     param: 'messages[1].role',
     forwarded: (up) =>
       expect(up.messages[1]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: '18C' }),
+  },
+  // OpenAI's deprecated function calling is tool use too.
+  {
+    feature: 'tools',
+    body: { functions: [LEGACY_FUNCTION], function_call: 'auto' },
+    param: 'functions',
+    forwarded: (up) => expect(up).toMatchObject({ functions: [LEGACY_FUNCTION], function_call: 'auto' }),
+  },
+  {
+    feature: 'tools',
+    body: { function_call: { name: 'get_weather' } },
+    param: 'function_call',
+    forwarded: (up) => expect(up.function_call).toEqual({ name: 'get_weather' }),
   },
   {
     feature: 'parallel_tool_calls',
@@ -210,6 +224,20 @@ describe('feature check: refused without the feature, forwarded with it', () => 
       expect(bed.mock.stats.requests).toBe(1)
     })
   }
+
+  // Translated, they were dropped: the model answered in text where a function call was asked for.
+  test('functions / function_call on a route that translates (demo) → 400 naming the field; none → answered', async () => {
+    for (const [body, param] of [
+      [{ functions: [LEGACY_FUNCTION] }, 'functions'],
+      [{ function_call: { name: 'get_weather' } }, 'function_call'],
+    ] as const) {
+      const res = await bed.post(request('demo/echo', body))
+      const err = await expectError(res, 400, 'unsupported_parameter')
+      expect(err.error.param).toBe(param)
+      expect(err.error.message).toContain('tools')
+    }
+    expect(await send(request('demo/echo', { function_call: 'none' }))).toBe(200)
+  })
 
   test('features that are not used need not be supported: a bare model answers a plain request', async () => {
     bed.mock.reset()

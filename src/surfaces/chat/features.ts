@@ -5,8 +5,8 @@
  * surface reads its requests through the same view.
  *
  * Choices where the contract is silent:
- * - `tools` is used by `tools`, by a `tool_choice` other than `"none"`, by assistant messages
- *   with `tool_calls` and by `tool` messages (so a conversation replaying tool results needs a
+ * - `tools` is used by `tools`, by a `tool_choice` other than `"none"`, by the deprecated
+ *   `functions` / `function_call`, by assistant messages with `tool_calls` and by `tool` messages (so a conversation replaying tool results needs a
  *   tool-capable model even when it offers no new tools).
  * - `parallel_tool_calls` is used only by an explicit `parallel_tool_calls: true` alongside
  *   `tools`. Left out or `false`, a model without the feature simply calls one tool at a time.
@@ -24,6 +24,18 @@ import type { FeatureUse } from '../../catalogue/features.ts'
 import type { Feature } from '../../config/schema.ts'
 import type { ChatRequestInput } from './request-schema.ts'
 
+/**
+ * The field of OpenAI's deprecated function calling the request uses, if any: `functions`, or a
+ * `function_call` other than `"none"`. Not in the chat schema (they pass as unknown keys).
+ */
+export function legacyFunctions(req: ChatRequestInput): 'functions' | 'function_call' | null {
+  const { functions, function_call } = req as { functions?: unknown; function_call?: unknown }
+  if (functions !== undefined && functions !== null) return 'functions'
+  return function_call !== undefined && function_call !== null && function_call !== 'none'
+    ? 'function_call'
+    : null
+}
+
 /** Content parts a model reads only with `vision`. */
 const VISUAL = new Set(['image_url', 'file'])
 
@@ -33,10 +45,11 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
   const seen = (feature: Feature) => uses.some((use) => use.feature === feature)
 
   if (req.stream === true) uses.push({ feature: 'streaming', param: 'stream' })
+  const legacy = legacyFunctions(req)
   if (req.tools !== undefined) uses.push({ feature: 'tools', param: 'tools' })
   else if (req.tool_choice !== undefined && req.tool_choice !== 'none') {
     uses.push({ feature: 'tools', param: 'tool_choice' })
-  }
+  } else if (legacy) uses.push({ feature: 'tools', param: legacy })
   if (req.parallel_tool_calls === true && req.tools !== undefined) {
     uses.push({ feature: 'parallel_tool_calls', param: 'parallel_tool_calls' })
   }
