@@ -38,7 +38,15 @@ const unauthorized = (message: string) =>
 /** The key of an Anthropic-style request: `x-api-key`, else `Authorization: Bearer`. */
 export function apiKeyOrBearer(headers: Headers): string {
   const key = headers.get('x-api-key')
-  if (key === null) return bearer(headers.get('authorization'))
+  if (key === null) {
+    const authorization = headers.get('authorization')
+    if (!authorization) {
+      throw unauthorized(
+        'Missing API key. Send it as "x-api-key: sk-sy-..." or "Authorization: Bearer sk-sy-...".',
+      )
+    }
+    return bearer(authorization)
+  }
   const trimmed = key.trim()
   if (!trimmed)
     throw unauthorized(

@@ -33,7 +33,9 @@ describe.each([false, true])('refusals (stream: %p)', (stream) => {
       headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
       body: JSON.stringify(req()),
     })
-    await expectAnthropicError(res, 401, 'authentication_error')
+    const err = await expectAnthropicError(res, 401, 'authentication_error')
+    // Anthropic's clients send the key as x-api-key: the message names that header too.
+    expect(err.error.message).toContain('x-api-key')
   })
 
   test('a wrong x-api-key → 401; the key in Authorization: Bearer works too', async () => {
