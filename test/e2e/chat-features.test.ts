@@ -239,6 +239,23 @@ describe('feature check: refused without the feature, forwarded with it', () => 
     expect(await send(request('demo/echo', { function_call: 'none' }))).toBe(200)
   })
 
+  // Dropped by a translating adapter, they left a text answer where audio or a searched one was asked for.
+  test('audio output and web_search_options on a route that translates (demo) → 400 naming the field; forwarded to openai', async () => {
+    const asks: Array<[Record<string, unknown>, string]> = [
+      [{ modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }, 'modalities'],
+      [{ audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
+      [{ web_search_options: { search_context_size: 'low' } }, 'web_search_options'],
+    ]
+    for (const [body, param] of asks) {
+      const err = await expectError(await bed.post(request('demo/echo', body)), 400, 'unsupported_parameter')
+      expect(err.error.param).toBe(param)
+      bed.mock.reset()
+      expect(await send(request('mock/gpt-4o-mini', body))).toBe(200)
+      expect(bed.mock.stats.lastBody).toMatchObject(body)
+    }
+    expect(await send(request('demo/echo', { modalities: ['text'] }))).toBe(200)
+  })
+
   test('features that are not used need not be supported: a bare model answers a plain request', async () => {
     bed.mock.reset()
     expect(await send(request('mock/bare', {}))).toBe(200)

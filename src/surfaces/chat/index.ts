@@ -10,10 +10,11 @@
 
 import { bearer } from '../../auth/authenticate.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
-import { errorResponse, GatewayError } from '../../util/errors.ts'
+import { errorResponse } from '../../util/errors.ts'
 import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
-import { detectFeatures, legacyFunctions } from './features.ts'
+import { detectFeatures } from './features.ts'
 import { chatForwarding } from './forward.ts'
+import { refuseOpenAIOnly } from './openai-only.ts'
 import type { ChatRequestInput } from './request-schema.ts'
 import { ChatChunkEncoder } from './stream-encoder.ts'
 import { parseChatBody, validateChatRequest } from './validate.ts'
@@ -31,7 +32,7 @@ export const chatSurface: ChatSurface<ChatRequestInput> = {
   temperature: (view) => view.temperature,
   checkLimits: (view, entry) => checkTokenLimits(view, entry.model),
   translate(view, entry) {
-    refuseLegacyFunctions(view)
+    refuseOpenAIOnly(view)
     const request = applyDefaults(view, entry.model, upstreamModelName(entry.model))
     const includeUsage = request.stream === true && request.stream_options?.include_usage === true
     return { request, includeUsage }
@@ -41,22 +42,6 @@ export const chatSurface: ChatSurface<ChatRequestInput> = {
   streamEncoder: (ctx) => new ChatChunkEncoder(ctx.modelId, ctx.includeUsage),
   forward: chatForwarding,
   errorResponse,
-}
-
-/**
- * OpenAI's deprecated function calling reaches only the OpenAI-compatible upstreams it passes
- * through to; a translating adapter would drop it, and the model answer in text where a
- * `function_call` was asked for.
- */
-function refuseLegacyFunctions(view: ChatRequestInput): void {
-  const param = legacyFunctions(view)
-  if (!param) return
-  throw new GatewayError(
-    400,
-    'unsupported_parameter',
-    `${param} is OpenAI's deprecated function calling, which only OpenAI-compatible upstreams take, and this model's provider is not one. Send the functions as tools ([{"type": "function", "function": {...}}]) and tool_choice instead.`,
-    { param },
-  )
 }
 
 export { ChatChunkEncoder } from './stream-encoder.ts'
