@@ -161,7 +161,7 @@ function describe(schema: TSchema): string {
   if (typeof schema['x-expected'] === 'string') return schema['x-expected']
   switch (schema[Kind]) {
     case 'String':
-      return 'a string'
+      return describeString(schema.minLength, schema.maxLength)
     case 'Number':
       return `a number${range(schema.minimum, schema.maximum)}`
     case 'Integer':
@@ -193,6 +193,15 @@ function range(min: number | undefined, max: number | undefined): string {
   if (min !== undefined) return ` of at least ${min}`
   if (max !== undefined) return ` of at most ${max}`
   return ''
+}
+
+/** A string's length bounds in words: an empty one is a string too, so "a string" alone would not say what is wrong. */
+function describeString(min: number | undefined, max: number | undefined): string {
+  if (min === 1 && max === undefined) return 'a non-empty string'
+  if (min !== undefined && min > 0 && max !== undefined) return `a string of ${min} to ${max} characters`
+  if (min !== undefined && min > 0) return `a string of at least ${min} characters`
+  if (max !== undefined) return `a string of at most ${max} characters`
+  return 'a string'
 }
 
 function describeArray(min: number | undefined, max: number | undefined): string {

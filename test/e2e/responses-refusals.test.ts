@@ -129,6 +129,13 @@ describe('feature check, named in Responses terms', () => {
       'missing_required_parameter',
       'input[0].call_id',
     )
+    const empty = await refusal(
+      await bed.post({ model: 'demo/echo', input: [{ ...call, call_id: '' }] }),
+      400,
+      'invalid_value',
+      'input[0].call_id',
+    )
+    expect(empty.message).toBe('input[0].call_id must be a non-empty string; got "".')
     await refusal(
       await bed.post({ model: 'demo/echo', input: 'x', temperature: 3 }),
       400,
