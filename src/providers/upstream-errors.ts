@@ -32,7 +32,7 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
     return new GatewayError(
       502,
       'upstream_auth_failed',
-      `${who} refused the gateway's credentials (${status}): ${detail}. The operator must check the provider's api_key.`,
+      `${who} refused the gateway's credentials (${status}): ${detail.replace(/[.!]$/, '')}. The operator must check the provider's api_key.`,
     )
   }
   if (status >= 400 && status < 500) {

@@ -83,6 +83,15 @@ describe('openAIStyleError', () => {
     })
   }
 
+  // OpenAI's own message ends in a full stop; the sentence after it read "provided.. The operator".
+  test("the refused-credentials message adds its advice after the upstream's sentence, one full stop between", () => {
+    const err = openAIStyleError(401, openAIBody('Incorrect API key provided.', 'invalid_api_key'), 'up')
+    expect(err.message).toBe(
+      "Upstream 'up' refused the gateway's credentials (401): Incorrect API key provided. The operator must check the provider's api_key.",
+    )
+    expect(openAIStyleError(403, openAIBody('forbidden'), 'up').message).toContain('forbidden. The operator')
+  })
+
   test('keeps the provider message and param; reads other error shapes and plain text', () => {
     const err = openAIStyleError(
       400,
