@@ -6,8 +6,8 @@
  */
 
 import { GatewayError } from '../util/errors.ts'
-import { bindingState } from './rows.ts'
-import type { AdmitResult } from './types.ts'
+import { bindingState, type RowState } from './rows.ts'
+import type { AdmitResult, WindowLimit } from './types.ts'
 
 /** Go-style duration like OpenAI's headers: "20ms", "1.5s", "6m0s", "23h59m59s". */
 export function formatDuration(ms: number): string {
@@ -38,14 +38,29 @@ export interface RequestWindow {
   resetAt: number | null
 }
 
+/** The account's request windows (an admission's, or read without one) and when they were read. */
+export interface Windows {
+  minute: WindowLimit
+  day: WindowLimit
+  at?: number
+}
+
+/** The rows' states an admission reports: what it charged, or the row that refused it. */
+export function admitStates(r: AdmitResult): RowState[] | undefined {
+  return r.admitted ? r.reservation?.states : r.charge && [r.charge.state]
+}
+
 /**
  * The request window the headers show for `window`: the account's, or the key's own request row
  * (DESIGN §11, per-key limits) when that leaves less (the account's on a tie); null when neither
  * limits it. The same choice as the token headers' (`rowHeaders`).
  */
-export function requestWindow(r: AdmitResult, window: 'minute' | 'day'): RequestWindow | null {
+export function requestWindow(
+  r: Windows,
+  states: RowState[] | undefined,
+  window: 'minute' | 'day',
+): RequestWindow | null {
   const w = window === 'minute' ? r.minute : r.day
-  const states = r.admitted ? r.reservation?.states : r.charge && [r.charge.state]
   const key = states && bindingState(states, 'requests', window)
   if (key && (w.limit === null || key.remaining < w.remaining!))
     return { limit: key.row.capacity, remaining: key.remaining, resetAt: key.resetAt }
@@ -60,11 +75,15 @@ function put(h: Record<string, string>, suffix: string, w: RequestWindow | null,
 }
 
 /** `now` is the caller's clock; a limiter that decided on its engine's clock reports that time. */
-export function rateLimitHeaders(r: AdmitResult, callerNow: number): Record<string, string> {
+export function rateLimitHeaders(
+  r: Windows,
+  states: RowState[] | undefined,
+  callerNow: number,
+): Record<string, string> {
   const now = r.at ?? callerNow
   const h: Record<string, string> = {}
-  put(h, '', requestWindow(r, 'minute'), now)
-  put(h, '-day', requestWindow(r, 'day'), now)
+  put(h, '', requestWindow(r, states, 'minute'), now)
+  put(h, '-day', requestWindow(r, states, 'day'), now)
   return h
 }
 

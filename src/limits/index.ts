@@ -4,7 +4,7 @@
  * headers and 429, the suspension policy, and the refusal when the limiter is unreachable.
  * The backends that keep the windows are in `store/` (sqlite, postgres, redis).
  */
-export { formatDuration, rateLimitError, rateLimitHeaders } from './headers.ts'
+export { admitStates, formatDuration, rateLimitError, rateLimitHeaders, type Windows } from './headers.ts'
 export { suspendedError, suspensionPolicy } from './suspension.ts'
 export * from './types.ts'
 export { limiterUnavailable } from './unavailable.ts'

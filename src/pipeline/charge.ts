@@ -58,7 +58,7 @@ const NO_KEY_LIMITS = {}
  * The rows a reservation asks for beyond the account's request windows, worked out once per plan
  * (the config's object) and key limits (the key's, as authentication holds them): read-only.
  */
-function chargeRows(plan: PlanConfig, limits: KeyLimits | null): LimitRow[] {
+export function chargeRows(plan: PlanConfig, limits: KeyLimits | null): LimitRow[] {
   let byKey = ROWS.get(plan)
   if (!byKey) {
     byKey = new WeakMap()

@@ -15,7 +15,7 @@ import type { Logger } from '../util/log.ts'
 
 export interface PipelineDeps extends AuthDeps {
   /** Admission and the suspension count (the backend behind it may be SQLite, PostgreSQL or Redis). */
-  store: AuthDeps['store'] & Pick<Limiter, 'admit' | 'countRejection'>
+  store: AuthDeps['store'] & Pick<Limiter, 'admit' | 'countRejection' | 'windows' | 'rowStates'>
   log: Logger
   recorder: UsageRecorder
   metrics: Metrics

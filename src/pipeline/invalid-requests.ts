@@ -5,8 +5,44 @@
  * the gateway a body read and a parse, and unlike a rate-limited request nothing else refuses it.
  */
 import type { Auth } from '../auth/authenticate.ts'
+import { rateLimitHeaders } from '../limits/index.ts'
+import { rowHeaders } from '../limits/row-headers.ts'
 import { GatewayError } from '../util/errors.ts'
+import { chargeRows } from './charge.ts'
 import type { PipelineDeps } from './deps.ts'
+import type { SurfaceCore } from './surface.ts'
+
+/**
+ * A request refused before admission still carries the rate-limit headers every answer does
+ * (DESIGN §5, §11), read without charging anything: the account's request windows and the token
+ * and key rows' states, as `/v1/usage` reads them. A store that cannot be read leaves them out:
+ * the refusal stands as it is.
+ */
+export async function refusalLimitHeaders(
+  deps: PipelineDeps,
+  auth: Auth,
+  surface: Pick<SurfaceCore<unknown>, 'limitHeaders'>,
+  headers: Record<string, string>,
+): Promise<void> {
+  const plan = auth.plan.plan!
+  const rows = chargeRows(plan, auth.key.limits)
+  if (plan.rpm == null && plan.rpd == null && rows.length === 0) return
+  const now = deps.clock.now()
+  const q = { accountId: auth.account.id, keyId: auth.key.id, now, rows }
+  try {
+    const [windows, states] = await Promise.all([
+      deps.store.windows(auth.account.id, now, plan.rpm, plan.rpd),
+      rows.length ? deps.store.rowStates(q) : undefined,
+    ])
+    Object.assign(headers, rateLimitHeaders(windows, states, now))
+    if (states) rowHeaders(states, now, headers, true)
+    surface.limitHeaders?.(windows, states, now, headers)
+  } catch (e) {
+    deps.log.warn('rate-limit headers left off a refusal: the store could not be read', {
+      error: String((e as Error)?.message ?? e),
+    })
+  }
+}
 
 /**
  * Counts `err` against the key when it is a 4xx refusal, and returns it for the caller to throw.

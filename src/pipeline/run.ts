@@ -14,14 +14,14 @@
 
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
-import { rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
+import { admitStates, rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { dearestOf, modelCostMicros } from '../limits/model-cost.ts'
 import type { SuspensionPolicy } from '../limits/types.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
 import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
-import type { GatewayError } from '../util/errors.ts'
+import { GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import { type Answered, callWithAttempts, chatOperation, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
@@ -37,7 +37,7 @@ import {
 } from './embeddings-call.ts'
 import { toGatewayError } from './errors.ts'
 import { exemptFromIdleTimeout } from './idle-exemption.ts'
-import { countInvalidRequest } from './invalid-requests.ts'
+import { countInvalidRequest, refusalLimitHeaders } from './invalid-requests.ts'
 import type { Decoded, Surface, SurfaceCore, Translated } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
@@ -82,8 +82,9 @@ export class Pipeline {
    * model answers the operation (400 naming `model`) → plan (403).
    */
   private async prepare<View>(
-    surface: Pick<SurfaceCore<View>, 'credential' | 'decode' | 'operation'>,
+    surface: Pick<SurfaceCore<View>, 'credential' | 'decode' | 'operation' | 'limitHeaders'>,
     request: Request,
+    headers: Record<string, string>,
     ex?: Exchange,
   ): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
     const { deps } = this
@@ -110,8 +111,25 @@ export class Pipeline {
       assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
       return { auth, text, decoded, entry }
     } catch (e) {
-      throw await countInvalidRequest(deps, auth, e)
+      throw await this.refused(surface, auth, headers, e)
     }
+  }
+
+  /**
+   * A refusal after authentication and before admission (400, 403, 404, 413, 415): counted toward
+   * the key's suspension, with the rate-limit headers an admitted answer would carry (not on
+   * count_tokens, which is never admitted). Returns it for the caller to throw.
+   */
+  private async refused(
+    surface: Pick<SurfaceCore<unknown>, 'operation' | 'limitHeaders'>,
+    auth: Auth,
+    headers: Record<string, string>,
+    e: unknown,
+  ): Promise<unknown> {
+    const err = await countInvalidRequest(this.deps, auth, e)
+    if (err instanceof GatewayError && err.status < 500 && surface.operation !== 'count_tokens')
+      await refusalLimitHeaders(this.deps, auth, surface, headers)
+    return err
   }
 
   /** What an adapter call needs: the provider's timeouts and the client's signal. */
@@ -138,7 +156,7 @@ export class Pipeline {
     const ex =
       traffic.of(request) ??
       new Exchange(String(headers['x-request-id']), surfaceOf(pathOf(request.url)), request.method, '')
-    const { auth, text, decoded, entry } = await this.prepare(surface, request, ex)
+    const { auth, text, decoded, entry } = await this.prepare(surface, request, headers, ex)
     const plan = auth.plan.plan!
     const adapter = deps.adapters.get(entry.provider.prefix)!
     if (surface.operation === 'count_tokens') {
@@ -155,7 +173,7 @@ export class Pipeline {
         embeddings = checkEmbeddings(surface, decoded.view, entry, adapter, text)
       else translated = checkAndTranslate(surface, decoded.view, entry, forward !== undefined)
     } catch (e) {
-      throw await countInvalidRequest(deps, auth, e)
+      throw await this.refused(surface, auth, headers, e)
     }
     if (translated?.headers) Object.assign(headers, translated.headers)
     const resolve = (id: string) => deps.catalogue.resolve(id)
@@ -185,7 +203,7 @@ export class Pipeline {
         surface.operation === 'chat' ? (surface.body?.(decoded.view) ?? decoded.view) : decoded.view
       charging = await planCharge(auth, entry, body, text, models, surface.inputParam)
     } catch (e) {
-      throw await countInvalidRequest(deps, auth, e)
+      throw await this.refused(surface, auth, headers, e)
     }
 
     let now = clock.now()
@@ -218,8 +236,9 @@ export class Pipeline {
       now = clock.now()
       admit = await admitAt(now, this.suspension)
     }
-    const limitHeaders = rateLimitHeaders(admit, now)
-    surface.limitHeaders?.(admit, now, limitHeaders)
+    const states = admitStates(admit)
+    const limitHeaders = rateLimitHeaders(admit, states, now)
+    surface.limitHeaders?.(admit, states, now, limitHeaders)
     Object.assign(headers, limitHeaders)
     if (!admit.admitted) {
       // A budget's 402 is not a rate limit: it is counted with the other refusals (below) and in

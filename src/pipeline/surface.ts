@@ -32,6 +32,8 @@
 import type { FeatureUse } from '../catalogue/features.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
+import type { Windows } from '../limits/headers.ts'
+import type { RowState } from '../limits/rows.ts'
 import type { EmbeddingRequest, EmbeddingResult, EmbeddingUsage } from '../operations/embeddings.ts'
 import type { Operation } from '../operations/operation.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
@@ -44,7 +46,6 @@ import type {
   ProviderAdapter,
   Usage,
 } from '../providers/types.ts'
-import type { AdmitResult } from '../store/index.ts'
 import type { SurfaceName } from '../traffic/surfaces.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { StreamEncoder } from './stream-encoder.ts'
@@ -134,8 +135,13 @@ export interface SurfaceCore<View> {
    * names. `limitsChecked`: the body reader already held `text` to the JSON structural limits.
    */
   decode(text: string, limitsChecked?: boolean): Decoded<View>
-  /** The surface's own rate-limit header names, added to OpenAI's. */
-  limitHeaders?(admit: AdmitResult, now: number, into: Record<string, string>): void
+  /** The surface's own rate-limit header names, added to OpenAI's: from the windows and the rows' states. */
+  limitHeaders?(
+    windows: Windows,
+    states: RowState[] | undefined,
+    now: number,
+    into: Record<string, string>,
+  ): void
   /** An error as a response in the surface's shape; `headers` are the response's headers so far. */
   errorResponse(err: GatewayError, headers: Record<string, string>): Response
 }

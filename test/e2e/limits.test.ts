@@ -105,6 +105,50 @@ for (const backend of backends('limits.test.ts')) {
         expect(ok.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429])
       })
 
+      test('a request refused before admission carries the rate-limit headers, read, nothing spent', async () => {
+        const clock = new ManualClock(T0)
+        gw = await start({ clock })
+        const { key } = await gw.key('refused-hdr', 'free')
+        expect((await chat(key)).status).toBe(200)
+        clock.advance(15_000)
+        const post = (path: string, payload: unknown, headers: Record<string, string> = bearer(key)) =>
+          fetch(`${gw!.url}${path}`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify(payload),
+          })
+        const refusals = [
+          await chat(key, 'demo/echo', { temperature: 'hot' }),
+          await chat(key, 'demo/echo-pro'),
+          await chat(key, 'nope/x'),
+          await post('/v1/responses', { model: 'demo/echo', input: 'hi', temperature: 'hot' }),
+          await post(
+            '/v1/messages',
+            { model: 'demo/echo', max_tokens: 'many', messages: [{ role: 'user', content: 'hi' }] },
+            { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+          ),
+        ]
+        expect(refusals.map((r) => r.status)).toEqual([400, 403, 404, 400, 400])
+        for (const r of refusals) {
+          expect(r.headers.get('x-ratelimit-limit-requests')).toBe('5')
+          expect(r.headers.get('x-ratelimit-remaining-requests')).toBe('4')
+          expect(r.headers.get('x-ratelimit-reset-requests')).toBe('45s')
+          expect(r.headers.get('x-ratelimit-remaining-requests-day')).toBe('99')
+          expect(r.headers.get('x-request-id')).toBeTruthy()
+        }
+        expect(refusals[4]!.headers.get('anthropic-ratelimit-requests-remaining')).toBe('4')
+        // count_tokens is never admitted: no rate-limit headers on its refusals either.
+        const counted = await post(
+          '/v1/messages/count_tokens',
+          { model: 'demo/echo', messages: 'hi' },
+          { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+        )
+        expect(counted.status).toBe(400)
+        expect(counted.headers.get('x-ratelimit-limit-requests')).toBeNull()
+        const next = await chat(key)
+        expect(next.headers.get('x-ratelimit-remaining-requests')).toBe('3')
+      })
+
       test('rate-limit headers on non-stream and stream responses', async () => {
         const clock = new ManualClock(T0)
         gw = await start({ clock })

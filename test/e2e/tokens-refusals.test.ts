@@ -151,4 +151,20 @@ test('token headers: x-ratelimit-*-tokens and -tokens-day on every surface, anth
       expect(Date.parse(r.headers.get('anthropic-ratelimit-tokens-reset')!)).toBeGreaterThan(Date.now())
     }
   }
+  // A request refused before admission carries them too, as read (what the three above used).
+  const refused = await fetch(`${bed.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth(key),
+    body: JSON.stringify({
+      model: 'bill/m',
+      temperature: 'hot',
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  })
+  expect(refused.status).toBe(400)
+  expect(refused.headers.get('x-ratelimit-limit-tokens')).toBe('3000')
+  expect(refused.headers.get('x-ratelimit-limit-tokens-day')).toBe('50000')
+  const left = Number(refused.headers.get('x-ratelimit-remaining-tokens'))
+  expect(left).toBeGreaterThan(0)
+  expect(left).toBeLessThan(3_000)
 })

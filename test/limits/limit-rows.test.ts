@@ -139,7 +139,7 @@ describe('headers from the rows', () => {
     for (const [rpm, usedM, firstM, rpd, usedD, firstD] of cases) {
       const minute = windowOf(rpm, usedM, firstM, 60_000)
       const day = windowOf(rpd, usedD, firstD, 86_400_000)
-      const today = rateLimitHeaders({ admitted: true, gatewayId: 'g', minute, day }, now)
+      const today = rateLimitHeaders({ minute, day }, undefined, now)
       const states: RowState[] = []
       if (rpm !== null)
         states.push(
@@ -151,7 +151,7 @@ describe('headers from the rows', () => {
         )
       expect(rowHeaders(states, now)).toEqual(today)
       const anthropicToday: Record<string, string> = {}
-      anthropicLimitHeaders({ admitted: true, gatewayId: 'g', minute, day }, now, anthropicToday)
+      anthropicLimitHeaders({ minute, day }, undefined, now, anthropicToday)
       const anthropic: Record<string, string> = {}
       anthropicRowHeaders(states, now, anthropic)
       expect(anthropic).toEqual(anthropicToday)

@@ -6,20 +6,24 @@
  * key's own, the one with less left — and the same for tokens
  * (`anthropic-ratelimit-tokens-*`) where the plan or the key limits them.
  */
-import { requestWindow } from '../../limits/headers.ts'
+import { requestWindow, type Windows } from '../../limits/headers.ts'
 import { anthropicRowHeaders } from '../../limits/row-headers.ts'
-import type { AdmitResult } from '../../store/index.ts'
+import type { RowState } from '../../limits/rows.ts'
 
-export function anthropicLimitHeaders(admit: AdmitResult, now: number, into: Record<string, string>): void {
+export function anthropicLimitHeaders(
+  windows: Windows,
+  states: RowState[] | undefined,
+  now: number,
+  into: Record<string, string>,
+): void {
   // Token rows (DESIGN §11): anthropic-ratelimit-tokens-*, from the rows the admission charged.
-  const states = admit.admitted ? admit.reservation?.states : admit.charge && [admit.charge.state]
   if (states)
     anthropicRowHeaders(
       states.filter((s) => s.row.resource === 'tokens'),
       now,
       into,
     )
-  const w = requestWindow(admit, 'minute') ?? requestWindow(admit, 'day')
+  const w = requestWindow(windows, states, 'minute') ?? requestWindow(windows, states, 'day')
   if (w === null) return
   into['anthropic-ratelimit-requests-limit'] = String(w.limit)
   into['anthropic-ratelimit-requests-remaining'] = String(w.remaining)
