@@ -59,7 +59,7 @@ export interface KeyLimitsPatch {
   rpd?: number | null
   tpm?: number | null
   tpd?: number | null
-  budget?: { usd: number; period?: CalendarPeriod } | null
+  budget?: { usd?: number; period?: CalendarPeriod } | null
   models?: string[] | null
 }
 
@@ -115,8 +115,14 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     next.budgetMicros = null
     next.budgetPeriod = null
   } else if (patch.budget !== undefined) {
+    // Either member left out keeps the key's current one (merge semantics, as for the fields).
     const { usd, period } = patch.budget
-    if (typeof usd !== 'number' || !(usd > 0) || usd > MAX_BUDGET_USD || microUnits(usd) === null) {
+    if (usd === undefined && current.budgetMicros === null)
+      throw bad(`${prefix}budget.usd`, 'is required: the key has no budget yet')
+    if (
+      usd !== undefined &&
+      (typeof usd !== 'number' || !(usd > 0) || usd > MAX_BUDGET_USD || microUnits(usd) === null)
+    ) {
       throw bad(
         `${prefix}budget.usd`,
         `must be more than 0 and at most ${MAX_BUDGET_USD} USD, with at most 6 decimals`,
@@ -127,7 +133,7 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     if (!(BUDGET_PERIODS as readonly string[]).includes(p)) {
       throw bad(`${prefix}budget.period`, `'${p}' is not one of ${BUDGET_PERIODS.join(', ')}`)
     }
-    next.budgetMicros = usdToMicros(usd)
+    next.budgetMicros = usd === undefined ? current.budgetMicros : usdToMicros(usd)
     next.budgetPeriod = p
   }
   if (patch.models !== undefined) {

@@ -65,6 +65,12 @@ describe('admin API: a key’s own limits', () => {
       budget: { usd: 1, period: 'day' },
       models: ['demo/echo'],
     })
+    // Within `budget` too a member left out is kept: the period alone changes the period.
+    const weekly = await adminCall('PATCH', `/keys/${id}/limits`, { budget: { period: 'week' } })
+    expect(weekly.status).toBe(200)
+    expect(weekly.body.limits.budget).toEqual({ usd: 1, period: 'week' })
+    const daily = await adminCall('PATCH', `/keys/${id}/limits`, { budget: { period: 'day' } })
+    expect(daily.body.limits).toEqual(patched.body.limits)
     // The key holder sees the same under account_information.key.limits.
     const usage = (await (
       await fetch(`${gw.url}/v1/usage`, { headers: bearer(made.body.key) })
@@ -87,6 +93,7 @@ describe('admin API: a key’s own limits', () => {
       [{ budget: { usd: 51, period: 'month' } }, 'budget.usd', /\$51.00 a month is above .*\$50.00 a month/],
       [{ budget: { usd: 60, period: 'week' } }, 'budget.usd', /above the account's plan/],
       [{ budget: { usd: 5 } }, 'budget.period', /required/],
+      [{ budget: { period: 'day' } }, 'budget.usd', /required: the key has no budget yet/],
       [{ budget: { usd: -1, period: 'day' } }, 'budget.usd', /more than 0/],
       [{ budget: { usd: 1, period: 'fortnight' } }, 'budget.period', /not one of day, week, month/],
       [{ models: [] }, 'models', /non-empty list/],
