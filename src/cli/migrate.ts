@@ -16,7 +16,9 @@ import { explainFailure, openDatabase } from './database.ts'
 
 export async function migrateCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'migrate', words: 1 })
-  const config = await loadConfig(p, io)
+  // A migration (often a deploy's job of its own) opens the database only: provider keys and the
+  // admin token may be unset, as for the account commands.
+  const config = await loadConfig(p, io, { secrets: false })
   const database = describeDatabase(config)
   let result: { engine: 'postgres' | 'sqlite'; database: string; version: number; applied: number[] }
   if (config.database.url) {

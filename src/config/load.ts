@@ -77,7 +77,7 @@ export class ConfigError extends Error {
 export interface LoadOptions {
   /**
    * false: provider secrets (`${VAR}` under `providers`) and the admin token may be unset — for
-   * commands that never serve (accounts, keys, usage, models). `serve` and `config check` need them.
+   * commands that never serve (accounts, keys, usage, models, migrate). `serve` and `config check` need them.
    */
   secrets?: boolean
 }
