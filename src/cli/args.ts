@@ -37,6 +37,8 @@ export function parseArgs(argv: string[], booleans: ReadonlySet<string>): Parsed
       const eq = a.indexOf('=')
       const name = eq > 0 ? a.slice(2, eq) : a.slice(2)
       if (booleans.has(name)) {
+        // `--json=false` must not mean --json: a boolean flag is there or not.
+        if (eq > 0) throw new UsageError(`--${printable(name)} takes no value; give it alone or leave it out`)
         flags[name] = true
         continue
       }
@@ -59,7 +61,8 @@ export function parseArgs(argv: string[], booleans: ReadonlySet<string>): Parsed
 
 export function flagString(p: Parsed, name: string): string | undefined {
   const v = p.flags[name]
-  if (v === true) throw new UsageError(`--${name} needs a value`)
+  // An empty value (`--db ''`, `--host=`) is never meant as the config's or the default one.
+  if (v === true || v === '') throw new UsageError(`--${name} needs a value`)
   return v
 }
 

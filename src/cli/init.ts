@@ -20,7 +20,6 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'init [--config FILE] [--db PATH|URL]', words: 1, flags: ['path'] })
   const path = resolve(targetPath(p, io))
   const db = flagString(p, 'db')
-  if (db === '') throw new UsageError('--db needs a SQLite path or a postgres:// URL')
   const text = db === undefined ? STARTER_CONFIG : withDatabase(STARTER_CONFIG, db)
   if (existsSync(path)) {
     io.err(`error: ${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`)

@@ -96,3 +96,31 @@ describe('positionals a command does not take', () => {
     expect(serve.stderr).toContain("unexpected argument 'extra'")
   }, 20_000)
 })
+
+describe('flag values that were silently taken for something else', () => {
+  test('--json=false is an error, not JSON output', async () => {
+    const r = await cli(['accounts', 'list', '--json=false', ...base])
+    expect(r.code).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('--json takes no value')
+    expect((await cli(['--version=1'])).stderr).toContain('--version takes no value')
+  })
+
+  test('an empty --db, --config or --host is an error, never the config file’s or the default', async () => {
+    // `--db ''` opened the config's database, `--host ''` listened on 127.0.0.1.
+    for (const args of [
+      ['accounts', 'list', '--config', config, '--db', ''],
+      ['accounts', 'list', '--config', config, '--db='],
+      ['accounts', 'list', '--config', ''],
+      ['keys', 'create', 'dr', '--name', '', ...base],
+    ]) {
+      const r = await cli(args)
+      expect(r.code).toBe(2)
+      expect(r.stdout).toBe('')
+      expect(r.stderr).toMatch(/error: --(db|config|name) needs a value/)
+    }
+    const serve = await cliProcess(['serve', '--host', '', '--port', '0', ...base], { timeoutMs: 10_000 })
+    expect(serve.code).toBe(2)
+    expect(serve.stderr).toContain('--host needs a value')
+  }, 20_000)
+})
