@@ -108,7 +108,7 @@ export function startServer(
   }
   return {
     port: server.port!,
-    url: `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${server.port}`,
+    url: `http://${hostInUrl(config.server.host)}:${server.port}`,
     deps,
     stop: () => stop(),
     async drain() {
@@ -119,6 +119,11 @@ export function startServer(
       deps.log.info('stopped', { in_flight: r.inFlight, cut_at_deadline: r.cut, pid: process.pid })
     },
   }
+}
+
+/** An IPv6 address is bracketed in a URL, once: `[::1]` (as written in URLs, and listened on) stays. */
+function hostInUrl(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
 }
 
 /**
