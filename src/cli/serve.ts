@@ -14,6 +14,7 @@ import type { Deps } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
 import { describeDatabase } from '../store/index.ts'
 import { createLogger } from '../util/log.ts'
+import { VERSION } from '../version.ts'
 import { flagInt, flagString, type Parsed } from './args.ts'
 import { checkCommand, type Io, intSetting, loadConfig } from './context.ts'
 import { openDatabase } from './database.ts'
@@ -98,6 +99,15 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
       throw err
     }
     const plural = workers > 1 ? 's' : ''
+    // The start as a log line too: the collector that keeps the shutdown lines sees where it served.
+    deps.log.info('listening', {
+      url: info.url,
+      workers,
+      database: info.database,
+      console: info.console,
+      pid: info.pid,
+      version: VERSION,
+    })
     io.out(
       p.flags.json === true
         ? JSON.stringify(info)
