@@ -59,7 +59,8 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     })
   } catch (err) {
     await store.close()
-    throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message}`)
+    const { host, port } = config.server
+    throw new Error(`cannot listen on ${host}:${port}: ${listenProblem(err, port)}`)
   }
   const info = {
     url: running.url,
@@ -116,6 +117,22 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   }
   await new Promise(() => {})
   return 0
+}
+
+/** Why the socket could not be opened, and what to change: Bun's own words name no setting. */
+function listenProblem(err: unknown, port: number): string {
+  const code = String((err as { code?: unknown })?.code ?? '')
+  const said = (err as Error)?.message ?? String(err)
+  if (code === 'EADDRINUSE') {
+    return `port ${port} is in use by another process: stop it, or choose another port (--port, env PORT or server.port; 0 = any free port)`
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    return `${said}; this user may not listen on port ${port} (ports below 1024 need privileges): choose a port from 1024 up (--port, env PORT or server.port)`
+  }
+  if (/^(EADDRNOTAVAIL|EINVAL|ENOTFOUND|EAI_)/.test(code)) {
+    return `${said}; it is not an address of this machine: give --host, env HOST or server.host one of its IP addresses, 127.0.0.1 for this machine only or 0.0.0.0 for every interface`
+  }
+  return said
 }
 
 function workerArgs(p: Parsed, port: number): string[] {

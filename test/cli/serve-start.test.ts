@@ -4,6 +4,7 @@
  * stop that it never saw start, nor on which address and database it served.
  */
 import { expect, test } from 'bun:test'
+import { cliProcess } from '../support/cli.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { spawnServe, writeConfig } from '../support/process.ts'
 
@@ -21,4 +22,30 @@ test('the start is a JSON log line on stderr: url, workers, database, pid, versi
   expect(start.database).toContain(dir)
   expect(typeof start.version).toBe('string')
   expect(lines.indexOf(start)).toBeLessThan(lines.findIndex((l) => l.msg === 'shutting down'))
+}, 30_000)
+
+// "cannot listen on notahost:0: EINVAL: invalid argument, listen" said neither which setting was
+// wrong nor what to put there.
+test('a host it cannot listen on: exit 1 naming --host, HOST, server.host and what to give', async () => {
+  const config = writeConfig(tempDir(), testConfigDoc())
+  for (const host of ['notahost.invalid', '10.255.255.1', 'http://127.0.0.1']) {
+    const r = await cliProcess(['serve', '--host', host, '--port', '0', '--config', config])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`cannot listen on ${host}:0`)
+    expect(r.stderr).toContain('--host, env HOST or server.host')
+    expect(r.stderr).toContain('0.0.0.0')
+  }
+}, 30_000)
+
+test('a port taken: exit 1 naming --port, PORT, server.port', async () => {
+  const config = writeConfig(tempDir(), testConfigDoc())
+  const taken = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
+  try {
+    const r = await cliProcess(['serve', '--port', String(taken.port), '--config', config])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${taken.port}`)
+    expect(r.stderr).toContain('--port, env PORT or server.port')
+  } finally {
+    taken.stop(true)
+  }
 }, 30_000)
