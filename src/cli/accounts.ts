@@ -24,13 +24,14 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
   const out = new Output(io, p.flags.json === true)
   const name = sub === 'list' ? '' : need(p, 2, 'account NAME', spec.usage)
   const plan = sub === 'set-plan' ? need(p, 3, 'PLAN', spec.usage) : ''
-  // Checked before the store opens; only create and set-plan take these flags.
+  // Checked before the store opens (and before an audit line); only create and set-plan take these.
   const ends = term(p)
+  const createPlan = sub === 'create' ? flagString(p, 'plan') : undefined
   return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
         const a = await change.audited('accounts create', name, () =>
-          svc.createAccount(name, flagString(p, 'plan'), ...ends),
+          svc.createAccount(name, createPlan, ...ends),
         )
         out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
         return 0

@@ -124,3 +124,12 @@ describe('flag values that were silently taken for something else', () => {
     expect(serve.stderr).toContain('--host needs a value')
   }, 20_000)
 })
+
+// `accounts create x --plan` (no value) read the flag inside the audited change: a usage error
+// (exit 2) logged an audit line `accounts create x: error` for a change never tried.
+test('a flag without its value is a usage error before any audit line', async () => {
+  const r = await cli(['accounts', 'create', 'noplan', '--plan', ...base])
+  expect(r.code).toBe(2)
+  expect(r.stderr).toBe('error: --plan needs a value\n')
+  expect(await accountNames()).not.toContain('noplan')
+})
