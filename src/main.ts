@@ -4,7 +4,7 @@
  * Command-line entry: parses argv and dispatches to a command in `cli/`.
  */
 import { accountsCommand } from './cli/accounts.ts'
-import { parseArgs, UsageError } from './cli/args.ts'
+import { checkFlags, type Parsed, parseArgs, UsageError } from './cli/args.ts'
 import { type Io, processIo } from './cli/context.ts'
 import { COMMAND_HELP, HELP } from './cli/help.ts'
 import { configCommand, modelsCommand, usageCommand } from './cli/info.ts'
@@ -20,6 +20,18 @@ import { VERSION } from './version.ts'
 export { HELP }
 
 const BOOLEAN_FLAGS = new Set(['json', 'help', 'version', 'worker-child'])
+/** Every command, by its first word. */
+const COMMANDS = {
+  init: initCommand,
+  serve: serveCommand,
+  accounts: accountsCommand,
+  keys: keysCommand,
+  sessions: sessionsCommand,
+  usage: usageCommand,
+  models: modelsCommand,
+  config: configCommand,
+  migrate: migrateCommand,
+} satisfies Record<string, (p: Parsed, io: Io) => Promise<number>>
 
 export async function run(argv: string[], io: Io = processIo): Promise<number> {
   let json = false
@@ -35,32 +47,21 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
       io.out(COMMAND_HELP[p.positionals[1] ?? ''] ?? HELP)
       return 0
     }
+    // A short flag where the command should be (`-p 80 serve`): the flag is the mistake, not '80'.
+    if (p.shortFlags.length && !p.flags.help && !(cmd && Object.hasOwn(COMMANDS, cmd))) checkFlags(p, [])
     if (p.flags.help || cmd === undefined) {
-      io.out((cmd && COMMAND_HELP[cmd]) || HELP)
-      return cmd === undefined && !p.flags.help ? 2 : 0
+      const text = (cmd && COMMAND_HELP[cmd]) || HELP
+      if (p.flags.help) {
+        io.out(text)
+        return 0
+      }
+      // No command is a usage error: its help goes where errors go.
+      io.err(text)
+      return 2
     }
-    switch (cmd) {
-      case 'init':
-        return await initCommand(p, io)
-      case 'serve':
-        return await serveCommand(p, io)
-      case 'accounts':
-        return await accountsCommand(p, io)
-      case 'keys':
-        return await keysCommand(p, io)
-      case 'sessions':
-        return await sessionsCommand(p, io)
-      case 'usage':
-        return await usageCommand(p, io)
-      case 'models':
-        return await modelsCommand(p, io)
-      case 'config':
-        return await configCommand(p, io)
-      case 'migrate':
-        return await migrateCommand(p, io)
-      default:
-        throw new UsageError(`unknown command '${cmd}'; run switchyard --help`)
-    }
+    const command = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd as keyof typeof COMMANDS] : undefined
+    if (!command) throw new UsageError(`unknown command '${cmd}'; run switchyard --help`)
+    return await command(p, io)
   } catch (err) {
     return report(err, io, json)
   }

@@ -133,3 +133,24 @@ test('a flag without its value is a usage error before any audit line', async ()
   expect(r.stderr).toBe('error: --plan needs a value\n')
   expect(await accountNames()).not.toContain('noplan')
 })
+
+describe('before the command', () => {
+  // `switchyard -p 80 serve` said "unknown command '80'": the flag is what is wrong.
+  test('a short flag before the command is named, not its value taken for the command', async () => {
+    const r = await cli(['-p', '80', 'serve'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('unknown flag -p')
+    expect(r.stderr).not.toContain("unknown command '80'")
+  })
+
+  // No command printed the help on stdout with exit 2: an error's text belongs on stderr.
+  test('no command: the help on stderr, exit 2; --help: on stdout, exit 0', async () => {
+    const none = await cli([])
+    expect(none.code).toBe(2)
+    expect(none.stdout).toBe('')
+    expect(none.stderr).toContain('Usage: switchyard <command>')
+    const help = await cli(['--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Usage: switchyard <command>')
+  })
+})
