@@ -126,10 +126,13 @@ export function parseConfig(
     throw new ConfigError(source, [{ path: '/', message: 'expected a YAML mapping at the top level' }])
   }
   const { value, problems: envProblems, sources } = interpolate(doc, env, ConfigSchema)
-  const placeholders: ConfigProblem[] = envProblems
-    .filter((p) => secrets || !(p.unset && servesOnly(p.path)))
-    .map(({ path, message }) => ({ path, message }))
   const schema = schemaProblems(ConfigSchema, value)
+  // An excused variable is excused only where its empty value is a valid setting: elsewhere the
+  // problem to name is the variable, not the schema's words about an empty value.
+  const invalid = new Set(schema.map((p) => p.path))
+  const placeholders: ConfigProblem[] = envProblems
+    .filter((p) => secrets || !(p.unset && servesOnly(p.path)) || invalid.has(p.path))
+    .map(({ path, message }) => ({ path, message }))
   const checked = schema.slice(0, MAX_LISTED)
   // The cross checks run on whatever the schema passed, so one run lists every problem.
   const raw = value as RawConfig

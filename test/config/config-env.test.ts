@@ -60,6 +60,48 @@ describe('secrets only serve needs', () => {
 })
 
 /**
+ * An unset variable where its empty value is no valid setting (`base_url: ${BASE}`, a
+ * `context_window: ${CW}`): the commands that excuse provider variables said only "Expected
+ * string to match '^https?://'" / "Expected integer", naming no variable.
+ */
+describe('an excused variable whose empty value is invalid', () => {
+  const DOC = `
+providers:
+  - prefix: up
+    kind: openai
+    base_url: \${SY_TEST_BASE}
+    api_key: \${SY_TEST_KEY}
+    models:
+      - { name: m, context_window: \${SY_TEST_CW}, max_output_tokens: 100, features: [streaming] }
+plans:
+  free: { rpm: 5, rpd: null, models: ["*"] }
+default_plan: free
+`
+  test('is named as the unset variable, not by the schema', async () => {
+    const problems = await textProblems(DOC, {}, { secrets: false })
+    expect(problems).toEqual([
+      {
+        path: '/providers/0/base_url',
+        message: expect.stringContaining('environment variable SY_TEST_BASE is not set'),
+      },
+      {
+        path: '/providers/0/models/0/context_window',
+        message: expect.stringContaining('environment variable SY_TEST_CW is not set'),
+      },
+    ])
+  })
+
+  test('a set one loads; the unset key is still excused', async () => {
+    const c = await loadText(
+      DOC,
+      { SY_TEST_BASE: 'http://127.0.0.1:1/v1', SY_TEST_CW: '1000' },
+      { secrets: false },
+    )
+    expect(c.providers[0]!.api_key).toBe('')
+  })
+})
+
+/**
  * Audit finding 2: a `${…}` that was not a well-formed placeholder stayed in the value as text —
  * `${ADMIN_TOKEN:0123…}` (':' for ':-') turned the admin API on with a token anyone reading the
  * file knows. Every `${` is now a placeholder, the escape `$${`, or an error with its path.
