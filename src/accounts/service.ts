@@ -92,6 +92,16 @@ function planEnd(from: number, length: number | null, expiresAt: number | undefi
         param: 'expires_at',
       })
     }
+    // An end already past (a year mistyped) expired the plan at once and started its downgrade
+    // back then, before the account existed; `--days 0` is the way to end a plan now.
+    if (expiresAt < from) {
+      throw new GatewayError(
+        400,
+        'invalid_value',
+        `expires_at: ${iso(expiresAt)} is in the past; give a later time, or --days 0 to end the plan now.`,
+        { param: 'expires_at' },
+      )
+    }
     return expiresAt
   }
   if (length === null) return null

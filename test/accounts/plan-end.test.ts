@@ -54,6 +54,21 @@ describe('plan end', () => {
     })
   })
 
+  // `--expires-at 2020-01-01` (a mistyped year) expired the new plan at once: the account was
+  // downgraded, its downgrade "started" in 2020, before the account existed.
+  test('an explicit end in the past is refused naming expires_at; a later one is kept', async () => {
+    const { svc, clock } = setup()
+    const past = svc.createAccount('p1', 'pro', undefined, T0 - 1)
+    await expect(past).rejects.toMatchObject({ status: 400, code: 'invalid_value', param: 'expires_at' })
+    await expect(past).rejects.toThrow('is in the past')
+    expect(await svc.getAccount('p1').catch((e) => e.code)).toBe('account_not_found')
+    await svc.createAccount('p1', 'pro', 30)
+    clock.advance(1000)
+    await expect(svc.setPlan('p1', 'basic', undefined, T0)).rejects.toMatchObject({ param: 'expires_at' })
+    expect((await svc.getAccount('p1')).plan).toBe('pro')
+    expect((await svc.setPlan('p1', 'basic', undefined, clock.now() + DAY_MS)).plan).toBe('basic')
+  })
+
   test('an end already stored past any Date (an older database) is shown as the latest time, never a failure', async () => {
     const { svc, store, clock } = setup()
     const a = await store.createAccount({
