@@ -5,7 +5,7 @@
  * for it: `--config` (or its older name `--path`), else `SWITCHYARD_CONFIG`, else
  * ./switchyard.yaml. `--db` is written into it as the database. Never overwrites.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import starter from '../../switchyard.example.yaml' with { type: 'text' }
 import { flagString, type Parsed, UsageError } from './args.ts'
@@ -25,8 +25,7 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
     io.err(`error: ${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`)
     return 1
   }
-  mkdirSync(dirname(path), { recursive: true })
-  writeFileSync(path, text, { flag: 'wx' })
+  write(path, text)
   new Output(io, p.flags.json === true).result(
     { path },
     () =>
@@ -34,6 +33,34 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
       `      switchyard keys create alice --config ${path}\n      switchyard serve --config ${path}`,
   )
   return 0
+}
+
+/** Writes the new file, its folders too; a failure names the file and what to do. */
+function write(path: string, text: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true })
+    writeFileSync(path, text, { flag: 'wx' })
+  } catch (err) {
+    const file = fileOnTheWay(dirname(path))
+    const why = file ? `${file} is a file, not a folder` : (err as Error).message
+    throw new Error(
+      `cannot write ${path}: ${why}; pass --config FILE with a path in a folder this user may write to`,
+    )
+  }
+}
+
+/** The nearest existing ancestor of `dir` if it is not a folder (`mkdir` says EEXIST or ENOTDIR). */
+function fileOnTheWay(dir: string): string | null {
+  for (let d = dir; ; d = dirname(d)) {
+    let st: ReturnType<typeof statSync>
+    try {
+      st = statSync(d, { throwIfNoEntry: false })
+    } catch {
+      continue // ENOTDIR: a file is further up
+    }
+    if (st) return st.isDirectory() ? null : d
+    if (dirname(d) === d) return null
+  }
 }
 
 /** `--path` is `--config` by its older name: both may be given only if they name one file. */

@@ -81,3 +81,26 @@ describe('init --config / SWITCHYARD_CONFIG / --db', () => {
     expect((await cli(['config', 'check', '--config', join(dir, 'switchyard.yaml')])).code).toBe(0)
   })
 })
+
+// "error: EEXIST: file already exists, mkdir '…/switchyard.yaml'" for a folder that is a file:
+// the file named was not the one that existed, and nothing said what to do.
+describe('init where it cannot write', () => {
+  test('a folder that is a file, or cannot be made, is named with what to do', async () => {
+    const dir = fresh()
+    await Bun.write(join(dir, 'file'), 'x')
+    for (const target of [
+      join(dir, 'file', 'switchyard.yaml'),
+      join(dir, 'file', 'sub', 'switchyard.yaml'),
+    ]) {
+      const r = await cli(['init', '--config', target])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain(`cannot write ${target}`)
+      expect(r.stderr).toContain(`${join(dir, 'file')} is a file, not a folder`)
+      expect(r.stderr).toContain('--config FILE')
+    }
+    const proc = await cli(['init', '--config', '/proc/no-such/switchyard.yaml'])
+    expect(proc.code).toBe(1)
+    expect(proc.stderr).toContain('cannot write /proc/no-such/switchyard.yaml')
+    expect(proc.stderr).toContain('--config FILE')
+  })
+})
