@@ -13,6 +13,7 @@ import { keysCommand } from './cli/keys.ts'
 import { migrateCommand } from './cli/migrate.ts'
 import { serveCommand } from './cli/serve.ts'
 import { sessionsCommand } from './cli/sessions.ts'
+import { quoted } from './cli/text.ts'
 import { ConfigError } from './config/index.ts'
 import { GatewayError } from './util/errors.ts'
 import { VERSION } from './version.ts'
@@ -43,8 +44,13 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
       io.out(json ? JSON.stringify({ version: VERSION }) : `switchyard ${VERSION}`)
       return 0
     }
+    // `help X` is `X --help`.
+    const topic = cmd === 'help' ? p.positionals[1] : p.flags.help ? cmd : undefined
+    if (topic !== undefined && !Object.hasOwn(COMMANDS, topic)) {
+      throw new UsageError(`unknown command ${quoted(topic)}; run switchyard --help`)
+    }
     if (cmd === 'help') {
-      io.out(COMMAND_HELP[p.positionals[1] ?? ''] ?? HELP)
+      io.out(COMMAND_HELP[topic ?? ''] ?? HELP)
       return 0
     }
     // A short flag where the command should be (`-p 80 serve`): the flag is the mistake, not '80'.
@@ -60,7 +66,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
       return 2
     }
     const command = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd as keyof typeof COMMANDS] : undefined
-    if (!command) throw new UsageError(`unknown command '${cmd}'; run switchyard --help`)
+    if (!command) throw new UsageError(`unknown command ${quoted(cmd)}; run switchyard --help`)
     return await command(p, io)
   } catch (err) {
     return report(err, io, json)

@@ -143,6 +143,23 @@ describe('before the command', () => {
     expect(r.stderr).not.toContain("unknown command '80'")
   })
 
+  // `switchyard frob --help` and `switchyard help frob` printed the global help with exit 0, as if
+  // frob were a command.
+  test('help for a command that does not exist is an unknown command, exit 2', async () => {
+    for (const args of [
+      ['frob', '--help'],
+      ['help', 'frob'],
+      ['frob', '-h'],
+    ]) {
+      const r = await cli(args)
+      expect(r.code).toBe(2)
+      expect(r.stdout).toBe('')
+      expect(r.stderr).toContain("unknown command 'frob'")
+    }
+    expect((await cli(['help', 'keys'])).stdout).toContain('keys create ACCOUNT')
+    expect((await cli(['help'])).code).toBe(0)
+  })
+
   // No command printed the help on stdout with exit 2: an error's text belongs on stderr.
   test('no command: the help on stderr, exit 2; --help: on stdout, exit 0', async () => {
     const none = await cli([])
