@@ -60,19 +60,25 @@ function checkAdminToken(token: string | undefined, problems: Problem[]): void {
   }
 }
 
-/** Checks every provider and its models; returns the prefixes the file names (valid or not). */
-function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, intact: Intact): Set<string> {
-  const prefixes = new Set<string>()
+/**
+ * Each prefix the file names (valid or not) → its models' names, or null where its model list is
+ * not intact (a plan's reference to it is then not judged).
+ */
+type Prefixes = Map<string, Set<string> | null>
+
+/** Checks every provider and its models; returns the prefixes the file names and their models. */
+function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, intact: Intact): Prefixes {
+  const prefixes: Prefixes = new Map()
   list(raw.providers).forEach((p, i) => {
     const at = `/providers/${i}`
+    const names = new Set<string>()
     if (typeof p?.prefix === 'string') {
-      if (prefixes.has(p.prefix)) {
-        problems.push({ path: `${at}/prefix`, message: `duplicate prefix '${p.prefix}'` })
-      }
-      prefixes.add(p.prefix)
+      const dup = prefixes.has(p.prefix)
+      if (dup) problems.push({ path: `${at}/prefix`, message: `duplicate prefix '${p.prefix}'` })
+      // A duplicate prefix leaves no one list of models to judge a plan's references by.
+      prefixes.set(p.prefix, intact(`${at}/models`) && !dup ? names : null)
     }
     const kind = intact(`${at}/kind`) ? p.kind : undefined
-    const names = new Set<string>()
     list(p?.models).forEach((m, j) => {
       const path = `${at}/models/${j}`
       if (typeof m?.name === 'string') {
@@ -138,7 +144,7 @@ function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, i
   return prefixes
 }
 
-function checkPlans(raw: RawConfig, problems: Problem[], prefixes: Set<string>, intact: Intact): void {
+function checkPlans(raw: RawConfig, problems: Problem[], prefixes: Prefixes, intact: Intact): void {
   const plans = entries(raw.plans)
   const defined = new Set(plans.map(([name]) => name))
   if (intact('/default_plan') && isMap(raw.plans) && !defined.has(raw.default_plan)) {
@@ -175,6 +181,16 @@ function checkPlans(raw: RawConfig, problems: Problem[], prefixes: Set<string>, 
         })
       } else if (!prefixes.has(prefix)) {
         problems.push({ path: `${at}/models/${i}`, message: `no provider has prefix '${prefix}'` })
+      } else {
+        // A mistyped model id would leave the plan without the model, every request to it a 403.
+        const name = pattern.slice(slash + 1)
+        const names = prefixes.get(prefix)
+        if (name !== '*' && names && !names.has(name)) {
+          problems.push({
+            path: `${at}/models/${i}`,
+            message: `provider '${prefix}' has no model '${name}' (its models: ${[...names].join(', ')})`,
+          })
+        }
       }
     })
   }

@@ -69,3 +69,29 @@ describe('map keys are validated', () => {
     expect(c.providers[0]!.headers).toEqual({ 'OpenAI-Organization': 'org-1', 'x-a.b_c~1': 'v: w' })
   })
 })
+
+// A plan that named `demo/ecoh` loaded, and every request of its accounts to demo/echo was a 403
+// model_not_in_plan: a typo silently changed what the plan allows.
+describe("a plan's model ids name models that exist", () => {
+  test('an id whose provider has no such model is an error naming the models it has', () => {
+    const doc = testConfigDoc({
+      plans: { free: { rpm: 1, rpd: 1, models: ['demo/ecoh', 'demo/*', 'tier:free', '*'] } },
+    })
+    expect(problems(() => parseConfig(doc))).toEqual([
+      {
+        path: '/plans/free/models/0',
+        message: expect.stringMatching(/provider 'demo' has no model 'ecoh' \(its models: echo/),
+      },
+    ])
+  })
+
+  test('an existing id loads, and a provider whose models are invalid is not judged twice', async () => {
+    expect(
+      parseConfig(testConfigDoc({ plans: { free: { rpm: 1, rpd: 1, models: ['demo/echo'] } } })),
+    ).toBeTruthy()
+    const found = await textProblems(
+      `providers:\n  - prefix: demo\n    kind: demo\n    models:\n      - { name: echo, context_windw: 10, max_output_tokens: 1, features: [] }\nplans:\n  free: { rpm: 1, rpd: 1, models: ["demo/other"] }\ndefault_plan: free\n`,
+    )
+    expect(found.map((p) => p.path)).not.toContain('/plans/free/models/0')
+  })
+})
