@@ -1,4 +1,5 @@
 /** @module `switchyard accounts create|list|show|set-plan|disable|enable`. */
+import type { AccountView } from '../accounts/service.ts'
 import { flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { fields, table } from './text.ts'
@@ -30,8 +31,11 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
   return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
-        const a = await change.audited('accounts create', name, () =>
-          svc.createAccount(name, createPlan, ...ends),
+        const a = await change.audited(
+          'accounts create',
+          name,
+          () => svc.createAccount(name, createPlan, ...ends),
+          planChange,
         )
         out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
         return 0
@@ -52,21 +56,32 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'set-plan': {
-        const a = await change.audited(`accounts set-plan ${plan}`, name, () =>
-          svc.setPlan(name, plan, ...ends),
+        const a = await change.audited(
+          `accounts set-plan ${plan}`,
+          name,
+          () => svc.setPlan(name, plan, ...ends),
+          planChange,
         )
         out.result(a, () => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`)
         return 0
       }
       case 'disable':
       case 'enable': {
-        const a = await change.audited(`accounts ${sub}`, name, () => svc.setEnabled(name, sub === 'enable'))
+        const a = await change.audited(
+          `accounts ${sub}`,
+          name,
+          () => svc.setEnabled(name, sub === 'enable'),
+          (a) => ({ enabled: a.enabled }),
+        )
         out.result(a, () => `account ${a.name} ${sub}d`)
         return 0
       }
     }
   })
 }
+
+/** What a new or changed plan is, for the audit line. */
+const planChange = (a: AccountView) => ({ plan: a.plan, plan_expires_at: a.plan_expires_at })
 
 /**
  * `--days N` (0 = the plan expires now, to try expiry without waiting) or `--expires-at TIME`.

@@ -117,9 +117,15 @@ export class Output {
 export interface Change {
   /**
    * Runs one change and writes its audit line (`actor: cli`) to stderr, whatever the outcome.
-   * `target` names what is changed (an account or key id), never a secret.
+   * `target` names what is changed (an account or key id), never a secret; `changed` says what it
+   * is now (the line's `change`, as the admin API's lines have it), never a secret either.
    */
-  audited<R>(action: string, target: string, fn: () => Promise<R>): Promise<R>
+  audited<R>(
+    action: string,
+    target: string,
+    fn: () => Promise<R>,
+    changed: (r: R) => Record<string, unknown>,
+  ): Promise<R>
 }
 
 export async function withAccounts<T>(
@@ -131,10 +137,10 @@ export async function withAccounts<T>(
   const store = await openDatabase(config)
   const log: Logger = createLogger(config.logging.level, io.err)
   const change: Change = {
-    async audited(action, target, run) {
+    async audited(action, target, run, changed) {
       try {
         const r = await run()
-        audit(log, { actor: 'cli', action, target, outcome: 'ok' })
+        audit(log, { actor: 'cli', action, target, change: changed(r), outcome: 'ok' })
         return r
       } catch (err) {
         const outcome = err instanceof GatewayError ? err.code : 'error'

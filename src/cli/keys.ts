@@ -47,7 +47,12 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
   return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
       case 'create': {
-        const k = await change.audited('keys create', id, () => svc.createKey(id, name, limits, ''))
+        const k = await change.audited(
+          'keys create',
+          id,
+          () => svc.createKey(id, name, limits, ''),
+          (k) => ({ key: k.id, prefix: k.prefix, name: k.name, limits: k.limits }),
+        )
         out.result(
           k,
           () =>
@@ -56,7 +61,12 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'set-limits': {
-        const k = await change.audited('keys set-limits', id, () => svc.setKeyLimits(id, limits))
+        const k = await change.audited(
+          'keys set-limits',
+          id,
+          () => svc.setKeyLimits(id, limits),
+          (k) => ({ limits: k.limits }),
+        )
         out.result(k, () => `key ${k.id} limits: ${limitsText(k.limits)}`)
         return 0
       }
@@ -74,12 +84,22 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
       case 'enable':
       case 'revoke': {
         const state = sub === 'disable' ? 'disabled' : sub === 'enable' ? 'enabled' : 'revoked'
-        const k = await change.audited(`keys ${sub}`, id, () => svc.setKeyState(id, state))
+        const k = await change.audited(
+          `keys ${sub}`,
+          id,
+          () => svc.setKeyState(id, state),
+          (k) => ({ state: k.state }),
+        )
         out.result(k, () => `key ${k.id} is ${k.state}`)
         return 0
       }
       case 'rotate': {
-        const k = await change.audited('keys rotate', id, () => svc.rotateKey(id))
+        const k = await change.audited(
+          'keys rotate',
+          id,
+          () => svc.rotateKey(id),
+          (k) => ({ prefix: k.prefix }),
+        )
         out.result(
           k,
           () =>
@@ -88,7 +108,12 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         return 0
       }
       case 'unsuspend': {
-        const k = await change.audited('keys unsuspend', id, () => svc.unsuspendKey(id))
+        const k = await change.audited(
+          'keys unsuspend',
+          id,
+          () => svc.unsuspendKey(id),
+          (k) => ({ suspended_until: k.suspended_until }),
+        )
         out.result(k, () => `key ${k.id} is no longer suspended`)
         return 0
       }

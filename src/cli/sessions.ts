@@ -32,8 +32,11 @@ export async function sessionsCommand(p: Parsed, io: Io): Promise<number> {
       }
       case 'revoke': {
         const sel = sessionSelector({ id, key, kind })
-        const r = await change.audited('sessions revoke', id ?? key ?? kind ?? '', () =>
-          endSessions(store, sel),
+        const r = await change.audited(
+          'sessions revoke',
+          id ?? key ?? kind ?? '',
+          () => endSessions(store, sel),
+          (r) => ({ ended: r.ended }),
         )
         out.result(r, () => `${r.ended} console session${r.ended === 1 ? '' : 's'} ended`)
         return 0

@@ -215,7 +215,7 @@ export function adminGuard(deps: GuardDeps) {
       const said = state?.passed ? state.change : undefined
       const fields = said?.change ? clipped(said.change) : {}
       const change = Object.keys(fields).length ? fields : undefined
-      const line: AuditEvent & { path: string; change?: Record<string, unknown> } = {
+      const line: AuditEvent & { path: string } = {
         actor: state?.passed ? state.actor : 'unauthenticated',
         action: `${request.method} ${route}`,
         target: clip(said?.target ?? params?.name ?? params?.id ?? path, SHOWN),

@@ -8,7 +8,7 @@
  * `info` when the outcome is `ok`, `warn` otherwise.
  *
  * @example
- * audit(log, { actor: 'cli', action: 'keys revoke', target: 'key_3f2a', outcome: 'ok' })
+ * audit(log, { actor: 'cli', action: 'keys revoke', target: 'key_3f2a', change: { state: 'revoked' }, outcome: 'ok' })
  * audit(log, { actor: 'unauthenticated', action: 'GET /admin/v1/accounts', target: '/admin/v1/accounts',
  *   outcome: 'invalid_admin_token', status: 401, request_id: 'req_…', client: '10.0.0.7' })
  */
@@ -23,6 +23,8 @@ export interface AuditEvent {
   action: string
   /** What it was done to: the request path with its ids, or the account / key named. */
   target: string
+  /** What the change set (`{plan, days}`, a new key's id and limits): never a secret. */
+  change?: Record<string, unknown>
   /** `ok`, or the error code it ended with. */
   outcome: string
   /** HTTP status, for the admin API. */
