@@ -4,11 +4,12 @@
  * of a key is ever stored; the secret exists once, in the answer to `keys create`/`rotate`.
  */
 
+import { DISPLAY_CHARS, KEY_PREFIX } from '../util/key-shape.ts'
+
+export { KEY_PREFIX }
+
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-export const KEY_PREFIX = 'sk-sy-'
 const SECRET_LENGTH = 40
-/** `sk-sy-` plus this many secret characters are shown in listings and logs. */
-const DISPLAY_CHARS = 6
 
 /** The longest name (label) a key may have, in UTF-16 code units: the admin API and the CLI refuse longer. */
 export const KEY_NAME_MAX_LENGTH = 200

@@ -19,7 +19,7 @@ import {
   NO_LIMITS,
   noOwnLimits,
 } from './key-limits.ts'
-import { displayPrefix, generateKey, hashKey, newKeyId } from './keys.ts'
+import { displayPrefix, generateKey, hashKey, looksLikeKey, newKeyId } from './keys.ts'
 import { currentPlan } from './plans.ts'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
@@ -296,6 +296,7 @@ export class AccountService {
 
   async getKey(id: string): Promise<KeyRecord> {
     const k = await this.store.getKey(id)
+    if (!k && looksLikeKey(id)) throw await this.notAnId(id)
     if (!k)
       throw new GatewayError(
         404,
@@ -303,6 +304,20 @@ export class AccountService {
         `no key with id '${shown(id)}' (see: switchyard keys list)`,
       )
     return k
+  }
+
+  /**
+   * A key itself where its id belongs: the answer names the id (found by the key's hash) and
+   * quotes the key only by its display prefix, so the error never echoes a secret.
+   */
+  private async notAnId(key: string): Promise<GatewayError> {
+    const found = await this.store.findKeyByHash(hashKey(key))
+    const which = found ? `its id is ${found.key.id}` : 'and no key here has it'
+    return new GatewayError(
+      404,
+      'key_not_found',
+      `${displayPrefix(key)}… is a key itself, not a key id (ids start with key_); ${which} (see: switchyard keys list)`,
+    )
   }
 
   async keyView(id: string): Promise<KeyView> {

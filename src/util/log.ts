@@ -1,8 +1,11 @@
 /**
  * @module
- * JSON-lines logger on stderr. Callers pass structured fields; nothing here ever receives an
- * API key (auth logs the key's display prefix at most).
+ * JSON-lines logger on stderr. Callers pass structured fields and never an API key (auth logs the
+ * key's display prefix at most); a key someone pasted into a path or an id is cut to its display
+ * prefix here, the one place every line passes.
  */
+import { maskKeys } from './key-shape.ts'
+
 export type Level = 'debug' | 'info' | 'warn' | 'error'
 const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 }
 
@@ -53,8 +56,9 @@ function stderrLines(): (line: string) => void {
   return stderrWriter
 }
 
-export function createLogger(level: Level, write: (line: string) => void = stderrLines()): Logger {
+export function createLogger(level: Level, writeLine: (line: string) => void = stderrLines()): Logger {
   const min = RANK[level]
+  const write = (line: string) => writeLine(maskKeys(line))
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return
     const time = new Date().toISOString()

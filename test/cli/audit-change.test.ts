@@ -56,3 +56,22 @@ test('each CLI change says what it changed; never the key', async () => {
   expect(JSON.stringify([key.line, rotated.line])).not.toContain(key.out.key)
   expect(JSON.stringify(rotated.line)).not.toContain(rotated.out.key)
 })
+
+test('a key given where its id belongs: the error names the id, and no output holds the key', async () => {
+  const k = (await cli(['keys', 'create', 'acme', '--json', ...base])).json()
+  for (const args of [
+    ['keys', 'revoke', k.key],
+    ['keys', 'set-limits', k.key, '--rpm', '2'],
+  ]) {
+    const r = await cli([...args, ...base])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`its id is ${k.id}`)
+    expect(r.stderr + r.stdout).not.toContain(k.key)
+  }
+  const unknown = `sk-sy-${'z'.repeat(40)}`
+  const r = await cli(['keys', 'disable', unknown, ...base])
+  expect(r.stderr).toContain('no key here has it')
+  expect(r.stderr).not.toContain(unknown)
+  const listed = (await cli(['keys', 'list', 'acme', '--json', ...base])).json()
+  expect(listed.find((x: { id: string }) => x.id === k.id).state).toBe('enabled')
+})

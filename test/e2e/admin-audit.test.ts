@@ -146,3 +146,17 @@ describe('console sign-in audit lines', () => {
     expect(all).not.toContain('wrong-console-token')
   })
 })
+
+// A key sent where its id belongs was written whole into the access line's path and the audit
+// line's target and path.
+test('a key in an admin path: no log line holds it, the answer names its id', async () => {
+  const { id, key } = await gw.key('pasted')
+  const r = await admin('POST', `/keys/${key}/revoke`)
+  expect(r.status).toBe(404)
+  const body = await r.text()
+  expect(body).toContain(`its id is ${id}`)
+  expect(body).not.toContain(key)
+  const line = await lineOf(r)
+  expect(line.target).toBe(`${key.slice(0, 12)}…`)
+  expect(gw.logs.join('')).not.toContain(key)
+})

@@ -83,3 +83,21 @@ describe('batchedWriter', () => {
     expect(JSON.parse(err.trim()).msg).toBe('before exit')
   })
 })
+
+// A key pasted where its id belongs (`keys revoke sk-sy-…`, `/admin/v1/keys/sk-sy-…/revoke`) went
+// whole into the access line's path and the audit line's target: no line may hold a key.
+describe('no line holds a key', () => {
+  test('a key anywhere in a line is cut to its display prefix; a display prefix alone is kept', () => {
+    const lines: string[] = []
+    const log = createLogger('debug', (l) => lines.push(l))
+    const key = `sk-sy-${'Ab3'.repeat(13)}x`
+    log.info('access', { path: `/admin/v1/keys/${key}/revoke`, key_prefix: 'sk-sy-Ab3Ab3' })
+    log.warn('audit', { target: key, msg: `k ${key} k` })
+    expect(lines.join('')).not.toContain(key)
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      path: '/admin/v1/keys/sk-sy-Ab3Ab3…/revoke',
+      key_prefix: 'sk-sy-Ab3Ab3',
+    })
+    expect(JSON.parse(lines[1]!)).toMatchObject({ target: 'sk-sy-Ab3Ab3…', msg: 'k sk-sy-Ab3Ab3… k' })
+  })
+})

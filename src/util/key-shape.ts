@@ -1,0 +1,20 @@
+/**
+ * @module
+ * What a Switchyard API key looks like, down here so the logger can keep one out of every line:
+ * a key pasted where its id belongs (`keys revoke sk-sy-…`, `/admin/v1/keys/sk-sy-…/revoke`)
+ * travelled into the access line's path and the audit line's target.
+ *
+ * @example maskKeys('/admin/v1/keys/sk-sy-AbCdEf0123…/revoke') // '/admin/v1/keys/sk-sy-AbCdEf…/revoke'
+ */
+
+export const KEY_PREFIX = 'sk-sy-'
+/** `sk-sy-` plus this many secret characters are shown in listings and logs. */
+export const DISPLAY_CHARS = 6
+
+/** A key anywhere in a text: the prefix and at least 32 base62 characters (keys have 40). */
+const KEY_IN_TEXT = /sk-sy-([0-9A-Za-z]{6})[0-9A-Za-z]{26,}/g
+
+/** `text` with every key in it cut to its display prefix and an ellipsis. */
+export function maskKeys(text: string): string {
+  return text.includes(KEY_PREFIX) ? text.replace(KEY_IN_TEXT, `${KEY_PREFIX}$1…`) : text
+}
