@@ -48,6 +48,17 @@ export function sessionSelector(q: { id?: string; key?: string; kind?: string })
 }
 
 export async function endSessions(store: Store, sel: SessionSelector) {
+  // Keys are never deleted: a key id that names none is a typo, not a key without sessions.
+  if ('keyId' in sel && !(await store.getKey(sel.keyId))) {
+    throw new GatewayError(
+      404,
+      'key_not_found',
+      `no key with id '${sel.keyId}' (see: switchyard keys list)`,
+      {
+        param: 'key',
+      },
+    )
+  }
   const ended = await store.endSessions(sel)
   if ('id' in sel && ended === 0)
     throw new GatewayError(404, 'session_not_found', `no live session with id '${sel.id}'`, { param: 'id' })

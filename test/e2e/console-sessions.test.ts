@@ -162,6 +162,12 @@ for (const backend of backends('console-sessions.test.ts').filter((b) => b.name 
         const r = await admin(gw, OLD, method, path, body)
         expect([path, r.status, r.body.error.param]).toEqual([path, 400, param])
       }
+      const noKey = await admin(gw, OLD, 'POST', '/sessions/revoke', { key: 'key_doesNotExist01' })
+      expect([noKey.status, noKey.body.error.code, noKey.body.error.param]).toEqual([
+        404,
+        'key_not_found',
+        'key',
+      ])
       const gone = await admin(gw, OLD, 'DELETE', '/sessions/0123456789abcdef')
       expect([gone.status, gone.body.error.code]).toEqual([404, 'session_not_found'])
       expect((await fetch(`${gw.url}/admin/v1/sessions`)).status).toBe(401)
@@ -190,6 +196,10 @@ test('switchyard sessions list | revoke', async () => {
   const usage = await cli(['sessions', 'revoke', ...base])
   expect(usage.code).toBe(2)
   expect(usage.stderr).toContain('sessions revoke ID')
+  // A key id that names no key ended "0 console sessions" with exit 0: a typo looked like success.
+  const noKey = await cli(['sessions', 'revoke', '--key', 'key_doesNotExist01', ...base])
+  expect(noKey.code).toBe(1)
+  expect(noKey.stderr).toContain("no key with id 'key_doesNotExist01'")
   const badId = await cli(['sessions', 'revoke', 'xyz', ...base])
   expect(badId.code).not.toBe(0)
   expect(badId.stderr).toContain('id')
