@@ -11,6 +11,7 @@ import { configCommand, modelsCommand, usageCommand } from './cli/info.ts'
 import { initCommand } from './cli/init.ts'
 import { keysCommand } from './cli/keys.ts'
 import { migrateCommand } from './cli/migrate.ts'
+import { exitOnBrokenOutput } from './cli/process.ts'
 import { serveCommand } from './cli/serve.ts'
 import { sessionsCommand } from './cli/sessions.ts'
 import { quoted } from './cli/text.ts'
@@ -91,6 +92,7 @@ function report(err: unknown, io: Io, json: boolean): number {
 }
 
 if (import.meta.main) {
+  exitOnBrokenOutput()
   const code = await run(process.argv.slice(2))
   // A failed `serve` may leave handles open (a worker, the parent-watch on stdin): exit now, so a
   // supervisor such as systemd sees the failure instead of a process listening on nothing.

@@ -38,3 +38,16 @@ export async function superviseWithEnv(env: Record<string, string>): Promise<num
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig))
   return child.exited
 }
+
+/**
+ * Output that cannot be written ends the command plainly, not with a stack trace: a reader that
+ * went away (`| head`, a closed pipe) quietly with 141, SIGPIPE's status as coreutils have it; any
+ * other failure (a full disk) in one line, exit 1.
+ */
+export function exitOnBrokenOutput(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(141)
+    process.stderr.write(`error: cannot write the output: ${err.message}\n`)
+    process.exit(1)
+  })
+}
