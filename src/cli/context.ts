@@ -65,7 +65,8 @@ export const processIo: Io = {
 }
 
 export function configPath(p: Parsed, io: Io): string {
-  return flagString(p, 'config') ?? io.env.SWITCHYARD_CONFIG ?? './switchyard.yaml'
+  // An empty variable is unset (an env file's `SWITCHYARD_CONFIG=`), as SWITCHYARD_DB, HOST and PORT are.
+  return flagString(p, 'config') ?? (io.env.SWITCHYARD_CONFIG || './switchyard.yaml')
 }
 
 /**

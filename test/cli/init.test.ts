@@ -57,6 +57,20 @@ describe('init --config / SWITCHYARD_CONFIG / --db', () => {
     expect(existsSync(join(dir, 'flag.yaml'))).toBe(true)
   })
 
+  // An empty SWITCHYARD_CONFIG (an env file's `SWITCHYARD_CONFIG=`) named the current folder:
+  // init said "<cwd> already exists", the other commands "invalid config :". Empty is unset, as
+  // for SWITCHYARD_DB, HOST and PORT.
+  test('an empty SWITCHYARD_CONFIG is unset: ./switchyard.yaml', async () => {
+    const dir = fresh()
+    const env = { SWITCHYARD_CONFIG: '' }
+    const init = await cliProcess(['init'], { cwd: dir, env })
+    expect([init.code, init.stderr]).toEqual([0, ''])
+    expect(existsSync(join(dir, 'switchyard.yaml'))).toBe(true)
+    const check = await cliProcess(['config', 'check'], { cwd: dir, env })
+    expect(check.code).toBe(0)
+    expect(check.stdout).toStartWith('./switchyard.yaml: OK')
+  })
+
   test('init --db PATH writes the database into the starter config, resolved from here', async () => {
     const dir = fresh()
     const r = await cliProcess(['init', '--config', 'conf/sy.yaml', '--db', 'state/gw.db'], { cwd: dir })
