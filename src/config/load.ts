@@ -133,7 +133,7 @@ export function parseConfig(
   const placeholders: ConfigProblem[] = envProblems
     .filter((p) => secrets || !(p.unset && servesOnly(p.path)) || invalid.has(p.path))
     .map(({ path, message }) => ({ path, message }))
-  const checked = schema.slice(0, MAX_LISTED)
+  const checked = [...schema]
   // The cross checks run on whatever the schema passed, so one run lists every problem.
   const raw = value as RawConfig
   crossCheck(raw, checked, secrets, intactExcept([...placeholders, ...schema].map((p) => p.path)))
@@ -154,9 +154,6 @@ export function parseConfig(
  * settings (their keys above all) and the admin token (absent, the admin API is off).
  */
 const servesOnly = (path: string) => path.startsWith('/providers/') || path === '/admin/token'
-
-/** Past this many schema problems, the rest of a badly broken file adds nothing. */
-const MAX_LISTED = 50
 
 function resolve(raw: RawConfig, source: string): Config {
   const s = raw.server ?? {}

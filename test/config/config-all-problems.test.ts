@@ -87,6 +87,20 @@ describe('every problem at once', () => {
     ])
   })
 
+  // Past 50 schema problems the rest were dropped without a word: 60 bad models listed 50, and
+  // the next run showed 10 more.
+  test('more than 50 problems are all listed', () => {
+    const models = Array.from({ length: 60 }, (_, i) => ({
+      name: `m${i}`,
+      context_window: 'x',
+      max_output_tokens: 1,
+      features: [],
+    }))
+    const doc = testConfigDoc({ providers: [{ prefix: 'demo', kind: 'demo', models }] })
+    const found = problems(() => parseConfig(doc))
+    expect(found.map((p) => p.path)).toEqual(models.map((_, i) => `/providers/0/models/${i}/context_window`))
+  })
+
   test('two problems at one path are both listed (an admin token both short and spaced)', () => {
     expect(
       problems(() => parseConfig(testConfigDoc({ admin: { token: 'a b' } }))).map((p) => p.message),
