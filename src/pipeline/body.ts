@@ -36,18 +36,38 @@ export function bodyTimeout(ms: number): GatewayError {
  * `promise`, or the 408 once `ms` have passed. Without a deadline a valid key could hold
  * thousands of sockets open by trickling bodies in (admission comes after the body).
  */
-async function withinTime<T>(promise: Promise<T>, ms: number, onLate: () => void): Promise<T> {
+/**
+ * `promise`, or the body timeout after `ms`, or `stop`'s reason once it aborts (the shutdown's
+ * drain deadline: a body still arriving then is cut like a stream, never left unanswered).
+ */
+async function withinTime<T>(
+  promise: Promise<T>,
+  ms: number,
+  onLate: () => void,
+  stop?: AbortSignal,
+): Promise<T> {
+  if (stop?.aborted) {
+    onLate()
+    throw stop.reason
+  }
   let timer: ReturnType<typeof setTimeout> | undefined
+  let onStop: (() => void) | undefined
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       reject(bodyTimeout(ms)) // first: cancelling settles the read, which must not win the race
       onLate()
     }, ms)
+    onStop = () => {
+      reject(stop!.reason)
+      onLate()
+    }
+    stop?.addEventListener('abort', onStop, { once: true })
   })
   try {
     return await Promise.race([promise, late])
   } finally {
     clearTimeout(timer)
+    if (onStop) stop?.removeEventListener('abort', onStop)
   }
 }
 
@@ -102,6 +122,7 @@ export async function readBodyText(
   limit: number,
   timeoutMs: number,
   json: JsonLimits = DEFAULT_JSON_LIMITS,
+  stop?: AbortSignal,
 ): Promise<string> {
   checkContentEncoding(request)
   const header = request.headers.get('content-length')
@@ -112,7 +133,7 @@ export async function readBodyText(
   if (declared <= WHOLE_READ_MAX) {
     const reading = request.text()
     reading.catch(() => {}) // settled by the closed socket after a 408
-    const text = await withinTime(reading, timeoutMs, () => {})
+    const text = await withinTime(reading, timeoutMs, () => {}, stop)
     // HTTP framing read the declared length; a Request built in code may carry more (and a
     // string holds at most as many UTF-16 units as its UTF-8 bytes).
     if (text.length > limit) throw tooLarge(limit)
@@ -128,7 +149,7 @@ export async function readBodyText(
   let size = 0
   const cancel = () => void reader.cancel().catch(() => {})
   // One deadline for the whole body, not per piece: a piece every second would never be late.
-  const read = () => withinTime(reader.read(), timeoutMs - (performance.now() - started), cancel)
+  const read = () => withinTime(reader.read(), timeoutMs - (performance.now() - started), cancel, stop)
   try {
     for (let r = await read(); !r.done; r = await read()) {
       size += r.value.byteLength

@@ -99,6 +99,8 @@ export class Pipeline {
         request,
         deps.config.server.bodyLimitBytes,
         deps.config.server.bodyTimeoutMs,
+        undefined,
+        deps.traffic.stopSignal,
       )
       // readBodyText held the text to the JSON structural limits while reading it.
       const decoded = surface.decode(text, true)
