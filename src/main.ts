@@ -75,20 +75,26 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
 }
 
 function report(err: unknown, io: Io, json: boolean): number {
-  if (err instanceof UsageError) {
-    io.err(`error: ${err.message}`)
-    return 2
-  }
+  const code = err instanceof UsageError ? 2 : 1
+  // With --json every error is one JSON line on stderr, in the API's error shape, whatever failed.
+  if (json) io.err(JSON.stringify(errorBody(err)))
+  else if (err instanceof ConfigError) io.err(err.message)
+  else io.err(`error: ${(err as Error)?.message ?? String(err)}`)
+  return code
+}
+
+/** `{error: {message, type, param, code}}`; a config error adds its `problems`. */
+function errorBody(err: unknown): { error: Record<string, unknown> } {
+  if (err instanceof GatewayError) return err.toBody()
+  const message = (err as Error)?.message ?? String(err)
   if (err instanceof ConfigError) {
-    io.err(err.message)
-    return 1
+    return {
+      error: { message, type: 'invalid_config', param: null, code: 'invalid_config', problems: err.problems },
+    }
   }
-  if (err instanceof GatewayError) {
-    io.err(json ? JSON.stringify(err.toBody()) : `error: ${err.message}`)
-    return 1
-  }
-  io.err(`error: ${(err as Error)?.message ?? String(err)}`)
-  return 1
+  if (err instanceof UsageError)
+    return { error: { message, type: 'usage_error', param: null, code: 'usage_error' } }
+  return { error: { message, type: 'error', param: null, code: 'error' } }
 }
 
 if (import.meta.main) {

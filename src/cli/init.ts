@@ -22,8 +22,7 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
   const db = flagString(p, 'db')
   const text = db === undefined ? STARTER_CONFIG : withDatabase(STARTER_CONFIG, db)
   if (existsSync(path)) {
-    io.err(`error: ${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`)
-    return 1
+    throw new Error(`${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`)
   }
   write(path, text)
   new Output(io, p.flags.json === true).result(

@@ -128,6 +128,27 @@ describe('command line (--json)', () => {
     }
   })
 
+  // With --json a not-found error was JSON on stderr, but a usage error, a config error, a
+  // database that cannot be opened and init's refusal were text: a script could not parse them.
+  test('with --json every error is one JSON line on stderr in the error shape', async () => {
+    const cases: Array<[string[], string, number]> = [
+      [['accounts', 'show', 'nobody', ...base], 'account_not_found', 1],
+      [['accounts', 'show', ...base], 'usage_error', 2],
+      [['accounts', 'list', '--config', join(dir, 'nope.yaml')], 'invalid_config', 1],
+      [['accounts', 'list', '--config', config, '--db', '/dev/null'], 'error', 1],
+      [['init', '--config', config], 'error', 1],
+    ]
+    for (const [args, code, exit] of cases) {
+      const r = await cli([...args, '--json'])
+      expect([args.join(' '), r.code, r.stdout]).toEqual([args.join(' '), exit, ''])
+      const lines = r.stderr.trim().split('\n')
+      const body = JSON.parse(lines.at(-1)!)
+      expect(body.error).toMatchObject({ code, message: expect.any(String) })
+    }
+    const bad = await cli(['accounts', 'list', '--config', join(dir, 'nope.yaml'), '--json'])
+    expect(JSON.parse(bad.stderr).error.problems[0]).toMatchObject({ path: '/' })
+  })
+
   test('env SWITCHYARD_CONFIG / SWITCHYARD_DB are read, flags win', async () => {
     const viaEnv = await cli(['accounts', 'list', '--json'], { SWITCHYARD_CONFIG: config, SWITCHYARD_DB: db })
     expect(viaEnv.json().length).toBe(2)
