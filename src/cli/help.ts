@@ -88,7 +88,7 @@ Limits of the key itself (keys create, keys set-limits), within its account's pl
 above the plan's is refused. 'none' clears one (the plan's alone applies).
   --rpm N               requests per minute       --rpd N   requests per day (24 h)
   --tpm N               tokens per minute         --tpd N   tokens per day (24 h)
-  --budget-usd X        USD per --budget-period, at most 6 decimals (e.g. 5 or 0.50)
+  --budget-usd X        USD per --budget-period, at most 6 decimals (e.g. 5 or 0.50; kept if left out on set-limits)
   --budget-period P     day, week or month (UTC calendar periods; kept if left out on set-limits)
   --models ID,...       the only models the key may use (ids from 'switchyard models')
 

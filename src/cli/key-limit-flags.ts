@@ -30,8 +30,8 @@ export function limitsFromFlags(p: Parsed): KeyLimitsPatch {
     if (period !== undefined)
       throw new UsageError('--budget-usd none clears the budget; leave out --budget-period')
     patch.budget = null
-  } else if (usd !== undefined) {
-    if (!USD.test(usd) || Number(usd) <= 0) {
+  } else if (usd !== undefined || period !== undefined) {
+    if (usd !== undefined && (!USD.test(usd) || Number(usd) <= 0)) {
       throw new UsageError(
         `--budget-usd must be an amount in USD above 0 with at most 6 decimals (e.g. 25 or 0.50), or 'none'; got '${usd}'`,
       )
@@ -39,9 +39,11 @@ export function limitsFromFlags(p: Parsed): KeyLimitsPatch {
     if (period !== undefined && !['day', 'week', 'month'].includes(period)) {
       throw new UsageError(`--budget-period must be day, week or month; got '${period}'`)
     }
-    patch.budget = { usd: Number(usd), ...(period ? { period: period as CalendarPeriod } : {}) }
-  } else if (period !== undefined) {
-    throw new UsageError('--budget-period needs --budget-usd (the amount for each period)')
+    // Either one alone keeps the key's other (a key without a budget needs both: refused by name).
+    patch.budget = {
+      ...(usd !== undefined ? { usd: Number(usd) } : {}),
+      ...(period ? { period: period as CalendarPeriod } : {}),
+    }
   }
   const models = flagString(p, 'models')
   if (models === 'none') patch.models = null

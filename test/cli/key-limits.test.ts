@@ -68,6 +68,9 @@ describe('keys create / set-limits', () => {
     // Only the amount: the period is kept.
     const w = (await cli(['keys', 'set-limits', k.id, '--budget-usd', '1.5', '--json', ...base])).json()
     expect(w.limits.budget).toEqual({ usd: 1.5, period: 'week' })
+    // Only the period: the amount is kept.
+    const d = (await cli(['keys', 'set-limits', k.id, '--budget-period', 'day', '--json', ...base])).json()
+    expect(d.limits.budget).toEqual({ usd: 1.5, period: 'day' })
     const none = (await cli(['keys', 'create', 'acme', '--json', ...base])).json()
     expect(none.limits.budget).toBeNull()
   })
@@ -77,7 +80,11 @@ describe('keys create / set-limits', () => {
       [['keys', 'create', 'acme', '--tpm', '0'], 2, '--tpm must be a whole number'],
       [['keys', 'create', 'acme', '--tpm', 'lots'], 2, "got 'lots'"],
       [['keys', 'create', 'acme', '--budget-usd', '5'], 1, 'budget.period: is required'],
-      [['keys', 'create', 'acme', '--budget-period', 'day'], 2, '--budget-period needs --budget-usd'],
+      [
+        ['keys', 'create', 'acme', '--budget-period', 'day'],
+        1,
+        'budget.usd: is required: the key has no budget yet',
+      ],
       [
         ['keys', 'create', 'acme', '--budget-usd', '1.0000001', '--budget-period', 'day'],
         2,
