@@ -17,9 +17,9 @@ Usage: switchyard <command> [options]
 Commands:
   init [--config FILE] [--db PATH|URL]        write a commented starter config
   serve [--host H] [--port P] [--workers N]   run the gateway (default 127.0.0.1:8080)
-  accounts create NAME --plan PLAN [--days N]  new account
+  accounts create NAME [--plan PLAN] [...]    new account (plan: default_plan unless given)
   accounts list | accounts show NAME
-  accounts set-plan NAME PLAN [--days N]       upgrade, downgrade or renew
+  accounts set-plan NAME PLAN [...]           upgrade, downgrade or renew (see accounts --help)
   accounts disable NAME | accounts enable NAME
   keys create ACCOUNT [--name LABEL] [...]     prints the new key once
   keys set-limits ID [--tpm N] [...]           the key's own limits (see keys --help)

@@ -58,6 +58,19 @@ describe('first hour', () => {
     expect((await cli(['serve', '--help'])).stdout).toContain('--workers N')
   })
 
+  test('the global help shows --plan as optional, as accounts create takes it', async () => {
+    const h = await cli(['--help'])
+    expect(h.code).toBe(0)
+    const line = h.stdout.split('\n').find((l) => l.trimStart().startsWith('accounts create'))!
+    expect(line).toContain('[--plan PLAN]')
+    // and so it is: without --plan the account gets default_plan
+    const dir = tempDir()
+    const config = writeConfig(dir, testConfigDoc())
+    const made = await cli(['accounts', 'create', 'noplan', '--config', config, '--json'])
+    expect(made.code).toBe(0)
+    expect(JSON.parse(made.stdout).plan).toBe('free')
+  })
+
   test('PORT=abc is an error naming PORT', async () => {
     const dir = tempDir()
     const config = writeConfig(dir, testConfigDoc())
