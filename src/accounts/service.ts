@@ -112,7 +112,7 @@ function planEnd(from: number, length: number | null, expiresAt: number | undefi
     400,
     'invalid_value',
     renewing
-      ? `days: renewing by ${length} days would end the plan after ${iso(LATEST_TIME)}, the latest end a plan may have; it runs to ${iso(from)} now, so ${room} more days at most.`
+      ? `days: renewing by ${length} ${length === 1 ? 'day' : 'days'} would end the plan after ${iso(LATEST_TIME)}, the latest end a plan may have; it runs to ${iso(from)} now, so ${room} more days at most.`
       : `days: ${length} days would end the plan after ${iso(LATEST_TIME)}, the latest end a plan may have; ${room} days at most.`,
     { param: 'days' },
   )
