@@ -124,7 +124,13 @@ export async function upstreamFetch(
   try {
     let res: Response
     try {
-      res = await fetch(url, { ...init, signal: mergeSignals(ctx.signal, own?.signal, init.signal) })
+      // redirect: manual: the provider's key goes to its base_url and nowhere else. Bun drops
+      // `authorization` on a cross-origin redirect but forwards `x-api-key` and `x-goog-api-key`.
+      res = await fetch(url, {
+        ...init,
+        redirect: 'manual',
+        signal: mergeSignals(ctx.signal, own?.signal, init.signal),
+      })
     } catch (err) {
       if (timedOut) throw withFacts(timedOut, { transport: 'no_response' })
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
@@ -138,6 +144,12 @@ export async function upstreamFetch(
       // body it reads natively.
       ;(res as Cuttable)[CUT] = own ? (reason) => own.abort(reason) : ctx.cancel!
       return res
+    }
+    if (res.status >= 300 && res.status < 400) {
+      void res.body?.cancel().catch(() => {})
+      throw withFacts(redirected(label, res.status, res.headers.get('location')), {
+        transport: 'invalid',
+      })
     }
     // The error body is read under the same first-byte timer (it belongs to the refusal), capped.
     const text = await readCappedText(
@@ -180,6 +192,19 @@ export async function upstreamFetch(
     if (deadline) deadline.cancel()
     else clearTimeout(timeout)
   }
+}
+
+/**
+ * 502 `upstream_redirect`: the gateway follows no redirect (the key would go with it). The
+ * Location goes to the log only, like every upstream address.
+ */
+function redirected(label: string, status: number, location: string | null): GatewayError {
+  return new GatewayError(
+    502,
+    'upstream_redirect',
+    `Upstream '${label}' answered with a redirect (HTTP ${status}), which the gateway does not follow: the provider's key goes only to its base_url. The operator must set base_url to the address the provider answers at.`,
+    { detail: location === null ? undefined : `location: ${location}` },
+  )
 }
 
 /**
