@@ -1,8 +1,11 @@
 /**
  * @module
  * The one HTTP error class. Everything the gateway refuses is a `GatewayError`, rendered as
- * OpenAI's error body: `{"error": {"message", "type", "param", "code"}}`.
+ * OpenAI's error body: `{"error": {"message", "type", "param", "code"}}`. A message never holds
+ * an API key: one a caller pasted where something else belongs (a model id, an account name) is
+ * cut to its display prefix, here where every error is made.
  */
+import { maskKeys } from './key-shape.ts'
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -48,7 +51,7 @@ export class GatewayError extends Error {
     message: string,
     opts: { param?: string | null; type?: string; headers?: Record<string, string>; detail?: string } = {},
   ) {
-    super(message)
+    super(maskKeys(message))
     this.name = 'GatewayError'
     this.status = status
     this.code = code
