@@ -20,6 +20,7 @@ import type {
   ProviderAdapter,
   Usage,
 } from '../providers/types.ts'
+import { scrubbed } from '../providers/upstream-errors.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { summed } from './continuation.ts'
@@ -108,8 +109,11 @@ export interface Rescue {
 
 export async function callProvider<View>(p: ProviderCall<View>): Promise<CallResult> {
   const { adapter, ctx, finish, call } = p
+  // Every failure leaving this attempt, before or after content, loses the provider's key and
+  // address (its own words may name them: an in-band error event, a 200 whose body is an error).
+  const scrub = (e: GatewayError) => scrubbed(e, ctx.provider)
   const failed = (e: unknown): CallResult => {
-    const error = asGatewayError(e)
+    const error = scrub(asGatewayError(e))
     return { ok: false, error, settle: () => finish(error.status, null, error, null) }
   }
   if (!p.stream) {
@@ -196,6 +200,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     // The time to first token counts from this attempt's upstream call, not from its headers.
     startedAt: ctx.deadline?.startedAt,
     keepaliveMs: config.server.streamKeepaliveMs,
+    scrub,
     holdMs: config.server.streamHoldMs,
     signal: p.signal,
     stop: p.deps.traffic.stopSignal,

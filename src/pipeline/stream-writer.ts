@@ -75,6 +75,8 @@ export interface WriteStreamOptions<T = unknown> {
    * Asked at most once; null (or a throw) ends the stream with the original error, as without it.
    */
   continueWith?: (err: GatewayError) => Promise<StreamSource<T> | null>
+  /** Cleans the source's failure before anyone sees it (the provider's key and address). */
+  scrub?: (err: GatewayError) => GatewayError
 }
 
 export type WriteStreamResult =
@@ -211,7 +213,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     // An abort during the hold cancels the reader, which settles `first`: check it before anything else.
     if (this.finished) return { status: 'error', error: this.cutError ?? clientClosed() }
     if (failure !== undefined) {
-      const error = asStreamFailure(failure.err)
+      const error = this.sourceFailure(failure.err)
       this.finish(error, false, error)
       return { status: 'error', error }
     }
@@ -277,7 +279,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     this.waiting = true // keep-alives while the next target answers
     let next: StreamSource<T> | null = null
     try {
-      next = await ask(asStreamFailure(err))
+      next = await ask(this.sourceFailure(err))
     } catch {}
     this.waiting = false
     if (next === null || this.finished) return false
@@ -483,9 +485,15 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     }
   }
 
+  /** The source's failure as the client may see it. */
+  private sourceFailure(err: unknown): GatewayError {
+    const error = asStreamFailure(err)
+    return this.opts.scrub ? this.opts.scrub(error) : error
+  }
+
   private failAfterStart(controller: Controller, err: unknown): void {
     if (this.finished) return
-    const error = asStreamFailure(err)
+    const error = this.sourceFailure(err)
     controller.enqueue(this.encoder.error(error))
     this.close(controller, error)
   }

@@ -5,6 +5,7 @@
  * `http.ts` re-exports the public part; adapters import from there.
  */
 import { GatewayError } from '../util/errors.ts'
+import { factsOf, withFacts } from './failure-facts.ts'
 
 /**
  * The default `mapError` for upstreams that answer with OpenAI-style error bodies (also reads
@@ -250,12 +251,53 @@ export function scrubbed(err: GatewayError, provider: { api_key?: string; base_u
     const { 'retry-after': _, ...rest } = err.headers!
     headers = clamped === undefined ? rest : { ...rest, 'retry-after': clamped }
   }
-  return new GatewayError(err.status, err.code, message, {
+  const clean = new GatewayError(err.status, err.code, message, {
     param: err.param,
     type: err.type,
     headers,
     detail: err.detail,
   })
+  // What the attempt loop classifies by stays with the error (an in-band code rests a key).
+  const facts = factsOf(err)
+  return facts ? withFacts(clean, facts) : clean
+}
+
+/**
+ * An upstream event relayed as it came (a pass-through's `error` or `response.failed` after
+ * content) without the provider's key or address: each string in its JSON loses them. null when
+ * the event names neither, so the bytes go on untouched; an event that is not JSON is replaced
+ * by `fallback` when it names either.
+ *
+ * @example scrubbedEventData('{"error":{"message":"bad key sk-x at https://api.host/v1"}}', provider, fb)
+ *          // '{"error":{"message":"bad key *** at <upstream>"}}'
+ */
+export function scrubbedEventData(
+  data: string,
+  provider: { api_key?: string; base_url?: string },
+  fallback: () => string,
+): string | null {
+  const key = provider.api_key && provider.api_key.length >= 4 ? provider.api_key : undefined
+  const host = hostPattern(provider.base_url)
+  const clean = (text: string) => {
+    const keyless = key ? text.split(key).join('***') : text
+    return host ? keyless.replace(host, '<upstream>') : keyless
+  }
+  if (clean(data) === data) return null
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(data)
+  } catch {
+    return fallback()
+  }
+  const walk = (v: unknown): unknown =>
+    typeof v === 'string'
+      ? clean(v)
+      : Array.isArray(v)
+        ? v.map(walk)
+        : v !== null && typeof v === 'object'
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
+          : v
+  return JSON.stringify(walk(parsed))
 }
 
 /**

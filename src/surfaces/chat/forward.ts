@@ -64,6 +64,7 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
       view.stream === true && view.stream_options?.include_usage === true,
       maxResponseBytes(ctx.provider),
       label,
+      (err) => scrubbed(err, ctx.provider),
     )
     return { plan: { body: upstream.body, stages: [encoder.stage], ctx }, encoder }
   },

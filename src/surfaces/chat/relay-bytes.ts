@@ -77,6 +77,7 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
     private readonly includeUsage: boolean,
     maxEventBytes: number,
     label: string,
+    private readonly clean: (err: GatewayError) => GatewayError,
   ) {
     super(maxEventBytes, label)
     this.text = new ChatRelay(modelId, includeUsage, label)
@@ -112,8 +113,9 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
       // Nothing sent yet: the failure becomes the HTTP status (the writer still holds it).
       if (!this.started || !(err instanceof GatewayError)) throw err
       // Later: the events before it in this read still go out, then the error frame, then nothing.
-      this.failed = err
-      return this.error(err)
+      // The upstream's words lose its key and address, as a refusal's do (the writer never sees them).
+      this.failed = this.clean(err)
+      return this.error(this.failed)
     }
     if (out === null) return null
     this.started = true
@@ -195,8 +197,15 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
   readonly stage: ChatByteRelay
   readonly keepalive = KEEPALIVE
 
-  constructor(modelId: string, includeUsage: boolean, maxEventBytes: number, label: string) {
-    this.stage = new ChatByteRelay(modelId, includeUsage, maxEventBytes, label)
+  /** `clean`: what the upstream's own words lose before the client reads them (`scrubbed`). */
+  constructor(
+    modelId: string,
+    includeUsage: boolean,
+    maxEventBytes: number,
+    label: string,
+    clean: (err: GatewayError) => GatewayError = (err) => err,
+  ) {
+    this.stage = new ChatByteRelay(modelId, includeUsage, maxEventBytes, label, clean)
   }
 
   encode(bytes: Uint8Array): Uint8Array {

@@ -15,6 +15,7 @@ import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import type { Usage } from '../../providers/types.ts'
+import { scrubbedEventData } from '../../providers/upstream-errors.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { ByteRelay, type EventAction, eventData, eventName, stringValueBytes } from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
@@ -113,11 +114,17 @@ class MessagesRelay extends ByteRelay {
         this.stopped = true
         return undefined
       case 'error': {
-        const body = parse(eventData(buf, start, end)) as {
+        const data = eventData(buf, start, end)
+        const body = parse(data) as {
           error?: { type?: string; message?: string }
         } | null
-        this.failed = mapAnthropicStreamError(body ?? {}, this.ctx.provider)
-        return undefined
+        const failed = mapAnthropicStreamError(body ?? {}, this.ctx.provider)
+        this.failed = failed
+        // The upstream's own event, as it came but for the provider's key and address.
+        const clean = scrubbedEventData(data, this.ctx.provider, () =>
+          JSON.stringify(anthropicErrorBody(failed)),
+        )
+        return clean === null ? undefined : text.encode(`event: error\ndata: ${clean}\n\n`)
       }
     }
     return undefined

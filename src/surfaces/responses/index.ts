@@ -55,7 +55,12 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
       return relayResponseJson(text, ctx.modelId, ctx.modelId.split('/')[0]!)
     },
     relayBytes: (ctx) =>
-      new ResponsesRelay(ctx.modelId, ctx.modelId.split('/')[0]!, maxResponseBytes(ctx.provider)),
+      new ResponsesRelay(
+        ctx.modelId,
+        ctx.modelId.split('/')[0]!,
+        maxResponseBytes(ctx.provider),
+        ctx.provider,
+      ),
   },
   errorResponse,
 }

@@ -26,6 +26,7 @@ import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
+import { scrubbedEventData } from '../../providers/upstream-errors.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import {
   ByteRelay,
@@ -79,6 +80,8 @@ export class ResponsesRelay extends ByteRelay {
     private readonly modelId: string,
     label: string,
     maxEventBytes = DEFAULT_MAX_RESPONSE_BYTES,
+    /** Whose key and address the upstream's failure events lose before they are relayed. */
+    private readonly provider: { api_key?: string; base_url?: string } = {},
   ) {
     super(maxEventBytes, label)
   }
@@ -98,6 +101,8 @@ export class ResponsesRelay extends ByteRelay {
     this.lastStart = start
     this.lastEnd = end
     if (type === undefined) return undefined
+    // After content the upstream's `error` goes on as it came, but for the provider's key and address.
+    if (type === 'error') return this.scrubbed(eventData(buf, start, end), name)
     // Generated text (output text, reasoning, refusals, tool arguments) comes in `*.delta` events.
     if (type.endsWith(DELTA)) {
       const text = stringValueBytes(buf, start, end, DELTA_KEY)
@@ -115,7 +120,22 @@ export class ResponsesRelay extends ByteRelay {
     // writer reports it once — as an HTTP error while it holds the status, else with `error()`'s
     // events — not the upstream's `response.failed` and then its own beside it.
     if (type === 'response.failed' && !this.content) return null
-    return bytes.encode(encodeSSE(replaceStringField(data, 2, 'model', this.modelId), name))
+    const relayed = replaceStringField(data, 2, 'model', this.modelId)
+    if (type === 'response.failed')
+      return this.scrubbed(relayed, name) ?? bytes.encode(encodeSSE(relayed, name))
+    return bytes.encode(encodeSSE(relayed, name))
+  }
+
+  /** A failure event without the provider's key or address; undefined (as it came) when it names neither. */
+  private scrubbed(data: string, name: string | undefined): Uint8Array | undefined {
+    const clean = scrubbedEventData(data, this.provider, () =>
+      JSON.stringify({
+        type: 'error',
+        code: 'upstream_error',
+        message: `Upstream '${this.label}' failed mid-stream.`,
+      }),
+    )
+    return clean === null ? undefined : bytes.encode(encodeSSE(clean, name))
   }
 
   /** A stream that stopped before its terminal event was cut: the client is told as OpenAI would. */
