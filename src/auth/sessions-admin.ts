@@ -9,6 +9,7 @@
 import type { SessionSelector, Store } from '../store/index.ts'
 import { iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clip } from '../util/text.ts'
 
 /** At most this many sessions in one list (sessions are few; this bounds the answer). */
 export const MAX_SESSIONS = 1000
@@ -36,11 +37,11 @@ export function sessionSelector(q: { id?: string; key?: string; kind?: string })
   if (given.length !== 1) throw bad('id', 'name exactly one of id, key or kind')
   if (q.id !== undefined && q.id !== '') {
     if (!/^[0-9a-f]{16}$/.test(q.id))
-      throw bad('id', `'${q.id}' is not a session id (16 hex digits, see the list)`)
+      throw bad('id', `'${clip(q.id)}' is not a session id (16 hex digits, see the list)`)
     return { id: q.id }
   }
   if (q.key !== undefined && q.key !== '') {
-    if (!/^[A-Za-z0-9_-]{1,100}$/.test(q.key)) throw bad('key', `'${q.key}' is not a key id`)
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(q.key)) throw bad('key', `'${clip(q.key)}' is not a key id`)
     return { keyId: q.key }
   }
   if (q.kind !== 'admin' && q.kind !== 'key') throw bad('kind', "must be 'admin' or 'key'")

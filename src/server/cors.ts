@@ -8,6 +8,7 @@
  * No credentials: API keys travel in `Authorization`, never in cookies.
  */
 import { GatewayError } from '../util/errors.ts'
+import { clip } from '../util/text.ts'
 
 const limitHeaders = (resource: string) =>
   ['limit', 'remaining', 'reset'].flatMap((m) => [
@@ -59,7 +60,7 @@ export function createCors(origins: readonly string[]): Cors | null {
         throw new GatewayError(
           403,
           'cors_origin_not_allowed',
-          `Origin ${origin} may not call this gateway; the operator can add it to server.cors_origins.`,
+          `Origin ${clip(origin)} may not call this gateway; the operator can add it to server.cors_origins.`,
           { type: 'permission_error' },
         )
       }

@@ -6,6 +6,7 @@ import type { Catalogue } from '../../catalogue/routing.ts'
 import { planAllows } from '../../catalogue/routing.ts'
 import { modelType } from '../../operations/operation.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import type { Deps } from '../deps.ts'
 
 /** One entry of the catalogue as users see it (also what `switchyard models` prints). */
@@ -94,7 +95,7 @@ export function modelRoutes(deps: Deps) {
         throw new GatewayError(
           404,
           'model_not_found',
-          `The model '${id ?? params['*']}' does not exist or is not in your plan; see GET /v1/models.`,
+          `The model '${clip(id ?? params['*'])}' does not exist or is not in your plan; see GET /v1/models.`,
           { param: 'model' },
         )
       return entry
