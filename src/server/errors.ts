@@ -11,12 +11,17 @@ import { surfaceAt } from '../traffic/surfaces.ts'
 import { pathOf, type Traffic } from '../traffic/traffic.ts'
 import { errorResponse, GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
+import { holdsKey } from '../util/key-shape.ts'
 import type { Logger } from '../util/log.ts'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
+/**
+ * The client's id when it is sane, else the gateway's own. Never a key sent there by mistake: the
+ * id is echoed, logged and stored in the request log, which the console shows.
+ */
 export function requestId(incoming: string | null): string {
-  return incoming && INCOMING_ID.test(incoming) ? incoming : newRequestId()
+  return incoming && INCOMING_ID.test(incoming) && !holdsKey(incoming) ? incoming : newRequestId()
 }
 
 /** `traffic`: where the refusal's code goes, for the access line (`Exchange.errorCode`). */

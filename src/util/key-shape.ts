@@ -14,6 +14,13 @@ export const DISPLAY_CHARS = 6
 /** A key anywhere in a text: the prefix and at least 32 base62 characters (keys have 40). */
 const KEY_IN_TEXT = /sk-sy-([0-9A-Za-z]{6})[0-9A-Za-z]{26,}/g
 
+/** Whether `text` holds a key (the prefix and at least 32 base62 characters). */
+export function holdsKey(text: string): boolean {
+  if (!text.includes(KEY_PREFIX)) return false
+  KEY_IN_TEXT.lastIndex = 0
+  return KEY_IN_TEXT.test(text)
+}
+
 /** `text` with every key in it cut to its display prefix and an ellipsis. */
 export function maskKeys(text: string): string {
   return text.includes(KEY_PREFIX) ? text.replace(KEY_IN_TEXT, `${KEY_PREFIX}$1…`) : text
