@@ -165,16 +165,31 @@ export function consoleRoutes(deps: Deps) {
       },
       { body: NoBody },
     )
-    .get('/console/me/api/overview', async ({ request, set }) => {
-      Object.assign(set.headers, NO_STORE)
+    .use(keyHolderApi(deps))
+}
+
+/**
+ * Who a key holder's session belongs to: its key and the key's account, or 401. A session ends
+ * with its key's secret (rotated) and with the key (disabled, revoked).
+ */
+function keyHolderGuard(deps: Deps) {
+  return new Elysia().resolve({ as: 'scoped' }, async ({ request, set }) => {
+    Object.assign(set.headers, NO_STORE)
+    const s = await findSession(deps.store, KEY_SESSION, request, deps.clock.now(), (x) =>
+      x.kind === 'key' ? keyCredential(deps.store, x.keyId) : null,
+    )
+    const key = s?.keyId ? await deps.store.getKey(s.keyId) : null
+    if (!key) throw signedOut()
+    return { holder: { key, account: (await deps.store.getAccount(key.accountId))! } }
+  })
+}
+
+/** The key holder's page's API: every route behind `keyHolderGuard`, pinned to the key's account. */
+function keyHolderApi(deps: Deps) {
+  return new Elysia({ name: 'switchyard.console.me', prefix: '/console/me/api' })
+    .use(keyHolderGuard(deps))
+    .get('/overview', async ({ holder: { key, account } }) => {
       const now = deps.clock.now()
-      // A session ends with its key's secret (rotated) and with the key (disabled, revoked).
-      const s = await findSession(deps.store, KEY_SESSION, request, now, (x) =>
-        x.kind === 'key' ? keyCredential(deps.store, x.keyId) : null,
-      )
-      const key = s?.keyId ? await deps.store.getKey(s.keyId) : null
-      if (!key) throw signedOut()
-      const account = (await deps.store.getAccount(key.accountId))!
       const [usage, hourly, daily, recent] = await Promise.all([
         usageReport(deps, account, key),
         usageSeries(deps, { bucket: 'hour', group_by: 'model' }, now, account.id),

@@ -219,7 +219,13 @@ for (const backend of backends('console-api.test.ts')) {
       ).toBe(401)
       // Revoking the key ends its page.
       await gw.deps.accounts.setKeyState(mine.id, 'revoked')
-      expect((await fetch(`${gw.url}/console/me/api/overview`, { headers: { cookie } })).status).toBe(401)
+      const ended = await fetch(`${gw.url}/console/me/api/overview`, { headers: { cookie } })
+      expect(ended.status).toBe(401)
+      expect(ended.headers.get('cache-control')).toBe('no-store')
+      // Without a session at all, the same: the group's guard answers before any route.
+      const none = await fetch(`${gw.url}/console/me/api/overview`)
+      expect(none.status).toBe(401)
+      expect(((await none.json()) as any).error.code).toBe('not_signed_in')
     }, 30_000)
   })
 }
