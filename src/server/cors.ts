@@ -20,6 +20,8 @@ const limitHeaders = (resource: string) =>
 /** Every header of the gateway's own a browser client may act on (DESIGN §5, §10, §11). */
 const EXPOSED = [
   'x-request-id',
+  // Anthropic's name for it, on the Messages surface.
+  'request-id',
   'retry-after',
   'retry-after-ms',
   ...limitHeaders('requests'),

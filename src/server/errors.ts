@@ -2,7 +2,8 @@
  * @module
  * Request ids and the one place errors become responses: every refusal — ours, Elysia's
  * validation and parse errors, unknown routes — leaves as OpenAI's error body, or under
- * `/v1/messages` as Anthropic's (DESIGN §6), e.g. for `POST /v1/messages/batches`.
+ * `/v1/messages` as Anthropic's (DESIGN §6), e.g. for `POST /v1/messages/batches`. Every response
+ * carries `x-request-id`, and under `/v1/messages` also Anthropic's `request-id` (the same id).
  */
 import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
@@ -29,7 +30,11 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
   return new Elysia({ name: 'switchyard.errors' })
     .error({ GatewayError })
     .onRequest(({ request, set }) => {
-      set.headers['x-request-id'] = requestId(request.headers.get('x-request-id'))
+      const id = requestId(request.headers.get('x-request-id'))
+      set.headers['x-request-id'] = id
+      // Anthropic names it `request-id`: its SDK reads that header into `_request_id` and an
+      // error's `requestID`, Claude Code into its error lines.
+      if (surfaceAt(pathOf(request.url)) === 'messages') set.headers['request-id'] = id
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       const err = toGatewayError(code, error, log, set.headers['x-request-id'])

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
+import type { APIError } from '@anthropic-ai/sdk'
 import { RECORDED } from '../support/fake-upstream.ts'
 import {
   BETA,
@@ -427,5 +428,53 @@ describe('translated: openai, gemini and demo providers', () => {
     // Issue 22: OpenAI's current name (its reasoning models refuse max_tokens).
     expect(up.max_completion_tokens).toBe(128)
     expect('max_tokens' in up).toBe(false)
+  })
+})
+
+describe("Anthropic's request-id header (the SDK's _request_id and requestID)", () => {
+  for (const model of ['anthropic/text', 'mock/gpt-4o-mini']) {
+    test(`${model}: create, stream, count_tokens and an error each carry it, equal to x-request-id`, async () => {
+      const client = bed.client()
+      const { data, response } = await client.messages
+        .create({ model, max_tokens: 64, messages: hello })
+        .withResponse()
+      const requestId = (data as { _request_id?: string })._request_id
+      expect(requestId).toStartWith('req_')
+      expect(response.headers.get('request-id')).toBe(response.headers.get('x-request-id'))
+
+      const stream = client.messages.stream({ model, max_tokens: 64, messages: hello })
+      await stream.finalMessage()
+      expect(stream.request_id).toStartWith('req_')
+      expect(stream.request_id).not.toBe(requestId)
+
+      const counted = await client.messages.countTokens({ model, messages: hello })
+      expect((counted as { _request_id?: string })._request_id).toStartWith('req_')
+
+      const err = await client.messages.create({ model, max_tokens: 0, messages: hello }).then(
+        () => null,
+        (e: unknown) => e as APIError,
+      )
+      if (!err) throw new Error('expected a 400')
+      expect(err.status).toBe(400)
+      expect(err.requestID).toStartWith('req_')
+      expect(err.requestID).toBe((err.error as { request_id?: string }).request_id)
+    })
+  }
+
+  test('a client-sent x-request-id is the request-id too; other surfaces have no request-id', async () => {
+    const res = await bed.post(
+      { model: 'mock/gpt-4o-mini', max_tokens: 64, messages: hello },
+      { 'x-request-id': 'trace-42' },
+    )
+    expect(res.status).toBe(200)
+    expect(res.headers.get('request-id')).toBe('trace-42')
+    const chat = await fetch(`${bed.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bed.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock/gpt-4o-mini', messages: hello }),
+    })
+    expect(chat.status).toBe(200)
+    expect(chat.headers.get('x-request-id')).toStartWith('req_')
+    expect(chat.headers.get('request-id')).toBeNull()
   })
 })

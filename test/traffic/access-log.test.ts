@@ -203,6 +203,7 @@ describe('CORS', () => {
       'x-ratelimit-remaining-requests',
       'x-ratelimit-reset-requests',
       'x-request-id',
+      'request-id',
       'x-switchyard-attempts',
       // The token headers (DESIGN §11), Anthropic's names on Messages, the output allowance.
       'x-ratelimit-limit-tokens',
