@@ -104,12 +104,22 @@ export function inputTokenBound(bodyBytes: number, body: unknown): InputBound {
   return { tokens, bytes: bodyBytes, images, files, serverTools, toolPrompt }
 }
 
-/** A JSON-schema output: chat's `response_format`, Responses' `text.format`, Messages' `output_format`. */
+/**
+ * A JSON-schema output: chat's `response_format`, Responses' `text.format`, Messages'
+ * `output_config.format` (or the beta's `output_format`).
+ */
 function schemaOutput(top: Record<string, unknown>): boolean {
   const typeOf = (v: unknown) =>
     v !== null && typeof v === 'object' ? (v as { type?: unknown }).type : undefined
   if (typeOf(top.response_format) === 'json_schema') return true
   if (typeOf(top.output_format) === 'json_schema') return true
+  const config = top.output_config
+  if (
+    config !== null &&
+    typeof config === 'object' &&
+    typeOf((config as { format?: unknown }).format) === 'json_schema'
+  )
+    return true
   const text = top.text
   return (
     text !== null &&

@@ -8,9 +8,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
 import type { APIError } from '@anthropic-ai/sdk'
+import { jsonSchemaOutputFormat } from '@anthropic-ai/sdk/helpers/json-schema'
 import { RECORDED } from '../support/fake-upstream.ts'
 import {
   BETA,
+  expectAnthropicError,
   hello,
   type MessagesBed,
   parseAnthropicSSE,
@@ -476,5 +478,81 @@ describe("Anthropic's request-id header (the SDK's _request_id and requestID)", 
     expect(chat.status).toBe(200)
     expect(chat.headers.get('x-request-id')).toStartWith('req_')
     expect(chat.headers.get('request-id')).toBeNull()
+  })
+})
+
+describe('structured outputs (output_config.format) on translated routes', () => {
+  const CITY = {
+    type: 'object',
+    properties: { city: { type: 'string' }, days: { type: 'integer' } },
+    required: ['city', 'days'],
+    additionalProperties: false,
+  } as const
+
+  test("messages.parse with jsonSchemaOutputFormat: the demo's JSON in that shape, create and stream", async () => {
+    const client = bed.client()
+    const format = jsonSchemaOutputFormat(CITY)
+    const parsed = await client.messages.parse({
+      model: 'demo/echo-pro',
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'Plan a trip' }],
+      output_config: { format },
+    })
+    expect(parsed.parsed_output).toEqual({ city: expect.any(String), days: expect.any(Number) })
+    const streamed = await client.messages
+      .stream({
+        model: 'demo/echo-pro',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'Plan a trip' }],
+        output_config: { format },
+      })
+      .finalMessage()
+    expect(streamed.parsed_output).toEqual(parsed.parsed_output)
+  })
+
+  test('an openai upstream gets response_format json_schema with the schema as sent; the beta output_format too', async () => {
+    const client = bed.client()
+    await client.messages.create({
+      model: 'mock/gpt-4o-mini',
+      max_tokens: 64,
+      messages: hello,
+      output_config: { format: { type: 'json_schema', schema: CITY } },
+    })
+    const expected = { type: 'json_schema', json_schema: { name: 'output', schema: CITY } }
+    expect((bed.mock.stats.lastBody as Record<string, unknown>).response_format).toEqual(expected)
+    const res = await bed.post(
+      {
+        model: 'mock/gpt-4o-mini',
+        max_tokens: 64,
+        messages: hello,
+        output_format: { type: 'json_schema', schema: CITY },
+      },
+      { 'anthropic-beta': 'structured-outputs-2025-11-13' },
+    )
+    expect(res.status).toBe(200)
+    expect((bed.mock.stats.lastBody as Record<string, unknown>).response_format).toEqual(expected)
+  })
+
+  test('a model without json_schema, or a format that is not json_schema → 400 naming it, nothing sent', async () => {
+    const before = bed.mock.stats.requests
+    const refused = await bed.post({
+      model: 'mock/bare',
+      max_tokens: 64,
+      messages: hello,
+      output_config: { format: { type: 'json_schema', schema: CITY } },
+    })
+    const body = await expectAnthropicError(refused, 400, 'invalid_request_error')
+    expect(body.error.message).toContain('output_config.format')
+    expect(refused.headers.get('x-switchyard-error-code')).toBe('unsupported_feature')
+    const odd = await bed.post({
+      model: 'mock/gpt-4o-mini',
+      max_tokens: 64,
+      messages: hello,
+      output_config: { format: { type: 'json_object' } },
+    })
+    expect((await expectAnthropicError(odd, 400, 'invalid_request_error')).error.message).toContain(
+      'output_config.format.type',
+    )
+    expect(bed.mock.stats.requests).toBe(before)
   })
 })

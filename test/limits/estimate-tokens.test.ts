@@ -136,6 +136,7 @@ describe('what the bytes cannot show is allowed for', () => {
       { response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } } },
       { text: { format: { type: 'json_schema', name: 's', schema: {} } } },
       { output_format: { type: 'json_schema', schema: {} } },
+      { output_config: { format: { type: 'json_schema', schema: {} } } },
     ]) {
       const body = chat(extra)
       expect(inputTokenBound(Buffer.byteLength(body), JSON.parse(body)).tokens).toBe(

@@ -16,6 +16,10 @@
  *   `disable_parallel_tool_use: true` → `parallel_tool_calls: false`.
  * - `thinking` enabled → `reasoning_effort` by budget (< 4,096 low, < 16,384 medium, else high);
  *   adaptive → medium, or the `output_config.effort` Claude Code sends.
+ * - `output_config.format` (structured outputs; the beta's top-level `output_format` too) →
+ *   `response_format` json_schema named `output`, the schema as given; not `strict`, which
+ *   OpenAI defaults off and which would refuse the schemas Anthropic accepts with optional
+ *   properties. The client asked for JSON in that shape: it is never dropped.
  * - `stop_sequences` → `stop`, `metadata.user_id` → `user`; `top_k` and unknown fields have no
  *   chat counterpart and are dropped.
  */
@@ -51,7 +55,44 @@ export function convertToChatRequest(req: MessagesRequest, upstreamModel: string
   if (req.stop_sequences?.length) out.stop = req.stop_sequences
   const user = req.metadata?.user_id
   if (typeof user === 'string' && user) out.user = user
+  const format = outputFormat(req)
+  if (format) {
+    out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } }
+  }
   return out
+}
+
+/**
+ * The JSON-schema output a Messages request asks for (`output_config.format`, or the beta's
+ * `output_format`), with the param that holds it; null when none. Anthropic's one format type is
+ * `json_schema` with an object `schema`: anything else is refused by name, not guessed at.
+ */
+export function outputFormat(
+  req: CountTokensRequest,
+): { schema: Record<string, unknown>; param: string } | null {
+  const top = req as { output_config?: { format?: unknown }; output_format?: unknown }
+  const [format, param] =
+    top.output_config?.format != null
+      ? [top.output_config.format, 'output_config.format']
+      : [top.output_format, 'output_format']
+  if (format == null) return null
+  const f = format as { type?: unknown; schema?: unknown }
+  if (typeof format !== 'object' || f.type !== 'json_schema') {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `${param}.type must be "json_schema", the one output format.`,
+      {
+        param: `${param}.type`,
+      },
+    )
+  }
+  if (f.schema === null || typeof f.schema !== 'object' || Array.isArray(f.schema)) {
+    throw new GatewayError(400, 'invalid_value', `${param}.schema must be a JSON Schema object.`, {
+      param: `${param}.schema`,
+    })
+  }
+  return { schema: f.schema as Record<string, unknown>, param }
 }
 
 /** Messages, tools, tool choice and reasoning: what count_tokens needs too. */

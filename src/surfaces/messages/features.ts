@@ -10,11 +10,13 @@
  * | `system`, a `system` turn                          | system_messages  |
  * | image or document blocks (also inside tool results) | vision          |
  * | `thinking` enabled or adaptive                     | reasoning        |
+ * | `output_config.format` (or the beta's `output_format`) | json_schema  |
  *
  * Thinking blocks replayed from earlier turns do not count: a model without reasoning simply
  * does not see them (translation drops them).
  */
 import type { FeatureUse } from '../../catalogue/features.ts'
+import { outputFormat } from './convert-to-chat-request.ts'
 import type { ContentBlock, CountTokensRequest } from './request-schema.ts'
 
 const DO_WITHOUT = {
@@ -23,6 +25,7 @@ const DO_WITHOUT = {
   system_messages: 'move the system prompt into the first user message',
   vision: 'remove the image and document blocks',
   reasoning: 'remove "thinking" or set it to {"type": "disabled"}',
+  json_schema: 'remove the output format and ask for JSON in the prompt',
 } as const
 
 const use = (feature: keyof typeof DO_WITHOUT, param: string): FeatureUse => ({
@@ -40,6 +43,8 @@ export function detectMessagesFeatures(req: CountTokensRequest & { stream?: bool
     uses.push(use('tools', 'tool_choice'))
   if (req.system !== undefined && req.system.length > 0) uses.push(use('system_messages', 'system'))
   if (req.thinking !== undefined && req.thinking.type !== 'disabled') uses.push(use('reasoning', 'thinking'))
+  const format = outputFormat(req)
+  if (format) uses.push(use('json_schema', format.param))
 
   for (let i = 0; i < req.messages.length; i++) {
     const message = req.messages[i]!
