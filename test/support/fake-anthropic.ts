@@ -42,6 +42,8 @@ export const ANTHROPIC_FIXTURES = {
     chunks: new URL('anthropic-thinking.chunks.txt', RECORDED),
   },
   'two-tools': { json: new URL('two-tools.json', OWN), chunks: new URL('two-tools.chunks.txt', OWN) },
+  // A structured output (output_config.format): the text is the JSON.
+  structured: { json: new URL('structured.json', OWN), chunks: new URL('structured.chunks.txt', OWN) },
   'stream-error': { chunks: new URL('stream-error.chunks.txt', OWN) },
   truncated: { chunks: new URL('truncated.chunks.txt', OWN) },
   'invalid-request': { status: 400, json: new URL('error-invalid-request.json', OWN) },

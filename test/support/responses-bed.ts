@@ -94,7 +94,7 @@ export async function startResponsesBed(
           kind: 'anthropic',
           base_url: anthropic.url,
           api_key: 'sk-ant-test',
-          models: [model('text'), model('tool'), model('stream-error')],
+          models: [model('text'), model('tool'), model('stream-error'), model('structured')],
         },
         {
           prefix: 'gemini',

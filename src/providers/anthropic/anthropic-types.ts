@@ -69,6 +69,8 @@ export interface AnthropicRequest {
   tool_choice?: AnthropicToolChoice
   metadata?: { user_id: string }
   thinking?: AnthropicThinking
+  /** Structured outputs: the text answer follows this JSON Schema. */
+  output_config?: { format?: { type: 'json_schema'; schema: Record<string, unknown> } }
   stream?: boolean
 }
 

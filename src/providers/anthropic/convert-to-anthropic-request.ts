@@ -9,11 +9,14 @@ import type { AnthropicRequest } from './anthropic-types.ts'
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.ts'
 import { prepareAnthropicTools } from './prepare-anthropic-tools.ts'
 
+type ResponseFormat = NonNullable<ChatRequest['response_format']>
+
 /** Asked of a request that thinks: the way out of a rule Anthropic holds thinking requests to. */
 const WITHOUT_THINKING = 'or ask for no reasoning (reasoning_effort, reasoning.effort or thinking).'
 
 /**
- * OpenAI parameters with a direct Anthropic counterpart, response formats it cannot honour, and
+ * OpenAI parameters with a direct Anthropic counterpart (`response_format` json_schema →
+ * `output_config.format`), the response format it cannot honour (json_object), and
  * what it refuses beside thinking (its extended-thinking docs, "Feature compatibility"): any
  * temperature but the default, top_p below 0.95, forced tool use, a prefilled answer.
  * `reasoning_effort` itself becomes `thinking` in `anthropic-thinking.ts` (its budget depends on
@@ -57,12 +60,19 @@ export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
   },
   { param: 'stop', to: 'stop_sequences', transform: toStopSequences },
   { param: 'user', to: 'metadata.user_id' },
+  // Structured outputs: Anthropic's `output_config.format` takes the JSON Schema itself (no name,
+  // no strict flag: its output always follows the schema). It has no schema-less JSON mode.
   {
     param: 'response_format',
+    to: 'output_config.format',
+    transform: (format: ResponseFormat) =>
+      format.type === 'json_schema' ? { type: 'json_schema', schema: format.json_schema.schema } : undefined,
     unsupported: {
-      when: (format: { type: string }) => format.type !== 'text',
+      when: (format: ResponseFormat) =>
+        format.type === 'json_object' ||
+        (format.type === 'json_schema' && format.json_schema?.schema == null),
       message:
-        'Anthropic models have no JSON mode: remove response_format, or ask for JSON in the prompt, or use a model whose features include json_mode.',
+        "Anthropic models have no schema-less JSON mode: send response_format json_schema with its schema (Anthropic's structured outputs), or ask for JSON in the prompt.",
     },
   },
 ]

@@ -209,12 +209,25 @@ describe('convertToAnthropicRequest', () => {
 
   test.each([
     [{ response_format: { type: 'json_object' } }, 'response_format'],
-    [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, 'response_format'],
+    [{ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }, 'response_format'],
   ] as const)('%j → 400 unsupported_feature', (extra, param) => {
     const err = thrown(() => convert(extra as Partial<ChatRequest>))
     expect(err.status).toBe(400)
     expect(err.code).toBe('unsupported_feature')
     expect(err.param).toBe(param)
+  })
+
+  test('response_format json_schema → output_config.format with the schema alone (structured outputs)', () => {
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      required: ['a'],
+      additionalProperties: false,
+    }
+    const body = convert({
+      response_format: { type: 'json_schema', json_schema: { name: 'thing', schema, strict: true } },
+    })
+    expect(body.output_config).toEqual({ format: { type: 'json_schema', schema } })
   })
 
   test('n and logprobs are not sent: they are kind limits, refused by the feature check before any adapter', () => {
