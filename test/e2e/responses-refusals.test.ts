@@ -148,16 +148,6 @@ describe('feature check, named in Responses terms', () => {
 describe('what only the Responses API reads: refused by name on translated routes, passed through', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
     [
-      'an item_reference item',
-      {
-        input: [
-          { role: 'user', content: 'hi' },
-          { type: 'item_reference', id: 'msg_1' },
-        ],
-      },
-      'input[1].type',
-    ],
-    [
       'an image by file id',
       { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] },
       'input[0].content[0]',
@@ -174,6 +164,26 @@ describe('what only the Responses API reads: refused by name on translated route
       else expect(sent[key]).toBe(value)
     }
   })
+})
+
+// What the AI SDK's openai.responses(...) sends for its own earlier answers unless told
+// store: false. Nothing is stored — not here, nor at a Responses upstream, which is sent
+// store: false — so no route can resolve one: OpenAI would answer that the item was not found.
+test('an item_reference → 400 on every route, saying the gateway stores nothing and what to send', async () => {
+  const body = {
+    input: [
+      { role: 'user', content: 'hi' },
+      { type: 'item_reference', id: 'msg_1' },
+    ],
+  }
+  const before = bed.responses.requests().length
+  for (const model of ['anthropic/text', 'openai/gpt-4o-mini', 'demo/echo', 'oair/text']) {
+    const err = await refusal(await bed.post({ model, ...body }), 400, 'unsupported_value', 'input[1].type')
+    expect(err.message).toContain('"msg_1"')
+    expect(err.message).toContain('stateless')
+    expect(err.message).toContain('store: false')
+  }
+  expect(bed.responses.requests().length).toBe(before)
 })
 
 describe('what a translated answer cannot honour: refused by name, passed through to wire: responses', () => {

@@ -94,14 +94,20 @@ export async function startResponsesBed(
           kind: 'anthropic',
           base_url: anthropic.url,
           api_key: 'sk-ant-test',
-          models: [model('text'), model('tool'), model('stream-error'), model('structured')],
+          models: [
+            model('text'),
+            model('tool'),
+            model('stream-error'),
+            model('structured'),
+            model('two-tools'),
+          ],
         },
         {
           prefix: 'gemini',
           kind: 'gemini',
           base_url: gemini.url,
           api_key: 'gemini-test',
-          models: [model('text'), model('tool')],
+          models: [model('text'), model('tool'), model('two-tools')],
         },
         {
           prefix: 'oair',

@@ -1,7 +1,8 @@
 /**
  * @module
  * Parsing and validating a `POST /v1/responses` body, and the stateless rule: Switchyard stores no
- * responses, so fields that point at stored state are refused by name (DESIGN §6).
+ * responses, so fields that point at stored state (`previous_response_id`, an `item_reference`
+ * input item, ...) are refused by name on every route (DESIGN §6).
  *
  * @example
  * const req = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE))
@@ -41,6 +42,21 @@ const STORED_STATE: Record<string, string> = {
 }
 
 function refuseStoredState(req: ResponsesRequestInput): void {
+  // An item_reference names an item of an earlier response kept at the server: none is kept,
+  // here or at a Responses upstream (it is sent store: false). The AI SDK's openai.responses(...)
+  // sends them for its own earlier answers unless told store: false.
+  if (Array.isArray(req.input)) {
+    req.input.forEach((item, i) => {
+      const { type, id } = item as { type?: unknown; id?: unknown }
+      if (type !== 'item_reference') return
+      throw new GatewayError(
+        400,
+        'unsupported_value',
+        `input[${i}] is an item_reference${typeof id === 'string' ? ` to "${id.slice(0, 64)}"` : ''}, which needs responses stored on the server, and Switchyard is stateless (it stores no responses): send the item itself (the AI SDK's openai.responses(...) does with providerOptions: { openai: { store: false } }).`,
+        { param: `input[${i}].type` },
+      )
+    })
+  }
   for (const [field, instead] of Object.entries(STORED_STATE)) {
     const value = req[field]
     if (value === undefined || value === null || value === false) continue
