@@ -44,6 +44,8 @@ export const ANTHROPIC_FIXTURES = {
   'two-tools': { json: new URL('two-tools.json', OWN), chunks: new URL('two-tools.chunks.txt', OWN) },
   // A structured output (output_config.format): the text is the JSON.
   structured: { json: new URL('structured.json', OWN), chunks: new URL('structured.chunks.txt', OWN) },
+  // Thinking, with the output's breakdown (usage.output_tokens_details.thinking_tokens).
+  reasoned: { json: new URL('reasoned.json', OWN), chunks: new URL('reasoned.chunks.txt', OWN) },
   'stream-error': { chunks: new URL('stream-error.chunks.txt', OWN) },
   truncated: { chunks: new URL('truncated.chunks.txt', OWN) },
   'invalid-request': { status: 400, json: new URL('error-invalid-request.json', OWN) },

@@ -80,6 +80,8 @@ export interface AnthropicUsage {
   output_tokens?: number | null
   cache_creation_input_tokens?: number | null
   cache_read_input_tokens?: number | null
+  /** The output's breakdown: `thinking_tokens` of `output_tokens` were reasoning. */
+  output_tokens_details?: { thinking_tokens?: number | null } | null
 }
 
 /** A response content block: text, thinking and tool_use are read, anything else skipped. */

@@ -9,6 +9,8 @@ import type { AnthropicUsage } from './anthropic-types.ts'
  * Anthropic's `input_tokens` excludes cached input, so the prompt is the sum of the three input
  * counts; cache reads are reported as OpenAI's `cached_tokens`, cache writes (when there are any)
  * as `cache_write_tokens`, which the model's `cache_write` price bills (limits/pricing.ts).
+ * `output_tokens_details.thinking_tokens` (inside `output_tokens`, when Anthropic reports it)
+ * becomes `completion_tokens_details.reasoning_tokens`, which the `reasoning` price bills.
  *
  * @example
  * convertAnthropicUsage({ input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 5 })
@@ -19,7 +21,7 @@ export function convertAnthropicUsage(usage: AnthropicUsage | undefined): Usage 
   const written = usage?.cache_creation_input_tokens ?? 0
   const prompt = (usage?.input_tokens ?? 0) + written + cached
   const completion = usage?.output_tokens ?? 0
-  return {
+  const out: Usage = {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
@@ -27,6 +29,9 @@ export function convertAnthropicUsage(usage: AnthropicUsage | undefined): Usage 
       ? { cached_tokens: cached, cache_write_tokens: written }
       : { cached_tokens: cached },
   }
+  const thinking = usage?.output_tokens_details?.thinking_tokens
+  if (typeof thinking === 'number') out.completion_tokens_details = { reasoning_tokens: thinking }
+  return out
 }
 
 /** Later events repeat or update counts (message_delta's `output_tokens` is cumulative). */
@@ -41,4 +46,6 @@ export function mergeUsage(into: AnthropicUsage, from: AnthropicUsage | undefine
     const value = from[key]
     if (typeof value === 'number') into[key] = value
   }
+  const thinking = from.output_tokens_details?.thinking_tokens
+  if (typeof thinking === 'number') into.output_tokens_details = { thinking_tokens: thinking }
 }
