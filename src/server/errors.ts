@@ -2,8 +2,9 @@
  * @module
  * Request ids and the one place errors become responses: every refusal — ours, Elysia's
  * validation and parse errors, unknown routes — leaves as OpenAI's error body, or under
- * `/v1/messages` as Anthropic's (DESIGN §6), e.g. for `POST /v1/messages/batches`. Every response
- * carries `x-request-id`, and under `/v1/messages` also Anthropic's `request-id` (the same id).
+ * `/v1/messages` as Anthropic's (DESIGN §6), e.g. for `POST /v1/messages/batches`, and so does
+ * `/v1/models` asked with `anthropic-version`. Every response carries `x-request-id`, and those in
+ * Anthropic's terms also Anthropic's `request-id` (the same id).
  */
 import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
@@ -34,15 +35,23 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
       set.headers['x-request-id'] = id
       // Anthropic names it `request-id`: its SDK reads that header into `_request_id` and an
       // error's `requestID`, Claude Code into its error lines.
-      if (surfaceAt(pathOf(request.url)) === 'messages') set.headers['request-id'] = id
+      if (anthropicStyle(request)) set.headers['request-id'] = id
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       const err = toGatewayError(code, error, log, set.headers['x-request-id'])
       set.status = err.status // read by the metrics hook
       traffic?.refused(request, err)
       const headers = set.headers as Record<string, string>
-      return surfaceAt(pathOf(request.url)) === 'messages'
-        ? messagesErrorResponse(err, headers)
-        : errorResponse(err, headers)
+      return anthropicStyle(request) ? messagesErrorResponse(err, headers) : errorResponse(err, headers)
     })
+}
+
+/**
+ * Answered in Anthropic's terms: the Messages surface, and the models list an Anthropic client
+ * reads (it sends `anthropic-version`; `routes/models.ts` answers it in Anthropic's shape).
+ */
+function anthropicStyle(request: Request): boolean {
+  const path = pathOf(request.url)
+  if (surfaceAt(path) === 'messages') return true
+  return (path === '/v1/models' || path.startsWith('/v1/models/')) && request.headers.has('anthropic-version')
 }

@@ -244,3 +244,33 @@ test('GET /v1/models with anthropic-version answers in Anthropic’s list shape 
   const openai = await fetch(`${bed.gw.url}/v1/models`, { headers: { authorization: `Bearer ${bed.key}` } })
   expect(((await openai.json()) as { object: string }).object).toBe('list')
 })
+
+test("the Anthropic SDK's models.list / retrieve: errors in Anthropic's shape with request-id; OpenAI's without the header", async () => {
+  const client = bed.client()
+  const listed = await client.models.list()
+  expect(listed.data.some((m) => m.id === 'demo/agent')).toBe(true)
+  const found = await client.models.retrieve('demo/agent')
+  expect(found.id).toBe('demo/agent')
+  expect((found as { _request_id?: string })._request_id).toStartWith('req_')
+
+  const missing = await client.models.retrieve('mock/nope').then(
+    () => null,
+    (e: unknown) => e as { status: number; requestID: string; error: Record<string, any> },
+  )
+  expect(missing?.status).toBe(404)
+  expect(missing?.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } })
+  expect(missing?.requestID).toBe(missing?.error.request_id)
+
+  const res = await fetch(`${bed.gw.url}/v1/models`, {
+    headers: { 'x-api-key': 'sk-sy-not-a-key', 'anthropic-version': '2023-06-01' },
+  })
+  await expectAnthropicError(res, 401, 'authentication_error')
+  expect(res.headers.get('request-id')).toBe(res.headers.get('x-request-id'))
+
+  const openai = await fetch(`${bed.gw.url}/v1/models/mock/nope`, {
+    headers: { authorization: `Bearer ${bed.key}` },
+  })
+  expect(openai.status).toBe(404)
+  expect(((await openai.json()) as { error: { code: string } }).error.code).toBe('model_not_found')
+  expect(openai.headers.get('request-id')).toBeNull()
+})

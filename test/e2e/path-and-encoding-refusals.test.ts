@@ -32,7 +32,11 @@ describe('GET /v1/models/<id> with a malformed %-escape', () => {
         const res = await fetch(`${gw.url}/v1/models/${id}`, { headers })
         const json = (await res.json()) as any
         expect({ id, status: res.status }).toEqual({ id, status: 404 })
-        expect(json.error).toMatchObject({ code: 'model_not_found', param: 'model' })
+        // An Anthropic client (anthropic-version) gets Anthropic's error shape, the code in a header.
+        if ('anthropic-version' in headers) {
+          expect(json).toMatchObject({ type: 'error', error: { type: 'not_found_error' } })
+          expect(res.headers.get('x-switchyard-error-code')).toBe('model_not_found')
+        } else expect(json.error).toMatchObject({ code: 'model_not_found', param: 'model' })
         expect(json.error.message).toContain(`'${id}'`)
       }
     }
