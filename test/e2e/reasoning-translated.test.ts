@@ -11,6 +11,7 @@
  *   Messages `thinking` blocks, a Responses `reasoning` item.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import Anthropic from '@anthropic-ai/sdk'
 import { type FakeUpstream, startFakeAnthropic } from '../support/fake-anthropic.ts'
 import { startFakeGemini } from '../support/fake-gemini.ts'
 import { PLANS, startGateway, type TestGateway } from '../support/gateway.ts'
@@ -365,4 +366,28 @@ describe('what the upstream thought comes back', () => {
     expect(res.status).toBe(200)
     expect(readStreamed(surface, await res.text())).toEqual(THOUGHT[prefix].stream)
   })
+})
+
+// Anthropic's usage says how much of the output was thinking (output_tokens_details, which the
+// Anthropic SDK keeps from message_delta); Gemini's thoughtsTokenCount is that count.
+describe('how much of the output was thinking, on the Messages surface', () => {
+  test.each([false, true])(
+    'messages from gm, stream %p: output_tokens_details.thinking_tokens',
+    async (stream) => {
+      const client = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 })
+      const body = {
+        model: 'gm/thinking',
+        max_tokens: 16_000,
+        messages: [{ role: 'user' as const, content: 'Hi' }],
+      }
+      const message = stream
+        ? await client.messages.stream(body).finalMessage()
+        : await client.messages.create(body)
+      const details = (message.usage as { output_tokens_details?: { thinking_tokens: number } })
+        .output_tokens_details
+      // The fixtures' thoughtsTokenCount: 72 in the JSON answer, 88 at the stream's end.
+      expect(details?.thinking_tokens).toBe(stream ? 88 : 72)
+      expect(message.usage.output_tokens).toBeGreaterThan(details!.thinking_tokens)
+    },
+  )
 })
