@@ -24,6 +24,8 @@ const EXPOSED = [
   'request-id',
   'retry-after',
   'retry-after-ms',
+  // false when the wait is longer than a client should sleep through (util/errors.ts).
+  'x-should-retry',
   ...limitHeaders('requests'),
   ...limitHeaders('tokens'),
   // How many upstream attempts the answer took (DESIGN §10).

@@ -92,6 +92,20 @@ export function errorResponse(err: GatewayError, headers: Record<string, string 
   const h = new Headers()
   for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
   h.set('content-type', 'application/json')
-  if (err.headers) for (const [k, v] of Object.entries(err.headers)) h.set(k, v)
+  setErrorHeaders(h, err)
   return new Response(JSON.stringify(err.toBody() satisfies ErrorBody), { status: err.status, headers: h })
+}
+
+/** The longest wait a client's automatic retry is left to sleep through (the OpenAI SDK's cap). */
+export const MAX_CLIENT_RETRY_WAIT_MS = 60_000
+
+/**
+ * The error's own headers, and `x-should-retry: false` when its `retry-after` is longer than a
+ * client should sleep through: the OpenAI and Anthropic SDKs obey that header before anything
+ * else, and the Anthropic SDK otherwise sleeps any `retry-after` out (a day's window: a day).
+ */
+export function setErrorHeaders(h: Headers, err: GatewayError): void {
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) h.set(k, v)
+  const ms = Number(h.get('retry-after-ms') ?? Number(h.get('retry-after')) * 1000)
+  if (ms > MAX_CLIENT_RETRY_WAIT_MS) h.set('x-should-retry', 'false')
 }

@@ -204,6 +204,7 @@ describe('CORS', () => {
       'x-ratelimit-reset-requests',
       'x-request-id',
       'request-id',
+      'x-should-retry',
       'x-switchyard-attempts',
       // The token headers (DESIGN §11), Anthropic's names on Messages, the output allowance.
       'x-ratelimit-limit-tokens',

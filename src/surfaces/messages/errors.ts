@@ -7,7 +7,7 @@
  * overloaded upstream (503 `upstream_overloaded` on the OpenAI surfaces) is Anthropic's 529 here,
  * which its SDKs and Claude Code retry.
  */
-import { GatewayError } from '../../util/errors.ts'
+import { GatewayError, setErrorHeaders } from '../../util/errors.ts'
 
 const TYPE_BY_STATUS: Record<number, string> = {
   401: 'authentication_error',
@@ -42,7 +42,7 @@ export function messagesErrorResponse(err: GatewayError, headers: Record<string,
   const h = new Headers()
   for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
   h.set('content-type', 'application/json')
-  if (err.headers) for (const [k, v] of Object.entries(err.headers)) h.set(k, v)
+  setErrorHeaders(h, err)
   // Which check refused, in the gateway's own vocabulary (Anthropic's body has no code field).
   h.set('x-switchyard-error-code', err.code)
   const rid = headers['x-request-id']
