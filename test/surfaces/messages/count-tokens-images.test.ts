@@ -4,7 +4,8 @@
  * text alone (and less than the gateway reserves for the same request).
  */
 import { expect, test } from 'bun:test'
-import { estimateTokens, IMAGE_ESTIMATE } from '../../../src/surfaces/messages/count-tokens.ts'
+import { IMAGE_ESTIMATE } from '../../../src/surfaces/count-tokens.ts'
+import { estimateTokens } from '../../../src/surfaces/messages/count-tokens.ts'
 
 const PNG = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }
 
