@@ -59,6 +59,7 @@ describe('a compressed body', () => {
       JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
     ],
     ['/v1/responses', JSON.stringify({ model: 'demo/echo', input: 'hi' })],
+    ['/v1/responses/input_tokens', JSON.stringify({ model: 'demo/echo', input: 'hi' })],
     ['/v1/embeddings', JSON.stringify({ model: 'demo/echo', input: 'hi' })],
   ]
   const send = (path: string, body: string | Uint8Array, encoding: string) =>

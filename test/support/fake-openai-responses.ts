@@ -1,7 +1,8 @@
 /**
  * @module
  * A local stand-in for OpenAI's Responses API (`POST /v1/responses`) that replays the recorded
- * responses and streams (`openai-responses-*`), for pass-through tests (`wire: responses`).
+ * responses and streams (`openai-responses-*`), for pass-through tests (`wire: responses`), and
+ * answers `POST /v1/responses/input_tokens` with a predictable count (`fakeInputTokens`).
  *
  * Which fixture answers: the request's `model` when it names a fixture, else the one set with
  * `use()` (default `text`). A stream request gets the fixture's events, each framed as
@@ -55,6 +56,34 @@ async function framesOf(name: ResponsesFixtureName): Promise<string[]> {
   return lines.map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`)
 }
 
+/**
+ * The fake's count for `POST /v1/responses/input_tokens`: one token per word of the body's
+ * `instructions` and `input` text, plus 7 — not a tokenizer, but a number a test can predict and
+ * that no local estimate would give. Answered in OpenAI's shape; a body without `model` gets
+ * OpenAI's 400.
+ */
+export function fakeInputTokens(body: { instructions?: string; input?: unknown }): number {
+  const text = `${body.instructions ?? ''} ${JSON.stringify(body.input ?? '')}`
+  return 7 + (text.match(/[A-Za-z]+/g)?.length ?? 0)
+}
+
+function countInputTokens(body: any): Response {
+  if (typeof body?.model !== 'string') {
+    return Response.json(
+      {
+        error: {
+          message: 'Missing required parameter: model.',
+          type: 'invalid_request_error',
+          param: 'model',
+          code: 'missing_required_parameter',
+        },
+      },
+      { status: 400 },
+    )
+  }
+  return Response.json({ object: 'response.input_tokens', input_tokens: fakeInputTokens(body) })
+}
+
 export async function startFakeResponses(
   opts: { fixture?: ResponsesFixtureName; apiKey?: string; eventDelayMs?: number } = {},
 ): Promise<FakeResponses> {
@@ -62,7 +91,8 @@ export async function startFakeResponses(
     { fixture: opts.fixture ?? 'text', eventDelayMs: opts.eventDelayMs },
     async (call) => {
       const { request, recorded, url, current, replay } = call
-      if (request.method !== 'POST' || url.pathname !== '/v1/responses') {
+      const counting = url.pathname === '/v1/responses/input_tokens'
+      if (request.method !== 'POST' || (url.pathname !== '/v1/responses' && !counting)) {
         return Response.json(
           { error: { message: `Not found: ${url.pathname}`, type: 'invalid_request_error' } },
           { status: 404 },
@@ -80,6 +110,7 @@ export async function startFakeResponses(
           { status: 401 },
         )
       }
+      if (counting) return countInputTokens(recorded.body)
       const model = recorded.body?.model
       const name =
         typeof model === 'string' && model in RESPONSES_FIXTURES ? (model as ResponsesFixtureName) : current

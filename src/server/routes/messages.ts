@@ -10,7 +10,10 @@ import { messagesSurface } from '../../surfaces/messages/index.ts'
 import type { Deps } from '../deps.ts'
 import { answered } from './answer.ts'
 
-/** count_tokens calls per second per key (they cost a tokenizer run or an upstream call). */
+/**
+ * Token-counting calls per second per key, on each counting endpoint (count_tokens here,
+ * responses/input_tokens): they cost a tokenizer run or an upstream call.
+ */
 export const COUNT_TOKENS_PER_SECOND = 20
 
 export function messagesRoutes(deps: Deps, pipeline: Pipeline) {

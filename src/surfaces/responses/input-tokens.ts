@@ -1,0 +1,72 @@
+/**
+ * @module
+ * `POST /v1/responses/input_tokens` (the OpenAI SDK's `responses.inputTokens.count`), the
+ * count_tokens operation on the Responses surface. Like `/v1/messages/count_tokens`: a valid key
+ * and a chat model the plan includes, never admitted against the limits, its own per-key throttle.
+ * The body is a Responses request, validated as `POST /v1/responses` validates one (`input` may be
+ * left out, as OpenAI's `InputTokenCountParams` allows). An OpenAI provider with
+ * `wire: responses` answers upstream (its `/responses/input_tokens`, body passed through with the
+ * upstream's model name); every other provider gets the gateway's own count of the chat request
+ * `responses.create` would send it (`../count-tokens.ts`, said so in `x-switchyard-token-count`).
+ * The answer is OpenAI's `{"object": "response.input_tokens", "input_tokens": N}`.
+ */
+import { bearer } from '../../auth/authenticate.ts'
+import type { CountTokensSurface } from '../../pipeline/surface.ts'
+import { readText } from '../../providers/http.ts'
+import { errorResponse } from '../../util/errors.ts'
+import { upstreamModelName } from '../chat/defaults.ts'
+import { parseChatBody } from '../chat/validate.ts'
+import { CountTokensThrottle, ESTIMATE_HEADER, ESTIMATE_VALUE, estimateChatTokens } from '../count-tokens.ts'
+import { decodeResponses } from './decode.ts'
+import { responsesSurface } from './index.ts'
+import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
+import { type ResponsesView, translateView } from './view.ts'
+
+/** The view, and whether the client sent `input` (a pass-through leaves it out as it came). */
+export interface InputTokensView extends ResponsesView {
+  inputSent: boolean
+}
+
+/** The input_tokens surface, with its own throttle of `perSecond` calls per key. */
+export function inputTokensSurface(perSecond: number): CountTokensSurface<InputTokensView> {
+  const throttle = new CountTokensThrottle(perSecond, 'responses/input_tokens')
+  const forward = responsesSurface.forward!
+  return {
+    name: 'responses',
+    inputParam: 'input',
+    operation: 'count_tokens',
+    admitted: false,
+    credential: (headers) => bearer(headers.get('authorization')),
+    decode(text, limitsChecked) {
+      const body = parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)
+      const inputSent = body.input !== undefined && body.input !== null
+      if (!inputSent) body.input = []
+      const input = validateResponsesRequest(body)
+      const decoded = decodeResponses(input)
+      const view = { input, decoded, served: decoded.tools.all, temperature: 1, inputSent }
+      return { model: input.model, view, stream: false }
+    },
+    throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
+    async count(view, entry, adapter, ctx, _request, headers) {
+      if (entry.provider.kind === forward.kind && (forward.accepts?.(entry.provider) ?? true)) {
+        const { input, ...rest } = view.input
+        const body = { ...rest, ...(view.inputSent ? { input } : {}), model: upstreamModelName(entry.model) }
+        const upstream = await adapter.forward!(
+          { path: '/responses/input_tokens', body: JSON.stringify(body), headers: {} },
+          ctx,
+        )
+        // Read under the provider's timeouts and max_response_bytes, like every upstream body.
+        return new Response(await readText(upstream, ctx), {
+          headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: 'upstream' },
+        })
+      }
+      // What responses.create would send this model: its refusals (hosted tools, file ids) too.
+      const { request } = translateView(view, entry)
+      const inputTokens = await estimateChatTokens(request.messages, request.tools)
+      return new Response(JSON.stringify({ object: 'response.input_tokens', input_tokens: inputTokens }), {
+        headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: ESTIMATE_VALUE },
+      })
+    },
+    errorResponse,
+  }
+}
