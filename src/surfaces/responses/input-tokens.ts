@@ -17,10 +17,9 @@ import { errorResponse } from '../../util/errors.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
 import { parseChatBody } from '../chat/validate.ts'
 import { CountTokensThrottle, ESTIMATE_HEADER, ESTIMATE_VALUE, estimateChatTokens } from '../count-tokens.ts'
-import { decodeResponses } from './decode.ts'
 import { responsesSurface } from './index.ts'
 import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
-import { type ResponsesView, translateView } from './view.ts'
+import { type ResponsesView, translateView, viewOf } from './view.ts'
 
 /** The view, and whether the client sent `input` (a pass-through leaves it out as it came). */
 export interface InputTokensView extends ResponsesView {
@@ -41,10 +40,8 @@ export function inputTokensSurface(perSecond: number): CountTokensSurface<InputT
       const body = parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)
       const inputSent = body.input !== undefined && body.input !== null
       if (!inputSent) body.input = []
-      const input = validateResponsesRequest(body)
-      const decoded = decodeResponses(input)
-      const view = { input, decoded, served: decoded.tools.all, temperature: 1, inputSent }
-      return { model: input.model, view, stream: false }
+      const view = { ...viewOf(validateResponsesRequest(body)), inputSent }
+      return { model: view.input.model, view, stream: false }
     },
     throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
     async count(view, entry, adapter, ctx, _request, headers) {

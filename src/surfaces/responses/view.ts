@@ -36,7 +36,11 @@ export interface ResponsesView {
 
 /** Throws only 400 `GatewayError`s naming the Responses field. */
 export function decodeView(text: string, limitsChecked = false): ResponsesView {
-  const input = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked))
+  return viewOf(validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)))
+}
+
+/** The view of a validated request (`validateResponsesRequest`): decoded once. */
+export function viewOf(input: ResponsesRequestInput): ResponsesView {
   const decoded = decodeResponses(input)
   return { input, decoded, served: decoded.tools.all, temperature: input.temperature ?? 1 }
 }
