@@ -141,6 +141,18 @@ describe('counted upstream (openai, wire: responses)', () => {
     expect(data.input_tokens).toBe(fakeInputTokens({ instructions: 'Search well.' }))
     expect(bed.responses.lastRequest()!.body).toEqual({ model: 'tool', instructions: 'Search well.', tools })
   })
+
+  test("the upstream's refusal comes back as an error in OpenAI's shape, never a 500", async () => {
+    const err = await bed
+      .client()
+      .responses.inputTokens.count({ model: 'oair/error', input: 'Hi' })
+      .catch((e) => e)
+    expect(err).toBeInstanceOf(OpenAI.APIError)
+    expect(err.status).toBeGreaterThanOrEqual(400)
+    expect(err.status).not.toBe(500)
+    expect(err.message).toContain('You exceeded your current quota')
+    expect(bed.responses.lastRequest()!.path).toBe('/v1/responses/input_tokens')
+  })
 })
 
 describe('refusals', () => {

@@ -60,7 +60,7 @@ async function framesOf(name: ResponsesFixtureName): Promise<string[]> {
  * The fake's count for `POST /v1/responses/input_tokens`: one token per word of the body's
  * `instructions` and `input` text, plus 7 — not a tokenizer, but a number a test can predict and
  * that no local estimate would give. Answered in OpenAI's shape; a body without `model` gets
- * OpenAI's 400.
+ * OpenAI's 400, the `error` fixture's model OpenAI's 429 `insufficient_quota`.
  */
 export function fakeInputTokens(body: { instructions?: string; input?: unknown }): number {
   const text = `${body.instructions ?? ''} ${JSON.stringify(body.input ?? '')}`
@@ -79,6 +79,20 @@ function countInputTokens(body: any): Response {
         },
       },
       { status: 400 },
+    )
+  }
+  if (body.model === 'error') {
+    // The recorded account out of quota: OpenAI refuses every call of it so.
+    return Response.json(
+      {
+        error: {
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+      },
+      { status: 429 },
     )
   }
   return Response.json({ object: 'response.input_tokens', input_tokens: fakeInputTokens(body) })
