@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { IMAGE_ESTIMATE } from '../../src/surfaces/count-tokens.ts'
 import { fakeInputTokens } from '../support/fake-openai-responses.ts'
+import { generateMalformedResponses } from '../support/malformed-responses.ts'
 import { type ResponsesBed, startResponsesBed } from '../support/responses-bed.ts'
 
 let bed: ResponsesBed
@@ -233,6 +234,34 @@ describe('refusals', () => {
       if (param !== null) expect(json.error.param).toStartWith(param)
     })
   }
+
+  test('400 seeded malformed Responses bodies, local and upstream: 4xx in OpenAI shape or 200, never 5xx', async () => {
+    const bodies = generateMalformedResponses(20_261_127, 400, 'demo/echo')
+    const failures: string[] = []
+    let refused = 0
+    // 20 a key: under the throttle, so every answer is the body's own.
+    for (let i = 0; i < bodies.length; i += 20) {
+      const key = await bed.freshKey()
+      await Promise.all(
+        bodies.slice(i, i + 20).map(async ({ body, mutation }, j) => {
+          const sent = (i + j) % 2 ? body.replace('"demo/echo"', '"oair/text"') : body
+          const res = await count(sent, key)
+          const text = await res.text()
+          if (res.status >= 500 || (res.status !== 200 && res.status < 400))
+            failures.push(`${res.status} after "${mutation}": ${text.slice(0, 200)}`)
+          else if (res.status >= 400) {
+            refused++
+            const json = JSON.parse(text)
+            if (typeof json.error?.message !== 'string' || json.error.code === 'count_tokens_throttled')
+              failures.push(`bad refusal after "${mutation}": ${text.slice(0, 200)}`)
+          } else if (typeof JSON.parse(text).input_tokens !== 'number')
+            failures.push(`no count after "${mutation}"`)
+        }),
+      )
+    }
+    expect(failures).toEqual([])
+    expect(refused).toBeGreaterThan(200)
+  }, 60_000)
 
   test('the SDK sees bad input as a BadRequestError naming input', async () => {
     const err = await bed
