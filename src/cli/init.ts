@@ -3,7 +3,8 @@
  * `switchyard init [--config FILE] [--db PATH|URL]`: writes the commented starter config (the same
  * file as `switchyard.example.yaml`, embedded in the binary) where the other commands will look
  * for it: `--config` (or its older name `--path`), else `SWITCHYARD_CONFIG`, else
- * ./switchyard.yaml. `--db` is written into it as the database. Never overwrites.
+ * ./switchyard.yaml. `--db` is written into it as the database. Never overwrites; the new file is
+ * mode 0600 (owner only), since it may hold a database password and the admin token.
  */
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
@@ -34,11 +35,12 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
   return 0
 }
 
-/** Writes the new file, its folders too; a failure names the file and what to do. */
+/** Writes the new file (owner-only), its folders too; a failure names the file and what to do. */
 function write(path: string, text: string): void {
   try {
     mkdirSync(dirname(path), { recursive: true })
-    writeFileSync(path, text, { flag: 'wx' })
+    // 0600: the file may hold a database password, and operators add the admin token to it.
+    writeFileSync(path, text, { flag: 'wx', mode: 0o600 })
   } catch (err) {
     const file = fileOnTheWay(dirname(path))
     const why = file ? `${file} is a file, not a folder` : (err as Error).message

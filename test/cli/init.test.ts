@@ -4,7 +4,7 @@
  * said. Run as a real process from a temporary folder, so a default path lands there.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, cliProcess } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
@@ -93,6 +93,19 @@ describe('init --config / SWITCHYARD_CONFIG / --db', () => {
     expect(text).toContain(`url: ${JSON.stringify(url)}`)
     expect(text).not.toMatch(/^ {2}path:/m)
     expect((await cli(['config', 'check', '--config', join(dir, 'switchyard.yaml')])).code).toBe(0)
+  })
+
+  // The file was written 0644 (umask 022): anyone on the host could read the database password
+  // in database.url, and the admin token operators add to it.
+  test('init writes the config readable by its owner only (0600), with --db postgres:// or without', async () => {
+    const dir = fresh()
+    const plain = await cliProcess(['init', '--config', 'plain.yaml'], { cwd: dir })
+    expect(plain.code).toBe(0)
+    expect(statSync(join(dir, 'plain.yaml')).mode & 0o777).toBe(0o600)
+    const url = 'postgres://sy:hunter2@db.internal:5432/switchyard'
+    const pg = await cliProcess(['init', '--config', 'pg.yaml', '--db', url], { cwd: dir })
+    expect(pg.code).toBe(0)
+    expect(statSync(join(dir, 'pg.yaml')).mode & 0o777).toBe(0o600)
   })
 })
 
