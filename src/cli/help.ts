@@ -25,7 +25,8 @@ Commands:
   keys set-limits ID [--tpm N] [...]           the key's own limits (see keys --help)
   keys list [ACCOUNT]
   keys disable ID | keys enable ID | keys revoke ID | keys rotate ID | keys unsuspend ID
-  sessions list | sessions revoke ID           console sessions, and ending them
+  sessions list                                the console's live sessions
+  sessions revoke ID | --key KEY_ID | --kind admin|key   end one, a key's, or a kind's
   usage ACCOUNT                                what GET /v1/usage reports for the account
   models                                       the model catalogue with features
   config check                                 validate the config

@@ -58,6 +58,17 @@ describe('first hour', () => {
     expect((await cli(['serve', '--help'])).stdout).toContain('--workers N')
   })
 
+  // The global line said only `sessions revoke ID`; its --key and --kind were on the command's page.
+  test('the global help names every form of sessions revoke that `sessions --help` does', async () => {
+    const global = (await cli(['--help'])).stdout
+    const line = global.split('\n').find((l) => l.trimStart().startsWith('sessions revoke'))
+    expect(line).toBeDefined()
+    const page = (await cli(['sessions', '--help'])).stdout
+    const flags = page.match(/^ {2}sessions revoke (--[a-z-]+)/gm)?.map((l) => l.split(' ').pop())
+    expect(flags).toEqual(['--key', '--kind'])
+    for (const flag of flags ?? []) expect(line).toContain(flag)
+  })
+
   test('the global help shows --plan as optional, as accounts create takes it', async () => {
     const h = await cli(['--help'])
     expect(h.code).toBe(0)
