@@ -6,6 +6,7 @@
 import { accountsCommand } from './cli/accounts.ts'
 import { checkFlags, type Parsed, parseArgs, UsageError } from './cli/args.ts'
 import { type Io, processIo } from './cli/context.ts'
+import { DatabaseOpenError } from './cli/database.ts'
 import { COMMAND_HELP, HELP } from './cli/help.ts'
 import { configCommand, modelsCommand, usageCommand } from './cli/info.ts'
 import { initCommand } from './cli/init.ts'
@@ -94,6 +95,8 @@ function errorBody(err: unknown): { error: Record<string, unknown> } {
   }
   if (err instanceof UsageError)
     return { error: { message, type: 'usage_error', param: null, code: 'usage_error' } }
+  if (err instanceof DatabaseOpenError)
+    return { error: { message, type: 'database_unavailable', param: null, code: 'database_unavailable' } }
   return { error: { message, type: 'error', param: null, code: 'error' } }
 }
 

@@ -48,6 +48,23 @@ describe('a database that cannot be opened is named, with what to check', () => 
       }
     })
 
+    // With --json its type and code were both "error", which told a script nothing.
+    test(`--json: database_unavailable (${what})`, async () => {
+      for (const cmd of [['accounts', 'list'], ['migrate']]) {
+        const r = await cli([...cmd, '--json', '--config', config, '--db', db])
+        expect(r.code, cmd.join(' ')).toBe(1)
+        expect(r.stdout).toBe('')
+        const { error } = JSON.parse(r.stderr)
+        expect([error.type, error.code, error.param]).toEqual([
+          'database_unavailable',
+          'database_unavailable',
+          null,
+        ])
+        expect(error.message).toContain(named(db))
+        expect(error.message).not.toContain(PASSWORD)
+      }
+    })
+
     test(`serve --db (${what}) exits 1 saying so`, async () => {
       const r = await cliProcess(['serve', '--port', '0', '--config', config, '--db', db], {
         timeoutMs: 10_000,
