@@ -14,6 +14,23 @@ const SECRET_LENGTH = 40
 /** The longest name (label) a key may have, in UTF-16 code units: the admin API and the CLI refuse longer. */
 export const KEY_NAME_MAX_LENGTH = 200
 
+/**
+ * What is wrong with `name` as a key's name (label), or undefined if nothing: at most
+ * {@link KEY_NAME_MAX_LENGTH}, and no control characters (C0, DEL, C1), which a label never means
+ * and a terminal would act on when the key is listed. The CLI's `--name` and the admin API's
+ * `name` both ask it.
+ *
+ * @example
+ * keyNameProblem('ci') // → undefined
+ * keyNameProblem('two\nlines') // → 'must not hold control characters (escape, newline, tab, ...)'
+ */
+export function keyNameProblem(name: string): string | undefined {
+  if (name.length > KEY_NAME_MAX_LENGTH)
+    return `must be at most ${KEY_NAME_MAX_LENGTH} characters, got ${name.length}`
+  if (/\p{Cc}/u.test(name)) return 'must not hold control characters (escape, newline, tab, ...)'
+  return undefined
+}
+
 /** Uniform base62 string: bytes ≥ 248 are rejected so every character is equally likely. */
 export function randomBase62(length: number): string {
   let out = ''

@@ -1,5 +1,5 @@
 /** @module `switchyard keys create|list|set-limits|disable|enable|revoke|rotate|unsuspend`. */
-import { KEY_NAME_MAX_LENGTH } from '../accounts/keys.ts'
+import { keyNameProblem } from '../accounts/keys.ts'
 import { flagString, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
@@ -121,18 +121,10 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
   })
 }
 
-/**
- * `--name LABEL`: at most as long as the admin API takes, and no control characters, which a
- * label typed at a shell never means and a terminal would act on when the key is listed.
- */
+/** `--name LABEL`: a key name as the admin API takes it (`keyNameProblem`). */
 function keyName(p: Parsed): string | undefined {
   const name = flagString(p, 'name')
-  if (name === undefined) return undefined
-  if (name.length > KEY_NAME_MAX_LENGTH) {
-    throw new UsageError(`--name must be at most ${KEY_NAME_MAX_LENGTH} characters, got ${name.length}`)
-  }
-  if (/\p{Cc}/u.test(name)) {
-    throw new UsageError('--name must not hold control characters (escape, newline, tab, ...)')
-  }
+  const problem = name === undefined ? undefined : keyNameProblem(name)
+  if (problem) throw new UsageError(`--name ${problem}`)
   return name
 }

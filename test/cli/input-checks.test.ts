@@ -83,7 +83,7 @@ describe('keys create --name', () => {
   })
 
   test('keys list never prints a control character raw, whoever wrote the name', async () => {
-    // The admin API does not refuse control characters: make such a key below the CLI.
+    // A name stored before the admin API refused control characters: make such a key below both.
     const loaded = await loadConfigFile(config)
     loaded.database.path = db
     const store = await openStores(loaded)

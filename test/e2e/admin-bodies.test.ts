@@ -131,6 +131,35 @@ describe('admin API bodies', () => {
     expect(none.status).toBe(200)
   })
 
+  // The CLI refused a name with control characters, the admin API stored it: a terminal acted on
+  // the escape when the key was listed. One rule for both (`keyNameProblem`).
+  test("a key's name with control characters, or over 200 characters → 400 naming name; nothing is created", async () => {
+    const before = (await call('GET', '/keys?account=acme')).json.data.length
+    for (const name of [
+      'red\x1b[31malert',
+      'two\nlines',
+      'tab\there',
+      'bell\x07',
+      'c1\u009b2J',
+      'x'.repeat(201),
+    ]) {
+      const r = await post('/keys', { account: 'acme', name })
+      expect({ name, status: r.status, param: r.json.error?.param, code: r.json.error?.code }).toEqual({
+        name,
+        status: 400,
+        param: 'name',
+        code: 'invalid_value',
+      })
+      expect(r.text).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]|\\u001b|x{201}/)
+    }
+    expect((await post('/keys', { account: 'acme', name: 'two\nlines' })).json.error.message).toBe(
+      'name must not hold control characters (escape, newline, tab, ...).',
+    )
+    expect((await call('GET', '/keys?account=acme')).json.data.length).toBe(before)
+    const ok = await post('/keys', { account: 'acme', name: `ci — ünïcode ${'y'.repeat(180)}` })
+    expect(ok.status).toBe(200)
+  })
+
   test('validation refusals name the field and what it takes, never the value', async () => {
     const secret = 'sk-sy-NotAKeyButLooksLikeOne0123456789abcdef'
     for (const [path, body, param] of [

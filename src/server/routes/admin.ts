@@ -6,9 +6,10 @@
 import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
-import { KEY_NAME_MAX_LENGTH } from '../../accounts/keys.ts'
+import { keyNameProblem } from '../../accounts/keys.ts'
 import { expiryPolicy } from '../../accounts/plans.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
+import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
@@ -69,6 +70,8 @@ export function adminRoutes(deps: Deps) {
     .post(
       '/keys',
       async ({ body, auditChange }) => {
+        const problem = body.name === undefined ? undefined : keyNameProblem(body.name)
+        if (problem) throw new GatewayError(400, 'invalid_value', `name ${problem}.`, { param: 'name' })
         // As the command line's `keys create`: the account is the target; the new key's id is
         // what was made (never the key itself).
         auditChange({ target: body.account, change: { name: body.name } })
@@ -80,7 +83,7 @@ export function adminRoutes(deps: Deps) {
         body: t.Object(
           {
             account: t.String(),
-            name: t.Optional(t.String({ maxLength: KEY_NAME_MAX_LENGTH })),
+            name: t.Optional(t.String()),
             limits: t.Optional(KeyLimitsBody),
           },
           { additionalProperties: false },
