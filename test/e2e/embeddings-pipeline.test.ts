@@ -7,30 +7,31 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { cli } from '../support/cli.ts'
 import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { writeConfig } from '../support/process.ts'
 
-let gw: TestGateway
-beforeAll(async () => {
-  gw = await startGateway({
-    doc: testConfigDoc({
-      providers: [
+const doc = testConfigDoc({
+  providers: [
+    {
+      ...DEMO_PROVIDER,
+      models: [
+        ...DEMO_PROVIDER.models,
+        { name: 'embed', type: 'embedding', context_window: 8192, dimensions: 64, tier: 'free' },
+        // $1,000 per million input tokens: 1,000 micro-dollars a token, so costs are exact.
         {
-          ...DEMO_PROVIDER,
-          models: [
-            ...DEMO_PROVIDER.models,
-            { name: 'embed', type: 'embedding', context_window: 8192, dimensions: 64, tier: 'free' },
-            // $1,000 per million input tokens: 1,000 micro-dollars a token, so costs are exact.
-            {
-              name: 'embed-priced',
-              type: 'embedding',
-              context_window: 8192,
-              pricing: { input: 1000, output: 0 },
-            },
-          ],
+          name: 'embed-priced',
+          type: 'embedding',
+          context_window: 8192,
+          pricing: { input: 1000, output: 0 },
         },
       ],
-    }),
-  })
+    },
+  ],
+})
+let gw: TestGateway
+beforeAll(async () => {
+  gw = await startGateway({ doc })
 })
 afterAll(() => gw.stop())
 
@@ -146,4 +147,27 @@ test("/v1/models shows each model's type (and an embedding model's dimensions)",
   const data = ((await res.json()) as any).data as any[]
   expect(data.find((m) => m.id === 'demo/echo')).toMatchObject({ type: 'chat' })
   expect(data.find((m) => m.id === 'demo/embed')).toMatchObject({ type: 'embedding', dimensions: 64 })
+})
+
+// An embedding model was listed with max_output_tokens: 0 and a temperature range, which mean
+// nothing for it; a chat model keeps both. So does `switchyard models`, which prints the same list.
+test('/v1/models, /v1/models/{id} and switchyard models give max_output_tokens and temperature for chat models only', async () => {
+  const { key } = await gw.key('models-chat-only', 'unlimited')
+  const get = async (path: string) =>
+    (await (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
+  const list = (await get('/v1/models')).data as any[]
+  const cliList = (await cli(['models', '--json', '--config', writeConfig(gw.dir, doc)])).json().data as any[]
+  for (const models of [list, cliList]) {
+    const chat = models.find((m) => m.id === 'demo/echo')
+    expect(chat.max_output_tokens).toBeGreaterThan(0)
+    expect(chat.temperature).toEqual({ min: 0, max: 2 })
+    for (const id of ['demo/embed', 'demo/embed-priced']) {
+      const embed = models.find((m) => m.id === id)
+      expect(embed.type).toBe('embedding')
+      expect(Object.keys(embed)).not.toContain('max_output_tokens')
+      expect(Object.keys(embed)).not.toContain('temperature')
+    }
+  }
+  const one = await get('/v1/models/demo/embed')
+  expect([one.id, 'max_output_tokens' in one, 'temperature' in one]).toEqual(['demo/embed', false, false])
 })

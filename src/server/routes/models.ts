@@ -26,9 +26,10 @@ export function modelEntries(
       provider_kind: e.provider.kind,
       type: modelType(e.model),
       context_window: e.model.context_window,
-      max_output_tokens: e.model.max_output_tokens,
+      // An embedding model writes no tokens and takes no temperature: its 0 and range meant nothing.
+      ...(modelType(e.model) === 'chat' ? { max_output_tokens: e.model.max_output_tokens } : {}),
       features: e.model.features,
-      temperature: e.model.temperature ?? { min: 0, max: 2 },
+      ...(modelType(e.model) === 'chat' ? { temperature: e.model.temperature ?? { min: 0, max: 2 } } : {}),
       tier: e.model.tier ?? null,
       description: e.model.description ?? null,
       ...(e.model.dimensions === undefined ? {} : { dimensions: e.model.dimensions }),
