@@ -3,6 +3,8 @@
  * Process plumbing for `serve`: re-running this program (source or compiled binary) and tying a
  * child's life to its parent's.
  */
+import type { Logger } from '../util/log.ts'
+import { forceExit, onStopSignals } from './signals.ts'
 
 /** argv that starts this same program again: the binary alone, or `bun src/main.ts`. */
 export function selfCommand(): string[] {
@@ -27,16 +29,32 @@ export function exitWithParent(): void {
  * Bun's fetch reads its connection cap (`BUN_CONFIG_MAX_HTTP_REQUESTS`, default 256) once, from
  * the environment the process started with; setting it later has no effect. So `serve` runs
  * itself again with the variable set and waits, forwarding signals. Returns the exit code.
+ * A second SIGINT or SIGTERM forces the stop (`signals.ts`): the serving process is killed (its
+ * workers exit with it, their stdin closed) and this one exits 130 or 143.
  */
-export async function superviseWithEnv(env: Record<string, string>): Promise<number> {
+export async function superviseWithEnv(env: Record<string, string>, log: Logger): Promise<number> {
   const child = Bun.spawn([...selfCommand(), ...process.argv.slice(2)], {
     env: { ...process.env, ...env, SWITCHYARD_SUPERVISED: '1' },
     stdin: 'pipe',
     stdout: 'inherit',
     stderr: 'inherit',
   })
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig))
-  return child.exited
+  let forced = false
+  onStopSignals({
+    graceful: (signal) => child.kill(signal),
+    forced: (signal) => {
+      forced = true
+      void forceExit(log, signal, () => {
+        child.kill('SIGKILL')
+        return child.exited
+      })
+    },
+  })
+  process.on('SIGHUP', () => child.kill('SIGHUP'))
+  const code = await child.exited
+  // Killed by the forced stop: forceExit exits with the signal's status, not the kill's 137.
+  if (forced) await new Promise(() => {})
+  return code
 }
 
 /**

@@ -3,8 +3,9 @@
  * `switchyard serve [--host H] [--port P] [--workers N]`. With N > 1 this process serves too and
  * starts N-1 more on the same port (SO_REUSEPORT); all share the database. Any start-up failure
  * (bad config, port taken, a worker that cannot start) ends every process with a non-zero exit;
- * SIGTERM / SIGINT drain gracefully and exit 0. A worker that dies later is restarted
- * (`workers.ts`); one that keeps dying as soon as it starts drains the rest and exits 1.
+ * SIGTERM / SIGINT drain gracefully and exit 0, a second one stops at once (130 / 143,
+ * `signals.ts`). A worker that dies later is restarted (`workers.ts`); one that keeps dying as
+ * soon as it starts drains the rest and exits 1.
  */
 
 import { buildDeps } from '../app/build.ts'
@@ -19,6 +20,7 @@ import { flagInt, flagString, type Parsed } from './args.ts'
 import { checkCommand, type Io, intSetting, loadConfig } from './context.ts'
 import { openDatabase } from './database.ts'
 import { exitWithParent, superviseWithEnv } from './process.ts'
+import { forceExit, onStopSignals } from './signals.ts'
 import { joinPool, WorkerPool } from './workers.ts'
 
 export async function serveCommand(p: Parsed, io: Io): Promise<number> {
@@ -36,13 +38,15 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   const workers = workersFlag ?? config.server.workers
   const child = p.flags['worker-child'] === true
   if (!io.env.BUN_CONFIG_MAX_HTTP_REQUESTS && !child) {
-    const code = await superviseWithEnv({
-      BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections),
-    })
+    const code = await superviseWithEnv(
+      { BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections) },
+      createLogger(config.logging.level),
+    )
     process.exit(code)
   }
   // Started by the supervisor, or as a worker: stop when the process that started us does.
-  if (io.env.SWITCHYARD_SUPERVISED === '1' || child) exitWithParent()
+  const started = io.env.SWITCHYARD_SUPERVISED === '1' || child
+  if (started) exitWithParent()
 
   const log = createLogger(config.logging.level)
   const store = await openDatabase(config, { warn: (m, f) => log.warn(m, f) })
@@ -72,18 +76,32 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   }
   let pool: WorkerPool | null = null
   let stopping = false
+  let forced = false
   const stop = async (code: number) => {
     if (stopping) return
     stopping = true
     pool?.stop('SIGTERM')
     await running.drain()
     await pool?.exited()
-    process.exit(code)
+    // The workers a forced stop killed have exited too: forceExit exits, with the signal's status.
+    if (!forced) process.exit(code)
   }
   // Before the start line: a signal that follows it at once is a graceful stop (drained, its
   // log lines written), never the default death the process had until its handlers were in.
-  process.on('SIGINT', () => stop(0))
-  process.on('SIGTERM', () => stop(0))
+  // A second signal forces the stop only in the process the operator started: one started by the
+  // supervisor or the primary is ended by it (`signals.ts`).
+  onStopSignals({
+    graceful: () => void stop(0),
+    forced: started
+      ? undefined
+      : (signal) => {
+          forced = true
+          void forceExit(deps.log, signal, async () => {
+            pool?.stop('SIGKILL')
+            await pool?.exited()
+          })
+        },
+  })
   if (child) {
     joinPool(deps.metrics)
     io.out(JSON.stringify(info))

@@ -18,10 +18,19 @@ export function writeConfig(dir: string, doc: Record<string, unknown>, name = 's
   return path
 }
 
-export async function spawnServe(args: string[]): Promise<ServeProcess> {
+/**
+ * `env` is added to this process's; `detached` starts it in a process group of its own (its pid is
+ * the group's), as a shell starts a job, so a test can signal the whole group as Ctrl-C does.
+ */
+export async function spawnServe(
+  args: string[],
+  opts: { env?: Record<string, string>; detached?: boolean } = {},
+): Promise<ServeProcess> {
   const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), 'serve', '--json', ...args], {
     stdout: 'pipe',
     stderr: 'pipe',
+    env: { ...process.env, ...opts.env },
+    detached: opts.detached ?? false,
   })
   const reader = proc.stdout.getReader()
   let text = ''

@@ -1,0 +1,132 @@
+/**
+ * A second SIGINT or SIGTERM during a drain stops `serve` at once: it waited for the drain
+ * (`server.drain_timeout_s`, here 20 s, with a slow stream in flight) whatever was sent, and
+ * exited 0. Real processes, real signals: to the supervisor `serve` starts, to the serving process
+ * when it runs without one, and to the whole process group as a terminal's Ctrl-C sends it, where
+ * each process gets the signal and the supervisor forwards it besides, so one Ctrl-C must not
+ * count as two.
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { existsSync, readFileSync } from 'node:fs'
+import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
+import { cli } from '../support/cli.ts'
+import { PLANS, tempDir } from '../support/config-doc.ts'
+import { childProcesses, type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
+
+/** Six chunks 5 s apart: open for the whole test unless the stop cuts it. */
+const SLOW = 'slow-stream-5000ms'
+
+let mock: MockUpstream
+const procs: ServeProcess[] = []
+afterAll(async () => {
+  for (const p of procs) {
+    p.proc.kill('SIGKILL')
+    if (alive(p.pid)) process.kill(p.pid, 'SIGKILL')
+  }
+  await mock?.stop()
+})
+
+async function serve(args: string[], opts: Parameters<typeof spawnServe>[1] = {}) {
+  mock ??= await startMockUpstream({ chunks: 6 })
+  const config = writeConfig(tempDir(), {
+    server: { host: '127.0.0.1', port: 0, drain_timeout_s: 20, stream_hold_ms: 200 },
+    providers: [
+      {
+        prefix: 'mock',
+        kind: 'openai',
+        base_url: mock.url,
+        api_key: 'k',
+        models: [{ name: SLOW, context_window: 8192, max_output_tokens: 512, features: ['streaming'] }],
+      },
+    ],
+    plans: PLANS,
+    default_plan: 'unlimited',
+  })
+  const base = ['--config', config]
+  expect((await cli(['accounts', 'create', 'acct', ...base])).code).toBe(0)
+  const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
+  const s = await spawnServe(['--port', '0', ...args, ...base], opts)
+  procs.push(s)
+  // The workers and the serving process: none may outlive a forced stop.
+  const pids = [s.pid, ...(await childProcesses(s.pid)).map((c) => c.pid)]
+  const workers = args.includes('--workers') ? Number(args[args.indexOf('--workers') + 1]) : 1
+  expect(pids).toHaveLength(workers)
+  return { s, key, pids }
+}
+
+/** Opens a slow stream; resolves once it is under way, with a promise of its end (cut or not). */
+async function slowStream(url: string, key: string): Promise<{ end: Promise<string> }> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: `mock/${SLOW}`,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  })
+  expect(res.status).toBe(200)
+  return { end: res.text().catch((err: Error) => `cut: ${err.message}`) }
+}
+
+/** Not exited: a process that exited but is not yet reaped by whoever adopted it does not count. */
+function alive(pid: number): boolean {
+  const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : ''
+  return stat !== '' && !/^\d+ \(.*\) Z/.test(stat)
+}
+
+/** The exit code, or 'running' if the process has not exited within `ms`. */
+const exitWithin = (s: ServeProcess, ms: number) =>
+  Promise.race([s.proc.exited, Bun.sleep(ms).then(() => 'running' as const)])
+
+/** Sends `signal` to the process, or with `group` to its whole process group (a terminal's Ctrl-C). */
+const send = (s: ServeProcess, signal: NodeJS.Signals, group = false) =>
+  group ? process.kill(-s.proc.pid, signal) : s.proc.kill(signal)
+
+async function forcedStop(
+  args: string[],
+  signal: 'SIGINT' | 'SIGTERM',
+  opts: { group?: boolean; env?: Record<string, string> } = {},
+) {
+  const { s, key, pids } = await serve(args, { env: opts.env, detached: opts.group })
+  const stream = await slowStream(s.url, key)
+  send(s, signal, opts.group)
+  // The first signal drains: still running, the stream still open, new requests refused.
+  expect(await exitWithin(s, 700)).toBe('running')
+  const refused = await fetch(`${s.url}/healthz`)
+  expect(refused.status).toBe(503)
+  send(s, signal, opts.group)
+  const t0 = performance.now()
+  expect(await exitWithin(s, 5_000)).toBe(signal === 'SIGINT' ? 130 : 143)
+  expect(performance.now() - t0).toBeLessThan(5_000)
+  expect(await stream.end).not.toContain('[DONE]')
+  const stderr = await new Response(s.proc.stderr as ReadableStream).text()
+  const forced = stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.msg.startsWith('stop forced by a second signal'))
+  expect(forced).toHaveLength(1)
+  expect(forced[0]).toMatchObject({ level: 'warn', signal, exit_code: signal === 'SIGINT' ? 130 : 143 })
+  // Nothing serves on: the serving process and every worker are gone, at once.
+  await Bun.sleep(500)
+  expect(pids.filter(alive)).toEqual([])
+  const gone = await fetch(`${s.url}/healthz`).catch(() => null)
+  expect(gone).toBeNull()
+}
+
+test('serve: a second SIGINT during the drain exits 130 at once, saying the stop was forced', async () => {
+  await forcedStop([], 'SIGINT')
+}, 30_000)
+
+test('serve --workers 2: a second SIGTERM exits 143 at once; the serving process and its workers are gone', async () => {
+  await forcedStop(['--workers', '2'], 'SIGTERM')
+}, 30_000)
+
+test('Ctrl-C twice at a terminal (SIGINT to the process group): the first drains, the second forces', async () => {
+  await forcedStop(['--workers', '2'], 'SIGINT', { group: true })
+}, 30_000)
+
+test('serve without its supervisor (BUN_CONFIG_MAX_HTTP_REQUESTS set): the serving process counts the signals', async () => {
+  await forcedStop(['--workers', '2'], 'SIGINT', { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '512' } })
+}, 30_000)
