@@ -135,7 +135,7 @@ describe('command line (--json)', () => {
       [['accounts', 'show', 'nobody', ...base], 'account_not_found', 1],
       [['accounts', 'show', ...base], 'usage_error', 2],
       [['accounts', 'list', '--config', join(dir, 'nope.yaml')], 'invalid_config', 1],
-      [['accounts', 'list', '--config', config, '--db', '/dev/null'], 'error', 1],
+      [['accounts', 'list', '--config', config, '--db', '/dev/null'], 'database_unavailable', 1],
       [['init', '--config', config], 'error', 1],
     ]
     for (const [args, code, exit] of cases) {
