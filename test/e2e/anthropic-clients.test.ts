@@ -6,8 +6,10 @@
  * - `anthropic/*`: an anthropic provider on the fake Anthropic (passed through): what reaches the
  *   upstream is checked (the upstream key, the anthropic-version header, the tool results);
  * - `mock/gpt-4o-mini` (an OpenAI-kind model on the mock upstream) and `demo/echo`: translated.
- * Errors surface as the SDKs' typed errors (the AI SDK's APICallError, the Anthropic SDK's
- * BadRequestError under LangChain).
+ * Also thinking (pass-through, and refused by name where the model lacks reasoning), the
+ * anthropic-beta header, an image to the OpenAI upstream. Errors surface as the SDKs' typed errors
+ * (the AI SDK's APICallError, the Anthropic SDK's BadRequestError / RateLimitError under
+ * LangChain), the gateway's own 429 included.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
@@ -77,7 +79,7 @@ beforeAll(async () => {
         },
         DEMO_PROVIDER,
       ],
-      plans: PLANS,
+      plans: { ...PLANS, tiny: { rpm: 1, rpd: null, models: ['*'] } },
       default_plan: 'free',
     },
   })
@@ -289,6 +291,18 @@ describe('@ai-sdk/anthropic, anthropic provider (pass-through)', () => {
     expect(err!.message).toContain('max_tokens')
   })
 
+  test('an anthropic-beta header set on the provider reaches the upstream verbatim', async () => {
+    if (!ai) return
+    const beta = aiAnthropic.createAnthropic({
+      baseURL: `${gw.url}/v1`,
+      apiKey: key,
+      headers: { 'anthropic-beta': 'context-management-2025-06-27' },
+    })
+    const r = await ai.generateText({ model: beta('anthropic/text'), prompt: 'Hello', maxRetries: 0 })
+    expect(r.text).toBe('Hello!')
+    expect(upstream().headers['anthropic-beta']).toBe('context-management-2025-06-27')
+  })
+
   test('a wrong gateway key → APICallError 401', async () => {
     if (!ai) return
     const bad = aiAnthropic.createAnthropic({ baseURL: `${gw.url}/v1`, apiKey: 'sk-wrong' })
@@ -382,6 +396,30 @@ describe('@ai-sdk/anthropic, translated models', () => {
     expect((await r.text).length).toBeGreaterThan(0)
     expect((await r.totalUsage).outputTokens).toBeGreaterThan(0)
     expect(JSON.stringify(mockBody().messages)).toContain('sunny-result-42')
+  })
+
+  test('an image part reaches the OpenAI upstream as an image_url data URL', async () => {
+    if (!ai) return
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+    const r = await ai.generateText({
+      model: sdk()('mock/gpt-4o-mini'),
+      maxRetries: 0,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is it?' },
+            { type: 'image', image: png, mediaType: 'image/png' },
+          ],
+        },
+      ],
+    })
+    expect(r.text.length).toBeGreaterThan(0)
+    expect(mockBody().messages.at(-1).content).toEqual([
+      { type: 'text', text: 'What is it?' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+    ])
   })
 
   test('thinking to a model without reasoning → APICallError 400 naming reasoning', async () => {
@@ -566,5 +604,39 @@ describe('@langchain/anthropic ChatAnthropic, translated models', () => {
     expect(full.tool_calls.map((c: any) => c.name)).toEqual(['get_weather', 'get_weather'])
     expect(full.tool_calls.every((c: any) => typeof c.args === 'object' && c.id)).toBe(true)
     expect(full.usage_metadata.output_tokens).toBeGreaterThan(0)
+  })
+})
+
+describe('the gateway’s own rate limit (plan rpm 1) as typed errors', () => {
+  test('AI SDK: APICallError 429, retryable, with the anthropic-ratelimit headers; LangChain: RateLimitError', async () => {
+    if (!ai) return
+    const tiny = (await gw.key('anthropic-clients-tiny', 'tiny')).key
+    const limited = aiAnthropic.createAnthropic({ baseURL: `${gw.url}/v1`, apiKey: tiny })
+    const call = () =>
+      ai.generateText({ model: limited('demo/echo'), prompt: 'Hi', maxRetries: 0, maxOutputTokens: 64 })
+    expect((await call()).text).toBe('Echo: Hi')
+    const err = await call().then(
+      () => null,
+      (e: unknown) =>
+        e as { statusCode?: number; isRetryable?: boolean; responseHeaders?: Record<string, string> },
+    )
+    expect(ai.APICallError.isInstance(err)).toBe(true)
+    expect(err!.statusCode).toBe(429)
+    expect(err!.isRetryable).toBe(true)
+    expect(err!.responseHeaders!['anthropic-ratelimit-requests-remaining']).toBe('0')
+    const lcErr = await new lc.ChatAnthropic({
+      model: 'demo/echo',
+      apiKey: tiny,
+      anthropicApiUrl: gw.url,
+      maxRetries: 0,
+      maxTokens: 64,
+    })
+      .invoke('Hi')
+      .then(
+        () => null,
+        (e: unknown) => e as { status?: number; constructor: { name: string } },
+      )
+    expect(lcErr!.status).toBe(429)
+    expect(lcErr!.constructor.name).toBe('RateLimitError')
   })
 })
