@@ -215,7 +215,8 @@ export class Pipeline {
     const gatewayId = rid === request.headers.get('x-request-id') ? newRequestId() : rid
     // Requests of this account that ended here may still count at their whole reservation (their
     // settlements wait for the usage flush): a charge refused then is tried once more after the
-    // flush, and only the last try counts toward a suspension.
+    // flush, and only the last try counts toward a suspension. A request window's refusal is not
+    // the flush's to change: only its count toward a suspension is left to make.
     const settling = charging.charge !== undefined && deps.recorder.settling(auth.account.id)
     const admitAt = (at: number, suspension: SuspensionPolicy | null) =>
       store.admit({
@@ -234,9 +235,14 @@ export class Pipeline {
       })
     let admit = await admitAt(now, settling ? null : this.suspension)
     if (settling && !admit.admitted) {
-      if (admit.charge) await deps.recorder.flushForRefusal()
-      now = clock.now()
-      admit = await admitAt(now, this.suspension)
+      if (admit.charge) {
+        await deps.recorder.flushForRefusal()
+        now = clock.now()
+        admit = await admitAt(now, this.suspension)
+      } else if (this.suspension) {
+        const refusal = { accountId: auth.account.id, keyId: auth.key.id, now, suspension: this.suspension }
+        admit.suspendedUntil = await store.countRejection(refusal)
+      }
     }
     const states = admitStates(admit)
     const limitHeaders = rateLimitHeaders(admit, states, now)
