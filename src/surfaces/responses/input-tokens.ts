@@ -10,10 +10,9 @@
  * `responses.create` would send it (`../count-tokens.ts`, said so in `x-switchyard-token-count`).
  * The answer is OpenAI's `{"object": "response.input_tokens", "input_tokens": N}`.
  */
-import { bearer } from '../../auth/authenticate.ts'
+import { forwardFor } from '../../pipeline/attempts.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
 import { readText } from '../../providers/http.ts'
-import { errorResponse } from '../../util/errors.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
 import { parseChatBody } from '../chat/validate.ts'
 import { CountTokensThrottle, ESTIMATE_HEADER, ESTIMATE_VALUE, estimateChatTokens } from '../count-tokens.ts'
@@ -22,20 +21,19 @@ import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
 import { type ResponsesView, translateView, viewOf } from './view.ts'
 
 /** The view, and whether the client sent `input` (a pass-through leaves it out as it came). */
-export interface InputTokensView extends ResponsesView {
+interface InputTokensView extends ResponsesView {
   inputSent: boolean
 }
 
 /** The input_tokens surface, with its own throttle of `perSecond` calls per key. */
 export function inputTokensSurface(perSecond: number): CountTokensSurface<InputTokensView> {
   const throttle = new CountTokensThrottle(perSecond, 'responses/input_tokens')
-  const forward = responsesSurface.forward!
   return {
     name: 'responses',
     inputParam: 'input',
     operation: 'count_tokens',
     admitted: false,
-    credential: (headers) => bearer(headers.get('authorization')),
+    credential: responsesSurface.credential,
     decode(text, limitsChecked) {
       const body = parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)
       const inputSent = body.input !== undefined && body.input !== null
@@ -45,7 +43,7 @@ export function inputTokensSurface(perSecond: number): CountTokensSurface<InputT
     },
     throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
     async count(view, entry, adapter, ctx, _request, headers) {
-      if (entry.provider.kind === forward.kind && (forward.accepts?.(entry.provider) ?? true)) {
+      if (forwardFor(responsesSurface, entry)) {
         const { input, ...rest } = view.input
         const body = { ...rest, ...(view.inputSent ? { input } : {}), model: upstreamModelName(entry.model) }
         const upstream = await adapter.forward!(
@@ -64,6 +62,6 @@ export function inputTokensSurface(perSecond: number): CountTokensSurface<InputT
         headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: ESTIMATE_VALUE },
       })
     },
-    errorResponse,
+    errorResponse: responsesSurface.errorResponse,
   }
 }
