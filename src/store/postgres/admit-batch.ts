@@ -13,6 +13,7 @@
  * the commit itself (its WAL flush). Such an admission counts in its windows; its reservation
  * is released by the sweep.
  */
+import type { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import type { AdmitInput } from '../types.ts'
 import { num } from './accounts.ts'
@@ -107,9 +108,12 @@ export class AdmitBatcher {
 
   /** Measures the offset once before the first batch, so that one is checked too. */
   async measureOffset(): Promise<void> {
-    const [r] = await this.db.run(
-      (sql) => sql`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT AS now`,
-    )
-    this.noteOffset(num(r.now) - Date.now())
+    this.noteOffset((await this.db.run(serverNow)) - Date.now())
   }
+}
+
+/** The database server's clock, in ms since the epoch. */
+export async function serverNow(sql: SQL): Promise<number> {
+  const [r] = await sql`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT AS now`
+  return num(r.now)
 }

@@ -11,7 +11,7 @@ import type { WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, Limiter, Refusal } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
-import { AdmitBatcher } from './admit-batch.ts'
+import { AdmitBatcher, serverNow } from './admit-batch.ts'
 import type { PgBound } from './bounded.ts'
 import { PgCharges } from './charges.ts'
 
@@ -127,9 +127,4 @@ export class PgLimiter implements Limiter {
     const r = rows[0]
     return windowOf(limit, r ? num(r.used) : 0, r ? num(r.first) : null, span)
   }
-}
-
-async function serverNow(sql: SQL): Promise<number> {
-  const [r] = await sql`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT AS now`
-  return num(r.now)
 }
