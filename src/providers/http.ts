@@ -284,7 +284,7 @@ async function readDeclared(res: Response, ctx: CallContext, cut: (reason: Gatew
  * What is left of `total_ms` for the attempt: it counts from the attempt's start (its deadline's),
  * the wait for the headers included, not from when the body began; all of it without a deadline.
  */
-export function totalLeft(ctx: CallContext): number {
+function totalLeft(ctx: CallContext): number {
   const { totalMs } = ctx.timeouts
   const d = ctx.deadline
   return d ? Math.max(0, d.startedAt + totalMs - d.scheduler.now()) : totalMs

@@ -78,8 +78,8 @@ export async function estimateChatTokens(
  * milliseconds. So a call counts at most `EXACT_CHARS` characters and stops after the slice that
  * passes `EXACT_TOKENS` tokens: about 16 ms of tokenizing at most, whatever it is sent.
  */
-export const EXACT_CHARS = 65_536
-export const EXACT_TOKENS = 8_192
+const EXACT_CHARS = 65_536
+const EXACT_TOKENS = 8_192
 
 /** Exact counts for the first characters (within both bounds), the rest extrapolated. */
 class BoundedCount {

@@ -97,7 +97,7 @@ export function errorResponse(err: GatewayError, headers: Record<string, string 
 }
 
 /** The longest wait a client's automatic retry is left to sleep through (the OpenAI SDK's cap). */
-export const MAX_CLIENT_RETRY_WAIT_MS = 60_000
+const MAX_CLIENT_RETRY_WAIT_MS = 60_000
 
 /**
  * The error's own headers, and `x-should-retry: false` when its `retry-after` is longer than a

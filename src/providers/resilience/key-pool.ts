@@ -27,7 +27,7 @@ export interface KeySpec {
 }
 
 /** A rate limit's rest ends when its `retry-after` says; a cooldown's is a dead key's (401, 402, 403, no quota). */
-export type RestReason = 'rate_limit' | 'cooldown'
+type RestReason = 'rate_limit' | 'cooldown'
 
 export interface PoolKey extends Readonly<KeySpec> {
   /** Position in the provider's list: the key's name in logs, metrics and circuits. */
