@@ -321,6 +321,10 @@ function rescueFor<View>(
     async (attempt, edit, relayed) => {
       const route = routes.find((x) => x.target === attempt.target)!
       if (!route.translated) return null
+      // A structured answer is not continued: a JSON document one model began is not another's to
+      // finish, and Anthropic refuses a prefilled answer with JSON outputs.
+      const format = route.translated.request.response_format
+      if (format && format.type !== 'text') return null
       // Made only within what is left of the reservation (and of the client's max_tokens).
       const first = r.answered.entry
       const cap = continuationAllowance(r.charge, utf8Bytes(relayed), first.model, route.entry.model)

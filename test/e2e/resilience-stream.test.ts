@@ -388,3 +388,67 @@ describe('after content, with nowhere to continue: a clean in-band error', () =>
     expect(a!.endedAt!).toBeLessThan(a!.at + errorAt + 150)
   })
 })
+
+describe('a structured answer cut after content is not continued', () => {
+  let jbed: ResilienceBed
+  const features = ['streaming', 'system_messages', 'json_schema']
+  beforeAll(async () => {
+    jbed = await startResilienceBed({
+      words: 12,
+      providers: (url) => [
+        {
+          prefix: 'prime',
+          kind: 'openai',
+          base_url: `${url}/v1`,
+          api_key: 'sk-prime-json-0005',
+          timeouts: { first_byte_ms: 400, first_token_ms: 400, idle_ms: 400, total_ms: 20_000 },
+          models: [
+            {
+              name: 'gpt-j',
+              context_window: 128_000,
+              max_output_tokens: 4096,
+              features,
+              fallbacks: ['spare/gpt-js'],
+            },
+          ],
+        },
+        {
+          prefix: 'spare',
+          kind: 'openai',
+          base_url: `${url}/v1`,
+          api_key: 'sk-spare-json-0006',
+          models: [
+            {
+              name: 'gpt-js',
+              context_window: 128_000,
+              max_output_tokens: 4096,
+              features: [...features, 'prefill'],
+            },
+          ],
+        },
+      ],
+    })
+  })
+  afterAll(() => jbed.stop())
+
+  // A JSON document one model began is not another's to finish (and Anthropic refuses a prefill
+  // with JSON outputs): the stream ends with the error, the prefill fallback is never asked.
+  test('chat with response_format json_schema, cut after 5 words: the in-band error, no continuation', async () => {
+    jbed.up.script({ model: 'gpt-j' }, { fault: 'cut', after: 5 })
+    const res = await fetch(`${jbed.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${jbed.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'prime/gpt-j',
+        messages: [{ role: 'user', content: 'count for me' }],
+        stream: true,
+        response_format: { type: 'json_schema', json_schema: { name: 'n', schema: { type: 'object' } } },
+      }),
+    })
+    expect(res.status).toBe(200)
+    const s = readStream('chat', await res.text())
+    expect(s.complete).toBe(false)
+    expect(s.error?.code).toBe('upstream_stream_interrupted')
+    expect(jbed.up.attempts().map((a) => a.model)).toEqual(['gpt-j'])
+  })
+})
