@@ -209,7 +209,8 @@ export class RedisLimiter implements Limiter {
     if (!items.length) return
     try {
       const client = await this.connected()
-      for (const s of items) await this.settleOne(client, s)
+      // Each handle settles on its own and at most once: sent together, the client pipelines them.
+      await Promise.all(items.map((s) => this.settleOne(client, s)))
     } catch (err) {
       // The outcomes are in the database already; the batch is retried until Redis settles.
       throw new SettlementPendingError(`redis settlement failed: ${(err as Error)?.message ?? String(err)}`)
