@@ -27,13 +27,18 @@ export class UsageRecorder {
   /** By key, code and hour: a flood of equal refusals is one entry with a count. */
   private refusals = new Map<string, RefusalEvent>()
   private timer: ReturnType<typeof setTimeout> | null = null
+  /** The last flush asked for: the one running, or one waiting behind it. */
   private flushing: Promise<void> = Promise.resolve()
+  /**
+   * A flush waiting behind the running one. It takes what is pending when it starts, so it holds
+   * everything recorded before it was asked for: every flush asked for meanwhile shares it.
+   */
+  private waiting: Promise<void> | null = null
   /**
    * Per account, the settlements recorded and not yet in the store (pending, or in a flush still
    * running): until they are, the limiter still counts those requests at their whole reservation.
    */
   private unsettled = new Map<number, number>()
-  private forced: Promise<void> | null = null
 
   constructor(
     private readonly store: Store,
@@ -73,22 +78,37 @@ export class UsageRecorder {
 
   /**
    * Whether this account has settlements recorded here that the store does not hold yet. A charge
-   * refused while it has is worth one more try after `flush()`: the refusal may have come from the
-   * reservations of requests that already ended, at far more than they cost (`flushForRefusal`).
+   * refused while it has is worth one more try after `flushForRefusal()`: the refusal may have come
+   * from the reservations of requests that already ended, at far more than they cost.
    */
   settling(accountId: number): boolean {
     return this.unsettled.has(accountId)
   }
 
   /**
-   * Writes what is pending now, for a refused charge that waits on it: refusals arriving while one
-   * such write runs share it, so a flood of them costs one write at a time, not one each.
+   * Writes what is pending now, for a refused charge that waits on it: a flush like any other, so
+   * refusals arriving while one runs share the one waiting behind it — a flood of them costs one
+   * write at a time, not one each, and each waits for a write that holds what ended before it.
    */
   flushForRefusal(): Promise<void> {
-    this.forced ??= this.flush().finally(() => {
-      this.forced = null
+    return this.flush()
+  }
+
+  /**
+   * Writes everything recorded before this call; resolves when it is in the store, or put back for
+   * the next flush when the store was busy or unavailable (or lost, for a failure no retry fixes).
+   * While a flush runs, the next one waits behind it and takes its batch when it starts: it holds
+   * what the running one put back, and what was recorded while it ran.
+   */
+  flush(): Promise<void> {
+    if (this.waiting) return this.waiting
+    const next = this.flushing.then(() => {
+      this.waiting = null
+      return this.write()
     })
-    return this.forced
+    this.waiting = next
+    this.flushing = next
+    return next
   }
 
   private count(accountId: number, n: number): void {
@@ -113,8 +133,8 @@ export class UsageRecorder {
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
-  /** Writes everything pending; resolves when it is in the store. */
-  flush(): Promise<void> {
+  /** One flush: what is pending when it starts. */
+  private async write(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
     const batch = this.pending
@@ -123,34 +143,31 @@ export class UsageRecorder {
     this.pending = []
     this.rateLimited = []
     this.refusals = new Map()
-    this.flushing = this.flushing.then(async () => {
-      let written = false
-      try {
-        if (batch.length) {
-          await this.store.complete(batch)
-          written = true
-          this.settled(batch)
-        }
-        if (limited.length) await this.store.recordRateLimited(limited)
-        if (refused.length) await this.store.recordRefusals(refused)
-      } catch (err) {
-        const retry =
-          err instanceof StoreBusyError ||
-          err instanceof StoreUnavailableError ||
-          err instanceof SettlementPendingError
-        this.log.error('usage flush failed', {
-          error: (err as Error).message,
-          rows: batch.length,
-          retrying: retry,
-        })
-        // The admissions are already stored; keep their outcomes for the next flush — unless
-        // they were written and a later write of this flush failed: written again, the log would
-        // hold them twice and the usage counters count their tokens and cost twice.
-        if (written) return
-        if (retry) this.requeue(batch)
-        else this.settled(batch)
+    let written = false
+    try {
+      if (batch.length) {
+        await this.store.complete(batch)
+        written = true
+        this.settled(batch)
       }
-    })
-    return this.flushing
+      if (limited.length) await this.store.recordRateLimited(limited)
+      if (refused.length) await this.store.recordRefusals(refused)
+    } catch (err) {
+      const retry =
+        err instanceof StoreBusyError ||
+        err instanceof StoreUnavailableError ||
+        err instanceof SettlementPendingError
+      this.log.error('usage flush failed', {
+        error: (err as Error).message,
+        rows: batch.length,
+        retrying: retry,
+      })
+      // The admissions are already stored; keep their outcomes for the next flush — unless
+      // they were written and a later write of this flush failed: written again, the log would
+      // hold them twice and the usage counters count their tokens and cost twice.
+      if (written) return
+      if (retry) this.requeue(batch)
+      else this.settled(batch)
+    }
   }
 }
