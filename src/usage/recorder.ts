@@ -50,7 +50,7 @@ export class UsageRecorder {
     this.pending.push(c)
     if (c.settlement) this.count(c.settlement.accountId, 1)
     if (this.pending.length >= MAX_BATCH) void this.flush()
-    else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+    else this.later()
   }
 
   /** A request refused for a rate limit, counted in the usage rollups with the next batch. */
@@ -59,21 +59,12 @@ export class UsageRecorder {
     if (this.rateLimited.length >= MAX_PENDING) return
     this.rateLimited.push(e)
     if (this.rateLimited.length >= MAX_BATCH) void this.flush()
-    else this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+    else this.later()
   }
 
   /** A refusal before admission (its key known), counted per key, code and hour with the next batch. */
   recordRefusal(e: Omit<RefusalEvent, 'count'>): void {
-    const hour = e.at - (e.at % 3_600_000)
-    const id = `${e.keyId}\0${e.code}\0${hour}`
-    const seen = this.refusals.get(id)
-    if (seen) {
-      seen.count++
-      return
-    }
-    if (this.refusals.size >= MAX_PENDING) return
-    this.refusals.set(id, { ...e, at: hour, count: 1 })
-    this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+    if (this.addRefusal({ ...e, at: e.at - (e.at % 3_600_000), count: 1 })) this.later()
   }
 
   /**
@@ -111,6 +102,10 @@ export class UsageRecorder {
     return next
   }
 
+  private later(): void {
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+  }
+
   private count(accountId: number, n: number): void {
     const left = (this.unsettled.get(accountId) ?? 0) + n
     if (left > 0) this.unsettled.set(accountId, left)
@@ -122,7 +117,21 @@ export class UsageRecorder {
     for (const c of batch) if (c.settlement) this.count(c.settlement.accountId, -1)
   }
 
-  private requeue(batch: Completion[]): void {
+  /** Adds to the entry of its key, code and hour; false when a new entry would pass the bound. */
+  private addRefusal(e: RefusalEvent): boolean {
+    const id = `${e.keyId}\0${e.code}\0${e.at}`
+    const seen = this.refusals.get(id)
+    if (seen) {
+      seen.count += e.count
+      return true
+    }
+    if (this.refusals.size >= MAX_PENDING) return false
+    this.refusals.set(id, { ...e })
+    return true
+  }
+
+  /** Puts back, oldest first, what a flush could not write; beyond the bound the oldest go. */
+  private requeue(batch: Completion[], limited: RateLimitedEvent[], refused: RefusalEvent[]): void {
     this.pending = batch.concat(this.pending)
     const over = this.pending.length - MAX_PENDING
     if (over > 0) {
@@ -130,10 +139,24 @@ export class UsageRecorder {
       this.pending.splice(0, over)
       this.log.error('usage outcomes dropped', { rows: over })
     }
-    this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
+    this.rateLimited = limited.concat(this.rateLimited)
+    const overLimited = this.rateLimited.length - MAX_PENDING
+    if (overLimited > 0) {
+      this.rateLimited.splice(0, overLimited)
+      this.log.error('rate-limited counts dropped', { rows: overLimited })
+    }
+    // Counts of the same key, code and hour recorded meanwhile are added up: bounded by entries.
+    const lost = refused.filter((e) => !this.addRefusal(e)).length
+    if (lost) this.log.error('refusal counts dropped', { rows: lost })
+    this.later()
   }
 
-  /** One flush: what is pending when it starts. */
+  /**
+   * One flush: the outcomes, then the rate-limited counts, then the refusal counts, each its own
+   * write. A part written is never written again (its counters would count it twice); a part the
+   * store was busy or unavailable for is put back with the parts after it (not tried: they would
+   * wait out the same lock); a part that failed otherwise is lost, and the next parts still tried.
+   */
   private async write(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
@@ -143,15 +166,25 @@ export class UsageRecorder {
     this.pending = []
     this.rateLimited = []
     this.refusals = new Map()
-    let written = false
+    const outcomes = await this.attempt(batch.length, () => this.store.complete(batch))
+    if (outcomes !== 'retry') this.settled(batch)
+    const counts =
+      outcomes === 'retry'
+        ? 'retry'
+        : await this.attempt(limited.length, () => this.store.recordRateLimited(limited))
+    const refusals =
+      counts === 'retry'
+        ? 'retry'
+        : await this.attempt(refused.length, () => this.store.recordRefusals(refused))
+    if (refusals === 'retry')
+      this.requeue(outcomes === 'retry' ? batch : [], counts === 'retry' ? limited : [], refused)
+  }
+
+  private async attempt(rows: number, write: () => Promise<void>): Promise<'written' | 'retry' | 'lost'> {
+    if (!rows) return 'written'
     try {
-      if (batch.length) {
-        await this.store.complete(batch)
-        written = true
-        this.settled(batch)
-      }
-      if (limited.length) await this.store.recordRateLimited(limited)
-      if (refused.length) await this.store.recordRefusals(refused)
+      await write()
+      return 'written'
     } catch (err) {
       const retry =
         err instanceof StoreBusyError ||
@@ -159,15 +192,10 @@ export class UsageRecorder {
         err instanceof SettlementPendingError
       this.log.error('usage flush failed', {
         error: (err as Error).message,
-        rows: batch.length,
+        rows,
         retrying: retry,
       })
-      // The admissions are already stored; keep their outcomes for the next flush — unless
-      // they were written and a later write of this flush failed: written again, the log would
-      // hold them twice and the usage counters count their tokens and cost twice.
-      if (written) return
-      if (retry) this.requeue(batch)
-      else this.settled(batch)
+      return retry ? 'retry' : 'lost'
     }
   }
 }
