@@ -155,7 +155,9 @@ export class UsageRecorder {
    * One flush: the outcomes, then the rate-limited counts, then the refusal counts, each its own
    * write. A part written is never written again (its counters would count it twice); a part the
    * store was busy or unavailable for is put back with the parts after it (not tried: they would
-   * wait out the same lock); a part that failed otherwise is lost, and the next parts still tried.
+   * wait out the same lock); outcomes whose settlements a limiter outside the database did not
+   * take are put back too (written again, they count once), and the next parts still tried; a
+   * part that failed otherwise is lost, and the next parts still tried.
    */
   private async write(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
@@ -167,7 +169,7 @@ export class UsageRecorder {
     this.rateLimited = []
     this.refusals = new Map()
     const outcomes = await this.attempt(batch.length, () => this.store.complete(batch))
-    if (outcomes !== 'retry') this.settled(batch)
+    if (outcomes === 'written' || outcomes === 'lost') this.settled(batch)
     const counts =
       outcomes === 'retry'
         ? 'retry'
@@ -176,26 +178,36 @@ export class UsageRecorder {
       counts === 'retry'
         ? 'retry'
         : await this.attempt(refused.length, () => this.store.recordRefusals(refused))
-    if (refusals === 'retry')
-      this.requeue(outcomes === 'retry' ? batch : [], counts === 'retry' ? limited : [], refused)
+    const again = outcomes === 'retry' || outcomes === 'settling'
+    if (again || refusals === 'retry')
+      this.requeue(again ? batch : [], counts === 'retry' ? limited : [], refusals === 'retry' ? refused : [])
   }
 
-  private async attempt(rows: number, write: () => Promise<void>): Promise<'written' | 'retry' | 'lost'> {
+  /**
+   * `retry`: the store did not take the write (busy, unavailable); `settling`: it did, but a
+   * limiter outside the database did not take the settlements; `lost`: a failure no retry fixes.
+   */
+  private async attempt(
+    rows: number,
+    write: () => Promise<void>,
+  ): Promise<'written' | 'retry' | 'settling' | 'lost'> {
     if (!rows) return 'written'
     try {
       await write()
       return 'written'
     } catch (err) {
-      const retry =
-        err instanceof StoreBusyError ||
-        err instanceof StoreUnavailableError ||
-        err instanceof SettlementPendingError
+      const tried =
+        err instanceof StoreBusyError || err instanceof StoreUnavailableError
+          ? 'retry'
+          : err instanceof SettlementPendingError
+            ? 'settling'
+            : 'lost'
       this.log.error('usage flush failed', {
         error: (err as Error).message,
         rows,
-        retrying: retry,
+        retrying: tried !== 'lost',
       })
-      return retry ? 'retry' : 'lost'
+      return tried
     }
   }
 }

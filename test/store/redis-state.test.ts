@@ -210,6 +210,63 @@ describe.skipIf(skip)('Redis state against PostgreSQL', () => {
     await store.close()
   }, 30_000)
 
+  test('outcomes Redis settled in part are retried whole: what settled the first time is not settled again, nor counted twice in PostgreSQL; the refusal counts of the flush are written at once', async () => {
+    const url = await fresh()
+    const store = await open(url)
+    const id = await account(store)
+    const admitted = []
+    for (let i = 0; i < 3; i++) {
+      const r = await store.admit(charged(id))
+      if (!r.admitted) throw new Error('refused')
+      admitted.push(r)
+    }
+    expect(await used(store, id)).toEqual({ tokens: 1_200, micros: 3_000 })
+    const errors: Array<Record<string, unknown> | undefined> = []
+    const log = { error: (_: string, f?: Record<string, unknown>) => errors.push(f) } as never
+    const recorder = new UsageRecorder(store, 60_000, log)
+    // Redis refuses the middle one's settlement alone (its script fails on what it holds for it).
+    const res = `sy:{acct:${id}}:res`
+    const middle = admitted[1]!.gatewayId
+    const held = String(await redisSend('HGET', [res, middle]))
+    await redisSend('HSET', [res, middle, 'not json'])
+    for (const r of admitted) recorder.record(done(id, r.gatewayId, r.at))
+    const at = Date.now()
+    recorder.recordRefusal({ accountId: id, keyId: 'key_1', code: 'budget_exceeded', status: 402, at })
+    await recorder.flush()
+    expect(errors.map((e) => e?.retrying)).toEqual([true])
+    // The refusal count is PostgreSQL's alone: written with this flush, not held back by Redis.
+    const refusals = () =>
+      store
+        .refusals({ from: at - 3_600_000, to: at + 3_600_000, keyId: 'key_1' })
+        .then((l) => l.map((r) => r.count))
+    expect(await refusals()).toEqual([1])
+    // The other two settled in Redis; the middle one still holds its reservation.
+    expect(await used(store, id)).toEqual({ tokens: 100 + 400 + 100, micros: 200 + 1_000 + 200 })
+    expect(recorder.settling(id)).toBe(true)
+    await redisSend('HSET', [res, middle, held])
+    await recorder.flush()
+    expect(errors).toHaveLength(1)
+    expect(await refusals()).toEqual([1])
+    expect(await used(store, id)).toEqual({ tokens: 300, micros: 600 })
+    expect(recorder.settling(id)).toBe(false)
+    expect(Number(await redisSend('HLEN', [res]))).toBe(0)
+    // PostgreSQL took the batch twice and counted it once.
+    const now = Date.now()
+    const summary = await store.usageSummary(id, now, now - (now % 86_400_000))
+    expect(summary.today.total_tokens).toBe(300)
+    const sql = new Bun.SQL(url)
+    const rows = await sql`SELECT settled, tokens, charge_micros FROM requests WHERE account_id = ${id}`
+    await sql.close()
+    expect(
+      rows.map((r: Record<string, unknown>) => [r.settled, Number(r.tokens), Number(r.charge_micros)]),
+    ).toEqual([
+      [true, 100, 200],
+      [true, 100, 200],
+      [true, 100, 200],
+    ])
+    await store.close()
+  }, 30_000)
+
   test('the sweep releases what Redis holds for requests PostgreSQL settled or never admitted', async () => {
     const url = await fresh()
     const store = await open(url)
