@@ -18,7 +18,10 @@ import {
 import type { Logger } from '../util/log.ts'
 
 const MAX_BATCH = 500
-/** Outcomes kept for a retry while the store is busy or full; beyond this the oldest are dropped. */
+/**
+ * Outcomes, rate-limited events and refusal entries (each) kept for a retry while the store is
+ * busy or full; beyond this the oldest are dropped (new refusal entries refused).
+ */
 const MAX_PENDING = 100_000
 
 export class UsageRecorder {
@@ -93,10 +96,12 @@ export class UsageRecorder {
    */
   flush(): Promise<void> {
     if (this.waiting) return this.waiting
-    const next = this.flushing.then(() => {
+    const start = () => {
       this.waiting = null
       return this.write()
-    })
+    }
+    // `write` settles every failure itself; were one to escape, later flushes must still run.
+    const next = this.flushing.then(start, start)
     this.waiting = next
     this.flushing = next
     return next
