@@ -31,7 +31,9 @@ export {
   invalidResponse,
   networkErrorDetail,
   openAIStyleError,
+  type ServerFault,
   sanitizeMessage,
+  serverFaultOf,
   streamInterrupted,
 } from './upstream-errors.ts'
 

@@ -8,12 +8,35 @@ import { GatewayError } from '../util/errors.ts'
 import { factsOf, withFacts } from './failure-facts.ts'
 
 /**
+ * What an upstream's HTTP status says on its own, the same at every provider (DESIGN §10:
+ * transient = 5xx, 529 overloaded): the client-facing answer when the error body names nothing
+ * more specific (no body of the provider's kind — a proxy's HTML page — or the provider's
+ * catch-all type: OpenAI `server_error`, Anthropic `api_error`, Gemini `INTERNAL`).
+ *
+ * | upstream status       | client status, code       |
+ * |-----------------------|---------------------------|
+ * | 408, 504              | 504 `upstream_timeout`    |
+ * | 503, 529              | 503 `upstream_overloaded` |
+ * | 500, 502, other 5xx   | 502 `upstream_error`      |
+ *
+ * 503 rather than a provider's own 529: it is the status clients know and OpenAI SDKs retry.
+ * null for any other status: the provider's own table decides.
+ */
+export type ServerFault = 'timeout' | 'overloaded' | 'internal'
+
+export function serverFaultOf(status: number): ServerFault | null {
+  if (status === 408 || status === 504) return 'timeout'
+  if (status === 503 || status === 529) return 'overloaded'
+  return status >= 500 ? 'internal' : null
+}
+
+/**
  * The default `mapError` for upstreams that answer with OpenAI-style error bodies (also reads
  * `{"error": "text"}`, `{"message"}`, `{"detail"}` and plain text). 429 → 429
- * `upstream_rate_limited`; 408 / 504 → 504; 503 / 529 → 503 with the upstream's code (else
- * `upstream_overloaded`), as the other kinds do; 401 / 403 → 502 `upstream_auth_failed` (the
- * gateway's own credentials were refused, which the client cannot fix); other 4xx keep their
- * status, code and param; 5xx and anything else → 502 `upstream_error`.
+ * `upstream_rate_limited`; 401 / 403 → 502 `upstream_auth_failed` (the gateway's own credentials
+ * were refused, which the client cannot fix); other 4xx keep their status, code and param; 408
+ * and 5xx as `serverFaultOf` says, whatever code the body gives (an upstream's code is not one of
+ * the gateway's: it stays in the message).
  */
 export function openAIStyleError(status: number, bodyText: string, providerLabel: string): GatewayError {
   let body: unknown = bodyText
@@ -26,9 +49,6 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
   if (status === 429) {
     return new GatewayError(429, 'upstream_rate_limited', `${who} is rate limiting requests: ${detail}`)
   }
-  if (status === 408 || status === 504) {
-    return new GatewayError(504, 'upstream_timeout', `${who} timed out (${status}): ${detail}`)
-  }
   if (status === 401 || status === 403) {
     return new GatewayError(
       502,
@@ -36,17 +56,17 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
       `${who} refused the gateway's credentials (${status}): ${detail.replace(/[.!]$/, '')}. The operator must check the provider's api_key.`,
     )
   }
+  const fault = serverFaultOf(status)
+  if (fault === 'timeout') {
+    return new GatewayError(504, 'upstream_timeout', `${who} timed out (${status}): ${detail}`)
+  }
   if (status >= 400 && status < 500) {
     return new GatewayError(status, up.code ?? 'upstream_error', `${who} rejected the request: ${detail}`, {
       param: up.param,
     })
   }
-  if (status === 503 || status === 529) {
-    return new GatewayError(
-      503,
-      up.code ?? 'upstream_overloaded',
-      `${who} is overloaded (HTTP ${status}): ${detail}`,
-    )
+  if (fault === 'overloaded') {
+    return new GatewayError(503, 'upstream_overloaded', `${who} is overloaded (HTTP ${status}): ${detail}`)
   }
   return new GatewayError(502, 'upstream_error', `${who} failed (HTTP ${status}): ${detail}`)
 }

@@ -64,7 +64,8 @@ describe('openAIStyleError', () => {
     ['500 → 502', 500, openAIBody('boom'), 502, 'upstream_error'],
     // Like the anthropic and gemini kinds: overloaded is a 503 the client may retry, not a 502.
     ['503 stays 503', 503, '', 503, 'upstream_overloaded'],
-    ['503 keeps its code', 503, openAIBody('busy', 'server_overloaded'), 503, 'server_overloaded'],
+    // The upstream's code is not one of the gateway's: every provider's 503 reads alike (upstream-status.test.ts).
+    ['503 with a code of its own', 503, openAIBody('busy', 'server_overloaded'), 503, 'upstream_overloaded'],
     [
       '401 → 502: the gateway key was refused, not the client',
       401,

@@ -8,9 +8,9 @@
  * | invalid_request_error (400)    | 400 `upstream_invalid_request`          | kept             |
  * | request_too_large (413)        | 413 `upstream_request_too_large`        | kept             |
  * | rate_limit_error (429)         | 429 `upstream_rate_limited`             | kept             |
- * | overloaded_error (529)         | 503 `upstream_overloaded`               | kept             |
- * | timeout_error (504)            | 504 `upstream_timeout`                  | kept             |
- * | api_error (500) and unknown    | 502 `upstream_error`                    | kept             |
+ * | overloaded_error (529; 503)    | 503 `upstream_overloaded`               | kept             |
+ * | timeout_error (504; 408)       | 504 `upstream_timeout`                  | kept             |
+ * | api_error (500, 502) and unknown | 502 `upstream_error`                  | kept             |
  * | not_found_error (404)          | 502 `upstream_not_found` (model config) | kept             |
  * | authentication_error (401)     | 502 `upstream_auth_failed`              | replaced         |
  * | permission_error (403)         | 502 `upstream_permission_denied`        | replaced         |
@@ -18,11 +18,20 @@
  *
  * Key, permission and billing problems are the operator's, not the caller's: the caller gets a 502
  * that says so, never Anthropic's text about our key. 529 is not an HTTP status clients know;
- * 503 is what OpenAI SDKs retry. Kept messages lose the configured key and anything key-shaped (`sanitizeMessage`).
+ * 503 is what OpenAI SDKs retry. An `api_error` body (Anthropic's catch-all) or none at all leaves
+ * a 408 or 5xx to its HTTP status, as at every provider (`serverFaultOf`): a 503 from a proxy in
+ * front of Anthropic is overloaded, not an internal error. Kept messages lose the configured key and anything key-shaped (`sanitizeMessage`).
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { commonErrorRules, type ErrorRule, errorFromRule, parseErrorBody } from '../shared/error-rules.ts'
+import { serverFaultOf } from '../http.ts'
+import {
+  commonErrorRules,
+  type ErrorRule,
+  errorFromRule,
+  parseErrorBody,
+  type ServerFaultTypes,
+} from '../shared/error-rules.ts'
 import type { AnthropicErrorBody } from './anthropic-types.ts'
 
 const operatorProblem =
@@ -61,7 +70,7 @@ const RULES: Record<string, ErrorRule> = {
   },
 }
 
-/** The `error.type` Anthropic documents for each HTTP status, for bodies that lack one. */
+/** The `error.type` Anthropic documents for each 4xx status, for bodies that lack one. */
 const TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
@@ -70,13 +79,19 @@ const TYPE_BY_STATUS: Record<number, string> = {
   404: 'not_found_error',
   413: 'request_too_large',
   429: 'rate_limit_error',
-  500: 'api_error',
-  504: 'timeout_error',
-  529: 'overloaded_error',
+}
+
+/** 408 and 5xx mean at Anthropic what they mean at every provider (`serverFaultOf`). */
+const TYPE_BY_FAULT: ServerFaultTypes = {
+  timeout: 'timeout_error',
+  overloaded: 'overloaded_error',
+  internal: 'api_error',
 }
 
 /**
- * A non-2xx response from `/v1/messages` → `GatewayError`.
+ * A non-2xx response from `/v1/messages` → `GatewayError`. The body's `error.type` decides,
+ * unless it is the catch-all `api_error` (or missing, or unknown): then the HTTP status does, so a
+ * 503 is overloaded and a 504 a timeout whatever type came with it.
  *
  * @example
  * mapAnthropicHttpError(529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', provider)
@@ -88,8 +103,10 @@ export function mapAnthropicHttpError(
   provider: ProviderConfig,
 ): GatewayError {
   const body = parseErrorBody<AnthropicErrorBody>(bodyText)
-  const fallbackType = TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
-  const type = body?.error?.type && RULES[body.error.type] ? body.error.type : fallbackType
+  const fault = serverFaultOf(status)
+  const byStatus = fault ? TYPE_BY_FAULT[fault] : (TYPE_BY_STATUS[status] ?? 'invalid_request_error')
+  const named = body?.error?.type
+  const type = named && named !== 'api_error' && RULES[named] ? named : byStatus
   const detail = body?.error?.message ?? `HTTP ${status}.`
   return anthropicTypeError(type, detail, provider)
 }

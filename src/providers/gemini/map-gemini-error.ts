@@ -8,21 +8,29 @@
  * | INVALID_ARGUMENT, OUT_OF_RANGE (400)           | 400 `upstream_invalid_request`     | kept             |
  * | … with reason API_KEY_* or text "API key"      | 502 `upstream_auth_failed`         | replaced         |
  * | UNAUTHENTICATED (401), PERMISSION_DENIED (403) | 502 `upstream_auth_failed`         | replaced         |
- * | FAILED_PRECONDITION (400: billing, region)     | 502 `upstream_precondition_failed` | kept             |
+ * | FAILED_PRECONDITION (400: billing, region; 402)| 502 `upstream_precondition_failed` | kept             |
  * | NOT_FOUND (404: model name)                    | 502 `upstream_not_found`           | kept             |
  * | RESOURCE_EXHAUSTED (429)                       | 429 `upstream_rate_limited` ¹      | kept             |
- * | UNAVAILABLE (503)                              | 503 `upstream_overloaded`          | kept             |
- * | DEADLINE_EXCEEDED (504)                        | 504 `upstream_timeout`             | kept             |
- * | INTERNAL (500) and anything else               | 502 `upstream_error`               | kept             |
+ * | UNAVAILABLE (503; 529)                         | 503 `upstream_overloaded`          | kept             |
+ * | DEADLINE_EXCEEDED (504; 408)                   | 504 `upstream_timeout`             | kept             |
+ * | INTERNAL (500, 502) and anything else          | 502 `upstream_error`               | kept             |
  *
  * ¹ with `retry-after` taken from the body's `RetryInfo.retryDelay`.
  *
  * Key and account problems are the operator's: the caller gets a 502 that says so, never
- * Google's text about our key. Kept messages lose the configured key and anything key-shaped (`sanitizeMessage`).
+ * Google's text about our key. An `INTERNAL` body (Google's catch-all) or none at all leaves a 408
+ * or 5xx to its HTTP status, as at every provider (`serverFaultOf`). Kept messages lose the configured key and anything key-shaped (`sanitizeMessage`).
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { commonErrorRules, type ErrorRule, errorFromRule, parseErrorBody } from '../shared/error-rules.ts'
+import { serverFaultOf } from '../http.ts'
+import {
+  commonErrorRules,
+  type ErrorRule,
+  errorFromRule,
+  parseErrorBody,
+  type ServerFaultTypes,
+} from '../shared/error-rules.ts'
 import type { GeminiErrorBody } from './gemini-types.ts'
 
 const AUTH_FAILED: ErrorRule = {
@@ -52,19 +60,27 @@ const RULES: Record<string, ErrorRule> = {
   INTERNAL: COMMON.internal,
 }
 
+/** The `status` Google documents for each 4xx HTTP status, for bodies that lack one. */
 const STATUS_BY_HTTP: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
   401: 'UNAUTHENTICATED',
+  402: 'FAILED_PRECONDITION',
   403: 'PERMISSION_DENIED',
   404: 'NOT_FOUND',
   429: 'RESOURCE_EXHAUSTED',
-  500: 'INTERNAL',
-  503: 'UNAVAILABLE',
-  504: 'DEADLINE_EXCEEDED',
+}
+
+/** 408 and 5xx mean at Google what they mean at every provider (`serverFaultOf`). */
+const STATUS_BY_FAULT: ServerFaultTypes = {
+  timeout: 'DEADLINE_EXCEEDED',
+  overloaded: 'UNAVAILABLE',
+  internal: 'INTERNAL',
 }
 
 /**
- * A non-2xx response from Gemini → `GatewayError`.
+ * A non-2xx response from Gemini → `GatewayError`. The body's `status` decides, unless it is the
+ * catch-all `INTERNAL` (or missing, or unknown): then the HTTP status does, so a 503 is overloaded
+ * and a 504 a timeout whatever status the body names.
  *
  * @example
  * mapGeminiHttpError(429, '{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}', provider)
@@ -76,11 +92,12 @@ export function mapGeminiHttpError(
   provider: ProviderConfig,
 ): GatewayError {
   const body = parseErrorBody<GeminiErrorBody>(bodyText)
-  const fallback = STATUS_BY_HTTP[httpStatus] ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT')
+  const fault = serverFaultOf(httpStatus)
+  const fallback = fault ? STATUS_BY_FAULT[fault] : (STATUS_BY_HTTP[httpStatus] ?? 'INVALID_ARGUMENT')
   return mapGeminiError(body ?? {}, provider, fallback, `HTTP ${httpStatus}.`)
 }
 
-/** An error object Gemini sent instead of a response (in a stream, or a 200 body). */
+/** An error object Gemini sent instead of a response (in a stream, or a 200 body); `INTERNAL` or none takes `fallbackStatus`. */
 export function mapGeminiError(
   body: GeminiErrorBody,
   provider: ProviderConfig,
@@ -88,7 +105,8 @@ export function mapGeminiError(
   fallbackMessage = 'error without a message.',
 ): GatewayError {
   const error = body.error ?? {}
-  const status = error.status && RULES[error.status] ? error.status : fallbackStatus
+  const named = error.status
+  const status = named && named !== 'INTERNAL' && RULES[named] ? named : fallbackStatus
   const detail = (error.message ?? fallbackMessage).trim()
   const rule = isKeyProblem(body) ? AUTH_FAILED : (RULES[status] ?? COMMON.internal)
   return errorFromRule(rule, detail, provider, rule.status === 429 ? retryAfterOf(body) : undefined)

@@ -6,7 +6,7 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { sanitizeMessage } from '../http.ts'
+import { type ServerFault, sanitizeMessage } from '../http.ts'
 
 export interface ErrorRule {
   status: number
@@ -60,6 +60,12 @@ export function commonErrorRules(name: string) {
     },
   } satisfies Record<string, ErrorRule>
 }
+
+/**
+ * The provider's own error type for each `ServerFault` (an upstream status that means the same at
+ * every provider), so a native adapter maps a 503, a 529 or a 408 as the OpenAI-style one does.
+ */
+export type ServerFaultTypes = Readonly<Record<ServerFault, string>>
 
 /**
  * @example

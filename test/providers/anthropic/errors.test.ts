@@ -98,10 +98,12 @@ describe('Anthropic HTTP error bodies', () => {
     expect(mapAnthropicHttpError(529, '<html>busy</html>', provider).status).toBe(503)
     expect(mapAnthropicHttpError(504, '', provider).code).toBe('upstream_timeout')
     expect(mapAnthropicHttpError(418, '{}', provider).status).toBe(400)
+    // As at every provider (upstream-status.test.ts): a 503 is overloaded, a 408 a timeout.
     expect(mapAnthropicHttpError(503, 'nope', provider)).toMatchObject({
-      status: 502,
-      code: 'upstream_error',
+      status: 503,
+      code: 'upstream_overloaded',
     })
+    expect(mapAnthropicHttpError(408, '', provider).code).toBe('upstream_timeout')
   })
 })
 
