@@ -5,7 +5,7 @@
  * `http.ts` re-exports the public part; adapters import from there.
  */
 import { GatewayError } from '../util/errors.ts'
-import { factsOf, withFacts } from './failure-facts.ts'
+import { errorCodeOf, factsOf, withFacts } from './failure-facts.ts'
 
 /**
  * What an upstream's HTTP status says on its own, the same at every provider (DESIGN §10:
@@ -34,7 +34,10 @@ export function serverFaultOf(status: number): ServerFault | null {
  * The default `mapError` for upstreams that answer with OpenAI-style error bodies (also reads
  * `{"error": "text"}`, `{"message"}`, `{"detail"}` and plain text). 429 → 429
  * `upstream_rate_limited`; 401 / 403 → 502 `upstream_auth_failed` (the gateway's own credentials
- * were refused, which the client cannot fix); other 4xx keep their status, code and param; 408
+ * were refused, which the client cannot fix); 402 and 429 `insufficient_quota` → 502
+ * `upstream_billing_error` (the operator's account is out of quota or credit: no `retry-after`, as
+ * waiting will not help, and not a 429, which clients read as "slow down and retry"); other 4xx
+ * keep their status, code and param; 408
  * and 5xx as `serverFaultOf` says, whatever code the body gives (an upstream's code is not one of
  * the gateway's: it stays in the message).
  */
@@ -46,6 +49,13 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
   const up = extractUpstreamError(body)
   const detail = up.message ? sanitizeMessage(up.message) : `HTTP ${status}`
   const who = `Upstream '${providerLabel}'`
+  if (status === 402 || (status === 429 && errorCodeOf(body) === 'insufficient_quota')) {
+    return new GatewayError(
+      502,
+      'upstream_billing_error',
+      `${who} refused the gateway's account for quota or billing (${status}): ${detail.replace(/[.!]$/, '')}. The operator must check the provider account's plan and billing; retrying will not help until then.`,
+    )
+  }
   if (status === 429) {
     return new GatewayError(429, 'upstream_rate_limited', `${who} is rate limiting requests: ${detail}`)
   }

@@ -25,6 +25,8 @@ interface Row {
   code: string
   /** The Messages surface's error type and status for the same failure. */
   messages: [number, string]
+  /** Whether the answer says when to retry (`retry-after`). */
+  retryAfter?: boolean
 }
 
 const ROWS: Row[] = [
@@ -32,11 +34,22 @@ const ROWS: Row[] = [
   // OpenAI says `server_error`, Anthropic `api_error`: neither says more than the 503 does.
   { fault: 'unavailable', status: 503, code: 'upstream_overloaded', messages: [529, 'overloaded_error'] },
   { fault: 'overloaded', status: 503, code: 'upstream_overloaded', messages: [529, 'overloaded_error'] },
+  {
+    fault: { fault: 'rate_limited', retryAfter: '30' },
+    status: 429,
+    code: 'upstream_rate_limited',
+    messages: [429, 'rate_limit_error'],
+    retryAfter: true,
+  },
+  // The operator's account is out of money (OpenAI: 429 insufficient_quota on every key of the
+  // pool; Anthropic: 402 billing_error): not a rate limit the client could wait out.
+  { fault: 'quota', status: 502, code: 'upstream_billing_error', messages: [502, 'api_error'] },
 ]
 
 describe('the last failure, alike at every provider', () => {
   for (const row of ROWS) {
-    test(`${row.fault} for good → ${row.status} ${row.code} (Messages: ${row.messages.join(' ')})`, async () => {
+    const name = typeof row.fault === "string" ? row.fault : `${row.fault.fault} (retry-after ${row.fault.retryAfter})`
+    test(`${name} for good → ${row.status} ${row.code} (Messages: ${row.messages.join(' ')})`, async () => {
       const seen: Record<string, unknown> = {}
       for (const [kind, model] of Object.entries(SOLO)) {
         bed.reset()
@@ -48,9 +61,11 @@ describe('the last failure, alike at every provider', () => {
         seen[kind] = {
           chat: [chat.status, body.error.code],
           messages: [messages.status, mbody.error.type],
+          retryAfter: [chat.headers.has('retry-after'), messages.headers.has('retry-after')],
         }
       }
-      const want = { chat: [row.status, row.code], messages: row.messages }
+      const retryAfter = row.retryAfter ?? false
+      const want = { chat: [row.status, row.code], messages: row.messages, retryAfter: [retryAfter, retryAfter] }
       expect(seen).toEqual({ openai: want, anthropic: want })
     })
   }

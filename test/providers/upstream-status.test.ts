@@ -26,6 +26,23 @@ const GENERIC_BODY: Record<Kind, (status: number) => unknown> = {
   gemini: (status) => ({ error: { code: status, message: 'An internal error has occurred.', status: 'INTERNAL' } }),
 }
 
+/** The provider's "your account is out of quota / credit" body (OpenAI's is a 429, Anthropic's a 402). */
+const QUOTA_BODY: Record<Kind, unknown> = {
+  openai: {
+    error: {
+      message: 'You exceeded your current quota, please check your plan and billing details.',
+      type: 'insufficient_quota',
+      param: null,
+      code: 'insufficient_quota',
+    },
+  },
+  anthropic: {
+    type: 'error',
+    error: { type: 'billing_error', message: 'Your credit balance is too low to access the Anthropic API.' },
+  },
+  gemini: { error: { code: 402, message: 'Billing is not enabled.', status: 'FAILED_PRECONDITION' } },
+}
+
 let server: ReturnType<typeof Bun.serve>
 beforeAll(() => {
   // The model name says what to answer: `s503-bare` (an HTML page), `s503-generic` (the wire's own body).
@@ -43,8 +60,9 @@ beforeAll(() => {
         kind === 'gemini'
           ? decodeURIComponent(/\/models\/([^:]+):/.exec(url.pathname)![1]!)
           : ((await req.json()) as { model: string }).model
-      const [, status, shape] = /^s(\d{3})-(bare|generic)$/.exec(model)!
+      const [, status, shape] = /^s(\d{3})-(bare|generic|quota)$/.exec(model)!
       const code = Number(status)
+      if (shape === 'quota') return Response.json(QUOTA_BODY[kind], { status: code, headers: { 'retry-after': '20' } })
       return shape === 'bare'
         ? new Response(`<html><body>${code}</body></html>`, {
             status: code,
@@ -118,5 +136,24 @@ describe('an upstream server fault maps alike at every provider', () => {
         })
       })
     }
+  }
+})
+
+describe("the operator's account out of quota is not a rate limit", () => {
+  // A 429 invites the client to wait and retry, and its retry-after says when; neither helps while
+  // the gateway's own provider account has no quota or credit. The key rests (credential).
+  for (const [kind, upstream] of [
+    ['openai', 429],
+    ['openai', 402],
+    ['anthropic', 402],
+  ] as const) {
+    test(`${kind} ${upstream} quota → 502 upstream_billing_error, no retry-after, the key rests`, async () => {
+      for (const stream of [false, true]) {
+        const err = await failure(kind, `s${upstream}-quota`, stream)
+        expect([err.status, err.code, err.headers?.['retry-after']]).toEqual([502, 'upstream_billing_error', undefined])
+        expect(classify(factsOf(err) ?? {})).toBe('credential')
+        expect(err.message).toContain('operator')
+      }
+    })
   }
 })
