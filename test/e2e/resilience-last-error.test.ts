@@ -17,7 +17,10 @@ afterAll(() => bed.stop())
 beforeEach(() => bed.reset())
 
 /** Models with no fallback: `prime/gpt-solo` (openai wire), `claude/claude-q` (anthropic wire). */
-const SOLO = { openai: { id: 'prime/gpt-solo', name: 'gpt-solo' }, anthropic: { id: 'claude/claude-q', name: 'claude-q' } }
+const SOLO = {
+  openai: { id: 'prime/gpt-solo', name: 'gpt-solo' },
+  anthropic: { id: 'claude/claude-q', name: 'claude-q' },
+}
 
 interface Row {
   fault: Step
@@ -48,7 +51,8 @@ const ROWS: Row[] = [
 
 describe('the last failure, alike at every provider', () => {
   for (const row of ROWS) {
-    const name = typeof row.fault === "string" ? row.fault : `${row.fault.fault} (retry-after ${row.fault.retryAfter})`
+    const name =
+      typeof row.fault === 'string' ? row.fault : `${row.fault.fault} (retry-after ${row.fault.retryAfter})`
     test(`${name} for good → ${row.status} ${row.code} (Messages: ${row.messages.join(' ')})`, async () => {
       const seen: Record<string, unknown> = {}
       for (const [kind, model] of Object.entries(SOLO)) {
@@ -65,7 +69,11 @@ describe('the last failure, alike at every provider', () => {
         }
       }
       const retryAfter = row.retryAfter ?? false
-      const want = { chat: [row.status, row.code], messages: row.messages, retryAfter: [retryAfter, retryAfter] }
+      const want = {
+        chat: [row.status, row.code],
+        messages: row.messages,
+        retryAfter: [retryAfter, retryAfter],
+      }
       expect(seen).toEqual({ openai: want, anthropic: want })
     })
   }

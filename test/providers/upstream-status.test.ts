@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
-import { createAdapter } from '../../src/providers/index.ts'
 import { factsOf } from '../../src/providers/failure-facts.ts'
+import { createAdapter } from '../../src/providers/index.ts'
 import { classify } from '../../src/providers/resilience/index.ts'
 import type { ChatRequest } from '../../src/providers/types.ts'
 import { GatewayError } from '../../src/util/errors.ts'
@@ -23,7 +23,9 @@ const GENERIC_BODY: Record<Kind, (status: number) => unknown> = {
     error: { message: 'The server had an error.', type: 'server_error', param: null, code: null },
   }),
   anthropic: () => ({ type: 'error', error: { type: 'api_error', message: 'Internal server error' } }),
-  gemini: (status) => ({ error: { code: status, message: 'An internal error has occurred.', status: 'INTERNAL' } }),
+  gemini: (status) => ({
+    error: { code: status, message: 'An internal error has occurred.', status: 'INTERNAL' },
+  }),
 }
 
 /** The provider's "your account is out of quota / credit" body (OpenAI's is a 429, Anthropic's a 402). */
@@ -62,7 +64,8 @@ beforeAll(() => {
           : ((await req.json()) as { model: string }).model
       const [, status, shape] = /^s(\d{3})-(bare|generic|quota)$/.exec(model)!
       const code = Number(status)
-      if (shape === 'quota') return Response.json(QUOTA_BODY[kind], { status: code, headers: { 'retry-after': '20' } })
+      if (shape === 'quota')
+        return Response.json(QUOTA_BODY[kind], { status: code, headers: { 'retry-after': '20' } })
       return shape === 'bare'
         ? new Response(`<html><body>${code}</body></html>`, {
             status: code,
@@ -118,11 +121,7 @@ describe('an upstream server fault maps alike at every provider', () => {
         for (const kind of ['openai', 'anthropic', 'gemini'] as const) {
           for (const stream of [false, true]) {
             const err = await failure(kind, `s${upstream}-${shape}`, stream)
-            seen[`${kind}${stream ? ' stream' : ''}`] = [
-              err.status,
-              err.code,
-              classify(factsOf(err) ?? {}),
-            ]
+            seen[`${kind}${stream ? ' stream' : ''}`] = [err.status, err.code, classify(factsOf(err) ?? {})]
           }
         }
         const want = [status, code, 'transient']
@@ -150,7 +149,11 @@ describe("the operator's account out of quota is not a rate limit", () => {
     test(`${kind} ${upstream} quota → 502 upstream_billing_error, no retry-after, the key rests`, async () => {
       for (const stream of [false, true]) {
         const err = await failure(kind, `s${upstream}-quota`, stream)
-        expect([err.status, err.code, err.headers?.['retry-after']]).toEqual([502, 'upstream_billing_error', undefined])
+        expect([err.status, err.code, err.headers?.['retry-after']]).toEqual([
+          502,
+          'upstream_billing_error',
+          undefined,
+        ])
         expect(classify(factsOf(err) ?? {})).toBe('credential')
         expect(err.message).toContain('operator')
       }
