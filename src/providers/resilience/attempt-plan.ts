@@ -171,12 +171,9 @@ export class AttemptPlan {
       return
     }
     // A retry into a circuit this failure just opened would only be skipped: fail over instead,
-    // unless another key of the pool can take the retry (circuits are per key and model).
-    if (
-      action.retry === 'backoff' &&
-      canRetry &&
-      (circuit.state() === 'closed' || this.hasOpenKey(target, key.index))
-    ) {
+    // unless another key of the pool can take the retry (circuits are per key and model) — one
+    // whose circuit admits it now, not one half-open whose one probe another request holds.
+    if (action.retry === 'backoff' && canRetry && (circuit.admits() || this.keyAdmits(target, key.index))) {
       this.pendingWait = backoffMs(this.retries, target.retry, this.random)
       this.retries++
       this.tried = new Set()
@@ -243,13 +240,7 @@ export class AttemptPlan {
   hasFallback(): boolean {
     for (let i = this.t + 1; i < this.targets.length; i++) {
       if (this.skipped.has(i)) continue
-      const target = this.targets[i]!
-      if (
-        target.pool.keys.some(
-          (k) => target.pool.restingUntil(k.index) === 0 && this.circuitOf(target, k).admits(),
-        )
-      )
-        return true
+      if (this.keyAdmits(this.targets[i]!)) return true
     }
     return false
   }
@@ -306,13 +297,11 @@ export class AttemptPlan {
     return { attempt }
   }
 
-  /** A key of `target` other than `except` that is awake and whose circuit is not open. */
-  private hasOpenKey(target: Target, except: number): boolean {
+  /** A key of `target` (other than `except`) that is awake and whose circuit would let an attempt through now. */
+  private keyAdmits(target: Target, except?: number): boolean {
     return target.pool.keys.some(
       (k) =>
-        k.index !== except &&
-        target.pool.restingUntil(k.index) === 0 &&
-        this.circuitOf(target, k).state() !== 'open',
+        k.index !== except && target.pool.restingUntil(k.index) === 0 && this.circuitOf(target, k).admits(),
     )
   }
 

@@ -43,26 +43,30 @@ export class Circuit {
     private readonly clock: Clock,
   ) {}
 
+  /** For the gauge and the logs: `half_open` once the cooldown has passed, whether or not its probe is out. */
   state(): CircuitState {
     if (!this.open) return 'closed'
     return this.clock.now() - this.openedAt >= this.policy.cooldownMs ? 'half_open' : 'open'
   }
 
-  admit(): Turn {
-    if (!this.open) return 'pass'
-    const now = this.clock.now()
-    if (now - this.openedAt < this.policy.cooldownMs) return 'skip'
-    if (this.probeAt !== 0 && now - this.probeAt < this.policy.cooldownMs) return 'skip'
-    this.probeAt = now
-    return 'probe'
-  }
-
-  /** Whether `admit()` would let an attempt through now (a pass or the probe), without taking the turn. */
+  /**
+   * Whether an attempt may go to this target now — closed, or past the cooldown with no probe out
+   * — without taking the turn. The one way to ask: `admit` takes the turn it describes, and the
+   * attempt plan asks it of the other keys and the fallbacks (`state` is for the gauge only).
+   */
   admits(): boolean {
     if (!this.open) return true
     const now = this.clock.now()
     if (now - this.openedAt < this.policy.cooldownMs) return false
     return this.probeAt === 0 || now - this.probeAt >= this.policy.cooldownMs
+  }
+
+  /** Takes the turn `admits` describes: a pass while closed, the one probe when half-open. */
+  admit(): Turn {
+    if (!this.admits()) return 'skip'
+    if (!this.open) return 'pass'
+    this.probeAt = this.clock.now()
+    return 'probe'
   }
 
   /** The target answered (or proved it is up): closed, the count reset. */

@@ -287,6 +287,36 @@ describe('AttemptPlan', () => {
     expect('attempt' in end).toBe(true)
   })
 
+  test("a failure that opens one key's circuit fails over at once when the pool's other key is half-open with its probe out", () => {
+    const w = world()
+    const a = w.target('a/m', { keys: 2 })
+    const b = w.target('b/m')
+    const key0 = w.board.get({ provider: 'a', key: 0, model: 'm' }, a.circuit)
+    const key1 = w.board.get({ provider: 'a', key: 1, model: 'm' }, a.circuit)
+    for (let i = 0; i < 3; i++) key1.failure()
+    w.clock.advance(30_000)
+    // Another request holds key #1's one probe.
+    expect(key1.admit()).toBe('probe')
+    key0.failure()
+    key0.failure()
+    // Key #0's third failure opens its circuit; key #1 can take no retry while its probe is out:
+    // no backoff for a retry that would only be skipped, and no second probe on key #1.
+    expect(run(w, w.plan([a, b]), ['transient', 'ok']).log).toEqual(['a/m#0', 'b/m#0'])
+  })
+
+  test("a failure that opens one key's circuit is retried as the probe of the pool's other key when that one is free", () => {
+    const w = world()
+    const a = w.target('a/m', { keys: 2 })
+    const b = w.target('b/m')
+    const key0 = w.board.get({ provider: 'a', key: 0, model: 'm' }, a.circuit)
+    const key1 = w.board.get({ provider: 'a', key: 1, model: 'm' }, a.circuit)
+    for (let i = 0; i < 3; i++) key1.failure()
+    w.clock.advance(30_000)
+    key0.failure()
+    key0.failure()
+    expect(run(w, w.plan([a, b]), ['transient', 'ok']).log).toEqual(['a/m#0', 'wait 125', 'a/m#1 probe'])
+  })
+
   test('a failed probe keeps the circuit open another cooldown', () => {
     const w = world()
     const targets = [w.target('a/m'), w.target('b/m')]

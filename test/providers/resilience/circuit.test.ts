@@ -34,6 +34,22 @@ describe('Circuit', () => {
     expect(c.admit()).toBe('probe')
     expect([c.admit(), c.admit()]).toEqual(['skip', 'skip'])
   })
+  test('admits() answers what admit() would do, without taking the turn; state() is only the gauge', () => {
+    const { c, clock } = setup()
+    // [state for the gauge, admits, admit]
+    const ask = () => [c.state(), c.admits(), c.admits() ? c.admit() : 'skip']
+    expect(ask()).toEqual(['closed', true, 'pass'])
+    open(c)
+    expect(ask()).toEqual(['open', false, 'skip'])
+    clock.advance(10_000)
+    expect([c.admits(), c.admits()]).toEqual([true, true])
+    expect(ask()).toEqual(['half_open', true, 'probe'])
+    // Half-open on the gauge, but its one probe is out: nothing else is admitted.
+    expect(ask()).toEqual(['half_open', false, 'skip'])
+    expect(c.admit()).toBe('skip')
+    c.release()
+    expect(ask()).toEqual(['half_open', true, 'probe'])
+  })
   test('the probe’s success closes the circuit', () => {
     const { c, clock } = setup()
     open(c)
