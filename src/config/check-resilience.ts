@@ -1,8 +1,14 @@
 /**
  * @module
  * The cross-checks of DESIGN §10's settings that a schema cannot state: every fallback names a
- * configured model of the same type (not the model itself), no pool key is empty, and the backoff
- * cap is not below its first step. Each problem carries its path.
+ * configured model of the same type (not the model itself), an embedding model and its fallbacks
+ * declare the same `dimensions`, no pool key is empty, and the backoff cap is not below its first
+ * step. Each problem carries its path.
+ *
+ * Embeddings: a fallback answering vectors of another length would change, mid-stream, the
+ * vectors a client stores (a vector database refuses them, or mixes two spaces). Only declared
+ * lengths can be compared before a request, so an embedding model with fallbacks and each of them
+ * must declare one, the same; then a request's own `dimensions` fits all of them or none.
  */
 import { modelType } from '../operations/operation.ts'
 import { type Intact, list, type Problem } from './intact.ts'
@@ -13,12 +19,16 @@ export function checkResilience(raw: RawConfig, problems: Problem[], secrets: bo
   // Every model the file names, valid or not (its own problems are reported where it is); a type
   // only where the schema passed it.
   const types = new Map<string, string | undefined>()
+  /** An embedding model's declared `dimensions`: a number, none (`null`), or unknown (`undefined`: its schema failed). */
+  const dimensions = new Map<string, number | null | undefined>()
   list(raw.providers).forEach((p, i) => {
     list(p?.models).forEach((m, j) => {
       if (typeof p.prefix !== 'string' || typeof m?.name !== 'string') return
-      types.set(
-        `${p.prefix}/${m.name}`,
-        intact(`/providers/${i}/models/${j}/type`) ? modelType(m) : undefined,
+      const id = `${p.prefix}/${m.name}`
+      types.set(id, intact(`/providers/${i}/models/${j}/type`) ? modelType(m) : undefined)
+      dimensions.set(
+        id,
+        intact(`/providers/${i}/models/${j}/dimensions`) ? (m.dimensions ?? null) : undefined,
       )
     })
   })
@@ -42,6 +52,10 @@ export function checkResilience(raw: RawConfig, problems: Problem[], secrets: bo
             path,
             message: `'${id}' is ${an(type)} model; ${an(own)} model falls back to ${own} models only`,
           })
+        else if (own === 'embedding' && type === 'embedding') {
+          const message = sameDimensions(id, dimensions.get(`${p.prefix}/${m.name}`), dimensions.get(id))
+          if (message) problems.push({ path, message })
+        }
       })
     })
     if (secrets) {
@@ -61,6 +75,22 @@ export function checkResilience(raw: RawConfig, problems: Problem[], secrets: bo
       })
     }
   })
+}
+
+/** What is wrong with embedding fallback `id`'s declared length against its model's; null when nothing (or when a schema problem hides it). */
+function sameDimensions(
+  id: string,
+  own: number | null | undefined,
+  theirs: number | null | undefined,
+): string | null {
+  const rule =
+    'an embedding model with fallbacks and each of its fallbacks declare dimensions, the same for all'
+  if (own === undefined || theirs === undefined) return null
+  if (own === null) return `this model declares no dimensions: ${rule}`
+  if (theirs === null) return `'${id}' declares no dimensions: ${rule}`
+  if (own !== theirs)
+    return `'${id}' makes vectors of ${theirs} dimensions, this model ${own}: an embedding model's fallbacks must make vectors of its own length (declare the same dimensions)`
+  return null
 }
 
 const an = (type: string) => (type === 'embedding' ? 'an embedding' : `a ${type}`)

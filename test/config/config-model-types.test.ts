@@ -60,6 +60,48 @@ describe('model type (chat | embedding)', () => {
     ])
   })
 
+  test('an embedding fallback makes vectors of the same declared dimensions, or the config is refused', () => {
+    // A fallback that answered 768 values where the model gives 256 would change the vectors a
+    // client stores mid-stream (a vector database refuses them, or mixes two spaces).
+    const found = problems(() =>
+      parseConfig(
+        withModels('demo', [
+          { ...EMBED, fallbacks: ['p/wide', 'p/same', 'p/undeclared'] },
+          { ...EMBED, name: 'wide', dimensions: 768 },
+          { ...EMBED, name: 'same' },
+          { name: 'undeclared', type: 'embedding', context_window: 8192 },
+          { name: 'bare', type: 'embedding', context_window: 8192, fallbacks: ['p/same'] },
+        ]),
+      ),
+    )
+    expect(found).toEqual([
+      {
+        path: '/providers/1/models/0/fallbacks/0',
+        message:
+          "'p/wide' makes vectors of 768 dimensions, this model 256: an embedding model's fallbacks must make vectors of its own length (declare the same dimensions)",
+      },
+      {
+        path: '/providers/1/models/0/fallbacks/2',
+        message:
+          "'p/undeclared' declares no dimensions: an embedding model with fallbacks and each of its fallbacks declare dimensions, the same for all",
+      },
+      {
+        path: '/providers/1/models/4/fallbacks/0',
+        message:
+          'this model declares no dimensions: an embedding model with fallbacks and each of its fallbacks declare dimensions, the same for all',
+      },
+    ])
+    // The same length everywhere: accepted.
+    expect(() =>
+      parseConfig(
+        withModels('demo', [
+          { ...EMBED, fallbacks: ['p/same'] },
+          { ...EMBED, name: 'same' },
+        ]),
+      ),
+    ).not.toThrow()
+  })
+
   test('anthropic has no embeddings: an embedding model under it is a config error that says so', () => {
     const found = problems(() => parseConfig(withModels('anthropic', [EMBED])))
     expect(found).toHaveLength(1)
