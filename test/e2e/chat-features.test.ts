@@ -68,12 +68,6 @@ const ROWS: Row[] = [
   },
   {
     feature: 'tools',
-    body: { tool_choice: 'required' },
-    param: 'tool_choice',
-    forwarded: (up) => expect(up.tool_choice).toBe('required'),
-  },
-  {
-    feature: 'tools',
     body: { messages: TOOL_TURN },
     param: 'messages[1].tool_calls',
     forwarded: (up) => expect(up.messages).toEqual(TOOL_TURN),
@@ -260,8 +254,8 @@ describe('feature check: refused without the feature, forwarded with it', () => 
     bed.mock.reset()
     expect(await send(request('mock/bare', {}))).toBe(200)
     expect(bed.mock.stats.lastBody).toMatchObject({ model: 'gpt-4o-mini', messages: userMessage() })
-    // Unused opt-outs are not uses: parallel_tool_calls false, n 1, tool_choice none.
-    expect(await send(request('mock/bare', { n: 1, tool_choice: 'none', logprobs: false }))).toBe(200)
+    // Unused opt-outs are not uses: n 1, logprobs false. (A tool_choice, even "none", needs tools.)
+    expect(await send(request('mock/bare', { n: 1, logprobs: false }))).toBe(200)
   })
 
   test('several missing features: param names the first, the message names the others', async () => {

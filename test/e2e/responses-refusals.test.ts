@@ -152,7 +152,11 @@ describe('what only the Responses API reads: refused by name on translated route
       { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] },
       'input[0].content[0]',
     ],
-    ['a hosted tool_choice', { input: 'hi', tool_choice: { type: 'web_search' } }, 'tool_choice'],
+    [
+      'a hosted tool_choice',
+      { input: 'hi', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } },
+      'tool_choice',
+    ],
   ]
   test.each(cases)('%s', async (_, body, param) => {
     await refusal(await bed.post({ model: 'anthropic/text', ...body }), 400, 'unsupported_value', param)

@@ -5,7 +5,7 @@
  * surface reads its requests through the same view.
  *
  * Choices where the contract is silent:
- * - `tools` is used by `tools`, by a `tool_choice` other than `"none"`, by the deprecated
+ * - `tools` is used by `tools` (a `tool_choice` comes only with them), by the deprecated
  *   `functions` / `function_call`, by assistant messages with `tool_calls` and by `tool` messages (so a conversation replaying tool results needs a
  *   tool-capable model even when it offers no new tools).
  * - `parallel_tool_calls` is used only by an explicit `parallel_tool_calls: true` alongside
@@ -46,10 +46,9 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
 
   if (req.stream === true) uses.push({ feature: 'streaming', param: 'stream' })
   const legacy = legacyFunctions(req)
+  // No tool_choice without tools gets this far (`validate.ts`), so `tools` names the use.
   if (req.tools !== undefined) uses.push({ feature: 'tools', param: 'tools' })
-  else if (req.tool_choice !== undefined && req.tool_choice !== 'none') {
-    uses.push({ feature: 'tools', param: 'tool_choice' })
-  } else if (legacy) uses.push({ feature: 'tools', param: legacy })
+  else if (legacy) uses.push({ feature: 'tools', param: legacy })
   if (req.parallel_tool_calls === true && req.tools !== undefined) {
     uses.push({ feature: 'parallel_tool_calls', param: 'parallel_tool_calls' })
   }

@@ -46,7 +46,23 @@ export function parseChatBody(
  * `parseChatBody`, before the body is parsed.
  */
 export function validateChatRequest(body: unknown): ChatRequestInput {
-  return validateWith(checker, body)
+  const req = validateWith(checker, body)
+  checkToolChoice(req)
+  return req
+}
+
+/**
+ * OpenAI's rule, on every route: any `tool_choice`, `"none"` included, needs `tools` ("'tool_choice'
+ * is only allowed when 'tools' are specified"). The schema already refuses `tools: []`.
+ */
+function checkToolChoice(req: ChatRequestInput): void {
+  if (req.tool_choice === undefined || req.tools !== undefined) return
+  throw new GatewayError(
+    400,
+    'invalid_value',
+    'tool_choice is only allowed when tools are specified. Send the tools it chooses among, or leave tool_choice out.',
+    { param: 'tool_choice' },
+  )
 }
 
 /**

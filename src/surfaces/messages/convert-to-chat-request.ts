@@ -13,7 +13,8 @@
  *   tools (`server_tool_use`, `web_search_tool_result`, …: only Anthropic ran them). Elsewhere a
  *   block only Anthropic reads (`search_result`, …) is refused by name.
  * - `tool_choice`: auto → auto, any → required, none → none, tool → that function;
- *   `disable_parallel_tool_use: true` → `parallel_tool_calls: false`.
+ *   `disable_parallel_tool_use: true` → `parallel_tool_calls: false`. Only beside tools: a lone
+ *   `none` (what Anthropic does without tools) is left out, as OpenAI refuses a choice without tools.
  * - `thinking` enabled → `reasoning_effort` by budget (< 4,096 low, < 16,384 medium, else high);
  *   adaptive → medium, or the `output_config.effort` Claude Code sends.
  * - `output_config.format` (structured outputs; the beta's top-level `output_format` too) →
@@ -116,7 +117,9 @@ export function convertConversation(req: CountTokensRequest): Conversation {
   const tools = req.tools ?? []
   if (tools.length) out.tools = tools.map(toFunctionTool)
   const choice = req.tool_choice
-  if (choice) {
+  // Only beside tools (`checkTools` lets a lone `none` through, Anthropic's default without tools):
+  // OpenAI refuses any tool_choice without tools.
+  if (choice && out.tools) {
     out.tool_choice =
       choice.type === 'auto'
         ? 'auto'
@@ -125,7 +128,7 @@ export function convertConversation(req: CountTokensRequest): Conversation {
           : choice.type === 'none'
             ? 'none'
             : { type: 'function', function: { name: choice.name } }
-    if ('disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true && tools.length) {
+    if ('disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true) {
       out.parallel_tool_calls = false
     }
   }
@@ -229,7 +232,7 @@ function toFunctionTool(tool: NonNullable<CountTokensRequest['tools']>[number], 
     )
   }
   const fn: FunctionTool['function'] = {
-    // A client tool's name is checked at decode (`checkToolNames`); only server tools lack one.
+    // A client tool's name is checked at decode (`checkTools`); only server tools lack one.
     name: tool.name!,
     parameters: (tool.input_schema as Record<string, unknown> | undefined) ?? {
       type: 'object',

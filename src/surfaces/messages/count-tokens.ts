@@ -16,7 +16,7 @@ import { CountTokensThrottle, ESTIMATE_HEADER, ESTIMATE_VALUE, estimateChatToken
 import { convertConversation } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
 import { forwardBody, forwardHeaders } from './pass-through.ts'
-import { type CountTokensRequest, CountTokensRequestSchema, checkToolNames } from './request-schema.ts'
+import { type CountTokensRequest, CountTokensRequestSchema, checkTools } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(CountTokensRequestSchema)
 
@@ -33,7 +33,7 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
     credential: apiKeyOrBearer,
     decode(text, limitsChecked) {
       const view = validateWith(checker, parseChatBody(text, EXAMPLE, limitsChecked))
-      checkToolNames(view)
+      checkTools(view)
       return { model: view.model, view, stream: false }
     },
     throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),

@@ -6,7 +6,7 @@
  * | field                                              | feature          |
  * |----------------------------------------------------|------------------|
  * | `stream: true`                                     | streaming        |
- * | `tools`, `tool_choice` (not none), tool_use / tool_result blocks | tools |
+ * | `tools`, tool_use / tool_result blocks (a `tool_choice` comes only with tools) | tools |
  * | `system`, a `system` turn                          | system_messages  |
  * | image or document blocks (also inside tool results) | vision          |
  * | `thinking` enabled or adaptive                     | reasoning        |
@@ -38,9 +38,8 @@ export function detectMessagesFeatures(req: CountTokensRequest & { stream?: bool
   const uses: FeatureUse[] = []
   const seen = (feature: string) => uses.some((u) => u.feature === feature)
   if (req.stream === true) uses.push(use('streaming', 'stream'))
+  // A tool_choice other than none comes only with tools (`checkTools`), so `tools` names the use.
   if (req.tools !== undefined && req.tools.length > 0) uses.push(use('tools', 'tools'))
-  else if (req.tool_choice !== undefined && req.tool_choice.type !== 'none')
-    uses.push(use('tools', 'tool_choice'))
   if (req.system !== undefined && req.system.length > 0) uses.push(use('system_messages', 'system'))
   if (req.thinking !== undefined && req.thinking.type !== 'disabled') uses.push(use('reasoning', 'thinking'))
   const format = outputFormat(req)

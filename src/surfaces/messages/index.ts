@@ -19,7 +19,7 @@ import { messagesErrorResponse } from './errors.ts'
 import { detectMessagesFeatures } from './features.ts'
 import { messagesForwarding } from './pass-through.ts'
 import { anthropicLimitHeaders } from './rate-headers.ts'
-import { checkToolNames, type MessagesRequest, MessagesRequestSchema } from './request-schema.ts'
+import { checkTools, type MessagesRequest, MessagesRequestSchema } from './request-schema.ts'
 import { MessagesStreamEncoder } from './stream-encoder.ts'
 
 const checker = TypeCompiler.Compile(MessagesRequestSchema)
@@ -34,7 +34,7 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   credential: apiKeyOrBearer,
   decode(text, limitsChecked) {
     const view = validateWith(checker, parseChatBody(text, MESSAGES_EXAMPLE, limitsChecked))
-    checkToolNames(view)
+    checkTools(view)
     return { model: view.model, view, stream: view.stream === true }
   },
   features: detectMessagesFeatures,

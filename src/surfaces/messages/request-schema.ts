@@ -119,7 +119,7 @@ const SystemSchema = T.Union([T.String(), T.Array(TextBlock)])
 /**
  * A client tool (`input_schema`), or a server tool such as `web_search_20250305` (a `type`). A
  * server tool may have no `name` (Anthropic's MCP connector: `{"type": "mcp_toolset",
- * "mcp_server_name": …}`); a client tool's is required (`checkToolNames`).
+ * "mcp_server_name": …}`); a client tool's is required (`checkTools`).
  */
 const ToolSchema = T.Object(
   {
@@ -185,8 +185,13 @@ export type CountTokensRequest = Static<typeof CountTokensRequestSchema>
 export type MessageInput = MessagesRequest['messages'][number]
 export type ContentBlock = Exclude<MessageInput['content'], string>[number]
 
-/** What the schema cannot say: a client tool (no `type`, or `custom`) needs its `name`. */
-export function checkToolNames(req: CountTokensRequest): void {
+/**
+ * What the schema cannot say: a client tool (no `type`, or `custom`) needs its `name`; and, as
+ * Anthropic holds it ("tool_choice may only be specified while providing tools"), a `tool_choice`
+ * of `auto`, `any` or `tool` needs tools (`none` is Anthropic's default without them, so it may
+ * come alone).
+ */
+export function checkTools(req: CountTokensRequest): void {
   req.tools?.forEach((tool, i) => {
     if ((tool.type === undefined || tool.type === 'custom') && tool.name === undefined) {
       throw new GatewayError(
@@ -199,4 +204,13 @@ export function checkToolNames(req: CountTokensRequest): void {
       )
     }
   })
+  const choice = req.tool_choice
+  if (choice !== undefined && choice.type !== 'none' && !req.tools?.length) {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `tool_choice {"type": "${choice.type}"} may only be sent with tools. Send the tools it chooses among, or leave tool_choice out.`,
+      { param: 'tool_choice' },
+    )
+  }
 }

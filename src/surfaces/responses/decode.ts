@@ -95,7 +95,9 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   if (req.max_output_tokens != null) chat.max_tokens = req.max_output_tokens
   if (tools.functions.length > 0) chat.tools = tools.functions as ChatRequestInput['tools']
   const choice = toolChoice(req.tool_choice, problems)
-  if (choice !== undefined && (choice === 'none' || chat.tools)) chat.tool_choice = choice
+  // Only beside tools: OpenAI's chat refuses a tool_choice without them, even "none". (A choice
+  // that calls a tool came with tools, `validate.ts`; if only hosted ones, `translateView` decides.)
+  if (choice !== undefined && chat.tools) chat.tool_choice = choice
   if (req.parallel_tool_calls === false && chat.tools) chat.parallel_tool_calls = false
   const format = req.text?.format
   if (format?.type === 'json_object') chat.response_format = { type: 'json_object' }

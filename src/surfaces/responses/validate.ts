@@ -31,7 +31,25 @@ export function validateResponsesRequest(body: Record<string, unknown>): Respons
   if (!checker.Check(body)) throw explainValidationError(checker.Errors(body), body)
   const req = body as ResponsesRequestInput
   refuseStoredState(req)
+  checkToolChoice(req)
   return req
+}
+
+/**
+ * OpenAI's rule for this API, on every route: a `tool_choice` that makes the model call a tool
+ * (`"required"`, a named tool) needs tools ("Tool choice 'required' must be specified with 'tools'
+ * parameter"); `"auto"` and `"none"` may come alone.
+ */
+function checkToolChoice(req: ResponsesRequestInput): void {
+  const choice = req.tool_choice
+  if (choice === undefined || choice === 'auto' || choice === 'none' || req.tools?.length) return
+  const what = typeof choice === 'string' ? `"${choice}"` : `{"type": "${choice.type}"}`
+  throw new GatewayError(
+    400,
+    'invalid_value',
+    `tool_choice ${what} makes the model call a tool, so it needs tools. Send the tools it chooses among, or leave tool_choice out.`,
+    { param: 'tool_choice' },
+  )
 }
 
 /** Fields that only make sense if the gateway kept earlier responses. `store: true` is accepted. */

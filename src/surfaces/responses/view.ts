@@ -78,6 +78,7 @@ export function translateView(
   const problem = view.decoded.problems[0]
   if (problem) throw problem
   const { dropped, served } = toolPolicy(view.decoded.tools, entry.model.unsupported_tools ?? 'reject')
+  refuseChoiceOfDropped(view, dropped)
   let request: ChatRequest
   try {
     request = applyDefaults(view.decoded.chat, entry.model, upstreamModelName(entry.model))
@@ -88,6 +89,22 @@ export function translateView(
   // The upstream's own default when none was sent; the response object names it as before.
   view.temperature = request.temperature ?? defaultTemperature(entry.model)
   return { request, dropped }
+}
+
+/**
+ * A `tool_choice` that makes the model call a tool, when every tool it could call was a hosted one
+ * this route dropped (`unsupported_tools: drop`): the model would answer in text, unasked.
+ */
+function refuseChoiceOfDropped(view: ResponsesView, dropped: string[]): void {
+  const choice = view.input.tool_choice
+  if (!dropped.length || view.decoded.chat.tools || choice === undefined) return
+  if (choice === 'auto' || choice === 'none') return
+  throw new GatewayError(
+    400,
+    'unsupported_value',
+    `tool_choice makes the model call a tool, but the only tools were ${dropped.join(', ')}, which this model's upstream cannot run (they were dropped). Send function tools, or leave tool_choice out.`,
+    { param: 'tool_choice' },
+  )
 }
 
 /** `max_output_tokens` may not exceed the model's maximum, on every route (pass-through too). */

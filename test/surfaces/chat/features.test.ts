@@ -20,8 +20,6 @@ const tools = [{ type: 'function', function: { name: 'f' } }]
 const USES: Array<[Feature, string, Record<string, unknown>]> = [
   ['streaming', 'stream', { stream: true }],
   ['tools', 'tools', { tools }],
-  ['tools', 'tool_choice', { tool_choice: 'required' }],
-  ['tools', 'tool_choice', { tool_choice: { type: 'function', function: { name: 'f' } } }],
   [
     'tools',
     'messages[1].tool_calls',
@@ -107,7 +105,6 @@ describe('detectFeatures', () => {
       n: 1,
       logprobs: false,
       top_logprobs: null,
-      tool_choice: 'none',
       parallel_tool_calls: true,
       response_format: { type: 'text' },
       messages: [user([{ type: 'text', text: 'x' }]), { role: 'assistant', tool_calls: [] }],
