@@ -43,6 +43,8 @@ export interface AnthropicTool {
   name: string
   description?: string
   input_schema: Record<string, unknown>
+  /** Strict tool use: inputs held to `input_schema` by constrained sampling. */
+  strict?: boolean
 }
 
 export type AnthropicToolChoice =

@@ -2,6 +2,7 @@
  * @module
  * OpenAI `tools`, `tool_choice` and `parallel_tool_calls` → Anthropic `tools` and `tool_choice`.
  * The three are read together because Anthropic folds the parallel switch into `tool_choice`.
+ * A function's `strict: true` → the tool's `strict: true` (Anthropic's strict tool use).
  */
 import type { ChatRequest, ToolChoice } from '../types.ts'
 import type { AnthropicTool, AnthropicToolChoice } from './anthropic-types.ts'
@@ -21,6 +22,8 @@ export function prepareAnthropicTools(
   const tools = req.tools.map(({ function: fn }) => {
     const tool: AnthropicTool = { name: fn.name, input_schema: fn.parameters ?? EMPTY_SCHEMA }
     if (fn.description !== undefined) tool.description = fn.description
+    // OpenAI's strict function calling is Anthropic's strict tool use; false is both defaults.
+    if (fn.strict === true) tool.strict = true
     return tool
   })
   const choice = toolChoice(req.tool_choice, req.parallel_tool_calls === false)

@@ -31,7 +31,8 @@ export interface GeminiFunctionDeclaration {
 }
 
 export interface GeminiToolConfig {
-  functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] }
+  /** `VALIDATED`: the model may answer in text, and its calls are held to the schema. */
+  functionCallingConfig: { mode: 'AUTO' | 'ANY' | 'NONE' | 'VALIDATED'; allowedFunctionNames?: string[] }
 }
 
 /** Gemini 2.5's thinking knobs (Gemini 3 also takes `thinkingLevel`, never beside a budget). */
