@@ -3,7 +3,7 @@
  * Chat parameters only OpenAI-compatible upstreams honour. The pass-through sends them as they
  * came; a translating adapter (anthropic, gemini, demo) has no counterpart and would drop them, so
  * the model would answer in plain text where a function call, audio or a searched answer was asked
- * for. A translated route refuses the first one it meets, naming it (400 `unsupported_parameter`).
+ * for, or unmoderated where moderation was. A translated route refuses the first one it meets, naming it (400 `unsupported_parameter`).
  *
  * @example
  * refuseOpenAIOnly({ model: 'anthropic/claude', messages, web_search_options: {} })
@@ -38,6 +38,11 @@ const OPENAI_ONLY: readonly OpenAIOnly[] = [
           : null,
     what: 'audio output',
     instead: 'Ask for text only (leave out "audio" and the "audio" modality)',
+  },
+  {
+    usedBy: (req) => (given(req.moderation) ? 'moderation' : null),
+    what: "OpenAI's moderation of the input and output",
+    instead: 'Leave moderation out (and moderate on your side)',
   },
   {
     usedBy: (req) => (given(req.web_search_options) ? 'web_search_options' : null),

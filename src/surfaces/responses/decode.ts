@@ -114,6 +114,9 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
     }
   }
   untranslatable(req, problems)
+  // Same meaning under the chat name: OpenAI's chat completions take both.
+  if (req.text?.verbosity != null) chat.verbosity = req.text.verbosity
+  if (req.moderation != null) chat.moderation = req.moderation
   const effort = req.reasoning?.effort
   if (effort && effort !== 'none') chat.reasoning_effort = effort
   const user = req.safety_identifier ?? req.user
@@ -135,7 +138,15 @@ export function logprobsParam(req: ResponsesRequestInput): 'top_logprobs' | 'inc
 /**
  * Top-level fields a chat upstream's answer cannot honour, and that would otherwise be dropped in
  * silence: a stored prompt template (only OpenAI expands it; the model would answer without its
- * instructions) and log probabilities (a translated answer carries none).
+ * instructions), log probabilities (a translated answer carries none) and Chat Completions
+ * parameters sent here by mistake (`CHAT_ONLY`).
+ *
+ * The other `CreateResponse` fields the chat form leaves out change nothing a translated route
+ * answers: `store`, `metadata` (echoed), `include` but logprobs, `stream_options`,
+ * `max_tool_calls` (it counts calls to built-in tools, which no translated route runs),
+ * `service_tier`, the prompt-cache hints, `truncation` and `context_management` (they act only on
+ * a conversation over the context window, which then gets the upstream's context-length error),
+ * `reasoning.summary` (a translated answer's reasoning comes back as a summary anyway).
  */
 function untranslatable(req: ResponsesRequestInput, problems: GatewayError[]): void {
   const onlyResponses = (param: string, what: string, instead: string) =>
@@ -156,6 +167,45 @@ function untranslatable(req: ResponsesRequestInput, problems: GatewayError[]): v
   }
   const logprobs = logprobsParam(req)
   if (logprobs) onlyResponses(logprobs, 'asks for log probabilities', 'Leave it out')
+  for (const [param, instead] of Object.entries(CHAT_ONLY)) {
+    if (req[param] === undefined) continue
+    problems.push(
+      new GatewayError(
+        400,
+        'unknown_parameter',
+        `${param} is a Chat Completions parameter, not one of the Responses API (OpenAI refuses it here), and this route would drop it. ${instead}.`,
+        { param },
+      ),
+    )
+  }
+}
+
+/**
+ * Chat Completions parameters that are not the Responses API's (the chat `CreateChatCompletionRequest`
+ * fields that `CreateResponse` lacks, shared/reference/), with what to send instead. Sent here they
+ * would be dropped: a translated route refuses them, as OpenAI does (`unknown_parameter`); a
+ * Responses upstream answers for itself.
+ */
+const CHAT_ONLY: Record<string, string> = {
+  messages: 'Send the conversation as "input"',
+  max_tokens: 'Send "max_output_tokens" instead',
+  max_completion_tokens: 'Send "max_output_tokens" instead',
+  response_format: 'Send "text": {"format": ...} instead',
+  reasoning_effort: 'Send "reasoning": {"effort": ...} instead',
+  verbosity: 'Send "text": {"verbosity": ...} instead',
+  logprobs: 'Send "top_logprobs" and include "message.output_text.logprobs" instead',
+  functions: 'Send function tools in "tools" instead',
+  function_call: 'Send "tool_choice" instead',
+  n: 'Leave it out: a response has one answer',
+  seed: 'Leave it out, or send the request to /v1/chat/completions',
+  stop: 'Leave it out, or send the request to /v1/chat/completions',
+  presence_penalty: 'Leave it out, or send the request to /v1/chat/completions',
+  frequency_penalty: 'Leave it out, or send the request to /v1/chat/completions',
+  logit_bias: 'Leave it out, or send the request to /v1/chat/completions',
+  prediction: 'Leave it out, or send the request to /v1/chat/completions',
+  modalities: 'Leave it out, or send the request to /v1/chat/completions',
+  audio: 'Leave it out, or send the request to /v1/chat/completions',
+  web_search_options: 'Send a {"type": "web_search"} tool instead',
 }
 
 const instructionsOrigin: Origin = { path: 'instructions', role: 'instructions', toolCalls: 'instructions' }

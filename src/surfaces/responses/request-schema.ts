@@ -161,7 +161,13 @@ export const ResponsesRequestSchema = T.Object({
   tools: T.Optional(T.Array(ToolSchema)),
   tool_choice: T.Optional(ToolChoiceSchema),
   parallel_tool_calls: T.Optional(Nullable(T.Boolean())),
-  text: T.Optional(T.Object({ format: T.Optional(FormatSchema) })),
+  text: T.Optional(
+    T.Object({
+      format: T.Optional(FormatSchema),
+      verbosity: T.Optional(Nullable(T.Union([T.Literal('low'), T.Literal('medium'), T.Literal('high')]))),
+    }),
+  ),
+  moderation: T.Optional(Nullable(T.Object({ model: T.String() }))),
   reasoning: T.Optional(
     Nullable(
       T.Object({

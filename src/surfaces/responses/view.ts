@@ -19,6 +19,7 @@ import type { ChatRequest } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { applyDefaults, upstreamModelName } from '../chat/defaults.ts'
 import { detectFeatures } from '../chat/features.ts'
+import { refuseOpenAIOnly } from '../chat/openai-only.ts'
 import { parseChatBody } from '../chat/validate.ts'
 import { type DecodedResponses, decodeResponses, logprobsParam } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
@@ -81,6 +82,8 @@ export function translateView(
   refuseChoiceOfDropped(view, dropped)
   let request: ChatRequest
   try {
+    // What the chat form carries only to an OpenAI-compatible upstream (`moderation`).
+    if (entry.provider.kind !== 'openai') refuseOpenAIOnly(view.decoded.chat)
     request = applyDefaults(view.decoded.chat, entry.model, upstreamModelName(entry.model))
   } catch (e) {
     throw renamed(e, view.decoded)
