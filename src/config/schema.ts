@@ -109,6 +109,12 @@ export const ModelSchema = T.Object(
      * the `x-switchyard-dropped-tools` response header.
      */
     unsupported_tools: T.Optional(T.Union([T.Literal('reject'), T.Literal('drop')])),
+    /**
+     * The model cannot turn reasoning off (Gemini 2.5 Pro, Gemini 3 Pro): a request for no reasoning
+     * (`reasoning_effort: "none"`) is refused by name instead of sent. Default false: "none" turns it
+     * off (Gemini: `thinkingBudget: 0`; Anthropic: no `thinking`).
+     */
+    always_reasons: T.Optional(T.Boolean()),
     /** Absent: the model costs nothing (and `/v1/models` says so). */
     pricing: T.Optional(PricingSchema),
     /** `prefix/name` of configured models tried in order when this one fails (DESIGN §10). */

@@ -57,7 +57,11 @@ beforeAll(async () => {
           kind: 'gemini',
           base_url: gemini.url,
           api_key: GEMINI_KEY,
-          models: [model('thinking', 65_536)],
+          models: [
+            model('thinking', 65_536),
+            // Gemini 2.5 Pro and Gemini 3 Pro cannot stop thinking.
+            model('always', 65_536, { upstream_name: 'thinking', always_reasons: true }),
+          ],
         },
       ],
       plans: PLANS,
@@ -248,10 +252,32 @@ describe('what reaches a gemini upstream', () => {
     },
   )
 
-  test('reasoning_effort none turns thinking off (thinkingBudget 0) and asks for no thoughts', async () => {
-    const body = await sent(gemini, 'chat', 'gm/thinking', { reasoning_effort: 'none' })
-    // No budget of 0: Gemini 2.5 Pro, which always thinks, refuses it; the model's default applies.
-    expect(body.generationConfig?.thinkingConfig).toBeUndefined()
+  // The bug: "none" sent no thinkingConfig, so Gemini 2.5 Flash thought by default anyway.
+  test.each([
+    ['chat', { reasoning_effort: 'none' }],
+    ['responses', { reasoning: { effort: 'none' } }],
+  ] as const)('%s %j turns thinking off: thinkingBudget 0, no thoughts asked for', async (surface, extra) => {
+    const body = await sent(gemini, surface, 'gm/thinking', extra)
+    expect(body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 })
+  })
+
+  test.each([
+    ['chat', { reasoning_effort: 'none' }, 'reasoning_effort'],
+    ['responses', { reasoning: { effort: 'none' } }, 'reasoning.effort'],
+  ] as const)(
+    'a model that cannot stop thinking (always_reasons): %s %j → 400 naming %s, nothing sent',
+    async (surface, extra, param) => {
+      const before = gemini.requests().length
+      const res = await post(surface, 'gm/always', extra)
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as any).error).toMatchObject({ param, code: 'unsupported_value' })
+      expect(gemini.requests().length).toBe(before)
+    },
+  )
+
+  test('a model that cannot stop thinking still thinks as asked', async () => {
+    const body = await sent(gemini, 'chat', 'gm/always', { reasoning_effort: 'low' })
+    expect(body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 1024, includeThoughts: true })
   })
 
   test('an unknown effort → 400 invalid_value naming reasoning_effort, nothing sent', async () => {

@@ -4,9 +4,10 @@
  *
  * Budgets are Google's own mapping of OpenAI efforts for its OpenAI-compatible endpoint (minimal
  * and low 1,024, medium 8,192, high 24,576). `xhigh` is 24,576 too: the most every Gemini 2.5
- * model takes (Flash's ceiling). `none` sends no thinking config: a budget of 0 turns thinking off
- * only where the model allows it, and Gemini 2.5 Pro, which always thinks, refuses it ("Budget 0
- * is invalid"), so the model's own default applies.
+ * model takes (Flash's ceiling). `none` is a budget of 0, which turns thinking off
+ * (Gemini 2.5 Flash thinks by default); a model that cannot (Gemini 2.5 Pro refuses it: "Budget 0
+ * is invalid") is configured `always_reasons`, and "none" is refused before admission
+ * (`catalogue/features.ts`).
  * `thinkingBudget` is what Gemini 2.5 reads; Gemini 3 accepts it for compatibility (its own knob,
  * `thinkingLevel`, is refused by 2.5 and differs per model, so it is not sent). `includeThoughts`
  * asks for thought summaries, which come back as `reasoning_content`.
@@ -25,10 +26,10 @@ const GEMINI_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, 'none'>,
 /**
  * @example
  * geminiThinkingConfig('medium') // { thinkingBudget: 8192, includeThoughts: true }
- * geminiThinkingConfig('none')   // undefined: nothing sent
+ * geminiThinkingConfig('none')   // { thinkingBudget: 0 }: thinking off, no thoughts to show
  */
-export function geminiThinkingConfig(value: unknown): GeminiThinkingConfig | undefined {
+export function geminiThinkingConfig(value: unknown): GeminiThinkingConfig {
   const effort = parseEffort(value)
-  if (effort === 'none') return undefined
+  if (effort === 'none') return { thinkingBudget: 0 }
   return { thinkingBudget: GEMINI_THINKING_BUDGETS[effort], includeThoughts: true }
 }

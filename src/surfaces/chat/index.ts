@@ -9,6 +9,7 @@
  */
 
 import { bearer } from '../../auth/authenticate.ts'
+import { checkReasoningOff } from '../../catalogue/features.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
@@ -30,7 +31,10 @@ export const chatSurface: ChatSurface<ChatRequestInput> = {
   },
   features: detectFeatures,
   temperature: (view) => view.temperature,
-  checkLimits: (view, entry) => checkTokenLimits(view, entry.model),
+  checkLimits(view, entry) {
+    checkTokenLimits(view, entry.model)
+    checkReasoningOff(view.reasoning_effort, 'reasoning_effort', entry.model, entry.id)
+  },
   translate(view, entry) {
     refuseOpenAIOnly(view)
     const request = applyDefaults(view, entry.model, upstreamModelName(entry.model))

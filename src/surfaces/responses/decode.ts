@@ -118,7 +118,8 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   if (req.text?.verbosity != null) chat.verbosity = req.text.verbosity
   if (req.moderation != null) chat.moderation = req.moderation
   const effort = req.reasoning?.effort
-  if (effort && effort !== 'none') chat.reasoning_effort = effort
+  // `none` too: some models reason unless told not to (Gemini 2.5 Flash: `thinkingBudget: 0`).
+  if (effort) chat.reasoning_effort = effort
   const user = req.safety_identifier ?? req.user
   if (user) chat.user = user
 

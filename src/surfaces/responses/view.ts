@@ -11,7 +11,7 @@
  * const { request, dropped } = translateView(view, entry)
  */
 
-import type { FeatureUse } from '../../catalogue/features.ts'
+import { checkReasoningOff, type FeatureUse } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import { defaultTemperature } from '../../catalogue/temperature.ts'
 import type { Feature } from '../../config/schema.ts'
@@ -58,11 +58,15 @@ const DO_WITHOUT: Partial<Record<Feature, string>> = {
 }
 
 export function featureUses(view: ResponsesView): FeatureUse[] {
-  const uses = detectFeatures(view.decoded.chat).map((use) => ({
-    ...use,
-    param: view.decoded.param(use.param),
-    doWithout: DO_WITHOUT[use.feature],
-  }))
+  // `reasoning.effort: "none"` asks for no reasoning, which a model without it gives: not a use.
+  const none = view.decoded.chat.reasoning_effort === 'none'
+  const uses = detectFeatures(view.decoded.chat)
+    .filter((use) => !(none && use.feature === 'reasoning'))
+    .map((use) => ({
+      ...use,
+      param: view.decoded.param(use.param),
+      doWithout: DO_WITHOUT[use.feature],
+    }))
   // Not in the chat form (a translated route refuses it), yet a use on every route.
   const logprobs = logprobsParam(view.input)
   if (logprobs) uses.push({ feature: 'logprobs', param: logprobs, doWithout: LOGPROBS_WITHOUT })
@@ -88,6 +92,10 @@ export function translateView(
   } catch (e) {
     throw renamed(e, view.decoded)
   }
+  // A model that does not reason answers without reasoning already; an OpenAI one would refuse it.
+  if (request.reasoning_effort === 'none' && !entry.model.features.includes('reasoning')) {
+    delete request.reasoning_effort
+  }
   view.served = served
   // The upstream's own default when none was sent; the response object names it as before.
   view.temperature = request.temperature ?? defaultTemperature(entry.model)
@@ -110,8 +118,12 @@ function refuseChoiceOfDropped(view: ResponsesView, dropped: string[]): void {
   )
 }
 
-/** `max_output_tokens` may not exceed the model's maximum, on every route (pass-through too). */
+/**
+ * `max_output_tokens` may not exceed the model's maximum, and `reasoning.effort` "none" needs a model
+ * that can stop reasoning: on every route (pass-through too), before admission.
+ */
 export function checkOutputLimit(view: ResponsesView, entry: CatalogueEntry): void {
+  checkReasoningOff(view.input.reasoning?.effort, 'reasoning.effort', entry.model, entry.id)
   const max = view.input.max_output_tokens
   if (max != null && max > entry.model.max_output_tokens) {
     throw new GatewayError(

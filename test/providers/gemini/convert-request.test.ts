@@ -197,8 +197,13 @@ describe('reasoning_effort → generationConfig.thinkingConfig', () => {
     })
   })
 
-  test('none and absent → no thinkingConfig (the model decides: 2.5 Pro refuses a budget of 0)', () => {
-    expect(convert({ reasoning_effort: 'none' })).not.toHaveProperty('generationConfig')
+  test('none → thinkingBudget 0 (thinking off; an always_reasons model never gets here)', () => {
+    expect(convert({ reasoning_effort: 'none' }).generationConfig).toEqual({
+      thinkingConfig: { thinkingBudget: 0 },
+    })
+  })
+
+  test('absent → no thinkingConfig (the model decides)', () => {
     expect(convert({})).not.toHaveProperty('generationConfig')
   })
 
