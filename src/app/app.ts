@@ -9,7 +9,7 @@
  * const res = await app.handle(new Request('http://localhost/healthz'))
  */
 import { Elysia } from 'elysia'
-import { consolePages, consoleRoutes } from '../console/routes.ts'
+import { consoleRoutes } from '../console/routes.ts'
 import { Pipeline } from '../pipeline/run.ts'
 import { createCors } from '../server/cors.ts'
 import type { Deps } from '../server/deps.ts'
@@ -45,7 +45,6 @@ export function createApp(deps: Deps) {
   return new Elysia({
     handler: { standardHostname: false },
     normalize: false,
-    serve: { routes: consolePages(deps) } as never,
   })
     .use(errorHandling(deps.log, traffic))
     .onRequest(({ request, set }) => {

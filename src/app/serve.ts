@@ -56,7 +56,7 @@ export function startServer(
     // A new route that reads a body needs one of the two (test/e2e/body-bounds.test.ts).
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     reusePort,
-    // Serve the console's bundled pages as built (minified, cached), never Bun's dev server.
+    // Never Bun's development mode: its error pages would show a client the gateway's source.
     development: false,
   } as Parameters<typeof app.listen>[0])
   const server = app.server!

@@ -1,10 +1,12 @@
 /**
  * @module
  * `GET /console` (the operator's console) and `GET /console/me` (a key holder's own usage): pages
- * bundled into the executable by Bun's HTML imports, plus their session endpoints. Everything the
+ * bundled into the executable by Bun's HTML imports and served by `./static.ts` (with their
+ * scripts and styles under `/console/assets/`), plus their session endpoints. Everything the
  * operator's console shows comes from the admin API, which accepts its session cookie; the key
  * holder's page reads one endpoint pinned to the signed-in key's account.
  */
+import type { HTMLBundle } from 'bun'
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
 import { authenticateToken } from '../auth/authenticate.ts'
@@ -25,6 +27,8 @@ import { requestLogPage, usageSeries } from '../usage/history.ts'
 import { audit } from '../util/audit.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clip } from '../util/text.ts'
+import { ASSETS_PATH, consoleStatic } from './static.ts'
 import adminPage from './ui/index.html'
 import mePage from './ui/me.html'
 
@@ -36,14 +40,9 @@ function signedOut(): GatewayError {
   })
 }
 
-/**
- * The pages, for Bun.serve's `routes` (Elysia hands them over as they are): Bun serves each HTML
- * bundle and its hashed script and style files, built into the executable by `bun build --compile`.
- */
-export function consolePages(deps: Deps): Record<string, typeof adminPage> {
-  return deps.config.admin.token === null
-    ? { '/console/me': mePage }
-    : { '/console': adminPage, '/console/me': mePage }
+/** The pages this gateway serves: the key holder's always, the operator's with an admin token. */
+function pagesOf(deps: Deps): HTMLBundle[] {
+  return deps.config.admin.token === null ? [mePage] : [adminPage, mePage]
 }
 
 /**
@@ -71,13 +70,27 @@ export function consoleRoutes(deps: Deps) {
   // Every route here with a body signs in or out: a write, which must come from the console's own
   // page (a page elsewhere must not sign a browser in or out). Checked before the body is read,
   // which is then bounded: these routes need no authentication, so they are anyone's first door.
-  const app = new Elysia({ name: 'switchyard.console' }).onParse(({ request }) => {
-    assertSameOriginWrite(request)
-    return readBody(request)
-  })
+  const pages = consoleStatic()
+  const served = pagesOf(deps)
+  const app = new Elysia({ name: 'switchyard.console' })
+    .onParse(({ request }) => {
+      assertSameOriginWrite(request)
+      return readBody(request)
+    })
+    .get('/console/me', ({ request }) => pages.page(mePage, request))
+    .get(`${ASSETS_PATH}/:name`, async ({ request, params }) => {
+      const res = await pages.asset(served, params.name, request)
+      if (res) return res
+      throw new GatewayError(
+        404,
+        'not_found',
+        `No console file ${clip(params.name)}; reload the console page.`,
+      )
+    })
   // With no admin token the operator's console is off (404), like the admin API.
   if (token !== null) {
     app
+      .get('/console', ({ request }) => pages.page(adminPage, request))
       .post(
         '/console/session',
         async ({ request, body, set, server }) => {
