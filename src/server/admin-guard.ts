@@ -38,7 +38,7 @@ import { consoleAdmin } from '../auth/console-admin.ts'
 import { clientKey } from '../auth/throttle.ts'
 import { type AuditActor, type AuditEvent, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
-import { clip } from '../util/text.ts'
+import { logText, PATH_SHOWN } from '../util/log.ts'
 import type { Deps } from './deps.ts'
 import { ADMIN_BODY_MAX, smallJsonBody } from './json-body.ts'
 
@@ -125,7 +125,7 @@ export interface AuditChange {
   change?: Record<string, unknown>
 }
 
-/** The longest text an audit line repeats from a request (a name, a path): no line grows with it. */
+/** The longest name an audit line repeats from a request: no line grows with it. */
 const SHOWN = 200
 
 /** Strings clipped, nothing else touched: the values of a change are short by their schemas. */
@@ -133,7 +133,7 @@ const clipped = (change: Record<string, unknown>) =>
   Object.fromEntries(
     Object.entries(change)
       .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => [k, typeof v === 'string' ? clip(v, SHOWN) : v]),
+      .map(([k, v]) => [k, typeof v === 'string' ? logText(v, SHOWN) : v]),
   )
 
 /**
@@ -218,9 +218,9 @@ export function adminGuard(deps: GuardDeps) {
       const line: AuditEvent & { path: string } = {
         actor: state?.passed ? state.actor : 'unauthenticated',
         action: `${request.method} ${route}`,
-        target: clip(said?.target ?? params?.name ?? params?.id ?? path, SHOWN),
+        target: logText(said?.target ?? params?.name ?? params?.id ?? path, SHOWN),
         ...(change ? { change } : {}),
-        path: clip(path, SHOWN),
+        path: logText(path, PATH_SHOWN),
         outcome: outcomeOf(error, status),
         status,
         request_id: String(set.headers['x-request-id'] ?? ''),

@@ -11,7 +11,7 @@
  * traffic.end(ex, 200)                            // app onAfterResponse, or a stream's finish
  */
 import { shuttingDownError } from '../util/errors.ts'
-import type { Logger } from '../util/log.ts'
+import { type Logger, logText, PATH_SHOWN } from '../util/log.ts'
 import type { Metrics } from './metrics.ts'
 import { type SurfaceName, surfaceAt } from './surfaces.ts'
 
@@ -92,7 +92,8 @@ export class Traffic {
   begin(request: Request, id: string): Exchange {
     this.count++
     const path = pathOf(request.url)
-    const ex = new Exchange(id, surfaceOf(path), request.method, path)
+    // The query never reaches the line (keys and tokens travel there); a long path is clipped.
+    const ex = new Exchange(id, surfaceOf(path), request.method, logText(path, PATH_SHOWN))
     this.byRequest.set(request, ex)
     this.open.add(ex)
     return ex
