@@ -21,6 +21,10 @@ const PUBLIC = new Set([
   'DELETE /console/session',
   'POST /console/me/session',
   'DELETE /console/me/session',
+  // The console's pages and their script and style files: the same for everyone, no data in them.
+  'GET /console',
+  'GET /console/me',
+  'GET /console/assets/:name',
 ])
 
 let gw: TestGateway
