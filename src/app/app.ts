@@ -14,7 +14,7 @@ import { Pipeline } from '../pipeline/run.ts'
 import { createCors } from '../server/cors.ts'
 import type { Deps } from '../server/deps.ts'
 import { errorHandling } from '../server/errors.ts'
-import { rejectInvalidHost } from '../server/host.ts'
+import { hostCheck } from '../server/host.ts'
 import { adminRoutes } from '../server/routes/admin.ts'
 import { adminHistoryRoutes } from '../server/routes/admin-history.ts'
 import { adminKeyLimitRoutes } from '../server/routes/admin-key-limits.ts'
@@ -35,6 +35,7 @@ export function createApp(deps: Deps) {
   const { traffic } = deps
   const cors = createCors(deps.config.server.corsOrigins)
   const pipeline = new Pipeline(deps)
+  const checkHost = hostCheck(deps.config.server)
   // standardHostname false: Elysia otherwise finds the path from index 11 of request.url, which
   // puts it inside the path for hosts under four characters (`Host: a`, `GET /xx/admin/v1/…`
   // was routed as `/admin/v1/…`). Only `http://` URLs reach it (the server has no TLS, and
@@ -49,7 +50,7 @@ export function createApp(deps: Deps) {
     .use(errorHandling(deps.log, traffic))
     .onRequest(({ request, set }) => {
       const ex = traffic.begin(request, String(set.headers['x-request-id']))
-      rejectInvalidHost(request)
+      checkHost(request)
       const preflight = cors?.apply(request, set.headers)
       if (traffic.draining && ex.surface !== 'metrics') throw shuttingDownError()
       if (preflight) set.status = 204

@@ -36,6 +36,8 @@ export interface Config {
     maxUpstreamConnections: number
     drainTimeoutS: number
     corsOrigins: string[]
+    /** `server.allowed_hosts` as written, lower-cased; null when unset (server/host.ts decides). */
+    allowedHosts: string[] | null
   }
   /** `url` (PostgreSQL) wins over `path` (SQLite) when set. */
   database: { path: string; url: string | null; busyTimeoutMs: number; poolSize: number }
@@ -173,6 +175,7 @@ function resolve(raw: RawConfig, source: string): Config {
       maxUpstreamConnections: s.max_upstream_connections ?? 4096,
       drainTimeoutS: s.drain_timeout_s ?? 30,
       corsOrigins: s.cors_origins ?? [],
+      allowedHosts: s.allowed_hosts?.map((h) => h.toLowerCase()) ?? null,
     },
     database: {
       path: raw.database?.path ?? './data/switchyard.db',

@@ -266,6 +266,13 @@ export const ConfigSchema = T.Object(
           drain_timeout_s: T.Optional(T.Integer({ minimum: 0, maximum: 3600 })),
           /** Browser origins allowed by CORS (`*` = any); default none. */
           cors_origins: T.Optional(T.Array(T.String({ pattern: '^(\\*|https?://[^/\\s]+)$' }))),
+          /**
+           * Host names (no scheme, no port) the gateway answers to, besides IP literals and names no
+           * public DNS holds; `*.domain` for every name under it, `*` for any (server/host.ts).
+           */
+          allowed_hosts: T.Optional(
+            T.Array(T.String({ pattern: '^(\\*|(\\*\\.)?[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*)$' })),
+          ),
         },
         Closed,
       ),
