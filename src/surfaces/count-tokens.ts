@@ -1,32 +1,81 @@
 /**
  * @module
- * What the surfaces' token-counting endpoints share (`POST /v1/messages/count_tokens`,
- * `POST /v1/responses/input_tokens`): their per-key throttle, the header that says how a count was
- * made, and the gateway's own count of a request in the chat form, used for providers that cannot
- * count upstream. That count uses gpt-tokenizer's `o200k_base` encoding (GPT-4o's,
- * limits/o200k.ts): an estimate for other models' tokenizers. Each call counts at most
- * `EXACT_CHARS` characters and about `EXACT_TOKENS` tokens exactly; the rest is extrapolated.
+ * The surfaces' token-counting endpoints (`POST /v1/messages/count_tokens`,
+ * `POST /v1/responses/input_tokens`) as one surface built from what each says of its own
+ * (`countTokensSurface`): how it reads a body, how a provider that can counts it upstream, how the
+ * gateway counts it otherwise, and its answer's shape. Shared: the per-key throttle,
+ * never admitted against the limits, the header that says how a count was made, and the gateway's
+ * own count of a request in the chat form, used for providers that cannot count upstream. That
+ * count uses gpt-tokenizer's `o200k_base` encoding (GPT-4o's, limits/o200k.ts): an estimate for
+ * other models' tokenizers. Each call counts at most `EXACT_CHARS` characters and about
+ * `EXACT_TOKENS` tokens exactly; the rest is extrapolated.
  *
  * @example
  * const tokens = await estimateChatTokens(request.messages, request.tools)
  */
+import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { type O200kCounter, o200kCounter } from '../limits/o200k.ts'
-import type { ChatMessage, FunctionTool } from '../providers/types.ts'
+import type { CountTokensSurface, SurfaceCore } from '../pipeline/surface.ts'
+import { readText } from '../providers/http.ts'
+import type { ChatMessage, ForwardCall, FunctionTool } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
 
 /** How a count was made: `upstream`, or `estimate; tokenizer=…` when the gateway counted. */
-export const ESTIMATE_HEADER = 'x-switchyard-token-count'
-export const ESTIMATE_VALUE = 'estimate; tokenizer=gpt-tokenizer o200k_base'
+const ESTIMATE_HEADER = 'x-switchyard-token-count'
+const ESTIMATE_VALUE = 'estimate; tokenizer=gpt-tokenizer o200k_base'
+
+/** What one token-counting endpoint says of its own; `countTokensSurface` builds the rest. */
+export interface CountTokensSpec<View> extends Omit<SurfaceCore<View>, 'operation'> {
+  /** The endpoint as the throttle's 429 names it (`count_tokens`, `responses/input_tokens`). */
+  endpoint: string
+  /** The call that counts `view` at `entry`'s provider, or null when the gateway counts it. */
+  upstream(view: View, entry: CatalogueEntry, request: Request): ForwardCall | null
+  /** The gateway's own count: `estimateChatTokens` of the chat request `view` would be. */
+  estimate(view: View, entry: CatalogueEntry): Promise<number>
+  /** The answer's body for a count the gateway made. */
+  answer(inputTokens: number): Record<string, unknown>
+}
+
+/**
+ * A count_tokens surface: a valid key and a chat model the plan includes, never admitted against
+ * the account's limits, at most `perSecond` calls per key per second. A provider that can counts
+ * upstream (its body returned as it is, read under its timeouts and `max_response_bytes`); for
+ * every other the gateway counts, and `ESTIMATE_HEADER` says which it was.
+ */
+export function countTokensSurface<View>(
+  spec: CountTokensSpec<View>,
+  perSecond: number,
+): CountTokensSurface<View> {
+  const { endpoint, upstream, estimate, answer, ...core } = spec
+  const throttle = new CountTokensThrottle(perSecond, endpoint)
+  const json = (headers: Record<string, string>, how: string) => ({
+    headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: how },
+  })
+  return {
+    ...core,
+    operation: 'count_tokens',
+    admitted: false,
+    throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
+    async count(view, entry, adapter, ctx, request, headers) {
+      const call = upstream(view, entry, request)
+      if (call) {
+        const counted = await readText(await adapter.forward!(call, ctx), ctx)
+        return new Response(counted, json(headers, 'upstream'))
+      }
+      return new Response(JSON.stringify(answer(await estimate(view, entry))), json(headers, ESTIMATE_VALUE))
+    },
+  }
+}
 
 /** Per key, per process: at most `perSecond` calls in any one-second slot. */
-export class CountTokensThrottle {
+class CountTokensThrottle {
   private slot = 0
   private readonly counts = new Map<string, number>()
 
   /** `endpoint` names the endpoint in the 429's message (`count_tokens`, `responses/input_tokens`). */
   constructor(
     private readonly perSecond: number,
-    private readonly endpoint = 'count_tokens',
+    private readonly endpoint: string,
   ) {}
 
   /** Throws 429 once the key used up this second's calls. */

@@ -10,9 +10,8 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
-import { readText } from '../../providers/http.ts'
 import { parseChatBody, validateWith } from '../chat/validate.ts'
-import { CountTokensThrottle, ESTIMATE_HEADER, ESTIMATE_VALUE, estimateChatTokens } from '../count-tokens.ts'
+import { countTokensSurface as countingSurface, estimateChatTokens } from '../count-tokens.ts'
 import { convertConversation } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
 import { forwardBody, forwardHeaders } from './pass-through.ts'
@@ -24,45 +23,31 @@ const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "co
 
 /** The count_tokens surface, with its own throttle of `perSecond` calls per key. */
 export function countTokensSurface(perSecond: number): CountTokensSurface<CountTokensRequest> {
-  const throttle = new CountTokensThrottle(perSecond)
-  return {
-    name: 'messages',
-    inputParam: 'messages',
-    operation: 'count_tokens',
-    admitted: false,
-    credential: apiKeyOrBearer,
-    decode(text, limitsChecked) {
-      const view = validateWith(checker, parseChatBody(text, EXAMPLE, limitsChecked))
-      checkTools(view)
-      return { model: view.model, view, stream: false }
+  return countingSurface<CountTokensRequest>(
+    {
+      name: 'messages',
+      inputParam: 'messages',
+      endpoint: 'count_tokens',
+      credential: apiKeyOrBearer,
+      decode(text, limitsChecked) {
+        const view = validateWith(checker, parseChatBody(text, EXAMPLE, limitsChecked))
+        checkTools(view)
+        return { model: view.model, view, stream: false }
+      },
+      upstream: (view, entry, request) =>
+        entry.provider.kind === 'anthropic'
+          ? {
+              path: '/v1/messages/count_tokens',
+              body: forwardBody(view, entry),
+              headers: forwardHeaders(request.headers),
+            }
+          : null,
+      estimate: estimateTokens,
+      answer: (inputTokens) => ({ input_tokens: inputTokens }),
+      errorResponse: messagesErrorResponse,
     },
-    throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
-    async count(view, entry, adapter, ctx, request, headers) {
-      if (entry.provider.kind === 'anthropic') {
-        const upstream = await adapter.forward!(
-          {
-            path: '/v1/messages/count_tokens',
-            body: forwardBody(view, entry),
-            headers: forwardHeaders(request.headers),
-          },
-          ctx,
-        )
-        // Read under the provider's timeouts and max_response_bytes, like every upstream body.
-        return new Response(await readText(upstream, ctx), {
-          headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: 'upstream' },
-        })
-      }
-      const inputTokens = await estimateTokens(view)
-      return new Response(JSON.stringify({ input_tokens: inputTokens }), {
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          [ESTIMATE_HEADER]: ESTIMATE_VALUE,
-        },
-      })
-    },
-    errorResponse: messagesErrorResponse,
-  }
+    perSecond,
+  )
 }
 
 /** The gateway's own count of a Messages request (its chat form): see `estimateChatTokens`. */

@@ -12,10 +12,9 @@
  */
 import { forwardFor } from '../../pipeline/attempts.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
-import { readText } from '../../providers/http.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
 import { parseChatBody } from '../chat/validate.ts'
-import { CountTokensThrottle, ESTIMATE_HEADER, ESTIMATE_VALUE, estimateChatTokens } from '../count-tokens.ts'
+import { countTokensSurface, estimateChatTokens } from '../count-tokens.ts'
 import { responsesSurface } from './index.ts'
 import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
 import { type ResponsesView, translateView, viewOf } from './view.ts'
@@ -27,41 +26,33 @@ interface InputTokensView extends ResponsesView {
 
 /** The input_tokens surface, with its own throttle of `perSecond` calls per key. */
 export function inputTokensSurface(perSecond: number): CountTokensSurface<InputTokensView> {
-  const throttle = new CountTokensThrottle(perSecond, 'responses/input_tokens')
-  return {
-    name: 'responses',
-    inputParam: 'input',
-    operation: 'count_tokens',
-    admitted: false,
-    credential: responsesSurface.credential,
-    decode(text, limitsChecked) {
-      const body = parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)
-      const inputSent = body.input !== undefined && body.input !== null
-      if (!inputSent) body.input = []
-      const view = { ...viewOf(validateResponsesRequest(body)), inputSent }
-      return { model: view.input.model, view, stream: false }
-    },
-    throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
-    async count(view, entry, adapter, ctx, _request, headers) {
-      if (forwardFor(responsesSurface, entry)) {
+  return countTokensSurface<InputTokensView>(
+    {
+      name: 'responses',
+      inputParam: 'input',
+      endpoint: 'responses/input_tokens',
+      credential: responsesSurface.credential,
+      decode(text, limitsChecked) {
+        const body = parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)
+        const inputSent = body.input !== undefined && body.input !== null
+        if (!inputSent) body.input = []
+        const view = { ...viewOf(validateResponsesRequest(body)), inputSent }
+        return { model: view.input.model, view, stream: false }
+      },
+      upstream(view, entry) {
+        if (!forwardFor(responsesSurface, entry)) return null
         const { input, ...rest } = view.input
         const body = { ...rest, ...(view.inputSent ? { input } : {}), model: upstreamModelName(entry.model) }
-        const upstream = await adapter.forward!(
-          { path: '/responses/input_tokens', body: JSON.stringify(body), headers: {} },
-          ctx,
-        )
-        // Read under the provider's timeouts and max_response_bytes, like every upstream body.
-        return new Response(await readText(upstream, ctx), {
-          headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: 'upstream' },
-        })
-      }
-      // What responses.create would send this model: its refusals (hosted tools, file ids) too.
-      const { request } = translateView(view, entry)
-      const inputTokens = await estimateChatTokens(request.messages, request.tools)
-      return new Response(JSON.stringify({ object: 'response.input_tokens', input_tokens: inputTokens }), {
-        headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: ESTIMATE_VALUE },
-      })
+        return { path: '/responses/input_tokens', body: JSON.stringify(body), headers: {} }
+      },
+      estimate(view, entry) {
+        // What responses.create would send this model: its refusals (hosted tools, file ids) too.
+        const { request } = translateView(view, entry)
+        return estimateChatTokens(request.messages, request.tools)
+      },
+      answer: (inputTokens) => ({ object: 'response.input_tokens', input_tokens: inputTokens }),
+      errorResponse: responsesSurface.errorResponse,
     },
-    errorResponse: responsesSurface.errorResponse,
-  }
+    perSecond,
+  )
 }
