@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { loadConfigFile } from '../../src/config/index.ts'
 import { cli, cliProcess } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
 
@@ -129,5 +130,32 @@ describe('init where it cannot write', () => {
     expect(proc.code).toBe(1)
     expect(proc.stderr).toContain('cannot write /proc/no-such/switchyard.yaml')
     expect(proc.stderr).toContain('--config FILE')
+  })
+})
+
+// The starter said nothing of server.allowed_hosts (the Host allowlist against DNS rebinding), so
+// an operator putting the gateway behind a reverse proxy under a public name met a 403
+// host_not_allowed with no hint in the file init gave them. It is there, commented out like the
+// other optional keys, and uncommenting it as written gives a config that checks and lists the name.
+describe("init's starter config names server.allowed_hosts", () => {
+  test('commented out under server, and valid once uncommented', async () => {
+    const dir = fresh()
+    const r = await cliProcess(['init'], { cwd: dir })
+    expect(r.code).toBe(0)
+    const text = await Bun.file(join(dir, 'switchyard.yaml')).text()
+    const line = text.split('\n').find((l) => /^ {2}# allowed_hosts: /.test(l))
+    expect(line).toBeDefined()
+    expect(line).toContain('Host names') // points at the README section that explains it
+    const server = text.slice(text.indexOf('server:'), text.indexOf('\ndatabase:'))
+    expect(server).toContain(line!)
+    // As shipped the key is unset (the loopback default applies); uncommented, it loads.
+    const shipped = await cli(['config', 'check', '--json', '--config', join(dir, 'switchyard.yaml')])
+    expect(shipped.code).toBe(0)
+    const on = join(dir, 'on.yaml')
+    await Bun.write(on, text.replace(line!, line!.replace('# allowed_hosts', 'allowed_hosts')))
+    const check = await cli(['config', 'check', '--config', on])
+    expect([check.code, check.stderr]).toEqual([0, ''])
+    const config = await loadConfigFile(on, {})
+    expect(config.server.allowedHosts?.length).toBeGreaterThan(0)
   })
 })
