@@ -87,8 +87,8 @@ export class Catalogue {
     if (entry) return entry
     const shown = JSON.stringify(clip(id))
     const why = this.#byPrefix.has(parts.prefix)
-      ? `provider "${parts.prefix}" has no model "${parts.name.slice(0, 100)}"`
-      : `no provider has the prefix "${parts.prefix.slice(0, 100)}"`
+      ? `provider "${parts.prefix}" has no model "${clip(parts.name)}"`
+      : `no provider has the prefix "${clip(parts.prefix)}"`
     throw new GatewayError(
       404,
       'model_not_found',

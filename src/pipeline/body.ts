@@ -13,6 +13,7 @@ import {
 } from '../json/limits.ts'
 import { jsonLimitError } from '../json/parse-json-body.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clip } from '../util/text.ts'
 
 export function tooLarge(limit: number): GatewayError {
   return new GatewayError(
@@ -78,7 +79,7 @@ export function checkJsonContentType(request: Request): void {
     throw new GatewayError(
       415,
       'unsupported_media_type',
-      `Content-Type '${ct.slice(0, 100)}' is not supported; send the body as JSON with Content-Type: application/json.`,
+      `Content-Type '${clip(ct)}' is not supported; send the body as JSON with Content-Type: application/json.`,
     )
   }
 }
@@ -99,7 +100,7 @@ export function checkContentEncoding(request: Request): void {
   throw new GatewayError(
     415,
     'unsupported_content_encoding',
-    `Content-Encoding '${coding.slice(0, 100)}' is not supported; send the body uncompressed, without a Content-Encoding header.`,
+    `Content-Encoding '${clip(coding)}' is not supported; send the body uncompressed, without a Content-Encoding header.`,
     { headers: { 'accept-encoding': 'identity' } },
   )
 }

@@ -38,7 +38,8 @@ import { consoleAdmin } from '../auth/console-admin.ts'
 import { clientKey } from '../auth/throttle.ts'
 import { type AuditActor, type AuditEvent, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
-import { logText, PATH_SHOWN } from '../util/log.ts'
+import { PATH_SHOWN } from '../util/log.ts'
+import { clip } from '../util/text.ts'
 import type { Deps } from './deps.ts'
 import { ADMIN_BODY_MAX, smallJsonBody } from './json-body.ts'
 
@@ -133,7 +134,7 @@ const clipped = (change: Record<string, unknown>) =>
   Object.fromEntries(
     Object.entries(change)
       .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => [k, typeof v === 'string' ? logText(v, SHOWN) : v]),
+      .map(([k, v]) => [k, typeof v === 'string' ? clip(v, SHOWN) : v]),
   )
 
 /**
@@ -218,9 +219,9 @@ export function adminGuard(deps: GuardDeps) {
       const line: AuditEvent & { path: string } = {
         actor: state?.passed ? state.actor : 'unauthenticated',
         action: `${request.method} ${route}`,
-        target: logText(said?.target ?? params?.name ?? params?.id ?? path, SHOWN),
+        target: clip(said?.target ?? params?.name ?? params?.id ?? path, SHOWN),
         ...(change ? { change } : {}),
-        path: logText(path, PATH_SHOWN),
+        path: clip(path, PATH_SHOWN),
         outcome: outcomeOf(error, status),
         status,
         request_id: String(set.headers['x-request-id'] ?? ''),

@@ -11,7 +11,8 @@
  * traffic.end(ex, 200)                            // app onAfterResponse, or a stream's finish
  */
 import { shuttingDownError } from '../util/errors.ts'
-import { type Logger, logText, PATH_SHOWN } from '../util/log.ts'
+import { type Logger, PATH_SHOWN } from '../util/log.ts'
+import { clip } from '../util/text.ts'
 import type { Metrics } from './metrics.ts'
 import { type SurfaceName, surfaceAt } from './surfaces.ts'
 
@@ -93,7 +94,7 @@ export class Traffic {
     this.count++
     const path = pathOf(request.url)
     // The query never reaches the line (keys and tokens travel there); a long path is clipped.
-    const ex = new Exchange(id, surfaceOf(path), request.method, logText(path, PATH_SHOWN))
+    const ex = new Exchange(id, surfaceOf(path), request.method, clip(path, PATH_SHOWN))
     this.byRequest.set(request, ex)
     this.open.add(ex)
     return ex

@@ -25,3 +25,17 @@ export function holdsKey(text: string): boolean {
 export function maskKeys(text: string): string {
   return text.includes(KEY_PREFIX) ? text.replace(KEY_IN_TEXT, `${KEY_PREFIX}$1…`) : text
 }
+
+/**
+ * A provider's key a client may paste where a model id or a name belongs: OpenAI's `sk-…`
+ * (`sk-proj-…`, `sk-svcacct-…`), Anthropic's `sk-ant-…`, Google's `AIza…`, with 20 characters or
+ * more after the prefix. At a word's start only (`task-…`, `risk-…` model names are not keys);
+ * any case, since a Host name arrives lower-cased.
+ */
+const PROVIDER_KEY_IN_TEXT = /\b(sk-|AIza)[0-9A-Za-z_-]{20,}/gi
+const MAY_HOLD_PROVIDER_KEY = /sk-|aiza/i
+
+/** `text` with every provider key in it cut to its prefix (`sk-…`, `AIza…`). */
+export function maskProviderKeys(text: string): string {
+  return MAY_HOLD_PROVIDER_KEY.test(text) ? text.replace(PROVIDER_KEY_IN_TEXT, '$1…') : text
+}

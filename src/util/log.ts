@@ -5,7 +5,6 @@
  * prefix here, the one place every line passes.
  */
 import { maskKeys } from './key-shape.ts'
-import { clip } from './text.ts'
 
 export type Level = 'debug' | 'info' | 'warn' | 'error'
 const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 }
@@ -23,15 +22,6 @@ export interface Logger {
  * its lines 16 KB. Paths reach here percent-encoded, so characters are bytes.
  */
 export const PATH_SHOWN = 256
-
-/**
- * Text a request sent (a path, a name), as a line may repeat it: keys masked, then cut at `max`
- * characters with an ellipsis. Masked first: a key cut in two no longer looks like a key, so the
- * logger's own mask would let the head of one through.
- */
-export function logText(text: string, max: number): string {
-  return clip(maskKeys(text), max)
-}
 
 /** Past this many buffered bytes the lines are written at once, not at the end of the tick. */
 const BATCH_BYTES = 64 * 1024

@@ -1,10 +1,18 @@
 /**
  * @module
  * Text from a request, short enough to quote in a message or a log line: a reply or an audit line
- * never grows with what was sent.
+ * never grows with what was sent, and never quotes a key someone sent in it.
  */
+import { maskKeys, maskProviderKeys } from './key-shape.ts'
 
-/** `text` cut at `max` characters, an ellipsis marking the cut. */
+/**
+ * `text` with its keys masked (ours to the display prefix, a provider's to its prefix), then cut at
+ * `max` characters, an ellipsis marking the cut. Masked first: a key cut in two no longer looks
+ * like a key, so a mask after the cut (the logger's, `GatewayError`'s) let its head through.
+ *
+ * @example clip(`model ${'x'.repeat(80)}sk-sy-AbCdEf0123…`) // '… sk-sy-AbCdEf…', never 'sk-sy-AbCdEf0123'
+ */
 export function clip(text: string, max = 100): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`
+  const shown = maskProviderKeys(maskKeys(text))
+  return shown.length <= max ? shown : `${shown.slice(0, max)}…`
 }

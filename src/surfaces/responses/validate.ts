@@ -10,6 +10,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { explainValidationError } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import { type ResponsesRequestInput, ResponsesRequestSchema } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(ResponsesRequestSchema)
@@ -70,7 +71,7 @@ function refuseStoredState(req: ResponsesRequestInput): void {
       throw new GatewayError(
         400,
         'unsupported_value',
-        `input[${i}] is an item_reference${typeof id === 'string' ? ` to "${id.slice(0, 64)}"` : ''}, which needs responses stored on the server, and Switchyard is stateless (it stores no responses): send the item itself (the AI SDK's openai.responses(...) does with providerOptions: { openai: { store: false } }).`,
+        `input[${i}] is an item_reference${typeof id === 'string' ? ` to "${clip(id, 64)}"` : ''}, which needs responses stored on the server, and Switchyard is stateless (it stores no responses): send the item itself (the AI SDK's openai.responses(...) does with providerOptions: { openai: { store: false } }).`,
         { param: `input[${i}].type` },
       )
     })
