@@ -26,9 +26,19 @@ export function requestId(incoming: string | null): string {
   return incoming && INCOMING_ID.test(incoming) && !holdsKey(incoming) ? incoming : newRequestId()
 }
 
+/**
+ * What every answer carries whatever it holds: `nosniff`, as OpenAI's API sends it, since answers
+ * quote what was sent (a model id, an origin) and a sniffing browser must not read one as a page or
+ * a script. Elysia starts each request's `set.headers` as a copy of these (instead of an empty
+ * object: one object either way), so no hook runs for it, and every response built from
+ * `set.headers` carries it: handlers' JSON and streams, errors, a preflight.
+ */
+const FIXED_HEADERS = { 'x-content-type-options': 'nosniff' }
+
 /** `traffic`: where the refusal's code goes, for the access line (`Exchange.errorCode`). */
 export function errorHandling(log: Logger, traffic?: Traffic) {
   return new Elysia({ name: 'switchyard.errors' })
+    .headers(FIXED_HEADERS)
     .error({ GatewayError })
     .onRequest(({ request, set }) => {
       const id = requestId(request.headers.get('x-request-id'))
