@@ -27,12 +27,13 @@ export interface Running {
   port: number
   url: string
   deps: Deps
-  /** Stops at once: connections closed, usage flushed, store closed. */
+  /** Stops at once: connections closed, usage flushed (one try), store closed. */
   stop(): Promise<void>
   /**
    * Graceful shutdown: new requests get 503 `shutting_down`, those in flight get up to
    * `server.drain_timeout_s`, streams still open then end with a `shutting_down` error event;
-   * then usage is flushed and the store closed.
+   * then usage is flushed — retried for up to `server.drain_timeout_s` more while the store is
+   * busy or unavailable (`UsageRecorder.close`) — and the store closed.
    */
   drain(): Promise<void>
 }
@@ -91,8 +92,11 @@ export function startServer(
   }, WATCH_MS)
   watchTimer.unref?.()
   let stopped: Promise<void> | null = null
-  /** `graceMs`: time for responses already complete in the app to reach their sockets. */
-  const stop = (graceMs = 0) => {
+  /**
+   * `graceMs`: time for responses already complete in the app to reach their sockets;
+   * `flushWindowMs`: how long the last usage flush is retried while the store does not take it.
+   */
+  const stop = (graceMs = 0, flushWindowMs = 0) => {
     stopped ??= (async () => {
       clearInterval(pruneTimer)
       clearInterval(sweepTimer)
@@ -101,7 +105,7 @@ export function startServer(
       // "Elysia isn't running" with a stack on stdout.
       if (graceMs > 0) await Promise.race([server.stop(false), Bun.sleep(graceMs)])
       await app.stop(true)
-      await deps.recorder.flush()
+      await deps.recorder.close(flushWindowMs)
       await deps.store.close()
     })()
     return stopped
@@ -115,7 +119,9 @@ export function startServer(
       const timeoutS = config.server.drainTimeoutS
       deps.log.info('shutting down', { drain_timeout_s: timeoutS, pid: process.pid })
       const r = await deps.traffic.drain(timeoutS * 1000)
-      await stop(FLUSH_GRACE_MS)
+      // The outcomes of the streams the deadline cut were recorded at its end: they get a window
+      // as long as the drain's to reach a store that is busy (another process's write) or away.
+      await stop(FLUSH_GRACE_MS, timeoutS * 1000)
       deps.log.info('stopped', { in_flight: r.inFlight, cut_at_deadline: r.cut, pid: process.pid })
     },
   }

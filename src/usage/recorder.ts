@@ -23,6 +23,8 @@ const MAX_BATCH = 500
  * busy or full; beyond this the oldest are dropped (new refusal entries refused).
  */
 const MAX_PENDING = 100_000
+/** At shutdown, the first pause between flushes the store did not take; doubled up to the last. */
+const CLOSE_RETRY_MS = [50, 100, 200, 400, 800, 1_000]
 
 export class UsageRecorder {
   private pending: Completion[] = []
@@ -42,6 +44,8 @@ export class UsageRecorder {
    * running): until they are, the limiter still counts those requests at their whole reservation.
    */
   private unsettled = new Map<number, number>()
+  /** Shut down (`close`): no flush on a timer any more, the store is about to close. */
+  private closed = false
 
   constructor(
     private readonly store: Store,
@@ -107,7 +111,47 @@ export class UsageRecorder {
     return next
   }
 
+  /**
+   * The last flush, before the store closes: retried while the store is busy or unavailable, until
+   * nothing is pending or `windowMs` has passed since the call (a write under way then is not cut:
+   * it ends within the store's own bound, `database.busy_timeout_ms`, + 1 s on PostgreSQL). What
+   * is still pending then is lost — its settlements left to the sweeper, which charges each
+   * reservation in full — and said so in one `error` line. No timer flush after it.
+   * @example
+   * await recorder.close(config.server.drainTimeoutS * 1000)
+   */
+  async close(windowMs: number): Promise<void> {
+    this.closed = true
+    const deadline = performance.now() + windowMs
+    for (let i = 0; ; i = Math.min(i + 1, CLOSE_RETRY_MS.length - 1)) {
+      await this.flush()
+      if (this.timer) clearTimeout(this.timer)
+      this.timer = null
+      if (!this.holding()) return
+      const left = deadline - performance.now()
+      if (left <= 0) break
+      await Bun.sleep(Math.min(CLOSE_RETRY_MS[i]!, left))
+    }
+    const refused = [...this.refusals.values()]
+    this.log.error('usage lost at shutdown', {
+      outcomes: this.pending.length,
+      settlements: this.pending.filter((c) => c.settlement).length,
+      accounts: [...this.unsettled.keys()].slice(0, 100),
+      rate_limited: this.rateLimited.length,
+      refusals: refused.reduce((n, e) => n + e.count, 0),
+      window_ms: windowMs,
+      effect:
+        'these outcomes (status, tokens, latency) are not in the request log; their reservations are settled in full by the sweep after limits.reservation_ttl_s',
+    })
+  }
+
+  /** Something recorded is not in the store yet. */
+  private holding(): boolean {
+    return this.pending.length > 0 || this.rateLimited.length > 0 || this.refusals.size > 0
+  }
+
   private later(): void {
+    if (this.closed) return
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs)
   }
 
