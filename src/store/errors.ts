@@ -5,10 +5,16 @@
  * deadline) and 503 `store_unavailable` (disk full, I/O error, database file gone).
  */
 
-/** Another writer held the lock until this caller's deadline. Retrying soon is expected to work. */
+/**
+ * Another writer held the lock until this caller's deadline, or the engine rolled the call back
+ * for a conflict with another transaction (`detail` says which). Retrying soon is expected to work.
+ */
 export class StoreBusyError extends Error {
-  constructor(readonly waitedMs: number) {
-    super(`the database stayed locked for ${Math.round(waitedMs)} ms`)
+  constructor(
+    readonly waitedMs: number,
+    detail?: string,
+  ) {
+    super(detail ?? `the database stayed locked for ${Math.round(waitedMs)} ms`)
     this.name = 'StoreBusyError'
   }
 }

@@ -9,6 +9,9 @@
  *   `CLIENT_MARGIN_MS` later and closes that connection — never returns it to the pool, where
  *   the next call would queue behind a query the server may still be holding →
  *   `StoreUnavailableError`, 503 `store_unavailable`.
+ * A transaction the server rolled back for a conflict with another (a deadlock, a serialization
+ * failure) is `StoreBusyError` too: nothing of it committed, and running it again is expected to
+ * work — the usage flush puts its batch back.
  */
 import type { SQL } from 'bun'
 import { StoreBusyError, StoreUnavailableError } from '../errors.ts'
@@ -31,12 +34,31 @@ const BUSY = new Set([
   '25P03', // idle_in_transaction_session_timeout
 ])
 
+/**
+ * Class 40's two that a retry fixes (not 40002, a deferred constraint that fails again, nor
+ * 40003, an unknown outcome): the server rolled the whole transaction back for a conflict with
+ * another one — nothing of it committed — and PostgreSQL's advice is to run it again. Two
+ * replicas' usage flushes can lock the same rows in different orders (the hourly and daily
+ * rollups are upserted by groups, not sorted); a serializable transaction (none of ours, but an
+ * operator's `default_transaction_isolation`) can fail to serialize.
+ */
+const CONFLICT = new Set([
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+])
+
 /** What the admission statement raises past its deadline (admit-batch.ts). */
 export const PAST_DEADLINE = 'switchyard: admission past its deadline'
 
 function busy(err: unknown, waitedMs: number): StoreBusyError | null {
   const e = err as { errno?: unknown; message?: unknown }
-  if (BUSY.has(String(e?.errno ?? ''))) return new StoreBusyError(waitedMs)
+  const state = String(e?.errno ?? '')
+  if (BUSY.has(state)) return new StoreBusyError(waitedMs)
+  if (CONFLICT.has(state))
+    return new StoreBusyError(
+      waitedMs,
+      `PostgreSQL rolled the transaction back (${state}: ${String(e?.message ?? '')}); retrying it is expected to work`,
+    )
   if (String(e?.message ?? '').includes(PAST_DEADLINE)) return new StoreBusyError(waitedMs)
   return null
 }
