@@ -49,6 +49,17 @@ export async function refusalLimitHeaders(
  * Counting never changes the answer: a store failure here is logged, and the client still gets
  * its 4xx. A suspension starts with the next request (403 `key_suspended`).
  *
+ * A count the store was busy or away for is not retried nor queued: it is lost, and logged. The
+ * suspension is a threshold over a window ("persistent limit hits may lead to temporary
+ * suspension", DESIGN §5), not a limit that must be exact like `rpm`: a key that keeps sending
+ * invalid requests is counted again as soon as the store answers, so a busy spell only delays
+ * its suspension by the counts it lost. A retry would hold each 4xx (the client waits for the
+ * count) up to twice `database.busy_timeout_ms`, and add writes to a store that is already the
+ * bottleneck, twice for every invalid request a flooding key sends; a queue would count late (on
+ * PostgreSQL, at the engine's time of the write) and need a count per call in every limiter. The
+ * refusal itself still reaches GET /admin/v1/refusals: the recorder keeps it until the store
+ * takes it. (Rate-limit refusals are counted inside the admission itself, never separately.)
+ *
  * @example
  * const decided = await decide(request).catch(async (e) => { throw await countInvalidRequest(deps, auth, e) })
  */
