@@ -77,7 +77,7 @@ test.skipIf(skip)(
       latencyMs: 1,
       ttftMs: null,
       errorCode: null,
-      counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: r.at },
+      counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: r.loggedAt ?? r.at ?? now },
       settlement: { handle: r.reservation!.handle, accountId, tokens: 150, micros: 0 },
     }
     recorder.record(done)
