@@ -54,8 +54,10 @@ where the other commands look for it. Refuses to overwrite an existing file.
   serve: page(
     'switchyard serve [--host H] [--port P] [--workers N]',
     `Runs the gateway until SIGTERM or SIGINT, then drains in-flight requests for up to
-server.drain_timeout_s and exits 0; a second SIGTERM or SIGINT during the drain stops at once,
-cutting them (exit 143 or 130). Exits non-zero if it cannot start (port taken, bad config).
+server.drain_timeout_s, retries the last usage flush for up to as long again while the
+database is busy or away, and exits 0. A second SIGTERM or SIGINT during the drain stops at
+once, cutting what is in flight (exit 143 or 130). Exits non-zero if it cannot start (port
+taken, bad config).
 
   --host H        address to listen on (env HOST; default 127.0.0.1)
   --port P        port to listen on, 0 = any free port (env PORT; default 8080)
