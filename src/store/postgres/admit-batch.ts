@@ -1,7 +1,7 @@
 /**
  * @module
  * Group commit on PostgreSQL: admissions asked for in the same event-loop turn go to
- * `switchyard_admit_many` together — one round trip, one transaction, one WAL flush — and each
+ * `switchyard_admit_batch` together — one round trip, one transaction, one WAL flush — and each
  * caller is answered only after that commit, with its own result or its own error.
  *
  * A batch is bounded (bounded.ts), and may not commit once its callers have been told 503: the
@@ -17,7 +17,7 @@ import type { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import type { AdmitInput } from '../types.ts'
 import { num } from './accounts.ts'
-import { PAST_DEADLINE, type PgBound } from './bounded.ts'
+import { PAST_DEADLINE, type PgBound, pgBusy } from './bounded.ts'
 
 export type AdmitRow = Record<string, unknown>
 
@@ -73,6 +73,7 @@ export class AdmitBatcher {
     // When the client gives up (bounded.ts), on the server's clock; never later than that.
     const deadline = this.offset ? Date.now() + this.db.deadlineMs + this.offset.ms : null
     let rows: AdmitRow[]
+    const started = performance.now()
     try {
       // The batch as one bound JSON parameter. The function's rows are materialised first (a
       // plpgsql set-returning function runs to its end on the first fetch), then each row's
@@ -93,10 +94,11 @@ export class AdmitBatcher {
       for (const p of batch) p.reject(err)
       return
     }
+    const waitedMs = performance.now() - started
     for (const row of rows) {
       const p = batch[Number(row.o_index)]!
       if (row.o_error === null) p.resolve(row)
-      else p.reject(new Error(String(row.o_error)))
+      else p.reject(itemError(String(row.o_error), waitedMs))
     }
   }
 
@@ -110,6 +112,22 @@ export class AdmitBatcher {
   async measureOffset(): Promise<void> {
     this.noteOffset((await this.db.run(serverNow)) - Date.now())
   }
+}
+
+/**
+ * One admission's failure, as `switchyard_admit_batch` (v15) reports it: its SQLSTATE, a space,
+ * the server's message. A conflict (a deadlock, a serialization failure) or a lock refused is
+ * `StoreBusyError`, as for a whole call (`pgBusy`); anything else an error naming its SQLSTATE.
+ */
+function itemError(reported: string, waitedMs: number): Error {
+  const m = /^([0-9A-Z]{5}) ([\s\S]*)$/.exec(reported)
+  if (!m) return new Error(reported)
+  const state = m[1]!
+  const message = m[2]!
+  return (
+    pgBusy(state, message, waitedMs, 'the admission') ??
+    Object.assign(new Error(`${message} (SQLSTATE ${state})`), { errno: state })
+  )
 }
 
 /** The database server's clock, in ms since the epoch. */

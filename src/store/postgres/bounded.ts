@@ -11,7 +11,8 @@
  *   `StoreUnavailableError`, 503 `store_unavailable`.
  * A transaction the server rolled back for a conflict with another (a deadlock, a serialization
  * failure) is `StoreBusyError` too: nothing of it committed, and running it again is expected to
- * work — the usage flush puts its batch back.
+ * work — the usage flush puts its batch back. So is one admission of a group commit rolled back
+ * alone for one (admit-batch.ts reads its SQLSTATE back, schema v15).
  */
 import type { SQL } from 'bun'
 import { StoreBusyError, StoreUnavailableError } from '../errors.ts'
@@ -21,9 +22,9 @@ export const CLIENT_MARGIN_MS = 1_000
 
 /** Runtime parameters every serving connection opens with (not `migrate`'s: it may wait long). */
 export function serverTimeouts(busyMs: number): Record<string, number> {
-  // No lock_timeout: statement_timeout already bounds lock waits, and a lock timeout inside
-  // switchyard_admit_batch would be caught per item (EXCEPTION WHEN OTHERS) and lose its SQLSTATE;
-  // a cancelled statement is not caught there (plpgsql's OTHERS excludes QUERY_CANCELED).
+  // No lock_timeout: statement_timeout already bounds lock waits (a lock timeout inside
+  // switchyard_admit_batch is caught per item — EXCEPTION WHEN OTHERS — and read back from its
+  // SQLSTATE, v15; a cancelled statement is not caught there: plpgsql's OTHERS excludes QUERY_CANCELED).
   return { statement_timeout: busyMs, idle_in_transaction_session_timeout: busyMs }
 }
 
@@ -50,17 +51,36 @@ const CONFLICT = new Set([
 /** What the admission statement raises past its deadline (admit-batch.ts). */
 export const PAST_DEADLINE = 'switchyard: admission past its deadline'
 
-function busy(err: unknown, waitedMs: number): StoreBusyError | null {
-  const e = err as { errno?: unknown; message?: unknown }
-  const state = String(e?.errno ?? '')
+/**
+ * The store's error for a PostgreSQL failure with SQLSTATE `state` that a retry is expected to
+ * fix — the server busy, or `what` rolled back for a conflict — else null. One classification for
+ * a failed call (`PgBound.run`) and for one admission that failed alone inside a group commit
+ * (admit-batch.ts: the call succeeded, the item's subtransaction was rolled back).
+ * @example
+ * pgBusy('40P01', 'deadlock detected', 12, 'the admission') // StoreBusyError, its message naming 40P01
+ */
+export function pgBusy(
+  state: string,
+  message: string,
+  waitedMs: number,
+  what = 'the transaction',
+): StoreBusyError | null {
   if (BUSY.has(state)) return new StoreBusyError(waitedMs)
   if (CONFLICT.has(state))
     return new StoreBusyError(
       waitedMs,
-      `PostgreSQL rolled the transaction back (${state}: ${String(e?.message ?? '')}); retrying it is expected to work`,
+      `PostgreSQL rolled ${what} back (${state}: ${message}); retrying it is expected to work`,
     )
-  if (String(e?.message ?? '').includes(PAST_DEADLINE)) return new StoreBusyError(waitedMs)
   return null
+}
+
+function busy(err: unknown, waitedMs: number): StoreBusyError | null {
+  const e = err as { errno?: unknown; message?: unknown }
+  const message = String(e?.message ?? '')
+  return (
+    pgBusy(String(e?.errno ?? ''), message, waitedMs) ??
+    (message.includes(PAST_DEADLINE) ? new StoreBusyError(waitedMs) : null)
+  )
 }
 
 export class PgBound {

@@ -16,6 +16,7 @@ import { ATTEMPTS_V11 } from './migrations-v11.ts'
 import { RESERVE_V12 } from './migrations-v12.ts'
 import { REFUSALS_V13 } from './migrations-v13.ts'
 import { RETRY_LATER_V14 } from './migrations-v14.ts'
+import { ITEM_STATE_V15 } from './migrations-v15.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -267,6 +268,9 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 13, sql: REFUSALS_V13 },
   // v14: with both request windows full, the later retry time (migrations-v14.ts).
   { version: 14, sql: RETRY_LATER_V14 },
+  // v15: an admission failing inside a group commit keeps its SQLSTATE (migrations-v15.ts): a
+  // deadlock or serialization failure is 503 store_busy, not a 500.
+  { version: 15, sql: ITEM_STATE_V15 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
