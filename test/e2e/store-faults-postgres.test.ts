@@ -3,7 +3,8 @@
  * real (SIGSTOP, as a frozen VM or a failover that blackholes the old host looks to a client),
  * and a row lock held by another session. Either way a request through the real gateway gets a
  * 503 with `retry-after` within the bound (README, failure table) instead of hanging, an
- * admission answered 503 is not committed later, and service resumes once the server does.
+ * admission answered 503 is not committed later, and service resumes once the server does. And
+ * one admission of a group commit rolled back for a conflict (a deadlock) is 503 `store_busy`.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
@@ -47,11 +48,11 @@ afterAll(async () => {
   await pg?.stop()
 })
 
-async function chat(rid: string, timeoutMs = ANSWER_WITHIN_MS + 5_000) {
+async function chat(rid: string, timeoutMs = ANSWER_WITHIN_MS + 5_000, as = key) {
   const t0 = performance.now()
   const r = await fetch(`${gw!.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { ...bearer(key), 'content-type': 'application/json', 'x-request-id': rid },
+    headers: { ...bearer(as), 'content-type': 'application/json', 'x-request-id': rid },
     body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
     // Before the fix these hung for as long as the server did: fail the test, not the suite.
     signal: AbortSignal.timeout(timeoutMs),
@@ -188,5 +189,36 @@ describe.skipIf(skip)('PostgreSQL that does not answer', () => {
       await holder.close()
     }
     expect((await chat(`released-${crypto.randomUUID()}`)).status).toBe(200)
+  }, 60_000)
+})
+
+describe.skipIf(skip)('PostgreSQL that rolls an admission back for a conflict', () => {
+  test('an admission that loses a deadlock (40P01) inside the batch → 503 store_busy with retry-after: 1, not a 500; other keys are served', async () => {
+    const doomed = await gw!.key('conflicted', 'unlimited')
+    const sql = new SQL(url, { max: 1 })
+    // The admission's insert of this key's row fails as a deadlock's victim would, inside
+    // switchyard_admit_batch (its per-admission subtransaction).
+    await sql.unsafe(`
+      CREATE FUNCTION test_deadlock() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN RAISE EXCEPTION 'deadlock detected (raised by the test)' USING ERRCODE = '40P01'; END
+      $fn$;
+      CREATE TRIGGER test_deadlock BEFORE INSERT ON requests FOR EACH ROW
+        WHEN (NEW.key_id = '${doomed.id.replace(/'/g, "''")}') EXECUTE FUNCTION test_deadlock();`)
+    try {
+      const rid = `conflict-${crypto.randomUUID()}`
+      const [lost, served] = await Promise.all([
+        chat(rid, undefined, doomed.key),
+        chat(`beside-${crypto.randomUUID()}`),
+      ])
+      expect(lost.status).toBe(503)
+      expect(lost.body.error).toMatchObject({ code: 'store_busy', type: 'api_error' })
+      expect(lost.retryAfter).toBe('1')
+      expect(served.status).toBe(200)
+      expect(await admittedRows([rid])).toBe(0)
+    } finally {
+      await sql.unsafe('DROP TRIGGER test_deadlock ON requests; DROP FUNCTION test_deadlock();')
+      await sql.close()
+    }
+    expect((await chat(`after-${crypto.randomUUID()}`, undefined, doomed.key)).status).toBe(200)
   }, 60_000)
 })
