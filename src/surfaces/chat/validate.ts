@@ -52,15 +52,45 @@ export function validateChatRequest(body: unknown): ChatRequestInput {
 }
 
 /**
- * OpenAI's rule, on every route: any `tool_choice`, `"none"` included, needs `tools` ("'tool_choice'
- * is only allowed when 'tools' are specified"). The schema already refuses `tools: []`.
+ * OpenAI's rules, on every route: any `tool_choice`, `"none"` included, needs `tools` ("'tool_choice'
+ * is only allowed when 'tools' are specified"; the schema already refuses `tools: []`), and a named
+ * function must be one of them.
  */
 function checkToolChoice(req: ChatRequestInput): void {
-  if (req.tool_choice === undefined || req.tools !== undefined) return
+  const choice = req.tool_choice
+  if (choice === undefined) return
+  if (req.tools === undefined) {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      'tool_choice is only allowed when tools are specified. Send the tools it chooses among, or leave tool_choice out.',
+      { param: 'tool_choice' },
+    )
+  }
+  if (typeof choice === 'object') {
+    checkNamedTool(
+      choice.function.name,
+      req.tools.map((t) => t.function.name),
+    )
+  }
+}
+
+/**
+ * A `tool_choice` that names a tool the request does not offer: 400 naming `tool_choice`, on every
+ * surface and route (OpenAI and Anthropic refuse it upstream; Gemini would be told to call a
+ * function it was never declared), before admission.
+ */
+export function checkNamedTool(name: string, offered: readonly string[]): void {
+  if (offered.includes(name)) return
+  const shown = offered
+    .slice(0, 10)
+    .map((n) => `"${n.slice(0, 64)}"`)
+    .join(', ')
+  const more = offered.length > 10 ? `, … (${offered.length} in all)` : ''
   throw new GatewayError(
     400,
     'invalid_value',
-    'tool_choice is only allowed when tools are specified. Send the tools it chooses among, or leave tool_choice out.',
+    `tool_choice names the tool "${name.slice(0, 64)}", which is not among the tools sent (${shown || 'none'}${more}). Name one of them, or add the tool.`,
     { param: 'tool_choice' },
   )
 }

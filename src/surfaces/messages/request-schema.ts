@@ -11,6 +11,7 @@
 import { type Static, Type as T, type TUnion } from '@sinclair/typebox'
 import { GatewayError } from '../../util/errors.ts'
 import { Tagged } from '../chat/request-schema.ts'
+import { checkNamedTool } from '../chat/validate.ts'
 
 const Open = { additionalProperties: true } as const
 
@@ -189,7 +190,7 @@ export type ContentBlock = Exclude<MessageInput['content'], string>[number]
  * What the schema cannot say: a client tool (no `type`, or `custom`) needs its `name`; and, as
  * Anthropic holds it ("tool_choice may only be specified while providing tools"), a `tool_choice`
  * of `auto`, `any` or `tool` needs tools (`none` is Anthropic's default without them, so it may
- * come alone).
+ * come alone); a `tool` choice names one of the tools.
  */
 export function checkTools(req: CountTokensRequest): void {
   req.tools?.forEach((tool, i) => {
@@ -211,6 +212,13 @@ export function checkTools(req: CountTokensRequest): void {
       'invalid_value',
       `tool_choice {"type": "${choice.type}"} may only be sent with tools. Send the tools it chooses among, or leave tool_choice out.`,
       { param: 'tool_choice' },
+    )
+  }
+  // A server tool has a name too (`web_search`), and may be the one chosen.
+  if (choice?.type === 'tool') {
+    checkNamedTool(
+      choice.name,
+      (req.tools ?? []).flatMap((t) => (t.name === undefined ? [] : [t.name])),
     )
   }
 }

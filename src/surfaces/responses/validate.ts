@@ -11,7 +11,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { explainValidationError } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
-import { type ResponsesRequestInput, ResponsesRequestSchema } from './request-schema.ts'
+import { checkNamedTool } from '../chat/validate.ts'
+import { type ResponsesRequestInput, ResponsesRequestSchema, type ResponsesTool } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(ResponsesRequestSchema)
 
@@ -37,20 +38,38 @@ export function validateResponsesRequest(body: Record<string, unknown>): Respons
 }
 
 /**
- * OpenAI's rule for this API, on every route: a `tool_choice` that makes the model call a tool
+ * OpenAI's rules for this API, on every route: a `tool_choice` that makes the model call a tool
  * (`"required"`, a named tool) needs tools ("Tool choice 'required' must be specified with 'tools'
- * parameter"); `"auto"` and `"none"` may come alone.
+ * parameter"); `"auto"` and `"none"` may come alone; a named function is one of the function tools
+ * (a namespace's functions included).
  */
 function checkToolChoice(req: ResponsesRequestInput): void {
   const choice = req.tool_choice
-  if (choice === undefined || choice === 'auto' || choice === 'none' || req.tools?.length) return
-  const what = typeof choice === 'string' ? `"${choice}"` : `{"type": "${choice.type}"}`
-  throw new GatewayError(
-    400,
-    'invalid_value',
-    `tool_choice ${what} makes the model call a tool, so it needs tools. Send the tools it chooses among, or leave tool_choice out.`,
-    { param: 'tool_choice' },
-  )
+  if (choice === undefined || choice === 'auto' || choice === 'none') return
+  if (!req.tools?.length) {
+    const what = typeof choice === 'string' ? `"${choice}"` : `{"type": "${choice.type}"}`
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `tool_choice ${what} makes the model call a tool, so it needs tools. Send the tools it chooses among, or leave tool_choice out.`,
+      { param: 'tool_choice' },
+    )
+  }
+  if (typeof choice === 'object' && choice.type === 'function' && typeof choice.name === 'string') {
+    checkNamedTool(choice.name, functionNames(req.tools))
+  }
+}
+
+/** The names of the function tools, a namespace's functions included. */
+function functionNames(tools: readonly ResponsesTool[]): string[] {
+  return tools.flatMap((tool) => {
+    const t = tool as { type: string; name?: unknown; tools?: Array<{ type: string; name?: unknown }> }
+    if (t.type === 'function') return typeof t.name === 'string' ? [t.name] : []
+    if (t.type !== 'namespace') return []
+    return (t.tools ?? []).flatMap((f) =>
+      f.type === 'function' && typeof f.name === 'string' ? [f.name] : [],
+    )
+  })
 }
 
 /** Fields that only make sense if the gateway kept earlier responses. `store: true` is accepted. */
