@@ -28,6 +28,7 @@ export {
   abortError,
   clampRetryAfter,
   describeUpstreamError,
+  inBandError,
   invalidResponse,
   networkErrorDetail,
   openAIStyleError,

@@ -50,11 +50,7 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
   const detail = up.message ? sanitizeMessage(up.message) : `HTTP ${status}`
   const who = `Upstream '${providerLabel}'`
   if (status === 402 || (status === 429 && errorCodeOf(body) === 'insufficient_quota')) {
-    return new GatewayError(
-      502,
-      'upstream_billing_error',
-      `${who} refused the gateway's account for quota or billing (${status}): ${detail.replace(/[.!]$/, '')}. The operator must check the provider account's plan and billing; retrying will not help until then.`,
-    )
+    return billingError(who, `(${status})`, detail)
   }
   if (status === 429) {
     return new GatewayError(429, 'upstream_rate_limited', `${who} is rate limiting requests: ${detail}`)
@@ -79,6 +75,38 @@ export function openAIStyleError(status: number, bodyText: string, providerLabel
     return new GatewayError(503, 'upstream_overloaded', `${who} is overloaded (HTTP ${status}): ${detail}`)
   }
   return new GatewayError(502, 'upstream_error', `${who} failed (HTTP ${status}): ${detail}`)
+}
+
+/**
+ * 502 `upstream_billing_error`: the operator's provider account is out of quota or credit. `how`
+ * says how it came (`(429)`, `in-band`).
+ */
+function billingError(who: string, how: string, detail: string): GatewayError {
+  return new GatewayError(
+    502,
+    'upstream_billing_error',
+    `${who} refused the gateway's account for quota or billing (${how}): ${detail.replace(/[.!]$/, '')}. The operator must check the provider account's plan and billing; retrying will not help until then.`,
+  )
+}
+
+/**
+ * An OpenAI-style error that came with HTTP 200: a body carrying `{"error": …}` instead of a
+ * completion, an error chunk in a chat stream, the Responses wire's `error` / `response.failed`.
+ * With no status to read, the provider's `code` decides as it would beside an error status:
+ * `insufficient_quota` is 502 `upstream_billing_error` (as a 429 `insufficient_quota` is), any
+ * other 502 `upstream_error` with the provider's words. The code stays with the error for the
+ * attempt loop (`insufficient_quota`: the key rests).
+ *
+ * @param detail the provider's message, already redacted (`describeUpstreamError`).
+ * @param where `' mid-stream'` for a stream's event, `''` for a body.
+ */
+export function inBandError(label: string, detail: string, code: string | null, where = ''): GatewayError {
+  const who = `Upstream '${label}'`
+  const err =
+    code === 'insufficient_quota'
+      ? billingError(who, `in-band${where}`, detail)
+      : new GatewayError(502, 'upstream_error', `${who} failed${where}: ${detail}`)
+  return code === null ? err : withFacts(err, { code, message: detail })
 }
 
 /** 502 `upstream_invalid_response`: the upstream answered, but not in its own protocol. */

@@ -169,14 +169,15 @@ describe('nowhere left to go: an HTTP error, as chat pass-through gives for the 
     ['chat', 'oc/plain', 'plain'],
   ] as const
 
-  test('an in-band out-of-quota error before content → 502 upstream_error naming it', async () => {
+  test('an in-band out-of-quota error before content → 502 upstream_billing_error naming it', async () => {
     for (const [wire, id, name] of surfaces) {
       bed.up.script({ model: name }, 'quota_in_stream')
       const res = await bed.post(wire, id, { stream: true })
       expect([wire, res.status]).toEqual([wire, 502])
       expect(res.headers.get('content-type')).toStartWith('application/json')
       const { error } = (await res.json()) as any
-      expect(error.code).toBe('upstream_error')
+      // As a 429 insufficient_quota is: the operator's account, not a fault to retry.
+      expect(error.code).toBe('upstream_billing_error')
       expect(error.message).toContain('You exceeded your current quota')
     }
   })

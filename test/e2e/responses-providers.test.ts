@@ -178,7 +178,7 @@ describe('pass-through to a Responses upstream (wire: responses)', () => {
     expect(res.headers.get('x-switchyard-attempts')).toBe('1')
     expect(bed.responses.requests().length - before).toBe(1)
     const { error } = (await res.json()) as any
-    expect(error.code).toBe('upstream_error')
+    expect(error.code).toBe('upstream_billing_error')
     expect(error.message).toContain('You exceeded your current quota')
   })
 })

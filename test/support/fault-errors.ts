@@ -47,6 +47,11 @@ export type FaultName =
    * `response.failed` events). Not on the Messages wire: Anthropic has no such event.
    */
   | 'quota_in_stream'
+  /**
+   * Chat wire, not a stream: status 200 whose JSON body is the out-of-quota error object instead
+   * of a completion, as some OpenAI-compatible servers fail. Other wires: a 500 saying so.
+   */
+  | 'quota_in_body'
 
 export interface Fault {
   fault: FaultName
@@ -152,6 +157,16 @@ export function statusFault(w: WireBodies, wire: Wire, f: Fault, model: string):
             'You exceeded your current quota, please check your plan and billing details.',
             'insufficient_quota',
           )
+    case 'quota_in_body':
+      if (wire !== 'chat') return new Response(`quota_in_body: not a ${wire} fault`, { status: 500 })
+      return errorResponse(
+        w,
+        wire,
+        200,
+        'insufficient_quota',
+        'You exceeded your current quota, please check your plan and billing details.',
+        'insufficient_quota',
+      )
     case 'unauthorized':
       return anthropic
         ? e(401, 'authentication_error', 'invalid x-api-key')

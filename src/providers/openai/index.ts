@@ -9,9 +9,16 @@
  *   base_url: 'https://api.groq.com/openai/v1', api_key: key, models })
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { GatewayError } from '../../util/errors.ts'
-import { errorCodeOf, withFacts } from '../failure-facts.ts'
-import { describeUpstreamError, invalidResponse, openAIStyleError, readJson, upstreamFetch } from '../http.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { errorCodeOf } from '../failure-facts.ts'
+import {
+  describeUpstreamError,
+  inBandError,
+  invalidResponse,
+  openAIStyleError,
+  readJson,
+  upstreamFetch,
+} from '../http.ts'
 import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type {
   CallContext,
@@ -91,9 +98,5 @@ export function asCompletion(json: unknown, label: string): ChatCompletion {
 /** Some compatible servers answer 200 with `{"error": ...}`: that is the upstream failing. */
 export function bodyError(json: unknown, label: string): GatewayError | undefined {
   if ((json as { error?: unknown } | null)?.error == null) return undefined
-  const detail = describeUpstreamError(json) ?? 'no details given'
-  const err = new GatewayError(502, 'upstream_error', `Upstream '${label}' failed: ${detail}`)
-  // Its code for the attempt loop, as an error status's would be (`insufficient_quota`: the key rests).
-  const code = errorCodeOf(json)
-  return code === null ? err : withFacts(err, { code, message: detail })
+  return inBandError(label, describeUpstreamError(json) ?? 'no details given', errorCodeOf(json))
 }

@@ -5,9 +5,9 @@
  * is not JSON is skipped and counted (`onMalformed`), never passed on (DESIGN §10); a stream of
  * nothing but such events is not the protocol at all (502 `upstream_invalid_response`).
  */
-import { GatewayError } from '../../util/errors.ts'
-import { errorCodeOf, withFacts } from '../failure-facts.ts'
-import { describeUpstreamError, invalidResponse, streamInterrupted } from '../http.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { errorCodeOf } from '../failure-facts.ts'
+import { describeUpstreamError, inBandError, invalidResponse, streamInterrupted } from '../http.ts'
 import type { SSEEvent } from '../sse/index.ts'
 import type { ChatCompletionChunk } from '../types.ts'
 
@@ -60,12 +60,14 @@ export class OpenAIChunkDecoder implements Transformer<SSEEvent, ChatCompletionC
 }
 
 /**
- * An upstream's in-band error event (`{"error": …}`): 502 for the client, its code kept for the
- * attempt loop (an in-band `insufficient_quota` rests the key as the same code in a 429 would).
+ * An upstream's in-band error event (`{"error": …}`): mapped by its code as an error status's would
+ * be (`inBandError`: `insufficient_quota` is a billing error and rests the key), else 502.
  */
 export function eventError(label: string, body: Record<string, unknown>): GatewayError {
-  const detail = describeUpstreamError(body) ?? 'no details given'
-  const err = new GatewayError(502, 'upstream_error', `Upstream '${label}' failed mid-stream: ${detail}`)
-  const code = errorCodeOf(body)
-  return code === null ? err : withFacts(err, { code, message: detail })
+  return inBandError(
+    label,
+    describeUpstreamError(body) ?? 'no details given',
+    errorCodeOf(body),
+    ' mid-stream',
+  )
 }

@@ -22,8 +22,12 @@
 import { replaceStringField } from '../../json/fields.ts'
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../../providers/body-limit.ts'
 import { withFacts } from '../../providers/failure-facts.ts'
-import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import { eventError } from '../../providers/openai/stream.ts'
+import {
+  describeUpstreamError,
+  inBandError,
+  invalidResponse,
+  streamInterrupted,
+} from '../../providers/http.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { scrubbedEventData } from '../../providers/upstream-errors.ts'
@@ -258,14 +262,20 @@ function errorFields(data: string): unknown {
 
 /**
  * The upstream's own failure (an `error` event, or `response.failed`'s `error`) as chat
- * pass-through reports one — 502 `upstream_error` with its words — carrying its code for the
- * attempt loop, which classifies it as it would the same code in an error status
- * (`insufficient_quota`: a credential failure, the key rests).
+ * pass-through reports one (`inBandError`: 502 with its words; `insufficient_quota` a billing
+ * error), carrying its code for the attempt loop, which classifies it as it would the same code in
+ * an error status (`insufficient_quota`: a credential failure, the key rests).
  */
 function upstreamFailure(label: string, error: unknown): GatewayError {
   const e = (error !== null && typeof error === 'object' ? error : {}) as Record<string, unknown>
   const message = typeof e.message === 'string' ? e.message : 'no details given'
   // OpenAI's code, else its type (the event's own `type` is `error`, which says nothing).
   const code = [e.code, e.type].find((c): c is string => typeof c === 'string' && c !== 'error') ?? null
-  return withFacts(eventError(label, { error: { message } }), { code, message })
+  const err = inBandError(
+    label,
+    describeUpstreamError({ error: { message } }) ?? message,
+    code,
+    ' mid-stream',
+  )
+  return withFacts(err, { code, message })
 }

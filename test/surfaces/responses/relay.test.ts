@@ -94,12 +94,12 @@ describe('content starts at the first event that carries some of the answer', ()
 })
 
 describe('an upstream failure before content is the attempt’s, classified by its code', () => {
-  test('the recorded out-of-quota stream: 502 upstream_error in its words, a credential failure, nothing relayed from the error on', () => {
+  test('the recorded out-of-quota stream: 502 upstream_billing_error in its words, a credential failure, nothing relayed from the error on', () => {
     const relay = new ResponsesRelay('oa/m', 'oa')
     const events = frames('openai-responses-error.chunks.txt')
     expect(firstContent(relay, events)).toBeNull()
     const failure = relay.failure()!
-    expect(failure).toMatchObject({ status: 502, code: 'upstream_error' })
+    expect(failure).toMatchObject({ status: 502, code: 'upstream_billing_error' })
     expect(failure.message).toContain('You exceeded your current quota')
     expect(factsOf(failure)).toMatchObject({ code: 'insufficient_quota' })
     expect(classify(factsOf(failure)!)).toBe('credential')
@@ -157,6 +157,7 @@ describe('an upstream failure before content is the attempt’s, classified by i
     expect(Buffer.from(relay.encode(Buffer.from(error!))!).toString()).toBe(error!)
     expect(relay.failure()).toBeNull()
     relay.encode(Buffer.from(failed!))
-    expect(relay.failure()?.code).toBe('upstream_error')
+    // The recording's failure is insufficient_quota: named as its 429 would be.
+    expect(relay.failure()?.code).toBe('upstream_billing_error')
   })
 })
