@@ -63,13 +63,23 @@ export function checkFeatures(
  * A request for no reasoning (`reasoning_effort: "none"`, named `param` in the surface's terms) to
  * a model that cannot turn it off (`always_reasons`): 400 naming it, before admission, rather than
  * a model that reasons anyway or an upstream's refusal (Gemini 2.5 Pro: "Budget 0 is invalid").
+ * `asked` is how the request said it (Messages: `thinking {"type": "disabled"}`); `least`, what to
+ * ask for instead, in the surface's terms.
  */
-export function checkReasoningOff(effort: unknown, param: string, model: ModelConfig, modelId: string): void {
+export function checkReasoningOff(
+  effort: unknown,
+  param: string,
+  model: ModelConfig,
+  modelId: string,
+  words: { asked?: string; least?: string } = {},
+): void {
   if (effort !== 'none' || model.always_reasons !== true) return
+  const asked = words.asked ?? `${param} "none"`
+  const least = words.least ?? 'the least reasoning ("minimal" or "low")'
   throw new GatewayError(
     400,
     'unsupported_value',
-    `${param} "none" asks for no reasoning, and the model "${modelId}" always reasons. Ask for the least reasoning ("minimal" or "low"), or choose a model that can answer without reasoning.`,
+    `${asked} asks for no reasoning, and the model "${modelId}" always reasons. Ask for ${least}, or choose a model that can answer without reasoning.`,
     { param },
   )
 }

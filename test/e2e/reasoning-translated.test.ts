@@ -61,6 +61,8 @@ beforeAll(async () => {
             model('thinking', 65_536),
             // Gemini 2.5 Pro and Gemini 3 Pro cannot stop thinking.
             model('always', 65_536, { upstream_name: 'thinking', always_reasons: true }),
+            // No reasoning feature: asked for none, it has nothing to turn off.
+            model('plain', 65_536, { upstream_name: 'thinking', features: ['streaming', 'system_messages'] }),
           ],
         },
       ],
@@ -252,10 +254,12 @@ describe('what reaches a gemini upstream', () => {
     },
   )
 
-  // The bug: "none" sent no thinkingConfig, so Gemini 2.5 Flash thought by default anyway.
+  // The bug: "none" sent no thinkingConfig, so Gemini 2.5 Flash thought by default anyway; and
+  // Messages' thinking disabled was not turned into "none" at all.
   test.each([
     ['chat', { reasoning_effort: 'none' }],
     ['responses', { reasoning: { effort: 'none' } }],
+    ['messages', { thinking: { type: 'disabled' } }],
   ] as const)('%s %j turns thinking off: thinkingBudget 0, no thoughts asked for', async (surface, extra) => {
     const body = await sent(gemini, surface, 'gm/thinking', extra)
     expect(body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 })
@@ -274,6 +278,23 @@ describe('what reaches a gemini upstream', () => {
       expect(gemini.requests().length).toBe(before)
     },
   )
+
+  test('Messages thinking disabled to a model that cannot stop thinking → 400 naming thinking, nothing sent', async () => {
+    const before = gemini.requests().length
+    const res = await post('messages', 'gm/always', { thinking: { type: 'disabled' } })
+    expect(res.status).toBe(400)
+    expect(res.headers.get('x-switchyard-error-code')).toBe('unsupported_value')
+    const { error } = (await res.json()) as any
+    expect(error.type).toBe('invalid_request_error')
+    expect(error.message).toStartWith('thinking {"type": "disabled"}')
+    expect(error.message).not.toContain('reasoning_effort')
+    expect(gemini.requests().length).toBe(before)
+  })
+
+  test('Messages thinking disabled to a model without reasoning: nothing about thinking is sent', async () => {
+    const body = await sent(gemini, 'messages', 'gm/plain', { thinking: { type: 'disabled' } })
+    expect(body.generationConfig?.thinkingConfig).toBeUndefined()
+  })
 
   test('a model that cannot stop thinking still thinks as asked', async () => {
     const body = await sent(gemini, 'chat', 'gm/always', { reasoning_effort: 'low' })

@@ -16,7 +16,8 @@
  *   `disable_parallel_tool_use: true` → `parallel_tool_calls: false`. Only beside tools: a lone
  *   `none` (what Anthropic does without tools) is left out, as OpenAI refuses a choice without tools.
  * - `thinking` enabled → `reasoning_effort` by budget (< 4,096 low, < 16,384 medium, else high);
- *   adaptive → medium, or the `output_config.effort` Claude Code sends.
+ *   adaptive → medium, or the `output_config.effort` Claude Code sends; disabled → `none` (left out
+ *   by the surface for a model without `reasoning`, which has nothing to turn off).
  * - `output_config.format` (structured outputs; the beta's top-level `output_format` too) →
  *   `response_format` json_schema named `output`, the schema as given; not `strict`, which
  *   OpenAI defaults off and which would refuse the schemas Anthropic accepts with optional
@@ -245,7 +246,9 @@ function toFunctionTool(tool: NonNullable<CountTokensRequest['tools']>[number], 
 
 function reasoningEffort(req: CountTokensRequest): string | undefined {
   const thinking = req.thinking
-  if (!thinking || thinking.type === 'disabled') return undefined
+  if (!thinking) return undefined
+  // No thinking asked for: some models think unless told not to (Gemini 2.5 Flash).
+  if (thinking.type === 'disabled') return 'none'
   if (thinking.type === 'enabled') {
     const budget = thinking.budget_tokens
     return budget < 4096 ? 'low' : budget < 16_384 ? 'medium' : 'high'

@@ -9,6 +9,7 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
+import { checkReasoningOff } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -39,11 +40,28 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   },
   features: detectMessagesFeatures,
   temperature: (view) => view.temperature,
-  checkLimits: checkMaxTokens,
-  translate: (view, entry) => ({
-    request: convertToChatRequest(view, entry.model.upstream_name ?? entry.model.name),
-    includeUsage: true,
-  }),
+  checkLimits(view, entry) {
+    checkMaxTokens(view, entry)
+    // On every route: an anthropic model declared always_reasons cannot honour it either.
+    checkReasoningOff(
+      view.thinking?.type === 'disabled' ? 'none' : undefined,
+      'thinking',
+      entry.model,
+      entry.id,
+      {
+        asked: 'thinking {"type": "disabled"}',
+        least: 'the least thinking ({"type": "enabled", "budget_tokens": 1024})',
+      },
+    )
+  },
+  translate(view, entry) {
+    const request = convertToChatRequest(view, entry.model.upstream_name ?? entry.model.name)
+    // A model without reasoning answers without it already; an OpenAI one would refuse "none".
+    if (request.reasoning_effort === 'none' && !entry.model.features.includes('reasoning')) {
+      delete request.reasoning_effort
+    }
+    return { request, includeUsage: true }
+  },
   encodeCompletion: (completion, ctx) => convertFromCompletion(completion, ctx.modelId),
   streamEncoder: (ctx) => new MessagesStreamEncoder(ctx.modelId),
   forward: messagesForwarding,
