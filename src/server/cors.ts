@@ -34,6 +34,7 @@ const EXPOSED = [
   'x-switchyard-max-tokens',
   'x-switchyard-max-tokens-reason',
   'x-switchyard-dropped-tools',
+  'x-switchyard-dropped-params',
   'x-switchyard-token-count',
   'x-switchyard-error-code',
 ].join(', ')

@@ -40,6 +40,13 @@ export interface TranslationBed {
   count(upstream: Upstream): number
   /** Posts, expects a 200 and one upstream request, and returns that request's body. */
   sent(upstream: Upstream, surface: Surface, modelId: string, extra?: Record<string, unknown>): Promise<any>
+  /** As `sent`, with the response's headers too. */
+  exchange(
+    upstream: Upstream,
+    surface: Surface,
+    modelId: string,
+    extra?: Record<string, unknown>,
+  ): Promise<{ body: any; headers: Headers }>
   /** Posts, expects a 400 naming `param` and that no upstream was called; returns the error body. */
   refused(surface: Surface, modelId: string, extra: Record<string, unknown>, param: string): Promise<any>
   stop(): Promise<void>
@@ -124,19 +131,25 @@ export async function startTranslationBed(): Promise<TranslationBed> {
     })
   }
 
+  const exchange: TranslationBed['exchange'] = async (upstream, surface, modelId, extra = {}) => {
+    const before = count(upstream)
+    const res = await post(surface, modelId, extra)
+    const text = await res.text()
+    expect(`${res.status} ${text}`).toStartWith('200 ')
+    expect(count(upstream)).toBe(before + 1)
+    const body = upstream === 'oa' ? mock.stats.lastBody : fakes[upstream].lastRequest()!.body
+    return { body, headers: res.headers }
+  }
+
   return {
     gw,
     mock,
     post,
     count,
     async sent(upstream, surface, modelId, extra = {}) {
-      const before = count(upstream)
-      const res = await post(surface, modelId, extra)
-      const text = await res.text()
-      expect(`${res.status} ${text}`).toStartWith('200 ')
-      expect(count(upstream)).toBe(before + 1)
-      return upstream === 'oa' ? mock.stats.lastBody : fakes[upstream].lastRequest()!.body
+      return (await exchange(upstream, surface, modelId, extra)).body
     },
+    exchange,
     async refused(surface, modelId, extra, param) {
       const before = total()
       const res = await post(surface, modelId, extra)

@@ -66,6 +66,7 @@ export interface AnthropicRequest {
   system?: string | AnthropicTextBlock[]
   temperature?: number
   top_p?: number
+  top_k?: number
   stop_sequences?: string[]
   tools?: AnthropicTool[]
   tool_choice?: AnthropicToolChoice

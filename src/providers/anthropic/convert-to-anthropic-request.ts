@@ -58,8 +58,18 @@ export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
       message: `Anthropic models cannot continue a trailing assistant message while thinking: end with a user message, ${WITHOUT_THINKING}`,
     },
   },
+  {
+    param: 'top_k',
+    to: 'top_k',
+    unsupported: {
+      when: (_topK: number, req) => thinks(req),
+      message: `Anthropic models take no top_k while thinking: leave top_k out, ${WITHOUT_THINKING}`,
+    },
+  },
   { param: 'stop', to: 'stop_sequences', transform: toStopSequences },
+  // Anthropic's abuse-detection id: OpenAI's `safety_identifier`, or the older `user` it replaces.
   { param: 'user', to: 'metadata.user_id' },
+  { param: 'safety_identifier', to: 'metadata.user_id' },
   // Structured outputs: Anthropic's `output_config.format` takes the JSON Schema itself (no name,
   // no strict flag: its output always follows the schema). It has no schema-less JSON mode.
   {
@@ -77,6 +87,7 @@ export const ANTHROPIC_PARAMS: readonly ParamRule[] = [
   },
 ]
 // `n` and `logprobs` are kind limits (config/kind-limits.ts): the feature check refuses them.
+// What no rule reads is refused or dropped by name before admission (`unserved-params.ts`).
 
 /**
  * @param defaultMaxTokens used only if the gateway did not fill `max_tokens` — Anthropic requires one.

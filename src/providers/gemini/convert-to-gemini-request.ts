@@ -15,6 +15,8 @@ type ResponseFormat = NonNullable<ChatRequest['response_format']>
 export const GEMINI_PARAMS: readonly ParamRule[] = [
   { param: 'temperature', to: 'generationConfig.temperature' },
   { param: 'top_p', to: 'generationConfig.topP' },
+  // Not OpenAI's, but the common extension (vLLM, OpenRouter), and Gemini has it.
+  { param: 'top_k', to: 'generationConfig.topK' },
   // max_completion_tokens supersedes the deprecated max_tokens when both are sent.
   {
     param: 'max_tokens',
@@ -43,6 +45,7 @@ export const GEMINI_PARAMS: readonly ParamRule[] = [
   { param: 'reasoning_effort', to: 'generationConfig.thinkingConfig', transform: geminiThinkingConfig },
 ]
 // `logprobs` is a kind limit (config/kind-limits.ts): the feature check refuses it.
+// What no rule reads is refused or dropped by name before admission (`unserved-params.ts`).
 
 /**
  * @example

@@ -46,6 +46,7 @@ export interface GeminiThinkingConfig {
 export interface GeminiGenerationConfig {
   temperature?: number
   topP?: number
+  topK?: number
   maxOutputTokens?: number
   stopSequences?: string[]
   candidateCount?: number

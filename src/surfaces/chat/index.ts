@@ -11,6 +11,7 @@
 import { bearer } from '../../auth/authenticate.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
+import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
 import { detectFeatures } from './features.ts'
@@ -38,8 +39,9 @@ export const chatSurface: ChatSurface<ChatRequestInput> = {
   translate(view, entry) {
     refuseOpenAIOnly(view)
     const request = applyDefaults(view, entry.model, upstreamModelName(entry.model))
+    const dropped = unservedParams(request, entry.provider.kind)
     const includeUsage = request.stream === true && request.stream_options?.include_usage === true
-    return { request, includeUsage }
+    return { request, includeUsage, headers: droppedParamsHeader(dropped) }
   },
   // The adapter already reported the client's id (the pipeline sets `model`).
   encodeCompletion: (completion) => completion,

@@ -12,6 +12,7 @@ import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
+import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
@@ -60,13 +61,22 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
     if (request.reasoning_effort === 'none' && !entry.model.features.includes('reasoning')) {
       delete request.reasoning_effort
     }
-    return { request, includeUsage: true }
+    const dropped = unservedParams(request, entry.provider.kind, (p) => MESSAGES_FIELD[p] ?? p)
+    return { request, includeUsage: true, headers: droppedParamsHeader(dropped) }
   },
   encodeCompletion: (completion, ctx) => convertFromCompletion(completion, ctx.modelId),
   streamEncoder: (ctx) => new MessagesStreamEncoder(ctx.modelId),
   forward: messagesForwarding,
   limitHeaders: anthropicLimitHeaders,
   errorResponse: messagesErrorResponse,
+}
+
+/** The Messages field behind a field of the chat form (`convert-to-chat-request.ts`). */
+const MESSAGES_FIELD: Record<string, string> = {
+  user: 'metadata.user_id',
+  stop: 'stop_sequences',
+  reasoning_effort: 'thinking',
+  response_format: 'output_config.format',
 }
 
 /** `max_tokens` is required here (Anthropic's rule), and may not exceed the model's maximum. */

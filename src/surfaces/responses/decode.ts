@@ -47,6 +47,7 @@ export interface DecodedResponses {
 /** Top-level chat fields that have a different name on this surface. */
 const TOP_LEVEL: Record<string, string> = {
   response_format: 'text.format',
+  verbosity: 'text.verbosity',
   max_tokens: 'max_output_tokens',
   reasoning_effort: 'reasoning.effort',
 }

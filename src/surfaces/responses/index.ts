@@ -13,6 +13,7 @@
 import { bearer } from '../../auth/authenticate.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
+import { droppedParamsHeader } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeResponse } from './encode-response.ts'
@@ -36,8 +37,11 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
   temperature: (view) => view.input.temperature,
   checkLimits: checkOutputLimit,
   translate(view, entry) {
-    const { request, dropped } = translateView(view, entry)
-    const headers = dropped.length ? { [DROPPED_TOOLS_HEADER]: dropped.join(', ') } : undefined
+    const { request, dropped, droppedParams } = translateView(view, entry)
+    const headers = {
+      ...(dropped.length ? { [DROPPED_TOOLS_HEADER]: dropped.join(', ') } : {}),
+      ...droppedParamsHeader(droppedParams),
+    }
     return { request, includeUsage: false, headers }
   },
   encodeCompletion: (completion, ctx) => encodeResponse(completion, ctx),

@@ -16,6 +16,7 @@ import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import { defaultTemperature } from '../../catalogue/temperature.ts'
 import type { Feature } from '../../config/schema.ts'
 import type { ChatRequest } from '../../providers/types.ts'
+import { unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { applyDefaults, upstreamModelName } from '../chat/defaults.ts'
 import { detectFeatures } from '../chat/features.ts'
@@ -79,16 +80,22 @@ const LOGPROBS_WITHOUT = 'leave "top_logprobs" out and "message.output_text.logp
 export function translateView(
   view: ResponsesView,
   entry: CatalogueEntry,
-): { request: ChatRequest; dropped: string[] } {
+): { request: ChatRequest; dropped: string[]; droppedParams: string[] } {
   const problem = view.decoded.problems[0]
   if (problem) throw problem
   const { dropped, served } = toolPolicy(view.decoded.tools, entry.model.unsupported_tools ?? 'reject')
   refuseChoiceOfDropped(view, dropped)
   let request: ChatRequest
+  let droppedParams: string[]
   try {
     // What the chat form carries only to an OpenAI-compatible upstream (`moderation`).
     if (entry.provider.kind !== 'openai') refuseOpenAIOnly(view.decoded.chat)
     request = applyDefaults(view.decoded.chat, entry.model, upstreamModelName(entry.model))
+    // The chat form's `user` is `safety_identifier` when the request has one (`decodeResponses`).
+    const user = view.input.safety_identifier != null ? 'safety_identifier' : 'user'
+    droppedParams = unservedParams(request, entry.provider.kind, (p) =>
+      p === 'user' ? user : view.decoded.param(p),
+    )
   } catch (e) {
     throw renamed(e, view.decoded)
   }
@@ -99,7 +106,7 @@ export function translateView(
   view.served = served
   // The upstream's own default when none was sent; the response object names it as before.
   view.temperature = request.temperature ?? defaultTemperature(entry.model)
-  return { request, dropped }
+  return { request, dropped, droppedParams }
 }
 
 /**
