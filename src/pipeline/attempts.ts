@@ -275,8 +275,13 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
     logAttempt(deps, r.requestId, route.entry.id, attempt.key.index, kind, out.error)
   }
   if (last === null) {
-    // The client left (or the server stopped) while the loop waited.
-    const error = closedOrStopped(request, deps)
+    // Every circuit of every target open: nothing was called (DESIGN §10: the target is skipped).
+    // Else the client left (or the server stopped) while the loop waited.
+    const open = gone() ? null : plan.circuitsOpen()
+    if (open) r.headers['x-switchyard-attempts'] = '0'
+    const error = open
+      ? circuitOpenError(open.model, open.until - resilience.clock.now())
+      : closedOrStopped(request, deps)
     r.finish(error.status, null, error, null)
     throw error
   }
@@ -408,6 +413,21 @@ function logAttempt(
     code: err.code,
     detail: err.detail,
   })
+}
+
+/**
+ * 503 `upstream_circuit_open`: every upstream that could answer has failed `circuit.failures` times
+ * in a row and is skipped until its cooldown ends (then one request probes it). `retry-after`: the
+ * whole seconds until the first circuit lets a request through, at least 1.
+ */
+function circuitOpenError(model: string, ms: number): GatewayError {
+  const s = Math.max(1, Math.ceil(ms / 1000))
+  return new GatewayError(
+    503,
+    'upstream_circuit_open',
+    `Every upstream for ${model} failed repeatedly and is paused (its circuit is open): it was not called. Retry in ${s} s, when one request probes it again.`,
+    { headers: { 'retry-after': String(s) } },
+  )
 }
 
 function closedOrStopped(request: Request, deps: PipelineDeps): GatewayError {

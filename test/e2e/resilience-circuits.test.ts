@@ -50,6 +50,14 @@ beforeAll(async () => {
         ...FAST,
         models: [model('p1')],
       },
+      {
+        prefix: 'solo',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        api_key: 'sk-solo-0003',
+        ...FAST,
+        models: [model('s1')],
+      },
     ],
   })
 })
@@ -104,6 +112,42 @@ test("a pool key failing until its circuit opens: the retry goes to the pool's o
   // Key #0 fails twice (circuit.failures: 2) and is then skipped; key #1 answers every request.
   expect(bed.up.attempts({ key: 'sk-pool-a' })).toHaveLength(2)
   expect(bed.up.attempts({ key: 'sk-pool-b' })).toHaveLength(4)
+})
+
+test('no fallback: while its circuit is open the model is not called — 503 upstream_circuit_open at once with retry-after — then one probe, and back', async () => {
+  bed.up.script({ model: 's1' }, 'unavailable')
+  // One try and one retry (retry.attempts: 1): two failures open the circuit (circuit.failures: 2).
+  const first = await bed.post('chat', 'solo/s1')
+  expect(first.status).toBe(503)
+  expect(((await first.json()) as any).error.code).toBe('upstream_overloaded')
+  expect(bed.up.attempts({ model: 's1' })).toHaveLength(2)
+  for (const [surface, stream] of [
+    ['chat', false],
+    ['chat', true],
+    ['responses', false],
+    ['messages', true],
+  ] as const) {
+    const t0 = performance.now()
+    const res = await bed.post(surface, 'solo/s1', { stream })
+    const body = (await res.json()) as any
+    expect([surface, stream, res.status]).toEqual([surface, stream, surface === 'messages' ? 529 : 503])
+    expect(surface === 'messages' ? body.error.type : body.error.code).toBe(
+      surface === 'messages' ? 'overloaded_error' : 'upstream_circuit_open',
+    )
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(res.headers.get('x-switchyard-attempts')).toBe('0')
+    expect(performance.now() - t0).toBeLessThan(500)
+  }
+  // Skipped for the cooldown: not one more call.
+  expect(bed.up.attempts({ model: 's1' })).toHaveLength(2)
+  await Bun.sleep(1_050)
+  bed.up.script({ model: 's1' }, 'ok')
+  // The cooldown over, one probe goes through; its success closes the circuit.
+  const probe = await bed.post('chat', 'solo/s1')
+  expect(probe.status).toBe(200)
+  await probe.text()
+  expect((await bed.post('chat', 'solo/s1')).status).toBe(200)
+  expect(bed.up.attempts({ model: 's1' })).toHaveLength(4)
 })
 
 /** A counter's value in /metrics now (0 when absent). */

@@ -60,6 +60,9 @@ describe('the last failure, alike at every provider', () => {
         bed.up.script({ model: model.name }, row.fault)
         const chat = await bed.post('chat', model.id)
         const body = (await chat.json()) as any
+        // Its retries opened the model's circuit (3 failures): the next request would be skipped.
+        bed.reset()
+        bed.up.script({ model: model.name }, row.fault)
         const messages = await bed.post('messages', model.id)
         const mbody = (await messages.json()) as any
         seen[kind] = {

@@ -210,26 +210,47 @@ export class AttemptPlan {
   }
 
   /**
-   * When `next()` stopped `exhausted` before any attempt (every key of every target rests, or
-   * every circuit is open): one attempt on the primary anyway, on the key that wakes first. Rests
-   * and circuits choose among alternatives; with none left, the upstream's own answer (a 429 with
-   * its `retry-after`, a 503) tells the client more than a refusal of ours would. Null once
+   * When `next()` stopped `exhausted` before any attempt: one attempt anyway, on the first target
+   * (in order) with a key whose circuit lets it through — its key that wakes first. Rests choose
+   * among alternatives: a request whose every key rests gets the upstream's own answer (a 429 with
+   * its `retry-after`), which tells the client more than a refusal of ours. An open circuit is a
+   * skip (DESIGN §10): with every circuit open, none — `circuitsOpen()` says until when. Null once
    * anything was attempted.
    */
   lastResort(): Attempt | null {
     if (this.current !== null) throw new Error('settle the previous attempt first')
     if (this.count > 0 || this.stopped || this.targets.length === 0) return null
-    const target = this.targets[0]!
-    const { pool } = target
-    let key = pool.keys[0]!
-    for (const k of pool.keys) if (pool.restingUntil(k.index) < pool.restingUntil(key.index)) key = k
-    const circuit = this.circuitOf(target, key)
-    this.t = 0
-    this.count++
-    const attempt: Attempt = { target, key, probe: false, n: this.count }
-    this.current = { attempt, circuit }
     this.stopped = 'final'
-    return attempt
+    for (let t = 0; t < this.targets.length; t++) {
+      if (this.skipped.has(t)) continue
+      const target = this.targets[t]!
+      const { pool } = target
+      let key: PoolKey | null = null
+      for (const k of pool.keys) {
+        if (!this.circuitOf(target, k).admits()) continue
+        if (key === null || pool.restingUntil(k.index) < pool.restingUntil(key.index)) key = k
+      }
+      if (key === null) continue
+      const circuit = this.circuitOf(target, key)
+      this.t = t
+      this.count++
+      const attempt: Attempt = { target, key, probe: circuit.admit() === 'probe', n: this.count }
+      this.current = { attempt, circuit }
+      return attempt
+    }
+    return null
+  }
+
+  /**
+   * After `lastResort()` found nothing to try: when the first circuit of the request's targets lets
+   * a request through again (epoch ms), and the primary's id; null when something was attempted.
+   */
+  circuitsOpen(): { until: number; model: string } | null {
+    if (this.count > 0 || this.targets.length === 0) return null
+    let until = Number.POSITIVE_INFINITY
+    for (const target of this.targets)
+      for (const k of target.pool.keys) until = Math.min(until, this.circuitOf(target, k).admitsAt())
+    return { until, model: this.targets[0]!.id }
   }
 
   /**

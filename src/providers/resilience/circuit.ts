@@ -61,6 +61,17 @@ export class Circuit {
     return this.probeAt === 0 || now - this.probeAt >= this.policy.cooldownMs
   }
 
+  /**
+   * When `admits` will say yes (epoch ms; now or earlier when it does): the cooldown's end, or, with
+   * the probe out past it, when that probe's turn lapses (it usually settles long before).
+   */
+  admitsAt(): number {
+    if (!this.open) return 0
+    const reopen = this.openedAt + this.policy.cooldownMs
+    if (this.clock.now() < reopen || this.probeAt === 0) return reopen
+    return this.probeAt + this.policy.cooldownMs
+  }
+
   /** Takes the turn `admits` describes: a pass while closed, the one probe when half-open. */
   admit(): Turn {
     if (!this.admits()) return 'skip'

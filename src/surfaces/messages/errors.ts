@@ -4,8 +4,8 @@
  * "request_id"}`, with Anthropic's type for each status — 400 invalid_request_error,
  * 401 authentication_error, 402 billing_error (a spent budget), 403 permission_error, 404 not_found_error, 413 request_too_large,
  * 429 rate_limit_error, 504 timeout_error, 529 overloaded_error, other 5xx api_error. An
- * overloaded upstream (503 `upstream_overloaded` on the OpenAI surfaces) is Anthropic's 529 here,
- * which its SDKs and Claude Code retry.
+ * overloaded upstream (503 `upstream_overloaded` on the OpenAI surfaces), or one whose circuit is
+ * open (503 `upstream_circuit_open`), is Anthropic's 529 here, which its SDKs and Claude Code retry.
  */
 import { GatewayError, setErrorHeaders } from '../../util/errors.ts'
 
@@ -24,8 +24,11 @@ function anthropicType(status: number): string {
   return TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
 }
 
+/** Anthropic's "try again soon" status: an overloaded upstream, or one whose circuit is open. */
+const OVERLOADED = new Set(['upstream_overloaded', 'upstream_circuit_open'])
+
 function statusOf(err: GatewayError): number {
-  return err.code === 'upstream_overloaded' ? 529 : err.status
+  return OVERLOADED.has(err.code) ? 529 : err.status
 }
 
 /** The body; `request_id` is added by `messagesErrorResponse` when known. */

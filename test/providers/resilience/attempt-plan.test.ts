@@ -317,6 +317,39 @@ describe('AttemptPlan', () => {
     expect(run(w, w.plan([a, b]), ['transient', 'ok']).log).toEqual(['a/m#0', 'wait 125', 'a/m#1 probe'])
   })
 
+  test('last resort: every key resting, one attempt on the primary anyway (its key that wakes first)', () => {
+    const w = world()
+    const a = w.target('a/m', { keys: 2 })
+    a.pool.rest(0, 600_000)
+    a.pool.rest(1, 300_000)
+    const p = w.plan([a])
+    expect(p.next()).toEqual({ stop: 'exhausted' })
+    expect(p.lastResort()).toMatchObject({ target: { id: 'a/m' }, key: { index: 1 }, probe: false, n: 1 })
+    expect(p.circuitsOpen()).toBeNull()
+  })
+
+  test('last resort: an open circuit is skipped — the next target with one that admits, else nothing and until when', () => {
+    const w = world()
+    const a = w.target('a/m')
+    const b = w.target('b/m')
+    // Three transient failures (one try, two retries) open a/m's circuit (failures: 3).
+    run(w, w.plan([a]), ['transient', 'transient', 'transient'])
+    const opened = w.clock.now()
+    // a/m's circuit open, b/m's key resting: b/m gets the one attempt.
+    b.pool.rest(0, 600_000)
+    const p = w.plan([a, b])
+    expect(p.next()).toEqual({ stop: 'exhausted' })
+    expect(p.lastResort()).toMatchObject({ target: { id: 'b/m' }, n: 1 })
+    // a/m alone: nothing is called; its circuit lets a request through at the cooldown's end.
+    const q = w.plan([a])
+    expect(q.next()).toEqual({ stop: 'exhausted' })
+    expect(q.lastResort()).toBeNull()
+    expect(q.circuitsOpen()).toEqual({ until: opened + 30_000, model: 'a/m' })
+    // After the cooldown the plan's own probe goes first; the last resort is never needed.
+    w.clock.advance(30_000)
+    expect(run(w, w.plan([a]), ['ok']).log).toEqual(['a/m#0 probe'])
+  })
+
   test('a failed probe keeps the circuit open another cooldown', () => {
     const w = world()
     const targets = [w.target('a/m'), w.target('b/m')]
