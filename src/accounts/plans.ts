@@ -3,6 +3,11 @@
  * Plan lifecycle: what plan an account is on at a given time. Expiry is applied lazily on
  * the first look after the end: a `downgrade` is written to the store (and so to the plan
  * history) once; a `disable` leaves the plan in place with status `expired`.
+ *
+ * The downgrade is written only if the account is still as it was read (the same plan, the same
+ * end): several requests, workers or replicas reach the end together, and an operator may renew
+ * the plan between a read and the write. Unconditional, each of them recorded the downgrade again,
+ * and one that read the account before a renewal put it back on the free plan after it.
  */
 import type { Config, PlanConfig } from '../config/index.ts'
 import type { AccountRecord, AccountStore } from '../store/index.ts'
@@ -47,13 +52,18 @@ export async function currentPlan(
     if (policy === 'disable') break
     const target = config.plans[policy.downgrade]
     const days = target?.days ?? null
-    account = await store.setAccountPlan(account.id, {
-      plan: policy.downgrade,
-      startedAt: exp,
-      expiresAt: days === null ? null : exp + days * DAY_MS,
-      reason: `expired: ${account.plan} downgraded to ${policy.downgrade}`,
-      createdAt: now,
-    })
+    // Overtaken, this answers the account as it now is, and the loop judges that instead.
+    account = await store.setAccountPlan(
+      account.id,
+      {
+        plan: policy.downgrade,
+        startedAt: exp,
+        expiresAt: days === null ? null : exp + days * DAY_MS,
+        reason: `expired: ${account.plan} downgraded to ${policy.downgrade}`,
+        createdAt: now,
+      },
+      { plan: account.plan, expiresAt: exp },
+    )
   }
   return planState(config, account, now)
 }

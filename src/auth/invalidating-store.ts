@@ -31,7 +31,8 @@ export class AuthInvalidatingStore implements Store {
   createAccount: Store['createAccount'] = (a) => this.inner.createAccount(a)
   getAccount: Store['getAccount'] = (n) => this.inner.getAccount(n)
   listAccounts: Store['listAccounts'] = () => this.inner.listAccounts()
-  setAccountPlan: Store['setAccountPlan'] = (id, c) => this.changes(() => this.inner.setAccountPlan(id, c))
+  setAccountPlan: Store['setAccountPlan'] = (id, c, e) =>
+    this.changes(() => this.inner.setAccountPlan(id, c, e))
   setAccountEnabled: Store['setAccountEnabled'] = (id, e) =>
     this.changes(() => this.inner.setAccountEnabled(id, e))
   planHistory: Store['planHistory'] = (id) => this.inner.planHistory(id)

@@ -108,7 +108,8 @@ export class ComposedStore implements Store {
   createAccount: Store['createAccount'] = (a) => this.call(() => this.accounts.createAccount(a))
   getAccount: Store['getAccount'] = (n) => this.call(() => this.accounts.getAccount(n))
   listAccounts: Store['listAccounts'] = () => this.call(() => this.accounts.listAccounts())
-  setAccountPlan: Store['setAccountPlan'] = (id, c) => this.call(() => this.accounts.setAccountPlan(id, c))
+  setAccountPlan: Store['setAccountPlan'] = (id, c, e) =>
+    this.call(() => this.accounts.setAccountPlan(id, c, e))
   setAccountEnabled: Store['setAccountEnabled'] = (id, e) =>
     this.call(() => this.accounts.setAccountEnabled(id, e))
   planHistory: Store['planHistory'] = (id) => this.call(() => this.accounts.planHistory(id))

@@ -73,6 +73,12 @@ export interface PlanChange {
   createdAt: number
 }
 
+/** A plan and its end, as a conditional plan change expects to find them. */
+export interface PlanTerm {
+  plan: string
+  expiresAt: number | null
+}
+
 export interface Completion {
   /** The admitted request's gateway id (AdmitResult.gatewayId). */
   gatewayId: string
@@ -137,7 +143,13 @@ export interface AccountStore {
   }): Promise<AccountRecord>
   getAccount(nameOrId: string | number): Promise<AccountRecord | null>
   listAccounts(): Promise<AccountRecord[]>
-  setAccountPlan(id: number, change: PlanChange): Promise<AccountRecord>
+  /**
+   * Changes the plan and adds the change to the history, in one transaction. With `expected`, only
+   * while the account is still on that plan with that end: otherwise nothing is written and the
+   * account comes back as stored (a downgrade at expiry decided on a read another process, or a
+   * renewal, has overtaken since).
+   */
+  setAccountPlan(id: number, change: PlanChange, expected?: PlanTerm): Promise<AccountRecord>
   setAccountEnabled(id: number, enabled: boolean): Promise<AccountRecord>
   planHistory(accountId: number): Promise<PlanChange[]>
 

@@ -5,7 +5,15 @@
  */
 import type { SQL } from 'bun'
 import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
-import type { AccountRecord, AccountStore, KeyLimits, KeyRecord, KeyState, PlanChange } from '../types.ts'
+import type {
+  AccountRecord,
+  AccountStore,
+  KeyLimits,
+  KeyRecord,
+  KeyState,
+  PlanChange,
+  PlanTerm,
+} from '../types.ts'
 import type { PgBound } from './bounded.ts'
 
 type Row = Record<string, unknown>
@@ -76,13 +84,24 @@ export class PgAccounts implements AccountStore {
     return rows.map(toAccount)
   }
 
-  async setAccountPlan(id: number, c: PlanChange): Promise<AccountRecord> {
+  async setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): Promise<AccountRecord> {
     return this.db.run((sql) =>
       sql.begin(async (tx) => {
-        const rows = await tx`
-        UPDATE accounts SET plan = ${c.plan}, plan_started_at = ${c.startedAt}, plan_expires_at = ${c.expiresAt}
-        WHERE id = ${id} RETURNING *`
-        if (!rows.length) throw new Error(`account ${id} not found`)
+        const rows = expected
+          ? await tx`
+            UPDATE accounts SET plan = ${c.plan}, plan_started_at = ${c.startedAt}, plan_expires_at = ${c.expiresAt}
+            WHERE id = ${id} AND plan = ${expected.plan}
+              AND plan_expires_at IS NOT DISTINCT FROM ${expected.expiresAt}::bigint
+            RETURNING *`
+          : await tx`
+            UPDATE accounts SET plan = ${c.plan}, plan_started_at = ${c.startedAt}, plan_expires_at = ${c.expiresAt}
+            WHERE id = ${id} RETURNING *`
+        if (!rows.length) {
+          // Overtaken: the account is no longer as expected; it stays as it is now.
+          const now = expected ? await tx`SELECT * FROM accounts WHERE id = ${id}` : []
+          if (now.length) return toAccount(now[0])
+          throw new Error(`account ${id} not found`)
+        }
         await tx`
         INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
         VALUES (${id}, ${c.plan}, ${c.startedAt}, ${c.expiresAt}, ${c.reason}, ${c.createdAt})`

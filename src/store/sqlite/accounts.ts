@@ -4,7 +4,7 @@
  */
 import type { Database } from 'bun:sqlite'
 import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
-import type { AccountRecord, KeyLimits, KeyRecord, KeyState, PlanChange } from '../types.ts'
+import type { AccountRecord, KeyLimits, KeyRecord, KeyState, PlanChange, PlanTerm } from '../types.ts'
 
 interface AccountRow {
   id: number
@@ -79,6 +79,20 @@ export class AccountQueries {
       setPlan: db.query<AccountRow, [string, number, number | null, number]>(
         'UPDATE accounts SET plan = ?, plan_started_at = ?, plan_expires_at = ? WHERE id = ? RETURNING *',
       ),
+      setPlanIf: db.query<
+        AccountRow,
+        {
+          $plan: string
+          $started: number
+          $expires: number | null
+          $id: number
+          $was_plan: string
+          $was_expires: number | null
+        }
+      >(
+        `UPDATE accounts SET plan = $plan, plan_started_at = $started, plan_expires_at = $expires
+         WHERE id = $id AND plan = $was_plan AND plan_expires_at IS $was_expires RETURNING *`,
+      ),
       setEnabled: db.query<AccountRow, [number, number]>(
         'UPDATE accounts SET enabled = ? WHERE id = ? RETURNING *',
       ),
@@ -152,11 +166,25 @@ export class AccountQueries {
     return this.q.listAccounts.all().map(toAccount)
   }
 
-  setAccountPlan(id: number, c: PlanChange): AccountRecord {
+  setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): AccountRecord {
     return this.db
       .transaction(() => {
-        const row = this.q.setPlan.get(c.plan, c.startedAt, c.expiresAt, id)
-        if (!row) throw new Error(`account ${id} not found`)
+        const row = expected
+          ? this.q.setPlanIf.get({
+              $plan: c.plan,
+              $started: c.startedAt,
+              $expires: c.expiresAt,
+              $id: id,
+              $was_plan: expected.plan,
+              $was_expires: expected.expiresAt,
+            })
+          : this.q.setPlan.get(c.plan, c.startedAt, c.expiresAt, id)
+        if (!row) {
+          // Overtaken: the account is no longer as expected; it stays as it is now.
+          const now = expected ? this.q.accountById.get(id) : null
+          if (now) return toAccount(now)
+          throw new Error(`account ${id} not found`)
+        }
         this.q.insertHistory.run(id, c.plan, c.startedAt, c.expiresAt, c.reason, c.createdAt)
         return toAccount(row)
       })

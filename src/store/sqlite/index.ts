@@ -25,6 +25,7 @@ import type {
   KeyState,
   OutcomesQuery,
   PlanChange,
+  PlanTerm,
   RateLimitedEvent,
   Refusal,
   RefusalEvent,
@@ -158,8 +159,8 @@ export class SqliteStore implements Store {
   listAccounts() {
     return this.read(() => this.accounts.listAccounts())
   }
-  setAccountPlan(id: number, change: PlanChange) {
-    return this.write(() => this.accounts.setAccountPlan(id, change))
+  setAccountPlan(id: number, change: PlanChange, expected?: PlanTerm) {
+    return this.write(() => this.accounts.setAccountPlan(id, change, expected))
   }
   setAccountEnabled(id: number, enabled: boolean) {
     return this.write(() => this.accounts.setAccountEnabled(id, enabled))
