@@ -68,7 +68,7 @@ describe('admin API bodies', () => {
       const r = await post(path, body)
       expect(r.status).toBe(400)
       expect(r.json.error).toMatchObject({ code: 'invalid_type', param: 'days' })
-      expect(r.json.error.message).toBe('days: must be an integer from 1 to 36500; got a string.')
+      expect(r.json.error.message).toBe('days: must be an integer from 0 to 36500; got a string.')
     }
     expect((await call('GET', '/accounts/pp2')).status).toBe(404)
     expect((await post('/accounts', { name: 'pp3', plan: 'pro', days: 30 })).json.remaining_days).toBe(30)
@@ -78,7 +78,9 @@ describe('admin API bodies', () => {
     const r = await call('POST', '/accounts', '{"name":"pp1","__proto__":{"plan":"pro"}}')
     expect(r.status).toBe(400)
     expect(r.json.error).toMatchObject({ code: 'invalid_value', param: '__proto__' })
-    expect(r.json.error.message).toBe('__proto__: not a field of this request; it takes name, plan, days.')
+    expect(r.json.error.message).toBe(
+      '__proto__: not a field of this request; it takes name, plan, days, expires_at.',
+    )
     expect((await call('GET', '/accounts/pp1')).status).toBe(404)
   })
 

@@ -9,15 +9,45 @@ import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
 import { keyNameProblem } from '../../accounts/keys.ts'
 import { expiryPolicy } from '../../accounts/plans.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
+import { parseIsoTime } from '../../util/clock.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
 import { KeyLimitsBody } from './admin-key-limits.ts'
 
-/** TypeBox's own integer: Elysia's `t.Integer` also takes a numeric string (`"30"`), for query strings. */
-const Days = t.Optional(Type.Integer({ minimum: 1, maximum: 36500 }))
+/**
+ * TypeBox's own integer: Elysia's `t.Integer` also takes a numeric string (`"30"`), for query
+ * strings. 0 ends the plan now, as the command line's `--days 0` does.
+ */
+const Days = t.Optional(Type.Integer({ minimum: 0, maximum: 36500 }))
+/** An ISO-8601 date or time, as the command line's `--expires-at` takes it. */
+const ExpiresAt = t.Optional(t.String({ maxLength: 64 }))
 const none = { body: NoBody }
+
+/**
+ * A plan's term as `createAccount` / `setPlan` take it after the plan: `days`, or `expires_at`
+ * (never both), refused as the command line refuses `--days` with `--expires-at` or a date that
+ * does not exist.
+ */
+function term(body: { days?: number; expires_at?: string }): [days?: number, expiresAt?: number] {
+  if (body.expires_at === undefined) return [body.days, undefined]
+  if (body.days !== undefined) {
+    throw new GatewayError(400, 'invalid_value', 'expires_at: give days or expires_at, not both.', {
+      param: 'expires_at',
+    })
+  }
+  const at = parseIsoTime(body.expires_at)
+  if (at === null) {
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      'expires_at: must be an ISO-8601 date or time that exists, such as 2030-01-31 or 2030-01-31T00:00:00Z.',
+      { param: 'expires_at' },
+    )
+  }
+  return [undefined, at]
+}
 
 export function adminRoutes(deps: Deps) {
   const svc = deps.accounts
@@ -37,12 +67,15 @@ export function adminRoutes(deps: Deps) {
     .post(
       '/accounts',
       ({ body, auditChange }) => {
-        auditChange({ target: body.name, change: { plan: body.plan, days: body.days } })
-        return svc.createAccount(body.name, body.plan, body.days)
+        auditChange({
+          target: body.name,
+          change: { plan: body.plan, days: body.days, expires_at: body.expires_at },
+        })
+        return svc.createAccount(body.name, body.plan, ...term(body))
       },
       {
         body: t.Object(
-          { name: t.String(), plan: t.Optional(t.String()), days: Days },
+          { name: t.String(), plan: t.Optional(t.String()), days: Days, expires_at: ExpiresAt },
           { additionalProperties: false },
         ),
       },
@@ -54,10 +87,15 @@ export function adminRoutes(deps: Deps) {
     .post(
       '/accounts/:name/plan',
       ({ params, body, auditChange }) => {
-        auditChange({ change: { plan: body.plan, days: body.days } })
-        return svc.setPlan(params.name, body.plan, body.days)
+        auditChange({ change: { plan: body.plan, days: body.days, expires_at: body.expires_at } })
+        return svc.setPlan(params.name, body.plan, ...term(body))
       },
-      { body: t.Object({ plan: t.String(), days: Days }, { additionalProperties: false }) },
+      {
+        body: t.Object(
+          { plan: t.String(), days: Days, expires_at: ExpiresAt },
+          { additionalProperties: false },
+        ),
+      },
     )
     .post('/accounts/:name/disable', ({ params }) => svc.setEnabled(params.name, false), none)
     .post('/accounts/:name/enable', ({ params }) => svc.setEnabled(params.name, true), none)
