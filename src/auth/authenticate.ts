@@ -14,7 +14,7 @@ import { refusal } from '../accounts/usage-report.ts'
 import type { Config } from '../config/index.ts'
 import { suspendedError } from '../limits/index.ts'
 import type { AccountRecord, AccountStore, KeyRecord } from '../store/index.ts'
-import type { Clock } from '../util/clock.ts'
+import { type Clock, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { AuthCache } from './cache.ts'
 
@@ -119,7 +119,7 @@ function refusalError(reason: string, auth: Auth, now: number): GatewayError {
       return new GatewayError(
         403,
         'plan_expired',
-        `The '${auth.plan.name}' plan of account '${auth.account.name}' has expired; renew it to continue.`,
+        `The '${auth.plan.name}' plan of account '${auth.account.name}' expired at ${iso(auth.plan.expiresAt)}; ask the operator to renew it to continue.`,
       )
     default:
       return new GatewayError(
