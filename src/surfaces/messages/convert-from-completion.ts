@@ -1,8 +1,9 @@
 /**
  * @module
  * A chat completion from a translating provider → an Anthropic `message` response: reasoning
- * text (where a compatible server sends `reasoning_content`) as a `thinking` block, the text, then
- * one `tool_use` block per tool call.
+ * text (where a compatible server sends `reasoning_content`) as a `thinking` block, the text (a
+ * refusal's text too: Claude's refusals are text with `stop_reason: refusal`), then one `tool_use`
+ * block per tool call.
  */
 import type { ChatCompletion } from '../../providers/types.ts'
 import { messageId, toMessagesUsage } from './convert-usage.ts'
@@ -16,7 +17,9 @@ export function convertFromCompletion(completion: ChatCompletion, modelId: strin
   if (typeof reasoning === 'string' && reasoning) {
     content.push({ type: 'thinking', thinking: reasoning, signature: '' })
   }
-  if (message?.content) content.push({ type: 'text', text: message.content })
+  const refusal = typeof message?.refusal === 'string' ? message.refusal : ''
+  const text = (message?.content ?? '') + refusal
+  if (text) content.push({ type: 'text', text })
   for (const call of message?.tool_calls ?? []) {
     content.push({
       type: 'tool_use',
@@ -31,7 +34,7 @@ export function convertFromCompletion(completion: ChatCompletion, modelId: strin
     role: 'assistant',
     model: modelId,
     content,
-    stop_reason: mapFinishReason(choice?.finish_reason),
+    stop_reason: mapFinishReason(choice?.finish_reason, refusal !== ''),
     stop_sequence: null,
     usage: toMessagesUsage(completion.usage),
   }

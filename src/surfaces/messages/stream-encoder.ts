@@ -6,7 +6,7 @@
  * |-----------------------------------------|------------------------------------------------------------|
  * | the first one                           | `message_start` (usage so far: none)                        |
  * | `delta.reasoning_content` / `reasoning` | a `thinking` block: `content_block_start`, `thinking_delta`s |
- * | `delta.content`                         | a `text` block: `content_block_start`, `text_delta`s         |
+ * | `delta.content`, `delta.refusal`        | a `text` block: `content_block_start`, `text_delta`s         |
  * | a tool call with an `id`                | a `tool_use` block; its arguments as `input_json_delta`s     |
  * | `finish_reason`, the usage chunk        | remembered                                                 |
  * | end of stream                           | `content_block_stop`, `message_delta` (stop_reason, usage), `message_stop` |
@@ -36,6 +36,8 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   private block: Open | null = null
   private nextIndex = 0
   private finish: FinishReason | null = null
+  /** The answer was a refusal (OpenAI's `delta.refusal`): `stop_reason: refusal`. */
+  private refused = false
   private seen: Usage | null = null
   private relayed = 0
 
@@ -65,9 +67,10 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
         out += this.open({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' })
         out += this.delta({ type: 'thinking_delta', thinking })
       }
-      if (delta.content) {
-        out += this.open({ kind: 'text' }, { type: 'text', text: '' })
-        out += this.delta({ type: 'text_delta', text: delta.content })
+      if (delta.content) out += this.text(delta.content)
+      if (delta.refusal) {
+        this.refused = true
+        out += this.text(delta.refusal)
       }
       for (const call of delta.tool_calls ?? []) {
         const current = this.block?.kind === 'tool' && this.block.toolIndex === call.index
@@ -91,7 +94,7 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
     out += this.close()
     const usage = toMessagesUsage(this.seen)
     out += frame('message_delta', {
-      delta: { stop_reason: mapFinishReason(this.finish), stop_sequence: null },
+      delta: { stop_reason: mapFinishReason(this.finish, this.refused), stop_sequence: null },
       usage,
     })
     out += frame('message_stop', {})
@@ -121,6 +124,10 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
         usage: { input_tokens: 0, output_tokens: 0 },
       },
     })
+  }
+
+  private text(text: string): string {
+    return this.open({ kind: 'text' }, { type: 'text', text: '' }) + this.delta({ type: 'text_delta', text })
   }
 
   /** Opens a block of `kind` unless that block is the open one. */

@@ -1,0 +1,95 @@
+/**
+ * @module
+ * A local OpenAI Chat Completions upstream (`POST /v1/chat/completions`) whose answers the test
+ * writes, for the answer shapes the mock upstream does not make (a refusal, reasoning text, a cut
+ * at the token limit, ...): the request's `model` picks the answer; a stream request gets its
+ * `chunks` framed as OpenAI frames them (`data: <json>\n\n` each, then `data: [DONE]`), a plain
+ * one its `json`. Every request is recorded.
+ *
+ * @example
+ * const up = await startFakeOpenAIChat({ refusal: refusalAnswer(["I can't help", ' with that.']) })
+ * // provider config: { kind: 'openai', base_url: `${up.url}/v1`, ... } and a model named `refusal`
+ */
+import { type FakeUpstream, replayFrames, serveFake } from './fake-upstream.ts'
+
+export interface ChatAnswer {
+  /** The `chat.completion.chunk`s of the stream, in order. */
+  chunks: Array<Record<string, unknown>>
+  /** The `chat.completion` of a plain request. */
+  json: Record<string, unknown>
+}
+
+const HEAD = { id: 'chatcmpl-fake', created: 1_700_000_000, model: 'gpt-4o-2024-08-06' }
+const USAGE = {
+  prompt_tokens: 20,
+  completion_tokens: 9,
+  total_tokens: 29,
+  prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
+}
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+  ...HEAD,
+  object: 'chat.completion.chunk',
+  system_fingerprint: 'fp_fake',
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+})
+
+/**
+ * A Structured Outputs refusal as OpenAI sends it: no content, the reason in `refusal`
+ * (`delta.refusal` pieces when streamed), `finish_reason: stop`.
+ */
+export function refusalAnswer(pieces: string[]): ChatAnswer {
+  return {
+    chunks: [
+      chunk({ role: 'assistant', content: null, refusal: '' }),
+      ...pieces.map((refusal) => chunk({ refusal })),
+      chunk({}, 'stop'),
+      { ...HEAD, object: 'chat.completion.chunk', system_fingerprint: 'fp_fake', choices: [], usage: USAGE },
+    ],
+    json: {
+      ...HEAD,
+      object: 'chat.completion',
+      system_fingerprint: 'fp_fake',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, refusal: pieces.join(''), annotations: [] },
+          logprobs: null,
+          finish_reason: 'stop',
+        },
+      ],
+      usage: USAGE,
+    },
+  }
+}
+
+export async function startFakeOpenAIChat(
+  answers: Record<string, ChatAnswer>,
+): Promise<FakeUpstream<string>> {
+  return serveFake({ fixture: '' }, ({ request, recorded, url, replay }) => {
+    if (request.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
+      return Response.json(
+        { error: { message: 'not found', type: 'invalid_request_error' } },
+        { status: 404 },
+      )
+    }
+    const answer = answers[String(recorded.body?.model)]
+    if (!answer) {
+      return Response.json(
+        {
+          error: {
+            message: `fake-openai-chat: no answer for ${recorded.body?.model}`,
+            type: 'invalid_request_error',
+          },
+        },
+        { status: 404 },
+      )
+    }
+    if (recorded.body?.stream !== true) return Response.json(answer.json)
+    const frames = [...answer.chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n']
+    return new Response(replayFrames(frames, replay), {
+      headers: { 'content-type': 'text/event-stream; charset=utf-8' },
+    })
+  })
+}
