@@ -82,7 +82,7 @@ export class Pipeline {
    * model answers the operation (400 naming `model`) → plan (403).
    */
   private async prepare<View>(
-    surface: Pick<SurfaceCore<View>, 'credential' | 'decode' | 'operation' | 'limitHeaders'>,
+    surface: Pick<SurfaceCore<View>, 'credential' | 'decode' | 'operation' | 'limitHeaders' | 'jsonLimits'>,
     request: Request,
     headers: Record<string, string>,
     ex?: Exchange,
@@ -99,7 +99,7 @@ export class Pipeline {
         request,
         deps.config.server.bodyLimitBytes,
         deps.config.server.bodyTimeoutMs,
-        undefined,
+        surface.jsonLimits,
         deps.traffic.stopSignal,
       )
       // readBodyText held the text to the JSON structural limits while reading it.

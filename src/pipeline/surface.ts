@@ -32,6 +32,7 @@
 import type { FeatureUse } from '../catalogue/features.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
+import type { JsonLimits } from '../json/limits.ts'
 import type { Windows } from '../limits/headers.ts'
 import type { RowState } from '../limits/rows.ts'
 import type { EmbeddingRequest, EmbeddingResult, EmbeddingUsage } from '../operations/embeddings.ts'
@@ -135,6 +136,8 @@ export interface SurfaceCore<View> {
    * names. `limitsChecked`: the body reader already held `text` to the JSON structural limits.
    */
   decode(text: string, limitsChecked?: boolean): Decoded<View>
+  /** The JSON structural limits its bodies are read under; absent: the gateway's (`json/limits.ts`). */
+  readonly jsonLimits?: Readonly<JsonLimits>
   /** The surface's own rate-limit header names, added to OpenAI's: from the windows and the rows' states. */
   limitHeaders?(
     windows: Windows,

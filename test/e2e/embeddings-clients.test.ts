@@ -162,6 +162,19 @@ describe('the openai SDK: embeddings.create', () => {
     expect(err.param).toBe('input')
   })
 
+  // LangChain's Python OpenAIEmbeddings tokenizes by default and sends up to 1,000 token arrays a
+  // request; OpenAI takes up to 300,000 tokens in one. 120,000 token ids were refused as "more
+  // than 100000 array items" before the model was even read.
+  test('a batch of token arrays within OpenAI’s 300,000 tokens a request is embedded, not refused', async () => {
+    const input = Array.from({ length: 200 }, (_, i) => Array.from({ length: 600 }, (_, j) => (i * 600 + j) % 100_000))
+    for (const model of ['oai/small', 'demo/embed']) {
+      const res = await client().embeddings.create({ model, input, encoding_format: 'float' })
+      expect(res.data).toHaveLength(200)
+      expect(res.data[199]!.index).toBe(199)
+      expect(res.usage.prompt_tokens).toBe(120_000)
+    }
+  })
+
   test('a missing or empty input, a chat model → 400 naming the field', async () => {
     for (const [body, param] of [
       [{ model: 'demo/embed', input: '' }, 'input'],

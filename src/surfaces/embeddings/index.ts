@@ -16,6 +16,7 @@ import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeEmbeddings } from './encode.ts'
 import { EMBEDDINGS_PATH, forwardEmbeddingsBody, relayEmbeddingsJson } from './forward.ts'
 import { checkEmbeddingLimits } from './limits.ts'
+import { EMBEDDINGS_JSON_LIMITS } from './request-schema.ts'
 import { decodeEmbeddings, type EmbeddingsView } from './validate.ts'
 
 export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
@@ -23,6 +24,7 @@ export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
   inputParam: 'input',
   operation: 'embeddings',
   credential: (headers) => bearer(headers.get('authorization')),
+  jsonLimits: EMBEDDINGS_JSON_LIMITS,
   decode(text, limitsChecked) {
     const view = decodeEmbeddings(text, limitsChecked)
     return { model: view.body.model, view, stream: false }

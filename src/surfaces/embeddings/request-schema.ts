@@ -9,9 +9,25 @@
  * sends only these.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
+import { type JsonLimits, MAX_JSON_DEPTH } from '../../json/limits.ts'
 
 /** OpenAI: "any array must be 2048 dimensions or less". */
 export const MAX_INPUT_ITEMS = 2048
+
+/** OpenAI: "a maximum of 300,000 tokens summed across all inputs in a single request". */
+export const MAX_REQUEST_TOKENS = 300_000
+
+/**
+ * The JSON structural limits an embeddings body is read under. Token-id inputs are one array item
+ * per token, so the gateway's default (100,000 items) refused batches OpenAI takes — LangChain's
+ * Python `OpenAIEmbeddings` sends up to 1,000 token arrays a request by default. Room for OpenAI's
+ * 300,000 tokens, its 2,048 inputs and a body's few members; a hostile body still costs no more
+ * than a valid one of its size.
+ */
+export const EMBEDDINGS_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
+  maxDepth: MAX_JSON_DEPTH,
+  maxElements: MAX_REQUEST_TOKENS + MAX_INPUT_ITEMS + 64,
+})
 
 const Text = T.String({ minLength: 1 })
 const TokenIds = T.Array(T.Integer({ minimum: 0 }), { minItems: 1 })

@@ -9,12 +9,14 @@
  * view.input // { kind: 'text', items: ['a', 'b'] }
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { jsonLimitError } from '../../json/parse-json-body.ts'
 import { explainValidationError } from '../../json/validation-error.ts'
 import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { parseChatBody } from '../chat/validate.ts'
 import {
   EMBEDDINGS_EXAMPLE,
+  EMBEDDINGS_JSON_LIMITS,
   type EmbeddingsRequestInput,
   EmbeddingsRequestSchema,
   MAX_INPUT_ITEMS,
@@ -28,9 +30,13 @@ export interface EmbeddingsView {
   input: EmbeddingInput
 }
 
-/** `limitsChecked`: the body reader already held `text` to the JSON structural limits. */
+/** `limitsChecked`: the body reader already held `text` to `EMBEDDINGS_JSON_LIMITS`. */
 export function decodeEmbeddings(text: string, limitsChecked?: boolean): EmbeddingsView {
-  const body = parseChatBody(text, EMBEDDINGS_EXAMPLE, limitsChecked)
+  if (!limitsChecked) {
+    const error = jsonLimitError(text, EMBEDDINGS_JSON_LIMITS)
+    if (error) throw error
+  }
+  const body = parseChatBody(text, EMBEDDINGS_EXAMPLE, true)
   if (!checker.Check(body)) {
     const first = checker.Errors(body).First()
     if (first && (first.path === '/input' || first.path.startsWith('/input/'))) throw inputError(body.input)

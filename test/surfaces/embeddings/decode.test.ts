@@ -83,6 +83,17 @@ describe('decoding OpenAI embeddings bodies', () => {
     expect(err.message).toContain('2048')
   })
 
+  test("token arrays up to OpenAI's 300,000 tokens a request are read; past that the body is refused", () => {
+    const batch = (arrays: number, each: number) =>
+      JSON.stringify({ model: M, input: Array.from({ length: arrays }, () => Array(each).fill(42)) })
+    const view = decodeEmbeddings(batch(1000, 300))
+    expect(view.input.kind).toBe('tokens')
+    expect(view.input.items).toHaveLength(1000)
+    const err = refusal(batch(1000, 303))
+    expect(err.status).toBe(400)
+    expect(err.message).toContain('array items')
+  })
+
   test('model, dimensions, encoding_format and user are named when wrong', () => {
     expect(refusal({ input: 'x' }).param).toBe('model')
     expect(refusal({ model: 7, input: 'x' }).param).toBe('model')
