@@ -97,6 +97,25 @@ describe('the operation is a key', () => {
   })
 })
 
+test('a token id past any vocabulary → 400 naming the item, before admission', async () => {
+  const { key } = await gw.key('op-huge-token', 'free') // rpm 5
+  for (const input of ['[5, 2147483648]', '[[5], [100000000000000000000]]', '[9007199254740993]']) {
+    const res = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: `{"model": "demo/embed", "input": ${input}}`,
+    })
+    expect(res.status).toBe(400)
+    const error = ((await res.json()) as any).error
+    expect(error.param).toMatch(/^input\[\d+\](\[0\])?$/)
+    expect(error.message).toContain('token id')
+  }
+  // Not admitted: the whole minute's requests are left.
+  const ok = await post('/v1/embeddings', key, { model: 'demo/embed', input: [5, 2147483647] })
+  expect(ok.status).toBe(200)
+  expect(ok.headers.get('x-ratelimit-remaining-requests')).toBe('4')
+})
+
 test('RPM is spent once per admitted embeddings request; usage says embeddings', async () => {
   const { key } = await gw.key('embed-rpm', 'free') // rpm 5
   // Refused before admission: not counted.

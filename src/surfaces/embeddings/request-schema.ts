@@ -29,8 +29,16 @@ export const EMBEDDINGS_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
   maxElements: MAX_REQUEST_TOKENS + MAX_INPUT_ITEMS + 64,
 })
 
+/**
+ * The largest token id taken: a 32-bit index, far past any vocabulary (o200k_base has 200,019
+ * entries, the largest open ones some 262,000). Past it a number is no token — and past 2^53 not
+ * even the number the client wrote (`9007199254740993` reads as `…992`), so the demo would embed
+ * another input than the one an upstream reads from the passed-through text.
+ */
+export const MAX_TOKEN_ID = 2 ** 31 - 1
+
 const Text = T.String({ minLength: 1 })
-const TokenIds = T.Array(T.Integer({ minimum: 0 }), { minItems: 1 })
+const TokenIds = T.Array(T.Integer({ minimum: 0, maximum: MAX_TOKEN_ID }), { minItems: 1 })
 
 export const EmbeddingsInputSchema = T.Union(
   [

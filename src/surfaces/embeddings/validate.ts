@@ -20,6 +20,7 @@ import {
   type EmbeddingsRequestInput,
   EmbeddingsRequestSchema,
   MAX_INPUT_ITEMS,
+  MAX_TOKEN_ID,
 } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(EmbeddingsRequestSchema)
@@ -113,9 +114,13 @@ function invalid(): GatewayError {
 function tokenIdsError(ids: unknown[], param: string): GatewayError | undefined {
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]
-    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) {
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > MAX_TOKEN_ID) {
       const at = `${param}[${i}]`
-      return bad(at, 'invalid_value', `${at} must be a token id (an integer of at least 0); got ${kind(id)}.`)
+      return bad(
+        at,
+        'invalid_value',
+        `${at} must be a token id (an integer from 0 to ${MAX_TOKEN_ID}); got ${kind(id)}.`,
+      )
     }
   }
   return undefined
