@@ -43,9 +43,13 @@ export interface EmbeddingResult {
  */
 export function estimateInputTokens(input: EmbeddingInput): number {
   let tokens = 0
-  if (input.kind === 'tokens') for (const item of input.items) tokens += item.length
-  else for (const item of input.items) tokens += Math.max(1, Math.ceil(item.length / 4))
+  for (const item of input.items) tokens += estimateItemTokens(item)
   return tokens
+}
+
+/** One input item's tokens by the same rule. */
+export function estimateItemTokens(item: string | readonly number[]): number {
+  return typeof item === 'string' ? Math.max(1, Math.ceil(item.length / 4)) : item.length
 }
 
 export function embeddingUsage(promptTokens: number): EmbeddingUsage {

@@ -116,6 +116,27 @@ test('a token id past any vocabulary → 400 naming the item, before admission',
   expect(ok.headers.get('x-ratelimit-remaining-requests')).toBe('4')
 })
 
+// The demo counts a text at 4 characters a token; it embedded 8,750 of them in a window of 8,192 and
+// said so in its usage, where OpenAI refuses the input.
+test("a text past the demo model's window by the demo's own count → 400 naming the item, not counted", async () => {
+  const { key } = await gw.key('demo-window', 'free') // rpm 5
+  const long = 'word '.repeat(7_000) // 35,000 characters: 8,750 tokens by the demo's count
+  for (const [input, param] of [
+    [long, 'input'],
+    [['fits', long], 'input[1]'],
+  ] as const) {
+    const res = await post('/v1/embeddings', key, { model: 'demo/embed', input })
+    expect(res.status).toBe(400)
+    const error = ((await res.json()) as any).error
+    expect(error).toMatchObject({ param, code: 'context_length_exceeded' })
+    expect(error.message).toContain('8192')
+  }
+  const fits = await post('/v1/embeddings', key, { model: 'demo/embed', input: 'word '.repeat(6_500) })
+  expect(fits.status).toBe(200)
+  expect(((await fits.json()) as any).usage.prompt_tokens).toBeLessThanOrEqual(8192)
+  expect(fits.headers.get('x-ratelimit-remaining-requests')).toBe('4')
+})
+
 test('RPM is spent once per admitted embeddings request; usage says embeddings', async () => {
   const { key } = await gw.key('embed-rpm', 'free') // rpm 5
   // Refused before admission: not counted.

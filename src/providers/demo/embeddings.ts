@@ -5,7 +5,8 @@
  * gets the same vector and different inputs near-orthogonal ones. `dimensions` takes the first
  * that many values, normalised again: a shorter vector is a prefix of the longer one in direction,
  * as with OpenAI's `text-embedding-3` models. Values are float32 already, so `float` and `base64`
- * answers carry the same numbers. Usage is estimated from the input.
+ * answers carry the same numbers. Usage is estimated from the input, and a text longer than the
+ * model's `context_window` by that count is refused (400 naming it) before admission.
  *
  * @example
  * const demo = createDemoEmbeddings({ prefix: 'demo', kind: 'demo', models })
@@ -18,6 +19,7 @@ import {
   type EmbeddingResult,
   embeddingUsage,
   estimateInputTokens,
+  estimateItemTokens,
 } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { abortError } from '../http.ts'
@@ -36,6 +38,22 @@ export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls 
         `dimensions is ${req.dimensions}, but this model's vectors have ${most}. Send at most ${most}.`,
         { param: 'dimensions' },
       )
+    }
+    // Its own count (the usage it reports) within the model's window, as OpenAI holds each input to
+    // its model's; token-id inputs the surface has checked already.
+    if (req.input.kind === 'text') {
+      const items = req.input.items
+      for (let i = 0; i < items.length; i++) {
+        const tokens = estimateItemTokens(items[i]!)
+        if (tokens <= model.context_window) continue
+        const param = items.length === 1 ? 'input' : `input[${i}]`
+        throw new GatewayError(
+          400,
+          'context_length_exceeded',
+          `${param} has ${tokens} tokens (the demo counts 4 characters a token); this model embeds at most ${model.context_window} per input. Shorten or split it.`,
+          { param },
+        )
+      }
     }
   }
 
