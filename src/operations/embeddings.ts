@@ -28,6 +28,8 @@ export interface EmbeddingRequest {
 export interface EmbeddingUsage {
   prompt_tokens: number
   total_tokens: number
+  /** The gateway's estimate of text (`estimateInputTokens`), not a count the provider reported. */
+  estimated?: true
 }
 
 export interface EmbeddingResult {
@@ -54,4 +56,10 @@ export function estimateItemTokens(item: string | readonly number[]): number {
 
 export function embeddingUsage(promptTokens: number): EmbeddingUsage {
   return { prompt_tokens: promptTokens, total_tokens: promptTokens }
+}
+
+/** The usage of a provider that reports none: the estimate, marked as one (token ids count exactly). */
+export function estimatedUsage(input: EmbeddingInput): EmbeddingUsage {
+  const usage = embeddingUsage(estimateInputTokens(input))
+  return input.kind === 'text' ? { ...usage, estimated: true } : usage
 }

@@ -88,6 +88,14 @@ export function embeddingsRoutesFor<View>(
   return routes
 }
 
+/**
+ * Whose count the answer's usage is: `upstream` (the provider reported it), or the gateway's
+ * estimate where the provider reports none (Gemini's batch answer, the demo, a compatible server
+ * without usage) — as count_tokens labels its estimates.
+ */
+const TOKEN_COUNT_HEADER = 'x-switchyard-token-count'
+const ESTIMATED = 'estimate; 4 characters a token'
+
 /** A vector's length where neither the request nor the model's config says (OpenAI's largest). */
 const DEFAULT_DIMENSIONS = 3072
 
@@ -128,7 +136,11 @@ export function embeddingsAttempt<View>(
       finish(200, { prompt_tokens: out.usage.prompt_tokens, completion_tokens: 0 }, null, null)
       const response = new Response(out.body, {
         status: 200,
-        headers: { ...headers, 'content-type': 'application/json' },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          [TOKEN_COUNT_HEADER]: out.usage.estimated ? ESTIMATED : 'upstream',
+        },
       })
       return { ok: true, response }
     } catch (e) {

@@ -175,6 +175,27 @@ describe('the openai SDK: embeddings.create', () => {
     }
   })
 
+  // Gemini's batch answer counts no tokens and the demo has no tokenizer: their usage is the
+  // gateway's estimate, which looked like a count. The header says which one the client got.
+  test('usage says whether the upstream counted it or the gateway estimated it', async () => {
+    const seen: Record<string, string | null> = {}
+    for (const model of MODELS) {
+      const res = await fetch(`${gw.url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, input: ['你好世界', 'two'] }),
+      })
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+      seen[model] = res.headers.get('x-switchyard-token-count')
+    }
+    expect(seen).toEqual({
+      'demo/embed': 'estimate; 4 characters a token',
+      'oai/small': 'upstream',
+      'gem/embed': 'estimate; 4 characters a token',
+    })
+  })
+
   test('a missing or empty input, a chat model → 400 naming the field', async () => {
     for (const [body, param] of [
       [{ model: 'demo/embed', input: '' }, 'input'],

@@ -17,9 +17,8 @@ import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
 import {
   type EmbeddingRequest,
   type EmbeddingResult,
-  embeddingUsage,
-  estimateInputTokens,
   estimateItemTokens,
+  estimatedUsage,
 } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { abortError } from '../http.ts'
@@ -67,7 +66,7 @@ export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls 
       const keys =
         req.input.kind === 'text' ? req.input.items : req.input.items.map((ids) => `\u0000${ids.join(',')}`)
       const vectors = keys.map((key) => demoVector(key, length))
-      return { vectors, usage: embeddingUsage(estimateInputTokens(req.input)) }
+      return { vectors, usage: estimatedUsage(req.input) }
     },
   }
 }

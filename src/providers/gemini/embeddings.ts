@@ -17,8 +17,7 @@ import type { ProviderConfig } from '../../config/schema.ts'
 import {
   type EmbeddingRequest,
   type EmbeddingResult,
-  embeddingUsage,
-  estimateInputTokens,
+  estimatedUsage,
 } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
@@ -75,7 +74,7 @@ export function createGeminiEmbeddings(provider: ProviderConfig): EmbeddingCalls
       }
       // Gemini normalises only its full-length vectors; OpenAI's `dimensions` promises unit vectors.
       if (req.dimensions !== undefined) for (const vector of vectors) normalise(vector)
-      return { vectors, usage: embeddingUsage(estimateInputTokens(req.input)) }
+      return { vectors, usage: estimatedUsage(req.input) }
     },
   }
 }

@@ -12,7 +12,7 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { editTopLevel, replaceStringField } from '../../json/fields.ts'
-import { type EmbeddingUsage, embeddingUsage, estimateInputTokens } from '../../operations/embeddings.ts'
+import { type EmbeddingUsage, embeddingUsage, estimatedUsage } from '../../operations/embeddings.ts'
 import { bodyError } from '../../providers/openai/index.ts'
 import { invalidResponse, sanitizeMessage, scrubbed } from '../../providers/upstream-errors.ts'
 import type { EmbeddingsView } from './validate.ts'
@@ -59,9 +59,9 @@ export function relayEmbeddingsJson(
     body = `${body.slice(0, close)},"model":${JSON.stringify(modelId)}${body.slice(close)}`
   }
   const reported = list.usage?.prompt_tokens
-  const tokens =
+  const usage =
     typeof reported === 'number' && Number.isFinite(reported) && reported >= 0
-      ? reported
-      : estimateInputTokens(view.input)
-  return { body, usage: embeddingUsage(tokens) }
+      ? embeddingUsage(reported)
+      : estimatedUsage(view.input)
+  return { body, usage }
 }

@@ -103,7 +103,7 @@ describe('openai pass-through', () => {
       OPENAI,
     )
     expect(JSON.parse(body).model).toBe('oai/te3s')
-    expect(usage).toEqual({ prompt_tokens: 3, total_tokens: 3 })
+    expect(usage).toEqual({ prompt_tokens: 3, total_tokens: 3, estimated: true })
   })
 
   test('not JSON, an error body, or the wrong number of vectors → 502, the key never echoed', () => {
