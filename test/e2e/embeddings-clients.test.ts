@@ -166,7 +166,9 @@ describe('the openai SDK: embeddings.create', () => {
   // request; OpenAI takes up to 300,000 tokens in one. 120,000 token ids were refused as "more
   // than 100000 array items" before the model was even read.
   test('a batch of token arrays within OpenAI’s 300,000 tokens a request is embedded, not refused', async () => {
-    const input = Array.from({ length: 200 }, (_, i) => Array.from({ length: 600 }, (_, j) => (i * 600 + j) % 100_000))
+    const input = Array.from({ length: 200 }, (_, i) =>
+      Array.from({ length: 600 }, (_, j) => (i * 600 + j) % 100_000),
+    )
     for (const model of ['oai/small', 'demo/embed']) {
       const res = await client().embeddings.create({ model, input, encoding_format: 'float' })
       expect(res.data).toHaveLength(200)

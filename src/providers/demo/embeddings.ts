@@ -17,8 +17,8 @@ import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
 import {
   type EmbeddingRequest,
   type EmbeddingResult,
-  estimateItemTokens,
   estimatedUsage,
+  estimateItemTokens,
 } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { abortError } from '../http.ts'

@@ -14,11 +14,7 @@
  * await gemini.embed({ model: 'gemini-embedding-001', input: { kind: 'text', items: ['hi'] }, dimensions: 768 }, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import {
-  type EmbeddingRequest,
-  type EmbeddingResult,
-  estimatedUsage,
-} from '../../operations/embeddings.ts'
+import { type EmbeddingRequest, type EmbeddingResult, estimatedUsage } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
 import type { CallContext, EmbeddingCalls } from '../types.ts'

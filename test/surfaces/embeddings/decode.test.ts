@@ -74,7 +74,9 @@ describe('decoding OpenAI embeddings bodies', () => {
     expect(refusal({ model: M, input: [1, 2 ** 31] }).param).toBe('input[1]')
     expect(refusal('{"model":"demo/embed","input":[[1],[9007199254740993]]}').param).toBe('input[1][0]')
     expect(refusal({ model: M, input: [[1e20]] }).message).toContain('from 0 to 2147483647')
-    expect(decodeEmbeddings(JSON.stringify({ model: M, input: [0, 2 ** 31 - 1] })).input.items).toEqual([[0, 2 ** 31 - 1]])
+    expect(decodeEmbeddings(JSON.stringify({ model: M, input: [0, 2 ** 31 - 1] })).input.items).toEqual([
+      [0, 2 ** 31 - 1],
+    ])
     expect(refusal({ model: M, input: [[1], []] }).param).toBe('input[1]')
     expect(refusal({ model: M, input: [[1], [2, 'x']] }).param).toBe('input[1][1]')
     expect(refusal({ model: M, input: [{ text: 'a' }] }).param).toBe('input[0]')
