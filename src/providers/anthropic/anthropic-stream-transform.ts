@@ -5,7 +5,7 @@
  *
  * | Anthropic event                       | chunk(s)                                                   |
  * |---------------------------------------|------------------------------------------------------------|
- * | message_start                         | `delta: {role: 'assistant', content: ''}`                   |
+ * | message_start                         | — (id and input usage remembered)                          |
  * | content_block_start text              | content delta if the block starts with text                |
  * | content_block_start thinking          | `reasoning_content` delta if the block starts with thinking |
  * | content_block_start tool_use          | tool call delta `{index, id, type, function: {name, arguments: ''}}` |
@@ -18,12 +18,16 @@
  * | ping, signature_delta, redacted_thinking, unknown events | — (signatures mean nothing off Anthropic) |
  * | error                                 | the stream errors with a `GatewayError` (map-anthropic-error) |
  *
+ * The role comes with the first block, as OpenAI sends it (`openingDeltas`): `{role, content: ''}`
+ * when the answer opens with text, `content: null` on the first delta when it opens with a tool
+ * call or thinking; an answer with no block at all opens with `content: ''` at message_stop.
+ *
  * Tool call `index` is the tool's ordinal among the message's tool_use blocks (0-based), not
  * Anthropic's block index, which also counts text and thinking blocks.
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { invalidResponse, streamInterrupted } from '../http.ts'
-import { type ChunkDelta, type ChunkHead, choiceChunk, usageChunk } from '../shared/chunks.ts'
+import { type ChunkDelta, type ChunkHead, choiceChunk, openingDeltas, usageChunk } from '../shared/chunks.ts'
 import { parseJsonEvent } from '../shared/parse-json-event.ts'
 import type { SSEEvent } from '../sse/index.ts'
 import type { ChatCompletionChunk, FinishReason } from '../types.ts'
@@ -84,32 +88,27 @@ export function anthropicStreamTransformer(opts: {
       }
       events++
       const event = parseEvent(sse, opts.provider.prefix)
-      const start = () => {
-        if (started) return
-        started = true
-        controller.enqueue(chunk({ role: 'assistant', content: '' }))
-      }
       const emit = (delta: ChunkDelta) => {
-        start()
-        controller.enqueue(chunk(delta))
+        const deltas = started ? [delta] : openingDeltas(delta)
+        started = true
+        for (const d of deltas) controller.enqueue(chunk(d))
       }
 
       switch (event.type) {
         case 'message_start':
           head.id = completionId(event.message.id)
           mergeUsage(usage, event.message.usage)
-          start()
           return
         case 'content_block_start': {
           const block = event.content_block
-          if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
-            emit({ content: block.text })
-          } else if (
-            block.type === 'thinking' &&
-            typeof block.thinking === 'string' &&
-            block.thinking !== ''
-          ) {
-            emit({ reasoning_content: block.thinking })
+          if (block.type === 'text') {
+            const text = typeof block.text === 'string' ? block.text : ''
+            // An empty start still opens the answer: the role goes out with the block, not its first delta.
+            if (text !== '' || !started) emit({ content: text })
+          } else if (block.type === 'thinking') {
+            const thinking = typeof block.thinking === 'string' ? block.thinking : ''
+            if (thinking !== '') emit({ reasoning_content: thinking })
+            else if (!started) emit({})
           } else if (block.type === 'tool_use') {
             const ordinal = tools.size
             tools.set(event.index, { ordinal, input: block.input, streamedJson: false })
@@ -156,7 +155,7 @@ export function anthropicStreamTransformer(opts: {
           return
         case 'message_stop':
           finished = true
-          start()
+          if (!started) emit({ content: '' })
           controller.enqueue(chunk({}, mapAnthropicStopReason(stopReason)))
           controller.enqueue(usageChunk(head, convertAnthropicUsage(usage)))
           return

@@ -4,7 +4,9 @@
  * `TransformStream` whose state (id, per-choice progress, last usage) lives inside the stream.
  *
  * Every event is a whole `GenerateContentResponse` holding the next slice of each candidate:
- * - the first slice of a candidate → `delta: {role: 'assistant', content: ''}` for its choice;
+ * - a choice opens as OpenAI's do (`openingDeltas`): `{role: 'assistant', content: ''}` before its
+ *   first text, the role with `content: null` on its first tool call or reasoning delta (a
+ *   candidate with nothing in it opens with `content: ''` when it finishes);
  * - thought summaries (`thought: true` text parts) → `reasoning_content` deltas; other text
  *   parts → content deltas;
  * - each `functionCall` part → one complete tool call delta (id, name, whole `arguments`), with
@@ -15,7 +17,7 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { streamInterrupted } from '../http.ts'
-import { type ChunkDelta, type ChunkHead, choiceChunk, usageChunk } from '../shared/chunks.ts'
+import { type ChunkDelta, type ChunkHead, choiceChunk, openingDeltas, usageChunk } from '../shared/chunks.ts'
 import { parseJsonEvent } from '../shared/parse-json-event.ts'
 import type { SSEEvent } from '../sse/index.ts'
 import type { ChatCompletionChunk, FinishReason } from '../types.ts'
@@ -28,6 +30,8 @@ import { readGeminiParts } from './read-gemini-parts.ts'
 
 interface ChoiceState {
   toolCalls: number
+  /** The choice's role delta went out. */
+  opened: boolean
   finishReason?: string
 }
 
@@ -59,6 +63,16 @@ export function geminiStreamTransformer(opts: {
 
   const chunk = (index: number, delta: ChunkDelta, finish: FinishReason | null = null) =>
     choiceChunk(head!, index, delta, finish)
+  const emit = (
+    controller: TransformStreamDefaultController<ChatCompletionChunk>,
+    index: number,
+    state: ChoiceState,
+    delta: ChunkDelta,
+  ) => {
+    const deltas = state.opened ? [delta] : openingDeltas(delta)
+    state.opened = true
+    for (const d of deltas) controller.enqueue(chunk(index, d))
+  }
 
   return {
     transform(sse, controller) {
@@ -78,15 +92,14 @@ export function geminiStreamTransformer(opts: {
         const index = candidate.index ?? position
         let state = choices.get(index)
         if (!state) {
-          state = { toolCalls: 0 }
+          state = { toolCalls: 0, opened: false }
           choices.set(index, state)
-          controller.enqueue(chunk(index, { role: 'assistant', content: '' }))
         }
         const { text, reasoning, toolCalls } = readGeminiParts(candidate.content?.parts)
-        if (reasoning !== '') controller.enqueue(chunk(index, { reasoning_content: reasoning }))
-        if (text !== '') controller.enqueue(chunk(index, { content: text }))
+        if (reasoning !== '') emit(controller, index, state, { reasoning_content: reasoning })
+        if (text !== '') emit(controller, index, state, { content: text })
         for (const call of toolCalls) {
-          controller.enqueue(chunk(index, { tool_calls: [{ index: state.toolCalls++, ...call }] }))
+          emit(controller, index, state, { tool_calls: [{ index: state.toolCalls++, ...call }] })
         }
         if (candidate.finishReason) state.finishReason = candidate.finishReason
       }
@@ -99,14 +112,14 @@ export function geminiStreamTransformer(opts: {
       }
       if (choices.size === 0 && blocked) {
         // A blocked prompt: no candidate at all, reported as OpenAI reports filtering.
-        controller.enqueue(chunk(0, { role: 'assistant', content: '' }))
-        choices.set(0, { toolCalls: 0, finishReason: 'PROHIBITED_CONTENT' })
+        choices.set(0, { toolCalls: 0, opened: false, finishReason: 'PROHIBITED_CONTENT' })
       }
       const ordered = [...choices.entries()].sort(([a], [b]) => a - b)
       if (ordered.length === 0 || ordered.some(([, state]) => !state.finishReason)) {
         throw streamInterrupted(opts.provider.prefix, 'the stream ended before a finishReason')
       }
       for (const [index, state] of ordered) {
+        if (!state.opened) emit(controller, index, state, { content: '' })
         controller.enqueue(chunk(index, {}, mapGeminiFinishReason(state.finishReason, state.toolCalls > 0)))
       }
       controller.enqueue(usageChunk(head, convertGeminiUsage(usage)))

@@ -40,3 +40,19 @@ export function usageChunk(head: ChunkHead, usage: Usage): ChatCompletionChunk {
   const { id, created, model } = head
   return { id, object: 'chat.completion.chunk', created, model, choices: [], usage }
 }
+
+/**
+ * The deltas that open a choice, the role on the first of them as OpenAI sends it: a text answer
+ * opens with `{role, content: ''}` on a chunk of its own; an answer that opens with a tool call
+ * (or reasoning) carries the role on that delta with `content: null`. A client that reads `''` as
+ * text (the AI SDK) would otherwise record an empty text part beside the calls.
+ *
+ * @example
+ * openingDeltas({ content: 'Hi' }) // [{ role: 'assistant', content: '' }, { content: 'Hi' }]
+ * openingDeltas({ tool_calls: [call] }) // [{ role: 'assistant', content: null, tool_calls: [call] }]
+ */
+export function openingDeltas(delta: ChunkDelta): ChunkDelta[] {
+  if (typeof delta.content !== 'string') return [{ role: 'assistant', content: null, ...delta }]
+  const role: ChunkDelta = { role: 'assistant', content: '' }
+  return delta.content === '' ? [role] : [role, delta]
+}
