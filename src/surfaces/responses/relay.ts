@@ -31,7 +31,7 @@ import {
 import { encodeSSE } from '../../providers/sse/index.ts'
 import type { Usage } from '../../providers/types.ts'
 import { scrubbedEventData } from '../../providers/upstream-errors.ts'
-import type { GatewayError } from '../../util/errors.ts'
+import { GatewayError } from '../../util/errors.ts'
 import {
   ByteRelay,
   type EventAction,
@@ -41,7 +41,7 @@ import {
   stringValueBytes,
 } from '../byte-relay.ts'
 import { chatUsage } from './response-object.ts'
-import { frameEvents, type ResponsesEvent } from './stream-encoder.ts'
+import { errorEventFields, frameEvents, type ResponsesEvent } from './stream-encoder.ts'
 
 const LIFECYCLE = new Set([
   'response.created',
@@ -133,11 +133,9 @@ export class ResponsesRelay extends ByteRelay {
   /** A failure event without the provider's key or address; undefined (as it came) when it names neither. */
   private scrubbed(data: string, name: string | undefined): Uint8Array | undefined {
     const clean = scrubbedEventData(data, this.provider, () =>
-      JSON.stringify({
-        type: 'error',
-        code: 'upstream_error',
-        message: `Upstream '${this.label}' failed mid-stream.`,
-      }),
+      JSON.stringify(
+        errorEventFields(new GatewayError(502, 'upstream_error', `Upstream '${this.label}' failed mid-stream.`)),
+      ),
     )
     return clean === null ? undefined : bytes.encode(encodeSSE(clean, name))
   }
@@ -160,7 +158,7 @@ export class ResponsesRelay extends ByteRelay {
       error: { code: 'server_error', message: err.message },
     }
     const events: ResponsesEvent[] = [
-      { type: 'error', code: err.code, message: err.message, param: err.param, sequence_number: seq++ },
+      { ...errorEventFields(err), sequence_number: seq++ },
       { type: 'response.failed', response: failed, sequence_number: seq++ },
     ]
     return frameEvents(events)

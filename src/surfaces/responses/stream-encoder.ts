@@ -46,6 +46,18 @@ type Open =
 const bytes = new TextEncoder()
 const KEEPALIVE = bytes.encode(': keep-alive\n\n')
 
+/**
+ * The `error` event's body as OpenAI's API streams it: the error's `type`, `code`, `message` and
+ * `param` nested under `error`, as in the chat surface's in-band error. The published spec
+ * (`ResponseErrorEvent`) puts them beside `type`, but the live API nests them
+ * (`recorded/openai-responses-error.chunks.txt`; openai/openai-dotnet#881), and clients read
+ * the nesting: the OpenAI SDKs throw an `APIError` only for an event with `error`, and the AI SDK
+ * reads either. The caller adds `sequence_number`.
+ */
+export function errorEventFields(err: GatewayError): { type: 'error'; error: Record<string, unknown> } {
+  return { type: 'error', error: { ...err.toBody().error } }
+}
+
 /** Frames events as OpenAI does: `event: <type>` and one `data:` line each. */
 export function frameEvents(events: readonly ResponsesEvent[]): Uint8Array {
   return bytes.encode(frameEventsText(events))
@@ -143,7 +155,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   failEvents(err: GatewayError): ResponsesEvent[] {
     const emit = this.emit
     this.begin(emit)
-    emit({ type: 'error', code: err.code, message: err.message, param: err.param })
+    emit(errorEventFields(err))
     const res = this.response
     res.status = 'failed'
     res.output = this.output

@@ -161,3 +161,28 @@ describe('an upstream failure before content is the attempt’s, classified by i
     expect(relay.failure()?.code).toBe('upstream_billing_error')
   })
 })
+
+describe("the relay's own ending after content", () => {
+  test('a cut after content: error (fields nested under error, as the live API sends it), then response.failed, numbering continued', () => {
+    const relay = new ResponsesRelay('oa/m', 'oa')
+    const events = frames('openai-responses-text.chunks.txt').slice(0, -1)
+    for (const frame of events) relay.encode(Buffer.from(frame))
+    const lastSeq = JSON.parse(events.at(-1)!.split('data: ')[1]!).sequence_number
+    const tail = new TextDecoder()
+      .decode(relay.end()!)
+      .split('\n\n')
+      .filter((f) => f.includes('data: '))
+      .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)))
+    expect(tail.map((e) => e.type)).toEqual(['error', 'response.failed'])
+    expect(tail[0]).toEqual({
+      type: 'error',
+      error: {
+        type: 'upstream_error',
+        code: 'upstream_stream_interrupted',
+        message: expect.stringContaining('response.completed'),
+        param: null,
+      },
+      sequence_number: lastSeq + 1,
+    })
+  })
+})
