@@ -134,7 +134,9 @@ export class ResponsesRelay extends ByteRelay {
   private scrubbed(data: string, name: string | undefined): Uint8Array | undefined {
     const clean = scrubbedEventData(data, this.provider, () =>
       JSON.stringify(
-        errorEventFields(new GatewayError(502, 'upstream_error', `Upstream '${this.label}' failed mid-stream.`)),
+        errorEventFields(
+          new GatewayError(502, 'upstream_error', `Upstream '${this.label}' failed mid-stream.`),
+        ),
       ),
     )
     return clean === null ? undefined : bytes.encode(encodeSSE(clean, name))

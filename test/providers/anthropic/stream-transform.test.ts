@@ -57,8 +57,13 @@ describe('anthropicStreamTransform', () => {
   })
 
   test('the role goes out with the first block: content null before thinking or a call, "" before text or at an empty end', async () => {
-    const first = async (events: object[]) => (await run([START, ...events, delta('end_turn'), STOP])).chunks[0]!
-    const thinking = { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }
+    const first = async (events: object[]) =>
+      (await run([START, ...events, delta('end_turn'), STOP])).chunks[0]!
+    const thinking = {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'thinking', thinking: '' },
+    }
     const text = { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }
     expect((await first([thinking])).choices[0]!.delta).toEqual({ role: 'assistant', content: null })
     expect((await first([text])).choices[0]!.delta).toEqual({ role: 'assistant', content: '' })
