@@ -7,6 +7,7 @@
  * (Gemini matches by name, OpenAI by id); consecutive same-role turns are merged.
  */
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import { mapContentParts } from '../shared/map-content-parts.ts'
 import { parseDataUrl, parseImageUrl } from '../shared/parse-data-url.ts'
 import { parseToolArguments } from '../shared/parse-tool-arguments.ts'
@@ -72,7 +73,7 @@ export function convertToGeminiContents(messages: ChatMessage[]): GeminiPrompt {
           throw new GatewayError(
             400,
             'invalid_tool_call_id',
-            `${param}.tool_call_id '${message.tool_call_id}' does not match a tool call of an earlier assistant message; Gemini needs the function's name.`,
+            `${param}.tool_call_id '${clip(String(message.tool_call_id))}' does not match a tool call of an earlier assistant message; Gemini needs the function's name.`,
             { param: `${param}.tool_call_id` },
           )
         }

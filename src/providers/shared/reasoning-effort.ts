@@ -5,6 +5,7 @@
  * adapters that must turn it into their own wire's thinking settings.
  */
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import type { ChatRequest } from '../types.ts'
 
 /** OpenAI's `reasoning_effort` values, weakest first. */
@@ -27,7 +28,7 @@ export function parseEffort(value: unknown): ReasoningEffort {
   throw new GatewayError(
     400,
     'invalid_value',
-    `reasoning_effort ${JSON.stringify(value)} is not one this model's provider understands. Send one of ${REASONING_EFFORTS.map((e) => `"${e}"`).join(', ')}.`,
+    `reasoning_effort ${clip(String(JSON.stringify(value)))} is not one this model's provider understands. Send one of ${REASONING_EFFORTS.map((e) => `"${e}"`).join(', ')}.`,
     { param: 'reasoning_effort' },
   )
 }

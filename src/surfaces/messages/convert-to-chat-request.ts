@@ -28,6 +28,7 @@
 
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import type { ContentBlock, CountTokensRequest, MessagesRequest } from './request-schema.ts'
 
 type Block<T extends ContentBlock['type']> = Extract<ContentBlock, { type: T }>
@@ -216,10 +217,13 @@ function toPart(block: ContentBlock, param: string): ContentPart {
           },
         }
       }
-      throw notTranslatable(`document blocks with a "${source.type}" source exist only at Anthropic`, param)
+      throw notTranslatable(
+        `document blocks with a "${clip(source.type)}" source exist only at Anthropic`,
+        param,
+      )
     }
     default:
-      throw notTranslatable(`"${block.type}" blocks are read only by Anthropic`, param)
+      throw notTranslatable(`"${clip(block.type)}" blocks are read only by Anthropic`, param)
   }
 }
 
@@ -228,7 +232,7 @@ function toFunctionTool(tool: NonNullable<CountTokensRequest['tools']>[number], 
     throw new GatewayError(
       400,
       'unsupported_feature',
-      `tools[${i}] is Anthropic's server tool "${tool.type}", which only anthropic providers run. Remove it, or choose an anthropic model.`,
+      `tools[${i}] is Anthropic's server tool "${clip(tool.type)}", which only anthropic providers run. Remove it, or choose an anthropic model.`,
       { param: `tools[${i}]` },
     )
   }

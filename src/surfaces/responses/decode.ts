@@ -19,6 +19,7 @@
 
 import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import type { ChatRequestInput } from '../chat/request-schema.ts'
 import type {
   ContentPartInput,
@@ -297,7 +298,7 @@ function addItem(
     new GatewayError(
       400,
       'unsupported_value',
-      `${path}.type "${item.type}" is an item only OpenAI's Responses API understands, and this model's upstream does not speak it. Send message, function_call and function_call_output items.`,
+      `${path}.type "${clip(item.type)}" is an item only OpenAI's Responses API understands, and this model's upstream does not speak it. Send message, function_call and function_call_output items.`,
       { param: `${path}.type` },
     ),
   )
@@ -395,7 +396,7 @@ function toolChoice(
     new GatewayError(
       400,
       'unsupported_value',
-      `tool_choice {"type": "${choice.type}"} is not supported by this model's upstream. Send "auto", "required", "none" or {"type": "function", "name": "..."}.`,
+      `tool_choice {"type": "${clip(choice.type)}"} is not supported by this model's upstream. Send "auto", "required", "none" or {"type": "function", "name": "..."}.`,
       { param: 'tool_choice' },
     ),
   )

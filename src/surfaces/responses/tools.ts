@@ -16,6 +16,7 @@
  */
 import type { FunctionTool } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import type { FunctionToolInput, NamespaceToolInput, ResponsesTool } from './request-schema.ts'
 
 export interface HostedTool {
@@ -47,7 +48,7 @@ export function chatTools(tools: readonly ResponsesTool[] | undefined): ChatTool
         new GatewayError(
           400,
           'invalid_value',
-          `${param}: the function name "${tool.name}" is declared twice (this model's upstream gets namespaces expanded into plain function names). Rename one of them.`,
+          `${param}: the function name "${clip(tool.name)}" is declared twice (this model's upstream gets namespaces expanded into plain function names). Rename one of them.`,
           { param },
         ),
       )
@@ -101,7 +102,7 @@ function hostedToolError(tool: HostedTool): GatewayError {
   return new GatewayError(
     400,
     'unsupported_feature',
-    `${tool.param} is a "${tool.type}" tool, which only an upstream speaking the Responses API runs, and this model's upstream does not. Remove it, choose a model whose provider has wire: responses, or ask the operator to set unsupported_tools: drop on this model.`,
+    `${tool.param} is a "${clip(tool.type)}" tool, which only an upstream speaking the Responses API runs, and this model's upstream does not. Remove it, choose a model whose provider has wire: responses, or ask the operator to set unsupported_tools: drop on this model.`,
     { param: tool.param },
   )
 }

@@ -47,7 +47,7 @@ function checkToolChoice(req: ResponsesRequestInput): void {
   const choice = req.tool_choice
   if (choice === undefined || choice === 'auto' || choice === 'none') return
   if (!req.tools?.length) {
-    const what = typeof choice === 'string' ? `"${choice}"` : `{"type": "${choice.type}"}`
+    const what = typeof choice === 'string' ? `"${choice}"` : `{"type": "${clip(choice.type)}"}`
     throw new GatewayError(
       400,
       'invalid_value',
