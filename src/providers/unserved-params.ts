@@ -19,6 +19,7 @@
  */
 import type { ProviderKind } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
+import { clip } from '../util/text.ts'
 import { ANTHROPIC_PARAMS } from './anthropic/convert-to-anthropic-request.ts'
 import { GEMINI_PARAMS } from './gemini/convert-to-gemini-request.ts'
 import type { ParamRule } from './shared/apply-param-map.ts'
@@ -85,10 +86,44 @@ const OPENAI_DEFAULTS: Readonly<Record<string, (value: unknown) => boolean>> = {
   function_call: (v) => v === 'none',
 }
 
-/** The response header that names what was dropped; none when nothing was. */
-export function droppedParamsHeader(dropped: readonly string[]): Record<string, string> | undefined {
-  return dropped.length ? { [DROPPED_PARAMS_HEADER]: dropped.join(', ') } : undefined
+/**
+ * Whether `kind`'s adapter reads the chat parameter `param`. A kind without a declaration (openai,
+ * demo) takes the request as it is: of a parameter that is not OpenAI's (`top_k`), no.
+ */
+export function kindReads(kind: ProviderKind, param: string): boolean {
+  return KINDS[kind]?.reads.has(param) ?? false
 }
+
+/** How much of the header the names may fill: a client reads headers of 8 to 16 KB in all. */
+const HEADER_NAMES_CHARS = 1000
+
+/**
+ * The response header that names what was dropped; none when nothing was. A name is the client's
+ * own key: clipped (`clip`), with anything outside printable ASCII escaped as JSON escapes it
+ * (`\n`, `\u00e9`), since a raw line break or a character past Latin-1 makes the header invalid
+ * and the response fail; past `HEADER_NAMES_CHARS` the rest are counted, not named.
+ */
+export function droppedParamsHeader(dropped: readonly string[]): Record<string, string> | undefined {
+  if (!dropped.length) return undefined
+  const shown: string[] = []
+  let chars = 0
+  for (const name of dropped) {
+    const safe = headerSafe(clip(name, 64))
+    if (chars + safe.length > HEADER_NAMES_CHARS) break
+    shown.push(safe)
+    chars += safe.length + 2
+  }
+  const more = dropped.length - shown.length
+  const value = more > 0 ? [...shown, `... (${dropped.length} in all)`].join(', ') : shown.join(', ')
+  return { [DROPPED_PARAMS_HEADER]: value }
+}
+
+const headerSafe = (name: string) =>
+  /^[\x20-\x7e]*$/.test(name)
+    ? name
+    : JSON.stringify(name)
+        .slice(1, -1)
+        .replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 /**
  * Holds `req` to what `kind`'s wire carries: throws 400 `unsupported_parameter` for the first

@@ -22,8 +22,9 @@
  *   `response_format` json_schema named `output`, the schema as given; not `strict`, which
  *   OpenAI defaults off and which would refuse the schemas Anthropic accepts with optional
  *   properties. The client asked for JSON in that shape: it is never dropped.
- * - `stop_sequences` → `stop`, `metadata.user_id` → `user`; `top_k` and unknown fields have no
- *   chat counterpart and are dropped.
+ * - `stop_sequences` → `stop`, `metadata.user_id` → `user`, `top_k` → the chat form's `top_k`
+ *   (the anthropic and gemini adapters read it; the surface drops it, named, for other kinds).
+ *   Unknown fields have no chat counterpart: left out, and named by the surface (`unreadFields`).
  */
 
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../providers/types.ts'
@@ -55,6 +56,7 @@ export function convertToChatRequest(req: MessagesRequest, upstreamModel: string
   }
   if (req.temperature !== undefined) out.temperature = req.temperature
   if (req.top_p !== undefined) out.top_p = req.top_p
+  if (req.top_k !== undefined) out.top_k = req.top_k
   if (req.stop_sequences?.length) out.stop = req.stop_sequences
   const user = req.metadata?.user_id
   if (typeof user === 'string' && user) out.user = user

@@ -12,13 +12,14 @@ import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
-import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
+import { droppedParamsHeader, kindReads, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
 import { detectMessagesFeatures } from './features.ts'
+import { unreadFields } from './lost-in-translation.ts'
 import { messagesForwarding } from './pass-through.ts'
 import { anthropicLimitHeaders } from './rate-headers.ts'
 import { checkTools, type MessagesRequest, MessagesRequestSchema } from './request-schema.ts'
@@ -61,7 +62,14 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
     if (request.reasoning_effort === 'none' && !entry.model.features.includes('reasoning')) {
       delete request.reasoning_effort
     }
-    const dropped = unservedParams(request, entry.provider.kind, (p) => MESSAGES_FIELD[p] ?? p)
+    const kind = entry.provider.kind
+    // Anthropic's top_k is not OpenAI's: an OpenAI-compatible upstream would refuse it, the demo ignore it.
+    const unread = unreadFields(view)
+    if (request.top_k !== undefined && !kindReads(kind, 'top_k')) {
+      delete request.top_k
+      unread.push('top_k')
+    }
+    const dropped = [...unread, ...unservedParams(request, kind, (p) => MESSAGES_FIELD[p] ?? p)]
     return { request, includeUsage: true, headers: droppedParamsHeader(dropped) }
   },
   encodeCompletion: (completion, ctx) => convertFromCompletion(completion, ctx.modelId),

@@ -28,6 +28,38 @@ const REQUEST_FIELDS = new Set([
   'tool_choice',
   'thinking',
 ])
+/**
+ * Top-level fields the translation reads beyond those (`convert-to-chat-request.ts`): structured
+ * outputs and adaptive thinking's effort, `mcp_servers` (refused unless empty), and `top_k`, which
+ * goes as the chat form's `top_k` where the target reads it (`unservedParams` decides).
+ */
+const ALSO_READ = new Set(['output_config', 'output_format', 'mcp_servers', 'top_k'])
+/** What the translation reads of `output_config`. */
+const OUTPUT_CONFIG_FIELDS = new Set(['format', 'effort'])
+
+/**
+ * The top-level fields of `view` a translation leaves out, named as the client wrote them (the
+ * chat surface's `unservedParams` names the chat form's own): unknown fields, and any part of
+ * `output_config` but `format` and `effort`. A field sent as null asks for nothing and is not named.
+ *
+ * @example
+ * unreadFields({ model, max_tokens, messages, context_management: {...} }) // ['context_management']
+ */
+export function unreadFields(view: MessagesRequest): string[] {
+  const unread: string[] = []
+  for (const [key, value] of Object.entries(view)) {
+    if (value === undefined || value === null || REQUEST_FIELDS.has(key)) continue
+    if (!ALSO_READ.has(key)) unread.push(key)
+    else if (key === 'output_config' && typeof value === 'object') {
+      for (const [inner, v] of Object.entries(value)) {
+        if (v !== undefined && v !== null && !OUTPUT_CONFIG_FIELDS.has(inner))
+          unread.push(`output_config.${inner}`)
+      }
+    }
+  }
+  return unread
+}
+
 /** Fields of a content block the translation carries, whatever its type. */
 const BLOCK_FIELDS = new Set([
   'type',
