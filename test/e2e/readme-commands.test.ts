@@ -8,6 +8,9 @@
  *   Codex 0.169 refused it, "provider name must not be empty");
  * - the Claude Code commands: the demo answers the user's words, not the `<system-reminder>`
  *   block Claude Code adds to the turn.
+ * - the quick start's own commands (`npx bun src/main.ts accounts create …`, `keys create`, the
+ *   curl), the per-key limits block on the starter config of `init`, and the admin API's `PATCH
+ *   …/limits` curl with the token read from `$SWITCHYARD_ADMIN_TOKEN`, each run by `sh` as pasted.
  * Codex and Claude Code come from the separate test-client package; without it those tests skip.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -16,6 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { quotePlaceholders } from '../../src/config/yaml.ts'
 import { CLAUDE } from '../support/claude-code.ts'
+import { REPO } from '../support/cli.ts'
 import { codexBinary } from '../support/codex.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
 
@@ -72,8 +76,33 @@ async function run(cmd: string[], env: Record<string, string>, cwd: string) {
   return { code, stdout, stderr }
 }
 
+/**
+ * The commands of the first ```sh block after `heading` in the README: continuation lines joined,
+ * comments cut, one command a line.
+ */
+function shBlock(heading: string): string[] {
+  const at = README.indexOf(heading)
+  expect(at).toBeGreaterThan(-1)
+  const block = /```sh\n([\s\S]*?)```/.exec(README.slice(at))![1]!
+  return block
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter(Boolean)
+}
+
+/** One command line through `sh`, as a terminal would run it. */
+function sh(line: string, cwd: string, env: Record<string, string> = {}) {
+  return run(['sh', '-c', line], { PATH: process.env.PATH ?? ISOLATED.PATH, HOME: cwd, ...env }, cwd)
+}
+
+/** `npx bun` as pasted where npx is installed (the quick start's machine), else this Bun. */
+const npxBun = (line: string) =>
+  Bun.which('npx') ? line : line.replace(/^npx bun /, `'${process.execPath}' `)
+
 let gw: TestGateway
 let key: string
+let quickCurl: string
 const homes: string[] = []
 const home = () => {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-readme-'))
@@ -92,15 +121,33 @@ beforeAll(async () => {
       default_plan: STARTER.default_plan,
     },
   })
-  const plan = /accounts create alice --plan (\S+)/.exec(README)![1]!
-  key = (await gw.key('alice', plan)).key
-})
+  // The quick start's own commands make the account and the key every test below uses, on the
+  // test gateway's database (SWITCHYARD_DB, which the README names as the override).
+  const [account, create, ...rest] = shBlock('make an account and a key')
+  expect(account).toBe(
+    'npx bun src/main.ts accounts create alice --plan dev --config switchyard.example.yaml',
+  )
+  expect(create).toStartWith('npx bun src/main.ts keys create alice ')
+  const env = { SWITCHYARD_DB: join(gw.dir, 'switchyard.db') }
+  expect((await sh(npxBun(account!), REPO, env)).code).toBe(0)
+  const made = await sh(npxBun(create!), REPO, env)
+  expect(made.code).toBe(0)
+  key = /^sk-sy-\S+$/m.exec(made.stdout)![0]
+  quickCurl = rest.join('\n')
+}, 60_000)
 afterAll(async () => {
   await gw.stop()
   for (const dir of homes) rmSync(dir, { recursive: true, force: true })
 })
 
 describe('the quick start', () => {
+  test('its curl, as pasted with the key it made: the demo answers', async () => {
+    expect(quickCurl).toStartWith(`curl ${DOCUMENTED}/v1/chat/completions`)
+    const r = await sh(here(quickCurl).replace('sk-sy-…', key), REPO)
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).choices[0].message.content).toBe('Echo: hello')
+  })
+
   test('its account has room for a coding agent: 30 requests in a minute, none refused', async () => {
     const statuses: number[] = []
     for (let i = 0; i < 30; i++) {
@@ -113,6 +160,51 @@ describe('the quick start', () => {
       await res.text()
     }
     expect(statuses.filter((s) => s !== 200)).toEqual([])
+  })
+})
+
+describe('per-key limits as the README says', () => {
+  test('the command-line block, on the starter config of `switchyard init`', async () => {
+    // `switchyard` is the binary; in a checkout the same CLI is `bun src/main.ts`.
+    const switchyard = `'${process.execPath}' '${REPO}src/main.ts'`
+    const dir = home()
+    expect((await sh(`${switchyard} init`, dir)).code).toBe(0)
+    let keyId = ''
+    const lines = shBlock('### Per-key limits')
+    expect(lines.length).toBe(5)
+    for (const line of lines) {
+      expect(line).toStartWith('switchyard ')
+      const r = await sh(line.replace(/^switchyard /, `${switchyard} `).replaceAll('KEY_ID', keyId), dir)
+      expect(r.code).toBe(0)
+      keyId ||= /\bkey_\w+/.exec(r.stdout)?.[0] ?? ''
+    }
+    const shown = await sh(`${switchyard} keys list acme --json`, dir)
+    expect(JSON.parse(shown.stdout)[0].limits).toEqual({
+      rpm: 5,
+      rpd: null,
+      tpm: null,
+      tpd: null,
+      budget: { usd: 5, period: 'day' },
+      models: null,
+    })
+  }, 60_000)
+
+  test("the admin API's PATCH curl, the token read from $SWITCHYARD_ADMIN_TOKEN", async () => {
+    const { id } = await gw.key('alice')
+    const block = shBlock('changes them with JSON merge semantics')
+    expect(block).toHaveLength(1)
+    const r = await sh(here(block[0]!).replaceAll('KEY_ID', id), REPO, {
+      SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+    })
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).limits).toEqual({
+      rpm: null,
+      rpd: null,
+      tpm: 20000,
+      tpd: null,
+      budget: { usd: 5, period: 'day' },
+      models: ['demo/echo'],
+    })
   })
 })
 
