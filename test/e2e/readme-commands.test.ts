@@ -91,9 +91,9 @@ function shBlock(heading: string): string[] {
     .filter(Boolean)
 }
 
-/** One command line through `sh`, as a terminal would run it. */
+/** One command line through `sh`, as a terminal would run it (npx's and Bun's caches in a temp HOME). */
 function sh(line: string, cwd: string, env: Record<string, string> = {}) {
-  return run(['sh', '-c', line], { PATH: process.env.PATH ?? ISOLATED.PATH, HOME: cwd, ...env }, cwd)
+  return run(['sh', '-c', line], { PATH: process.env.PATH ?? ISOLATED.PATH, HOME: home(), ...env }, cwd)
 }
 
 /** `npx bun` as pasted where npx is installed (the quick start's machine), else this Bun. */
