@@ -53,7 +53,7 @@ export async function currentPlan(
     const target = config.plans[policy.downgrade]
     const days = target?.days ?? null
     // Overtaken, this answers the account as it now is, and the loop judges that instead.
-    account = await store.setAccountPlan(
+    const written = await store.setAccountPlan(
       account.id,
       {
         plan: policy.downgrade,
@@ -64,6 +64,7 @@ export async function currentPlan(
       },
       { plan: account.plan, expiresAt: exp },
     )
+    account = written.account
   }
   return planState(config, account, now)
 }

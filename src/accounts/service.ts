@@ -24,6 +24,9 @@ import { currentPlan } from './plans.ts'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
 
+/** How many times `setPlan` decides again after being overtaken by other plan changes. */
+const MAX_PLAN_ATTEMPTS = 50
+
 /**
  * A name or id as a message repeats it: at most 64 characters (the longest valid account name),
  * then an ellipsis. A refused value can be as long as the body or URL that carried it, and the
@@ -196,27 +199,49 @@ export class AccountService {
   /**
    * Upgrade, downgrade or renew, effective at once. Renewing the same plan before it ends
    * extends it from its current end, so paid days are not lost; any other change starts now.
+   *
+   * Decided on the account as read, written only while it is still so (its plan and end): two
+   * renewals made together (two processes, two admin calls) both read the same end, and written
+   * unconditionally both extended from it, so one renewal's days were lost. Overtaken, the change
+   * is decided again on the account as it now is: the second renewal extends from the first's end.
    */
   async setPlan(name: string, planName: string, days?: number, expiresAt?: number): Promise<AccountView> {
     const plan = this.plan(planName)
-    const account = await this.getAccount(name)
-    const now = this.clock.now()
     const length = days ?? plan.days ?? null
-    const renewing =
-      expiresAt === undefined &&
-      days !== 0 &&
-      account.plan === planName &&
-      account.planExpiresAt !== null &&
-      account.planExpiresAt > now
-    const from = renewing ? account.planExpiresAt! : now
-    const updated = await this.store.setAccountPlan(account.id, {
-      plan: planName,
-      startedAt: renewing ? account.planStartedAt : now,
-      expiresAt: planEnd(from, length, expiresAt, renewing),
-      reason: renewing ? 'renewed' : account.plan === planName ? 'restarted' : `changed from ${account.plan}`,
-      createdAt: now,
-    })
-    return this.view(updated)
+    let account = await this.getAccount(name)
+    // Each retry follows a change that another writer did make, so this bounds only a storm.
+    for (let attempt = 0; attempt < MAX_PLAN_ATTEMPTS; attempt++) {
+      const now = this.clock.now()
+      const renewing =
+        expiresAt === undefined &&
+        days !== 0 &&
+        account.plan === planName &&
+        account.planExpiresAt !== null &&
+        account.planExpiresAt > now
+      const from = renewing ? account.planExpiresAt! : now
+      const write = await this.store.setAccountPlan(
+        account.id,
+        {
+          plan: planName,
+          startedAt: renewing ? account.planStartedAt : now,
+          expiresAt: planEnd(from, length, expiresAt, renewing),
+          reason: renewing
+            ? 'renewed'
+            : account.plan === planName
+              ? 'restarted'
+              : `changed from ${account.plan}`,
+          createdAt: now,
+        },
+        { plan: account.plan, expiresAt: account.planExpiresAt },
+      )
+      if (write.written) return this.view(write.account)
+      account = write.account
+    }
+    throw new GatewayError(
+      409,
+      'account_busy',
+      `account '${shown(name)}' changed plan ${MAX_PLAN_ATTEMPTS} times while this change was being made; nothing was written by it, see the account and try again.`,
+    )
   }
 
   async setEnabled(name: string, enabled: boolean): Promise<AccountView> {

@@ -79,6 +79,13 @@ export interface PlanTerm {
   expiresAt: number | null
 }
 
+/** A plan change's outcome: the account as stored now, and whether this change is what made it so. */
+export interface PlanWrite {
+  account: AccountRecord
+  /** false: overtaken (the account was no longer as expected), nothing was written. */
+  written: boolean
+}
+
 export interface Completion {
   /** The admitted request's gateway id (AdmitResult.gatewayId). */
   gatewayId: string
@@ -146,10 +153,10 @@ export interface AccountStore {
   /**
    * Changes the plan and adds the change to the history, in one transaction. With `expected`, only
    * while the account is still on that plan with that end: otherwise nothing is written and the
-   * account comes back as stored (a downgrade at expiry decided on a read another process, or a
-   * renewal, has overtaken since).
+   * account comes back as stored, `written: false` (another process's downgrade at expiry, or a
+   * renewal or change, has overtaken the read the change was decided on).
    */
-  setAccountPlan(id: number, change: PlanChange, expected?: PlanTerm): Promise<AccountRecord>
+  setAccountPlan(id: number, change: PlanChange, expected?: PlanTerm): Promise<PlanWrite>
   setAccountEnabled(id: number, enabled: boolean): Promise<AccountRecord>
   planHistory(accountId: number): Promise<PlanChange[]>
 

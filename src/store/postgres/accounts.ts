@@ -13,6 +13,7 @@ import type {
   KeyState,
   PlanChange,
   PlanTerm,
+  PlanWrite,
 } from '../types.ts'
 import type { PgBound } from './bounded.ts'
 
@@ -84,7 +85,7 @@ export class PgAccounts implements AccountStore {
     return rows.map(toAccount)
   }
 
-  async setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): Promise<AccountRecord> {
+  async setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): Promise<PlanWrite> {
     return this.db.run((sql) =>
       sql.begin(async (tx) => {
         const rows = expected
@@ -99,13 +100,13 @@ export class PgAccounts implements AccountStore {
         if (!rows.length) {
           // Overtaken: the account is no longer as expected; it stays as it is now.
           const now = expected ? await tx`SELECT * FROM accounts WHERE id = ${id}` : []
-          if (now.length) return toAccount(now[0])
+          if (now.length) return { account: toAccount(now[0]), written: false }
           throw new Error(`account ${id} not found`)
         }
         await tx`
         INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
         VALUES (${id}, ${c.plan}, ${c.startedAt}, ${c.expiresAt}, ${c.reason}, ${c.createdAt})`
-        return toAccount(rows[0])
+        return { account: toAccount(rows[0]), written: true }
       }),
     )
   }

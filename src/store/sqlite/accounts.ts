@@ -4,7 +4,15 @@
  */
 import type { Database } from 'bun:sqlite'
 import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
-import type { AccountRecord, KeyLimits, KeyRecord, KeyState, PlanChange, PlanTerm } from '../types.ts'
+import type {
+  AccountRecord,
+  KeyLimits,
+  KeyRecord,
+  KeyState,
+  PlanChange,
+  PlanTerm,
+  PlanWrite,
+} from '../types.ts'
 
 interface AccountRow {
   id: number
@@ -166,7 +174,7 @@ export class AccountQueries {
     return this.q.listAccounts.all().map(toAccount)
   }
 
-  setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): AccountRecord {
+  setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): PlanWrite {
     return this.db
       .transaction(() => {
         const row = expected
@@ -182,11 +190,11 @@ export class AccountQueries {
         if (!row) {
           // Overtaken: the account is no longer as expected; it stays as it is now.
           const now = expected ? this.q.accountById.get(id) : null
-          if (now) return toAccount(now)
+          if (now) return { account: toAccount(now), written: false }
           throw new Error(`account ${id} not found`)
         }
         this.q.insertHistory.run(id, c.plan, c.startedAt, c.expiresAt, c.reason, c.createdAt)
-        return toAccount(row)
+        return { account: toAccount(row), written: true }
       })
       .immediate()
   }
