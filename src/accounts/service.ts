@@ -244,9 +244,18 @@ export class AccountService {
     )
   }
 
+  /**
+   * Disabling the account ends its key holders' console sessions, as disabling a key ends the
+   * key's: a session dies with its credential, and enabling again (before any look at the session
+   * found it unbound) must not bring it back.
+   */
   async setEnabled(name: string, enabled: boolean): Promise<AccountView> {
     const account = await this.getAccount(name)
-    return this.view(await this.store.setAccountEnabled(account.id, enabled))
+    const updated = await this.store.setAccountEnabled(account.id, enabled)
+    if (!enabled) {
+      for (const k of await this.store.listKeys(account.id)) await this.store.endSessions({ keyId: k.id })
+    }
+    return this.view(updated)
   }
 
   async planHistory(name: string) {
@@ -354,7 +363,9 @@ export class AccountService {
     if (k.state === 'revoked' && state !== 'revoked') {
       throw new GatewayError(409, 'key_revoked', `key ${id} is revoked for good; create a new key instead`)
     }
-    return keyView(await this.store.setKeyState(id, state), this.clock.now())
+    const updated = await this.store.setKeyState(id, state)
+    if (state !== 'enabled') await this.store.endSessions({ keyId: id })
+    return keyView(updated, this.clock.now())
   }
 
   async rotateKey(id: string): Promise<NewKey> {

@@ -99,7 +99,12 @@ export async function authenticateToken(deps: AuthDeps, token: string, allowRefu
   return auth
 }
 
-function refusalError(reason: string, auth: Auth, now: number): GatewayError {
+/** The 403 a request with this key gets for `reason` (see `refusal` in accounts/usage-report.ts). */
+export function refusalError(
+  reason: string,
+  auth: Pick<Auth, 'key' | 'account' | 'plan'>,
+  now: number,
+): GatewayError {
   switch (reason) {
     case 'key_disabled':
       return new GatewayError(

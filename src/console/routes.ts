@@ -9,7 +9,7 @@
 import type { HTMLBundle } from 'bun'
 import { Elysia, t } from 'elysia'
 import { usageReport } from '../accounts/usage-report.ts'
-import { authenticateToken } from '../auth/authenticate.ts'
+import { authenticateToken, refusalError } from '../auth/authenticate.ts'
 import { adminBound } from '../auth/console-admin.ts'
 import { adminCredential, keyCredential } from '../auth/session-binding.ts'
 import {
@@ -22,6 +22,7 @@ import {
 } from '../auth/sessions.ts'
 import { adminCredentialCheck } from '../server/admin-guard.ts'
 import type { Deps } from '../server/deps.ts'
+import type { AccountRecord, KeyRecord } from '../store/index.ts'
 import { NoBody, SIGN_IN_BODY_MAX, smallJsonBody } from '../server/json-body.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
 import { audit } from '../util/audit.ts'
@@ -151,9 +152,18 @@ export function consoleRoutes(deps: Deps) {
     .post(
       '/console/me/session',
       async ({ request, body, set }) => {
+        // A refused key may sign in to see why (suspended, plan expired), unless the operator
+        // turned it or its account off: then it is refused as its requests are.
         const auth = await authenticateToken(deps, pastedKey(body.key), true)
-        const credential = await keyCredential(deps.store, auth.key.id)
-        if (credential === null) throw signedOut()
+        const key = await deps.store.getKey(auth.key.id)
+        const account = key && (await deps.store.getAccount(key.accountId))
+        const credential = keyCredential(key, account)
+        if (credential === null) {
+          // Revoked (or gone) since it was authenticated: as any unknown key.
+          if (!key || !account || key.state === 'revoked') throw signedOut()
+          const reason = key.state === 'disabled' ? 'key_disabled' : 'account_disabled'
+          throw refusalError(reason, { key, account, plan: auth.plan }, deps.clock.now())
+        }
         const s = await startSession(
           deps.store,
           KEY_SESSION,
@@ -183,17 +193,20 @@ export function consoleRoutes(deps: Deps) {
 
 /**
  * Who a key holder's session belongs to: its key and the key's account, or 401. A session ends
- * with its key's secret (rotated) and with the key (disabled, revoked).
+ * with its key's secret (rotated), with the key (disabled, revoked) and with its account (disabled).
  */
 function keyHolderGuard(deps: Deps) {
   return new Elysia().resolve({ as: 'scoped' }, async ({ request, set }) => {
     Object.assign(set.headers, NO_STORE)
-    const s = await findSession(deps.store, KEY_SESSION, request, deps.clock.now(), (x) =>
-      x.kind === 'key' ? keyCredential(deps.store, x.keyId) : null,
-    )
-    const key = s?.keyId ? await deps.store.getKey(s.keyId) : null
-    if (!key) throw signedOut()
-    return { holder: { key, account: (await deps.store.getAccount(key.accountId))! } }
+    let holder: { key: KeyRecord; account: AccountRecord } | null = null
+    const s = await findSession(deps.store, KEY_SESSION, request, deps.clock.now(), async (x) => {
+      const key = x.kind === 'key' && x.keyId !== null ? await deps.store.getKey(x.keyId) : null
+      const account = key && (await deps.store.getAccount(key.accountId))
+      holder = key && account ? { key, account } : null
+      return keyCredential(key, account)
+    })
+    if (!s || !holder) throw signedOut()
+    return { holder: holder as { key: KeyRecord; account: AccountRecord } }
   })
 }
 
