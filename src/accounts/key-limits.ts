@@ -153,6 +153,18 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
 
 const FIELDS = ['rpm', 'rpd', 'tpm', 'tpd', 'budget', 'models']
 
+/**
+ * Refuses a change that names no limit (`{}`): it would change nothing, and say so with a 200.
+ * 400 naming the body, as `keys set-limits` without a flag is a usage error.
+ */
+export function requireChange(patch: KeyLimitsPatch, prefix = ''): void {
+  const name = prefix.replace(/\.$/, '') || 'body'
+  onlyFields(patch, FIELDS, name, prefix)
+  if (Object.keys(patch).length === 0) {
+    throw bad(name, `nothing to change: give at least one of ${FIELDS.join(', ')} (null clears one)`)
+  }
+}
+
 function onlyFields(v: unknown, fields: readonly string[], name: string, prefix: string): void {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
     throw bad(name, `must be an object with any of ${fields.join(', ')}`)

@@ -18,6 +18,7 @@ import {
   keyLimitsView,
   NO_LIMITS,
   noOwnLimits,
+  requireChange,
 } from './key-limits.ts'
 import { displayPrefix, generateKey, hashKey, looksLikeKey, newKeyId } from './keys.ts'
 import { currentPlan } from './plans.ts'
@@ -120,6 +121,10 @@ function planEnd(from: number, length: number | null, expiresAt: number | undefi
     { param: 'days' },
   )
 }
+
+/** 409: a revoked key is revoked for good; every change to it but revoking again is refused. */
+const revoked = (id: string) =>
+  new GatewayError(409, 'key_revoked', `key ${shown(id)} is revoked for good; create a new key instead`)
 
 export class AccountService {
   constructor(
@@ -298,12 +303,11 @@ export class AccountService {
     }
   }
 
-  /** Changes a key's own limits: a field absent is kept, null clears it. */
+  /** Changes a key's own limits: a field absent is kept, null clears it; at least one is given. */
   async setKeyLimits(id: string, patch: KeyLimitsPatch, paramPrefix = ''): Promise<KeyView> {
+    requireChange(patch, paramPrefix)
     const k = await this.getKey(id)
-    if (k.state === 'revoked') {
-      throw new GatewayError(409, 'key_revoked', `key ${id} is revoked for good; create a new key instead`)
-    }
+    if (k.state === 'revoked') throw revoked(id)
     const account = await this.getAccount(k.accountName)
     const limits = await this.keyLimitsWithin(account, k.limits ?? NO_LIMITS, patch, paramPrefix)
     return keyView(await this.store.setKeyLimits(id, limits), this.clock.now())
@@ -360,9 +364,7 @@ export class AccountService {
 
   async setKeyState(id: string, state: 'enabled' | 'disabled' | 'revoked'): Promise<KeyView> {
     const k = await this.getKey(id)
-    if (k.state === 'revoked' && state !== 'revoked') {
-      throw new GatewayError(409, 'key_revoked', `key ${id} is revoked for good; create a new key instead`)
-    }
+    if (k.state === 'revoked' && state !== 'revoked') throw revoked(id)
     const updated = await this.store.setKeyState(id, state)
     if (state !== 'enabled') await this.store.endSessions({ keyId: id })
     return keyView(updated, this.clock.now())
@@ -370,9 +372,7 @@ export class AccountService {
 
   async rotateKey(id: string): Promise<NewKey> {
     const k = await this.getKey(id)
-    if (k.state === 'revoked') {
-      throw new GatewayError(409, 'key_revoked', `key ${id} is revoked for good; create a new key instead`)
-    }
+    if (k.state === 'revoked') throw revoked(id)
     const key = generateKey()
     const rec = await this.store.rotateKey(id, hashKey(key), displayPrefix(key), this.clock.now())
     return {
@@ -385,8 +385,9 @@ export class AccountService {
     }
   }
 
+  /** Like enable and rotate, refused for a revoked key: nothing it does could matter again. */
   async unsuspendKey(id: string): Promise<KeyView> {
-    await this.getKey(id)
+    if ((await this.getKey(id)).state === 'revoked') throw revoked(id)
     return keyView(await this.store.setKeySuspended(id, null), this.clock.now())
   }
 
