@@ -15,18 +15,15 @@ import { SQL } from 'bun'
 import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import { DAY_MS } from '../../src/util/clock.ts'
 import { cliProcess } from '../support/cli.ts'
-import { ADMIN_TOKEN, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 import { skipWithout, startPostgres, type TestPostgres } from '../support/engines.ts'
+import { ADMIN_TOKEN, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 import { holdWriteLock } from '../support/lock.ts'
 import { writeConfig } from '../support/process.ts'
 
 let gw: TestGateway
-let base: string[]
 
 beforeAll(async () => {
   gw = await startGateway()
-  const config = writeConfig(gw.dir, testConfigDoc({ logging: { level: 'error' } }), 'cli.yaml')
-  base = ['--config', config, '--db', join(gw.dir, 'switchyard.db'), '--json']
 })
 afterAll(() => gw.stop())
 
