@@ -21,6 +21,15 @@ import {
   requireChange,
 } from './key-limits.ts'
 import { displayPrefix, generateKey, hashKey, looksLikeKey, newKeyId } from './keys.ts'
+import {
+  accountCursor,
+  accountPage,
+  keyCursor,
+  keyPage,
+  type ListPage,
+  type PageQuery,
+  pageOf,
+} from './list-page.ts'
 import { currentPlan } from './plans.ts'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
@@ -201,6 +210,18 @@ export class AccountService {
     return Promise.all((await this.store.listAccounts()).map((a) => this.view(a)))
   }
 
+  /** One page of accounts, by id (the admin API's list; see list-page.ts). */
+  async accountsPage(q: PageQuery): Promise<ListPage<AccountView>> {
+    const page = accountPage(q)
+    const rows = await this.store.listAccounts({ ...page, limit: page.limit + 1 })
+    return pageOf(
+      rows,
+      page.limit,
+      (a) => this.view(a),
+      (a) => accountCursor(a.id),
+    )
+  }
+
   /**
    * Upgrade, downgrade or renew, effective at once. Renewing the same plan before it ends
    * extends it from its current end, so paid days are not lost; any other change starts now.
@@ -330,6 +351,15 @@ export class AccountService {
     const accountId = accountName === undefined ? undefined : (await this.getAccount(accountName)).id
     const now = this.clock.now()
     return (await this.store.listKeys(accountId)).map((k) => keyView(k, now))
+  }
+
+  /** One page of keys (of one account), oldest first (the admin API's list; see list-page.ts). */
+  async keysPage(accountName: string | undefined, q: PageQuery): Promise<ListPage<KeyView>> {
+    const page = keyPage(q)
+    const accountId = accountName === undefined ? undefined : (await this.getAccount(accountName)).id
+    const rows = await this.store.listKeys(accountId, { ...page, limit: page.limit + 1 })
+    const now = this.clock.now()
+    return pageOf(rows, page.limit, (k) => keyView(k, now), keyCursor)
   }
 
   async getKey(id: string): Promise<KeyRecord> {

@@ -30,7 +30,7 @@ export class AuthInvalidatingStore implements Store {
 
   createAccount: Store['createAccount'] = (a) => this.inner.createAccount(a)
   getAccount: Store['getAccount'] = (n) => this.inner.getAccount(n)
-  listAccounts: Store['listAccounts'] = () => this.inner.listAccounts()
+  listAccounts: Store['listAccounts'] = (p) => this.inner.listAccounts(p)
   setAccountPlan: Store['setAccountPlan'] = (id, c, e) =>
     this.changes(() => this.inner.setAccountPlan(id, c, e))
   setAccountEnabled: Store['setAccountEnabled'] = (id, e) =>
@@ -41,7 +41,7 @@ export class AuthInvalidatingStore implements Store {
   /** Uncached: the cache itself and callers that need the store's answer now. */
   findKeyByHash: Store['findKeyByHash'] = (h) => this.inner.findKeyByHash(h)
   getKey: Store['getKey'] = (id) => this.inner.getKey(id)
-  listKeys: Store['listKeys'] = (a) => this.inner.listKeys(a)
+  listKeys: Store['listKeys'] = (a, p) => this.inner.listKeys(a, p)
   setKeyState: Store['setKeyState'] = (id, s) => this.changes(() => this.inner.setKeyState(id, s))
   rotateKey: Store['rotateKey'] = (id, h, p, n) => this.changes(() => this.inner.rotateKey(id, h, p, n))
   setKeySuspended: Store['setKeySuspended'] = (id, u) => this.changes(() => this.inner.setKeySuspended(id, u))

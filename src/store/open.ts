@@ -107,7 +107,7 @@ export class ComposedStore implements Store {
 
   createAccount: Store['createAccount'] = (a) => this.call(() => this.accounts.createAccount(a))
   getAccount: Store['getAccount'] = (n) => this.call(() => this.accounts.getAccount(n))
-  listAccounts: Store['listAccounts'] = () => this.call(() => this.accounts.listAccounts())
+  listAccounts: Store['listAccounts'] = (p) => this.call(() => this.accounts.listAccounts(p))
   setAccountPlan: Store['setAccountPlan'] = (id, c, e) =>
     this.call(() => this.accounts.setAccountPlan(id, c, e))
   setAccountEnabled: Store['setAccountEnabled'] = (id, e) =>
@@ -116,7 +116,7 @@ export class ComposedStore implements Store {
   createKey: Store['createKey'] = (k) => this.call(() => this.accounts.createKey(k))
   findKeyByHash: Store['findKeyByHash'] = (h) => this.call(() => this.accounts.findKeyByHash(h))
   getKey: Store['getKey'] = (id) => this.call(() => this.accounts.getKey(id))
-  listKeys: Store['listKeys'] = (a) => this.call(() => this.accounts.listKeys(a))
+  listKeys: Store['listKeys'] = (a, p) => this.call(() => this.accounts.listKeys(a, p))
   setKeyState: Store['setKeyState'] = (id, s) => this.call(() => this.accounts.setKeyState(id, s))
   rotateKey: Store['rotateKey'] = (id, h, p, n) => this.call(() => this.accounts.rotateKey(id, h, p, n))
   setKeySuspended: Store['setKeySuspended'] = (id, u) => this.call(() => this.accounts.setKeySuspended(id, u))

@@ -79,6 +79,18 @@ export interface PlanTerm {
   expiresAt: number | null
 }
 
+/** One page of accounts, by id: those after `afterId`, at most `limit`. */
+export interface AccountPage {
+  afterId: number
+  limit: number
+}
+
+/** One page of keys, in the order they were made (created_at, then id): those after `after`. */
+export interface KeyPage {
+  after: { createdAt: number; id: string } | null
+  limit: number
+}
+
 /** A plan change's outcome: the account as stored now, and whether this change is what made it so. */
 export interface PlanWrite {
   account: AccountRecord
@@ -149,7 +161,8 @@ export interface AccountStore {
     now: number
   }): Promise<AccountRecord>
   getAccount(nameOrId: string | number): Promise<AccountRecord | null>
-  listAccounts(): Promise<AccountRecord[]>
+  /** Every account by id; with `page`, one page of them (the admin API's list). */
+  listAccounts(page?: AccountPage): Promise<AccountRecord[]>
   /**
    * Changes the plan and adds the change to the history, in one transaction. With `expected`, only
    * while the account is still on that plan with that end: otherwise nothing is written and the
@@ -176,7 +189,8 @@ export interface AccountStore {
   /** Hot path: the key and its account by the key's hash, in one lookup. */
   findKeyByHash(hash: string): Promise<{ key: KeyRecord; account: AccountRecord } | null>
   getKey(id: string): Promise<KeyRecord | null>
-  listKeys(accountId?: number): Promise<KeyRecord[]>
+  /** Every key (of one account), oldest first; with `page`, one page of them. */
+  listKeys(accountId?: number, page?: KeyPage): Promise<KeyRecord[]>
   setKeyState(id: string, state: KeyState): Promise<KeyRecord>
   rotateKey(id: string, hash: string, prefix: string, now: number): Promise<KeyRecord>
   setKeySuspended(id: string, until: number | null): Promise<KeyRecord>

@@ -12,6 +12,7 @@ import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { modelEntries } from './models.ts'
+import { NoQuery } from './no-query.ts'
 
 const Q = t.Optional(t.String({ maxLength: 200 }))
 
@@ -35,23 +36,32 @@ export function adminHistoryRoutes(deps: Deps) {
         limit: Q,
       }),
     })
-    .get('/requests/:id', async ({ params }) => {
-      const id = /^\d{1,15}$/.test(params.id) ? Number(params.id) : null
-      const row = id === null ? null : await deps.store.requestById(id)
-      if (!row) throw new GatewayError(404, 'request_not_found', `no request-log row with id '${params.id}'`)
-      return requestView(row)
-    })
-    .get('/live', () => liveFigures(deps.metrics))
-    .get('/models', () => ({
-      object: 'list',
-      data: modelEntries(deps.catalogue, created).map((m) => {
-        const entry = deps.catalogue.list().find((e) => e.id === m.id)!
-        return {
-          ...m,
-          plans: Object.entries(deps.config.plans)
-            .filter(([, p]) => planAllows(p.models, m.id, entry.model))
-            .map(([name]) => name),
-        }
+    .get(
+      '/requests/:id',
+      async ({ params }) => {
+        const id = /^\d{1,15}$/.test(params.id) ? Number(params.id) : null
+        const row = id === null ? null : await deps.store.requestById(id)
+        if (!row)
+          throw new GatewayError(404, 'request_not_found', `no request-log row with id '${params.id}'`)
+        return requestView(row)
+      },
+      { query: NoQuery },
+    )
+    .get('/live', () => liveFigures(deps.metrics), { query: NoQuery })
+    .get(
+      '/models',
+      () => ({
+        object: 'list',
+        data: modelEntries(deps.catalogue, created).map((m) => {
+          const entry = deps.catalogue.list().find((e) => e.id === m.id)!
+          return {
+            ...m,
+            plans: Object.entries(deps.config.plans)
+              .filter(([, p]) => planAllows(p.models, m.id, entry.model))
+              .map(([name]) => name),
+          }
+        }),
       }),
-    }))
+      { query: NoQuery },
+    )
 }

@@ -9,13 +9,14 @@ import { endSessions, listSessions, sessionSelector } from '../../auth/sessions-
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
+import { NoQuery } from './no-query.ts'
 
 const S = t.Optional(t.String({ maxLength: 200 }))
 
 export function adminSessionRoutes(deps: Deps) {
   return new Elysia({ name: 'switchyard.admin.sessions', prefix: '/admin/v1' })
     .use(adminGuard(deps))
-    .get('/sessions', () => listSessions(deps.store, deps.clock.now()))
+    .get('/sessions', () => listSessions(deps.store, deps.clock.now()), { query: NoQuery })
     .delete('/sessions/:id', ({ params }) => endSessions(deps.store, sessionSelector({ id: params.id })), {
       body: NoBody,
     })

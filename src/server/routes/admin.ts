@@ -15,6 +15,7 @@ import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
 import { KeyLimitsBody } from './admin-key-limits.ts'
+import { NoQuery, PageParam } from './no-query.ts'
 
 /**
  * TypeBox's own integer: Elysia's `t.Integer` also takes a numeric string (`"30"`), for query
@@ -24,6 +25,7 @@ const Days = t.Optional(Type.Integer({ minimum: 0, maximum: 36500 }))
 /** An ISO-8601 date or time, as the command line's `--expires-at` takes it. */
 const ExpiresAt = t.Optional(t.String({ maxLength: 64 }))
 const none = { body: NoBody }
+const noQuery = { query: NoQuery }
 
 /**
  * A plan's term as `createAccount` / `setPlan` take it after the plan: `days`, or `expires_at`
@@ -51,87 +53,102 @@ function term(body: { days?: number; expires_at?: string }): [days?: number, exp
 
 export function adminRoutes(deps: Deps) {
   const svc = deps.accounts
-  return new Elysia({ name: 'switchyard.admin', prefix: '/admin/v1' })
-    .use(adminGuard(deps))
-    .get('/plans', () => ({
-      object: 'list',
-      data: Object.entries(deps.config.plans).map(([name, p]) => ({
-        name,
-        default: name === deps.config.defaultPlan,
-        ...p,
-        // What happens at the plan's end (its `days`, or an account's own end), the default applied.
-        on_expiry: expiryPolicy(deps.config, name),
-      })),
-    }))
-    .get('/accounts', async () => ({ object: 'list', data: await svc.listAccounts() }))
-    .post(
-      '/accounts',
-      ({ body, auditChange }) => {
-        auditChange({
-          target: body.name,
-          change: { plan: body.plan, days: body.days, expires_at: body.expires_at },
-        })
-        return svc.createAccount(body.name, body.plan, ...term(body))
-      },
-      {
-        body: t.Object(
-          { name: t.String(), plan: t.Optional(t.String()), days: Days, expires_at: ExpiresAt },
-          { additionalProperties: false },
-        ),
-      },
-    )
-    .get('/accounts/:name', async ({ params }) => {
-      const a = await svc.getAccount(params.name)
-      return { ...(await svc.view(a)), plan_history: await svc.planHistory(params.name) }
-    })
-    .post(
-      '/accounts/:name/plan',
-      ({ params, body, auditChange }) => {
-        auditChange({ change: { plan: body.plan, days: body.days, expires_at: body.expires_at } })
-        return svc.setPlan(params.name, body.plan, ...term(body))
-      },
-      {
-        body: t.Object(
-          { plan: t.String(), days: Days, expires_at: ExpiresAt },
-          { additionalProperties: false },
-        ),
-      },
-    )
-    .post('/accounts/:name/disable', ({ params }) => svc.setEnabled(params.name, false), none)
-    .post('/accounts/:name/enable', ({ params }) => svc.setEnabled(params.name, true), none)
-    .get('/accounts/:name/usage', async ({ params }) =>
-      usageReport(deps, await svc.getAccount(params.name), null),
-    )
-    .get('/keys', async ({ query }) => ({ object: 'list', data: await svc.listKeys(query.account) }), {
-      query: t.Object({ account: t.Optional(t.String()) }),
-    })
-    .post(
-      '/keys',
-      async ({ body, auditChange }) => {
-        const problem = body.name === undefined ? undefined : keyNameProblem(body.name)
-        if (problem) throw new GatewayError(400, 'invalid_value', `name ${problem}.`, { param: 'name' })
-        // As the command line's `keys create`: the account is the target; the new key's id is
-        // what was made (never the key itself).
-        auditChange({ target: body.account, change: { name: body.name } })
-        const k = await svc.createKey(body.account, body.name, body.limits as KeyLimitsPatch)
-        auditChange({ change: { key: k.id, prefix: k.prefix, limits: k.limits } })
-        return k
-      },
-      {
-        body: t.Object(
-          {
-            account: t.String(),
-            name: t.Optional(t.String()),
-            limits: t.Optional(KeyLimitsBody),
-          },
-          { additionalProperties: false },
-        ),
-      },
-    )
-    .get('/keys/:id', ({ params }) => svc.keyView(params.id))
-    .post('/keys/:id/disable', ({ params }) => svc.setKeyState(params.id, 'disabled'), none)
-    .post('/keys/:id/enable', ({ params }) => svc.setKeyState(params.id, 'enabled'), none)
-    .post('/keys/:id/revoke', ({ params }) => svc.setKeyState(params.id, 'revoked'), none)
-    .post('/keys/:id/rotate', ({ params }) => svc.rotateKey(params.id), none)
-    .post('/keys/:id/unsuspend', ({ params }) => svc.unsuspendKey(params.id), none)
+  return (
+    new Elysia({ name: 'switchyard.admin', prefix: '/admin/v1' })
+      .use(adminGuard(deps))
+      .get(
+        '/plans',
+        () => ({
+          object: 'list',
+          data: Object.entries(deps.config.plans).map(([name, p]) => ({
+            name,
+            default: name === deps.config.defaultPlan,
+            ...p,
+            // What happens at the plan's end (its `days`, or an account's own end), the default applied.
+            on_expiry: expiryPolicy(deps.config, name),
+          })),
+        }),
+        noQuery,
+      )
+      // Paged as the request log is (accounts/list-page.ts); other parameters are 400s naming them.
+      .get('/accounts', ({ query }) => svc.accountsPage(query), {
+        query: t.Object({ cursor: PageParam, limit: PageParam }),
+      })
+      .post(
+        '/accounts',
+        ({ body, auditChange }) => {
+          auditChange({
+            target: body.name,
+            change: { plan: body.plan, days: body.days, expires_at: body.expires_at },
+          })
+          return svc.createAccount(body.name, body.plan, ...term(body))
+        },
+        {
+          body: t.Object(
+            { name: t.String(), plan: t.Optional(t.String()), days: Days, expires_at: ExpiresAt },
+            { additionalProperties: false },
+          ),
+        },
+      )
+      .get(
+        '/accounts/:name',
+        async ({ params }) => {
+          const a = await svc.getAccount(params.name)
+          return { ...(await svc.view(a)), plan_history: await svc.planHistory(params.name) }
+        },
+        noQuery,
+      )
+      .post(
+        '/accounts/:name/plan',
+        ({ params, body, auditChange }) => {
+          auditChange({ change: { plan: body.plan, days: body.days, expires_at: body.expires_at } })
+          return svc.setPlan(params.name, body.plan, ...term(body))
+        },
+        {
+          body: t.Object(
+            { plan: t.String(), days: Days, expires_at: ExpiresAt },
+            { additionalProperties: false },
+          ),
+        },
+      )
+      .post('/accounts/:name/disable', ({ params }) => svc.setEnabled(params.name, false), none)
+      .post('/accounts/:name/enable', ({ params }) => svc.setEnabled(params.name, true), none)
+      .get(
+        '/accounts/:name/usage',
+        async ({ params }) => usageReport(deps, await svc.getAccount(params.name), null),
+        noQuery,
+      )
+      .get('/keys', ({ query }) => svc.keysPage(query.account, query), {
+        query: t.Object({ account: t.Optional(t.String()), cursor: PageParam, limit: PageParam }),
+      })
+      .post(
+        '/keys',
+        async ({ body, auditChange }) => {
+          const problem = body.name === undefined ? undefined : keyNameProblem(body.name)
+          if (problem) throw new GatewayError(400, 'invalid_value', `name ${problem}.`, { param: 'name' })
+          // As the command line's `keys create`: the account is the target; the new key's id is
+          // what was made (never the key itself).
+          auditChange({ target: body.account, change: { name: body.name } })
+          const k = await svc.createKey(body.account, body.name, body.limits as KeyLimitsPatch)
+          auditChange({ change: { key: k.id, prefix: k.prefix, limits: k.limits } })
+          return k
+        },
+        {
+          body: t.Object(
+            {
+              account: t.String(),
+              name: t.Optional(t.String()),
+              limits: t.Optional(KeyLimitsBody),
+            },
+            { additionalProperties: false },
+          ),
+        },
+      )
+      .get('/keys/:id', ({ params }) => svc.keyView(params.id), noQuery)
+      .post('/keys/:id/disable', ({ params }) => svc.setKeyState(params.id, 'disabled'), none)
+      .post('/keys/:id/enable', ({ params }) => svc.setKeyState(params.id, 'enabled'), none)
+      .post('/keys/:id/revoke', ({ params }) => svc.setKeyState(params.id, 'revoked'), none)
+      .post('/keys/:id/rotate', ({ params }) => svc.rotateKey(params.id), none)
+      .post('/keys/:id/unsuspend', ({ params }) => svc.unsuspendKey(params.id), none)
+  )
 }

@@ -6,9 +6,11 @@
 import type { SQL } from 'bun'
 import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
 import type {
+  AccountPage,
   AccountRecord,
   AccountStore,
   KeyLimits,
+  KeyPage,
   KeyRecord,
   KeyState,
   PlanChange,
@@ -80,8 +82,12 @@ export class PgAccounts implements AccountStore {
     return rows.length ? toAccount(rows[0]) : null
   }
 
-  async listAccounts(): Promise<AccountRecord[]> {
-    const rows = await this.db.run((sql) => sql`SELECT * FROM accounts ORDER BY id`)
+  async listAccounts(page?: AccountPage): Promise<AccountRecord[]> {
+    const rows = await this.db.run((sql) =>
+      page
+        ? sql`SELECT * FROM accounts WHERE id > ${page.afterId} ORDER BY id LIMIT ${page.limit}`
+        : sql`SELECT * FROM accounts ORDER BY id`,
+    )
     return rows.map(toAccount)
   }
 
@@ -196,12 +202,21 @@ export class PgAccounts implements AccountStore {
     return this.db.run((sql) => getKey(sql, id))
   }
 
-  async listKeys(accountId?: number): Promise<KeyRecord[]> {
-    const rows = await this.db.run((sql) =>
-      accountId === undefined
-        ? sql`${keySelect(sql)} ORDER BY k.created_at, k.id`
-        : sql`${keySelect(sql)} WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`,
-    )
+  async listKeys(accountId?: number, page?: KeyPage): Promise<KeyRecord[]> {
+    const rows = await this.db.run((sql) => {
+      if (!page) {
+        return accountId === undefined
+          ? sql`${keySelect(sql)} ORDER BY k.created_at, k.id`
+          : sql`${keySelect(sql)} WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`
+      }
+      // Before every key: created_at is never negative, and '' sorts before every id.
+      const at = page.after?.createdAt ?? -1
+      const id = page.after?.id ?? ''
+      return sql`${keySelect(sql)}
+        WHERE (${accountId ?? null}::bigint IS NULL OR k.account_id = ${accountId ?? null}::bigint)
+          AND (k.created_at > ${at} OR (k.created_at = ${at} AND k.id > ${id}))
+        ORDER BY k.created_at, k.id LIMIT ${page.limit}`
+    })
     return rows.map(toKey)
   }
 

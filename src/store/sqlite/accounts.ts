@@ -5,8 +5,10 @@
 import type { Database } from 'bun:sqlite'
 import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
 import type {
+  AccountPage,
   AccountRecord,
   KeyLimits,
+  KeyPage,
   KeyRecord,
   KeyState,
   PlanChange,
@@ -84,6 +86,9 @@ export class AccountQueries {
       accountById: db.query<AccountRow, [number]>('SELECT * FROM accounts WHERE id = ?'),
       accountByName: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE name = ?'),
       listAccounts: db.query<AccountRow, []>('SELECT * FROM accounts ORDER BY id'),
+      accountsPage: db.query<AccountRow, { $after: number; $limit: number }>(
+        'SELECT * FROM accounts WHERE id > $after ORDER BY id LIMIT $limit',
+      ),
       setPlan: db.query<AccountRow, [string, number, number | null, number]>(
         'UPDATE accounts SET plan = ?, plan_started_at = ?, plan_expires_at = ? WHERE id = ? RETURNING *',
       ),
@@ -128,6 +133,12 @@ export class AccountQueries {
       keysByAccount: db.query<KeyRow, [number]>(
         `${KEY_SELECT} WHERE k.account_id = ? ORDER BY k.created_at, k.id`,
       ),
+      keysPage: db.query<KeyRow, { $account: number | null; $at: number; $id: string; $limit: number }>(
+        `${KEY_SELECT}
+         WHERE ($account IS NULL OR k.account_id = $account)
+           AND (k.created_at > $at OR (k.created_at = $at AND k.id > $id))
+         ORDER BY k.created_at, k.id LIMIT $limit`,
+      ),
       // Hot path: no last-used subquery.
       keyByHash: db.query<KeyRow & { a_id: number } & Record<`a_${string}`, unknown>, [string]>(
         `SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
@@ -170,8 +181,11 @@ export class AccountQueries {
     return row ? toAccount(row) : null
   }
 
-  listAccounts(): AccountRecord[] {
-    return this.q.listAccounts.all().map(toAccount)
+  listAccounts(page?: AccountPage): AccountRecord[] {
+    const rows = page
+      ? this.q.accountsPage.all({ $after: page.afterId, $limit: page.limit })
+      : this.q.listAccounts.all()
+    return rows.map(toAccount)
   }
 
   setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): PlanWrite {
@@ -255,8 +269,18 @@ export class AccountQueries {
     return row ? toKey(row) : null
   }
 
-  listKeys(accountId?: number): KeyRecord[] {
-    const rows = accountId === undefined ? this.q.keysAll.all() : this.q.keysByAccount.all(accountId)
+  listKeys(accountId?: number, page?: KeyPage): KeyRecord[] {
+    const rows = page
+      ? this.q.keysPage.all({
+          $account: accountId ?? null,
+          // Before every key: created_at is never negative, and '' sorts before every id.
+          $at: page.after?.createdAt ?? -1,
+          $id: page.after?.id ?? '',
+          $limit: page.limit,
+        })
+      : accountId === undefined
+        ? this.q.keysAll.all()
+        : this.q.keysByAccount.all(accountId)
     return rows.map(toKey)
   }
 

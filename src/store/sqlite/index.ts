@@ -17,11 +17,13 @@ import type { LimitRow } from '../../limits/rows.ts'
 import { DEFAULT_SPANS, type WindowSpans } from '../../limits/types.ts'
 import { StoreBusyError } from '../errors.ts'
 import type {
+  AccountPage,
   AdmitInput,
   AdmitResult,
   Completion,
   ConsoleSession,
   KeyLimits,
+  KeyPage,
   KeyState,
   OutcomesQuery,
   PlanChange,
@@ -156,8 +158,8 @@ export class SqliteStore implements Store {
   getAccount(nameOrId: string | number) {
     return this.read(() => this.accounts.getAccount(nameOrId))
   }
-  listAccounts() {
-    return this.read(() => this.accounts.listAccounts())
+  listAccounts(page?: AccountPage) {
+    return this.read(() => this.accounts.listAccounts(page))
   }
   setAccountPlan(id: number, change: PlanChange, expected?: PlanTerm) {
     return this.write(() => this.accounts.setAccountPlan(id, change, expected))
@@ -188,8 +190,8 @@ export class SqliteStore implements Store {
   getKey(id: string) {
     return this.read(() => this.accounts.getKey(id))
   }
-  listKeys(accountId?: number) {
-    return this.read(() => this.accounts.listKeys(accountId))
+  listKeys(accountId?: number, page?: KeyPage) {
+    return this.read(() => this.accounts.listKeys(accountId, page))
   }
   setKeyState(id: string, state: KeyState) {
     return this.write(() => this.accounts.setKeyState(id, state))

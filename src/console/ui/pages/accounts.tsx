@@ -1,6 +1,6 @@
 /** @module Accounts: create, change or renew the plan, disable/enable, plan history. */
 import { useState } from 'preact/hooks'
-import { api } from '../api.ts'
+import { api, apiAll } from '../api.ts'
 import { num, shortWhen, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { AccountBudgets } from './account-budgets.tsx'
@@ -98,7 +98,7 @@ function History({ name }: { name: string }) {
 
 export function Accounts() {
   const { data, error, reload, setError } = useLoad(
-    () => Promise.all([api('GET', '/admin/v1/accounts'), api('GET', '/admin/v1/plans')]),
+    () => Promise.all([apiAll('/admin/v1/accounts'), api('GET', '/admin/v1/plans')]),
     [],
   )
   const act = useAction(reload, setError)

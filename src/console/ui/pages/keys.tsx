@@ -3,7 +3,7 @@
  * refusals of the last 24 hours (`refusals.tsx`).
  */
 import { useState } from 'preact/hooks'
-import { api, qs } from '../api.ts'
+import { api, apiAll, qs } from '../api.ts'
 import { shortWhen, when } from '../format.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
@@ -47,8 +47,8 @@ export function Keys() {
   const { data, error, reload, setError } = useLoad(
     () =>
       Promise.all([
-        api('GET', `/admin/v1/keys${qs({ account })}`),
-        api('GET', '/admin/v1/accounts'),
+        apiAll(`/admin/v1/keys${qs({ account })}`),
+        apiAll('/admin/v1/accounts'),
         api<RefusalList>('GET', `/admin/v1/refusals${qs({ account })}`),
       ]),
     [account],

@@ -1,6 +1,6 @@
 /** @module Usage over time per account, key, model or surface (stacked bars), by hour or by day. */
 import { useState } from 'preact/hooks'
-import { api, qs } from '../api.ts'
+import { api, apiAll, qs } from '../api.ts'
 import { Chart, seriesLines } from '../chart.tsx'
 import { num } from '../format.ts'
 import { usd } from '../money.ts'
@@ -31,10 +31,10 @@ export function Usage() {
           'GET',
           `/admin/v1/usage/series${qs({ bucket: f.bucket, group_by: f.group_by, account: f.account, model: f.model })}`,
         ),
-        api('GET', '/admin/v1/accounts'),
+        apiAll('/admin/v1/accounts'),
         api('GET', '/admin/v1/models'),
         // Per key: the keys' labels name the lines (the series name keys by id).
-        f.group_by === 'key' ? api('GET', '/admin/v1/keys') : Promise.resolve({ data: [] }),
+        f.group_by === 'key' ? apiAll('/admin/v1/keys') : Promise.resolve({ data: [] }),
       ]),
     [f.account, f.model, f.bucket, f.group_by],
   )

@@ -1,0 +1,83 @@
+/**
+ * @module
+ * Pages of the admin API's account and key lists, as the request log pages
+ * (`GET /admin/v1/requests`): `limit` (1–200) and the previous page's `next_cursor` as `cursor`,
+ * an opaque token; `next_cursor` is null on the last page. The default page is the largest, so
+ * a client that asks for no page gets every row of a list of up to 200, as before pagination.
+ *
+ * @example
+ * const first = await svc.accountsPage({ limit: '2' })
+ * const next = await svc.accountsPage({ limit: '2', cursor: first.next_cursor ?? undefined })
+ *
+ * A store is asked for one row more than the page shows: that row, when there, says another page
+ * follows (see `pageOf`).
+ */
+import type { AccountPage, KeyPage } from '../store/index.ts'
+import { GatewayError } from '../util/errors.ts'
+
+/** The most rows one page holds, and the page size when none is asked for. */
+export const MAX_LIST_PAGE = 200
+
+export interface PageQuery {
+  cursor?: string
+  limit?: string
+}
+
+export interface ListPage<T> {
+  object: 'list'
+  data: T[]
+  next_cursor: string | null
+}
+
+const bad = (param: string, message: string) =>
+  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
+
+const notACursor = () => bad('cursor', 'not a cursor from a previous page; start again without it')
+
+export function pageLimit(v: string | undefined): number {
+  if (v === undefined || v === '') return MAX_LIST_PAGE
+  const n = Number(v)
+  if (!/^\d+$/.test(v) || n < 1 || n > MAX_LIST_PAGE)
+    throw bad('limit', `must be an integer from 1 to ${MAX_LIST_PAGE}`)
+  return n
+}
+
+const encode = (text: string) => Buffer.from(text).toString('base64url')
+const decode = (v: string) => Buffer.from(v, 'base64url').toString()
+
+/** Accounts after the one the cursor names (by id). */
+export function accountPage(q: PageQuery): AccountPage {
+  const limit = pageLimit(q.limit)
+  if (q.cursor === undefined || q.cursor === '') return { afterId: 0, limit }
+  const m = /^a\.(\d{1,15})$/.exec(decode(q.cursor))
+  if (!m) throw notACursor()
+  return { afterId: Number(m[1]), limit }
+}
+
+export const accountCursor = (id: number) => encode(`a.${id}`)
+
+/** Keys after the one the cursor names (by creation time, then id). */
+export function keyPage(q: PageQuery): KeyPage {
+  const limit = pageLimit(q.limit)
+  if (q.cursor === undefined || q.cursor === '') return { after: null, limit }
+  const m = /^k\.(\d{1,15})\.([A-Za-z0-9_-]{1,100})$/.exec(decode(q.cursor))
+  if (!m) throw notACursor()
+  return { after: { createdAt: Number(m[1]), id: m[2]! }, limit }
+}
+
+export const keyCursor = (k: { createdAt: number; id: string }) => encode(`k.${k.createdAt}.${k.id}`)
+
+/** The page of `rows` (read with `limit + 1`): the cursor names the last row shown. */
+export function pageOf<R, T>(
+  rows: R[],
+  limit: number,
+  view: (r: R) => T | Promise<T>,
+  cursor: (r: R) => string,
+): Promise<ListPage<T>> {
+  const shown = rows.slice(0, limit)
+  return Promise.all(shown.map(view)).then((data) => ({
+    object: 'list' as const,
+    data,
+    next_cursor: rows.length > limit ? cursor(shown.at(-1)!) : null,
+  }))
+}
