@@ -9,10 +9,17 @@
  * the serving process when it runs without one. A terminal's Ctrl-C reaches every process of its
  * group at once and the supervisor forwards it besides, so the serving process and its workers
  * get one Ctrl-C twice: they drain on every signal and are ended by the process above them.
+ *
+ * One Ctrl-C can reach the counting process twice as well: a script runner (`bun run start`)
+ * forwards the terminal's SIGINT to its child, which had it from the terminal already. So a
+ * second signal within `SAME_STOP_MS` of the first is the same stop, not a second one; a person
+ * who means to force it presses again after that.
  */
 import type { Logger } from '../util/log.ts'
 
 const NUMBER = { SIGINT: 2, SIGTERM: 15 } as const
+/** Signals this close after the first are one stop (measured: a forward arrives within a few ms). */
+export const SAME_STOP_MS = 300
 export type StopSignal = keyof typeof NUMBER
 
 /** The exit status of a stop forced by `signal`. */
@@ -22,7 +29,8 @@ export function forcedExitCode(signal: StopSignal): number {
 
 /**
  * Calls `graceful` on the first SIGINT or SIGTERM and on every later one, unless `forced` is
- * given: then a later one calls `forced` instead.
+ * given: then one later than `SAME_STOP_MS` after the first calls `forced` instead (one sooner is
+ * the same stop arriving twice, and ignored).
  *
  * @example
  * onStopSignals({ graceful: () => void drainAndExit(0), forced: (s) => void forceExit(log, s, killChildren) })
@@ -31,11 +39,15 @@ export function onStopSignals(on: {
   graceful: (signal: StopSignal) => void
   forced?: (signal: StopSignal) => void
 }): void {
-  let seen = false
+  let first: number | null = null
   for (const signal of Object.keys(NUMBER) as StopSignal[]) {
     process.on(signal, () => {
-      if (seen && on.forced) return on.forced(signal)
-      seen = true
+      const now = performance.now()
+      if (first !== null && on.forced) {
+        if (now - first < SAME_STOP_MS) return
+        return on.forced(signal)
+      }
+      first ??= now
       on.graceful(signal)
     })
   }

@@ -130,3 +130,18 @@ test('Ctrl-C twice at a terminal (SIGINT to the process group): the first drains
 test('serve without its supervisor (BUN_CONFIG_MAX_HTTP_REQUESTS set): the serving process counts the signals', async () => {
   await forcedStop(['--workers', '2'], 'SIGINT', { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '512' } })
 }, 30_000)
+
+test('one Ctrl-C that arrives twice (a script runner such as `bun run start` forwards it besides the terminal) drains; a later one forces', async () => {
+  const { s, key } = await serve([])
+  const stream = await slowStream(s.url, key)
+  send(s, 'SIGINT')
+  // Far enough apart for the kernel not to merge them, as a script runner's forward may be.
+  await Bun.sleep(60)
+  send(s, 'SIGINT')
+  // One stop asked for: still draining, the stream still open.
+  expect(await exitWithin(s, 1_000)).toBe('running')
+  expect((await fetch(`${s.url}/healthz`)).status).toBe(503)
+  send(s, 'SIGINT')
+  expect(await exitWithin(s, 5_000)).toBe(130)
+  expect(await stream.end).not.toContain('[DONE]')
+}, 30_000)
