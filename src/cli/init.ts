@@ -14,6 +14,8 @@ import { checkCommand, configPath, type Io, Output } from './context.ts'
 
 export const STARTER_CONFIG: string = starter
 
+const POSTGRES = /^postgres(ql)?:\/\//
+
 /** The starter's database line, which `--db` replaces. */
 const DATABASE_LINE = /^ {2}path: \.\/data\/switchyard\.db .*$/m
 
@@ -26,11 +28,16 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
     throw new Error(`${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`)
   }
   write(path, text)
+  // On PostgreSQL the schema is applied by `migrate` first (serve refuses an unknown one).
+  const steps = [
+    ...(db !== undefined && POSTGRES.test(db) ? [`switchyard migrate --config ${path}`] : []),
+    `switchyard accounts create alice --plan free --config ${path}`,
+    `switchyard keys create alice --config ${path}`,
+    `switchyard serve --config ${path}`,
+  ]
   new Output(io, p.flags.json === true).result(
     { path },
-    () =>
-      `wrote ${path}\nnext: switchyard accounts create alice --plan free --config ${path}\n` +
-      `      switchyard keys create alice --config ${path}\n      switchyard serve --config ${path}`,
+    () => `wrote ${path}\nnext: ${steps.join('\n      ')}`,
   )
   return 0
 }
@@ -81,7 +88,7 @@ function targetPath(p: Parsed, io: Io): string {
  */
 function withDatabase(text: string, db: string): string {
   if (!DATABASE_LINE.test(text)) throw new Error('the starter config has no database path line to replace')
-  const line = /^postgres(ql)?:\/\//.test(db)
+  const line = POSTGRES.test(db)
     ? `  url: ${JSON.stringify(db)}`
     : `  path: ${JSON.stringify(db === ':memory:' ? db : resolve(db))}`
   return text.replace(DATABASE_LINE, () => `${line} # from init --db; env SWITCHYARD_DB and --db override it`)

@@ -78,6 +78,8 @@ describe('init --config / SWITCHYARD_CONFIG / --db', () => {
     expect(r.code).toBe(0)
     const text = await Bun.file(join(dir, 'conf', 'sy.yaml')).text()
     expect(text).toContain(`path: ${JSON.stringify(join(dir, 'state', 'gw.db'))}`)
+    // SQLite needs no migrate step: serve applies the schema itself.
+    expect(r.stdout).toMatch(/next: switchyard accounts create/)
     const config = join(dir, 'conf', 'sy.yaml')
     expect((await cli(['config', 'check', '--config', config])).code).toBe(0)
     expect((await cli(['accounts', 'create', 'alice', '--config', config])).code).toBe(0)
@@ -90,6 +92,8 @@ describe('init --config / SWITCHYARD_CONFIG / --db', () => {
     const r = await cliProcess(['init', '--db', url], { cwd: dir })
     expect(r.code).toBe(0)
     expect(r.stdout + r.stderr).not.toContain('hunter2')
+    // serve refuses a schema it does not know: the next steps begin with migrate.
+    expect(r.stdout).toMatch(/next: switchyard migrate --config \S+\n\s+switchyard accounts create/)
     const text = await Bun.file(join(dir, 'switchyard.yaml')).text()
     expect(text).toContain(`url: ${JSON.stringify(url)}`)
     expect(text).not.toMatch(/^ {2}path:/m)
