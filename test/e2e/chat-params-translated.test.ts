@@ -74,6 +74,40 @@ describe('sampling controls the provider lacks → 400 unsupported_parameter nam
   })
 })
 
+/**
+ * A key named as one of Object.prototype's (`__proto__`, `constructor`, `__defineGetter__`,
+ * `hasOwnProperty`) is a key the client sent, like any other: it was looked up in the declaration
+ * tables through the prototype chain, so `__proto__` and `__defineGetter__` answered 500 (the
+ * inherited value was called), `hasOwnProperty` was refused quoting native code, and
+ * `constructor` passed as one of OpenAI's defaults, neither sent nor named.
+ */
+describe('keys named like Object.prototype members are unknown keys', () => {
+  const PROTO_KEYS = ['__proto__', 'constructor', '__defineGetter__', 'hasOwnProperty', 'toString']
+  const raw = (surface: 'chat' | 'responses', model: string, key: string) =>
+    surface === 'chat'
+      ? `{"model":"${model}","messages":[{"role":"user","content":"Hi"}],"${key}":1}`
+      : `{"model":"${model}","input":"Hi","${key}":1}`
+
+  test.each([
+    ['chat', 'an/text'],
+    ['chat', 'gm/text'],
+    ['responses', 'an/text'],
+    ['responses', 'gm/text'],
+  ] as const)('%s %s: left out and named, never a 500', async (surface, model) => {
+    const key = (await bed.gw.key(`proto-${surface}-${model.replace('/', '-')}`, 'unlimited')).key
+    for (const name of PROTO_KEYS) {
+      const res = await fetch(`${bed.gw.url}/v1/${surface === 'chat' ? 'chat/completions' : 'responses'}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: raw(surface, model, name),
+      })
+      const text = await res.text()
+      expect(`${name} ${res.status} ${text.slice(0, 200)}`).toStartWith(`${name} 200 `)
+      expect(res.headers.get(DROPPED)).toBe(name)
+    }
+  })
+})
+
 describe('what changes nothing the model writes → left out and named in x-switchyard-dropped-params', () => {
   const BOOKKEEPING = {
     seed: 7,
