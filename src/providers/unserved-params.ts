@@ -140,11 +140,12 @@ export function unservedParams(
   const unread = Object.keys(req).filter((param) => {
     const value = req[param]
     if (declared.reads.has(param) || value === undefined || value === null) return false
-    return !OPENAI_DEFAULTS[param]?.(value)
+    // Own keys only: a client's key may be named `__proto__` or `constructor`.
+    return !(Object.hasOwn(OPENAI_DEFAULTS, param) && OPENAI_DEFAULTS[param]!(value))
   })
   for (const param of unread) {
+    if (!Object.hasOwn(declared.refuses, param)) continue
     const lacks = declared.refuses[param]
-    if (lacks === undefined) continue
     const field = name(param)
     throw new GatewayError(
       400,

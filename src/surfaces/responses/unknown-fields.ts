@@ -47,9 +47,12 @@ const CREATE_RESPONSE = new Set([
   'user',
 ])
 
-/** The unknown top-level fields of `req`, in request order; one sent as null asks for nothing. */
+/**
+ * The unknown top-level fields of `req`, in request order; one sent as null asks for nothing. Own
+ * keys of `CHAT_ONLY` only: `constructor` or `__proto__` is a client's unknown key like any other.
+ */
 export function unknownFields(req: ResponsesRequestInput): string[] {
   return Object.keys(req).filter(
-    (key) => req[key] !== undefined && req[key] !== null && !CREATE_RESPONSE.has(key) && !(key in CHAT_ONLY),
+    (key) => req[key] !== undefined && req[key] !== null && !CREATE_RESPONSE.has(key) && !Object.hasOwn(CHAT_ONLY, key),
   )
 }
