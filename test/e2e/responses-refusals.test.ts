@@ -288,6 +288,46 @@ describe('hosted tools', () => {
     expect(completed.response.tools.map((t: any) => t.type)).toEqual(['function'])
   })
 
+  /**
+   * A hosted tool's type is the client's own text. Joined raw into the header, a line break or a
+   * character past Latin-1 made the header invalid: the response failed and the connection was
+   * reset; thousands of long types made a header no client reads. Escaped and bounded as
+   * `x-switchyard-dropped-params` is.
+   */
+  test('a type with a line break or past Latin-1 is escaped in x-switchyard-dropped-tools; thousands are bounded', async () => {
+    for (const [type, shown] of [
+      ['web\nsearch', 'web\\nsearch'],
+      ['web\r\nset-cookie: a=b', 'web\\r\\nset-cookie: a=b'],
+      ['web€', 'web\\u20ac'],
+    ]) {
+      const res = await bed.post({ model: 'demo/echo', input: 'hi', tools: [tools[0], { type }] })
+      expect(`${type}: ${res.status}`).toBe(`${type}: 200`)
+      expect(res.headers.get('x-switchyard-dropped-tools')).toBe(shown!)
+      expect(res.headers.get('set-cookie')).toBeNull()
+      await res.text()
+    }
+    const many = Array.from({ length: 5_000 }, (_, i) => ({ type: `t${i}_${'x'.repeat(60)}` }))
+    const res = await bed.post({ model: 'demo/echo', input: 'hi', tools: [tools[0], ...many] })
+    expect(res.status).toBe(200)
+    const header = res.headers.get('x-switchyard-dropped-tools')!
+    expect(header.length).toBeLessThan(1_200)
+    expect(header).toStartWith('t0_')
+    expect(header).toEndWith('(5000 in all)')
+    await res.text()
+  })
+
+  test('tool_choice among only dropped tools: the 400 names a bounded few of them', async () => {
+    const many = Array.from({ length: 5_000 }, (_, i) => ({ type: `t${i}_${'x'.repeat(60)}` }))
+    const error = await refusal(
+      await bed.post({ model: 'demo/echo', input: 'hi', tools: many, tool_choice: 'required' }),
+      400,
+      'unsupported_value',
+      'tool_choice',
+    )
+    expect(error.message.length).toBeLessThan(2_000)
+    expect(error.message).toContain('5000 in all')
+  })
+
   test('a namespace is expanded into its functions; calls come back with their namespace', async () => {
     const ns = {
       type: 'namespace',
