@@ -98,24 +98,31 @@ export function kindReads(kind: ProviderKind, param: string): boolean {
 const HEADER_NAMES_CHARS = 1000
 
 /**
- * The response header that names what was dropped; none when nothing was. A name is the client's
- * own key: clipped (`clip`), with anything outside printable ASCII escaped as JSON escapes it
- * (`\n`, `\u00e9`), since a raw line break or a character past Latin-1 makes the header invalid
- * and the response fail; past `HEADER_NAMES_CHARS` the rest are counted, not named.
+ * The response header that names what was dropped; none when nothing was (see `headerNames`).
  */
 export function droppedParamsHeader(dropped: readonly string[]): Record<string, string> | undefined {
-  if (!dropped.length) return undefined
+  return dropped.length ? { [DROPPED_PARAMS_HEADER]: headerNames(dropped) } : undefined
+}
+
+/**
+ * Names a client chose (its keys, its hosted tools' types) as one header value. Each is clipped
+ * (`clip`), with anything outside printable ASCII escaped as JSON escapes it (`\n`, `\u00e9`),
+ * since a raw line break or a character past Latin-1 makes the header invalid and the response
+ * fail; past `HEADER_NAMES_CHARS` the rest are counted, not named.
+ *
+ * @example headerNames(['web\nsearch', 'file_search']) // 'web\\nsearch, file_search'
+ */
+export function headerNames(names: readonly string[]): string {
   const shown: string[] = []
   let chars = 0
-  for (const name of dropped) {
+  for (const name of names) {
     const safe = headerSafe(clip(name, 64))
     if (chars + safe.length > HEADER_NAMES_CHARS) break
     shown.push(safe)
     chars += safe.length + 2
   }
-  const more = dropped.length - shown.length
-  const value = more > 0 ? [...shown, `... (${dropped.length} in all)`].join(', ') : shown.join(', ')
-  return { [DROPPED_PARAMS_HEADER]: value }
+  const more = names.length - shown.length
+  return more > 0 ? [...shown, `... (${names.length} in all)`].join(', ') : shown.join(', ')
 }
 
 const headerSafe = (name: string) =>

@@ -13,7 +13,7 @@
 import { bearer } from '../../auth/authenticate.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
-import { droppedParamsHeader } from '../../providers/unserved-params.ts'
+import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeResponse } from './encode-response.ts'
@@ -39,7 +39,8 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
   translate(view, entry) {
     const { request, dropped, droppedParams } = translateView(view, entry)
     const headers = {
-      ...(dropped.length ? { [DROPPED_TOOLS_HEADER]: dropped.join(', ') } : {}),
+      // The types are the client's text: escaped and bounded.
+      ...(dropped.length ? { [DROPPED_TOOLS_HEADER]: headerNames(dropped) } : {}),
       ...droppedParamsHeader(droppedParams),
     }
     return { request, includeUsage: false, headers }
