@@ -53,6 +53,10 @@ const CREATE_RESPONSE = new Set([
  */
 export function unknownFields(req: ResponsesRequestInput): string[] {
   return Object.keys(req).filter(
-    (key) => req[key] !== undefined && req[key] !== null && !CREATE_RESPONSE.has(key) && !Object.hasOwn(CHAT_ONLY, key),
+    (key) =>
+      req[key] !== undefined &&
+      req[key] !== null &&
+      !CREATE_RESPONSE.has(key) &&
+      !Object.hasOwn(CHAT_ONLY, key),
   )
 }
