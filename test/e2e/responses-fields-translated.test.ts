@@ -62,7 +62,7 @@ describe('translated', () => {
   )
 })
 
-describe('accepted: nothing a translated route answers changes', () => {
+describe('left out (and named: responses-bookkeeping-named.test.ts): nothing the model writes changes', () => {
   test.each([
     ['max_tool_calls', 2],
     ['service_tier', 'flex'],

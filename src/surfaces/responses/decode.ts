@@ -144,12 +144,12 @@ export function logprobsParam(req: ResponsesRequestInput): 'top_logprobs' | 'inc
  * instructions), log probabilities (a translated answer carries none) and Chat Completions
  * parameters sent here by mistake (`CHAT_ONLY`).
  *
- * The other `CreateResponse` fields the chat form leaves out change nothing a translated route
- * answers: `store`, `metadata` (echoed), `include` but logprobs, `stream_options`,
- * `max_tool_calls` (it counts calls to built-in tools, which no translated route runs),
- * `service_tier`, the prompt-cache hints, `truncation` and `context_management` (they act only on
- * a conversation over the context window, which then gets the upstream's context-length error),
- * `reasoning.summary` (a translated answer's reasoning comes back as a summary anyway).
+ * The other `CreateResponse` fields the chat form leaves out change nothing the model writes:
+ * the bookkeeping ones (`metadata`, echoed, `service_tier`, the prompt-cache hints, `truncation`,
+ * `context_management`, `max_tool_calls`, `include` but logprobs) are named in
+ * `x-switchyard-dropped-params` (`droppedFields`, unknown-fields.ts); `store`, `stream_options`
+ * and `reasoning.summary` (a translated answer's reasoning comes back as a summary anyway) ask
+ * for what a translated route does.
  */
 function untranslatable(req: ResponsesRequestInput, problems: GatewayError[]): void {
   const onlyResponses = (param: string, what: string, instead: string) =>

@@ -1,13 +1,13 @@
 /**
  * @module
- * The top-level fields of a Responses request that are none of `CreateResponse`'s (OpenAI's
- * published request, shared/reference) nor a Chat Completions parameter sent here by mistake
- * (`CHAT_ONLY`, refused by name on a translated route). The chat form has no place for them: a
- * translated route leaves them out and names them in `x-switchyard-dropped-params`, as the chat
- * surface names the keys it does not know; a `wire: responses` upstream gets them as sent.
+ * The top-level fields of a Responses request that a translated route leaves out and names in
+ * `x-switchyard-dropped-params`, as the chat surface names what it leaves out: those that are none
+ * of `CreateResponse`'s (OpenAI's published request, shared/reference) nor a Chat Completions
+ * parameter sent here by mistake (`CHAT_ONLY`, refused by name), and the bookkeeping ones the chat
+ * form has no place for (`BOOKKEEPING`). A `wire: responses` upstream gets them all as sent.
  *
  * @example
- * unknownFields({ model, input: 'Hi', top_k: 40 }) // ['top_k']
+ * droppedFields({ model, input: 'Hi', top_k: 40, prompt_cache_key: 'c1' }) // ['top_k', 'prompt_cache_key']
  */
 import { CHAT_ONLY } from './decode.ts'
 import type { ResponsesRequestInput } from './request-schema.ts'
@@ -47,16 +47,53 @@ const CREATE_RESPONSE = new Set([
   'user',
 ])
 
+const isEmptyObject = (v: unknown) =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0
+const isEmptyArray = (v: unknown) => Array.isArray(v) && v.length === 0
+
 /**
- * The unknown top-level fields of `req`, in request order; one sent as null asks for nothing. Own
- * keys of `CHAT_ONLY` only: `constructor` or `__proto__` is a client's unknown key like any other.
+ * `CreateResponse` fields that change nothing the model writes and that the chat form has no place
+ * for, each with OpenAI's own default (a value that asks for nothing, so is not named): OpenAI's
+ * bookkeeping — its dashboard (`metadata`, still echoed on the response), its tiers (`service_tier`:
+ * the response says the tier that served it, `default`), its prompt cache — what only its
+ * conversation handling does (`truncation`, `context_management`: a conversation over the context
+ * window gets the upstream's context-length error instead), calls to built-in tools, which no
+ * translated route runs (`max_tool_calls`), and output only OpenAI adds (`include`: encrypted
+ * reasoning, hosted tools' sources and results, input image URLs; log probabilities are refused
+ * before, `decode.ts`).
+ *
+ * Not here, as a translated route does what they ask: `store` (stateless: nothing is kept, and
+ * `store: true` is accepted as false), `stream_options` (its one option, `include_obfuscation`,
+ * adds padding a translated stream never has: `false` is served, `true` is the default),
+ * `background: false`, `top_logprobs: 0`. `user` and `safety_identifier` become chat `user`, named
+ * where the provider kind drops it (`unservedParams`).
  */
-export function unknownFields(req: ResponsesRequestInput): string[] {
-  return Object.keys(req).filter(
-    (key) =>
-      req[key] !== undefined &&
-      req[key] !== null &&
-      !CREATE_RESPONSE.has(key) &&
-      !Object.hasOwn(CHAT_ONLY, key),
-  )
+const BOOKKEEPING: Readonly<Record<string, (value: unknown) => boolean>> = {
+  metadata: isEmptyObject,
+  service_tier: (v) => v === 'auto',
+  prompt_cache_key: () => false,
+  prompt_cache_retention: (v) => v === 'in_memory',
+  prompt_cache_options: (v) =>
+    typeof v === 'object' &&
+    v !== null &&
+    Object.entries(v).every(([k, x]) => (k === 'ttl' && x === '30m') || (k === 'mode' && x === 'implicit')),
+  truncation: (v) => v === 'disabled',
+  context_management: isEmptyArray,
+  max_tool_calls: () => false,
+  include: isEmptyArray,
+}
+
+/**
+ * The top-level fields of `req` a translated route leaves out and names, in request order: the
+ * unknown ones and the bookkeeping ones not at OpenAI's default. One sent as null asks for nothing.
+ * Own keys of the tables only: `constructor` or `__proto__` is a client's unknown key like any other.
+ */
+export function droppedFields(req: ResponsesRequestInput): string[] {
+  return Object.keys(req).filter((key) => {
+    const value = req[key]
+    if (value === undefined || value === null) return false
+    const isDefault = Object.hasOwn(BOOKKEEPING, key) ? BOOKKEEPING[key] : undefined
+    if (isDefault) return !isDefault(value)
+    return !CREATE_RESPONSE.has(key) && !Object.hasOwn(CHAT_ONLY, key)
+  })
 }

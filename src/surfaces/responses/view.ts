@@ -26,7 +26,7 @@ import { parseChatBody } from '../chat/validate.ts'
 import { type DecodedResponses, decodeResponses, logprobsParam } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
-import { unknownFields } from './unknown-fields.ts'
+import { droppedFields } from './unknown-fields.ts'
 import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
 
 export interface ResponsesView {
@@ -96,7 +96,7 @@ export function translateView(
     // The chat form's `user` is `safety_identifier` when the request has one (`decodeResponses`).
     const user = view.input.safety_identifier != null ? 'safety_identifier' : 'user'
     droppedParams = [
-      ...unknownFields(view.input),
+      ...droppedFields(view.input),
       ...unservedParams(request, entry.provider.kind, (p) => (p === 'user' ? user : view.decoded.param(p))),
     ]
   } catch (e) {
