@@ -11,7 +11,9 @@
  * `error` event, `response.failed`, a cut, a stall — is a failed attempt the client sees nothing
  * of: retried or failed over, else an HTTP error (DESIGN §10). Its `error` is classified by its
  * code, as the same code in an error status would be. After content the upstream's failure events
- * reach the client as they came.
+ * reach the client as they came (without the provider's key and address), but an `error` that is
+ * not JSON: the relay ends the stream in its place as it ends a cut one, with its own `error` and
+ * `response.failed` numbered after the last event relayed.
  *
  * @example
  * const relay = new ResponsesRelay('openai/gpt-5', 'openai')
@@ -101,12 +103,17 @@ export class ResponsesRelay extends ByteRelay {
       this.done = true
       return null
     }
-    this.lastBuf = buf
-    this.lastStart = start
-    this.lastEnd = end
+    if (type === 'error') {
+      const data = eventData(buf, start, end)
+      // An `error` that is not JSON is no event a client can read (and has no `sequence_number`):
+      // the relay ends the stream as it ends a cut one, with its own `error` and `response.failed`.
+      if (!isJson(data)) return this.error(unreadableFailure(this.label))
+      this.relaying(buf, start, end)
+      // After content the upstream's `error` goes on as it came, but for the provider's key and address.
+      return this.scrubbed(data, name)
+    }
+    this.relaying(buf, start, end)
     if (type === undefined) return undefined
-    // After content the upstream's `error` goes on as it came, but for the provider's key and address.
-    if (type === 'error') return this.scrubbed(eventData(buf, start, end), name)
     // Generated text (output text, reasoning, refusals, tool arguments) comes in `*.delta` events.
     if (type.endsWith(DELTA)) {
       const text = stringValueBytes(buf, start, end, DELTA_KEY)
@@ -130,15 +137,24 @@ export class ResponsesRelay extends ByteRelay {
     return bytes.encode(encodeSSE(relayed, name))
   }
 
-  /** A failure event without the provider's key or address; undefined (as it came) when it names neither. */
+  /** Remembers the event as the last one relayed: the events the relay adds are numbered after it. */
+  private relaying(buf: Buffer, start: number, end: number): void {
+    this.lastBuf = buf
+    this.lastStart = start
+    this.lastEnd = end
+  }
+
+  /**
+   * A failure event (`error`, `response.failed`: JSON, already parsed) without the provider's key
+   * or address; undefined (as it came) when it names neither.
+   */
   private scrubbed(data: string, name: string | undefined): Uint8Array | undefined {
-    const clean = scrubbedEventData(data, this.provider, () =>
-      JSON.stringify(
-        errorEventFields(
-          new GatewayError(502, 'upstream_error', `Upstream '${this.label}' failed mid-stream.`),
-        ),
-      ),
-    )
+    // Both callers parsed the data, and `scrubbedEventData` falls back only on data that is not
+    // JSON; were it reached, the throw ends the stream with `error()`'s events, never an `error`
+    // body in place of the terminal event.
+    const clean = scrubbedEventData(data, this.provider, () => {
+      throw invalidResponse(this.label, `a ${name ?? 'failure'} event is not JSON`)
+    })
     return clean === null ? undefined : bytes.encode(encodeSSE(clean, name))
   }
 
@@ -246,6 +262,24 @@ function nextSequence(data: string, fallback: number): number {
  */
 function carriesContent(type: string): boolean {
   return type.startsWith('response.') && !OPENING.test(type)
+}
+
+function isJson(data: string): boolean {
+  try {
+    JSON.parse(data)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** An upstream `error` event after content whose data is not JSON: its words are not relayed (they may name the key). */
+function unreadableFailure(label: string): GatewayError {
+  return new GatewayError(
+    502,
+    'upstream_error',
+    `Upstream '${label}' failed mid-stream: it sent an error event that is not JSON.`,
+  )
 }
 
 /** An `error` event's fields: nested under `error` as OpenAI streams them, or beside `type` as its reference shows. */
