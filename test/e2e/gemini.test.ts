@@ -261,14 +261,14 @@ describe('gemini only', () => {
   test('SAFETY and a blocked prompt → finish_reason content_filter, streamed or not', async () => {
     for (const [fixture, content] of [
       ['safety', "I can't"],
-      ['prompt-blocked', ''],
+      ['prompt-blocked', null],
     ] as const) {
       const res = await bed.client().chat.completions.create(body(fixture))
       expect(validateResponse(res)).toBeNull()
       expect(res.choices[0]!.message.content).toBe(content)
       expect(res.choices[0]!.finish_reason).toBe('content_filter')
       const final = await bed.client().chat.completions.stream(body(fixture)).finalChatCompletion()
-      expect(final.choices[0]!.message.content ?? '').toBe(content)
+      expect(final.choices[0]!.message.content).toBe(content)
       expect(final.choices[0]!.finish_reason).toBe('content_filter')
     }
   })

@@ -17,7 +17,8 @@ export function completionId(responseId: string | undefined): string {
 
 /**
  * Each candidate becomes the choice at its `index`. A prompt Gemini blocked has no candidates:
- * it becomes one empty choice with `finish_reason: 'content_filter'`, as OpenAI reports filtering.
+ * it becomes one choice with no text (`content: null`, as OpenAI gives a message without text)
+ * and `finish_reason: 'content_filter'`, as OpenAI reports filtering; the stream says the same.
  *
  * @param model the model name to report (the gateway rewrites it to the prefixed id).
  */
@@ -42,7 +43,7 @@ export function convertGeminiResponse(res: GeminiResponse, model: string): ChatC
   if (choices.length === 0) {
     choices.push({
       index: 0,
-      message: { role: 'assistant', content: '', refusal: null },
+      message: { role: 'assistant', content: null, refusal: null },
       finish_reason: 'content_filter',
       logprobs: null,
     })

@@ -111,8 +111,11 @@ export function geminiStreamTransformer(opts: {
         throw streamInterrupted(opts.provider.prefix, 'the stream ended without any event')
       }
       if (choices.size === 0 && blocked) {
-        // A blocked prompt: no candidate at all, reported as OpenAI reports filtering.
-        choices.set(0, { toolCalls: 0, opened: false, finishReason: 'PROHIBITED_CONTENT' })
+        // A blocked prompt: no candidate at all, reported as OpenAI reports filtering — an answer
+        // with no text (`content: null`, as `convertGeminiResponse` gives), then content_filter.
+        const state: ChoiceState = { toolCalls: 0, opened: false, finishReason: 'PROHIBITED_CONTENT' }
+        emit(controller, 0, state, { content: null })
+        choices.set(0, state)
       }
       const ordered = [...choices.entries()].sort(([a], [b]) => a - b)
       if (ordered.length === 0 || ordered.some(([, state]) => !state.finishReason)) {

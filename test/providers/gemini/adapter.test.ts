@@ -118,13 +118,13 @@ describe('Gemini adapter, non-streaming', () => {
     expect(res.usage?.completion_tokens_details).toEqual({ reasoning_tokens: 72 })
   })
 
-  test('SAFETY → content_filter; a blocked prompt → one empty content_filter choice', async () => {
+  test('SAFETY → content_filter; a blocked prompt → one content_filter choice without text', async () => {
     expect((await complete('safety')).choices[0]!.finish_reason).toBe('content_filter')
     const blocked = await complete('prompt-blocked')
     expect(blocked.choices).toEqual([
       {
         index: 0,
-        message: { role: 'assistant', content: '', refusal: null },
+        message: { role: 'assistant', content: null, refusal: null },
         finish_reason: 'content_filter',
         logprobs: null,
       },
