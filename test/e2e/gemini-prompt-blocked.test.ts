@@ -34,7 +34,12 @@ beforeAll(async () => {
           base_url: gemini.url,
           api_key: 'gemini-key',
           models: [
-            { name: 'prompt-blocked', context_window: 8192, max_output_tokens: 1024, features: ['streaming'] },
+            {
+              name: 'prompt-blocked',
+              context_window: 8192,
+              max_output_tokens: 1024,
+              features: ['streaming'],
+            },
           ],
         },
       ],
@@ -72,10 +77,7 @@ describe('chat', () => {
       .filter((frame) => frame.startsWith('data: {'))
       .map((frame) => JSON.parse(frame.slice(6)))
     for (const chunk of chunks) expect(validateChunk(chunk)).toBeNull()
-    expect(chunks.map((c) => c.choices[0]?.delta ?? null)).toEqual([
-      { role: 'assistant', content: null },
-      {},
-    ])
+    expect(chunks.map((c) => c.choices[0]?.delta ?? null)).toEqual([{ role: 'assistant', content: null }, {}])
     expect(chunks[1].choices[0].finish_reason).toBe('content_filter')
     const final = await client.chat.completions.stream({ model: MODEL, messages }).finalChatCompletion()
     expect(final.choices[0]!.finish_reason).toBe('content_filter')
