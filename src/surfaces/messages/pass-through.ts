@@ -120,6 +120,8 @@ class MessagesRelay extends ByteRelay {
         } | null
         const failed = mapAnthropicStreamError(body ?? {}, this.ctx.provider)
         this.failed = failed
+        // Not JSON (a proxy's page, a cut line): no client could read it; ours in its place.
+        if (body === null) return this.error(failed)
         // The upstream's own event, as it came but for the provider's key and address.
         const clean = scrubbedEventData(data, this.ctx.provider, () =>
           JSON.stringify(anthropicErrorBody(failed)),
