@@ -14,14 +14,16 @@ export function selfCommand(): string[] {
 
 /**
  * A child keeps its stdin open to the parent: when the parent dies, even by SIGKILL, the pipe
- * closes and the child exits instead of serving on alone.
+ * closes and `gone` is called — the child must not serve on alone. It stops as on SIGTERM (no new
+ * requests, those in flight finished, usage flushed) rather than exit on the spot: nothing killed
+ * it, and an exit here cut its streams and lost the usage it had not written yet.
  */
-export function exitWithParent(): void {
+export function exitWithParent(gone: () => void): void {
   ;(async () => {
     for await (const _ of process.stdin) {
       // nothing is ever sent; the loop ends when the parent goes away
     }
-    process.exit(0)
+    gone()
   })()
 }
 

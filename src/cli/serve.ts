@@ -44,9 +44,11 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     )
     process.exit(code)
   }
-  // Started by the supervisor, or as a worker: stop when the process that started us does.
+  // Started by the supervisor, or as a worker: stop when the process that started us does —
+  // at once while starting, gracefully (`stop` below) once serving.
   const started = io.env.SWITCHYARD_SUPERVISED === '1' || child
-  if (started) exitWithParent()
+  let parentGone = () => process.exit(0)
+  if (started) exitWithParent(() => parentGone())
 
   const log = createLogger(config.logging.level)
   const store = await openDatabase(config, { warn: (m, f) => log.warn(m, f) })
@@ -85,6 +87,13 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     await pool?.exited()
     // The workers a forced stop killed have exited too: forceExit exits, with the signal's status.
     if (!forced) process.exit(code)
+  }
+  parentGone = () => {
+    deps.log.error('the process that started this one has exited; stopping as on SIGTERM', {
+      pid: process.pid,
+      parent: child ? 'primary' : 'supervisor',
+    })
+    void stop(0)
   }
   // Before the start line: a signal that follows it at once is a graceful stop (drained, its
   // log lines written), never the default death the process had until its handlers were in.

@@ -99,7 +99,7 @@ export class WorkerPool {
     const proc = Bun.spawn([...selfCommand(), ...slot.args], {
       stdout: 'pipe',
       stderr: 'inherit',
-      stdin: 'pipe', // the worker exits when this closes: when the primary dies, even by SIGKILL
+      stdin: 'pipe', // closed when the primary dies, even by SIGKILL: the worker then drains and exits
       ipc: (msg: ToPrimary) => void this.onMessage(self, msg),
       serialization: 'advanced',
     })
