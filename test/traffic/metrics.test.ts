@@ -101,3 +101,21 @@ test("an exited process's figures folded away: its counters and histograms stay,
   expect(count(after)).toBe(5)
   expect(before.switchyard_open_streams!.data).toEqual([{ labels: {}, value: 2 }])
 })
+
+test('circuit state across processes is the worst state any has it in, never a sum of states', async () => {
+  const withCircuits = (...states: string[]) => {
+    const m = new Metrics()
+    m.circuits = () => states.map((state, i) => ({ provider: 'p', key: 0, model: `m${i}`, state }))
+    return m.snapshot()
+  }
+  // m0: open in both; m1: half-open in both; m2: closed in one, open in the other.
+  const text = renderMetrics([withCircuits('open', 'half_open', 'closed'), withCircuits('open', 'half_open', 'open')])
+  const m = await parse(text)
+  expect(m.switchyard_circuit_state!.data).toEqual([
+    { labels: { provider: 'p', key: '#0', model: 'm0' }, value: 2 },
+    { labels: { provider: 'p', key: '#0', model: 'm1' }, value: 1 },
+    { labels: { provider: 'p', key: '#0', model: 'm2' }, value: 2 },
+  ])
+  // The other gauges still add up over processes.
+  expect(m.switchyard_processes!.data).toEqual([{ labels: {}, value: 2 }])
+})
