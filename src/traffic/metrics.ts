@@ -75,7 +75,7 @@ const FAMILIES = {
   switchyard_open_streams: ['gauge', 'Streams being relayed now.'],
   switchyard_circuit_state: [
     'gauge',
-    'Circuit per provider key and model: 0 closed, 1 half-open (probing), 2 open (skipped).',
+    'Circuit per provider key and model: 0 closed, 1 half-open (probing), 2 open (skipped); the worst of every process.',
   ],
   switchyard_processes: [
     'gauge',
@@ -85,6 +85,13 @@ const FAMILIES = {
 type Family = keyof typeof FAMILIES
 
 const CIRCUIT_VALUE: Record<string, number> = { closed: 0, half_open: 1, open: 2 }
+
+/**
+ * Gauges whose value is a state, not an amount: every process keeps its own circuits, and the sum
+ * of two processes' states is no state (open in both read 4, half-open in both read 2, "open").
+ * Across processes such a gauge shows the worst state any process has; every other gauge adds up.
+ */
+const STATE_GAUGES: ReadonlySet<Family> = new Set(['switchyard_circuit_state'])
 
 const BOUNDS: Partial<Record<Family, number[]>> = {
   switchyard_request_duration_seconds: LATENCY_BUCKETS,
@@ -285,7 +292,7 @@ function addHistogram(into: Record<string, Histogram>, key: string, h: Histogram
   have.sumMicros += h.sumMicros
 }
 
-/** Sums the snapshots of every process and renders Prometheus text format 0.0.4. */
+/** Sums the snapshots of every process (a state gauge: the worst state) and renders Prometheus text format 0.0.4. */
 export function renderMetrics(snapshots: MetricsSnapshot[]): string {
   const lines: string[] = []
   for (const [family, [type, help]] of Object.entries(FAMILIES) as Array<
@@ -295,9 +302,13 @@ export function renderMetrics(snapshots: MetricsSnapshot[]): string {
     if (type === 'histogram') renderHistogram(lines, family, snapshots)
     else {
       const sums = new Map<string, number>()
+      const merge = STATE_GAUGES.has(family) ? Math.max : (a: number, b: number) => a + b
       for (const s of snapshots) {
         const m = (type === 'gauge' ? s.gauges : s.counters)[family] ?? {}
-        for (const [k, v] of Object.entries(m)) sums.set(k, (sums.get(k) ?? 0) + v)
+        for (const [k, v] of Object.entries(m)) {
+          const have = sums.get(k)
+          sums.set(k, have === undefined ? v : merge(have, v))
+        }
       }
       for (const [k, v] of sums) lines.push(k ? `${family}{${k}} ${v}` : `${family} ${v}`)
     }
