@@ -76,6 +76,13 @@ test('a circuit open in both workers reads 2 (open), whichever process answers; 
   expect(sent.circuitOpen).toBe(28)
   expect(sent.attempts).toBe(2)
 
+  // A request is counted once its response has gone out, which its client may see first: scrape
+  // (briefly) until the last one is in, then every scrape must agree.
+  for (let tries = 0; tries < 40; tries++) {
+    const m = await scrape(serve.url)
+    if (sum(m.get('switchyard_requests_total'), { model: 'down/fault-500' }) === 30) break
+    await Bun.sleep(25)
+  }
   for (let s = 0; s < 8; s++) {
     const m = await scrape(serve.url)
     expect(sum(m.get('switchyard_processes'), {})).toBe(2)
