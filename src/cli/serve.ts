@@ -47,7 +47,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   // Started by the supervisor, or as a worker: stop when the process that started us does —
   // at once while starting, gracefully (`stop` below) once serving.
   const started = io.env.SWITCHYARD_SUPERVISED === '1' || child
-  let parentGone = () => process.exit(0)
+  let parentGone: () => void = () => process.exit(0)
   if (started) exitWithParent(() => parentGone())
 
   const log = createLogger(config.logging.level)

@@ -52,14 +52,19 @@ async function openStream(url: string, key: string): Promise<Stream> {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
-    body: JSON.stringify({ model: `mock/${SLOW}`, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({
+      model: `mock/${SLOW}`,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
   })
   expect(res.status).toBe(200)
   const s: Stream = { done: false, cut: false }
   void (async () => {
     let text = ''
     try {
-      for await (const chunk of res.body as ReadableStream<Uint8Array>) text += new TextDecoder().decode(chunk)
+      for await (const chunk of res.body as ReadableStream<Uint8Array>)
+        text += new TextDecoder().decode(chunk)
       s.done = text.includes('data: [DONE]')
       s.cut = !s.done
     } catch {
@@ -69,7 +74,7 @@ async function openStream(url: string, key: string): Promise<Stream> {
   return s
 }
 
-test("the primary killed with SIGKILL: its worker finishes its streams and flushes its usage before it exits; serve exits 137", async () => {
+test('the primary killed with SIGKILL: its worker finishes its streams and flushes its usage before it exits; serve exits 137', async () => {
   const mock = await startMockUpstream({ chunks: 6 })
   mocks.push(mock)
   const dir = tempDir()

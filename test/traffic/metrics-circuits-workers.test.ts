@@ -45,7 +45,9 @@ test('a circuit open in both workers reads 2 (open), whichever process answers; 
         // One failed attempt opens the target's circuit, for longer than the test.
         retry: { attempts: 0 },
         circuit: { failures: 1, cooldown_s: 600 },
-        models: [{ name: 'fault-500', context_window: 8192, max_output_tokens: 256, features: ['streaming'] }],
+        models: [
+          { name: 'fault-500', context_window: 8192, max_output_tokens: 256, features: ['streaming'] },
+        ],
       },
     ],
     plans: PLANS,

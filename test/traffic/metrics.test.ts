@@ -109,7 +109,10 @@ test('circuit state across processes is the worst state any has it in, never a s
     return m.snapshot()
   }
   // m0: open in both; m1: half-open in both; m2: closed in one, open in the other.
-  const text = renderMetrics([withCircuits('open', 'half_open', 'closed'), withCircuits('open', 'half_open', 'open')])
+  const text = renderMetrics([
+    withCircuits('open', 'half_open', 'closed'),
+    withCircuits('open', 'half_open', 'open'),
+  ])
   const m = await parse(text)
   expect(m.switchyard_circuit_state!.data).toEqual([
     { labels: { provider: 'p', key: '#0', model: 'm0' }, value: 2 },
