@@ -122,6 +122,25 @@ describe('the demo provider through the openai client', () => {
     expect(Number.isInteger(value.count)).toBe(true)
   })
 
+  test('a prompt past the model’s context window (by the demo’s own count) → 400 context_length_exceeded, stream or not', async () => {
+    // demo/echo: context_window 8192; the demo counts about 4 characters a token.
+    const long = 'x'.repeat(8_192 * 4 + 400)
+    for (const stream of [false, true]) {
+      const err = await client.chat.completions
+        .create({ model: 'demo/echo', stream, messages: [{ role: 'user', content: long }] })
+        .catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError)
+      expect((err as BadRequestError).code).toBe('context_length_exceeded')
+      expect((err as BadRequestError).param).toBe('messages')
+    }
+    // Within the window it answers.
+    const ok = await client.chat.completions.create({
+      model: 'demo/echo',
+      messages: [{ role: 'user', content: 'x'.repeat(8_000 * 4) }],
+    })
+    expect(ok.choices[0]!.finish_reason).toBeDefined()
+  })
+
   test('a feature the demo model lacks → BadRequestError unsupported_feature', async () => {
     const err = await client.chat.completions
       .create({
