@@ -10,7 +10,8 @@
  * const res = await demo.complete({ model: 'echo', messages: [{ role: 'user', content: 'hi' }] }, ctx)
  * res.choices[0].message.content // 'Echo: hi'
  */
-import type { ProviderConfig } from '../../config/schema.ts'
+import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
+import { GatewayError } from '../../util/errors.ts'
 import { abortError } from '../http.ts'
 import type {
   CallContext,
@@ -33,6 +34,7 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
       const failure = flakyFailure(req)
       if (failure) throw failure
+      const prompt = withinWindow(req, ctx.model)
       const answer = demoAnswer(req, ctx.model.max_output_tokens)
       const n = req.n ?? 1
       const message: ChatCompletion['choices'][number]['message'] = {
@@ -52,7 +54,7 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
           finish_reason: answer.finishReason,
           logprobs: null,
         })),
-        usage: usage(req, answer.completionTokens * n),
+        usage: usage(prompt, answer.completionTokens * n),
       }
     },
 
@@ -60,6 +62,7 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
       if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
       const failure = flakyFailure(req)
       if (failure) throw failure
+      const prompt = withinWindow(req, ctx.model)
       const answer = demoAnswer(req, ctx.model.max_output_tokens)
       const n = req.n ?? 1
       const head = {
@@ -67,15 +70,30 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
         created: Math.floor(Date.now() / 1000),
         model: req.model,
       }
-      return fromChunks(demoChunks(head, answer, n, usage(req, answer.completionTokens * n)), ctx.signal)
+      return fromChunks(demoChunks(head, answer, n, usage(prompt, answer.completionTokens * n)), ctx.signal)
     },
 
     embeddings: createDemoEmbeddings(provider),
   }
 }
 
-function usage(req: ChatRequest, completion: number): Usage {
+/**
+ * The prompt's tokens by the demo's own count (the usage it reports), held to the model's
+ * `context_window` as a real provider holds a prompt to its model's: 400 `context_length_exceeded`
+ * naming `messages` (which fails over only to a fallback with a larger window, DESIGN §10).
+ */
+function withinWindow(req: ChatRequest, model: ModelConfig): number {
   const prompt = promptTokens(req.messages)
+  if (prompt <= model.context_window) return prompt
+  throw new GatewayError(
+    400,
+    'context_length_exceeded',
+    `This model's maximum context length is ${model.context_window} tokens; the messages have ${prompt} (the demo counts about 4 characters a token). Shorten the conversation.`,
+    { param: 'messages' },
+  )
+}
+
+function usage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 

@@ -14,7 +14,9 @@ import { callContext } from '../helpers.ts'
 const provider: ProviderConfig = {
   prefix: 'demo',
   kind: 'demo',
-  models: [{ name: 'echo', context_window: 1_000_000, max_output_tokens: 64_000, features: ['tools'] }],
+  // A window past the largest hostile prompt here (4 MB ≈ 1.06 M tokens by the demo's count): these
+  // tests time the reading, which the window check would otherwise cut short.
+  models: [{ name: 'echo', context_window: 10_000_000, max_output_tokens: 64_000, features: ['tools'] }],
 }
 const demo = createDemoAdapter(provider)
 const complete = (r: ChatRequest): Promise<ChatCompletion> => demo.complete(r, callContext(provider))
