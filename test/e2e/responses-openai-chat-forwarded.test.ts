@@ -50,7 +50,10 @@ describe('openai chat upstream: forwarded as sent, not named', () => {
   })
 
   test('safety_identifier and user both sent: each under its own name', async () => {
-    const body = await bed.sent('oa', 'responses', 'oa/gpt-4o-mini', { safety_identifier: 's-1', user: 'u-1' })
+    const body = await bed.sent('oa', 'responses', 'oa/gpt-4o-mini', {
+      safety_identifier: 's-1',
+      user: 'u-1',
+    })
     expect(body.safety_identifier).toBe('s-1')
     expect(body.user).toBe('u-1')
   })

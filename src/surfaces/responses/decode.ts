@@ -122,8 +122,10 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   const effort = req.reasoning?.effort
   // `none` too: some models reason unless told not to (Gemini 2.5 Flash: `thinkingBudget: 0`).
   if (effort) chat.reasoning_effort = effort
-  const user = req.safety_identifier ?? req.user
-  if (user) chat.user = user
+  // Both chat parameters too, each under its own name: Anthropic's adapter reads both (the safety
+  // identifier wins), Gemini's neither (each named where it is dropped, `unservedParams`).
+  if (req.user) chat.user = req.user
+  if (req.safety_identifier) chat.safety_identifier = req.safety_identifier
 
   return { chat, tools, problems, param: (p) => responsesParam(p, origins) }
 }
@@ -147,7 +149,8 @@ export function logprobsParam(req: ResponsesRequestInput): 'top_logprobs' | 'inc
  * The other `CreateResponse` fields the chat form leaves out change nothing the model writes:
  * the bookkeeping ones (`metadata`, echoed, `service_tier`, the prompt-cache hints, `truncation`,
  * `context_management`, `max_tool_calls`, `include` but logprobs) are named in
- * `x-switchyard-dropped-params` (`droppedFields`, unknown-fields.ts); `store`, `stream_options`
+ * `x-switchyard-dropped-params` (`droppedFields`, unknown-fields.ts), but for those an `openai`
+ * upstream's chat API takes as they are (`openaiChatFields`); `store`, `stream_options`
  * and `reasoning.summary` (a translated answer's reasoning comes back as a summary anyway) ask
  * for what a translated route does.
  */

@@ -26,7 +26,7 @@ import { parseChatBody } from '../chat/validate.ts'
 import { type DecodedResponses, decodeResponses, logprobsParam } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
-import { droppedFields } from './unknown-fields.ts'
+import { droppedFields, openaiChatFields } from './unknown-fields.ts'
 import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
 
 export interface ResponsesView {
@@ -92,12 +92,12 @@ export function translateView(
   try {
     // What the chat form carries only to an OpenAI-compatible upstream (`moderation`).
     if (entry.provider.kind !== 'openai') refuseOpenAIOnly(view.decoded.chat)
-    request = applyDefaults(view.decoded.chat, entry.model, upstreamModelName(entry.model))
-    // The chat form's `user` is `safety_identifier` when the request has one (`decodeResponses`).
-    const user = view.input.safety_identifier != null ? 'safety_identifier' : 'user'
+    // An OpenAI-compatible chat API takes the prompt-cache hints and `service_tier` as they are.
+    const carried = entry.provider.kind === 'openai' ? openaiChatFields(view.input) : {}
+    request = applyDefaults({ ...view.decoded.chat, ...carried }, entry.model, upstreamModelName(entry.model))
     droppedParams = [
-      ...droppedFields(view.input),
-      ...unservedParams(request, entry.provider.kind, (p) => (p === 'user' ? user : view.decoded.param(p))),
+      ...droppedFields(view.input, carried),
+      ...unservedParams(request, entry.provider.kind, view.decoded.param),
     ]
   } catch (e) {
     throw renamed(e, view.decoded)
