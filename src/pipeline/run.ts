@@ -249,10 +249,13 @@ export class Pipeline {
     surface.limitHeaders?.(admit, states, now, limitHeaders)
     Object.assign(headers, limitHeaders)
     if (!admit.admitted) {
-      // A budget's 402 is not a rate limit: it is counted with the other refusals (below) and in
-      // the requests by status, not as rate-limited (a 429) by window.
-      if (admit.charge?.state.row.resource !== 'microdollars') {
-        metrics.limitRejected(admit.window)
+      // A budget's 402 is not a rate limit: it is counted by its period, with the other refusals
+      // (below) and in the requests by status, not as rate-limited (a 429). A 429 names the
+      // resource of the row that refused (the account's rpm / rpd when no charge row did).
+      const row = admit.charge?.state.row
+      if (row?.resource === 'microdollars') metrics.budgetRefused(row.period!)
+      else {
+        metrics.limitRejected(row?.resource ?? 'requests', admit.window)
         deps.recorder.recordRateLimited({
           accountId: auth.account.id,
           keyId: auth.key.id,

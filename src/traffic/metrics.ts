@@ -10,6 +10,7 @@
  * m.requestFinished({ surface: 'chat', model: 'demo/echo', status: 200, latencyMs: 12, ... })
  * const text = renderMetrics([m.snapshot()])
  */
+import type { CalendarPeriod, LimitResource } from '../limits/rows.ts'
 
 /** Seconds. Upper bounds of the latency buckets (whole requests, streams included). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
@@ -62,7 +63,14 @@ const FAMILIES = {
     'counter',
     "Cost of requests at the models' pricing, in micro-dollars (1e-6 USD; exact integers), by surface and model.",
   ],
-  switchyard_rate_limited_total: ['counter', 'Requests refused for a rate limit, by window.'],
+  switchyard_rate_limited_total: [
+    'counter',
+    "Requests refused (429) for a rate limit, by the limit's resource (requests, tokens) and window (minute, day); the account's limits and a key's own.",
+  ],
+  switchyard_budget_refused_total: [
+    'counter',
+    "Requests refused (402 budget_exceeded) for a spent budget, by the budget's period (day, week, month).",
+  ],
   switchyard_upstream_errors_total: ['counter', 'Upstream calls that failed, by provider and error code.'],
   switchyard_upstream_attempts_total: [
     'counter',
@@ -160,8 +168,14 @@ export class Metrics {
     return k
   }
 
-  limitRejected(window: string): void {
-    this.add('switchyard_rate_limited_total', labels({ window }), 1)
+  /** A 429 of a rate limit: `resource` is the limit's (`requests`: rpm / rpd; `tokens`: tpm / tpd). */
+  limitRejected(resource: Exclude<LimitResource, 'microdollars'>, window: string): void {
+    this.add('switchyard_rate_limited_total', labels({ resource, window }), 1)
+  }
+
+  /** A 402 of a budget (not a rate limit: it waits for the period's end, not a window's room). */
+  budgetRefused(period: CalendarPeriod): void {
+    this.add('switchyard_budget_refused_total', labels({ period }), 1)
   }
 
   upstreamError(provider: string, code: string): void {

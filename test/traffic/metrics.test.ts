@@ -18,7 +18,8 @@ test('snapshots of several processes sum: counters, cumulative histogram buckets
   a.requestFinished({ ...req, latencyMs: 4 })
   a.requestFinished({ ...req, latencyMs: 700, ttftMs: 30 })
   b.requestFinished({ ...req, latencyMs: 20_000, status: 502, promptTokens: null, completionTokens: null })
-  b.limitRejected('minute')
+  b.limitRejected('tokens', 'minute')
+  b.budgetRefused('month')
   b.upstreamError('openai', 'upstream_timeout')
   b.streamOpened()
   const m = await parse(renderMetrics([a.snapshot(), b.snapshot()]))
@@ -35,7 +36,10 @@ test('snapshots of several processes sum: counters, cumulative histogram buckets
   expect(h.sum).toBeCloseTo(20.704, 6)
   expect((m.switchyard_time_to_first_token_seconds!.data as PromHistogramData[])[0]!.count).toBe(1)
   expect(m.switchyard_tokens_total!.data.map((d) => (d as { value: number }).value)).toEqual([6, 10])
-  expect(m.switchyard_rate_limited_total!.data).toEqual([{ labels: { window: 'minute' }, value: 1 }])
+  expect(m.switchyard_rate_limited_total!.data).toEqual([
+    { labels: { resource: 'tokens', window: 'minute' }, value: 1 },
+  ])
+  expect(m.switchyard_budget_refused_total!.data).toEqual([{ labels: { period: 'month' }, value: 1 }])
   expect(m.switchyard_upstream_errors_total!.data).toEqual([
     { labels: { provider: 'openai', code: 'upstream_timeout' }, value: 1 },
   ])
