@@ -56,6 +56,13 @@ export interface AccountView {
   created_at: string | null
 }
 
+/**
+ * What `setEnabled` left, for its audit line (the admin API's and the command line's alike): the
+ * state, and on a disable the console sessions it ended (0 said, not left out).
+ */
+export const enabledChange = (r: { account: AccountView; sessionsEnded: number }) =>
+  r.account.enabled ? { enabled: true } : { enabled: false, sessions_ended: r.sessionsEnded }
+
 export interface KeyView {
   id: string
   account: string
@@ -273,15 +280,19 @@ export class AccountService {
   /**
    * Disabling the account ends its key holders' console sessions, as disabling a key ends the
    * key's: a session dies with its credential, and enabling again (before any look at the session
-   * found it unbound) must not bring it back.
+   * found it unbound) must not bring it back. `sessionsEnded`: how many it ended, for the audit
+   * line (0 when enabling).
    */
-  async setEnabled(name: string, enabled: boolean): Promise<AccountView> {
+  async setEnabled(name: string, enabled: boolean): Promise<{ account: AccountView; sessionsEnded: number }> {
     const account = await this.getAccount(name)
     const updated = await this.store.setAccountEnabled(account.id, enabled)
+    let sessionsEnded = 0
     if (!enabled) {
-      for (const k of await this.store.listKeys(account.id)) await this.store.endSessions({ keyId: k.id })
+      for (const k of await this.store.listKeys(account.id)) {
+        sessionsEnded += await this.store.endSessions({ keyId: k.id })
+      }
     }
-    return this.view(updated)
+    return { account: await this.view(updated), sessionsEnded }
   }
 
   async planHistory(name: string) {

@@ -1,5 +1,5 @@
 /** @module `switchyard accounts create|list|show|set-plan|disable|enable`. */
-import type { AccountView } from '../accounts/service.ts'
+import { type AccountView, enabledChange } from '../accounts/service.ts'
 import { flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { fields, table } from './text.ts'
@@ -67,13 +67,16 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
       }
       case 'disable':
       case 'enable': {
-        const a = await change.audited(
+        const r = await change.audited(
           `accounts ${sub}`,
           name,
           () => svc.setEnabled(name, sub === 'enable'),
-          (a) => ({ enabled: a.enabled }),
+          enabledChange,
         )
-        out.result(a, () => `account ${a.name} ${sub}d`)
+        const a = r.account
+        const ended = r.sessionsEnded
+        const note = ended ? `; ${ended} console session${ended === 1 ? '' : 's'} ended` : ''
+        out.result(a, () => `account ${a.name} ${sub}d${note}`)
         return 0
       }
     }

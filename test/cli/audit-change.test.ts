@@ -38,7 +38,10 @@ test('each CLI change says what it changed; never the key', async () => {
   })
   const plan = await audited(['accounts', 'set-plan', 'acme', 'basic', '--days', '5'])
   expect(plan.line.change).toEqual({ plan: 'basic', plan_expires_at: plan.out.plan_expires_at })
-  expect((await audited(['accounts', 'disable', 'acme'])).line.change).toEqual({ enabled: false })
+  expect((await audited(['accounts', 'disable', 'acme'])).line.change).toEqual({
+    enabled: false,
+    sessions_ended: 0,
+  })
 
   const key = await audited(['keys', 'create', 'acme', '--name', 'ci', '--tpm', '500'])
   expect(key.line).toMatchObject({ action: 'keys create', target: 'acme' })

@@ -8,10 +8,11 @@ import { Elysia, t } from 'elysia'
 import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
 import { keyNameProblem } from '../../accounts/keys.ts'
 import { expiryPolicy } from '../../accounts/plans.ts'
+import { enabledChange } from '../../accounts/service.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
 import { parseIsoTime } from '../../util/clock.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { adminGuard } from '../admin-guard.ts'
+import { type AuditChange, adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
 import { KeyLimitsBody } from './admin-key-limits.ts'
@@ -53,6 +54,12 @@ function term(body: { days?: number; expires_at?: string }): [days?: number, exp
 
 export function adminRoutes(deps: Deps) {
   const svc = deps.accounts
+  /** As the command line's `accounts disable|enable`: the audit line says what it left. */
+  const setEnabled = async (name: string, enabled: boolean, said: (c: AuditChange) => void) => {
+    const r = await svc.setEnabled(name, enabled)
+    said({ change: enabledChange(r) })
+    return r.account
+  }
   return (
     new Elysia({ name: 'switchyard.admin', prefix: '/admin/v1' })
       .use(adminGuard(deps))
@@ -111,8 +118,16 @@ export function adminRoutes(deps: Deps) {
           ),
         },
       )
-      .post('/accounts/:name/disable', ({ params }) => svc.setEnabled(params.name, false), none)
-      .post('/accounts/:name/enable', ({ params }) => svc.setEnabled(params.name, true), none)
+      .post(
+        '/accounts/:name/disable',
+        ({ params, auditChange }) => setEnabled(params.name, false, auditChange),
+        none,
+      )
+      .post(
+        '/accounts/:name/enable',
+        ({ params, auditChange }) => setEnabled(params.name, true, auditChange),
+        none,
+      )
       .get(
         '/accounts/:name/usage',
         async ({ params }) => usageReport(deps, await svc.getAccount(params.name), null),
