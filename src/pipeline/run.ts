@@ -289,7 +289,11 @@ export class Pipeline {
       // must not wait out the whole idle timeout for it.
       restoreIdle(decoded.stream && err?.code === 'upstream_timeout' ? 1 : undefined)
       const by = answered.entry
-      if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
+      // An upstream error is a failed call, under the provider that failed last. With no call made
+      // (every circuit open) the 503 is the gateway's refusal: no provider's error, whichever
+      // provider the model asked for is on (the open circuits are `switchyard_circuit_state`).
+      if (err?.code === 'upstream_circuit_open' && answered.attempts === 0) metrics.circuitRefused(entry.id)
+      else if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
         metrics.upstreamError(by.provider.prefix, err.code)
       }
       ex.ttftMs = ttftMs

@@ -71,7 +71,14 @@ const FAMILIES = {
     'counter',
     "Requests refused (402 budget_exceeded) for a spent budget, by the budget's period (day, week, month).",
   ],
-  switchyard_upstream_errors_total: ['counter', 'Upstream calls that failed, by provider and error code.'],
+  switchyard_upstream_errors_total: [
+    'counter',
+    'Requests that called an upstream and failed, by the provider that failed last and the error code.',
+  ],
+  switchyard_circuit_refused_total: [
+    'counter',
+    'Requests refused (503 upstream_circuit_open) without an upstream call, every circuit that could answer being open, by the model asked for.',
+  ],
   switchyard_upstream_attempts_total: [
     'counter',
     'Upstream attempts, by provider, model and outcome (ok, or the failure kind).',
@@ -180,6 +187,11 @@ export class Metrics {
 
   upstreamError(provider: string, code: string): void {
     this.add('switchyard_upstream_errors_total', labels({ provider, code }), 1)
+  }
+
+  /** A 503 `upstream_circuit_open`: the gateway's refusal, no upstream was called. */
+  circuitRefused(model: string): void {
+    this.add('switchyard_circuit_refused_total', labels({ model }), 1)
   }
 
   upstreamAttempt(provider: string, model: string, outcome: string): void {

@@ -4,7 +4,8 @@
  * summed like the open-streams gauge, so a circuit open in both processes read 4 — no state at
  * all — and one half-open in both read 2, "open". A scrape now shows the worst state any process
  * has the circuit in. The refusals while it is open are counted where an operator looks for them:
- * by status, as an upstream error of the provider (`upstream_circuit_open`), and as no attempt.
+ * by status, as circuit refusals of the model (`switchyard_circuit_refused_total`: no upstream was
+ * called, so no upstream error of the provider; metrics-circuit-refusals.test.ts), and as no attempt.
  */
 import { afterAll, expect, test } from 'bun:test'
 import { getMetricsFromIterator, type PromMetric } from 'prom2javascript'
@@ -95,8 +96,11 @@ test('a circuit open in both workers reads 2 (open), whichever process answers; 
     expect(sum(requests, { surface: 'chat', model: 'down/fault-500' })).toBe(30)
     expect(sum(requests, { surface: 'chat', model: 'down/fault-500', status: '503' })).toBe(28)
     const errors = m.get('switchyard_upstream_errors_total')
-    expect(sum(errors, { provider: 'down', code: 'upstream_circuit_open' })).toBe(28)
-    expect(sum(errors, { provider: 'down' })).toBe(30)
+    expect(sum(errors, { code: 'upstream_circuit_open' })).toBe(0)
+    expect(sum(errors, { provider: 'down' })).toBe(2)
+    expect(samples(m.get('switchyard_circuit_refused_total'))).toEqual([
+      { labels: { model: 'down/fault-500' }, value: 28 },
+    ])
     // Refused while open: no attempt; the two real ones are transient failures.
     expect(samples(m.get('switchyard_upstream_attempts_total'))).toEqual([
       { labels: { provider: 'down', model: 'fault-500', outcome: 'transient' }, value: 2 },
