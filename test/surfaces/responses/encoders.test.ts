@@ -258,3 +258,91 @@ describe('replaceStringField (pass-through model swap)', () => {
     expect(replaceStringField('{"a":1}', 1, 'model', 'x')).toBe('{"a":1}')
   })
 })
+
+/**
+ * `service_tier`: OpenAI's chat completion and each of its chunks name the tier that served the
+ * request; the Response reports it at the end (`response.completed`, the JSON object), and the tier
+ * asked of the upstream before (`response.created`, as OpenAI's Responses stream does). An upstream
+ * that names none (Anthropic, Gemini, a compatible server) leaves today's `default`.
+ */
+describe('service_tier', () => {
+  const tiered = (c: ChatCompletionChunk, tier: unknown) => ({ ...c, service_tier: tier }) as ChatCompletionChunk
+  const asked = (tier?: string) => {
+    const c = ctx(tier ? { service_tier: tier } : {})
+    c.view.tier = tier // as translateView sets it for an openai upstream
+    return c
+  }
+  const completion = (tier?: unknown) => ({
+    id: 'x',
+    object: 'chat.completion' as const,
+    created: 1,
+    model: 'm',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant' as const, content: 'Hi', refusal: null },
+        finish_reason: 'stop' as const,
+        logprobs: null,
+      },
+    ],
+    usage: USAGE,
+    ...(tier === undefined ? {} : { service_tier: tier }),
+  })
+  const tiers = (events: ReturnType<typeof run>) =>
+    events.filter((e) => e.response).map((e) => [e.type, (e.response as any).service_tier])
+
+  test('streamed: created and in_progress report the tier asked, completed the tier each chunk names', () => {
+    const events = run(new ResponsesStreamEncoder(asked('auto')), [
+      tiered(chunk({ role: 'assistant', content: 'Hi' }), 'flex'),
+      tiered(chunk({}, 'stop'), 'flex'),
+      tiered(chunk({}, null, USAGE), 'flex'),
+    ])
+    expect(tiers(events)).toEqual([
+      ['response.created', 'auto'],
+      ['response.in_progress', 'auto'],
+      ['response.completed', 'flex'],
+    ])
+  })
+
+  test('streamed: response.incomplete reports the served tier too; the latest chunk wins', () => {
+    const events = run(new ResponsesStreamEncoder(asked()), [
+      tiered(chunk({ content: 'Hi' }), 'default'),
+      tiered(chunk({}, 'length'), 'priority'),
+    ])
+    expect(tiers(events)).toEqual([
+      ['response.created', 'default'],
+      ['response.in_progress', 'default'],
+      ['response.incomplete', 'priority'],
+    ])
+  })
+
+  test('streamed, failed after the first byte: response.failed reports the tier named so far', () => {
+    const enc = new ResponsesStreamEncoder(asked('flex'))
+    enc.events(tiered(chunk({ content: 'par' }), 'default'))
+    const tail = enc.failEvents(new GatewayError(502, 'upstream_stream_interrupted', 'cut'))
+    expect((tail[1]!.response as any).service_tier).toBe('default')
+  })
+
+  test('streamed, no tier named (anthropic, gemini, demo, a compatible server): default throughout', () => {
+    const events = run(new ResponsesStreamEncoder(ctx()), [
+      chunk({ content: 'Hi' }),
+      tiered(chunk({}, 'stop'), null),
+      chunk({}, null, USAGE),
+    ])
+    expect(tiers(events).map(([, tier]) => tier)).toEqual(['default', 'default', 'default'])
+  })
+
+  test('streamed, a tier asked but none named back: default at the end, as before', () => {
+    const events = run(new ResponsesStreamEncoder(asked('flex')), [chunk({ content: 'Hi' }, 'stop')])
+    expect(tiers(events).map(([, tier]) => tier)).toEqual(['flex', 'flex', 'default'])
+  })
+
+  test('JSON: the tier the completion names; default when it names none (or not a string)', () => {
+    const served = encodeResponse(completion('flex'), asked('auto'))
+    expect(validateResponseObject(served)).toBeNull()
+    expect(served.service_tier).toBe('flex')
+    expect(encodeResponse(completion(), ctx()).service_tier).toBe('default')
+    expect(encodeResponse(completion(null), asked('flex')).service_tier).toBe('default')
+    expect(encodeResponse(completion(7), ctx()).service_tier).toBe('default')
+  })
+})
