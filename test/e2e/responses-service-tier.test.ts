@@ -113,7 +113,7 @@ describe('an OpenAI chat upstream that names the tier (flex)', () => {
   test('JSON: the Response reports service_tier flex', async () => {
     const res = await post({ model: 'oa/flex', service_tier: 'flex' })
     expect(res.status).toBe(200)
-    const body = await res.json()
+    const body = (await res.json()) as { service_tier: string }
     expect(body.service_tier).toBe('flex')
     expect(upstream.lastRequest()?.body?.service_tier).toBe('flex')
   })
@@ -141,7 +141,9 @@ describe('an OpenAI chat upstream that names the tier (flex)', () => {
 
 describe('an upstream that names no tier: default, as before', () => {
   test('JSON, no tier asked', async () => {
-    expect((await (await post({ model: 'oa/untiered' })).json()).service_tier).toBe('default')
+    expect(
+      ((await (await post({ model: 'oa/untiered' })).json()) as { service_tier: string }).service_tier,
+    ).toBe('default')
   })
 
   test('stream, no tier asked: default throughout', async () => {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { replaceStringField } from '../../../src/json/fields.ts'
-import type { ChatCompletionChunk } from '../../../src/providers/types.ts'
+import type { ChatCompletion, ChatCompletionChunk } from '../../../src/providers/types.ts'
 import { encodeResponse } from '../../../src/surfaces/responses/encode-response.ts'
 import { ResponsesStreamEncoder } from '../../../src/surfaces/responses/stream-encoder.ts'
 import { decodeView } from '../../../src/surfaces/responses/view.ts'
@@ -266,13 +266,14 @@ describe('replaceStringField (pass-through model swap)', () => {
  * that names none (Anthropic, Gemini, a compatible server) leaves today's `default`.
  */
 describe('service_tier', () => {
-  const tiered = (c: ChatCompletionChunk, tier: unknown) => ({ ...c, service_tier: tier }) as ChatCompletionChunk
+  const tiered = (c: ChatCompletionChunk, tier: unknown) =>
+    ({ ...c, service_tier: tier }) as ChatCompletionChunk
   const asked = (tier?: string) => {
     const c = ctx(tier ? { service_tier: tier } : {})
     c.view.tier = tier // as translateView sets it for an openai upstream
     return c
   }
-  const completion = (tier?: unknown) => ({
+  const completion = (tier?: unknown): ChatCompletion => ({
     id: 'x',
     object: 'chat.completion' as const,
     created: 1,
@@ -286,7 +287,8 @@ describe('service_tier', () => {
       },
     ],
     usage: USAGE,
-    ...(tier === undefined ? {} : { service_tier: tier }),
+    // Any JSON a compatible server sends, not only a tier's name.
+    ...(tier === undefined ? {} : { service_tier: tier as string }),
   })
   const tiers = (events: ReturnType<typeof run>) =>
     events.filter((e) => e.response).map((e) => [e.type, (e.response as any).service_tier])
