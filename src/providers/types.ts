@@ -117,6 +117,8 @@ export interface ChatCompletion {
   }>
   usage?: Usage
   system_fingerprint?: string
+  /** The tier that served the request, as OpenAI reports it (`flex`, `default`, ...); others send none. */
+  service_tier?: string | null
   [extra: string]: unknown
 }
 
@@ -147,6 +149,8 @@ export interface ChatCompletionChunk {
   }>
   usage?: Usage | null
   system_fingerprint?: string
+  /** The tier serving the request, on every chunk from OpenAI; others send none. */
+  service_tier?: string | null
   [extra: string]: unknown
 }
 
