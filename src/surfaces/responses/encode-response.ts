@@ -39,6 +39,7 @@ export function encodeResponse(completion: ChatCompletion, ctx: ResponseContext)
     completion.usage,
     choice?.finish_reason ?? null,
     Math.floor(Date.now() / 1000),
+    completion.service_tier,
   )
 }
 

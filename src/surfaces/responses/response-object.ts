@@ -6,7 +6,7 @@
  *
  * @example
  * const res = responseShell({ view, modelId: 'openai/gpt-4o-mini' }, 'resp_abc', 1_700_000_000)
- * finishResponse(res, output, usage, 'stop', now)
+ * finishResponse(res, output, usage, 'stop', now, completion.service_tier)
  */
 import type { FinishReason, Usage } from '../../providers/types.ts'
 import type { ResponsesTool } from './request-schema.ts'
@@ -65,7 +65,8 @@ export function responseShell(ctx: ResponseContext, id: string, createdAt: numbe
     parallel_tool_calls: input.parallel_tool_calls ?? true,
     previous_response_id: null,
     reasoning: { effort: input.reasoning?.effort ?? null, summary: input.reasoning?.summary ?? null },
-    service_tier: 'default',
+    // The tier asked of the upstream, until it says which served (`finishResponse`).
+    service_tier: ctx.view.tier ?? 'default',
     store: false,
     temperature,
     text: { format: input.text?.format ?? { type: 'text' } },
@@ -76,15 +77,21 @@ export function responseShell(ctx: ResponseContext, id: string, createdAt: numbe
   }
 }
 
-/** Sets the final status, output and usage (in place; returns `res`). */
+/**
+ * Sets the final status, output, usage and the tier that served it (in place; returns `res`):
+ * `served`, the upstream's `service_tier`, when it named one (OpenAI does); else `default`, as
+ * before — whatever was asked, an upstream that names none is not known to have honoured it.
+ */
 export function finishResponse(
   res: ResponseObject,
   output: OutputItem[],
   usage: Usage | null | undefined,
   finish: FinishReason | null,
   now: number,
+  served: unknown,
 ): ResponseObject {
   res.output = output
+  res.service_tier = servedTier(served) ?? 'default'
   const incomplete = incompleteReason(finish)
   res.status = incomplete ? 'incomplete' : 'completed'
   res.incomplete_details = incomplete ? { reason: incomplete } : null
@@ -92,6 +99,10 @@ export function finishResponse(
   res.usage = responsesUsage(usage)
   return res
 }
+
+/** An upstream's `service_tier` (chat completion or chunk), if it is a tier's name. */
+export const servedTier = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined
 
 /** The status of the answer's last item: `incomplete` when the answer stopped short (as the response's). */
 export const lastItemStatus = (finish: FinishReason | null): 'completed' | 'incomplete' =>

@@ -31,6 +31,7 @@ import {
   type ResponseContext,
   type ResponseObject,
   responseShell,
+  servedTier,
 } from './response-object.ts'
 
 export type ResponsesEvent = { type: string; sequence_number: number } & Record<string, unknown>
@@ -79,6 +80,8 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   private readonly output: OutputItem[] = []
   private finish: FinishReason | null = null
   private seen: Usage | null = null
+  /** The tier serving the answer, as the upstream's latest chunk named it (OpenAI names it on each). */
+  private tier: string | undefined
   private relayed = 0
   private readonly response: ResponseObject
   /** Events of the current call, handed out and reset by each public method. */
@@ -126,6 +129,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
     const emit = this.emit
     this.begin(emit)
     if (chunk.usage) this.seen = chunk.usage
+    this.tier = servedTier(chunk.service_tier) ?? this.tier
     const choice = chunk.choices.find((c) => c.index === 0)
     if (choice) {
       const delta = choice.delta as ChatCompletionChunk['choices'][number]['delta'] & Record<string, unknown>
@@ -146,7 +150,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
     // The last item is `incomplete` when the answer stopped short (max_output_tokens, content_filter).
     this.close(emit, lastItemStatus(this.finish))
     const now = Math.floor(Date.now() / 1000)
-    const res = finishResponse(this.response, this.output, this.seen, this.finish, now)
+    const res = finishResponse(this.response, this.output, this.seen, this.finish, now, this.tier)
     emit({ type: res.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: res })
     return this.take()
   }
@@ -159,6 +163,7 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
     const res = this.response
     res.status = 'failed'
     res.output = this.output
+    if (this.tier) res.service_tier = this.tier
     res.error = { code: err.status === 429 ? 'rate_limit_exceeded' : 'server_error', message: err.message }
     emit({ type: 'response.failed', response: res })
     return this.take()

@@ -36,6 +36,11 @@ export interface ResponsesView {
   served: readonly ResponsesTool[]
   /** The temperature used (defaults applied). Set by `translateView`. */
   temperature: number
+  /**
+   * The `service_tier` asked of the upstream (carried to an `openai` one only), which the response
+   * reports until the upstream says which tier served it. Set by `translateView`.
+   */
+  tier?: string
 }
 
 /** Throws only 400 `GatewayError`s naming the Responses field. */
@@ -109,6 +114,8 @@ export function translateView(
   view.served = served
   // The upstream's own default when none was sent; the response object names it as before.
   view.temperature = request.temperature ?? defaultTemperature(entry.model)
+  // The tier asked for, as carried (`openaiChatFields`): none to another kind.
+  view.tier = typeof request.service_tier === 'string' ? request.service_tier : undefined
   return { request, dropped, droppedParams }
 }
 
