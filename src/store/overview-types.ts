@@ -36,6 +36,10 @@ export interface OutcomeRow {
   /** null for a request whose outcome was lost. */
   status: number | null
   errorCode: string | null
+  /** The model that answered or failed last when not the one asked for (a fallback), else null. */
+  answeredBy: string | null
+  /** A 503 `upstream_circuit_open` with no upstream called: the gateway's refusal. */
+  refused: boolean
   count: number
   /** The newest and oldest such request among the rows read. */
   lastAt: number
@@ -45,6 +49,6 @@ export interface OutcomeRow {
 export interface OverviewStore {
   /** Busiest first (requests and 429s together), at most `limit` rows. */
   topOfDay(q: TopQuery): Promise<TopRow[]>
-  /** The newest `scan` requests in [from, to), counted by model, status and error code. */
+  /** The newest `scan` requests in [from, to), counted by model, answering model, status, error code and refusal. */
   recentOutcomes(q: OutcomesQuery): Promise<OutcomeRow[]>
 }

@@ -62,8 +62,10 @@ export async function topOfDay(deps: OverviewDeps, q: { by?: string; limit?: str
 
 /**
  * Each configured provider's requests and upstream errors (by code) among the newest SCAN
- * requests of the last `hours`; `from` is where the rows read begin (later than the window's
- * start when the cap was reached, `complete: false`).
+ * requests of the last `hours`, under the provider that answered or failed last (as /metrics);
+ * a 503 `upstream_circuit_open` that called nothing is no request nor error of a provider but a
+ * `circuit_refused` of the requested model's. `from` is where the rows read begin (later than
+ * the window's start when the cap was reached, `complete: false`).
  */
 export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, now: number) {
   const hours = int('hours', q.hours, 24, 168)
@@ -77,6 +79,7 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
     kind: string | null
     requests: number
     upstream_errors: number
+    circuit_refused: number
     last_error_at: number | null
     codes: Map<string, { code: string; status: number | null; count: number; last_at: number }>
   }
@@ -84,16 +87,34 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
   const entry = (prefix: string, kind: string | null) => {
     let h = by.get(prefix)
     if (!h) {
-      h = { provider: prefix, kind, requests: 0, upstream_errors: 0, last_error_at: null, codes: new Map() }
+      h = {
+        provider: prefix,
+        kind,
+        requests: 0,
+        upstream_errors: 0,
+        circuit_refused: 0,
+        last_error_at: null,
+        codes: new Map(),
+      }
       by.set(prefix, h)
     }
     return h
   }
   for (const p of deps.config.providers) entry(p.prefix, p.kind)
+  // A model id is `provider/name`; a model no longer configured still counts under its prefix.
+  const prefixOf = (model: string) => {
+    const slash = model.indexOf('/')
+    return slash > 0 ? model.slice(0, slash) : model
+  }
   for (const r of rows) {
-    // A model id is `provider/name`; a model no longer configured still counts under its prefix.
-    const slash = r.model.indexOf('/')
-    const h = entry(slash > 0 ? r.model.slice(0, slash) : r.model, null)
+    // A refusal (every circuit open, nothing called) is no provider's request nor error, as in
+    // /metrics (switchyard_circuit_refused_total): shown apart under the model asked for.
+    if (r.refused) {
+      entry(prefixOf(r.model), null).circuit_refused += r.count
+      continue
+    }
+    // The rest count under the provider that answered or failed last (a fallback's, when one did).
+    const h = entry(prefixOf(r.answeredBy ?? r.model), null)
     h.requests += r.count
     if (r.errorCode === null || NOT_UPSTREAM.has(r.errorCode)) continue
     h.upstream_errors += r.count
@@ -117,6 +138,7 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
       requests: h.requests,
       upstream_errors: h.upstream_errors,
       error_rate: h.requests ? Math.round((h.upstream_errors / h.requests) * 1000) / 1000 : 0,
+      circuit_refused: h.circuit_refused,
       last_error_at: iso(h.last_error_at),
       errors_by_code: [...h.codes.values()]
         .sort((a, b) => b.count - a.count || a.code.localeCompare(b.code))

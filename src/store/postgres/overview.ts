@@ -2,7 +2,7 @@
  * @module
  * The overview's reads on PostgreSQL, the same contract as `../sqlite/overview.ts`: one day of
  * the daily rollups grouped by key or account, and the newest `scan` request-log rows counted by
- * outcome. Bun.SQL tagged templates: every value is a bound parameter.
+ * outcome (a circuit refusal — no upstream called — apart). Bun.SQL tagged templates: every value is a bound parameter.
  */
 import type { SQL } from 'bun'
 import type { OutcomeRow, OutcomesQuery, TopQuery, TopRow } from '../overview-types.ts'
@@ -32,14 +32,20 @@ export async function pgTopOfDay(sql: SQL, q: TopQuery): Promise<TopRow[]> {
 
 export async function pgRecentOutcomes(sql: SQL, q: OutcomesQuery): Promise<OutcomeRow[]> {
   const rows = (await sql`
-    SELECT model, status, error_code, COUNT(*) AS n, MAX(created_at) AS last_at, MIN(created_at) AS first_at
-    FROM (SELECT model, status, error_code, created_at FROM requests
+    SELECT model, answered_by, status, error_code, refused, COUNT(*) AS n,
+      MAX(created_at) AS last_at, MIN(created_at) AS first_at
+    FROM (SELECT model, answered_by, status, error_code,
+            CASE WHEN error_code = 'upstream_circuit_open' AND COALESCE(attempts, 0) = 0 THEN 1 ELSE 0 END AS refused,
+            created_at
+          FROM requests
           WHERE created_at >= ${q.from} AND created_at < ${q.to} ORDER BY created_at DESC LIMIT ${q.scan}) s
-    GROUP BY model, status, error_code`) as Array<Record<string, unknown>>
+    GROUP BY model, answered_by, status, error_code, refused`) as Array<Record<string, unknown>>
   return rows.map((r) => ({
     model: String(r.model),
     status: numOrNull(r.status),
     errorCode: (r.error_code as string | null) ?? null,
+    answeredBy: (r.answered_by as string | null) ?? null,
+    refused: num(r.refused) === 1,
     count: num(r.n),
     lastAt: num(r.last_at),
     firstAt: num(r.first_at),
