@@ -63,6 +63,13 @@ export interface AccountView {
 export const enabledChange = (r: { account: AccountView; sessionsEnded: number }) =>
   r.account.enabled ? { enabled: true } : { enabled: false, sessions_ended: r.sessionsEnded }
 
+/**
+ * What `setKeyState` left, for its audit line (the admin API's and the command line's alike): the
+ * state, and on a disable or revoke the console sessions it ended (0 said, not left out).
+ */
+export const keyStateChange = (r: { key: KeyView; sessionsEnded: number }) =>
+  r.key.state === 'enabled' ? { state: r.key.state } : { state: r.key.state, sessions_ended: r.sessionsEnded }
+
 export interface KeyView {
   id: string
   account: string
@@ -403,12 +410,16 @@ export class AccountService {
     return keyView(await this.getKey(id), this.clock.now())
   }
 
-  async setKeyState(id: string, state: 'enabled' | 'disabled' | 'revoked'): Promise<KeyView> {
+  /** A disable or revoke ends the key's console sessions; `sessionsEnded` says how many. */
+  async setKeyState(
+    id: string,
+    state: 'enabled' | 'disabled' | 'revoked',
+  ): Promise<{ key: KeyView; sessionsEnded: number }> {
     const k = await this.getKey(id)
     if (k.state === 'revoked' && state !== 'revoked') throw revoked(id)
     const updated = await this.store.setKeyState(id, state)
-    if (state !== 'enabled') await this.store.endSessions({ keyId: id })
-    return keyView(updated, this.clock.now())
+    const sessionsEnded = state === 'enabled' ? 0 : await this.store.endSessions({ keyId: id })
+    return { key: keyView(updated, this.clock.now()), sessionsEnded }
   }
 
   async rotateKey(id: string): Promise<NewKey> {

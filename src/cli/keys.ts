@@ -1,5 +1,6 @@
 /** @module `switchyard keys create|list|set-limits|disable|enable|revoke|rotate|unsuspend`. */
 import { keyNameProblem } from '../accounts/keys.ts'
+import { keyStateChange } from '../accounts/service.ts'
 import { flagString, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
@@ -84,13 +85,11 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
       case 'enable':
       case 'revoke': {
         const state = sub === 'disable' ? 'disabled' : sub === 'enable' ? 'enabled' : 'revoked'
-        const k = await change.audited(
-          `keys ${sub}`,
-          id,
-          () => svc.setKeyState(id, state),
-          (k) => ({ state: k.state }),
-        )
-        out.result(k, () => `key ${k.id} is ${k.state}`)
+        const r = await change.audited(`keys ${sub}`, id, () => svc.setKeyState(id, state), keyStateChange)
+        const k = r.key
+        const ended = r.sessionsEnded
+        const note = ended ? `; ${ended} console session${ended === 1 ? '' : 's'} ended` : ''
+        out.result(k, () => `key ${k.id} is ${k.state}${note}`)
         return 0
       }
       case 'rotate': {

@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia'
 import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
 import { keyNameProblem } from '../../accounts/keys.ts'
 import { expiryPolicy } from '../../accounts/plans.ts'
-import { enabledChange } from '../../accounts/service.ts'
+import { enabledChange, keyStateChange } from '../../accounts/service.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
 import { parseIsoTime } from '../../util/clock.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -59,6 +59,16 @@ export function adminRoutes(deps: Deps) {
     const r = await svc.setEnabled(name, enabled)
     said({ change: enabledChange(r) })
     return r.account
+  }
+  /** As the command line's `keys disable|enable|revoke`: the audit line says what it left. */
+  const setKeyState = async (
+    id: string,
+    state: 'enabled' | 'disabled' | 'revoked',
+    said: (c: AuditChange) => void,
+  ) => {
+    const r = await svc.setKeyState(id, state)
+    said({ change: keyStateChange(r) })
+    return r.key
   }
   return (
     new Elysia({ name: 'switchyard.admin', prefix: '/admin/v1' })
@@ -160,9 +170,21 @@ export function adminRoutes(deps: Deps) {
         },
       )
       .get('/keys/:id', ({ params }) => svc.keyView(params.id), noQuery)
-      .post('/keys/:id/disable', ({ params }) => svc.setKeyState(params.id, 'disabled'), none)
-      .post('/keys/:id/enable', ({ params }) => svc.setKeyState(params.id, 'enabled'), none)
-      .post('/keys/:id/revoke', ({ params }) => svc.setKeyState(params.id, 'revoked'), none)
+      .post(
+        '/keys/:id/disable',
+        ({ params, auditChange }) => setKeyState(params.id, 'disabled', auditChange),
+        none,
+      )
+      .post(
+        '/keys/:id/enable',
+        ({ params, auditChange }) => setKeyState(params.id, 'enabled', auditChange),
+        none,
+      )
+      .post(
+        '/keys/:id/revoke',
+        ({ params, auditChange }) => setKeyState(params.id, 'revoked', auditChange),
+        none,
+      )
       .post('/keys/:id/rotate', ({ params }) => svc.rotateKey(params.id), none)
       .post('/keys/:id/unsuspend', ({ params }) => svc.unsuspendKey(params.id), none)
   )
