@@ -53,7 +53,10 @@ test('each CLI change says what it changed; never the key', async () => {
   })
   const limits = await audited(['keys', 'set-limits', key.out.id, '--rpm', '3'])
   expect(limits.line.change).toEqual({ limits: limits.out.limits })
-  expect((await audited(['keys', 'disable', key.out.id])).line.change).toEqual({ state: 'disabled' })
+  expect((await audited(['keys', 'disable', key.out.id])).line.change).toEqual({
+    state: 'disabled',
+    sessions_ended: 0,
+  })
   const rotated = await audited(['keys', 'rotate', key.out.id])
   expect(rotated.line.change).toEqual({ prefix: rotated.out.prefix })
   expect(JSON.stringify([key.line, rotated.line])).not.toContain(key.out.key)
