@@ -236,7 +236,7 @@ export class Pipeline {
     let admit = await admitAt(now, settling ? null : this.suspension)
     if (settling && !admit.admitted) {
       if (admit.charge) {
-        await deps.recorder.flushForRefusal()
+        await deps.recorder.flush()
         now = clock.now()
         admit = await admitAt(now, this.suspension)
       } else if (this.suspension) {

@@ -76,20 +76,13 @@ export class UsageRecorder {
 
   /**
    * Whether this account has settlements recorded here that the store does not hold yet. A charge
-   * refused while it has is worth one more try after `flushForRefusal()`: the refusal may have come
-   * from the reservations of requests that already ended, at far more than they cost.
+   * refused while it has is worth one more try after `flush()`: the refusal may have come from the
+   * reservations of requests that already ended, at far more than they cost. Refusals waiting on a
+   * flush while one runs share the one waiting behind it: a flood of them costs one write at a
+   * time, not one each, and each waits for a write that holds what ended before it.
    */
   settling(accountId: number): boolean {
     return this.unsettled.has(accountId)
-  }
-
-  /**
-   * Writes what is pending now, for a refused charge that waits on it: a flush like any other, so
-   * refusals arriving while one runs share the one waiting behind it — a flood of them costs one
-   * write at a time, not one each, and each waits for a write that holds what ended before it.
-   */
-  flushForRefusal(): Promise<void> {
-    return this.flush()
   }
 
   /**

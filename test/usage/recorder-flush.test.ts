@@ -72,11 +72,11 @@ test('a refused charge that asks for a flush while one runs gets a flush holding
   const lock = await holdWriteLock(path, 300)
   recorder.record(done(first))
   // One refusal's flush is running (waiting for the lock) when the second request ends …
-  const running = recorder.flushForRefusal()
+  const running = recorder.flush()
   await Bun.sleep(20)
   recorder.record(done(second))
   // … and another refusal of the account waits for a flush: it must hold that settlement.
-  await recorder.flushForRefusal()
+  await recorder.flush()
   expect(await used()).toBe(300)
   expect(recorder.settling(accountId)).toBe(false)
   await running
