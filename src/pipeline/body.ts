@@ -34,26 +34,25 @@ export function bodyTimeout(ms: number): GatewayError {
 }
 
 /**
- * `promise`, or the 408 once `ms` have passed. Without a deadline a valid key could hold
- * thousands of sockets open by trickling bodies in (admission comes after the body).
+ * The body's deadline: `late` rejects with the 408 once `ms` have passed, or with `stop`'s reason
+ * once it aborts (the shutdown's drain deadline: a body still arriving then is cut like a stream,
+ * never left unanswered), calling `onLate` after rejecting. Without a deadline a valid key could
+ * hold thousands of sockets open by trickling bodies in (admission comes after the body). One per
+ * body, raced by every read of it: one timer and one listener, not one per piece.
  */
-/**
- * `promise`, or the body timeout after `ms`, or `stop`'s reason once it aborts (the shutdown's
- * drain deadline: a body still arriving then is cut like a stream, never left unanswered).
- */
-async function withinTime<T>(
-  promise: Promise<T>,
+function bodyDeadline(
   ms: number,
   onLate: () => void,
   stop?: AbortSignal,
-): Promise<T> {
-  if (stop?.aborted) {
-    onLate()
-    throw stop.reason
-  }
+): { late: Promise<never>; clear: () => void } {
   let timer: ReturnType<typeof setTimeout> | undefined
   let onStop: (() => void) | undefined
   const late = new Promise<never>((_, reject) => {
+    if (stop?.aborted) {
+      reject(stop.reason)
+      onLate()
+      return
+    }
     timer = setTimeout(() => {
       reject(bodyTimeout(ms)) // first: cancelling settles the read, which must not win the race
       onLate()
@@ -64,11 +63,13 @@ async function withinTime<T>(
     }
     stop?.addEventListener('abort', onStop, { once: true })
   })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    clearTimeout(timer)
-    if (onStop) stop?.removeEventListener('abort', onStop)
+  late.catch(() => {}) // raced by each read; settled between reads, the next read sees it
+  return {
+    late,
+    clear: () => {
+      clearTimeout(timer)
+      if (onStop) stop?.removeEventListener('abort', onStop)
+    },
   }
 }
 
@@ -130,11 +131,11 @@ export async function readBodyText(
   const declared = header === null ? Number.NaN : Number(header)
   if (declared > limit) throw tooLarge(limit)
   if (!request.body) return ''
-  const started = performance.now()
   if (declared <= WHOLE_READ_MAX) {
     const reading = request.text()
     reading.catch(() => {}) // settled by the closed socket after a 408
-    const text = await withinTime(reading, timeoutMs, () => {}, stop)
+    const deadline = bodyDeadline(timeoutMs, () => {}, stop)
+    const text = await Promise.race([reading, deadline.late]).finally(deadline.clear)
     // HTTP framing read the declared length; a Request built in code may carry more (and a
     // string holds at most as many UTF-16 units as its UTF-8 bytes).
     if (text.length > limit) throw tooLarge(limit)
@@ -150,7 +151,8 @@ export async function readBodyText(
   let size = 0
   const cancel = () => void reader.cancel().catch(() => {})
   // One deadline for the whole body, not per piece: a piece every second would never be late.
-  const read = () => withinTime(reader.read(), timeoutMs - (performance.now() - started), cancel, stop)
+  const deadline = bodyDeadline(timeoutMs, cancel, stop)
+  const read = () => Promise.race([reader.read(), deadline.late])
   try {
     for (let r = await read(); !r.done; r = await read()) {
       size += r.value.byteLength
@@ -165,6 +167,8 @@ export async function readBodyText(
   } catch (err) {
     reader.cancel().catch(() => {})
     throw err
+  } finally {
+    deadline.clear()
   }
   pieces.push(decoder.decode())
   return pieces.join('')
