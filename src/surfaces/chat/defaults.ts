@@ -71,3 +71,13 @@ function checkTokenLimit(
 export function upstreamModelName(model: ModelConfig): string {
   return model.upstream_name ?? model.name
 }
+
+/**
+ * Removes a `reasoning_effort: "none"` the model cannot be sent: a model without the `reasoning`
+ * feature answers without reasoning already, and an OpenAI one would refuse the parameter.
+ */
+export function dropReasoningOff(request: ChatRequest, model: ModelConfig): void {
+  if (request.reasoning_effort === 'none' && !model.features.includes('reasoning')) {
+    delete request.reasoning_effort
+  }
+}

@@ -14,6 +14,7 @@ import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, kindReads, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { dropReasoningOff } from '../chat/defaults.ts'
 import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
@@ -58,10 +59,7 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   },
   translate(view, entry) {
     const request = convertToChatRequest(view, entry.model.upstream_name ?? entry.model.name)
-    // A model without reasoning answers without it already; an OpenAI one would refuse "none".
-    if (request.reasoning_effort === 'none' && !entry.model.features.includes('reasoning')) {
-      delete request.reasoning_effort
-    }
+    dropReasoningOff(request, entry.model)
     const kind = entry.provider.kind
     // Anthropic's top_k is not OpenAI's: an OpenAI-compatible upstream would refuse it, the demo ignore it.
     const unread = unreadFields(view)

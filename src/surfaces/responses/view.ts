@@ -19,7 +19,7 @@ import type { ChatRequest } from '../../providers/types.ts'
 import { unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
-import { applyDefaults, upstreamModelName } from '../chat/defaults.ts'
+import { applyDefaults, dropReasoningOff, upstreamModelName } from '../chat/defaults.ts'
 import { detectFeatures } from '../chat/features.ts'
 import { refuseOpenAIOnly } from '../chat/openai-only.ts'
 import { parseChatBody } from '../chat/validate.ts'
@@ -107,10 +107,7 @@ export function translateView(
   } catch (e) {
     throw renamed(e, view.decoded)
   }
-  // A model that does not reason answers without reasoning already; an OpenAI one would refuse it.
-  if (request.reasoning_effort === 'none' && !entry.model.features.includes('reasoning')) {
-    delete request.reasoning_effort
-  }
+  dropReasoningOff(request, entry.model)
   view.served = served
   // The upstream's own default when none was sent; the response object names it as before.
   view.temperature = request.temperature ?? defaultTemperature(entry.model)
