@@ -16,3 +16,17 @@ export function clip(text: string, max = 100): string {
   const shown = maskProviderKeys(maskKeys(text))
   return shown.length <= max ? shown : `${shown.slice(0, max)}…`
 }
+
+/**
+ * Names a client chose, for a message: the first 10, each clipped to 64 characters and wrapped in
+ * `quote`, then how many there were in all.
+ *
+ * @example shownNames(['a', 'b'], '"') // '"a", "b"'
+ */
+export function shownNames(names: readonly string[], quote = ''): string {
+  const shown = names
+    .slice(0, 10)
+    .map((n) => `${quote}${clip(n, 64)}${quote}`)
+    .join(', ')
+  return names.length > 10 ? `${shown}, … (${names.length} in all)` : shown
+}

@@ -11,7 +11,7 @@ import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseJsonBody } from '../../json/parse-json-body.ts'
 import { explainValidationError } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { clip } from '../../util/text.ts'
+import { clip, shownNames } from '../../util/text.ts'
 import { type ChatRequestInput, ChatRequestSchema } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(ChatRequestSchema)
@@ -83,15 +83,10 @@ function checkToolChoice(req: ChatRequestInput): void {
  */
 export function checkNamedTool(name: string, offered: readonly string[]): void {
   if (offered.includes(name)) return
-  const shown = offered
-    .slice(0, 10)
-    .map((n) => `"${clip(n, 64)}"`)
-    .join(', ')
-  const more = offered.length > 10 ? `, … (${offered.length} in all)` : ''
   throw new GatewayError(
     400,
     'invalid_value',
-    `tool_choice names the tool "${clip(name, 64)}", which is not among the tools sent (${shown || 'none'}${more}). Name one of them, or add the tool.`,
+    `tool_choice names the tool "${clip(name, 64)}", which is not among the tools sent (${shownNames(offered, '"') || 'none'}). Name one of them, or add the tool.`,
     { param: 'tool_choice' },
   )
 }

@@ -18,7 +18,7 @@ import type { Feature } from '../../config/schema.ts'
 import type { ChatRequest } from '../../providers/types.ts'
 import { unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { clip } from '../../util/text.ts'
+import { shownNames } from '../../util/text.ts'
 import { applyDefaults, dropReasoningOff, upstreamModelName } from '../chat/defaults.ts'
 import { detectFeatures } from '../chat/features.ts'
 import { refuseOpenAIOnly } from '../chat/openai-only.ts'
@@ -116,13 +116,6 @@ export function translateView(
   return { request, dropped, droppedParams }
 }
 
-/** The first few dropped types (the client's text, clipped), and how many there were. */
-const shownTypes = (types: readonly string[]) =>
-  types
-    .slice(0, 10)
-    .map((type) => clip(type, 64))
-    .join(', ') + (types.length > 10 ? `, … (${types.length} in all)` : '')
-
 /**
  * A `tool_choice` that makes the model call a tool, when every tool it could call was a hosted one
  * this route dropped (`unsupported_tools: drop`): the model would answer in text, unasked.
@@ -134,7 +127,7 @@ function refuseChoiceOfDropped(view: ResponsesView, dropped: string[]): void {
   throw new GatewayError(
     400,
     'unsupported_value',
-    `tool_choice makes the model call a tool, but the only tools were ${shownTypes(dropped)}, which this model's upstream cannot run (they were dropped). Send function tools, or leave tool_choice out.`,
+    `tool_choice makes the model call a tool, but the only tools were ${shownNames(dropped)}, which this model's upstream cannot run (they were dropped). Send function tools, or leave tool_choice out.`,
     { param: 'tool_choice' },
   )
 }
