@@ -25,7 +25,7 @@ import { GEMINI_PARAMS } from './gemini/convert-to-gemini-request.ts'
 import type { ParamRule } from './shared/apply-param-map.ts'
 import type { ChatRequest } from './types.ts'
 
-export const DROPPED_PARAMS_HEADER = 'x-switchyard-dropped-params'
+const DROPPED_PARAMS_HEADER = 'x-switchyard-dropped-params'
 
 interface KindParams {
   /** Chat parameters the adapter reads: translated, or used to decide what it sends. */
