@@ -12,28 +12,34 @@ import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { modelEntries } from './models.ts'
-import { NoQuery } from './no-query.ts'
-
-const Q = t.Optional(t.String({ maxLength: 200 }))
+import { NoQuery, QueryText } from './no-query.ts'
 
 export function adminHistoryRoutes(deps: Deps) {
   const created = Math.floor(deps.clock.now() / 1000)
   return new Elysia({ name: 'switchyard.admin.history', prefix: '/admin/v1' })
     .use(adminGuard(deps))
     .get('/usage/series', ({ query }) => usageSeries(deps, query, deps.clock.now()), {
-      query: t.Object({ bucket: Q, from: Q, to: Q, account: Q, key: Q, model: Q, group_by: Q }),
+      query: t.Object({
+        bucket: QueryText,
+        from: QueryText,
+        to: QueryText,
+        account: QueryText,
+        key: QueryText,
+        model: QueryText,
+        group_by: QueryText,
+      }),
     })
     .get('/requests', ({ query }) => requestLogPage(deps, query), {
       query: t.Object({
-        account: Q,
-        key: Q,
-        model: Q,
-        surface: Q,
-        status: Q,
-        from: Q,
-        to: Q,
-        cursor: Q,
-        limit: Q,
+        account: QueryText,
+        key: QueryText,
+        model: QueryText,
+        surface: QueryText,
+        status: QueryText,
+        from: QueryText,
+        to: QueryText,
+        cursor: QueryText,
+        limit: QueryText,
       }),
     })
     .get(

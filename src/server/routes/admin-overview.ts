@@ -9,16 +9,15 @@ import { Elysia, t } from 'elysia'
 import { providerHealth, topOfDay } from '../../usage/overview.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
-
-const Q = t.Optional(t.String({ maxLength: 200 }))
+import { QueryText } from './no-query.ts'
 
 export function adminOverviewRoutes(deps: Deps) {
   return new Elysia({ name: 'switchyard.admin.overview', prefix: '/admin/v1' })
     .use(adminGuard(deps))
     .get('/overview/top', ({ query }) => topOfDay(deps, query, deps.clock.now()), {
-      query: t.Object({ by: Q, limit: Q }),
+      query: t.Object({ by: QueryText, limit: QueryText }),
     })
     .get('/overview/providers', ({ query }) => providerHealth(deps, query, deps.clock.now()), {
-      query: t.Object({ hours: Q }),
+      query: t.Object({ hours: QueryText }),
     })
 }

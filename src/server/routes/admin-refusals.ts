@@ -17,8 +17,8 @@ import { iso } from '../../util/clock.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
+import { QueryText } from './no-query.ts'
 
-const Q = t.Optional(t.String({ maxLength: 200 }))
 const DAY = 86_400_000
 const MAX_SPAN = 93 * DAY
 
@@ -59,6 +59,6 @@ export function adminRefusalRoutes(deps: Deps) {
         totals: [...totals.values()].sort((a, b) => b.count - a.count),
       }
     },
-    { query: t.Object({ key: Q, account: Q, from: Q, to: Q }) },
+    { query: t.Object({ key: QueryText, account: QueryText, from: QueryText, to: QueryText }) },
   )
 }

@@ -16,7 +16,7 @@ import { type AuditChange, adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
 import { KeyLimitsBody } from './admin-key-limits.ts'
-import { NoQuery, PageParam } from './no-query.ts'
+import { NoQuery, QueryText } from './no-query.ts'
 
 /**
  * TypeBox's own integer: Elysia's `t.Integer` also takes a numeric string (`"30"`), for query
@@ -89,7 +89,7 @@ export function adminRoutes(deps: Deps) {
       )
       // Paged as the request log is (accounts/list-page.ts); other parameters are 400s naming them.
       .get('/accounts', ({ query }) => svc.accountsPage(query), {
-        query: t.Object({ cursor: PageParam, limit: PageParam }),
+        query: t.Object({ cursor: QueryText, limit: QueryText }),
       })
       .post(
         '/accounts',
@@ -144,7 +144,7 @@ export function adminRoutes(deps: Deps) {
         noQuery,
       )
       .get('/keys', ({ query }) => svc.keysPage(query.account, query), {
-        query: t.Object({ account: t.Optional(t.String()), cursor: PageParam, limit: PageParam }),
+        query: t.Object({ account: t.Optional(t.String()), cursor: QueryText, limit: QueryText }),
       })
       .post(
         '/keys',
