@@ -32,14 +32,14 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9_][A-Za-z0-9_.-]{0,252})(?::
  * requires one; an HTTP/1.0 request without one gets a relative `request.url`). A `Request`
  * built in code (`app.handle`) has an absolute URL and no Host header; it passes.
  */
-export function hasValidHost(request: Request): boolean {
+function hasValidHost(request: Request, host: string | null): boolean {
   if (request.url.charCodeAt(0) === 47 /* '/' */) return false
-  const host = request.headers.get('host')
   return host === null || HOST.test(host)
 }
 
-export function rejectInvalidHost(request: Request): void {
-  if (!hasValidHost(request)) {
+/** `host`: the request's Host header (`hostCheck` reads it once for both checks). */
+function rejectInvalidHost(request: Request, host: string | null): void {
+  if (!hasValidHost(request, host)) {
     throw new GatewayError(
       400,
       'invalid_host',
@@ -58,7 +58,8 @@ const LOOPBACK = /^(?:127(?:\.[0-9]{1,3}){3}|::1|\[::1\]|localhost|[a-z0-9.-]+\.
 function nameOf(host: string): string {
   if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1)
   const colon = host.indexOf(':')
-  return (colon === -1 ? host : host.slice(0, colon)).toLowerCase().replace(/\.$/, '')
+  const name = (colon === -1 ? host : host.slice(0, colon)).toLowerCase()
+  return name.endsWith('.') ? name.slice(0, -1) : name
 }
 
 /**
@@ -81,9 +82,10 @@ export function hostCheck(server: { host: string; allowedHosts: readonly string[
   const exact = new Set(listed.filter((h) => !h.startsWith('*.')))
   const under = listed.filter((h) => h.startsWith('*.')).map((h) => h.slice(1))
   return (request: Request): void => {
-    rejectInvalidHost(request)
-    const host = any ? null : request.headers.get('host')
-    if (host === null) return
+    // The header read once, for both checks.
+    const host = request.headers.get('host')
+    rejectInvalidHost(request, host)
+    if (any || host === null) return
     const name = nameOf(host)
     if (!publicName(name) || exact.has(name) || under.some((u) => name.endsWith(u))) return
     throw new GatewayError(
