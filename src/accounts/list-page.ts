@@ -32,10 +32,12 @@ export interface ListPage<T> {
 const bad = (param: string, message: string) =>
   new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
 
-const notACursor = () => bad('cursor', 'not a cursor from a previous page; start again without it')
+/** 400 for a `cursor` that no page of this list gave out. */
+export const notACursor = () => bad('cursor', 'not a cursor from a previous page; start again without it')
 
-export function pageLimit(v: string | undefined): number {
-  if (v === undefined || v === '') return MAX_LIST_PAGE
+/** `limit`: 1–{@link MAX_LIST_PAGE}; `fallback` when none is asked for. */
+export function pageLimit(v: string | undefined, fallback = MAX_LIST_PAGE): number {
+  if (v === undefined || v === '') return fallback
   const n = Number(v)
   if (!/^\d+$/.test(v) || n < 1 || n > MAX_LIST_PAGE)
     throw bad('limit', `must be an integer from 1 to ${MAX_LIST_PAGE}`)

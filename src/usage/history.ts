@@ -6,13 +6,15 @@
  * @example
  * const page = await requestLogPage(deps, { account: 'alice', status: '5xx', limit: '50' })
  */
+import { notACursor, pageLimit } from '../accounts/list-page.ts'
 import type { AccountService } from '../accounts/service.ts'
 import { microsToUsd } from '../limits/pricing.ts'
 import type { RequestLogFilter, RequestLogRow, SeriesGroup, Store, UsageSeriesQuery } from '../store/index.ts'
 import { iso, parseIsoTime } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
 
-export const MAX_PAGE = 200
+/** The request log's page when none is asked for (its limit, its cursor's refusal: list-page.ts). */
+const DEFAULT_PAGE = 50
 const HOUR = 3_600_000
 const DAY = 86_400_000
 /** Longest span one series answer covers, per bucket (about 3 months of hours, 5 years of days). */
@@ -32,14 +34,6 @@ export function parseTime(param: string, v: string | undefined): number | undefi
   return t
 }
 
-function parseLimit(v: string | undefined): number {
-  if (v === undefined || v === '') return 50
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE)
-    throw bad('limit', `must be an integer from 1 to ${MAX_PAGE}`)
-  return n
-}
-
 /** `200`, or a class: `2xx`, `4xx`, `5xx`. */
 function parseStatus(v: string | undefined): Pick<RequestLogFilter, 'status' | 'statusMin' | 'statusMax'> {
   if (v === undefined || v === '') return {}
@@ -55,7 +49,7 @@ export const encodeCursor = (c: { at: number; id: number }) =>
 function decodeCursor(v: string | undefined): RequestLogFilter['cursor'] {
   if (v === undefined || v === '') return undefined
   const m = /^(\d{1,15})\.(\d{1,15})$/.exec(Buffer.from(v, 'base64url').toString())
-  if (!m) throw bad('cursor', 'not a cursor from a previous page; start again without it')
+  if (!m) throw notACursor()
   return { at: Number(m[1]), id: Number(m[2]) }
 }
 
@@ -108,7 +102,7 @@ export function requestView(r: RequestLogRow) {
 /** `fixedAccountId` pins the page to one account (a key holder's own view). */
 export async function requestLogPage(deps: HistoryDeps, q: LogQuery, fixedAccountId?: number) {
   const filter: RequestLogFilter = {
-    limit: parseLimit(q.limit),
+    limit: pageLimit(q.limit, DEFAULT_PAGE),
     cursor: decodeCursor(q.cursor),
     from: parseTime('from', q.from),
     to: parseTime('to', q.to),
