@@ -293,12 +293,7 @@ export class AccountService {
   async setEnabled(name: string, enabled: boolean): Promise<{ account: AccountView; sessionsEnded: number }> {
     const account = await this.getAccount(name)
     const updated = await this.store.setAccountEnabled(account.id, enabled)
-    let sessionsEnded = 0
-    if (!enabled) {
-      for (const k of await this.store.listKeys(account.id)) {
-        sessionsEnded += await this.store.endSessions({ keyId: k.id })
-      }
-    }
+    const sessionsEnded = enabled ? 0 : await this.store.endSessions({ accountId: account.id })
     return { account: await this.view(updated), sessionsEnded }
   }
 

@@ -13,8 +13,12 @@ export interface ConsoleSessionInfo {
   expiresAt: number
 }
 
-/** Which sessions to end: one by id, every one of a key, or every one of a kind. */
-export type SessionSelector = { id: string } | { keyId: string } | { kind: 'admin' | 'key' }
+/** Which sessions to end: one by id, every one of a key, of an account's keys, or of a kind. */
+export type SessionSelector =
+  | { id: string }
+  | { keyId: string }
+  | { accountId: number }
+  | { kind: 'admin' | 'key' }
 
 export interface SessionAdminStore {
   /** Live sessions, newest first, at most `limit`. */

@@ -25,6 +25,9 @@ export async function pgEndSessions(sql: SQL, sel: SessionSelector): Promise<num
       ? await sql`DELETE FROM console_sessions WHERE substr(hash, 1, 16) = ${sel.id}`
       : 'keyId' in sel
         ? await sql`DELETE FROM console_sessions WHERE key_id = ${sel.keyId}`
-        : await sql`DELETE FROM console_sessions WHERE kind = ${sel.kind}`
+        : 'accountId' in sel
+          ? await sql`DELETE FROM console_sessions
+              WHERE key_id IN (SELECT id FROM api_keys WHERE account_id = ${sel.accountId})`
+          : await sql`DELETE FROM console_sessions WHERE kind = ${sel.kind}`
   return r.count
 }

@@ -34,6 +34,9 @@ export class SessionQueries {
       ),
       endById: db.query<null, [string]>('DELETE FROM console_sessions WHERE substr(hash, 1, 16) = ?'),
       endByKey: db.query<null, [string]>('DELETE FROM console_sessions WHERE key_id = ?'),
+      endByAccount: db.query<null, [number]>(
+        'DELETE FROM console_sessions WHERE key_id IN (SELECT id FROM api_keys WHERE account_id = ?)',
+      ),
       endByKind: db.query<null, [string]>('DELETE FROM console_sessions WHERE kind = ?'),
     }
   }
@@ -65,6 +68,7 @@ export class SessionQueries {
   end(sel: SessionSelector): number {
     if ('id' in sel) return this.q.endById.run(sel.id).changes
     if ('keyId' in sel) return this.q.endByKey.run(sel.keyId).changes
+    if ('accountId' in sel) return this.q.endByAccount.run(sel.accountId).changes
     return this.q.endByKind.run(sel.kind).changes
   }
 }
