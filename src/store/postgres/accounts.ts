@@ -83,10 +83,10 @@ export class PgAccounts implements AccountStore {
   }
 
   async listAccounts(page?: AccountPage): Promise<AccountRecord[]> {
-    const rows = await this.db.run((sql) =>
-      page
-        ? sql`SELECT * FROM accounts WHERE id > ${page.afterId} ORDER BY id LIMIT ${page.limit}`
-        : sql`SELECT * FROM accounts ORDER BY id`,
+    // No page: every account (ids start at 1; LIMIT NULL is no limit).
+    const rows = await this.db.run(
+      (sql) =>
+        sql`SELECT * FROM accounts WHERE id > ${page?.afterId ?? 0} ORDER BY id LIMIT ${page?.limit ?? null}::bigint`,
     )
     return rows.map(toAccount)
   }
@@ -204,18 +204,14 @@ export class PgAccounts implements AccountStore {
 
   async listKeys(accountId?: number, page?: KeyPage): Promise<KeyRecord[]> {
     const rows = await this.db.run((sql) => {
-      if (!page) {
-        return accountId === undefined
-          ? sql`${keySelect(sql)} ORDER BY k.created_at, k.id`
-          : sql`${keySelect(sql)} WHERE k.account_id = ${accountId} ORDER BY k.created_at, k.id`
-      }
       // Before every key: created_at is never negative, and '' sorts before every id.
-      const at = page.after?.createdAt ?? -1
-      const id = page.after?.id ?? ''
+      const at = page?.after?.createdAt ?? -1
+      const id = page?.after?.id ?? ''
+      // No page: every key (LIMIT NULL is no limit).
       return sql`${keySelect(sql)}
         WHERE (${accountId ?? null}::bigint IS NULL OR k.account_id = ${accountId ?? null}::bigint)
           AND (k.created_at > ${at} OR (k.created_at = ${at} AND k.id > ${id}))
-        ORDER BY k.created_at, k.id LIMIT ${page.limit}`
+        ORDER BY k.created_at, k.id LIMIT ${page?.limit ?? null}::bigint`
     })
     return rows.map(toKey)
   }

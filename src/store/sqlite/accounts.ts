@@ -85,7 +85,6 @@ export class AccountQueries {
       ),
       accountById: db.query<AccountRow, [number]>('SELECT * FROM accounts WHERE id = ?'),
       accountByName: db.query<AccountRow, [string]>('SELECT * FROM accounts WHERE name = ?'),
-      listAccounts: db.query<AccountRow, []>('SELECT * FROM accounts ORDER BY id'),
       accountsPage: db.query<AccountRow, { $after: number; $limit: number }>(
         'SELECT * FROM accounts WHERE id > $after ORDER BY id LIMIT $limit',
       ),
@@ -129,10 +128,6 @@ export class AccountQueries {
          WHERE id = ?`,
       ),
       keyById: db.query<KeyRow, [string]>(`${KEY_SELECT} WHERE k.id = ?`),
-      keysAll: db.query<KeyRow, []>(`${KEY_SELECT} ORDER BY k.created_at, k.id`),
-      keysByAccount: db.query<KeyRow, [number]>(
-        `${KEY_SELECT} WHERE k.account_id = ? ORDER BY k.created_at, k.id`,
-      ),
       keysPage: db.query<KeyRow, { $account: number | null; $at: number; $id: string; $limit: number }>(
         `${KEY_SELECT}
          WHERE ($account IS NULL OR k.account_id = $account)
@@ -182,10 +177,8 @@ export class AccountQueries {
   }
 
   listAccounts(page?: AccountPage): AccountRecord[] {
-    const rows = page
-      ? this.q.accountsPage.all({ $after: page.afterId, $limit: page.limit })
-      : this.q.listAccounts.all()
-    return rows.map(toAccount)
+    // No page: every account (ids start at 1; LIMIT -1 is no limit).
+    return this.q.accountsPage.all({ $after: page?.afterId ?? 0, $limit: page?.limit ?? -1 }).map(toAccount)
   }
 
   setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): PlanWrite {
@@ -270,17 +263,14 @@ export class AccountQueries {
   }
 
   listKeys(accountId?: number, page?: KeyPage): KeyRecord[] {
-    const rows = page
-      ? this.q.keysPage.all({
-          $account: accountId ?? null,
-          // Before every key: created_at is never negative, and '' sorts before every id.
-          $at: page.after?.createdAt ?? -1,
-          $id: page.after?.id ?? '',
-          $limit: page.limit,
-        })
-      : accountId === undefined
-        ? this.q.keysAll.all()
-        : this.q.keysByAccount.all(accountId)
+    const rows = this.q.keysPage.all({
+      $account: accountId ?? null,
+      // Before every key: created_at is never negative, and '' sorts before every id.
+      $at: page?.after?.createdAt ?? -1,
+      $id: page?.after?.id ?? '',
+      // No page: every key (LIMIT -1 is no limit).
+      $limit: page?.limit ?? -1,
+    })
     return rows.map(toKey)
   }
 
