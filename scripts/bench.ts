@@ -99,7 +99,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --cpu-prof     profile the gateway (source only); the profile lands in bench-results/
   --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts
   --waterfall    only the cost waterfall: the full path, then one piece off at a time (c64)
-  --tokens       only the tokens-and-money row: TPM, TPD and a budget vs no token limits (c16)
+  --tokens       only the tokens-and-money row: TPM, TPD and a budget vs no token limits (c16, two gateways)
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -272,7 +272,7 @@ async function main(): Promise<number> {
         rows = waterfallRows(await runWaterfall(ctx, opts.binary))
       } else {
         log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
-        rows = tokensRows(await runTokens(ctx, fwd, opts.binary))
+        rows = tokensRows(await runTokens(ctx, fwd, { binary: opts.binary, env }))
       }
       const seconds = (performance.now() - started) / 1000
       console.log(
@@ -296,7 +296,7 @@ async function main(): Promise<number> {
     )
     const fallback = await runFallback(ctx, fwd)
     log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
-    const tokens = await runTokens(ctx, fwd, opts.binary)
+    const tokens = await runTokens(ctx, fwd, { binary: opts.binary, env })
     log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
     const waterfall = await runWaterfall(ctx, opts.binary)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)

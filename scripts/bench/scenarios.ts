@@ -76,21 +76,30 @@ export function closedLoad(ctx: Ctx, t: Target, connections: number, seconds: nu
 
 const mockCount = (m: Mocks) => m.fast.stats.requests + m.slow.stats.requests
 
-/** Runs `fn` and adds what the gateway admitted and the mocks received meanwhile to `fwd`. */
+/**
+ * Runs `fn` and adds what the gateway admitted and the mocks received meanwhile to `fwd`; `twins`:
+ * other gateways sending to the same mocks meanwhile (their admissions count too).
+ */
 export async function counted<T>(
   ctx: Ctx,
   fwd: Forwarded,
   drained: boolean,
   fn: () => Promise<T>,
+  twins: Gateway[] = [],
 ): Promise<T> {
+  const admitted = async () => {
+    let n = 0
+    for (const gw of [ctx.gw, ...twins]) n += await usageRequests(gw)
+    return n
+  }
   const mock0 = mockCount(ctx.mocks)
-  const admitted0 = await usageRequests(ctx.gw)
+  const admitted0 = await admitted()
   try {
     return await fn()
   } finally {
     const into = drained ? fwd.drained : fwd.cutOff
     into.mockRequests += mockCount(ctx.mocks) - mock0
-    into.admitted += (await usageRequests(ctx.gw)) - admitted0
+    into.admitted += (await admitted()) - admitted0
   }
 }
 
@@ -234,17 +243,11 @@ export async function runSlowStreams(ctx: Ctx): Promise<StreamsOutcome> {
 /** CPU per request and throughput of each route, per mode and repetition. */
 export type RoutesResult<R extends string> = Record<Mode, Record<R, { rps: number[]; cpuUs: number[] }>>
 
-/** How `runInterleaved` repeats: repetitions and the measured seconds of each run (the plan's by default). */
-export interface Interleave {
-  repeats: number
-  closedS: number
-}
-
 /**
  * The same load on each of `routes` through the gateway, both modes. Every route is warmed first
  * (each has code of its own to compile), then the routes run interleaved in every repetition, in
  * turn forward and backward (A B, B A, ...: a drift over the run hits them alike), the gateway's
- * CPU per request measured per run. `pairedRatios` compares two routes run by run.
+ * CPU per request measured per run.
  */
 export async function runInterleaved<R extends string>(
   ctx: Ctx,
@@ -252,7 +255,6 @@ export async function runInterleaved<R extends string>(
   c: number,
   routes: readonly R[],
   targetOf: (route: R, stream: boolean) => Target,
-  how: Interleave = ctx.plan,
 ): Promise<RoutesResult<R>> {
   const { plan } = ctx
   const out = {} as RoutesResult<R>
@@ -264,11 +266,11 @@ export async function runInterleaved<R extends string>(
     if (plan.warmS > 0)
       for (const route of routes)
         await counted(ctx, fwd, !ctx.wrk, () => closedLoad(ctx, targetOf(route, stream), c, 2 * plan.warmS))
-    for (let rep = 0; rep < how.repeats; rep++) {
+    for (let rep = 0; rep < plan.repeats; rep++) {
       for (const route of rep % 2 ? [...routes].reverse() : routes) {
         const target = targetOf(route, stream)
         const cell = out[mode][route]
-        const r = await counted(ctx, fwd, !ctx.wrk, () => gatewayRun(ctx, target, c, cell.cpuUs, how.closedS))
+        const r = await counted(ctx, fwd, !ctx.wrk, () => gatewayRun(ctx, target, c, cell.cpuUs))
         cell.rps.push(r.rps)
         ctx.log(
           `  ${mode} ${route} c${c} #${rep + 1}: ${Math.round(r.rps)} req/s cpu ${Math.round(cell.cpuUs.at(-1)!)} µs/req`,
@@ -279,15 +281,12 @@ export async function runInterleaved<R extends string>(
   return out
 }
 
-/** `b`'s CPU per request over `a`'s, repetition by repetition (the two ran next to each other). */
-export const pairedRatios = (a: number[], b: number[]): number[] => a.map((x, i) => b[i]! / x)
-
 /** A warmed closed-loop run through the gateway; the gateway's CPU per request over it goes to `cpuUs`. */
-async function gatewayRun(ctx: Ctx, target: Target, c: number, cpuUs: number[], seconds = ctx.plan.closedS) {
+async function gatewayRun(ctx: Ctx, target: Target, c: number, cpuUs: number[]) {
   const { gw, plan } = ctx
   if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
   const cpu0 = cpuMicros(gw.pid)
-  const res = await closedLoad(ctx, target, c, seconds)
+  const res = await closedLoad(ctx, target, c, plan.closedS)
   cpuUs.push((cpuMicros(gw.pid) - cpu0) / Math.max(1, res.requests))
   return res
 }

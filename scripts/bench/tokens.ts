@@ -2,69 +2,147 @@
  * @module
  * Tokens and money on the hot path (DESIGN §11): the same priced mock route, the same load, from a
  * key whose plan sets no token or money limit and from one whose plan sets TPM, TPD and a monthly
- * budget (each too large to refuse: every request reserves, is admitted and settles). Closed loop
- * at c16, both modes, both routes warmed, then interleaved A B, B A, ... in 10 repetitions of 4 s
- * (the full plan's; the gateway's CPU per request swings ±10 % from one second to the next under
- * a constant load, measured: many runs side by side measure the difference, not the swing). The
- * target: CPU per request within 10 % of the unmetered route, judged on the median of the
- * repetitions' ratios (each metered run against the plain run next to it); the ratio of the
- * medians is shown beside it.
+ * budget (each too large to refuse: every request reserves, is admitted and settles).
+ *
+ * Two gateways of the same build, each with both keys, loaded at the same time (c16 each, each
+ * its own wrk and database), in a crossover: in one round the first serves the plain route while
+ * the second serves the metered one, in the next the other way round. A pair of rounds gives one
+ * ratio, the geometric mean of the two rounds' metered-over-plain: the machine's drift falls on
+ * both routes at once (two routes run one after the other put it into every ratio: one paired
+ * ratio scattered 0.94–1.28 here), and each gateway's own offset (a process's JIT and heap: a few
+ * µs either way) falls on both routes alike, as each serves both in turns. The target: CPU per
+ * request within 10 % of the unmetered route, judged on the median of the pairs' ratios.
  */
 import { join } from 'node:path'
-import { cliJson, gatewayCli, PRICED_MODEL } from './processes.ts'
+import { cpuMicros } from './proc-stats.ts'
+import { cliJson, type Gateway, gatewayCli, PRICED_MODEL, startGateway, workspace } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
-import {
-  type Ctx,
-  type Forwarded,
-  MODES,
-  pairedRatios,
-  type RoutesResult,
-  runInterleaved,
-} from './scenarios.ts'
-import { chatTarget } from './workload.ts'
+import { type Ctx, closedLoad, counted, type Forwarded, MODES, type Mode } from './scenarios.ts'
+import { chatTarget, type LoadResult } from './workload.ts'
 
 export const TOKENS_CONCURRENCY = 16
 
 type Route = 'plain' | 'metered'
-export type TokensResult = RoutesResult<Route>
 
-export async function runTokens(ctx: Ctx, fwd: Forwarded, binary: boolean): Promise<TokensResult> {
-  const { gw } = ctx
-  const common = ['--config', join(ctx.dir, 'switchyard.yaml'), '--db', gw.dbPath, '--json']
-  await cliJson([
-    ...gatewayCli(binary),
-    'accounts',
-    'create',
-    'bench-metered',
-    '--plan',
-    'metered',
-    ...common,
-  ])
-  const metered = (await cliJson([...gatewayCli(binary), 'keys', 'create', 'bench-metered', ...common])) as {
-    key: string
+/** Per mode: each pair's ratio (metered over plain), and every round's CPU per request of each route. */
+export type TokensResult = Record<Mode, { pairs: number[]; plain: number[]; metered: number[] }>
+
+/** One gateway of the two, its workspace (its wrk's script goes there) and its two keys. */
+interface Side {
+  ctx: Ctx
+  key: Record<Route, string>
+}
+
+/** A metered account and key on `gw` (through its CLI and database); the key's requests count as admitted. */
+async function meteredKey(gw: Gateway, dir: string, binary: boolean): Promise<string> {
+  const common = ['--config', join(dir, 'switchyard.yaml'), '--db', gw.dbPath, '--json']
+  const cli = gatewayCli(binary)
+  await cliJson([...cli, 'accounts', 'create', 'bench-metered', '--plan', 'metered', ...common])
+  const { key } = (await cliJson([...cli, 'keys', 'create', 'bench-metered', ...common])) as { key: string }
+  gw.keys.push(key)
+  return key
+}
+
+export async function runTokens(
+  ctx: Ctx,
+  fwd: Forwarded,
+  opts: { binary: boolean; env?: Record<string, string> },
+): Promise<TokensResult> {
+  const ws = workspace()
+  const twin = await startGateway(ws, ctx.mocks, { binary: opts.binary, env: opts.env })
+  try {
+    const sides: [Side, Side] = [
+      { ctx, key: { plain: ctx.gw.key, metered: await meteredKey(ctx.gw, ctx.dir, opts.binary) } },
+      {
+        ctx: { ...ctx, gw: twin, dir: ws.dir },
+        key: { plain: twin.key, metered: await meteredKey(twin, ws.dir, opts.binary) },
+      },
+    ]
+    const pairs = 3 * ctx.plan.repeats + 1
+    const seconds = Math.min(4, ctx.plan.closedS)
+    const out = {} as TokensResult
+    for (const mode of MODES) {
+      const cell = { pairs: [] as number[], plain: [] as number[], metered: [] as number[] }
+      out[mode] = cell
+      const round = (routes: [Route, Route], s: number) => crossRound(ctx, fwd, sides, routes, mode, s)
+      // Each gateway warmed on both routes, a whole pair's length (each route has code of its own
+      // to compile; a second gateway started for this row has compiled nothing: pairs cut shorter
+      // read 10–25 % dearer on both routes in their first pair, measured).
+      if (ctx.plan.warmS > 0) {
+        await round(['plain', 'metered'], seconds)
+        await round(['metered', 'plain'], seconds)
+      }
+      for (let i = 0; i < pairs; i++) {
+        const [p0, m1] = await round(['plain', 'metered'], seconds)
+        const [m0, p1] = await round(['metered', 'plain'], seconds)
+        const ratio = Math.sqrt((m1 / p0) * (m0 / p1))
+        cell.pairs.push(ratio)
+        cell.plain.push(p0, p1)
+        cell.metered.push(m0, m1)
+        ctx.log(
+          `  ${mode} c${TOKENS_CONCURRENCY} pair ${i + 1}: first gateway ${Math.round(p0)} → ${Math.round(m0)} µs/req, second ${Math.round(p1)} → ${Math.round(m1)}: ${fmt(ratio, 3)} ×`,
+        )
+      }
+    }
+    return out
+  } finally {
+    await twin.stop()
+    ws.remove()
   }
-  // Its requests count in the check that the gateway forwarded what it admitted.
-  gw.keys.push(metered.key)
-  const key = { plain: gw.key, metered: metered.key }
-  return runInterleaved(
+}
+
+/**
+ * One round: both gateways loaded at once, each on its route (warmed on it first), for `seconds`;
+ * each one's CPU per request over the same seconds.
+ */
+async function crossRound(
+  ctx: Ctx,
+  fwd: Forwarded,
+  sides: [Side, Side],
+  routes: [Route, Route],
+  mode: Mode,
+  seconds: number,
+): Promise<[number, number]> {
+  const stream = mode === 'stream'
+  const load = (s: number) =>
+    Promise.all(
+      sides.map((side, i) =>
+        closedLoad(
+          side.ctx,
+          chatTarget(side.ctx.gw.url, `mock/${PRICED_MODEL}`, stream, side.key[routes[i]!]),
+          TOKENS_CONCURRENCY,
+          s,
+        ),
+      ),
+    )
+  const twins = [sides[1].ctx.gw]
+  return counted(
     ctx,
     fwd,
-    TOKENS_CONCURRENCY,
-    ['plain', 'metered'] as const,
-    (route, stream) => chatTarget(gw.url, `mock/${PRICED_MODEL}`, stream, key[route]),
-    { repeats: 3 * ctx.plan.repeats + 1, closedS: Math.min(4, ctx.plan.closedS) },
+    !ctx.wrk,
+    async () => {
+      if (ctx.plan.warmS > 0) await load(ctx.plan.warmS)
+      const cpu0 = sides.map((s) => cpuMicros(s.ctx.gw.pid))
+      const runs: LoadResult[] = await load(seconds)
+      return sides.map((s, i) => (cpuMicros(s.ctx.gw.pid) - cpu0[i]!) / Math.max(1, runs[i]!.requests)) as [
+        number,
+        number,
+      ]
+    },
+    twins,
   )
 }
 
 export function tokensRows(result: TokensResult): Row[] {
   return MODES.map((mode) => {
-    const plain = series(result[mode].plain.cpuUs)
-    const metered = series(result[mode].metered.cpuUs)
+    const r = result[mode]
+    const paired = series(r.pairs)
+    const plain = series(r.plain)
+    const metered = series(r.metered)
     const what = mode === 'stream' ? 'stream' : 'non-stream'
-    const paired = series(pairedRatios(plain.values, metered.values))
     return row(
-      `gateway CPU per request, ${what} c${TOKENS_CONCURRENCY}: TPM, TPD and a budget (reserve + settle) vs no token limits`,
-      `${fmtSeries(paired, 3, '×')} run by run; ${fmtSeries(metered, 0, 'µs')} vs ${fmtSeries(plain, 0, 'µs')} (medians: ${fmt(metered.median / plain.median, 3)} ×)`,
+      `gateway CPU per request, ${what} c${TOKENS_CONCURRENCY}: TPM, TPD and a budget (reserve + settle) vs no token limits, two gateways crossed over`,
+      `${fmtSeries(paired, 3, '×')} pair by pair; ${fmtSeries(metered, 0, 'µs')} vs ${fmtSeries(plain, 0, 'µs')} (medians: ${fmt(metered.median / plain.median, 3)} ×)`,
       paired.median,
       { op: '<=', value: 1.1, text: '≤ 1.10 ×' },
     )
