@@ -65,13 +65,12 @@ export async function runTokens(
       const cell = { pairs: [] as number[], plain: [] as number[], metered: [] as number[] }
       out[mode] = cell
       const round = (routes: [Route, Route], s: number) => crossRound(ctx, fwd, sides, routes, mode, s)
-      // Each gateway warmed on both routes, a whole pair's length (each route has code of its own
-      // to compile; a second gateway started for this row has compiled nothing: pairs cut shorter
-      // read 10–25 % dearer on both routes in their first pair, measured).
-      if (ctx.plan.warmS > 0) {
-        await round(['plain', 'metered'], seconds)
-        await round(['metered', 'plain'], seconds)
-      }
+      // Each gateway warmed on both routes, a whole pair's length, even in a quick run (each route
+      // has code of its own to compile; a second gateway started for this row has compiled
+      // nothing: with shorter warm-ups, or none, the first pairs read 10–25 % dearer on both
+      // routes, measured).
+      await round(['plain', 'metered'], seconds)
+      await round(['metered', 'plain'], seconds)
       for (let i = 0; i < pairs; i++) {
         const [p0, m1] = await round(['plain', 'metered'], seconds)
         const [m0, p1] = await round(['metered', 'plain'], seconds)
