@@ -25,7 +25,7 @@ import { BUDGET_PERIODS } from '../config/schema.ts'
 import { formatUsd, microsToUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
 import type { KeyLimits } from '../store/index.ts'
-import { GatewayError } from '../util/errors.ts'
+import { GatewayError, invalidValue } from '../util/errors.ts'
 import { microUnits } from '../util/micro-units.ts'
 
 export type { KeyLimits }
@@ -70,9 +70,6 @@ export const MAX_BUDGET_USD = 1_000_000_000
 
 const COUNTS = ['rpm', 'rpd', 'tpm', 'tpd'] as const
 
-const bad = (param: string, message: string) =>
-  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
-
 export function keyLimitsView(l: KeyLimits | null | undefined): KeyLimitsView {
   const k = l ?? NO_LIMITS
   return {
@@ -107,7 +104,7 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     const v = patch[f]
     if (v === undefined) continue
     if (v !== null && !(Number.isInteger(v) && v >= 1 && v <= MAX_COUNT)) {
-      throw bad(`${prefix}${f}`, `must be a whole number from 1 to ${MAX_COUNT}, or null for none`)
+      throw invalidValue(`${prefix}${f}`, `must be a whole number from 1 to ${MAX_COUNT}, or null for none`)
     }
     next[f] = v
   }
@@ -118,20 +115,21 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     // Either member left out keeps the key's current one (merge semantics, as for the fields).
     const { usd, period } = patch.budget
     if (usd === undefined && current.budgetMicros === null)
-      throw bad(`${prefix}budget.usd`, 'is required: the key has no budget yet')
+      throw invalidValue(`${prefix}budget.usd`, 'is required: the key has no budget yet')
     if (
       usd !== undefined &&
       (typeof usd !== 'number' || !(usd > 0) || usd > MAX_BUDGET_USD || microUnits(usd) === null)
     ) {
-      throw bad(
+      throw invalidValue(
         `${prefix}budget.usd`,
         `must be more than 0 and at most ${MAX_BUDGET_USD} USD, with at most 6 decimals`,
       )
     }
     const p = period ?? current.budgetPeriod
-    if (p === null) throw bad(`${prefix}budget.period`, `is required: one of ${BUDGET_PERIODS.join(', ')}`)
+    if (p === null)
+      throw invalidValue(`${prefix}budget.period`, `is required: one of ${BUDGET_PERIODS.join(', ')}`)
     if (!(BUDGET_PERIODS as readonly string[]).includes(p)) {
-      throw bad(`${prefix}budget.period`, `'${p}' is not one of ${BUDGET_PERIODS.join(', ')}`)
+      throw invalidValue(`${prefix}budget.period`, `'${p}' is not one of ${BUDGET_PERIODS.join(', ')}`)
     }
     next.budgetMicros = usd === undefined ? current.budgetMicros : usdToMicros(usd)
     next.budgetPeriod = p
@@ -140,7 +138,7 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     const m = patch.models
     if (m !== null) {
       if (!Array.isArray(m) || m.length === 0 || m.some((id) => typeof id !== 'string' || id === '')) {
-        throw bad(
+        throw invalidValue(
           `${prefix}models`,
           'must be a non-empty list of model ids, or null for every model of the plan',
         )
@@ -161,17 +159,17 @@ export function requireChange(patch: KeyLimitsPatch, prefix = ''): void {
   const name = prefix.replace(/\.$/, '') || 'body'
   onlyFields(patch, FIELDS, name, prefix)
   if (Object.keys(patch).length === 0) {
-    throw bad(name, `nothing to change: give at least one of ${FIELDS.join(', ')} (null clears one)`)
+    throw invalidValue(name, `nothing to change: give at least one of ${FIELDS.join(', ')} (null clears one)`)
   }
 }
 
 function onlyFields(v: unknown, fields: readonly string[], name: string, prefix: string): void {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw bad(name, `must be an object with any of ${fields.join(', ')}`)
+    throw invalidValue(name, `must be an object with any of ${fields.join(', ')}`)
   }
   for (const k of Object.keys(v)) {
     if (!fields.includes(k))
-      throw bad(`${prefix}${k}`, `unknown field; a key's limits are ${fields.join(', ')}`)
+      throw invalidValue(`${prefix}${k}`, `unknown field; a key's limits are ${fields.join(', ')}`)
   }
 }
 
@@ -190,7 +188,7 @@ export function checkWithinPlan(
     const own = limits[f]
     const cap = plan[f] ?? null
     if (own !== null && cap !== null && own > cap) {
-      throw bad(
+      throw invalidValue(
         `${prefix}${f}`,
         `${own} is above the account's plan '${planName}' (${f} ${cap}); a key's limits are within its account's`,
       )
@@ -200,7 +198,7 @@ export function checkWithinPlan(
   if (limits.budgetMicros !== null && limits.budgetPeriod !== null && budget) {
     const cap = usdToMicros(budget.usd)
     if (PERIOD_LENGTH[limits.budgetPeriod] <= PERIOD_LENGTH[budget.period] && limits.budgetMicros > cap) {
-      throw bad(
+      throw invalidValue(
         `${prefix}budget.usd`,
         `${formatUsd(limits.budgetMicros)} a ${limits.budgetPeriod} is above the account's plan '${planName}' (${formatUsd(cap)} a ${budget.period}); a key's budget is within its account's`,
       )
@@ -211,9 +209,10 @@ export function checkWithinPlan(
     const known = new Map(catalogue.list().map((e) => [e.id, e] as const))
     for (const id of limits.models) {
       const entry = known.get(id)
-      if (!entry) throw bad(`${prefix}models`, `no model '${id}' (see GET /v1/models or switchyard models)`)
+      if (!entry)
+        throw invalidValue(`${prefix}models`, `no model '${id}' (see GET /v1/models or switchyard models)`)
       if (!planAllows(plan.models, id, entry.model))
-        throw bad(`${prefix}models`, `'${id}' is not in the account's plan '${planName}'`)
+        throw invalidValue(`${prefix}models`, `'${id}' is not in the account's plan '${planName}'`)
     }
   }
 }

@@ -13,7 +13,7 @@
  * follows (see `pageOf`).
  */
 import type { AccountPage, KeyPage } from '../store/index.ts'
-import { GatewayError } from '../util/errors.ts'
+import { GatewayError, invalidValue } from '../util/errors.ts'
 
 /** The most rows one page holds, and the page size when none is asked for. */
 export const MAX_LIST_PAGE = 200
@@ -29,18 +29,16 @@ export interface ListPage<T> {
   next_cursor: string | null
 }
 
-const bad = (param: string, message: string) =>
-  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
-
 /** 400 for a `cursor` that no page of this list gave out. */
-export const notACursor = () => bad('cursor', 'not a cursor from a previous page; start again without it')
+export const notACursor = () =>
+  invalidValue('cursor', 'not a cursor from a previous page; start again without it')
 
 /** `limit`: 1–{@link MAX_LIST_PAGE}; `fallback` when none is asked for. */
 export function pageLimit(v: string | undefined, fallback = MAX_LIST_PAGE): number {
   if (v === undefined || v === '') return fallback
   const n = Number(v)
   if (!/^\d+$/.test(v) || n < 1 || n > MAX_LIST_PAGE)
-    throw bad('limit', `must be an integer from 1 to ${MAX_LIST_PAGE}`)
+    throw invalidValue('limit', `must be an integer from 1 to ${MAX_LIST_PAGE}`)
   return n
 }
 

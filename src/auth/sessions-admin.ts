@@ -8,14 +8,11 @@
  */
 import type { SessionSelector, Store } from '../store/index.ts'
 import { iso } from '../util/clock.ts'
-import { GatewayError } from '../util/errors.ts'
+import { GatewayError, invalidValue } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
 
 /** At most this many sessions in one list (sessions are few; this bounds the answer). */
 export const MAX_SESSIONS = 1000
-
-const bad = (param: string, message: string) =>
-  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
 
 export async function listSessions(store: Store, now: number) {
   const rows = await store.listSessions(now, MAX_SESSIONS)
@@ -34,17 +31,17 @@ export async function listSessions(store: Store, now: number) {
 /** Exactly one of: `id` (a session), `key` (every session of a key), `kind` (admin or key). */
 export function sessionSelector(q: { id?: string; key?: string; kind?: string }): SessionSelector {
   const given = (['id', 'key', 'kind'] as const).filter((k) => q[k] !== undefined && q[k] !== '')
-  if (given.length !== 1) throw bad('id', 'name exactly one of id, key or kind')
+  if (given.length !== 1) throw invalidValue('id', 'name exactly one of id, key or kind')
   if (q.id !== undefined && q.id !== '') {
     if (!/^[0-9a-f]{16}$/.test(q.id))
-      throw bad('id', `'${clip(q.id)}' is not a session id (16 hex digits, see the list)`)
+      throw invalidValue('id', `'${clip(q.id)}' is not a session id (16 hex digits, see the list)`)
     return { id: q.id }
   }
   if (q.key !== undefined && q.key !== '') {
-    if (!/^[A-Za-z0-9_-]{1,100}$/.test(q.key)) throw bad('key', `'${clip(q.key)}' is not a key id`)
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(q.key)) throw invalidValue('key', `'${clip(q.key)}' is not a key id`)
     return { keyId: q.key }
   }
-  if (q.kind !== 'admin' && q.kind !== 'key') throw bad('kind', "must be 'admin' or 'key'")
+  if (q.kind !== 'admin' && q.kind !== 'key') throw invalidValue('kind', "must be 'admin' or 'key'")
   return { kind: q.kind }
 }
 

@@ -11,7 +11,7 @@ import type { AccountService } from '../accounts/service.ts'
 import { microsToUsd } from '../limits/pricing.ts'
 import type { RequestLogFilter, RequestLogRow, SeriesGroup, Store, UsageSeriesQuery } from '../store/index.ts'
 import { iso, parseIsoTime } from '../util/clock.ts'
-import { GatewayError } from '../util/errors.ts'
+import { GatewayError, invalidValue } from '../util/errors.ts'
 
 /** The request log's page when none is asked for (its limit, its cursor's refusal: list-page.ts). */
 const DEFAULT_PAGE = 50
@@ -21,16 +21,13 @@ const DAY = 86_400_000
 const MAX_SPAN = { hour: 93 * DAY, day: 1830 * DAY }
 const GROUPS: readonly SeriesGroup[] = ['none', 'account', 'key', 'model', 'surface']
 
-const bad = (param: string, message: string) =>
-  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
-
 /** An instant as ISO-8601 or epoch milliseconds. */
 export function parseTime(param: string, v: string | undefined): number | undefined {
   if (v === undefined || v === '') return undefined
   const t = /^\d{1,15}$/.test(v) ? Number(v) : parseIsoTime(v)
   // A day that does not exist (`2026-02-31`) is refused, not rolled over into the next month.
   if (t === null || !Number.isFinite(t))
-    throw bad(param, `'${v}' is not an ISO-8601 time (of a day that exists) or epoch milliseconds`)
+    throw invalidValue(param, `'${v}' is not an ISO-8601 time (of a day that exists) or epoch milliseconds`)
   return t
 }
 
@@ -40,7 +37,7 @@ function parseStatus(v: string | undefined): Pick<RequestLogFilter, 'status' | '
   if (/^[1-5]\d\d$/.test(v)) return { status: Number(v) }
   const m = /^([1-5])xx$/i.exec(v)
   if (m) return { statusMin: Number(m[1]) * 100, statusMax: Number(m[1]) * 100 + 99 }
-  throw bad('status', `'${v}' is not a status (e.g. 502) or a class (2xx, 4xx, 5xx)`)
+  throw invalidValue('status', `'${v}' is not a status (e.g. 502) or a class (2xx, 4xx, 5xx)`)
 }
 
 export const encodeCursor = (c: { at: number; id: number }) =>
@@ -133,15 +130,15 @@ export interface SeriesParams {
 
 export async function usageSeries(deps: HistoryDeps, p: SeriesParams, now: number, fixedAccountId?: number) {
   const bucket = p.bucket ?? 'hour'
-  if (bucket !== 'hour' && bucket !== 'day') throw bad('bucket', "must be 'hour' or 'day'")
+  if (bucket !== 'hour' && bucket !== 'day') throw invalidValue('bucket', "must be 'hour' or 'day'")
   const step = bucket === 'hour' ? HOUR : DAY
   const to = parseTime('to', p.to) ?? now - (now % step) + step
   const from = parseTime('from', p.from) ?? to - (bucket === 'hour' ? 24 * HOUR : 30 * DAY)
-  if (from >= to) throw bad('from', 'must be before to')
+  if (from >= to) throw invalidValue('from', 'must be before to')
   if (to - from > MAX_SPAN[bucket])
-    throw bad('from', `one answer covers at most ${MAX_SPAN[bucket] / DAY} days of ${bucket}s`)
+    throw invalidValue('from', `one answer covers at most ${MAX_SPAN[bucket] / DAY} days of ${bucket}s`)
   const groupBy = (p.group_by ?? 'none') as SeriesGroup
-  if (!GROUPS.includes(groupBy)) throw bad('group_by', `must be one of ${GROUPS.join(', ')}`)
+  if (!GROUPS.includes(groupBy)) throw invalidValue('group_by', `must be one of ${GROUPS.join(', ')}`)
   const q: UsageSeriesQuery = { bucket, from, to, groupBy }
   if (fixedAccountId !== undefined) q.accountId = fixedAccountId
   else if (p.account) q.accountId = (await deps.accounts.getAccount(p.account)).id

@@ -11,7 +11,7 @@
  */
 import type { Store } from '../store/index.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
-import { GatewayError } from '../util/errors.ts'
+import { GatewayError, invalidValue } from '../util/errors.ts'
 
 export const MAX_TOP = 50
 /** Request-log rows read at most for the provider figures. */
@@ -25,20 +25,18 @@ export interface OverviewDeps {
   config: { providers: ReadonlyArray<{ prefix: string; kind: string }> }
 }
 
-const bad = (param: string, message: string) =>
-  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
-
 function int(param: string, v: string | undefined, dflt: number, max: number): number {
   if (v === undefined || v === '') return dflt
   const n = Number(v)
-  if (!/^\d{1,6}$/.test(v) || n < 1 || n > max) throw bad(param, `must be an integer from 1 to ${max}`)
+  if (!/^\d{1,6}$/.test(v) || n < 1 || n > max)
+    throw invalidValue(param, `must be an integer from 1 to ${max}`)
   return n
 }
 
 /** Today's (UTC) busiest keys or accounts: requests, tokens, errors and 429s. */
 export async function topOfDay(deps: OverviewDeps, q: { by?: string; limit?: string }, now: number) {
   const by = q.by ?? 'key'
-  if (by !== 'key' && by !== 'account') throw bad('by', "must be 'key' or 'account'")
+  if (by !== 'key' && by !== 'account') throw invalidValue('by', "must be 'key' or 'account'")
   const limit = int('limit', q.limit, 10, MAX_TOP)
   const day = now - (now % DAY_MS)
   const rows = await deps.store.topOfDay({ day, by, limit })

@@ -66,6 +66,10 @@ export class GatewayError extends Error {
   }
 }
 
+/** 400 `invalid_value` naming `param`: "`param`: `message`" (a query or body value out of its range). */
+export const invalidValue = (param: string, message: string): GatewayError =>
+  new GatewayError(400, 'invalid_value', `${param}: ${message}`, { param })
+
 /** `messages[2].content` style path from a JSON pointer like `/messages/2/content`. */
 export function pointerToParam(pointer: string): string | null {
   if (!pointer || pointer === '/') return null
