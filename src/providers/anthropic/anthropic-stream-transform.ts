@@ -89,9 +89,9 @@ export function anthropicStreamTransformer(opts: {
       events++
       const event = parseEvent(sse, opts.provider.prefix)
       const emit = (delta: ChunkDelta) => {
-        const deltas = started ? [delta] : openingDeltas(delta)
+        if (started) return controller.enqueue(chunk(delta))
         started = true
-        for (const d of deltas) controller.enqueue(chunk(d))
+        for (const d of openingDeltas(delta)) controller.enqueue(chunk(d))
       }
 
       switch (event.type) {

@@ -69,9 +69,9 @@ export function geminiStreamTransformer(opts: {
     state: ChoiceState,
     delta: ChunkDelta,
   ) => {
-    const deltas = state.opened ? [delta] : openingDeltas(delta)
+    if (state.opened) return controller.enqueue(chunk(index, delta))
     state.opened = true
-    for (const d of deltas) controller.enqueue(chunk(index, d))
+    for (const d of openingDeltas(delta)) controller.enqueue(chunk(index, d))
   }
 
   return {
