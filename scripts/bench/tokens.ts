@@ -13,12 +13,13 @@
  * µs either way) falls on both routes alike, as each serves both in turns. The target: CPU per
  * request within 10 % of the unmetered route, judged on the median of the pairs' ratios.
  */
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { cpuMicros } from './proc-stats.ts'
-import { cliJson, type Gateway, gatewayCli, PRICED_MODEL, startGateway, workspace } from './processes.ts'
+import { cliJson, type Gateway, gatewayCli, PRICED_MODEL, startGateway } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type Ctx, closedLoad, counted, type Forwarded, MODES, type Mode } from './scenarios.ts'
-import { chatTarget, type LoadResult } from './workload.ts'
+import { chatTarget } from './workload.ts'
 
 export const TOKENS_CONCURRENCY = 16
 
@@ -48,9 +49,13 @@ export async function runTokens(
   fwd: Forwarded,
   opts: { binary: boolean; env?: Record<string, string> },
 ): Promise<TokensResult> {
-  const ws = workspace()
-  const twin = await startGateway(ws, ctx.mocks, { binary: opts.binary, env: opts.env })
+  // Under the bench's own workspace, so an interrupted bench removes it with its own.
+  const dir = join(ctx.dir, 'twin')
+  mkdirSync(dir)
+  const ws = { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+  let twin: Gateway | null = null
   try {
+    twin = await startGateway(ws, ctx.mocks, { binary: opts.binary, env: opts.env })
     const sides: [Side, Side] = [
       { ctx, key: { plain: ctx.gw.key, metered: await meteredKey(ctx.gw, ctx.dir, opts.binary) } },
       {
@@ -64,16 +69,16 @@ export async function runTokens(
     for (const mode of MODES) {
       const cell = { pairs: [] as number[], plain: [] as number[], metered: [] as number[] }
       out[mode] = cell
-      const round = (routes: [Route, Route], s: number) => crossRound(ctx, fwd, sides, routes, mode, s)
+      const round = (routes: [Route, Route]) => crossRound(ctx, fwd, sides, routes, mode, seconds)
       // Each gateway warmed on both routes, a whole pair's length, even in a quick run (each route
       // has code of its own to compile; a second gateway started for this row has compiled
       // nothing: with shorter warm-ups, or none, the first pairs read 10–25 % dearer on both
       // routes, measured).
-      await round(['plain', 'metered'], seconds)
-      await round(['metered', 'plain'], seconds)
+      await round(['plain', 'metered'])
+      await round(['metered', 'plain'])
       for (let i = 0; i < pairs; i++) {
-        const [p0, m1] = await round(['plain', 'metered'], seconds)
-        const [m0, p1] = await round(['metered', 'plain'], seconds)
+        const [p0, m1] = await round(['plain', 'metered'])
+        const [m0, p1] = await round(['metered', 'plain'])
         const ratio = Math.sqrt((m1 / p0) * (m0 / p1))
         cell.pairs.push(ratio)
         cell.plain.push(p0, p1)
@@ -85,7 +90,7 @@ export async function runTokens(
     }
     return out
   } finally {
-    await twin.stop()
+    await twin?.stop()
     ws.remove()
   }
 }
@@ -122,7 +127,7 @@ async function crossRound(
     async () => {
       if (ctx.plan.warmS > 0) await load(ctx.plan.warmS)
       const cpu0 = sides.map((s) => cpuMicros(s.ctx.gw.pid))
-      const runs: LoadResult[] = await load(seconds)
+      const runs = await load(seconds)
       return sides.map((s, i) => (cpuMicros(s.ctx.gw.pid) - cpu0[i]!) / Math.max(1, runs[i]!.requests)) as [
         number,
         number,

@@ -16,7 +16,7 @@ import type { AccountPage, KeyPage } from '../store/index.ts'
 import { GatewayError, invalidValue } from '../util/errors.ts'
 
 /** The most rows one page holds, and the page size when none is asked for. */
-export const MAX_LIST_PAGE = 200
+const MAX_LIST_PAGE = 200
 
 export interface PageQuery {
   cursor?: string

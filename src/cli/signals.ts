@@ -19,7 +19,7 @@ import type { Logger } from '../util/log.ts'
 
 const NUMBER = { SIGINT: 2, SIGTERM: 15 } as const
 /** Signals this close after the first are one stop (measured: a forward arrives within a few ms). */
-export const SAME_STOP_MS = 300
+const SAME_STOP_MS = 300
 export type StopSignal = keyof typeof NUMBER
 
 /** The exit status of a stop forced by `signal`. */

@@ -93,7 +93,7 @@ export function embeddingsRoutesFor<View>(
  * estimate where the provider reports none (Gemini's batch answer, the demo, a compatible server
  * without usage) — as count_tokens labels its estimates.
  */
-const TOKEN_COUNT_HEADER = 'x-switchyard-token-count'
+export const TOKEN_COUNT_HEADER = 'x-switchyard-token-count'
 const ESTIMATED = 'estimate; 4 characters a token'
 
 /** A vector's length where neither the request nor the model's config says (OpenAI's largest). */

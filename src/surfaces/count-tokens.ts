@@ -15,13 +15,13 @@
  */
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { type O200kCounter, o200kCounter } from '../limits/o200k.ts'
+import { TOKEN_COUNT_HEADER } from '../pipeline/embeddings-call.ts'
 import type { CountTokensSurface, SurfaceCore } from '../pipeline/surface.ts'
 import { readText } from '../providers/http.ts'
 import type { ChatMessage, ForwardCall, FunctionTool } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
 
-/** How a count was made: `upstream`, or `estimate; tokenizer=…` when the gateway counted. */
-const ESTIMATE_HEADER = 'x-switchyard-token-count'
+/** How a count was made (`TOKEN_COUNT_HEADER`): `upstream`, or `estimate; tokenizer=…` when the gateway counted. */
 const ESTIMATE_VALUE = 'estimate; tokenizer=gpt-tokenizer o200k_base'
 
 /** What one token-counting endpoint says of its own; `countTokensSurface` builds the rest. */
@@ -40,7 +40,7 @@ export interface CountTokensSpec<View> extends Omit<SurfaceCore<View>, 'operatio
  * A count_tokens surface: a valid key and a chat model the plan includes, never admitted against
  * the account's limits, at most `perSecond` calls per key per second. A provider that can counts
  * upstream (its body returned as it is, read under its timeouts and `max_response_bytes`); for
- * every other the gateway counts, and `ESTIMATE_HEADER` says which it was.
+ * every other the gateway counts, and `TOKEN_COUNT_HEADER` says which it was.
  */
 export function countTokensSurface<View>(
   spec: CountTokensSpec<View>,
@@ -49,7 +49,7 @@ export function countTokensSurface<View>(
   const { endpoint, upstream, estimate, answer, ...core } = spec
   const throttle = new CountTokensThrottle(perSecond, endpoint)
   const json = (headers: Record<string, string>, how: string) => ({
-    headers: { ...headers, 'content-type': 'application/json', [ESTIMATE_HEADER]: how },
+    headers: { ...headers, 'content-type': 'application/json', [TOKEN_COUNT_HEADER]: how },
   })
   return {
     ...core,

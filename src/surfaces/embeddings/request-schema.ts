@@ -15,7 +15,7 @@ import { type JsonLimits, MAX_JSON_DEPTH } from '../../json/limits.ts'
 export const MAX_INPUT_ITEMS = 2048
 
 /** OpenAI: "a maximum of 300,000 tokens summed across all inputs in a single request". */
-export const MAX_REQUEST_TOKENS = 300_000
+const MAX_REQUEST_TOKENS = 300_000
 
 /**
  * The JSON structural limits an embeddings body is read under. Token-id inputs are one array item

@@ -192,7 +192,7 @@ function untranslatable(req: ResponsesRequestInput, problems: GatewayError[]): v
  * would be dropped: a translated route refuses them, as OpenAI does (`unknown_parameter`); a
  * Responses upstream answers for itself.
  */
-export const CHAT_ONLY: Record<string, string> = {
+const CHAT_ONLY: Record<string, string> = {
   messages: 'Send the conversation as "input"',
   max_tokens: 'Send "max_output_tokens" instead',
   max_completion_tokens: 'Send "max_output_tokens" instead',

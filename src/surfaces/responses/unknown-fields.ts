@@ -12,7 +12,6 @@
  * const carried = openaiChatFields(req) // { prompt_cache_key: 'c1' }: sent to an openai chat upstream
  * droppedFields(req, carried) // ['top_k']
  */
-import { CHAT_ONLY } from './decode.ts'
 import type { ResponsesRequestInput } from './request-schema.ts'
 
 /** Every property of `CreateResponse` (openai-responses-schemas.json, API version 2.3.0). */
@@ -131,6 +130,6 @@ export function droppedFields(
     if (value === undefined || value === null || Object.hasOwn(carried, key)) return false
     const isDefault = Object.hasOwn(BOOKKEEPING, key) ? BOOKKEEPING[key] : undefined
     if (isDefault) return !isDefault(value)
-    return !CREATE_RESPONSE.has(key) && !Object.hasOwn(CHAT_ONLY, key)
+    return !CREATE_RESPONSE.has(key)
   })
 }

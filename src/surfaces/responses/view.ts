@@ -99,7 +99,10 @@ export function translateView(
     if (entry.provider.kind !== 'openai') refuseOpenAIOnly(view.decoded.chat)
     // An OpenAI-compatible chat API takes the prompt-cache hints and `service_tier` as they are.
     const carried = entry.provider.kind === 'openai' ? openaiChatFields(view.input) : {}
-    request = applyDefaults({ ...view.decoded.chat, ...carried }, entry.model, upstreamModelName(entry.model))
+    request = Object.assign(
+      applyDefaults(view.decoded.chat, entry.model, upstreamModelName(entry.model)),
+      carried,
+    )
     droppedParams = [
       ...droppedFields(view.input, carried),
       ...unservedParams(request, entry.provider.kind, view.decoded.param),
