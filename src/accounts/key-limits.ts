@@ -25,7 +25,7 @@ import { BUDGET_PERIODS } from '../config/schema.ts'
 import { formatUsd, microsToUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
 import type { KeyLimits } from '../store/index.ts'
-import { GatewayError, invalidValue } from '../util/errors.ts'
+import { invalidValue } from '../util/errors.ts'
 import { microUnits } from '../util/micro-units.ts'
 
 export type { KeyLimits }

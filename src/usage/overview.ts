@@ -11,7 +11,7 @@
  */
 import type { Store } from '../store/index.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
-import { GatewayError, invalidValue } from '../util/errors.ts'
+import { invalidValue } from '../util/errors.ts'
 
 export const MAX_TOP = 50
 /** Request-log rows read at most for the provider figures. */
