@@ -13,7 +13,7 @@
  * follows (see `pageOf`).
  */
 import type { AccountPage, KeyPage } from '../store/index.ts'
-import { GatewayError, invalidValue } from '../util/errors.ts'
+import { invalidValue } from '../util/errors.ts'
 
 /** The most rows one page holds, and the page size when none is asked for. */
 const MAX_LIST_PAGE = 200
@@ -42,30 +42,31 @@ export function pageLimit(v: string | undefined, fallback = MAX_LIST_PAGE): numb
   return n
 }
 
-const encode = (text: string) => Buffer.from(text).toString('base64url')
-const decode = (v: string) => Buffer.from(v, 'base64url').toString()
+/** A cursor's text as a client carries it (base64url), and back (every paged list's, the request log's too). */
+export const toCursor = (text: string) => Buffer.from(text).toString('base64url')
+export const fromCursor = (v: string) => Buffer.from(v, 'base64url').toString()
 
 /** Accounts after the one the cursor names (by id). */
 export function accountPage(q: PageQuery): AccountPage {
   const limit = pageLimit(q.limit)
   if (q.cursor === undefined || q.cursor === '') return { afterId: 0, limit }
-  const m = /^a\.(\d{1,15})$/.exec(decode(q.cursor))
+  const m = /^a\.(\d{1,15})$/.exec(fromCursor(q.cursor))
   if (!m) throw notACursor()
   return { afterId: Number(m[1]), limit }
 }
 
-export const accountCursor = (id: number) => encode(`a.${id}`)
+export const accountCursor = (id: number) => toCursor(`a.${id}`)
 
 /** Keys after the one the cursor names (by creation time, then id). */
 export function keyPage(q: PageQuery): KeyPage {
   const limit = pageLimit(q.limit)
   if (q.cursor === undefined || q.cursor === '') return { after: null, limit }
-  const m = /^k\.(\d{1,15})\.([A-Za-z0-9_-]{1,100})$/.exec(decode(q.cursor))
+  const m = /^k\.(\d{1,15})\.([A-Za-z0-9_-]{1,100})$/.exec(fromCursor(q.cursor))
   if (!m) throw notACursor()
   return { after: { createdAt: Number(m[1]), id: m[2]! }, limit }
 }
 
-export const keyCursor = (k: { createdAt: number; id: string }) => encode(`k.${k.createdAt}.${k.id}`)
+export const keyCursor = (k: { createdAt: number; id: string }) => toCursor(`k.${k.createdAt}.${k.id}`)
 
 /** The page of `rows` (read with `limit + 1`): the cursor names the last row shown. */
 export function pageOf<R, T>(

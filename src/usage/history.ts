@@ -6,12 +6,12 @@
  * @example
  * const page = await requestLogPage(deps, { account: 'alice', status: '5xx', limit: '50' })
  */
-import { notACursor, pageLimit } from '../accounts/list-page.ts'
+import { fromCursor, notACursor, pageLimit, toCursor } from '../accounts/list-page.ts'
 import type { AccountService } from '../accounts/service.ts'
 import { microsToUsd } from '../limits/pricing.ts'
 import type { RequestLogFilter, RequestLogRow, SeriesGroup, Store, UsageSeriesQuery } from '../store/index.ts'
 import { iso, parseIsoTime } from '../util/clock.ts'
-import { GatewayError, invalidValue } from '../util/errors.ts'
+import { invalidValue } from '../util/errors.ts'
 
 /** The request log's page when none is asked for (its limit, its cursor's refusal: list-page.ts). */
 const DEFAULT_PAGE = 50
@@ -40,12 +40,11 @@ function parseStatus(v: string | undefined): Pick<RequestLogFilter, 'status' | '
   throw invalidValue('status', `'${v}' is not a status (e.g. 502) or a class (2xx, 4xx, 5xx)`)
 }
 
-export const encodeCursor = (c: { at: number; id: number }) =>
-  Buffer.from(`${c.at}.${c.id}`).toString('base64url')
+export const encodeCursor = (c: { at: number; id: number }) => toCursor(`${c.at}.${c.id}`)
 
 function decodeCursor(v: string | undefined): RequestLogFilter['cursor'] {
   if (v === undefined || v === '') return undefined
-  const m = /^(\d{1,15})\.(\d{1,15})$/.exec(Buffer.from(v, 'base64url').toString())
+  const m = /^(\d{1,15})\.(\d{1,15})$/.exec(fromCursor(v))
   if (!m) throw notACursor()
   return { at: Number(m[1]), id: Number(m[2]) }
 }
