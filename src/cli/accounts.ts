@@ -2,7 +2,7 @@
 import { type AccountView, enabledChange } from '../accounts/service.ts'
 import { flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
-import { fields, table } from './text.ts'
+import { fields, sessionsEnded, table } from './text.ts'
 
 const COLUMNS = ['id', 'name', 'plan', 'enabled', 'plan_status', 'plan_expires_at', 'remaining_days']
 
@@ -75,7 +75,7 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         )
         const a = r.account
         const ended = r.sessionsEnded
-        const note = ended ? `; ${ended} console session${ended === 1 ? '' : 's'} ended` : ''
+        const note = ended ? `; ${sessionsEnded(ended)}` : ''
         out.result(a, () => `account ${a.name} ${sub}d${note}`)
         return 0
       }

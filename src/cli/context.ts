@@ -89,12 +89,15 @@ export async function readConfigFile(
   return loadConfigFile(path, env, opts)
 }
 
+/** `--db` (or `SWITCHYARD_DB`) names a PostgreSQL database, not a SQLite path. */
+export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//.test(db)
+
 /** Commands that never call a provider pass `{ secrets: false }`: provider keys may be unset. */
 export async function loadConfig(p: Parsed, io: Io, opts: LoadOptions = {}): Promise<Config> {
   const config = await readConfigFile(configPath(p, io), io.env, opts)
   const db = flagString(p, 'db') ?? io.env.SWITCHYARD_DB
   // --db takes a SQLite path or a PostgreSQL URL, and replaces whichever the file names.
-  if (db && /^postgres(ql)?:\/\//.test(db)) config.database.url = db
+  if (db && isPostgresUrl(db)) config.database.url = db
   else if (db) {
     config.database.path = db
     config.database.url = null

@@ -10,11 +10,9 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import starter from '../../switchyard.example.yaml' with { type: 'text' }
 import { flagString, type Parsed, UsageError } from './args.ts'
-import { checkCommand, configPath, type Io, Output } from './context.ts'
+import { checkCommand, configPath, type Io, isPostgresUrl, Output } from './context.ts'
 
 export const STARTER_CONFIG: string = starter
-
-const POSTGRES = /^postgres(ql)?:\/\//
 
 /** The starter's database line, which `--db` replaces. */
 const DATABASE_LINE = /^ {2}path: \.\/data\/switchyard\.db .*$/m
@@ -30,7 +28,7 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
   write(path, text)
   // On PostgreSQL the schema is applied by `migrate` first (serve refuses an unknown one).
   const steps = [
-    ...(db !== undefined && POSTGRES.test(db) ? [`switchyard migrate --config ${path}`] : []),
+    ...(db !== undefined && isPostgresUrl(db) ? [`switchyard migrate --config ${path}`] : []),
     `switchyard accounts create alice --plan free --config ${path}`,
     `switchyard keys create alice --config ${path}`,
     `switchyard serve --config ${path}`,
@@ -88,7 +86,7 @@ function targetPath(p: Parsed, io: Io): string {
  */
 function withDatabase(text: string, db: string): string {
   if (!DATABASE_LINE.test(text)) throw new Error('the starter config has no database path line to replace')
-  const line = POSTGRES.test(db)
+  const line = isPostgresUrl(db)
     ? `  url: ${JSON.stringify(db)}`
     : `  path: ${JSON.stringify(db === ':memory:' ? db : resolve(db))}`
   return text.replace(DATABASE_LINE, () => `${line} # from init --db; env SWITCHYARD_DB and --db override it`)

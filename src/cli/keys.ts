@@ -4,7 +4,7 @@ import { keyStateChange } from '../accounts/service.ts'
 import { flagString, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
-import { table } from './text.ts'
+import { sessionsEnded, table } from './text.ts'
 
 const COLUMNS = [
   'id',
@@ -88,7 +88,7 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
         const r = await change.audited(`keys ${sub}`, id, () => svc.setKeyState(id, state), keyStateChange)
         const k = r.key
         const ended = r.sessionsEnded
-        const note = ended ? `; ${ended} console session${ended === 1 ? '' : 's'} ended` : ''
+        const note = ended ? `; ${sessionsEnded(ended)}` : ''
         out.result(k, () => `key ${k.id} is ${k.state}${note}`)
         return 0
       }

@@ -3,7 +3,7 @@ import { endSessions, listSessions, sessionSelector } from '../auth/sessions-adm
 import { systemClock } from '../util/clock.ts'
 import { flagString, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
-import { table } from './text.ts'
+import { sessionsEnded, table } from './text.ts'
 
 const COLUMNS = ['id', 'kind', 'key_id', 'created_at', 'expires_at']
 const REVOKE = 'sessions revoke ID | sessions revoke --key KEY_ID | sessions revoke --kind admin|key'
@@ -38,7 +38,7 @@ export async function sessionsCommand(p: Parsed, io: Io): Promise<number> {
           () => endSessions(store, sel),
           (r) => ({ ended: r.ended }),
         )
-        out.result(r, () => `${r.ended} console session${r.ended === 1 ? '' : 's'} ended`)
+        out.result(r, () => sessionsEnded(r.ended))
         return 0
       }
     }

@@ -12,6 +12,9 @@ const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
  * `s` with its control characters (C0, DEL, C1) escaped.
  * @example printable('red\x1b[31m\n') // → 'red\\x1b[31m\\n'
  */
+/** "3 console sessions ended" (what disabling, revoking or signing out ended). */
+export const sessionsEnded = (n: number): string => `${n} console session${n === 1 ? '' : 's'} ended`
+
 export function printable(s: string): string {
   return s.replace(/\p{Cc}/gu, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
 }
