@@ -28,7 +28,7 @@
  * @example
  * new Elysia({ prefix: '/admin/v1' })
  *   .use(adminGuard(deps)) // first: routes declared before it are not guarded
- *   .get('/accounts', () => deps.accounts.listAccounts())
+ *   .get('/accounts', ({ query }) => svc.accountsPage(query))
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Server } from 'bun'

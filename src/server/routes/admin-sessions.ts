@@ -9,9 +9,7 @@ import { endSessions, listSessions, sessionSelector } from '../../auth/sessions-
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
-import { NoQuery } from './no-query.ts'
-
-const S = t.Optional(t.String({ maxLength: 200 }))
+import { NoQuery, QueryText } from './no-query.ts'
 
 export function adminSessionRoutes(deps: Deps) {
   return new Elysia({ name: 'switchyard.admin.sessions', prefix: '/admin/v1' })
@@ -27,7 +25,7 @@ export function adminSessionRoutes(deps: Deps) {
         return endSessions(deps.store, sessionSelector(body))
       },
       {
-        body: t.Object({ key: S, kind: S }, { additionalProperties: false }),
+        body: t.Object({ key: QueryText, kind: QueryText }, { additionalProperties: false }),
       },
     )
 }

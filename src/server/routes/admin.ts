@@ -144,7 +144,7 @@ export function adminRoutes(deps: Deps) {
         noQuery,
       )
       .get('/keys', ({ query }) => svc.keysPage(query.account, query), {
-        query: t.Object({ account: t.Optional(t.String()), cursor: QueryText, limit: QueryText }),
+        query: t.Object({ account: QueryText, cursor: QueryText, limit: QueryText }),
       })
       .post(
         '/keys',

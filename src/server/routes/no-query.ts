@@ -8,5 +8,5 @@ import { t } from 'elysia'
 
 export const NoQuery = t.Object({}, { additionalProperties: false })
 
-/** A query parameter's text (a filter, a time, a page's `cursor` and `limit`; see accounts/list-page.ts). */
+/** A short text parameter: a query's (a filter, a time, a page's `cursor` and `limit`; see accounts/list-page.ts), or a small body's (a session selector's `key`, `kind`). */
 export const QueryText = t.Optional(t.String({ maxLength: 200 }))
