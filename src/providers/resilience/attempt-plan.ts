@@ -221,8 +221,8 @@ export class AttemptPlan {
     if (this.current !== null) throw new Error('settle the previous attempt first')
     if (this.count > 0 || this.stopped || this.targets.length === 0) return null
     this.stopped = 'final'
+    // Nothing was attempted, so no target was skipped for a failure yet.
     for (let t = 0; t < this.targets.length; t++) {
-      if (this.skipped.has(t)) continue
       const target = this.targets[t]!
       const { pool } = target
       let key: PoolKey | null = null
@@ -230,13 +230,10 @@ export class AttemptPlan {
         if (!this.circuitOf(target, k).admits()) continue
         if (key === null || pool.restingUntil(k.index) < pool.restingUntil(key.index)) key = k
       }
-      if (key === null) continue
-      const circuit = this.circuitOf(target, key)
+      const started = key && this.admit(target, key)
+      if (!started) continue
       this.t = t
-      this.count++
-      const attempt: Attempt = { target, key, probe: circuit.admit() === 'probe', n: this.count }
-      this.current = { attempt, circuit }
-      return attempt
+      return started.attempt
     }
     return null
   }
