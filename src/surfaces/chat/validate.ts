@@ -8,6 +8,7 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox'
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
+import type { JsonLimits } from '../../json/limits.ts'
 import { parseJsonBody } from '../../json/parse-json-body.ts'
 import { explainValidationError } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -28,8 +29,10 @@ export function parseChatBody(
   text: string,
   example: string = EXAMPLE,
   limitsChecked = false,
+  /** The surface's own JSON limits (embeddings' larger arrays), where it has any. */
+  limits?: JsonLimits,
 ): Record<string, unknown> {
-  const body = parseJsonBody(text, example, undefined, limitsChecked)
+  const body = parseJsonBody(text, example, limits, limitsChecked)
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
     throw new GatewayError(

@@ -9,7 +9,6 @@
  * view.input // { kind: 'text', items: ['a', 'b'] }
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { jsonLimitError } from '../../json/parse-json-body.ts'
 import { explainValidationError } from '../../json/validation-error.ts'
 import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -32,12 +31,8 @@ export interface EmbeddingsView {
 }
 
 /** `limitsChecked`: the body reader already held `text` to `EMBEDDINGS_JSON_LIMITS`. */
-export function decodeEmbeddings(text: string, limitsChecked?: boolean): EmbeddingsView {
-  if (!limitsChecked) {
-    const error = jsonLimitError(text, EMBEDDINGS_JSON_LIMITS)
-    if (error) throw error
-  }
-  const body = parseChatBody(text, EMBEDDINGS_EXAMPLE, true)
+export function decodeEmbeddings(text: string, limitsChecked = false): EmbeddingsView {
+  const body = parseChatBody(text, EMBEDDINGS_EXAMPLE, limitsChecked, EMBEDDINGS_JSON_LIMITS)
   if (!checker.Check(body)) {
     const first = checker.Errors(body).First()
     if (first && (first.path === '/input' || first.path.startsWith('/input/'))) throw inputError(body.input)
