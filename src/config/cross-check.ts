@@ -86,14 +86,19 @@ function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, i
         names.add(m.name)
       }
       if (intact(`${path}/pricing`)) {
-        for (const [field, usd] of Object.entries(m.pricing ?? {})) {
-          if (microUnits(usd) === null) {
-            problems.push({
-              path: `${path}/pricing/${field}`,
-              message: `${usd} has more than 6 decimals; prices are USD per 1M tokens, kept to the micro-dollar`,
-            })
+        // The tiers' prices and the per-call prices nest one or two levels down.
+        const prices = (o: object, at: string): void => {
+          for (const [field, usd] of Object.entries(o)) {
+            if (typeof usd === 'object' && usd !== null) prices(usd, `${at}/${field}`)
+            else if (microUnits(usd) === null) {
+              problems.push({
+                path: `${at}/${field}`,
+                message: `${usd} has more than 6 decimals; prices are ${at.endsWith('/per_call') ? 'USD per call' : 'USD per 1M tokens'}, kept to the micro-dollar`,
+              })
+            }
           }
         }
+        prices(m.pricing ?? {}, `${path}/pricing`)
       }
       if (intact(`${path}/temperature`) && m.temperature && m.temperature.min > m.temperature.max) {
         problems.push({ path: `${path}/temperature`, message: 'min is greater than max' })

@@ -64,7 +64,22 @@ const spanSeconds = (minimum: number) =>
   T.Integer({ minimum, maximum: MAX_DAYS * 86_400, maxWhy: 'a century, the longest plan' })
 const Days = T.Integer({ minimum: 1, maximum: MAX_DAYS, maxWhy: 'a century, as --days allows' })
 
-/** USD per 1M tokens (DESIGN §11); at most 6 decimals. Cached input, cache writes and reasoning default to input, input and output. */
+/** USD per 1M tokens; at most 6 decimals. Cached input defaults to input. */
+const TierPricingSchema = T.Object(
+  {
+    input: T.Number({ minimum: 0 }),
+    output: T.Number({ minimum: 0 }),
+    cached_input: T.Optional(T.Number({ minimum: 0 })),
+  },
+  Closed,
+)
+
+/**
+ * USD per 1M tokens (DESIGN §11); at most 6 decimals. Cached input, cache writes and reasoning
+ * default to input, input and output. `service_tier`: the prices of a tier a request may ask for
+ * (OpenAI's `priority`, `flex`, `scale`); `per_call`: USD per call of a hosted tool. What a request
+ * asks beyond these is refused under a money limit (limits/surcharge.ts).
+ */
 export const PricingSchema = T.Object(
   {
     input: T.Number({ minimum: 0 }),
@@ -72,6 +87,26 @@ export const PricingSchema = T.Object(
     cached_input: T.Optional(T.Number({ minimum: 0 })),
     cache_write: T.Optional(T.Number({ minimum: 0 })),
     reasoning: T.Optional(T.Number({ minimum: 0 })),
+    service_tier: T.Optional(
+      T.Object(
+        {
+          priority: T.Optional(TierPricingSchema),
+          flex: T.Optional(TierPricingSchema),
+          scale: T.Optional(TierPricingSchema),
+        },
+        Closed,
+      ),
+    ),
+    per_call: T.Optional(
+      T.Object(
+        {
+          web_search: T.Optional(T.Number({ minimum: 0 })),
+          file_search: T.Optional(T.Number({ minimum: 0 })),
+          code_interpreter: T.Optional(T.Number({ minimum: 0 })),
+        },
+        Closed,
+      ),
+    ),
   },
   Closed,
 )
@@ -365,6 +400,10 @@ export type ModelConfig = Omit<Static<typeof ModelSchema>, 'max_output_tokens' |
 export type ProviderConfig = Omit<Static<typeof ProviderSchema>, 'models'> & { models: ModelConfig[] }
 export type PlanConfig = Static<typeof PlanSchema>
 export type PricingConfig = Static<typeof PricingSchema>
+/** A `service_tier` value billed at its own prices (`priority`, `flex`, `scale`). */
+export type PricedTier = keyof NonNullable<PricingConfig['service_tier']>
+/** A hosted tool billed per call (`web_search`, `file_search`, `code_interpreter`). */
+export type PerCallTool = keyof NonNullable<PricingConfig['per_call']>
 export type BudgetConfig = Static<typeof BudgetSchema>
 export type TimeoutsConfig = Static<typeof TimeoutsSchema>
 export type KeyConfig = Static<typeof KeySchema>

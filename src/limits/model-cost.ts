@@ -12,6 +12,7 @@ import {
   pricingUnits,
   requestCostMicros,
 } from './pricing.ts'
+import { NO_SURCHARGE, perCallMicros, type Surcharge, tierUnits } from './surcharge.ts'
 
 const UNITS = new WeakMap<ModelConfig, PricingUnits | null>()
 
@@ -38,11 +39,16 @@ export function dearestOf(model: ModelConfig): DearestPrices | null {
   return p
 }
 
-/** 0 for a free model that billed tokens; null when the upstream reported no usage. */
+/**
+ * 0 for a free model that billed tokens; null when the upstream reported no usage. With the
+ * request's surcharges: its tier's prices where the model sets them, plus the per-call tools
+ * reserved (the calls made are not counted from the answer: each reserved call is charged).
+ */
 export function modelCostMicros(
   model: ModelConfig,
   usage: Parameters<typeof countsOfUsage>[0] | null,
+  surcharge: Surcharge = NO_SURCHARGE,
 ): number | null {
   if (!usage) return null
-  return requestCostMicros(unitsOf(model), countsOfUsage(usage))
+  return requestCostMicros(tierUnits(model, surcharge, unitsOf(model)), countsOfUsage(usage)) + perCallMicros(model, surcharge)
 }

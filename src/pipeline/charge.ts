@@ -13,16 +13,12 @@ import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
-import { dearestOf } from '../limits/model-cost.ts'
+import { dearestOf, unitsOf } from '../limits/model-cost.ts'
 import { type DearestPrices, highestCostMicros } from '../limits/pricing.ts'
-import {
-  budgetExceededError,
-  contextLengthError,
-  modelNotAllowedError,
-  tokenLimitError,
-} from '../limits/refusals.ts'
+import { budgetExceededError, contextLengthError, tokenLimitError } from '../limits/refusals.ts'
 import { rowHeaders } from '../limits/row-headers.ts'
 import { type LimitRow, type LimitSettings, limitRows } from '../limits/rows.ts'
+import { NO_SURCHARGE, type Surcharge, surchargedPrice, surchargeOf } from '../limits/surcharge.ts'
 import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
 import { tokenParam } from '../providers/openai/token-limit.ts'
 import type { ForwardCall } from '../providers/types.ts'
@@ -38,6 +34,8 @@ export interface ChargePlan {
   charge: ChargeRequest | undefined
   /** The output tokens the client asked for (any spelling), or null. */
   requested: number | null
+  /** What the request asks beyond the price table, priced (limits/surcharge.ts). */
+  surcharge: Surcharge
 }
 
 const keySettings = (l: KeyLimits): LimitSettings => ({
@@ -82,15 +80,16 @@ function requestedOutput(body: unknown): number | null {
 }
 
 /**
- * Before admission: 403 for a model outside the key's list, 400 over the plan's context cap,
- * and the reservation to ask for (rows beyond the account's request windows).
+ * Before admission: 400 over the plan's context cap, 400 for a surcharge a money limit cannot
+ * price, and the reservation to ask for (rows beyond the account's request windows). The key's
+ * model list was applied before (run.ts: the model named, and the routes).
  */
 export async function planCharge(
   auth: Auth,
   entry: CatalogueEntry,
   body: unknown,
   bodyText: string,
-  /** Every model that may answer (the primary and its fallbacks): the reservation's price is their dearest. */
+  /** Every model that may answer (the primary and the fallbacks the plan and key reach): the reservation's price is their dearest. */
   models: ModelConfig[],
   /** The surface's input field (`messages`, `input`), named by a context-cap refusal. */
   inputParam: string,
@@ -98,18 +97,18 @@ export async function planCharge(
   const plan = auth.plan.plan!
   const limits = auth.key.limits
   const requested = requestedOutput(body)
-  if (limits?.models && !limits.models.includes(entry.id)) throw modelNotAllowedError(entry.id, limits.models)
   const cap = plan.max_context_tokens ?? null
   const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
-  if (cap === null && !limited) return { charge: undefined, requested }
+  if (cap === null && !limited) return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
   const bound = inputTokenBound(Buffer.byteLength(bodyText), body)
   if (cap !== null && bound.tokens > cap) {
     const over = await overContext(bodyText, cap)
     if (over !== null) throw contextLengthError(auth.plan.name, cap, over, inputParam)
   }
-  if (!limited) return { charge: undefined, requested }
+  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
   const rows = chargeRows(plan, limits)
-  if (!rows.length) return { charge: undefined, requested }
+  const surcharge = surchargeOf(body, models, rows.some((r) => r.resource === 'microdollars'))
+  if (!rows.length) return { charge: undefined, requested, surcharge }
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
   return {
@@ -117,9 +116,10 @@ export async function planCharge(
       rows,
       inputTokens: bound.tokens,
       wantOutput: Math.min(requested ?? modelMax, modelMax),
-      price: dearest(models),
+      price: answeringPrice(models, surcharge, bound.tokens),
     },
     requested,
+    surcharge,
   }
 }
 
@@ -134,6 +134,18 @@ export function dearest(models: ModelConfig[]): DearestPrices | null {
       best = { input: Math.max(best.input, p.input), output: Math.max(best.output, p.output) }
   }
   return best
+}
+
+/**
+ * The dearest prices of a reservation over `models` with the request's surcharges (the tier's
+ * prices, per-call tools folded into the input price over `inputTokens`); `dearest` without any.
+ */
+export function answeringPrice(
+  models: ModelConfig[],
+  surcharge: Surcharge,
+  inputTokens: number,
+): DearestPrices | null {
+  return surcharge === NO_SURCHARGE ? dearest(models) : surchargedPrice(models, surcharge, inputTokens, unitsOf)
 }
 
 /** The refusal of a charge row: 429 for requests and tokens, 402 for money. */

@@ -13,9 +13,11 @@
  */
 
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
+import { assertKeyReaches, keyReaches } from '../catalogue/key-reach.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { admitStates, rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
-import { dearestOf, modelCostMicros } from '../limits/model-cost.ts'
+import { modelCostMicros } from '../limits/model-cost.ts'
+import type { Surcharge } from '../limits/surcharge.ts'
 import type { SuspensionPolicy } from '../limits/types.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
@@ -26,7 +28,7 @@ import { newRequestId } from '../util/ids.ts'
 import { type Answered, callWithAttempts, chatOperation, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
 import type { Finish } from './call.ts'
-import { applyReservation, capRoutes, chargeRefusalError, dearest, planCharge, settle } from './charge.ts'
+import { answeringPrice, applyReservation, capRoutes, chargeRefusalError, planCharge, settle } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
 import type { PipelineDeps } from './deps.ts'
 import {
@@ -111,6 +113,7 @@ export class Pipeline {
       }
       checkModelServes(entry.model, surface.operation, entry.id)
       assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
+      assertKeyReaches(auth.key.limits?.models, entry.id)
       return { auth, text, decoded, entry }
     } catch (e) {
       throw await this.refused(surface, auth, headers, e)
@@ -179,7 +182,10 @@ export class Pipeline {
     }
     if (translated?.headers) Object.assign(headers, translated.headers)
     const resolve = (id: string) => deps.catalogue.resolve(id)
-    const allowed = (fb: CatalogueEntry) => planAllows(plan.models, fb.id, fb.model)
+    // A fallback the plan or the key's model list does not reach is left out of the routes.
+    const keyModels = auth.key.limits?.models
+    const allowed = (fb: CatalogueEntry) =>
+      planAllows(plan.models, fb.id, fb.model) && keyReaches(keyModels, fb.id)
     const chatRoutes =
       surface.operation === 'chat'
         ? routesFor(surface, decoded.view, { entry, forward, translated }, deps.resilience, resolve, allowed)
@@ -300,7 +306,8 @@ export class Pipeline {
       // At the answering model's prices (a fallback's, DESIGN §10): failed attempts are not billed.
       // A continued stream's parts each at their own model's (the first part's usage is carried).
       const first = answered.first
-      let costMicros = first ? partsCost(first, by, usage) : modelCostMicros(by.model, usage)
+      const surcharge = charging.surcharge
+      let costMicros = first ? partsCost(first, by, usage, surcharge) : modelCostMicros(by.model, usage, surcharge)
       const settlement =
         reservation &&
         settle(
@@ -311,7 +318,11 @@ export class Pipeline {
           err !== null,
           ttftMs !== null,
           unaccounted,
-          first ? dearest([first.entry.model, by.model]) : dearestOf(by.model),
+          answeringPrice(
+            first ? [first.entry.model, by.model] : [by.model],
+            surcharge,
+            reservation.tokens - reservation.outputTokens,
+          ),
         )
       // Settled from what was relayed (no count of the whole answer from the upstream): the log
       // row shows what the account was charged, not a second estimate beside it.
@@ -398,14 +409,16 @@ function partsCost(
   first: NonNullable<Answered['first']>,
   by: CatalogueEntry,
   usage: { prompt_tokens: number; completion_tokens: number } | null,
+  surcharge: Surcharge,
 ): number | null {
   if (!usage) return null
   const own = {
     prompt_tokens: Math.max(0, usage.prompt_tokens - first.usage.prompt_tokens),
     completion_tokens: Math.max(0, usage.completion_tokens - first.usage.completion_tokens),
   }
-  const a = modelCostMicros(first.entry.model, first.usage)
-  const b = modelCostMicros(by.model, own)
+  // Both parts at the request's tier; its per-call tools charged once, with the first part.
+  const a = modelCostMicros(first.entry.model, first.usage, surcharge)
+  const b = modelCostMicros(by.model, own, { ...surcharge, calls: [] })
   return a === null && b === null ? null : (a ?? 0) + (b ?? 0)
 }
 
