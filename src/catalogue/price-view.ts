@@ -4,6 +4,8 @@
  * 1M tokens, with the defaults the gateway bills by spelled out (cached input and cache writes at
  * the input price, reasoning at the output price, unless configured), so a client never has to
  * know those rules. A model without `pricing` is free and says so: `free: true`, `pricing: null`.
+ * The surcharges it prices are shown where configured: `service_tier` (each tier's prices per 1M
+ * tokens, cached input spelled out) and `per_call` (USD per call of a hosted tool).
  *
  * @example
  * priceView({ input: 0.15, output: 0.6 })
@@ -26,6 +28,8 @@ export interface PriceView {
     cached_input: number
     cache_write: number
     reasoning: number
+    service_tier?: Record<string, { input: number; output: number; cached_input: number }>
+    per_call?: Record<string, number>
   } | null
 }
 
@@ -39,6 +43,15 @@ export function priceView(p: PricingConfig | undefined): PriceView {
     cached_input: p.cached_input ?? p.input,
     cache_write: p.cache_write ?? p.input,
     reasoning: p.reasoning ?? p.output,
+    ...(p.service_tier && {
+      service_tier: Object.fromEntries(
+        Object.entries(p.service_tier).map(([tier, t]) => [
+          tier,
+          { input: t.input, output: t.output, cached_input: t.cached_input ?? t.input },
+        ]),
+      ),
+    }),
+    ...(p.per_call && { per_call: { ...p.per_call } }),
   }
   const prices = [pricing.input, pricing.output, pricing.cached_input, pricing.cache_write, pricing.reasoning]
   return { free: prices.every((v) => v === 0), pricing }
