@@ -50,5 +50,8 @@ export function modelCostMicros(
   surcharge: Surcharge = NO_SURCHARGE,
 ): number | null {
   if (!usage) return null
-  return requestCostMicros(tierUnits(model, surcharge, unitsOf(model)), countsOfUsage(usage)) + perCallMicros(model, surcharge)
+  return (
+    requestCostMicros(tierUnits(model, surcharge, unitsOf(model)), countsOfUsage(usage)) +
+    perCallMicros(model, surcharge)
+  )
 }

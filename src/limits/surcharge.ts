@@ -47,7 +47,8 @@ export interface Surcharge {
 export const NO_SURCHARGE: Surcharge = { tier: null, calls: [] }
 
 /** Hosted tool types billed as tokens only (Responses, Messages): nothing beyond the price table. */
-const TOKENS_ONLY = /^(function|custom|namespace|mcp|mcp_toolset|computer_use(_preview)?|local_shell|shell|apply_patch|(bash|text_editor|computer|memory|web_fetch|tool_search_tool_[a-z]+)(_\d{8})?)$/
+const TOKENS_ONLY =
+  /^(function|custom|namespace|mcp|mcp_toolset|computer_use(_preview)?|local_shell|shell|apply_patch|(bash|text_editor|computer|memory|web_fetch|tool_search_tool_[a-z]+)(_\d{8})?)$/
 
 /** The per-call tool a hosted tool type is billed as, if any. */
 function perCallTool(type: string): PerCallTool | null {
@@ -74,13 +75,14 @@ function asksOf(body: Record<string, unknown>): Ask[] {
     if (typeof t !== 'object' || t === null) return
     const { type, max_uses, tools } = t as { type?: unknown; max_uses?: unknown; tools?: unknown }
     if (typeof type !== 'string') return // a client tool without a type (Messages)
-    if (type === 'namespace' && Array.isArray(tools)) tools.forEach((u, j) => tool(u, `${param}.tools[${j}]`))
+    if (type === 'namespace' && Array.isArray(tools))
+      for (const [j, u] of tools.entries()) tool(u, `${param}.tools[${j}]`)
     if (TOKENS_ONLY.test(type)) return
     const perCall = perCallTool(type)
     if (perCall) asks.push({ param, tool: perCall, calls: count(max_uses) ?? maxCalls })
     else asks.push({ param, unpriced: `the hosted tool "${clip(type)}"` })
   }
-  if (Array.isArray(body.tools)) body.tools.forEach((t, i) => tool(t, `tools[${i}]`))
+  if (Array.isArray(body.tools)) for (const [i, t] of body.tools.entries()) tool(t, `tools[${i}]`)
   return asks
 }
 
@@ -108,7 +110,10 @@ export function surchargeOf(body: unknown, models: readonly ModelConfig[], money
       // Flex bills at most the standard prices: charged at those unless it has its own.
       const missing = a.tier !== 'flex' && priced.some((p) => !p.service_tier?.[a.tier])
       if (missing && money)
-        throw refuse(a.param, `the "${a.tier}" service tier is billed above the model's standard prices, which is all its pricing says`)
+        throw refuse(
+          a.param,
+          `the "${a.tier}" service tier is billed above the model's standard prices, which is all its pricing says`,
+        )
       out.tier = a.tier
     } else if ('tool' in a) {
       if (!money) {
@@ -117,14 +122,18 @@ export function surchargeOf(body: unknown, models: readonly ModelConfig[], money
       }
       if (!priced.length) continue
       if (priced.some((p) => p.per_call?.[a.tool] === undefined))
-        throw refuse(a.param, `${a.tool.replace('_', ' ')} is billed per call, and the model's pricing has no per_call.${a.tool} price`)
+        throw refuse(
+          a.param,
+          `${a.tool.replace('_', ' ')} is billed per call, and the model's pricing has no per_call.${a.tool} price`,
+        )
       if (a.calls === null)
         throw refuse(
           a.param,
           `${a.tool.replace('_', ' ')} is billed per call and nothing bounds the calls (set max_tool_calls, or the tool's max_uses on /v1/messages)`,
         )
       out.calls.push({ tool: a.tool, calls: a.calls })
-    } else if (money && priced.length) throw refuse(a.param, `${a.unpriced} is billed beyond the model's token prices`)
+    } else if (money && priced.length)
+      throw refuse(a.param, `${a.unpriced} is billed beyond the model's token prices`)
   }
   return out
 }
@@ -132,7 +141,11 @@ export function surchargeOf(body: unknown, models: readonly ModelConfig[], money
 const TIER_UNITS = new WeakMap<object, PricingUnits>()
 
 /** The model's prices for this request's tier (the tier's where the model sets them), or null: free. */
-export function tierUnits(model: ModelConfig, s: Surcharge, standard: PricingUnits | null): PricingUnits | null {
+export function tierUnits(
+  model: ModelConfig,
+  s: Surcharge,
+  standard: PricingUnits | null,
+): PricingUnits | null {
   const t = s.tier && model.pricing?.service_tier?.[s.tier]
   if (!t) return standard
   let u = TIER_UNITS.get(t)
@@ -170,9 +183,7 @@ export function surchargedPrice(
     flat = Math.max(flat, perCallMicros(m, s))
     if (!u) continue
     const p = dearestPrices(u)
-    best = best
-      ? { input: Math.max(best.input, p.input), output: Math.max(best.output, p.output) }
-      : p
+    best = best ? { input: Math.max(best.input, p.input), output: Math.max(best.output, p.output) } : p
   }
   if (flat > 0) {
     const base = best ?? { input: 0, output: 0 }

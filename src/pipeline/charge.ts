@@ -99,7 +99,8 @@ export async function planCharge(
   const requested = requestedOutput(body)
   const cap = plan.max_context_tokens ?? null
   const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
-  if (cap === null && !limited) return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
+  if (cap === null && !limited)
+    return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
   const bound = inputTokenBound(Buffer.byteLength(bodyText), body)
   if (cap !== null && bound.tokens > cap) {
     const over = await overContext(bodyText, cap)
@@ -107,7 +108,11 @@ export async function planCharge(
   }
   if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
   const rows = chargeRows(plan, limits)
-  const surcharge = surchargeOf(body, models, rows.some((r) => r.resource === 'microdollars'))
+  const surcharge = surchargeOf(
+    body,
+    models,
+    rows.some((r) => r.resource === 'microdollars'),
+  )
   if (!rows.length) return { charge: undefined, requested, surcharge }
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
@@ -145,7 +150,9 @@ export function answeringPrice(
   surcharge: Surcharge,
   inputTokens: number,
 ): DearestPrices | null {
-  return surcharge === NO_SURCHARGE ? dearest(models) : surchargedPrice(models, surcharge, inputTokens, unitsOf)
+  return surcharge === NO_SURCHARGE
+    ? dearest(models)
+    : surchargedPrice(models, surcharge, inputTokens, unitsOf)
 }
 
 /** The refusal of a charge row: 429 for requests and tokens, 402 for money. */

@@ -28,7 +28,14 @@ import { newRequestId } from '../util/ids.ts'
 import { type Answered, callWithAttempts, chatOperation, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
 import type { Finish } from './call.ts'
-import { answeringPrice, applyReservation, capRoutes, chargeRefusalError, planCharge, settle } from './charge.ts'
+import {
+  answeringPrice,
+  applyReservation,
+  capRoutes,
+  chargeRefusalError,
+  planCharge,
+  settle,
+} from './charge.ts'
 import { checkAndTranslate } from './check.ts'
 import type { PipelineDeps } from './deps.ts'
 import {
@@ -307,7 +314,9 @@ export class Pipeline {
       // A continued stream's parts each at their own model's (the first part's usage is carried).
       const first = answered.first
       const surcharge = charging.surcharge
-      let costMicros = first ? partsCost(first, by, usage, surcharge) : modelCostMicros(by.model, usage, surcharge)
+      let costMicros = first
+        ? partsCost(first, by, usage, surcharge)
+        : modelCostMicros(by.model, usage, surcharge)
       const settlement =
         reservation &&
         settle(

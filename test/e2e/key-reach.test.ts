@@ -76,7 +76,11 @@ const post = (path: string, key: string, body: unknown) =>
 
 const ask = (surface: string, model: string, key: string) =>
   surface === 'chat'
-    ? post('/v1/chat/completions', key, { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 })
+    ? post('/v1/chat/completions', key, {
+        model,
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 50,
+      })
     : surface === 'messages'
       ? post('/v1/messages', key, { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 })
       : post('/v1/responses', key, { model, input: 'hi', max_output_tokens: 50 })

@@ -88,7 +88,9 @@ const keyOn = async (plan: string) => (await gw.key(`acct${++accounts}`, plan)).
 /** The account's settled spend, micro-dollars. */
 async function spent(key: string): Promise<number> {
   await gw.deps.recorder.flush()
-  const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
+  const u = (await (
+    await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+  ).json()) as any
   return Math.round(u.budget.spent_usd * 1e6)
 }
 
@@ -137,8 +139,16 @@ describe('under a money limit', () => {
     const refusals: Array<[string, Record<string, unknown>, string]> = [
       ['oar/tiered', { tools: [{ type: 'web_search' }] }, 'tools[0]'], // unbounded
       ['oar/plain', { tools: [{ type: 'web_search' }], max_tool_calls: 2 }, 'tools[0]'], // unpriced
-      ['oar/tiered', { tools: [{ type: 'function', name: 'f', parameters: {} }, { type: 'image_generation' }] }, 'tools[1]'],
-      ['oar/tiered', { tools: [{ type: 'code_interpreter', container: { type: 'auto' } }], max_tool_calls: 1 }, 'tools[0]'],
+      [
+        'oar/tiered',
+        { tools: [{ type: 'function', name: 'f', parameters: {} }, { type: 'image_generation' }] },
+        'tools[1]',
+      ],
+      [
+        'oar/tiered',
+        { tools: [{ type: 'code_interpreter', container: { type: 'auto' } }], max_tool_calls: 1 },
+        'tools[0]',
+      ],
       ['oar/plain', { service_tier: 'priority' }, 'service_tier'],
     ]
     const before = up.attempts().length
@@ -195,13 +205,19 @@ test('without a money limit every surcharge passes as before', async () => {
     expect(r.status).toBe(200)
     await r.text()
   }
-  const r = await post(gw.url, '/v1/responses', key, { model: 'oar/plain', input: 'hi', tools: [{ type: 'web_search' }] })
+  const r = await post(gw.url, '/v1/responses', key, {
+    model: 'oar/plain',
+    input: 'hi',
+    tools: [{ type: 'web_search' }],
+  })
   expect(r.status).toBe(200)
 })
 
 test('/v1/models shows the tier and per-call prices', async () => {
   const key = await keyOn('open')
-  const body = (await (await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any
+  const body = (await (
+    await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })
+  ).json()) as any
   const tiered = body.data.find((m: any) => m.id === 'oa/tiered')
   expect(tiered.pricing.service_tier).toEqual({ priority: { input: 100, output: 200, cached_input: 100 } })
   expect(tiered.pricing.per_call).toEqual({ web_search: 0.01, file_search: 0.0025 })
@@ -213,7 +229,9 @@ for (const backend of backends('surcharges.test.ts')) {
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test('per-call tools are reserved: ten $0.01 searches do not fit a $0.05 budget, two do', async () => {
       const g = await startGateway({
-        doc: doc(up, { tight: { rpm: null, rpd: null, budget: { usd: 0.05, period: 'day' }, models: ['*'] } }),
+        doc: doc(up, {
+          tight: { rpm: null, rpd: null, budget: { usd: 0.05, period: 'day' }, models: ['*'] },
+        }),
         backend: await backend.fresh(),
       })
       try {
