@@ -85,6 +85,56 @@ describe('config: tokens and money (DESIGN §11)', () => {
     expect(() => parseConfig(priced({ input: 0.000001, output: 0.075 }))).not.toThrow()
   })
 
+  test('surcharge prices (DESIGN §11): service tiers and per-call tools; unknown ones and 7 decimals named', () => {
+    const at = '/providers/0/models/0/pricing'
+    const c = parseConfig(
+      priced({
+        input: 2.5,
+        output: 10,
+        service_tier: {
+          priority: { input: 4.25, output: 17 },
+          flex: { input: 1.25, output: 5, cached_input: 0.125 },
+        },
+        per_call: { web_search: 0.01, file_search: 0.0025, code_interpreter: 0.03 },
+      }),
+    )
+    expect(c.providers[0]!.models[0]!.pricing?.service_tier?.priority).toEqual({ input: 4.25, output: 17 })
+    expect(c.providers[0]!.models[0]!.pricing?.per_call?.web_search).toBe(0.01)
+    expect(
+      problems(() =>
+        parseConfig(priced({ input: 1, output: 1, service_tier: { turbo: { input: 1, output: 1 } } })),
+      ),
+    ).toContainEqual({
+      path: `${at}/service_tier/turbo`,
+      message: 'unknown key (check the spelling)',
+    })
+    expect(
+      problems(() => parseConfig(priced({ input: 1, output: 1, per_call: { image_generation: 0.04 } }))),
+    ).toContainEqual({
+      path: `${at}/per_call/image_generation`,
+      message: 'unknown key (check the spelling)',
+    })
+    expect(
+      problems(() =>
+        parseConfig(priced({ input: 1, output: 1, service_tier: { priority: { input: 1 } } })),
+      ).map((p) => p.path),
+    ).toContain(`${at}/service_tier/priority/output`)
+    expect(
+      problems(() => parseConfig(priced({ input: 1, output: 1, per_call: { web_search: 0.0000001 } }))),
+    ).toContainEqual({
+      path: `${at}/per_call/web_search`,
+      message: '1e-7 has more than 6 decimals; prices are USD per call, kept to the micro-dollar',
+    })
+    expect(
+      problems(() =>
+        parseConfig(priced({ input: 1, output: 1, service_tier: { priority: { input: 1e-7, output: 1 } } })),
+      ),
+    ).toContainEqual({
+      path: `${at}/service_tier/priority/input`,
+      message: '1e-7 has more than 6 decimals; prices are USD per 1M tokens, kept to the micro-dollar',
+    })
+  })
+
   test('tpm, tpd, max_context_tokens: positive integers or null', () => {
     for (const key of ['tpm', 'tpd', 'max_context_tokens']) {
       expect(parseConfig(withPlan({ [key]: null })).plans.free![key as 'tpm']).toBeNull()

@@ -12,6 +12,8 @@ import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway, testConfigDoc } f
 
 let up: FaultUpstream
 let gw: TestGateway
+let closed: ReturnType<typeof Bun.serve>
+const embedding = { type: 'embedding', context_window: 8192, dimensions: 1536 }
 
 const chatModel = (name: string, more: Record<string, unknown> = {}) => ({
   name,
@@ -24,10 +26,21 @@ const chatModel = (name: string, more: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   up = await startFaultUpstream()
   up.script({ model: 'cheapfail' }, 'unavailable')
+  // A port that was listening and is closed again: connections are refused, locally.
+  closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
+  const closedUrl = `http://127.0.0.1:${closed.port}/v1`
+  closed.stop(true)
   gw = await startGateway({
     doc: testConfigDoc({
       providers: [
-        DEMO_PROVIDER,
+        { ...DEMO_PROVIDER, models: [...DEMO_PROVIDER.models, { name: 'embed', ...embedding }] },
+        {
+          prefix: 'gone',
+          kind: 'openai',
+          base_url: closedUrl,
+          api_key: 'sk-x',
+          models: [{ name: 'embed', ...embedding, fallbacks: ['demo/embed'] }],
+        },
         {
           prefix: 'mock',
           kind: 'openai',
@@ -103,6 +116,18 @@ describe("a key's model list", () => {
     }
     // The same key is refused the fallback directly.
     expect((await ask('chat', 'mock/good', listed)).status).toBe(403)
+  })
+
+  test('embeddings: a fallback outside it is not tried either', async () => {
+    const listed = await keyWith('embedder', { models: ['gone/embed'] })
+    const free = await keyWith('embedder-free', {})
+    const embed = (key: string) => post('/v1/embeddings', key, { model: 'gone/embed', input: 'hi' })
+    const open = await embed(free)
+    expect(open.status).toBe(200)
+    expect(((await open.json()) as any).model).toBe('demo/embed')
+    const r = await embed(listed)
+    expect(r.status).toBeGreaterThanOrEqual(500)
+    expect(((await r.json()) as any).model).toBeUndefined()
   })
 
   test('the token counters refuse a model outside it: 403 model_not_allowed in the surface shape', async () => {
