@@ -108,11 +108,9 @@ export async function planCharge(
   }
   if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
   const rows = chargeRows(plan, limits)
-  const surcharge = surchargeOf(
-    body,
-    models,
-    rows.some((r) => r.resource === 'microdollars'),
-  )
+  // Surcharges the prices cannot cover are refused only where money is limited.
+  const money = rows.some((r) => r.resource === 'microdollars')
+  const surcharge = surchargeOf(body, models, money)
   if (!rows.length) return { charge: undefined, requested, surcharge }
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
