@@ -21,20 +21,37 @@
  *   know) cannot be priced and is refused under a money limit.
  * - `prediction` (rejected predicted tokens are billed as output past `max_tokens`) and audio
  *   output (`modalities` with `audio`, or `audio`: audio tokens at audio prices) cannot be priced.
- * A model without `pricing` costs nothing (DESIGN §11), surcharges included.
+ * A model without `pricing` costs nothing (DESIGN §11), surcharges included. A field counts only
+ * for the models whose upstream receives it: the chat fields (`service_tier`, `web_search_options`,
+ * `prediction`, audio) an `openai` provider (translating adapters drop or refuse them); hosted and
+ * server tools a provider that runs them (`openai` with `wire: responses`, `anthropic`; elsewhere
+ * they are dropped or refused by the tool policy).
  */
-import type { ModelConfig, PerCallTool, PricedTier, PricingConfig } from '../config/index.ts'
+import type { ModelConfig, PerCallTool, PricedTier, PricingConfig, ProviderConfig } from '../config/index.ts'
 import { GatewayError } from '../util/errors.ts'
 import { microUnits } from '../util/micro-units.ts'
 import { clip } from '../util/text.ts'
 import { type DearestPrices, dearestPrices, type PricingUnits, pricingUnits } from './pricing.ts'
 
-/** What a request asks beyond the price table. */
-type Ask =
-  | { param: string; tier: PricedTier }
+/** What a request asks beyond the price table; `hosted`: a tool (else a chat field). */
+type Ask = { param: string; hosted?: boolean } & (
+  | { tier: PricedTier }
   /** `calls`: at most this many (null: unbounded). */
-  | { param: string; tool: PerCallTool; calls: number | null }
-  | { param: string; unpriced: string }
+  | { tool: PerCallTool; calls: number | null }
+  | { unpriced: string }
+)
+
+/** A model that may answer, with what its provider is (catalogue entries fit). */
+export interface Reached {
+  model: ModelConfig
+  provider: Pick<ProviderConfig, 'kind' | 'wire'>
+}
+
+/** Whether the upstream of `r` receives the ask (see the module's note). */
+const receives = (r: Reached, a: Ask): boolean =>
+  a.hosted
+    ? r.provider.kind === 'anthropic' || (r.provider.kind === 'openai' && r.provider.wire === 'responses')
+    : r.provider.kind === 'openai'
 
 /** What the request's surcharges are priced as. */
 export interface Surcharge {
@@ -79,8 +96,8 @@ function asksOf(body: Record<string, unknown>): Ask[] {
       for (const [j, u] of tools.entries()) tool(u, `${param}.tools[${j}]`)
     if (TOKENS_ONLY.test(type)) return
     const perCall = perCallTool(type)
-    if (perCall) asks.push({ param, tool: perCall, calls: count(max_uses) ?? maxCalls })
-    else asks.push({ param, unpriced: `the hosted tool "${clip(type)}"` })
+    if (perCall) asks.push({ param, hosted: true, tool: perCall, calls: count(max_uses) ?? maxCalls })
+    else asks.push({ param, hosted: true, unpriced: `the hosted tool "${clip(type)}"` })
   }
   if (Array.isArray(body.tools)) for (const [i, t] of body.tools.entries()) tool(t, `tools[${i}]`)
   return asks
@@ -96,16 +113,20 @@ function refuse(param: string, why: string): GatewayError {
 }
 
 /**
- * The surcharges of `body` over every model that may answer (`models`): refused by the first
- * field no priced model's pricing covers when `money` (a money limit applies), else priced.
+ * The surcharges of `body` over every model that may answer (`reached`): refused by the first
+ * field that a priced model receiving it does not price when `money` (a money limit applies),
+ * else priced.
  */
-export function surchargeOf(body: unknown, models: readonly ModelConfig[], money: boolean): Surcharge {
+export function surchargeOf(body: unknown, reached: readonly Reached[], money: boolean): Surcharge {
   if (typeof body !== 'object' || body === null) return NO_SURCHARGE
   const asks = asksOf(body as Record<string, unknown>)
   if (!asks.length) return NO_SURCHARGE
-  const priced = models.map((m) => m.pricing).filter((p): p is PricingConfig => p !== undefined)
   const out: Surcharge = { tier: null, calls: [] }
   for (const a of asks) {
+    const priced = reached
+      .filter((r) => receives(r, a))
+      .map((r) => r.model.pricing)
+      .filter((p): p is PricingConfig => p !== undefined)
     if ('tier' in a) {
       // Flex bills at most the standard prices: charged at those unless it has its own.
       const missing = a.tier !== 'flex' && priced.some((p) => !p.service_tier?.[a.tier])

@@ -90,27 +90,28 @@ export async function planCharge(
   body: unknown,
   bodyText: string,
   /** Every model that may answer (the primary and the fallbacks the plan and key reach): the reservation's price is their dearest. */
-  models: ModelConfig[],
+  reached: CatalogueEntry[],
   /** The surface's input field (`messages`, `input`), named by a context-cap refusal. */
   inputParam: string,
 ): Promise<ChargePlan> {
   const plan = auth.plan.plan!
   const limits = auth.key.limits
   const requested = requestedOutput(body)
+  const models = reached.map((r) => r.model)
   const cap = plan.max_context_tokens ?? null
   const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
   if (cap === null && !limited)
-    return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
+    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false) }
   const bound = inputTokenBound(Buffer.byteLength(bodyText), body)
   if (cap !== null && bound.tokens > cap) {
     const over = await overContext(bodyText, cap)
     if (over !== null) throw contextLengthError(auth.plan.name, cap, over, inputParam)
   }
-  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, models, false) }
+  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false) }
   const rows = chargeRows(plan, limits)
   // Surcharges the prices cannot cover are refused only where money is limited.
   const money = rows.some((r) => r.resource === 'microdollars')
-  const surcharge = surchargeOf(body, models, money)
+  const surcharge = surchargeOf(body, reached, money)
   if (!rows.length) return { charge: undefined, requested, surcharge }
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0

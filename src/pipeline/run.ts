@@ -212,8 +212,8 @@ export class Pipeline {
         : null
     let charging: Awaited<ReturnType<typeof planCharge>>
     try {
-      const routed = (chatRoutes ?? embeddingsRoutes ?? []).map((r) => r.entry.model)
-      const models = routed.length ? routed : [entry.model]
+      const routed = (chatRoutes ?? embeddingsRoutes ?? []).map((r) => r.entry)
+      const models = routed.length ? routed : [entry]
       const body =
         surface.operation === 'chat' ? (surface.body?.(decoded.view) ?? decoded.view) : decoded.view
       charging = await planCharge(auth, entry, body, text, models, surface.inputParam)

@@ -115,6 +115,11 @@ describe('under a money limit', () => {
     expect(up.attempts().length).toBe(before)
     // flex bills at most the standard prices: charged at those.
     expect((await chat(key, 'oa/plain', { service_tier: 'flex' })).status).toBe(200)
+    // A translating upstream does not receive service_tier (it is dropped and named): nothing to price.
+    const ant = await chat(key, 'ant/plain', { service_tier: 'priority' })
+    expect(ant.status).toBe(200)
+    expect(ant.headers.get('x-switchyard-dropped-params')).toContain('service_tier')
+    expect(up.attempts({ model: 'plain' }).at(-1)!.body.service_tier).toBeUndefined()
   })
 
   test('chat: a priced tier is reserved and charged at its prices; a priced web search per call', async () => {
