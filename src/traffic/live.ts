@@ -56,8 +56,15 @@ export async function liveFigures(metrics: { render(): string | Promise<string> 
     object: 'live' as const,
     at: new Date(now).toISOString(),
     requests_total: sum(requests),
-    // 429s have their own figure; an error here is any other refusal or failure.
-    errors_total: sum(requests.filter((s) => Number(s.labels.status) >= 400 && s.labels.status !== '429')),
+    // The gateway's and the upstreams' failures (5xx). A client's own mistakes (4xx it caused,
+    // 499 when it left) are no failure of the service: counted apart, as 429s are.
+    errors_total: sum(requests.filter((s) => Number(s.labels.status) >= 500)),
+    client_errors_total: sum(
+      requests.filter((s) => {
+        const status = Number(s.labels.status)
+        return status >= 400 && status < 500 && status !== 429
+      }),
+    ),
     // Every 429 answered: the gateway's own limits and an upstream's rate limit passed on (which
     // `switchyard_rate_limited_total`, the gateway's refusals by window, does not count).
     rate_limited_total: sum(requests.filter((s) => s.labels.status === '429')),

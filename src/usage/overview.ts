@@ -17,8 +17,18 @@ export const MAX_TOP = 50
 /** Request-log rows read at most for the provider figures. */
 export const SCAN = 20_000
 const HOUR = 3_600_000
-/** Errors the client or the shutdown caused, not the upstream. */
-const NOT_UPSTREAM = new Set(['client_closed_request', 'shutting_down'])
+/**
+ * Whose failure a logged outcome is (DESIGN §15: a client's own mistakes are no provider's
+ * errors). The gateway maps an upstream's own faults to 5xx (502/503/504) and its rate limit to
+ * 429 `upstream_rate_limited`: the provider's. Every other 4xx — the upstream refusing what the
+ * client sent (its status kept), the gateway's own checks, 499 when the client left — the client's.
+ */
+export function failureOf(status: number | null, code: string | null): 'provider' | 'client' | null {
+  // A request cut short by the gateway's own shutdown is nobody's failure here.
+  if (code === null || status === null || code === 'shutting_down') return null
+  if (code === 'upstream_rate_limited' || status >= 500) return 'provider'
+  return status >= 400 ? 'client' : null
+}
 
 export interface OverviewDeps {
   store: Store
@@ -59,7 +69,8 @@ export async function topOfDay(deps: OverviewDeps, q: { by?: string; limit?: str
 }
 
 /**
- * Each configured provider's requests and upstream errors (by code) among the newest SCAN
+ * Each configured provider's requests, upstream errors (by code; `failureOf` decides whose), the
+ * client's own 4xx and 499 (`client_errors`, apart) and the fallbacks taken from its models, among the newest SCAN
  * requests of the last `hours`, under the provider that answered or failed last (as /metrics);
  * a 503 `upstream_circuit_open` that called nothing is no request nor error of a provider but a
  * `circuit_refused` of the requested model's. `from` is where the rows read begin (later than
@@ -77,6 +88,8 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
     kind: string | null
     requests: number
     upstream_errors: number
+    client_errors: number
+    fallbacks: number
     circuit_refused: number
     last_error_at: number | null
     codes: Map<string, { code: string; status: number | null; count: number; last_at: number }>
@@ -90,6 +103,8 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
         kind,
         requests: 0,
         upstream_errors: 0,
+        client_errors: 0,
+        fallbacks: 0,
         circuit_refused: 0,
         last_error_at: null,
         codes: new Map(),
@@ -114,7 +129,11 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
     // The rest count under the provider that answered or failed last (a fallback's, when one did).
     const h = entry(prefixOf(r.answeredBy ?? r.model), null)
     h.requests += r.count
-    if (r.errorCode === null || NOT_UPSTREAM.has(r.errorCode)) continue
+    // A fallback taken: counted under the provider of the model asked for, whose model failed.
+    if (r.answeredBy !== null) entry(prefixOf(r.model), null).fallbacks += r.count
+    const whose = failureOf(r.status, r.errorCode)
+    if (whose === 'client') h.client_errors += r.count
+    if (whose !== 'provider' || r.errorCode === null) continue
     h.upstream_errors += r.count
     h.last_error_at = Math.max(h.last_error_at ?? 0, r.lastAt)
     const k = `${r.errorCode}\u0000${r.status}`
@@ -136,6 +155,8 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
       requests: h.requests,
       upstream_errors: h.upstream_errors,
       error_rate: h.requests ? Math.round((h.upstream_errors / h.requests) * 1000) / 1000 : 0,
+      client_errors: h.client_errors,
+      fallbacks: h.fallbacks,
       circuit_refused: h.circuit_refused,
       last_error_at: iso(h.last_error_at),
       errors_by_code: [...h.codes.values()]
