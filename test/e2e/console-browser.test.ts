@@ -3,7 +3,7 @@
  * gateway on port 0: sign in, create an account and a key (the secret shown once), real chat
  * requests with that key seen in the request log and in the usage chart's data, disable the key
  * (the next request is refused), sign out; a key holder sees only its own usage at /console/me.
- * With SWITCHYARD_SCREENSHOTS=1, screenshots of every page are written to docs/console/; without
+ * With SWITCHYARD_SCREENSHOTS=1, screenshots of every page (the overview and keys page: console-operator-browser.test.ts) are written to docs/console/; without
  * it they are not, so a plain `bun test` leaves the committed images (and the work tree) alone.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -102,7 +102,6 @@ test('operator: sign in, account, key shown once, requests in the log and the ch
   await page.getByRole('button', { name: /I have stored it/ }).click()
   await page.getByTestId('new-secret').waitFor({ state: 'detached' })
   const keyId = await page.locator('tr[data-key]').first().getAttribute('data-key')
-  await shot(page, 'keys')
 
   // Real requests with that key.
   const ids: string[] = []
@@ -164,7 +163,6 @@ test('operator: sign in, account, key shown once, requests in the log and the ch
   await Bun.sleep(2500) // one more live reading
   const live = await chartData(page, 'live-traffic')
   expect(live.rows.some((r: string[]) => Number(r[2]) > 0)).toBe(true) // a 429/s reading above zero
-  await shot(page, 'overview')
   await page.getByRole('link', { name: 'Accounts' }).click()
   await page.locator('tr[data-account="acme"]').getByRole('button', { name: 'History' }).click()
   await page.getByRole('heading', { name: 'Plan history of acme' }).waitFor()

@@ -52,6 +52,21 @@ export interface ChartProps {
   format?: (v: number) => string
 }
 
+/** uPlot's axis font and its tick length plus gap, px. */
+const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
+const TICK_AND_GAP = 10 + 5
+let measure: CanvasRenderingContext2D | null = null
+
+/** The y axis's width in px for its labels: the widest label, the tick and a margin. */
+export function axisWidth(values: string[] | null | undefined): number {
+  if (!values?.length) return 50
+  measure ??= document.createElement('canvas').getContext('2d')
+  if (!measure) return 50
+  measure.font = AXIS_FONT
+  const widest = Math.max(...values.map((v) => measure!.measureText(v ?? '').width))
+  return Math.max(40, Math.ceil(widest) + TICK_AND_GAP + 6)
+}
+
 /** Running sums of the lines, bottom first: what stacked bars draw. */
 export function stack(lines: Line[]): Array<Array<number | null>> {
   const out: Array<Array<number | null>> = []
@@ -138,7 +153,11 @@ export function Chart({
               return labels
             },
           },
-          { values: (_u, vals) => vals.map((v) => `${fmt.current.v(v)}${unit}`) },
+          {
+            values: (_u, vals) => vals.map((v) => `${fmt.current.v(v)}${unit}`),
+            // As wide as its longest label: uPlot's fixed 50 px cut `10,000` to `0,000`.
+            size: (_u, values) => axisWidth(values),
+          },
         ],
         series: [
           { value: (_u, t) => (t === null ? '—' : fmt.current.x(t)) },

@@ -1,13 +1,16 @@
 /**
  * @module Keys: create (the secret shown once), disable/enable, rotate, revoke, unsuspend; each key's
- * refusals of the last 24 hours (`refusals.tsx`).
+ * own limits and its settled spend today and this month beside its budget (GET
+ * /admin/v1/overview/spend); its refusals of the last 24 hours (`refusals.tsx`).
  */
 import { useState } from 'preact/hooks'
 import { api, apiAll, qs } from '../api.ts'
 import { shortWhen, when } from '../format.ts'
+import { usd } from '../money.ts'
 import { ErrorNotice, TableHead } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
-import { KeyLimitsEditor, LimitFields, limitsFromForm } from './key-limits.tsx'
+import { KeyLimitsEditor, LimitFields, limitsFromForm, limitsSummary } from './key-limits.tsx'
+import { BudgetBurn } from './overview-money.tsx'
 import { type RefusalList, RefusalsPanel, RefusedCell, refusalsByKey } from './refusals.tsx'
 
 /** The new secret, shown until dismissed; then it exists nowhere on the page. */
@@ -42,6 +45,50 @@ function Secret({
   )
 }
 
+/**
+ * Each key's own limits and its settled spend today and this month (UTC), beside its budget's
+ * burn: a table of its own under the keys, which keeps the keys table (and its buttons) within
+ * 1280 px. A key that spent nothing this month is absent from the spend list: $0.
+ */
+function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, any> }) {
+  return (
+    <section aria-labelledby="h-key-spend">
+      <h2 id="h-key-spend">Limits and spend</h2>
+      <p class="muted">Each key's own limits (within its plan's) and its settled spend; UTC days and months.</p>
+      <div class="table-wrap">
+        <table class="compact" data-testid="key-spend">
+          <TableHead cols={['key', 'account', 'limits', 'today', 'month', 'budget']} num={['today', 'month']} />
+          <tbody>
+            {keys.map((k: any) => {
+              const s = spend.get(k.id)
+              const budget = k.limits?.budget ?? null
+              const burn = s?.budget ?? (budget ? { ...budget, spent_usd: 0, used: 0, resets_at: '' } : null)
+              return (
+                <tr data-key={k.id}>
+                  <td>
+                    <span class="clip" title={k.id}>
+                      {k.name ?? k.id}
+                    </span>
+                  </td>
+                  <td>{k.account}</td>
+                  <td data-col="limits">{limitsSummary(k.limits) || <span class="muted">the plan's</span>}</td>
+                  <td class="num" data-col="today">
+                    {usd(s?.today_usd ?? 0)}
+                  </td>
+                  <td class="num" data-col="month">
+                    {usd(s?.month_usd ?? 0)}
+                  </td>
+                  <td data-col="budget">{burn ? <BudgetBurn budget={burn} /> : <span class="muted">—</span>}</td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  )
+}
+
 export function Keys() {
   const [account, setAccount] = useState('')
   const { data, error, reload, setError } = useLoad(
@@ -50,6 +97,7 @@ export function Keys() {
         apiAll(`/admin/v1/keys${qs({ account })}`),
         apiAll('/admin/v1/accounts'),
         api<RefusalList>('GET', `/admin/v1/refusals${qs({ account })}`),
+        api('GET', `/admin/v1/overview/spend${qs({ account })}`),
       ]),
     [account],
   )
@@ -59,6 +107,7 @@ export function Keys() {
   const accounts: string[] = data?.[1].data.map((a: any) => a.name) ?? []
   const keys: any[] = data?.[0].data ?? []
   const refused = refusalsByKey(data?.[2].totals ?? [])
+  const spend = new Map<string, any>((data?.[3].keys ?? []).map((k: any) => [k.key_id, k]))
   const showRefusals = (id: string) => {
     setRefusalsOf(id)
     document.getElementById('h-refusals')?.focus()
@@ -211,6 +260,7 @@ export function Keys() {
           </tbody>
         </table>
       </div>
+      <KeyLimitsAndSpend keys={keys} spend={spend} />
       <RefusalsPanel
         list={data?.[2]}
         keys={new Map(keys.map((k) => [k.id, { account: k.account, name: k.name }]))}

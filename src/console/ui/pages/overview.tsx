@@ -12,7 +12,9 @@ import { api, qs } from '../api.ts'
 import { Chart } from '../chart.tsx'
 import { num } from '../format.ts'
 import { ErrorNotice } from '../parts.tsx'
-import { OverviewPanels } from './overview-panels.tsx'
+import { refusedTotal } from './overview-health.tsx'
+import { SpendTiles } from './overview-money.tsx'
+import { OverviewPanels, useOverviewData } from './overview-panels.tsx'
 
 const POLL_MS = 2000
 /** Live readings kept: an hour of them. */
@@ -37,7 +39,10 @@ interface Reading {
 interface Point {
   t: number
   rps: number
-  errorRate: number
+  /** Live points: the 5xx share, %. */
+  errorRate: number | null
+  /** Hourly points: the rollups' errors (any 4xx or 5xx but 429, client's included), %. */
+  hourErrors?: number | null
   limitedRps: number
   p50: number | null
   p99: number | null
@@ -56,7 +61,8 @@ function hourPoint(p: any, now: number): Point {
   return {
     t,
     rps: Math.round((p.requests / secs) * 1000) / 1000,
-    errorRate: p.requests ? Math.round((p.errors / p.requests) * 1000) / 10 : 0,
+    errorRate: null,
+    hourErrors: p.requests ? Math.round((p.errors / p.requests) * 1000) / 10 : 0,
     limitedRps: Math.round((p.rate_limited / secs) * 1000) / 1000,
     p50: null,
     p99: null,
@@ -99,6 +105,7 @@ export function Overview() {
   const [last, setLast] = useState<any>(null)
   const [today, setToday] = useState<any>(null)
   const [error, setError] = useState('')
+  const overview = useOverviewData()
   useEffect(() => {
     let stopped = false
     const tick = async () => {
@@ -164,7 +171,7 @@ export function Overview() {
         </div>
         <div class="tile">
           <span class="v">{cur ? `${cur.errorRate} %` : '…'}</span>
-          <span class="k">error rate (429s apart)</span>
+          <span class="k">error rate (5xx; client 4xx apart)</span>
         </div>
         <div class="tile">
           <span class="v">{cur?.p50 != null ? `${cur.p50} ms` : '—'}</span>
@@ -186,12 +193,13 @@ export function Overview() {
           <span class="v">{num(day.tokens)}</span>
           <span class="k">tokens, last 24 h</span>
         </div>
-        <div class="tile">
-          <span class="v">{num(day.limited)}</span>
-          <span class="k">refused (429), last 24 h</span>
+        <SpendTiles spend={overview.spend} />
+        <div class="tile" data-testid="refused-24h">
+          <span class="v">{overview.refusals ? num(refusedTotal(overview.refusals)) : '…'}</span>
+          <span class="k">refused, last 24 h (every code)</span>
         </div>
       </div>
-      <OverviewPanels />
+      <OverviewPanels data={overview} />
       <form class="bar" aria-label="Traffic window" onSubmit={(e) => e.preventDefault()}>
         <label>
           Traffic
@@ -226,7 +234,10 @@ export function Overview() {
           title="Error rate (%)"
           x={x}
           range={range}
-          lines={[{ label: 'errors %', values: all.map((p) => p.errorRate) }]}
+          lines={[
+            { label: '5xx %', values: all.map((p) => p.errorRate) },
+            { label: 'hourly, any 4xx/5xx %', values: all.map((p) => p.hourErrors ?? null) },
+          ]}
         />
         <Chart
           id="live-latency"

@@ -1,0 +1,106 @@
+/**
+ * @module
+ * Spend on the overview (DESIGN §15): today and this month (UTC), per account and per key, each
+ * beside the budget it is burning and how much of that budget's period is gone. From
+ * `GET /admin/v1/overview/spend`: the settled cost the usage rollups recorded (money still held by
+ * requests in flight is not in it).
+ */
+import { usd } from '../money.ts'
+import { TableHead } from '../parts.tsx'
+
+export interface Burn {
+  usd: number
+  period: string
+  spent_usd: number
+  used: number | null
+  resets_at: string
+}
+
+/** A budget's burn: a bar and `$3.20 of $10.00/month (32 %)`; a dash without a budget. */
+export function BudgetBurn({ budget }: { budget: Burn | null }) {
+  if (!budget) return <span class="muted">no budget</span>
+  const used = budget.used ?? 0
+  const pct = Math.round(used * 1000) / 10
+  const level = used >= 1 ? 'bad' : used >= 0.8 ? 'warn' : 'ok'
+  return (
+    <span class="burn" title={budget.resets_at ? `this ${budget.period} resets ${budget.resets_at}` : undefined}>
+      <span class={`bar ${level}`} aria-hidden="true">
+        <span style={{ width: `${Math.min(100, pct)}%` }} />
+      </span>
+      <span class="burn-text">
+        {usd(budget.spent_usd)} of {usd(budget.usd)}/{budget.period} ({pct} %)
+      </span>
+    </span>
+  )
+}
+
+export function SpendTiles({ spend }: { spend: any }) {
+  return (
+    <>
+      <div class="tile" data-testid="spend-today">
+        <span class="v">{spend ? usd(spend.today_usd) : '…'}</span>
+        <span class="k">spent today (UTC)</span>
+      </div>
+      <div class="tile" data-testid="spend-month">
+        <span class="v">{spend ? usd(spend.month_usd) : '…'}</span>
+        <span class="k">spent this month</span>
+      </div>
+    </>
+  )
+}
+
+export function SpendPanels({ spend }: { spend: any }) {
+  return (
+    <>
+      <section aria-labelledby="h-spend-accounts" class="panel">
+        <h2 id="h-spend-accounts">Spend by account</h2>
+        <p class="muted">Settled cost; budgets by their own period (UTC).</p>
+        <div class="table-wrap">
+          <table class="compact" data-testid="spend-accounts">
+            <TableHead cols={['account', 'today', 'month', 'budget']} num={['today', 'month']} />
+            <tbody>
+              {(spend?.accounts ?? []).map((a: any) => (
+                <tr data-account={a.account}>
+                  <td>{a.account}</td>
+                  <td class="num">{usd(a.today_usd)}</td>
+                  <td class="num">{usd(a.month_usd)}</td>
+                  <td>
+                    <BudgetBurn budget={a.budget} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {spend && !spend.accounts.length && <p class="muted">Nothing spent this month, no budgets.</p>}
+      </section>
+      <section aria-labelledby="h-spend-keys" class="panel">
+        <h2 id="h-spend-keys">Spend by key</h2>
+        <p class="muted">This month's spenders, the biggest first.</p>
+        <div class="table-wrap">
+          <table class="compact" data-testid="spend-keys">
+            <TableHead cols={['key', 'account', 'today', 'month', 'budget']} num={['today', 'month']} />
+            <tbody>
+              {(spend?.keys ?? []).slice(0, 10).map((k: any) => (
+                <tr data-key={k.key_id}>
+                  <td>
+                    <span class="clip" title={k.key_id}>
+                      {k.key_name ?? k.key_id}
+                    </span>
+                  </td>
+                  <td>{k.account ?? '—'}</td>
+                  <td class="num">{usd(k.today_usd)}</td>
+                  <td class="num">{usd(k.month_usd)}</td>
+                  <td>
+                    <BudgetBurn budget={k.budget} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {spend && !spend.keys.length && <p class="muted">No key spent anything this month.</p>}
+      </section>
+    </>
+  )
+}
