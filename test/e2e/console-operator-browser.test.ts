@@ -170,6 +170,10 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   const ci = page.locator(`[data-testid="spend-keys"] tr[data-key="${budgeted.id}"]`)
   expect(await ci.textContent()).toContain(`${spent} of $0.50/day`)
 
+  // The client's 400s and 499 raise no error rate of strict's: they are its own, apart.
+  const strict = page.locator('[data-testid="provider-health"] tr[data-provider="strict"]')
+  expect(await strict.locator('td[data-col="rate"]').textContent()).toBe('0 %')
+  expect(await strict.locator('td[data-col="client"]').textContent()).toBe('3')
   // Health: mock answered everything (its fallback did), yet mock/bad failed every attempt and
   // both of its keys' circuits are open.
   const mock = page.locator('[data-testid="provider-health"] tr[data-provider="mock"]')
@@ -185,10 +189,6 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
     'mock #0 bad open',
     'mock #1 bad open',
   ])
-  // The client's 400s and 499 raise no error rate of strict's: they are its own, apart.
-  const strict = page.locator('[data-testid="provider-health"] tr[data-provider="strict"]')
-  expect(await strict.locator('td[data-col="rate"]').textContent()).toBe('0 %')
-  expect(await strict.locator('td[data-col="client"]').textContent()).toBe('3')
   // Refusals of every code, not only 429s.
   expect(await page.locator('[data-testid="refusal-codes"] tr[data-code="model_not_in_plan"]').textContent()).toContain(
     '403',
