@@ -194,11 +194,16 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
     '403',
   )
   await page.waitForTimeout(2500) // a live reading or two, for the charts in the screenshots
+  // The y axes keep their digits: no two ticks read the same (0.0015 and 0.002, not 0.002 twice).
+  for (const id of ['live-traffic', 'live-errors', 'live-latency', 'live-streams']) {
+    const ticks = JSON.parse(await page.locator(`figure#${id}`).getAttribute('data-y-ticks'))
+    expect([id, new Set(ticks).size]).toEqual([id, ticks.length])
+  }
   if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true })
 
   // The keys page: each key's own limits and its spend beside its budget.
   await page.getByRole('link', { name: 'Keys' }).click()
-  const row = page.locator(`[data-testid="key-spend"] tr[data-key="${budgeted.id}"]`)
+  const row = page.locator(`[data-testid="key-spend"] tr[data-key-spend="${budgeted.id}"]`)
   await row.locator('td[data-col="budget"] .burn').waitFor()
   expect(await row.locator('td[data-col="limits"]').textContent()).toBe('tpm 50,000 · $0.50/day')
   expect(await row.locator('td[data-col="today"]').textContent()).toBe(spent)

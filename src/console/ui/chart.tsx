@@ -67,6 +67,13 @@ export function axisWidth(values: string[] | null | undefined): number {
   return Math.max(40, Math.ceil(widest) + TICK_AND_GAP + 6)
 }
 
+/** A y-axis label with as many decimals as the ticks' step has (at most 6), thousands separated. */
+export function tickLabel(v: number, step: number): string {
+  const s = String(Number(step.toPrecision(6)))
+  const decimals = s.includes('e-') ? Number(s.split('e-')[1]) : (s.split('.')[1]?.length ?? 0)
+  return v.toLocaleString('en-US', { maximumFractionDigits: Math.min(6, decimals) })
+}
+
 /** Running sums of the lines, bottom first: what stacked bars draw. */
 export function stack(lines: Line[]): Array<Array<number | null>> {
   const out: Array<Array<number | null>> = []
@@ -154,7 +161,15 @@ export function Chart({
             },
           },
           {
-            values: (_u, vals) => vals.map((v) => `${fmt.current.v(v)}${unit}`),
+            // Plain numbers keep the digits their step has (0.0005 steps read 0.0015, not 0.002).
+            values: (_u, vals, _i, _space, step) => {
+              const labels = vals.map(
+                (v) => `${fmt.current.v === num ? tickLabel(v, step) : fmt.current.v(v)}${unit}`,
+              )
+              // The labels as drawn, for tests and for whoever inspects the page.
+              if (el.parentElement) el.parentElement.dataset.yTicks = JSON.stringify(labels)
+              return labels
+            },
             // As wide as its longest label: uPlot's fixed 50 px cut `10,000` to `0,000`.
             size: (_u, values) => axisWidth(values),
           },

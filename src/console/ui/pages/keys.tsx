@@ -64,7 +64,7 @@ function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, an
               const budget = k.limits?.budget ?? null
               const burn = s?.budget ?? (budget ? { ...budget, spent_usd: 0, used: 0, resets_at: '' } : null)
               return (
-                <tr data-key={k.id}>
+                <tr data-key-spend={k.id}>
                   <td>
                     <span class="clip" title={k.id}>
                       {k.name ?? k.id}
