@@ -65,7 +65,10 @@ beforeAll(async () => {
           models: [model('picky', { pricing: PRICING }), model('slow', { pricing: PRICING })],
         },
       ],
-      plans: { ...PLANS, metered: { rpm: null, rpd: null, models: ['*'], budget: { usd: 1, period: 'month' } } },
+      plans: {
+        ...PLANS,
+        metered: { rpm: null, rpd: null, models: ['*'], budget: { usd: 1, period: 'month' } },
+      },
     }),
   })
   browser = await launchChromium('console operator browser test (test/e2e/console-operator-browser.test.ts)')
@@ -190,9 +193,9 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
     'mock #1 bad open',
   ])
   // Refusals of every code, not only 429s.
-  expect(await page.locator('[data-testid="refusal-codes"] tr[data-code="model_not_in_plan"]').textContent()).toContain(
-    '403',
-  )
+  expect(
+    await page.locator('[data-testid="refusal-codes"] tr[data-code="model_not_in_plan"]').textContent(),
+  ).toContain('403')
   await page.waitForTimeout(2500) // a live reading or two, for the charts in the screenshots
   // The y axes keep their digits: no two ticks read the same (0.0015 and 0.002, not 0.002 twice).
   for (const id of ['live-traffic', 'live-errors', 'live-latency', 'live-streams']) {

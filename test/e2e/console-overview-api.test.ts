@@ -163,7 +163,10 @@ for (const backend of backends('console-overview-api.test.ts').filter((b) => b.n
       expect((await get('/overview/providers', false)).status).toBe(401)
       // The money and upstream figures: an unknown account is a 404 naming it; admin only.
       const unknown = await get('/overview/spend?account=nobody-here')
-      expect([unknown.status, unknown.body.error.message]).toEqual([404, expect.stringContaining('nobody-here')])
+      expect([unknown.status, unknown.body.error.message]).toEqual([
+        404,
+        expect.stringContaining('nobody-here'),
+      ])
       expect((await get('/overview/upstreams?x=1')).status).toBe(400)
       expect((await get('/overview/spend', false)).status).toBe(401)
       expect((await get('/overview/upstreams', false)).status).toBe(401)

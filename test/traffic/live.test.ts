@@ -33,5 +33,10 @@ switchyard_requests_total{surface="chat",model="m",status="429"} 4
 switchyard_requests_total{surface="chat",model="m",status="503"} 1
 `,
   })
-  expect(live).toMatchObject({ requests_total: 16, errors_total: 1, client_errors_total: 6, rate_limited_total: 4 })
+  expect(live).toMatchObject({
+    requests_total: 16,
+    errors_total: 1,
+    client_errors_total: 6,
+    rate_limited_total: 4,
+  })
 })

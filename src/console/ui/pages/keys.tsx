@@ -54,10 +54,15 @@ function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, an
   return (
     <section aria-labelledby="h-key-spend">
       <h2 id="h-key-spend">Limits and spend</h2>
-      <p class="muted">Each key's own limits (within its plan's) and its settled spend; UTC days and months.</p>
+      <p class="muted">
+        Each key's own limits (within its plan's) and its settled spend; UTC days and months.
+      </p>
       <div class="table-wrap">
         <table class="compact" data-testid="key-spend">
-          <TableHead cols={['key', 'account', 'limits', 'today', 'month', 'budget']} num={['today', 'month']} />
+          <TableHead
+            cols={['key', 'account', 'limits', 'today', 'month', 'budget']}
+            num={['today', 'month']}
+          />
           <tbody>
             {keys.map((k: any) => {
               const s = spend.get(k.id)
@@ -71,14 +76,18 @@ function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, an
                     </span>
                   </td>
                   <td>{k.account}</td>
-                  <td data-col="limits">{limitsSummary(k.limits) || <span class="muted">the plan's</span>}</td>
+                  <td data-col="limits">
+                    {limitsSummary(k.limits) || <span class="muted">the plan's</span>}
+                  </td>
                   <td class="num" data-col="today">
                     {usd(s?.today_usd ?? 0)}
                   </td>
                   <td class="num" data-col="month">
                     {usd(s?.month_usd ?? 0)}
                   </td>
-                  <td data-col="budget">{burn ? <BudgetBurn budget={burn} /> : <span class="muted">—</span>}</td>
+                  <td data-col="budget">
+                    {burn ? <BudgetBurn budget={burn} /> : <span class="muted">—</span>}
+                  </td>
                 </tr>
               )
             })}

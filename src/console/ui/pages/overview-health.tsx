@@ -26,7 +26,16 @@ export function ProviderHealth({ health }: { health: any }) {
       <div class="table-wrap">
         <table class="compact" data-testid="provider-health">
           <TableHead
-            cols={['provider', 'requests', 'upstream errors', 'rate', 'by code', 'client 4xx', 'fallbacks', 'last']}
+            cols={[
+              'provider',
+              'requests',
+              'upstream errors',
+              'rate',
+              'by code',
+              'client 4xx',
+              'fallbacks',
+              'last',
+            ]}
             num={['requests', 'upstream errors', 'rate', 'client 4xx', 'fallbacks']}
           />
           <tbody>
@@ -73,8 +82,8 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
       <section aria-labelledby="h-attempts" class="panel">
         <h2 id="h-attempts">Upstream attempts by model</h2>
         <p class="muted">
-          Since this server started; retries and fallbacks each count. Refused for the request's own fault
-          (a bad parameter, too long a context, content policy): the client's, apart.
+          Since this server started; retries and fallbacks each count. Refused for the request's own fault (a
+          bad parameter, too long a context, content policy): the client's, apart.
         </p>
         <div class="table-wrap">
           <table class="compact" data-testid="model-attempts">

@@ -23,7 +23,10 @@ export function BudgetBurn({ budget }: { budget: Burn | null }) {
   const pct = Math.round(used * 1000) / 10
   const level = used >= 1 ? 'bad' : used >= 0.8 ? 'warn' : 'ok'
   return (
-    <span class="burn" title={budget.resets_at ? `this ${budget.period} resets ${budget.resets_at}` : undefined}>
+    <span
+      class="burn"
+      title={budget.resets_at ? `this ${budget.period} resets ${budget.resets_at}` : undefined}
+    >
       <span class={`bar ${level}`} aria-hidden="true">
         <span style={{ width: `${Math.min(100, pct)}%` }} />
       </span>

@@ -50,8 +50,8 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
         <div class="table-wrap">
           <table class="compact" data-testid="top-keys">
             <TableHead
-              cols={['key', 'account', 'requests', 'tokens', 'errors', '429s']}
-              num={['requests', 'tokens', 'errors', '429s']}
+              cols={['key', 'account', 'requests', 'tokens', '4xx/5xx', '429s']}
+              num={['requests', 'tokens', '4xx/5xx', '429s']}
             />
             <tbody>
               {(keys?.data ?? []).map((k: any) => (
@@ -78,8 +78,8 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
         <div class="table-wrap">
           <table class="compact" data-testid="top-accounts">
             <TableHead
-              cols={['account', 'requests', 'tokens', 'errors', '429s']}
-              num={['requests', 'tokens', 'errors', '429s']}
+              cols={['account', 'requests', 'tokens', '4xx/5xx', '429s']}
+              num={['requests', 'tokens', '4xx/5xx', '429s']}
             />
             <tbody>
               {(accounts?.data ?? []).map((a: any) => (
