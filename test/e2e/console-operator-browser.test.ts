@@ -39,6 +39,8 @@ beforeAll(async () => {
   up.script({ model: 'bad' }, 'unavailable')
   up.script({ model: 'picky' }, 'bad_request')
   up.script({ model: 'slow' }, { fault: 'stall', after: 2 })
+  // Long answers, for a tokens axis in the tens of thousands.
+  up.script({ model: 'long' }, { fault: 'ok', words: 6000 })
   const base_url = `${up.url}/v1`
   gw = await startGateway({
     doc: testConfigDoc({
@@ -62,7 +64,11 @@ beforeAll(async () => {
           kind: 'openai',
           base_url,
           api_key: 'sk-strict-0123456789',
-          models: [model('picky', { pricing: PRICING }), model('slow', { pricing: PRICING })],
+          models: [
+            model('picky', { pricing: PRICING }),
+            model('slow', { pricing: PRICING }),
+            model('long', { max_output_tokens: 8192 }),
+          ],
         },
       ],
       plans: {
@@ -137,9 +143,12 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   await reader.read()
   leave.abort()
   await reader.closed.catch(() => {})
+  // 12,000 tokens and more in this hour, at no cost (no pricing).
+  expect((await chat(budgeted.key, 'strict/long')).status).toBe(200)
+  expect((await chat(budgeted.key, 'strict/long')).status).toBe(200)
   // A refusal before admission: the free plan does not reach mock's models.
   expect((await chat(freeKey, 'mock/good')).status).toBe(403)
-  await settle(7)
+  await settle(9)
   for (let i = 0; i < 300; i++) {
     const log = await gw.deps.store.requestLog({ limit: 200 })
     if (log.rows.some((r) => r.status === 499)) break
@@ -213,6 +222,26 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   expect(await row.locator('td[data-col="month"]').textContent()).toBe(spent)
   expect(await row.locator('td[data-col="budget"]').textContent()).toContain(`${spent} of $0.50/day`)
   if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, 'keys.png'), fullPage: true })
+
+  // Tokens per hour in the tens of thousands: the y axis is as wide as its widest label (a fixed
+  // 50 px cut `12,000` to `2,000`).
+  await page.getByRole('link', { name: 'Usage' }).click()
+  await page.locator('select[name="metric"]').selectOption('total_tokens')
+  await page.waitForFunction(() => {
+    const fig = (globalThis as any).document.querySelector('figure#usage-chart')
+    return (JSON.parse(fig?.dataset.yTicks ?? '[]') as string[]).some((t) => t.length >= 6)
+  })
+  const axis = await page.locator('figure#usage-chart').evaluate((fig: any) => {
+    const labels = JSON.parse(fig.dataset.yTicks) as string[]
+    const ctx = fig.ownerDocument.createElement('canvas').getContext('2d')
+    ctx.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
+    const widest = Math.max(...labels.map((l) => ctx.measureText(l).width))
+    // uPlot's y axis: the second axis element, as wide as its `size`.
+    const y = fig.querySelectorAll('.u-axis')[1]
+    return { labels, widest, width: y.getBoundingClientRect().width }
+  })
+  // The label, the tick (10 px) and its gap (5 px) fit.
+  expect([axis.labels, axis.width >= axis.widest + 15]).toEqual([axis.labels, true])
   await page.close()
 
   // A phone: the page is the screen's width, and the y axes are wide enough for their labels.
