@@ -145,6 +145,8 @@ for (const [zone, offset] of ZONES) {
       .locator('table.chart-data tbody th')
       .evaluateAll((ths: any[]) => ths.map((th) => [Number(th.dataset.t), th.textContent]))
     for (const [t, label] of labels) expect(label).toBe(iso(t).slice(0, 19).replace('T', ' '))
+    // Below the spend and health tables (issue 43): brought on screen to be hovered.
+    await live.locator('.u-over').scrollIntoViewIfNeeded()
     const over = await live.locator('.u-over').boundingBox()
     await page.mouse.move(over.x + over.width * 0.97, over.y + over.height / 2)
     const legend = (
