@@ -43,7 +43,11 @@ const doc = () =>
   testConfigDoc({
     usage: { flush_ms: 10 },
     providers: [
-      DEMO_PROVIDER,
+      // Priced, for the spend figures (USD per 1M tokens).
+      {
+        ...DEMO_PROVIDER,
+        models: DEMO_PROVIDER.models.map((m) => ({ ...m, pricing: { input: 3, output: 15 } })),
+      },
       {
         prefix: 'flaky',
         kind: 'openai',
@@ -60,7 +64,11 @@ const doc = () =>
         models: [model('m')],
       },
     ],
-    plans: { ...PLANS, all: { rpm: null, rpd: null, models: ['*'] } },
+    plans: {
+      ...PLANS,
+      all: { rpm: null, rpd: null, models: ['*'] },
+      weekly: { rpm: null, rpd: null, models: ['*'], budget: { usd: 5, period: 'week' } },
+    },
   })
 
 async function chat(key: string, m: string) {
@@ -94,7 +102,7 @@ for (const backend of backends('console-overview-api.test.ts').filter((b) => b.n
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test('top keys and accounts today, provider health by code, bad parameters, admin only', async () => {
       gw = await startGateway({ doc: doc(), backend: await backend.fresh() })
-      const busy = await gw.key('busy-co', 'all')
+      const busy = await gw.key('busy-co', 'weekly')
       const mixed = await gw.key('mixed-co', 'all')
       const quiet = await gw.key('quiet-co', 'all')
       for (let i = 0; i < 4; i++) expect(await chat(busy.key, 'demo/echo')).toBe(200)
@@ -124,6 +132,29 @@ for (const backend of backends('console-overview-api.test.ts').filter((b) => b.n
         ['quiet-co', 1],
       ])
       expect(accounts.body.data[0].key_id).toBeUndefined()
+
+      // Spend: the request log's settled cost, per account beside its plan's weekly budget, per key.
+      const log = (await gw.deps.store.requestLog({ limit: 200 })).rows
+      const cost = (id: string) =>
+        log.filter((r) => r.keyId === id).reduce((n, r) => n + (r.costMicros ?? 0), 0) / 1e6
+      expect(cost(busy.id)).toBeGreaterThan(cost(mixed.id))
+      expect(cost(mixed.id)).toBeGreaterThan(0)
+      const spend = (await get('/overview/spend')).body
+      expect([spend.today_usd, spend.month_usd]).toEqual([
+        Number((cost(busy.id) + cost(mixed.id)).toFixed(6)),
+        Number((cost(busy.id) + cost(mixed.id)).toFixed(6)),
+      ])
+      expect(spend.accounts.map((a: any) => [a.account, a.today_usd, a.budget?.period ?? null])).toEqual([
+        ['busy-co', cost(busy.id), 'week'],
+        ['mixed-co', cost(mixed.id), null],
+      ])
+      expect(spend.accounts[0].budget).toMatchObject({ usd: 5, spent_usd: cost(busy.id) })
+      expect(spend.keys.map((k: any) => [k.key_id, k.account, k.month_usd])).toEqual([
+        [busy.id, 'busy-co', cost(busy.id)],
+        [mixed.id, 'mixed-co', cost(mixed.id)],
+      ])
+      const one = (await get('/overview/spend?account=mixed-co')).body
+      expect([one.accounts.length, one.keys.length, one.month_usd]).toEqual([1, 1, cost(mixed.id)])
 
       const health = await get('/overview/providers')
       expect(health.status).toBe(200)
