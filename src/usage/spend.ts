@@ -6,7 +6,9 @@
  * the settled cost the usage rollups recorded (the request log's cost, summed per UTC day): the
  * same ledger `/admin/v1/usage/series` reports; money still reserved by requests in flight is not
  * in it. Two bounded store reads (daily buckets from the earliest period start, grouped by
- * account and by key); at most MAX_KEYS keys, the biggest spenders of the month first.
+ * account and by key); at most MAX_ACCOUNTS accounts and MAX_KEYS keys, the biggest spenders of
+ * the month first. An account's budget is its current plan's (an expired plan's downgrade is
+ * applied when the account is next used, not by this read).
  *
  * @example
  * const s = await spendOverview(deps, { account: 'acme' }, Date.now())
@@ -20,6 +22,8 @@ import { DAY_MS, iso } from '../util/clock.ts'
 
 /** Keys listed at most (their records are read one by one). */
 export const MAX_KEYS = 200
+/** Accounts listed at most: the month's biggest spenders, then budgets not yet touched. */
+export const MAX_ACCOUNTS = 200
 
 export interface SpendDeps {
   store: Store
@@ -102,6 +106,7 @@ export async function spendOverview(deps: SpendDeps, q: { account?: string }, no
     // Accounts that spent or have a budget to burn; the biggest spenders first.
     .filter((a) => a.month_usd > 0 || a.budget !== null)
     .sort((a, b) => b.month_usd - a.month_usd || a.account.localeCompare(b.account))
+  const accountsShown = accountRows.slice(0, MAX_ACCOUNTS)
   const spenders = [...perKey]
     .map(([id, days]) => ({ id, days, month: since(days, month) }))
     .filter((k) => k.month > 0)
@@ -128,7 +133,9 @@ export async function spendOverview(deps: SpendDeps, q: { account?: string }, no
     month: iso(month),
     today_usd: microsToUsd(todayMicros),
     month_usd: microsToUsd(monthMicros),
-    accounts: accountRows,
+    accounts: accountsShown,
+    /** More accounts spent or have a budget than listed. */
+    accounts_complete: accountRows.length <= MAX_ACCOUNTS,
     keys: keyRows,
     /** More keys spent this month than listed. */
     keys_complete: spenders.length <= MAX_KEYS,

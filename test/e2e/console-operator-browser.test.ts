@@ -16,6 +16,7 @@ import { usd } from '../../src/console/ui/money.ts'
 import { launchChromium } from '../support/browser.ts'
 import { startFaultUpstream } from '../support/fault-upstream.ts'
 import { ADMIN_TOKEN, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
+import { afterEach, beforeEach } from '../support/hooks.ts'
 
 const SHOTS = join(import.meta.dir, '../../docs/console')
 const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
@@ -77,12 +78,20 @@ beforeAll(async () => {
       },
     }),
   })
-  browser = await launchChromium('console operator browser test (test/e2e/console-operator-browser.test.ts)')
   if (WRITE_SHOTS) mkdirSync(SHOTS, { recursive: true })
 })
 
-afterAll(async () => {
+// Bun ends processes a hook started when the hook returns, so the test's browser starts in
+// beforeEach (the suite's timeout, not Bun's 5 s: ../support/hooks.ts).
+beforeEach(async () => {
+  browser = await launchChromium('console operator browser test (test/e2e/console-operator-browser.test.ts)')
+})
+
+afterEach(async () => {
   await browser?.close()
+})
+
+afterAll(async () => {
   await gw?.stop()
   await up?.stop()
 })
