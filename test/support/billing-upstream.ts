@@ -48,6 +48,11 @@ export async function startBillingUpstream(
      * stream after that many tokens (billed for them, no usage chunk), `refuse` answers 400.
      */
     fault?: (model: string, n: number) => { cut?: number; refuse?: boolean } | undefined
+    /**
+     * Awaited by a stream after its first content chunk: a test holds the request in flight (its
+     * reservation held) until the promise it returns resolves.
+     */
+    gate?: () => Promise<void>
   } = {},
 ): Promise<BillingUpstream> {
   const answerTokens = opts.answerTokens ?? 150
@@ -141,6 +146,7 @@ export async function startBillingUpstream(
               const n = Math.min(10, end - i)
               c.enqueue(frame(chunk({ content: 'w '.repeat(n) }, null)))
               sent += n
+              if (i === 0 && opts.gate) await opts.gate()
               if (opts.chunkDelayMs) await Bun.sleep(opts.chunkDelayMs)
             }
             if (fault?.cut !== undefined) {
