@@ -136,7 +136,15 @@ export function periodBounds(period: CalendarPeriod, now: number): PeriodBounds 
 /** What a backend reports for one row after checking it: the figures headers and /v1/usage show. */
 export interface RowState {
   row: LimitRow
+  /** Everything charged to the row: settled use plus what reservations in flight hold. */
   used: number
+  /**
+   * The part of `used` still held by reservations of requests in flight (not settled yet): what
+   * the row frees or keeps when they end. Reported by `Limiter.rowStates` (the read path: refusal
+   * wording, `/v1/usage`); absent (read as 0) on the states an admission returns.
+   */
+  reserved?: number
+  /** capacity − used: what is truly left now, holds included. */
   remaining: number
   /**
    * When capacity next frees: for a sliding window, when its oldest charge leaves it (null when
@@ -145,11 +153,25 @@ export interface RowState {
   resetAt: number | null
 }
 
-/** The row state from a window's charges: `used` so far, the oldest charge at `first`. */
-export function rowState(row: LimitRow, used: number, first: number | null, spanOrResetAt: number): RowState {
+/**
+ * The row state from a window's charges: `used` so far (holds included), the oldest charge at
+ * `first`; `reserved`: the part of `used` held by reservations in flight, when the caller read it.
+ */
+export function rowState(
+  row: LimitRow,
+  used: number,
+  first: number | null,
+  spanOrResetAt: number,
+  reserved?: number,
+): RowState {
   const resetAt = row.window === 'period' ? spanOrResetAt : first === null ? null : first + spanOrResetAt
-  return { row, used, remaining: Math.max(0, row.capacity - used), resetAt }
+  const s: RowState = { row, used, remaining: Math.max(0, row.capacity - used), resetAt }
+  if (reserved !== undefined) s.reserved = Math.min(Math.max(0, reserved), used)
+  return s
 }
+
+/** What `s` has settled: its use without the holds of requests in flight. */
+export const settledOf = (s: RowState): number => s.used - (s.reserved ?? 0)
 
 /**
  * Whether `s` binds rather than `best` (the one bound so far, if any): less left wins, and the

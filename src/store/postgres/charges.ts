@@ -2,14 +2,17 @@
  * @module
  * Tokens and money on PostgreSQL (migrations-v10.ts): what each limit row has used, read without
  * charging (`/v1/usage`, headers). Off the hot path: a window is summed from the admission log
- * (the `requests` rows admission wrote); admission keeps running sums (limit_sums) instead.
+ * (the `requests` rows admission wrote); admission keeps running sums (limit_sums) instead. Each
+ * token and money row also says what of its use reservations in flight hold (`NOT settled`).
  */
 import type { SQL } from 'bun'
-import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
+import { type CalendarPeriod, type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 import { num, numOrNull } from './accounts.ts'
 
 /** The scope's key in `limit_sums` and `spend`: `a:<account id>` or `k:<key id>` (as on SQLite). */
+const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
+
 const scopeKey = (row: LimitRow, accountId: number, keyId: string | null): string =>
   row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
 
@@ -37,10 +40,21 @@ export class PgCharges {
     if (row.window === 'period') {
       const period = row.period ?? 'month'
       const p = periodBounds(period, now)
-      const [r] = await sql`
-        SELECT micros FROM spend
-        WHERE scope = ${scopeKey(row, accountId, keyId)} AND period = ${period} AND start = ${p.start}`
-      return rowState(row, r ? num(r.micros) : 0, null, p.resetsAt)
+      // The money counter's code in `budgets` (migrations-v12.ts): the account's in bits 0–1, a key's in 2–3.
+      const shift = row.scope === 'account' ? 0 : 2
+      const code = PERIOD_CODE[period]
+      const key = row.scope === 'key' ? keyId : null
+      const [[r], [h]] = await Promise.all([
+        sql`
+          SELECT micros FROM spend
+          WHERE scope = ${scopeKey(row, accountId, keyId)} AND period = ${period} AND start = ${p.start}`,
+        // The period's reservations in flight (requests_unsettled, migrations-v10.ts).
+        sql`
+          SELECT COALESCE(SUM(charge_micros), 0) AS n FROM requests
+          WHERE NOT settled AND created_at >= ${p.start} AND account_id = ${accountId}
+            AND ((budgets >> ${shift}) & 3) = ${code} AND (${key}::TEXT IS NULL OR key_id = ${key})`,
+      ])
+      return rowState(row, r ? num(r.micros) : 0, null, p.resetsAt, h ? num(h.n) : 0)
     }
     const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
     const key = row.scope === 'key' ? keyId : null
@@ -51,14 +65,19 @@ export class PgCharges {
             WHERE account_id = ${accountId} AND created_at > ${now - span}
               AND (${key}::TEXT IS NULL OR key_id = ${key})`
         : await tokensQuery(sql, accountId, key, now - span)
-    return rowState(row, r ? num(r.n) : 0, r ? numOrNull(r.first) : null, span)
+    const held = row.resource === 'requests' ? undefined : r ? num(r.held) : 0
+    return rowState(row, r ? num(r.n) : 0, r ? numOrNull(r.first) : null, span, held)
   }
 }
 
-/** The tokens an account (or one key: `keyId`) was charged since `since`, and its oldest charge. */
+/**
+ * The tokens an account (or one key: `keyId`) was charged since `since`, its oldest charge, and
+ * the part reservations in flight hold (`held`).
+ */
 export function tokensQuery(sql: SQL, accountId: number, keyId: string | null, since: number) {
   return sql`
-    SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
+    SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first,
+      COALESCE(SUM(tokens) FILTER (WHERE NOT settled), 0) AS held FROM requests
     WHERE account_id = ${accountId} AND created_at > ${since} AND tokens > 0
       AND (${keyId}::TEXT IS NULL OR key_id = ${keyId})`
 }

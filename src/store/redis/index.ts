@@ -73,6 +73,32 @@ type Reply = [number, string, number, number, number, number, number, number, nu
 /** The account's key prefix (its hash tag), under which the charge keys live. */
 const prefixOf = (accountId: number) => `sy:{acct:${accountId}}:`
 
+/** An unsettled reservation as the charge script keeps it in `res` (charge-script.ts). */
+interface HeldCharge {
+  /** Tokens and micro-dollars it holds. */
+  t: number
+  m: number
+  /** The token windows (their base keys) and spend counters it charged. */
+  w: string[]
+  s: string[]
+  at: number
+}
+
+/** The account's reservations in flight: its `res` hash, each settled one deleted from it. */
+async function heldCharges(client: RedisClient, pre: string): Promise<HeldCharge[]> {
+  const reply = (await client.send('HGETALL', [`${pre}res`])) as unknown
+  // A flat [field, value, ...] list (RESP2) or a map (RESP3), as the client's protocol returns it.
+  const values = Array.isArray(reply)
+    ? reply.filter((_, i) => i % 2 === 1)
+    : Object.values((reply ?? {}) as Record<string, unknown>)
+  return values.map((v) => {
+    const r = JSON.parse(String(v)) as Partial<HeldCharge>
+    // cjson encodes an empty table as {}: no windows or counters.
+    const list = (x: unknown) => (Array.isArray(x) ? x.map(String) : [])
+    return { t: Number(r.t ?? 0), m: Number(r.m ?? 0), w: list(r.w), s: list(r.s), at: Number(r.at ?? 0) }
+  })
+}
+
 export class RedisLimiter implements Limiter {
   private client: RedisClient | null = null
   private connecting: Promise<RedisClient> | null = null
@@ -94,6 +120,7 @@ export class RedisLimiter implements Limiter {
     // Not built (lost, or no admission yet): what a rebuild would hold, from the database's rows.
     const built = Number(await client.send('EXISTS', [`${pre}built`]))
     const fromDb = built ? null : (await this.databaseState(q.accountId, at)).state
+    const holds = q.rows.some((r) => r.resource !== 'requests') ? await heldCharges(client, pre) : []
     return Promise.all(
       q.rows.map(async (row) => {
         const sc = row.scope === 'account' ? 'a' : `k:${q.keyId}`
@@ -109,10 +136,15 @@ export class RedisLimiter implements Limiter {
           const v = fromDb
             ? (fromDb.spend.find((x) => x[0] === key)?.[1] ?? 0)
             : await client.send('GET', [key])
-          return rowState(row, Number(v ?? 0), null, p.resetsAt)
+          const held = holds.reduce((n, h) => n + (h.s.includes(key) ? h.m : 0), 0)
+          return rowState(row, Number(v ?? 0), null, p.resetsAt, held)
         }
         const span = row.window === 'minute' ? this.opts.windows.minuteMs : this.opts.windows.dayMs
         const base = `${pre}c:${sc}:${row.resource}:${row.window}`
+        const held =
+          row.resource === 'requests'
+            ? undefined
+            : holds.reduce((n, h) => n + (h.at > at - span && h.w.includes(base) ? h.t : 0), 0)
         if (fromDb) {
           const inside = (fromDb.windows.find((w) => w.base === base)?.m ?? []).filter(
             (m) => m[1] > at - span,
@@ -123,6 +155,7 @@ export class RedisLimiter implements Limiter {
             inside.reduce((n, m) => n + m[2], 0),
             firstAt,
             span,
+            held,
           )
         }
         if (row.resource === 'tokens' && !Number(await client.send('EXISTS', [`${base}:z`]))) {
@@ -132,7 +165,7 @@ export class RedisLimiter implements Limiter {
             row.scope === 'key' ? q.keyId : null,
             at - span,
           )
-          return rowState(row, t.used, t.first, span)
+          return rowState(row, t.used, t.first, span, held)
         }
         // Member, score pairs: flat or nested, as the client's protocol version returns them.
         const reply = (await client.send('ZRANGEBYSCORE', [
@@ -142,11 +175,11 @@ export class RedisLimiter implements Limiter {
           'WITHSCORES',
         ])) as unknown[]
         const inside = reply.flat() as Array<string | number>
-        if (!inside.length) return rowState(row, 0, null, span)
+        if (!inside.length) return rowState(row, 0, null, span, held)
         const members = inside.filter((_, i) => i % 2 === 0).map(String)
         const amounts = (await client.send('HMGET', [`${base}:a`, ...members])) as Array<string | null>
         const used = amounts.reduce((n, a) => n + Number(a ?? 0), 0)
-        return rowState(row, used, Number(inside[1]), span)
+        return rowState(row, used, Number(inside[1]), span, held)
       }),
     )
   }

@@ -5,10 +5,11 @@
  * (migrations-v14.ts); admission itself keeps running sums (scopes.ts) instead. A key's requests
  * are counted where the key has rows of its own (only then are they charged). An account that
  * keeps no limit state (no row of its own ever charged it) has used no tokens on its rows: its
- * windows are not summed (a busy unmetered account's day is millions of admissions).
+ * windows are not summed (a busy unmetered account's day is millions of admissions). Each token
+ * and money row also says what of its use reservations in flight hold (`settled = 0`).
  */
 import type { Database } from 'bun:sqlite'
-import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
+import { type CalendarPeriod, type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 import { type Stored, spentOf } from './scopes.ts'
 
@@ -16,6 +17,14 @@ interface Sum {
   n: number
   first: number | null
 }
+
+/** A token window's charges, and the part of them reservations in flight hold (`settled = 0`). */
+interface Held extends Sum {
+  held: number
+}
+
+/** A money counter's code in an admission's `budgets` (reserve.ts): the account's in bits 0–1, a key's in 2–3. */
+const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
 
 /** The money counters of a scope's state (and, for an account, whether it keeps one: `m_start`). */
 type Counters = Pick<Stored, 'm_start' | 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
@@ -36,13 +45,24 @@ export class ChargeQueries {
         `SELECT COUNT(*) AS n, MIN(created_at) AS first FROM admissions
          WHERE account_id = ? AND key_id = ? AND created_at > ?`,
       ),
-      accountTokens: db.query<Sum, [number, number]>(
-        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM admissions
+      accountTokens: db.query<Held, [number, number]>(
+        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first,
+           COALESCE(SUM(CASE WHEN settled = 0 THEN tokens ELSE 0 END), 0) AS held FROM admissions
          WHERE account_id = ? AND created_at > ? AND tokens > 0`,
       ),
-      keyTokens: db.query<Sum, [number, string, number]>(
-        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM admissions
+      keyTokens: db.query<Held, [number, string, number]>(
+        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first,
+           COALESCE(SUM(CASE WHEN settled = 0 THEN tokens ELSE 0 END), 0) AS held FROM admissions
          WHERE account_id = ? AND key_id = ? AND created_at > ? AND tokens > 0`,
+      ),
+      // The period's reservations in flight: the unsettled charges made in it to its counter.
+      accountHeld: db.query<{ n: number }, [number, number, number]>(
+        `SELECT COALESCE(SUM(charge_micros), 0) AS n FROM admissions
+         WHERE account_id = ? AND created_at >= ? AND settled = 0 AND (budgets & 3) = ?`,
+      ),
+      keyHeld: db.query<{ n: number }, [number, string, number, number]>(
+        `SELECT COALESCE(SUM(charge_micros), 0) AS n FROM admissions
+         WHERE account_id = ? AND key_id = ? AND created_at >= ? AND settled = 0 AND ((budgets >> 2) & 3) = ?`,
       ),
       // A period kind's counter counts while it is the current period's (scopes.ts): an
       // account's in its newest admission, a key's in its `limit_scopes` row.
@@ -68,7 +88,12 @@ export class ChargeQueries {
         const p = periodBounds(period, now)
         const c = row.scope === 'account' ? accountState() : this.q.keyState.get(`k:${keyId}`)
         const spent = c ? spentOf(c, period, p.start) : 0
-        return rowState(row, spent, null, p.resetsAt)
+        const held = !spent
+          ? 0
+          : row.scope === 'account'
+            ? this.q.accountHeld.get(accountId, p.start, PERIOD_CODE[period])!.n
+            : this.q.keyHeld.get(accountId, keyId ?? '', p.start, PERIOD_CODE[period])!.n
+        return rowState(row, spent, null, p.resetsAt, held)
       }
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
       const since = now - span
@@ -77,12 +102,19 @@ export class ChargeQueries {
       // newest admission would carry the state): nothing to sum, and its uncharged admissions —
       // millions a day on a busy account — are not read.
       if (row.scope === 'account' && tokens && (accountState()?.m_start ?? null) === null)
-        return rowState(row, 0, null, span)
+        return rowState(row, 0, null, span, 0)
+      if (!tokens) {
+        const s =
+          row.scope === 'account'
+            ? this.q.accountWindow.get(accountId, since)
+            : this.q.keyWindow.get(accountId, keyId ?? '', since)
+        return rowState(row, s?.n ?? 0, s?.first ?? null, span)
+      }
       const s =
         row.scope === 'account'
-          ? (tokens ? this.q.accountTokens : this.q.accountWindow).get(accountId, since)
-          : (tokens ? this.q.keyTokens : this.q.keyWindow).get(accountId, keyId ?? '', since)
-      return rowState(row, s?.n ?? 0, s?.first ?? null, span)
+          ? this.q.accountTokens.get(accountId, since)
+          : this.q.keyTokens.get(accountId, keyId ?? '', since)
+      return rowState(row, s?.n ?? 0, s?.first ?? null, span, s?.held ?? 0)
     })
   }
 }
