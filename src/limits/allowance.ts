@@ -79,8 +79,8 @@ export function outputAllowance(a: AllowanceInput): Allowance {
   }
 }
 
-/** Output tokens that `left` micro-dollars pay for after the input bound (unbounded if output is free). */
-function affordableOutput(a: AllowanceInput, left: number): number {
+/** Output tokens that `left` micro-dollars pay for after the input bound (unbounded if output is free; −1: not even the input). */
+export function affordableOutput(a: Pick<AllowanceInput, 'price' | 'inputBound'>, left: number): number {
   const p = a.price
   if (!p) return Number.MAX_SAFE_INTEGER
   // highestCost(n) = ceil((I*pIn + n*pOut) / 1e6) <= left  <=>  I*pIn + n*pOut <= left * 1e6.

@@ -9,6 +9,9 @@
  * - 402 `budget_exceeded` naming the budget and when its period ends (`retry-after` until then) —
  *   or, when even the smallest version of the request costs more than the whole budget, saying so
  *   without them.
+ * Both say what is true of the row (`refusalReason`): its settled use apart from what requests
+ * still in flight hold; when only those holds stand in the way, a short `retry-after`
+ * (HOLD_RETRY_MS) and `x-should-retry: true`; when a lower max_tokens would fit, how much is left.
  * - 400 `context_length_exceeded` naming the plan and its `max_context_tokens`.
  * - 403 `model_not_allowed` naming the models the key may use.
  */
@@ -37,8 +40,48 @@ function retryHeaders(headers: Record<string, string>, ms: number): Record<strin
 }
 
 /**
+ * The wait a refusal caused by holds in flight asks for (well under the SDKs' 60 s cap, so their
+ * automatic retry takes it): a reservation frees when its request ends and the usage flush
+ * (`usage.flush_ms`, 200 ms by default) settles it to what it used; when that is is not known.
+ */
+export const HOLD_RETRY_MS = 5_000
+
+/** What the refusing row's figures say beyond the admission's own (charge.ts gathers it). */
+export interface RefusalContext {
+  /** The part of the row's use held by reservations of requests still in flight (RowState.reserved). */
+  reserved: number
+  /** The largest output cap (max_tokens) that fits what is left now, 0 when none would. */
+  fitsOutput: number
+}
+
+const NO_CONTEXT: RefusalContext = { reserved: 0, fitsOutput: 0 }
+
+/**
+ * Why a row that refused did (DESIGN §11): `holds` — what requests that ended settled leaves room
+ * for this request, only the reservations of requests still in flight do not; `lower` — what is
+ * left (holds counted) fits this request with a lower max_tokens; `spent` — neither.
+ */
+export function refusalReason(s: RowState, needs: number, c: RefusalContext): 'holds' | 'lower' | 'spent' {
+  const reserved = Math.min(c.reserved, s.used)
+  if (reserved > 0 && s.used - reserved + needs <= s.row.capacity) return 'holds'
+  return c.fitsOutput > 0 ? 'lower' : 'spent'
+}
+
+/** `used 2900 (2600 by requests that ended, 300 held by requests still in flight)` */
+function usedText(used: number, reserved: number): string {
+  const held = Math.min(reserved, used)
+  return held > 0
+    ? `used ${used} (${used - held} by requests that ended, ${held} held by requests still in flight)`
+    : `used ${used}`
+}
+
+const HOLDS_TEXT =
+  'Requests still in flight hold it (a request reserves its highest cost when admitted and is settled to what it used when it ends): retry in a few seconds.'
+
+/**
  * 429 for a token row. `needs`: the tokens the smallest useful version of this request reserves
  * (input bound + minimal output); `retryAt`: when the window will have room (null: it never will).
+ * `c`: the holds in flight and the cap that would fit now (without it: none known).
  */
 export function tokenLimitError(
   s: RowState,
@@ -46,6 +89,7 @@ export function tokenLimitError(
   retryAt: number | null,
   now: number,
   headers: Record<string, string>,
+  c: RefusalContext = NO_CONTEXT,
 ): GatewayError {
   const name = limitName(s.row)
   if (needs > s.row.capacity) {
@@ -57,10 +101,21 @@ export function tokenLimitError(
     )
   }
   const ms = Math.max(1, (retryAt ?? now) - now)
+  const head = `Rate limit reached for ${name}: limit ${s.row.capacity}, ${usedText(s.used, c.reserved)}, this request needs ${needs}.`
+  const reason = refusalReason(s, needs, c)
+  if (reason === 'holds') {
+    return new GatewayError(429, 'rate_limit_exceeded', `${head} ${HOLDS_TEXT}`, {
+      headers: { ...retryHeaders(headers, Math.min(ms, HOLD_RETRY_MS)), 'x-should-retry': 'true' },
+    })
+  }
+  const lower =
+    reason === 'lower'
+      ? ` ${s.remaining} are left: a lower max_tokens (at most ${c.fitsOutput}) would fit now.`
+      : ''
   return new GatewayError(
     429,
     'rate_limit_exceeded',
-    `Rate limit reached for ${name}: limit ${s.row.capacity}, used ${s.used}, this request needs ${needs}. Enough frees in ${(ms / 1000).toFixed(3)} s; retry after that or upgrade the plan.`,
+    `${head}${lower} Enough frees in ${(ms / 1000).toFixed(3)} s; retry after that or upgrade the plan.`,
     { headers: retryHeaders(headers, ms) },
   )
 }
@@ -71,24 +126,43 @@ export function budgetExceededError(
   needs: number,
   now: number,
   headers: Record<string, string>,
+  c: RefusalContext = NO_CONTEXT,
 ): GatewayError {
+  const name = limitName(s.row)
   if (needs > s.row.capacity) {
     // Like the token rows' "Request too large": waiting for the period to end would not help.
     return new GatewayError(
       402,
       'budget_exceeded',
-      `Request too large for the ${limitName(s.row)}: it may cost up to ${formatUsd(needs)}, more than the whole budget of ${formatUsd(s.row.capacity)}. Send a smaller request (shorter input or a lower max_tokens), use a cheaper model, or raise the budget.`,
+      `Request too large for the ${name}: it may cost up to ${formatUsd(needs)}, more than the whole budget of ${formatUsd(s.row.capacity)}. Send a smaller request (shorter input or a lower max_tokens), use a cheaper model, or raise the budget.`,
       { type: 'billing_error', headers },
     )
   }
+  const held = Math.min(c.reserved, s.used)
+  const spent = formatUsd(s.used - held)
   const resetsAt = s.resetAt ?? now
   const when = new Date(resetsAt).toISOString()
-  return new GatewayError(
-    402,
-    'budget_exceeded',
-    `The ${limitName(s.row)} is spent: ${formatUsd(s.used)} of ${formatUsd(s.row.capacity)} used, and this request may cost up to ${formatUsd(needs)}. The budget resets at ${when}; retry then, use a cheaper model, or raise the budget.`,
-    { type: 'billing_error', headers: retryHeaders(headers, resetsAt - now) },
-  )
+  const reason = refusalReason(s, needs, c)
+  if (reason === 'holds') {
+    return new GatewayError(
+      402,
+      'budget_exceeded',
+      `The ${name} is not spent: ${spent} of ${formatUsd(s.row.capacity)} spent, but ${formatUsd(held)} of it is held by requests still in flight, and this request may cost up to ${formatUsd(needs)}. ${HOLDS_TEXT}`,
+      {
+        type: 'billing_error',
+        headers: { ...retryHeaders(headers, HOLD_RETRY_MS), 'x-should-retry': 'true' },
+      },
+    )
+  }
+  const holds = held > 0 ? ` and ${formatUsd(held)} held by requests still in flight` : ''
+  const message =
+    reason === 'lower'
+      ? `What is left of the ${name} cannot cover this request: ${formatUsd(s.remaining)} left of ${formatUsd(s.row.capacity)} (${spent} spent${holds}), and this request may cost up to ${formatUsd(needs)}. A lower max_tokens (at most ${c.fitsOutput}) would fit; or use a cheaper model, or wait until the budget resets at ${when}.`
+      : `The ${name} is spent: ${spent} of ${formatUsd(s.row.capacity)} used${holds}, ${formatUsd(s.remaining)} left, and this request may cost up to ${formatUsd(needs)}. The budget resets at ${when}; retry then, use a cheaper model, or raise the budget.`
+  return new GatewayError(402, 'budget_exceeded', message, {
+    type: 'billing_error',
+    headers: retryHeaders(headers, resetsAt - now),
+  })
 }
 
 /**

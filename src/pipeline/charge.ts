@@ -11,13 +11,14 @@
 import type { Auth } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
+import { affordableOutput } from '../limits/allowance.ts'
 import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
 import { dearestOf, unitsOf } from '../limits/model-cost.ts'
 import { type DearestPrices, highestCostMicros } from '../limits/pricing.ts'
 import { budgetExceededError, contextLengthError, tokenLimitError } from '../limits/refusals.ts'
 import { rowHeaders } from '../limits/row-headers.ts'
-import { type LimitRow, type LimitSettings, limitRows } from '../limits/rows.ts'
+import { type LimitRow, type LimitSettings, limitRows, type RowState } from '../limits/rows.ts'
 import { NO_SURCHARGE, type Surcharge, surchargedPrice, surchargeOf } from '../limits/surcharge.ts'
 import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
 import { tokenParam } from '../providers/openai/token-limit.ts'
@@ -154,15 +155,36 @@ export function answeringPrice(
     : surchargedPrice(models, surcharge, inputTokens, unitsOf)
 }
 
-/** The refusal of a charge row: 429 for requests and tokens, 402 for money. */
-export function chargeRefusalError(
+/**
+ * The refusal of a charge row: 429 for requests and tokens, 402 for money, saying what is true
+ * (DESIGN §11): `read` gives the row's figures again with the part that reservations of requests
+ * still in flight hold (Limiter.rowStates; admission's running sums do not tell them apart). A
+ * refusal is off the hot path; should that read fail, the refusal is worded without it.
+ */
+export async function chargeRefusalError(
   r: ChargeRefusal,
+  charge: ChargeRequest,
+  read: (rows: LimitRow[]) => Promise<RowState[]>,
   now: number,
   headers: Record<string, string>,
-): GatewayError {
+): Promise<GatewayError> {
   rowHeaders([r.state], now, headers, true)
-  if (r.state.row.resource === 'microdollars') return budgetExceededError(r.state, r.needs, now, headers)
-  return tokenLimitError(r.state, r.needs, r.retryAt, now, headers)
+  const s = r.state
+  if (s.row.resource === 'requests') return tokenLimitError(s, r.needs, r.retryAt, now, headers)
+  const reserved = await read([s.row]).then(
+    (states) => states[0]?.reserved ?? 0,
+    () => 0,
+  )
+  // The largest max_tokens what is left (holds counted) still pays for after the input.
+  const fitsOutput = Math.max(
+    0,
+    s.row.resource === 'tokens'
+      ? s.remaining - charge.inputTokens
+      : affordableOutput({ price: charge.price, inputBound: charge.inputTokens }, s.remaining),
+  )
+  const c = { reserved, fitsOutput: Math.min(fitsOutput, charge.wantOutput) }
+  if (s.row.resource === 'microdollars') return budgetExceededError(s, r.needs, now, headers, c)
+  return tokenLimitError(s, r.needs, r.retryAt, now, headers, c)
 }
 
 /**

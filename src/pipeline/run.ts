@@ -278,7 +278,13 @@ export class Pipeline {
         })
       }
       const refused = admit.charge
-        ? chargeRefusalError(admit.charge, now, headers)
+        ? await chargeRefusalError(
+            admit.charge,
+            charging.charge!,
+            (rows) => store.rowStates({ accountId: auth.account.id, keyId: auth.key.id, now, rows }),
+            now,
+            headers,
+          )
         : rateLimitError(admit, now, limitHeaders)
       deps.recorder.recordRefusal({
         accountId: auth.account.id,
