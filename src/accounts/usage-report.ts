@@ -92,8 +92,17 @@ export async function usageReport(
       })),
     },
     usage: {
-      current_minute: { requests: w.minute.used, tokens: tokens.tokensMinute.used },
-      current_day: { requests: w.day.used, tokens: tokens.tokensDay.used },
+      // `tokens` settled; `reserved_tokens` held by requests still in flight.
+      current_minute: {
+        requests: w.minute.used,
+        tokens: tokens.tokensMinute.used,
+        reserved_tokens: tokens.tokensMinute.reserved,
+      },
+      current_day: {
+        requests: w.day.used,
+        tokens: tokens.tokensDay.used,
+        reserved_tokens: tokens.tokensDay.reserved,
+      },
       today: costed.today,
       last_24h: costed.last_24h,
       by_model: costed.by_model,

@@ -1,9 +1,10 @@
 /**
  * @module
  * The token and money part of the `/v1/usage` document (DESIGN §11): tokens used in the rolling
- * minute and day (reservations of requests in flight included, as admission counts them), the
- * budget that applies with what is spent and left in its calendar period, and cost in USD beside
- * the token totals. Read from the limiter's rows without charging anything.
+ * minute and day — `used` what requests that ended settled to, `reserved` what requests still in
+ * flight hold, `remaining` what is truly left (limit − used − reserved, as admission counts it) —
+ * the budget that applies with what is spent (settled), reserved and left in its calendar period,
+ * and cost in USD beside the token totals. Read from the limiter's rows without charging anything.
  *
  * `budget` is the one that binds for this key: of the account's (its plan's) and the key's own,
  * the one with less left, and `scope` says which. Without either it is null. A key with limits of
@@ -18,6 +19,7 @@ import {
   type LimitRow,
   type LimitScope,
   type RowState,
+  settledOf,
   usdToMicros,
   windowRows,
 } from '../limits/rows.ts'
@@ -30,7 +32,11 @@ const UNBOUNDED = Number.MAX_SAFE_INTEGER
 export interface BudgetView {
   usd: number
   period: 'day' | 'week' | 'month'
+  /** Settled: what requests that ended cost. */
   spent_usd: number
+  /** Held by requests still in flight (their highest cost, settled to what they use when they end). */
+  reserved_usd: number
+  /** usd − spent_usd − reserved_usd: what a new request may still be charged. */
   remaining_usd: number
   resets_at: string | null
   /** Whose budget this is: the account's plan's, or the key's own. */
@@ -63,21 +69,28 @@ export function usageRows(plan: PlanConfig | null, key: KeyRecord | null): Limit
   return rows
 }
 
+/** A token row's window view: `used` settled, `reserved` beside it, `remaining` what is truly left. */
+function rowView(s: RowState, limit: number | null, now: number) {
+  return {
+    ...windowView(
+      { limit, used: settledOf(s), remaining: limit === null ? null : s.remaining, resetAt: s.resetAt },
+      now,
+    ),
+    reserved: s.reserved ?? 0,
+  }
+}
+
 function tokenWindow(states: RowState[], window: 'minute' | 'day', now: number) {
   const account = states.find(
     (s) => s.row.resource === 'tokens' && s.row.window === window && s.row.scope === 'account',
   )
-  const used = account?.used ?? 0
-  const limited = account && account.row.capacity !== UNBOUNDED
-  return windowView(
-    {
-      limit: limited ? account.row.capacity : null,
-      used,
-      remaining: limited ? account.remaining : null,
-      resetAt: account?.resetAt ?? null,
-    },
-    now,
-  )
+  const s: RowState = account ?? {
+    row: { resource: 'tokens', window, scope: 'account', capacity: UNBOUNDED },
+    used: 0,
+    remaining: UNBOUNDED,
+    resetAt: null,
+  }
+  return rowView(s, s.row.capacity !== UNBOUNDED ? s.row.capacity : null, now)
 }
 
 /** What is left of the key's own limits (null where it sets none). */
@@ -85,9 +98,11 @@ function keyLimitsLeft(states: RowState[], now: number) {
   const key = states.filter((x) => x.row.scope === 'key')
   const own = (resource: 'requests' | 'tokens', window: 'minute' | 'day') => {
     const s = bindingState(key, resource, window)
-    return s
+    if (!s) return null
+    // A request window: its count (an admitted request holds nothing to settle there).
+    return resource === 'requests'
       ? windowView({ limit: s.row.capacity, used: s.used, remaining: s.remaining, resetAt: s.resetAt }, now)
-      : null
+      : rowView(s, s.row.capacity, now)
   }
   return {
     minute: own('requests', 'minute'),
@@ -104,7 +119,8 @@ export function budgetView(states: RowState[]): BudgetView | null {
   return {
     usd: microsToUsd(s.row.capacity),
     period: s.row.period!,
-    spent_usd: microsToUsd(s.used),
+    spent_usd: microsToUsd(settledOf(s)),
+    reserved_usd: microsToUsd(s.reserved ?? 0),
     remaining_usd: microsToUsd(s.remaining),
     resets_at: iso(s.resetAt),
     scope: s.row.scope,

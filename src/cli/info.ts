@@ -43,7 +43,12 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
         '',
         fields({ ...report.subscription_details, history: undefined }),
         '',
-        fields({ today: report.usage.today, last_24h: report.usage.last_24h }),
+        fields({
+          current_minute: report.usage.current_minute,
+          current_day: report.usage.current_day,
+          today: report.usage.today,
+          last_24h: report.usage.last_24h,
+        }),
         '',
         table(
           Object.entries(report.usage.by_model).map(([model, t]) => ({ model, ...t })),
