@@ -37,8 +37,10 @@ export interface MetricsSnapshot {
 
 export interface FinishedRequest {
   surface: string
-  /** The prefixed model id, or '' when the request never got that far. */
+  /** The prefixed model id asked for, or '' when the request never got that far. */
   model: string
+  /** The model that answered when it was not the one asked for (a fallback): its tokens and cost are its own. */
+  answeredBy?: string | null
   status: number
   latencyMs: number
   ttftMs: number | null
@@ -58,10 +60,13 @@ const FAMILIES = {
     'histogram',
     'Time from the upstream call to the first streamed chunk.',
   ],
-  switchyard_tokens_total: ['counter', 'Tokens reported by upstreams, by surface, model and type.'],
+  switchyard_tokens_total: [
+    'counter',
+    'Tokens reported by upstreams, by surface, model that answered (a fallback its own) and type.',
+  ],
   switchyard_cost_microdollars_total: [
     'counter',
-    "Cost of requests at the models' pricing, in micro-dollars (1e-6 USD; exact integers), by surface and model.",
+    "Cost of requests at the models' pricing, in micro-dollars (1e-6 USD; exact integers), by surface and model that answered (a fallback its own).",
   ],
   switchyard_rate_limited_total: [
     'counter',
@@ -151,9 +156,12 @@ export class Metrics {
     this.add('switchyard_requests_total', status, 1)
     this.observe('switchyard_request_duration_seconds', k.both, r.latencyMs / 1000)
     if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', k.both, r.ttftMs / 1000)
-    if (r.promptTokens) this.add('switchyard_tokens_total', k.prompt, r.promptTokens)
-    if (r.completionTokens) this.add('switchyard_tokens_total', k.completion, r.completionTokens)
-    if (r.costMicros) this.add('switchyard_cost_microdollars_total', k.both, r.costMicros)
+    // Tokens and cost belong to the model that answered (DESIGN §11 "One ledger"); the request,
+    // its status and latency to the one asked for.
+    const by = r.answeredBy ? this.labelKeys(r.surface, r.answeredBy) : k
+    if (r.promptTokens) this.add('switchyard_tokens_total', by.prompt, r.promptTokens)
+    if (r.completionTokens) this.add('switchyard_tokens_total', by.completion, r.completionTokens)
+    if (r.costMicros) this.add('switchyard_cost_microdollars_total', by.both, r.costMicros)
   }
 
   private labelKeys(surface: string, model: string): LabelKeys {

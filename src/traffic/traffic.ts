@@ -120,6 +120,7 @@ export class Traffic {
       this.metrics.requestFinished({
         surface: ex.surface,
         model: ex.model ?? '',
+        answeredBy: ex.answeredBy,
         status,
         latencyMs,
         ttftMs: ex.ttftMs,

@@ -113,7 +113,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
       const t = toTotals(r)
       cost.today += num(r.cost ?? 0)
       cost.last_24h += num(r.d_cost ?? 0)
-      if (t.requests > 0) {
+      // A model that only answered for others (a fallback) has tokens and cost but no requests.
+      if (t.requests > 0 || t.total_tokens > 0 || num(r.cost ?? 0) > 0) {
         byModel[r.model as string] = t
         cost.by_model[r.model as string] = num(r.cost ?? 0)
       }
@@ -263,6 +264,11 @@ export class PgUsage implements UsageStore, AdmissionLog {
   close(): void {}
 }
 
+/**
+ * The outcomes and their counters. Tokens and cost go to the model that answered (`answered_by`,
+ * a fallback, else the one asked for: DESIGN §11 "One ledger"); the request itself, its errors
+ * and latency stay with the model asked for, where admission counted it.
+ */
 async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Promise<void> {
   // The outcomes and their hourly and daily rollups in one statement (data-modifying CTEs).
   await sql`
@@ -278,11 +284,19 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
       WHERE r.gateway_id = v.id AND r.status IS NULL
       RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
         COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l,
-        COALESCE(v.cost_micros, 0) AS m),
+        COALESCE(v.cost_micros, 0) AS m, COALESCE(v.answered_by, r.model) AS am),
+    -- Each outcome as its request's part (model asked for) and its tokens' and cost's (model that
+    -- answered): one row when they are the same model.
+    f AS (
+      SELECT at, account_id, key_id, model, surface, 1 AS n, CASE WHEN am = model THEN p ELSE 0 END AS p,
+        CASE WHEN am = model THEN c ELSE 0 END AS c, (status >= 400)::INT AS e, l,
+        CASE WHEN am = model THEN m ELSE 0 END AS m FROM u
+      UNION ALL
+      SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, m FROM u WHERE am <> model),
     h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
         completion_tokens, errors, latency_ms_sum, cost_micros)
-      SELECT at - at % 3600000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
-        COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
+      SELECT at - at % 3600000, account_id, key_id, model, surface, SUM(n), SUM(p), SUM(c),
+        SUM(e), SUM(l), SUM(m) FROM f GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
         cost_micros = x.cost_micros + excluded.cost_micros,
         prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
@@ -291,16 +305,16 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
     -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
     m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,
         completion_tokens, errors, cost_micros)
-      SELECT account_id, at / 60000, model, SUM(p), SUM(c), COUNT(*) FILTER (WHERE status >= 400), SUM(m)
-      FROM u GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      SELECT account_id, at / 60000, model, SUM(p), SUM(c), SUM(e), SUM(m)
+      FROM f GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
       ON CONFLICT (account_id, minute, model) DO UPDATE SET cost_micros = x.cost_micros + excluded.cost_micros,
         prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
         completion_tokens = x.completion_tokens + excluded.completion_tokens,
         errors = x.errors + excluded.errors)
     INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
         completion_tokens, errors, latency_ms_sum, cost_micros)
-      SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*), SUM(p), SUM(c),
-        COUNT(*) FILTER (WHERE status >= 400), SUM(l), SUM(m) FROM u GROUP BY 1, 2, 3, 4, 5
+      SELECT at - at % 86400000, account_id, key_id, model, surface, SUM(n), SUM(p), SUM(c),
+        SUM(e), SUM(l), SUM(m) FROM f GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
         cost_micros = x.cost_micros + excluded.cost_micros,
         prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,

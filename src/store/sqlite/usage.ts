@@ -80,10 +80,13 @@ export class UsageQueries {
            status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code, cost_micros, attempts, answered_by)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      // The row exists: admission counted the request in the same minute.
+      // The request's model has the row (admission counted it in the same minute); a fallback that
+      // answered for it may not: its tokens go in a row without requests.
       countOutcome: db.query<null, [number, number, number, number, number, string]>(
-        `UPDATE usage_minutes SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
-         errors = errors + ? WHERE account_id = ? AND minute = ? AND model = ?`,
+        `INSERT INTO usage_minutes (prompt_tokens, completion_tokens, errors, account_id, minute, model)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, minute, model) DO UPDATE SET
+           prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+           completion_tokens = completion_tokens + excluded.completion_tokens, errors = errors + excluded.errors`,
       ),
       countCost: db.query<null, [number, number, string, number]>(
         `INSERT INTO usage_minute_costs (account_id, minute, model, cost_micros) VALUES (?, ?, ?, ?)
@@ -140,51 +143,23 @@ export class UsageQueries {
           c.attempts ?? null,
           c.answeredBy ?? null,
         )
-        const surface = c.surface
+        // The request (its count, errors, latency) stays with the model asked for, where admission
+        // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger").
+        const by = c.answeredBy ?? at.model
         const hour = at.at - (at.at % 3_600_000)
-        const hk = `${hour}\u0000${at.accountId}\u0000${at.keyId}\u0000${at.model}\u0000${surface}`
-        let fact = hours.get(hk)
-        if (!fact) {
-          fact = {
-            at: hour,
-            accountId: at.accountId,
-            keyId: at.keyId,
-            model: at.model,
-            surface,
-            requests: 0,
-            promptTokens: 0,
-            completionTokens: 0,
-            errors: 0,
-            rateLimited: 0,
-            latencyMs: 0,
-            costMicros: 0,
-          }
-          hours.set(hk, fact)
-        }
+        const fact = factOf(hours, hour, at.accountId, at.keyId, at.model, c.surface)
+        const paid = by === at.model ? fact : factOf(hours, hour, at.accountId, at.keyId, by, c.surface)
         fact.requests++
-        fact.promptTokens += c.promptTokens ?? 0
-        fact.completionTokens += c.completionTokens ?? 0
         fact.latencyMs += c.latencyMs
-        fact.costMicros += c.costMicros ?? 0
         if (c.status >= 400) fact.errors++
+        paid.promptTokens += c.promptTokens ?? 0
+        paid.completionTokens += c.completionTokens ?? 0
+        paid.costMicros += c.costMicros ?? 0
         const minute = minuteOf(at.at)
-        const key = `${at.accountId}\u0000${minute}\u0000${at.model}`
-        let sum = sums.get(key)
-        if (!sum) {
-          sum = {
-            accountId: at.accountId,
-            minute,
-            model: at.model,
-            prompt: 0,
-            completion: 0,
-            errors: 0,
-            cost: 0,
-          }
-          sums.set(key, sum)
-        }
+        if (c.status >= 400) sumOf(sums, at.accountId, minute, at.model).errors++
+        const sum = sumOf(sums, at.accountId, minute, by)
         sum.prompt += c.promptTokens ?? 0
         sum.completion += c.completionTokens ?? 0
-        if (c.status >= 400) sum.errors++
         sum.cost += c.costMicros ?? 0
       }
       for (const s of sums.values()) {
@@ -234,4 +209,46 @@ export class UsageQueries {
     const excess = this.q.pruneExcess.run(max - p.logMaxRows, p.logKeepAfter, p.chunk).changes
     return byAge + excess
   }
+}
+
+/** The batch's rollup fact of (hour, account, key, model, surface), made empty on first use. */
+function factOf(
+  hours: Map<string, RollupFact>,
+  at: number,
+  accountId: number,
+  keyId: string,
+  model: string,
+  surface: string,
+): RollupFact {
+  const k = `${at}\u0000${accountId}\u0000${keyId}\u0000${model}\u0000${surface}`
+  let fact = hours.get(k)
+  if (!fact) {
+    fact = {
+      at,
+      accountId,
+      keyId,
+      model,
+      surface,
+      requests: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      errors: 0,
+      rateLimited: 0,
+      latencyMs: 0,
+      costMicros: 0,
+    }
+    hours.set(k, fact)
+  }
+  return fact
+}
+
+/** The batch's per-minute sum of (account, minute, model), made empty on first use. */
+function sumOf(sums: Map<string, OutcomeSum>, accountId: number, minute: number, model: string): OutcomeSum {
+  const k = `${accountId}\u0000${minute}\u0000${model}`
+  let sum = sums.get(k)
+  if (!sum) {
+    sum = { accountId, minute, model, prompt: 0, completion: 0, errors: 0, cost: 0 }
+    sums.set(k, sum)
+  }
+  return sum
 }
