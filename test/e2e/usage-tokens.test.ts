@@ -182,6 +182,7 @@ for (const b of all)
         period: 'day',
         scope: 'key',
         spent_usd: 0,
+        reserved_usd: 0,
         remaining_usd: 0.5,
       })
       expect(u.account_information.key.limits.budget).toEqual({ usd: 0.5, period: 'day' })
@@ -190,6 +191,6 @@ for (const b of all)
       expect(free.budget).toBeNull()
       expect(free.rate_limits).toMatchObject({ tpm: null, tpd: null })
       expect(free.rate_limits.tokens_minute).toMatchObject({ limit: null, remaining: null })
-      expect(free.usage.current_minute).toEqual({ requests: 0, tokens: 0 })
+      expect(free.usage.current_minute).toEqual({ requests: 0, tokens: 0, reserved_tokens: 0 })
     })
   })
