@@ -189,7 +189,9 @@ for (const b of all) {
       expect(during.usage.current_minute.reserved_tokens).toBeGreaterThan(3_800)
       expect(during.rate_limits.tokens_minute.used).toBe(0)
       expect(during.rate_limits.tokens_minute.reserved).toBe(during.usage.current_minute.reserved_tokens)
-      expect(during.rate_limits.tokens_minute.remaining).toBe(4_000 - during.rate_limits.tokens_minute.reserved)
+      expect(during.rate_limits.tokens_minute.remaining).toBe(
+        4_000 - during.rate_limits.tokens_minute.reserved,
+      )
 
       const refused = await chat(gw.url, key, 'bill/m4', 3_800)
       const body = (await refused.json()) as any

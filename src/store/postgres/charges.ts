@@ -6,7 +6,13 @@
  * token and money row also says what of its use reservations in flight hold (`NOT settled`).
  */
 import type { SQL } from 'bun'
-import { type CalendarPeriod, type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
+import {
+  type CalendarPeriod,
+  type LimitRow,
+  periodBounds,
+  type RowState,
+  rowState,
+} from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 import { num, numOrNull } from './accounts.ts'
 

@@ -9,7 +9,13 @@
  * and money row also says what of its use reservations in flight hold (`settled = 0`).
  */
 import type { Database } from 'bun:sqlite'
-import { type CalendarPeriod, type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
+import {
+  type CalendarPeriod,
+  type LimitRow,
+  periodBounds,
+  type RowState,
+  rowState,
+} from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 import { type Stored, spentOf } from './scopes.ts'
 
