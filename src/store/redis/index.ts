@@ -31,6 +31,7 @@ import type {
 } from '../types.ts'
 import { ADMIT_SCRIPT } from './admit-script.ts'
 import { SETTLE_SCRIPT } from './charge-script.ts'
+import { heldCharges } from './held.ts'
 import { rebuildState } from './rebuild.ts'
 import { REBUILD_SCRIPT } from './rebuild-script.ts'
 
@@ -72,32 +73,6 @@ type Reply = [number, string, number, number, number, number, number, number, nu
 
 /** The account's key prefix (its hash tag), under which the charge keys live. */
 const prefixOf = (accountId: number) => `sy:{acct:${accountId}}:`
-
-/** An unsettled reservation as the charge script keeps it in `res` (charge-script.ts). */
-interface HeldCharge {
-  /** Tokens and micro-dollars it holds. */
-  t: number
-  m: number
-  /** The token windows (their base keys) and spend counters it charged. */
-  w: string[]
-  s: string[]
-  at: number
-}
-
-/** The account's reservations in flight: its `res` hash, each settled one deleted from it. */
-async function heldCharges(client: RedisClient, pre: string): Promise<HeldCharge[]> {
-  const reply = (await client.send('HGETALL', [`${pre}res`])) as unknown
-  // A flat [field, value, ...] list (RESP2) or a map (RESP3), as the client's protocol returns it.
-  const values = Array.isArray(reply)
-    ? reply.filter((_, i) => i % 2 === 1)
-    : Object.values((reply ?? {}) as Record<string, unknown>)
-  return values.map((v) => {
-    const r = JSON.parse(String(v)) as Partial<HeldCharge>
-    // cjson encodes an empty table as {}: no windows or counters.
-    const list = (x: unknown) => (Array.isArray(x) ? x.map(String) : [])
-    return { t: Number(r.t ?? 0), m: Number(r.m ?? 0), w: list(r.w), s: list(r.s), at: Number(r.at ?? 0) }
-  })
-}
 
 export class RedisLimiter implements Limiter {
   private client: RedisClient | null = null
