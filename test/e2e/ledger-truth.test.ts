@@ -170,6 +170,22 @@ for (const b of all) {
       expect(body.error.message).toContain('held by requests still in flight')
       expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60)
       expect(refused.headers.get('x-should-retry')).toBe('true')
+      // Messages: the same refusal as Anthropic's billing_error.
+      const messages = await fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'bill/m4',
+          messages: [{ role: 'user', content: TEXT }],
+          max_tokens: 3_800,
+        }),
+      })
+      const error = ((await messages.json()) as any).error
+      expect(messages.status).toBe(402)
+      expect(error.type).toBe('billing_error')
+      expect(error.message).toContain('held by requests still in flight')
+      expect(Number(messages.headers.get('retry-after'))).toBeLessThanOrEqual(60)
+      expect(messages.headers.get('x-should-retry')).toBe('true')
 
       await a.finish()
       const billed = since(up, before)
@@ -282,6 +298,12 @@ for (const b of all) {
         )
       expect(costOf('bill/fb')).toBe(cost / 1e6)
       expect(costOf('dead/free')).toBe(0)
+      // The request log: the model asked for, the one that answered, and the cost it was billed.
+      const log = (await (
+        await fetch(`${gw.url}/admin/v1/requests?account=fallback`, { headers: bearer(ADMIN_TOKEN) })
+      ).json()) as any
+      expect(log.data).toHaveLength(1)
+      expect(log.data[0]).toMatchObject({ model: 'dead/free', answered_by: 'bill/fb', cost_usd: cost / 1e6 })
     })
   })
 }

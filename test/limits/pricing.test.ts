@@ -300,6 +300,24 @@ describe('the refusals', () => {
     expect(e.headers).toEqual({ 'x-request-id': 'r' })
   })
 
+  test('429 for tokens held by requests in flight: said so, a short retry-after, x-should-retry', () => {
+    // 2,900 used, 2,500 of it held: what ended leaves room for the 400 this request needs.
+    const s = rowState(tokensRow(3_000), 2_900, now - 30_000, 60_000, 2_500)
+    const e = tokenLimitError(s, 400, now + 30_000, now, {}, { reserved: 2_500, fitsOutput: 0 })
+    expect(e.message).toContain(
+      'used 2900 (400 by requests that ended, 2500 held by requests still in flight)',
+    )
+    expect(e.message).toContain('retry in a few seconds')
+    expect(e.headers).toEqual({ 'retry-after': '5', 'retry-after-ms': '5000', 'x-should-retry': 'true' })
+  })
+
+  test('429 for tokens with too little left: how many are left and the max_tokens that fits now', () => {
+    const s = rowState(tokensRow(3_000), 2_820, now - 30_000, 60_000, 0)
+    const e = tokenLimitError(s, 356, now + 30_000, now, {}, { reserved: 0, fitsOutput: 80 })
+    expect(e.message).toContain('180 are left: a lower max_tokens (at most 80) would fit now.')
+    expect(e.headers).toEqual({ 'retry-after': '30', 'retry-after-ms': '30000' })
+  })
+
   test('400 context_length_exceeded names the plan and the surface’s input field; 403 model_not_allowed names the list', () => {
     const c = contextLengthError('free', 8_192, 9_000, 'input')
     expect(c.toBody().error.param).toBe('input')
