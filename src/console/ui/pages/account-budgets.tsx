@@ -1,7 +1,8 @@
 /**
  * @module
- * Budgets on the accounts page: each account whose plan has a budget, with what is spent and left
- * in the current period (from /admin/v1/accounts/:name/usage, the numbers `/v1/usage` reports).
+ * Budgets on the accounts page: each account whose plan has a budget, with what is spent (settled),
+ * held by requests in flight and left in the current period (from /admin/v1/accounts/:name/usage,
+ * the numbers `/v1/usage` reports: spent + held + left = the budget).
  */
 import { api } from '../api.ts'
 import { when } from '../format.ts'
@@ -35,8 +36,8 @@ export function AccountBudgets({ accounts, plans }: { accounts: any[]; plans: an
         <div class="table-wrap">
           <table data-testid="budgets">
             <TableHead
-              cols={['account', 'budget', 'spent', 'left', 'resets']}
-              num={['budget', 'spent', 'left']}
+              cols={['account', 'budget', 'spent', 'held', 'left', 'resets']}
+              num={['budget', 'spent', 'held', 'left']}
             />
             <tbody>
               {(data ?? []).map(([name, u]: any) => {
@@ -46,6 +47,9 @@ export function AccountBudgets({ accounts, plans }: { accounts: any[]; plans: an
                     <td>{name}</td>
                     <td class="num">{b ? `${usd(b.usd)}/${b.period}` : '—'}</td>
                     <td class="num">{b ? usd(b.spent_usd) : '—'}</td>
+                    <td class="num" title="held by requests still in flight">
+                      {b ? usd(b.reserved_usd) : '—'}
+                    </td>
                     <td class="num">
                       {b && (
                         <span class={`badge ${b.remaining_usd > 0 ? 'ok' : 'bad'}`}>
