@@ -196,6 +196,29 @@ for (const b of all) {
       expect(after.budget.remaining_usd).toBe((16_000 - cost) / 1e6)
     })
 
+    test('a key’s own budget held by its request in flight: the refusal and the key’s figures say so', async () => {
+      await gw.deps.accounts.createAccount('held-key', 'free')
+      const made = await gw.deps.accounts.createKey('held-key', 'own', {
+        budget: { usd: 0.016, period: 'day' },
+      })
+      const a = await held(gw.url, made.key, 'bill/m4', 3_800)
+      const own = (await usage(gw.url, made.key)).account_information.key.rate_limits.budget
+      expect(own).toMatchObject({ scope: 'key', spent_usd: 0 })
+      expect(own.reserved_usd).toBeGreaterThan(0.0152)
+      const refused = await chat(gw.url, made.key, 'bill/m4', 3_800)
+      const body = (await refused.json()) as any
+      expect(refused.status).toBe(402)
+      expect(body.error.message).toContain('daily budget of this key is not spent')
+      expect(refused.headers.get('x-should-retry')).toBe('true')
+      await a.finish()
+      const after = await settledUsage(
+        gw.url,
+        made.key,
+        (u) => u.account_information.key.rate_limits.budget.reserved_usd === 0,
+      )
+      expect(after.account_information.key.rate_limits.budget.spent_usd).toBeGreaterThan(0.0152)
+    })
+
     test('tokens held by a request in flight: 429 says so, x-should-retry; /v1/usage shows them reserved, then used', async () => {
       const before = { ...up.billed }
       const { key } = await gw.key('held-tokens', 'tokens4k')
