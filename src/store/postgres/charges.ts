@@ -71,19 +71,22 @@ export class PgCharges {
             WHERE account_id = ${accountId} AND created_at > ${now - span}
               AND (${key}::TEXT IS NULL OR key_id = ${key})`
         : await tokensQuery(sql, accountId, key, now - span)
-    const held = row.resource === 'requests' ? undefined : r ? num(r.held) : 0
-    return rowState(row, r ? num(r.n) : 0, r ? numOrNull(r.first) : null, span, held)
+    const used = r ? num(r.n) : 0
+    if (row.resource === 'requests' || used === 0)
+      return rowState(row, used, r ? numOrNull(r.first) : null, span)
+    // What reservations in flight hold of it (requests_unsettled: the few rows not settled yet).
+    const [h] = await sql`
+      SELECT COALESCE(SUM(tokens), 0) AS n FROM requests
+      WHERE NOT settled AND created_at > ${now - span} AND account_id = ${accountId} AND tokens > 0
+        AND (${key}::TEXT IS NULL OR key_id = ${key})`
+    return rowState(row, used, r ? numOrNull(r.first) : null, span, h ? num(h.n) : 0)
   }
 }
 
-/**
- * The tokens an account (or one key: `keyId`) was charged since `since`, its oldest charge, and
- * the part reservations in flight hold (`held`).
- */
+/** The tokens an account (or one key: `keyId`) was charged since `since`, and its oldest charge. */
 export function tokensQuery(sql: SQL, accountId: number, keyId: string | null, since: number) {
   return sql`
-    SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first,
-      COALESCE(SUM(tokens) FILTER (WHERE NOT settled), 0) AS held FROM requests
+    SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM requests
     WHERE account_id = ${accountId} AND created_at > ${since} AND tokens > 0
       AND (${keyId}::TEXT IS NULL OR key_id = ${keyId})`
 }

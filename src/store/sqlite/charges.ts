@@ -24,11 +24,6 @@ interface Sum {
   first: number | null
 }
 
-/** A token window's charges, and the part of them reservations in flight hold (`settled = 0`). */
-interface Held extends Sum {
-  held: number
-}
-
 /** A money counter's code in an admission's `budgets` (reserve.ts): the account's in bits 0–1, a key's in 2–3. */
 const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
 
@@ -51,17 +46,27 @@ export class ChargeQueries {
         `SELECT COUNT(*) AS n, MIN(created_at) AS first FROM admissions
          WHERE account_id = ? AND key_id = ? AND created_at > ?`,
       ),
-      accountTokens: db.query<Held, [number, number]>(
-        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first,
-           COALESCE(SUM(CASE WHEN settled = 0 THEN tokens ELSE 0 END), 0) AS held FROM admissions
+      accountTokens: db.query<Sum, [number, number]>(
+        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM admissions
          WHERE account_id = ? AND created_at > ? AND tokens > 0`,
       ),
-      keyTokens: db.query<Held, [number, string, number]>(
-        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first,
-           COALESCE(SUM(CASE WHEN settled = 0 THEN tokens ELSE 0 END), 0) AS held FROM admissions
+      keyTokens: db.query<Sum, [number, string, number]>(
+        `SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first FROM admissions
          WHERE account_id = ? AND key_id = ? AND created_at > ? AND tokens > 0`,
       ),
-      // The period's reservations in flight: the unsettled charges made in it to its counter.
+      // What reservations in flight hold (unsettled charges), from `from` on: every charge made
+      // before the sweep's mark is settled (migrations-v13.ts), so `from` is never before it and
+      // only the last sweep interval's charges are read, not a whole day's.
+      mark: db.query<{ mark: number }, []>('SELECT mark FROM charge_sweep WHERE id = 1'),
+      accountHeldTokens: db.query<{ n: number }, [number, number]>(
+        `SELECT COALESCE(SUM(tokens), 0) AS n FROM admissions
+         WHERE account_id = ? AND created_at >= ? AND settled = 0 AND tokens > 0`,
+      ),
+      keyHeldTokens: db.query<{ n: number }, [number, string, number]>(
+        `SELECT COALESCE(SUM(tokens), 0) AS n FROM admissions
+         WHERE account_id = ? AND key_id = ? AND created_at >= ? AND settled = 0 AND tokens > 0`,
+      ),
+      // A period's: the unsettled charges made in it to its counter.
       accountHeld: db.query<{ n: number }, [number, number, number]>(
         `SELECT COALESCE(SUM(charge_micros), 0) AS n FROM admissions
          WHERE account_id = ? AND created_at >= ? AND settled = 0 AND (budgets & 3) = ?`,
@@ -88,6 +93,12 @@ export class ChargeQueries {
       if (account === undefined) account = this.q.accountState.get(accountId)
       return account
     }
+    let mark: number | undefined
+    // The first time an unsettled charge of these rows can have: `from`, or the sweep's mark.
+    const heldFrom = (from: number) => {
+      mark ??= this.q.mark.get()?.mark ?? 0
+      return Math.max(from, mark)
+    }
     return rows.map((row) => {
       if (row.window === 'period') {
         const period = row.period ?? 'month'
@@ -97,8 +108,8 @@ export class ChargeQueries {
         const held = !spent
           ? 0
           : row.scope === 'account'
-            ? this.q.accountHeld.get(accountId, p.start, PERIOD_CODE[period])!.n
-            : this.q.keyHeld.get(accountId, keyId ?? '', p.start, PERIOD_CODE[period])!.n
+            ? this.q.accountHeld.get(accountId, heldFrom(p.start), PERIOD_CODE[period])!.n
+            : this.q.keyHeld.get(accountId, keyId ?? '', heldFrom(p.start), PERIOD_CODE[period])!.n
         return rowState(row, spent, null, p.resetsAt, held)
       }
       const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
@@ -120,7 +131,12 @@ export class ChargeQueries {
         row.scope === 'account'
           ? this.q.accountTokens.get(accountId, since)
           : this.q.keyTokens.get(accountId, keyId ?? '', since)
-      return rowState(row, s?.n ?? 0, s?.first ?? null, span, s?.held ?? 0)
+      if (!s?.n) return rowState(row, 0, null, span, 0)
+      const held =
+        row.scope === 'account'
+          ? this.q.accountHeldTokens.get(accountId, heldFrom(since + 1))!.n
+          : this.q.keyHeldTokens.get(accountId, keyId ?? '', heldFrom(since + 1))!.n
+      return rowState(row, s.n, s.first, span, held)
     })
   }
 }
