@@ -1,8 +1,9 @@
 /**
  * @module
  * Throttles failed credential attempts per client address: after `maxFailures` failures within
- * `windowMs` of the first one, the address is refused until that window ends — whatever it
- * sends, the right credential included, so a guess that lands during the lock-out learns nothing.
+ * `windowMs` of the first one, the address's wrong credentials are refused as throttled until that
+ * window ends. The caller checks the credential first: the right one is never throttled (a lock-out
+ * of the right token let anyone sharing the operator's address lock the operator out).
  *
  * Memory is bounded: at most `maxClients` addresses are tracked. Windows are kept in the order
  * they started, so expired ones are dropped from the front in amortised O(1); when the map is
@@ -11,7 +12,7 @@
  *
  * @example
  * const throttle = new AuthThrottle(clock)
- * if (throttle.blockedForMs(client) > 0) refuse()
+ * if (!ok && throttle.blockedForMs(client) > 0) refuseAsThrottled()
  * else if (!ok) throttle.fail(client)
  */
 import type { Clock } from '../util/clock.ts'

@@ -1,0 +1,49 @@
+/**
+ * A load generator run as its own process (its 10 MB bodies' memory and CPU are not the test's):
+ * `bun body-flood.ts URL KEY PATH CONCURRENCY MB SECONDS`. CONCURRENCY clients each post a valid
+ * MB-megabyte request (one user message of that many letters) to PATH, again and again until
+ * SECONDS have passed (0: once each). Bodies are built once and shared. Prints one JSON line:
+ * `{ statuses, sent }`.
+ */
+export {}
+
+const [url, key, path, concurrency, mb, seconds] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+]
+const size = Number(mb) * 1024 * 1024
+const head = '{"model": "demo/echo", "max_tokens": 16, "messages": [{"role": "user", "content": "'
+const tail = '"}]}'
+const body = new Uint8Array(size)
+body.fill(0x61)
+body.set(new TextEncoder().encode(head), 0)
+body.set(new TextEncoder().encode(tail), size - tail.length)
+const statuses: Record<string, number> = {}
+let sent = 0
+const end = performance.now() + Number(seconds) * 1000
+
+async function client(): Promise<void> {
+  do {
+    let status = 'error'
+    try {
+      const res = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body,
+      })
+      await res.arrayBuffer()
+      status = String(res.status)
+    } catch {
+      // A refused body may be answered before it is all sent; the connection then closes.
+    }
+    sent++
+    statuses[status] = (statuses[status] ?? 0) + 1
+  } while (performance.now() < end)
+}
+
+await Promise.all(Array.from({ length: Number(concurrency) }, client))
+console.log(JSON.stringify({ statuses, sent }))
