@@ -27,6 +27,7 @@ export const MIN_ADMIN_TOKEN_LENGTH = 32
  */
 export function crossCheck(raw: RawConfig, problems: Problem[], secrets: boolean, intact: Intact): void {
   if (secrets && intact('/admin/token')) checkAdminToken(raw.admin?.token, problems)
+  if (secrets && intact('/metrics/token')) checkMetricsToken(raw.metrics?.token, problems)
   const prefixes = checkProviders(raw, problems, secrets, intact)
   checkResilience(raw, problems, secrets, intact)
   if (intact('/database/url') && intact('/database/path') && raw.database?.url && raw.database.path) {
@@ -56,6 +57,17 @@ function checkAdminToken(token: string | undefined, problems: Problem[]): void {
       path: '/admin/token',
       message:
         'admin.token must be printable ASCII without spaces (it is sent as "Authorization: Bearer <token>"); generate one with `openssl rand -hex 32`',
+    })
+  }
+}
+
+/** Sent as `Authorization: Bearer <token>` by the scraper: one header word, as the admin token. */
+function checkMetricsToken(token: string | undefined, problems: Problem[]): void {
+  if (token && !/^[\x21-\x7e]+$/.test(token)) {
+    problems.push({
+      path: '/metrics/token',
+      message:
+        'metrics.token must be printable ASCII without spaces (it is sent as "Authorization: Bearer <token>"); generate one with `openssl rand -hex 32`',
     })
   }
 }

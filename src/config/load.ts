@@ -42,6 +42,8 @@ export interface Config {
   /** `url` (PostgreSQL) wins over `path` (SQLite) when set. */
   database: { path: string; url: string | null; busyTimeoutMs: number; poolSize: number }
   admin: { token: string | null; sessionTtlMs: number }
+  /** `token`: the bearer token `/metrics` asks for; null = open (the default). */
+  metrics: { token: string | null }
   logging: { level: 'debug' | 'info' | 'warn' | 'error'; access: boolean }
   usage: {
     retentionDays: number
@@ -153,9 +155,11 @@ export function parseConfig(
 
 /**
  * What only `serve` (and `config check`) use, so may be unset for the other commands: provider
- * settings (their keys above all) and the admin token (absent, the admin API is off).
+ * settings (their keys above all), the admin token (absent, the admin API is off) and the metrics
+ * token (absent, `/metrics` is open).
  */
-const servesOnly = (path: string) => path.startsWith('/providers/') || path === '/admin/token'
+const servesOnly = (path: string) =>
+  path.startsWith('/providers/') || path === '/admin/token' || path === '/metrics/token'
 
 function resolve(raw: RawConfig, source: string): Config {
   const s = raw.server ?? {}
@@ -184,6 +188,7 @@ function resolve(raw: RawConfig, source: string): Config {
       poolSize: raw.database?.pool_size ?? 10,
     },
     admin: { token: token ? token : null, sessionTtlMs: (raw.admin?.session_ttl_s ?? 43_200) * 1000 },
+    metrics: { token: raw.metrics?.token ? raw.metrics.token : null },
     logging: { level: raw.logging?.level ?? 'info', access: raw.logging?.access ?? true },
     usage: {
       retentionDays: raw.usage?.retention_days ?? 90,

@@ -336,6 +336,18 @@ export const ConfigSchema = T.Object(
         Closed,
       ),
     ),
+    metrics: T.Optional(
+      T.Object(
+        {
+          /**
+           * `GET /metrics` then needs `Authorization: Bearer <token>` (Prometheus: `authorization:
+           * { credentials: ... }`); unset or empty, it is open as before.
+           */
+          token: T.Optional(T.String()),
+        },
+        Closed,
+      ),
+    ),
     logging: T.Optional(
       T.Object(
         {

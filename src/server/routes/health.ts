@@ -2,12 +2,37 @@
  * @module
  * `GET /healthz` and `GET /metrics` (Prometheus text). Health asks the store only what it can
  * answer without a lock (disk full, database file lost), so it answers at once even while
- * another process holds the database's write lock.
+ * another process holds the database's write lock. `/metrics` asks for `metrics.token` as a bearer
+ * token when one is configured: its labels name the models accounts use and providers' keys.
  */
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
+import { GatewayError } from '../../util/errors.ts'
 import type { Deps } from '../deps.ts'
 
+const digest = (s: string) => createHash('sha256').update(s).digest()
+
+/** Throws 401 unless `header` is `Bearer <token>`; no token configured → nothing to check. */
+function metricsTokenCheck(token: string | null): (header: string | null) => void {
+  // Compared as digests: equal length whatever is sent, so the comparison time says nothing.
+  const expected = token === null ? null : digest(token)
+  return (header) => {
+    if (expected === null) return
+    const given = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]
+    if (given !== undefined && timingSafeEqual(digest(given), expected)) return
+    throw new GatewayError(
+      401,
+      'invalid_metrics_token',
+      given === undefined
+        ? '/metrics needs the metrics token: send Authorization: Bearer <metrics.token>.'
+        : 'The bearer token is not the metrics token (metrics.token).',
+      { type: 'authentication_error', headers: { 'www-authenticate': 'Bearer realm="metrics"' } },
+    )
+  }
+}
+
 export function healthRoutes(deps: Deps) {
+  const checkToken = metricsTokenCheck(deps.config.metrics.token)
   return new Elysia({ name: 'switchyard.health' })
     .get('/healthz', ({ set }) => {
       const store = deps.store.health()
@@ -17,9 +42,11 @@ export function healthRoutes(deps: Deps) {
     })
     .get(
       '/metrics',
-      async () =>
-        new Response(await deps.metrics.render(), {
+      async ({ request }) => {
+        checkToken(request.headers.get('authorization'))
+        return new Response(await deps.metrics.render(), {
           headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
-        }),
+        })
+      },
     )
 }
