@@ -22,9 +22,8 @@ import type { SuspensionPolicy } from '../limits/types.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
-import { Exchange, pathOf, surfaceOf } from '../traffic/traffic.ts'
+import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'
 import { GatewayError } from '../util/errors.ts'
-import { newRequestId } from '../util/ids.ts'
 import { type Answered, callWithAttempts, chatOperation, forwardFor, routesFor } from './attempts.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
 import type { Finish } from './call.ts'
@@ -79,7 +78,8 @@ export class Pipeline {
     try {
       return await this.run(surface, request, server, headers)
     } catch (e) {
-      const err = toGatewayError('UNKNOWN', e, this.deps.log, headers['x-request-id'])
+      const id = this.deps.traffic.of(request)?.id ?? headers['x-request-id']
+      const err = toGatewayError('UNKNOWN', e, this.deps.log, id)
       this.deps.traffic.refused(request, err)
       return surface.errorResponse(err, headers)
     }
@@ -165,16 +165,14 @@ export class Pipeline {
     const { config, store, clock, metrics, traffic } = deps
     const started = performance.now()
     // What the access log and the request metrics say about this request, filled in as it goes.
-    const ex =
-      traffic.of(request) ??
-      new Exchange(String(headers['x-request-id']), surfaceOf(pathOf(request.url)), request.method, '')
+    const ex = traffic.of(request) ?? detachedExchange(request, String(headers['x-request-id']))
     const { auth, text, decoded, entry } = await this.prepare(surface, request, headers, ex)
     const plan = auth.plan.plan!
     const adapter = deps.adapters.get(entry.provider.prefix)!
     if (surface.operation === 'count_tokens') {
       // Not admitted: no limits spent, no usage recorded; the surface's own throttle instead.
       surface.throttle(auth.key.id)
-      const ctx = this.callContext(entry, request.signal, String(headers['x-request-id']))
+      const ctx = this.callContext(entry, request.signal, ex.id)
       return surface.count(decoded.view, entry, adapter, ctx, request, headers)
     }
     const forward = surface.operation === 'chat' ? forwardFor(surface, entry) : undefined
@@ -224,8 +222,8 @@ export class Pipeline {
     let now = clock.now()
     const rid = String(headers['x-request-id'])
     // A client's own x-request-id is kept and echoed but may repeat; usage is keyed by an id of
-    // ours, which is the x-request-id itself when the gateway made that one.
-    const gatewayId = rid === request.headers.get('x-request-id') ? newRequestId() : rid
+    // ours (the exchange's), which is the x-request-id itself when the gateway made that one.
+    const gatewayId = ex.id
     // Requests of this account that ended here may still count at their whole reservation (their
     // settlements wait for the usage flush): a charge refused then is tried once more after the
     // flush, and only the last try counts toward a suspension. A request window's refusal is not
@@ -376,7 +374,7 @@ export class Pipeline {
           at: admit.loggedAt ?? admit.at ?? now,
         },
       })
-      if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, rid, by, err)
+      if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, ex, by, err)
     }
     ex.deferred = decoded.stream
     const run = {
@@ -385,7 +383,8 @@ export class Pipeline {
       headers,
       finish,
       answered,
-      requestId: rid,
+      // Ours, never the client's x-request-id: the answer's ids are made from it (DESIGN §16).
+      requestId: ex.id,
       timeouts: (prefix: string) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
     }
     if (surface.operation === 'embeddings') {
@@ -437,13 +436,20 @@ function partsCost(
   return a === null && b === null ? null : (a ?? 0) + (b ?? 0)
 }
 
-function logUpstreamFailure(deps: PipelineDeps, rid: string, entry: CatalogueEntry, err: GatewayError): void {
+function logUpstreamFailure(deps: PipelineDeps, ex: Exchange, entry: CatalogueEntry, err: GatewayError): void {
   deps.log.warn('upstream failure', {
-    request_id: rid,
+    request_id: ex.id,
+    ...(ex.clientId !== null ? { client_request_id: ex.clientId } : {}),
     model: entry.id,
     status: err.status,
     code: err.code,
     message: err.message,
     detail: err.detail,
   })
+}
+
+/** A request run without the app (the pipeline called directly): an exchange no traffic tracks. */
+function detachedExchange(request: Request, echoed: string): Exchange {
+  const { id, clientId } = requestIds(request, echoed)
+  return new Exchange(id, surfaceOf(pathOf(request.url)), request.method, '', clientId)
 }

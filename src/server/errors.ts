@@ -48,7 +48,8 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
       if (anthropicStyle(request)) set.headers['request-id'] = id
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
-      const err = toGatewayError(code, error, log, set.headers['x-request-id'])
+      // Logged under the gateway's own id (the access line's), which a client's cannot repeat.
+      const err = toGatewayError(code, error, log, traffic?.of(request)?.id ?? set.headers['x-request-id'])
       set.status = err.status // read by the metrics hook
       traffic?.refused(request, err)
       const headers = set.headers as Record<string, string>

@@ -11,6 +11,7 @@
  * traffic.end(ex, 200)                            // app onAfterResponse, or a stream's finish
  */
 import { shuttingDownError } from '../util/errors.ts'
+import { newRequestId } from '../util/ids.ts'
 import { type Logger, PATH_SHOWN } from '../util/log.ts'
 import { clip } from '../util/text.ts'
 import type { Metrics } from './metrics.ts'
@@ -42,12 +43,29 @@ export class Exchange {
   status: number | null = null
   ended = false
 
+  /**
+   * `id`: the gateway's own id for the request, unique (the access log's `request_id`, what the
+   * upstream call and the answer's ids are made from); `clientId`: the client's `x-request-id` when
+   * it sent one (echoed, logged as `client_request_id`, never used as ours: it may repeat, and two
+   * accounts sending the same one got the same completion id, DESIGN §16).
+   */
   constructor(
     readonly id: string,
     readonly surface: Surface,
     readonly method: string,
     readonly path: string,
+    readonly clientId: string | null = null,
   ) {}
+}
+
+/**
+ * The gateway's id and the client's for a request whose response echoes `echoed` as its
+ * x-request-id: the client's own (kept) when it sent one, and then a new id of ours beside it.
+ */
+export function requestIds(request: Request, echoed: string): { id: string; clientId: string | null } {
+  return echoed === request.headers.get('x-request-id')
+    ? { id: newRequestId(), clientId: echoed }
+    : { id: echoed, clientId: null }
 }
 
 export interface DrainResult {
@@ -90,11 +108,13 @@ export class Traffic {
     return this.open.size
   }
 
-  begin(request: Request, id: string): Exchange {
+  /** `echoed`: the response's x-request-id (the client's, when it sent a sane one). */
+  begin(request: Request, echoed: string): Exchange {
     this.count++
     const path = pathOf(request.url)
+    const { id, clientId } = requestIds(request, echoed)
     // The query never reaches the line (keys and tokens travel there); a long path is clipped.
-    const ex = new Exchange(id, surfaceOf(path), request.method, clip(path, PATH_SHOWN))
+    const ex = new Exchange(id, surfaceOf(path), request.method, clip(path, PATH_SHOWN), clientId)
     this.byRequest.set(request, ex)
     this.open.add(ex)
     return ex
@@ -133,6 +153,7 @@ export class Traffic {
       const quiet = ex.surface === 'health' || ex.surface === 'metrics'
       ;(quiet ? this.log.debug : this.log.info)('access', {
         request_id: ex.id,
+        ...(ex.clientId !== null ? { client_request_id: ex.clientId } : {}),
         surface: ex.surface,
         method: ex.method,
         path: ex.path,
