@@ -11,10 +11,10 @@
  * read in the same hook, bounded (`./json-body.ts`: JSON only, at most `ADMIN_BODY_MAX` bytes), so
  * Elysia's own parser, which reads a body of any size, never runs on an admin route.
  *
- * Answers: 404 when no admin token is configured (the admin API is off); 429 while the caller's
- * address is throttled (`deps.adminThrottle`: five refused credentials a minute, then everything
- * from that address is refused until the minute ends, the right token included); 403 for a user
- * key; 401 for anything else that is not the admin token or a live console session (its cookie,
+ * Answers: 404 when no admin token is configured (the admin API is off); for a credential that is
+ * not the admin token, 429 while the caller's address is throttled (`deps.adminThrottle`: after
+ * five refused credentials a minute, the address's wrong ones are refused so until the minute
+ * ends; the right token always passes); 403 for a user key; 401 for anything else that is not the admin token or a live console session (its cookie,
  * `../auth/console-admin.ts`); 403 for a console-session change that does not come from the
  * console's own origin. A missing Authorization header is refused but not counted: it guesses
  * nothing.
@@ -116,7 +116,7 @@ function outcomeOf(error: unknown, status: number): string {
   return status < 400 ? 'ok' : `http_${status}`
 }
 
-type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle' | 'store' | 'clock'>
+type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle' | 'store' | 'clock' | 'traffic'>
 
 /** What a change did, for its audit line: said by the handler that made it. */
 export interface AuditChange {
@@ -138,19 +138,23 @@ const clipped = (change: Record<string, unknown>) =>
   )
 
 /**
- * The admin token check behind the per-address throttle, for the guard and the console's sign-in
- * alike: refused while the address is throttled; a wrong credential counts toward it.
+ * The admin token check with a per-address throttle on wrong credentials, for the guard and the
+ * console's sign-in alike. The credential is checked first: the right token always passes, so
+ * wrong ones sent from an address (or one shared with an attacker: a NAT, a proxy) can never lock
+ * the operator out (DESIGN §16). A wrong credential counts toward its address's throttle and,
+ * once the address is throttled, is answered 429 with `retry-after` instead of 401: guessing is
+ * slowed to a few tries a minute per address (a 32-character token makes those worthless).
  */
 export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'adminThrottle'>) {
   const check = adminTokenCheck(deps.config.admin.token)
   return (client: string, credential: AdminCredential): void => {
-    const from = clientKey(client)
-    const wait = deps.config.admin.token === null ? 0 : deps.adminThrottle.blockedForMs(from)
-    if (wait > 0) throw throttled(wait)
     try {
       check(credential)
     } catch (err) {
       if (offered(credential) && err instanceof GatewayError && err.status !== 404) {
+        const from = clientKey(client)
+        const wait = deps.adminThrottle.blockedForMs(from)
+        if (wait > 0) throw throttled(wait)
         deps.adminThrottle.fail(from)
       }
       throw err
@@ -213,6 +217,7 @@ export function adminGuard(deps: GuardDeps) {
       const params = (ctx as { params?: Record<string, string | undefined> }).params
       const status = Number(set.status ?? 200)
       const state = seen.get(request)
+      const ex = deps.traffic.of(request)
       const said = state?.passed ? state.change : undefined
       const fields = said?.change ? clipped(said.change) : {}
       const change = Object.keys(fields).length ? fields : undefined
@@ -224,7 +229,9 @@ export function adminGuard(deps: GuardDeps) {
         path: clip(path, PATH_SHOWN),
         outcome: outcomeOf(error, status),
         status,
-        request_id: String(set.headers['x-request-id'] ?? ''),
+        // The gateway's own id, as on the access line; a client's x-request-id beside it.
+        request_id: ex?.id ?? String(set.headers['x-request-id'] ?? ''),
+        ...(ex?.clientId ? { client_request_id: ex.clientId } : {}),
         client: state?.client ?? server?.requestIP(request)?.address ?? 'unknown',
       }
       audit(deps.log, line)

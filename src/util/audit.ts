@@ -30,6 +30,8 @@ export interface AuditEvent {
   /** HTTP status, for the admin API. */
   status?: number
   request_id?: string
+  /** The client's own x-request-id, when it sent one (`request_id` is the gateway's). */
+  client_request_id?: string
   /** The caller's address, for the admin API. */
   client?: string
 }

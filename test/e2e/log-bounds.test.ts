@@ -16,10 +16,13 @@ beforeAll(async () => {
 })
 afterAll(() => gw.stop())
 
-/** The lines written for the request with this id (after the logger's batch has left). */
+/**
+ * The lines written for the request the client sent with this x-request-id (after the logger's
+ * batch has left): the client's id is `client_request_id` beside the gateway's own (issue 42).
+ */
 async function linesOf(id: string): Promise<Array<Record<string, unknown>>> {
   await Bun.sleep(20)
-  return gw.logs.map((l) => JSON.parse(l)).filter((l) => l.request_id === id)
+  return gw.logs.map((l) => JSON.parse(l)).filter((l) => l.client_request_id === id)
 }
 
 /** A fresh, real key's secret: the one thing no line may hold past its display prefix. */
