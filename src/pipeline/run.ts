@@ -20,6 +20,7 @@ import { modelCostMicros } from '../limits/model-cost.ts'
 import type { Surcharge } from '../limits/surcharge.ts'
 import type { SuspensionPolicy } from '../limits/types.ts'
 import { checkModelServes } from '../operations/operation.ts'
+import { factsOf } from '../providers/failure-facts.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
 import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'
@@ -374,7 +375,11 @@ export class Pipeline {
           at: admit.loggedAt ?? admit.at ?? now,
         },
       })
-      if (err && err.status >= 500 && err.code !== 'shutting_down') logUpstreamFailure(deps, ex, by, err)
+      // Every upstream refusal's text is logged (a 4xx is as much the operator's to see: a schema the
+      // provider refuses, a key it does not take), and every failure of ours at 500 and above.
+      const upstreamRefused = factsOf(err)?.status !== undefined
+      if (err && (err.status >= 500 || upstreamRefused) && err.code !== 'shutting_down')
+        logUpstreamFailure(deps, ex, by, err)
     }
     ex.deferred = decoded.stream
     const run = {

@@ -38,6 +38,8 @@ function answer(model: string): Response {
       return err(429, 'slow down', { 'retry-after-ms': '20500' })
     case 'busy':
       return err(503, 'overloaded', { 'retry-after': '12' })
+    case 'refuses':
+      return err(400, `Invalid 'tools[0].name' for key ${SECRET}: must match ^[a-zA-Z0-9_-]+$`)
     case 'names-host':
       return err(
         500,
@@ -86,6 +88,7 @@ beforeAll(async () => {
           'rl-ms',
           'busy',
           'names-host',
+          'refuses',
         ]),
         provider('dead', 'http://127.0.0.1:1/v1', ['m']),
         provider('garbage', `http://127.0.0.1:${garbage.port}/v1`, ['m']),
@@ -179,6 +182,27 @@ describe('upstream errors name no upstream address', () => {
     })
     const garbageLine = gw.logs.find((l) => l.includes('Malformed_HTTP_Response'))
     expect(garbageLine).toContain(`127.0.0.1:${garbage.port}`)
+    expect(gw.logs.join('\n')).not.toContain(SECRET)
+  })
+})
+
+describe('an upstream refusal (4xx)', () => {
+  // Issue 42: only status >= 500 was logged, though the text above says every refusal's is.
+  test('its text is logged with the request id too, without the key', async () => {
+    const { res, body } = await chat('up/refuses', false)
+    expect(res.status).toBe(400)
+    expect(body.error.message).not.toContain(SECRET)
+    const rid = res.headers.get('x-request-id')!
+    let line: Record<string, unknown> | undefined
+    for (let i = 0; i < 100 && !line; i++) {
+      line = gw.logs
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === 'upstream failure' && l.request_id === rid)
+      if (!line) await Bun.sleep(10)
+    }
+    expect(line).toMatchObject({ model: 'up/refuses', status: 400 })
+    expect(line!.message).toContain("Invalid 'tools[0].name' for key ")
+    expect(line!.message).toContain('must match ^[a-zA-Z0-9_-]+$')
     expect(gw.logs.join('\n')).not.toContain(SECRET)
   })
 })
