@@ -114,7 +114,7 @@ export async function estimateChatTokens(
     total += 3 + IMAGE_ESTIMATE * imagesIn(message)
     count.add(messageText(message))
   }
-  for (const tool of tools) count.add(JSON.stringify(tool.function))
+  for (const tool of tools) count.add([JSON.stringify(tool.function)])
   return total + count.tokens()
 }
 
@@ -138,17 +138,29 @@ class BoundedCount {
 
   constructor(private readonly count: O200kCounter) {}
 
-  add(text: string): void {
+  /**
+   * One text given as its pieces, counted as their concatenation. Only the head that is counted
+   * exactly is joined: joining a 9 MB message whole (`role + content`) and slicing it flattened a
+   * 9 MB copy per request, which made count_tokens cost twice a chat request's memory (issue 42).
+   */
+  add(pieces: readonly string[]): void {
+    let length = 0
+    for (const piece of pieces) length += piece.length
     const room = EXACT_CHARS - this.exactChars
     const tokensLeft = EXACT_TOKENS - this.exactTokens
     if (room <= 0 || tokensLeft <= 0) {
-      this.restChars += text.length
+      this.restChars += length
       return
     }
-    const counted = this.count(text.length <= room ? text : text.slice(0, room), tokensLeft)
+    let head = ''
+    for (const piece of pieces) {
+      if (head.length >= room) break
+      head += piece.length <= room - head.length ? piece : piece.slice(0, room - head.length)
+    }
+    const counted = this.count(head, tokensLeft)
     this.exactChars += counted.chars
     this.exactTokens += counted.tokens
-    this.restChars += text.length - counted.chars
+    this.restChars += length - counted.chars
   }
 
   tokens(): number {
@@ -174,13 +186,14 @@ function imagesIn(message: ChatMessage): number {
   return n
 }
 
-function messageText(message: ChatMessage): string {
-  let text = message.role
+/** The message's text as pieces, in order (`BoundedCount.add` joins no more of them than it counts). */
+function messageText(message: ChatMessage): string[] {
+  const pieces = [message.role]
   const content = message.content
-  if (typeof content === 'string') text += content
+  if (typeof content === 'string') pieces.push(content)
   else if (Array.isArray(content)) {
-    for (const part of content) if (part.type === 'text') text += part.text
+    for (const part of content) if (part.type === 'text') pieces.push(part.text)
   }
-  for (const call of message.tool_calls ?? []) text += call.function.name + call.function.arguments
-  return text
+  for (const call of message.tool_calls ?? []) pieces.push(call.function.name, call.function.arguments)
+  return pieces
 }
