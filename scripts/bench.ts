@@ -15,6 +15,7 @@ import { bareRows, runBareProxy } from './bench/bare.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
 import { FALLBACK_CONCURRENCY, fallbackRows, runFallback } from './bench/fallback.ts'
 import { runHostileInput } from './bench/hostile-input.ts'
+import { hostileLoadRows, runHostileLoad } from './bench/hostile-load.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
@@ -88,7 +89,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -100,6 +101,8 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts
   --waterfall    only the cost waterfall: the full path, then one piece off at a time (c64)
   --tokens       only the tokens-and-money row: TPM, TPD and a budget vs no token limits (c16, two gateways)
+  --hostile      only the hostile-input load rows: 48 × 10 MB chat and 16 × 9 MB count_tokens bodies
+                 from one key vs valid traffic of the same size (peak RSS growth, /healthz p99)
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -114,6 +117,7 @@ interface Options {
   backend: 'postgres' | 'redis' | null
   waterfall: boolean
   tokens: boolean
+  hostile: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -128,6 +132,7 @@ function parseArgs(argv: string[]): Options {
     backend: null,
     waterfall: false,
     tokens: false,
+    hostile: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -138,6 +143,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--cpu-prof') o.cpuProf = true
     else if (a === '--waterfall') o.waterfall = true
     else if (a === '--tokens') o.tokens = true
+    else if (a === '--hostile') o.hostile = true
     else if (a === '--backend') {
       const b = argv[++i]
       if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
@@ -264,10 +270,14 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
-    if (opts.waterfall || opts.tokens) {
-      const kind = opts.waterfall ? 'waterfall' : 'tokens'
+    if (opts.waterfall || opts.tokens || opts.hostile) {
+      const kind = opts.waterfall ? 'waterfall' : opts.tokens ? 'tokens' : 'hostile'
       let rows: Row[]
-      if (opts.waterfall) {
+      if (opts.hostile) {
+        log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
+        const seconds = opts.quick ? 3 : 10
+        rows = hostileLoadRows(await runHostileLoad(ws, mocks, { binary: opts.binary, env, seconds, log }))
+      } else if (opts.waterfall) {
         log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
         rows = waterfallRows(await runWaterfall(ctx, opts.binary))
       } else {
@@ -276,7 +286,7 @@ async function main(): Promise<number> {
       }
       const seconds = (performance.now() - started) / 1000
       console.log(
-        `\n${opts.waterfall ? 'Waterfall' : 'Tokens and money'} only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
+        `\n${opts.waterfall ? 'Waterfall' : opts.tokens ? 'Tokens and money' : 'Hostile input'} only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
       )
       log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows })}`)
       return gw.exitCode() === null ? 0 : 1
@@ -314,6 +324,8 @@ async function main(): Promise<number> {
     const micro = await runMicro(ws.dir, mocks, plan.microIterations)
     log('hostile input: 10 MB request bodies, a 50 MB SSE line ...')
     const hostile = await runHostileInput(opts.quick ? 3 : 9)
+    log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
+    const hostileLoad = await runHostileLoad(ws, mocks, { binary: opts.binary, env, seconds: opts.quick ? 3 : 10, log })
     log(`GET /v1/usage on an account with ${fmt(USAGE_ROWS)} requests in its day ...`)
     const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), USAGE_ROWS, 19)
     log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)
@@ -333,6 +345,7 @@ async function main(): Promise<number> {
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),
       ...microRows(micro),
       ...hostileInputRows(hostile),
+      ...hostileLoadRows(hostileLoad),
       ...usageVolumeRows(usageVolume),
       ...forwardingRows(fwd, clientClosed),
       ...logRows,

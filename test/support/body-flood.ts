@@ -1,22 +1,24 @@
 /**
  * A load generator run as its own process (its 10 MB bodies' memory and CPU are not the test's):
- * `bun body-flood.ts URL KEY PATH CONCURRENCY MB SECONDS`. CONCURRENCY clients each post a valid
- * MB-megabyte request (one user message of that many letters) to PATH, again and again until
- * SECONDS have passed (0: once each). Bodies are built once and shared. Prints one JSON line:
- * `{ statuses, sent }`.
+ * `bun body-flood.ts URL KEY PATH CONCURRENCY MB SECONDS [MODEL]`. CONCURRENCY clients each post a
+ * valid MB-megabyte request (one user message of that many letters, to MODEL, `demo/echo` unless
+ * given) to PATH, again and again until SECONDS have passed (0: once each). Bodies are built once
+ * and shared. Prints one JSON line: `{ statuses, sent }`. Used by test/e2e/hostile-memory.test.ts
+ * and `bun run bench`'s hostile-input rows.
  */
 export {}
 
-const [url, key, path, concurrency, mb, seconds] = process.argv.slice(2) as [
+const [url, key, path, concurrency, mb, seconds, model = 'demo/echo'] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
   string,
   string,
+  string?,
 ]
 const size = Number(mb) * 1024 * 1024
-const head = '{"model": "demo/echo", "max_tokens": 16, "messages": [{"role": "user", "content": "'
+const head = `{"model": ${JSON.stringify(model)}, "max_tokens": 16, "messages": [{"role": "user", "content": "`
 const tail = '"}]}'
 const body = new Uint8Array(size)
 body.fill(0x61)
