@@ -188,7 +188,7 @@ function imagesIn(message: ChatMessage): number {
 
 /** The message's text as pieces, in order (`BoundedCount.add` joins no more of them than it counts). */
 function messageText(message: ChatMessage): string[] {
-  const pieces = [message.role]
+  const pieces: string[] = [message.role]
   const content = message.content
   if (typeof content === 'string') pieces.push(content)
   else if (Array.isArray(content)) {

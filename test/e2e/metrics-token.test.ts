@@ -16,11 +16,12 @@ const scrape = (headers: Record<string, string> = {}) => fetch(`${gw.url}/metric
 
 describe('metrics.token', () => {
   test('no token, a wrong one, or the right one as Basic auth: 401 invalid_metrics_token, nothing exported', async () => {
-    for (const headers of [
+    const cases: Array<Record<string, string>> = [
       {},
       { authorization: 'Bearer not-the-metrics-token' },
       { authorization: `Basic ${btoa(`x:${TOKEN}`)}` },
-    ]) {
+    ]
+    for (const headers of cases) {
       const res = await scrape(headers)
       expect(res.status).toBe(401)
       expect(res.headers.get('www-authenticate')).toContain('Bearer')
