@@ -5,7 +5,12 @@
  * `json/limits.ts`), enforced while reading so neither a chunked upload nor a hostile body
  * costs more than the limits allow.
  */
-import { DEFAULT_JSON_LIMITS, type JsonLimits, withinJsonLimits } from '../json/limits.ts'
+import {
+  DEFAULT_JSON_LIMITS,
+  type JsonLimits,
+  JsonStructureScanner,
+  withinJsonLimits,
+} from '../json/limits.ts'
 import { jsonLimitError } from '../json/parse-json-body.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
@@ -108,11 +113,12 @@ export function checkContentEncoding(request: Request): void {
  * the limits were checked here, so a valid body is scanned once.
  *
  * Memory (DESIGN §16: a body costs about its own size while in flight): the bytes land in one
- * buffer — a declared body in the one Bun reads its Content-Length into, a chunked one in a buffer
- * grown as it arrives — are decoded once, and the buffer's memory is given back at once
- * (`ArrayBuffer.transfer`) rather than at the next collection; then the text is checked. Reading
- * piece by piece into strings and joining them cost three to four times the body (issue 42); a
- * hostile body of `[` now costs its own size for the moment it is scanned, no more.
+ * buffer — sized by the Content-Length, or grown as a chunked body arrives — are decoded once, and
+ * the buffer's memory is given back at once (`ArrayBuffer.transfer`) rather than at the next
+ * collection. Pieces decoded to strings and joined cost three to four times the body (issue 42).
+ * Time: a large body's first `SCANNED_WHILE_READING` bytes are scanned as they arrive, so 10 MB of
+ * `[` or of `{"a":` is refused after its first pieces, not after all of it has been read (issue 9:
+ * three clients looping such bodies held `/healthz` for seconds).
  */
 export async function readBodyText(
   request: Request,
@@ -126,27 +132,36 @@ export async function readBodyText(
   const declared = header === null ? Number.NaN : Number(header)
   if (declared > limit) throw tooLarge(limit)
   if (!request.body) return ''
-  const bytes = Number.isNaN(declared)
-    ? await readCounted(request.body, limit, timeoutMs, stop)
-    : await readDeclared(request, timeoutMs, stop)
+  const read =
+    declared <= WHOLE_READ_MAX
+      ? { bytes: await readDeclared(request, timeoutMs, stop), scanned: false }
+      : await readScanning(request.body, declared, limit, timeoutMs, json, stop)
+  const bytes = read.bytes
   // HTTP framing read the declared length; a Request built in code may carry more.
   if (bytes.byteLength > limit) throw tooLarge(limit)
   const text = new TextDecoder().decode(bytes)
   release(bytes)
+  if (read.scanned) return text
   // A small body: the quick check says yes to almost every one, the scanner runs only to say what
   // broke. A large one goes to the scanner at once: its regex skips the text between structural
   // characters natively, where the quick check's loop looks at each (10 MB of spaces: ~1 ms
   // against ~50–100 ms).
   const err =
-    text.length <= QUICK_CHECK_MAX && withinJsonLimits(text, json) ? null : jsonLimitError(text, json)
+    text.length <= WHOLE_READ_MAX && withinJsonLimits(text, json) ? null : jsonLimitError(text, json)
   if (err) throw err
   return text
 }
 
-/** Bodies up to this many characters get the quick check first. */
-const QUICK_CHECK_MAX = 256 * 1024
+/** Declared bodies up to this size are read in one native call and checked whole. */
+const WHOLE_READ_MAX = 256 * 1024
 
-/** A body with a Content-Length: one native read into one buffer of that size. */
+/**
+ * How much of a larger body is scanned while it arrives: the hostile shapes break a limit within it
+ * (100,000 elements of `{"a":` is 500 KB); a body that passes is scanned whole once read.
+ */
+const SCANNED_WHILE_READING = 1024 * 1024
+
+/** A small body with a Content-Length: one native read into one buffer of that size. */
 async function readDeclared(request: Request, timeoutMs: number, stop?: AbortSignal): Promise<Uint8Array> {
   const reading = request.bytes()
   reading.catch(() => {}) // settled by the closed socket after a 408
@@ -157,16 +172,24 @@ async function readDeclared(request: Request, timeoutMs: number, stop?: AbortSig
 /** The first size of a chunked body's buffer; it doubles (never past `limit`) as pieces arrive. */
 const FIRST_BUFFER = 64 * 1024
 
-/** A body without a Content-Length, counted as it arrives: past `limit` → 413 without reading on. */
-async function readCounted(
+/**
+ * A larger or chunked body, read piece by piece into one buffer (`declared` bytes, or grown),
+ * counted (past `limit` → 413 without reading on) and its first `SCANNED_WHILE_READING` bytes
+ * scanned as they come. `scanned`: the whole body was, and broke no limit.
+ */
+async function readScanning(
   body: ReadableStream<Uint8Array>,
+  declared: number,
   limit: number,
   timeoutMs: number,
+  json: JsonLimits,
   stop?: AbortSignal,
-): Promise<Uint8Array> {
+): Promise<{ bytes: Uint8Array; scanned: boolean }> {
   const reader = body.getReader()
-  let buffer = new Uint8Array(Math.min(FIRST_BUFFER, limit))
+  let buffer = new Uint8Array(Number.isNaN(declared) ? Math.min(FIRST_BUFFER, limit) : declared)
   let size = 0
+  const scanner = new JsonStructureScanner(json)
+  const decoder = new TextDecoder()
   const cancel = () => void reader.cancel().catch(() => {})
   // One deadline for the whole body, not per piece: a piece every second would never be late.
   const deadline = bodyDeadline(timeoutMs, cancel, stop)
@@ -182,7 +205,17 @@ async function readCounted(
         buffer = grown
       }
       buffer.set(piece, size)
+      const from = size
       size += piece.byteLength
+      const text = from < SCANNED_WHILE_READING ? decoder.decode(piece, { stream: true }) : null
+      // Copied: the piece's memory goes now, not at the next collection (a 10 MB body arrives in
+      // hundreds of them, and the collector runs only after many bodies' worth piled up).
+      release(piece)
+      if (text !== null && scanner.feed(text)) {
+        // What was read so far says what broke, as `parseJsonBody` would say it.
+        const err = jsonLimitError(new TextDecoder().decode(buffer.subarray(0, size)), json)
+        if (err) throw err
+      }
     }
   } catch (err) {
     reader.cancel().catch(() => {})
@@ -191,7 +224,7 @@ async function readCounted(
   } finally {
     deadline.clear()
   }
-  return buffer.subarray(0, size)
+  return { bytes: buffer.subarray(0, size), scanned: size <= SCANNED_WHILE_READING }
 }
 
 /**
