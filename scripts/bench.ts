@@ -325,7 +325,12 @@ async function main(): Promise<number> {
     log('hostile input: 10 MB request bodies, a 50 MB SSE line ...')
     const hostile = await runHostileInput(opts.quick ? 3 : 9)
     log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
-    const hostileLoad = await runHostileLoad(ws, mocks, { binary: opts.binary, env, seconds: opts.quick ? 3 : 10, log })
+    const hostileLoad = await runHostileLoad(ws, mocks, {
+      binary: opts.binary,
+      env,
+      seconds: opts.quick ? 3 : 10,
+      log,
+    })
     log(`GET /v1/usage on an account with ${fmt(USAGE_ROWS)} requests in its day ...`)
     const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), USAGE_ROWS, 19)
     log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)

@@ -40,10 +40,34 @@ interface Flood {
 }
 
 const FLOODS: Flood[] = [
-  { name: 'hostile: chat bodies past the context', path: '/v1/chat/completions', model: 'hdemo/echo', concurrency: 48, mb: 10 },
-  { name: 'hostile: count_tokens', path: '/v1/messages/count_tokens', model: 'hdemo/echo', concurrency: 16, mb: 9 },
-  { name: 'valid: chat answered', path: '/v1/chat/completions', model: 'mock/bench-big', concurrency: 48, mb: 10 },
-  { name: 'valid: chat answered', path: '/v1/chat/completions', model: 'mock/bench-big', concurrency: 16, mb: 9 },
+  {
+    name: 'hostile: chat bodies past the context',
+    path: '/v1/chat/completions',
+    model: 'hdemo/echo',
+    concurrency: 48,
+    mb: 10,
+  },
+  {
+    name: 'hostile: count_tokens',
+    path: '/v1/messages/count_tokens',
+    model: 'hdemo/echo',
+    concurrency: 16,
+    mb: 9,
+  },
+  {
+    name: 'valid: chat answered',
+    path: '/v1/chat/completions',
+    model: 'mock/bench-big',
+    concurrency: 48,
+    mb: 10,
+  },
+  {
+    name: 'valid: chat answered',
+    path: '/v1/chat/completions',
+    model: 'mock/bench-big',
+    concurrency: 16,
+    mb: 9,
+  },
 ]
 
 /** The bench config plus a demo model the bodies overflow and a mock model whose context holds them. */
@@ -54,7 +78,13 @@ function hostileDoc(doc: Record<string, unknown>): Record<string, unknown> {
           ...p,
           models: [
             ...(p.models as unknown[]),
-            { name: 'bench-big', upstream_name: 'bench', context_window: 4_000_000, max_output_tokens: 4096, features: ['streaming'] },
+            {
+              name: 'bench-big',
+              upstream_name: 'bench',
+              context_window: 4_000_000,
+              max_output_tokens: 4096,
+              features: ['streaming'],
+            },
           ],
         }
       : p,
@@ -80,7 +110,11 @@ export async function runHostileLoad(
   try {
     // Each path once, small: count_tokens' tokenizer loads on first use, which is not a body's cost.
     for (const path of ['/v1/chat/completions', '/v1/messages/count_tokens']) {
-      await post(gw, path, JSON.stringify({ model: 'hdemo/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }))
+      await post(
+        gw,
+        path,
+        JSON.stringify({ model: 'hdemo/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      )
     }
     const results: FloodResult[] = []
     for (const f of FLOODS) {
@@ -136,7 +170,10 @@ async function flood(gw: Gateway, f: Flood, seconds: number): Promise<FloodResul
     ms.push(res.ok ? performance.now() - t0 : Number.POSITIVE_INFINITY)
     await Bun.sleep(10)
   }
-  const out = JSON.parse(await new Response(load.stdout).text()) as { statuses: Record<string, number>; sent: number }
+  const out = JSON.parse(await new Response(load.stdout).text()) as {
+    statuses: Record<string, number>
+    sent: number
+  }
   ms.sort((a, b) => a - b)
   return {
     name: f.name,

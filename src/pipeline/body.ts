@@ -199,7 +199,9 @@ async function readScanning(
       const piece = r.value
       if (size + piece.byteLength > limit) throw tooLarge(limit)
       if (size + piece.byteLength > buffer.byteLength) {
-        const grown = new Uint8Array(Math.min(limit, Math.max(2 * buffer.byteLength, size + piece.byteLength)))
+        const grown = new Uint8Array(
+          Math.min(limit, Math.max(2 * buffer.byteLength, size + piece.byteLength)),
+        )
         grown.set(buffer.subarray(0, size))
         release(buffer)
         buffer = grown

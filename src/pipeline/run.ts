@@ -441,7 +441,12 @@ function partsCost(
   return a === null && b === null ? null : (a ?? 0) + (b ?? 0)
 }
 
-function logUpstreamFailure(deps: PipelineDeps, ex: Exchange, entry: CatalogueEntry, err: GatewayError): void {
+function logUpstreamFailure(
+  deps: PipelineDeps,
+  ex: Exchange,
+  entry: CatalogueEntry,
+  err: GatewayError,
+): void {
   deps.log.warn('upstream failure', {
     request_id: ex.id,
     ...(ex.clientId !== null ? { client_request_id: ex.clientId } : {}),

@@ -55,7 +55,11 @@ beforeAll(async () => {
     const res = await fetch(`${gw.url}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'demo/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      body: JSON.stringify({
+        model: 'demo/echo',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
     })
     expect(res.status).toBe(200)
     await res.arrayBuffer()
@@ -69,14 +73,28 @@ async function statusMb(field: 'VmRSS' | 'VmHWM'): Promise<number> {
 }
 
 /** CONCURRENCY bodies of MB megabytes to `path` at once; growth in MB and the /healthz probes. */
-async function flood(path: string): Promise<{ growthMb: number; statuses: Record<string, number>; probes: number }> {
+async function flood(
+  path: string,
+): Promise<{ growthMb: number; statuses: Record<string, number>; probes: number }> {
   // Lets the idle collector (src/app/serve.ts) run first, then starts the high-water mark afresh.
   await Bun.sleep(1_500)
   writeFileSync(`/proc/${gw.pid}/clear_refs`, '5')
   const before = await statusMb('VmRSS')
   // Niced, in its own process: building and sending 80 MB is the load generator's CPU, not the gateway's.
   const load = Bun.spawn(
-    ['nice', '-n', '10', BUN, join(REPO, 'test/support/body-flood.ts'), gw.url, key, path, String(CONCURRENCY), String(MB), '0'],
+    [
+      'nice',
+      '-n',
+      '10',
+      BUN,
+      join(REPO, 'test/support/body-flood.ts'),
+      gw.url,
+      key,
+      path,
+      String(CONCURRENCY),
+      String(MB),
+      '0',
+    ],
     { stdout: 'pipe', stderr: 'inherit' },
   )
   let done = false
@@ -91,14 +109,18 @@ async function flood(path: string): Promise<{ growthMb: number; statuses: Record
     probes++
     await Bun.sleep(10)
   }
-  const { statuses } = JSON.parse(await new Response(load.stdout).text()) as { statuses: Record<string, number> }
+  const { statuses } = JSON.parse(await new Response(load.stdout).text()) as {
+    statuses: Record<string, number>
+  }
   return { growthMb: (await statusMb('VmHWM')) - before, statuses, probes }
 }
 
 describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
   test(`chat: growth under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight, /healthz answered`, async () => {
     const r = await flood('/v1/chat/completions')
-    console.log(`chat: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`)
+    console.log(
+      `chat: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`,
+    )
     // Refused as longer than the model's context (the demo answers so), never a 5xx.
     expect(r.statuses).toEqual({ 400: CONCURRENCY })
     expect(r.probes).toBeGreaterThan(0)
@@ -107,7 +129,9 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
 
   test(`count_tokens: the same bound as chat, under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight`, async () => {
     const r = await flood('/v1/messages/count_tokens')
-    console.log(`count_tokens: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`)
+    console.log(
+      `count_tokens: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`,
+    )
     expect(r.statuses).toEqual({ 200: CONCURRENCY })
     expect(r.probes).toBeGreaterThan(0)
     expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)

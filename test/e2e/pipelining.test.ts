@@ -11,8 +11,8 @@
  * gateway does meanwhile is checked below it: a request sent alone on the next connection is served.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { rawRequest } from '../support/raw-http.ts'
 import { bearer, startGateway, type TestGateway } from '../support/gateway.ts'
+import { rawRequest } from '../support/raw-http.ts'
 
 let gw: TestGateway
 let port: number

@@ -40,13 +40,10 @@ export function healthRoutes(deps: Deps) {
       set.status = 503
       return { status: 'unhealthy', pid: process.pid, store: { reason: store.reason, detail: store.detail } }
     })
-    .get(
-      '/metrics',
-      async ({ request }) => {
-        checkToken(request.headers.get('authorization'))
-        return new Response(await deps.metrics.render(), {
-          headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
-        })
-      },
-    )
+    .get('/metrics', async ({ request }) => {
+      checkToken(request.headers.get('authorization'))
+      return new Response(await deps.metrics.render(), {
+        headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
+      })
+    })
 }
