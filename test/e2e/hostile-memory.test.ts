@@ -8,7 +8,7 @@
  * over its RSS before, from /proc. `/healthz` is probed throughout and must answer every time.
  *
  * The bound asserted is 2.25 × the bytes in flight (main: 2.6–3.5 × on chat, 3.4–5 × on count_tokens;
- * now 1.2–1.9 ×). DESIGN's 1.5 × is not yet held on every run: while a request runs the gateway
+ * now 1.2–2.1 ×). DESIGN's 1.5 × is not yet held on every run: while a request runs the gateway
  * keeps the client's text (pass-through sends it on, byte for byte) and its parsed value, whose
  * strings are copies; the text of a request that no longer needs it is freed only at the next
  * collection. The report of issue 42 says so.
