@@ -169,7 +169,7 @@ async function readDeclared(request: Request, timeoutMs: number, stop?: AbortSig
   return Promise.race([reading, deadline.late]).finally(deadline.clear)
 }
 
-/** The first size of a chunked body's buffer; it doubles (never past `limit`) as pieces arrive. */
+/** The first size of a large body's buffer; it doubles as pieces arrive (never past `limit`). */
 const FIRST_BUFFER = 64 * 1024
 
 /**
@@ -186,7 +186,10 @@ async function readScanning(
   stop?: AbortSignal,
 ): Promise<{ bytes: Uint8Array; scanned: boolean }> {
   const reader = body.getReader()
-  let buffer = new Uint8Array(Number.isNaN(declared) ? Math.min(FIRST_BUFFER, limit) : declared)
+  // Grown while the scanned head arrives, the declared size at once after it: a hostile body is
+  // refused in its head without a buffer of its whole declared size ever being allocated.
+  const cap = Number.isNaN(declared) ? limit : declared
+  let buffer = new Uint8Array(Math.min(FIRST_BUFFER, cap))
   let size = 0
   const scanner = new JsonStructureScanner(json)
   const decoder = new TextDecoder()
@@ -199,8 +202,11 @@ async function readScanning(
       const piece = r.value
       if (size + piece.byteLength > limit) throw tooLarge(limit)
       if (size + piece.byteLength > buffer.byteLength) {
+        const needed = size + piece.byteLength
         const grown = new Uint8Array(
-          Math.min(limit, Math.max(2 * buffer.byteLength, size + piece.byteLength)),
+          needed > SCANNED_WHILE_READING && cap === declared
+            ? Math.max(declared, needed)
+            : Math.min(cap, Math.max(2 * buffer.byteLength, needed)),
         )
         grown.set(buffer.subarray(0, size))
         release(buffer)
