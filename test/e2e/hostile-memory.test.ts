@@ -64,7 +64,8 @@ beforeAll(async () => {
     expect(res.status).toBe(200)
     await res.arrayBuffer()
   }
-})
+  // A process to start and a tokenizer to load: seconds on a loaded machine.
+}, 30_000)
 afterAll(() => gw?.kill('SIGKILL'))
 
 async function statusMb(field: 'VmRSS' | 'VmHWM'): Promise<number> {
