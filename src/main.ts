@@ -4,6 +4,7 @@
  * Command-line entry: parses argv and dispatches to a command in `cli/`.
  */
 import { accountsCommand } from './cli/accounts.ts'
+import { alertsCommand } from './cli/alerts.ts'
 import { checkFlags, type Parsed, parseArgs, UsageError } from './cli/args.ts'
 import { type Io, processIo } from './cli/context.ts'
 import { DatabaseOpenError } from './cli/database.ts'
@@ -34,6 +35,7 @@ const COMMANDS = {
   models: modelsCommand,
   config: configCommand,
   migrate: migrateCommand,
+  alerts: alertsCommand,
 } satisfies Record<string, (p: Parsed, io: Io) => Promise<number>>
 
 export async function run(argv: string[], io: Io = processIo): Promise<number> {

@@ -16,6 +16,7 @@ import type { Deps } from '../server/deps.ts'
 import { errorHandling } from '../server/errors.ts'
 import { hostCheck } from '../server/host.ts'
 import { adminRoutes } from '../server/routes/admin.ts'
+import { adminDeliveryRoutes } from '../server/routes/admin-deliveries.ts'
 import { adminHistoryRoutes } from '../server/routes/admin-history.ts'
 import { adminKeyLimitRoutes } from '../server/routes/admin-key-limits.ts'
 import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
@@ -73,6 +74,7 @@ export function createApp(deps: Deps) {
     .use(adminSessionRoutes(deps))
     .use(adminKeyLimitRoutes(deps))
     .use(adminRefusalRoutes(deps))
+    .use(adminDeliveryRoutes(deps))
     .use(consoleRoutes(deps))
     .use(consoleOffRoutes(deps))
 }

@@ -4,6 +4,7 @@
  * a `ManualClock`; `serve` calls it once per process.
  */
 import { AccountService } from '../accounts/service.ts'
+import { AlertService } from '../alerts/index.ts'
 import { AuthCache } from '../auth/cache.ts'
 import { AuthInvalidatingStore } from '../auth/invalidating-store.ts'
 import { AuthThrottle } from '../auth/throttle.ts'
@@ -32,6 +33,15 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   const adapters = createAdapters(config.providers)
   const resilience = new Resilience(config.providers, adapters)
   metrics.circuits = () => resilience.board.states()
+  const recorder = new UsageRecorder(store, config.usage.flushMs, log)
+  const alerts = new AlertService({ store, config, clock, log })
+  // Nothing is hooked when no webhook takes the event: the request path pays nothing.
+  if (alerts.alerts.wants('circuit.opened') || alerts.alerts.wants('circuit.closed'))
+    resilience.board.onChange = (target, state) => alerts.circuitChanged(target, state)
+  if (alerts.alerts.wants('key.suspended'))
+    store.onSuspended = (key, until) => alerts.keySuspended(key, until)
+  if (alerts.thresholds.active)
+    recorder.onWritten = (batch) => void alerts.thresholds.written(batch, clock.now())
   return {
     config,
     store,
@@ -39,7 +49,8 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     clock,
     log,
     accounts: new AccountService(store, config, clock),
-    recorder: new UsageRecorder(store, config.usage.flushMs, log),
+    recorder,
+    alerts,
     metrics,
     traffic: new Traffic(metrics, log, config.logging.access),
     catalogue: new Catalogue(config.providers),

@@ -91,6 +91,7 @@ export function startServer(
     hooks.onFatal?.(h.detail ?? 'store lost')
   }, WATCH_MS)
   watchTimer.unref?.()
+  deps.alerts.start()
   let stopped: Promise<void> | null = null
   /**
    * `graceMs`: time for responses already complete in the app to reach their sockets;
@@ -106,6 +107,7 @@ export function startServer(
       if (graceMs > 0) await Promise.race([server.stop(false), Bun.sleep(graceMs)])
       await app.stop(true)
       await deps.recorder.close(flushWindowMs)
+      await deps.alerts.stop()
       await deps.store.close()
     })()
     return stopped

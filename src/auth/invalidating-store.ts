@@ -10,6 +10,9 @@ import type { Store } from '../store/index.ts'
 import type { AuthCache } from './cache.ts'
 
 export class AuthInvalidatingStore implements Store {
+  /** A key was suspended by a refusal through this store (the `key.suspended` alert). */
+  onSuspended: ((keyId: string, until: number) => void) | null = null
+
   constructor(
     /** The backend itself (tests read its database directly). */
     readonly inner: Store,
@@ -52,12 +55,18 @@ export class AuthInvalidatingStore implements Store {
   /** An admission refused for the limits may suspend the key (the backend writes it in the same step). */
   admit: Store['admit'] = (i) =>
     this.inner.admit(i).then((r) => {
-      if (!r.admitted && r.suspendedUntil !== null) this.cache.invalidate()
+      if (!r.admitted && r.suspendedUntil !== null) {
+        this.cache.invalidate()
+        this.onSuspended?.(i.keyId, r.suspendedUntil)
+      }
       return r
     })
   countRejection: Store['countRejection'] = (r) =>
     this.inner.countRejection(r).then((until) => {
-      if (until !== null) this.cache.invalidate()
+      if (until !== null) {
+        this.cache.invalidate()
+        this.onSuspended?.(r.keyId, until)
+      }
       return until
     })
   windows: Store['windows'] = (a, n, m, d) => this.inner.windows(a, n, m, d)
@@ -65,6 +74,10 @@ export class AuthInvalidatingStore implements Store {
   sweepReservations: Store['sweepReservations'] = (b) => this.inner.sweepReservations(b)
 
   complete: Store['complete'] = (b) => this.inner.complete(b)
+  enqueueAlert: Store['enqueueAlert'] = (a) => this.inner.enqueueAlert(a)
+  claimDeliveries: Store['claimDeliveries'] = (n, l, c) => this.inner.claimDeliveries(n, l, c)
+  deliveryTried: Store['deliveryTried'] = (id, t) => this.inner.deliveryTried(id, t)
+  listDeliveries: Store['listDeliveries'] = (q) => this.inner.listDeliveries(q)
   usageSummary: Store['usageSummary'] = (a, n, d) => this.inner.usageSummary(a, n, d)
   requestLog: Store['requestLog'] = (f) => this.inner.requestLog(f)
   requestById: Store['requestById'] = (id) => this.inner.requestById(id)

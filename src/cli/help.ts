@@ -31,6 +31,7 @@ Commands:
   models                                       the model catalogue with features
   config check                                 validate the config
   migrate                                      apply the schema to the configured database
+  alerts test                                  send a test event to every configured webhook
 
 Run 'switchyard <command> --help' for a command's flags; 'switchyard --version' for the version.
 
@@ -110,6 +111,12 @@ its key rotated, disabled or revoked.`,
   ),
   usage: page('switchyard usage ACCOUNT', 'What GET /v1/usage reports for the account.'),
   models: page('switchyard models', 'The model catalogue with each model’s features.'),
+  alerts: page(
+    'switchyard alerts test',
+    `  alerts test    sends one signed alert.test event to every webhook in alerts.webhooks now
+                 (not through the queue: no server needs to run) and prints each answer;
+                 exits 1 when any did not answer 2xx.`,
+  ),
   migrate: page(
     'switchyard migrate',
     'Applies the schema to the configured database (SQLite file or PostgreSQL); serve refuses a schema it does not know.',

@@ -9,3 +9,5 @@ export {
   type SuspensionPolicy,
 } from './load.ts'
 export * from './schema.ts'
+export * from './schema-signals.ts'
+export type { AlertsConfig, TelemetryConfig, WebhookConfig } from './signals.ts'

@@ -10,6 +10,7 @@ import { interpolate } from './interpolate.ts'
 import { resolveModel } from './models.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
 import { schemaProblems } from './schema-problems.ts'
+import { type AlertsConfig, resolveAlerts, resolveTelemetry, type TelemetryConfig } from './signals.ts'
 import { readYaml } from './yaml.ts'
 
 export interface SuspensionPolicy {
@@ -55,6 +56,8 @@ export interface Config {
   suspension: SuspensionPolicy
   windows: { minuteMs: number; dayMs: number }
   limiter: { redisUrl: string | null; onUnavailable: 'reject' | 'allow'; reservationTtlMs: number }
+  alerts: AlertsConfig
+  telemetry: TelemetryConfig
   providers: ProviderConfig[]
   /** By name, without a prototype: a name a client sends (`constructor`) finds no plan it did not define. */
   plans: Record<string, PlanConfig>
@@ -149,8 +152,10 @@ export function parseConfig(
   // An unset variable's empty value fails its type too: the variable is the one problem to name.
   const named = new Set(placeholders.map((p) => p.path))
   const problems = [...found, ...placeholders, ...checked.filter((p) => !named.has(p.path))]
-  if (problems.length) throw new ConfigError(source, problems)
-  return resolve(raw, source)
+  // The OTEL_* variables are read only once the file is valid (they overlay its `telemetry`).
+  const telemetry = problems.length ? null : resolveTelemetry(raw, env, problems)
+  if (problems.length || !telemetry) throw new ConfigError(source, problems)
+  return { ...resolve(raw, source), telemetry }
 }
 
 /**
@@ -161,7 +166,7 @@ export function parseConfig(
 const servesOnly = (path: string) =>
   path.startsWith('/providers/') || path === '/admin/token' || path === '/metrics/token'
 
-function resolve(raw: RawConfig, source: string): Config {
+function resolve(raw: RawConfig, source: string): Omit<Config, 'telemetry'> {
   const s = raw.server ?? {}
   const susp = raw.limits?.suspension ?? {}
   const token = raw.admin?.token
@@ -216,5 +221,6 @@ function resolve(raw: RawConfig, source: string): Config {
     providers: raw.providers.map((p) => ({ ...p, models: p.models.map((m) => resolveModel(m, p.kind)) })),
     plans: Object.assign(Object.create(null), raw.plans),
     defaultPlan: raw.default_plan,
+    alerts: resolveAlerts(raw),
   }
 }

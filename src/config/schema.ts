@@ -5,6 +5,7 @@
  */
 import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
 import { MODEL_TYPES } from '../operations/operation.ts'
+import { AlertsSchema, TelemetrySchema } from './schema-signals.ts'
 
 const Closed = { additionalProperties: false } as const
 
@@ -397,6 +398,10 @@ export const ConfigSchema = T.Object(
         Closed,
       ),
     ),
+    /** Signed webhooks (DESIGN §15). */
+    alerts: T.Optional(AlertsSchema),
+    /** OpenTelemetry traces over OTLP/HTTP (DESIGN §15). */
+    telemetry: T.Optional(TelemetrySchema),
     providers: T.Array(ProviderSchema, { minItems: 1 }),
     plans: NamedMap('plan name', '^[A-Za-z0-9._-]+$', "letters, digits, '.', '_' and '-' only", PlanSchema),
     default_plan: T.String({ minLength: 1 }),

@@ -6,6 +6,7 @@
  * controllers and guards use.
  */
 import type { AccountService } from '../accounts/service.ts'
+import type { AlertService } from '../alerts/index.ts'
 import type { AuthThrottle } from '../auth/throttle.ts'
 import type { PipelineDeps } from '../pipeline/deps.ts'
 import type { Store } from '../store/index.ts'
@@ -16,4 +17,6 @@ export interface Deps extends PipelineDeps {
   accounts: AccountService
   /** Failed admin authentications per client address; shared by every group using `adminGuard`. */
   adminThrottle: AuthThrottle
+  /** Webhook alerts: their events, queue and sender (DESIGN §15). */
+  alerts: AlertService
 }

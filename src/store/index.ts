@@ -1,5 +1,6 @@
 /** @module Storage: the interface and its backends. */
 
+export * from './alert-types.ts'
 export * from './errors.ts'
 export { describeDatabase, openStores } from './open.ts'
 export { openSqliteStore, SqliteStore } from './sqlite/index.ts'

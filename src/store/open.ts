@@ -5,6 +5,7 @@
  * admissions; with `limits.redis_url`, admissions move to Redis.
  */
 import type { Config } from '../config/index.ts'
+import type { AlertStore } from './alert-types.ts'
 import type { StoreHealth } from './errors.ts'
 import { pgUnavailable } from './postgres/errors.ts'
 import { openPostgres, redactUrl } from './postgres/index.ts'
@@ -66,7 +67,7 @@ export async function openStores(config: Config, opts: OpenOptions = {}): Promis
         warn: opts.warn ?? (() => {}),
       })
     : pg.limiter
-  return new ComposedStore(pg.accounts, limiter, pg.usage, pg.history, pgUnavailable, async () => {
+  return new ComposedStore(pg.accounts, limiter, pg.usage, pg.history, pg.alerts, pgUnavailable, async () => {
     await limiter.close()
     await pg.close()
   })
@@ -84,6 +85,7 @@ export class ComposedStore implements Store {
     private readonly limiter: Limiter,
     private readonly usage: UsageStore,
     private readonly history: HistoryStore & OverviewStore & SessionAdminStore,
+    private readonly alerts: AlertStore,
     private readonly unavailable: (err: unknown) => (Error & { reason: StoreHealth['reason'] }) | null,
     private readonly closeAll: () => Promise<void>,
   ) {}
@@ -154,6 +156,11 @@ export class ComposedStore implements Store {
   deleteSession: Store['deleteSession'] = (h) => this.call(() => this.history.deleteSession(h))
   listSessions: Store['listSessions'] = (n, l) => this.call(() => this.history.listSessions(n, l))
   endSessions: Store['endSessions'] = (s) => this.call(() => this.history.endSessions(s))
+  enqueueAlert: Store['enqueueAlert'] = (a) => this.call(() => this.alerts.enqueueAlert(a))
+  claimDeliveries: Store['claimDeliveries'] = (n, l, c) =>
+    this.call(() => this.alerts.claimDeliveries(n, l, c))
+  deliveryTried: Store['deliveryTried'] = (id, t) => this.call(() => this.alerts.deliveryTried(id, t))
+  listDeliveries: Store['listDeliveries'] = (q) => this.call(() => this.alerts.listDeliveries(q))
   close(): Promise<void> {
     return this.closeAll()
   }

@@ -7,8 +7,10 @@
  * Every method either answers within the backend's wait (`database.busy_timeout_ms`) or
  * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
+
 import type { CalendarPeriod, LimitRow, RowState } from '../limits/rows.ts'
 import type { AdmitInput, AdmitResult, Refusal, Settlement, WindowLimit } from '../limits/types.ts'
+import type { AlertStore } from './alert-types.ts'
 import type { StoreHealth } from './errors.ts'
 
 // The limiter's contract lives with the rest of the limit logic (src/limits/).
@@ -313,6 +315,7 @@ export interface ChargeHistory {
 
 export interface Store
   extends AccountStore,
+    AlertStore,
     Limiter,
     UsageStore,
     HistoryStore,

@@ -46,6 +46,11 @@ export class UsageRecorder {
   private unsettled = new Map<number, number>()
   /** Shut down (`close`): no flush on a timer any more, the store is about to close. */
   private closed = false
+  /**
+   * Told of each batch of outcomes once it is in the store (the alerts' threshold check); never
+   * awaited by a flush.
+   */
+  onWritten: ((batch: Completion[]) => void) | null = null
 
   constructor(
     private readonly store: Store,
@@ -212,6 +217,7 @@ export class UsageRecorder {
     this.refusals = new Map()
     const outcomes = await this.attempt(batch.length, () => this.store.complete(batch))
     if (outcomes === 'written' || outcomes === 'lost') this.settled(batch)
+    if (outcomes === 'written' && batch.length) this.onWritten?.(batch)
     const counts =
       outcomes === 'retry'
         ? 'retry'

@@ -32,6 +32,8 @@ export type CircuitState = 'closed' | 'open' | 'half_open'
 export type Turn = 'pass' | 'probe' | 'skip'
 
 export class Circuit {
+  /** Told when the circuit opens (from closed) and when it closes again (the `circuit.*` alerts). */
+  onChange: ((state: 'open' | 'closed') => void) | null = null
   private failures = 0
   private openedAt = 0
   private open = false
@@ -83,6 +85,7 @@ export class Circuit {
   /** The target answered (or proved it is up): closed, the count reset. */
   success(): void {
     this.failures = 0
+    if (this.open) this.onChange?.('closed')
     this.open = false
     this.probeAt = 0
   }
@@ -92,9 +95,11 @@ export class Circuit {
     if (
       this.open ? this.probeAt !== 0 || this.state() === 'half_open' : this.failures >= this.policy.failures
     ) {
+      const opened = !this.open
       this.open = true
       this.openedAt = this.clock.now()
       this.probeAt = 0
+      if (opened) this.onChange?.('open')
     }
   }
 
@@ -113,6 +118,8 @@ export interface CircuitTarget {
 
 /** Every circuit of the process, made on first use. */
 export class CircuitBoard {
+  /** Told of every circuit's opening and closing (app/build.ts: the alerts). */
+  onChange: ((target: CircuitTarget, state: 'open' | 'closed') => void) | null = null
   private readonly circuits = new Map<string, { target: CircuitTarget; circuit: Circuit }>()
 
   constructor(private readonly clock: Clock) {}
@@ -122,6 +129,8 @@ export class CircuitBoard {
     let entry = this.circuits.get(id)
     if (!entry) {
       entry = { target: { ...target }, circuit: new Circuit(policy, this.clock) }
+      const t = entry.target
+      entry.circuit.onChange = (state) => this.onChange?.(t, state)
       this.circuits.set(id, entry)
     }
     return entry.circuit

@@ -8,6 +8,7 @@
 import { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
 import { PgAccounts } from './accounts.ts'
+import { PgAlerts } from './alerts.ts'
 import { PgBound, serverTimeouts } from './bounded.ts'
 import { PgHistory } from './history.ts'
 import { PgLimiter } from './limiter.ts'
@@ -31,6 +32,7 @@ export interface PostgresParts {
   limiter: PgLimiter
   usage: PgUsage
   history: PgHistory
+  alerts: PgAlerts
   close(): Promise<void>
 }
 
@@ -72,6 +74,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts
     limiter,
     usage: new PgUsage(db),
     history: new PgHistory(db),
+    alerts: new PgAlerts(db),
     close: () => db.close(),
   }
 }

@@ -17,6 +17,7 @@ import { RESERVE_V12 } from './migrations-v12.ts'
 import { REFUSALS_V13 } from './migrations-v13.ts'
 import { RETRY_LATER_V14 } from './migrations-v14.ts'
 import { ITEM_STATE_V15 } from './migrations-v15.ts'
+import { ALERTS_V16 } from './migrations-v16.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -271,6 +272,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   // v15: an admission failing inside a group commit keeps its SQLSTATE (migrations-v15.ts): a
   // deadlock or serialization failure is 503 store_busy, not a 500.
   { version: 15, sql: ITEM_STATE_V15 },
+  // v16: the alert deliveries queue and the once-per-period marks (migrations-v16.ts), as SQLite's v15.
+  { version: 16, sql: ALERTS_V16 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -10,11 +10,13 @@
  *
  * No call blocks the event loop on another connection's lock: see SqliteGuard.
  */
+
 import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { LimitRow } from '../../limits/rows.ts'
 import { DEFAULT_SPANS, type WindowSpans } from '../../limits/types.ts'
+import type { DeliveryTry, NewAlert } from '../alert-types.ts'
 import { StoreBusyError } from '../errors.ts'
 import type {
   AccountPage,
@@ -40,6 +42,7 @@ import type {
   UsageSeriesQuery,
 } from '../types.ts'
 import { AccountQueries } from './accounts.ts'
+import { AlertQueries } from './alerts.ts'
 import { ChargeQueries } from './charges.ts'
 import { isBusy } from './errors.ts'
 import { SqliteGuard } from './guard.ts'
@@ -110,6 +113,7 @@ export class SqliteStore implements Store {
   private readonly sweepTx: (before: number) => number
   private readonly refusalsQ: RefusalQueries
   private readonly refusalsTx: (batch: RefusalEvent[]) => void
+  private readonly alerts: AlertQueries
   private pendingAdmits: PendingAdmit[] = []
   /** A flush is queued (next turn, or a retry while the lock is taken). */
   private admitQueued = false
@@ -134,6 +138,7 @@ export class SqliteStore implements Store {
       for (const e of batch) this.rollups.addRateLimited(e)
     }).immediate as never
     this.refusalsQ = new RefusalQueries(db)
+    this.alerts = new AlertQueries(db)
     this.refusalsTx = db.transaction((batch: RefusalEvent[]) => {
       for (const e of batch) this.refusalsQ.add(e)
     }).immediate as never
@@ -333,6 +338,18 @@ export class SqliteStore implements Store {
   }
   endSessions(sel: SessionSelector) {
     return this.write(() => this.sessions.end(sel))
+  }
+  enqueueAlert(a: NewAlert) {
+    return this.write(() => this.alerts.enqueue(a))
+  }
+  claimDeliveries(now: number, leaseMs: number, limit: number) {
+    return this.write(() => this.alerts.claim(now, leaseMs, limit))
+  }
+  deliveryTried(id: number, t: DeliveryTry) {
+    return this.write(() => this.alerts.tried(id, t))
+  }
+  listDeliveries(q: { beforeId: number | null; limit: number }) {
+    return this.read(() => this.alerts.list(q.beforeId, q.limit))
   }
   health() {
     return this.guard.health()

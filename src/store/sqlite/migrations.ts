@@ -10,6 +10,7 @@ import { REFUSALS_V11 } from './migrations-v11.ts'
 import { SCOPES_V12 } from './migrations-v12.ts'
 import { SWEEP_V13 } from './migrations-v13.ts'
 import { ADMISSION_CHARGES_V14 } from './migrations-v14.ts'
+import { ALERTS_V15 } from './migrations-v15.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -250,6 +251,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 13, sql: SWEEP_V13 },
   // A charge and its account's limit state in the admission's own row: one page a commit (migrations-v14.ts).
   { version: 14, sql: ADMISSION_CHARGES_V14 },
+  // The alert deliveries queue and the marks of alerts sent once per period (migrations-v15.ts).
+  { version: 15, sql: ALERTS_V15 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

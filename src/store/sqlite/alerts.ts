@@ -1,0 +1,73 @@
+/**
+ * @module
+ * The alert deliveries queue on SQLite (store/alert-types.ts). A claim is one UPDATE … RETURNING
+ * under the write lock: two processes on one file never claim the same row.
+ */
+import type { Database } from 'bun:sqlite'
+import type { Delivery, DeliveryTry, NewAlert } from '../alert-types.ts'
+
+const COLUMNS = `id, event_id AS eventId, event, url, body, created_at AS createdAt, next_at AS nextAt,
+  attempts, state, last_status AS lastStatus, last_error AS lastError, done_at AS doneAt`
+
+export class AlertQueries {
+  private readonly q
+  readonly enqueue: (a: NewAlert) => boolean
+  readonly claim: (now: number, leaseMs: number, limit: number) => Delivery[]
+
+  constructor(db: Database) {
+    this.q = {
+      mark: db.query<null, { $mark: string; $now: number }>(
+        'INSERT INTO alert_marks (mark, created_at) VALUES ($mark, $now) ON CONFLICT (mark) DO NOTHING',
+      ),
+      add: db.query<null, { $eid: string; $event: string; $url: string; $body: string; $now: number }>(
+        `INSERT INTO alert_deliveries (event_id, event, url, body, created_at, next_at)
+         VALUES ($eid, $event, $url, $body, $now, $now) ON CONFLICT (event_id, url) DO NOTHING`,
+      ),
+      claim: db.query<Delivery, { $now: number; $until: number; $limit: number }>(
+        `UPDATE alert_deliveries SET next_at = $until WHERE id IN
+           (SELECT id FROM alert_deliveries WHERE state = 'pending' AND next_at <= $now ORDER BY next_at LIMIT $limit)
+         RETURNING ${COLUMNS}`,
+      ),
+      tried: db.query<
+        null,
+        {
+          $id: number
+          $state: string
+          $status: number | null
+          $error: string | null
+          $next: number
+          $done: number | null
+        }
+      >(
+        `UPDATE alert_deliveries SET attempts = attempts + 1, state = $state, last_status = $status,
+           last_error = $error, next_at = $next, done_at = $done WHERE id = $id`,
+      ),
+      list: db.query<Delivery, { $before: number; $limit: number }>(
+        `SELECT ${COLUMNS} FROM alert_deliveries WHERE id < $before ORDER BY id DESC LIMIT $limit`,
+      ),
+    }
+    this.enqueue = db.transaction((a: NewAlert) => {
+      if (a.mark !== null && this.q.mark.run({ $mark: a.mark, $now: a.now }).changes === 0) return false
+      for (const url of a.urls)
+        this.q.add.run({ $eid: a.eventId, $event: a.event, $url: url, $body: a.body, $now: a.now })
+      return true
+    }).immediate as never
+    this.claim = (now, leaseMs, limit) =>
+      this.q.claim.all({ $now: now, $until: now + leaseMs, $limit: limit })
+  }
+
+  tried(id: number, t: DeliveryTry): void {
+    this.q.tried.run({
+      $id: id,
+      $state: t.state,
+      $status: t.status,
+      $error: t.error,
+      $next: t.nextAt,
+      $done: t.state === 'pending' ? null : t.now,
+    })
+  }
+
+  list(beforeId: number | null, limit: number): Delivery[] {
+    return this.q.list.all({ $before: beforeId ?? Number.MAX_SAFE_INTEGER, $limit: limit })
+  }
+}
