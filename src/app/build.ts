@@ -15,11 +15,13 @@ import { Resilience } from '../providers/resilience/index.ts'
 import type { Deps } from '../server/deps.ts'
 import type { Store } from '../store/index.ts'
 import { openSqliteFromConfig } from '../store/open.ts'
+import { createTracer } from '../telemetry/index.ts'
 import { Metrics } from '../traffic/metrics.ts'
 import { Traffic } from '../traffic/traffic.ts'
 import { UsageRecorder } from '../usage/recorder.ts'
 import { type Clock, systemClock } from '../util/clock.ts'
 import { createLogger, type Logger } from '../util/log.ts'
+import { VERSION } from '../version.ts'
 
 export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
   const clock = opts.clock ?? systemClock
@@ -57,5 +59,6 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     adapters,
     resilience,
     adminThrottle: new AuthThrottle(clock),
+    tracer: createTracer(config.telemetry, log, VERSION),
   }
 }

@@ -108,6 +108,8 @@ export function startServer(
       await app.stop(true)
       await deps.recorder.close(flushWindowMs)
       await deps.alerts.stop()
+      // The spans of the last requests, given a moment: a collector that is away delays no exit.
+      if (deps.tracer) await Promise.race([deps.tracer.close(), Bun.sleep(2_000)])
       await deps.store.close()
     })()
     return stopped

@@ -76,6 +76,8 @@ export const TelemetrySchema = T.Object(
     protocol: T.Optional(T.Union(OTLP_PROTOCOLS.map((p) => T.Literal(p)))),
     /** Share of requests traced (a client's sampled `traceparent` is always followed). Default 1. */
     sample_ratio: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
+    /** Spans are sent in batches at this interval (or at 512 waiting). Default 1000. */
+    export_interval_ms: T.Optional(T.Integer({ minimum: 10, maximum: 60_000 })),
   },
   Closed,
 )

@@ -29,6 +29,7 @@ export interface TelemetryConfig {
   headers: Record<string, string>
   protocol: OtlpProtocol
   sampleRatio: number
+  exportIntervalMs: number
 }
 
 export function resolveAlerts(raw: RawConfig): AlertsConfig {
@@ -119,5 +120,5 @@ export function resolveTelemetry(
     if (arg.trim() !== '' && n >= 0 && n <= 1) sampleRatio = n
     else fromEnv('OTEL_TRACES_SAMPLER_ARG', '/telemetry/sample_ratio', arg, 'expected a number from 0 to 1')
   }
-  return { tracesUrl, headers, protocol, sampleRatio }
+  return { tracesUrl, headers, protocol, sampleRatio, exportIntervalMs: t?.export_interval_ms ?? 1_000 }
 }

@@ -28,6 +28,7 @@ import {
   type Target,
 } from '../providers/resilience/index.ts'
 import type { CallContext, ProviderAdapter, Timeouts, Usage } from '../providers/types.ts'
+import type { AttemptSpan, RequestTrace } from '../telemetry/index.ts'
 import { utf8Bytes } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
@@ -113,6 +114,8 @@ export interface Keyed {
   adapter: ProviderAdapter
   cancel: AbortController
   ctx: CallContext
+  /** The attempt's span, when the request is traced. */
+  span?: AttemptSpan
 }
 
 export type ContextFor<R extends Targeted> = (attempt: Attempt, route: R) => Keyed
@@ -139,6 +142,8 @@ export interface AttemptsRun<R extends Targeted> {
   answered: Answered
   requestId: string
   timeouts: (prefix: string) => Timeouts
+  /** The request's trace (null: not traced): a child span per attempt. */
+  trace: RequestTrace | null
 }
 
 /** A chat request as the attempt loop needs it. */
@@ -219,7 +224,16 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
       deadline: new Deadline(realScheduler),
       onMalformed: () => metrics.malformedEvents(provider.prefix, 1),
     }
-    return { provider, adapter, cancel, ctx }
+    const span = r.trace?.attempt({
+      providerKind: provider.kind,
+      provider: provider.prefix,
+      model: route.entry.id,
+      upstreamModel: route.entry.model.upstream_name ?? route.entry.model.name,
+      key: attempt.key.index,
+      n: attempt.n,
+    })
+    if (span) ctx.traceparent = span.traceparent
+    return { provider, adapter, cancel, ctx, span }
   }
   const rescue = r.rescue?.(plan, contextFor)
   let last: Extract<CallResult, { ok: false }> | null = null
@@ -272,6 +286,7 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
     const kind = classify(facts)
     metrics.upstreamAttempt(provider.prefix, route.entry.model.name, kind)
     plan.failed(kind, facts.retryAfterMs ?? null)
+    if (keyed.span) r.trace!.failed(keyed.span, kind, facts.status ?? 0, out.error.code)
     logAttempt(deps, r.requestId, route.entry.id, attempt.key.index, kind, out.error)
   }
   if (last === null) {

@@ -8,6 +8,7 @@ import type { Catalogue } from '../catalogue/routing.ts'
 import type { Resilience } from '../providers/resilience/index.ts'
 import type { ProviderAdapter } from '../providers/types.ts'
 import type { Limiter } from '../store/index.ts'
+import type { Tracer } from '../telemetry/index.ts'
 import type { Metrics } from '../traffic/metrics.ts'
 import type { Traffic } from '../traffic/traffic.ts'
 import type { UsageRecorder } from '../usage/recorder.ts'
@@ -26,4 +27,6 @@ export interface PipelineDeps extends AuthDeps {
   adapters: Map<string, ProviderAdapter>
   /** Key pools, retry and circuit policies, circuits: what the attempt loop consults (DESIGN §10). */
   resilience: Resilience
+  /** OpenTelemetry traces; null when telemetry is off (the request path then does nothing for it). */
+  tracer: Tracer | null
 }

@@ -23,6 +23,7 @@ import { checkModelServes } from '../operations/operation.ts'
 import { factsOf } from '../providers/failure-facts.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'
+import type { RequestTrace } from '../telemetry/index.ts'
 import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'
 import { GatewayError } from '../util/errors.ts'
 import { type Answered, callWithAttempts, chatOperation, forwardFor, routesFor } from './attempts.ts'
@@ -76,11 +77,24 @@ export class Pipeline {
     server: ServerHandle | null | undefined,
     headers: Record<string, string>,
   ): Promise<Response> {
+    const { tracer } = this.deps
+    // Null when telemetry is off or the request not sampled: nothing below allocates for it.
+    const trace =
+      tracer && surface.operation !== 'count_tokens' ? tracer.begin(request, surface.operation) : null
     try {
-      return await this.run(surface, request, server, headers)
+      return await this.run(surface, request, server, headers, trace)
     } catch (e) {
       const id = this.deps.traffic.of(request)?.id ?? headers['x-request-id']
       const err = toGatewayError('UNKNOWN', e, this.deps.log, id)
+      trace?.finish({
+        status: err.status,
+        errorCode: err.code,
+        usage: null,
+        responseModel: null,
+        upstreamModel: null,
+        costMicros: null,
+        attempts: 0,
+      })
       this.deps.traffic.refused(request, err)
       return surface.errorResponse(err, headers)
     }
@@ -161,6 +175,7 @@ export class Pipeline {
     request: Request,
     server: ServerHandle | null | undefined,
     headers: Record<string, string>,
+    trace: RequestTrace | null,
   ): Promise<Response> {
     const { deps } = this
     const { config, store, clock, metrics, traffic } = deps
@@ -168,6 +183,14 @@ export class Pipeline {
     // What the access log and the request metrics say about this request, filled in as it goes.
     const ex = traffic.of(request) ?? detachedExchange(request, String(headers['x-request-id']))
     const { auth, text, decoded, entry } = await this.prepare(surface, request, headers, ex)
+    trace?.routed({
+      model: entry.id,
+      providerKind: entry.provider.kind,
+      account: auth.account.name,
+      keyId: auth.key.id,
+      surface: surface.name,
+      requestId: String(headers['x-request-id']),
+    })
     const plan = auth.plan.plan!
     const adapter = deps.adapters.get(entry.provider.prefix)!
     if (surface.operation === 'count_tokens') {
@@ -380,6 +403,15 @@ export class Pipeline {
       const upstreamRefused = factsOf(err)?.status !== undefined
       if (err && (err.status >= 500 || upstreamRefused) && err.code !== 'shutting_down')
         logUpstreamFailure(deps, ex, by, err)
+      trace?.finish({
+        status,
+        errorCode: err?.code ?? null,
+        usage,
+        responseModel: by.id,
+        upstreamModel: by.model.upstream_name ?? by.model.name,
+        costMicros,
+        attempts: answered.attempts,
+      })
     }
     ex.deferred = decoded.stream
     const run = {
@@ -390,6 +422,7 @@ export class Pipeline {
       answered,
       // Ours, never the client's x-request-id: the answer's ids are made from it (DESIGN §16).
       requestId: ex.id,
+      trace,
       timeouts: (prefix: string) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
     }
     if (surface.operation === 'embeddings') {

@@ -100,6 +100,13 @@ export function mergeSignals(...signals: Array<AbortSignal | undefined | null>):
  * const res = await upstreamFetch(url, { method: 'POST', headers, body }, ctx,
  *   (status, text) => openAIStyleError(status, text, ctx.provider.prefix))
  */
+/** The request's headers and the attempt's `traceparent` (a client's own is replaced: this attempt is its child). */
+function withTraceparent(headers: RequestInit['headers'], traceparent: string): Headers {
+  const h = new Headers(headers)
+  h.set('traceparent', traceparent)
+  return h
+}
+
 export async function upstreamFetch(
   url: string,
   init: RequestInit,
@@ -131,6 +138,7 @@ export async function upstreamFetch(
       // `authorization` on a cross-origin redirect but forwards `x-api-key` and `x-goog-api-key`.
       res = await fetch(url, {
         ...init,
+        headers: ctx.traceparent ? withTraceparent(init.headers, ctx.traceparent) : init.headers,
         redirect: 'manual',
         signal: mergeSignals(ctx.signal, own?.signal, init.signal),
       })

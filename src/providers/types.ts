@@ -183,6 +183,8 @@ export interface CallContext {
    * is (embeddings: inputs × dimensions); else the provider's cap (body-limit.ts).
    */
   maxResponseBytes?: number
+  /** W3C `traceparent` of this attempt's span, sent upstream (telemetry on, request sampled). */
+  traceparent?: string
 }
 
 /**

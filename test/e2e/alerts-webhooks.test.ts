@@ -130,9 +130,11 @@ test('budget.threshold at 50 and 80 % (once each), signed, the first answer 500 
     hook.got.filter((g) => g.event === 'budget.threshold').map((g) => g.doc.data.threshold_percent),
   )
   expect([...ids].sort()).toEqual([50, 80])
-  const rows = await until('the deliveries delivered', async () => {
+  const rows: any[] = await until('the deliveries delivered', async () => {
     const list = await deliveries(gw)
-    return list.filter((d) => d.event === 'budget.threshold').every((d) => d.state === 'delivered') && list
+    return list.filter((d) => d.event === 'budget.threshold').every((d) => d.state === 'delivered')
+      ? list
+      : null
   })
   const retried = rows.find((d) => d.event_id === refused.id)
   expect(retried).toMatchObject({ url: hook.url, state: 'delivered', attempts: 2, last_status: 200 })

@@ -7,6 +7,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
 export interface Received {
+  /** The path and query it was sent to, as a full URL. */
+  url: string
   event: string
   id: string
   signature: string
@@ -51,7 +53,9 @@ export function startWebhookReceiver(): WebhookReceiver {
       const answered = r.down ? 503 : failing > 0 ? 500 : 200
       if (!r.down && failing > 0) failing--
       const doc = JSON.parse(body)
+      // Slack's and Discord's shapes carry no id: the id is in their text.
       r.got.push({
+        url: req.url,
         event: String(doc.type ?? ''),
         id: String(doc.id ?? ''),
         signature: req.headers.get('x-switchyard-signature') ?? '',

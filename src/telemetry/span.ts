@@ -1,0 +1,33 @@
+/**
+ * @module
+ * A finished span as the exporter encodes it (OTLP's Span, reduced to what Switchyard writes).
+ * Times are epoch milliseconds with fractions (`performance.timeOrigin + performance.now()`);
+ * the encoders turn them into nanoseconds.
+ */
+
+export type AttributeValue = string | number | boolean
+
+/** OTLP SpanKind: SERVER for the client's request, CLIENT for an upstream attempt. */
+export const SPAN_KIND = { server: 2, client: 3 } as const
+
+/** OTLP StatusCode: UNSET, OK, ERROR. */
+export const STATUS_CODE = { unset: 0, ok: 1, error: 2 } as const
+
+export interface SpanRecord {
+  traceId: string
+  spanId: string
+  parentSpanId: string | null
+  name: string
+  kind: (typeof SPAN_KIND)[keyof typeof SPAN_KIND]
+  startMs: number
+  endMs: number
+  /** Integers are sent as OTLP ints, other numbers as doubles. */
+  attributes: Record<string, AttributeValue>
+  status: { code: (typeof STATUS_CODE)[keyof typeof STATUS_CODE]; message?: string }
+}
+
+/** Epoch ms now, with the monotonic clock's fraction. */
+export const nowMs = (): number => performance.timeOrigin + performance.now()
+
+/** Epoch ms → nanoseconds as a decimal string (OTLP JSON's int64) or a bigint (protobuf's fixed64). */
+export const toNanos = (ms: number): bigint => BigInt(Math.round(ms * 1000)) * 1000n

@@ -1,0 +1,41 @@
+/**
+ * @module
+ * W3C Trace Context (`traceparent`): `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`.
+ * A client's header is continued (its trace id kept, its span the request span's parent); an
+ * invalid one is ignored, as the specification asks (a new trace starts).
+ *
+ * @example
+ * parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')
+ * // → { traceId: '4bf9…4736', spanId: '00f0…02b7', sampled: true }
+ */
+
+export interface SpanContext {
+  /** 32 lower-case hex digits, not all zero. */
+  traceId: string
+  /** 16 lower-case hex digits, not all zero. */
+  spanId: string
+  sampled: boolean
+}
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
+
+export function parseTraceparent(header: string | null): SpanContext | null {
+  if (!header) return null
+  const m = TRACEPARENT.exec(header.trim())
+  if (!m) return null
+  const [, version, traceId, spanId, flags, rest] = m
+  // Version ff is invalid; version 00 has nothing after the flags.
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return null
+  if (/^0+$/.test(traceId!) || /^0+$/.test(spanId!)) return null
+  return { traceId: traceId!, spanId: spanId!, sampled: (Number.parseInt(flags!, 16) & 1) === 1 }
+}
+
+export const formatTraceparent = (c: SpanContext): string =>
+  `00-${c.traceId}-${c.spanId}-${c.sampled ? '01' : '00'}`
+
+/** `bytes` random bytes as lower-case hex (8 for a span id, 16 for a trace id), never all zero. */
+export function randomHex(bytes: number): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes))
+  if (b.every((x) => x === 0)) b[0] = 1
+  return Buffer.from(b).toString('hex')
+}
