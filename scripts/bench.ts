@@ -51,6 +51,7 @@ import {
   runOpenLoopMatrix,
   runSlowStreams,
 } from './bench/scenarios.ts'
+import { runSignals, SIGNALS_CONCURRENCY, signalsRows } from './bench/signals.ts'
 import { runSoak } from './bench/soak.ts'
 import { runTokens, TOKENS_CONCURRENCY, tokensRows } from './bench/tokens.ts'
 import { runUsageVolume } from './bench/usage-volume.ts'
@@ -89,7 +90,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -103,6 +104,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --tokens       only the tokens-and-money row: TPM, TPD and a budget vs no token limits (c16, two gateways)
   --hostile      only the hostile-input load rows: 48 × 10 MB chat and 16 × 9 MB count_tokens bodies
                  from one key vs valid traffic of the same size (peak RSS growth, /healthz p99)
+  --signals      only the telemetry and webhook rows: each vs neither (c16, two gateways at once)
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -118,6 +120,7 @@ interface Options {
   waterfall: boolean
   tokens: boolean
   hostile: boolean
+  signals: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -133,6 +136,7 @@ function parseArgs(argv: string[]): Options {
     waterfall: false,
     tokens: false,
     hostile: false,
+    signals: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -144,6 +148,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--waterfall') o.waterfall = true
     else if (a === '--tokens') o.tokens = true
     else if (a === '--hostile') o.hostile = true
+    else if (a === '--signals') o.signals = true
     else if (a === '--backend') {
       const b = argv[++i]
       if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
@@ -162,7 +167,8 @@ function parseArgs(argv: string[]): Options {
       process.exit(0)
     } else fail(`unknown argument '${a}'`)
   }
-  if (o.waterfall && o.tokens) fail('--waterfall and --tokens each run alone; pick one')
+  if ([o.waterfall, o.tokens, o.hostile, o.signals].filter(Boolean).length > 1)
+    fail('--waterfall, --tokens, --hostile and --signals each run alone; pick one')
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   return o
 }
@@ -270,8 +276,21 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
-    if (opts.waterfall || opts.tokens || opts.hostile) {
-      const kind = opts.waterfall ? 'waterfall' : opts.tokens ? 'tokens' : 'hostile'
+    if (opts.waterfall || opts.tokens || opts.hostile || opts.signals) {
+      const kind = opts.waterfall
+        ? 'waterfall'
+        : opts.tokens
+          ? 'tokens'
+          : opts.hostile
+            ? 'hostile'
+            : 'signals'
+      const title = opts.waterfall
+        ? 'Waterfall'
+        : opts.tokens
+          ? 'Tokens and money'
+          : opts.hostile
+            ? 'Hostile input'
+            : 'Telemetry and webhooks'
       let rows: Row[]
       if (opts.hostile) {
         log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
@@ -280,13 +299,16 @@ async function main(): Promise<number> {
       } else if (opts.waterfall) {
         log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
         rows = waterfallRows(await runWaterfall(ctx, opts.binary))
+      } else if (opts.signals) {
+        log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
+        rows = signalsRows(await runSignals(ctx, fwd, { binary: opts.binary, env }))
       } else {
         log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
         rows = tokensRows(await runTokens(ctx, fwd, { binary: opts.binary, env }))
       }
       const seconds = (performance.now() - started) / 1000
       console.log(
-        `\n${opts.waterfall ? 'Waterfall' : opts.tokens ? 'Tokens and money' : 'Hostile input'} only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
+        `\n${title} only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
       )
       log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows })}`)
       return gw.exitCode() === null ? 0 : 1
@@ -307,6 +329,8 @@ async function main(): Promise<number> {
     const fallback = await runFallback(ctx, fwd)
     log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
     const tokens = await runTokens(ctx, fwd, { binary: opts.binary, env })
+    log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
+    const signals = await runSignals(ctx, fwd, { binary: opts.binary, env })
     log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
     const waterfall = await runWaterfall(ctx, opts.binary)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
@@ -345,6 +369,7 @@ async function main(): Promise<number> {
       ...embeddingsRows(embeddings),
       ...fallbackRows(fallback),
       ...tokensRows(tokens),
+      ...signalsRows(signals),
       ...waterfallRows(waterfall),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),

@@ -12,120 +12,183 @@
  * - Status: 2 message, 3 code (enum); KeyValue: 1 key, 2 value
  * - AnyValue: 1 string_value, 2 bool_value, 3 int_value (int64), 4 double_value (double)
  *
- * Messages are built inside out: a child is encoded first, then written length-delimited.
+ * One growing buffer: a length-delimited message is written in place after its tag, and its
+ * length (a varint) is slid in front of it when it ends (`end`). Numbers stay numbers (no BigInt
+ * per field); a batch of 512 spans is one buffer and a few copies.
  */
 import type { Resource } from './otlp-json.ts'
-import { type AttributeValue, type SpanRecord, toNanos } from './span.ts'
+import type { AttributeValue, SpanRecord } from './span.ts'
 
-const VARINT = 0
-const I64 = 1
+const utf8 = new TextEncoder()
+/** A lower-case hex digit's value ('0'–'9', 'a'–'f'). */
+const nibble = (c: number) => (c <= 57 ? c - 48 : c - 87)
 const LEN = 2
 
 class Writer {
-  private chunks: Uint8Array[] = []
-  private size = 0
+  buf = new Uint8Array(64 * 1024)
+  pos = 0
+  private readonly view = () => new DataView(this.buf.buffer)
+  private dv = this.view()
 
-  private push(b: Uint8Array): void {
-    this.chunks.push(b)
-    this.size += b.length
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n))
+    next.set(this.buf.subarray(0, this.pos))
+    this.buf = next
+    this.dv = this.view()
   }
 
-  private varint(n: bigint): void {
-    const out: number[] = []
-    let v = BigInt.asUintN(64, n)
-    while (v >= 0x80n) {
-      out.push(Number(v & 0x7fn) | 0x80)
-      v >>= 7n
+  /** A non-negative integer below 2^53. */
+  varint(n: number): void {
+    this.room(10)
+    while (n >= 0x80) {
+      this.buf[this.pos++] = (n % 0x80) | 0x80
+      n = Math.floor(n / 0x80)
     }
-    out.push(Number(v))
-    this.push(Uint8Array.from(out))
+    this.buf[this.pos++] = n
   }
 
-  private tag(field: number, wire: number): void {
-    this.varint(BigInt((field << 3) | wire))
+  tag(field: number, wire: number): void {
+    this.varint(field * 8 + wire)
   }
 
-  uint(field: number, n: number | bigint): this {
-    this.tag(field, VARINT)
-    this.varint(BigInt(n))
-    return this
+  /** An int64 field: negative values in two's complement (ten bytes), as protobuf writes them. */
+  int(field: number, n: number): void {
+    this.tag(field, 0)
+    if (n >= 0) this.varint(n)
+    else {
+      let v = BigInt.asUintN(64, BigInt(n))
+      this.room(10)
+      while (v >= 0x80n) {
+        this.buf[this.pos++] = Number(v & 0x7fn) | 0x80
+        v >>= 7n
+      }
+      this.buf[this.pos++] = Number(v)
+    }
   }
 
-  fixed64(field: number, n: bigint): this {
-    this.tag(field, I64)
-    const b = new Uint8Array(8)
-    new DataView(b.buffer).setBigUint64(0, n, true)
-    this.push(b)
-    return this
+  /** Epoch ms → fixed64 nanoseconds, as two 32-bit halves (no BigInt). */
+  nanos(field: number, ms: number): void {
+    this.tag(field, 1)
+    this.room(8)
+    const whole = Math.floor(ms)
+    const ns = whole * 1e6 + Math.round((ms - whole) * 1e6)
+    // ns < 2^63; split with exact arithmetic on the two parts of `whole`.
+    const hi = Math.floor(ns / 2 ** 32)
+    const lo = ns - hi * 2 ** 32
+    this.dv.setUint32(this.pos, lo >>> 0, true)
+    this.dv.setUint32(this.pos + 4, hi >>> 0, true)
+    this.pos += 8
   }
 
-  double(field: number, n: number): this {
-    this.tag(field, I64)
-    const b = new Uint8Array(8)
-    new DataView(b.buffer).setFloat64(0, n, true)
-    this.push(b)
-    return this
+  double(field: number, n: number): void {
+    this.tag(field, 1)
+    this.room(8)
+    this.dv.setFloat64(this.pos, n, true)
+    this.pos += 8
   }
 
-  bytes(field: number, b: Uint8Array): this {
+  string(field: number, s: string): void {
     this.tag(field, LEN)
-    this.varint(BigInt(b.length))
-    this.push(b)
-    return this
+    this.room(s.length * 3 + 5)
+    // Most texts here are ASCII (attribute names, model ids): written byte by byte, no encoder call.
+    let ascii = s.length < 0x80
+    for (let i = 0; ascii && i < s.length; i++) if (s.charCodeAt(i) >= 0x80) ascii = false
+    if (ascii) {
+      this.buf[this.pos++] = s.length
+      for (let i = 0; i < s.length; i++) this.buf[this.pos++] = s.charCodeAt(i)
+      return
+    }
+    // At most 3 bytes per UTF-16 unit; the length is slid in front once the text is written.
+    const start = this.pos
+    this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written
+    this.end(start)
   }
 
-  string(field: number, s: string): this {
-    return this.bytes(field, new TextEncoder().encode(s))
+  hex(field: number, h: string): void {
+    this.tag(field, LEN)
+    this.varint(h.length / 2)
+    this.room(h.length / 2)
+    for (let i = 0; i < h.length; i += 2)
+      this.buf[this.pos++] = (nibble(h.charCodeAt(i)) << 4) | nibble(h.charCodeAt(i + 1))
   }
 
-  message(field: number, m: Writer): this {
-    return this.bytes(field, m.finish())
+  /** Starts a length-delimited field (its tag written unless `tagged`); returns where its body starts. */
+  begin(field: number, tagged = false): number {
+    if (!tagged) this.tag(field, LEN)
+    return this.pos
+  }
+
+  /** Ends the field begun at `start`: its length slid in front of its body. */
+  end(start: number): void {
+    let len = this.pos - start
+    let size = 1
+    for (let v = len; v >= 0x80; v = Math.floor(v / 0x80)) size++
+    this.room(size)
+    this.buf.copyWithin(start + size, start, this.pos)
+    this.pos += size
+    let at = start
+    while (len >= 0x80) {
+      this.buf[at++] = (len % 0x80) | 0x80
+      len = Math.floor(len / 0x80)
+    }
+    this.buf[at] = len
   }
 
   finish(): Uint8Array {
-    const out = new Uint8Array(this.size)
-    let at = 0
-    for (const c of this.chunks) {
-      out.set(c, at)
-      at += c.length
-    }
-    return out
+    return this.buf.slice(0, this.pos)
   }
 }
 
-function anyValue(v: AttributeValue): Writer {
-  const w = new Writer()
-  if (typeof v === 'string') return w.string(1, v)
-  if (typeof v === 'boolean') return w.uint(2, v ? 1 : 0)
-  return Number.isInteger(v) ? w.uint(3, BigInt(v)) : w.double(4, v)
+function attribute(w: Writer, field: number, key: string, v: AttributeValue): void {
+  const kv = w.begin(field)
+  w.string(1, key)
+  const value = w.begin(2)
+  if (typeof v === 'string') w.string(1, v)
+  else if (typeof v === 'boolean') {
+    w.tag(2, 0)
+    w.varint(v ? 1 : 0)
+  } else if (Number.isInteger(v)) w.int(3, v)
+  else w.double(4, v)
+  w.end(value)
+  w.end(kv)
 }
 
-function attributes(w: Writer, field: number, attrs: Record<string, AttributeValue>): void {
-  for (const [key, v] of Object.entries(attrs))
-    w.message(field, new Writer().string(1, key).message(2, anyValue(v)))
-}
-
-const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'))
-
-function span(s: SpanRecord): Writer {
-  const w = new Writer().bytes(1, hex(s.traceId)).bytes(2, hex(s.spanId))
-  if (s.parentSpanId) w.bytes(4, hex(s.parentSpanId))
-  w.string(5, s.name).uint(6, s.kind).fixed64(7, toNanos(s.startMs)).fixed64(8, toNanos(s.endMs))
-  attributes(w, 9, s.attributes)
-  const status = new Writer()
-  if (s.status.message) status.string(2, s.status.message)
-  if (s.status.code) status.uint(3, s.status.code)
-  return w.message(15, status)
+function span(w: Writer, s: SpanRecord): void {
+  const at = w.begin(2)
+  w.hex(1, s.traceId)
+  w.hex(2, s.spanId)
+  if (s.parentSpanId) w.hex(4, s.parentSpanId)
+  w.string(5, s.name)
+  w.tag(6, 0)
+  w.varint(s.kind)
+  w.nanos(7, s.startMs)
+  w.nanos(8, s.endMs)
+  for (const key in s.attributes) attribute(w, 9, key, s.attributes[key]!)
+  const status = w.begin(15)
+  if (s.status.message) w.string(2, s.status.message)
+  if (s.status.code) {
+    w.tag(3, 0)
+    w.varint(s.status.code)
+  }
+  w.end(status)
+  w.end(at)
 }
 
 export function encodeProto(spans: SpanRecord[], resource: Resource): Uint8Array {
-  const res = new Writer()
-  attributes(res, 1, { 'service.name': resource.serviceName, 'service.version': resource.serviceVersion })
-  const scope = new Writer().message(
-    1,
-    new Writer().string(1, 'switchyard').string(2, resource.serviceVersion),
-  )
-  for (const s of spans) scope.message(2, span(s))
-  const rs = new Writer().message(1, res).message(2, scope)
-  return new Writer().message(1, rs).finish()
+  const w = new Writer()
+  const rs = w.begin(1)
+  const res = w.begin(1)
+  attribute(w, 1, 'service.name', resource.serviceName)
+  attribute(w, 1, 'service.version', resource.serviceVersion)
+  w.end(res)
+  const scopeSpans = w.begin(2)
+  const scope = w.begin(1)
+  w.string(1, 'switchyard')
+  w.string(2, resource.serviceVersion)
+  w.end(scope)
+  for (const s of spans) span(w, s)
+  w.end(scopeSpans)
+  w.end(rs)
+  return w.finish()
 }

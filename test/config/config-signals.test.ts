@@ -7,7 +7,11 @@ import { parseConfig } from '../../src/config/index.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
 import { problems } from './problems.ts'
 
-const HOOK = { url: 'https://hooks.example.com/sy', secret: '${HOOK_SECRET}', events: ['budget.threshold'] }
+const HOOK = {
+  url: 'https://hooks.example.com/sy',
+  secret: '${HOOK_SECRET}',
+  events: ['budget.threshold' as const],
+}
 
 test('alerts: defaults, ${ENV} in a secret, format per webhook', () => {
   const c = parseConfig(

@@ -1,0 +1,179 @@
+/**
+ * @module
+ * What telling the operator costs the hot path (DESIGN §15): the same priced route under the same
+ * load on three gateways of the same build, each started for this row — `off` (no telemetry, no
+ * alerts), `telemetry` (OTLP/HTTP protobuf to a local collector, `sample_ratio` 1: every request a
+ * request span and an attempt span, exported in batches) and `webhook` (a webhook subscribed to
+ * every event: the threshold check after each usage flush reads the metered key's rows back). The
+ * key is on the metered plan (TPD and a budget too large to cross) so the threshold check has rows
+ * to read.
+ *
+ * A round loads `off` and one of the others at once (c16 each, each its own load generator): the
+ * machine's drift falls on both. Its ratio is the CPU per request of the one over `off`'s; the row
+ * is the median of the rounds'. Target: within 5 %.
+ */
+import { mkdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { cpuMicros } from './proc-stats.ts'
+import { type Gateway, METERED_PLAN, PRICED_MODEL, startGateway } from './processes.ts'
+import { fmt, fmtSeries, type Row, row, series } from './report.ts'
+import { type Ctx, closedLoad, counted, type Forwarded, MODES, type Mode } from './scenarios.ts'
+import { chatTarget } from './workload.ts'
+
+export const SIGNALS_CONCURRENCY = 16
+
+type Variant = 'telemetry' | 'webhook'
+const VARIANTS: Variant[] = ['telemetry', 'webhook']
+
+export type SignalsResult = Record<Mode, Record<Variant, { ratios: number[]; off: number[]; on: number[] }>>
+
+/** A sink for spans and deliveries: answers 200 to anything, reads nothing it is not sent. */
+function startSink() {
+  let requests = 0
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      await req.arrayBuffer()
+      requests++
+      return new Response(null, { status: 200 })
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}`, requests: () => requests, stop: () => server.stop(true) }
+}
+
+export async function runSignals(
+  ctx: Ctx,
+  fwd: Forwarded,
+  opts: { binary: boolean; env?: Record<string, string> },
+): Promise<SignalsResult> {
+  const sink = startSink()
+  const started: Array<{ gw: Gateway; remove(): void }> = []
+  const start = async (name: string, edit: (d: Record<string, unknown>) => Record<string, unknown>) => {
+    const dir = join(ctx.dir, `signals-${name}`)
+    mkdirSync(dir)
+    const ws = { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+    const gw = await startGateway(ws, ctx.mocks, {
+      binary: opts.binary,
+      env: opts.env,
+      plan: 'metered',
+      doc: edit,
+    })
+    started.push({ gw, remove: ws.remove })
+    return { ...ctx, gw, dir }
+  }
+  try {
+    const plain = (d: Record<string, unknown>) => ({
+      ...d,
+      plans: { ...(d.plans as object), metered: METERED_PLAN },
+    })
+    const off = await start('off', plain)
+    const on: Record<Variant, Ctx> = {
+      telemetry: await start('telemetry', (d) => ({
+        ...plain(d),
+        telemetry: { otlp_endpoint: sink.url, protocol: 'http/protobuf', sample_ratio: 1 },
+      })),
+      webhook: await start('webhook', (d) => ({
+        ...plain(d),
+        alerts: {
+          webhooks: [
+            {
+              url: `${sink.url}/hook`,
+              secret: 'bench-secret-0123456789',
+              events: [
+                'budget.threshold',
+                'tokens.threshold',
+                'circuit.opened',
+                'circuit.closed',
+                'key.suspended',
+              ],
+            },
+          ],
+        },
+      })),
+    }
+    const pairs = 3 * ctx.plan.repeats + 1
+    const seconds = Math.min(4, ctx.plan.closedS)
+    const out = {} as SignalsResult
+    for (const mode of MODES) {
+      out[mode] = {} as SignalsResult[Mode]
+      for (const v of VARIANTS) {
+        const cell = { ratios: [] as number[], off: [] as number[], on: [] as number[] }
+        out[mode][v] = cell
+        const round = () => pairRound(ctx, fwd, [off, on[v]], mode, seconds)
+        await round() // warm both on this route
+        for (let i = 0; i < pairs; i++) {
+          const [o, x] = await round()
+          cell.ratios.push(x / o)
+          cell.off.push(o)
+          cell.on.push(x)
+          ctx.log(
+            `  ${mode} ${v} round ${i + 1}: off ${Math.round(o)} µs/req, on ${Math.round(x)}: ${fmt(x / o, 3)} ×`,
+          )
+        }
+      }
+    }
+    ctx.log(`  (the sink received ${sink.requests()} exports and deliveries)`)
+    return out
+  } finally {
+    for (const s of started) {
+      await s.gw.stop()
+      s.remove()
+    }
+    await sink.stop()
+  }
+}
+
+async function pairRound(
+  ctx: Ctx,
+  fwd: Forwarded,
+  sides: [Ctx, Ctx],
+  mode: Mode,
+  seconds: number,
+): Promise<[number, number]> {
+  const stream = mode === 'stream'
+  const load = (s: number) =>
+    Promise.all(
+      sides.map((side) =>
+        closedLoad(
+          side,
+          chatTarget(side.gw.url, `mock/${PRICED_MODEL}`, stream, side.gw.key),
+          SIGNALS_CONCURRENCY,
+          s,
+        ),
+      ),
+    )
+  return counted(
+    ctx,
+    fwd,
+    !ctx.wrk,
+    async () => {
+      if (ctx.plan.warmS > 0) await load(ctx.plan.warmS)
+      const cpu0 = sides.map((s) => cpuMicros(s.gw.pid))
+      const runs = await load(seconds)
+      return sides.map((s, i) => (cpuMicros(s.gw.pid) - cpu0[i]!) / Math.max(1, runs[i]!.requests)) as [
+        number,
+        number,
+      ]
+    },
+    sides.map((s) => s.gw),
+  )
+}
+
+export function signalsRows(result: SignalsResult): Row[] {
+  return MODES.flatMap((mode) =>
+    VARIANTS.map((v) => {
+      const r = result[mode][v]
+      const ratios = series(r.ratios)
+      const what = mode === 'stream' ? 'stream' : 'non-stream'
+      const which =
+        v === 'telemetry' ? 'telemetry on (OTLP protobuf, sample 1.0)' : 'a webhook configured (every event)'
+      return row(
+        `gateway CPU per request, ${what} c${SIGNALS_CONCURRENCY}: ${which} vs neither, two gateways at once`,
+        `${fmtSeries(ratios, 3, '×')} round by round; ${fmtSeries(series(r.on), 0, 'µs')} vs ${fmtSeries(series(r.off), 0, 'µs')}`,
+        ratios.median,
+        { op: '<=', value: 1.05, text: '≤ 1.05 ×' },
+      )
+    }),
+  )
+}
