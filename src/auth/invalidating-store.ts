@@ -78,6 +78,7 @@ export class AuthInvalidatingStore implements Store {
   claimDeliveries: Store['claimDeliveries'] = (n, l, c) => this.inner.claimDeliveries(n, l, c)
   deliveryTried: Store['deliveryTried'] = (id, t) => this.inner.deliveryTried(id, t)
   listDeliveries: Store['listDeliveries'] = (q) => this.inner.listDeliveries(q)
+  pruneAlerts: Store['pruneAlerts'] = (b, c) => this.inner.pruneAlerts(b, c)
   usageSummary: Store['usageSummary'] = (a, n, d) => this.inner.usageSummary(a, n, d)
   requestLog: Store['requestLog'] = (f) => this.inner.requestLog(f)
   requestById: Store['requestById'] = (id) => this.inner.requestById(id)

@@ -61,4 +61,10 @@ export interface AlertStore {
   deliveryTried(id: number, t: DeliveryTry): Promise<void>
   /** Newest first; `beforeId` = the last row of the previous page. */
   listDeliveries(q: { beforeId: number | null; limit: number }): Promise<Delivery[]>
+  /**
+   * Deletes up to `chunk` delivered or failed rows finished before `before`, and as many marks
+   * made before it; returns how many went. Retention runs it with the hourly rollups' bound
+   * (`usage.hourly_retention_days`), far past any budget period a mark stands for.
+   */
+  pruneAlerts(before: number, chunk: number): Promise<number>
 }

@@ -150,7 +150,12 @@ export class ComposedStore implements Store {
   recordRateLimited: Store['recordRateLimited'] = (b) => this.call(() => this.history.recordRateLimited(b))
   recordRefusals: Store['recordRefusals'] = (b) => this.call(() => this.history.recordRefusals(b))
   refusals: Store['refusals'] = (q) => this.call(() => this.history.refusals(q))
-  pruneHistory: Store['pruneHistory'] = (p) => this.call(() => this.history.pruneHistory(p))
+  // The alert queue's finished rows go with the hourly rollups (alert-types.ts).
+  pruneHistory: Store['pruneHistory'] = (p) =>
+    this.call(
+      async () =>
+        (await this.history.pruneHistory(p)) + (await this.alerts.pruneAlerts(p.hourlyBefore, p.chunk)),
+    )
   createSession: Store['createSession'] = (h, s, n) => this.call(() => this.history.createSession(h, s, n))
   getSession: Store['getSession'] = (h, n) => this.call(() => this.history.getSession(h, n))
   deleteSession: Store['deleteSession'] = (h) => this.call(() => this.history.deleteSession(h))
@@ -161,6 +166,7 @@ export class ComposedStore implements Store {
     this.call(() => this.alerts.claimDeliveries(n, l, c))
   deliveryTried: Store['deliveryTried'] = (id, t) => this.call(() => this.alerts.deliveryTried(id, t))
   listDeliveries: Store['listDeliveries'] = (q) => this.call(() => this.alerts.listDeliveries(q))
+  pruneAlerts: Store['pruneAlerts'] = (b, c) => this.call(() => this.alerts.pruneAlerts(b, c))
   close(): Promise<void> {
     return this.closeAll()
   }

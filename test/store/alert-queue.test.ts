@@ -105,6 +105,12 @@ for (const b of backends('alert-queue.test.ts').filter((x) => x.name !== 'postgr
             .sort(),
         )
         expect(all.every((d) => d.body.startsWith('{"id":"evt_'))).toBe(true)
+        // Retention: the finished rows and the marks before the bound go; the pending ones stay.
+        expect(await store.pruneAlerts(T0 + 1_002, 100)).toBe(3)
+        const left = await store.listDeliveries({ beforeId: null, limit: 10 })
+        expect(left.every((d) => d.state === 'pending')).toBe(true)
+        expect(left).toHaveLength(2)
+        expect(await store.enqueueAlert(alert('evt_4', 'm:50'))).toBe(true)
       } finally {
         await close()
       }

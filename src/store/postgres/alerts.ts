@@ -66,6 +66,19 @@ export class PgAlerts implements AlertStore {
     )
   }
 
+  async pruneAlerts(before: number, chunk: number): Promise<number> {
+    const done = await this.db.run(
+      (sql) => sql`
+      DELETE FROM alert_deliveries WHERE id IN (SELECT id FROM alert_deliveries
+        WHERE state != 'pending' AND done_at < ${before} LIMIT ${chunk})`,
+    )
+    const marks = await this.db.run(
+      (sql) => sql`
+      DELETE FROM alert_marks WHERE mark IN (SELECT mark FROM alert_marks WHERE created_at < ${before} LIMIT ${chunk})`,
+    )
+    return done.count + marks.count
+  }
+
   async listDeliveries(q: { beforeId: number | null; limit: number }): Promise<Delivery[]> {
     const before = q.beforeId ?? Number.MAX_SAFE_INTEGER
     const rows = await this.db.run(

@@ -42,6 +42,13 @@ export class AlertQueries {
         `UPDATE alert_deliveries SET attempts = attempts + 1, state = $state, last_status = $status,
            last_error = $error, next_at = $next, done_at = $done WHERE id = $id`,
       ),
+      pruneDone: db.query<null, { $before: number; $chunk: number }>(
+        `DELETE FROM alert_deliveries WHERE id IN (SELECT id FROM alert_deliveries
+           WHERE state != 'pending' AND done_at < $before LIMIT $chunk)`,
+      ),
+      pruneMarks: db.query<null, { $before: number; $chunk: number }>(
+        `DELETE FROM alert_marks WHERE mark IN (SELECT mark FROM alert_marks WHERE created_at < $before LIMIT $chunk)`,
+      ),
       list: db.query<Delivery, { $before: number; $limit: number }>(
         `SELECT ${COLUMNS} FROM alert_deliveries WHERE id < $before ORDER BY id DESC LIMIT $limit`,
       ),
@@ -65,6 +72,12 @@ export class AlertQueries {
       $next: t.nextAt,
       $done: t.state === 'pending' ? null : t.now,
     })
+  }
+
+  /** Call inside the caller's write. */
+  prune(before: number, chunk: number): number {
+    const q = { $before: before, $chunk: chunk }
+    return this.q.pruneDone.run(q).changes + this.q.pruneMarks.run(q).changes
   }
 
   list(beforeId: number | null, limit: number): Delivery[] {

@@ -321,7 +321,8 @@ export class SqliteStore implements Store {
         this.limiter.prune(p.logKeepAfter, p.chunk) +
         this.limiter.reserve.prune(p.logKeepAfter, p.chunk) +
         this.rollups.prune(p.hourlyBefore, p.dailyBefore, p.chunk) +
-        this.refusalsQ.prune(p.hourlyBefore, p.chunk),
+        this.refusalsQ.prune(p.hourlyBefore, p.chunk) +
+        this.alerts.prune(p.hourlyBefore, p.chunk),
     )
   }
   createSession(hash: string, s: ConsoleSession, now: number) {
@@ -347,6 +348,10 @@ export class SqliteStore implements Store {
   }
   deliveryTried(id: number, t: DeliveryTry) {
     return this.write(() => this.alerts.tried(id, t))
+  }
+  /** Also part of `pruneHistory`, which retention calls. */
+  pruneAlerts(before: number, chunk: number) {
+    return this.write(() => this.alerts.prune(before, chunk))
   }
   listDeliveries(q: { beforeId: number | null; limit: number }) {
     return this.read(() => this.alerts.list(q.beforeId, q.limit))
