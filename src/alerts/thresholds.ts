@@ -17,6 +17,8 @@ import type { Logger } from '../util/log.ts'
 import type { Alerts } from './alerts.ts'
 
 export const THRESHOLDS = [50, 80, 100] as const
+/** The longest a `tokens.threshold` may come after its crossing: a `tpd` row is read this often at most. */
+export const TOKENS_EVERY_MS = 30_000
 
 const DAY_MS = 86_400_000
 
@@ -53,6 +55,12 @@ function keyRows(l: KeyLimits | null): LimitRow[] {
 }
 
 export class ThresholdWatch {
+  /** (account, key) pairs charged since the running check took its own: checked after it. */
+  private pending = new Map<string, { accountId: number; keyId: string }>()
+  private running: Promise<void> | null = null
+  /** When each (account, key)'s `tpd` rows were last read (epoch ms). */
+  private readonly tokensReadAt = new Map<string, number>()
+
   constructor(
     private readonly deps: { store: Store; config: Config; log: Logger },
     private readonly alerts: Alerts,
@@ -63,20 +71,35 @@ export class ThresholdWatch {
     return this.alerts.wants('budget.threshold') || this.alerts.wants('tokens.threshold')
   }
 
-  /** The usage flush wrote `batch`: checks the accounts and keys it charged (never throws). */
-  async written(batch: Completion[], now: number): Promise<void> {
-    const pairs = new Map<string, { accountId: number; keyId: string }>()
+  /**
+   * The usage flush wrote `batch`: checks the accounts and keys it charged (never throws). One
+   * check runs at a time; pairs charged meanwhile wait for it and are checked once each after it,
+   * so flushes faster than the checks never pile reads onto the store.
+   */
+  written(batch: Completion[], now: () => number): Promise<void> {
     for (const c of batch)
       if (c.settlement || c.costMicros || c.promptTokens || c.completionTokens)
-        pairs.set(`${c.counted.accountId}\0${c.counted.keyId}`, c.counted)
-    for (const p of pairs.values()) {
-      try {
-        await this.check(p.accountId, p.keyId, now)
-      } catch (err) {
-        this.deps.log.warn('alert thresholds not checked', {
-          account_id: p.accountId,
-          error: (err as Error).message,
-        })
+        this.pending.set(`${c.counted.accountId}\0${c.counted.keyId}`, c.counted)
+    this.running ??= this.drain(now).finally(() => {
+      this.running = null
+    })
+    return this.running
+  }
+
+  private async drain(now: () => number): Promise<void> {
+    while (this.pending.size) {
+      const pairs = [...this.pending.values()]
+      this.pending.clear()
+      const at = now()
+      for (const p of pairs) {
+        try {
+          await this.check(p.accountId, p.keyId, at)
+        } catch (err) {
+          this.deps.log.warn('alert thresholds not checked', {
+            account_id: p.accountId,
+            error: (err as Error).message,
+          })
+        }
       }
     }
   }
@@ -86,9 +109,19 @@ export class ThresholdWatch {
     const [account, key] = await Promise.all([store.getAccount(accountId), store.getKey(keyId)])
     if (!account) return
     const plan = planState(config, account, now).plan
+    // A budget's spend is one counter read; a `tpd` row sums the day's admissions (store/sqlite/
+    // charges.ts), so it is read at most once a TOKENS_EVERY_MS per (account, key).
+    const pair = `${accountId}\0${keyId}`
+    const tokensDue = now - (this.tokensReadAt.get(pair) ?? 0) >= TOKENS_EVERY_MS
     const rows = [...(plan ? accountRows(plan) : []), ...keyRows(key?.limits ?? null)].filter((r) =>
-      this.alerts.wants(r.resource === 'tokens' ? 'tokens.threshold' : 'budget.threshold'),
+      r.resource === 'tokens'
+        ? tokensDue && this.alerts.wants('tokens.threshold')
+        : this.alerts.wants('budget.threshold'),
     )
+    if (rows.some((r) => r.resource === 'tokens')) {
+      if (this.tokensReadAt.size >= 100_000) this.tokensReadAt.clear()
+      this.tokensReadAt.set(pair, now)
+    }
     if (!rows.length) return
     const states = await store.rowStates({ accountId, keyId, now, rows })
     for (const s of states) this.crossed(s, account.name, accountId, keyId, now)

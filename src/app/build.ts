@@ -43,7 +43,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   if (alerts.alerts.wants('key.suspended'))
     store.onSuspended = (key, until) => alerts.keySuspended(key, until)
   if (alerts.thresholds.active)
-    recorder.onWritten = (batch) => void alerts.thresholds.written(batch, clock.now())
+    recorder.onWritten = (batch) => void alerts.thresholds.written(batch, () => clock.now())
   return {
     config,
     store,

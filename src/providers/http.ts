@@ -101,7 +101,12 @@ export function mergeSignals(...signals: Array<AbortSignal | undefined | null>):
  *   (status, text) => openAIStyleError(status, text, ctx.provider.prefix))
  */
 /** The request's headers and the attempt's `traceparent` (a client's own is replaced: this attempt is its child). */
-function withTraceparent(headers: RequestInit['headers'], traceparent: string): Headers {
+function withTraceparent(headers: RequestInit['headers'], traceparent: string): RequestInit['headers'] {
+  // The adapters pass a plain record: a copy with one more field costs less than a `Headers`.
+  if (headers && !(headers instanceof Headers) && !Array.isArray(headers)) {
+    const { traceparent: _client, ...rest } = headers as Record<string, string>
+    return { ...rest, traceparent }
+  }
   const h = new Headers(headers)
   h.set('traceparent', traceparent)
   return h
