@@ -9,8 +9,8 @@
  */
 import type { OtlpProtocol } from '../config/index.ts'
 import type { Logger } from '../util/log.ts'
-import { encodeJson, type Resource } from './otlp-json.ts'
-import { encodeProto } from './otlp-proto.ts'
+import { type Resource, spanJson, wrapJson } from './otlp-json.ts'
+import { encodeSpan, Writer, wrapSpans } from './otlp-proto.ts'
 import type { SpanRecord } from './span.ts'
 
 export const MAX_QUEUE = 2048
@@ -29,7 +29,16 @@ export interface ExporterOptions {
 }
 
 export class SpanExporter {
-  private queue: SpanRecord[] = []
+  /**
+   * The batch being filled, already encoded: a span is written out as it ends, so what waits for
+   * the export is bytes or text, not span objects the collector would keep alive (and promote) for
+   * up to `intervalMs`.
+   */
+  private proto = new Writer()
+  private json: string[] = []
+  private count = 0
+  private readonly batches: Array<{ body: Uint8Array | string; spans: number }> = []
+  private queued = 0
   private timer: ReturnType<typeof setTimeout> | null = null
   private sending: Promise<void> | null = null
   /** Spans dropped: the queue full, or their export failed. */
@@ -41,25 +50,48 @@ export class SpanExporter {
   constructor(private readonly opts: ExporterOptions) {}
 
   add(span: SpanRecord): void {
-    if (this.queue.length >= MAX_QUEUE) {
+    if (this.queued >= MAX_QUEUE) {
       this.dropped++
       return
     }
-    this.queue.push(span)
-    if (this.queue.length >= MAX_BATCH && !this.sending) void this.flush()
-    else if (!this.timer) {
+    this.queued++
+    this.count++
+    if (this.opts.protocol === 'http/json') this.json.push(spanJson(span))
+    else encodeSpan(this.proto, span)
+    if (this.count >= MAX_BATCH) {
+      this.seal()
+      if (!this.sending) void this.flush()
+    } else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), this.opts.intervalMs)
       this.timer.unref?.()
     }
+  }
+
+  /** Closes the batch being filled into an export request's body. */
+  private seal(): void {
+    if (!this.count) return
+    const { resource } = this.opts
+    const body =
+      this.opts.protocol === 'http/json'
+        ? wrapJson(this.json, resource)
+        : wrapSpans(this.proto.finish(), resource)
+    this.batches.push({ body, spans: this.count })
+    this.json = []
+    this.proto.reset()
+    this.count = 0
   }
 
   /** Sends everything queued, a batch at a time; resolves when the exports are answered or failed. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    this.seal()
     this.sending ??= (async () => {
       try {
-        while (this.queue.length) await this.send(this.queue.splice(0, MAX_BATCH))
+        for (let b = this.batches.shift(); b; b = this.batches.shift()) {
+          await this.send(b.body, b.spans)
+          this.queued -= b.spans
+        }
       } finally {
         this.sending = null
       }
@@ -67,9 +99,8 @@ export class SpanExporter {
     return this.sending
   }
 
-  private async send(batch: SpanRecord[]): Promise<void> {
-    const { protocol, resource } = this.opts
-    const json = protocol === 'http/json'
+  private async send(body: Uint8Array | string, spans: number): Promise<void> {
+    const json = typeof body === 'string'
     try {
       const res = await fetch(this.opts.url, {
         method: 'POST',
@@ -77,15 +108,15 @@ export class SpanExporter {
           ...this.opts.headers,
           'content-type': json ? 'application/json' : 'application/x-protobuf',
         },
-        body: json ? encodeJson(batch, resource) : encodeProto(batch, resource),
+        body,
         redirect: 'manual',
         signal: AbortSignal.timeout(EXPORT_TIMEOUT_MS),
       })
       await res.body?.cancel().catch(() => {})
       if (!res.ok) throw new Error(`the collector answered ${res.status}`)
-      this.exported += batch.length
+      this.exported += spans
     } catch (err) {
-      this.dropped += batch.length
+      this.dropped += spans
       this.report((err as Error).message)
     }
   }

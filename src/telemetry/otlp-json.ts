@@ -20,33 +20,36 @@ export function anyValue(v: AttributeValue): Record<string, unknown> {
 const keyValues = (attrs: Record<string, AttributeValue>) =>
   Object.entries(attrs).map(([key, v]) => ({ key, value: anyValue(v) }))
 
-export function encodeJson(spans: SpanRecord[], resource: Resource): string {
+/** One span as OTLP JSON text (the exporter keeps the text, not the span, until its batch goes). */
+export function spanJson(s: SpanRecord): string {
   return JSON.stringify({
-    resourceSpans: [
-      {
-        resource: {
-          attributes: keyValues({
-            'service.name': resource.serviceName,
-            'service.version': resource.serviceVersion,
-          }),
-        },
-        scopeSpans: [
-          {
-            scope: { name: 'switchyard', version: resource.serviceVersion },
-            spans: spans.map((s) => ({
-              traceId: s.traceId,
-              spanId: s.spanId,
-              ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
-              name: s.name,
-              kind: s.kind,
-              startTimeUnixNano: String(toNanos(s.startMs)),
-              endTimeUnixNano: String(toNanos(s.endMs)),
-              attributes: keyValues(s.attributes),
-              status: { code: s.status.code, ...(s.status.message ? { message: s.status.message } : {}) },
-            })),
-          },
-        ],
-      },
-    ],
+    traceId: s.traceId,
+    spanId: s.spanId,
+    ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+    name: s.name,
+    kind: s.kind,
+    startTimeUnixNano: String(toNanos(s.startMs)),
+    endTimeUnixNano: String(toNanos(s.endMs)),
+    attributes: keyValues(s.attributes),
+    status: { code: s.status.code, ...(s.status.message ? { message: s.status.message } : {}) },
   })
+}
+
+/** The export request around spans already written by `spanJson`. */
+export function wrapJson(spans: string[], resource: Resource): string {
+  const head = JSON.stringify({
+    resource: {
+      attributes: keyValues({
+        'service.name': resource.serviceName,
+        'service.version': resource.serviceVersion,
+      }),
+    },
+    scopeSpans: [{ scope: { name: 'switchyard', version: resource.serviceVersion }, spans: [] }],
+  })
+  // `head` ends with `"spans":[]}]}`: the spans go inside its last array.
+  return `{"resourceSpans":[${head.slice(0, -4)}${spans.join(',')}]}]}]}`
+}
+
+export function encodeJson(spans: SpanRecord[], resource: Resource): string {
+  return wrapJson(spans.map(spanJson), resource)
 }

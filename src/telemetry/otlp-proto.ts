@@ -24,7 +24,7 @@ const utf8 = new TextEncoder()
 const nibble = (c: number) => (c <= 57 ? c - 48 : c - 87)
 const LEN = 2
 
-class Writer {
+export class Writer {
   buf = new Uint8Array(64 * 1024)
   pos = 0
   private readonly view = () => new DataView(this.buf.buffer)
@@ -135,8 +135,20 @@ class Writer {
     this.buf[at] = len
   }
 
+  /** Appends bytes written elsewhere (spans encoded as they ended). */
+  raw(b: Uint8Array): void {
+    this.room(b.length)
+    this.buf.set(b, this.pos)
+    this.pos += b.length
+  }
+
   finish(): Uint8Array {
     return this.buf.slice(0, this.pos)
+  }
+
+  /** Forgets what was written, keeping the buffer. */
+  reset(): void {
+    this.pos = 0
   }
 }
 
@@ -154,7 +166,8 @@ function attribute(w: Writer, field: number, key: string, v: AttributeValue): vo
   w.end(kv)
 }
 
-function span(w: Writer, s: SpanRecord): void {
+/** One span as ScopeSpans' field 2, appended to `w` (the exporter's batch, as the span ends). */
+export function encodeSpan(w: Writer, s: SpanRecord): void {
   const at = w.begin(2)
   w.hex(1, s.traceId)
   w.hex(2, s.spanId)
@@ -175,7 +188,8 @@ function span(w: Writer, s: SpanRecord): void {
   w.end(at)
 }
 
-export function encodeProto(spans: SpanRecord[], resource: Resource): Uint8Array {
+/** The export request around spans already encoded by `encodeSpan` (`spans`: their bytes). */
+export function wrapSpans(spans: Uint8Array, resource: Resource): Uint8Array {
   const w = new Writer()
   const rs = w.begin(1)
   const res = w.begin(1)
@@ -187,8 +201,14 @@ export function encodeProto(spans: SpanRecord[], resource: Resource): Uint8Array
   w.string(1, 'switchyard')
   w.string(2, resource.serviceVersion)
   w.end(scope)
-  for (const s of spans) span(w, s)
+  w.raw(spans)
   w.end(scopeSpans)
   w.end(rs)
   return w.finish()
+}
+
+export function encodeProto(spans: SpanRecord[], resource: Resource): Uint8Array {
+  const w = new Writer()
+  for (const s of spans) encodeSpan(w, s)
+  return wrapSpans(w.finish(), resource)
 }
