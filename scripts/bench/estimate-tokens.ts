@@ -91,7 +91,7 @@ async function conservativeness(tokenizers: Record<string, Count>, write: boolea
   }
   if (write) {
     const path = join(import.meta.dir, '../../test/support/token-corpus-counts.json')
-    writeFileSync(path, `${JSON.stringify(pinned, null, 1)}\n`)
+    writeFileSync(path, `${JSON.stringify(pinned, null, 2)}\n`)
     console.log(`  wrote ${path}`)
   }
 }

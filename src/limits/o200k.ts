@@ -26,10 +26,24 @@ let loading: Promise<Encoding> | undefined
 function encoding(): Promise<Encoding> {
   loading ??= import('gpt-tokenizer/encoding/o200k_base').then((e) => {
     e.setMergeCacheSize(MERGE_CACHE)
+    loaded = counterOf(e.countTokens)
     return e
   })
   return loading
 }
+
+/** Starts loading the encoding (admission calls it at start when a plan counts tokens). */
+export function loadO200k(): Promise<unknown> {
+  return encoding()
+}
+
+/** The counter if the encoding has loaded, else null (and loading is started). */
+export function loadedO200k(): O200kCounter | null {
+  if (!loaded) void encoding()
+  return loaded
+}
+
+let loaded: O200kCounter | null = null
 
 /** Where the slice of `text` starting at `from` ends (exclusive). */
 export function sliceEnd(text: string, from: number): number {
@@ -47,10 +61,16 @@ export function sliceEnd(text: string, from: number): number {
  * stops short of it), and after a letter followed by neither a letter, a mark nor `'` (a word is
  * letters and marks, then an optional `'s`, `'t`, ...; minified JSON is full of these).
  */
-function pieceEndsAt(text: string, i: number): boolean {
+export function pieceEndsAt(text: string, i: number): boolean {
   const c = text.charCodeAt(i)
   if (c === 32) return !SPACE.test(text.charAt(i + 1))
-  return c !== 39 && !WORD.test(text.charAt(i)) && WORD.test(text.charAt(i - 1))
+  return c !== 39 && !isWord(c, text, i) && isWord(text.charCodeAt(i - 1), text, i - 1)
+}
+
+/** `WORD` of the character at `i` (code unit `c`), without a regex for ASCII. */
+function isWord(c: number, text: string, i: number): boolean {
+  if (c < 128) return (c | 32) >= 97 && (c | 32) <= 122
+  return WORD.test(text.charAt(i))
 }
 
 const SPACE = /\s/
@@ -67,7 +87,11 @@ export type O200kCounter = (text: string, stopAbove?: number) => Counted
 
 /** The counter, once the encoding has loaded. */
 export async function o200kCounter(): Promise<O200kCounter> {
-  const { countTokens } = await encoding()
+  await encoding()
+  return loaded!
+}
+
+function counterOf(countTokens: Encoding['countTokens']): O200kCounter {
   return (text, stopAbove = Number.POSITIVE_INFINITY) => {
     let tokens = 0
     let from = 0
