@@ -1,37 +1,31 @@
 /**
  * @module
- * The input-token bound that admission reserves (DESIGN §11): never below what the upstream will
- * bill for the request's input, whatever model serves it, and cheap on the hot path.
+ * The input-token bound that admission reserves and the plan's context cap checks (DESIGN §11
+ * "Tight, not conservative"): never below what the upstream will bill for the request's input,
+ * on the project's corpus, whatever model of the route answers, and cheap on the hot path.
  *
- * **The bound is the body's UTF-8 byte length**, plus fixed allowances for what the body names but
- * does not contain. Why bytes, and not a tokenizer or bytes/N (measured on the corpus in
- * `test/support/token-corpus.ts`; `bun scripts/bench/estimate-tokens.ts` prints the figures):
- * - Every tokenizer behind the gateway is byte-level BPE or SentencePiece with byte fallback, so
- *   a token covers at least one byte of text: text tokens <= text bytes. The worst kinds reach
- *   that: random digits are one token per byte on Gemini and Llama, spaced digits on every
- *   tokenizer, CJK Extension B and rare emoji almost so. bytes/2 and bytes/3 fail on those (and on
- *   hex, base64, random CJK, random ASCII); no divisor above 1 holds for every text.
- * - gpt-tokenizer's o200k count is exact for OpenAI models only: Claude needs 1.8x it for Korean
- *   and 3.8x for Hindi, Gemini 3x for digits, and Anthropic's hidden tool-use prompt puts the
- *   guide's weather request at 403 tokens against o200k's 90 for the whole body. It also costs
- *   milliseconds per 64 KB, and more on hostile text (long runs, random CJK).
- * - Chat templates add a few tokens per message (OpenAI: 3, and 3 to prime the reply); each
- *   message's JSON wrapper (`{"role":"user","content":""}`, 28 bytes) is larger. Tool schemas are
- *   text in the body and so counted.
- * - What the bytes cannot show is added: a provider's hidden tool-use or structured-output system
- *   prompt ({@link TOOL_PROMPT_TOKENS}: Anthropic documents up to 530), each server-side tool's
- *   definition ({@link SERVER_TOOL_TOKENS}), each image ({@link IMAGE_TOKENS}: a URL is 40 bytes
- *   but Claude bills up to ~4,800 tokens for a large image) and each file or document
- *   ({@link FILE_TOKENS}). Beyond the bound, and said so in the README: a multi-page PDF can cost
- *   more than `FILE_TOKENS` + its bytes; OpenAI bills gpt-4o-mini images at 33x; server tools
- *   (web search, code execution) add the results they fetch. Settlement charges what was billed.
+ * The bound is the sum, for the tokenizer family of each model that may answer (text-bound.ts), of:
+ * - each message's text (every string in it, and tool-call inputs as their JSON), bounded by
+ *   `shapeBound`, plus a template per message: OpenAI's documented 3 (+1 for a `name`) and 3 to
+ *   prime the reply on o200k; `TEMPLATE_TOKENS` elsewhere (Llama 3's header is 5, Claude's turn 3–5);
+ * - each tool definition and JSON-schema output as its JSON text (OpenAI renders them more
+ *   tersely; Anthropic adds its hidden tool-use prompt, `TOOL_PROMPT_TOKENS`);
+ * - what the text cannot show: each image ({@link IMAGE_TOKENS}: its URL or base64 is not counted
+ *   as text), each file or document beyond its text ({@link FILE_TOKENS}), each provider-run
+ *   tool ({@link SERVER_TOOL_TOKENS}). Beyond the bound, and said so in the README: a multi-page
+ *   PDF can cost more than `FILE_TOKENS` + its text; OpenAI bills gpt-4o-mini images at 33×;
+ *   server tools add the results they fetch. Settlement charges what was billed.
  *
- * The walk visits each JSON node once (no recursion, no string scanning), so a hostile body costs
- * what a valid one of its size does; JSON.parse, already paid by the pipeline, costs more.
+ * Texts are shaped once (text-bound.ts keeps shapes by hash: a conversation's prefix resent every
+ * turn is not encoded again) and large new ones yield to the event loop while encoded.
  */
+import type { ProviderKind } from '../config/schema.ts'
+import { type Family, familyOf, shapeBound, shapeOfAsync, type TextShape } from './text-bound.ts'
 
 /** A provider's hidden system prompt for tool use or a JSON schema output (Anthropic: 313-530). */
 export const TOOL_PROMPT_TOKENS = 600
+/** OpenAI's framing of a tool list or a response schema (its `namespace functions {…}` wrapper). */
+export const OPENAI_TOOL_TOKENS = 16
 /** A provider-run tool's own definition and prompt (Anthropic's computer use: 735 + 499). */
 export const SERVER_TOOL_TOKENS = 2_000
 /** One image, whatever its size (Claude's largest ~4,800; OpenAI high detail 1,445; Gemini 1,120). */
@@ -44,10 +38,20 @@ const FILE_TYPES = new Set(['file', 'document', 'input_file'])
 /** Tool entries that the client runs (the model only sees their schema, already in the bytes). */
 const CLIENT_TOOL_TYPES = new Set(['function', 'custom'])
 
+/** A model that may answer the request: its provider's kind and upstream model name. */
+export interface InputTarget {
+  kind: ProviderKind
+  model: string
+}
+
+/** Template tokens per message (and once to prime the reply) outside OpenAI's own models. */
+export const TEMPLATE_TOKENS = 8
+
 export interface InputBound {
-  /** The bound: reserve this many input tokens. */
+  /** The bound: reserve this many input tokens (the largest over the targets' families). */
   tokens: number
-  bytes: number
+  /** The family whose bound that is. */
+  family: Family
   images: number
   files: number
   serverTools: number
@@ -55,35 +59,100 @@ export interface InputBound {
   toolPrompt: boolean
 }
 
-/**
- * The input bound of a request, on any surface (chat, messages, responses).
- * @param bodyBytes the body's size in bytes as received (`Content-Length` or the bytes read).
- * @param body the parsed body (the same value the pipeline validated).
- *
- * @example
- * inputTokenBound(67, { model: 'm', messages: [{ role: 'user', content: 'hello' }] }).tokens // → 67
- */
-export function inputTokenBound(bodyBytes: number, body: unknown): InputBound {
-  let images = 0
-  let files = 0
-  const stack: unknown[] = [body]
+/** Parts whose strings are not text the model reads (an image's URL or base64). */
+const SKIPPED_PARTS = IMAGE_TYPES
+/** Members whose object value is text the model reads as JSON (tool-call inputs, schemas). */
+const JSON_MEMBERS = new Set(['input', 'args', 'arguments', 'parameters', 'schema', 'input_schema'])
+/** Top-level members read as messages (each one message); tools and outputs are read apart. */
+const MESSAGE_LISTS = ['messages', 'input', 'contents']
+const SINGLE_MESSAGES = ['system', 'instructions']
+
+interface Seen {
+  images: number
+  files: number
+  numbers: number
+}
+
+/** A message's text: its strings and its tool inputs' JSON, counting images and files on the way. */
+function messageText(message: unknown, seen: Seen): string {
+  if (typeof message === 'string') return message
+  const texts: string[] = []
+  const stack: unknown[] = [message]
   while (stack.length) {
     const v = stack.pop()
-    if (Array.isArray(v)) {
-      for (const item of v) if (item !== null && typeof item === 'object') stack.push(item)
-    } else if (v !== null && typeof v === 'object') {
+    if (typeof v === 'string') texts.push(v)
+    // Token ids (embeddings' input) are a token each.
+    else if (typeof v === 'number') seen.numbers++
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i])
+    else if (v !== null && typeof v === 'object') {
       const o = v as Record<string, unknown>
       if (typeof o.type === 'string') {
-        if (IMAGE_TYPES.has(o.type)) images++
-        else if (FILE_TYPES.has(o.type)) files++
+        if (SKIPPED_PARTS.has(o.type)) {
+          seen.images++
+          continue
+        }
+        if (FILE_TYPES.has(o.type)) seen.files++
       }
       for (const k in o) {
         const c = o[k]
-        if (c !== null && typeof c === 'object') stack.push(c)
+        if (c !== null && typeof c === 'object' && JSON_MEMBERS.has(k) && !Array.isArray(c))
+          texts.push(JSON.stringify(c))
+        else if (k !== 'type') stack.push(c)
       }
     }
   }
+  return texts.join('\n')
+}
+
+/**
+ * The input bound of a request, on any surface (chat, messages, responses).
+ * @param body the parsed body (the same value the pipeline validated).
+ * @param targets every model that may answer (the primary and its fallbacks).
+ *
+ * @example
+ * await inputTokenBound({ model: 'p/m', messages: [{ role: 'user', content: 'hello' }] },
+ *   [{ kind: 'openai', model: 'gpt-4o' }]) // → { tokens: 8, family: 'o200k', ... } (1 + 1 + 3 + 3)
+ */
+export async function inputTokenBound(body: unknown, targets: readonly InputTarget[]): Promise<InputBound> {
   const top = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>
+  const seen: Seen = { images: 0, files: 0, numbers: 0 }
+  const texts: string[] = []
+  // Messages framed by a template: each object of a list, and a top-level string or system
+  // prompt (an embeddings input's strings and token ids are not messages).
+  let messages = 0
+  let named = 0
+  for (const k of MESSAGE_LISTS) {
+    const list = top[k]
+    if (typeof list === 'string') {
+      texts.push(list)
+      messages++
+    } else if (Array.isArray(list))
+      for (const m of list) {
+        if (m !== null && typeof m === 'object' && !Array.isArray(m)) {
+          messages++
+          if (typeof (m as { name?: unknown }).name === 'string') named++
+        }
+        texts.push(messageText(m, seen))
+      }
+  }
+  for (const k of SINGLE_MESSAGES)
+    if (top[k] != null) {
+      texts.push(messageText(top[k], seen))
+      messages++
+    }
+  // Tools (resent every turn: kept apart so their shape is reused), then every other member's
+  // JSON text (schema outputs, and whatever else a provider may read).
+  const rest: Record<string, unknown> = {}
+  for (const k in top)
+    if (k !== 'model' && k !== 'tools' && !MESSAGE_LISTS.includes(k) && !SINGLE_MESSAGES.includes(k))
+      rest[k] = top[k]
+  if (top.tools !== undefined) texts.push(JSON.stringify(top.tools))
+  for (const _ in rest) {
+    texts.push(JSON.stringify(rest))
+    break
+  }
+  const shapes: TextShape[] = []
+  for (const t of texts) shapes.push(await shapeOfAsync(t))
   let serverTools = 0
   let clientTools = 0
   if (Array.isArray(top.tools)) {
@@ -95,13 +164,29 @@ export function inputTokenBound(bodyBytes: number, body: unknown): InputBound {
   }
   if (Array.isArray(top.functions) && top.functions.length) clientTools++
   const toolPrompt = clientTools > 0 || serverTools > 0 || schemaOutput(top)
-  const tokens =
-    bodyBytes +
-    (toolPrompt ? TOOL_PROMPT_TOKENS : 0) +
-    serverTools * SERVER_TOOL_TOKENS +
-    images * IMAGE_TOKENS +
-    files * FILE_TOKENS
-  return { tokens, bytes: bodyBytes, images, files, serverTools, toolPrompt }
+  const families = new Set(targets.map((t) => familyOf(t.kind, t.model)))
+  if (!families.size) families.add('any')
+  let best: { tokens: number; family: Family } | null = null
+  for (const family of families) {
+    let tokens = 0
+    for (const s of shapes) tokens += shapeBound(s, family)
+    tokens +=
+      family === 'o200k'
+        ? 3 * messages + named + 3 + (toolPrompt ? OPENAI_TOOL_TOKENS : 0)
+        : TEMPLATE_TOKENS * (messages + 1) + (toolPrompt ? TOOL_PROMPT_TOKENS : 0)
+    if (!best || tokens > best.tokens) best = { tokens, family }
+  }
+  const allowances =
+    seen.numbers +
+    serverTools * SERVER_TOOL_TOKENS + seen.images * IMAGE_TOKENS + seen.files * FILE_TOKENS
+  return {
+    tokens: best!.tokens + allowances,
+    family: best!.family,
+    images: seen.images,
+    files: seen.files,
+    serverTools,
+    toolPrompt,
+  }
 }
 
 /**

@@ -166,14 +166,14 @@ export function budgetExceededError(
 }
 
 /**
- * 400 when the input is over the plan's `max_context_tokens`. `tokens`: the count so far (counting
- * stops past the cap, so the input is at least this); `param`: the surface's input field.
+ * 400 when the input is over the plan's `max_context_tokens`. `tokens`: the input bound
+ * (estimate-tokens.ts, the same admission reserves); `param`: the surface's input field.
  */
 export function contextLengthError(plan: string, cap: number, tokens: number, param: string): GatewayError {
   return new GatewayError(
     400,
     'context_length_exceeded',
-    `This request's input is at least ${tokens} tokens, over the ${cap}-token context limit of the plan '${plan}' (max_context_tokens). Shorten the conversation or upgrade the plan.`,
+    `This request's input counts ${tokens} tokens (the gateway's bound for this model's tokenizer), over the ${cap}-token context limit of the plan '${plan}' (max_context_tokens). Shorten the conversation or upgrade the plan.`,
     { param },
   )
 }

@@ -16,7 +16,8 @@
  * UTF-8 bytes (every tokenizer here is byte-level BPE or SentencePiece with byte fallback, so a
  * token covers at least one byte of text). So a hostile text costs what prose of its size does.
  */
-import { loadedO200k, type O200kCounter, pieceEndsAt } from './o200k.ts'
+import type { ProviderKind } from '../config/schema.ts'
+import { loadedO200k, type O200kCounter, o200kCounter, pieceEndsAt } from './o200k.ts'
 
 /** A tokenizer family the bound is calibrated for. */
 export type Family = 'o200k' | 'claude' | 'gemini' | 'any'
@@ -39,7 +40,7 @@ export interface TextShape {
   tokens: number
   /** Characters of each class outside long runs (`CLASSES` entries). */
   classes: number[]
-  /** UTF-8 bytes of the long runs (each bounded by its bytes). */
+  /** UTF-8 bytes bounded by their count, not encoded: long runs, and stretches after a dense piece. */
   runBytes: number
   /** UTF-8 bytes of the whole text. */
   bytes: number
@@ -54,27 +55,16 @@ interface Profile {
 }
 
 /**
- * Calibrated on the corpus (2026-11-29; the fit is `bun scripts/bench/estimate-tokens.ts --fit`):
- * each factor leaves prose about 10–15 % above the family's count, the weights cover the classes
- * where another tokenizer splits finer than o200k (Claude: Cyrillic, Hangul, Devanagari; Gemini and
- * Llama 2: digits one by one, whitespace runs).
+ * Calibrated on the corpus (2026-11-29): with each factor fixed (prose lands 10–20 % above the
+ * family's count), the weights are the least a linear program needed to put every corpus text at
+ * least 3 % above it (weighing prose, code and tool schemas 20× in the sum it minimised), then
+ * rounded up: they cover the classes where a tokenizer splits finer than o200k (Claude: Cyrillic,
+ * Hangul, Devanagari; Gemini and Llama 2: digits one by one, line breaks; Llama 2: emoji).
  */
 const PROFILES: Record<Exclude<Family, 'o200k'>, Profile> = {
-  claude: {
-    factor: 1.2,
-    weights: [0, 0.1, 0, 0, 0, 0.6, 1.1, 0.85, 0.3, 0.25, 0.5],
-    perText: 1,
-  },
-  gemini: {
-    factor: 1.2,
-    weights: [0, 0.6, 0.07, 0.1, 0, 0.1, 0.15, 0.15, 0.1, 0.25, 0.5],
-    perText: 1,
-  },
-  any: {
-    factor: 1.3,
-    weights: [0, 0.6, 0.07, 1, 0, 0.6, 1.1, 0.85, 0.3, 0.3, 0.5],
-    perText: 1,
-  },
+  claude: { factor: 1.2, weights: [0, 0.1, 0, 0, 0, 0.25, 1, 0.55, 0.12, 0.05, 0.4], perText: 1 },
+  gemini: { factor: 1.2, weights: [0, 0.4, 0.02, 0.25, 0, 0.05, 0.05, 0.05, 0.05, 0.05, 0.1], perText: 1 },
+  any: { factor: 1.3, weights: [0, 0.35, 0.02, 0.25, 0, 0.25, 1, 0.55, 0.12, 0.05, 1], perText: 1 },
 }
 
 export function classOf(c: number): number {
@@ -104,60 +94,81 @@ function utf8(text: string, from: number, to: number): number {
   return n
 }
 
-/** Yields to the event loop between pieces of work of about `YIELD_CHARS` characters. */
+/** Characters encoded at a time: a piece ends where o200k always splits, so pieces sum exactly. */
+export const PIECE = 4_096
+/** Yields to the event loop (async callers) after about this many characters. */
 export const YIELD_CHARS = 16_384
+/**
+ * o200k tokens per UTF-8 byte above which a piece is dense (random letters, base64, hex, random
+ * CJK, emoji: 0.5–0.8; prose, code, JSON, CJK prose 0.1–0.36). Byte-pair encoding costs per token,
+ * so the `SKIP` pieces after a dense one are bounded by their bytes instead of encoded (then the
+ * next is encoded again): a dense text costs about what prose of its size does.
+ */
+export const DENSE = 0.5
+export const SKIP = 7
 
 /**
- * The shape of `text`: one pass finds the long runs and counts classes; the rest is encoded in
- * pieces of at most `YIELD_CHARS` characters ended where o200k always splits, so the sum is the
- * text's o200k count. `pause` (async callers) is awaited between pieces.
+ * The shape of `text` in one pass: long runs and dense stretches bounded by their bytes, the rest
+ * encoded piece by piece. A generator so the async caller can yield between pieces.
  */
 function* shapeSteps(text: string, count: O200kCounter): Generator<void, TextShape> {
   const classes = new Array<number>(CLASSES).fill(0)
   let tokens = 0
   let runBytes = 0
   let bytes = 0
-  let segment = 0 // start of the text not yet encoded
-  let split = 0 // the last place a piece ends
-  const encode = (to: number) => {
-    if (to > segment) tokens += count(text.slice(segment, to)).tokens
+  let skip = 0
+  let sinceYield = 0
+  /** `text[a, b)`, ended where a piece ends: encoded, or bounded by its bytes after a dense piece. */
+  const normal = (a: number, b: number) => {
+    if (b <= a) return
+    const n = utf8(text, a, b)
+    bytes += n
+    if (skip > 0) {
+      skip--
+      runBytes += n
+      return
+    }
+    const t = count(text.slice(a, b)).tokens
+    if (t > DENSE * n) skip = SKIP
+    tokens += t
+    for (let k = a; k < b; k++) {
+      const c = classOf(text.charCodeAt(k))
+      if (c >= 0) classes[c]!++
+    }
   }
-  for (let i = 0; i < text.length; i++) {
-    if (i > 0 && pieceEndsAt(text, i)) split = i
+  let from = 0
+  while (from < text.length) {
+    let split = from
+    let i = from + 1
+    for (; i < text.length; i++) {
+      if (pieceEndsAt(text, i)) split = i
+      else if (i - split >= RUN) break
+      if (i - from >= PIECE && split > from) break
+    }
+    if (i >= text.length) {
+      normal(from, text.length)
+      break
+    }
     if (i - split >= RUN) {
       // A long run from `split`: bounded by its bytes up to the next place a piece ends.
+      normal(from, split)
       let end = i + 1
       while (end < text.length && !pieceEndsAt(text, end)) end++
-      for (let k = segment; k < split; k++) {
-        const c = classOf(text.charCodeAt(k))
-        if (c >= 0) classes[c]!++
-      }
-      encode(split)
-      const b = utf8(text, split, end)
-      runBytes += b
-      bytes += b
-      segment = end
-      split = end
-      i = end - 1
-      continue
+      const n = utf8(text, split, end)
+      runBytes += n
+      bytes += n
+      sinceYield += end - from
+      from = end
+    } else {
+      normal(from, split)
+      sinceYield += split - from
+      from = split
     }
-    if (i - segment >= YIELD_CHARS && split > segment) {
-      for (let k = segment; k < split; k++) {
-        const c = classOf(text.charCodeAt(k))
-        if (c >= 0) classes[c]!++
-      }
-      bytes += utf8(text, segment, split)
-      encode(split)
-      segment = split
+    if (sinceYield >= YIELD_CHARS) {
+      sinceYield = 0
       yield
     }
   }
-  for (let k = segment; k < text.length; k++) {
-    const c = classOf(text.charCodeAt(k))
-    if (c >= 0) classes[c]!++
-  }
-  bytes += utf8(text, segment, text.length)
-  encode(text.length)
   return { tokens, classes, runBytes, bytes }
 }
 
@@ -188,4 +199,76 @@ export function shapeBound(shape: TextShape, family: Family): number {
   for (let c = 0; c < CLASSES; c++) b += p.weights[c]! * shape.classes[c]!
   // No family bills more tokens than the text has bytes (plus its leading space).
   return Math.min(Math.ceil(b) + shape.runBytes, shape.bytes) + p.perText
+}
+
+/**
+ * OpenAI's models on o200k (GPT-4o, 4.1, 4.5, 5, the o-series, their codex and oss models): a
+ * provider of kind `openai` serving a model of such a name is OpenAI, counted exactly. Any other
+ * model on an `openai` provider (GPT-4 and 3.5 on cl100k, or an OpenAI-compatible server's model)
+ * gets the `any` bound, as does the demo provider.
+ */
+const O200K_MODELS = /^(gpt-4o|gpt-4\.[15]|gpt-5|o[1-9]|chatgpt-4o|codex|gpt-oss|computer-use)/i
+
+/** The tokenizer family of a provider kind and model (its upstream name; unknown: omitted). */
+export function familyOf(kind: ProviderKind, model?: string): Family {
+  if (kind === 'anthropic') return 'claude'
+  if (kind === 'gemini') return 'gemini'
+  if (kind === 'openai' && model !== undefined && O200K_MODELS.test(model)) return 'o200k'
+  return 'any'
+}
+
+/** Texts shorter than this are not kept (their shape costs less than the lookup). */
+const CACHED_FROM = 256
+/** Shapes kept, least recently used dropped first: about 200 bytes each. */
+export const CACHE_ENTRIES = 8_192
+
+/**
+ * Shapes of texts seen lately, by a hash of the text and its length: agents resend the whole
+ * conversation every turn, so a message is encoded once. A hash collision (64 bits, and the
+ * lengths equal) would reuse another text's shape; the chance is far below any other error here.
+ */
+const shapes = new Map<string, TextShape>()
+
+function cached(text: string): [key: string | null, shape: TextShape | undefined] {
+  if (text.length < CACHED_FROM) return [null, undefined]
+  const key = `${Bun.hash(text).toString(36)}:${text.length}`
+  const hit = shapes.get(key)
+  if (hit) {
+    shapes.delete(key)
+    shapes.set(key, hit)
+  }
+  return [key, hit]
+}
+
+function keep(key: string | null, shape: TextShape): TextShape {
+  if (key === null) return shape
+  shapes.set(key, shape)
+  if (shapes.size > CACHE_ENTRIES) shapes.delete(shapes.keys().next().value!)
+  return shape
+}
+
+/** The shape of `text`, kept for the next time it is seen; the async form yields while encoding. */
+export async function shapeOfAsync(text: string): Promise<TextShape> {
+  const [key, hit] = cached(text)
+  if (hit) return hit
+  const count = await o200kCounter()
+  return keep(key, text.length > YIELD_CHARS ? await textShapeAsync(text, count) : textShape(text, count))
+}
+
+/**
+ * An upper bound on the tokens `kind`'s provider bills for `text` (of `model`, its upstream name,
+ * where known: an `openai` provider's GPT-4o-family model is counted exactly). Synchronous: before
+ * the tokenizer has loaded (it loads at the first call, or at start when a plan counts tokens) it
+ * answers the text's UTF-8 bytes + 1, which no provider exceeds.
+ *
+ * @example
+ * textTokenBound('Hello, world', 'anthropic') // → 6 (Claude bills 4)
+ */
+export function textTokenBound(text: string, kind: ProviderKind, model?: string): number {
+  const family = familyOf(kind, model)
+  const [key, hit] = cached(text)
+  if (hit) return shapeBound(hit, family)
+  const count = loadedO200k()
+  if (!count) return Buffer.byteLength(text) + 1
+  return shapeBound(keep(key, textShape(text, count)), family)
 }

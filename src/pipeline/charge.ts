@@ -12,7 +12,6 @@ import type { Auth } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { affordableOutput } from '../limits/allowance.ts'
-import { overContext } from '../limits/context-cap.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
 import { dearestOf, unitsOf } from '../limits/model-cost.ts'
 import { type DearestPrices, highestCostMicros } from '../limits/pricing.ts'
@@ -89,8 +88,10 @@ export async function planCharge(
   auth: Auth,
   entry: CatalogueEntry,
   body: unknown,
-  bodyText: string,
-  /** Every model that may answer (the primary and the fallbacks the plan and key reach): the reservation's price is their dearest. */
+  /**
+   * Every model that may answer (the primary and the fallbacks the plan and key reach): the input
+   * is bounded for the tokenizer of each, and the reservation's price is their dearest.
+   */
   reached: CatalogueEntry[],
   /** The surface's input field (`messages`, `input`), named by a context-cap refusal. */
   inputParam: string,
@@ -103,11 +104,11 @@ export async function planCharge(
   const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
   if (cap === null && !limited)
     return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false) }
-  const bound = inputTokenBound(Buffer.byteLength(bodyText), body)
-  if (cap !== null && bound.tokens > cap) {
-    const over = await overContext(bodyText, cap)
-    if (over !== null) throw contextLengthError(auth.plan.name, cap, over, inputParam)
-  }
+  const bound = await inputTokenBound(
+    body,
+    reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
+  )
+  if (cap !== null && bound.tokens > cap) throw contextLengthError(auth.plan.name, cap, bound.tokens, inputParam)
   if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false) }
   const rows = chargeRows(plan, limits)
   // Surcharges the prices cannot cover are refused only where money is limited.

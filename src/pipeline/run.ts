@@ -238,7 +238,7 @@ export class Pipeline {
       const models = routed.length ? routed : [entry]
       const body =
         surface.operation === 'chat' ? (surface.body?.(decoded.view) ?? decoded.view) : decoded.view
-      charging = await planCharge(auth, entry, body, text, models, surface.inputParam)
+      charging = await planCharge(auth, entry, body, models, surface.inputParam)
     } catch (e) {
       throw await this.refused(surface, auth, headers, e)
     }

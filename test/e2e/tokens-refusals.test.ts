@@ -34,8 +34,10 @@ test("a plan's max_context_tokens: over it → 400 context_length_exceeded namin
   expect(err.code).toBe('context_length_exceeded')
   expect(err.message).toContain("'capped'")
   expect(err.param).toBe('messages')
-  // Counting stops past the cap: the message says "at least", never a made-up total.
-  expect(err.message).toMatch(/^This request's input is at least \d+ tokens, over the 60-token context limit/)
+  // The cap is checked against the admission's input bound, and the message says it is that.
+  expect(err.message).toMatch(
+    /^This request's input counts \d+ tokens \(the gateway's bound for this model's tokenizer\), over the 60-token context limit/,
+  )
   // The Responses surface's field is `input`.
   const responses = await fetch(`${bed.gw.url}/v1/responses`, {
     method: 'POST',
