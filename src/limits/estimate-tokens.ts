@@ -152,7 +152,7 @@ export async function inputTokenBound(body: unknown, targets: readonly InputTarg
     break
   }
   const shapes: TextShape[] = []
-  for (const t of texts) shapes.push(await shapeOfAsync(t))
+  for (const t of texts) if (t.length) shapes.push(await shapeOfAsync(t))
   let serverTools = 0
   let clientTools = 0
   if (Array.isArray(top.tools)) {

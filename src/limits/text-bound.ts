@@ -102,9 +102,9 @@ export const YIELD_CHARS = 16_384
  * o200k tokens per UTF-8 byte above which a piece is dense (random letters, base64, hex, random
  * CJK, emoji: 0.5–0.8; prose, code, JSON, CJK prose 0.1–0.36). Byte-pair encoding costs per token,
  * so the `SKIP` pieces after a dense one are bounded by their bytes instead of encoded (then the
- * next is encoded again): a dense text costs about what prose of its size does.
+ * next is encoded again): no text encodes more tokens per byte than `DENSE`, about what JSON does.
  */
-export const DENSE = 0.5
+export const DENSE = 0.4
 export const SKIP = 7
 
 /**
