@@ -7,6 +7,7 @@
  * time to first token, which now counts only content.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { inputTokenBound } from '../../src/limits/estimate-tokens.ts'
 import { type FaultUpstream, startFaultUpstream } from '../support/fault-upstream.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../support/gateway.ts'
 
@@ -84,8 +85,8 @@ test('left after the role chunk, before any text: charged the input as reserved;
     u = await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()
     if (u.usage.today.requests > 0 && u.usage.current_minute.tokens > 0) break
   }
-  // The input as reserved: the body's bytes (the conservative bound), at 1 micro-dollar each.
-  const input = Buffer.byteLength(body)
+  // The input as reserved (its bound for the model, limits/estimate-tokens.ts), at 1 micro-dollar each.
+  const input = (await inputTokenBound(JSON.parse(body), [{ kind: 'openai', model: 'gpt-a' }])).tokens
   expect(u.usage.current_minute.tokens).toBe(input)
   expect(Math.round(u.budget.spent_usd * 1e6)).toBe(input)
   expect(u.usage.today.prompt_tokens + u.usage.today.completion_tokens).toBe(input)

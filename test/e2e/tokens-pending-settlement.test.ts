@@ -79,14 +79,15 @@ for (const b of all) {
     test('a token limit is not refused for the reservations of requests that already ended', async () => {
       const { gw, up } = await start(b)
       const { key } = await gw.key('seq-tokens', 'tokened')
-      // 125 tokens each against a tpm of 1,000; a request needs its ~200-byte body plus 100 tokens
-      // out (~300) to be admitted: 6 fit, while their reservations filled it after 3.
-      const answers = await sequential(gw.url, key, 7)
-      expect(answers.map((r) => r.status)).toEqual([...Array(6).fill(200), 429])
-      expect(answers[6]!.body).toContain('used 750,')
-      expect(up.billed.requests).toBe(6)
+      // 125 tokens each against a tpm of 1,000; a request needs its input bound (~45 for 17
+      // words and a message) plus 100 tokens out (~145) to be admitted: 7 fit, while their
+      // reservations filled it after 6.
+      const answers = await sequential(gw.url, key, 8)
+      expect(answers.map((r) => r.status)).toEqual([...Array(7).fill(200), 429])
+      expect(answers[7]!.body).toContain('used 875,')
+      expect(up.billed.requests).toBe(7)
       const usage = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
-      expect(usage.rate_limits.tokens_minute.used).toBe(750)
+      expect(usage.rate_limits.tokens_minute.used).toBe(875)
     })
   })
 }

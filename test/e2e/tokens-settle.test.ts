@@ -5,13 +5,15 @@
  * from an OpenAI chat upstream, Messages passed through to an Anthropic one, Responses passed
  * through to an OpenAI Responses one, and chat translated to Anthropic.
  *
- * Each request reserves its input bound (the body's bytes) plus 2,000 output tokens. A client
- * that leaves after 3 text deltas, and an upstream that cuts the stream after 3 deltas with no
- * usage, settle to the input as reserved plus the bytes of text relayed (a bound on its tokens):
+ * Each request reserves its input bound (limits/estimate-tokens.ts, for the route's provider) plus
+ * 2,000 output tokens. A client that leaves after 3 text deltas, and an upstream that cuts the
+ * stream after 3 deltas with no usage, settle to the input as reserved plus the bytes of text
+ * relayed (a bound on its tokens):
  * at least what the client got, far below the reservation; the budget to the model's price of
  * those tokens. A stream cut before any text settles to nothing.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { inputTokenBound } from '../../src/limits/estimate-tokens.ts'
 import type { Completion } from '../../src/store/index.ts'
 import { waitFor } from '../support/chat-bed.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
@@ -119,17 +121,20 @@ function textOf(surface: Surface, e: any): string | undefined {
 
 let accounts = 0
 
-/** Sends the request on a fresh account; its body's bytes are the reservation's input side. */
+/** Sends the request on a fresh account; its input bound is the reservation's input side. */
 async function send(surface: Surface, model: string) {
   const { key } = await gw.key(`settle-${++accounts}`, 'metered')
-  const text = JSON.stringify(body(surface, model))
+  const sent = body(surface, model)
+  const text = JSON.stringify(sent)
+  const kind = model.startsWith('ant/') ? 'anthropic' : 'openai'
+  const input = (await inputTokenBound(sent, [{ kind, model: model.slice(model.indexOf('/') + 1) }])).tokens
   const recorded = records.length
   const res = await fetch(`${gw.url}${PATHS[surface]}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: text,
   })
-  return { key, res, input: Buffer.byteLength(text), settled: () => settledOf(key, recorded) }
+  return { key, res, input, settled: () => settledOf(key, recorded) }
 }
 
 /** Reads `res` until `n` text deltas came (all of it when n is Infinity): the text, and whether it ended. */
