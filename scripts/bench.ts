@@ -10,6 +10,7 @@
  */
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
+import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './bench/agent.ts'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
@@ -90,7 +91,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -105,6 +106,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --hostile      only the hostile-input load rows: 48 × 10 MB chat and 16 × 9 MB count_tokens bodies
                  from one key vs valid traffic of the same size (peak RSS growth, /healthz p99)
   --signals      only the telemetry and webhook rows: each vs neither (c16, two gateways at once)
+  --agent        only the agent-like row: 4 conversations of 30 turns growing to ~150 KB, metered vs plain key
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -121,6 +123,7 @@ interface Options {
   tokens: boolean
   hostile: boolean
   signals: boolean
+  agent: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -137,6 +140,7 @@ function parseArgs(argv: string[]): Options {
     tokens: false,
     hostile: false,
     signals: false,
+    agent: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -149,6 +153,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--tokens') o.tokens = true
     else if (a === '--hostile') o.hostile = true
     else if (a === '--signals') o.signals = true
+    else if (a === '--agent') o.agent = true
     else if (a === '--backend') {
       const b = argv[++i]
       if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
@@ -167,8 +172,8 @@ function parseArgs(argv: string[]): Options {
       process.exit(0)
     } else fail(`unknown argument '${a}'`)
   }
-  if ([o.waterfall, o.tokens, o.hostile, o.signals].filter(Boolean).length > 1)
-    fail('--waterfall, --tokens, --hostile and --signals each run alone; pick one')
+  if ([o.waterfall, o.tokens, o.hostile, o.signals, o.agent].filter(Boolean).length > 1)
+    fail('--waterfall, --tokens, --hostile, --signals and --agent each run alone; pick one')
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   return o
 }
@@ -276,26 +281,35 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
-    if (opts.waterfall || opts.tokens || opts.hostile || opts.signals) {
+    if (opts.waterfall || opts.tokens || opts.hostile || opts.signals || opts.agent) {
       const kind = opts.waterfall
         ? 'waterfall'
         : opts.tokens
           ? 'tokens'
           : opts.hostile
             ? 'hostile'
-            : 'signals'
+            : opts.signals
+              ? 'signals'
+              : 'agent'
       const title = opts.waterfall
         ? 'Waterfall'
         : opts.tokens
           ? 'Tokens and money'
           : opts.hostile
             ? 'Hostile input'
-            : 'Telemetry and webhooks'
+            : opts.signals
+              ? 'Telemetry and webhooks'
+              : 'Agent-like'
       let rows: Row[]
       if (opts.hostile) {
         log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
         const seconds = opts.quick ? 3 : 10
         rows = hostileLoadRows(await runHostileLoad(ws, mocks, { binary: opts.binary, env, seconds, log }))
+      } else if (opts.agent) {
+        log(
+          `agent-like conversations, ${AGENT_CONVERSATIONS} × ${AGENT_TURNS} turns: metered vs plain key ...`,
+        )
+        rows = agentRows(await runAgent(ctx, plan.repeats, opts.binary))
       } else if (opts.waterfall) {
         log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
         rows = waterfallRows(await runWaterfall(ctx, opts.binary))
@@ -331,6 +345,8 @@ async function main(): Promise<number> {
     const tokens = await runTokens(ctx, fwd, { binary: opts.binary, env })
     log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
     const signals = await runSignals(ctx, fwd, { binary: opts.binary, env })
+    log(`agent-like conversations, ${AGENT_CONVERSATIONS} × ${AGENT_TURNS} turns: metered vs plain key ...`)
+    const agent = await runAgent(ctx, plan.repeats, opts.binary)
     log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
     const waterfall = await runWaterfall(ctx, opts.binary)
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
@@ -370,6 +386,7 @@ async function main(): Promise<number> {
       ...fallbackRows(fallback),
       ...tokensRows(tokens),
       ...signalsRows(signals),
+      ...agentRows(agent),
       ...waterfallRows(waterfall),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),

@@ -35,7 +35,7 @@ interface Side {
 }
 
 /** A metered account and key on `gw` (through its CLI and database); the key's requests count as admitted. */
-async function meteredKey(gw: Gateway, dir: string, binary: boolean): Promise<string> {
+export async function meteredKey(gw: Gateway, dir: string, binary: boolean): Promise<string> {
   const common = ['--config', join(dir, 'switchyard.yaml'), '--db', gw.dbPath, '--json']
   const cli = gatewayCli(binary)
   await cliJson([...cli, 'accounts', 'create', 'bench-metered', '--plan', 'metered', ...common])

@@ -11,6 +11,7 @@
 import { buildDeps } from '../app/build.ts'
 import { type Running, startServer } from '../app/serve.ts'
 import type { Config } from '../config/index.ts'
+import { loadO200k } from '../limits/o200k.ts'
 import type { Deps } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
 import { describeDatabase } from '../store/index.ts'
@@ -51,6 +52,15 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   if (started) exitWithParent(() => parentGone())
 
   const log = createLogger(config.logging.level)
+  // The input bound's tokenizer (a second and 95 MB to load, blocking the event loop) is loaded
+  // before serving where a plan counts tokens, not by the first request that needs it while others
+  // wait on the database; elsewhere it loads on first use (a key's own limits, count_tokens).
+  if (
+    Object.values(config.plans).some(
+      (p) => p.tpm != null || p.tpd != null || p.budget != null || p.max_context_tokens != null,
+    )
+  )
+    await loadO200k()
   const store = await openDatabase(config, { warn: (m, f) => log.warn(m, f) })
   const deps = buildDeps(config, { store, log })
   let running: Running

@@ -177,8 +177,7 @@ export async function inputTokenBound(body: unknown, targets: readonly InputTarg
     if (!best || tokens > best.tokens) best = { tokens, family }
   }
   const allowances =
-    seen.numbers +
-    serverTools * SERVER_TOOL_TOKENS + seen.images * IMAGE_TOKENS + seen.files * FILE_TOKENS
+    seen.numbers + serverTools * SERVER_TOOL_TOKENS + seen.images * IMAGE_TOKENS + seen.files * FILE_TOKENS
   return {
     tokens: best!.tokens + allowances,
     family: best!.family,

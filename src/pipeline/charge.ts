@@ -108,7 +108,8 @@ export async function planCharge(
     body,
     reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
   )
-  if (cap !== null && bound.tokens > cap) throw contextLengthError(auth.plan.name, cap, bound.tokens, inputParam)
+  if (cap !== null && bound.tokens > cap)
+    throw contextLengthError(auth.plan.name, cap, bound.tokens, inputParam)
   if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false) }
   const rows = chargeRows(plan, limits)
   // Surcharges the prices cannot cover are refused only where money is limited.

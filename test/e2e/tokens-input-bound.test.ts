@@ -10,9 +10,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import repoTexts from '../fixtures/token-corpus-texts.json'
-import { startTokensBed, type TokensBed, tokensDoc } from '../support/tokens-bed.ts'
 import { startBillingUpstream } from '../support/billing-upstream.ts'
 import { startGateway } from '../support/gateway.ts'
+import { type TokensBed, tokensDoc } from '../support/tokens-bed.ts'
 
 let bed: TokensBed
 beforeAll(async () => {
@@ -23,7 +23,9 @@ beforeAll(async () => {
     cents: { rpm: null, rpd: null, budget: { usd: 0.01, period: 'month' }, models: ['*'] },
   })
   // The same upstream as OpenAI's gpt-4o-mini, at $10 per 1M tokens in and out.
-  const bill = (doc.providers as Array<{ prefix: string; models: unknown[] }>).find((p) => p.prefix === 'bill')!
+  const bill = (doc.providers as Array<{ prefix: string; models: unknown[] }>).find(
+    (p) => p.prefix === 'bill',
+  )!
   bill.models.push({
     name: 'gpt-4o-mini',
     context_window: 128_000,

@@ -43,7 +43,10 @@ describe('at least what the provider reported, for its family', () => {
 
 describe("OpenAI's framing on its own models", () => {
   test('3 per message, 1 per name, 3 to prime the reply; the text counted exactly', async () => {
-    const one = await bound({ model: 'p/gpt-4o', messages: [{ role: 'user', content: 'hello world' }] }, GPT4O)
+    const one = await bound(
+      { model: 'p/gpt-4o', messages: [{ role: 'user', content: 'hello world' }] },
+      GPT4O,
+    )
     // user, \n, hello, ␠world + 3 + 3
     expect(one).toBe(4 + 3 + 3)
     const named = await bound(
@@ -67,7 +70,13 @@ describe("OpenAI's framing on its own models", () => {
   })
 
   test('an embeddings input: strings without a template, token ids a token each', async () => {
-    const ids = await bound({ model: 'p/e', input: [[1, 2, 3], [4, 5]] })
+    const ids = await bound({
+      model: 'p/e',
+      input: [
+        [1, 2, 3],
+        [4, 5],
+      ],
+    })
     expect(ids).toBe(5 + TEMPLATE_TOKENS)
   })
 })
@@ -92,7 +101,11 @@ describe('what the text cannot show is allowed for', () => {
         {
           role: 'user',
           content: [
-            { type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'base64' } }] },
+            {
+              type: 'tool_result',
+              tool_use_id: 't',
+              content: [{ type: 'image', source: { type: 'base64' } }],
+            },
           ],
         },
       ],

@@ -17,8 +17,8 @@ import {
   textShapeAsync,
   textTokenBound,
 } from '../../src/limits/text-bound.ts'
-import pinned from '../support/token-corpus-counts.json'
 import { syntheticSamples } from '../support/token-corpus.ts'
+import pinned from '../support/token-corpus-counts.json'
 
 const count = await o200kCounter()
 const counts = pinned as Record<string, Record<string, number>>
@@ -104,7 +104,10 @@ describe('a hostile text encodes no more than valid text of its size', () => {
   const hostile: [string, string][] = [
     ['one 256 K-character word', 'a'.repeat(SIZE)],
     ['random CJK without punctuation', random(0x4e00, 0x9fff, SIZE)],
-    ['random CJK with a comma every 40 characters', random(0x4e00, 0x9fff, SIZE).replace(/(.{40})/gu, '$1，')],
+    [
+      'random CJK with a comma every 40 characters',
+      random(0x4e00, 0x9fff, SIZE).replace(/(.{40})/gu, '$1，'),
+    ],
     ['a digit run', random(0x30, 0x3a, SIZE)],
     ['random letters with a space every 30', random(0x61, 0x7b, SIZE).replace(/(.{30})/g, '$1 ')],
     ['base64', Buffer.from(random(0, 256, (SIZE * 3) / 4), 'latin1').toString('base64')],
