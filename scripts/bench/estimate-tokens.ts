@@ -1,9 +1,10 @@
 /**
  * @module
- * How the input-token estimator was chosen (issue 21): each candidate's conservativeness on the
- * corpus of `test/support/token-corpus.ts` and its cost in µs per 64 KB prompt.
+ * How the input-token bound was chosen (issues 21 and 41): each candidate's conservativeness on
+ * the corpus of `test/support/token-corpus.ts`, the chosen bound's ratios (reserved ÷ billed) per
+ * text kind and provider family (BENCHMARKS.md), and the cost in µs per 64 KB prompt.
  *
- *   bun scripts/bench/estimate-tokens.ts                 # both tables
+ *   bun scripts/bench/estimate-tokens.ts                 # the tables
  *   TOKENIZERS_DIR=/path/node_modules bun scripts/bench/estimate-tokens.ts --write-counts
  *
  * With `TOKENIZERS_DIR` naming a node_modules that holds `@lenml/tokenizer-{claude,gemini,llama2,
@@ -16,7 +17,9 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base'
-import { inputTokenBound } from '../../src/limits/estimate-tokens.ts'
+import { type InputTarget, inputTokenBound } from '../../src/limits/estimate-tokens.ts'
+import { o200kCounter } from '../../src/limits/o200k.ts'
+import { type Family, shapeBound, textShape } from '../../src/limits/text-bound.ts'
 import { estimateTokens, requestTextChars } from '../../src/usage/estimate.ts'
 import { reportedSamples, syntheticSamples } from '../../test/support/token-corpus.ts'
 
@@ -24,8 +27,15 @@ type Count = (text: string) => number
 const bytesOf = (s: string) => Buffer.byteLength(s)
 
 /** A candidate estimates a body's input tokens. */
+/** The chosen bound of each body, for an unknown model (`any`: it must cover every tokenizer). */
+const chosen = new Map<string, number>()
+const ANY: InputTarget[] = [{ kind: 'openai', model: 'm' }]
+for (const b of [...reportedSamples().map((s) => s.body), ...syntheticSamples().map((s) => s.body)])
+  chosen.set(b, (await inputTokenBound(JSON.parse(b), ANY)).tokens)
+
 const candidates: Record<string, (body: string) => number> = {
-  'bytes + allowances (chosen)': (body) => inputTokenBound(bytesOf(body), JSON.parse(body)).tokens,
+  'family bound, any model (chosen)': (body) => chosen.get(body)!,
+  'body bytes (issue 21, less its allowances)': (body) => bytesOf(body),
   'bytes/2': (body) => Math.ceil(bytesOf(body) / 2),
   'bytes/3': (body) => Math.ceil(bytesOf(body) / 3),
   'text chars/4 (usage/estimate.ts)': (body) => estimateTokens(requestTextChars(body)),
@@ -101,6 +111,58 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!
 }
 
+/** Text kinds as BENCHMARKS.md groups them. */
+function group(kind: string): string {
+  if (/^english-prose/.test(kind)) return 'prose'
+  if (/^typescript-code/.test(kind)) return 'code'
+  if (/^(tool-schemas|json)/.test(kind)) return 'tool schemas, JSON'
+  if (/^(chinese|japanese|korean|russian|hindi)$/.test(kind)) return 'other scripts'
+  return 'random, repeated, digits'
+}
+
+/** Reserved ÷ billed of the text bound per text kind and family: min, median, max. */
+async function ratios(tokenizers: Record<string, Count>) {
+  if (!tokenizers.claude) {
+    console.log('\nratios: need TOKENIZERS_DIR (Claude, Gemini, Llama counts); using the pinned counts')
+  }
+  const pinned = (await import('../../test/support/token-corpus-counts.json')).default as Record<
+    string,
+    Record<string, number>
+  >
+  const count = await o200kCounter()
+  const billers: Record<Family, string[]> = {
+    o200k: ['o200k'],
+    claude: ['claude'],
+    gemini: ['gemini'],
+    any: ['o200k', 'cl100k', 'claude', 'gemini', 'llama2', 'llama3'],
+  }
+  const cells: Record<string, number[]> = {}
+  for (const s of syntheticSamples()) {
+    const shape = textShape(s.text, count)
+    for (const [family, who] of Object.entries(billers) as [Family, string[]][]) {
+      const billed = Math.max(...who.map((w) => pinned[s.name]![w]!))
+      const key = `${group(s.kind)}|${family}`
+      cells[key] ??= []
+      cells[key].push(shapeBound(shape, family) / billed)
+    }
+  }
+  console.log('\nreserved ÷ billed, text alone (min / median / max), per text kind and family:')
+  console.log(
+    `  ${'kind'.padEnd(26)}${Object.keys(billers)
+      .map((f) => f.padStart(20))
+      .join('')}`,
+  )
+  for (const g of ['prose', 'code', 'tool schemas, JSON', 'other scripts', 'random, repeated, digits']) {
+    const line = Object.keys(billers).map((f) => {
+      const r = cells[`${g}|${f}`]!
+      return `${Math.min(...r).toFixed(2)} / ${median(r).toFixed(2)} / ${Math.max(...r).toFixed(2)}`.padStart(
+        20,
+      )
+    })
+    console.log(`  ${g.padEnd(26)}${line.join('')}`)
+  }
+}
+
 /** µs per call, the median of `runs` timed batches. */
 function timeUs(f: () => unknown, runs = 7): number {
   f()
@@ -138,7 +200,8 @@ function hostileBodies(size: number): [string, string][] {
   ]
 }
 
-function cost() {
+async function cost() {
+  const count = await o200kCounter()
   const SIZE = 64 * 1024
   const kinds = syntheticSamples(SIZE / 2)
     .filter((s) =>
@@ -166,15 +229,14 @@ function cost() {
     })
   const rows: [string, string][] = [...kinds, ...hostileBodies(SIZE)]
   console.log(
-    '\ncost: µs per 64 KB body (median of 7 batches; the chosen bound is timed on the parsed body, as admission gets it; JSON.parse for scale)',
+    '\ncost: µs per 64 KB body (median of 7 batches; the chosen bound is timed on new text each call, as the shape cache would miss; JSON.parse for scale)',
   )
-  const names = ['JSON.parse', 'bytes + allowances (chosen)', 'o200k of text', 'cl100k of text']
+  const names = ['JSON.parse', 'family bound (chosen)', 'o200k of text', 'cl100k of text']
   console.log(`  ${'kind'.padEnd(32)}${names.map((n) => n.padStart(30)).join('')}`)
   for (const [kind, body] of rows) {
     const parsed = JSON.parse(body)
     const text = (parsed.messages?.[0]?.content as unknown) ?? ''
     const t = typeof text === 'string' ? text : body
-    const bytes = bytesOf(body)
     // gpt-tokenizer caches each piece it encoded, so the same text again is nearly free; a hostile
     // client sends new text every time. Each call gets the text rotated by a new offset.
     let k = 0
@@ -184,7 +246,7 @@ function cost() {
     }
     const us = [
       timeUs(() => JSON.parse(body)),
-      timeUs(() => inputTokenBound(bytes, parsed)),
+      timeUs(() => textShape(fresh(), count)),
       timeUs(() => o200k(fresh()), 3),
       timeUs(() => cl100k(fresh()), 3),
     ]
@@ -194,4 +256,5 @@ function cost() {
 
 const tokenizers = await referenceTokenizers()
 await conservativeness(tokenizers, process.argv.includes('--write-counts'))
-if (!process.argv.includes('--no-cost')) cost()
+await ratios(tokenizers)
+if (!process.argv.includes('--no-cost')) await cost()
