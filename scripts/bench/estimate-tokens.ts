@@ -129,7 +129,7 @@ async function ratios(tokenizers: Record<string, Count>) {
     string,
     Record<string, number>
   >
-  const count = await o200kCounter()
+  await o200kCounter()
   const billers: Record<Family, string[]> = {
     o200k: ['o200k'],
     claude: ['claude'],
@@ -138,7 +138,7 @@ async function ratios(tokenizers: Record<string, Count>) {
   }
   const cells: Record<string, number[]> = {}
   for (const s of syntheticSamples()) {
-    const shape = textShape(s.text, count)
+    const shape = textShape(s.text)
     for (const [family, who] of Object.entries(billers) as [Family, string[]][]) {
       const billed = Math.max(...who.map((w) => pinned[s.name]![w]!))
       const key = `${group(s.kind)}|${family}`
@@ -201,7 +201,7 @@ function hostileBodies(size: number): [string, string][] {
 }
 
 async function cost() {
-  const count = await o200kCounter()
+  await o200kCounter()
   const SIZE = 64 * 1024
   const kinds = syntheticSamples(SIZE / 2)
     .filter((s) =>
@@ -246,7 +246,7 @@ async function cost() {
     }
     const us = [
       timeUs(() => JSON.parse(body)),
-      timeUs(() => textShape(fresh(), count)),
+      timeUs(() => textShape(fresh())),
       timeUs(() => o200k(fresh()), 3),
       timeUs(() => cl100k(fresh()), 3),
     ]

@@ -27,6 +27,7 @@ function encoding(): Promise<Encoding> {
   loading ??= import('gpt-tokenizer/encoding/o200k_base').then((e) => {
     e.setMergeCacheSize(MERGE_CACHE)
     loaded = counterOf(e.countTokens)
+    countRaw = e.countTokens
     return e
   })
   return loading
@@ -63,18 +64,34 @@ export function sliceEnd(text: string, from: number): number {
  */
 export function pieceEndsAt(text: string, i: number): boolean {
   const c = text.charCodeAt(i)
-  if (c === 32) return !SPACE.test(text.charAt(i + 1))
-  return c !== 39 && !isWord(c, text, i) && isWord(text.charCodeAt(i - 1), text, i - 1)
+  if (c === 32) return (flags(text.charCodeAt(i + 1)) & SPACE) === 0
+  return c !== 39 && (flags(c) & WORD) === 0 && (flags(text.charCodeAt(i - 1)) & WORD) !== 0
 }
 
-/** `WORD` of the character at `i` (code unit `c`), without a regex for ASCII. */
-function isWord(c: number, text: string, i: number): boolean {
-  if (c < 128) return (c | 32) >= 97 && (c | 32) <= 122
-  return WORD.test(text.charAt(i))
+const WORD = 1
+const SPACE = 2
+/** Per UTF-16 code unit: 4 once known, | WORD for `\p{L}\p{M}`, | SPACE for `\s` (filled on first sight). */
+const FLAGS = new Uint8Array(65_536)
+const WORD_RE = /[\p{L}\p{M}]/u
+const SPACE_RE = /\s/
+
+/** `WORD` and `SPACE` of a code unit (none for a half of a surrogate pair, or past the text's end). */
+function flags(c: number): number {
+  if (c !== c) return 0 // NaN: before the start or past the end
+  let f = FLAGS[c]!
+  if (f === 0) {
+    const ch = String.fromCharCode(c)
+    f = 4 | (WORD_RE.test(ch) ? WORD : 0) | (SPACE_RE.test(ch) ? SPACE : 0)
+    FLAGS[c] = f
+  }
+  return f
 }
 
-const SPACE = /\s/
-const WORD = /[\p{L}\p{M}]/u
+/** o200k tokens of `text` whole (no slicing: a caller that splits runs itself). */
+export function countPiece(text: string): number {
+  return countRaw!(text, AS_TEXT)
+}
+let countRaw: Encoding['countTokens'] | null = null
 
 /** What a counter counted: `tokens` in the first `chars` characters of the text. */
 export interface Counted {

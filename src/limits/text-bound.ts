@@ -17,7 +17,7 @@
  * token covers at least one byte of text). So a hostile text costs what prose of its size does.
  */
 import type { ProviderKind } from '../config/schema.ts'
-import { loadedO200k, type O200kCounter, o200kCounter, pieceEndsAt } from './o200k.ts'
+import { countPiece, loadedO200k, o200kCounter, pieceEndsAt } from './o200k.ts'
 
 /** A tokenizer family the bound is calibrated for. */
 export type Family = 'o200k' | 'claude' | 'gemini' | 'any'
@@ -111,7 +111,7 @@ export const SKIP = 7
  * The shape of `text` in one pass: long runs and dense stretches bounded by their bytes, the rest
  * encoded piece by piece. A generator so the async caller can yield between pieces.
  */
-function* shapeSteps(text: string, count: O200kCounter): Generator<void, TextShape> {
+function* shapeSteps(text: string, encode: Encode): Generator<void, TextShape> {
   const classes = new Array<number>(CLASSES).fill(0)
   let tokens = 0
   let runBytes = 0
@@ -128,7 +128,8 @@ function* shapeSteps(text: string, count: O200kCounter): Generator<void, TextSha
       runBytes += n
       return
     }
-    const t = count(text.slice(a, b)).tokens
+    // No run in it is longer than `RUN` without a place to split: encoded whole, linear.
+    const t = encode(text.slice(a, b))
     if (t > DENSE * n) skip = SKIP
     tokens += t
     for (let k = a; k < b; k++) {
@@ -172,9 +173,12 @@ function* shapeSteps(text: string, count: O200kCounter): Generator<void, TextSha
   return { tokens, classes, runBytes, bytes }
 }
 
+/** Counts the o200k tokens of a piece of text (o200k.ts `countPiece`; tests pass a spy). */
+export type Encode = (piece: string) => number
+
 /** The shape of a text, at once. */
-export function textShape(text: string, count: O200kCounter): TextShape {
-  const steps = shapeSteps(text, count)
+export function textShape(text: string, encode: Encode = countPiece): TextShape {
+  const steps = shapeSteps(text, encode)
   for (;;) {
     const s = steps.next()
     if (s.done) return s.value
@@ -182,8 +186,8 @@ export function textShape(text: string, count: O200kCounter): TextShape {
 }
 
 /** The shape of a text, yielding to the event loop every `YIELD_CHARS` characters. */
-export async function textShapeAsync(text: string, count: O200kCounter): Promise<TextShape> {
-  const steps = shapeSteps(text, count)
+export async function textShapeAsync(text: string, encode: Encode = countPiece): Promise<TextShape> {
+  const steps = shapeSteps(text, encode)
   for (;;) {
     const s = steps.next()
     if (s.done) return s.value
@@ -251,8 +255,8 @@ function keep(key: string | null, shape: TextShape): TextShape {
 export async function shapeOfAsync(text: string): Promise<TextShape> {
   const [key, hit] = cached(text)
   if (hit) return hit
-  const count = await o200kCounter()
-  return keep(key, text.length > YIELD_CHARS ? await textShapeAsync(text, count) : textShape(text, count))
+  await o200kCounter()
+  return keep(key, text.length > YIELD_CHARS ? await textShapeAsync(text) : textShape(text))
 }
 
 /**
@@ -268,7 +272,6 @@ export function textTokenBound(text: string, kind: ProviderKind, model?: string)
   const family = familyOf(kind, model)
   const [key, hit] = cached(text)
   if (hit) return shapeBound(hit, family)
-  const count = loadedO200k()
-  if (!count) return Buffer.byteLength(text) + 1
-  return shapeBound(keep(key, textShape(text, count)), family)
+  if (!loadedO200k()) return Buffer.byteLength(text) + 1
+  return shapeBound(keep(key, textShape(text)), family)
 }

@@ -321,7 +321,9 @@ describe('the refusals', () => {
   test('400 context_length_exceeded names the plan and the surface’s input field; 403 model_not_allowed names the list', () => {
     const c = contextLengthError('free', 8_192, 9_000, 'input')
     expect(c.toBody().error.param).toBe('input')
-    expect(c.message).toStartWith("This request's input is at least 9000 tokens, over the 8192-token")
+    expect(c.message).toStartWith(
+      "This request's input counts 9000 tokens (the gateway's bound for this model's tokenizer), over the 8192-token",
+    )
     expect(c.status).toBe(400)
     expect(c.code).toBe('context_length_exceeded')
     expect(c.message).toContain("the plan 'free' (max_context_tokens)")
