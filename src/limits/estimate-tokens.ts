@@ -20,7 +20,16 @@
  * turn is not encoded again) and large new ones yield to the event loop while encoded.
  */
 import type { ProviderKind } from '../config/schema.ts'
-import { type Family, familyOf, shapeBound, shapeOfAsync, type TextShape } from './text-bound.ts'
+import { loadedO200k } from './o200k.ts'
+import {
+  type Family,
+  familyOf,
+  shapeBound,
+  shapeOf,
+  shapeOfAsync,
+  type TextShape,
+  YIELD_CHARS,
+} from './text-bound.ts'
 
 /** A provider's hidden system prompt for tool use or a JSON schema output (Anthropic: 313-530). */
 export const TOOL_PROMPT_TOKENS = 600
@@ -152,7 +161,10 @@ export async function inputTokenBound(body: unknown, targets: readonly InputTarg
     break
   }
   const shapes: TextShape[] = []
-  for (const t of texts) if (t.length) shapes.push(await shapeOfAsync(t))
+  // Synchronous unless the encoding is still loading or a text is long enough to yield while
+  // encoded: a request of known messages costs a hash and a lookup per message.
+  for (const t of texts)
+    if (t.length) shapes.push(t.length > YIELD_CHARS || !loadedO200k() ? await shapeOfAsync(t) : shapeOf(t))
   let serverTools = 0
   let clientTools = 0
   if (Array.isArray(top.tools)) {

@@ -222,41 +222,49 @@ export function familyOf(kind: ProviderKind, model?: string): Family {
 }
 
 /** Texts shorter than this are not kept (their shape costs less than the lookup). */
-const CACHED_FROM = 256
+const CACHED_FROM = 8
 /** Shapes kept, least recently used dropped first: about 200 bytes each. */
 export const CACHE_ENTRIES = 8_192
 
 /**
- * Shapes of texts seen lately, by a hash of the text and its length: agents resend the whole
- * conversation every turn, so a message is encoded once. A hash collision (64 bits, and the
- * lengths equal) would reuse another text's shape; the chance is far below any other error here.
+ * Shapes of texts seen lately, by a 64-bit hash of the text (and its length checked): agents
+ * resend the whole conversation every turn, so a message is encoded once. A hash collision of
+ * texts of one length would reuse another text's shape; at 8,192 entries the chance is about
+ * one in 2^51 a lookup.
  */
-const shapes = new Map<string, TextShape>()
+const shapes = new Map<bigint | number, TextShape & { chars: number }>()
 
-function cached(text: string): [key: string | null, shape: TextShape | undefined] {
+function cached(text: string): [key: bigint | number | null, shape: TextShape | undefined] {
   if (text.length < CACHED_FROM) return [null, undefined]
-  const key = `${Bun.hash(text).toString(36)}:${text.length}`
+  const key = Bun.hash(text)
   const hit = shapes.get(key)
-  if (hit) {
+  if (hit && hit.chars === text.length) {
     shapes.delete(key)
     shapes.set(key, hit)
+    return [key, hit]
   }
-  return [key, hit]
+  return [key, undefined]
 }
 
-function keep(key: string | null, shape: TextShape): TextShape {
+function keep(key: bigint | number | null, shape: TextShape, chars: number): TextShape {
   if (key === null) return shape
-  shapes.set(key, shape)
+  shapes.set(key, { ...shape, chars })
   if (shapes.size > CACHE_ENTRIES) shapes.delete(shapes.keys().next().value!)
   return shape
 }
 
-/** The shape of `text`, kept for the next time it is seen; the async form yields while encoding. */
+/** The shape of `text`, kept for the next time it is seen (the encoding must have loaded). */
+export function shapeOf(text: string): TextShape {
+  const [key, hit] = cached(text)
+  return hit ?? keep(key, textShape(text), text.length)
+}
+
+/** `shapeOf`, loading the encoding first and yielding while a long text is encoded. */
 export async function shapeOfAsync(text: string): Promise<TextShape> {
   const [key, hit] = cached(text)
   if (hit) return hit
   await o200kCounter()
-  return keep(key, text.length > YIELD_CHARS ? await textShapeAsync(text) : textShape(text))
+  return keep(key, text.length > YIELD_CHARS ? await textShapeAsync(text) : textShape(text), text.length)
 }
 
 /**
@@ -273,5 +281,5 @@ export function textTokenBound(text: string, kind: ProviderKind, model?: string)
   const [key, hit] = cached(text)
   if (hit) return shapeBound(hit, family)
   if (!loadedO200k()) return Buffer.byteLength(text) + 1
-  return shapeBound(keep(key, textShape(text)), family)
+  return shapeBound(keep(key, textShape(text), text.length), family)
 }
