@@ -120,7 +120,7 @@ function messageText(message: unknown, seen: Seen): string {
  *
  * @example
  * await inputTokenBound({ model: 'p/m', messages: [{ role: 'user', content: 'hello' }] },
- *   [{ kind: 'openai', model: 'gpt-4o' }]) // → { tokens: 8, family: 'o200k', ... } (1 + 1 + 3 + 3)
+ *   [{ kind: 'openai', model: 'gpt-4o' }]) // → { tokens: 9, family: 'o200k', ... } (user, \n, hello + 3 + 3)
  */
 export async function inputTokenBound(body: unknown, targets: readonly InputTarget[]): Promise<InputBound> {
   const top = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>
