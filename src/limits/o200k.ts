@@ -77,7 +77,7 @@ const SPACE_RE = /\s/
 
 /** `WORD` and `SPACE` of a code unit (none for a half of a surrogate pair, or past the text's end). */
 function flags(c: number): number {
-  if (c !== c) return 0 // NaN: before the start or past the end
+  if (Number.isNaN(c)) return 0 // before the start or past the end
   let f = FLAGS[c]!
   if (f === 0) {
     const ch = String.fromCharCode(c)
