@@ -216,7 +216,7 @@ for (const backend of backends('tokens-processes.test.ts')) {
       } finally {
         await view.close()
       }
-    }, 30_000)
+    })
 
     test('kill -9 mid-burst: no admission lost; the reservations nobody settled are settled (to themselves) within the bound', async () => {
       const { base, key, store } = await setup(await backend.fresh(), 150)
