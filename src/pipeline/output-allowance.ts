@@ -1,0 +1,91 @@
+/**
+ * @module
+ * The running check of an answer's output against what its reservation holds (DESIGN §11): the
+ * stream path counts the generated text as it arrives (all choices, `outputTokenCount`) and asks
+ * this class, after each chunk, whether more may be relayed. When it may not, the answer ends as
+ * cut at the allowance (`finish_reason: "length"`, Messages `stop_reason: "max_tokens"`, Responses
+ * `incomplete` / `max_output_tokens`) and the upstream request is cancelled: at most the chunk that
+ * crossed the line is relayed and billed beyond the allowance.
+ *
+ * Made only when a token or money row applies (pipeline/charge.ts): a request without one has no
+ * allowance and its stream does no counting at all.
+ *
+ * Growth (reservations that grow as the answer arrives): a `grow` function given to the
+ * constructor is asked, when the count passes the limit, to extend the reservation; it resolves to
+ * the new limit (the old one when nothing more could be had). While it runs the stream waits; the
+ * answer goes on if the new limit covers the count. Without it the limit is fixed.
+ *
+ * @example
+ * const allowance = new OutputAllowance(reservation.outputTokens, 'openai')
+ * const total = allowance.add(chunkText)           // running count, all choices
+ * if (!(await allowance.allows(total))) cutHere()  // a plain boolean unless it grows
+ */
+import type { ProviderKind } from '../config/schema.ts'
+import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
+
+/**
+ * Asked for more room once `counted` output tokens passed `limit`: resolves to the new limit
+ * (at least `limit`; `limit` itself when the rows cannot cover more).
+ */
+export type GrowOutput = (counted: number, limit: number) => Promise<number>
+
+export class OutputAllowance {
+  private max: number
+  private total = 0
+  private refused = false
+
+  constructor(
+    /** Output tokens the reservation holds for the whole answer: n × the per-choice cap. */
+    limit: number,
+    /** How the answering provider's text is counted (limits/output-count.ts); a continuation on another kind sets its own. */
+    public kind: ProviderKind,
+    private readonly grow?: GrowOutput,
+  ) {
+    this.max = limit
+    if (kind === 'openai') void prepareOutputCount()
+  }
+
+  /** Output tokens the answer may reach now. */
+  get limit(): number {
+    return this.max
+  }
+
+  /** Output tokens counted so far (every `add`). */
+  get counted(): number {
+    return this.total
+  }
+
+  /** The answer was cut here: `allows` said no. */
+  get cut(): boolean {
+    return this.refused
+  }
+
+  /** Counts generated text (of any choice) into the running count; returns the new count. */
+  add(text: string): number {
+    this.total += outputTokenCount(text, this.kind)
+    return this.total
+  }
+
+  /**
+   * Whether an answer that has generated `counted` output tokens (all choices) may go on: a plain
+   * boolean, or — when it passed the limit and the reservation may grow — a promise of one.
+   * Once it said no it says no for good.
+   */
+  allows(counted: number = this.total): boolean | Promise<boolean> {
+    if (this.refused) return false
+    if (counted <= this.max) return true
+    if (!this.grow) return this.no()
+    return this.grow(counted, this.max).then(
+      (limit) => {
+        this.max = Math.max(this.max, limit)
+        return counted <= this.max || this.no()
+      },
+      () => this.no(),
+    )
+  }
+
+  private no(): false {
+    this.refused = true
+    return false
+  }
+}
