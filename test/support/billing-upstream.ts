@@ -5,7 +5,9 @@
  *
  * Billing: input = the words of every message's text + 8 per message (a template), output = the
  * request's `max_completion_tokens` (or `max_tokens`), else the model's maximum (`defaultMax`),
- * capped at `answerTokens` — one word per token. Like OpenAI it refuses a body that sets both
+ * capped at `answerTokens` — one word per token — for EACH of the request's `n` choices (OpenAI bills
+ * completion tokens per choice), or `answerTokens` whatever the cap (`ignoreCap`: an upstream that
+ * does not honour it). `usage: false` never reports usage (JSON or stream). Like OpenAI it refuses a body that sets both
  * `max_tokens` and `max_completion_tokens`. Streams end with the usage chunk when asked for it
  * (`stream_options.include_usage`); a stream the client leaves is billed for what was sent.
  */
@@ -53,6 +55,10 @@ export async function startBillingUpstream(
      * reservation held) until the promise it returns resolves.
      */
     gate?: () => Promise<void>
+    /** Answer `answerTokens` per choice whatever cap the request sent. */
+    ignoreCap?: boolean
+    /** false: no usage in any answer (a compatible server that never reports it). */
+    usage?: boolean
   } = {},
 ): Promise<BillingUpstream> {
   const answerTokens = opts.answerTokens ?? 150
@@ -105,8 +111,11 @@ export async function startBillingUpstream(
       const cap = body.max_completion_tokens ?? body.max_tokens ?? null
       caps.push(cap)
       const input = inputTokens(body.messages ?? [])
-      const output = Math.min(cap ?? defaultMax, answerTokens)
+      const perChoice = opts.ignoreCap ? answerTokens : Math.min(cap ?? defaultMax, answerTokens)
+      const n = typeof body.n === 'number' ? body.n : 1
+      const output = n * perChoice
       const usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output }
+      const reports = opts.usage !== false
       const id = `chatcmpl-${billed.requests}`
       billed.requests++
       const base = { id, created: 1_700_000_000, model: body.model }
@@ -115,24 +124,22 @@ export async function startBillingUpstream(
         return Response.json({
           ...base,
           object: 'chat.completion',
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content: 'w '.repeat(output).trim(), refusal: null },
-              finish_reason: output < answerTokens ? 'length' : 'stop',
-              logprobs: null,
-            },
-          ],
-          usage,
+          choices: Array.from({ length: n }, (_, index) => ({
+            index,
+            message: { role: 'assistant', content: 'w '.repeat(perChoice).trim(), refusal: null },
+            finish_reason: perChoice < answerTokens ? 'length' : 'stop',
+            logprobs: null,
+          })),
+          ...(reports ? { usage } : {}),
         })
       }
-      const withUsage = body.stream_options?.include_usage === true
+      const withUsage = reports && body.stream_options?.include_usage === true
       const enc = new TextEncoder()
       const frame = (o: unknown) => enc.encode(`data: ${JSON.stringify(o)}\n\n`)
-      const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+      const chunk = (delta: Record<string, unknown>, finish: string | null, index = 0) => ({
         ...base,
         object: 'chat.completion.chunk',
-        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+        choices: [{ index, delta, finish_reason: finish, logprobs: null }],
         ...(withUsage ? { usage: null } : {}),
       })
       let sent = 0
@@ -140,12 +147,16 @@ export async function startBillingUpstream(
       const stream = new ReadableStream<Uint8Array>({
         async start(c) {
           try {
-            c.enqueue(frame(chunk({ role: 'assistant', content: '' }, null)))
-            const end = fault?.cut !== undefined ? Math.min(fault.cut, output) : output
+            for (let k = 0; k < n; k++) c.enqueue(frame(chunk({ role: 'assistant', content: '' }, null, k)))
+            const end = fault?.cut !== undefined ? Math.min(fault.cut, perChoice) : perChoice
             for (let i = 0; i < end; i += 10) {
-              const n = Math.min(10, end - i)
-              c.enqueue(frame(chunk({ content: 'w '.repeat(n) }, null)))
-              sent += n
+              const step = Math.min(10, end - i)
+              // Each choice's next 10 tokens, billed as they are generated.
+              for (let k = 0; k < n; k++) {
+                if (done) return
+                c.enqueue(frame(chunk({ content: 'w '.repeat(step) }, null, k)))
+                sent += step
+              }
               if (i === 0 && opts.gate) await opts.gate()
               if (opts.chunkDelayMs) await Bun.sleep(opts.chunkDelayMs)
             }
@@ -156,7 +167,7 @@ export async function startBillingUpstream(
               c.error(new Error('cut'))
               return
             }
-            c.enqueue(frame(chunk({}, output < answerTokens ? 'length' : 'stop')))
+            for (let k = 0; k < n; k++) c.enqueue(frame(chunk({}, perChoice < answerTokens ? 'length' : 'stop', k)))
             if (withUsage) c.enqueue(frame({ ...base, object: 'chat.completion.chunk', choices: [], usage }))
             c.enqueue(enc.encode('data: [DONE]\n\n'))
             c.close()

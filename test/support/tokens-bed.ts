@@ -5,6 +5,8 @@
  */
 import type { BackendUrls } from './backends.ts'
 import { type BillingUpstream, startBillingUpstream } from './billing-upstream.ts'
+
+type UpstreamOptions = NonNullable<Parameters<typeof startBillingUpstream>[0]>
 import { ADMIN_TOKEN, DEMO_PROVIDER, startGateway, type TestGateway } from './gateway.ts'
 
 export type SurfaceName = 'chat' | 'messages' | 'responses'
@@ -30,7 +32,7 @@ export function tokensDoc(
             name: 'm',
             context_window: 128_000,
             max_output_tokens: 4096,
-            features: ['streaming', 'system_messages'],
+            features: ['streaming', 'system_messages', 'n'],
             ...(pricing ? { pricing } : {}),
           },
         ],
@@ -92,9 +94,11 @@ export async function startTokensBed(
     pricing?: Record<string, number>
     answerTokens?: number
     backend?: BackendUrls
+    /** More of the upstream's behaviour: a cap it ignores, no usage, a pace. */
+    upstream?: UpstreamOptions
   } = {},
 ): Promise<TokensBed> {
-  const upstream = await startBillingUpstream({ answerTokens: opts.answerTokens })
+  const upstream = await startBillingUpstream({ answerTokens: opts.answerTokens, ...opts.upstream })
   const gw = await startGateway({ doc: tokensDoc(upstream.url, plans, opts.pricing), backend: opts.backend })
   return {
     upstream,
