@@ -36,6 +36,11 @@ export interface ChargePlan {
   requested: number | null
   /** What the request asks beyond the price table, priced (limits/surcharge.ts). */
   surcharge: Surcharge
+  /**
+   * Choices the answer has (chat's `n`; 1 elsewhere): every output reservation, clamp and
+   * settlement is for all of them — the reservation holds n × the per-choice cap (`choiceCap`).
+   */
+  choices: number
 }
 
 const keySettings = (l: KeyLimits): LimitSettings => ({
@@ -79,6 +84,22 @@ function requestedOutput(body: unknown): number | null {
   return typeof n === 'number' ? n : null
 }
 
+/** The answer's choices: chat's `n` (1 to 128, request-schema.ts); the other surfaces have none. */
+function choicesOf(body: unknown): number {
+  const n = (body as { n?: unknown }).n
+  return typeof n === 'number' && n > 1 ? n : 1
+}
+
+/**
+ * The output cap each choice is sent upstream with: the reservation's output tokens shared by the
+ * choices, rounded down (an upstream then cannot generate more than was reserved). The limiter
+ * refuses below `MIN_USEFUL_OUTPUT` (256) tokens for the whole answer, more than the 128 choices
+ * `n` may ask for, so each choice gets at least one.
+ */
+export function choiceCap(r: Reservation, plan: ChargePlan): number {
+  return Math.floor(r.outputTokens / plan.choices)
+}
+
 /**
  * Before admission: 400 over the plan's context cap, 400 for a surcharge a money limit cannot
  * price, and the reservation to ask for (rows beyond the account's request windows). The key's
@@ -99,34 +120,37 @@ export async function planCharge(
   const plan = auth.plan.plan!
   const limits = auth.key.limits
   const requested = requestedOutput(body)
+  const choices = choicesOf(body)
   const models = reached.map((r) => r.model)
   const cap = plan.max_context_tokens ?? null
   const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
   if (cap === null && !limited)
-    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false) }
+    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices }
   const bound = await inputTokenBound(
     body,
     reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
   )
   if (cap !== null && bound.tokens > cap)
     throw contextLengthError(auth.plan.name, cap, bound.tokens, inputParam)
-  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false) }
+  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices }
   const rows = chargeRows(plan, limits)
   // Surcharges the prices cannot cover are refused only where money is limited.
   const money = rows.some((r) => r.resource === 'microdollars')
   const surcharge = surchargeOf(body, reached, money)
-  if (!rows.length) return { charge: undefined, requested, surcharge }
+  if (!rows.length) return { charge: undefined, requested, surcharge, choices }
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
   return {
     charge: {
       rows,
       inputTokens: bound.tokens,
-      wantOutput: Math.min(requested ?? modelMax, modelMax),
+      // n choices each up to the cap: the limiter clamps the total, `choiceCap` shares it out.
+      wantOutput: choices * Math.min(requested ?? modelMax, modelMax),
       price: answeringPrice(models, surcharge, bound.tokens),
     },
     requested,
     surcharge,
+    choices,
   }
 }
 
@@ -190,8 +214,8 @@ export async function chargeRefusalError(
 }
 
 /**
- * After admission: the token headers, and the output allowance as the cap sent upstream when it
- * differs from what the client asked (or it asked none): `x-switchyard-max-tokens` says which.
+ * After admission: the token headers, and the output allowance (per choice) as the cap sent
+ * upstream when it differs from what the client asked (or it asked none): `x-switchyard-max-tokens` says which.
  */
 export function applyReservation(
   r: Reservation,
@@ -200,8 +224,9 @@ export function applyReservation(
   headers: Record<string, string>,
 ): boolean {
   rowHeaders(r.states, now, headers, true)
-  if (r.outputTokens === plan.requested || plan.charge?.wantOutput === 0) return false
-  headers['x-switchyard-max-tokens'] = String(r.outputTokens)
+  const cap = choiceCap(r, plan)
+  if (cap === plan.requested || plan.charge?.wantOutput === 0) return false
+  headers['x-switchyard-max-tokens'] = String(cap)
   if (r.clampedBy) headers['x-switchyard-max-tokens-reason'] = r.clampedBy
   return true
 }

@@ -34,6 +34,7 @@ import {
   applyReservation,
   capRoutes,
   chargeRefusalError,
+  choiceCap,
   planCharge,
   settle,
 } from './charge.ts'
@@ -429,13 +430,14 @@ export class Pipeline {
       const attempt = embeddingsAttempt(surface, decoded.view, headers, finish)
       return callWithAttempts({ ...run, routes: embeddingsRoutes!, attempt })
     }
-    const routes = capped
-      ? capRoutes(chatRoutes!, surface.name, reservation!.outputTokens, charging.requested === null)
-      : chatRoutes!
+    // The cap each choice is sent with (the reservation holds n of them).
+    const cap = capped ? choiceCap(reservation!, charging) : null
+    const routes =
+      cap !== null ? capRoutes(chatRoutes!, surface.name, cap, charging.requested === null) : chatRoutes!
     const charge = {
       reservation: reservation ?? null,
       requested: charging.requested,
-      cap: capped ? reservation!.outputTokens : null,
+      cap,
     }
     const chat = {
       deps,
