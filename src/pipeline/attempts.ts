@@ -17,7 +17,7 @@
  * return callWithAttempts({ ...run, routes })
  */
 import type { CatalogueEntry } from '../catalogue/routing.ts'
-import type { ProviderConfig } from '../config/schema.ts'
+import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'
 import {
   type Attempt,
@@ -37,6 +37,7 @@ import { checkAndTranslate } from './check.ts'
 import { Continuation } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
 import { type ContinuationCharge, capRequest, continuationAllowance } from './output-cap.ts'
+import { ChunkGate } from './output-cut.ts'
 import type { ChatSurface, Decoded, EncodeContext, Forwarding, Translated } from './surface.ts'
 
 /** One target of the request and how the request reaches it. */
@@ -162,6 +163,15 @@ export interface ChatCall<View> {
   charge?: ContinuationCharge
 }
 
+/** The cut at the output allowance for an attempt of `kind`, when a token or money limit applies. */
+function gateFor(charge: ContinuationCharge | undefined, kind: ProviderKind): ChunkGate | undefined {
+  const allowance = charge?.allowance
+  const r = charge?.reservation
+  if (!allowance || !r) return undefined
+  allowance.kind = kind
+  return new ChunkGate(allowance, r.tokens - r.outputTokens)
+}
+
 /** The chat operation's attempt (`callProvider`: pass-through or translated, JSON or stream) and rescue. */
 export function chatOperation<View>(c: ChatCall<View>): Pick<AttemptsRun<Route<View>>, 'attempt' | 'rescue'> {
   return {
@@ -193,6 +203,7 @@ export function chatOperation<View>(c: ChatCall<View>): Pick<AttemptsRun<Route<V
         finish: c.finish,
         signal: c.request.signal,
         bodyText: c.bodyText,
+        gate: route.forward ? undefined : gateFor(c.charge, route.entry.provider.kind),
       })
     },
     rescue: c.decoded.stream ? (plan, contextFor) => rescueFor(c, plan, contextFor) : undefined,

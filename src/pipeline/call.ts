@@ -26,7 +26,8 @@ import { GatewayError } from '../util/errors.ts'
 import { summed } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
 import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
-import { type StreamSource, writeStream } from './stream-writer.ts'
+import { type ChunkGate, completeWithin } from './output-cut.ts'
+import { type OutputGate, type StreamSource, writeStream } from './stream-writer.ts'
 import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './surface.ts'
 
 export type Finish = (
@@ -47,6 +48,11 @@ export type Finish = (
 export interface Unaccounted {
   /** UTF-8 bytes of generated text that reached the client (StreamEncoder.relayedBytes). */
   relayedBytes: number
+  /**
+   * Under a token or money limit: the output tokens the answer generated, all choices, counted
+   * as they arrived (OutputAllowance.counted, an upper bound); settled to in place of the bytes.
+   */
+  relayedTokens?: number
   /** Whatever usage the upstream did report before the end (a part of the answer's), or null. */
   seen: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null
   /** The client left (rather than the upstream failing). */
@@ -79,6 +85,8 @@ export interface ProviderCall<View> {
   signal: AbortSignal
   /** The client's request body, for the token estimate of a stream the client left. */
   bodyText: string
+  /** Translated calls under a token or money limit: the cut at the output allowance (output-cut.ts). */
+  gate?: ChunkGate
 }
 
 /**
@@ -119,9 +127,21 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   if (!p.stream) {
     try {
       if ('request' in call) {
-        const res = await adapter.complete(call.request, ctx)
+        const gate = p.gate
+        const res = gate
+          ? await completeWithin(adapter, call.request, ctx, gate)
+          : await adapter.complete(call.request, ctx)
         res.model = p.encodeCtx.modelId
-        finish(200, res.usage ?? null, null, null)
+        // Cut at the allowance, or no usage from the upstream: settled to what was generated.
+        if (gate && (gate.cut || !res.usage))
+          finish(200, res.usage ?? null, null, null, {
+            relayedBytes: 0,
+            relayedTokens: gate.counted,
+            seen: gate.cut ? null : (res.usage ?? null),
+            aborted: false,
+            started: true,
+          })
+        else finish(200, res.usage ?? null, null, null)
         return { ok: true, response: json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers) }
       }
       const answer = await forwardCall(adapter, call.forward, ctx)
@@ -185,15 +205,18 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     const err = r.error ?? (r.aborted ? abortError(undefined) : null)
     // The usage is the whole answer's on a stream that ended as it should with the upstream's
     // count — of a continued stream, both parts' (the first as it was counted when continued).
-    const whole = !r.aborted && !r.error && r.usage && !uncounted
-    const unaccounted = whole
+    // A cut at the allowance: its usage is the gate's count, settled as counted (never the upstream's).
+    const gate = p.gate
+    const whole = !r.aborted && !r.error && r.usage && !uncounted && !gate?.cut
+    const unaccounted: Unaccounted | undefined = whole
       ? undefined
       : {
           relayedBytes: r.relayedBytes,
-          seen: summed(r.usage, uncounted),
+          seen: gate?.cut ? null : summed(r.usage, uncounted),
           aborted: r.aborted,
           started: r.started,
         }
+    if (unaccounted && gate) unaccounted.relayedTokens = gate.counted
     finish(status, usage, err, r.ttftMs, unaccounted)
   }
   const out = await writeStream(source, encoder, {
@@ -205,6 +228,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     signal: p.signal,
     stop: p.deps.traffic.stopSignal,
     holdForContent: true,
+    gate: 'request' in call ? (p.gate as OutputGate<unknown> | undefined) : undefined,
     continueWith: continueWith
       ? (err: GatewayError) => {
           // This attempt's part ends here, failed; the continuation is an attempt of its own.

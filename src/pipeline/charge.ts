@@ -317,8 +317,9 @@ type SettledAs = Settlement & { counted?: { prompt_tokens: number; completion_to
  * - a stream without the upstream's count of the whole answer (the client left, the upstream
  *   broke after content or never reported usage): to what was relayed, never less — the input
  *   side as reserved (the conservative input bound: the upstream billed the whole prompt) plus
- *   the UTF-8 bytes of generated text the client was sent (a token covers at least one byte on
- *   every tokenizer, limits/estimate-tokens.ts), or the usage the upstream did report where that
+ *   the output tokens the answer generated, all choices, as counted on arrival under the limit
+ *   (`relayedTokens`, limits/output-count.ts: an upper bound), else the UTF-8 bytes of generated
+ *   text the client was sent (a token covers at least one byte on every tokenizer), or the usage the upstream did report where that
  *   is more; its cost at the answering model's highest prices for those tokens (rounded up);
  *   neither above the reservation. Tokens the upstream generated but the client never got
  *   (hidden reasoning, chunks in flight when it left) are beyond what was relayed;
@@ -346,7 +347,8 @@ export function settle(
         : to(0, 0)
     const seen = unaccounted.seen
     const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
-    const output = Math.max(unaccounted.relayedBytes, seen?.completion_tokens ?? 0)
+    // Counted in tokens as it arrived where a limit applies (OutputAllowance), else its bytes.
+    const output = Math.max(unaccounted.relayedTokens ?? unaccounted.relayedBytes, seen?.completion_tokens ?? 0)
     const tokens = Math.min(r.tokens, input + output)
     return {
       ...to(tokens, Math.min(r.micros, highestCostMicros(price, input, output))),

@@ -10,6 +10,7 @@ import { dearestOf } from '../limits/model-cost.ts'
 import { highestCostMicros } from '../limits/pricing.ts'
 import type { Reservation } from '../limits/types.ts'
 import type { ChatRequest } from '../providers/types.ts'
+import type { OutputAllowance } from './output-allowance.ts'
 
 /** The translated request with the output allowance, in the field the client used, else the current one. */
 export function capRequest(req: ChatRequest, n: number): void {
@@ -25,6 +26,8 @@ export interface ContinuationCharge {
   requested: number | null
   /** The output allowance sent upstream in place of the client's, or null. */
   cap: number | null
+  /** Under a token or money limit: the running count of the answer's output (output-allowance.ts). */
+  allowance?: OutputAllowance
 }
 
 /**

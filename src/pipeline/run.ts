@@ -39,6 +39,8 @@ import {
   settle,
 } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
+import { OutputAllowance } from './output-allowance.ts'
+import { translateForCut } from './output-cut.ts'
 import type { PipelineDeps } from './deps.ts'
 import {
   checkEmbeddings,
@@ -430,6 +432,10 @@ export class Pipeline {
       const attempt = embeddingsAttempt(surface, decoded.view, headers, finish)
       return callWithAttempts({ ...run, routes: embeddingsRoutes!, attempt })
     }
+    // Under a token or money limit the answer is counted as it arrives and cut at the allowance
+    // (output-cut.ts): its routes are translated, so their chunks can be read.
+    const metered = reservation && charging.charge?.rows.some((r) => r.resource !== 'requests')
+    if (metered) translateForCut(chatRoutes!, surface, decoded.view, request.headers)
     // The cap each choice is sent with (the reservation holds n of them).
     const cap = capped ? choiceCap(reservation!, charging) : null
     const routes =
@@ -438,6 +444,7 @@ export class Pipeline {
       reservation: reservation ?? null,
       requested: charging.requested,
       cap,
+      allowance: metered ? new OutputAllowance(reservation!.outputTokens, entry.provider.kind) : undefined,
     }
     const chat = {
       deps,

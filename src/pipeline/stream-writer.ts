@@ -77,6 +77,21 @@ export interface WriteStreamOptions<T = unknown> {
   continueWith?: (err: GatewayError) => Promise<StreamSource<T> | null>
   /** Cleans the source's failure before anyone sees it (the provider's key and address). */
   scrub?: (err: GatewayError) => GatewayError
+  /**
+   * Bounds what is relayed (DESIGN §11, pipeline/output-cut.ts): each item is shown to it before it
+   * is encoded; at the first it refuses, that item and everything after it are dropped, the gate's
+   * ending goes out in their place, and the stream ends there (the upstream is cancelled). Only
+   * given when a token or money limit applies: without it the writer does no per-item work.
+   */
+  gate?: OutputGate<T>
+}
+
+/** See `WriteStreamOptions.gate`. */
+export interface OutputGate<T> {
+  /** Whether `item` may be relayed (it is counted here); a promise while the allowance grows. */
+  admit(item: T): boolean | Promise<boolean>
+  /** The items that end the answer in place of the refused one (a `length` finish, the usage). */
+  ending(): T[]
 }
 
 export type WriteStreamResult =
@@ -129,6 +144,8 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private release: ((held: boolean) => void) | null = null
   private readonly holdAt: number
   private totalAt: number
+  /** The gate refused an item: its ending is in `items`; once written, the stream ends. */
+  private gateShut = false
   /** `continueWith` was asked (it is asked once). */
   private continued = false
   /** A stage failed after making items: thrown by the next read, once those are written. */
@@ -251,11 +268,15 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
           }
         }
         if (this.finished) return // cancelled while the read was pending
+        // Cut at the output allowance and its ending written: the upstream is let go now.
+        if (this.gateShut && this.items.length === 0) return this.end(controller)
         // The upstream failed in-band and its error frame went out: nothing more will be relayed,
         // so the upstream is let go now rather than read to its end.
         if (this.items.length === 0 && !this.sourceDone && this.encoder.failure?.())
           return this.end(controller)
+        if (this.items.length > 0 && this.opts.gate) await this.gated()
         if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) return
+        if (this.gateShut) return this.end(controller)
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
         this.waiting = true
         await this.readOnce()
@@ -321,7 +342,16 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     for (;;) {
       await this.readOnce()
       if (this.finished) return
-      if (this.items.length > 0) this.emit(this.holdSink)
+      if (this.items.length > 0) {
+        if (this.opts.gate) await this.gated()
+        this.emit(this.holdSink)
+      }
+      // Cut at the allowance before any content: what was held is the whole answer.
+      if (this.gateShut) {
+        this.content = true
+        this.ttftMs = this.sched.now() - this.ttftFrom
+        return
+      }
       // Content first: an in-band failure that came in the same read as content goes out after it.
       if (this.encoder.contentStarted?.() ?? (this.encoder.relayedBytes?.() ?? 1) > 0) {
         this.content = true
@@ -372,6 +402,26 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
       // The items before the failure go out first, as they would have through a pipe.
       if (this.items.length === 0) throw err
       this.failed = err
+    }
+  }
+
+  /** The pending items through the gate: from the first it refuses on, its ending instead. */
+  private async gated(): Promise<void> {
+    const gate = this.opts.gate!
+    const items = this.items
+    if (this.gateShut) {
+      items.length = 0
+      return
+    }
+    for (let i = 0; i < items.length; i++) {
+      let ok = gate.admit(items[i]!)
+      if (typeof ok !== 'boolean') ok = await ok
+      if (!ok) {
+        items.length = i
+        for (const item of gate.ending()) items.push(item)
+        this.gateShut = true
+        return
+      }
     }
   }
 

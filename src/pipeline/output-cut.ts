@@ -1,0 +1,227 @@
+/**
+ * @module
+ * The cut at the output allowance (DESIGN §11) on the translated path, where every answer is chat
+ * chunks whatever the surface: `ChunkGate` counts each chunk's generated text (all choices) into
+ * the request's `OutputAllowance` and, at the first chunk that would pass it, ends the answer as
+ * the limit ended it — `finish_reason: "length"` on every open choice (the Messages encoder makes
+ * it `stop_reason: "max_tokens"`, the Responses one `incomplete` / `max_output_tokens`) and the
+ * usage as settled — and the writer cancels the upstream. A JSON answer is made the same way: the
+ * upstream is streamed and the answer assembled (`completeWithin`), since a JSON body arrives
+ * whole and could not be cut before the upstream had generated (and billed) all of it.
+ *
+ * Under a token or money limit every route that would pass through is translated
+ * (`translateForCut`), as a continuable stream is: the byte relays do not decode the text they
+ * pass on. A pass-through that translation would strip of something (a Messages request with
+ * thinking or `cache_control`) keeps its pass-through and is bounded only by the cap it is sent.
+ */
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ProviderAdapter, CallContext, Usage } from '../providers/types.ts'
+import type { Route } from './attempts.ts'
+import type { OutputAllowance } from './output-allowance.ts'
+import type { OutputGate } from './stream-writer.ts'
+import type { ChatSurface } from './surface.ts'
+
+type Choice = ChatCompletionChunk['choices'][number]
+
+/** Generated text of a chunk, all choices: content, reasoning, refusal, tool names and arguments. */
+export function chunkText(chunk: ChatCompletionChunk): string {
+  let text = ''
+  for (const { delta } of chunk.choices ?? []) {
+    if (!delta) continue
+    const d = delta as Record<string, unknown>
+    for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
+      const v = d[k]
+      if (typeof v === 'string') text += v
+    }
+    for (const t of delta.tool_calls ?? []) {
+      const f = t?.function
+      if (typeof f?.name === 'string') text += f.name
+      if (typeof f?.arguments === 'string') text += f.arguments
+    }
+  }
+  return text
+}
+
+export class ChunkGate implements OutputGate<ChatCompletionChunk> {
+  /** Choices begun and not finished: each gets a `length` finish at the cut. */
+  private readonly open = new Set<number>()
+  private last: ChatCompletionChunk | null = null
+
+  constructor(
+    private readonly allowance: OutputAllowance,
+    /** The input side of the usage shown at a cut: the reservation's input bound (as settled). */
+    private readonly inputTokens: number,
+  ) {}
+
+  /** The allowance ended the answer. */
+  get cut(): boolean {
+    return this.allowance.cut
+  }
+
+  /** Output tokens generated so far, all choices (an upper bound of what the upstream bills). */
+  get counted(): number {
+    return this.allowance.counted
+  }
+
+  admit(chunk: ChatCompletionChunk): boolean | Promise<boolean> {
+    const text = chunkText(chunk)
+    const ok = text === '' ? true : this.allowance.allows(this.allowance.add(text))
+    if (ok === true) this.note(chunk)
+    if (typeof ok === 'boolean') return ok
+    return ok.then((yes) => {
+      if (yes) this.note(chunk)
+      return yes
+    })
+  }
+
+  ending(): ChatCompletionChunk[] {
+    const base = {
+      id: this.last?.id ?? 'chatcmpl-cut',
+      object: 'chat.completion.chunk' as const,
+      created: this.last?.created ?? Math.floor(Date.now() / 1000),
+      model: this.last?.model ?? '',
+    }
+    const out: ChatCompletionChunk[] = [...this.open]
+      .sort((a, b) => a - b)
+      .map((index) => ({ ...base, choices: [{ index, delta: {}, finish_reason: 'length' as const }] }))
+    const completion = this.allowance.counted
+    out.push({ ...base, choices: [], usage: usageOf(this.inputTokens, completion) })
+    return out
+  }
+
+  private note(chunk: ChatCompletionChunk): void {
+    this.last = chunk
+    for (const c of chunk.choices ?? []) {
+      if (c.finish_reason) this.open.delete(c.index)
+      else this.open.add(c.index)
+    }
+  }
+}
+
+const usageOf = (prompt: number, completion: number): Usage => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+})
+
+/**
+ * A JSON answer within the allowance: the upstream streamed through the gate and the chunks
+ * assembled into one completion (`finish_reason: "length"` where it was cut). `cut` says whether
+ * the allowance ended it; the usage is the upstream's unless cut.
+ */
+export async function completeWithin(
+  adapter: ProviderAdapter,
+  req: ChatRequest,
+  ctx: CallContext,
+  gate: ChunkGate,
+): Promise<ChatCompletion> {
+  const source = await adapter.stream({ ...req, stream: true }, ctx)
+  const reader = source.getReader()
+  const answer = new Assembly()
+  try {
+    for (;;) {
+      const r = await reader.read()
+      if (r.done) break
+      let ok = gate.admit(r.value)
+      if (typeof ok !== 'boolean') ok = await ok
+      if (!ok) {
+        for (const chunk of gate.ending()) answer.add(chunk)
+        break
+      }
+      answer.add(r.value)
+    }
+  } finally {
+    // Cut (or failed): the upstream is let go; it generates, and bills, no more.
+    reader.cancel().catch(() => {})
+  }
+  return answer.completion()
+}
+
+/** Chat chunks put together as the completion they stream. */
+class Assembly {
+  private head: ChatCompletionChunk | null = null
+  private usage: Usage | undefined
+  private readonly choices = new Map<number, { choice: ChatCompletion['choices'][number]; text: string[]; reasoning: string[] }>()
+
+  add(chunk: ChatCompletionChunk): void {
+    this.head ??= chunk
+    if (chunk.usage) this.usage = chunk.usage
+    for (const c of chunk.choices ?? []) this.addChoice(c)
+  }
+
+  private addChoice(c: Choice): void {
+    let s = this.choices.get(c.index)
+    if (!s) {
+      s = {
+        choice: {
+          index: c.index,
+          message: { role: 'assistant', content: null, refusal: null },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+        text: [],
+        reasoning: [],
+      }
+      this.choices.set(c.index, s)
+    }
+    const d = (c.delta ?? {}) as Record<string, unknown>
+    const m = s.choice.message
+    if (typeof d.content === 'string') s.text.push(d.content)
+    const reasoning = d.reasoning_content ?? d.reasoning
+    if (typeof reasoning === 'string') s.reasoning.push(reasoning)
+    if (typeof d.refusal === 'string') m.refusal = (m.refusal ?? '') + d.refusal
+    for (const t of c.delta?.tool_calls ?? []) {
+      m.tool_calls ??= []
+      const call = (m.tool_calls[t.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } })
+      if (t.id) call.id = t.id
+      if (t.function?.name) call.function.name += t.function.name
+      if (t.function?.arguments) call.function.arguments += t.function.arguments
+    }
+    if (c.finish_reason) s.choice.finish_reason = c.finish_reason
+    if (c.logprobs) s.choice.logprobs = c.logprobs
+  }
+
+  completion(): ChatCompletion {
+    const h = this.head
+    const choices = [...this.choices.values()]
+      .sort((a, b) => a.choice.index - b.choice.index)
+      .map(({ choice, text, reasoning }) => {
+        if (text.length) choice.message.content = text.join('')
+        else if (!choice.message.tool_calls) choice.message.content = ''
+        if (reasoning.length) choice.message.reasoning_content = reasoning.join('')
+        if (choice.message.tool_calls) choice.message.tool_calls = choice.message.tool_calls.filter(Boolean)
+        return choice
+      })
+    const out: ChatCompletion = {
+      id: h?.id ?? 'chatcmpl-assembled',
+      object: 'chat.completion',
+      created: h?.created ?? Math.floor(Date.now() / 1000),
+      model: h?.model ?? '',
+      choices,
+    }
+    if (this.usage) out.usage = this.usage
+    if (h?.system_fingerprint) out.system_fingerprint = h.system_fingerprint
+    if (h?.service_tier !== undefined) out.service_tier = h.service_tier
+    return out
+  }
+}
+
+/**
+ * Under a token or money limit, every route that would pass through is translated, so its answer
+ * runs through the gate; not when translating would lose something the pass-through keeps.
+ */
+export function translateForCut<View>(
+  routes: Route<View>[],
+  surface: ChatSurface<View>,
+  view: View,
+  headers: Headers,
+): void {
+  if (!routes.some((r) => r.forward)) return
+  if (surface.forward?.lostInTranslation?.(view, headers)) return
+  for (const route of routes) {
+    if (!route.forward) continue
+    try {
+      route.translated = surface.translate(view, route.entry)
+      route.forward = undefined
+    } catch {}
+  }
+}
