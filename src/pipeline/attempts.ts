@@ -18,6 +18,7 @@
  */
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
+import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
 import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'
 import {
   type Attempt,
@@ -29,7 +30,6 @@ import {
 } from '../providers/resilience/index.ts'
 import type { CallContext, ProviderAdapter, Timeouts, Usage } from '../providers/types.ts'
 import type { AttemptSpan, RequestTrace } from '../telemetry/index.ts'
-import { utf8Bytes } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
 import { asGatewayError, type CallResult, callProvider, type Finish, type Rescue } from './call.ts'
@@ -358,7 +358,16 @@ function rescueFor<View>(
       if (format && format.type !== 'text') return null
       // Made only within what is left of the reservation (and of the client's max_tokens).
       const first = r.answered.entry
-      const cap = continuationAllowance(r.charge, utf8Bytes(relayed), first.model, route.entry.model)
+      // The relayed part in tokens (DESIGN §11): as the first target's provider billed it as
+      // output, and as the next one's will bill it as the prefill's input.
+      await prepareOutputCount()
+      const cap = continuationAllowance(
+        r.charge,
+        outputTokenCount(relayed, first.provider.kind),
+        outputTokenCount(relayed, route.entry.provider.kind),
+        first.model,
+        route.entry.model,
+      )
       if (cap === 0) return null
       const { provider, adapter, ctx } = contextFor(attempt, route)
       const req = edit(route.translated.request)
@@ -387,7 +396,7 @@ function rescueFor<View>(
     tap: (source) => rescue.tap(source),
     continueWith: async (err) => {
       const first = r.answered.entry
-      const source = await rescue.next(err, r.bodyText, r.charge?.reservation ?? null)
+      const source = await rescue.next(err, r.bodyText, r.charge?.reservation ?? null, first.provider.kind)
       const usage = rescue.carried()
       if (source && usage) r.answered.first = { entry: first, usage }
       return source

@@ -22,6 +22,8 @@
  * writeStream(source, encoder, { continueWith: (err) => rescue.next(err) })
  */
 
+import type { ProviderKind } from '../config/schema.ts'
+import { outputTokenCount } from '../limits/output-count.ts'
 import type { Reservation } from '../limits/types.ts'
 import type { Attempt, AttemptPlan, FailureKind } from '../providers/resilience/index.ts'
 import { classify } from '../providers/resilience/index.ts'
@@ -93,6 +95,8 @@ export class Continuation {
     bodyText: string,
     /** The request's reservation: the first part is counted at its input bound. */
     reservation: Reservation | null = null,
+    /** The first target's provider kind: how its relayed text is counted in tokens. */
+    kind: ProviderKind = 'openai',
   ): Promise<StreamSource<ChatCompletionChunk> | null> {
     const text = this.relayed
     if (!text) return null
@@ -123,10 +127,13 @@ export class Continuation {
     // Judged when the stream ends, as the first target was: a cut after it started is its failure.
     this.verdict = this.plan.streaming()
     // What the first target produced (its own usage never came): added to the second's. With a
-    // reservation, counted as it was fitted: the input bound and the text's bytes (a bound on its
-    // tokens); else estimated.
+    // reservation, counted as it was fitted: the input bound and the text's tokens (an upper
+    // bound, limits/output-count.ts); else estimated.
     this.first = reservation
-      ? { prompt_tokens: reservation.tokens - reservation.outputTokens, completion_tokens: utf8Bytes(text) }
+      ? {
+          prompt_tokens: reservation.tokens - reservation.outputTokens,
+          completion_tokens: outputTokenCount(text, kind),
+        }
       : disconnectedUsage(null, utf8Bytes(text), bodyText)
     return this.tap(source, true)
   }

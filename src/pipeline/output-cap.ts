@@ -31,16 +31,18 @@ export interface ContinuationCharge {
 }
 
 /**
- * The output cap of a stream's continuation after `relayed` bytes of text, conservatively
- * counted: the first part as its input bound plus the bytes relayed as its output (a token
- * covers at least one byte), the continuation's input as the prompt's bound plus the prefill's
- * bytes. What is left of the reservation's tokens after both, and of its money at each model's
- * highest prices (when a money row applies), and never more than the client's max_tokens less
+ * The output cap of a stream's continuation after `relayed` output tokens of text (counted as the
+ * first target's provider bills them, limits/output-count.ts: an upper bound), conservatively:
+ * the first part as its input bound plus the tokens relayed as its output, the continuation's
+ * input as the prompt's bound plus the prefill's tokens (`prefill`: the same text as the next
+ * target's provider counts it). What is left of the reservation's tokens after both, and of its
+ * money at each model's highest prices (when a money row applies), and never more than the client's max_tokens less
  * what was relayed. 0: no continuation fits (not even one token); null: nothing caps it.
  */
 export function continuationAllowance(
   c: ContinuationCharge | undefined,
   relayed: number,
+  prefill: number,
   first: ModelConfig,
   next: ModelConfig,
 ): number | null {
@@ -48,12 +50,12 @@ export function continuationAllowance(
   const r = c?.reservation
   if (r) {
     const input = r.tokens - r.outputTokens
-    cap = Math.min(cap, r.outputTokens - relayed, r.tokens - 2 * (input + relayed))
+    cap = Math.min(cap, r.outputTokens - relayed, r.tokens - (input + relayed) - (input + prefill))
     if (r.states.some((s) => s.row.resource === 'microdollars')) {
       const left = r.micros - highestCostMicros(dearestOf(first), input, relayed)
       const p = dearestOf(next)
       // cost ≤ left ⇔ (in·p.input + out·p.output) / 1e6 rounded up ≤ left (an integer).
-      const room = left * 1_000_000 - (input + relayed) * (p?.input ?? 0)
+      const room = left * 1_000_000 - (input + prefill) * (p?.input ?? 0)
       if (room < 0) return 0
       if (p && p.output > 0) cap = Math.min(cap, Math.floor(room / p.output))
     }
