@@ -8,6 +8,7 @@
  * `dear`'s stream after some tokens, or makes `pf` refuse the continuation.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { outputTokenCount, prepareOutputCount } from '../../src/limits/output-count.ts'
 import type { Completion } from '../../src/store/index.ts'
 import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
@@ -27,6 +28,7 @@ const records: Completion[] = []
 let faults: Record<string, { cut?: number; refuse?: boolean }> = {}
 
 beforeAll(async () => {
+  await prepareOutputCount()
   up = await startBillingUpstream({ answerTokens: 1_000, defaultMax: 1_000, fault: (m) => faults[m] })
   const model = (name: string, extra: Record<string, unknown> = {}) => ({
     name,
@@ -147,7 +149,8 @@ describe('a stream that may be continued is capped and charged within its reserv
     const { res, text, row } = await stream('t500', { max_tokens: 1_000 })
     const allowance = Number(res.headers.get('x-switchyard-max-tokens'))
     expect(up.seen.map((s) => s.model)).toEqual(['dear', 'pf'])
-    const relayed = Buffer.byteLength(up.seen[1]!.prefill!)
+    // The relayed part in tokens, as its (openai) provider counts them (DESIGN §11), not bytes.
+    const relayed = outputTokenCount(up.seen[1]!.prefill!, 'openai')
     expect(up.caps[0]).toBe(allowance)
     expect(up.caps[1]).toBeGreaterThan(0)
     expect(up.caps[1]!).toBeLessThanOrEqual(allowance - relayed)
@@ -173,11 +176,11 @@ describe('a stream that may be continued is capped and charged within its reserv
     expect(row.costMicros!).toBeGreaterThanOrEqual(billedMicros())
   })
 
-  test('without limits the continuation asks for the client max_tokens less what was relayed', async () => {
+  test('without limits the continuation asks for the client max_tokens less the tokens relayed', async () => {
     faults = { dear: { cut: 30 } }
     await stream('free', { max_tokens: 100 })
     expect(up.seen.map((s) => s.model)).toEqual(['dear', 'pf'])
-    const relayed = Buffer.byteLength(up.seen[1]!.prefill!)
+    const relayed = outputTokenCount(up.seen[1]!.prefill!, 'openai')
     expect(up.caps).toEqual([100, 100 - relayed])
   })
 })

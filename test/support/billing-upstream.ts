@@ -59,9 +59,12 @@ export async function startBillingUpstream(
     ignoreCap?: boolean
     /** false: no usage in any answer (a compatible server that never reports it). */
     usage?: boolean
+    /** The word each token is (`w`: 2 bytes with its space; `hello`: 6, one o200k token). */
+    word?: string
   } = {},
 ): Promise<BillingUpstream> {
   const answerTokens = opts.answerTokens ?? 150
+  const word = `${opts.word ?? 'w'} `
   const defaultMax = opts.defaultMax ?? 4096
   const billed = { tokens: 0, input: 0, output: 0, requests: 0 }
   const caps: Array<number | null> = []
@@ -126,7 +129,7 @@ export async function startBillingUpstream(
           object: 'chat.completion',
           choices: Array.from({ length: n }, (_, index) => ({
             index,
-            message: { role: 'assistant', content: 'w '.repeat(perChoice).trim(), refusal: null },
+            message: { role: 'assistant', content: word.repeat(perChoice).trim(), refusal: null },
             finish_reason: perChoice < answerTokens ? 'length' : 'stop',
             logprobs: null,
           })),
@@ -154,7 +157,7 @@ export async function startBillingUpstream(
               // Each choice's next 10 tokens, billed as they are generated.
               for (let k = 0; k < n; k++) {
                 if (done) return
-                c.enqueue(frame(chunk({ content: 'w '.repeat(step) }, null, k)))
+                c.enqueue(frame(chunk({ content: word.repeat(step) }, null, k)))
                 sent += step
               }
               if (i === 0 && opts.gate) await opts.gate()
