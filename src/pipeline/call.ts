@@ -25,8 +25,8 @@ import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { summed } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
-import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
 import { type ChunkGate, completeWithin } from './output-cut.ts'
+import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
 import { type OutputGate, type StreamSource, writeStream } from './stream-writer.ts'
 import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './surface.ts'
 
@@ -147,7 +147,16 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       const answer = await forwardCall(adapter, call.forward, ctx)
       // Read here, under the provider's timeouts and max_response_bytes, so every relay is bounded.
       const out = call.relay.relayJson(await readText(answer, ctx), p.encodeCtx)
-      finish(200, out.usage, null, null)
+      // No usage from the upstream: a reservation settles to the answer's bytes (a token covers
+      // at least one), and the request is recorded so (charge.ts `settle`), not as nothing.
+      if (out.usage) finish(200, out.usage, null, null)
+      else
+        finish(200, null, null, null, {
+          relayedBytes: Buffer.byteLength(out.body),
+          seen: null,
+          aborted: false,
+          started: true,
+        })
       const response = new Response(out.body, {
         status: 200,
         headers: { ...p.headers, 'content-type': 'application/json' },

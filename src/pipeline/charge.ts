@@ -348,7 +348,10 @@ export function settle(
     const seen = unaccounted.seen
     const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
     // Counted in tokens as it arrived where a limit applies (OutputAllowance), else its bytes.
-    const output = Math.max(unaccounted.relayedTokens ?? unaccounted.relayedBytes, seen?.completion_tokens ?? 0)
+    const output = Math.max(
+      unaccounted.relayedTokens ?? unaccounted.relayedBytes,
+      seen?.completion_tokens ?? 0,
+    )
     const tokens = Math.min(r.tokens, input + output)
     return {
       ...to(tokens, Math.min(r.micros, highestCostMicros(price, input, output))),

@@ -2,30 +2,34 @@
  * @module
  * The running check of an answer's output against what its reservation holds (DESIGN §11): the
  * stream path counts the generated text as it arrives (all choices, `outputTokenCount`) and asks
- * this class, after each chunk, whether more may be relayed. When it may not, the answer ends as
- * cut at the allowance (`finish_reason: "length"`, Messages `stop_reason: "max_tokens"`, Responses
- * `incomplete` / `max_output_tokens`) and the upstream request is cancelled: at most the chunk that
- * crossed the line is relayed and billed beyond the allowance.
+ * this class, before relaying each chunk that carries text, whether more may be relayed after
+ * what was counted so far. When it may not, the answer ends as cut at the allowance
+ * (`finish_reason: "length"`, Messages `stop_reason: "max_tokens"`, Responses `incomplete` /
+ * `max_output_tokens`) and the upstream request is cancelled: the chunk that crossed the line is
+ * the only one relayed beyond the allowance. Asked before, not after, a chunk: a count is an upper
+ * bound, so an upstream that honours its cap may cross the line by a token or two with its last
+ * chunk — it is relayed, and its finish and usage (no text) still are.
  *
  * Made only when a token or money row applies (pipeline/charge.ts): a request without one has no
  * allowance and its stream does no counting at all.
  *
  * Growth (reservations that grow as the answer arrives): a `grow` function given to the
- * constructor is asked, when the count passes the limit, to extend the reservation; it resolves to
- * the new limit (the old one when nothing more could be had). While it runs the stream waits; the
- * answer goes on if the new limit covers the count. Without it the limit is fixed.
+ * constructor is asked, when the count has reached the limit and more text arrives, to extend the
+ * reservation; it resolves to the new limit (the old one when nothing more could be had). While
+ * it runs the stream waits; the answer goes on if the count is below the new limit. Without it
+ * the limit is fixed.
  *
  * @example
  * const allowance = new OutputAllowance(reservation.outputTokens, 'openai')
- * const total = allowance.add(chunkText)           // running count, all choices
- * if (!(await allowance.allows(total))) cutHere()  // a plain boolean unless it grows
+ * if (!(await allowance.allows())) cutHere()       // before a chunk: a plain boolean unless it grows
+ * allowance.add(chunkText)                          // the running count, all choices
  */
 import type { ProviderKind } from '../config/schema.ts'
 import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
 
 /**
- * Asked for more room once `counted` output tokens passed `limit`: resolves to the new limit
- * (at least `limit`; `limit` itself when the rows cannot cover more).
+ * Asked for more room once `counted` output tokens reached `limit` and more text arrived:
+ * resolves to the new limit (at least `limit`; `limit` itself when the rows cannot cover more).
  */
 export type GrowOutput = (counted: number, limit: number) => Promise<number>
 
@@ -67,18 +71,18 @@ export class OutputAllowance {
   }
 
   /**
-   * Whether an answer that has generated `counted` output tokens (all choices) may go on: a plain
-   * boolean, or — when it passed the limit and the reservation may grow — a promise of one.
-   * Once it said no it says no for good.
+   * Whether more may be relayed after an answer that has generated `counted` output tokens (all
+   * choices; by default what `add` counted): yes below the limit; at or past it, a plain no — or,
+   * when the reservation may grow, a promise of the answer. Once it said no it says no for good.
    */
   allows(counted: number = this.total): boolean | Promise<boolean> {
     if (this.refused) return false
-    if (counted <= this.max) return true
+    if (counted < this.max) return true
     if (!this.grow) return this.no()
     return this.grow(counted, this.max).then(
       (limit) => {
         this.max = Math.max(this.max, limit)
-        return counted <= this.max || this.no()
+        return counted < this.max || this.no()
       },
       () => this.no(),
     )

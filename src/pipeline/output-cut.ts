@@ -2,8 +2,9 @@
  * @module
  * The cut at the output allowance (DESIGN §11) on the translated path, where every answer is chat
  * chunks whatever the surface: `ChunkGate` counts each chunk's generated text (all choices) into
- * the request's `OutputAllowance` and, at the first chunk that would pass it, ends the answer as
- * the limit ended it — `finish_reason: "length"` on every open choice (the Messages encoder makes
+ * the request's `OutputAllowance` and, at the first chunk with text after the count reached it
+ * (the chunk that crossed the line went out: the only one beyond), ends the answer as the limit
+ * ended it — `finish_reason: "length"` on every open choice (the Messages encoder makes
  * it `stop_reason: "max_tokens"`, the Responses one `incomplete` / `max_output_tokens`) and the
  * usage as settled — and the writer cancels the upstream. A JSON answer is made the same way: the
  * upstream is streamed and the answer assembled (`completeWithin`), since a JSON body arrives
@@ -14,7 +15,16 @@
  * pass on. A pass-through that translation would strip of something (a Messages request with
  * thinking or `cache_control`) keeps its pass-through and is bounded only by the cap it is sent.
  */
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ProviderAdapter, CallContext, Usage } from '../providers/types.ts'
+
+import { outputTokenCount } from '../limits/output-count.ts'
+import type {
+  CallContext,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatRequest,
+  ProviderAdapter,
+  Usage,
+} from '../providers/types.ts'
 import type { Route } from './attempts.ts'
 import type { OutputAllowance } from './output-allowance.ts'
 import type { OutputGate } from './stream-writer.ts'
@@ -22,29 +32,37 @@ import type { ChatSurface } from './surface.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
 
-/** Generated text of a chunk, all choices: content, reasoning, refusal, tool names and arguments. */
-export function chunkText(chunk: ChatCompletionChunk): string {
+/** Generated text of one choice's delta: content, reasoning, refusal, tool names and arguments. */
+function choiceText(choice: Choice): string {
+  const delta = choice.delta
+  if (!delta) return ''
   let text = ''
-  for (const { delta } of chunk.choices ?? []) {
-    if (!delta) continue
-    const d = delta as Record<string, unknown>
-    for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
-      const v = d[k]
-      if (typeof v === 'string') text += v
-    }
-    for (const t of delta.tool_calls ?? []) {
-      const f = t?.function
-      if (typeof f?.name === 'string') text += f.name
-      if (typeof f?.arguments === 'string') text += f.arguments
-    }
+  const d = delta as Record<string, unknown>
+  for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
+    const v = d[k]
+    if (typeof v === 'string') text += v
+  }
+  for (const t of delta.tool_calls ?? []) {
+    const f = t?.function
+    if (typeof f?.name === 'string') text += f.name
+    if (typeof f?.arguments === 'string') text += f.arguments
   }
   return text
 }
+
+const WHITESPACE = /\s/
 
 export class ChunkGate implements OutputGate<ChatCompletionChunk> {
   /** Choices begun and not finished: each gets a `length` finish at the cut. */
   private readonly open = new Set<number>()
   private last: ChatCompletionChunk | null = null
+  /**
+   * Per choice, a chunk's last character when it is whitespace, counted with the choice's next
+   * text: byte-pair encoders join a space to the word after it (`"w "` + `"w"` is `w`, ` w`, not
+   * three tokens), so counting chunk by chunk would otherwise add a token a chunk. One character
+   * a choice at most, so nothing an upstream sends goes uncounted for longer than one chunk.
+   */
+  private readonly carry = new Map<number, string>()
 
   constructor(
     private readonly allowance: OutputAllowance,
@@ -59,12 +77,34 @@ export class ChunkGate implements OutputGate<ChatCompletionChunk> {
 
   /** Output tokens generated so far, all choices (an upper bound of what the upstream bills). */
   get counted(): number {
-    return this.allowance.counted
+    let n = this.allowance.counted
+    for (const c of this.carry.values()) n += outputTokenCount(c, this.allowance.kind)
+    return n
   }
 
   admit(chunk: ChatCompletionChunk): boolean | Promise<boolean> {
-    const text = chunkText(chunk)
-    const ok = text === '' ? true : this.allowance.allows(this.allowance.add(text))
+    // Asked before the chunk's own text is counted: may more follow what was relayed so far?
+    const before = this.allowance.counted
+    /** The chunk carries new text. */
+    let grew = false
+    for (const c of chunk.choices ?? []) {
+      const carried = this.carry.get(c.index)
+      let text = choiceText(c)
+      if (text === '' && carried === undefined) continue
+      // Only new text asks the allowance (a finish that counts the carried space does not).
+      if (text !== '') grew = true
+      if (carried !== undefined) {
+        text = carried + text
+        this.carry.delete(c.index)
+      }
+      const end = text.length - 1
+      if (!c.finish_reason && end >= 0 && WHITESPACE.test(text.charAt(end))) {
+        this.carry.set(c.index, text.charAt(end))
+        text = text.slice(0, end)
+      }
+      if (text !== '') this.allowance.add(text)
+    }
+    const ok = grew ? this.allowance.allows(before) : true
     if (ok === true) this.note(chunk)
     if (typeof ok === 'boolean') return ok
     return ok.then((yes) => {
@@ -83,7 +123,7 @@ export class ChunkGate implements OutputGate<ChatCompletionChunk> {
     const out: ChatCompletionChunk[] = [...this.open]
       .sort((a, b) => a - b)
       .map((index) => ({ ...base, choices: [{ index, delta: {}, finish_reason: 'length' as const }] }))
-    const completion = this.allowance.counted
+    const completion = this.counted
     out.push({ ...base, choices: [], usage: usageOf(this.inputTokens, completion) })
     return out
   }
@@ -140,7 +180,10 @@ export async function completeWithin(
 class Assembly {
   private head: ChatCompletionChunk | null = null
   private usage: Usage | undefined
-  private readonly choices = new Map<number, { choice: ChatCompletion['choices'][number]; text: string[]; reasoning: string[] }>()
+  private readonly choices = new Map<
+    number,
+    { choice: ChatCompletion['choices'][number]; text: string[]; reasoning: string[] }
+  >()
 
   add(chunk: ChatCompletionChunk): void {
     this.head ??= chunk
@@ -171,7 +214,11 @@ class Assembly {
     if (typeof d.refusal === 'string') m.refusal = (m.refusal ?? '') + d.refusal
     for (const t of c.delta?.tool_calls ?? []) {
       m.tool_calls ??= []
-      const call = (m.tool_calls[t.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } })
+      let call = m.tool_calls[t.index]
+      if (!call) {
+        call = { id: '', type: 'function', function: { name: '', arguments: '' } }
+        m.tool_calls[t.index] = call
+      }
       if (t.id) call.id = t.id
       if (t.function?.name) call.function.name += t.function.name
       if (t.function?.arguments) call.function.arguments += t.function.arguments

@@ -17,6 +17,7 @@ import { assertKeyReaches, keyReaches } from '../catalogue/key-reach.ts'
 import { assertPlanAllows, type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { admitStates, rateLimitError, rateLimitHeaders, suspensionPolicy } from '../limits/index.ts'
 import { modelCostMicros } from '../limits/model-cost.ts'
+import { prepareOutputCount } from '../limits/output-count.ts'
 import type { Surcharge } from '../limits/surcharge.ts'
 import type { SuspensionPolicy } from '../limits/types.ts'
 import { checkModelServes } from '../operations/operation.ts'
@@ -39,8 +40,6 @@ import {
   settle,
 } from './charge.ts'
 import { checkAndTranslate } from './check.ts'
-import { OutputAllowance } from './output-allowance.ts'
-import { translateForCut } from './output-cut.ts'
 import type { PipelineDeps } from './deps.ts'
 import {
   checkEmbeddings,
@@ -51,6 +50,8 @@ import {
 import { toGatewayError } from './errors.ts'
 import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { countInvalidRequest, refusalLimitHeaders } from './invalid-requests.ts'
+import { OutputAllowance } from './output-allowance.ts'
+import { translateForCut } from './output-cut.ts'
 import type { Decoded, Surface, SurfaceCore, Translated } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
@@ -435,7 +436,12 @@ export class Pipeline {
     // Under a token or money limit the answer is counted as it arrives and cut at the allowance
     // (output-cut.ts): its routes are translated, so their chunks can be read.
     const metered = reservation && charging.charge?.rows.some((r) => r.resource !== 'requests')
-    if (metered) translateForCut(chatRoutes!, surface, decoded.view, request.headers)
+    if (metered) {
+      translateForCut(chatRoutes!, surface, decoded.view, request.headers)
+      // o200k's tables, loaded by the first metered request (a resolved promise after it): until
+      // then text would count as its bytes, and an answer be cut at half its allowance.
+      await prepareOutputCount()
+    }
     // The cap each choice is sent with (the reservation holds n of them).
     const cap = capped ? choiceCap(reservation!, charging) : null
     const routes =

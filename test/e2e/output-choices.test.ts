@@ -59,6 +59,7 @@ for (const backend of backends('output-choices.test.ts')) {
       expect(cap * 128).toBeLessThanOrEqual(10_000)
       expect(cap * 128).toBeGreaterThan(9_000)
       expect(bed.upstream.billed.tokens).toBeLessThanOrEqual(10_000)
+      // Not cut (the upstream honoured the cap): settled to its usage.
       expect(await used('choices', minute(10_000))).toBe(bed.upstream.billed.tokens)
     })
 
@@ -85,7 +86,12 @@ for (const backend of backends('output-choices.test.ts')) {
         { answerTokens: 100, backend: await backend.fresh(), upstream: { usage: false } },
       )
       const { key } = await bed.gw.key('quiet', 'metered')
-      const r = await chat(key, { n: 8, max_tokens: 100, stream: true, stream_options: { include_usage: true } })
+      const r = await chat(key, {
+        n: 8,
+        max_tokens: 100,
+        stream: true,
+        stream_options: { include_usage: true },
+      })
       expect(r.status).toBe(200)
       const text = await r.text()
       expect(text).toContain('"index":7')

@@ -40,7 +40,10 @@ beforeAll(async () => {
           api_key: 'sk-up',
           retry: { attempts: 0, backoff_ms: 10, max_backoff_ms: 20, max_retry_after_s: 1 },
           timeouts: { first_byte_ms: 2_000, first_token_ms: 2_000, idle_ms: 300, total_ms: 20_000 },
-          models: [model('first', { fallbacks: ['oai/next'] }), model('next', { features: [...FEATURES, 'prefill'] })],
+          models: [
+            model('first', { fallbacks: ['oai/next'] }),
+            model('next', { features: [...FEATURES, 'prefill'] }),
+          ],
         },
       ],
       plans: { free: { rpm: null, rpd: null, models: ['*'] } },

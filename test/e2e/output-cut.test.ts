@@ -68,6 +68,39 @@ for (const backend of backends('output-cut.test.ts')) {
       expect(spent).toBeLessThanOrEqual(5_000_000)
     })
 
+    test('an answer without upstream usage: the window is charged what usage and the request log show', async () => {
+      bed = await startTokensBed(
+        { metered: { rpm: null, rpd: null, tpm: 100_000, models: ['*'] } },
+        { answerTokens: 120, backend: await backend.fresh(), upstream: { usage: false } },
+      )
+      const { key } = await bed.gw.key('quiet', 'metered')
+      const records: Array<{ promptTokens: number | null; completionTokens: number | null }> = []
+      const recorder = bed.gw.deps.recorder
+      const record = recorder.record.bind(recorder)
+      recorder.record = (c) => {
+        records.push(c)
+        record(c)
+      }
+      for (const surface of SURFACES) {
+        const r = await tokensRequest(bed.gw.url, key, surface, false, 200)
+        expect(r.status).toBe(200)
+        expect(words(await r.text())).toBe(120)
+      }
+      const charged = await used('quiet', {
+        resource: 'tokens',
+        window: 'minute',
+        scope: 'account',
+        capacity: 100_000,
+      })
+      const logged = records.reduce((n, c) => n + (c.promptTokens ?? 0) + (c.completionTokens ?? 0), 0)
+      expect(logged).toBe(charged)
+      expect(charged).toBeGreaterThanOrEqual(bed.upstream.billed.tokens)
+      const u = await (
+        await fetch(`${bed.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()
+      expect((u as any).usage.today.total_tokens).toBe(charged)
+    })
+
     test('a stream of an upstream ignoring max_tokens: 100 ends at the allowance on every surface, the upstream let go', async () => {
       bed = await startTokensBed(
         { metered: { rpm: null, rpd: null, tpm: 100_000, models: ['*'] } },
@@ -89,7 +122,12 @@ for (const backend of backends('output-cut.test.ts')) {
       }
       // Cut, not read to its end: three answers of 3,000 would be 9,000.
       expect(bed.upstream.billed.output).toBeLessThan(3 * 300)
-      const charged = await used('cut', { resource: 'tokens', window: 'minute', scope: 'account', capacity: 100_000 })
+      const charged = await used('cut', {
+        resource: 'tokens',
+        window: 'minute',
+        scope: 'account',
+        capacity: 100_000,
+      })
       expect(charged).toBeGreaterThanOrEqual(bed.upstream.billed.input + 3 * 80)
     })
   })

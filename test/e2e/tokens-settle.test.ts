@@ -1,19 +1,21 @@
 /**
  * Settling a stream the upstream's usage does not cover (DESIGN §11: "a stream the client left:
  * what was relayed, never less"; issue 21: "a failed request: nothing, or what was relayed"), on
- * every route a stream takes: chat passed through as bytes, Messages and Responses translated
- * from an OpenAI chat upstream, Messages passed through to an Anthropic one, Responses passed
- * through to an OpenAI Responses one, and chat translated to Anthropic.
+ * every route a stream takes: chat to an OpenAI chat upstream, Messages and Responses translated
+ * to it, Messages to an Anthropic one, Responses to an OpenAI Responses one, and chat translated
+ * to Anthropic (under a token or money limit every route is translated, so that the answer is
+ * counted as it arrives: pipeline/output-cut.ts).
  *
  * Each request reserves its input bound (limits/estimate-tokens.ts, for the route's provider) plus
  * 2,000 output tokens. A client that leaves after 3 text deltas, and an upstream that cuts the
- * stream after 3 deltas with no usage, settle to the input as reserved plus the bytes of text
- * relayed (a bound on its tokens):
+ * stream after 3 deltas with no usage, settle to the input as reserved plus the text relayed in
+ * tokens, as counted on arrival (limits/output-count.ts — an upper bound):
  * at least what the client got, far below the reservation; the budget to the model's price of
  * those tokens. A stream cut before any text settles to nothing.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { inputTokenBound } from '../../src/limits/estimate-tokens.ts'
+import { outputTokenCount, prepareOutputCount } from '../../src/limits/output-count.ts'
 import type { Completion } from '../../src/store/index.ts'
 import { waitFor } from '../support/chat-bed.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
@@ -34,6 +36,7 @@ let gw: TestGateway
 const records: Completion[] = []
 
 beforeAll(async () => {
+  await prepareOutputCount()
   up = await startMeteredUpstream({ answerTokens: ALLOWANCE, delayMs: 15 })
   const models = ['slow', 'cut', 'early'].map((name) => ({
     name,
@@ -85,11 +88,11 @@ afterAll(async () => {
 type Surface = 'chat' | 'messages' | 'responses'
 /** [surface, provider prefix, the route's name]. */
 const ROUTES: Array<[Surface, string, string]> = [
-  ['chat', 'oai', 'chat passed through (bytes)'],
+  ['chat', 'oai', 'chat to OpenAI chat'],
   ['messages', 'oai', 'Messages translated to OpenAI chat'],
   ['responses', 'oai', 'Responses translated to OpenAI chat'],
-  ['messages', 'ant', 'Messages passed through to Anthropic'],
-  ['responses', 'resp', 'Responses passed through to OpenAI Responses'],
+  ['messages', 'ant', 'Messages to Anthropic'],
+  ['responses', 'resp', 'Responses to OpenAI Responses'],
   ['chat', 'ant', 'chat translated to Anthropic'],
 ]
 
@@ -120,6 +123,10 @@ function textOf(surface: Surface, e: any): string | undefined {
 }
 
 let accounts = 0
+
+/** The relayed text's tokens as the gateway counts them for the route's provider (DESIGN §11). */
+const counted = (prefix: string, text: string) =>
+  outputTokenCount(text, prefix === 'ant' ? 'anthropic' : 'openai')
 
 /** Sends the request on a fresh account; its input bound is the reservation's input side. */
 async function send(surface: Surface, model: string) {
@@ -207,8 +214,9 @@ describe('a stream the client left after 3 text deltas: the input as reserved + 
       const bill = up.bills[bills]!
       const reserved = s.input + ALLOWANCE
       const seenBytes = Buffer.byteLength(seen.text)
-      // Never less than what the client got (one upstream token per 2 bytes of it) and its prompt...
-      expect(tokens).toBeGreaterThanOrEqual(s.input + seenBytes)
+      // Never less than what the client got (counted as its provider's kind counts it; one upstream
+      // token per 2 bytes of it) and its prompt...
+      expect(tokens).toBeGreaterThanOrEqual(s.input + counted(prefix, seen.text))
       expect(tokens).toBeGreaterThanOrEqual(bill.input + seenBytes / 2)
       // ... never more than what the upstream generated, as bytes, and far below the reservation.
       expect(tokens).toBeLessThanOrEqual(s.input + 2 * bill.output)
@@ -229,7 +237,7 @@ describe('an upstream that cuts the stream after 3 deltas, no usage: the input a
       const seen = await read(surface, s.res, Number.POSITIVE_INFINITY)
       expect(seen.text).toBe(DELTA_TEXT.repeat(CUT_AFTER))
       const { tokens, micros, logged } = await s.settled()
-      const relayed = Buffer.byteLength(seen.text)
+      const relayed = counted(prefix, seen.text)
       expect(tokens).toBe(s.input + relayed)
       expect(micros).toBe(s.input + 10 * relayed)
       // The usage record says what was charged (it said nothing: no tokens, no cost).

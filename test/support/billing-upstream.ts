@@ -170,7 +170,8 @@ export async function startBillingUpstream(
               c.error(new Error('cut'))
               return
             }
-            for (let k = 0; k < n; k++) c.enqueue(frame(chunk({}, perChoice < answerTokens ? 'length' : 'stop', k)))
+            for (let k = 0; k < n; k++)
+              c.enqueue(frame(chunk({}, perChoice < answerTokens ? 'length' : 'stop', k)))
             if (withUsage) c.enqueue(frame({ ...base, object: 'chat.completion.chunk', choices: [], usage }))
             c.enqueue(enc.encode('data: [DONE]\n\n'))
             c.close()

@@ -7,6 +7,7 @@ import type { BackendUrls } from './backends.ts'
 import { type BillingUpstream, startBillingUpstream } from './billing-upstream.ts'
 
 type UpstreamOptions = NonNullable<Parameters<typeof startBillingUpstream>[0]>
+
 import { ADMIN_TOKEN, DEMO_PROVIDER, startGateway, type TestGateway } from './gateway.ts'
 
 export type SurfaceName = 'chat' | 'messages' | 'responses'
