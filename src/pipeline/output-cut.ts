@@ -16,6 +16,7 @@
  * thinking or `cache_control`) keeps its pass-through and is bounded only by the cap it is sent.
  */
 
+import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { outputTokenCount } from '../limits/output-count.ts'
 import type {
   CallContext,
@@ -25,10 +26,9 @@ import type {
   ProviderAdapter,
   Usage,
 } from '../providers/types.ts'
-import type { Route } from './attempts.ts'
 import type { OutputAllowance } from './output-allowance.ts'
 import type { OutputGate } from './stream-writer.ts'
-import type { ChatSurface } from './surface.ts'
+import type { ChatSurface, Forwarding, Translated } from './surface.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
 
@@ -257,7 +257,12 @@ class Assembly {
  * runs through the gate; not when translating would lose something the pass-through keeps.
  */
 export function translateForCut<View>(
-  routes: Route<View>[],
+  /** The request's routes (attempts.ts `Route`), edited in place. */
+  routes: Array<{
+    entry: CatalogueEntry
+    forward: Forwarding<View> | undefined
+    translated: Translated | null
+  }>,
   surface: ChatSurface<View>,
   view: View,
   headers: Headers,

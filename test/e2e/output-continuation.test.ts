@@ -3,10 +3,11 @@
  * (DESIGN §11, issue 41): `max_tokens: 250` and an answer cut after 81 six-byte words (486 bytes,
  * 81 tokens) is continued with what is left of the 250 tokens, on chat and Messages alike.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { outputTokenCount, prepareOutputCount } from '../../src/limits/output-count.ts'
 import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
+import { beforeEach } from '../support/hooks.ts'
 
 const FEATURES = ['streaming', 'system_messages']
 
