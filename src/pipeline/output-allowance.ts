@@ -46,7 +46,7 @@ export class OutputAllowance {
     private readonly grow?: GrowOutput,
   ) {
     this.max = limit
-    if (kind === 'openai') void prepareOutputCount()
+    void prepareOutputCount()
   }
 
   /** Output tokens the answer may reach now. */

@@ -166,7 +166,9 @@ describe('a stream that may be continued is capped and charged within its reserv
   })
 
   test('a continuation that would not fit is not made: the stream ends with the error in-band', async () => {
-    faults = { dear: { cut: 100 } }
+    // Cut late enough that the first part's prompt and text, counted twice (the continuation
+    // resends both as its prompt), leave nothing of TPM 500 (the input bound is ~20 tokens here).
+    faults = { dear: { cut: 240 } }
     const { text, row } = await stream('t500', { max_tokens: 1_000 })
     expect(up.seen.map((s) => s.model)).toEqual(['dear'])
     expect(text).toContain('upstream_stream_interrupted')

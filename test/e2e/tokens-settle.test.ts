@@ -237,8 +237,13 @@ describe('an upstream that cuts the stream after 3 deltas, no usage: the input a
       const seen = await read(surface, s.res, Number.POSITIVE_INFINITY)
       expect(seen.text).toBe(DELTA_TEXT.repeat(CUT_AFTER))
       const { tokens, micros, logged } = await s.settled()
-      const relayed = counted(prefix, seen.text)
-      expect(tokens).toBe(s.input + relayed)
+      // Counted chunk by chunk as it arrived: on the calibrated bound (Anthropic here) each of the
+      // CUT_AFTER chunks is rounded up and carries the family's token a text, so the sum may pass
+      // the whole text's count by up to one a chunk (limits/output-count.ts); on o200k it is equal.
+      const whole = counted(prefix, seen.text)
+      const relayed = tokens - s.input
+      expect(relayed).toBeGreaterThanOrEqual(whole)
+      expect(relayed).toBeLessThanOrEqual(whole + (prefix === 'ant' ? 2 * CUT_AFTER : 0))
       expect(micros).toBe(s.input + 10 * relayed)
       // The usage record says what was charged (it said nothing: no tokens, no cost).
       expect(logged).toEqual({ tokens, micros })
