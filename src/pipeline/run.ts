@@ -193,7 +193,9 @@ export class Pipeline {
       account: auth.account.name,
       keyId: auth.key.id,
       surface: surface.name,
-      requestId: String(headers['x-request-id']),
+      // Ours, as the access log keys the request (the request log's gateway_id); a client's beside it.
+      requestId: ex.id,
+      clientRequestId: ex.clientId,
     })
     const plan = auth.plan.plan!
     const adapter = deps.adapters.get(entry.provider.prefix)!

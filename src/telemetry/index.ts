@@ -85,7 +85,9 @@ export class RequestTrace {
     account: string
     keyId: string
     surface: string
+    /** The gateway's own id (the logs'); `clientRequestId`: the client's x-request-id, if sent. */
     requestId: string
+    clientRequestId?: string | null
   }): void {
     const attrs = this.span.attributes
     this.span.name = `${attrs['gen_ai.operation.name']} ${a.model}`
@@ -95,6 +97,7 @@ export class RequestTrace {
     attrs['switchyard.key_id'] = a.keyId
     attrs['switchyard.surface'] = a.surface
     attrs['switchyard.request_id'] = a.requestId
+    if (a.clientRequestId) attrs['switchyard.client_request_id'] = a.clientRequestId
   }
 
   /** A child span for one upstream attempt. */

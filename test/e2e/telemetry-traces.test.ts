@@ -155,6 +155,33 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
       expect(server.traceId).toMatch(/^[0-9a-f]{32}$/)
       expect(up.attempts().at(-1)!.headers.traceparent).toStartWith(`00-${server.traceId}-`)
     })
+
+    test("a client's x-request-id: the span names the gateway's id, as the access log does, the client's beside it", async () => {
+      const traceId = hex(32)
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          ...bearer(key),
+          'content-type': 'application/json',
+          'x-request-id': 'client-trace-7',
+          traceparent: `00-${traceId}-${hex(16)}-01`,
+        },
+        body: JSON.stringify({ model: 'up/m1', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-request-id')).toBe('client-trace-7')
+      const server = await until('the server span', () =>
+        collector.spans.find((s) => s.traceId === traceId && s.kind === 2),
+      )
+      expect(server.attributes['switchyard.request_id']).toMatch(/^req_[0-9a-f]{32}$/)
+      expect(server.attributes['switchyard.client_request_id']).toBe('client-trace-7')
+      const line = await until('the access line', () =>
+        gw.logs
+          .map((l) => JSON.parse(l))
+          .find((l) => l.msg === 'access' && l.request_id === server.attributes['switchyard.request_id']),
+      )
+      expect(line.client_request_id).toBe('client-trace-7')
+    })
   })
 }
 
