@@ -19,6 +19,8 @@ import { type AlertDocument, alertDocument } from './events.ts'
 const MAX_BUFFER = 10_000
 /** The pause before writing the buffer again after the store refused it. */
 const RETRY_MS = 1_000
+/** Marks this process remembers having queued; past it the memory starts again (the store still refuses a repeat). */
+const MAX_MARKS = 100_000
 
 interface Pending {
   doc: AlertDocument
@@ -31,6 +33,12 @@ export class Alerts {
   private readonly subscribers = new Map<string, string[]>()
   private buffer: Pending[] = []
   private dropped = 0
+  /**
+   * Marks this process has queued. A threshold stays crossed for the rest of its period and every
+   * usage flush that charges the account finds it again: without this, each flush queued it anew
+   * and the store spent a write transaction (SQLite: under the file's write lock) refusing it.
+   */
+  private readonly marked = new Set<string>()
   private timer: ReturnType<typeof setTimeout> | null = null
   private writing: Promise<void> = Promise.resolve()
 
@@ -56,9 +64,14 @@ export class Alerts {
   emit(event: AlertEvent, data: Record<string, unknown>, mark: string | null = null): void {
     const urls = event === 'alert.test' ? this.config.webhooks.map((w) => w.url) : this.subscribers.get(event)
     if (!urls?.length) return
+    if (mark !== null && this.marked.has(mark)) return
     if (this.buffer.length >= MAX_BUFFER) {
       this.dropped++
       return
+    }
+    if (mark !== null) {
+      if (this.marked.size >= MAX_MARKS) this.marked.clear()
+      this.marked.add(mark)
     }
     this.buffer.push({ doc: alertDocument(event, data, this.clock.now()), urls, mark })
     this.timer ??= setTimeout(() => void this.flush(), 0)
