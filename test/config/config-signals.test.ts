@@ -87,3 +87,19 @@ test('telemetry: the file, then the OTEL_* variables over it', () => {
   expect(bad.map((p) => p.path)).toEqual(['/telemetry/protocol', '/telemetry/sample_ratio'])
   expect(bad[0]!.message).toContain('OTEL_EXPORTER_OTLP_PROTOCOL')
 })
+
+test('alerts: a second webhook with the same URL is refused (it would be signed with the first one\'s secret)', () => {
+  const found = problems(() =>
+    parseConfig(
+      testConfigDoc({
+        alerts: {
+          webhooks: [HOOK, { ...HOOK, secret: 'another-secret-of-16+', events: ['circuit.opened'] }],
+        },
+      }),
+      'test',
+      { HOOK_SECRET: 'a-secret-of-16-chars+' },
+    ),
+  )
+  expect(found.map((p) => p.path)).toEqual(['/alerts/webhooks/1/url'])
+  expect(found[0]!.message).toContain('alerts.webhooks[0]')
+})
