@@ -40,6 +40,26 @@ export function crossCheck(raw: RawConfig, problems: Problem[], secrets: boolean
     })
   }
   checkPlans(raw, problems, prefixes, intact)
+  checkWebhooks(raw, problems, intact)
+}
+
+/**
+ * One webhook per URL: a delivery is one row per (event, URL) and the sender finds a row's webhook
+ * by its URL, so a second entry with the same URL would be signed with the first one's secret and
+ * shaped by its format. Subscribe the one entry to every event instead.
+ */
+function checkWebhooks(raw: RawConfig, problems: Problem[], intact: Intact): void {
+  const first = new Map<string, number>()
+  for (const [i, w] of (raw.alerts?.webhooks ?? []).entries()) {
+    if (!intact(`/alerts/webhooks/${i}/url`) || typeof w.url !== 'string') continue
+    const before = first.get(w.url)
+    if (before === undefined) first.set(w.url, i)
+    else
+      problems.push({
+        path: `/alerts/webhooks/${i}/url`,
+        message: `the same URL as alerts.webhooks[${before}]: give one webhook every event it takes`,
+      })
+  }
 }
 
 function checkAdminToken(token: string | undefined, problems: Problem[]): void {
