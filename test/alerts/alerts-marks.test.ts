@@ -6,8 +6,8 @@
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { Alerts } from '../../src/alerts/index.ts'
-import { resolveAlerts } from '../../src/config/signals.ts'
 import type { RawConfig } from '../../src/config/schema.ts'
+import { resolveAlerts } from '../../src/config/signals.ts'
 import { openSqliteStore } from '../../src/store/sqlite/index.ts'
 import { ManualClock } from '../../src/util/clock.ts'
 import { createLogger } from '../../src/util/log.ts'
@@ -25,14 +25,25 @@ test('a mark already queued by this process is not written to the store again', 
     }
     const config = resolveAlerts({
       alerts: {
-        webhooks: [{ url: 'http://127.0.0.1:1/hook', secret: 'whsec-0123456789abcdef', events: ['budget.threshold'] }],
+        webhooks: [
+          { url: 'http://127.0.0.1:1/hook', secret: 'whsec-0123456789abcdef', events: ['budget.threshold'] },
+        ],
       },
     } as unknown as RawConfig)
-    const alerts = new Alerts(config, store, new ManualClock(T0), createLogger('error', () => {}))
+    const alerts = new Alerts(
+      config,
+      store,
+      new ManualClock(T0),
+      createLogger('error', () => {}),
+    )
     // Ten flushes find 50 and 80 % crossed: each mark reaches the store once.
     for (let flush = 0; flush < 10; flush++) {
       for (const t of [50, 80])
-        alerts.emit('budget.threshold', { threshold_percent: t }, `budget.threshold:account:1:month:${T0}:${t}`)
+        alerts.emit(
+          'budget.threshold',
+          { threshold_percent: t },
+          `budget.threshold:account:1:month:${T0}:${t}`,
+        )
       await alerts.flush()
     }
     expect(writes).toBe(2)

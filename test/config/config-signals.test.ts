@@ -88,7 +88,7 @@ test('telemetry: the file, then the OTEL_* variables over it', () => {
   expect(bad[0]!.message).toContain('OTEL_EXPORTER_OTLP_PROTOCOL')
 })
 
-test('alerts: a second webhook with the same URL is refused (it would be signed with the first one\'s secret)', () => {
+test("alerts: a second webhook with the same URL is refused (it would be signed with the first one's secret)", () => {
   const found = problems(() =>
     parseConfig(
       testConfigDoc({
