@@ -4,6 +4,7 @@
  * when its lease ends (a sender that died); a try is recorded; the list pages newest first.
  */
 import { describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import type { AlertStore } from '../../src/store/index.ts'
 import { openPostgres } from '../../src/store/postgres/index.ts'
@@ -117,3 +118,30 @@ for (const b of backends('alert-queue.test.ts').filter((x) => x.name !== 'postgr
     })
   })
 }
+
+test('SQLite: an idle sender poll reads, never waiting on the write lock another process holds', async () => {
+  const path = join(tempDir(), 'db.sqlite')
+  const store = openSqliteStore({ path, now: T0, busyTimeoutMs: 2_000 })
+  const other = new Database(path)
+  try {
+    // Another process mid-write (an admission, a usage flush): the file's write lock is taken.
+    other.run('BEGIN IMMEDIATE')
+    const started = performance.now()
+    expect(await store.claimDeliveries(T0, 1_000, 10)).toEqual([])
+    expect(performance.now() - started).toBeLessThan(1_000)
+    other.run('COMMIT')
+    // With a row due, the claim takes the write lock as before.
+    await store.enqueueAlert({
+      eventId: 'evt_1',
+      event: 'circuit.opened',
+      body: '{"id":"evt_1"}',
+      urls: ['http://127.0.0.1:1/a'],
+      now: T0,
+      mark: null,
+    })
+    expect(await store.claimDeliveries(T0, 1_000, 10)).toHaveLength(1)
+  } finally {
+    other.close()
+    store.close()
+  }
+})
