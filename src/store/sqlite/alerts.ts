@@ -23,6 +23,9 @@ export class AlertQueries {
         `INSERT INTO alert_deliveries (event_id, event, url, body, created_at, next_at)
          VALUES ($eid, $event, $url, $body, $now, $now) ON CONFLICT (event_id, url) DO NOTHING`,
       ),
+      due: db.query<{ one: number }, { $now: number }>(
+        `SELECT 1 AS one FROM alert_deliveries WHERE state = 'pending' AND next_at <= $now LIMIT 1`,
+      ),
       claim: db.query<Delivery, { $now: number; $until: number; $limit: number }>(
         `UPDATE alert_deliveries SET next_at = $until WHERE id IN
            (SELECT id FROM alert_deliveries WHERE state = 'pending' AND next_at <= $now ORDER BY next_at LIMIT $limit)
@@ -61,6 +64,11 @@ export class AlertQueries {
     }).immediate as never
     this.claim = (now, leaseMs, limit) =>
       this.q.claim.all({ $now: now, $until: now + leaseMs, $limit: limit })
+  }
+
+  /** Whether any row is due at `now` (a read: the partial index `alert_deliveries_due`). */
+  anyDue(now: number): boolean {
+    return this.q.due.get({ $now: now }) !== null
   }
 
   tried(id: number, t: DeliveryTry): void {

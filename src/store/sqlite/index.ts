@@ -343,7 +343,12 @@ export class SqliteStore implements Store {
   enqueueAlert(a: NewAlert) {
     return this.write(() => this.alerts.enqueue(a))
   }
-  claimDeliveries(now: number, leaseMs: number, limit: number) {
+  /**
+   * Every sender polls this (each process, every `alerts.poll_ms`): an idle poll only reads, so it
+   * neither takes the file's write lock from admissions nor waits on it; a due row is claimed under it.
+   */
+  async claimDeliveries(now: number, leaseMs: number, limit: number) {
+    if (!(await this.read(() => this.alerts.anyDue(now)))) return []
     return this.write(() => this.alerts.claim(now, leaseMs, limit))
   }
   deliveryTried(id: number, t: DeliveryTry) {
