@@ -3,8 +3,9 @@
  * alert once; two senders claiming at once never get the same row; a claimed row is due again
  * when its lease ends (a sender that died); a try is recorded; the list pages newest first.
  */
-import { describe, expect, test } from 'bun:test'
+
 import { Database } from 'bun:sqlite'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import type { AlertStore } from '../../src/store/index.ts'
 import { openPostgres } from '../../src/store/postgres/index.ts'
