@@ -17,7 +17,7 @@
  * in the input count's cache (they do not repeat).
  */
 import type { ProviderKind } from '../config/index.ts'
-import { loadO200k, loadedO200k } from './o200k.ts'
+import { loadedO200k, loadO200k } from './o200k.ts'
 import { familyOf, shapeBound, textShape } from './text-bound.ts'
 
 /**
