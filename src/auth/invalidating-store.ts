@@ -69,6 +69,7 @@ export class AuthInvalidatingStore implements Store {
       }
       return until
     })
+  extend: Store['extend'] = (q) => this.inner.extend(q)
   windows: Store['windows'] = (a, n, m, d) => this.inner.windows(a, n, m, d)
   rowStates: Store['rowStates'] = (q) => this.inner.rowStates(q)
   sweepReservations: Store['sweepReservations'] = (b) => this.inner.sweepReservations(b)

@@ -5,7 +5,7 @@
  * use before the charge; the states after it (for headers) are derived here, as SQLite does.
  */
 import { type RowState, rowState } from './rows.ts'
-import type { ChargeRefusal, ChargeRequest, Reservation, WindowSpans } from './types.ts'
+import type { ChargeRefusal, ChargeRequest, Extended, Extension, Reservation, WindowSpans } from './types.ts'
 
 interface RowFigures {
   used: number | string
@@ -54,4 +54,30 @@ export function chargeOutcome(
   return {
     reservation: { tokens, micros, outputTokens: n(d.out), clampedBy: d.clamp, states, handle },
   }
+}
+
+/** What an engine answers to an extension: whether it grew, and each row's figures before it. */
+export interface ExtendDecision {
+  ok: boolean
+  states: RowFigures[]
+}
+
+/** An extension's answer (PostgreSQL's `switchyard_extend`, Redis's script) → what it granted and the rows after it. */
+export function extendOutcome(
+  q: Extension,
+  raw: ExtendDecision | string,
+  at: number,
+  spans: WindowSpans,
+): Extended {
+  const d = (typeof raw === 'string' ? JSON.parse(raw) : raw) as ExtendDecision
+  const tokens = d.ok ? q.tokens : 0
+  const micros = d.ok ? q.micros : 0
+  // An empty list from Redis's cjson is an object (`{}`).
+  const states = (Array.isArray(d.states) ? d.states : []).map((f, i): RowState => {
+    const row = q.rows[i]!
+    const amount = row.resource === 'tokens' ? tokens : row.resource === 'microdollars' ? micros : 0
+    const reset = nOrNull(f.reset) ?? (amount && row.window !== 'period' ? at + (row.window === 'minute' ? spans.minuteMs : spans.dayMs) : null)
+    return { row, used: n(f.used) + amount, remaining: Math.max(0, n(f.remaining) - amount), resetAt: reset }
+  })
+  return { tokens, micros, states }
 }

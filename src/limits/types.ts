@@ -109,6 +109,35 @@ export interface ChargeRefusal {
   retryAt: number | null
 }
 
+/**
+ * Growth of a live reservation (DESIGN §11, `Limiter.extend`): `tokens` more on every token row and
+ * `micros` more on every money row the reservation holds, checked against what the rows leave at
+ * `now` in one atomic step, exact across processes and replicas like admission. All or nothing: a
+ * partial grant would need the price to turn money into tokens inside the engine, and the caller
+ * can ask once more for what the returned states say is left.
+ */
+export interface Extension {
+  /** Reservation.handle (SQLite's handle is updated in place: settlement then moves the grown hold). */
+  handle: ChargeHandle
+  accountId: number
+  keyId: string
+  /** The rows the reservation was charged to (its ChargeRequest.rows). */
+  rows: LimitRow[]
+  /** Output tokens to add to the token rows (0 or more). */
+  tokens: number
+  /** Micro-dollars to add to the money rows (0 or more). */
+  micros: number
+  now: number
+}
+
+/** What an extension granted (all it asked, or 0 and 0), and every row's state after it. */
+export interface Extended {
+  tokens: number
+  micros: number
+  /** One per `Extension.rows`, in order; empty when the reservation was settled already. */
+  states: RowState[]
+}
+
 /** What the end of a request settles its reservation to. */
 export interface Settlement {
   /** Reservation.handle */

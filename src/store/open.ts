@@ -125,6 +125,7 @@ export class ComposedStore implements Store {
   authGeneration: Store['authGeneration'] = () => this.call(() => this.accounts.authGeneration())
   admit: Store['admit'] = (i) => this.call(() => this.limiter.admit(i))
   countRejection: Store['countRejection'] = (r) => this.call(() => this.limiter.countRejection(r))
+  extend: Store['extend'] = (q) => this.call(() => this.limiter.extend(q))
   windows: Store['windows'] = (a, n, m, d) => this.call(() => this.limiter.windows(a, n, m, d))
   rowStates: Store['rowStates'] = (q) => this.call(() => this.limiter.rowStates(q))
   sweepReservations: Store['sweepReservations'] = (b) =>

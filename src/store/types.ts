@@ -9,12 +9,20 @@
  */
 
 import type { CalendarPeriod, LimitRow, RowState } from '../limits/rows.ts'
-import type { AdmitInput, AdmitResult, Refusal, Settlement, WindowLimit } from '../limits/types.ts'
+import type {
+  AdmitInput,
+  AdmitResult,
+  Extended,
+  Extension,
+  Refusal,
+  Settlement,
+  WindowLimit,
+} from '../limits/types.ts'
 import type { AlertStore } from './alert-types.ts'
 import type { StoreHealth } from './errors.ts'
 
 // The limiter's contract lives with the rest of the limit logic (src/limits/).
-export type { AdmitInput, AdmitResult, Refusal, WindowLimit }
+export type { AdmitInput, AdmitResult, Extended, Extension, Refusal, WindowLimit }
 
 import type { HistoryStore } from './history-types.ts'
 import type { OverviewStore } from './overview-types.ts'
@@ -214,6 +222,13 @@ export interface Limiter {
    * suspension this refusal started, or null.
    */
   countRejection(refusal: Refusal): Promise<number | null>
+  /**
+   * Grows a live reservation by `tokens` output tokens and `micros` micro-dollars on every row it
+   * holds, all or nothing, in one atomic step with admissions (limits/types.ts `Extension`). A
+   * reservation settled already (or swept) grows no more: 0 and 0. Settlement and the sweep then
+   * work from the grown hold.
+   */
+  extend(q: Extension): Promise<Extended>
   windows(
     accountId: number,
     now: number,

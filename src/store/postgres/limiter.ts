@@ -5,9 +5,9 @@
  * event-loop turn share one transaction (admit-batch.ts).
  */
 import type { SQL } from 'bun'
-import { type ChargeDecision, chargeOutcome } from '../../limits/charge-result.ts'
+import { type ChargeDecision, chargeOutcome, type ExtendDecision, extendOutcome } from '../../limits/charge-result.ts'
 import type { LimitRow } from '../../limits/rows.ts'
-import type { WindowSpans } from '../../limits/types.ts'
+import type { Extended, Extension, WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, Limiter, Refusal } from '../types.ts'
 import { num, numOrNull } from './accounts.ts'
@@ -58,6 +58,18 @@ export class PgLimiter implements Limiter {
       day: consumed(day, at, this.spans.dayMs),
       ...(charged && 'reservation' in charged ? { reservation: charged.reservation } : {}),
     }
+  }
+
+  /** `switchyard_extend` (migrations-v16.ts): one statement, under the account's lock. */
+  async extend(q: Extension): Promise<Extended> {
+    const [r] = await this.db.run(
+      (sql) => sql`
+      SELECT switchyard_extend(${q.handle as string}, ${JSON.stringify(q.rows)}::text::jsonb, ${q.tokens}::BIGINT,
+        ${q.micros}::BIGINT, ${this.engineTime ? null : q.now}::BIGINT, ${this.spans.minuteMs}::BIGINT,
+        ${this.spans.dayMs}::BIGINT) AS d`,
+    )
+    const d = r.d as ExtendDecision & { at?: number | string }
+    return extendOutcome(q, d, d.at === undefined ? q.now : Number(d.at), this.spans)
   }
 
   /** `switchyard_admit`'s refusal count (fixed windows per key), as one statement. */

@@ -18,6 +18,7 @@ import { REFUSALS_V13 } from './migrations-v13.ts'
 import { RETRY_LATER_V14 } from './migrations-v14.ts'
 import { ITEM_STATE_V15 } from './migrations-v15.ts'
 import { ALERTS_V16 } from './migrations-v16.ts'
+import { EXTEND_V17 } from './migrations-v17.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -274,6 +275,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 15, sql: ITEM_STATE_V15 },
   // v16: the alert deliveries queue and the once-per-period marks (migrations-v16.ts), as SQLite's v15.
   { version: 16, sql: ALERTS_V16 },
+  // v17: a live reservation grows as the answer arrives (migrations-v17.ts).
+  { version: 17, sql: EXTEND_V17 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

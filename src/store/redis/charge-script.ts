@@ -174,3 +174,75 @@ if dm ~= 0 then
 end
 return 1
 `
+
+/**
+ * Grows one live reservation, all or nothing (`Limiter.extend`, DESIGN §11). KEYS[1] the account's
+ * `res` hash. ARGV: 1 handle, 2 tokens, 3 micro-dollars, 4 the rows (JSON: LimitRow[] and
+ * `periods`, as the admission's charge), 5 the account's key prefix, 6 the key id, 7 minute span
+ * ms, 8 day span ms, 9 now ms (-1 = the server's TIME). Each row's use is read as the admission
+ * reads it (windows moved to their edges); when every token row leaves `tokens` and every money
+ * row `micros`, the reservation's amounts grow in every window that still holds it and in its
+ * spend counters, as the settle script moves them, and its `res` entry with them (settlement and
+ * the sweep then work from the grown hold). Returns JSON `{ ok, live, states, at }` (states before).
+ */
+export const EXTEND_SCRIPT = `
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return cjson.encode({ ok = false, live = false, states = {} }) end
+local res = cjson.decode(rec)
+local dt, dm = tonumber(ARGV[2]), tonumber(ARGV[3])
+local c = cjson.decode(ARGV[4])
+local pre, keyid = ARGV[5], ARGV[6]
+local minute_ms, day_ms = tonumber(ARGV[7]), tonumber(ARGV[8])
+local now = tonumber(ARGV[9])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local states, ok = {}, true
+for i, r in ipairs(c.rows) do
+  local sc = 'a'
+  if r.scope == 'key' then sc = 'k:' .. keyid end
+  local used, reset = 0, cjson.null
+  if r.window == 'period' then
+    local p = c.periods[r.period]
+    used = tonumber(redis.call('GET', pre .. 'sp:' .. sc .. ':' .. r.period .. ':' .. string.format('%d', p[1])) or '0')
+    reset = p[2]
+  else
+    local span = minute_ms
+    if r.window == 'day' then span = day_ms end
+    local base = pre .. 'c:' .. sc .. ':' .. r.resource .. ':' .. r.window
+    local edge = string.format('%d', now - span)
+    local gone = redis.call('ZRANGEBYSCORE', base .. ':z', '-inf', edge)
+    if #gone > 0 then
+      local amounts = redis.call('HMGET', base .. ':a', unpack(gone))
+      local left = 0
+      for _, a in ipairs(amounts) do left = left + tonumber(a or '0') end
+      redis.call('DECRBY', base .. ':u', left)
+      redis.call('HDEL', base .. ':a', unpack(gone))
+      redis.call('ZREMRANGEBYSCORE', base .. ':z', '-inf', edge)
+    end
+    used = tonumber(redis.call('GET', base .. ':u') or '0')
+    local first = redis.call('ZRANGE', base .. ':z', 0, 0, 'WITHSCORES')
+    if first[2] then reset = tonumber(first[2]) + span end
+  end
+  local left = math.max(0, r.capacity - used)
+  states[i] = { used = used, remaining = left, reset = reset }
+  if (r.resource == 'tokens' and left < dt) or (r.resource == 'microdollars' and left < dm) then ok = false end
+end
+if not ok then return cjson.encode({ ok = false, live = true, states = states, at = now }) end
+for _, base in ipairs(res.w) do
+  if dt ~= 0 and redis.call('HEXISTS', base .. ':a', ARGV[1]) == 1 then
+    redis.call('HINCRBY', base .. ':a', ARGV[1], dt)
+    redis.call('INCRBY', base .. ':u', dt)
+  end
+end
+if dm ~= 0 then
+  for _, k in ipairs(res.s) do
+    if redis.call('EXISTS', k) == 1 then redis.call('INCRBY', k, dm) end
+  end
+end
+res.t = res.t + dt
+res.m = res.m + dm
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(res))
+return cjson.encode({ ok = true, live = true, states = states, at = now })
+`

@@ -14,9 +14,9 @@
  * requests the database calls settled or never admitted.
  */
 import { RedisClient } from 'bun'
-import { type ChargeDecision, chargeOutcome } from '../../limits/charge-result.ts'
+import { type ChargeDecision, chargeOutcome, extendOutcome } from '../../limits/charge-result.ts'
 import { periodBounds, rowState } from '../../limits/rows.ts'
-import type { Settlement, WindowSpans } from '../../limits/types.ts'
+import type { Extended, Extension, Settlement, WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
 import { SettlementPendingError } from '../errors.ts'
@@ -30,7 +30,7 @@ import type {
   WindowLimit,
 } from '../types.ts'
 import { ADMIT_SCRIPT } from './admit-script.ts'
-import { SETTLE_SCRIPT } from './charge-script.ts'
+import { EXTEND_SCRIPT, SETTLE_SCRIPT } from './charge-script.ts'
 import { heldCharges } from './held.ts'
 import { rebuildState } from './rebuild.ts'
 import { REBUILD_SCRIPT } from './rebuild-script.ts'
@@ -40,6 +40,7 @@ const COMMAND_TIMEOUT_MS = 2000
 const CONNECT_TIMEOUT_MS = 1000
 const SCRIPT_SHA = new Bun.CryptoHasher('sha1').update(ADMIT_SCRIPT).digest('hex')
 const SETTLE_SHA = new Bun.CryptoHasher('sha1').update(SETTLE_SCRIPT).digest('hex')
+const EXTEND_SHA = new Bun.CryptoHasher('sha1').update(EXTEND_SCRIPT).digest('hex')
 /**
  * An admission script still queued this long after it was sent refuses (on the Redis server's
  * clock): half the command timeout, so the gateway has not yet given up on any admission Redis
@@ -223,6 +224,47 @@ export class RedisLimiter implements Limiter {
       // The outcomes are in the database already; the batch is retried until Redis settles.
       throw new SettlementPendingError(`redis settlement failed: ${(err as Error)?.message ?? String(err)}`)
     }
+  }
+
+  /**
+   * Grows a live reservation (the extend script, charge-script.ts), atomic with admissions on the
+   * account's slot. The database's admission row keeps what was reserved at admission: a state
+   * rebuilt from it (Redis lost) holds live requests at that, not at what they grew to.
+   */
+  async extend(q: Extension): Promise<Extended> {
+    const { minuteMs, dayMs } = this.opts.windows
+    const args = [
+      '1',
+      `${prefixOf(q.accountId)}res`,
+      q.handle as string,
+      String(q.tokens),
+      String(q.micros),
+      JSON.stringify({ rows: q.rows, periods: periodsAt(q.now) }),
+      prefixOf(q.accountId),
+      q.keyId,
+      String(minuteMs),
+      String(dayMs),
+      String(this.opts.engineTime ? -1 : q.now),
+    ]
+    let reply: unknown
+    try {
+      const client = await this.connected()
+      reply = await withTimeout(
+        client.send('EVALSHA', [EXTEND_SHA, ...args]).catch((err: Error) => {
+          if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [EXTEND_SCRIPT, ...args])
+          throw err
+        }),
+      ).catch((err) => {
+        if ((err as { code?: string })?.code !== 'ERR_REDIS_SERVER_ERROR') this.drop(client)
+        throw err
+      })
+    } catch (err) {
+      // Unreachable: nothing grows (the answer ends at what it holds), whatever `on_unavailable`.
+      this.noteDown(err)
+      return { tokens: 0, micros: 0, states: [] }
+    }
+    const d = JSON.parse(String(reply)) as { ok: boolean; at?: number }
+    return extendOutcome(q, { ok: d.ok, states: (d as { states: never }).states }, d.at ?? q.now, this.opts.windows)
   }
 
   /** Once per handle (the script deletes its `res` entry): a retry settles nothing twice. */

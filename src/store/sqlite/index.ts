@@ -15,7 +15,7 @@ import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { LimitRow } from '../../limits/rows.ts'
-import { DEFAULT_SPANS, type WindowSpans } from '../../limits/types.ts'
+import { DEFAULT_SPANS, type Extension, type WindowSpans } from '../../limits/types.ts'
 import type { DeliveryTry, NewAlert } from '../alert-types.ts'
 import { StoreBusyError } from '../errors.ts'
 import type {
@@ -270,6 +270,9 @@ export class SqliteStore implements Store {
 
   countRejection(r: Refusal) {
     return this.write(() => this.limiter.countRejection(r.keyId, r.now, r.suspension))
+  }
+  extend(q: Extension) {
+    return this.write(() => this.limiter.extend(q))
   }
   windows(accountId: number, now: number, rpm: number | null, rpd: number | null) {
     return this.read(() => this.limiter.windows(accountId, now, rpm, rpd))

@@ -23,11 +23,17 @@
  * back on its newest row before the commit: at every commit the newest row holds it.
  */
 import type { Database } from 'bun:sqlite'
-import { DEFAULT_SPANS, type SuspensionPolicy, type WindowSpans } from '../../limits/types.ts'
+import {
+  DEFAULT_SPANS,
+  type Extended,
+  type Extension,
+  type SuspensionPolicy,
+  type WindowSpans,
+} from '../../limits/types.ts'
 import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 import { isBusy } from './errors.ts'
-import { type ChargeValues, ReserveQueries } from './reserve.ts'
+import { type ChargeValues, grown, ReserveQueries } from './reserve.ts'
 import { KEEPS_STATE, type StateValues, type Stored, stateValues } from './scopes.ts'
 
 interface Row {
@@ -57,6 +63,7 @@ export class LimiterQueries {
   private readonly admitTx: (input: AdmitInput) => AdmitResult
   private readonly admitAllTx: (inputs: AdmitInput[]) => AdmitResult[]
   private readonly admitManyTx: (inputs: AdmitInput[]) => Array<AdmitResult | Error>
+  private readonly extendTx: (q: Extension) => Extended
 
   constructor(
     db: Database,
@@ -122,6 +129,12 @@ export class LimiterQueries {
         'UPDATE api_keys SET suspended_until = ?, rejections = 0, rejections_since = NULL WHERE id = ?',
       ),
     }
+    // Growth reads the account's newest state as admission does, under the same write lock.
+    this.extendTx = db.transaction((q: Extension) => {
+      const last = this.q.last.get(q.accountId)
+      const at = last ? Math.max(q.now, last.created_at) : q.now
+      return this.reserve.extend(q, at, last && last.m_start !== null ? last : null)
+    }).immediate as never
     // A lone admission runs directly in its transaction: nothing else in it to protect.
     this.admitTx = db.transaction((input: AdmitInput) => this.admitLocked(input, null)).immediate as never
     // A batch first runs as one plain transaction: a savepoint per admission costs two statements
@@ -150,6 +163,13 @@ export class LimiterQueries {
 
   admit(input: AdmitInput): AdmitResult {
     return this.admitTx(input)
+  }
+
+  /** `Limiter.extend`: the handle grows with its charge once the growth is committed. */
+  extend(q: Extension): Extended {
+    const e = this.extendTx(q)
+    if (e.tokens || e.micros) grown(q.handle as object, e)
+    return e
   }
 
   /**

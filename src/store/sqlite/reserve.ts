@@ -25,7 +25,15 @@ import {
   type RowState,
   rowState,
 } from '../../limits/rows.ts'
-import type { AdmitInput, ChargeRefusal, Reservation, Settlement, WindowSpans } from '../../limits/types.ts'
+import type {
+  AdmitInput,
+  ChargeRefusal,
+  Extended,
+  Extension,
+  Reservation,
+  Settlement,
+  WindowSpans,
+} from '../../limits/types.ts'
 import {
   type Change,
   EMPTY_STATE,
@@ -98,6 +106,11 @@ export class ReserveQueries {
         `UPDATE admissions SET tokens = ?4, charge_micros = ?5, settled = 1
          WHERE account_id = ?1 AND created_at = ?2 AND seq = ?3 AND settled = 0`,
       ),
+      // A live charge grown (`extend`); a settled one is left alone.
+      grow: db.query<null, [number, number, number, number, number]>(
+        `UPDATE admissions SET tokens = tokens + ?4, charge_micros = charge_micros + ?5
+         WHERE account_id = ?1 AND created_at = ?2 AND seq = ?3 AND settled = 0`,
+      ),
       /** Every charge made before it is settled (migrations-v13.ts). */
       mark: db.query<{ mark: number }, []>('SELECT mark FROM charge_sweep WHERE id = 1'),
       setMark: db.query<null, [number]>('UPDATE charge_sweep SET mark = MAX(mark, ?) WHERE id = 1'),
@@ -147,21 +160,7 @@ export class ReserveQueries {
       ? this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, scoped.key, at)
       : null
     const periods = this.periods.at(at)
-    const states: RowState[] = []
-    for (const row of c.rows) {
-      const state = row.scope === 'account' ? account! : key!
-      if (row.window === 'period') {
-        const p = periods.of(row.period!)
-        states.push(rowState(row, spentOf(state, row.period!, p.start), null, p.resetsAt))
-        continue
-      }
-      const minute = row.window === 'minute'
-      const used = (
-        row.resource === 'requests' ? (minute ? state.rm : state.rd) : minute ? state.tm : state.td
-      )!
-      const first = minute ? state.m_first : state.d_first
-      states.push(rowState(row, used, used > 0 ? first : null, this.span(row)))
-    }
+    const states = this.statesOf(c.rows, account, key)
     // A key's own request rows: with several full, the one that admits last (DESIGN §5).
     let full: ChargeRefusal | null = null
     for (const s of states) {
@@ -234,6 +233,58 @@ export class ReserveQueries {
     }
   }
 
+  /** Each row's use in its scope's state (moved to the windows' edges at the periods' time). */
+  private statesOf(rows: LimitRow[], account: State | null, key: State | null): RowState[] {
+    const periods = this.periods
+    return rows.map((row) => {
+      const state = row.scope === 'account' ? account! : key!
+      if (row.window === 'period') {
+        const p = periods.of(row.period!)
+        return rowState(row, spentOf(state, row.period!, p.start), null, p.resetsAt)
+      }
+      const minute = row.window === 'minute'
+      const used = (
+        row.resource === 'requests' ? (minute ? state.rm : state.rd) : minute ? state.tm : state.td
+      )!
+      const first = minute ? state.m_first : state.d_first
+      return rowState(row, used, used > 0 ? first : null, this.span(row))
+    })
+  }
+
+  /**
+   * Grows a live reservation (`Limiter.extend`) inside the write lock: each row's use at `at` as
+   * admission reads it (`stored`: the account's newest admission's state), and when every token row
+   * leaves `q.tokens` and every money row `q.micros`, the charge row grows and the scopes' sums and
+   * counters with it, as a settlement above the reservation would move them (`Changes`). The scopes'
+   * states moved to `at` are not written: moving is a cache of what the charges say, and the stored
+   * ones still hold the grown charge. The handle is the caller's to update after the commit.
+   */
+  extend(q: Extension, at: number, stored: Stored | null): Extended {
+    const h = q.handle as Handle
+    const scoped = byScope(q.rows)
+    const account = scoped.account.length
+      ? this.scopes.loadAccount(q.accountId, stored ?? EMPTY_STATE, scoped.account, at, false)
+      : null
+    const key = scoped.key.length
+      ? this.scopes.loadKey(`k:${q.keyId}`, q.accountId, q.keyId, scoped.key, at)
+      : null
+    this.periods.at(at)
+    const states = this.statesOf(q.rows, account, key)
+    const amount = (s: RowState) =>
+      s.row.resource === 'tokens' ? q.tokens : s.row.resource === 'microdollars' ? q.micros : 0
+    if (states.some((s) => s.remaining < amount(s))) return { tokens: 0, micros: 0, states }
+    if (this.q.grow.run(h.account, h.at, h.seq, q.tokens, q.micros).changes !== 1)
+      return { tokens: 0, micros: 0, states: [] }
+    const changes = new Changes(this.periods)
+    changes.add(h, q.tokens, q.micros)
+    this.apply(changes)
+    for (const s of states) {
+      s.used += amount(s)
+      s.remaining = Math.max(0, s.remaining - amount(s))
+    }
+    return { tokens: q.tokens, micros: q.micros, states }
+  }
+
   /** When enough of the window's charges have left for `needs` more (null: never). */
   private retryAt(input: AdmitInput, s: RowState, needs: number, at: number): number | null {
     if (needs > s.row.capacity) return null
@@ -301,6 +352,13 @@ export class ReserveQueries {
     }
     return chunk - left
   }
+}
+
+/** A SQLite handle after its charge grew by `e` (committed): settlement works from what the row holds. */
+export function grown(handle: object, e: Extended): void {
+  const h = handle as Handle
+  h.reservedTokens += e.tokens
+  h.reservedMicros += e.micros
 }
 
 /** A charge's rows by scope, and whether any of them settles (tokens or money): once per rows list. */
