@@ -27,6 +27,7 @@ import type { GatewayError } from '../util/errors.ts'
 import type { Route } from './attempts.ts'
 import type { Unaccounted } from './call.ts'
 import { capRequest } from './output-cap.ts'
+import { firstOutput, uncappedCap } from './output-growth.ts'
 
 /** What the pre-admission step decided for one request. */
 export interface ChargePlan {
@@ -41,6 +42,8 @@ export interface ChargePlan {
    * settlement is for all of them — the reservation holds n × the per-choice cap (`choiceCap`).
    */
   choices: number
+  /** The model's maximum output tokens (0: an embedding model): an uncapped request may grow to it. */
+  modelMax: number
 }
 
 const keySettings = (l: KeyLimits): LimitSettings => ({
@@ -124,33 +127,35 @@ export async function planCharge(
   const models = reached.map((r) => r.model)
   const cap = plan.max_context_tokens ?? null
   const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
+  // An embedding model answers no output tokens.
+  const modelMax = entry.model.max_output_tokens ?? 0
   if (cap === null && !limited)
-    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices }
+    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
   const bound = await inputTokenBound(
     body,
     reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
   )
   if (cap !== null && bound.tokens > cap)
     throw contextLengthError(auth.plan.name, cap, bound.tokens, inputParam)
-  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices }
+  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
   const rows = chargeRows(plan, limits)
   // Surcharges the prices cannot cover are refused only where money is limited.
   const money = rows.some((r) => r.resource === 'microdollars')
   const surcharge = surchargeOf(body, reached, money)
-  if (!rows.length) return { charge: undefined, requested, surcharge, choices }
-  // An embedding model answers no output tokens.
-  const modelMax = entry.model.max_output_tokens ?? 0
+  if (!rows.length) return { charge: undefined, requested, surcharge, choices, modelMax }
   return {
     charge: {
       rows,
       inputTokens: bound.tokens,
-      // n choices each up to the cap: the limiter clamps the total, `choiceCap` shares it out.
-      wantOutput: choices * Math.min(requested ?? modelMax, modelMax),
+      // n choices each up to the cap (uncapped: a first slice each, grown as the answer arrives,
+      // output-growth.ts): the limiter clamps the total, `choiceCap` shares it out.
+      wantOutput: choices * firstOutput(requested, modelMax),
       price: answeringPrice(models, surcharge, bound.tokens),
     },
     requested,
     surcharge,
     choices,
+    modelMax,
   }
 }
 
@@ -214,21 +219,27 @@ export async function chargeRefusalError(
 }
 
 /**
- * After admission: the token headers, and the output allowance (per choice) as the cap sent
- * upstream when it differs from what the client asked (or it asked none): `x-switchyard-max-tokens` says which.
+ * After admission: the token headers, and the output cap each choice is sent upstream with when
+ * it differs from what the client asked (or it asked none), announced in `x-switchyard-max-tokens`;
+ * null: the client's own cap goes as it is. A capped request is sent its share of what it holds;
+ * an uncapped one holds a slice and is sent its share of the most the limits could cover
+ * (output-growth.ts).
  */
 export function applyReservation(
   r: Reservation,
   plan: ChargePlan,
   now: number,
   headers: Record<string, string>,
-): boolean {
+): number | null {
   rowHeaders(r.states, now, headers, true)
-  const cap = choiceCap(r, plan)
-  if (cap === plan.requested || plan.charge?.wantOutput === 0) return false
-  headers['x-switchyard-max-tokens'] = String(cap)
-  if (r.clampedBy) headers['x-switchyard-max-tokens-reason'] = r.clampedBy
-  return true
+  const uncapped =
+    plan.requested === null && plan.charge ? uncappedCap(r, plan.charge, plan.choices * plan.modelMax) : null
+  const each = uncapped ? Math.floor(uncapped.cap / plan.choices) : choiceCap(r, plan)
+  const by = uncapped ? uncapped.by : r.clampedBy
+  if (each === plan.requested || plan.charge?.wantOutput === 0) return null
+  headers['x-switchyard-max-tokens'] = String(each)
+  if (by) headers['x-switchyard-max-tokens-reason'] = by
+  return each
 }
 
 /** Every route's upstream request with the output allowance: translated ones edited, pass-through ones wrapped. */

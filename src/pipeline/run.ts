@@ -35,7 +35,6 @@ import {
   applyReservation,
   capRoutes,
   chargeRefusalError,
-  choiceCap,
   planCharge,
   settle,
 } from './charge.ts'
@@ -324,7 +323,7 @@ export class Pipeline {
       throw refused
     }
     const reservation = admit.reservation
-    const capped = reservation ? applyReservation(reservation, charging, now, headers) : false
+    const capped = reservation ? applyReservation(reservation, charging, now, headers) : null
 
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),
     // but only while this request runs: `finish` restores it for the pooled connection.
@@ -444,14 +443,14 @@ export class Pipeline {
       // then text would count as its bytes, and an answer be cut at half its allowance.
       await prepareOutputCount()
     }
-    // The cap each choice is sent with (the reservation holds n of them).
-    const cap = capped ? choiceCap(reservation!, charging) : null
     const routes =
-      cap !== null ? capRoutes(chatRoutes!, surface.name, cap, charging.requested === null) : chatRoutes!
+      capped !== null
+        ? capRoutes(chatRoutes!, surface.name, capped, charging.requested === null)
+        : chatRoutes!
     const charge = {
       reservation: reservation ?? null,
       requested: charging.requested,
-      cap,
+      cap: capped,
       allowance: metered ? new OutputAllowance(reservation!.outputTokens, entry.provider.kind) : undefined,
     }
     const chat = {

@@ -1,0 +1,122 @@
+/**
+ * @module
+ * Output reservations that grow as the answer arrives (DESIGN §11: "Output does not hold what it
+ * will not use"). A request without a cap of its own (no max_tokens / max_completion_tokens /
+ * max_output_tokens) is admitted holding its input and a first slice of output, OUTPUT_SLICE
+ * tokens, not the model's whole maximum; the upstream is sent the most the limits could cover at
+ * admission (what the rows leave after that, clamped to the model's maximum: `uncappedCap`), so it
+ * never generates past what could be paid for. As the answer's running count (OutputAllowance,
+ * output-allowance.ts) passes what is held, the reservation grows by another slice (`Limiter.extend`,
+ * all or nothing, atomic with admissions); when no slice can be had, by what the rows still leave;
+ * when nothing is left, the answer ends as `length` at what is held.
+ *
+ * Exactness: the tokens (and money) of the requests admitted in a window never pass a limit,
+ * because every token relayed is held first — at admission or by a growth the limiter granted
+ * atomically against the same rows — and relaying stops at what is held, the upstream cancelled.
+ * The stream is cut after the chunk that crosses the allowance, so the allowance stops
+ * CHUNK_MARGIN tokens short of the hold: that chunk still fits what is held.
+ *
+ * Why 4,096 a slice: most answers are shorter (chat answers are hundreds of tokens, coding
+ * agents' turns a few thousand), so they never grow — one admission, one settlement, as before —
+ * while a TPM-100,000 key runs about 20 uncapped requests side by side (100,000 ÷ (input + 4,096))
+ * instead of 3 holding a 32,000-token maximum each. A long answer grows once per 4,096 tokens it
+ * generates: a 32,000-token answer 7 times, one limiter write per ~40 s of generation at
+ * 100 tokens/s — nothing next to its admission. A smaller slice adds round-trips per answer for
+ * little more concurrency; a larger one holds more than most answers use.
+ */
+import { highestCostMicros } from '../limits/pricing.ts'
+import { type RowState, rowKey } from '../limits/rows.ts'
+import type { ChargeRequest, Reservation } from '../limits/types.ts'
+import type { Limiter } from '../store/types.ts'
+import type { GrowOutput } from './output-allowance.ts'
+
+/** Output tokens an uncapped request holds at first, and grows by. */
+export const OUTPUT_SLICE = 4_096
+
+/** Output tokens held beyond the allowance's limit: the chunk that crosses the limit is relayed. */
+export const CHUNK_MARGIN = 64
+
+/** The output a request reserves at admission: the client's cap, else one slice of the model's maximum. */
+export const firstOutput = (requested: number | null, modelMax: number): number =>
+  Math.min(requested ?? Math.min(modelMax, OUTPUT_SLICE), modelMax)
+
+/**
+ * The cap sent upstream for an uncapped request: what it holds plus what every row leaves after
+ * its admission (a money row's at the dearest output price), never above the model's maximum;
+ * `by`: the row that bound it below the maximum, or null.
+ */
+export function uncappedCap(
+  r: Reservation,
+  charge: ChargeRequest,
+  modelMax: number,
+): { cap: number; by: string | null } {
+  let cap = modelMax
+  let by: string | null = r.clampedBy
+  for (const s of r.states) {
+    const more = room(s, charge)
+    if (more === null || r.outputTokens + more >= cap) continue
+    cap = r.outputTokens + more
+    by = rowKey(s.row)
+  }
+  return { cap, by: cap < modelMax ? by : null }
+}
+
+/** Output tokens a row still has room for (null: it does not bound output). */
+function room(s: RowState, charge: ChargeRequest): number | null {
+  if (s.row.resource === 'tokens') return s.remaining
+  if (s.row.resource !== 'microdollars' || !charge.price || charge.price.output === 0) return null
+  return Math.floor((s.remaining * 1_000_000) / charge.price.output)
+}
+
+/** What a growing answer needs to ask the limiter with. */
+export interface Growth {
+  limiter: Pick<Limiter, 'extend'>
+  accountId: number
+  keyId: string
+  charge: ChargeRequest
+  /** The cap sent upstream: the answer cannot bill more output than this (all choices). */
+  cap: number
+  now: () => number
+}
+
+/**
+ * The allowance's first limit for a growing reservation (what it holds less one chunk), and the
+ * `grow` it asks when the running count passes it. Each growth is written into `r` (its tokens,
+ * output and money as held now, its rows' states), so settlement and a continuation work from
+ * what is held.
+ */
+export function growingAllowance(r: Reservation, g: Growth): { limit: number; grow: GrowOutput } {
+  const limitOf = () => (r.outputTokens >= g.cap ? g.cap : Math.max(0, r.outputTokens - CHUNK_MARGIN))
+  const ask = async (tokens: number) => {
+    const micros = g.charge.price ? highestCostMicros({ input: 0, output: g.charge.price.output }, 0, tokens) : 0
+    const e = await g.limiter.extend({
+      handle: r.handle,
+      accountId: g.accountId,
+      keyId: g.keyId,
+      rows: g.charge.rows,
+      tokens,
+      micros,
+      now: g.now(),
+    })
+    if (e.tokens > 0 || e.micros > 0) {
+      r.tokens += e.tokens
+      r.outputTokens += e.tokens
+      r.micros += e.micros
+      if (e.states.length) r.states = e.states
+    }
+    return e
+  }
+  const grow: GrowOutput = async (counted, limit) => {
+    const over = Math.max(0, counted - limitOf())
+    const want = Math.min(g.cap - r.outputTokens, Math.max(OUTPUT_SLICE, over + OUTPUT_SLICE))
+    if (want <= 0) return Math.max(limit, limitOf())
+    const e = await ask(want)
+    if (e.tokens === 0 && e.states.length) {
+      // No whole slice: what every row still leaves, once (another request may take it first).
+      const left = Math.min(want, ...e.states.map((s) => room(s, g.charge) ?? want))
+      if (left > 0) await ask(left)
+    }
+    return Math.max(limit, limitOf())
+  }
+  return { limit: limitOf(), grow }
+}
