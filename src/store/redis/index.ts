@@ -14,7 +14,7 @@
  * requests the database calls settled or never admitted.
  */
 import { RedisClient } from 'bun'
-import { type ChargeDecision, chargeOutcome, extendOutcome } from '../../limits/charge-result.ts'
+import { type ChargeDecision, chargeOutcome, type ExtendDecision, extendOutcome } from '../../limits/charge-result.ts'
 import { periodBounds, rowState } from '../../limits/rows.ts'
 import type { Extended, Extension, Settlement, WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
@@ -263,8 +263,8 @@ export class RedisLimiter implements Limiter {
       this.noteDown(err)
       return { tokens: 0, micros: 0, states: [] }
     }
-    const d = JSON.parse(String(reply)) as { ok: boolean; at?: number }
-    return extendOutcome(q, { ok: d.ok, states: (d as { states: never }).states }, d.at ?? q.now, this.opts.windows)
+    const d = JSON.parse(String(reply)) as ExtendDecision & { at?: number }
+    return extendOutcome(q, d, d.at ?? q.now, this.opts.windows)
   }
 
   /** Once per handle (the script deletes its `res` entry): a retry settles nothing twice. */
