@@ -282,6 +282,8 @@ export interface UsageStore {
 export interface AdmissionLog {
   /** With what the admission reserved (tokens, micro-dollars): a lost limiter is rebuilt from it. */
   recordAdmitted(input: AdmitInput, at: number, reserved?: { tokens: number; micros: number }): Promise<void>
+  /** A reservation grew in the limiter (`Limiter.extend`): its row holds what it holds now. */
+  recordGrowth(gatewayId: string, tokens: number, micros: number): Promise<void>
   /** Admissions with a reservation never settled, made before `before` (oldest first, at most `limit`). */
   unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>>
   /** Marks these reservations settled in the log (the amounts are the limiter's to move). */

@@ -154,5 +154,20 @@ for (const b of all) {
       expect(await used(rows)).toEqual([1_300, 2_500])
       await store.close()
     })
+
+    test.skipIf(b.name !== 'postgres+redis')(
+      'Redis: a state rebuilt from the database after Redis lost it holds a live reservation at what it grew to',
+      async () => {
+        const { store, admit, extend, used } = await open(await b.fresh())
+        const rows = [TPM]
+        const a = await admit({ rows, inputTokens: 100, wantOutput: 200, price: null })
+        expect((await extend(a.reservation, rows, 1_000, 0)).tokens).toBe(1_000)
+        await b.redis()!.flush()
+        // The next admission rebuilds the account from its database rows.
+        await admit({ rows, inputTokens: 100, wantOutput: 200, price: null }, T0 + 1)
+        expect(await used(rows)).toEqual([1_600])
+        await store.close()
+      },
+    )
   })
 }

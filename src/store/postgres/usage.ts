@@ -153,6 +153,15 @@ export class PgUsage implements UsageStore, AdmissionLog {
     )
   }
 
+  /** A Redis reservation grew (`Limiter.extend`): its row holds what it holds now, for a rebuild. */
+  async recordGrowth(gatewayId: string, tokens: number, micros: number): Promise<void> {
+    await this.db.run(
+      (sql) => sql`
+      UPDATE requests SET tokens = tokens + ${tokens}::BIGINT, charge_micros = charge_micros + ${micros}::BIGINT
+      WHERE gateway_id = ${gatewayId} AND NOT settled`,
+    )
+  }
+
   async tokensSince(accountId: number, keyId: string | null, since: number) {
     const [r] = await this.db.run((sql) => tokensQuery(sql, accountId, keyId, since))
     return { used: num(r?.n ?? 0), first: r?.first == null ? null : num(r.first) }

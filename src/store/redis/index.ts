@@ -228,8 +228,7 @@ export class RedisLimiter implements Limiter {
 
   /**
    * Grows a live reservation (the extend script, charge-script.ts), atomic with admissions on the
-   * account's slot. The database's admission row keeps what was reserved at admission: a state
-   * rebuilt from it (Redis lost) holds live requests at that, not at what they grew to.
+   * account's slot; the database's admission row grows after it (`recordGrowth`).
    */
   async extend(q: Extension): Promise<Extended> {
     const { minuteMs, dayMs } = this.opts.windows
@@ -264,7 +263,16 @@ export class RedisLimiter implements Limiter {
       return { tokens: 0, micros: 0, states: [] }
     }
     const d = JSON.parse(String(reply)) as ExtendDecision & { at?: number }
-    return extendOutcome(q, d, d.at ?? q.now, this.opts.windows)
+    const e = extendOutcome(q, d, d.at ?? q.now, this.opts.windows)
+    // The database's row follows, so a rebuild holds the request at what it grew to. Granted in
+    // Redis already: a failure here costs only a rebuild's view of this request (warned).
+    if (e.tokens || e.micros)
+      await this.opts.log.recordGrowth(q.handle as string, e.tokens, e.micros).catch((err: Error) =>
+        this.opts.warn('a reservation grown in redis was not recorded in the database', {
+          error: err?.message ?? String(err),
+        }),
+      )
+    return e
   }
 
   /** Once per handle (the script deletes its `res` entry): a retry settles nothing twice. */
