@@ -1,0 +1,100 @@
+/**
+ * Growth of an uncapped request's output hold (pipeline/output-growth.ts) through the running
+ * check (OutputAllowance) against a real SQLite limiter: the allowance stops one chunk short of
+ * what is held, grows by a slice as the count passes it, takes what the rows leave when a slice
+ * does not fit, and ends the answer when nothing is left — never holding past the limit.
+ */
+import { expect, test } from 'bun:test'
+import type { LimitRow } from '../../src/limits/rows.ts'
+import type { ChargeRequest } from '../../src/limits/types.ts'
+import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
+import {
+  CHUNK_MARGIN,
+  firstOutput,
+  growingAllowance,
+  OUTPUT_SLICE,
+  uncappedCap,
+} from '../../src/pipeline/output-growth.ts'
+import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
+
+const T0 = Date.parse('2026-03-11T10:00:00Z')
+const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 10_000 }
+
+async function admitted(charge: ChargeRequest) {
+  const { store, accountId } = await storeWithAccount(T0)
+  const r = await store.admit(chargedAdmission(accountId, T0, charge))
+  if (!r.admitted) throw new Error('refused')
+  return { store, accountId, reservation: r.reservation! }
+}
+
+test('an uncapped request holds one slice; the upstream is sent what the rows could cover, at most the model maximum', async () => {
+  expect(firstOutput(null, 32_000)).toBe(OUTPUT_SLICE)
+  expect(firstOutput(null, 1_000)).toBe(1_000)
+  expect(firstOutput(20_000, 32_000)).toBe(20_000)
+  const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: OUTPUT_SLICE, price: null }
+  const { store, reservation } = await admitted(charge)
+  expect(reservation.outputTokens).toBe(OUTPUT_SLICE)
+  expect(uncappedCap(reservation, charge, 32_000)).toEqual({ cap: 9_900, by: 'account:tokens:minute' })
+  expect(uncappedCap(reservation, charge, 5_000)).toEqual({ cap: 5_000, by: null })
+  store.close()
+})
+
+test('the allowance grows by slices as the answer passes what is held, then by what is left, then ends it', async () => {
+  const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: OUTPUT_SLICE, price: null }
+  const { store, accountId, reservation } = await admitted(charge)
+  const { limit, grow } = growingAllowance(reservation, {
+    limiter: store,
+    accountId,
+    keyId: 'key_1',
+    charge,
+    cap: 9_900,
+    now: () => T0 + 1,
+  })
+  expect(limit).toBe(OUTPUT_SLICE - CHUNK_MARGIN)
+  const allowance = new OutputAllowance(limit, 'anthropic', grow)
+  // Chunks of 10 bytes (10 tokens counted): the answer runs on while growth covers it.
+  let relayed = 0
+  for (; relayed < 20_000; relayed += 10) {
+    allowance.add('0123456789')
+    const ok = allowance.allows()
+    if (!(ok === true || (await ok))) break
+  }
+  // It grew to the whole 9,900 the row left (one slice, then the rest): the upstream's cap,
+  // so nothing is kept back for a chunk past it.
+  expect(reservation.outputTokens).toBe(9_900)
+  expect(reservation.tokens).toBe(10_000)
+  expect(relayed).toBe(9_900)
+  expect(allowance.cut).toBe(true)
+  const [state] = await store.rowStates({ accountId, keyId: 'key_1', now: T0 + 2, rows: [TPM] })
+  expect(state!.used).toBe(10_000)
+  store.close()
+})
+
+test('another request taking the room first: growth gets what is left and the answer ends one chunk short of its hold', async () => {
+  const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: OUTPUT_SLICE, price: null }
+  const { store, accountId, reservation } = await admitted(charge)
+  // A second uncapped request holds its slice too: 10,000 − 2 × 4,196 = 1,608 left.
+  expect((await store.admit(chargedAdmission(accountId, T0, charge))).admitted).toBe(true)
+  const { limit, grow } = growingAllowance(reservation, {
+    limiter: store,
+    accountId,
+    keyId: 'key_1',
+    charge,
+    cap: 9_900,
+    now: () => T0 + 1,
+  })
+  const allowance = new OutputAllowance(limit, 'anthropic', grow)
+  let relayed = 0
+  for (; relayed < 20_000; relayed += 10) {
+    allowance.add('0123456789')
+    const ok = allowance.allows()
+    if (!(ok === true || (await ok))) break
+  }
+  expect(reservation.outputTokens).toBe(OUTPUT_SLICE + 1_608)
+  // The chunk that crossed the limit still fits what is held.
+  expect(relayed + 10).toBeLessThanOrEqual(reservation.outputTokens)
+  expect(relayed).toBeGreaterThan(reservation.outputTokens - CHUNK_MARGIN - 10)
+  const [state] = await store.rowStates({ accountId, keyId: 'key_1', now: T0 + 2, rows: [TPM] })
+  expect(state!.used).toBe(10_000)
+  store.close()
+})
