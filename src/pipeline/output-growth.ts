@@ -24,11 +24,14 @@
  * 100 tokens/s — nothing next to its admission. A smaller slice adds round-trips per answer for
  * little more concurrency; a larger one holds more than most answers use.
  */
+
+import type { ProviderKind } from '../config/schema.ts'
 import { highestCostMicros } from '../limits/pricing.ts'
 import { type RowState, rowKey } from '../limits/rows.ts'
 import type { ChargeRequest, Reservation } from '../limits/types.ts'
 import type { Limiter } from '../store/types.ts'
-import type { GrowOutput } from './output-allowance.ts'
+import { type GrowOutput, OutputAllowance } from './output-allowance.ts'
+import type { ContinuationCharge } from './output-cap.ts'
 
 /** Output tokens an uncapped request holds at first, and grows by. */
 export const OUTPUT_SLICE = 4_096
@@ -88,7 +91,9 @@ export interface Growth {
 export function growingAllowance(r: Reservation, g: Growth): { limit: number; grow: GrowOutput } {
   const limitOf = () => (r.outputTokens >= g.cap ? g.cap : Math.max(0, r.outputTokens - CHUNK_MARGIN))
   const ask = async (tokens: number) => {
-    const micros = g.charge.price ? highestCostMicros({ input: 0, output: g.charge.price.output }, 0, tokens) : 0
+    const micros = g.charge.price
+      ? highestCostMicros({ input: 0, output: g.charge.price.output }, 0, tokens)
+      : 0
     const e = await g.limiter.extend({
       handle: r.handle,
       accountId: g.accountId,
@@ -119,4 +124,14 @@ export function growingAllowance(r: Reservation, g: Growth): { limit: number; gr
     return Math.max(limit, limitOf())
   }
   return { limit: limitOf(), grow }
+}
+
+/**
+ * The running check of an answer's output (OutputAllowance) for a request under a token or money
+ * limit: growing from its first slice when it is uncapped (`growth`), else fixed at what it holds.
+ */
+export function allowanceFor(r: Reservation, kind: ProviderKind, growth: Growth | null): OutputAllowance {
+  if (!growth) return new OutputAllowance(r.outputTokens, kind)
+  const { limit, grow } = growingAllowance(r, growth)
+  return new OutputAllowance(limit, kind, grow)
 }

@@ -49,8 +49,8 @@ import {
 import { toGatewayError } from './errors.ts'
 import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { countInvalidRequest, refusalLimitHeaders } from './invalid-requests.ts'
-import { OutputAllowance } from './output-allowance.ts'
 import { translateForCut } from './output-cut.ts'
+import { allowanceFor } from './output-growth.ts'
 import type { Decoded, Surface, SurfaceCore, Translated } from './surface.ts'
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
@@ -451,7 +451,23 @@ export class Pipeline {
       reservation: reservation ?? null,
       requested: charging.requested,
       cap: capped,
-      allowance: metered ? new OutputAllowance(reservation!.outputTokens, entry.provider.kind) : undefined,
+      // Uncapped: the hold grows toward what the upstream was sent, n choices of it (output-growth.ts).
+      allowance: metered
+        ? allowanceFor(
+            reservation!,
+            entry.provider.kind,
+            charging.charge && charging.requested === null && capped !== null
+              ? {
+                  limiter: store,
+                  accountId: auth.account.id,
+                  keyId: auth.key.id,
+                  charge: charging.charge,
+                  cap: capped * charging.choices,
+                  now: () => clock.now(),
+                }
+              : null,
+          )
+        : undefined,
     }
     const chat = {
       deps,
