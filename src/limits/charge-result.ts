@@ -76,7 +76,11 @@ export function extendOutcome(
   const states = (Array.isArray(d.states) ? d.states : []).map((f, i): RowState => {
     const row = q.rows[i]!
     const amount = row.resource === 'tokens' ? tokens : row.resource === 'microdollars' ? micros : 0
-    const reset = nOrNull(f.reset) ?? (amount && row.window !== 'period' ? at + (row.window === 'minute' ? spans.minuteMs : spans.dayMs) : null)
+    const reset =
+      nOrNull(f.reset) ??
+      (amount && row.window !== 'period'
+        ? at + (row.window === 'minute' ? spans.minuteMs : spans.dayMs)
+        : null)
     return { row, used: n(f.used) + amount, remaining: Math.max(0, n(f.remaining) - amount), resetAt: reset }
   })
   return { tokens, micros, states }

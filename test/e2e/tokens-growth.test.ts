@@ -82,7 +82,8 @@ for (const backend of backends('tokens-growth.test.ts')) {
           const stream = i % 2 === 0
           const r = await ask(procs[i % procs.length]!.url, key, stream)
           const remaining = Number(r.headers.get('x-ratelimit-remaining-tokens'))
-          const tokens = r.status === 200 ? await completionTokens(r, stream) : (await r.text(), 0)
+          if (r.status !== 200) await r.text()
+          const tokens = r.status === 200 ? await completionTokens(r, stream) : 0
           return { status: r.status, remaining, tokens, cap: r.headers.get('x-switchyard-max-tokens') }
         }),
       )

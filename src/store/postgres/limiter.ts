@@ -5,7 +5,12 @@
  * event-loop turn share one transaction (admit-batch.ts).
  */
 import type { SQL } from 'bun'
-import { type ChargeDecision, chargeOutcome, type ExtendDecision, extendOutcome } from '../../limits/charge-result.ts'
+import {
+  type ChargeDecision,
+  chargeOutcome,
+  type ExtendDecision,
+  extendOutcome,
+} from '../../limits/charge-result.ts'
 import type { LimitRow } from '../../limits/rows.ts'
 import type { Extended, Extension, WindowSpans } from '../../limits/types.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'

@@ -14,7 +14,12 @@
  * requests the database calls settled or never admitted.
  */
 import { RedisClient } from 'bun'
-import { type ChargeDecision, chargeOutcome, type ExtendDecision, extendOutcome } from '../../limits/charge-result.ts'
+import {
+  type ChargeDecision,
+  chargeOutcome,
+  type ExtendDecision,
+  extendOutcome,
+} from '../../limits/charge-result.ts'
 import { periodBounds, rowState } from '../../limits/rows.ts'
 import type { Extended, Extension, Settlement, WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
