@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { OUTPUT_SLICE } from '../../src/pipeline/output-growth.ts'
 import { type BackendUrls, backendDoc, backends } from '../support/backends.ts'
 import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
 import { cli } from '../support/cli.ts'
@@ -25,66 +26,100 @@ afterEach(async () => {
 
 /** The model's maximum output: the issue's 32,000. */
 const MODEL_MAX = 32_000
+/** The window's tokens per account: TPM 100,000 for the side-by-side answers, 10,000 for the cut. */
+const PLANS = {
+  wide: { rpm: null, rpd: null, tpm: 100_000, models: ['*'] },
+  tight: { rpm: null, rpd: null, tpm: 10_000, models: ['*'] },
+}
 
-/** A gateway (`--workers 2` on SQLite, two replicas elsewhere) with `bill/m` at a 32,000-token maximum, the account on TPM `tpm`. */
-async function setup(urls: BackendUrls, tpm: number, answerTokens: number, chunkDelayMs: number) {
-  upstream = await startBillingUpstream({ answerTokens, chunkDelayMs, defaultMax: MODEL_MAX })
+/**
+ * A gateway (`--workers 2` on SQLite, two replicas elsewhere) in front of an upstream with two
+ * models at a 32,000-token maximum: `bill/m` answers 500 tokens, `bill/long` 20,000 (each capped at
+ * what it is sent), 10 tokens a chunk every 2 ms. A key on each plan.
+ */
+async function setup(urls: BackendUrls) {
+  upstream = await startBillingUpstream({
+    answerFor: (model) => (model === 'long' ? 20_000 : 500),
+    chunkDelayMs: 2,
+    defaultMax: MODEL_MAX,
+  })
   const dir = tempDir()
-  const base = tokensDoc(upstream.url, { metered: { rpm: null, rpd: null, tpm, models: ['*'] } })
-  const providers = (base.providers as Array<Record<string, any>>).map((p) =>
-    p.prefix === 'bill' ? { ...p, models: [{ ...p.models[0], max_output_tokens: MODEL_MAX }] } : p,
-  )
+  const base = tokensDoc(upstream.url, PLANS)
+  const providers = (base.providers as Array<Record<string, any>>).map((p) => {
+    if (p.prefix !== 'bill') return p
+    const model = { ...p.models[0], max_output_tokens: MODEL_MAX }
+    return { ...p, models: [model, { ...model, name: 'long' }] }
+  })
   const doc = backendDoc(
     { ...base, providers, database: { path: join(dir, 'shared.db') }, usage: { flush_ms: 25 } },
     urls,
   )
   const args = ['--config', writeConfig(dir, doc)]
-  expect((await cli(['accounts', 'create', 'acct', '--plan', 'metered', ...args])).code).toBe(0)
-  const key = (await cli(['keys', 'create', 'acct', '--json', ...args])).json().key as string
+  const keys: Record<string, string> = {}
+  for (const plan of Object.keys(PLANS)) {
+    expect((await cli(['accounts', 'create', plan, '--plan', plan, ...args])).code).toBe(0)
+    keys[plan] = (await cli(['keys', 'create', plan, '--json', ...args])).json().key as string
+  }
   const procs = urls.databaseUrl
     ? await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...args])))
     : [await spawnServe(['--workers', '2', '--port', '0', ...args])]
   running.push(...procs)
-  return { key, procs }
+  return { keys: keys as Record<keyof typeof PLANS, string>, procs }
 }
 
-const ask = (url: string, key: string, stream: boolean) =>
+const ask = (url: string, key: string, stream: boolean, model = 'bill/m') =>
   fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({
-      model: 'bill/m',
+      model,
       messages: [{ role: 'user', content: 'write five hundred words about anything at all' }],
       stream,
       ...(stream ? { stream_options: { include_usage: true } } : {}),
     }),
   })
 
-/** The completion tokens of a chat answer, streamed (its usage chunk) or not. */
-async function completionTokens(r: Response, stream: boolean): Promise<number> {
-  if (!stream) return ((await r.json()) as any).usage.completion_tokens
-  const text = await r.text()
-  const usage = text
+/** A chat stream's chunks. */
+const chunksOf = (text: string) =>
+  text
     .split('\n')
     .filter((l) => l.startsWith('data: {'))
     .map((l) => JSON.parse(l.slice(6)))
-    .find((c) => c.usage)?.usage
-  return usage.completion_tokens
+
+/** The completion tokens of a chat answer, streamed (its usage chunk) or not. */
+async function completionTokens(r: Response, stream: boolean): Promise<number> {
+  if (!stream) return ((await r.json()) as any).usage.completion_tokens
+  return chunksOf(await r.text()).find((c) => c.usage)?.usage.completion_tokens
+}
+
+/** The words (one token each) of a chat stream's text, and its finish reason. */
+function answerOf(text: string): { words: number; finish: string | null } {
+  let words = 0
+  let finish: string | null = null
+  for (const c of chunksOf(text)) {
+    const choice = c.choices?.[0]
+    words += (choice?.delta?.content ?? '').split(/\s+/).filter(Boolean).length
+    finish = choice?.finish_reason ?? finish
+  }
+  return { words, finish }
 }
 
 for (const backend of backends('tokens-growth.test.ts')) {
   const where = backend.name === 'sqlite' ? '`serve --workers 2`' : 'two replicas'
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
-    test(`${where}: five uncapped 500-token answers at once on TPM 100,000 and a 32,000-token model all complete, and say what is left`, async () => {
-      const { key, procs } = await setup(await backend.fresh(), 100_000, 500, 5)
+    test(`${where}: uncapped answers hold a slice and grow — five 500-token answers at once fit TPM 100,000; two long ones on TPM 10,000 grow to it and end as length within it`, async () => {
+      const { keys, procs } = await setup(await backend.fresh())
+      const url = (i: number) => procs[i % procs.length]!.url
+
+      // Five at once on TPM 100,000 with a 32,000-token model: all complete.
       const res = await Promise.all(
         Array.from({ length: 5 }, async (_, i) => {
           const stream = i % 2 === 0
-          const r = await ask(procs[i % procs.length]!.url, key, stream)
+          const r = await ask(url(i), keys.wide, stream)
           const remaining = Number(r.headers.get('x-ratelimit-remaining-tokens'))
           if (r.status !== 200) await r.text()
           const tokens = r.status === 200 ? await completionTokens(r, stream) : 0
-          return { status: r.status, remaining, tokens, cap: r.headers.get('x-switchyard-max-tokens') }
+          return { status: r.status, remaining, tokens }
         }),
       )
       expect(res.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
@@ -93,20 +128,37 @@ for (const backend of backends('tokens-growth.test.ts')) {
       for (const r of res) expect(r.remaining).toBeGreaterThan(100_000 - 5 * (4_096 + 400))
       // The upstream may still generate the model's maximum: the limits could cover it.
       expect(upstream!.caps).toEqual([MODEL_MAX, MODEL_MAX, MODEL_MAX, MODEL_MAX, MODEL_MAX])
-      expect(upstream!.billed.tokens).toBeLessThanOrEqual(100_000)
-    })
 
-    test(`${where}: an uncapped request is sent the most the limits could cover, and its answer ends as length within them`, async () => {
-      const { key, procs } = await setup(await backend.fresh(), 10_000, 20_000, 0)
-      const r = await ask(procs[0]!.url, key, true)
-      expect(r.status).toBe(200)
-      const cap = Number(r.headers.get('x-switchyard-max-tokens'))
-      expect(r.headers.get('x-switchyard-max-tokens-reason')).toBe('account:tokens:minute')
-      const text = await r.text()
-      expect(text).toContain('"finish_reason":"length"')
-      expect(upstream!.caps).toEqual([cap])
+      // TPM 10,000: the first long answer is sent what the limits cover, holding a slice of it;
+      // a second is admitted beside it once it has begun. Both grow into what is left, then end.
+      const first = await ask(url(0), keys.tight, true, 'bill/long')
+      expect(first.status).toBe(200)
+      const cap = Number(first.headers.get('x-switchyard-max-tokens'))
+      expect(first.headers.get('x-switchyard-max-tokens-reason')).toBe('account:tokens:minute')
       expect(cap).toBeGreaterThan(9_000)
-      expect(upstream!.billed.tokens).toBeLessThanOrEqual(10_000)
+      const reader = first.body!.getReader()
+      const head = new TextDecoder().decode((await reader.read()).value)
+      const second = await ask(url(1), keys.tight, true, 'bill/long')
+      expect(second.status).toBe(200)
+      const rest = await new Response(
+        new ReadableStream({
+          async pull(c) {
+            const { value, done } = await reader.read()
+            if (done) c.close()
+            else c.enqueue(value)
+          },
+        }),
+      ).text()
+      const a = answerOf(head + rest)
+      const b = answerOf(await second.text())
+      expect([a.finish, b.finish]).toEqual(['length', 'length'])
+      // Together they used most of the window, more than their two first slices (so one grew,
+      // whichever asked first; the running count is an upper bound — a 10-word chunk counts a
+      // token more than it bills — so each slice covers about 3,700 words), and no more.
+      expect(a.words + b.words).toBeGreaterThan(2 * OUTPUT_SLICE)
+      expect(a.words + b.words).toBeGreaterThan(8_000)
+      const long = upstream!.byModel.long!
+      expect(long.input + long.output).toBeLessThanOrEqual(10_000)
     })
   })
 }

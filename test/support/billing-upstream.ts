@@ -43,6 +43,8 @@ export function inputTokens(messages: Array<{ content?: unknown }>): number {
 export async function startBillingUpstream(
   opts: {
     answerTokens?: number
+    /** The answer's length for a model of this name (the body's `model`), in place of `answerTokens`. */
+    answerFor?: (model: string) => number | undefined
     defaultMax?: number
     chunkDelayMs?: number
     /**
@@ -63,7 +65,7 @@ export async function startBillingUpstream(
     word?: string
   } = {},
 ): Promise<BillingUpstream> {
-  const answerTokens = opts.answerTokens ?? 150
+  const defaultAnswer = opts.answerTokens ?? 150
   const word = `${opts.word ?? 'w'} `
   const defaultMax = opts.defaultMax ?? 4096
   const billed = { tokens: 0, input: 0, output: 0, requests: 0 }
@@ -104,6 +106,7 @@ export async function startBillingUpstream(
       }
       model = String(body.model)
       const m = model
+      const answerTokens = opts.answerFor?.(m) ?? defaultAnswer
       const messages = (body.messages ?? []) as Array<{ role?: string; content?: unknown }>
       const last = messages.at(-1)
       seen.push({ model: m, prefill: last?.role === 'assistant' ? String(last.content) : null })
