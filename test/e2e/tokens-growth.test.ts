@@ -12,7 +12,7 @@ import { type BackendUrls, backendDoc, backends } from '../support/backends.ts'
 import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
 import { cli } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
-import { afterEach } from '../support/hooks.ts'
+import { afterEach, SUITE_TIMEOUT_MS } from '../support/hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 import { tokensDoc } from '../support/tokens-bed.ts'
 
@@ -35,12 +35,12 @@ const PLANS = {
 /**
  * A gateway (`--workers 2` on SQLite, two replicas elsewhere) in front of an upstream with two
  * models at a 32,000-token maximum: `bill/m` answers 500 tokens, `bill/long` 20,000 (each capped at
- * what it is sent), 10 tokens a chunk every 2 ms. A key on each plan.
+ * what it is sent), 10 tokens a chunk every 5 ms. A key on each plan.
  */
 async function setup(urls: BackendUrls) {
   upstream = await startBillingUpstream({
     answerFor: (model) => (model === 'long' ? 20_000 : 500),
-    chunkDelayMs: 2,
+    chunkDelayMs: 5,
     defaultMax: MODEL_MAX,
   })
   const dir = tempDir()
@@ -107,58 +107,63 @@ function answerOf(text: string): { words: number; finish: string | null } {
 for (const backend of backends('tokens-growth.test.ts')) {
   const where = backend.name === 'sqlite' ? '`serve --workers 2`' : 'two replicas'
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
-    test(`${where}: uncapped answers hold a slice and grow — five 500-token answers at once fit TPM 100,000; two long ones on TPM 10,000 grow to it and end as length within it`, async () => {
-      const { keys, procs } = await setup(await backend.fresh())
-      const url = (i: number) => procs[i % procs.length]!.url
+    test(
+      `${where}: uncapped answers hold a slice and grow — five 500-token answers at once fit TPM 100,000; two long ones on TPM 10,000 grow to it and end as length within it`,
+      async () => {
+        const { keys, procs } = await setup(await backend.fresh())
+        const url = (i: number) => procs[i % procs.length]!.url
 
-      // Five at once on TPM 100,000 with a 32,000-token model: all complete.
-      const res = await Promise.all(
-        Array.from({ length: 5 }, async (_, i) => {
-          const stream = i % 2 === 0
-          const r = await ask(url(i), keys.wide, stream)
-          const remaining = Number(r.headers.get('x-ratelimit-remaining-tokens'))
-          if (r.status !== 200) await r.text()
-          const tokens = r.status === 200 ? await completionTokens(r, stream) : 0
-          return { status: r.status, remaining, tokens }
-        }),
-      )
-      expect(res.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
-      expect(res.map((r) => r.tokens)).toEqual([500, 500, 500, 500, 500])
-      // Each held its input and a first slice while it ran, not 32,000: what is left is most of it.
-      for (const r of res) expect(r.remaining).toBeGreaterThan(100_000 - 5 * (4_096 + 400))
-      // The upstream may still generate the model's maximum: the limits could cover it.
-      expect(upstream!.caps).toEqual([MODEL_MAX, MODEL_MAX, MODEL_MAX, MODEL_MAX, MODEL_MAX])
+        // Five at once on TPM 100,000 with a 32,000-token model: all complete.
+        const res = await Promise.all(
+          Array.from({ length: 5 }, async (_, i) => {
+            const stream = i % 2 === 0
+            const r = await ask(url(i), keys.wide, stream)
+            const remaining = Number(r.headers.get('x-ratelimit-remaining-tokens'))
+            if (r.status !== 200) await r.text()
+            const tokens = r.status === 200 ? await completionTokens(r, stream) : 0
+            return { status: r.status, remaining, tokens }
+          }),
+        )
+        expect(res.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+        expect(res.map((r) => r.tokens)).toEqual([500, 500, 500, 500, 500])
+        // Each held its input and a first slice while it ran, not 32,000: what is left is most of it.
+        for (const r of res) expect(r.remaining).toBeGreaterThan(100_000 - 5 * (4_096 + 400))
+        // The upstream may still generate the model's maximum: the limits could cover it.
+        expect(upstream!.caps).toEqual([MODEL_MAX, MODEL_MAX, MODEL_MAX, MODEL_MAX, MODEL_MAX])
 
-      // TPM 10,000: the first long answer is sent what the limits cover, holding a slice of it;
-      // a second is admitted beside it once it has begun. Both grow into what is left, then end.
-      const first = await ask(url(0), keys.tight, true, 'bill/long')
-      expect(first.status).toBe(200)
-      const cap = Number(first.headers.get('x-switchyard-max-tokens'))
-      expect(first.headers.get('x-switchyard-max-tokens-reason')).toBe('account:tokens:minute')
-      expect(cap).toBeGreaterThan(9_000)
-      const reader = first.body!.getReader()
-      const head = new TextDecoder().decode((await reader.read()).value)
-      const second = await ask(url(1), keys.tight, true, 'bill/long')
-      expect(second.status).toBe(200)
-      const rest = await new Response(
-        new ReadableStream({
-          async pull(c) {
-            const { value, done } = await reader.read()
-            if (done) c.close()
-            else c.enqueue(value)
-          },
-        }),
-      ).text()
-      const a = answerOf(head + rest)
-      const b = answerOf(await second.text())
-      expect([a.finish, b.finish]).toEqual(['length', 'length'])
-      // Together they used most of the window, more than their two first slices (so one grew,
-      // whichever asked first; the running count is an upper bound — a 10-word chunk counts a
-      // token more than it bills — so each slice covers about 3,700 words), and no more.
-      expect(a.words + b.words).toBeGreaterThan(2 * OUTPUT_SLICE)
-      expect(a.words + b.words).toBeGreaterThan(8_000)
-      const long = upstream!.byModel.long!
-      expect(long.input + long.output).toBeLessThanOrEqual(10_000)
-    })
+        // TPM 10,000: the first long answer is sent what the limits cover, holding a slice of it;
+        // a second is admitted beside it once it has begun. Both grow into what is left, then end.
+        const first = await ask(url(0), keys.tight, true, 'bill/long')
+        expect(first.status).toBe(200)
+        const cap = Number(first.headers.get('x-switchyard-max-tokens'))
+        expect(first.headers.get('x-switchyard-max-tokens-reason')).toBe('account:tokens:minute')
+        expect(cap).toBeGreaterThan(9_000)
+        const reader = first.body!.getReader()
+        const head = new TextDecoder().decode((await reader.read()).value)
+        const second = await ask(url(1), keys.tight, true, 'bill/long')
+        expect(second.status).toBe(200)
+        const rest = await new Response(
+          new ReadableStream({
+            async pull(c) {
+              const { value, done } = await reader.read()
+              if (done) c.close()
+              else c.enqueue(value)
+            },
+          }),
+        ).text()
+        const a = answerOf(head + rest)
+        const b = answerOf(await second.text())
+        expect([a.finish, b.finish]).toEqual(['length', 'length'])
+        // Together they used most of the window, more than their two first slices (so one grew,
+        // whichever asked first; the running count is an upper bound — a 10-word chunk counts a
+        // token more than it bills — so each slice covers about 3,700 words), and no more.
+        expect(a.words + b.words).toBeGreaterThan(2 * OUTPUT_SLICE)
+        expect(a.words + b.words).toBeGreaterThan(8_000)
+        const long = upstream!.byModel.long!
+        expect(long.input + long.output).toBeLessThanOrEqual(10_000)
+        // Bun keeps the preload's default timeout from a second file on: this test's own.
+      },
+      SUITE_TIMEOUT_MS,
+    )
   })
 }
