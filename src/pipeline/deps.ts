@@ -16,7 +16,7 @@ import type { Logger } from '../util/log.ts'
 
 export interface PipelineDeps extends AuthDeps {
   /** Admission and the suspension count (the backend behind it may be SQLite, PostgreSQL or Redis). */
-  store: AuthDeps['store'] & Pick<Limiter, 'admit' | 'countRejection' | 'windows' | 'rowStates'>
+  store: AuthDeps['store'] & Pick<Limiter, 'admit' | 'countRejection' | 'extend' | 'windows' | 'rowStates'>
   log: Logger
   recorder: UsageRecorder
   metrics: Metrics

@@ -31,7 +31,6 @@ import { type RowState, rowKey } from '../limits/rows.ts'
 import type { ChargeRequest, Reservation } from '../limits/types.ts'
 import type { Limiter } from '../store/types.ts'
 import { type GrowOutput, OutputAllowance } from './output-allowance.ts'
-import type { ContinuationCharge } from './output-cap.ts'
 
 /** Output tokens an uncapped request holds at first, and grows by. */
 export const OUTPUT_SLICE = 4_096
