@@ -6,7 +6,7 @@
  * tokens, not the model's whole maximum; the upstream is sent the most the limits could cover at
  * admission (what the rows leave after that, clamped to the model's maximum: `uncappedCap`), so it
  * never generates past what could be paid for. As the answer's running count (OutputAllowance,
- * output-allowance.ts) passes what is held, the reservation grows by another slice (`Limiter.extend`,
+ * output-allowance.ts) passes what is held, the reservation grows by another slice a choice (`Limiter.extend`,
  * all or nothing, atomic with admissions); when no slice can be had, by what the rows still leave;
  * when nothing is left, the answer ends as `length` at what is held.
  *
@@ -78,6 +78,8 @@ export interface Growth {
   charge: ChargeRequest
   /** The cap sent upstream: the answer cannot bill more output than this (all choices). */
   cap: number
+  /** Output tokens a growth asks for: the first hold's (a slice per choice); OUTPUT_SLICE by default. */
+  step?: number
   now: () => number
 }
 
@@ -112,7 +114,8 @@ export function growingAllowance(r: Reservation, g: Growth): { limit: number; gr
   }
   const grow: GrowOutput = async (counted, limit) => {
     const over = Math.max(0, counted - limitOf())
-    const want = Math.min(g.cap - r.outputTokens, Math.max(OUTPUT_SLICE, over + OUTPUT_SLICE))
+    const step = g.step ?? OUTPUT_SLICE
+    const want = Math.min(g.cap - r.outputTokens, over + step)
     if (want <= 0) return Math.max(limit, limitOf())
     const e = await ask(want)
     if (e.tokens === 0 && e.states.length) {

@@ -463,6 +463,7 @@ export class Pipeline {
                   keyId: auth.key.id,
                   charge: charging.charge,
                   cap: capped * charging.choices,
+                  step: charging.charge.wantOutput,
                   now: () => clock.now(),
                 }
               : null,
