@@ -98,3 +98,44 @@ test('another request taking the room first: growth gets what is left and the an
   expect(state!.used).toBe(10_000)
   store.close()
 })
+
+test('on a budget alone the hold grows in money at the dearest output price, to what the budget leaves', async () => {
+  // $0.01 a month; input free, output 2 micro-dollars a token: 5,000 output tokens in all.
+  const BUDGET: LimitRow = {
+    resource: 'microdollars',
+    window: 'period',
+    period: 'month',
+    scope: 'account',
+    capacity: 10_000,
+  }
+  const charge: ChargeRequest = {
+    rows: [BUDGET],
+    inputTokens: 100,
+    wantOutput: OUTPUT_SLICE,
+    price: { input: 0, output: 2_000_000 },
+  }
+  const { store, accountId, reservation } = await admitted(charge)
+  expect(reservation.micros).toBe(2 * OUTPUT_SLICE)
+  const { cap } = uncappedCap(reservation, charge, 32_000)
+  expect(cap).toBe(5_000)
+  const { limit, grow } = growingAllowance(reservation, {
+    limiter: store,
+    accountId,
+    keyId: 'key_1',
+    charge,
+    cap,
+    now: () => T0 + 1,
+  })
+  const allowance = new OutputAllowance(limit, 'anthropic', grow)
+  let relayed = 0
+  for (; relayed < 20_000; relayed += 10) {
+    allowance.add('0123456789')
+    const ok = allowance.allows()
+    if (!(ok === true || (await ok))) break
+  }
+  expect(relayed).toBe(5_000)
+  expect([reservation.outputTokens, reservation.micros]).toEqual([5_000, 10_000])
+  const [state] = await store.rowStates({ accountId, keyId: 'key_1', now: T0 + 2, rows: [BUDGET] })
+  expect(state!.used).toBe(10_000)
+  store.close()
+})
