@@ -10,8 +10,7 @@ import { join } from 'node:path'
 import { OUTPUT_SLICE } from '../../src/pipeline/output-growth.ts'
 import { type BackendUrls, backendDoc, backends } from '../support/backends.ts'
 import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
-import { cli } from '../support/cli.ts'
-import { tempDir } from '../support/config-doc.ts'
+import { ADMIN_TOKEN, tempDir } from '../support/config-doc.ts'
 import { afterEach, SUITE_TIMEOUT_MS } from '../support/hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 import { tokensDoc } from '../support/tokens-bed.ts'
@@ -55,15 +54,25 @@ async function setup(urls: BackendUrls) {
     urls,
   )
   const args = ['--config', writeConfig(dir, doc)]
-  const keys: Record<string, string> = {}
-  for (const plan of Object.keys(PLANS)) {
-    expect((await cli(['accounts', 'create', plan, '--plan', plan, ...args])).code).toBe(0)
-    keys[plan] = (await cli(['keys', 'create', plan, '--json', ...args])).json().key as string
-  }
   const procs = urls.databaseUrl
     ? await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...args])))
     : [await spawnServe(['--workers', '2', '--port', '0', ...args])]
   running.push(...procs)
+  // Accounts and keys through the admin API (a CLI process apiece costs seconds on a loaded machine).
+  const admin = async (path: string, body: unknown) => {
+    const r = await fetch(`${procs[0]!.url}/admin/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    expect(r.status).toBe(200)
+    return (await r.json()) as any
+  }
+  const keys: Record<string, string> = {}
+  for (const plan of Object.keys(PLANS)) {
+    await admin('/accounts', { name: plan, plan })
+    keys[plan] = (await admin('/keys', { account: plan })).key
+  }
   return { keys: keys as Record<keyof typeof PLANS, string>, procs }
 }
 
