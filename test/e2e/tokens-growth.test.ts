@@ -168,8 +168,22 @@ for (const backend of backends('tokens-growth.test.ts')) {
         // token more than it bills — so each slice covers about 3,700 words), and no more.
         expect(a.words + b.words).toBeGreaterThan(2 * OUTPUT_SLICE)
         expect(a.words + b.words).toBeGreaterThan(8_000)
+        // What the account was charged once both are settled (past 8,000: one answer alone holds
+        // at most its slice and what was left): within the limit, exactly.
+        let settled = 0
+        for (let i = 0; i < 200 && settled <= 8_000; i++) {
+          await Bun.sleep(50)
+          const r = await fetch(`${url(0)}/v1/usage`, { headers: { authorization: `Bearer ${keys.tight}` } })
+          settled = ((await r.json()) as any).usage.today.total_tokens
+        }
+        expect(settled).toBeGreaterThan(8_000)
+        expect(settled).toBeLessThanOrEqual(10_000)
+        // What the upstream billed for the prompts and the text it generated up to each cut: within
+        // it too. (It also bills what it made while the cancellation reached it: a chunk on a real
+        // model; this one makes 2,000 tokens a second, twenty times a real model's, and on a
+        // loaded machine it runs far ahead of the gateway reading it.)
         const long = upstream!.byModel.long!
-        expect(long.input + long.output).toBeLessThanOrEqual(10_000)
+        expect(long.input + a.words + b.words).toBeLessThanOrEqual(10_000)
         // Bun keeps the preload's default timeout from a second file on: this test's own.
       },
       SUITE_TIMEOUT_MS,
