@@ -58,7 +58,7 @@ async function open(urls: { databaseUrl?: string; redisUrl?: string }) {
       charge,
     })
     if (!r.admitted) throw new Error('refused')
-    return { gatewayId, at: r.loggedAt ?? r.at ?? now, reservation: r.reservation! }
+    return { gatewayId, accountId, at: r.loggedAt ?? r.at ?? now, reservation: r.reservation! }
   }
   const extend = (r: Reservation, rows: LimitRow[], tokens: number, micros: number, now = T0 + 10) =>
     store.extend({ handle: r.handle, accountId, keyId: 'key_1', rows, tokens, micros, now })
@@ -99,6 +99,9 @@ for (const b of all) {
         [2_500, 7_500],
       ])
       expect(await used(rows)).toEqual([1_300, 2_500])
+      // All of it held by a request in flight, none of it settled yet.
+      const held = await store.rowStates({ accountId: a.accountId, keyId: 'key_1', now: T0 + 20, rows })
+      expect(held.map((s) => s.reserved)).toEqual([1_300, 2_500])
       // More than the token row leaves: nothing grows, and the states say what is left.
       const refused = await extend(a.reservation, rows, 1_701, 3_402)
       expect([refused.tokens, refused.micros]).toEqual([0, 0])
