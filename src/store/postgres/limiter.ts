@@ -65,7 +65,7 @@ export class PgLimiter implements Limiter {
     }
   }
 
-  /** `switchyard_extend` (migrations-v16.ts): one statement, under the account's lock. */
+  /** `switchyard_extend` (migrations-v17.ts): one statement, under the account's lock. */
   async extend(q: Extension): Promise<Extended> {
     const [r] = await this.db.run(
       (sql) => sql`
