@@ -137,7 +137,8 @@ export async function planCharge(
   )
   if (cap !== null && bound.tokens > cap)
     throw contextLengthError(auth.plan.name, cap, bound.tokens, inputParam)
-  if (!limited) return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
+  if (!limited)
+    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
   const rows = chargeRows(plan, limits)
   // Surcharges the prices cannot cover are refused only where money is limited.
   const money = rows.some((r) => r.resource === 'microdollars')
