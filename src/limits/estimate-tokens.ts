@@ -59,6 +59,12 @@ export const TEMPLATE_TOKENS = 8
 export interface InputBound {
   /** The bound: reserve this many input tokens (the largest over the targets' families). */
   tokens: number
+  /**
+   * The text's part of `tokens`, without the allowances for images, files and server tools (a
+   * plan's `max_context_tokens` is checked against it: an allowance is what no provider bills
+   * more than, far above what a small image costs, so it must not refuse a request that fits).
+   */
+  text: number
   /** The family whose bound that is. */
   family: Family
   images: number
@@ -192,6 +198,7 @@ export async function inputTokenBound(body: unknown, targets: readonly InputTarg
     seen.numbers + serverTools * SERVER_TOOL_TOKENS + seen.images * IMAGE_TOKENS + seen.files * FILE_TOKENS
   return {
     tokens: best!.tokens + allowances,
+    text: best!.tokens + seen.numbers,
     family: best!.family,
     images: seen.images,
     files: seen.files,

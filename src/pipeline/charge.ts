@@ -135,8 +135,7 @@ export async function planCharge(
     body,
     reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
   )
-  if (cap !== null && bound.tokens > cap)
-    throw contextLengthError(auth.plan.name, cap, bound.tokens, inputParam)
+  if (cap !== null && bound.text > cap) throw contextLengthError(auth.plan.name, cap, bound.text, inputParam)
   if (!limited)
     return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
   const rows = chargeRows(plan, limits)

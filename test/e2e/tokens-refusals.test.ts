@@ -52,6 +52,25 @@ test("a plan's max_context_tokens: over it → 400 context_length_exceeded namin
   expect(bed.upstream.billed.requests).toBe(1)
 })
 
+test("the context cap counts the text, not the reservation's allowance per image: two small images and a question fit 8,192", async () => {
+  // The reservation allows 5,000 tokens an image (no provider bills more); the plan's cap is on
+  // what the request holds: a low-detail image is 85 tokens on OpenAI. Refused on main (10,014).
+  bed = await startTokensBed({ capped: { rpm: null, rpd: null, max_context_tokens: 8_192, models: ['*'] } })
+  const { key } = await bed.gw.key('capped', 'capped')
+  const image = { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } }
+  const res = await fetch(`${bed.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth(key),
+    body: JSON.stringify({
+      model: 'bill/m',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Which one is the cat?' }, image, image] }],
+      max_tokens: 50,
+    }),
+  })
+  expect(res.status).toBe(200)
+  await res.arrayBuffer()
+})
+
 test('the context cap counts text that spells a special token as text: served or refused, not a 500', async () => {
   bed = await startTokensBed({ capped: { rpm: null, rpd: null, max_context_tokens: 60, models: ['*'] } })
   const { key } = await bed.gw.key('capped', 'capped')

@@ -33,7 +33,7 @@ export function tokensDoc(
             name: 'm',
             context_window: 128_000,
             max_output_tokens: 4096,
-            features: ['streaming', 'system_messages', 'n'],
+            features: ['streaming', 'system_messages', 'n', 'vision'],
             ...(pricing ? { pricing } : {}),
           },
         ],
