@@ -10,7 +10,6 @@ import { AuthInvalidatingStore } from '../auth/invalidating-store.ts'
 import { AuthThrottle } from '../auth/throttle.ts'
 import { Catalogue } from '../catalogue/routing.ts'
 import type { Config } from '../config/index.ts'
-import { prepareOutputCount } from '../limits/output-count.ts'
 import { createAdapters } from '../providers/index.ts'
 import { Resilience } from '../providers/resilience/index.ts'
 import type { Deps } from '../server/deps.ts'
@@ -35,11 +34,6 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   const metrics = new Metrics()
   const adapters = createAdapters(config.providers)
   const resilience = new Resilience(config.providers, adapters)
-  // Answers under a token or money limit are counted as they arrive (pipeline/output-cut.ts):
-  // o200k's tables (about a second to load) are loaded now where a plan has such a limit, not by
-  // its first request. A key's own limits alone load them with its first metered request.
-  if (Object.values(config.plans).some((p) => p.tpm != null || p.tpd != null || p.budget != null))
-    void prepareOutputCount()
   metrics.circuits = () => resilience.board.states()
   const recorder = new UsageRecorder(store, config.usage.flushMs, log)
   const alerts = new AlertService({ store, config, clock, log })

@@ -52,9 +52,10 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   if (started) exitWithParent(() => parentGone())
 
   const log = createLogger(config.logging.level)
-  // The input bound's tokenizer (a second and 95 MB to load, blocking the event loop) is loaded
-  // before serving where a plan counts tokens, not by the first request that needs it while others
-  // wait on the database; elsewhere it loads on first use (a key's own limits, count_tokens).
+  // The tokenizer of the input bound and of the output count (a second and 95 MB to load,
+  // blocking the event loop) is loaded before serving where a plan counts tokens, not by the first
+  // request that needs it while others wait on the database; elsewhere it loads on first use (a
+  // key's own limits, count_tokens; a metered answer awaits it before it is counted, run.ts).
   if (
     Object.values(config.plans).some(
       (p) => p.tpm != null || p.tpd != null || p.budget != null || p.max_context_tokens != null,
