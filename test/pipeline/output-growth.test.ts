@@ -5,8 +5,8 @@
  * does not fit, and ends the answer when nothing is left — never holding past the limit.
  */
 
-import { expect, test } from 'bun:test'
-import { outputTokenCount } from '../../src/limits/output-count.ts'
+import { beforeAll, expect, test } from 'bun:test'
+import { outputTokenCount, prepareOutputCount } from '../../src/limits/output-count.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
@@ -21,6 +21,13 @@ import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 10_000 }
+
+/** Ten tokens on o200k, once its tables have loaded (before, a token a byte: 60). */
+const TEN = ' hello'.repeat(10)
+beforeAll(async () => {
+  await prepareOutputCount()
+  expect(outputTokenCount(TEN, 'openai')).toBe(10)
+})
 
 async function admitted(charge: ChargeRequest) {
   const { store, accountId } = await storeWithAccount(T0)
@@ -53,14 +60,14 @@ test('the allowance grows by slices as the answer passes what is held, then by w
     now: () => T0 + 1,
   })
   expect(limit).toBe(OUTPUT_SLICE - CHUNK_MARGIN)
-  const allowance = new OutputAllowance(limit, 'anthropic', grow)
-  // Chunks of 10 bytes (10 tokens counted): the answer runs on while growth covers it.
+  const allowance = new OutputAllowance(limit, 'openai', grow)
+  // Chunks of 10 tokens counted: the answer runs on while growth covers it.
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
     // Asked before each chunk, as the stream path asks (output-cut.ts).
     const ok = allowance.allows()
     if (!(ok === true || (await ok))) break
-    allowance.add('0123456789')
+    allowance.add(TEN)
   }
   // It grew to the whole 9,900 the row left (one slice, then the rest): the upstream's cap,
   // so nothing is kept back for a chunk past it.
@@ -86,13 +93,13 @@ test('another request taking the room first: growth gets what is left and the an
     cap: 9_900,
     now: () => T0 + 1,
   })
-  const allowance = new OutputAllowance(limit, 'anthropic', grow)
+  const allowance = new OutputAllowance(limit, 'openai', grow)
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
     // Asked before each chunk, as the stream path asks (output-cut.ts).
     const ok = allowance.allows()
     if (!(ok === true || (await ok))) break
-    allowance.add('0123456789')
+    allowance.add(TEN)
   }
   expect(reservation.outputTokens).toBe(OUTPUT_SLICE + 1_608)
   // The chunk that crossed the limit still fits what is held.
