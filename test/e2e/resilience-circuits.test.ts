@@ -80,9 +80,13 @@ test('a primary down for 1.5 s under a request every 100 ms: a handful of attemp
     await Bun.sleep(100)
   }
   const whileDown = bed.up.attempts({ model: 'm1' }).filter((a) => a.fault === 'unavailable')
-  // Two to open the circuit, then one probe per cooldown: not one per request.
-  expect(answeredBy.filter(([t]) => t < 1_500).length).toBeGreaterThanOrEqual(10)
+  // Two to open the circuit, then one probe per cooldown: not one per request. (A quiet machine
+  // sends 12–14 requests in the 1.5 s; a loaded one 9 — the count is the machine's, the bound on
+  // attempts is the gateway's.)
+  const duringDown = answeredBy.filter(([t]) => t < 1_500).length
+  expect(duringDown).toBeGreaterThanOrEqual(7)
   expect(whileDown.length).toBeLessThanOrEqual(5)
+  expect(whileDown.length).toBeLessThan(duringDown)
   // After a probe finds it up, the primary answers again.
   const last = answeredBy.slice(-5).map(([, m]) => m)
   expect(last).toEqual(['one/m1', 'one/m1', 'one/m1', 'one/m1', 'one/m1'])
