@@ -11,18 +11,29 @@
  * any usage; `early` → cut after the stream's opening events, before any text; anything else
  * streams the whole answer, ending with its usage. Like the providers it refuses a body without
  * the wire's cap name where one is required (Messages' `max_tokens`), or with another wire's.
+ *
+ * `ignoreCap`: an upstream that answers `answerTokens` whatever cap it is sent, and (Messages)
+ * answers a JSON request too, billed for the whole answer. A Messages request with `thinking`
+ * gets a thinking block first — one delta of 10 tokens and its `signature_delta`
+ * (`THINKING_SIGNATURE`) — then the text block at index 1.
  */
 import { inputTokens as billedInput } from './billing-upstream.ts'
 
 export const CUT_AFTER = 3
 /** The text of one delta: 10 tokens. */
 export const DELTA_TEXT = 'w '.repeat(10)
+/** The signature of the thinking block a Messages request with `thinking` gets. */
+export const THINKING_SIGNATURE = 'EqQBCkYIBRgCKkBZ3m0sig+/==fake'
+/** Output tokens of that thinking block. */
+export const THINKING_TOKENS = 10
 
 export interface MeteredUpstream {
   /** Base URL without a path: Anthropic's `base_url`; add `/v1` for OpenAI's. */
   url: string
   /** Per request, in arrival order: what it billed (input, and the output generated so far). */
   bills: Array<{ wire: string; input: number; output: number }>
+  /** Per request, in arrival order: the body as it arrived. */
+  bodies: Array<Record<string, any>>
   stop(): Promise<void>
 }
 
@@ -43,7 +54,7 @@ const refuse = (message: string, wire: Wire) =>
   )
 
 /** The wire's events around the answer's deltas; `usage` events only in `end`. */
-function framing(wire: Wire, model: string, input: number, includeUsage: boolean) {
+function framing(wire: Wire, model: string, input: number, includeUsage: boolean, thinking = false) {
   const sse = (o: Record<string, unknown>, event?: string) =>
     `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(o)}\n\n`
   if (wire === 'chat') {
@@ -70,6 +81,7 @@ function framing(wire: Wire, model: string, input: number, includeUsage: boolean
     }
   }
   if (wire === 'messages') {
+    const text = thinking ? 1 : 0
     const ev = (type: string, o: Record<string, unknown>) => sse({ type, ...o }, type)
     return {
       start:
@@ -84,10 +96,17 @@ function framing(wire: Wire, model: string, input: number, includeUsage: boolean
             stop_sequence: null,
             usage: { input_tokens: input, output_tokens: 1 },
           },
-        }) + ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-      delta: (text: string) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+        }) +
+        (thinking
+          ? ev('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }) +
+            ev('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: DELTA_TEXT } }) +
+            ev('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: THINKING_SIGNATURE } }) +
+            ev('content_block_stop', { index: 0 })
+          : '') +
+        ev('content_block_start', { index: text, content_block: { type: 'text', text: '' } }),
+      delta: (t: string) => ev('content_block_delta', { index: text, delta: { type: 'text_delta', text: t } }),
       end: (output: number) =>
-        ev('content_block_stop', { index: 0 }) +
+        ev('content_block_stop', { index: text }) +
         ev('message_delta', {
           delta: { stop_reason: 'max_tokens', stop_sequence: null },
           usage: { output_tokens: output },
@@ -131,11 +150,12 @@ function framing(wire: Wire, model: string, input: number, includeUsage: boolean
 }
 
 export async function startMeteredUpstream(
-  opts: { answerTokens?: number; delayMs?: number } = {},
+  opts: { answerTokens?: number; delayMs?: number; ignoreCap?: boolean } = {},
 ): Promise<MeteredUpstream> {
   const answerTokens = opts.answerTokens ?? 2_000
   const delayMs = opts.delayMs ?? 15
   const bills: MeteredUpstream['bills'] = []
+  const bodies: MeteredUpstream['bodies'] = []
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -152,7 +172,9 @@ export async function startMeteredUpstream(
       if (req.method !== 'POST' || wire === null)
         return Response.json({ error: { message: 'not found' } }, { status: 404 })
       const body = (await req.json()) as Record<string, any>
-      if (body.stream !== true) return refuse('this upstream only streams', wire)
+      bodies.push(body)
+      const json = body.stream !== true
+      if (json && !(opts.ignoreCap && wire === 'messages')) return refuse('this upstream only streams', wire)
       const capName =
         wire === 'chat'
           ? body.max_tokens != null
@@ -167,10 +189,27 @@ export async function startMeteredUpstream(
         return refuse('max_tokens: Field required', wire)
       const cap: number = body[capName] ?? answerTokens
       const input = inputTokens(body)
-      const total = Math.min(cap, answerTokens)
-      const bill = { wire, input, output: 0 }
+      const total = opts.ignoreCap ? answerTokens : Math.min(cap, answerTokens)
+      const thinking = wire === 'messages' && body.thinking?.type === 'enabled'
+      const bill = { wire, input, output: thinking ? THINKING_TOKENS : 0 }
       bills.push(bill)
-      const f = framing(wire, String(body.model), input, body.stream_options?.include_usage === true)
+      if (json) {
+        bill.output += total
+        return Response.json({
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: body.model,
+          content: [
+            ...(thinking ? [{ type: 'thinking', thinking: DELTA_TEXT, signature: THINKING_SIGNATURE }] : []),
+            { type: 'text', text: 'w '.repeat(total) },
+          ],
+          stop_reason: 'end_turn',
+          stop_sequence: null,
+          usage: { input_tokens: input, output_tokens: bill.output },
+        })
+      }
+      const f = framing(wire, String(body.model), input, body.stream_options?.include_usage === true, thinking)
       const enc = new TextEncoder()
       const fault = body.model === 'cut' ? CUT_AFTER : body.model === 'early' ? 0 : -1
       let stopped = false
@@ -191,9 +230,9 @@ export async function startMeteredUpstream(
             const k = Math.min(10, total - sent)
             c.enqueue(enc.encode(f.delta('w '.repeat(k))))
             sent += k
-            bill.output = sent
+            bill.output += k
           }
-          c.enqueue(enc.encode(f.end(total)))
+          c.enqueue(enc.encode(f.end(bill.output)))
           c.close()
         },
         cancel() {
@@ -206,6 +245,7 @@ export async function startMeteredUpstream(
   return {
     url: `http://127.0.0.1:${server.port}`,
     bills,
+    bodies,
     stop: async () => {
       await server.stop(true)
     },
