@@ -38,6 +38,7 @@ import { Continuation } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
 import { type ContinuationCharge, capRequest, continuationAllowance } from './output-cap.ts'
 import { ChunkGate } from './output-cut.ts'
+import type { CutGate } from './stream-writer.ts'
 import type { ChatSurface, Decoded, EncodeContext, Forwarding, Translated } from './surface.ts'
 
 /** One target of the request and how the request reaches it. */
@@ -163,12 +164,20 @@ export interface ChatCall<View> {
   charge?: ContinuationCharge
 }
 
-/** The cut at the output allowance for an attempt of `kind`, when a token or money limit applies. */
-function gateFor(charge: ContinuationCharge | undefined, kind: ProviderKind): ChunkGate | undefined {
+/**
+ * The cut at the output allowance for an attempt of `kind`, when a token or money limit applies:
+ * the chunk gate on a translated route, the surface's own on a pass-through (none: not cut).
+ */
+function gateFor<View>(
+  charge: ContinuationCharge | undefined,
+  kind: ProviderKind,
+  forward: Forwarding<View> | undefined,
+): ChunkGate | CutGate<Uint8Array> | undefined {
   const allowance = charge?.allowance
   const r = charge?.reservation
   if (!allowance || !r) return undefined
   allowance.kind = kind
+  if (forward) return forward.cut?.(allowance)
   return new ChunkGate(allowance, r.tokens - r.outputTokens)
 }
 
@@ -203,7 +212,7 @@ export function chatOperation<View>(c: ChatCall<View>): Pick<AttemptsRun<Route<V
         finish: c.finish,
         signal: c.request.signal,
         bodyText: c.bodyText,
-        gate: route.forward ? undefined : gateFor(c.charge, route.entry.provider.kind),
+        gate: gateFor(c.charge, route.entry.provider.kind, route.forward),
       })
     },
     rescue: c.decoded.stream ? (plan, contextFor) => rescueFor(c, plan, contextFor) : undefined,

@@ -7,12 +7,18 @@
  * | translate | `adapter.complete` → `surface.encodeCompletion`   | `adapter.stream` → `surface.streamEncoder`          |
  * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → body bytes → `forward.relayBytes` |
  *
+ * Under a token or money limit a forwarded call that the surface can cut (`Forwarding.cut`) has
+ * its events framed one by one for the gate, and a JSON one is streamed (`forward.streamed`), cut
+ * and assembled (`forward.assemble`): pipeline/output-cut.ts.
+ *
  * `finish` is called at most once per call: on success, or after a stream was committed to.
  * A failure before the client saw anything is returned instead, for the attempt loop to retry
  * or `settle` (pipeline/attempts.ts).
  */
-import { abortError, networkErrorDetail, readText, totalTimeout } from '../providers/http.ts'
-import type { StreamPlan } from '../providers/stream-plan.ts'
+import { maxResponseBytes, responseTooLarge } from '../providers/body-limit.ts'
+import { abortError, invalidResponse, networkErrorDetail, readText, totalTimeout } from '../providers/http.ts'
+import { eventFrames } from '../providers/sse/event-frames.ts'
+import { planStream, type StreamPlan } from '../providers/stream-plan.ts'
 import type {
   CallContext,
   ChatCompletionChunk,
@@ -27,7 +33,7 @@ import { summed } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
 import { type ChunkGate, completeWithin } from './output-cut.ts'
 import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
-import { type OutputGate, type StreamSource, writeStream } from './stream-writer.ts'
+import { type CutGate, type OutputGate, type StreamSource, writeStream } from './stream-writer.ts'
 import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './surface.ts'
 
 export type Finish = (
@@ -85,8 +91,11 @@ export interface ProviderCall<View> {
   signal: AbortSignal
   /** The client's request body, for the token estimate of a stream the client left. */
   bodyText: string
-  /** Translated calls under a token or money limit: the cut at the output allowance (output-cut.ts). */
-  gate?: ChunkGate
+  /**
+   * Under a token or money limit: the cut at the output allowance (output-cut.ts) — the chunk gate
+   * on a translated call, the surface's event gate (`Forwarding.cut`) on a pass-through.
+   */
+  gate?: ChunkGate | CutGate<Uint8Array>
 }
 
 /**
@@ -127,7 +136,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   if (!p.stream) {
     try {
       if ('request' in call) {
-        const gate = p.gate
+        const gate = p.gate as ChunkGate | undefined
         const res = gate
           ? await completeWithin(adapter, call.request, ctx, gate)
           : await adapter.complete(call.request, ctx)
@@ -143,6 +152,23 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
           })
         else finish(200, res.usage ?? null, null, null)
         return { ok: true, response: json(p.surface.encodeCompletion(res, p.encodeCtx), p.headers) }
+      }
+      const { relay } = call
+      const gate = p.gate as CutGate<Uint8Array> | undefined
+      if (gate && relay.streamed && relay.assemble) {
+        // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
+        const events = await forwardWithin(adapter, { ...call.forward, body: relay.streamed(call.forward.body) }, ctx, gate)
+        const out = relay.assemble(events, p.encodeCtx)
+        if (gate.cut || !out.usage)
+          finish(200, out.usage, null, null, {
+            relayedBytes: 0,
+            relayedTokens: gate.counted,
+            seen: gate.cut ? null : out.usage,
+            aborted: false,
+            started: true,
+          })
+        else finish(200, out.usage, null, null)
+        return { ok: true, response: json(out.body, p.headers, true) }
       }
       const answer = await forwardCall(adapter, call.forward, ctx)
       // Read here, under the provider's timeouts and max_response_bytes, so every relay is bounded.
@@ -180,12 +206,14 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
       const { relay } = call
-      if (relay.relayPlan) {
+      if (relay.relayPlan && !p.gate) {
         const relayed = await relay.relayPlan(upstream, ctx, p.encodeCtx)
         source = relayed.plan
         encoder = relayed.encoder as StreamEncoder<unknown>
       } else if (relay.relayBytes) {
-        source = { body: upstream.body, stages: [], ctx } satisfies StreamPlan<Uint8Array>
+        // Under a limit the gate is shown one event at a time (eventFrames); else the chunks as they come.
+        const stages = p.gate ? [eventFrames(maxResponseBytes(ctx.provider), ctx.provider.prefix)] : []
+        source = { body: upstream.body, stages, ctx } satisfies StreamPlan<Uint8Array>
         encoder = relay.relayBytes(p.encodeCtx) as StreamEncoder<unknown>
       } else throw new Error(`surface '${p.surface.name}' cannot relay streams`)
     }
@@ -237,7 +265,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     signal: p.signal,
     stop: p.deps.traffic.stopSignal,
     holdForContent: true,
-    gate: 'request' in call ? (p.gate as OutputGate<unknown> | undefined) : undefined,
+    gate: p.gate as OutputGate<unknown> | undefined,
     continueWith: continueWith
       ? (err: GatewayError) => {
           // This attempt's part ends here, failed; the continuation is an attempt of its own.
@@ -275,8 +303,47 @@ function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallCon
   return adapter.forward(req, ctx)
 }
 
-function json(body: unknown, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), {
+/**
+ * A pass-through asked for a stream under a limit: its events, one Uint8Array each, as `gate` let
+ * them through (its ending in place of the refused one); the upstream is let go at the cut. Read
+ * under the provider's timeouts and `max_response_bytes`, as a JSON answer is.
+ */
+async function forwardWithin(
+  adapter: ProviderAdapter,
+  req: ForwardRequest,
+  ctx: CallContext,
+  gate: CutGate<Uint8Array>,
+): Promise<Uint8Array[]> {
+  const upstream = await forwardCall(adapter, req, ctx)
+  if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
+  const max = maxResponseBytes(ctx.provider)
+  const frames = eventFrames(max, ctx.provider.prefix)
+  const reader = planStream<Uint8Array>({ body: upstream.body, stages: [frames], ctx }).getReader()
+  const events: Uint8Array[] = []
+  let bytes = 0
+  try {
+    for (;;) {
+      const r = await reader.read()
+      if (r.done) break
+      bytes += r.value.byteLength
+      if (bytes > max) throw responseTooLarge(ctx.provider.prefix, max, 'a response')
+      let ok = gate.admit(r.value)
+      if (typeof ok !== 'boolean') ok = await ok
+      if (!ok) {
+        events.push(...gate.ending())
+        break
+      }
+      events.push(r.value)
+    }
+  } finally {
+    // Cut (or failed): the upstream is let go; it generates, and bills, no more.
+    reader.cancel().catch(() => {})
+  }
+  return events
+}
+
+function json(body: unknown, headers: Record<string, string>, text = false): Response {
+  return new Response(text ? (body as string) : JSON.stringify(body), {
     status: 200,
     headers: { ...headers, 'content-type': 'application/json' },
   })

@@ -13,7 +13,9 @@
  * Under a token or money limit every route that would pass through is translated
  * (`translateForCut`), as a continuable stream is: the byte relays do not decode the text they
  * pass on. A pass-through that translation would strip of something (a Messages request with
- * thinking or `cache_control`) keeps its pass-through and is bounded only by the cap it is sent.
+ * thinking or `cache_control`) keeps its pass-through, and its surface's own gate
+ * (`Forwarding.cut`: surfaces/messages/pass-through-cut.ts) counts its events and cuts it the
+ * same way; its JSON answer is streamed and assembled by the surface (`Forwarding.assemble`).
  */
 
 import type { CatalogueEntry } from '../catalogue/routing.ts'
@@ -27,7 +29,7 @@ import type {
   Usage,
 } from '../providers/types.ts'
 import type { OutputAllowance } from './output-allowance.ts'
-import type { OutputGate } from './stream-writer.ts'
+import type { CutGate } from './stream-writer.ts'
 import type { ChatSurface, Forwarding, Translated } from './surface.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
@@ -52,7 +54,7 @@ function choiceText(choice: Choice): string {
 
 const WHITESPACE = /\s/
 
-export class ChunkGate implements OutputGate<ChatCompletionChunk> {
+export class ChunkGate implements CutGate<ChatCompletionChunk> {
   /** Choices begun and not finished: each gets a `length` finish at the cut. */
   private readonly open = new Set<number>()
   private last: ChatCompletionChunk | null = null

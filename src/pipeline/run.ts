@@ -435,7 +435,8 @@ export class Pipeline {
       return callWithAttempts({ ...run, routes: embeddingsRoutes!, attempt })
     }
     // Under a token or money limit the answer is counted as it arrives and cut at the allowance
-    // (output-cut.ts): its routes are translated, so their chunks can be read.
+    // (output-cut.ts): its routes are translated, so their chunks can be read — or, where that
+    // would strip the request, kept as a pass-through that its surface's gate counts (Forwarding.cut).
     const metered = reservation && charging.charge?.rows.some((r) => r.resource !== 'requests')
     if (metered) {
       translateForCut(chatRoutes!, surface, decoded.view, request.headers)

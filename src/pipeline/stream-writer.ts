@@ -94,6 +94,18 @@ export interface OutputGate<T> {
   ending(): T[]
 }
 
+/**
+ * A gate that counts: after the stream (or the assembled JSON answer) a cut one is settled to
+ * what it counted (`counted`, output tokens, all choices: an upper bound of what was billed).
+ * The chat chunk gate (pipeline/output-cut.ts) and a pass-through's own (`Forwarding.cut`).
+ */
+export interface CutGate<T> extends OutputGate<T> {
+  /** The allowance ended the answer. */
+  readonly cut: boolean
+  /** Output tokens generated so far. */
+  readonly counted: number
+}
+
 export type WriteStreamResult =
   | { status: 'ok'; body: ReadableStream<Uint8Array> }
   | { status: 'error'; error: GatewayError }

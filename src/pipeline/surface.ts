@@ -49,7 +49,9 @@ import type {
 } from '../providers/types.ts'
 import type { SurfaceName } from '../traffic/surfaces.ts'
 import type { GatewayError } from '../util/errors.ts'
+import type { OutputAllowance } from './output-allowance.ts'
 import type { StreamEncoder } from './stream-encoder.ts'
+import type { CutGate } from './stream-writer.ts'
 
 export type { SurfaceName } from '../traffic/surfaces.ts'
 
@@ -104,6 +106,19 @@ export interface Forwarding<View> {
    * the client's body and the usage to record.
    */
   relayJson(text: string, ctx: EncodeContext<View>): { body: string; usage: Usage | null }
+  /**
+   * Under a token or money limit (DESIGN §11): the cut at the output allowance on this pass-through.
+   * Its items are the upstream's events, one Uint8Array each as they came (`eventFrames`); it
+   * counts their generated text into `allowance` and, at the allowance, ends the answer in the
+   * wire's own way. Absent: the pass-through is bounded only by the cap it is sent.
+   */
+  cut?(allowance: OutputAllowance): CutGate<Uint8Array>
+  /**
+   * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream) and
+   * the events the gate let through (its ending included) are put together as the wire's JSON answer.
+   */
+  streamed?(body: string): string
+  assemble?(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
    * The upstream's body chunks as they arrive → bytes for the client (`ByteRelay`: events framed
    * at the byte level, only the ones that carry the model, usage or an error parsed). One of this

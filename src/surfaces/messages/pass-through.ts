@@ -5,7 +5,8 @@
  * `anthropic-beta` headers verbatim; the client gets the upstream's events byte for byte except
  * the model id in `message_start` (`ByteRelay`: events framed at the byte level). Usage is read
  * from `message_start` and `message_delta` only — no other event is parsed or re-encoded — so
- * thinking blocks, signatures, cache control and whatever betas add survive.
+ * thinking blocks, signatures, cache control and whatever betas add survive. Under a token or
+ * money limit its events are also counted and cut at the allowance (pass-through-cut.ts).
  */
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import type { EncodeContext, Forwarding } from '../../pipeline/surface.ts'
@@ -20,6 +21,7 @@ import type { GatewayError } from '../../util/errors.ts'
 import { ByteRelay, type EventAction, eventData, eventName, stringValueBytes } from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
 import { lostInTranslation } from './lost-in-translation.ts'
+import { assembleMessage, MessagesCutGate, streamedBody } from './pass-through-cut.ts'
 import type { MessagesRequest } from './request-schema.ts'
 import { PING } from './stream-encoder.ts'
 
@@ -78,6 +80,10 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
   },
 
   relayBytes: (ctx) => new MessagesRelay(ctx),
+
+  cut: (allowance) => new MessagesCutGate(allowance),
+  streamed: streamedBody,
+  assemble: assembleMessage,
 }
 
 /** One per relayed stream: the upstream's bytes, with the model id swapped in `message_start`. */

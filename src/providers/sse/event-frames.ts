@@ -1,0 +1,68 @@
+/**
+ * @module
+ * An SSE body cut into its events, each one still its own bytes (`data:` lines, blank line and
+ * all): a stream stage for a byte relay whose events must be looked at one by one — the cut at
+ * the output allowance on a pass-through (DESIGN §11) counts each event's text before it is
+ * relayed. The bytes are not re-encoded: an event goes out as it came, a subarray of the chunk
+ * it arrived in (or of the joined chunks it spanned). CR and CRLF line ends (legal SSE, rare) are
+ * rewritten as LF, as the byte relays re-frame them anyway.
+ *
+ * @example
+ * const plan = { body, stages: [eventFrames(maxResponseBytes(provider), provider.prefix)], ctx }
+ */
+
+import { responseTooLarge } from '../body-limit.ts'
+
+const LF = 10
+const CR = 13
+const BLANK = Buffer.from('\n\n')
+
+/** A transformer: body chunks in, one Uint8Array per complete event out (at most `maxEventBytes` each). */
+export function eventFrames(maxEventBytes: number, label: string): Transformer<Uint8Array, Uint8Array> {
+  let tail: Buffer = Buffer.alloc(0)
+  /** A CR that ended the last chunk: its LF, if one follows, starts the next. */
+  let pendingCR = false
+  return {
+    transform(chunk, controller) {
+      let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+      if (pendingCR || buf.indexOf(CR) !== -1) {
+        const out: number[] = []
+        for (let i = 0; i < buf.length; i++) {
+          const c = buf[i]!
+          if (pendingCR) {
+            pendingCR = false
+            if (c === LF) continue
+          }
+          if (c === CR) {
+            out.push(LF)
+            pendingCR = true
+          } else out.push(c)
+        }
+        buf = Buffer.from(out)
+      }
+      if (tail.length > 0) {
+        const from = tail.length - 1
+        buf = Buffer.concat([tail, buf])
+        // Only the new bytes can end the pending event: a blank line in them, or across the seam.
+        if (buf.indexOf(BLANK, from) === -1) {
+          if (buf.length > maxEventBytes) throw responseTooLarge(label, maxEventBytes, 'a stream event')
+          tail = buf
+          return
+        }
+      }
+      let start = 0
+      for (let end = buf.indexOf(BLANK); end !== -1; end = buf.indexOf(BLANK, start)) {
+        if (end + 2 - start > maxEventBytes) throw responseTooLarge(label, maxEventBytes, 'a stream event')
+        controller.enqueue(buf.subarray(start, end + 2))
+        start = end + 2
+      }
+      tail = buf.subarray(start)
+      if (tail.length > maxEventBytes) throw responseTooLarge(label, maxEventBytes, 'a stream event')
+    },
+    flush(controller) {
+      // An unfinished last event goes on as it came: the relay behind decides what it means.
+      if (tail.length > 0) controller.enqueue(tail)
+      tail = Buffer.alloc(0)
+    },
+  }
+}

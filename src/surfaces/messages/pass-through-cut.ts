@@ -1,0 +1,203 @@
+/**
+ * @module
+ * The cut at the output allowance on the Messages pass-through (DESIGN §11): a request the
+ * translation would strip (thinking, `cache_control`, betas — what Claude Code sends every turn)
+ * keeps its byte pass-through under a token or money limit, and this gate counts the generated
+ * text of its events as they are relayed — `text_delta`, `thinking_delta`, `input_json_delta`,
+ * and a block's opening text or tool name — into the request's `OutputAllowance`, as the chat
+ * chunk gate does on the translated path. At the first event with text after the count reached
+ * the allowance (the event that crossed the line went out: the only one beyond), the answer ends
+ * as Anthropic ends it at `max_tokens`: `content_block_stop` for each open block, `message_delta`
+ * with `stop_reason: "max_tokens"` and the output counted, `message_stop`; the writer cancels the
+ * upstream. Every event the gate lets through goes on byte for byte (signatures, cache usage,
+ * unknown fields): the gate parses events to count them, never to re-encode them.
+ *
+ * A JSON request under a limit is sent upstream as a stream (`streamedBody`) and its events, as
+ * the gate let them through, assembled into Anthropic's message (`assembleMessage`): a JSON body
+ * arrives whole, so it could not be cut before the upstream had generated (and billed) all of it.
+ * Known blocks' deltas are folded in (text, thinking and its signature, tool input, citations);
+ * fields of the events the assembly does not know are kept as they came on the block or message.
+ */
+import { outputTokenCount } from '../../limits/output-count.ts'
+import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
+import type { CutGate } from '../../pipeline/stream-writer.ts'
+import type { EncodeContext } from '../../pipeline/surface.ts'
+import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
+import { convertAnthropicUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
+import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
+import { invalidResponse } from '../../providers/http.ts'
+import type { Usage } from '../../providers/types.ts'
+import { eventData, eventName } from '../byte-relay.ts'
+import type { MessagesRequest } from './request-schema.ts'
+
+const text = new TextEncoder()
+const WHITESPACE = /\s/
+
+type Json = Record<string, any>
+
+function parsed(ev: Uint8Array): { name: string | undefined; data: Json | null } {
+  const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
+  const name = eventName(buf, 0)
+  try {
+    const data = JSON.parse(eventData(buf, 0, buf.length)) as unknown
+    return { name, data: data !== null && typeof data === 'object' ? (data as Json) : null }
+  } catch {
+    return { name, data: null }
+  }
+}
+
+/** The generated text an event carries: a delta's text, thinking or tool input, a block's opening text or tool name. */
+function generated(name: string | undefined, data: Json | null): string {
+  if (data === null) return ''
+  const pick = (o: unknown, keys: string[]): string => {
+    if (o === null || typeof o !== 'object') return ''
+    let s = ''
+    for (const k of keys) {
+      const v = (o as Json)[k]
+      if (typeof v === 'string') s += v
+    }
+    return s
+  }
+  if (name === 'content_block_delta') return pick(data.delta, ['text', 'thinking', 'partial_json'])
+  if (name === 'content_block_start') return pick(data.content_block, ['text', 'thinking', 'name'])
+  return ''
+}
+
+const frame = (type: string, o: Json): Uint8Array =>
+  text.encode(`event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`)
+
+export class MessagesCutGate implements CutGate<Uint8Array> {
+  /** Content blocks started and not stopped: each gets its `content_block_stop` at the cut. */
+  private readonly open = new Set<number>()
+  /**
+   * Per block, a delta's last character when it is whitespace, counted with the block's next
+   * text (as ChunkGate does per choice: a byte-pair encoder joins a space to the word after it).
+   */
+  private readonly carry = new Map<number, string>()
+
+  constructor(private readonly allowance: OutputAllowance) {}
+
+  get cut(): boolean {
+    return this.allowance.cut
+  }
+
+  /** Output tokens generated so far (an upper bound of what the upstream bills). */
+  get counted(): number {
+    let n = this.allowance.counted
+    for (const c of this.carry.values()) n += outputTokenCount(c, this.allowance.kind)
+    return n
+  }
+
+  admit(ev: Uint8Array): boolean | Promise<boolean> {
+    const { name, data } = parsed(ev)
+    if (name !== 'content_block_delta' && name !== 'content_block_start' && name !== 'content_block_stop')
+      return true
+    const index = typeof data?.index === 'number' ? data.index : 0
+    if (name === 'content_block_stop') {
+      this.open.delete(index)
+      const carried = this.carry.get(index)
+      if (carried !== undefined) {
+        this.carry.delete(index)
+        this.allowance.add(carried)
+      }
+      return true
+    }
+    if (name === 'content_block_start') this.open.add(index)
+    let t = generated(name, data)
+    if (t === '') return true
+    // Asked before the event's own text is counted: may more follow what was relayed so far?
+    const before = this.allowance.counted
+    const carried = this.carry.get(index)
+    if (carried !== undefined) {
+      t = carried + t
+      this.carry.delete(index)
+    }
+    const last = t.charAt(t.length - 1)
+    if (WHITESPACE.test(last)) {
+      this.carry.set(index, last)
+      t = t.slice(0, -1)
+    }
+    if (t !== '') this.allowance.add(t)
+    return this.allowance.allows(before)
+  }
+
+  ending(): Uint8Array[] {
+    // The usage as the upstream would report it at the cut: its input stays message_start's.
+    const out = [...this.open].sort((a, b) => a - b).map((index) => frame('content_block_stop', { index }))
+    this.open.clear()
+    out.push(
+      frame('message_delta', {
+        delta: { stop_reason: 'max_tokens', stop_sequence: null },
+        usage: { output_tokens: this.counted },
+      }),
+      frame('message_stop', {}),
+    )
+    return out
+  }
+}
+
+/** The client's body asking for a stream (key order kept; `stream` replaced or added last). */
+export function streamedBody(body: string): string {
+  return JSON.stringify({ ...(JSON.parse(body) as Json), stream: true })
+}
+
+/**
+ * Anthropic's JSON message from its stream's events: `message_start`'s message, each block as
+ * `content_block_start` opened it with its deltas folded in, `message_delta`'s stop reason and
+ * usage. An `error` event fails the answer as the provider's error.
+ */
+export function assembleMessage(
+  events: Uint8Array[],
+  ctx: EncodeContext<MessagesRequest>,
+): { body: string; usage: Usage | null } {
+  let message: Json | null = null
+  const blocks: Json[] = []
+  const json = new Map<number, string>()
+  for (const ev of events) {
+    const { name, data } = parsed(ev)
+    if (data === null) continue
+    switch (name) {
+      case 'message_start':
+        message = { ...(data.message as Json) }
+        break
+      case 'content_block_start':
+        blocks[data.index] = { ...(data.content_block as Json) }
+        break
+      case 'content_block_delta': {
+        const b = blocks[data.index]
+        const d = data.delta as Json | undefined
+        if (!b || !d) break
+        if (d.type === 'text_delta') b.text = (b.text ?? '') + d.text
+        else if (d.type === 'thinking_delta') b.thinking = (b.thinking ?? '') + d.thinking
+        else if (d.type === 'signature_delta') b.signature = (b.signature ?? '') + d.signature
+        else if (d.type === 'input_json_delta') json.set(data.index, (json.get(data.index) ?? '') + d.partial_json)
+        else if (d.type === 'citations_delta') (b.citations ??= []).push(d.citation)
+        break
+      }
+      case 'message_delta':
+        if (message) {
+          const { usage, delta } = data as { usage?: Json; delta?: Json }
+          Object.assign(message, delta ?? {})
+          message.usage = { ...(message.usage as Json), ...usage }
+        }
+        break
+      case 'error':
+        throw mapAnthropicStreamError(data, ctx.provider)
+    }
+  }
+  if (message === null) throw invalidResponse(ctx.provider.prefix, 'the stream has no message_start')
+  for (const [index, partial] of json) {
+    const b = blocks[index]
+    if (!b) continue
+    try {
+      b.input = partial === '' ? (b.input ?? {}) : JSON.parse(partial)
+    } catch {
+      // Cut inside the tool input: half an object is no input; the block stays, empty, as at max_tokens.
+      b.input = {}
+    }
+  }
+  message.content = blocks.filter(Boolean)
+  message.model = ctx.modelId
+  const usage = message.usage ? convertAnthropicUsage(message.usage as AnthropicUsage) : null
+  return { body: JSON.stringify(message), usage }
+}
