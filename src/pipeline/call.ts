@@ -157,7 +157,12 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       const gate = p.gate as CutGate<Uint8Array> | undefined
       if (gate && relay.streamed && relay.assemble) {
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
-        const events = await forwardWithin(adapter, { ...call.forward, body: relay.streamed(call.forward.body) }, ctx, gate)
+        const events = await forwardWithin(
+          adapter,
+          { ...call.forward, body: relay.streamed(call.forward.body) },
+          ctx,
+          gate,
+        )
         const out = relay.assemble(events, p.encodeCtx)
         if (gate.cut || !out.usage)
           finish(200, out.usage, null, null, {

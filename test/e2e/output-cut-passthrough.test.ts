@@ -13,7 +13,11 @@ import { prepareOutputCount } from '../../src/limits/output-count.ts'
 import { type Backend, backends } from '../support/backends.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
 import { afterEach } from '../support/hooks.ts'
-import { type MeteredUpstream, startMeteredUpstream, THINKING_SIGNATURE } from '../support/metered-upstream.ts'
+import {
+  type MeteredUpstream,
+  startMeteredUpstream,
+  THINKING_SIGNATURE,
+} from '../support/metered-upstream.ts'
 
 const CAP = 200
 const TPM = 2_000
@@ -76,7 +80,10 @@ const body = (stream: boolean) => ({
         { type: 'text', text: 'earlier answer' },
       ],
     },
-    { role: 'user', content: [{ type: 'text', text: 'count words please', cache_control: { type: 'ephemeral' } }] },
+    {
+      role: 'user',
+      content: [{ type: 'text', text: 'count words please', cache_control: { type: 'ephemeral' } }],
+    },
   ],
 })
 
@@ -156,7 +163,11 @@ for (const backend of backends('output-cut-passthrough.test.ts')) {
         expect(msg.type).toBe('message')
         expect(msg.model).toBe('ant/claude')
         expect(msg.stop_reason).toBe('max_tokens')
-        expect(msg.content[0]).toEqual({ type: 'thinking', thinking: 'w '.repeat(10), signature: THINKING_SIGNATURE })
+        expect(msg.content[0]).toEqual({
+          type: 'thinking',
+          thinking: 'w '.repeat(10),
+          signature: THINKING_SIGNATURE,
+        })
         expect(msg.content[1].type).toBe('text')
         expect(words(msg.content[1].text)).toBeGreaterThan(CAP / 2)
         expect(words(msg.content[1].text)).toBeLessThanOrEqual(CAP)

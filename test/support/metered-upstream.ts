@@ -98,13 +98,20 @@ function framing(wire: Wire, model: string, input: number, includeUsage: boolean
           },
         }) +
         (thinking
-          ? ev('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }) +
+          ? ev('content_block_start', {
+              index: 0,
+              content_block: { type: 'thinking', thinking: '', signature: '' },
+            }) +
             ev('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: DELTA_TEXT } }) +
-            ev('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: THINKING_SIGNATURE } }) +
+            ev('content_block_delta', {
+              index: 0,
+              delta: { type: 'signature_delta', signature: THINKING_SIGNATURE },
+            }) +
             ev('content_block_stop', { index: 0 })
           : '') +
         ev('content_block_start', { index: text, content_block: { type: 'text', text: '' } }),
-      delta: (t: string) => ev('content_block_delta', { index: text, delta: { type: 'text_delta', text: t } }),
+      delta: (t: string) =>
+        ev('content_block_delta', { index: text, delta: { type: 'text_delta', text: t } }),
       end: (output: number) =>
         ev('content_block_stop', { index: text }) +
         ev('message_delta', {
@@ -209,7 +216,13 @@ export async function startMeteredUpstream(
           usage: { input_tokens: input, output_tokens: bill.output },
         })
       }
-      const f = framing(wire, String(body.model), input, body.stream_options?.include_usage === true, thinking)
+      const f = framing(
+        wire,
+        String(body.model),
+        input,
+        body.stream_options?.include_usage === true,
+        thinking,
+      )
       const enc = new TextEncoder()
       const fault = body.model === 'cut' ? CUT_AFTER : body.model === 'early' ? 0 : -1
       let stopped = false

@@ -170,8 +170,9 @@ export function assembleMessage(
         if (d.type === 'text_delta') b.text = (b.text ?? '') + d.text
         else if (d.type === 'thinking_delta') b.thinking = (b.thinking ?? '') + d.thinking
         else if (d.type === 'signature_delta') b.signature = (b.signature ?? '') + d.signature
-        else if (d.type === 'input_json_delta') json.set(data.index, (json.get(data.index) ?? '') + d.partial_json)
-        else if (d.type === 'citations_delta') (b.citations ??= []).push(d.citation)
+        else if (d.type === 'input_json_delta')
+          json.set(data.index, (json.get(data.index) ?? '') + d.partial_json)
+        else if (d.type === 'citations_delta') b.citations = [...(b.citations ?? []), d.citation]
         break
       }
       case 'message_delta':

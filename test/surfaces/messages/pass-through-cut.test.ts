@@ -16,7 +16,8 @@ beforeAll(() => prepareOutputCount())
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()
-const ev = (type: string, o: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`
+const ev = (type: string, o: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`
 
 /** Runs `chunks` through the framer: the events it enqueued, decoded. */
 function frames(chunks: string[], max = 1_000): string[] {
@@ -33,22 +34,31 @@ describe('eventFrames', () => {
     const a = ev('ping', {})
     const b = ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } })
     const whole = a + b
-    for (let cut = 1; cut < whole.length; cut++) expect(frames([whole.slice(0, cut), whole.slice(cut)])).toEqual([a, b])
+    for (let cut = 1; cut < whole.length; cut++)
+      expect(frames([whole.slice(0, cut), whole.slice(cut)])).toEqual([a, b])
   })
 
   test('CRLF and CR line ends are re-framed as LF, also split across chunks', () => {
     const crlf = 'event: ping\r\ndata: {}\r\n\r\nevent: ping\rdata: {}\r\r'
     const want = ['event: ping\ndata: {}\n\n', 'event: ping\ndata: {}\n\n']
-    for (let cut = 1; cut < crlf.length; cut++) expect(frames([crlf.slice(0, cut), crlf.slice(cut)])).toEqual(want)
+    for (let cut = 1; cut < crlf.length; cut++)
+      expect(frames([crlf.slice(0, cut), crlf.slice(cut)])).toEqual(want)
   })
 
   test('an event past the limit is refused', () => {
-    expect(() => frames(['data: ' + 'x'.repeat(100)], 50)).toThrow(/larger than 50 bytes/)
+    expect(() => frames([`data: ${'x'.repeat(100)}`], 50)).toThrow(/larger than 50 bytes/)
   })
 })
 
 const START = ev('message_start', {
-  message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [], usage: { input_tokens: 9, output_tokens: 1 } },
+  message: {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-up',
+    content: [],
+    usage: { input_tokens: 9, output_tokens: 1 },
+  },
 })
 
 describe('MessagesCutGate', () => {
@@ -56,12 +66,20 @@ describe('MessagesCutGate', () => {
     const gate = new MessagesCutGate(new OutputAllowance(20, 'anthropic'))
     const events = [
       START,
-      ev('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
-      ev('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hello '.repeat(10) } }),
+      ev('content_block_start', {
+        index: 0,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      }),
+      ev('content_block_delta', {
+        index: 0,
+        delta: { type: 'thinking_delta', thinking: 'hello '.repeat(10) },
+      }),
       ev('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'Sig==' } }),
       ev('content_block_stop', { index: 0 }),
       ev('content_block_start', { index: 1, content_block: { type: 'text', text: '' } }),
-      ...Array.from({ length: 10 }, () => ev('content_block_delta', { index: 1, delta: { type: 'text_delta', text: 'hello '.repeat(5) } })),
+      ...Array.from({ length: 10 }, () =>
+        ev('content_block_delta', { index: 1, delta: { type: 'text_delta', text: 'hello '.repeat(5) } }),
+      ),
     ].map((e) => enc.encode(e))
     const admitted: number[] = []
     for (let i = 0; i < events.length; i++) {
@@ -82,7 +100,10 @@ describe('MessagesCutGate', () => {
   test('assembles the message: thinking with its signature, text, tool input, the stop reason and usage', () => {
     const events = [
       START,
-      ev('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+      ev('content_block_start', {
+        index: 0,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      }),
       ev('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hm' } }),
       ev('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'Sig==' } }),
       ev('content_block_stop', { index: 0 }),
@@ -90,14 +111,23 @@ describe('MessagesCutGate', () => {
       ev('content_block_delta', { index: 1, delta: { type: 'text_delta', text: 'a' } }),
       ev('content_block_delta', { index: 1, delta: { type: 'text_delta', text: 'b' } }),
       ev('content_block_stop', { index: 1 }),
-      ev('content_block_start', { index: 2, content_block: { type: 'tool_use', id: 't1', name: 'f', input: {} } }),
+      ev('content_block_start', {
+        index: 2,
+        content_block: { type: 'tool_use', id: 't1', name: 'f', input: {} },
+      }),
       ev('content_block_delta', { index: 2, delta: { type: 'input_json_delta', partial_json: '{"x":' } }),
       ev('content_block_delta', { index: 2, delta: { type: 'input_json_delta', partial_json: '1}' } }),
       ev('content_block_stop', { index: 2 }),
-      ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 7 } }),
+      ev('message_delta', {
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 7 },
+      }),
       ev('message_stop', {}),
     ].map((e) => enc.encode(e))
-    const ctx = { modelId: 'ant/claude', provider: { prefix: 'ant' } as ProviderConfig } as EncodeContext<MessagesRequest>
+    const ctx = {
+      modelId: 'ant/claude',
+      provider: { prefix: 'ant' } as ProviderConfig,
+    } as EncodeContext<MessagesRequest>
     const out = assembleMessage(events, ctx)
     expect(JSON.parse(out.body)).toEqual({
       id: 'msg_1',
