@@ -25,7 +25,7 @@ import type { EncodeContext } from '../../pipeline/surface.ts'
 import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
 import { convertAnthropicUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
-import { invalidResponse } from '../../providers/http.ts'
+import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import type { Usage } from '../../providers/types.ts'
 import { eventData, eventName } from '../byte-relay.ts'
 import type { MessagesRequest } from './request-schema.ts'
@@ -144,13 +144,15 @@ export function streamedBody(body: string): string {
 /**
  * Anthropic's JSON message from its stream's events: `message_start`'s message, each block as
  * `content_block_start` opened it with its deltas folded in, `message_delta`'s stop reason and
- * usage. An `error` event fails the answer as the provider's error.
+ * usage. An `error` event fails the answer as the provider's error; a stream without
+ * `message_stop` (the cut's ending has one) as interrupted.
  */
 export function assembleMessage(
   events: Uint8Array[],
   ctx: EncodeContext<MessagesRequest>,
 ): { body: string; usage: Usage | null } {
   let message: Json | null = null
+  let stopped = false
   const blocks: Json[] = []
   const json = new Map<number, string>()
   for (const ev of events) {
@@ -182,11 +184,16 @@ export function assembleMessage(
           message.usage = { ...(message.usage as Json), ...usage }
         }
         break
+      case 'message_stop':
+        stopped = true
+        break
       case 'error':
         throw mapAnthropicStreamError(data, ctx.provider)
     }
   }
   if (message === null) throw invalidResponse(ctx.provider.prefix, 'the stream has no message_start')
+  // As the stream relay refuses it (pass-through.ts): a body that ended early is no whole answer.
+  if (!stopped) throw streamInterrupted(ctx.provider.prefix, 'the stream ended before message_stop')
   for (const [index, partial] of json) {
     const b = blocks[index]
     if (!b) continue

@@ -144,5 +144,7 @@ describe('MessagesCutGate', () => {
       usage: { input_tokens: 9, output_tokens: 7 },
     })
     expect(out.usage?.completion_tokens).toBe(7)
+    // Ended before message_stop: not a whole answer.
+    expect(() => assembleMessage(events.slice(0, -1), ctx)).toThrow(/before message_stop/)
   })
 })
