@@ -372,6 +372,11 @@ export class Pipeline {
         usage = settlement.counted
         costMicros = settlement.micros
       }
+      // The tokens recorded were worked out by the gateway (settled from what was relayed, or a
+      // left stream's estimate), not read from the upstream's count of the whole answer: the log
+      // row and the usage counters say so (DESIGN §11 "One ledger"). Nothing recorded: no flag.
+      const estimated =
+        unaccounted !== undefined && usage !== null && usage.prompt_tokens + usage.completion_tokens > 0
       ex.promptTokens = usage?.prompt_tokens ?? null
       ex.completionTokens = usage?.completion_tokens ?? null
       ex.costMicros = costMicros
@@ -395,6 +400,7 @@ export class Pipeline {
         errorCode: err?.code ?? null,
         attempts: answered.attempts || null,
         answeredBy: by === entry ? null : by.id,
+        estimated,
         settlement,
         counted: {
           accountId: auth.account.id,

@@ -48,6 +48,8 @@ export interface RequestLogRow {
   attempts: number | null
   /** The model that answered when not the one asked for (a fallback). */
   answeredBy: string | null
+  /** The tokens and cost are the gateway's settled estimate, not the upstream's usage (DESIGN §11). */
+  estimated: boolean
 }
 
 export interface RequestLogPage {

@@ -128,6 +128,11 @@ export interface Completion {
   attempts?: number | null
   /** The model that answered when it was not the admitted one (a fallback). */
   answeredBy?: string | null
+  /**
+   * The tokens and cost are the gateway's settled estimate (no upstream count of the whole answer:
+   * a stream the client left, an upstream that cut or sent no usage), not the upstream's usage.
+   */
+  estimated?: boolean
   /** The admission's reservation settled to what the request used, in the same write as the outcome. */
   settlement?: Settlement
   /**
@@ -144,6 +149,8 @@ export interface UsageTotals {
   completion_tokens: number
   total_tokens: number
   errors: number
+  /** Requests whose tokens are the gateway's settled estimate, not the upstream's usage (Completion.estimated). */
+  estimated_requests: number
 }
 
 /**

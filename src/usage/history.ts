@@ -92,6 +92,8 @@ export function requestView(r: RequestLogRow) {
     cost_usd: r.costMicros === null ? null : microsToUsd(r.costMicros),
     attempts: r.attempts,
     answered_by: r.answeredBy,
+    /** The tokens and cost are the gateway's settled estimate (no usage from the upstream), DESIGN §11. */
+    estimated: r.estimated,
   }
 }
 

@@ -52,6 +52,7 @@ const toRow = (r: Record<string, unknown>): RequestLogRow => ({
   costMicros: numOrNull(r.cost_micros),
   attempts: numOrNull(r.attempts),
   answeredBy: (r.answered_by as string | null) ?? null,
+  estimated: r.estimated === true,
   ttftMs: numOrNull(r.ttft_ms),
   errorCode: (r.error_code as string | null) ?? null,
 })
@@ -71,7 +72,7 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
       (sql) => sql`
       SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
         r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code,
-        r.cost_micros, r.attempts, r.answered_by
+        r.cost_micros, r.attempts, r.answered_by, r.estimated
       FROM requests r LEFT JOIN accounts a ON a.id = r.account_id WHERE r.id = ${id}`,
     )
     return r ? toRow(r) : null
@@ -203,7 +204,7 @@ async function requestLog(sql: SQL, f: RequestLogFilter): Promise<RequestLogPage
   const rows = await sql`
     SELECT r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
       r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code,
-      r.cost_micros, r.attempts, r.answered_by
+      r.cost_micros, r.attempts, r.answered_by, r.estimated
     FROM (SELECT id, created_at FROM requests WHERE ${drive} ${range}
           ORDER BY created_at DESC, id DESC LIMIT ${SCAN_BUDGET}) s
     JOIN requests r ON r.id = s.id LEFT JOIN accounts a ON a.id = r.account_id

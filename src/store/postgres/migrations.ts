@@ -19,6 +19,7 @@ import { RETRY_LATER_V14 } from './migrations-v14.ts'
 import { ITEM_STATE_V15 } from './migrations-v15.ts'
 import { ALERTS_V16 } from './migrations-v16.ts'
 import { EXTEND_V17 } from './migrations-v17.ts'
+import { ESTIMATED_V18 } from './migrations-v18.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -277,6 +278,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 16, sql: ALERTS_V16 },
   // v17: a live reservation grows as the answer arrives (migrations-v17.ts).
   { version: 17, sql: EXTEND_V17 },
+  // v18: settled estimates flagged in the request log and counted per minute (migrations-v18.ts), as SQLite's v16.
+  { version: 18, sql: ESTIMATED_V18 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

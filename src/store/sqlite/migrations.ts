@@ -11,6 +11,7 @@ import { SCOPES_V12 } from './migrations-v12.ts'
 import { SWEEP_V13 } from './migrations-v13.ts'
 import { ADMISSION_CHARGES_V14 } from './migrations-v14.ts'
 import { ALERTS_V15 } from './migrations-v15.ts'
+import { ESTIMATED_V16 } from './migrations-v16.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -253,6 +254,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 14, sql: ADMISSION_CHARGES_V14 },
   // The alert deliveries queue and the marks of alerts sent once per period (migrations-v15.ts).
   { version: 15, sql: ALERTS_V15 },
+  // Settled estimates flagged in the request log and counted per minute (migrations-v16.ts).
+  { version: 16, sql: ESTIMATED_V16 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

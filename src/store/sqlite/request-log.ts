@@ -36,6 +36,7 @@ interface Row {
   cost_micros: number | null
   attempts: number | null
   answered_by: string | null
+  estimated: number
 }
 
 type Driver = 'key' | 'account' | 'model' | 'status' | 'time'
@@ -51,7 +52,7 @@ const DRIVERS: Record<Driver, { index: string; equal: string }> = {
 
 const COLUMNS = `r.id, r.gateway_id, r.request_id, r.account_id, a.name AS account_name, r.key_id, r.model, r.surface,
   r.stream, r.created_at, r.status, r.prompt_tokens, r.completion_tokens, r.latency_ms, r.ttft_ms, r.error_code, r.cost_micros,
-  r.attempts, r.answered_by`
+  r.attempts, r.answered_by, r.estimated`
 const RANGE = '$from <= created_at AND created_at < $to AND (created_at, id) < ($at, $id)'
 const REST = `($account IS NULL OR r.account_id = $account) AND ($key IS NULL OR r.key_id = $key)
   AND ($model IS NULL OR r.model = $model) AND ($surface IS NULL OR r.surface = $surface)
@@ -97,6 +98,7 @@ const toRow = (r: Row): RequestLogRow => ({
   costMicros: r.cost_micros,
   attempts: r.attempts,
   answeredBy: r.answered_by,
+  estimated: r.estimated === 1,
 })
 
 /** The most selective index the filter allows. */

@@ -16,10 +16,11 @@ interface TotalsRow {
   prompt_tokens: number | null
   completion_tokens: number | null
   errors: number | null
+  estimated: number | null
 }
 
 const TOTALS = `SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
-  SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors`
+  SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors, SUM(estimated) AS estimated`
 
 const toTotals = (r: TotalsRow | null): UsageTotals => {
   const prompt = r?.prompt_tokens ?? 0
@@ -30,6 +31,7 @@ const toTotals = (r: TotalsRow | null): UsageTotals => {
     completion_tokens: completion,
     total_tokens: prompt + completion,
     errors: r?.errors ?? 0,
+    estimated_requests: r?.estimated ?? 0,
   }
 }
 
@@ -41,6 +43,8 @@ interface OutcomeSum {
   completion: number
   errors: number
   cost: number
+  /** Requests whose tokens are the gateway's settled estimate (Completion.estimated). */
+  estimated: number
 }
 
 export class UsageQueries {
@@ -74,19 +78,22 @@ export class UsageQueries {
           number | null,
           number | null,
           string | null,
+          number,
         ]
       >(
         `INSERT INTO requests (gateway_id, request_id, account_id, key_id, model, surface, stream, created_at,
-           status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code, cost_micros, attempts, answered_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error_code, cost_micros, attempts, answered_by,
+           estimated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       // The request's model has the row (admission counted it in the same minute); a fallback that
       // answered for it may not: its tokens go in a row without requests.
-      countOutcome: db.query<null, [number, number, number, number, number, string]>(
-        `INSERT INTO usage_minutes (prompt_tokens, completion_tokens, errors, account_id, minute, model)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, minute, model) DO UPDATE SET
+      countOutcome: db.query<null, [number, number, number, number, number, number, string]>(
+        `INSERT INTO usage_minutes (prompt_tokens, completion_tokens, errors, estimated, account_id, minute, model)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, minute, model) DO UPDATE SET
            prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-           completion_tokens = completion_tokens + excluded.completion_tokens, errors = errors + excluded.errors`,
+           completion_tokens = completion_tokens + excluded.completion_tokens, errors = errors + excluded.errors,
+           estimated = estimated + excluded.estimated`,
       ),
       countCost: db.query<null, [number, number, string, number]>(
         `INSERT INTO usage_minute_costs (account_id, minute, model, cost_micros) VALUES (?, ?, ?, ?)
@@ -142,6 +149,7 @@ export class UsageQueries {
           c.costMicros ?? null,
           c.attempts ?? null,
           c.answeredBy ?? null,
+          c.estimated ? 1 : 0,
         )
         // The request (its count, errors, latency) stays with the model asked for, where admission
         // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger").
@@ -161,9 +169,10 @@ export class UsageQueries {
         sum.prompt += c.promptTokens ?? 0
         sum.completion += c.completionTokens ?? 0
         sum.cost += c.costMicros ?? 0
+        if (c.estimated) sum.estimated++
       }
       for (const s of sums.values()) {
-        this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
+        this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.estimated, s.accountId, s.minute, s.model)
         if (s.cost > 0) this.q.countCost.run(s.accountId, s.minute, s.model, s.cost)
       }
       for (const f of hours.values()) this.rollups.add(f)
@@ -247,7 +256,7 @@ function sumOf(sums: Map<string, OutcomeSum>, accountId: number, minute: number,
   const k = `${accountId}\u0000${minute}\u0000${model}`
   let sum = sums.get(k)
   if (!sum) {
-    sum = { accountId, minute, model, prompt: 0, completion: 0, errors: 0, cost: 0 }
+    sum = { accountId, minute, model, prompt: 0, completion: 0, errors: 0, cost: 0, estimated: 0 }
     sums.set(k, sum)
   }
   return sum
