@@ -380,6 +380,7 @@ export class Pipeline {
       ex.promptTokens = usage?.prompt_tokens ?? null
       ex.completionTokens = usage?.completion_tokens ?? null
       ex.costMicros = costMicros
+      ex.estimated = estimated
       ex.errorCode = err?.code ?? null
       ex.attempts = answered.attempts
       if (by !== entry) ex.answeredBy = by.id

@@ -48,6 +48,8 @@ export interface FinishedRequest {
   completionTokens: number | null
   /** What the request cost at the model's pricing, integer micro-dollars (0 or null: free, or nothing billed). */
   costMicros?: number | null
+  /** Its tokens and cost are the gateway's settled estimate: the upstream sent no usage (DESIGN §11). */
+  estimated?: boolean
 }
 
 const FAMILIES = {
@@ -63,6 +65,10 @@ const FAMILIES = {
   switchyard_tokens_total: [
     'counter',
     'Tokens reported by upstreams, by surface, model that answered (a fallback its own) and type.',
+  ],
+  switchyard_estimated_settlements_total: [
+    'counter',
+    "Requests whose tokens and cost are the gateway's settled estimate, not the upstream's usage (a stream the client left, an upstream that cut or sent no usage), by surface and model that answered.",
   ],
   switchyard_cost_microdollars_total: [
     'counter',
@@ -162,6 +168,7 @@ export class Metrics {
     if (r.promptTokens) this.add('switchyard_tokens_total', by.prompt, r.promptTokens)
     if (r.completionTokens) this.add('switchyard_tokens_total', by.completion, r.completionTokens)
     if (r.costMicros) this.add('switchyard_cost_microdollars_total', by.both, r.costMicros)
+    if (r.estimated) this.add('switchyard_estimated_settlements_total', by.both, 1)
   }
 
   private labelKeys(surface: string, model: string): LabelKeys {

@@ -39,6 +39,8 @@ export class Exchange {
   attempts: number | null = null
   /** The model that answered, when not the one asked for (a fallback); null otherwise. */
   answeredBy: string | null = null
+  /** The tokens and cost are the gateway's settled estimate (no usage from the upstream). */
+  estimated = false
   /** The status a route answered with, when it handed Elysia a finished response (`routes/answer.ts`). */
   status: number | null = null
   ended = false
@@ -147,6 +149,7 @@ export class Traffic {
         promptTokens: ex.promptTokens,
         completionTokens: ex.completionTokens,
         costMicros: ex.costMicros,
+        estimated: ex.estimated,
       })
     }
     if (this.access) {

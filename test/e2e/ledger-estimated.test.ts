@@ -10,7 +10,7 @@
  *
  * Two real local upstreams that bill (billing-upstream.ts): one reports usage (model `cut` cuts
  * its stream after 20 tokens), one never does. A stream is held after its first chunk (`gate`)
- * while the client leaves.
+ * while the client leaves, or until the client has its text before the upstream cuts it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Backend, backends } from '../support/backends.ts'
@@ -95,13 +95,23 @@ async function recorded(gw: TestGateway, account: string, key: string): Promise<
   }
 }
 
-/** The row is flagged, with the settled estimate's tokens and cost; /v1/usage counts it. */
-function expectFlagged(r: { row: any; usage: any }, model: string) {
+/** `/metrics`' count of estimated settlements of a model's chat requests (0: no series). */
+async function estimatedMetric(gw: TestGateway, model: string): Promise<number> {
+  const text = await (await fetch(`${gw.url}/metrics`)).text()
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`switchyard_estimated_settlements_total{surface="chat",model="${model}"} `))
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0
+}
+
+/** The row is flagged, with the settled estimate's tokens and cost; /v1/usage and /metrics count it. */
+async function expectFlagged(gw: TestGateway, r: { row: any; usage: any }, model: string) {
   expect(r.row.estimated).toBe(true)
   expect(r.row.completion_tokens).toBeGreaterThan(0)
   expect(r.row.cost_usd).toBeGreaterThan(0)
   expect(r.usage.usage.today.estimated_requests).toBe(1)
   expect(r.usage.usage.by_model[model].estimated_requests).toBe(1)
+  expect(await estimatedMetric(gw, model)).toBe(1)
 }
 
 for (const b of all) {
@@ -141,6 +151,7 @@ for (const b of all) {
       const usage = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
       expect(usage.usage.today.estimated_requests).toBe(0)
       expect(usage.usage.by_model['bill/good'].estimated_requests).toBe(0)
+      expect(await estimatedMetric(gw, 'bill/good')).toBe(0)
     })
 
     test('a stream the client left is recorded with its estimate, flagged', async () => {
@@ -168,16 +179,23 @@ for (const b of all) {
       const r = await recorded(gw, 'left', key)
       release()
       expect(r.row.status).toBe(499)
-      expectFlagged(r, 'bill/good')
+      await expectFlagged(gw, r, 'bill/good')
     })
 
     test('an upstream that cut the stream after text is recorded with its estimate, flagged', async () => {
       const { key } = await gw.key('cut', 'metered')
+      // Held after its first text until the client has it: the cut comes after the answer began
+      // (a cut before the gateway committed the 200 would be a failure settled to nothing).
+      holding = true
       const res = await chat(gw.url, key, 'bill/cut', true)
       expect(res.status).toBe(200)
-      await res.text()
+      const reader = res.body!.getReader()
+      let text = ''
+      while (!text.includes('"content":"w')) text += new TextDecoder().decode((await reader.read()).value)
+      release()
+      while (!(await reader.read()).done) {}
       const r = await recorded(gw, 'cut', key)
-      expectFlagged(r, 'bill/cut')
+      await expectFlagged(gw, r, 'bill/cut')
     })
 
     test('a JSON answer without usage is recorded with its estimate, flagged', async () => {
@@ -187,7 +205,7 @@ for (const b of all) {
       await res.text()
       const r = await recorded(gw, 'quiet', key)
       expect(r.row.status).toBe(200)
-      expectFlagged(r, 'mute/quiet')
+      await expectFlagged(gw, r, 'mute/quiet')
     })
   })
 }

@@ -50,17 +50,19 @@ interface Totals {
   total_tokens: number
   errors: number
   cost_usd: number
+  /** Requests whose tokens are the gateway's settled estimate (the log's `estimated` flag). */
+  estimated_requests: number
 }
 
 /** The request log of whichever backend the gateway runs on, read directly. */
-type LogRow = { model: string; requests: number; p: number; c: number; e: number; m: number }
+type LogRow = { model: string; requests: number; p: number; c: number; e: number; m: number; s: number }
 async function logRows(urls: BackendUrls, accountId: number, from: number): Promise<LogRow[]> {
   if (!urls.databaseUrl) {
     return ((gw!.deps.store as AuthInvalidatingStore).inner as SqliteStore).db
       .query<LogRow, [number, number]>(
         `SELECT model, COUNT(*) AS requests, COALESCE(SUM(prompt_tokens), 0) AS p,
                 COALESCE(SUM(completion_tokens), 0) AS c, COALESCE(SUM(status >= 400), 0) AS e,
-                COALESCE(SUM(cost_micros), 0) AS m
+                COALESCE(SUM(cost_micros), 0) AS m, COALESCE(SUM(estimated), 0) AS s
          FROM requests WHERE account_id = ? AND created_at >= ? GROUP BY model`,
       )
       .all(accountId, from)
@@ -70,7 +72,7 @@ async function logRows(urls: BackendUrls, accountId: number, from: number): Prom
     const rows = await sql`
       SELECT model, COUNT(*)::int AS requests, COALESCE(SUM(prompt_tokens), 0)::int AS p,
         COALESCE(SUM(completion_tokens), 0)::int AS c, (COUNT(*) FILTER (WHERE status >= 400))::int AS e,
-        COALESCE(SUM(cost_micros), 0)::int AS m
+        COALESCE(SUM(cost_micros), 0)::int AS m, (COUNT(*) FILTER (WHERE estimated))::int AS s
       FROM requests WHERE account_id = ${accountId} AND created_at >= ${from} GROUP BY model`
     return [...rows] as LogRow[]
   } finally {
@@ -92,6 +94,7 @@ async function fromLog(
     total_tokens: 0,
     errors: 0,
     cost_usd: 0,
+    estimated_requests: 0,
   }
   const byModel: Record<string, Totals> = {}
   for (const r of rows) {
@@ -102,6 +105,7 @@ async function fromLog(
       total_tokens: r.p + r.c,
       errors: r.e,
       cost_usd: r.m / 1e6,
+      estimated_requests: r.s,
     }
     byModel[r.model] = t
     for (const k of Object.keys(all) as Array<keyof Totals>) all[k] += t[k]

@@ -10,7 +10,7 @@ import { ApiError, api } from './api.ts'
 import { Chart, seriesLines } from './chart.tsx'
 import { ms, num, statusClass, when } from './format.ts'
 import { bindingWindow, MoneyTiles } from './me-money.tsx'
-import { TableHead } from './parts.tsx'
+import { EstimatedMark, TableHead } from './parts.tsx'
 
 function SignIn({ onDone }: { onDone: () => void }) {
   const [error, setError] = useState('')
@@ -153,7 +153,10 @@ function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
                     <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
                   </td>
                   <td class="num">{ms(r.latency_ms)}</td>
-                  <td class="num">{num(r.total_tokens)}</td>
+                  <td class="num">
+                    {num(r.total_tokens)}
+                    <EstimatedMark estimated={r.estimated} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -27,3 +27,17 @@ export function TableHead({ cols, num = [], end }: { cols: string[]; num?: strin
     </thead>
   )
 }
+
+/**
+ * Beside a request's tokens: the upstream sent no usage, so its tokens and cost are the gateway's
+ * settled estimate (DESIGN §11 "One ledger"). Nothing otherwise.
+ */
+export function EstimatedMark({ estimated }: { estimated: boolean | undefined }) {
+  if (!estimated) return null
+  return (
+    <small class="muted" data-testid="estimated" title="Estimated by the gateway: no usage from the upstream">
+      {' '}
+      estimated
+    </small>
+  )
+}

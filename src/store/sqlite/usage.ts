@@ -16,13 +16,12 @@ interface TotalsRow {
   prompt_tokens: number | null
   completion_tokens: number | null
   errors: number | null
-  estimated: number | null
 }
 
 const TOTALS = `SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
-  SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors, SUM(estimated) AS estimated`
+  SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors`
 
-const toTotals = (r: TotalsRow | null): UsageTotals => {
+const toTotals = (r: TotalsRow | null, estimated = 0): UsageTotals => {
   const prompt = r?.prompt_tokens ?? 0
   const completion = r?.completion_tokens ?? 0
   return {
@@ -31,7 +30,7 @@ const toTotals = (r: TotalsRow | null): UsageTotals => {
     completion_tokens: completion,
     total_tokens: prompt + completion,
     errors: r?.errors ?? 0,
-    estimated_requests: r?.estimated ?? 0,
+    estimated_requests: estimated,
   }
 }
 
@@ -88,12 +87,11 @@ export class UsageQueries {
       ),
       // The request's model has the row (admission counted it in the same minute); a fallback that
       // answered for it may not: its tokens go in a row without requests.
-      countOutcome: db.query<null, [number, number, number, number, number, number, string]>(
-        `INSERT INTO usage_minutes (prompt_tokens, completion_tokens, errors, estimated, account_id, minute, model)
-         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, minute, model) DO UPDATE SET
+      countOutcome: db.query<null, [number, number, number, number, number, string]>(
+        `INSERT INTO usage_minutes (prompt_tokens, completion_tokens, errors, account_id, minute, model)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, minute, model) DO UPDATE SET
            prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-           completion_tokens = completion_tokens + excluded.completion_tokens, errors = errors + excluded.errors,
-           estimated = estimated + excluded.estimated`,
+           completion_tokens = completion_tokens + excluded.completion_tokens, errors = errors + excluded.errors`,
       ),
       countCost: db.query<null, [number, number, string, number]>(
         `INSERT INTO usage_minute_costs (account_id, minute, model, cost_micros) VALUES (?, ?, ?, ?)
@@ -105,6 +103,16 @@ export class UsageQueries {
          FROM usage_minute_costs WHERE account_id = ? AND minute >= ? GROUP BY model ORDER BY model`,
       ),
       pruneCosts: db.query<null, [number]>('DELETE FROM usage_minute_costs WHERE minute < ?'),
+      countEstimated: db.query<null, [number, number, string, number]>(
+        `INSERT INTO usage_minute_estimates (account_id, minute, model, requests) VALUES (?, ?, ?, ?)
+         ON CONFLICT (account_id, minute, model) DO UPDATE SET requests = requests + excluded.requests`,
+      ),
+      estimates: db.query<{ model: string; today: number; last: number }, [number, number, number, number]>(
+        `SELECT model, SUM(CASE WHEN minute >= ? THEN requests ELSE 0 END) AS today,
+           SUM(CASE WHEN minute >= ? THEN requests ELSE 0 END) AS last
+         FROM usage_minute_estimates WHERE account_id = ? AND minute >= ? GROUP BY model`,
+      ),
+      pruneEstimates: db.query<null, [number]>('DELETE FROM usage_minute_estimates WHERE minute < ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
       ),
@@ -172,7 +180,8 @@ export class UsageQueries {
         if (c.estimated) sum.estimated++
       }
       for (const s of sums.values()) {
-        this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.estimated, s.accountId, s.minute, s.model)
+        this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
+        if (s.estimated > 0) this.q.countEstimated.run(s.accountId, s.minute, s.model, s.estimated)
         if (s.cost > 0) this.q.countCost.run(s.accountId, s.minute, s.model, s.cost)
       }
       for (const f of hours.values()) this.rollups.add(f)
@@ -195,9 +204,17 @@ export class UsageQueries {
       cost.last_24h += c.last
       if (c.today > 0) cost.by_model[c.model] = c.today
     }
+    // Settled estimates, counted beside the counters (migrations-v16.ts), with the model they belong to.
+    const estimated = { today: 0, last: 0 }
+    for (const e of this.q.estimates.all(today, last, accountId, Math.min(today, last))) {
+      estimated.today += e.today
+      estimated.last += e.last
+      const m = byModel[e.model]
+      if (m) m.estimated_requests = e.today
+    }
     return {
-      today: toTotals(this.q.totals.get(accountId, today)),
-      last_24h: toTotals(this.q.totals.get(accountId, last)),
+      today: toTotals(this.q.totals.get(accountId, today), estimated.today),
+      last_24h: toTotals(this.q.totals.get(accountId, last), estimated.last),
       by_model: byModel,
       cost_micros: cost,
     }
@@ -213,6 +230,7 @@ export class UsageQueries {
     if (byAge < p.chunk) {
       this.q.pruneCounters.run(minuteOf(before))
       this.q.pruneCosts.run(minuteOf(before))
+      this.q.pruneEstimates.run(minuteOf(before))
     }
     const max = this.q.maxId.get()?.id ?? 0
     const excess = this.q.pruneExcess.run(max - p.logMaxRows, p.logKeepAfter, p.chunk).changes

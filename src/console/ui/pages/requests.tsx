@@ -4,7 +4,7 @@ import { SURFACE_NAMES } from '../../../traffic/surfaces.ts'
 import { api, qs } from '../api.ts'
 import { localToIso, ms, num, statusClass, when } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice, TableHead } from '../parts.tsx'
+import { ErrorNotice, EstimatedMark, TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const EMPTY = { account: '', key: '', model: '', surface: '', status: '', from: '', to: '' }
@@ -26,6 +26,8 @@ function Detail({ r }: { r: any }) {
     ['prompt tokens', num(r.prompt_tokens)],
     ['completion tokens', num(r.completion_tokens)],
     ['cost', usd(r.cost_usd)],
+    // DESIGN §11: no usage from the upstream — the gateway's settled estimate is what was charged.
+    ['tokens and cost', r.estimated ? 'estimated by the gateway (no usage from the upstream)' : 'as the upstream reported'],
     ['error', r.error_code ?? '—'],
   ]
   return (
@@ -124,7 +126,10 @@ export function Requests() {
                   <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
                 </td>
                 <td class="num">{ms(r.latency_ms)}</td>
-                <td class="num">{num(r.total_tokens)}</td>
+                <td class="num">
+                  {num(r.total_tokens)}
+                  <EstimatedMark estimated={r.estimated} />
+                </td>
                 <td class="num">{usd(r.cost_usd)}</td>
                 <td>{r.error_code ?? ''}</td>
               </tr>
@@ -133,7 +138,8 @@ export function Requests() {
         </table>
       </div>
       <p id="log-help" class="muted">
-        Newest first. Select a row (click, or Enter) for its details.
+        Newest first. Select a row (click, or Enter) for its details. “estimated”: the upstream sent no
+        usage; the tokens and cost are what the gateway settled the request to.
         {data && !data.data.length && ' No requests match on this page.'}
       </p>
       <div class="pager">
