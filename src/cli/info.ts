@@ -52,7 +52,15 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
         '',
         table(
           Object.entries(report.usage.by_model).map(([model, t]) => ({ model, ...t })),
-          ['model', 'requests', 'prompt_tokens', 'completion_tokens', 'cost_usd', 'errors', 'estimated_requests'],
+          [
+            'model',
+            'requests',
+            'prompt_tokens',
+            'completion_tokens',
+            'cost_usd',
+            'errors',
+            'estimated_requests',
+          ],
         ),
       ].join('\n'),
     )

@@ -50,11 +50,23 @@ async function start(b: Backend): Promise<{ gw: TestGateway; ups: BillingUpstrea
       server: { host: '127.0.0.1', port: 0 },
       admin: { token: ADMIN_TOKEN },
       providers: [
-        { prefix: 'bill', kind: 'openai', base_url: reports.url, api_key: 'sk-up', models: [model('good'), model('cut')] },
+        {
+          prefix: 'bill',
+          kind: 'openai',
+          base_url: reports.url,
+          api_key: 'sk-up',
+          models: [model('good'), model('cut')],
+        },
         { prefix: 'mute', kind: 'openai', base_url: silent.url, api_key: 'sk-up', models: [model('quiet')] },
       ],
       plans: {
-        metered: { rpm: null, rpd: null, tpm: 1_000_000, budget: { usd: 100, period: 'month' }, models: ['*'] },
+        metered: {
+          rpm: null,
+          rpd: null,
+          tpm: 1_000_000,
+          budget: { usd: 100, period: 'month' },
+          models: ['*'],
+        },
       },
       default_plan: 'metered',
     },

@@ -27,7 +27,10 @@ function Detail({ r }: { r: any }) {
     ['completion tokens', num(r.completion_tokens)],
     ['cost', usd(r.cost_usd)],
     // DESIGN §11: no usage from the upstream — the gateway's settled estimate is what was charged.
-    ['tokens and cost', r.estimated ? 'estimated by the gateway (no usage from the upstream)' : 'as the upstream reported'],
+    [
+      'tokens and cost',
+      r.estimated ? 'estimated by the gateway (no usage from the upstream)' : 'as the upstream reported',
+    ],
     ['error', r.error_code ?? '—'],
   ]
   return (
@@ -138,8 +141,8 @@ export function Requests() {
         </table>
       </div>
       <p id="log-help" class="muted">
-        Newest first. Select a row (click, or Enter) for its details. “estimated”: the upstream sent no
-        usage; the tokens and cost are what the gateway settled the request to.
+        Newest first. Select a row (click, or Enter) for its details. “estimated”: the upstream sent no usage;
+        the tokens and cost are what the gateway settled the request to.
         {data && !data.data.length && ' No requests match on this page.'}
       </p>
       <div class="pager">
