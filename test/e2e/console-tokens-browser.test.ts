@@ -2,9 +2,11 @@
  * Tokens and money in the console, in a real browser (Debian's Chromium through playwright-core)
  * against the real gateway: a key created with limits and edited (a limit above the plan refused
  * with the field named), each request's cost in the request log, cost over time on the usage page,
- * the plan's budget with what is spent on the accounts page.
+ * the plan's budget with what is spent on the accounts page; an answer without upstream usage
+ * marked "estimated" in the request log (DESIGN §11 "One ledger").
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { type BillingUpstream, startBillingUpstream } from '../support/billing-upstream.ts'
 import { launchChromium } from '../support/browser.ts'
 import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 import { afterEach, beforeEach } from '../support/hooks.ts'
@@ -12,15 +14,28 @@ import { afterEach, beforeEach } from '../support/hooks.ts'
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 let gw: TestGateway
 let browser: any
+/** An upstream that never reports usage: its answers are settled (and recorded) as estimated. */
+let mute: BillingUpstream
 
 beforeAll(async () => {
   const provider = structuredClone(DEMO_PROVIDER) as any
   provider.models[0].pricing = { input: 1, output: 2 } // 1 and 2 micro-dollars a token
+  mute = await startBillingUpstream({ answerTokens: 20, usage: false })
+  const quiet = {
+    name: 'quiet',
+    context_window: 8192,
+    max_output_tokens: 1024,
+    features: ['streaming', 'system_messages'],
+    pricing: { input: 1, output: 2 },
+  }
   gw = await startGateway({
     doc: testConfigDoc({
       admin: { token: TOKEN },
       usage: { flush_ms: 20 },
-      providers: [provider],
+      providers: [
+        provider,
+        { prefix: 'mute', kind: 'openai', base_url: mute.url, api_key: 'sk-up', models: [quiet] },
+      ],
       plans: {
         free: { rpm: 5, rpd: 100, models: ['tier:free'] },
         metered: { rpm: 20, rpd: null, tpm: 50_000, budget: { usd: 10, period: 'month' }, models: ['*'] },
@@ -39,6 +54,7 @@ afterEach(async () => {
 })
 afterAll(async () => {
   await gw?.stop()
+  await mute?.stop()
 })
 
 const adminJson = async (path: string) =>
@@ -48,6 +64,20 @@ const adminJson = async (path: string) =>
 
 test('key limits (create, edit, refused above the plan), costs in the log and over time, budgets', async () => {
   if (!browser) return
+  // On an account of its own (acme's figures below are its two requests): no usage upstream.
+  const { key: quietKey } = await gw.key('quiet', 'metered')
+  const estimated = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${quietKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'mute/quiet',
+      messages: [{ role: 'user', content: 'hello' }],
+      max_tokens: 50,
+    }),
+  })
+  expect(estimated.status).toBe(200)
+  await estimated.text()
+  const estimatedId = estimated.headers.get('x-request-id')!
   const page = await browser.newPage()
   await page.goto(`${gw.url}/console`)
   await page.getByLabel('Admin token').fill(TOKEN)
@@ -121,6 +151,15 @@ test('key limits (create, edit, refused above the plan), costs in the log and ov
   }
   await page.locator(`tr[data-request-id="${ids[0]}"]`).click()
   expect(await page.getByTestId('request-detail').textContent()).toContain(`cost${usd(costs[0]!)}`)
+  expect(await page.getByTestId('request-detail').textContent()).toContain('as the upstream reported')
+  // Counted by the upstream: no mark. Settled by the gateway without usage: marked, and said so.
+  expect(await page.locator(`tr[data-request-id="${ids[0]}"]`).getByTestId('estimated').count()).toBe(0)
+  const marked = page.locator(`tr[data-request-id="${estimatedId}"]`)
+  await marked.getByTestId('estimated').waitFor()
+  await marked.click()
+  expect(await page.getByTestId('request-detail').textContent()).toContain(
+    'estimated by the gateway (no usage from the upstream)',
+  )
 
   // Cost over time on the usage page: the chart's data and the totals.
   await page.getByRole('link', { name: 'Usage' }).click()
