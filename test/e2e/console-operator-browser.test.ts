@@ -5,9 +5,11 @@
  * fallback answers, both of its keys' circuits open, and refusals of every code; a client's own
  * 400s (the upstream refusing what it sent) and 499s (it left) are no provider's error, in the
  * provider health and in the live error figures; the keys page shows each key's limits and spend;
- * at 390 px nothing is wider than the screen and the charts' axes keep their digits.
- * With SWITCHYARD_SCREENSHOTS=1 the overview (1280 px and 390 px) and the keys page are written
- * to docs/console/.
+ * at 390 px nothing is wider than the screen and the charts' axes keep their digits; the alerts
+ * page lists the deliveries of the circuits' `circuit.opened` to a receiver that is down (state,
+ * tries, last error, next try), naming the webhook by its host alone (a Slack URL's path is its
+ * credential). With SWITCHYARD_SCREENSHOTS=1 the overview (1280 px and 390 px), the keys page and
+ * the alerts page are written to docs/console/.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
@@ -17,6 +19,7 @@ import { launchChromium } from '../support/browser.ts'
 import { startFaultUpstream } from '../support/fault-upstream.ts'
 import { ADMIN_TOKEN, PLANS, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 import { afterEach, beforeEach } from '../support/hooks.ts'
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts'
 
 const SHOTS = join(import.meta.dir, '../../docs/console')
 const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
@@ -24,6 +27,9 @@ const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 let gw: TestGateway
 let up: Awaited<ReturnType<typeof startFaultUpstream>>
 let browser: any
+let hook: WebhookReceiver
+/** A Slack-like webhook URL: the path and the query are the credential, never to be shown. */
+let hookUrl: string
 
 const model = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -43,9 +49,18 @@ beforeAll(async () => {
   // Long answers, for a tokens axis in the tens of thousands.
   up.script({ model: 'long' }, { fault: 'ok', words: 6000 })
   const base_url = `${up.url}/v1`
+  hook = startWebhookReceiver()
+  hook.down = true
+  hookUrl = `${new URL(hook.url).origin}/services/T0SECRET/B0SECRET/x0secret0path?token=hushhush`
   gw = await startGateway({
     doc: testConfigDoc({
       usage: { flush_ms: 20 },
+      // The receiver is down: each delivery is tried once, then waits ten minutes for its next try.
+      alerts: {
+        webhooks: [{ url: hookUrl, secret: 'whsec-0123456789abcdef', events: ['circuit.opened'] }],
+        poll_ms: 20,
+        backoff_ms: 600_000,
+      },
       providers: [
         {
           prefix: 'mock',
@@ -94,6 +109,7 @@ afterEach(async () => {
 afterAll(async () => {
   await gw?.stop()
   await up?.stop()
+  await hook?.stop()
 })
 
 const admin = async (method: string, path: string, body?: unknown) => {
@@ -231,6 +247,31 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   expect(await row.locator('td[data-col="month"]').textContent()).toBe(spent)
   expect(await row.locator('td[data-col="budget"]').textContent()).toContain(`${spent} of $0.50/day`)
   if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, 'keys.png'), fullPage: true })
+
+  // The alerts page: both circuits' `circuit.opened`, tried once each at a receiver that answers
+  // 503, waiting for their next try; the webhook by its host alone.
+  for (let i = 0; i < 500; i++) {
+    const d = await admin('GET', '/deliveries')
+    if (d.data.length === 2 && d.data.every((x: any) => x.attempts === 1)) break
+    await Bun.sleep(20)
+  }
+  await page.getByRole('link', { name: 'Alerts' }).click()
+  const deliveries = page.locator('[data-testid="deliveries"] tbody tr')
+  await deliveries.nth(1).waitFor()
+  const rows = (await deliveries.evaluateAll((trs: any[]) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td: any) => td.textContent)),
+  )) as string[][]
+  const host = new URL(hook.url).host
+  expect(rows.map((r) => r.slice(1, 6))).toEqual([
+    ['circuit.opened', host, 'pending', '1', 'answered 503'],
+    ['circuit.opened', host, 'pending', '1', 'answered 503'],
+  ])
+  // The next try is shown (ten minutes on), and nothing of the URL past its host is anywhere.
+  expect(rows.every((r) => r[6] !== '—')).toBe(true)
+  const html = await page.content()
+  for (const secret of ['T0SECRET', 'x0secret0path', 'hushhush', '/services'])
+    expect(html).not.toContain(secret)
+  if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, 'alerts.png'), fullPage: true })
 
   // Tokens per hour in the tens of thousands: the y axis is as wide as its widest label (a fixed
   // 50 px cut `12,000` to `2,000`).

@@ -97,7 +97,7 @@ test('the console runs under its CSP without a violation on any page; another or
   await page.getByLabel('Admin token').fill(TOKEN)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
-  for (const name of ['Accounts', 'Keys', 'Usage', 'Request log', 'Models', 'Plans', 'Overview']) {
+  for (const name of ['Accounts', 'Keys', 'Usage', 'Request log', 'Models', 'Plans', 'Alerts', 'Overview']) {
     await page.getByRole('link', { name }).click()
     await page.getByRole('heading', { name }).first().waitFor()
   }

@@ -7,6 +7,7 @@ import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, api } from './api.ts'
 import { Accounts } from './pages/accounts.tsx'
+import { Alerts } from './pages/alerts.tsx'
 import { Keys } from './pages/keys.tsx'
 import { Models } from './pages/models.tsx'
 import { Overview } from './pages/overview.tsx'
@@ -22,6 +23,7 @@ const PAGES = [
   ['requests', 'Request log', Requests],
   ['models', 'Models', Models],
   ['plans', 'Plans', Plans],
+  ['alerts', 'Alerts', Alerts],
 ] as const
 
 const current = () => {
