@@ -12,9 +12,10 @@
  * - Status: 2 message, 3 code (enum); KeyValue: 1 key, 2 value
  * - AnyValue: 1 string_value, 2 bool_value, 3 int_value (int64), 4 double_value (double)
  *
- * One growing buffer: a length-delimited message is written in place after its tag, and its
- * length (a varint) is slid in front of it when it ends (`end`). Numbers stay numbers (no BigInt
- * per field); a batch of 512 spans is one buffer and a few copies.
+ * One growing buffer: a length-delimited message is written in place after its tag and one byte
+ * kept for its length, which `end` fills in; only a body of 128 bytes or more (a span, the
+ * request's wrappers) needs a longer varint and is slid along to make room. Numbers stay numbers
+ * (no BigInt per field); a batch of 512 spans is one buffer and a few copies.
  */
 import type { Resource } from './otlp-json.ts'
 import type { AttributeValue, SpanRecord } from './span.ts'
@@ -67,17 +68,21 @@ export class Writer {
     }
   }
 
-  /** Epoch ms → fixed64 nanoseconds, as two 32-bit halves (no BigInt). */
+  /**
+   * Epoch ms → fixed64 nanoseconds, as two 32-bit halves (no BigInt). Nanoseconds since 1970 pass
+   * 2^53, so they are never one double: every product and sum below stays under 2^53 and is exact.
+   */
   nanos(field: number, ms: number): void {
     this.tag(field, 1)
     this.room(8)
     const whole = Math.floor(ms)
-    const ns = whole * 1e6 + Math.round((ms - whole) * 1e6)
-    // ns < 2^63; split with exact arithmetic on the two parts of `whole`.
-    const hi = Math.floor(ns / 2 ** 32)
-    const lo = ns - hi * 2 ** 32
-    this.dv.setUint32(this.pos, lo >>> 0, true)
-    this.dv.setUint32(this.pos + 4, hi >>> 0, true)
+    const sub = Math.round((ms - whole) * 1e6) // ns within the millisecond, 0–1e6
+    // whole·1e6 = a·2^16 + b, with a = ⌊whole / 2^16⌋·1e6 (< 2^46) and b = (whole mod 2^16)·1e6.
+    const a = Math.floor(whole / 0x10000) * 1e6
+    const low = (a % 0x10000) * 0x10000 + (whole % 0x10000) * 1e6 + sub // < 2^38
+    const hi = Math.floor(a / 0x10000) + Math.floor(low / 2 ** 32)
+    this.dv.setUint32(this.pos, low % 2 ** 32, true)
+    this.dv.setUint32(this.pos + 4, hi, true)
     this.pos += 8
   }
 
@@ -99,8 +104,8 @@ export class Writer {
       for (let i = 0; i < s.length; i++) this.buf[this.pos++] = s.charCodeAt(i)
       return
     }
-    // At most 3 bytes per UTF-16 unit; the length is slid in front once the text is written.
-    const start = this.pos
+    // At most 3 bytes per UTF-16 unit (`room` above); the length goes in front once it is known.
+    const start = this.begin(0, true)
     this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written
     this.end(start)
   }
@@ -113,20 +118,32 @@ export class Writer {
       this.buf[this.pos++] = (nibble(h.charCodeAt(i)) << 4) | nibble(h.charCodeAt(i + 1))
   }
 
-  /** Starts a length-delimited field (its tag written unless `tagged`); returns where its body starts. */
+  /**
+   * Starts a length-delimited field (its tag written unless `tagged`) and keeps one byte for its
+   * length; returns that byte's place, for `end`.
+   */
   begin(field: number, tagged = false): number {
     if (!tagged) this.tag(field, LEN)
-    return this.pos
+    this.room(1)
+    return this.pos++
   }
 
-  /** Ends the field begun at `start`: its length slid in front of its body. */
+  /**
+   * Ends the field begun at `start`: its length written in the byte kept for it. Most bodies here
+   * (an attribute, a status) are under 128 bytes and fit; a longer one's body is slid along by the
+   * varint's extra bytes.
+   */
   end(start: number): void {
-    let len = this.pos - start
+    let len = this.pos - start - 1
+    if (len < 0x80) {
+      this.buf[start] = len
+      return
+    }
     let size = 1
     for (let v = len; v >= 0x80; v = Math.floor(v / 0x80)) size++
-    this.room(size)
-    this.buf.copyWithin(start + size, start, this.pos)
-    this.pos += size
+    this.room(size - 1)
+    this.buf.copyWithin(start + size, start + 1, this.pos)
+    this.pos += size - 1
     let at = start
     while (len >= 0x80) {
       this.buf[at++] = (len % 0x80) | 0x80

@@ -91,7 +91,7 @@ function protoAttrs(list: Uint8Array[]): Record<string, string | number | boolea
   return out
 }
 
-function decodeProto(body: Uint8Array): CollectedSpan[] {
+export function decodeProto(body: Uint8Array): CollectedSpan[] {
   const spans: CollectedSpan[] = []
   for (const [, , rs] of fields(body).filter(([f]) => f === 1)) {
     let resource: Record<string, string | number | boolean> = {}
@@ -152,7 +152,7 @@ function jsonValue(v: any): string | number | boolean {
 
 const jsonAttrs = (list: any[] = []) => Object.fromEntries(list.map((kv) => [kv.key, jsonValue(kv.value)]))
 
-function decodeJson(doc: any): CollectedSpan[] {
+export function decodeJson(doc: any): CollectedSpan[] {
   return doc.resourceSpans.flatMap((rs: any) =>
     rs.scopeSpans.flatMap((ss: any) =>
       ss.spans.map((s: any) => ({
