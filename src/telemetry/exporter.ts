@@ -10,7 +10,7 @@
 import type { OtlpProtocol } from '../config/index.ts'
 import type { Logger } from '../util/log.ts'
 import { type Resource, spanJson, wrapJson } from './otlp-json.ts'
-import { encodeSpan, Writer, wrapSpans } from './otlp-proto.ts'
+import { SpanBatch } from './otlp-proto.ts'
 import type { SpanRecord } from './span.ts'
 
 export const MAX_QUEUE = 2048
@@ -34,7 +34,7 @@ export class SpanExporter {
    * the export is bytes or text, not span objects the collector would keep alive (and promote) for
    * up to `intervalMs`.
    */
-  private proto = new Writer()
+  private readonly proto: SpanBatch
   private json: string[] = []
   private count = 0
   private readonly batches: Array<{ body: Uint8Array | string; spans: number }> = []
@@ -47,7 +47,9 @@ export class SpanExporter {
   private loggedAt = 0
   private droppedLogged = 0
 
-  constructor(private readonly opts: ExporterOptions) {}
+  constructor(private readonly opts: ExporterOptions) {
+    this.proto = new SpanBatch(opts.resource)
+  }
 
   add(span: SpanRecord): void {
     if (this.queued >= MAX_QUEUE) {
@@ -57,7 +59,7 @@ export class SpanExporter {
     this.queued++
     this.count++
     if (this.opts.protocol === 'http/json') this.json.push(spanJson(span))
-    else encodeSpan(this.proto, span)
+    else this.proto.add(span)
     if (this.count >= MAX_BATCH) {
       this.seal()
       if (!this.sending) void this.flush()
@@ -71,13 +73,9 @@ export class SpanExporter {
   private seal(): void {
     if (!this.count) return
     const { resource } = this.opts
-    const body =
-      this.opts.protocol === 'http/json'
-        ? wrapJson(this.json, resource)
-        : wrapSpans(this.proto.finish(), resource)
+    const body = this.opts.protocol === 'http/json' ? wrapJson(this.json, resource) : this.proto.seal()
     this.batches.push({ body, spans: this.count })
     this.json = []
-    this.proto.reset()
     this.count = 0
   }
 

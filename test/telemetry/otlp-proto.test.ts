@@ -6,7 +6,7 @@
  */
 import { expect, test } from 'bun:test'
 import { encodeJson } from '../../src/telemetry/otlp-json.ts'
-import { encodeProto } from '../../src/telemetry/otlp-proto.ts'
+import { encodeProto, SpanBatch } from '../../src/telemetry/otlp-proto.ts'
 import type { SpanRecord } from '../../src/telemetry/span.ts'
 import { decodeJson, decodeProto } from '../support/otlp-collector.ts'
 
@@ -52,4 +52,21 @@ test('spans read back as written: every value type, non-ASCII text, short and lo
     ]),
   )
   expect(proto[0]!.end - proto[0]!.start).toBe(12_250_000n)
+})
+
+test('a batch sealed again and again holds only its own spans; a resource too long for the head room still reads back', () => {
+  const one = span('chat a', { n: 1 }, null)
+  const two = span('chat b', { n: 2 }, null)
+  const batch = new SpanBatch(RESOURCE)
+  batch.add(one)
+  const first = decodeProto(batch.seal())
+  batch.add(two)
+  batch.add(two)
+  const second = decodeProto(batch.seal())
+  expect([first.map((s) => s.name), second.map((s) => s.name)]).toEqual([['chat a'], ['chat b', 'chat b']])
+  const version = 'v'.repeat(300)
+  const long = decodeProto(encodeProto([one], { serviceName: 'switchyard', serviceVersion: version }))
+  expect(long.map((s) => [s.name, s.resource])).toEqual([
+    ['chat a', { 'service.name': 'switchyard', 'service.version': version }],
+  ])
 })
