@@ -315,7 +315,14 @@ async function main(): Promise<number> {
         rows = waterfallRows(await runWaterfall(ctx, opts.binary))
       } else if (opts.signals) {
         log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
-        rows = signalsRows(await runSignals(ctx, fwd, { binary: opts.binary, env }))
+        rows = signalsRows(
+          await runSignals(ctx, fwd, {
+            binary: opts.binary,
+            env,
+            // --cpu-prof: each of the row's gateways (off, telemetry, webhook) writes its profile too.
+            bunFlags: opts.cpuProf ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profDir}`] : [],
+          }),
+        )
       } else {
         log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
         rows = tokensRows(await runTokens(ctx, fwd, { binary: opts.binary, env }))

@@ -45,7 +45,7 @@ function startSink() {
 export async function runSignals(
   ctx: Ctx,
   fwd: Forwarded,
-  opts: { binary: boolean; env?: Record<string, string> },
+  opts: { binary: boolean; env?: Record<string, string>; bunFlags?: string[] },
 ): Promise<SignalsResult> {
   const sink = startSink()
   const started: Array<{ gw: Gateway; remove(): void }> = []
@@ -56,6 +56,7 @@ export async function runSignals(
     const gw = await startGateway(ws, ctx.mocks, {
       binary: opts.binary,
       env: opts.env,
+      bunFlags: opts.bunFlags,
       plan: 'metered',
       doc: edit,
     })
