@@ -240,7 +240,7 @@ CREATE TABLE console_sessions (
 );
 `
 
-const MIGRATIONS: Array<{ version: number; sql: string }> = [
+export const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 1, sql: V1 },
   // v2: the admission reads the clock after taking the account's lock, not before waiting for it.
   { version: 2, sql: ADMIT_V2 },
