@@ -96,7 +96,7 @@ export function tokenLimitError(
     return new GatewayError(
       429,
       'rate_limit_exceeded',
-      `Request too large for the ${name}: limit ${s.row.capacity}, this request needs at least ${needs} (its input, counted conservatively as one token per byte, plus a minimal answer). Send a smaller request or raise the limit.`,
+      `Request too large for the ${name}: limit ${s.row.capacity}, this request needs at least ${needs} (its input as the gateway's bound for the model's tokenizer counts it, plus a minimal answer). Send a smaller request or raise the limit.`,
       { headers },
     )
   }
