@@ -81,12 +81,13 @@ export function resolveTelemetry(
       fromEnv(
         'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
         '/telemetry/otlp_endpoint',
-        full,
+        '…',
         'expected an http(s) URL',
       )
   } else if (base) {
     if (urlOk(base)) tracesUrl = withTracesPath(base)
-    else fromEnv('OTEL_EXPORTER_OTLP_ENDPOINT', '/telemetry/otlp_endpoint', base, 'expected an http(s) URL')
+    // Not echoed, as the headers are not: an endpoint may carry credentials (user:pass@, a token).
+    else fromEnv('OTEL_EXPORTER_OTLP_ENDPOINT', '/telemetry/otlp_endpoint', '…', 'expected an http(s) URL')
   }
   let headers = { ...(t?.headers ?? {}) }
   const h = env.OTEL_EXPORTER_OTLP_HEADERS

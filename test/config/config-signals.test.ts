@@ -88,6 +88,15 @@ test('telemetry: the file, then the OTEL_* variables over it', () => {
   expect(bad[0]!.message).toContain('OTEL_EXPORTER_OTLP_PROTOCOL')
 })
 
+test('an OTLP endpoint variable that is not a URL is refused without echoing it (it may carry credentials)', () => {
+  const bad = problems(() =>
+    parseConfig(testConfigDoc(), 'test', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318 user:s3cret-pass' }),
+  )
+  expect(bad.map((p) => p.path)).toEqual(['/telemetry/otlp_endpoint'])
+  expect(bad[0]!.message).toContain('OTEL_EXPORTER_OTLP_ENDPOINT')
+  expect(bad[0]!.message).not.toContain('s3cret-pass')
+})
+
 test("alerts: a second webhook with the same URL is refused (it would be signed with the first one's secret)", () => {
   const found = problems(() =>
     parseConfig(
