@@ -3,7 +3,7 @@
  * SQLite, two replicas on PostgreSQL and on PostgreSQL + Redis. An upstream that answers 3,000
  * tokens per choice whatever cap it is sent, a burst mixing `n: 8` chat requests with Messages and
  * Responses ones, streamed and not, some abandoned by their client, on TPM 3,000: every answer is
- * cut at its allowance, and the upstream never bills past the limit.
+ * cut at its allowance, and the upstream bills at most one chunk a request past the limit.
  */
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
@@ -51,11 +51,11 @@ function burstRequest(url: string, key: string, i: number): Promise<number> {
 for (const backend of backends('output-processes.test.ts')) {
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'two replicas'
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
-    test(`${replicas}: n: 8, an upstream ignoring the cap, abandoned streams — billed within TPM 3,000`, async () => {
-      // 10 tokens a choice every 50 ms (200 a second a choice, a fast provider's pace): what it
-      // generates while a cancellation reaches it stays within the limit's slack even on a loaded
-      // machine (at 10 ms, 8 choices made 8,000 tokens a second and a slow cancellation passed it).
-      upstream = await startBillingUpstream({ answerTokens: 3_000, ignoreCap: true, chunkDelayMs: 50 })
+    test(`${replicas}: n: 8, an upstream ignoring the cap, abandoned streams — billed within TPM 3,000 and one chunk a request`, async () => {
+      // 10 tokens a choice every 100 ms: a cancellation reaches it before its next chunk even on
+      // a loaded machine (at 10 ms, 8 choices made 8,000 tokens a second and a slow cancellation
+      // let several chunks through).
+      upstream = await startBillingUpstream({ answerTokens: 3_000, ignoreCap: true, chunkDelayMs: 100 })
       const dir = tempDir()
       const doc = backendDoc(
         {
@@ -79,11 +79,17 @@ for (const backend of backends('output-processes.test.ts')) {
       expect(statuses.every((s) => s === 200 || s === 429)).toBe(true)
       expect(statuses.some((s) => s === 200)).toBe(true)
       // Let abandoned streams' upstream requests end.
-      for (let i = 0; i < 20 && upstream.billed.requests < statuses.filter((s) => s === 200).length; i++)
+      for (let i = 0; i < 40 && upstream.billed.requests < statuses.filter((s) => s === 200).length; i++)
         await Bun.sleep(50)
-      await Bun.sleep(100)
-      // Not one answer of 3,000 tokens (let alone 8 × 3,000) got through: each was cut.
-      expect(upstream.billed.tokens).toBeLessThanOrEqual(3_000)
+      await Bun.sleep(200)
+      const seen = JSON.stringify(upstream.bills)
+      // Not one answer of 3,000 tokens (let alone 8 × 3,000) got through: each was cut at its
+      // allowance. The upstream bills at most one chunk (n choices × 10 tokens) past what the
+      // ledger held for a request: the chunk that crossed a cut (read, not relayed, the upstream
+      // let go) or the one generated while an abandoned stream's cancellation reached it.
+      for (const b of upstream.bills) expect(b.output, seen).toBeLessThanOrEqual(b.n * ((b.cap ?? 0) + 10))
+      const chunks = upstream.bills.reduce((t, b) => t + b.n * 10, 0)
+      expect(upstream.billed.tokens, seen).toBeLessThanOrEqual(3_000 + chunks)
     })
   })
 }

@@ -17,6 +17,8 @@ export interface BillingUpstream {
   url: string
   /** Tokens billed so far (input + output), and requests answered. */
   billed: { tokens: number; input: number; output: number; requests: number }
+  /** Each answer's bill, in the order they ended: its cap, choices, input and output tokens. */
+  bills: Array<{ cap: number | null; n: number; stream: boolean; input: number; output: number }>
   /** The output cap of every request received (null: none sent). */
   caps: Array<number | null>
   /** Tokens billed per model (the body's `model`). */
@@ -74,7 +76,10 @@ export async function startBillingUpstream(
   const seen: BillingUpstream['seen'] = []
   const counts: Record<string, number> = {}
   let model = ''
-  const bill = (input: number, output: number, m = model) => {
+  const bills: BillingUpstream['bills'] = []
+  let current = { cap: null as number | null, n: 1, stream: false }
+  const bill = (input: number, output: number, m = model, at = current) => {
+    bills.push({ ...at, input, output })
     byModel[m] ??= { input: 0, output: 0 }
     const b = byModel[m]
     b.input += input
@@ -119,6 +124,8 @@ export async function startBillingUpstream(
       const input = inputTokens(body.messages ?? [])
       const perChoice = opts.ignoreCap ? answerTokens : Math.min(cap ?? defaultMax, answerTokens)
       const n = typeof body.n === 'number' ? body.n : 1
+      const at = { cap, n, stream: body.stream === true }
+      current = at
       const output = n * perChoice
       const usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output }
       const reports = opts.usage !== false
@@ -126,7 +133,7 @@ export async function startBillingUpstream(
       billed.requests++
       const base = { id, created: 1_700_000_000, model: body.model }
       if (!body.stream) {
-        bill(input, output, m)
+        bill(input, output, m, at)
         return Response.json({
           ...base,
           object: 'chat.completion',
@@ -168,7 +175,7 @@ export async function startBillingUpstream(
             }
             if (fault?.cut !== undefined) {
               done = true
-              bill(input, sent, m)
+              bill(input, sent, m, at)
               await Bun.sleep(20)
               c.error(new Error('cut'))
               return
@@ -179,19 +186,19 @@ export async function startBillingUpstream(
             c.enqueue(enc.encode('data: [DONE]\n\n'))
             c.close()
             done = true
-            bill(input, output, m)
+            bill(input, output, m, at)
           } catch {
             // The client left: billed for the input and what was generated.
             if (!done) {
               done = true
-              bill(input, sent, m)
+              bill(input, sent, m, at)
             }
           }
         },
         cancel() {
           if (!done) {
             done = true
-            bill(input, sent, m)
+            bill(input, sent, m, at)
           }
         },
       })
@@ -201,6 +208,7 @@ export async function startBillingUpstream(
   return {
     url: `http://127.0.0.1:${server.port}/v1`,
     billed,
+    bills,
     caps,
     byModel,
     seen,
