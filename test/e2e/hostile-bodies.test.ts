@@ -1,7 +1,8 @@
 /**
  * Finding 2 of issue 9: a key holder sending 10 MB of `[` (or of `{"a":`) used to block the event
  * loop for seconds and take the gateway past 800 MB. Three clients loop such bodies for 10 s
- * against a real `serve` process: `/healthz` stays fast (p99 under 100 ms over many hundred probes),
+ * against a real `serve` process: `/healthz` stays fast (p99 within 100 ms of an idle control
+ * server's, probed at the same moments: support/control-probe.ts),
  * the gateway's peak RSS stays under 300 MB, and every key that keeps sending them is suspended
  * after `max_rejections` + 1 invalid requests.
  */
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { BUN, REPO } from '../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
+import { type Control, probePair, quantile, startControl } from '../support/control-probe.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
 const ADMIN = 'hostile-bodies-admin-token-0123456789abcdef'
@@ -16,7 +18,9 @@ const MAX_REJECTIONS = 50
 const SECONDS = 10
 
 let gw: ServeProcess
+let control: Control
 beforeAll(async () => {
+  control = await startControl()
   const dir = tempDir()
   const config = writeConfig(
     dir,
@@ -29,7 +33,10 @@ beforeAll(async () => {
   )
   gw = await spawnServe(['--config', config, '--db', join(dir, 'db.sqlite'), '--port', '0'])
 })
-afterAll(() => gw?.kill('SIGKILL'))
+afterAll(() => {
+  gw?.kill('SIGKILL')
+  control?.stop()
+})
 
 async function admin(path: string, body: unknown): Promise<any> {
   const res = await fetch(`${gw.url}/admin/v1${path}`, {
@@ -54,7 +61,7 @@ const chat = (key: string) =>
   })
 
 describe('three clients looping 10 MB hostile bodies for 10 s', () => {
-  test('/healthz p99 < 100 ms, peak RSS < 300 MB, each key suspended after max_rejections + 1', async () => {
+  test('/healthz p99 within 100 ms of an idle server’s, peak RSS < 300 MB, each key suspended after max_rejections + 1', async () => {
     await admin('/accounts', { name: 'mallory', plan: 'free' })
     const keys: string[] = []
     // More keys than three clients can exhaust in 10 s on a fast machine.
@@ -67,13 +74,12 @@ describe('three clients looping 10 MB hostile bodies for 10 s', () => {
       { stdout: 'pipe', stderr: 'inherit' },
     )
     const latencies: number[] = []
+    const idle: number[] = []
     const end = performance.now() + SECONDS * 1000
     while (performance.now() < end) {
-      const started = performance.now()
-      const res = await fetch(`${gw.url}/healthz`)
-      await res.arrayBuffer()
-      latencies.push(performance.now() - started)
-      expect(res.status).toBe(200)
+      const [gwMs, idleMs] = await probePair(gw.url, control.url)
+      latencies.push(gwMs)
+      idle.push(idleMs)
       await Bun.sleep(5)
     }
     const report = JSON.parse(await new Response(load.stdout).text()) as {
@@ -83,14 +89,16 @@ describe('three clients looping 10 MB hostile bodies for 10 s', () => {
     expect(await load.exited).toBe(0)
     const peakMb = await procStatus('VmHWM')
 
-    latencies.sort((a, b) => a - b)
-    const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!
+    const p = (q: number) => quantile(latencies, q)
     console.log(
       `hostile bodies: ${JSON.stringify(report.statuses)}; /healthz n=${latencies.length} p50=${p(0.5).toFixed(1)} ms ` +
-        `p99=${p(0.99).toFixed(1)} ms max=${p(1).toFixed(1)} ms; gateway peak RSS ${peakMb.toFixed(0)} MB`,
+        `p99=${p(0.99).toFixed(1)} ms max=${p(1).toFixed(1)} ms (idle server p99 ${quantile(idle, 0.99).toFixed(1)} ms); ` +
+        `gateway peak RSS ${peakMb.toFixed(0)} MB`,
     )
-    expect(latencies.length).toBeGreaterThan(500)
-    expect(p(0.99)).toBeLessThan(100)
+    // Over a hundred probes (a parse that blocked the loop for seconds would leave a handful), each
+    // within 100 ms of what the machine's load gives an idle server at the same quantile.
+    expect(latencies.length).toBeGreaterThan(100)
+    expect(p(0.99)).toBeLessThan(100 + quantile(idle, 0.99))
     expect(peakMb).toBeLessThan(300)
 
     // The bodies were refused as invalid (400), never a 5xx, and keys got suspended (403).

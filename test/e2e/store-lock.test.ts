@@ -8,12 +8,16 @@ import { join } from 'node:path'
 import { cli } from '../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { afterEach } from '../support/hooks.ts'
+import { type Control, probePair, startControl } from '../support/control-probe.ts'
 import { holdWriteLock } from '../support/lock.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
 const running: ServeProcess[] = []
+let control: Control | undefined
 afterEach(async () => {
   for (const p of running.splice(0)) await p.kill('SIGKILL')
+  control?.stop()
+  control = undefined
 })
 
 const chat = (url: string, key: string) =>
@@ -24,7 +28,7 @@ const chat = (url: string, key: string) =>
   })
 
 describe('another process holds the write lock for 5 s', () => {
-  test('/healthz answers under 100 ms throughout; a chat request gets 503 store_busy at its deadline, then is served', async () => {
+  test('/healthz answers within 100 ms of an idle server throughout; a chat request gets 503 store_busy at its deadline, then is served', async () => {
     const dir = tempDir()
     const doc = testConfigDoc({ plans: PLANS, database: { busy_timeout_ms: 1500 } })
     const base = ['--config', writeConfig(dir, doc), '--db', join(dir, 'sy.db')]
@@ -32,6 +36,7 @@ describe('another process holds the write lock for 5 s', () => {
     const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
     const p = await spawnServe(['--port', '0', ...base])
     running.push(p)
+    control = await startControl()
     expect((await chat(p.url, key)).status).toBe(200)
 
     const lock = await holdWriteLock(join(dir, 'sy.db'), 5000)
@@ -45,18 +50,17 @@ describe('another process holds the write lock for 5 s', () => {
         retry: r.headers.get('retry-after'),
       })),
     )
+    // Each sample: the gateway's /healthz beyond an idle control server probed just after it (on
+    // a loaded machine both wait for a core; only the gateway would wait on the lock).
     const samples: number[] = []
     while (performance.now() - t0 < 4500) {
-      const s = performance.now()
-      const h = await fetch(`${p.url}/healthz`)
-      expect(h.status).toBe(200)
-      await h.arrayBuffer()
-      samples.push(performance.now() - s)
+      const [gwMs, idleMs] = await probePair(p.url, control.url)
+      samples.push(gwMs - idleMs)
       await Bun.sleep(50)
     }
     samples.sort((a, b) => a - b)
     console.log(
-      `healthz under a held write lock: ${samples.length} samples, median ${samples[samples.length >> 1]!.toFixed(1)} ms, max ${samples.at(-1)!.toFixed(1)} ms`,
+      `healthz under a held write lock, beyond an idle server: ${samples.length} samples, median ${samples[samples.length >> 1]!.toFixed(1)} ms, max ${samples.at(-1)!.toFixed(1)} ms`,
     )
     for (const r of await Promise.all(blocked)) {
       expect(r.status).toBe(503)
@@ -69,7 +73,7 @@ describe('another process holds the write lock for 5 s', () => {
     expect((await chat(p.url, key)).status).toBe(200)
 
     // A loaded 2-core CI machine may stall one sample; the lock would stall all of them for seconds.
-    expect(samples.length).toBeGreaterThan(20)
+    expect(samples.length).toBeGreaterThan(10)
     expect(samples.at(-2)!).toBeLessThan(100)
     expect(samples.at(-1)!).toBeLessThan(1000)
   }, 30_000)
