@@ -21,7 +21,13 @@
  */
 import { Catalogue, planAllows } from '../catalogue/routing.ts'
 import type { Config, PlanConfig } from '../config/index.ts'
-import { BUDGET_PERIODS } from '../config/schema.ts'
+import {
+  BUDGET_PERIODS,
+  KEY_COUNTS,
+  KEY_LIMIT_FIELDS,
+  type KeyCountName,
+  keyCounts,
+} from '../config/limit-settings.ts'
 import { formatUsd, microsToUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
 import type { KeyLimits } from '../store/index.ts'
@@ -31,21 +37,14 @@ import { microUnits } from '../util/micro-units.ts'
 export type { KeyLimits }
 
 export const NO_LIMITS: Readonly<KeyLimits> = Object.freeze({
-  rpm: null,
-  rpd: null,
-  tpm: null,
-  tpd: null,
+  ...keyCounts(() => null),
   budgetMicros: null,
   budgetPeriod: null,
   models: null,
 })
 
-/** What the API answers and the CLI prints. */
-export interface KeyLimitsView {
-  rpm: number | null
-  rpd: number | null
-  tpm: number | null
-  tpd: number | null
+/** What the API answers and the CLI prints: the key fields of config/limit-settings.ts. */
+export type KeyLimitsView = { [N in KeyCountName]: number | null } & {
   budget: { usd: number; period: CalendarPeriod } | null
   models: string[] | null
 }
@@ -54,11 +53,7 @@ export interface KeyLimitsView {
  * A change: a field absent is kept, null clears it, a value sets it. `budget.period` may be left
  * out when the key already has a budget (its period is kept).
  */
-export interface KeyLimitsPatch {
-  rpm?: number | null
-  rpd?: number | null
-  tpm?: number | null
-  tpd?: number | null
+export type KeyLimitsPatch = { [N in KeyCountName]?: number | null } & {
   budget?: { usd?: number; period?: CalendarPeriod } | null
   models?: string[] | null
 }
@@ -68,15 +63,10 @@ export const MAX_COUNT = 1_000_000_000
 /** The largest budget in USD (fits the micro-dollar counters with room to spare). */
 export const MAX_BUDGET_USD = 1_000_000_000
 
-const COUNTS = ['rpm', 'rpd', 'tpm', 'tpd'] as const
-
 export function keyLimitsView(l: KeyLimits | null | undefined): KeyLimitsView {
   const k = l ?? NO_LIMITS
   return {
-    rpm: k.rpm,
-    rpd: k.rpd,
-    tpm: k.tpm,
-    tpd: k.tpd,
+    ...keyCounts((name) => k[name]),
     budget:
       k.budgetMicros === null || k.budgetPeriod === null
         ? null
@@ -95,12 +85,12 @@ export const noOwnLimits = (l: KeyLimits | null | undefined): boolean =>
  */
 export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = ''): KeyLimits {
   // The patch comes from JSON as it was sent: a misspelt field must not be silently ignored.
-  onlyFields(patch, FIELDS, prefix.replace(/\.$/, '') || 'body', prefix)
+  onlyFields(patch, KEY_LIMIT_FIELDS, prefix.replace(/\.$/, '') || 'body', prefix)
   if (patch.budget !== null && patch.budget !== undefined) {
     onlyFields(patch.budget, ['usd', 'period'], `${prefix}budget`, `${prefix}budget.`)
   }
   const next: KeyLimits = { ...current }
-  for (const f of COUNTS) {
+  for (const { name: f } of KEY_COUNTS) {
     const v = patch[f]
     if (v === undefined) continue
     if (v !== null && !(Number.isInteger(v) && v >= 1 && v <= MAX_COUNT)) {
@@ -149,17 +139,18 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
   return next
 }
 
-const FIELDS = ['rpm', 'rpd', 'tpm', 'tpd', 'budget', 'models']
-
 /**
  * Refuses a change that names no limit (`{}`): it would change nothing, and say so with a 200.
  * 400 naming the body, as `keys set-limits` without a flag is a usage error.
  */
 export function requireChange(patch: KeyLimitsPatch, prefix = ''): void {
   const name = prefix.replace(/\.$/, '') || 'body'
-  onlyFields(patch, FIELDS, name, prefix)
+  onlyFields(patch, KEY_LIMIT_FIELDS, name, prefix)
   if (Object.keys(patch).length === 0) {
-    throw invalidValue(name, `nothing to change: give at least one of ${FIELDS.join(', ')} (null clears one)`)
+    throw invalidValue(
+      name,
+      `nothing to change: give at least one of ${KEY_LIMIT_FIELDS.join(', ')} (null clears one)`,
+    )
   }
 }
 
@@ -184,7 +175,7 @@ export function checkWithinPlan(
   prefix = '',
 ): void {
   if (!plan) return
-  for (const f of COUNTS) {
+  for (const { name: f } of KEY_COUNTS) {
     const own = limits[f]
     const cap = plan[f] ?? null
     if (own !== null && cap !== null && own > cap) {

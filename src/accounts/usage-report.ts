@@ -2,7 +2,8 @@
  * @module
  * The `/v1/usage` document, shared by the HTTP route and `switchyard usage ACCOUNT`.
  */
-import type { Config } from '../config/index.ts'
+import type { Config, PlanConfig } from '../config/index.ts'
+import { WINDOW_COUNTS, type WindowName } from '../config/limit-settings.ts'
 import { windowView } from '../limits/index.ts'
 import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
 import { type Clock, iso } from '../util/clock.ts'
@@ -11,6 +12,12 @@ import { currentPlan, expiryPolicy, type PlanState } from './plans.ts'
 import { costedSummary, tokenUsage } from './usage-tokens.ts'
 
 const startOfUtcDay = (t: number) => t - (t % 86_400_000)
+
+/** `rate_limits`' limits: each setting that makes a window row (config/limit-settings.ts), null for none. */
+const windowSettings = (plan: PlanConfig | null) =>
+  Object.fromEntries(WINDOW_COUNTS.map((s) => [s.name, plan?.[s.name] ?? null])) as {
+    [N in WindowName]: number | null
+  }
 
 /** Why requests with this key are refused, or null when they are served. */
 export function refusal(key: KeyRecord | null, state: PlanState, now: number): string | null {
@@ -65,10 +72,7 @@ export async function usageReport(
       },
     },
     rate_limits: {
-      rpm,
-      rpd,
-      tpm: plan?.tpm ?? null,
-      tpd: plan?.tpd ?? null,
+      ...windowSettings(plan),
       minute: windowView(w.minute, now),
       day: windowView(w.day, now),
       tokens_minute: tokens.tokensMinute,

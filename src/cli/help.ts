@@ -2,6 +2,7 @@
  * @module
  * Help texts: the global summary and one page per command with that command's own flags.
  */
+import { limitFlagsHelp } from './key-limit-flags.ts'
 
 const GLOBAL_OPTIONS = `Options (every command):
   --config FILE   config file (default ./switchyard.yaml, env SWITCHYARD_CONFIG)
@@ -91,11 +92,7 @@ taken, bad config).
 
 Limits of the key itself (keys create, keys set-limits), within its account's plan: a value
 above the plan's is refused. 'none' clears one (the plan's alone applies).
-  --rpm N               requests per minute       --rpd N   requests per day (24 h)
-  --tpm N               tokens per minute         --tpd N   tokens per day (24 h)
-  --budget-usd X        USD per --budget-period, at most 6 decimals (e.g. 5 or 0.50; kept if left out on set-limits)
-  --budget-period P     day, week or month (UTC calendar periods; kept if left out on set-limits)
-  --models ID,...       the only models the key may use (ids from 'switchyard models')
+${limitFlagsHelp()}
 
 Example: switchyard keys create acme --name ci --tpm 20000 --budget-usd 5 --budget-period day`,
   ),

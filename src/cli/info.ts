@@ -3,6 +3,7 @@ import { usageReport } from '../accounts/usage-report.ts'
 import { priceText } from '../catalogue/price-view.ts'
 import { Catalogue } from '../catalogue/routing.ts'
 import { ConfigError } from '../config/index.ts'
+import { WINDOW_COUNTS } from '../config/limit-settings.ts'
 import { modelEntries } from '../server/routes/models.ts'
 import { systemClock } from '../util/clock.ts'
 import { need, type Parsed, UsageError } from './args.ts'
@@ -30,10 +31,7 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
         fields({ ...report.account_information, key: undefined }),
         '',
         fields({
-          rpm: report.rate_limits.rpm,
-          rpd: report.rate_limits.rpd,
-          tpm: report.rate_limits.tpm,
-          tpd: report.rate_limits.tpd,
+          ...Object.fromEntries(WINDOW_COUNTS.map((s) => [s.name, report.rate_limits[s.name]])),
           minute: report.rate_limits.minute,
           day: report.rate_limits.day,
           tokens_minute: report.rate_limits.tokens_minute,

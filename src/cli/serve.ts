@@ -11,6 +11,7 @@
 import { buildDeps } from '../app/build.ts'
 import { type Running, startServer } from '../app/serve.ts'
 import type { Config } from '../config/index.ts'
+import { countsTokens } from '../config/limit-settings.ts'
 import { loadO200k } from '../limits/o200k.ts'
 import type { Deps } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
@@ -56,12 +57,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   // blocking the event loop) is loaded before serving where a plan counts tokens, not by the first
   // request that needs it while others wait on the database; elsewhere it loads on first use (a
   // key's own limits, count_tokens; a metered answer awaits it before it is counted, run.ts).
-  if (
-    Object.values(config.plans).some(
-      (p) => p.tpm != null || p.tpd != null || p.budget != null || p.max_context_tokens != null,
-    )
-  )
-    await loadO200k()
+  if (Object.values(config.plans).some(countsTokens)) await loadO200k()
   const store = await openDatabase(config, { warn: (m, f) => log.warn(m, f) })
   const deps = buildDeps(config, { store, log })
   let running: Running

@@ -3,8 +3,9 @@
  * TypeBox schema of `switchyard.yaml`. Every object is closed (`additionalProperties: false`) so a
  * typo is an error instead of a silently ignored setting.
  */
-import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
+import { type Static, Type as T, type TOptional, type TSchema } from '@sinclair/typebox'
 import { MODEL_TYPES } from '../operations/operation.ts'
+import { BUDGET_PERIODS, LIMIT_SETTINGS } from './limit-settings.ts'
 import { AlertsSchema, TelemetrySchema } from './schema-signals.ts'
 
 const Closed = { additionalProperties: false } as const
@@ -111,8 +112,6 @@ export const PricingSchema = T.Object(
   },
   Closed,
 )
-
-export const BUDGET_PERIODS = ['day', 'week', 'month'] as const
 
 /** Money per calendar period (UTC); at most 6 decimals. */
 export const BudgetSchema = T.Object(
@@ -240,19 +239,35 @@ export const ProviderSchema = T.Object(
   Closed,
 )
 
+/**
+ * A plan's limits, one field per entry of the list of limit settings (limit-settings.ts): a count
+ * is a whole number or null; `budget` is not nullable (a union would report a typo inside it
+ * without its path), absent = none; `models` lists model ids (`prefix/name`, `prefix/*`),
+ * `tier:NAME`, or `*`.
+ */
+const LIMIT_SCHEMAS = {
+  count: NullableCount,
+  budget: BudgetSchema,
+  models: T.Array(T.String({ minLength: 1 })),
+}
+type LimitSchemas = typeof LIMIT_SCHEMAS
+type Settings = (typeof LIMIT_SETTINGS)[number]
+type PlanLimitSchemas = {
+  [S in Settings as S['name']]: S['plan'] extends 'required'
+    ? LimitSchemas[S['kind']]
+    : TOptional<LimitSchemas[S['kind']]>
+}
+const planLimitSchemas = (): PlanLimitSchemas =>
+  Object.fromEntries(
+    LIMIT_SETTINGS.map((s) => {
+      const schema = LIMIT_SCHEMAS[s.kind]
+      return [s.name, s.plan === 'required' ? schema : T.Optional(schema)]
+    }),
+  ) as PlanLimitSchemas
+
 export const PlanSchema = T.Object(
   {
-    rpm: NullableCount,
-    rpd: NullableCount,
-    /** Tokens (input + output) per rolling minute / day, per account; null or absent = none. */
-    tpm: T.Optional(NullableCount),
-    tpd: T.Optional(NullableCount),
-    /** Cap on a request's input tokens; over it → 400 context_length_exceeded. */
-    max_context_tokens: T.Optional(NullableCount),
-    /** Absent = no budget. Not nullable: a union would report a typo inside it without its path. */
-    budget: T.Optional(BudgetSchema),
-    /** Model ids (`prefix/name`, `prefix/*`), `tier:NAME`, or `*`. */
-    models: T.Array(T.String({ minLength: 1 })),
+    ...planLimitSchemas(),
     /** How long the plan lasts once assigned; null or absent = no end. `--days` overrides. */
     days: T.Optional(T.Union([Days, T.Null()])),
     on_expiry: T.Optional(

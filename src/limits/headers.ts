@@ -5,6 +5,7 @@
  * window (when its oldest admitted request leaves it), in OpenAI's duration format ("6m0s").
  */
 
+import { windowName } from '../config/limit-settings.ts'
 import { GatewayError } from '../util/errors.ts'
 import { bindingState, type RowState } from './rows.ts'
 import type { AdmitResult, WindowLimit } from './types.ts'
@@ -95,7 +96,7 @@ export function rateLimitError(
   const now = r.at ?? callerNow
   const ms = Math.max(1, r.retryAt - now)
   const w = r.window === 'minute' ? r.minute : r.day
-  const name = r.window === 'minute' ? 'requests per minute (rpm)' : 'requests per day (rpd)'
+  const name = windowName('requests', r.window)
   const suspended = r.suspendedUntil
     ? ` This key is now suspended for ${Math.ceil((r.suspendedUntil - now) / 1000)} s after repeated refused requests (rate limits, budget, invalid requests).`
     : ''

@@ -15,23 +15,17 @@
  * - 400 `context_length_exceeded` naming the plan and its `max_context_tokens`.
  * - 403 `model_not_allowed` naming the models the key may use.
  */
+import { windowName } from '../config/limit-settings.ts'
 import { GatewayError } from '../util/errors.ts'
 import { formatUsd } from './pricing.ts'
 import type { LimitRow, RowState } from './rows.ts'
-
-const WINDOW_NAME: Record<string, string> = {
-  'tokens:minute': 'tokens per minute (tpm)',
-  'tokens:day': 'tokens per day (tpd)',
-  'requests:minute': 'requests per minute (rpm)',
-  'requests:day': 'requests per day (rpd)',
-}
 
 /** `tokens per minute (tpm) of this key`, `monthly budget of the account` ... */
 export function limitName(row: LimitRow): string {
   const owner = row.scope === 'key' ? 'this key' : 'the account'
   if (row.resource === 'microdollars')
     return `${row.period === 'day' ? 'daily' : `${row.period}ly`} budget of ${owner}`
-  return `${WINDOW_NAME[`${row.resource}:${row.window}`]} of ${owner}`
+  return `${windowName(row.resource, row.window)} of ${owner}`
 }
 
 function retryHeaders(headers: Record<string, string>, ms: number): Record<string, string> {

@@ -10,13 +10,15 @@
  * // → requests/minute/account 5, requests/day/account 100, tokens/minute/account 20000,
  * //   tokens/minute/key 5000
  */
+import {
+  type CalendarPeriod,
+  type LimitResource,
+  WINDOW_COUNTS,
+  type WindowName,
+} from '../config/limit-settings.ts'
 import { microUnits } from '../util/micro-units.ts'
 
-/** What a row counts: admitted requests, tokens (input + output), cost in micro-dollars. */
-export type LimitResource = 'requests' | 'tokens' | 'microdollars'
-
-/** Budget periods: calendar day, ISO week (from Monday) or month, all in UTC. */
-export type CalendarPeriod = 'day' | 'week' | 'month'
+export type { CalendarPeriod, LimitResource }
 
 /**
  * `minute` / `day`: sliding windows of the last 60 s / 24 h (the spans tests may shorten).
@@ -42,14 +44,8 @@ export interface Budget {
   period: CalendarPeriod
 }
 
-/** The limits a plan or a key sets; null = none. */
-export interface LimitSettings {
-  rpm?: number | null
-  rpd?: number | null
-  tpm?: number | null
-  tpd?: number | null
-  budget?: Budget | null
-}
+/** The limits a plan or a key sets that make rows (config/limit-settings.ts); null = none. */
+export type LimitSettings = { [N in WindowName]?: number | null } & { budget?: Budget | null }
 
 /** USD → integer micro-dollars (a config's `0.1` is 100000, not 99999; config refused 7+ decimals). */
 export const usdToMicros = (usd: number): number => microUnits(usd) ?? Math.round(usd * 1_000_000)
@@ -57,16 +53,17 @@ export const usdToMicros = (usd: number): number => microUnits(usd) ?? Math.roun
 const RESOURCE_ORDER: Record<LimitResource, number> = { requests: 0, tokens: 1, microdollars: 2 }
 const WINDOW_ORDER: Record<LimitWindow, number> = { minute: 0, day: 1, period: 2 }
 
-/** The sliding-window rows `s` sets for `scope` (RPM, RPD, TPM, TPD, in that order); no budget. */
+/**
+ * The sliding-window rows `s` sets for `scope`, one per setting that makes one (RPM, RPD, TPM, TPD,
+ * in the list's order, config/limit-settings.ts); no budget.
+ */
 export function windowRows(s: LimitSettings, scope: LimitScope): LimitRow[] {
   const rows: LimitRow[] = []
-  const add = (resource: LimitResource, window: LimitWindow, capacity: number | null | undefined) => {
-    if (capacity !== null && capacity !== undefined) rows.push({ resource, window, scope, capacity })
+  for (const { name, row } of WINDOW_COUNTS) {
+    const capacity = s[name]
+    if (capacity !== null && capacity !== undefined)
+      rows.push({ resource: row.resource, window: row.window, scope, capacity })
   }
-  add('requests', 'minute', s.rpm)
-  add('requests', 'day', s.rpd)
-  add('tokens', 'minute', s.tpm)
-  add('tokens', 'day', s.tpd)
   return rows
 }
 

@@ -10,6 +10,7 @@
  */
 import type { Auth } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
+import { keyCounts } from '../config/limit-settings.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { affordableOutput } from '../limits/allowance.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
@@ -47,10 +48,7 @@ export interface ChargePlan {
 }
 
 const keySettings = (l: KeyLimits): LimitSettings => ({
-  rpm: l.rpm,
-  rpd: l.rpd,
-  tpm: l.tpm,
-  tpd: l.tpd,
+  ...keyCounts((name) => l[name]),
   budget:
     l.budgetMicros !== null && l.budgetPeriod
       ? { usd: l.budgetMicros / 1_000_000, period: l.budgetPeriod }
@@ -126,7 +124,8 @@ export async function planCharge(
   const choices = choicesOf(body)
   const models = reached.map((r) => r.model)
   const cap = plan.max_context_tokens ?? null
-  const limited = plan.tpm != null || plan.tpd != null || plan.budget != null || limits !== null
+  // The plan charges tokens or money (rows beyond its request windows), or the key sets limits.
+  const limited = chargeRows(plan, null).length > 0 || limits !== null
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
   if (cap === null && !limited)

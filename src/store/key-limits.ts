@@ -1,17 +1,15 @@
 /**
  * @module
- * A key's own limits as both SQL backends store them: one nullable column each, the model list
- * as a JSON array in text. Shared so SQLite and PostgreSQL read and write the same shape.
+ * A key's own limits as both SQL backends store them: one nullable column each (a count's column
+ * is its setting's name, config/limit-settings.ts), the budget as micro-dollars and period, the
+ * model list as a JSON array in text. Shared so SQLite and PostgreSQL read and write the same shape.
  */
+import { type KeyCountName, keyCounts } from '../config/limit-settings.ts'
 import type { CalendarPeriod } from '../limits/rows.ts'
 import type { KeyLimits } from './types.ts'
 
 /** The api_keys columns, as a row carries them (BIGINT columns may arrive as strings). */
-export interface KeyLimitColumns {
-  rpm: unknown
-  rpd: unknown
-  tpm: unknown
-  tpd: unknown
+export type KeyLimitColumns = { [N in KeyCountName]: unknown } & {
   budget_micros: unknown
   budget_period: unknown
   models: unknown
@@ -21,26 +19,14 @@ const n = (v: unknown): number | null => (v === null || v === undefined ? null :
 
 /** null when the key sets nothing of its own. */
 export function keyLimitsOf(r: KeyLimitColumns): KeyLimits | null {
-  const limits: KeyLimits = {
-    rpm: n(r.rpm),
-    rpd: n(r.rpd),
-    tpm: n(r.tpm),
-    tpd: n(r.tpd),
+  const limits = {
+    ...keyCounts((name) => n(r[name])),
     budgetMicros: n(r.budget_micros),
     budgetPeriod: (r.budget_period as CalendarPeriod | null) ?? null,
     models: typeof r.models === 'string' ? (JSON.parse(r.models) as string[]) : null,
-  }
-  return isEmpty(limits) ? null : limits
+  } as KeyLimits
+  return Object.values(limits).every((v) => v === null) ? null : limits
 }
-
-const isEmpty = (l: KeyLimits) =>
-  l.rpm === null &&
-  l.rpd === null &&
-  l.tpm === null &&
-  l.tpd === null &&
-  l.budgetMicros === null &&
-  l.budgetPeriod === null &&
-  l.models === null
 
 /** The column values to bind, in the order rpm, rpd, tpm, tpd, budget_micros, budget_period, models. */
 export function keyLimitValues(

@@ -8,6 +8,7 @@
  * rejects with StoreBusyError / StoreUnavailableError (see errors.ts); none blocks the event loop.
  */
 
+import type { KeyCountName } from '../config/limit-settings.ts'
 import type { CalendarPeriod, LimitRow, RowState } from '../limits/rows.ts'
 import type {
   AdmitInput,
@@ -39,11 +40,7 @@ export type KeyState = 'enabled' | 'disabled' | 'revoked'
  * `budgetMicros` is integer micro-dollars (USD × 1,000,000) per `budgetPeriod` (UTC calendar);
  * both are set or both null. `models`: the model ids the key may use (null = the plan's all).
  */
-export interface KeyLimits {
-  rpm: number | null
-  rpd: number | null
-  tpm: number | null
-  tpd: number | null
+export type KeyLimits = { [N in KeyCountName]: number | null } & {
   budgetMicros: number | null
   budgetPeriod: CalendarPeriod | null
   models: string[] | null

@@ -5,35 +5,10 @@
  * apply); the server refuses a limit above the account's plan with a message naming the field.
  */
 import { useState } from 'preact/hooks'
+import { BUDGET_PERIODS } from '../../../config/limit-settings.ts'
 import { api } from '../api.ts'
-import { usd } from '../money.ts'
 import { ErrorNotice } from '../parts.tsx'
-
-const COUNTS = [
-  ['rpm', 'Requests/min'],
-  ['rpd', 'Requests/day'],
-  ['tpm', 'Tokens/min'],
-  ['tpd', 'Tokens/day'],
-] as const
-
-export interface LimitsView {
-  rpm: number | null
-  rpd: number | null
-  tpm: number | null
-  tpd: number | null
-  budget: { usd: number; period: string } | null
-  models: string[] | null
-}
-
-/** One line for the table: `tpm 5,000 · $2.00/day · 1 model`, or nothing. */
-export function limitsSummary(l: LimitsView | undefined): string {
-  if (!l) return ''
-  const parts: string[] = []
-  for (const [f] of COUNTS) if (l[f] !== null) parts.push(`${f} ${l[f]!.toLocaleString('en-US')}`)
-  if (l.budget) parts.push(`${usd(l.budget.usd)}/${l.budget.period}`)
-  if (l.models) parts.push(l.models.join(', '))
-  return parts.join(' · ')
-}
+import { COUNTS, type LimitsView, limitsFromForm, limitsSummary } from './key-limits-form.ts'
 
 /** The inputs, named `limit_*`, prefilled from `value`. */
 export function LimitFields({ value, idPrefix }: { value?: LimitsView; idPrefix: string }) {
@@ -68,7 +43,7 @@ export function LimitFields({ value, idPrefix }: { value?: LimitsView; idPrefix:
       <label for={`${idPrefix}-period`}>
         per
         <select id={`${idPrefix}-period`} name="limit_budget_period">
-          {['day', 'week', 'month'].map((p) => (
+          {BUDGET_PERIODS.map((p) => (
             <option selected={(value?.budget?.period ?? 'month') === p}>{p}</option>
           ))}
         </select>
@@ -84,30 +59,6 @@ export function LimitFields({ value, idPrefix }: { value?: LimitsView; idPrefix:
       </label>
     </fieldset>
   )
-}
-
-/**
- * The limits a form's fields set, as the admin API takes them. `clear`: an empty field is sent as
- * null (editing: clears it); otherwise it is left out (creating: nothing to clear).
- */
-export function limitsFromForm(f: FormData, clear: boolean): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = {}
-  const text = (k: string) => String(f.get(k) ?? '').trim()
-  for (const [k] of COUNTS) {
-    const v = text(`limit_${k}`)
-    if (v) out[k] = Number(v)
-    else if (clear) out[k] = null
-  }
-  const amount = text('limit_budget_usd')
-  if (amount) out.budget = { usd: Number(amount), period: text('limit_budget_period') }
-  else if (clear) out.budget = null
-  const models = text('limit_models')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-  if (models.length) out.models = models
-  else if (clear) out.models = null
-  return Object.keys(out).length ? out : undefined
 }
 
 /** Edit one key's limits: pick the key, change the fields, save. */
