@@ -2,7 +2,8 @@
  * Tokens across processes (issue 21's acceptance): `serve --workers 2` on SQLite, three replicas
  * on PostgreSQL and on PostgreSQL + Redis — a burst of 40 (three surfaces, streams and JSON)
  * against TPM 3,000 never lets the upstream bill more, and usage equals the bill once settled;
- * the same burst on a $0.01 budget at $0.0025 a request serves exactly four. Filled one request
+ * the same burst on a $0.01 budget at $0.0025 a request serves exactly four; and RPM is checked
+ * and charged in the same admission as the token rows (support/rows-bursts.ts). Filled one request
  * at a time (each settled before the next, spread over the processes), TPM 3,000 and the budget
  * are usable to within one reservation: what the upstream billed is at most the limit and at
  * least the limit less one request's reservation.
@@ -22,6 +23,7 @@ import { cli } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
 import { afterEach } from '../support/hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
+import { ROWS_PLANS, rowsAreOneAdmission } from '../support/rows-bursts.ts'
 import { SURFACES, tokensBody, tokensDoc, tokensRequest } from '../support/tokens-bed.ts'
 
 const running: ServeProcess[] = []
@@ -91,8 +93,8 @@ async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[],
 for (const backend of backends('tokens-processes.test.ts')) {
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
-    test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill`, async () => {
-      const { base, key } = await setup(await backend.fresh())
+    test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
+      const { base, key, store } = await setup(await backend.fresh(), 0, METERED, ROWS_PLANS)
       const procs =
         backend.name === 'sqlite'
           ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
@@ -120,6 +122,17 @@ for (const backend of backends('tokens-processes.test.ts')) {
         total = u.usage.today.total_tokens
       }
       expect(total).toBe(upstream!.billed.tokens)
+      // Limits as rows (issue 41): RPM never passed, no stale hold, no stray count (rows-bursts.ts).
+      const view = await store()
+      try {
+        await rowsAreOneAdmission(
+          procs.map((p) => p.url),
+          view,
+          upstream!,
+        )
+      } finally {
+        await view.close()
+      }
     })
 
     test(`${replicas}: a burst of 40 on a $0.01 budget at $0.0025 a request → exactly 4 served, the rest 402`, async () => {
