@@ -12,6 +12,7 @@
  * the day, and its budget, each null where the key sets none.
  */
 import type { PlanConfig } from '../config/index.ts'
+import { WINDOW_COUNTS } from '../config/limit-settings.ts'
 import { windowView } from '../limits/index.ts'
 import { microsToUsd } from '../limits/pricing.ts'
 import {
@@ -45,10 +46,12 @@ export interface BudgetView {
 
 /** The rows `/v1/usage` reads: the account's tokens (limited or not), every budget that applies, and the key's own windows. */
 export function usageRows(plan: PlanConfig | null, key: KeyRecord | null): LimitRow[] {
-  const rows: LimitRow[] = [
-    { resource: 'tokens', window: 'minute', scope: 'account', capacity: plan?.tpm ?? UNBOUNDED },
-    { resource: 'tokens', window: 'day', scope: 'account', capacity: plan?.tpd ?? UNBOUNDED },
-  ]
+  // The account's token windows, limited or not (config/limit-settings.ts: `tpm`, `tpd`).
+  const rows: LimitRow[] = WINDOW_COUNTS.filter((s) => s.row.resource === 'tokens').map((s) => ({
+    ...s.row,
+    scope: 'account',
+    capacity: plan?.[s.name] ?? UNBOUNDED,
+  }))
   const budget = (scope: LimitScope, usd: number | null, period: BudgetView['period'] | null) => {
     if (usd !== null && period !== null) {
       rows.push({ resource: 'microdollars', window: 'period', period, scope, capacity: usdToMicros(usd) })
