@@ -59,6 +59,16 @@ const chat = async (key: string, model: string, content: string) => {
 }
 const usage = async (key: string) =>
   (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
+/** /v1/usage once `requests` were admitted this minute and none holds tokens (flushed, not slept on). */
+async function settled(key: string, requests: number): Promise<any> {
+  for (let i = 0; ; i++) {
+    await gw.deps.recorder.flush()
+    const u = await usage(key)
+    const m = u.usage.current_minute
+    if ((m.requests >= requests && m.reserved_tokens === 0) || i === 100) return u
+    await Bun.sleep(20)
+  }
+}
 const admin = async (path: string) =>
   (await (await fetch(`${gw.url}/admin/v1${path}`, { headers: bearer(ADMIN_TOKEN) })).json()) as any
 
@@ -76,9 +86,7 @@ for (const b of all)
       }
       const free = await chat(key, 'demo/echo-pro', 'a free model') // no pricing: costs nothing
       billed += free.prompt_tokens + free.completion_tokens
-      await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
-
-      const u = await usage(key)
+      const u = await settled(key, 4)
       expect(u.rate_limits).toMatchObject({ rpm: null, rpd: null, tpm: 100_000, tpd: 1_000_000 })
       expect(u.rate_limits.tokens_minute).toMatchObject({ limit: 100_000 })
       expect(u.rate_limits.tokens_day).toMatchObject({ limit: 1_000_000 })
@@ -149,8 +157,7 @@ for (const b of all)
         billed += u.prompt_tokens + u.completion_tokens
         micros += u.prompt_tokens * 1 + u.completion_tokens * 2
       }
-      await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
-      const u = await usage(made.key)
+      const u = await settled(made.key, 2)
       const own = u.account_information.key.rate_limits
       expect(own.minute).toMatchObject({ limit: 10, used: 2, remaining: 8 })
       expect(own.minute.resets_in_ms).toBeGreaterThan(0)
