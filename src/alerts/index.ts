@@ -11,7 +11,7 @@ import type { Logger } from '../util/log.ts'
 import { Alerts } from './alerts.ts'
 import { EXPIRING_EVERY_MS, planExpiring } from './expiring.ts'
 import { AlertSender } from './sender.ts'
-import { ThresholdWatch } from './thresholds.ts'
+import { REFRESH_MS, ThresholdWatch } from './thresholds.ts'
 
 export { Alerts } from './alerts.ts'
 export { alertDocument, alertText, bodyFor } from './events.ts'
@@ -23,6 +23,7 @@ export class AlertService {
   readonly sender: AlertSender
   readonly thresholds: ThresholdWatch
   private expiringTimer: ReturnType<typeof setInterval> | null = null
+  private sweepTimer: ReturnType<typeof setInterval> | null = null
 
   constructor(private readonly deps: { store: Store; config: Config; clock: Clock; log: Logger }) {
     const { store, config, clock, log } = deps
@@ -64,11 +65,18 @@ export class AlertService {
     void expiring()
     this.expiringTimer = setInterval(expiring, EXPIRING_EVERY_MS)
     this.expiringTimer.unref?.()
+    if (this.thresholds.active) {
+      const now = () => this.deps.clock.now()
+      this.sweepTimer = setInterval(() => void this.thresholds.sweep(now), REFRESH_MS)
+      this.sweepTimer.unref?.()
+    }
   }
 
   async stop(): Promise<void> {
     if (this.expiringTimer) clearInterval(this.expiringTimer)
+    if (this.sweepTimer) clearInterval(this.sweepTimer)
     this.expiringTimer = null
+    this.sweepTimer = null
     await this.sender.stop()
     await this.alerts.close()
   }

@@ -89,6 +89,8 @@ interface Watched {
   readAt: number
   /** The account's name (for the alert's data); a key's is its account's. */
   name: string
+  /** The account and key of the charge that read it: what its rows are read with. */
+  owner: { accountId: number; keyId: string }
   money: Gauge
   tokens: Gauge
 }
@@ -150,6 +152,27 @@ export class ThresholdWatch {
       add(this.pendingAccounts, accountId, { accountId, keyId, micros, tokens })
       add(this.pendingKeys, keyId, { accountId, keyId, micros, tokens })
     }
+    return this.check(now)
+  }
+
+  /**
+   * Reads the accounts and keys charged since their last read, if that read is REFRESH_MS old
+   * (AlertService runs this every REFRESH_MS): a crossing this process could not see — another
+   * process's charges, the last before traffic stopped — is found even when no flush comes again.
+   */
+  sweep(now: () => number): Promise<void> {
+    const at = now()
+    const stale = (w: Watched) =>
+      at >= w.readAt + REFRESH_MS &&
+      ((w.money.since > 0 && w.money.rows.length > 0) || (w.tokens.since > 0 && w.tokens.rows.length > 0))
+    for (const w of this.accounts.values())
+      if (stale(w)) add(this.pendingAccounts, w.owner.accountId, { ...w.owner, micros: 0, tokens: 0 })
+    for (const w of this.keys.values())
+      if (stale(w)) add(this.pendingKeys, w.owner.keyId, { ...w.owner, micros: 0, tokens: 0 })
+    return this.check(now)
+  }
+
+  private check(now: () => number): Promise<void> {
     this.running ??= this.drain(now).finally(() => {
       this.running = null
     })
@@ -181,7 +204,7 @@ export class ThresholdWatch {
 
   /** The account's own rows (its plan's budget and `tpd`), read when they may have crossed. */
   private async checkAccount(c: Charged, now: number): Promise<void> {
-    const w = await this.account(c.accountId, now)
+    const w = await this.account(c.accountId, now, c)
     if (w) await this.read(w, c, now)
   }
 
@@ -189,19 +212,19 @@ export class ThresholdWatch {
   private async checkKey(c: Charged, now: number): Promise<void> {
     let w = this.keys.get(c.keyId)
     if (!w || now >= w.readAt + REFRESH_MS) {
-      const [account, key] = await Promise.all([this.account(c.accountId, now), this.deps.store.getKey(c.keyId)])
+      const [account, key] = await Promise.all([this.account(c.accountId, now, c), this.deps.store.getKey(c.keyId)])
       if (!account || !key) {
         this.keys.delete(c.keyId)
         return
       }
-      w = watched(account.name, keyRows(key.limits), now, w)
+      w = watched(account.name, keyRows(key.limits), now, w, c)
       remember(this.keys, c.keyId, w)
     }
     await this.read(w, c, now)
   }
 
   /** The account as last read, read again when it is new or its read is older than REFRESH_MS. */
-  private async account(accountId: number, now: number): Promise<Watched | null> {
+  private async account(accountId: number, now: number, owner: Charged): Promise<Watched | null> {
     const w = this.accounts.get(accountId)
     if (w && now < w.readAt + REFRESH_MS) return w
     const account = await this.deps.store.getAccount(accountId)
@@ -210,7 +233,7 @@ export class ThresholdWatch {
       return null
     }
     const plan = planState(this.deps.config, account, now).plan
-    const fresh = watched(account.name, plan ? accountRows(plan) : [], now, w)
+    const fresh = watched(account.name, plan ? accountRows(plan) : [], now, w, owner)
     remember(this.accounts, accountId, fresh)
     return fresh
   }
@@ -273,10 +296,17 @@ function add<K>(m: Map<K, Charged>, k: K, c: Charged): void {
 }
 
 /** A fresh read of an account's or key's rows: every gauge due, the `tpd` read time kept. */
-function watched(name: string, rows: LimitRow[], now: number, prev: Watched | undefined): Watched {
+function watched(
+  name: string,
+  rows: LimitRow[],
+  now: number,
+  prev: Watched | undefined,
+  owner: Charged,
+): Watched {
   return {
     readAt: now,
     name,
+    owner: { accountId: owner.accountId, keyId: owner.keyId },
     money: gauge(
       rows.filter((r) => r.resource === 'microdollars'),
       prev?.money,
