@@ -105,7 +105,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --tokens       only the tokens-and-money row: TPM, TPD and a budget vs no token limits (c16, two gateways)
   --hostile      only the hostile-input load rows: 48 × 10 MB chat and 16 × 9 MB count_tokens bodies
                  from one key vs valid traffic of the same size (peak RSS growth, /healthz p99)
-  --signals      only the telemetry and webhook rows: each vs neither (c16, two gateways at once)
+  --signals      only the telemetry and webhook rows: each vs neither, and a second gateway with neither (c16, two gateways at once)
   --agent        only the agent-like row: 4 conversations of 30 turns growing to ~150 KB, metered vs plain key
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
