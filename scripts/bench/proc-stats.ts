@@ -3,7 +3,7 @@
  * Linux process figures from /proc: CPU time (utime + stime) and resident memory. Used on the
  * gateway's own pid, so the numbers cover exactly that process and none of the load generator.
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 let clockTicks: number | undefined
 
@@ -75,4 +75,31 @@ function safeRead(path: string): string {
   } catch {
     return ''
   }
+}
+
+/**
+ * utime + stime of each of `pid`'s threads, in microseconds, summed by thread name (`comm`: Bun's
+ * HTTP client, JavaScriptCore's GC helpers and JIT workers, the main thread under the process's
+ * name). A sampling profile sees the main thread only; this tells where the rest of the CPU went.
+ */
+export function cpuMicrosByThread(pid: number): Record<string, number> {
+  const out: Record<string, number> = {}
+  let tids: string[]
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return out
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\s*\d+$/, '')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const ticks = Number(fields[14 - 3]) + Number(fields[15 - 3])
+      out[name] = (out[name] ?? 0) + (ticks * 1_000_000) / ticksPerSecond()
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out
 }

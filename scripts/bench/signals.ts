@@ -18,7 +18,7 @@
  */
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { cpuMicros } from './proc-stats.ts'
+import { cpuMicros, cpuMicrosByThread } from './proc-stats.ts'
 import { type Gateway, METERED_PLAN, PRICED_MODEL, startGateway } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type Ctx, closedLoad, counted, type Forwarded, MODES, type Mode } from './scenarios.ts'
@@ -29,7 +29,13 @@ export const SIGNALS_CONCURRENCY = 16
 type Variant = 'telemetry' | 'webhook' | 'control'
 const VARIANTS: Variant[] = ['telemetry', 'webhook', 'control']
 
-export type SignalsResult = Record<Mode, Record<Variant, { ratios: number[]; off: number[]; on: number[] }>>
+/** Per thread name (proc-stats.ts), each round's CPU per request (µs). */
+type ByThread = Record<string, number[]>
+
+export type SignalsResult = Record<
+  Mode,
+  Record<Variant, { ratios: number[]; off: number[]; on: number[]; threads: { off: ByThread; on: ByThread } }>
+>
 
 /** A sink for spans and deliveries: answers 200 to anything, reads nothing it is not sent. */
 function startSink() {
@@ -111,14 +117,16 @@ export async function runSignals(
     for (const mode of MODES) {
       const cells = {} as SignalsResult[Mode]
       out[mode] = cells
-      for (const v of VARIANTS) cells[v] = { ratios: [], off: [], on: [] }
+      for (const v of VARIANTS) cells[v] = { ratios: [], off: [], on: [], threads: { off: {}, on: {} } }
       const round = (v: Variant, i: number) => pairRound(ctx, fwd, [off[v], on[v]], mode, seconds, i % 2 === 1)
       for (const v of VARIANTS) await round(v, 0) // warm each on this route
       for (let i = 0; i < pairs; i++) {
         for (let j = 0; j < VARIANTS.length; j++) {
           const v = VARIANTS[(i + j) % VARIANTS.length]!
-          const [o, x] = await round(v, i)
+          const [[o, x], [to, tx]] = await round(v, i)
           const cell = cells[v]
+          for (const [name, us] of Object.entries(to)) (cell.threads.off[name] ??= []).push(us)
+          for (const [name, us] of Object.entries(tx)) (cell.threads.on[name] ??= []).push(us)
           cell.ratios.push(x / o)
           cell.off.push(o)
           cell.on.push(x)
@@ -128,6 +136,15 @@ export async function runSignals(
         }
       }
     }
+    // Where each cell's CPU went, by thread (a sampling profile sees the main thread only).
+    for (const mode of MODES)
+      for (const v of VARIANTS) {
+        const t = out[mode][v].threads
+        const names = [...new Set([...Object.keys(t.off), ...Object.keys(t.on)])]
+        const med = (x: number[] | undefined) => Math.round(series(x ?? []).median)
+        const parts = names.map((n) => `${n} ${med(t.off[n])} → ${med(t.on[n])}`)
+        ctx.log(`  ${mode} ${v}, µs a request by thread (off → on, medians): ${parts.join('; ')}`)
+      }
     ctx.log(`  (the sink received ${sink.requests()} exports and deliveries)`)
     return out
   } finally {
@@ -146,7 +163,7 @@ async function pairRound(
   mode: Mode,
   seconds: number,
   swapped: boolean,
-): Promise<[number, number]> {
+): Promise<[[number, number], [Record<string, number>, Record<string, number>]]> {
   const stream = mode === 'stream'
   // The generators start in array order: which one starts first alternates by round.
   const order = swapped ? [sides[1], sides[0]] : sides
@@ -170,11 +187,18 @@ async function pairRound(
     async () => {
       if (ctx.plan.warmS > 0) await load(ctx.plan.warmS)
       const cpu0 = sides.map((s) => cpuMicros(s.gw.pid))
+      const threads0 = sides.map((s) => cpuMicrosByThread(s.gw.pid))
       const runs = await load(seconds)
-      return sides.map((s, i) => (cpuMicros(s.gw.pid) - cpu0[i]!) / Math.max(1, runs[i]!.requests)) as [
-        number,
-        number,
-      ]
+      const perRequest = sides.map(
+        (s, i) => (cpuMicros(s.gw.pid) - cpu0[i]!) / Math.max(1, runs[i]!.requests),
+      ) as [number, number]
+      const threads = sides.map((s, i) => {
+        const out: Record<string, number> = {}
+        for (const [name, us] of Object.entries(cpuMicrosByThread(s.gw.pid)))
+          out[name] = (us - (threads0[i]![name] ?? 0)) / Math.max(1, runs[i]!.requests)
+        return out
+      }) as [Record<string, number>, Record<string, number>]
+      return [perRequest, threads] as [[number, number], [Record<string, number>, Record<string, number>]]
     },
     sides.map((s) => s.gw),
   )
