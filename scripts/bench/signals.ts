@@ -118,15 +118,16 @@ export async function runSignals(
       const cells = {} as SignalsResult[Mode]
       out[mode] = cells
       for (const v of VARIANTS) cells[v] = { ratios: [], off: [], on: [], threads: { off: {}, on: {} } }
-      const round = (v: Variant, i: number) => pairRound(ctx, fwd, [off[v], on[v]], mode, seconds, i % 2 === 1)
+      const round = (v: Variant, i: number) =>
+        pairRound(ctx, fwd, [off[v], on[v]], mode, seconds, i % 2 === 1)
       for (const v of VARIANTS) await round(v, 0) // warm each on this route
       for (let i = 0; i < pairs; i++) {
         for (let j = 0; j < VARIANTS.length; j++) {
           const v = VARIANTS[(i + j) % VARIANTS.length]!
           const [[o, x], [to, tx]] = await round(v, i)
           const cell = cells[v]
-          for (const [name, us] of Object.entries(to)) (cell.threads.off[name] ??= []).push(us)
-          for (const [name, us] of Object.entries(tx)) (cell.threads.on[name] ??= []).push(us)
+          addThreads(cell.threads.off, to)
+          addThreads(cell.threads.on, tx)
           cell.ratios.push(x / o)
           cell.off.push(o)
           cell.on.push(x)
@@ -153,6 +154,14 @@ export async function runSignals(
       s.remove()
     }
     await sink.stop()
+  }
+}
+
+function addThreads(into: ByThread, round: Record<string, number>): void {
+  for (const [name, us] of Object.entries(round)) {
+    const list = into[name] ?? []
+    list.push(us)
+    into[name] = list
   }
 }
 

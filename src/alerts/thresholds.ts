@@ -212,7 +212,10 @@ export class ThresholdWatch {
   private async checkKey(c: Charged, now: number): Promise<void> {
     let w = this.keys.get(c.keyId)
     if (!w || now >= w.readAt + REFRESH_MS) {
-      const [account, key] = await Promise.all([this.account(c.accountId, now, c), this.deps.store.getKey(c.keyId)])
+      const [account, key] = await Promise.all([
+        this.account(c.accountId, now, c),
+        this.deps.store.getKey(c.keyId),
+      ])
       if (!account || !key) {
         this.keys.delete(c.keyId)
         return

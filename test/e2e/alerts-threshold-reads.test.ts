@@ -48,12 +48,17 @@ function doc(withWebhook: boolean) {
         ],
       },
     ],
-    plans: { ...PLANS, metered: { rpm: null, rpd: null, budget: { usd: 3, period: 'month' }, models: ['*'] } },
+    plans: {
+      ...PLANS,
+      metered: { rpm: null, rpd: null, budget: { usd: 3, period: 'month' }, models: ['*'] },
+    },
     usage: { flush_ms: 20 },
     ...(withWebhook
       ? {
           alerts: {
-            webhooks: [{ url: hook.url, secret: 'whsec-test-0123456789abcdef', events: ['budget.threshold'] }],
+            webhooks: [
+              { url: hook.url, secret: 'whsec-test-0123456789abcdef', events: ['budget.threshold'] },
+            ],
             poll_ms: 20,
           },
         }
@@ -137,7 +142,7 @@ test('flushes that cannot cross a threshold read nothing; the one that crosses r
   expect(fifty.doc.data.spent_usd).toBeCloseTo(1.6, 6)
 })
 
-test("a crossing this gateway could not see coming is found by the sweep REFRESH_MS after, with no more traffic", async () => {
+test('a crossing this gateway could not see coming is found by the sweep REFRESH_MS after, with no more traffic', async () => {
   // $1.60 spent; five answers through the other gateway (no webhook: this one cannot see them)
   // bring it to $2.40, and this gateway's next ($0.16, short of the $0.80 it knew was left before
   // 80 %) crosses it. Nothing is read at that flush; then traffic stops.
