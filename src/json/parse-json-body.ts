@@ -10,6 +10,7 @@
  */
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import { checkJsonStructure, DEFAULT_JSON_LIMITS, type JsonLimits, type StructureProblem } from './limits.ts'
+import { parseSharingStrings } from './shared-strings.ts'
 import { findJsonSyntaxError, lineAndColumn } from './syntax.ts'
 
 const BOM = '\uFEFF'
@@ -34,7 +35,8 @@ export function parseJsonBody(
   const json = text.startsWith(BOM) ? text.slice(1) : text
   const skipped = text.length - json.length
   try {
-    return JSON.parse(json)
+    // Long strings as views of the text, not copies (shared-strings.ts): a body costs its size once.
+    return parseSharingStrings(json)
   } catch (error) {
     throw invalidJson(json, skipped, error, example, limits)
   }
