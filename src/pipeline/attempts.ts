@@ -211,7 +211,6 @@ export function chatOperation<View>(c: ChatCall<View>): Pick<AttemptsRun<Route<V
         rescue,
         finish: c.finish,
         signal: c.request.signal,
-        bodyText: c.bodyText,
         gate: gateFor(c.charge, route.entry.provider.kind, route.forward),
       })
     },
@@ -405,7 +404,10 @@ function rescueFor<View>(
     tap: (source) => rescue.tap(source),
     continueWith: async (err) => {
       const first = r.answered.entry
-      const source = await rescue.next(err, r.bodyText, r.charge?.reservation ?? null, first.provider.kind)
+      const source = await rescue.next(
+        err,
+        r.surface.body?.(r.decoded.view) ?? r.decoded.view,
+        r.charge?.reservation ?? null, first.provider.kind)
       const usage = rescue.carried()
       if (source && usage) r.answered.first = { entry: first, usage }
       return source

@@ -92,7 +92,8 @@ export class Continuation {
    */
   async next(
     _err: GatewayError,
-    bodyText: string,
+    /** The request body as parsed: the first part's prompt is estimated from it without a reservation. */
+    body: unknown,
     /** The request's reservation: the first part is counted at its input bound. */
     reservation: Reservation | null = null,
     /** The first target's provider kind: how its relayed text is counted in tokens. */
@@ -134,7 +135,7 @@ export class Continuation {
           prompt_tokens: reservation.tokens - reservation.outputTokens,
           completion_tokens: outputTokenCount(text, kind),
         }
-      : disconnectedUsage(null, utf8Bytes(text), bodyText)
+      : disconnectedUsage(null, utf8Bytes(text), body)
     return this.tap(source, true)
   }
 

@@ -9,7 +9,7 @@
  * this estimate but a bound: pipeline/charge.ts.)
  *
  * @example
- * disconnectedUsage(null, 1_200, '{"model":"m","messages":[{"role":"user","content":"hi"}]}') // 1,200 bytes relayed
+ * disconnectedUsage(null, 1_200, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }) // 1,200 bytes relayed
  * // → { prompt_tokens: 2, completion_tokens: 300 }
  */
 import type { ChatCompletionChunk, Usage } from '../providers/types.ts'
@@ -21,7 +21,8 @@ export const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS
 export function disconnectedUsage(
   seen: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null,
   relayedBytes: number,
-  requestBody: string,
+  /** The request body as parsed (the surface's view of it). */
+  requestBody: unknown,
 ): { prompt_tokens: number; completion_tokens: number } {
   return {
     prompt_tokens: seen?.prompt_tokens || estimateTokens(requestTextChars(requestBody)),
@@ -29,14 +30,13 @@ export function disconnectedUsage(
   }
 }
 
-/** Characters of text in a request body: every string value but the model id (roles included, as tokenizers count them too). */
-export function requestTextChars(body: string): number {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(body)
-  } catch {
-    return 0
-  }
+/**
+ * Characters of text in a parsed request body: every string value but the model id (roles
+ * included, as tokenizers count them too). The parsed value, not the text: parsing a 10 MB body
+ * again when its client left cost a second copy of it (DESIGN §16).
+ */
+export function requestTextChars(body: unknown): number {
+  let parsed = body
   if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
     const { model: _model, ...rest } = parsed as Record<string, unknown>
     parsed = rest
