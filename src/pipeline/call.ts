@@ -89,8 +89,6 @@ export interface ProviderCall<View> {
   headers: Record<string, string>
   finish: Finish
   signal: AbortSignal
-  /** The client's request body, for the token estimate of a stream the client left. */
-  bodyText: string
   /**
    * Under a token or money limit: the cut at the output allowance (output-cut.ts) — the chunk gate
    * on a translated call, the surface's event gate (`Forwarding.cut`) on a pass-through.
@@ -157,12 +155,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       const gate = p.gate as CutGate<Uint8Array> | undefined
       if (gate && relay.streamed && relay.assemble) {
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
-        const events = await forwardWithin(
-          adapter,
-          { ...call.forward, body: relay.streamed(call.forward.body) },
-          ctx,
-          gate,
-        )
+        const streamed = { ...call.forward, body: relay.streamed(call.forward.body) }
+        call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
+        const events = await forwardWithin(adapter, streamed, ctx, gate)
         const out = relay.assemble(events, p.encodeCtx)
         if (gate.cut || !out.usage)
           finish(200, out.usage, null, null, {
@@ -240,7 +235,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     // Most of the answer may have reached the client — it left, or the upstream failed after
     // content without reporting usage: record it, estimated (usage/estimate.ts), never as nothing.
     const cutShort = r.aborted || (r.error !== null && r.relayedBytes > 0 && !r.usage)
-    const own = cutShort ? disconnectedUsage(r.usage, r.relayedBytes, p.bodyText) : r.usage
+    const own = cutShort ? disconnectedUsage(r.usage, r.relayedBytes, p.surface.body?.(p.encodeCtx.view) ?? p.encodeCtx.view) : r.usage
     // A continuation's usage chunk counts the first part too (Continuation.tap); else it is added.
     const uncounted = p.rescue?.uncounted() ?? null
     const usage = summed(own, uncounted)
@@ -301,11 +296,20 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   return { ok: true, response, ended }
 }
 
-function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {
+/**
+ * Sends `req` and lets go of its body once the upstream has answered (or failed): a stream's
+ * closures hold the attempt's call for the stream's life, and the body (the client's text with its
+ * edits, as large as the client's) must not stay with it (DESIGN §16). A retry builds its own.
+ */
+async function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {
   if (!adapter.forward) {
     throw new Error(`provider '${ctx.provider.prefix}' cannot pass requests through`)
   }
-  return adapter.forward(req, ctx)
+  try {
+    return await adapter.forward(req, ctx)
+  } finally {
+    req.body = ''
+  }
 }
 
 /**
