@@ -49,6 +49,7 @@ import {
 import { toGatewayError } from './errors.ts'
 import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { countInvalidRequest, refusalLimitHeaders } from './invalid-requests.ts'
+import { LargeBodies } from './large-bodies.ts'
 import { translateForCut } from './output-cut.ts'
 import { allowanceFor } from './output-growth.ts'
 import type { Decoded, Surface, SurfaceCore, Translated } from './surface.ts'
@@ -62,6 +63,8 @@ export class Pipeline {
   private readonly timeouts: Map<string, Timeouts>
   private readonly streamTimeouts: Map<string, Timeouts>
   private readonly suspension
+  /** Dead large bodies collected at a bounded lag (large-bodies.ts). */
+  private readonly largeBodies = new LargeBodies()
 
   constructor(private readonly deps: PipelineDeps) {
     const { config } = deps
@@ -84,8 +87,10 @@ export class Pipeline {
     // Null when telemetry is off or the request not sampled: nothing below allocates for it.
     const trace =
       tracer && surface.operation !== 'count_tokens' ? tracer.begin(request, surface.operation) : null
+    // A large body is counted from its read to here (a stream's view outlives it: counted less).
+    const largeBody = { counted: 0 }
     try {
-      return await this.run(surface, request, server, headers, trace)
+      return await this.run(surface, request, server, headers, trace, largeBody)
     } catch (e) {
       const id = this.deps.traffic.of(request)?.id ?? headers['x-request-id']
       const err = toGatewayError('UNKNOWN', e, this.deps.log, id)
@@ -100,6 +105,8 @@ export class Pipeline {
       })
       this.deps.traffic.refused(request, err)
       return surface.errorResponse(err, headers)
+    } finally {
+      this.largeBodies.done(largeBody.counted)
     }
   }
 
@@ -113,6 +120,7 @@ export class Pipeline {
     request: Request,
     headers: Record<string, string>,
     ex?: Exchange,
+    largeBody?: { counted: number },
   ): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
     const { deps } = this
     const auth = await authenticateToken(deps, surface.credential(request.headers))
@@ -129,6 +137,8 @@ export class Pipeline {
         surface.jsonLimits,
         deps.traffic.stopSignal,
       )
+      const counted = this.largeBodies.read(text.length)
+      if (largeBody) largeBody.counted = counted
       // readBodyText held the text to the JSON structural limits while reading it.
       const decoded = surface.decode(text, true)
       const entry = deps.catalogue.resolve(decoded.model)
@@ -179,13 +189,14 @@ export class Pipeline {
     server: ServerHandle | null | undefined,
     headers: Record<string, string>,
     trace: RequestTrace | null,
+    largeBody: { counted: number },
   ): Promise<Response> {
     const { deps } = this
     const { config, store, clock, metrics, traffic } = deps
     const started = performance.now()
     // What the access log and the request metrics say about this request, filled in as it goes.
     const ex = traffic.of(request) ?? detachedExchange(request, String(headers['x-request-id']))
-    const { auth, text, decoded, entry } = await this.prepare(surface, request, headers, ex)
+    const { auth, text, decoded, entry } = await this.prepare(surface, request, headers, ex, largeBody)
     trace?.routed({
       model: entry.id,
       providerKind: entry.provider.kind,
