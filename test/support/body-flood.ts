@@ -1,22 +1,17 @@
 /**
  * A load generator run as its own process (its 10 MB bodies' memory and CPU are not the test's):
- * `bun body-flood.ts URL KEY PATH CONCURRENCY MB SECONDS [MODEL]`. CONCURRENCY clients each post a
- * valid MB-megabyte request (one user message of that many letters, to MODEL, `demo/echo` unless
- * given) to PATH, again and again until SECONDS have passed (0: once each). Bodies are built once
+ * `bun body-flood.ts URL KEY PATH CONCURRENCY MB SECONDS [MODEL] [ROUNDS]`. CONCURRENCY clients
+ * each post a valid MB-megabyte request (one user message of that many letters, to MODEL,
+ * `demo/echo` unless given) to PATH, again and again until SECONDS have passed and each has sent
+ * ROUNDS (1 unless given; SECONDS 0 and ROUNDS 1: once each). Bodies are built once
  * and shared. Prints one JSON line: `{ statuses, sent }`. Used by test/e2e/hostile-memory.test.ts
  * and `bun run bench`'s hostile-input rows.
  */
 export {}
 
-const [url, key, path, concurrency, mb, seconds, model = 'demo/echo'] = process.argv.slice(2) as [
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-  string?,
-]
+const [url, key, path, concurrency, mb, seconds, model = 'demo/echo', rounds = '1'] = process.argv.slice(
+  2,
+) as [string, string, string, string, string, string, string?, string?]
 const size = Number(mb) * 1024 * 1024
 const head = `{"model": ${JSON.stringify(model)}, "max_tokens": 16, "messages": [{"role": "user", "content": "`
 const tail = '"}]}'
@@ -29,6 +24,7 @@ let sent = 0
 const end = performance.now() + Number(seconds) * 1000
 
 async function client(): Promise<void> {
+  let round = 0
   do {
     let status = 'error'
     try {
@@ -44,7 +40,7 @@ async function client(): Promise<void> {
     }
     sent++
     statuses[status] = (statuses[status] ?? 0) + 1
-  } while (performance.now() < end)
+  } while (performance.now() < end || ++round < Number(rounds))
 }
 
 await Promise.all(Array.from({ length: Number(concurrency) }, client))
