@@ -1,17 +1,17 @@
 /**
- * Issue 42, DESIGN §16: what a valid key's large bodies cost the serving process. 48 concurrent
- * 10 MB chat bodies took a `serve` process from 57 MB to 2.9 GB, and count_tokens cost more than
- * chat for the same body: the body was read in pieces into strings, joined, scanned, parsed, and
- * count_tokens joined each message whole once more. Here 8 concurrent 10 MB bodies (80 MB in
- * flight) go to each endpoint of a real `serve` process (the full 48 × 10 MB and 16 × 9 MB runs
- * are `bun run bench`'s hostile-input row); growth is its peak RSS (VmHWM, reset between the runs)
- * over its RSS before, from /proc. `/healthz` is probed throughout and must answer every time.
+ * Issue 42, DESIGN §16: what a valid key's large bodies cost the serving process — at most 1.5 ×
+ * the bytes in flight, on chat and on count_tokens alike. Here 16 clients each send two 5 MB bodies
+ * in turn (80 MB in flight, 160 MB through) to each endpoint of a real `serve` process (the full
+ * 48 × 10 MB and 16 × 9 MB runs are `bun run bench --hostile`'s rows); growth is its peak RSS
+ * (VmHWM, reset between the runs) over its RSS before, from /proc. `/healthz` is probed throughout
+ * and must answer every time.
  *
- * The bound asserted is 2.25 × the bytes in flight (main: 2.6–3.5 × on chat, 3.4–5 × on count_tokens;
- * now 1.2–2.1 ×). DESIGN's 1.5 × is not yet held on every run: while a request runs the gateway
- * keeps the client's text (pass-through sends it on, byte for byte) and its parsed value, whose
- * strings are copies; the text of a request that no longer needs it is freed only at the next
- * collection. The report of issue 42 says so.
+ * Two rounds, not one: what a body costs includes what it leaves behind. On main (2026-11-29) a
+ * request held its text and its parsed value (copies of its strings), and the dead ones waited for
+ * a collection that came late: chat 2.0–3.1 ×, count_tokens 1.7–2.2 × here. Now the value's long
+ * strings are views of the text (json/shared-strings.ts) and dead large bodies are collected at a
+ * bounded lag (pipeline/large-bodies.ts): chat 0.75–1.3 ×, count_tokens 0.6–0.95 × (a 2-core
+ * machine at load 16–21).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
@@ -21,13 +21,16 @@ import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
 const ADMIN = 'hostile-memory-admin-token-0123456789abcdef'
-const CONCURRENCY = 8
-const MB = 10
+const CONCURRENCY = 16
+const MB = 5
+const ROUNDS = 2
 const IN_FLIGHT_MB = CONCURRENCY * MB
-const BOUND = 2.25
+const BOUND = 1.5
 
 let gw: ServeProcess
 let key: string
+/** The process's RSS once warm (both endpoints answered once, idle since), MB. */
+let warmMb: number
 beforeAll(async () => {
   const dir = tempDir()
   const config = writeConfig(
@@ -64,6 +67,8 @@ beforeAll(async () => {
     expect(res.status).toBe(200)
     await res.arrayBuffer()
   }
+  await Bun.sleep(1_500)
+  warmMb = await statusMb('VmRSS')
   // A process to start and a tokenizer to load: seconds on a loaded machine.
 }, 30_000)
 afterAll(() => gw?.kill('SIGKILL'))
@@ -73,14 +78,17 @@ async function statusMb(field: 'VmRSS' | 'VmHWM'): Promise<number> {
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)![1]) / 1024
 }
 
-/** CONCURRENCY bodies of MB megabytes to `path` at once; growth in MB and the /healthz probes. */
+/** CONCURRENCY clients sending ROUNDS bodies of MB megabytes to `path`; growth in MB and the /healthz probes. */
 async function flood(
   path: string,
 ): Promise<{ growthMb: number; statuses: Record<string, number>; probes: number }> {
-  // Lets the idle collector (src/app/serve.ts) run first, then starts the high-water mark afresh.
-  await Bun.sleep(1_500)
+  // Lets the idle collector (src/app/serve.ts: a quiet second, then a full collection) give back
+  // what the last run left; then starts the high-water mark afresh. Growth counts from the warm
+  // process's size, or from less: what a run leaves behind is never taken for the process's own.
+  for (const end = performance.now() + 8_000; performance.now() < end; await Bun.sleep(250))
+    if ((await statusMb('VmRSS')) < warmMb + 16) break
   writeFileSync(`/proc/${gw.pid}/clear_refs`, '5')
-  const before = await statusMb('VmRSS')
+  const before = Math.min(warmMb, await statusMb('VmRSS'))
   // Niced, in its own process: building and sending 80 MB is the load generator's CPU, not the gateway's.
   const load = Bun.spawn(
     [
@@ -95,6 +103,8 @@ async function flood(
       String(CONCURRENCY),
       String(MB),
       '0',
+      'demo/echo',
+      String(ROUNDS),
     ],
     { stdout: 'pipe', stderr: 'inherit' },
   )
@@ -123,7 +133,7 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
       `chat: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`,
     )
     // Refused as longer than the model's context (the demo answers so), never a 5xx.
-    expect(r.statuses).toEqual({ 400: CONCURRENCY })
+    expect(r.statuses).toEqual({ 400: CONCURRENCY * ROUNDS })
     expect(r.probes).toBeGreaterThan(0)
     expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
   }, 60_000)
@@ -133,7 +143,9 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
     console.log(
       `count_tokens: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`,
     )
-    expect(r.statuses).toEqual({ 200: CONCURRENCY })
+    // Counted (200), or past the key's calls a second (429: read and parsed all the same).
+    expect((r.statuses[200] ?? 0) + (r.statuses[429] ?? 0)).toBe(CONCURRENCY * ROUNDS)
+    expect(r.statuses[200]).toBeGreaterThanOrEqual(CONCURRENCY)
     expect(r.probes).toBeGreaterThan(0)
     expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
   }, 60_000)
