@@ -3,7 +3,8 @@
  * The hostile-input load rows (issue 42, DESIGN §16): a real `serve` process, one key, many large
  * bodies at once from a generator process of its own, and `/healthz` probed from here meanwhile.
  * Per run: the serving process's peak RSS over its RSS before (VmHWM, reset between runs through
- * `/proc/<pid>/clear_refs`) against the bytes in flight, and `/healthz`'s p99.
+ * `/proc/<pid>/clear_refs`) against the bytes in flight, `/healthz`'s p99, and the serving
+ * process's CPU time per request (what collecting dead bodies costs shows there).
  * - hostile: 48 × 10 MB chat bodies to a model whose context they exceed (each refused, 400;
  *   invalid requests not counted toward a suspension, so the key keeps sending), and 16 × 9 MB
  *   `/v1/messages/count_tokens` bodies (counted by the gateway, 200);
@@ -12,7 +13,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { statusBytes } from './proc-stats.ts'
+import { cpuMicros, statusBytes } from './proc-stats.ts'
 import { type Gateway, type Mocks, REPO, startGateway, type Workspace } from './processes.ts'
 import { fmt, type Row, row } from './report.ts'
 
@@ -29,6 +30,8 @@ export interface FloodResult {
   growthBytes: number
   healthzP99Ms: number
   probes: number
+  /** The serving process's CPU time (user + system) per request answered, µs. */
+  cpuUsPerRequest: number
 }
 
 interface Flood {
@@ -141,6 +144,7 @@ async function flood(gw: Gateway, f: Flood, seconds: number): Promise<FloodResul
   await Bun.sleep(2_500)
   writeFileSync(`/proc/${gw.pid}/clear_refs`, '5')
   const before = statusBytes(gw.pid, 'VmRSS')
+  const cpuBefore = cpuMicros(gw.pid)
   const load = Bun.spawn(
     [
       'nice',
@@ -174,6 +178,7 @@ async function flood(gw: Gateway, f: Flood, seconds: number): Promise<FloodResul
     statuses: Record<string, number>
     sent: number
   }
+  const cpuUs = cpuMicros(gw.pid) - cpuBefore
   ms.sort((a, b) => a - b)
   return {
     name: f.name,
@@ -185,6 +190,7 @@ async function flood(gw: Gateway, f: Flood, seconds: number): Promise<FloodResul
     growthBytes: statusBytes(gw.pid, 'VmHWM') - before,
     healthzP99Ms: ms.length ? ms[Math.min(ms.length - 1, Math.floor(0.99 * ms.length))]! : Number.NaN,
     probes: ms.length,
+    cpuUsPerRequest: cpuUs / Math.max(1, out.sent),
   }
 }
 
@@ -194,8 +200,8 @@ export function hostileLoadRows(results: FloodResult[]): Row[] {
     const inFlight = r.concurrency * r.mb * MB
     const ratio = r.growthBytes / inFlight
     return row(
-      `${r.name}, ${r.concurrency} × ${r.mb} MB for ${r.seconds} s: peak RSS growth (× in flight), /healthz p99`,
-      `+${fmt(r.growthBytes / MB)} MB (${fmt(ratio, 2)} ×), p99 ${fmt(r.healthzP99Ms)} ms over ${r.probes} probes; ${JSON.stringify(r.statuses)}`,
+      `${r.name}, ${r.concurrency} × ${r.mb} MB for ${r.seconds} s: peak RSS growth (× in flight), /healthz p99, CPU per request`,
+      `+${fmt(r.growthBytes / MB)} MB (${fmt(ratio, 2)} ×), p99 ${fmt(r.healthzP99Ms)} ms over ${r.probes} probes, ${fmt(r.cpuUsPerRequest / 1000)} ms CPU a request; ${JSON.stringify(r.statuses)}`,
       ratio,
       { op: '<=', value: 1.5, text: '≤ 1.5 × in flight' },
     )
