@@ -101,7 +101,12 @@ function restoreViews(root: unknown, count: number, view: (marked: string) => st
         if (typeof v === 'string') {
           if (v.startsWith(MARK)) {
             // `__proto__` is an own data property of a parsed object: define it, do not assign it.
-            Object.defineProperty(o, k, { value: view(v), writable: true, enumerable: true, configurable: true })
+            Object.defineProperty(o, k, {
+              value: view(v),
+              writable: true,
+              enumerable: true,
+              configurable: true,
+            })
             left--
           }
         } else if (v !== null && typeof v === 'object') stack.push(v)

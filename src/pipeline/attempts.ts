@@ -407,7 +407,9 @@ function rescueFor<View>(
       const source = await rescue.next(
         err,
         r.surface.body?.(r.decoded.view) ?? r.decoded.view,
-        r.charge?.reservation ?? null, first.provider.kind)
+        r.charge?.reservation ?? null,
+        first.provider.kind,
+      )
       const usage = rescue.carried()
       if (source && usage) r.answered.first = { entry: first, usage }
       return source

@@ -235,7 +235,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     // Most of the answer may have reached the client — it left, or the upstream failed after
     // content without reporting usage: record it, estimated (usage/estimate.ts), never as nothing.
     const cutShort = r.aborted || (r.error !== null && r.relayedBytes > 0 && !r.usage)
-    const own = cutShort ? disconnectedUsage(r.usage, r.relayedBytes, p.surface.body?.(p.encodeCtx.view) ?? p.encodeCtx.view) : r.usage
+    const own = cutShort
+      ? disconnectedUsage(r.usage, r.relayedBytes, p.surface.body?.(p.encodeCtx.view) ?? p.encodeCtx.view)
+      : r.usage
     // A continuation's usage chunk counts the first part too (Continuation.tap); else it is added.
     const uncounted = p.rescue?.uncounted() ?? null
     const usage = summed(own, uncounted)
@@ -301,7 +303,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
  * closures hold the attempt's call for the stream's life, and the body (the client's text with its
  * edits, as large as the client's) must not stay with it (DESIGN §16). A retry builds its own.
  */
-async function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {
+async function forwardCall(
+  adapter: ProviderAdapter,
+  req: ForwardRequest,
+  ctx: CallContext,
+): Promise<Response> {
   if (!adapter.forward) {
     throw new Error(`provider '${ctx.provider.prefix}' cannot pass requests through`)
   }

@@ -32,7 +32,7 @@ describe('parseSharingStrings', () => {
     }
     const proto = parseSharingStrings(`{"__proto__": "${LONG}"}`) as Record<string, unknown>
     expect(Object.hasOwn(proto, '__proto__')).toBe(true)
-    expect(proto.__proto__).toBe(LONG)
+    expect(Object.getOwnPropertyDescriptor(proto, '__proto__')?.value).toBe(LONG)
   })
 
   test('long unescaped strings share the text; escaped ones and short ones are copies', () => {
