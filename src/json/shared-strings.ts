@@ -9,7 +9,8 @@
  * 20 texts of 10 MB with their parsed values, 20.6 MB each by `JSON.parse`, 10.7 MB each here).
  *
  * A long string with an escape (`\n`, `\u00e9`) is parsed as before, a copy of its decoded
- * characters: a view cannot unescape. Keys are always parsed (they become property names).
+ * characters: a view cannot unescape; so is one holding a raw control character, for
+ * `JSON.parse` to refuse. Keys are always parsed (they become property names).
  *
  * @example
  * const text = `{"messages":[{"role":"user","content":"${'a'.repeat(1 << 20)}"}]}`
@@ -56,6 +57,12 @@ export function parseSharingStrings(text: string): unknown {
 }
 
 /**
+ * What a view cannot stand for: an escape (to decode), or a raw control character, which JSON
+ * refuses in a string (`JSON.parse` must see it to refuse the body).
+ */
+const ESCAPED_OR_RAW = /[\\\u0000-\u001f]/
+
+/**
  * Where the long string values of `text` are: pairs of offsets of their opening and closing quotes.
  * Linear: strings are skipped with `indexOf`; what lies between them holds no quote.
  */
@@ -64,7 +71,11 @@ function longStringValues(text: string): number[] {
   for (let open = text.indexOf('"'); open !== -1; ) {
     const close = stringEnd(text, open)
     if (close >= text.length) break
-    if (close - open - 1 >= SHARED_MIN && !isKey(text, close) && !text.slice(open + 1, close).includes('\\'))
+    if (
+      close - open - 1 >= SHARED_MIN &&
+      !isKey(text, close) &&
+      !ESCAPED_OR_RAW.test(text.slice(open + 1, close))
+    )
       spans.push(open, close)
     open = text.indexOf('"', close + 1)
   }

@@ -52,6 +52,9 @@ describe('parseSharingStrings', () => {
   test('invalid JSON throws as JSON.parse does, and parseJsonBody names where', () => {
     const text = `{"a":"${LONG}", "b": }`
     expect(() => parseSharingStrings(text)).toThrow(SyntaxError)
+    // A raw line break or tab inside a long string is not JSON, wherever it is.
+    for (const raw of ['\n', '\t', '\u0000'])
+      expect(() => parseSharingStrings(`{"a":"${LONG}${raw}${LONG}"}`)).toThrow(SyntaxError)
     expect(() => parseJsonBody(text, '{}')).toThrow(/not valid JSON: .* at line 1, column/)
   })
 })
