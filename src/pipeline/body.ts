@@ -145,12 +145,14 @@ export async function readBodyText(
     // A large body: its head was scanned as it arrived; the scan goes on from there, over the rest
     // of the one text (a view of it, not a copy), so no character is decoded or scanned twice.
     const rest = read.scanned < text.length ? text.slice(read.scanned) : ''
-    if (read.scanner.feed(rest)) throw jsonLimitError(text, json)!
+    const err = read.scanner.feed(rest) ? jsonLimitError(text, json) : null
+    if (err) throw err
     return text
   }
   // A small body: the quick check says yes to almost every one, the scanner runs only to say what
   // broke.
-  if (!withinJsonLimits(text, json)) throw jsonLimitError(text, json)!
+  const err = withinJsonLimits(text, json) ? null : jsonLimitError(text, json)
+  if (err) throw err
   return text
 }
 
