@@ -60,6 +60,21 @@ describe('readBodyText: a declared small body (read whole) and a chunked one (re
     expect(chunked).toEqual(declared)
   })
 
+  test('a large body: the scan goes on past its first MB — a string across that point, a limit after it', async () => {
+    // Brackets inside a string that starts before the first MB and ends after it are not
+    // structure; nesting too deep after it is refused all the same. Multibyte text on both sides.
+    const inside = `é${'['.repeat(600_000)}👋${'['.repeat(600_000)}`
+    const valid = `{"model":"a/b","s":"${inside}","t":[1]}`
+    const deep = `{"s":"${inside}","a":${'['.repeat(150)}${']'.repeat(150)}}`
+    const [declared, chunked] = await readBoth(valid, 8 * LIMIT)
+    expect(declared === valid && chunked === valid).toBe(true)
+    const refused = await readBoth(deep, 8 * LIMIT)
+    expect(refused).toEqual([
+      { status: 400, code: 'invalid_value', message: jsonLimitError(deep)!.message },
+      { status: 400, code: 'invalid_value', message: jsonLimitError(deep)!.message },
+    ])
+  })
+
   test('more than the limit → 413, declared or counted', async () => {
     const [declared, chunked] = await readBoth(`"${'x'.repeat(5000)}"`, 4000)
     expect(declared).toMatchObject({ status: 413, code: 'request_too_large' })
