@@ -10,9 +10,10 @@
  * request held its text and its parsed value (copies of its strings), and the dead ones waited for
  * a collection that came late: chat 2.6–3.5 ×, count_tokens 2.0–3.1 × here. Now the value's long
  * strings are views of the text (json/shared-strings.ts) and dead large bodies are collected at a
- * bounded lag (pipeline/large-bodies.ts): chat 0.5–1.05 ×, count_tokens 0.5–0.95 × over seven runs
- * on a 2-core machine at load 5–9 (with 5 MB bodies, 80 MB in flight, chat reached 1.49 × at load
- * 17: what is not a body's weighs more there).
+ * bounded lag (pipeline/large-bodies.ts): chat 0.47–1.36 ×, count_tokens 0.47–1.19 × over 13 runs
+ * on a shared 2-core machine, the highest at its lowest load (3–4: the generator then keeps all 16
+ * bodies in flight). With 5 MB bodies (80 MB in flight) chat reached 1.49 × at load 17: what is
+ * not a body weighs more there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
