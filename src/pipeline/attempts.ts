@@ -177,7 +177,7 @@ function gateFor<View>(
   const r = charge?.reservation
   if (!allowance || !r) return undefined
   allowance.kind = kind
-  if (forward) return forward.cut?.(allowance)
+  if (forward) return forward.cut?.(allowance, r.tokens - r.outputTokens)
   return new ChunkGate(allowance, r.tokens - r.outputTokens)
 }
 

@@ -206,8 +206,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
       const { relay } = call
-      if (relay.relayPlan && !p.gate) {
-        const relayed = await relay.relayPlan(upstream, ctx, p.encodeCtx)
+      if (relay.relayPlan) {
+        // Under a limit its plan frames the events one by one for the gate (`framed`).
+        const relayed = await relay.relayPlan(upstream, ctx, p.encodeCtx, p.gate !== undefined)
         source = relayed.plan
         encoder = relayed.encoder as StreamEncoder<unknown>
       } else if (relay.relayBytes) {

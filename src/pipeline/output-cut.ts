@@ -178,8 +178,8 @@ export async function completeWithin(
   return answer.completion()
 }
 
-/** Chat chunks put together as the completion they stream. */
-class Assembly {
+/** Chat chunks put together as the completion they stream (also the chat pass-through's JSON answer under a limit). */
+export class Assembly {
   private head: ChatCompletionChunk | null = null
   private usage: Usage | undefined
   private readonly choices = new Map<
@@ -272,7 +272,8 @@ export function translateForCut<View>(
   if (!routes.some((r) => r.forward)) return
   if (surface.forward?.lostInTranslation?.(view, headers)) return
   for (const route of routes) {
-    if (!route.forward) continue
+    // A pass-through its surface can cut keeps its byte relay (`Forwarding.cut`).
+    if (!route.forward || route.forward.cut) continue
     try {
       route.translated = surface.translate(view, route.entry)
       route.forward = undefined

@@ -110,9 +110,10 @@ export interface Forwarding<View> {
    * Under a token or money limit (DESIGN §11): the cut at the output allowance on this pass-through.
    * Its items are the upstream's events, one Uint8Array each as they came (`eventFrames`); it
    * counts their generated text into `allowance` and, at the allowance, ends the answer in the
-   * wire's own way. Absent: the pass-through is bounded only by the cap it is sent.
+   * wire's own way (`inputTokens`: the reservation's input bound, for a usage the ending reports).
+   * A route whose pass-through can be cut keeps it under a limit; absent: it is translated.
    */
-  cut?(allowance: OutputAllowance): CutGate<Uint8Array>
+  cut?(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
   /**
    * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream) and
    * the events the gate let through (its ending included) are put together as the wire's JSON answer.
@@ -128,12 +129,14 @@ export interface Forwarding<View> {
   /**
    * `relayBytes` as the plan's stage, chosen over it: the relay runs in the writer's read,
    * so a failure in the first event is still an HTTP error; the encoder passes its bytes on. It may
-   * refuse the upstream's answer first (a JSON body where events were expected).
+   * refuse the upstream's answer first (a JSON body where events were expected). `framed` (under a
+   * limit, for the gate): the plan yields one event per item (`eventFrames`) and the encoder relays them.
    */
   relayPlan?(
     upstream: Response,
     ctx: CallContext,
     encodeCtx: EncodeContext<View>,
+    framed: boolean,
   ): Promise<{ plan: StreamPlan<Uint8Array>; encoder: StreamEncoder<Uint8Array> }>
 }
 

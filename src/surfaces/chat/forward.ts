@@ -3,7 +3,8 @@
  * Chat Completions → openai providers that speak it (`wire: chat`, the default): the request and
  * the answer pass through as text. The upstream gets the client's body with the edits in
  * `forward-request.ts`; the client gets the upstream's bytes with `model` set to its own id (and,
- * for streams, the usage chunk it did not ask for withheld: `relay-bytes.ts`, `relay-stream.ts`). The checks the
+ * for streams, the usage chunk it did not ask for withheld: `relay-bytes.ts`, `relay-stream.ts`) — also
+ * under a token or money limit, where its events are counted and cut (`pass-through-cut.ts`). The checks the
  * translating adapter makes on an answer are kept: an `{"error": …}` in a 200 → 502
  * `upstream_error`; not a completion, not an event stream → 502 `upstream_invalid_response` —
  * still as a real HTTP status when it is the stream's first event.
@@ -18,8 +19,10 @@ import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
 import { asCompletion, bodyError } from '../../providers/openai/index.ts'
 import { tokenParam } from '../../providers/openai/token-limit.ts'
+import { eventFrames } from '../../providers/sse/event-frames.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
 import { forwardBody } from './forward-request.ts'
+import { assembleChat, ChatCutGate, streamedChatBody } from './pass-through-cut.ts'
 import { ChatBytes } from './relay-bytes.ts'
 import type { ChatRequestInput } from './request-schema.ts'
 
@@ -50,7 +53,12 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
     return { body, usage: completion.usage ?? null }
   },
 
-  async relayPlan(upstream, ctx, encodeCtx) {
+  // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
+  cut: (allowance, inputTokens) => new ChatCutGate(allowance, inputTokens),
+  streamed: streamedChatBody,
+  assemble: assembleChat,
+
+  async relayPlan(upstream, ctx, encodeCtx, framed) {
     const label = ctx.provider.prefix
     if ((upstream.headers.get('content-type') ?? '').includes('application/json')) {
       // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.
@@ -65,7 +73,11 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
       maxResponseBytes(ctx.provider),
       label,
       (err) => scrubbed(err, ctx.provider),
+      framed,
     )
-    return { plan: { body: upstream.body, stages: [encoder.stage], ctx }, encoder }
+    // Framed: the gate sees each event before the relay, which runs in the encoder (still inside
+    // the writer's read, so a failure in the first event is still an HTTP error).
+    const stage = framed ? eventFrames(maxResponseBytes(ctx.provider), label) : encoder.stage
+    return { plan: { body: upstream.body, stages: [stage], ctx }, encoder }
   },
 }

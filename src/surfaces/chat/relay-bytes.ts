@@ -197,19 +197,25 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
   readonly stage: ChatByteRelay
   readonly keepalive = KEEPALIVE
 
-  /** `clean`: what the upstream's own words lose before the client reads them (`scrubbed`). */
+  /**
+   * `clean`: what the upstream's own words lose before the client reads them (`scrubbed`).
+   * `framed`: the plan yields the upstream's events one by one (`eventFrames`, for the cut at the
+   * output allowance) and `encode` relays each; else the stage relayed them and `encode` passes
+   * its bytes on.
+   */
   constructor(
     modelId: string,
     includeUsage: boolean,
     maxEventBytes: number,
     label: string,
     clean: (err: GatewayError) => GatewayError = (err) => err,
+    private readonly framed = false,
   ) {
     this.stage = new ChatByteRelay(modelId, includeUsage, maxEventBytes, label, clean)
   }
 
-  encode(bytes: Uint8Array): Uint8Array {
-    return bytes
+  encode(bytes: Uint8Array): Uint8Array | null {
+    return this.framed ? this.stage.encode(bytes) : bytes
   }
 
   end(): Uint8Array | null {

@@ -17,6 +17,7 @@ import { droppedParamsHeader, headerNames } from '../../providers/unserved-param
 import { errorResponse } from '../../util/errors.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeResponse } from './encode-response.ts'
+import { assembleResponse, ResponsesCutGate, streamedResponsesBody } from './pass-through-cut.ts'
 import { ResponsesRelay, relayResponseJson } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
 import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
@@ -66,6 +67,10 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
         maxResponseBytes(ctx.provider),
         ctx.provider,
       ),
+    // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
+    cut: (allowance, inputTokens) => new ResponsesCutGate(allowance, inputTokens),
+    streamed: streamedResponsesBody,
+    assemble: assembleResponse,
   },
   errorResponse,
 }

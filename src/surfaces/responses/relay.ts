@@ -283,7 +283,7 @@ function unreadableFailure(label: string): GatewayError {
 }
 
 /** An `error` event's fields: nested under `error` as OpenAI streams them, or beside `type` as its reference shows. */
-function errorFields(data: string): unknown {
+export function errorFields(data: string): unknown {
   let body: unknown
   try {
     body = JSON.parse(data)
@@ -300,7 +300,7 @@ function errorFields(data: string): unknown {
  * error), carrying its code for the attempt loop, which classifies it as it would the same code in
  * an error status (`insufficient_quota`: a credential failure, the key rests).
  */
-function upstreamFailure(label: string, error: unknown): GatewayError {
+export function upstreamFailure(label: string, error: unknown): GatewayError {
   const e = (error !== null && typeof error === 'object' ? error : {}) as Record<string, unknown>
   const message = typeof e.message === 'string' ? e.message : 'no details given'
   // OpenAI's code, else its type (the event's own `type` is `error`, which says nothing).
