@@ -33,10 +33,12 @@ function chatEvents(model: string, includeUsage: boolean): { head: string[]; del
   const usage = includeUsage ? ',"usage":null' : ''
   return {
     head: [
-      `data: {${base},"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]${usage},"obfuscation":"Zq"}\n\n`,
+      // As Python's json.dumps writes it (some compatible servers): spaces after ':' and ','.
+      `data: {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1700000000, "model": ${JSON.stringify(model)}, "system_fingerprint": "fp_1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]${usage ? ', "usage": null' : ''}}\n\n`,
     ],
+    // A JSON escape in the text (`\u0077` is "w"): a re-encoding would write the letter.
     delta: (i) =>
-      `data: {${base},"choices":[{"index":0,"delta":{"content":${JSON.stringify(DELTA)}},"logprobs":null,"finish_reason":null}]${usage},"obfuscation":"o${i}"}\n\n`,
+      `data: {${base},"choices":[{"index":0,"delta":{"content":"w w w w w w w w w \\u0077 "},"logprobs":null,"finish_reason":null}]${usage},"obfuscation":"o${i}"}\n\n`,
   }
 }
 
