@@ -166,7 +166,7 @@ export interface ChatCall<View> {
 
 /**
  * The cut at the output allowance for an attempt of `kind`, when a token or money limit applies:
- * the chunk gate on a translated route, the surface's own on a pass-through (none: not cut).
+ * the chunk gate on a translated route, the surface's own over the raw events on a pass-through.
  */
 function gateFor<View>(
   charge: ContinuationCharge | undefined,
@@ -177,7 +177,7 @@ function gateFor<View>(
   const r = charge?.reservation
   if (!allowance || !r) return undefined
   allowance.kind = kind
-  if (forward) return forward.cut?.(allowance, r.tokens - r.outputTokens)
+  if (forward) return forward.cut(allowance, r.tokens - r.outputTokens)
   return new ChunkGate(allowance, r.tokens - r.outputTokens)
 }
 

@@ -7,18 +7,25 @@
  * | translate | `adapter.complete` → `surface.encodeCompletion`   | `adapter.stream` → `surface.streamEncoder`          |
  * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → body bytes → `forward.relayBytes` |
  *
- * Under a token or money limit a forwarded call that the surface can cut (`Forwarding.cut`) has
- * its events framed one by one for the gate, and a JSON one is streamed (`forward.streamed`), cut
- * and assembled (`forward.assemble`): pipeline/output-cut.ts.
+ * Under a token or money limit a forwarded call (the surface can cut it: `Forwarding.cut`) has
+ * its events framed one by one for the gate before its relay, and a JSON one is streamed
+ * (`forward.streamed`), cut and assembled (`forward.assemble`): pipeline/output-cut.ts.
  *
  * `finish` is called at most once per call: on success, or after a stream was committed to.
  * A failure before the client saw anything is returned instead, for the attempt loop to retry
  * or `settle` (pipeline/attempts.ts).
  */
 import { maxResponseBytes, responseTooLarge } from '../providers/body-limit.ts'
-import { abortError, invalidResponse, networkErrorDetail, readText, totalTimeout } from '../providers/http.ts'
+import {
+  abortError,
+  guardStream,
+  invalidResponse,
+  networkErrorDetail,
+  readText,
+  totalTimeout,
+} from '../providers/http.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
-import { planStream, type StreamPlan } from '../providers/stream-plan.ts'
+import { type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
 import type {
   CallContext,
   ChatCompletionChunk,
@@ -153,7 +160,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       }
       const { relay } = call
       const gate = p.gate as CutGate<Uint8Array> | undefined
-      if (gate && relay.streamed && relay.assemble) {
+      if (gate) {
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
         const streamed = { ...call.forward, body: relay.streamed(call.forward.body) }
         call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
@@ -333,29 +340,38 @@ async function forwardWithin(
   const upstream = await forwardCall(adapter, req, ctx)
   if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
   const max = maxResponseBytes(ctx.provider)
-  const frames = eventFrames(max, ctx.provider.prefix)
-  const reader = planStream<Uint8Array>({ body: upstream.body, stages: [frames], ctx }).getReader()
+  // The body's reads framed into events in the same turn (SyncStages, no stream per stage): a
+  // whole answer often comes in one read, and each event is gated as it is framed.
+  const reader = guardStream(upstream.body, ctx).getReader()
+  const framed: Uint8Array[] = []
+  const stages = new SyncStages<Uint8Array>([eventFrames(max, ctx.provider.prefix)], (ev) => framed.push(ev))
   const events: Uint8Array[] = []
   let bytes = 0
   try {
     for (;;) {
       const r = await reader.read()
-      if (r.done) break
-      bytes += r.value.byteLength
-      if (bytes > max) throw responseTooLarge(ctx.provider.prefix, max, 'a response')
-      let ok = gate.admit(r.value)
-      if (typeof ok !== 'boolean') ok = await ok
-      if (!ok) {
-        events.push(...gate.ending())
-        break
+      if (r.done) stages.flush()
+      else {
+        bytes += r.value.byteLength
+        if (bytes > max) throw responseTooLarge(ctx.provider.prefix, max, 'a response')
+        stages.push(r.value)
       }
-      events.push(r.value)
+      for (const ev of framed) {
+        let ok = gate.admit(ev)
+        if (typeof ok !== 'boolean') ok = await ok
+        if (!ok) {
+          events.push(...gate.ending())
+          return events
+        }
+        events.push(ev)
+      }
+      framed.length = 0
+      if (r.done) return events
     }
   } finally {
     // Cut (or failed): the upstream is let go; it generates, and bills, no more.
     reader.cancel().catch(() => {})
   }
-  return events
 }
 
 function json(body: unknown, headers: Record<string, string>, text = false): Response {

@@ -10,15 +10,12 @@
  * upstream is streamed and the answer assembled (`completeWithin`), since a JSON body arrives
  * whole and could not be cut before the upstream had generated (and billed) all of it.
  *
- * Under a token or money limit every route that would pass through is translated
- * (`translateForCut`), as a continuable stream is: the byte relays do not decode the text they
- * pass on. A pass-through that translation would strip of something (a Messages request with
- * thinking or `cache_control`) keeps its pass-through, and its surface's own gate
- * (`Forwarding.cut`: surfaces/messages/pass-through-cut.ts) counts its events and cuts it the
- * same way; its JSON answer is streamed and assembled by the surface (`Forwarding.assemble`).
+ * A route that passes through keeps its byte relay under a limit: its surface's gate over the raw
+ * events cuts it (`Forwarding.cut`, each surface's pass-through-cut.ts; the chat one counts with
+ * `ChunkGate` itself, and assembles a JSON answer with `Assembly`). A stream that may be rescued
+ * is translated on every route, limit or not (attempts.ts `rescueFor`), and cut here.
  */
 
-import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { outputTokenCount } from '../limits/output-count.ts'
 import type {
   CallContext,
@@ -30,12 +27,11 @@ import type {
 } from '../providers/types.ts'
 import type { OutputAllowance } from './output-allowance.ts'
 import type { CutGate } from './stream-writer.ts'
-import type { ChatSurface, Forwarding, Translated } from './surface.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
 
 /** Generated text of one choice's delta: content, reasoning, refusal, tool names and arguments. */
-function choiceText(choice: Choice): string {
+export function choiceText(choice: Choice): string {
   const delta = choice.delta
   if (!delta) return ''
   let text = ''
@@ -89,38 +85,62 @@ export class ChunkGate implements CutGate<ChatCompletionChunk> {
     const before = this.allowance.counted
     /** The chunk carries new text. */
     let grew = false
-    for (const c of chunk.choices ?? []) {
-      const carried = this.carry.get(c.index)
-      let text = choiceText(c)
-      if (text === '' && carried === undefined) continue
-      // Only new text asks the allowance (a finish that counts the carried space does not).
-      if (text !== '') grew = true
-      if (carried !== undefined) {
-        text = carried + text
-        this.carry.delete(c.index)
-      }
-      const end = text.length - 1
-      if (!c.finish_reason && end >= 0 && WHITESPACE.test(text.charAt(end))) {
-        this.carry.set(c.index, text.charAt(end))
-        text = text.slice(0, end)
-      }
-      if (text !== '') this.allowance.add(text)
+    for (const c of chunk.choices ?? [])
+      if (this.count(c.index, choiceText(c), !!c.finish_reason)) grew = true
+    return this.decide(before, grew, () => this.note(chunk))
+  }
+
+  /**
+   * Counts one choice's new text into the allowance (its trailing whitespace carried to the
+   * choice's next text unless it finished); true when it had new text.
+   */
+  count(index: number, text: string, finished: boolean): boolean {
+    const carried = this.carry.get(index)
+    if (text === '' && carried === undefined) return false
+    // Only new text asks the allowance (a finish that counts the carried space does not).
+    const grew = text !== ''
+    if (carried !== undefined) {
+      text = carried + text
+      this.carry.delete(index)
     }
+    const end = text.length - 1
+    if (!finished && end >= 0 && WHITESPACE.test(text.charAt(end))) {
+      this.carry.set(index, text.charAt(end))
+      text = text.slice(0, end)
+    }
+    if (text !== '') this.allowance.add(text)
+    return grew
+  }
+
+  /**
+   * Whether the chunk whose choices were just counted (`count`, from `before` output tokens) may
+   * be relayed: asked only when it `grew`; `relayed` runs once it is let through.
+   */
+  decide(before: number, grew: boolean, relayed: () => void): boolean | Promise<boolean> {
     const ok = grew ? this.allowance.allows(before) : true
-    if (ok === true) this.note(chunk)
+    if (ok === true) relayed()
     if (typeof ok === 'boolean') return ok
     return ok.then((yes) => {
-      if (yes) this.note(chunk)
+      if (yes) relayed()
       return yes
     })
   }
 
-  ending(): ChatCompletionChunk[] {
+  /** A choice was relayed: open until its finish (each open one gets a `length` finish at the cut). */
+  relayedChoice(index: number, finished: boolean): void {
+    if (finished) this.open.delete(index)
+    else this.open.add(index)
+  }
+
+  /** `head`: whose id, created and model the ending carries (by default the last chunk relayed). */
+  ending(
+    head: Pick<ChatCompletionChunk, 'id' | 'created' | 'model'> | null = this.last,
+  ): ChatCompletionChunk[] {
     const base = {
-      id: this.last?.id ?? 'chatcmpl-cut',
+      id: head?.id ?? 'chatcmpl-cut',
       object: 'chat.completion.chunk' as const,
-      created: this.last?.created ?? Math.floor(Date.now() / 1000),
-      model: this.last?.model ?? '',
+      created: head?.created ?? Math.floor(Date.now() / 1000),
+      model: head?.model ?? '',
     }
     const out: ChatCompletionChunk[] = [...this.open]
       .sort((a, b) => a - b)
@@ -132,10 +152,7 @@ export class ChunkGate implements CutGate<ChatCompletionChunk> {
 
   private note(chunk: ChatCompletionChunk): void {
     this.last = chunk
-    for (const c of chunk.choices ?? []) {
-      if (c.finish_reason) this.open.delete(c.index)
-      else this.open.add(c.index)
-    }
+    for (const c of chunk.choices ?? []) this.relayedChoice(c.index, !!c.finish_reason)
   }
 }
 
@@ -186,6 +203,11 @@ export class Assembly {
     number,
     { choice: ChatCompletion['choices'][number]; text: string[]; reasoning: string[] }
   >()
+
+  /** A chunk was added: the answer's id, model and fingerprint are known (the first chunk's). */
+  get started(): boolean {
+    return this.head !== null
+  }
 
   add(chunk: ChatCompletionChunk): void {
     this.head ??= chunk
@@ -251,32 +273,5 @@ export class Assembly {
     if (h?.system_fingerprint) out.system_fingerprint = h.system_fingerprint
     if (h?.service_tier !== undefined) out.service_tier = h.service_tier
     return out
-  }
-}
-
-/**
- * Under a token or money limit, every route that would pass through is translated, so its answer
- * runs through the gate; not when translating would lose something the pass-through keeps.
- */
-export function translateForCut<View>(
-  /** The request's routes (attempts.ts `Route`), edited in place. */
-  routes: Array<{
-    entry: CatalogueEntry
-    forward: Forwarding<View> | undefined
-    translated: Translated | null
-  }>,
-  surface: ChatSurface<View>,
-  view: View,
-  headers: Headers,
-): void {
-  if (!routes.some((r) => r.forward)) return
-  if (surface.forward?.lostInTranslation?.(view, headers)) return
-  for (const route of routes) {
-    // A pass-through its surface can cut keeps its byte relay (`Forwarding.cut`).
-    if (!route.forward || route.forward.cut) continue
-    try {
-      route.translated = surface.translate(view, route.entry)
-      route.forward = undefined
-    } catch {}
   }
 }

@@ -50,7 +50,6 @@ import { toGatewayError } from './errors.ts'
 import { exemptFromIdleTimeout } from './idle-exemption.ts'
 import { countInvalidRequest, refusalLimitHeaders } from './invalid-requests.ts'
 import { LargeBodies } from './large-bodies.ts'
-import { translateForCut } from './output-cut.ts'
 import { allowanceFor } from './output-growth.ts'
 import type { Decoded, Surface, SurfaceCore, Translated } from './surface.ts'
 
@@ -453,11 +452,10 @@ export class Pipeline {
       return callWithAttempts({ ...run, routes: embeddingsRoutes!, attempt })
     }
     // Under a token or money limit the answer is counted as it arrives and cut at the allowance
-    // (output-cut.ts): its routes are translated, so their chunks can be read — or, where that
-    // would strip the request, kept as a pass-through that its surface's gate counts (Forwarding.cut).
+    // (output-cut.ts): by the chunk gate on a translated route, by its surface's gate over the
+    // raw events on a pass-through (Forwarding.cut), which keeps its byte relay.
     const metered = reservation && charging.charge?.rows.some((r) => r.resource !== 'requests')
     if (metered) {
-      translateForCut(chatRoutes!, surface, decoded.view, request.headers)
       // o200k's tables, loaded by the first metered request (a resolved promise after it): until
       // then text would count as its bytes, and an answer be cut at half its allowance.
       await prepareOutputCount()

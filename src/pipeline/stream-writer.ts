@@ -458,11 +458,23 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
           }
         }
       } else {
-        for (let i = 0; i < items.length; i++) {
-          const bytes = encoder.encode(items[i]!)
-          if (bytes === null) continue
-          sink(bytes)
-          wrote = true
+        // One write per read, as the text path makes: the items of a read framed one event each (a
+        // gated pass-through) would otherwise be an enqueue, and a socket write, an event.
+        let first: Uint8Array | null = null
+        let more: Uint8Array[] | null = null
+        try {
+          for (let i = 0; i < items.length; i++) {
+            const bytes = encoder.encode(items[i]!)
+            if (bytes === null) continue
+            if (first === null) first = bytes
+            else (more ??= [first]).push(bytes)
+          }
+        } finally {
+          // Also when an item throws: the ones before it go out first, then the error frame.
+          if (first !== null) {
+            sink(more === null ? first : Buffer.concat(more))
+            wrote = true
+          }
         }
       }
     } finally {

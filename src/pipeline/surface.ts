@@ -111,15 +111,14 @@ export interface Forwarding<View> {
    * Its items are the upstream's events, one Uint8Array each as they came (`eventFrames`); it
    * counts their generated text into `allowance` and, at the allowance, ends the answer in the
    * wire's own way (`inputTokens`: the reservation's input bound, for a usage the ending reports).
-   * A route whose pass-through can be cut keeps it under a limit; absent: it is translated.
    */
-  cut?(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
+  cut(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
   /**
    * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream) and
    * the events the gate let through (its ending included) are put together as the wire's JSON answer.
    */
-  streamed?(body: string): string
-  assemble?(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
+  streamed(body: string): string
+  assemble(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
    * The upstream's body chunks as they arrive → bytes for the client (`ByteRelay`: events framed
    * at the byte level, only the ones that carry the model, usage or an error parsed). One of this
