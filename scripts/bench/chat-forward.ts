@@ -114,6 +114,7 @@ const steps = {
       new Response(of(streamBytes), { headers: { 'content-type': 'text/event-stream' } }),
       ctx,
       encodeCtx,
+      false,
     )
     const out = await writeStream(plan, encoder, opts)
     if (out.status !== 'ok') throw out.error

@@ -123,7 +123,7 @@ export async function streamPipeline(n: number): Promise<MicroResult['stream']> 
   } as unknown as EncodeContext<never>
   const chatForward = async () => {
     const upstream = new Response(body(), { headers: { 'content-type': 'text/event-stream' } })
-    const { plan, encoder } = await chatForwarding.relayPlan!(upstream, ctx, forwardCtx as never)
+    const { plan, encoder } = await chatForwarding.relayPlan!(upstream, ctx, forwardCtx as never, false)
     await write(plan, encoder)
   }
   const responses = () =>

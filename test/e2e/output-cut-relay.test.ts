@@ -94,11 +94,11 @@ beforeAll(async () => {
       // Ignores the cap: 3,000 tokens whatever it was asked, 10 a delta, paced so a cut stops it.
       const stream = new ReadableStream<Uint8Array>({
         async start(c) {
-          for (const e of wire.head) {
-            record.events.push(e)
-            c.enqueue(enc.encode(e))
-          }
-          for (let i = 0; i < ANSWER_DELTAS && !stopped; i++) {
+          // The opening and the first 15 deltas in one write: the cut (at 10) falls inside a read.
+          const first = [...wire.head, ...Array.from({ length: 15 }, (_, i) => wire.delta(i))]
+          record.events.push(...first)
+          c.enqueue(enc.encode(first.join('')))
+          for (let i = 15; i < ANSWER_DELTAS && !stopped; i++) {
             await Bun.sleep(2)
             if (stopped) return
             const e = wire.delta(i)

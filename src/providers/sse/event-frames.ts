@@ -17,8 +17,17 @@ const LF = 10
 const CR = 13
 const BLANK = Buffer.from('\n\n')
 
-/** A transformer: body chunks in, one Uint8Array per complete event out (at most `maxEventBytes` each). */
-export function eventFrames(maxEventBytes: number, label: string): Transformer<Uint8Array, Uint8Array> {
+/**
+ * A transformer: body chunks in, one Uint8Array per complete event out (at most `maxEventBytes`
+ * each) — or, `batch`, one Uint8Array per chunk holding the complete events it ended (the
+ * unfinished one after them waits for the next chunk), for a gate that walks a read's events
+ * itself and a relay that frames them anyway (each event's size is then the relay's to check).
+ */
+export function eventFrames(
+  maxEventBytes: number,
+  label: string,
+  batch = false,
+): Transformer<Uint8Array, Uint8Array> {
   let tail: Buffer = Buffer.alloc(0)
   /** A CR that ended the last chunk: its LF, if one follows, starts the next. */
   let pendingCR = false
@@ -51,7 +60,14 @@ export function eventFrames(maxEventBytes: number, label: string): Transformer<U
         }
       }
       let start = 0
-      for (let end = buf.indexOf(BLANK); end !== -1; end = buf.indexOf(BLANK, start)) {
+      if (batch) {
+        const last = buf.lastIndexOf(BLANK)
+        if (last !== -1) {
+          start = last + 2
+          controller.enqueue(buf.subarray(0, start))
+        }
+      }
+      for (let end = batch ? -1 : buf.indexOf(BLANK); end !== -1; end = buf.indexOf(BLANK, start)) {
         if (end + 2 - start > maxEventBytes) throw responseTooLarge(label, maxEventBytes, 'a stream event')
         controller.enqueue(buf.subarray(start, end + 2))
         start = end + 2

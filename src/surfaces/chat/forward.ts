@@ -75,9 +75,9 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
       (err) => scrubbed(err, ctx.provider),
       framed,
     )
-    // Framed: the gate sees each event before the relay, which runs in the encoder (still inside
-    // the writer's read, so a failure in the first event is still an HTTP error).
-    const stage = framed ? eventFrames(maxResponseBytes(ctx.provider), label) : encoder.stage
+    // Framed: the gate sees each read's complete events before the relay, which runs in the
+    // encoder (still inside the writer's read, so a failure in the first event is still an HTTP error).
+    const stage = framed ? eventFrames(maxResponseBytes(ctx.provider), label, true) : encoder.stage
     return { plan: { body: upstream.body, stages: [stage], ctx }, encoder }
   },
 }

@@ -31,19 +31,13 @@ import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
 import type { ChatCompletionChunk, Usage } from '../../providers/types.ts'
-import { closingQuote, eventData, eventName, startsWith, valueAt } from '../byte-relay.ts'
+import { eventData, eventName } from '../byte-relay.ts'
 
 const utf8 = new TextEncoder()
 const DONE_EVENT = utf8.encode('data: [DONE]\n\n')
-const DATA_OBJECT = Buffer.from('data: {')
-const CHOICES = Buffer.from('"choices"')
-const INDEX = Buffer.from('"index"')
-const FINISH = Buffer.from('"finish_reason"')
-const LOGPROBS = Buffer.from('"logprobs"')
 /** The delta's text fields, in `choiceText`'s order (tool calls never take this path). */
 const TEXT_KEYS = ['content', 'refusal', 'reasoning_content', 'reasoning'] as const
-const TEXT_KEY_BYTES = TEXT_KEYS.map((k) => Buffer.from(`"${k}"`))
-const LF = 10
+const TEXT_KEY_QUOTED = TEXT_KEYS.map((k) => `"${k}"`)
 const QUOTE = 34
 const BACKSLASH = 92
 const OPEN_BRACKET = 91
@@ -61,67 +55,92 @@ export interface ScannedChoice {
 }
 
 /**
- * The one choice of a chunk in the common shape — one `data: {…}` line, a `choices` array with
- * a single `index` key in it (no second choice, no tool call), `logprobs` null or absent — read
- * off its bytes; null for any other event, which the caller parses. A quote-led key cannot match
- * inside a JSON string (a quote there is escaped).
+ * The one choice of an event (its blank line included) in the common shape —
+ * one `data: {…}` line, a `choices` array with a single `index` key in it (no second choice, no
+ * tool call), `logprobs` null or absent — read off its bytes; null for any other event, which the
+ * caller parses. `s` is the event as latin1 (a character a byte), its bytes `buf` from `offset`;
+ * `s` is searched with the engine's string `indexOf`, cheaper a call than a Buffer's (and every
+ * search ends with the event). A quote-led key cannot match inside a JSON string (a quote there
+ * is escaped).
  */
-export function scanChoice(buf: Buffer): ScannedChoice | null {
-  const end = buf.length - 2 // the blank line's first LF
-  if (end < 8 || buf[end] !== LF || buf[end - 1] !== CLOSE_BRACE || !startsWith(buf, 0, DATA_OBJECT))
-    return null
-  if (buf.indexOf(LF) !== end) return null
-  const c = buf.indexOf(CHOICES)
+export function scanChoice(buf: Buffer, s: string, offset = 0): ScannedChoice | null {
+  const last = s.length - 2 // the blank line's first LF
+  if (last < 8 || s.charCodeAt(last - 1) !== CLOSE_BRACE || !s.startsWith('data: {')) return null
+  if (s.indexOf('\n') !== last) return null
+  const c = s.indexOf('"choices"')
   if (c === -1) return null
-  const open = valueAt(buf, c + CHOICES.length, end)
-  if (open === -1 || buf[open] !== OPEN_BRACKET) return null
-  const i = buf.indexOf(INDEX, open)
+  const open = valueAt(s, c + 9, last)
+  if (open === -1 || s.charCodeAt(open) !== OPEN_BRACKET) return null
+  const i = s.indexOf('"index"', open)
   // No choice (the usage chunk), or more than one choice or a tool call: parsed.
-  if (i === -1 || buf.indexOf(INDEX, i + 1) !== -1) return null
-  let at = valueAt(buf, i + INDEX.length, end)
-  if (at === -1 || buf[at]! < ZERO || buf[at]! > NINE) return null
+  if (i === -1 || s.indexOf('"index"', i + 1) !== -1) return null
+  let at = valueAt(s, i + 7, last)
+  if (at === -1 || !digit(s.charCodeAt(at))) return null
   let index = 0
-  for (; buf[at]! >= ZERO && buf[at]! <= NINE; at++) index = index * 10 + buf[at]! - ZERO
-  const lp = buf.indexOf(LOGPROBS, open)
+  for (; digit(s.charCodeAt(at)); at++) index = index * 10 + s.charCodeAt(at) - ZERO
+  const lp = s.indexOf('"logprobs"', open)
   if (lp !== -1) {
-    const v = valueAt(buf, lp + LOGPROBS.length, end)
-    if (v === -1 || buf[v] !== N) return null
+    const v = valueAt(s, lp + 10, last)
+    if (v === -1 || s.charCodeAt(v) !== N) return null
   }
   let finish: string | null = null
-  const f = buf.indexOf(FINISH, open)
+  const f = s.indexOf('"finish_reason"', open)
   if (f !== -1) {
-    const v = valueAt(buf, f + FINISH.length, end)
+    const v = valueAt(s, f + 15, last)
     if (v === -1) return null
-    if (buf[v] === QUOTE) {
-      const s = stringAt(buf, v, end)
-      if (s === null) return null
-      finish = s
-    } else if (buf[v] !== N) return null
+    if (s.charCodeAt(v) === QUOTE) {
+      const r = stringAt(buf, offset, s, v, last)
+      if (r === null) return null
+      finish = r
+    } else if (s.charCodeAt(v) !== N) return null
   }
   const delta: ScannedChoice['delta'] = {}
   for (let k = 0; k < TEXT_KEYS.length; k++) {
-    const key = TEXT_KEY_BYTES[k]!
-    for (let a = buf.indexOf(key, open); a !== -1 && a < end; a = buf.indexOf(key, a + 1)) {
-      const v = valueAt(buf, a + key.length, end)
+    const key = TEXT_KEY_QUOTED[k]!
+    for (let a = s.indexOf(key, open); a !== -1; a = s.indexOf(key, a + 1)) {
+      const v = valueAt(s, a + key.length, last)
       // Not a string (null, or `content` of something else): the next occurrence, if any.
-      if (v === -1 || buf[v] !== QUOTE) continue
-      const s = stringAt(buf, v, end)
-      if (s === null) return null
-      delta[TEXT_KEYS[k]!] = s
+      if (v === -1 || s.charCodeAt(v) !== QUOTE) continue
+      const r = stringAt(buf, offset, s, v, last)
+      if (r === null) return null
+      delta[TEXT_KEYS[k]!] = r
       break
     }
   }
   return { index, delta, finish }
 }
 
-/** The JSON string whose opening quote is at `q`, decoded (JSON.parse only when it holds an escape); null if unclosed. */
-function stringAt(buf: Buffer, q: number, end: number): string | null {
-  const close = closingQuote(buf, q + 1, end)
-  if (close === -1) return null
-  const escaped = buf.indexOf(BACKSLASH, q + 1)
-  if (escaped !== -1 && escaped < close) return JSON.parse(buf.toString('utf8', q, close + 1)) as string
-  return buf.toString('utf8', q + 1, close)
+const digit = (c: number) => c >= ZERO && c <= NINE
+
+/** Past JSON whitespace, the colon and JSON whitespace after a key ending at `keyEnd`; -1 when no colon follows. */
+function valueAt(s: string, keyEnd: number, end: number): number {
+  let i = keyEnd
+  while (i < end && isSpace(s.charCodeAt(i))) i++
+  if (i >= end || s.charCodeAt(i) !== 58) return -1
+  i++
+  while (i < end && isSpace(s.charCodeAt(i))) i++
+  return i < end ? i : -1
 }
+
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13
+
+/** The JSON string whose opening quote is at `q`, decoded from the bytes (JSON.parse only when it holds an escape); null if unclosed. */
+function stringAt(buf: Buffer, at: number, s: string, q: number, end: number): string | null {
+  let close = s.indexOf('"', q + 1)
+  for (; close !== -1 && close < end; close = s.indexOf('"', close + 1)) {
+    // A quote after an even run of backslashes closes the string.
+    let b = close - 1
+    while (b > q && s.charCodeAt(b) === BACKSLASH) b--
+    if ((close - 1 - b) % 2 === 0) break
+  }
+  if (close === -1 || close >= end) return null
+  const slash = s.indexOf('\\', q + 1)
+  if (slash !== -1 && slash < close) return JSON.parse(buf.toString('utf8', at + q, at + close + 1)) as string
+  return buf.toString('utf8', at + q + 1, at + close)
+}
+
+/** Events the gate read whole (a JSON answer's, gated one by one), for the assembly to reuse. */
+const scans = new WeakMap<Uint8Array, ScannedChoice>()
 
 const scannedText = (d: ScannedChoice['delta']): string =>
   (d.content ?? '') + (d.refusal ?? '') + (d.reasoning_content ?? '') + (d.reasoning ?? '')
@@ -140,10 +159,19 @@ function parseChunk(buf: Buffer): ChatCompletionChunk | null {
   }
 }
 
+/**
+ * Its items are batches of complete events (`eventFrames(…, batch)`: a read's events), or single
+ * events (a JSON answer's); refused at an event, its ending starts with the events of the batch
+ * before it, so the relay gets them as it would have.
+ */
 export class ChatCutGate implements CutGate<Uint8Array> {
   private readonly chunks: ChunkGate
-  /** The last chunk relayed (its bytes until the ending needs its id, created and model). */
+  /** The last chunk relayed (its event's bytes until the ending needs its id, created and model). */
   private head: Buffer | ChatCompletionChunk | null = null
+  /** The batch refused, up to the event refused: relayed ahead of the ending. */
+  private before: Uint8Array | null = null
+  /** The item being admitted: a single event's scan is kept for `assembleChat` (`scans`). */
+  private batch: Uint8Array | null = null
 
   constructor(
     private readonly allowance: OutputAllowance,
@@ -160,26 +188,53 @@ export class ChatCutGate implements CutGate<Uint8Array> {
     return this.chunks.counted
   }
 
-  admit(ev: Uint8Array): boolean | Promise<boolean> {
-    const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
+  admit(batch: Uint8Array): boolean | Promise<boolean> {
+    const buf = Buffer.from(batch.buffer, batch.byteOffset, batch.byteLength)
+    this.batch = batch
+    return this.walk(buf, buf.toString('latin1'), 0)
+  }
+
+  /** The batch's events from `from` on; at a refused one, what went before it is kept for the ending. */
+  private walk(buf: Buffer, s: string, from: number): boolean | Promise<boolean> {
+    for (let at = from; at < s.length; ) {
+      const blank = s.indexOf('\n\n', at)
+      const end = blank === -1 ? s.length : blank + 2
+      const ok = this.event(buf, s, at, end)
+      if (ok === true) {
+        at = end
+        continue
+      }
+      const refused = () => {
+        this.before = at > 0 ? buf.subarray(0, at) : null
+        return false
+      }
+      if (ok === false) return refused()
+      return ok.then((yes) => (yes ? this.walk(buf, s, end) : refused()))
+    }
+    return true
+  }
+
+  private event(buf: Buffer, s: string, start: number, end: number): boolean | Promise<boolean> {
     // Asked before the event's own text is counted: may more follow what was relayed so far?
     const before = this.allowance.counted
-    const s = scanChoice(buf)
-    if (s !== null) {
-      const finished = !!s.finish
-      const grew = this.chunks.count(s.index, scannedText(s.delta), finished)
+    const c = scanChoice(buf, s.substring(start, end), start)
+    // A JSON answer's events are gated one by one, then assembled: read once.
+    if (c !== null && start === 0 && end === s.length) scans.set(this.batch!, c)
+    if (c !== null) {
+      const finished = !!c.finish
+      const grew = this.chunks.count(c.index, scannedText(c.delta), finished)
       return this.chunks.decide(before, grew, () => {
-        this.chunks.relayedChoice(s.index, finished)
-        this.head = buf
+        this.chunks.relayedChoice(c.index, finished)
+        this.head = buf.subarray(start, end)
       })
     }
-    const chunk = parseChunk(buf)
+    const chunk = parseChunk(buf.subarray(start, end))
     if (chunk === null) return true
     let grew = false
-    for (const c of chunk.choices)
-      if (this.chunks.count(c.index, choiceText(c), !!c.finish_reason)) grew = true
+    for (const ch of chunk.choices)
+      if (this.chunks.count(ch.index, choiceText(ch), !!ch.finish_reason)) grew = true
     return this.chunks.decide(before, grew, () => {
-      for (const c of chunk.choices) this.chunks.relayedChoice(c.index, !!c.finish_reason)
+      for (const ch of chunk.choices) this.chunks.relayedChoice(ch.index, !!ch.finish_reason)
       this.head = chunk
     })
   }
@@ -188,6 +243,8 @@ export class ChatCutGate implements CutGate<Uint8Array> {
     const head = this.head instanceof Buffer ? parseChunk(this.head) : this.head
     const out = this.chunks.ending(head).map((c) => utf8.encode(`data: ${JSON.stringify(c)}\n\n`))
     out.push(DONE_EVENT)
+    if (this.before !== null) out.unshift(this.before)
+    this.before = null
     return out
   }
 }
@@ -226,11 +283,11 @@ export function assembleChat(
     // After [DONE] nothing counts, as the decoder reads it.
     if (done) break
     const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
-    const s = answer.started ? scanChoice(buf) : null
-    if (s !== null) {
-      if (s.finish) finished = true
+    const c = answer.started ? (scans.get(ev) ?? scanChoice(buf, buf.toString('latin1'))) : null
+    if (c !== null) {
+      if (c.finish) finished = true
       chunks++
-      const choice = { index: s.index, delta: s.delta, finish_reason: s.finish }
+      const choice = { index: c.index, delta: c.delta, finish_reason: c.finish }
       answer.add({ choices: [choice] } as unknown as ChatCompletionChunk)
       continue
     }
