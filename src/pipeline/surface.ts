@@ -108,9 +108,12 @@ export interface Forwarding<View> {
   relayJson(text: string, ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
    * Under a token or money limit (DESIGN §11): the cut at the output allowance on this pass-through.
-   * Its items are the upstream's events, one Uint8Array each as they came (`eventFrames`); it
-   * counts their generated text into `allowance` and, at the allowance, ends the answer in the
-   * wire's own way (`inputTokens`: the reservation's input bound, for a usage the ending reports).
+   * Its items are the upstream's events as they came (`eventFrames`): one an item — or, from a
+   * `relayPlan` asked for `framed`, a read's complete events an item; it counts their generated
+   * text into `allowance` and, at the allowance, ends the answer in the wire's own way (the events
+   * of the refused item before the refused one first). `inputTokens`: the reservation's input
+   * bound, for a usage the ending reports. Every pass-through has one: under a limit a request
+   * keeps its byte relay (a stream that may be rescued is translated on every route regardless).
    */
   cut(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
   /**
@@ -129,7 +132,8 @@ export interface Forwarding<View> {
    * `relayBytes` as the plan's stage, chosen over it: the relay runs in the writer's read,
    * so a failure in the first event is still an HTTP error; the encoder passes its bytes on. It may
    * refuse the upstream's answer first (a JSON body where events were expected). `framed` (under a
-   * limit, for the gate): the plan yields one event per item (`eventFrames`) and the encoder relays them.
+   * limit, for the gate): the plan yields a read's complete events an item (`eventFrames` in
+   * batches) and the encoder relays them.
    */
   relayPlan?(
     upstream: Response,

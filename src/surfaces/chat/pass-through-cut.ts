@@ -37,11 +37,12 @@ const utf8 = new TextEncoder()
 const DONE_EVENT = utf8.encode('data: [DONE]\n\n')
 /** The delta's text fields, in `choiceText`'s order (tool calls never take this path). */
 const TEXT_KEYS = ['content', 'refusal', 'reasoning_content', 'reasoning'] as const
-const TEXT_KEY_QUOTED = TEXT_KEYS.map((k) => `"${k}"`)
 const QUOTE = 34
 const BACKSLASH = 92
 const OPEN_BRACKET = 91
 const CLOSE_BRACE = 125
+const OPEN_BRACE = 123
+const COMMA = 44
 const N = 110
 const ZERO = 48
 const NINE = 57
@@ -94,23 +95,67 @@ export function scanChoice(buf: Buffer, s: string, offset = 0): ScannedChoice | 
       finish = r
     } else if (s.charCodeAt(v) !== N) return null
   }
-  const delta: ScannedChoice['delta'] = {}
-  for (let k = 0; k < TEXT_KEYS.length; k++) {
-    const key = TEXT_KEY_QUOTED[k]!
-    for (let a = s.indexOf(key, open); a !== -1; a = s.indexOf(key, a + 1)) {
-      const v = valueAt(s, a + key.length, last)
-      // Not a string (null, or `content` of something else): the next occurrence, if any.
-      if (v === -1 || s.charCodeAt(v) !== QUOTE) continue
-      const r = stringAt(buf, offset, s, v, last)
-      if (r === null) return null
-      delta[TEXT_KEYS[k]!] = r
-      break
-    }
-  }
+  const delta = scanDelta(buf, offset, s, open, last)
+  if (delta === null) return null
   return { index, delta, finish }
 }
 
 const digit = (c: number) => c >= ZERO && c <= NINE
+
+const TEXT_KEY_SET: ReadonlySet<string> = new Set(TEXT_KEYS)
+
+/**
+ * The choice's `delta` object walked key by key (one pass, no search per field): its text
+ * fields' strings kept, other strings and scalars skipped; an object or array in it (tool calls,
+ * audio), a key with an escape or anything unexpected → null (parsed instead). No `delta`: empty.
+ */
+function scanDelta(
+  buf: Buffer,
+  offset: number,
+  s: string,
+  from: number,
+  last: number,
+): ScannedChoice['delta'] | null {
+  const delta: ScannedChoice['delta'] = {}
+  const d = s.indexOf('"delta"', from)
+  if (d === -1) return delta
+  let p = valueAt(s, d + 7, last)
+  if (p === -1 || s.charCodeAt(p) !== OPEN_BRACE) return null
+  p = skipSpace(s, p + 1, last)
+  if (s.charCodeAt(p) === CLOSE_BRACE) return delta
+  for (;;) {
+    if (s.charCodeAt(p) !== QUOTE) return null
+    const keyEnd = s.indexOf('"', p + 1)
+    if (keyEnd === -1 || keyEnd >= last) return null
+    const key = s.slice(p + 1, keyEnd)
+    if (key.includes('\\')) return null
+    const v = valueAt(s, keyEnd + 1, last)
+    if (v === -1) return null
+    const c = s.charCodeAt(v)
+    let next: number
+    if (c === QUOTE) {
+      const close = closingQuote(s, v, last)
+      if (close === -1) return null
+      if (TEXT_KEY_SET.has(key)) delta[key as (typeof TEXT_KEYS)[number]] = decoded(buf, offset, s, v, close)
+      next = close + 1
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) return null
+    else {
+      // null, true, false or a number: up to the next separator.
+      next = v
+      while (next < last && s.charCodeAt(next) !== COMMA && s.charCodeAt(next) !== CLOSE_BRACE) next++
+    }
+    p = skipSpace(s, next, last)
+    const sep = s.charCodeAt(p)
+    if (sep === CLOSE_BRACE) return delta
+    if (sep !== COMMA) return null
+    p = skipSpace(s, p + 1, last)
+  }
+}
+
+function skipSpace(s: string, i: number, end: number): number {
+  while (i < end && isSpace(s.charCodeAt(i))) i++
+  return i
+}
 
 /** Past JSON whitespace, the colon and JSON whitespace after a key ending at `keyEnd`; -1 when no colon follows. */
 function valueAt(s: string, keyEnd: number, end: number): number {
@@ -124,19 +169,28 @@ function valueAt(s: string, keyEnd: number, end: number): number {
 
 const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13
 
-/** The JSON string whose opening quote is at `q`, decoded from the bytes (JSON.parse only when it holds an escape); null if unclosed. */
-function stringAt(buf: Buffer, at: number, s: string, q: number, end: number): string | null {
-  let close = s.indexOf('"', q + 1)
-  for (; close !== -1 && close < end; close = s.indexOf('"', close + 1)) {
-    // A quote after an even run of backslashes closes the string.
+/** The quote closing the JSON string opened at `q` (after an even run of backslashes), before `end`; -1 if none. */
+function closingQuote(s: string, q: number, end: number): number {
+  for (let close = s.indexOf('"', q + 1); close !== -1 && close < end; close = s.indexOf('"', close + 1)) {
     let b = close - 1
     while (b > q && s.charCodeAt(b) === BACKSLASH) b--
-    if ((close - 1 - b) % 2 === 0) break
+    if ((close - 1 - b) % 2 === 0) return close
   }
-  if (close === -1 || close >= end) return null
+  return -1
+}
+
+/** The string `s[q, close]` (quotes included) decoded from its bytes: JSON.parse only when it holds an escape. */
+function decoded(buf: Buffer, offset: number, s: string, q: number, close: number): string {
   const slash = s.indexOf('\\', q + 1)
-  if (slash !== -1 && slash < close) return JSON.parse(buf.toString('utf8', at + q, at + close + 1)) as string
-  return buf.toString('utf8', at + q + 1, at + close)
+  if (slash !== -1 && slash < close)
+    return JSON.parse(buf.toString('utf8', offset + q, offset + close + 1)) as string
+  return buf.toString('utf8', offset + q + 1, offset + close)
+}
+
+/** The JSON string whose opening quote is at `q`, decoded; null if unclosed. */
+function stringAt(buf: Buffer, offset: number, s: string, q: number, end: number): string | null {
+  const close = closingQuote(s, q, end)
+  return close === -1 ? null : decoded(buf, offset, s, q, close)
 }
 
 /** Events the gate read whole (a JSON answer's, gated one by one), for the assembly to reuse. */

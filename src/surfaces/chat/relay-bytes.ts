@@ -199,9 +199,9 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
 
   /**
    * `clean`: what the upstream's own words lose before the client reads them (`scrubbed`).
-   * `framed`: the plan yields the upstream's events one by one (`eventFrames`, for the cut at the
-   * output allowance) and `encode` relays each; else the stage relayed them and `encode` passes
-   * its bytes on.
+   * `framed`: the plan yields the upstream's complete events, a read's at a time (`eventFrames`,
+   * for the cut at the output allowance), and `encode` relays them; else the stage relayed them
+   * and `encode` passes its bytes on.
    */
   constructor(
     modelId: string,
