@@ -467,7 +467,10 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
             const bytes = encoder.encode(items[i]!)
             if (bytes === null) continue
             if (first === null) first = bytes
-            else (more ??= [first]).push(bytes)
+            else {
+              more ??= [first]
+              more.push(bytes)
+            }
           }
         } finally {
           // Also when an item throws: the ones before it go out first, then the error frame.

@@ -221,7 +221,7 @@ function parseChunk(buf: Buffer): ChatCompletionChunk | null {
 export class ChatCutGate implements CutGate<Uint8Array> {
   private readonly chunks: ChunkGate
   /** The last chunk relayed (its event's bytes until the ending needs its id, created and model). */
-  private head: Buffer | ChatCompletionChunk | null = null
+  private head: { bytes: Buffer } | { chunk: ChatCompletionChunk } | null = null
   /** The batch refused, up to the event refused: relayed ahead of the ending. */
   private before: Uint8Array | null = null
   /** The item being admitted: a single event's scan is kept for `assembleChat` (`scans`). */
@@ -279,7 +279,7 @@ export class ChatCutGate implements CutGate<Uint8Array> {
       const grew = this.chunks.count(c.index, scannedText(c.delta), finished)
       return this.chunks.decide(before, grew, () => {
         this.chunks.relayedChoice(c.index, finished)
-        this.head = buf.subarray(start, end)
+        this.head = { bytes: buf.subarray(start, end) }
       })
     }
     const chunk = parseChunk(buf.subarray(start, end))
@@ -289,13 +289,16 @@ export class ChatCutGate implements CutGate<Uint8Array> {
       if (this.chunks.count(ch.index, choiceText(ch), !!ch.finish_reason)) grew = true
     return this.chunks.decide(before, grew, () => {
       for (const ch of chunk.choices) this.chunks.relayedChoice(ch.index, !!ch.finish_reason)
-      this.head = chunk
+      this.head = { chunk }
     })
   }
 
   ending(): Uint8Array[] {
-    const head = this.head instanceof Buffer ? parseChunk(this.head) : this.head
-    const out = this.chunks.ending(head).map((c) => utf8.encode(`data: ${JSON.stringify(c)}\n\n`))
+    const h = this.head
+    const head = h === null ? null : 'chunk' in h ? h.chunk : parseChunk(h.bytes)
+    const out: Uint8Array[] = this.chunks
+      .ending(head)
+      .map((c) => utf8.encode(`data: ${JSON.stringify(c)}\n\n`))
     out.push(DONE_EVENT)
     if (this.before !== null) out.unshift(this.before)
     this.before = null
