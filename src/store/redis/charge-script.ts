@@ -13,11 +13,45 @@
  */
 
 /**
+ * A row's use at `at`, as every script reads it: its key (the window's base, or the period's spend
+ * counter), what is used, when it resets (null: nothing inside) and its window's span (0 for a
+ * period). A sliding window's charges that left it are subtracted and dropped first.
+ */
+const ROW_USE_LUA = `
+local function row_use(r, pre, keyid, periods, at, minute_ms, day_ms)
+  local sc = 'a'
+  if r.scope == 'key' then sc = 'k:' .. keyid end
+  if r.window == 'period' then
+    local p = periods[r.period]
+    local key = pre .. 'sp:' .. sc .. ':' .. r.period .. ':' .. string.format('%d', p[1])
+    return key, tonumber(redis.call('GET', key) or '0'), p[2], 0
+  end
+  local span = minute_ms
+  if r.window == 'day' then span = day_ms end
+  local base = pre .. 'c:' .. sc .. ':' .. r.resource .. ':' .. r.window
+  local edge = string.format('%d', at - span)
+  local gone = redis.call('ZRANGEBYSCORE', base .. ':z', '-inf', edge)
+  if #gone > 0 then
+    local amounts = redis.call('HMGET', base .. ':a', unpack(gone))
+    local left = 0
+    for _, a in ipairs(amounts) do left = left + tonumber(a or '0') end
+    redis.call('DECRBY', base .. ':u', left)
+    redis.call('HDEL', base .. ':a', unpack(gone))
+    redis.call('ZREMRANGEBYSCORE', base .. ':z', '-inf', edge)
+  end
+  local reset = cjson.null
+  local first = redis.call('ZRANGE', base .. ':z', 0, 0, 'WITHSCORES')
+  if first[2] then reset = tonumber(first[2]) + span end
+  return base, tonumber(redis.call('GET', base .. ':u') or '0'), reset, span
+end
+`
+
+/**
  * Runs inside the admission script with `now`, `at`, `minute_ms`, `day_ms` and `refuse` in scope.
  * ARGV[10] the charge (JSON: ChargeRequest + `periods`), ARGV[11] the account's key prefix,
  * ARGV[12] the key id, ARGV[13] the reservation handle. Sets `charged` (JSON) or returns a refusal.
  */
-export const CHARGE_LUA = `
+export const CHARGE_LUA = `${ROW_USE_LUA}
 local charged = ''
 if ARGV[10] and ARGV[10] ~= '' then
   local c = cjson.decode(ARGV[10])
@@ -36,33 +70,8 @@ if ARGV[10] and ARGV[10] ~= '' then
       refusal[9] = refuse()
       return refusal
     end
-    local sc = 'a'
-    if r.scope == 'key' then sc = 'k:' .. keyid end
-    local used, reset, span = 0, cjson.null, 0
-    if r.window == 'period' then
-      local p = c.periods[r.period]
-      keys[i] = pre .. 'sp:' .. sc .. ':' .. r.period .. ':' .. string.format('%d', p[1])
-      used = tonumber(redis.call('GET', keys[i]) or '0')
-      reset = p[2]
-    else
-      span = minute_ms
-      if r.window == 'day' then span = day_ms end
-      local base = pre .. 'c:' .. sc .. ':' .. r.resource .. ':' .. r.window
-      keys[i] = base
-      local edge = string.format('%d', at - span)
-      local gone = redis.call('ZRANGEBYSCORE', base .. ':z', '-inf', edge)
-      if #gone > 0 then
-        local amounts = redis.call('HMGET', base .. ':a', unpack(gone))
-        local left = 0
-        for _, a in ipairs(amounts) do left = left + tonumber(a or '0') end
-        redis.call('DECRBY', base .. ':u', left)
-        redis.call('HDEL', base .. ':a', unpack(gone))
-        redis.call('ZREMRANGEBYSCORE', base .. ':z', '-inf', edge)
-      end
-      used = tonumber(redis.call('GET', base .. ':u') or '0')
-      local first = redis.call('ZRANGE', base .. ':z', 0, 0, 'WITHSCORES')
-      if first[2] then reset = tonumber(first[2]) + span end
-    end
+    local key, used, reset, span = row_use(r, pre, keyid, c.periods, at, minute_ms, day_ms)
+    keys[i] = key
     local left = math.max(0, r.capacity - used)
     states[i] = { used = used, remaining = left, reset = reset }
     local fits, needs, least = 0, 0, floor
@@ -185,7 +194,7 @@ return 1
  * spend counters, as the settle script moves them, and its `res` entry with them (settlement and
  * the sweep then work from the grown hold). Returns JSON `{ ok, live, states, at }` (states before).
  */
-export const EXTEND_SCRIPT = `
+export const EXTEND_SCRIPT = `${ROW_USE_LUA}
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
 if not rec then return cjson.encode({ ok = false, live = false, states = {} }) end
 local res = cjson.decode(rec)
@@ -200,31 +209,7 @@ if now < 0 then
 end
 local states, ok = {}, true
 for i, r in ipairs(c.rows) do
-  local sc = 'a'
-  if r.scope == 'key' then sc = 'k:' .. keyid end
-  local used, reset = 0, cjson.null
-  if r.window == 'period' then
-    local p = c.periods[r.period]
-    used = tonumber(redis.call('GET', pre .. 'sp:' .. sc .. ':' .. r.period .. ':' .. string.format('%d', p[1])) or '0')
-    reset = p[2]
-  else
-    local span = minute_ms
-    if r.window == 'day' then span = day_ms end
-    local base = pre .. 'c:' .. sc .. ':' .. r.resource .. ':' .. r.window
-    local edge = string.format('%d', now - span)
-    local gone = redis.call('ZRANGEBYSCORE', base .. ':z', '-inf', edge)
-    if #gone > 0 then
-      local amounts = redis.call('HMGET', base .. ':a', unpack(gone))
-      local left = 0
-      for _, a in ipairs(amounts) do left = left + tonumber(a or '0') end
-      redis.call('DECRBY', base .. ':u', left)
-      redis.call('HDEL', base .. ':a', unpack(gone))
-      redis.call('ZREMRANGEBYSCORE', base .. ':z', '-inf', edge)
-    end
-    used = tonumber(redis.call('GET', base .. ':u') or '0')
-    local first = redis.call('ZRANGE', base .. ':z', 0, 0, 'WITHSCORES')
-    if first[2] then reset = tonumber(first[2]) + span end
-  end
+  local _, used, reset = row_use(r, pre, keyid, c.periods, now, minute_ms, day_ms)
   local left = math.max(0, r.capacity - used)
   states[i] = { used = used, remaining = left, reset = reset }
   if (r.resource == 'tokens' and left < dt) or (r.resource == 'microdollars' and left < dm) then ok = false end
