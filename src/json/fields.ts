@@ -113,8 +113,9 @@ export function editTopLevel(
   edits: ReadonlyMap<string, string | null>,
   insert: string,
   expectedKeys: number,
+  /** The text's `topLevelFields`, when the caller has them already. */
+  f: number[] | null = topLevelFields(json),
 ): string | null {
-  const f = topLevelFields(json)
   if (f === null || f.length !== expectedKeys * 4) return null
   let out = json.slice(0, f[0]!) + (insert ? `${insert},` : '')
   let from = f[0]!
@@ -140,6 +141,36 @@ export function editTopLevel(
     }
   }
   return out + json.slice(from)
+}
+
+/**
+ * A request body asking for a stream: `"stream": true` and each of `also` (key → JSON text) set in
+ * the text — replaced where the key is there, else added first — every other byte as it was (one
+ * scan that skips strings whole, not a second parse of a body as large as the client's). A text
+ * that is not one object is re-serialised instead.
+ *
+ * @example
+ * streamingBody('{"model":"m","stream":false}', { stream_options: '{"include_usage":true}' })
+ * // '{"stream_options":{"include_usage":true},"model":"m","stream":true}'
+ */
+export function streamingBody(json: string, also: Readonly<Record<string, string>> = {}): string {
+  const values: Record<string, string> = { stream: 'true', ...also }
+  const f = topLevelFields(json)
+  if (f !== null) {
+    const present = new Set<string>()
+    for (let n = 0; n < f.length; n += 4) present.add(keyName(json, f[n]!, f[n + 1]!))
+    const edits = new Map<string, string>()
+    const insert: string[] = []
+    for (const [key, value] of Object.entries(values)) {
+      if (present.has(key)) edits.set(key, value)
+      else insert.push(`${JSON.stringify(key)}:${value}`)
+    }
+    const edited = editTopLevel(json, edits, insert.join(','), f.length / 4, f)
+    if (edited !== null) return edited
+  }
+  const parsed = JSON.parse(json) as Record<string, unknown>
+  for (const [key, value] of Object.entries(values)) parsed[key] = JSON.parse(value)
+  return JSON.stringify(parsed)
 }
 
 /** A key's name; keys written with escapes (`"mod\u0065l"`) are decoded, as JSON.parse does. */

@@ -13,7 +13,7 @@
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
  */
 
-import { replaceStringField } from '../../json/fields.ts'
+import { replaceStringField, streamingBody } from '../../json/fields.ts'
 import type { Forwarding } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
@@ -22,7 +22,7 @@ import { tokenParam } from '../../providers/openai/token-limit.ts'
 import { eventFrames } from '../../providers/sse/event-frames.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
 import { forwardBody } from './forward-request.ts'
-import { assembleChat, ChatCutGate, streamedChatBody } from './pass-through-cut.ts'
+import { assembleChat, ChatCutGate } from './pass-through-cut.ts'
 import { ChatBytes } from './relay-bytes.ts'
 import type { ChatRequestInput } from './request-schema.ts'
 
@@ -55,7 +55,9 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
 
   // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
   cut: (allowance, inputTokens) => new ChatCutGate(allowance, inputTokens),
-  streamed: streamedChatBody,
+  // Asking for the usage chunk the gateway settles from (the non-stream body has no
+  // `stream_options`: forward-request.ts took it out, as OpenAI refuses it without a stream).
+  streamed: (body) => streamingBody(body, { stream_options: '{"include_usage":true}' }),
   assemble: assembleChat,
 
   async relayPlan(upstream, ctx, encodeCtx, framed) {

@@ -307,18 +307,6 @@ export class ChatCutGate implements CutGate<Uint8Array> {
 }
 
 /**
- * A non-stream forward body asking for a stream with the usage chunk (the gateway settles from
- * it). `stream_options` was removed from the non-stream body (forward-request.ts).
- */
-export function streamedChatBody(body: string): string {
-  return JSON.stringify({
-    ...(JSON.parse(body) as Record<string, unknown>),
-    stream: true,
-    stream_options: { include_usage: true },
-  })
-}
-
-/**
  * The chat completion from the stream's events as the gate let them through (its ending
  * included), refused as the translated stream refuses it (`OpenAIChunkDecoder`: an error event, a
  * chunk without choices, an end before `[DONE]` or a finish; an event that is not JSON skipped)

@@ -12,7 +12,7 @@
  * upstream. Every event the gate lets through goes on byte for byte (signatures, cache usage,
  * unknown fields): the gate parses events to count them, never to re-encode them.
  *
- * A JSON request under a limit is sent upstream as a stream (`streamedBody`) and its events, as
+ * A JSON request under a limit is sent upstream as a stream (`streamingBody`, json/fields.ts) and its events, as
  * the gate let them through, assembled into Anthropic's message (`assembleMessage`): a JSON body
  * arrives whole, so it could not be cut before the upstream had generated (and billed) all of it.
  * Known blocks' deltas are folded in (text, thinking and its signature, tool input, citations);
@@ -134,11 +134,6 @@ export class MessagesCutGate implements CutGate<Uint8Array> {
     )
     return out
   }
-}
-
-/** The client's body asking for a stream (key order kept; `stream` replaced or added last). */
-export function streamedBody(body: string): string {
-  return JSON.stringify({ ...(JSON.parse(body) as Json), stream: true })
 }
 
 /**

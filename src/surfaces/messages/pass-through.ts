@@ -8,7 +8,9 @@
  * thinking blocks, signatures, cache control and whatever betas add survive. Under a token or
  * money limit its events are also counted and cut at the allowance (pass-through-cut.ts).
  */
+
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import { streamingBody } from '../../json/fields.ts'
 import type { EncodeContext, Forwarding } from '../../pipeline/surface.ts'
 import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
 import { convertAnthropicUsage, mergeUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
@@ -21,7 +23,7 @@ import type { GatewayError } from '../../util/errors.ts'
 import { ByteRelay, type EventAction, eventData, eventName, stringValueBytes } from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
 import { lostInTranslation } from './lost-in-translation.ts'
-import { assembleMessage, MessagesCutGate, streamedBody } from './pass-through-cut.ts'
+import { assembleMessage, MessagesCutGate } from './pass-through-cut.ts'
 import type { MessagesRequest } from './request-schema.ts'
 import { PING } from './stream-encoder.ts'
 
@@ -82,7 +84,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
   relayBytes: (ctx) => new MessagesRelay(ctx),
 
   cut: (allowance) => new MessagesCutGate(allowance),
-  streamed: streamedBody,
+  streamed: (body) => streamingBody(body),
   assemble: assembleMessage,
 }
 

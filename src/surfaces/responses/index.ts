@@ -11,13 +11,14 @@
  */
 
 import { bearer } from '../../auth/authenticate.ts'
+import { streamingBody } from '../../json/fields.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeResponse } from './encode-response.ts'
-import { assembleResponse, ResponsesCutGate, streamedResponsesBody } from './pass-through-cut.ts'
+import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { ResponsesRelay, relayResponseJson } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
 import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
@@ -69,7 +70,7 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
       ),
     // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
     cut: (allowance, inputTokens) => new ResponsesCutGate(allowance, inputTokens),
-    streamed: streamedResponsesBody,
+    streamed: (body) => streamingBody(body),
     assemble: assembleResponse,
   },
   errorResponse,

@@ -14,7 +14,7 @@
  * goes through the relay like any event (its `model` becomes the client's id). Every event the
  * gate lets through goes on as the upstream wrote it.
  *
- * A JSON request under a limit is sent upstream as a stream (`streamedResponsesBody`) and its
+ * A JSON request under a limit is sent upstream as a stream (`streamingBody`, json/fields.ts) and its
  * events, as the gate let them through, put together as the response object
  * (`assembleResponse`): the terminal event's response, with the finished items where it lists none.
  */
@@ -285,11 +285,6 @@ export class ResponsesCutGate implements CutGate<Uint8Array> {
     }
     return item
   }
-}
-
-/** The client's body asking for a stream. */
-export function streamedResponsesBody(body: string): string {
-  return JSON.stringify({ ...(JSON.parse(body) as Json), stream: true })
 }
 
 /**
