@@ -27,6 +27,8 @@
 import type { ProviderKind } from '../config/schema.ts'
 import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
 
+const WHITESPACE = /\s/
+
 /**
  * Asked for more room once `counted` output tokens reached `limit` and more text arrived:
  * resolves to the new limit (at least `limit`; `limit` itself when the rows cannot cover more).
@@ -37,6 +39,14 @@ export class OutputAllowance {
   private max: number
   private total = 0
   private refused = false
+  /**
+   * Per stream of text (a choice, an output item, a content block), a text's last character when
+   * it is whitespace, counted with that stream's next text: byte-pair encoders join a space to the
+   * word after it (`"w "` + `"w"` is `w`, ` w`, not three tokens), so counting chunk by chunk would
+   * otherwise add a token a chunk. One character a stream at most, so nothing goes uncounted for
+   * longer than one chunk.
+   */
+  private readonly carry = new Map<number, string>()
 
   constructor(
     /** Output tokens the reservation holds for the whole answer: n × the per-choice cap. */
@@ -64,10 +74,45 @@ export class OutputAllowance {
     return this.refused
   }
 
+  /** Output tokens generated so far, what is carried included (an upper bound of what the upstream bills). */
+  get generated(): number {
+    let n = this.total
+    for (const c of this.carry.values()) n += outputTokenCount(c, this.kind)
+    return n
+  }
+
   /** Counts generated text (of any choice) into the running count; returns the new count. */
   add(text: string): number {
     this.total += outputTokenCount(text, this.kind)
     return this.total
+  }
+
+  /** Stream `index` has whitespace carried to its next text. */
+  carries(index: number): boolean {
+    return this.carry.has(index)
+  }
+
+  /**
+   * Counts text of stream `index` (`add`), with what that stream carried in front; its trailing
+   * whitespace is carried to the stream's next text unless the stream `finished` here.
+   */
+  addTo(index: number, text: string, finished = false): void {
+    const carried = this.carry.get(index)
+    if (carried !== undefined) {
+      text = carried + text
+      this.carry.delete(index)
+    }
+    const end = text.length - 1
+    if (!finished && end >= 0 && WHITESPACE.test(text.charAt(end))) {
+      this.carry.set(index, text.charAt(end))
+      text = text.slice(0, end)
+    }
+    if (text !== '') this.add(text)
+  }
+
+  /** Stream `index` ended: what it carried is counted. */
+  end(index: number): void {
+    this.addTo(index, '', true)
   }
 
   /**

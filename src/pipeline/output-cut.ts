@@ -16,7 +16,6 @@
  * is translated on every route, limit or not (attempts.ts `rescueFor`), and cut here.
  */
 
-import { outputTokenCount } from '../limits/output-count.ts'
 import type {
   CallContext,
   ChatCompletion,
@@ -48,20 +47,10 @@ export function choiceText(choice: Choice): string {
   return text
 }
 
-const WHITESPACE = /\s/
-
 export class ChunkGate implements CutGate<ChatCompletionChunk> {
   /** Choices begun and not finished: each gets a `length` finish at the cut. */
   private readonly open = new Set<number>()
   private last: ChatCompletionChunk | null = null
-  /**
-   * Per choice, a chunk's last character when it is whitespace, counted with the choice's next
-   * text: byte-pair encoders join a space to the word after it (`"w "` + `"w"` is `w`, ` w`, not
-   * three tokens), so counting chunk by chunk would otherwise add a token a chunk. One character
-   * a choice at most, so nothing an upstream sends goes uncounted for longer than one chunk.
-   */
-  private readonly carry = new Map<number, string>()
-
   constructor(
     private readonly allowance: OutputAllowance,
     /** The input side of the usage shown at a cut: the reservation's input bound (as settled). */
@@ -75,9 +64,7 @@ export class ChunkGate implements CutGate<ChatCompletionChunk> {
 
   /** Output tokens generated so far, all choices (an upper bound of what the upstream bills). */
   get counted(): number {
-    let n = this.allowance.counted
-    for (const c of this.carry.values()) n += outputTokenCount(c, this.allowance.kind)
-    return n
+    return this.allowance.generated
   }
 
   admit(chunk: ChatCompletionChunk): boolean | Promise<boolean> {
@@ -95,21 +82,10 @@ export class ChunkGate implements CutGate<ChatCompletionChunk> {
    * choice's next text unless it finished); true when it had new text.
    */
   count(index: number, text: string, finished: boolean): boolean {
-    const carried = this.carry.get(index)
-    if (text === '' && carried === undefined) return false
+    if (text === '' && !this.allowance.carries(index)) return false
+    this.allowance.addTo(index, text, finished)
     // Only new text asks the allowance (a finish that counts the carried space does not).
-    const grew = text !== ''
-    if (carried !== undefined) {
-      text = carried + text
-      this.carry.delete(index)
-    }
-    const end = text.length - 1
-    if (!finished && end >= 0 && WHITESPACE.test(text.charAt(end))) {
-      this.carry.set(index, text.charAt(end))
-      text = text.slice(0, end)
-    }
-    if (text !== '') this.allowance.add(text)
-    return grew
+    return text !== ''
   }
 
   /**

@@ -18,7 +18,6 @@
  * Known blocks' deltas are folded in (text, thinking and its signature, tool input, citations);
  * fields of the events the assembly does not know are kept as they came on the block or message.
  */
-import { outputTokenCount } from '../../limits/output-count.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
 import type { CutGate } from '../../pipeline/stream-writer.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
@@ -31,7 +30,6 @@ import { eventData, eventName } from '../byte-relay.ts'
 import type { MessagesRequest } from './request-schema.ts'
 
 const text = new TextEncoder()
-const WHITESPACE = /\s/
 
 type Json = Record<string, any>
 
@@ -69,11 +67,6 @@ const frame = (type: string, o: Json): Uint8Array =>
 export class MessagesCutGate implements CutGate<Uint8Array> {
   /** Content blocks started and not stopped: each gets its `content_block_stop` at the cut. */
   private readonly open = new Set<number>()
-  /**
-   * Per block, a delta's last character when it is whitespace, counted with the block's next
-   * text (as ChunkGate does per choice: a byte-pair encoder joins a space to the word after it).
-   */
-  private readonly carry = new Map<number, string>()
 
   constructor(private readonly allowance: OutputAllowance) {}
 
@@ -83,9 +76,7 @@ export class MessagesCutGate implements CutGate<Uint8Array> {
 
   /** Output tokens generated so far (an upper bound of what the upstream bills). */
   get counted(): number {
-    let n = this.allowance.counted
-    for (const c of this.carry.values()) n += outputTokenCount(c, this.allowance.kind)
-    return n
+    return this.allowance.generated
   }
 
   admit(ev: Uint8Array): boolean | Promise<boolean> {
@@ -95,29 +86,15 @@ export class MessagesCutGate implements CutGate<Uint8Array> {
     const index = typeof data?.index === 'number' ? data.index : 0
     if (name === 'content_block_stop') {
       this.open.delete(index)
-      const carried = this.carry.get(index)
-      if (carried !== undefined) {
-        this.carry.delete(index)
-        this.allowance.add(carried)
-      }
+      this.allowance.end(index)
       return true
     }
     if (name === 'content_block_start') this.open.add(index)
-    let t = generated(name, data)
+    const t = generated(name, data)
     if (t === '') return true
     // Asked before the event's own text is counted: may more follow what was relayed so far?
     const before = this.allowance.counted
-    const carried = this.carry.get(index)
-    if (carried !== undefined) {
-      t = carried + t
-      this.carry.delete(index)
-    }
-    const last = t.charAt(t.length - 1)
-    if (WHITESPACE.test(last)) {
-      this.carry.set(index, last)
-      t = t.slice(0, -1)
-    }
-    if (t !== '') this.allowance.add(t)
+    this.allowance.addTo(index, t)
     return this.allowance.allows(before)
   }
 

@@ -18,7 +18,6 @@
  * events, as the gate let them through, put together as the response object
  * (`assembleResponse`): the terminal event's response, with the finished items where it lists none.
  */
-import { outputTokenCount } from '../../limits/output-count.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
 import type { CutGate } from '../../pipeline/stream-writer.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
@@ -31,7 +30,6 @@ import { chatUsage, responsesUsage } from './response-object.ts'
 type Json = Record<string, any>
 
 const utf8 = new TextEncoder()
-const WHITESPACE = /\s/
 
 /** An event's type (its `event:` line, else its data's `type`) and its data, parsed (null: not a JSON object). */
 function parsed(ev: Uint8Array): { type: string | undefined; data: Json | null } {
@@ -67,8 +65,6 @@ export class ResponsesCutGate implements CutGate<Uint8Array> {
   private response: Json | null = null
   /** One past the last `sequence_number` relayed: the ending numbers on from it. */
   private seq = 0
-  /** Per output item, a delta's last character when it is whitespace, counted with the item's next text. */
-  private readonly carry = new Map<number, string>()
 
   constructor(
     private readonly allowance: OutputAllowance,
@@ -81,9 +77,7 @@ export class ResponsesCutGate implements CutGate<Uint8Array> {
   }
 
   get counted(): number {
-    let n = this.allowance.counted
-    for (const c of this.carry.values()) n += outputTokenCount(c, this.allowance.kind)
-    return n
+    return this.allowance.generated
   }
 
   admit(ev: Uint8Array): boolean | Promise<boolean> {
@@ -104,7 +98,7 @@ export class ResponsesCutGate implements CutGate<Uint8Array> {
     } else {
       // A function call's name is generated text (the chat gate counts it too).
       if (type === 'response.output_item.added' && typeof data.item?.name === 'string') text = data.item.name
-      if (type === 'response.output_item.done') this.settleCarry(index)
+      if (type === 'response.output_item.done') this.allowance.end(index)
     }
     if (text === '') {
       relayed()
@@ -112,17 +106,7 @@ export class ResponsesCutGate implements CutGate<Uint8Array> {
     }
     // Asked before the event's own text is counted: may more follow what was relayed so far?
     const before = this.allowance.counted
-    const carried = this.carry.get(index)
-    if (carried !== undefined) {
-      text = carried + text
-      this.carry.delete(index)
-    }
-    const last = text.charAt(text.length - 1)
-    if (WHITESPACE.test(last)) {
-      this.carry.set(index, last)
-      text = text.slice(0, -1)
-    }
-    if (text !== '') this.allowance.add(text)
+    this.allowance.addTo(index, text)
     const ok = this.allowance.allows(before)
     if (ok === true) relayed()
     if (typeof ok === 'boolean') return ok
@@ -130,13 +114,6 @@ export class ResponsesCutGate implements CutGate<Uint8Array> {
       if (yes) relayed()
       return yes
     })
-  }
-
-  private settleCarry(index: number): void {
-    const carried = this.carry.get(index)
-    if (carried === undefined) return
-    this.carry.delete(index)
-    this.allowance.add(carried)
   }
 
   /** The structure the ending closes: lifecycle, items, parts. */
