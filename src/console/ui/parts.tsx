@@ -41,3 +41,46 @@ export function EstimatedMark({ estimated }: { estimated: boolean | undefined })
     </small>
   )
 }
+
+/**
+ * Newer / Older over a cursor-paged list (`cursors`: the pages walked, the current one last, the
+ * first ''), the page number, and a Refresh button when `onRefresh` is given.
+ */
+export function Pager({
+  cursors,
+  setCursors,
+  next,
+  onRefresh,
+}: {
+  cursors: string[]
+  setCursors: (c: string[]) => void
+  next: string | null | undefined
+  onRefresh?: () => void
+}) {
+  return (
+    <div class="pager">
+      <button
+        type="button"
+        class="secondary"
+        disabled={cursors.length < 2}
+        onClick={() => setCursors(cursors.slice(0, -1))}
+      >
+        Newer
+      </button>
+      <button
+        type="button"
+        class="secondary"
+        disabled={!next}
+        onClick={() => next && setCursors([...cursors, next])}
+      >
+        Older
+      </button>
+      {onRefresh && (
+        <button type="button" class="secondary" onClick={onRefresh}>
+          Refresh
+        </button>
+      )}
+      <span class="muted">page {cursors.length}</span>
+    </div>
+  )
+}

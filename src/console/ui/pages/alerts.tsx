@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { num, shortWhen, when } from '../format.ts'
-import { ErrorNotice, TableHead } from '../parts.tsx'
+import { ErrorNotice, Pager, TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 /** The host (and port) of a webhook's URL; never its path, query or user info. */
@@ -85,28 +85,7 @@ export function Alerts() {
         webhook answers 2xx. Webhooks are shown by host only (their URLs are credentials).
         {data && !data.data.length && ' No alerts sent yet.'}
       </p>
-      <div class="pager">
-        <button
-          type="button"
-          class="secondary"
-          disabled={cursors.length < 2}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!data?.next_cursor}
-          onClick={() => setCursors([...cursors, data.next_cursor])}
-        >
-          Older
-        </button>
-        <button type="button" class="secondary" onClick={reload}>
-          Refresh
-        </button>
-        <span class="muted">page {cursors.length}</span>
-      </div>
+      <Pager cursors={cursors} setCursors={setCursors} next={data?.next_cursor} onRefresh={reload} />
     </section>
   )
 }

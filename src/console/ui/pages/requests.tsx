@@ -4,7 +4,7 @@ import { SURFACE_NAMES } from '../../../traffic/surfaces.ts'
 import { api, qs } from '../api.ts'
 import { localToIso, ms, num, statusClass, when } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice, EstimatedMark, TableHead } from '../parts.tsx'
+import { ErrorNotice, EstimatedMark, Pager, TableHead } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const EMPTY = { account: '', key: '', model: '', surface: '', status: '', from: '', to: '' }
@@ -145,25 +145,7 @@ export function Requests() {
         the tokens and cost are what the gateway settled the request to.
         {data && !data.data.length && ' No requests match on this page.'}
       </p>
-      <div class="pager">
-        <button
-          type="button"
-          class="secondary"
-          disabled={cursors.length < 2}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <button
-          type="button"
-          class="secondary"
-          disabled={!data?.next_cursor}
-          onClick={() => setCursors([...cursors, data.next_cursor])}
-        >
-          Older
-        </button>
-        <span class="muted">page {cursors.length}</span>
-      </div>
+      <Pager cursors={cursors} setCursors={setCursors} next={data?.next_cursor} />
       {selected && <Detail r={selected} />}
     </section>
   )
