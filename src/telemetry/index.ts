@@ -16,7 +16,7 @@
 import type { TelemetryConfig } from '../config/index.ts'
 import type { Logger } from '../util/log.ts'
 import { SpanExporter } from './exporter.ts'
-import { type AttributeValue, nowMs, SPAN_KIND, type SpanRecord, STATUS_CODE } from './span.ts'
+import { nowMs, SPAN_KIND, type SpanRecord, STATUS_CODE } from './span.ts'
 import { formatTraceparent, parseTraceparent, randomHex } from './trace-context.ts'
 
 export { SpanExporter } from './exporter.ts'
@@ -184,11 +184,6 @@ export class RequestTrace {
     }
     this.open = []
     this.close(this.span)
-  }
-
-  /** Sets an attribute on the request span (e.g. what an attribute the caller alone knows). */
-  set(key: string, v: AttributeValue): void {
-    this.span.attributes[key] = v
   }
 
   private close(s: SpanRecord): void {
