@@ -144,17 +144,15 @@ export function editTopLevel(
 }
 
 /**
- * A request body asking for a stream: `"stream": true` and each of `also` (key → JSON text) set in
- * the text — replaced where the key is there, else added first — every other byte as it was (one
- * scan that skips strings whole, not a second parse of a body as large as the client's). A text
- * that is not one object is re-serialised instead.
+ * The object text with top-level fields set (key → the value's JSON text): replaced where the key
+ * is there, else added first, every other byte as it was — one scan that skips strings whole, not
+ * a second parse of a body as large as the client's. A text that is not one object is
+ * re-serialised instead.
  *
  * @example
- * streamingBody('{"model":"m","stream":false}', { stream_options: '{"include_usage":true}' })
- * // '{"stream_options":{"include_usage":true},"model":"m","stream":true}'
+ * setTopLevel('{"model":"m","stream":false}', { stream: 'true', n: '2' }) // '{"n":2,"model":"m","stream":true}'
  */
-export function streamingBody(json: string, also: Readonly<Record<string, string>> = {}): string {
-  const values: Record<string, string> = { stream: 'true', ...also }
+export function setTopLevel(json: string, values: Readonly<Record<string, string>>): string {
   const f = topLevelFields(json)
   if (f !== null) {
     const present = new Set<string>()
@@ -172,6 +170,25 @@ export function streamingBody(json: string, also: Readonly<Record<string, string
   for (const [key, value] of Object.entries(values)) parsed[key] = JSON.parse(value)
   return JSON.stringify(parsed)
 }
+
+/** The JSON text of the (last, as JSON.parse reads it) top-level field `key`'s value, or undefined. */
+export function topLevelValue(json: string, key: string): string | undefined {
+  const f = topLevelFields(json)
+  let value: string | undefined
+  for (let n = 0; f && n < f.length; n += 4)
+    if (keyName(json, f[n]!, f[n + 1]!) === key) value = json.slice(f[n + 2]!, f[n + 3]!)
+  return value
+}
+
+/**
+ * A request body asking for a stream: `"stream": true` and each of `also` set (`setTopLevel`).
+ *
+ * @example
+ * streamingBody('{"model":"m","stream":false}', { stream_options: '{"include_usage":true}' })
+ * // '{"stream_options":{"include_usage":true},"model":"m","stream":true}'
+ */
+export const streamingBody = (json: string, also: Readonly<Record<string, string>> = {}): string =>
+  setTopLevel(json, { stream: 'true', ...also })
 
 /** A key's name; keys written with escapes (`"mod\u0065l"`) are decoded, as JSON.parse does. */
 function keyName(json: string, start: number, end: number): string {

@@ -12,6 +12,7 @@ import type { Auth } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { keyCounts } from '../config/limit-settings.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
+import { setTopLevel, topLevelValue } from '../json/fields.ts'
 import { affordableOutput } from '../limits/allowance.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
 import { dearestOf, unitsOf } from '../limits/model-cost.ts'
@@ -24,7 +25,7 @@ import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../l
 import { tokenParam } from '../providers/openai/token-limit.ts'
 import type { ForwardCall } from '../providers/types.ts'
 import type { KeyLimits } from '../store/types.ts'
-import type { GatewayError } from '../util/errors.ts'
+import { GatewayError } from '../util/errors.ts'
 import type { Route } from './attempts.ts'
 import type { Unaccounted } from './call.ts'
 import { capRequest } from './output-cap.ts'
@@ -304,12 +305,47 @@ function capForward(
         body: `${call.body.slice(0, open + 1)}${filled.replace(String(absent), String(n))},${call.body.slice(open + 1)}`,
       }
   }
-  const body = JSON.parse(call.body) as Record<string, unknown>
-  if (surface === 'messages') body.max_tokens = n
-  else if (surface === 'responses') body.max_output_tokens = n
-  else if (body.max_tokens != null && body.max_completion_tokens == null) body.max_tokens = n
-  else body.max_completion_tokens = n
-  return { ...call, body: JSON.stringify(body) }
+  return { ...call, body: cappedBody(call.body, surface, n) }
+}
+
+/** Anthropic's least thinking budget; the budget must also stay below `max_tokens`. */
+const MIN_THINKING_BUDGET = 1024
+
+/**
+ * A pass-through body whose own cap the limits clamped to `n`, edited in its text (`setTopLevel`:
+ * no second parse of a body as large as the client's): Messages' `max_tokens`, Responses'
+ * `max_output_tokens`, chat's `max_tokens` where the client sent only that, else
+ * `max_completion_tokens`. A Messages request's thinking budget that no longer fits below the cap
+ * is fitted as the translated path fits it (3/4 of the cap, at least 1,024), since Anthropic
+ * refuses a budget at or above `max_tokens`; where even that cannot fit, 400 naming `max_tokens`.
+ */
+export function cappedBody(body: string, surface: string, n: number): string {
+  const present = (key: string) => {
+    const v = topLevelValue(body, key)
+    return v !== undefined && v !== 'null'
+  }
+  if (surface === 'messages') {
+    const values: Record<string, string> = { max_tokens: String(n) }
+    const thinking = topLevelValue(body, 'thinking')
+    const t =
+      thinking === undefined ? null : (JSON.parse(thinking) as { type?: unknown; budget_tokens?: unknown })
+    if (t?.type === 'enabled' && typeof t.budget_tokens === 'number' && t.budget_tokens >= n) {
+      if (n <= MIN_THINKING_BUDGET)
+        throw new GatewayError(
+          400,
+          'invalid_value',
+          `max_tokens: the limits leave ${n} output tokens for this request, which leaves no room to think (Anthropic's thinking budget is at least ${MIN_THINKING_BUDGET}, below max_tokens). Send a smaller request, wait for the limits to free up, or turn thinking off.`,
+          { param: 'max_tokens' },
+        )
+      const budget = Math.max(MIN_THINKING_BUDGET, Math.floor((n * 3) / 4))
+      values.thinking = JSON.stringify({ ...t, budget_tokens: budget })
+    }
+    return setTopLevel(body, values)
+  }
+  if (surface === 'responses') return setTopLevel(body, { max_output_tokens: String(n) })
+  const field =
+    present('max_tokens') && !present('max_completion_tokens') ? 'max_tokens' : 'max_completion_tokens'
+  return setTopLevel(body, { [field]: String(n) })
 }
 
 /**

@@ -2,7 +2,7 @@
  * The cut at the allowance on the Messages pass-through (DESIGN §11, issue 41): a request that
  * translation would strip — a thinking block and `cache_control`, as Claude Code sends every turn —
  * keeps its byte pass-through to an anthropic provider under a token limit, and an upstream that
- * ignores its `max_tokens` (3,000 tokens answered to a cap of 200) is still cut at the allowance:
+ * ignores its `max_tokens` (3,000 tokens answered to a cap of 1,500: with thinking on, Anthropic takes no cap at or below the 1,024-token budget) is still cut at the allowance:
  * the stream ends as Anthropic ends it at max_tokens (`message_delta` `stop_reason: "max_tokens"`,
  * `message_stop`), the upstream is let go and bills within the limit, and the thinking block's
  * signature reaches the client as the upstream sent it. A JSON request is streamed upstream and
@@ -19,7 +19,7 @@ import {
   THINKING_SIGNATURE,
 } from '../support/metered-upstream.ts'
 
-const CAP = 200
+const CAP = 1_500
 const TPM = 2_000
 const ANSWER = 3_000
 
@@ -176,6 +176,33 @@ for (const backend of backends('output-cut-passthrough.test.ts')) {
         const bill = await settledBill(u)
         expect(bill.output).toBeLessThan(CAP * 2)
         expect(bill.input + bill.output).toBeLessThanOrEqual(TPM)
+      },
+    )
+
+    test.skipIf(backend.name !== 'sqlite')(
+      'a cap the limits clamp below the thinking budget: the budget is fitted under it, as Anthropic requires',
+      async () => {
+        const { gw: g, up: u, key } = await start(backend)
+        // 8,000 asked with a 4,000 budget; TPM 2,000 leaves under 2,000, which the budget must stay below.
+        const res = await fetch(`${g.url}/v1/messages`, {
+          method: 'POST',
+          headers: {
+            'x-api-key': key,
+            'content-type': 'application/json',
+            'anthropic-version': '2023-06-01',
+          },
+          body: JSON.stringify({
+            ...body(true),
+            max_tokens: 8_000,
+            thinking: { type: 'enabled', budget_tokens: 4_000 },
+          }),
+        })
+        expect(res.status).toBe(200)
+        await res.text()
+        const sent = u.bodies[0]!
+        expect(sent.max_tokens).toBeLessThan(TPM)
+        expect(sent.thinking.budget_tokens).toBeGreaterThanOrEqual(1_024)
+        expect(sent.thinking.budget_tokens).toBeLessThan(sent.max_tokens)
       },
     )
   })

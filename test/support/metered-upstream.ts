@@ -194,6 +194,14 @@ export async function startMeteredUpstream(
         if (name !== capName && body[name] != null) return refuse(`Unsupported parameter: '${name}'`, wire)
       if (wire === 'messages' && typeof body.max_tokens !== 'number')
         return refuse('max_tokens: Field required', wire)
+      // Anthropic's extended thinking: a budget of at least 1,024, below max_tokens, or a 400.
+      if (wire === 'messages' && body.thinking?.type === 'enabled') {
+        const budget = body.thinking.budget_tokens
+        if (typeof budget !== 'number' || budget < 1024)
+          return refuse('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024', wire)
+        if (budget >= body.max_tokens)
+          return refuse('`max_tokens` must be greater than `thinking.budget_tokens`', wire)
+      }
       const cap: number = body[capName] ?? answerTokens
       const input = inputTokens(body)
       const total = opts.ignoreCap ? answerTokens : Math.min(cap, answerTokens)

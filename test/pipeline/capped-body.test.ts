@@ -1,0 +1,44 @@
+/**
+ * A pass-through body whose own cap the limits clamped (pipeline/charge.ts cappedBody): the cap
+ * set in the wire's own field by a text edit, every other byte kept, and a Messages thinking
+ * budget fitted below the cap, since Anthropic refuses `budget_tokens` at or above `max_tokens`.
+ */
+import { expect, test } from 'bun:test'
+import { cappedBody } from '../../src/pipeline/charge.ts'
+import { GatewayError } from '../../src/util/errors.ts'
+
+test('each surface’s own cap field, edited in the text', () => {
+  expect(cappedBody('{"model":"m", "max_tokens":9000,"x":1.50}', 'messages', 500)).toBe(
+    '{"model":"m", "max_tokens":500,"x":1.50}',
+  )
+  expect(cappedBody('{"model":"m","max_output_tokens":9000}', 'responses', 500)).toBe(
+    '{"model":"m","max_output_tokens":500}',
+  )
+  expect(cappedBody('{"model":"m","max_tokens":9000}', 'chat', 500)).toBe('{"model":"m","max_tokens":500}')
+  expect(cappedBody('{"model":"m","max_completion_tokens":9000}', 'chat', 500)).toBe(
+    '{"model":"m","max_completion_tokens":500}',
+  )
+})
+
+test('Messages: a thinking budget at or above the clamped cap is fitted below it (3/4, at least 1,024)', () => {
+  const body = '{"model":"m","max_tokens":32000,"thinking":{"type":"enabled","budget_tokens":16000}}'
+  const capped = JSON.parse(cappedBody(body, 'messages', 8000))
+  expect(capped.max_tokens).toBe(8000)
+  expect(capped.thinking).toEqual({ type: 'enabled', budget_tokens: 6000 })
+  expect(JSON.parse(cappedBody(body, 'messages', 1200)).thinking.budget_tokens).toBe(1024)
+  // A budget that still fits is the client's.
+  expect(JSON.parse(cappedBody(body, 'messages', 20000)).thinking.budget_tokens).toBe(16000)
+})
+
+test('Messages: a cap that leaves no room to think is a 400 naming max_tokens, never sent upstream', () => {
+  const body = '{"model":"m","max_tokens":32000,"thinking":{"type":"enabled","budget_tokens":16000}}'
+  let err: unknown
+  try {
+    cappedBody(body, 'messages', 1000)
+  } catch (e) {
+    err = e
+  }
+  expect(err).toBeInstanceOf(GatewayError)
+  expect((err as GatewayError).status).toBe(400)
+  expect((err as GatewayError).param).toBe('max_tokens')
+})
