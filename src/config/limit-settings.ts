@@ -113,7 +113,6 @@ export const LIMIT_SETTINGS = [
 ] as const satisfies readonly LimitSetting[]
 
 type Setting = (typeof LIMIT_SETTINGS)[number]
-export type LimitSettingName = Setting['name']
 type Counts = Extract<Setting, { kind: 'count' }>
 /** The whole-number settings that make a sliding-window row: `rpm`, `rpd`, `tpm`, `tpd`. */
 export type WindowName = Extract<Counts, { row: object }>['name']
@@ -139,9 +138,6 @@ export const keyCounts = (value: (name: KeyCountName) => number | null) =>
 
 /** The fields of a key's own limits, as the admin API takes and shows them. */
 export const KEY_LIMIT_FIELDS: readonly string[] = LIMIT_SETTINGS.filter((s) => s.key).map((s) => s.name)
-
-/** The limit fields of a plan in the config. */
-export const PLAN_LIMIT_FIELDS: readonly string[] = LIMIT_SETTINGS.map((s) => s.name)
 
 /**
  * What holds an account over time — the rows (`rpm`, `rpd`, `tpm`, `tpd`, `budget`) — and the models
