@@ -80,9 +80,12 @@ export class MessagesCutGate implements CutGate<Uint8Array> {
   }
 
   admit(ev: Uint8Array): boolean | Promise<boolean> {
-    const { name, data } = parsed(ev)
-    if (name !== 'content_block_delta' && name !== 'content_block_start' && name !== 'content_block_stop')
+    // Only content blocks carry generated text: the rest (ping, message_start / _delta / _stop)
+    // go by on their name, unparsed.
+    const head = eventName(Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength), 0)
+    if (head !== 'content_block_delta' && head !== 'content_block_start' && head !== 'content_block_stop')
       return true
+    const { name, data } = parsed(ev)
     const index = typeof data?.index === 'number' ? data.index : 0
     if (name === 'content_block_stop') {
       this.open.delete(index)
