@@ -369,10 +369,12 @@ function rescueFor<View>(
       // The relayed part in tokens (DESIGN §11): as the first target's provider billed it as
       // output, and as the next one's will bill it as the prefill's input.
       await prepareOutputCount()
+      const output = outputTokenCount(relayed, first.provider.kind)
+      const kind = route.entry.provider.kind
       const cap = continuationAllowance(
         r.charge,
-        outputTokenCount(relayed, first.provider.kind),
-        outputTokenCount(relayed, route.entry.provider.kind),
+        output,
+        kind === first.provider.kind ? output : outputTokenCount(relayed, kind),
         first.model,
         route.entry.model,
       )
