@@ -28,7 +28,13 @@ export function eventFrames(
   label: string,
   batch = false,
 ): Transformer<Uint8Array, Uint8Array> {
-  let tail: Buffer = Buffer.alloc(0)
+  /**
+   * The unfinished event's bytes, as read (joined once, when a read ends it: joining on every read
+   * copied a multi-MB event once per read), their length, and their last byte.
+   */
+  let pieces: Buffer[] = []
+  let pending = 0
+  let lastByte = -1
   /** A CR that ended the last chunk: its LF, if one follows, starts the next. */
   let pendingCR = false
   return {
@@ -49,15 +55,20 @@ export function eventFrames(
         }
         buf = Buffer.from(out)
       }
-      if (tail.length > 0) {
-        const from = tail.length - 1
-        buf = Buffer.concat([tail, buf])
+      if (pending > 0) {
         // Only the new bytes can end the pending event: a blank line in them, or across the seam.
-        if (buf.indexOf(BLANK, from) === -1) {
-          if (buf.length > maxEventBytes) throw responseTooLarge(label, maxEventBytes, 'a stream event')
-          tail = buf
+        if (buf.indexOf(BLANK) === -1 && !(lastByte === LF && buf[0] === LF)) {
+          pending += buf.length
+          if (pending > maxEventBytes) throw responseTooLarge(label, maxEventBytes, 'a stream event')
+          if (buf.length > 0) {
+            pieces.push(buf)
+            lastByte = buf[buf.length - 1]!
+          }
           return
         }
+        buf = Buffer.concat([...pieces, buf])
+        pieces = []
+        pending = 0
       }
       let start = 0
       if (batch) {
@@ -72,13 +83,19 @@ export function eventFrames(
         controller.enqueue(buf.subarray(start, end + 2))
         start = end + 2
       }
-      tail = buf.subarray(start)
+      const tail = buf.subarray(start)
       if (tail.length > maxEventBytes) throw responseTooLarge(label, maxEventBytes, 'a stream event')
+      if (tail.length > 0) {
+        pieces = [tail]
+        pending = tail.length
+        lastByte = tail[tail.length - 1]!
+      }
     },
     flush(controller) {
       // An unfinished last event goes on as it came: the relay behind decides what it means.
-      if (tail.length > 0) controller.enqueue(tail)
-      tail = Buffer.alloc(0)
+      if (pending > 0) controller.enqueue(Buffer.concat(pieces))
+      pieces = []
+      pending = 0
     },
   }
 }
