@@ -47,13 +47,20 @@ test('a 9 MB count_tokens call costs about a chat request of the same size; the 
     model: 'demo/echo',
     messages: [{ role: 'user', content: 'hi' }],
   })
-  const chat = await timed('/v1/chat/completions', { model: 'demo/echo-pro', messages, max_tokens: 16 })
-  const count = await timed('/v1/messages/count_tokens', { model: 'demo/echo', messages })
-  expect(count.status).toBe(200)
+  // Best of three each, interleaved: a loaded machine stalls single calls (one read 316 ms at CI's
+  // load); the unbounded tokenizer cost 800–1,000 ms on every call.
+  const chats: Array<{ ms: number; status: number }> = []
+  const counts: Array<{ ms: number; status: number; json: any }> = []
+  for (let i = 0; i < 3; i++) {
+    chats.push(await timed('/v1/chat/completions', { model: 'demo/echo-pro', messages, max_tokens: 16 }))
+    counts.push(await timed('/v1/messages/count_tokens', { model: 'demo/echo', messages }))
+  }
+  const chat = chats.reduce((a, b) => (b.ms < a.ms ? b : a))
+  const count = counts.reduce((a, b) => (b.ms < a.ms ? b : a))
+  for (const c of counts) expect(c.status).toBe(200)
   console.log(
-    `9 MB: chat ${chat.ms.toFixed(0)} ms (status ${chat.status}), count_tokens ${count.ms.toFixed(0)} ms`,
+    `9 MB, best of 3: chat ${chat.ms.toFixed(0)} ms (status ${chat.status}), count_tokens ${count.ms.toFixed(0)} ms`,
   )
-  // Unbounded, the tokenizer alone took 800–1,000 ms here.
   expect(count.ms).toBeLessThan(Math.max(3 * chat.ms, 300))
   // The text is uniform, so the extrapolation from its first part is close to an exact count
   // (1.5 characters a token for this alphabet soup).
