@@ -12,6 +12,7 @@ import { duplicateKeys } from '../../src/config/duplicate-keys.ts'
 import { quotePlaceholders } from '../../src/config/yaml.ts'
 import { REPO } from '../support/cli.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
+import { doc, docPaths } from '../support/docs.ts'
 import { DEMO_ONLY, textProblems } from './problems.ts'
 
 const dups = (text: string) => duplicateKeys(text, Bun.YAML.parse(text)).map((p) => p.path)
@@ -69,11 +70,12 @@ plans:
         .filter((f) => /\.ya?ml$/.test(f))
         .map((f) => Bun.file(join(REPO, 'docs', f))),
     ]
-    const readme = Bun.file(join(REPO, 'README.md'))
-    return Promise.all([...texts.map((f) => f.text()), readme.text()]).then((all) => {
+    // The YAML blocks of every document: the README and the docs/ pages it links.
+    const pages = docPaths().map((p) => doc(p))
+    return Promise.all(texts.map((f) => f.text())).then((all) => {
       const blocks = [
-        ...all.slice(0, -1),
-        ...[...all.at(-1)!.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!),
+        ...all,
+        ...pages.flatMap((page) => [...page.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!)),
         JSON.stringify(testConfigDoc(), null, 2),
       ]
       let read = 0

@@ -1,6 +1,7 @@
 /**
- * Issue 22 finding 5: the README's commands work as pasted. They are read from README.md itself
- * (only the address and the key are swapped for the test gateway's) and run against the starter
+ * Issue 22 finding 5: the documents' commands work as pasted. They are read from README.md itself
+ * and from the docs/ pages the reference moved to in issue 47 (only the address and the key are
+ * swapped for the test gateway's) and run against the starter
  * config (`switchyard.example.yaml`):
  * - the quick start's account has room for what the quick start does, a coding agent included
  *   (the free plan's 5 requests a minute ran out inside it);
@@ -21,6 +22,7 @@ import { quotePlaceholders } from '../../src/config/yaml.ts'
 import { CLAUDE } from '../support/claude-code.ts'
 import { REPO } from '../support/cli.ts'
 import { codexBinary } from '../support/codex.ts'
+import { blockAfter, commandLines } from '../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
 
 const README = await Bun.file(new URL('../../README.md', import.meta.url)).text()
@@ -77,18 +79,11 @@ async function run(cmd: string[], env: Record<string, string>, cwd: string) {
 }
 
 /**
- * The commands of the first ```sh block after `heading` in the README: continuation lines joined,
- * comments cut, one command a line.
+ * The commands of the first ```sh block after `heading` in the documents (the README, then the
+ * docs/ pages): continuation lines joined, comments cut, one command a line.
  */
 function shBlock(heading: string): string[] {
-  const at = README.indexOf(heading)
-  expect(at).toBeGreaterThan(-1)
-  const block = /```sh\n([\s\S]*?)```/.exec(README.slice(at))![1]!
-  return block
-    .replace(/\\\n\s*/g, ' ')
-    .split('\n')
-    .map((l) => l.replace(/\s+#.*$/, '').trim())
-    .filter(Boolean)
+  return commandLines(blockAfter(heading, 'sh').text)
 }
 
 /** One command line through `sh`, as a terminal would run it (npx's and Bun's caches in a temp HOME). */
@@ -170,7 +165,7 @@ describe('per-key limits as the README says', () => {
     const dir = home()
     expect((await sh(`${switchyard} init`, dir)).code).toBe(0)
     let keyId = ''
-    const lines = shBlock('### Per-key limits')
+    const lines = shBlock('## Per-key limits')
     expect(lines.length).toBe(5)
     for (const line of lines) {
       expect(line).toStartWith('switchyard ')

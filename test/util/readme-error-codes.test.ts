@@ -1,5 +1,6 @@
 /**
- * README's error-code list ("Error codes (the gateway's own; …)", under "HTTP API") names every
+ * The error-code list ("Error codes (the gateway's own; …)", on the HTTP API page,
+ * docs/http-api.md; the README's "HTTP API" section before issue 47) names every
  * code the gateway can answer, with the status it comes with. It lacked several an upstream's
  * refusal maps to (`upstream_permission_denied`, `upstream_not_found`,
  * `upstream_precondition_failed`, `upstream_invalid_request`, `upstream_request_too_large`) and
@@ -159,7 +160,7 @@ function enclosingHelper(text: string, at: number): { name: string; index: numbe
   return last && last.index >= 0 ? last : null
 }
 
-/** README's list: each code with the statuses it is listed under. */
+/** The HTTP API page's list: each code with the statuses it is listed under. */
 export function readmeCodes(readme: string): Map<string, Set<number>> {
   const start = readme.indexOf("Error codes (the gateway's own")
   const end = readme.indexOf('\n\n', start)
@@ -182,10 +183,10 @@ export function readmeCodes(readme: string): Map<string, Set<number>> {
   return out
 }
 
-describe("README's error-code list", () => {
+describe("the HTTP API page's error-code list", () => {
   const files = tsFiles(SRC).map((f) => ({ where: relative(REPO, f), source: readFileSync(f, 'utf8') }))
   const { found, unknown } = scanCodes(files)
-  const listed = readmeCodes(readFileSync(join(REPO, 'README.md'), 'utf8'))
+  const listed = readmeCodes(readFileSync(join(REPO, 'docs/http-api.md'), 'utf8'))
 
   test('the scan follows every GatewayError the source makes', () => {
     expect(found.length).toBeGreaterThan(100)
@@ -201,7 +202,7 @@ describe("README's error-code list", () => {
   test('lists each code under the status the source answers it with', () => {
     const wrong = found
       .filter((f) => f.status !== null && listed.has(f.code) && !listed.get(f.code)!.has(f.status))
-      .map((f) => `${f.status} ${f.code} (${f.where}; README: ${[...listed.get(f.code)!].join(', ')})`)
+      .map((f) => `${f.status} ${f.code} (${f.where}; docs/http-api.md: ${[...listed.get(f.code)!].join(', ')})`)
     expect([...new Set(wrong)]).toEqual([])
   })
 })
