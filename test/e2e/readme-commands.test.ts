@@ -18,12 +18,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parseConfig } from '../../src/config/index.ts'
 import { quotePlaceholders } from '../../src/config/yaml.ts'
 import { CLAUDE } from '../support/claude-code.ts'
 import { REPO } from '../support/cli.ts'
+import { testConfigDoc } from '../support/config-doc.ts'
 import { codexBinary } from '../support/codex.ts'
-import { blockAfter, commandLines } from '../support/docs.ts'
+import { asBinary, blockAfter, commandLines, SWITCHYARD, serveAsPasted } from '../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
+import { startOtlpCollector } from '../support/otlp-collector.ts'
 
 const README = await Bun.file(new URL('../../README.md', import.meta.url)).text()
 const STARTER = Bun.YAML.parse(
@@ -201,6 +204,100 @@ describe('per-key limits as the README says', () => {
       models: ['demo/echo'],
     })
   })
+})
+
+describe('the quick start as the install page says', () => {
+  // `npm install` is left out: the checkout is installed, and it needs the network.
+  async function npmStart(documented: string) {
+    expect(documented).toBe('npm install && npm start')
+    const db = join(home(), 'switchyard.db')
+    const serve = await serveAsPasted(documented.replace('npm install && ', ''), REPO, { HOME: home(), SWITCHYARD_DB: db })
+    try {
+      const health = await fetch(`${serve.url}/healthz`)
+      expect(health.status).toBe(200)
+      await health.text()
+    } finally {
+      await serve.stop()
+    }
+  }
+
+  test.skipIf(!Bun.which('npm'))('`npm start` serves the starter config', async () => {
+    expect(shBlock('## Quick start')).toEqual(['npm install && npm start'])
+    await npmStart('npm install && npm start')
+  }, 60_000)
+
+  test('the binary block from `init` on: a key made, served, answered', async () => {
+    const [install, ...lines] = shBlock('## From the binary')
+    expect(install).toStartWith('npm install && npm run build && sudo install')
+    expect(lines).toEqual([
+      'switchyard init',
+      'switchyard accounts create alice --plan dev && switchyard keys create alice',
+      'switchyard serve',
+    ])
+    const dir = home()
+    expect((await sh(asBinary(lines[0]!), dir)).code).toBe(0)
+    const made = await sh(asBinary(lines[1]!), dir)
+    expect(made.code).toBe(0)
+    const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
+    const serve = await serveAsPasted(asBinary(lines[2]!), dir, { HOME: home() })
+    try {
+      const res = await fetch(`${serve.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      expect(res.status).toBe(200)
+      await res.text()
+    } finally {
+      await serve.stop()
+    }
+  }, 60_000)
+})
+
+describe('traces as the traces page says', () => {
+  test("Langfuse's exports, as pasted: Basic auth of the public and secret key", async () => {
+    const [endpoint, headers, serve] = shBlock('**Langfuse**')
+    expect(serve).toBe('switchyard serve')
+    const r = await sh(`${endpoint}\n${headers}\nprintf '%s\\n%s' "$OTEL_EXPORTER_OTLP_ENDPOINT" "$OTEL_EXPORTER_OTLP_HEADERS"`, REPO, {
+      LANGFUSE_PUBLIC_KEY: 'pk-lf-1234',
+      LANGFUSE_SECRET_KEY: 'sk-lf-5678',
+    })
+    expect(r.code).toBe(0)
+    const [url, header] = r.stdout.split('\n') as [string, string]
+    const telemetry = parseConfig(testConfigDoc(), 'test', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: url,
+      OTEL_EXPORTER_OTLP_HEADERS: header,
+    }).telemetry!
+    expect(telemetry.tracesUrl).toBe('https://cloud.langfuse.com/api/public/otel/v1/traces')
+    expect(telemetry.headers).toEqual({ Authorization: `Basic ${btoa('pk-lf-1234:sk-lf-5678')}` })
+  })
+
+  test('serve with a local collector, as pasted (its port for 4318): the request is a span there', async () => {
+    const [, line] = shBlock('**A local collector**')
+    expect(line).toBe('OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 switchyard serve')
+    const collector = startOtlpCollector()
+    const dir = home()
+    expect((await sh(`${SWITCHYARD} init`, dir)).code).toBe(0)
+    const made = await sh(asBinary('switchyard accounts create alice --plan dev && switchyard keys create alice'), dir)
+    const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
+    const port = new URL(collector.url).port
+    const serve = await serveAsPasted(asBinary(line!.replace(':4318', `:${port}`)), dir, { HOME: home() })
+    try {
+      const res = await fetch(`${serve.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      expect(res.status).toBe(200)
+      await res.text()
+      // Spans leave in batches every second; a loaded machine may take a few.
+      for (let i = 0; i < 400 && collector.spans.length === 0; i++) await Bun.sleep(50)
+      expect(collector.spans.map((s) => s.name)).toContain('chat demo/echo')
+    } finally {
+      await serve.stop()
+      await collector.stop()
+    }
+  }, 60_000)
 })
 
 describe.skipIf(!codex)('Codex as the README says', () => {

@@ -52,3 +52,44 @@ export function commandLines(block: string): string[] {
     .map((l) => l.replace(/(^|\s+)#.*$/, '').trim())
     .filter(Boolean)
 }
+
+/**
+ * A `serve` command line through `sh`, as a terminal runs a job: in a process group of its own,
+ * on `PORT` 0 (any free port) unless `env` says otherwise, ended as Ctrl-C ends it (SIGINT to the
+ * group; `sh` itself then exits 130). Resolves once it says where it listens.
+ */
+export async function serveAsPasted(line: string, cwd: string, env: Record<string, string> = {}) {
+  const proc = Bun.spawn(['sh', '-c', line], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', PORT: '0', ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    detached: true,
+  })
+  const reader = proc.stdout.getReader()
+  let said = ''
+  let url: string | undefined
+  while (!url) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`${line} exited ${await proc.exited}: ${said}${await new Response(proc.stderr).text()}`)
+    said += new TextDecoder().decode(value)
+    url = /listening on (http:\/\/\S+)/.exec(said)?.[1]
+  }
+  // Keep reading both pipes so that the gateway never blocks on a full one.
+  void (async () => {
+    while (!(await reader.read()).done) {}
+  })()
+  void new Response(proc.stderr).text()
+  return {
+    url,
+    async stop() {
+      process.kill(-proc.pid, 'SIGINT')
+      return proc.exited
+    },
+  }
+}
+
+/** `switchyard …` as the binary would run it: this Bun on the checkout's CLI. */
+export const SWITCHYARD = `'${process.execPath}' '${REPO}src/main.ts'`
+export const asBinary = (line: string) => line.replace(/(^|\s)switchyard(?= )/g, `$1${SWITCHYARD}`)
