@@ -55,7 +55,10 @@ const RUN_BY: Record<string, { by: string; needle: string }> = {
     needle: './switchyard serve',
   },
   // docs/tokens-and-money.md: per-key limits.
-  'switchyard accounts create acme --plan pro': { by: README_COMMANDS, needle: "shBlock('## Per-key limits')" },
+  'switchyard accounts create acme --plan pro': {
+    by: README_COMMANDS,
+    needle: "shBlock('## Per-key limits')",
+  },
   'switchyard keys create acme --name ci --tpm 20000 --budget-usd 5 --budget-period day --models demo/echo,demo/echo-pro':
     { by: README_COMMANDS, needle: "shBlock('## Per-key limits')" },
   'switchyard keys list acme': { by: README_COMMANDS, needle: "shBlock('## Per-key limits')" },
@@ -71,7 +74,10 @@ const RUN_BY: Record<string, { by: string; needle: string }> = {
     { by: README_COMMANDS, needle: "shBlock('changes them with JSON merge semantics')" },
   // docs/replicas.md: two replicas on one PostgreSQL and one Redis.
   'createdb switchyard': { by: REPLICAS, needle: "shBlock('Two replicas on one PostgreSQL')" },
-  'switchyard migrate --config switchyard.yaml': { by: REPLICAS, needle: "shBlock('Two replicas on one PostgreSQL')" },
+  'switchyard migrate --config switchyard.yaml': {
+    by: REPLICAS,
+    needle: "shBlock('Two replicas on one PostgreSQL')",
+  },
   'switchyard accounts create alice --plan free --config switchyard.yaml': {
     by: REPLICAS,
     needle: "shBlock('Two replicas on one PostgreSQL')",
@@ -107,7 +113,8 @@ const NOT_RUN: Record<string, string> = {
     'needs root; .ci/run builds the binary (npm run -s build) and scripts/smoke-binary.sh runs it from a folder that holds only it',
   'bun install --no-save && bun run start':
     'needs the network for the install; the same start script runs in readme-commands (npm start)',
-  'bun install --no-save && bun run test': 'needs the network for the install; .ci/run runs the same test script',
+  'bun install --no-save && bun run test':
+    'needs the network for the install; .ci/run runs the same test script',
   'docker run --rm -p 16686:16686 -p 4318:4318 jaegertracing/all-in-one':
     'a container; readme-commands stands a local OTLP collector in for it',
   'bun run bench': 'about 25 minutes of load; run by hand, its figures in BENCHMARKS.md',
@@ -154,7 +161,10 @@ describe("the documents' commands", () => {
 
   test('what runs each names it', () => {
     const wrong = Object.entries(RUN_BY)
-      .filter(([, r]) => !existsSync(join(REPO, r.by)) || !readFileSync(join(REPO, r.by), 'utf8').includes(r.needle))
+      .filter(
+        ([, r]) =>
+          !existsSync(join(REPO, r.by)) || !readFileSync(join(REPO, r.by), 'utf8').includes(r.needle),
+      )
       .map(([c, r]) => `${c} → ${r.by} lacks ${r.needle}`)
     expect(wrong).toEqual([])
   })

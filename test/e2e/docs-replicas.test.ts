@@ -20,7 +20,10 @@ import {
   type TestRedis,
 } from '../support/engines.ts'
 
-const skip = skipWithout(['postgres', 'redis'], 'docs-replicas.test.ts (the replicas page on PostgreSQL and Redis)')
+const skip = skipWithout(
+  ['postgres', 'redis'],
+  'docs-replicas.test.ts (the replicas page on PostgreSQL and Redis)',
+)
 
 let pg: TestPostgres
 let redis: TestRedis
@@ -32,7 +35,13 @@ const shBlock = (anchor: string) => commandLines(blockAfter(anchor, 'sh', ['docs
 
 /** One command line through `sh`, in the config's folder, with the PostgreSQL client's settings. */
 async function sh(line: string) {
-  const proc = Bun.spawn(['sh', '-c', line], { cwd: dir, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(['sh', '-c', line], {
+    cwd: dir,
+    env,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
@@ -62,7 +71,11 @@ beforeAll(async () => {
   const starter = Bun.YAML.parse(
     quotePlaceholders(await Bun.file(join(REPO, 'switchyard.example.yaml')).text()),
   ) as Record<string, unknown>
-  const doc = { ...starter, database: page.database, limits: { ...(starter.limits as object), ...page.limits } }
+  const doc = {
+    ...starter,
+    database: page.database,
+    limits: { ...(starter.limits as object), ...page.limits },
+  }
   writeFileSync(join(dir, 'switchyard.yaml'), JSON.stringify(doc, null, 2))
 }, 60_000)
 
@@ -76,7 +89,13 @@ describe.skipIf(skip)('the replicas page, as pasted', () => {
   test('createdb, migrate, a key, two replicas answering it; disabled on one command line, refused by both', async () => {
     const lines = shBlock('Two replicas on one PostgreSQL')
     expect(lines).toHaveLength(6)
-    const [createdb, migrate, account, key, ...serves] = lines as [string, string, string, string, ...string[]]
+    const [createdb, migrate, account, key, ...serves] = lines as [
+      string,
+      string,
+      string,
+      string,
+      ...string[],
+    ]
     expect(createdb).toBe('createdb switchyard')
     expect((await sh(createdb)).code).toBe(0)
     for (const line of [migrate, account]) expect((await sh(asBinary(line))).code).toBe(0)

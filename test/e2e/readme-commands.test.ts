@@ -22,8 +22,8 @@ import { parseConfig } from '../../src/config/index.ts'
 import { quotePlaceholders } from '../../src/config/yaml.ts'
 import { CLAUDE } from '../support/claude-code.ts'
 import { REPO } from '../support/cli.ts'
-import { testConfigDoc } from '../support/config-doc.ts'
 import { codexBinary } from '../support/codex.ts'
+import { testConfigDoc } from '../support/config-doc.ts'
 import { asBinary, blockAfter, commandLines, SWITCHYARD, serveAsPasted } from '../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
 import { startOtlpCollector } from '../support/otlp-collector.ts'
@@ -211,7 +211,10 @@ describe('the quick start as the install page says', () => {
   async function npmStart(documented: string) {
     expect(documented).toBe('npm install && npm start')
     const db = join(home(), 'switchyard.db')
-    const serve = await serveAsPasted(documented.replace('npm install && ', ''), REPO, { HOME: home(), SWITCHYARD_DB: db })
+    const serve = await serveAsPasted(documented.replace('npm install && ', ''), REPO, {
+      HOME: home(),
+      SWITCHYARD_DB: db,
+    })
     try {
       const health = await fetch(`${serve.url}/healthz`)
       expect(health.status).toBe(200)
@@ -221,10 +224,14 @@ describe('the quick start as the install page says', () => {
     }
   }
 
-  test.skipIf(!Bun.which('npm'))('`npm start` serves the starter config', async () => {
-    expect(shBlock('## Quick start')).toEqual(['npm install && npm start'])
-    await npmStart('npm install && npm start')
-  }, 60_000)
+  test.skipIf(!Bun.which('npm'))(
+    '`npm start` serves the starter config',
+    async () => {
+      expect(shBlock('## Quick start')).toEqual(['npm install && npm start'])
+      await npmStart('npm install && npm start')
+    },
+    60_000,
+  )
 
   test('the binary block from `init` on: a key made, served, answered', async () => {
     const [install, ...lines] = shBlock('## From the binary')
@@ -258,10 +265,14 @@ describe('traces as the traces page says', () => {
   test("Langfuse's exports, as pasted: Basic auth of the public and secret key", async () => {
     const [endpoint, headers, serve] = shBlock('**Langfuse**')
     expect(serve).toBe('switchyard serve')
-    const r = await sh(`${endpoint}\n${headers}\nprintf '%s\\n%s' "$OTEL_EXPORTER_OTLP_ENDPOINT" "$OTEL_EXPORTER_OTLP_HEADERS"`, REPO, {
-      LANGFUSE_PUBLIC_KEY: 'pk-lf-1234',
-      LANGFUSE_SECRET_KEY: 'sk-lf-5678',
-    })
+    const r = await sh(
+      `${endpoint}\n${headers}\nprintf '%s\\n%s' "$OTEL_EXPORTER_OTLP_ENDPOINT" "$OTEL_EXPORTER_OTLP_HEADERS"`,
+      REPO,
+      {
+        LANGFUSE_PUBLIC_KEY: 'pk-lf-1234',
+        LANGFUSE_SECRET_KEY: 'sk-lf-5678',
+      },
+    )
     expect(r.code).toBe(0)
     const [url, header] = r.stdout.split('\n') as [string, string]
     const telemetry = parseConfig(testConfigDoc(), 'test', {
@@ -278,7 +289,10 @@ describe('traces as the traces page says', () => {
     const collector = startOtlpCollector()
     const dir = home()
     expect((await sh(`${SWITCHYARD} init`, dir)).code).toBe(0)
-    const made = await sh(asBinary('switchyard accounts create alice --plan dev && switchyard keys create alice'), dir)
+    const made = await sh(
+      asBinary('switchyard accounts create alice --plan dev && switchyard keys create alice'),
+      dir,
+    )
     const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
     const port = new URL(collector.url).port
     const serve = await serveAsPasted(asBinary(line!.replace(':4318', `:${port}`)), dir, { HOME: home() })

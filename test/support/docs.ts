@@ -72,7 +72,8 @@ export async function serveAsPasted(line: string, cwd: string, env: Record<strin
   let url: string | undefined
   while (!url) {
     const { value, done } = await reader.read()
-    if (done) throw new Error(`${line} exited ${await proc.exited}: ${said}${await new Response(proc.stderr).text()}`)
+    if (done)
+      throw new Error(`${line} exited ${await proc.exited}: ${said}${await new Response(proc.stderr).text()}`)
     said += new TextDecoder().decode(value)
     url = /listening on (http:\/\/\S+)/.exec(said)?.[1]
   }

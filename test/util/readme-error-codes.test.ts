@@ -202,7 +202,9 @@ describe("the HTTP API page's error-code list", () => {
   test('lists each code under the status the source answers it with', () => {
     const wrong = found
       .filter((f) => f.status !== null && listed.has(f.code) && !listed.get(f.code)!.has(f.status))
-      .map((f) => `${f.status} ${f.code} (${f.where}; docs/http-api.md: ${[...listed.get(f.code)!].join(', ')})`)
+      .map(
+        (f) => `${f.status} ${f.code} (${f.where}; docs/http-api.md: ${[...listed.get(f.code)!].join(', ')})`,
+      )
     expect([...new Set(wrong)]).toEqual([])
   })
 })
