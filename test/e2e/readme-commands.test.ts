@@ -12,6 +12,10 @@
  * - the quick start's own commands (`npx bun src/main.ts accounts create …`, `keys create`, the
  *   curl), the per-key limits block on the starter config of `init`, and the admin API's `PATCH
  *   …/limits` curl with the token read from `$SWITCHYARD_ADMIN_TOKEN`, each run by `sh` as pasted.
+ * - issue 47: `npm start` (the install already done); the install page's binary block from `init`
+ *   on, `switchyard` being this Bun on the checkout's CLI; the traces page's Langfuse exports and
+ *   its serve with a local collector. test/docs/commands.test.ts names which test runs each
+ *   command the documents show.
  * Codex and Claude Code come from the separate test-client package; without it those tests skip.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -233,7 +237,8 @@ describe('the quick start as the install page says', () => {
     60_000,
   )
 
-  test('the binary block from `init` on: a key made, served, answered', async () => {
+  // And, in the same folder with the same key, the traces page's serve with a local collector.
+  test('the binary block from `init` on: a key made, served, answered; then traced to a collector', async () => {
     const [install, ...lines] = shBlock('## From the binary')
     expect(install).toStartWith('npm install && npm run build && sudo install')
     expect(lines).toEqual([
@@ -246,19 +251,37 @@ describe('the quick start as the install page says', () => {
     const made = await sh(asBinary(lines[1]!), dir)
     expect(made.code).toBe(0)
     const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
-    const serve = await serveAsPasted(asBinary(lines[2]!), dir, { HOME: home() })
-    try {
-      const res = await fetch(`${serve.url}/v1/chat/completions`, {
+    const chat = async (url: string) => {
+      const res = await fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
       })
       expect(res.status).toBe(200)
       await res.text()
+    }
+    const serve = await serveAsPasted(asBinary(lines[2]!), dir, { HOME: home() })
+    try {
+      await chat(serve.url)
     } finally {
       await serve.stop()
     }
-  }, 60_000)
+
+    const [, traced] = shBlock('**A local collector**')
+    expect(traced).toBe('OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 switchyard serve')
+    const collector = startOtlpCollector()
+    const port = new URL(collector.url).port
+    const again = await serveAsPasted(asBinary(traced!.replace(':4318', `:${port}`)), dir, { HOME: home() })
+    try {
+      await chat(again.url)
+      // Spans leave in batches every second; a loaded machine may take a few.
+      for (let i = 0; i < 400 && collector.spans.length === 0; i++) await Bun.sleep(50)
+      expect(collector.spans.map((s) => s.name)).toContain('chat demo/echo')
+    } finally {
+      await again.stop()
+      await collector.stop()
+    }
+  }, 90_000)
 })
 
 describe('traces as the traces page says', () => {
@@ -282,36 +305,6 @@ describe('traces as the traces page says', () => {
     expect(telemetry.tracesUrl).toBe('https://cloud.langfuse.com/api/public/otel/v1/traces')
     expect(telemetry.headers).toEqual({ Authorization: `Basic ${btoa('pk-lf-1234:sk-lf-5678')}` })
   })
-
-  test('serve with a local collector, as pasted (its port for 4318): the request is a span there', async () => {
-    const [, line] = shBlock('**A local collector**')
-    expect(line).toBe('OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 switchyard serve')
-    const collector = startOtlpCollector()
-    const dir = home()
-    expect((await sh(`${SWITCHYARD} init`, dir)).code).toBe(0)
-    const made = await sh(
-      asBinary('switchyard accounts create alice --plan dev && switchyard keys create alice'),
-      dir,
-    )
-    const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
-    const port = new URL(collector.url).port
-    const serve = await serveAsPasted(asBinary(line!.replace(':4318', `:${port}`)), dir, { HOME: home() })
-    try {
-      const res = await fetch(`${serve.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
-      })
-      expect(res.status).toBe(200)
-      await res.text()
-      // Spans leave in batches every second; a loaded machine may take a few.
-      for (let i = 0; i < 400 && collector.spans.length === 0; i++) await Bun.sleep(50)
-      expect(collector.spans.map((s) => s.name)).toContain('chat demo/echo')
-    } finally {
-      await serve.stop()
-      await collector.stop()
-    }
-  }, 60_000)
 })
 
 describe.skipIf(!codex)('Codex as the README says', () => {
