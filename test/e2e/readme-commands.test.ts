@@ -28,7 +28,7 @@ import { CLAUDE } from '../support/claude-code.ts'
 import { REPO } from '../support/cli.ts'
 import { codexBinary } from '../support/codex.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
-import { asBinary, blockAfter, commandLines, SWITCHYARD, serveAsPasted } from '../support/docs.ts'
+import { asBinary, blockAfter, commandLines, serveAsPasted } from '../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../support/gateway.ts'
 import { startOtlpCollector } from '../support/otlp-collector.ts'
 
