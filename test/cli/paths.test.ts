@@ -12,8 +12,9 @@ import { join } from 'node:path'
 import { LATEST_VERSION, migrate } from '../../src/store/sqlite/migrations.ts'
 import { cli, cliProcess } from '../support/cli.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
-import { skipWithout, startPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
 import { writeConfig } from '../support/process.ts'
+import { sharedPostgres } from '../support/shared-engines.ts'
 
 const dir = tempDir()
 const config = writeConfig(dir, testConfigDoc())
@@ -81,7 +82,7 @@ describe.skipIf(skipWithout(['postgres'], 'PostgreSQL login and database errors'
   'a PostgreSQL server that answers but refuses',
   () => {
     test('a database that does not exist, and a user that does not, say which and what to do', async () => {
-      const pg = await startPostgres()
+      const pg = await sharedPostgres()
       try {
         const url = new URL(await pg.createDatabase())
         url.pathname = '/nosuchdb'
@@ -99,7 +100,7 @@ describe.skipIf(skipWithout(['postgres'], 'PostgreSQL login and database errors'
         expect(login.stderr).toContain('check the user and password')
         expect(login.stderr).not.toContain(PASSWORD)
       } finally {
-        await pg.stop()
+        await pg.release()
       }
     }, 60_000)
   },

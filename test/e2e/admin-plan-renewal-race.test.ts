@@ -12,13 +12,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import { DAY_MS } from '../../src/util/clock.ts'
 import { cliProcess } from '../support/cli.ts'
-import { skipWithout, startPostgres, type TestPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway, testConfigDoc } from '../support/gateway.ts'
 import { holdWriteLock } from '../support/lock.ts'
 import { writeConfig } from '../support/process.ts'
+import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
 
 let gw: TestGateway
 
@@ -69,15 +69,14 @@ describe('renewals at the same moment each add their days', () => {
 const noPg = skipWithout(['postgres'], 'admin-plan-renewal-race.test.ts (command line on PostgreSQL)')
 
 describe.skipIf(noPg)('renewals by the command line at the same moment, on PostgreSQL', () => {
-  let pg: TestPostgres
+  let pg: SharedPostgres
   beforeAll(async () => {
-    pg = await startPostgres()
+    pg = await sharedPostgres()
   }, 60_000)
-  afterAll(() => pg.stop())
+  afterAll(() => pg.release())
 
   test('three `accounts set-plan --days 10` processes at once add 30 days, with three history rows', async () => {
-    const url = await pg.createDatabase()
-    await migratePostgresUrl(url, Date.now())
+    const url = await pg.clone()
     const config = writeConfig(
       gw.dir,
       testConfigDoc({ logging: { level: 'error' }, database: { url } }),

@@ -15,9 +15,10 @@ import { SQL } from 'bun'
 import { AUTH_CHECK_MS } from '../../src/auth/cache.ts'
 import { cli } from '../support/cli.ts'
 import { ADMIN_TOKEN, PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
-import { skipWithout, startPostgres, type TestPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
 import { startGateway, type TestGateway } from '../support/gateway.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
+import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
 
 /** The bound the README states; the cache's constant may not exceed it. */
 const BOUND_MS = 250
@@ -204,12 +205,12 @@ const skipPg = skipWithout(['postgres'], 'auth-cache-processes.test.ts (two gate
 describe.skipIf(skipPg)(
   'PostgreSQL: two gateway processes, a change through one applies on the other',
   () => {
-    let pg: TestPostgres
+    let pg: SharedPostgres
     let sql: SQL
     let base: string[] = []
     const replicas: ServeProcess[] = []
     beforeAll(async () => {
-      pg = await startPostgres()
+      pg = await sharedPostgres()
       const url = await pg.createDatabase()
       const doc = testConfigDoc({ logging: { level: 'error' }, database: { url } })
       base = ['--config', writeConfig(tempDir(), doc)]
@@ -220,7 +221,7 @@ describe.skipIf(skipPg)(
     afterAll(async () => {
       for (const r of replicas) await r.kill('SIGKILL')
       await sql?.close()
-      await pg?.stop()
+      await pg?.release()
     })
     const keyState = async (id: string) => (await sql`SELECT state FROM api_keys WHERE id = ${id}`)[0].state
 

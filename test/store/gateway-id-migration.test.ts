@@ -15,7 +15,8 @@ import { migrate } from '../../src/store/sqlite/migrations.ts'
 import type { AdmitInput, Completion } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
-import { skipWithout, startPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
+import { sharedPostgres } from '../support/shared-engines.ts'
 
 const T0 = Date.parse('2026-03-01T10:00:00Z')
 
@@ -86,7 +87,7 @@ test('SQLite: rows from before v5 get distinct gateway ids; a new request is log
 
 describe.skipIf(skipWithout(['postgres'], 'gateway-id-migration.test.ts on PostgreSQL'))('PostgreSQL', () => {
   test('rows from before v5 get distinct gateway ids; outcomes and new admissions use them', async () => {
-    const pg = await startPostgres()
+    const pg = await sharedPostgres()
     try {
       const url = await pg.createDatabase()
       expect(await migratePostgresUrl(url, T0, 4)).toEqual([1, 2, 3, 4])
@@ -127,7 +128,7 @@ describe.skipIf(skipWithout(['postgres'], 'gateway-id-migration.test.ts on Postg
       expect(rows.map((r: any) => r.request_id)).toEqual(['dup', 'dup', 'dup', 'dup'])
       await sql.close()
     } finally {
-      await pg.stop()
+      await pg.release()
     }
   }, 60_000)
 })

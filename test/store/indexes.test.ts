@@ -8,9 +8,9 @@ import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { openSqliteStore } from '../../src/store/index.ts'
-import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import { tempDir } from '../support/config-doc.ts'
-import { skipWithout, startPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
+import { sharedPostgres } from '../support/shared-engines.ts'
 
 /** One per request-log filter driver (src/store/sqlite/request-log.ts). */
 const LOG_INDEXES = [
@@ -47,10 +47,9 @@ test('SQLite: requests keeps only the log filters’ indexes; admission tables h
 
 describe.skipIf(skipWithout(['postgres'], 'store-indexes.test.ts on PostgreSQL'))('PostgreSQL', () => {
   test('requests has no index that is a prefix of another', async () => {
-    const pg = await startPostgres()
+    const pg = await sharedPostgres()
     try {
-      const url = await pg.createDatabase()
-      await migratePostgresUrl(url, Date.now())
+      const url = await pg.clone()
       const sql = new SQL(url, { max: 1 })
       const rows = await sql`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'requests'`
       const columns = new Map<string, string>(
@@ -74,7 +73,7 @@ describe.skipIf(skipWithout(['postgres'], 'store-indexes.test.ts on PostgreSQL')
       }
       await sql.close()
     } finally {
-      await pg.stop()
+      await pg.release()
     }
   }, 60_000)
 })

@@ -15,7 +15,8 @@ import { MIGRATIONS } from '../../src/store/postgres/migrations.ts'
 import { RESERVE_V12 } from '../../src/store/postgres/migrations-v12.ts'
 import { ITEM_STATE_V15 } from '../../src/store/postgres/migrations-v15.ts'
 import { admission } from '../support/admissions.ts'
-import { skipWithout, startPostgres, type TestPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
+import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
 
 const skip = skipWithout(['postgres'], 'pg-admit-conflicts.test.ts (errors raised inside an admission batch)')
 
@@ -64,12 +65,12 @@ test('v15 is v12’s switchyard_admit_batch word for word but the created-or-rep
 })
 
 describe.skipIf(skip)('PostgreSQL', () => {
-  let pg: TestPostgres | null = null
+  let pg: SharedPostgres | null = null
   beforeAll(async () => {
-    pg = await startPostgres()
+    pg = await sharedPostgres()
   }, 60_000)
   afterAll(async () => {
-    await pg?.stop()
+    await pg?.release()
   })
 
   /** A fresh database migrated to `target`, with one account and the test's trigger. */

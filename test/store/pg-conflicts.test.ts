@@ -10,16 +10,17 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { StoreBusyError } from '../../src/store/index.ts'
 import { PgBound } from '../../src/store/postgres/bounded.ts'
-import { skipWithout, startPostgres, type TestPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
+import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
 
 const skip = skipWithout(['postgres'], 'pg-conflicts.test.ts (errors raised by PostgreSQL)')
 
-let pg: TestPostgres | null = null
+let pg: SharedPostgres | null = null
 let url = ''
 let db: PgBound | null = null
 beforeAll(async () => {
   if (skip) return
-  pg = await startPostgres()
+  pg = await sharedPostgres()
   url = await pg.createDatabase()
   db = new PgBound(() => new SQL(url, { max: 2 }), 5_000)
   await db.run((sql) => sql`CREATE TABLE t (id INTEGER PRIMARY KEY)`)
@@ -27,7 +28,7 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(async () => {
   await db?.close()
-  await pg?.stop()
+  await pg?.release()
 })
 
 async function failure(p: Promise<unknown>): Promise<unknown> {

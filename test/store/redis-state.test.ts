@@ -11,31 +11,25 @@ import { parseConfig } from '../../src/config/index.ts'
 import { type LimitRow, periodBounds } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { openStores, type Store } from '../../src/store/index.ts'
-import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import type { Completion } from '../../src/store/types.ts'
 import { UsageRecorder } from '../../src/usage/recorder.ts'
 import { retentionPolicy } from '../../src/usage/retention.ts'
 import { admission } from '../support/admissions.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
-import {
-  skipWithout,
-  startPostgres,
-  startRedis,
-  type TestPostgres,
-  type TestRedis,
-} from '../support/engines.ts'
+import { skipWithout, startRedis, type TestRedis } from '../support/engines.ts'
+import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
 
 const skip = skipWithout(['postgres', 'redis'], 'redis-state.test.ts')
-let pg: TestPostgres
+let pg: SharedPostgres
 let redis: TestRedis
 beforeAll(async () => {
   if (skip) return
-  pg = await startPostgres()
+  pg = await sharedPostgres()
   redis = await startRedis()
 }, 60_000)
 afterAll(async () => {
   await redis?.stop()
-  await pg?.stop()
+  await pg?.release()
 })
 
 const BUDGET: LimitRow = {
@@ -55,8 +49,7 @@ const CHARGE: ChargeRequest = {
 }
 
 async function fresh() {
-  const url = await pg.createDatabase()
-  await migratePostgresUrl(url, Date.now())
+  const url = await pg.clone()
   await redis.flush()
   return url
 }
@@ -354,8 +347,7 @@ describe.skipIf(skip)('a rebuild whose database read fails', () => {
       const { openPostgres } = await import('../../src/store/postgres/index.ts')
       const { RedisLimiter } = await import('../../src/store/redis/index.ts')
       const { StoreBusyError } = await import('../../src/store/errors.ts')
-      const url = await pg.createDatabase()
-      await migratePostgresUrl(url, Date.now())
+      const url = await pg.clone()
       await redis.flush()
       const windows = { minuteMs: 60_000, dayMs: 86_400_000 }
       const parts = await openPostgres({ url, poolSize: 4, windows, engineTime: true })

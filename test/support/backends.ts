@@ -1,18 +1,12 @@
 /**
  * Runs a suite against every storage backend: the embedded SQLite, PostgreSQL, and PostgreSQL
- * with admissions in Redis. Engines start once per test file; every test gets a fresh database
+ * with admissions in Redis. The engines are the test process's (shared-engines.ts: started once
+ * per process, not per file); every test gets a fresh database cloned from a migrated template
  * (and an empty Redis). A backend whose engine is not installed is skipped, with a printed line.
  */
 import { afterAll, beforeAll } from 'bun:test'
-import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
-import {
-  engines,
-  skipWithout,
-  startPostgres,
-  startRedis,
-  type TestPostgres,
-  type TestRedis,
-} from './engines.ts'
+import { engines, skipWithout } from './engines.ts'
+import { type SharedPostgres, type SharedRedis, sharedPostgres, sharedRedis } from './shared-engines.ts'
 
 export interface BackendUrls {
   databaseUrl?: string
@@ -25,28 +19,23 @@ export interface Backend {
   skip: boolean
   /** Fresh, migrated storage for one test; {} for SQLite (the test gateway makes a temp file). */
   fresh(): Promise<BackendUrls>
-  redis(): TestRedis | null
+  redis(): SharedRedis | null
 }
 
 /** Call at the top level of a test file; returns the backends to loop over. */
 export function backends(file: string): Backend[] {
-  let pg: TestPostgres | null = null
-  let redis: TestRedis | null = null
+  let pg: SharedPostgres | null = null
+  let redis: SharedRedis | null = null
   const needPg = engines.postgres.ok
   const needRedis = engines.redis.ok
   beforeAll(async () => {
-    if (needPg) pg = await startPostgres()
-    if (needPg && needRedis) redis = await startRedis()
+    if (needPg) pg = await sharedPostgres()
+    if (needPg && needRedis) redis = await sharedRedis()
   }, 60_000)
   afterAll(async () => {
-    await redis?.stop()
-    await pg?.stop()
+    await pg?.release()
   })
-  const freshPg = async () => {
-    const url = await pg!.createDatabase()
-    await migratePostgresUrl(url, Date.now())
-    return url
-  }
+  const freshPg = () => pg!.clone()
   return [
     { name: 'sqlite', skip: false, fresh: async () => ({}), redis: () => null },
     {

@@ -25,7 +25,7 @@ function which(cmd: string): string | null {
 }
 
 /** initdb refuses to run as root: as root, run PostgreSQL as the unprivileged `postgres` user. */
-function pgUser(): { uid: number; gid: number; name: string } | null {
+export function pgUser(): { uid: number; gid: number; name: string } | null {
   if (process.getuid?.() !== 0) return null
   const r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' })
   const g = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' })
@@ -72,7 +72,7 @@ export async function freePort(): Promise<number> {
   })
 }
 
-function run(argv: string[], asUser: string | null): void {
+export function run(argv: string[], asUser: string | null): void {
   const full = asUser ? ['runuser', '-u', asUser, '--', ...argv] : argv
   const r = spawnSync(full[0]!, full.slice(1), { encoding: 'utf8' })
   if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr || r.stdout}`)
@@ -88,7 +88,20 @@ export interface TestPostgres {
 }
 
 /** `durable`: fsync on, as in production (the benchmark); tests run without it. */
-export async function startPostgres(opts: { durable?: boolean } = {}): Promise<TestPostgres> {
+/** A running server's files and how to drive it: what stopping it (or a watchdog) needs. */
+export interface PostgresFiles {
+  port: number
+  /** Removed when the server stops; holds `data/`, the socket and the log. */
+  dir: string
+  data: string
+  /** pg_ctl's directory. */
+  bin: string
+  /** The user the server runs as (`postgres` when the tests run as root), or null for ours. */
+  who: string | null
+}
+
+/** initdb and start a server in a new temporary directory (daemonized by pg_ctl). */
+export async function bootPostgres(opts: { durable?: boolean } = {}): Promise<PostgresFiles> {
   const e = engines.postgres
   if (!e.ok) throw new Error(e.why)
   const user = pgUser()
@@ -106,6 +119,12 @@ export async function startPostgres(opts: { durable?: boolean } = {}): Promise<T
     [join(e.bin, 'pg_ctl'), '-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'],
     who,
   )
+  return { port, dir, data, bin: e.bin, who }
+}
+
+/** A server of the test file's own, stopped by it: for tests that stop, pause or load the engine. */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<TestPostgres> {
+  const { port, dir, data, bin, who } = await bootPostgres(opts)
   let n = 0
   const admin = new Bun.SQL(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 })
   return {
@@ -130,7 +149,7 @@ export async function startPostgres(opts: { durable?: boolean } = {}): Promise<T
     async stop() {
       await admin.close()
       try {
-        run([join(e.bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], who)
+        run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'], who)
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }

@@ -12,13 +12,13 @@ import { parseConfig } from '../../src/config/index.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { type Completion, openStores, type Store } from '../../src/store/index.ts'
-import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import { UsageRecorder } from '../../src/usage/recorder.ts'
 import { createLogger } from '../../src/util/log.ts'
 import { chargedAdmission } from '../support/admissions.ts'
 import { backendDoc } from '../support/backends.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
-import { skipWithout, startPostgres, type TestPostgres } from '../support/engines.ts'
+import { skipWithout } from '../support/engines.ts'
+import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
 
 const skip = skipWithout(['postgres'], 'recorder-deadlock.test.ts (a deadlock on PostgreSQL)')
 
@@ -26,21 +26,20 @@ const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', 
 /** 100 input + 300 output tokens reserved; the request settles to 150. */
 const CHARGE: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: 300, price: null }
 
-let pg: TestPostgres | null = null
+let pg: SharedPostgres | null = null
 let url = ''
 let store: Store | null = null
 beforeAll(async () => {
   if (skip) return
-  pg = await startPostgres()
-  url = await pg.createDatabase()
-  await migratePostgresUrl(url, Date.now())
+  pg = await sharedPostgres()
+  url = await pg.clone()
   store = await openStores(parseConfig(backendDoc(testConfigDoc(), { databaseUrl: url }), 'test'), {
     callerTime: true,
   })
 }, 60_000)
 afterAll(async () => {
   await store?.close()
-  await pg?.stop()
+  await pg?.release()
 })
 
 test.skipIf(skip)(
