@@ -23,7 +23,7 @@ const REPLICAS = 'test/e2e/docs-replicas.test.ts'
 const RUN_BY: Record<string, { by: string; needle: string }> = {
   // README: the quick start.
   'npm install && npm start': { by: README_COMMANDS, needle: "npmStart('npm install && npm start')" },
-  'npm install && npm test': { by: '.ci/run', needle: 'npm test 2>&1' },
+  'npm install && npm test': { by: '.ci/run', needle: 'npm test -- --update-timings 2>&1' },
   'npx bun src/main.ts accounts create alice --plan dev --config switchyard.example.yaml': {
     by: README_COMMANDS,
     needle: "shBlock('make an account and a key')",
