@@ -16,8 +16,8 @@ import { commandLines, doc, docPaths } from '../support/docs.ts'
 /** A command's key: its text with runs of white space as one space. */
 const key = (command: string) => command.replace(/\s+/g, ' ').trim()
 
-const README_COMMANDS = 'test/e2e/readme-commands.test.ts'
-const REPLICAS = 'test/e2e/docs-replicas.test.ts'
+const README_COMMANDS = 'test/e2e/docs/readme-commands.test.ts'
+const REPLICAS = 'test/e2e/docs/docs-replicas.test.ts'
 
 /** Commands a test runs: `by` (a path from the repository root) contains `needle`. */
 const RUN_BY: Record<string, { by: string; needle: string }> = {

@@ -3,7 +3,7 @@
  * that is text so far is continued from that text; once anything else reached the client (a tool
  * call, reasoning, a refusal, audio, another choice, the finish) it is not, since a prefilled
  * continuation carries text only. The end-to-end cut mid tool call is in
- * test/e2e/resilience-stream.test.ts.
+ * test/e2e/resilience/resilience-stream.test.ts.
  */
 import { describe, expect, test } from 'bun:test'
 import type { ModelConfig, ProviderConfig } from '../../src/config/schema.ts'

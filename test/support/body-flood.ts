@@ -4,7 +4,7 @@
  * each post a valid MB-megabyte request (one user message of that many letters, to MODEL,
  * `demo/echo` unless given) to PATH, again and again until SECONDS have passed and each has sent
  * ROUNDS (1 unless given; SECONDS 0 and ROUNDS 1: once each). Bodies are built once
- * and shared. Prints one JSON line: `{ statuses, sent }`. Used by test/e2e/hostile-memory.test.ts
+ * and shared. Prints one JSON line: `{ statuses, sent }`. Used by test/e2e/hostile/hostile-memory.test.ts
  * and `bun run bench`'s hostile-input rows.
  */
 export {}

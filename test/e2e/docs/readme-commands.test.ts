@@ -1,0 +1,375 @@
+/**
+ * Issue 22 finding 5: the documents' commands work as pasted. They are read from README.md itself
+ * and from the docs/ pages the reference moved to in issue 47 (only the address and the key are
+ * swapped for the test gateway's) and run against the starter
+ * config (`switchyard.example.yaml`):
+ * - the quick start's account has room for what the quick start does, a coding agent included
+ *   (the free plan's 5 requests a minute ran out inside it);
+ * - the Codex one-liner and the `config.toml` block (the one-liner lacked the provider `name`:
+ *   Codex 0.169 refused it, "provider name must not be empty");
+ * - the Claude Code commands: the demo answers the user's words, not the `<system-reminder>`
+ *   block Claude Code adds to the turn.
+ * - the quick start's own commands (`npx bun src/main.ts accounts create …`, `keys create`, the
+ *   curl), the per-key limits block on the starter config of `init`, and the admin API's `PATCH
+ *   …/limits` curl with the token read from `$SWITCHYARD_ADMIN_TOKEN`, each run by `sh` as pasted.
+ * - issue 47: `npm start` (the install already done); the install page's binary block from `init`
+ *   on, `switchyard` being this Bun on the checkout's CLI; the traces page's Langfuse exports and
+ *   its serve with a local collector. test/docs/commands.test.ts names which test runs each
+ *   command the documents show.
+ * Codex and Claude Code come from the separate test-client package; without it those tests skip.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseConfig } from '../../../src/config/index.ts'
+import { quotePlaceholders } from '../../../src/config/yaml.ts'
+import { CLAUDE } from '../../support/claude-code.ts'
+import { REPO } from '../../support/cli.ts'
+import { codexBinary } from '../../support/codex.ts'
+import { testConfigDoc } from '../../support/config-doc.ts'
+import { asBinary, blockAfter, commandLines, serveAsPasted } from '../../support/docs.ts'
+import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
+import { startOtlpCollector } from '../../support/otlp-collector.ts'
+
+const README = await Bun.file(new URL('../../../README.md', import.meta.url)).text()
+const STARTER = Bun.YAML.parse(
+  quotePlaceholders(await Bun.file(new URL('../../../switchyard.example.yaml', import.meta.url)).text()),
+) as { providers: unknown[]; plans: Record<string, unknown>; default_plan: string }
+const DOCUMENTED = 'http://127.0.0.1:8080'
+const codex = codexBinary()
+
+/** Shell words, as sh splits them: whitespace separates, '…' and "…" quote (no escapes needed here). */
+export function shellWords(line: string): string[] {
+  const words: string[] = []
+  let word: string | null = null
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!
+    if (c === "'" || c === '"') {
+      const end = line.indexOf(c, i + 1)
+      word = (word ?? '') + line.slice(i + 1, end)
+      i = end
+    } else if (/\s/.test(c)) {
+      if (word !== null) words.push(word)
+      word = null
+    } else word = (word ?? '') + c
+  }
+  if (word !== null) words.push(word)
+  return words
+}
+
+/** Every non-loopback connection goes to a closed local port. */
+const ISOLATED = {
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  HTTPS_PROXY: 'http://127.0.0.1:9',
+  HTTP_PROXY: 'http://127.0.0.1:9',
+  ALL_PROXY: 'http://127.0.0.1:9',
+  https_proxy: 'http://127.0.0.1:9',
+  http_proxy: 'http://127.0.0.1:9',
+  all_proxy: 'http://127.0.0.1:9',
+  NO_PROXY: '127.0.0.1,localhost',
+  no_proxy: '127.0.0.1,localhost',
+  DISABLE_AUTOUPDATER: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+}
+
+async function run(cmd: string[], env: Record<string, string>, cwd: string) {
+  const proc = Bun.spawn(cmd, { cwd, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', timeout: 90_000 })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ])
+  if (code !== 0) console.log(`${cmd[0]} exited ${code}\n${stdout}\n${stderr}`)
+  return { code, stdout, stderr }
+}
+
+/**
+ * The commands of the first ```sh block after `heading` in the documents (the README, then the
+ * docs/ pages): continuation lines joined, comments cut, one command a line.
+ */
+function shBlock(heading: string): string[] {
+  return commandLines(blockAfter(heading, 'sh').text)
+}
+
+/** One command line through `sh`, as a terminal would run it (npx's and Bun's caches in a temp HOME). */
+function sh(line: string, cwd: string, env: Record<string, string> = {}) {
+  return run(['sh', '-c', line], { PATH: process.env.PATH ?? ISOLATED.PATH, HOME: home(), ...env }, cwd)
+}
+
+/** `npx bun` as pasted where npx is installed (the quick start's machine), else this Bun. */
+const npxBun = (line: string) =>
+  Bun.which('npx') ? line : line.replace(/^npx bun /, `'${process.execPath}' `)
+
+let gw: TestGateway
+let key: string
+let quickCurl: string
+const homes: string[] = []
+const home = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-readme-'))
+  homes.push(dir)
+  return dir
+}
+const here = (text: string) => text.replaceAll(DOCUMENTED, gw.url)
+
+beforeAll(async () => {
+  gw = await startGateway({
+    doc: {
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { token: ADMIN_TOKEN },
+      providers: STARTER.providers,
+      plans: STARTER.plans,
+      default_plan: STARTER.default_plan,
+    },
+  })
+  // The quick start's own commands make the account and the key every test below uses, on the
+  // test gateway's database (SWITCHYARD_DB, which the README names as the override).
+  const [account, create, ...rest] = shBlock('make an account and a key')
+  expect(account).toBe(
+    'npx bun src/main.ts accounts create alice --plan dev --config switchyard.example.yaml',
+  )
+  expect(create).toStartWith('npx bun src/main.ts keys create alice ')
+  const env = { SWITCHYARD_DB: join(gw.dir, 'switchyard.db') }
+  expect((await sh(npxBun(account!), REPO, env)).code).toBe(0)
+  const made = await sh(npxBun(create!), REPO, env)
+  expect(made.code).toBe(0)
+  key = /^sk-sy-\S+$/m.exec(made.stdout)![0]
+  quickCurl = rest.join('\n')
+}, 60_000)
+afterAll(async () => {
+  await gw.stop()
+  for (const dir of homes) rmSync(dir, { recursive: true, force: true })
+})
+
+describe('the quick start', () => {
+  test('its curl, as pasted with the key it made: the demo answers', async () => {
+    expect(quickCurl).toStartWith(`curl ${DOCUMENTED}/v1/chat/completions`)
+    const r = await sh(here(quickCurl).replace('sk-sy-…', key), REPO)
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).choices[0].message.content).toBe('Echo: hello')
+  })
+
+  test('its account has room for a coding agent: 30 requests in a minute, none refused', async () => {
+    const statuses: number[] = []
+    for (let i = 0; i < 30; i++) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hello' }] }),
+      })
+      statuses.push(res.status)
+      await res.text()
+    }
+    expect(statuses.filter((s) => s !== 200)).toEqual([])
+  })
+})
+
+describe('per-key limits as the README says', () => {
+  test('the command-line block, on the starter config of `switchyard init`', async () => {
+    // `switchyard` is the binary; in a checkout the same CLI is `bun src/main.ts`.
+    const switchyard = `'${process.execPath}' '${REPO}src/main.ts'`
+    const dir = home()
+    expect((await sh(`${switchyard} init`, dir)).code).toBe(0)
+    let keyId = ''
+    const lines = shBlock('## Per-key limits')
+    expect(lines.length).toBe(5)
+    for (const line of lines) {
+      expect(line).toStartWith('switchyard ')
+      const r = await sh(line.replace(/^switchyard /, `${switchyard} `).replaceAll('KEY_ID', keyId), dir)
+      expect(r.code).toBe(0)
+      keyId ||= /\bkey_\w+/.exec(r.stdout)?.[0] ?? ''
+    }
+    const shown = await sh(`${switchyard} keys list acme --json`, dir)
+    expect(JSON.parse(shown.stdout)[0].limits).toEqual({
+      rpm: 5,
+      rpd: null,
+      tpm: null,
+      tpd: null,
+      budget: { usd: 5, period: 'day' },
+      models: null,
+    })
+  }, 60_000)
+
+  test("the admin API's PATCH curl, the token read from $SWITCHYARD_ADMIN_TOKEN", async () => {
+    const { id } = await gw.key('alice')
+    const block = shBlock('changes them with JSON merge semantics')
+    expect(block).toHaveLength(1)
+    const r = await sh(here(block[0]!).replaceAll('KEY_ID', id), REPO, {
+      SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+    })
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout).limits).toEqual({
+      rpm: null,
+      rpd: null,
+      tpm: 20000,
+      tpd: null,
+      budget: { usd: 5, period: 'day' },
+      models: ['demo/echo'],
+    })
+  })
+})
+
+describe('the quick start as the install page says', () => {
+  // `npm install` is left out: the checkout is installed, and it needs the network.
+  async function npmStart(documented: string) {
+    expect(documented).toBe('npm install && npm start')
+    const db = join(home(), 'switchyard.db')
+    const serve = await serveAsPasted(documented.replace('npm install && ', ''), REPO, {
+      HOME: home(),
+      SWITCHYARD_DB: db,
+    })
+    try {
+      const health = await fetch(`${serve.url}/healthz`)
+      expect(health.status).toBe(200)
+      await health.text()
+    } finally {
+      await serve.stop()
+    }
+  }
+
+  test.skipIf(!Bun.which('npm'))(
+    '`npm start` serves the starter config',
+    async () => {
+      expect(shBlock('## Quick start')).toEqual(['npm install && npm start'])
+      await npmStart('npm install && npm start')
+    },
+    60_000,
+  )
+
+  // And, in the same folder with the same key, the traces page's serve with a local collector.
+  test('the binary block from `init` on: a key made, served, answered; then traced to a collector', async () => {
+    const [install, ...lines] = shBlock('## From the binary')
+    expect(install).toStartWith('npm install && npm run build && sudo install')
+    expect(lines).toEqual([
+      'switchyard init',
+      'switchyard accounts create alice --plan dev && switchyard keys create alice',
+      'switchyard serve',
+    ])
+    const dir = home()
+    expect((await sh(asBinary(lines[0]!), dir)).code).toBe(0)
+    const made = await sh(asBinary(lines[1]!), dir)
+    expect(made.code).toBe(0)
+    const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
+    const chat = async (url: string) => {
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      expect(res.status).toBe(200)
+      await res.text()
+    }
+    const serve = await serveAsPasted(asBinary(lines[2]!), dir, { HOME: home() })
+    try {
+      await chat(serve.url)
+    } finally {
+      await serve.stop()
+    }
+
+    const [, traced] = shBlock('**A local collector**')
+    expect(traced).toBe('OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 switchyard serve')
+    const collector = startOtlpCollector()
+    const port = new URL(collector.url).port
+    const again = await serveAsPasted(asBinary(traced!.replace(':4318', `:${port}`)), dir, { HOME: home() })
+    try {
+      await chat(again.url)
+      // Spans leave in batches every second; a loaded machine may take a few.
+      for (let i = 0; i < 400 && collector.spans.length === 0; i++) await Bun.sleep(50)
+      expect(collector.spans.map((s) => s.name)).toContain('chat demo/echo')
+    } finally {
+      await again.stop()
+      await collector.stop()
+    }
+  }, 90_000)
+})
+
+describe('traces as the traces page says', () => {
+  test("Langfuse's exports, as pasted: Basic auth of the public and secret key", async () => {
+    const [endpoint, headers, serve] = shBlock('**Langfuse**')
+    expect(serve).toBe('switchyard serve')
+    const r = await sh(
+      `${endpoint}\n${headers}\nprintf '%s\\n%s' "$OTEL_EXPORTER_OTLP_ENDPOINT" "$OTEL_EXPORTER_OTLP_HEADERS"`,
+      REPO,
+      {
+        LANGFUSE_PUBLIC_KEY: 'pk-lf-1234',
+        LANGFUSE_SECRET_KEY: 'sk-lf-5678',
+      },
+    )
+    expect(r.code).toBe(0)
+    const [url, header] = r.stdout.split('\n') as [string, string]
+    const telemetry = parseConfig(testConfigDoc(), 'test', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: url,
+      OTEL_EXPORTER_OTLP_HEADERS: header,
+    }).telemetry!
+    expect(telemetry.tracesUrl).toBe('https://cloud.langfuse.com/api/public/otel/v1/traces')
+    expect(telemetry.headers).toEqual({ Authorization: `Basic ${btoa('pk-lf-1234:sk-lf-5678')}` })
+  })
+})
+
+describe.skipIf(!codex)('Codex as the README says', () => {
+  test('the one-liner, as written', async () => {
+    const line = /`(codex exec [\s\S]*?)`/.exec(README)![1]!
+    const words = shellWords(here(line)).map((w) => (w === 'your task' ? 'say hi' : w))
+    expect(words).toContain('model_providers.switchyard.name="Switchyard"')
+    words[0] = codex!
+    const dir = home()
+    const r = await run(
+      [...words.slice(0, 2), '--skip-git-repo-check', ...words.slice(2)],
+      { ...ISOLATED, HOME: dir, CODEX_HOME: dir, SWITCHYARD_API_KEY: key },
+      dir,
+    )
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('Echo:')
+  }, 100_000)
+
+  test('the config.toml block, as written', async () => {
+    const toml = /```toml\n([\s\S]*?)```/.exec(README)![1]!
+    const dir = home()
+    writeFileSync(join(dir, 'config.toml'), here(toml))
+    const r = await run(
+      [codex!, 'exec', '--skip-git-repo-check', 'say hi'],
+      { ...ISOLATED, HOME: dir, CODEX_HOME: dir, SWITCHYARD_API_KEY: key },
+      dir,
+    )
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('Echo:')
+  }, 100_000)
+})
+
+describe.skipIf(!CLAUDE)('Claude Code as the README says', () => {
+  /** The three `export`s of the README's Claude Code block. */
+  function claudeEnv(dir: string): Record<string, string> {
+    const block = /## Claude Code and the Anthropic SDK[\s\S]*?```sh\n([\s\S]*?)```/.exec(README)![1]!
+    const env: Record<string, string> = { ...ISOLATED, HOME: dir }
+    for (const m of here(block).matchAll(/^export (\w+)=(\S+)/gm)) env[m[1]!] = m[2]!
+    expect(Object.keys(env)).toEqual(
+      expect.arrayContaining([
+        'ANTHROPIC_BASE_URL',
+        'ANTHROPIC_AUTH_TOKEN',
+        'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+      ]),
+    )
+    env.ANTHROPIC_AUTH_TOKEN = key
+    return env
+  }
+
+  test('`claude --model demo/agent`: the demo echoes the prompt, not Claude Code’s system reminders', async () => {
+    const documented = /^claude --model (\S+)/m.exec(README)![1]!
+    const dir = home()
+    const r = await run([CLAUDE!, '-p', 'say hi', '--model', documented], claudeEnv(dir), dir)
+    expect(r.code).toBe(0)
+    expect(r.stdout).not.toContain('system-reminder')
+    expect(r.stdout.trim()).toBe('Echo: say hi')
+  }, 100_000)
+
+  test('the tool example, as written', async () => {
+    const line = /`(claude -p [^`]*)`/.exec(README)![1]!
+    const words = shellWords(line)
+    words[0] = CLAUDE!
+    const dir = home()
+    const r = await run(words, claudeEnv(dir), dir)
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('Tool result received')
+  }, 100_000)
+})

@@ -1,0 +1,203 @@
+/**
+ * Finding 3 of issue 9: an upstream could exhaust the gateway (one 50 MB SSE line cost 5.6 s of
+ * CPU; a 300 MB body took it to 1.2 GB). Against a real `serve` process with the default
+ * `max_response_bytes` (32 MiB), a fake upstream streams a 64 MB SSE line (as the first event, and
+ * after one), a 300 MB JSON body and a 300 MB error body, generated as it is read: each ends in
+ * 502 `upstream_response_too_large` within 2 s, the upstream is cancelled long before its end,
+ * the gateway's peak RSS stays under 300 MB, and the next request is served.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { cli } from '../../support/cli.ts'
+import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
+import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+
+const MB = 1024 * 1024
+const FILLER = new Uint8Array(64 * 1024).fill(0x61)
+
+/** What the fake upstream produced for one response, and whether the gateway cancelled it. */
+interface Produced {
+  bytes: number
+  cancelled: boolean
+}
+
+/** A body of `head`, then `size` bytes of "a", generated as it is read (never held whole). */
+function generated(head: string, size: number, produced: Produced): ReadableStream<Uint8Array> {
+  let sentHead = false
+  return new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (!sentHead) {
+        sentHead = true
+        c.enqueue(new TextEncoder().encode(head))
+      } else if (produced.bytes >= size) {
+        c.close()
+      } else {
+        c.enqueue(FILLER)
+        produced.bytes += FILLER.length
+      }
+    },
+    cancel() {
+      produced.cancelled = true
+    },
+  })
+}
+
+const CHUNK = JSON.stringify({
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }],
+})
+const COMPLETION = JSON.stringify({
+  id: 'c2',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+})
+
+const produced = new Map<string, Produced>()
+let upstream: ReturnType<typeof Bun.serve>
+let gw: ServeProcess
+let key: string
+
+beforeAll(async () => {
+  upstream = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      const { model } = (await req.json()) as { model: string }
+      const p: Produced = { bytes: 0, cancelled: false }
+      produced.set(model, p)
+      const sse = { 'content-type': 'text/event-stream' }
+      const json = { 'content-type': 'application/json' }
+      switch (model) {
+        case 'sse-line-first':
+          return new Response(generated('data: ', 64 * MB, p), { headers: sse })
+        case 'sse-line-later':
+          return new Response(generated(`data: ${CHUNK}\n\ndata: `, 64 * MB, p), { headers: sse })
+        case 'json-300':
+          return new Response(generated(`${COMPLETION.slice(0, -1)}, "pad": "`, 300 * MB, p), {
+            headers: json,
+          })
+        case 'error-300':
+          return new Response(generated('{"error": {"message": "', 300 * MB, p), {
+            status: 500,
+            headers: json,
+          })
+        default:
+          return new Response(COMPLETION, { headers: json })
+      }
+    },
+  })
+  const model = (name: string) => ({
+    name,
+    context_window: 8192,
+    max_output_tokens: 1024,
+    features: ['streaming'],
+  })
+  const dir = tempDir()
+  const config = writeConfig(
+    dir,
+    testConfigDoc({
+      providers: [
+        {
+          prefix: 'up',
+          kind: 'openai',
+          base_url: `http://127.0.0.1:${upstream.port}/v1`,
+          api_key: 'upstream-key',
+          models: ['sse-line-first', 'sse-line-later', 'json-300', 'error-300', 'ok'].map(model),
+        },
+      ],
+      plans: { ...PLANS, free: { rpm: null, rpd: null, models: ['*'] } },
+    }),
+  )
+  const base = ['--config', config, '--db', join(dir, 'db.sqlite')]
+  expect((await cli(['accounts', 'create', 'acct', '--plan', 'free', ...base])).code).toBe(0)
+  key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key
+  gw = await spawnServe(['--port', '0', ...base])
+})
+
+afterAll(async () => {
+  await gw?.kill('SIGKILL')
+  await upstream?.stop(true)
+})
+
+function chat(model: string, stream: boolean): Promise<Response> {
+  return fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: `up/${model}`, messages: [{ role: 'user', content: 'hi' }], stream }),
+  })
+}
+
+async function peakRssMb(): Promise<number> {
+  const status = await Bun.file(`/proc/${gw.pid}/status`).text()
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024
+}
+
+/** The upstream saw its body cancelled (the gateway closed the connection) well before its end. */
+async function expectCancelled(model: string, size: number): Promise<void> {
+  const p = produced.get(model)!
+  for (let i = 0; i < 100 && !p.cancelled; i++) await Bun.sleep(20)
+  expect(p.cancelled).toBe(true)
+  // The cap (32 MiB) plus what sockets and stream queues held when it tripped: far from the end.
+  expect(p.bytes).toBeLessThan(Math.min(size, 96 * MB))
+  console.log(model, (p.bytes / MB).toFixed(0), 'MB produced; peak', (await peakRssMb()).toFixed(0))
+}
+
+describe('an upstream that sends too much', () => {
+  test('a 64 MB SSE line as the first event → HTTP 502 upstream_response_too_large within 2 s', async () => {
+    const started = performance.now()
+    const res = await chat('sse-line-first', true)
+    const body = (await res.json()) as any
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect(res.status).toBe(502)
+    expect(body.error.code).toBe('upstream_response_too_large')
+    await expectCancelled('sse-line-first', 64 * MB)
+  })
+
+  test('a 64 MB SSE line after the first event → the stream ends with the error event within 2 s', async () => {
+    const started = performance.now()
+    const res = await chat('sse-line-later', true)
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect(text).toContain('"content":"Hi"')
+    const last = text.trim().split('\n\n').at(-1)!
+    expect(JSON.parse(last.replace(/^data: /, '')).error.code).toBe('upstream_response_too_large')
+    await expectCancelled('sse-line-later', 64 * MB)
+  })
+
+  test('a 300 MB JSON body → 502 upstream_response_too_large within 2 s', async () => {
+    const started = performance.now()
+    const res = await chat('json-300', false)
+    const body = (await res.json()) as any
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect(res.status).toBe(502)
+    expect(body.error.code).toBe('upstream_response_too_large')
+    await expectCancelled('json-300', 300 * MB)
+  })
+
+  test('a 300 MB error body → 502 upstream_response_too_large within 2 s', async () => {
+    const started = performance.now()
+    const res = await chat('error-300', false)
+    const body = (await res.json()) as any
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect(res.status).toBe(502)
+    expect(body.error.code).toBe('upstream_response_too_large')
+    expect(body.error.message).not.toContain('aaaa')
+    await expectCancelled('error-300', 300 * MB)
+  })
+
+  test('the gateway stayed under 300 MB and serves the next request', async () => {
+    const res = await chat('ok', false)
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as any).choices[0].message.content).toBe('fine')
+    const peak = await peakRssMb()
+    console.log(`hostile upstream: gateway peak RSS ${peak.toFixed(0)} MB`)
+    expect(peak).toBeLessThan(300)
+  })
+})

@@ -1,0 +1,271 @@
+/**
+ * Tokens across processes (issue 21's acceptance): `serve --workers 2` on SQLite, three replicas
+ * on PostgreSQL and on PostgreSQL + Redis — a burst of 40 (three surfaces, streams and JSON)
+ * against TPM 3,000 never lets the upstream bill more, and usage equals the bill once settled;
+ * the same burst on a $0.01 budget at $0.0025 a request serves exactly four; and RPM is checked
+ * and charged in the same admission as the token rows (support/rows-bursts.ts). Filled one request
+ * at a time (each settled before the next, spread over the processes), TPM 3,000 and the budget
+ * are usable to within one reservation: what the upstream billed is at most the limit and at
+ * least the limit less one request's reservation.
+ * `kill -9` mid-burst: every admission the upstream saw is in the store with its reservation, and
+ * a process started after settles the reservations nobody settled within the stated bound
+ * (`limits.reservation_ttl_s`, swept every tenth of it) — to themselves, the most they could have
+ * cost, since the upstream may have answered them in full: the window keeps them until it slides.
+ */
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { parseConfig } from '../../../src/config/index.ts'
+import type { LimitRow } from '../../../src/limits/rows.ts'
+import { openStores } from '../../../src/store/index.ts'
+import { type BackendUrls, backendDoc, backends } from '../../support/backends.ts'
+import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
+import { cli } from '../../support/cli.ts'
+import { tempDir } from '../../support/config-doc.ts'
+import { afterEach } from '../../support/hooks.ts'
+import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { ROWS_PLANS, rowsAreOneAdmission } from '../../support/rows-bursts.ts'
+import { SURFACES, tokensBody, tokensDoc, tokensRequest } from '../../support/tokens-bed.ts'
+
+const running: ServeProcess[] = []
+let upstream: BillingUpstream | undefined
+afterEach(async () => {
+  for (const p of running.splice(0)) await p.kill('SIGKILL')
+  await upstream?.stop()
+  upstream = undefined
+})
+
+const TTL_S = 2
+const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
+const RPM: LimitRow = { resource: 'requests', window: 'minute', scope: 'account', capacity: 1_000 }
+/** The $0.01 budget (BUDGET) as the row it becomes. */
+const MONTH: LimitRow = {
+  resource: 'microdollars',
+  window: 'period',
+  period: 'month',
+  scope: 'account',
+  capacity: 10_000,
+}
+
+const METERED = { rpm: null, rpd: null, tpm: 3_000, models: ['*'] }
+// 200 output tokens at $12.50 / 1M = $0.0025 a request; input free.
+const BUDGET = { rpm: null, rpd: null, budget: { usd: 0.01, period: 'month' }, models: ['*'] }
+
+/** `more`: further plans in the config (their accounts made by the test). */
+async function setup(
+  urls: BackendUrls,
+  chunkDelayMs = 0,
+  plan: Record<string, unknown> = METERED,
+  more: Record<string, unknown> = {},
+) {
+  const priced = plan === BUDGET
+  upstream = await startBillingUpstream({ chunkDelayMs, answerTokens: priced ? 200 : undefined })
+  const dir = tempDir()
+  const doc = backendDoc(
+    {
+      ...tokensDoc(upstream.url, { metered: plan, ...more }, priced ? { input: 0, output: 12.5 } : undefined),
+      database: { path: join(dir, 'shared.db') },
+      limits: { reservation_ttl_s: TTL_S },
+      // Settlement rides the usage flush: a short one keeps the one-at-a-time fill quick.
+      usage: { flush_ms: 25 },
+    },
+    urls,
+  )
+  const config = writeConfig(dir, doc)
+  const base = ['--config', config]
+  expect((await cli(['accounts', 'create', 'acct', '--plan', 'metered', ...base])).code).toBe(0)
+  const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
+  const store = () => openStores(parseConfig(doc, 'test'))
+  return { base, key, store }
+}
+
+async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[], name = 'acct') {
+  const store = await open()
+  try {
+    const account = (await store.getAccount(name))!
+    return (await store.rowStates({ accountId: account.id, keyId: null, now: Date.now(), rows })).map(
+      (s) => s.used,
+    )
+  } finally {
+    await store.close()
+  }
+}
+
+for (const backend of backends('tokens-processes.test.ts')) {
+  const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
+  describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
+    test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
+      const { base, key, store } = await setup(await backend.fresh(), 0, METERED, ROWS_PLANS)
+      const procs =
+        backend.name === 'sqlite'
+          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
+          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+      running.push(...procs)
+      const res = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
+            async (r) => {
+              await r.arrayBuffer()
+              return r.status
+            },
+          ),
+        ),
+      )
+      expect(res.every((s) => s === 200 || s === 429)).toBe(true)
+      expect(res.filter((s) => s === 200).length).toBe(upstream!.billed.requests)
+      expect(upstream!.billed.tokens).toBeLessThanOrEqual(3_000)
+      let total = -1
+      for (let i = 0; i < 40 && total !== upstream!.billed.tokens; i++) {
+        await Bun.sleep(100)
+        const u = (await (
+          await fetch(`${procs[0]!.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+        ).json()) as any
+        total = u.usage.today.total_tokens
+      }
+      expect(total).toBe(upstream!.billed.tokens)
+      // Limits as rows (issue 41): RPM never passed, no stale hold, no stray count (rows-bursts.ts).
+      const view = await store()
+      try {
+        await rowsAreOneAdmission(
+          procs.map((p) => p.url),
+          view,
+          upstream!,
+        )
+      } finally {
+        await view.close()
+      }
+    })
+
+    test(`${replicas}: a burst of 40 on a $0.01 budget at $0.0025 a request → exactly 4 served, the rest 402`, async () => {
+      const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET)
+      const procs =
+        backend.name === 'sqlite'
+          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
+          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+      running.push(...procs)
+      const res = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
+            async (r) => {
+              await r.arrayBuffer()
+              return r.status
+            },
+          ),
+        ),
+      )
+      expect(res.filter((s) => s === 200)).toHaveLength(4)
+      expect(res.filter((s) => s === 402)).toHaveLength(36)
+      expect(upstream!.billed.output * 12.5).toBeLessThanOrEqual(10_000_000)
+      let spent: number | undefined = -1
+      for (let i = 0; i < 40 && spent !== 10_000; i++) {
+        await Bun.sleep(100)
+        ;[spent] = await used(store, [MONTH])
+      }
+      expect(spent).toBe(10_000)
+    })
+
+    test(`${replicas}: filled one request at a time, TPM 3,000 and a $0.01 budget are usable to within one reservation`, async () => {
+      // One setup for both: the budget on the config's priced model ($0.0025 a request), the TPM
+      // on a second account; each request goes to the next process, so the fill spans them all.
+      const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET, { tpm: METERED })
+      expect((await cli(['accounts', 'create', 'filler', '--plan', 'tpm', ...base])).code).toBe(0)
+      const tpmKey = (await cli(['keys', 'create', 'filler', '--json', ...base])).json().key as string
+      const procs =
+        backend.name === 'sqlite'
+          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
+          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+      running.push(...procs)
+      // One reservation: the input bound (the body's bytes; the largest of the three surfaces')
+      // plus the 200 output tokens asked for; at $0.0025 the budget's is that request's price.
+      const reservation = Math.max(
+        ...SURFACES.map((s) => Buffer.byteLength(JSON.stringify(tokensBody(s, true, 200)[1])) + 200),
+      )
+      expect(reservation).toBeLessThan(500)
+
+      // The test's own view of the shared store, opened once (the polls below are many).
+      const view = await store()
+      const idOf = async (name: string) => (await view.getAccount(name))!.id
+      /** Sends one request at a time, each settled before the next, until one is refused. */
+      const fill = async (
+        k: string,
+        refusedWith: number,
+        row: LimitRow,
+        accountId: number,
+        settled: () => number,
+      ) => {
+        const inWindow = async () =>
+          (await view.rowStates({ accountId, keyId: null, now: Date.now(), rows: [row] }))[0]!.used
+        let refused: Response | null = null
+        for (let i = 0; i < 40 && !refused && upstream; i++) {
+          const r = await tokensRequest(procs[i % procs.length]!.url, k, SURFACES[i % 3]!, i % 2 === 0, 200)
+          await r.arrayBuffer()
+          if (r.status === refusedWith) refused = r
+          else expect(r.status).toBe(200)
+          // Settled (the usage flush): the window holds what the upstream billed, nothing reserved.
+          let now = await inWindow()
+          for (let t = 0; t < 200 && now !== settled(); t++) {
+            await Bun.sleep(10)
+            now = await inWindow()
+          }
+          expect(now).toBe(settled())
+        }
+        expect(refused).not.toBeNull()
+        return refused!
+      }
+
+      try {
+        const tpm = await fill(tpmKey, 429, TPM, await idOf('filler'), () => upstream!.billed.tokens)
+        const tokens = upstream!.billed.tokens
+        expect(tokens).toBeLessThanOrEqual(3_000)
+        expect(tokens).toBeGreaterThanOrEqual(3_000 - reservation)
+        expect(Number(tpm.headers.get('x-ratelimit-remaining-tokens'))).toBe(3_000 - tokens)
+
+        const before = upstream!.billed.output
+        const spentOf = () => (upstream!.billed.output - before) * 12.5
+        await fill(key, 402, MONTH, await idOf('acct'), spentOf)
+        // $0.0025 a request (200 output tokens at $12.50 / 1M, input free): 4 served, $0.01 spent.
+        expect(spentOf()).toBeLessThanOrEqual(10_000)
+        expect(spentOf()).toBeGreaterThanOrEqual(10_000 - 2_500)
+        expect(spentOf()).toBe(10_000)
+      } finally {
+        await view.close()
+      }
+    })
+
+    test('kill -9 mid-burst: no admission lost; the reservations nobody settled are settled (to themselves) within the bound', async () => {
+      const { base, key, store } = await setup(await backend.fresh(), 150)
+      const p = await spawnServe(['--port', '0', ...base])
+      running.push(p)
+      const pending = Array.from({ length: 8 }, (_, i) =>
+        tokensRequest(p.url, key, SURFACES[i % 3]!, true, 200)
+          .then((r) => r.arrayBuffer())
+          .catch(() => null),
+      )
+      for (let i = 0; i < 50 && upstream!.billed.requests < 5; i++) await Bun.sleep(20)
+      await Bun.sleep(100)
+      await p.kill('SIGKILL')
+      const killedAt = Date.now()
+      await Promise.all(pending)
+      const seen = upstream!.billed.requests
+      expect(seen).toBeGreaterThan(0)
+      // Every admission the upstream saw is stored, its reservation still held.
+      const [requests, tokens] = await used(store, [RPM, TPM])
+      expect(requests).toBe(seen)
+      expect(tokens).toBeGreaterThan(0)
+      // A process started after sweeps what nobody settled, within the bound: 1.1 × the TTL after
+      // admission — or, started later than that (a loaded machine), its first sweep, a tenth of
+      // the TTL after it is up. Then nothing is left for a sweep to settle.
+      const after = await spawnServe(['--port', '0', ...base])
+      running.push(after)
+      const due = Math.max(killedAt + 1.1 * TTL_S * 1000, Date.now() + TTL_S * 100) + 1_000
+      await Bun.sleep(due - Date.now())
+      const view = await store()
+      try {
+        expect(await view.sweepReservations(Date.now())).toBe(0)
+      } finally {
+        await view.close()
+      }
+      // Settled to themselves: the upstream may have billed each in full, so the window keeps them.
+      expect((await used(store, [TPM]))[0]).toBe(tokens)
+    })
+  })
+}

@@ -1,0 +1,96 @@
+/**
+ * A rescued stream's continuation (DESIGN §10) counts the relayed part in tokens, not bytes
+ * (DESIGN §11, issue 41): `max_tokens: 250` and an answer cut after 81 six-byte words (486 bytes,
+ * 81 tokens) is continued with what is left of the 250 tokens, on chat and Messages alike.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
+import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
+import { beforeEach } from '../../support/hooks.ts'
+
+const FEATURES = ['streaming', 'system_messages']
+
+let up: BillingUpstream
+let gw: TestGateway
+let key: string
+
+beforeAll(async () => {
+  await prepareOutputCount()
+  up = await startBillingUpstream({
+    answerTokens: 1_000,
+    word: 'hello',
+    fault: (m) => (m === 'first' ? { cut: 81 } : undefined),
+  })
+  const model = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    context_window: 128_000,
+    max_output_tokens: 1_000,
+    features: FEATURES,
+    ...extra,
+  })
+  gw = await startGateway({
+    doc: {
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { token: ADMIN_TOKEN },
+      providers: [
+        {
+          prefix: 'oai',
+          kind: 'openai',
+          base_url: up.url,
+          api_key: 'sk-up',
+          retry: { attempts: 0, backoff_ms: 10, max_backoff_ms: 20, max_retry_after_s: 1 },
+          timeouts: { first_byte_ms: 2_000, first_token_ms: 2_000, idle_ms: 300, total_ms: 20_000 },
+          models: [
+            model('first', { fallbacks: ['oai/next'] }),
+            model('next', { features: [...FEATURES, 'prefill'] }),
+          ],
+        },
+      ],
+      plans: { free: { rpm: null, rpd: null, models: ['*'] } },
+      default_plan: 'free',
+    },
+  })
+  key = (await gw.key('cont', 'free')).key
+}, 15_000)
+afterAll(async () => {
+  await gw?.stop()
+  await up?.stop()
+})
+beforeEach(() => {
+  up.caps.length = 0
+  up.seen.length = 0
+})
+
+const BODIES = {
+  chat: ['/v1/chat/completions', { stream_options: { include_usage: true } }],
+  messages: ['/v1/messages', {}],
+} as const
+
+describe('a continuation after 81 tokens (486 bytes) of max_tokens: 250', () => {
+  for (const [surface, [path, extra]] of Object.entries(BODIES)) {
+    test(`${surface}: continued with the 250 tokens less the 81 relayed`, async () => {
+      const res = await fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'oai/first',
+          messages: [{ role: 'user', content: 'say hello' }],
+          stream: true,
+          max_tokens: 250,
+          ...extra,
+        }),
+      })
+      const text = await res.text()
+      expect(res.status).toBe(200)
+      expect(up.seen.map((s) => s.model)).toEqual(['first', 'next'])
+      const prefill = up.seen[1]!.prefill!
+      expect(Buffer.byteLength(prefill)).toBeGreaterThan(250)
+      const relayed = outputTokenCount(prefill, 'openai')
+      expect(relayed).toBeLessThan(100)
+      expect(up.caps).toEqual([250, 250 - relayed])
+      expect(text).not.toContain('upstream_stream_interrupted')
+      expect(text).toMatch(surface === 'chat' ? /data: \[DONE\]/ : /event: message_stop/)
+    })
+  }
+})

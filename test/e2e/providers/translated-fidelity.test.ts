@@ -1,0 +1,101 @@
+/**
+ * Translated answers field by field against the wire of the surface's own provider, for answer
+ * shapes the other suites' upstreams do not make, driven through the real clients that accumulate
+ * them (the Anthropic SDK's `finalMessage()`, the OpenAI SDK's stream helpers). The OpenAI
+ * upstream is a local server answering as OpenAI does (`fake-openai-chat.ts`).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import Anthropic from '@anthropic-ai/sdk'
+import { refusalAnswer, startFakeOpenAIChat } from '../../support/fake-openai-chat.ts'
+import type { FakeUpstream } from '../../support/fake-upstream.ts'
+import { PLANS, startGateway, type TestGateway } from '../../support/gateway.ts'
+import { parseAnthropicSSE } from '../../support/messages-bed.ts'
+
+const FEATURES = ['streaming', 'tools', 'json_schema', 'system_messages', 'reasoning']
+const model = (name: string) => ({
+  name,
+  context_window: 128_000,
+  max_output_tokens: 16_384,
+  features: FEATURES,
+})
+
+const REFUSAL = ["I'm sorry, I can't", ' help with that.']
+
+let gw: TestGateway
+let openai: FakeUpstream<string>
+let key: string
+
+beforeAll(async () => {
+  openai = await startFakeOpenAIChat({ refusal: refusalAnswer(REFUSAL) })
+  gw = await startGateway({
+    doc: {
+      server: { host: '127.0.0.1', port: 0 },
+      providers: [
+        {
+          prefix: 'oa',
+          kind: 'openai',
+          base_url: `${openai.url}/v1`,
+          api_key: 'sk-up',
+          models: [model('refusal')],
+        },
+      ],
+      plans: PLANS,
+      default_plan: 'unlimited',
+    },
+  })
+  key = (await gw.key('fidelity', 'unlimited')).key
+})
+afterAll(async () => {
+  await gw?.stop()
+  await openai?.stop()
+})
+
+const anthropic = () => new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 })
+const ask = { max_tokens: 256, messages: [{ role: 'user' as const, content: 'Something unsafe' }] }
+
+describe('Messages answered by an OpenAI-compatible upstream', () => {
+  test('a refusal (message.refusal / delta.refusal) is the text of the message, stop_reason refusal', async () => {
+    const want = REFUSAL.join('')
+    const created = await anthropic().messages.create({ model: 'oa/refusal', ...ask })
+    expect(created.content.map(stripNull)).toEqual([{ type: 'text', text: want }])
+    expect(created.stop_reason).toBe('refusal')
+
+    const streamed = await anthropic()
+      .messages.stream({ model: 'oa/refusal', ...ask })
+      .finalMessage()
+    expect(streamed.content.map(stripNull)).toEqual([{ type: 'text', text: want }])
+    expect(streamed.stop_reason).toBe('refusal')
+    expect(streamed.stop_sequence).toBeNull()
+    expect(streamed.usage).toMatchObject({ input_tokens: 20, output_tokens: 9 })
+
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'oa/refusal', stream: true, ...ask }),
+    })
+    const events = parseAnthropicSSE(await res.text()).filter((e) => e.event !== 'ping')
+    expect(events.map((e) => e.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+    expect(events[1]!.data).toEqual({
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'text', text: '' },
+    })
+    expect(events.slice(2, 4).map((e) => e.data.delta)).toEqual(
+      REFUSAL.map((text) => ({ type: 'text_delta', text })),
+    )
+    expect(events[5]!.data.delta).toEqual({ stop_reason: 'refusal', stop_sequence: null })
+  })
+})
+
+/** A content block without the fields the SDK types say may be null (`citations`). */
+function stripNull(block: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(block).filter(([, v]) => v !== null))
+}

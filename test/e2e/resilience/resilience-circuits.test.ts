@@ -1,0 +1,185 @@
+/**
+ * Circuits and key pools over time (DESIGN §10), through the real gateway and the fault upstream,
+ * at a small scale (a cooldown of 1 s, requests every 100 ms): a primary that is down costs a
+ * handful of attempts, not one per request, every request is answered by the fallback meanwhile,
+ * and traffic returns to the primary once a probe finds it up. Keys: a long `retry-after` sends
+ * the pool to its other key at once and keeps it there.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { beforeEach } from '../../support/hooks.ts'
+import { readStream } from '../../support/read-stream.ts'
+import { type ResilienceBed, startResilienceBed } from '../../support/resilience-bed.ts'
+
+const model = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  context_window: 128_000,
+  max_output_tokens: 4096,
+  features: ['streaming', 'system_messages'],
+  ...extra,
+})
+const FAST = {
+  retry: { attempts: 1, backoff_ms: 20, max_backoff_ms: 40 },
+  circuit: { failures: 2, cooldown_s: 1 },
+}
+
+let bed: ResilienceBed
+beforeAll(async () => {
+  bed = await startResilienceBed({
+    providers: (url) => [
+      {
+        prefix: 'one',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        api_key: 'sk-one-0001',
+        ...FAST,
+        models: [model('m1', { fallbacks: ['two/m2'] })],
+      },
+      {
+        prefix: 'two',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        api_key: 'sk-two-0002',
+        ...FAST,
+        models: [model('m2')],
+      },
+      {
+        prefix: 'pool',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        keys: [{ api_key: 'sk-pool-a' }, { api_key: 'sk-pool-b' }],
+        ...FAST,
+        models: [model('p1')],
+      },
+      {
+        prefix: 'solo',
+        kind: 'openai',
+        base_url: `${url}/v1`,
+        api_key: 'sk-solo-0003',
+        ...FAST,
+        models: [model('s1')],
+      },
+    ],
+  })
+})
+afterAll(() => bed.stop())
+beforeEach(() => bed.reset())
+
+test('a primary down for 1.5 s under a request every 100 ms: a handful of attempts, all answered, then back', async () => {
+  bed.up.script({ model: 'm1' }, 'unavailable')
+  const t0 = performance.now()
+  const answeredBy: Array<[number, string]> = []
+  let recovered = false
+  while (performance.now() - t0 < 3_000) {
+    if (!recovered && performance.now() - t0 >= 1_500) {
+      bed.up.script({ model: 'm1' }, 'ok')
+      recovered = true
+    }
+    const res = await bed.post('chat', 'one/m1')
+    expect(res.status).toBe(200)
+    answeredBy.push([performance.now() - t0, ((await res.json()) as any).model])
+    await Bun.sleep(100)
+  }
+  const whileDown = bed.up.attempts({ model: 'm1' }).filter((a) => a.fault === 'unavailable')
+  // Two to open the circuit, then one probe per cooldown: not one per request. (A quiet machine
+  // sends 12–14 requests in the 1.5 s; a loaded one 9 — the count is the machine's, the bound on
+  // attempts is the gateway's.)
+  const duringDown = answeredBy.filter(([t]) => t < 1_500).length
+  expect(duringDown).toBeGreaterThanOrEqual(7)
+  expect(whileDown.length).toBeLessThanOrEqual(5)
+  expect(whileDown.length).toBeLessThan(duringDown)
+  // After a probe finds it up, the primary answers again.
+  const last = answeredBy.slice(-5).map(([, m]) => m)
+  expect(last).toEqual(['one/m1', 'one/m1', 'one/m1', 'one/m1', 'one/m1'])
+  const metrics = await (await fetch(`${bed.gw.url}/metrics`)).text()
+  expect(metrics).toContain('switchyard_circuit_state{provider="one",key="#0",model="m1"} 0')
+  expect(metrics).toMatch(
+    /switchyard_upstream_attempts_total\{provider="one",model="m1",outcome="transient"\} \d/,
+  )
+})
+
+test('a key answering 429 with a long retry-after is passed over at once, and stays passed over', async () => {
+  bed.up.script({ key: 'sk-pool-a' }, { fault: 'rate_limited', retryAfter: '60' })
+  const t0 = performance.now()
+  for (let i = 0; i < 4; i++) expect((await bed.post('chat', 'pool/p1')).status).toBe(200)
+  expect(performance.now() - t0).toBeLessThan(1_000)
+  expect(bed.up.attempts({ key: 'sk-pool-a' })).toHaveLength(1)
+  expect(bed.up.attempts({ key: 'sk-pool-b' })).toHaveLength(4)
+})
+
+test("a pool key failing until its circuit opens: the retry goes to the pool's other key, every request answered", async () => {
+  bed.up.script({ key: 'sk-pool-a' }, 'unavailable')
+  for (let i = 0; i < 4; i++) {
+    const res = await bed.post('chat', 'pool/p1', { stream: i % 2 === 1 })
+    expect([i, res.status]).toEqual([i, 200])
+    await res.text()
+  }
+  // Key #0 fails twice (circuit.failures: 2) and is then skipped; key #1 answers every request.
+  expect(bed.up.attempts({ key: 'sk-pool-a' })).toHaveLength(2)
+  expect(bed.up.attempts({ key: 'sk-pool-b' })).toHaveLength(4)
+})
+
+test('no fallback: while its circuit is open the model is not called — 503 upstream_circuit_open at once with retry-after — then one probe, and back', async () => {
+  bed.up.script({ model: 's1' }, 'unavailable')
+  // One try and one retry (retry.attempts: 1): two failures open the circuit (circuit.failures: 2).
+  const first = await bed.post('chat', 'solo/s1')
+  expect(first.status).toBe(503)
+  expect(((await first.json()) as any).error.code).toBe('upstream_overloaded')
+  expect(bed.up.attempts({ model: 's1' })).toHaveLength(2)
+  for (const [surface, stream] of [
+    ['chat', false],
+    ['chat', true],
+    ['responses', false],
+    ['messages', true],
+  ] as const) {
+    const t0 = performance.now()
+    const res = await bed.post(surface, 'solo/s1', { stream })
+    const body = (await res.json()) as any
+    expect([surface, stream, res.status]).toEqual([surface, stream, surface === 'messages' ? 529 : 503])
+    expect(surface === 'messages' ? body.error.type : body.error.code).toBe(
+      surface === 'messages' ? 'overloaded_error' : 'upstream_circuit_open',
+    )
+    expect(res.headers.get('retry-after')).toBe('1')
+    expect(res.headers.get('x-switchyard-attempts')).toBe('0')
+    expect(performance.now() - t0).toBeLessThan(500)
+  }
+  // Skipped for the cooldown: not one more call.
+  expect(bed.up.attempts({ model: 's1' })).toHaveLength(2)
+  await Bun.sleep(1_050)
+  bed.up.script({ model: 's1' }, 'ok')
+  // The cooldown over, one probe goes through; its success closes the circuit.
+  const probe = await bed.post('chat', 'solo/s1')
+  expect(probe.status).toBe(200)
+  await probe.text()
+  expect((await bed.post('chat', 'solo/s1')).status).toBe(200)
+  expect(bed.up.attempts({ model: 's1' })).toHaveLength(4)
+})
+
+/** A counter's value in /metrics now (0 when absent). */
+async function metric(line: string): Promise<number> {
+  const text = await (await fetch(`${bed.gw.url}/metrics`)).text()
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `))
+  return found ? Number(found.slice(line.length + 1)) : 0
+}
+
+for (const wire of ['chat', 'messages', 'responses'] as const) {
+  test(`${wire}: streams cut after content count against the circuit; it opens and the fallback answers whole`, async () => {
+    const cuts = 'switchyard_upstream_attempts_total{provider="one",model="m1",outcome="transient"}'
+    const before = await metric(cuts)
+    // m1 starts every stream, then the connection is cut; m2 cannot continue it (no prefill).
+    bed.up.script({ model: 'm1' }, { fault: 'cut', after: 3 })
+    for (let i = 0; i < 2; i++) {
+      const res = await bed.post(wire, 'one/m1', { stream: true })
+      expect(readStream(wire, await res.text())).toMatchObject({ complete: false })
+    }
+    // Two failures in a row (circuit.failures: 2): the primary is skipped for the cooldown.
+    const res = await bed.post(wire, 'one/m1', { stream: true })
+    expect(readStream(wire, await res.text())).toMatchObject({
+      model: 'two/m2',
+      text: bed.up.answer(),
+      complete: true,
+    })
+    expect(bed.up.attempts({ model: 'm1' })).toHaveLength(2)
+    expect(await metric('switchyard_circuit_state{provider="one",key="#0",model="m1"}')).toBe(2)
+    expect((await metric(cuts)) - before).toBe(2)
+  })
+}

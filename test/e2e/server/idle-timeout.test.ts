@@ -1,0 +1,82 @@
+/**
+ * A chat request is exempt from the socket idle timeout only while it runs: afterwards the
+ * pooled keep-alive connection must close at `server.idle_timeout_s` like any other.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { connect } from 'node:net'
+import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
+
+const IDLE_S = 2
+let gw: TestGateway
+let key: string
+
+beforeAll(async () => {
+  gw = await startGateway({
+    doc: testConfigDoc({ server: { host: '127.0.0.1', port: 0, idle_timeout_s: IDLE_S } }),
+  })
+  key = (await gw.key('idle', 'unlimited')).key
+})
+afterAll(() => gw.stop())
+
+/**
+ * Sends one keep-alive request on a raw socket, reads the whole response, then reports how long
+ * after it the server closed the connection (null if it was still open at `waitMs`).
+ */
+function keepAliveThenIdle(
+  body: string,
+  waitMs: number,
+): Promise<{ response: string; closedAfterMs: number | null }> {
+  const { port } = new URL(gw.url)
+  return new Promise((resolve, reject) => {
+    const sock = connect(Number(port), '127.0.0.1')
+    let response = ''
+    let doneAt = 0
+    let giveUp: ReturnType<typeof setTimeout> | undefined
+    const complete = () => response.includes('data: [DONE]') || /\r\n\r\n\{.*\}$/s.test(response)
+    sock.on('data', (d) => {
+      response += d.toString()
+      if (!doneAt && complete()) {
+        doneAt = performance.now()
+        giveUp = setTimeout(() => {
+          sock.destroy()
+          resolve({ response, closedAfterMs: null })
+        }, waitMs)
+      }
+    })
+    sock.on('close', () => {
+      clearTimeout(giveUp)
+      resolve({ response, closedAfterMs: doneAt ? performance.now() - doneAt : -1 })
+    })
+    sock.on('error', reject)
+    sock.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n` +
+        `Authorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    )
+  })
+}
+
+describe('keep-alive connection after a chat request', () => {
+  // uSockets checks timeouts every few seconds, so the close comes somewhat after IDLE_S; without
+  // the fix it never comes (the chat exemption stuck to the socket).
+  const WAIT_MS = IDLE_S * 1000 + 10_000
+
+  test('non-stream: the connection closes at the idle timeout', async () => {
+    const body = JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] })
+    const r = await keepAliveThenIdle(body, WAIT_MS)
+    expect(r.response).toStartWith('HTTP/1.1 200')
+    expect(r.closedAfterMs).not.toBeNull()
+    expect(r.closedAfterMs!).toBeGreaterThan(IDLE_S * 1000 - 1500)
+  }, 30_000)
+
+  test('stream: the connection closes at the idle timeout', async () => {
+    const body = JSON.stringify({
+      model: 'demo/echo',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    const r = await keepAliveThenIdle(body, WAIT_MS)
+    expect(r.response).toStartWith('HTTP/1.1 200')
+    expect(r.closedAfterMs).not.toBeNull()
+    expect(r.closedAfterMs!).toBeGreaterThan(IDLE_S * 1000 - 1500)
+  }, 30_000)
+})
