@@ -54,7 +54,7 @@ export function startServer(
     // itself, on declared and chunked bodies, before reading past the bound — the model surfaces
     // at server.body_limit_bytes (pipeline/body.ts), the admin API and the console's sign-in and
     // sign-out at their own few KB (server/json-body.ts), in the parse hook of their route group.
-    // A new route that reads a body needs one of the two (test/e2e/body-bounds.test.ts).
+    // A new route that reads a body needs one of the two (test/e2e/server/body-bounds.test.ts).
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     reusePort,
     // Never Bun's development mode: its error pages would show a client the gateway's source.
