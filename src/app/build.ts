@@ -6,7 +6,7 @@
 import { AccountService } from '../accounts/service.ts'
 import { AlertService } from '../alerts/index.ts'
 import { AuthCache } from '../auth/cache.ts'
-import { AuthInvalidatingStore } from '../auth/invalidating-store.ts'
+import { authInvalidating } from '../auth/invalidating-store.ts'
 import { AuthThrottle } from '../auth/throttle.ts'
 import { Catalogue } from '../catalogue/routing.ts'
 import type { Config } from '../config/index.ts'
@@ -30,7 +30,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     throw new Error('a PostgreSQL store is opened with openStores(config) and passed in as opts.store')
   const backend = opts.store ?? openSqliteFromConfig(config, clock.now())
   const authCache = new AuthCache(backend)
-  const store = new AuthInvalidatingStore(backend, authCache)
+  const store = authInvalidating(backend, authCache)
   const metrics = new Metrics()
   const adapters = createAdapters(config.providers)
   const resilience = new Resilience(config.providers, adapters)

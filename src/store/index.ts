@@ -3,5 +3,5 @@
 export * from './alert-types.ts'
 export * from './errors.ts'
 export { describeDatabase, openStores } from './open.ts'
-export { openSqliteStore, SqliteStore } from './sqlite/index.ts'
+export { openSqliteStore, type SqliteStore } from './sqlite/index.ts'
 export * from './types.ts'

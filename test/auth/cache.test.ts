@@ -11,7 +11,7 @@ import { hashKey } from '../../src/accounts/keys.ts'
 import { buildDeps } from '../../src/app/build.ts'
 import { authenticateToken } from '../../src/auth/authenticate.ts'
 import { AUTH_CHECK_MS, AuthCache } from '../../src/auth/cache.ts'
-import { AuthInvalidatingStore } from '../../src/auth/invalidating-store.ts'
+import { authInvalidating } from '../../src/auth/invalidating-store.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { openStores, type Store } from '../../src/store/index.ts'
 import { ManualClock } from '../../src/util/clock.ts'
@@ -125,7 +125,7 @@ for (const b of all) {
       try {
         const { account, key, hash } = await seed(a, 'acme')
         const cache = new AuthCache(a, { now: () => 0 })
-        const store = new AuthInvalidatingStore(a, cache)
+        const store = authInvalidating(a, cache)
         const state = async () => (await cache.find(hash))?.key
         expect((await state())?.state).toBe('enabled')
         await store.setKeyState(key.id, 'disabled')

@@ -8,7 +8,7 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { AuthCache } from '../../src/auth/cache.ts'
-import { AuthInvalidatingStore } from '../../src/auth/invalidating-store.ts'
+import { authInvalidating } from '../../src/auth/invalidating-store.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import { openStores, type Store } from '../../src/store/index.ts'
@@ -102,7 +102,7 @@ for (const b of all) {
         dropped++
         original()
       }
-      const store = new AuthInvalidatingStore(inner, cache)
+      const store = authInvalidating(inner, cache)
       await store.setKeyLimits('key_a', LIMITS)
       expect(dropped).toBe(1)
       await store.close()

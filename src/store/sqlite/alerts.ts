@@ -4,17 +4,21 @@
  * under the write lock: two processes on one file never claim the same row.
  */
 import type { Database } from 'bun:sqlite'
-import type { Delivery, DeliveryTry, NewAlert } from '../alert-types.ts'
+import type { AlertStore, Delivery, DeliveryTry, NewAlert } from '../alert-types.ts'
+import type { SqliteGuard } from './guard.ts'
 
 const COLUMNS = `id, event_id AS eventId, event, url, body, created_at AS createdAt, next_at AS nextAt,
   attempts, state, last_status AS lastStatus, last_error AS lastError, done_at AS doneAt`
 
-export class AlertQueries {
+export class SqliteAlerts implements AlertStore {
   private readonly q
-  readonly enqueue: (a: NewAlert) => boolean
-  readonly claim: (now: number, leaseMs: number, limit: number) => Delivery[]
+  private readonly enqueue: (a: NewAlert) => boolean
+  private readonly claim: (now: number, leaseMs: number, limit: number) => Delivery[]
 
-  constructor(db: Database) {
+  constructor(
+    db: Database,
+    private readonly guard: SqliteGuard,
+  ) {
     this.q = {
       mark: db.query<null, { $mark: string; $now: number }>(
         'INSERT INTO alert_marks (mark, created_at) VALUES ($mark, $now) ON CONFLICT (mark) DO NOTHING',
@@ -66,29 +70,41 @@ export class AlertQueries {
       this.q.claim.all({ $now: now, $until: now + leaseMs, $limit: limit })
   }
 
-  /** Whether any row is due at `now` (a read: the partial index `alert_deliveries_due`). */
-  anyDue(now: number): boolean {
-    return this.q.due.get({ $now: now }) !== null
+  enqueueAlert(a: NewAlert) {
+    return this.guard.write(() => this.enqueue(a))
   }
 
-  tried(id: number, t: DeliveryTry): void {
-    this.q.tried.run({
-      $id: id,
-      $state: t.state,
-      $status: t.status,
-      $error: t.error,
-      $next: t.nextAt,
-      $done: t.state === 'pending' ? null : t.now,
+  /**
+   * Every sender polls this (each process, every `alerts.poll_ms`): an idle poll only reads, so it
+   * neither takes the file's write lock from admissions nor waits on it; a due row is claimed under
+   * it. Whether any row is due is a read of the partial index `alert_deliveries_due`.
+   */
+  async claimDeliveries(now: number, leaseMs: number, limit: number) {
+    if (!(await this.guard.read(() => this.q.due.get({ $now: now }) !== null))) return []
+    return this.guard.write(() => this.claim(now, leaseMs, limit))
+  }
+
+  deliveryTried(id: number, t: DeliveryTry) {
+    return this.guard.write(() => {
+      this.q.tried.run({
+        $id: id,
+        $state: t.state,
+        $status: t.status,
+        $error: t.error,
+        $next: t.nextAt,
+        $done: t.state === 'pending' ? null : t.now,
+      })
     })
   }
 
-  /** Call inside the caller's write. */
-  prune(before: number, chunk: number): number {
+  pruneAlerts(before: number, chunk: number) {
     const q = { $before: before, $chunk: chunk }
-    return this.q.pruneDone.run(q).changes + this.q.pruneMarks.run(q).changes
+    return this.guard.write(() => this.q.pruneDone.run(q).changes + this.q.pruneMarks.run(q).changes)
   }
 
-  list(beforeId: number | null, limit: number): Delivery[] {
-    return this.q.list.all({ $before: beforeId ?? Number.MAX_SAFE_INTEGER, $limit: limit })
+  listDeliveries(q: { beforeId: number | null; limit: number }) {
+    return this.guard.read(() =>
+      this.q.list.all({ $before: q.beforeId ?? Number.MAX_SAFE_INTEGER, $limit: q.limit }),
+    )
   }
 }

@@ -50,6 +50,14 @@ export class SqliteGuard {
     }
   }
 
+  read<T>(fn: () => T): Promise<T> {
+    return this.run(fn)
+  }
+
+  write<T>(fn: () => T): Promise<T> {
+    return this.run(fn, true)
+  }
+
   /** A write succeeded: the disk is not full (any more). */
   wrote(): void {
     this.diskFull = false
@@ -106,4 +114,31 @@ function freeBytes(dir: string): number {
   } catch {
     return 0
   }
+}
+
+/** `Q`'s methods `K`, each answering through a promise. */
+export type Guarded<Q, K extends keyof Q> = {
+  [M in K]: Q[M] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never
+}
+
+/**
+ * Synchronous queries as a store part: each method named runs under the guard, as a read or as a
+ * write (a write clears a remembered full disk).
+ * @example
+ * const usage = guarded(guard, new UsageQueries(db), ['usageSummary'], ['complete'])
+ */
+export function guarded<Q extends object, R extends keyof Q, W extends keyof Q>(
+  guard: SqliteGuard,
+  queries: Q,
+  reads: readonly R[],
+  writes: readonly W[],
+): Guarded<Q, R | W> {
+  const part: Record<PropertyKey, unknown> = {}
+  const bind = (name: keyof Q, write: boolean) => {
+    const fn = (queries[name] as (...args: unknown[]) => unknown).bind(queries)
+    part[name] = (...args: unknown[]) => guard.run(() => fn(...args), write)
+  }
+  for (const name of reads) bind(name, false)
+  for (const name of writes) bind(name, true)
+  return part as Guarded<Q, R | W>
 }

@@ -193,7 +193,7 @@ export class UsageQueries {
   }
 
   /** `today` and `by_model` from `dayStart` (a UTC midnight); `last_24h` is the last 1,440 minutes, this one included. */
-  summary(accountId: number, now: number, dayStart: number): UsageSummary {
+  usageSummary(accountId: number, now: number, dayStart: number): UsageSummary {
     const today = minuteOf(dayStart)
     const byModel: Record<string, UsageTotals> = {}
     for (const r of this.q.byModel.all(accountId, today)) byModel[r.model] = toTotals(r)
