@@ -13,18 +13,16 @@
  * fails is retried with the outcomes' batch; and `reconcile` releases what Redis still holds for
  * requests the database calls settled or never admitted.
  */
-import { RedisClient } from 'bun'
+import type { RedisClient } from 'bun'
 import {
   type ChargeDecision,
   chargeOutcome,
   type ExtendDecision,
   extendOutcome,
 } from '../../limits/charge-result.ts'
-import { periodBounds, rowState } from '../../limits/rows.ts'
 import type { Extended, Extension, Settlement, WindowSpans } from '../../limits/types.ts'
 import { limiterUnavailable } from '../../limits/unavailable.ts'
 import { consumed, windowOf } from '../../limits/windows.ts'
-import { SettlementPendingError } from '../errors.ts'
 import type {
   AccountStore,
   AdmissionLog,
@@ -35,17 +33,15 @@ import type {
   WindowLimit,
 } from '../types.ts'
 import { ADMIT_SCRIPT } from './admit-script.ts'
-import { EXTEND_SCRIPT, SETTLE_SCRIPT } from './charge-script.ts'
-import { heldCharges } from './held.ts'
-import { rebuildState } from './rebuild.ts'
+import { EXTEND_SCRIPT } from './charge-script.ts'
+import { COMMAND_TIMEOUT_MS, RedisConnection, script, withTimeout } from './connection.ts'
+import { databaseState, periodsAt, prefixOf } from './rebuild.ts'
 import { REBUILD_SCRIPT } from './rebuild-script.ts'
+import { readRowStates } from './row-states.ts'
+import { RedisSettler } from './settle.ts'
 
-/** A command that takes longer than this counts as Redis being unreachable. */
-const COMMAND_TIMEOUT_MS = 2000
-const CONNECT_TIMEOUT_MS = 1000
-const SCRIPT_SHA = new Bun.CryptoHasher('sha1').update(ADMIT_SCRIPT).digest('hex')
-const SETTLE_SHA = new Bun.CryptoHasher('sha1').update(SETTLE_SCRIPT).digest('hex')
-const EXTEND_SHA = new Bun.CryptoHasher('sha1').update(EXTEND_SCRIPT).digest('hex')
+const ADMIT = script(ADMIT_SCRIPT)
+const EXTEND = script(EXTEND_SCRIPT)
 /**
  * An admission script still queued this long after it was sent refuses (on the Redis server's
  * clock): half the command timeout, so the gateway has not yet given up on any admission Redis
@@ -77,159 +73,37 @@ export function accountKeys(accountId: number, keyId: string): [string, string, 
 
 type Reply = [number, string, number, number, number, number, number, number, number, string?]
 
-/** The account's key prefix (its hash tag), under which the charge keys live. */
-const prefixOf = (accountId: number) => `sy:{acct:${accountId}}:`
-
 export class RedisLimiter implements Limiter {
-  private client: RedisClient | null = null
-  private connecting: Promise<RedisClient> | null = null
-  private down = false
+  private readonly redis: RedisConnection
+  private readonly settler: RedisSettler
   private readonly rebuilding = new Map<number, Promise<void>>()
 
-  constructor(private readonly opts: RedisLimiterOptions) {}
+  constructor(private readonly opts: RedisLimiterOptions) {
+    this.redis = new RedisConnection(opts)
+    this.settler = new RedisSettler(this.redis, opts.log)
+  }
 
   /** From the charge keys (charge-script.ts), read without a script: nothing is charged. */
   rowStates: Limiter['rowStates'] = async (q) => {
     let client: RedisClient
     try {
-      client = await this.connected()
+      client = await this.redis.connected()
     } catch {
       throw limiterUnavailable()
     }
-    const pre = prefixOf(q.accountId)
-    const at = this.opts.engineTime ? await this.serverNow(client) : q.now
-    // Not built (lost, or no admission yet): what a rebuild would hold, from the database's rows.
-    const built = Number(await client.send('EXISTS', [`${pre}built`]))
-    const fromDb = built ? null : (await this.databaseState(q.accountId, at)).state
-    const holds = q.rows.some((r) => r.resource !== 'requests') ? await heldCharges(client, pre) : []
-    return Promise.all(
-      q.rows.map(async (row) => {
-        const sc = row.scope === 'account' ? 'a' : `k:${q.keyId}`
-        if (row.resource === 'requests' && row.scope === 'account') {
-          // The account's requests are the admission log's.
-          const w = await this.windows(q.accountId, at, null, null)
-          const win = row.window === 'minute' ? w.minute : w.day
-          return rowState(row, win.used, win.resetAt === null ? null : win.resetAt, 0)
-        }
-        if (row.window === 'period') {
-          const p = periodBounds(row.period!, at)
-          const key = `${pre}sp:${sc}:${row.period}:${p.start}`
-          const v = fromDb
-            ? (fromDb.spend.find((x) => x[0] === key)?.[1] ?? 0)
-            : await client.send('GET', [key])
-          const held = holds.reduce((n, h) => n + (h.s.includes(key) ? h.m : 0), 0)
-          return rowState(row, Number(v ?? 0), null, p.resetsAt, held)
-        }
-        const span = row.window === 'minute' ? this.opts.windows.minuteMs : this.opts.windows.dayMs
-        const base = `${pre}c:${sc}:${row.resource}:${row.window}`
-        const held =
-          row.resource === 'requests'
-            ? undefined
-            : holds.reduce((n, h) => n + (h.at > at - span && h.w.includes(base) ? h.t : 0), 0)
-        if (fromDb) {
-          const inside = (fromDb.windows.find((w) => w.base === base)?.m ?? []).filter(
-            (m) => m[1] > at - span,
-          )
-          const firstAt = inside.length ? Math.min(...inside.map((m) => m[1])) : null
-          return rowState(
-            row,
-            inside.reduce((n, m) => n + m[2], 0),
-            firstAt,
-            span,
-            held,
-          )
-        }
-        if (row.resource === 'tokens' && !Number(await client.send('EXISTS', [`${base}:z`]))) {
-          // A window no admission charges here (a budget-only plan's tokens): the database's rows.
-          const t = await this.opts.log.tokensSince(
-            q.accountId,
-            row.scope === 'key' ? q.keyId : null,
-            at - span,
-          )
-          return rowState(row, t.used, t.first, span, held)
-        }
-        // Member, score pairs: flat or nested, as the client's protocol version returns them.
-        const reply = (await client.send('ZRANGEBYSCORE', [
-          `${base}:z`,
-          `(${at - span}`,
-          '+inf',
-          'WITHSCORES',
-        ])) as unknown[]
-        const inside = reply.flat() as Array<string | number>
-        if (!inside.length) return rowState(row, 0, null, span, held)
-        const members = inside.filter((_, i) => i % 2 === 0).map(String)
-        const amounts = (await client.send('HMGET', [`${base}:a`, ...members])) as Array<string | null>
-        const used = amounts.reduce((n, a) => n + Number(a ?? 0), 0)
-        return rowState(row, used, Number(inside[1]), span, held)
-      }),
-    )
-  }
-
-  /**
-   * The account's state as the database's rows give it (rebuild.ts): `keep` the longest request
-   * window to log (0: none), `logLimit` its most entries. What a rebuild writes, and what
-   * `rowStates` reads without writing it.
-   */
-  private async databaseState(accountId: number, now: number, keep = 0, logLimit = 0) {
-    const { minuteMs, dayMs } = this.opts.windows
-    const periods = periodsAt(now)
-    const history = await this.opts.log.chargeHistory({
-      accountId,
-      now,
-      logSince: now - keep,
-      logLimit,
-      minuteMs,
-      dayMs,
-      minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
-      dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
-      periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
-    })
-    const state = rebuildState(history, {
-      prefix: prefixOf(accountId),
-      now,
-      keep,
+    const at = this.opts.engineTime ? await this.redis.serverNow(client) : q.now
+    return readRowStates(client, q, at, {
       spans: this.opts.windows,
-      periods,
+      log: this.opts.log,
+      // The account's requests are the admission log's.
+      requests: (accountId) => this.windows(accountId, at, null, null),
     })
-    return { history, state }
   }
 
-  private async serverNow(client: RedisClient): Promise<number> {
-    const [s, us] = (await client.send('TIME', [])) as [string, string]
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-  }
-  /**
-   * Reservations the database's admission log still calls unsettled past `before` (their replica
-   * died mid-request): each settled to itself, the most it could have cost (the upstream may have
-   * answered it in full), here, then in the log.
-   */
-  sweepReservations: Limiter['sweepReservations'] = async (before) => {
-    const stale = await this.opts.log.unsettled(before, 1000)
-    if (!stale.length) return 0
-    // Negative: as reserved (the settle script reads the reservation it holds).
-    const settlements = stale.map((r) => ({
-      handle: r.gatewayId,
-      accountId: r.accountId,
-      tokens: -1,
-      micros: -1,
-    }))
-    await this.settle(settlements)
-    await this.opts.log.markSettled(settlements)
-    return stale.length
-  }
-
-  /** Settles each reservation once (the settle script), after the outcomes are in the database. */
-  async settle(items: Settlement[]): Promise<void> {
-    if (!items.length) return
-    try {
-      const client = await this.connected()
-      // Each handle settles on its own and at most once: sent together, the client pipelines them.
-      await Promise.all(items.map((s) => this.settleOne(client, s)))
-    } catch (err) {
-      // The outcomes are in the database already; the batch is retried until Redis settles.
-      throw new SettlementPendingError(`redis settlement failed: ${(err as Error)?.message ?? String(err)}`)
-    }
-  }
+  // Settling, sweeping and reconciling reservations: settle.ts.
+  sweepReservations: Limiter['sweepReservations'] = (before) => this.settler.sweep(before)
+  settle = (items: Settlement[]): Promise<void> => this.settler.settle(items)
+  reconcile: NonNullable<Limiter['reconcile']> = (before) => this.settler.reconcile(before)
 
   /**
    * Grows a live reservation (the extend script, charge-script.ts), atomic with admissions on the
@@ -252,19 +126,11 @@ export class RedisLimiter implements Limiter {
     ]
     let reply: unknown
     try {
-      const client = await this.connected()
-      reply = await withTimeout(
-        client.send('EVALSHA', [EXTEND_SHA, ...args]).catch((err: Error) => {
-          if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [EXTEND_SCRIPT, ...args])
-          throw err
-        }),
-      ).catch((err) => {
-        if ((err as { code?: string })?.code !== 'ERR_REDIS_SERVER_ERROR') this.drop(client)
-        throw err
-      })
+      const client = await this.redis.connected()
+      reply = await this.redis.eval(client, EXTEND, args)
     } catch (err) {
       // Unreachable: nothing grows (the answer ends at what it holds), whatever `on_unavailable`.
-      this.noteDown(err)
+      this.redis.noteDown(err)
       return { tokens: 0, micros: 0, states: [] }
     }
     const d = JSON.parse(String(reply)) as ExtendDecision & { at?: number }
@@ -278,62 +144,6 @@ export class RedisLimiter implements Limiter {
         }),
       )
     return e
-  }
-
-  /** Once per handle (the script deletes its `res` entry): a retry settles nothing twice. */
-  private async settleOne(client: RedisClient, s: Settlement): Promise<number> {
-    const args = ['1', `${prefixOf(s.accountId)}res`, s.handle as string, String(s.tokens), String(s.micros)]
-    const n = await withTimeout(
-      client.send('EVALSHA', [SETTLE_SHA, ...args]).catch((err: Error) => {
-        if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [SETTLE_SCRIPT, ...args])
-        throw err
-      }),
-    ).catch((err) => {
-      if ((err as { code?: string })?.code !== 'ERR_REDIS_SERVER_ERROR') this.drop(client)
-      throw err
-    })
-    return Number(n)
-  }
-
-  /**
-   * Reservations Redis still holds, made before `before`, that the database calls settled (their
-   * Redis settlement was lost with the process that owed it, or rebuilt from rows read before it
-   * settled) or never admitted (its admission row was never written): each settled to what the
-   * database says, or to nothing. The ones the database calls unsettled are `sweepReservations`'.
-   */
-  reconcile: NonNullable<Limiter['reconcile']> = async (before) => {
-    const client = await this.connected()
-    let cursor = '0'
-    let released = 0
-    do {
-      const [next, keys] = (await withTimeout(
-        client.send('SCAN', [cursor, 'MATCH', 'sy:{acct:*}:res', 'COUNT', '1000']),
-      )) as [string, string[]]
-      cursor = String(next)
-      for (const key of keys) {
-        const accountId = Number(/\{acct:(\d+)\}/.exec(key)?.[1])
-        if (!Number.isSafeInteger(accountId)) continue
-        const entries = (await withTimeout(client.send('HGETALL', [key]))) as
-          | Record<string, string>
-          | string[]
-        const pairs = Array.isArray(entries)
-          ? entries.flatMap((v, i) => (i % 2 ? [] : [[v, entries[i + 1]!] as const]))
-          : Object.entries(entries)
-        const old = pairs.filter(([, v]) => {
-          const at = (JSON.parse(v) as { at?: number }).at
-          return typeof at === 'number' && at < before
-        })
-        if (!old.length) continue
-        const rows = await this.opts.log.admissionsByHandle(old.map(([h]) => h))
-        for (const [handle] of old) {
-          const row = rows.get(handle)
-          if (row && !row.settled) continue
-          const s = { handle, accountId, tokens: row?.tokens ?? 0, micros: row?.micros ?? 0 }
-          released += await this.settleOne(client, s as Settlement)
-        }
-      }
-    } while (cursor !== '0')
-    return released
   }
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
@@ -351,7 +161,7 @@ export class RedisLimiter implements Limiter {
       // The rebuild's read of the database failed: the store's error (503 store_busy or
       // store_unavailable), not Redis being down — which `allow` would serve without limits.
       if (err instanceof FromDatabase) throw err.cause
-      this.noteDown(err)
+      this.redis.noteDown(err)
       if (this.opts.onUnavailable === 'reject') throw limiterUnavailable()
       const at = input.now
       const none = windowOf(null, 0, null, 0)
@@ -479,11 +289,13 @@ export class RedisLimiter implements Limiter {
     rpd: number | null,
   ): Promise<void> {
     const { minuteMs, dayMs } = this.opts.windows
-    const client = await this.connected()
-    const now = this.opts.engineTime ? await this.serverNow(client) : at
+    const client = await this.redis.connected()
+    const now = this.opts.engineTime ? await this.redis.serverNow(client) : at
     const keep = Math.max(rpm === null ? 0 : minuteMs, rpd === null ? 0 : dayMs)
     const started = performance.now()
-    const { history, state } = await this.databaseState(
+    const { history, state } = await databaseState(
+      this.opts.log,
+      this.opts.windows,
       accountId,
       now,
       keep,
@@ -509,8 +321,7 @@ export class RedisLimiter implements Limiter {
   }
 
   close(): void {
-    this.client?.close()
-    this.client = null
+    this.redis.close()
   }
 
   private async run(
@@ -541,63 +352,10 @@ export class RedisLimiter implements Limiter {
       String(mode === 'admit' && this.opts.engineTime ? Date.now() + ADMIT_DEADLINE_MS : -1),
       String(BUILT_TTL_MS),
     ]
-    const client = await this.connected()
-    const reply = await withTimeout(
-      client.send('EVALSHA', [SCRIPT_SHA, ...args]).catch((err: Error) => {
-        // A restarted server has an empty script cache: send the script itself once.
-        if (/NOSCRIPT/.test(String(err?.message))) return client.send('EVAL', [ADMIT_SCRIPT, ...args])
-        throw err
-      }),
-    ).catch((err) => {
-      if ((err as { code?: string })?.code !== 'ERR_REDIS_SERVER_ERROR') this.drop(client)
-      throw err
-    })
-    if (this.down) {
-      this.down = false
-      this.opts.warn('redis limiter reachable again')
-    }
+    const client = await this.redis.connected()
+    const reply = await this.redis.eval(client, ADMIT, args)
+    this.redis.reachable()
     return reply as Reply
-  }
-
-  private async connected(): Promise<RedisClient> {
-    if (this.client?.connected) return this.client
-    this.connecting ??= (async () => {
-      this.client?.close()
-      this.client = null
-      // No offline queue: while Redis is down a request must fail now, not wait for it.
-      const c = new RedisClient(this.opts.url, {
-        enableOfflineQueue: false,
-        autoReconnect: false,
-        connectionTimeout: CONNECT_TIMEOUT_MS,
-      })
-      try {
-        await withTimeout(c.connect())
-      } catch (err) {
-        c.close()
-        throw err
-      }
-      this.client = c
-      return c
-    })().finally(() => {
-      this.connecting = null
-    })
-    return this.connecting
-  }
-
-  private drop(client: RedisClient): void {
-    if (this.client === client) this.client = null
-    client.close()
-  }
-
-  private noteDown(err: unknown): void {
-    if (this.down) return
-    this.down = true
-    // Once per outage; `run` logs when it is reachable again.
-    const doing =
-      this.opts.onUnavailable === 'reject'
-        ? 'refusing requests with 503 limiter_unavailable'
-        : 'serving without limits (limits.on_unavailable: allow)'
-    this.opts.warn(`redis limiter unreachable; ${doing}`, { error: (err as Error)?.message ?? String(err) })
   }
 }
 
@@ -608,24 +366,4 @@ class FromDatabase extends Error {
   constructor(override readonly cause: unknown) {
     super('the database failed during a Redis rebuild')
   }
-}
-
-/** The calendar periods holding `now` as [start, end] (the script charges money per period). */
-function periodsAt(now: number): Record<'day' | 'week' | 'month', [number, number]> {
-  const of = (p: 'day' | 'week' | 'month'): [number, number] => {
-    const b = periodBounds(p, now)
-    return [b.start, b.resetsAt]
-  }
-  return { day: of('day'), week: of('week'), month: of('month') }
-}
-
-function withTimeout<T>(p: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`redis did not answer within ${COMMAND_TIMEOUT_MS} ms`)),
-      COMMAND_TIMEOUT_MS,
-    )
-  })
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
 }

@@ -12,8 +12,51 @@
  * @example
  * const state = rebuildState(history, { prefix: 'sy:{acct:7}:', now, keep: 60_000, spans, periods })
  */
+import { periodBounds } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
-import type { ChargeHistory } from '../types.ts'
+import type { AdmissionLog, ChargeHistory } from '../types.ts'
+
+/** The account's key prefix (its hash tag), under which the charge keys live. */
+export const prefixOf = (accountId: number) => `sy:{acct:${accountId}}:`
+
+/** The calendar periods holding `now` as [start, end] (the scripts charge money per period). */
+export function periodsAt(now: number): Record<Period, [number, number]> {
+  const of = (p: Period): [number, number] => {
+    const b = periodBounds(p, now)
+    return [b.start, b.resetsAt]
+  }
+  return { day: of('day'), week: of('week'), month: of('month') }
+}
+
+/**
+ * The account's state as the database's rows give it: `keep` the longest request window to log
+ * (0: none), `logLimit` its most entries. What a rebuild writes, and what `rowStates` reads
+ * without writing it.
+ */
+export async function databaseState(
+  log: Pick<AdmissionLog, 'chargeHistory'>,
+  spans: WindowSpans,
+  accountId: number,
+  now: number,
+  keep = 0,
+  logLimit = 0,
+) {
+  const { minuteMs, dayMs } = spans
+  const periods = periodsAt(now)
+  const history = await log.chargeHistory({
+    accountId,
+    now,
+    logSince: now - keep,
+    logLimit,
+    minuteMs,
+    dayMs,
+    minuteBucketMs: Math.max(1, Math.floor(minuteMs / 60)),
+    dayBucketMs: Math.max(1, Math.floor(dayMs / 1440)),
+    periods: { day: periods.day[0], week: periods.week[0], month: periods.month[0] },
+  })
+  const state = rebuildState(history, { prefix: prefixOf(accountId), now, keep, spans, periods })
+  return { history, state }
+}
 
 export interface RebuildState {
   log: number[]
