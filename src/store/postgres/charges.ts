@@ -6,19 +6,12 @@
  * token and money row also says what of its use reservations in flight hold (`NOT settled`).
  */
 import type { SQL } from 'bun'
-import {
-  type CalendarPeriod,
-  type LimitRow,
-  periodBounds,
-  type RowState,
-  rowState,
-} from '../../limits/rows.ts'
+import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
+import { PERIOD_CODE } from '../periods.ts'
 import { num, numOrNull } from './accounts.ts'
 
 /** The scope's key in `limit_sums` and `spend`: `a:<account id>` or `k:<key id>` (as on SQLite). */
-const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
-
 const scopeKey = (row: LimitRow, accountId: number, keyId: string | null): string =>
   row.scope === 'account' ? `a:${accountId}` : `k:${keyId}`
 

@@ -9,23 +9,15 @@
  * and money row also says what of its use reservations in flight hold (`settled = 0`).
  */
 import type { Database } from 'bun:sqlite'
-import {
-  type CalendarPeriod,
-  type LimitRow,
-  periodBounds,
-  type RowState,
-  rowState,
-} from '../../limits/rows.ts'
+import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
-import { type Stored, spentOf } from './scopes.ts'
+import { PERIOD_CODE } from '../periods.ts'
+import { type Stored, spentOf } from './scope-state.ts'
 
 interface Sum {
   n: number
   first: number | null
 }
-
-/** A money counter's code in an admission's `budgets` (reserve.ts): the account's in bits 0–1, a key's in 2–3. */
-const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
 
 /** The money counters of a scope's state (and, for an account, whether it keeps one: `m_start`). */
 type Counters = Pick<Stored, 'm_start' | 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>

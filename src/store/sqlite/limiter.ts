@@ -34,7 +34,8 @@ import { consumed, unlimited, windowOf } from '../../limits/windows.ts'
 import type { AdmitInput, AdmitResult, WindowLimit } from '../types.ts'
 import { isBusy } from './errors.ts'
 import { type ChargeValues, grown, ReserveQueries } from './reserve.ts'
-import { KEEPS_STATE, type StateValues, type Stored, stateValues } from './scopes.ts'
+import { type StateValues, type Stored, stateValues } from './scope-state.ts'
+import { KEEPS_STATE } from './scopes.ts'
 
 interface Row {
   seq: number

@@ -17,14 +17,7 @@
  */
 import type { Database } from 'bun:sqlite'
 import { outputAllowance } from '../../limits/allowance.ts'
-import {
-  type CalendarPeriod,
-  type LimitRow,
-  type PeriodBounds,
-  periodBounds,
-  type RowState,
-  rowState,
-} from '../../limits/rows.ts'
+import { type LimitRow, type RowState, rowState } from '../../limits/rows.ts'
 import type {
   AdmitInput,
   ChargeRefusal,
@@ -34,19 +27,9 @@ import type {
   Settlement,
   WindowSpans,
 } from '../../limits/types.ts'
-import {
-  type Change,
-  EMPTY_STATE,
-  KEEPS_STATE,
-  ScopeQueries,
-  type State,
-  type Stored,
-  setSpent,
-  spentOf,
-} from './scopes.ts'
-
-const PERIOD_CODE: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }
-const PERIODS: (CalendarPeriod | null)[] = [null, 'day', 'week', 'month']
+import { PERIOD_CODE, Periods } from '../periods.ts'
+import { Changes, EMPTY_STATE, type State, type Stored, setSpent, spentOf } from './scope-state.ts'
+import { KEEPS_STATE, ScopeQueries } from './scopes.ts'
 
 /**
  * The reservation's handle (`Reservation.handle`): its charge row's key and what the row holds
@@ -383,54 +366,8 @@ function byScope(rows: LimitRow[]): Scoped {
   return s
 }
 
-/** What settling a charge needs to know of it: where it went (its account, key and periods) and when. */
-type Charged = Pick<Handle, 'account' | 'at' | 'keyId' | 'budgets' | 'keyRows'>
-
-/** Settled charges' differences from their reservations, by the scope they go to. */
-class Changes {
-  readonly accounts = new Map<number, Change[]>()
-  readonly keys = new Map<string, Change[]>()
-  constructor(private readonly periods: Periods) {}
-
-  /** A settled charge: `dt` tokens and `dm` micro-dollars off (or onto) what it reserved. */
-  add(h: Charged, dt: number, dm: number): void {
-    if (dt === 0 && dm === 0) return
-    push(this.accounts, h.account, this.change(h, h.budgets & 3, dt, dm))
-    if (h.keyRows) push(this.keys, h.keyId, this.change(h, h.budgets >> 2, dt, dm))
-  }
-
-  private change(h: Charged, code: number, dt: number, dm: number): Change {
-    const period = PERIODS[code] ?? null
-    return { at: h.at, dt, dm, period, start: period ? this.periods.at(h.at).of(period).start : 0 }
-  }
-}
-
-function push<K>(m: Map<K, Change[]>, k: K, c: Change): void {
-  const list = m.get(k)
-  if (list) list.push(c)
-  else m.set(k, [c])
-}
-
 /** A kept span's oldest charge is this one when it held none. */
 function firstAt(s: State, at: number): void {
   if (s.minute) s.m_first ??= at
   if (s.day) s.d_first ??= at
-}
-
-/** Calendar periods' bounds at one time, each worked out once (a Date apiece). */
-class Periods {
-  private readonly cache: Record<CalendarPeriod, PeriodBounds | null> = { day: null, week: null, month: null }
-  constructor(private t: number) {}
-  /** The same cache moved to `t`: bounds that still hold `t` are kept. */
-  at(t: number): this {
-    this.t = t
-    return this
-  }
-  of(period: CalendarPeriod): PeriodBounds {
-    const b = this.cache[period]
-    if (b && this.t >= b.start && this.t < b.resetsAt) return b
-    const now = periodBounds(period, this.t)
-    this.cache[period] = now
-    return now
-  }
 }

@@ -17,105 +17,10 @@
  * not kept, is summed afresh from the charges.
  */
 import type { Database, Statement } from 'bun:sqlite'
-import type { CalendarPeriod, LimitRow } from '../../limits/rows.ts'
+import type { LimitRow } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
-
-/** A scope's state as stored (an account's newest admission row, a key's `limit_scopes` row); null: not kept. */
-export interface Stored {
-  m_start: number | null
-  m_first: number | null
-  d_start: number | null
-  d_first: number | null
-  rm: number | null
-  rd: number | null
-  tm: number | null
-  td: number | null
-  pd_start: number | null
-  pd: number | null
-  pw_start: number | null
-  pw: number | null
-  pm_start: number | null
-  pm: number | null
-}
-
-/**
- * A scope's state while an admission works on it: a copy of the stored one, its spans moved to the
- * windows' edges and the reservation charged in place; then stored as it is. A span no row reads
- * is stored as an empty window ending at the admission (null sums). `minute` / `day`: the span is
- * kept (some row reads it).
- */
-// Its columns are `Stored`'s (declared once, there); the constructor assigns every one.
-export interface State extends Stored {}
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every column.
-export class State {
-  minute = false
-  day = false
-  constructor(s: Stored) {
-    this.m_start = s.m_start
-    this.m_first = s.m_first
-    this.d_start = s.d_start
-    this.d_first = s.d_first
-    this.rm = s.rm
-    this.rd = s.rd
-    this.tm = s.tm
-    this.td = s.td
-    this.pd_start = s.pd_start
-    this.pd = s.pd
-    this.pw_start = s.pw_start
-    this.pw = s.pw
-    this.pm_start = s.pm_start
-    this.pm = s.pm
-  }
-}
-
-/** A state's money counters. */
-type PeriodCounters = Pick<Stored, 'pd_start' | 'pd' | 'pw_start' | 'pw' | 'pm_start' | 'pm'>
-
-/** The stored state's columns, in their stored order (the admission insert's and `limit_scopes`'). */
-export type StateValues = Array<number | null>
-
-/** No state kept (an account that never charged): every column null. */
-export const EMPTY_STATE: Stored = {
-  m_start: null,
-  m_first: null,
-  d_start: null,
-  d_first: null,
-  rm: null,
-  rd: null,
-  tm: null,
-  td: null,
-  pd_start: null,
-  pd: null,
-  pw_start: null,
-  pw: null,
-  pm_start: null,
-  pm: null,
-}
-
-/** A stored state as the columns that store it (an admission carrying its account's state forward). */
-export const stateValues = (s: Stored): StateValues => [
-  s.m_start,
-  s.m_first,
-  s.d_start,
-  s.d_first,
-  s.rm,
-  s.rd,
-  s.tm,
-  s.td,
-  s.pd_start,
-  s.pd,
-  s.pw_start,
-  s.pw,
-  s.pm_start,
-  s.pm,
-]
-
-/** What left a span's window since its start: charges, their tokens, the oldest one still in it. */
-interface Gone {
-  n: number
-  t: number
-  next: number | null
-}
+import { Departures, type Gone } from './departures.ts'
+import { type Change, State, type StateValues, type Stored, stateValues } from './scope-state.ts'
 
 /** A key's row read with what left each span (null: nothing to read, see `readSql`). */
 interface KeyRead extends Stored {
@@ -174,9 +79,6 @@ const ACCOUNT_GONE = `SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t,
  */
 const ACCOUNT_NEXT = `SELECT created_at, tokens, settled FROM admissions
   WHERE account_id = ?1 AND created_at > ?2 AND ${CHARGED} ORDER BY created_at, seq LIMIT 16`
-
-/** Reads of next departures skipped after one that kept fewer than two charges. */
-const SHORT_READ_SKIPS = 16
 
 /** Accounts whose next departures are kept; past it the cache starts again (32 numbers a span each). */
 const KEPT_ACCOUNTS = 4_096
@@ -397,60 +299,6 @@ export class ScopeQueries {
   }
 }
 
-/**
- * The charges next to leave an account's span: every charge made after `from` and before `stop`
- * (an existing charge's time, or `from` when none was read), oldest first, all settled. Settlement
- * and the sweep change only unsettled charges, and a charge made later is never older than the
- * account's newest (`created_at` never goes backwards within an account), so what these rows say
- * of that stretch holds in any later transaction, in this process or another's.
- */
-class Departures {
-  /** Asks still to go without reading (set when this read kept fewer than two charges). */
-  skips = 0
-  private constructor(
-    private readonly from: number,
-    private readonly stop: number,
-    /** Each charge's time and tokens, in turn. */
-    private readonly rows: number[],
-  ) {}
-
-  /**
-   * From the charges after `edge` read oldest first (time, tokens, settled): the settled ones
-   * before the first unsettled. The last one read (or the unsettled) bounds them: a charge of the
-   * same time may follow it.
-   */
-  static read(edge: number, read: [number, number, number][]): Departures {
-    const rows: number[] = []
-    let stop = read.length ? read[read.length - 1]![0] : edge
-    for (const [at, tokens, settled] of read) {
-      if (settled !== 1) {
-        stop = at
-        break
-      }
-      rows.push(at, tokens)
-    }
-    const d = new Departures(edge, stop, rows)
-    if (rows.length < 4) d.skips = SHORT_READ_SKIPS // fewer than two charges (two numbers each)
-    return d
-  }
-
-  /** What left between `start` and `edge`, or null when it reaches past what these rows cover. */
-  between(start: number, edge: number): Gone | null {
-    if (start < this.from || edge >= this.stop) return null
-    const rows = this.rows
-    let n = 0
-    let t = 0
-    for (let i = 0; i < rows.length; i += 2) {
-      const at = rows[i]!
-      if (at <= start) continue
-      if (at > edge) return { n, t, next: at }
-      n++
-      t += rows[i + 1]!
-    }
-    return { n, t, next: this.stop }
-  }
-}
-
 /** What left a key's span, as its row was read with it. */
 function keyGone(r: KeyRead, x: Span): Gone {
   return x === 'm'
@@ -485,16 +333,6 @@ function wantsOf(rows: LimitRow[]): Wants {
   return w
 }
 
-/** A settlement's change to a scope: the charge's time, tokens and micro-dollars, the period charged. */
-export interface Change {
-  at: number
-  dt: number
-  dm: number
-  /** The period kind the money went to (null: none), and that period's start. */
-  period: CalendarPeriod | null
-  start: number
-}
-
 /** What the changes add to the state's minute and day sums and day, week and month counters (null: nothing). */
 function added(s: Starts, changes: Change[]): [number, number, number, number, number] | null {
   const add = { m: 0, d: 0, day: 0, week: 0, month: 0 }
@@ -506,32 +344,4 @@ function added(s: Starts, changes: Change[]): [number, number, number, number, n
   return add.m || add.d || add.day || add.week || add.month
     ? [add.m, add.d, add.day, add.week, add.month]
     : null
-}
-
-/** What a state's counter of `period` holds for the period starting at `start` (0 when it counts another). */
-export const spentOf = (s: PeriodCounters, period: CalendarPeriod, start: number): number =>
-  period === 'day'
-    ? s.pd_start === start
-      ? (s.pd ?? 0)
-      : 0
-    : period === 'week'
-      ? s.pw_start === start
-        ? (s.pw ?? 0)
-        : 0
-      : s.pm_start === start
-        ? (s.pm ?? 0)
-        : 0
-
-/** Sets a state's counter of `period` to `micros` spent in the period starting at `start`. */
-export function setSpent(s: State, period: CalendarPeriod, start: number, micros: number): void {
-  if (period === 'day') {
-    s.pd_start = start
-    s.pd = micros
-  } else if (period === 'week') {
-    s.pw_start = start
-    s.pw = micros
-  } else {
-    s.pm_start = start
-    s.pm = micros
-  }
 }
