@@ -6,15 +6,13 @@
 import type { Config } from '../config/index.ts'
 import type { AccountRecord, KeyRecord, Store } from '../store/index.ts'
 import type { Clock } from '../util/clock.ts'
-import { DAY_MS, iso, LATEST_TIME } from '../util/clock.ts'
+import { iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
-import { clip } from '../util/text.ts'
 import {
   applyPatch,
   checkWithinPlan,
   type KeyLimits,
   type KeyLimitsPatch,
-  type KeyLimitsView,
   keyLimitsView,
   NO_LIMITS,
   noOwnLimits,
@@ -30,19 +28,14 @@ import {
   type PageQuery,
   pageOf,
 } from './list-page.ts'
+import { planEnd } from './plan-end.ts'
 import { currentPlan } from './plans.ts'
+import { type KeyView, keyView, type NewKey, shown } from './views.ts'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
 
 /** How many times `setPlan` decides again after being overtaken by other plan changes. */
 const MAX_PLAN_ATTEMPTS = 50
-
-/**
- * A name or id as a message repeats it: at most 64 characters (the longest valid account name),
- * then an ellipsis. A refused value can be as long as the body or URL that carried it, and the
- * reply must not be (a 50 MB name came back in a 50 MB 400).
- */
-const shown = (value: string) => clip(value, 64)
 
 export interface AccountView {
   id: number
@@ -69,81 +62,6 @@ export const enabledChange = (r: { account: AccountView; sessionsEnded: number }
  */
 export const keyStateChange = (r: { key: KeyView; sessionsEnded: number }) =>
   r.key.state === 'enabled' ? { state: r.key.state } : { state: r.key.state, sessions_ended: r.sessionsEnded }
-
-export interface KeyView {
-  id: string
-  account: string
-  name: string | null
-  prefix: string
-  state: 'enabled' | 'disabled' | 'revoked'
-  suspended_until: string | null
-  created_at: string | null
-  rotated_at: string | null
-  last_used_at: string | null
-  /** The key's own limits, within its account's (every field null: the plan's alone apply). */
-  limits: KeyLimitsView
-}
-
-export interface NewKey {
-  id: string
-  key: string
-  prefix: string
-  account: string
-  name: string | null
-  limits: KeyLimitsView
-}
-
-export const keyView = (k: KeyRecord, now: number): KeyView => ({
-  id: k.id,
-  account: k.accountName,
-  name: k.name,
-  prefix: k.prefix,
-  state: k.state,
-  suspended_until: k.suspendedUntil !== null && k.suspendedUntil > now ? iso(k.suspendedUntil) : null,
-  created_at: iso(k.createdAt),
-  rotated_at: iso(k.rotatedAt),
-  last_used_at: iso(k.lastUsedAt),
-  limits: keyLimitsView(k.limits),
-})
-
-/**
- * A plan's end: `expiresAt` as given, else `length` days from `from` (null: no end). Never past
- * `LATEST_TIME`: 400 naming the field that asked for it. Renewing adds to the current end, so
- * without the bound repeated renewals ran past the largest JavaScript Date and every view of the
- * account failed.
- */
-function planEnd(from: number, length: number | null, expiresAt: number | undefined, renewing: boolean) {
-  if (expiresAt !== undefined) {
-    if (expiresAt > LATEST_TIME) {
-      throw new GatewayError(400, 'invalid_value', `expires_at: must be no later than ${iso(LATEST_TIME)}.`, {
-        param: 'expires_at',
-      })
-    }
-    // An end already past (a year mistyped) expired the plan at once and started its downgrade
-    // back then, before the account existed; `--days 0` is the way to end a plan now.
-    if (expiresAt < from) {
-      throw new GatewayError(
-        400,
-        'invalid_value',
-        `expires_at: ${iso(expiresAt)} is in the past; give a later time, or --days 0 to end the plan now.`,
-        { param: 'expires_at' },
-      )
-    }
-    return expiresAt
-  }
-  if (length === null) return null
-  const end = from + length * DAY_MS
-  if (end <= LATEST_TIME) return end
-  const room = Math.max(0, Math.floor((LATEST_TIME - from) / DAY_MS))
-  throw new GatewayError(
-    400,
-    'invalid_value',
-    renewing
-      ? `days: renewing by ${length} ${length === 1 ? 'day' : 'days'} would end the plan after ${iso(LATEST_TIME)}, the latest end a plan may have; it runs to ${iso(from)} now, so ${room} more days at most.`
-      : `days: ${length} days would end the plan after ${iso(LATEST_TIME)}, the latest end a plan may have; ${room} days at most.`,
-    { param: 'days' },
-  )
-}
 
 /** 409: a revoked key is revoked for good; every change to it but revoking again is refused. */
 const revoked = (id: string) =>
