@@ -165,15 +165,29 @@ export interface UsageSummary {
   cost_micros: { today: number; last_24h: number; by_model: Record<string, number> }
 }
 
+export interface NewAccount {
+  name: string
+  plan: string
+  planStartedAt: number
+  planExpiresAt: number | null
+  now: number
+}
+
+/** A key as the store keeps it: its hash, never the key. */
+export interface NewKeyRecord {
+  id: string
+  accountId: number
+  name: string | null
+  prefix: string
+  hash: string
+  now: number
+  /** The key's own limits; absent or null = none. */
+  limits?: KeyLimits | null
+}
+
 /** Accounts, keys, plans and plan history. */
 export interface AccountStore {
-  createAccount(a: {
-    name: string
-    plan: string
-    planStartedAt: number
-    planExpiresAt: number | null
-    now: number
-  }): Promise<AccountRecord>
+  createAccount(a: NewAccount): Promise<AccountRecord>
   getAccount(nameOrId: string | number): Promise<AccountRecord | null>
   /** Every account by id; with `page`, one page of them (the admin API's list). */
   listAccounts(page?: AccountPage): Promise<AccountRecord[]>
@@ -188,16 +202,7 @@ export interface AccountStore {
   planHistory(accountId: number): Promise<PlanChange[]>
 
   /** Keys */
-  createKey(k: {
-    id: string
-    accountId: number
-    name: string | null
-    prefix: string
-    hash: string
-    now: number
-    /** The key's own limits; absent or null = none. */
-    limits?: KeyLimits | null
-  }): Promise<KeyRecord>
+  createKey(k: NewKeyRecord): Promise<KeyRecord>
   /** Replaces the key's own limits (null = none); the authentication cache sees it at once. */
   setKeyLimits(id: string, limits: KeyLimits | null): Promise<KeyRecord>
   /** Hot path: the key and its account by the key's hash, in one lookup. */

@@ -13,6 +13,8 @@ import type {
   KeyPage,
   KeyRecord,
   KeyState,
+  NewAccount,
+  NewKeyRecord,
   PlanChange,
   PlanTerm,
   PlanWrite,
@@ -52,13 +54,7 @@ const toKey = (r: Row): KeyRecord => ({
 export class PgAccounts implements AccountStore {
   constructor(private readonly db: PgBound) {}
 
-  async createAccount(a: {
-    name: string
-    plan: string
-    planStartedAt: number
-    planExpiresAt: number | null
-    now: number
-  }): Promise<AccountRecord> {
+  async createAccount(a: NewAccount): Promise<AccountRecord> {
     return this.db.run((sql) =>
       sql.begin(async (tx) => {
         const [row] = await tx`
@@ -140,15 +136,7 @@ export class PgAccounts implements AccountStore {
     }))
   }
 
-  async createKey(k: {
-    id: string
-    accountId: number
-    name: string | null
-    prefix: string
-    hash: string
-    now: number
-    limits?: KeyLimits | null
-  }): Promise<KeyRecord> {
+  async createKey(k: NewKeyRecord): Promise<KeyRecord> {
     const [rpm, rpd, tpm, tpd, budget, period, models] = keyLimitValues(k.limits)
     return this.db.run(async (sql) => {
       await sql`

@@ -156,10 +156,30 @@ end
 `
 
 /**
+ * Moves a reservation's hold (`res` entry `r` of `handle`) by `dt` tokens and `dm` micro-dollars in
+ * every window that still holds it and in its spend counters: settling, and growing, alike.
+ */
+const MOVE_HOLD_LUA = `
+local function move_hold(r, handle, dt, dm)
+  for _, base in ipairs(r.w) do
+    if dt ~= 0 and redis.call('HEXISTS', base .. ':a', handle) == 1 then
+      redis.call('HINCRBY', base .. ':a', handle, dt)
+      redis.call('INCRBY', base .. ':u', dt)
+    end
+  end
+  if dm ~= 0 then
+    for _, k in ipairs(r.s) do
+      if redis.call('EXISTS', k) == 1 then redis.call('INCRBY', k, dm) end
+    end
+  end
+end
+`
+
+/**
  * Settles one reservation once. KEYS[1] the account's `res` hash. ARGV: 1 handle, 2 tokens,
  * 3 micro-dollars. Returns 1 when it settled, 0 when it was settled already (or expired).
  */
-export const SETTLE_SCRIPT = `
+export const SETTLE_SCRIPT = `${MOVE_HOLD_LUA}
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
 if not rec then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -170,17 +190,7 @@ if nt < 0 then nt = r.t end
 if nm < 0 then nm = r.m end
 local dt = nt - r.t
 local dm = nm - r.m
-for _, base in ipairs(r.w) do
-  if dt ~= 0 and redis.call('HEXISTS', base .. ':a', ARGV[1]) == 1 then
-    redis.call('HINCRBY', base .. ':a', ARGV[1], dt)
-    redis.call('INCRBY', base .. ':u', dt)
-  end
-end
-if dm ~= 0 then
-  for _, k in ipairs(r.s) do
-    if redis.call('EXISTS', k) == 1 then redis.call('INCRBY', k, dm) end
-  end
-end
+move_hold(r, ARGV[1], dt, dm)
 return 1
 `
 
@@ -194,7 +204,7 @@ return 1
  * spend counters, as the settle script moves them, and its `res` entry with them (settlement and
  * the sweep then work from the grown hold). Returns JSON `{ ok, live, states, at }` (states before).
  */
-export const EXTEND_SCRIPT = `${ROW_USE_LUA}
+export const EXTEND_SCRIPT = `${ROW_USE_LUA}${MOVE_HOLD_LUA}
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
 if not rec then return cjson.encode({ ok = false, live = false, states = {} }) end
 local res = cjson.decode(rec)
@@ -215,17 +225,7 @@ for i, r in ipairs(c.rows) do
   if (r.resource == 'tokens' and left < dt) or (r.resource == 'microdollars' and left < dm) then ok = false end
 end
 if not ok then return cjson.encode({ ok = false, live = true, states = states, at = now }) end
-for _, base in ipairs(res.w) do
-  if dt ~= 0 and redis.call('HEXISTS', base .. ':a', ARGV[1]) == 1 then
-    redis.call('HINCRBY', base .. ':a', ARGV[1], dt)
-    redis.call('INCRBY', base .. ':u', dt)
-  end
-end
-if dm ~= 0 then
-  for _, k in ipairs(res.s) do
-    if redis.call('EXISTS', k) == 1 then redis.call('INCRBY', k, dm) end
-  end
-end
+move_hold(res, ARGV[1], dt, dm)
 res.t = res.t + dt
 res.m = res.m + dm
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(res))

@@ -11,6 +11,8 @@ import type {
   KeyPage,
   KeyRecord,
   KeyState,
+  NewAccount,
+  NewKeyRecord,
   PlanChange,
   PlanTerm,
   PlanWrite,
@@ -154,13 +156,7 @@ export class AccountQueries {
     }
   }
 
-  createAccount(a: {
-    name: string
-    plan: string
-    planStartedAt: number
-    planExpiresAt: number | null
-    now: number
-  }) {
+  createAccount(a: NewAccount) {
     return this.db
       .transaction(() => {
         const row = this.q.insertAccount.get(a.name, a.plan, a.planStartedAt, a.planExpiresAt, a.now)!
@@ -222,15 +218,7 @@ export class AccountQueries {
     }))
   }
 
-  createKey(k: {
-    id: string
-    accountId: number
-    name: string | null
-    prefix: string
-    hash: string
-    now: number
-    limits?: KeyLimits | null
-  }) {
+  createKey(k: NewKeyRecord) {
     this.q.insertKey.run(k.id, k.accountId, k.name, k.prefix, k.hash, k.now, ...keyLimitValues(k.limits))
     return this.getKey(k.id)!
   }

@@ -20,7 +20,7 @@ import { AccountQueries } from './accounts.ts'
 import { SqliteLimiter } from './admissions.ts'
 import { SqliteAlerts } from './alerts.ts'
 import { guarded, SqliteGuard } from './guard.ts'
-import { SqliteHistory } from './history.ts'
+import { sqliteHistory } from './history.ts'
 import { migrate } from './migrations.ts'
 import { RollupQueries } from './rollups.ts'
 import { UsageQueries } from './usage.ts'
@@ -73,7 +73,7 @@ function composeSqlite(db: Database, guard: SqliteGuard, windows?: WindowSpans):
     accounts,
     limiter,
     usage: guarded(guard, usage, ['usageSummary'], ['complete']),
-    history: new SqliteHistory(db, guard, usage, rollups, limiter.queries),
+    history: sqliteHistory(db, guard, usage, rollups, limiter.queries),
     alerts: new SqliteAlerts(db, guard),
   }
   const backend = {

@@ -116,6 +116,23 @@ export class ReserveQueries {
     }
   }
 
+  /** Each scope's state at `at`, once per scope the rows name (null: they name none of it). */
+  private load(
+    accountId: number,
+    keyId: string,
+    rows: LimitRow[],
+    stored: Stored | null,
+    at: number,
+    keep: boolean,
+  ) {
+    const scoped = byScope(rows)
+    const account = scoped.account.length
+      ? this.scopes.loadAccount(accountId, stored ?? EMPTY_STATE, scoped.account, at, keep)
+      : null
+    const key = scoped.key.length ? this.scopes.loadKey(`k:${keyId}`, accountId, keyId, scoped.key, at) : null
+    return { scoped, account, key }
+  }
+
   private span(row: LimitRow): number {
     return row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
   }
@@ -134,14 +151,7 @@ export class ReserveQueries {
     keep: boolean,
   ): Reserved | { refusal: ChargeRefusal } {
     const c = input.charge!
-    const scoped = byScope(c.rows)
-    // Each scope's state at `at`, once per scope the rows name.
-    const account = scoped.account.length
-      ? this.scopes.loadAccount(input.accountId, stored ?? EMPTY_STATE, scoped.account, at, keep)
-      : null
-    const key = scoped.key.length
-      ? this.scopes.loadKey(`k:${input.keyId}`, input.accountId, input.keyId, scoped.key, at)
-      : null
+    const { scoped, account, key } = this.load(input.accountId, input.keyId, c.rows, stored, at, keep)
     const periods = this.periods.at(at)
     const states = this.statesOf(c.rows, account, key)
     // A key's own request rows: with several full, the one that admits last (DESIGN §5).
@@ -244,13 +254,7 @@ export class ReserveQueries {
    */
   extend(q: Extension, at: number, stored: Stored | null): Extended {
     const h = q.handle as Handle
-    const scoped = byScope(q.rows)
-    const account = scoped.account.length
-      ? this.scopes.loadAccount(q.accountId, stored ?? EMPTY_STATE, scoped.account, at, false)
-      : null
-    const key = scoped.key.length
-      ? this.scopes.loadKey(`k:${q.keyId}`, q.accountId, q.keyId, scoped.key, at)
-      : null
+    const { account, key } = this.load(q.accountId, q.keyId, q.rows, stored, at, false)
     this.periods.at(at)
     const states = this.statesOf(q.rows, account, key)
     const amount = (s: RowState) =>

@@ -46,6 +46,17 @@ interface OutcomeSum {
   estimated: number
 }
 
+/** A per-minute counter summed per model since the day's start (`?1`) and over the last 24 h (`?2`). */
+type SinceSums = { model: string; today: number; last: number }
+/** Day start, last 24 h's first minute, account, the earlier of the two (the index's bound). */
+type SinceArgs = [number, number, number, number]
+const sinceSums = (table: string, column: string) =>
+  `SELECT model, SUM(CASE WHEN minute >= ? THEN ${column} ELSE 0 END) AS today,
+     SUM(CASE WHEN minute >= ? THEN ${column} ELSE 0 END) AS last
+   FROM ${table} WHERE account_id = ? AND minute >= ? GROUP BY model`
+const COSTS_SINCE = `${sinceSums('usage_minute_costs', 'cost_micros')} ORDER BY model`
+const ESTIMATES_SINCE = sinceSums('usage_minute_estimates', 'requests')
+
 export class UsageQueries {
   private readonly q
   private readonly completeTx: (batch: Completion[]) => void
@@ -97,21 +108,13 @@ export class UsageQueries {
         `INSERT INTO usage_minute_costs (account_id, minute, model, cost_micros) VALUES (?, ?, ?, ?)
          ON CONFLICT (account_id, minute, model) DO UPDATE SET cost_micros = cost_micros + excluded.cost_micros`,
       ),
-      costs: db.query<{ model: string; today: number; last: number }, [number, number, number, number]>(
-        `SELECT model, SUM(CASE WHEN minute >= ? THEN cost_micros ELSE 0 END) AS today,
-           SUM(CASE WHEN minute >= ? THEN cost_micros ELSE 0 END) AS last
-         FROM usage_minute_costs WHERE account_id = ? AND minute >= ? GROUP BY model ORDER BY model`,
-      ),
+      costs: db.query<SinceSums, SinceArgs>(COSTS_SINCE),
       pruneCosts: db.query<null, [number]>('DELETE FROM usage_minute_costs WHERE minute < ?'),
       countEstimated: db.query<null, [number, number, string, number]>(
         `INSERT INTO usage_minute_estimates (account_id, minute, model, requests) VALUES (?, ?, ?, ?)
          ON CONFLICT (account_id, minute, model) DO UPDATE SET requests = requests + excluded.requests`,
       ),
-      estimates: db.query<{ model: string; today: number; last: number }, [number, number, number, number]>(
-        `SELECT model, SUM(CASE WHEN minute >= ? THEN requests ELSE 0 END) AS today,
-           SUM(CASE WHEN minute >= ? THEN requests ELSE 0 END) AS last
-         FROM usage_minute_estimates WHERE account_id = ? AND minute >= ? GROUP BY model`,
-      ),
+      estimates: db.query<SinceSums, SinceArgs>(ESTIMATES_SINCE),
       pruneEstimates: db.query<null, [number]>('DELETE FROM usage_minute_estimates WHERE minute < ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
