@@ -19,6 +19,7 @@
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
+import type { Usage } from '../operations/chat.ts'
 import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'
 import {
   type Attempt,
@@ -28,7 +29,7 @@ import {
   type Resilience,
   type Target,
 } from '../providers/resilience/index.ts'
-import type { CallContext, ProviderAdapter, Timeouts, Usage } from '../providers/types.ts'
+import type { CallContext, ProviderAdapter, Timeouts } from '../providers/types.ts'
 import type { AttemptSpan, RequestTrace } from '../telemetry/index.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'

@@ -15,6 +15,7 @@
  * A failure before the client saw anything is returned instead, for the attempt loop to retry
  * or `settle` (pipeline/attempts.ts).
  */
+import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import { maxResponseBytes, responseTooLarge } from '../providers/body-limit.ts'
 import {
   abortError,
@@ -26,13 +27,7 @@ import {
 } from '../providers/http.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
 import { type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
-import type {
-  CallContext,
-  ChatCompletionChunk,
-  ChatRequest,
-  ProviderAdapter,
-  Usage,
-} from '../providers/types.ts'
+import type { CallContext, ProviderAdapter } from '../providers/types.ts'
 import { scrubbed } from '../providers/upstream-errors.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'

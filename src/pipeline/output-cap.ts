@@ -9,7 +9,7 @@ import type { ModelConfig } from '../config/schema.ts'
 import { dearestOf } from '../limits/model-cost.ts'
 import { highestCostMicros } from '../limits/pricing.ts'
 import type { Reservation } from '../limits/types.ts'
-import type { ChatRequest } from '../providers/types.ts'
+import type { ChatRequest } from '../operations/chat.ts'
 import type { OutputAllowance } from './output-allowance.ts'
 
 /** The translated request with the output allowance, in the field the client used, else the current one. */

@@ -16,14 +16,8 @@
  * is translated on every route, limit or not (attempts.ts `rescueFor`), and cut here.
  */
 
-import type {
-  CallContext,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatRequest,
-  ProviderAdapter,
-  Usage,
-} from '../providers/types.ts'
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
+import type { CallContext, ProviderAdapter } from '../providers/types.ts'
 import type { OutputAllowance } from './output-allowance.ts'
 import type { CutGate } from './stream-writer.ts'
 

@@ -3,7 +3,7 @@
  * What a surface gives the stream writer (`stream-writer.ts`): its wire encoding of one stream
  * (`StreamEncoder`), and what the writer reports when the stream ends (`StreamOutcome`).
  */
-import type { Usage } from '../providers/types.ts'
+import type { Usage } from '../operations/chat.ts'
 import type { GatewayError } from '../util/errors.ts'
 
 /**

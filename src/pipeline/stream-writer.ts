@@ -20,10 +20,10 @@
  * return new Response(out.body, { headers: { 'content-type': 'text/event-stream' } })
  */
 import type { UnderlyingSource } from 'bun'
+import type { Usage } from '../operations/chat.ts'
 import { withFacts } from '../providers/failure-facts.ts'
 import { abortError, idleTimeout, streamReadError, totalTimeout } from '../providers/http.ts'
 import { isStreamPlan, type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
-import type { Usage } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
 import { realScheduler, type Scheduler, type Timer } from '../util/scheduler.ts'
 import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'

@@ -35,18 +35,11 @@ import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
 import type { JsonLimits } from '../json/limits.ts'
 import type { Windows } from '../limits/headers.ts'
 import type { RowState } from '../limits/rows.ts'
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import type { EmbeddingRequest, EmbeddingResult, EmbeddingUsage } from '../operations/embeddings.ts'
 import type { Operation } from '../operations/operation.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
-import type {
-  CallContext,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatRequest,
-  ForwardCall,
-  ProviderAdapter,
-  Usage,
-} from '../providers/types.ts'
+import type { CallContext, ForwardCall, ProviderAdapter } from '../providers/types.ts'
 import type { SurfaceName } from '../traffic/surfaces.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { OutputAllowance } from './output-allowance.ts'

@@ -18,12 +18,12 @@
  * const dropped = unservedParams(request, 'anthropic') // ['seed', 'prompt_cache_key']; removed from request
  */
 import type { ProviderKind } from '../config/schema.ts'
+import type { ChatRequest } from '../operations/chat.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
 import { ANTHROPIC_PARAMS } from './anthropic/convert-to-anthropic-request.ts'
 import { GEMINI_PARAMS } from './gemini/convert-to-gemini-request.ts'
 import type { ParamRule } from './shared/apply-param-map.ts'
-import type { ChatRequest } from './types.ts'
 
 const DROPPED_PARAMS_HEADER = 'x-switchyard-dropped-params'
 

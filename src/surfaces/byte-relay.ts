@@ -19,11 +19,11 @@
  * }
  */
 
+import type { Usage } from '../operations/chat.ts'
 import type { StreamEncoder } from '../pipeline/stream-encoder.ts'
 import { responseTooLarge } from '../providers/body-limit.ts'
 import { type SSEEvent, sseParser } from '../providers/sse/parse.ts'
 import { SyncStages } from '../providers/stream-plan.ts'
-import type { Usage } from '../providers/types.ts'
 import type { GatewayError } from '../util/errors.ts'
 
 const LF = 10

@@ -15,10 +15,11 @@
  */
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { type O200kCounter, o200kCounter } from '../limits/o200k.ts'
+import type { ChatMessage, FunctionTool } from '../operations/chat.ts'
 import { TOKEN_COUNT_HEADER } from '../pipeline/embeddings-call.ts'
 import type { CountTokensSurface, SurfaceCore } from '../pipeline/surface.ts'
 import { readText } from '../providers/http.ts'
-import type { ChatMessage, ForwardCall, FunctionTool } from '../providers/types.ts'
+import type { ForwardCall } from '../providers/types.ts'
 import { GatewayError } from '../util/errors.ts'
 
 /** How a count was made (`TOKEN_COUNT_HEADER`): `upstream`, or `estimate; tokenizer=…` when the gateway counted. */

@@ -12,7 +12,7 @@
  * disconnectedUsage(null, 1_200, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }) // 1,200 bytes relayed
  * // → { prompt_tokens: 2, completion_tokens: 300 }
  */
-import type { ChatCompletionChunk, Usage } from '../providers/types.ts'
+import type { ChatCompletionChunk, Usage } from '../operations/chat.ts'
 
 const CHARS_PER_TOKEN = 4
 

@@ -7,12 +7,12 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { ModelConfig, ProviderConfig } from '../../src/config/schema.ts'
+import type { ChatCompletionChunk, ChatMessage, ChatRequest } from '../../src/operations/chat.ts'
 import { Continuation } from '../../src/pipeline/continuation.ts'
 import { AttemptPlan, type Target } from '../../src/providers/resilience/attempt-plan.ts'
 import { CircuitBoard } from '../../src/providers/resilience/circuit.ts'
 import { KeyPool } from '../../src/providers/resilience/key-pool.ts'
 import { DEFAULT_RETRY } from '../../src/providers/resilience/retry-wait.ts'
-import type { ChatCompletionChunk, ChatMessage, ChatRequest } from '../../src/providers/types.ts'
 import { ManualClock } from '../../src/util/clock.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { drain } from '../providers/helpers.ts'

@@ -4,10 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
+import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
 import type { StreamOutcome } from '../../src/pipeline/stream-encoder.ts'
 import { type WriteStreamOptions, writeStream } from '../../src/pipeline/stream-writer.ts'
 import { createOpenAIAdapter } from '../../src/providers/openai/index.ts'
-import type { ChatCompletionChunk, ChunkStream } from '../../src/providers/types.ts'
+import type { ChunkStream } from '../../src/providers/types.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { ManualScheduler } from '../../src/util/scheduler.ts'

@@ -1,6 +1,7 @@
 /** Shared pieces of the provider tests: call contexts, byte streams, draining streams. */
 import type { ProviderConfig } from '../../src/config/schema.ts'
-import type { CallContext, ChatCompletionChunk, Timeouts } from '../../src/providers/types.ts'
+import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
+import type { CallContext, Timeouts } from '../../src/providers/types.ts'
 
 export function callContext(
   provider: ProviderConfig,

@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
+import type { ChatRequest } from '../../src/operations/chat.ts'
 import { factsOf } from '../../src/providers/failure-facts.ts'
 import { createAdapter } from '../../src/providers/index.ts'
 import { classify } from '../../src/providers/resilience/index.ts'
-import type { ChatRequest } from '../../src/providers/types.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { callContext } from './helpers.ts'
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import type { ChatCompletionChunk } from '../../src/providers/types.ts'
+import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
 import { ChatBytes } from '../../src/surfaces/chat/relay-bytes.ts'
 import { ChatRelay } from '../../src/surfaces/chat/relay-stream.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'

@@ -26,11 +26,11 @@
  * Anthropic's block index, which also counts text and thinking blocks.
  */
 import type { ProviderConfig } from '../../config/schema.ts'
+import type { ChatCompletionChunk, FinishReason } from '../../operations/chat.ts'
 import { invalidResponse, streamInterrupted } from '../http.ts'
 import { type ChunkDelta, type ChunkHead, choiceChunk, openingDeltas, usageChunk } from '../shared/chunks.ts'
 import { parseJsonEvent } from '../shared/parse-json-event.ts'
 import type { SSEEvent } from '../sse/index.ts'
-import type { ChatCompletionChunk, FinishReason } from '../types.ts'
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-types.ts'
 import { completionId } from './convert-anthropic-response.ts'
 import { convertAnthropicUsage, mergeUsage } from './convert-anthropic-usage.ts'

@@ -15,9 +15,9 @@
  * `max_tokens` (a quarter is left for the answer), never below 1,024; a `max_tokens` of 1,024 or
  * less leaves no room to think: 400.
  */
+import type { ChatRequest } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type ThinkingEffort, thinkingEffort } from '../shared/reasoning-effort.ts'
-import type { ChatRequest } from '../types.ts'
 import type { AnthropicThinking } from './anthropic-types.ts'
 
 /** `budget_tokens` per effort, before it is fitted under `max_tokens`. */

@@ -2,8 +2,8 @@
  * @module
  * An Anthropic Messages response → an OpenAI `chat.completion`.
  */
+import type { ChatCompletion, ToolCall } from '../../operations/chat.ts'
 import { assistantMessage } from '../shared/assistant-message.ts'
-import type { ChatCompletion, ToolCall } from '../types.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
 import { convertAnthropicUsage } from './convert-anthropic-usage.ts'
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.ts'

@@ -2,7 +2,7 @@
  * @module
  * Anthropic token counts → OpenAI `usage`.
  */
-import type { Usage } from '../types.ts'
+import type { Usage } from '../../operations/chat.ts'
 import type { AnthropicUsage } from './anthropic-types.ts'
 
 /**

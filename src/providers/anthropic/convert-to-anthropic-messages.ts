@@ -6,12 +6,12 @@
  * field, roles must alternate (consecutive same-role turns are merged), tool results are
  * `tool_result` blocks inside a *user* turn, and text blocks must not be empty.
  */
+import type { ChatMessage, ContentPart } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { mapContentParts } from '../shared/map-content-parts.ts'
 import { parseDataUrl, parseImageUrl } from '../shared/parse-data-url.ts'
 import { parseToolArguments } from '../shared/parse-tool-arguments.ts'
 import { unknownRoleError } from '../shared/unknown-role-error.ts'
-import type { ChatMessage, ContentPart } from '../types.ts'
 import type {
   AnthropicContentBlock,
   AnthropicImageBlock,

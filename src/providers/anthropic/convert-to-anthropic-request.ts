@@ -2,8 +2,8 @@
  * @module
  * A validated OpenAI chat request → the body of `POST /v1/messages`.
  */
+import type { ChatMessage, ChatRequest, ToolChoice } from '../../operations/chat.ts'
 import { applyParamMap, type ParamRule, toStopSequences } from '../shared/apply-param-map.ts'
-import type { ChatMessage, ChatRequest, ToolChoice } from '../types.ts'
 import { anthropicThinking, thinks } from './anthropic-thinking.ts'
 import type { AnthropicRequest } from './anthropic-types.ts'
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.ts'

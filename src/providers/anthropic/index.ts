@@ -7,17 +7,10 @@
  * const completion = await adapter.complete(req, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
 import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
 import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
-import type {
-  CallContext,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatRequest,
-  ChunkStream,
-  ForwardCall,
-  ProviderAdapter,
-} from '../types.ts'
+import type { CallContext, ChunkStream, ForwardCall, ProviderAdapter } from '../types.ts'
 import { anthropicStreamTransformer } from './anthropic-stream-transform.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
 import { anthropicHeaders, anthropicMessagesUrl, anthropicUrl } from './api.ts'

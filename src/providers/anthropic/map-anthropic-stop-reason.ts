@@ -2,7 +2,7 @@
  * @module
  * Anthropic `stop_reason` → OpenAI `finish_reason`.
  */
-import type { FinishReason } from '../types.ts'
+import type { FinishReason } from '../../operations/chat.ts'
 
 const STOP_REASONS: Record<string, FinishReason> = {
   end_turn: 'stop',

@@ -4,7 +4,7 @@
  * The three are read together because Anthropic folds the parallel switch into `tool_choice`.
  * A function's `strict: true` → the tool's `strict: true` (Anthropic's strict tool use).
  */
-import type { ChatRequest, ToolChoice } from '../types.ts'
+import type { ChatRequest, ToolChoice } from '../../operations/chat.ts'
 import type { AnthropicTool, AnthropicToolChoice } from './anthropic-types.ts'
 
 /** A tool without `parameters` takes no arguments; Anthropic still requires an object schema. */

@@ -5,7 +5,7 @@
  * bound (`bound.ts`, all choices together), a `stop` sequence or `max_tokens` (finish_reason
  * `length`). Same request, same answer.
  */
-import type { ChatRequest, FinishReason, ToolCall } from '../types.ts'
+import type { ChatRequest, FinishReason, ToolCall } from '../../operations/chat.ts'
 import { choiceBudget, schemaTooLarge } from './bound.ts'
 import { jsonFromSchema, SchemaTooLarge } from './json-from-schema.ts'
 import { estimateTokens, lastTurn, lastUserMessage, messageText, userText } from './text.ts'

@@ -5,7 +5,7 @@
  * finish_reason; finally a `choices: []` chunk with usage. Made one at a time as the stream is read
  * (a generator), so a stream holds one chunk, not the whole answer cut into objects.
  */
-import type { ChatCompletionChunk, ToolCall, Usage } from '../types.ts'
+import type { ChatCompletionChunk, ToolCall, Usage } from '../../operations/chat.ts'
 import type { DemoAnswer } from './answer.ts'
 
 export interface ChunkHead {

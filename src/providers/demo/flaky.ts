@@ -8,9 +8,9 @@
  * @example
  * flakyFailure({ model: 'flaky', messages: [{ role: 'user', content: 'please fail' }] })  // GatewayError 503
  */
+import type { ChatRequest } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { withFacts } from '../failure-facts.ts'
-import type { ChatRequest } from '../types.ts'
 import { lastUserMessage, messageText } from './text.ts'
 
 export function flakyFailure(req: ChatRequest): GatewayError | null {

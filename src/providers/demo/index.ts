@@ -11,17 +11,10 @@
  * res.choices[0].message.content // 'Echo: hi'
  */
 import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { abortError } from '../http.ts'
-import type {
-  CallContext,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatRequest,
-  ChunkStream,
-  ProviderAdapter,
-  Usage,
-} from '../types.ts'
+import type { CallContext, ChunkStream, ProviderAdapter } from '../types.ts'
 import { demoAnswer } from './answer.ts'
 import { demoChunks } from './chunks.ts'
 import { createDemoEmbeddings } from './embeddings.ts'

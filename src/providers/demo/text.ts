@@ -2,7 +2,7 @@
  * @module
  * Reading a conversation as plain text, and the demo's token estimate.
  */
-import type { ChatMessage } from '../types.ts'
+import type { ChatMessage } from '../../operations/chat.ts'
 
 /** The text of a message's content: a string, or its text and refusal parts joined by spaces. */
 export function messageText(message: ChatMessage | undefined): string {

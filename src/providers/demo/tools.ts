@@ -11,8 +11,8 @@
  * environment as one) do not end that turn.
  */
 
+import type { ChatRequest, FunctionTool, ToolCall } from '../../operations/chat.ts'
 import { clip } from '../../util/text.ts'
-import type { ChatRequest, FunctionTool, ToolCall } from '../types.ts'
 import { answerTooLarge, schemaTooLarge } from './bound.ts'
 import { fillSchema, measureSchema, type SchemaMeasure, SchemaTooLarge } from './json-from-schema.ts'
 import { lastTurn, lastUserMessage, userText } from './text.ts'

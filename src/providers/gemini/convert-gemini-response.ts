@@ -2,9 +2,9 @@
  * @module
  * A Gemini `generateContent` response → an OpenAI `chat.completion`.
  */
+import type { ChatCompletion } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { assistantMessage } from '../shared/assistant-message.ts'
-import type { ChatCompletion } from '../types.ts'
 import { convertGeminiUsage } from './convert-gemini-usage.ts'
 import type { GeminiResponse } from './gemini-types.ts'
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.ts'

@@ -2,7 +2,7 @@
  * @module
  * Gemini `usageMetadata` → OpenAI `usage`.
  */
-import type { Usage } from '../types.ts'
+import type { Usage } from '../../operations/chat.ts'
 import type { GeminiUsageMetadata } from './gemini-types.ts'
 
 /**

@@ -6,13 +6,13 @@
  * tool results are `functionResponse` parts of a user turn, named after the call they answer
  * (Gemini matches by name, OpenAI by id); consecutive same-role turns are merged.
  */
+import type { ChatMessage, ContentPart } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import { mapContentParts } from '../shared/map-content-parts.ts'
 import { parseDataUrl, parseImageUrl } from '../shared/parse-data-url.ts'
 import { parseToolArguments } from '../shared/parse-tool-arguments.ts'
 import { unknownRoleError } from '../shared/unknown-role-error.ts'
-import type { ChatMessage, ContentPart } from '../types.ts'
 import type { GeminiContent, GeminiPart, GeminiRequest } from './gemini-types.ts'
 import { guessImageMimeType } from './guess-mime-type.ts'
 import { SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-ids.ts'

@@ -2,8 +2,8 @@
  * @module
  * A validated OpenAI chat request → the body of `generateContent` / `streamGenerateContent`.
  */
+import type { ChatRequest } from '../../operations/chat.ts'
 import { applyParamMap, type ParamRule, toStopSequences } from '../shared/apply-param-map.ts'
-import type { ChatRequest } from '../types.ts'
 import { convertToGeminiContents } from './convert-to-gemini-contents.ts'
 import { geminiThinkingConfig } from './gemini-thinking.ts'
 import type { GeminiRequest } from './gemini-types.ts'

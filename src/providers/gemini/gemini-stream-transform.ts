@@ -16,11 +16,11 @@
  * - an `{error: …}` event errors the stream with a `GatewayError` (map-gemini-error).
  */
 import type { ProviderConfig } from '../../config/schema.ts'
+import type { ChatCompletionChunk, FinishReason } from '../../operations/chat.ts'
 import { streamInterrupted } from '../http.ts'
 import { type ChunkDelta, type ChunkHead, choiceChunk, openingDeltas, usageChunk } from '../shared/chunks.ts'
 import { parseJsonEvent } from '../shared/parse-json-event.ts'
 import type { SSEEvent } from '../sse/index.ts'
-import type { ChatCompletionChunk, FinishReason } from '../types.ts'
 import { completionId } from './convert-gemini-response.ts'
 import { convertGeminiUsage } from './convert-gemini-usage.ts'
 import type { GeminiErrorBody, GeminiResponse, GeminiUsageMetadata } from './gemini-types.ts'

@@ -7,16 +7,10 @@
  * const stream = await adapter.stream(req, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
 import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
 import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
-import type {
-  CallContext,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatRequest,
-  ChunkStream,
-  ProviderAdapter,
-} from '../types.ts'
+import type { CallContext, ChunkStream, ProviderAdapter } from '../types.ts'
 import { geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts'

@@ -2,7 +2,7 @@
  * @module
  * Gemini `finishReason` → OpenAI `finish_reason`.
  */
-import type { FinishReason } from '../types.ts'
+import type { FinishReason } from '../../operations/chat.ts'
 
 const BLOCKED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY'])
 

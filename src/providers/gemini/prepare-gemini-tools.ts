@@ -2,7 +2,7 @@
  * @module
  * OpenAI `tools` and `tool_choice` → Gemini `tools` and `toolConfig`.
  */
-import type { ChatRequest, ToolChoice } from '../types.ts'
+import type { ChatRequest, ToolChoice } from '../../operations/chat.ts'
 import type { GeminiFunctionDeclaration, GeminiRequest, GeminiToolConfig } from './gemini-types.ts'
 
 /**

@@ -2,7 +2,7 @@
  * @module
  * The answer inside a candidate's `parts`: visible text, thought summaries and function calls.
  */
-import type { ToolCall } from '../types.ts'
+import type { ToolCall } from '../../operations/chat.ts'
 import type { GeminiPart } from './gemini-types.ts'
 import { toolCallId } from './tool-call-ids.ts'
 

@@ -9,6 +9,7 @@
  *   base_url: 'https://api.groq.com/openai/v1', api_key: key, models })
  */
 import type { ProviderConfig } from '../../config/schema.ts'
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { errorCodeOf } from '../failure-facts.ts'
 import {
@@ -20,15 +21,7 @@ import {
   upstreamFetch,
 } from '../http.ts'
 import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
-import type {
-  CallContext,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatRequest,
-  ChunkStream,
-  ForwardCall,
-  ProviderAdapter,
-} from '../types.ts'
+import type { CallContext, ChunkStream, ForwardCall, ProviderAdapter } from '../types.ts'
 import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
 import { tokenParam, withTokenParam } from './token-limit.ts'

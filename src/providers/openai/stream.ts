@@ -5,11 +5,11 @@
  * is not JSON is skipped and counted (`onMalformed`), never passed on (DESIGN §10); a stream of
  * nothing but such events is not the protocol at all (502 `upstream_invalid_response`).
  */
+import type { ChatCompletionChunk } from '../../operations/chat.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { errorCodeOf } from '../failure-facts.ts'
 import { describeUpstreamError, inBandError, invalidResponse, streamInterrupted } from '../http.ts'
 import type { SSEEvent } from '../sse/index.ts'
-import type { ChatCompletionChunk } from '../types.ts'
 
 /** One instance per stream: it remembers whether the stream finished properly. */
 export class OpenAIChunkDecoder implements Transformer<SSEEvent, ChatCompletionChunk> {

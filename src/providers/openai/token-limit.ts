@@ -12,7 +12,7 @@
  * // { model: 'gpt-5', messages, max_completion_tokens: 50 }
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import type { ChatRequest } from '../types.ts'
+import type { ChatRequest } from '../../operations/chat.ts'
 
 export type TokenParam = 'max_completion_tokens' | 'max_tokens'
 

@@ -3,8 +3,8 @@
  * Portkey-style declarative parameter maps: each OpenAI field says where it goes in the provider's
  * body and how it is transformed, or that the provider cannot honour it.
  */
+import type { ChatRequest } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
-import type { ChatRequest } from '../types.ts'
 
 export interface ParamRule {
   /** OpenAI request field. Absent (`undefined` or `null`) fields are skipped. */

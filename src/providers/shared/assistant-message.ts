@@ -2,7 +2,7 @@
  * @module
  * The `message` of a non-stream choice, from the text and tool calls an adapter read.
  */
-import type { ChatCompletion, ToolCall } from '../types.ts'
+import type { ChatCompletion, ToolCall } from '../../operations/chat.ts'
 
 export type AssistantMessage = ChatCompletion['choices'][number]['message']
 

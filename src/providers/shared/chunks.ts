@@ -2,7 +2,7 @@
  * @module
  * Builders for the `chat.completion.chunk`s that native-protocol stream transforms emit.
  */
-import type { ChatCompletionChunk, FinishReason, Usage } from '../types.ts'
+import type { ChatCompletionChunk, FinishReason, Usage } from '../../operations/chat.ts'
 
 /** What every chunk of one stream shares. */
 export interface ChunkHead {

@@ -3,7 +3,7 @@
  * Walks an OpenAI message `content` (a string or an array of parts) with a provider's part
  * converter, so that every adapter reads content the same way.
  */
-import type { ChatMessage, ContentPart } from '../types.ts'
+import type { ChatMessage, ContentPart } from '../../operations/chat.ts'
 
 /**
  * A string is one text part (converted with the `content` param itself); array parts get

@@ -4,9 +4,9 @@
  * (chat `reasoning_effort`, Responses `reasoning.effort`, Messages `thinking`) — read for the
  * adapters that must turn it into their own wire's thinking settings.
  */
+import type { ChatRequest } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
-import type { ChatRequest } from '../types.ts'
 
 /** OpenAI's `reasoning_effort` values, weakest first. */
 export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const

@@ -14,7 +14,7 @@
  */
 
 import type { ModelConfig } from '../../config/schema.ts'
-import type { ChatRequest } from '../../providers/types.ts'
+import type { ChatRequest } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
 

@@ -24,13 +24,13 @@
  * const gate = new ChatCutGate(allowance, reservation.tokens - reservation.outputTokens)
  * writeStream({ body, stages: [eventFrames(max, label)], ctx }, relay, { gate })
  */
+import type { ChatCompletionChunk, Usage } from '../../operations/chat.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
 import { Assembly, ChunkGate, choiceText } from '../../pipeline/output-cut.ts'
 import type { CutGate } from '../../pipeline/stream-writer.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
-import type { ChatCompletionChunk, Usage } from '../../providers/types.ts'
 import { eventData, eventName } from '../byte-relay.ts'
 
 const utf8 = new TextEncoder()

@@ -25,11 +25,11 @@
  * // data: {"model":"openai/gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"}}]}
  */
 
+import type { Usage } from '../../operations/chat.ts'
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
 import type { SSEEvent } from '../../providers/sse/index.ts'
-import type { Usage } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { ChunkScan } from './scan-chunk.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'

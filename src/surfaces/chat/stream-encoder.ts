@@ -10,9 +10,9 @@
  *   keepaliveMs: 15_000, holdMs: 10_000, signal: request.signal, onFinish: (r) => record(r),
  * })
  */
+import type { ChatCompletionChunk, Usage } from '../../operations/chat.ts'
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
-import type { ChatCompletionChunk, Usage } from '../../providers/types.ts'
 import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 

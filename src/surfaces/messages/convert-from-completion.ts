@@ -5,7 +5,7 @@
  * refusal's text too: Claude's refusals are text with `stop_reason: refusal`), then one `tool_use`
  * block per tool call.
  */
-import type { ChatCompletion } from '../../providers/types.ts'
+import type { ChatCompletion } from '../../operations/chat.ts'
 import { messageId, toMessagesUsage } from './convert-usage.ts'
 import { mapFinishReason } from './map-stop-reason.ts'
 

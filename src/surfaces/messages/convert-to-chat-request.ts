@@ -27,7 +27,7 @@
  *   Unknown fields have no chat counterpart: left out, and named by the surface (`unreadFields`).
  */
 
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../providers/types.ts'
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import type { ContentBlock, CountTokensRequest, MessagesRequest } from './request-schema.ts'

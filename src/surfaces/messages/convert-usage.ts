@@ -5,7 +5,7 @@
  * tokens (inside the output) are `output_tokens_details.thinking_tokens` (the inverse of
  * `convert-anthropic-usage.ts`).
  */
-import type { Usage } from '../../providers/types.ts'
+import type { Usage } from '../../operations/chat.ts'
 
 export interface MessagesUsage {
   input_tokens: number

@@ -6,7 +6,7 @@
  * An answer that was a refusal (OpenAI's `refusal` text, which ends with `stop`) is `refusal`, as
  * Claude reports declining; one cut at the token limit stays `max_tokens`.
  */
-import type { FinishReason } from '../../providers/types.ts'
+import type { FinishReason } from '../../operations/chat.ts'
 
 const STOP_REASONS: Record<FinishReason, string> = {
   stop: 'end_turn',

@@ -18,6 +18,7 @@
  * Known blocks' deltas are folded in (text, thinking and its signature, tool input, citations);
  * fields of the events the assembly does not know are kept as they came on the block or message.
  */
+import type { Usage } from '../../operations/chat.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
 import type { CutGate } from '../../pipeline/stream-writer.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
@@ -25,7 +26,6 @@ import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.t
 import { convertAnthropicUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import type { Usage } from '../../providers/types.ts'
 import { eventData, eventName } from '../byte-relay.ts'
 import type { MessagesRequest } from './request-schema.ts'
 

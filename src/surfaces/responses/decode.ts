@@ -17,7 +17,7 @@
  * d.param('messages[0].content[1]') // 'input[0].content[1]'
  */
 
-import type { ChatMessage, ContentPart, ToolCall } from '../../providers/types.ts'
+import type { ChatMessage, ContentPart, ToolCall } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import type { ChatRequestInput } from '../chat/request-schema.ts'

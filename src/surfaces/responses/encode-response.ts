@@ -7,7 +7,7 @@
  * @example
  * const res = encodeResponse(await adapter.complete(request, callCtx), { view, modelId: 'demo/echo' })
  */
-import type { ChatCompletion, ToolCall } from '../../providers/types.ts'
+import type { ChatCompletion, ToolCall } from '../../operations/chat.ts'
 import {
   finishResponse,
   lastItemStatus,

@@ -18,11 +18,11 @@
  * events, as the gate let them through, put together as the response object
  * (`assembleResponse`): the terminal event's response, with the finished items where it lists none.
  */
+import type { Usage } from '../../operations/chat.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
 import type { CutGate } from '../../pipeline/stream-writer.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import type { Usage } from '../../providers/types.ts'
 import { eventData, eventName } from '../byte-relay.ts'
 import { errorFields, upstreamFailure } from './relay.ts'
 import { chatUsage, responsesUsage } from './response-object.ts'

@@ -22,6 +22,7 @@
  */
 
 import { replaceStringField } from '../../json/fields.ts'
+import type { Usage } from '../../operations/chat.ts'
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../../providers/body-limit.ts'
 import { withFacts } from '../../providers/failure-facts.ts'
 import {
@@ -31,7 +32,6 @@ import {
   streamInterrupted,
 } from '../../providers/http.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
-import type { Usage } from '../../providers/types.ts'
 import { scrubbedEventData } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {

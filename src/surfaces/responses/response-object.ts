@@ -8,7 +8,7 @@
  * const res = responseShell({ view, modelId: 'openai/gpt-4o-mini' }, 'resp_abc', 1_700_000_000)
  * finishResponse(res, output, usage, 'stop', now, completion.service_tier)
  */
-import type { FinishReason, Usage } from '../../providers/types.ts'
+import type { FinishReason, Usage } from '../../operations/chat.ts'
 import type { ResponsesTool } from './request-schema.ts'
 import type { ResponsesView } from './view.ts'
 

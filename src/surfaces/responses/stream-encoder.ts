@@ -17,9 +17,9 @@
  * socket.write(enc.end())
  */
 
+import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../operations/chat.ts'
 import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
-import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../providers/types.ts'
 import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { functionCallItem, messageItem, outputText, reasoningItem, reasoningText } from './encode-response.ts'

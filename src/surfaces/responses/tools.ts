@@ -14,7 +14,7 @@
  * t.namespaces   // Map { 'spawn_agent' => 'multi_agent_v1' }
  * toolPolicy(t, 'drop') // { dropped: ['web_search'], served: [...the others] }
  */
-import type { FunctionTool } from '../../providers/types.ts'
+import type { FunctionTool } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import type { FunctionToolInput, NamespaceToolInput, ResponsesTool } from './request-schema.ts'

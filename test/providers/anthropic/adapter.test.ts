@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 import { createAnthropicAdapter } from '../../../src/providers/anthropic/index.ts'
-import type { ChatRequest } from '../../../src/providers/types.ts'
 import { ANTHROPIC_FIXTURES, type FakeUpstream, startFakeAnthropic } from '../../support/fake-anthropic.ts'
 import { validateChunk, validateResponse } from '../../support/openai-schemas.ts'
 import { CONVERSATION, CONVERSATION_BODY } from './conversation.ts'

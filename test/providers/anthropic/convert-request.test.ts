@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 import { convertToAnthropicRequest } from '../../../src/providers/anthropic/convert-to-anthropic-request.ts'
-import type { ChatRequest } from '../../../src/providers/types.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { CONVERSATION, CONVERSATION_BODY, WEATHER } from './conversation.ts'
 

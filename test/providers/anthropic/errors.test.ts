@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 import { createAnthropicAdapter } from '../../../src/providers/anthropic/index.ts'
 import {
   mapAnthropicHttpError,
   mapAnthropicStreamError,
 } from '../../../src/providers/anthropic/map-anthropic-error.ts'
-import type { ChatRequest } from '../../../src/providers/types.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { type AnthropicFixture, type FakeUpstream, startFakeAnthropic } from '../../support/fake-anthropic.ts'
 import { validateChunk, validateError } from '../../support/openai-schemas.ts'

@@ -1,6 +1,7 @@
 /** Shared pieces of the Anthropic adapter tests: provider config, call context, stream reading. */
 import type { ProviderConfig } from '../../../src/config/schema.ts'
-import type { CallContext, ChatCompletionChunk } from '../../../src/providers/types.ts'
+import type { ChatCompletionChunk } from '../../../src/operations/chat.ts'
+import type { CallContext } from '../../../src/providers/types.ts'
 
 export const API_KEY = 'sk-ant-api03-test-key-0123456789abcdef'
 

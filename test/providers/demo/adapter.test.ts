@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
-import { createDemoAdapter } from '../../../src/providers/demo/index.ts'
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatRequest,
   FunctionTool,
-} from '../../../src/providers/types.ts'
+} from '../../../src/operations/chat.ts'
+import { createDemoAdapter } from '../../../src/providers/demo/index.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { validateChunk, validateResponse } from '../../support/openai-schemas.ts'
 import { assemble, callContext, drain } from '../helpers.ts'

@@ -8,9 +8,9 @@
 import { describe, expect, test } from 'bun:test'
 import Ajv from 'ajv'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
+import type { ChatCompletion, ChatRequest, FunctionTool } from '../../../src/operations/chat.ts'
 import { MAX_ANSWER_CHARS } from '../../../src/providers/demo/bound.ts'
 import { createDemoAdapter } from '../../../src/providers/demo/index.ts'
-import type { ChatCompletion, ChatRequest, FunctionTool } from '../../../src/providers/types.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { assemble, callContext, drain } from '../helpers.ts'
 

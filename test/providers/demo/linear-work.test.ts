@@ -6,9 +6,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
+import type { ChatCompletion, ChatRequest, FunctionTool } from '../../../src/operations/chat.ts'
 import { createDemoAdapter } from '../../../src/providers/demo/index.ts'
 import { firstJsonObject } from '../../../src/providers/demo/tools.ts'
-import type { ChatCompletion, ChatRequest, FunctionTool } from '../../../src/providers/types.ts'
 import { callContext } from '../helpers.ts'
 
 const provider: ProviderConfig = {

@@ -1,8 +1,8 @@
 import { expect, test } from 'bun:test'
 import Ajv from 'ajv'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
+import type { ChatRequest, FunctionTool } from '../../../src/operations/chat.ts'
 import { createDemoAdapter } from '../../../src/providers/demo/index.ts'
-import type { ChatRequest, FunctionTool } from '../../../src/providers/types.ts'
 import { callContext } from '../helpers.ts'
 
 const provider: ProviderConfig = {

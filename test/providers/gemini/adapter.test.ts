@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 import { createGeminiAdapter } from '../../../src/providers/gemini/index.ts'
 import { thoughtSignatureOf } from '../../../src/providers/gemini/tool-call-ids.ts'
-import type { ChatRequest } from '../../../src/providers/types.ts'
 import {
   type FakeUpstream,
   GEMINI_FIXTURES,

@@ -1,5 +1,5 @@
 /** An OpenAI conversation using every translated feature, and the exact Gemini body it becomes. */
-import type { ChatRequest } from '../../../src/providers/types.ts'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 
 export const WEATHER = {
   type: 'function' as const,

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 import { convertToGeminiRequest } from '../../../src/providers/gemini/convert-to-gemini-request.ts'
 import { readGeminiParts } from '../../../src/providers/gemini/read-gemini-parts.ts'
 import { thoughtSignatureOf, toolCallId } from '../../../src/providers/gemini/tool-call-ids.ts'
-import type { ChatRequest } from '../../../src/providers/types.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { CONVERSATION, CONVERSATION_BODY, WEATHER } from './conversation.ts'
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 import { createGeminiAdapter } from '../../../src/providers/gemini/index.ts'
 import { mapGeminiError, mapGeminiHttpError } from '../../../src/providers/gemini/map-gemini-error.ts'
-import type { ChatRequest } from '../../../src/providers/types.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { type FakeUpstream, type GeminiFixture, startFakeGemini } from '../../support/fake-gemini.ts'
 import { validateChunk, validateError } from '../../support/openai-schemas.ts'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { ChatRequest } from '../../../src/providers/types.ts'
+import type { ChatRequest } from '../../../src/operations/chat.ts'
 import type { GatewayError } from '../../../src/util/errors.ts'
 import { validateResponse } from '../../support/openai-schemas.ts'
 import { assemble, drain } from '../helpers.ts'

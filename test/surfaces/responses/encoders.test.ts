@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { replaceStringField } from '../../../src/json/fields.ts'
-import type { ChatCompletion, ChatCompletionChunk } from '../../../src/providers/types.ts'
+import type { ChatCompletion, ChatCompletionChunk } from '../../../src/operations/chat.ts'
 import { encodeResponse } from '../../../src/surfaces/responses/encode-response.ts'
 import { ResponsesStreamEncoder } from '../../../src/surfaces/responses/stream-encoder.ts'
 import { decodeView } from '../../../src/surfaces/responses/view.ts'
