@@ -17,17 +17,19 @@ import { join } from 'node:path'
 import { buildDeps } from '../../src/app/build.ts'
 import { startServer } from '../../src/app/serve.ts'
 import { parseConfig } from '../../src/config/index.ts'
+import { upstreamModelName } from '../../src/config/models.ts'
+import { parseJsonObject } from '../../src/json/parse-json-body.ts'
 import { writeStream } from '../../src/pipeline/stream-writer.ts'
 import type { EncodeContext } from '../../src/pipeline/surface.ts'
 import { asCompletion } from '../../src/providers/openai/index.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { upstreamPlan } from '../../src/providers/stream-plan.ts'
 import type { CallContext } from '../../src/providers/types.ts'
-import { applyDefaults, upstreamModelName } from '../../src/surfaces/chat/defaults.ts'
 import { forwardBody } from '../../src/surfaces/chat/forward-request.ts'
 import { chatSurface } from '../../src/surfaces/chat/index.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
-import { parseChatBody, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
+import { CHAT_EXAMPLE, validateChatRequest } from '../../src/surfaces/chat/validate.ts'
+import { applyDefaults } from '../../src/surfaces/shared/chat-defaults.ts'
 import { silentLogger } from '../../src/util/log.ts'
 import { buildCompletion, buildStreamFrames } from '../mock-upstream/wire.ts'
 import { startMockUpstream } from '../mock-upstream.ts'
@@ -70,7 +72,9 @@ const of = (b: Uint8Array) =>
   })
 
 const opts = { keepaliveMs: 10_000, holdMs: 5_000, onFinish: () => {} }
-const streamView = validateChatRequest(parseChatBody(JSON.stringify({ ...JSON.parse(small), stream: true })))
+const streamView = validateChatRequest(
+  parseJsonObject(JSON.stringify({ ...JSON.parse(small), stream: true }), CHAT_EXAMPLE),
+)
 const encodeCtx = {
   modelId: 'mock/bench',
   provider,
@@ -82,12 +86,12 @@ const fwd = chatSurface.forward!
 /** What each route does per request beyond parsing and validating the body (which both do). */
 const steps = {
   requestOld: (text: string) => {
-    const view = validateChatRequest(parseChatBody(text))
+    const view = validateChatRequest(parseJsonObject(text, CHAT_EXAMPLE))
     const req = applyDefaults(view, model as never, upstreamModelName(model as never))
     return JSON.stringify({ ...req, stream: undefined, stream_options: undefined })
   },
   requestNew: (text: string) => {
-    const view = validateChatRequest(parseChatBody(text))
+    const view = validateChatRequest(parseJsonObject(text, CHAT_EXAMPLE))
     return forwardBody(view, text, model as never, 'max_completion_tokens')
   },
   answerOld: async () => {

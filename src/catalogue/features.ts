@@ -1,7 +1,7 @@
 /**
  * @module
  * The feature check every surface shares: each surface names the catalogue features (DESIGN §3)
- * a request uses, in its own field names (`surfaces/chat/features.ts` for the chat wire), and
+ * a request uses, in its own field names (`surfaces/shared/chat-features.ts` for the chat wire), and
  * `checkFeatures` refuses the ones the chosen model lacks.
  */
 import type { Feature, ModelConfig } from '../config/schema.ts'

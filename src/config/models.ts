@@ -70,3 +70,8 @@ export function resolveModel(model: RawModel, kind: ProviderKind): ModelConfig {
     ...(temperature ? { temperature: { ...temperature } } : {}),
   }
 }
+
+/** Upstream model name: `upstream_name` from the config, else the catalogue name. */
+export function upstreamModelName(model: ModelConfig): string {
+  return model.upstream_name ?? model.name
+}

@@ -3,10 +3,11 @@
  * `JSON.parse` for request bodies, with errors a client can act on and a cost bounded by the
  * body's size whatever it holds: the structural limits (`json-limits.ts`) run first, in one linear
  * pass; only a body within them is parsed, and only a body `JSON.parse` refused is handed to the
- * syntax-error finder, whose stack the limits bound. Every surface parses its body here.
+ * syntax-error finder, whose stack the limits bound. Every surface parses its body here
+ * (`parseJsonObject`), and the admin API and the console theirs (`parseJsonBody`).
  *
  * @example
- * const body = parseJsonBody(await request.text(), '{"model": "a/b", "messages": []}')
+ * const body = parseJsonObject(await request.text(), '{"model": "a/b", "messages": []}')
  */
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import { checkJsonStructure, DEFAULT_JSON_LIMITS, type JsonLimits, type StructureProblem } from './limits.ts'
@@ -40,6 +41,31 @@ export function parseJsonBody(
   } catch (error) {
     throw invalidJson(json, skipped, error, example, limits)
   }
+}
+
+/**
+ * The body as a JSON object: `parseJsonBody`'s checks (syntax with line and column, nesting and
+ * size limits), then 400 `invalid_type` when the JSON is not an object. The surface's schema
+ * (`validateWith`) checks the object's shape. `example` is the surface's own body, quoted in the
+ * messages. `limitsChecked`: `text` came from the body reader, which already held it to the
+ * structural limits. `limits`: the surface's own (embeddings' larger arrays), where it has any.
+ */
+export function parseJsonObject(
+  text: string,
+  example: string,
+  limitsChecked = false,
+  limits?: JsonLimits,
+): Record<string, unknown> {
+  const body = parseJsonBody(text, example, limits, limitsChecked)
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
+    throw new GatewayError(
+      400,
+      'invalid_type',
+      `The request body must be a JSON object, not ${got}. Send ${example}.`,
+    )
+  }
+  return body as Record<string, unknown>
 }
 
 /**

@@ -7,7 +7,7 @@
  *
  * A surface is typed by the operation it serves (`operations/operation.ts`), and carries that
  * operation's part. Chat (Chat Completions, Anthropic Messages, OpenAI Responses): the canonical
- * form is OpenAI's chat request and completion (`providers/types.ts`); a surface translates into a
+ * form is OpenAI's chat request and completion (`operations/chat.ts`); a surface translates into a
  * `ChatRequest` and encodes a `ChatCompletion` or a chunk stream back. Embeddings: the canonical
  * form is `operations/embeddings.ts`; answers are whole JSON, never streams. Where the surface and
  * the chosen provider speak the same wire (`forward.kind`), the request and the answer pass
@@ -18,7 +18,7 @@
  *   name: 'chat',
  *   operation: 'chat',
  *   credential: (headers) => bearer(headers.get('authorization')),
- *   decode: (text) => { const view = validateChatRequest(parseChatBody(text)); return { model: view.model, view, stream: view.stream === true } },
+ *   decode: (text) => { const view = validateChatRequest(parseJsonObject(text, CHAT_EXAMPLE)); return { model: view.model, view, stream: view.stream === true } },
  *   features: detectFeatures,
  *   temperature: (view) => view.temperature,
  *   translate: (view, entry) => ({ request: applyDefaults(view, entry.model, upstreamModelName(entry.model)), includeUsage: false }),

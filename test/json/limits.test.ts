@@ -5,9 +5,13 @@ import {
   MAX_JSON_DEPTH,
   MAX_JSON_ELEMENTS,
 } from '../../src/json/limits.ts'
+import { parseJsonObject } from '../../src/json/parse-json-body.ts'
 import { findJsonSyntaxError } from '../../src/json/syntax.ts'
-import { parseChatBody } from '../../src/surfaces/chat/validate.ts'
+import { CHAT_EXAMPLE } from '../../src/surfaces/chat/validate.ts'
 import { gatewayError } from '../surfaces/chat/helpers.ts'
+
+/** The chat surface's parse: the JSON object, its messages quoting the chat example. */
+const parseChatBody = (text: string) => parseJsonObject(text, CHAT_EXAMPLE)
 
 const limits = { maxDepth: 3, maxElements: 10 }
 

@@ -22,11 +22,12 @@
  * // '{"max_completion_tokens":10,"model":"gpt-5","messages":[...]}'
  */
 
+import { upstreamModelName } from '../../config/models.ts'
 import type { ModelConfig } from '../../config/schema.ts'
 import { editTopLevel } from '../../json/fields.ts'
 import { otherTokenParam, type TokenParam, withTokenParam } from '../../providers/openai/token-limit.ts'
-import { applyDefaults, upstreamModelName } from './defaults.ts'
-import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
+import { applyDefaults } from '../shared/chat-defaults.ts'
+import { type ChatRequestInput, KNOWN_KEYS } from '../shared/chat-request-schema.ts'
 
 const KNOWN = new Set(KNOWN_KEYS)
 const WITH_USAGE = '"stream_options":{"include_usage":true}'

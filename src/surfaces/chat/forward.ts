@@ -21,10 +21,10 @@ import { asCompletion, bodyError } from '../../providers/openai/index.ts'
 import { tokenParam } from '../../providers/openai/token-limit.ts'
 import { eventFrames } from '../../providers/sse/event-frames.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
+import type { ChatRequestInput } from '../shared/chat-request-schema.ts'
 import { forwardBody } from './forward-request.ts'
 import { assembleChat, ChatCutGate } from './pass-through-cut.ts'
 import { ChatBytes } from './relay-bytes.ts'
-import type { ChatRequestInput } from './request-schema.ts'
 
 export const chatForwarding: Forwarding<ChatRequestInput> = {
   kind: 'openai',

@@ -10,16 +10,18 @@
 
 import { bearer } from '../../auth/authenticate.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
+import { upstreamModelName } from '../../config/models.ts'
+import { parseJsonObject } from '../../json/parse-json-body.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
-import { applyDefaults, checkTokenLimits, upstreamModelName } from './defaults.ts'
-import { detectFeatures } from './features.ts'
+import { applyDefaults, checkTokenLimits } from '../shared/chat-defaults.ts'
+import { detectFeatures } from '../shared/chat-features.ts'
+import type { ChatRequestInput } from '../shared/chat-request-schema.ts'
+import { refuseOpenAIOnly } from '../shared/openai-only.ts'
 import { chatForwarding } from './forward.ts'
-import { refuseOpenAIOnly } from './openai-only.ts'
-import type { ChatRequestInput } from './request-schema.ts'
 import { ChatChunkEncoder } from './stream-encoder.ts'
-import { parseChatBody, validateChatRequest } from './validate.ts'
+import { CHAT_EXAMPLE, validateChatRequest } from './validate.ts'
 
 export const chatSurface: ChatSurface<ChatRequestInput> = {
   name: 'chat',
@@ -27,7 +29,7 @@ export const chatSurface: ChatSurface<ChatRequestInput> = {
   operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
-    const view = validateChatRequest(parseChatBody(text, undefined, limitsChecked))
+    const view = validateChatRequest(parseJsonObject(text, CHAT_EXAMPLE, limitsChecked))
     return { model: view.model, view, stream: view.stream === true }
   },
   features: detectFeatures,

@@ -4,50 +4,24 @@
  * this runs on every request.
  *
  * @example
- * const req = validateChatRequest(parseChatBody(await request.text()))
+ * const req = validateChatRequest(parseJsonObject(await request.text(), CHAT_EXAMPLE))
  */
-import type { Static, TSchema } from '@sinclair/typebox'
-import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
-import type { JsonLimits } from '../../json/limits.ts'
-import { parseJsonBody } from '../../json/parse-json-body.ts'
-import { explainValidationError } from '../../json/validation-error.ts'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { validateWith } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { clip, shownNames } from '../../util/text.ts'
-import { type ChatRequestInput, ChatRequestSchema } from './request-schema.ts'
+import { type ChatRequestInput, ChatRequestSchema } from '../shared/chat-request-schema.ts'
+import { checkNamedTool } from '../shared/tool-choice.ts'
 
 const checker = TypeCompiler.Compile(ChatRequestSchema)
 
-const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "content": "Hello"}]}'
-
-/**
- * The body as a JSON object: `parseJsonBody`'s checks (syntax with line and column, nesting and
- * size limits), then 400 `invalid_type` when the JSON is not an object. `validateChatRequest`
- * checks the object's shape. `limitsChecked`: `text` came from the body reader, which already held
- * it to the structural limits.
- */
-export function parseChatBody(
-  text: string,
-  example: string = EXAMPLE,
-  limitsChecked = false,
-  /** The surface's own JSON limits (embeddings' larger arrays), where it has any. */
-  limits?: JsonLimits,
-): Record<string, unknown> {
-  const body = parseJsonBody(text, example, limits, limitsChecked)
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
-    throw new GatewayError(
-      400,
-      'invalid_type',
-      `The request body must be a JSON object, not ${got}. Send ${example}.`,
-    )
-  }
-  return body as Record<string, unknown>
-}
+/** The body the chat surface's messages suggest (`parseJsonObject`). */
+export const CHAT_EXAMPLE =
+  '{"model": "<prefix>/<model>", "messages": [{"role": "user", "content": "Hello"}]}'
 
 /**
  * Checks a parsed body against the chat request schema. Returns the body itself, typed (no copy);
  * throws a 400 `GatewayError` whose `param` names the offending field. Nesting is bounded by
- * `parseChatBody`, before the body is parsed.
+ * `parseJsonObject`, before the body is parsed.
  */
 export function validateChatRequest(body: unknown): ChatRequestInput {
   const req = validateWith(checker, body)
@@ -77,28 +51,4 @@ function checkToolChoice(req: ChatRequestInput): void {
       req.tools.map((t) => t.function.name),
     )
   }
-}
-
-/**
- * A `tool_choice` that names a tool the request does not offer: 400 naming `tool_choice`, on every
- * surface and route (OpenAI and Anthropic refuse it upstream; Gemini would be told to call a
- * function it was never declared), before admission.
- */
-export function checkNamedTool(name: string, offered: readonly string[]): void {
-  if (offered.includes(name)) return
-  throw new GatewayError(
-    400,
-    'invalid_value',
-    `tool_choice names the tool "${clip(name, 64)}", which is not among the tools sent (${shownNames(offered, '"') || 'none'}). Name one of them, or add the tool.`,
-    { param: 'tool_choice' },
-  )
-}
-
-/**
- * Any surface's schema check; the 400 names the offending field. (Nesting is bounded before the
- * body is parsed, by `parseJsonBody`.)
- */
-export function validateWith<S extends TSchema>(check: TypeCheck<S>, body: unknown): Static<S> {
-  if (!check.Check(body)) throw explainValidationError(check.Errors(body), body)
-  return body as Static<S>
 }

@@ -10,9 +10,9 @@
  * pipeline.handle(embeddingsSurface, request, server, headers)
  */
 import { bearer } from '../../auth/authenticate.ts'
+import { upstreamModelName } from '../../config/models.ts'
 import type { EmbeddingsSurface } from '../../pipeline/surface.ts'
 import { errorResponse } from '../../util/errors.ts'
-import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeEmbeddings } from './encode.ts'
 import { EMBEDDINGS_PATH, forwardEmbeddingsBody, relayEmbeddingsJson } from './forward.ts'
 import { checkEmbeddingLimits } from './limits.ts'

@@ -9,10 +9,10 @@
  * view.input // { kind: 'text', items: ['a', 'b'] }
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { parseJsonObject } from '../../json/parse-json-body.ts'
 import { explainValidationError } from '../../json/validation-error.ts'
 import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { parseChatBody } from '../chat/validate.ts'
 import {
   EMBEDDINGS_EXAMPLE,
   EMBEDDINGS_JSON_LIMITS,
@@ -32,7 +32,7 @@ export interface EmbeddingsView {
 
 /** `limitsChecked`: the body reader already held `text` to `EMBEDDINGS_JSON_LIMITS`. */
 export function decodeEmbeddings(text: string, limitsChecked = false): EmbeddingsView {
-  const body = parseChatBody(text, EMBEDDINGS_EXAMPLE, limitsChecked, EMBEDDINGS_JSON_LIMITS)
+  const body = parseJsonObject(text, EMBEDDINGS_EXAMPLE, limitsChecked, EMBEDDINGS_JSON_LIMITS)
   if (!checker.Check(body)) {
     const first = checker.Errors(body).First()
     if (first && (first.path === '/input' || first.path.startsWith('/input/'))) throw inputError(body.input)

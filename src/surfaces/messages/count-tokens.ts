@@ -9,8 +9,9 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
+import { parseJsonObject } from '../../json/parse-json-body.ts'
+import { validateWith } from '../../json/validation-error.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
-import { parseChatBody, validateWith } from '../chat/validate.ts'
 import { countTokensSurface as countingSurface, estimateChatTokens } from '../count-tokens.ts'
 import { convertConversation } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
@@ -30,7 +31,7 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
       endpoint: 'count_tokens',
       credential: apiKeyOrBearer,
       decode(text, limitsChecked) {
-        const view = validateWith(checker, parseChatBody(text, EXAMPLE, limitsChecked))
+        const view = validateWith(checker, parseJsonObject(text, EXAMPLE, limitsChecked))
         checkTools(view)
         return { model: view.model, view, stream: false }
       },

@@ -11,11 +11,12 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import { parseJsonObject } from '../../json/parse-json-body.ts'
+import { validateWith } from '../../json/validation-error.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, kindReads, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { dropReasoningOff } from '../chat/defaults.ts'
-import { parseChatBody, validateWith } from '../chat/validate.ts'
+import { dropReasoningOff } from '../shared/chat-defaults.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
@@ -37,7 +38,7 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   operation: 'chat',
   credential: apiKeyOrBearer,
   decode(text, limitsChecked) {
-    const view = validateWith(checker, parseChatBody(text, MESSAGES_EXAMPLE, limitsChecked))
+    const view = validateWith(checker, parseJsonObject(text, MESSAGES_EXAMPLE, limitsChecked))
     checkTools(view)
     return { model: view.model, view, stream: view.stream === true }
   },

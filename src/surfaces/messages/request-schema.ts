@@ -10,8 +10,8 @@
  */
 import { type Static, Type as T, type TUnion } from '@sinclair/typebox'
 import { GatewayError } from '../../util/errors.ts'
-import { Tagged } from '../chat/request-schema.ts'
-import { checkNamedTool } from '../chat/validate.ts'
+import { Tagged } from '../shared/schema.ts'
+import { checkNamedTool } from '../shared/tool-choice.ts'
 
 const Open = { additionalProperties: true } as const
 

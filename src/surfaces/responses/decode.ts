@@ -20,7 +20,7 @@
 import type { ChatMessage, ContentPart, ToolCall } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
-import type { ChatRequestInput } from '../chat/request-schema.ts'
+import type { ChatRequestInput } from '../shared/chat-request-schema.ts'
 import type {
   ContentPartInput,
   FunctionCallItemInput,

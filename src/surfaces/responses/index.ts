@@ -11,12 +11,12 @@
  */
 
 import { bearer } from '../../auth/authenticate.ts'
+import { upstreamModelName } from '../../config/models.ts'
 import { streamingBody } from '../../json/fields.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
-import { upstreamModelName } from '../chat/defaults.ts'
 import { encodeResponse } from './encode-response.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { ResponsesRelay, relayResponseJson } from './relay.ts'

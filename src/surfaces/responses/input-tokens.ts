@@ -10,10 +10,11 @@
  * `responses.create` would send it (`../count-tokens.ts`, said so in `x-switchyard-token-count`).
  * The answer is OpenAI's `{"object": "response.input_tokens", "input_tokens": N}`.
  */
+
+import { upstreamModelName } from '../../config/models.ts'
+import { parseJsonObject } from '../../json/parse-json-body.ts'
 import { forwardFor } from '../../pipeline/attempts.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
-import { upstreamModelName } from '../chat/defaults.ts'
-import { parseChatBody } from '../chat/validate.ts'
 import { countTokensSurface, estimateChatTokens } from '../count-tokens.ts'
 import { responsesSurface } from './index.ts'
 import { RESPONSES_EXAMPLE, validateResponsesRequest } from './validate.ts'
@@ -33,7 +34,7 @@ export function inputTokensSurface(perSecond: number): CountTokensSurface<InputT
       endpoint: 'responses/input_tokens',
       credential: responsesSurface.credential,
       decode(text, limitsChecked) {
-        const body = parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)
+        const body = parseJsonObject(text, RESPONSES_EXAMPLE, limitsChecked)
         const inputSent = body.input !== undefined && body.input !== null
         if (!inputSent) body.input = []
         const view = { ...viewOf(validateResponsesRequest(body)), inputSent }

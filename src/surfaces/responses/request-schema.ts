@@ -8,20 +8,9 @@
  * Unions carry the same `x-discriminator` / `x-expected` annotations as the chat schema, read only
  * by the error explainer (`json/validation-error.ts`).
  */
-import { Kind, type Static, Type as T, type TSchema, type TUnion } from '@sinclair/typebox'
+import { type Static, Type as T } from '@sinclair/typebox'
 import { REASONING_EFFORTS } from '../../providers/shared/reasoning-effort.ts'
-
-const Nullable = <S extends TSchema>(schema: S) => T.Union([schema, T.Null()])
-
-/** See `chat-request-schema.ts`: a hand-built union keeps its annotations even with one branch. */
-function Tagged<S extends TSchema[]>(branches: [...S], tagKey: string, expected: string): TUnion<S> {
-  return {
-    [Kind]: 'Union',
-    anyOf: branches,
-    'x-discriminator': tagKey,
-    'x-expected': expected,
-  } as unknown as TUnion<S>
-}
+import { Nullable, Tagged } from '../shared/schema.ts'
 
 /** A `type` that is none of `known`: the branch for item and tool types the gateway passes on unread. */
 const OtherType = (known: readonly string[]) =>

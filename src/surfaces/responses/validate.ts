@@ -5,13 +5,13 @@
  * input item, ...) are refused by name on every route (DESIGN §6).
  *
  * @example
- * const req = validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE))
+ * const req = validateResponsesRequest(parseJsonObject(text, RESPONSES_EXAMPLE))
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { explainValidationError } from '../../json/validation-error.ts'
+import { validateWith } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
-import { checkNamedTool } from '../chat/validate.ts'
+import { checkNamedTool } from '../shared/tool-choice.ts'
 import { type ResponsesRequestInput, ResponsesRequestSchema, type ResponsesTool } from './request-schema.ts'
 
 const checker = TypeCompiler.Compile(ResponsesRequestSchema)
@@ -30,8 +30,7 @@ export function validateResponsesRequest(body: Record<string, unknown>): Respons
       }
     }
   }
-  if (!checker.Check(body)) throw explainValidationError(checker.Errors(body), body)
-  const req = body as ResponsesRequestInput
+  const req: ResponsesRequestInput = validateWith(checker, body)
   refuseStoredState(req)
   checkToolChoice(req)
   return req

@@ -14,15 +14,16 @@
 import { checkReasoningOff, type FeatureUse } from '../../catalogue/features.ts'
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import { defaultTemperature } from '../../catalogue/temperature.ts'
+import { upstreamModelName } from '../../config/models.ts'
 import type { Feature } from '../../config/schema.ts'
+import { parseJsonObject } from '../../json/parse-json-body.ts'
 import type { ChatRequest } from '../../operations/chat.ts'
 import { unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { shownNames } from '../../util/text.ts'
-import { applyDefaults, dropReasoningOff, upstreamModelName } from '../chat/defaults.ts'
-import { detectFeatures } from '../chat/features.ts'
-import { refuseOpenAIOnly } from '../chat/openai-only.ts'
-import { parseChatBody } from '../chat/validate.ts'
+import { applyDefaults, dropReasoningOff } from '../shared/chat-defaults.ts'
+import { detectFeatures } from '../shared/chat-features.ts'
+import { refuseOpenAIOnly } from '../shared/openai-only.ts'
 import { type DecodedResponses, decodeResponses, logprobsParam } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
@@ -45,7 +46,7 @@ export interface ResponsesView {
 
 /** Throws only 400 `GatewayError`s naming the Responses field. */
 export function decodeView(text: string, limitsChecked = false): ResponsesView {
-  return viewOf(validateResponsesRequest(parseChatBody(text, RESPONSES_EXAMPLE, limitsChecked)))
+  return viewOf(validateResponsesRequest(parseJsonObject(text, RESPONSES_EXAMPLE, limitsChecked)))
 }
 
 /** The view of a validated request (`validateResponsesRequest`): decoded once. */

@@ -7,12 +7,16 @@ import { describe, expect, test } from 'bun:test'
 import { buildStreamFrames } from '../../../scripts/mock-upstream/wire.ts'
 import type { ModelConfig } from '../../../src/config/schema.ts'
 import { editTopLevel, topLevelFields } from '../../../src/json/fields.ts'
+import { parseJsonObject } from '../../../src/json/parse-json-body.ts'
 import { forwardBody } from '../../../src/surfaces/chat/forward-request.ts'
 import { ChatRelay } from '../../../src/surfaces/chat/relay-stream.ts'
 import { ChunkScan } from '../../../src/surfaces/chat/scan-chunk.ts'
 import { ChatChunkEncoder } from '../../../src/surfaces/chat/stream-encoder.ts'
-import { parseChatBody, validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
+import { CHAT_EXAMPLE, validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
+
+/** The chat surface's parse: the JSON object, its messages quoting the chat example. */
+const parseChatBody = (text: string) => parseJsonObject(text, CHAT_EXAMPLE)
 
 const dec = new TextDecoder()
 const text = (b: Uint8Array | null) => (b === null ? null : dec.decode(b))

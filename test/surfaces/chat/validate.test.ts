@@ -1,10 +1,14 @@
 import { describe, expect, test } from 'bun:test'
 import { MAX_JSON_DEPTH } from '../../../src/json/limits.ts'
+import { parseJsonObject } from '../../../src/json/parse-json-body.ts'
 import { findJsonSyntaxError } from '../../../src/json/syntax.ts'
 import { explainValidationError } from '../../../src/json/validation-error.ts'
-import { parseChatBody, validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
+import { CHAT_EXAMPLE, validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { gatewayError, request } from './helpers.ts'
+
+/** The chat surface's parse: the JSON object, its messages quoting the chat example. */
+const parseChatBody = (text: string) => parseJsonObject(text, CHAT_EXAMPLE)
 
 const validate = (body: unknown) => () => validateChatRequest(body)
 const withMessages = (...messages: unknown[]) => request({ messages })

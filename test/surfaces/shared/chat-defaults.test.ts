@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
-import { applyDefaults } from '../../../src/surfaces/chat/defaults.ts'
-import type { ChatRequestInput } from '../../../src/surfaces/chat/request-schema.ts'
 import { validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
-import { gatewayError, model, request } from './helpers.ts'
+import { applyDefaults } from '../../../src/surfaces/shared/chat-defaults.ts'
+import type { ChatRequestInput } from '../../../src/surfaces/shared/chat-request-schema.ts'
+import { gatewayError, model, request } from '../chat/helpers.ts'
 
 const input = (fields: Record<string, unknown> = {}) =>
   validateChatRequest(request(fields)) as ChatRequestInput

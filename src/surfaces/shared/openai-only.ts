@@ -10,8 +10,8 @@
  * // throws 400 unsupported_parameter, param web_search_options
  */
 import { GatewayError } from '../../util/errors.ts'
-import { legacyFunctions } from './features.ts'
-import type { ChatRequestInput } from './request-schema.ts'
+import { legacyFunctions } from './chat-features.ts'
+import type { ChatRequestInput } from './chat-request-schema.ts'
 
 interface OpenAIOnly {
   /** The field the request uses it by, or null. */

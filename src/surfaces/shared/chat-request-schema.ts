@@ -1,34 +1,16 @@
 /**
  * @module
- * TypeBox schema of `POST /v1/chat/completions` bodies, after OpenAI's `CreateChatCompletionRequest`
- * (shared/reference/openai-chat-schemas.json). Known fields must have OpenAI's types; any other
- * top-level key, message key or content-part key passes through untouched, so newer OpenAI
- * parameters reach OpenAI-compatible providers.
+ * TypeBox schema of the chat request as the surfaces decode it (`ChatRequestInput`): the chat
+ * surface validates `POST /v1/chat/completions` bodies with it, and the Responses surface decodes
+ * into it. After OpenAI's `CreateChatCompletionRequest` (shared/reference/openai-chat-schemas.json).
+ * Known fields must have OpenAI's types; any other top-level key, message key or content-part key
+ * passes through untouched, so newer OpenAI parameters reach OpenAI-compatible providers.
  *
  * Where OpenAI accepts `null` for an optional parameter, so does this schema; `null` then means
- * "not set" (see `applyDefaults`).
- *
- * Unions that clients get wrong carry two annotations read only when explaining a failure
- * (`validation-error.ts`): `x-discriminator` names the key that picks the variant (`role`, `type`),
- * and `x-expected` says in words what the union accepts.
+ * "not set" (see `applyDefaults`). Unions carry the explainer's annotations (`schema.ts`).
  */
-import { Kind, type Static, Type as T, type TSchema, type TUnion } from '@sinclair/typebox'
-
-const Nullable = <S extends TSchema>(schema: S) => T.Union([schema, T.Null()])
-
-/**
- * A union whose branches are told apart by the literal at `tagKey`. Built by hand because `T.Union`
- * collapses a one-branch union into its branch, losing the annotation; the explainer needs it to
- * report `tools[0].type` rather than a field the wrong branch lacks.
- */
-export function Tagged<S extends TSchema[]>(branches: [...S], tagKey: string, expected: string): TUnion<S> {
-  return {
-    [Kind]: 'Union',
-    anyOf: branches,
-    'x-discriminator': tagKey,
-    'x-expected': expected,
-  } as unknown as TUnion<S>
-}
+import { type Static, Type as T, type TSchema } from '@sinclair/typebox'
+import { Nullable, Tagged } from './schema.ts'
 
 /** `content` arrays hold at least one part (OpenAI rejects `[]`). */
 const Parts = <S extends TSchema>(part: S) => T.Array(part, { minItems: 1 })

@@ -2,10 +2,10 @@ import { describe, expect, test } from 'bun:test'
 import { checkFeatures } from '../../../src/catalogue/features.ts'
 import type { ModelConfig } from '../../../src/config/schema.ts'
 import { FEATURES, type Feature } from '../../../src/config/schema.ts'
-import { detectFeatures } from '../../../src/surfaces/chat/features.ts'
-import type { ChatRequestInput } from '../../../src/surfaces/chat/request-schema.ts'
 import { validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
-import { gatewayError, model, modelWithout, request } from './helpers.ts'
+import { detectFeatures } from '../../../src/surfaces/shared/chat-features.ts'
+import type { ChatRequestInput } from '../../../src/surfaces/shared/chat-request-schema.ts'
+import { gatewayError, model, modelWithout, request } from '../chat/helpers.ts'
 
 /** The chat surface's feature check, as the pipeline runs it. */
 const checkModelSupport = (req: ChatRequestInput, m: ModelConfig, id: string) =>

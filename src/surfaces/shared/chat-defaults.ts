@@ -16,7 +16,7 @@
 import type { ModelConfig } from '../../config/schema.ts'
 import type { ChatRequest } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { type ChatRequestInput, KNOWN_KEYS } from './request-schema.ts'
+import { type ChatRequestInput, KNOWN_KEYS } from './chat-request-schema.ts'
 
 type TokenField = 'max_tokens' | 'max_completion_tokens'
 
@@ -65,11 +65,6 @@ function checkTokenLimit(
     )
   }
   return value
-}
-
-/** Upstream model name: `upstream_name` from the config, else the catalogue name. */
-export function upstreamModelName(model: ModelConfig): string {
-  return model.upstream_name ?? model.name
 }
 
 /**

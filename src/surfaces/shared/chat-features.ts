@@ -22,7 +22,7 @@
  */
 import type { FeatureUse } from '../../catalogue/features.ts'
 import type { Feature } from '../../config/schema.ts'
-import type { ChatRequestInput } from './request-schema.ts'
+import type { ChatRequestInput } from './chat-request-schema.ts'
 
 /**
  * The field of OpenAI's deprecated function calling the request uses, if any: `functions`, or a
@@ -46,7 +46,7 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
 
   if (req.stream === true) uses.push({ feature: 'streaming', param: 'stream' })
   const legacy = legacyFunctions(req)
-  // No tool_choice without tools gets this far (`validate.ts`), so `tools` names the use.
+  // No tool_choice without tools gets this far (`chat/validate.ts`), so `tools` names the use.
   if (req.tools !== undefined) uses.push({ feature: 'tools', param: 'tools' })
   else if (legacy) uses.push({ feature: 'tools', param: legacy })
   if (req.parallel_tool_calls === true && req.tools !== undefined) {
