@@ -3,11 +3,9 @@
  * The one converter from whatever was thrown to a `GatewayError`, for every surface (each renders
  * it in its own shape). Unknown errors become a 500 that hides internals and is logged.
  */
-import { ValueErrorType } from '@sinclair/typebox/errors'
 import { abortError } from '../providers/http.ts'
-import { GatewayError, pointerToParam } from '../util/errors.ts'
+import { GatewayError } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
-import { clip } from '../util/text.ts'
 import { storeFailure } from './store-errors.ts'
 
 /** `code` is Elysia's error code when the framework raised it (`NOT_FOUND`, `PARSE`, ...). */
@@ -39,159 +37,10 @@ export function toGatewayError(
         'invalid_json',
         'The request body could not be parsed; send valid JSON with Content-Type: application/json.',
       )
-    case 'VALIDATION':
-      return validationError(error)
   }
   if ((error as Error)?.name === 'AbortError') return abortError(error)
   log.error('unhandled error', { request_id: rid, error: (error as Error)?.stack ?? String(error) })
   return new GatewayError(500, 'internal_error', 'Internal error; it has been logged with this request id.', {
     type: 'api_error',
   })
-}
-
-/** One of Elysia's validation errors (TypeBox's `ValueError`), as far as the message goes. */
-interface FailedCheck {
-  type?: number
-  path?: string
-  schema?: Described
-  value?: unknown
-}
-
-/** A schema as far as its words go (Elysia's `t.Integer` is a union with its numeric string). */
-interface Described {
-  type?: string
-  minimum?: number
-  maximum?: number
-  minLength?: number
-  maxLength?: number
-  const?: unknown
-  anyOf?: Described[]
-  properties?: Record<string, unknown>
-}
-
-/** The longest field name a message repeats: an unknown field's name is whatever was sent. */
-const NAME_SHOWN = 64
-
-/**
- * Elysia's validation failure (body, query or path) as a 400 that names the field and says what it
- * takes, and of what was sent only its JSON kind: never the value, which can be an API key or the
- * admin token (`{"key": ["sk-sy-…"]}`). Elysia's own `summary` quotes it (`found: …`), and any
- * value would make the reply as large as the body.
- */
-function validationError(error: unknown): GatewayError {
-  // For a missing field Elysia lists "required" first, then the type check that follows from it.
-  const first = (error as { all?: FailedCheck[] }).all?.[0]
-  const param = clipName(pointerToParam(first?.path ?? ''))
-  const field = param ?? 'The request body'
-  if (first?.type === ValueErrorType.ObjectRequiredProperty) {
-    return new GatewayError(
-      400,
-      'missing_required_parameter',
-      `${field} is required; send ${describe(first.schema)}.`,
-      {
-        param,
-      },
-    )
-  }
-  if (first?.type === ValueErrorType.ObjectAdditionalProperties) {
-    const fields = Object.keys(first.schema?.properties ?? {})
-    const takes = fields.length ? `it takes ${fields.join(', ')}` : 'it takes none'
-    return new GatewayError(400, 'invalid_value', `${field}: not a field of this request; ${takes}.`, {
-      param,
-    })
-  }
-  const got = kindOf(first?.value)
-  const expected = describe(first?.schema)
-  const code = first && !acceptsKind(first.schema, got) ? 'invalid_type' : 'invalid_value'
-  return new GatewayError(
-    400,
-    code,
-    code === 'invalid_type' ? `${field}: must be ${expected}; got ${got}.` : `${field}: must be ${expected}.`,
-    { param },
-  )
-}
-
-function clipName(name: string | null): string | null {
-  return name === null ? null : clip(name, NAME_SHOWN)
-}
-
-type Kind = 'nothing' | 'null' | 'an array' | 'an object' | 'a string' | 'a number' | 'a boolean'
-
-function kindOf(value: unknown): Kind {
-  if (value === undefined) return 'nothing'
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  const t = typeof value
-  return t === 'string'
-    ? 'a string'
-    : t === 'number'
-      ? 'a number'
-      : t === 'boolean'
-        ? 'a boolean'
-        : 'an object'
-}
-
-/** Whether a value of `kind` is of the JSON type `schema` takes (so a failure is about the value). */
-function acceptsKind(schema: Described | undefined, kind: Kind): boolean {
-  if (!schema) return true
-  if (schema.anyOf) return schema.anyOf.some((s) => acceptsKind(s, kind))
-  if (schema.const !== undefined) return kindOf(schema.const) === kind
-  switch (schema.type) {
-    case 'string':
-      return kind === 'a string'
-    case 'integer':
-    case 'number':
-      return kind === 'a number'
-    case 'boolean':
-      return kind === 'a boolean'
-    case 'object':
-      return kind === 'an object'
-    case 'array':
-      return kind === 'an array'
-    case 'null':
-      return kind === 'null'
-    default:
-      return true
-  }
-}
-
-/** What `schema` takes, in words: "an integer from 1 to 36500", "a string of at most 200 characters". */
-function describe(schema: Described | undefined): string {
-  const range = numberRange(schema)
-  if (range) return range
-  if (!schema) return 'a valid value'
-  if (schema.const !== undefined) return JSON.stringify(schema.const)
-  if (schema.anyOf) return [...new Set(schema.anyOf.map(describe))].join(' or ')
-  switch (schema.type) {
-    case 'string':
-      return `a string${lengths(schema.minLength, schema.maxLength)}`
-    case 'boolean':
-      return 'true or false'
-    case 'object':
-      return 'a JSON object'
-    case 'array':
-      return 'an array'
-    case 'null':
-      return 'null'
-    default:
-      return 'a valid value'
-  }
-}
-
-function lengths(min: number | undefined, max: number | undefined): string {
-  if (min !== undefined && max !== undefined) return ` of ${min} to ${max} characters`
-  if (max !== undefined) return ` of at most ${max} characters`
-  if (min !== undefined) return ` of at least ${min} characters`
-  return ''
-}
-
-/** "an integer from 1 to 36500" for a bounded number's schema, else null. */
-function numberRange(schema: Described | undefined): string | null {
-  const s = schema?.anyOf?.find((m) => m.type === 'integer' || m.type === 'number') ?? schema
-  if (!s || (s.type !== 'integer' && s.type !== 'number')) return null
-  const kind = s.type === 'integer' ? 'an integer' : 'a number'
-  if (s.minimum !== undefined && s.maximum !== undefined) return `${kind} from ${s.minimum} to ${s.maximum}`
-  if (s.minimum !== undefined) return `${kind} of at least ${s.minimum}`
-  if (s.maximum !== undefined) return `${kind} of at most ${s.maximum}`
-  return kind
 }

@@ -15,6 +15,7 @@ import { errorResponse, GatewayError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import { holdsKey } from '../util/key-shape.ts'
 import type { Logger } from '../util/log.ts'
+import { routeValidationError } from './route-validation.ts'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -49,7 +50,10 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
     })
     .onError({ as: 'global' }, ({ code, error, set, request }) => {
       // Logged under the gateway's own id (the access line's), which a client's cannot repeat.
-      const err = toGatewayError(code, error, log, traffic?.of(request)?.id ?? set.headers['x-request-id'])
+      const err =
+        code === 'VALIDATION'
+          ? routeValidationError(error)
+          : toGatewayError(code, error, log, traffic?.of(request)?.id ?? set.headers['x-request-id'])
       set.status = err.status // read by the metrics hook
       traffic?.refused(request, err)
       const headers = set.headers as Record<string, string>
