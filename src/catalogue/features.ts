@@ -4,7 +4,9 @@
  * a request uses, in its own field names (`surfaces/shared/chat-features.ts` for the chat wire), and
  * `checkFeatures` refuses the ones the chosen model lacks.
  */
-import type { Feature, ModelConfig } from '../config/schema.ts'
+
+import type { ModelConfig } from '../config/schema.ts'
+import type { Feature } from '../config/schema-providers.ts'
 import { GatewayError } from '../util/errors.ts'
 import { checkTemperature } from './temperature.ts'
 

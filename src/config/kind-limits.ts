@@ -8,7 +8,7 @@
  * KIND_LIMITS.anthropic.n // 'Anthropic returns one choice per request'
  * KIND_TEMPERATURE.anthropic // { min: 0, max: 1 }
  */
-import type { Feature, ProviderKind } from './schema.ts'
+import type { Feature, ProviderKind } from './schema-providers.ts'
 
 export const KIND_LIMITS: Record<ProviderKind, Partial<Record<Feature, string>>> = {
   openai: {},

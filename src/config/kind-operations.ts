@@ -9,7 +9,7 @@
  */
 
 import type { Operation } from '../operations/operation.ts'
-import type { ProviderKind } from './schema.ts'
+import type { ProviderKind } from './schema-providers.ts'
 
 /** Per kind: the operations it cannot serve, each with the reason the config error gives. */
 export const KIND_OPERATIONS: Record<ProviderKind, Partial<Record<Operation, string>>> = {

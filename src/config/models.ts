@@ -11,7 +11,8 @@
 import { modelType, operationsOf } from '../operations/operation.ts'
 import { KIND_TEMPERATURE } from './kind-limits.ts'
 import { KIND_OPERATIONS } from './kind-operations.ts'
-import type { ModelConfig, ProviderKind, RawConfig } from './schema.ts'
+import type { ModelConfig, RawConfig } from './schema.ts'
+import type { ProviderKind } from './schema-providers.ts'
 
 type RawProvider = RawConfig['providers'][number]
 type RawModel = RawProvider['models'][number]

@@ -19,7 +19,7 @@
  * Texts are shaped once (text-bound.ts keeps shapes by hash: a conversation's prefix resent every
  * turn is not encoded again) and large new ones yield to the event loop while encoded.
  */
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import { loadedO200k } from './o200k.ts'
 import {
   type Family,

@@ -16,7 +16,7 @@
  * UTF-8 bytes (every tokenizer here is byte-level BPE or SentencePiece with byte fallback, so a
  * token covers at least one byte of text). So a hostile text costs what prose of its size does.
  */
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import { countPiece, loadedO200k, o200kCounter, pieceEndsAt } from './o200k.ts'
 
 /** A tokenizer family the bound is calibrated for. */

@@ -17,7 +17,8 @@
  * return callWithAttempts({ ...run, routes })
  */
 import type { CatalogueEntry } from '../catalogue/routing.ts'
-import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
+import type { ProviderConfig } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
 import type { Usage } from '../operations/chat.ts'
 import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'

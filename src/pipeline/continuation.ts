@@ -22,7 +22,7 @@
  * writeStream(source, encoder, { continueWith: (err) => rescue.next(err) })
  */
 
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import { outputTokenCount } from '../limits/output-count.ts'
 import type { Reservation } from '../limits/types.ts'
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'

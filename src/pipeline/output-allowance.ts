@@ -24,7 +24,7 @@
  * if (!(await allowance.allows())) cutHere()       // before a chunk: a plain boolean unless it grows
  * allowance.add(chunkText)                          // the running count, all choices
  */
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
 
 const WHITESPACE = /\s/

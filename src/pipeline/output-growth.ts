@@ -25,7 +25,7 @@
  * little more concurrency; a larger one holds more than most answers use.
  */
 
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import { highestCostMicros } from '../limits/pricing.ts'
 import { type RowState, rowKey } from '../limits/rows.ts'
 import type { ChargeRequest, Reservation } from '../limits/types.ts'

@@ -31,7 +31,8 @@
 
 import type { FeatureUse } from '../catalogue/features.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
-import type { ProviderConfig, ProviderKind } from '../config/schema.ts'
+import type { ProviderConfig } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import type { JsonLimits } from '../json/limits.ts'
 import type { Windows } from '../limits/headers.ts'
 import type { RowState } from '../limits/rows.ts'

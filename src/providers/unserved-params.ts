@@ -17,7 +17,7 @@
  * @example
  * const dropped = unservedParams(request, 'anthropic') // ['seed', 'prompt_cache_key']; removed from request
  */
-import type { ProviderKind } from '../config/schema.ts'
+import type { ProviderKind } from '../config/schema-providers.ts'
 import type { ChatRequest } from '../operations/chat.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'

@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { KIND_OPERATIONS } from '../../src/config/kind-operations.ts'
-import { PROVIDER_KINDS, type ProviderConfig } from '../../src/config/schema.ts'
+import type { ProviderConfig } from '../../src/config/schema.ts'
+import { PROVIDER_KINDS } from '../../src/config/schema-providers.ts'
 import { createAdapters } from '../../src/providers/index.ts'
 import { embeddingsSurface } from '../../src/surfaces/embeddings/index.ts'
 

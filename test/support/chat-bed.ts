@@ -14,7 +14,7 @@
 import { expect } from 'bun:test'
 import OpenAI from 'openai'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
-import { FEATURES, type Feature } from '../../src/config/schema.ts'
+import { FEATURES, type Feature } from '../../src/config/schema-providers.ts'
 import { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, startGateway, type TestGateway } from './gateway.ts'
 import { validateError } from './openai-schemas.ts'
 

@@ -15,7 +15,7 @@
 import { expect } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
-import { FEATURES } from '../../src/config/schema.ts'
+import { FEATURES } from '../../src/config/schema-providers.ts'
 import { type FakeUpstream, startFakeAnthropic } from './fake-anthropic.ts'
 import { startFakeGemini } from './fake-gemini.ts'
 import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway } from './gateway.ts'

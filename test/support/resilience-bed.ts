@@ -11,7 +11,7 @@
  * bed.up.script({ model: 'gpt-a' }, 'server_error', 'ok')
  * const res = await bed.post('chat', 'prime/gpt-a')
  */
-import type { Feature } from '../../src/config/schema.ts'
+import type { Feature } from '../../src/config/schema-providers.ts'
 import { Resilience } from '../../src/providers/resilience/index.ts'
 import { type FaultUpstream, startFaultUpstream, type Wire } from './fault-upstream.ts'
 import { ADMIN_TOKEN, bearer, PLANS, startGateway, type TestGateway } from './gateway.ts'

@@ -21,7 +21,7 @@
  * // [{ feature: 'streaming', param: 'stream' }, { feature: 'system_messages', param: 'messages[0].role' }]
  */
 import type { FeatureUse } from '../../catalogue/features.ts'
-import type { Feature } from '../../config/schema.ts'
+import type { Feature } from '../../config/schema-providers.ts'
 import type { ChatRequestInput } from './chat-request-schema.ts'
 
 /**

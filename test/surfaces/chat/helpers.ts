@@ -5,7 +5,8 @@
  */
 import { expect } from 'bun:test'
 import { Catalogue } from '../../../src/catalogue/routing.ts'
-import { FEATURES, type Feature, type ModelConfig, type ProviderConfig } from '../../../src/config/schema.ts'
+import type { ModelConfig, ProviderConfig } from '../../../src/config/schema.ts'
+import { FEATURES, type Feature } from '../../../src/config/schema-providers.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 
 export function model(overrides: Partial<ModelConfig> = {}): ModelConfig {

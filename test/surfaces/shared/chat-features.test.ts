@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { checkFeatures } from '../../../src/catalogue/features.ts'
 import type { ModelConfig } from '../../../src/config/schema.ts'
-import { FEATURES, type Feature } from '../../../src/config/schema.ts'
+import { FEATURES, type Feature } from '../../../src/config/schema-providers.ts'
 import { validateChatRequest } from '../../../src/surfaces/chat/validate.ts'
 import { detectFeatures } from '../../../src/surfaces/shared/chat-features.ts'
 import type { ChatRequestInput } from '../../../src/surfaces/shared/chat-request-schema.ts'

@@ -4,7 +4,7 @@
  * the field, before anything reaches the upstream; a model with it forwards the field upstream.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { FEATURES } from '../../../../src/config/schema.ts'
+import { FEATURES } from '../../../../src/config/schema-providers.ts'
 import {
   type ChatBed,
   expectError,
