@@ -22,13 +22,10 @@ import { adminKeyLimitRoutes } from '../server/routes/admin-key-limits.ts'
 import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
 import { adminRefusalRoutes } from '../server/routes/admin-refusals.ts'
 import { adminSessionRoutes } from '../server/routes/admin-sessions.ts'
-import { chatRoutes } from '../server/routes/chat.ts'
 import { consoleOffRoutes } from '../server/routes/console-off.ts'
-import { embeddingsRoutes } from '../server/routes/embeddings.ts'
 import { healthRoutes } from '../server/routes/health.ts'
-import { messagesRoutes } from '../server/routes/messages.ts'
 import { modelRoutes } from '../server/routes/models.ts'
-import { responsesRoutes } from '../server/routes/responses.ts'
+import { surfaceRoutes } from '../server/routes/surfaces.ts'
 import { usageRoutes } from '../server/routes/usage.ts'
 import { shuttingDownError } from '../util/errors.ts'
 
@@ -64,10 +61,7 @@ export function createApp(deps: Deps) {
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
     .use(modelRoutes(deps))
-    .use(chatRoutes(traffic, pipeline))
-    .use(messagesRoutes(deps, pipeline))
-    .use(responsesRoutes(traffic, pipeline))
-    .use(embeddingsRoutes(traffic, pipeline))
+    .use(surfaceRoutes(traffic, pipeline))
     .use(adminRoutes(deps))
     .use(adminHistoryRoutes(deps))
     .use(adminOverviewRoutes(deps))
