@@ -14,6 +14,7 @@ import { Kind, type Static, type TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
 import { type ValueError, type ValueErrorIterator, ValueErrorType } from '@sinclair/typebox/errors'
 import { GatewayError, pointerToParam } from '../util/errors.ts'
+import { extent, type JsonKind, kindOf } from './words.ts'
 
 /**
  * Any surface's schema check: returns the body itself, typed (no copy); throws the explained 400,
@@ -126,46 +127,27 @@ function messageRole(path: string, body: unknown): string | undefined {
   return typeof role === 'string' ? role : undefined
 }
 
-type JsonKind = 'null' | 'array' | 'object' | 'string' | 'number' | 'boolean' | 'undefined' | 'other'
-
-function kindOf(value: unknown): JsonKind {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'array'
-  const type = typeof value
-  return type === 'object' ||
-    type === 'string' ||
-    type === 'number' ||
-    type === 'boolean' ||
-    type === 'undefined'
-    ? type
-    : 'other'
+/** The JSON type each TypeBox kind takes; kinds not listed take anything. */
+const KIND_TAKES: Record<string, JsonKind> = {
+  String: 'string',
+  Number: 'number',
+  Integer: 'number',
+  Boolean: 'boolean',
+  Null: 'null',
+  Array: 'array',
+  Object: 'object',
+  Record: 'object',
 }
 
 /** Whether `schema` is of the same JSON type as a value of `kind` (so a mismatch is about the value). */
 function accepts(schema: TSchema, kind: JsonKind): boolean {
-  switch (schema[Kind]) {
-    case 'String':
-      return kind === 'string'
-    case 'Number':
-    case 'Integer':
-      return kind === 'number'
-    case 'Boolean':
-      return kind === 'boolean'
-    case 'Null':
-      return kind === 'null'
-    case 'Array':
-      return kind === 'array'
-    case 'Object':
-    case 'Record':
-      return kind === 'object'
-    case 'Literal':
-      return kindOf(schema.const) === kind
-    case 'Union':
-      return (schema.anyOf as TSchema[]).some((branch) => accepts(branch, kind))
-    default:
-      return true
-  }
+  if (schema[Kind] === 'Literal') return kindOf(schema.const) === kind
+  if (schema[Kind] === 'Union') return (schema.anyOf as TSchema[]).some((branch) => accepts(branch, kind))
+  const takes = KIND_TAKES[schema[Kind]]
+  return takes === undefined || takes === kind
 }
+
+const between = (min: number, max: number) => `between ${min} and ${max}`
 
 /** What `schema` accepts, in words: "a number between 0 and 2", "one of "user" or "tool"". */
 function describe(schema: TSchema): string {
@@ -174,9 +156,9 @@ function describe(schema: TSchema): string {
     case 'String':
       return describeString(schema.minLength, schema.maxLength)
     case 'Number':
-      return `a number${range(schema.minimum, schema.maximum)}`
+      return `a number${extent(schema.minimum, schema.maximum, '', between)}`
     case 'Integer':
-      return `an integer${range(schema.minimum, schema.maximum)}`
+      return `an integer${extent(schema.minimum, schema.maximum, '', between)}`
     case 'Boolean':
       return 'a boolean'
     case 'Null':
@@ -199,28 +181,16 @@ function describe(schema: TSchema): string {
   }
 }
 
-function range(min: number | undefined, max: number | undefined): string {
-  if (min !== undefined && max !== undefined) return ` between ${min} and ${max}`
-  if (min !== undefined) return ` of at least ${min}`
-  if (max !== undefined) return ` of at most ${max}`
-  return ''
-}
-
 /** A string's length bounds in words: an empty one is a string too, so "a string" alone would not say what is wrong. */
 function describeString(min: number | undefined, max: number | undefined): string {
   if (min === 1 && max === undefined) return 'a non-empty string'
-  if (min !== undefined && min > 0 && max !== undefined) return `a string of ${min} to ${max} characters`
-  if (min !== undefined && min > 0) return `a string of at least ${min} characters`
-  if (max !== undefined) return `a string of at most ${max} characters`
-  return 'a string'
+  // A minimum of 0 says nothing: every string has at least no characters.
+  return `a string${extent(min !== undefined && min > 0 ? min : undefined, max, ' characters')}`
 }
 
 function describeArray(min: number | undefined, max: number | undefined): string {
-  if (min !== undefined && max !== undefined) return `an array of ${min} to ${max} items`
-  if (min === 1) return 'a non-empty array'
-  if (min !== undefined) return `an array of at least ${min} items`
-  if (max !== undefined) return `an array of at most ${max} items`
-  return 'an array'
+  if (min === 1 && max === undefined) return 'a non-empty array'
+  return `an array${extent(min, max, ' items')}`
 }
 
 function joinOr(words: string[]): string {

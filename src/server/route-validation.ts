@@ -9,6 +9,7 @@
  * onError(({ code, error }) => (code === 'VALIDATION' ? routeValidationError(error) : ...))
  */
 import { ValueErrorType } from '@sinclair/typebox/errors'
+import { extent, type JsonKind, kindOf } from '../json/words.ts'
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
 
@@ -63,13 +64,17 @@ export function routeValidationError(error: unknown): GatewayError {
       param,
     })
   }
-  const got = kindOf(first?.value)
+  // Nothing parsed from JSON or a query is of another kind; were it, it reads as an object.
+  const kind = kindOf(first?.value)
+  const got = kind === 'other' ? 'object' : kind
   const expected = describe(first?.schema)
   const code = first && !acceptsKind(first.schema, got) ? 'invalid_type' : 'invalid_value'
   return new GatewayError(
     400,
     code,
-    code === 'invalid_type' ? `${field}: must be ${expected}; got ${got}.` : `${field}: must be ${expected}.`,
+    code === 'invalid_type'
+      ? `${field}: must be ${expected}; got ${KIND_WORDS[got]}.`
+      : `${field}: must be ${expected}.`,
     { param },
   )
 }
@@ -78,44 +83,35 @@ function clipName(name: string | null): string | null {
   return name === null ? null : clip(name, NAME_SHOWN)
 }
 
-type Kind = 'nothing' | 'null' | 'an array' | 'an object' | 'a string' | 'a number' | 'a boolean'
+/** A value's JSON type in the message's words. */
+const KIND_WORDS: Record<Exclude<JsonKind, 'other'>, string> = {
+  undefined: 'nothing',
+  null: 'null',
+  array: 'an array',
+  object: 'an object',
+  string: 'a string',
+  number: 'a number',
+  boolean: 'a boolean',
+}
 
-function kindOf(value: unknown): Kind {
-  if (value === undefined) return 'nothing'
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  const t = typeof value
-  return t === 'string'
-    ? 'a string'
-    : t === 'number'
-      ? 'a number'
-      : t === 'boolean'
-        ? 'a boolean'
-        : 'an object'
+/** The JSON types a schema's `type` names (`integer` is a number); any other type takes anything. */
+const SCHEMA_KINDS: Record<string, JsonKind> = {
+  string: 'string',
+  integer: 'number',
+  number: 'number',
+  boolean: 'boolean',
+  object: 'object',
+  array: 'array',
+  null: 'null',
 }
 
 /** Whether a value of `kind` is of the JSON type `schema` takes (so a failure is about the value). */
-function acceptsKind(schema: Described | undefined, kind: Kind): boolean {
+function acceptsKind(schema: Described | undefined, kind: JsonKind): boolean {
   if (!schema) return true
   if (schema.anyOf) return schema.anyOf.some((s) => acceptsKind(s, kind))
   if (schema.const !== undefined) return kindOf(schema.const) === kind
-  switch (schema.type) {
-    case 'string':
-      return kind === 'a string'
-    case 'integer':
-    case 'number':
-      return kind === 'a number'
-    case 'boolean':
-      return kind === 'a boolean'
-    case 'object':
-      return kind === 'an object'
-    case 'array':
-      return kind === 'an array'
-    case 'null':
-      return kind === 'null'
-    default:
-      return true
-  }
+  const takes = schema.type === undefined ? undefined : SCHEMA_KINDS[schema.type]
+  return takes === undefined || takes === kind
 }
 
 /** What `schema` takes, in words: "an integer from 1 to 36500", "a string of at most 200 characters". */
@@ -127,7 +123,7 @@ function describe(schema: Described | undefined): string {
   if (schema.anyOf) return [...new Set(schema.anyOf.map(describe))].join(' or ')
   switch (schema.type) {
     case 'string':
-      return `a string${lengths(schema.minLength, schema.maxLength)}`
+      return `a string${extent(schema.minLength, schema.maxLength, ' characters')}`
     case 'boolean':
       return 'true or false'
     case 'object':
@@ -141,20 +137,10 @@ function describe(schema: Described | undefined): string {
   }
 }
 
-function lengths(min: number | undefined, max: number | undefined): string {
-  if (min !== undefined && max !== undefined) return ` of ${min} to ${max} characters`
-  if (max !== undefined) return ` of at most ${max} characters`
-  if (min !== undefined) return ` of at least ${min} characters`
-  return ''
-}
-
 /** "an integer from 1 to 36500" for a bounded number's schema, else null. */
 function numberRange(schema: Described | undefined): string | null {
   const s = schema?.anyOf?.find((m) => m.type === 'integer' || m.type === 'number') ?? schema
   if (!s || (s.type !== 'integer' && s.type !== 'number')) return null
   const kind = s.type === 'integer' ? 'an integer' : 'a number'
-  if (s.minimum !== undefined && s.maximum !== undefined) return `${kind} from ${s.minimum} to ${s.maximum}`
-  if (s.minimum !== undefined) return `${kind} of at least ${s.minimum}`
-  if (s.maximum !== undefined) return `${kind} of at most ${s.maximum}`
-  return kind
+  return `${kind}${extent(s.minimum, s.maximum, '', (min, max) => `from ${min} to ${max}`)}`
 }
