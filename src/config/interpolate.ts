@@ -54,36 +54,31 @@ export function interpolate(
   schema?: TSchema,
 ): Interpolated {
   const out: Interpolated = { value: undefined, problems: [], sources: new Map() }
-  out.value = walk(doc, schema ? [schema] : [], '', env, out)
+  out.value = walk(doc, schema ? [schema] : [], '', { env, out })
   return out
 }
 
-function walk(
-  value: unknown,
-  schemas: TSchema[],
-  path: string,
-  env: Record<string, string | undefined>,
-  out: Interpolated,
-): unknown {
-  if (typeof value === 'string') return value.includes('${') ? string(value, schemas, path, env, out) : value
+/** One interpolation: the variables read, and where the result and its problems go. */
+interface Run {
+  env: Record<string, string | undefined>
+  out: Interpolated
+}
+
+function walk(value: unknown, schemas: TSchema[], path: string, run: Run): unknown {
+  if (typeof value === 'string') return value.includes('${') ? string(value, schemas, path, run) : value
   if (Array.isArray(value))
-    return value.map((v, i) => walk(v, below(schemas, String(i)), `${path}/${i}`, env, out))
+    return value.map((v, i) => walk(v, below(schemas, String(i)), `${path}/${i}`, run))
   if (value && typeof value === 'object') {
     const copy: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(value))
-      copy[k] = walk(v, below(schemas, k), `${path}/${step(k)}`, env, out)
+      copy[k] = walk(v, below(schemas, k), `${path}/${step(k)}`, run)
     return copy
   }
   return value
 }
 
-function string(
-  value: string,
-  schemas: TSchema[],
-  path: string,
-  env: Record<string, string | undefined>,
-  out: Interpolated,
-): unknown {
+function string(value: string, schemas: TSchema[], path: string, run: Run): unknown {
+  const { env, out } = run
   const at = path || '/'
   const used: string[] = []
   const text = value.replace(
