@@ -70,8 +70,11 @@ const RULES: Record<string, ErrorRule> = {
   },
 }
 
-/** The `error.type` Anthropic documents for each 4xx status, for bodies that lack one. */
-const TYPE_BY_STATUS: Record<number, string> = {
+/**
+ * The `error.type` Anthropic documents for each 4xx status, for bodies that lack one (and for the
+ * Messages surface's own refusals, surfaces/messages/errors.ts).
+ */
+export const TYPE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
   402: 'billing_error',

@@ -7,15 +7,12 @@
  * overloaded upstream (503 `upstream_overloaded` on the OpenAI surfaces), or one whose circuit is
  * open (503 `upstream_circuit_open`), is Anthropic's 529 here, which its SDKs and Claude Code retry.
  */
+import { TYPE_BY_STATUS as ANTHROPIC_4XX_TYPES } from '../../providers/anthropic/map-anthropic-error.ts'
 import { GatewayError, setErrorHeaders } from '../../util/errors.ts'
 
+/** Anthropic's documented type for each 4xx status, and the two 5xx with types of their own. */
 const TYPE_BY_STATUS: Record<number, string> = {
-  401: 'authentication_error',
-  402: 'billing_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
+  ...ANTHROPIC_4XX_TYPES,
   504: 'timeout_error',
   529: 'overloaded_error',
 }
