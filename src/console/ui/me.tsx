@@ -8,9 +8,9 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, api } from './api.ts'
 import { Chart, seriesLines } from './chart.tsx'
-import { ms, num, statusClass, when } from './format.ts'
+import { num, when } from './format.ts'
 import { bindingWindow, MoneyTiles } from './me-money.tsx'
-import { EstimatedMark, TableHead } from './parts.tsx'
+import { OutcomeCells, Table } from './parts.tsx'
 
 function SignIn({ onDone }: { onDone: () => void }) {
   const [error, setError] = useState('')
@@ -138,30 +138,19 @@ function Overview({ data, onSignOut }: { data: any; onSignOut: () => void }) {
           No requests yet.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table data-testid="me-recent">
-            <TableHead
-              cols={['time', 'model', 'status', 'latency', 'tokens']}
-              num={['status', 'latency', 'tokens']}
-            />
-            <tbody>
-              {data.recent.map((r: any) => (
-                <tr data-request-id={r.request_id}>
-                  <td>{when(r.created_at)}</td>
-                  <td>{r.model}</td>
-                  <td class="num">
-                    <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
-                  </td>
-                  <td class="num">{ms(r.latency_ms)}</td>
-                  <td class="num">
-                    {num(r.total_tokens)}
-                    <EstimatedMark estimated={r.estimated} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          testid="me-recent"
+          cols={['time', 'model', 'status', 'latency', 'tokens']}
+          num={['status', 'latency', 'tokens']}
+        >
+          {data.recent.map((r: any) => (
+            <tr data-request-id={r.request_id}>
+              <td>{when(r.created_at)}</td>
+              <td>{r.model}</td>
+              <OutcomeCells r={r} />
+            </tr>
+          ))}
+        </Table>
       )}
     </main>
   )

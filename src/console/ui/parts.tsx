@@ -1,4 +1,6 @@
 /** @module Pieces the console's pages show the same way. */
+import type { ComponentChildren } from 'preact'
+import { ms, num, statusClass } from './format.ts'
 
 /** A failed load or action, announced to screen readers; nothing when there is none. */
 export function ErrorNotice({ error }: { error: string | null | undefined }) {
@@ -25,6 +27,75 @@ export function TableHead({ cols, num = [], end }: { cols: string[]; num?: strin
         ))}
       </tr>
     </thead>
+  )
+}
+
+/**
+ * A table in a box that scrolls sideways: its headers (`TableHead`) and its rows. `compact` for
+ * the dense tables of the overview and the lists.
+ */
+export function Table({
+  compact,
+  testid,
+  describedBy,
+  cols,
+  num,
+  end,
+  children,
+}: {
+  compact?: boolean
+  testid?: string
+  describedBy?: string
+  cols: string[]
+  num?: string[]
+  end?: string
+  children: ComponentChildren
+}) {
+  return (
+    <div class="table-wrap">
+      <table class={compact ? 'compact' : undefined} data-testid={testid} aria-describedby={describedBy}>
+        <TableHead cols={cols} num={num} end={end} />
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  )
+}
+
+/** A key's two cells: its name (the id when it has none, and on hover) and its account. */
+export function KeyCells({
+  k,
+}: {
+  k: { key_id: string; key_name?: string | null; account?: string | null }
+}) {
+  return (
+    <>
+      <td>
+        <span class="clip" title={k.key_id}>
+          {k.key_name ?? k.key_id}
+        </span>
+      </td>
+      <td>{k.account ?? '—'}</td>
+    </>
+  )
+}
+
+/** A logged request's status, latency and tokens (marked when the gateway estimated them). */
+export function OutcomeCells({
+  r,
+}: {
+  r: { status: number | null; latency_ms: number | null; total_tokens: number | null; estimated?: boolean }
+}) {
+  return (
+    <>
+      <td class="num">
+        <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
+      </td>
+      <td class="num">{ms(r.latency_ms)}</td>
+      <td class="num">
+        {num(r.total_tokens)}
+        <EstimatedMark estimated={r.estimated} />
+      </td>
+    </>
   )
 }
 

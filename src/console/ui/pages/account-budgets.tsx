@@ -7,7 +7,7 @@
 import { api } from '../api.ts'
 import { when } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice, TableHead } from '../parts.tsx'
+import { ErrorNotice, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 /** Reading each account's usage costs a request: the page shows this many budgets at most. */
@@ -33,37 +33,31 @@ export function AccountBudgets({ accounts, plans }: { accounts: any[]; plans: an
       <ErrorNotice error={error} />
       {names.length === 0 && <p class="muted">No account is on a plan with a budget.</p>}
       {names.length > 0 && (
-        <div class="table-wrap">
-          <table data-testid="budgets">
-            <TableHead
-              cols={['account', 'budget', 'spent', 'held', 'left', 'resets']}
-              num={['budget', 'spent', 'held', 'left']}
-            />
-            <tbody>
-              {(data ?? []).map(([name, u]: any) => {
-                const b = u.budget
-                return (
-                  <tr data-account={name}>
-                    <td>{name}</td>
-                    <td class="num">{b ? `${usd(b.usd)}/${b.period}` : '—'}</td>
-                    <td class="num">{b ? usd(b.spent_usd) : '—'}</td>
-                    <td class="num" title="held by requests still in flight">
-                      {b ? usd(b.reserved_usd) : '—'}
-                    </td>
-                    <td class="num">
-                      {b && (
-                        <span class={`badge ${b.remaining_usd > 0 ? 'ok' : 'bad'}`}>
-                          {usd(b.remaining_usd)}
-                        </span>
-                      )}
-                    </td>
-                    <td>{b ? when(b.resets_at) : '—'}</td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          testid="budgets"
+          cols={['account', 'budget', 'spent', 'held', 'left', 'resets']}
+          num={['budget', 'spent', 'held', 'left']}
+        >
+          {(data ?? []).map(([name, u]: any) => {
+            const b = u.budget
+            return (
+              <tr data-account={name}>
+                <td>{name}</td>
+                <td class="num">{b ? `${usd(b.usd)}/${b.period}` : '—'}</td>
+                <td class="num">{b ? usd(b.spent_usd) : '—'}</td>
+                <td class="num" title="held by requests still in flight">
+                  {b ? usd(b.reserved_usd) : '—'}
+                </td>
+                <td class="num">
+                  {b && (
+                    <span class={`badge ${b.remaining_usd > 0 ? 'ok' : 'bad'}`}>{usd(b.remaining_usd)}</span>
+                  )}
+                </td>
+                <td>{b ? when(b.resets_at) : '—'}</td>
+              </tr>
+            )
+          })}
+        </Table>
       )}
     </section>
   )

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks'
 import { api, apiAll } from '../api.ts'
 import { num, shortWhen, when } from '../format.ts'
-import { ErrorNotice, TableHead } from '../parts.tsx'
+import { ErrorNotice, Table } from '../parts.tsx'
 import { AccountBudgets } from './account-budgets.tsx'
 import { useAction, useLoad } from './hooks.ts'
 
@@ -142,61 +142,55 @@ export function Accounts() {
         <button type="submit">Create account</button>
       </form>
       <ErrorNotice error={error} />
-      <div class="table-wrap">
-        <table class="compact">
-          <TableHead
-            cols={['name', 'plan', 'status', 'expires', 'days left', 'created', 'actions']}
-            num={['days left']}
-            end="actions"
-          />
-          <tbody>
-            {(data?.[0].data ?? []).map((a: any) => (
-              <tr data-account={a.name}>
-                <td>{a.name}</td>
-                <td>
-                  {a.plan}
-                  {a.plan_status === 'expired' && <span class="badge bad"> expired</span>}
-                </td>
-                <td>
-                  <span class={`badge ${a.enabled ? 'ok' : 'bad'}`}>
-                    {a.enabled ? 'enabled' : 'disabled'}
-                  </span>
-                </td>
-                <td title={when(a.plan_expires_at)}>{shortWhen(a.plan_expires_at)}</td>
-                <td class="num">{num(a.remaining_days)}</td>
-                <td title={when(a.created_at)}>{shortWhen(a.created_at)}</td>
-                <td class="sticky-end">
-                  <div class="actions nowrap">
-                    <PlanForm name={a.name} plan={a.plan} plans={plans} onDone={act} />
-                    <button
-                      type="button"
-                      class={a.enabled ? 'danger' : 'secondary'}
-                      onClick={() =>
-                        act(() =>
-                          api(
-                            'POST',
-                            `/admin/v1/accounts/${encodeURIComponent(a.name)}/${a.enabled ? 'disable' : 'enable'}`,
-                          ),
-                        )
-                      }
-                    >
-                      {a.enabled ? 'Disable' : 'Enable'}
-                    </button>
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-expanded={open === a.name}
-                      onClick={() => setOpen(open === a.name ? null : a.name)}
-                    >
-                      History
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        compact
+        cols={['name', 'plan', 'status', 'expires', 'days left', 'created', 'actions']}
+        num={['days left']}
+        end="actions"
+      >
+        {(data?.[0].data ?? []).map((a: any) => (
+          <tr data-account={a.name}>
+            <td>{a.name}</td>
+            <td>
+              {a.plan}
+              {a.plan_status === 'expired' && <span class="badge bad"> expired</span>}
+            </td>
+            <td>
+              <span class={`badge ${a.enabled ? 'ok' : 'bad'}`}>{a.enabled ? 'enabled' : 'disabled'}</span>
+            </td>
+            <td title={when(a.plan_expires_at)}>{shortWhen(a.plan_expires_at)}</td>
+            <td class="num">{num(a.remaining_days)}</td>
+            <td title={when(a.created_at)}>{shortWhen(a.created_at)}</td>
+            <td class="sticky-end">
+              <div class="actions nowrap">
+                <PlanForm name={a.name} plan={a.plan} plans={plans} onDone={act} />
+                <button
+                  type="button"
+                  class={a.enabled ? 'danger' : 'secondary'}
+                  onClick={() =>
+                    act(() =>
+                      api(
+                        'POST',
+                        `/admin/v1/accounts/${encodeURIComponent(a.name)}/${a.enabled ? 'disable' : 'enable'}`,
+                      ),
+                    )
+                  }
+                >
+                  {a.enabled ? 'Disable' : 'Enable'}
+                </button>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-expanded={open === a.name}
+                  onClick={() => setOpen(open === a.name ? null : a.name)}
+                >
+                  History
+                </button>
+              </div>
+            </td>
+          </tr>
+        ))}
+      </Table>
       {open && <History name={open} />}
       <AccountBudgets accounts={data?.[0].data ?? []} plans={data?.[1].data ?? []} />
     </section>

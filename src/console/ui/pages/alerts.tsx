@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { num, shortWhen, when } from '../format.ts'
-import { ErrorNotice, Pager, TableHead } from '../parts.tsx'
+import { ErrorNotice, Pager, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 /** The host (and port) of a webhook's URL; never its path, query or user info. */
@@ -51,35 +51,32 @@ export function Alerts() {
         Alerts
       </h1>
       <ErrorNotice error={error} />
-      <div class="table-wrap">
-        <table data-testid="deliveries" aria-describedby="deliveries-help">
-          <TableHead
-            cols={['time', 'event', 'webhook', 'state', 'tries', 'last error', 'next try']}
-            num={['tries']}
-          />
-          <tbody>
-            {(data?.data ?? []).map((d: any) => (
-              <tr data-delivery={d.id} data-state={d.state}>
-                <td title={when(d.created_at)}>{shortWhen(d.created_at)}</td>
-                <td>
-                  <code>{d.event}</code>
-                </td>
-                <td data-col="host">{webhookHost(d.url)}</td>
-                <td>
-                  <span class={`badge ${STATE_CLASS[d.state] ?? 'warn'}`}>{d.state}</span>
-                </td>
-                <td class="num" data-col="tries">
-                  {num(d.attempts)}
-                </td>
-                <td data-col="error">{safeError(d.last_error, d.url)}</td>
-                <td data-col="next" title={d.next_attempt_at ? when(d.next_attempt_at) : undefined}>
-                  {d.next_attempt_at ? shortWhen(d.next_attempt_at) : '—'}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        testid="deliveries"
+        describedBy="deliveries-help"
+        cols={['time', 'event', 'webhook', 'state', 'tries', 'last error', 'next try']}
+        num={['tries']}
+      >
+        {(data?.data ?? []).map((d: any) => (
+          <tr data-delivery={d.id} data-state={d.state}>
+            <td title={when(d.created_at)}>{shortWhen(d.created_at)}</td>
+            <td>
+              <code>{d.event}</code>
+            </td>
+            <td data-col="host">{webhookHost(d.url)}</td>
+            <td>
+              <span class={`badge ${STATE_CLASS[d.state] ?? 'warn'}`}>{d.state}</span>
+            </td>
+            <td class="num" data-col="tries">
+              {num(d.attempts)}
+            </td>
+            <td data-col="error">{safeError(d.last_error, d.url)}</td>
+            <td data-col="next" title={d.next_attempt_at ? when(d.next_attempt_at) : undefined}>
+              {d.next_attempt_at ? shortWhen(d.next_attempt_at) : '—'}
+            </td>
+          </tr>
+        ))}
+      </Table>
       <p id="deliveries-help" class="muted">
         Each webhook's deliveries of each event, newest first; a delivery is retried with backoff until its
         webhook answers 2xx. Webhooks are shown by host only (their URLs are credentials).

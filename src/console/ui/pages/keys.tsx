@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks'
 import { api, apiAll, qs } from '../api.ts'
 import { shortWhen, when } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice, TableHead } from '../parts.tsx'
+import { ErrorNotice, Table } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 import { KeyLimitsEditor, LimitFields } from './key-limits.tsx'
 import { limitsFromForm, limitsSummary } from './key-limits-form.ts'
@@ -58,43 +58,36 @@ function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, an
       <p class="muted">
         Each key's own limits (within its plan's) and its settled spend; UTC days and months.
       </p>
-      <div class="table-wrap">
-        <table class="compact" data-testid="key-spend">
-          <TableHead
-            cols={['key', 'account', 'limits', 'today', 'month', 'budget']}
-            num={['today', 'month']}
-          />
-          <tbody>
-            {keys.map((k: any) => {
-              const s = spend.get(k.id)
-              const budget = k.limits?.budget ?? null
-              const burn = s?.budget ?? (budget ? { ...budget, spent_usd: 0, used: 0, resets_at: '' } : null)
-              return (
-                <tr data-key-spend={k.id}>
-                  <td>
-                    <span class="clip" title={k.id}>
-                      {k.name ?? k.id}
-                    </span>
-                  </td>
-                  <td>{k.account}</td>
-                  <td data-col="limits">
-                    {limitsSummary(k.limits) || <span class="muted">the plan's</span>}
-                  </td>
-                  <td class="num" data-col="today">
-                    {usd(s?.today_usd ?? 0)}
-                  </td>
-                  <td class="num" data-col="month">
-                    {usd(s?.month_usd ?? 0)}
-                  </td>
-                  <td data-col="budget">
-                    {burn ? <BudgetBurn budget={burn} /> : <span class="muted">—</span>}
-                  </td>
-                </tr>
-              )
-            })}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        compact
+        testid="key-spend"
+        cols={['key', 'account', 'limits', 'today', 'month', 'budget']}
+        num={['today', 'month']}
+      >
+        {keys.map((k: any) => {
+          const s = spend.get(k.id)
+          const budget = k.limits?.budget ?? null
+          const burn = s?.budget ?? (budget ? { ...budget, spent_usd: 0, used: 0, resets_at: '' } : null)
+          return (
+            <tr data-key-spend={k.id}>
+              <td>
+                <span class="clip" title={k.id}>
+                  {k.name ?? k.id}
+                </span>
+              </td>
+              <td>{k.account}</td>
+              <td data-col="limits">{limitsSummary(k.limits) || <span class="muted">the plan's</span>}</td>
+              <td class="num" data-col="today">
+                {usd(s?.today_usd ?? 0)}
+              </td>
+              <td class="num" data-col="month">
+                {usd(s?.month_usd ?? 0)}
+              </td>
+              <td data-col="budget">{burn ? <BudgetBurn budget={burn} /> : <span class="muted">—</span>}</td>
+            </tr>
+          )
+        })}
+      </Table>
     </section>
   )
 }
@@ -180,96 +173,92 @@ export function Keys() {
         </label>
       </form>
       <ErrorNotice error={error} />
-      <div class="table-wrap">
-        <table class="compact">
-          <TableHead
-            cols={[
-              'id',
-              'account',
-              'label',
-              'prefix',
-              'state',
-              'created',
-              'last used',
-              // Only when a key shown was refused: the table is at its width at 1280 px.
-              ...(refused.size > 0 ? ['refused'] : []),
-              'actions',
-            ]}
-            end="actions"
-          />
-          <tbody>
-            {keys.map((k: any) => (
-              <tr data-key={k.id}>
-                <td>
-                  <code>{k.id}</code>
-                </td>
-                <td>{k.account}</td>
-                <td>
-                  <span class="clip" title={k.name ?? undefined}>
-                    {k.name ?? '—'}
-                  </span>
-                </td>
-                <td>
-                  <code>{k.prefix}…</code>
-                </td>
-                <td>
-                  {k.state === 'enabled' && k.suspended_until ? (
-                    <span class="badge warn" title={`suspended until ${when(k.suspended_until)}`}>
-                      suspended
-                    </span>
-                  ) : (
-                    <span class={`badge ${k.state === 'enabled' ? 'ok' : 'bad'}`}>{k.state}</span>
+      <Table
+        compact
+        cols={[
+          'id',
+          'account',
+          'label',
+          'prefix',
+          'state',
+          'created',
+          'last used',
+          // Only when a key shown was refused: the table is at its width at 1280 px.
+          ...(refused.size > 0 ? ['refused'] : []),
+          'actions',
+        ]}
+        end="actions"
+      >
+        {keys.map((k: any) => (
+          <tr data-key={k.id}>
+            <td>
+              <code>{k.id}</code>
+            </td>
+            <td>{k.account}</td>
+            <td>
+              <span class="clip" title={k.name ?? undefined}>
+                {k.name ?? '—'}
+              </span>
+            </td>
+            <td>
+              <code>{k.prefix}…</code>
+            </td>
+            <td>
+              {k.state === 'enabled' && k.suspended_until ? (
+                <span class="badge warn" title={`suspended until ${when(k.suspended_until)}`}>
+                  suspended
+                </span>
+              ) : (
+                <span class={`badge ${k.state === 'enabled' ? 'ok' : 'bad'}`}>{k.state}</span>
+              )}
+            </td>
+            <td title={when(k.created_at)}>{shortWhen(k.created_at)}</td>
+            <td title={when(k.last_used_at)}>{shortWhen(k.last_used_at)}</td>
+            {refused.size > 0 && (
+              <td>
+                <RefusedCell keyId={k.id} refused={refused.get(k.id)} onShow={showRefusals} />
+              </td>
+            )}
+            <td class="sticky-end">
+              {k.state !== 'revoked' && (
+                <div class="actions nowrap">
+                  <button
+                    type="button"
+                    class={k.state === 'enabled' ? 'danger' : 'secondary'}
+                    onClick={() => post(k.id, k.state === 'enabled' ? 'disable' : 'enable')}
+                  >
+                    {k.state === 'enabled' ? 'Disable' : 'Enable'}
+                  </button>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() =>
+                      act(async () => {
+                        if (!confirm(`Rotate key ${k.id}? The current secret stops working now.`)) return
+                        setSecret(await api('POST', `/admin/v1/keys/${encodeURIComponent(k.id)}/rotate`))
+                      })
+                    }
+                  >
+                    Rotate
+                  </button>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => confirm(`Revoke key ${k.id} for good?`) && post(k.id, 'revoke')}
+                  >
+                    Revoke
+                  </button>
+                  {k.suspended_until && (
+                    <button type="button" class="secondary" onClick={() => post(k.id, 'unsuspend')}>
+                      Unsuspend
+                    </button>
                   )}
-                </td>
-                <td title={when(k.created_at)}>{shortWhen(k.created_at)}</td>
-                <td title={when(k.last_used_at)}>{shortWhen(k.last_used_at)}</td>
-                {refused.size > 0 && (
-                  <td>
-                    <RefusedCell keyId={k.id} refused={refused.get(k.id)} onShow={showRefusals} />
-                  </td>
-                )}
-                <td class="sticky-end">
-                  {k.state !== 'revoked' && (
-                    <div class="actions nowrap">
-                      <button
-                        type="button"
-                        class={k.state === 'enabled' ? 'danger' : 'secondary'}
-                        onClick={() => post(k.id, k.state === 'enabled' ? 'disable' : 'enable')}
-                      >
-                        {k.state === 'enabled' ? 'Disable' : 'Enable'}
-                      </button>
-                      <button
-                        type="button"
-                        class="secondary"
-                        onClick={() =>
-                          act(async () => {
-                            if (!confirm(`Rotate key ${k.id}? The current secret stops working now.`)) return
-                            setSecret(await api('POST', `/admin/v1/keys/${encodeURIComponent(k.id)}/rotate`))
-                          })
-                        }
-                      >
-                        Rotate
-                      </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => confirm(`Revoke key ${k.id} for good?`) && post(k.id, 'revoke')}
-                      >
-                        Revoke
-                      </button>
-                      {k.suspended_until && (
-                        <button type="button" class="secondary" onClick={() => post(k.id, 'unsuspend')}>
-                          Unsuspend
-                        </button>
-                      )}
-                    </div>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+                </div>
+              )}
+            </td>
+          </tr>
+        ))}
+      </Table>
       <KeyLimitsAndSpend keys={keys} spend={spend} />
       <RefusalsPanel
         list={data?.[2]}

@@ -8,7 +8,7 @@
  * refusals of every code before admission (24 h).
  */
 import { num, shortWhen, when } from '../format.ts'
-import { TableHead } from '../parts.tsx'
+import { Table } from '../parts.tsx'
 
 const pct = (r: number) => `${Math.round(r * 1000) / 10} %`
 
@@ -23,51 +23,48 @@ export function ProviderHealth({ health }: { health: any }) {
           : ''}
         ; the client's own 4xx and 499s are apart, not the provider's.
       </p>
-      <div class="table-wrap">
-        <table class="compact" data-testid="provider-health">
-          <TableHead
-            cols={[
-              'provider',
-              'requests',
-              'upstream errors',
-              'rate',
-              'by code',
-              'client 4xx',
-              'fallbacks',
-              'last',
-            ]}
-            num={['requests', 'upstream errors', 'rate', 'client 4xx', 'fallbacks']}
-          />
-          <tbody>
-            {(health?.data ?? []).map((p: any) => (
-              <tr data-provider={p.provider}>
-                <td>{p.provider}</td>
-                <td class="num">{num(p.requests)}</td>
-                <td class="num">
-                  <span class={p.upstream_errors ? 'badge bad' : undefined}>{num(p.upstream_errors)}</span>
-                </td>
-                <td class="num" data-col="rate">
-                  {pct(p.error_rate)}
-                </td>
-                <td>
-                  <span class="chips">
-                    {p.errors_by_code.map((c: any) => (
-                      <span class="chip" title={`last ${when(c.last_at)}`}>
-                        {c.status ?? '—'} {c.code} × {num(c.count)}
-                      </span>
-                    ))}
+      <Table
+        compact
+        testid="provider-health"
+        cols={[
+          'provider',
+          'requests',
+          'upstream errors',
+          'rate',
+          'by code',
+          'client 4xx',
+          'fallbacks',
+          'last',
+        ]}
+        num={['requests', 'upstream errors', 'rate', 'client 4xx', 'fallbacks']}
+      >
+        {(health?.data ?? []).map((p: any) => (
+          <tr data-provider={p.provider}>
+            <td>{p.provider}</td>
+            <td class="num">{num(p.requests)}</td>
+            <td class="num">
+              <span class={p.upstream_errors ? 'badge bad' : undefined}>{num(p.upstream_errors)}</span>
+            </td>
+            <td class="num" data-col="rate">
+              {pct(p.error_rate)}
+            </td>
+            <td>
+              <span class="chips">
+                {p.errors_by_code.map((c: any) => (
+                  <span class="chip" title={`last ${when(c.last_at)}`}>
+                    {c.status ?? '—'} {c.code} × {num(c.count)}
                   </span>
-                </td>
-                <td class="num" data-col="client">
-                  {num(p.client_errors)}
-                </td>
-                <td class="num">{num(p.fallbacks)}</td>
-                <td title={when(p.last_error_at)}>{shortWhen(p.last_error_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+                ))}
+              </span>
+            </td>
+            <td class="num" data-col="client">
+              {num(p.client_errors)}
+            </td>
+            <td class="num">{num(p.fallbacks)}</td>
+            <td title={when(p.last_error_at)}>{shortWhen(p.last_error_at)}</td>
+          </tr>
+        ))}
+      </Table>
     </section>
   )
 }
@@ -85,37 +82,34 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
           Since this server started; retries and fallbacks each count. Refused for the request's own fault (a
           bad parameter, too long a context, content policy): the client's, apart.
         </p>
-        <div class="table-wrap">
-          <table class="compact" data-testid="model-attempts">
-            <TableHead
-              cols={['model', 'attempts', 'failed', 'client’s', 'by kind']}
-              num={['attempts', 'failed', 'client’s']}
-            />
-            <tbody>
-              {(upstreams?.models ?? []).map((m: any) => (
-                <tr data-model={`${m.provider}/${m.model}`}>
-                  <td>
-                    {m.provider}/{m.model}
-                  </td>
-                  <td class="num">{num(m.attempts)}</td>
-                  <td class="num">
-                    <span class={m.failed ? 'badge bad' : undefined}>{num(m.failed)}</span>
-                  </td>
-                  <td class="num">{num(m.client_faults)}</td>
-                  <td>
-                    <span class="chips">
-                      {Object.entries(m.failures).map(([kind, n]) => (
-                        <span class="chip">
-                          {kind} × {num(n as number)}
-                        </span>
-                      ))}
+        <Table
+          compact
+          testid="model-attempts"
+          cols={['model', 'attempts', 'failed', 'client’s', 'by kind']}
+          num={['attempts', 'failed', 'client’s']}
+        >
+          {(upstreams?.models ?? []).map((m: any) => (
+            <tr data-model={`${m.provider}/${m.model}`}>
+              <td>
+                {m.provider}/{m.model}
+              </td>
+              <td class="num">{num(m.attempts)}</td>
+              <td class="num">
+                <span class={m.failed ? 'badge bad' : undefined}>{num(m.failed)}</span>
+              </td>
+              <td class="num">{num(m.client_faults)}</td>
+              <td>
+                <span class="chips">
+                  {Object.entries(m.failures).map(([kind, n]) => (
+                    <span class="chip">
+                      {kind} × {num(n as number)}
                     </span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  ))}
+                </span>
+              </td>
+            </tr>
+          ))}
+        </Table>
         {upstreams && !upstreams.models.length && <p class="muted">No upstream called yet.</p>}
       </section>
       <section aria-labelledby="h-circuits" class="panel">
@@ -124,23 +118,18 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
           {open ? `${open} not closed. ` : ''}Per provider, key # and model; an open one is skipped until its
           cooldown ends.
         </p>
-        <div class="table-wrap">
-          <table class="compact" data-testid="circuits">
-            <TableHead cols={['provider', 'key', 'upstream model', 'state']} />
-            <tbody>
-              {circuits.map((c) => (
-                <tr data-circuit={`${c.provider} ${c.key} ${c.model}`} data-state={c.state}>
-                  <td>{c.provider}</td>
-                  <td>{c.key}</td>
-                  <td>{c.model}</td>
-                  <td>
-                    <span class={`badge ${STATE_CLASS[c.state] ?? ''}`}>{c.state.replace('_', '-')}</span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table compact testid="circuits" cols={['provider', 'key', 'upstream model', 'state']}>
+          {circuits.map((c) => (
+            <tr data-circuit={`${c.provider} ${c.key} ${c.model}`} data-state={c.state}>
+              <td>{c.provider}</td>
+              <td>{c.key}</td>
+              <td>{c.model}</td>
+              <td>
+                <span class={`badge ${STATE_CLASS[c.state] ?? ''}`}>{c.state.replace('_', '-')}</span>
+              </td>
+            </tr>
+          ))}
+        </Table>
         {upstreams && !circuits.length && <p class="muted">No circuit used yet.</p>}
       </section>
     </>
@@ -161,20 +150,15 @@ export function RefusalCodes({ refusals }: { refusals: any }) {
     <section aria-labelledby="h-refusals-codes" class="panel">
       <h2 id="h-refusals-codes">Refusals, last 24 h</h2>
       <p class="muted">Refused before admission, every code; per key on the keys page.</p>
-      <div class="table-wrap">
-        <table class="compact" data-testid="refusal-codes">
-          <TableHead cols={['status', 'code', 'count']} num={['count']} />
-          <tbody>
-            {rows.map((r) => (
-              <tr data-code={r.code}>
-                <td>{r.status}</td>
-                <td>{r.code}</td>
-                <td class="num">{num(r.count)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table compact testid="refusal-codes" cols={['status', 'code', 'count']} num={['count']}>
+        {rows.map((r) => (
+          <tr data-code={r.code}>
+            <td>{r.status}</td>
+            <td>{r.code}</td>
+            <td class="num">{num(r.count)}</td>
+          </tr>
+        ))}
+      </Table>
       {refusals && !rows.length && <p class="muted">Nothing refused.</p>}
     </section>
   )

@@ -6,7 +6,7 @@
  * requests in flight is not in it).
  */
 import { usd } from '../money.ts'
-import { TableHead } from '../parts.tsx'
+import { KeyCells, Table } from '../parts.tsx'
 
 export interface Burn {
   usd: number
@@ -58,50 +58,45 @@ export function SpendPanels({ spend }: { spend: any }) {
       <section aria-labelledby="h-spend-accounts" class="panel">
         <h2 id="h-spend-accounts">Spend by account</h2>
         <p class="muted">Settled cost; budgets by their own period (UTC).</p>
-        <div class="table-wrap">
-          <table class="compact" data-testid="spend-accounts">
-            <TableHead cols={['account', 'today', 'month', 'budget']} num={['today', 'month']} />
-            <tbody>
-              {(spend?.accounts ?? []).map((a: any) => (
-                <tr data-account={a.account}>
-                  <td>{a.account}</td>
-                  <td class="num">{usd(a.today_usd)}</td>
-                  <td class="num">{usd(a.month_usd)}</td>
-                  <td>
-                    <BudgetBurn budget={a.budget} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          compact
+          testid="spend-accounts"
+          cols={['account', 'today', 'month', 'budget']}
+          num={['today', 'month']}
+        >
+          {(spend?.accounts ?? []).map((a: any) => (
+            <tr data-account={a.account}>
+              <td>{a.account}</td>
+              <td class="num">{usd(a.today_usd)}</td>
+              <td class="num">{usd(a.month_usd)}</td>
+              <td>
+                <BudgetBurn budget={a.budget} />
+              </td>
+            </tr>
+          ))}
+        </Table>
         {spend && !spend.accounts.length && <p class="muted">Nothing spent this month, no budgets.</p>}
       </section>
       <section aria-labelledby="h-spend-keys" class="panel">
         <h2 id="h-spend-keys">Spend by key</h2>
         <p class="muted">This month's spenders, the biggest first.</p>
-        <div class="table-wrap">
-          <table class="compact" data-testid="spend-keys">
-            <TableHead cols={['key', 'account', 'today', 'month', 'budget']} num={['today', 'month']} />
-            <tbody>
-              {(spend?.keys ?? []).slice(0, 10).map((k: any) => (
-                <tr data-key={k.key_id}>
-                  <td>
-                    <span class="clip" title={k.key_id}>
-                      {k.key_name ?? k.key_id}
-                    </span>
-                  </td>
-                  <td>{k.account ?? '—'}</td>
-                  <td class="num">{usd(k.today_usd)}</td>
-                  <td class="num">{usd(k.month_usd)}</td>
-                  <td>
-                    <BudgetBurn budget={k.budget} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          compact
+          testid="spend-keys"
+          cols={['key', 'account', 'today', 'month', 'budget']}
+          num={['today', 'month']}
+        >
+          {(spend?.keys ?? []).slice(0, 10).map((k: any) => (
+            <tr data-key={k.key_id}>
+              <KeyCells k={k} />
+              <td class="num">{usd(k.today_usd)}</td>
+              <td class="num">{usd(k.month_usd)}</td>
+              <td>
+                <BudgetBurn budget={k.budget} />
+              </td>
+            </tr>
+          ))}
+        </Table>
         {spend && !spend.keys.length && <p class="muted">No key spent anything this month.</p>}
       </section>
     </>

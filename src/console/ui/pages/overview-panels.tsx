@@ -7,7 +7,7 @@
 import { useEffect } from 'preact/hooks'
 import { api } from '../api.ts'
 import { num } from '../format.ts'
-import { ErrorNotice, TableHead } from '../parts.tsx'
+import { ErrorNotice, KeyCells, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 import { ModelHealth, ProviderHealth, RefusalCodes } from './overview-health.tsx'
 import { SpendPanels } from './overview-money.tsx'
@@ -47,53 +47,42 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
       <RefusalCodes refusals={refusals} />
       <section aria-labelledby="h-top-keys" class="panel">
         <h2 id="h-top-keys">Top keys today</h2>
-        <div class="table-wrap">
-          <table class="compact" data-testid="top-keys">
-            <TableHead
-              cols={['key', 'account', 'requests', 'tokens', '4xx/5xx', '429s']}
-              num={['requests', 'tokens', '4xx/5xx', '429s']}
-            />
-            <tbody>
-              {(keys?.data ?? []).map((k: any) => (
-                <tr data-key={k.key_id}>
-                  <td>
-                    <span class="clip" title={k.key_id}>
-                      {k.key_name ?? k.key_id}
-                    </span>
-                  </td>
-                  <td>{k.account ?? '—'}</td>
-                  <td class="num">{num(k.requests)}</td>
-                  <td class="num">{num(k.total_tokens)}</td>
-                  <td class="num">{num(k.errors)}</td>
-                  <td class="num">{num(k.rate_limited)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          compact
+          testid="top-keys"
+          cols={['key', 'account', 'requests', 'tokens', '4xx/5xx', '429s']}
+          num={['requests', 'tokens', '4xx/5xx', '429s']}
+        >
+          {(keys?.data ?? []).map((k: any) => (
+            <tr data-key={k.key_id}>
+              <KeyCells k={k} />
+              <td class="num">{num(k.requests)}</td>
+              <td class="num">{num(k.total_tokens)}</td>
+              <td class="num">{num(k.errors)}</td>
+              <td class="num">{num(k.rate_limited)}</td>
+            </tr>
+          ))}
+        </Table>
         {keys && !keys.data.length && <p class="muted">No requests today yet.</p>}
       </section>
       <section aria-labelledby="h-top-accounts" class="panel">
         <h2 id="h-top-accounts">Top accounts today</h2>
-        <div class="table-wrap">
-          <table class="compact" data-testid="top-accounts">
-            <TableHead
-              cols={['account', 'requests', 'tokens', '4xx/5xx', '429s']}
-              num={['requests', 'tokens', '4xx/5xx', '429s']}
-            />
-            <tbody>
-              {(accounts?.data ?? []).map((a: any) => (
-                <tr data-account={a.account}>
-                  <td>{a.account ?? '—'}</td>
-                  <td class="num">{num(a.requests)}</td>
-                  <td class="num">{num(a.total_tokens)}</td>
-                  <td class="num">{num(a.errors)}</td>
-                  <td class="num">{num(a.rate_limited)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          compact
+          testid="top-accounts"
+          cols={['account', 'requests', 'tokens', '4xx/5xx', '429s']}
+          num={['requests', 'tokens', '4xx/5xx', '429s']}
+        >
+          {(accounts?.data ?? []).map((a: any) => (
+            <tr data-account={a.account}>
+              <td>{a.account ?? '—'}</td>
+              <td class="num">{num(a.requests)}</td>
+              <td class="num">{num(a.total_tokens)}</td>
+              <td class="num">{num(a.errors)}</td>
+              <td class="num">{num(a.rate_limited)}</td>
+            </tr>
+          ))}
+        </Table>
       </section>
     </div>
   )

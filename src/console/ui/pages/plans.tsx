@@ -6,7 +6,7 @@ import { ACCOUNT_LIMITS, type LimitSetting } from '../../../config/limit-setting
 import { api } from '../api.ts'
 import { num } from '../format.ts'
 import { usd } from '../money.ts'
-import { TableHead } from '../parts.tsx'
+import { Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 /** The policy the API sends, its default applied (a plan without `on_expiry` downgrades to the default plan). */
@@ -41,27 +41,22 @@ export function Plans() {
       </h1>
       <p class="muted">Plans come from the config file; change them there and restart.</p>
       {error && <p class="notice error">{error}</p>}
-      <div class="table-wrap">
-        <table>
-          <TableHead
-            cols={['plan', ...ACCOUNT_LIMITS.map((s) => s.label), 'days', 'at expiry']}
-            num={[...NUMERIC, 'days']}
-          />
-          <tbody>
-            {(data?.data ?? []).map((p: any) => (
-              <tr>
-                <td>
-                  {p.name}
-                  {p.default && <span class="badge ok"> default</span>}
-                </td>
-                {ACCOUNT_LIMITS.map((s) => cell(s, p))}
-                <td class="num">{p.days == null ? 'no end' : num(p.days)}</td>
-                <td>{expiry(p)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        cols={['plan', ...ACCOUNT_LIMITS.map((s) => s.label), 'days', 'at expiry']}
+        num={[...NUMERIC, 'days']}
+      >
+        {(data?.data ?? []).map((p: any) => (
+          <tr>
+            <td>
+              {p.name}
+              {p.default && <span class="badge ok"> default</span>}
+            </td>
+            {ACCOUNT_LIMITS.map((s) => cell(s, p))}
+            <td class="num">{p.days == null ? 'no end' : num(p.days)}</td>
+            <td>{expiry(p)}</td>
+          </tr>
+        ))}
+      </Table>
     </section>
   )
 }

@@ -6,7 +6,7 @@
  * counts come from `GET /admin/v1/refusals` (per key, code and UTC hour in the store).
  */
 import { num, shortWhen, when } from '../format.ts'
-import { TableHead } from '../parts.tsx'
+import { Table } from '../parts.tsx'
 
 export interface RefusalTotal {
   key_id: string
@@ -128,35 +128,31 @@ export function RefusalsPanel({
           {keyId ? 'No refusals for this key in the last 24 hours.' : 'No refusals in the last 24 hours.'}
         </p>
       ) : (
-        <div class="table-wrap">
-          <table class="compact">
-            <TableHead
-              cols={['key', 'account', 'status', 'code', 'count', 'last seen (hour)']}
-              num={['count']}
-            />
-            <tbody>
-              {totals.map((t) => {
-                const hour = last.get(`${t.key_id}\0${t.code}`)
-                return (
-                  <tr data-refusal={`${t.key_id} ${t.code}`}>
-                    <td>
-                      <code>{t.key_id}</code>
-                    </td>
-                    <td>{keys.get(t.key_id)?.account ?? '—'}</td>
-                    <td>
-                      <span class={`badge ${t.status === 429 ? 'warn' : 'bad'}`}>{t.status}</span>
-                    </td>
-                    <td>
-                      <code>{t.code}</code>
-                    </td>
-                    <td class="num">{num(t.count)}</td>
-                    <td title={when(hour)}>{shortWhen(hour)}</td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          compact
+          cols={['key', 'account', 'status', 'code', 'count', 'last seen (hour)']}
+          num={['count']}
+        >
+          {totals.map((t) => {
+            const hour = last.get(`${t.key_id}\0${t.code}`)
+            return (
+              <tr data-refusal={`${t.key_id} ${t.code}`}>
+                <td>
+                  <code>{t.key_id}</code>
+                </td>
+                <td>{keys.get(t.key_id)?.account ?? '—'}</td>
+                <td>
+                  <span class={`badge ${t.status === 429 ? 'warn' : 'bad'}`}>{t.status}</span>
+                </td>
+                <td>
+                  <code>{t.code}</code>
+                </td>
+                <td class="num">{num(t.count)}</td>
+                <td title={when(hour)}>{shortWhen(hour)}</td>
+              </tr>
+            )
+          })}
+        </Table>
       )}
     </section>
   )

@@ -2,9 +2,9 @@
 import { useState } from 'preact/hooks'
 import { SURFACE_NAMES } from '../../../traffic/surfaces.ts'
 import { api, qs } from '../api.ts'
-import { localToIso, ms, num, statusClass, when } from '../format.ts'
+import { localToIso, ms, num, when } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice, EstimatedMark, Pager, TableHead } from '../parts.tsx'
+import { ErrorNotice, OutcomeCells, Pager, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const EMPTY = { account: '', key: '', model: '', surface: '', status: '', from: '', to: '' }
@@ -100,46 +100,35 @@ export function Requests() {
         <button type="submit">Apply</button>
       </form>
       <ErrorNotice error={error} />
-      <div class="table-wrap">
-        <table aria-describedby="log-help">
-          <TableHead
-            cols={['time', 'account', 'surface', 'model', 'status', 'latency', 'tokens', 'cost', 'error']}
-            num={['status', 'latency', 'tokens', 'cost']}
-          />
-          <tbody>
-            {(data?.data ?? []).map((r: any) => (
-              <tr
-                class={`clickable${selected?.id === r.id ? ' selected' : ''}`}
-                data-request-id={r.request_id}
-                tabIndex={0}
-                onClick={() => setSelected(r)}
-                onKeyDown={(e) => {
-                  if (e.key !== 'Enter' && e.key !== ' ') return
-                  e.preventDefault()
-                  setSelected(r)
-                }}
-              >
-                <td>{when(r.created_at)}</td>
-                <td>{r.account}</td>
-                <td>{r.surface}</td>
-                <td title={r.attempts > 1 ? `${r.attempts} upstream attempts` : undefined}>
-                  {r.answered_by ? `${r.model} → ${r.answered_by}` : r.model}
-                </td>
-                <td class="num">
-                  <span class={`badge ${statusClass(r.status)}`}>{r.status ?? '…'}</span>
-                </td>
-                <td class="num">{ms(r.latency_ms)}</td>
-                <td class="num">
-                  {num(r.total_tokens)}
-                  <EstimatedMark estimated={r.estimated} />
-                </td>
-                <td class="num">{usd(r.cost_usd)}</td>
-                <td>{r.error_code ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        describedBy="log-help"
+        cols={['time', 'account', 'surface', 'model', 'status', 'latency', 'tokens', 'cost', 'error']}
+        num={['status', 'latency', 'tokens', 'cost']}
+      >
+        {(data?.data ?? []).map((r: any) => (
+          <tr
+            class={`clickable${selected?.id === r.id ? ' selected' : ''}`}
+            data-request-id={r.request_id}
+            tabIndex={0}
+            onClick={() => setSelected(r)}
+            onKeyDown={(e) => {
+              if (e.key !== 'Enter' && e.key !== ' ') return
+              e.preventDefault()
+              setSelected(r)
+            }}
+          >
+            <td>{when(r.created_at)}</td>
+            <td>{r.account}</td>
+            <td>{r.surface}</td>
+            <td title={r.attempts > 1 ? `${r.attempts} upstream attempts` : undefined}>
+              {r.answered_by ? `${r.model} → ${r.answered_by}` : r.model}
+            </td>
+            <OutcomeCells r={r} />
+            <td class="num">{usd(r.cost_usd)}</td>
+            <td>{r.error_code ?? ''}</td>
+          </tr>
+        ))}
+      </Table>
       <p id="log-help" class="muted">
         Newest first. Select a row (click, or Enter) for its details. “estimated”: the upstream sent no usage;
         the tokens and cost are what the gateway settled the request to.
