@@ -35,6 +35,14 @@ import mePage from './ui/me.html'
 
 const NO_STORE = { 'cache-control': 'no-store' }
 
+/** A sign-out (DELETE of a session): the session ends and its cookie is cleared. */
+function signOut(deps: Deps, cookie: typeof ADMIN_SESSION | typeof KEY_SESSION) {
+  return async ({ request, set }: { request: Request; set: { headers: Record<string, unknown> } }) => {
+    Object.assign(set.headers, NO_STORE, { 'set-cookie': await endSession(deps.store, cookie, request) })
+    return { object: 'console.session', signed_in: false }
+  }
+}
+
 function signedOut(): GatewayError {
   return new GatewayError(401, 'not_signed_in', 'Not signed in (or the session has ended); sign in again.', {
     type: 'authentication_error',
@@ -137,16 +145,7 @@ export function consoleRoutes(deps: Deps) {
         if (s?.kind !== 'admin') throw signedOut()
         return { object: 'console.session', signed_in: true, expires_at: iso(s.expiresAt) }
       })
-      .delete(
-        '/console/session',
-        async ({ request, set }) => {
-          Object.assign(set.headers, NO_STORE, {
-            'set-cookie': await endSession(deps.store, ADMIN_SESSION, request),
-          })
-          return { object: 'console.session', signed_in: false }
-        },
-        { body: NoBody },
-      )
+      .delete('/console/session', signOut(deps, ADMIN_SESSION), { body: NoBody })
   }
   return app
     .post(
@@ -178,16 +177,7 @@ export function consoleRoutes(deps: Deps) {
       },
       { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }) },
     )
-    .delete(
-      '/console/me/session',
-      async ({ request, set }) => {
-        Object.assign(set.headers, NO_STORE, {
-          'set-cookie': await endSession(deps.store, KEY_SESSION, request),
-        })
-        return { object: 'console.session', signed_in: false }
-      },
-      { body: NoBody },
-    )
+    .delete('/console/me/session', signOut(deps, KEY_SESSION), { body: NoBody })
     .use(keyHolderApi(deps))
 }
 
