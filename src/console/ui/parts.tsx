@@ -2,6 +2,21 @@
 import type { ComponentChildren } from 'preact'
 import { ms, num, statusClass } from './format.ts'
 
+/**
+ * One of the operator's pages: a section named by its heading, which takes the focus when the page
+ * opens (`tabIndex` -1), so a screen reader announces it.
+ */
+export function Page({ id, title, children }: { id: string; title: string; children: ComponentChildren }) {
+  return (
+    <section aria-labelledby={`h-${id}`}>
+      <h1 id={`h-${id}`} tabIndex={-1}>
+        {title}
+      </h1>
+      {children}
+    </section>
+  )
+}
+
 /** A failed load or action, announced to screen readers; nothing when there is none. */
 export function ErrorNotice({ error }: { error: string | null | undefined }) {
   if (!error) return null

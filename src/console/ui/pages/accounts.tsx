@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks'
 import { api, apiAll } from '../api.ts'
 import { num, shortWhen, when } from '../format.ts'
-import { ErrorNotice, Table } from '../parts.tsx'
+import { ErrorNotice, Page, Table } from '../parts.tsx'
 import { AccountBudgets } from './account-budgets.tsx'
 import { useAction, useLoad } from './hooks.ts'
 
@@ -118,10 +118,7 @@ export function Accounts() {
     })
   }
   return (
-    <section aria-labelledby="h-accounts">
-      <h1 id="h-accounts" tabIndex={-1}>
-        Accounts
-      </h1>
+    <Page id="accounts" title="Accounts">
       <form class="bar" onSubmit={create} aria-label="Create an account">
         <label>
           Name
@@ -193,6 +190,6 @@ export function Accounts() {
       </Table>
       {open && <History name={open} />}
       <AccountBudgets accounts={data?.[0].data ?? []} plans={data?.[1].data ?? []} />
-    </section>
+    </Page>
   )
 }

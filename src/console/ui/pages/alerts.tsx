@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks'
 import { api, qs } from '../api.ts'
 import { num, shortWhen, when } from '../format.ts'
-import { ErrorNotice, Pager, Table } from '../parts.tsx'
+import { ErrorNotice, Page, Pager, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 /** The host (and port) of a webhook's URL; never its path, query or user info. */
@@ -46,10 +46,7 @@ export function Alerts() {
     [cursor],
   )
   return (
-    <section aria-labelledby="h-alerts">
-      <h1 id="h-alerts" tabIndex={-1}>
-        Alerts
-      </h1>
+    <Page id="alerts" title="Alerts">
       <ErrorNotice error={error} />
       <Table
         testid="deliveries"
@@ -83,6 +80,6 @@ export function Alerts() {
         {data && !data.data.length && ' No alerts sent yet.'}
       </p>
       <Pager cursors={cursors} setCursors={setCursors} next={data?.next_cursor} onRefresh={reload} />
-    </section>
+    </Page>
   )
 }

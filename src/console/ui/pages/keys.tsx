@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks'
 import { api, apiAll, qs } from '../api.ts'
 import { shortWhen, when } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice, Table } from '../parts.tsx'
+import { ErrorNotice, Page, Table } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 import { KeyLimitsEditor, LimitFields } from './key-limits.tsx'
 import { limitsFromForm, limitsSummary } from './key-limits-form.ts'
@@ -132,10 +132,7 @@ export function Keys() {
   const post = (id: string, op: string) =>
     act(() => api('POST', `/admin/v1/keys/${encodeURIComponent(id)}/${op}`))
   return (
-    <section aria-labelledby="h-keys">
-      <h1 id="h-keys" tabIndex={-1}>
-        Keys
-      </h1>
+    <Page id="keys" title="Keys">
       {secret && <Secret secret={secret} onClose={() => setSecret(null)} />}
       <form class="bar" onSubmit={create} aria-label="Create a key">
         <label>
@@ -267,6 +264,6 @@ export function Keys() {
         onKey={setRefusalsOf}
       />
       <KeyLimitsEditor keys={data?.[0].data ?? []} onSaved={reload} />
-    </section>
+    </Page>
   )
 }

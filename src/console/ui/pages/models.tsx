@@ -2,16 +2,13 @@
 import { api } from '../api.ts'
 import { num } from '../format.ts'
 import { priceLine } from '../money.ts'
-import { Table } from '../parts.tsx'
+import { Page, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 export function Models() {
   const { data, error } = useLoad(() => api('GET', '/admin/v1/models'), [])
   return (
-    <section aria-labelledby="h-models">
-      <h1 id="h-models" tabIndex={-1}>
-        Models
-      </h1>
+    <Page id="models" title="Models">
       {error && <p class="notice error">{error}</p>}
       <Table
         cols={['model', 'provider', 'context', 'max output', 'features', 'tier', 'price', 'plans']}
@@ -39,6 +36,6 @@ export function Models() {
           </tr>
         ))}
       </Table>
-    </section>
+    </Page>
   )
 }

@@ -11,7 +11,7 @@ import { type Bucket, histogramDelta, histogramQuantile } from '../../../usage/q
 import { api, qs } from '../api.ts'
 import { Chart } from '../chart.tsx'
 import { num } from '../format.ts'
-import { ErrorNotice } from '../parts.tsx'
+import { ErrorNotice, Page } from '../parts.tsx'
 import { refusedTotal } from './overview-health.tsx'
 import { SpendTiles } from './overview-money.tsx'
 import { OverviewPanels, useOverviewData } from './overview-panels.tsx'
@@ -50,6 +50,37 @@ interface Point {
   /** Hourly points from the store: the hour's mean latency (live points have p50/p99). */
   mean?: number | null
 }
+
+/** The traffic charts: each line a label and the figure it draws of a point (hourly, then live). */
+const LIVE_CHARTS: Array<{ id: string; title: string; lines: Array<[string, (p: Point) => number | null]> }> =
+  [
+    {
+      id: 'live-traffic',
+      title: 'Requests and 429s per second',
+      lines: [
+        ['requests/s', (p) => p.rps],
+        ['429/s', (p) => p.limitedRps],
+      ],
+    },
+    {
+      id: 'live-errors',
+      title: 'Error rate (%)',
+      lines: [
+        ['5xx %', (p) => p.errorRate],
+        ['hourly, any 4xx/5xx %', (p) => p.hourErrors ?? null],
+      ],
+    },
+    {
+      id: 'live-latency',
+      title: 'Latency (ms)',
+      lines: [
+        ['p50', (p) => p.p50],
+        ['p99', (p) => p.p99],
+        ['hourly mean', (p) => p.mean ?? null],
+      ],
+    },
+    { id: 'live-streams', title: 'Open streams', lines: [['open streams', (p) => p.open]] },
+  ]
 
 /** Live readings, kept across visits to the page while the console is open. */
 const live: { prev: Reading | null; points: Point[] } = { prev: null, points: [] }
@@ -159,10 +190,7 @@ export function Overview() {
     { requests: 0, tokens: 0, errors: 0, limited: 0 },
   )
   return (
-    <section aria-labelledby="h-overview">
-      <h1 id="h-overview" tabIndex={-1}>
-        Overview
-      </h1>
+    <Page id="overview" title="Overview">
       <ErrorNotice error={error} />
       <div class="tiles" aria-live="off">
         <div class="tile">
@@ -219,45 +247,16 @@ export function Overview() {
         are UTC.
       </p>
       <div class="charts">
-        <Chart
-          id="live-traffic"
-          title="Requests and 429s per second"
-          x={x}
-          range={range}
-          lines={[
-            { label: 'requests/s', values: all.map((p) => p.rps) },
-            { label: '429/s', values: all.map((p) => p.limitedRps) },
-          ]}
-        />
-        <Chart
-          id="live-errors"
-          title="Error rate (%)"
-          x={x}
-          range={range}
-          lines={[
-            { label: '5xx %', values: all.map((p) => p.errorRate) },
-            { label: 'hourly, any 4xx/5xx %', values: all.map((p) => p.hourErrors ?? null) },
-          ]}
-        />
-        <Chart
-          id="live-latency"
-          title="Latency (ms)"
-          x={x}
-          range={range}
-          lines={[
-            { label: 'p50', values: all.map((p) => p.p50) },
-            { label: 'p99', values: all.map((p) => p.p99) },
-            { label: 'hourly mean', values: all.map((p) => p.mean ?? null) },
-          ]}
-        />
-        <Chart
-          id="live-streams"
-          title="Open streams"
-          x={x}
-          range={range}
-          lines={[{ label: 'open streams', values: all.map((p) => p.open) }]}
-        />
+        {LIVE_CHARTS.map((c) => (
+          <Chart
+            id={c.id}
+            title={c.title}
+            x={x}
+            range={range}
+            lines={c.lines.map(([label, of]) => ({ label, values: all.map(of) }))}
+          />
+        ))}
       </div>
-    </section>
+    </Page>
   )
 }

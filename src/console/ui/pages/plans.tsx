@@ -6,7 +6,7 @@ import { ACCOUNT_LIMITS, type LimitSetting } from '../../../config/limit-setting
 import { api } from '../api.ts'
 import { num } from '../format.ts'
 import { usd } from '../money.ts'
-import { Table } from '../parts.tsx'
+import { Page, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 /** The policy the API sends, its default applied (a plan without `on_expiry` downgrades to the default plan). */
@@ -35,10 +35,7 @@ const NUMERIC = ACCOUNT_LIMITS.filter((s) => s.kind !== 'models').map((s) => s.l
 export function Plans() {
   const { data, error } = useLoad(() => api('GET', '/admin/v1/plans'), [])
   return (
-    <section aria-labelledby="h-plans">
-      <h1 id="h-plans" tabIndex={-1}>
-        Plans
-      </h1>
+    <Page id="plans" title="Plans">
       <p class="muted">Plans come from the config file; change them there and restart.</p>
       {error && <p class="notice error">{error}</p>}
       <Table
@@ -57,6 +54,6 @@ export function Plans() {
           </tr>
         ))}
       </Table>
-    </section>
+    </Page>
   )
 }

@@ -4,7 +4,7 @@ import { SURFACE_NAMES } from '../../../traffic/surfaces.ts'
 import { api, qs } from '../api.ts'
 import { localToIso, ms, num, when } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice, OutcomeCells, Pager, Table } from '../parts.tsx'
+import { ErrorNotice, OutcomeCells, Page, Pager, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const EMPTY = { account: '', key: '', model: '', surface: '', status: '', from: '', to: '' }
@@ -77,10 +77,7 @@ export function Requests() {
     </label>
   )
   return (
-    <section aria-labelledby="h-requests">
-      <h1 id="h-requests" tabIndex={-1}>
-        Request log
-      </h1>
+    <Page id="requests" title="Request log">
       <form class="bar" onSubmit={apply} aria-label="Request log filters">
         {field('account', 'Account', { size: 10 })}
         {field('key', 'Key id', { size: 12 })}
@@ -136,6 +133,6 @@ export function Requests() {
       </p>
       <Pager cursors={cursors} setCursors={setCursors} next={data?.next_cursor} />
       {selected && <Detail r={selected} />}
-    </section>
+    </Page>
   )
 }

@@ -4,7 +4,7 @@ import { api, apiAll, qs } from '../api.ts'
 import { Chart, seriesLines } from '../chart.tsx'
 import { num } from '../format.ts'
 import { usd } from '../money.ts'
-import { ErrorNotice } from '../parts.tsx'
+import { ErrorNotice, Page } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 
 const METRICS = [
@@ -57,10 +57,7 @@ export function Usage() {
     limited: s.points.reduce((a: number, p: any) => a + p.rate_limited, 0),
   }))
   return (
-    <section aria-labelledby="h-usage">
-      <h1 id="h-usage" tabIndex={-1}>
-        Usage
-      </h1>
+    <Page id="usage" title="Usage">
       <form class="bar" aria-label="Usage filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Account
@@ -151,6 +148,6 @@ export function Usage() {
           </div>
         </>
       )}
-    </section>
+    </Page>
   )
 }
