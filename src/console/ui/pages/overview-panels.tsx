@@ -47,19 +47,11 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
       <RefusalCodes refusals={refusals} />
       <section aria-labelledby="h-top-keys" class="panel">
         <h2 id="h-top-keys">Top keys today</h2>
-        <Table
-          compact
-          testid="top-keys"
-          cols={['key', 'account', 'requests', 'tokens', '4xx/5xx', '429s']}
-          num={['requests', 'tokens', '4xx/5xx', '429s']}
-        >
+        <Table compact testid="top-keys" cols={['key', 'account', ...TODAY_COLS]} num={TODAY_COLS}>
           {(keys?.data ?? []).map((k: any) => (
             <tr data-key={k.key_id}>
               <KeyCells k={k} />
-              <td class="num">{num(k.requests)}</td>
-              <td class="num">{num(k.total_tokens)}</td>
-              <td class="num">{num(k.errors)}</td>
-              <td class="num">{num(k.rate_limited)}</td>
+              <TodayCells t={k} />
             </tr>
           ))}
         </Table>
@@ -67,23 +59,34 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
       </section>
       <section aria-labelledby="h-top-accounts" class="panel">
         <h2 id="h-top-accounts">Top accounts today</h2>
-        <Table
-          compact
-          testid="top-accounts"
-          cols={['account', 'requests', 'tokens', '4xx/5xx', '429s']}
-          num={['requests', 'tokens', '4xx/5xx', '429s']}
-        >
+        <Table compact testid="top-accounts" cols={['account', ...TODAY_COLS]} num={TODAY_COLS}>
           {(accounts?.data ?? []).map((a: any) => (
             <tr data-account={a.account}>
               <td>{a.account ?? '—'}</td>
-              <td class="num">{num(a.requests)}</td>
-              <td class="num">{num(a.total_tokens)}</td>
-              <td class="num">{num(a.errors)}</td>
-              <td class="num">{num(a.rate_limited)}</td>
+              <TodayCells t={a} />
             </tr>
           ))}
         </Table>
       </section>
     </div>
+  )
+}
+
+/** The columns of `TodayCells`, all numbers. */
+const TODAY_COLS = ['requests', 'tokens', '4xx/5xx', '429s']
+
+/** A top key's or account's day: requests, tokens, refusals and failures (4xx/5xx), 429s. */
+function TodayCells({
+  t,
+}: {
+  t: { requests: number; total_tokens: number; errors: number; rate_limited: number }
+}) {
+  return (
+    <>
+      <td class="num">{num(t.requests)}</td>
+      <td class="num">{num(t.total_tokens)}</td>
+      <td class="num">{num(t.errors)}</td>
+      <td class="num">{num(t.rate_limited)}</td>
+    </>
   )
 }
