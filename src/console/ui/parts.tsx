@@ -17,6 +17,26 @@ export function Page({ id, title, children }: { id: string; title: string; child
   )
 }
 
+/** A panel of the overview: a section named by its heading; `wide` spans the grid's width. */
+export function Panel({
+  id,
+  title,
+  wide,
+  children,
+}: {
+  id: string
+  title: string
+  wide?: boolean
+  children: ComponentChildren
+}) {
+  return (
+    <section aria-labelledby={`h-${id}`} class={wide ? 'panel wide' : 'panel'}>
+      <h2 id={`h-${id}`}>{title}</h2>
+      {children}
+    </section>
+  )
+}
+
 /** A failed load or action, announced to screen readers; nothing when there is none. */
 export function ErrorNotice({ error }: { error: string | null | undefined }) {
   if (!error) return null

@@ -8,14 +8,13 @@
  * refusals of every code before admission (24 h).
  */
 import { num, shortWhen, when } from '../format.ts'
-import { Table } from '../parts.tsx'
+import { Panel, Table } from '../parts.tsx'
 
 const pct = (r: number) => `${Math.round(r * 1000) / 10} %`
 
 export function ProviderHealth({ health }: { health: any }) {
   return (
-    <section aria-labelledby="h-health" class="panel wide">
-      <h2 id="h-health">Provider health</h2>
+    <Panel id="health" title="Provider health" wide>
       <p class="muted">
         Upstream errors in the last {health?.hours ?? 24} h
         {health && !health.complete
@@ -65,7 +64,7 @@ export function ProviderHealth({ health }: { health: any }) {
           </tr>
         ))}
       </Table>
-    </section>
+    </Panel>
   )
 }
 
@@ -76,8 +75,7 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
   const open = circuits.filter((c) => c.state !== 'closed').length
   return (
     <>
-      <section aria-labelledby="h-attempts" class="panel">
-        <h2 id="h-attempts">Upstream attempts by model</h2>
+      <Panel id="attempts" title="Upstream attempts by model">
         <p class="muted">
           Since this server started; retries and fallbacks each count. Refused for the request's own fault (a
           bad parameter, too long a context, content policy): the client's, apart.
@@ -111,9 +109,8 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
           ))}
         </Table>
         {upstreams && !upstreams.models.length && <p class="muted">No upstream called yet.</p>}
-      </section>
-      <section aria-labelledby="h-circuits" class="panel">
-        <h2 id="h-circuits">Circuits</h2>
+      </Panel>
+      <Panel id="circuits" title="Circuits">
         <p class="muted">
           {open ? `${open} not closed. ` : ''}Per provider, key # and model; an open one is skipped until its
           cooldown ends.
@@ -131,7 +128,7 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
           ))}
         </Table>
         {upstreams && !circuits.length && <p class="muted">No circuit used yet.</p>}
-      </section>
+      </Panel>
     </>
   )
 }
@@ -147,8 +144,7 @@ export function RefusalCodes({ refusals }: { refusals: any }) {
   }
   const rows = [...by.values()].sort((a, b) => b.count - a.count || a.status - b.status)
   return (
-    <section aria-labelledby="h-refusals-codes" class="panel">
-      <h2 id="h-refusals-codes">Refusals, last 24 h</h2>
+    <Panel id="refusals-codes" title="Refusals, last 24 h">
       <p class="muted">Refused before admission, every code; per key on the keys page.</p>
       <Table compact testid="refusal-codes" cols={['status', 'code', 'count']} num={['count']}>
         {rows.map((r) => (
@@ -160,7 +156,7 @@ export function RefusalCodes({ refusals }: { refusals: any }) {
         ))}
       </Table>
       {refusals && !rows.length && <p class="muted">Nothing refused.</p>}
-    </section>
+    </Panel>
   )
 }
 

@@ -6,7 +6,7 @@
  * requests in flight is not in it).
  */
 import { usd } from '../money.ts'
-import { KeyCells, Table } from '../parts.tsx'
+import { KeyCells, Panel, Table } from '../parts.tsx'
 
 export interface Burn {
   usd: number
@@ -55,8 +55,7 @@ export function SpendTiles({ spend }: { spend: any }) {
 export function SpendPanels({ spend }: { spend: any }) {
   return (
     <>
-      <section aria-labelledby="h-spend-accounts" class="panel">
-        <h2 id="h-spend-accounts">Spend by account</h2>
+      <Panel id="spend-accounts" title="Spend by account">
         <p class="muted">Settled cost; budgets by their own period (UTC).</p>
         <Table
           compact
@@ -76,9 +75,8 @@ export function SpendPanels({ spend }: { spend: any }) {
           ))}
         </Table>
         {spend && !spend.accounts.length && <p class="muted">Nothing spent this month, no budgets.</p>}
-      </section>
-      <section aria-labelledby="h-spend-keys" class="panel">
-        <h2 id="h-spend-keys">Spend by key</h2>
+      </Panel>
+      <Panel id="spend-keys" title="Spend by key">
         <p class="muted">This month's spenders, the biggest first.</p>
         <Table
           compact
@@ -98,7 +96,7 @@ export function SpendPanels({ spend }: { spend: any }) {
           ))}
         </Table>
         {spend && !spend.keys.length && <p class="muted">No key spent anything this month.</p>}
-      </section>
+      </Panel>
     </>
   )
 }

@@ -7,7 +7,7 @@
 import { useEffect } from 'preact/hooks'
 import { api } from '../api.ts'
 import { num } from '../format.ts'
-import { ErrorNotice, KeyCells, Table } from '../parts.tsx'
+import { ErrorNotice, KeyCells, Panel, Table } from '../parts.tsx'
 import { useLoad } from './hooks.ts'
 import { ModelHealth, ProviderHealth, RefusalCodes } from './overview-health.tsx'
 import { SpendPanels } from './overview-money.tsx'
@@ -45,8 +45,7 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
       <ProviderHealth health={health} />
       <ModelHealth upstreams={upstreams} />
       <RefusalCodes refusals={refusals} />
-      <section aria-labelledby="h-top-keys" class="panel">
-        <h2 id="h-top-keys">Top keys today</h2>
+      <Panel id="top-keys" title="Top keys today">
         <Table compact testid="top-keys" cols={['key', 'account', ...TODAY_COLS]} num={TODAY_COLS}>
           {(keys?.data ?? []).map((k: any) => (
             <tr data-key={k.key_id}>
@@ -56,9 +55,8 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
           ))}
         </Table>
         {keys && !keys.data.length && <p class="muted">No requests today yet.</p>}
-      </section>
-      <section aria-labelledby="h-top-accounts" class="panel">
-        <h2 id="h-top-accounts">Top accounts today</h2>
+      </Panel>
+      <Panel id="top-accounts" title="Top accounts today">
         <Table compact testid="top-accounts" cols={['account', ...TODAY_COLS]} num={TODAY_COLS}>
           {(accounts?.data ?? []).map((a: any) => (
             <tr data-account={a.account}>
@@ -67,7 +65,7 @@ export function OverviewPanels({ data }: { data: ReturnType<typeof useOverviewDa
             </tr>
           ))}
         </Table>
-      </section>
+      </Panel>
     </div>
   )
 }
