@@ -7,7 +7,7 @@
  * what becomes of it).
  *
  * @example
- * const { messages, origins } = decodeInput({ model: 'a/b', input: 'Hello' }, problems)
+ * decodeInput({ model: 'a/b', input: 'Hello' }, messages, origins, problems)
  * messages // [{ role: 'user', content: 'Hello' }]
  */
 import type { ChatMessage, ContentPart, ToolCall } from '../../operations/chat.ts'
@@ -29,13 +29,16 @@ export interface Origin {
   toolCalls: string
 }
 
-/** The chat messages of the request's instructions and input, in order, with their origins. */
+/**
+ * Appends the chat messages of the request's instructions and input, in order, to `messages`, and
+ * their origins to `origins` (the caller's arrays: nothing else is allocated for the result).
+ */
 export function decodeInput(
   req: ResponsesRequestInput,
+  messages: ChatMessage[],
+  origins: Origin[],
   problems: GatewayError[],
-): { messages: ChatMessage[]; origins: Origin[] } {
-  const messages: ChatMessage[] = []
-  const origins: Origin[] = []
+): void {
   const push = (message: ChatMessage, origin: Origin) => {
     messages.push(message)
     origins.push(origin)
@@ -60,7 +63,6 @@ export function decodeInput(
       }
     })
   }
-  return { messages, origins }
 }
 
 const instructionsOrigin: Origin = { path: 'instructions', role: 'instructions', toolCalls: 'instructions' }

@@ -17,6 +17,7 @@
  * d.param('messages[0].content[1]') // 'input[0].content[1]'
  */
 
+import type { ChatMessage } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import type { ChatRequestInput } from '../shared/chat-request-schema.ts'
@@ -49,7 +50,9 @@ const TOP_LEVEL: Record<string, string> = {
 export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   const tools = chatTools(req.tools)
   const problems: GatewayError[] = [...tools.problems]
-  const { messages, origins } = decodeInput(req, problems)
+  const messages: ChatMessage[] = []
+  const origins: Origin[] = []
+  decodeInput(req, messages, origins, problems)
 
   const chat: ChatRequestInput = { model: req.model, messages: messages as ChatRequestInput['messages'] }
   if (req.stream != null) chat.stream = req.stream
