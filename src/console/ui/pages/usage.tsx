@@ -59,24 +59,20 @@ export function Usage() {
   return (
     <Page id="usage" title="Usage">
       <form class="bar" aria-label="Usage filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Account
-          <select value={f.account} onChange={set('account')} name="account">
-            <option value="">all</option>
-            {(data?.[1].data ?? []).map((a: any) => (
-              <option>{a.name}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Model
-          <select value={f.model} onChange={set('model')} name="model">
-            <option value="">all</option>
-            {(data?.[2].data ?? []).map((m: any) => (
-              <option>{m.id}</option>
-            ))}
-          </select>
-        </label>
+        <AllOrOne
+          label="Account"
+          name="account"
+          value={f.account}
+          onChange={set('account')}
+          names={(data?.[1].data ?? []).map((a: any) => a.name)}
+        />
+        <AllOrOne
+          label="Model"
+          name="model"
+          value={f.model}
+          onChange={set('model')}
+          names={(data?.[2].data ?? []).map((m: any) => m.id)}
+        />
         <label>
           By
           <select value={f.bucket} onChange={set('bucket')} name="bucket">
@@ -149,5 +145,26 @@ export function Usage() {
         </>
       )}
     </Page>
+  )
+}
+
+/** A filter that is "all" (the empty value) or one of `names`. */
+function AllOrOne(props: {
+  label: string
+  name: string
+  value: string
+  onChange: (e: Event) => void
+  names: string[]
+}) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={props.onChange} name={props.name}>
+        <option value="">all</option>
+        {props.names.map((n) => (
+          <option>{n}</option>
+        ))}
+      </select>
+    </label>
   )
 }
