@@ -11,6 +11,7 @@
  *
  * `bun scripts/bench/chat-forward.ts [iterations]`
  */
+
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,7 +20,7 @@ import { startServer } from '../../src/app/serve.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { upstreamModelName } from '../../src/config/models.ts'
 import { parseJsonObject } from '../../src/json/parse-json-body.ts'
-import { writeStream } from '../../src/pipeline/stream-writer.ts'
+import { writeStream } from '../../src/pipeline/stream/writer.ts'
 import type { EncodeContext } from '../../src/pipeline/surface.ts'
 import { asCompletion } from '../../src/providers/openai/index.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
@@ -102,7 +103,7 @@ const steps = {
   },
   answerNew: async () => fwd.relayJson(completion, encodeCtx).body,
   streamOld: async () => {
-    // As the adapter's streamPlan: the upstream Response, its content type checked, then the plan.
+    // As the adapter's stream(): the upstream Response, its content type checked, then the plan.
     const res = new Response(of(streamBytes), { headers: { 'content-type': 'text/event-stream' } })
     if ((res.headers.get('content-type') ?? '').includes('application/json')) throw new Error('json')
     const out = await writeStream(
@@ -114,7 +115,7 @@ const steps = {
     return new Response(out.body).text()
   },
   streamNew: async () => {
-    const { plan, encoder } = await fwd.relayPlan!(
+    const { plan, encoder } = await fwd.relay(
       new Response(of(streamBytes), { headers: { 'content-type': 'text/event-stream' } }),
       ctx,
       encodeCtx,

@@ -13,9 +13,9 @@ import { authenticate } from '../../src/auth/authenticate.ts'
 import { AuthCache } from '../../src/auth/cache.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { limitRows } from '../../src/limits/rows.ts'
-import type { StreamEncoder } from '../../src/pipeline/stream-encoder.ts'
-import type { StreamSource } from '../../src/pipeline/stream-writer.ts'
-import { writeStream } from '../../src/pipeline/stream-writer.ts'
+import type { StreamEncoder } from '../../src/pipeline/stream/encoder.ts'
+import type { StreamSource } from '../../src/pipeline/stream/types.ts'
+import { writeStream } from '../../src/pipeline/stream/writer.ts'
 import type { EncodeContext } from '../../src/pipeline/surface.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { parseSSE } from '../../src/providers/sse/index.ts'
@@ -24,8 +24,8 @@ import type { CallContext } from '../../src/providers/types.ts'
 import type { AdmitInput, Completion } from '../../src/store/types.ts'
 import { chatForwarding } from '../../src/surfaces/chat/forward.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
-import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
-import { responsesSurface } from '../../src/surfaces/responses/index.ts'
+import { MessagesRelay } from '../../src/surfaces/messages/pass-through.ts'
+import { responsesRelay } from '../../src/surfaces/responses/relay.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { silentLogger } from '../../src/util/log.ts'
 import { buildResponsesFrames } from '../mock-upstream/responses-wire.ts'
@@ -116,21 +116,18 @@ export async function streamPipeline(n: number): Promise<MicroResult['stream']> 
   const oneStage = () =>
     write(upstreamPlan(body(), ctx, new OpenAIChunkDecoder('mock')), new ChatChunkEncoder('mock/bench', true))
   const messages = () =>
-    write({ body: of(anthropicBytes), stages: [], ctx }, messagesForwarding.relayBytes!(encodeCtx as never))
+    write({ body: of(anthropicBytes), stages: [], ctx }, new MessagesRelay(encodeCtx as never))
   const forwardCtx = {
     ...encodeCtx,
     view: { stream: true, stream_options: { include_usage: true } },
   } as unknown as EncodeContext<never>
   const chatForward = async () => {
     const upstream = new Response(body(), { headers: { 'content-type': 'text/event-stream' } })
-    const { plan, encoder } = await chatForwarding.relayPlan!(upstream, ctx, forwardCtx as never, false)
+    const { plan, encoder } = await chatForwarding.relay(upstream, ctx, forwardCtx as never, false)
     await write(plan, encoder)
   }
   const responses = () =>
-    write(
-      { body: of(responsesBytes), stages: [], ctx },
-      responsesSurface.forward!.relayBytes!(encodeCtx as never),
-    )
+    write({ body: of(responsesBytes), stages: [], ctx }, responsesRelay(encodeCtx as never))
   const of = (b: Uint8Array) =>
     new ReadableStream<Uint8Array>({
       start(c) {

@@ -115,10 +115,9 @@ switch (off) {
     // count, no model rewrite, no check), as the bare prototype pipes. The writer still holds
     // the status until the first bytes; the settlement has no usage to go by.
     const keepalive = new TextEncoder().encode(': keepalive\n\n')
-    delete (chatForwarding as { relayPlan?: unknown }).relayPlan
-    chatForwarding.relayBytes = () => {
+    chatForwarding.relay = (upstream, ctx) => {
       let relayed = 0
-      return {
+      const encoder = {
         keepalive,
         holdForContent: false,
         encode: (chunk: Uint8Array) => {
@@ -130,6 +129,7 @@ switch (off) {
         usage: () => null,
         relayedBytes: () => relayed,
       }
+      return { plan: { body: upstream.body!, stages: [], ctx }, encoder }
     }
     break
   }

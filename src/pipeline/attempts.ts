@@ -2,24 +2,20 @@
  * @module
  * The call step as an attempt loop (DESIGN §10): one admitted request, tried on its model and
  * then on the model's `fallbacks`, each attempt a (provider, key, model) with its own call
- * context, its own abort controller linked to the client's signal, and its own route — passed
- * through when the attempt's provider speaks the surface's wire, else translated. Which target
- * comes next, and after what wait, is `AttemptPlan`'s to say from the failure's kind; this file
- * only runs attempts and reports how they ended. The loop is the same for every operation: what
- * one attempt does is the operation's (`chatOperation` here, `embeddingsAttempt` beside the
- * embeddings call).
+ * context and its own abort controller linked to the client's signal. Which target comes next,
+ * and after what wait, is `AttemptPlan`'s to say from the failure's kind; this file only runs
+ * attempts and reports how they ended. The loop is the same for every operation: the routes and
+ * what one attempt does are the operation's (operations/).
  *
  * Admission happened once before the loop; the request's outcome is recorded once after it: by
  * the answering attempt, or by `settle` of the last failure. Failed attempts are never billed.
  *
  * @example
- * const routes = routesFor(surface, decoded.view, primary, resilience, catalogue, allowed)
- * return callWithAttempts({ ...run, routes })
+ * return callWithAttempts({ ...run, ...op.attempt(req, routes, admitted) })
  */
+
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ProviderConfig } from '../config/schema.ts'
-import type { ProviderKind } from '../config/schema-providers.ts'
-import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
 import type { Usage } from '../operations/chat.ts'
 import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'
 import {
@@ -34,66 +30,8 @@ import type { CallContext, ProviderAdapter, Timeouts } from '../providers/types.
 import type { AttemptSpan, RequestTrace } from '../telemetry/index.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
-import { asGatewayError, type CallResult, callProvider, type Finish, type Rescue } from './call.ts'
-import { checkAndTranslate } from './check.ts'
-import { Continuation } from './continuation.ts'
+import type { CallResult, Finish, Rescue } from './call.ts'
 import type { PipelineDeps } from './deps.ts'
-import { type ContinuationCharge, capRequest, continuationAllowance } from './output-cap.ts'
-import { ChunkGate } from './output-cut.ts'
-import type { CutGate } from './stream-writer.ts'
-import type { ChatSurface, Decoded, EncodeContext, Forwarding, Translated } from './surface.ts'
-
-/** One target of the request and how the request reaches it. */
-export interface Route<View> {
-  entry: CatalogueEntry
-  target: Target
-  /** Pass-through to a provider of the surface's wire; absent = translated. */
-  forward: Forwarding<View> | undefined
-  translated: Translated | null
-}
-
-/** The surface's pass-through for `entry`'s provider, when it speaks the surface's wire. */
-export function forwardFor<View>(
-  surface: ChatSurface<View>,
-  entry: CatalogueEntry,
-): Forwarding<View> | undefined {
-  const fwd = surface.forward
-  return fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined
-}
-
-/**
- * The primary's route, then one per fallback the request fits: allowed by the plan, configured,
- * and passing the feature check and the surface's limits for that model (a fallback that would
- * refuse the request is left out, silently: the primary's answer stands for it).
- */
-export function routesFor<View>(
-  surface: ChatSurface<View>,
-  view: View,
-  primary: Omit<Route<View>, 'target'>,
-  resilience: Resilience,
-  resolve: (id: string) => CatalogueEntry,
-  allowed: (entry: CatalogueEntry) => boolean,
-): Route<View>[] {
-  const { entry } = primary
-  const routes: Route<View>[] = [
-    { ...primary, target: resilience.target(entry.provider, entry.model, entry.id) },
-  ]
-  for (const id of entry.model.fallbacks ?? []) {
-    try {
-      const fb = resolve(id)
-      if (!allowed(fb)) continue
-      const forward = forwardFor(surface, fb)
-      const translated = checkAndTranslate(surface, view, fb, forward !== undefined)
-      routes.push({
-        entry: fb,
-        target: resilience.target(fb.provider, fb.model, fb.id),
-        forward,
-        translated,
-      })
-    } catch {}
-  }
-  return routes
-}
 
 /** Filled in by the loop for the record and the access line: who answered, after how many attempts. */
 export interface Answered {
@@ -148,76 +86,6 @@ export interface AttemptsRun<R extends Targeted> {
   timeouts: (prefix: string) => Timeouts
   /** The request's trace (null: not traced): a child span per attempt. */
   trace: RequestTrace | null
-}
-
-/** A chat request as the attempt loop needs it. */
-export interface ChatCall<View> {
-  deps: PipelineDeps
-  surface: ChatSurface<View>
-  routes: Route<View>[]
-  decoded: Decoded<View>
-  /** The client's body (pass-through sends it on) and headers (some are forwarded). */
-  bodyText: string
-  request: Request
-  headers: Record<string, string>
-  finish: Finish
-  answered: Answered
-  /** The request's reservation and output caps, when it has any (pipeline/charge.ts). */
-  charge?: ContinuationCharge
-}
-
-/**
- * The cut at the output allowance for an attempt of `kind`, when a token or money limit applies:
- * the chunk gate on a translated route, the surface's own over the raw events on a pass-through.
- */
-function gateFor<View>(
-  charge: ContinuationCharge | undefined,
-  kind: ProviderKind,
-  forward: Forwarding<View> | undefined,
-): ChunkGate | CutGate<Uint8Array> | undefined {
-  const allowance = charge?.allowance
-  const r = charge?.reservation
-  if (!allowance || !r) return undefined
-  allowance.kind = kind
-  if (forward) return forward.cut(allowance, r.tokens - r.outputTokens)
-  return new ChunkGate(allowance, r.tokens - r.outputTokens)
-}
-
-/** The chat operation's attempt (`callProvider`: pass-through or translated, JSON or stream) and rescue. */
-export function chatOperation<View>(c: ChatCall<View>): Pick<AttemptsRun<Route<View>>, 'attempt' | 'rescue'> {
-  return {
-    attempt: (route, { provider, adapter, ctx }, hasFallback, rescue) => {
-      const encodeCtx: EncodeContext<View> = {
-        modelId: route.entry.id,
-        upstreamModel: route.entry.model.upstream_name ?? route.entry.model.name,
-        provider,
-        requestId: ctx.requestId,
-        view: c.decoded.view,
-        includeUsage: route.translated?.includeUsage ?? false,
-      }
-      return callProvider({
-        deps: c.deps,
-        surface: c.surface,
-        adapter,
-        ctx,
-        encodeCtx,
-        stream: c.decoded.stream,
-        call: route.forward
-          ? {
-              forward: route.forward.request(c.decoded.view, route.entry, c.bodyText, c.request.headers),
-              relay: route.forward,
-            }
-          : { request: route.translated!.request },
-        headers: c.headers,
-        hasFallback,
-        rescue,
-        finish: c.finish,
-        signal: c.request.signal,
-        gate: gateFor(c.charge, route.entry.provider.kind, route.forward),
-      })
-    },
-    rescue: c.decoded.stream ? (plan, contextFor) => rescueFor(c, plan, contextFor) : undefined,
-  }
 }
 
 export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): Promise<Response> {
@@ -323,110 +191,6 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
   }
   last.settle()
   throw last.error
-}
-
-/**
- * A stream's rescue after content, when some later target can continue from the relayed text
- * (`prefill`): every route is then translated (continuation splices chat chunks), and the
- * continuation's attempt is made here, counted and named like any other. Not for a request that
- * passes through somewhere and carries what translation would lose (a Messages request with
- * thinking, `cache_control` or betas): it keeps its pass-through, and a cut after content ends
- * its stream with the error event, as with no prefill fallback.
- */
-function rescueFor<View>(
-  r: ChatCall<View>,
-  plan: AttemptPlan,
-  contextFor: ContextFor<Route<View>>,
-): Rescue | undefined {
-  const { routes } = r
-  if (!routes.slice(1).some((x) => x.entry.model.features.includes('prefill'))) return undefined
-  const lost = routes.some((x) => x.forward)
-    ? r.surface.forward?.lostInTranslation?.(r.decoded.view, r.request.headers)
-    : null
-  if (lost) return undefined
-  for (const route of routes) {
-    if (!route.forward) continue
-    try {
-      route.translated = r.surface.translate(r.decoded.view, route.entry)
-      route.forward = undefined
-      // The output allowance the pass-through would have carried (capRoutes wrapped it).
-      const cap = r.charge?.cap
-      if (cap != null) capRequest(route.translated.request, cap)
-    } catch {}
-  }
-  const { metrics } = r.deps
-  /** The continuation's provider and model, once it answers: its attempt is counted when the stream ends. */
-  let continued: { prefix: string; model: string } | null = null
-  const rescue = new Continuation(
-    plan,
-    async (attempt, edit, relayed) => {
-      const route = routes.find((x) => x.target === attempt.target)!
-      if (!route.translated) return null
-      // A structured answer is not continued: a JSON document one model began is not another's to
-      // finish, and Anthropic refuses a prefilled answer with JSON outputs.
-      const format = route.translated.request.response_format
-      if (format && format.type !== 'text') return null
-      // Made only within what is left of the reservation (and of the client's max_tokens).
-      const first = r.answered.entry
-      // The relayed part in tokens (DESIGN §11): as the first target's provider billed it as
-      // output, and as the next one's will bill it as the prefill's input.
-      await prepareOutputCount()
-      const output = outputTokenCount(relayed, first.provider.kind)
-      const kind = route.entry.provider.kind
-      const cap = continuationAllowance(
-        r.charge,
-        output,
-        kind === first.provider.kind ? output : outputTokenCount(relayed, kind),
-        first.model,
-        route.entry.model,
-      )
-      if (cap === 0) return null
-      const { provider, adapter, ctx } = contextFor(attempt, route)
-      const req = edit(route.translated.request)
-      if (cap !== null) capRequest(req, cap)
-      try {
-        const source = adapter.streamPlan
-          ? await adapter.streamPlan(req, ctx)
-          : await adapter.stream(req, ctx)
-        // The continuation answers from here on; refused, the first target's answer stands as its own.
-        if (source !== null) {
-          r.answered.entry = route.entry
-          r.answered.attempts = attempt.n
-          // Counted when the stream ends, as it ended (`ended` below).
-          continued = { prefix: provider.prefix, model: route.entry.model.name }
-        }
-        return source
-      } catch (e) {
-        const err = asGatewayError(e)
-        metrics.upstreamAttempt(provider.prefix, route.entry.model.name, classify(failureFacts(err)))
-        throw err
-      }
-    },
-    failureFacts,
-  )
-  return {
-    tap: (source) => rescue.tap(source),
-    continueWith: async (err) => {
-      const first = r.answered.entry
-      const source = await rescue.next(
-        err,
-        r.surface.body?.(r.decoded.view) ?? r.decoded.view,
-        r.charge?.reservation ?? null,
-        first.provider.kind,
-      )
-      const usage = rescue.carried()
-      if (source && usage) r.answered.first = { entry: first, usage }
-      return source
-    },
-    uncounted: () => rescue.uncounted(),
-    ended: (failure) => {
-      // The client leaving or the server stopping says nothing of the target.
-      const gone = r.request.signal.aborted || r.deps.traffic.stopSignal.aborted
-      const kind = rescue.ended(gone ? null : failure)
-      if (continued) metrics.upstreamAttempt(continued.prefix, continued.model, kind ?? 'ok')
-      continued = null
-    },
-  }
 }
 
 /** What the attempt saw: the facts the provider layer attached, else what its error code says. */

@@ -4,8 +4,8 @@
  *
  * | route     | JSON                                              | stream                                             |
  * |-----------|---------------------------------------------------|----------------------------------------------------|
- * | translate | `adapter.complete` → `surface.encodeCompletion`   | `adapter.stream` → `surface.streamEncoder`          |
- * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → body bytes → `forward.relayBytes` |
+ * | translate | `adapter.complete` → `surface.encodeCompletion`   | `adapter.stream` (a plan) → `surface.streamEncoder` |
+ * | forward   | `adapter.forward` → `forward.relayJson` (bytes)   | `adapter.forward` → `forward.relay` (bytes)         |
  *
  * Under a token or money limit a forwarded call (the surface can cut it: `Forwarding.cut`) has
  * its events framed one by one for the gate before its relay, and a JSON one is streamed
@@ -15,27 +15,23 @@
  * A failure before the client saw anything is returned instead, for the attempt loop to retry
  * or `settle` (pipeline/attempts.ts).
  */
+
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
-import { maxResponseBytes, responseTooLarge } from '../providers/body-limit.ts'
-import {
-  abortError,
-  guardStream,
-  invalidResponse,
-  networkErrorDetail,
-  readText,
-  totalTimeout,
-} from '../providers/http.ts'
+import { maxResponseBytes } from '../providers/body-limit.ts'
+import { abortError, invalidResponse, networkErrorDetail, readText } from '../providers/http.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
-import { type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
+import type { StreamPlan } from '../providers/stream-plan.ts'
 import type { CallContext, ProviderAdapter } from '../providers/types.ts'
 import { scrubbed } from '../providers/upstream-errors.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { summed } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
+import { gatedItems } from './gated-read.ts'
 import { type ChunkGate, completeWithin } from './output-cut.ts'
-import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
-import { type CutGate, type OutputGate, type StreamSource, writeStream } from './stream-writer.ts'
+import type { StreamEncoder, StreamOutcome } from './stream/encoder.ts'
+import type { CutGate, OutputGate, StreamSource } from './stream/types.ts'
+import { writeStream } from './stream/writer.ts'
 import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './surface.ts'
 
 export type Finish = (
@@ -116,8 +112,8 @@ export type CallResult =
   | { ok: false; error: GatewayError; settle: () => void }
 
 export interface Rescue {
-  tap(source: StreamSource<ChatCompletionChunk>): StreamSource<ChatCompletionChunk>
-  continueWith(err: GatewayError): Promise<StreamSource<ChatCompletionChunk> | null>
+  tap(source: StreamPlan<ChatCompletionChunk>): StreamPlan<ChatCompletionChunk>
+  continueWith(err: GatewayError): Promise<StreamPlan<ChatCompletionChunk> | null>
   /** The first part's usage when the stream's usage does not count it (the continuation reported none). */
   uncounted(): { prompt_tokens: number; completion_tokens: number } | null
   /** The stream ended: with the failure that ended it (null when whole or the client left); judges a continuation. */
@@ -138,7 +134,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       if ('request' in call) {
         const gate = p.gate as ChunkGate | undefined
         const res = gate
-          ? await completeWithin(adapter, call.request, ctx, gate)
+          ? await completeWithin(await adapter.stream({ ...call.request, stream: true }, ctx), gate)
           : await adapter.complete(call.request, ctx)
         res.model = p.encodeCtx.modelId
         // Cut at the allowance, or no usage from the upstream: settled to what was generated.
@@ -159,7 +155,13 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
         const streamed = { ...call.forward, body: relay.streamed(call.forward.body) }
         call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
-        const events = await forwardWithin(adapter, streamed, ctx, gate)
+        const upstream = await forwardCall(adapter, streamed, ctx)
+        if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
+        // Its events one Uint8Array each, as the gate let them through (its ending in place of the
+        // refused one), read under the provider's timeouts and `max_response_bytes`, as a JSON answer is.
+        const max = maxResponseBytes(ctx.provider)
+        const frames = [eventFrames(max, ctx.provider.prefix)]
+        const events = await gatedItems({ body: upstream.body, stages: frames, ctx }, gate, max)
         const out = relay.assemble(events, p.encodeCtx)
         if (gate.cut || !out.usage)
           finish(200, out.usage, null, null, {
@@ -200,25 +202,18 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   try {
     if ('request' in call) {
       const req = call.request
-      const chunks = adapter.streamPlan ? await adapter.streamPlan(req, ctx) : await adapter.stream(req, ctx)
+      const chunks = await adapter.stream(req, ctx)
       source = p.rescue ? p.rescue.tap(chunks) : chunks
       encoder = p.surface.streamEncoder(p.encodeCtx) as StreamEncoder<unknown>
     } else {
       const upstream = await forwardCall(adapter, call.forward, ctx)
       if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
-      const { relay } = call
-      if (relay.relayPlan) {
-        // Under a limit its plan frames the events one by one for the gate (`framed`).
-        const relayed = await relay.relayPlan(upstream, ctx, p.encodeCtx, p.gate !== undefined)
-        source = relayed.plan
-        encoder = relayed.encoder as StreamEncoder<unknown>
-      } else if (relay.relayBytes) {
-        // Under a limit the gate is shown one event at a time (eventFrames); else the chunks as they come.
-        const stages = p.gate ? [eventFrames(maxResponseBytes(ctx.provider), ctx.provider.prefix)] : []
-        source = { body: upstream.body, stages, ctx } satisfies StreamPlan<Uint8Array>
-        encoder = relay.relayBytes(p.encodeCtx) as StreamEncoder<unknown>
-      } else throw new Error(`surface '${p.surface.name}' cannot relay streams`)
+      // Under a limit its plan frames the events for the gate (`framed`).
+      const made = call.relay.relay(upstream, ctx, p.encodeCtx, p.gate !== undefined)
+      const relayed = made instanceof Promise ? await made : made
+      source = relayed.plan
+      encoder = relayed.encoder as StreamEncoder<unknown>
     }
   } catch (e) {
     return failed(e)
@@ -279,7 +274,6 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         }
       : undefined,
     firstToken: { ms: ctx.timeouts.firstTokenMs ?? ctx.timeouts.idleMs, failOver: p.hasFallback === true },
-    total: { ms: ctx.timeouts.totalMs, error: () => totalTimeout(ctx) },
     onFinish: (r) => {
       metrics.streamClosed()
       if (r.malformed) metrics.malformedEvents(ctx.provider.prefix, r.malformed)
@@ -318,54 +312,6 @@ async function forwardCall(
     return await adapter.forward(req, ctx)
   } finally {
     req.body = ''
-  }
-}
-
-/**
- * A pass-through asked for a stream under a limit: its events, one Uint8Array each, as `gate` let
- * them through (its ending in place of the refused one); the upstream is let go at the cut. Read
- * under the provider's timeouts and `max_response_bytes`, as a JSON answer is.
- */
-async function forwardWithin(
-  adapter: ProviderAdapter,
-  req: ForwardRequest,
-  ctx: CallContext,
-  gate: CutGate<Uint8Array>,
-): Promise<Uint8Array[]> {
-  const upstream = await forwardCall(adapter, req, ctx)
-  if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
-  const max = maxResponseBytes(ctx.provider)
-  // The body's reads framed into events in the same turn (SyncStages, no stream per stage): a
-  // whole answer often comes in one read, and each event is gated as it is framed.
-  const reader = guardStream(upstream.body, ctx).getReader()
-  const framed: Uint8Array[] = []
-  const stages = new SyncStages<Uint8Array>([eventFrames(max, ctx.provider.prefix)], (ev) => framed.push(ev))
-  const events: Uint8Array[] = []
-  let bytes = 0
-  try {
-    for (;;) {
-      const r = await reader.read()
-      if (r.done) stages.flush()
-      else {
-        bytes += r.value.byteLength
-        if (bytes > max) throw responseTooLarge(ctx.provider.prefix, max, 'a response')
-        stages.push(r.value)
-      }
-      for (const ev of framed) {
-        let ok = gate.admit(ev)
-        if (typeof ok !== 'boolean') ok = await ok
-        if (!ok) {
-          events.push(...gate.ending())
-          return events
-        }
-        events.push(ev)
-      }
-      framed.length = 0
-      if (r.done) return events
-    }
-  } finally {
-    // Cut (or failed): the upstream is let go; it generates, and bills, no more.
-    reader.cancel().catch(() => {})
   }
 }
 

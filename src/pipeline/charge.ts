@@ -12,7 +12,6 @@ import type { Auth } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { keyCounts } from '../config/limit-settings.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
-import { setTopLevel, topLevelValue } from '../json/fields.ts'
 import { affordableOutput } from '../limits/allowance.ts'
 import { inputTokenBound } from '../limits/estimate-tokens.ts'
 import { dearestOf, unitsOf } from '../limits/model-cost.ts'
@@ -22,13 +21,9 @@ import { rowHeaders } from '../limits/row-headers.ts'
 import { type LimitRow, type LimitSettings, limitRows, type RowState } from '../limits/rows.ts'
 import { NO_SURCHARGE, type Surcharge, surchargedPrice, surchargeOf } from '../limits/surcharge.ts'
 import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
-import { tokenParam } from '../providers/openai/token-limit.ts'
-import type { ForwardCall } from '../providers/types.ts'
 import type { KeyLimits } from '../store/types.ts'
-import { GatewayError } from '../util/errors.ts'
-import type { Route } from './attempts.ts'
+import type { GatewayError } from '../util/errors.ts'
 import type { Unaccounted } from './call.ts'
-import { capRequest } from './output-cap.ts'
 import { firstOutput, uncappedCap } from './output-growth.ts'
 
 /** What the pre-admission step decided for one request. */
@@ -240,112 +235,6 @@ export function applyReservation(
   headers['x-switchyard-max-tokens'] = String(each)
   if (by) headers['x-switchyard-max-tokens-reason'] = by
   return each
-}
-
-/** Every route's upstream request with the output allowance: translated ones edited, pass-through ones wrapped. */
-export function capRoutes<View>(
-  routes: Route<View>[],
-  surface: string,
-  n: number,
-  /** The client sent no cap of its own: the body's text is edited (each route's model's maximum replaced). */
-  absent: boolean,
-): Route<View>[] {
-  return routes.map((r) => {
-    if (r.translated) capRequest(r.translated.request, n)
-    const fwd = r.forward
-    if (!fwd) return r
-    const filled = absent ? (r.entry.model.max_output_tokens ?? null) : null
-    // The member a body without a cap gets: the provider's own name for the limit on chat
-    // (OpenAI's reasoning models refuse max_tokens), the wire's on the others.
-    const field =
-      surface === 'responses'
-        ? 'max_output_tokens'
-        : surface === 'chat'
-          ? tokenParam(r.entry.provider)
-          : 'max_tokens'
-    return {
-      ...r,
-      forward: { ...fwd, request: (...a) => capForward(fwd.request(...a), surface, n, filled, field) },
-    }
-  })
-}
-
-/** A model's maximum output tokens, or null. */
-type ModelMax = number | null
-
-/** A pass-through body with the output allowance, in the wire's own field. */
-function capForward(
-  call: ForwardCall,
-  surface: string,
-  n: number,
-  absent: ModelMax,
-  field: string,
-): ForwardCall {
-  // The client set no cap: a body that carries the model's maximum in `field` has it replaced;
-  // otherwise the member is added after the opening brace. Neither parses the body (a quoted key
-  // cannot occur inside a JSON string).
-  if (absent !== null) {
-    const filled = `"${field}":${absent}`
-    const at = call.body.indexOf(filled)
-    if (at >= 0)
-      return {
-        ...call,
-        body: `${call.body.slice(0, at)}"${field}":${n}${call.body.slice(at + filled.length)}`,
-      }
-    const open = call.body.indexOf('{')
-    if (
-      open >= 0 &&
-      !call.body
-        .slice(open + 1)
-        .trimStart()
-        .startsWith('}')
-    )
-      return {
-        ...call,
-        body: `${call.body.slice(0, open + 1)}${filled.replace(String(absent), String(n))},${call.body.slice(open + 1)}`,
-      }
-  }
-  return { ...call, body: cappedBody(call.body, surface, n) }
-}
-
-/** Anthropic's least thinking budget; the budget must also stay below `max_tokens`. */
-const MIN_THINKING_BUDGET = 1024
-
-/**
- * A pass-through body whose own cap the limits clamped to `n`, edited in its text (`setTopLevel`:
- * no second parse of a body as large as the client's): Messages' `max_tokens`, Responses'
- * `max_output_tokens`, chat's `max_tokens` where the client sent only that, else
- * `max_completion_tokens`. A Messages request's thinking budget that no longer fits below the cap
- * is fitted as the translated path fits it (3/4 of the cap, at least 1,024), since Anthropic
- * refuses a budget at or above `max_tokens`; where even that cannot fit, 400 naming `max_tokens`.
- */
-export function cappedBody(body: string, surface: string, n: number): string {
-  const present = (key: string) => {
-    const v = topLevelValue(body, key)
-    return v !== undefined && v !== 'null'
-  }
-  if (surface === 'messages') {
-    const values: Record<string, string> = { max_tokens: String(n) }
-    const thinking = topLevelValue(body, 'thinking')
-    const t =
-      thinking === undefined ? null : (JSON.parse(thinking) as { type?: unknown; budget_tokens?: unknown })
-    if (t?.type === 'enabled' && typeof t.budget_tokens === 'number' && t.budget_tokens >= n) {
-      if (n <= MIN_THINKING_BUDGET)
-        throw new GatewayError(
-          400,
-          'invalid_value',
-          `max_tokens: the limits leave ${n} output tokens for this request, which leaves no room to think (Anthropic's thinking budget is at least ${MIN_THINKING_BUDGET}, below max_tokens). Send a smaller request, wait for the limits to free up, or turn thinking off.`,
-          { param: 'max_tokens' },
-        )
-      const budget = Math.max(MIN_THINKING_BUDGET, Math.floor((n * 3) / 4))
-      values.thinking = JSON.stringify({ ...t, budget_tokens: budget })
-    }
-    return setTopLevel(body, values)
-  }
-  if (surface === 'responses') return setTopLevel(body, { max_output_tokens: String(n) })
-  const field =
-    present('max_tokens') && !present('max_completion_tokens') ? 'max_tokens' : 'max_completion_tokens'
-  return setTopLevel(body, { [field]: String(n) })
 }
 
 /**

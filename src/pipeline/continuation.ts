@@ -28,10 +28,9 @@ import type { Reservation } from '../limits/types.ts'
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import type { Attempt, AttemptPlan, FailureKind } from '../providers/resilience/index.ts'
 import { classify } from '../providers/resilience/index.ts'
-import { isStreamPlan } from '../providers/stream-plan.ts'
+import type { StreamPlan } from '../providers/stream-plan.ts'
 import { disconnectedUsage, utf8Bytes } from '../usage/estimate.ts'
 import type { GatewayError } from '../util/errors.ts'
-import type { StreamSource } from './stream-writer.ts'
 
 /**
  * Starts the continuation's call on `attempt` with `req`, `relayed` being the text it continues;
@@ -41,7 +40,7 @@ export type StartContinuation = (
   attempt: Attempt,
   req: (translated: ChatRequest) => ChatRequest,
   relayed: string,
-) => Promise<StreamSource<ChatCompletionChunk> | null>
+) => Promise<StreamPlan<ChatCompletionChunk> | null>
 
 export class Continuation {
   /**
@@ -67,7 +66,7 @@ export class Continuation {
    * recorded (there is no second switch), only its own head chunk dropped and its usage made the
    * whole answer's: the first part's added, so the client reads what the request is recorded with.
    */
-  tap(source: StreamSource<ChatCompletionChunk>, continuing = false): StreamSource<ChatCompletionChunk> {
+  tap(source: StreamPlan<ChatCompletionChunk>, continuing = false): StreamPlan<ChatCompletionChunk> {
     const stage: Transformer<ChatCompletionChunk, ChatCompletionChunk> = {
       transform: (chunk, controller) => {
         if (continuing) {
@@ -81,8 +80,7 @@ export class Continuation {
         controller.enqueue(chunk)
       },
     }
-    if (isStreamPlan(source)) return { ...source, stages: [...source.stages, stage] }
-    return source.pipeThrough(new TransformStream(stage))
+    return { ...source, stages: [...source.stages, stage] }
   }
 
   /**
@@ -98,12 +96,12 @@ export class Continuation {
     reservation: Reservation | null = null,
     /** The first target's provider kind: how its relayed text is counted in tokens. */
     kind: ProviderKind = 'openai',
-  ): Promise<StreamSource<ChatCompletionChunk> | null> {
+  ): Promise<StreamPlan<ChatCompletionChunk> | null> {
     const text = this.relayed
     if (!text) return null
     const attempt = this.plan.continuation()
     if (attempt === null) return null
-    let source: StreamSource<ChatCompletionChunk> | null
+    let source: StreamPlan<ChatCompletionChunk> | null
     try {
       // The answer's reasoning happened before the cut: the continuation only finishes its text,
       // and is asked no reasoning (Anthropic refuses a prefilled answer while thinking).

@@ -26,6 +26,7 @@
  */
 import type { ProviderKind } from '../config/schema-providers.ts'
 import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
+import type { CutGate } from './stream/types.ts'
 
 const WHITESPACE = /\s/
 
@@ -137,4 +138,29 @@ export class OutputAllowance {
     this.refused = true
     return false
   }
+}
+
+/**
+ * A cut gate that counts into the request's allowance (output-cut.ts `ChunkGate`, the
+ * pass-throughs' own): whether it cut and what it counted are the allowance's.
+ */
+export abstract class AllowanceGate<T> implements CutGate<T> {
+  constructor(
+    protected readonly allowance: OutputAllowance,
+    /** The input side of the usage shown at a cut: the reservation's input bound (as settled). */
+    protected readonly inputTokens = 0,
+  ) {}
+
+  /** The allowance ended the answer. */
+  get cut(): boolean {
+    return this.allowance.cut
+  }
+
+  /** Output tokens generated so far, all choices (an upper bound of what the upstream bills). */
+  get counted(): number {
+    return this.allowance.generated
+  }
+
+  abstract admit(item: T): boolean | Promise<boolean>
+  abstract ending(): T[]
 }

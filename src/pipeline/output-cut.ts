@@ -16,10 +16,10 @@
  * is translated on every route, limit or not (attempts.ts `rescueFor`), and cut here.
  */
 
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
-import type { CallContext, ProviderAdapter } from '../providers/types.ts'
-import type { OutputAllowance } from './output-allowance.ts'
-import type { CutGate } from './stream-writer.ts'
+import type { ChatCompletion, ChatCompletionChunk, Usage } from '../operations/chat.ts'
+import type { StreamPlan } from '../providers/types.ts'
+import { gatedItems } from './gated-read.ts'
+import { AllowanceGate } from './output-allowance.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
 
@@ -41,25 +41,10 @@ export function choiceText(choice: Choice): string {
   return text
 }
 
-export class ChunkGate implements CutGate<ChatCompletionChunk> {
+export class ChunkGate extends AllowanceGate<ChatCompletionChunk> {
   /** Choices begun and not finished: each gets a `length` finish at the cut. */
   private readonly open = new Set<number>()
   private last: ChatCompletionChunk | null = null
-  constructor(
-    private readonly allowance: OutputAllowance,
-    /** The input side of the usage shown at a cut: the reservation's input bound (as settled). */
-    private readonly inputTokens: number,
-  ) {}
-
-  /** The allowance ended the answer. */
-  get cut(): boolean {
-    return this.allowance.cut
-  }
-
-  /** Output tokens generated so far, all choices (an upper bound of what the upstream bills). */
-  get counted(): number {
-    return this.allowance.generated
-  }
 
   admit(chunk: ChatCompletionChunk): boolean | Promise<boolean> {
     // Asked before the chunk's own text is counted: may more follow what was relayed so far?
@@ -138,30 +123,13 @@ const usageOf = (prompt: number, completion: number): Usage => ({
  * the allowance ended it; the usage is the upstream's unless cut.
  */
 export async function completeWithin(
-  adapter: ProviderAdapter,
-  req: ChatRequest,
-  ctx: CallContext,
+  /** The adapter's stream of the request (asked with `stream: true`). */
+  plan: StreamPlan<ChatCompletionChunk>,
   gate: ChunkGate,
 ): Promise<ChatCompletion> {
-  const source = await adapter.stream({ ...req, stream: true }, ctx)
-  const reader = source.getReader()
   const answer = new Assembly()
-  try {
-    for (;;) {
-      const r = await reader.read()
-      if (r.done) break
-      let ok = gate.admit(r.value)
-      if (typeof ok !== 'boolean') ok = await ok
-      if (!ok) {
-        for (const chunk of gate.ending()) answer.add(chunk)
-        break
-      }
-      answer.add(r.value)
-    }
-  } finally {
-    // Cut (or failed): the upstream is let go; it generates, and bills, no more.
-    reader.cancel().catch(() => {})
-  }
+  const chunks = await gatedItems(plan, gate)
+  for (const chunk of chunks) answer.add(chunk)
   return answer.completion()
 }
 

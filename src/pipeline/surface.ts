@@ -40,12 +40,12 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '..
 import type { EmbeddingRequest, EmbeddingResult, EmbeddingUsage } from '../operations/embeddings.ts'
 import type { Operation } from '../operations/operation.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
-import type { CallContext, ForwardCall, ProviderAdapter } from '../providers/types.ts'
+import type { CallContext, ForwardCall as ForwardRequest, ProviderAdapter } from '../providers/types.ts'
 import type { SurfaceName } from '../traffic/surfaces.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { OutputAllowance } from './output-allowance.ts'
-import type { StreamEncoder } from './stream-encoder.ts'
-import type { CutGate } from './stream-writer.ts'
+import type { StreamEncoder } from './stream/encoder.ts'
+import type { CutGate } from './stream/types.ts'
 
 export type { SurfaceName } from '../traffic/surfaces.ts'
 
@@ -79,7 +79,13 @@ export interface Translated {
 }
 
 /** A request relayed to a provider of the surface's own wire (the body: the client's, model swapped). */
-export type ForwardRequest = ForwardCall
+export type { ForwardRequest }
+
+/** A pass-through stream as the writer runs it: the plan it reads, and the encoder for the client. */
+export interface Relayed {
+  plan: StreamPlan<Uint8Array>
+  encoder: StreamEncoder<Uint8Array>
+}
 
 /** How a surface passes requests through to providers that speak its wire. */
 export interface Forwarding<View> {
@@ -89,6 +95,16 @@ export interface Forwarding<View> {
   accepts?(provider: ProviderConfig): boolean
   /** The upstream request: the client's body with only the model id changed. */
   request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
+  /**
+   * The output cap on this wire, where the limits set one (operations/chat-cap.ts): `field`, the
+   * member a body without a cap gets (for `provider`: OpenAI's reasoning models refuse `max_tokens`);
+   * `clamp`, a body whose own cap the limits clamped to `n`, edited in its text (`setTopLevel`: no
+   * second parse of a body as large as the client's). May refuse with a 400 naming the field.
+   */
+  readonly outputCap: {
+    field(provider: ProviderConfig): string
+    clamp(body: string, n: number): string
+  }
   /**
    * What translating this request would lose that passing it through keeps (Messages: thinking,
    * `cache_control`, an `anthropic-beta` header, ...), named; null when nothing. Such a request is
@@ -103,7 +119,7 @@ export interface Forwarding<View> {
   /**
    * Under a token or money limit (DESIGN §11): the cut at the output allowance on this pass-through.
    * Its items are the upstream's events as they came (`eventFrames`): one an item — or, from a
-   * `relayPlan` asked for `framed`, a read's complete events an item; it counts their generated
+   * `relay` asked for `framed`, a read's complete events an item; it counts their generated
    * text into `allowance` and, at the allowance, ends the answer in the wire's own way (the events
    * of the refused item before the refused one first). `inputTokens`: the reservation's input
    * bound, for a usage the ending reports. Every pass-through has one: under a limit a request
@@ -117,24 +133,19 @@ export interface Forwarding<View> {
   streamed(body: string): string
   assemble(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
-   * The upstream's body chunks as they arrive → bytes for the client (`ByteRelay`: events framed
-   * at the byte level, only the ones that carry the model, usage or an error parsed). One of this
-   * and `relayPlan` must be given.
+   * A stream's relay: the upstream's answer (2xx headers) → the plan the writer reads it by and the
+   * encoder that makes the client's bytes of it (a `ByteRelay`: events framed at the byte level, only
+   * the ones that carry the model, usage or an error parsed). The relay runs in the writer's read,
+   * so a failure in the first event is still an HTTP error. It may refuse the upstream's answer
+   * first (a JSON body where events were expected). `framed` (under a limit, for the gate): the
+   * plan yields a read's complete events, one an item or a read's an item, and the encoder relays them.
    */
-  relayBytes?(ctx: EncodeContext<View>): StreamEncoder<Uint8Array>
-  /**
-   * `relayBytes` as the plan's stage, chosen over it: the relay runs in the writer's read,
-   * so a failure in the first event is still an HTTP error; the encoder passes its bytes on. It may
-   * refuse the upstream's answer first (a JSON body where events were expected). `framed` (under a
-   * limit, for the gate): the plan yields a read's complete events an item (`eventFrames` in
-   * batches) and the encoder relays them.
-   */
-  relayPlan?(
+  relay(
     upstream: Response,
     ctx: CallContext,
     encodeCtx: EncodeContext<View>,
     framed: boolean,
-  ): Promise<{ plan: StreamPlan<Uint8Array>; encoder: StreamEncoder<Uint8Array> }>
+  ): Relayed | Promise<Relayed>
 }
 
 /** What every surface gives, whatever its operation: the steps before routing, and its errors. */
@@ -212,13 +223,12 @@ export interface EmbeddingsSurface<View> extends SurfaceCore<View> {
 }
 
 /**
- * A surface of the count_tokens operation. Not admitted: it spends no request from the limits and
- * records no usage; after the steps every keyed request shares (auth, body, route, the model's
- * operation, plan) its own throttle applies, then it answers.
+ * A surface of the count_tokens operation. Not admitted (operations/count-tokens.ts): it spends no
+ * request from the limits and records no usage; after the steps every keyed request shares (auth,
+ * body, route, the model's operation, plan) its own throttle applies, then it answers.
  */
 export interface CountTokensSurface<View> extends SurfaceCore<View> {
   readonly operation: 'count_tokens'
-  readonly admitted: false
   /** Throws 429 when this key called too often. Runs after the plan check. */
   throttle(keyId: string): void
   /** The answer: counted upstream through `adapter`, or by the gateway. */

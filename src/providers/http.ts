@@ -1,11 +1,10 @@
 /**
  * @module
  * Upstream plumbing every adapter shares: `fetch` with the provider's timeouts and the client's
- * abort signal, bounded body reads, and a stream guard for idle / total timeouts. Failures become
+ * abort signal, bounded body reads (a stream's idle / total timeouts: `guard-stream.ts`). Failures become
  * `GatewayError`s (see `upstream-errors.ts`, re-exported here) that name the provider by its
  * prefix and never contain its API key.
  */
-import type { UnderlyingSource } from 'bun'
 import type { ProviderConfig } from '../config/schema.ts'
 import { GatewayError } from '../util/errors.ts'
 import { maxResponseBytes, readCappedText } from './body-limit.ts'
@@ -14,13 +13,10 @@ import { retryAfterMs } from './resilience/retry-wait.ts'
 import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
-  describeNetworkError,
   invalidResponse,
   MAX_RETRY_AFTER_S,
-  networkErrorDetail,
   sanitizeMessage,
   scrubbed,
-  streamInterrupted,
   unreachableError,
 } from './upstream-errors.ts'
 
@@ -210,6 +206,17 @@ export async function upstreamFetch(
   }
 }
 
+/** `body` POSTed as JSON with `headers` (the provider's, `content-type` set): `upstreamFetch`. */
+export function postJson(
+  url: string,
+  headers: Headers,
+  body: unknown,
+  ctx: CallContext,
+  mapError: (status: number, bodyText: string) => GatewayError,
+): Promise<Response> {
+  return upstreamFetch(url, { method: 'POST', headers, body: JSON.stringify(body) }, ctx, mapError)
+}
+
 /**
  * 502 `upstream_redirect`: the gateway follows no redirect (the key would go with it). The
  * Location goes to the log only, like every upstream address.
@@ -300,7 +307,7 @@ async function readDeclared(res: Response, ctx: CallContext, cut: (reason: Gatew
  * What is left of `total_ms` for the attempt: it counts from the attempt's start (its deadline's),
  * the wait for the headers included, not from when the body began; all of it without a deadline.
  */
-function totalLeft(ctx: CallContext): number {
+export function totalLeft(ctx: CallContext): number {
   const { totalMs } = ctx.timeouts
   const d = ctx.deadline
   return d ? Math.max(0, d.startedAt + totalMs - d.scheduler.now()) : totalMs
@@ -317,116 +324,6 @@ export async function readJson(res: Response, ctx: CallContext): Promise<unknown
       ctx.provider,
     )
   }
-}
-
-/**
- * Bounds a stream by `ctx.timeouts`: at most `idleMs` waiting for each item, at most `totalMs`
- * from the attempt's start (`totalLeft`; the header phase is bounded by `upstreamFetch`). A timeout errors the
- * result with 504 `upstream_timeout`; a source that fails with anything but a `GatewayError` →
- * 502 `upstream_stream_interrupted`. Cancelling the result cancels the source. Wrap the raw
- * body, so that upstream keep-alive comments count as activity.
- *
- * @example
- * const events = parseSSE(guardStream(res.body!, ctx))
- */
-export function guardStream<T>(s: ReadableStream<T>, ctx: CallContext): ReadableStream<T> {
-  return new ReadableStream<T>(new GuardedSource<T>(s, ctx), { highWaterMark: 0 })
-}
-
-/**
- * One timer per stream, re-armed at most about once per `idleMs` rather than once per item,
- * because this sits on every streamed byte chunk.
- */
-class GuardedSource<T> implements UnderlyingSource<T> {
-  private controller: ReadableStreamDefaultController<T> | undefined
-  private timer: ReturnType<typeof setTimeout> | undefined
-  /** `performance.now()` when the pending read began; -1 while nobody is reading. */
-  private waitingSince = -1
-  private readonly deadline: number
-  private done = false
-  private readonly onTimer = (): void => this.check()
-
-  private readonly reader
-
-  constructor(
-    source: ReadableStream<T>,
-    private readonly ctx: CallContext,
-  ) {
-    this.reader = source.getReader()
-    this.deadline = performance.now() + totalLeft(ctx)
-  }
-
-  start(controller: ReadableStreamDefaultController<T>): void {
-    this.controller = controller
-    this.arm(performance.now())
-  }
-
-  async pull(controller: ReadableStreamDefaultController<T>): Promise<void> {
-    this.waitingSince = performance.now()
-    let r: Awaited<ReturnType<typeof this.reader.read>>
-    try {
-      r = await this.reader.read()
-    } catch (err) {
-      this.waitingSince = -1
-      return this.fail(this.translate(err))
-    }
-    this.waitingSince = -1
-    if (this.done) return // a timeout fired while the read was pending
-    if (r.done) {
-      this.stop()
-      controller.close()
-    } else {
-      controller.enqueue(r.value)
-    }
-  }
-
-  cancel(reason: unknown): Promise<void> {
-    this.stop()
-    return this.reader.cancel(reason)
-  }
-
-  private check(): void {
-    this.timer = undefined
-    if (this.done) return
-    const { idleMs } = this.ctx.timeouts
-    const now = performance.now()
-    if (now >= this.deadline) this.fail(totalTimeout(this.ctx))
-    else if (this.waitingSince >= 0 && now - this.waitingSince >= idleMs) this.fail(idleTimeout(this.ctx))
-    else this.arm(now)
-  }
-
-  private arm(now: number): void {
-    const idleAt = (this.waitingSince >= 0 ? this.waitingSince : now) + this.ctx.timeouts.idleMs
-    this.timer = setTimeout(this.onTimer, Math.max(0, Math.min(this.deadline, idleAt) - now))
-  }
-
-  private translate(err: unknown): GatewayError {
-    return streamReadError(err, this.ctx)
-  }
-
-  private fail(err: GatewayError): void {
-    if (this.done) return
-    this.stop()
-    this.controller?.error(err)
-    this.reader.cancel(err).catch(() => {})
-  }
-
-  private stop(): void {
-    this.done = true
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timer = undefined
-  }
-}
-
-/** A failed read of an upstream body, as the client should hear of it. */
-export function streamReadError(err: unknown, ctx: CallContext): GatewayError {
-  if (err instanceof GatewayError) return err
-  if (ctx.signal.aborted) return abortError(ctx.signal.reason)
-  return streamInterrupted(
-    ctx.provider.prefix,
-    describeNetworkError(err),
-    networkErrorDetail(err, ctx.provider.api_key),
-  )
 }
 
 export function idleTimeout(ctx: CallContext): GatewayError {

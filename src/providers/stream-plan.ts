@@ -4,17 +4,17 @@
  * the adapter's decoder) to run it through. The stream writer drives the transformers itself,
  * synchronously, in the same read as the body chunk (`SyncStages`), so a streamed response
  * crosses one JS stream stage instead of four (BENCHMARKS.md, finding 3). The writer also owns
- * the idle / total timeouts that `guardStream` applies on the piped path.
+ * the plan's idle / total timeouts (a whole answer read through the gate has `guardStream`'s:
+ * pipeline/gated-read.ts).
  *
  * @example
- * return upstreamPlan(res.body, ctx, new OpenAIChunkDecoder(label))   // an adapter's streamPlan
- * const chunks = planStream(plan)                                     // the same, as a ReadableStream
+ * return upstreamPlan(res.body, ctx, new OpenAIChunkDecoder(label))   // an adapter's stream()
  */
 
 import { maxResponseBytes } from './body-limit.ts'
-import { guardStream } from './http.ts'
 import { sseParser } from './sse/index.ts'
 import type { CallContext, StreamPlan } from './types.ts'
+import { invalidResponse } from './upstream-errors.ts'
 
 export type { StreamPlan } from './types.ts'
 
@@ -28,15 +28,21 @@ export function upstreamPlan<T>(
   return { body, stages: [parse, ...stages], ctx }
 }
 
-export function isStreamPlan<T>(s: ReadableStream<T> | StreamPlan<T>): s is StreamPlan<T> {
-  return !(s instanceof ReadableStream)
+/**
+ * `upstreamPlan` over a streamed answer's body, parsed by `decoder` into chunks; an answer with no
+ * body → 502 `upstream_invalid_response`.
+ */
+export function answerPlan<T>(
+  res: Response,
+  ctx: CallContext,
+  decoder: Transformer<any, any>,
+): StreamPlan<T> {
+  if (!res.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
+  return upstreamPlan(res.body, ctx, decoder)
 }
 
-/** The plan as a piped ReadableStream (guarded body, one TransformStream per stage): for callers outside the writer. */
-export function planStream<T>(plan: StreamPlan<T>): ReadableStream<T> {
-  let s: ReadableStream<unknown> = guardStream(plan.body, plan.ctx)
-  for (const stage of plan.stages) s = s.pipeThrough(new TransformStream(stage))
-  return s as ReadableStream<T>
+export function isStreamPlan<T>(s: ReadableStream<T> | StreamPlan<T>): s is StreamPlan<T> {
+  return !(s instanceof ReadableStream)
 }
 
 /**
@@ -69,7 +75,7 @@ export class SyncStages<T> {
     }
   }
 
-  push(chunk: Uint8Array): void {
+  push(chunk: unknown): void {
     this.head(chunk)
   }
 

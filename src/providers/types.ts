@@ -44,28 +44,19 @@ export interface CallContext {
   traceparent?: string
 }
 
-/**
- * A stream of OpenAI chunks. The adapter must ask its upstream for usage and put it on a final
- * `choices: []` chunk with `usage` set (the stream writer decides whether the client sees it).
- * Cancelling the stream must abort the upstream request.
- */
-export type ChunkStream = ReadableStream<ChatCompletionChunk>
-
 export interface ProviderAdapter {
   /** Non-streaming call. Throws `GatewayError` (status from `upstreamError`) on any failure. */
   complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion>
   /**
-   * Streaming call. Resolves once the upstream accepted the request (2xx headers); a refusal
-   * rejects with a `GatewayError` so the client gets a real HTTP status. Failures after that are
-   * errors raised from the stream (a `GatewayError` where possible).
+   * Streaming call, described rather than piped: the upstream's body and the transformers that
+   * make OpenAI chunks of it (the stream writer drives them in one stage, with the plan's
+   * timeouts). The adapter asks its upstream for usage and puts it on a final `choices: []` chunk
+   * with `usage` set (the writer decides whether the client sees it). Resolves once the upstream
+   * accepted the request (2xx headers); a refusal rejects with a `GatewayError` so the client gets
+   * a real HTTP status. Failures after that are thrown from the body or a stage (a `GatewayError`
+   * where possible); cancelling the body aborts the upstream request.
    */
-  stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream>
-  /**
-   * `stream`, described instead of piped (the raw body and the transformers to run it through),
-   * so the stream writer can drive it in one stage. Preferred by the pipeline when present; the
-   * same refusals as `stream`.
-   */
-  streamPlan?(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>>
+  stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>>
   /**
    * Pass-through, for a surface that speaks this provider's own wire: sends `body` to `path` with
    * the provider's key and the given client headers, and resolves with the upstream's 2xx
@@ -103,7 +94,8 @@ export interface ForwardCall {
  * when there is none).
  */
 export interface StreamPlan<T> {
-  body: ReadableStream<Uint8Array>
+  /** The upstream's raw bytes; a local model's (the demo's) chunks themselves, with no stages. */
+  body: ReadableStream<unknown>
   stages: ReadonlyArray<Transformer<any, any>>
   /** Timeouts, the client's signal, the provider (for error texts). */
   ctx: CallContext

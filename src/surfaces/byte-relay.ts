@@ -20,11 +20,28 @@
  */
 
 import type { Usage } from '../operations/chat.ts'
-import type { StreamEncoder } from '../pipeline/stream-encoder.ts'
-import { responseTooLarge } from '../providers/body-limit.ts'
+import type { StreamEncoder } from '../pipeline/stream/encoder.ts'
+import type { Relayed } from '../pipeline/surface.ts'
+import { maxResponseBytes, responseTooLarge } from '../providers/body-limit.ts'
+import { eventFrames } from '../providers/sse/event-frames.ts'
 import { type SSEEvent, sseParser } from '../providers/sse/parse.ts'
 import { SyncStages } from '../providers/stream-plan.ts'
+import type { CallContext } from '../providers/types.ts'
 import type { GatewayError } from '../util/errors.ts'
+
+/**
+ * A byte relay as the writer runs it (`Forwarding.relay`): the upstream's body chunks as they come
+ * into `encoder`, or under a limit (`framed`) one event an item, for the gate before the relay.
+ */
+export function byteRelayed(
+  upstream: Response,
+  ctx: CallContext,
+  encoder: ByteRelay,
+  framed: boolean,
+): Relayed {
+  const stages = framed ? [eventFrames(maxResponseBytes(ctx.provider), ctx.provider.prefix)] : []
+  return { plan: { body: upstream.body!, stages, ctx }, encoder }
+}
 
 const LF = 10
 const CR = 13

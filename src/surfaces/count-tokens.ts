@@ -13,10 +13,11 @@
  * @example
  * const tokens = await estimateChatTokens(request.messages, request.tools)
  */
+
 import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { type O200kCounter, o200kCounter } from '../limits/o200k.ts'
 import type { ChatMessage, FunctionTool } from '../operations/chat.ts'
-import { TOKEN_COUNT_HEADER } from '../pipeline/embeddings-call.ts'
+import { TOKEN_COUNT_HEADER } from '../pipeline/operations/embeddings.ts'
 import type { CountTokensSurface, SurfaceCore } from '../pipeline/surface.ts'
 import { readText } from '../providers/http.ts'
 import type { ForwardCall } from '../providers/types.ts'
@@ -55,7 +56,6 @@ export function countTokensSurface<View>(
   return {
     ...core,
     operation: 'count_tokens',
-    admitted: false,
     throttle: (keyId) => throttle.take(keyId, performance.timeOrigin + performance.now()),
     async count(view, entry, adapter, ctx, request, headers) {
       const call = upstream(view, entry, request)

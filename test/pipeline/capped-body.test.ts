@@ -1,11 +1,19 @@
 /**
- * A pass-through body whose own cap the limits clamped (pipeline/charge.ts cappedBody): the cap
- * set in the wire's own field by a text edit, every other byte kept, and a Messages thinking
+ * A pass-through body whose own cap the limits clamped (each surface's `Forwarding.outputCap.clamp`,
+ * applied by pipeline/operations/chat-cap.ts): the cap set in the wire's own field by a text edit, every other byte kept, and a Messages thinking
  * budget fitted below the cap, since Anthropic refuses `budget_tokens` at or above `max_tokens`.
  */
 import { expect, test } from 'bun:test'
-import { cappedBody } from '../../src/pipeline/charge.ts'
+import { chatSurface } from '../../src/surfaces/chat/index.ts'
+import { messagesSurface } from '../../src/surfaces/messages/index.ts'
+import { responsesSurface } from '../../src/surfaces/responses/index.ts'
 import { GatewayError } from '../../src/util/errors.ts'
+
+const SURFACES = { chat: chatSurface, messages: messagesSurface, responses: responsesSurface }
+
+/** The body as the surface's pass-through clamps it to `n`. */
+const cappedBody = (body: string, surface: keyof typeof SURFACES, n: number): string =>
+  SURFACES[surface].forward!.outputCap.clamp(body, n)
 
 test('each surface’s own cap field, edited in the text', () => {
   expect(cappedBody('{"model":"m", "max_tokens":9000,"x":1.50}', 'messages', 500)).toBe(

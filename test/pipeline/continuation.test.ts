@@ -13,9 +13,10 @@ import { AttemptPlan, type Target } from '../../src/providers/resilience/attempt
 import { CircuitBoard } from '../../src/providers/resilience/circuit.ts'
 import { KeyPool } from '../../src/providers/resilience/key-pool.ts'
 import { DEFAULT_RETRY } from '../../src/providers/resilience/retry-wait.ts'
+import type { StreamPlan } from '../../src/providers/types.ts'
 import { ManualClock } from '../../src/util/clock.ts'
 import { GatewayError } from '../../src/util/errors.ts'
-import { drain } from '../providers/helpers.ts'
+import { callContext, drain, planItems } from '../providers/helpers.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
 
@@ -53,6 +54,18 @@ function answeredPlan(): AttemptPlan {
   return plan
 }
 
+/** A plan whose body yields `chunks` themselves (as the demo's does). */
+function planOf(chunks: ChatCompletionChunk[]): StreamPlan<ChatCompletionChunk> {
+  const body = new ReadableStream<ChatCompletionChunk>({
+    start(c) {
+      for (const x of chunks) c.enqueue(x)
+      c.close()
+    },
+  })
+  const provider = { prefix: 'a', kind: 'openai', models: [{ name: 'first' }] } as unknown as ProviderConfig
+  return { body, stages: [], ctx: callContext(provider) }
+}
+
 /** Relays `chunks` through the rescue's tap, then asks it to continue: the prefill asked for, if any. */
 async function cutAfter(chunks: ChatCompletionChunk[]): Promise<ChatMessage | null> {
   let asked: ChatMessage | null = null
@@ -61,28 +74,16 @@ async function cutAfter(chunks: ChatCompletionChunk[]): Promise<ChatMessage | nu
     async (_attempt, edit) => {
       const req: ChatRequest = { model: 'next', messages: [{ role: 'user', content: 'hi' }] }
       asked = edit(req).messages.at(-1)!
-      return new ReadableStream<ChatCompletionChunk>({
-        start(c) {
-          c.enqueue(ROLE)
-          c.enqueue(chunk({ delta: { content: ' more' }, finish_reason: 'stop' }))
-          c.close()
-        },
-      })
+      return planOf([ROLE, chunk({ delta: { content: ' more' }, finish_reason: 'stop' })])
     },
     () => ({ transport: 'cut' }),
   )
-  const source = new ReadableStream<ChatCompletionChunk>({
-    start(c) {
-      for (const x of chunks) c.enqueue(x)
-      c.close()
-    },
-  })
-  const relayed = await drain(rescue.tap(source) as ReadableStream<ChatCompletionChunk>)
+  const relayed = await drain(planItems(rescue.tap(planOf(chunks))))
   expect(relayed.items).toEqual(chunks) // the tap passes everything on, as it came
   const next = await rescue.next(new GatewayError(502, 'upstream_stream_interrupted', 'cut'), '{}')
   if (next !== null) {
     // The continuation's own opening (role-only) chunk is dropped: the client's message goes on.
-    const { items } = await drain(next as ReadableStream<ChatCompletionChunk>)
+    const { items } = await drain(planItems(next))
     expect(items.map((x) => x.choices[0]!.delta.content)).toEqual([' more'])
   }
   return asked

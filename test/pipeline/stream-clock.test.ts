@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
-import type { StreamEncoder, StreamOutcome } from '../../src/pipeline/stream-encoder.ts'
-import { writeStream } from '../../src/pipeline/stream-writer.ts'
+import type { StreamEncoder, StreamOutcome } from '../../src/pipeline/stream/encoder.ts'
+import { writeStream } from '../../src/pipeline/stream/writer.ts'
 import { upstreamFetch } from '../../src/providers/http.ts'
 import { OpenAIChunkDecoder } from '../../src/providers/openai/stream.ts'
 import { upstreamPlan } from '../../src/providers/stream-plan.ts'

@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
 import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
-import type { StreamOutcome } from '../../src/pipeline/stream-encoder.ts'
-import { type WriteStreamOptions, writeStream } from '../../src/pipeline/stream-writer.ts'
+import type { StreamOutcome } from '../../src/pipeline/stream/encoder.ts'
+import type { StreamSource, WriteStreamOptions } from '../../src/pipeline/stream/types.ts'
+import { writeStream } from '../../src/pipeline/stream/writer.ts'
 import { createOpenAIAdapter } from '../../src/providers/openai/index.ts'
-import type { ChunkStream } from '../../src/providers/types.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { ManualScheduler } from '../../src/util/scheduler.ts'
@@ -18,7 +18,9 @@ import { validateChunk, validateError } from '../support/openai-schemas.ts'
 type WriteChatStreamOptions = WriteStreamOptions & { modelId: string; includeUsage: boolean }
 
 /** The writer with the chat surface's encoder, as the pipeline runs a translated chat stream. */
-const writeChatStream = (chunks: ChunkStream, opts: WriteChatStreamOptions) =>
+type ChunkStream = ReadableStream<ChatCompletionChunk>
+
+const writeChatStream = (chunks: StreamSource<ChatCompletionChunk>, opts: WriteChatStreamOptions) =>
   writeStream(chunks, new ChatChunkEncoder(opts.modelId, opts.includeUsage), opts)
 
 const USAGE = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }

@@ -1,7 +1,8 @@
 /** Shared pieces of the provider tests: call contexts, byte streams, draining streams. */
 import type { ProviderConfig } from '../../src/config/schema.ts'
 import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
-import type { CallContext, Timeouts } from '../../src/providers/types.ts'
+import { guardStream } from '../../src/providers/guard-stream.ts'
+import type { CallContext, StreamPlan, Timeouts } from '../../src/providers/types.ts'
 
 export function callContext(
   provider: ProviderConfig,
@@ -27,6 +28,17 @@ export function bytes(...pieces: Array<string | Uint8Array>): ReadableStream<Uin
       else c.enqueue(typeof piece === 'string' ? enc.encode(piece) : piece)
     },
   })
+}
+
+/**
+ * A stream plan (what an adapter's `stream()` resolves to) as a stream of its items: the body under
+ * the plan's idle and total timeouts, through its stages. The stream writer drives a plan in one
+ * stage instead; this reads it as the writer's items, for the adapter's own tests.
+ */
+export function planItems<T>(plan: StreamPlan<T>): ReadableStream<T> {
+  let s: ReadableStream<unknown> = guardStream(plan.body, plan.ctx)
+  for (const stage of plan.stages) s = s.pipeThrough(new TransformStream(stage))
+  return s as ReadableStream<T>
 }
 
 /** Every item until the stream ends, and the error it ended with, if any. */

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
+import { guardStream } from '../../src/providers/guard-stream.ts'
 import {
   abortError,
   DEFAULT_TIMEOUTS,
-  guardStream,
   mergeSignals,
   openAIStyleError,
   readJson,

@@ -13,7 +13,7 @@ import { factsOf } from '../../src/providers/failure-facts.ts'
 import { createAdapter } from '../../src/providers/index.ts'
 import { classify } from '../../src/providers/resilience/index.ts'
 import { GatewayError } from '../../src/util/errors.ts'
-import { callContext } from './helpers.ts'
+import { callContext, planItems } from './helpers.ts'
 
 type Kind = 'openai' | 'anthropic' | 'gemini'
 
@@ -94,7 +94,7 @@ async function failure(kind: Kind, model: string, stream: boolean): Promise<Gate
   const req: ChatRequest = { model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 16 }
   try {
     const ctx = callContext(p)
-    if (stream) for await (const _ of await adapter.stream(req, ctx));
+    if (stream) for await (const _ of planItems(await adapter.stream(req, ctx)));
     else await adapter.complete(req, ctx)
   } catch (err) {
     expect(err).toBeInstanceOf(GatewayError)

@@ -10,7 +10,7 @@ import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
 import { ChatBytes } from '../../src/surfaces/chat/relay-bytes.ts'
 import { ChatRelay } from '../../src/surfaces/chat/relay-stream.ts'
 import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
-import { messagesForwarding } from '../../src/surfaces/messages/pass-through.ts'
+import { MessagesRelay } from '../../src/surfaces/messages/pass-through.ts'
 import { ResponsesRelay } from '../../src/surfaces/responses/relay.ts'
 import { chunkTextBytes, utf8Bytes } from '../../src/usage/estimate.ts'
 
@@ -116,7 +116,7 @@ describe('every stream encoder counts UTF-8 bytes, escapes and all', () => {
   // A string ending in an escaped backslash, then more strings: its bytes, not the next ones'.
   const slash = JSON.stringify(`${said}\\`).slice(1, -1)
   const messages = () =>
-    messagesForwarding.relayBytes!({
+    new MessagesRelay({
       modelId: 'a/c',
       provider: { prefix: 'a', kind: 'anthropic', base_url: 'http://127.0.0.1:1', api_key: 'k', models: [] },
     } as never)

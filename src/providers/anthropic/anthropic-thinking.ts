@@ -30,7 +30,7 @@ const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<ThinkingEffort, number>> = {
 }
 
 /** Anthropic's least `budget_tokens`. */
-const MIN_THINKING_BUDGET = 1024
+export const MIN_THINKING_BUDGET = 1024
 
 /**
  * Whether the request continues a tool loop: its last assistant message called tools and only

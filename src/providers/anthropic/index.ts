@@ -8,9 +8,9 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
-import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
-import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
-import type { CallContext, ChunkStream, ForwardCall, ProviderAdapter } from '../types.ts'
+import { invalidResponse, postJson, readJson, upstreamFetch } from '../http.ts'
+import { answerPlan, type StreamPlan } from '../stream-plan.ts'
+import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { anthropicStreamTransformer } from './anthropic-stream-transform.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
 import { anthropicHeaders, anthropicMessagesUrl, anthropicUrl } from './api.ts'
@@ -20,16 +20,12 @@ import { mapAnthropicHttpError } from './map-anthropic-error.ts'
 
 export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapter {
   const url = anthropicMessagesUrl(provider)
+  const mapError = (status: number, text: string) => mapAnthropicHttpError(status, text, provider)
 
   /** Converts first, so a request Anthropic cannot take fails with a 400 before any network call. */
   const send = (req: ChatRequest, ctx: CallContext, stream: boolean): Promise<Response> => {
     const body = convertToAnthropicRequest(req, { stream, defaultMaxTokens: ctx.model.max_output_tokens })
-    return upstreamFetch(
-      url,
-      { method: 'POST', headers: anthropicHeaders(provider), body: JSON.stringify(body) },
-      ctx,
-      (status, text) => mapAnthropicHttpError(status, text, provider),
-    )
+    return postJson(url, anthropicHeaders(provider), body, ctx, mapError)
   }
 
   const adapter: ProviderAdapter = {
@@ -47,22 +43,13 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
         anthropicUrl(provider, call.path),
         { method: 'POST', headers, body: call.body },
         ctx,
-        (status, text) => mapAnthropicHttpError(status, text, provider),
+        mapError,
       )
     },
 
-    async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
-      return planStream(await adapter.streamPlan!(req, ctx))
-    },
-
-    async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
-      const res = await send(req, ctx, true)
-      if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return upstreamPlan(
-        res.body,
-        ctx,
-        anthropicStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed }),
-      )
+    async stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
+      const decoder = anthropicStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed })
+      return answerPlan(await send(req, ctx, true), ctx, decoder)
     },
   }
   return adapter

@@ -24,11 +24,11 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { serverFaultOf } from '../http.ts'
 import {
   commonErrorRules,
   type ErrorRule,
   errorFromRule,
+  nameOfStatus,
   parseErrorBody,
   type ServerFaultTypes,
 } from '../shared/error-rules.ts'
@@ -106,8 +106,7 @@ export function mapAnthropicHttpError(
   provider: ProviderConfig,
 ): GatewayError {
   const body = parseErrorBody<AnthropicErrorBody>(bodyText)
-  const fault = serverFaultOf(status)
-  const byStatus = fault ? TYPE_BY_FAULT[fault] : (TYPE_BY_STATUS[status] ?? 'invalid_request_error')
+  const byStatus = nameOfStatus(status, TYPE_BY_FAULT, TYPE_BY_STATUS, 'invalid_request_error')
   const named = body?.error?.type
   const type = named && named !== 'api_error' && RULES[named] ? named : byStatus
   const detail = body?.error?.message ?? `HTTP ${status}.`

@@ -14,7 +14,8 @@ import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { abortError } from '../http.ts'
-import type { CallContext, ChunkStream, ProviderAdapter } from '../types.ts'
+import type { StreamPlan } from '../stream-plan.ts'
+import type { CallContext, ProviderAdapter } from '../types.ts'
 import { demoAnswer } from './answer.ts'
 import { demoChunks } from './chunks.ts'
 import { createDemoEmbeddings } from './embeddings.ts'
@@ -24,12 +25,7 @@ import { promptTokens } from './text.ts'
 export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
   return {
     async complete(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
-      if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
-      const failure = flakyFailure(req)
-      if (failure) throw failure
-      const prompt = withinWindow(req, ctx.model)
-      const answer = demoAnswer(req, ctx.model.max_output_tokens)
-      const n = req.n ?? 1
+      const { prompt, answer, n } = answerFor(req, ctx)
       const message: ChatCompletion['choices'][number]['message'] = {
         role: 'assistant',
         content: answer.content,
@@ -51,23 +47,29 @@ export function createDemoAdapter(provider: ProviderConfig): ProviderAdapter {
       }
     },
 
-    async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
-      if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
-      const failure = flakyFailure(req)
-      if (failure) throw failure
-      const prompt = withinWindow(req, ctx.model)
-      const answer = demoAnswer(req, ctx.model.max_output_tokens)
-      const n = req.n ?? 1
+    /** A plan without stages: its body yields the chunks themselves (no wire to parse). */
+    async stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
+      const { prompt, answer, n } = answerFor(req, ctx)
       const head = {
         id: `chatcmpl-${ctx.requestId}`,
         created: Math.floor(Date.now() / 1000),
         model: req.model,
       }
-      return fromChunks(demoChunks(head, answer, n, usage(prompt, answer.completionTokens * n)), ctx.signal)
+      const chunks = demoChunks(head, answer, n, usage(prompt, answer.completionTokens * n))
+      return { body: fromChunks(chunks, ctx.signal), stages: [], ctx }
     },
 
     embeddings: createDemoEmbeddings(provider),
   }
+}
+
+/** What both calls begin with: the client gone, a flaky failure, the window, then the answer. */
+function answerFor(req: ChatRequest, ctx: CallContext) {
+  if (ctx.signal.aborted) throw abortError(ctx.signal.reason)
+  const failure = flakyFailure(req)
+  if (failure) throw failure
+  const prompt = withinWindow(req, ctx.model)
+  return { prompt, answer: demoAnswer(req, ctx.model.max_output_tokens), n: req.n ?? 1 }
 }
 
 /**
@@ -94,7 +96,10 @@ function usage(prompt: number, completion: number): Usage {
  * One chunk per read, made when it is read (backpressure: a client that stops reading stops the
  * generator); stops with the abort error once `signal` fires.
  */
-function fromChunks(chunks: Iterator<ChatCompletionChunk>, signal: AbortSignal): ChunkStream {
+function fromChunks(
+  chunks: Iterator<ChatCompletionChunk>,
+  signal: AbortSignal,
+): ReadableStream<ChatCompletionChunk> {
   return new ReadableStream<ChatCompletionChunk>(
     {
       pull(controller) {

@@ -20,7 +20,7 @@ import type { ChatCompletionChunk, FinishReason } from '../../operations/chat.ts
 import { streamInterrupted } from '../http.ts'
 import { type ChunkDelta, type ChunkHead, choiceChunk, openingDeltas, usageChunk } from '../shared/chunks.ts'
 import { parseJsonEvent } from '../shared/parse-json-event.ts'
-import type { SSEEvent } from '../sse/index.ts'
+import { isJson, type SSEEvent } from '../sse/index.ts'
 import { completionId } from './convert-gemini-response.ts'
 import { convertGeminiUsage } from './convert-gemini-usage.ts'
 import type { GeminiErrorBody, GeminiResponse, GeminiUsageMetadata } from './gemini-types.ts'
@@ -127,14 +127,5 @@ export function geminiStreamTransformer(opts: {
       }
       controller.enqueue(usageChunk(head, convertGeminiUsage(usage)))
     },
-  }
-}
-
-function isJson(data: string): boolean {
-  try {
-    JSON.parse(data)
-    return true
-  } catch {
-    return false
   }
 }

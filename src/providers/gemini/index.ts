@@ -4,13 +4,13 @@
  *
  * @example
  * const adapter = createGeminiAdapter({ prefix: 'gemini', kind: 'gemini', api_key, models })
- * const stream = await adapter.stream(req, ctx)
+ * const plan = await adapter.stream(req, ctx) // the body and its transformers, for the stream writer
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
-import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
-import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
-import type { CallContext, ChunkStream, ProviderAdapter } from '../types.ts'
+import { invalidResponse, postJson, readJson } from '../http.ts'
+import { answerPlan, type StreamPlan } from '../stream-plan.ts'
+import type { CallContext, ProviderAdapter } from '../types.ts'
 import { geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts'
@@ -20,15 +20,11 @@ import type { GeminiErrorBody, GeminiResponse } from './gemini-types.ts'
 import { mapGeminiError, mapGeminiHttpError } from './map-gemini-error.ts'
 
 export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
+  const mapError = (status: number, text: string) => mapGeminiHttpError(status, text, provider)
   /** Converts first, so a request Gemini cannot take fails with a 400 before any network call. */
   const send = (req: ChatRequest, ctx: CallContext, stream: boolean): Promise<Response> => {
     const body = convertToGeminiRequest(req)
-    return upstreamFetch(
-      geminiUrl(provider, req.model, stream),
-      { method: 'POST', headers: geminiHeaders(provider), body: JSON.stringify(body) },
-      ctx,
-      (status, text) => mapGeminiHttpError(status, text, provider),
-    )
+    return postJson(geminiUrl(provider, req.model, stream), geminiHeaders(provider), body, ctx, mapError)
   }
 
   const adapter: ProviderAdapter = {
@@ -41,18 +37,9 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
       return convertGeminiResponse(body as GeminiResponse, req.model)
     },
 
-    async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
-      return planStream(await adapter.streamPlan!(req, ctx))
-    },
-
-    async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
-      const res = await send(req, ctx, true)
-      if (!res.body) throw invalidResponse(provider.prefix, 'the stream has no body')
-      return upstreamPlan(
-        res.body,
-        ctx,
-        geminiStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed }),
-      )
+    async stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
+      const decoder = geminiStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed })
+      return answerPlan(await send(req, ctx, true), ctx, decoder)
     },
 
     embeddings: createGeminiEmbeddings(provider),

@@ -23,11 +23,11 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { serverFaultOf } from '../http.ts'
 import {
   commonErrorRules,
   type ErrorRule,
   errorFromRule,
+  nameOfStatus,
   parseErrorBody,
   type ServerFaultTypes,
 } from '../shared/error-rules.ts'
@@ -92,8 +92,7 @@ export function mapGeminiHttpError(
   provider: ProviderConfig,
 ): GatewayError {
   const body = parseErrorBody<GeminiErrorBody>(bodyText)
-  const fault = serverFaultOf(httpStatus)
-  const fallback = fault ? STATUS_BY_FAULT[fault] : (STATUS_BY_HTTP[httpStatus] ?? 'INVALID_ARGUMENT')
+  const fallback = nameOfStatus(httpStatus, STATUS_BY_FAULT, STATUS_BY_HTTP, 'INVALID_ARGUMENT')
   return mapGeminiError(body ?? {}, provider, fallback, `HTTP ${httpStatus}.`)
 }
 

@@ -20,8 +20,8 @@ import {
   readJson,
   upstreamFetch,
 } from '../http.ts'
-import { planStream, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
-import type { CallContext, ChunkStream, ForwardCall, ProviderAdapter } from '../types.ts'
+import { type StreamPlan, upstreamPlan } from '../stream-plan.ts'
+import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
 import { tokenParam, withTokenParam } from './token-limit.ts'
@@ -46,11 +46,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       return asCompletion(await readJson(res, ctx), label)
     },
 
-    async stream(req: ChatRequest, ctx: CallContext): Promise<ChunkStream> {
-      return planStream(await adapter.streamPlan!(req, ctx))
-    },
-
-    async streamPlan(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
+    async stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       // Usage is always requested: the gateway records it even when the client did not ask.
       const stream_options = { ...req.stream_options, include_usage: true }
       const body = JSON.stringify({ ...withTokenParam(req, param), stream: true, stream_options })

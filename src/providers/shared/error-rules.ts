@@ -6,7 +6,7 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { type ServerFault, sanitizeMessage } from '../http.ts'
+import { type ServerFault, sanitizeMessage, serverFaultOf } from '../http.ts'
 
 export interface ErrorRule {
   status: number
@@ -66,6 +66,20 @@ export function commonErrorRules(name: string) {
  * every provider), so a native adapter maps a 503, a 529 or a 408 as the OpenAI-style one does.
  */
 export type ServerFaultTypes = Readonly<Record<ServerFault, string>>
+
+/**
+ * The provider's own name for an HTTP status, for an error body that names none (or only its
+ * catch-all): a server fault's from `byFault`, else the status's, else `otherwise`.
+ */
+export function nameOfStatus(
+  status: number,
+  byFault: ServerFaultTypes,
+  byStatus: Readonly<Record<number, string>>,
+  otherwise: string,
+): string {
+  const fault = serverFaultOf(status)
+  return fault ? byFault[fault] : (byStatus[status] ?? otherwise)
+}
 
 /**
  * @example

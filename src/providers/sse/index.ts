@@ -4,4 +4,4 @@
  * streams (`encodeSSE`).
  */
 export { encodeSSE } from './encode.ts'
-export { parseSSE, type SSEEvent, type SSELimits, sseParser } from './parse.ts'
+export { isJson, parseSSE, type SSEEvent, type SSELimits, sseParser } from './parse.ts'

@@ -169,3 +169,13 @@ export function parseSSE(
 ): ReadableStream<SSEEvent> {
   return body.pipeThrough(new TransformStream(new SSETransformer(limits)))
 }
+
+/** An event's data is JSON (an upstream that sends anything else is skipped or failed, per wire). */
+export function isJson(data: string): boolean {
+  try {
+    JSON.parse(data)
+    return true
+  } catch {
+    return false
+  }
+}

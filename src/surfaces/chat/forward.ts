@@ -13,7 +13,7 @@
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
  */
 
-import { replaceStringField, streamingBody } from '../../json/fields.ts'
+import { replaceStringField, setTopLevel, streamingBody, topLevelValue } from '../../json/fields.ts'
 import type { Forwarding } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
@@ -34,6 +34,20 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
     body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider)),
     headers: {},
   }),
+
+  outputCap: {
+    field: tokenParam,
+    // The client's own member where it sent only `max_tokens`, else `max_completion_tokens`.
+    clamp(body, n) {
+      const present = (key: string) => {
+        const v = topLevelValue(body, key)
+        return v !== undefined && v !== 'null'
+      }
+      const field =
+        present('max_tokens') && !present('max_completion_tokens') ? 'max_tokens' : 'max_completion_tokens'
+      return setTopLevel(body, { [field]: String(n) })
+    },
+  },
 
   relayJson(text, ctx) {
     const label = ctx.provider.prefix
@@ -60,7 +74,7 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
   streamed: (body) => streamingBody(body, { stream_options: '{"include_usage":true}' }),
   assemble: assembleChat,
 
-  async relayPlan(upstream, ctx, encodeCtx, framed) {
+  async relay(upstream, ctx, encodeCtx, framed) {
     const label = ctx.provider.prefix
     if ((upstream.headers.get('content-type') ?? '').includes('application/json')) {
       // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.

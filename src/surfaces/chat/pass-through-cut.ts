@@ -27,7 +27,7 @@
 import type { ChatCompletionChunk, Usage } from '../../operations/chat.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
 import { Assembly, ChunkGate, choiceText } from '../../pipeline/output-cut.ts'
-import type { CutGate } from '../../pipeline/stream-writer.ts'
+import type { CutGate } from '../../pipeline/stream/types.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'

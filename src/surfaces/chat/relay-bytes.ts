@@ -18,8 +18,9 @@
  * const plan = { body: upstream.body, stages: [relay.stage], ctx }   // the writer's source
  * writeStream(plan, relay, opts)                                        // relay: the encoder
  */
+
 import type { Usage } from '../../operations/chat.ts'
-import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
+import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {

@@ -26,7 +26,7 @@
  */
 
 import type { Usage } from '../../operations/chat.ts'
-import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
+import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
 import type { SSEEvent } from '../../providers/sse/index.ts'

@@ -11,7 +11,7 @@
  * })
  */
 import type { ChatCompletionChunk, Usage } from '../../operations/chat.ts'
-import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
+import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'

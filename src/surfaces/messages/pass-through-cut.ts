@@ -19,8 +19,7 @@
  * fields of the events the assembly does not know are kept as they came on the block or message.
  */
 import type { Usage } from '../../operations/chat.ts'
-import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
-import type { CutGate } from '../../pipeline/stream-writer.ts'
+import { AllowanceGate } from '../../pipeline/output-allowance.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
 import { convertAnthropicUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
@@ -64,20 +63,9 @@ function generated(name: string | undefined, data: Json | null): string {
 const frame = (type: string, o: Json): Uint8Array =>
   text.encode(`event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`)
 
-export class MessagesCutGate implements CutGate<Uint8Array> {
+export class MessagesCutGate extends AllowanceGate<Uint8Array> {
   /** Content blocks started and not stopped: each gets its `content_block_stop` at the cut. */
   private readonly open = new Set<number>()
-
-  constructor(private readonly allowance: OutputAllowance) {}
-
-  get cut(): boolean {
-    return this.allowance.cut
-  }
-
-  /** Output tokens generated so far (an upper bound of what the upstream bills). */
-  get counted(): number {
-    return this.allowance.generated
-  }
 
   admit(ev: Uint8Array): boolean | Promise<boolean> {
     // Only content blocks carry generated text: the rest (ping, message_start / _delta / _stop)

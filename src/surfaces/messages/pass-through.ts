@@ -10,17 +10,25 @@
  */
 
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
-import { streamingBody } from '../../json/fields.ts'
+import { setTopLevel, streamingBody, topLevelValue } from '../../json/fields.ts'
 import type { Usage } from '../../operations/chat.ts'
 import type { EncodeContext, Forwarding } from '../../pipeline/surface.ts'
+import { MIN_THINKING_BUDGET } from '../../providers/anthropic/anthropic-thinking.ts'
 import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.ts'
 import { convertAnthropicUsage, mergeUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { scrubbedEventData } from '../../providers/upstream-errors.ts'
-import type { GatewayError } from '../../util/errors.ts'
-import { ByteRelay, type EventAction, eventData, eventName, stringValueBytes } from '../byte-relay.ts'
+import { GatewayError } from '../../util/errors.ts'
+import {
+  ByteRelay,
+  byteRelayed,
+  type EventAction,
+  eventData,
+  eventName,
+  stringValueBytes,
+} from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
 import { lostInTranslation } from './lost-in-translation.ts'
 import { assembleMessage, MessagesCutGate } from './pass-through-cut.ts'
@@ -61,6 +69,31 @@ const text = new TextEncoder()
 /** Where a `content_block_delta` carries generated text: a text, thinking or tool-input delta. */
 const DELTA_TEXT = ['"text"', '"thinking"', '"partial_json"'].map((k) => Buffer.from(k))
 
+/**
+ * A body whose `max_tokens` the limits clamped to `n`. Its thinking budget, when it no longer fits
+ * below the cap, is fitted as the translated path fits it (3/4 of the cap, at least 1,024), since
+ * Anthropic refuses a budget at or above `max_tokens`; where even that cannot fit, 400 naming
+ * `max_tokens`, never sent upstream.
+ */
+export function clampMaxTokens(body: string, n: number): string {
+  const values: Record<string, string> = { max_tokens: String(n) }
+  const thinking = topLevelValue(body, 'thinking')
+  const t =
+    thinking === undefined ? null : (JSON.parse(thinking) as { type?: unknown; budget_tokens?: unknown })
+  if (t?.type === 'enabled' && typeof t.budget_tokens === 'number' && t.budget_tokens >= n) {
+    if (n <= MIN_THINKING_BUDGET)
+      throw new GatewayError(
+        400,
+        'invalid_value',
+        `max_tokens: the limits leave ${n} output tokens for this request, which leaves no room to think (Anthropic's thinking budget is at least ${MIN_THINKING_BUDGET}, below max_tokens). Send a smaller request, wait for the limits to free up, or turn thinking off.`,
+        { param: 'max_tokens' },
+      )
+    const budget = Math.max(MIN_THINKING_BUDGET, Math.floor((n * 3) / 4))
+    values.thinking = JSON.stringify({ ...t, budget_tokens: budget })
+  }
+  return setTopLevel(body, values)
+}
+
 export const messagesForwarding: Forwarding<MessagesRequest> = {
   kind: 'anthropic',
   request: (view, entry, _bodyText, headers) => ({
@@ -68,6 +101,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
     body: forwardBody(view, entry),
     headers: forwardHeaders(headers),
   }),
+  outputCap: { field: () => 'max_tokens', clamp: clampMaxTokens },
   lostInTranslation,
 
   relayJson(body, ctx) {
@@ -81,7 +115,8 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
     return { body: swapModel(body, ctx.modelId), usage }
   },
 
-  relayBytes: (ctx) => new MessagesRelay(ctx),
+  relay: (upstream, ctx, encodeCtx, framed) =>
+    byteRelayed(upstream, ctx, new MessagesRelay(encodeCtx), framed),
 
   cut: (allowance) => new MessagesCutGate(allowance),
   streamed: (body) => streamingBody(body),
@@ -89,7 +124,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
 }
 
 /** One per relayed stream: the upstream's bytes, with the model id swapped in `message_start`. */
-class MessagesRelay extends ByteRelay {
+export class MessagesRelay extends ByteRelay {
   readonly keepalive = PING
   private readonly usageSoFar: AnthropicUsage = {}
   private relayed = 0

@@ -14,8 +14,9 @@
  * A new kind of delta closes the open block first, so blocks never interleave. Keep-alives are
  * `ping` events; a failure after the first byte is an `error` event.
  */
+
 import type { ChatCompletionChunk, FinishReason, Usage } from '../../operations/chat.ts'
-import type { StreamEncoder } from '../../pipeline/stream-encoder.ts'
+import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { messageId, toMessagesUsage } from './convert-usage.ts'

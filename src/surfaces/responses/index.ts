@@ -12,14 +12,14 @@
 
 import { bearer } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
-import { streamingBody } from '../../json/fields.ts'
+import { setTopLevel, streamingBody } from '../../json/fields.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
-import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
+import { byteRelayed } from '../byte-relay.ts'
 import { encodeResponse } from './encode-response.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
-import { ResponsesRelay, relayResponseJson } from './relay.ts'
+import { relayResponseJson, responsesRelay } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
 import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
 
@@ -58,16 +58,15 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
       body: JSON.stringify({ ...view.input, model: upstreamModelName(entry.model), store: false }),
       headers: {},
     }),
+    outputCap: {
+      field: () => 'max_output_tokens',
+      clamp: (body, n) => setTopLevel(body, { max_output_tokens: String(n) }),
+    },
     relayJson(text, ctx) {
       return relayResponseJson(text, ctx.modelId, ctx.modelId.split('/')[0]!)
     },
-    relayBytes: (ctx) =>
-      new ResponsesRelay(
-        ctx.modelId,
-        ctx.modelId.split('/')[0]!,
-        maxResponseBytes(ctx.provider),
-        ctx.provider,
-      ),
+    relay: (upstream, ctx, encodeCtx, framed) =>
+      byteRelayed(upstream, ctx, responsesRelay(encodeCtx), framed),
     // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
     cut: (allowance, inputTokens) => new ResponsesCutGate(allowance, inputTokens),
     streamed: (body) => streamingBody(body),

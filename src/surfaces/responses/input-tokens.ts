@@ -10,10 +10,9 @@
  * `responses.create` would send it (`../count-tokens.ts`, said so in `x-switchyard-token-count`).
  * The answer is OpenAI's `{"object": "response.input_tokens", "input_tokens": N}`.
  */
-
 import { upstreamModelName } from '../../config/models.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
-import { forwardFor } from '../../pipeline/attempts.ts'
+import { forwardFor } from '../../pipeline/operations/chat-routes.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
 import { countTokensSurface, estimateChatTokens } from '../count-tokens.ts'
 import { responsesSurface } from './index.ts'

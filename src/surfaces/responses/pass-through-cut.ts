@@ -19,8 +19,7 @@
  * (`assembleResponse`): the terminal event's response, with the finished items where it lists none.
  */
 import type { Usage } from '../../operations/chat.ts'
-import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
-import type { CutGate } from '../../pipeline/stream-writer.ts'
+import { AllowanceGate } from '../../pipeline/output-allowance.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventData, eventName } from '../byte-relay.ts'
@@ -59,26 +58,12 @@ interface Item {
   args: string
 }
 
-export class ResponsesCutGate implements CutGate<Uint8Array> {
+export class ResponsesCutGate extends AllowanceGate<Uint8Array> {
   private readonly items = new Map<number, Item>()
   /** The response object as the last lifecycle event carried it. */
   private response: Json | null = null
   /** One past the last `sequence_number` relayed: the ending numbers on from it. */
   private seq = 0
-
-  constructor(
-    private readonly allowance: OutputAllowance,
-    /** The input side of the usage at a cut: the reservation's input bound (as settled). */
-    private readonly inputTokens: number,
-  ) {}
-
-  get cut(): boolean {
-    return this.allowance.cut
-  }
-
-  get counted(): number {
-    return this.allowance.generated
-  }
 
   admit(ev: Uint8Array): boolean | Promise<boolean> {
     const { type, data } = parsed(ev)

@@ -23,7 +23,8 @@
 
 import { replaceStringField } from '../../json/fields.ts'
 import type { Usage } from '../../operations/chat.ts'
-import { DEFAULT_MAX_RESPONSE_BYTES } from '../../providers/body-limit.ts'
+import type { EncodeContext } from '../../pipeline/surface.ts'
+import { DEFAULT_MAX_RESPONSE_BYTES, maxResponseBytes } from '../../providers/body-limit.ts'
 import { withFacts } from '../../providers/failure-facts.ts'
 import {
   describeUpstreamError,
@@ -31,7 +32,7 @@ import {
   invalidResponse,
   streamInterrupted,
 } from '../../providers/http.ts'
-import { encodeSSE } from '../../providers/sse/index.ts'
+import { encodeSSE, isJson } from '../../providers/sse/index.ts'
 import { scrubbedEventData } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {
@@ -67,6 +68,16 @@ const DONE_DATA = Buffer.from('data: [DONE]')
 const DATA_TYPE = Buffer.from('data: {"type":"')
 const DELTA = '.delta'
 const DELTA_KEY = Buffer.from('"delta"')
+
+/** The relay of one stream for the client of `ctx`: its model id, its provider's event bound. */
+export function responsesRelay(ctx: EncodeContext<unknown>): ResponsesRelay {
+  return new ResponsesRelay(
+    ctx.modelId,
+    ctx.modelId.split('/')[0]!,
+    maxResponseBytes(ctx.provider),
+    ctx.provider,
+  )
+}
 
 export class ResponsesRelay extends ByteRelay {
   readonly keepalive = KEEPALIVE
@@ -262,15 +273,6 @@ function nextSequence(data: string, fallback: number): number {
  */
 function carriesContent(type: string): boolean {
   return type.startsWith('response.') && !OPENING.test(type)
-}
-
-function isJson(data: string): boolean {
-  try {
-    JSON.parse(data)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** An upstream `error` event after content whose data is not JSON: its words are not relayed (they may name the key). */

@@ -4,7 +4,7 @@ import { createAnthropicAdapter } from '../../../src/providers/anthropic/index.t
 import { ANTHROPIC_FIXTURES, type FakeUpstream, startFakeAnthropic } from '../../support/fake-anthropic.ts'
 import { validateChunk, validateResponse } from '../../support/openai-schemas.ts'
 import { CONVERSATION, CONVERSATION_BODY } from './conversation.ts'
-import { API_KEY, anthropicProvider, assemble, callContext, drain, readEvents } from './helpers.ts'
+import { API_KEY, anthropicProvider, assemble, callContext, drain, planItems, readEvents } from './helpers.ts'
 
 let fake: FakeUpstream<keyof typeof ANTHROPIC_FIXTURES>
 beforeAll(async () => {
@@ -30,7 +30,7 @@ async function complete(model: string, extra: Partial<ChatRequest> = {}) {
 async function stream(model: string, extra: Partial<ChatRequest> = {}) {
   const provider = anthropicProvider(fake.url)
   const out = await drain(
-    await createAnthropicAdapter(provider).stream(request(model, extra), callContext(provider)),
+    planItems(await createAnthropicAdapter(provider).stream(request(model, extra), callContext(provider))),
   )
   for (const chunk of out.chunks) expect(validateChunk(chunk)).toBeNull()
   return out
@@ -239,7 +239,9 @@ describe('Anthropic adapter, streaming', () => {
     const slow = await startFakeAnthropic({ eventDelayMs: 40 })
     try {
       const provider = anthropicProvider(slow.url)
-      const s = await createAnthropicAdapter(provider).stream(request('text'), callContext(provider))
+      const s = planItems(
+        await createAnthropicAdapter(provider).stream(request('text'), callContext(provider)),
+      )
       const reader = s.getReader()
       expect((await reader.read()).value?.choices[0]?.delta.role).toBe('assistant')
       await reader.cancel()
@@ -255,9 +257,8 @@ describe('Anthropic adapter, streaming', () => {
     try {
       const provider = anthropicProvider(slow.url)
       const abort = new AbortController()
-      const s = await createAnthropicAdapter(provider).stream(
-        request('text'),
-        callContext(provider, abort.signal),
+      const s = planItems(
+        await createAnthropicAdapter(provider).stream(request('text'), callContext(provider, abort.signal)),
       )
       setTimeout(() => abort.abort(), 60)
       const { error } = await drain(s)

@@ -8,7 +8,7 @@ import {
 import { GatewayError } from '../../../src/util/errors.ts'
 import { type AnthropicFixture, type FakeUpstream, startFakeAnthropic } from '../../support/fake-anthropic.ts'
 import { validateChunk, validateError } from '../../support/openai-schemas.ts'
-import { API_KEY, anthropicProvider, assemble, callContext, drain } from './helpers.ts'
+import { API_KEY, anthropicProvider, assemble, callContext, drain, planItems } from './helpers.ts'
 
 let fake: FakeUpstream<AnthropicFixture>
 beforeAll(async () => {
@@ -111,7 +111,9 @@ describe('Anthropic stream errors', () => {
   test('a mid-stream error event errors the stream after the text so far (overloaded → 503)', async () => {
     const provider = anthropicProvider(fake.url)
     const { chunks, error } = await drain(
-      await createAnthropicAdapter(provider).stream(request('stream-error'), callContext(provider)),
+      planItems(
+        await createAnthropicAdapter(provider).stream(request('stream-error'), callContext(provider)),
+      ),
     )
     for (const chunk of chunks) expect(validateChunk(chunk)).toBeNull()
     expect(assemble(chunks).content).toBe('Once upon')
@@ -123,7 +125,7 @@ describe('Anthropic stream errors', () => {
   test('a stream that ends before message_stop → 502 upstream_stream_interrupted', async () => {
     const provider = anthropicProvider(fake.url)
     const { chunks, error } = await drain(
-      await createAnthropicAdapter(provider).stream(request('truncated'), callContext(provider)),
+      planItems(await createAnthropicAdapter(provider).stream(request('truncated'), callContext(provider))),
     )
     expect(assemble(chunks).content).toBe('Once upon')
     expect(error).toMatchObject({ status: 502, code: 'upstream_stream_interrupted' })

@@ -3,6 +3,8 @@ import type { ProviderConfig } from '../../../src/config/schema.ts'
 import type { ChatCompletionChunk } from '../../../src/operations/chat.ts'
 import type { CallContext } from '../../../src/providers/types.ts'
 
+export { planItems } from '../helpers.ts'
+
 export const API_KEY = 'sk-ant-api03-test-key-0123456789abcdef'
 
 export function anthropicProvider(baseUrl: string, extra: Partial<ProviderConfig> = {}): ProviderConfig {

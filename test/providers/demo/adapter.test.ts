@@ -9,7 +9,7 @@ import type {
 import { createDemoAdapter } from '../../../src/providers/demo/index.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { validateChunk, validateResponse } from '../../support/openai-schemas.ts'
-import { assemble, callContext, drain } from '../helpers.ts'
+import { assemble, callContext, drain, planItems } from '../helpers.ts'
 
 const provider: ProviderConfig = {
   prefix: 'demo',
@@ -45,7 +45,7 @@ async function complete(r: ChatRequest): Promise<ChatCompletion> {
 }
 
 async function stream(r: ChatRequest): Promise<ChatCompletionChunk[]> {
-  const { items, error } = await drain(await demo.stream(r, callContext(provider)))
+  const { items, error } = await drain(planItems(await demo.stream(r, callContext(provider))))
   expect(error).toBeUndefined()
   for (const chunk of items) expect(validateChunk(chunk)).toBeNull()
   return items
@@ -253,8 +253,8 @@ describe('demo adapter', () => {
     expect(err).toBeInstanceOf(GatewayError)
     expect((err as GatewayError).status).toBe(499)
     const live = new AbortController()
-    const reader = (
-      await demo.stream(req('a b c d'), callContext(provider, { signal: live.signal }))
+    const reader = planItems(
+      await demo.stream(req('a b c d'), callContext(provider, { signal: live.signal })),
     ).getReader()
     await reader.read()
     live.abort()

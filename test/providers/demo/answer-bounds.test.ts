@@ -12,7 +12,7 @@ import type { ChatCompletion, ChatRequest, FunctionTool } from '../../../src/ope
 import { MAX_ANSWER_CHARS } from '../../../src/providers/demo/bound.ts'
 import { createDemoAdapter } from '../../../src/providers/demo/index.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
-import { assemble, callContext, drain } from '../helpers.ts'
+import { assemble, callContext, drain, planItems } from '../helpers.ts'
 
 const provider: ProviderConfig = {
   prefix: 'demo',
@@ -168,7 +168,7 @@ describe('text that cannot fit is cut; the JSON stays valid against the schema',
     expect(answerChars(json)).toBeLessThanOrEqual(MAX_ANSWER_CHARS)
     expect(JSON.parse(json.choices[0]!.message.content!).q).toStartWith('Echo: word')
     // Streamed: the same answer.
-    const { items } = await drain(await demo.stream(req(text, { n: 128 }), callContext(provider)))
+    const { items } = await drain(planItems(await demo.stream(req(text, { n: 128 }), callContext(provider))))
     let streamed = 0
     for (let i = 0; i < 128; i++) streamed += assemble(items, i).content.length
     expect(streamed).toBe(answerChars(echo))

@@ -10,7 +10,7 @@ import {
 } from '../../support/fake-gemini.ts'
 import { validateChunk, validateResponse } from '../../support/openai-schemas.ts'
 import { CONVERSATION, CONVERSATION_BODY } from './conversation.ts'
-import { API_KEY, assemble, callContext, drain, geminiProvider, readEvents } from './helpers.ts'
+import { API_KEY, assemble, callContext, drain, geminiProvider, planItems, readEvents } from './helpers.ts'
 
 let fake: FakeUpstream<GeminiFixture>
 beforeAll(async () => {
@@ -36,7 +36,7 @@ async function complete(model: string, extra: Partial<ChatRequest> = {}) {
 async function stream(model: string, extra: Partial<ChatRequest> = {}) {
   const provider = geminiProvider(fake.url)
   const out = await drain(
-    await createGeminiAdapter(provider).stream(request(model, extra), callContext(provider)),
+    planItems(await createGeminiAdapter(provider).stream(request(model, extra), callContext(provider))),
   )
   for (const chunk of out.chunks) expect(validateChunk(chunk)).toBeNull()
   expect(out.error).toBeUndefined()

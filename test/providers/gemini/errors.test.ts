@@ -5,7 +5,7 @@ import { mapGeminiError, mapGeminiHttpError } from '../../../src/providers/gemin
 import { GatewayError } from '../../../src/util/errors.ts'
 import { type FakeUpstream, type GeminiFixture, startFakeGemini } from '../../support/fake-gemini.ts'
 import { validateChunk, validateError } from '../../support/openai-schemas.ts'
-import { API_KEY, assemble, callContext, drain, geminiProvider } from './helpers.ts'
+import { API_KEY, assemble, callContext, drain, geminiProvider, planItems } from './helpers.ts'
 
 let fake: FakeUpstream<GeminiFixture>
 beforeAll(async () => {
@@ -116,7 +116,7 @@ describe('Gemini stream errors', () => {
   test('an error object mid-stream errors the stream after the text so far (UNAVAILABLE → 503)', async () => {
     const provider = geminiProvider(fake.url)
     const { chunks, error } = await drain(
-      await createGeminiAdapter(provider).stream(request('stream-error'), callContext(provider)),
+      planItems(await createGeminiAdapter(provider).stream(request('stream-error'), callContext(provider))),
     )
     for (const chunk of chunks) expect(validateChunk(chunk)).toBeNull()
     expect(assemble(chunks).content).toBe('Once upon')
@@ -128,7 +128,7 @@ describe('Gemini stream errors', () => {
   test('a stream that ends without a finishReason → 502 upstream_stream_interrupted', async () => {
     const provider = geminiProvider(fake.url)
     const { chunks, error } = await drain(
-      await createGeminiAdapter(provider).stream(request('truncated'), callContext(provider)),
+      planItems(await createGeminiAdapter(provider).stream(request('truncated'), callContext(provider))),
     )
     expect(assemble(chunks).content).toBe('Once upon')
     expect(error).toMatchObject({ status: 502, code: 'upstream_stream_interrupted' })

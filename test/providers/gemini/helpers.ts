@@ -1,7 +1,7 @@
 /** Shared pieces of the Gemini adapter tests: provider config and call context. */
 import type { ProviderConfig } from '../../../src/config/schema.ts'
 
-export { assemble, callContext, drain, readEvents } from '../anthropic/helpers.ts'
+export { assemble, callContext, drain, planItems, readEvents } from '../anthropic/helpers.ts'
 
 export const API_KEY = 'AIzaSyTEST-key-0123456789abcdefghijkl'
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { ChatRequest } from '../../../src/operations/chat.ts'
 import type { GatewayError } from '../../../src/util/errors.ts'
 import { validateResponse } from '../../support/openai-schemas.ts'
-import { assemble, drain } from '../helpers.ts'
+import { assemble, drain, planItems } from '../helpers.ts'
 import { API_KEY, failure, openAITestbed, request } from './setup.ts'
 
 const bed = openAITestbed()
@@ -141,7 +141,7 @@ describe('openai adapter, loosely compatible servers', () => {
   const streamFrom = async (name: string) => {
     const p = provider({ base_url: `http://127.0.0.1:${server.port}/${name}` })
     const { adapter, ctx } = adapterCall({ provider: p })
-    return drain(await adapter.stream(request(), ctx))
+    return drain(planItems(await adapter.stream(request(), ctx)))
   }
 
   test('a 200 JSON error body on a stream request → 502 upstream_error with its message', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../../src/util/errors.ts'
+import { planItems } from '../helpers.ts'
 import { API_KEY, failure, openAITestbed, request, waitFor, withOwnMock } from './setup.ts'
 
 const bed = openAITestbed()
@@ -126,7 +127,7 @@ describe('openai adapter, cancellation', () => {
   test('cancelling the returned stream aborts the upstream request', async () => {
     await withOwnMock(async (own, p) => {
       const { adapter, ctx } = adapterCall({ provider: p })
-      const reader = (await adapter.stream(request('slow-stream-200ms'), ctx)).getReader()
+      const reader = planItems(await adapter.stream(request('slow-stream-200ms'), ctx)).getReader()
       expect((await reader.read()).done).toBe(false)
       expect(own.stats.aborted).toBe(0)
       await reader.cancel()
@@ -149,7 +150,7 @@ describe('openai adapter, cancellation', () => {
     await withOwnMock(async (own, p) => {
       const client = new AbortController()
       const { adapter, ctx } = adapterCall({ provider: p, signal: client.signal })
-      const reader = (await adapter.stream(request('slow-stream-100ms'), ctx)).getReader()
+      const reader = planItems(await adapter.stream(request('slow-stream-100ms'), ctx)).getReader()
       await reader.read()
       client.abort()
       const err = await reader.read().then(

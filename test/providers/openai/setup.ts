@@ -8,7 +8,7 @@ import type { Timeouts } from '../../../src/providers/types.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 import { beforeEach } from '../../support/hooks.ts'
 import { validateChunk, validateError } from '../../support/openai-schemas.ts'
-import { callContext, drain } from '../helpers.ts'
+import { callContext, drain, planItems } from '../helpers.ts'
 
 export const API_KEY = 'sk-proj-TESTKEY0123456789abcdefghijklmnop'
 
@@ -58,7 +58,7 @@ export function openAITestbed() {
   /** Every chunk (each checked against OpenAI's schema) and the error the stream ended with. */
   async function streamOf(model: string, extra: Partial<ChatRequest> = {}, timeouts?: Partial<Timeouts>) {
     const { adapter, ctx } = adapterCall({ timeouts })
-    const { items, error } = await drain(await adapter.stream(request(model, extra), ctx))
+    const { items, error } = await drain(planItems(await adapter.stream(request(model, extra), ctx)))
     for (const chunk of items) expect(validateChunk(chunk)).toBeNull()
     return { chunks: items as ChatCompletionChunk[], error }
   }

@@ -7,9 +7,9 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
-import type { StreamEncoder } from '../../../src/pipeline/stream-encoder.ts'
+import type { StreamEncoder } from '../../../src/pipeline/stream/encoder.ts'
 import type { EncodeContext } from '../../../src/pipeline/surface.ts'
-import { messagesForwarding } from '../../../src/surfaces/messages/pass-through.ts'
+import { MessagesRelay } from '../../../src/surfaces/messages/pass-through.ts'
 import { ResponsesRelay } from '../../../src/surfaces/responses/relay.ts'
 import { GatewayError } from '../../../src/util/errors.ts'
 
@@ -38,7 +38,7 @@ function provider(max?: number): ProviderConfig {
 
 function messagesRelay(max?: number): StreamEncoder<Uint8Array> {
   const ctx = { modelId: 'anthropic/claude-x', provider: provider(max) } as EncodeContext<never>
-  return messagesForwarding.relayBytes!(ctx as never)
+  return new MessagesRelay(ctx as never)
 }
 
 /** Feeds `body` in pieces of `size` bytes; the client's bytes, as text. */

@@ -10,7 +10,8 @@
  * The source is either a stream of items or a `StreamPlan` (the upstream's raw body and the
  * transformers to run it through): a plan is driven in one stage — read a body chunk, run the
  * transformers and the encoder synchronously, enqueue — with the plan's idle / total timeouts,
- * the hold and the keep-alive on one timer (`StreamClock`), from an injectable scheduler.
+ * the hold and the keep-alive on one timer, from an injectable scheduler. Reading the source is
+ * source.ts's; what is done with a read's items, items.ts's.
  *
  * @example
  * const out = await writeStream(await adapter.stream(req, ctx), new ChatChunkEncoder(id, false), {
@@ -20,98 +21,14 @@
  * return new Response(out.body, { headers: { 'content-type': 'text/event-stream' } })
  */
 import type { UnderlyingSource } from 'bun'
-import type { Usage } from '../operations/chat.ts'
-import { withFacts } from '../providers/failure-facts.ts'
-import { abortError, idleTimeout, streamReadError, totalTimeout } from '../providers/http.ts'
-import { isStreamPlan, type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
-import { GatewayError } from '../util/errors.ts'
-import { realScheduler, type Scheduler, type Timer } from '../util/scheduler.ts'
-import type { StreamEncoder, StreamOutcome } from './stream-encoder.ts'
-
-export interface WriteStreamOptions<T = unknown> {
-  keepaliveMs: number
-  /** How long to wait for the first chunk before committing to a 200. */
-  holdMs: number
-  /** The client's request signal. */
-  signal?: AbortSignal
-  /**
-   * Aborted when the server stops waiting for streams (the shutdown drain's deadline): the stream
-   * ends with the surface's error event for the signal's reason (`shutting_down`), recorded so.
-   */
-  stop?: AbortSignal
-  /** Called exactly once, when the stream ends for whatever reason. Must not throw. */
-  onFinish: (outcome: StreamOutcome) => void
-  /**
-   * A source that is not a plan (an adapter's chunk stream, the demo's) has no timeouts of its
-   * own: this total limit, and the error it ends with. A plan's are its `ctx.timeouts`.
-   */
-  total?: { ms: number; error: () => GatewayError }
-  /** Time for the hold, keep-alive and the plan's timeouts; the real clock by default. */
-  scheduler?: Scheduler
-  /**
-   * When the upstream call began, on the scheduler's clock: the time to first token counts from
-   * it (the wait for the upstream's headers included), to the first content-bearing item. By
-   * default, from when the writer was made.
-   */
-  startedAt?: number
-  /**
-   * Hold the status and every byte until the first content-bearing item (the encoder's
-   * `contentStarted()`, else its `relayedBytes()` grows; a role-only or empty delta is not
-   * content), so that a failure before it is still an HTTP error the attempt loop may retry
-   * unseen (DESIGN §10). Before content the idle timeout does not apply (a reasoning model may
-   * think in silence); `firstToken` does.
-   */
-  holdForContent?: boolean
-  /**
-   * With `holdForContent`: `ms` after the headers with no content, fail with 504
-   * `upstream_timeout` (slow first token) if `failOver` — there is a fallback to go to, so the
-   * status is held that long too — else keep waiting (total_ms still applies).
-   */
-  firstToken?: { ms: number; failOver: boolean }
-  /**
-   * After content, when the source fails (cut, stall, error): a source that continues the answer
-   * (another target, prefilled with the text relayed so far), or null. Its items go through the
-   * same encoder, so the client's stream reads as one answer; the failed source is cancelled.
-   * Asked at most once; null (or a throw) ends the stream with the original error, as without it.
-   */
-  continueWith?: (err: GatewayError) => Promise<StreamSource<T> | null>
-  /** Cleans the source's failure before anyone sees it (the provider's key and address). */
-  scrub?: (err: GatewayError) => GatewayError
-  /**
-   * Bounds what is relayed (DESIGN §11, pipeline/output-cut.ts): each item is shown to it before it
-   * is encoded; at the first it refuses, that item and everything after it are dropped, the gate's
-   * ending goes out in their place, and the stream ends there (the upstream is cancelled). Only
-   * given when a token or money limit applies: without it the writer does no per-item work.
-   */
-  gate?: OutputGate<T>
-}
-
-/** See `WriteStreamOptions.gate`. */
-export interface OutputGate<T> {
-  /** Whether `item` may be relayed (it is counted here); a promise while the allowance grows. */
-  admit(item: T): boolean | Promise<boolean>
-  /** The items that end the answer in place of the refused one (a `length` finish, the usage). */
-  ending(): T[]
-}
-
-/**
- * A gate that counts: after the stream (or the assembled JSON answer) a cut one is settled to
- * what it counted (`counted`, output tokens, all choices: an upper bound of what was billed).
- * The chat chunk gate (pipeline/output-cut.ts) and a pass-through's own (`Forwarding.cut`).
- */
-export interface CutGate<T> extends OutputGate<T> {
-  /** The allowance ended the answer. */
-  readonly cut: boolean
-  /** Output tokens generated so far. */
-  readonly counted: number
-}
-
-export type WriteStreamResult =
-  | { status: 'ok'; body: ReadableStream<Uint8Array> }
-  | { status: 'error'; error: GatewayError }
-
-/** Items, or a plan whose last stage yields items (a plan without stages yields the raw chunks). */
-export type StreamSource<T> = ReadableStream<T> | StreamPlan<T>
+import { isStreamPlan } from '../../providers/stream-plan.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { realScheduler, type Scheduler, type Timer } from '../../util/scheduler.ts'
+import { outcomeOf, type StreamEncoder } from './encoder.ts'
+import { asStreamFailure, clientClosed, firstTokenTimeout } from './failures.ts'
+import { encodeItems, gateItems } from './items.ts'
+import { SourceReader } from './source.ts'
+import type { StreamSource, WriteStreamOptions, WriteStreamResult } from './types.ts'
 
 export function writeStream<T>(
   source: StreamSource<T>,
@@ -121,23 +38,12 @@ export function writeStream<T>(
   return new StreamWriter(source, encoder, opts).open()
 }
 
-/** What `getReader()` returns; named through a function because the DOM and Node typings differ. */
-const readerOf = <T>(s: ReadableStream<T>) => s.getReader()
-type Reader<T> = ReturnType<typeof readerOf<T>>
 type Controller = ReadableStreamDefaultController<Uint8Array>
 
-export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
-  private reader: Reader<unknown>
-  /** For a plan: its transformers, driven in the same pull as the read. */
-  private stages: SyncStages<T> | null = null
-  private plan: StreamPlan<T> | null = null
-  private readonly sched: Scheduler
+export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource<Uint8Array> {
+  protected readonly sched: Scheduler
   private readonly timer: Timer
   private readonly t0: number
-  /** Items made from the last read, not yet encoded. */
-  private readonly items: T[] = []
-  /** The source has ended (and the stages are flushed). */
-  private sourceDone = false
   /** The first items, read before the body exists; awaited by the first pull. */
   private first: Promise<void> | null = null
   private controller: Controller | undefined
@@ -146,24 +52,16 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
   private started = false
   /** Where the time to first token counts from (`startedAt`, else `t0`). */
   private readonly ttftFrom: number
-  private finished = false
   /** A pull is waiting for the source: only then is the client owed a keep-alive. */
   private waiting = false
-  /** `now()` when the pending upstream read began (plans only); -1 while nobody is reading. */
-  private readSince = -1
   private lastWrite = 0
   /** While the status is held: ends the hold (true = the hold ran out). */
   private release: ((held: boolean) => void) | null = null
   private readonly holdAt: number
-  private totalAt: number
   /** The gate refused an item: its ending is in `items`; once written, the stream ends. */
   private gateShut = false
   /** `continueWith` was asked (it is asked once). */
   private continued = false
-  /** A stage failed after making items: thrown by the next read, once those are written. */
-  private failed: unknown = undefined
-  /** The plan's idle or total timeout fired. */
-  private timedOut: GatewayError | null = null
   /** Why the stream was cut by `stop`, once it was. */
   private cutError: GatewayError | null = null
   /** Bytes encoded while the status is held for content, written out by the first pull. */
@@ -189,6 +87,7 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     private readonly encoder: StreamEncoder<T>,
     private readonly opts: WriteStreamOptions<T>,
   ) {
+    super()
     const deadline = opts.scheduler || !isStreamPlan(source) ? undefined : source.ctx.deadline
     this.sched = opts.scheduler ?? deadline?.scheduler ?? realScheduler
     // The request's timer, if it has one (it timed the first byte): taken over, not a second one.
@@ -200,16 +99,10 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     this.firstTokenAt = ft?.failOver ? this.t0 + ft.ms : Number.POSITIVE_INFINITY
     // While a fallback may still take over, the status is held past the first-token deadline.
     this.holdAt = this.t0 + opts.holdMs + (ft?.failOver ? ft.ms : 0)
-    if (isStreamPlan(source)) {
-      this.plan = source
-      this.reader = readerOf(source.body)
-      this.stages = new SyncStages<T>(source.stages, (item) => this.items.push(item))
-      // total_ms counts from the attempt's start (its deadline's), the wait for headers included.
-      this.totalAt = (deadline?.startedAt ?? this.t0) + source.ctx.timeouts.totalMs
-    } else {
-      this.reader = readerOf(source as ReadableStream<unknown>)
-      this.totalAt = opts.total ? this.t0 + opts.total.ms : Number.POSITIVE_INFINITY
-    }
+    this.readFrom(source)
+    // total_ms counts from the attempt's start (its deadline's), the wait for headers included.
+    if (this.plan) this.totalAt = (deadline?.startedAt ?? this.t0) + this.plan.ctx.timeouts.totalMs
+    else this.totalAt = opts.total ? this.t0 + opts.total.ms : Number.POSITIVE_INFINITY
   }
 
   async open(): Promise<WriteStreamResult> {
@@ -316,23 +209,9 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     } catch {}
     this.waiting = false
     if (next === null || this.finished) return false
-    this.items.length = 0
-    this.failed = undefined
-    this.timedOut = null
-    this.sourceDone = false
-    this.readSince = -1
+    this.readFrom(next)
     const now = this.sched.now()
-    if (isStreamPlan(next)) {
-      this.plan = next
-      this.reader = readerOf(next.body)
-      this.stages = new SyncStages<T>(next.stages, (item) => this.items.push(item))
-      this.totalAt = now + next.ctx.timeouts.totalMs
-    } else {
-      this.plan = null
-      this.stages = null
-      this.reader = readerOf(next as ReadableStream<unknown>)
-      this.totalAt = Number.POSITIVE_INFINITY
-    }
+    this.totalAt = this.plan ? now + this.plan.ctx.timeouts.totalMs : Number.POSITIVE_INFINITY
     this.arm(now)
     return true
   }
@@ -384,105 +263,18 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     }
   }
 
-  /** One read of the source, run through the stages into `items`. */
-  private async readOnce(): Promise<void> {
-    if (this.timedOut) throw this.timedOut
-    if (this.failed !== undefined) throw this.failed
-    const plan = this.plan
-    if (plan) this.readSince = this.sched.now()
-    let r: Awaited<ReturnType<Reader<unknown>['read']>>
-    try {
-      r = await this.reader.read()
-    } catch (err) {
-      this.readSince = -1
-      throw this.timedOut ?? (plan ? streamReadError(err, plan.ctx) : err)
-    }
-    this.readSince = -1
-    if (this.finished) return
-    if (this.timedOut) throw this.timedOut
-    if (!this.stages) {
-      if (r.done) this.sourceDone = true
-      else this.items.push(r.value as T)
-      return
-    }
-    try {
-      if (r.done) {
-        this.sourceDone = true
-        this.stages.flush()
-      } else this.stages.push(r.value as Uint8Array)
-    } catch (err) {
-      // The items before the failure go out first, as they would have through a pipe.
-      if (this.items.length === 0) throw err
-      this.failed = err
-    }
-  }
-
   /** The pending items through the gate: from the first it refuses on, its ending instead. */
   private async gated(): Promise<void> {
-    const gate = this.opts.gate!
-    const items = this.items
-    if (this.gateShut) {
-      items.length = 0
-      return
-    }
-    for (let i = 0; i < items.length; i++) {
-      let ok = gate.admit(items[i]!)
-      if (typeof ok !== 'boolean') ok = await ok
-      if (!ok) {
-        items.length = i
-        for (const item of gate.ending()) items.push(item)
-        this.gateShut = true
-        return
-      }
-    }
+    if (this.gateShut) this.items.length = 0
+    else if (await gateItems(this.opts.gate!, this.items)) this.gateShut = true
   }
 
   /** Encodes the pending items; false when the encoder withheld them all (e.g. a usage chunk nobody asked for). */
   private emit(sink: (bytes: Uint8Array) => void): boolean {
-    const items = this.items
-    const encoder = this.encoder
     this.started = true
     // Not held for content: the first item out is the first token. Held: see `fill`.
     if (this.ttftMs === null && this.content) this.ttftMs = this.sched.now() - this.ttftFrom
-    let wrote = false
-    try {
-      if (encoder.encodeText) {
-        let out = ''
-        try {
-          for (let i = 0; i < items.length; i++) out += encoder.encodeText(items[i]!) ?? ''
-        } finally {
-          // Also when an item throws: the ones before it go out first, then the error frame.
-          if (out !== '') {
-            sink(utf8.encode(out))
-            wrote = true
-          }
-        }
-      } else {
-        // One write per read, as the text path makes: the items of a read framed one event each (a
-        // gated pass-through) would otherwise be an enqueue, and a socket write, an event.
-        let first: Uint8Array | null = null
-        let more: Uint8Array[] | null = null
-        try {
-          for (let i = 0; i < items.length; i++) {
-            const bytes = encoder.encode(items[i]!)
-            if (bytes === null) continue
-            if (first === null) first = bytes
-            else {
-              more ??= [first]
-              more.push(bytes)
-            }
-          }
-        } finally {
-          // Also when an item throws: the ones before it go out first, then the error frame.
-          if (first !== null) {
-            sink(more === null ? first : Buffer.concat(more))
-            wrote = true
-          }
-        }
-      }
-    } finally {
-      items.length = 0
-    }
+    const wrote = encodeItems(this.encoder, this.items, sink)
     if (wrote) this.lastWrite = this.sched.now()
     return wrote
   }
@@ -503,18 +295,11 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     const now = this.sched.now()
     const ctx = this.plan?.ctx
     if (this.timedOut === null) {
-      // The first token's deadline holds for any source; the total one too (a plan's, or
-      // `opts.total` for a chunk stream: infinite without it); the idle one for plans.
+      // The first token's deadline holds for any source; then the source's own (source.ts).
       const late =
         !this.content && now >= this.firstTokenAt
           ? firstTokenTimeout(ctx?.provider.prefix ?? 'upstream', this.firstTokenAt - this.t0)
-          : now >= this.totalAt
-            ? ctx
-              ? totalTimeout(ctx)
-              : this.opts.total!.error()
-            : ctx && this.content && this.readSince >= 0 && now - this.readSince >= ctx.timeouts.idleMs
-              ? idleTimeout(ctx)
-              : null
+          : this.sourceOverdue(now, this.content, this.opts.total)
       if (late !== null) {
         this.timeout(late)
         return
@@ -535,14 +320,9 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     let next = Number.POSITIVE_INFINITY
     if (this.release !== null) next = this.holdAt
     else if (this.controller) next = this.lastWrite + this.opts.keepaliveMs
-    const ctx = this.plan?.ctx
     if (this.timedOut === null) {
       if (!this.content) next = Math.min(next, this.firstTokenAt)
-      // A read that starts later has its idle deadline later still: checked when this one fires.
-      if (ctx && this.content)
-        next = Math.min(next, (this.readSince >= 0 ? this.readSince : now) + ctx.timeouts.idleMs)
-      // A plan's total, or `opts.total` for a chunk stream (infinite without it).
-      next = Math.min(next, this.totalAt)
+      next = Math.min(next, this.sourceDeadline(now, this.content))
     }
     if (next !== Number.POSITIVE_INFINITY) this.timer.at(next)
   }
@@ -611,46 +391,9 @@ export class StreamWriter<T> implements UnderlyingSource<Uint8Array> {
     this.timer.cancel()
     this.opts.signal?.removeEventListener('abort', this.onAbort)
     this.opts.stop?.removeEventListener('abort', this.onStop)
-    let usage: Usage | null = null
-    let relayedBytes = 0
-    try {
-      usage = this.encoder.usage()
-      relayedBytes = this.encoder.relayedBytes?.() ?? 0
-    } catch {}
-    const malformed = this.encoder.malformed?.() ?? 0
-    const outcome: StreamOutcome = {
-      usage,
-      error,
-      ttftMs: this.ttftMs,
-      started: this.started,
-      aborted,
-      relayedBytes,
-    }
-    if (malformed > 0) outcome.malformed = malformed
+    const outcome = outcomeOf(this.encoder, error, aborted, this.ttftMs, this.started)
     this.opts.onFinish(outcome)
     if (this.sourceDone) return Promise.resolve()
     return this.reader.cancel(reason).catch(() => {})
   }
-}
-
-const utf8 = new TextEncoder()
-
-const clientClosed = (): GatewayError => abortError(undefined)
-
-function firstTokenTimeout(label: string, ms: number): GatewayError {
-  const err = new GatewayError(
-    504,
-    'upstream_timeout',
-    `Upstream '${label}' sent no content within ${ms} ms.`,
-  )
-  return withFacts(err, { transport: 'no_first_token' })
-}
-
-function asStreamFailure(err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err
-  return new GatewayError(
-    502,
-    'upstream_error',
-    'The upstream stream failed unexpectedly. Retry the request.',
-  )
 }

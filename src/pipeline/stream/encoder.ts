@@ -1,10 +1,10 @@
 /**
  * @module
- * What a surface gives the stream writer (`stream-writer.ts`): its wire encoding of one stream
+ * What a surface gives the stream writer (`writer.ts`): its wire encoding of one stream
  * (`StreamEncoder`), and what the writer reports when the stream ends (`StreamOutcome`).
  */
-import type { Usage } from '../operations/chat.ts'
-import type { GatewayError } from '../util/errors.ts'
+import type { Usage } from '../../operations/chat.ts'
+import type { GatewayError } from '../../util/errors.ts'
 
 /**
  * A surface's wire encoding of one stream, stateful (one per response). The writer calls
@@ -38,7 +38,7 @@ export interface StreamEncoder<T> {
    */
   relayedBytes?(): number
   /**
-   * Content-bearing output has been encoded: the writer's hold for content (stream-writer.ts)
+   * Content-bearing output has been encoded: the writer's hold for content (writer.ts)
    * ends here. Without it, content is `relayedBytes()` growing. For an encoder whose content is
    * more than the text it counts (the Responses pass-through: a finished output item, a terminal
    * event of an empty answer).
@@ -66,4 +66,24 @@ export interface StreamOutcome {
   relayedBytes: number
   /** See StreamEncoder.malformed. */
   malformed?: number
+}
+
+/** The outcome the writer reports, read from `encoder` once the stream ended. */
+export function outcomeOf<T>(
+  encoder: StreamEncoder<T>,
+  error: GatewayError | null,
+  aborted: boolean,
+  ttftMs: number | null,
+  started: boolean,
+): StreamOutcome {
+  let usage: Usage | null = null
+  let relayedBytes = 0
+  try {
+    usage = encoder.usage()
+    relayedBytes = encoder.relayedBytes?.() ?? 0
+  } catch {}
+  const malformed = encoder.malformed?.() ?? 0
+  const outcome: StreamOutcome = { usage, error, ttftMs, started, aborted, relayedBytes }
+  if (malformed > 0) outcome.malformed = malformed
+  return outcome
 }

@@ -11,17 +11,18 @@
  *
  * An attempt calls `finish` on success; a failure is returned for the loop to retry or `settle`.
  */
-import type { CatalogueEntry } from '../catalogue/routing.ts'
-import type { EmbeddingRequest, EmbeddingUsage } from '../operations/embeddings.ts'
-import { checkModelServes } from '../operations/operation.ts'
-import { embeddingsResponseBytes } from '../providers/body-limit.ts'
-import { readText } from '../providers/http.ts'
-import type { Resilience } from '../providers/resilience/index.ts'
-import type { ProviderAdapter } from '../providers/types.ts'
-import { GatewayError } from '../util/errors.ts'
-import type { OperationAttempt, Targeted } from './attempts.ts'
-import { asGatewayError, type Finish } from './call.ts'
-import type { EmbeddingsSurface, EncodeContext, ForwardRequest } from './surface.ts'
+import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import type { EmbeddingRequest, EmbeddingUsage } from '../../operations/embeddings.ts'
+import { checkModelServes } from '../../operations/operation.ts'
+import { embeddingsResponseBytes } from '../../providers/body-limit.ts'
+import { readText } from '../../providers/http.ts'
+import type { Resilience } from '../../providers/resilience/index.ts'
+import type { ProviderAdapter } from '../../providers/types.ts'
+import { GatewayError } from '../../util/errors.ts'
+import type { OperationAttempt, Targeted } from '../attempts.ts'
+import { asGatewayError, type Finish } from '../call.ts'
+import type { AdmittedOperation } from '../operation.ts'
+import type { EmbeddingsSurface, EncodeContext, ForwardRequest } from '../surface.ts'
 
 /** What the checks chose: the client's body to pass through, or the canonical request to translate. */
 export type EmbeddingsCall = { forward: ForwardRequest } | { request: EmbeddingRequest }
@@ -148,4 +149,30 @@ export function embeddingsAttempt<View>(
       return { ok: false, error, settle: () => finish(error.status, null, error, null) }
     }
   }
+}
+
+/** The embeddings operation: one whole JSON answer, passed through or translated; never capped. */
+export const embeddingsOperation: AdmittedOperation<
+  unknown,
+  EmbeddingsSurface<unknown>,
+  EmbeddingsCall,
+  EmbeddingsRoute
+> = {
+  check: (p) => checkEmbeddings(p.surface, p.decoded.view, p.entry, p.adapter, p.text),
+  routes: (p, call, allowed) =>
+    embeddingsRoutesFor(
+      p.surface,
+      p.decoded.view,
+      { entry: p.entry, call },
+      p.text,
+      p.deps.resilience,
+      (id) => p.deps.catalogue.resolve(id),
+      allowed,
+      (fb) => p.deps.adapters.get(fb.provider.prefix)!,
+    ),
+  charged: (p) => p.decoded.view,
+  attempt: (p, routes, { finish }) => ({
+    routes,
+    attempt: embeddingsAttempt(p.surface, p.decoded.view, p.headers, finish),
+  }),
 }

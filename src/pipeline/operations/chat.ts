@@ -1,0 +1,156 @@
+/**
+ * @module
+ * The chat operation (Chat Completions, Messages, Responses): each route either passes the
+ * client's body through to a provider of the surface's own wire (`Forwarding`) or sends the
+ * canonical request translated; JSON or a stream either way (call.ts). Before admission: the
+ * feature check, the surface's limits and the translation (check.ts). After it: the output cap
+ * and the allowance the limits set (chat-cap.ts, output-growth.ts); a stream's rescue after
+ * content is chat-continuation.ts.
+ *
+ * @example
+ * OPERATIONS.chat === chatOperation // operations/index.ts
+ */
+import type { ProviderKind } from '../../config/schema-providers.ts'
+import { prepareOutputCount } from '../../limits/output-count.ts'
+import { callProvider } from '../call.ts'
+import { checkAndTranslate } from '../check.ts'
+import type { AdmittedOperation, Attempts } from '../operation.ts'
+import type { ContinuationCharge } from '../output-cap.ts'
+import { ChunkGate } from '../output-cut.ts'
+import { allowanceFor } from '../output-growth.ts'
+import type { CutGate } from '../stream/types.ts'
+import type { ChatSurface, EncodeContext, Forwarding, Translated } from '../surface.ts'
+import { capRoutes } from './chat-cap.ts'
+import { rescueFor } from './chat-continuation.ts'
+import { type ChatCall, forwardFor, type Route, routesFor } from './chat-routes.ts'
+
+/**
+ * The cut at the output allowance for an attempt of `kind`, when a token or money limit applies:
+ * the chunk gate on a translated route, the surface's own over the raw events on a pass-through.
+ */
+function gateFor<View>(
+  charge: ContinuationCharge | undefined,
+  kind: ProviderKind,
+  forward: Forwarding<View> | undefined,
+): ChunkGate | CutGate<Uint8Array> | undefined {
+  const allowance = charge?.allowance
+  const r = charge?.reservation
+  if (!allowance || !r) return undefined
+  allowance.kind = kind
+  if (forward) return forward.cut(allowance, r.tokens - r.outputTokens)
+  return new ChunkGate(allowance, r.tokens - r.outputTokens)
+}
+
+/** The chat operation's attempt (`callProvider`: pass-through or translated, JSON or stream) and rescue. */
+function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
+  return {
+    routes: c.routes,
+    attempt: (route, { provider, adapter, ctx }, hasFallback, rescue) => {
+      const encodeCtx: EncodeContext<View> = {
+        modelId: route.entry.id,
+        upstreamModel: route.entry.model.upstream_name ?? route.entry.model.name,
+        provider,
+        requestId: ctx.requestId,
+        view: c.decoded.view,
+        includeUsage: route.translated?.includeUsage ?? false,
+      }
+      return callProvider({
+        deps: c.deps,
+        surface: c.surface,
+        adapter,
+        ctx,
+        encodeCtx,
+        stream: c.decoded.stream,
+        call: route.forward
+          ? {
+              forward: route.forward.request(c.decoded.view, route.entry, c.bodyText, c.request.headers),
+              relay: route.forward,
+            }
+          : { request: route.translated!.request },
+        headers: c.headers,
+        hasFallback,
+        rescue,
+        finish: c.finish,
+        signal: c.request.signal,
+        gate: gateFor(c.charge, route.entry.provider.kind, route.forward),
+      })
+    },
+    rescue: c.decoded.stream ? (plan, contextFor) => rescueFor(c, plan, contextFor) : undefined,
+  }
+}
+
+/** What the checks chose for the model named: its pass-through, or its translated request. */
+interface Checked<View> {
+  forward: Forwarding<View> | undefined
+  translated: Translated | null
+}
+
+export const chatOperation: AdmittedOperation<
+  unknown,
+  ChatSurface<unknown>,
+  Checked<unknown>,
+  Route<unknown>
+> = {
+  check(p) {
+    const forward = forwardFor(p.surface, p.entry)
+    const translated = checkAndTranslate(p.surface, p.decoded.view, p.entry, forward !== undefined)
+    if (translated?.headers) Object.assign(p.headers, translated.headers)
+    return { forward, translated }
+  },
+  routes: (p, checked, allowed) =>
+    routesFor(
+      p.surface,
+      p.decoded.view,
+      { entry: p.entry, ...checked },
+      p.deps.resilience,
+      (id) => p.deps.catalogue.resolve(id),
+      allowed,
+    ),
+  charged: (p) => p.surface.body?.(p.decoded.view) ?? p.decoded.view,
+  attempt(p, routes, { reservation, charging, capped, finish, answered }) {
+    const { deps, auth } = p
+    // Under a token or money limit the answer is counted as it arrives and cut at the allowance
+    // (output-cut.ts): by the chunk gate on a translated route, by its surface's gate over the
+    // raw events on a pass-through (Forwarding.cut), which keeps its byte relay.
+    const metered = reservation !== null && charging.charge?.rows.some((r) => r.resource !== 'requests')
+    const charge: ContinuationCharge = {
+      reservation,
+      requested: charging.requested,
+      cap: capped,
+      // Uncapped: the hold grows toward what the upstream was sent, n choices of it (output-growth.ts).
+      allowance: metered
+        ? allowanceFor(
+            reservation!,
+            p.entry.provider.kind,
+            charging.charge && charging.requested === null && capped !== null
+              ? {
+                  limiter: deps.store,
+                  accountId: auth.account.id,
+                  keyId: auth.key.id,
+                  charge: charging.charge,
+                  cap: capped * charging.choices,
+                  step: charging.charge.wantOutput,
+                  now: () => deps.clock.now(),
+                }
+              : null,
+          )
+        : undefined,
+    }
+    const c: ChatCall<unknown> = {
+      deps,
+      surface: p.surface,
+      routes: capped !== null ? capRoutes(routes, capped, charging.requested === null) : routes,
+      decoded: p.decoded,
+      bodyText: p.text,
+      request: p.request,
+      headers: p.headers,
+      finish,
+      answered,
+      charge,
+    }
+    if (!metered) return chatAttempts(c)
+    // o200k's tables, loaded by the first metered request (a resolved promise after it): until
+    // then text would count as its bytes, and an answer be cut at half its allowance.
+    return prepareOutputCount().then(() => chatAttempts(c))
+  },
+}

@@ -1,0 +1,90 @@
+/**
+ * @module
+ * The steps every keyed request shares before its operation's part (run.ts): auth, the body read
+ * and decoded, the model routed, its operation and the plan checked; and how a refusal among them
+ * (or among the operation's checks) is counted.
+ */
+import { type Auth, authenticateToken } from '../auth/authenticate.ts'
+import { assertKeyReaches } from '../catalogue/key-reach.ts'
+import { assertPlanAllows, type CatalogueEntry } from '../catalogue/routing.ts'
+import { checkModelServes } from '../operations/operation.ts'
+import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'
+import { GatewayError } from '../util/errors.ts'
+import { checkJsonContentType, readBodyText } from './body.ts'
+import type { PipelineDeps } from './deps.ts'
+import { countInvalidRequest, refusalLimitHeaders } from './invalid-requests.ts'
+import type { LargeBodies } from './large-bodies.ts'
+import type { Decoded, SurfaceCore } from './surface.ts'
+
+/**
+ * The steps every keyed request shares, also for requests that are not admitted (count_tokens):
+ * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404) → the
+ * model answers the operation (400 naming `model`) → plan (403).
+ */
+export async function prepare<View>(
+  deps: PipelineDeps,
+  largeBodies: LargeBodies,
+  surface: SurfaceCore<View>,
+  admitted: boolean,
+  request: Request,
+  headers: Record<string, string>,
+  ex: Exchange,
+  largeBody: { counted: number },
+): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
+  const auth = await authenticateToken(deps, surface.credential(request.headers))
+  ex.account = auth.account.name
+  ex.keyPrefix = auth.key.prefix
+  try {
+    checkJsonContentType(request)
+    const text = await readBodyText(
+      request,
+      deps.config.server.bodyLimitBytes,
+      deps.config.server.bodyTimeoutMs,
+      surface.jsonLimits,
+      deps.traffic.stopSignal,
+    )
+    largeBody.counted = largeBodies.read(text.length)
+    // readBodyText held the text to the JSON structural limits while reading it.
+    const decoded = surface.decode(text, true)
+    const entry = deps.catalogue.resolve(decoded.model)
+    ex.model = entry.id
+    ex.stream = decoded.stream
+    checkModelServes(entry.model, surface.operation, entry.id)
+    assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
+    assertKeyReaches(auth.key.limits?.models, entry.id)
+    return { auth, text, decoded, entry }
+  } catch (e) {
+    throw await refusedBefore(deps, admitted, auth, headers, e, surface)
+  }
+}
+
+/**
+ * A refusal after authentication and before admission (400, 403, 404, 413, 415): counted toward
+ * the key's suspension, with the rate-limit headers an admitted answer would carry (not on
+ * count_tokens, which is never admitted). Returns it for the caller to throw.
+ */
+export async function refusedBefore(
+  deps: PipelineDeps,
+  admitted: boolean,
+  auth: Auth,
+  headers: Record<string, string>,
+  e: unknown,
+  surface: Pick<SurfaceCore<unknown>, 'limitHeaders'>,
+): Promise<unknown> {
+  const err = await countInvalidRequest(deps, auth, e)
+  if (err instanceof GatewayError && err.status < 500 && admitted)
+    await refusalLimitHeaders(deps, auth, surface, headers)
+  return err
+}
+
+/**
+ * What the access log and the request metrics say about this request; for a request run without
+ * the app (the pipeline called directly), an exchange no traffic tracks.
+ */
+export function exchangeOf(deps: PipelineDeps, request: Request, headers: Record<string, string>): Exchange {
+  const tracked = deps.traffic.of(request)
+  if (tracked) return tracked
+  const echoed = String(headers['x-request-id'])
+  const { id, clientId } = requestIds(request, echoed)
+  return new Exchange(id, surfaceOf(pathOf(request.url)), request.method, '', clientId)
+}

@@ -1,0 +1,28 @@
+/**
+ * @module
+ * How the stream writer words the ways a stream fails: the client gone, no first token in time,
+ * and a source's failure that is not already a `GatewayError`.
+ */
+import { withFacts } from '../../providers/failure-facts.ts'
+import { abortError } from '../../providers/http.ts'
+import { GatewayError } from '../../util/errors.ts'
+
+export const clientClosed = (): GatewayError => abortError(undefined)
+
+export function firstTokenTimeout(label: string, ms: number): GatewayError {
+  const err = new GatewayError(
+    504,
+    'upstream_timeout',
+    `Upstream '${label}' sent no content within ${ms} ms.`,
+  )
+  return withFacts(err, { transport: 'no_first_token' })
+}
+
+export function asStreamFailure(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err
+  return new GatewayError(
+    502,
+    'upstream_error',
+    'The upstream stream failed unexpectedly. Retry the request.',
+  )
+}

@@ -1,0 +1,77 @@
+/**
+ * @module
+ * What the stream writer does with the items of one read: shows them to the output gate, then
+ * encodes them into one write for the client.
+ */
+import type { StreamEncoder } from './encoder.ts'
+import type { OutputGate } from './types.ts'
+
+const utf8 = new TextEncoder()
+
+/**
+ * `items` through `gate`: from the first it refuses on, its ending in their place (`items` is
+ * edited). True when it refused one: the stream ends once the ending is written.
+ */
+export async function gateItems<T>(gate: OutputGate<T>, items: T[]): Promise<boolean> {
+  for (let i = 0; i < items.length; i++) {
+    let ok = gate.admit(items[i]!)
+    if (typeof ok !== 'boolean') ok = await ok
+    if (!ok) {
+      items.length = i
+      for (const item of gate.ending()) items.push(item)
+      return true
+    }
+  }
+  return false
+}
+
+/**
+ * Encodes `items` (emptied) into one write to `sink`; false when the encoder withheld them all
+ * (e.g. a usage chunk nobody asked for). An item that throws: the ones before it go out first.
+ */
+export function encodeItems<T>(
+  encoder: StreamEncoder<T>,
+  items: T[],
+  sink: (bytes: Uint8Array) => void,
+): boolean {
+  let wrote = false
+  try {
+    if (encoder.encodeText) {
+      let out = ''
+      try {
+        for (let i = 0; i < items.length; i++) out += encoder.encodeText(items[i]!) ?? ''
+      } finally {
+        // Also when an item throws: the ones before it go out first, then the error frame.
+        if (out !== '') {
+          sink(utf8.encode(out))
+          wrote = true
+        }
+      }
+    } else {
+      // One write per read, as the text path makes: the items of a read framed one event each (a
+      // gated pass-through) would otherwise be an enqueue, and a socket write, an event.
+      let first: Uint8Array | null = null
+      let more: Uint8Array[] | null = null
+      try {
+        for (let i = 0; i < items.length; i++) {
+          const bytes = encoder.encode(items[i]!)
+          if (bytes === null) continue
+          if (first === null) first = bytes
+          else {
+            more ??= [first]
+            more.push(bytes)
+          }
+        }
+      } finally {
+        // Also when an item throws: the ones before it go out first, then the error frame.
+        if (first !== null) {
+          sink(more === null ? first : Buffer.concat(more))
+          wrote = true
+        }
+      }
+    }
+  } finally {
+    items.length = 0
+  }
+  return wrote
+}
