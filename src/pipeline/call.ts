@@ -18,7 +18,7 @@
 
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import { maxResponseBytes } from '../providers/body-limit.ts'
-import { abortError, invalidResponse, networkErrorDetail, readText } from '../providers/http.ts'
+import { abortError, invalidResponse, readText } from '../providers/http.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
 import type { CallContext, ProviderAdapter } from '../providers/types.ts'
@@ -27,6 +27,7 @@ import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
 import { summed } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
+import { toGatewayError } from './errors.ts'
 import { gatedItems } from './gated-read.ts'
 import { type ChunkGate, completeWithin } from './output-cut.ts'
 import type { StreamEncoder, StreamOutcome } from './stream/encoder.ts'
@@ -126,7 +127,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   // address (its own words may name them: an in-band error event, a 200 whose body is an error).
   const scrub = (e: GatewayError) => scrubbed(e, ctx.provider)
   const failed = (e: unknown): CallResult => {
-    const error = scrub(asGatewayError(e))
+    const error = scrub(toGatewayError(e, 'upstream'))
     return { ok: false, error, settle: () => finish(error.status, null, error, null) }
   }
   if (!p.stream) {
@@ -320,18 +321,4 @@ function json(body: unknown, headers: Record<string, string>, text = false): Res
     status: 200,
     headers: { ...headers, 'content-type': 'application/json' },
   })
-}
-
-export function asGatewayError(e: unknown): GatewayError {
-  if (e instanceof GatewayError) return e
-  if ((e as Error)?.name === 'AbortError') return abortError(e)
-  // The error's text may name the upstream's URL: it goes to the log only.
-  return new GatewayError(
-    502,
-    'upstream_error',
-    'Upstream call failed; it has been logged with this request id.',
-    {
-      detail: networkErrorDetail(e),
-    },
-  )
 }

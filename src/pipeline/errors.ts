@@ -1,45 +1,51 @@
 /**
  * @module
  * The one converter from whatever was thrown to a `GatewayError`, for every surface (each renders
- * it in its own shape). Unknown errors become a 500 that hides internals and is logged.
+ * it in its own shape). What a value that is not already a `GatewayError` becomes depends on where
+ * it was caught (`Caught`): on the request's own path a store that cannot answer is its 503 and
+ * anything else a 500 that hides internals and is logged; around an upstream call it is the
+ * upstream's failure (502, the detail to the log only: it may name the upstream's URL); inside a
+ * stream already under way, the stream's failure (502).
+ *
+ * @example
+ * toGatewayError(new StoreBusyError(5000), 'request', log, rid).code // 'store_busy'
+ * toGatewayError(new TypeError('fetch failed'), 'upstream').code     // 'upstream_error'
  */
-import { abortError } from '../providers/http.ts'
+import { abortError, networkErrorDetail } from '../providers/http.ts'
+import { storeError } from '../store/errors.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
-import { storeFailure } from './store-errors.ts'
 
-/** `code` is Elysia's error code when the framework raised it (`NOT_FOUND`, `PARSE`, ...). */
-export function toGatewayError(
-  code: string | number,
-  error: unknown,
-  log: Logger,
-  rid: unknown,
-): GatewayError {
+/** Where a thrown value was caught. */
+export type Caught = 'request' | 'upstream' | 'stream'
+
+export function toGatewayError(error: unknown, where: Caught, log?: Logger, rid?: unknown): GatewayError {
   if (error instanceof GatewayError) return error
-  const store = storeFailure(error)
-  if (store) {
-    if (store.code === 'store_unavailable')
-      log.error('store unavailable', { request_id: rid, error: (error as Error).message })
-    return store
-  }
-  switch (code) {
-    case 'NOT_FOUND':
-      return new GatewayError(
-        404,
-        'not_found',
-        'Unknown route. See the README for the API (POST /v1/chat/completions, /v1/messages, /v1/responses, /v1/embeddings; GET /v1/models, /v1/usage).',
-      )
-    case 'PARSE':
-      // A parse hook that refuses (the admin guard) throws a GatewayError, which Elysia wraps.
-      if ((error as Error)?.cause instanceof GatewayError) return (error as Error).cause as GatewayError
-      return new GatewayError(
-        400,
-        'invalid_json',
-        'The request body could not be parsed; send valid JSON with Content-Type: application/json.',
-      )
+  if (where === 'stream')
+    return new GatewayError(
+      502,
+      'upstream_error',
+      'The upstream stream failed unexpectedly. Retry the request.',
+    )
+  if (where === 'request') {
+    const store = storeError(error)
+    if (store) {
+      if (store.code === 'store_unavailable')
+        log?.error('store unavailable', { request_id: rid, error: (error as Error).message })
+      return store
+    }
   }
   if ((error as Error)?.name === 'AbortError') return abortError(error)
-  log.error('unhandled error', { request_id: rid, error: (error as Error)?.stack ?? String(error) })
+  if (where === 'upstream')
+    return new GatewayError(
+      502,
+      'upstream_error',
+      'Upstream call failed; it has been logged with this request id.',
+      {
+        detail: networkErrorDetail(error),
+      },
+    )
+  log?.error('unhandled error', { request_id: rid, error: (error as Error)?.stack ?? String(error) })
   return new GatewayError(500, 'internal_error', 'Internal error; it has been logged with this request id.', {
     type: 'api_error',
   })

@@ -72,7 +72,7 @@ export class Pipeline {
       return await this.run(surface, op, request, server, headers, trace, largeBody)
     } catch (e) {
       const id = this.deps.traffic.of(request)?.id ?? headers['x-request-id']
-      const err = toGatewayError('UNKNOWN', e, this.deps.log, id)
+      const err = toGatewayError(e, 'request', this.deps.log, id)
       trace?.finish({
         status: err.status,
         errorCode: err.code,

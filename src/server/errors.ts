@@ -53,12 +53,34 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
       const err =
         code === 'VALIDATION'
           ? routeValidationError(error)
-          : toGatewayError(code, error, log, traffic?.of(request)?.id ?? set.headers['x-request-id'])
+          : (elysiaError(code, error) ??
+            toGatewayError(error, 'request', log, traffic?.of(request)?.id ?? set.headers['x-request-id']))
       set.status = err.status // read by the metrics hook
       traffic?.refused(request, err)
       const headers = set.headers as Record<string, string>
       return anthropicStyle(request) ? messagesErrorResponse(err, headers) : errorResponse(err, headers)
     })
+}
+
+/** Elysia's own refusals: an unknown route (404), a body it could not parse (400). */
+function elysiaError(code: string | number, error: unknown): GatewayError | null {
+  switch (code) {
+    case 'NOT_FOUND':
+      return new GatewayError(
+        404,
+        'not_found',
+        'Unknown route. See the README for the API (POST /v1/chat/completions, /v1/messages, /v1/responses, /v1/embeddings; GET /v1/models, /v1/usage).',
+      )
+    case 'PARSE':
+      // A parse hook that refuses (the admin guard) throws a GatewayError, which Elysia wraps.
+      if ((error as Error)?.cause instanceof GatewayError) return (error as Error).cause as GatewayError
+      return new GatewayError(
+        400,
+        'invalid_json',
+        'The request body could not be parsed; send valid JSON with Content-Type: application/json.',
+      )
+  }
+  return null
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * @module
  * Store failures every backend reports the same way, so the server turns them into one
- * response each whatever the engine (`toGatewayError`): 503 `store_busy` (the lock stayed taken
+ * response each whatever the engine (`storeError`): 503 `store_busy` (the lock stayed taken
  * past the caller's deadline) and 503 `store_unavailable` (disk full, I/O error, database file
  * gone). Each engine's own errors are mapped onto these by a table of rules (`unavailableBy`).
  */
@@ -64,9 +64,9 @@ const UNAVAILABLE_RETRY_S = 30
  * the disk is full or the database is unusable. Both carry `retry-after`; neither is the
  * client's fault.
  * @example
- * toGatewayError(new StoreBusyError(5000))?.code // 'store_busy'
+ * storeError(new StoreBusyError(5000))?.code // 'store_busy'
  */
-export function toGatewayError(err: unknown): GatewayError | null {
+export function storeError(err: unknown): GatewayError | null {
   if (err instanceof StoreBusyError)
     return new GatewayError(
       503,

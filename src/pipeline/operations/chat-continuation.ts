@@ -8,8 +8,9 @@
 import { outputTokenCount, prepareOutputCount } from '../../limits/output-count.ts'
 import { type AttemptPlan, classify } from '../../providers/resilience/index.ts'
 import { type ContextFor, failureFacts } from '../attempts.ts'
-import { asGatewayError, type Rescue } from '../call.ts'
+import type { Rescue } from '../call.ts'
 import { Continuation } from '../continuation.ts'
+import { toGatewayError } from '../errors.ts'
 import { capRequest, continuationAllowance } from '../output-cap.ts'
 import type { ChatCall, Route } from './chat-routes.ts'
 
@@ -83,7 +84,7 @@ export function rescueFor<View>(
         }
         return source
       } catch (e) {
-        const err = asGatewayError(e)
+        const err = toGatewayError(e, 'upstream')
         metrics.upstreamAttempt(provider.prefix, route.entry.model.name, classify(failureFacts(err)))
         throw err
       }

@@ -20,7 +20,8 @@ import type { Resilience } from '../../providers/resilience/index.ts'
 import type { ProviderAdapter } from '../../providers/types.ts'
 import { GatewayError } from '../../util/errors.ts'
 import type { OperationAttempt, Targeted } from '../attempts.ts'
-import { asGatewayError, type Finish } from '../call.ts'
+import type { Finish } from '../call.ts'
+import { toGatewayError } from '../errors.ts'
 import type { AdmittedOperation } from '../operation.ts'
 import type { EmbeddingsSurface, EncodeContext, ForwardRequest } from '../surface.ts'
 
@@ -145,7 +146,7 @@ export function embeddingsAttempt<View>(
       })
       return { ok: true, response }
     } catch (e) {
-      const error = asGatewayError(e)
+      const error = toGatewayError(e, 'upstream')
       return { ok: false, error, settle: () => finish(error.status, null, error, null) }
     }
   }

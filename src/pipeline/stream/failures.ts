@@ -1,7 +1,7 @@
 /**
  * @module
- * How the stream writer words the ways a stream fails: the client gone, no first token in time,
- * and a source's failure that is not already a `GatewayError`.
+ * How the stream writer words the ways a stream fails: the client gone, no first token in time
+ * (a failure not already a `GatewayError` becomes the stream's: `toGatewayError(e, 'stream')`, errors.ts).
  */
 import { withFacts } from '../../providers/failure-facts.ts'
 import { abortError } from '../../providers/http.ts'
@@ -16,13 +16,4 @@ export function firstTokenTimeout(label: string, ms: number): GatewayError {
     `Upstream '${label}' sent no content within ${ms} ms.`,
   )
   return withFacts(err, { transport: 'no_first_token' })
-}
-
-export function asStreamFailure(err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err
-  return new GatewayError(
-    502,
-    'upstream_error',
-    'The upstream stream failed unexpectedly. Retry the request.',
-  )
 }

@@ -24,8 +24,9 @@ import type { UnderlyingSource } from 'bun'
 import { isStreamPlan } from '../../providers/stream-plan.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { realScheduler, type Scheduler, type Timer } from '../../util/scheduler.ts'
+import { toGatewayError } from '../errors.ts'
 import { outcomeOf, type StreamEncoder } from './encoder.ts'
-import { asStreamFailure, clientClosed, firstTokenTimeout } from './failures.ts'
+import { clientClosed, firstTokenTimeout } from './failures.ts'
 import { encodeItems, gateItems } from './items.ts'
 import { SourceReader } from './source.ts'
 import type { StreamSource, WriteStreamOptions, WriteStreamResult } from './types.ts'
@@ -344,7 +345,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
 
   /** The source's failure as the client may see it. */
   private sourceFailure(err: unknown): GatewayError {
-    const error = asStreamFailure(err)
+    const error = toGatewayError(err, 'stream')
     return this.opts.scrub ? this.opts.scrub(error) : error
   }
 
@@ -373,7 +374,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   /** The server stops waiting: end with an error event (if the body has started), cancel upstream. */
   private cut(): Promise<void> {
     if (this.finished) return Promise.resolve()
-    const error = asStreamFailure(this.opts.stop?.reason)
+    const error = toGatewayError(this.opts.stop?.reason, 'stream')
     this.cutError = error
     const cancelled = this.finish(error, false, error)
     if (this.controller) {
