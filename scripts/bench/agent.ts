@@ -65,7 +65,10 @@ function conversation(seed: number): string[] {
 }
 
 export async function runAgent(ctx: Ctx, rounds: number, binary: boolean): Promise<AgentResult> {
-  const key: Record<Route, string> = { plain: ctx.gw.key, metered: await meteredKey(ctx.gw, ctx.dir, binary) }
+  const key: Record<Route, string> = {
+    plain: ctx.gw.key,
+    metered: await meteredKey(ctx.gw, ctx.dir, binary, 'bench-agent'),
+  }
   const out: AgentResult = {
     cpuUs: { plain: [], metered: [] },
     healthzP99Ms: { plain: [], metered: [] },

@@ -35,11 +35,17 @@ interface Side {
 }
 
 /** A metered account and key on `gw` (through its CLI and database); the key's requests count as admitted. */
-export async function meteredKey(gw: Gateway, dir: string, binary: boolean): Promise<string> {
+export async function meteredKey(
+  gw: Gateway,
+  dir: string,
+  binary: boolean,
+  /** One account per row that asks (the agent row runs on the gateway the tokens row used). */
+  account = 'bench-metered',
+): Promise<string> {
   const common = ['--config', join(dir, 'switchyard.yaml'), '--db', gw.dbPath, '--json']
   const cli = gatewayCli(binary)
-  await cliJson([...cli, 'accounts', 'create', 'bench-metered', '--plan', 'metered', ...common])
-  const { key } = (await cliJson([...cli, 'keys', 'create', 'bench-metered', ...common])) as { key: string }
+  await cliJson([...cli, 'accounts', 'create', account, '--plan', 'metered', ...common])
+  const { key } = (await cliJson([...cli, 'keys', 'create', account, ...common])) as { key: string }
   gw.keys.push(key)
   return key
 }
