@@ -20,7 +20,9 @@ const PRICES: Record<string, { input: number; output: number }> = {
   pf: { input: 1, output: 2 },
 }
 const FEATURES = ['streaming', 'system_messages']
-const TIMEOUTS = { first_byte_ms: 2_000, first_token_ms: 2_000, idle_ms: 300, total_ms: 20_000 }
+// Cuts are socket errors, never stalls: the idle timeout only guards, so it is wide enough that a
+// loaded machine's pause (under --parallel) is not taken for a stalled stream and retried.
+const TIMEOUTS = { first_byte_ms: 2_000, first_token_ms: 2_000, idle_ms: 2_000, total_ms: 20_000 }
 
 let up: BillingUpstream
 let gw: TestGateway
