@@ -43,36 +43,39 @@ export class PgCharges {
       const shift = row.scope === 'account' ? 0 : 2
       const code = PERIOD_CODE[period]
       const key = row.scope === 'key' ? keyId : null
-      const [[r], [h]] = await Promise.all([
-        sql`
-          SELECT micros FROM spend
-          WHERE scope = ${scopeKey(row, accountId, keyId)} AND period = ${period} AND start = ${p.start}`,
-        // The period's reservations in flight (requests_unsettled, migrations-v10.ts).
-        sql`
-          SELECT COALESCE(SUM(charge_micros), 0) AS n FROM requests
-          WHERE NOT settled AND created_at >= ${p.start} AND account_id = ${accountId}
-            AND ((budgets >> ${shift}) & 3) = ${code} AND (${key}::TEXT IS NULL OR key_id = ${key})`,
-      ])
-      return rowState(row, r ? num(r.micros) : 0, null, p.resetsAt, h ? num(h.n) : 0)
+      // One statement, one snapshot: read apart, a settlement landing between the two reads showed
+      // the hold both in the spend (charged at admission) and as gone (spent = the whole hold).
+      const [r] = await sql`
+        SELECT
+          (SELECT micros FROM spend
+           WHERE scope = ${scopeKey(row, accountId, keyId)} AND period = ${period} AND start = ${p.start}) AS micros,
+          -- The period's reservations in flight (requests_unsettled, migrations-v10.ts).
+          (SELECT COALESCE(SUM(charge_micros), 0) FROM requests
+           WHERE NOT settled AND created_at >= ${p.start} AND account_id = ${accountId}
+             AND ((budgets >> ${shift}) & 3) = ${code} AND (${key}::TEXT IS NULL OR key_id = ${key})) AS n`
+      return rowState(row, r?.micros != null ? num(r.micros) : 0, null, p.resetsAt, r ? num(r.n) : 0)
     }
     const span = row.window === 'minute' ? this.spans.minuteMs : this.spans.dayMs
     const key = row.scope === 'key' ? keyId : null
-    const [r] =
-      row.resource === 'requests'
-        ? await sql`
-            SELECT COUNT(*) AS n, MIN(created_at) AS first FROM requests
-            WHERE account_id = ${accountId} AND created_at > ${now - span}
-              AND (${key}::TEXT IS NULL OR key_id = ${key})`
-        : await tokensQuery(sql, accountId, key, now - span)
-    const used = r ? num(r.n) : 0
-    if (row.resource === 'requests' || used === 0)
-      return rowState(row, used, r ? numOrNull(r.first) : null, span)
-    // What reservations in flight hold of it (requests_unsettled: the few rows not settled yet).
-    const [h] = await sql`
-      SELECT COALESCE(SUM(tokens), 0) AS n FROM requests
-      WHERE NOT settled AND created_at > ${now - span} AND account_id = ${accountId} AND tokens > 0
+    if (row.resource === 'requests') {
+      const [r] = await sql`
+        SELECT COUNT(*) AS n, MIN(created_at) AS first FROM requests
+        WHERE account_id = ${accountId} AND created_at > ${now - span}
+          AND (${key}::TEXT IS NULL OR key_id = ${key})`
+      return rowState(row, r ? num(r.n) : 0, r ? numOrNull(r.first) : null, span)
+    }
+    // The window's tokens and what reservations in flight hold of them, in one statement (one
+    // snapshot): read apart, a settlement landing between the two reads showed the whole hold as
+    // used and nothing held.
+    const [r] = await sql`
+      SELECT COALESCE(SUM(tokens), 0) AS n, MIN(created_at) AS first,
+        COALESCE(SUM(tokens) FILTER (WHERE NOT settled), 0) AS held
+      FROM requests
+      WHERE account_id = ${accountId} AND created_at > ${now - span} AND tokens > 0
         AND (${key}::TEXT IS NULL OR key_id = ${key})`
-    return rowState(row, used, r ? numOrNull(r.first) : null, span, h ? num(h.n) : 0)
+    const used = r ? num(r.n) : 0
+    if (used === 0) return rowState(row, 0, r ? numOrNull(r.first) : null, span)
+    return rowState(row, used, r ? numOrNull(r.first) : null, span, num(r!.held))
   }
 }
 
