@@ -18,6 +18,7 @@
  * pool.rest(key.index, 2_000)                    // a 429 `retry-after: 2`: a wait a request may take
  */
 import type { Clock } from '../../util/clock.ts'
+import { SmoothRoundRobin } from '../../util/smooth-round-robin.ts'
 
 export interface KeySpec {
   apiKey: string
@@ -36,8 +37,8 @@ export interface PoolKey extends Readonly<KeySpec> {
 
 export class KeyPool {
   readonly keys: readonly PoolKey[]
-  /** Smooth weighted round-robin's running weights. */
-  private readonly current: number[]
+  /** Smooth weighted round-robin over the keys' weights (util/smooth-round-robin.ts). */
+  private readonly order: SmoothRoundRobin
   /** Epoch ms until which each key rests; 0 when it does not. */
   private readonly restUntil: number[]
   /** Why each key rests: a rate limit (its end may be waited for) or a cooldown (it may not). */
@@ -49,7 +50,7 @@ export class KeyPool {
   ) {
     if (specs.length === 0) throw new Error('a key pool needs at least one key')
     this.keys = specs.map((s, index) => Object.freeze({ ...s, weight: Math.max(1, s.weight), index }))
-    this.current = specs.map(() => 0)
+    this.order = new SmoothRoundRobin(this.keys.map((k) => k.weight))
     this.restUntil = specs.map(() => 0)
     this.restFor = specs.map(() => 'rate_limit')
   }
@@ -60,18 +61,8 @@ export class KeyPool {
    */
   pick(exclude?: ReadonlySet<number>): PoolKey | null {
     const now = this.clock.now()
-    let best = -1
-    let total = 0
-    for (const key of this.keys) {
-      const i = key.index
-      if (exclude?.has(i) || this.restUntil[i]! > now) continue
-      this.current[i]! += key.weight
-      total += key.weight
-      if (best === -1 || this.current[i]! > this.current[best]!) best = i
-    }
-    if (best === -1) return null
-    this.current[best]! -= total
-    return this.keys[best]!
+    const best = this.order.pick((i) => !exclude?.has(i) && this.restUntil[i]! <= now)
+    return best === null ? null : this.keys[best]!
   }
 
   /** Key `index` sits out for `ms` from now, for `reason` (a longer rest already set is kept, with its reason). */
