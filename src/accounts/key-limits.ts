@@ -19,6 +19,7 @@
  * applyPatch(NO_LIMITS, { tpm: 5000, budget: { usd: 2, period: 'day' } })
  * // → { rpm: null, rpd: null, tpm: 5000, tpd: null, budgetMicros: 2000000, budgetPeriod: 'day', models: null }
  */
+import { reachable } from '../catalogue/reach.ts'
 import { Catalogue, planAllows } from '../catalogue/routing.ts'
 import type { Config, PlanConfig } from '../config/index.ts'
 import {
@@ -171,7 +172,7 @@ export function checkWithinPlan(
   limits: KeyLimits,
   planName: string,
   plan: PlanConfig | null,
-  config: Pick<Config, 'providers'>,
+  config: Pick<Config, 'providers'> & Partial<Pick<Config, 'aliases'>>,
   prefix = '',
 ): void {
   if (!plan) return
@@ -196,13 +197,19 @@ export function checkWithinPlan(
     }
   }
   if (limits.models) {
-    const catalogue = new Catalogue(config.providers)
-    const known = new Map(catalogue.list().map((e) => [e.id, e] as const))
+    const catalogue = new Catalogue(config.providers, config.aliases ?? [])
     for (const id of limits.models) {
-      const entry = known.get(id)
-      if (!entry)
+      // A model or an exact alias (DESIGN §13: keys allow an alias by its id), within the plan.
+      const entry = catalogue.model(id)
+      const alias = entry ? undefined : catalogue.aliases.exact().find((a) => a.id === id)
+      if (!entry && !alias)
         throw invalidValue(`${prefix}models`, `no model '${id}' (see GET /v1/models or switchyard models)`)
-      if (!planAllows(plan.models, id, entry.model))
+      const routed = {
+        named: id,
+        alias: alias ?? null,
+        members: entry ? [entry] : alias!.pool.members.map((m) => m.entry),
+      }
+      if (!reachable(routed, (target, tier) => planAllows(plan.models, target, { tier })).length)
         throw invalidValue(`${prefix}models`, `'${id}' is not in the account's plan '${planName}'`)
     }
   }

@@ -55,7 +55,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     alerts,
     metrics,
     traffic: new Traffic(metrics, log, config.logging.access),
-    catalogue: new Catalogue(config.providers),
+    catalogue: new Catalogue(config.providers, config.aliases),
     adapters,
     resilience,
     adminThrottle: new AuthThrottle(clock),

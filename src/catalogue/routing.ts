@@ -5,17 +5,31 @@
  * may itself contain `/` (`openrouter/meta-llama/llama-3-70b`). Ids are case-sensitive.
  *
  * @example
- * const catalogue = new Catalogue(config.providers)
+ * const catalogue = new Catalogue(config.providers, config.aliases)
  * const { provider, model, id } = catalogue.resolve('openai/gpt-4o-mini')
  * planAllows(['tier:free', 'demo/*'], id, model)
+ * catalogue.route('team/coder').members // a virtual model's pick, then its other members
  */
+
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
+import type { AliasConfig } from '../config/schema-aliases.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
+import { type Alias, Aliases } from './aliases.ts'
 
 export interface ModelId {
   prefix: string
   name: string
+}
+
+/** What a request's model id names, and the models that may answer it. */
+export interface Routed {
+  /** The id the request named. */
+  named: string
+  /** The alias it named (exact or pattern); null when it named a model. */
+  alias: Alias | null
+  /** The models, in the order to try: a pool's pick first, then its other members by weight. */
+  members: CatalogueEntry[]
 }
 
 export interface CatalogueEntry {
@@ -57,9 +71,13 @@ export class Catalogue {
   readonly #entries: CatalogueEntry[] = []
   /** Unprefixed name → the first id with that name, to suggest a fix for a missing prefix. */
   readonly #byName = new Map<string, string>()
+  readonly aliases: Aliases
 
-  /** Throws a plain `Error` on a duplicate prefix or model name: that is a broken config, not a request. */
-  constructor(providers: readonly ProviderConfig[]) {
+  /**
+   * Throws a plain `Error` on a duplicate prefix or model name, or an alias leading to no model:
+   * that is a broken config (the config checks refuse it first), not a request.
+   */
+  constructor(providers: readonly ProviderConfig[], aliases: readonly AliasConfig[] = []) {
     for (const provider of providers) {
       if (this.#byPrefix.has(provider.prefix))
         throw new Error(`duplicate provider prefix "${provider.prefix}"`)
@@ -74,10 +92,29 @@ export class Catalogue {
         if (!this.#byName.has(model.name)) this.#byName.set(model.name, id)
       }
     }
+    this.aliases = new Aliases(aliases, (id) => this.model(id))
+  }
+
+  /** The model with this id, if one is configured (aliases not looked up). */
+  model(id: string): CatalogueEntry | undefined {
+    const parts = splitModelId(id)
+    return parts ? this.#byPrefix.get(parts.prefix)?.get(parts.name) : undefined
   }
 
   /**
-   * The provider and model for a client's model id.
+   * What a request's model id names (DESIGN §13): a model, else an exact alias, else the longest
+   * pattern it matches; a virtual model's members in this request's order. Errors as `resolve`.
+   */
+  route(id: string): Routed {
+    const entry = this.model(id)
+    if (entry) return { named: id, alias: null, members: [entry] }
+    const alias = this.aliases.find(id)
+    if (alias) return { named: id, alias, members: alias.pool.pick() }
+    return { named: id, alias: null, members: [this.resolve(id)] }
+  }
+
+  /**
+   * The provider and model for a model id (no alias).
    * 400 `invalid_model` for an id without a prefix, 404 `model_not_found` for an unknown one.
    */
   resolve(id: string): CatalogueEntry {
@@ -106,10 +143,15 @@ export class Catalogue {
 }
 
 /**
- * Whether a plan's `models` patterns admit a model: `*` (everything), `tier:NAME` (models whose
- * `tier` is NAME), `prefix/*` (every model of a provider), or an exact id. No other wildcards.
+ * Whether a plan's `models` patterns admit a model or an alias: `*` (everything), `tier:NAME`
+ * (models whose `tier` is NAME; an alias whose targets all are), `prefix/*` (every model or alias
+ * of that prefix), or an exact id. No other wildcards.
  */
-export function planAllows(patterns: readonly string[], id: string, model: ModelConfig): boolean {
+export function planAllows(
+  patterns: readonly string[],
+  id: string,
+  model: Pick<ModelConfig, 'tier'>,
+): boolean {
   for (const pattern of patterns) {
     if (pattern === '*' || pattern === id) return true
     if (pattern.startsWith('tier:')) {

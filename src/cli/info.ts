@@ -69,7 +69,7 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
 export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'models', words: 1 })
   const config = await loadConfig(p, io, { secrets: false })
-  const list = modelEntries(new Catalogue(config.providers), Math.floor(Date.now() / 1000))
+  const list = modelEntries(new Catalogue(config.providers, config.aliases), Math.floor(Date.now() / 1000))
   new Output(io, p.flags.json === true).result({ object: 'list', data: list }, () =>
     table(
       list.map((m) => ({ ...m, price: priceText(m) })),

@@ -11,6 +11,7 @@
  * // problems: [{ path: '/default_plan', message: "plan 'gold' is not defined under plans" }]
  */
 import { microUnits } from '../util/micro-units.ts'
+import { type AliasNames, checkAliases, type Prefixes } from './check-aliases.ts'
 import { checkResilience } from './check-resilience.ts'
 import { entries, type Intact, isMap, list, type Problem, step } from './intact.ts'
 import { KIND_LIMITS, KIND_TEMPERATURE } from './kind-limits.ts'
@@ -39,7 +40,8 @@ export function crossCheck(raw: RawConfig, problems: Problem[], secrets: boolean
       message: 'Redis admissions need a shared database for usage: set database.url (PostgreSQL)',
     })
   }
-  checkPlans(raw, problems, prefixes, intact)
+  const aliases = checkAliases(raw, problems, prefixes, intact)
+  checkPlans(raw, problems, prefixes, aliases, intact)
   checkWebhooks(raw, problems, intact)
 }
 
@@ -91,12 +93,6 @@ function checkMetricsToken(token: string | undefined, problems: Problem[]): void
     })
   }
 }
-
-/**
- * Each prefix the file names (valid or not) → its models' names, or null where its model list is
- * not intact (a plan's reference to it is then not judged).
- */
-type Prefixes = Map<string, Set<string> | null>
 
 /** Checks every provider and its models; returns the prefixes the file names and their models. */
 function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, intact: Intact): Prefixes {
@@ -181,7 +177,13 @@ function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, i
   return prefixes
 }
 
-function checkPlans(raw: RawConfig, problems: Problem[], prefixes: Prefixes, intact: Intact): void {
+function checkPlans(
+  raw: RawConfig,
+  problems: Problem[],
+  prefixes: Prefixes,
+  aliases: AliasNames,
+  intact: Intact,
+): void {
   const plans = entries(raw.plans)
   const defined = new Set(plans.map(([name]) => name))
   if (intact('/default_plan') && isMap(raw.plans) && !defined.has(raw.default_plan)) {
@@ -208,7 +210,7 @@ function checkPlans(raw: RawConfig, problems: Problem[], prefixes: Prefixes, int
     }
     if (!intact(`${at}/models`)) continue
     plan.models.forEach((pattern, i) => {
-      if (pattern === '*' || pattern.startsWith('tier:')) return
+      if (pattern === '*' || pattern.startsWith('tier:') || aliases.ids.has(pattern)) return
       const slash = pattern.indexOf('/')
       const prefix = slash > 0 ? pattern.slice(0, slash) : ''
       if (!prefix || slash === pattern.length - 1) {
@@ -217,7 +219,10 @@ function checkPlans(raw: RawConfig, problems: Problem[], prefixes: Prefixes, int
           message: `'${pattern}' is not 'prefix/name', 'prefix/*', 'tier:NAME' or '*'`,
         })
       } else if (!prefixes.has(prefix)) {
-        problems.push({ path: `${at}/models/${i}`, message: `no provider has prefix '${prefix}'` })
+        // `team/*` names every alias of that prefix; any other id there would be an alias's.
+        if (aliases.prefixes.has(prefix) && pattern === `${prefix}/*`) return
+        const or = aliases.prefixes.has(prefix) ? ` and no alias has the id '${pattern}'` : ''
+        problems.push({ path: `${at}/models/${i}`, message: `no provider has prefix '${prefix}'${or}` })
       } else {
         // A mistyped model id would leave the plan without the model, every request to it a 403.
         const name = pattern.slice(slash + 1)

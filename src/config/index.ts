@@ -9,6 +9,7 @@ export {
   type SuspensionPolicy,
 } from './load.ts'
 export * from './schema.ts'
+export * from './schema-aliases.ts'
 export * from './schema-providers.ts'
 export * from './schema-signals.ts'
 export { MAX_DAYS, MAX_TIMER_MS } from './schema-units.ts'

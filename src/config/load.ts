@@ -9,6 +9,7 @@ import { intactExcept } from './intact.ts'
 import { interpolate } from './interpolate.ts'
 import { resolveModel } from './models.ts'
 import { ConfigSchema, type PlanConfig, type ProviderConfig, type RawConfig } from './schema.ts'
+import type { AliasConfig } from './schema-aliases.ts'
 import { schemaProblems } from './schema-problems.ts'
 import { type AlertsConfig, resolveAlerts, resolveTelemetry, type TelemetryConfig } from './signals.ts'
 import { readYaml } from './yaml.ts'
@@ -59,6 +60,8 @@ export interface Config {
   alerts: AlertsConfig
   telemetry: TelemetryConfig
   providers: ProviderConfig[]
+  /** Names for models (DESIGN §13), as written; checked against the providers' models. */
+  aliases: AliasConfig[]
   /** By name, without a prototype: a name a client sends (`constructor`) finds no plan it did not define. */
   plans: Record<string, PlanConfig>
   defaultPlan: string
@@ -219,6 +222,7 @@ function resolve(raw: RawConfig, source: string): Omit<Config, 'telemetry'> {
       reservationTtlMs: (raw.limits?.reservation_ttl_s ?? 3600) * 1000,
     },
     providers: raw.providers.map((p) => ({ ...p, models: p.models.map((m) => resolveModel(m, p.kind)) })),
+    aliases: raw.aliases ?? [],
     plans: Object.assign(Object.create(null), raw.plans),
     defaultPlan: raw.default_plan,
     alerts: resolveAlerts(raw),

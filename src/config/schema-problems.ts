@@ -51,6 +51,9 @@ function unionProblems(e: ValueError, base: string): SchemaProblem[] {
   const branches = (e.schema.anyOf as TSchema[]).flatMap((b) => (b.anyOf ? (b.anyOf as TSchema[]) : [b]))
   const mappings = branches.filter((b) => b.type === 'object')
   if (mappings.length === 1 && isMap(e.value)) return schemaProblems(mappings[0]!, e.value, base + e.path)
+  // Likewise a list where one branch is a list (an alias's pool): each item's problems at its path.
+  const lists = branches.filter((b) => b.type === 'array')
+  if (lists.length === 1 && Array.isArray(e.value)) return schemaProblems(lists[0]!, e.value, base + e.path)
   const literals = branches.every((b) => b.const !== undefined)
   const message = literals
     ? `must be one of ${branches.map((b) => String(b.const)).join(', ')} (got ${shown(e.value)})`

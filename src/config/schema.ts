@@ -7,6 +7,7 @@
  */
 import { type Static, Type as T, type TOptional } from '@sinclair/typebox'
 import { LIMIT_SETTINGS } from './limit-settings.ts'
+import { AliasSchema } from './schema-aliases.ts'
 import {
   BudgetSchema,
   type Feature,
@@ -198,6 +199,8 @@ export const ConfigSchema = T.Object(
     /** OpenTelemetry traces over OTLP/HTTP (DESIGN §15). */
     telemetry: T.Optional(TelemetrySchema),
     providers: T.Array(ProviderSchema, { minItems: 1 }),
+    /** Names for models: exact ids, patterns, virtual models (schema-aliases.ts, DESIGN §13). */
+    aliases: T.Optional(T.Array(AliasSchema)),
     plans: NamedMap('plan name', '^[A-Za-z0-9._-]+$', "letters, digits, '.', '_' and '-' only", PlanSchema),
     default_plan: T.String({ minLength: 1 }),
   },

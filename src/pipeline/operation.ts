@@ -12,7 +12,7 @@
  * const op = operationOf(surface)
  * if (op.admitted === false) return op.answer(req)
  * const checked = op.check(req)
- * const routes = op.routes(req, checked, allowed)
+ * const routes = op.routes(req, checked, fallbacks)
  * // … charge, admit …
  * return callWithAttempts({ ...run, ...(await op.attempt(req, routes, admitted)) })
  */
@@ -80,8 +80,11 @@ export interface AdmittedOperation<View, S extends Surface<View>, Checked, R ext
   readonly admitted?: true
   /** Before admission: every 400 here leaves the request uncounted (but counted toward a suspension). */
   check(req: Prepared<View, S>): Checked
-  /** The model's route, then one per fallback the request fits (`allowed`: the plan and key reach it). */
-  routes(req: Prepared<View, S>, checked: Checked, allowed: (entry: CatalogueEntry) => boolean): R[]
+  /**
+   * The model's route, then one per fallback the request fits, of `fallbacks` (in order: a virtual
+   * model's other members, then the configured fallbacks the plan and the key reach).
+   */
+  routes(req: Prepared<View, S>, checked: Checked, fallbacks: readonly CatalogueEntry[]): R[]
   /** The body the charge reads (the output cap asked, the input to bound). */
   charged(req: Prepared<View, S>): unknown
   /** After admission: the routes as sent (with the output cap), one attempt on a route, the rescue. */

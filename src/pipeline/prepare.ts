@@ -5,8 +5,10 @@
  * (or among the operation's checks) is counted.
  */
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
-import { assertKeyReaches } from '../catalogue/key-reach.ts'
-import { assertPlanAllows, type CatalogueEntry } from '../catalogue/routing.ts'
+import { keyReaches } from '../catalogue/key-reach.ts'
+import { reachable } from '../catalogue/reach.ts'
+import { type CatalogueEntry, notInPlan, planAllows } from '../catalogue/routing.ts'
+import { modelNotAllowedError } from '../limits/refusals.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -18,8 +20,10 @@ import type { Decoded, SurfaceCore } from './surface.ts'
 
 /**
  * The steps every keyed request shares, also for requests that are not admitted (count_tokens):
- * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404) → the
- * model answers the operation (400 naming `model`) → plan (403).
+ * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404: a model, an
+ * alias, a pattern) → the model answers the operation (400 naming `model`) → plan and key (403).
+ * `members`: the models that may answer, in the order to try (a virtual model's pick first);
+ * those that cannot answer the operation or that the plan or key does not reach are left out.
  */
 export async function prepare<View>(
   deps: PipelineDeps,
@@ -30,7 +34,7 @@ export async function prepare<View>(
   headers: Record<string, string>,
   ex: Exchange,
   largeBody: { counted: number },
-): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; entry: CatalogueEntry }> {
+): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; members: CatalogueEntry[] }> {
   const auth = await authenticateToken(deps, surface.credential(request.headers))
   ex.account = auth.account.name
   ex.keyPrefix = auth.key.prefix
@@ -46,15 +50,32 @@ export async function prepare<View>(
     largeBody.counted = largeBodies.read(text.length)
     // readBodyText held the text to the JSON structural limits while reading it.
     const decoded = surface.decode(text, true)
-    const entry = deps.catalogue.resolve(decoded.model)
-    ex.model = entry.id
+    const routed = deps.catalogue.route(decoded.model)
+    const first = routed.members[0]!
+    ex.model = first.id
     ex.stream = decoded.stream
-    checkModelServes(entry.model, surface.operation, entry.id)
-    assertPlanAllows({ name: auth.plan.name, models: auth.plan.plan!.models }, entry.id, entry.model)
-    assertKeyReaches(auth.key.limits?.models, entry.id)
-    return { auth, text, decoded, entry }
+    // A pool's member of the other type is skipped; with none left, the first one's refusal.
+    routed.members = routed.members.filter((m) => serves(m, surface.operation))
+    if (!routed.members.length) checkModelServes(first.model, surface.operation, first.id)
+    const plan = auth.plan.plan!.models
+    const inPlan = reachable(routed, (id, tier) => planAllows(plan, id, { tier }))
+    if (!inPlan.length) throw notInPlan(routed.named, auth.plan.name)
+    const keyList = auth.key.limits?.models
+    const byKey = keyList ? reachable(routed, (id) => keyReaches(keyList, id)) : inPlan
+    const members = inPlan.filter((m) => byKey.includes(m))
+    if (!members.length) throw modelNotAllowedError(routed.named, [...keyList!])
+    return { auth, text, decoded, members }
   } catch (e) {
     throw await refusedBefore(deps, admitted, auth, headers, e, surface)
+  }
+}
+
+function serves(entry: CatalogueEntry, operation: Parameters<typeof checkModelServes>[1]): boolean {
+  try {
+    checkModelServes(entry.model, operation, entry.id)
+    return true
+  } catch {
+    return false
   }
 }
 

@@ -15,6 +15,7 @@
  */
 
 import { keyReaches } from '../catalogue/key-reach.ts'
+import { fallbacksOf } from '../catalogue/reach.ts'
 import { type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
 import { suspensionPolicy } from '../limits/index.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
@@ -32,6 +33,26 @@ import type { PipelineOperation, Prepared } from './operation.ts'
 import { operationOf } from './operations/index.ts'
 import { exchangeOf, prepare, refusedBefore } from './prepare.ts'
 import type { Surface } from './surface.ts'
+
+/**
+ * The first of a request's models (a virtual model's members, in order) whose checks the request
+ * passes, with what they chose: a member that cannot serve the request (its features, its limits)
+ * is skipped, not failed (DESIGN §13). With none passing, the first one's refusal.
+ */
+function firstChecked(
+  op: Extract<PipelineOperation, { check: unknown }>,
+  reqs: Prepared<unknown>[],
+): [Prepared<unknown>, unknown] {
+  let refusal: unknown
+  for (const req of reqs) {
+    try {
+      return [req, op.check(req)]
+    } catch (e) {
+      refusal ??= e
+    }
+  }
+  throw refusal
+}
 
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
 export interface ServerHandle {
@@ -115,49 +136,59 @@ export class Pipeline {
     const ex = exchangeOf(deps, request, headers)
     const admitted = op.admitted !== false
     const prepared = await prepare(deps, this.largeBodies, surface, admitted, request, headers, ex, largeBody)
-    const { auth, text, decoded, entry } = prepared
-    trace?.routed({
-      model: entry.id,
-      providerKind: entry.provider.kind,
-      account: auth.account.name,
-      keyId: auth.key.id,
-      surface: surface.name,
-      // Ours, as the access log keys the request (the request log's gateway_id); a client's beside it.
-      requestId: ex.id,
-      clientRequestId: ex.clientId,
-    })
-    const adapter = deps.adapters.get(entry.provider.prefix)!
+    const { auth, text, decoded, members } = prepared
     // Ours, never the client's x-request-id (it may repeat): usage and the answer's ids are made from it.
-    const req: Prepared<unknown> = {
+    const reqOf = (entry: CatalogueEntry): Prepared<unknown> => ({
+      auth,
+      text,
+      decoded,
       deps,
       surface,
       request,
       headers,
-      auth,
-      text,
-      decoded,
       entry,
-      adapter,
+      adapter: deps.adapters.get(entry.provider.prefix)!,
       requestId: ex.id,
       ex,
       trace,
       started,
       calls: this,
-    }
+    })
+    const routed = (req: Prepared<unknown>) =>
+      trace?.routed({
+        model: req.entry.id,
+        providerKind: req.entry.provider.kind,
+        account: auth.account.name,
+        keyId: auth.key.id,
+        surface: surface.name,
+        // Ours, as the access log keys the request (the request log's gateway_id); a client's beside it.
+        requestId: ex.id,
+        clientRequestId: ex.clientId,
+      })
     // Not admitted: no limits spent, no usage recorded (count_tokens).
-    if (op.admitted === false) return op.answer(req)
+    if (op.admitted === false) {
+      const only = reqOf(members[0]!)
+      routed(only)
+      return op.answer(only)
+    }
     const plan = auth.plan.plan!
     // A fallback the plan or the key's model list does not reach is left out of the routes.
     const keyModels = auth.key.limits?.models
     const allowed = (fb: CatalogueEntry) =>
       planAllows(plan.models, fb.id, fb.model) && keyReaches(keyModels, fb.id)
+    let req: Prepared<unknown>
     let routes: Targeted[]
     let charging: ChargePlan
     try {
-      routes = op.routes(req, op.check(req), allowed)
+      const [first, checked] = firstChecked(op, members.map(reqOf))
+      req = first
+      ex.model = req.entry.id
+      routed(req)
+      const fallbacks = fallbacksOf(req.entry, members, (id) => deps.catalogue.model(id), allowed)
+      routes = op.routes(req, checked, fallbacks)
       charging = await planCharge(
         auth,
-        entry,
+        req.entry,
         op.charged(req),
         routes.map((r) => r.entry),
         surface.inputParam,
@@ -165,6 +196,7 @@ export class Pipeline {
     } catch (e) {
       throw await refusedBefore(deps, true, auth, headers, e, surface)
     }
+    const { entry } = req
     let now = deps.clock.now()
     const charge = charging.charge
     // A refusal while this account's settlements wait for the usage flush is tried again after it.

@@ -32,26 +32,23 @@ export function forwardFor<View>(
 }
 
 /**
- * The primary's route, then one per fallback the request fits: allowed by the plan, configured,
- * and passing the feature check and the surface's limits for that model (a fallback that would
- * refuse the request is left out, silently: the primary's answer stands for it).
+ * The primary's route, then one per fallback the request fits (`fallbacks`: those the plan and
+ * key reach, in order): passing the feature check and the surface's limits for that model (a
+ * fallback that would refuse the request is left out, silently: the primary's answer stands for it).
  */
 export function routesFor<View>(
   surface: ChatSurface<View>,
   view: View,
   primary: Omit<Route<View>, 'target'>,
   resilience: Resilience,
-  resolve: (id: string) => CatalogueEntry,
-  allowed: (entry: CatalogueEntry) => boolean,
+  fallbacks: readonly CatalogueEntry[],
 ): Route<View>[] {
   const { entry } = primary
   const routes: Route<View>[] = [
     { ...primary, target: resilience.target(entry.provider, entry.model, entry.id) },
   ]
-  for (const id of entry.model.fallbacks ?? []) {
+  for (const fb of fallbacks) {
     try {
-      const fb = resolve(id)
-      if (!allowed(fb)) continue
       const forward = forwardFor(surface, fb)
       const translated = checkAndTranslate(surface, view, fb, forward !== undefined)
       routes.push({

@@ -97,15 +97,8 @@ export const chatOperation: AdmittedOperation<
     if (translated?.headers) Object.assign(p.headers, translated.headers)
     return { forward, translated }
   },
-  routes: (p, checked, allowed) =>
-    routesFor(
-      p.surface,
-      p.decoded.view,
-      { entry: p.entry, ...checked },
-      p.deps.resilience,
-      (id) => p.deps.catalogue.resolve(id),
-      allowed,
-    ),
+  routes: (p, checked, fallbacks) =>
+    routesFor(p.surface, p.decoded.view, { entry: p.entry, ...checked }, p.deps.resilience, fallbacks),
   charged: (p) => p.surface.body?.(p.decoded.view) ?? p.decoded.view,
   attempt(p, routes, { reservation, charging, capped, finish, answered }) {
     const { deps, auth } = p

@@ -60,8 +60,8 @@ export function checkEmbeddings<View>(
 }
 
 /**
- * The primary's route, then one per fallback the request fits: allowed by the plan, an embedding
- * model, and passing the surface's limits and its provider's checks (a fallback that would refuse
+ * The primary's route, then one per fallback the request fits (`fallbacks`: those the plan and
+ * key reach, in order): an embedding model, and passing the surface's limits and its provider's checks (a fallback that would refuse
  * the request is left out: the primary's answer stands for it).
  */
 export function embeddingsRoutesFor<View>(
@@ -70,18 +70,15 @@ export function embeddingsRoutesFor<View>(
   primary: { entry: CatalogueEntry; call: EmbeddingsCall },
   bodyText: string,
   resilience: Resilience,
-  resolve: (id: string) => CatalogueEntry,
-  allowed: (entry: CatalogueEntry) => boolean,
+  fallbacks: readonly CatalogueEntry[],
   adapterOf: (entry: CatalogueEntry) => ProviderAdapter,
 ): EmbeddingsRoute[] {
   const { entry } = primary
   const routes: EmbeddingsRoute[] = [
     { ...primary, target: resilience.target(entry.provider, entry.model, entry.id) },
   ]
-  for (const id of entry.model.fallbacks ?? []) {
+  for (const fb of fallbacks) {
     try {
-      const fb = resolve(id)
-      if (!allowed(fb)) continue
       checkModelServes(fb.model, 'embeddings', fb.id)
       const call = checkEmbeddings(surface, view, fb, adapterOf(fb), bodyText)
       routes.push({ entry: fb, target: resilience.target(fb.provider, fb.model, fb.id), call })
@@ -160,15 +157,14 @@ export const embeddingsOperation: AdmittedOperation<
   EmbeddingsRoute
 > = {
   check: (p) => checkEmbeddings(p.surface, p.decoded.view, p.entry, p.adapter, p.text),
-  routes: (p, call, allowed) =>
+  routes: (p, call, fallbacks) =>
     embeddingsRoutesFor(
       p.surface,
       p.decoded.view,
       { entry: p.entry, call },
       p.text,
       p.deps.resilience,
-      (id) => p.deps.catalogue.resolve(id),
-      allowed,
+      fallbacks,
       (fb) => p.deps.adapters.get(fb.provider.prefix)!,
     ),
   charged: (p) => p.decoded.view,

@@ -1,41 +1,73 @@
-/** @module `GET /v1/models`: the models this key's plan may use, in OpenAI's list shape. */
+/**
+ * @module `GET /v1/models`: the models and listed aliases this key's plan may use, in OpenAI's
+ * list shape (Anthropic's for clients that send `anthropic-version`).
+ */
 import { Elysia } from 'elysia'
 import { apiKeyOrBearer, authenticateToken, bearer } from '../../auth/authenticate.ts'
+import type { Alias } from '../../catalogue/aliases.ts'
+import { keyReaches } from '../../catalogue/key-reach.ts'
 import { priceView } from '../../catalogue/price-view.ts'
-import type { Catalogue } from '../../catalogue/routing.ts'
+import { reachable } from '../../catalogue/reach.ts'
+import type { Catalogue, CatalogueEntry } from '../../catalogue/routing.ts'
 import { planAllows } from '../../catalogue/routing.ts'
 import { modelType } from '../../operations/operation.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import type { Deps } from '../deps.ts'
 
-/** One entry of the catalogue as users see it (also what `switchyard models` prints). */
-export function modelEntries(
-  catalogue: Catalogue,
-  created: number,
-  allow: (id: string, m: Parameters<typeof planAllows>[2]) => boolean = () => true,
-) {
-  return catalogue
+/** Who is listing: the plan's `models` and the key's own list (null: none); absent, everything. */
+export interface Lister {
+  plan: readonly string[]
+  key: readonly string[] | null | undefined
+}
+
+/**
+ * The catalogue as users see it (also what `switchyard models` prints, and what every surface's
+ * model list is made from): the models, then the listed exact aliases (`targets`: the models they
+ * send to, with their weights; the other fields are their first target's), each only where the
+ * caller may use it.
+ */
+export function modelEntries(catalogue: Catalogue, created: number, lister?: Lister) {
+  const allows = (list: Lister) => (id: string, tier: string | undefined) =>
+    planAllows(list.plan, id, { tier }) && keyReaches(list.key, id)
+  const models = catalogue
     .list()
-    .filter((e) => allow(e.id, e.model))
-    .map((e) => ({
-      id: e.id,
-      object: 'model' as const,
-      created,
-      owned_by: e.provider.prefix,
-      provider_kind: e.provider.kind,
-      type: modelType(e.model),
-      context_window: e.model.context_window,
-      // An embedding model writes no tokens and takes no temperature: its 0 and range meant nothing.
-      ...(modelType(e.model) === 'chat' ? { max_output_tokens: e.model.max_output_tokens } : {}),
-      features: e.model.features,
-      ...(modelType(e.model) === 'chat' ? { temperature: e.model.temperature ?? { min: 0, max: 2 } } : {}),
-      tier: e.model.tier ?? null,
-      description: e.model.description ?? null,
-      ...(e.model.dimensions === undefined ? {} : { dimensions: e.model.dimensions }),
-      ...priceView(e.model.pricing),
-      ...(e.provider.kind === 'demo' ? { demo: true } : {}),
+    .filter((e) => !lister || allows(lister)(e.id, e.model.tier))
+    .map((e) => modelEntry(e, e.id, created))
+  const aliases = catalogue.aliases
+    .exact()
+    .filter((a) => a.listed && (!lister || reachable(routedAll(a), allows(lister)).length > 0))
+    .map((a) => ({
+      ...modelEntry(a.pool.members[0]!.entry, a.id, created),
+      owned_by: a.id.slice(0, a.id.indexOf('/')),
+      description: a.description ?? null,
+      targets: a.pool.members.map((m) => ({ model: m.entry.id, weight: m.weight })),
     }))
+  return [...models, ...aliases]
+}
+
+/** An alias with every member, in config order (listing picks none). */
+const routedAll = (a: Alias) => ({ named: a.id, alias: a, members: a.pool.members.map((m) => m.entry) })
+
+function modelEntry(e: CatalogueEntry, id: string, created: number) {
+  return {
+    id,
+    object: 'model' as const,
+    created,
+    owned_by: e.provider.prefix,
+    provider_kind: e.provider.kind,
+    type: modelType(e.model),
+    context_window: e.model.context_window,
+    // An embedding model writes no tokens and takes no temperature: its 0 and range meant nothing.
+    ...(modelType(e.model) === 'chat' ? { max_output_tokens: e.model.max_output_tokens } : {}),
+    features: e.model.features,
+    ...(modelType(e.model) === 'chat' ? { temperature: e.model.temperature ?? { min: 0, max: 2 } } : {}),
+    tier: e.model.tier ?? null,
+    description: e.model.description ?? null,
+    ...(e.model.dimensions === undefined ? {} : { dimensions: e.model.dimensions }),
+    ...priceView(e.model.pricing),
+    ...(e.provider.kind === 'demo' ? { demo: true } : {}),
+  }
 }
 
 type ModelEntry = ReturnType<typeof modelEntries>[number]
@@ -65,14 +97,11 @@ export function modelRoutes(deps: Deps) {
       ex.account = auth.account.name
       ex.keyPrefix = auth.key.prefix
     }
-    const patterns = auth.plan.plan!.models
     // A key with its own model list sees only those (exact ids, within the plan's).
-    const own = auth.key.limits?.models
-    return modelEntries(
-      deps.catalogue,
-      created,
-      (id, m) => planAllows(patterns, id, m) && (!own || own.includes(id)),
-    )
+    return modelEntries(deps.catalogue, created, {
+      plan: auth.plan.plan!.models,
+      key: auth.key.limits?.models,
+    })
   }
   return new Elysia({ name: 'switchyard.models' })
     .get('/v1/models', async ({ request }) => {
