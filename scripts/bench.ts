@@ -11,6 +11,7 @@
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './bench/agent.ts'
+import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './bench/aliases.ts'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
@@ -91,7 +92,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent] [--aliases]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -107,6 +108,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
                  from one key vs valid traffic of the same size (peak RSS growth, /healthz p99)
   --signals      only the telemetry and webhook rows: each vs neither, and a second gateway with neither (c16, two gateways at once)
   --agent        only the agent-like row: 4 conversations of 30 turns growing to ~150 KB, metered vs plain key
+  --aliases      only the alias and pool rows: a model named through an alias, and a 1:1 pool, vs directly (c16)
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -124,6 +126,7 @@ interface Options {
   hostile: boolean
   signals: boolean
   agent: boolean
+  aliases: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -141,6 +144,7 @@ function parseArgs(argv: string[]): Options {
     hostile: false,
     signals: false,
     agent: false,
+    aliases: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -151,6 +155,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--cpu-prof') o.cpuProf = true
     else if (a === '--waterfall') o.waterfall = true
     else if (a === '--tokens') o.tokens = true
+    else if (a === '--aliases') o.aliases = true
     else if (a === '--hostile') o.hostile = true
     else if (a === '--signals') o.signals = true
     else if (a === '--agent') o.agent = true
@@ -172,8 +177,8 @@ function parseArgs(argv: string[]): Options {
       process.exit(0)
     } else fail(`unknown argument '${a}'`)
   }
-  if ([o.waterfall, o.tokens, o.hostile, o.signals, o.agent].filter(Boolean).length > 1)
-    fail('--waterfall, --tokens, --hostile, --signals and --agent each run alone; pick one')
+  if ([o.waterfall, o.tokens, o.hostile, o.signals, o.agent, o.aliases].filter(Boolean).length > 1)
+    fail('--waterfall, --tokens, --hostile, --signals, --agent and --aliases each run alone; pick one')
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   return o
 }
@@ -281,27 +286,25 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
-    if (opts.waterfall || opts.tokens || opts.hostile || opts.signals || opts.agent) {
-      const kind = opts.waterfall
-        ? 'waterfall'
+    if (opts.waterfall || opts.tokens || opts.hostile || opts.signals || opts.agent || opts.aliases) {
+      const [kind, title] = opts.waterfall
+        ? ['waterfall', 'Waterfall']
         : opts.tokens
-          ? 'tokens'
+          ? ['tokens', 'Tokens and money']
           : opts.hostile
-            ? 'hostile'
+            ? ['hostile', 'Hostile input']
             : opts.signals
-              ? 'signals'
-              : 'agent'
-      const title = opts.waterfall
-        ? 'Waterfall'
-        : opts.tokens
-          ? 'Tokens and money'
-          : opts.hostile
-            ? 'Hostile input'
-            : opts.signals
-              ? 'Telemetry and webhooks'
-              : 'Agent-like'
+              ? ['signals', 'Telemetry and webhooks']
+              : opts.aliases
+                ? ['aliases', 'Aliases and pools']
+                : ['agent', 'Agent-like']
       let rows: Row[]
-      if (opts.hostile) {
+      if (opts.aliases) {
+        log(
+          `an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`,
+        )
+        rows = aliasesRows(await runAliases(ctx, fwd))
+      } else if (opts.hostile) {
         log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
         const seconds = opts.quick ? 3 : 10
         rows = hostileLoadRows(await runHostileLoad(ws, mocks, { binary: opts.binary, env, seconds, log }))
@@ -348,6 +351,8 @@ async function main(): Promise<number> {
       `a fallback configured, no fault, c${FALLBACK_CONCURRENCY}: CPU per request vs the same route without ...`,
     )
     const fallback = await runFallback(ctx, fwd)
+    log(`an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`)
+    const aliases = await runAliases(ctx, fwd)
     log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
     const tokens = await runTokens(ctx, fwd, { binary: opts.binary, env })
     log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
@@ -391,6 +396,7 @@ async function main(): Promise<number> {
       ...responsesRows(responses),
       ...embeddingsRows(embeddings),
       ...fallbackRows(fallback),
+      ...aliasesRows(aliases),
       ...tokensRows(tokens),
       ...signalsRows(signals),
       ...agentRows(agent),

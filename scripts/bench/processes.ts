@@ -73,6 +73,18 @@ export const PRICED_MODEL = 'bench-priced'
 /** The waterfall's full path (waterfall.ts): priced, with a fallback (never called: no fault). */
 export const FULL_MODEL = 'bench-full'
 
+/** The alias and pool rows' names (aliases.ts): one for `mock/bench`, a 1:1 pool of it and `mock/bench-pool`. */
+export const BENCH_ALIASES = [
+  { id: 'bench/alias', to: 'mock/bench' },
+  {
+    id: 'bench/pool',
+    to: [
+      { model: 'mock/bench', weight: 1 },
+      { model: 'mock/bench-pool', weight: 1 },
+    ],
+  },
+]
+
 export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown> {
   const model = (name: string) => ({
     name,
@@ -94,6 +106,8 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
           EMBEDDING_MODEL,
           // The same route with a fallback configured: the attempt loop's happy-path cost (fallback.ts).
           { ...model('bench-fb'), upstream_name: 'bench', fallbacks: ['mock50/bench'] },
+          // The same route under a second name: the second member of the pool row (aliases.ts).
+          { ...model('bench-pool'), upstream_name: 'bench' },
           // The same route priced, for the tokens-and-money row (tokens.ts).
           { ...model(PRICED_MODEL), upstream_name: 'bench', pricing: { input: 0.15, output: 0.6 } },
           {
@@ -124,6 +138,7 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         models: [model('bench')],
       },
     ],
+    aliases: BENCH_ALIASES,
     plans: { unlimited: { rpm: null, rpd: null, models: ['*'] }, metered: METERED_PLAN },
     default_plan: 'unlimited',
   }
