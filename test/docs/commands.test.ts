@@ -124,6 +124,7 @@ const NOT_RUN: Record<string, string> = {
   'bun run bench --waterfall': 'about 14 minutes of load; run by hand',
   'bun run bench --hostile': 'about 2 minutes of load and GBs of bodies; run by hand',
   'bun run bench --signals': 'about 8 minutes of load; run by hand',
+  'bun run bench --aliases': 'about a minute of load (--quick: 20 s); run by hand',
 }
 
 /** Every command shown: `{ path, command }` per occurrence. */
