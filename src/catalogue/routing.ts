@@ -173,12 +173,3 @@ export function notInPlan(id: string, planName?: string): GatewayError {
     { param: 'model' },
   )
 }
-
-/** 403 `model_not_in_plan` unless the plan's patterns admit the model. */
-export function assertPlanAllows(
-  plan: { name: string; models: readonly string[] },
-  id: string,
-  model: ModelConfig,
-): void {
-  if (!planAllows(plan.models, id, model)) throw notInPlan(id, plan.name)
-}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { assertPlanAllows, Catalogue, parseModelId, planAllows } from '../../src/catalogue/routing.ts'
+import { Catalogue, notInPlan, parseModelId, planAllows } from '../../src/catalogue/routing.ts'
 import { catalogue, gatewayError, model, PROVIDERS } from '../surfaces/chat/helpers.ts'
 
 describe('parseModelId', () => {
@@ -122,10 +122,11 @@ describe('planAllows', () => {
     expect(planAllows(['openai/gpt-*'], 'openai/gpt-4o', untiered)).toBe(false)
   })
 
-  test('assertPlanAllows throws 403 model_not_in_plan naming the plan', () => {
-    expect(() => assertPlanAllows({ name: 'free', models: ['tier:free'] }, 'demo/echo', free)).not.toThrow()
+  test('notInPlan is 403 model_not_in_plan naming the plan', () => {
     const error = gatewayError(
-      () => assertPlanAllows({ name: 'free', models: ['tier:free'] }, 'openai/gpt-4o', untiered),
+      () => {
+        throw notInPlan('openai/gpt-4o', 'free')
+      },
       {
         status: 403,
         code: 'model_not_in_plan',

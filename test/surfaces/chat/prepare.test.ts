@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { assertPlanAllows } from '../../../src/catalogue/routing.ts'
+import { notInPlan, planAllows } from '../../../src/catalogue/routing.ts'
 import { catalogue, gatewayError, request } from './helpers.ts'
 import { prepareChat } from './prepare.ts'
 
@@ -51,9 +51,12 @@ describe('prepareChat', () => {
     expect(() => prepareChat(body(), catalogue, () => undefined)).not.toThrow()
   })
 
-  test('a plan check may throw its own error (assertPlanAllows names the plan)', () => {
+  test('a plan check may throw its own error (notInPlan names the plan)', () => {
     const error = gatewayError(
-      () => prepareChat(body(), catalogue, (id, model) => assertPlanAllows(freePlan, id, model)),
+      () =>
+        prepareChat(body(), catalogue, (id, model) => {
+          if (!planAllows(freePlan.models, id, model)) throw notInPlan(id, freePlan.name)
+        }),
       {
         status: 403,
         code: 'model_not_in_plan',
