@@ -64,6 +64,8 @@ export class Aliases {
   readonly #exact = new Map<string, Alias>()
   /** Longest first: the first that matches wins. */
   readonly #patterns: Alias[] = []
+  /** The prefixes of the exact aliases (`team` of `team/fast`), for a 404's wording. */
+  readonly prefixes = new Set<string>()
 
   /** Throws a plain `Error` on a target that leads to no model: the config checks refuse it first. */
   constructor(configs: readonly AliasConfig[], model: (id: string) => CatalogueEntry | undefined) {
@@ -90,7 +92,10 @@ export class Aliases {
         tier: tiers.size === 1 ? [...tiers][0] : undefined,
       }
       if (alias.pattern) this.#patterns.push(alias)
-      else this.#exact.set(alias.id, alias)
+      else {
+        this.#exact.set(alias.id, alias)
+        this.prefixes.add(alias.id.slice(0, alias.id.indexOf('/')))
+      }
     }
     this.#patterns.sort((a, b) => literalLength(b.id) - literalLength(a.id))
   }

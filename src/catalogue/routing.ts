@@ -125,7 +125,9 @@ export class Catalogue {
     const shown = JSON.stringify(clip(id))
     const why = this.#byPrefix.has(parts.prefix)
       ? `provider "${parts.prefix}" has no model "${clip(parts.name)}"`
-      : `no provider has the prefix "${clip(parts.prefix)}"`
+      : this.aliases.prefixes.has(parts.prefix)
+        ? `no alias has this id`
+        : `no provider has the prefix "${clip(parts.prefix)}"`
     throw new GatewayError(
       404,
       'model_not_found',

@@ -35,8 +35,13 @@ describe('lookup', () => {
     expect(ids('demo/anything')).toEqual(['demo/full'])
   })
 
-  test('an id nothing names is 404 as before', () => {
-    gatewayError(() => catalogue.route('team/none'), { status: 404, code: 'model_not_found', param: 'model' })
+  test('an id nothing names is 404 as before, saying no alias has it under an alias prefix', () => {
+    const e = gatewayError(() => catalogue.route('team/none'), {
+      status: 404,
+      code: 'model_not_found',
+      param: 'model',
+    })
+    expect(e.message).toContain('"team/none" does not exist: no alias has this id')
   })
 })
 
