@@ -104,12 +104,13 @@ export class Catalogue {
   /**
    * What a request's model id names (DESIGN §13): a model, else an exact alias, else the longest
    * pattern it matches; a virtual model's members in this request's order. Errors as `resolve`.
+   * `sessionKey`: passed to the pool's pick, the seam for session affinity (aliases.ts `Pool`).
    */
-  route(id: string): Routed {
+  route(id: string, sessionKey?: string): Routed {
     const entry = this.model(id)
     if (entry) return { named: id, alias: null, members: [entry] }
     const alias = this.aliases.find(id)
-    if (alias) return { named: id, alias, members: alias.pool.pick() }
+    if (alias) return { named: id, alias, members: alias.pool.pick(sessionKey) }
     return { named: id, alias: null, members: [this.resolve(id)] }
   }
 

@@ -39,6 +39,7 @@ beforeAll(async () => {
             model('plain', TEXT, { pricing: { input: 10, output: 20 } }),
             // The mock answers a model named fault-500 with a 500 every time.
             model('broken', TOOLS, { upstream_name: 'fault-500' }),
+            { name: 'emb', type: 'embedding', context_window: 8192, dimensions: 1536 },
           ],
         },
         // Reached over the OpenAI wire here: the catalogue is the point, not the provider's kind.
@@ -57,6 +58,7 @@ beforeAll(async () => {
           ],
         },
         { id: 'team/hidden', to: 'up/plain', listed: false },
+        { id: 'team/emb', to: 'up/emb' },
         { id: 'team/sturdy', to: [{ model: 'up/broken', weight: 5 }, { model: 'up/plain' }] },
       ],
       plans: {
@@ -214,5 +216,39 @@ describe('aliases', () => {
     expect(direct.status).toBe(403)
     expect(direct.body.error.code).toBe('model_not_allowed')
     expect((await listed(keys.keyed!)).data.map((m: any) => m.id)).toEqual(['team/fast'])
+  })
+
+  test('every surface takes an alias: a stream, Messages, Responses, embeddings', async () => {
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { ...bearer(keys.all!), 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+    const stream = await post('/v1/chat/completions', {
+      model: 'team/fast',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    const text = await stream.text()
+    expect(stream.status).toBe(200)
+    expect(text).toContain('"model":"up/fast"')
+    expect(text).not.toContain('team/fast')
+    const messages = await post(
+      '/v1/messages',
+      { model: 'team/fast', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
+      { 'anthropic-version': '2023-06-01' },
+    )
+    expect(messages.status).toBe(200)
+    expect(((await messages.json()) as any).model).toBe('up/fast')
+    const responses = await post('/v1/responses', {
+      model: 'anthropic/claude-haiku-4-5-20251001',
+      input: 'hi',
+    })
+    expect(responses.status).toBe(200)
+    expect(((await responses.json()) as any).model).toBe('anthropic/claude-haiku-4-5')
+    const embeddings = await post('/v1/embeddings', { model: 'team/emb', input: 'hi' })
+    expect(embeddings.status).toBe(200)
+    expect(((await embeddings.json()) as any).model).toBe('up/emb')
   })
 })
