@@ -176,14 +176,19 @@ export class Pipeline {
     const keyModels = auth.key.limits?.models
     const allowed = (fb: CatalogueEntry) =>
       planAllows(plan.models, fb.id, fb.model) && keyReaches(keyModels, fb.id)
-    let req: Prepared<unknown>
+    const reqs = members.map(reqOf)
+    let req = reqs[0]!
+    let checked: unknown
     let routes: Targeted[]
     let charging: ChargePlan
     try {
-      const [first, checked] = firstChecked(op, members.map(reqOf))
-      req = first
-      ex.model = req.entry.id
-      routed(req)
+      try {
+        ;[req, checked] = firstChecked(op, reqs)
+      } finally {
+        // Refused too: the trace and the access log name the model tried first.
+        ex.model = req.entry.id
+        routed(req)
+      }
       const fallbacks = fallbacksOf(req.entry, members, (id) => deps.catalogue.model(id), allowed)
       routes = op.routes(req, checked, fallbacks)
       charging = await planCharge(
