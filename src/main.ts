@@ -14,6 +14,7 @@ import { initCommand } from './cli/init.ts'
 import { keysCommand } from './cli/keys.ts'
 import { migrateCommand } from './cli/migrate.ts'
 import { exitOnBrokenOutput } from './cli/process.ts'
+import { reloadCommand } from './cli/reload.ts'
 import { serveCommand } from './cli/serve.ts'
 import { sessionsCommand } from './cli/sessions.ts'
 import { quoted } from './cli/text.ts'
@@ -28,6 +29,7 @@ const BOOLEAN_FLAGS = new Set(['json', 'help', 'version', 'worker-child'])
 const COMMANDS = {
   init: initCommand,
   serve: serveCommand,
+  reload: reloadCommand,
   accounts: accountsCommand,
   keys: keysCommand,
   sessions: sessionsCommand,

@@ -21,6 +21,7 @@ import { adminHistoryRoutes } from '../server/routes/admin-history.ts'
 import { adminKeyLimitRoutes } from '../server/routes/admin-key-limits.ts'
 import { adminOverviewRoutes } from '../server/routes/admin-overview.ts'
 import { adminRefusalRoutes } from '../server/routes/admin-refusals.ts'
+import { adminReloadRoutes } from '../server/routes/admin-reload.ts'
 import { adminSessionRoutes } from '../server/routes/admin-sessions.ts'
 import { consoleOffRoutes } from '../server/routes/console-off.ts'
 import { healthRoutes } from '../server/routes/health.ts'
@@ -69,6 +70,7 @@ export function createApp(deps: Deps) {
     .use(adminKeyLimitRoutes(deps))
     .use(adminRefusalRoutes(deps))
     .use(adminDeliveryRoutes(deps))
+    .use(adminReloadRoutes(deps))
     .use(consoleRoutes(deps))
     .use(consoleOffRoutes(deps))
 }

@@ -1,12 +1,12 @@
 /**
  * @module
  * Builds a gateway's parts from a config. Tests call this with a temporary database path and
- * a `ManualClock`; `serve` calls it once per process.
+ * a `ManualClock`; `serve` calls it once per process, and `rebuildDeps` at each live reload.
  */
 import { AccountService } from '../accounts/service.ts'
 import { AlertService } from '../alerts/index.ts'
 import { AuthCache } from '../auth/cache.ts'
-import { authInvalidating } from '../auth/invalidating-store.ts'
+import { type AuthInvalidatingStore, authInvalidating } from '../auth/invalidating-store.ts'
 import { AuthThrottle } from '../auth/throttle.ts'
 import { Catalogue } from '../catalogue/routing.ts'
 import type { Config } from '../config/index.ts'
@@ -30,35 +30,67 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     throw new Error('a PostgreSQL store is opened with openStores(config) and passed in as opts.store')
   const backend = opts.store ?? openSqliteFromConfig(config, clock.now())
   const authCache = new AuthCache(backend)
-  const store = authInvalidating(backend, authCache)
   const metrics = new Metrics()
-  const adapters = createAdapters(config.providers)
-  const resilience = new Resilience(config.providers, adapters)
-  metrics.circuits = () => resilience.board.states()
-  const recorder = new UsageRecorder(store, config.usage.flushMs, log)
-  const alerts = new AlertService({ store, config, clock, log })
-  // Nothing is hooked when no webhook takes the event: the request path pays nothing.
-  if (alerts.alerts.wants('circuit.opened') || alerts.alerts.wants('circuit.closed'))
-    resilience.board.onChange = (target, state) => alerts.circuitChanged(target, state)
-  if (alerts.alerts.wants('key.suspended'))
-    store.onSuspended = (key, until) => alerts.keySuspended(key, until)
-  if (alerts.thresholds.active)
-    recorder.onWritten = (batch) => void alerts.thresholds.written(batch, () => clock.now())
-  return {
-    config,
+  const store = authInvalidating(backend, authCache)
+  const lasting: Lasting = {
     store,
     authCache,
     clock,
     log,
-    accounts: new AccountService(store, config, clock),
-    recorder,
-    alerts,
     metrics,
+    recorder: new UsageRecorder(store, config.usage.flushMs, log),
     traffic: new Traffic(metrics, log, config.logging.access),
+    adminThrottle: new AuthThrottle(clock),
+    tracer: createTracer(config.telemetry, log, VERSION),
+    reloads: { run: () => Promise.reject(new Error('this gateway was not started by serve: it has no file to reload')) },
+  }
+  return configParts(config, lasting)
+}
+
+/**
+ * The parts of a running gateway that outlive a reload: the store (and the auth cache in front of
+ * it, which holds records, never a plan's limits: those are read from the config per request),
+ * the usage recorder, metrics and requests in flight, the admin throttle, the tracer. The settings
+ * they were built from are the start-only ones (app/config-changes.ts).
+ */
+type Lasting = Pick<
+  Deps,
+  'authCache' | 'clock' | 'log' | 'metrics' | 'recorder' | 'traffic' | 'adminThrottle' | 'tracer' | 'reloads'
+> & { store: AuthInvalidatingStore }
+
+/**
+ * A reload's new generation: everything built from the config anew (plans and accounts service,
+ * catalogue, providers, key pools, circuits, alerts), on the lasting parts of `running`. The
+ * circuits and key rests start afresh (closed, none resting): a reload is most often the
+ * operator's fix to a provider, and a target whose circuit is still failing opens it again.
+ */
+export function rebuildDeps(running: Deps, config: Config): Deps {
+  const { authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads } = running
+  // buildDeps made it (the first generation): every later one hands it on.
+  const store = running.store as AuthInvalidatingStore
+  return configParts(config, { store, authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads })
+}
+
+function configParts(config: Config, lasting: Lasting): Deps {
+  const { store, clock, log, metrics, recorder } = lasting
+  const adapters = createAdapters(config.providers)
+  const resilience = new Resilience(config.providers, adapters)
+  metrics.circuits = () => resilience.board.states()
+  const alerts = new AlertService({ store, config, clock, log })
+  // Nothing is hooked when no webhook takes the event: the request path pays nothing.
+  if (alerts.alerts.wants('circuit.opened') || alerts.alerts.wants('circuit.closed'))
+    resilience.board.onChange = (target, state) => alerts.circuitChanged(target, state)
+  store.onSuspended = alerts.alerts.wants('key.suspended') ? (key, until) => alerts.keySuspended(key, until) : null
+  recorder.onWritten = alerts.thresholds.active
+    ? (batch) => void alerts.thresholds.written(batch, () => clock.now())
+    : null
+  return {
+    ...lasting,
+    config,
+    accounts: new AccountService(store, config, clock),
+    alerts,
     catalogue: new Catalogue(config.providers, config.aliases),
     adapters,
     resilience,
-    adminThrottle: new AuthThrottle(clock),
-    tracer: createTracer(config.telemetry, log, VERSION),
   }
 }

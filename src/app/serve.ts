@@ -1,13 +1,15 @@
 /**
  * @module
  * Runs the gateway: one process, or `workers` processes on one port (SO_REUSEPORT) that share
- * the database — the limiter's write transaction keeps limits exact across them.
+ * the database — the limiter's write transaction keeps limits exact across them. A live reload
+ * (`reload.ts`) swaps the generation of parts built from the config under the same socket.
  */
-import type { Config } from '../config/index.ts'
-import type { Deps } from '../server/deps.ts'
+import { type Config, loadConfigFile } from '../config/index.ts'
+import type { Deps, ReloadReport } from '../server/deps.ts'
 import { pruneAll, retentionPolicy } from '../usage/retention.ts'
-import { createApp } from './app.ts'
-import { buildDeps } from './build.ts'
+import { type App, createApp } from './app.ts'
+import { buildDeps, rebuildDeps } from './build.ts'
+import { Reloader } from './reload.ts'
 
 const HOUR_MS = 3_600_000
 /** After the drain, how long the last bytes of finished responses get to leave before sockets close. */
@@ -21,12 +23,20 @@ export interface ServeHooks {
    * `switchyard serve` exits non-zero here; without a hook the gateway only reports unhealthy.
    */
   onFatal?: (detail: string) => void
+  /**
+   * Reads the config again for a live reload, with whatever the caller applied at start (`serve`:
+   * its flags and environment). Default: the file `config.source` names; none when it names none.
+   */
+  load?: () => Promise<Config>
 }
 
 export interface Running {
   port: number
   url: string
-  deps: Deps
+  /** The current generation's parts (a live reload replaces them; the lasting ones stay the same objects). */
+  readonly deps: Deps
+  /** Live reload in this process only (`deps.reloads.run` is what `serve` widens to its workers). */
+  reload(): Promise<ReloadReport>
   /** Stops at once: connections closed, usage flushed (one try), store closed. */
   stop(): Promise<void>
   /**
@@ -38,14 +48,24 @@ export interface Running {
   drain(): Promise<void>
 }
 
+/** What a request runs on, from its first byte to its last: swapped whole by a reload. */
+interface Generation {
+  config: Config
+  deps: Deps
+  app: App
+}
+
 export function startServer(
   config: Config,
   deps: Deps = buildDeps(config),
   reusePort = false,
   hooks: ServeHooks = {},
 ): Running {
-  const app = createApp(deps)
-  app.listen({
+  let gen: Generation = { config, deps, app: createApp(deps) }
+  // Bun's own server, not Elysia's `listen`: its fetch takes each request to the generation
+  // current when it arrives (Elysia's listen would also hand its routes to Bun's router, bound to
+  // the first app for good). Options as Elysia's listen passed them.
+  const server = Bun.serve({
     hostname: config.server.host,
     port: config.server.port,
     idleTimeout: config.server.idleTimeoutS,
@@ -59,11 +79,12 @@ export function startServer(
     reusePort,
     // Never Bun's development mode: its error pages would show a client the gateway's source.
     development: false,
-  } as Parameters<typeof app.listen>[0])
-  const server = app.server!
+    fetch: (request) => gen.app.fetch(request),
+  })
+  gen.app.server = server
   const stopping = new AbortController()
   const prune = () => {
-    pruneAll(deps.store, retentionPolicy(config, deps.clock.now()), stopping.signal).catch((err) =>
+    pruneAll(deps.store, retentionPolicy(gen.config, deps.clock.now()), stopping.signal).catch((err) =>
       deps.log.warn('prune failed', { error: (err as Error).message }),
     )
   }
@@ -92,6 +113,25 @@ export function startServer(
   }, WATCH_MS)
   watchTimer.unref?.()
   deps.alerts.start()
+  const load = hooks.load ?? (config.source ? () => loadConfigFile(config.source) : null)
+  const reloader = new Reloader({
+    load: load ?? (() => Promise.reject(new Error('this gateway was started without a config file: nothing to reload'))),
+    current: () => gen.config,
+    apply(next) {
+      const before = gen
+      const nextDeps = rebuildDeps(before.deps, next)
+      const app = createApp(nextDeps)
+      app.server = server
+      // Compiled before the swap: the first request on it pays nothing.
+      app.compile()
+      gen = { config: next, deps: nextDeps, app }
+      nextDeps.alerts.start()
+      // Events of requests still running on `before` go to the store's queue: the new sender sends them.
+      void before.deps.alerts.stop()
+    },
+    log: deps.log,
+  })
+  deps.reloads.run = () => reloader.run()
   let stopped: Promise<void> | null = null
   /**
    * `graceMs`: time for responses already complete in the app to reach their sockets;
@@ -102,12 +142,10 @@ export function startServer(
       clearInterval(pruneTimer)
       clearInterval(sweepTimer)
       clearInterval(watchTimer)
-      // The grace wait stops Bun's server itself: `app.stop` a second time (below) prints
-      // "Elysia isn't running" with a stack on stdout.
       if (graceMs > 0) await Promise.race([server.stop(false), Bun.sleep(graceMs)])
-      await app.stop(true)
+      await server.stop(true)
       await deps.recorder.close(flushWindowMs)
-      await deps.alerts.stop()
+      await gen.deps.alerts.stop()
       // The spans of the last requests, given a moment: a collector that is away delays no exit.
       if (deps.tracer) await Promise.race([deps.tracer.close(), Bun.sleep(2_000)])
       await deps.store.close()
@@ -117,10 +155,13 @@ export function startServer(
   return {
     port: server.port!,
     url: `http://${hostInUrl(config.server.host)}:${server.port}`,
-    deps,
+    get deps() {
+      return gen.deps
+    },
+    reload: () => reloader.run(),
     stop: () => stop(),
     async drain() {
-      const timeoutS = config.server.drainTimeoutS
+      const timeoutS = gen.config.server.drainTimeoutS
       deps.log.info('shutting down', { drain_timeout_s: timeoutS, pid: process.pid })
       const r = await deps.traffic.drain(timeoutS * 1000)
       // The outcomes of the streams the deadline cut were recorded at its end: they get a window

@@ -13,17 +13,18 @@ import { type Running, startServer } from '../app/serve.ts'
 import type { Config } from '../config/index.ts'
 import { countsTokens } from '../config/limit-settings.ts'
 import { loadO200k } from '../limits/o200k.ts'
-import type { Deps } from '../server/deps.ts'
+import type { Deps, ReloadReport } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
 import { describeDatabase } from '../store/index.ts'
-import { createLogger } from '../util/log.ts'
+import { audit } from '../util/audit.ts'
+import { createLogger, type Logger } from '../util/log.ts'
 import { VERSION } from '../version.ts'
 import { flagInt, flagString, type Parsed } from './args.ts'
 import { checkCommand, type Io, intSetting, loadConfig } from './context.ts'
 import { openDatabase } from './database.ts'
 import { exitWithParent, superviseWithEnv } from './process.ts'
 import { forceExit, onStopSignals } from './signals.ts'
-import { joinPool, WorkerPool } from './workers.ts'
+import { joinPool, type PeerReload, WorkerPool } from './workers.ts'
 
 export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, {
@@ -53,6 +54,16 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   if (started) exitWithParent(() => parentGone())
 
   const log = createLogger(config.logging.level)
+  /** The file again for a live reload, with this command's flags and environment applied as at start. */
+  const load = async (): Promise<Config> => {
+    const next = await loadConfig(p, io)
+    if (host) next.server.host = host
+    if (port !== undefined) next.server.port = port
+    // `--workers` wins over the file's, as at start: the file's then changes nothing.
+    if (workersFlag !== undefined) next.server.workers = config.server.workers
+    if (Object.values(next.plans).some(countsTokens)) await loadO200k()
+    return next
+  }
   // The tokenizer of the input bound and of the output count (a second and 95 MB to load,
   // blocking the event loop) is loaded before serving where a plan counts tokens, not by the first
   // request that needs it while others wait on the database; elsewhere it loads on first use (a
@@ -69,6 +80,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
         io.err(`switchyard: ${detail}; exiting`)
         process.exit(3)
       },
+      load,
     })
   } catch (err) {
     await store.close()
@@ -118,18 +130,29 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
           })
         },
   })
+  // Live reload: this process's own, widened to every process of `--workers N` (the admin route on
+  // any of them, SIGHUP to the primary); a SIGHUP sent to one worker reloads that worker only.
+  const own = running.reload
+  const everywhere = (others: () => Promise<PeerReload[]>) => async () => {
+    const r = await own()
+    return r.outcome === 'refused' ? r : { ...r, others: await others() }
+  }
   if (child) {
-    joinPool(deps.metrics)
+    deps.reloads.run = everywhere(joinPool(deps.metrics, own).reloadOthers)
+    process.on('SIGHUP', () => void reloadBySignal(own, deps.log))
     io.out(JSON.stringify(info))
   } else {
     await warnOrphanPlans(deps, config)
     // A worker that keeps dying as soon as it starts: drain the rest and exit 1.
-    pool = new WorkerPool(deps.metrics, { log: deps.log, onGiveUp: () => void stop(1) })
+    const workerPool = new WorkerPool(deps.metrics, { log: deps.log, onGiveUp: () => void stop(1), reload: own })
+    pool = workerPool
+    deps.reloads.run = everywhere(() => workerPool.reloadAll())
+    process.on('SIGHUP', () => void reloadBySignal(deps.reloads.run, deps.log))
     try {
       // Announce only once every worker is listening.
-      await pool.start(workers - 1, workerArgs(p, running.port))
+      await workerPool.start(workers - 1, workerArgs(p, running.port))
     } catch (err) {
-      pool.stop('SIGKILL')
+      workerPool.stop('SIGKILL')
       await running.stop()
       throw err
     }
@@ -151,6 +174,25 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   }
   await new Promise(() => {})
   return 0
+}
+
+/** SIGHUP: a live reload, audited as the admin route's is (the actor is the signal). */
+async function reloadBySignal(run: () => Promise<ReloadReport>, log: Logger): Promise<void> {
+  const r = await run()
+  audit(log, {
+    actor: 'signal',
+    action: 'SIGHUP',
+    target: r.source,
+    change: {
+      outcome: r.outcome,
+      generation: r.generation,
+      sections: r.changed.sections,
+      ...r.changed.entries,
+      ...(r.problems.length ? { problems: r.problems.map((p) => p.path) } : {}),
+      ...(r.others ? { others: r.others } : {}),
+    },
+    outcome: r.outcome !== 'refused' ? 'ok' : r.restart ? 'restart_required' : 'config_invalid',
+  })
 }
 
 /** Why the socket could not be opened, and what to change: Bun's own words name no setting. */

@@ -1,7 +1,7 @@
 /**
  * @module
  * `serve --workers N`: the primary starts N-1 worker processes on the same port, keeps N running,
- * and talks to them over an IPC channel for one thing only — metrics.
+ * and talks to them over an IPC channel for two things: metrics, and live reload.
  *
  * Supervision: a worker that exits while the server is not stopping is logged at `error` (pid,
  * exit code or signal) and started again after a backoff: 100 ms, doubled each time the process
@@ -18,16 +18,32 @@
  * goes backwards. What the worker counted after it was last collected is lost with it.
  */
 
+import type { ReloadReport } from '../server/deps.ts'
 import { emptySnapshot, foldCounters, type Metrics, type MetricsSnapshot } from '../traffic/metrics.ts'
 import type { Logger } from '../util/log.ts'
 import { selfCommand } from './process.ts'
 
-type ToWorker = { t: 'collect'; id: number } | { t: 'scraped'; id: number; snaps: MetricsSnapshot[] }
+/** One other process's reload, as the one that was asked reports it. */
+export type PeerReload = { pid: number; outcome: ReloadReport['outcome'] | 'no answer' }
+
+type ToWorker =
+  | { t: 'collect'; id: number }
+  | { t: 'scraped'; id: number; snaps: MetricsSnapshot[] }
+  | { t: 'reload'; id: number }
+  | { t: 'reloaded-all'; id: number; peers: PeerReload[] }
 /** A scrape carries the asking worker's own snapshot, so the primary's copy is never behind what it shows. */
-type ToPrimary = { t: 'snapshot' | 'scrape'; id: number; snap: MetricsSnapshot }
+type ToPrimary =
+  | { t: 'snapshot' | 'scrape'; id: number; snap: MetricsSnapshot }
+  | { t: 'reloaded'; id: number; peer: PeerReload }
+  | { t: 'reload-all'; id: number }
 
 /** A worker that does not answer within this is counted with its last snapshot. */
 const COLLECT_TIMEOUT_MS = 1_000
+/**
+ * A process that has not reloaded within this is reported as `no answer` (a reload reads a file
+ * and builds the config's parts: milliseconds; the tokenizer's first load, about a second).
+ */
+const RELOAD_TIMEOUT_MS = 10_000
 /** A worker that ran this long was not crash-looping: the next restart waits the first delay again. */
 const STABLE_MS = 10_000
 /** The wait before each restart in a row of quick deaths; one more quick death after the last: give up. */
@@ -55,6 +71,8 @@ export interface PoolOptions {
   log: Logger
   /** A worker keeps dying within seconds of starting: the server should stop, non-zero. Called once. */
   onGiveUp: () => void
+  /** This process's own live reload (a worker got `POST /admin/v1/reload`: the primary reloads too). */
+  reload: () => Promise<ReloadReport>
 }
 
 /** The primary's side: spawns workers, restarts them, and answers their scrapes. */
@@ -65,6 +83,7 @@ export class WorkerPool {
   private readonly departed = emptySnapshot()
   private readonly waiting = new Map<number, { from: Worker; done: (snap?: MetricsSnapshot) => void }>()
   private readonly restarts = new Set<ReturnType<typeof setTimeout>>()
+  private readonly reloading = new Map<number, (peer: PeerReload) => void>()
   private stopping = false
   private nextId = 1
 
@@ -164,7 +183,49 @@ export class WorkerPool {
     this.restarts.add(timer)
   }
 
+  /**
+   * Every live worker but `except` reloads its own copy of the file; resolves with each one's
+   * outcome once all have answered (or `RELOAD_TIMEOUT_MS` passed).
+   */
+  reloadAll(except: Worker | null = null): Promise<PeerReload[]> {
+    const asked = [...this.live].filter((w) => w !== except && w.listening)
+    return Promise.all(
+      asked.map(
+        (w) =>
+          new Promise<PeerReload>((resolve) => {
+            const id = this.nextId++
+            const done = (peer: PeerReload) => {
+              clearTimeout(timer)
+              this.reloading.delete(id)
+              resolve(peer)
+            }
+            const timer = setTimeout(() => done({ pid: w.proc.pid, outcome: 'no answer' }), RELOAD_TIMEOUT_MS)
+            this.reloading.set(id, done)
+            try {
+              w.proc.send({ t: 'reload', id } satisfies ToWorker)
+            } catch {
+              done({ pid: w.proc.pid, outcome: 'no answer' }) // exiting; its replacement reads the file anew
+            }
+          }),
+      ),
+    )
+  }
+
+  /** A worker was asked to reload: this process and every other worker do too. */
+  private async reloadFor(from: Worker, id: number): Promise<void> {
+    const own = await this.opts.reload()
+    const others = own.outcome === 'refused' ? [] : await this.reloadAll(from)
+    const peers = [{ pid: process.pid, outcome: own.outcome }, ...others]
+    try {
+      from.proc.send({ t: 'reloaded-all', id, peers } satisfies ToWorker)
+    } catch {
+      // it exited meanwhile; so did the admin request's connection
+    }
+  }
+
   private async onMessage(from: Worker, msg: ToPrimary): Promise<void> {
+    if (msg.t === 'reloaded') return this.reloading.get(msg.id)?.(msg.peer)
+    if (msg.t === 'reload-all') return this.reloadFor(from, msg.id)
     if (!this.live.has(from)) return // sent just before it exited: its figures are in `departed`
     this.last.set(from, msg.snap)
     if (msg.t === 'snapshot') {
@@ -208,13 +269,29 @@ export class WorkerPool {
   }
 }
 
-/** A worker's side: answers the primary's collects and asks it for the others on a scrape. */
-export function joinPool(metrics: Metrics): void {
+/**
+ * A worker's side: answers the primary's collects and asks it for the others on a scrape; reloads
+ * (`reload`, this process's own) when the primary says, and returns how to have every other
+ * process reload (the primary does, then tells the rest).
+ */
+export function joinPool(
+  metrics: Metrics,
+  reload: () => Promise<ReloadReport>,
+): { reloadOthers(): Promise<PeerReload[]> } {
   const waiting = new Map<number, (snaps: MetricsSnapshot[]) => void>()
+  const reloading = new Map<number, (peers: PeerReload[]) => void>()
   let nextId = 1
   process.on('message', (msg: ToWorker) => {
     if (msg.t === 'collect') {
       process.send?.({ t: 'snapshot', id: msg.id, snap: metrics.snapshot() } satisfies ToPrimary)
+    } else if (msg.t === 'reload') {
+      void reload().then(
+        (r) => process.send?.({ t: 'reloaded', id: msg.id, peer: { pid: process.pid, outcome: r.outcome } } satisfies ToPrimary),
+        () => process.send?.({ t: 'reloaded', id: msg.id, peer: { pid: process.pid, outcome: 'refused' } } satisfies ToPrimary),
+      )
+    } else if (msg.t === 'reloaded-all') {
+      reloading.get(msg.id)?.(msg.peers)
+      reloading.delete(msg.id)
     } else {
       waiting.get(msg.id)?.(msg.snaps)
       waiting.delete(msg.id)
@@ -233,4 +310,20 @@ export function joinPool(metrics: Metrics): void {
       })
       process.send?.({ t: 'scrape', id, snap: metrics.snapshot() } satisfies ToPrimary)
     })
+  return {
+    reloadOthers: () =>
+      new Promise((resolve) => {
+        const id = nextId++
+        // The primary waits RELOAD_TIMEOUT_MS at most for each worker; a primary gone answers never.
+        const timer = setTimeout(() => {
+          reloading.delete(id)
+          resolve([])
+        }, RELOAD_TIMEOUT_MS * 2)
+        reloading.set(id, (peers) => {
+          clearTimeout(timer)
+          resolve(peers)
+        })
+        process.send?.({ t: 'reload-all', id } satisfies ToPrimary)
+      }),
+  }
 }

@@ -8,6 +8,7 @@
 import type { AccountService } from '../accounts/service.ts'
 import type { AlertService } from '../alerts/index.ts'
 import type { AuthThrottle } from '../auth/throttle.ts'
+import type { ConfigProblem } from '../config/index.ts'
 import type { PipelineDeps } from '../pipeline/deps.ts'
 import type { Store } from '../store/index.ts'
 
@@ -19,4 +20,32 @@ export interface Deps extends PipelineDeps {
   adminThrottle: AuthThrottle
   /** Webhook alerts: their events, queue and sender (DESIGN §15). */
   alerts: AlertService
+  /**
+   * Live reload (app/reload.ts): one object per process, the same in every generation of the parts
+   * built from the config. `serve` sets `run` (with `--workers`, to reach the other processes too);
+   * until then, and where the gateway was built without a file, it refuses.
+   */
+  reloads: ReloadControl
+}
+
+export interface ReloadControl {
+  run(): Promise<ReloadReport>
+}
+
+/** What one reload did, in the process that was asked. */
+export interface ReloadReport {
+  /** `unchanged`: the file is valid and resolves to the running config. */
+  outcome: 'applied' | 'unchanged' | 'refused'
+  /** Counts the configs this process has served, from 1 at start; moves on `applied`. */
+  generation: number
+  /** Top-level sections changed, and the named entries of each (plans, providers, aliases). */
+  changed: { sections: string[]; entries: Record<string, { added: string[]; removed: string[]; changed: string[] }> }
+  /** Why it was refused, each with its path in the file (the messages `config check` prints). */
+  problems: ConfigProblem[]
+  /** Refused only because a start-only setting changed: a restart applies the file. */
+  restart: boolean
+  /** The config file read. */
+  source: string
+  /** With `--workers N`: each other process, which reloaded its own copy of the file, and how. */
+  others?: Array<{ pid: number; outcome: string }>
 }

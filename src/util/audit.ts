@@ -14,8 +14,11 @@
  */
 import type { Logger } from './log.ts'
 
-/** `unauthenticated`: a caller whose admin credential was refused (or who sent none). */
-export type AuditActor = 'admin_token' | 'console_session' | 'cli' | 'unauthenticated'
+/**
+ * `unauthenticated`: a caller whose admin credential was refused (or who sent none); `signal`:
+ * whoever may signal the process (SIGHUP's live reload).
+ */
+export type AuditActor = 'admin_token' | 'console_session' | 'cli' | 'signal' | 'unauthenticated'
 
 export interface AuditEvent {
   actor: AuditActor

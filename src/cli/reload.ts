@@ -1,0 +1,88 @@
+/**
+ * @module
+ * `switchyard reload [--host H] [--port P]`: asks the running `serve` to reload its config file
+ * (DESIGN §13) through `POST /admin/v1/reload`, with the admin token of the config — the same
+ * file serve reads, so no pid file is needed and the answer (what changed, or every problem) comes
+ * back to print; with `--workers N` every process has reloaded when it returns. A config without
+ * an admin token has no admin API: then `kill -HUP PID` of serve reloads it.
+ *
+ * The file is read here first (provider secrets may be unset in this shell: the gateway reads
+ * them from its own environment): a file with problems is refused here with all of them and
+ * nothing is sent; the running gateway keeps its config either way.
+ */
+import { GatewayError } from '../util/errors.ts'
+import { flagString, type Parsed } from './args.ts'
+import { checkCommand, type Io, intSetting, loadConfig } from './context.ts'
+
+/** A reload reads a file and builds the config's parts (ms); every worker's too; the tokenizer's first load ~1 s. */
+const ANSWER_TIMEOUT_MS = 30_000
+
+export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
+  checkCommand(p, { usage: 'reload [--host H] [--port P]', words: 1, flags: ['host', 'port'] })
+  const config = await loadConfig(p, io, { secrets: false })
+  const token = config.admin.token
+  if (token === null) {
+    throw new Error(
+      'reload asks the running gateway through its admin API, which is off without admin.token in the config: set one (and restart), or send the serve process SIGHUP (kill -HUP PID)',
+    )
+  }
+  const port = intSetting(p, io, 'port', 'PORT', 1, 65535) ?? config.server.port
+  if (port === 0) {
+    throw new Error('server.port is 0 (any free port): pass the port serve printed with --port')
+  }
+  const host = reachable(flagString(p, 'host') ?? (io.env.HOST || config.server.host))
+  const url = `http://${host}:${port}/admin/v1/reload`
+  let res: Response
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
+    })
+  } catch (err) {
+    throw new Error(
+      `no gateway answered at ${url} (${(err as Error).message}): is switchyard serve running with this config? Pass --host and --port if it listens elsewhere`,
+    )
+  }
+  const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
+  if (!res.ok) {
+    const e = (body?.error ?? {}) as { message?: string; code?: string; param?: string | null }
+    throw new GatewayError(res.status, e.code ?? 'error', e.message ?? `the gateway answered ${res.status}`, {
+      param: e.param ?? null,
+    })
+  }
+  io.out(p.flags.json === true ? JSON.stringify(body) : said(body as unknown as Answer))
+  return 0
+}
+
+interface Answer {
+  outcome: 'applied' | 'unchanged'
+  generation: number
+  source: string
+  changed: { sections: string[]; entries: Record<string, { added: string[]; removed: string[]; changed: string[] }> }
+  others?: Array<{ pid: number; outcome: string }>
+}
+
+/** One line: what changed, by section and name. */
+function said(a: Answer): string {
+  const others = a.others?.length
+    ? ` (and in ${a.others.length} other process${a.others.length > 1 ? 'es' : ''}: ${a.others.map((o) => `${o.pid} ${o.outcome}`).join(', ')})`
+    : ''
+  if (a.outcome === 'unchanged') return `config ${a.source} unchanged: nothing to reload${others}`
+  const parts = a.changed.sections.map((s) => {
+    const e = a.changed.entries[s]
+    if (!e) return s
+    const named = (['added', 'removed', 'changed'] as const)
+      .filter((k) => e[k].length)
+      .map((k) => `${k} ${e[k].join(', ')}`)
+    return named.length ? `${s} (${named.join('; ')})` : s
+  })
+  return `reloaded ${a.source} (generation ${a.generation}): ${parts.join(', ')}${others}`
+}
+
+/** A wildcard listen address is reached on this machine's loopback. */
+function reachable(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1'
+  if (host === '::' || host === '[::]') return '[::1]'
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
