@@ -1,0 +1,122 @@
+/**
+ * Live reload through `POST /admin/v1/reload` (DESIGN §13), on one gateway read from a real file:
+ * a stream in flight across the reload finishes whole on the config it started with; a model
+ * added to the file answers at once; a plan's limit changed is enforced on the next request; a
+ * broken file is refused with every problem (the old config still serving); a start-only setting
+ * changed is refused naming it; each reload is audited with what changed.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { buildDeps } from '../../../src/app/build.ts'
+import { type Running, startServer } from '../../../src/app/serve.ts'
+import { loadConfigFile } from '../../../src/config/index.ts'
+import { createLogger } from '../../../src/util/log.ts'
+import { ADMIN_TOKEN, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
+import { FIRST, type GatedUpstream, SECOND, startGatedUpstream, streamText } from '../../support/gated-upstream.ts'
+import { writeConfig } from '../../support/process.ts'
+
+let up: GatedUpstream
+let running: Running
+let dir: string
+let file: string
+let key: string
+const logs: string[] = []
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
+
+const model = (name: string) => ({ name, context_window: 8192, max_output_tokens: 512, features: ['streaming'] })
+/** The file as the test writes it: `models` of the upstream, the `tight` plan's rpm. */
+const doc = (models: string[], rpm: number, extra: Record<string, unknown> = {}) =>
+  testConfigDoc({
+    providers: [{ prefix: 'up', kind: 'openai', base_url: `${up.url}/v1`, api_key: 'k', models: models.map(model) }],
+    plans: { ...PLANS, tight: { rpm, rpd: null, models: ['*'] } },
+    default_plan: 'tight',
+    ...extra,
+  })
+
+const chat = (m: string, stream = false) =>
+  fetch(`${running.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: m, messages: [{ role: 'user', content: 'hi' }], stream }),
+  })
+const reload = () => fetch(`${running.url}/admin/v1/reload`, { method: 'POST', headers: admin })
+
+beforeAll(async () => {
+  up = await startGatedUpstream()
+  dir = tempDir()
+  file = writeConfig(dir, doc(['slow'], 100))
+  const config = await loadConfigFile(file)
+  running = startServer(config, buildDeps(config, { log: createLogger('info', (l) => logs.push(l)) }))
+  await running.deps.accounts.createAccount('acct', 'tight')
+  key = (await running.deps.accounts.createKey('acct', 'k')).key
+})
+afterAll(async () => {
+  await running.stop()
+  await up.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+test('a stream in flight across a reload finishes whole; a new model answers at once; a limit changed is enforced next', async () => {
+  const open = up.hold()
+  const res = await chat('up/slow', true)
+  expect(res.status).toBe(200)
+  while (up.waiting < 1) await Bun.sleep(5)
+  expect((await chat('up/fresh')).status).toBe(404)
+  // The two requests so far count in the minute: rpm 2 refuses the next one.
+  writeConfig(dir, doc(['slow', 'fresh'], 2))
+  const r = await reload()
+  expect(r.status).toBe(200)
+  const body = (await r.json()) as Record<string, any>
+  expect(body.outcome).toBe('applied')
+  expect(body.generation).toBe(2)
+  expect(body.changed.sections.sort()).toEqual(['plans', 'providers'])
+  expect(body.changed.entries.plans).toEqual({ added: [], removed: [], changed: ['tight'] })
+  expect(body.changed.entries.providers).toEqual({ added: [], removed: [], changed: ['up'] })
+  // Still open on the old config: the stream was admitted before the reload.
+  expect(up.waiting).toBe(1)
+  const fresh = await chat('up/fresh')
+  expect(fresh.status).toBe(200)
+  expect(((await fresh.json()) as any).choices[0].message.content).toBe(FIRST + SECOND)
+  const refused = await chat('up/slow')
+  expect(refused.status).toBe(429)
+  open()
+  expect(await streamText(res)).toEqual({ text: FIRST + SECOND, done: true })
+  const audit = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'audit' && l.action === 'POST /admin/v1/reload')
+  expect(audit).toMatchObject({ actor: 'admin_token', outcome: 'ok', status: 200 })
+  expect(audit.change).toMatchObject({ outcome: 'applied', generation: 2, plans: { changed: ['tight'] } })
+  expect(logs.some((l) => l.includes('"msg":"config reloaded"'))).toBe(true)
+})
+
+test('a broken file is refused with every problem, and the running config keeps serving', async () => {
+  const broken = doc(['slow', 'fresh'], 50, { default_plan: 'nowhere', surprise: true })
+  writeConfig(dir, broken)
+  const r = await reload()
+  expect(r.status).toBe(422)
+  const err = ((await r.json()) as any).error
+  expect(err.code).toBe('config_invalid')
+  expect(err.message).toContain('the running config stays')
+  expect(err.message).toContain('/surprise')
+  expect(err.message).toContain('/default_plan')
+  // Generation 2 still: the model it added answers, the rpm 2 it set still refuses.
+  expect((await chat('up/fresh')).status).toBe(429)
+  writeConfig(dir, doc(['slow', 'fresh'], 100))
+  const ok = await reload()
+  expect(((await ok.json()) as any).generation).toBe(3)
+  expect((await chat('up/fresh')).status).toBe(200)
+})
+
+test('a setting read only at start is refused naming it, with the restart it needs', async () => {
+  writeConfig(dir, doc(['slow', 'fresh'], 100, { server: { host: '127.0.0.1', port: 1 }, database: { path: 'other.db' } }))
+  const r = await reload()
+  expect(r.status).toBe(409)
+  const err = ((await r.json()) as any).error
+  expect(err.code).toBe('restart_required')
+  expect(err.message).toContain('/server/port')
+  expect(err.message).toContain('/database/path')
+  expect(err.message).toContain('restart')
+  writeConfig(dir, doc(['slow', 'fresh'], 100))
+  const same = await reload()
+  expect(((await same.json()) as any).outcome).toBe('unchanged')
+  // Behind the admin guard like every admin route.
+  expect((await fetch(`${running.url}/admin/v1/reload`, { method: 'POST' })).status).toBe(401)
+})
