@@ -45,14 +45,19 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
     )
   }
   const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
-  if (!res.ok) {
-    const e = (body?.error ?? {}) as { message?: string; code?: string; param?: string | null }
-    throw new GatewayError(res.status, e.code ?? 'error', e.message ?? `the gateway answered ${res.status}`, {
-      param: e.param ?? null,
-    })
-  }
+  if (!res.ok) throw relayed(res.status, body)
   io.out(p.flags.json === true ? JSON.stringify(body) : said(body as unknown as Answer))
   return 0
+}
+
+/**
+ * The gateway's refusal as this command's error (its code kept for `--json`): `config_invalid` and
+ * `restart_required` with every problem, or the admin guard's (a wrong token, throttled).
+ */
+function relayed(status: number, body: Record<string, unknown> | null): GatewayError {
+  const answer = (body?.error ?? {}) as { message?: string; code?: string; param?: string | null }
+  const message = answer.message ?? `the gateway answered HTTP ${status} without an error body`
+  return new GatewayError(status, answer.code ?? 'upstream_error', message, { param: answer.param ?? null })
 }
 
 interface Answer {

@@ -36,6 +36,8 @@ const PASSED_ON: Record<string, string> = {
   'rule.code': 'an error-rule table entry',
   // An upstream's own 4xx code (not the gateway's; README says it is kept), else the literal.
   "up.code ?? 'upstream_error'": "an upstream's own code, else upstream_error",
+  // `switchyard reload` relays the running gateway's refusal: its codes are scanned where the gateway makes them.
+  "answer.code ?? 'upstream_error'": "the gateway's own code, relayed by the CLI, else upstream_error",
 }
 
 interface Found {

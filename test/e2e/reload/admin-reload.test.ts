@@ -120,3 +120,12 @@ test('a setting read only at start is refused naming it, with the restart it nee
   // Behind the admin guard like every admin route.
   expect((await fetch(`${running.url}/admin/v1/reload`, { method: 'POST' })).status).toBe(401)
 })
+
+test("the console's plans page says how to reload", async () => {
+  const html = await (await fetch(`${running.url}/console`)).text()
+  const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)![1]!
+  const js = await (await fetch(`${running.url}${script}`)).text()
+  expect(js).toContain('switchyard reload')
+  expect(js).toContain('POST /admin/v1/reload')
+  expect(js).not.toContain('change them there and restart')
+})

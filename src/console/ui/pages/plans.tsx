@@ -1,6 +1,6 @@
 /**
- * @module The plans from the config (read-only: plans are edited in switchyard.yaml), a column per
- * limit that holds an account (config/limit-settings.ts).
+ * @module The plans from the config (read-only: plans are edited in switchyard.yaml and applied by a
+ * live reload), a column per limit that holds an account (config/limit-settings.ts).
  */
 import { ACCOUNT_LIMITS, type LimitSetting } from '../../../config/limit-settings.ts'
 import { api } from '../api.ts'
@@ -36,7 +36,11 @@ export function Plans() {
   const { data, error } = useLoad(() => api('GET', '/admin/v1/plans'), [])
   return (
     <Page id="plans" title="Plans">
-      <p class="muted">Plans come from the config file; change them there and restart.</p>
+      <p class="muted">
+        Plans come from the config file. Change them there, then reload it without a restart:{' '}
+        <code>switchyard reload</code>, <code>kill -HUP</code> of the serve process, or{' '}
+        <code>POST /admin/v1/reload</code>. Requests in flight finish on the plans they started with.
+      </p>
       {error && <p class="notice error">{error}</p>}
       <Table
         cols={['plan', ...ACCOUNT_LIMITS.map((s) => s.label), 'days', 'at expiry']}
