@@ -42,7 +42,9 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     traffic: new Traffic(metrics, log, config.logging.access),
     adminThrottle: new AuthThrottle(clock),
     tracer: createTracer(config.telemetry, log, VERSION),
-    reloads: { run: () => Promise.reject(new Error('this gateway was not started by serve: it has no file to reload')) },
+    reloads: {
+      run: () => Promise.reject(new Error('this gateway was not started by serve: it has no file to reload')),
+    },
   }
   return configParts(config, lasting)
 }
@@ -68,7 +70,18 @@ export function rebuildDeps(running: Deps, config: Config): Deps {
   const { authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads } = running
   // buildDeps made it (the first generation): every later one hands it on.
   const store = running.store as AuthInvalidatingStore
-  return configParts(config, { store, authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads })
+  return configParts(config, {
+    store,
+    authCache,
+    clock,
+    log,
+    metrics,
+    recorder,
+    traffic,
+    adminThrottle,
+    tracer,
+    reloads,
+  })
 }
 
 function configParts(config: Config, lasting: Lasting): Deps {
@@ -80,7 +93,9 @@ function configParts(config: Config, lasting: Lasting): Deps {
   // Nothing is hooked when no webhook takes the event: the request path pays nothing.
   if (alerts.alerts.wants('circuit.opened') || alerts.alerts.wants('circuit.closed'))
     resilience.board.onChange = (target, state) => alerts.circuitChanged(target, state)
-  store.onSuspended = alerts.alerts.wants('key.suspended') ? (key, until) => alerts.keySuspended(key, until) : null
+  store.onSuspended = alerts.alerts.wants('key.suspended')
+    ? (key, until) => alerts.keySuspended(key, until)
+    : null
   recorder.onWritten = alerts.thresholds.active
     ? (batch) => void alerts.thresholds.written(batch, () => clock.now())
     : null

@@ -115,7 +115,9 @@ export function startServer(
   deps.alerts.start()
   const load = hooks.load ?? (config.source ? () => loadConfigFile(config.source) : null)
   const reloader = new Reloader({
-    load: load ?? (() => Promise.reject(new Error('this gateway was started without a config file: nothing to reload'))),
+    load:
+      load ??
+      (() => Promise.reject(new Error('this gateway was started without a config file: nothing to reload'))),
     current: () => gen.config,
     apply(next) {
       const before = gen

@@ -64,7 +64,10 @@ interface Answer {
   outcome: 'applied' | 'unchanged'
   generation: number
   source: string
-  changed: { sections: string[]; entries: Record<string, { added: string[]; removed: string[]; changed: string[] }> }
+  changed: {
+    sections: string[]
+    entries: Record<string, { added: string[]; removed: string[]; changed: string[] }>
+  }
   others?: Array<{ pid: number; outcome: string }>
 }
 

@@ -144,7 +144,11 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   } else {
     await warnOrphanPlans(deps, config)
     // A worker that keeps dying as soon as it starts: drain the rest and exit 1.
-    const workerPool = new WorkerPool(deps.metrics, { log: deps.log, onGiveUp: () => void stop(1), reload: own })
+    const workerPool = new WorkerPool(deps.metrics, {
+      log: deps.log,
+      onGiveUp: () => void stop(1),
+      reload: own,
+    })
     pool = workerPool
     deps.reloads.run = everywhere(() => workerPool.reloadAll())
     process.on('SIGHUP', () => void reloadBySignal(deps.reloads.run, deps.log))

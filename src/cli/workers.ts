@@ -286,8 +286,18 @@ export function joinPool(
       process.send?.({ t: 'snapshot', id: msg.id, snap: metrics.snapshot() } satisfies ToPrimary)
     } else if (msg.t === 'reload') {
       void reload().then(
-        (r) => process.send?.({ t: 'reloaded', id: msg.id, peer: { pid: process.pid, outcome: r.outcome } } satisfies ToPrimary),
-        () => process.send?.({ t: 'reloaded', id: msg.id, peer: { pid: process.pid, outcome: 'refused' } } satisfies ToPrimary),
+        (r) =>
+          process.send?.({
+            t: 'reloaded',
+            id: msg.id,
+            peer: { pid: process.pid, outcome: r.outcome },
+          } satisfies ToPrimary),
+        () =>
+          process.send?.({
+            t: 'reloaded',
+            id: msg.id,
+            peer: { pid: process.pid, outcome: 'refused' },
+          } satisfies ToPrimary),
       )
     } else if (msg.t === 'reloaded-all') {
       reloading.get(msg.id)?.(msg.peers)

@@ -39,7 +39,10 @@ export interface ReloadReport {
   /** Counts the configs this process has served, from 1 at start; moves on `applied`. */
   generation: number
   /** Top-level sections changed, and the named entries of each (plans, providers, aliases). */
-  changed: { sections: string[]; entries: Record<string, { added: string[]; removed: string[]; changed: string[] }> }
+  changed: {
+    sections: string[]
+    entries: Record<string, { added: string[]; removed: string[]; changed: string[] }>
+  }
   /** Why it was refused, each with its path in the file (the messages `config check` prints). */
   problems: ConfigProblem[]
   /** Refused only because a start-only setting changed: a restart applies the file. */

@@ -32,10 +32,22 @@ test('the configuration page lists every start-only setting', () => {
 test('changes are named by section and entry, for any section of named entries', () => {
   const before = { ...base(), aliases: [{ id: 'team/fast', to: 'demo/echo' }] } as Config
   const after = parseConfig(
-    testConfigDoc({ plans: { ...testConfigDoc().plans as object, free: { rpm: 1, rpd: 1, models: ['*'] }, extra: { rpm: 1, rpd: 1, models: ['*'] } } }),
+    testConfigDoc({
+      plans: {
+        ...(testConfigDoc().plans as object),
+        free: { rpm: 1, rpd: 1, models: ['*'] },
+        extra: { rpm: 1, rpd: 1, models: ['*'] },
+      },
+    }),
     'f.yaml',
   )
-  const withAliases = { ...after, aliases: [{ id: 'team/fast', to: 'demo/echo-pro' }, { id: 'team/new', to: 'demo/echo' }] } as Config
+  const withAliases = {
+    ...after,
+    aliases: [
+      { id: 'team/fast', to: 'demo/echo-pro' },
+      { id: 'team/new', to: 'demo/echo' },
+    ],
+  } as Config
   const c = configChanges(before, withAliases)
   expect(c.sections.sort()).toEqual(['aliases', 'plans'])
   expect(c.entries.plans).toEqual({ added: ['extra'], removed: [], changed: ['free'] })

@@ -49,7 +49,9 @@ export async function startGatedUpstream(): Promise<GatedUpstream> {
           object: 'chat.completion',
           created: 1,
           model,
-          choices: [{ index: 0, message: { role: 'assistant', content: `${FIRST}${SECOND}` }, finish_reason: 'stop' }],
+          choices: [
+            { index: 0, message: { role: 'assistant', content: `${FIRST}${SECOND}` }, finish_reason: 'stop' },
+          ],
           usage,
         })
       }

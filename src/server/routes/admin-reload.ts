@@ -14,39 +14,37 @@ import { NoBody } from '../json-body.ts'
 import { NoQuery } from './no-query.ts'
 
 export function adminReloadRoutes(deps: Deps) {
-  return new Elysia({ name: 'switchyard.admin.reload', prefix: '/admin/v1' })
-    .use(adminGuard(deps))
-    .post(
-      '/reload',
-      async ({ auditChange }) => {
-        const r = await deps.reloads.run()
-        auditChange({
-          target: r.source,
-          change: {
-            outcome: r.outcome,
-            generation: r.generation,
-            sections: r.changed.sections,
-            ...r.changed.entries,
-            ...(r.problems.length ? { problems: r.problems.map((p) => p.path) } : {}),
-          },
-        })
-        if (r.outcome !== 'refused') return r
-        const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')
-        if (r.restart) {
-          throw new GatewayError(
-            409,
-            'restart_required',
-            `config ${r.source} not reloaded: these settings take effect only at start (restart the gateway to apply them):\n${lines}`,
-            { param: r.problems[0]?.path ?? null },
-          )
-        }
+  return new Elysia({ name: 'switchyard.admin.reload', prefix: '/admin/v1' }).use(adminGuard(deps)).post(
+    '/reload',
+    async ({ auditChange }) => {
+      const r = await deps.reloads.run()
+      auditChange({
+        target: r.source,
+        change: {
+          outcome: r.outcome,
+          generation: r.generation,
+          sections: r.changed.sections,
+          ...r.changed.entries,
+          ...(r.problems.length ? { problems: r.problems.map((p) => p.path) } : {}),
+        },
+      })
+      if (r.outcome !== 'refused') return r
+      const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')
+      if (r.restart) {
         throw new GatewayError(
-          422,
-          'config_invalid',
-          `config ${r.source} not reloaded, the running config stays: invalid config ${r.source}:\n${lines}\nFix the listed paths and run \`switchyard config check\` again.`,
+          409,
+          'restart_required',
+          `config ${r.source} not reloaded: these settings take effect only at start (restart the gateway to apply them):\n${lines}`,
           { param: r.problems[0]?.path ?? null },
         )
-      },
-      { body: NoBody, query: NoQuery },
-    )
+      }
+      throw new GatewayError(
+        422,
+        'config_invalid',
+        `config ${r.source} not reloaded, the running config stays: invalid config ${r.source}:\n${lines}\nFix the listed paths and run \`switchyard config check\` again.`,
+        { param: r.problems[0]?.path ?? null },
+      )
+    },
+    { body: NoBody, query: NoQuery },
+  )
 }

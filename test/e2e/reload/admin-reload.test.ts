@@ -12,7 +12,13 @@ import { type Running, startServer } from '../../../src/app/serve.ts'
 import { loadConfigFile } from '../../../src/config/index.ts'
 import { createLogger } from '../../../src/util/log.ts'
 import { ADMIN_TOKEN, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
-import { FIRST, type GatedUpstream, SECOND, startGatedUpstream, streamText } from '../../support/gated-upstream.ts'
+import {
+  FIRST,
+  type GatedUpstream,
+  SECOND,
+  startGatedUpstream,
+  streamText,
+} from '../../support/gated-upstream.ts'
 import { writeConfig } from '../../support/process.ts'
 
 let up: GatedUpstream
@@ -23,11 +29,18 @@ let key: string
 const logs: string[] = []
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
 
-const model = (name: string) => ({ name, context_window: 8192, max_output_tokens: 512, features: ['streaming'] })
+const model = (name: string) => ({
+  name,
+  context_window: 8192,
+  max_output_tokens: 512,
+  features: ['streaming'],
+})
 /** The file as the test writes it: `models` of the upstream, the `tight` plan's rpm. */
 const doc = (models: string[], rpm: number, extra: Record<string, unknown> = {}) =>
   testConfigDoc({
-    providers: [{ prefix: 'up', kind: 'openai', base_url: `${up.url}/v1`, api_key: 'k', models: models.map(model) }],
+    providers: [
+      { prefix: 'up', kind: 'openai', base_url: `${up.url}/v1`, api_key: 'k', models: models.map(model) },
+    ],
     plans: { ...PLANS, tight: { rpm, rpd: null, models: ['*'] } },
     default_plan: 'tight',
     ...extra,
@@ -81,7 +94,9 @@ test('a stream in flight across a reload finishes whole; a new model answers at 
   expect(refused.status).toBe(429)
   open()
   expect(await streamText(res)).toEqual({ text: FIRST + SECOND, done: true })
-  const audit = logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'audit' && l.action === 'POST /admin/v1/reload')
+  const audit = logs
+    .map((l) => JSON.parse(l))
+    .find((l) => l.msg === 'audit' && l.action === 'POST /admin/v1/reload')
   expect(audit).toMatchObject({ actor: 'admin_token', outcome: 'ok', status: 200 })
   expect(audit.change).toMatchObject({ outcome: 'applied', generation: 2, plans: { changed: ['tight'] } })
   expect(logs.some((l) => l.includes('"msg":"config reloaded"'))).toBe(true)
@@ -106,7 +121,10 @@ test('a broken file is refused with every problem, and the running config keeps 
 })
 
 test('a setting read only at start is refused naming it, with the restart it needs', async () => {
-  writeConfig(dir, doc(['slow', 'fresh'], 100, { server: { host: '127.0.0.1', port: 1 }, database: { path: 'other.db' } }))
+  writeConfig(
+    dir,
+    doc(['slow', 'fresh'], 100, { server: { host: '127.0.0.1', port: 1 }, database: { path: 'other.db' } }),
+  )
   const r = await reload()
   expect(r.status).toBe(409)
   const err = ((await r.json()) as any).error

@@ -8,7 +8,13 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
-import { FIRST, type GatedUpstream, SECOND, startGatedUpstream, streamText } from '../../support/gated-upstream.ts'
+import {
+  FIRST,
+  type GatedUpstream,
+  SECOND,
+  startGatedUpstream,
+  streamText,
+} from '../../support/gated-upstream.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
 
 let up: GatedUpstream
@@ -18,11 +24,18 @@ let config: string
 let key: string
 let stderr = ''
 
-const model = (name: string) => ({ name, context_window: 8192, max_output_tokens: 512, features: ['streaming'] })
+const model = (name: string) => ({
+  name,
+  context_window: 8192,
+  max_output_tokens: 512,
+  features: ['streaming'],
+})
 const doc = (models: string[]) =>
   testConfigDoc({
     server: { host: '127.0.0.1', port: 0, drain_timeout_s: 1 },
-    providers: [{ prefix: 'up', kind: 'openai', base_url: `${up.url}/v1`, api_key: 'k', models: models.map(model) }],
+    providers: [
+      { prefix: 'up', kind: 'openai', base_url: `${up.url}/v1`, api_key: 'k', models: models.map(model) },
+    ],
     plans: PLANS,
     default_plan: 'unlimited',
   })
@@ -60,7 +73,8 @@ beforeAll(async () => {
   key = (await cli(['keys', 'create', 'acct', '--json', '--config', config])).json().key
   serve = await spawnServe(['--workers', '2', '--port', '0', '--config', config])
   void (async () => {
-    for await (const chunk of serve.proc.stderr as ReadableStream<Uint8Array>) stderr += new TextDecoder().decode(chunk)
+    for await (const chunk of serve.proc.stderr as ReadableStream<Uint8Array>)
+      stderr += new TextDecoder().decode(chunk)
   })()
 })
 afterAll(async () => {
@@ -95,7 +109,11 @@ test('SIGHUP to serve: every process reloads, audited; the stream in flight fini
   // The audit line is written once every process has answered.
   while (!stderr.includes('"action":"SIGHUP"')) await Bun.sleep(20)
   const line = JSON.parse(stderr.split('\n').find((l) => l.includes('"action":"SIGHUP"'))!)
-  expect(line).toMatchObject({ actor: 'signal', outcome: 'ok', change: { outcome: 'applied', generation: 4 } })
+  expect(line).toMatchObject({
+    actor: 'signal',
+    outcome: 'ok',
+    change: { outcome: 'applied', generation: 4 },
+  })
   expect(line.change.others).toEqual([{ pid: expect.any(Number), outcome: 'applied' }])
   expect(await everyProcessServes('up/m2')).toEqual(Array(16).fill(200))
   expect((await chat('up/m1')).status).toBe(404)
