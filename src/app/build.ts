@@ -62,32 +62,26 @@ type Lasting = Pick<
 
 /**
  * A reload's new generation: everything built from the config anew (plans and accounts service,
- * catalogue, providers, key pools, circuits, alerts), on the lasting parts of `running`. The
- * circuits and key rests start afresh (closed, none resting): a reload is most often the
- * operator's fix to a provider, and a target whose circuit is still failing opens it again.
+ * catalogue, providers, key pools, circuits, alerts), on the lasting parts of `running`. A
+ * provider configured exactly as before keeps its key rests and circuits (an upstream that is
+ * down stays skipped); a changed one starts afresh (closed, none resting): the change is most
+ * often the operator's fix to it, and one still failing opens its circuit again.
  */
 export function rebuildDeps(running: Deps, config: Config): Deps {
   const { authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads } = running
   // buildDeps made it (the first generation): every later one hands it on.
   const store = running.store as AuthInvalidatingStore
-  return configParts(config, {
-    store,
-    authCache,
-    clock,
-    log,
-    metrics,
-    recorder,
-    traffic,
-    adminThrottle,
-    tracer,
-    reloads,
-  })
+  return configParts(
+    config,
+    { store, authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads },
+    running.resilience,
+  )
 }
 
-function configParts(config: Config, lasting: Lasting): Deps {
+function configParts(config: Config, lasting: Lasting, previous?: Resilience): Deps {
   const { store, clock, log, metrics, recorder } = lasting
   const adapters = createAdapters(config.providers)
-  const resilience = new Resilience(config.providers, adapters)
+  const resilience = new Resilience(config.providers, adapters, undefined, previous)
   metrics.circuits = () => resilience.board.states()
   const alerts = new AlertService({ store, config, clock, log })
   // Nothing is hooked when no webhook takes the event: the request path pays nothing.

@@ -3,7 +3,8 @@
  * A local OpenAI Chat Completions upstream whose streams wait at a gate the test opens: a stream
  * sends its first half, then holds (the response open, in flight) until `open()`; a plain request
  * answers at once. For tests that change something (a live reload) while a stream is in flight.
- * Every stream answers `FIRST + SECOND` whole once the gate opens.
+ * Every stream answers `FIRST + SECOND` whole once the gate opens; a model whose name starts with
+ * `fail` answers 500. Calls are counted by model.
  *
  * @example
  * const up = await startGatedUpstream()
@@ -20,12 +21,15 @@ export interface GatedUpstream {
   hold(): () => void
   /** Streams that have sent their first half and are waiting at the gate. */
   readonly waiting: number
+  /** Requests received for `model` (the upstream's name). */
+  calls(model: string): number
   stop(): Promise<void>
 }
 
 export async function startGatedUpstream(): Promise<GatedUpstream> {
   let gate: Promise<void> = Promise.resolve()
   let waiting = 0
+  const calls = new Map<string, number>()
   const enc = new TextEncoder()
   const frame = (model: string, choices: unknown[], usage?: unknown) =>
     enc.encode(
@@ -43,6 +47,10 @@ export async function startGatedUpstream(): Promise<GatedUpstream> {
     async fetch(request) {
       const body = (await request.json()) as { model: string; stream?: boolean }
       const model = body.model
+      calls.set(model, (calls.get(model) ?? 0) + 1)
+      if (model.startsWith('fail')) {
+        return Response.json({ error: { message: 'down', type: 'server_error' } }, { status: 500 })
+      }
       if (!body.stream) {
         return Response.json({
           id: 'chatcmpl-gated',
@@ -84,6 +92,7 @@ export async function startGatedUpstream(): Promise<GatedUpstream> {
     get waiting() {
       return waiting
     },
+    calls: (model) => calls.get(model) ?? 0,
     stop: () => server.stop(true),
   }
 }

@@ -136,6 +136,19 @@ export class CircuitBoard {
     return entry.circuit
   }
 
+  /**
+   * A live reload: the circuits of `from` whose provider `keep` says is configured as before,
+   * reported from now on to this board's `onChange` (the requests still running on `from` share them).
+   */
+  adopt(from: CircuitBoard, keep: (provider: string) => boolean): void {
+    for (const [id, entry] of from.circuits) {
+      if (!keep(entry.target.provider)) continue
+      const t = entry.target
+      entry.circuit.onChange = (state) => this.onChange?.(t, state)
+      this.circuits.set(id, entry)
+    }
+  }
+
   /** For the circuit-state gauge: every circuit used so far and its state now. */
   states(): Array<CircuitTarget & { state: CircuitState }> {
     return [...this.circuits.values()].map(({ target, circuit }) => ({ ...target, state: circuit.state() }))

@@ -3,7 +3,8 @@
  * The process's resilience state, built once at app assembly: each provider's key pool, retry and
  * circuit policies, the circuit board, and an adapter per pool key (an attempt speaks with its
  * key's `api_key` and `base_url`). Per process: circuits and key rests are not shared between
- * instances.
+ * instances. A live reload builds a new one from the previous: a provider whose config is unchanged
+ * keeps its key pool (its rests) and its circuits; a changed one starts afresh.
  *
  * @example
  * const resilience = new Resilience(config.providers, adapters)
@@ -21,6 +22,8 @@ import { poolKeys, resolveCircuit, resolveRetry } from './policy.ts'
 import type { RetryPolicy } from './retry-wait.ts'
 
 interface ProviderState {
+  /** As configured, in JSON: a reload keeps this state only for the very same config. */
+  configured: string
   pool: KeyPool
   retry: RetryPolicy
   circuit: CircuitPolicy
@@ -35,14 +38,24 @@ export class Resilience {
   /**
    * `adapters`: the app's adapter per provider, used for a key that is the provider's own
    * `api_key` at its own `base_url`. Time is the system clock's: waits are real sleeps.
+   * `previous`: the state a live reload hands on (the providers configured exactly as before).
    */
   constructor(
     providers: readonly ProviderConfig[],
     adapters: ReadonlyMap<string, ProviderAdapter>,
     readonly clock: Clock = systemClock,
+    previous?: Resilience,
   ) {
     this.board = new CircuitBoard(clock)
+    const kept = new Set<string>()
     for (const p of providers) {
+      const configured = JSON.stringify(p)
+      const before = previous?.providers.get(p.prefix)
+      if (before?.configured === configured) {
+        this.providers.set(p.prefix, before)
+        kept.add(p.prefix)
+        continue
+      }
       const specs = poolKeys(p)
       const keyed = specs.map((k) => {
         const own = k.apiKey === (p.api_key ?? '') && k.baseUrl === undefined
@@ -52,12 +65,14 @@ export class Resilience {
         return { provider, adapter: own ? (adapters.get(p.prefix) ?? null) : null }
       })
       this.providers.set(p.prefix, {
+        configured,
         pool: new KeyPool(specs, clock),
         retry: resolveRetry(p),
         circuit: resolveCircuit(p),
         keyed,
       })
     }
+    if (previous) this.board.adopt(previous.board, (provider) => kept.has(provider))
   }
 
   /** A configured model as the attempt loop tries it. */

@@ -3,7 +3,8 @@
  * a stream in flight across the reload finishes whole on the config it started with; a model
  * added to the file answers at once; a plan's limit changed is enforced on the next request; a
  * broken file is refused with every problem (the old config still serving); a start-only setting
- * changed is refused naming it; each reload is audited with what changed.
+ * changed is refused naming it; each reload is audited with what changed; a provider configured
+ * as before keeps its open circuit, a changed one starts afresh.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -36,10 +37,21 @@ const model = (name: string) => ({
   features: ['streaming'],
 })
 /** The file as the test writes it: `models` of the upstream, the `tight` plan's rpm. */
-const doc = (models: string[], rpm: number, extra: Record<string, unknown> = {}) =>
+const doc = (models: string[], rpm: number, extra: Record<string, unknown> = {}, downHeaders = {}) =>
   testConfigDoc({
     providers: [
       { prefix: 'up', kind: 'openai', base_url: `${up.url}/v1`, api_key: 'k', models: models.map(model) },
+      // One failure opens its circuit for ten minutes.
+      {
+        prefix: 'down',
+        kind: 'openai',
+        base_url: `${up.url}/v1`,
+        api_key: 'k',
+        headers: downHeaders,
+        retry: { attempts: 0 },
+        circuit: { failures: 1, cooldown_s: 600 },
+        models: [model('fail')],
+      },
     ],
     plans: { ...PLANS, tight: { rpm, rpd: null, models: ['*'] } },
     default_plan: 'tight',
@@ -146,4 +158,18 @@ test("the console's plans page says how to reload", async () => {
   expect(js).toContain('switchyard reload')
   expect(js).toContain('POST /admin/v1/reload')
   expect(js).not.toContain('change them there and restart')
+})
+
+test('a provider configured as before keeps its open circuit; a changed one starts afresh', async () => {
+  expect((await chat('down/fail')).status).toBeGreaterThanOrEqual(500)
+  expect((await chat('down/fail')).status).toBeGreaterThanOrEqual(500)
+  expect(up.calls('fail')).toBe(1) // the second never left: the circuit is open
+  writeConfig(dir, doc(['slow', 'fresh'], 99))
+  expect(((await (await reload()).json()) as any).changed.sections).toEqual(['plans'])
+  await chat('down/fail')
+  expect(up.calls('fail')).toBe(1)
+  writeConfig(dir, doc(['slow', 'fresh'], 99, {}, { 'x-fixed': '1' }))
+  expect(((await (await reload()).json()) as any).changed.entries.providers.changed).toEqual(['down'])
+  await chat('down/fail')
+  expect(up.calls('fail')).toBe(2)
 })
