@@ -132,7 +132,16 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   })
   // Live reload: this process's own, widened to every process of `--workers N` (the admin route on
   // any of them, SIGHUP to the primary); a SIGHUP sent to one worker reloads that worker only.
-  const own = running.reload
+  const own = async () => {
+    const r = await running.reload()
+    // As at start: accounts left on a plan the file no longer has are named (the primary's log only).
+    if (!child && r.changed.entries.plans?.removed.length) {
+      await warnOrphanPlans(running.deps, running.deps.config).catch((err) =>
+        log.warn('accounts on removed plans not checked', { error: (err as Error).message }),
+      )
+    }
+    return r
+  }
   const everywhere = (others: () => Promise<PeerReload[]>) => async () => {
     const r = await own()
     return r.outcome === 'refused' ? r : { ...r, others: await others() }
