@@ -42,8 +42,18 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     traffic: new Traffic(metrics, log, config.logging.access),
     adminThrottle: new AuthThrottle(clock),
     tracer: createTracer(config.telemetry, log, VERSION),
+    // Replaced by startServer; an app served some other way (a test's `app.handle`) refuses plainly.
     reloads: {
-      run: () => Promise.reject(new Error('this gateway was not started by serve: it has no file to reload')),
+      run: async () => ({
+        outcome: 'refused',
+        generation: 1,
+        changed: { sections: [], entries: {} },
+        problems: [
+          { path: '/', message: 'this gateway was not started by startServer: it has no file to reload' },
+        ],
+        restart: false,
+        source: config.source,
+      }),
     },
   }
   return configParts(config, lasting)
