@@ -4,7 +4,7 @@
  * added to the file answers at once; a plan's limit changed is enforced on the next request; a
  * broken file is refused with every problem (the old config still serving); a start-only setting
  * changed is refused naming it; each reload is audited with what changed; a provider configured
- * as before keeps its open circuit, a changed one starts afresh.
+ * as before keeps its open circuit, a changed one starts afresh; a new alias answers at once.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -172,4 +172,18 @@ test('a provider configured as before keeps its open circuit; a changed one star
   expect(((await (await reload()).json()) as any).changed.entries.providers.changed).toEqual(['down'])
   await chat('down/fail')
   expect(up.calls('fail')).toBe(2)
+})
+
+test('a new alias answers at once, under its target', async () => {
+  expect((await chat('team/new')).status).toBe(404)
+  writeConfig(
+    dir,
+    doc(['slow', 'fresh'], 99, { aliases: [{ id: 'team/new', to: 'up/fresh' }] }, { 'x-fixed': '1' }),
+  )
+  const body = (await (await reload()).json()) as any
+  expect(body.changed.sections).toEqual(['aliases'])
+  expect(body.changed.entries.aliases).toEqual({ added: ['team/new'], removed: [], changed: [] })
+  const r = await chat('team/new')
+  expect(r.status).toBe(200)
+  expect(((await r.json()) as any).model).toBe('up/fresh')
 })
