@@ -279,12 +279,57 @@ function pointer(path: Path): string {
   return keys.reverse().join('')
 }
 
+/**
+ * The smallest number the schema allows (0 when it sets no lower bound), kept under its upper one.
+ * Every bound applies together: `minimum` and `exclusiveMinimum` both set (zod's `int().positive()`
+ * writes the safe-integer floor beside `exclusiveMinimum: 0`, as opencode's `bash` tool declares
+ * `timeout`) means the stricter of the two; draft 4's boolean `exclusiveMinimum` /
+ * `exclusiveMaximum` makes `minimum` / `maximum` exclusive.
+ */
 function sampleNumber(schema: Schema, integer: boolean): number {
   const num = (k: string) => (typeof schema[k] === 'number' ? (schema[k] as number) : undefined)
-  const exMin = num('exclusiveMinimum')
-  const exMax = num('exclusiveMaximum')
-  let n = num('minimum') ?? (exMin !== undefined ? exMin + (integer ? 1 : 0.5) : 0)
-  const max = num('maximum') ?? (exMax !== undefined ? exMax - (integer ? 1 : 0.5) : undefined)
-  if (max !== undefined && n > max) n = max
-  return integer ? Math.ceil(n) : n
+  const lo = tightest(
+    [
+      [num('minimum'), schema.exclusiveMinimum === true],
+      [num('exclusiveMinimum'), true],
+    ],
+    integer,
+    1,
+  )
+  const hi = tightest(
+    [
+      [num('maximum'), schema.exclusiveMaximum === true],
+      [num('exclusiveMaximum'), true],
+    ],
+    integer,
+    -1,
+  )
+  let n = lo?.value ?? 0
+  if (hi !== undefined && n > hi.value) {
+    // Between two bounds closer than the step (numbers only): their midpoint.
+    n = !integer && lo !== undefined ? (lo.bound + hi.bound) / 2 : hi.value
+  }
+  return n
+}
+
+/**
+ * The strictest of the bounds on one side (`dir` 1: lower, -1: upper): the first number that
+ * side allows beside each bound (an exclusive one: one step inside it, a whole integer or 0.5).
+ */
+function tightest(
+  bounds: [number | undefined, boolean][],
+  integer: boolean,
+  dir: 1 | -1,
+): { value: number; bound: number } | undefined {
+  let best: { value: number; bound: number } | undefined
+  for (const [bound, exclusive] of bounds) {
+    if (bound === undefined) continue
+    let value: number
+    if (integer) {
+      const whole = dir === 1 ? Math.ceil(bound) : Math.floor(bound)
+      value = exclusive && whole === bound ? whole + dir : whole
+    } else value = exclusive ? bound + dir * 0.5 : bound
+    if (!best || (dir === 1 ? value > best.value : value < best.value)) best = { value, bound }
+  }
+  return best
 }
