@@ -72,7 +72,11 @@ function modelEntry(e: CatalogueEntry, id: string, created: number) {
 
 type ModelEntry = ReturnType<typeof modelEntries>[number]
 
-/** Anthropic's model object, for clients that send `anthropic-version` (Claude Code's model picker). */
+/**
+ * Anthropic's model object, for clients that send `anthropic-version` (Claude Code's model picker).
+ * Only chat models are listed so: a Messages client can call nothing else (an embedding model in
+ * Claude Code's picker answers every turn with a 400).
+ */
 function anthropicModel(m: ModelEntry) {
   return {
     type: 'model' as const,
@@ -107,7 +111,7 @@ export function modelRoutes(deps: Deps) {
     .get('/v1/models', async ({ request }) => {
       const data = await allowed(request)
       if (!anthropicStyle(request)) return { object: 'list', data }
-      const models = data.map(anthropicModel)
+      const models = data.filter((m) => m.type === 'chat').map(anthropicModel)
       return {
         data: models,
         has_more: false,
@@ -119,7 +123,10 @@ export function modelRoutes(deps: Deps) {
       // Authenticated first, as for any id; a malformed %-escape names no model (404 below).
       const data = await allowed(request)
       const id = decoded(params['*'])
-      const entry = id === null ? undefined : data.find((m) => m.id === id)
+      const entry =
+        id === null
+          ? undefined
+          : data.find((m) => m.id === id && (m.type === 'chat' || !anthropicStyle(request)))
       if (entry && anthropicStyle(request)) return anthropicModel(entry)
       if (!entry)
         throw new GatewayError(
