@@ -2,9 +2,13 @@
  * @module
  * Validators for the Responses API objects the gateway sends back, compiled from OpenAI's published
  * schemas (vendored in `test/fixtures/reference/openai-responses-schemas.json`). What the gateway
- * builds itself must meet them as they are; `relaxed` accepts the six documented places where the
- * live API (and so a pass-through) differs (see the fixture README). Requests are checked with every
- * `oneOf` read as `anyOf`, because the spec's request unions overlap.
+ * builds itself must meet them as they are but for two fields: a response object's `user` and
+ * `usage` may be null, as the live API sends them and as Open Responses' `ResponseResource` (the
+ * compliance suite's schema, which requires both keys) allows — OpenAI's spec types them as
+ * non-null and optional, so no object could meet both specs without the null. `relaxed` accepts
+ * the other documented places where the live API (and so a pass-through) differs (see the fixture
+ * README). Requests are checked with every `oneOf` read as `anyOf`, because the spec's request
+ * unions overlap.
  *
  * @example
  * expect(validateEvent(event)).toBeNull()
@@ -15,13 +19,23 @@ const SCHEMAS_URL = new URL('../fixtures/reference/openai-responses-schemas.json
 const ID = 'https://switchyard.test/openai-responses-schemas.json'
 const REQUEST_ID = 'https://switchyard.test/openai-responses-request-schemas.json'
 
-const document = (await Bun.file(SCHEMAS_URL).json()) as Record<string, unknown>
+const document = withNullableUserAndUsage((await Bun.file(SCHEMAS_URL).json()) as Record<string, any>)
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false })
 ajv.addSchema({ ...document, $id: ID })
 ajv.addSchema({
   ...(JSON.parse(JSON.stringify(document).replaceAll('"oneOf":', '"anyOf":')) as object),
   $id: REQUEST_ID,
 })
+
+/** The spec with a response's `user` and `usage` nullable (see the module comment). */
+function withNullableUserAndUsage(doc: Record<string, any>): Record<string, any> {
+  const schemas = doc.components.schemas
+  const user = schemas.ModelResponseProperties.properties.user
+  schemas.ModelResponseProperties.properties.user = { anyOf: [user, { type: 'null' }] }
+  const own = schemas.Response.allOf[2].properties
+  own.usage = { anyOf: [own.usage, { type: 'null' }] }
+  return doc
+}
 
 function compile(name: string, doc = ID): ValidateFunction {
   return ajv.compile({ $ref: `${doc}#/components/schemas/${name}` })

@@ -1,8 +1,12 @@
 /**
  * @module
- * The Responses `Response` object the gateway builds itself (translated routes), shaped as the
- * published schema says: fields the schema does not require and the gateway cannot fill (`user`,
- * `usage` before it is known) are left out rather than sent as null.
+ * The Responses `Response` object the gateway builds itself (translated routes), with every field
+ * Open Responses' `ResponseResource` requires (openresponses/openresponses, its compliance suite's
+ * schema) and as the live API sends them: `usage` null until it is known (`response.created`,
+ * `.in_progress`, `.failed`), `user` null when none was sent. OpenAI's published spec types both as
+ * non-null and optional; the live API and Open Responses send null, which clients read
+ * (test/fixtures/reference/README.md). The request's own settings are echoed; a setting a
+ * translated route does not carry reports what was used (`presence_penalty` 0).
  *
  * @example
  * const res = responseShell({ view, modelId: 'openai/gpt-4o-mini' }, 'resp_abc', 1_700_000_000)
@@ -41,13 +45,14 @@ export interface ResponseObject {
   incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null
   model: string
   output: OutputItem[]
-  usage?: ResponsesUsage
+  usage: ResponsesUsage | null
   [field: string]: unknown
 }
 
 /** The response as announced by `response.created`: no output, no usage yet. */
 export function responseShell(ctx: ResponseContext, id: string, createdAt: number): ResponseObject {
   const { input, served, temperature } = ctx.view
+  const text = (v: unknown) => (typeof v === 'string' ? v : null)
   return {
     id,
     object: 'response',
@@ -74,6 +79,16 @@ export function responseShell(ctx: ResponseContext, id: string, createdAt: numbe
     tools: served.map(echoTool),
     top_p: input.top_p ?? 1,
     truncation: 'disabled',
+    // Chat parameters the Responses wire has no field for (Open Responses has): none is carried.
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    top_logprobs: input.top_logprobs ?? 0,
+    // Calls to built-in tools, which no translated route runs (unknown-fields.ts): echoed.
+    max_tool_calls: typeof input.max_tool_calls === 'number' ? input.max_tool_calls : null,
+    safety_identifier: input.safety_identifier ?? null,
+    prompt_cache_key: text(input.prompt_cache_key),
+    user: input.user ?? null,
+    usage: null,
   }
 }
 
@@ -154,10 +169,15 @@ export function chatUsage(usage: Partial<ResponsesUsage> | null | undefined): Us
   }
 }
 
-/** The schema's `FunctionTool` requires `strict` and `parameters` (null allowed). */
+/** The schemas' `FunctionTool` requires `description`, `parameters` and `strict` (null allowed). */
 function echoTool(tool: ResponsesTool): ResponsesTool {
   if (tool.type !== 'function') return tool
-  return { ...tool, parameters: tool.parameters ?? null, strict: tool.strict ?? null }
+  return {
+    ...tool,
+    description: tool.description ?? null,
+    parameters: tool.parameters ?? null,
+    strict: tool.strict ?? null,
+  }
 }
 
 /** Ids in OpenAI's style (`resp_…`, `msg_…`, `fc_…`, `rs_…`): a prefix and 32 hex digits. */
