@@ -156,8 +156,9 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
       // A stream is judged when it ends: a cut or stall after content is a failure of the target.
       const verdict = plan.streaming()
       out.ended.then((failure) => {
-        // The client leaving or the server stopping says nothing of the target.
-        const kind = failure && !gone() ? classify(failureFacts(failure)) : null
+        // The client leaving (no failure then) or the server stopping says nothing of the target;
+        // an upstream failure the client left after (writer.ts `abort`) does.
+        const kind = failure && !stop.aborted ? classify(failureFacts(failure)) : null
         verdict(kind)
         metrics.upstreamAttempt(provider.prefix, route.entry.model.name, kind ?? 'ok')
         if (kind) logAttempt(deps, r.requestId, route.entry.id, attempt.key.index, kind, failure!)

@@ -120,6 +120,9 @@ export class ResponsesRelay extends ByteRelay {
       // the relay ends the stream as it ends a cut one, with its own `error` and `response.failed`.
       if (!isJson(data)) return this.error(unreadableFailure(this.label))
       this.relaying(buf, start, end)
+      // The upstream failed, whatever follows: a client that stops reading at this event (the
+      // OpenAI SDKs throw on it) leaves a failed attempt, recorded and judged as one, not a 499.
+      this.failed ??= upstreamFailure(this.label, errorFields(data))
       // After content the upstream's `error` goes on as it came, but for the provider's key and address.
       return this.scrubbed(data, name)
     }
@@ -222,7 +225,7 @@ export class ResponsesRelay extends ByteRelay {
     this.seen = chatUsage(parsed.response?.usage as Parameters<typeof chatUsage>[0])
     // A finished answer, even an empty one, is the answer: the hold ends with it.
     if (type !== 'response.failed') this.content = true
-    else this.failed = upstreamFailure(this.label, parsed.response?.error)
+    else this.failed ??= upstreamFailure(this.label, parsed.response?.error)
   }
 }
 
