@@ -6,8 +6,8 @@
  * in `/metrics`, and the circuit counts it (a second one opens it).
  *
  * The upstream is local and answers as OpenAI's live API does (the recorded text stream's opening
- * and first delta, then an in-band `error` and `response.failed`), then holds its connection open
- * until the gateway lets it go.
+ * and first delta, then an in-band `error`), then holds its connection open — its `response.failed`
+ * not yet sent — until the gateway lets it go.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { RECORDED, readLines } from '../../../support/fake-upstream.ts'
@@ -30,20 +30,7 @@ beforeAll(async () => {
     JSON.parse(l),
   )
   const head = lines.slice(0, lines.findIndex((e) => e.type === 'response.output_text.delta') + 1)
-  const created = head[0].response
-  const events = [
-    ...head,
-    { type: 'error', sequence_number: head.length, error: SERVER_ERROR },
-    {
-      type: 'response.failed',
-      sequence_number: head.length + 1,
-      response: {
-        ...created,
-        status: 'failed',
-        error: { code: 'server_error', message: SERVER_ERROR.message },
-      },
-    },
-  ]
+  const events = [...head, { type: 'error', sequence_number: head.length, error: SERVER_ERROR }]
   const frames = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('')
   upstream = Bun.serve({
     hostname: '127.0.0.1',
@@ -51,7 +38,7 @@ beforeAll(async () => {
     idleTimeout: 0,
     fetch() {
       calls++
-      // The events, then the connection held open: the gateway's reader sees no end of it.
+      // The events, then the connection held open (`response.failed` would follow): no end yet.
       const body = new ReadableStream<Uint8Array>({
         start(c) {
           c.enqueue(new TextEncoder().encode(frames))
