@@ -25,7 +25,7 @@ import { replaceStringField } from '../../json/fields.ts'
 import type { Usage } from '../../operations/chat.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { DEFAULT_MAX_RESPONSE_BYTES, maxResponseBytes } from '../../providers/body-limit.ts'
-import { withFacts } from '../../providers/failure-facts.ts'
+import { factsOf, withFacts } from '../../providers/failure-facts.ts'
 import {
   describeUpstreamError,
   inBandError,
@@ -172,27 +172,37 @@ export class ResponsesRelay extends ByteRelay {
     return clean === null ? undefined : bytes.encode(encodeSSE(clean, name))
   }
 
-  /** A stream that stopped before its terminal event was cut: the client is told as OpenAI would. */
+  /**
+   * A stream that stopped before its terminal event was cut: the client is told as OpenAI would.
+   * After the upstream's own `error` event (the writer lets the upstream go at it), only the
+   * `response.failed` the upstream would have sent after it.
+   */
   end(): Uint8Array | null {
     if (this.done) return null
+    if (this.failed) return this.failedEvents(this.failed, false)
     return this.error(streamInterrupted(this.label, 'the stream ended before response.completed'))
   }
 
   error(err: GatewayError): Uint8Array {
     this.failed = err
+    return this.failedEvents(err, true)
+  }
+
+  /** `error` (when `withError`) and `response.failed`, numbered after the last event relayed. */
+  private failedEvents(err: GatewayError, withError: boolean): Uint8Array {
     this.done = true
     let seq = 0
     if (this.lastBuf !== null) seq = nextSequence(eventData(this.lastBuf, this.lastStart, this.lastEnd), 0)
+    const code = withError ? 'server_error' : (factsOf(err)?.code ?? 'server_error')
     const failed = {
       ...(this.last ?? { object: 'response', output: [] }),
       model: this.modelId,
       status: 'failed',
-      error: { code: 'server_error', message: err.message },
+      error: { code, message: err.message },
     }
-    const events: ResponsesEvent[] = [
-      { ...errorEventFields(err), sequence_number: seq++ },
-      { type: 'response.failed', response: failed, sequence_number: seq++ },
-    ]
+    const events: ResponsesEvent[] = []
+    if (withError) events.push({ ...errorEventFields(err), sequence_number: seq++ })
+    events.push({ type: 'response.failed', response: failed, sequence_number: seq++ })
     return frameEvents(events)
   }
 

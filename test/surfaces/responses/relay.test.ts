@@ -147,7 +147,7 @@ describe('an upstream failure before content is the attempt’s, classified by i
     expect(classify(factsOf(relay.failure())!)).toBe('transient')
   })
 
-  test('after content, the error event goes out as it came and the stream fails at response.failed', () => {
+  test('after content, the error event goes out as it came and the stream has failed at it (issue 44: not at response.failed)', () => {
     const relay = new ResponsesRelay('oa/m', 'oa')
     const text = frames('openai-responses-text.chunks.txt')
     const [, , error, failed] = frames('openai-responses-error.chunks.txt')
@@ -155,9 +155,10 @@ describe('an upstream failure before content is the attempt’s, classified by i
     expect(typeOf(text[4]!)).toBe('response.output_text.delta')
     expect(relay.contentStarted()).toBe(true)
     expect(Buffer.from(relay.encode(Buffer.from(error!))!).toString()).toBe(error!)
-    expect(relay.failure()).toBeNull()
+    // The recording's failure is insufficient_quota: named as its 429 would be, from the error event
+    // on (a client that stops reading there leaves a failed attempt, not a 499).
+    expect(relay.failure()?.code).toBe('upstream_billing_error')
     relay.encode(Buffer.from(failed!))
-    // The recording's failure is insufficient_quota: named as its 429 would be.
     expect(relay.failure()?.code).toBe('upstream_billing_error')
   })
 })

@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { RECORDED, readLines } from '../../../support/fake-upstream.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../../support/gateway.ts'
+import { eventErrors } from '../../../support/open-responses-schema.ts'
 
 let gw: TestGateway
 let upstream: ReturnType<typeof Bun.serve>
@@ -39,8 +40,11 @@ beforeAll(async () => {
     fetch() {
       calls++
       // The events, then the connection held open (`response.failed` would follow): no end yet.
+      let sent = false
       const body = new ReadableStream<Uint8Array>({
-        start(c) {
+        pull(c) {
+          if (sent) return new Promise<void>(() => {})
+          sent = true
           c.enqueue(new TextEncoder().encode(frames))
         },
       })
@@ -61,9 +65,13 @@ beforeAll(async () => {
           api_key: 'sk-oa-0001',
           retry: { attempts: 0 },
           circuit: { failures: 2, cooldown_s: 60 },
-          models: [
-            { name: 'solo', context_window: 128_000, max_output_tokens: 4096, features: ['streaming'] },
-          ],
+          // A circuit per model: `reader` keeps its own count.
+          models: ['solo', 'reader'].map((name) => ({
+            name,
+            context_window: 128_000,
+            max_output_tokens: 4096,
+            features: ['streaming'],
+          })),
         },
       ],
       plans: { open: { rpm: null, rpd: null, models: ['*'] } },
@@ -138,4 +146,29 @@ test('the client leaves at the error event: the upstream failure is recorded, co
   expect(res.status).toBe(503)
   expect(((await res.json()) as any).error.code).toBe('upstream_circuit_open')
   expect(calls).toBe(2)
+})
+
+test('a client that reads on: the upstream let go at its error, the stream ends with the response.failed it would send', async () => {
+  const res = await fetch(`${gw.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'oa/reader', input: 'Say OK', stream: true }),
+  })
+  const events = (await res.text())
+    .split('\n\n')
+    .filter((f) => f.includes('data: '))
+    .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)))
+  for (const e of events) expect(eventErrors(e)).toEqual([])
+  expect(events.slice(-2).map((e) => e.type)).toEqual(['error', 'response.failed'])
+  expect(events.at(-2).error).toEqual(SERVER_ERROR)
+  expect(events.at(-1).response).toMatchObject({
+    status: 'failed',
+    model: 'oa/reader',
+    error: { code: 'server_error', message: expect.stringContaining(SERVER_ERROR.message) },
+  })
+  events.forEach((e, i) => expect(e.sequence_number).toBe(i))
+  expect(await row(res.headers.get('x-request-id'))).toMatchObject({
+    status: 502,
+    error_code: 'upstream_error',
+  })
 })
