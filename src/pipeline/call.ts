@@ -154,7 +154,8 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       const gate = p.gate as CutGate<Uint8Array> | undefined
       if (gate) {
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
-        const streamed = { ...call.forward, body: relay.streamed(call.forward.body) }
+        const asked = relay.streamed(call.forward.body)
+        const streamed = { ...call.forward, ...(typeof asked === 'string' ? { body: asked } : asked) }
         call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
         const upstream = await forwardCall(adapter, streamed, ctx)
         if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')

@@ -127,10 +127,11 @@ export interface Forwarding<View> {
    */
   cut(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
   /**
-   * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream) and
-   * the events the gate let through (its ending included) are put together as the wire's JSON answer.
+   * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream; or,
+   * for an endpoint that cannot stream, the path and body of one that can) and the events the gate
+   * let through (its ending included) are put together as the wire's JSON answer.
    */
-  streamed(body: string): string
+  streamed(body: string): string | { path: string; body: string }
   assemble(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
    * A stream's relay: the upstream's answer (2xx headers) → the plan the writer reads it by and the

@@ -2,7 +2,8 @@
  * @module
  * A local stand-in for OpenAI's Responses API (`POST /v1/responses`) that replays the recorded
  * responses and streams (`openai-responses-*`), for pass-through tests (`wire: responses`), and
- * answers `POST /v1/responses/input_tokens` with a predictable count (`fakeInputTokens`).
+ * answers `POST /v1/responses/input_tokens` with a predictable count (`fakeInputTokens`) and
+ * `POST /v1/responses/compact` as OpenAI's compaction does (`fakeCompaction`).
  *
  * Which fixture answers: the request's `model` when it names a fixture, else the one set with
  * `use()` (default `text`). A stream request gets the fixture's events, each framed as
@@ -98,6 +99,38 @@ function countInputTokens(body: any): Response {
   return Response.json({ object: 'response.input_tokens', input_tokens: fakeInputTokens(body) })
 }
 
+/**
+ * The fake's `POST /v1/responses/compact`: OpenAI's `response.compaction` object — the request's
+ * user messages, then one `compaction` item whose opaque `encrypted_content` only the upstream
+ * reads (here: the number of input items) — with usage.
+ */
+export function fakeCompaction(body: { input?: unknown }): Record<string, unknown> {
+  const input = Array.isArray(body.input) ? body.input : []
+  const users = input.filter((i: any) => i?.role === 'user')
+  return {
+    id: 'resp_fake_compaction',
+    object: 'response.compaction',
+    created_at: 1_788_205_800,
+    output: [
+      ...users.map((u: any, n: number) => ({
+        id: `msg_fake_${n}`,
+        type: 'message',
+        status: 'completed',
+        role: 'user',
+        content: typeof u.content === 'string' ? [{ type: 'input_text', text: u.content }] : u.content,
+      })),
+      { id: 'cmp_fake', type: 'compaction', encrypted_content: `fake:${input.length}` },
+    ],
+    usage: {
+      input_tokens: fakeInputTokens(body),
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 42,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: fakeInputTokens(body) + 42,
+    },
+  }
+}
+
 export async function startFakeResponses(
   opts: { fixture?: ResponsesFixtureName; apiKey?: string; eventDelayMs?: number } = {},
 ): Promise<FakeResponses> {
@@ -106,7 +139,8 @@ export async function startFakeResponses(
     async (call) => {
       const { request, recorded, url, current, replay } = call
       const counting = url.pathname === '/v1/responses/input_tokens'
-      if (request.method !== 'POST' || (url.pathname !== '/v1/responses' && !counting)) {
+      const compacting = url.pathname === '/v1/responses/compact'
+      if (request.method !== 'POST' || (url.pathname !== '/v1/responses' && !counting && !compacting)) {
         return Response.json(
           { error: { message: `Not found: ${url.pathname}`, type: 'invalid_request_error' } },
           { status: 404 },
@@ -125,6 +159,7 @@ export async function startFakeResponses(
         )
       }
       if (counting) return countInputTokens(recorded.body)
+      if (compacting) return Response.json(fakeCompaction(recorded.body ?? {}))
       const model = recorded.body?.model
       const name =
         typeof model === 'string' && model in RESPONSES_FIXTURES ? (model as ResponsesFixtureName) : current

@@ -14,6 +14,7 @@ import { chatSurface } from '../../surfaces/chat/index.ts'
 import { embeddingsSurface } from '../../surfaces/embeddings/index.ts'
 import { countTokensSurface } from '../../surfaces/messages/count-tokens.ts'
 import { messagesSurface } from '../../surfaces/messages/index.ts'
+import { responsesCompactSurface } from '../../surfaces/responses/compact.ts'
 import { responsesSurface } from '../../surfaces/responses/index.ts'
 import { inputTokensSurface } from '../../surfaces/responses/input-tokens.ts'
 import type { Traffic } from '../../traffic/traffic.ts'
@@ -51,5 +52,6 @@ export function surfaceRoutes(traffic: Traffic, pipeline: Pipeline) {
     .post('/v1/messages/count_tokens', run(countTokensSurface(COUNT_TOKENS_PER_SECOND)), NO_PARSE)
     .post('/v1/responses', run(responsesSurface), NO_PARSE)
     .post('/v1/responses/input_tokens', run(inputTokensSurface(COUNT_TOKENS_PER_SECOND)), NO_PARSE)
+    .post('/v1/responses/compact', run(responsesCompactSurface), NO_PARSE)
     .post('/v1/embeddings', run(embeddingsSurface), NO_PARSE)
 }

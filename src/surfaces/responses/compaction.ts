@@ -1,0 +1,152 @@
+/**
+ * @module
+ * What `POST /v1/responses/compact` (Codex's remote compaction) asks and answers, apart from the
+ * route: the summary request the target model is sent — the client's conversation as a Responses
+ * request with one user message more asking for a handoff summary — and the `CompactResource`
+ * made of its answer: the conversation's latest user messages (as Codex keeps them when it
+ * compacts locally), then the summary as a user message. Its shapes are Open Responses'
+ * (`CompactResponseMethodPublicBody`, `CompactResource`).
+ *
+ * @example
+ * const summary = summaryRequest(body)          // the Responses request the model is sent
+ * compactResource(body, 'The task is …', usage) // { object: 'response.compaction', output, usage }
+ */
+import type { Usage } from '../../operations/chat.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { newId, type OutputItem, type ResponsesUsage, responsesUsage } from './response-object.ts'
+
+/** The instruction that ends the summary request. */
+export const SUMMARY_PROMPT =
+  'Write a handoff summary of this conversation for the assistant that will continue it with only ' +
+  "your summary and the user's messages: the task and its goal, what has been done (files, " +
+  'commands, their results), the decisions and constraints, what remains and the next step. Be ' +
+  'concise and concrete. Write only the summary.'
+
+/** How the summary begins in the compacted conversation: the model that reads it knows what it is. */
+export const SUMMARY_HEADER = 'Summary of the earlier conversation (compacted by Switchyard):\n\n'
+
+/**
+ * Text of the user messages kept beside the summary, newest first, in characters (about 20,000
+ * tokens): the summary covers the older ones.
+ */
+export const KEPT_USER_CHARS = 80_000
+
+/** The compaction request's fields that a Responses request carries as they are. */
+const CARRIED = [
+  'instructions',
+  'tools',
+  'parallel_tool_calls',
+  'reasoning',
+  'text',
+  'prompt_cache_key',
+  'service_tier',
+]
+
+/**
+ * The Responses request that asks the target model for the summary: the client's `input` (a
+ * string is a user message), then the summary prompt; its tools offered but not to be called
+ * (`tool_choice: none`: the history's calls keep their definitions). 400 naming the field for a
+ * body Open Responses' compaction request would not take.
+ */
+export function summaryRequest(body: Record<string, unknown>, stream = false): Record<string, unknown> {
+  if (body.previous_response_id != null) {
+    throw new GatewayError(
+      400,
+      'unsupported_parameter',
+      'previous_response_id needs stored responses, which this gateway does not keep. Send the whole conversation in "input".',
+      { param: 'previous_response_id' },
+    )
+  }
+  const input = body.input ?? []
+  const turns = typeof input === 'string' ? [{ role: 'user', content: input }] : input
+  if (!Array.isArray(turns)) {
+    throw new GatewayError(400, 'invalid_type', 'input must be a string or an array of input items.', {
+      param: 'input',
+    })
+  }
+  const request: Record<string, unknown> = {
+    model: body.model,
+    input: [...turns, { role: 'user', content: SUMMARY_PROMPT }],
+    stream,
+    store: false,
+  }
+  for (const key of CARRIED) if (body[key] !== undefined) request[key] = body[key]
+  if (Array.isArray(body.tools) && body.tools.length > 0) request.tool_choice = 'none'
+  if (typeof body.max_output_tokens === 'number') request.max_output_tokens = body.max_output_tokens
+  return request
+}
+
+export interface CompactResource {
+  id: string
+  object: 'response.compaction'
+  created_at: number
+  output: OutputItem[]
+  usage: ResponsesUsage
+}
+
+/** The compacted conversation: the latest user messages of `body.input`, then the summary. */
+export function compactResource(
+  body: Record<string, unknown>,
+  summary: string,
+  usage: Usage | null | undefined,
+): CompactResource {
+  const output = keptUserMessages(body.input)
+  output.push(userMessage([{ type: 'input_text', text: `${SUMMARY_HEADER}${summary}` }]))
+  return {
+    id: newId('resp'),
+    object: 'response.compaction',
+    created_at: Math.floor(Date.now() / 1000),
+    output,
+    usage: responsesUsage(usage),
+  }
+}
+
+/** The text of an answer's assistant message(s) (a Responses `output`), or '' when it has none. */
+export function outputTextOf(output: unknown): string {
+  if (!Array.isArray(output)) return ''
+  let text = ''
+  for (const item of output as { type?: unknown; content?: unknown }[]) {
+    if (item?.type !== 'message' || !Array.isArray(item.content)) continue
+    for (const part of item.content as { type?: unknown; text?: unknown }[])
+      if (part?.type === 'output_text' && typeof part.text === 'string') text += part.text
+  }
+  return text
+}
+
+/** The user messages to keep, oldest first, within `KEPT_USER_CHARS` counted from the newest. */
+function keptUserMessages(input: unknown): OutputItem[] {
+  if (typeof input === 'string') return [userMessage([{ type: 'input_text', text: input }])]
+  if (!Array.isArray(input)) return []
+  const kept: OutputItem[] = []
+  let left = KEPT_USER_CHARS
+  for (let i = input.length - 1; i >= 0; i--) {
+    const item = input[i] as { type?: unknown; role?: unknown; content?: unknown }
+    if (item?.role !== 'user' || (item.type !== undefined && item.type !== 'message')) continue
+    const parts = contentParts(item.content)
+    const size = parts.reduce((n, p) => n + (typeof p.text === 'string' ? p.text.length : 0), 0)
+    if (parts.length === 0) continue
+    if (size > left) break
+    left -= size
+    kept.push(userMessage(parts))
+  }
+  return kept.reverse()
+}
+
+/** A message's content as output content parts (an image gets the `detail` the schema requires). */
+function contentParts(content: unknown): Record<string, unknown>[] {
+  if (typeof content === 'string') return [{ type: 'input_text', text: content }]
+  if (!Array.isArray(content)) return []
+  const parts: Record<string, unknown>[] = []
+  for (const p of content as Record<string, unknown>[]) {
+    if (p?.type === 'input_text' && typeof p.text === 'string')
+      parts.push({ type: 'input_text', text: p.text })
+    else if (p?.type === 'input_image')
+      parts.push({ ...p, image_url: p.image_url ?? null, detail: p.detail ?? 'auto' })
+    else if (p?.type === 'input_file') parts.push({ ...p })
+  }
+  return parts
+}
+
+function userMessage(content: Record<string, unknown>[]): OutputItem {
+  return { id: newId('msg'), type: 'message', status: 'completed', role: 'user', content }
+}

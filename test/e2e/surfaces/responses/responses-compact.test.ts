@@ -1,0 +1,133 @@
+/**
+ * `POST /v1/responses/compact` (Codex's remote compaction; it answered 404 on every route): the
+ * compacted conversation in Open Responses' `CompactResource` shape, on every route, with the
+ * pipeline's keys, limits and ledger —
+ * - pass-through to an OpenAI provider with `wire: responses`: its `/responses/compact`, relayed;
+ *   under a token limit (that endpoint has no cap) a summary streamed from its `/responses` and
+ *   cut like any pass-through, answered in the compact shape;
+ * - translated (the demo, an OpenAI-compatible chat upstream): a summary request made by the
+ *   target model, answered as the latest user messages and the summary.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { compactErrors } from '../../../support/open-responses-schema.ts'
+import { type ResponsesBed, startResponsesBed } from '../../../support/responses-bed.ts'
+
+let bed: ResponsesBed
+beforeAll(async () => {
+  bed = await startResponsesBed({
+    plans: { metered: { rpm: null, rpd: null, tpm: 1_000_000, models: ['*'] } },
+  })
+})
+afterAll(() => bed.stop())
+
+/** A Codex-like history: instructions, user turns, a tool call and its output, an answer. */
+const HISTORY = {
+  instructions: 'You are a coding agent.',
+  input: [
+    {
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'Fix the failing test in src/app.ts' }],
+    },
+    { type: 'function_call', call_id: 'call_1', name: 'shell', arguments: '{"command":["npm","test"]}' },
+    { type: 'function_call_output', call_id: 'call_1', output: '1 failing: expected 2, got 3' },
+    {
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'The off-by-one is in add().' }],
+    },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Go ahead and fix it.' }] },
+  ],
+  tools: [
+    {
+      type: 'function',
+      name: 'shell',
+      description: 'Runs a command',
+      parameters: { type: 'object', properties: { command: { type: 'array', items: { type: 'string' } } } },
+      strict: false,
+    },
+  ],
+  parallel_tool_calls: false,
+}
+
+const compact = (body: unknown, key = bed.key) =>
+  fetch(`${bed.gw.url}/v1/responses/compact`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+
+describe('pass-through to an OpenAI Responses upstream', () => {
+  test("its /responses/compact answers, relayed; usage recorded under the model's id", async () => {
+    const key = await bed.freshKey()
+    const res = await compact({ model: 'oair/text', ...HISTORY }, key)
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as any
+    expect(compactErrors(body)).toEqual([])
+    expect(body.output.at(-1)).toEqual({ id: 'cmp_fake', type: 'compaction', encrypted_content: 'fake:5' })
+    const sent = bed.responses.lastRequest()!
+    expect(sent.path).toBe('/v1/responses/compact')
+    expect(sent.body).toEqual({ ...HISTORY, model: 'text' })
+    expect(await bed.usageOf(key, 'oair/text')).toMatchObject({ requests: 1, completion_tokens: 42 })
+  })
+
+  test('under a token limit: the summary streamed from /responses, answered in the compact shape', async () => {
+    const key = await bed.freshKey('metered')
+    const res = await compact({ model: 'oair/text', ...HISTORY }, key)
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as any
+    expect(compactErrors(body)).toEqual([])
+    const sent = bed.responses.lastRequest()!
+    expect(sent.path).toBe('/v1/responses')
+    expect(sent.body).toMatchObject({ model: 'text', stream: true, tool_choice: 'none' })
+    expect(typeof sent.body.max_output_tokens).toBe('number')
+    expect(sent.body.input.at(-1).content).toContain('handoff summary')
+    // The recorded answer ("OK") is the summary; the user messages before it, as they came.
+    expect(body.output.map((i: any) => [i.role, i.content[0].text])).toEqual([
+      ['user', 'Fix the failing test in src/app.ts'],
+      ['user', 'Go ahead and fix it.'],
+      ['user', 'Summary of the earlier conversation (compacted by Switchyard):\n\nOK'],
+    ])
+    expect((await bed.usageOf(key, 'oair/text'))?.requests).toBe(1)
+  })
+})
+
+describe('translated: a compaction made by the target model', () => {
+  test('the demo: the latest user messages, then the summary; valid CompactResource; usage recorded', async () => {
+    const key = await bed.freshKey()
+    const res = await compact({ model: 'demo/echo', ...HISTORY }, key)
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as any
+    expect(compactErrors(body)).toEqual([])
+    expect(body.object).toBe('response.compaction')
+    const texts = body.output.map((i: any) => i.content[0].text)
+    expect(texts.slice(0, 2)).toEqual(['Fix the failing test in src/app.ts', 'Go ahead and fix it.'])
+    expect(texts[2]).toStartWith('Summary of the earlier conversation (compacted by Switchyard):\n\n')
+    expect(body.usage.output_tokens).toBeGreaterThan(0)
+    expect(await bed.usageOf(key, 'demo/echo')).toMatchObject({ requests: 1 })
+  })
+
+  test('an OpenAI-compatible chat upstream is sent the conversation, then the summary prompt; tools offered, none called', async () => {
+    const res = await compact({ model: 'openai/gpt-4o-mini', ...HISTORY })
+    expect(res.status).toBe(200)
+    expect(compactErrors(await res.json())).toEqual([])
+    const sent = bed.mock.stats.lastBody as any
+    expect(sent.messages[0]).toEqual({ role: 'system', content: 'You are a coding agent.' })
+    expect(sent.messages.at(-1).content).toContain('handoff summary')
+    expect(sent.tool_choice).toBe('none')
+    expect(sent.tools.map((t: any) => t.function.name)).toEqual(['shell'])
+    expect(sent.stream ?? false).toBe(false)
+  })
+})
+
+describe('bad input: 400 naming the field', () => {
+  test.each([
+    [{ model: 'demo/echo', input: 'hi', previous_response_id: 'resp_1' }, 'previous_response_id'],
+    [{ model: 'demo/echo', input: 42 }, 'input'],
+    [{ input: 'hi' }, 'model'],
+  ])('%j', async (body, param) => {
+    const res = await compact(body)
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error.param).toBe(param)
+  })
+})
