@@ -9,12 +9,13 @@
  * the body (or the stream's terminal response) fits `ResponseResource` (every field it requires,
  * test/support/open-responses-schema.ts), every stream event fits the schema its type names, and
  * the semantic checks (output present, status `completed`, a `function_call` item, the tool-call
- * stream events). Beyond the suite: `sequence_number` counts from 0, and `response.created` /
- * `.in_progress` carry `usage` (null). The demo runs all but the two tool-calling checks: it calls
+ * stream events). Beyond the suite: `sequence_number` counts from 0, `response.created` /
+ * `.in_progress` carry `usage` (null), and `POST /v1/responses/compact` (in the same openapi,
+ * not yet in the suite's list) answers a `CompactResource`. The demo runs all but the two tool-calling checks: it calls
  * a tool only when the prompt names one (docs/install.md), and the suite's prompt does not.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eventErrors, responseErrors } from '../../../support/open-responses-schema.ts'
+import { compactErrors, eventErrors, responseErrors } from '../../../support/open-responses-schema.ts'
 import { type ResponsesBed, startResponsesBed } from '../../../support/responses-bed.ts'
 
 let bed: ResponsesBed
@@ -183,3 +184,26 @@ for (const { route, model } of ROUTES) {
     }
   })
 }
+
+describe('POST /v1/responses/compact: a CompactResource on every route', () => {
+  for (const { route, model } of ROUTES) {
+    const id = model({ id: 'compact', body: {}, checks: [] })
+    if (id === null) continue
+    test(`${route} (${id})`, async () => {
+      const res = await fetch(`${bed.gw.url}/v1/responses/compact`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bed.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: id,
+          input: [
+            user('Call me Ada.'),
+            { type: 'message', role: 'assistant', content: 'Hello Ada, how can I help?' },
+            user('Plan a trip to Lyon.'),
+          ],
+        }),
+      })
+      expect(res.status).toBe(200)
+      expect(compactErrors(await res.json())).toEqual([])
+    })
+  }
+})
