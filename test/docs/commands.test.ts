@@ -18,6 +18,7 @@ const key = (command: string) => command.replace(/\s+/g, ' ').trim()
 
 const README_COMMANDS = 'test/e2e/docs/readme-commands.test.ts'
 const REPLICAS = 'test/e2e/docs/docs-replicas.test.ts'
+const AGENTS = 'test/e2e/docs/agents-commands.test.ts'
 
 /** Commands a test runs: `by` (a path from the repository root) contains `needle`. */
 const RUN_BY: Record<string, { by: string; needle: string }> = {
@@ -105,6 +106,19 @@ const RUN_BY: Record<string, { by: string; needle: string }> = {
     by: README_COMMANDS,
     needle: "shBlock('**A local collector**')",
   },
+  // docs/agents.md: Claude Code's window, and the budget refusing offline.
+  'export CLAUDE_CODE_MAX_CONTEXT_TOKENS=200000': { by: AGENTS, needle: "blockAfter('### Claude Code'" },
+  ...Object.fromEntries(
+    [
+      'switchyard accounts create newcomer --config budget.yaml',
+      'KEY=$(switchyard keys create newcomer --config budget.yaml | head -n 1)',
+      'switchyard serve --config budget.yaml &',
+      'until curl -sf http://127.0.0.1:8080/healthz > /dev/null; do sleep 0.2; done',
+      `for i in 1 2 3 4; do curl -s -o /dev/null -w '%{http_code} ' http://127.0.0.1:8080/v1/chat/completions -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" -d '{"model": "demo/priced", "max_tokens": 10, "messages": [{"role": "user", "content": "hello"}]}'; done`,
+      `curl -s http://127.0.0.1:8080/v1/chat/completions -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" -d '{"model": "demo/priced", "max_tokens": 10, "messages": [{"role": "user", "content": "hello"}]}'`,
+      'kill $!',
+    ].map((c) => [c, { by: AGENTS, needle: "blockAfter('In the folder that holds it'" }]),
+  ),
 }
 
 /** Commands no test runs, and why. Reviewed: add one only with a reason a test cannot do it. */
@@ -125,6 +139,12 @@ const NOT_RUN: Record<string, string> = {
   'bun run bench --hostile': 'about 2 minutes of load and GBs of bodies; run by hand',
   'bun run bench --signals': 'about 8 minutes of load; run by hand',
   'bun run bench --aliases': 'about a minute of load (--quick: 20 s); run by hand',
+  // docs/agents.md: Qwen Code.
+  'export OPENAI_BASE_URL=http://127.0.0.1:8080/v1':
+    'Qwen Code is not among the test clients (installing it needs the network); these are the Chat Completions surface the openai SDK tests use',
+  'export OPENAI_API_KEY=sk-sy-...': 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
+  'export OPENAI_MODEL=demo/agent': 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
+  qwen: 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
 }
 
 /** Every command shown: `{ path, command }` per occurrence. */
