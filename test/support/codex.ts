@@ -45,18 +45,25 @@ export interface CodexOptions {
   fullAccess?: boolean
   strace?: boolean
   timeoutMs?: number
+  /** More `-c key=value` settings (TOML values), after the provider's. */
+  config?: string[]
+  /** Codex's home and working folder, kept by the caller (a second run resumes the first's session). */
+  dirs?: { home: string; work: string }
+  /** `codex exec resume --last`: the session of the last run in `dirs`. */
+  resume?: boolean
 }
 
 /** A port nothing listens on: where any attempt to reach beyond loopback ends. */
 const DEAD_PROXY = 'http://127.0.0.1:9'
 
 export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRun> {
-  const home = mkdtempSync(join(tmpdir(), 'switchyard-codex-'))
-  const work = mkdtempSync(join(tmpdir(), 'switchyard-codex-work-'))
+  const home = opts.dirs?.home ?? mkdtempSync(join(tmpdir(), 'switchyard-codex-'))
+  const work = opts.dirs?.work ?? mkdtempSync(join(tmpdir(), 'switchyard-codex-work-'))
   const traceFile = join(home, 'connect.trace')
   const args = [
     bin,
     'exec',
+    ...(opts.resume ? ['resume', '--last'] : []),
     '--skip-git-repo-check',
     '-c',
     'model_provider="switchyard"',
@@ -74,6 +81,7 @@ export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRu
     'check_for_update_on_startup=false',
     '-c',
     'analytics.enabled=false',
+    ...(opts.config ?? []).flatMap((c) => ['-c', c]),
     ...(opts.fullAccess ? ['-s', 'danger-full-access'] : []),
     opts.prompt,
   ]
@@ -110,8 +118,10 @@ export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRu
     ])
     return { code, stdout, stderr, connects: opts.strace ? readConnects(traceFile) : null }
   } finally {
-    rmSync(home, { recursive: true, force: true })
-    rmSync(work, { recursive: true, force: true })
+    if (!opts.dirs) {
+      rmSync(home, { recursive: true, force: true })
+      rmSync(work, { recursive: true, force: true })
+    }
   }
 }
 

@@ -7,6 +7,12 @@
  * compacts locally), then the summary as a user message. Its shapes are Open Responses'
  * (`CompactResponseMethodPublicBody`, `CompactResource`).
  *
+ * Codex also compacts through `POST /v1/responses` itself: its input ends with a
+ * `compaction_trigger` item and it keeps the one `compaction` item of the answer, sending it back
+ * as input on later turns. On a translated route the trigger is the summary prompt and the
+ * `compaction` item carries the summary in `encrypted_content` — not encrypted: marked as the
+ * gateway's (`summaryContent`), so that a later turn reads it back as the summary (`readSummary`).
+ *
  * @example
  * const summary = summaryRequest(body)          // the Responses request the model is sent
  * compactResource(body, 'The task is …', usage) // { object: 'response.compaction', output, usage }
@@ -14,6 +20,19 @@
 import type { Usage } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { newId, type OutputItem, type ResponsesUsage, responsesUsage } from './response-object.ts'
+
+/** Marks a `compaction` item's `encrypted_content` as a summary the gateway wrote (base64 after it). */
+const SUMMARY_CONTENT = 'switchyard.summary.v1:'
+
+/** A summary as a `compaction` item's `encrypted_content`. */
+export const summaryContent = (summary: string): string =>
+  `${SUMMARY_CONTENT}${Buffer.from(summary, 'utf8').toString('base64')}`
+
+/** The summary a `compaction` item's `encrypted_content` holds, or null when the gateway did not write it. */
+export function readSummary(content: unknown): string | null {
+  if (typeof content !== 'string' || !content.startsWith(SUMMARY_CONTENT)) return null
+  return Buffer.from(content.slice(SUMMARY_CONTENT.length), 'base64').toString('utf8')
+}
 
 /** The instruction that ends the summary request. */
 export const SUMMARY_PROMPT =

@@ -10,6 +10,7 @@
  * decodeInput({ model: 'a/b', input: 'Hello' }, messages, origins, problems)
  * messages // [{ role: 'user', content: 'Hello' }]
  */
+import { readSummary, SUMMARY_HEADER, SUMMARY_PROMPT } from './compaction.ts'
 import type { ChatMessage, ContentPart, ToolCall } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
@@ -147,6 +148,29 @@ function addItem(
     }
     case 'reasoning':
       return
+    // Codex's compaction through /v1/responses (compaction.ts): the request for the summary, and
+    // a summary this gateway wrote, read back as the conversation so far.
+    case 'compaction_trigger':
+      messages.push({ role: 'user', content: SUMMARY_PROMPT })
+      origins.push({ path, role: path, toolCalls: path })
+      return
+    case 'compaction': {
+      const summary = readSummary((item as { encrypted_content?: unknown }).encrypted_content)
+      if (summary === null) {
+        problems.push(
+          new GatewayError(
+            400,
+            'unsupported_value',
+            `${path} is a compaction only the upstream that made it can read (its encrypted_content is not this gateway's summary). Send it to that model, or compact the conversation again on this one.`,
+            { param: `${path}.encrypted_content` },
+          ),
+        )
+        return
+      }
+      messages.push({ role: 'user', content: `${SUMMARY_HEADER}${summary}` })
+      origins.push({ path, role: path, toolCalls: path })
+      return
+    }
   }
   problems.push(
     new GatewayError(

@@ -37,6 +37,8 @@ export interface DecodedResponses {
   problems: GatewayError[]
   /** The Responses field behind a chat field name (for errors from the shared checks). */
   param(chatParam: string): string
+  /** The input asks for a compaction (Codex's `compaction_trigger`): the answer carries a `compaction` item. */
+  compacting: boolean
 }
 
 /** Top-level chat fields that have a different name on this surface. */
@@ -91,7 +93,9 @@ export function decodeResponses(req: ResponsesRequestInput): DecodedResponses {
   if (req.user) chat.user = req.user
   if (req.safety_identifier) chat.safety_identifier = req.safety_identifier
 
-  return { chat, tools, problems, param: (p) => responsesParam(p, origins) }
+  const compacting =
+    Array.isArray(req.input) && req.input.some((i) => (i as { type?: unknown }).type === 'compaction_trigger')
+  return { chat, tools, problems, param: (p) => responsesParam(p, origins), compacting }
 }
 
 /**

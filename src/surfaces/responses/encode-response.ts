@@ -8,6 +8,7 @@
  * const res = encodeResponse(await adapter.complete(request, callCtx), { view, modelId: 'demo/echo' })
  */
 import type { ChatCompletion, ToolCall } from '../../operations/chat.ts'
+import { summaryContent } from './compaction.ts'
 import {
   finishResponse,
   lastItemStatus,
@@ -33,6 +34,7 @@ export function encodeResponse(completion: ChatCompletion, ctx: ResponseContext)
   // An answer cut short (max_output_tokens, content_filter): its last item is `incomplete`.
   const last = output[output.length - 1]
   if (last && 'status' in last) last.status = lastItemStatus(choice?.finish_reason ?? null)
+  if (ctx.view.decoded.compacting) output.push(compactionItem(message?.content ?? ''))
   return finishResponse(
     res,
     output,
@@ -57,6 +59,11 @@ export function messageItem(
   status: 'in_progress' | 'completed' | 'incomplete' = 'completed',
 ): OutputItem {
   return { id, type: 'message', status, content: part ? [part] : [], role: 'assistant' }
+}
+
+/** Codex's compaction (`compaction_trigger` in the input): the summary, as the one `compaction` item. */
+export function compactionItem(summary: string): OutputItem {
+  return { id: newId('cmp'), type: 'compaction', encrypted_content: summaryContent(summary) }
 }
 
 export function reasoningItem(id: string, summary: string | null): OutputItem {

@@ -22,7 +22,15 @@ import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { encodeSSE } from '../../providers/sse/index.ts'
 import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { functionCallItem, messageItem, outputText, reasoningItem, reasoningText } from './encode-response.ts'
+import { outputTextOf } from './compaction.ts'
+import {
+  compactionItem,
+  functionCallItem,
+  messageItem,
+  outputText,
+  reasoningItem,
+  reasoningText,
+} from './encode-response.ts'
 import {
   finishResponse,
   lastItemStatus,
@@ -91,10 +99,12 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
   }
 
   private readonly namespaces: ReadonlyMap<string, string>
+  private readonly compacting: boolean
 
   constructor(ctx: ResponseContext) {
     this.response = responseShell(ctx, newId('resp'), Math.floor(Date.now() / 1000))
     this.namespaces = ctx.view.decoded.tools.namespaces
+    this.compacting = ctx.view.decoded.compacting
   }
 
   encode(chunk: ChatCompletionChunk): Uint8Array | null {
@@ -149,6 +159,14 @@ export class ResponsesStreamEncoder implements StreamEncoder<ChatCompletionChunk
     this.begin(emit)
     // The last item is `incomplete` when the answer stopped short (max_output_tokens, content_filter).
     this.close(emit, lastItemStatus(this.finish))
+    if (this.compacting) {
+      // Codex's compaction: the answer's text, as the one `compaction` item it keeps.
+      const item = compactionItem(outputTextOf(this.output))
+      const index = this.output.length
+      emit({ type: 'response.output_item.added', output_index: index, item })
+      emit({ type: 'response.output_item.done', output_index: index, item })
+      this.output.push(item)
+    }
     const now = Math.floor(Date.now() / 1000)
     const res = finishResponse(this.response, this.output, this.seen, this.finish, now, this.tier)
     emit({ type: res.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: res })
