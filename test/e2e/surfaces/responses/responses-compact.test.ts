@@ -131,3 +131,44 @@ describe('bad input: 400 naming the field', () => {
     expect(((await res.json()) as any).error.param).toBe(param)
   })
 })
+
+describe("Codex's compaction through /v1/responses (compaction_trigger), translated", () => {
+  const TRIGGERED = { ...HISTORY, input: [...HISTORY.input, { type: 'compaction_trigger' }] }
+
+  test('the answer carries exactly one compaction item (streamed and JSON), read back on the next turn', async () => {
+    const streamed = await bed.post({ model: 'openai/gpt-4o-mini', ...TRIGGERED, stream: true })
+    const events = (await streamed.text())
+      .split('\n\n')
+      .filter((f) => f.includes('data: '))
+      .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)))
+    const done = events.filter((e) => e.type === 'response.output_item.done' && e.item.type === 'compaction')
+    expect(done).toHaveLength(1)
+    expect(done[0].item.encrypted_content).toStartWith('switchyard.summary.v1:')
+    // The chat upstream was asked for the summary in place of the trigger.
+    expect((bed.mock.stats.lastBody as any).messages.at(-1).content).toContain('handoff summary')
+    const json = (await (await bed.post({ model: 'demo/echo', ...TRIGGERED })).json()) as any
+    const item = json.output.find((i: any) => i.type === 'compaction')
+    expect(item.encrypted_content).toStartWith('switchyard.summary.v1:')
+    // The next turn: the compaction item in place of the history it summarises.
+    const next = await bed.post({
+      model: 'openai/gpt-4o-mini',
+      input: [item, { role: 'user', content: 'go on' }],
+    })
+    expect(next.status).toBe(200)
+    const sent = (bed.mock.stats.lastBody as any).messages
+    expect(sent[0].role).toBe('user')
+    expect(sent[0].content).toStartWith('Summary of the earlier conversation (compacted by Switchyard):\n\n')
+  })
+
+  test("an upstream's own compaction item on a translated route: 400 naming its encrypted_content", async () => {
+    const res = await bed.post({
+      model: 'demo/echo',
+      input: [
+        { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAAABpM0Yj' },
+        { role: 'user', content: 'go on' },
+      ],
+    })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error.param).toBe('input[0].encrypted_content')
+  })
+})
