@@ -68,7 +68,11 @@ export interface StreamOutcome {
   malformed?: number
 }
 
-/** The outcome the writer reports, read from `encoder` once the stream ended. */
+/**
+ * The outcome the writer reports, read from `encoder` once the stream ended. A client that left
+ * after the upstream's in-band failure reached it (`failure()`: a client stops reading at an error
+ * event) leaves a stream that ended with that failure, not with its leaving.
+ */
 export function outcomeOf<T>(
   encoder: StreamEncoder<T>,
   error: GatewayError | null,
@@ -76,6 +80,11 @@ export function outcomeOf<T>(
   ttftMs: number | null,
   started: boolean,
 ): StreamOutcome {
+  const failed = aborted ? (encoder.failure?.() ?? null) : null
+  if (failed) {
+    error = failed
+    aborted = false
+  }
   let usage: Usage | null = null
   let relayedBytes = 0
   try {

@@ -361,15 +361,10 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     controller.close()
   }
 
-  /**
-   * The client left (body cancelled or request signal aborted): cancel the source. After the
-   * upstream's in-band failure reached it (`encoder.failure()`: a client stops reading at an error
-   * event), the stream ended with that failure, not with the client leaving.
-   */
+  /** The client left (body cancelled or request signal aborted): cancel the source. */
   private abort(reason?: unknown): Promise<void> {
     if (this.finished) return Promise.resolve()
-    const failed = this.content ? (this.encoder.failure?.() ?? null) : null
-    const cancelled = this.finish(failed, failed === null, reason)
+    const cancelled = this.finish(null, true, reason)
     try {
       this.controller?.close() // the signal fired first: end the body too
     } catch {}

@@ -10,7 +10,7 @@
  * decodeInput({ model: 'a/b', input: 'Hello' }, messages, origins, problems)
  * messages // [{ role: 'user', content: 'Hello' }]
  */
-import { readSummary, SUMMARY_HEADER, SUMMARY_PROMPT } from './compaction.ts'
+import { readSummary, SUMMARY_HEADER, SUMMARY_PROMPT } from './summary-text.ts'
 import type { ChatMessage, ContentPart, ToolCall } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'

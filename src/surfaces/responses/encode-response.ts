@@ -8,7 +8,7 @@
  * const res = encodeResponse(await adapter.complete(request, callCtx), { view, modelId: 'demo/echo' })
  */
 import type { ChatCompletion, ToolCall } from '../../operations/chat.ts'
-import { summaryContent } from './compaction.ts'
+import { summaryContent } from './summary-text.ts'
 import {
   finishResponse,
   lastItemStatus,
