@@ -10,7 +10,7 @@
  * @example
  * expect(responseErrors(await res.json())).toEqual([])
  */
-import { type TSchema, Type as T } from '@sinclair/typebox'
+import { Type as T, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
 const Nullable = <S extends TSchema>(s: S) => T.Union([s, T.Null()])
@@ -229,7 +229,7 @@ function check(schema: TSchema, value: unknown, path: string, out: string[]): vo
   // The unions by `type`, checked against the member the value names (readable errors).
   const v = value as Record<string, any>
   if (schema === ResponseResource || schema === CompactResource)
-    (v.output as unknown[]).forEach((item, i) => checkItem(item, `${path}/output/${i}`, out))
+    for (const [i, item] of (v.output as unknown[]).entries()) checkItem(item, `${path}/output/${i}`, out)
   if (v.item) checkItem(v.item, `${path}/item`, out)
   if (v.part) checkPart(v.part, `${path}/part`, out)
   if (v.response) check(ResponseResource, v.response, `${path}/response`, out)
@@ -244,7 +244,7 @@ function checkItem(item: unknown, path: string, out: string[]): void {
     ...((item as { content?: unknown[] }).content ?? []),
     ...((item as { summary?: unknown[] }).summary ?? []),
   ]
-  parts.forEach((p, i) => checkPart(p, `${path}/part/${i}`, out))
+  for (const [i, p] of parts.entries()) checkPart(p, `${path}/part/${i}`, out)
 }
 
 function checkPart(part: unknown, path: string, out: string[]): void {

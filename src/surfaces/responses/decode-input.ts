@@ -10,7 +10,7 @@
  * decodeInput({ model: 'a/b', input: 'Hello' }, messages, origins, problems)
  * messages // [{ role: 'user', content: 'Hello' }]
  */
-import { readSummary, SUMMARY_HEADER, SUMMARY_PROMPT } from './summary-text.ts'
+
 import type { ChatMessage, ContentPart, ToolCall } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
@@ -22,6 +22,7 @@ import type {
   MessageItem,
   ResponsesRequestInput,
 } from './request-schema.ts'
+import { readSummary, SUMMARY_HEADER, SUMMARY_PROMPT } from './summary-text.ts'
 
 /** Where a chat message came from: its item, and the field that carried its role or tool calls. */
 export interface Origin {

@@ -8,7 +8,6 @@
  * const res = encodeResponse(await adapter.complete(request, callCtx), { view, modelId: 'demo/echo' })
  */
 import type { ChatCompletion, ToolCall } from '../../operations/chat.ts'
-import { summaryContent } from './summary-text.ts'
 import {
   finishResponse,
   lastItemStatus,
@@ -18,6 +17,7 @@ import {
   type ResponseObject,
   responseShell,
 } from './response-object.ts'
+import { summaryContent } from './summary-text.ts'
 
 export function encodeResponse(completion: ChatCompletion, ctx: ResponseContext): ResponseObject {
   const res = responseShell(ctx, newId('resp'), completion.created ?? Math.floor(Date.now() / 1000))
