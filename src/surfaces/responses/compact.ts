@@ -14,6 +14,7 @@
  */
 import { bearer } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
+import { setTopLevel } from '../../json/fields.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
 import type { ChatSurface, EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse } from '../../providers/http.ts'
@@ -70,7 +71,7 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
     // Only under a limit (charge.ts), when `streamed` makes the body a Responses request.
     outputCap: {
       field: () => 'max_output_tokens',
-      clamp: (body, n) => JSON.stringify({ ...JSON.parse(body), max_output_tokens: n }),
+      clamp: (body, n) => setTopLevel(body, { max_output_tokens: String(n) }),
     },
     relayJson(text, ctx) {
       let json: { object?: unknown; usage?: unknown } | null = null
