@@ -24,6 +24,7 @@ import {
   classify,
   type FailureKind,
   type Resilience,
+  type SessionHash,
   type Target,
 } from '../providers/resilience/index.ts'
 import type { CallContext, ProviderAdapter, Timeouts } from '../providers/types.ts'
@@ -86,6 +87,8 @@ export interface AttemptsRun<R extends Targeted> {
   timeouts: (prefix: string) => Timeouts
   /** The request's trace (null: not traced): a child span per attempt. */
   trace: RequestTrace | null
+  /** The request's agent session (session.ts): its pool keys stay the session's. */
+  session?: SessionHash | null
 }
 
 export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): Promise<Response> {
@@ -93,7 +96,7 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
   const { resilience, metrics } = deps
   const plan = new AttemptPlan(
     routes.map((x) => x.target),
-    { board: resilience.board, clock: resilience.clock },
+    { board: resilience.board, clock: resilience.clock, session: r.session },
   )
   const stop = deps.traffic.stopSignal
   // The client left or the server stopped. Each attempt's signal takes both as sources itself (one

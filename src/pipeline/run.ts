@@ -32,6 +32,7 @@ import { LargeBodies } from './large-bodies.ts'
 import type { PipelineOperation, Prepared } from './operation.ts'
 import { operationOf } from './operations/index.ts'
 import { exchangeOf, prepare, refusedBefore } from './prepare.ts'
+import { sessionOf } from './session.ts'
 import type { Surface } from './surface.ts'
 
 /**
@@ -231,6 +232,7 @@ export class Pipeline {
       answered,
       requestId: ex.id,
       trace,
+      session: sessionOf(request.headers, decoded.session),
       timeouts: (prefix: string) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
       ...attempts,
     })

@@ -55,6 +55,11 @@ export interface Decoded<View> {
   model: string
   view: View
   stream: boolean
+  /**
+   * The agent session's id or cache key the body carries (`prompt_cache_key`, Messages'
+   * `metadata.user_id`), for session affinity (session.ts); absent when it carries none.
+   */
+  session?: string | null
 }
 
 /** What an encoder knows about the request it answers. */

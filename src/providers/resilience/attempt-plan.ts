@@ -24,6 +24,7 @@
  */
 import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
 import type { Clock } from '../../util/clock.ts'
+import type { SessionHash } from './affinity.ts'
 import type { Circuit, CircuitBoard, CircuitPolicy } from './circuit.ts'
 import { ACTIONS, type FailureKind } from './failure-kinds.ts'
 import type { KeyPool, PoolKey } from './key-pool.ts'
@@ -60,6 +61,8 @@ export interface PlanDeps {
   board: CircuitBoard
   clock: Clock
   random?: () => number
+  /** The request's agent session (its id's hash): its pool keys are the session's (affinity.ts). */
+  session?: SessionHash | null
 }
 
 export class AttemptPlan {
@@ -297,7 +300,7 @@ export class AttemptPlan {
       skip.add(pinned)
     }
     for (;;) {
-      const k = target.pool.pick(skip)
+      const k = target.pool.pick(skip, this.deps.session)
       if (k === null) return null
       const started = this.admit(target, k)
       if (started) return started

@@ -8,6 +8,10 @@
  * limit's rest is worth waiting out (`nextWake`): a key resting on a cooldown is dead for now, and
  * a request with no other key fails over at once rather than wait for it (DESIGN §10).
  *
+ * A request of an agent session (`session`: its id's hash) keeps to one key instead while that key
+ * can answer (affinity.ts): the provider's prompt cache is per key. Sessions without an id keep the
+ * round-robin.
+ *
  * Keys are named by their position in the list (`#0`, `#1`) wherever they are shown: the key
  * itself never leaves this object but to go into the upstream request.
  *
@@ -19,6 +23,7 @@
  */
 import type { Clock } from '../../util/clock.ts'
 import { SmoothRoundRobin } from '../../util/smooth-round-robin.ts'
+import { AffinityTable, type SessionHash } from './affinity.ts'
 
 export interface KeySpec {
   apiKey: string
@@ -43,6 +48,8 @@ export class KeyPool {
   private readonly restUntil: number[]
   /** Why each key rests: a rate limit (its end may be waited for) or a cooldown (it may not). */
   private readonly restFor: RestReason[]
+  /** Which key each recent session is on (bounded). */
+  private readonly sessions: AffinityTable
 
   constructor(
     specs: readonly KeySpec[],
@@ -53,15 +60,18 @@ export class KeyPool {
     this.order = new SmoothRoundRobin(this.keys.map((k) => k.weight))
     this.restUntil = specs.map(() => 0)
     this.restFor = specs.map(() => 'rate_limit')
+    this.sessions = new AffinityTable(clock)
   }
 
   /**
    * The next key by weight among those neither resting nor in `exclude` (the keys this request
-   * already tried); null when there is none.
+   * already tried); null when there is none. With a `session`: the session's key while it is among
+   * them, else the one it moves to (and stays on).
    */
-  pick(exclude?: ReadonlySet<number>): PoolKey | null {
+  pick(exclude?: ReadonlySet<number>, session?: SessionHash | null): PoolKey | null {
     const now = this.clock.now()
-    const best = this.order.pick((i) => !exclude?.has(i) && this.restUntil[i]! <= now)
+    const usable = (i: number) => !exclude?.has(i) && this.restUntil[i]! <= now
+    const best = session == null ? this.order.pick(usable) : this.sessions.choose(session, this.order.weights, usable)
     return best === null ? null : this.keys[best]!
   }
 

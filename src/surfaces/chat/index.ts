@@ -19,6 +19,7 @@ import { applyDefaults, checkTokenLimits } from '../shared/chat-defaults.ts'
 import { detectFeatures } from '../shared/chat-features.ts'
 import type { ChatRequestInput } from '../shared/chat-request-schema.ts'
 import { refuseOpenAIOnly } from '../shared/openai-only.ts'
+import { cacheKeyOf } from '../shared/session-fields.ts'
 import { chatForwarding } from './forward.ts'
 import { ChatChunkEncoder } from './stream-encoder.ts'
 import { CHAT_EXAMPLE, validateChatRequest } from './validate.ts'
@@ -30,7 +31,7 @@ export const chatSurface: ChatSurface<ChatRequestInput> = {
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
     const view = validateChatRequest(parseJsonObject(text, CHAT_EXAMPLE, limitsChecked))
-    return { model: view.model, view, stream: view.stream === true }
+    return { model: view.model, view, stream: view.stream === true, session: cacheKeyOf(view) }
   },
   features: detectFeatures,
   temperature: (view) => view.temperature,

@@ -17,6 +17,7 @@ import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, kindReads, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
+import { sessionOfUser } from '../shared/session-fields.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
@@ -40,7 +41,7 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   decode(text, limitsChecked) {
     const view = validateWith(checker, parseJsonObject(text, MESSAGES_EXAMPLE, limitsChecked))
     checkTools(view)
-    return { model: view.model, view, stream: view.stream === true }
+    return { model: view.model, view, stream: view.stream === true, session: sessionOfUser(view.metadata?.user_id) }
   },
   features: detectMessagesFeatures,
   temperature: (view) => view.temperature,

@@ -17,6 +17,7 @@ import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { byteRelayed } from '../byte-relay.ts'
+import { cacheKeyOf } from '../shared/session-fields.ts'
 import { encodeResponse } from './encode-response.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { relayResponseJson, responsesRelay } from './relay.ts'
@@ -32,7 +33,7 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
     const view = decodeView(text, limitsChecked)
-    return { model: view.input.model, view, stream: view.input.stream === true }
+    return { model: view.input.model, view, stream: view.input.stream === true, session: cacheKeyOf(view.input) }
   },
   features: featureUses,
   body: (view) => view.input,
