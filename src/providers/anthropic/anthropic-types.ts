@@ -9,23 +9,32 @@ export type AnthropicImageSource =
   | { type: 'base64'; media_type: string; data: string }
   | { type: 'url'; url: string }
 
-export type AnthropicTextBlock = { type: 'text'; text: string }
-export type AnthropicImageBlock = { type: 'image'; source: AnthropicImageSource }
+/**
+ * A prompt-cache breakpoint (`{type: 'ephemeral', ttl?: '5m' | '1h'}`): the prefix up to and
+ * including the block that carries it is cached. Passed on as the client wrote it (Anthropic
+ * checks it), since new fields and TTLs appear.
+ */
+export type AnthropicCacheControl = { type: string; [field: string]: unknown }
+/** What a block, a tool or a system text may carry besides its own fields. */
+type Cacheable = { cache_control?: AnthropicCacheControl }
+
+export type AnthropicTextBlock = { type: 'text'; text: string } & Cacheable
+export type AnthropicImageBlock = { type: 'image'; source: AnthropicImageSource } & Cacheable
 export type AnthropicDocumentBlock = {
   type: 'document'
   source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }
-}
+} & Cacheable
 export type AnthropicToolUseBlock = {
   type: 'tool_use'
   id: string
   name: string
   input: Record<string, unknown>
-}
+} & Cacheable
 export type AnthropicToolResultBlock = {
   type: 'tool_result'
   tool_use_id: string
   content: string | Array<AnthropicTextBlock | AnthropicImageBlock>
-}
+} & Cacheable
 
 export type AnthropicContentBlock =
   | AnthropicTextBlock
@@ -45,6 +54,7 @@ export interface AnthropicTool {
   input_schema: Record<string, unknown>
   /** Strict tool use: inputs held to `input_schema` by constrained sampling. */
   strict?: boolean
+  cache_control?: AnthropicCacheControl
 }
 
 export type AnthropicToolChoice =

@@ -4,7 +4,9 @@
  *
  * Anthropic differs from OpenAI in four ways this file absorbs: system prompts are a top-level
  * field, roles must alternate (consecutive same-role turns are merged), tool results are
- * `tool_result` blocks inside a *user* turn, and text blocks must not be empty.
+ * `tool_result` blocks inside a *user* turn, and text blocks must not be empty. Prompt-cache
+ * breakpoints (`cache_control` on a part or a message) stay on the block they mark
+ * (anthropic-cache-control.ts).
  */
 import type { ChatMessage, ContentPart } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -12,6 +14,7 @@ import { mapContentParts } from '../shared/map-content-parts.ts'
 import { parseDataUrl, parseImageUrl } from '../shared/parse-data-url.ts'
 import { parseToolArguments } from '../shared/parse-tool-arguments.ts'
 import { unknownRoleError } from '../shared/unknown-role-error.ts'
+import { markLast, withCacheControl } from './anthropic-cache-control.ts'
 import type {
   AnthropicContentBlock,
   AnthropicImageBlock,
@@ -32,7 +35,7 @@ export interface AnthropicPrompt {
  * // { system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] }
  */
 export function convertToAnthropicMessages(messages: ChatMessage[]): AnthropicPrompt {
-  const system: string[] = []
+  const system: AnthropicTextBlock[] = []
   const out: AnthropicMessage[] = []
 
   const append = (role: AnthropicMessage['role'], blocks: AnthropicContentBlock[]) => {
@@ -47,27 +50,34 @@ export function convertToAnthropicMessages(messages: ChatMessage[]): AnthropicPr
     switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(...textsOf(message.content, `${param}.content`))
+        system.push(...markLast(textsOf(message.content, `${param}.content`), message, param))
         return
       case 'user':
-        append('user', contentBlocks(message.content, `${param}.content`))
+        append('user', markLast(contentBlocks(message.content, `${param}.content`), message, param))
         return
       case 'assistant':
-        append('assistant', [
-          ...contentBlocks(message.content, `${param}.content`),
-          ...(message.tool_calls ?? []).map((call, j) => ({
-            type: 'tool_use' as const,
-            id: call.id,
-            name: call.function.name,
-            input: parseToolArguments(
-              call.function.arguments,
-              `${param}.tool_calls[${j}].function.arguments`,
-            ),
-          })),
-        ])
+        append(
+          'assistant',
+          markLast(
+            [
+              ...contentBlocks(message.content, `${param}.content`),
+              ...(message.tool_calls ?? []).map((call, j) => ({
+                type: 'tool_use' as const,
+                id: call.id,
+                name: call.function.name,
+                input: parseToolArguments(
+                  call.function.arguments,
+                  `${param}.tool_calls[${j}].function.arguments`,
+                ),
+              })),
+            ],
+            message,
+            param,
+          ),
+        )
         return
       case 'tool':
-        append('user', [toolResult(message, param)])
+        append('user', markLast([toolResult(message, param)], message, param))
         return
       default:
         throw unknownRoleError(message.role, param)
@@ -86,8 +96,9 @@ export function convertToAnthropicMessages(messages: ChatMessage[]): AnthropicPr
   }
 
   const prompt: AnthropicPrompt = { messages: out }
-  if (system.length === 1) prompt.system = system[0]
-  else if (system.length > 1) prompt.system = system.map((text) => ({ type: 'text', text }))
+  // One plain system text stays a string; several, or one marked for the cache, are blocks.
+  if (system.length === 1 && system[0]!.cache_control === undefined) prompt.system = system[0]!.text
+  else if (system.length > 0) prompt.system = system
   return prompt
 }
 
@@ -101,16 +112,12 @@ function toolResult(message: ChatMessage, param: string): AnthropicToolResultBlo
   return { type: 'tool_result', tool_use_id: message.tool_call_id ?? '', content }
 }
 
-/** Non-empty texts of a system message (strings or text parts only). */
-function textsOf(content: ChatMessage['content'], param: string): string[] {
-  if (content == null) return []
-  if (typeof content === 'string') return content === '' ? [] : [content]
-  return content
-    .map((part, j) => {
-      if (part.type !== 'text') throw unsupportedPart(part, `${param}[${j}]`)
-      return part.text
-    })
-    .filter((text) => text !== '')
+/** Non-empty texts of a system message (strings or text parts only), as text blocks. */
+function textsOf(content: ChatMessage['content'], param: string): AnthropicTextBlock[] {
+  return mapContentParts(content, param, (part, at) => {
+    if (part.type !== 'text') throw unsupportedPart(part, at)
+    return part.text === '' ? null : withCacheControl({ type: 'text' as const, text: part.text }, part, at)
+  })
 }
 
 function contentBlocks(content: ChatMessage['content'], param: string): AnthropicContentBlock[] {
@@ -118,6 +125,11 @@ function contentBlocks(content: ChatMessage['content'], param: string): Anthropi
 }
 
 function partToBlock(part: ContentPart, param: string): AnthropicContentBlock | null {
+  const block = blockOf(part, param)
+  return block && withCacheControl(block, part, param)
+}
+
+function blockOf(part: ContentPart, param: string): AnthropicContentBlock | null {
   switch (part.type) {
     case 'text':
       return part.text === '' ? null : { type: 'text', text: part.text }
