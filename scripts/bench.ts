@@ -10,6 +10,7 @@
  */
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
+import { AFFINITY_CONCURRENCY, affinityRows, runAffinity } from './bench/affinity.ts'
 import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './bench/agent.ts'
 import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './bench/aliases.ts'
 import { runBackendBench } from './bench/backends.ts'
@@ -353,6 +354,8 @@ async function main(): Promise<number> {
     const fallback = await runFallback(ctx, fwd)
     log(`an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`)
     const aliases = await runAliases(ctx, fwd)
+    log(`a pool of two keys, c${AFFINITY_CONCURRENCY}: requests carrying a prompt_cache_key vs none ...`)
+    const affinity = await runAffinity(ctx, fwd)
     log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
     const tokens = await runTokens(ctx, fwd, { binary: opts.binary, env })
     log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
@@ -397,6 +400,7 @@ async function main(): Promise<number> {
       ...embeddingsRows(embeddings),
       ...fallbackRows(fallback),
       ...aliasesRows(aliases),
+      ...affinityRows(affinity),
       ...tokensRows(tokens),
       ...signalsRows(signals),
       ...agentRows(agent),

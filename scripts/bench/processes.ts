@@ -121,6 +121,14 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
       // Embeddings made in the gateway itself: the operation's cost without an upstream.
       { prefix: 'demo', kind: 'demo', models: [EMBEDDING_MODEL] },
       { prefix: 'mock50', kind: 'openai', base_url: mocks.slow.url, api_key: 'x', models: [model('bench')] },
+      // The fast mock behind a pool of two keys: session affinity's cost (affinity.ts).
+      {
+        prefix: 'mockpool',
+        kind: 'openai',
+        base_url: mocks.fast.url,
+        keys: [{ api_key: 'x-pool-a' }, { api_key: 'x-pool-b' }],
+        models: [model('bench')],
+      },
       {
         prefix: 'anth',
         kind: 'anthropic',
