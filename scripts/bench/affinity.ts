@@ -16,12 +16,18 @@ export type AffinityResult = RoutesResult<Route>
 
 export async function runAffinity(ctx: Ctx, fwd: Forwarded): Promise<AffinityResult> {
   const { gw } = ctx
-  return runInterleaved(ctx, fwd, AFFINITY_CONCURRENCY, ['round-robin', 'affinity'] as const, (route, stream) => {
-    const target = chatTarget(gw.url, 'mockpool/bench', stream, gw.key)
-    if (route === 'round-robin') return target
-    const body = { ...JSON.parse(target.body), prompt_cache_key: '01a22740-2a99-7721-a9d8-d5cb9ba38307' }
-    return { ...target, body: JSON.stringify(body) }
-  })
+  return runInterleaved(
+    ctx,
+    fwd,
+    AFFINITY_CONCURRENCY,
+    ['round-robin', 'affinity'] as const,
+    (route, stream) => {
+      const target = chatTarget(gw.url, 'mockpool/bench', stream, gw.key)
+      if (route === 'round-robin') return target
+      const body = { ...JSON.parse(target.body), prompt_cache_key: '01a22740-2a99-7721-a9d8-d5cb9ba38307' }
+      return { ...target, body: JSON.stringify(body) }
+    },
+  )
 }
 
 export function affinityRows(result: AffinityResult): Row[] {

@@ -54,6 +54,8 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
             'model',
             'requests',
             'prompt_tokens',
+            'cached_tokens',
+            'cache_write_tokens',
             'completion_tokens',
             'cost_usd',
             'errors',

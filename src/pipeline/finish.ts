@@ -100,6 +100,8 @@ export function finisher(
       status,
       promptTokens: usage?.prompt_tokens ?? null,
       completionTokens: usage?.completion_tokens ?? null,
+      cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      cacheWriteTokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
       costMicros,
       latencyMs: Math.round(performance.now() - req.started),
       // Whole milliseconds: PostgreSQL's INTEGER column refuses a fraction (and the batch with it).

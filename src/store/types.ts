@@ -116,6 +116,9 @@ export interface Completion {
   status: number
   promptTokens: number | null
   completionTokens: number | null
+  /** Of `promptTokens`: read from the provider's prompt cache, and written to it (absent: none). */
+  cachedTokens?: number
+  cacheWriteTokens?: number
   latencyMs: number
   ttftMs: number | null
   errorCode: string | null
@@ -148,6 +151,10 @@ export interface UsageTotals {
   errors: number
   /** Requests whose tokens are the gateway's settled estimate, not the upstream's usage (Completion.estimated). */
   estimated_requests: number
+  /** Of `prompt_tokens`: read from the provider's prompt cache (priced at `cached_input`). */
+  cached_tokens: number
+  /** Of `prompt_tokens`: written to the provider's prompt cache (priced at `cache_write`). */
+  cache_write_tokens: number
 }
 
 /**

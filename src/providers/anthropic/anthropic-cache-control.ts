@@ -17,7 +17,11 @@ import type { AnthropicCacheControl } from './anthropic-types.ts'
 export function cacheControlOf(holder: object, param: string): AnthropicCacheControl | undefined {
   const value = (holder as { cache_control?: unknown }).cache_control
   if (value == null) return undefined
-  if (typeof value !== 'object' || Array.isArray(value) || typeof (value as { type?: unknown }).type !== 'string') {
+  if (
+    typeof value !== 'object' ||
+    Array.isArray(value) ||
+    typeof (value as { type?: unknown }).type !== 'string'
+  ) {
     throw new GatewayError(
       400,
       'invalid_request_error',

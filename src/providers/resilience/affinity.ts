@@ -79,7 +79,11 @@ export class AffinityTable {
    * The candidate for `session`: the one it is on, if `usable` lets it take the request; else the
    * highest-ranked usable one (rendezvous), which it is on from now. Null when none is usable.
    */
-  choose(session: SessionHash, weights: readonly number[], usable: (index: number) => boolean): number | null {
+  choose(
+    session: SessionHash,
+    weights: readonly number[],
+    usable: (index: number) => boolean,
+  ): number | null {
     const now = this.clock.now()
     const held = this.entries.get(session)
     if (held !== undefined) {

@@ -20,6 +20,7 @@ import { ITEM_STATE_V15 } from './migrations-v15.ts'
 import { ALERTS_V16 } from './migrations-v16.ts'
 import { EXTEND_V17 } from './migrations-v17.ts'
 import { ESTIMATED_V18 } from './migrations-v18.ts'
+import { CACHE_TOKENS_V19 } from './migrations-v19.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -280,6 +281,8 @@ export const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 17, sql: EXTEND_V17 },
   // v18: settled estimates flagged in the request log and counted per minute (migrations-v18.ts), as SQLite's v16.
   { version: 18, sql: ESTIMATED_V18 },
+  // v19: prompt-cache reads and writes counted per minute (migrations-v19.ts), as SQLite's v17.
+  { version: 19, sql: CACHE_TOKENS_V19 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

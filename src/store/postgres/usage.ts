@@ -29,6 +29,8 @@ const toTotals = (r: Record<string, unknown> | undefined): UsageTotals => {
     total_tokens: prompt + completion,
     errors: r ? num(r.errors ?? 0) : 0,
     estimated_requests: r ? num(r.estimated ?? 0) : 0,
+    cached_tokens: r ? num(r.cached_tokens ?? 0) : 0,
+    cache_write_tokens: r ? num(r.cache_write_tokens ?? 0) : 0,
   }
 }
 
@@ -44,6 +46,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
       status: c.status,
       prompt_tokens: c.promptTokens,
       completion_tokens: c.completionTokens,
+      cached_tokens: c.cachedTokens ?? 0,
+      cache_write_tokens: c.cacheWriteTokens ?? 0,
       latency_ms: c.latencyMs,
       ttft_ms: c.ttftMs,
       error_code: c.errorCode,
@@ -82,10 +86,11 @@ export class PgUsage implements UsageStore, AdmissionLog {
     const rows = await this.db.run(
       (sql) => sql`
       WITH c AS (
-        SELECT model, minute, requests, 0 AS p, 0 AS c, 0 AS e, 0 AS m, 0 AS s FROM usage_minutes
+        SELECT model, minute, requests, 0 AS p, 0 AS c, 0 AS e, 0 AS m, 0 AS s, 0 AS k, 0 AS w FROM usage_minutes
           WHERE account_id = ${accountId} AND minute >= LEAST(${today}::BIGINT, ${last}::BIGINT)
         UNION ALL
-        SELECT model, minute, 0, prompt_tokens, completion_tokens, errors, cost_micros, estimated FROM usage_minute_outcomes
+        SELECT model, minute, 0, prompt_tokens, completion_tokens, errors, cost_micros, estimated, cached_tokens,
+          cache_write_tokens FROM usage_minute_outcomes
           WHERE account_id = ${accountId} AND minute >= LEAST(${today}::BIGINT, ${last}::BIGINT))
       SELECT model,
         SUM(requests) FILTER (WHERE minute >= ${today}) AS requests,
@@ -93,11 +98,15 @@ export class PgUsage implements UsageStore, AdmissionLog {
         SUM(c) FILTER (WHERE minute >= ${today}) AS completion_tokens,
         SUM(e) FILTER (WHERE minute >= ${today}) AS errors,
         SUM(s) FILTER (WHERE minute >= ${today}) AS estimated,
+        SUM(k) FILTER (WHERE minute >= ${today}) AS cached_tokens,
+        SUM(w) FILTER (WHERE minute >= ${today}) AS cache_write_tokens,
         SUM(requests) FILTER (WHERE minute >= ${last}) AS d_requests,
         SUM(p) FILTER (WHERE minute >= ${last}) AS d_prompt_tokens,
         SUM(c) FILTER (WHERE minute >= ${last}) AS d_completion_tokens,
         SUM(e) FILTER (WHERE minute >= ${last}) AS d_errors,
         SUM(s) FILTER (WHERE minute >= ${last}) AS d_estimated,
+        SUM(k) FILTER (WHERE minute >= ${last}) AS d_cached_tokens,
+        SUM(w) FILTER (WHERE minute >= ${last}) AS d_cache_write_tokens,
         SUM(m) FILTER (WHERE minute >= ${today}) AS cost,
         SUM(m) FILTER (WHERE minute >= ${last}) AS d_cost
       FROM c GROUP BY model ORDER BY model`,
@@ -110,6 +119,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
       total_tokens: a.total_tokens + b.total_tokens,
       errors: a.errors + b.errors,
       estimated_requests: a.estimated_requests + b.estimated_requests,
+      cached_tokens: a.cached_tokens + b.cached_tokens,
+      cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
     })
     let todayTotals = toTotals(undefined)
     let dayTotals = toTotals(undefined)
@@ -132,6 +143,8 @@ export class PgUsage implements UsageStore, AdmissionLog {
           completion_tokens: r.d_completion_tokens,
           errors: r.d_errors,
           estimated: r.d_estimated,
+          cached_tokens: r.d_cached_tokens,
+          cache_write_tokens: r.d_cache_write_tokens,
         }),
       )
     }
@@ -294,20 +307,23 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
         attempts = v.attempts, answered_by = v.answered_by, estimated = v.estimated
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
         prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
-        surface TEXT, cost_micros BIGINT, attempts INTEGER, answered_by TEXT, estimated BOOLEAN)
+        surface TEXT, cost_micros BIGINT, attempts INTEGER, answered_by TEXT, estimated BOOLEAN,
+        cached_tokens INTEGER, cache_write_tokens INTEGER)
       -- Written once: an outcome already recorded is not counted again.
       WHERE r.gateway_id = v.id AND r.status IS NULL
       RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
         COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l,
-        COALESCE(v.cost_micros, 0) AS m, COALESCE(v.answered_by, r.model) AS am, v.estimated::INT AS s),
+        COALESCE(v.cost_micros, 0) AS m, COALESCE(v.answered_by, r.model) AS am, v.estimated::INT AS s,
+        COALESCE(v.cached_tokens, 0) AS k, COALESCE(v.cache_write_tokens, 0) AS w),
     -- Each outcome as its request's part (model asked for) and its tokens' and cost's (model that
     -- answered): one row when they are the same model.
     f AS (
       SELECT at, account_id, key_id, model, surface, 1 AS n, CASE WHEN am = model THEN p ELSE 0 END AS p,
         CASE WHEN am = model THEN c ELSE 0 END AS c, (status >= 400)::INT AS e, l,
-        CASE WHEN am = model THEN m ELSE 0 END AS m, CASE WHEN am = model THEN s ELSE 0 END AS s FROM u
+        CASE WHEN am = model THEN m ELSE 0 END AS m, CASE WHEN am = model THEN s ELSE 0 END AS s,
+        CASE WHEN am = model THEN k ELSE 0 END AS k, CASE WHEN am = model THEN w ELSE 0 END AS w FROM u
       UNION ALL
-      SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, m, s FROM u WHERE am <> model),
+      SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, m, s, k, w FROM u WHERE am <> model),
     h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
         completion_tokens, errors, latency_ms_sum, cost_micros)
       SELECT at - at % 3600000, account_id, key_id, model, surface, SUM(n), SUM(p), SUM(c),
@@ -319,11 +335,13 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
         errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum),
     -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
     m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,
-        completion_tokens, errors, cost_micros, estimated)
-      SELECT account_id, at / 60000, model, SUM(p), SUM(c), SUM(e), SUM(m), SUM(s)
+        completion_tokens, errors, cost_micros, estimated, cached_tokens, cache_write_tokens)
+      SELECT account_id, at / 60000, model, SUM(p), SUM(c), SUM(e), SUM(m), SUM(s), SUM(k), SUM(w)
       FROM f GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
       ON CONFLICT (account_id, minute, model) DO UPDATE SET cost_micros = x.cost_micros + excluded.cost_micros,
         estimated = x.estimated + excluded.estimated,
+        cached_tokens = x.cached_tokens + excluded.cached_tokens,
+        cache_write_tokens = x.cache_write_tokens + excluded.cache_write_tokens,
         prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
         completion_tokens = x.completion_tokens + excluded.completion_tokens,
         errors = x.errors + excluded.errors)

@@ -12,6 +12,7 @@ import { SWEEP_V13 } from './migrations-v13.ts'
 import { ADMISSION_CHARGES_V14 } from './migrations-v14.ts'
 import { ALERTS_V15 } from './migrations-v15.ts'
 import { ESTIMATED_V16 } from './migrations-v16.ts'
+import { CACHE_TOKENS_V17 } from './migrations-v17.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -256,6 +257,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 15, sql: ALERTS_V15 },
   // Settled estimates flagged in the request log and counted per minute (migrations-v16.ts).
   { version: 16, sql: ESTIMATED_V16 },
+  // Prompt-cache reads and writes counted per minute (migrations-v17.ts).
+  { version: 17, sql: CACHE_TOKENS_V17 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -31,6 +31,8 @@ const toTotals = (r: TotalsRow | null, estimated = 0): UsageTotals => {
     total_tokens: prompt + completion,
     errors: r?.errors ?? 0,
     estimated_requests: estimated,
+    cached_tokens: 0,
+    cache_write_tokens: 0,
   }
 }
 
@@ -40,6 +42,8 @@ interface OutcomeSum {
   model: string
   prompt: number
   completion: number
+  cached: number
+  cacheWrite: number
   errors: number
   cost: number
   /** Requests whose tokens are the gateway's settled estimate (Completion.estimated). */
@@ -56,6 +60,14 @@ const sinceSums = (table: string, column: string) =>
    FROM ${table} WHERE account_id = ? AND minute >= ? GROUP BY model`
 const COSTS_SINCE = `${sinceSums('usage_minute_costs', 'cost_micros')} ORDER BY model`
 const ESTIMATES_SINCE = sinceSums('usage_minute_estimates', 'requests')
+/** The cache's tokens per model since the day's start and over the last 24 h (as `sinceSums`, two columns). */
+type CacheSums = { model: string; read: number; written: number; d_read: number; d_written: number }
+const CACHE_SINCE = `SELECT model,
+    SUM(CASE WHEN minute >= ?1 THEN cached_tokens ELSE 0 END) AS read,
+    SUM(CASE WHEN minute >= ?1 THEN cache_write_tokens ELSE 0 END) AS written,
+    SUM(CASE WHEN minute >= ?2 THEN cached_tokens ELSE 0 END) AS d_read,
+    SUM(CASE WHEN minute >= ?2 THEN cache_write_tokens ELSE 0 END) AS d_written
+  FROM usage_minute_cache WHERE account_id = ?3 AND minute >= ?4 GROUP BY model`
 
 export class UsageQueries {
   private readonly q
@@ -115,6 +127,14 @@ export class UsageQueries {
          ON CONFLICT (account_id, minute, model) DO UPDATE SET requests = requests + excluded.requests`,
       ),
       estimates: db.query<SinceSums, SinceArgs>(ESTIMATES_SINCE),
+      countCache: db.query<null, [number, number, string, number, number]>(
+        `INSERT INTO usage_minute_cache (account_id, minute, model, cached_tokens, cache_write_tokens)
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, minute, model) DO UPDATE SET
+           cached_tokens = cached_tokens + excluded.cached_tokens,
+           cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens`,
+      ),
+      cache: db.query<CacheSums, SinceArgs>(CACHE_SINCE),
+      pruneCache: db.query<null, [number]>('DELETE FROM usage_minute_cache WHERE minute < ?'),
       pruneEstimates: db.query<null, [number]>('DELETE FROM usage_minute_estimates WHERE minute < ?'),
       totals: db.query<TotalsRow, [number, number]>(
         `SELECT ${TOTALS} FROM usage_minutes WHERE account_id = ? AND minute >= ?`,
@@ -179,6 +199,8 @@ export class UsageQueries {
         const sum = sumOf(sums, at.accountId, minute, by)
         sum.prompt += c.promptTokens ?? 0
         sum.completion += c.completionTokens ?? 0
+        sum.cached += c.cachedTokens ?? 0
+        sum.cacheWrite += c.cacheWriteTokens ?? 0
         sum.cost += c.costMicros ?? 0
         if (c.estimated) sum.estimated++
       }
@@ -186,6 +208,8 @@ export class UsageQueries {
         this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
         if (s.estimated > 0) this.q.countEstimated.run(s.accountId, s.minute, s.model, s.estimated)
         if (s.cost > 0) this.q.countCost.run(s.accountId, s.minute, s.model, s.cost)
+        if (s.cached > 0 || s.cacheWrite > 0)
+          this.q.countCache.run(s.accountId, s.minute, s.model, s.cached, s.cacheWrite)
       }
       for (const f of hours.values()) this.rollups.add(f)
     }).immediate as never
@@ -215,12 +239,23 @@ export class UsageQueries {
       const m = byModel[e.model]
       if (m) m.estimated_requests = e.today
     }
-    return {
+    const totals = {
       today: toTotals(this.q.totals.get(accountId, today), estimated.today),
       last_24h: toTotals(this.q.totals.get(accountId, last), estimated.last),
-      by_model: byModel,
-      cost_micros: cost,
     }
+    // Prompt-cache reads and writes, counted beside the counters too (migrations-v17.ts).
+    for (const c of this.q.cache.all(today, last, accountId, Math.min(today, last))) {
+      totals.today.cached_tokens += c.read
+      totals.today.cache_write_tokens += c.written
+      totals.last_24h.cached_tokens += c.d_read
+      totals.last_24h.cache_write_tokens += c.d_written
+      const m = byModel[c.model]
+      if (m) {
+        m.cached_tokens = c.read
+        m.cache_write_tokens = c.written
+      }
+    }
+    return { ...totals, by_model: byModel, cost_micros: cost }
   }
 
   /**
@@ -234,6 +269,7 @@ export class UsageQueries {
       this.q.pruneCounters.run(minuteOf(before))
       this.q.pruneCosts.run(minuteOf(before))
       this.q.pruneEstimates.run(minuteOf(before))
+      this.q.pruneCache.run(minuteOf(before))
     }
     const max = this.q.maxId.get()?.id ?? 0
     const excess = this.q.pruneExcess.run(max - p.logMaxRows, p.logKeepAfter, p.chunk).changes
@@ -277,7 +313,18 @@ function sumOf(sums: Map<string, OutcomeSum>, accountId: number, minute: number,
   const k = `${accountId}\u0000${minute}\u0000${model}`
   let sum = sums.get(k)
   if (!sum) {
-    sum = { accountId, minute, model, prompt: 0, completion: 0, errors: 0, cost: 0, estimated: 0 }
+    sum = {
+      accountId,
+      minute,
+      model,
+      prompt: 0,
+      completion: 0,
+      cached: 0,
+      cacheWrite: 0,
+      errors: 0,
+      cost: 0,
+      estimated: 0,
+    }
     sums.set(k, sum)
   }
   return sum

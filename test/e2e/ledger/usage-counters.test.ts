@@ -52,6 +52,9 @@ interface Totals {
   cost_usd: number
   /** Requests whose tokens are the gateway's settled estimate (the log's `estimated` flag). */
   estimated_requests: number
+  /** Prompt-cache reads and writes: the request log has no column for them, and the demo caches nothing. */
+  cached_tokens: number
+  cache_write_tokens: number
 }
 
 /** The request log of whichever backend the gateway runs on, read directly. */
@@ -95,6 +98,8 @@ async function fromLog(
     errors: 0,
     cost_usd: 0,
     estimated_requests: 0,
+    cached_tokens: 0,
+    cache_write_tokens: 0,
   }
   const byModel: Record<string, Totals> = {}
   for (const r of rows) {
@@ -106,6 +111,8 @@ async function fromLog(
       errors: r.e,
       cost_usd: r.m / 1e6,
       estimated_requests: r.s,
+      cached_tokens: 0,
+      cache_write_tokens: 0,
     }
     byModel[r.model] = t
     for (const k of Object.keys(all) as Array<keyof Totals>) all[k] += t[k]

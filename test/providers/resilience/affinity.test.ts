@@ -92,8 +92,8 @@ describe('AffinityTable bounds', () => {
     const id = 'sk-looks-like-a-secret-0123456789'
     const table = new AffinityTable(new ManualClock(0))
     table.choose(sessionHash(id), [1, 1], all)
-    expect(JSON.stringify([...(table as unknown as { entries: Map<string, unknown> }).entries.keys()])).not.toContain(
-      'secret',
-    )
+    expect(
+      JSON.stringify([...(table as unknown as { entries: Map<string, unknown> }).entries.keys()]),
+    ).not.toContain('secret')
   })
 })

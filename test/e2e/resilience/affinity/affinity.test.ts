@@ -22,7 +22,11 @@ async function turn(surface: 'chat' | 'responses' | 'messages', t: Turn): Promis
   const base = { model: 'prime/gpt-solo', ...t.body }
   const [path, body, auth] =
     surface === 'chat'
-      ? ['/v1/chat/completions', { ...base, messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${bed.key}` }]
+      ? [
+          '/v1/chat/completions',
+          { ...base, messages: [{ role: 'user', content: 'hi' }] },
+          { authorization: `Bearer ${bed.key}` },
+        ]
       : surface === 'responses'
         ? ['/v1/responses', { ...base, input: 'hi' }, { authorization: `Bearer ${bed.key}` }]
         : [
@@ -40,14 +44,22 @@ async function turn(surface: 'chat' | 'responses' | 'messages', t: Turn): Promis
 }
 
 /** The keys the upstream saw, in order, from attempt `from` on. */
-const keysSeen = (from = 0) => bed.up.attempts().slice(from).map((a) => a.key)
+const keysSeen = (from = 0) =>
+  bed.up
+    .attempts()
+    .slice(from)
+    .map((a) => a.key)
 
 describe('session affinity over a pool of two keys', () => {
   const sessions: Array<[string, 'chat' | 'responses' | 'messages', (id: string) => Turn]> = [
     ['prompt_cache_key (chat)', 'chat', (id) => ({ body: { prompt_cache_key: id } })],
     // Codex 0.169 sends both; the header alone must do.
     ['Codex session-id header (Responses)', 'responses', (id) => ({ headers: { 'session-id': id } })],
-    ['Claude Code x-claude-code-session-id (Messages)', 'messages', (id) => ({ headers: { 'x-claude-code-session-id': id } })],
+    [
+      'Claude Code x-claude-code-session-id (Messages)',
+      'messages',
+      (id) => ({ headers: { 'x-claude-code-session-id': id } }),
+    ],
   ]
   for (const [name, surface, carry] of sessions) {
     test(`one session's 12 turns on one key, 12 of 12: ${name}`, async () => {
@@ -76,7 +88,7 @@ describe('session affinity over a pool of two keys', () => {
     expect(new Set(keysSeen())).toEqual(new Set([KEY_A, KEY_B]))
   })
 
-  test("failover moves a session when its key rests, and it stays there after the rest ends", async () => {
+  test('failover moves a session when its key rests, and it stays there after the rest ends', async () => {
     const id = { body: { prompt_cache_key: 'moving-session' } }
     await turn('chat', id)
     const home = keysSeen()[0]!
