@@ -37,8 +37,8 @@ import type { ChatSurface, EncodeContext, Forwarding, ForwardRequest } from './s
 
 export type Finish = (
   status: number,
-  /** For the record: the upstream's usage, or (a stream the client left) an estimate. */
-  usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null,
+  /** For the record: the upstream's usage (its cache reads and writes too), or (a stream the client left) an estimate. */
+  usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'> | null,
   err: GatewayError | null,
   ttftMs: number | null,
   /** A stream that ended without the upstream's count of the whole answer: what settles it. */

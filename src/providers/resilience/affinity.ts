@@ -49,7 +49,7 @@ export function rendezvous(
   for (let i = 0; i < weights.length; i++) {
     if (!usable(i)) continue
     // 53 bits of the hash, shifted off 0 so the logarithm is finite and negative.
-    const h = Bun.hash.wyhash(session, i) & 0x1f_ffff_ffff_ffffn
+    const h = Bun.hash.wyhash(session, BigInt(i)) & 0x1f_ffff_ffff_ffffn
     const u = (Number(h) + 0.5) / 2 ** 53
     const score = -Math.max(1, weights[i]!) / Math.log(u)
     if (score > bestScore) {

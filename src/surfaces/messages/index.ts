@@ -41,7 +41,12 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   decode(text, limitsChecked) {
     const view = validateWith(checker, parseJsonObject(text, MESSAGES_EXAMPLE, limitsChecked))
     checkTools(view)
-    return { model: view.model, view, stream: view.stream === true, session: sessionOfUser(view.metadata?.user_id) }
+    return {
+      model: view.model,
+      view,
+      stream: view.stream === true,
+      session: sessionOfUser(view.metadata?.user_id),
+    }
   },
   features: detectMessagesFeatures,
   temperature: (view) => view.temperature,

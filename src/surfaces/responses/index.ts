@@ -33,7 +33,12 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
     const view = decodeView(text, limitsChecked)
-    return { model: view.input.model, view, stream: view.input.stream === true, session: cacheKeyOf(view.input) }
+    return {
+      model: view.input.model,
+      view,
+      stream: view.input.stream === true,
+      session: cacheKeyOf(view.input),
+    }
   },
   features: featureUses,
   body: (view) => view.input,

@@ -5,7 +5,8 @@
  * different sessions spread over both; when its key rests the session moves to the other key and
  * stays there after the rest ends.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeEach } from '../../../support/hooks.ts'
 import { KEY_A, KEY_B, type ResilienceBed, startResilienceBed } from '../../../support/resilience-bed.ts'
 
 let bed: ResilienceBed
