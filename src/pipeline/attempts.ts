@@ -24,11 +24,11 @@ import {
   classify,
   type FailureKind,
   type Resilience,
-  type SessionHash,
   type Target,
 } from '../providers/resilience/index.ts'
 import type { CallContext, ProviderAdapter, Timeouts } from '../providers/types.ts'
 import type { AttemptSpan, RequestTrace } from '../telemetry/index.ts'
+import type { SessionHash } from '../util/affinity.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
 import type { CallResult, Finish, Rescue } from './call.ts'

@@ -1,7 +1,7 @@
 /**
  * @module
  * The agent session a request belongs to, for session affinity (DESIGN §14; the pool side is
- * providers/resilience/affinity.ts). What each agent really sends, read from its own traffic:
+ * util/affinity.ts). What each agent really sends, read from its own traffic:
  * - Claude Code: `x-claude-code-session-id: <uuid>` on every request (and the same id inside
  *   `metadata.user_id`, a JSON string `{"device_id", "account_uuid", "session_id"}`).
  * - Codex (0.169): `session-id: <uuid>` and `thread-id` headers, and the same id as the body's
@@ -16,7 +16,7 @@
  * @example
  * const session = sessionOf(request.headers, decoded.session)   // a hash, or null: no affinity
  */
-import { type SessionHash, sessionHash } from '../providers/resilience/index.ts'
+import { type SessionHash, sessionHash } from '../util/affinity.ts'
 
 /** Headers that carry a session id, the most specific first. */
 const SESSION_HEADERS = [

@@ -23,8 +23,8 @@
  * }
  */
 import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
+import type { SessionHash } from '../../util/affinity.ts'
 import type { Clock } from '../../util/clock.ts'
-import type { SessionHash } from './affinity.ts'
 import type { Circuit, CircuitBoard, CircuitPolicy } from './circuit.ts'
 import { ACTIONS, type FailureKind } from './failure-kinds.ts'
 import type { KeyPool, PoolKey } from './key-pool.ts'
@@ -61,7 +61,7 @@ export interface PlanDeps {
   board: CircuitBoard
   clock: Clock
   random?: () => number
-  /** The request's agent session (its id's hash): its pool keys are the session's (affinity.ts). */
+  /** The request's agent session (its id's hash): its pool keys are the session's (util/affinity.ts). */
   session?: SessionHash | null
 }
 

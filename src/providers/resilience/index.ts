@@ -4,14 +4,6 @@
  * the action table, waits before a retry, key pools, circuits.
  */
 
-export {
-  AFFINITY_MAX_ENTRIES,
-  AFFINITY_TTL_MS,
-  AffinityTable,
-  rendezvous,
-  type SessionHash,
-  sessionHash,
-} from './affinity.ts'
 export { type Attempt, AttemptPlan, type PlanDeps, type Step, type Target } from './attempt-plan.ts'
 export {
   CircuitBoard,

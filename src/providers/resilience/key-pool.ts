@@ -9,7 +9,7 @@
  * a request with no other key fails over at once rather than wait for it (DESIGN §10).
  *
  * A request of an agent session (`session`: its id's hash) keeps to one key instead while that key
- * can answer (affinity.ts): the provider's prompt cache is per key. Sessions without an id keep the
+ * can answer (util/affinity.ts): the provider's prompt cache is per key. Sessions without an id keep the
  * round-robin.
  *
  * Keys are named by their position in the list (`#0`, `#1`) wherever they are shown: the key
@@ -21,9 +21,9 @@
  * pool.rest(key.index, 30_000, 'cooldown')   // a 401: this key sits out for the cooldown
  * pool.rest(key.index, 2_000)                    // a 429 `retry-after: 2`: a wait a request may take
  */
+import { AffinityTable, type SessionHash } from '../../util/affinity.ts'
 import type { Clock } from '../../util/clock.ts'
 import { SmoothRoundRobin } from '../../util/smooth-round-robin.ts'
-import { AffinityTable, type SessionHash } from './affinity.ts'
 
 export interface KeySpec {
   apiKey: string

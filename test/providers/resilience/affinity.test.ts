@@ -4,8 +4,8 @@
  * the table stays bounded whatever ids a client sends.
  */
 import { describe, expect, test } from 'bun:test'
-import { AffinityTable, rendezvous, sessionHash } from '../../../src/providers/resilience/affinity.ts'
 import { KeyPool } from '../../../src/providers/resilience/key-pool.ts'
+import { AffinityTable, rendezvous, sessionHash } from '../../../src/util/affinity.ts'
 import { ManualClock } from '../../../src/util/clock.ts'
 
 const keys = (...weights: number[]) => weights.map((weight, i) => ({ apiKey: `sk-${i}`, weight }))

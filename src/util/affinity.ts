@@ -9,6 +9,10 @@
  * next-ranked key — the same one on every process — and `AffinityTable` remembers the move, so the
  * session stays on the new key after the old one wakes (its cache is there now).
  *
+ * The same pick serves any weighted choice a session should keep: a pool's keys
+ * (providers/resilience/key-pool.ts), and a virtual model's targets (`table.choose(session,
+ * weights, usable)` with the targets' weights; here in util/ so the catalogue can use it).
+ *
  * Bounded: a table keeps at most `maxEntries` sessions (least recently used out first) for at most
  * `ttlMs` since their last use, so a client that sends a new id with every request costs a bounded
  * table and nothing more. Sessions are kept by a 64-bit hash of their id, never the id itself (a
@@ -19,7 +23,7 @@
  * const s = sessionHash('01a22740-2a99-7721-a9d8-d5cb9ba38307')
  * const i = table.choose(s, [3, 1], (i) => !resting(i))   // the same index every turn while it may answer
  */
-import type { Clock } from '../../util/clock.ts'
+import type { Clock } from './clock.ts'
 
 /** A session as the tables keep it: a hash of its id (base 36), never the id. */
 export type SessionHash = string
