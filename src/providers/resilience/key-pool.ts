@@ -71,7 +71,8 @@ export class KeyPool {
   pick(exclude?: ReadonlySet<number>, session?: SessionHash | null): PoolKey | null {
     const now = this.clock.now()
     const usable = (i: number) => !exclude?.has(i) && this.restUntil[i]! <= now
-    const best = session == null ? this.order.pick(usable) : this.sessions.choose(session, this.order.weights, usable)
+    const best =
+      session == null ? this.order.pick(usable) : this.sessions.choose(session, this.order.weights, usable)
     return best === null ? null : this.keys[best]!
   }
 
