@@ -12,6 +12,8 @@
  * aliases.find('anthropic/claude-haiku-4-5-20251001')?.pool.pick() // [anthropic/claude-haiku-4-5]
  */
 import { type AliasConfig, isPattern, targetsOf } from '../config/schema-aliases.ts'
+import { AffinityTable, type SessionHash } from '../util/affinity.ts'
+import { systemClock } from '../util/clock.ts'
 import { literalLength, matchesPattern } from '../util/id-pattern.ts'
 import { SmoothRoundRobin } from '../util/smooth-round-robin.ts'
 import type { CatalogueEntry } from './entry.ts'
@@ -22,15 +24,19 @@ export interface PoolMember {
 }
 
 /**
- * An alias's targets and the order requests take them. `pick(sessionKey?)` is the seam for session
- * affinity: a session keyed the same may be sent to the member it had (not done yet: every pick
- * takes the round-robin's turn, whatever the key).
+ * An alias's targets and the order requests take them. A request of an agent session goes to the
+ * session's target (util/affinity.ts: ranked by weight for the session, the same on every process),
+ * so the provider's prompt cache stays warm; one without a session takes the round-robin's turn.
+ * Health is the attempt loop's: a failing target's request falls over to the others, and the
+ * session's next request tries its target first again.
  */
 export class Pool {
   readonly members: readonly PoolMember[]
   readonly #order: SmoothRoundRobin
   /** The members by weight, heaviest first (config order among equals): the fallbacks' order. */
   readonly #byWeight: readonly CatalogueEntry[]
+  /** Which target each recent session is on (bounded; per process). */
+  readonly #sessions = new AffinityTable(systemClock)
 
   constructor(members: readonly PoolMember[]) {
     this.members = members
@@ -41,10 +47,12 @@ export class Pool {
       .map(({ m }) => m.entry)
   }
 
-  /** The models to try for one request: the round-robin's pick, then the others by weight. */
-  pick(_sessionKey?: string): CatalogueEntry[] {
+  /** The models to try for one request: the session's target or the round-robin's pick, then the others by weight. */
+  pick(session?: SessionHash | null): CatalogueEntry[] {
     if (this.members.length === 1) return [this.members[0]!.entry]
-    const first = this.members[this.#order.pick()!]!.entry
+    const i =
+      session == null ? this.#order.pick() : this.#sessions.choose(session, this.#order.weights, () => true)
+    const first = this.members[i!]!.entry
     return [first, ...this.#byWeight.filter((e) => e !== first)]
   }
 }

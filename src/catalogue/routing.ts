@@ -13,6 +13,7 @@
 
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
 import type { AliasConfig } from '../config/schema-aliases.ts'
+import type { SessionHash } from '../util/affinity.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
 import { type Alias, Aliases } from './aliases.ts'
@@ -104,13 +105,13 @@ export class Catalogue {
   /**
    * What a request's model id names (DESIGN §13): a model, else an exact alias, else the longest
    * pattern it matches; a virtual model's members in this request's order. Errors as `resolve`.
-   * `sessionKey`: passed to the pool's pick, the seam for session affinity (aliases.ts `Pool`).
+   * `session`: the request's agent session, which keeps a virtual model's target (aliases.ts `Pool`).
    */
-  route(id: string, sessionKey?: string): Routed {
+  route(id: string, session?: SessionHash | null): Routed {
     const entry = this.model(id)
     if (entry) return { named: id, alias: null, members: [entry] }
     const alias = this.aliases.find(id)
-    if (alias) return { named: id, alias, members: alias.pool.pick(sessionKey) }
+    if (alias) return { named: id, alias, members: alias.pool.pick(session) }
     return { named: id, alias: null, members: [this.resolve(id)] }
   }
 

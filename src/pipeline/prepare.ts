@@ -11,11 +11,13 @@ import { type CatalogueEntry, notInPlan, planAllows } from '../catalogue/routing
 import { modelNotAllowedError } from '../limits/refusals.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'
+import type { SessionHash } from '../util/affinity.ts'
 import { GatewayError } from '../util/errors.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
 import type { PipelineDeps } from './deps.ts'
 import { countInvalidRequest, refusalLimitHeaders } from './invalid-requests.ts'
 import type { LargeBodies } from './large-bodies.ts'
+import { sessionOf } from './session.ts'
 import type { Decoded, SurfaceCore } from './surface.ts'
 
 /**
@@ -34,7 +36,14 @@ export async function prepare<View>(
   headers: Record<string, string>,
   ex: Exchange,
   largeBody: { counted: number },
-): Promise<{ auth: Auth; text: string; decoded: Decoded<View>; members: CatalogueEntry[] }> {
+): Promise<{
+  auth: Auth
+  text: string
+  decoded: Decoded<View>
+  members: CatalogueEntry[]
+  /** The request's agent session (session.ts): a virtual model's target and a pool's key stay its. */
+  session: SessionHash | null
+}> {
   const auth = await authenticateToken(deps, surface.credential(request.headers))
   ex.account = auth.account.name
   ex.keyPrefix = auth.key.prefix
@@ -50,7 +59,8 @@ export async function prepare<View>(
     largeBody.counted = largeBodies.read(text.length)
     // readBodyText held the text to the JSON structural limits while reading it.
     const decoded = surface.decode(text, true)
-    const routed = deps.catalogue.route(decoded.model)
+    const session = sessionOf(request.headers, decoded.session)
+    const routed = deps.catalogue.route(decoded.model, session)
     const first = routed.members[0]!
     ex.model = first.id
     ex.stream = decoded.stream
@@ -64,7 +74,7 @@ export async function prepare<View>(
     const byKey = keyList ? reachable(routed, (id) => keyReaches(keyList, id)) : inPlan
     const members = inPlan.filter((m) => byKey.includes(m))
     if (!members.length) throw modelNotAllowedError(routed.named, [...keyList!])
-    return { auth, text, decoded, members }
+    return { auth, text, decoded, members, session }
   } catch (e) {
     throw await refusedBefore(deps, admitted, auth, headers, e, surface)
   }

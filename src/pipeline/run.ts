@@ -32,7 +32,6 @@ import { LargeBodies } from './large-bodies.ts'
 import type { PipelineOperation, Prepared } from './operation.ts'
 import { operationOf } from './operations/index.ts'
 import { exchangeOf, prepare, refusedBefore } from './prepare.ts'
-import { sessionOf } from './session.ts'
 import type { Surface } from './surface.ts'
 
 /**
@@ -137,7 +136,7 @@ export class Pipeline {
     const ex = exchangeOf(deps, request, headers)
     const admitted = op.admitted !== false
     const prepared = await prepare(deps, this.largeBodies, surface, admitted, request, headers, ex, largeBody)
-    const { auth, text, decoded, members } = prepared
+    const { auth, text, decoded, members, session } = prepared
     // Ours, never the client's x-request-id (it may repeat): usage and the answer's ids are made from it.
     const reqOf = (entry: CatalogueEntry): Prepared<unknown> => ({
       auth,
@@ -232,7 +231,7 @@ export class Pipeline {
       answered,
       requestId: ex.id,
       trace,
-      session: sessionOf(request.headers, decoded.session),
+      session,
       timeouts: (prefix: string) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
       ...attempts,
     })

@@ -67,7 +67,12 @@ export interface ResilienceBed {
 }
 
 export async function startResilienceBed(
-  opts: { words?: number; providers?: (url: string) => Record<string, unknown>[] } = {},
+  opts: {
+    words?: number
+    providers?: (url: string) => Record<string, unknown>[]
+    /** The config's `aliases` (virtual models over the bed's models). */
+    aliases?: Record<string, unknown>[]
+  } = {},
 ): Promise<ResilienceBed> {
   const up = await startFaultUpstream({ words: opts.words ?? 12 })
   const providers = opts.providers?.(up.url) ?? [
@@ -110,6 +115,7 @@ export async function startResilienceBed(
       server: { host: '127.0.0.1', port: 0 },
       admin: { token: ADMIN_TOKEN },
       providers,
+      ...(opts.aliases ? { aliases: opts.aliases } : {}),
       plans: PLANS,
       default_plan: 'unlimited',
     },

@@ -11,7 +11,18 @@ import { KEY_A, KEY_B, type ResilienceBed, startResilienceBed } from '../../../s
 
 let bed: ResilienceBed
 beforeAll(async () => {
-  bed = await startResilienceBed()
+  // A virtual model over two models of the bed: a session keeps one target too.
+  bed = await startResilienceBed({
+    aliases: [
+      {
+        id: 'team/coder',
+        to: [
+          { model: 'prime/gpt-solo', weight: 1 },
+          { model: 'spare/gpt-s', weight: 1 },
+        ],
+      },
+    ],
+  })
 })
 afterAll(() => bed.stop())
 beforeEach(() => bed.reset())
@@ -19,8 +30,12 @@ beforeEach(() => bed.reset())
 type Turn = { body?: Record<string, unknown>; headers?: Record<string, string> }
 
 /** One turn on `surface` for `prime/gpt-solo`, with the session's body fields and headers. */
-async function turn(surface: 'chat' | 'responses' | 'messages', t: Turn): Promise<void> {
-  const base = { model: 'prime/gpt-solo', ...t.body }
+async function turn(
+  surface: 'chat' | 'responses' | 'messages',
+  t: Turn,
+  model = 'prime/gpt-solo',
+): Promise<void> {
+  const base = { model, ...t.body }
   const [path, body, auth] =
     surface === 'chat'
       ? [
@@ -105,5 +120,20 @@ describe('session affinity over a pool of two keys', () => {
     await Bun.sleep(1_100)
     for (let i = 0; i < 4; i++) await turn('chat', id)
     expect(keysSeen()).toEqual([other, other, other, other])
+  })
+
+  test('a virtual model: one session on one target, 12 of 12, while sessions spread over both', async () => {
+    for (let i = 0; i < 12; i++)
+      await turn('chat', { body: { prompt_cache_key: 'coder-session' } }, 'team/coder')
+    const models = bed.up.attempts().map((a) => a.model)
+    expect(models).toHaveLength(12)
+    expect(models.filter((m) => m === models[0]).length).toBe(12)
+    bed.up.clear()
+    const ids = Array.from({ length: 7 }, (_, i) => `coder-${i}`)
+    for (let round = 0; round < 2; round++)
+      for (const id of ids) await turn('chat', { body: { prompt_cache_key: id } }, 'team/coder')
+    const seen = bed.up.attempts().map((a) => a.model)
+    expect(new Set(seen)).toEqual(new Set(['gpt-solo', 'gpt-s']))
+    ids.forEach((_, s) => expect(seen[s + 7]).toBe(seen[s]!))
   })
 })
