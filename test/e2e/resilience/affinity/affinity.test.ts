@@ -134,6 +134,6 @@ describe('session affinity over a pool of two keys', () => {
       for (const id of ids) await turn('chat', { body: { prompt_cache_key: id } }, 'team/coder')
     const seen = bed.up.attempts().map((a) => a.model)
     expect(new Set(seen)).toEqual(new Set(['gpt-solo', 'gpt-s']))
-    ids.forEach((_, s) => expect(seen[s + 7]).toBe(seen[s]!))
+    for (let s = 0; s < ids.length; s++) expect(seen[s + 7]).toBe(seen[s]!)
   })
 })
