@@ -24,7 +24,7 @@ export function cacheControlOf(holder: object, param: string): AnthropicCacheCon
   ) {
     throw new GatewayError(
       400,
-      'invalid_request_error',
+      'invalid_type',
       `${param}.cache_control: expected an object such as {"type": "ephemeral"}.`,
       { param: `${param}.cache_control` },
     )

@@ -210,7 +210,9 @@ describe('cache_control reaches an anthropic upstream', () => {
       {},
     )
     expect(res.status).toBe(400)
-    expect(((await res.json()) as any).error.param).toBe('messages[0].content[0].cache_control')
+    const error = ((await res.json()) as any).error
+    expect(error.code).toBe('invalid_type')
+    expect(error.param).toBe('messages[0].content[0].cache_control')
   })
 })
 
