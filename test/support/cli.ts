@@ -1,5 +1,6 @@
 /** Runs CLI commands in-process with captured stdout/stderr, or as a real subprocess. */
 import { run } from '../../src/main.ts'
+import { mainBundle } from './main-bundle.ts'
 
 export interface CliResult {
   code: number
@@ -27,14 +28,14 @@ export const REPO = new URL('../..', import.meta.url).pathname
 export const BUN = process.execPath
 
 /**
- * The CLI as a real process, from `cwd`; killed after `timeoutMs` (a `serve` that should have
+ * The CLI as a real process (bundled once: main-bundle.ts), from `cwd`; killed after `timeoutMs` (a `serve` that should have
  * refused its arguments would otherwise listen for ever).
  */
 export async function cliProcess(
   args: string[],
   opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([BUN, `${REPO}src/main.ts`, ...args], {
+  const proc = Bun.spawn([BUN, await mainBundle(), ...args], {
     cwd: opts.cwd ?? REPO,
     env: { ...process.env, ...opts.env },
     stdin: 'ignore',

@@ -1,7 +1,8 @@
 /** Real `switchyard serve` processes for multi-process and crash tests. */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BUN, REPO } from './cli.ts'
+import { BUN } from './cli.ts'
+import { mainBundle } from './main-bundle.ts'
 
 export interface ServeProcess {
   url: string
@@ -19,14 +20,15 @@ export function writeConfig(dir: string, doc: Record<string, unknown>, name = 's
 }
 
 /**
- * `env` is added to this process's; `detached` starts it in a process group of its own (its pid is
+ * Runs the bundled CLI (main-bundle.ts): the code `bun src/main.ts` runs, without transpiling it
+ * again in every process. `env` is added to this process's; `detached` starts it in a process group of its own (its pid is
  * the group's), as a shell starts a job, so a test can signal the whole group as Ctrl-C does.
  */
 export async function spawnServe(
   args: string[],
   opts: { env?: Record<string, string>; detached?: boolean } = {},
 ): Promise<ServeProcess> {
-  const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), 'serve', '--json', ...args], {
+  const proc = Bun.spawn([BUN, await mainBundle(), 'serve', '--json', ...args], {
     stdout: 'pipe',
     stderr: 'pipe',
     env: { ...process.env, ...opts.env },
