@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
@@ -20,6 +20,7 @@ const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 let gw: TestGateway
 let browser: any
 const SKIP = 'console browser tests (test/e2e/console/console-browser.test.ts)'
+const chromium = chromiumPerFile(SKIP)
 
 beforeAll(async () => {
   gw = await startGateway({ doc: testConfigDoc({ admin: { token: TOKEN }, usage: { flush_ms: 20 } }) })
@@ -28,7 +29,7 @@ beforeAll(async () => {
 
 // Bun ends processes a hook started when the hook returns, so each test starts its browser.
 beforeEach(async () => {
-  browser = await launchChromium(SKIP)
+  browser = await chromium.context()
 })
 
 afterEach(async () => {

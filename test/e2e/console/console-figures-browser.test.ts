@@ -5,13 +5,14 @@
  * traffic says so instead of drawing empty frames.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { PLANS } from '../../support/config-doc.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach } from '../../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SKIP = 'console figures browser tests (test/e2e/console/console-figures-browser.test.ts)'
+const chromium = chromiumPerFile(SKIP)
 
 let gw: TestGateway
 let browser: any
@@ -70,7 +71,7 @@ test('GET /admin/v1/plans: the expiry policy that applies, the default downgrade
 })
 
 test('plans page: the default downgrade, limits and budgets with thousands separators', async () => {
-  browser = await launchChromium(SKIP)
+  browser = await chromium.context()
   if (!browser) return
   const page = await browser.newPage()
   await signIn(page)
@@ -96,7 +97,7 @@ test('plans page: the default downgrade, limits and budgets with thousands separ
 }, 60_000)
 
 test('/console/me for a key without traffic: no empty frames, the words instead', async () => {
-  browser = await launchChromium(SKIP)
+  browser = await chromium.context()
   if (!browser) return
   const quiet = await gw.key('quiet-co', 'pro')
   const me = await browser.newPage()

@@ -4,9 +4,11 @@
  * `next_cursor`. Without that, the 201st account and its keys would be missing from the tables.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
+
+const chromium = chromiumPerFile('console list pages (console-list-pages-browser.test.ts)')
 
 const TOKEN = 'console-pages-admin-token-0123456789abcdef'
 let gw: TestGateway
@@ -18,7 +20,7 @@ beforeAll(async () => {
   for (let i = 0; i < 201; i++) await gw.deps.accounts.createKey('n200', `k${i}`)
 }, 60_000)
 beforeEach(async () => {
-  browser = await launchChromium('console list pages (console-list-pages-browser.test.ts)')
+  browser = await chromium.context()
 })
 afterEach(async () => {
   await browser?.close()

@@ -7,9 +7,13 @@
  * left while its next request would be refused.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
+
+const chromium = chromiumPerFile(
+  'the key holder page browser test (test/e2e/console/console-me-key-limits-browser.test.ts)',
+)
 
 let gw: TestGateway
 let browser: any
@@ -27,9 +31,7 @@ beforeAll(async () => {
   })
 })
 beforeEach(async () => {
-  browser = await launchChromium(
-    'the key holder page browser test (test/e2e/console/console-me-key-limits-browser.test.ts)',
-  )
+  browser = await chromium.context()
 })
 afterEach(async () => {
   await browser?.close()

@@ -15,11 +15,15 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { usd } from '../../../src/console/ui/money.ts'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { startFaultUpstream } from '../../support/fault-upstream.ts'
 import { ADMIN_TOKEN, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts'
+
+const chromium = chromiumPerFile(
+  'console operator browser test (test/e2e/console/console-operator-browser.test.ts)',
+)
 
 const SHOTS = join(import.meta.dir, '../../../docs/console')
 const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
@@ -96,12 +100,10 @@ beforeAll(async () => {
   if (WRITE_SHOTS) mkdirSync(SHOTS, { recursive: true })
 })
 
-// Bun ends processes a hook started when the hook returns, so the test's browser starts in
+// A fresh browser context per test, from the file's one Chromium (../support/browser.ts), in
 // beforeEach (the suite's timeout, not Bun's 5 s: ../support/hooks.ts).
 beforeEach(async () => {
-  browser = await launchChromium(
-    'console operator browser test (test/e2e/console/console-operator-browser.test.ts)',
-  )
+  browser = await chromium.context()
 })
 
 afterEach(async () => {

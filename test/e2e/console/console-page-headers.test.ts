@@ -6,12 +6,13 @@
  * runs under that policy without one violation, and a page elsewhere cannot frame it.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SKIP = 'console CSP browser tests (test/e2e/console/console-page-headers.test.ts)'
+const chromium = chromiumPerFile(SKIP)
 
 let gw: TestGateway
 let browser: any
@@ -22,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => gw?.stop())
 
 beforeEach(async () => {
-  browser = await launchChromium(SKIP)
+  browser = await chromium.context()
 })
 afterEach(async () => {
   await browser?.close()

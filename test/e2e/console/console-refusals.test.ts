@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
@@ -16,6 +16,7 @@ const TOKEN = 'console-refusals-admin-token-0123456789-abc'
 const SHOTS = join(import.meta.dir, '../../../docs/console')
 const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 const SKIP = 'console refusals browser test (test/e2e/console/console-refusals.test.ts)'
+const chromium = chromiumPerFile(SKIP)
 
 let gw: TestGateway
 let browser: any
@@ -31,7 +32,7 @@ beforeAll(async () => {
 })
 
 beforeEach(async () => {
-  browser = await launchChromium(SKIP)
+  browser = await chromium.context()
 })
 
 afterEach(async () => {

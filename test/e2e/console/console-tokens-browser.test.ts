@@ -7,9 +7,13 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
+
+const chromium = chromiumPerFile(
+  'console token and money browser tests (test/e2e/console/console-tokens-browser.test.ts)',
+)
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 let gw: TestGateway
@@ -45,9 +49,7 @@ beforeAll(async () => {
   await gw.deps.accounts.createAccount('acme', 'metered')
 })
 beforeEach(async () => {
-  browser = await launchChromium(
-    'console token and money browser tests (test/e2e/console/console-tokens-browser.test.ts)',
-  )
+  browser = await chromium.context()
 })
 afterEach(async () => {
   await browser?.close()

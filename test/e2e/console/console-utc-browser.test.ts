@@ -5,13 +5,14 @@
  * days, as their titles say, and the hover legend reads as the table does.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { launchChromium } from '../../support/browser.ts'
+import { chromiumPerFile } from '../../support/browser.ts'
 import { PLANS } from '../../support/config-doc.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach } from '../../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SKIP = 'console UTC browser tests (test/e2e/console/console-utc-browser.test.ts)'
+const chromium = chromiumPerFile(SKIP)
 /** Each zone with its offset as `Date#getTimezoneOffset` gives it in November (minutes behind UTC). */
 const ZONES: Array<[string, number]> = [
   ['America/New_York', 300],
@@ -96,7 +97,7 @@ async function signIn(page: any) {
 
 for (const [zone, offset] of ZONES) {
   test(`${zone}: usage, overview and /console/me charts name UTC hours and days`, async () => {
-    browser = await launchChromium(SKIP, { timezoneId: zone })
+    browser = await chromium.context({ timezoneId: zone })
     if (!browser) return
     const page = await browser.newPage()
     await signIn(page)
