@@ -59,6 +59,9 @@ const BROKEN_JSON: Array<(text: string) => string> = [
   () => '{"model":"demo/embed","input":"x","constructor":{"prototype":{"polluted":true}}}',
 ]
 
+/** One more input than OpenAI takes; copied per body (built once: 2049 template strings a body were a fifth of the generator's time). */
+const ITEMS_2049: Json[] = Array.from({ length: 2049 }, (_, j) => `item ${j}`)
+
 export function generateMalformedEmbeddingBodies(
   seed: number,
   count: number,
@@ -74,19 +77,19 @@ export function generateMalformedEmbeddingBodies(
     let text: string | undefined
     for (let m = 1 + int(3); m > 0; m--) {
       const kind = int(10)
-      const all = paths(body)
-      if (!all.length) break
+      const count = pathCount(body)
+      if (!count) break
       if (kind === 0) {
         const key = pick(Object.keys(body))
         delete body[key]
         steps.push(`remove ${key}`)
       } else if (kind <= 5) {
-        const path = pick(all)
+        const path = pathAt(body, int(count))
         // A copy: a shared value mutated by a later step would leak into other bodies (or cycle).
         setAt(body, path, structuredClone(pick(ODD_VALUES)))
         steps.push(`wrong-type ${path.join('.')}`)
       } else if (kind === 6) {
-        body.input = Array.from({ length: 2049 }, (_, j) => `item ${j}`)
+        body.input = ITEMS_2049.slice()
         steps.push('2049 inputs')
       } else if (kind === 7) {
         body.dimensions = pick([0, -5, 1e9, 2 ** 31, 3.5, 1_000_000])
@@ -124,15 +127,37 @@ function validBody(
   return body
 }
 
-/** Every path into the body (keys and array indexes), the body's own keys included. */
-function paths(value: Json, prefix: Array<string | number> = []): Array<Array<string | number>> {
-  const out: Array<Array<string | number>> = prefix.length ? [prefix] : []
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) out.push(...paths(value[i]!, [...prefix, i]))
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]))
+type Path = Array<string | number>
+
+/** The children of a node, as [key, value] pairs (none for a scalar). */
+function children(value: Json): Array<[string | number, Json]> {
+  if (Array.isArray(value)) return value.map((v, i) => [i, v])
+  if (value !== null && typeof value === 'object') return Object.entries(value)
+  return []
+}
+
+/**
+ * How many paths lead into `value` (keys and array indexes at every depth, not `value` itself).
+ * The generator picks one path of a body uniformly by its index in depth-first order (a node
+ * before what it holds), so it needs the count and the one path, not the list: listing every path
+ * of a body holding 2049 inputs was most of the time generating a corpus took.
+ */
+function pathCount(value: Json): number {
+  if (value === null || typeof value !== 'object') return 0
+  let n = 0
+  for (const v of Array.isArray(value) ? value : Object.values(value)) n += 1 + pathCount(v)
+  return n
+}
+
+/** The path at `index` (0-based, depth-first order) into `value`. */
+function pathAt(value: Json, index: number, prefix: Path = []): Path {
+  for (const [k, v] of children(value)) {
+    if (index === 0) return [...prefix, k]
+    const inside = pathCount(v)
+    if (index <= inside) return pathAt(v, index - 1, [...prefix, k])
+    index -= 1 + inside
   }
-  return out
+  throw new Error(`no path ${index}`)
 }
 
 function setAt(root: Record<string, Json>, path: Array<string | number>, value: Json): void {
