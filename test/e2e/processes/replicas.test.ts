@@ -9,29 +9,25 @@ import { RedisClient, SQL } from 'bun'
 import { PG_LATEST_VERSION } from '../../../src/store/postgres/index.ts'
 import { BUN, cli, REPO } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
-import {
-  engines,
-  skipWithout,
-  startPostgres,
-  startRedis,
-  type TestPostgres,
-  type TestRedis,
-} from '../../support/engines.ts'
+import { engines, skipWithout, startRedis, type TestRedis } from '../../support/engines.ts'
 import { startGateway } from '../../support/gateway.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type SharedPostgres, sharedPostgres } from '../../support/shared-engines.ts'
 
 const skipPg = skipWithout(['postgres'], 'replicas.test.ts (three replicas on PostgreSQL)')
 const skipRedis = skipPg || skipWithout(['redis'], 'replicas.test.ts (three replicas on PostgreSQL + Redis)')
 
-let pg: TestPostgres | null = null
+// The run's PostgreSQL (empty databases of this file's own, dropped when it ends: the replicas
+// migrate them); a Redis of the file's own, since tests kill and restart it.
+let pg: SharedPostgres | null = null
 let redis: TestRedis | null = null
 beforeAll(async () => {
-  if (!skipPg) pg = await startPostgres()
+  if (!skipPg) pg = await sharedPostgres()
   if (!skipRedis) redis = await startRedis()
 }, 60_000)
 afterAll(async () => {
   await redis?.stop()
-  await pg?.stop()
+  await pg?.release()
 })
 
 const count = (xs: Array<{ status: number }>, s: number) => xs.filter((x) => x.status === s).length
