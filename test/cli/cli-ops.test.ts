@@ -6,31 +6,17 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BUN, cli, REPO } from '../support/cli.ts'
+import { cli, cliProcess } from '../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
-const MAIN = join(REPO, 'src/main.ts')
 const procs: ServeProcess[] = []
 afterAll(() => {
   for (const p of procs) p.proc.kill('SIGKILL')
 })
 
-/** The CLI as a real process, from `cwd`. */
-async function run(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const proc = Bun.spawn([BUN, MAIN, ...args], {
-    cwd,
-    env: { ...process.env, ...env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  return { stdout, stderr, code }
-}
+/** The CLI as a real process (the bundled entry: support/main-bundle.ts), from `cwd`. */
+const run = (args: string[], cwd: string, env: Record<string, string> = {}) => cliProcess(args, { cwd, env })
 
 describe('first hour', () => {
   test('init writes the commented starter config, which config check accepts; never overwrites', async () => {
