@@ -6,11 +6,13 @@
  * starts once per process with a template database migrated once, and every test gets a clone
  * of it (`CREATE DATABASE … TEMPLATE`).
  *
- * Bun gives every file of a `--parallel` worker a fresh global object, module registry and
- * environment, and kills the subprocesses a file spawned when it ends; so the engines are
- * daemons (pg_ctl's, `redis-server --daemonize`), found again through a state file named by the
- * process id, and a watchdog outside the test process (setsid) stops them and removes their
- * directories when the process exits, however it exits.
+ * Under `--isolate` (Bun's default with `--parallel`) every file of a worker gets a fresh global
+ * object, module registry and environment, and the subprocesses a file spawned are killed when it
+ * ends; `npm test` passes `--no-isolate` (one registry per worker: see package.json), but a file
+ * must not count on either. So the engines are daemons (pg_ctl's, `redis-server --daemonize`),
+ * found again through a state file named by the process id, and a watchdog outside the test
+ * process (setsid) stops them and removes their directories when the process exits, however it
+ * exits.
  *
  * Tests that stop, pause or restart an engine start their own (engines.ts).
  */
