@@ -55,6 +55,23 @@ export function apiKeyOrBearer(headers: Headers): string {
   return trimmed
 }
 
+/**
+ * Google's ways to send a key (Gemini's API): `x-goog-api-key`, else `?key=` in `url`, else a
+ * bearer. The query's key never reaches a log: access lines carry the path without its query.
+ */
+export function googleApiKey(headers: Headers, url = ''): string {
+  const key = headers.get('x-goog-api-key')?.trim()
+  if (key) return key
+  const q = url.indexOf('?')
+  const fromQuery = q >= 0 ? new URLSearchParams(url.slice(q + 1)).get('key')?.trim() : undefined
+  if (fromQuery) return fromQuery
+  if (!headers.get('authorization'))
+    throw unauthorized(
+      'Missing API key. Send it as "x-goog-api-key: sk-sy-...", "?key=sk-sy-..." or "Authorization: Bearer sk-sy-...".',
+    )
+  return bearer(headers.get('authorization'))
+}
+
 export function bearer(header: string | null | undefined): string {
   if (!header) throw unauthorized('Missing API key. Send it as "Authorization: Bearer sk-sy-...".')
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)

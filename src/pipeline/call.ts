@@ -154,7 +154,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       const gate = p.gate as CutGate<Uint8Array> | undefined
       if (gate) {
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
-        const asked = relay.streamed(call.forward.body)
+        const asked = relay.streamed(call.forward.body, call.forward.path)
         const streamed = { ...call.forward, ...(typeof asked === 'string' ? { body: asked } : asked) }
         call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
         const upstream = await forwardCall(adapter, streamed, ctx)
@@ -293,7 +293,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     return { ok: false, error: out.error, settle }
   }
   committed = true
-  const response = new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS } })
+  // A wire that streams other than by SSE (Gemini's JSON array without `alt=sse`) says its type.
+  const type = encoder.contentType ? { 'content-type': encoder.contentType } : null
+  const response = new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS, ...type } })
   return { ok: true, response, ended }
 }
 

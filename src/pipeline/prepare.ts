@@ -44,7 +44,7 @@ export async function prepare<View>(
   /** The request's agent session (session.ts): a virtual model's target and a pool's key stay its. */
   session: SessionHash | null
 }> {
-  const auth = await authenticateToken(deps, surface.credential(request.headers))
+  const auth = await authenticateToken(deps, surface.credential(request.headers, request.url))
   ex.account = auth.account.name
   ex.keyPrefix = auth.key.prefix
   try {
@@ -58,7 +58,7 @@ export async function prepare<View>(
     )
     largeBody.counted = largeBodies.read(text.length)
     // readBodyText held the text to the JSON structural limits while reading it.
-    const decoded = surface.decode(text, true)
+    const decoded = surface.decode(text, true, request.url)
     const session = sessionOf(request.headers, decoded.session)
     const routed = deps.catalogue.route(decoded.model, session)
     const first = routed.members[0]!

@@ -109,6 +109,8 @@ export interface Forwarding<View> {
   readonly outputCap: {
     field(provider: ProviderConfig): string
     clamp(body: string, n: number): string
+    /** A body without a cap given `n`, where the cap is not a top-level member (Gemini's `generationConfig`). */
+    fill?(body: string, n: number): string
   }
   /**
    * What translating this request would lose that passing it through keeps (Messages: thinking,
@@ -133,10 +135,11 @@ export interface Forwarding<View> {
   cut(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
   /**
    * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream; or,
-   * for an endpoint that cannot stream, the path and body of one that can) and the events the gate
+   * for an endpoint that cannot stream or a wire that asks for a stream in the path (Gemini's
+   * `:streamGenerateContent`), the path and body of one that can) and the events the gate
    * let through (its ending included) are put together as the wire's JSON answer.
    */
-  streamed(body: string): string | { path: string; body: string }
+  streamed(body: string, path: string): string | { path: string; body: string }
   assemble(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
    * A stream's relay: the upstream's answer (2xx headers) → the plan the writer reads it by and the
@@ -161,13 +164,17 @@ export interface SurfaceCore<View> {
   readonly operation: Operation
   /** The body field that holds the input (`messages`, `input`): a context-cap refusal names it. */
   readonly inputParam: string
-  /** The caller's API key from the request headers; throws 401 when there is none. */
-  credential(headers: Headers): string
+  /**
+   * The caller's API key from the request headers (or `url`'s query, where the wire puts it there:
+   * Gemini's `?key=`); throws 401 when there is none.
+   */
+  credential(headers: Headers, url?: string): string
   /**
    * Parses and validates a body; throws 400 `GatewayError`s whose `param` uses the surface's field
    * names. `limitsChecked`: the body reader already held `text` to the JSON structural limits.
+   * `url`: the request's, for a wire whose path carries the model and method (Gemini's).
    */
-  decode(text: string, limitsChecked?: boolean): Decoded<View>
+  decode(text: string, limitsChecked?: boolean, url?: string): Decoded<View>
   /** The JSON structural limits its bodies are read under; absent: the gateway's (`json/limits.ts`). */
   readonly jsonLimits?: Readonly<JsonLimits>
   /** The surface's own rate-limit header names, added to OpenAI's: from the windows and the rows' states. */

@@ -8,6 +8,7 @@
  */
 import { Elysia } from 'elysia'
 import { toGatewayError } from '../pipeline/errors.ts'
+import { geminiErrorResponse } from '../surfaces/gemini/errors.ts'
 import { messagesErrorResponse } from '../surfaces/messages/errors.ts'
 import { surfaceAt } from '../traffic/surfaces.ts'
 import { pathOf, type Traffic } from '../traffic/traffic.ts'
@@ -58,6 +59,7 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
       set.status = err.status // read by the metrics hook
       traffic?.refused(request, err)
       const headers = set.headers as Record<string, string>
+      if (googleStyle(request)) return geminiErrorResponse(err, headers)
       return anthropicStyle(request) ? messagesErrorResponse(err, headers) : errorResponse(err, headers)
     })
 }
@@ -91,4 +93,9 @@ function anthropicStyle(request: Request): boolean {
   const path = pathOf(request.url)
   if (surfaceAt(path) === 'messages') return true
   return (path === '/v1/models' || path.startsWith('/v1/models/')) && request.headers.has('anthropic-version')
+}
+
+/** Answered in Google's terms: the Gemini surface's paths (and its model list, under `/v1beta`). */
+function googleStyle(request: Request): boolean {
+  return surfaceAt(pathOf(request.url)) === 'gemini'
 }

@@ -43,6 +43,7 @@ function capForward<View>(
   // The client set no cap: a body that carries the model's maximum in `field` has it replaced;
   // otherwise the member is added after the opening brace. Neither parses the body (a quoted key
   // cannot occur inside a JSON string).
+  if (absent !== null && fwd.outputCap.fill) return { ...call, body: fwd.outputCap.fill(call.body, n) }
   if (absent !== null) {
     const filled = `"${field}":${absent}`
     const at = call.body.indexOf(filled)

@@ -23,6 +23,8 @@ export interface StreamEncoder<T> {
   end(): Uint8Array | null
   /** The frame that reports a failure after the first byte. */
   error(err: GatewayError): Uint8Array
+  /** The stream's content type when it is not SSE (`text/event-stream`); absent for SSE. */
+  readonly contentType?: string
   /** Sent while the upstream is quiet: an SSE comment, or a surface's own ping event. */
   readonly keepalive: Uint8Array
   /** Token counts seen in the stream, for the usage record. */

@@ -1,6 +1,7 @@
 /**
  * @module
- * The Gemini API adapter (`kind: gemini`): `generateContent` and `streamGenerateContent`.
+ * The Gemini API adapter (`kind: gemini`): `generateContent` and `streamGenerateContent`, and the
+ * Gemini surface's pass-through (`forward`).
  *
  * @example
  * const adapter = createGeminiAdapter({ prefix: 'gemini', kind: 'gemini', api_key, models })
@@ -8,10 +9,10 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
-import { invalidResponse, postJson, readJson } from '../http.ts'
+import { invalidResponse, postJson, readJson, upstreamFetch } from '../http.ts'
 import { answerPlan, type StreamPlan } from '../stream-plan.ts'
-import type { CallContext, ProviderAdapter } from '../types.ts'
-import { geminiHeaders, geminiUrl } from './api.ts'
+import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
+import { geminiApiRoot, geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
 import { convertToGeminiRequest } from './convert-to-gemini-request.ts'
 import { createGeminiEmbeddings } from './embeddings.ts'
@@ -40,6 +41,14 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
     async stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       const decoder = geminiStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed })
       return answerPlan(await send(req, ctx, true), ctx, decoder)
+    },
+
+    /** Pass-through (the Gemini surface): `call.path` under the API root (`/models/{model}:{method}`); the key is ours. */
+    forward(call: ForwardCall, ctx: CallContext): Promise<Response> {
+      const headers = geminiHeaders(provider)
+      for (const [name, value] of Object.entries(call.headers)) headers.set(name, value)
+      const url = `${geminiApiRoot(provider)}${call.path}`
+      return upstreamFetch(url, { method: 'POST', headers, body: call.body }, ctx, mapError)
     },
 
     embeddings: createGeminiEmbeddings(provider),

@@ -12,12 +12,16 @@ import type { Pipeline, ServerHandle } from '../../pipeline/run.ts'
 import type { Surface } from '../../pipeline/surface.ts'
 import { chatSurface } from '../../surfaces/chat/index.ts'
 import { embeddingsSurface } from '../../surfaces/embeddings/index.ts'
+import { geminiCountTokensSurface } from '../../surfaces/gemini/count-tokens.ts'
+import { batchEmbedContentsSurface, embedContentSurface } from '../../surfaces/gemini/embed.ts'
+import { geminiErrorResponse, geminiSurfaceFor } from '../../surfaces/gemini/index.ts'
 import { countTokensSurface } from '../../surfaces/messages/count-tokens.ts'
 import { messagesSurface } from '../../surfaces/messages/index.ts'
 import { responsesCompactSurface } from '../../surfaces/responses/compact.ts'
 import { responsesSurface } from '../../surfaces/responses/index.ts'
 import { inputTokensSurface } from '../../surfaces/responses/input-tokens.ts'
 import type { Traffic } from '../../traffic/traffic.ts'
+import { GatewayError } from '../../util/errors.ts'
 import { answered } from './answer.ts'
 
 /**
@@ -46,6 +50,27 @@ export function surfaceRoutes(traffic: Traffic, pipeline: Pipeline) {
         set,
         await pipeline.handle(surface, request, server, set.headers as Record<string, string>),
       )
+  // Gemini's paths hold the model and the method (`/v1beta/models/{model}:{method}`): one route, the
+  // surface by the method. `/v1/models/…` too, where `@google/genai` 3 sends by default.
+  const geminiOthers = {
+    countTokens: geminiCountTokensSurface(COUNT_TOKENS_PER_SECOND),
+    embedContent: embedContentSurface,
+    batchEmbedContents: batchEmbedContentsSurface,
+  }
+  const gemini = (ctx: RouteContext) => {
+    let surface: Surface<unknown> | null = null
+    try {
+      surface = geminiSurfaceFor(ctx.request.url, geminiOthers)
+    } catch {}
+    if (surface) return run(surface)(ctx)
+    const err = new GatewayError(
+      404,
+      'not_found',
+      'Unknown Gemini method. Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.',
+    )
+    traffic.refused(ctx.request, err)
+    return geminiErrorResponse(err, ctx.set.headers as Record<string, string>)
+  }
   return new Elysia({ name: 'switchyard.surfaces' })
     .post('/v1/chat/completions', run(chatSurface), NO_PARSE)
     .post('/v1/messages', run(messagesSurface), NO_PARSE)
@@ -54,4 +79,6 @@ export function surfaceRoutes(traffic: Traffic, pipeline: Pipeline) {
     .post('/v1/responses/input_tokens', run(inputTokensSurface(COUNT_TOKENS_PER_SECOND)), NO_PARSE)
     .post('/v1/responses/compact', run(responsesCompactSurface), NO_PARSE)
     .post('/v1/embeddings', run(embeddingsSurface), NO_PARSE)
+    .post('/v1beta/models/*', gemini, NO_PARSE)
+    .post('/v1/models/*', gemini, NO_PARSE)
 }

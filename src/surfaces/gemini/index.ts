@@ -1,0 +1,112 @@
+/**
+ * @module
+ * The Gemini surface (DESIGN §14): `POST /v1beta/models/{model}:generateContent` and
+ * `:streamGenerateContent` on the pipeline — keys from `x-goog-api-key`, `?key=` or a bearer;
+ * Google's request, response, stream and error shapes; pass-through to gemini providers
+ * (pass-through.ts), the canonical chat form to every other kind. `:countTokens`,
+ * `:embedContent` and `:batchEmbedContents` are surfaces of their own operations
+ * (count-tokens.ts, embed.ts); `geminiSurfaceFor` picks one by the path's method.
+ *
+ * @example
+ * const surface = geminiSurfaceFor(request.url) // null: not a method served here (404)
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { googleApiKey } from '../../auth/authenticate.ts'
+import { checkReasoningOff } from '../../catalogue/features.ts'
+import { upstreamModelName } from '../../config/models.ts'
+import { validateWith } from '../../json/validation-error.ts'
+import type { ChatSurface, Surface } from '../../pipeline/surface.ts'
+import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { dropReasoningOff } from '../shared/chat-defaults.ts'
+import { convertToChatRequest } from './convert-to-chat-request.ts'
+import { encodeCompletion } from './encode.ts'
+import { geminiErrorResponse } from './errors.ts'
+import { detectGeminiFeatures } from './features.ts'
+import { geminiForwarding } from './pass-through.ts'
+import { GenerateContentRequestSchema } from './request-schema.ts'
+import { GeminiStreamEncoder } from './stream-encoder.ts'
+import { GENERATE_METHODS, type GeminiView, geminiBody, targetOf } from './view.ts'
+
+const checker = TypeCompiler.Compile(GenerateContentRequestSchema)
+
+/** The Gemini field behind a field of the chat form (for the dropped-parameters header). */
+const GEMINI_FIELD: Record<string, string> = {
+  temperature: 'generationConfig.temperature',
+  top_p: 'generationConfig.topP',
+  top_k: 'generationConfig.topK',
+  seed: 'generationConfig.seed',
+  presence_penalty: 'generationConfig.presencePenalty',
+  frequency_penalty: 'generationConfig.frequencyPenalty',
+  stop: 'generationConfig.stopSequences',
+  reasoning_effort: 'generationConfig.thinkingConfig',
+}
+
+export const geminiSurface: ChatSurface<GeminiView> = {
+  name: 'gemini',
+  inputParam: 'contents',
+  operation: 'chat',
+  credential: googleApiKey,
+  decode(text, limitsChecked, url) {
+    const target = targetOf(url)
+    const body = validateWith(checker, geminiBody(text, limitsChecked))
+    const stream = target.method === 'streamGenerateContent'
+    return { model: target.model, view: { ...target, stream, body }, stream }
+  },
+  features: (view) => detectGeminiFeatures(view.body, view.stream),
+  // What the charge reads: the contents and system prompt (the input bound), the output cap, choices.
+  body: (view) => ({
+    contents: view.body.contents,
+    system: view.body.systemInstruction,
+    tools: view.body.tools,
+    max_tokens: view.body.generationConfig?.maxOutputTokens,
+    n: view.body.generationConfig?.candidateCount,
+  }),
+  temperature: (view) => view.body.generationConfig?.temperature,
+  checkLimits(view, entry) {
+    const max = entry.model.max_output_tokens
+    const asked = view.body.generationConfig?.maxOutputTokens
+    if (asked !== undefined && max !== undefined && asked > max)
+      throw new GatewayError(
+        400,
+        'invalid_value',
+        `generationConfig.maxOutputTokens is ${asked}, but the model "${entry.id}" produces at most ${max} tokens. Send at most ${max}.`,
+        { param: 'generationConfig.maxOutputTokens' },
+      )
+    checkReasoningOff(
+      view.body.generationConfig?.thinkingConfig?.thinkingBudget === 0 ? 'none' : undefined,
+      'generationConfig.thinkingConfig.thinkingBudget',
+      entry.model,
+      entry.id,
+      { asked: 'thinkingBudget 0', least: 'the least thinking (thinkingBudget 1024)' },
+    )
+  },
+  translate(view, entry) {
+    const request = convertToChatRequest(view.body, upstreamModelName(entry.model))
+    dropReasoningOff(request, entry.model)
+    const dropped = unservedParams(request, entry.provider.kind, (p) => GEMINI_FIELD[p] ?? p)
+    return { request, includeUsage: true, headers: droppedParamsHeader(dropped) }
+  },
+  encodeCompletion: (completion, ctx) =>
+    encodeCompletion(completion, ctx.modelId, ctx.view.body.generationConfig?.thinkingConfig?.includeThoughts === true),
+  streamEncoder: (ctx) =>
+    new GeminiStreamEncoder(
+      ctx.modelId,
+      ctx.view.sse,
+      ctx.view.body.generationConfig?.thinkingConfig?.includeThoughts === true,
+    ),
+  forward: geminiForwarding,
+  errorResponse: geminiErrorResponse,
+}
+
+/** The surface of the path's method, or null when it is none served here. */
+export function geminiSurfaceFor(
+  url: string,
+  others: Record<string, Surface<any>>,
+): Surface<any> | null {
+  const method = targetOf(url).method
+  if ((GENERATE_METHODS as readonly string[]).includes(method)) return geminiSurface
+  return others[method] ?? null
+}
+
+export { geminiErrorResponse } from './errors.ts'
