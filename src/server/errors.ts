@@ -97,5 +97,8 @@ function anthropicStyle(request: Request): boolean {
 
 /** Answered in Google's terms: the Gemini surface's paths (and its model list, under `/v1beta`). */
 function googleStyle(request: Request): boolean {
-  return surfaceAt(pathOf(request.url)) === 'gemini'
+  const path = pathOf(request.url)
+  if (surfaceAt(path) === 'gemini') return true
+  if (path.startsWith('/v1beta/')) return true
+  return path.startsWith('/v1/models') && request.headers.has('x-goog-api-key')
 }

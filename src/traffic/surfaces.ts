@@ -10,7 +10,8 @@ export const SURFACES = [
   { name: 'messages', path: '/v1/messages' },
   { name: 'responses', path: '/v1/responses' },
   { name: 'embeddings', path: '/v1/embeddings' },
-  { name: 'gemini', path: '/v1beta' },
+  // Matched by shape below: the model and the method are in the path.
+  { name: 'gemini', path: '/v1beta/models/{model}:{method}' },
 ] as const
 
 export type SurfaceName = (typeof SURFACES)[number]['name']
@@ -20,7 +21,9 @@ export const SURFACE_NAMES: readonly SurfaceName[] = SURFACES.map((s) => s.name)
 /** The surface whose endpoint `path` is (or is below, e.g. `/v1/messages/count_tokens`), or null. */
 export function surfaceAt(path: string): SurfaceName | null {
   for (const s of SURFACES) if (path === s.path || path.startsWith(`${s.path}/`)) return s.name
-  // `@google/genai` 3 calls API version v1 by default: `/v1/models/{model}:{method}`.
-  if (path.startsWith('/v1/models/') && path.includes(':')) return 'gemini'
+  // Gemini's `/v1beta/models/{model}:{method}`, and `/v1/models/…`, where `@google/genai` 3 sends.
+  if (GEMINI_CALL.test(path)) return 'gemini'
   return null
 }
+
+const GEMINI_CALL = /^\/v1(?:beta)?\/models\/[^:]+:/

@@ -214,7 +214,7 @@ export function pathOf(url: string): string {
 export function surfaceOf(path: string): Surface {
   const serving = surfaceAt(path)
   if (serving) return serving
-  if (path.startsWith('/v1/models')) return 'models'
+  if (path.startsWith('/v1/models') || path.startsWith('/v1beta/models')) return 'models'
   if (path === '/v1/usage') return 'usage'
   if (path.startsWith('/admin/')) return 'admin'
   if (path.startsWith('/console')) return 'console'

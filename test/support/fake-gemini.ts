@@ -1,7 +1,7 @@
 /**
  * @module
- * A local stand-in for the Gemini API (`POST /v1beta/models/{model}:generateContent` and
- * `:streamGenerateContent?alt=sse`) that replays recorded responses and streams, and remembers
+ * A local stand-in for the Gemini API (`POST /v1beta/models/{model}:generateContent`,
+ * `:streamGenerateContent?alt=sse` and `:countTokens`) that replays recorded responses and streams, and remembers
  * what it was asked.
  *
  * Which fixture answers: the model in the URL when it names a fixture (so a gateway config can
@@ -52,7 +52,10 @@ export const GEMINI_FIXTURES = {
 
 export type GeminiFixture = keyof typeof GEMINI_FIXTURES
 
-const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/
+
+/** What `:countTokens` answers. */
+export const FAKE_GEMINI_COUNT = 31
 
 export async function startFakeGemini(
   opts: { fixture?: GeminiFixture; apiKey?: string; eventDelayMs?: number } = {},
@@ -66,6 +69,7 @@ export async function startFakeGemini(
     if (opts.apiKey && request.headers.get('x-goog-api-key') !== opts.apiKey) {
       return serveFile(GEMINI_FIXTURES['api-key-invalid'], false, replay)
     }
+    if (route[2] === 'countTokens') return Response.json({ totalTokens: FAKE_GEMINI_COUNT })
     const model = decodeURIComponent(route[1]!)
     const name = model in GEMINI_FIXTURES ? (model as GeminiFixture) : current
     const stream = route[2] === 'streamGenerateContent'

@@ -3,8 +3,8 @@
  * The Gemini surface's test bed: one gateway on port 0 with a provider of every kind behind it —
  * the demo, a gemini provider replaying the recorded streams (fake-gemini.ts, pass-through), an
  * openai provider (fake-openai-chat.ts) and an anthropic one (fake-anthropic.ts), both translated —
- * and a gemini embeddings upstream (fake-gemini-embeddings.ts). Plans: `unlimited`, and `tiny`
- * (one request a minute) for the limits' refusal. The `@google/genai` SDK from test/clients, or null.
+ * and a gemini embeddings upstream (fake-gemini-embeddings.ts). Plans: `unlimited`, `tiny`
+ * (one request a minute) for the limits' refusal, `metered` (a token limit: answers counted and cut). The `@google/genai` SDK from test/clients, or null.
  *
  * @example
  * const bed = await startGeminiBed()
@@ -16,7 +16,7 @@ import { type FakeUpstream, startFakeAnthropic } from './fake-anthropic.ts'
 import { startFakeGemini } from './fake-gemini.ts'
 import { startFakeGeminiEmbeddings } from './fake-gemini-embeddings.ts'
 import { type ChatAnswer, startFakeOpenAIChat } from './fake-openai-chat.ts'
-import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway } from './gateway.ts'
+import { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, startGateway, type TestGateway } from './gateway.ts'
 
 export const UPSTREAM_KEY = 'sk-upstream-secret-456'
 const CLIENTS = join(import.meta.dir, '..', 'clients')
@@ -90,6 +90,7 @@ export async function startGeminiBed(): Promise<GeminiBed> {
   const gw = await startGateway({
     doc: {
       server: { host: '127.0.0.1', port: 0, stream_hold_ms: 300, stream_keepalive_ms: 250 },
+      admin: { token: ADMIN_TOKEN },
       usage: { flush_ms: 20 },
       providers: [
         {
@@ -129,7 +130,11 @@ export async function startGeminiBed(): Promise<GeminiBed> {
           ],
         },
       ],
-      plans: { ...PLANS, tiny: { rpm: 1, rpd: null, models: ['*'] } },
+      plans: {
+        ...PLANS,
+        tiny: { rpm: 1, rpd: null, models: ['*'] },
+        metered: { rpm: null, rpd: null, tpm: 1_000_000, models: ['*'] },
+      },
       default_plan: 'free',
     },
   })

@@ -1,9 +1,10 @@
 /**
  * @module `GET /v1/models`: the models and listed aliases this key's plan may use, in OpenAI's
- * list shape (Anthropic's for clients that send `anthropic-version`).
+ * list shape (Anthropic's for clients that send `anthropic-version`; Google's on `/v1beta/models`
+ * and for Google's SDK).
  */
 import { Elysia } from 'elysia'
-import { apiKeyOrBearer, authenticateToken, bearer } from '../../auth/authenticate.ts'
+import { apiKeyOrBearer, authenticateToken, bearer, googleApiKey } from '../../auth/authenticate.ts'
 import type { Alias } from '../../catalogue/aliases.ts'
 import { keyReaches } from '../../catalogue/key-reach.ts'
 import { priceView } from '../../catalogue/price-view.ts'
@@ -88,13 +89,48 @@ function anthropicModel(m: ModelEntry) {
 
 const anthropicStyle = (request: Request) => request.headers.has('anthropic-version')
 
+/**
+ * Google's model list (`GET /v1beta/models`, and `/v1/models` from `@google/genai`, which sends
+ * `x-goog-api-key` and calls API version v1 by default): `{"models": [...]}`, each named
+ * `models/<prefix>/<model>` with its token limits and the methods it serves.
+ */
+export const googleStyle = (request: Request) =>
+  new URL(request.url).pathname.startsWith('/v1beta/') ||
+  request.headers.has('x-goog-api-key') ||
+  request.headers.has('x-goog-api-client')
+
+function geminiModel(m: ModelEntry) {
+  const chat = m.type === 'chat'
+  return {
+    name: `models/${m.id}`,
+    baseModelId: m.id,
+    version: '1',
+    displayName: m.id,
+    description: m.description ?? '',
+    inputTokenLimit: m.context_window,
+    outputTokenLimit: m.max_output_tokens ?? 0,
+    supportedGenerationMethods: chat
+      ? ['generateContent', 'streamGenerateContent', 'countTokens']
+      : ['embedContent', 'batchEmbedContents'],
+    ...(chat
+      ? {
+          temperature: 1,
+          maxTemperature: m.temperature?.max ?? 2,
+          thinking: m.features.includes('reasoning'),
+        }
+      : {}),
+  }
+}
+
 export function modelRoutes(deps: Deps) {
   const created = Math.floor(deps.clock.now() / 1000)
   const allowed = async (request: Request) => {
     // Anthropic clients send their key as x-api-key.
-    const token = anthropicStyle(request)
-      ? apiKeyOrBearer(request.headers)
-      : bearer(request.headers.get('authorization'))
+    const token = googleStyle(request)
+      ? googleApiKey(request.headers, request.url)
+      : anthropicStyle(request)
+        ? apiKeyOrBearer(request.headers)
+        : bearer(request.headers.get('authorization'))
     const auth = await authenticateToken(deps, token)
     const ex = deps.traffic.of(request)
     if (ex) {
@@ -107,9 +143,25 @@ export function modelRoutes(deps: Deps) {
       key: auth.key.limits?.models,
     })
   }
+  /** Google's lookup: the model the path names among those the key may use; 404 naming `model` otherwise. */
+  const one = async (request: Request, raw: string) => {
+    const data = await allowed(request)
+    // Google's clients may name a model as its resource, `models/<prefix>/<model>`.
+    const id = decoded(raw)?.replace(/^models\//, '') ?? null
+    const entry = id === null ? undefined : data.find((m) => m.id === id)
+    if (!entry)
+      throw new GatewayError(
+        404,
+        'model_not_found',
+        `The model '${clip(id ?? raw)}' does not exist or is not in your plan; see GET /v1/models.`,
+        { param: 'model' },
+      )
+    return entry
+  }
   return new Elysia({ name: 'switchyard.models' })
     .get('/v1/models', async ({ request }) => {
       const data = await allowed(request)
+      if (googleStyle(request)) return { models: data.map(geminiModel) }
       if (!anthropicStyle(request)) return { object: 'list', data }
       const models = data.filter((m) => m.type === 'chat').map(anthropicModel)
       return {
@@ -119,7 +171,10 @@ export function modelRoutes(deps: Deps) {
         last_id: models.at(-1)?.id ?? null,
       }
     })
+    .get('/v1beta/models', async ({ request }) => ({ models: (await allowed(request)).map(geminiModel) }))
+    .get('/v1beta/models/*', async ({ request, params }) => geminiModel(await one(request, params['*'])))
     .get('/v1/models/*', async ({ request, params }) => {
+      if (googleStyle(request)) return geminiModel(await one(request, params['*']))
       // Authenticated first, as for any id; a malformed %-escape names no model (404 below).
       const data = await allowed(request)
       const id = decoded(params['*'])
