@@ -60,7 +60,8 @@ export function convertToChatRequest(req: GenerateContentRequest, model: string)
       const at = `${param}.parts[${j}]`
       if (part.functionResponse) {
         const fr = part.functionResponse
-        const k = open.findIndex((c) => (fr.id !== undefined && c.callId === fr.id) || c.name === fr.name)
+        const byId = fr.id === undefined ? -1 : open.findIndex((c) => c.callId === fr.id)
+        const k = byId >= 0 ? byId : open.findIndex((c) => c.name === fr.name)
         if (k < 0)
           throw new GatewayError(
             400,
