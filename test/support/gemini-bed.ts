@@ -42,7 +42,15 @@ const model = (name: string, features: string[], extra: Record<string, unknown> 
   features,
   ...extra,
 })
-const ALL = ['streaming', 'tools', 'parallel_tool_calls', 'vision', 'system_messages', 'json_mode', 'json_schema']
+const ALL = [
+  'streaming',
+  'tools',
+  'parallel_tool_calls',
+  'vision',
+  'system_messages',
+  'json_mode',
+  'json_schema',
+]
 
 const HEAD = { id: 'chatcmpl-fake', created: 1_700_000_000, model: 'gpt-fake' }
 const USAGE = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 }
@@ -65,7 +73,12 @@ const OPENAI_ANSWER: ChatAnswer = {
     ...HEAD,
     object: 'chat.completion',
     choices: [
-      { index: 0, message: { role: 'assistant', content: OPENAI_TEXT, refusal: null }, logprobs: null, finish_reason: 'stop' },
+      {
+        index: 0,
+        message: { role: 'assistant', content: OPENAI_TEXT, refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
     ],
     usage: USAGE,
   },
@@ -105,7 +118,15 @@ export async function startGeminiBed(): Promise<GeminiBed> {
           kind: 'gemini',
           base_url: embeddings.url,
           api_key: UPSTREAM_KEY,
-          models: [{ name: 'embed', upstream_name: 'gemini-embedding-001', type: 'embedding', context_window: 2048, dimensions: 3072 }],
+          models: [
+            {
+              name: 'embed',
+              upstream_name: 'gemini-embedding-001',
+              type: 'embedding',
+              context_window: 2048,
+              dimensions: 3072,
+            },
+          ],
         },
         {
           prefix: 'anthropic',
@@ -165,7 +186,12 @@ export interface GeminiRun {
  * and no setting it picks the "gateway" auth type, which `-p` refuses), the workspace trusted by
  * env, and a proxy on a closed port for anything that is not 127.0.0.1.
  */
-export async function runGemini(baseUrl: string, key: string, prompt: string, model: string): Promise<GeminiRun> {
+export async function runGemini(
+  baseUrl: string,
+  key: string,
+  prompt: string,
+  model: string,
+): Promise<GeminiRun> {
   const home = (await import('./config-doc.ts')).tempDir('switchyard-gemini-')
   await Bun.write(join(home, '.gemini', 'settings.json'), GEMINI_SETTINGS)
   const proc = Bun.spawn([GEMINI!, '-p', prompt, '-m', model], {

@@ -20,7 +20,13 @@
  *   `responseJsonSchema` or `responseSchema`: a JSON schema answer) and `thinkingConfig`
  *   (thinking.ts).
  */
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolChoice } from '../../operations/chat.ts'
+import type {
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  FunctionTool,
+  ToolChoice,
+} from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import type { GeminiPartIn, GenerateContentRequest } from './request-schema.ts'
@@ -130,11 +136,13 @@ function modelMessage(
 }
 
 function userPart(part: GeminiPartIn, param: string): ContentPart | null {
-  if (typeof part.text === 'string') return part.thought || part.text === '' ? null : { type: 'text', text: part.text }
+  if (typeof part.text === 'string')
+    return part.thought || part.text === '' ? null : { type: 'text', text: part.text }
   if (part.inlineData) {
     const { mimeType, data } = part.inlineData
     const type = mimeType.toLowerCase()
-    if (type.startsWith('image/')) return { type: 'image_url', image_url: { url: `data:${type};base64,${data}` } }
+    if (type.startsWith('image/'))
+      return { type: 'image_url', image_url: { url: `data:${type};base64,${data}` } }
     if (type.startsWith('audio/')) {
       const format = type.slice(6).replace(/^x-|^mpeg$/, (m) => (m === 'mpeg' ? 'mp3' : ''))
       return { type: 'input_audio', input_audio: { data, format } }
@@ -151,7 +159,11 @@ function userPart(part: GeminiPartIn, param: string): ContentPart | null {
 }
 
 function partKind(part: GeminiPartIn): string {
-  return Object.keys(part).filter((k) => k !== 'thoughtSignature' && k !== 'thought').join(', ') || 'empty'
+  return (
+    Object.keys(part)
+      .filter((k) => k !== 'thoughtSignature' && k !== 'thought')
+      .join(', ') || 'empty'
+  )
 }
 
 function functionTools(req: GenerateContentRequest): FunctionTool[] {
@@ -208,10 +220,15 @@ function toolChoice(req: GenerateContentRequest): ToolChoice | undefined {
   )
 }
 
-function responseFormat(g: NonNullable<GenerateContentRequest['generationConfig']>): ChatRequest['response_format'] {
+function responseFormat(
+  g: NonNullable<GenerateContentRequest['generationConfig']>,
+): ChatRequest['response_format'] {
   const schema = g.responseJsonSchema ?? (g.responseSchema ? lowerTypes(g.responseSchema) : undefined)
   if (schema !== undefined)
-    return { type: 'json_schema', json_schema: { name: 'response', schema: schema as Record<string, unknown> } }
+    return {
+      type: 'json_schema',
+      json_schema: { name: 'response', schema: schema as Record<string, unknown> },
+    }
   if (g.responseMimeType === 'application/json') return { type: 'json_object' }
   return undefined
 }

@@ -20,7 +20,10 @@ import { Content, type GenerateContentRequest, GenerateContentRequestSchema } fr
 import { geminiBody, targetOf } from './view.ts'
 
 const CountRequest = T.Object(
-  { contents: T.Optional(T.Array(Content)), generateContentRequest: T.Optional(GenerateContentRequestSchema) },
+  {
+    contents: T.Optional(T.Array(Content)),
+    generateContentRequest: T.Optional(GenerateContentRequestSchema),
+  },
   { additionalProperties: true },
 )
 const checker = TypeCompiler.Compile(CountRequest)
@@ -41,11 +44,17 @@ export function geminiCountTokensSurface(perSecond: number): CountTokensSurface<
       decode(text, limitsChecked, url) {
         const target = targetOf(url)
         const body = validateWith(checker, geminiBody(text, limitsChecked))
-        const request = body.generateContentRequest ?? (body.contents?.length ? { contents: body.contents } : null)
+        const request =
+          body.generateContentRequest ?? (body.contents?.length ? { contents: body.contents } : null)
         if (!request)
-          throw new GatewayError(400, 'missing_field', 'Send contents (or generateContentRequest) to count.', {
-            param: 'contents',
-          })
+          throw new GatewayError(
+            400,
+            'missing_field',
+            'Send contents (or generateContentRequest) to count.',
+            {
+              param: 'contents',
+            },
+          )
         return { model: target.model, view: { request, text }, stream: false }
       },
       upstream: (view, entry) =>

@@ -34,7 +34,10 @@ const EmbedRequest = T.Object(
   },
   Open,
 )
-const BatchRequest = T.Object({ requests: T.Array(EmbedRequest, { minItems: 1, maxItems: MAX_INPUT_ITEMS }) }, Open)
+const BatchRequest = T.Object(
+  { requests: T.Array(EmbedRequest, { minItems: 1, maxItems: MAX_INPUT_ITEMS }) },
+  Open,
+)
 const single = TypeCompiler.Compile(EmbedRequest)
 const batch = TypeCompiler.Compile(BatchRequest)
 
@@ -52,15 +55,25 @@ function textOf(content: Static<typeof Content>, param: string): string {
   return content.parts
     .map((part, j) => {
       if (typeof part.text !== 'string')
-        throw new GatewayError(400, 'invalid_value', `${param}.parts[${j}]: only text parts can be embedded.`, {
-          param: `${param}.parts[${j}]`,
-        })
+        throw new GatewayError(
+          400,
+          'invalid_value',
+          `${param}.parts[${j}]: only text parts can be embedded.`,
+          {
+            param: `${param}.parts[${j}]`,
+          },
+        )
       return part.text
     })
     .join('\n')
 }
 
-function decodeEmbed(text: string, limitsChecked: boolean | undefined, url: string | undefined, isBatch: boolean) {
+function decodeEmbed(
+  text: string,
+  limitsChecked: boolean | undefined,
+  url: string | undefined,
+  isBatch: boolean,
+) {
   const target = targetOf(url)
   const raw = geminiBody(text, limitsChecked)
   let requests: Array<Static<typeof EmbedRequest>>

@@ -22,11 +22,14 @@ export function geminiFinishReason(reason: FinishReason | null | undefined): str
 }
 
 /** A tool call → a `functionCall` part; arguments that are not a JSON object become `{}`. */
-export function functionCallPart(call: Pick<ToolCall, 'id'> & { function: { name: string; arguments: string } }): GeminiPart {
+export function functionCallPart(
+  call: Pick<ToolCall, 'id'> & { function: { name: string; arguments: string } },
+): GeminiPart {
   let args: Record<string, unknown> = {}
   try {
     const parsed = JSON.parse(call.function.arguments || '{}') as unknown
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+      args = parsed as Record<string, unknown>
   } catch {}
   return { functionCall: { id: call.id, name: call.function.name, args } }
 }
@@ -57,7 +60,8 @@ export function encodeCompletion(c: ChatCompletion, modelId: string, thoughts: b
   const candidates = c.choices.map((choice) => {
     const parts: GeminiPart[] = []
     const reasoning = choice.message.reasoning_content
-    if (thoughts && typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true })
+    if (thoughts && typeof reasoning === 'string' && reasoning !== '')
+      parts.push({ text: reasoning, thought: true })
     if (choice.message.content) parts.push({ text: choice.message.content })
     for (const call of choice.message.tool_calls ?? []) parts.push(functionCallPart(call))
     if (parts.length === 0) parts.push({ text: '' })

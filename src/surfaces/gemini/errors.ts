@@ -7,7 +7,7 @@
  * `ErrorInfo` detail (`reason`) and the `x-switchyard-error-code` header; the field at fault in a
  * `BadRequest` detail's `fieldViolations`, as Google reports one.
  */
-import { GatewayError, setErrorHeaders } from '../../util/errors.ts'
+import { type GatewayError, setErrorHeaders } from '../../util/errors.ts'
 
 const STATUS: Record<number, string> = {
   400: 'INVALID_ARGUMENT',

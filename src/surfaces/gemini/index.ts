@@ -88,7 +88,11 @@ export const geminiSurface: ChatSurface<GeminiView> = {
     return { request, includeUsage: true, headers: droppedParamsHeader(dropped) }
   },
   encodeCompletion: (completion, ctx) =>
-    encodeCompletion(completion, ctx.modelId, ctx.view.body.generationConfig?.thinkingConfig?.includeThoughts === true),
+    encodeCompletion(
+      completion,
+      ctx.modelId,
+      ctx.view.body.generationConfig?.thinkingConfig?.includeThoughts === true,
+    ),
   streamEncoder: (ctx) =>
     new GeminiStreamEncoder(
       ctx.modelId,
@@ -100,10 +104,7 @@ export const geminiSurface: ChatSurface<GeminiView> = {
 }
 
 /** The surface of the path's method, or null when it is none served here. */
-export function geminiSurfaceFor(
-  url: string,
-  others: Record<string, Surface<any>>,
-): Surface<any> | null {
+export function geminiSurfaceFor(url: string, others: Record<string, Surface<any>>): Surface<any> | null {
   const method = targetOf(url).method
   if ((GENERATE_METHODS as readonly string[]).includes(method)) return geminiSurface
   return others[method] ?? null

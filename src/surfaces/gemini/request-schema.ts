@@ -21,7 +21,11 @@ export const Part = T.Object(
     fileData: T.Optional(T.Object({ mimeType: T.Optional(T.String()), fileUri: T.String() }, Open)),
     functionCall: T.Optional(
       T.Object(
-        { id: T.Optional(T.String()), name: T.String({ minLength: 1 }), args: T.Optional(T.Record(T.String(), T.Unknown())) },
+        {
+          id: T.Optional(T.String()),
+          name: T.String({ minLength: 1 }),
+          args: T.Optional(T.Record(T.String(), T.Unknown())),
+        },
         Open,
       ),
     ),
@@ -36,10 +40,7 @@ export const Part = T.Object(
 )
 export type GeminiPartIn = Static<typeof Part>
 
-export const Content = T.Object(
-  { role: T.Optional(T.String()), parts: T.Array(Part) },
-  Open,
-)
+export const Content = T.Object({ role: T.Optional(T.String()), parts: T.Array(Part) }, Open)
 export type GeminiContentIn = Static<typeof Content>
 
 const FunctionDeclaration = T.Object(

@@ -111,14 +111,20 @@ export class GeminiStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
         if (t.id) call.id = t.id
         if (t.function?.name) call.name += t.function.name
         if (t.function?.arguments) call.arguments += t.function.arguments
-        this.bytes += Buffer.byteLength(t.function?.name ?? '') + Buffer.byteLength(t.function?.arguments ?? '')
+        this.bytes +=
+          Buffer.byteLength(t.function?.name ?? '') + Buffer.byteLength(t.function?.arguments ?? '')
         pending.calls.set(t.index, call)
       }
       if (choice.finish_reason) {
-        for (const [, call] of [...pending.calls].sort(([a], [b]) => a - b)) parts.push(functionCallPart({ ...call, function: call }))
+        for (const [, call] of [...pending.calls].sort(([a], [b]) => a - b))
+          parts.push(functionCallPart({ ...call, function: call }))
         pending.calls.clear()
         this.content = true
-        this.finished.push({ content: { role: 'model', parts }, finishReason: geminiFinishReason(choice.finish_reason), index: choice.index })
+        this.finished.push({
+          content: { role: 'model', parts },
+          finishReason: geminiFinishReason(choice.finish_reason),
+          index: choice.index,
+        })
         continue
       }
       if (parts.length) candidates.push({ content: { role: 'model', parts }, index: choice.index })

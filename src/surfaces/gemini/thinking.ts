@@ -34,7 +34,10 @@ const LEVELS = new Set(['minimal', 'low', 'medium', 'high'])
 export function reasoningEffortOf(config: ThinkingConfigIn | undefined): ReasoningEffort | undefined {
   if (!config) return undefined
   const { thinkingBudget: budget, thinkingLevel } = config
-  const level = thinkingLevel === undefined || thinkingLevel === 'THINKING_LEVEL_UNSPECIFIED' ? undefined : thinkingLevel.toLowerCase()
+  const level =
+    thinkingLevel === undefined || thinkingLevel === 'THINKING_LEVEL_UNSPECIFIED'
+      ? undefined
+      : thinkingLevel.toLowerCase()
   if (budget !== undefined && level !== undefined)
     throw new GatewayError(
       400,

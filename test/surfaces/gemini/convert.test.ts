@@ -74,7 +74,10 @@ describe('convertToChatRequest', () => {
     // By id first (c2), then the earliest unanswered call of the name.
     expect(req.messages[3]).toEqual({ role: 'tool', tool_call_id: 'c2', content: '{"t":20}' })
     expect(req.messages[4]).toEqual({ role: 'tool', tool_call_id: calls[0]!.id, content: '{"t":3}' })
-    expect(req.tools![0]!.function.parameters).toEqual({ type: 'object', properties: { city: { type: 'string' } } })
+    expect(req.tools![0]!.function.parameters).toEqual({
+      type: 'object',
+      properties: { city: { type: 'string' } },
+    })
     expect(req.tool_choice).toEqual({ type: 'function', function: { name: 'weather' } })
     expect(req).toMatchObject({ temperature: 0.2, max_tokens: 100, stop: ['x'] })
     expect(req.n).toBeUndefined()
@@ -82,9 +85,13 @@ describe('convertToChatRequest', () => {
 
   test('refusals name the Gemini field', () => {
     const answerless = () =>
-      convertToChatRequest({ contents: [{ role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] }] }, 'm')
+      convertToChatRequest(
+        { contents: [{ role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] }] },
+        'm',
+      )
     expect(answerless).toThrow(/contents\[0\]\.parts\[0\]\.functionResponse/)
-    const search = () => convertToChatRequest({ contents: [{ parts: [{ text: 'x' }] }], tools: [{ googleSearch: {} }] }, 'm')
+    const search = () =>
+      convertToChatRequest({ contents: [{ parts: [{ text: 'x' }] }], tools: [{ googleSearch: {} }] }, 'm')
     expect(search).toThrow(/tools\[0\]\.googleSearch/)
   })
 })
@@ -103,7 +110,11 @@ describe('thinkingConfig → reasoning_effort', () => {
   })
 })
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null, usage?: object): ChatCompletionChunk =>
+const chunk = (
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+  usage?: object,
+): ChatCompletionChunk =>
   ({
     id: 'chatcmpl-r1',
     object: 'chat.completion.chunk',
@@ -121,12 +132,19 @@ describe('GeminiStreamEncoder', () => {
     chunk({ tool_calls: [{ index: 0, id: 'call_1', function: { name: 'f', arguments: '{"a"' } }] }),
     chunk({ tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }),
     chunk({}, 'tool_calls'),
-    chunk({}, null, { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12, completion_tokens_details: { reasoning_tokens: 3 } }),
+    chunk({}, null, {
+      prompt_tokens: 5,
+      completion_tokens: 7,
+      total_tokens: 12,
+      completion_tokens_details: { reasoning_tokens: 3 },
+    }),
   ]
 
   test('SSE: text as it comes, the call whole with the finish and the usage in one last event', () => {
     const enc = new GeminiStreamEncoder('demo/agent', true, true)
-    const out = stream.map((c) => enc.encodeText(c) ?? '').join('') + new TextDecoder().decode(enc.end() ?? new Uint8Array())
+    const out =
+      stream.map((c) => enc.encodeText(c) ?? '').join('') +
+      new TextDecoder().decode(enc.end() ?? new Uint8Array())
     const events = out
       .split('\r\n\r\n')
       .filter(Boolean)
@@ -149,7 +167,9 @@ describe('GeminiStreamEncoder', () => {
   test('without alt=sse: one JSON array; thoughts left out unless includeThoughts', () => {
     const enc = new GeminiStreamEncoder('demo/agent', false, false)
     expect(enc.contentType).toContain('application/json')
-    const out = stream.map((c) => enc.encodeText(c) ?? '').join('') + new TextDecoder().decode(enc.end() ?? new Uint8Array())
+    const out =
+      stream.map((c) => enc.encodeText(c) ?? '').join('') +
+      new TextDecoder().decode(enc.end() ?? new Uint8Array())
     const events = JSON.parse(out) as any[]
     expect(events.length).toBe(2)
     expect(events[0].candidates[0].content.parts).toEqual([{ text: 'Hi' }])

@@ -7,9 +7,18 @@
  * the gemini surface, counted once.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { GEMINI, type GeminiBed, OPENAI_TEXT, runGemini, startGeminiBed } from '../../../support/gemini-bed.ts'
+import {
+  GEMINI,
+  type GeminiBed,
+  OPENAI_TEXT,
+  runGemini,
+  startGeminiBed,
+} from '../../../support/gemini-bed.ts'
 
-if (!GEMINI) console.log('Gemini CLI is not installed (npm install --prefix test/clients): skipping test/e2e/surfaces/gemini/gemini-cli.test.ts.')
+if (!GEMINI)
+  console.log(
+    'Gemini CLI is not installed (npm install --prefix test/clients): skipping test/e2e/surfaces/gemini/gemini-cli.test.ts.',
+  )
 
 let bed: GeminiBed
 
@@ -35,18 +44,22 @@ const TURNS: Array<[string, string, RegExp, number]> = [
   ['anthropic/text', 'say hi', /Hello! I'm doing well/, 1],
 ]
 
-test.skipIf(!GEMINI)('completes a turn on the demo (a tool round trip too) and through gemini, openai and anthropic providers', async () => {
-  // Concurrently: each run is mostly the CLI starting up.
-  const runs = await Promise.all(
-    TURNS.map(async ([model, prompt], i) => {
-      const { key } = await bed.gw.key(`gemini-cli-${i}`, 'unlimited')
-      return { key, run: await runGemini(bed.gw.url, key, prompt, model) }
-    }),
-  )
-  for (const [i, { key, run }] of runs.entries()) {
-    if (run.code !== 0) console.log(`gemini exited ${run.code}\n${run.stdout}\n${run.stderr}`)
-    expect(run.code).toBe(0)
-    expect(run.stdout).toMatch(TURNS[i]![2])
-    expect(await requestsOf(key)).toBe(TURNS[i]![3])
-  }
-}, 180_000)
+test.skipIf(!GEMINI)(
+  'completes a turn on the demo (a tool round trip too) and through gemini, openai and anthropic providers',
+  async () => {
+    // Concurrently: each run is mostly the CLI starting up.
+    const runs = await Promise.all(
+      TURNS.map(async ([model, prompt], i) => {
+        const { key } = await bed.gw.key(`gemini-cli-${i}`, 'unlimited')
+        return { key, run: await runGemini(bed.gw.url, key, prompt, model) }
+      }),
+    )
+    for (const [i, { key, run }] of runs.entries()) {
+      if (run.code !== 0) console.log(`gemini exited ${run.code}\n${run.stdout}\n${run.stderr}`)
+      expect(run.code).toBe(0)
+      expect(run.stdout).toMatch(TURNS[i]![2])
+      expect(await requestsOf(key)).toBe(TURNS[i]![3])
+    }
+  },
+  180_000,
+)

@@ -10,7 +10,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { FAKE_GEMINI_COUNT } from '../../../support/fake-gemini.ts'
 import { ADMIN_TOKEN } from '../../../support/gateway.ts'
-import { type GeminiBed, loadGenAI, OPENAI_TEXT, startGeminiBed, UPSTREAM_KEY } from '../../../support/gemini-bed.ts'
+import {
+  type GeminiBed,
+  loadGenAI,
+  OPENAI_TEXT,
+  startGeminiBed,
+  UPSTREAM_KEY,
+} from '../../../support/gemini-bed.ts'
 
 let bed: GeminiBed
 let genai: any
@@ -24,7 +30,10 @@ afterAll(async () => {
 })
 
 const client = (key = bed.key, apiVersion?: string) =>
-  new genai.GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: bed.gw.url, ...(apiVersion ? { apiVersion } : {}) } })
+  new genai.GoogleGenAI({
+    apiKey: key,
+    httpOptions: { baseUrl: bed.gw.url, ...(apiVersion ? { apiVersion } : {}) },
+  })
 
 const post = (path: string, body: unknown, headers: Record<string, string> = { 'x-goog-api-key': bed.key }) =>
   fetch(`${bed.gw.url}${path}`, {
@@ -72,7 +81,8 @@ describe('@google/genai through Switchyard', () => {
 
   test('a gemini provider gets the client body byte for byte, at its own model name, under its own key', async () => {
     const before = bed.gemini.requests().length
-    const body = '{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"safetySettings":[],"labels":{"a":"b"}}'
+    const body =
+      '{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"safetySettings":[],"labels":{"a":"b"}}'
     const r = await post('/v1beta/models/gemini/text:streamGenerateContent?alt=sse', body)
     expect(r.status).toBe(200)
     const text = await r.text()
@@ -91,7 +101,11 @@ describe('@google/genai through Switchyard', () => {
     const demo = await ai.models.embedContent({ model: 'demo/embed', contents: ['a', 'b'] })
     expect(demo.embeddings.map((e: any) => e.values.length)).toEqual([64, 64])
     const before = bed.embeddings.requests().length
-    const gem = await ai.models.embedContent({ model: 'gemb/embed', contents: 'a', config: { outputDimensionality: 8 } })
+    const gem = await ai.models.embedContent({
+      model: 'gemb/embed',
+      contents: 'a',
+      config: { outputDimensionality: 8 },
+    })
     expect(gem.embeddings[0].values.length).toBe(8)
     const seen = bed.embeddings.requests().slice(before)
     expect(seen[0]!.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents')
@@ -111,7 +125,9 @@ describe('@google/genai through Switchyard', () => {
       'embedContent',
       'batchEmbedContents',
     ])
-    const missing = await fetch(`${bed.gw.url}/v1beta/models/demo/nope`, { headers: { 'x-goog-api-key': bed.key } })
+    const missing = await fetch(`${bed.gw.url}/v1beta/models/demo/nope`, {
+      headers: { 'x-goog-api-key': bed.key },
+    })
     expect(missing.status).toBe(404)
     expect(((await missing.json()) as any).error.status).toBe('NOT_FOUND')
     if (!genai) return
@@ -156,7 +172,9 @@ describe('the pipeline, in Google terms', () => {
   })
 
   test('bad bodies and paths: 400 INVALID_ARGUMENT naming the field, 404 NOT_FOUND, never a 500', async () => {
-    const bad = await post('/v1beta/models/demo/agent:generateContent', { contents: [{ role: 'user', parts: 'x' }] })
+    const bad = await post('/v1beta/models/demo/agent:generateContent', {
+      contents: [{ role: 'user', parts: 'x' }],
+    })
     expect(bad.status).toBe(400)
     const err = ((await bad.json()) as any).error
     expect(err.status).toBe('INVALID_ARGUMENT')
@@ -195,7 +213,10 @@ describe('the pipeline, in Google terms', () => {
     const before = bed.anthropic.requests().length
     const asked = {
       ...HELLO,
-      generationConfig: { maxOutputTokens: 8000, thinkingConfig: { thinkingBudget: 100_000, includeThoughts: true } },
+      generationConfig: {
+        maxOutputTokens: 8000,
+        thinkingConfig: { thinkingBudget: 100_000, includeThoughts: true },
+      },
     }
     const r = await post('/v1beta/models/anthropic/thinking:generateContent', asked)
     expect(r.status).toBe(200)
