@@ -17,6 +17,7 @@ import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
 import { FALLBACK_CONCURRENCY, fallbackRows, runFallback } from './bench/fallback.ts'
+import { GEMINI_CONCURRENCY, geminiRows, runGeminiSurface } from './bench/gemini.ts'
 import { runHostileInput } from './bench/hostile-input.ts'
 import { hostileLoadRows, runHostileLoad } from './bench/hostile-load.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
@@ -93,7 +94,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent] [--aliases]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent] [--aliases] [--gemini]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -110,6 +111,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --signals      only the telemetry and webhook rows: each vs neither, and a second gateway with neither (c16, two gateways at once)
   --agent        only the agent-like row: 4 conversations of 30 turns growing to ~150 KB, metered vs plain key
   --aliases      only the alias and pool rows: a model named through an alias, and a 1:1 pool, vs directly (c16)
+  --gemini       only the Gemini-surface rows: translated beside chat, pass-through beside direct (c16)
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -128,6 +130,7 @@ interface Options {
   signals: boolean
   agent: boolean
   aliases: boolean
+  gemini: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -146,6 +149,7 @@ function parseArgs(argv: string[]): Options {
     signals: false,
     agent: false,
     aliases: false,
+    gemini: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -160,6 +164,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--hostile') o.hostile = true
     else if (a === '--signals') o.signals = true
     else if (a === '--agent') o.agent = true
+    else if (a === '--gemini') o.gemini = true
     else if (a === '--backend') {
       const b = argv[++i]
       if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
@@ -178,8 +183,10 @@ function parseArgs(argv: string[]): Options {
       process.exit(0)
     } else fail(`unknown argument '${a}'`)
   }
-  if ([o.waterfall, o.tokens, o.hostile, o.signals, o.agent, o.aliases].filter(Boolean).length > 1)
-    fail('--waterfall, --tokens, --hostile, --signals, --agent and --aliases each run alone; pick one')
+  if ([o.waterfall, o.tokens, o.hostile, o.signals, o.agent, o.aliases, o.gemini].filter(Boolean).length > 1)
+    fail(
+      '--waterfall, --tokens, --hostile, --signals, --agent, --aliases and --gemini each run alone; pick one',
+    )
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   return o
 }
@@ -287,7 +294,15 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
-    if (opts.waterfall || opts.tokens || opts.hostile || opts.signals || opts.agent || opts.aliases) {
+    if (
+      opts.waterfall ||
+      opts.tokens ||
+      opts.hostile ||
+      opts.signals ||
+      opts.agent ||
+      opts.aliases ||
+      opts.gemini
+    ) {
       const [kind, title] = opts.waterfall
         ? ['waterfall', 'Waterfall']
         : opts.tokens
@@ -298,13 +313,18 @@ async function main(): Promise<number> {
               ? ['signals', 'Telemetry and webhooks']
               : opts.aliases
                 ? ['aliases', 'Aliases and pools']
-                : ['agent', 'Agent-like']
+                : opts.gemini
+                  ? ['gemini', 'Gemini surface']
+                  : ['agent', 'Agent-like']
       let rows: Row[]
       if (opts.aliases) {
         log(
           `an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`,
         )
         rows = aliasesRows(await runAliases(ctx, fwd))
+      } else if (opts.gemini) {
+        log(`Gemini surface, stream, c${GEMINI_CONCURRENCY}: chat, translated, direct, pass-through ...`)
+        rows = geminiRows(await runGeminiSurface(ctx, fwd))
       } else if (opts.hostile) {
         log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
         const seconds = opts.quick ? 3 : 10
@@ -346,6 +366,8 @@ async function main(): Promise<number> {
     const messages = await runMessagesPassThrough(ctx)
     log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
     const responses = await runResponses(ctx, fwd)
+    log(`Gemini surface, stream, c${GEMINI_CONCURRENCY}: chat, translated, direct, pass-through ...`)
+    const gemini = await runGeminiSurface(ctx, fwd)
     log(`embeddings, c${EMBEDDINGS_CONCURRENCY}, base64 and float: direct, pass-through, demo vectors ...`)
     const embeddings = await runEmbeddings(ctx, fwd)
     log(
@@ -397,6 +419,7 @@ async function main(): Promise<number> {
       ...closedRows({ ...closed, ...messages }),
       ...bareRows(bare, closed),
       ...responsesRows(responses),
+      ...geminiRows(gemini),
       ...embeddingsRows(embeddings),
       ...fallbackRows(fallback),
       ...aliasesRows(aliases),

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type AnthropicMock, startAnthropicMock } from '../mock-upstream/anthropic.ts'
+import { type GeminiMock, startGeminiMock } from '../mock-upstream/gemini.ts'
 import { type MockUpstream, startMockUpstream } from '../mock-upstream.ts'
 
 export const REPO = join(import.meta.dir, '..', '..')
@@ -32,6 +33,8 @@ export interface Mocks {
   slow: MockUpstream
   /** The recorded Anthropic text stream: the messages pass-through row. */
   anthropic: AnthropicMock
+  /** The recorded Gemini text stream: the Gemini surface's pass-through row. */
+  gemini: GeminiMock
   stop(): Promise<void>
 }
 
@@ -39,14 +42,17 @@ export async function startMocks(chunks: number): Promise<Mocks> {
   const fast = await startMockUpstream({ chunks, latencyMs: 0 })
   const slow = await startMockUpstream({ chunks, latencyMs: 50 })
   const anthropic = await startAnthropicMock()
+  const gemini = await startGeminiMock()
   return {
     fast,
     slow,
     anthropic,
+    gemini,
     stop: async () => {
       await fast.stop()
       await slow.stop()
       await anthropic.stop()
+      await gemini.stop()
     },
   }
 }
@@ -136,6 +142,8 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
         api_key: 'x',
         models: [model('bench')],
       },
+      // The Gemini surface passes through to it (gemini.ts).
+      { prefix: 'gem', kind: 'gemini', base_url: mocks.gemini.url, api_key: 'x', models: [model('bench')] },
       // The same mock's Responses API: `POST /v1/responses` passes through untranslated.
       {
         prefix: 'mockr',

@@ -77,6 +77,20 @@ export function responsesTarget(base: string, model: string, stream: boolean, ke
 }
 
 /**
+ * A streamed Gemini request (`:streamGenerateContent?alt=sse`), direct to the Gemini mock (its own
+ * model name, a dummy key) or through the gateway (`prefix/model` in the path).
+ */
+export function geminiTarget(base: string, model: string, key?: string): Target {
+  const body = JSON.stringify({
+    systemInstruction: { parts: [{ text: 'You are a terse assistant.' }] },
+    contents: [{ role: 'user', parts: [{ text: 'Say hello to the benchmark in twenty words.' }] }],
+    generationConfig: { maxOutputTokens: 64 },
+  })
+  const headers = { 'content-type': 'application/json', 'x-goog-api-key': key ?? 'x' }
+  return { url: `${base}/v1beta/models/${model}:streamGenerateContent?alt=sse`, headers, body }
+}
+
+/**
  * Eight short texts, as a retrieval app embeds document chunks; base64 is the `openai` SDK's
  * default, float the API's (and what the AI SDK asks for).
  */

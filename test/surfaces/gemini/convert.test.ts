@@ -91,7 +91,10 @@ describe('convertToChatRequest', () => {
       )
     expect(answerless).toThrow(/contents\[0\]\.parts\[0\]\.functionResponse/)
     const search = () =>
-      convertToChatRequest({ contents: [{ parts: [{ text: 'x' }] }], tools: [{ googleSearch: {} }] }, 'm')
+      convertToChatRequest(
+        { contents: [{ parts: [{ text: 'x' }] }], tools: [{ googleSearch: {} } as never] },
+        'm',
+      )
     expect(search).toThrow(/tools\[0\]\.googleSearch/)
   })
 })
