@@ -43,6 +43,16 @@ const RUN_BY: Record<string, { by: string; needle: string }> = {
     needle: 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
   },
   'claude --model demo/agent': { by: README_COMMANDS, needle: '/^claude --model (\\S+)/m' },
+  // docs/agents.md: Gemini CLI (skipped, saying so, without the test-client package).
+  'export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8080': {
+    by: 'test/e2e/surfaces/gemini/gemini-cli.test.ts',
+    needle: "'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY'",
+  },
+  'export GEMINI_API_KEY=sk-sy-...': {
+    by: 'test/e2e/surfaces/gemini/gemini-cli.test.ts',
+    needle: "'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY'",
+  },
+  'gemini -m demo/agent': { by: 'test/e2e/surfaces/gemini/gemini-cli.test.ts', needle: 'gemini -m (' },
   // docs/install.md: the binary's block, from `init` on; with Bun installed.
   'switchyard init': { by: README_COMMANDS, needle: "shBlock('## From the binary')" },
   'switchyard accounts create alice --plan dev && switchyard keys create alice': {

@@ -16,7 +16,7 @@ import { type FakeUpstream, startFakeAnthropic } from './fake-anthropic.ts'
 import { startFakeGemini } from './fake-gemini.ts'
 import { startFakeGeminiEmbeddings } from './fake-gemini-embeddings.ts'
 import { type ChatAnswer, startFakeOpenAIChat } from './fake-openai-chat.ts'
-import { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, startGateway, type TestGateway } from './gateway.ts'
+import { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, startGateway, type TestGateway, tempDir } from './gateway.ts'
 
 export const UPSTREAM_KEY = 'sk-upstream-secret-456'
 const CLIENTS = join(import.meta.dir, '..', 'clients')
@@ -111,7 +111,11 @@ export async function startGeminiBed(): Promise<GeminiBed> {
           kind: 'gemini',
           base_url: gemini.url,
           api_key: UPSTREAM_KEY,
-          models: ['text', 'tool', 'thinking', 'stream-error'].map((n) => model(n, [...ALL, 'reasoning'])),
+          models: [
+            ...['text', 'tool', 'thinking', 'stream-error'].map((n) => model(n, [...ALL, 'reasoning'])),
+            // fake-gemini answers this name 503: the request falls back to an openai model.
+            model('unavailable', ALL, { fallbacks: ['openai/gpt'] }),
+          ],
         },
         {
           prefix: 'gemb',
@@ -191,9 +195,10 @@ export async function runGemini(
   key: string,
   prompt: string,
   model: string,
+  settings: string = GEMINI_SETTINGS,
 ): Promise<GeminiRun> {
-  const home = (await import('./config-doc.ts')).tempDir('switchyard-gemini-')
-  await Bun.write(join(home, '.gemini', 'settings.json'), GEMINI_SETTINGS)
+  const home = tempDir('switchyard-gemini-')
+  await Bun.write(join(home, '.gemini', 'settings.json'), settings)
   const proc = Bun.spawn([GEMINI!, '-p', prompt, '-m', model], {
     cwd: home,
     stdin: 'ignore',
@@ -220,9 +225,5 @@ export async function runGemini(
   return { code, stdout, stderr }
 }
 
-/** `~/.gemini/settings.json` as docs/agents.md shows it; telemetry and usage statistics off. */
-export const GEMINI_SETTINGS = JSON.stringify({
-  security: { auth: { selectedType: 'gemini-api-key' } },
-  privacy: { usageStatisticsEnabled: false },
-  telemetry: { enabled: false },
-})
+/** `~/.gemini/settings.json` as docs/agents.md shows it (the CLI test reads it from there). */
+export const GEMINI_SETTINGS = JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } })

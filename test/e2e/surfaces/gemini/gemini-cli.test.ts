@@ -22,6 +22,22 @@ if (!GEMINI)
 
 let bed: GeminiBed
 
+/** docs/agents.md's Gemini CLI setup, as pasted: the two exports, the model, settings.json. */
+const AGENTS = await Bun.file(new URL('../../../../docs/agents.md', import.meta.url)).text()
+const SECTION = AGENTS.slice(AGENTS.indexOf('### Gemini CLI'), AGENTS.indexOf('### opencode'))
+const SH = /```sh\n([\s\S]*?)```/.exec(SECTION)![1]!
+const DOC_MODEL = /^gemini -m (\S+)/m.exec(SH)![1]!
+const DOC_SETTINGS = /```json\n([\s\S]*?)```/.exec(SECTION)![1]!
+
+test('the documented setup is what these runs use', () => {
+  const exported = [...SH.matchAll(/^export (\w+)=/gm)].map((m) => m[1])
+  // runGemini sets exactly these two (and GEMINI_CLI_TRUST_WORKSPACE, the documented caveat).
+  expect(exported).toEqual(['GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY'])
+  expect(SECTION).toContain('GEMINI_CLI_TRUST_WORKSPACE=true')
+  expect(JSON.parse(DOC_SETTINGS)).toEqual({ security: { auth: { selectedType: 'gemini-api-key' } } })
+  expect(DOC_MODEL).toBe('demo/agent')
+})
+
 beforeAll(async () => {
   if (GEMINI) bed = await startGeminiBed()
 })
@@ -36,7 +52,7 @@ async function requestsOf(key: string): Promise<number> {
 
 /** Model, prompt, what the CLI prints, the requests the turn takes. */
 const TURNS: Array<[string, string, RegExp, number]> = [
-  ['demo/agent', 'say hi', /Echo: /, 1],
+  [DOC_MODEL, 'say hi', /Echo: /, 1],
   // The demo calls the tool the prompt names; the CLI runs it and sends its functionResponse back.
   ['demo/agent', 'Run list_directory with {"dir_path": "."}', /Tool result received: .*Directory listing/, 2],
   ['gemini/text', 'say hi', /There are \*\*3\*\* "r"s in strawberry/, 1],
@@ -51,7 +67,7 @@ test.skipIf(!GEMINI)(
     const runs = await Promise.all(
       TURNS.map(async ([model, prompt], i) => {
         const { key } = await bed.gw.key(`gemini-cli-${i}`, 'unlimited')
-        return { key, run: await runGemini(bed.gw.url, key, prompt, model) }
+        return { key, run: await runGemini(bed.gw.url, key, prompt, model, DOC_SETTINGS) }
       }),
     )
     for (const [i, { key, run }] of runs.entries()) {

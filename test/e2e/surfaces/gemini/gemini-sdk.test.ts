@@ -161,6 +161,16 @@ describe('the pipeline, in Google terms', () => {
     expect(rows.some((r) => r.model === 'demo/agent' && r.status === 200)).toBe(true)
   })
 
+  test('a failing gemini pass-through falls back to a translated openai model; a model outside the plan is 403', async () => {
+    const r = await post('/v1beta/models/gemini/unavailable:streamGenerateContent?alt=sse', HELLO)
+    expect(r.status).toBe(200)
+    expect(await r.text()).toContain('Hello from ')
+    const { key } = await bed.gw.key('gemini-free', 'free')
+    const denied = await post('/v1beta/models/openai/gpt:generateContent', HELLO, { 'x-goog-api-key': key })
+    expect(denied.status).toBe(403)
+    expect(((await denied.json()) as any).error.status).toBe('PERMISSION_DENIED')
+  })
+
   test('keys from x-goog-api-key, ?key= and a bearer; none → 401 UNAUTHENTICATED', async () => {
     const path = '/v1beta/models/demo/agent:generateContent'
     expect((await post(path, HELLO)).status).toBe(200)
@@ -169,6 +179,8 @@ describe('the pipeline, in Google terms', () => {
     const none = await post(path, HELLO, {})
     expect(none.status).toBe(401)
     expect(((await none.json()) as any).error.status).toBe('UNAUTHENTICATED')
+    // A key in the query never reaches a log line (access lines carry the path only).
+    expect(bed.gw.logs.some((l) => l.includes(bed.key))).toBe(false)
   })
 
   test('bad bodies and paths: 400 INVALID_ARGUMENT naming the field, 404 NOT_FOUND, never a 500', async () => {
