@@ -155,6 +155,7 @@ const NOT_RUN: Record<string, string> = {
   'export OPENAI_API_KEY=sk-sy-...': 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
   'export OPENAI_MODEL=demo/agent': 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
   qwen: 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
+  'bun run bench --gemini': 'under a minute of load, but load: run by hand, its figures in BENCHMARKS.md',
 }
 
 /** Every command shown: `{ path, command }` per occurrence. */
