@@ -143,10 +143,8 @@ function userPart(part: GeminiPartIn, param: string): ContentPart | null {
     const type = mimeType.toLowerCase()
     if (type.startsWith('image/'))
       return { type: 'image_url', image_url: { url: `data:${type};base64,${data}` } }
-    if (type.startsWith('audio/')) {
-      const format = type.slice(6).replace(/^x-|^mpeg$/, (m) => (m === 'mpeg' ? 'mp3' : ''))
-      return { type: 'input_audio', input_audio: { data, format } }
-    }
+    if (type.startsWith('audio/'))
+      return { type: 'input_audio', input_audio: { data, format: audioFormat(type) } }
     return { type: 'file', file: { file_data: `data:${type};base64,${data}` } }
   }
   if (part.fileData) {
@@ -156,6 +154,12 @@ function userPart(part: GeminiPartIn, param: string): ContentPart | null {
     throw unsupported(`${param}.fileData`, 'files by URI other than images reach only gemini providers')
   }
   throw unsupported(param, `a part of this kind (${partKind(part)})`)
+}
+
+/** `audio/mpeg` → `mp3`, `audio/x-wav` → `wav`: OpenAI's `input_audio.format` names. */
+function audioFormat(mimeType: string): string {
+  const sub = mimeType.slice('audio/'.length).replace(/^x-/, '')
+  return sub === 'mpeg' ? 'mp3' : sub === 'wave' ? 'wav' : sub
 }
 
 function partKind(part: GeminiPartIn): string {

@@ -22,6 +22,7 @@ import { invalidResponse, streamInterrupted } from '../../providers/upstream-err
 import type { GatewayError } from '../../util/errors.ts'
 import { ByteRelay, byteRelayed, type EventAction, eventData } from '../byte-relay.ts'
 import { geminiErrorBody } from './errors.ts'
+import { lostInTranslation } from './lost-in-translation.ts'
 import { GeminiFraming } from './stream-encoder.ts'
 import type { GeminiView } from './view.ts'
 
@@ -65,6 +66,7 @@ export const geminiForwarding: Forwarding<GeminiView> = {
     headers: {},
   }),
   outputCap: { field: () => 'maxOutputTokens', clamp: capOutput, fill: capOutput },
+  lostInTranslation: (view) => lostInTranslation(view.body),
 
   relayJson(body, ctx) {
     const parsed = parse(body)

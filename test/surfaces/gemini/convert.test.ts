@@ -180,3 +180,19 @@ describe('GeminiStreamEncoder', () => {
     expect(new TextDecoder().decode(empty.end()!)).toBe('[]')
   })
 })
+
+describe('lostInTranslation', () => {
+  test('names what only the pass-through keeps; nothing for a request the chat form carries whole', async () => {
+    const { lostInTranslation } = await import('../../../src/surfaces/gemini/lost-in-translation.ts')
+    const contents = [{ role: 'user', parts: [{ text: 'hi' }] }]
+    expect(
+      lostInTranslation({ contents, generationConfig: { temperature: 1, maxOutputTokens: 9 } }),
+    ).toBeNull()
+    expect(lostInTranslation({ contents, safetySettings: [] } as never)).toBe('safetySettings')
+    expect(
+      lostInTranslation({ contents, generationConfig: { thinkingConfig: { includeThoughts: true } } }),
+    ).toBe('generationConfig.thinkingConfig')
+    const signed = [{ role: 'model', parts: [{ functionCall: { name: 'f' }, thoughtSignature: 'abc' }] }]
+    expect(lostInTranslation({ contents: signed })).toBe('contents[0].parts[0].thoughtSignature')
+  })
+})
