@@ -12,9 +12,8 @@ import type { Pipeline, ServerHandle } from '../../pipeline/run.ts'
 import type { Surface } from '../../pipeline/surface.ts'
 import { chatSurface } from '../../surfaces/chat/index.ts'
 import { embeddingsSurface } from '../../surfaces/embeddings/index.ts'
-import { geminiCountTokensSurface } from '../../surfaces/gemini/count-tokens.ts'
-import { batchEmbedContentsSurface, embedContentSurface } from '../../surfaces/gemini/embed.ts'
-import { geminiErrorResponse, geminiSurfaceFor } from '../../surfaces/gemini/index.ts'
+import { geminiErrorResponse, geminiSurfaces } from '../../surfaces/gemini/index.ts'
+import { geminiTarget } from '../../surfaces/gemini/view.ts'
 import { countTokensSurface } from '../../surfaces/messages/count-tokens.ts'
 import { messagesSurface } from '../../surfaces/messages/index.ts'
 import { responsesCompactSurface } from '../../surfaces/responses/compact.ts'
@@ -52,21 +51,16 @@ export function surfaceRoutes(traffic: Traffic, pipeline: Pipeline) {
       )
   // Gemini's paths hold the model and the method (`/v1beta/models/{model}:{method}`): one route, the
   // surface by the method. `/v1/models/…` too, where `@google/genai` 3 sends by default.
-  const geminiOthers = {
-    countTokens: geminiCountTokensSurface(COUNT_TOKENS_PER_SECOND),
-    embedContent: embedContentSurface,
-    batchEmbedContents: batchEmbedContentsSurface,
-  }
+  const geminiRuns = new Map(
+    Object.entries(geminiSurfaces(COUNT_TOKENS_PER_SECOND)).map(([method, s]) => [method, run(s)]),
+  )
   const gemini = (ctx: RouteContext) => {
-    let surface: Surface<unknown> | null = null
-    try {
-      surface = geminiSurfaceFor(ctx.request.url, geminiOthers)
-    } catch {}
-    if (surface) return run(surface)(ctx)
+    const handle = geminiRuns.get(geminiTarget(ctx.request.url)?.method ?? '')
+    if (handle) return handle(ctx)
     const err = new GatewayError(
       404,
       'not_found',
-      'Unknown Gemini method. Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.',
+      `Unknown Gemini method. Served: ${[...geminiRuns.keys()].join(', ')}.`,
     )
     traffic.refused(ctx.request, err)
     return geminiErrorResponse(err, ctx.set.headers as Record<string, string>)

@@ -5,10 +5,10 @@
  * Google's request, response, stream and error shapes; pass-through to gemini providers
  * (pass-through.ts), the canonical chat form to every other kind. `:countTokens`,
  * `:embedContent` and `:batchEmbedContents` are surfaces of their own operations
- * (count-tokens.ts, embed.ts); `geminiSurfaceFor` picks one by the path's method.
+ * (count-tokens.ts, embed.ts); `geminiSurfaces` names each method's.
  *
  * @example
- * const surface = geminiSurfaceFor(request.url) // null: not a method served here (404)
+ * geminiSurfaces(20)[geminiTarget(request.url)!.method] // undefined: not a method served here (404)
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { googleApiKey } from '../../auth/authenticate.ts'
@@ -20,13 +20,15 @@ import { droppedParamsHeader, unservedParams } from '../../providers/unserved-pa
 import { GatewayError } from '../../util/errors.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
+import { geminiCountTokensSurface } from './count-tokens.ts'
+import { batchEmbedContentsSurface, embedContentSurface } from './embed.ts'
 import { encodeCompletion } from './encode.ts'
 import { geminiErrorResponse } from './errors.ts'
 import { detectGeminiFeatures } from './features.ts'
 import { geminiForwarding } from './pass-through.ts'
 import { GenerateContentRequestSchema } from './request-schema.ts'
 import { GeminiStreamEncoder } from './stream-encoder.ts'
-import { GENERATE_METHODS, type GeminiView, geminiBody, targetOf } from './view.ts'
+import { type GeminiView, geminiBody, targetOf } from './view.ts'
 
 const checker = TypeCompiler.Compile(GenerateContentRequestSchema)
 
@@ -103,11 +105,18 @@ export const geminiSurface: ChatSurface<GeminiView> = {
   errorResponse: geminiErrorResponse,
 }
 
-/** The surface of the path's method, or null when it is none served here. */
-export function geminiSurfaceFor(url: string, others: Record<string, Surface<any>>): Surface<any> | null {
-  const method = targetOf(url).method
-  if ((GENERATE_METHODS as readonly string[]).includes(method)) return geminiSurface
-  return others[method] ?? null
+/**
+ * Each method's surface (`:generateContent`, `:countTokens`, …); the count's throttle allows
+ * `perSecond` calls per key.
+ */
+export function geminiSurfaces(perSecond: number): Record<string, Surface<any>> {
+  return {
+    generateContent: geminiSurface,
+    streamGenerateContent: geminiSurface,
+    countTokens: geminiCountTokensSurface(perSecond),
+    embedContent: embedContentSurface,
+    batchEmbedContents: batchEmbedContentsSurface,
+  }
 }
 
 export { geminiErrorResponse } from './errors.ts'

@@ -10,9 +10,6 @@ import { pathOf } from '../../traffic/traffic.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 
-/** The generation methods (the chat operation); the others have surfaces of their own. */
-export const GENERATE_METHODS = ['generateContent', 'streamGenerateContent'] as const
-
 export interface GeminiTarget {
   /** The client's model id (`prefix/name`). */
   model: string
