@@ -25,6 +25,7 @@ import { batchEmbedContentsSurface, embedContentSurface } from './embed.ts'
 import { encodeCompletion } from './encode.ts'
 import { geminiErrorResponse } from './errors.ts'
 import { detectGeminiFeatures } from './features.ts'
+import { unreadFields } from './lost-in-translation.ts'
 import { geminiForwarding } from './pass-through.ts'
 import { GenerateContentRequestSchema } from './request-schema.ts'
 import { GeminiStreamEncoder } from './stream-encoder.ts'
@@ -86,7 +87,10 @@ export const geminiSurface: ChatSurface<GeminiView> = {
   translate(view, entry) {
     const request = convertToChatRequest(view.body, upstreamModelName(entry.model))
     dropReasoningOff(request, entry.model)
-    const dropped = unservedParams(request, entry.provider.kind, (p) => GEMINI_FIELD[p] ?? p)
+    const dropped = [
+      ...unreadFields(view.body),
+      ...unservedParams(request, entry.provider.kind, (p) => GEMINI_FIELD[p] ?? p),
+    ]
     return { request, includeUsage: true, headers: droppedParamsHeader(dropped) }
   },
   encodeCompletion: (completion, ctx) =>

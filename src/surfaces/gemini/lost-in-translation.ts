@@ -42,3 +42,19 @@ export function lostInTranslation(req: GenerateContentRequest): string | null {
         if (!PART_FIELDS.has(key)) return `contents[${i}].parts[${j}].${key}`
   return null
 }
+
+/**
+ * The fields the translation leaves out without refusing them (it refuses parts and tools it
+ * cannot carry): top-level and `generationConfig` members it does not read, named for the
+ * dropped-parameters header.
+ *
+ * @example
+ * unreadFields({ contents, safetySettings: [], generationConfig: { responseModalities: ['TEXT'] } })
+ * // ['safetySettings', 'generationConfig.responseModalities']
+ */
+export function unreadFields(req: GenerateContentRequest): string[] {
+  const out = Object.keys(req).filter((k) => !REQUEST_FIELDS.has(k))
+  for (const key of Object.keys(req.generationConfig ?? {}))
+    if (!GENERATION_FIELDS.has(key) && key !== 'thinkingConfig') out.push(`generationConfig.${key}`)
+  return out
+}

@@ -201,6 +201,13 @@ describe('the pipeline, in Google terms', () => {
     const model = await post('/v1beta/models/demo/nope:generateContent', HELLO)
     expect(model.status).toBe(404)
     expect(((await model.json()) as any).error.status).toBe('NOT_FOUND')
+    // The other methods' bodies too.
+    const count = await post('/v1beta/models/demo/agent:countTokens', { contents: 'x' })
+    expect(((await count.json()) as any).error.details[1].fieldViolations[0].field).toBe('contents')
+    const embed = await post('/v1beta/models/demo/embed:batchEmbedContents', { requests: [{ content: {} }] })
+    expect(((await embed.json()) as any).error.details[1].fieldViolations[0].field).toBe(
+      'requests[0].content.parts',
+    )
     const method = await post('/v1beta/models/demo/agent:predict', HELLO)
     expect(method.status).toBe(404)
     expect(((await method.json()) as any).error.status).toBe('NOT_FOUND')
@@ -249,9 +256,14 @@ describe('the pipeline, in Google terms', () => {
     // includeThoughts alone asks nothing of the model (Gemini CLI sends it every turn).
     const plain = await post('/v1beta/models/openai/gpt:generateContent', {
       ...HELLO,
-      generationConfig: { thinkingConfig: { includeThoughts: true } },
+      safetySettings: [],
+      generationConfig: { thinkingConfig: { includeThoughts: true }, responseModalities: ['TEXT'] },
     })
     expect(plain.status).toBe(200)
+    // What the translation leaves out is named, never dropped in silence.
+    expect(plain.headers.get('x-switchyard-dropped-params')).toBe(
+      'safetySettings, generationConfig.responseModalities',
+    )
   })
 
   test('under a token limit the pass-through is counted and cut at the allowance, JSON assembled from the stream', async () => {
