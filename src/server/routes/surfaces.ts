@@ -12,7 +12,7 @@ import type { Pipeline, ServerHandle } from '../../pipeline/run.ts'
 import type { Surface } from '../../pipeline/surface.ts'
 import { chatSurface } from '../../surfaces/chat/index.ts'
 import { embeddingsSurface } from '../../surfaces/embeddings/index.ts'
-import { geminiErrorResponse, geminiSurfaces } from '../../surfaces/gemini/index.ts'
+import { geminiSurfaces } from '../../surfaces/gemini/index.ts'
 import { geminiTarget } from '../../surfaces/gemini/view.ts'
 import { countTokensSurface } from '../../surfaces/messages/count-tokens.ts'
 import { messagesSurface } from '../../surfaces/messages/index.ts'
@@ -20,7 +20,6 @@ import { responsesCompactSurface } from '../../surfaces/responses/compact.ts'
 import { responsesSurface } from '../../surfaces/responses/index.ts'
 import { inputTokensSurface } from '../../surfaces/responses/input-tokens.ts'
 import type { Traffic } from '../../traffic/traffic.ts'
-import { GatewayError } from '../../util/errors.ts'
 import { answered } from './answer.ts'
 
 /**
@@ -54,17 +53,11 @@ export function surfaceRoutes(traffic: Traffic, pipeline: Pipeline) {
   const geminiRuns = new Map(
     Object.entries(geminiSurfaces(COUNT_TOKENS_PER_SECOND)).map(([method, s]) => [method, run(s)]),
   )
-  const gemini = (ctx: RouteContext) => {
-    const handle = geminiRuns.get(geminiTarget(ctx.request.url)?.method ?? '')
-    if (handle) return handle(ctx)
-    const err = new GatewayError(
-      404,
-      'not_found',
-      `Unknown Gemini method. Served: ${[...geminiRuns.keys()].join(', ')}.`,
-    )
-    traffic.refused(ctx.request, err)
-    return geminiErrorResponse(err, ctx.set.headers as Record<string, string>)
-  }
+  // A path with no method served here goes to the generation surface, which refuses it (404 in
+  // Google's shape) after authentication, as every keyed route does.
+  const generate = geminiRuns.get('generateContent')!
+  const gemini = (ctx: RouteContext) =>
+    (geminiRuns.get(geminiTarget(ctx.request.url)?.method ?? '') ?? generate)(ctx)
   return new Elysia({ name: 'switchyard.surfaces' })
     .post('/v1/chat/completions', run(chatSurface), NO_PARSE)
     .post('/v1/messages', run(messagesSurface), NO_PARSE)

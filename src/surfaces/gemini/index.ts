@@ -18,6 +18,7 @@ import { validateWith } from '../../json/validation-error.ts'
 import type { ChatSurface, Surface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { clip } from '../../util/text.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
 import { geminiCountTokensSurface } from './count-tokens.ts'
@@ -32,6 +33,9 @@ import { GeminiStreamEncoder } from './stream-encoder.ts'
 import { type GeminiView, geminiBody, targetOf } from './view.ts'
 
 const checker = TypeCompiler.Compile(GenerateContentRequestSchema)
+
+/** The methods this surface serves; a path naming another comes here to be refused (404). */
+const GENERATE_METHODS = new Set(['generateContent', 'streamGenerateContent'])
 
 /** The Gemini field behind a field of the chat form (for the dropped-parameters header). */
 const GEMINI_FIELD: Record<string, string> = {
@@ -52,6 +56,12 @@ export const geminiSurface: ChatSurface<GeminiView> = {
   credential: googleApiKey,
   decode(text, limitsChecked, url) {
     const target = targetOf(url)
+    if (!GENERATE_METHODS.has(target.method))
+      throw new GatewayError(
+        404,
+        'not_found',
+        `Unknown Gemini method "${clip(target.method)}". Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.`,
+      )
     const body = validateWith(checker, geminiBody(text, limitsChecked))
     const stream = target.method === 'streamGenerateContent'
     return { model: target.model, view: { ...target, stream, body }, stream }
