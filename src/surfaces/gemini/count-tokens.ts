@@ -49,7 +49,7 @@ export function geminiCountTokensSurface(perSecond: number): CountTokensSurface<
         if (!request)
           throw new GatewayError(
             400,
-            'missing_field',
+            'missing_required_parameter',
             'Send contents (or generateContentRequest) to count.',
             {
               param: 'contents',
