@@ -113,6 +113,11 @@ export class Aliases {
     return this.#exact.get(id) ?? this.#patterns.find((p) => matchesPattern(p.id, id))
   }
 
+  /** Every alias, the exact ones in config order, then the patterns longest first (the operator's view). */
+  all(): Alias[] {
+    return [...this.#exact.values(), ...this.#patterns]
+  }
+
   /** The exact aliases, in config order (patterns name no one id to list). */
   exact(): Alias[] {
     return [...this.#exact.values()]

@@ -1,17 +1,16 @@
 /**
  * @module
  * Admin endpoints the console reads: usage over time, the request log, one request, live
- * figures, and the model catalogue with the plans that allow each model. Behind the admin guard
+ * figures, and the model catalogue — models and every alias — with the plans that reach each. Behind the admin guard
  * like every admin route group.
  */
 import { Elysia, t } from 'elysia'
-import { planAllows } from '../../catalogue/routing.ts'
 import { liveFigures } from '../../traffic/live.ts'
 import { requestLogPage, requestView, usageSeries } from '../../usage/history.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
 import type { Deps } from '../deps.ts'
-import { modelEntries } from './models.ts'
+import { operatorEntries } from './models.ts'
 import { NoQuery, QueryText } from './no-query.ts'
 
 export function adminHistoryRoutes(deps: Deps) {
@@ -56,18 +55,7 @@ export function adminHistoryRoutes(deps: Deps) {
     .get('/live', () => liveFigures(deps.metrics), { query: NoQuery })
     .get(
       '/models',
-      () => ({
-        object: 'list',
-        data: modelEntries(deps.catalogue, created).map((m) => {
-          const entry = deps.catalogue.list().find((e) => e.id === m.id)!
-          return {
-            ...m,
-            plans: Object.entries(deps.config.plans)
-              .filter(([, p]) => planAllows(p.models, m.id, entry.model))
-              .map(([name]) => name),
-          }
-        }),
-      }),
+      () => ({ object: 'list', data: operatorEntries(deps.catalogue, created, deps.config.plans) }),
       { query: NoQuery },
     )
 }

@@ -29,26 +29,74 @@ export interface Lister {
  * caller may use it.
  */
 export function modelEntries(catalogue: Catalogue, created: number, lister?: Lister) {
-  const allows = (list: Lister) => (id: string, tier: string | undefined) =>
-    planAllows(list.plan, id, { tier }) && keyReaches(list.key, id)
   const models = catalogue
     .list()
     .filter((e) => !lister || allows(lister)(e.id, e.model.tier))
     .map((e) => modelEntry(e, e.id, created))
   const aliases = catalogue.aliases
     .exact()
-    .filter((a) => a.listed && (!lister || reachable(routedAll(a), allows(lister)).length > 0))
-    .map((a) => ({
-      ...modelEntry(a.pool.members[0]!.entry, a.id, created),
-      owned_by: a.id.slice(0, a.id.indexOf('/')),
-      description: a.description ?? null,
-      targets: a.pool.members.map((m) => ({ model: m.entry.id, weight: m.weight })),
-    }))
+    .filter((a) => a.listed && mayUse(a, a.id, lister))
+    .map((a) => aliasEntry(a, a.id, created))
   return [...models, ...aliases]
 }
 
-/** An alias with every member, in config order (listing picks none). */
-const routedAll = (a: Alias) => ({ named: a.id, alias: a, members: a.pool.members.map((m) => m.entry) })
+/**
+ * `GET /v1/models/{id}` for an id only a pattern alias names (a dated id an agent sends): the
+ * entry the list would show for it — its own id, its target's fields and `targets` — where the
+ * caller may use it; undefined otherwise. A pattern names no one id, so the list never shows it.
+ */
+export function patternEntry(catalogue: Catalogue, id: string, created: number, lister?: Lister) {
+  if (catalogue.model(id)) return undefined
+  const alias = catalogue.aliases.find(id)
+  if (!alias?.pattern || !mayUse(alias, id, lister)) return undefined
+  return aliasEntry(alias, id, created)
+}
+
+/**
+ * The catalogue as the operator sees it (`GET /admin/v1/models`, the console's models page): every
+ * model, then every alias — listed or not, exact or a pattern — with its targets and weights, its
+ * `listed` flag and whether it is a `pattern`; each beside the plans that reach it (an unlisted or
+ * pattern alias through its targets, DESIGN §13).
+ */
+export function operatorEntries(
+  catalogue: Catalogue,
+  created: number,
+  plans: Record<string, { models: readonly string[] }>,
+) {
+  const reachedBy = (can: (plan: readonly string[]) => boolean) =>
+    Object.entries(plans)
+      .filter(([, p]) => can(p.models))
+      .map(([name]) => name)
+  const models = catalogue.list().map((e) => ({
+    ...modelEntry(e, e.id, created),
+    plans: reachedBy((plan) => planAllows(plan, e.id, e.model)),
+  }))
+  const aliases = catalogue.aliases.all().map((a) => ({
+    ...aliasEntry(a, a.id, created),
+    listed: a.listed && !a.pattern,
+    pattern: a.pattern,
+    plans: reachedBy((plan) => mayUse(a, a.id, { plan, key: null })),
+  }))
+  return [...models, ...aliases]
+}
+
+const allows = (list: Lister) => (id: string, tier: string | undefined) =>
+  planAllows(list.plan, id, { tier }) && keyReaches(list.key, id)
+
+/** Whether the lister reaches any member of the alias (every member: listing picks none). */
+const mayUse = (a: Alias, named: string, lister: Lister | undefined) =>
+  !lister ||
+  reachable({ named, alias: a, members: a.pool.members.map((m) => m.entry) }, allows(lister)).length > 0
+
+/** An alias as a model entry under `id`: its first target's fields, `targets` the models it sends to. */
+function aliasEntry(a: Alias, id: string, created: number) {
+  return {
+    ...modelEntry(a.pool.members[0]!.entry, id, created),
+    owned_by: id.slice(0, id.indexOf('/')),
+    description: a.description ?? null,
+    targets: a.pool.members.map((m) => ({ model: m.entry.id, weight: m.weight })),
+  }
+}
 
 function modelEntry(e: CatalogueEntry, id: string, created: number) {
   return {
@@ -138,17 +186,18 @@ export function modelRoutes(deps: Deps) {
       ex.keyPrefix = auth.key.prefix
     }
     // A key with its own model list sees only those (exact ids, within the plan's).
-    return modelEntries(deps.catalogue, created, {
-      plan: auth.plan.plan!.models,
-      key: auth.key.limits?.models,
-    })
+    const lister: Lister = { plan: auth.plan.plan!.models, key: auth.key.limits?.models }
+    return { lister, data: modelEntries(deps.catalogue, created, lister) }
   }
   /** Google's lookup: the model the path names among those the key may use; 404 naming `model` otherwise. */
   const one = async (request: Request, raw: string) => {
-    const data = await allowed(request)
+    const { data, lister } = await allowed(request)
     // Google's clients may name a model as its resource, `models/<prefix>/<model>`.
     const id = decoded(raw)?.replace(/^models\//, '') ?? null
-    const entry = id === null ? undefined : data.find((m) => m.id === id)
+    const entry =
+      id === null
+        ? undefined
+        : (data.find((m) => m.id === id) ?? patternEntry(deps.catalogue, id, created, lister))
     if (!entry)
       throw new GatewayError(
         404,
@@ -160,7 +209,7 @@ export function modelRoutes(deps: Deps) {
   }
   return new Elysia({ name: 'switchyard.models' })
     .get('/v1/models', async ({ request }) => {
-      const data = await allowed(request)
+      const { data } = await allowed(request)
       if (googleStyle(request)) return { models: data.map(geminiModel) }
       if (!anthropicStyle(request)) return { object: 'list', data }
       const models = data.filter((m) => m.type === 'chat').map(anthropicModel)
@@ -171,17 +220,20 @@ export function modelRoutes(deps: Deps) {
         last_id: models.at(-1)?.id ?? null,
       }
     })
-    .get('/v1beta/models', async ({ request }) => ({ models: (await allowed(request)).map(geminiModel) }))
+    .get('/v1beta/models', async ({ request }) => ({
+      models: (await allowed(request)).data.map(geminiModel),
+    }))
     .get('/v1beta/models/*', async ({ request, params }) => geminiModel(await one(request, params['*'])))
     .get('/v1/models/*', async ({ request, params }) => {
       if (googleStyle(request)) return geminiModel(await one(request, params['*']))
       // Authenticated first, as for any id; a malformed %-escape names no model (404 below).
-      const data = await allowed(request)
+      const { data, lister } = await allowed(request)
       const id = decoded(params['*'])
-      const entry =
+      const found =
         id === null
           ? undefined
-          : data.find((m) => m.id === id && (m.type === 'chat' || !anthropicStyle(request)))
+          : (data.find((m) => m.id === id) ?? patternEntry(deps.catalogue, id, created, lister))
+      const entry = found && (found.type === 'chat' || !anthropicStyle(request)) ? found : undefined
       if (entry && anthropicStyle(request)) return anthropicModel(entry)
       if (!entry)
         throw new GatewayError(

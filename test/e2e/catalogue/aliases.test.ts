@@ -252,3 +252,57 @@ describe('aliases', () => {
     expect(((await embeddings.json()) as any).model).toBe('up/emb')
   })
 })
+
+describe("aliases in the models' views", () => {
+  const one = (key: string, id: string, headers: Record<string, string> = {}) =>
+    fetch(`${gw.url}/v1/models/${id}`, { headers: { ...bearer(key), ...headers } })
+
+  test('GET /v1/models/{id} answers a dated id a pattern alias takes, naming its target', async () => {
+    const r = await one(keys.all!, 'anthropic/claude-haiku-4-5-20251001')
+    expect(r.status).toBe(200)
+    expect(await r.json()).toMatchObject({
+      id: 'anthropic/claude-haiku-4-5-20251001',
+      object: 'model',
+      owned_by: 'anthropic',
+      type: 'chat',
+      context_window: 128_000,
+      targets: [{ model: 'anthropic/claude-haiku-4-5', weight: 1 }],
+    })
+    // Anthropic's shape for Claude Code, which looks its model up so.
+    const a = await one(keys.all!, 'anthropic/claude-haiku-4-5-20251001', { 'anthropic-version': '2023-06-01' })
+    expect(a.status).toBe(200)
+    expect(((await a.json()) as any).id).toBe('anthropic/claude-haiku-4-5-20251001')
+    // The pattern counts as its target: a plan without anthropic/claude-haiku-4-5 sees no entry.
+    const refused = await one(keys.direct!, 'anthropic/claude-haiku-4-5-20251001')
+    expect(refused.status).toBe(404)
+    expect(((await refused.json()) as any).error.code).toBe('model_not_found')
+    // An id no pattern takes is still a 404.
+    expect((await one(keys.all!, 'nobody/else')).status).toBe(404)
+  })
+
+  test('/admin/v1/models lists every alias with its targets, weights, listed flag and plans', async () => {
+    const r = await fetch(`${gw.url}/admin/v1/models`, { headers: bearer(ADMIN_TOKEN) })
+    expect(r.status).toBe(200)
+    const data = ((await r.json()) as any).data
+    const byId = (id: string) => data.find((m: any) => m.id === id)
+    expect(byId('up/fast')).toMatchObject({ provider_kind: 'openai', plans: ['all', 'direct'] })
+    expect(byId('up/fast').targets).toBeUndefined()
+    expect(byId('team/coder')).toMatchObject({
+      listed: true,
+      pattern: false,
+      targets: [
+        { model: 'up/fast', weight: 3 },
+        { model: 'up/plain', weight: 1 },
+      ],
+      plans: ['all'],
+    })
+    // A hidden alias counts as its targets for plans; a listed one only by its id.
+    expect(byId('team/hidden')).toMatchObject({ listed: false, plans: ['all', 'direct'] })
+    expect(byId('team/fast')).toMatchObject({ listed: true, plans: ['all', 'aliasonly'] })
+    expect(byId('anthropic/claude-haiku-4-5-*')).toMatchObject({
+      listed: false,
+      pattern: true,
+      targets: [{ model: 'anthropic/claude-haiku-4-5', weight: 1 }],
+    })
+  })
+})
