@@ -21,6 +21,8 @@ const zero = (t: number): UsagePoint => ({
   rate_limited: 0,
   latency_ms_sum: 0,
   cost_micros: 0,
+  cached_tokens: 0,
+  cache_write_tokens: 0,
 })
 
 const addInto = (p: UsagePoint, r: UsagePoint) => {
@@ -31,6 +33,8 @@ const addInto = (p: UsagePoint, r: UsagePoint) => {
   p.rate_limited += r.rate_limited
   p.latency_ms_sum += r.latency_ms_sum
   p.cost_micros += r.cost_micros
+  p.cached_tokens += r.cached_tokens
+  p.cache_write_tokens += r.cache_write_tokens
 }
 
 /** One point per bucket (zero where nothing happened), the busiest groups first. */

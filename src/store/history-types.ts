@@ -86,6 +86,9 @@ export interface UsagePoint {
   latency_ms_sum: number
   /** Integer micro-dollars. */
   cost_micros: number
+  /** Of `prompt_tokens`: read from the provider's prompt cache, and written to it. */
+  cached_tokens: number
+  cache_write_tokens: number
 }
 
 export interface UsageSeries {

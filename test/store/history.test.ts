@@ -144,6 +144,9 @@ describe('usage rollups and retention', () => {
         status: 200,
         promptTokens: 10,
         completionTokens: 5,
+        // Of the 10: read from the provider's prompt cache, and written to it (per key in the rollups).
+        cachedTokens: 4,
+        cacheWriteTokens: 2,
         latencyMs: 30,
         ttftMs: null,
         errorCode: null,
@@ -209,6 +212,8 @@ describe('usage rollups and retention', () => {
             rate_limited: 1,
             latency_ms_sum: 110,
             cost_micros: 0,
+            cached_tokens: 4,
+            cache_write_tokens: 2,
           },
         ],
       },

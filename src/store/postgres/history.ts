@@ -235,7 +235,8 @@ async function usageSeries(sql: SQL, q: UsageSeriesQuery): Promise<UsageSeries[]
         WHEN 'model' THEN model WHEN 'surface' THEN surface ELSE 'all' END AS g,
       SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
       SUM(errors) AS errors, SUM(rate_limited) AS rate_limited, SUM(latency_ms_sum) AS latency_ms_sum,
-      SUM(cost_micros) AS cost_micros
+      SUM(cost_micros) AS cost_micros, SUM(cached_tokens) AS cached_tokens,
+      SUM(cache_write_tokens) AS cache_write_tokens
     FROM ${table} WHERE t >= ${from} AND t < ${q.to} ${filters} GROUP BY t, g ORDER BY t`) as Array<
     Record<string, unknown>
   >
@@ -249,6 +250,8 @@ async function usageSeries(sql: SQL, q: UsageSeriesQuery): Promise<UsageSeries[]
     rate_limited: num(r.rate_limited),
     latency_ms_sum: num(r.latency_ms_sum),
     cost_micros: num(r.cost_micros),
+    cached_tokens: num(r.cached_tokens),
+    cache_write_tokens: num(r.cache_write_tokens),
   }))
   return toSeries(typed, from, q.to, step)
 }

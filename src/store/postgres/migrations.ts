@@ -21,6 +21,7 @@ import { ALERTS_V16 } from './migrations-v16.ts'
 import { EXTEND_V17 } from './migrations-v17.ts'
 import { ESTIMATED_V18 } from './migrations-v18.ts'
 import { CACHE_TOKENS_V19 } from './migrations-v19.ts'
+import { CACHE_ROLLUPS_V20 } from './migrations-v20.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -283,6 +284,8 @@ export const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 18, sql: ESTIMATED_V18 },
   // v19: prompt-cache reads and writes counted per minute (migrations-v19.ts), as SQLite's v17.
   { version: 19, sql: CACHE_TOKENS_V19 },
+  // v20: prompt-cache reads and writes per key in the hourly and daily rollups (migrations-v20.ts), as SQLite's v18.
+  { version: 20, sql: CACHE_ROLLUPS_V20 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

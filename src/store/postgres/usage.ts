@@ -325,11 +325,13 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
       UNION ALL
       SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, m, s, k, w FROM u WHERE am <> model),
     h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-        completion_tokens, errors, latency_ms_sum, cost_micros)
+        completion_tokens, errors, latency_ms_sum, cost_micros, cached_tokens, cache_write_tokens)
       SELECT at - at % 3600000, account_id, key_id, model, surface, SUM(n), SUM(p), SUM(c),
-        SUM(e), SUM(l), SUM(m) FROM f GROUP BY 1, 2, 3, 4, 5
+        SUM(e), SUM(l), SUM(m), SUM(k), SUM(w) FROM f GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
         cost_micros = x.cost_micros + excluded.cost_micros,
+        cached_tokens = x.cached_tokens + excluded.cached_tokens,
+        cache_write_tokens = x.cache_write_tokens + excluded.cache_write_tokens,
         prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
         completion_tokens = x.completion_tokens + excluded.completion_tokens,
         errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum),
@@ -346,11 +348,13 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
         completion_tokens = x.completion_tokens + excluded.completion_tokens,
         errors = x.errors + excluded.errors)
     INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-        completion_tokens, errors, latency_ms_sum, cost_micros)
+        completion_tokens, errors, latency_ms_sum, cost_micros, cached_tokens, cache_write_tokens)
       SELECT at - at % 86400000, account_id, key_id, model, surface, SUM(n), SUM(p), SUM(c),
-        SUM(e), SUM(l), SUM(m) FROM f GROUP BY 1, 2, 3, 4, 5
+        SUM(e), SUM(l), SUM(m), SUM(k), SUM(w) FROM f GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
         cost_micros = x.cost_micros + excluded.cost_micros,
+        cached_tokens = x.cached_tokens + excluded.cached_tokens,
+        cache_write_tokens = x.cache_write_tokens + excluded.cache_write_tokens,
         prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
         completion_tokens = x.completion_tokens + excluded.completion_tokens,
         errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum`

@@ -13,6 +13,7 @@ import { ADMISSION_CHARGES_V14 } from './migrations-v14.ts'
 import { ALERTS_V15 } from './migrations-v15.ts'
 import { ESTIMATED_V16 } from './migrations-v16.ts'
 import { CACHE_TOKENS_V17 } from './migrations-v17.ts'
+import { CACHE_ROLLUPS_V18 } from './migrations-v18.ts'
 
 const MIGRATIONS: Array<{ version: number; sql: string }> = [
   {
@@ -259,6 +260,8 @@ const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 16, sql: ESTIMATED_V16 },
   // Prompt-cache reads and writes counted per minute (migrations-v17.ts).
   { version: 17, sql: CACHE_TOKENS_V17 },
+  // Prompt-cache reads and writes per key in the hourly and daily rollups (migrations-v18.ts).
+  { version: 18, sql: CACHE_ROLLUPS_V18 },
 ]
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -24,6 +24,8 @@ type Params = [
   number,
   number,
   number,
+  number,
+  number,
 ]
 
 const TABLES = ['usage_hourly', 'usage_daily'] as const
@@ -42,15 +44,19 @@ const SQL = Object.fromEntries(
     const series = (index: string, equal: string) =>
       `SELECT t, ${GROUP} AS g, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens,
          SUM(completion_tokens) AS completion_tokens, SUM(errors) AS errors, SUM(rate_limited) AS rate_limited,
-         SUM(latency_ms_sum) AS latency_ms_sum, SUM(cost_micros) AS cost_micros
+         SUM(latency_ms_sum) AS latency_ms_sum, SUM(cost_micros) AS cost_micros,
+         SUM(cached_tokens) AS cached_tokens, SUM(cache_write_tokens) AS cache_write_tokens
        FROM ${table} ${index} WHERE ${equal} AND t >= $from AND t < $to AND ($model IS NULL OR model = $model)
        GROUP BY t, g ORDER BY t`
     return [
       table,
       {
         upsert: `INSERT INTO ${table} (t, account_id, key_id, model, surface, requests, prompt_tokens,
-           completion_tokens, errors, rate_limited, latency_ms_sum, cost_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           completion_tokens, errors, rate_limited, latency_ms_sum, cost_micros, cached_tokens, cache_write_tokens)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT DO UPDATE SET requests = requests + excluded.requests, cost_micros = cost_micros + excluded.cost_micros,
+           cached_tokens = cached_tokens + excluded.cached_tokens,
+           cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
            prompt_tokens = prompt_tokens + excluded.prompt_tokens,
            completion_tokens = completion_tokens + excluded.completion_tokens,
            errors = errors + excluded.errors, rate_limited = rate_limited + excluded.rate_limited,
@@ -79,6 +85,9 @@ export interface RollupFact {
   latencyMs: number
   /** Integer micro-dollars. */
   costMicros: number
+  /** Of `promptTokens`: read from the provider's prompt cache, and written to it. */
+  cachedTokens: number
+  cacheWriteTokens: number
 }
 
 export class RollupQueries {
@@ -105,6 +114,8 @@ export class RollupQueries {
       f.rateLimited,
       f.latencyMs,
       f.costMicros,
+      f.cachedTokens,
+      f.cacheWriteTokens,
     ] as const
     this.upserts.hourly.run(f.at - (f.at % HOUR), ...rest)
     this.upserts.daily.run(f.at - (f.at % DAY), ...rest)
@@ -124,6 +135,8 @@ export class RollupQueries {
       rateLimited: 1,
       latencyMs: 0,
       costMicros: 0,
+      cachedTokens: 0,
+      cacheWriteTokens: 0,
     })
   }
 

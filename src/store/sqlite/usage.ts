@@ -194,6 +194,8 @@ export class UsageQueries {
         paid.promptTokens += c.promptTokens ?? 0
         paid.completionTokens += c.completionTokens ?? 0
         paid.costMicros += c.costMicros ?? 0
+        paid.cachedTokens += c.cachedTokens ?? 0
+        paid.cacheWriteTokens += c.cacheWriteTokens ?? 0
         const minute = minuteOf(at.at)
         if (c.status >= 400) sumOf(sums, at.accountId, minute, at.model).errors++
         const sum = sumOf(sums, at.accountId, minute, by)
@@ -302,6 +304,8 @@ function factOf(
       rateLimited: 0,
       latencyMs: 0,
       costMicros: 0,
+      cachedTokens: 0,
+      cacheWriteTokens: 0,
     }
     hours.set(k, fact)
   }
