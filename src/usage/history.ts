@@ -165,6 +165,9 @@ export async function usageSeries(deps: HistoryDeps, p: SeriesParams, now: numbe
         rate_limited: pt.rate_limited,
         avg_latency_ms: pt.requests ? Math.round(pt.latency_ms_sum / pt.requests) : null,
         cost_usd: microsToUsd(pt.cost_micros),
+        // Of prompt_tokens: read from the provider's prompt cache, and written to it.
+        cached_tokens: pt.cached_tokens,
+        cache_write_tokens: pt.cache_write_tokens,
       })),
     })),
   }

@@ -2,7 +2,8 @@
  * @module
  * Money for the console's overview and keys page (DESIGN §15): what was spent today and this
  * month (UTC), in all, per account and per key, each beside the budget it is burning (the
- * account's plan's, the key's own) and what that budget's period has spent so far. Every figure is
+ * account's plan's, the key's own) and what that budget's period has spent so far, and the
+ * prompt cache's tokens (read and written) in the same day and month. Every figure is
  * the settled cost the usage rollups recorded (the request log's cost, summed per UTC day): the
  * same ledger `/admin/v1/usage/series` reports; money still reserved by requests in flight is not
  * in it. Two bounded store reads (daily buckets from the earliest period start, grouped by
@@ -31,22 +32,35 @@ export interface SpendDeps {
   config: { plans: Record<string, { budget?: Budget | null | undefined }> }
 }
 
-/** Micro-dollars per UTC day start. */
-type Days = Map<number, number>
+/** A UTC day's settled micro-dollars and its prompt-cache tokens (read, written). */
+interface Day {
+  micros: number
+  cached: number
+  written: number
+}
+/** Per UTC day start, the days that cost or touched a prompt cache. */
+type Days = Map<number, Day>
 
 function byDay(series: UsageSeries[]): Map<string, Days> {
   const out = new Map<string, Days>()
   for (const s of series) {
     const days: Days = new Map()
-    for (const p of s.points) if (p.cost_micros) days.set(p.t, (days.get(p.t) ?? 0) + p.cost_micros)
+    for (const p of s.points) {
+      if (!p.cost_micros && !p.cached_tokens && !p.cache_write_tokens) continue
+      const d = days.get(p.t) ?? { micros: 0, cached: 0, written: 0 }
+      d.micros += p.cost_micros
+      d.cached += p.cached_tokens
+      d.written += p.cache_write_tokens
+      days.set(p.t, d)
+    }
     out.set(s.group, days)
   }
   return out
 }
 
-const since = (days: Days | undefined, from: number) => {
+const since = (days: Days | undefined, from: number, of: keyof Day = 'micros') => {
   let n = 0
-  for (const [t, micros] of days ?? []) if (t >= from) n += micros
+  for (const [t, d] of days ?? []) if (t >= from) n += d[of]
   return n
 }
 
@@ -89,6 +103,11 @@ export async function spendOverview(deps: SpendDeps, q: { account?: string }, no
   const usd = (days: Days | undefined) => ({
     today_usd: microsToUsd(since(days, today)),
     month_usd: microsToUsd(since(days, month)),
+    // Of the prompt tokens: read from and written to the providers' prompt caches (DESIGN §14).
+    today_cached_tokens: since(days, today, 'cached'),
+    today_cache_write_tokens: since(days, today, 'written'),
+    month_cached_tokens: since(days, month, 'cached'),
+    month_cache_write_tokens: since(days, month, 'written'),
   })
   let todayMicros = 0
   let monthMicros = 0

@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { KeyLimitsPatch } from '../../accounts/key-limits.ts'
 import { keyNameProblem } from '../../accounts/keys.ts'
+import { keyUsage } from '../../accounts/key-usage.ts'
 import { expiryPolicy } from '../../accounts/plans.ts'
 import { enabledChange, keyStateChange } from '../../accounts/service.ts'
 import { usageReport } from '../../accounts/usage-report.ts'
@@ -169,7 +170,15 @@ export function adminRoutes(deps: Deps) {
           ),
         },
       )
-      .get('/keys/:id', ({ params }) => svc.keyView(params.id), noQuery)
+      // The key beside its usage today and this month, the prompt cache's tokens among it.
+      .get(
+        '/keys/:id',
+        async ({ params }) => ({
+          ...(await svc.keyView(params.id)),
+          usage: await keyUsage(deps.store, params.id, deps.clock.now()),
+        }),
+        noQuery,
+      )
       .post(
         '/keys/:id/disable',
         ({ params, auditChange }) => setKeyState(params.id, 'disabled', auditChange),

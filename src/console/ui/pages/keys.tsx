@@ -11,7 +11,7 @@ import { ErrorNotice, Page, Table } from '../parts.tsx'
 import { useAction, useLoad } from './hooks.ts'
 import { KeyLimitsEditor, LimitFields } from './key-limits.tsx'
 import { limitsFromForm, limitsSummary } from './key-limits-form.ts'
-import { BudgetBurn } from './overview-money.tsx'
+import { BudgetBurn, CacheTokens } from './overview-money.tsx'
 import { type RefusalList, RefusalsPanel, RefusedCell, refusalsByKey } from './refusals.tsx'
 
 /** The new secret, shown until dismissed; then it exists nowhere on the page. */
@@ -47,8 +47,8 @@ function Secret({
 }
 
 /**
- * Each key's own limits and its settled spend today and this month (UTC), beside its budget's
- * burn: a table of its own under the keys, which keeps the keys table (and its buttons) within
+ * Each key's own limits and its settled spend today and this month (UTC), this month's
+ * prompt-cache tokens (read and written), beside its budget's burn: a table of its own under the keys, which keeps the keys table (and its buttons) within
  * 1280 px. A key that spent nothing this month is absent from the spend list: $0.
  */
 function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, any> }) {
@@ -56,12 +56,13 @@ function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, an
     <section aria-labelledby="h-key-spend">
       <h2 id="h-key-spend">Limits and spend</h2>
       <p class="muted">
-        Each key's own limits (within its plan's) and its settled spend; UTC days and months.
+        Each key's own limits (within its plan's), its settled spend and the prompt tokens its providers'
+        caches read and wrote; UTC days and months.
       </p>
       <Table
         compact
         testid="key-spend"
-        cols={['key', 'account', 'limits', 'today', 'month', 'budget']}
+        cols={['key', 'account', 'limits', 'today', 'month', 'cached', 'budget']}
         num={['today', 'month']}
       >
         {keys.map((k: any) => {
@@ -82,6 +83,9 @@ function KeyLimitsAndSpend({ keys, spend }: { keys: any[]; spend: Map<string, an
               </td>
               <td class="num" data-col="month">
                 {usd(s?.month_usd ?? 0)}
+              </td>
+              <td data-col="cached">
+                <CacheTokens row={s} />
               </td>
               <td data-col="budget">{burn ? <BudgetBurn budget={burn} /> : <span class="muted">—</span>}</td>
             </tr>

@@ -5,6 +5,7 @@
  * `GET /admin/v1/overview/spend`: the settled cost the usage rollups recorded (money still held by
  * requests in flight is not in it).
  */
+import { num } from '../format.ts'
 import { usd } from '../money.ts'
 import { KeyCells, Panel, Table } from '../parts.tsx'
 
@@ -52,6 +53,21 @@ export function SpendTiles({ spend }: { spend: any }) {
   )
 }
 
+/**
+ * This month's prompt-cache tokens of a spend row (`GET /admin/v1/overview/spend`): read from the
+ * providers' caches (priced at `cached_input`) and written to them (at `cache_write`); — for none.
+ */
+export function CacheTokens({ row }: { row: any }) {
+  const read = row?.month_cached_tokens ?? 0
+  const written = row?.month_cache_write_tokens ?? 0
+  if (!read && !written) return <span class="muted">—</span>
+  return (
+    <span title="prompt tokens read from the provider's cache · written to it, this month">
+      {num(read)} read · {num(written)} written
+    </span>
+  )
+}
+
 export function SpendPanels({ spend }: { spend: any }) {
   return (
     <>
@@ -81,7 +97,7 @@ export function SpendPanels({ spend }: { spend: any }) {
         <Table
           compact
           testid="spend-keys"
-          cols={['key', 'account', 'today', 'month', 'budget']}
+          cols={['key', 'account', 'today', 'month', 'cached', 'budget']}
           num={['today', 'month']}
         >
           {(spend?.keys ?? []).slice(0, 10).map((k: any) => (
@@ -89,6 +105,9 @@ export function SpendPanels({ spend }: { spend: any }) {
               <KeyCells k={k} />
               <td class="num">{usd(k.today_usd)}</td>
               <td class="num">{usd(k.month_usd)}</td>
+              <td data-col="cached">
+                <CacheTokens row={k} />
+              </td>
               <td>
                 <BudgetBurn budget={k.budget} />
               </td>
