@@ -23,7 +23,23 @@ const SKIP = 'console browser tests (test/e2e/console/console-browser.test.ts)'
 const chromium = chromiumPerFile(SKIP)
 
 beforeAll(async () => {
-  gw = await startGateway({ doc: testConfigDoc({ admin: { token: TOKEN }, usage: { flush_ms: 20 } }) })
+  gw = await startGateway({
+    doc: testConfigDoc({
+      admin: { token: TOKEN },
+      usage: { flush_ms: 20 },
+      // The models page lists the operator's aliases with their targets (DESIGN §13).
+      aliases: [
+        {
+          id: 'team/echo',
+          to: [
+            { model: 'demo/echo', weight: 3 },
+            { model: 'demo/echo-pro', weight: 1 },
+          ],
+          listed: false,
+        },
+      ],
+    }),
+  })
   if (WRITE_SHOTS) mkdirSync(SHOTS, { recursive: true })
 })
 
@@ -147,7 +163,12 @@ test('operator: sign in, account, key shown once, requests in the log and the ch
   await shot(page, 'usage')
 
   await page.getByRole('link', { name: 'Models' }).click()
-  await page.getByRole('cell', { name: 'demo/echo-pro' }).waitFor()
+  await page.locator('[data-testid="models"]').getByRole('cell', { name: 'demo/echo-pro' }).waitFor()
+  // The aliases: each with its targets by weight and whether /v1/models lists it.
+  const alias = page.locator('[data-testid="aliases"] tr[data-alias="team/echo"]')
+  expect(
+    (await alias.locator('td').allInnerTexts()).map((t: string) => t.replace(/\s+/g, ' ').trim()),
+  ).toEqual(['team/echo', 'demo/echo × 3 demo/echo-pro × 1', 'hidden', expect.stringContaining('unlimited')])
   await shot(page, 'models')
   await page.getByRole('link', { name: 'Plans' }).click()
   await page.getByRole('cell', { name: /^unlimited/ }).waitFor()

@@ -32,6 +32,8 @@ let gw: TestGateway
 let up: Awaited<ReturnType<typeof startFaultUpstream>>
 let browser: any
 let hook: WebhookReceiver
+/** An OpenAI-wire upstream whose every answer read 1,000 of its 1,300 prompt tokens from its cache. */
+let cachy: ReturnType<typeof Bun.serve>
 /** A Slack-like webhook URL: the path and the query are the credential, never to be shown. */
 let hookUrl: string
 
@@ -53,6 +55,38 @@ beforeAll(async () => {
   // Long answers, for a tokens axis in the tens of thousands.
   up.script({ model: 'long' }, { fault: 'ok', words: 6000 })
   const base_url = `${up.url}/v1`
+  cachy = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: async (req) => {
+      const body = (await req.json()) as { model: string; stream?: boolean }
+      const usage = {
+        prompt_tokens: 1300,
+        completion_tokens: 2,
+        total_tokens: 1302,
+        prompt_tokens_details: { cached_tokens: 1000 },
+      }
+      const head = { id: 'chatcmpl-cache', created: 0, model: body.model }
+      if (!body.stream)
+        return Response.json({
+          ...head,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'warm' }, finish_reason: 'stop' }],
+          usage,
+        })
+      // A key with a token limit is served streamed upstream (DESIGN §11): the usage comes last.
+      const chunk = (c: object) =>
+        `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', ...c })}\n\n`
+      const text =
+        chunk({
+          choices: [{ index: 0, delta: { role: 'assistant', content: 'warm' }, finish_reason: null }],
+        }) +
+        chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
+        chunk({ choices: [], usage }) +
+        'data: [DONE]\n\n'
+      return new Response(text, { headers: { 'content-type': 'text/event-stream' } })
+    },
+  })
   hook = startWebhookReceiver()
   hook.down = true
   hookUrl = `${new URL(hook.url).origin}/services/T0SECRET/B0SECRET/x0secret0path?token=hushhush`
@@ -90,6 +124,14 @@ beforeAll(async () => {
             model('long', { max_output_tokens: 8192 }),
           ],
         },
+        // No pricing: the spend figures stay the fault upstream's; its cache reads show per key.
+        {
+          prefix: 'cachy',
+          kind: 'openai',
+          base_url: `http://127.0.0.1:${cachy.port}/v1`,
+          api_key: 'sk-cachy-0123456789',
+          models: [model('agent')],
+        },
       ],
       plans: {
         ...PLANS,
@@ -114,6 +156,7 @@ afterAll(async () => {
   await gw?.stop()
   await up?.stop()
   await hook?.stop()
+  cachy?.stop(true)
 })
 
 const admin = async (method: string, path: string, body?: unknown) => {
@@ -175,9 +218,11 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   // 12,000 tokens and more in this hour, at no cost (no pricing).
   expect((await chat(budgeted.key, 'strict/long')).status).toBe(200)
   expect((await chat(budgeted.key, 'strict/long')).status).toBe(200)
+  // An agent's turn whose prompt the provider's cache mostly answered.
+  expect((await chat(budgeted.key, 'cachy/agent')).status).toBe(200)
   // A refusal before admission: the free plan does not reach mock's models.
   expect((await chat(freeKey, 'mock/good')).status).toBe(403)
-  await settle(9)
+  await settle(10)
   for (let i = 0; i < 300; i++) {
     const log = await gw.deps.store.requestLog({ limit: 200 })
     if (log.rows.some((r) => r.status === 499)) break
@@ -210,6 +255,8 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   expect(await acme.textContent()).toContain(`${spent} of $1.00/month`)
   const ci = page.locator(`[data-testid="spend-keys"] tr[data-key="${budgeted.id}"]`)
   expect(await ci.textContent()).toContain(`${spent} of $0.50/day`)
+  // Beside it, the prompt tokens its providers' caches read and wrote this month.
+  expect(await ci.locator('td[data-col="cached"]').textContent()).toBe('1,000 read · 0 written')
 
   // The client's 400s and 499 raise no error rate of strict's: they are its own, apart.
   const strict = page.locator('[data-testid="provider-health"] tr[data-provider="strict"]')
@@ -249,6 +296,7 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   expect(await row.locator('td[data-col="limits"]').textContent()).toBe('tpm 50,000 · $0.50/day')
   expect(await row.locator('td[data-col="today"]').textContent()).toBe(spent)
   expect(await row.locator('td[data-col="month"]').textContent()).toBe(spent)
+  expect(await row.locator('td[data-col="cached"]').textContent()).toBe('1,000 read · 0 written')
   expect(await row.locator('td[data-col="budget"]').textContent()).toContain(`${spent} of $0.50/day`)
   if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, 'keys.png'), fullPage: true })
 

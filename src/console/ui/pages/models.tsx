@@ -17,6 +17,7 @@ export function Models() {
     <Page id="models" title="Models">
       {error && <p class="notice error">{error}</p>}
       <Table
+        testid="models"
         cols={['model', 'provider', 'context', 'max output', 'features', 'tier', 'price', 'plans']}
         num={['context', 'max output']}
       >
