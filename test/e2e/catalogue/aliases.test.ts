@@ -269,7 +269,9 @@ describe("aliases in the models' views", () => {
       targets: [{ model: 'anthropic/claude-haiku-4-5', weight: 1 }],
     })
     // Anthropic's shape for Claude Code, which looks its model up so.
-    const a = await one(keys.all!, 'anthropic/claude-haiku-4-5-20251001', { 'anthropic-version': '2023-06-01' })
+    const a = await one(keys.all!, 'anthropic/claude-haiku-4-5-20251001', {
+      'anthropic-version': '2023-06-01',
+    })
     expect(a.status).toBe(200)
     expect(((await a.json()) as any).id).toBe('anthropic/claude-haiku-4-5-20251001')
     // The pattern counts as its target: a plan without anthropic/claude-haiku-4-5 sees no entry.
