@@ -274,6 +274,12 @@ describe("aliases in the models' views", () => {
     })
     expect(a.status).toBe(200)
     expect(((await a.json()) as any).id).toBe('anthropic/claude-haiku-4-5-20251001')
+    // Google's shape, as Gemini CLI and @google/genai look a model up.
+    const g = await fetch(`${gw.url}/v1beta/models/anthropic/claude-haiku-4-5-20251001`, {
+      headers: { 'x-goog-api-key': keys.all! },
+    })
+    expect(g.status).toBe(200)
+    expect(((await g.json()) as any).name).toBe('models/anthropic/claude-haiku-4-5-20251001')
     // The pattern counts as its target: a plan without anthropic/claude-haiku-4-5 sees no entry.
     const refused = await one(keys.direct!, 'anthropic/claude-haiku-4-5-20251001')
     expect(refused.status).toBe(404)
