@@ -13,7 +13,7 @@ import { type Running, startServer } from '../app/serve.ts'
 import type { Config } from '../config/index.ts'
 import { countsTokens } from '../config/limit-settings.ts'
 import { loadO200k } from '../limits/o200k.ts'
-import type { Deps, ReloadReport } from '../server/deps.ts'
+import { type Deps, type ReloadReport, reloadAuditChange } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
 import { describeDatabase } from '../store/index.ts'
 import { audit } from '../util/audit.ts'
@@ -196,14 +196,7 @@ async function reloadBySignal(run: () => Promise<ReloadReport>, log: Logger): Pr
     actor: 'signal',
     action: 'SIGHUP',
     target: r.source,
-    change: {
-      outcome: r.outcome,
-      generation: r.generation,
-      sections: r.changed.sections,
-      ...r.changed.entries,
-      ...(r.problems.length ? { problems: r.problems.map((p) => p.path) } : {}),
-      ...(r.others ? { others: r.others } : {}),
-    },
+    change: reloadAuditChange(r),
     outcome: r.outcome !== 'refused' ? 'ok' : r.restart ? 'restart_required' : 'config_invalid',
   })
 }

@@ -52,3 +52,15 @@ export interface ReloadReport {
   /** With `--workers N`: each other process, which reloaded its own copy of the file, and how. */
   others?: Array<{ pid: number; outcome: string }>
 }
+
+/** A reload's audit `change`, the same whichever way it came (the admin route, SIGHUP). */
+export function reloadAuditChange(r: ReloadReport): Record<string, unknown> {
+  return {
+    outcome: r.outcome,
+    generation: r.generation,
+    sections: r.changed.sections,
+    ...r.changed.entries,
+    ...(r.problems.length ? { problems: r.problems.map((p) => p.path) } : {}),
+    ...(r.others ? { others: r.others } : {}),
+  }
+}

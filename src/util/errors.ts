@@ -93,11 +93,21 @@ export function shuttingDownError(): GatewayError {
 
 /** The error as a response in OpenAI's shape, with `headers` (the response's so far) and the error's own. */
 export function errorResponse(err: GatewayError, headers: Record<string, string | number> = {}): Response {
+  const h = errorHeaders(err, headers, 'application/json')
+  return new Response(JSON.stringify(err.toBody() satisfies ErrorBody), { status: err.status, headers: h })
+}
+
+/** An error response's headers: `headers` (the response's so far), its content type, the error's own. */
+export function errorHeaders(
+  err: GatewayError,
+  headers: Record<string, string | number>,
+  contentType: string,
+): Headers {
   const h = new Headers()
   for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
-  h.set('content-type', 'application/json')
+  h.set('content-type', contentType)
   setErrorHeaders(h, err)
-  return new Response(JSON.stringify(err.toBody() satisfies ErrorBody), { status: err.status, headers: h })
+  return h
 }
 
 /** The longest wait a client's automatic retry is left to sleep through (the OpenAI SDK's cap). */

@@ -9,7 +9,7 @@
 import { Elysia } from 'elysia'
 import { GatewayError } from '../../util/errors.ts'
 import { adminGuard } from '../admin-guard.ts'
-import type { Deps } from '../deps.ts'
+import { type Deps, reloadAuditChange } from '../deps.ts'
 import { NoBody } from '../json-body.ts'
 import { NoQuery } from './no-query.ts'
 
@@ -20,13 +20,7 @@ export function adminReloadRoutes(deps: Deps) {
       const r = await deps.reloads.run()
       auditChange({
         target: r.source,
-        change: {
-          outcome: r.outcome,
-          generation: r.generation,
-          sections: r.changed.sections,
-          ...r.changed.entries,
-          ...(r.problems.length ? { problems: r.problems.map((p) => p.path) } : {}),
-        },
+        change: reloadAuditChange(r),
       })
       if (r.outcome !== 'refused') return r
       const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')

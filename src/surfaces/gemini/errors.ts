@@ -7,7 +7,7 @@
  * `ErrorInfo` detail (`reason`) and the `x-switchyard-error-code` header; the field at fault in a
  * `BadRequest` detail's `fieldViolations`, as Google reports one.
  */
-import { type GatewayError, setErrorHeaders } from '../../util/errors.ts'
+import { errorHeaders, type GatewayError } from '../../util/errors.ts'
 
 const STATUS: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
@@ -50,10 +50,7 @@ export function geminiErrorBody(err: GatewayError) {
 }
 
 export function geminiErrorResponse(err: GatewayError, headers: Record<string, string> = {}): Response {
-  const h = new Headers()
-  for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
-  h.set('content-type', 'application/json; charset=UTF-8')
-  setErrorHeaders(h, err)
+  const h = errorHeaders(err, headers, 'application/json; charset=UTF-8')
   h.set('x-switchyard-error-code', err.code)
   return new Response(JSON.stringify(geminiErrorBody(err)), { status: err.status, headers: h })
 }

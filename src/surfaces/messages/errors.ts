@@ -8,7 +8,7 @@
  * open (503 `upstream_circuit_open`), is Anthropic's 529 here, which its SDKs and Claude Code retry.
  */
 import { TYPE_BY_STATUS as ANTHROPIC_4XX_TYPES } from '../../providers/anthropic/map-anthropic-error.ts'
-import { GatewayError, setErrorHeaders } from '../../util/errors.ts'
+import { errorHeaders, GatewayError } from '../../util/errors.ts'
 
 /** Anthropic's documented type for each 4xx status, and the two 5xx with types of their own. */
 const TYPE_BY_STATUS: Record<number, string> = {
@@ -39,10 +39,7 @@ export function anthropicErrorBody(err: GatewayError, requestId?: string) {
 }
 
 export function messagesErrorResponse(err: GatewayError, headers: Record<string, string> = {}): Response {
-  const h = new Headers()
-  for (const [k, v] of Object.entries(headers)) h.set(k, String(v))
-  h.set('content-type', 'application/json')
-  setErrorHeaders(h, err)
+  const h = errorHeaders(err, headers, 'application/json')
   // Which check refused, in the gateway's own vocabulary (Anthropic's body has no code field).
   h.set('x-switchyard-error-code', err.code)
   const rid = headers['x-request-id']
