@@ -19,6 +19,7 @@ const key = (command: string) => command.replace(/\s+/g, ' ').trim()
 const README_COMMANDS = 'test/e2e/docs/readme-commands.test.ts'
 const REPLICAS = 'test/e2e/docs/docs-replicas.test.ts'
 const AGENTS = 'test/e2e/docs/agents-commands.test.ts'
+const AGENT_BLOCKS = 'test/e2e/clients/qwen-opencode.test.ts'
 
 /** Commands a test runs: `by` (a path from the repository root) contains `needle`. */
 const RUN_BY: Record<string, { by: string; needle: string }> = {
@@ -53,6 +54,26 @@ const RUN_BY: Record<string, { by: string; needle: string }> = {
     needle: "'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY'",
   },
   'gemini -m demo/agent': { by: 'test/e2e/surfaces/gemini/gemini-cli.test.ts', needle: 'gemini -m (' },
+  // docs/agents.md: Qwen Code and opencode, each block run as pasted (skipped, saying so, without the test-client package).
+  ...Object.fromEntries(
+    [
+      'export OPENAI_BASE_URL=http://127.0.0.1:8080/v1',
+      'export OPENAI_API_KEY=sk-sy-...',
+      'export OPENAI_MODEL=demo/agent',
+      'export QWEN_CODE_MAX_OUTPUT_TOKENS=64000',
+      'export QWEN_USAGE_STATISTICS_ENABLED=false',
+      'qwen',
+    ].map((c) => [c, { by: AGENT_BLOCKS, needle: "agentsBlock('Qwen Code', 'sh')" }]),
+  ),
+  ...Object.fromEntries(
+    [
+      'export SWITCHYARD_API_KEY=sk-sy-...',
+      'export OPENCODE_DISABLE_MODELS_FETCH=1',
+      'export OPENCODE_DISABLE_AUTOUPDATE=1',
+      'export npm_config_offline=true',
+      'opencode',
+    ].map((c) => [c, { by: AGENT_BLOCKS, needle: "agentsBlock('opencode', 'sh')" }]),
+  ),
   // docs/install.md: the binary's block, from `init` on; with Bun installed.
   'switchyard init': { by: README_COMMANDS, needle: "shBlock('## From the binary')" },
   'switchyard accounts create alice --plan dev && switchyard keys create alice': {
@@ -149,12 +170,6 @@ const NOT_RUN: Record<string, string> = {
   'bun run bench --hostile': 'about 2 minutes of load and GBs of bodies; run by hand',
   'bun run bench --signals': 'about 8 minutes of load; run by hand',
   'bun run bench --aliases': 'about a minute of load (--quick: 20 s); run by hand',
-  // docs/agents.md: Qwen Code.
-  'export OPENAI_BASE_URL=http://127.0.0.1:8080/v1':
-    'Qwen Code is not among the test clients (installing it needs the network); these are the Chat Completions surface the openai SDK tests use',
-  'export OPENAI_API_KEY=sk-sy-...': 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
-  'export OPENAI_MODEL=demo/agent': 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
-  qwen: 'Qwen Code is not among the test clients (see OPENAI_BASE_URL)',
   'bun run bench --gemini': 'under a minute of load, but load: run by hand, its figures in BENCHMARKS.md',
 }
 
