@@ -139,7 +139,9 @@ const TURNS: Turn[] = [
 async function run(turn: Turn): Promise<AgentRun & { key: string }> {
   const { key } = await gw.key(`agent-${crypto.randomUUID()}`, 'unlimited')
   // The model's limits, read where the page says: GET /v1/models.
-  const listed = (await (await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+  const listed = (await (
+    await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })
+  ).json()) as {
     data: Array<{ id: string; context_window: number; max_output_tokens: number }>
   }
   const model = listed.data.find((m) => m.id === turn.model)!
@@ -160,7 +162,10 @@ async function run(turn: Turn): Promise<AgentRun & { key: string }> {
   const config = JSON.parse(localise(OPENCODE_JSON, gw.url, key))
   config.model = `switchyard/${turn.model}`
   config.provider.switchyard.models = {
-    [turn.model]: { name: turn.model, limit: { context: model.context_window, output: model.max_output_tokens } },
+    [turn.model]: {
+      name: turn.model,
+      limit: { context: model.context_window, output: model.max_output_tokens },
+    },
   }
   const out = await runAgentBlock({
     block: localise(OPENCODE_SH, gw.url, key),
@@ -206,7 +211,8 @@ describe('Qwen Code and opencode through Switchyard, as docs/agents.md sets them
       }
       // Each counted request reached the upstream once.
       expect(mock.stats.requests - before).toBe(upstream)
-      if (!Bun.which('strace')) console.log('strace is not installed: the gateway-only check of the agents was skipped')
+      if (!Bun.which('strace'))
+        console.log('strace is not installed: the gateway-only check of the agents was skipped')
     },
     180_000,
   )
