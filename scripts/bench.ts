@@ -15,6 +15,7 @@ import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './bench/a
 import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './bench/aliases.ts'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
+import { LANE_FULL, LANE_QUICK, laneRows, runLane } from './bench/c1-lane.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
 import { FALLBACK_CONCURRENCY, fallbackRows, runFallback } from './bench/fallback.ts'
 import { GEMINI_CONCURRENCY, geminiRows, runGeminiSurface } from './bench/gemini.ts'
@@ -94,7 +95,7 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent] [--aliases] [--gemini]
+const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent] [--aliases] [--gemini] [--c1]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
   --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
@@ -112,6 +113,8 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --agent        only the agent-like row: 4 conversations of 30 turns growing to ~150 KB, metered vs plain key
   --aliases      only the alias and pool rows: a model named through an alias, and a 1:1 pool, vs directly (c16)
   --gemini       only the Gemini-surface rows: translated beside chat, pass-through beside direct (c16)
+  --c1           only the c=1 lane: added p50/p99/p99.9 of Caddy (when found), the bare prototype and the
+                 gateway (plain, governed) over direct, one request at a time; the traced gateway's timeline
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -131,6 +134,7 @@ interface Options {
   agent: boolean
   aliases: boolean
   gemini: boolean
+  c1: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -150,6 +154,7 @@ function parseArgs(argv: string[]): Options {
     agent: false,
     aliases: false,
     gemini: false,
+    c1: false,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -161,6 +166,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--waterfall') o.waterfall = true
     else if (a === '--tokens') o.tokens = true
     else if (a === '--aliases') o.aliases = true
+    else if (a === '--c1') o.c1 = true
     else if (a === '--hostile') o.hostile = true
     else if (a === '--signals') o.signals = true
     else if (a === '--agent') o.agent = true
@@ -183,9 +189,12 @@ function parseArgs(argv: string[]): Options {
       process.exit(0)
     } else fail(`unknown argument '${a}'`)
   }
-  if ([o.waterfall, o.tokens, o.hostile, o.signals, o.agent, o.aliases, o.gemini].filter(Boolean).length > 1)
+  if (
+    [o.waterfall, o.tokens, o.hostile, o.signals, o.agent, o.aliases, o.gemini, o.c1].filter(Boolean).length >
+    1
+  )
     fail(
-      '--waterfall, --tokens, --hostile, --signals, --agent, --aliases and --gemini each run alone; pick one',
+      '--waterfall, --tokens, --hostile, --signals, --agent, --aliases, --gemini and --c1 each run alone; pick one',
     )
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   return o
@@ -294,6 +303,12 @@ async function main(): Promise<number> {
       await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
     }
 
+    const laneOpts = {
+      binary: opts.binary,
+      env,
+      size: opts.quick ? LANE_QUICK : LANE_FULL,
+      timeline: !opts.binary,
+    }
     if (
       opts.waterfall ||
       opts.tokens ||
@@ -301,23 +316,29 @@ async function main(): Promise<number> {
       opts.signals ||
       opts.agent ||
       opts.aliases ||
-      opts.gemini
+      opts.gemini ||
+      opts.c1
     ) {
-      const [kind, title] = opts.waterfall
-        ? ['waterfall', 'Waterfall']
-        : opts.tokens
-          ? ['tokens', 'Tokens and money']
-          : opts.hostile
-            ? ['hostile', 'Hostile input']
-            : opts.signals
-              ? ['signals', 'Telemetry and webhooks']
-              : opts.aliases
-                ? ['aliases', 'Aliases and pools']
-                : opts.gemini
-                  ? ['gemini', 'Gemini surface']
-                  : ['agent', 'Agent-like']
+      const [kind, title] = opts.c1
+        ? ['c1', 'The c=1 lane']
+        : opts.waterfall
+          ? ['waterfall', 'Waterfall']
+          : opts.tokens
+            ? ['tokens', 'Tokens and money']
+            : opts.hostile
+              ? ['hostile', 'Hostile input']
+              : opts.signals
+                ? ['signals', 'Telemetry and webhooks']
+                : opts.aliases
+                  ? ['aliases', 'Aliases and pools']
+                  : opts.gemini
+                    ? ['gemini', 'Gemini surface']
+                    : ['agent', 'Agent-like']
       let rows: Row[]
-      if (opts.aliases) {
+      if (opts.c1) {
+        log('the c=1 lane: one request at a time, interleaved rounds, added over direct ...')
+        rows = laneRows(await runLane(ctx, laneOpts))
+      } else if (opts.aliases) {
         log(
           `an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`,
         )
@@ -358,6 +379,8 @@ async function main(): Promise<number> {
       log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows })}`)
       return gw.exitCode() === null ? 0 : 1
     }
+    log('the c=1 lane: one request at a time, interleaved rounds, added over direct ...')
+    const lane = await runLane(ctx, laneOpts)
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
     log('the bare prototype (key lookup, counter, fetch, pipe) vs direct, same concurrency ...')
@@ -416,6 +439,7 @@ async function main(): Promise<number> {
     const logRows = await requestLogRows(ws.dir, opts.quick ? 200_000 : 1_000_000, log)
 
     const rows: Row[] = [
+      ...laneRows(lane),
       ...closedRows({ ...closed, ...messages }),
       ...bareRows(bare, closed),
       ...responsesRows(responses),
@@ -464,6 +488,7 @@ async function main(): Promise<number> {
       rows,
       closed,
       bare,
+      lane: { ...lane, samples: undefined },
       responses,
       open,
       rssAfterLoadBytes: rssAfterLoad,

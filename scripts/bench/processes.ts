@@ -19,6 +19,8 @@ export const MOCK_MODELS = [
   'bench',
   'slow-stream',
   'slow-stream-200ms',
+  // The c=1 lane's inter-event row (c1-lane.ts): an event every 2 ms.
+  'slow-stream-2ms',
   'slow-headers-2000ms',
   'fault-500',
   'fault-cut-stream',
@@ -119,6 +121,13 @@ export function configDoc(mocks: Mocks, dbPath: string): Record<string, unknown>
           {
             ...model(FULL_MODEL),
             upstream_name: 'bench',
+            pricing: { input: 0.15, output: 0.6 },
+            fallbacks: ['mock50/bench'],
+          },
+          // The same governed path paced at an event every 2 ms: the c=1 lane's inter-event row.
+          {
+            ...model(`${FULL_MODEL}-paced`),
+            upstream_name: 'slow-stream-2ms',
             pricing: { input: 0.15, output: 0.6 },
             fallbacks: ['mock50/bench'],
           },

@@ -1,0 +1,296 @@
+/**
+ * @module
+ * The c=1 lane (issue 46, onthebench's definitions): one request at a time, interleaved rounds,
+ * added latency per target = its percentile minus direct's over the same rounds (pooled samples;
+ * each round's added p50 too, for the spread). Targets: direct (the fast mock), Caddy when present
+ * (caddy.ts), the bare prototype, Switchyard with a plain key (`mock/bench`, a plan with no limit)
+ * and governed (TPM + TPD + a budget on the key's plan, a priced route with a fallback:
+ * `mock/bench-full`). Non-stream to the last byte; stream to the first content byte and to the end.
+ * Then the inter-event overhead: the same targets on a stream paced at an event every 2 ms, each
+ * gap through the proxy minus the gap direct. Then the timeline: a second gateway under
+ * loop-trace.ts takes the same requests, and what its loop did during the ones over p99 is set
+ * against the rest (c1-timeline.ts).
+ */
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type BareProxy, startBareProxy } from './bare.ts'
+import { type LaneSamples, type LaneTarget, runLaneClient } from './c1-client.ts'
+import { analyse, renderTimeline, type Timeline } from './c1-timeline.ts'
+import { type Caddy, findCaddy, startCaddy } from './caddy.ts'
+import type { TraceEvent } from './loop-trace.ts'
+import { FULL_MODEL, type Gateway, REPO, startGateway } from './processes.ts'
+import { fmt, type Row, row } from './report.ts'
+import type { Ctx } from './scenarios.ts'
+import { meteredKey } from './tokens.ts'
+import { chatTarget, quantile, sortedCopy } from './workload.ts'
+
+const PROXIES = ['caddy', 'bare', 'plain', 'governed'] as const
+type Proxy = (typeof PROXIES)[number]
+type Name = 'direct' | Proxy
+/** What is timed: non-stream to the last byte; stream to the first content byte and to the end. */
+const MEASURES = ['nonstream', 'stream-first', 'stream-end'] as const
+type Measure = (typeof MEASURES)[number]
+
+export interface LaneSize {
+  rounds: number
+  batch: number
+  warm: number
+  /** Paced streams per target for the inter-event row (21 gaps each). */
+  gapRequests: number
+  /** Requests per target for the traced gateway's timeline. */
+  tracedRounds: number
+}
+
+export const LANE_FULL: LaneSize = { rounds: 20, batch: 100, warm: 200, gapRequests: 100, tracedRounds: 10 }
+export const LANE_QUICK: LaneSize = { rounds: 4, batch: 50, warm: 50, gapRequests: 20, tracedRounds: 4 }
+
+export interface LaneResult {
+  caddy: string | null
+  size: LaneSize
+  /** Per measure, per target: the pooled µs samples, and per round. */
+  samples: Record<Measure, Partial<Record<Name, number[][]>>>
+  gaps: Partial<Record<Name, number[]>>
+  errors: Record<string, number>
+  timeline: Timeline | null
+}
+
+export async function runLane(
+  ctx: Ctx,
+  opts: { binary: boolean; env?: Record<string, string>; size: LaneSize; timeline: boolean },
+): Promise<LaneResult> {
+  const { gw, mocks } = ctx
+  const dir = join(ctx.dir, 'lane')
+  mkdirSync(dir, { recursive: true })
+  const governedKey = await meteredKey(gw, ctx.dir, opts.binary, 'bench-lane')
+  const exe = findCaddy()
+  let caddy: Caddy | null = null
+  let bare: BareProxy | null = null
+  try {
+    if (exe) caddy = await startCaddy(exe, mocks.fast.url, dir)
+    else
+      ctx.log(
+        '  caddy not found ($CADDY or on the PATH): the Caddy row is skipped (apt-get download caddy; dpkg -x)',
+      )
+    bare = await startBareProxy(ctx)
+    const bases: Record<Name, ((stream: boolean, paced: boolean) => LaneTarget) | null> = {
+      direct: (s, p) => lane('direct', s, chatTarget(mocks.fast.url, p ? 'slow-stream-2ms' : 'bench', s)),
+      caddy: caddy
+        ? (s, p) => lane('caddy', s, chatTarget(caddy!.url, p ? 'slow-stream-2ms' : 'bench', s))
+        : null,
+      bare: (s, p) => lane('bare', s, chatTarget(bare!.base, p ? 'slow-stream-2ms' : 'bench', s, bare!.key)),
+      plain: (s, p) =>
+        lane('plain', s, chatTarget(gw.url, p ? 'mock/slow-stream-2ms' : 'mock/bench', s, gw.key)),
+      governed: (s, p) =>
+        lane('governed', s, chatTarget(gw.url, `mock/${FULL_MODEL}${p ? '-paced' : ''}`, s, governedKey)),
+    }
+    const names = (Object.keys(bases) as Name[]).filter((n) => bases[n])
+    const { size } = opts
+    const run = await runLaneClient({
+      targets: [false, true].flatMap((s) => names.map((n) => bases[n]!(s, false))),
+      rounds: size.rounds,
+      batch: size.batch,
+      warm: size.warm,
+      stamps: false,
+      gaps: false,
+    })
+    const samples = { nonstream: {}, 'stream-first': {}, 'stream-end': {} } as LaneResult['samples']
+    for (const n of names) {
+      samples.nonstream[n] = run.total[`${n}/nonstream`]!
+      samples['stream-first'][n] = run.first[`${n}/stream`]!
+      samples['stream-end'][n] = run.total[`${n}/stream`]!
+    }
+    ctx.log(`  ${summary(samples)}`)
+    const paced = await runLaneClient({
+      targets: names.map((n) => bases[n]!(true, true)),
+      rounds: 1,
+      batch: size.gapRequests,
+      warm: 5,
+      stamps: false,
+      gaps: true,
+    })
+    const gaps: LaneResult['gaps'] = {}
+    for (const n of names) gaps[n] = paced.gaps[`${n}/stream`]!
+    const timeline = opts.timeline ? await traced(ctx, opts, bases.direct!) : null
+    if (timeline) ctx.log(renderTimeline(timeline))
+    return {
+      caddy: caddy?.version ?? null,
+      size,
+      samples,
+      gaps,
+      errors: { ...run.errors, ...prefixed('paced', paced.errors) },
+      timeline,
+    }
+  } finally {
+    await caddy?.stop()
+    await bare?.stop()
+  }
+}
+
+function lane(name: Name, stream: boolean, t: ReturnType<typeof chatTarget>): LaneTarget {
+  return { ...t, name: `${name}/${stream ? 'stream' : 'nonstream'}`, stream }
+}
+
+function prefixed(p: string, errors: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(errors).map(([k, v]) => [`${p} ${k}`, v]))
+}
+
+/** The same requests through a gateway under loop-trace.ts, then what its loop did in the tail. */
+async function traced(
+  ctx: Ctx,
+  opts: { binary: boolean; env?: Record<string, string>; size: LaneSize },
+  direct: (s: boolean, p: boolean) => LaneTarget,
+): Promise<Timeline> {
+  if (opts.binary) throw new Error('the traced gateway runs from source (a preload); drop --binary')
+  const dir = join(ctx.dir, 'lane', 'traced')
+  mkdirSync(dir, { recursive: true })
+  const out = join(dir, 'trace.json')
+  let gw: Gateway | null = null
+  let samples: LaneSamples
+  try {
+    gw = await startGateway({ dir, remove: () => {} }, ctx.mocks, {
+      binary: false,
+      // The cap set, so `serve` does not re-run itself: the preload must be in the serving process.
+      env: { ...opts.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', LANE_TRACE_OUT: out },
+      bunFlags: ['--preload', join(REPO, 'scripts', 'bench', 'loop-trace.ts')],
+    })
+    const key = await meteredKey(gw, dir, false, 'bench-lane')
+    const g = gw
+    const t = (name: Name, s: boolean, model: string, k: string) =>
+      lane(name, s, chatTarget(g.url, model, s, k))
+    samples = await runLaneClient({
+      targets: [
+        direct(false, false),
+        t('plain', false, 'mock/bench', g.key),
+        t('governed', false, `mock/${FULL_MODEL}`, key),
+        t('governed', true, `mock/${FULL_MODEL}`, key),
+      ],
+      rounds: opts.size.tracedRounds,
+      batch: opts.size.batch,
+      warm: opts.size.warm,
+      stamps: true,
+      gaps: false,
+    })
+  } finally {
+    await gw?.stop()
+  }
+  const events = JSON.parse(readFileSync(out, 'utf8')) as TraceEvent[]
+  const stamps: Record<string, [number, number][]> = {}
+  const totals: Record<string, number[]> = {}
+  for (const name of ['plain/nonstream', 'governed/nonstream', 'governed/stream']) {
+    stamps[name] = samples.stamps[name]!
+    // The stream's tail is judged on its first content byte, as the lane's row.
+    totals[name] = (name.endsWith('/stream') ? samples.first : samples.total)[name]!.flat()
+  }
+  return analyse(events, stamps, totals)
+}
+
+const pooled = (rounds: number[][] | undefined) => sortedCopy((rounds ?? []).flat())
+
+export interface Added {
+  p50: number
+  p99: number
+  p999: number
+  /** Each round's p50 minus direct's of the same round: min and max. */
+  roundP50: [number, number]
+}
+
+/** µs the target adds to direct at p50 / p99 / p99.9 (pooled), and the rounds' p50 spread. */
+export function added(target: number[][], direct: number[][]): Added {
+  const t = pooled(target)
+  const d = pooled(direct)
+  const per = target.map((r, i) => quantile(sortedCopy(r), 0.5) - quantile(sortedCopy(direct[i] ?? []), 0.5))
+  return {
+    p50: quantile(t, 0.5) - quantile(d, 0.5),
+    p99: quantile(t, 0.99) - quantile(d, 0.99),
+    p999: quantile(t, 0.999) - quantile(d, 0.999),
+    roundP50: [Math.min(...per), Math.max(...per)],
+  }
+}
+
+function summary(s: LaneResult['samples']): string {
+  return MEASURES.map((m) => {
+    const d = s[m].direct!
+    const parts = PROXIES.filter((p) => s[m][p]).map((p) => {
+      const a = added(s[m][p]!, d)
+      return `${p} +${fmt(a.p50)}/+${fmt(a.p99)}`
+    })
+    return `${m}: ${parts.join(', ')} µs (p50/p99)`
+  }).join('; ')
+}
+
+const WHAT: Record<Measure, string> = {
+  nonstream: 'non-stream, to the last byte',
+  'stream-first': 'stream, to the first content byte',
+  'stream-end': 'stream, to the end',
+}
+const WHO: Record<Proxy, string> = {
+  caddy: 'Caddy reverse proxy',
+  bare: 'bare prototype',
+  plain: 'Switchyard, plain key',
+  governed: 'Switchyard, TPM + TPD + budget + fallback',
+}
+
+export function laneRows(r: LaneResult): Row[] {
+  const rows: Row[] = []
+  const n = r.size.rounds * r.size.batch
+  for (const m of MEASURES) {
+    const d = pooled(r.samples[m].direct)
+    rows.push(
+      row(
+        `c=1 direct, ${WHAT[m]}: p50 / p99 / p99.9 (${fmt(n)} requests, ${r.size.rounds} interleaved rounds)`,
+        `${fmt(quantile(d, 0.5))} / ${fmt(quantile(d, 0.99))} / ${fmt(quantile(d, 0.999))} µs`,
+        quantile(d, 0.5),
+        null,
+      ),
+    )
+    for (const p of PROXIES) {
+      const s = r.samples[m][p]
+      if (!s) continue
+      const a = added(s, r.samples[m].direct!)
+      rows.push(
+        row(
+          `c=1 added, ${WHO[p]}, ${WHAT[m]}: p50 / p99 / p99.9 (rounds' p50)`,
+          `+${fmt(a.p50)} / +${fmt(a.p99)} / +${fmt(a.p999)} µs (${fmt(a.roundP50[0])}–${fmt(a.roundP50[1])})`,
+          a.p99,
+          null,
+        ),
+      )
+    }
+    const c = r.samples[m].caddy
+    const g = r.samples[m].governed
+    if (m !== 'stream-end' && c && g) {
+      const ac = added(c, r.samples[m].direct!)
+      const ag = added(g, r.samples[m].direct!)
+      rows.push(
+        row(`c=1 governed − Caddy, ${WHAT[m]}: added p99`, `${fmt(ag.p99 - ac.p99)} µs`, ag.p99 - ac.p99, {
+          op: '<=',
+          value: 150,
+          text: '≤ +150 µs',
+        }),
+        row(`c=1 governed − Caddy, ${WHAT[m]}: added p50`, `${fmt(ag.p50 - ac.p50)} µs`, ag.p50 - ac.p50, {
+          op: '<=',
+          value: 100,
+          text: '≤ +100 µs',
+        }),
+      )
+    }
+  }
+  const dg = sortedCopy(r.gaps.direct ?? [])
+  for (const p of PROXIES) {
+    const gp = r.gaps[p]
+    if (!gp) continue
+    const s = sortedCopy(gp)
+    rows.push(
+      row(
+        `stream inter-event gap added, ${WHO[p]} (an event every 2 ms; ${fmt(s.length)} gaps): p50 / p99`,
+        `${fmt(quantile(s, 0.5) - quantile(dg, 0.5))} / ${fmt(quantile(s, 0.99) - quantile(dg, 0.99))} µs`,
+        quantile(s, 0.99) - quantile(dg, 0.99),
+        null,
+      ),
+    )
+  }
+  if (!r.caddy) rows.push(row('c=1 Caddy row', 'skipped: caddy not found', Number.NaN, null))
+  const errors = Object.values(r.errors).reduce((x, y) => x + y, 0)
+  if (errors) rows.push(row('c=1 lane: failed requests', JSON.stringify(r.errors), errors, null))
+  return rows
+}
