@@ -115,6 +115,7 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --gemini       only the Gemini-surface rows: translated beside chat, pass-through beside direct (c16)
   --c1           only the c=1 lane: added p50/p99/p99.9 of Caddy (when found), the bare prototype and the
                  gateway (plain, governed) over direct, one request at a time; the traced gateway's timeline
+  --baseline DIR with --c1: another checkout's gateway (DIR/src/main.ts) in the same rounds, the -before rows
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
 
@@ -135,6 +136,7 @@ interface Options {
   aliases: boolean
   gemini: boolean
   c1: boolean
+  baseline: string | undefined
 }
 
 function parseArgs(argv: string[]): Options {
@@ -155,6 +157,7 @@ function parseArgs(argv: string[]): Options {
     aliases: false,
     gemini: false,
     c1: false,
+    baseline: undefined,
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -167,7 +170,10 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--tokens') o.tokens = true
     else if (a === '--aliases') o.aliases = true
     else if (a === '--c1') o.c1 = true
-    else if (a === '--hostile') o.hostile = true
+    else if (a === '--baseline') {
+      o.baseline = argv[++i]
+      if (!o.baseline) fail('--baseline needs a directory (another checkout: its src/main.ts)')
+    } else if (a === '--hostile') o.hostile = true
     else if (a === '--signals') o.signals = true
     else if (a === '--agent') o.agent = true
     else if (a === '--gemini') o.gemini = true
@@ -308,6 +314,7 @@ async function main(): Promise<number> {
       env,
       size: opts.quick ? LANE_QUICK : LANE_FULL,
       timeline: !opts.binary,
+      baseline: opts.baseline,
     }
     if (
       opts.waterfall ||

@@ -24,7 +24,7 @@ import type { Ctx } from './scenarios.ts'
 import { meteredKey } from './tokens.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
-const PROXIES = ['caddy', 'bare', 'plain', 'governed'] as const
+const PROXIES = ['caddy', 'bare', 'plain-before', 'plain', 'governed-before', 'governed'] as const
 type Proxy = (typeof PROXIES)[number]
 type Name = 'direct' | Proxy
 /** What is timed: non-stream to the last byte; stream to the first content byte and to the end. */
@@ -54,10 +54,19 @@ export interface LaneResult {
   timeline: Timeline | null
 }
 
-export async function runLane(
-  ctx: Ctx,
-  opts: { binary: boolean; env?: Record<string, string>; size: LaneSize; timeline: boolean },
-): Promise<LaneResult> {
+export interface LaneOptions {
+  binary: boolean
+  env?: Record<string, string>
+  size: LaneSize
+  timeline: boolean
+  /**
+   * Another checkout (`--baseline DIR`, e.g. `git archive main src | tar -x -C DIR`): its gateway
+   * serves the `-before` targets in the same rounds, so a change is measured interleaved.
+   */
+  baseline?: string
+}
+
+export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> {
   const { gw, mocks } = ctx
   const dir = join(ctx.dir, 'lane')
   mkdirSync(dir, { recursive: true })
@@ -65,7 +74,21 @@ export async function runLane(
   const exe = findCaddy()
   let caddy: Caddy | null = null
   let bare: BareProxy | null = null
+  let before: Gateway | null = null
   try {
+    let beforeKey = ''
+    if (opts.baseline) {
+      const bdir = join(dir, 'before')
+      mkdirSync(bdir, { recursive: true })
+      before = await startGateway({ dir: bdir, remove: () => {} }, mocks, {
+        binary: false,
+        env: opts.env,
+        root: opts.baseline,
+      })
+      beforeKey = await meteredKey(before, bdir, false, 'bench-lane')
+      ctx.log(`  baseline gateway (the -before rows): ${opts.baseline}/src/main.ts`)
+    }
+    const b = before
     if (exe) caddy = await startCaddy(exe, mocks.fast.url, dir)
     else
       ctx.log(
@@ -82,6 +105,18 @@ export async function runLane(
         lane('plain', s, chatTarget(gw.url, p ? 'mock/slow-stream-2ms' : 'mock/bench', s, gw.key)),
       governed: (s, p) =>
         lane('governed', s, chatTarget(gw.url, `mock/${FULL_MODEL}${p ? '-paced' : ''}`, s, governedKey)),
+      'plain-before': b
+        ? (s, p) =>
+            lane('plain-before', s, chatTarget(b.url, p ? 'mock/slow-stream-2ms' : 'mock/bench', s, b.key))
+        : null,
+      'governed-before': b
+        ? (s, p) =>
+            lane(
+              'governed-before',
+              s,
+              chatTarget(b.url, `mock/${FULL_MODEL}${p ? '-paced' : ''}`, s, beforeKey),
+            )
+        : null,
     }
     const names = (Object.keys(bases) as Name[]).filter((n) => bases[n])
     const { size } = opts
@@ -123,6 +158,7 @@ export async function runLane(
   } finally {
     await caddy?.stop()
     await bare?.stop()
+    await before?.stop()
   }
 }
 
@@ -228,6 +264,8 @@ const WHO: Record<Proxy, string> = {
   bare: 'bare prototype',
   plain: 'Switchyard, plain key',
   governed: 'Switchyard, TPM + TPD + budget + fallback',
+  'plain-before': 'baseline (before), plain key',
+  'governed-before': 'baseline (before), TPM + TPD + budget + fallback',
 }
 
 export function laneRows(r: LaneResult): Row[] {

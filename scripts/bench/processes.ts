@@ -218,12 +218,13 @@ export async function startGateway(
     plan?: string
     /** Another replica of a gateway already set up: reuse its config, account and key. */
     replicaOf?: Gateway
+    /** Another checkout's source to serve (the c=1 lane's `--baseline`): its src/main.ts. */
+    root?: string
   },
 ): Promise<Gateway> {
-  const exe = gatewayCli(opts.binary)
-  const serveExe = opts.binary
-    ? exe
-    : [process.execPath, ...(opts.bunFlags ?? []), join(REPO, 'src', 'main.ts')]
+  const main = join(opts.root ?? REPO, 'src', 'main.ts')
+  const exe = opts.root ? [process.execPath, main] : gatewayCli(opts.binary)
+  const serveExe = opts.binary ? exe : [process.execPath, ...(opts.bunFlags ?? []), main]
   if (opts.binary && !(await Bun.file(BINARY).exists())) {
     throw new Error(`${BINARY} not found: run \`bun run build\` first, or drop --binary`)
   }
