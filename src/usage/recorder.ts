@@ -23,6 +23,20 @@ const MAX_BATCH = 500
  * busy or full; beyond this the oldest are dropped (new refusal entries refused).
  */
 const MAX_PENDING = 100_000
+/**
+ * How long (ms) one piece of a flush may hold the event loop. A store that writes synchronously
+ * (SQLite) held it for the whole batch: at one request at a time, the request in flight when the
+ * 200 ms timer fired waited 2–17 ms for ~100 rows (issue 46's timeline). Outcomes are now written
+ * in pieces sized to this from the last piece's pace, the loop let go between them; a store that
+ * writes over the network holds it for microseconds, so its pieces grow to a whole batch.
+ */
+const PIECE_MS = 1
+/**
+ * The fewest outcomes in a piece: a write has a fixed cost (its transaction, the rollup rows, the
+ * commit; about 10 outcomes' worth, measured), so pieces of one or two would spread a flush over
+ * many turns and cost throughput for little less time held.
+ */
+const MIN_PIECE = 8
 /** At shutdown, the first pause between flushes the store did not take; doubled up to the last. */
 const CLOSE_RETRY_MS = [50, 100, 200, 400, 800, 1_000]
 
@@ -44,6 +58,8 @@ export class UsageRecorder {
    * running): until they are, the limiter still counts those requests at their whole reservation.
    */
   private unsettled = new Map<number, number>()
+  /** Outcomes in the next piece of a flush (see PIECE_MS): adapted to the store's speed. */
+  private piece = MIN_PIECE
   /** Shut down (`close`): no flush on a timer any more, the store is about to close. */
   private closed = false
   /**
@@ -215,9 +231,7 @@ export class UsageRecorder {
     this.pending = []
     this.rateLimited = []
     this.refusals = new Map()
-    const outcomes = await this.attempt(batch.length, () => this.store.complete(batch))
-    if (outcomes === 'written' || outcomes === 'lost') this.settled(batch)
-    if (outcomes === 'written' && batch.length) this.onWritten?.(batch)
+    const { outcomes, left } = await this.writeOutcomes(batch)
     const counts =
       outcomes === 'retry'
         ? 'retry'
@@ -228,7 +242,41 @@ export class UsageRecorder {
         : await this.attempt(refused.length, () => this.store.recordRefusals(refused))
     const again = outcomes === 'retry' || outcomes === 'settling'
     if (again || refusals === 'retry')
-      this.requeue(again ? batch : [], counts === 'retry' ? limited : [], refusals === 'retry' ? refused : [])
+      this.requeue(again ? left : [], counts === 'retry' ? limited : [], refusals === 'retry' ? refused : [])
+  }
+
+  /**
+   * The outcomes in pieces, each its own write, the event loop let go between them (PIECE_MS).
+   * A piece written or lost is done with; at a piece the store did not take (`retry`,
+   * `settling`) the flush stops and that piece and the rest are `left` for the next one.
+   */
+  private async writeOutcomes(
+    batch: Completion[],
+  ): Promise<{ outcomes: 'written' | 'retry' | 'settling' | 'lost'; left: Completion[] }> {
+    let lost = false
+    for (let i = 0; i < batch.length; ) {
+      const piece = i === 0 && this.piece >= batch.length ? batch : batch.slice(i, i + this.piece)
+      let heldMs = 0
+      const r = await this.attempt(piece.length, () => {
+        const t0 = performance.now()
+        // The synchronous part of the write runs inside this call: SQLite's whole write.
+        const p = this.store.complete(piece)
+        heldMs = performance.now() - t0
+        return p
+      })
+      if (r === 'retry' || r === 'settling') return { outcomes: r, left: batch.slice(i) }
+      this.settled(piece)
+      if (r === 'written') this.onWritten?.(piece)
+      else lost = true
+      // Next piece: as many as fit in PIECE_MS at this one's pace, within [MIN_PIECE, MAX_BATCH].
+      if (r === 'written') {
+        const fit = Math.floor((piece.length * PIECE_MS) / Math.max(heldMs, 1e-3))
+        this.piece = Math.max(MIN_PIECE, Math.min(MAX_BATCH, fit))
+      }
+      i += piece.length
+      if (i < batch.length) await nextTurn()
+    }
+    return { outcomes: lost ? 'lost' : 'written', left: [] }
   }
 
   /**
@@ -258,4 +306,9 @@ export class UsageRecorder {
       return tried
     }
   }
+}
+
+/** Resolves on a later turn of the event loop, after the I/O that is waiting (sockets, timers) has run. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
 }
