@@ -17,6 +17,8 @@ const proc = Bun.spawnSync(
     '--minify',
     '--sourcemap',
     join(root, 'src/main.ts'),
+    // A worker thread's entry point (new Worker(new URL(...))) must be built in beside main.
+    join(root, 'src/store/sqlite/checkpoint-worker.ts'),
     '--outfile',
     out,
   ],

@@ -20,6 +20,8 @@ export interface OpenOptions {
   callerTime?: boolean
   now?: number
   warn?(message: string, fields?: Record<string, unknown>): void
+  /** SQLite: WAL checkpoints in a thread of their own, off the event loop (`serve` sets it). */
+  checkpointInThread?: boolean
 }
 
 /** Where the data lives, for start-up lines: never a password. */
@@ -27,17 +29,18 @@ export function describeDatabase(config: Config): string {
   return config.database.url ? redactUrl(config.database.url) : config.database.path
 }
 
-export function openSqliteFromConfig(config: Config, now?: number): Store {
+export function openSqliteFromConfig(config: Config, now?: number, checkpointInThread = false): Store {
   return openSqliteStore({
     path: config.database.path,
     busyTimeoutMs: config.database.busyTimeoutMs,
     windows: config.windows,
     now,
+    checkpointInThread,
   })
 }
 
 export async function openStores(config: Config, opts: OpenOptions = {}): Promise<Store> {
-  if (!config.database.url) return openSqliteFromConfig(config, opts.now)
+  if (!config.database.url) return openSqliteFromConfig(config, opts.now, opts.checkpointInThread)
   const engineTime = !opts.callerTime
   const pg = await openPostgres({
     url: config.database.url,

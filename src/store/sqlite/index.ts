@@ -19,6 +19,7 @@ import type { Store } from '../types.ts'
 import { AccountQueries } from './accounts.ts'
 import { SqliteLimiter } from './admissions.ts'
 import { SqliteAlerts } from './alerts.ts'
+import { type Checkpointer, startCheckpointer } from './checkpointer.ts'
 import { guarded, SqliteGuard } from './guard.ts'
 import { sqliteHistory } from './history.ts'
 import { migrate } from './migrations.ts'
@@ -30,6 +31,11 @@ export interface SqliteOptions {
   windows?: WindowSpans
   busyTimeoutMs?: number
   now?: number
+  /**
+   * WAL checkpoints in a thread of their own instead of in the commits on the event loop
+   * (checkpointer.ts): `serve` sets it; short-lived commands and tests do not need a thread.
+   */
+  checkpointInThread?: boolean
 }
 
 export function openSqliteStore(opts: SqliteOptions): SqliteStore {
@@ -44,13 +50,20 @@ export function openSqliteStore(opts: SqliteOptions): SqliteStore {
   migrate(db, opts.now ?? Date.now())
   // From here on a locked database fails at once and SqliteGuard waits for it without blocking.
   db.run('PRAGMA busy_timeout = 0')
-  return composeSqlite(db, new SqliteGuard(opts.path, waitMs), opts.windows)
+  const checkpointer =
+    opts.checkpointInThread && opts.path !== ':memory:' ? startCheckpointer(db, opts.path) : null
+  return composeSqlite(db, new SqliteGuard(opts.path, waitMs), opts.windows, checkpointer)
 }
 
 /** The composed store, with its database handle for tests that read it directly. */
 export type SqliteStore = Store & { readonly db: Database }
 
-function composeSqlite(db: Database, guard: SqliteGuard, windows?: WindowSpans): SqliteStore {
+function composeSqlite(
+  db: Database,
+  guard: SqliteGuard,
+  windows: WindowSpans | undefined,
+  checkpointer: Checkpointer | null,
+): SqliteStore {
   const limiter = new SqliteLimiter(db, guard, windows)
   const rollups = new RollupQueries(db)
   const usage = new UsageQueries(db, rollups, limiter.queries.reserve)
@@ -81,6 +94,7 @@ function composeSqlite(db: Database, guard: SqliteGuard, windows?: WindowSpans):
     close() {
       // Admissions queued for this turn are decided before the handle goes.
       limiter.flush()
+      checkpointer?.stop()
       db.close()
     },
   }
