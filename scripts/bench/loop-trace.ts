@@ -13,6 +13,7 @@
 import { heapSize } from 'bun:jsc'
 import { Database } from 'bun:sqlite'
 import { writeFileSync } from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
 
 export type TraceKind = 'sql' | 'timer' | 'fetch' | 'gc'
 /** [kind, start (epoch ms), duration (ms), label] */
@@ -76,10 +77,15 @@ for (const m of ['query', 'prepare']) {
     return wrapStatement(orig.call(this, sql, ...rest) as object, String(sql))
   }
 }
+/** `$LANE_TRACE_AUTOCHECKPOINT`: the connection's wal_autocheckpoint (pages), to see what checkpoints cost. */
+const AUTOCHECKPOINT = process.env.LANE_TRACE_AUTOCHECKPOINT
 for (const m of ['run', 'exec']) {
   const orig = proto[m]!
   proto[m] = function (this: unknown, sql: unknown, ...rest: unknown[]) {
-    return timed('sql', () => sqlLabel(String(sql)), orig).call(this, sql, ...rest)
+    const out = timed('sql', () => sqlLabel(String(sql)), orig).call(this, sql, ...rest)
+    if (AUTOCHECKPOINT && /^PRAGMA synchronous/i.test(String(sql)))
+      orig.call(this, `PRAGMA wal_autocheckpoint = ${Number(AUTOCHECKPOINT)}`)
+    return out
   }
 }
 
@@ -128,7 +134,8 @@ globalThis.fetch = Object.assign(async (...a: Parameters<typeof fetch>) => {
   }
 }, origFetch)
 
-if (OUT) {
+// The main thread's only: a worker (the checkpoint thread) would write its own over it.
+if (OUT && isMainThread) {
   process.on('exit', () => {
     writeFileSync(OUT, JSON.stringify(events))
     writeFileSync(`${OUT}.gc.json`, JSON.stringify(gcFreed))
