@@ -17,8 +17,6 @@ const proc = Bun.spawnSync(
     '--minify',
     '--sourcemap',
     join(root, 'src/main.ts'),
-    // A worker thread's entry point (new Worker(new URL(...))) must be built in beside main.
-    join(root, 'src/store/sqlite/checkpoint-worker.ts'),
     '--outfile',
     out,
   ],
