@@ -170,6 +170,15 @@ const NOT_RUN: Record<string, string> = {
   'bun run bench --hostile': 'about 2 minutes of load and GBs of bodies; run by hand',
   'bun run bench --signals': 'about 8 minutes of load; run by hand',
   'bun run bench --aliases': 'about a minute of load (--quick: 20 s); run by hand',
+  'bun run bench --c1': 'about 3 minutes of load (--quick: 30 s); run by hand',
+  // docs/benchmarks/2026-11-29-tail.md: the lane's Caddy and its before/after.
+  'apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy':
+    'needs the network (a Debian mirror); the lane skips its Caddy row with a printed line without it',
+  'mkdir -p /tmp/base && git archive main src package.json switchyard.example.yaml | tar -x -C /tmp/base':
+    "needs a git checkout with a main branch; only the lane's --baseline reads it",
+  'ln -s "$PWD/node_modules" /tmp/base/node_modules': 'the same (see git archive)',
+  'CADDY=/tmp/caddy/usr/bin/caddy bun run bench --c1 --baseline /tmp/base':
+    'minutes of load with Caddy and a second checkout; run by hand',
   'bun run bench --gemini': 'under a minute of load, but load: run by hand, its figures in BENCHMARKS.md',
 }
 
