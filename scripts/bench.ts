@@ -342,9 +342,13 @@ async function main(): Promise<number> {
                     ? ['gemini', 'Gemini surface']
                     : ['agent', 'Agent-like']
       let rows: Row[]
+      /** What a row keeps beyond its table (the lane's timelines). */
+      let detail: unknown = null
       if (opts.c1) {
         log('the c=1 lane: one request at a time, interleaved rounds, added over direct ...')
-        rows = laneRows(await runLane(ctx, laneOpts))
+        const lane = await runLane(ctx, laneOpts)
+        rows = laneRows(lane)
+        detail = { timeline: lane.timeline, timelineBefore: lane.timelineBefore }
       } else if (opts.aliases) {
         log(
           `an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`,
@@ -383,7 +387,7 @@ async function main(): Promise<number> {
       console.log(
         `\n${title} only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
       )
-      log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows })}`)
+      log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows, detail })}`)
       return gw.exitCode() === null ? 0 : 1
     }
     log('the c=1 lane: one request at a time, interleaved rounds, added over direct ...')

@@ -52,6 +52,8 @@ export interface LaneResult {
   gaps: Partial<Record<Name, number[]>>
   errors: Record<string, number>
   timeline: Timeline | null
+  /** The same for the `--baseline` checkout. */
+  timelineBefore: Timeline | null
 }
 
 export interface LaneOptions {
@@ -147,6 +149,9 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
     for (const n of names) gaps[n] = paced.gaps[`${n}/stream`]!
     const timeline = opts.timeline ? await traced(ctx, opts, bases.direct!) : null
     if (timeline) ctx.log(renderTimeline(timeline))
+    const timelineBefore =
+      opts.timeline && opts.baseline ? await traced(ctx, opts, bases.direct!, opts.baseline) : null
+    if (timelineBefore) ctx.log(`The baseline's timeline (before):\n\n${renderTimeline(timelineBefore)}`)
     return {
       caddy: caddy?.version ?? null,
       size,
@@ -154,6 +159,7 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
       gaps,
       errors: { ...run.errors, ...prefixed('paced', paced.errors) },
       timeline,
+      timelineBefore,
     }
   } finally {
     await caddy?.stop()
@@ -175,9 +181,11 @@ async function traced(
   ctx: Ctx,
   opts: { binary: boolean; env?: Record<string, string>; size: LaneSize },
   direct: (s: boolean, p: boolean) => LaneTarget,
+  /** The baseline's checkout (its timeline, for the before-and-after), else this one. */
+  root?: string,
 ): Promise<Timeline> {
   if (opts.binary) throw new Error('the traced gateway runs from source (a preload); drop --binary')
-  const dir = join(ctx.dir, 'lane', 'traced')
+  const dir = join(ctx.dir, 'lane', root ? 'traced-before' : 'traced')
   mkdirSync(dir, { recursive: true })
   const out = join(dir, 'trace.json')
   let gw: Gateway | null = null
@@ -188,6 +196,7 @@ async function traced(
       // The cap set, so `serve` does not re-run itself: the preload must be in the serving process.
       env: { ...opts.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', LANE_TRACE_OUT: out },
       bunFlags: ['--preload', join(REPO, 'scripts', 'bench', 'loop-trace.ts')],
+      root,
     })
     const key = await meteredKey(gw, dir, false, 'bench-lane')
     const g = gw
