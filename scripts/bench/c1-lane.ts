@@ -20,7 +20,7 @@ import { type Caddy, findCaddy, startCaddy } from './caddy.ts'
 import type { TraceEvent } from './loop-trace.ts'
 import { FULL_MODEL, type Gateway, REPO, startGateway } from './processes.ts'
 import { fmt, type Row, row } from './report.ts'
-import type { Ctx } from './scenarios.ts'
+import { type Ctx, closedLoad } from './scenarios.ts'
 import { meteredKey } from './tokens.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
@@ -54,6 +54,11 @@ export interface LaneResult {
   timeline: Timeline | null
   /** The same for the `--baseline` checkout. */
   timelineBefore: Timeline | null
+  /**
+   * With `--baseline`: closed loop at c64, plain key, this gateway's req/s over the baseline's,
+   * one ratio per interleaved pair, per mode — what the cuts cost or gain in throughput.
+   */
+  c64: { nonstream: number[]; stream: number[] } | null
 }
 
 export interface LaneOptions {
@@ -147,6 +152,7 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
     })
     const gaps: LaneResult['gaps'] = {}
     for (const n of names) gaps[n] = paced.gaps[`${n}/stream`]!
+    const c64 = b ? await closedPairs(ctx, b, size.rounds >= 10 ? 3 : 1) : null
     const timeline = opts.timeline ? await traced(ctx, opts, bases.direct!) : null
     if (timeline) ctx.log(renderTimeline(timeline))
     const timelineBefore =
@@ -160,12 +166,39 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
       errors: { ...run.errors, ...prefixed('paced', paced.errors) },
       timeline,
       timelineBefore,
+      c64,
     }
   } finally {
     await caddy?.stop()
     await bare?.stop()
     await before?.stop()
   }
+}
+
+/** Closed loop at c64 on the plain key, this gateway and the baseline's in turns (the order alternating). */
+async function closedPairs(
+  ctx: Ctx,
+  before: Gateway,
+  pairs: number,
+): Promise<NonNullable<LaneResult['c64']>> {
+  const out = { nonstream: [] as number[], stream: [] as number[] }
+  for (let i = 0; i < pairs; i++) {
+    for (const stream of [false, true]) {
+      const now = chatTarget(ctx.gw.url, 'mock/bench', stream, ctx.gw.key)
+      const then = chatTarget(before.url, 'mock/bench', stream, before.key)
+      const rps = { now: 0, then: 0 }
+      for (const which of i % 2 ? (['then', 'now'] as const) : (['now', 'then'] as const)) {
+        const t = which === 'now' ? now : then
+        await closedLoad(ctx, t, 64, 1)
+        rps[which] = (await closedLoad(ctx, t, 64, 4)).rps
+      }
+      out[stream ? 'stream' : 'nonstream'].push(rps.now / rps.then)
+      ctx.log(
+        `  c64 ${stream ? 'stream' : 'non-stream'} pair ${i + 1}: ${Math.round(rps.now)} vs ${Math.round(rps.then)} req/s`,
+      )
+    }
+  }
+  return out
 }
 
 function lane(name: Name, stream: boolean, t: ReturnType<typeof chatTarget>): LaneTarget {
@@ -332,6 +365,19 @@ export function laneRows(r: LaneResult): Row[] {
         `stream inter-event gap added, ${WHO[p]} (an event every 2 ms; ${fmt(s.length)} gaps): p50 / p99`,
         `${fmt(quantile(s, 0.5) - quantile(dg, 0.5))} / ${fmt(quantile(s, 0.99) - quantile(dg, 0.99))} µs`,
         quantile(s, 0.99) - quantile(dg, 0.99),
+        null,
+      ),
+    )
+  }
+  for (const mode of ['nonstream', 'stream'] as const) {
+    const ratios = r.c64?.[mode]
+    if (!ratios?.length) continue
+    const s = [...ratios].sort((a, b) => a - b)
+    rows.push(
+      row(
+        `c64 closed loop, plain key, ${mode === 'stream' ? 'stream' : 'non-stream'}: this gateway / the baseline's throughput (interleaved pairs)`,
+        `${fmt(s[s.length >> 1]!, 3)} × (${s.map((x) => fmt(x, 3)).join(', ')})`,
+        s[s.length >> 1]!,
         null,
       ),
     )
