@@ -3,9 +3,9 @@
  * A preload (`bun --preload scripts/bench/loop-trace.ts src/main.ts serve ...`) that records what
  * the gateway's event loop did, for the c=1 lane's timeline: every bun:sqlite statement and
  * `exec`/`run` (its SQL and duration), every timer callback (`setTimeout`, `setInterval`,
- * `setImmediate`: its function and duration), every upstream `fetch` (call to headers), and each
- * collection seen as the JS heap shrinking between two of those samples (`bun:jsc` heapSize, about
- * 1 µs a call). Times are wall-clock ms (performance.timeOrigin + now(), as the lane's client
+ * `setImmediate`: its function and duration), every upstream `fetch` (call to headers), and, with
+ * `$LANE_TRACE_GC=1`, each collection seen as the JS heap shrinking between two of those samples
+ * (see GC: costly). Times are wall-clock ms (performance.timeOrigin + now(), as the lane's client
  * stamps its requests), durations ms. Written as JSON to `$LANE_TRACE_OUT` when the process exits.
  * A measuring tool only: the lane's figures come from untraced gateways.
  */
@@ -20,10 +20,17 @@ export type TraceKind = 'sql' | 'timer' | 'fetch' | 'gc'
 export type TraceEvent = [TraceKind, number, number, string]
 
 const OUT = process.env.LANE_TRACE_OUT
+/**
+ * `$LANE_TRACE_GC=1`: sample the heap around every traced call to see collections. Off by default:
+ * `heapSize` walks the heap — 1 µs in an empty process, 280 µs at 173 MB (the tokenizer a
+ * governed plan loads is 95 MB) — and two calls a statement made every traced write look ten
+ * times slower than it is (measured: this lane's first timelines).
+ */
+const GC = process.env.LANE_TRACE_GC === '1'
 const CAP = 2_000_000
 const events: TraceEvent[] = []
 const now = () => performance.timeOrigin + performance.now()
-let lastHeap = heapSize()
+let lastHeap = GC ? heapSize() : 0
 
 function push(kind: TraceKind, start: number, dur: number, label: string): void {
   if (events.length < CAP) events.push([kind, start, dur, label])
@@ -35,6 +42,7 @@ function push(kind: TraceKind, start: number, dur: number, label: string): void 
  * that saw it, with the MiB freed in `gcFreed`.
  */
 function heapSample(at: number): void {
+  if (!GC) return
   const h = heapSize()
   if (h < lastHeap) {
     push('gc', at, 0, 'heap shrank (a collection ran)')
