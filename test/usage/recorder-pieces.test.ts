@@ -1,9 +1,9 @@
 /**
  * A flush writes its outcomes in pieces and lets the event loop run between them (issue 46). On
  * SQLite the whole batch used to be one synchronous write: the request in flight when the timer
- * fired waited for all of it (2–17 ms for ~100 rows at one request at a time, the lane's
- * timeline). Judged by turns, not time: a chain of setImmediate callbacks must run between the
- * pieces, and every outcome must still be written exactly once, its rollups counted once.
+ * fired waited for all of it (up to 3.8 ms at one request at a time, the lane's timeline).
+ * Judged by turns, not time: a chain of setImmediate callbacks must run between the pieces, and
+ * every outcome must still be written exactly once, its rollups counted once.
  */
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
