@@ -185,16 +185,16 @@ async function closedPairs(
   for (let i = 0; i < pairs; i++) {
     for (const stream of [false, true]) {
       const now = chatTarget(ctx.gw.url, 'mock/bench', stream, ctx.gw.key)
-      const then = chatTarget(before.url, 'mock/bench', stream, before.key)
-      const rps = { now: 0, then: 0 }
-      for (const which of i % 2 ? (['then', 'now'] as const) : (['now', 'then'] as const)) {
-        const t = which === 'now' ? now : then
+      const base = chatTarget(before.url, 'mock/bench', stream, before.key)
+      const rps = { now: 0, base: 0 }
+      for (const which of i % 2 ? (['base', 'now'] as const) : (['now', 'base'] as const)) {
+        const t = which === 'now' ? now : base
         await closedLoad(ctx, t, 64, 1)
         rps[which] = (await closedLoad(ctx, t, 64, 4)).rps
       }
-      out[stream ? 'stream' : 'nonstream'].push(rps.now / rps.then)
+      out[stream ? 'stream' : 'nonstream'].push(rps.now / rps.base)
       ctx.log(
-        `  c64 ${stream ? 'stream' : 'non-stream'} pair ${i + 1}: ${Math.round(rps.now)} vs ${Math.round(rps.then)} req/s`,
+        `  c64 ${stream ? 'stream' : 'non-stream'} pair ${i + 1}: ${Math.round(rps.now)} vs ${Math.round(rps.base)} req/s`,
       )
     }
   }
