@@ -9,6 +9,7 @@
  */
 import { microsToUsd } from '../limits/pricing.ts'
 import { periodBounds } from '../limits/rows.ts'
+import { addInto, zero } from '../store/history-series.ts'
 import type { Store, UsagePoint } from '../store/index.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
 
@@ -27,25 +28,18 @@ export interface KeyUsageTotals {
 }
 
 function totals(points: readonly UsagePoint[]): KeyUsageTotals {
-  let micros = 0
-  const t = {
-    requests: 0,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    cached_tokens: 0,
-    cache_write_tokens: 0,
-    errors: 0,
+  const t = zero(0)
+  for (const p of points) addInto(t, p)
+  return {
+    requests: t.requests,
+    prompt_tokens: t.prompt_tokens,
+    completion_tokens: t.completion_tokens,
+    total_tokens: t.prompt_tokens + t.completion_tokens,
+    cached_tokens: t.cached_tokens,
+    cache_write_tokens: t.cache_write_tokens,
+    errors: t.errors,
+    cost_usd: microsToUsd(t.cost_micros),
   }
-  for (const p of points) {
-    t.requests += p.requests
-    t.prompt_tokens += p.prompt_tokens
-    t.completion_tokens += p.completion_tokens
-    t.cached_tokens += p.cached_tokens
-    t.cache_write_tokens += p.cache_write_tokens
-    t.errors += p.errors
-    micros += p.cost_micros
-  }
-  return { ...t, total_tokens: t.prompt_tokens + t.completion_tokens, cost_usd: microsToUsd(micros) }
 }
 
 export async function keyUsage(store: Pick<Store, 'usageSeries'>, keyId: string, now: number) {

@@ -12,7 +12,8 @@ export interface SeriesRow extends UsagePoint {
   g: string
 }
 
-const zero = (t: number): UsagePoint => ({
+/** A bucket where nothing happened. */
+export const zero = (t: number): UsagePoint => ({
   t,
   requests: 0,
   prompt_tokens: 0,
@@ -25,7 +26,8 @@ const zero = (t: number): UsagePoint => ({
   cache_write_tokens: 0,
 })
 
-const addInto = (p: UsagePoint, r: UsagePoint) => {
+/** Adds `r`'s figures into `p`. */
+export const addInto = (p: UsagePoint, r: UsagePoint) => {
   p.requests += r.requests
   p.prompt_tokens += r.prompt_tokens
   p.completion_tokens += r.completion_tokens
