@@ -18,7 +18,9 @@
  *   covers it. Tools billed as tokens only (functions, `custom`, `mcp`, computer use, shells,
  *   Anthropic's bash, text editor, memory, web fetch, tool search) are nothing extra; any other
  *   hosted tool (`image_generation`, Anthropic's `code_execution`, a type the gateway does not
- *   know) cannot be priced and is refused under a money limit.
+ *   know) cannot be priced and is refused under a money limit. Google's built-in tools (a Gemini
+ *   body's `tools[i].googleSearch` …, received by a `gemini` provider only): Search grounding is one
+ *   web search a request; Maps, URL context, code execution, file search cannot be priced.
  * - `prediction` (rejected predicted tokens are billed as output past `max_tokens`) and audio
  *   output (`modalities` with `audio`, or `audio`: audio tokens at audio prices) cannot be priced.
  * A model without `pricing` costs nothing (DESIGN §11), surcharges included. A field counts only
@@ -33,8 +35,11 @@ import { microUnits } from '../util/micro-units.ts'
 import { clip } from '../util/text.ts'
 import { type DearestPrices, dearestPrices, type PricingUnits, pricingUnits } from './pricing.ts'
 
-/** What a request asks beyond the price table; `hosted`: a tool (else a chat field). */
-type Ask = { param: string; hosted?: boolean } & (
+/**
+ * What a request asks beyond the price table; `hosted`: a tool (else a chat field); `google`: one of
+ * Google's built-in tools (a Gemini request's), which only a `gemini` provider receives.
+ */
+type Ask = { param: string; hosted?: boolean; google?: boolean } & (
   | { tier: PricedTier }
   /** `calls`: at most this many (null: unbounded). */
   | { tool: PerCallTool; calls: number | null }
@@ -49,9 +54,11 @@ export interface Reached {
 
 /** Whether the upstream of `r` receives the ask (see the module's note). */
 const receives = (r: Reached, a: Ask): boolean =>
-  a.hosted
-    ? r.provider.kind === 'anthropic' || (r.provider.kind === 'openai' && r.provider.wire === 'responses')
-    : r.provider.kind === 'openai'
+  a.google
+    ? r.provider.kind === 'gemini'
+    : a.hosted
+      ? r.provider.kind === 'anthropic' || (r.provider.kind === 'openai' && r.provider.wire === 'responses')
+      : r.provider.kind === 'openai'
 
 /** What the request's surcharges are priced as. */
 export interface Surcharge {
@@ -74,6 +81,22 @@ function perCallTool(type: string): PerCallTool | null {
   return null
 }
 
+/**
+ * Google's built-in tools, by their key in a Gemini `tools[i]` object: Search grounding is billed
+ * per grounded prompt (one call a request); the others are billed in ways the request cannot bound
+ * (Maps grounding, fetched URLs' tokens, executed code's output, file search): unpriced.
+ */
+const GOOGLE_TOOLS: Record<string, PerCallTool | null> = {
+  googleSearch: 'web_search',
+  googleSearchRetrieval: 'web_search',
+  googleMaps: null,
+  urlContext: null,
+  codeExecution: null,
+  fileSearch: null,
+  computerUse: null,
+  enterpriseWebSearch: null,
+}
+
 const given = (v: unknown) => v !== undefined && v !== null
 const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null)
 
@@ -91,7 +114,17 @@ function asksOf(body: Record<string, unknown>): Ask[] {
   const tool = (t: unknown, param: string) => {
     if (typeof t !== 'object' || t === null) return
     const { type, max_uses, tools } = t as { type?: unknown; max_uses?: unknown; tools?: unknown }
-    if (typeof type !== 'string') return // a client tool without a type (Messages)
+    if (typeof type !== 'string') {
+      // A client tool without a type (Messages, Gemini's functionDeclarations), or Google's own.
+      for (const key of Object.keys(t)) {
+        if (!Object.hasOwn(GOOGLE_TOOLS, key)) continue
+        const perCall = GOOGLE_TOOLS[key]
+        const at = `${param}.${key}`
+        if (perCall) asks.push({ param: at, hosted: true, google: true, tool: perCall, calls: 1 })
+        else asks.push({ param: at, hosted: true, google: true, unpriced: `Google's built-in tool "${key}"` })
+      }
+      return
+    }
     if (type === 'namespace' && Array.isArray(tools))
       for (const [j, u] of tools.entries()) tool(u, `${param}.tools[${j}]`)
     if (TOKENS_ONLY.test(type)) return
