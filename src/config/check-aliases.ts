@@ -99,11 +99,17 @@ function checkTargets(
   problems: Problem[],
 ): void {
   const seen = new Set<string>()
+  // An exact alias under a provider's prefix is reached by a plan's or key's `prefix/*`: its
+  // targets must stay under that prefix, or `openai/*` would reach an anthropic model.
+  const own = isPattern(alias.id) ? null : prefixOf(alias.id)
+  const squats = own !== null && prefixes.has(own)
   targetsOf(alias).forEach(({ model }, k) => {
     const path = typeof alias.to === 'string' ? `${at}/to` : `${at}/to/${k}/model`
     const message = seen.has(model)
       ? `'${model}' is in this pool twice; give it one entry with the weight of both`
-      : targetProblem(alias.id, model, exact, prefixes)
+      : squats && prefixOf(model) !== own
+        ? `'${model}' is outside the prefix '${own}/' this alias's id takes from a provider, so a plan or key allowing '${own}/*' would reach it; give the alias a prefix no provider has (e.g. team/…)`
+        : targetProblem(alias.id, model, exact, prefixes)
     seen.add(model)
     if (message) problems.push({ path, message })
   })

@@ -54,6 +54,16 @@ describe('aliases in the config', () => {
     ])
   })
 
+  test("an alias under a provider's prefix leading outside it is named: 'demo/*' would reach it", () => {
+    expect(
+      problemsOf([
+        { id: 'demo/premium', to: 'team/x' },
+        { id: 'team/x', to: 'demo/echo' },
+        { id: 'demo/same', to: 'demo/echo' },
+      ]).map((p) => p.path),
+    ).toEqual(['/aliases/0/to'])
+  })
+
   test('a loop of aliases is named', () => {
     const found = problemsOf([
       { id: 'team/a', to: 'team/b' },
