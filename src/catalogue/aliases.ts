@@ -12,8 +12,7 @@
  * aliases.find('anthropic/claude-haiku-4-5-20251001')?.pool.pick() // [anthropic/claude-haiku-4-5]
  */
 import { type AliasConfig, isPattern, targetsOf } from '../config/schema-aliases.ts'
-import { AffinityTable, type SessionHash } from '../util/affinity.ts'
-import { systemClock } from '../util/clock.ts'
+import { rendezvous, type SessionHash } from '../util/affinity.ts'
 import { literalLength, matchesPattern } from '../util/id-pattern.ts'
 import { SmoothRoundRobin } from '../util/smooth-round-robin.ts'
 import type { CatalogueEntry } from './entry.ts'
@@ -35,8 +34,6 @@ export class Pool {
   readonly #order: SmoothRoundRobin
   /** The members by weight, heaviest first (config order among equals): the fallbacks' order. */
   readonly #byWeight: readonly CatalogueEntry[]
-  /** Which target each recent session is on (bounded; per process). */
-  readonly #sessions = new AffinityTable(systemClock)
 
   constructor(members: readonly PoolMember[]) {
     this.members = members
@@ -51,7 +48,9 @@ export class Pool {
   pick(session?: SessionHash | null): CatalogueEntry[] {
     if (this.members.length === 1) return [this.members[0]!.entry]
     const i =
-      session == null ? this.#order.pick() : this.#sessions.choose(session, this.#order.weights, () => true)
+      // A session's target is its rendezvous rank, a function of the id and the weights alone:
+      // nothing to remember, since every target is usable here (health is the attempt loop's).
+      session == null ? this.#order.pick() : rendezvous(session, this.#order.weights, () => true)
     const first = this.members[i!]!.entry
     return [first, ...this.#byWeight.filter((e) => e !== first)]
   }
