@@ -39,13 +39,19 @@ function parse(data: string): Json | null {
   }
 }
 
-/** The generated text of one event, per candidate index: text, thoughts, function names and args. */
+/**
+ * The generated text of one event, per candidate index: text, thoughts, function names and args,
+ * and code execution's code and output (billed as output tokens, so counted toward the cut).
+ */
 function generated(res: GeminiResponse): Array<[number, string]> {
   return (res.candidates ?? []).map((c, position) => {
     let t = ''
     for (const part of c.content?.parts ?? []) {
       if (typeof part.text === 'string') t += part.text
       if (part.functionCall) t += part.functionCall.name + JSON.stringify(part.functionCall.args ?? {})
+      const { executableCode, codeExecutionResult } = part as Json
+      if (typeof executableCode?.code === 'string') t += executableCode.code
+      if (typeof codeExecutionResult?.output === 'string') t += codeExecutionResult.output
     }
     return [c.index ?? position, t]
   })

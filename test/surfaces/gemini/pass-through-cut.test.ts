@@ -1,0 +1,30 @@
+/**
+ * The Gemini pass-through's cut gate counts every part billed as output — code execution's code
+ * and its output as well as text and function calls — so a code-executing answer ends at the
+ * allowance like a text one (DESIGN §11: nothing an upstream sends spends past the limit).
+ */
+import { beforeAll, expect, test } from 'bun:test'
+import { prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { OutputAllowance } from '../../../src/pipeline/output-allowance.ts'
+import { GeminiCutGate } from '../../../src/surfaces/gemini/pass-through.ts'
+
+beforeAll(() => prepareOutputCount())
+
+const enc = new TextEncoder()
+const event = (parts: unknown[]) =>
+  enc.encode(`data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts }, index: 0 }] })}\n\n`)
+
+test('code execution parts count toward the allowance: the gate cuts at it', async () => {
+  const code = 'print(1)\n'.repeat(40)
+  for (const part of [
+    { executableCode: { language: 'PYTHON', code } },
+    { codeExecutionResult: { outcome: 'OUTCOME_OK', output: code } },
+  ]) {
+    const gate = new GeminiCutGate(new OutputAllowance(20, 'gemini'))
+    expect(await gate.admit(event([{ text: 'ok' }]))).toBe(true)
+    // The event that crosses the line is relayed (one event past it at most); the next is cut.
+    expect(await gate.admit(event([part]))).toBe(true)
+    expect(gate.counted).toBeGreaterThan(20)
+    expect(await gate.admit(event([{ text: 'more' }]))).toBe(false)
+  }
+})
