@@ -2,7 +2,9 @@
  * @module
  * A validated OpenAI chat request → the body of `POST /v1/messages`.
  */
+
 import type { ChatMessage, ChatRequest, ToolChoice } from '../../operations/chat.ts'
+import { GatewayError } from '../../util/errors.ts'
 import { applyParamMap, type ParamRule, toStopSequences } from '../shared/apply-param-map.ts'
 import { anthropicThinking, thinks } from './anthropic-thinking.ts'
 import type { AnthropicRequest } from './anthropic-types.ts'
@@ -105,8 +107,29 @@ export function convertToAnthropicRequest(
     ...prepareAnthropicTools(req),
   }
   applyParamMap(ANTHROPIC_PARAMS, req, body as unknown as Record<string, unknown>)
+  checkBreakpoints(body)
   const thinking = anthropicThinking(req, body.max_tokens)
   if (thinking) body.thinking = thinking
   if (opts.stream) body.stream = true
   return body
+}
+
+/** Anthropic takes at most this many `cache_control` breakpoints a request (its 400 otherwise). */
+const MAX_BREAKPOINTS = 4
+
+/** More breakpoints than Anthropic takes: a 400 here, naming the count, rather than the upstream's. */
+function checkBreakpoints(body: AnthropicRequest): void {
+  const marked = (blocks: unknown) =>
+    Array.isArray(blocks)
+      ? blocks.filter((b) => (b as { cache_control?: unknown })?.cache_control != null).length
+      : 0
+  let n = marked(body.system) + marked(body.tools)
+  for (const m of body.messages) n += marked(m.content)
+  if (n > MAX_BREAKPOINTS)
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `cache_control: ${n} breakpoints (on content parts, messages and tools), but Anthropic takes at most ${MAX_BREAKPOINTS} a request. Keep the last ${MAX_BREAKPOINTS}.`,
+      { param: 'cache_control' },
+    )
 }

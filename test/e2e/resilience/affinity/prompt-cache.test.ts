@@ -214,6 +214,21 @@ describe('cache_control reaches an anthropic upstream', () => {
     expect(error.code).toBe('invalid_type')
     expect(error.param).toBe('messages[0].content[0].cache_control')
   })
+
+  test("more breakpoints than Anthropic's four: a 400 naming cache_control, not the upstream's refusal", async () => {
+    const { key } = await gw.key('cache-five', 'unlimited')
+    const part = (text: string) => ({ type: 'text', text, cache_control: { type: 'ephemeral' } })
+    const res = await post(
+      '/v1/chat/completions',
+      key,
+      { model: 'ant/claude-c', messages: [{ role: 'user', content: ['a', 'b', 'c', 'd', 'e'].map(part) }] },
+      {},
+    )
+    expect(res.status).toBe(400)
+    const error = ((await res.json()) as any).error
+    expect(error).toMatchObject({ code: 'invalid_value', param: 'cache_control' })
+    expect(error.message).toContain('5 breakpoints')
+  })
 })
 
 // SQLite and PostgreSQL keep the counters apart (PostgreSQL + Redis adds nothing to them): one
