@@ -227,6 +227,9 @@ export function applyReservation(
   headers: Record<string, string>,
 ): number | null {
   rowHeaders(r.states, now, headers, true)
+  // A key's request windows alone bound no output: nothing to cap, and an endpoint without a cap
+  // field (OpenAI's /responses/compact) must not be sent one.
+  if (!plan.charge?.rows.some((row) => row.resource !== 'requests')) return null
   const uncapped =
     plan.requested === null && plan.charge ? uncappedCap(r, plan.charge, plan.choices * plan.modelMax) : null
   const each = uncapped ? Math.floor(uncapped.cap / plan.choices) : choiceCap(r, plan)

@@ -131,6 +131,29 @@ export function fakeCompaction(body: { input?: unknown }): Record<string, unknow
   }
 }
 
+/**
+ * Members OpenAI's `/v1/responses/compact` has no field for and refuses (its body is `model`,
+ * `input`, `instructions`, `previous_response_id`, the prompt-cache fields and `service_tier`;
+ * Codex's `tools`, `reasoning`, `text` pass): a cap or a stream flag is a 400 `unknown_parameter`.
+ */
+const COMPACT_REFUSES = ['max_output_tokens', 'max_tokens', 'max_completion_tokens', 'stream']
+
+function compaction(body: Record<string, unknown>): Response {
+  const unknown = COMPACT_REFUSES.find((k) => k in body)
+  if (unknown === undefined) return Response.json(fakeCompaction(body))
+  return Response.json(
+    {
+      error: {
+        message: `Unknown parameter: '${unknown}'.`,
+        type: 'invalid_request_error',
+        param: unknown,
+        code: 'unknown_parameter',
+      },
+    },
+    { status: 400 },
+  )
+}
+
 export async function startFakeResponses(
   opts: { fixture?: ResponsesFixtureName; apiKey?: string; eventDelayMs?: number } = {},
 ): Promise<FakeResponses> {
@@ -159,7 +182,7 @@ export async function startFakeResponses(
         )
       }
       if (counting) return countInputTokens(recorded.body)
-      if (compacting) return Response.json(fakeCompaction(recorded.body ?? {}))
+      if (compacting) return compaction(recorded.body ?? {})
       const model = recorded.body?.model
       const name =
         typeof model === 'string' && model in RESPONSES_FIXTURES ? (model as ResponsesFixtureName) : current

@@ -71,6 +71,26 @@ describe('pass-through to an OpenAI Responses upstream', () => {
     expect(await bed.usageOf(key, 'oair/text')).toMatchObject({ requests: 1, completion_tokens: 42 })
   })
 
+  test("under a key's request limit only: passed through uncapped (the compact endpoint refuses max_output_tokens)", async () => {
+    const { id, key } = await bed.gw.key('compact-key-rpm', 'unlimited')
+    await bed.gw.deps.store.setKeyLimits(id, {
+      rpm: 100,
+      rpd: null,
+      tpm: null,
+      tpd: null,
+      budgetMicros: null,
+      budgetPeriod: null,
+      models: null,
+    })
+    const res = await compact({ model: 'oair/text', ...HISTORY }, key)
+    expect(res.status).toBe(200)
+    expect(compactErrors(await res.json())).toEqual([])
+    const sent = bed.responses.lastRequest()!
+    expect(sent.path).toBe('/v1/responses/compact')
+    expect(sent.body).toEqual({ ...HISTORY, model: 'text' })
+    expect(res.headers.get('x-switchyard-max-tokens')).toBeNull()
+  })
+
   test('under a token limit: the summary streamed from /responses, answered in the compact shape', async () => {
     const key = await bed.freshKey('metered')
     const res = await compact({ model: 'oair/text', ...HISTORY }, key)
