@@ -47,6 +47,13 @@ const FILE_TYPES = new Set(['file', 'document', 'input_file'])
 /** Tool entries that the client runs (the model only sees their schema, already in the bytes). */
 const CLIENT_TOOL_TYPES = new Set(['function', 'custom'])
 
+/**
+ * A charged body's member (a symbol: never counted as text, never sent) naming the first field
+ * whose input the gateway cannot count — bytes it never sees, such as a Gemini file by URI or a
+ * cached context. Under a token or money limit such a request is refused naming it (charge.ts).
+ */
+export const UNCOUNTED_INPUT: unique symbol = Symbol('uncounted input')
+
 /** A model that may answer the request: its provider's kind and upstream model name. */
 export interface InputTarget {
   kind: ProviderKind

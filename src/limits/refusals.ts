@@ -172,6 +172,19 @@ export function contextLengthError(plan: string, cap: number, tokens: number, pa
   )
 }
 
+/**
+ * 400 `unsupported_value` when a token or money limit applies and the input holds what the
+ * gateway cannot count (estimate-tokens.ts `UNCOUNTED_INPUT`): no reservation would bound it.
+ */
+export function uncountedInputError(param: string): GatewayError {
+  return new GatewayError(
+    400,
+    'unsupported_value',
+    `The gateway cannot count the input tokens of ${param} (content it never sees, whose length sets what the provider bills), and this key's plan limits tokens or money, which need the input counted before the request runs. Send the content inline (inlineData, or text), or use a key without token or money limits.`,
+    { param },
+  )
+}
+
 /** 403 when the model is outside the key's own list. */
 export function modelNotAllowedError(model: string, allowed: string[]): GatewayError {
   return new GatewayError(

@@ -13,10 +13,15 @@ import type { CatalogueEntry } from '../catalogue/routing.ts'
 import { keyCounts } from '../config/limit-settings.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { affordableOutput } from '../limits/allowance.ts'
-import { inputTokenBound } from '../limits/estimate-tokens.ts'
+import { inputTokenBound, UNCOUNTED_INPUT } from '../limits/estimate-tokens.ts'
 import { dearestOf, unitsOf } from '../limits/model-cost.ts'
 import { type DearestPrices, highestCostMicros } from '../limits/pricing.ts'
-import { budgetExceededError, contextLengthError, tokenLimitError } from '../limits/refusals.ts'
+import {
+  budgetExceededError,
+  contextLengthError,
+  tokenLimitError,
+  uncountedInputError,
+} from '../limits/refusals.ts'
 import { rowHeaders } from '../limits/row-headers.ts'
 import { type LimitRow, type LimitSettings, limitRows, type RowState } from '../limits/rows.ts'
 import { NO_SURCHARGE, type Surcharge, surchargedPrice, surchargeOf } from '../limits/surcharge.ts'
@@ -134,6 +139,9 @@ export async function planCharge(
   if (!limited)
     return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
   const rows = chargeRows(plan, limits)
+  // Input no bound covers cannot be reserved for: refused where tokens or money are limited.
+  const uncounted = (body as { [UNCOUNTED_INPUT]?: string })[UNCOUNTED_INPUT]
+  if (uncounted && rows.some((r) => r.resource !== 'requests')) throw uncountedInputError(uncounted)
   // Surcharges the prices cannot cover are refused only where money is limited.
   const money = rows.some((r) => r.resource === 'microdollars')
   const surcharge = surchargeOf(body, reached, money)

@@ -21,6 +21,7 @@ import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
+import { chargedInput } from './charged-input.ts'
 import { geminiCountTokensSurface } from './count-tokens.ts'
 import { batchEmbedContentsSurface, embedContentSurface } from './embed.ts'
 import { encodeCompletion } from './encode.ts'
@@ -67,14 +68,8 @@ export const geminiSurface: ChatSurface<GeminiView> = {
     return { model: target.model, view: { ...target, stream, body }, stream }
   },
   features: (view) => detectGeminiFeatures(view.body, view.stream),
-  // What the charge reads: the contents and system prompt (the input bound), the output cap, choices.
-  body: (view) => ({
-    contents: view.body.contents,
-    system: view.body.systemInstruction,
-    tools: view.body.tools,
-    max_tokens: view.body.generationConfig?.maxOutputTokens,
-    n: view.body.generationConfig?.candidateCount,
-  }),
+  // What the charge reads: the input bound's parts, the output cap, choices (charged-input.ts).
+  body: (view) => chargedInput(view.body),
   temperature: (view) => view.body.generationConfig?.temperature,
   checkLimits(view, entry) {
     const max = entry.model.max_output_tokens

@@ -1,0 +1,97 @@
+/**
+ * The Gemini surface under token limits, against a local Gemini upstream that bills as Google does
+ * (billing-gemini.ts) and an OpenAI-compatible chat upstream for the translated route:
+ * - input the gateway cannot count (a video or audio file by URI, a `cachedContent`) is refused
+ *   naming the field under a token or money limit, and passes without one; a PDF by URI is
+ *   reserved as a file (10,000 tokens), as chat's file parts are;
+ * - the translated route refuses, naming the field, what the chat upstream cannot take: audio
+ *   other than wav / mp3, files by a URI it cannot fetch (gs://, Gemini's Files API), and sends a
+ *   file part with its `filename`, as OpenAI's file part has it;
+ * - `candidateCount` multiplies the reservation: N candidates, each billed, never take the
+ *   account past its `tpm`.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type MockUpstream, startMockUpstream } from '../../../../scripts/mock-upstream.ts'
+import { type BillingGemini, startBillingGemini } from '../../../support/billing-gemini.ts'
+import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../../../support/gateway.ts'
+
+const FEATURES = ['streaming', 'vision', 'audio_input', 'n', 'system_messages']
+const model = (name: string) => ({ name, context_window: 200_000, max_output_tokens: 8192, features: FEATURES })
+
+let up: BillingGemini
+let chat: MockUpstream
+let gw: TestGateway
+let open: string
+let metered: string
+beforeAll(async () => {
+  ;[up, chat] = await Promise.all([startBillingGemini({ answerTokens: 400 }), startMockUpstream({ chunks: 2 })])
+  gw = await startGateway({
+    doc: testConfigDoc({
+      usage: { flush_ms: 20 },
+      providers: [
+        { prefix: 'g', kind: 'gemini', base_url: up.url, api_key: 'g-key', models: [model('flash')] },
+        { prefix: 'o', kind: 'openai', base_url: chat.url, api_key: 'sk-mock', models: [model('gpt')] },
+      ],
+      plans: {
+        ...PLANS,
+        metered: { rpm: null, rpd: null, tpm: 1_000_000, models: ['*'] },
+        tight: { rpm: null, rpd: null, tpm: 2_000, models: ['*'] },
+      },
+    }),
+  })
+  open = (await gw.key('gemini-open', 'unlimited')).key
+  metered = (await gw.key('gemini-metered', 'metered')).key
+})
+afterAll(async () => {
+  await gw.stop()
+  await Promise.all([up.stop(), chat.stop()])
+})
+
+const generate = (modelId: string, body: unknown, key: string) =>
+  fetch(`${gw.url}/v1beta/models/${modelId}:generateContent`, {
+    method: 'POST',
+    headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+
+const withPart = (part: unknown, extra: Record<string, unknown> = {}) => ({
+  contents: [{ role: 'user', parts: [{ text: 'What is in this?' }, part] }],
+  ...extra,
+})
+const VIDEO = { fileData: { mimeType: 'video/mp4', fileUri: 'gs://bucket/talk.mp4' } }
+const PDF = { fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/paper.pdf' } }
+
+describe('input the gateway cannot count', () => {
+  test.each([
+    ['a video by URI', withPart(VIDEO), 'contents[0].parts[1].fileData'],
+    [
+      'audio by a Files API URI',
+      withPart({
+        fileData: {
+          mimeType: 'audio/ogg',
+          fileUri: 'https://generativelanguage.googleapis.com/v1beta/files/abc123',
+        },
+      }),
+      'contents[0].parts[1].fileData',
+    ],
+    ['a cached context', withPart({ text: 'and this' }, { cachedContent: 'cachedContents/xyz' }), 'cachedContent'],
+  ])('%s: 400 naming the field under a token limit; passed through without one', async (_, body, param) => {
+    const before = up.requests.length
+    const refused = await generate('g/flash', body, metered)
+    expect(refused.status).toBe(400)
+    expect(((await refused.json()) as any).error.message).toContain(param)
+    expect(up.requests.length).toBe(before)
+    const passed = await generate('g/flash', body, open)
+    expect(passed.status).toBe(200)
+    expect(up.requests.at(-1)!.body).toEqual(body)
+  })
+
+  test('a PDF by URI is reserved as a file: 10,000 tokens beyond its text', async () => {
+    const { key } = await gw.key('gemini-pdf', 'metered')
+    const res = await generate('g/flash', withPart(PDF, { generationConfig: { maxOutputTokens: 50 } }), key)
+    expect(res.status).toBe(200)
+    await res.arrayBuffer()
+    const reserved = 1_000_000 - Number(res.headers.get('x-ratelimit-remaining-tokens'))
+    expect(reserved).toBeGreaterThanOrEqual(10_000)
+  })
+})
