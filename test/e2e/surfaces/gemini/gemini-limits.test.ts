@@ -95,3 +95,46 @@ describe('input the gateway cannot count', () => {
     expect(reserved).toBeGreaterThanOrEqual(10_000)
   })
 })
+
+describe('translated to a chat upstream: what it cannot take is a 400 naming the field', () => {
+  const inline = (mimeType: string) => ({ inlineData: { mimeType, data: 'AAAA' } })
+  test.each([
+    ['audio other than wav / mp3', inline('audio/ogg'), 'contents[0].parts[1].inlineData.mimeType'],
+    [
+      'an image on Cloud Storage',
+      { fileData: { mimeType: 'image/png', fileUri: 'gs://bucket/cat.png' } },
+      'contents[0].parts[1].fileData.fileUri',
+    ],
+    [
+      "an image in Gemini's Files API",
+      {
+        fileData: {
+          mimeType: 'image/png',
+          fileUri: 'https://generativelanguage.googleapis.com/v1beta/files/abc123',
+        },
+      },
+      'contents[0].parts[1].fileData.fileUri',
+    ],
+  ])('%s', async (_, part, param) => {
+    const before = chat.stats.requests
+    const res = await generate('o/gpt', withPart(part), open)
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error.message).toContain(param)
+    expect(chat.stats.requests).toBe(before)
+  })
+
+  test('wav and mp3 pass as input_audio; a PDF as a file part with its filename', async () => {
+    for (const [mime, format] of [
+      ['audio/wav', 'wav'],
+      ['audio/mpeg', 'mp3'],
+    ]) {
+      expect((await generate('o/gpt', withPart(inline(mime!)), open)).status).toBe(200)
+      expect((chat.stats.lastBody as any).messages[0].content[1].input_audio.format).toBe(format)
+    }
+    expect((await generate('o/gpt', withPart(inline('application/pdf')), open)).status).toBe(200)
+    expect((chat.stats.lastBody as any).messages[0].content[1]).toEqual({
+      type: 'file',
+      file: { filename: 'file.pdf', file_data: 'data:application/pdf;base64,AAAA' },
+    })
+  })
+})
