@@ -143,23 +143,56 @@ function userPart(part: GeminiPartIn, param: string): ContentPart | null {
     const type = mimeType.toLowerCase()
     if (type.startsWith('image/'))
       return { type: 'image_url', image_url: { url: `data:${type};base64,${data}` } }
-    if (type.startsWith('audio/'))
-      return { type: 'input_audio', input_audio: { data, format: audioFormat(type) } }
-    return { type: 'file', file: { file_data: `data:${type};base64,${data}` } }
+    if (type.startsWith('audio/')) {
+      const format = AUDIO_FORMATS[type]
+      if (!format)
+        throw unsupported(
+          `${param}.inlineData.mimeType`,
+          `audio of type ${clip(type)} (the chat form takes wav and mp3 only: audio/wav or audio/mpeg)`,
+        )
+      return { type: 'input_audio', input_audio: { data, format } }
+    }
+    // OpenAI's file part names the file beside its data.
+    return { type: 'file', file: { filename: `file.${extensionOf(type)}`, file_data: `data:${type};base64,${data}` } }
   }
   if (part.fileData) {
+    const { fileUri } = part.fileData
     const type = part.fileData.mimeType?.toLowerCase() ?? ''
-    if (type.startsWith('image/') || (type === '' && /^https?:\/\//.test(part.fileData.fileUri)))
-      return { type: 'image_url', image_url: { url: part.fileData.fileUri } }
-    throw unsupported(`${param}.fileData`, 'files by URI other than images reach only gemini providers')
+    const web = /^https?:\/\//i.test(fileUri)
+    if (!type.startsWith('image/') && !(type === '' && web))
+      throw unsupported(`${param}.fileData`, 'files by URI other than images reach only gemini providers')
+    // Cloud Storage and the Files API are read with Google's credentials: no other provider can.
+    if (!web || GOOGLE_FILES.test(fileUri))
+      throw unsupported(
+        `${param}.fileData.fileUri`,
+        'an image on Cloud Storage (gs://) or in the Files API, which only Google can read (send it inline, or by a public https URL)',
+      )
+    return { type: 'image_url', image_url: { url: fileUri } }
   }
   throw unsupported(param, `a part of this kind (${partKind(part)})`)
 }
 
-/** `audio/mpeg` → `mp3`, `audio/x-wav` → `wav`: OpenAI's `input_audio.format` names. */
-function audioFormat(mimeType: string): string {
-  const sub = mimeType.slice('audio/'.length).replace(/^x-/, '')
-  return sub === 'mpeg' ? 'mp3' : sub === 'wave' ? 'wav' : sub
+/** The audio types OpenAI's `input_audio.format` takes (`wav`, `mp3`), by MIME type. */
+const AUDIO_FORMATS: Record<string, 'wav' | 'mp3'> = {
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/vnd.wave': 'wav',
+  'audio/mpeg': 'mp3',
+  'audio/mp3': 'mp3',
+  'audio/mpeg3': 'mp3',
+  'audio/x-mpeg-3': 'mp3',
+}
+
+/** Gemini's Files API (`…/v1beta/files/…`): a URI only a Google API key reads. */
+const GOOGLE_FILES = /^https?:\/\/generativelanguage\.googleapis\.com\//i
+
+/** A file name's extension for a MIME type: `application/pdf` → `pdf`, `text/plain` → `txt`. */
+function extensionOf(type: string): string {
+  if (type === 'text/plain') return 'txt'
+  if (type === 'text/markdown') return 'md'
+  const sub = type.slice(type.indexOf('/') + 1).replace(/^x-/, '')
+  return /^[a-z0-9.+-]{1,16}$/.test(sub) ? sub : 'bin'
 }
 
 function partKind(part: GeminiPartIn): string {
