@@ -138,3 +138,35 @@ describe('translated to a chat upstream: what it cannot take is a 400 naming the
     })
   })
 })
+
+describe('candidateCount multiplies the reservation (DESIGN §11: n choices multiply the output)', () => {
+  test.each([
+    ['JSON', 'generateContent'],
+    ['stream', 'streamGenerateContent?alt=sse'],
+  ])('%s: three candidates, each billed, never take the account past its tpm', async (name, method) => {
+    const { key } = await gw.key(`gemini-candidates-${name}`, 'tight')
+    const from = up.bills.length
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${gw.url}/v1beta/models/g/flash:${method}`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          contents: [{ role: 'user', parts: [{ text: 'Write three short poems.' }] }],
+          generationConfig: { candidateCount: 3 },
+        }),
+      })
+      statuses.push(res.status)
+      await res.arrayBuffer()
+    }
+    const bills = up.bills.slice(from)
+    expect(bills.length).toBeGreaterThan(0)
+    expect(statuses[0]).toBe(200)
+    for (const b of bills) {
+      expect(b.candidates).toBe(3)
+      // What the upstream was told it may generate, for all three, fits what the limit left.
+      expect(b.cap! * 3 + b.input).toBeLessThanOrEqual(2_000)
+    }
+    expect(bills.reduce((n, b) => n + b.input + b.output, 0)).toBeLessThanOrEqual(2_000)
+  })
+})
