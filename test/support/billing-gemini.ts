@@ -30,8 +30,8 @@ export interface GeminiBill {
 export interface BillingGemini {
   url: string
   bills: GeminiBill[]
-  /** Every request's path and parsed body, in order. */
-  requests: Array<{ path: string; body: any }>
+  /** Every request's path, body text and parsed body, in order. */
+  requests: Array<{ path: string; raw: string; body: any }>
   stop(): Promise<void>
 }
 
@@ -39,7 +39,12 @@ const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateConten
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length
 
 export async function startBillingGemini(
-  opts: { answerTokens?: number; mediaTokens?: number; cachedTokens?: number; perEvent?: number } = {},
+  opts: {
+    answerTokens?: number
+    mediaTokens?: number
+    cachedTokens?: number
+    perEvent?: number
+  } = {},
 ): Promise<BillingGemini> {
   const answerTokens = opts.answerTokens ?? 100
   const mediaTokens = opts.mediaTokens ?? 258
@@ -56,8 +61,9 @@ export async function startBillingGemini(
       const route = ROUTE.exec(url.pathname)
       if (req.method !== 'POST' || !route)
         return Response.json({ error: { code: 404, message: 'Not found', status: 'NOT_FOUND' } }, { status: 404 })
-      const body = (await req.json()) as any
-      requests.push({ path: `${url.pathname}${url.search}`, body })
+      const raw = await req.text()
+      const body = JSON.parse(raw)
+      requests.push({ path: `${url.pathname}${url.search}`, raw, body })
       let input = 0
       for (const c of [...(body.contents ?? []), ...(body.systemInstruction ? [body.systemInstruction] : [])]) {
         input += 8

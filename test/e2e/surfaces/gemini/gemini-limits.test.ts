@@ -18,6 +18,9 @@ import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../../../s
 const FEATURES = ['streaming', 'vision', 'audio_input', 'n', 'system_messages']
 const model = (name: string) => ({ name, context_window: 200_000, max_output_tokens: 8192, features: FEATURES })
 
+/** The upstream name of `g/marked`: every event of its answers carries it (`modelVersion`). */
+const MARKED = 'gemini-parse-once-marker'
+
 let up: BillingGemini
 let chat: MockUpstream
 let gw: TestGateway
@@ -29,7 +32,13 @@ beforeAll(async () => {
     doc: testConfigDoc({
       usage: { flush_ms: 20 },
       providers: [
-        { prefix: 'g', kind: 'gemini', base_url: up.url, api_key: 'g-key', models: [model('flash')] },
+        {
+          prefix: 'g',
+          kind: 'gemini',
+          base_url: up.url,
+          api_key: 'g-key',
+          models: [model('flash'), { ...model('marked'), upstream_name: MARKED }],
+        },
         { prefix: 'o', kind: 'openai', base_url: chat.url, api_key: 'sk-mock', models: [model('gpt')] },
       ],
       plans: {
@@ -168,5 +177,48 @@ describe('candidateCount multiplies the reservation (DESIGN §11: n choices mult
       expect(b.cap! * 3 + b.input).toBeLessThanOrEqual(2_000)
     }
     expect(bills.reduce((n, b) => n + b.input + b.output, 0)).toBeLessThanOrEqual(2_000)
+  })
+})
+
+describe('the pass-through under a limit reads each byte once (DESIGN §16)', () => {
+  test('the cap is edited into the body as it came: nothing else re-serialised', async () => {
+    const sent = `{"contents": [{"role": "user", "parts": [{"text": "caf\\u00e9 at 1.0"}]}], "generationConfig": {"temperature": 1.0}}`
+    const res = await fetch(`${gw.url}/v1beta/models/g/flash:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': metered, 'content-type': 'application/json' },
+      body: sent,
+    })
+    expect(res.status).toBe(200)
+    await res.arrayBuffer()
+    const cap = res.headers.get('x-switchyard-max-tokens')
+    expect(cap).not.toBeNull()
+    expect(up.requests.at(-1)!.raw).toBe(
+      sent.replace('{"temperature": 1.0}', `{"maxOutputTokens":${cap},"temperature": 1.0}`),
+    )
+  })
+
+  test.each([
+    ['stream', 'streamGenerateContent?alt=sse'],
+    ['JSON', 'generateContent'],
+  ])('%s: each upstream event is parsed once, by the gate, the relay and the assembly together', async (_, method) => {
+    const parse = JSON.parse
+    let parses = 0
+    JSON.parse = ((text: string, reviver?: any) => {
+      if (typeof text === 'string' && text.includes(MARKED) && text.includes('candidates')) parses++
+      return parse(text, reviver)
+    }) as typeof JSON.parse
+    try {
+      const res = await fetch(`${gw.url}/v1beta/models/g/marked:${method}`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': metered, 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Count to ten.' }] }] }),
+      })
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+    } finally {
+      JSON.parse = parse
+    }
+    // 400 words, 25 an event.
+    expect(parses).toBe(16)
   })
 })
