@@ -117,6 +117,11 @@ export function editTopLevel(
   f: number[] | null = topLevelFields(json),
 ): string | null {
   if (f === null || f.length !== expectedKeys * 4) return null
+  // An empty object: only the insert goes in (after its brace; there is no first key to put it before).
+  if (f.length === 0) {
+    const open = json.indexOf('{')
+    return json.slice(0, open + 1) + insert + json.slice(open + 1)
+  }
   let out = json.slice(0, f[0]!) + (insert ? `${insert},` : '')
   let from = f[0]!
   let keptAny = insert !== ''

@@ -1,6 +1,6 @@
 /** Text edits of a JSON body that keep every other byte (json/fields.ts). */
 import { describe, expect, test } from 'bun:test'
-import { streamingBody } from '../../src/json/fields.ts'
+import { setTopLevel, streamingBody } from '../../src/json/fields.ts'
 
 describe('streamingBody', () => {
   test('sets stream and the extra fields in the text: replaced where there, added first, other bytes kept', () => {
@@ -14,5 +14,12 @@ describe('streamingBody', () => {
     expect(streamingBody('{"a":{"stream":false},"b":"\\"stream\\":false"}')).toBe(
       '{"stream":true,"a":{"stream":false},"b":"\\"stream\\":false"}',
     )
+  })
+})
+
+describe('setTopLevel', () => {
+  test('an empty object gets the fields inside its braces (it wrote them after the object)', () => {
+    expect(setTopLevel('{}', { a: '1' })).toBe('{"a":1}')
+    expect(setTopLevel(' { } ', { a: '1', b: '"x"' })).toBe(' {"a":1,"b":"x" } ')
   })
 })

@@ -11,6 +11,7 @@
  * events assembled into one response (`assembleResponse`).
  */
 import { upstreamModelName } from '../../config/models.ts'
+import { setTopLevel, topLevelValue } from '../../json/fields.ts'
 import type { Usage } from '../../operations/chat.ts'
 import { AllowanceGate } from '../../pipeline/output-allowance.ts'
 import type { EncodeContext, Forwarding } from '../../pipeline/surface.ts'
@@ -57,12 +58,23 @@ function generated(res: GeminiResponse): Array<[number, string]> {
   })
 }
 
-/** `generationConfig.maxOutputTokens` set to `n` (the body parsed: the cap sits one level down). */
+/**
+ * `generationConfig.maxOutputTokens` set to `n`, edited in the text (`setTopLevel` on the body and
+ * on its `generationConfig`, which the schema holds to an object): the body, as large as the
+ * client's, is scanned, never parsed (DESIGN §16).
+ */
 export function capOutput(body: string, n: number): string {
-  const parsed = JSON.parse(body) as Json
-  parsed.generationConfig = { ...(parsed.generationConfig as Json | undefined), maxOutputTokens: n }
-  return JSON.stringify(parsed)
+  const config = topLevelValue(body, 'generationConfig')
+  const capped =
+    config === undefined ? `{"maxOutputTokens":${n}}` : setTopLevel(config, { maxOutputTokens: String(n) })
+  return setTopLevel(body, { generationConfig: capped })
 }
+
+/**
+ * Events the cut gate parsed (under a limit every event passes it before the relay and, for a JSON
+ * answer, the assembly): their JSON, so that each event is parsed once (DESIGN §16).
+ */
+const parsedEvents = new WeakMap<Uint8Array, Json | null>()
 
 export const geminiForwarding: Forwarding<GeminiView> = {
   kind: 'gemini',
@@ -108,9 +120,31 @@ export class GeminiRelay extends ByteRelay {
     this.contentType = this.framing.contentType
   }
 
+  /** The item being encoded: under a limit one event, which the gate parsed already. */
+  private item: Uint8Array | null = null
+
+  override encode(chunk: Uint8Array): Uint8Array | null {
+    this.item = chunk
+    try {
+      return super.encode(chunk)
+    } finally {
+      this.item = null
+    }
+  }
+
   protected event(buf: Buffer, start: number, end: number): EventAction {
-    const data = eventData(buf, start, end)
-    const res = parse(data)
+    // The item itself, not a re-framed or joined copy of it: the gate's parse stands.
+    const item = this.item
+    const whole =
+      item !== null &&
+      buf.buffer === item.buffer &&
+      buf.byteOffset === item.byteOffset &&
+      start === 0 &&
+      end === item.byteLength
+    const seen = whole ? parsedEvents.get(item) : undefined
+    // The data's text is needed to parse it, or to frame it for a client of the JSON-array form.
+    const data = seen === undefined || !this.ctx.view.sse ? eventData(buf, start, end) : ''
+    const res = seen !== undefined ? seen : parse(data)
     if (res === null) return null // not JSON: skipped, never relayed (DESIGN §10)
     if (res.error) {
       this.failed = mapGeminiError(res as GeminiErrorBody, this.ctx.provider)
@@ -147,9 +181,14 @@ export class GeminiRelay extends ByteRelay {
   }
 }
 
+/** An event's JSON (null: not a JSON object), parsed once whichever of the gate, relay and assembly reads it first. */
 function eventJson(ev: Uint8Array): Json | null {
+  const seen = parsedEvents.get(ev)
+  if (seen !== undefined) return seen
   const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
-  return parse(eventData(buf, 0, buf.length))
+  const json = parse(eventData(buf, 0, buf.length))
+  parsedEvents.set(ev, json)
+  return json
 }
 
 /**
