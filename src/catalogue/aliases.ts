@@ -13,7 +13,7 @@
  */
 import { type AliasConfig, isPattern, targetsOf } from '../config/schema-aliases.ts'
 import { rendezvous, type SessionHash } from '../util/affinity.ts'
-import { literalLength, matchesPattern } from '../util/id-pattern.ts'
+import { literalLength, matchesPieces, patternPieces } from '../util/id-pattern.ts'
 import { SmoothRoundRobin } from '../util/smooth-round-robin.ts'
 import type { CatalogueEntry } from './entry.ts'
 
@@ -44,22 +44,32 @@ export class Pool {
       .map(({ m }) => m.entry)
   }
 
-  /** The models to try for one request: the session's target or the round-robin's pick, then the others by weight. */
-  pick(session?: SessionHash | null): CatalogueEntry[] {
+  /**
+   * The models to try for one request: the session's target or the round-robin's pick, then the
+   * others by weight. The pick is made among the members `eligible` passes (the plan and key reach
+   * them, they serve the operation): one it does not never takes a turn nor a session's place, so
+   * the others keep their shares. With none eligible, no turn is taken (the request is refused).
+   */
+  pick(session?: SessionHash | null, eligible?: (entry: CatalogueEntry) => boolean): CatalogueEntry[] {
     if (this.members.length === 1) return [this.members[0]!.entry]
-    const i =
-      // A session's target is its rendezvous rank, a function of the id and the weights alone:
-      // nothing to remember, since every target is usable here (health is the attempt loop's).
-      session == null ? this.#order.pick() : rendezvous(session, this.#order.weights, () => true)
-    const first = this.members[i!]!.entry
+    const usable = eligible ? (i: number) => eligible(this.members[i]!.entry) : ALL
+    // A session's target is its rendezvous rank, a function of the id and the weights alone:
+    // nothing to remember (health is the attempt loop's).
+    const i = session == null ? this.#order.pick(usable) : rendezvous(session, this.#order.weights, usable)
+    if (i === null) return [...this.#byWeight]
+    const first = this.members[i]!.entry
     return [first, ...this.#byWeight.filter((e) => e !== first)]
   }
 }
+
+const ALL = () => true
 
 export interface Alias {
   id: string
   /** A pattern (`*` in its id) counts as its targets for plans and keys, and is never listed. */
   pattern: boolean
+  /** A pattern's pieces between its `*`s, split once at load (null: an exact id). */
+  pieces: readonly string[] | null
   listed: boolean
   description: string | undefined
   pool: Pool
@@ -93,6 +103,7 @@ export class Aliases {
       const alias: Alias = {
         id: c.id,
         pattern: isPattern(c.id),
+        pieces: isPattern(c.id) ? patternPieces(c.id) : null,
         listed: c.listed ?? true,
         description: c.description,
         pool: new Pool(members),
@@ -109,7 +120,7 @@ export class Aliases {
 
   /** The alias an id names: an exact one, else the longest pattern it matches. */
   find(id: string): Alias | undefined {
-    return this.#exact.get(id) ?? this.#patterns.find((p) => matchesPattern(p.id, id))
+    return this.#exact.get(id) ?? this.#patterns.find((p) => matchesPieces(p.pieces!, id))
   }
 
   /** Every alias, the exact ones in config order, then the patterns longest first (the operator's view). */

@@ -11,7 +11,9 @@
  * reachable(routed, (id, tier) => planAllows(plan.models, id, { tier }))  // [] or the members
  * fallbacksOf(primary, members, (id) => catalogue.model(id), allowed)     // the pool's others, then fallbacks
  */
-import type { CatalogueEntry, Routed } from './routing.ts'
+import type { Alias } from './aliases.ts'
+import type { CatalogueEntry } from './entry.ts'
+import type { Routed } from './routing.ts'
 
 /** Whether a plan's or a key's list allows an id (with its tier, for `tier:NAME`). */
 export type Allows = (id: string, tier: string | undefined) => boolean
@@ -19,10 +21,15 @@ export type Allows = (id: string, tier: string | undefined) => boolean
 /** The members of `routed` that `allows` lets the caller reach, in their order. */
 export function reachable(routed: Routed, allows: Allows): CatalogueEntry[] {
   const { alias, members } = routed
-  const byTarget = () => members.filter((m) => allows(m.id, m.model.tier))
-  if (!alias || alias.pattern) return byTarget()
-  if (allows(alias.id, alias.tier)) return members
-  return alias.listed ? [] : byTarget()
+  if (alias && !alias.pattern && allows(alias.id, alias.tier)) return members
+  return members.filter((m) => reaches(alias, m, allows))
+}
+
+/** Whether `allows` lets the caller reach `member` of what `alias` (null: a model named) names. */
+export function reaches(alias: Alias | null, member: CatalogueEntry, allows: Allows): boolean {
+  if (!alias || alias.pattern) return allows(member.id, member.model.tier)
+  if (allows(alias.id, alias.tier)) return true
+  return !alias.listed && allows(member.id, member.model.tier)
 }
 
 /**

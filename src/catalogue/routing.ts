@@ -17,6 +17,9 @@ import type { SessionHash } from '../util/affinity.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
 import { type Alias, Aliases } from './aliases.ts'
+import type { CatalogueEntry } from './entry.ts'
+
+export type { CatalogueEntry } from './entry.ts'
 
 export interface ModelId {
   prefix: string
@@ -31,13 +34,6 @@ export interface Routed {
   alias: Alias | null
   /** The models, in the order to try: a pool's pick first, then its other members by weight. */
   members: CatalogueEntry[]
-}
-
-export interface CatalogueEntry {
-  /** The prefixed id clients use, e.g. `openai/gpt-4o-mini`. */
-  id: string
-  provider: ProviderConfig
-  model: ModelConfig
 }
 
 const MODELS_HINT = 'GET /v1/models lists the models your key may use.'
@@ -107,11 +103,21 @@ export class Catalogue {
    * pattern it matches; a virtual model's members in this request's order. Errors as `resolve`.
    * `session`: the request's agent session, which keeps a virtual model's target (aliases.ts `Pool`).
    */
-  route(id: string, session?: SessionHash | null): Routed {
+  route(
+    id: string,
+    session?: SessionHash | null,
+    /** Which members of an alias the request may use: a virtual model picks among them (aliases.ts `Pool`). */
+    eligible?: (alias: Alias, entry: CatalogueEntry) => boolean,
+  ): Routed {
     const entry = this.model(id)
     if (entry) return { named: id, alias: null, members: [entry] }
     const alias = this.aliases.find(id)
-    if (alias) return { named: id, alias, members: alias.pool.pick(session) }
+    if (alias)
+      return {
+        named: id,
+        alias,
+        members: alias.pool.pick(session, eligible && ((e: CatalogueEntry) => eligible(alias, e))),
+      }
     return { named: id, alias: null, members: [this.resolve(id)] }
   }
 

@@ -6,7 +6,7 @@
  */
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
 import { keyReaches } from '../catalogue/key-reach.ts'
-import { reachable } from '../catalogue/reach.ts'
+import { type Allows, reachable, reaches } from '../catalogue/reach.ts'
 import { type CatalogueEntry, notInPlan, planAllows } from '../catalogue/routing.ts'
 import { modelNotAllowedError } from '../limits/refusals.ts'
 import { checkModelServes } from '../operations/operation.ts'
@@ -60,18 +60,28 @@ export async function prepare<View>(
     // readBodyText held the text to the JSON structural limits while reading it.
     const decoded = surface.decode(text, true, request.url)
     const session = sessionOf(request.headers, decoded.session)
-    const routed = deps.catalogue.route(decoded.model, session)
+    const plan = auth.plan.plan!.models
+    const byPlan: Allows = (id, tier) => planAllows(plan, id, { tier })
+    const keyList = auth.key.limits?.models
+    const byKeyList: Allows = (id) => keyReaches(keyList, id)
+    // A virtual model picks among the members this request may use (none other takes a turn).
+    const routed = deps.catalogue.route(
+      decoded.model,
+      session,
+      (alias, m) =>
+        serves(m, surface.operation) &&
+        reaches(alias, m, byPlan) &&
+        (!keyList || reaches(alias, m, byKeyList)),
+    )
     const first = routed.members[0]!
     ex.model = first.id
     ex.stream = decoded.stream
     // A pool's member of the other type is skipped; with none left, the first one's refusal.
     routed.members = routed.members.filter((m) => serves(m, surface.operation))
     if (!routed.members.length) checkModelServes(first.model, surface.operation, first.id)
-    const plan = auth.plan.plan!.models
-    const inPlan = reachable(routed, (id, tier) => planAllows(plan, id, { tier }))
+    const inPlan = reachable(routed, byPlan)
     if (!inPlan.length) throw notInPlan(routed.named, auth.plan.name)
-    const keyList = auth.key.limits?.models
-    const byKey = keyList ? reachable(routed, (id) => keyReaches(keyList, id)) : inPlan
+    const byKey = keyList ? reachable(routed, byKeyList) : inPlan
     const members = inPlan.filter((m) => byKey.includes(m))
     if (!members.length) throw modelNotAllowedError(routed.named, [...keyList!])
     return { auth, text, decoded, members, session }

@@ -6,7 +6,7 @@
  * more wins, and two with as many that some id matches both tie (a config error).
  *
  * @example
- * matchesPattern('a/claude-*', 'a/claude-3')  // true
+ * matchesPieces(patternPieces('a/claude-*'), 'a/claude-3')  // true
  * patternsOverlap('a/*-x', 'a/y-*')            // true: 'a/y-x' matches both
  * literalLength('a/claude-*')                 // 9
  */
@@ -14,17 +14,20 @@
 /** The pattern's characters other than `*`: the longer of two matching patterns wins. */
 export const literalLength = (pattern: string): number => pattern.replaceAll('*', '').length
 
-/** Whether `id` matches `pattern` as a whole. */
-export function matchesPattern(pattern: string, id: string): boolean {
-  const parts = pattern.split('*')
-  if (parts.length === 1) return pattern === id
+/** A pattern's pieces between its `*`s (one piece: no `*`), for `matchesPieces`: split once, at load. */
+export const patternPieces = (pattern: string): readonly string[] => pattern.split('*')
+
+/** Whether `id` matches, as a whole, the pattern split into `parts` (`patternPieces`). */
+export function matchesPieces(parts: readonly string[], id: string): boolean {
+  if (parts.length === 1) return parts[0] === id
   const first = parts[0]!
-  const last = parts.at(-1)!
+  const last = parts[parts.length - 1]!
   if (id.length < first.length + last.length || !id.startsWith(first) || !id.endsWith(last)) return false
   // Greedy from the left is exact for `*` alone: each middle part at its first place after the last.
   let at = first.length
   const end = id.length - last.length
-  for (const part of parts.slice(1, -1)) {
+  for (let n = 1; n < parts.length - 1; n++) {
+    const part = parts[n]!
     const found = id.indexOf(part, at)
     if (found === -1 || found + part.length > end) return false
     at = found + part.length

@@ -39,12 +39,7 @@ const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateConten
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length
 
 export async function startBillingGemini(
-  opts: {
-    answerTokens?: number
-    mediaTokens?: number
-    cachedTokens?: number
-    perEvent?: number
-  } = {},
+  opts: { answerTokens?: number; mediaTokens?: number; cachedTokens?: number; perEvent?: number } = {},
 ): Promise<BillingGemini> {
   const answerTokens = opts.answerTokens ?? 100
   const mediaTokens = opts.mediaTokens ?? 258
@@ -60,12 +55,18 @@ export async function startBillingGemini(
       const url = new URL(req.url)
       const route = ROUTE.exec(url.pathname)
       if (req.method !== 'POST' || !route)
-        return Response.json({ error: { code: 404, message: 'Not found', status: 'NOT_FOUND' } }, { status: 404 })
+        return Response.json(
+          { error: { code: 404, message: 'Not found', status: 'NOT_FOUND' } },
+          { status: 404 },
+        )
       const raw = await req.text()
       const body = JSON.parse(raw)
       requests.push({ path: `${url.pathname}${url.search}`, raw, body })
       let input = 0
-      for (const c of [...(body.contents ?? []), ...(body.systemInstruction ? [body.systemInstruction] : [])]) {
+      for (const c of [
+        ...(body.contents ?? []),
+        ...(body.systemInstruction ? [body.systemInstruction] : []),
+      ]) {
         input += 8
         for (const p of c.parts ?? []) {
           if (typeof p.text === 'string') input += words(p.text)
@@ -93,7 +94,8 @@ export async function startBillingGemini(
         ...(last ? { finishReason } : {}),
         index,
       })
-      const all = (count: number, last: boolean) => Array.from({ length: n }, (_, i) => candidate(i, count, last))
+      const all = (count: number, last: boolean) =>
+        Array.from({ length: n }, (_, i) => candidate(i, count, last))
       if (!stream)
         return Response.json({ candidates: all(each, true), usageMetadata, modelVersion: route[1] })
       const events: string[] = []

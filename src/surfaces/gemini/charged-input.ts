@@ -52,7 +52,8 @@ function partAs(part: GeminiPartIn): unknown {
   }
   const file = part.fileData!
   const type = file.mimeType?.toLowerCase() ?? ''
-  if (type.startsWith('image/') || (type === '' && /^https?:\/\//.test(file.fileUri))) return { type: 'image' }
+  if (type.startsWith('image/') || (type === '' && /^https?:\/\//.test(file.fileUri)))
+    return { type: 'image' }
   return COUNTED_FILE.test(type) ? { type: 'file', uri: file.fileUri } : null
 }
 

@@ -153,7 +153,10 @@ function userPart(part: GeminiPartIn, param: string): ContentPart | null {
       return { type: 'input_audio', input_audio: { data, format } }
     }
     // OpenAI's file part names the file beside its data.
-    return { type: 'file', file: { filename: `file.${extensionOf(type)}`, file_data: `data:${type};base64,${data}` } }
+    return {
+      type: 'file',
+      file: { filename: `file.${extensionOf(type)}`, file_data: `data:${type};base64,${data}` },
+    }
   }
   if (part.fileData) {
     const { fileUri } = part.fileData

@@ -16,7 +16,12 @@ import { type BillingGemini, startBillingGemini } from '../../../support/billing
 import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../../../support/gateway.ts'
 
 const FEATURES = ['streaming', 'vision', 'audio_input', 'n', 'system_messages']
-const model = (name: string) => ({ name, context_window: 200_000, max_output_tokens: 8192, features: FEATURES })
+const model = (name: string) => ({
+  name,
+  context_window: 200_000,
+  max_output_tokens: 8192,
+  features: FEATURES,
+})
 
 /** The upstream name of `g/marked`: every event of its answers carries it (`modelVersion`). */
 const MARKED = 'gemini-parse-once-marker'
@@ -27,7 +32,10 @@ let gw: TestGateway
 let open: string
 let metered: string
 beforeAll(async () => {
-  ;[up, chat] = await Promise.all([startBillingGemini({ answerTokens: 400 }), startMockUpstream({ chunks: 2 })])
+  ;[up, chat] = await Promise.all([
+    startBillingGemini({ answerTokens: 400 }),
+    startMockUpstream({ chunks: 2 }),
+  ])
   gw = await startGateway({
     doc: testConfigDoc({
       usage: { flush_ms: 20 },
@@ -83,7 +91,11 @@ describe('input the gateway cannot count', () => {
       }),
       'contents[0].parts[1].fileData',
     ],
-    ['a cached context', withPart({ text: 'and this' }, { cachedContent: 'cachedContents/xyz' }), 'cachedContent'],
+    [
+      'a cached context',
+      withPart({ text: 'and this' }, { cachedContent: 'cachedContents/xyz' }),
+      'cachedContent',
+    ],
   ])('%s: 400 naming the field under a token limit; passed through without one', async (_, body, param) => {
     const before = up.requests.length
     const refused = await generate('g/flash', body, metered)
@@ -200,25 +212,28 @@ describe('the pass-through under a limit reads each byte once (DESIGN §16)', ()
   test.each([
     ['stream', 'streamGenerateContent?alt=sse'],
     ['JSON', 'generateContent'],
-  ])('%s: each upstream event is parsed once, by the gate, the relay and the assembly together', async (_, method) => {
-    const parse = JSON.parse
-    let parses = 0
-    JSON.parse = ((text: string, reviver?: any) => {
-      if (typeof text === 'string' && text.includes(MARKED) && text.includes('candidates')) parses++
-      return parse(text, reviver)
-    }) as typeof JSON.parse
-    try {
-      const res = await fetch(`${gw.url}/v1beta/models/g/marked:${method}`, {
-        method: 'POST',
-        headers: { 'x-goog-api-key': metered, 'content-type': 'application/json' },
-        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Count to ten.' }] }] }),
-      })
-      expect(res.status).toBe(200)
-      await res.arrayBuffer()
-    } finally {
-      JSON.parse = parse
-    }
-    // 400 words, 25 an event.
-    expect(parses).toBe(16)
-  })
+  ])(
+    '%s: each upstream event is parsed once, by the gate, the relay and the assembly together',
+    async (_, method) => {
+      const parse = JSON.parse
+      let parses = 0
+      JSON.parse = ((text: string, reviver?: any) => {
+        if (typeof text === 'string' && text.includes(MARKED) && text.includes('candidates')) parses++
+        return parse(text, reviver)
+      }) as typeof JSON.parse
+      try {
+        const res = await fetch(`${gw.url}/v1beta/models/g/marked:${method}`, {
+          method: 'POST',
+          headers: { 'x-goog-api-key': metered, 'content-type': 'application/json' },
+          body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Count to ten.' }] }] }),
+        })
+        expect(res.status).toBe(200)
+        await res.arrayBuffer()
+      } finally {
+        JSON.parse = parse
+      }
+      // 400 words, 25 an event.
+      expect(parses).toBe(16)
+    },
+  )
 })
