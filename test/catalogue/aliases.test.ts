@@ -7,10 +7,10 @@ import { describe, expect, test } from 'bun:test'
 import { fallbacksOf, reachable } from '../../src/catalogue/reach.ts'
 import { Catalogue, planAllows } from '../../src/catalogue/routing.ts'
 import { literalLength, matchesPieces, patternPieces, patternsOverlap } from '../../src/util/id-pattern.ts'
-
-const matchesPattern = (pattern: string, id: string) => matchesPieces(patternPieces(pattern), id)
 import { SmoothRoundRobin } from '../../src/util/smooth-round-robin.ts'
 import { gatewayError, PROVIDERS } from '../surfaces/chat/helpers.ts'
+
+const matchesPattern = (pattern: string, id: string) => matchesPieces(patternPieces(pattern), id)
 
 const catalogue = new Catalogue(PROVIDERS, [
   { id: 'team/mini', to: 'openai/gpt-4o-mini' },
