@@ -147,6 +147,31 @@ export interface Action {
   circuit: 'failure' | 'alive' | 'none'
 }
 
+/**
+ * DESIGN §10's "the request's own fault": never retried, never failed over; the target answered,
+ * so its circuit counts it alive. Context overflow and content-policy refusals are such faults.
+ */
+const THE_REQUESTS_FAULT: Readonly<Action> = {
+  retry: 'none',
+  key: 'keep',
+  nextKey: false,
+  failover: 'never',
+  lastResort: 'fail',
+  skipForRequest: false,
+  circuit: 'alive',
+}
+
+/** DESIGN §10's silent target: fail over at once, never wait on it again for this request. */
+const SKIP_TARGET: Readonly<Action> = {
+  retry: 'none',
+  key: 'keep',
+  nextKey: false,
+  failover: 'always',
+  lastResort: 'fail',
+  skipForRequest: true,
+  circuit: 'failure',
+}
+
 /** DESIGN §10, one row per kind. */
 export const ACTIONS: Readonly<Record<FailureKind, Readonly<Action>>> = {
   rate_limited: {
@@ -176,62 +201,17 @@ export const ACTIONS: Readonly<Record<FailureKind, Readonly<Action>>> = {
     skipForRequest: false,
     circuit: 'failure',
   },
-  silent: {
-    retry: 'none',
-    key: 'keep',
-    nextKey: false,
-    failover: 'always',
-    lastResort: 'fail',
-    skipForRequest: true,
-    circuit: 'failure',
-  },
+  silent: SKIP_TARGET,
   // Asking the same target again would read up to max_response_bytes again (a hostile or broken
   // upstream tripled the gateway's work); the target did answer, so its circuit is not touched.
-  oversized: {
-    retry: 'none',
-    key: 'keep',
-    nextKey: false,
-    failover: 'always',
-    lastResort: 'fail',
-    skipForRequest: true,
-    circuit: 'none',
-  },
-  slow_first_token: {
-    retry: 'none',
-    key: 'keep',
-    nextKey: false,
-    failover: 'always',
-    lastResort: 'wait',
-    skipForRequest: true,
-    circuit: 'none',
-  },
-  request_fault: {
-    retry: 'none',
-    key: 'keep',
-    nextKey: false,
-    failover: 'never',
-    lastResort: 'fail',
-    skipForRequest: false,
-    circuit: 'alive',
-  },
-  context_overflow: {
-    retry: 'none',
-    key: 'keep',
-    nextKey: false,
-    failover: 'larger_context',
-    lastResort: 'fail',
-    skipForRequest: true,
-    circuit: 'alive',
-  },
-  content_policy: {
-    retry: 'none',
-    key: 'keep',
-    nextKey: false,
-    failover: 'never',
-    lastResort: 'fail',
-    skipForRequest: false,
-    circuit: 'alive',
-  },
+  oversized: { ...SKIP_TARGET, circuit: 'none' },
+  // A slow reasoning model is not an error: with no fallback left, keep waiting.
+  slow_first_token: { ...SKIP_TARGET, lastResort: 'wait', circuit: 'none' },
+  request_fault: THE_REQUESTS_FAULT,
+  // Fails over only to a fallback whose context window is larger.
+  context_overflow: { ...THE_REQUESTS_FAULT, failover: 'larger_context', skipForRequest: true },
+  // Returned as the provider gave it.
+  content_policy: THE_REQUESTS_FAULT,
 }
 
 /**
