@@ -26,11 +26,10 @@ import type { ProviderConfig } from '../../config/schema.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import {
   commonErrorRules,
+  type ErrorNames,
   type ErrorRule,
-  errorFromRule,
-  nameOfStatus,
+  errorOf,
   parseErrorBody,
-  type ServerFaultTypes,
 } from '../shared/error-rules.ts'
 import type { AnthropicErrorBody } from './anthropic-types.ts'
 
@@ -84,11 +83,13 @@ export const TYPE_BY_STATUS: Record<number, string> = {
   429: 'rate_limit_error',
 }
 
-/** 408 and 5xx mean at Anthropic what they mean at every provider (`serverFaultOf`). */
-const TYPE_BY_FAULT: ServerFaultTypes = {
-  timeout: 'timeout_error',
-  overloaded: 'overloaded_error',
-  internal: 'api_error',
+const NAMES: ErrorNames = {
+  rules: RULES,
+  catchAll: 'api_error',
+  // 408 and 5xx mean at Anthropic what they mean at every provider (`serverFaultOf`).
+  byFault: { timeout: 'timeout_error', overloaded: 'overloaded_error', internal: 'api_error' },
+  byStatus: TYPE_BY_STATUS,
+  otherwise: 'invalid_request_error',
 }
 
 /**
@@ -106,19 +107,12 @@ export function mapAnthropicHttpError(
   provider: ProviderConfig,
 ): GatewayError {
   const body = parseErrorBody<AnthropicErrorBody>(bodyText)
-  const byStatus = nameOfStatus(status, TYPE_BY_FAULT, TYPE_BY_STATUS, 'invalid_request_error')
-  const named = body?.error?.type
-  const type = named && named !== 'api_error' && RULES[named] ? named : byStatus
   const detail = body?.error?.message ?? `HTTP ${status}.`
-  return anthropicTypeError(type, detail, provider)
+  return errorOf(NAMES, body?.error?.type, detail, provider, status)
 }
 
 /** The data of a stream `error` event → `GatewayError`; unknown types count as `api_error`. */
 export function mapAnthropicStreamError(body: AnthropicErrorBody, provider: ProviderConfig): GatewayError {
-  const type = body.error?.type && RULES[body.error.type] ? body.error.type : 'api_error'
-  return anthropicTypeError(type, body.error?.message ?? 'error event without a message.', provider)
-}
-
-function anthropicTypeError(type: string, detail: string, provider: ProviderConfig): GatewayError {
-  return errorFromRule(RULES[type] ?? RULES.api_error!, detail, provider)
+  const detail = body.error?.message ?? 'error event without a message.'
+  return errorOf(NAMES, body.error?.type, detail, provider)
 }

@@ -25,11 +25,11 @@ import type { ProviderConfig } from '../../config/schema.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import {
   commonErrorRules,
+  type ErrorNames,
   type ErrorRule,
   errorFromRule,
-  nameOfStatus,
+  errorOf,
   parseErrorBody,
-  type ServerFaultTypes,
 } from '../shared/error-rules.ts'
 import type { GeminiErrorBody } from './gemini-types.ts'
 
@@ -60,21 +60,21 @@ const RULES: Record<string, ErrorRule> = {
   INTERNAL: COMMON.internal,
 }
 
-/** The `status` Google documents for each 4xx HTTP status, for bodies that lack one. */
-const STATUS_BY_HTTP: Record<number, string> = {
-  400: 'INVALID_ARGUMENT',
-  401: 'UNAUTHENTICATED',
-  402: 'FAILED_PRECONDITION',
-  403: 'PERMISSION_DENIED',
-  404: 'NOT_FOUND',
-  429: 'RESOURCE_EXHAUSTED',
-}
-
-/** 408 and 5xx mean at Google what they mean at every provider (`serverFaultOf`). */
-const STATUS_BY_FAULT: ServerFaultTypes = {
-  timeout: 'DEADLINE_EXCEEDED',
-  overloaded: 'UNAVAILABLE',
-  internal: 'INTERNAL',
+const NAMES: ErrorNames = {
+  rules: RULES,
+  catchAll: 'INTERNAL',
+  // 408 and 5xx mean at Google what they mean at every provider (`serverFaultOf`).
+  byFault: { timeout: 'DEADLINE_EXCEEDED', overloaded: 'UNAVAILABLE', internal: 'INTERNAL' },
+  // The `status` Google documents for each 4xx HTTP status, for bodies that lack one.
+  byStatus: {
+    400: 'INVALID_ARGUMENT',
+    401: 'UNAUTHENTICATED',
+    402: 'FAILED_PRECONDITION',
+    403: 'PERMISSION_DENIED',
+    404: 'NOT_FOUND',
+    429: 'RESOURCE_EXHAUSTED',
+  },
+  otherwise: 'INVALID_ARGUMENT',
 }
 
 /**
@@ -92,23 +92,23 @@ export function mapGeminiHttpError(
   provider: ProviderConfig,
 ): GatewayError {
   const body = parseErrorBody<GeminiErrorBody>(bodyText)
-  const fallback = nameOfStatus(httpStatus, STATUS_BY_FAULT, STATUS_BY_HTTP, 'INVALID_ARGUMENT')
-  return mapGeminiError(body ?? {}, provider, fallback, `HTTP ${httpStatus}.`)
+  return mapGeminiError(body ?? {}, provider, httpStatus, `HTTP ${httpStatus}.`)
 }
 
-/** An error object Gemini sent instead of a response (in a stream, or a 200 body); `INTERNAL` or none takes `fallbackStatus`. */
+/**
+ * An error object Gemini sent instead of a response (in a stream, or a 200 body); `INTERNAL` or
+ * none is the HTTP status's (`errorOf`), `INTERNAL` where there is none.
+ */
 export function mapGeminiError(
   body: GeminiErrorBody,
   provider: ProviderConfig,
-  fallbackStatus = 'INTERNAL',
+  httpStatus?: number,
   fallbackMessage = 'error without a message.',
 ): GatewayError {
   const error = body.error ?? {}
-  const named = error.status
-  const status = named && named !== 'INTERNAL' && RULES[named] ? named : fallbackStatus
   const detail = (error.message ?? fallbackMessage).trim()
-  const rule = isKeyProblem(body) ? AUTH_FAILED : (RULES[status] ?? COMMON.internal)
-  return errorFromRule(rule, detail, provider, rule.status === 429 ? retryAfterOf(body) : undefined)
+  if (isKeyProblem(body)) return errorFromRule(AUTH_FAILED, detail, provider)
+  return errorOf(NAMES, error.status, detail, provider, httpStatus, retryAfterOf(body))
 }
 
 /**

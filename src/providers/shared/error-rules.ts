@@ -67,18 +67,51 @@ export function commonErrorRules(name: string) {
  */
 export type ServerFaultTypes = Readonly<Record<ServerFault, string>>
 
+/** A provider's error names: the rule of each, and the name it gives each HTTP status. */
+export interface ErrorNames {
+  rules: Readonly<Record<string, ErrorRule>>
+  /** The catch-all (`api_error`, `INTERNAL`): a body naming it says nothing the status does not. */
+  catchAll: string
+  /** The name of each server fault (408, 5xx, 529: the same at every provider, `serverFaultOf`). */
+  byFault: ServerFaultTypes
+  /** The name the provider documents for each 4xx status. */
+  byStatus: Readonly<Record<number, string>>
+  /** A 4xx status with no name of its own. */
+  otherwise: string
+}
+
 /**
- * The provider's own name for an HTTP status, for an error body that names none (or only its
- * catch-all): a server fault's from `byFault`, else the status's, else `otherwise`.
+ * A provider's error → `GatewayError`, by the rule of the name its body gives (`named`), unless
+ * that is the catch-all or unknown; then by the HTTP status's (a server fault's, else the
+ * status's own, else `otherwise`), or the catch-all's where there is no status (an error inside a
+ * stream or a 200 body). `retryAfter`: headers a rate-limited answer (429) carries.
+ *
+ * @example
+ * errorOf(NAMES, 'api_error', 'Overloaded', provider, 503) // GatewayError 503 upstream_overloaded
  */
-export function nameOfStatus(
-  status: number,
-  byFault: ServerFaultTypes,
-  byStatus: Readonly<Record<number, string>>,
-  otherwise: string,
-): string {
-  const fault = serverFaultOf(status)
-  return fault ? byFault[fault] : (byStatus[status] ?? otherwise)
+export function errorOf(
+  names: ErrorNames,
+  named: string | undefined,
+  detail: string,
+  provider: ProviderConfig,
+  httpStatus?: number,
+  retryAfter?: Record<string, string>,
+): GatewayError {
+  const rule = ruleOf(names, named, httpStatus)
+  return errorFromRule(rule, detail, provider, rule.status === 429 ? retryAfter : undefined)
+}
+
+function ruleOf(names: ErrorNames, named: string | undefined, httpStatus: number | undefined): ErrorRule {
+  const known = named && named !== names.catchAll ? names.rules[named] : undefined
+  if (known) return known
+  const fault = httpStatus === undefined ? undefined : serverFaultOf(httpStatus)
+  const name =
+    httpStatus === undefined
+      ? names.catchAll
+      : fault
+        ? names.byFault[fault]
+        : (names.byStatus[httpStatus] ?? names.otherwise)
+  return names.rules[name] ?? names.rules[names.catchAll]!
 }
 
 /**
