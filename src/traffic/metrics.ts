@@ -11,6 +11,7 @@
  * const text = renderMetrics([m.snapshot()])
  */
 import type { CalendarPeriod, LimitResource } from '../limits/rows.ts'
+import { valueAt } from '../util/map.ts'
 
 /** Seconds. Upper bounds of the latency buckets (whole requests, streams included). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
@@ -154,11 +155,7 @@ export class Metrics {
 
   requestFinished(r: FinishedRequest): void {
     const k = this.labelKeys(r.surface, r.model)
-    let status = k.byStatus.get(r.status)
-    if (status === undefined) {
-      status = labels({ surface: r.surface, model: r.model, status: r.status })
-      k.byStatus.set(r.status, status)
-    }
+    const status = valueAt(k.byStatus, r.status, (status) => labels({ surface: r.surface, model: r.model, status }))
     this.add('switchyard_requests_total', status, 1)
     this.observe('switchyard_request_duration_seconds', k.both, r.latencyMs / 1000)
     if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', k.both, r.ttftMs / 1000)
@@ -172,22 +169,12 @@ export class Metrics {
   }
 
   private labelKeys(surface: string, model: string): LabelKeys {
-    let bySurface = this.keys.get(surface)
-    if (!bySurface) {
-      bySurface = new Map()
-      this.keys.set(surface, bySurface)
-    }
-    let k = bySurface.get(model)
-    if (!k) {
-      k = {
-        both: labels({ surface, model }),
-        prompt: labels({ surface, model, type: 'prompt' }),
-        completion: labels({ surface, model, type: 'completion' }),
-        byStatus: new Map(),
-      }
-      bySurface.set(model, k)
-    }
-    return k
+    return valueAt(valueAt(this.keys, surface, newMap), model, () => ({
+      both: labels({ surface, model }),
+      prompt: labels({ surface, model, type: 'prompt' }),
+      completion: labels({ surface, model, type: 'completion' }),
+      byStatus: new Map(),
+    }))
   }
 
   /** A 429 of a rate limit: `resource` is the limit's (`requests`: rpm / rpd; `tokens`: tpm / tpd). */
@@ -211,11 +198,7 @@ export class Metrics {
 
   upstreamAttempt(provider: string, model: string, outcome: string): void {
     const id = `${provider}\u0000${model}\u0000${outcome}`
-    let key = this.attemptKeys.get(id)
-    if (key === undefined) {
-      key = labels({ provider, model, outcome })
-      this.attemptKeys.set(id, key)
-    }
+    const key = valueAt(this.attemptKeys, id, () => labels({ provider, model, outcome }))
     this.add('switchyard_upstream_attempts_total', key, 1)
   }
 
@@ -271,26 +254,16 @@ export class Metrics {
   }
 
   private add(family: Family, key: string, n: number): void {
-    let m = this.counters.get(family)
-    if (!m) {
-      m = new Map()
-      this.counters.set(family, m)
-    }
+    const m = valueAt(this.counters, family, newMap)
     m.set(key, (m.get(key) ?? 0) + n)
   }
 
   private observe(family: Family, key: string, value: number): void {
     const bounds = BOUNDS[family]!
-    let m = this.histograms.get(family)
-    if (!m) {
-      m = new Map()
-      this.histograms.set(family, m)
-    }
-    let h = m.get(key)
-    if (!h) {
-      h = { counts: new Array(bounds.length + 1).fill(0), sumMicros: 0 }
-      m.set(key, h)
-    }
+    const h = valueAt(valueAt(this.histograms, family, newMap), key, () => ({
+      counts: new Array(bounds.length + 1).fill(0),
+      sumMicros: 0,
+    }))
     let i = 0
     while (i < bounds.length && value > bounds[i]!) i++
     h.counts[i]!++
@@ -375,3 +348,6 @@ function renderHistogram(lines: string[], family: Family, snapshots: MetricsSnap
     lines.push(`${family}_count{${k}} ${cumulative}`)
   }
 }
+
+/** An empty map, for `valueAt` (made once, not a closure per call). */
+const newMap = <K, V>(): Map<K, V> => new Map<K, V>()

@@ -11,22 +11,24 @@ import type { RateLimitedEvent, UsageSeries, UsageSeriesQuery } from '../types.t
 const HOUR = 3_600_000
 const DAY = 86_400_000
 
-type Params = [
-  string | number,
-  number,
-  string,
-  string,
-  string,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number,
-]
+/** The upsert's values after its bucket `t`, in its column order (the statement's text lists them). */
+const valuesOf = (f: RollupFact) =>
+  [
+    f.accountId,
+    f.keyId,
+    f.model,
+    f.surface,
+    f.requests,
+    f.promptTokens,
+    f.completionTokens,
+    f.errors,
+    f.rateLimited,
+    f.latencyMs,
+    f.costMicros,
+    f.cachedTokens,
+    f.cacheWriteTokens,
+  ] as const
+type Params = [t: number, ...ReturnType<typeof valuesOf>]
 
 const TABLES = ['usage_hourly', 'usage_daily'] as const
 type Table = (typeof TABLES)[number]
@@ -90,6 +92,26 @@ export interface RollupFact {
   cacheWriteTokens: number
 }
 
+/** A fact that counts nothing yet, for its (time, account, key, model, surface). */
+export function emptyFact(at: number, accountId: number, keyId: string, model: string, surface: string): RollupFact {
+  return {
+    at,
+    accountId,
+    keyId,
+    model,
+    surface,
+    requests: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    errors: 0,
+    rateLimited: 0,
+    latencyMs: 0,
+    costMicros: 0,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+  }
+}
+
 export class RollupQueries {
   private readonly upserts
 
@@ -102,42 +124,13 @@ export class RollupQueries {
 
   /** Call inside the caller's write transaction. */
   add(f: RollupFact): void {
-    const rest = [
-      f.accountId,
-      f.keyId,
-      f.model,
-      f.surface,
-      f.requests,
-      f.promptTokens,
-      f.completionTokens,
-      f.errors,
-      f.rateLimited,
-      f.latencyMs,
-      f.costMicros,
-      f.cachedTokens,
-      f.cacheWriteTokens,
-    ] as const
+    const rest = valuesOf(f)
     this.upserts.hourly.run(f.at - (f.at % HOUR), ...rest)
     this.upserts.daily.run(f.at - (f.at % DAY), ...rest)
   }
 
   addRateLimited(e: RateLimitedEvent): void {
-    this.add({
-      at: e.at,
-      accountId: e.accountId,
-      keyId: e.keyId,
-      model: e.model,
-      surface: e.surface,
-      requests: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-      errors: 0,
-      rateLimited: 1,
-      latencyMs: 0,
-      costMicros: 0,
-      cachedTokens: 0,
-      cacheWriteTokens: 0,
-    })
+    this.add({ ...emptyFact(e.at, e.accountId, e.keyId, e.model, e.surface), rateLimited: 1 })
   }
 
   series(q: UsageSeriesQuery): UsageSeries[] {

@@ -7,9 +7,10 @@
  */
 import type { Database } from 'bun:sqlite'
 import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
+import { valueAt } from '../../util/map.ts'
 import { minuteOf } from './limiter.ts'
 import type { ReserveQueries } from './reserve.ts'
-import type { RollupFact, RollupQueries } from './rollups.ts'
+import { emptyFact, type RollupFact, type RollupQueries } from './rollups.ts'
 
 interface TotalsRow {
   requests: number
@@ -289,47 +290,21 @@ function factOf(
   surface: string,
 ): RollupFact {
   const k = `${at}\u0000${accountId}\u0000${keyId}\u0000${model}\u0000${surface}`
-  let fact = hours.get(k)
-  if (!fact) {
-    fact = {
-      at,
-      accountId,
-      keyId,
-      model,
-      surface,
-      requests: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-      errors: 0,
-      rateLimited: 0,
-      latencyMs: 0,
-      costMicros: 0,
-      cachedTokens: 0,
-      cacheWriteTokens: 0,
-    }
-    hours.set(k, fact)
-  }
-  return fact
+  return valueAt(hours, k, () => emptyFact(at, accountId, keyId, model, surface))
 }
 
 /** The batch's per-minute sum of (account, minute, model), made empty on first use. */
 function sumOf(sums: Map<string, OutcomeSum>, accountId: number, minute: number, model: string): OutcomeSum {
-  const k = `${accountId}\u0000${minute}\u0000${model}`
-  let sum = sums.get(k)
-  if (!sum) {
-    sum = {
-      accountId,
-      minute,
-      model,
-      prompt: 0,
-      completion: 0,
-      cached: 0,
-      cacheWrite: 0,
-      errors: 0,
-      cost: 0,
-      estimated: 0,
-    }
-    sums.set(k, sum)
-  }
-  return sum
+  return valueAt(sums, `${accountId}\u0000${minute}\u0000${model}`, () => ({
+    accountId,
+    minute,
+    model,
+    prompt: 0,
+    completion: 0,
+    cached: 0,
+    cacheWrite: 0,
+    errors: 0,
+    cost: 0,
+    estimated: 0,
+  }))
 }
