@@ -8,22 +8,22 @@
  * "until a request would be admitted").
  */
 
+/**
+ * One window's count (`o_<w>_used`, `o_<w>_first`): the requests numbered since its oldest
+ * admission inside it, when its limit `p_<limit>` is set. `w`: minute or day.
+ */
+const countWindow = (w: 'minute' | 'day', limit: 'rpm' | 'rpd') => `  IF p_${limit} IS NOT NULL AND v_seq > 0 THEN
+    SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
+      WHERE r.account_id = p_account AND r.created_at > v_now - p_${w}_ms AND r.seq IS NOT NULL
+      ORDER BY r.created_at, r.seq LIMIT 1;
+    IF FOUND THEN o_${w}_used := v_seq - v_first_seq + 1; o_${w}_first := v_first_at; END IF;
+  END IF;
+`
+
 /** The windows' counts (o_minute_used, o_day_used, their oldest admissions). */
 const COUNT = `  o_minute_used := 0;
   o_day_used := 0;
-  IF p_rpm IS NOT NULL AND v_seq > 0 THEN
-    SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
-      WHERE r.account_id = p_account AND r.created_at > v_now - p_minute_ms AND r.seq IS NOT NULL
-      ORDER BY r.created_at, r.seq LIMIT 1;
-    IF FOUND THEN o_minute_used := v_seq - v_first_seq + 1; o_minute_first := v_first_at; END IF;
-  END IF;
-  IF p_rpd IS NOT NULL AND v_seq > 0 THEN
-    SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
-      WHERE r.account_id = p_account AND r.created_at > v_now - p_day_ms AND r.seq IS NOT NULL
-      ORDER BY r.created_at, r.seq LIMIT 1;
-    IF FOUND THEN o_day_used := v_seq - v_first_seq + 1; o_day_first := v_first_at; END IF;
-  END IF;
-  o_at := v_now;
+${countWindow('minute', 'rpm')}${countWindow('day', 'rpd')}  o_at := v_now;
 `
 
 /** v1–v12: the first full window refuses, minute before day, with its retry time. */
