@@ -72,6 +72,47 @@ function usedText(used: number, reserved: number): string {
 const HOLDS_TEXT =
   'Requests still in flight hold it (a request reserves its highest cost when admitted and is settled to what it used when it ends): retry in a few seconds.'
 
+/** How a row's refusal reads, for each reason (`refusalReason`), and how long its retry waits. */
+interface RefusalWords {
+  /** The request could never fit the row: no retry headers, waiting would not help. */
+  tooLarge: () => string
+  holds: () => string
+  lower: () => string
+  spent: () => string
+  /** Until the row has room (`lower`, `spent`), and the shorter wait for holds to settle, in ms. */
+  waitMs: number
+  holdsWaitMs: number
+}
+
+type Refuse = (message: string, headers: Record<string, string>) => GatewayError
+
+const tokensRefused: Refuse = (message, headers) =>
+  new GatewayError(429, 'rate_limit_exceeded', message, { headers })
+
+const budgetRefused: Refuse = (message, headers) =>
+  new GatewayError(402, 'budget_exceeded', message, { type: 'billing_error', headers })
+
+/**
+ * The refusal of a token or money row (`refuse`: its status and code): too large ever; only held
+ * by requests in flight (a short retry, `x-should-retry: true`); or spent, or fitting a lower
+ * max_tokens (retry once the row has room).
+ */
+function rowRefusal(
+  refuse: Refuse,
+  s: RowState,
+  needs: number,
+  headers: Record<string, string>,
+  c: RefusalContext,
+  words: RefusalWords,
+): GatewayError {
+  if (needs > s.row.capacity) return refuse(words.tooLarge(), headers)
+  const reason = refusalReason(s, needs, c)
+  if (reason === 'holds') {
+    return refuse(words.holds(), { ...retryHeaders(headers, words.holdsWaitMs), 'x-should-retry': 'true' })
+  }
+  return refuse(words[reason](), retryHeaders(headers, words.waitMs))
+}
+
 /**
  * 429 for a token row. `needs`: the tokens the smallest useful version of this request reserves
  * (input bound + minimal output); `retryAt`: when the window will have room (null: it never will).
@@ -86,32 +127,20 @@ export function tokenLimitError(
   c: RefusalContext = NO_CONTEXT,
 ): GatewayError {
   const name = limitName(s.row)
-  if (needs > s.row.capacity) {
-    return new GatewayError(
-      429,
-      'rate_limit_exceeded',
-      `Request too large for the ${name}: limit ${s.row.capacity}, this request needs at least ${needs} (its input as the gateway's bound for the model's tokenizer counts it, plus a minimal answer). Send a smaller request or raise the limit.`,
-      { headers },
-    )
-  }
   const ms = Math.max(1, (retryAt ?? now) - now)
-  const head = `Rate limit reached for ${name}: limit ${s.row.capacity}, ${usedText(s.used, c.reserved)}, this request needs ${needs}.`
-  const reason = refusalReason(s, needs, c)
-  if (reason === 'holds') {
-    return new GatewayError(429, 'rate_limit_exceeded', `${head} ${HOLDS_TEXT}`, {
-      headers: { ...retryHeaders(headers, Math.min(ms, HOLD_RETRY_MS)), 'x-should-retry': 'true' },
-    })
-  }
-  const lower =
-    reason === 'lower'
-      ? ` ${s.remaining} are left: a lower max_tokens (at most ${c.fitsOutput}) would fit now.`
-      : ''
-  return new GatewayError(
-    429,
-    'rate_limit_exceeded',
-    `${head}${lower} Enough frees in ${(ms / 1000).toFixed(3)} s; retry after that or upgrade the plan.`,
-    { headers: retryHeaders(headers, ms) },
-  )
+  const head = () =>
+    `Rate limit reached for ${name}: limit ${s.row.capacity}, ${usedText(s.used, c.reserved)}, this request needs ${needs}.`
+  const later = (lower: string) =>
+    `${head()}${lower} Enough frees in ${(ms / 1000).toFixed(3)} s; retry after that or upgrade the plan.`
+  return rowRefusal(tokensRefused, s, needs, headers, c, {
+    tooLarge: () =>
+      `Request too large for the ${name}: limit ${s.row.capacity}, this request needs at least ${needs} (its input as the gateway's bound for the model's tokenizer counts it, plus a minimal answer). Send a smaller request or raise the limit.`,
+    holds: () => `${head()} ${HOLDS_TEXT}`,
+    lower: () => later(` ${s.remaining} are left: a lower max_tokens (at most ${c.fitsOutput}) would fit now.`),
+    spent: () => later(''),
+    waitMs: ms,
+    holdsWaitMs: Math.min(ms, HOLD_RETRY_MS),
+  })
 }
 
 /** 402 for a money row: the period's budget cannot pay for this request. */
@@ -123,39 +152,23 @@ export function budgetExceededError(
   c: RefusalContext = NO_CONTEXT,
 ): GatewayError {
   const name = limitName(s.row)
-  if (needs > s.row.capacity) {
-    // Like the token rows' "Request too large": waiting for the period to end would not help.
-    return new GatewayError(
-      402,
-      'budget_exceeded',
-      `Request too large for the ${name}: it may cost up to ${formatUsd(needs)}, more than the whole budget of ${formatUsd(s.row.capacity)}. Send a smaller request (shorter input or a lower max_tokens), use a cheaper model, or raise the budget.`,
-      { type: 'billing_error', headers },
-    )
-  }
   const held = Math.min(c.reserved, s.used)
   const spent = formatUsd(s.used - held)
   const resetsAt = s.resetAt ?? now
   const when = new Date(resetsAt).toISOString()
-  const reason = refusalReason(s, needs, c)
-  if (reason === 'holds') {
-    return new GatewayError(
-      402,
-      'budget_exceeded',
-      `The ${name} is not spent: ${spent} of ${formatUsd(s.row.capacity)} spent, but ${formatUsd(held)} of it is held by requests still in flight, and this request may cost up to ${formatUsd(needs)}. ${HOLDS_TEXT}`,
-      {
-        type: 'billing_error',
-        headers: { ...retryHeaders(headers, HOLD_RETRY_MS), 'x-should-retry': 'true' },
-      },
-    )
-  }
   const holds = held > 0 ? ` and ${formatUsd(held)} held by requests still in flight` : ''
-  const message =
-    reason === 'lower'
-      ? `What is left of the ${name} cannot cover this request: ${formatUsd(s.remaining)} left of ${formatUsd(s.row.capacity)} (${spent} spent${holds}), and this request may cost up to ${formatUsd(needs)}. A lower max_tokens (at most ${c.fitsOutput}) would fit; or use a cheaper model, or wait until the budget resets at ${when}.`
-      : `The ${name} is spent: ${spent} of ${formatUsd(s.row.capacity)} used${holds}, ${formatUsd(s.remaining)} left, and this request may cost up to ${formatUsd(needs)}. The budget resets at ${when}; retry then, use a cheaper model, or raise the budget.`
-  return new GatewayError(402, 'budget_exceeded', message, {
-    type: 'billing_error',
-    headers: retryHeaders(headers, resetsAt - now),
+  return rowRefusal(budgetRefused, s, needs, headers, c, {
+    // Like the token rows' "Request too large": waiting for the period to end would not help.
+    tooLarge: () =>
+      `Request too large for the ${name}: it may cost up to ${formatUsd(needs)}, more than the whole budget of ${formatUsd(s.row.capacity)}. Send a smaller request (shorter input or a lower max_tokens), use a cheaper model, or raise the budget.`,
+    holds: () =>
+      `The ${name} is not spent: ${spent} of ${formatUsd(s.row.capacity)} spent, but ${formatUsd(held)} of it is held by requests still in flight, and this request may cost up to ${formatUsd(needs)}. ${HOLDS_TEXT}`,
+    lower: () =>
+      `What is left of the ${name} cannot cover this request: ${formatUsd(s.remaining)} left of ${formatUsd(s.row.capacity)} (${spent} spent${holds}), and this request may cost up to ${formatUsd(needs)}. A lower max_tokens (at most ${c.fitsOutput}) would fit; or use a cheaper model, or wait until the budget resets at ${when}.`,
+    spent: () =>
+      `The ${name} is spent: ${spent} of ${formatUsd(s.row.capacity)} used${holds}, ${formatUsd(s.remaining)} left, and this request may cost up to ${formatUsd(needs)}. The budget resets at ${when}; retry then, use a cheaper model, or raise the budget.`,
+    waitMs: resetsAt - now,
+    holdsWaitMs: HOLD_RETRY_MS,
   })
 }
 
