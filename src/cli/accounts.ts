@@ -2,7 +2,7 @@
 import { type AccountView, enabledChange } from '../accounts/service.ts'
 import { flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
-import { fields, sessionsEnded, table } from './text.ts'
+import { fields, sessionsNote, table } from './text.ts'
 
 const COLUMNS = ['id', 'name', 'plan', 'enabled', 'plan_status', 'plan_expires_at', 'remaining_days']
 
@@ -22,7 +22,7 @@ const COMMANDS = {
 
 export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
   const { sub, spec } = subcommand(p, 'accounts', COMMANDS)
-  const out = new Output(io, p.flags.json === true)
+  const out = new Output(p, io)
   const name = sub === 'list' ? '' : need(p, 2, 'account NAME', spec.usage)
   const plan = sub === 'set-plan' ? need(p, 3, 'PLAN', spec.usage) : ''
   // Checked before the store opens (and before an audit line); only create and set-plan take these.
@@ -30,21 +30,18 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
   const createPlan = sub === 'create' ? flagString(p, 'plan') : undefined
   return withAccounts(p, io, async (svc, _store, _config, change) => {
     switch (sub) {
-      case 'create': {
-        const a = await change.audited(
-          'accounts create',
-          name,
-          () => svc.createAccount(name, createPlan, ...ends),
-          planChange,
+      case 'create':
+        return out.printed(
+          change.audited(
+            'accounts create',
+            name,
+            () => svc.createAccount(name, createPlan, ...ends),
+            planChange,
+          ),
+          (a) => `created account ${a.name}\n${fields({ ...a })}`,
         )
-        out.result(a, () => `created account ${a.name}\n${fields({ ...a })}`)
-        return 0
-      }
-      case 'list': {
-        const all = await svc.listAccounts()
-        out.result(all, () => table(all as never, COLUMNS))
-        return 0
-      }
+      case 'list':
+        return out.printed(svc.listAccounts(), (all) => table(all as never, COLUMNS))
       case 'show': {
         const a = await svc.view(await svc.getAccount(name))
         const history = await svc.planHistory(name)
@@ -55,30 +52,28 @@ export async function accountsCommand(p: Parsed, io: Io): Promise<number> {
         )
         return 0
       }
-      case 'set-plan': {
-        const a = await change.audited(
-          `accounts set-plan ${plan}`,
-          name,
-          () => svc.setPlan(name, plan, ...ends),
-          planChange,
+      case 'set-plan':
+        return out.printed(
+          change.audited(
+            `accounts set-plan ${plan}`,
+            name,
+            () => svc.setPlan(name, plan, ...ends),
+            planChange,
+          ),
+          (a) => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`,
         )
-        out.result(a, () => `account ${a.name} is now on plan ${a.plan}\n${fields({ ...a })}`)
-        return 0
-      }
       case 'disable':
-      case 'enable': {
-        const r = await change.audited(
-          `accounts ${sub}`,
-          name,
-          () => svc.setEnabled(name, sub === 'enable'),
-          enabledChange,
+      case 'enable':
+        return out.printed(
+          change.audited(
+            `accounts ${sub}`,
+            name,
+            () => svc.setEnabled(name, sub === 'enable'),
+            enabledChange,
+          ),
+          (r) => `account ${r.account.name} ${sub}d${sessionsNote(r.sessionsEnded)}`,
+          (r) => r.account,
         )
-        const a = r.account
-        const ended = r.sessionsEnded
-        const note = ended ? `; ${sessionsEnded(ended)}` : ''
-        out.result(a, () => `account ${a.name} ${sub}d${note}`)
-        return 0
-      }
     }
   })
 }

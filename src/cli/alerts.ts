@@ -42,7 +42,7 @@ export async function alertsCommand(p: Parsed, io: Io): Promise<number> {
       }
     }),
   )
-  new Output(io, p.flags.json === true).result({ event_id: doc.id, results }, () =>
+  new Output(p, io).result({ event_id: doc.id, results }, () =>
     results
       .map(
         (r) =>

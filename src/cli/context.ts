@@ -105,15 +105,34 @@ export async function loadConfig(p: Parsed, io: Io, opts: LoadOptions = {}): Pro
   return config
 }
 
+/** What a command prints: text, or with `--json` exactly one JSON document. */
 export class Output {
+  readonly json: boolean
+
   constructor(
+    p: Parsed,
     private readonly io: Io,
-    readonly json: boolean,
-  ) {}
+  ) {
+    this.json = p.flags.json === true
+  }
 
   /** Prints `doc` as exactly one JSON document, or as text via `render`. */
   result(doc: unknown, render: () => string): void {
     this.io.out(this.json ? JSON.stringify(doc, null, 2) : render())
+  }
+
+  /**
+   * Prints what `done` gives (`doc` of it as JSON, or `render`ed as text), once it is done; the
+   * command's exit code, 0 (a failure throws).
+   */
+  async printed<R>(
+    done: Promise<R>,
+    render: (r: R) => string,
+    doc: (r: R) => unknown = (r) => r,
+  ): Promise<number> {
+    const r = await done
+    this.result(doc(r), () => render(r))
+    return 0
   }
 }
 

@@ -26,7 +26,7 @@ export async function usageCommand(p: Parsed, io: Io): Promise<number> {
   const name = need(p, 1, 'ACCOUNT', spec.usage)
   return withAccounts(p, io, async (svc, store, config) => {
     const report = await usageReport({ store, config, clock: systemClock }, await svc.getAccount(name), null)
-    new Output(io, p.flags.json === true).result(report, () =>
+    new Output(p, io).result(report, () =>
       [
         fields({ ...report.account_information, key: undefined }),
         '',
@@ -72,7 +72,7 @@ export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'models', words: 1 })
   const config = await loadConfig(p, io, { secrets: false })
   const list = modelEntries(new Catalogue(config.providers, config.aliases), Math.floor(Date.now() / 1000))
-  new Output(io, p.flags.json === true).result({ object: 'list', data: list }, () =>
+  new Output(p, io).result({ object: 'list', data: list }, () =>
     table(
       list.map((m) => ({ ...m, price: priceText(m) })),
       ['id', 'type', 'provider_kind', 'context_window', 'max_output_tokens', 'tier', 'price', 'features'],
@@ -84,7 +84,7 @@ export async function modelsCommand(p: Parsed, io: Io): Promise<number> {
 export async function configCommand(p: Parsed, io: Io): Promise<number> {
   subcommand(p, 'config', { check: { usage: 'config check', words: 2 } })
   const path = configPath(p, io)
-  const out = new Output(io, p.flags.json === true)
+  const out = new Output(p, io)
   try {
     const c = await readConfigFile(path, io.env)
     const env = environmentProblems(io)

@@ -33,10 +33,7 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
     `switchyard keys create alice --config ${path}`,
     `switchyard serve --config ${path}`,
   ]
-  new Output(io, p.flags.json === true).result(
-    { path },
-    () => `wrote ${path}\nnext: ${steps.join('\n      ')}`,
-  )
+  new Output(p, io).result({ path }, () => `wrote ${path}\nnext: ${steps.join('\n      ')}`)
   return 0
 }
 

@@ -4,7 +4,7 @@ import { keyStateChange } from '../accounts/service.ts'
 import { flagString, need, type Parsed, UsageError } from './args.ts'
 import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
 import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
-import { sessionsEnded, table } from './text.ts'
+import { sessionsNote, table } from './text.ts'
 
 const COLUMNS = [
   'id',
@@ -35,7 +35,7 @@ const COMMANDS = {
 
 export async function keysCommand(p: Parsed, io: Io): Promise<number> {
   const { sub, spec } = subcommand(p, 'keys', COMMANDS)
-  const out = new Output(io, p.flags.json === true)
+  const out = new Output(p, io)
   // The account for create, else the key's id; list takes an optional account instead.
   const id = sub === 'list' ? '' : need(p, 2, sub === 'create' ? 'ACCOUNT' : 'key ID', spec.usage)
   const limits = sub === 'create' || sub === 'set-limits' ? limitsFromFlags(p) : {}
@@ -46,76 +46,61 @@ export async function keysCommand(p: Parsed, io: Io): Promise<number> {
     )
   }
   return withAccounts(p, io, async (svc, _store, _config, change) => {
+    /** One audited change of key `id` (or, for create, of account `id`): `keys <sub>`. */
+    const audited = <R>(run: () => Promise<R>, changed: (r: R) => Record<string, unknown>) =>
+      change.audited(`keys ${sub}`, id, run, changed)
     switch (sub) {
-      case 'create': {
-        const k = await change.audited(
-          'keys create',
-          id,
-          () => svc.createKey(id, name, limits, ''),
-          (k) => ({ key: k.id, prefix: k.prefix, name: k.name, limits: k.limits }),
-        )
-        out.result(
-          k,
-          () =>
+      case 'create':
+        return out.printed(
+          audited(
+            () => svc.createKey(id, name, limits, ''),
+            (k) => ({ key: k.id, prefix: k.prefix, name: k.name, limits: k.limits }),
+          ),
+          (k) =>
             `${k.key}\n\nkey ${k.id} (${k.prefix}…) for account ${k.account}. This is the only time the key is shown; store it now.\nlimits: ${limitsText(k.limits)}`,
         )
-        return 0
-      }
-      case 'set-limits': {
-        const k = await change.audited(
-          'keys set-limits',
-          id,
-          () => svc.setKeyLimits(id, limits),
-          (k) => ({ limits: k.limits }),
+      case 'set-limits':
+        return out.printed(
+          audited(
+            () => svc.setKeyLimits(id, limits),
+            (k) => ({ limits: k.limits }),
+          ),
+          (k) => `key ${k.id} limits: ${limitsText(k.limits)}`,
         )
-        out.result(k, () => `key ${k.id} limits: ${limitsText(k.limits)}`)
-        return 0
-      }
-      case 'list': {
-        const keys = await svc.listKeys(p.positionals[2])
-        out.result(keys, () =>
+      case 'list':
+        return out.printed(svc.listKeys(p.positionals[2]), (keys) =>
           table(
             keys.map((k) => ({ ...k, limits: limitsText(k.limits) })),
             COLUMNS,
           ),
         )
-        return 0
-      }
       case 'disable':
       case 'enable':
       case 'revoke': {
         const state = sub === 'disable' ? 'disabled' : sub === 'enable' ? 'enabled' : 'revoked'
-        const r = await change.audited(`keys ${sub}`, id, () => svc.setKeyState(id, state), keyStateChange)
-        const k = r.key
-        const ended = r.sessionsEnded
-        const note = ended ? `; ${sessionsEnded(ended)}` : ''
-        out.result(k, () => `key ${k.id} is ${k.state}${note}`)
-        return 0
-      }
-      case 'rotate': {
-        const k = await change.audited(
-          'keys rotate',
-          id,
-          () => svc.rotateKey(id),
-          (k) => ({ prefix: k.prefix }),
+        return out.printed(
+          audited(() => svc.setKeyState(id, state), keyStateChange),
+          (r) => `key ${r.key.id} is ${r.key.state}${sessionsNote(r.sessionsEnded)}`,
+          (r) => r.key,
         )
-        out.result(
-          k,
-          () =>
+      }
+      case 'rotate':
+        return out.printed(
+          audited(
+            () => svc.rotateKey(id),
+            (k) => ({ prefix: k.prefix }),
+          ),
+          (k) =>
             `${k.key}\n\nkey ${k.id} has a new secret (${k.prefix}…); the old one no longer works. Store it now.`,
         )
-        return 0
-      }
-      case 'unsuspend': {
-        const k = await change.audited(
-          'keys unsuspend',
-          id,
-          () => svc.unsuspendKey(id),
-          (k) => ({ suspended_until: k.suspended_until }),
+      case 'unsuspend':
+        return out.printed(
+          audited(
+            () => svc.unsuspendKey(id),
+            (k) => ({ suspended_until: k.suspended_until }),
+          ),
+          (k) => `key ${k.id} is no longer suspended`,
         )
-        out.result(k, () => `key ${k.id} is no longer suspended`)
-        return 0
-      }
     }
   })
 }

@@ -28,7 +28,7 @@ export async function migrateCommand(p: Parsed, io: Io): Promise<number> {
   } else {
     result = { engine: 'sqlite', database, version: LATEST_VERSION, applied: await migrateSqlite(config) }
   }
-  new Output(io, p.flags.json === true).result(result, () =>
+  new Output(p, io).result(result, () =>
     result.applied.length
       ? `migrated ${database} to schema version ${result.version} (applied ${result.applied.join(', ')})`
       : `${database} is at schema version ${result.version}; nothing to do`,

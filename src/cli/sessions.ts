@@ -15,7 +15,7 @@ const COMMANDS = {
 
 export async function sessionsCommand(p: Parsed, io: Io): Promise<number> {
   const { sub } = subcommand(p, 'sessions', COMMANDS)
-  const out = new Output(io, p.flags.json === true)
+  const out = new Output(p, io)
   const id = p.positionals[2]
   const key = flagString(p, 'key')
   const kind = flagString(p, 'kind')
@@ -23,23 +23,23 @@ export async function sessionsCommand(p: Parsed, io: Io): Promise<number> {
     throw new UsageError(`name exactly one session or group: ${REVOKE}`)
   return withAccounts(p, io, async (_svc, store, _config, change) => {
     switch (sub) {
-      case 'list': {
-        const list = await listSessions(store, systemClock.now())
-        out.result(list.data, () =>
-          list.data.length ? table(list.data, COLUMNS) : 'no live console sessions',
+      case 'list':
+        return out.printed(
+          listSessions(store, systemClock.now()),
+          (list) => (list.data.length ? table(list.data, COLUMNS) : 'no live console sessions'),
+          (list) => list.data,
         )
-        return 0
-      }
       case 'revoke': {
         const sel = sessionSelector({ id, key, kind })
-        const r = await change.audited(
-          'sessions revoke',
-          id ?? key ?? kind ?? '',
-          () => endSessions(store, sel),
-          (r) => ({ ended: r.ended }),
+        return out.printed(
+          change.audited(
+            'sessions revoke',
+            id ?? key ?? kind ?? '',
+            () => endSessions(store, sel),
+            (r) => ({ ended: r.ended }),
+          ),
+          (r) => sessionsEnded(r.ended),
         )
-        out.result(r, () => sessionsEnded(r.ended))
-        return 0
       }
     }
   })

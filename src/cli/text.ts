@@ -15,6 +15,9 @@ const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
 /** "3 console sessions ended" (what disabling, revoking or signing out ended). */
 export const sessionsEnded = (n: number): string => `${n} console session${n === 1 ? '' : 's'} ended`
 
+/** `; 3 console sessions ended` after what a change did, or nothing when it ended none. */
+export const sessionsNote = (n: number | undefined): string => (n ? `; ${sessionsEnded(n)}` : '')
+
 export function printable(s: string): string {
   return s.replace(/\p{Cc}/gu, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
 }
