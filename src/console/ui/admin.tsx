@@ -5,7 +5,7 @@
  */
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, api } from './api.ts'
+import { api } from './api.ts'
 import { Accounts } from './pages/accounts.tsx'
 import { Alerts } from './pages/alerts.tsx'
 import { Keys } from './pages/keys.tsx'
@@ -14,6 +14,7 @@ import { Overview } from './pages/overview.tsx'
 import { Plans } from './pages/plans.tsx'
 import { Requests } from './pages/requests.tsx'
 import { Usage } from './pages/usage.tsx'
+import { SignIn } from './sign-in.tsx'
 
 const PAGES = [
   ['overview', 'Overview', Overview],
@@ -29,47 +30,6 @@ const PAGES = [
 const current = () => {
   const h = location.hash.replace(/^#\/?/, '')
   return PAGES.some((p) => p[0] === h) ? h : 'overview'
-}
-
-function SignIn({ onDone }: { onDone: () => void }) {
-  const [error, setError] = useState('')
-  const [busy, setBusy] = useState(false)
-  const submit = async (e: Event) => {
-    e.preventDefault()
-    const input = (e.target as HTMLFormElement).elements.namedItem('token') as HTMLInputElement
-    setBusy(true)
-    setError('')
-    try {
-      await api('POST', '/console/session', { token: input.value })
-      input.value = ''
-      onDone()
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : 'Could not reach the gateway.')
-    } finally {
-      setBusy(false)
-    }
-  }
-  return (
-    <main class="signin">
-      <h1>Switchyard console</h1>
-      <form onSubmit={submit}>
-        <label class="field">
-          Admin token
-          <input name="token" type="password" autocomplete="current-password" required />
-        </label>
-        <button type="submit" disabled={busy}>
-          Sign in
-        </button>
-        <p role="alert" class={error ? 'notice error' : 'sr-only'}>
-          {error}
-        </p>
-      </form>
-      <p class="muted">
-        The token is exchanged for a session cookie and not kept by this page. Key holders:{' '}
-        <a href="/console/me">see your own usage</a>.
-      </p>
-    </main>
-  )
 }
 
 function Shell({ onSignOut }: { onSignOut: () => void }) {
@@ -129,7 +89,22 @@ function App() {
     return () => removeEventListener('console:signed-out', onExpired)
   }, [])
   if (state === 'loading') return <p class="boot">Loading the console…</p>
-  if (state === 'out') return <SignIn onDone={() => setState('in')} />
+  if (state === 'out')
+    return (
+      <SignIn
+        title="Switchyard console"
+        label="Admin token"
+        field="token"
+        path="/console/session"
+        autocomplete="current-password"
+        onDone={() => setState('in')}
+      >
+        <p class="muted">
+          The token is exchanged for a session cookie and not kept by this page. Key holders:{' '}
+          <a href="/console/me">see your own usage</a>.
+        </p>
+      </SignIn>
+    )
   return <Shell onSignOut={() => setState('out')} />
 }
 

@@ -6,42 +6,12 @@
  */
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { ApiError, api } from './api.ts'
+import { api } from './api.ts'
 import { Chart, seriesLines } from './chart.tsx'
 import { num, when } from './format.ts'
 import { bindingWindow, MoneyTiles } from './me-money.tsx'
 import { OutcomeCells, Table } from './parts.tsx'
-
-function SignIn({ onDone }: { onDone: () => void }) {
-  const [error, setError] = useState('')
-  const submit = async (e: Event) => {
-    e.preventDefault()
-    const input = (e.target as HTMLFormElement).elements.namedItem('key') as HTMLInputElement
-    try {
-      await api('POST', '/console/me/session', { key: input.value })
-      input.value = ''
-      onDone()
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : 'Could not reach the gateway.')
-    }
-  }
-  return (
-    <main class="signin">
-      <h1>My usage</h1>
-      <form onSubmit={submit}>
-        <label class="field">
-          API key
-          <input name="key" type="password" autocomplete="off" required placeholder="sk-sy-…" />
-        </label>
-        <button type="submit">Sign in</button>
-        <p role="alert" class={error ? 'notice error' : 'sr-only'}>
-          {error}
-        </p>
-      </form>
-      <p class="muted">Shows this key's account only. The key is not kept by the page.</p>
-    </main>
-  )
-}
+import { SignIn } from './sign-in.tsx'
 
 /** Requests left in a window: the account's or the key's own, whichever leaves less. */
 function Window({ name, u }: { name: 'minute' | 'day'; u: any }) {
@@ -166,7 +136,20 @@ function App() {
     load()
   }, [])
   if (state === 'loading') return <p class="boot">Loading…</p>
-  if (state === 'out') return <SignIn onDone={load} />
+  if (state === 'out')
+    return (
+      <SignIn
+        title="My usage"
+        label="API key"
+        field="key"
+        path="/console/me/session"
+        autocomplete="off"
+        placeholder="sk-sy-…"
+        onDone={load}
+      >
+        <p class="muted">Shows this key's account only. The key is not kept by the page.</p>
+      </SignIn>
+    )
   return <Overview data={state.data} onSignOut={() => setState('out')} />
 }
 
