@@ -1,15 +1,18 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SEED_MODELS, seedRequestLog } from '../../scripts/bench/request-log-seed.ts'
+import { parseConfig } from '../../src/config/index.ts'
 import {
   type Completion,
   openSqliteStore,
+  openStores,
   type RequestLogFilter,
   type RequestLogRow,
 } from '../../src/store/index.ts'
 import { SCAN_BUDGET } from '../../src/store/sqlite/request-log.ts'
 import { newRequestId } from '../../src/util/ids.ts'
-import { tempDir } from '../support/config-doc.ts'
+import { backendDoc, backends } from '../support/backends.ts'
+import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 
 const END = Date.parse('2026-03-01T00:00:00Z')
 const SPAN = 7 * 86_400_000
@@ -108,9 +111,20 @@ describe('request log', () => {
   })
 })
 
-describe('usage rollups and retention', () => {
-  test('completions and rate-limited requests land in hourly and daily buckets', async () => {
-    const store = open()
+// The rollups on both stores (PostgreSQL's one upsert per bucket, postgres/rollups.ts, serves
+// outcomes and rate-limit refusals alike); admissions in Redis change nothing here.
+const rollupBackends = backends('history.test.ts').filter((b) => b.name !== 'postgres+redis')
+
+describe.each(rollupBackends)('usage rollups on $name', (b) => {
+  test.skipIf(b.skip)('completions and rate-limited requests land in hourly and daily buckets', async () => {
+    const urls = await b.fresh()
+    const path = join(tempDir(), 'db.sqlite')
+    const store = await openStores(
+      parseConfig(backendDoc(testConfigDoc({ database: { path } }), urls), 'test'),
+      {
+        callerTime: true,
+      },
+    )
     const a = await store.createAccount({
       name: 'a',
       plan: 'free',
@@ -226,8 +240,11 @@ describe('usage rollups and retention', () => {
       accountId: a.id + 1,
     })
     expect(other).toEqual([])
+    await store.close()
   })
+})
 
+describe('usage rollups and retention', () => {
   test('retention prunes by age and by row bound, keeps the last day, and rollups outlive the log', async () => {
     const store = open()
     seedRequestLog(store.db, 12_000, END, 10 * 86_400_000, 5)

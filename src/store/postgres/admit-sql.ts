@@ -12,7 +12,10 @@
  * One window's count (`o_<w>_used`, `o_<w>_first`): the requests numbered since its oldest
  * admission inside it, when its limit `p_<limit>` is set. `w`: minute or day.
  */
-const countWindow = (w: 'minute' | 'day', limit: 'rpm' | 'rpd') => `  IF p_${limit} IS NOT NULL AND v_seq > 0 THEN
+const countWindow = (
+  w: 'minute' | 'day',
+  limit: 'rpm' | 'rpd',
+) => `  IF p_${limit} IS NOT NULL AND v_seq > 0 THEN
     SELECT r.seq, r.created_at INTO v_first_seq, v_first_at FROM requests r
       WHERE r.account_id = p_account AND r.created_at > v_now - p_${w}_ms AND r.seq IS NOT NULL
       ORDER BY r.created_at, r.seq LIMIT 1;

@@ -30,6 +30,7 @@ import { num, numOrNull } from './accounts.ts'
 import type { PgBound } from './bounded.ts'
 import { pgRecentOutcomes, pgTopOfDay } from './overview.ts'
 import { listRefusals, pruneRefusals, recordRefusals } from './refusals.ts'
+import { rollupOf } from './rollups.ts'
 import { pgEndSessions, pgListSessions } from './sessions.ts'
 
 const HOUR = 3_600_000
@@ -92,14 +93,12 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
     }))
     await this.db.run(
       (sql) => sql`
-      WITH v AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
+      WITH f AS (SELECT at, account_id, key_id, model, surface, 0 AS n, 0 AS p, 0 AS c, 0 AS e, 1 AS r, 0 AS l,
+          0 AS m, 0 AS k, 0 AS w
+        FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
         AS v(at BIGINT, account_id BIGINT, key_id TEXT, model TEXT, surface TEXT)),
-      h AS (INSERT INTO usage_hourly (t, account_id, key_id, model, surface, rate_limited)
-        SELECT at - at % 3600000, account_id, key_id, model, surface, COUNT(*) FROM v GROUP BY 1, 2, 3, 4, 5
-        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET rate_limited = usage_hourly.rate_limited + excluded.rate_limited)
-      INSERT INTO usage_daily (t, account_id, key_id, model, surface, rate_limited)
-        SELECT at - at % 86400000, account_id, key_id, model, surface, COUNT(*) FROM v GROUP BY 1, 2, 3, 4, 5
-        ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET rate_limited = usage_daily.rate_limited + excluded.rate_limited`,
+      h AS (${rollupOf(sql, 'hour')})
+      ${rollupOf(sql, 'day')}`,
     )
   }
 

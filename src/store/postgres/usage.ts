@@ -18,6 +18,7 @@ import type {
 import { num } from './accounts.ts'
 import type { PgBound } from './bounded.ts'
 import { tokensQuery } from './charges.ts'
+import { rollupOf } from './rollups.ts'
 
 const toTotals = (r: Record<string, unknown> | undefined): UsageTotals => {
   const prompt = r ? num(r.prompt_tokens ?? 0) : 0
@@ -319,22 +320,12 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
     -- answered): one row when they are the same model.
     f AS (
       SELECT at, account_id, key_id, model, surface, 1 AS n, CASE WHEN am = model THEN p ELSE 0 END AS p,
-        CASE WHEN am = model THEN c ELSE 0 END AS c, (status >= 400)::INT AS e, l,
+        CASE WHEN am = model THEN c ELSE 0 END AS c, (status >= 400)::INT AS e, 0 AS r, l,
         CASE WHEN am = model THEN m ELSE 0 END AS m, CASE WHEN am = model THEN s ELSE 0 END AS s,
         CASE WHEN am = model THEN k ELSE 0 END AS k, CASE WHEN am = model THEN w ELSE 0 END AS w FROM u
       UNION ALL
-      SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, m, s, k, w FROM u WHERE am <> model),
-    h AS (INSERT INTO usage_hourly AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-        completion_tokens, errors, latency_ms_sum, cost_micros, cached_tokens, cache_write_tokens)
-      SELECT at - at % 3600000, account_id, key_id, model, surface, SUM(n), SUM(p), SUM(c),
-        SUM(e), SUM(l), SUM(m), SUM(k), SUM(w) FROM f GROUP BY 1, 2, 3, 4, 5
-      ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
-        cost_micros = x.cost_micros + excluded.cost_micros,
-        cached_tokens = x.cached_tokens + excluded.cached_tokens,
-        cache_write_tokens = x.cache_write_tokens + excluded.cache_write_tokens,
-        prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
-        completion_tokens = x.completion_tokens + excluded.completion_tokens,
-        errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum),
+      SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, 0, m, s, k, w FROM u WHERE am <> model),
+    h AS (${rollupOf(sql, 'hour')}),
     -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
     m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,
         completion_tokens, errors, cost_micros, estimated, cached_tokens, cache_write_tokens)
@@ -347,15 +338,5 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
         prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
         completion_tokens = x.completion_tokens + excluded.completion_tokens,
         errors = x.errors + excluded.errors)
-    INSERT INTO usage_daily AS x (t, account_id, key_id, model, surface, requests, prompt_tokens,
-        completion_tokens, errors, latency_ms_sum, cost_micros, cached_tokens, cache_write_tokens)
-      SELECT at - at % 86400000, account_id, key_id, model, surface, SUM(n), SUM(p), SUM(c),
-        SUM(e), SUM(l), SUM(m), SUM(k), SUM(w) FROM f GROUP BY 1, 2, 3, 4, 5
-      ON CONFLICT (t, account_id, key_id, model, surface) DO UPDATE SET requests = x.requests + excluded.requests,
-        cost_micros = x.cost_micros + excluded.cost_micros,
-        cached_tokens = x.cached_tokens + excluded.cached_tokens,
-        cache_write_tokens = x.cache_write_tokens + excluded.cache_write_tokens,
-        prompt_tokens = x.prompt_tokens + excluded.prompt_tokens,
-        completion_tokens = x.completion_tokens + excluded.completion_tokens,
-        errors = x.errors + excluded.errors, latency_ms_sum = x.latency_ms_sum + excluded.latency_ms_sum`
+    ${rollupOf(sql, 'day')}`
 }
