@@ -136,7 +136,8 @@ export function tokenLimitError(
     tooLarge: () =>
       `Request too large for the ${name}: limit ${s.row.capacity}, this request needs at least ${needs} (its input as the gateway's bound for the model's tokenizer counts it, plus a minimal answer). Send a smaller request or raise the limit.`,
     holds: () => `${head()} ${HOLDS_TEXT}`,
-    lower: () => later(` ${s.remaining} are left: a lower max_tokens (at most ${c.fitsOutput}) would fit now.`),
+    lower: () =>
+      later(` ${s.remaining} are left: a lower max_tokens (at most ${c.fitsOutput}) would fit now.`),
     spent: () => later(''),
     waitMs: ms,
     holdsWaitMs: Math.min(ms, HOLD_RETRY_MS),

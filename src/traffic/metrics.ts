@@ -155,7 +155,9 @@ export class Metrics {
 
   requestFinished(r: FinishedRequest): void {
     const k = this.labelKeys(r.surface, r.model)
-    const status = valueAt(k.byStatus, r.status, (status) => labels({ surface: r.surface, model: r.model, status }))
+    const status = valueAt(k.byStatus, r.status, (status) =>
+      labels({ surface: r.surface, model: r.model, status }),
+    )
     this.add('switchyard_requests_total', status, 1)
     this.observe('switchyard_request_duration_seconds', k.both, r.latencyMs / 1000)
     if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', k.both, r.ttftMs / 1000)

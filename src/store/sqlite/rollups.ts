@@ -93,7 +93,13 @@ export interface RollupFact {
 }
 
 /** A fact that counts nothing yet, for its (time, account, key, model, surface). */
-export function emptyFact(at: number, accountId: number, keyId: string, model: string, surface: string): RollupFact {
+export function emptyFact(
+  at: number,
+  accountId: number,
+  keyId: string,
+  model: string,
+  surface: string,
+): RollupFact {
   return {
     at,
     accountId,

@@ -6,8 +6,8 @@
  * account's volume does not change their cost, which is at most a day's minutes per model.
  */
 import type { Database } from 'bun:sqlite'
-import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { valueAt } from '../../util/map.ts'
+import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { minuteOf } from './limiter.ts'
 import type { ReserveQueries } from './reserve.ts'
 import { emptyFact, type RollupFact, type RollupQueries } from './rollups.ts'
