@@ -4,7 +4,8 @@
  * sends it as a prepared statement with the values bound, never spliced into the text.
  */
 import type { SQL } from 'bun'
-import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
+import { accountOf, keyOf, planChangeOf } from '../account-rows.ts'
+import { keyLimitValues } from '../key-limits.ts'
 import type {
   AccountPage,
   AccountRecord,
@@ -21,35 +22,9 @@ import type {
 } from '../types.ts'
 import type { PgBound } from './bounded.ts'
 
-type Row = Record<string, unknown>
-
 /** BIGINT columns arrive as strings (they may exceed 2^53); ours are epoch ms and ids, which do not. */
 export const num = (v: unknown): number => Number(v)
 export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
-
-const toAccount = (r: Row): AccountRecord => ({
-  id: num(r.id),
-  name: r.name as string,
-  plan: r.plan as string,
-  enabled: r.enabled === true,
-  planStartedAt: num(r.plan_started_at),
-  planExpiresAt: numOrNull(r.plan_expires_at),
-  createdAt: num(r.created_at),
-})
-
-const toKey = (r: Row): KeyRecord => ({
-  id: r.id as string,
-  accountId: num(r.account_id),
-  accountName: r.account_name as string,
-  name: (r.name as string | null) ?? null,
-  prefix: r.prefix as string,
-  state: r.state as KeyState,
-  createdAt: num(r.created_at),
-  rotatedAt: numOrNull(r.rotated_at),
-  lastUsedAt: numOrNull(r.last_used_at),
-  suspendedUntil: numOrNull(r.suspended_until),
-  limits: keyLimitsOf(r as unknown as KeyLimitColumns),
-})
 
 export class PgAccounts implements AccountStore {
   constructor(private readonly db: PgBound) {}
@@ -64,7 +39,7 @@ export class PgAccounts implements AccountStore {
         await tx`
         INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
         VALUES (${row.id}, ${a.plan}, ${a.planStartedAt}, ${a.planExpiresAt}, 'created', ${a.now})`
-        return toAccount(row)
+        return accountOf(row)
       }),
     )
   }
@@ -75,7 +50,7 @@ export class PgAccounts implements AccountStore {
         ? sql`SELECT * FROM accounts WHERE id = ${nameOrId}`
         : sql`SELECT * FROM accounts WHERE name = ${nameOrId}`,
     )
-    return rows.length ? toAccount(rows[0]) : null
+    return rows.length ? accountOf(rows[0]) : null
   }
 
   async listAccounts(page?: AccountPage): Promise<AccountRecord[]> {
@@ -84,7 +59,7 @@ export class PgAccounts implements AccountStore {
       (sql) =>
         sql`SELECT * FROM accounts WHERE id > ${page?.afterId ?? 0} ORDER BY id LIMIT ${page?.limit ?? null}::bigint`,
     )
-    return rows.map(toAccount)
+    return rows.map((r: object) => accountOf(r))
   }
 
   async setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): Promise<PlanWrite> {
@@ -102,13 +77,13 @@ export class PgAccounts implements AccountStore {
         if (!rows.length) {
           // Overtaken: the account is no longer as expected; it stays as it is now.
           const now = expected ? await tx`SELECT * FROM accounts WHERE id = ${id}` : []
-          if (now.length) return { account: toAccount(now[0]), written: false }
+          if (now.length) return { account: accountOf(now[0]), written: false }
           throw new Error(`account ${id} not found`)
         }
         await tx`
         INSERT INTO plan_history (account_id, plan, started_at, expires_at, reason, created_at)
         VALUES (${id}, ${c.plan}, ${c.startedAt}, ${c.expiresAt}, ${c.reason}, ${c.createdAt})`
-        return { account: toAccount(rows[0]), written: true }
+        return { account: accountOf(rows[0]), written: true }
       }),
     )
   }
@@ -118,7 +93,7 @@ export class PgAccounts implements AccountStore {
       (sql) => sql`UPDATE accounts SET enabled = ${enabled} WHERE id = ${id} RETURNING *`,
     )
     if (!rows.length) throw new Error(`account ${id} not found`)
-    return toAccount(rows[0])
+    return accountOf(rows[0])
   }
 
   async planHistory(accountId: number): Promise<PlanChange[]> {
@@ -127,13 +102,7 @@ export class PgAccounts implements AccountStore {
         SELECT plan, started_at, expires_at, reason, created_at FROM plan_history
         WHERE account_id = ${accountId} ORDER BY id`,
     )
-    return rows.map((r: Row) => ({
-      plan: r.plan as string,
-      startedAt: num(r.started_at),
-      expiresAt: numOrNull(r.expires_at),
-      reason: r.reason as string,
-      createdAt: num(r.created_at),
-    }))
+    return rows.map(planChangeOf)
   }
 
   async createKey(k: NewKeyRecord): Promise<KeyRecord> {
@@ -166,24 +135,12 @@ export class PgAccounts implements AccountStore {
         SELECT k.id, k.account_id, a.name AS account_name, k.name, k.prefix, k.state, k.created_at,
                k.rotated_at, k.suspended_until, NULL AS last_used_at,
                k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models,
-               a.plan AS a_plan, a.enabled AS a_enabled, a.plan_started_at AS a_plan_started_at,
-               a.plan_expires_at AS a_plan_expires_at, a.created_at AS a_created_at
+               a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.enabled AS a_enabled,
+               a.plan_started_at AS a_plan_started_at, a.plan_expires_at AS a_plan_expires_at,
+               a.created_at AS a_created_at
         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ${hash}`,
     )
-    if (!rows.length) return null
-    const r = rows[0]
-    return {
-      key: toKey(r),
-      account: toAccount({
-        id: r.account_id,
-        name: r.account_name,
-        plan: r.a_plan,
-        enabled: r.a_enabled,
-        plan_started_at: r.a_plan_started_at,
-        plan_expires_at: r.a_plan_expires_at,
-        created_at: r.a_created_at,
-      }),
-    }
+    return rows.length ? { key: keyOf(rows[0]), account: accountOf(rows[0], 'a_') } : null
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
@@ -201,7 +158,7 @@ export class PgAccounts implements AccountStore {
           AND (k.created_at > ${at} OR (k.created_at = ${at} AND k.id > ${id}))
         ORDER BY k.created_at, k.id LIMIT ${page?.limit ?? null}::bigint`
     })
-    return rows.map(toKey)
+    return rows.map(keyOf)
   }
 
   async setKeyState(id: string, state: KeyState): Promise<KeyRecord> {
@@ -246,7 +203,7 @@ function keySelect(sql: SQL) {
 
 async function getKey(sql: SQL, id: string): Promise<KeyRecord | null> {
   const rows = await sql`${keySelect(sql)} WHERE k.id = ${id}`
-  return rows.length ? toKey(rows[0]) : null
+  return rows.length ? keyOf(rows[0]) : null
 }
 
 async function mustKey(sql: SQL, id: string): Promise<KeyRecord> {

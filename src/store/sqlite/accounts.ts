@@ -3,7 +3,8 @@
  * Prepared statements for accounts, plan history and keys.
  */
 import type { Database } from 'bun:sqlite'
-import { type KeyLimitColumns, keyLimitsOf, keyLimitValues } from '../key-limits.ts'
+import { accountOf, keyOf, planChangeOf } from '../account-rows.ts'
+import { type KeyLimitColumns, keyLimitValues } from '../key-limits.ts'
 import type {
   AccountPage,
   AccountRecord,
@@ -42,30 +43,6 @@ interface KeyRow extends KeyLimitColumns {
 }
 
 type LimitValues = ReturnType<typeof keyLimitValues>
-
-const toAccount = (r: AccountRow): AccountRecord => ({
-  id: r.id,
-  name: r.name,
-  plan: r.plan,
-  enabled: r.enabled === 1,
-  planStartedAt: r.plan_started_at,
-  planExpiresAt: r.plan_expires_at,
-  createdAt: r.created_at,
-})
-
-const toKey = (r: KeyRow): KeyRecord => ({
-  id: r.id,
-  accountId: r.account_id,
-  accountName: r.account_name,
-  name: r.name,
-  prefix: r.prefix,
-  state: r.state,
-  createdAt: r.created_at,
-  rotatedAt: r.rotated_at,
-  lastUsedAt: r.last_used_at,
-  suspendedUntil: r.suspended_until,
-  limits: keyLimitsOf(r),
-})
 
 const LIMIT_COLUMNS = 'k.rpm, k.rpd, k.tpm, k.tpd, k.budget_micros, k.budget_period, k.models'
 
@@ -161,7 +138,7 @@ export class AccountQueries {
       .transaction(() => {
         const row = this.q.insertAccount.get(a.name, a.plan, a.planStartedAt, a.planExpiresAt, a.now)!
         this.q.insertHistory.run(row.id, a.plan, a.planStartedAt, a.planExpiresAt, 'created', a.now)
-        return toAccount(row)
+        return accountOf(row)
       })
       .immediate()
   }
@@ -169,12 +146,14 @@ export class AccountQueries {
   getAccount(nameOrId: string | number): AccountRecord | null {
     const row =
       typeof nameOrId === 'number' ? this.q.accountById.get(nameOrId) : this.q.accountByName.get(nameOrId)
-    return row ? toAccount(row) : null
+    return row ? accountOf(row) : null
   }
 
   listAccounts(page?: AccountPage): AccountRecord[] {
     // No page: every account (ids start at 1; LIMIT -1 is no limit).
-    return this.q.accountsPage.all({ $after: page?.afterId ?? 0, $limit: page?.limit ?? -1 }).map(toAccount)
+    return this.q.accountsPage
+      .all({ $after: page?.afterId ?? 0, $limit: page?.limit ?? -1 })
+      .map((r) => accountOf(r))
   }
 
   setAccountPlan(id: number, c: PlanChange, expected?: PlanTerm): PlanWrite {
@@ -193,11 +172,11 @@ export class AccountQueries {
         if (!row) {
           // Overtaken: the account is no longer as expected; it stays as it is now.
           const now = expected ? this.q.accountById.get(id) : null
-          if (now) return { account: toAccount(now), written: false }
+          if (now) return { account: accountOf(now), written: false }
           throw new Error(`account ${id} not found`)
         }
         this.q.insertHistory.run(id, c.plan, c.startedAt, c.expiresAt, c.reason, c.createdAt)
-        return { account: toAccount(row), written: true }
+        return { account: accountOf(row), written: true }
       })
       .immediate()
   }
@@ -205,17 +184,11 @@ export class AccountQueries {
   setAccountEnabled(id: number, enabled: boolean): AccountRecord {
     const row = this.q.setEnabled.get(enabled ? 1 : 0, id)
     if (!row) throw new Error(`account ${id} not found`)
-    return toAccount(row)
+    return accountOf(row)
   }
 
   planHistory(accountId: number): PlanChange[] {
-    return this.q.history.all(accountId).map((r) => ({
-      plan: r.plan,
-      startedAt: r.started_at,
-      expiresAt: r.expires_at,
-      reason: r.reason,
-      createdAt: r.created_at,
-    }))
+    return this.q.history.all(accountId).map(planChangeOf)
   }
 
   createKey(k: NewKeyRecord) {
@@ -230,24 +203,12 @@ export class AccountQueries {
 
   findKeyByHash(hash: string): { key: KeyRecord; account: AccountRecord } | null {
     const r = this.q.keyByHash.get(hash)
-    if (!r) return null
-    return {
-      key: toKey(r),
-      account: {
-        id: r.a_id,
-        name: r.a_name as string,
-        plan: r.a_plan as string,
-        enabled: r.a_enabled === 1,
-        planStartedAt: r.a_plan_started_at as number,
-        planExpiresAt: r.a_plan_expires_at as number | null,
-        createdAt: r.a_created_at as number,
-      },
-    }
+    return r ? { key: keyOf(r), account: accountOf(r, 'a_') } : null
   }
 
   getKey(id: string): KeyRecord | null {
     const row = this.q.keyById.get(id)
-    return row ? toKey(row) : null
+    return row ? keyOf(row) : null
   }
 
   listKeys(accountId?: number, page?: KeyPage): KeyRecord[] {
@@ -259,7 +220,7 @@ export class AccountQueries {
       // No page: every key (LIMIT -1 is no limit).
       $limit: page?.limit ?? -1,
     })
-    return rows.map(toKey)
+    return rows.map(keyOf)
   }
 
   setKeyState(id: string, state: KeyState): KeyRecord {
