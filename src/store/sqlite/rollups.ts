@@ -73,12 +73,16 @@ const SQL = Object.fromEntries(
   }),
 ) as Record<Table, { upsert: string; byKey: string; byAccount: string; byTime: string; prune: string }>
 
-export interface RollupFact {
+/** What a rollup row counts for: a time in its bucket (epoch ms), account, key, model, surface. */
+export interface FactKey {
   at: number
   accountId: number
   keyId: string
   model: string
   surface: string
+}
+
+export interface RollupFact extends FactKey {
   requests: number
   promptTokens: number
   completionTokens: number
@@ -92,20 +96,14 @@ export interface RollupFact {
   cacheWriteTokens: number
 }
 
-/** A fact that counts nothing yet, for its (time, account, key, model, surface). */
-export function emptyFact(
-  at: number,
-  accountId: number,
-  keyId: string,
-  model: string,
-  surface: string,
-): RollupFact {
+/** A fact that counts nothing yet, for `k` (its fields only: `k` may be a larger record). */
+export function emptyFact(k: FactKey): RollupFact {
   return {
-    at,
-    accountId,
-    keyId,
-    model,
-    surface,
+    at: k.at,
+    accountId: k.accountId,
+    keyId: k.keyId,
+    model: k.model,
+    surface: k.surface,
     requests: 0,
     promptTokens: 0,
     completionTokens: 0,
@@ -136,7 +134,7 @@ export class RollupQueries {
   }
 
   addRateLimited(e: RateLimitedEvent): void {
-    this.add({ ...emptyFact(e.at, e.accountId, e.keyId, e.model, e.surface), rateLimited: 1 })
+    this.add({ ...emptyFact(e), rateLimited: 1 })
   }
 
   series(q: UsageSeriesQuery): UsageSeries[] {

@@ -10,7 +10,7 @@ import { valueAt } from '../../util/map.ts'
 import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { minuteOf } from './limiter.ts'
 import type { ReserveQueries } from './reserve.ts'
-import { emptyFact, type RollupFact, type RollupQueries } from './rollups.ts'
+import { emptyFact, type FactKey, type RollupFact, type RollupQueries } from './rollups.ts'
 
 interface TotalsRow {
   requests: number
@@ -187,8 +187,15 @@ export class UsageQueries {
         // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger").
         const by = c.answeredBy ?? at.model
         const hour = at.at - (at.at % 3_600_000)
-        const fact = factOf(hours, hour, at.accountId, at.keyId, at.model, c.surface)
-        const paid = by === at.model ? fact : factOf(hours, hour, at.accountId, at.keyId, by, c.surface)
+        const asked = {
+          at: hour,
+          accountId: at.accountId,
+          keyId: at.keyId,
+          model: at.model,
+          surface: c.surface,
+        }
+        const fact = factOf(hours, asked)
+        const paid = by === at.model ? fact : factOf(hours, { ...asked, model: by })
         fact.requests++
         fact.latencyMs += c.latencyMs
         if (c.status >= 400) fact.errors++
@@ -281,16 +288,9 @@ export class UsageQueries {
 }
 
 /** The batch's rollup fact of (hour, account, key, model, surface), made empty on first use. */
-function factOf(
-  hours: Map<string, RollupFact>,
-  at: number,
-  accountId: number,
-  keyId: string,
-  model: string,
-  surface: string,
-): RollupFact {
-  const k = `${at}\u0000${accountId}\u0000${keyId}\u0000${model}\u0000${surface}`
-  return valueAt(hours, k, () => emptyFact(at, accountId, keyId, model, surface))
+function factOf(hours: Map<string, RollupFact>, k: FactKey): RollupFact {
+  const id = `${k.at}\u0000${k.accountId}\u0000${k.keyId}\u0000${k.model}\u0000${k.surface}`
+  return valueAt(hours, id, () => emptyFact(k))
 }
 
 /** The batch's per-minute sum of (account, minute, model), made empty on first use. */
