@@ -110,9 +110,24 @@ interface Proc {
   stop(): Promise<void>
 }
 
+/**
+ * `WATERFALL_CPU_PROF=<dir>`: every build runs under `bun --cpu-prof`, its profile (named by the
+ * build) written to that directory when the run ends — where a bar's CPU goes, function by function.
+ */
+const profDir = process.env.WATERFALL_CPU_PROF ?? null
+/** `WATERFALL_COLD=0`: no cold pass (the c64 rounds only, for trying a cut quickly). */
+const coldPass = process.env.WATERFALL_COLD !== '0'
+/** `WATERFALL_MODES=stream`: one mode only. */
+const modes = MODES.filter((m) => (process.env.WATERFALL_MODES?.split(',') ?? MODES).includes(m))
+/** `WATERFALL_ROUNDS=n`: the closed-loop rounds, instead of the plan's repeats. */
+const rounds = Number(process.env.WATERFALL_ROUNDS) || null
+
 async function startBuild(configPath: string, off: Switch, logPath: string, repo = REPO): Promise<Proc> {
+  const name = `${repo === REPO ? 'now' : 'before'}-${off}`
+  const prof =
+    profDir === null ? [] : ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`]
   const proc = Bun.spawn(
-    [process.execPath, join(repo, 'scripts', 'bench', 'waterfall-serve.ts'), configPath, off],
+    [process.execPath, ...prof, join(repo, 'scripts', 'bench', 'waterfall-serve.ts'), configPath, off],
     {
       cwd: repo,
       stdout: 'pipe',
@@ -180,7 +195,7 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
     bare = await startBareProxy(ctx)
     const c = WATERFALL_CONCURRENCY
     const out = {} as WaterfallResult
-    for (const mode of MODES) {
+    for (const mode of modes) {
       const stream = mode === 'stream'
       out[mode] = Object.fromEntries(
         BARS.map((b) => [b.id, { rps: [], cpuUs: [], errors: 0, coldCpuUs: [], coldP50Ms: [] }]),
@@ -201,7 +216,7 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
                 pid: buildOf(bar).pid,
               }
       }
-      for (let rep = 0; rep < plan.repeats; rep++) {
+      for (let rep = 0; rep < (rounds ?? plan.repeats); rep++) {
         for (const bar of BARS) {
           const { target, pid } = targetOf(bar)
           if (plan.warmS > 0) await closedLoad(ctx, target, c, plan.warmS)
@@ -218,7 +233,7 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
         }
       }
       // The cold pass: what a request costs when it wakes an idle process (issue 24's 5–7×).
-      for (let rep = 0; rep < Math.min(plan.repeats, 2); rep++) {
+      for (let rep = 0; rep < (coldPass ? Math.min(plan.repeats, 2) : 0); rep++) {
         for (const bar of BARS) {
           const { target, pid } = targetOf(bar)
           if (pid === null) continue
@@ -263,6 +278,7 @@ const paired = (a: number[], b: number[]) => series(a.map((x, i) => x / b[i]!))
 export function waterfallRows(result: WaterfallResult): Row[] {
   const rows: Row[] = []
   for (const mode of MODES) {
+    if (result[mode] === undefined) continue
     const what = `${mode === 'stream' ? 'stream' : 'non-stream'}, c${WATERFALL_CONCURRENCY}`
     const cells = result[mode]
     const full = cells.full!
