@@ -69,7 +69,7 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
   private readonly reframed: SSEEvent[] = []
 
   constructor(
-    private readonly maxEventBytes: number,
+    protected readonly maxEventBytes: number,
     protected readonly label: string,
   ) {}
 
@@ -106,6 +106,14 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
       this.tailLength = buf.length - last
     }
     if (last === 0) return null
+    return this.relayEvents(buf, last)
+  }
+
+  /**
+   * The complete events `buf[0, last)`, each shown to `event`, relayed: the bytes to send, null
+   * for none. A subclass may relay them its own way (the chat relay edits them in one copy).
+   */
+  protected relayEvents(buf: Buffer, last: number): Uint8Array | null {
     let pieces: Uint8Array[] | null = null
     /** Start of the run of events kept as they came, not yet in `pieces`. */
     let kept = 0
@@ -128,7 +136,7 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
     return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)
   }
 
-  private tooLarge(): GatewayError {
+  protected tooLarge(): GatewayError {
     this.tail = []
     this.tailLength = 0
     return responseTooLarge(this.label, this.maxEventBytes, 'a stream event')

@@ -4,7 +4,10 @@
  * events by `ByteRelay`, and an event in the shape OpenAI writes — one compact `data: {…}` line,
  * `model` before `choices`, `"usage":null` last or no `usage` — is edited in place as bytes: its
  * `model` value swapped for the client's id, and its `,"usage":null` cut when the client did not
- * ask for usage. Nothing is decoded, parsed or encoded for it. Every other event (the usage chunk,
+ * ask for usage. Nothing is decoded, parsed or encoded for it, and a read's edited events are
+ * copied once into one buffer: each `Buffer` search or `subarray` is a call into native code (and
+ * a `subarray` an object), so the common event takes a handful of searches and no piece objects,
+ * its choices read by one loop over their bytes. Every other event (the usage chunk,
  * an error, an escaped model name, a pretty-printed or reordered chunk, `event:` lines) is decoded
  * and handed to `ChatRelay`, the text relay that holds the rules (`relay-stream.ts`), so the two
  * routes write the same bytes.
@@ -42,21 +45,28 @@ const CHOICES = Buffer.from('"choices":[')
 const USAGE = Buffer.from('"usage":')
 const USAGE_NULL = Buffer.from(',"usage":null}')
 const CLOSE_EVENT = Buffer.from('}\n\n')
+const BLANK = Buffer.from('\n\n')
 /** The key only: the value may follow spaces (`"finish_reason": "stop"` is as complete as compact). */
 const FINISH_KEY = Buffer.from('"finish_reason"')
 /**
  * Where generated text sits: `content` (and `reasoning_content`), `reasoning`, `refusal`, a tool
  * call's `name` and `arguments` — as the text relay's scan counts them (relayedBytes).
  */
-const TEXT_FIELDS = ['content', 'reasoning', 'refusal', 'name', 'arguments'].map((k) =>
-  Buffer.from(`${k}":"`),
-)
+const TEXT_FIELDS = ['content', 'reasoning', 'refusal', 'name', 'arguments'].map((k) => Buffer.from(k))
 const LF = 10
 const QUOTE = 34
 const BACKSLASH = 92
 const CLOSE_BRACE = 125
 const OPEN_BRACE = 123
 const CLOSE_BRACKET = 93
+const COLON = 58
+const F = 102
+
+/** A read's output: `[from, to)` ranges of the read (two numbers) and other bytes, in order. */
+type Part = number | Uint8Array
+const EDITED = 1
+const DROPPED = 0
+const NOT_COMMON = -1
 
 /** The relay's framing and editing; the writer drives it as a plan stage (`ChatBytes.stage`). */
 class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Array> {
@@ -90,16 +100,63 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
     if (out !== null) controller.enqueue(out)
   }
 
+  /**
+   * The read's events: the common ones edited as they are copied (`edit`), the rest through
+   * `event`; all of it written once into one buffer. Nothing edited: the read as it came.
+   */
+  protected override relayEvents(buf: Buffer, last: number): Uint8Array | null {
+    const parts: Part[] = []
+    let size = 0
+    let changed = false
+    /** Start of the run of events kept as they came, not yet in `parts`. */
+    let kept = 0
+    for (let start = 0; start < last; ) {
+      const end = buf.indexOf(BLANK, start) + 2
+      if (end - start > this.maxEventBytes) throw this.tooLarge()
+      const at = parts.length
+      if (kept < start) parts.push(kept, start)
+      let edited = this.sawDone || this.failed !== null ? DROPPED : this.edit(buf, start, end, parts)
+      if (edited === EDITED) this.started = true
+      else if (edited === NOT_COMMON) {
+        const action = this.event(buf, start, end)
+        edited = action === undefined ? NOT_COMMON : EDITED
+        if (action) parts.push(action as Uint8Array)
+      }
+      if (edited === NOT_COMMON) {
+        parts.length = at // kept as it came: the run goes on
+      } else {
+        changed = true
+        kept = end
+      }
+      start = end
+    }
+    if (!changed) return buf.subarray(0, last)
+    if (kept < last) parts.push(kept, last)
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!
+      if (typeof p === 'number') size += (parts[++i] as number) - p
+      else size += p.byteLength
+    }
+    if (size === 0) return null
+    const out = Buffer.allocUnsafeSlow(size)
+    let to = 0
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!
+      if (typeof p === 'number') to += buf.copy(out, to, p, parts[++i] as number)
+      else {
+        out.set(p, to)
+        to += p.byteLength
+      }
+    }
+    return out
+  }
+
+  /** An event not in the common shape: decoded and handed to the text relay. */
   protected event(buf: Buffer, start: number, end: number): EventAction {
     if (this.sawDone || this.failed !== null) return null
     if (end - start === DONE_EVENT.length && startsWith(buf, start, DONE_EVENT)) {
       this.sawDone = true
       return null
-    }
-    const fast = this.edit(buf, start, end)
-    if (fast !== undefined) {
-      if (fast !== null) this.started = true
-      return fast
     }
     const data = eventData(buf, start, end)
     if (data === '') return null
@@ -124,51 +181,75 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
   }
 
   /**
-   * The event edited as bytes (pieces of it around the new model id); null to withhold it;
-   * undefined when it is not in the common shape. A chunk is recognised by `data: {` … `}`,
-   * one line, a plain `model` string before `choices`: an upstream error (`{"error": …}`, as
-   * OpenAI and vLLM send it) has neither, and goes to the text relay, which refuses it.
+   * The event `buf[start, end)` edited into `parts` (its ranges around the new model id): EDITED,
+   * DROPPED (withheld), or NOT_COMMON when it is not in the common shape (nothing added). A chunk
+   * is recognised by `data: {` … `}`, one line, a plain `model` string before `choices`: an
+   * upstream error (`{"error": …}`, as OpenAI and vLLM send it) has neither, and goes to the text
+   * relay, which refuses it. A search runs from the event on and a match past its end is none.
    */
-  private edit(buf: Buffer, start: number, end: number): EventAction {
+  private edit(buf: Buffer, start: number, end: number, parts: Part[]): number {
     const last = end - 2 // the blank line's first LF
-    if (!startsWith(buf, start, DATA_OBJECT) || buf[last - 1] !== CLOSE_BRACE) return undefined
-    const ev = buf.subarray(start, last)
-    if (ev.indexOf(LF) !== -1) return undefined
-    const m = ev.indexOf(MODEL)
-    if (m === -1) return undefined
+    if (!startsWith(buf, start, DATA_OBJECT) || buf[last - 1] !== CLOSE_BRACE) return NOT_COMMON
+    if (buf.indexOf(LF, start) < last) return NOT_COMMON
+    const m = buf.indexOf(MODEL, start)
+    if (m === -1 || m >= last) return NOT_COMMON
     const value = m + MODEL.length
-    const close = ev.indexOf(QUOTE, value)
-    if (close === -1) return undefined
-    for (let i = value; i < close; i++) if (ev[i] === BACKSLASH) return undefined
-    const choices = ev.indexOf(CHOICES, close)
-    if (choices === -1) return undefined
-    const nullUsageAt = ev.length - USAGE_NULL.length
-    const nullUsage = startsWith(ev, nullUsageAt, USAGE_NULL)
+    const close = buf.indexOf(QUOTE, value)
+    if (close === -1 || close >= last) return NOT_COMMON
+    for (let i = value; i < close; i++) if (buf[i] === BACKSLASH) return NOT_COMMON
+    const choices = buf.indexOf(CHOICES, close)
+    if (choices === -1 || choices >= last) return NOT_COMMON
+    const nullUsageAt = last - USAGE_NULL.length
+    const nullUsage = nullUsageAt >= start && startsWith(buf, nullUsageAt, USAGE_NULL)
     if (!nullUsage) {
-      const usage = ev.lastIndexOf(USAGE)
+      // Not the common chunk: the event alone, so that a search for what it lacks ends with it.
+      const usage = start + buf.subarray(start, last).lastIndexOf(USAGE)
       // The usage chunk as OpenAI ends a stream: `"choices":[]`, then the usage object last.
       if (
         usage > choices &&
-        ev[choices + CHOICES.length] === CLOSE_BRACKET &&
-        ev[usage + USAGE.length] === OPEN_BRACE
+        buf[choices + CHOICES.length] === CLOSE_BRACKET &&
+        buf[usage + USAGE.length] === OPEN_BRACE
       ) {
-        this.seen = readUsage(buf.toString('utf8', start + usage + USAGE.length, start + ev.length - 1))
-        if (!this.includeUsage) return null
-        return [
-          buf.subarray(start, start + m + MODEL.length - 1),
-          this.model,
-          buf.subarray(start + close + 1, end),
-        ]
+        this.seen = readUsage(buf.toString('utf8', usage + USAGE.length, last - 1))
+        if (!this.includeUsage) return DROPPED
+        parts.push(start, value - 1, this.model, close + 1, end)
+        return EDITED
       }
       // A usage value elsewhere, or none where the client wants `"usage":null`: the text relay.
-      if (this.includeUsage || usage > choices) return undefined
+      if (this.includeUsage || usage > choices) return NOT_COMMON
     }
-    if (hasFinish(ev, choices)) this.sawFinish = true
-    this.relayed += textBytes(ev, choices)
-    const head = buf.subarray(start, start + m + MODEL.length - 1)
-    if (nullUsage && !this.includeUsage)
-      return [head, this.model, buf.subarray(start + close + 1, start + nullUsageAt), CLOSE_EVENT]
-    return [head, this.model, buf.subarray(start + close + 1, end)]
+    this.readChoices(buf, choices, last)
+    parts.push(start, value - 1, this.model)
+    if (nullUsage && !this.includeUsage) parts.push(close + 1, nullUsageAt, CLOSE_EVENT)
+    else parts.push(close + 1, end)
+    return EDITED
+  }
+
+  /**
+   * One loop over a chunk's bytes from `choices` to `last`: whether some choice has a non-null
+   * `finish_reason` (the key, optional JSON whitespace, the colon, a value that is not `null`),
+   * and the bytes of generated text as written (a string value after a key ending in a text
+   * field's name; an escape counts its own bytes, never fewer than the UTF-8 bytes it stands
+   * for, so this bounds the decoded text's bytes from above). A raw `":"` never occurs inside a
+   * JSON string (its last quote would close the string), so every one is a key's end.
+   */
+  private readChoices(buf: Buffer, from: number, last: number): void {
+    let n = 0
+    for (let i = from; i < last; i++) {
+      if (buf[i] !== QUOTE) continue
+      if (buf[i + 1] === F && !this.sawFinish && startsWith(buf, i, FINISH_KEY)) {
+        const v = valueAt(buf, i + FINISH_KEY.length, last)
+        if (v !== -1 && buf[v] !== N) this.sawFinish = true
+      }
+      if (buf[i + 1] !== COLON || buf[i + 2] !== QUOTE || i + 2 >= last) continue
+      for (const field of TEXT_FIELDS) {
+        if (i - field.length < from || !startsWith(buf, i - field.length, field)) continue
+        const close = closingQuote(buf, i + 3, last)
+        if (close !== -1) n += close - (i + 3)
+        break
+      }
+    }
+    this.relayed += n
   }
 
   end(): Uint8Array | null {
@@ -245,33 +326,3 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
 }
 
 const N = 110
-
-/**
- * Some choice has a non-null `finish_reason`: the key, optional JSON whitespace, the colon, and a
- * value that is not `null`. One `indexOf` per occurrence, as the compact-only search had. The key
- * cannot match inside a string value: a quote there is escaped, so `n"` never occurs in one.
- */
-function hasFinish(ev: Buffer, from: number): boolean {
-  for (let at = ev.indexOf(FINISH_KEY, from); at !== -1; at = ev.indexOf(FINISH_KEY, at + 1)) {
-    const i = valueAt(ev, at + FINISH_KEY.length, ev.length)
-    if (i !== -1 && ev[i] !== N) return true
-  }
-  return false
-}
-
-/**
- * Bytes of generated text in a chunk's choices, as written: an escape counts its own bytes, never
- * fewer than the UTF-8 bytes it stands for, so this bounds the decoded text's bytes from above.
- */
-function textBytes(ev: Buffer, from: number): number {
-  let n = 0
-  for (const field of TEXT_FIELDS) {
-    for (let at = ev.indexOf(field, from); at !== -1; at = ev.indexOf(field, at + 1)) {
-      const value = at + field.length
-      const close = closingQuote(ev, value, ev.length)
-      if (close === -1) break
-      n += close - value
-    }
-  }
-  return n
-}
