@@ -190,7 +190,7 @@ export function eventData(buf: Buffer, start: number, end: number): string {
 }
 
 /** Whether `buf` holds `pattern` at `at`. */
-export function startsWith(buf: Buffer, at: number, pattern: Uint8Array): boolean {
+export function startsWith(buf: Uint8Array, at: number, pattern: Uint8Array): boolean {
   if (at + pattern.length > buf.length) return false
   for (let i = 0; i < pattern.length; i++) if (buf[at + i] !== pattern[i]) return false
   return true
@@ -217,7 +217,7 @@ export function stringValueBytes(buf: Buffer, start: number, end: number, key: U
  * Where the value of a key ending at `keyEnd` starts: past JSON whitespace, the colon and JSON
  * whitespace again; -1 when no colon follows (the match was not a key) or nothing before `end`.
  */
-export function valueAt(buf: Buffer, keyEnd: number, end: number): number {
+export function valueAt(buf: Uint8Array, keyEnd: number, end: number): number {
   let i = skipSpace(buf, keyEnd, end)
   if (i >= end || buf[i] !== COLON) return -1
   i = skipSpace(buf, i + 1, end)
@@ -238,7 +238,7 @@ export function closingQuote(buf: Buffer, from: number, end: number): number {
 }
 
 /** The first index from `i` (before `end`) that is not JSON whitespace. */
-function skipSpace(buf: Buffer, i: number, end: number): number {
+function skipSpace(buf: Uint8Array, i: number, end: number): number {
   while (i < end) {
     const c = buf[i]
     if (c !== SPACE && c !== TAB && c !== CR && c !== LF) break
