@@ -161,6 +161,26 @@ describe('ChatBytes', () => {
     })
   })
 
+  test('the text count of events edited a read at a time: every text field, escapes as written, a key in a string not one', () => {
+    const events = [
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}],"usage":null}',
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"reasoning_content":"th\\"nk"},"finish_reason":null}],"usage":null}',
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"content":"say \\"finish_reason\\": \\"stop\\""},"finish_reason":null}],"usage":null}',
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{\\"a\\":1}"}}]},"finish_reason":null}],"usage":null}',
+      '{"id":"x","model":"gpt-x","choices":[{"index":0,"delta":{"reasoning":"r","refusal":"no"},"finish_reason":null}],"usage":null}',
+    ]
+    // As written: th\"nk 6, say \"finish_reason\": \"stop\" 31, f 1, {\"a\":1} 9, r 1, no 2.
+    const written = 6 + 31 + 1 + 9 + 1 + 2
+    const body = sse(events)
+    for (const size of [body.length, 1, 3, 50]) {
+      const relay = new ChatBytes(MODEL, false, 1 << 20, 'mock')
+      for (let i = 0; i < body.length; i += size) relay.stage.encode(body.subarray(i, i + size))
+      expect(relay.relayedBytes()).toBe(written)
+      // The escaped "finish_reason" inside the content is text, not an end.
+      expect(() => relay.end()).toThrow(/ended before data: \[DONE\]/)
+    }
+  })
+
   test('an event past max_response_bytes is refused without buffering it whole', () => {
     const relay = new ChatBytes(MODEL, false, 1000, 'mock')
     relay.stage.encode(enc.encode('data: {"model":"'))
