@@ -125,7 +125,9 @@ const rounds = Number(process.env.WATERFALL_ROUNDS) || null
 async function startBuild(configPath: string, off: Switch, logPath: string, repo = REPO): Promise<Proc> {
   const name = `${repo === REPO ? 'now' : 'before'}-${off}`
   const prof =
-    profDir === null ? [] : ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`]
+    profDir === null
+      ? []
+      : ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}`]
   const proc = Bun.spawn(
     [process.execPath, ...prof, join(repo, 'scripts', 'bench', 'waterfall-serve.ts'), configPath, off],
     {
