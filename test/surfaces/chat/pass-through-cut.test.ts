@@ -1,44 +1,38 @@
 /**
- * The chat pass-through's gate reads a chunk's text off its bytes (`scanChoice`) only in the
- * common shape — anything else is left to a parse — and cuts inside a batch of events: the
- * events before the refused one go out ahead of the ending (finish "length", usage, [DONE]).
+ * The chat pass-through's gate counts a chunk's text however its event is framed, and cuts inside
+ * a batch of events: the events before the refused one go out ahead of the ending (finish
+ * "length", usage, [DONE]).
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
 import { OutputAllowance } from '../../../src/pipeline/output-allowance.ts'
-import { ChatCutGate, scanChoice } from '../../../src/surfaces/chat/pass-through-cut.ts'
-
-const scan = (event: string) => {
-  const buf = Buffer.from(event)
-  return scanChoice(buf, buf.toString('latin1'))
-}
+import { ChatCutGate } from '../../../src/surfaces/chat/pass-through-cut.ts'
 
 beforeAll(() => prepareOutputCount())
 
-describe('scanChoice', () => {
-  test('reads the text fields of one choice, escapes and UTF-8 decoded, spacing allowed', () => {
-    expect(
-      scan(
-        'data: {"id":"a","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"h\\u00e9 \\"q\\"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}\n\n',
-      ),
-    ).toEqual({ index: 0, delta: { content: 'hé "q"' }, finish: null })
-    expect(
-      scan(
-        'data: {"id": "a", "choices": [{"index": 2, "delta": {"reasoning_content": "héllo ✓"}, "finish_reason": "stop"}]}\n\n',
-      ),
-    ).toEqual({ index: 2, delta: { reasoning_content: 'héllo ✓' }, finish: 'stop' })
-  })
-
-  test('leaves every other shape to a parse: tool calls, logprobs, no choice, several choices, two lines', () => {
-    const others = [
-      'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}]}\n\n',
-      'data: {"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[]},"finish_reason":null}]}\n\n',
-      'data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}\n\n',
-      'data: {"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}\n\n',
-      'event: message\ndata: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n',
-      'data: [DONE]\n\n',
-    ]
-    for (const e of others) expect(scan(e)).toBeNull()
+describe('ChatCutGate counts what the event says, whatever its framing', () => {
+  // The same text in every shape the gate reads: escapes and UTF-8 decoded, spaced JSON, an
+  // `event:` line, data split over two lines, reasoning beside content.
+  const text = 'h\\u00e9 \\"q\\" ✓ hello'
+  const events = [
+    `data: {"id":"a","choices":[{"index":0,"delta":{"role":"assistant","content":"${text}","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}\n\n`,
+    `data: {"id": "a", "choices": [{"index": 0, "delta": {"content": "${text}"}, "finish_reason": null}]}\n\n`,
+    `event: message\ndata: {"choices":[{"index":0,"delta":{"content":"${text}"}}]}\n\n`,
+    `data: {"choices":[{"index":0,\ndata: "delta":{"content":"${text}"}}]}\n\n`,
+  ]
+  const counted = (event: string) => {
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5)
+    expect(gate.admit(Buffer.from(event))).toBe(true)
+    return gate.counted
+  }
+  test('one count for every framing; none for [DONE], a comment or the usage chunk', () => {
+    const first = counted(events[0]!)
+    expect(first).toBe(outputTokenCount(JSON.parse(`"${text}"`), 'openai'))
+    for (const e of events) expect(counted(e)).toBe(first)
+    const both = `data: {"choices":[{"index":0,"delta":{"reasoning_content":"${text}","content":"${text}"}}]}\n\n`
+    expect(counted(both)).toBe(outputTokenCount(JSON.parse(`"${text}${text}"`), 'openai'))
+    for (const e of ['data: [DONE]\n\n', ': keep-alive\n\n', 'data: {"choices":[],"usage":{"prompt_tokens":1}}\n\n'])
+      expect(counted(e)).toBe(0)
   })
 })
 
