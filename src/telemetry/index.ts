@@ -50,6 +50,10 @@ export interface RequestEnd {
   attempts: number
 }
 
+/**
+ * A request's spans. Each span's attributes object is written with every key it may get (unset:
+ * `undefined`, not sent) so it is allocated once at its full shape, not grown key by key.
+ */
 export class RequestTrace {
   private readonly span: SpanRecord
   private open: AttemptSpan[] = []
@@ -69,7 +73,23 @@ export class RequestTrace {
       kind: SPAN_KIND.server,
       startMs: nowMs(),
       endMs: 0,
-      attributes: { 'gen_ai.operation.name': operation },
+      attributes: {
+        'gen_ai.operation.name': operation,
+        'gen_ai.request.model': undefined,
+        'gen_ai.provider.name': undefined,
+        'switchyard.account': undefined,
+        'switchyard.key_id': undefined,
+        'switchyard.surface': undefined,
+        'switchyard.request_id': undefined,
+        'switchyard.client_request_id': undefined,
+        'http.response.status_code': undefined,
+        'switchyard.attempts': undefined,
+        'gen_ai.response.model': undefined,
+        'gen_ai.usage.input_tokens': undefined,
+        'gen_ai.usage.output_tokens': undefined,
+        'switchyard.cost_usd': undefined,
+        'error.type': undefined,
+      },
       status: { code: STATUS_CODE.unset },
     }
   }
@@ -126,6 +146,13 @@ export class RequestTrace {
         'switchyard.model': a.model,
         'switchyard.key_index': a.key,
         'switchyard.attempt': a.n,
+        'switchyard.failure_kind': undefined,
+        'error.type': undefined,
+        'http.response.status_code': undefined,
+        'gen_ai.response.model': undefined,
+        'gen_ai.usage.input_tokens': undefined,
+        'gen_ai.usage.output_tokens': undefined,
+        'switchyard.cost_usd': undefined,
       },
       status: { code: STATUS_CODE.unset },
     }

@@ -17,8 +17,8 @@ export function anyValue(v: AttributeValue): Record<string, unknown> {
   return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v }
 }
 
-const keyValues = (attrs: Record<string, AttributeValue>) =>
-  Object.entries(attrs).map(([key, v]) => ({ key, value: anyValue(v) }))
+const keyValues = (attrs: Record<string, AttributeValue | undefined>) =>
+  Object.entries(attrs).flatMap(([key, v]) => (v === undefined ? [] : [{ key, value: anyValue(v) }]))
 
 /** One span as OTLP JSON text (the exporter keeps the text, not the span, until its batch goes). */
 export function spanJson(s: SpanRecord): string {

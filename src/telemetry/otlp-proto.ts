@@ -199,7 +199,11 @@ export function encodeSpan(w: Writer, s: SpanRecord): void {
   w.varint(s.kind)
   w.nanos(7, s.startMs)
   w.nanos(8, s.endMs)
-  for (const key in s.attributes) attribute(w, 9, key, s.attributes[key]!)
+  const attrs = s.attributes
+  for (const key in attrs) {
+    const v = attrs[key]
+    if (v !== undefined) attribute(w, 9, key, v)
+  }
   const status = w.begin(15)
   if (s.status.message) w.string(2, s.status.message)
   if (s.status.code) {

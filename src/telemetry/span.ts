@@ -21,8 +21,11 @@ export interface SpanRecord {
   kind: (typeof SPAN_KIND)[keyof typeof SPAN_KIND]
   startMs: number
   endMs: number
-  /** Integers are sent as OTLP ints, other numbers as doubles. */
-  attributes: Record<string, AttributeValue>
+  /**
+   * Integers are sent as OTLP ints, other numbers as doubles; `undefined`: not set, not sent (a
+   * span's object is made with every key it may get, so it is allocated once, at its full shape).
+   */
+  attributes: Record<string, AttributeValue | undefined>
   status: { code: (typeof STATUS_CODE)[keyof typeof STATUS_CODE]; message?: string }
 }
 

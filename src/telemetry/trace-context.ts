@@ -33,23 +33,23 @@ export function parseTraceparent(header: string | null): SpanContext | null {
 export const formatTraceparent = (c: SpanContext): string =>
   `00-${c.traceId}-${c.spanId}-${c.sampled ? '01' : '00'}`
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
 /** Random bytes drawn from the system's generator a page at a time: one draw per 512 span ids. */
-const POOL = new Uint8Array(4096)
+const POOL = Buffer.alloc(4096)
 let at = POOL.length
 
-/** `bytes` random bytes as lower-case hex (8 for a span id, 16 for a trace id), never all zero. */
+/**
+ * `bytes` random bytes as lower-case hex (8 for a span id, 16 for a trace id), never all zero.
+ * One flat string from one native call: built by `+=` a byte at a time, an id was a rope of 8–16
+ * pieces (as many allocations), flattened again when the encoder read it.
+ */
 export function randomHex(bytes: number): string {
   if (at + bytes > POOL.length) {
     crypto.getRandomValues(POOL)
     at = 0
   }
-  let out = ''
   let zero = true
-  for (let i = 0; i < bytes; i++) {
-    const b = POOL[at++]!
-    if (b) zero = false
-    out += HEX[b]
-  }
+  for (let i = at; i < at + bytes; i++) if (POOL[i] !== 0) zero = false
+  const out = POOL.toString('hex', at, at + bytes)
+  at += bytes
   return zero ? `${out.slice(0, -1)}1` : out
 }

@@ -7,7 +7,7 @@
 import { expect, test } from 'bun:test'
 import { encodeJson } from '../../src/telemetry/otlp-json.ts'
 import { encodeProto, SpanBatch } from '../../src/telemetry/otlp-proto.ts'
-import type { SpanRecord } from '../../src/telemetry/span.ts'
+import type { AttributeValue, SpanRecord } from '../../src/telemetry/span.ts'
 import { decodeJson, decodeProto } from '../support/otlp-collector.ts'
 
 const RESOURCE = { serviceName: 'switchyard', serviceVersion: '1.2.3' }
@@ -24,9 +24,13 @@ const span = (name: string, attributes: SpanRecord['attributes'], parent: string
   status: { code: 2, message: 'upstream_error' },
 })
 
-test('spans read back as written: every value type, non-ASCII text, short and long bodies', () => {
+test('spans read back as written: every value type, non-ASCII text, short and long bodies; unset keys not sent', () => {
   const spans = [
-    span('chat m', { 'gen_ai.request.model': 'm', n: 1, neg: -5, cost: 0.0034, ok: true }, null),
+    span(
+      'chat m',
+      { 'gen_ai.request.model': 'm', n: 1, unset: undefined, neg: -5, cost: 0.0034, ok: true },
+      null,
+    ),
     span(
       `chat ${'x'.repeat(126)}`,
       {
@@ -46,7 +50,10 @@ test('spans read back as written: every value type, non-ASCII text, short and lo
     spans.map((s) => [
       s.name,
       s.parentSpanId ?? '',
-      s.attributes,
+      Object.fromEntries(Object.entries(s.attributes).filter(([, v]) => v !== undefined)) as Record<
+        string,
+        AttributeValue
+      >,
       s.status,
       { 'service.name': 'switchyard', 'service.version': '1.2.3' },
     ]),

@@ -31,7 +31,11 @@ describe('ChatCutGate counts what the event says, whatever its framing', () => {
     for (const e of events) expect(counted(e)).toBe(first)
     const both = `data: {"choices":[{"index":0,"delta":{"reasoning_content":"${text}","content":"${text}"}}]}\n\n`
     expect(counted(both)).toBe(outputTokenCount(JSON.parse(`"${text}${text}"`), 'openai'))
-    for (const e of ['data: [DONE]\n\n', ': keep-alive\n\n', 'data: {"choices":[],"usage":{"prompt_tokens":1}}\n\n'])
+    for (const e of [
+      'data: [DONE]\n\n',
+      ': keep-alive\n\n',
+      'data: {"choices":[],"usage":{"prompt_tokens":1}}\n\n',
+    ])
       expect(counted(e)).toBe(0)
   })
 })
