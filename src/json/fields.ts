@@ -12,6 +12,8 @@
  * // '{"max_tokens":5,"model":"b","x":1}'
  */
 
+import { type JsonText, SPLICE_MIN, SplicedText } from './spliced.ts'
+
 const QUOTE = 34
 const BACKSLASH = 92
 
@@ -116,13 +118,40 @@ export function editTopLevel(
   /** The text's `topLevelFields`, when the caller has them already. */
   f: number[] | null = topLevelFields(json),
 ): string | null {
+  return editedParts(json, edits, insert, expectedKeys, f)?.join('') ?? null
+}
+
+/**
+ * `editTopLevel`, its result kept as its pieces (views of `json` and the edits) when `json` has
+ * `SPLICE_MIN` characters or more: a large body is then sent upstream without a copy of it
+ * (`spliced.ts`).
+ */
+export function spliceTopLevel(
+  json: string,
+  edits: ReadonlyMap<string, string | null>,
+  insert: string,
+  expectedKeys: number,
+): JsonText | null {
+  const parts = editedParts(json, edits, insert, expectedKeys, topLevelFields(json))
+  if (parts === null) return null
+  return json.length >= SPLICE_MIN ? new SplicedText(parts) : parts.join('')
+}
+
+function editedParts(
+  json: string,
+  edits: ReadonlyMap<string, string | null>,
+  insert: string,
+  expectedKeys: number,
+  f: number[] | null,
+): string[] | null {
   if (f === null || f.length !== expectedKeys * 4) return null
   // An empty object: only the insert goes in (after its brace; there is no first key to put it before).
   if (f.length === 0) {
     const open = json.indexOf('{')
-    return json.slice(0, open + 1) + insert + json.slice(open + 1)
+    return [json.slice(0, open + 1), insert, json.slice(open + 1)]
   }
-  let out = json.slice(0, f[0]!) + (insert ? `${insert},` : '')
+  const out = [json.slice(0, f[0]!)]
+  if (insert) out.push(`${insert},`)
   let from = f[0]!
   let keptAny = insert !== ''
   for (let n = 0; n < f.length; n += 4) {
@@ -133,19 +162,20 @@ export function editTopLevel(
       continue
     }
     if (edit !== null) {
-      out += json.slice(from, f[n + 2]!) + edit
+      out.push(json.slice(from, f[n + 2]!), edit)
       from = f[n + 3]!
       keptAny = true
     } else if (keptAny) {
       // Take the comma before the field with it.
-      out += json.slice(from, f[n - 1]!)
+      out.push(json.slice(from, f[n - 1]!))
       from = f[n + 3]!
     } else {
       // Nothing kept before it: take the comma after it instead.
       from = n + 4 < f.length ? f[n + 4]! : f[n + 3]!
     }
   }
-  return out + json.slice(from)
+  out.push(json.slice(from))
+  return out
 }
 
 /**

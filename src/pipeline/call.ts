@@ -17,6 +17,7 @@
  */
 
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
+import { flatText } from '../json/spliced.ts'
 import { maxResponseBytes } from '../providers/body-limit.ts'
 import { abortError, invalidResponse, readText } from '../providers/http.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
@@ -154,7 +155,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       const gate = p.gate as CutGate<Uint8Array> | undefined
       if (gate) {
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
-        const asked = relay.streamed(call.forward.body, call.forward.path)
+        const asked = relay.streamed(flatText(call.forward.body), call.forward.path)
         const streamed = { ...call.forward, ...(typeof asked === 'string' ? { body: asked } : asked) }
         call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
         const upstream = await forwardCall(adapter, streamed, ctx)

@@ -6,6 +6,7 @@
  * see API keys of Switchyard users.
  */
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts'
+import type { JsonText } from '../json/spliced.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../operations/chat.ts'
 import type { EmbeddingRequest, EmbeddingResult } from '../operations/embeddings.ts'
 import type { GatewayError } from '../util/errors.ts'
@@ -82,7 +83,8 @@ export interface EmbeddingCalls {
 export interface ForwardCall {
   /** Path under the provider's API root, e.g. `/v1/messages`. */
   path: string
-  body: string
+  /** The body: one string, or a large one's pieces (`json/spliced.ts`), sent without joining them. */
+  body: JsonText
   /** Client headers the upstream must see (e.g. `anthropic-beta`). */
   headers: Record<string, string>
 }

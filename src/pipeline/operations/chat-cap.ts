@@ -5,6 +5,7 @@
  * edited in its text, in the member its wire declares (`Forwarding.outputCap`) — no second parse
  * of a body as large as the client's.
  */
+import { flatText } from '../../json/spliced.ts'
 import type { ForwardCall } from '../../providers/types.ts'
 import { capRequest } from '../output-cap.ts'
 import type { Forwarding } from '../surface.ts'
@@ -40,30 +41,32 @@ function capForward<View>(
   absent: number | null,
   field: string,
 ): ForwardCall {
+  // Edited as one string (a large body's pieces joined): a capped body is a metered request's.
+  const body = flatText(call.body)
   // The client set no cap: a body that carries the model's maximum in `field` has it replaced;
   // otherwise the member is added after the opening brace. Neither parses the body (a quoted key
   // cannot occur inside a JSON string).
-  if (absent !== null && fwd.outputCap.fill) return { ...call, body: fwd.outputCap.fill(call.body, n) }
+  if (absent !== null && fwd.outputCap.fill) return { ...call, body: fwd.outputCap.fill(body, n) }
   if (absent !== null) {
     const filled = `"${field}":${absent}`
-    const at = call.body.indexOf(filled)
+    const at = body.indexOf(filled)
     if (at >= 0)
       return {
         ...call,
-        body: `${call.body.slice(0, at)}"${field}":${n}${call.body.slice(at + filled.length)}`,
+        body: `${body.slice(0, at)}"${field}":${n}${body.slice(at + filled.length)}`,
       }
-    const open = call.body.indexOf('{')
+    const open = body.indexOf('{')
     if (
       open >= 0 &&
-      !call.body
+      !body
         .slice(open + 1)
         .trimStart()
         .startsWith('}')
     )
       return {
         ...call,
-        body: `${call.body.slice(0, open + 1)}${filled.replace(String(absent), String(n))},${call.body.slice(open + 1)}`,
+        body: `${body.slice(0, open + 1)}${filled.replace(String(absent), String(n))},${body.slice(open + 1)}`,
       }
   }
-  return { ...call, body: fwd.outputCap.clamp(call.body, n) }
+  return { ...call, body: fwd.outputCap.clamp(body, n) }
 }

@@ -10,6 +10,7 @@ import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
 import { invalidResponse, postJson, readJson, upstreamFetch } from '../http.ts'
 import { answerPlan, type StreamPlan } from '../stream-plan.ts'
+import { requestBody } from '../request-body.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { anthropicStreamTransformer } from './anthropic-stream-transform.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
@@ -41,7 +42,7 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
       for (const [name, value] of Object.entries(call.headers)) headers.set(name, value)
       return upstreamFetch(
         anthropicUrl(provider, call.path),
-        { method: 'POST', headers, body: call.body },
+        { method: 'POST', headers, body: requestBody(call.body, headers) },
         ctx,
         mapError,
       )

@@ -21,6 +21,7 @@ import {
   upstreamFetch,
 } from '../http.ts'
 import { type StreamPlan, upstreamPlan } from '../stream-plan.ts'
+import { requestBody } from '../request-body.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
@@ -65,7 +66,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       const headers = new Headers(jsonHeaders)
       headers.set('accept', 'application/json, text/event-stream')
       for (const [name, value] of Object.entries(req.headers)) headers.set(name, value)
-      const init = { method: 'POST', headers, body: req.body }
+      const init = { method: 'POST', headers, body: requestBody(req.body, headers) }
       return upstreamFetch(apiUrl(provider, req.path), init, ctx, mapError)
     },
   }

@@ -14,6 +14,8 @@
  * - a stream always asks for usage (`stream_options.include_usage: true`), which the relay withholds
  *   from a client that did not ask; a non-stream request loses `stream_options` (OpenAI refuses it).
  *
+ * A large body's edit is kept as its pieces (`json/spliced.ts`), sent without a copy of the body.
+ *
  * The limits (`checkTokenLimits`) were checked before admission. A body with a duplicated key is
  * re-serialised instead, so the upstream reads exactly what the gateway checked.
  *
@@ -24,7 +26,8 @@
 
 import { upstreamModelName } from '../../config/models.ts'
 import type { ModelConfig } from '../../config/schema.ts'
-import { editTopLevel } from '../../json/fields.ts'
+import { spliceTopLevel } from '../../json/fields.ts'
+import type { JsonText } from '../../json/spliced.ts'
 import { otherTokenParam, type TokenParam, withTokenParam } from '../../providers/openai/token-limit.ts'
 import { applyDefaults } from '../shared/chat-defaults.ts'
 import { type ChatRequestInput, KNOWN_KEYS } from '../shared/chat-request-schema.ts'
@@ -37,7 +40,7 @@ export function forwardBody(
   text: string,
   model: ModelConfig,
   tokenParam: TokenParam,
-): string {
+): JsonText {
   const upstreamName = upstreamModelName(model)
   const edits = new Map<string, string | null>([['model', JSON.stringify(upstreamName)]])
   let keys = 0
@@ -60,7 +63,7 @@ export function forwardBody(
     edits.set(other, null)
     if (view[tokenParam] == null) insert.push(`${JSON.stringify(tokenParam)}:${limit}`)
   }
-  const edited = editTopLevel(text, edits, insert.join(','), keys)
+  const edited = spliceTopLevel(text, edits, insert.join(','), keys)
   if (edited !== null) return edited
   const request = withTokenParam(applyDefaults(view, model, upstreamName), tokenParam)
   if (request.stream === true) request.stream_options = { ...request.stream_options, include_usage: true }
