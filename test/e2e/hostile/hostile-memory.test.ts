@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUN, REPO } from '../../support/cli.ts'
-import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
+import { DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
 
 const ADMIN = 'hostile-memory-admin-token-0123456789abcdef'
@@ -28,6 +28,36 @@ const MB = 8
 const ROUNDS = 2
 const IN_FLIGHT_MB = CONCURRENCY * MB
 const BOUND = 1.5
+
+/**
+ * A valid body's upstream: reads each body whole, checks it is the client's with the model swapped
+ * (its length, its head), and answers a small completion. In this process: its memory is not the gateway's.
+ */
+const upstream = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  maxRequestBodySize: 64 * 1024 * 1024,
+  async fetch(req) {
+    let bytes = 0
+    let head = ''
+    for await (const piece of req.body!) {
+      if (head.length < 200) head += new TextDecoder().decode(piece.subarray(0, 200))
+      bytes += piece.byteLength
+    }
+    // The gateway's edit: the model as the upstream names it, the rest of the body as sent.
+    const forwarded = head.includes('"model": "big-upstream"') || head.includes('"model":"big-upstream"')
+    if (!forwarded || String(bytes) !== req.headers.get('content-length'))
+      return Response.json({ error: { message: `unexpected body: ${bytes} bytes, ${head.slice(0, 80)}` } }, { status: 400 })
+    return Response.json({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: 1,
+      model: 'big-upstream',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
+    })
+  },
+})
 
 let gw: ServeProcess
 let key: string
@@ -40,6 +70,17 @@ beforeAll(async () => {
     testConfigDoc({
       admin: { token: ADMIN },
       plans: { ...PLANS, free: { rpm: null, rpd: null, models: ['*'] } },
+      providers: [
+        DEMO_PROVIDER,
+        {
+          prefix: 'up',
+          kind: 'openai',
+          base_url: `http://127.0.0.1:${upstream.port}/v1`,
+          api_key: 'sk-up',
+          // A context that holds the bodies: answered by the upstream, not refused.
+          models: [{ name: 'big', upstream_name: 'big-upstream', context_window: 4_000_000, max_output_tokens: 4096, features: ['streaming'] }],
+        },
+      ],
       // The chat bodies are refused (longer than the demo model's context): not toward a suspension.
       limits: { suspension: { count_invalid: false } },
     }),
@@ -56,12 +97,16 @@ beforeAll(async () => {
   await admin('/accounts', { name: 'mallory', plan: 'free' })
   key = (await admin('/keys', { account: 'mallory' })).key
   // Each endpoint once with a small body: the tokenizer count_tokens loads is not a body's cost.
-  for (const path of ['/v1/chat/completions', '/v1/messages/count_tokens']) {
+  for (const [path, model] of [
+    ['/v1/chat/completions', 'demo/echo'],
+    ['/v1/messages/count_tokens', 'demo/echo'],
+    ['/v1/chat/completions', 'up/big'],
+  ]) {
     const res = await fetch(`${gw.url}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        model: 'demo/echo',
+        model,
         max_tokens: 16,
         messages: [{ role: 'user', content: 'hi' }],
       }),
@@ -73,7 +118,10 @@ beforeAll(async () => {
   warmMb = await statusMb('VmRSS')
   // A process to start and a tokenizer to load: seconds on a loaded machine.
 }, 30_000)
-afterAll(() => gw?.kill('SIGKILL'))
+afterAll(() => {
+  gw?.kill('SIGKILL')
+  upstream.stop(true)
+})
 
 async function statusMb(field: 'VmRSS' | 'VmHWM'): Promise<number> {
   const text = await Bun.file(`/proc/${gw.pid}/status`).text()
@@ -83,6 +131,7 @@ async function statusMb(field: 'VmRSS' | 'VmHWM'): Promise<number> {
 /** CONCURRENCY clients sending ROUNDS bodies of MB megabytes to `path`; growth in MB and the /healthz probes. */
 async function flood(
   path: string,
+  model = 'demo/echo',
 ): Promise<{ growthMb: number; statuses: Record<string, number>; probes: number }> {
   // Lets the idle collector (src/app/serve.ts: a quiet second, then a full collection) give back
   // what the last run left; then starts the high-water mark afresh. Growth counts from the warm
@@ -105,7 +154,7 @@ async function flood(
       String(CONCURRENCY),
       String(MB),
       '0',
-      'demo/echo',
+      model,
       String(ROUNDS),
     ],
     { stdout: 'pipe', stderr: 'inherit' },
@@ -148,6 +197,17 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
     // Counted (200), or past the key's calls a second (429: read and parsed all the same).
     expect((r.statuses[200] ?? 0) + (r.statuses[429] ?? 0)).toBe(CONCURRENCY * ROUNDS)
     expect(r.statuses[200]).toBeGreaterThanOrEqual(CONCURRENCY)
+    expect(r.probes).toBeGreaterThan(0)
+    expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
+  }, 60_000)
+
+  test(`valid chat, forwarded and answered: under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight`, async () => {
+    const r = await flood('/v1/chat/completions', 'up/big')
+    console.log(
+      `forwarded: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`,
+    )
+    // Every body answered by the upstream (which checked it was the client's, model swapped).
+    expect(r.statuses).toEqual({ 200: CONCURRENCY * ROUNDS })
     expect(r.probes).toBeGreaterThan(0)
     expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
   }, 60_000)
