@@ -28,10 +28,14 @@ export function requestBody(body: JsonText, headers: Headers): string | Readable
     async pull(sink) {
       try {
         for (const part of parts) {
-          for (let at = 0; at < part.length; at += SLICE) {
+          for (let at = 0; at < part.length; ) {
+            // Never between the two halves of a surrogate pair (each would be sent as U+FFFD).
+            let end = Math.min(part.length, at + SLICE)
+            if (end < part.length && isHighSurrogate(part.charCodeAt(end - 1))) end--
             // A slice of a view is a view: no characters are copied before the write encodes them.
-            sink.write(part.length <= SLICE ? part : part.slice(at, at + SLICE))
+            sink.write(at === 0 && end === part.length ? part : part.slice(at, end))
             await sink.flush()
+            at = end
           }
         }
         sink.close()
@@ -40,4 +44,8 @@ export function requestBody(body: JsonText, headers: Headers): string | Readable
       }
     },
   })
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff
 }

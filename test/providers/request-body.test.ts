@@ -1,0 +1,53 @@
+/**
+ * A large pass-through body sent as its pieces (`json/spliced.ts`, `providers/request-body.ts`):
+ * the upstream receives exactly the joined text, under a `content-length` (not chunked), also where
+ * a slice boundary falls inside a surrogate pair or the text is not ASCII.
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import { spliceTopLevel } from '../../src/json/fields.ts'
+import { SPLICE_MIN, SplicedText } from '../../src/json/spliced.ts'
+import { requestBody } from '../../src/providers/request-body.ts'
+
+const server = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  maxRequestBodySize: 16 * 1024 * 1024,
+  async fetch(req) {
+    const text = await req.text()
+    return Response.json({
+      text,
+      length: req.headers.get('content-length'),
+      chunked: req.headers.get('transfer-encoding'),
+    })
+  },
+})
+afterAll(() => server.stop(true))
+
+async function send(body: string | SplicedText): Promise<{ text: string; length: string | null; chunked: string | null }> {
+  const headers = new Headers({ 'content-type': 'application/json' })
+  const res = await fetch(`http://127.0.0.1:${server.port}/`, { method: 'POST', headers, body: requestBody(body, headers) })
+  return (await res.json()) as { text: string; length: string | null; chunked: string | null }
+}
+
+describe('a spliced body', () => {
+  test('a large body edited at the top level is kept as pieces, and arrives as the joined text', async () => {
+    // The piece after the model: an emoji (a surrogate pair) across its first 256 K slice's end.
+    const before = ',"messages":[{"role":"user","content":"'.length
+    const content = `${'é'.repeat(256 * 1024 - 1 - before)}😀${'a'.repeat(300_000)}😀${'ü'.repeat(SPLICE_MIN)}`
+    const text = `{"model":"p/m","messages":[{"role":"user","content":"${content}"}],"stream":false}`
+    const edited = spliceTopLevel(text, new Map([['model', '"up"']]), '"n":1', 3)
+    expect(edited).toBeInstanceOf(SplicedText)
+    const joined = String(edited)
+    expect(joined).toBe(`{"n":1,"model":"up","messages":[{"role":"user","content":"${content}"}],"stream":false}`)
+    const got = await send(edited!)
+    expect(got.text === joined).toBe(true)
+    expect(got.length).toBe(String(Buffer.byteLength(joined)))
+    expect(got.chunked).toBeNull()
+  })
+
+  test('a small body stays one string, sent as it is', async () => {
+    const edited = spliceTopLevel('{"model":"p/m","x":1}', new Map([['model', '"up"']]), '', 2)
+    expect(edited).toBe('{"model":"up","x":1}')
+    expect((await send(edited!)).text).toBe('{"model":"up","x":1}')
+  })
+})
