@@ -10,7 +10,8 @@
  */
 
 import type { CatalogueEntry } from '../../catalogue/routing.ts'
-import { setTopLevel, streamingBody, topLevelValue } from '../../json/fields.ts'
+import { setTopLevel, spliceTopLevel, streamingBody, topLevelValue } from '../../json/fields.ts'
+import type { JsonText } from '../../json/spliced.ts'
 import type { Usage } from '../../operations/chat.ts'
 import type { EncodeContext, Forwarding } from '../../pipeline/surface.ts'
 import { MIN_THINKING_BUDGET } from '../../providers/anthropic/anthropic-thinking.ts'
@@ -47,9 +48,18 @@ export function forwardHeaders(headers: Headers): Record<string, string> {
   return out
 }
 
-/** The client's body with the upstream's model name (re-serialised: JSON key order is kept). */
-export function forwardBody(view: { model: string }, entry: CatalogueEntry): string {
-  return JSON.stringify({ ...view, model: entry.model.upstream_name ?? entry.model.name })
+/**
+ * The client's body with the upstream's model name. Given the client's `text`, edited in it (every
+ * other byte as sent; a large body kept as its pieces, sent without a copy: `json/spliced.ts`);
+ * without it, or where the text has a duplicated key, re-serialised (JSON key order is kept).
+ */
+export function forwardBody(view: { model: string }, entry: CatalogueEntry, text?: string): JsonText {
+  const model = entry.model.upstream_name ?? entry.model.name
+  const edited =
+    text === undefined
+      ? null
+      : spliceTopLevel(text, new Map([['model', JSON.stringify(model)]]), '', Object.keys(view).length)
+  return edited ?? JSON.stringify({ ...view, model })
 }
 
 /**
@@ -96,9 +106,9 @@ export function clampMaxTokens(body: string, n: number): string {
 
 export const messagesForwarding: Forwarding<MessagesRequest> = {
   kind: 'anthropic',
-  request: (view, entry, _bodyText, headers) => ({
+  request: (view, entry, bodyText, headers) => ({
     path: '/v1/messages',
-    body: forwardBody(view, entry),
+    body: forwardBody(view, entry, bodyText),
     headers: forwardHeaders(headers),
   }),
   outputCap: { field: () => 'max_tokens', clamp: clampMaxTokens },
