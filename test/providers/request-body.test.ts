@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { spliceTopLevel } from '../../src/json/fields.ts'
 import { SPLICE_MIN, SplicedText } from '../../src/json/spliced.ts'
 import { requestBody } from '../../src/providers/request-body.ts'
+import { forwardBody as messagesBody } from '../../src/surfaces/messages/pass-through.ts'
 
 const server = Bun.serve({
   hostname: '127.0.0.1',
@@ -49,5 +50,29 @@ describe('a spliced body', () => {
     const edited = spliceTopLevel('{"model":"p/m","x":1}', new Map([['model', '"up"']]), '', 2)
     expect(edited).toBe('{"model":"up","x":1}')
     expect((await send(edited!)).text).toBe('{"model":"up","x":1}')
+  })
+})
+
+describe("the Messages pass-through's upstream body", () => {
+  const entry = { model: { name: 'claude', upstream_name: 'claude-x' } } as never
+
+  test("the client's text with its model swapped, every other byte as sent (spliced when large)", () => {
+    const text = '{ "model" : "a/claude",\n  "max_tokens": 1.0e1, "messages": [{"role":"user","content":"hi"}] }'
+    const view = JSON.parse(text) as { model: string }
+    expect(messagesBody(view, entry, text)).toBe(
+      '{ "model" : "claude-x",\n  "max_tokens": 1.0e1, "messages": [{"role":"user","content":"hi"}] }',
+    )
+    const large = `{"model":"a/claude","max_tokens":5,"messages":[{"role":"user","content":"${'a'.repeat(SPLICE_MIN)}"}]}`
+    const body = messagesBody(JSON.parse(large) as { model: string }, entry, large)
+    expect(body).toBeInstanceOf(SplicedText)
+    expect(String(body) === large.replace('"a/claude"', '"claude-x"')).toBe(true)
+  })
+
+  test('a duplicated key, or no text (count_tokens), is re-serialised', () => {
+    const text = '{"model":"a/claude","model":"a/claude","max_tokens":5}'
+    expect(messagesBody(JSON.parse(text) as { model: string }, entry, text)).toBe(
+      '{"model":"claude-x","max_tokens":5}',
+    )
+    expect(messagesBody({ model: 'a/claude' }, entry)).toBe('{"model":"claude-x"}')
   })
 })
