@@ -16,8 +16,8 @@
  * or `settle` (pipeline/attempts.ts).
  */
 
-import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import { flatText } from '../json/spliced.ts'
+import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import { maxResponseBytes } from '../providers/body-limit.ts'
 import { abortError, invalidResponse, readText } from '../providers/http.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'

@@ -24,9 +24,15 @@ const server = Bun.serve({
 })
 afterAll(() => server.stop(true))
 
-async function send(body: string | SplicedText): Promise<{ text: string; length: string | null; chunked: string | null }> {
+async function send(
+  body: string | SplicedText,
+): Promise<{ text: string; length: string | null; chunked: string | null }> {
   const headers = new Headers({ 'content-type': 'application/json' })
-  const res = await fetch(`http://127.0.0.1:${server.port}/`, { method: 'POST', headers, body: requestBody(body, headers) })
+  const res = await fetch(`http://127.0.0.1:${server.port}/`, {
+    method: 'POST',
+    headers,
+    body: requestBody(body, headers),
+  })
   return (await res.json()) as { text: string; length: string | null; chunked: string | null }
 }
 
@@ -39,7 +45,9 @@ describe('a spliced body', () => {
     const edited = spliceTopLevel(text, new Map([['model', '"up"']]), '"n":1', 3)
     expect(edited).toBeInstanceOf(SplicedText)
     const joined = String(edited)
-    expect(joined).toBe(`{"n":1,"model":"up","messages":[{"role":"user","content":"${content}"}],"stream":false}`)
+    expect(joined).toBe(
+      `{"n":1,"model":"up","messages":[{"role":"user","content":"${content}"}],"stream":false}`,
+    )
     const got = await send(edited!)
     expect(got.text === joined).toBe(true)
     expect(got.length).toBe(String(Buffer.byteLength(joined)))
@@ -57,7 +65,8 @@ describe("the Messages pass-through's upstream body", () => {
   const entry = { model: { name: 'claude', upstream_name: 'claude-x' } } as never
 
   test("the client's text with its model swapped, every other byte as sent (spliced when large)", () => {
-    const text = '{ "model" : "a/claude",\n  "max_tokens": 1.0e1, "messages": [{"role":"user","content":"hi"}] }'
+    const text =
+      '{ "model" : "a/claude",\n  "max_tokens": 1.0e1, "messages": [{"role":"user","content":"hi"}] }'
     const view = JSON.parse(text) as { model: string }
     expect(messagesBody(view, entry, text)).toBe(
       '{ "model" : "claude-x",\n  "max_tokens": 1.0e1, "messages": [{"role":"user","content":"hi"}] }',

@@ -10,8 +10,8 @@
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
 import { invalidResponse, postJson, readJson, upstreamFetch } from '../http.ts'
-import { answerPlan, type StreamPlan } from '../stream-plan.ts'
 import { requestBody } from '../request-body.ts'
+import { answerPlan, type StreamPlan } from '../stream-plan.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { geminiApiRoot, geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
@@ -49,7 +49,12 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
       const headers = geminiHeaders(provider)
       for (const [name, value] of Object.entries(call.headers)) headers.set(name, value)
       const url = `${geminiApiRoot(provider)}${call.path}`
-      return upstreamFetch(url, { method: 'POST', headers, body: requestBody(call.body, headers) }, ctx, mapError)
+      return upstreamFetch(
+        url,
+        { method: 'POST', headers, body: requestBody(call.body, headers) },
+        ctx,
+        mapError,
+      )
     },
 
     embeddings: createGeminiEmbeddings(provider),

@@ -20,8 +20,8 @@ import {
   readJson,
   upstreamFetch,
 } from '../http.ts'
-import { type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import { requestBody } from '../request-body.ts'
+import { type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
 import { OpenAIChunkDecoder } from './stream.ts'

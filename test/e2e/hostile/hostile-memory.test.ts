@@ -47,7 +47,10 @@ const upstream = Bun.serve({
     // The gateway's edit: the model as the upstream names it, the rest of the body as sent.
     const forwarded = head.includes('"model": "big-upstream"') || head.includes('"model":"big-upstream"')
     if (!forwarded || String(bytes) !== req.headers.get('content-length'))
-      return Response.json({ error: { message: `unexpected body: ${bytes} bytes, ${head.slice(0, 80)}` } }, { status: 400 })
+      return Response.json(
+        { error: { message: `unexpected body: ${bytes} bytes, ${head.slice(0, 80)}` } },
+        { status: 400 },
+      )
     return Response.json({
       id: 'chatcmpl-1',
       object: 'chat.completion',
@@ -78,7 +81,15 @@ beforeAll(async () => {
           base_url: `http://127.0.0.1:${upstream.port}/v1`,
           api_key: 'sk-up',
           // A context that holds the bodies: answered by the upstream, not refused.
-          models: [{ name: 'big', upstream_name: 'big-upstream', context_window: 4_000_000, max_output_tokens: 4096, features: ['streaming'] }],
+          models: [
+            {
+              name: 'big',
+              upstream_name: 'big-upstream',
+              context_window: 4_000_000,
+              max_output_tokens: 4096,
+              features: ['streaming'],
+            },
+          ],
         },
       ],
       // The chat bodies are refused (longer than the demo model's context): not toward a suspension.
