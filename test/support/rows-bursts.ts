@@ -1,7 +1,7 @@
 /**
  * Limits as rows across processes (issue 41, DESIGN §5 and §11): RPM is checked and charged in the
  * same atomic admission step as the token rows. Run inside a test that already has processes up
- * on one shared store (tokens-processes.test.ts: `serve --workers 2` on SQLite, replicas on
+ * on one shared store (tokens-processes-*.test.ts: `serve --workers 2` on SQLite, replicas on
  * PostgreSQL and PostgreSQL + Redis), on accounts of its own (ROWS_PLANS in the config). Bursts of
  * 16 across the processes, each on one account:
  * - RPM 5 + TPM 100,000 → exactly 5 admitted; the TPM row holds what those 5 were billed once

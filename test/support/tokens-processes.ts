@@ -1,4 +1,5 @@
 /**
+ * @module
  * Tokens across processes (issue 21's acceptance): `serve --workers 2` on SQLite, three replicas
  * on PostgreSQL and on PostgreSQL + Redis — a burst of 40 (three surfaces, streams and JSON)
  * against TPM 3,000 never lets the upstream bill more, and usage equals the bill once settled;
@@ -11,28 +12,28 @@
  * a process started after settles the reservations nobody settled within the stated bound
  * (`limits.reservation_ttl_s`, swept every tenth of it) — to themselves, the most they could have
  * cost, since the upstream may have answered them in full: the window keeps them until it slides.
+ *
+ * One test file per backend (test/e2e/limits/tokens-processes-*.test.ts): the tests of one backend
+ * spawn 1–4 gateways each and wait out reservation TTLs, ~50 s of wall a backend on a loaded
+ * machine for ~4 s of CPU, so as one file they were the suite's long pole (156 s, the run's
+ * floor under `--parallel`); as three, three workers run them side by side.
  */
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { parseConfig } from '../../../src/config/index.ts'
-import type { LimitRow } from '../../../src/limits/rows.ts'
-import { openStores } from '../../../src/store/index.ts'
-import { type BackendUrls, backendDoc, backends } from '../../support/backends.ts'
-import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
-import { cli } from '../../support/cli.ts'
-import { tempDir } from '../../support/config-doc.ts'
-import { afterEach } from '../../support/hooks.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
-import { ROWS_PLANS, rowsAreOneAdmission } from '../../support/rows-bursts.ts'
-import { SURFACES, tokensBody, tokensDoc, tokensRequest } from '../../support/tokens-bed.ts'
+import { parseConfig } from '../../src/config/index.ts'
+import type { LimitRow } from '../../src/limits/rows.ts'
+import { openStores } from '../../src/store/index.ts'
+import { type Backend, type BackendUrls, backendDoc, backends } from './backends.ts'
+import { type BillingUpstream, startBillingUpstream } from './billing-upstream.ts'
+import { cli } from './cli.ts'
+import { tempDir } from './config-doc.ts'
+import { afterEach } from './hooks.ts'
+import { type ServeProcess, spawnServe, writeConfig } from './process.ts'
+import { ROWS_PLANS, rowsAreOneAdmission } from './rows-bursts.ts'
+import { SURFACES, tokensBody, tokensDoc, tokensRequest } from './tokens-bed.ts'
 
 const running: ServeProcess[] = []
 let upstream: BillingUpstream | undefined
-afterEach(async () => {
-  for (const p of running.splice(0)) await p.kill('SIGKILL')
-  await upstream?.stop()
-  upstream = undefined
-})
 
 const TTL_S = 2
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 3_000 }
@@ -90,7 +91,14 @@ async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[],
   }
 }
 
-for (const backend of backends('tokens-processes.test.ts')) {
+/** Registers the tests on `only`; call once at the top level of a test file (`file`, its name). */
+export function tokensProcessesSuite(only: Backend['name'], file: string): void {
+  afterEach(async () => {
+    for (const p of running.splice(0)) await p.kill('SIGKILL')
+    await upstream?.stop()
+    upstream = undefined
+  })
+  const backend = backends(file).find((b) => b.name === only)!
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
