@@ -3,6 +3,10 @@
  * A local OTLP/HTTP trace collector (Bun.serve on 127.0.0.1, port 0) that decodes what it gets —
  * JSON, or protobuf with a tiny reader of the few messages the gateway sends — into one shape:
  * spans with hex ids and plain attribute values.
+ *
+ * Also a command, the local collector docs/traces.md shows (`bun test/support/otlp-collector.ts
+ * 4318`): it listens on the port given (0: any free one), says where on its first line, then
+ * prints one line a span (its name, trace id, span id, duration in ms) as exports arrive.
  */
 
 export interface CollectedSpan {
@@ -171,20 +175,39 @@ export function decodeJson(doc: any): CollectedSpan[] {
   )
 }
 
-export function startOtlpCollector(): OtlpCollector {
+/** `onSpans` hears each export's spans as they arrive. */
+export function startOtlpCollector(
+  port = 0,
+  onSpans: (spans: CollectedSpan[]) => void = () => {},
+): OtlpCollector {
   const c: OtlpCollector = { url: '', spans: [], contentTypes: [], stop: () => server.stop(true) }
   const server = Bun.serve({
     hostname: '127.0.0.1',
-    port: 0,
+    port,
     async fetch(req) {
       if (new URL(req.url).pathname !== '/v1/traces') return new Response(null, { status: 404 })
       const type = req.headers.get('content-type') ?? ''
       c.contentTypes.push(type)
       const body = new Uint8Array(await req.arrayBuffer())
-      c.spans.push(...(type === 'application/json' ? decodeJson(JSON.parse(text(body))) : decodeProto(body)))
+      const spans = type === 'application/json' ? decodeJson(JSON.parse(text(body))) : decodeProto(body)
+      c.spans.push(...spans)
+      onSpans(spans)
       return new Response('{}', { headers: { 'content-type': 'application/json' } })
     },
   })
   c.url = `http://127.0.0.1:${server.port}`
   return c
+}
+
+if (import.meta.main) {
+  const port = Number(process.argv[2] ?? 4318)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    console.error('usage: bun test/support/otlp-collector.ts [PORT]   (0: any free port; default 4318)')
+    process.exit(2)
+  }
+  const c = startOtlpCollector(port, (spans) => {
+    for (const s of spans)
+      console.log(`${s.name}  trace ${s.traceId}  span ${s.spanId}  ${Number(s.end - s.start) / 1e6} ms`)
+  })
+  console.log(`OTLP/HTTP collector listening on ${c.url} (POST /v1/traces)`)
 }

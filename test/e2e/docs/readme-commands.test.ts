@@ -30,7 +30,6 @@ import { codexBinary } from '../../support/codex.ts'
 import { testConfigDoc } from '../../support/config-doc.ts'
 import { asBinary, blockAfter, commandLines, serveAsPasted } from '../../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
-import { startOtlpCollector } from '../../support/otlp-collector.ts'
 
 const README = await Bun.file(new URL('../../../README.md', import.meta.url)).text()
 const STARTER = Bun.YAML.parse(
@@ -96,6 +95,23 @@ function shBlock(heading: string): string[] {
 /** One command line through `sh`, as a terminal would run it (npx's and Bun's caches in a temp HOME). */
 function sh(line: string, cwd: string, env: Record<string, string> = {}) {
   return run(['sh', '-c', line], { PATH: process.env.PATH ?? ISOLATED.PATH, HOME: home(), ...env }, cwd)
+}
+
+/** A line that starts with `bun`, run by this Bun (which need not be on the PATH). */
+const bunAsPasted = (line: string) => line.replace(/^bun /, `'${process.execPath}' `)
+
+/** A process's output, line by line. */
+async function* outputLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  let text = ''
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    text += chunk
+    let nl = text.indexOf('\n')
+    while (nl >= 0) {
+      yield text.slice(0, nl)
+      text = text.slice(nl + 1)
+      nl = text.indexOf('\n')
+    }
+  }
 }
 
 /** `npx bun` as pasted where npx is installed (the quick start's machine), else this Bun. */
@@ -267,19 +283,33 @@ describe('the quick start as the install page says', () => {
       await serve.stop()
     }
 
-    const [, traced] = shBlock('**A local collector**')
+    // The collector as pasted (on a free port rather than 4318, which another run may hold).
+    const [listen, traced] = shBlock('**A local collector**')
+    expect(listen).toBe('bun test/support/otlp-collector.ts 4318')
     expect(traced).toBe('OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 switchyard serve')
-    const collector = startOtlpCollector()
-    const port = new URL(collector.url).port
-    const again = await serveAsPasted(asBinary(traced!.replace(':4318', `:${port}`)), dir, { HOME: home() })
+    const collector = Bun.spawn(['sh', '-c', `exec ${bunAsPasted(listen!).replace(/ 4318$/, ' 0')}`], {
+      cwd: REPO,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'inherit',
+    })
     try {
-      await chat(again.url)
-      // Spans leave in batches every second; a loaded machine may take a few.
-      for (let i = 0; i < 400 && collector.spans.length === 0; i++) await Bun.sleep(50)
-      expect(collector.spans.map((s) => s.name)).toContain('chat demo/echo')
+      const printed = outputLines(collector.stdout)
+      const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec((await printed.next()).value ?? '')?.[1]
+      expect(port).toBeDefined()
+      const again = await serveAsPasted(asBinary(traced!.replace(':4318', `:${port}`)), dir, { HOME: home() })
+      try {
+        await chat(again.url)
+        // Spans leave in batches every second; the collector prints each as it arrives.
+        let span = ''
+        for await (const line of printed) if ((span = line).startsWith('chat demo/echo')) break
+        expect(span).toMatch(/^chat demo\/echo {2}trace [0-9a-f]{32} {2}span [0-9a-f]{16} /)
+      } finally {
+        await again.stop()
+      }
     } finally {
-      await again.stop()
-      await collector.stop()
+      collector.kill()
+      await collector.exited
     }
   }, 90_000)
 })
