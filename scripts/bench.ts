@@ -15,7 +15,7 @@ import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './bench/a
 import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './bench/aliases.ts'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
-import { LANE_FULL, LANE_QUICK, laneRows, runLane } from './bench/c1-lane.ts'
+import { LANE_FULL, LANE_QUICK, type LaneSize, laneRows, runLane } from './bench/c1-lane.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
 import { FALLBACK_CONCURRENCY, fallbackRows, runFallback } from './bench/fallback.ts'
 import { GEMINI_CONCURRENCY, geminiRows, runGeminiSurface } from './bench/gemini.ts'
@@ -95,6 +95,34 @@ const QUICK: Plan = {
   microIterations: 3_000,
 }
 
+/**
+ * `SWITCHYARD_BENCH_SMOKE=1`: every section a run would start, each at about a second of load, so
+ * that CI (.ci/run) runs each command BENCHMARKS.md shows as pasted — its flags parsed, every
+ * section started and stopped, every row computed — in seconds, not minutes. Its figures are
+ * noise and say nothing about a target. Sections whose size is their own (the agent's turns, the
+ * waterfall's cold rounds, the soak's warm-up) keep it.
+ */
+const SMOKE_ENV = 'SWITCHYARD_BENCH_SMOKE'
+const SMOKE: Plan = {
+  repeats: 1,
+  warmS: 0,
+  closedS: 1,
+  concurrencies: [16],
+  openRate: 50,
+  openWarmS: 0,
+  openS: 1,
+  streams: 50,
+  streamsOpenTimeoutS: 6,
+  streamsHoldS: 1,
+  microIterations: 200,
+  cold: { s: 1, warmS: 0 },
+}
+const LANE_SMOKE: LaneSize = { rounds: 1, batch: 10, warm: 5, gapRequests: 2, tracedRounds: 1 }
+/** The smoke's /v1/usage and request-log volumes (rows). */
+const SMOKE_ROWS = 2_000
+/** The smoke's soak, in minutes (whatever `--soak` said): its 20-s warm-up and a few seconds more. */
+const SMOKE_SOAK_MINUTES = 0.1
+
 const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent] [--aliases] [--gemini] [--c1]
        bun run bench --backend postgres|redis [--quick]
   --quick        fewer, shorter runs (about five minutes)
@@ -117,10 +145,13 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
                  gateway (plain, governed) over direct, one request at a time; the traced gateway's timeline
   --baseline DIR with --c1: another checkout's gateway (DIR/src/main.ts) in the same rounds, the -before rows
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
-                 throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator`
+                 throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator
+  ${SMOKE_ENV}=1 (environment) every section at about a second of load (CI runs each command so)`
 
 interface Options {
   quick: boolean
+  /** ${SMOKE_ENV}=1: every section shrunk to seconds (SMOKE). */
+  smoke: boolean
   binary: boolean
   noWrk: boolean
   keep: boolean
@@ -142,6 +173,7 @@ interface Options {
 function parseArgs(argv: string[]): Options {
   const o: Options = {
     quick: false,
+    smoke: process.env[SMOKE_ENV] === '1',
     binary: false,
     noWrk: false,
     keep: false,
@@ -203,6 +235,10 @@ function parseArgs(argv: string[]): Options {
       '--waterfall, --tokens, --hostile, --signals, --agent, --aliases, --gemini and --c1 each run alone; pick one',
     )
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
+  if (o.smoke) {
+    if (o.soakMinutes !== null) o.soakMinutes = SMOKE_SOAK_MINUTES
+    console.error(`bench: ${SMOKE_ENV}=1, every section at about a second of load (its figures are noise)`)
+  }
   return o
 }
 
@@ -235,7 +271,7 @@ function toolVersions(gw: Gateway, wrk: ReturnType<typeof findWrk>) {
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2))
   if (opts.backend) {
-    const table = await runBackendBench(opts.backend, opts.quick, log)
+    const table = await runBackendBench(opts.backend, opts.quick || opts.smoke, log)
     console.log(`\n${table}\n`)
     const path = writeResults(REPO, { kind: `backend-${opts.backend}`, machine: machineInfo(), table })
     log(`results: ${path}`)
@@ -296,23 +332,28 @@ async function main(): Promise<number> {
         ...soak.doc,
       })
       log(`results: ${path}`)
+      // The smoke runs the soak for seconds, where its verdict (outcomes, growth) is noise: it
+      // fails only when the gateway did not live through it.
+      if (opts.smoke) return gw.exitCode() === null ? 0 : 1
       return soak.ok ? 0 : 1
     }
 
-    const plan = opts.quick ? QUICK : FULL
+    const plan = opts.smoke ? SMOKE : opts.quick ? QUICK : FULL
+    /** The smaller runs: --quick, or the smoke (whose plan is smaller still). */
+    const short = opts.quick || opts.smoke
     const ctx: Ctx = { gw, mocks, wrk: wrk, dir: ws.dir, plan, log }
     const fwd = newForwarded()
     // Warm the gateway's JIT and connection pool before anything is measured.
     log('warm-up ...')
     for (const stream of [false, true]) {
       const t = chatTarget(gw.url, 'mock/bench', stream, gw.key)
-      await counted(ctx, fwd, true, () => runBunLoad(t, 16, opts.quick ? 1 : 2))
+      await counted(ctx, fwd, true, () => runBunLoad(t, 16, short ? 1 : 2))
     }
 
     const laneOpts = {
       binary: opts.binary,
       env,
-      size: opts.quick ? LANE_QUICK : LANE_FULL,
+      size: opts.smoke ? LANE_SMOKE : opts.quick ? LANE_QUICK : LANE_FULL,
       timeline: !opts.binary,
       baseline: opts.baseline,
     }
@@ -359,7 +400,7 @@ async function main(): Promise<number> {
         rows = geminiRows(await runGeminiSurface(ctx, fwd))
       } else if (opts.hostile) {
         log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
-        const seconds = opts.quick ? 3 : 10
+        const seconds = opts.smoke ? 1 : opts.quick ? 3 : 10
         rows = hostileLoadRows(await runHostileLoad(ws, mocks, { binary: opts.binary, env, seconds, log }))
       } else if (opts.agent) {
         log(
@@ -385,7 +426,7 @@ async function main(): Promise<number> {
       }
       const seconds = (performance.now() - started) / 1000
       console.log(
-        `\n${title} only, ${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
+        `\n${title} only, ${opts.smoke ? 'smoke' : opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
       )
       log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows, detail })}`)
       return gw.exitCode() === null ? 0 : 1
@@ -434,20 +475,21 @@ async function main(): Promise<number> {
     log('micro-benchmark: auth + limiter + usage recording ...')
     const micro = await runMicro(ws.dir, mocks, plan.microIterations)
     log('hostile input: 10 MB request bodies, a 50 MB SSE line ...')
-    const hostile = await runHostileInput(opts.quick ? 3 : 9)
+    const hostile = await runHostileInput(opts.smoke ? 1 : opts.quick ? 3 : 9)
     log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
     const hostileLoad = await runHostileLoad(ws, mocks, {
       binary: opts.binary,
       env,
-      seconds: opts.quick ? 3 : 10,
+      seconds: opts.smoke ? 1 : opts.quick ? 3 : 10,
       log,
     })
-    log(`GET /v1/usage on an account with ${fmt(USAGE_ROWS)} requests in its day ...`)
-    const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), USAGE_ROWS, 19)
+    const usageRows = opts.smoke ? SMOKE_ROWS : USAGE_ROWS
+    log(`GET /v1/usage on an account with ${fmt(usageRows)} requests in its day ...`)
+    const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), usageRows, 19)
     log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)
     const exit = gw.exitCode()
     log('request log: every filter and page ...')
-    const logRows = await requestLogRows(ws.dir, opts.quick ? 200_000 : 1_000_000, log)
+    const logRows = await requestLogRows(ws.dir, opts.smoke ? SMOKE_ROWS : opts.quick ? 200_000 : 1_000_000, log)
 
     const rows: Row[] = [
       ...laneRows(lane),
@@ -485,11 +527,11 @@ async function main(): Promise<number> {
     const seconds = (performance.now() - started) / 1000
     const header =
       `Gateway: **${gw.mode}** (\`${gw.command.slice(0, 3).join(' ')}\`${envText ? `, env \`${envText}\`` : ''}), load: ${wrk ? `wrk ${wrk.version} (closed loop), Bun open-loop generator` : 'Bun generators (no wrk)'}; ` +
-      `${opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per scenario (median, min–max), ${seconds.toFixed(0)} s. ` +
+      `${opts.smoke ? 'smoke' : opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per scenario (median, min–max), ${seconds.toFixed(0)} s. ` +
       `Machine: ${machine.nproc} × ${machine.cpu}, ${machine.memoryGiB} GiB, bun ${Bun.version}.`
     console.log(`\n${header}\n\n${renderTable(rows)}\n`)
     const path = writeResults(REPO, {
-      kind: opts.quick ? 'quick' : 'full',
+      kind: opts.smoke ? 'smoke' : opts.quick ? 'quick' : 'full',
       command,
       machine,
       versions: toolVersions(gw, wrk),

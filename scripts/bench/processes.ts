@@ -351,11 +351,20 @@ export async function runChild<T>(
   return result
 }
 
-/** GET /v1/usage → requests in the last 24 h (the requests table, as the product reports it), every account's summed. */
+/**
+ * GET /v1/usage → requests in the last 24 h (the requests table, as the product reports it), every
+ * account's summed. The route is throttled per key (60 a minute, bursts of 20): a 429 is waited out
+ * as its `retry-after-ms` says — short rounds (the smoke's one-second ones) read it faster than that.
+ */
 export async function usageRequests(gw: Gateway): Promise<number> {
   let n = 0
   for (const key of gw.keys) {
-    const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    let res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    for (let tries = 0; res.status === 429 && tries < 5; tries++) {
+      await res.arrayBuffer()
+      await Bun.sleep(Number(res.headers.get('retry-after-ms') ?? 1_000))
+      res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    }
     if (!res.ok) throw new Error(`/v1/usage answered ${res.status}`)
     const u = (await res.json()) as { usage: { last_24h: { requests: number } } }
     n += u.usage.last_24h.requests

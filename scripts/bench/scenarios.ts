@@ -25,6 +25,8 @@ export interface Plan {
   streamsOpenTimeoutS: number
   streamsHoldS: number
   microIterations: number
+  /** The waterfall's cold pass, seconds measured and warmed (waterfall.ts's 4 and 1 when unset). */
+  cold?: { s: number; warmS: number }
 }
 
 export interface Ctx {

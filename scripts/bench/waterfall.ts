@@ -235,14 +235,16 @@ export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<Waterfall
         }
       }
       // The cold pass: what a request costs when it wakes an idle process (issue 24's 5–7×).
+      const coldS = plan.cold?.s ?? COLD_S
+      const coldWarmS = plan.cold?.warmS ?? COLD_WARM_S
       for (let rep = 0; rep < (coldPass ? Math.min(plan.repeats, 2) : 0); rep++) {
         for (const bar of BARS) {
           const { target, pid } = targetOf(bar)
           if (pid === null) continue
           const cpu0 = cpuMicros(pid)
-          const r = await runOpenLoop(target, COLD_RATE, COLD_S, COLD_WARM_S, stream)
+          const r = await runOpenLoop(target, COLD_RATE, coldS, coldWarmS, stream)
           const cell = out[mode][bar.id]!
-          cell.coldCpuUs.push((cpuMicros(pid) - cpu0) / Math.round(COLD_RATE * (COLD_S + COLD_WARM_S)))
+          cell.coldCpuUs.push((cpuMicros(pid) - cpu0) / Math.round(COLD_RATE * (coldS + coldWarmS)))
           cell.coldP50Ms.push(r.p50Ms)
           cell.errors += r.errors
           ctx.log(
