@@ -20,6 +20,7 @@ const README_COMMANDS = 'test/e2e/docs/readme-commands.test.ts'
 const REPLICAS = 'test/e2e/docs/docs-replicas.test.ts'
 const AGENTS = 'test/e2e/docs/agents-commands.test.ts'
 const AGENT_BLOCKS = 'test/e2e/clients/qwen-opencode.test.ts'
+const DOC_COMMANDS = '.ci/doc-commands.sh'
 
 /** Commands a test runs: `by` (a path from the repository root) contains `needle`. */
 const RUN_BY: Record<string, { by: string; needle: string }> = {
@@ -150,37 +151,32 @@ const RUN_BY: Record<string, { by: string; needle: string }> = {
       'kill $!',
     ].map((c) => [c, { by: AGENTS, needle: "blockAfter('In the folder that holds it'" }]),
   ),
+  // What needs the network, root or minutes of load: CI runs it as pasted after the build
+  // (.ci/doc-commands.sh; the benches at a smoke size, the test script on one folder).
+  'bun install --no-save && bun run start': { by: DOC_COMMANDS, needle: "'bun install --no-save && bun run start'" },
+  'bun install --no-save && bun run test': { by: DOC_COMMANDS, needle: "doc 'bun install --no-save && bun run test" },
+  'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard': {
+    by: DOC_COMMANDS,
+    needle: "doc 'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard'",
+  },
+  'bun test/support/otlp-collector.ts 4318': { by: README_COMMANDS, needle: "shBlock('**A local collector**')" },
+  ...Object.fromEntries(
+    ['', ' --quick', ' --binary', ' --soak 10', ' --waterfall', ' --hostile', ' --signals', ' --aliases', ' --c1', ' --gemini'].map(
+      (a) => [`bun run bench${a}`, { by: DOC_COMMANDS, needle: a ? `'${a.trim()}'` : "for args in '' " }],
+    ),
+  ),
+  ...Object.fromEntries(
+    [
+      'apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy',
+      'mkdir -p /tmp/base && git archive main src package.json switchyard.example.yaml | tar -x -C /tmp/base',
+      'ln -s "$PWD/node_modules" /tmp/base/node_modules',
+      'CADDY=/tmp/caddy/usr/bin/caddy bun run bench --c1 --baseline /tmp/base',
+    ].map((c) => [c, { by: DOC_COMMANDS, needle: `doc '${c}'` }]),
+  ),
 }
 
 /** Commands no test runs, and why. Reviewed: add one only with a reason a test cannot do it. */
-const NOT_RUN: Record<string, string> = {
-  'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard':
-    'needs root; .ci/run builds the binary (npm run -s build) and scripts/smoke-binary.sh runs it from a folder that holds only it',
-  'bun install --no-save && bun run start':
-    'needs the network for the install; the same start script runs in readme-commands (npm start)',
-  'bun install --no-save && bun run test':
-    'needs the network for the install; .ci/run runs the same test script',
-  'docker run --rm -p 16686:16686 -p 4318:4318 jaegertracing/all-in-one':
-    'a container; readme-commands stands a local OTLP collector in for it',
-  'bun run bench': 'about 25 minutes of load; run by hand, its figures in BENCHMARKS.md',
-  'bun run bench --quick': 'about 5 minutes of load; run by hand, its figures in BENCHMARKS.md',
-  'bun run bench --binary': 'minutes of load on the built binary; run by hand',
-  'bun run bench --soak 10': '10 minutes of load; run by hand',
-  'bun run bench --waterfall': 'about 14 minutes of load; run by hand',
-  'bun run bench --hostile': 'about 2 minutes of load and GBs of bodies; run by hand',
-  'bun run bench --signals': 'about 8 minutes of load; run by hand',
-  'bun run bench --aliases': 'about a minute of load (--quick: 20 s); run by hand',
-  'bun run bench --c1': 'about 3 minutes of load (--quick: 30 s); run by hand',
-  // docs/benchmarks/2026-11-29-tail.md: the lane's Caddy and its before/after.
-  'apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy':
-    'needs the network (a Debian mirror); the lane skips its Caddy row with a printed line without it',
-  'mkdir -p /tmp/base && git archive main src package.json switchyard.example.yaml | tar -x -C /tmp/base':
-    "needs a git checkout with a main branch; only the lane's --baseline reads it",
-  'ln -s "$PWD/node_modules" /tmp/base/node_modules': 'the same (see git archive)',
-  'CADDY=/tmp/caddy/usr/bin/caddy bun run bench --c1 --baseline /tmp/base':
-    'minutes of load with Caddy and a second checkout; run by hand',
-  'bun run bench --gemini': 'under a minute of load, but load: run by hand, its figures in BENCHMARKS.md',
-}
+const NOT_RUN: Record<string, string> = {}
 
 /** Every command shown: `{ path, command }` per occurrence. */
 function shownCommands(): Array<{ path: string; command: string }> {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The documents' commands no test file can run (issue 47: "no command shown in any document that a
+# test does not run"): those that need the network, root, or minutes of load. Run by .ci/run after
+# the build, each line as the document shows it (test/docs/commands.test.ts names each one here):
+# - the Bun installs, in a copy of the checkout (a throwaway node_modules);
+# - the install to /usr/local/bin, as root (or with passwordless sudo), removed again after; as
+#   anyone else it is skipped with a printed line;
+# - Caddy from Debian's mirror (apt-get download needs no root), and the c=1 lane with a baseline
+#   tree of `main`;
+# - every `bun run bench` line at a smoke size (SWITCHYARD_BENCH_SMOKE=1, scripts/bench.ts): its
+#   flags parsed and every section started and stopped, about a second of load each.
+# A command that fails fails CI. Usage: bash .ci/doc-commands.sh (from anywhere; PATH has bun).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+export SWITCHYARD_BENCH_SMOKE=1
+
+# One document line, echoed and run by bash from the current directory.
+doc() {
+  echo "\$ $1"
+  bash -c "$1"
+}
+skip() { echo "skipped: $*"; }
+
+echo "== install.md: the Bun installs, in a copy of the checkout =="
+copy=$(mktemp -d)
+trap 'kill -- -"${start_pid:-0}" 2>/dev/null || true; rm -rf "$copy"' EXIT
+git ls-files -z | xargs -0 cp --parents -t "$copy"
+cd "$copy"
+# `bun run start` serves the starter config on 8080 until stopped: up, /healthz, stopped.
+echo '$ bun install --no-save && bun run start'
+setsid bash -c 'bun install --no-save && bun run start' > "$copy/start.log" 2>&1 &
+start_pid=$!
+up=0
+for _ in $(seq 1 600); do
+  if curl -sf http://127.0.0.1:8080/healthz > /dev/null; then up=1; break; fi
+  kill -0 "$start_pid" 2>/dev/null || break
+  sleep 0.2
+done
+kill -- -"$start_pid" 2>/dev/null || true
+wait "$start_pid" 2>/dev/null || true
+[ "$up" -eq 1 ] || { cat "$copy/start.log"; echo "bun run start did not serve /healthz on 8080"; exit 1; }
+echo "bun run start served /healthz on 8080"
+# The test script with one folder: the whole suite has just run through `npm test`.
+doc 'bun install --no-save && bun run test test/docs'
+cd "$repo"
+
+echo "== install.md: the binary to /usr/local/bin =="
+if [ "$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; then
+  had=0
+  [ -e /usr/local/bin/switchyard ] && had=1
+  # As root on a machine without sudo, `sudo` runs its command (root needs no elevation).
+  if [ "$(id -u)" -eq 0 ] && ! command -v sudo > /dev/null; then
+    sudo() { "$@"; }
+    export -f sudo
+  fi
+  doc 'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard'
+  /usr/local/bin/switchyard --version
+  [ "$had" -eq 1 ] || rm -f /usr/local/bin/switchyard
+else
+  skip "sudo install -m 755 dist/switchyard /usr/local/bin/switchyard: not root and no passwordless sudo"
+fi
+
+echo "== BENCHMARKS.md: every bench command, at a smoke size =="
+for args in '' '--quick' '--binary' '--soak 10' '--waterfall' '--hostile' '--signals' '--aliases' '--c1' '--gemini'; do
+  doc "bun run bench${args:+ $args}"
+done
+
+echo "== benchmarks/2026-11-29-tail.md: Caddy and a baseline tree for the c=1 lane =="
+if ! command -v apt-get > /dev/null; then
+  skip "apt-get download caddy: no apt-get here"
+elif ! git rev-parse -q --verify main > /dev/null; then
+  skip "git archive main: this checkout has no branch main"
+else
+  made=()
+  for d in /tmp/caddy /tmp/base; do [ -e "$d" ] || made+=("$d"); done
+  dl=$(mktemp -d)
+  (cd "$dl" && doc 'apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy')
+  rm -rf "$dl"
+  doc 'mkdir -p /tmp/base && git archive main src package.json switchyard.example.yaml | tar -x -C /tmp/base'
+  rm -f /tmp/base/node_modules
+  doc 'ln -s "$PWD/node_modules" /tmp/base/node_modules'
+  doc 'CADDY=/tmp/caddy/usr/bin/caddy bun run bench --c1 --baseline /tmp/base'
+  # What this run made, not what was there before it.
+  [ ${#made[@]} -eq 0 ] || rm -rf "${made[@]}"
+fi
+echo "the documents' commands ran"
