@@ -15,10 +15,13 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 export SWITCHYARD_BENCH_SMOKE=1
 
-# One document line, echoed and run by bash from the current directory.
+# One document line, echoed and run by bash from the current directory; then its seconds (CI's
+# budget is 15 minutes: these lines are the part that grows).
 doc() {
   echo "\$ $1"
+  local t0=$SECONDS
   bash -c "$1"
+  echo "($(($SECONDS - t0)) s: $1)"
 }
 skip() { echo "skipped: $*"; }
 

@@ -115,7 +115,7 @@ const SMOKE: Plan = {
   streamsOpenTimeoutS: 6,
   streamsHoldS: 1,
   microIterations: 200,
-  cold: { s: 1, warmS: 0 },
+  cold: { s: 0.25, warmS: 0 },
 }
 const LANE_SMOKE: LaneSize = { rounds: 1, batch: 10, warm: 5, gapRequests: 2, tracedRounds: 1 }
 /** The smoke's /v1/usage and request-log volumes (rows). */
