@@ -102,9 +102,10 @@ const bunAsPasted = (line: string) => line.replace(/^bun /, `'${process.execPath
 
 /** A process's output, line by line. */
 async function* outputLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder()
   let text = ''
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    text += chunk
+  for await (const chunk of stream) {
+    text += decoder.decode(chunk, { stream: true })
     let nl = text.indexOf('\n')
     while (nl >= 0) {
       yield text.slice(0, nl)
