@@ -489,7 +489,11 @@ async function main(): Promise<number> {
     log(`  (${fmt(usageVolume.rows)} requests written in ${usageVolume.fillSeconds.toFixed(1)} s)`)
     const exit = gw.exitCode()
     log('request log: every filter and page ...')
-    const logRows = await requestLogRows(ws.dir, opts.smoke ? SMOKE_ROWS : opts.quick ? 200_000 : 1_000_000, log)
+    const logRows = await requestLogRows(
+      ws.dir,
+      opts.smoke ? SMOKE_ROWS : opts.quick ? 200_000 : 1_000_000,
+      log,
+    )
 
     const rows: Row[] = [
       ...laneRows(lane),

@@ -153,17 +153,39 @@ const RUN_BY: Record<string, { by: string; needle: string }> = {
   ),
   // What needs the network, root or minutes of load: CI runs it as pasted after the build
   // (.ci/doc-commands.sh; the benches at a smoke size, the test script on one folder).
-  'bun install --no-save && bun run start': { by: DOC_COMMANDS, needle: "'bun install --no-save && bun run start'" },
-  'bun install --no-save && bun run test': { by: DOC_COMMANDS, needle: "doc 'bun install --no-save && bun run test" },
+  'bun install --no-save && bun run start': {
+    by: DOC_COMMANDS,
+    needle: "'bun install --no-save && bun run start'",
+  },
+  'bun install --no-save && bun run test': {
+    by: DOC_COMMANDS,
+    needle: "doc 'bun install --no-save && bun run test",
+  },
   'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard': {
     by: DOC_COMMANDS,
-    needle: "doc 'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard'",
+    needle:
+      "doc 'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard'",
   },
-  'bun test/support/otlp-collector.ts 4318': { by: README_COMMANDS, needle: "shBlock('**A local collector**')" },
+  'bun test/support/otlp-collector.ts 4318': {
+    by: README_COMMANDS,
+    needle: "shBlock('**A local collector**')",
+  },
   ...Object.fromEntries(
-    ['', ' --quick', ' --binary', ' --soak 10', ' --waterfall', ' --hostile', ' --signals', ' --aliases', ' --c1', ' --gemini'].map(
-      (a) => [`bun run bench${a}`, { by: DOC_COMMANDS, needle: a ? `'${a.trim()}'` : "for args in '' " }],
-    ),
+    [
+      '',
+      ' --quick',
+      ' --binary',
+      ' --soak 10',
+      ' --waterfall',
+      ' --hostile',
+      ' --signals',
+      ' --aliases',
+      ' --c1',
+      ' --gemini',
+    ].map((a) => [
+      `bun run bench${a}`,
+      { by: DOC_COMMANDS, needle: a ? `'${a.trim()}'` : "for args in '' " },
+    ]),
   ),
   ...Object.fromEntries(
     [

@@ -303,7 +303,10 @@ describe('the quick start as the install page says', () => {
         await chat(again.url)
         // Spans leave in batches every second; the collector prints each as it arrives.
         let span = ''
-        for await (const line of printed) if ((span = line).startsWith('chat demo/echo')) break
+        for await (const line of printed) {
+          span = line
+          if (span.startsWith('chat demo/echo')) break
+        }
         expect(span).toMatch(/^chat demo\/echo {2}trace [0-9a-f]{32} {2}span [0-9a-f]{16} /)
       } finally {
         await again.stop()
