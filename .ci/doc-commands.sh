@@ -78,7 +78,9 @@ else
   made=()
   for d in /tmp/caddy /tmp/base; do [ -e "$d" ] || made+=("$d"); done
   dl=$(mktemp -d)
-  (cd "$dl" && doc 'apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy')
+  # A fresh image may hold no package lists yet: as root, fetch them once and try again.
+  caddy() { (cd "$dl" && doc 'apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy'); }
+  caddy || { [ "$(id -u)" -eq 0 ] && apt-get update -qq && caddy; }
   rm -rf "$dl"
   doc 'mkdir -p /tmp/base && git archive main src package.json switchyard.example.yaml | tar -x -C /tmp/base'
   rm -f /tmp/base/node_modules
