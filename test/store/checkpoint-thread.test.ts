@@ -6,7 +6,7 @@
  * nothing would copy them until the WAL had grown to 1,000 pages.
  */
 import { expect, test } from 'bun:test'
-import { statSync } from 'node:fs'
+import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Completion, openSqliteStore } from '../../src/store/index.ts'
 import { tempDir } from '../support/config-doc.ts'
@@ -48,5 +48,43 @@ test('the WAL is copied into the database file by the checkpoint thread, with no
     expect(statSync(path).size).toBeGreaterThan(before)
   } finally {
     store.close()
+  }
+})
+
+/** This process's open file handles on the database, its WAL or its shared memory. */
+function handles(path: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path)
+    } catch {
+      return false // closed meanwhile
+    }
+  }).length
+}
+
+test("the store's close ends the thread's connection too: no handle on the database is left and the WAL is gone", async () => {
+  const path = join(tempDir(), 'db.sqlite')
+  const thrown: unknown[] = []
+  const onError = (err: unknown) => thrown.push(err)
+  process.on('uncaughtException', onError)
+  try {
+    const store = openSqliteStore({ path, now: T0, checkpointInThread: true })
+    const pages = () => (store.db.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+    // The thread has said it runs (its `ready` raised the backstop): two connections are open.
+    const deadline = Date.now() + 10_000
+    while (pages().wal_autocheckpoint !== 10_000 && Date.now() < deadline) await Bun.sleep(10)
+    expect(pages().wal_autocheckpoint).toBe(10_000)
+    store.close()
+    while ((handles(path) > 0 || existsSync(`${path}-wal`)) && Date.now() < deadline) await Bun.sleep(10)
+    expect(handles(path)).toBe(0)
+    expect(existsSync(`${path}-wal`)).toBe(false)
+    // Closed while the thread's `ready` may still be on its way: it must find nothing to change.
+    const again = openSqliteStore({ path, now: T0, checkpointInThread: true })
+    Bun.sleepSync(300)
+    again.close()
+    await Bun.sleep(100)
+    expect(thrown).toEqual([])
+  } finally {
+    process.off('uncaughtException', onError)
   }
 })

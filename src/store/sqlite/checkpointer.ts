@@ -28,8 +28,20 @@ const BACKSTOP_PAGES = 10_000
  */
 const WORKER_SOURCE = `
 import { Database } from 'bun:sqlite'
+let db = null
+let timer = null
 self.onmessage = (e) => {
-  const db = new Database(e.data.path)
+  if (e.data === 'stop') {
+    // Its own connection closed here, not left to the thread's teardown: the file handles go now,
+    // and, the last connection to close, this one copies what is left and removes the WAL.
+    clearInterval(timer)
+    try {
+      db?.close()
+    } catch {}
+    self.close()
+    return
+  }
+  db = new Database(e.data.path)
   db.run('PRAGMA busy_timeout = 0')
   const checkpoint = db.query('PRAGMA wal_checkpoint(PASSIVE)')
   const run = () => {
@@ -38,7 +50,7 @@ self.onmessage = (e) => {
     } catch {}
   }
   run()
-  setInterval(run, e.data.everyMs)
+  timer = setInterval(run, e.data.everyMs)
   postMessage('ready')
 }
 `
@@ -49,21 +61,27 @@ export interface Checkpointer {
 
 export function startCheckpointer(db: Database, path: string): Checkpointer {
   let worker: Worker | null = null
+  /** Stopped (the store is closing or closed): a `ready` or an error still queued changes nothing. */
+  let stopped = false
+  const autocheckpoint = (pages: number) => {
+    if (stopped) return
+    try {
+      db.run(`PRAGMA wal_autocheckpoint = ${pages}`)
+    } catch {
+      // The store has closed meanwhile: nothing left to checkpoint.
+    }
+  }
   try {
     const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }))
     worker = new Worker(url)
     worker.onmessage = (e: MessageEvent) => {
-      if (e.data === 'ready') db.run(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
+      if (e.data === 'ready') autocheckpoint(BACKSTOP_PAGES)
     }
     // A thread that fails leaves SQLite checkpointing in the commits, as it always did.
     worker.addEventListener('error', () => {
       worker?.terminate()
       worker = null
-      try {
-        db.run('PRAGMA wal_autocheckpoint = 1000')
-      } catch {
-        // The store has closed meanwhile: nothing left to checkpoint.
-      }
+      autocheckpoint(1000)
     })
     worker.postMessage({ path, everyMs: EVERY_MS })
     // The thread never keeps the process alive: the store's close ends it, and so does exit.
@@ -73,7 +91,12 @@ export function startCheckpointer(db: Database, path: string): Checkpointer {
   }
   return {
     stop() {
-      worker?.terminate()
+      stopped = true
+      if (!worker) return
+      worker.onmessage = null
+      // The thread closes its connection and then itself (WORKER_SOURCE); terminate() would cut
+      // it wherever it was and leave its connection to the thread's teardown.
+      worker.postMessage('stop')
       worker = null
     },
   }
