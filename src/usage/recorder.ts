@@ -40,13 +40,14 @@ const PIECE_MS = 0.5
  */
 const PIECE_GAP_MS = 2
 /**
- * The fewest outcomes in a piece, and the most pieces a batch is cut into. A write has a fixed
- * cost (its transaction, the rollup rows, the commit: measured alone, 8 outcomes 110 µs and 64
- * outcomes 390 µs, so about 14 outcomes' worth), so small pieces spread a flush over many writes
- * and cost throughput: four at most keeps that to three more fixed costs a batch.
+ * The fewest outcomes in a piece. A write has a fixed cost (its transaction, the rollup rows, the
+ * commit: measured alone, 8 outcomes 110 µs and 64 outcomes 390 µs, so about 14 outcomes' worth);
+ * a piece sized to PIECE_MS holds about 80 on SQLite, so the fixed cost is a sixth of a piece, and
+ * this floor bounds it on a store slow enough to make pieces tiny. No cap on the pieces a batch:
+ * a floor of a quarter of the batch (it was) overrode the pace whenever the batch was larger than
+ * four paced pieces, and held the loop for 1 ms and more a piece exactly when the batch was large.
  */
 const MIN_PIECE = 8
-const MAX_PIECES = 4
 /** At shutdown, the first pause between flushes the store did not take; doubled up to the last. */
 const CLOSE_RETRY_MS = [50, 100, 200, 400, 800, 1_000]
 
@@ -266,8 +267,7 @@ export class UsageRecorder {
   ): Promise<{ outcomes: 'written' | 'retry' | 'settling' | 'lost'; left: Completion[] }> {
     let lost = false
     for (let i = 0; i < batch.length; ) {
-      const size = Math.max(this.piece, Math.ceil(batch.length / MAX_PIECES))
-      const piece = i === 0 && size >= batch.length ? batch : batch.slice(i, i + size)
+      const piece = i === 0 && this.piece >= batch.length ? batch : batch.slice(i, i + this.piece)
       let heldMs = 0
       const r = await this.attempt(piece.length, () => {
         const t0 = performance.now()

@@ -7,7 +7,7 @@
  */
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { type Completion, openSqliteStore } from '../../src/store/index.ts'
+import { type Completion, openSqliteStore, type Store } from '../../src/store/index.ts'
 import { UsageRecorder } from '../../src/usage/recorder.ts'
 import { createLogger } from '../../src/util/log.ts'
 import { tempDir } from '../support/config-doc.ts'
@@ -70,4 +70,49 @@ test('a flush of 2,000 outcomes lets the event loop turn between its pieces, and
   expect(summed).toEqual({ n: N, p: 10 * N })
   await recorder.close(1_000)
   store.close()
+})
+
+test("a flush's pieces follow the store's pace: each holds the loop about PIECE_MS, however large the batch", async () => {
+  // A store whose write holds the loop 25 µs an outcome: 0.5 ms is 20 outcomes. A piece size
+  // floored at a quarter of the batch (the review's finding) wrote 200 as four pieces of 50, 1.25 ms
+  // each, whatever the pace said.
+  const US_EACH = 25
+  const pieces: number[] = []
+  const store = {
+    complete(batch: Completion[]) {
+      const until = performance.now() + (batch.length * US_EACH) / 1000
+      while (performance.now() < until) {
+        // the synchronous part of a write
+      }
+      pieces.push(batch.length)
+      return Promise.resolve()
+    },
+    recordRateLimited: () => Promise.resolve(),
+    recordRefusals: () => Promise.resolve(),
+  } as unknown as Store
+  const recorder = new UsageRecorder(
+    store,
+    600_000,
+    createLogger('error', () => {}),
+  )
+  for (let i = 0; i < 200; i++)
+    recorder.record({
+      gatewayId: `g${i}`,
+      requestId: `r${i}`,
+      surface: 'chat',
+      stream: false,
+      status: 200,
+      promptTokens: 1,
+      completionTokens: 1,
+      latencyMs: 1,
+      ttftMs: null,
+      errorCode: null,
+      counted: null,
+    } as unknown as Completion)
+  await recorder.flush()
+  expect(pieces.reduce((a, b) => a + b, 0)).toBe(200)
+  // Paced at 25 µs an outcome a piece is 20 (fewer when the machine is loaded: a slower pace, a
+  // smaller piece); 40 would be 1 ms.
+  expect(Math.max(...pieces)).toBeLessThanOrEqual(40)
+  await recorder.close(1_000)
 })
