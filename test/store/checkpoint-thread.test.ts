@@ -69,7 +69,7 @@ test("the store's close ends the thread's connection too: no handle on the datab
   process.on('uncaughtException', onError)
   try {
     const store = openSqliteStore({ path, now: T0, checkpointInThread: true })
-    const pages = () => (store.db.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+    const pages = () => store.db.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }
     // The thread has said it runs (its `ready` raised the backstop): two connections are open.
     const deadline = Date.now() + 10_000
     while (pages().wal_autocheckpoint !== 10_000 && Date.now() < deadline) await Bun.sleep(10)
