@@ -19,6 +19,8 @@ const EVERY_MS = 200
  * 1,000): about 40 MB of WAL, reached only if the thread stalls.
  */
 const BACKSTOP_PAGES = 10_000
+/** SQLite's own automatic checkpoint (pages), back when the thread fails. */
+const SQLITE_DEFAULT_PAGES = 1_000
 
 /**
  * The thread's code, plain JavaScript run from a Blob: a compiled binary bundles everything into
@@ -63,10 +65,11 @@ export function startCheckpointer(db: Database, path: string): Checkpointer {
   let worker: Worker | null = null
   /** Stopped (the store is closing or closed): a `ready` or an error still queued changes nothing. */
   let stopped = false
-  const autocheckpoint = (pages: number) => {
+  /** `sql`: one of the two constant PRAGMAs below. */
+  const autocheckpoint = (sql: string) => {
     if (stopped) return
     try {
-      db.run(`PRAGMA wal_autocheckpoint = ${pages}`)
+      db.run(sql)
     } catch {
       // The store has closed meanwhile: nothing left to checkpoint.
     }
@@ -75,13 +78,13 @@ export function startCheckpointer(db: Database, path: string): Checkpointer {
     const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }))
     worker = new Worker(url)
     worker.onmessage = (e: MessageEvent) => {
-      if (e.data === 'ready') autocheckpoint(BACKSTOP_PAGES)
+      if (e.data === 'ready') autocheckpoint(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
     }
     // A thread that fails leaves SQLite checkpointing in the commits, as it always did.
     worker.addEventListener('error', () => {
       worker?.terminate()
       worker = null
-      autocheckpoint(1000)
+      autocheckpoint(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`)
     })
     worker.postMessage({ path, everyMs: EVERY_MS })
     // The thread never keeps the process alive: the store's close ends it, and so does exit.
