@@ -48,6 +48,15 @@ const PIECE_GAP_MS = 2
  * four paced pieces, and held the loop for 1 ms and more a piece exactly when the batch was large.
  */
 const MIN_PIECE = 8
+/**
+ * How fast the pace may drift up a piece (× per piece). A piece's time is wall time: one the
+ * process was descheduled in, or collected garbage in, looks many times slower than the store is,
+ * and paced on it alone the next pieces collapsed to MIN_PIECE (measured at load 15–20, c=1: three
+ * times the pieces, 17.5 outcomes each, and 40 % more of the loop's time in fixed costs). So the
+ * pace is the fastest seen, let drift up by this much a piece: a store that really slows (a busy
+ * disk, PostgreSQL far away) is followed within a few dozen pieces, a hiccup moves it 10 %.
+ */
+const PACE_DRIFT = 1.1
 /** At shutdown, the first pause between flushes the store did not take; doubled up to the last. */
 const CLOSE_RETRY_MS = [50, 100, 200, 400, 800, 1_000]
 
@@ -69,8 +78,8 @@ export class UsageRecorder {
    * running): until they are, the limiter still counts those requests at their whole reservation.
    */
   private unsettled = new Map<number, number>()
-  /** Outcomes in the next piece of a flush (see PIECE_MS): adapted to the store's speed. */
-  private piece = MIN_PIECE
+  /** The store's pace, µs an outcome (PACE_DRIFT); 0 until a piece has been written. */
+  private usEach = 0
   /** Shut down (`close`): no flush on a timer any more, the store is about to close. */
   private closed = false
   /**
@@ -267,7 +276,11 @@ export class UsageRecorder {
   ): Promise<{ outcomes: 'written' | 'retry' | 'settling' | 'lost'; left: Completion[] }> {
     let lost = false
     for (let i = 0; i < batch.length; ) {
-      const piece = i === 0 && this.piece >= batch.length ? batch : batch.slice(i, i + this.piece)
+      // As many as fit in PIECE_MS at the store's pace, within [MIN_PIECE, MAX_BATCH].
+      const size = this.usEach
+        ? Math.max(MIN_PIECE, Math.min(MAX_BATCH, Math.floor((PIECE_MS * 1000) / this.usEach)))
+        : MIN_PIECE
+      const piece = i === 0 && size >= batch.length ? batch : batch.slice(i, i + size)
       let heldMs = 0
       const r = await this.attempt(piece.length, () => {
         const t0 = performance.now()
@@ -280,10 +293,9 @@ export class UsageRecorder {
       this.settled(piece)
       if (r === 'written') this.onWritten?.(piece)
       else lost = true
-      // Next piece: as many as fit in PIECE_MS at this one's pace, within [MIN_PIECE, MAX_BATCH].
       if (r === 'written') {
-        const fit = Math.floor((piece.length * PIECE_MS) / Math.max(heldMs, 1e-3))
-        this.piece = Math.max(MIN_PIECE, Math.min(MAX_BATCH, fit))
+        const us = Math.max((heldMs * 1000) / piece.length, 1e-3)
+        this.usEach = this.usEach ? Math.min(us, this.usEach * PACE_DRIFT) : us
       }
       i += piece.length
       if (i < batch.length) await Bun.sleep(PIECE_GAP_MS)
