@@ -28,7 +28,7 @@ const MAX_PENDING = 100_000
  * (SQLite) held it for the whole batch, and the request in flight when the 200 ms timer fired
  * waited for all of it (issue 46's lane: the flush in 10–30 % of the requests over p99, 0–1 % of
  * the rest, up to 3.8 ms at one request at a time). Outcomes are now written in pieces sized to
- * this from the last piece's pace; a store that writes over the network holds the loop for
+ * this at the store's pace (PACE_DRIFT); a store that writes over the network holds the loop for
  * microseconds, so its pieces grow to a whole batch.
  */
 const PIECE_MS = 0.5
@@ -42,10 +42,11 @@ const PIECE_GAP_MS = 2
 /**
  * The fewest outcomes in a piece. A write has a fixed cost (its transaction, the rollup rows, the
  * commit: measured alone, 8 outcomes 110 µs and 64 outcomes 390 µs, so about 14 outcomes' worth);
- * a piece sized to PIECE_MS holds about 80 on SQLite, so the fixed cost is a sixth of a piece, and
- * this floor bounds it on a store slow enough to make pieces tiny. No cap on the pieces a batch:
- * a floor of a quarter of the batch (it was) overrode the pace whenever the batch was larger than
- * four paced pieces, and held the loop for 1 ms and more a piece exactly when the batch was large.
+ * a piece sized to PIECE_MS holds about 80 on a quiet SQLite (23 at load 15–20), and this floor
+ * bounds the fixed cost's share on a store slow enough to make pieces tiny. No cap on the pieces
+ * a batch: a floor of a quarter of the batch (it was) overrode the pace whenever the batch was
+ * larger than four paced pieces, and held the loop for 1 ms and more a piece exactly when the
+ * batch was large.
  */
 const MIN_PIECE = 8
 /**
