@@ -28,7 +28,7 @@ const MAX_PENDING = 100_000
  * (SQLite) held it for the whole batch, and the request in flight when the 200 ms timer fired
  * waited for all of it (issue 46's lane: the flush in 10–30 % of the requests over p99, 0–1 % of
  * the rest, up to 3.8 ms at one request at a time). Outcomes are now written in pieces sized to
- * this at the store's pace (PACE_DRIFT); a store that writes over the network holds the loop for
+ * this from the last piece's pace; a store that writes over the network holds the loop for
  * microseconds, so its pieces grow to a whole batch.
  */
 const PIECE_MS = 0.5
@@ -40,24 +40,19 @@ const PIECE_MS = 0.5
  */
 const PIECE_GAP_MS = 2
 /**
- * The fewest outcomes in a piece. A write has a fixed cost (its transaction, the rollup rows, the
- * commit: measured alone, 8 outcomes 110 µs and 64 outcomes 390 µs, so about 14 outcomes' worth);
- * a piece sized to PIECE_MS holds about 80 on a quiet SQLite (23 at load 15–20), and this floor
- * bounds the fixed cost's share on a store slow enough to make pieces tiny. No cap on the pieces
- * a batch: a floor of a quarter of the batch (it was) overrode the pace whenever the batch was
- * larger than four paced pieces, and held the loop for 1 ms and more a piece exactly when the
- * batch was large.
+ * The fewest outcomes in a piece, and the most pieces a batch is cut into. A write has a fixed
+ * cost (its transaction, the rollup rows, the commit: measured alone, 8 outcomes 110 µs and 64
+ * outcomes 390 µs, so about 14 outcomes' worth), so small pieces spread a flush over many writes
+ * and cost throughput: four at most keeps that to three more fixed costs a batch.
+ * The cap overrides the pace on purpose whenever a batch holds more than four paced pieces: without
+ * it (pieces at the pace alone, tried and measured 2026-11-29 at load 14–20) a c64 run of 32,000
+ * requests wrote 979 pieces instead of 317 and held the loop 1,110 ms instead of 655 (14 µs more a
+ * request), because under load a transaction's fixed cost nears PIECE_MS itself; at c=1 it cut
+ * 3,000 requests' outcomes into 128 pieces instead of 59–77 — more requests met a piece, each a
+ * little shorter (p50 0.47 against 0.60–0.86 ms) — which no lane could tell apart from the noise.
  */
 const MIN_PIECE = 8
-/**
- * How fast the pace may drift up a piece (× per piece). A piece's time is wall time: one the
- * process was descheduled in, or collected garbage in, looks many times slower than the store is,
- * and paced on it alone the next pieces collapsed to MIN_PIECE (measured at load 15–20, c=1: three
- * times the pieces, 17.5 outcomes each, and 40 % more of the loop's time in fixed costs). So the
- * pace is the fastest seen, let drift up by this much a piece: a store that really slows (a busy
- * disk, PostgreSQL far away) is followed within a few dozen pieces, a hiccup moves it 10 %.
- */
-const PACE_DRIFT = 1.1
+const MAX_PIECES = 4
 /** At shutdown, the first pause between flushes the store did not take; doubled up to the last. */
 const CLOSE_RETRY_MS = [50, 100, 200, 400, 800, 1_000]
 
@@ -79,8 +74,8 @@ export class UsageRecorder {
    * running): until they are, the limiter still counts those requests at their whole reservation.
    */
   private unsettled = new Map<number, number>()
-  /** The store's pace, µs an outcome (PACE_DRIFT); 0 until a piece has been written. */
-  private usEach = 0
+  /** Outcomes in the next piece of a flush (see PIECE_MS): adapted to the store's speed. */
+  private piece = MIN_PIECE
   /** Shut down (`close`): no flush on a timer any more, the store is about to close. */
   private closed = false
   /**
@@ -277,10 +272,7 @@ export class UsageRecorder {
   ): Promise<{ outcomes: 'written' | 'retry' | 'settling' | 'lost'; left: Completion[] }> {
     let lost = false
     for (let i = 0; i < batch.length; ) {
-      // As many as fit in PIECE_MS at the store's pace, within [MIN_PIECE, MAX_BATCH].
-      const size = this.usEach
-        ? Math.max(MIN_PIECE, Math.min(MAX_BATCH, Math.floor((PIECE_MS * 1000) / this.usEach)))
-        : MIN_PIECE
+      const size = Math.max(this.piece, Math.ceil(batch.length / MAX_PIECES))
       const piece = i === 0 && size >= batch.length ? batch : batch.slice(i, i + size)
       let heldMs = 0
       const r = await this.attempt(piece.length, () => {
@@ -294,9 +286,10 @@ export class UsageRecorder {
       this.settled(piece)
       if (r === 'written') this.onWritten?.(piece)
       else lost = true
+      // Next piece: as many as fit in PIECE_MS at this one's pace, within [MIN_PIECE, MAX_BATCH].
       if (r === 'written') {
-        const us = Math.max((heldMs * 1000) / piece.length, 1e-3)
-        this.usEach = this.usEach ? Math.min(us, this.usEach * PACE_DRIFT) : us
+        const fit = Math.floor((piece.length * PIECE_MS) / Math.max(heldMs, 1e-3))
+        this.piece = Math.max(MIN_PIECE, Math.min(MAX_BATCH, fit))
       }
       i += piece.length
       if (i < batch.length) await Bun.sleep(PIECE_GAP_MS)
