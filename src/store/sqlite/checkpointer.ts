@@ -31,13 +31,17 @@ const SQLITE_DEFAULT_PAGES = 1_000
 const WORKER_SOURCE = `
 import { Database } from 'bun:sqlite'
 let db = null
+let checkpoint = null
 let timer = null
 self.onmessage = (e) => {
   if (e.data === 'stop') {
     // Its own connection closed here, not left to the thread's teardown: the file handles go now,
     // and, the last connection to close, this one copies what is left and removes the WAL.
     clearInterval(timer)
+    // The statement finalized first: a connection closed with one still open lingers as a zombie
+    // (sqlite3_close_v2) holding its file handles until the statement is collected.
     try {
+      checkpoint?.finalize()
       db?.close()
     } catch {}
     self.close()
@@ -45,7 +49,7 @@ self.onmessage = (e) => {
   }
   db = new Database(e.data.path)
   db.run('PRAGMA busy_timeout = 0')
-  const checkpoint = db.query('PRAGMA wal_checkpoint(PASSIVE)')
+  checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
   const run = () => {
     try {
       checkpoint.get()
