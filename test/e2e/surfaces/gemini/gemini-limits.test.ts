@@ -1,12 +1,14 @@
 /**
  * The Gemini surface under token limits, against a local Gemini upstream that bills as Google does
  * (billing-gemini.ts) and an OpenAI-compatible chat upstream for the translated route:
- * - input the gateway cannot count (a video or audio file by URI, a `cachedContent`) is refused
- *   naming the field under a token or money limit, and passes without one; a PDF by URI is
- *   reserved as a file (10,000 tokens), as chat's file parts are;
+ * - input the gateway cannot count (a video, audio or text file by URI, a URI without a type — a
+ *   YouTube URL —, a `cachedContent`, `urlContext`'s fetched pages) is refused naming the field
+ *   under a token or money limit, and passes without one; a PDF by URI is reserved as a file
+ *   (10,000 tokens), as chat's file parts are; Google's built-in tools as provider-run tools;
  * - the translated route refuses, naming the field, what the chat upstream cannot take: audio
- *   other than wav / mp3, files by a URI it cannot fetch (gs://, Gemini's Files API), and sends a
- *   file part with its `filename`, as OpenAI's file part has it;
+ *   other than wav / mp3, inline files other than PDF, files by a URI it cannot fetch (gs://,
+ *   Gemini's Files API) or that are no image (no type, a video host), and sends a file part with
+ *   its `filename`, as OpenAI's file part has it;
  * - `candidateCount` multiplies the reservation: N candidates, each billed, never take the
  *   account past its `tpm`.
  */
@@ -15,7 +17,7 @@ import { type MockUpstream, startMockUpstream } from '../../../../scripts/mock-u
 import { type BillingGemini, startBillingGemini } from '../../../support/billing-gemini.ts'
 import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../../../support/gateway.ts'
 
-const FEATURES = ['streaming', 'vision', 'audio_input', 'n', 'system_messages']
+const FEATURES = ['streaming', 'vision', 'audio_input', 'n', 'system_messages', 'tools']
 const model = (name: string) => ({
   name,
   context_window: 200_000,
@@ -77,6 +79,8 @@ const withPart = (part: unknown, extra: Record<string, unknown> = {}) => ({
 })
 const VIDEO = { fileData: { mimeType: 'video/mp4', fileUri: 'gs://bucket/talk.mp4' } }
 const PDF = { fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/paper.pdf' } }
+/** As Google's docs send a YouTube video: no mimeType. */
+const YOUTUBE = { fileData: { fileUri: 'https://www.youtube.com/watch?v=9hE5-98ZeCg' } }
 
 describe('input the gateway cannot count', () => {
   test.each([
@@ -96,6 +100,22 @@ describe('input the gateway cannot count', () => {
       withPart({ text: 'and this' }, { cachedContent: 'cachedContents/xyz' }),
       'cachedContent',
     ],
+    ['a YouTube URL without a mimeType', withPart(YOUTUBE), 'contents[0].parts[1].fileData'],
+    [
+      'a text file by URI (the Files API holds up to 2 GB)',
+      withPart({
+        fileData: {
+          mimeType: 'text/plain',
+          fileUri: 'https://generativelanguage.googleapis.com/v1beta/files/notes',
+        },
+      }),
+      'contents[0].parts[1].fileData',
+    ],
+    [
+      "urlContext (the pages it fetches bill as input)",
+      withPart({ text: 'https://example.com/a' }, { tools: [{ functionDeclarations: [] }, { urlContext: {} }] }),
+      'tools[1].urlContext',
+    ],
   ])('%s: 400 naming the field under a token limit; passed through without one', async (_, body, param) => {
     const before = up.requests.length
     const refused = await generate('g/flash', body, metered)
@@ -114,6 +134,19 @@ describe('input the gateway cannot count', () => {
     await res.arrayBuffer()
     const reserved = 1_000_000 - Number(res.headers.get('x-ratelimit-remaining-tokens'))
     expect(reserved).toBeGreaterThanOrEqual(10_000)
+  })
+
+  test("Google's built-in tools are reserved as provider-run tools: 2,000 tokens each", async () => {
+    const { key } = await gw.key('gemini-builtin-tools', 'metered')
+    const body = withPart(
+      { text: 'and search' },
+      { tools: [{ googleSearch: {} }, { codeExecution: {} }], generationConfig: { maxOutputTokens: 50 } },
+    )
+    const res = await generate('g/flash', body, key)
+    expect(res.status).toBe(200)
+    await res.arrayBuffer()
+    const reserved = 1_000_000 - Number(res.headers.get('x-ratelimit-remaining-tokens'))
+    expect(reserved).toBeGreaterThanOrEqual(2 * 2_000)
   })
 })
 
@@ -136,6 +169,16 @@ describe('translated to a chat upstream: what it cannot take is a 400 naming the
       },
       'contents[0].parts[1].fileData.fileUri',
     ],
+    ['a YouTube URL without a mimeType', YOUTUBE, 'contents[0].parts[1].fileData.fileUri'],
+    [
+      'an image type on a video host',
+      { fileData: { mimeType: 'image/jpeg', fileUri: 'https://youtu.be/9hE5-98ZeCg' } },
+      'contents[0].parts[1].fileData.fileUri',
+    ],
+    // OpenAI's chat file part takes PDF only.
+    ['an inline video', inline('video/mp4'), 'contents[0].parts[1].inlineData.mimeType'],
+    ['an inline text file', inline('text/plain'), 'contents[0].parts[1].inlineData.mimeType'],
+    ['inline JSON', inline('application/json'), 'contents[0].parts[1].inlineData.mimeType'],
   ])('%s', async (_, part, param) => {
     const before = chat.stats.requests
     const res = await generate('o/gpt', withPart(part), open)
