@@ -54,6 +54,13 @@ const CLIENT_TOOL_TYPES = new Set(['function', 'custom'])
  */
 export const UNCOUNTED_INPUT: unique symbol = Symbol('uncounted input')
 
+/**
+ * A tool entry's member (a symbol: never counted as text, never sent): how many provider-run tools
+ * it holds when their kind is not a `type` string — Gemini's built-ins (`{"googleSearch": {}}`) —
+ * each given the server-tool allowance, not a client tool's nothing.
+ */
+export const SERVER_TOOL: unique symbol = Symbol('server tool')
+
 /** A model that may answer the request: its provider's kind and upstream model name. */
 export interface InputTarget {
   kind: ProviderKind
@@ -183,7 +190,9 @@ export async function inputTokenBound(body: unknown, targets: readonly InputTarg
   if (Array.isArray(top.tools)) {
     for (const t of top.tools) {
       const type = (t as { type?: unknown } | null)?.type
-      if (type === undefined || (typeof type === 'string' && CLIENT_TOOL_TYPES.has(type))) clientTools++
+      const marked = (t as { [SERVER_TOOL]?: unknown } | null)?.[SERVER_TOOL]
+      if (typeof marked === 'number') serverTools += marked
+      else if (type === undefined || (typeof type === 'string' && CLIENT_TOOL_TYPES.has(type))) clientTools++
       else serverTools++
     }
   }
