@@ -5,11 +5,13 @@
  *
  * - `systemInstruction` → a system message (text parts only).
  * - `contents[i]`: role `user` (or none) → a user message whose `text` parts are text, `inlineData`
- *   images / audio / other files → `image_url` / `input_audio` / `file` data URLs, an image
- *   `fileData` → `image_url` by URI; each `functionResponse` part → a `tool` message answering the
- *   call it names (by `id` when the call had one, else the earliest unanswered call of that name).
- *   Role `model` → an assistant message: text parts (thought summaries dropped: no provider takes
- *   another's back), each `functionCall` → a tool call (its `id`, else a fresh one).
+ *   images / wav or mp3 audio / PDF → `image_url` / `input_audio` / `file` data URLs (other types:
+ *   refused, as OpenAI's chat file part takes PDF only), a `fileData` with an image type by a
+ *   public http(s) URL → `image_url` by URI (without a type, or on a video host: refused); each
+ *   `functionResponse` part → a `tool` message answering the call it names (by `id` when the call
+ *   had one, else the earliest unanswered call of that name). Role `model` → an assistant message:
+ *   text parts (thought summaries dropped: no provider takes another's back), each `functionCall`
+ *   → a tool call (its `id`, else a fresh one).
  * - `tools[].functionDeclarations` → function tools (`parametersJsonSchema` as is; the older
  *   `parameters`, an OpenAPI subset, with its upper-case type names lowered). Other tool kinds
  *   (`googleSearch`, `codeExecution`, …) run only at Google: refused by name.
@@ -29,6 +31,7 @@ import type {
 } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
+import { imageByUri } from './charged-input.ts'
 import type { GeminiPartIn, GenerateContentRequest } from './request-schema.ts'
 import { reasoningEffortOf } from './thinking.ts'
 
@@ -152,20 +155,29 @@ function userPart(part: GeminiPartIn, param: string): ContentPart | null {
         )
       return { type: 'input_audio', input_audio: { data, format } }
     }
+    // OpenAI's chat file part takes PDF only (its other file kinds are the Responses API's).
+    if (type !== 'application/pdf')
+      throw unsupported(
+        `${param}.inlineData.mimeType`,
+        `a file of type ${clip(type)} (the chat form takes images, wav / mp3 audio and PDF files only)`,
+      )
     // OpenAI's file part names the file beside its data.
-    return {
-      type: 'file',
-      file: { filename: `file.${extensionOf(type)}`, file_data: `data:${type};base64,${data}` },
-    }
+    return { type: 'file', file: { filename: 'file.pdf', file_data: `data:${type};base64,${data}` } }
   }
   if (part.fileData) {
     const { fileUri } = part.fileData
-    const type = part.fileData.mimeType?.toLowerCase() ?? ''
-    const web = /^https?:\/\//i.test(fileUri)
-    if (!type.startsWith('image/') && !(type === '' && web))
+    const type = part.fileData.mimeType?.toLowerCase()
+    // Without a type Gemini reads the URI as what it is (a YouTube URL: a video), which a chat
+    // target would be sent as an image URL and refuse.
+    if (type === undefined || (type.startsWith('image/') && !imageByUri(part.fileData)))
+      throw unsupported(
+        `${param}.fileData.fileUri`,
+        'a file by URI without an image mimeType, or on a video host, which Gemini reads as video or by its content; only images (mimeType image/*) by URI are translated',
+      )
+    if (!type.startsWith('image/'))
       throw unsupported(`${param}.fileData`, 'files by URI other than images reach only gemini providers')
     // Cloud Storage and the Files API are read with Google's credentials: no other provider can.
-    if (!web || GOOGLE_FILES.test(fileUri))
+    if (!/^https?:\/\//i.test(fileUri) || GOOGLE_FILES.test(fileUri))
       throw unsupported(
         `${param}.fileData.fileUri`,
         'an image on Cloud Storage (gs://) or in the Files API, which only Google can read (send it inline, or by a public https URL)',
@@ -189,14 +201,6 @@ const AUDIO_FORMATS: Record<string, 'wav' | 'mp3'> = {
 
 /** Gemini's Files API (`…/v1beta/files/…`): a URI only a Google API key reads. */
 const GOOGLE_FILES = /^https?:\/\/generativelanguage\.googleapis\.com\//i
-
-/** A file name's extension for a MIME type: `application/pdf` → `pdf`, `text/plain` → `txt`. */
-function extensionOf(type: string): string {
-  if (type === 'text/plain') return 'txt'
-  if (type === 'text/markdown') return 'md'
-  const sub = type.slice(type.indexOf('/') + 1).replace(/^x-/, '')
-  return /^[a-z0-9.+-]{1,16}$/.test(sub) ? sub : 'bin'
-}
 
 function partKind(part: GeminiPartIn): string {
   return (
