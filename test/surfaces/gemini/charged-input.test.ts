@@ -17,10 +17,13 @@ import { chargedInput } from '../../../src/surfaces/gemini/charged-input.ts'
 import type { GenerateContentRequest } from '../../../src/surfaces/gemini/request-schema.ts'
 
 const GEMINI = [{ kind: 'gemini' as const, model: 'gemini-2.5-flash' }]
-const ask = (extra: Partial<GenerateContentRequest> = {}): GenerateContentRequest => ({
-  contents: [{ role: 'user', parts: [{ text: 'What is new?' }] }],
-  ...extra,
-})
+/** Google's built-ins are members the schema leaves open (`{ googleSearch: {} }`). */
+type Extra = Omit<Partial<GenerateContentRequest>, 'tools'> & { tools?: object[] }
+const ask = (extra: Extra = {}): GenerateContentRequest =>
+  ({
+    contents: [{ role: 'user', parts: [{ text: 'What is new?' }] }],
+    ...extra,
+  }) as GenerateContentRequest
 const bound = (body: GenerateContentRequest) => inputTokenBound(chargedInput(body), GEMINI)
 
 describe("Google's built-in tools", () => {

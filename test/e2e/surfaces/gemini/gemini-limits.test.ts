@@ -112,8 +112,11 @@ describe('input the gateway cannot count', () => {
       'contents[0].parts[1].fileData',
     ],
     [
-      "urlContext (the pages it fetches bill as input)",
-      withPart({ text: 'https://example.com/a' }, { tools: [{ functionDeclarations: [] }, { urlContext: {} }] }),
+      'urlContext (the pages it fetches bill as input)',
+      withPart(
+        { text: 'https://example.com/a' },
+        { tools: [{ functionDeclarations: [] }, { urlContext: {} }] },
+      ),
       'tools[1].urlContext',
     ],
   ])('%s: 400 naming the field under a token limit; passed through without one', async (_, body, param) => {
