@@ -19,8 +19,6 @@ import { clip } from '../util/text.ts'
 import { type Alias, Aliases } from './aliases.ts'
 import type { CatalogueEntry } from './entry.ts'
 
-export type { CatalogueEntry } from './entry.ts'
-
 export interface ModelId {
   prefix: string
   name: string

@@ -14,7 +14,7 @@
  * return callWithAttempts({ ...run, ...op.attempt(req, routes, admitted) })
  */
 
-import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import type { ProviderConfig } from '../config/schema.ts'
 import type { Usage } from '../operations/chat.ts'
 import { factsOf, type UpstreamFacts } from '../providers/failure-facts.ts'

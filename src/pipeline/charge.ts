@@ -9,7 +9,7 @@
  * A request whose plan and key set no token or money limit skips all of it but the cost.
  */
 import type { Auth } from '../auth/authenticate.ts'
-import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { keyCounts } from '../config/limit-settings.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { affordableOutput } from '../limits/allowance.ts'

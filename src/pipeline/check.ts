@@ -6,8 +6,8 @@
  * request passes through to a provider of the surface's own wire.
  */
 
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { checkFeatures } from '../catalogue/features.ts'
-import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ChatSurface, Translated } from './surface.ts'
 
 export function checkAndTranslate<View>(

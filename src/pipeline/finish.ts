@@ -8,7 +8,7 @@
  * const finish = finisher(req, admit, charging.surcharge, now, answered, restoreIdle)
  * finish(200, usage, null, ttftMs)
  */
-import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { modelCostMicros } from '../limits/model-cost.ts'
 import type { Surcharge } from '../limits/surcharge.ts'
 import type { AdmitResult } from '../limits/types.ts'

@@ -17,7 +17,7 @@
  * return callWithAttempts({ ...run, ...(await op.attempt(req, routes, admitted)) })
  */
 import type { Auth } from '../auth/authenticate.ts'
-import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import type { Reservation } from '../limits/types.ts'
 import type { CallContext, ProviderAdapter } from '../providers/types.ts'
 import type { RequestTrace } from '../telemetry/index.ts'

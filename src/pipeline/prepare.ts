@@ -5,9 +5,10 @@
  * (or among the operation's checks) is counted.
  */
 import { type Auth, authenticateToken } from '../auth/authenticate.ts'
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { keyReaches } from '../catalogue/key-reach.ts'
 import { type Allows, reachable, reaches } from '../catalogue/reach.ts'
-import { type CatalogueEntry, notInPlan, planAllows } from '../catalogue/routing.ts'
+import { notInPlan, planAllows } from '../catalogue/routing.ts'
 import { modelNotAllowedError } from '../limits/refusals.ts'
 import { checkModelServes } from '../operations/operation.ts'
 import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'

@@ -14,9 +14,10 @@
  *   pipeline.handle(chatSurface, request, server, set.headers), { parse: 'none' })
  */
 
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { keyReaches } from '../catalogue/key-reach.ts'
 import { fallbacksOf } from '../catalogue/reach.ts'
-import { type CatalogueEntry, planAllows } from '../catalogue/routing.ts'
+import { planAllows } from '../catalogue/routing.ts'
 import { suspensionPolicy } from '../limits/index.ts'
 import { resolveStreamTimeouts, resolveTimeouts } from '../providers/http.ts'
 import type { CallContext, Timeouts } from '../providers/types.ts'

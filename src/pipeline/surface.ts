@@ -29,8 +29,8 @@
  * pipeline.handle(chat, request, server, headers)
  */
 
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import type { FeatureUse } from '../catalogue/features.ts'
-import type { CatalogueEntry } from '../catalogue/routing.ts'
 import type { ProviderConfig } from '../config/schema.ts'
 import type { ProviderKind } from '../config/schema-providers.ts'
 import type { JsonLimits } from '../json/limits.ts'

@@ -14,7 +14,7 @@
  * const tokens = await estimateChatTokens(request.messages, request.tools)
  */
 
-import type { CatalogueEntry } from '../catalogue/routing.ts'
+import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { type O200kCounter, o200kCounter } from '../limits/o200k.ts'
 import type { ChatMessage, FunctionTool } from '../operations/chat.ts'
 import { TOKEN_COUNT_HEADER } from '../pipeline/operations/embeddings.ts'

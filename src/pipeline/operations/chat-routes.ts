@@ -4,7 +4,7 @@
  * each either passed through to a provider of the surface's own wire or translated; and the chat
  * request as the attempts and the rescue see it.
  */
-import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import type { Resilience, Target } from '../../providers/resilience/index.ts'
 import type { Answered } from '../attempts.ts'
 import type { Finish } from '../call.ts'

@@ -11,7 +11,7 @@
  *
  * An attempt calls `finish` on success; a failure is returned for the loop to retry or `settle`.
  */
-import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import type { EmbeddingRequest, EmbeddingUsage } from '../../operations/embeddings.ts'
 import { checkModelServes } from '../../operations/operation.ts'
 import { embeddingsResponseBytes } from '../../providers/body-limit.ts'

@@ -9,8 +9,8 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
+import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
-import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
 import { validateWith } from '../../json/validation-error.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'

@@ -9,7 +9,7 @@
  * money limit its events are also counted and cut at the allowance (pass-through-cut.ts).
  */
 
-import type { CatalogueEntry } from '../../catalogue/routing.ts'
+import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import { setTopLevel, spliceTopLevel, streamingBody, topLevelValue } from '../../json/fields.ts'
 import type { JsonText } from '../../json/spliced.ts'
 import type { Usage } from '../../operations/chat.ts'

@@ -11,8 +11,8 @@
  * const { request, dropped } = translateView(view, entry)
  */
 
+import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import { checkReasoningOff, type FeatureUse } from '../../catalogue/features.ts'
-import type { CatalogueEntry } from '../../catalogue/routing.ts'
 import { defaultTemperature } from '../../catalogue/temperature.ts'
 import { upstreamModelName } from '../../config/models.ts'
 import type { Feature } from '../../config/schema-providers.ts'
