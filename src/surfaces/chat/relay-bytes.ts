@@ -26,15 +26,7 @@ import type { Usage } from '../../operations/chat.ts'
 import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
-import {
-  ByteRelay,
-  closingQuote,
-  type EventAction,
-  eventData,
-  eventName,
-  startsWith,
-  valueAt,
-} from '../byte-relay.ts'
+import { ByteRelay, closingQuote, eventData, eventName, startsWith, valueAt } from '../byte-relay.ts'
 import { ChatRelay, readUsage, sse } from './relay-stream.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
@@ -122,7 +114,7 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
       else if (edited === NOT_COMMON) {
         const action = this.event(buf, start, end)
         edited = action === undefined ? NOT_COMMON : EDITED
-        if (action) parts.push(action as Uint8Array)
+        if (action) parts.push(action)
       }
       if (edited === NOT_COMMON) {
         parts.length = at // kept as it came: the run goes on
@@ -153,8 +145,11 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
     return out
   }
 
-  /** An event not in the common shape: decoded and handed to the text relay. */
-  protected event(buf: Buffer, start: number, end: number): EventAction {
+  /**
+   * An event not in the common shape: decoded and handed to the text relay. One piece or none
+   * (`EventAction` also allows a list of pieces, which `relayEvents` does not take).
+   */
+  protected event(buf: Buffer, start: number, end: number): Uint8Array | null | undefined {
     if (this.sawDone || this.failed !== null) return null
     if (end - start === DONE_EVENT.length && startsWith(buf, start, DONE_EVENT)) {
       this.sawDone = true
