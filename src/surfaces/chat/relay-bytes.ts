@@ -6,11 +6,11 @@
  * `model` value swapped for the client's id, and its `,"usage":null` cut when the client did not
  * ask for usage. Nothing is decoded, parsed or encoded for it, and a read's edited events are
  * copied once into one buffer: each `Buffer` search or `subarray` is a call into native code (and
- * a `subarray` an object), so the common event takes a handful of searches and no piece objects,
- * its choices read by one loop over their bytes. Every other event (the usage chunk,
- * an error, an escaped model name, a pretty-printed or reordered chunk, `event:` lines) is decoded
- * and handed to `ChatRelay`, the text relay that holds the rules (`relay-stream.ts`), so the two
- * routes write the same bytes.
+ * a `subarray` an object), so the common event takes a handful of searches in one view of itself
+ * (which bounds them) and no piece objects, its choices read by one loop over their bytes. Every
+ * other event (the usage chunk, an error, an escaped model name, a pretty-printed or reordered
+ * chunk, `event:` lines) is decoded and handed to `ChatRelay`, the text relay that holds the rules
+ * (`relay-stream.ts`), so the two routes write the same bytes.
  *
  * The relay runs as the stream plan's stage (`ChatBytes.stage`), inside the writer's read, so a
  * failure in the first event is still an HTTP error (the status is held until the first item);
@@ -182,25 +182,30 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
    * DROPPED (withheld), or NOT_COMMON when it is not in the common shape (nothing added). A chunk
    * is recognised by `data: {` … `}`, one line, a plain `model` string before `choices`: an
    * upstream error (`{"error": …}`, as OpenAI and vLLM send it) has neither, and goes to the text
-   * relay, which refuses it. A search runs from the event on and a match past its end is none.
+   * relay, which refuses it. Every search is bounded to the event (`ev`, its bytes before the blank
+   * line): a read of many chunks that lack a key costs each event its own length, not the read's.
    */
   private edit(buf: Buffer, u8: Uint8Array, start: number, end: number, parts: Part[]): number {
     const last = end - 2 // the blank line's first LF
     if (!startsWith(u8, start, DATA_OBJECT) || u8[last - 1] !== CLOSE_BRACE) return NOT_COMMON
+    // The blank line's LF ends this search within the event.
     if (buf.indexOf(LF, start) < last) return NOT_COMMON
-    const m = buf.indexOf(MODEL, start)
-    if (m === -1 || m >= last) return NOT_COMMON
-    const value = m + MODEL.length
-    const close = buf.indexOf(QUOTE, value)
-    if (close === -1 || close >= last) return NOT_COMMON
+    // One view of the event for the searches (its indexes are relative to `start`).
+    const ev = buf.subarray(start, last)
+    const m = ev.indexOf(MODEL)
+    if (m === -1) return NOT_COMMON
+    const value = start + m + MODEL.length
+    const q = ev.indexOf(QUOTE, value - start)
+    if (q === -1) return NOT_COMMON
+    const close = start + q
     for (let i = value; i < close; i++) if (u8[i] === BACKSLASH) return NOT_COMMON
-    const choices = buf.indexOf(CHOICES, close)
-    if (choices === -1 || choices >= last) return NOT_COMMON
+    const c = ev.indexOf(CHOICES, close - start)
+    if (c === -1) return NOT_COMMON
+    const choices = start + c
     const nullUsageAt = last - USAGE_NULL.length
     const nullUsage = nullUsageAt >= start && startsWith(u8, nullUsageAt, USAGE_NULL)
     if (!nullUsage) {
-      // Not the common chunk: the event alone, so that a search for what it lacks ends with it.
-      const usage = start + buf.subarray(start, last).lastIndexOf(USAGE)
+      const usage = start + ev.lastIndexOf(USAGE)
       // The usage chunk as OpenAI ends a stream: `"choices":[]`, then the usage object last.
       if (
         usage > choices &&
