@@ -9,9 +9,12 @@ import type { AccountRecord, KeyRecord, KeyState, PlanChange } from './types.ts'
 
 type Row = Record<string, unknown>
 
-/** Epoch ms and ids: below 2^53, so exact as numbers however they arrive. */
-const int = (v: unknown): number => Number(v)
-const intOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
+/**
+ * A number column as a number: PostgreSQL sends BIGINT as a string (it may exceed 2^53), SQLite a
+ * number. Ours are epoch ms, ids and counts, below 2^53, so exact however they arrive.
+ */
+export const num = (v: unknown): number => Number(v)
+export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
 
 /**
  * An accounts row. `prefix`: what a join put before the account's columns (`a_` beside a key's),
@@ -21,13 +24,13 @@ export function accountOf(row: object, prefix: '' | 'a_' = ''): AccountRecord {
   const r = row as Row
   const enabled = r[`${prefix}enabled`]
   return {
-    id: int(r[`${prefix}id`]),
+    id: num(r[`${prefix}id`]),
     name: r[`${prefix}name`] as string,
     plan: r[`${prefix}plan`] as string,
     enabled: enabled === true || enabled === 1,
-    planStartedAt: int(r[`${prefix}plan_started_at`]),
-    planExpiresAt: intOrNull(r[`${prefix}plan_expires_at`]),
-    createdAt: int(r[`${prefix}created_at`]),
+    planStartedAt: num(r[`${prefix}plan_started_at`]),
+    planExpiresAt: numOrNull(r[`${prefix}plan_expires_at`]),
+    createdAt: num(r[`${prefix}created_at`]),
   }
 }
 
@@ -36,15 +39,15 @@ export function keyOf(row: object): KeyRecord {
   const r = row as Row
   return {
     id: r.id as string,
-    accountId: int(r.account_id),
+    accountId: num(r.account_id),
     accountName: r.account_name as string,
     name: (r.name as string | null) ?? null,
     prefix: r.prefix as string,
     state: r.state as KeyState,
-    createdAt: int(r.created_at),
-    rotatedAt: intOrNull(r.rotated_at),
-    lastUsedAt: intOrNull(r.last_used_at),
-    suspendedUntil: intOrNull(r.suspended_until),
+    createdAt: num(r.created_at),
+    rotatedAt: numOrNull(r.rotated_at),
+    lastUsedAt: numOrNull(r.last_used_at),
+    suspendedUntil: numOrNull(r.suspended_until),
     limits: keyLimitsOf(r as KeyLimitColumns),
   }
 }
@@ -54,9 +57,9 @@ export function planChangeOf(row: object): PlanChange {
   const r = row as Row
   return {
     plan: r.plan as string,
-    startedAt: int(r.started_at),
-    expiresAt: intOrNull(r.expires_at),
+    startedAt: num(r.started_at),
+    expiresAt: numOrNull(r.expires_at),
     reason: r.reason as string,
-    createdAt: int(r.created_at),
+    createdAt: num(r.created_at),
   }
 }

@@ -4,7 +4,7 @@
  * sends it as a prepared statement with the values bound, never spliced into the text.
  */
 import type { SQL } from 'bun'
-import { accountOf, keyOf, planChangeOf } from '../account-rows.ts'
+import { accountOf, keyOf, num, planChangeOf } from '../account-rows.ts'
 import { keyLimitValues } from '../key-limits.ts'
 import type {
   AccountPage,
@@ -21,10 +21,6 @@ import type {
   PlanWrite,
 } from '../types.ts'
 import type { PgBound } from './bounded.ts'
-
-/** BIGINT columns arrive as strings (they may exceed 2^53); ours are epoch ms and ids, which do not. */
-export const num = (v: unknown): number => Number(v)
-export const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
 
 export class PgAccounts implements AccountStore {
   constructor(private readonly db: PgBound) {}

@@ -15,8 +15,8 @@
  */
 import type { SQL } from 'bun'
 import type { WindowSpans } from '../../limits/types.ts'
+import { num } from '../account-rows.ts'
 import type { AdmitInput } from '../types.ts'
-import { num } from './accounts.ts'
 import { PAST_DEADLINE, type PgBound, pgBusy } from './bounded.ts'
 
 export type AdmitRow = Record<string, unknown>

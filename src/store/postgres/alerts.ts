@@ -4,8 +4,8 @@
  * `sqlite/alerts.ts`. Every value is bound (tagged templates).
  */
 import type { SQL } from 'bun'
+import { num, numOrNull } from '../account-rows.ts'
 import type { AlertStore, Delivery, DeliveryState, DeliveryTry, NewAlert } from '../alert-types.ts'
-import { num, numOrNull } from './accounts.ts'
 import type { PgBound } from './bounded.ts'
 
 function toDelivery(r: Record<string, unknown>): Delivery {

@@ -8,8 +8,8 @@
 import type { SQL } from 'bun'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
+import { num, numOrNull } from '../account-rows.ts'
 import { PERIOD_CODE } from '../periods.ts'
-import { num, numOrNull } from './accounts.ts'
 
 /** The scope's key in `limit_sums` and `spend`: `a:<account id>` or `k:<key id>` (as on SQLite). */
 const scopeKey = (row: LimitRow, accountId: number, keyId: string | null): string =>

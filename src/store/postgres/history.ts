@@ -6,6 +6,7 @@
  * and day. Queries are composed from Bun.SQL fragments: every value is a bound parameter.
  */
 import type { SQL } from 'bun'
+import { num, numOrNull } from '../account-rows.ts'
 import { toSeries } from '../history-series.ts'
 import { SCAN_BUDGET } from '../sqlite/request-log.ts'
 import type {
@@ -26,7 +27,6 @@ import type {
   UsageSeries,
   UsageSeriesQuery,
 } from '../types.ts'
-import { num, numOrNull } from './accounts.ts'
 import type { PgBound } from './bounded.ts'
 import { pgRecentOutcomes, pgTopOfDay } from './overview.ts'
 import { listRefusals, pruneRefusals, recordRefusals } from './refusals.ts'

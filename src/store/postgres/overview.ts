@@ -5,8 +5,8 @@
  * outcome (a circuit refusal — no upstream called — apart). Bun.SQL tagged templates: every value is a bound parameter.
  */
 import type { SQL } from 'bun'
+import { num, numOrNull } from '../account-rows.ts'
 import type { OutcomeRow, OutcomesQuery, TopQuery, TopRow } from '../overview-types.ts'
-import { num, numOrNull } from './accounts.ts'
 
 export async function pgTopOfDay(sql: SQL, q: TopQuery): Promise<TopRow[]> {
   const rows = (await (q.by === 'key'

@@ -4,8 +4,8 @@
  * `sqlite/refusals.ts`. Values are bound (a JSON recordset, as `recordRateLimited` does).
  */
 import type { SQL } from 'bun'
+import { num } from '../account-rows.ts'
 import type { RefusalCount, RefusalEvent, RefusalQuery } from '../types.ts'
-import { num } from './accounts.ts'
 
 const HOUR = 3_600_000
 

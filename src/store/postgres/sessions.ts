@@ -3,8 +3,8 @@
  * Listing and ending console sessions on PostgreSQL, the same contract as `../sqlite/sessions.ts`.
  */
 import type { SQL } from 'bun'
+import { num } from '../account-rows.ts'
 import type { ConsoleSessionInfo, SessionSelector } from '../session-types.ts'
-import { num } from './accounts.ts'
 
 export async function pgListSessions(sql: SQL, now: number, limit: number): Promise<ConsoleSessionInfo[]> {
   const rows = (await sql`

@@ -5,6 +5,7 @@
  */
 import type { SQL } from 'bun'
 import type { Settlement } from '../../limits/types.ts'
+import { num } from '../account-rows.ts'
 import type {
   AdmissionLog,
   AdmitInput,
@@ -15,7 +16,6 @@ import type {
   UsageSummary,
   UsageTotals,
 } from '../types.ts'
-import { num } from './accounts.ts'
 import type { PgBound } from './bounded.ts'
 import { tokensQuery } from './charges.ts'
 import { rollupOf } from './rollups.ts'
