@@ -155,9 +155,12 @@ export class Metrics {
 
   requestFinished(r: FinishedRequest): void {
     const k = this.labelKeys(r.surface, r.model)
-    const status = valueAt(k.byStatus, r.status, (status) =>
-      labels({ surface: r.surface, model: r.model, status }),
-    )
+    // get/set, not valueAt with a closure: the closure would be made on every request.
+    let status = k.byStatus.get(r.status)
+    if (status === undefined) {
+      status = labels({ surface: r.surface, model: r.model, status: r.status })
+      k.byStatus.set(r.status, status)
+    }
     this.add('switchyard_requests_total', status, 1)
     this.observe('switchyard_request_duration_seconds', k.both, r.latencyMs / 1000)
     if (r.ttftMs !== null) this.observe('switchyard_time_to_first_token_seconds', k.both, r.ttftMs / 1000)
@@ -171,12 +174,18 @@ export class Metrics {
   }
 
   private labelKeys(surface: string, model: string): LabelKeys {
-    return valueAt(valueAt(this.keys, surface, newMap), model, () => ({
-      both: labels({ surface, model }),
-      prompt: labels({ surface, model, type: 'prompt' }),
-      completion: labels({ surface, model, type: 'completion' }),
-      byStatus: new Map(),
-    }))
+    const byModel = valueAt(this.keys, surface, newMap)
+    let keys = byModel.get(model)
+    if (keys === undefined) {
+      keys = {
+        both: labels({ surface, model }),
+        prompt: labels({ surface, model, type: 'prompt' }),
+        completion: labels({ surface, model, type: 'completion' }),
+        byStatus: new Map(),
+      }
+      byModel.set(model, keys)
+    }
+    return keys
   }
 
   /** A 429 of a rate limit: `resource` is the limit's (`requests`: rpm / rpd; `tokens`: tpm / tpd). */
@@ -200,7 +209,11 @@ export class Metrics {
 
   upstreamAttempt(provider: string, model: string, outcome: string): void {
     const id = `${provider}\u0000${model}\u0000${outcome}`
-    const key = valueAt(this.attemptKeys, id, () => labels({ provider, model, outcome }))
+    let key = this.attemptKeys.get(id)
+    if (key === undefined) {
+      key = labels({ provider, model, outcome })
+      this.attemptKeys.set(id, key)
+    }
     this.add('switchyard_upstream_attempts_total', key, 1)
   }
 
@@ -262,10 +275,12 @@ export class Metrics {
 
   private observe(family: Family, key: string, value: number): void {
     const bounds = BOUNDS[family]!
-    const h = valueAt(valueAt(this.histograms, family, newMap), key, () => ({
-      counts: new Array(bounds.length + 1).fill(0),
-      sumMicros: 0,
-    }))
+    const byKey = valueAt(this.histograms, family, newMap)
+    let h = byKey.get(key)
+    if (h === undefined) {
+      h = { counts: new Array(bounds.length + 1).fill(0), sumMicros: 0 }
+      byKey.set(key, h)
+    }
     let i = 0
     while (i < bounds.length && value > bounds[i]!) i++
     h.counts[i]!++
