@@ -6,11 +6,10 @@
  * account's volume does not change their cost, which is at most a day's minutes per model.
  */
 import type { Database } from 'bun:sqlite'
-import { valueAt } from '../../util/map.ts'
 import type { Completion, RetentionPolicy, UsageSummary, UsageTotals } from '../types.ts'
 import { minuteOf } from './limiter.ts'
 import type { ReserveQueries } from './reserve.ts'
-import { emptyFact, type FactKey, type RollupFact, type RollupQueries } from './rollups.ts'
+import { emptyFact, type RollupFact, type RollupQueries } from './rollups.ts'
 
 interface TotalsRow {
   requests: number
@@ -187,15 +186,8 @@ export class UsageQueries {
         // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger").
         const by = c.answeredBy ?? at.model
         const hour = at.at - (at.at % 3_600_000)
-        const asked = {
-          at: hour,
-          accountId: at.accountId,
-          keyId: at.keyId,
-          model: at.model,
-          surface: c.surface,
-        }
-        const fact = factOf(hours, asked)
-        const paid = by === at.model ? fact : factOf(hours, { ...asked, model: by })
+        const fact = factOf(hours, hour, at.accountId, at.keyId, at.model, c.surface)
+        const paid = by === at.model ? fact : factOf(hours, hour, at.accountId, at.keyId, by, c.surface)
         fact.requests++
         fact.latencyMs += c.latencyMs
         if (c.status >= 400) fact.errors++
@@ -287,24 +279,46 @@ export class UsageQueries {
   }
 }
 
-/** The batch's rollup fact of (hour, account, key, model, surface), made empty on first use. */
-function factOf(hours: Map<string, RollupFact>, k: FactKey): RollupFact {
-  const id = `${k.at}\u0000${k.accountId}\u0000${k.keyId}\u0000${k.model}\u0000${k.surface}`
-  return valueAt(hours, id, () => emptyFact(k))
+/**
+ * The batch's rollup fact of (hour, account, key, model, surface), made empty on first use. Its
+ * parts as arguments and get/set, not a key record and a closure: once per outcome, nothing is
+ * allocated but the id when the fact is there.
+ */
+function factOf(
+  hours: Map<string, RollupFact>,
+  at: number,
+  accountId: number,
+  keyId: string,
+  model: string,
+  surface: string,
+): RollupFact {
+  const id = `${at}\u0000${accountId}\u0000${keyId}\u0000${model}\u0000${surface}`
+  let fact = hours.get(id)
+  if (fact === undefined) {
+    fact = emptyFact({ at, accountId, keyId, model, surface })
+    hours.set(id, fact)
+  }
+  return fact
 }
 
-/** The batch's per-minute sum of (account, minute, model), made empty on first use. */
+/** The batch's per-minute sum of (account, minute, model), made empty on first use (get/set: no closure per call). */
 function sumOf(sums: Map<string, OutcomeSum>, accountId: number, minute: number, model: string): OutcomeSum {
-  return valueAt(sums, `${accountId}\u0000${minute}\u0000${model}`, () => ({
-    accountId,
-    minute,
-    model,
-    prompt: 0,
-    completion: 0,
-    cached: 0,
-    cacheWrite: 0,
-    errors: 0,
-    cost: 0,
-    estimated: 0,
-  }))
+  const id = `${accountId}\u0000${minute}\u0000${model}`
+  let sum = sums.get(id)
+  if (sum === undefined) {
+    sum = {
+      accountId,
+      minute,
+      model,
+      prompt: 0,
+      completion: 0,
+      cached: 0,
+      cacheWrite: 0,
+      errors: 0,
+      cost: 0,
+      estimated: 0,
+    }
+    sums.set(id, sum)
+  }
+  return sum
 }
