@@ -14,9 +14,12 @@ const server = Bun.serve({
   port: 0,
   maxRequestBodySize: 16 * 1024 * 1024,
   async fetch(req) {
-    const text = await req.text()
+    const bytes = new Uint8Array(await req.arrayBuffer())
     return Response.json({
-      text,
+      text: new TextDecoder().decode(bytes),
+      // The bytes as they arrived, for a body whose text would decode the same either way.
+      bytes: bytes.byteLength,
+      sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex'),
       length: req.headers.get('content-length'),
       chunked: req.headers.get('transfer-encoding'),
     })
@@ -24,17 +27,25 @@ const server = Bun.serve({
 })
 afterAll(() => server.stop(true))
 
-async function send(
-  body: string | SplicedText,
-): Promise<{ text: string; length: string | null; chunked: string | null }> {
+interface Received {
+  text: string
+  bytes: number
+  sha256: string
+  length: string | null
+  chunked: string | null
+}
+
+async function send(body: string | SplicedText): Promise<Received> {
   const headers = new Headers({ 'content-type': 'application/json' })
   const res = await fetch(`http://127.0.0.1:${server.port}/`, {
     method: 'POST',
     headers,
     body: requestBody(body, headers),
   })
-  return (await res.json()) as { text: string; length: string | null; chunked: string | null }
+  return (await res.json()) as Received
 }
+
+const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
 
 describe('a spliced body', () => {
   test('a large body edited at the top level is kept as pieces, and arrives as the joined text', async () => {
@@ -52,6 +63,20 @@ describe('a spliced body', () => {
     expect(got.text === joined).toBe(true)
     expect(got.length).toBe(String(Buffer.byteLength(joined)))
     expect(got.chunked).toBeNull()
+  })
+
+  test('a body of only Latin-1 characters (kept 8-bit by JavaScriptCore) arrives as its UTF-8 bytes', async () => {
+    // 1.25 M of `é`: one byte each in the engine's 8-bit string, two in UTF-8. Written as Latin-1,
+    // the bytes would fall short of the content-length counted in UTF-8.
+    const content = 'é'.repeat(1_250_000)
+    const text = `{"model":"p/m","messages":[{"role":"user","content":"${content}"}]}`
+    const edited = spliceTopLevel(text, new Map([['model', '"up"']]), '', 2)
+    expect(edited).toBeInstanceOf(SplicedText)
+    const utf8 = Buffer.from(String(edited), 'utf8')
+    const got = await send(edited!)
+    expect(got.length).toBe(String(utf8.byteLength))
+    expect(got.bytes).toBe(utf8.byteLength)
+    expect(got.sha256).toBe(sha256(utf8))
   })
 
   test('a small body stays one string, sent as it is', async () => {
