@@ -8,6 +8,7 @@ import { spliceTopLevel } from '../../src/json/fields.ts'
 import { SPLICE_MIN, SplicedText } from '../../src/json/spliced.ts'
 import { requestBody } from '../../src/providers/request-body.ts'
 import { forwardBody as messagesBody } from '../../src/surfaces/messages/pass-through.ts'
+import { forwardBody as responsesBody } from '../../src/surfaces/responses/forward-body.ts'
 
 const server = Bun.serve({
   hostname: '127.0.0.1',
@@ -108,5 +109,24 @@ describe("the Messages pass-through's upstream body", () => {
       '{"model":"claude-x","max_tokens":5}',
     )
     expect(messagesBody({ model: 'a/claude' }, entry)).toBe('{"model":"claude-x"}')
+  })
+})
+
+describe("the Responses pass-through's upstream body", () => {
+  const set = { model: '"gpt-x"', store: 'false' }
+
+  test("a large body is spliced: the client's text with model and store edited, not copied", async () => {
+    const text = `{"model":"o/gpt","input":"${'é'.repeat(SPLICE_MIN)}","store":true,"top_p":1.0}`
+    const body = responsesBody(JSON.parse(text), text, set)
+    expect(body).toBeInstanceOf(SplicedText)
+    const joined = text.replace('"o/gpt"', '"gpt-x"').replace('"store":true', '"store":false')
+    expect(String(body) === joined).toBe(true)
+    const got = await send(body)
+    expect(got.sha256).toBe(sha256(Buffer.from(joined, 'utf8')))
+  })
+
+  test('a duplicated key is re-serialised, the set fields last as JSON.stringify puts new keys', () => {
+    const text = '{"model":"o/gpt","model":"o/gpt","input":"hi"}'
+    expect(responsesBody(JSON.parse(text), text, set)).toBe('{"model":"gpt-x","input":"hi","store":false}')
   })
 })

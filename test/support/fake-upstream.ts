@@ -24,6 +24,8 @@ export interface RecordedRequest {
   /** Lower-case header names. */
   headers: Record<string, string>
   body: any
+  /** The body as it arrived (a pass-through's bytes, decoded as UTF-8). */
+  text: string
 }
 
 export interface FakeUpstream<F extends string> {
@@ -91,6 +93,7 @@ export function serveFake<F extends string>(
         path: url.pathname + url.search,
         headers: Object.fromEntries(request.headers),
         body,
+        text,
       }
       seen.push(recorded)
       return handle({ request, recorded, url, current, replay })

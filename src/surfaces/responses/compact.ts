@@ -20,6 +20,7 @@ import type { ChatSurface, EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse } from '../../providers/http.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { compactResource, outputTextOf, summaryRequest } from './compaction.ts'
+import { forwardBody } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { chatUsage } from './response-object.ts'
 import { validateResponsesRequest } from './validate.ts'
@@ -63,9 +64,9 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
   forward: {
     kind: 'openai',
     accepts: (provider) => provider.wire === 'responses',
-    request: (view, entry) => ({
+    request: (view, entry, bodyText) => ({
       path: '/responses/compact',
-      body: JSON.stringify({ ...view.body, model: upstreamModelName(entry.model) }),
+      body: forwardBody(view.body, bodyText, { model: JSON.stringify(upstreamModelName(entry.model)) }),
       headers: {},
     }),
     // Only under a limit (charge.ts), when `streamed` makes the body a Responses request.

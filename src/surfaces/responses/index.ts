@@ -19,6 +19,7 @@ import { errorResponse } from '../../util/errors.ts'
 import { byteRelayed } from '../byte-relay.ts'
 import { cacheKeyOf } from '../shared/session-fields.ts'
 import { encodeResponse } from './encode-response.ts'
+import { forwardBody } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { relayResponseJson, responsesRelay } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
@@ -58,10 +59,13 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
   forward: {
     kind: 'openai',
     accepts: (provider) => provider.wire === 'responses',
-    request: (view, entry) => ({
+    request: (view, entry, bodyText) => ({
       path: '/responses',
       // Stateless: nothing is kept at the upstream either, whatever the client asked.
-      body: JSON.stringify({ ...view.input, model: upstreamModelName(entry.model), store: false }),
+      body: forwardBody(view.input, bodyText, {
+        model: JSON.stringify(upstreamModelName(entry.model)),
+        store: 'false',
+      }),
       headers: {},
     }),
     outputCap: {

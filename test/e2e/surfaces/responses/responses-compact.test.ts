@@ -54,10 +54,21 @@ const compact = (body: unknown, key = bed.key) =>
   fetch(`${bed.gw.url}/v1/responses/compact`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
   })
 
 describe('pass-through to an OpenAI Responses upstream', () => {
+  test("the client's text reaches /responses/compact as written, only its model edited", async () => {
+    // `1.0`, an escape, spacing and an item without `type` are the client's; re-serialised they were not.
+    const text = '{"model":"oair/text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0}'
+    const res = await compact(text)
+    expect(res.status).toBe(200)
+    await res.body?.cancel()
+    expect(bed.responses.lastRequest()!.text).toBe(
+      '{"model":"text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0}',
+    )
+  })
+
   test("its /responses/compact answers, relayed; usage recorded under the model's id", async () => {
     const key = await bed.freshKey()
     const res = await compact({ model: 'oair/text', ...HISTORY }, key)

@@ -162,6 +162,24 @@ describe('pass-through to a Responses upstream (wire: responses)', () => {
     expect(events.some((e) => e.event === 'response.reasoning_summary_text.delta')).toBe(true)
   })
 
+  test("the client's text reaches the upstream as written: only model and store edited, store added first where absent", async () => {
+    // `1.0`, an escape, spacing and an item without `type` are the client's; re-serialised they were not.
+    const res = await bed.post(
+      '{"model":"oair/text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0,"store":true}',
+    )
+    expect(res.status).toBe(200)
+    await res.body?.cancel()
+    expect(bed.responses.lastRequest()!.text).toBe(
+      '{"model":"text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0,"store":false}',
+    )
+    const bare = await bed.post('{"model":"oair/text","input":"\\u00e9","top_p":1.0}')
+    expect(bare.status).toBe(200)
+    await bare.body?.cancel()
+    expect(bed.responses.lastRequest()!.text).toBe(
+      '{"store":false,"model":"text","input":"\\u00e9","top_p":1.0}',
+    )
+  })
+
   test('hosted tools reach an upstream that runs them', async () => {
     await (
       await bed.post({ model: 'oair/text', input: 'Hi', tools: [{ type: 'web_search' }], stream: true })
