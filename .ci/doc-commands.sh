@@ -27,7 +27,10 @@ skip() { echo "skipped: $*"; }
 
 echo "== install.md: the Bun installs, in a copy of the checkout =="
 copy=$(mktemp -d)
-trap 'kill -- -"${start_pid:-0}" 2>/dev/null || true; rm -rf "$copy"' EXIT
+# The started server's process group, once there is one: `kill -- -0` would signal this script's
+# own group (.ci/run and whatever started it).
+start_pid=""
+trap '[ -z "$start_pid" ] || kill -- -"$start_pid" 2>/dev/null || true; rm -rf "$copy"' EXIT
 git ls-files -z | xargs -0 cp --parents -t "$copy"
 cd "$copy"
 # `bun run start` serves the starter config on 8080 until stopped: up, /healthz, stopped.
@@ -42,6 +45,7 @@ for _ in $(seq 1 600); do
 done
 kill -- -"$start_pid" 2>/dev/null || true
 wait "$start_pid" 2>/dev/null || true
+start_pid=""
 [ "$up" -eq 1 ] || { cat "$copy/start.log"; echo "bun run start did not serve /healthz on 8080"; exit 1; }
 echo "bun run start served /healthz on 8080"
 # The test script with one folder: the whole suite has just run through `npm test`.
