@@ -5,7 +5,7 @@
  * neither is there the lane skips its row and says so. No root install is needed:
  * `apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy` then `CADDY=/tmp/caddy/usr/bin/caddy`.
  */
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export interface Caddy {
@@ -15,9 +15,10 @@ export interface Caddy {
   stop(): Promise<void>
 }
 
+/** `$CADDY` when it names a file, else `caddy` on the PATH; null when neither (the row skips). */
 export function findCaddy(): string | null {
   const fromEnv = process.env.CADDY
-  if (fromEnv) return fromEnv
+  if (fromEnv) return existsSync(fromEnv) ? fromEnv : null
   return Bun.which('caddy')
 }
 

@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import { copyFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { findCaddy } from '../../scripts/bench/caddy.ts'
 import { REPO } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
 
@@ -25,5 +26,20 @@ describe('.ci/doc-commands.sh', () => {
     await proc.exited
     expect(proc.signalCode).toBeNull()
     expect(proc.exitCode).not.toBe(0)
+  })
+})
+
+describe('findCaddy', () => {
+  test('a CADDY path that is no file is no Caddy (null: the row skips), an existing one is used', () => {
+    const was = process.env.CADDY
+    try {
+      process.env.CADDY = join(tempDir(), 'usr/bin/caddy')
+      expect(findCaddy()).toBeNull()
+      process.env.CADDY = '/bin/sh'
+      expect(findCaddy()).toBe('/bin/sh')
+    } finally {
+      if (was === undefined) delete process.env.CADDY
+      else process.env.CADDY = was
+    }
   })
 })
