@@ -32,7 +32,14 @@ copy=$(mktemp -d)
 # The started server's process group, once there is one: `kill -- -0` would signal this script's
 # own group (.ci/run and whatever started it).
 start_pid=""
-trap '[ -z "$start_pid" ] || kill -- -"$start_pid" 2>/dev/null || true; rm -rf "$copy"' EXIT
+# 1 while /tmp/caddy and /tmp/base are this run's (the Caddy block below).
+made_tmp=0
+cleanup() {
+  [ -z "$start_pid" ] || kill -- -"$start_pid" 2>/dev/null || true
+  rm -rf "$copy"
+  [ "$made_tmp" -eq 0 ] || rm -rf /tmp/caddy /tmp/base
+}
+trap cleanup EXIT
 git ls-files -z | xargs -0 cp --parents -t "$copy"
 cd "$copy"
 # `bun run start` serves the starter config on 8080 until stopped: up, /healthz, stopped.
@@ -80,9 +87,12 @@ if ! command -v apt-get > /dev/null; then
   skip "apt-get download caddy: no apt-get here"
 elif ! git rev-parse -q --verify main > /dev/null; then
   skip "git archive main: this checkout has no branch main"
+elif [ -e /tmp/caddy ] || [ -e /tmp/base ]; then
+  # The document's paths are shared /tmp ones: never extract over nor delete someone else's.
+  skip "the Caddy and baseline lines: /tmp/caddy or /tmp/base is already there (not ours to overwrite)"
 else
-  made=()
-  for d in /tmp/caddy /tmp/base; do [ -e "$d" ] || made+=("$d"); done
+  # Both made by this run from here on: removed on the way out, whatever happens.
+  made_tmp=1
   dl=$(mktemp -d)
   caddy() { (cd "$dl" && doc 'apt-get download caddy && dpkg -x caddy_*.deb /tmp/caddy'); }
   # A fresh image may hold no package lists yet: fetch them once (as root, or with sudo -n as
@@ -95,10 +105,9 @@ else
   fi
   rm -rf "$dl"
   doc 'mkdir -p /tmp/base && git archive main src package.json switchyard.example.yaml | tar -x -C /tmp/base'
-  rm -f /tmp/base/node_modules
   doc 'ln -s "$PWD/node_modules" /tmp/base/node_modules'
   doc 'CADDY=/tmp/caddy/usr/bin/caddy bun run bench --c1 --baseline /tmp/base'
-  # What this run made, not what was there before it.
-  [ ${#made[@]} -eq 0 ] || rm -rf "${made[@]}"
+  rm -rf /tmp/caddy /tmp/base
+  made_tmp=0
 fi
 echo "the documents' commands ran"
