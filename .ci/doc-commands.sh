@@ -3,8 +3,9 @@
 # test does not run"): those that need the network, root, or minutes of load. Run by .ci/run after
 # the build, each line as the document shows it (test/docs/commands.test.ts names each one here):
 # - the Bun installs, in a copy of the checkout (a throwaway node_modules);
-# - the install to /usr/local/bin, as root (or with passwordless sudo), removed again after; as
-#   anyone else it is skipped with a printed line;
+# - the install to /usr/local/bin, from the same copy, as root (or with passwordless sudo); after,
+#   /usr/local/bin/switchyard is as it was (removed, or the one there before put back); as anyone
+#   else it is skipped with a printed line;
 # - Caddy from Debian's mirror (apt-get download needs no root), and the c=1 lane with a baseline
 #   tree of `main`;
 # - every `bun run bench` line at a smoke size (SWITCHYARD_BENCH_SMOKE=1, scripts/bench.ts): its
@@ -34,8 +35,20 @@ copy=$(mktemp -d)
 start_pid=""
 # 1 while /tmp/caddy and /tmp/base are this run's (the Caddy block below).
 made_tmp=0
+# What /usr/local/bin/switchyard was before the install line: "" not touched yet, "none" absent,
+# else the path of its copy.
+bin_aside=""
+restore_bin() {
+  case "$bin_aside" in
+    "") ;;
+    none) sudo rm -f /usr/local/bin/switchyard ;;
+    *) sudo cp -p "$bin_aside" /usr/local/bin/switchyard && rm -f "$bin_aside" ;;
+  esac
+  bin_aside=""
+}
 cleanup() {
   [ -z "$start_pid" ] || kill -- -"$start_pid" 2>/dev/null || true
+  restore_bin
   rm -rf "$copy"
   [ "$made_tmp" -eq 0 ] || rm -rf /tmp/caddy /tmp/base
 }
@@ -68,23 +81,29 @@ else
 fi
 # The test script with one folder: the whole suite has just run through `npm test`.
 doc 'bun install --no-save && bun run test test/docs'
-cd "$repo"
 
-echo "== install.md: the binary to /usr/local/bin =="
+echo "== install.md: the binary to /usr/local/bin, from the same copy =="
+# In the copy, so that `npm install` may rewrite its package-lock.json, not the checkout's.
 if [ "$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; then
-  had=0
-  [ -e /usr/local/bin/switchyard ] && had=1
   # As root on a machine without sudo, `sudo` runs its command (root needs no elevation).
   if [ "$(id -u)" -eq 0 ] && ! command -v sudo > /dev/null; then
     sudo() { "$@"; }
     export -f sudo
   fi
+  # A switchyard already installed there is someone's: kept aside, put back by the EXIT trap.
+  bin_aside="$copy.switchyard-was-installed"
+  if [ -e /usr/local/bin/switchyard ]; then
+    cp -p /usr/local/bin/switchyard "$bin_aside"
+  else
+    bin_aside=none
+  fi
   doc 'npm install && npm run build && sudo install -m 755 dist/switchyard /usr/local/bin/switchyard'
   /usr/local/bin/switchyard --version
-  [ "$had" -eq 1 ] || rm -f /usr/local/bin/switchyard
+  restore_bin
 else
   skip "sudo install -m 755 dist/switchyard /usr/local/bin/switchyard: not root and no passwordless sudo"
 fi
+cd "$repo"
 
 echo "== BENCHMARKS.md: every bench command, at a smoke size =="
 for args in '' '--quick' '--binary' '--soak 10' '--waterfall' '--hostile' '--signals' '--aliases' '--c1' '--gemini'; do
