@@ -22,12 +22,16 @@ export interface Backend {
   redis(): SharedRedis | null
 }
 
-/** Call at the top level of a test file; returns the backends to loop over. */
-export function backends(file: string): Backend[] {
+/**
+ * Call at the top level of a test file; returns the backends to loop over. `only`: the one backend
+ * the file runs, whose engines alone are booted (SQLite: none).
+ */
+export function backends(file: string, only?: Backend['name']): Backend[] {
   let pg: SharedPostgres | null = null
   let redis: SharedRedis | null = null
-  const needPg = engines.postgres.ok
-  const needRedis = engines.redis.ok
+  const want = (name: Backend['name']) => only === undefined || only === name
+  const needPg = engines.postgres.ok && (want('postgres') || want('postgres+redis'))
+  const needRedis = engines.redis.ok && want('postgres+redis')
   beforeAll(async () => {
     if (needPg) pg = await sharedPostgres()
     if (needPg && needRedis) redis = await sharedRedis()
@@ -36,15 +40,18 @@ export function backends(file: string): Backend[] {
     await pg?.release()
   })
   const freshPg = () => pg!.clone()
-  return [
-    { name: 'sqlite', skip: false, fresh: async () => ({}), redis: () => null },
-    {
+  // Built only when wanted: a backend left out prints no skip line for its missing engines.
+  const all: Backend[] = []
+  if (want('sqlite')) all.push({ name: 'sqlite', skip: false, fresh: async () => ({}), redis: () => null })
+  if (want('postgres'))
+    all.push({
       name: 'postgres',
       skip: skipWithout(['postgres'], `${file} on PostgreSQL`),
       fresh: async () => ({ databaseUrl: await freshPg() }),
       redis: () => null,
-    },
-    {
+    })
+  if (want('postgres+redis'))
+    all.push({
       name: 'postgres+redis',
       skip: skipWithout(['postgres', 'redis'], `${file} on PostgreSQL + Redis`),
       fresh: async () => {
@@ -52,8 +59,8 @@ export function backends(file: string): Backend[] {
         return { databaseUrl: await freshPg(), redisUrl: redis!.url }
       },
       redis: () => redis,
-    },
-  ]
+    })
+  return all
 }
 
 /** The config keys that select a backend, merged into a test config document. */

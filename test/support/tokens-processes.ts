@@ -98,7 +98,8 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     await upstream?.stop()
     upstream = undefined
   })
-  const backend = backends(file).find((b) => b.name === only)!
+  // Only this backend's engines are booted (SQLite's file: neither PostgreSQL nor Redis).
+  const backend = backends(file, only)[0]!
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
