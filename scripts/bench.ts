@@ -13,9 +13,10 @@ import { join } from 'node:path'
 import { AFFINITY_CONCURRENCY, affinityRows, runAffinity } from './bench/affinity.ts'
 import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './bench/agent.ts'
 import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './bench/aliases.ts'
+import { alonePart, runAlone } from './bench/alone.ts'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
-import { LANE_FULL, LANE_QUICK, type LaneSize, laneRows, runLane } from './bench/c1-lane.ts'
+import { LANE_FULL, LANE_QUICK, laneRows, runLane } from './bench/c1-lane.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
 import { FALLBACK_CONCURRENCY, fallbackRows, runFallback } from './bench/fallback.ts'
 import { GEMINI_CONCURRENCY, geminiRows, runGeminiSurface } from './bench/gemini.ts'
@@ -24,6 +25,7 @@ import { hostileLoadRows, runHostileLoad } from './bench/hostile-load.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
+import { FULL, LANE_SMOKE, parseArgs, QUICK, SMOKE, SMOKE_ROWS, USAGE_ROWS } from './bench/options.ts'
 import { machineInfo, rssBytes, statusBytes } from './bench/proc-stats.ts'
 import {
   type Gateway,
@@ -50,7 +52,6 @@ import {
   type Ctx,
   counted,
   newForwarded,
-  type Plan,
   runClosedMatrix,
   runMessagesPassThrough,
   runOpenLoopMatrix,
@@ -62,190 +63,6 @@ import { runTokens, TOKENS_CONCURRENCY, tokensRows } from './bench/tokens.ts'
 import { runUsageVolume } from './bench/usage-volume.ts'
 import { runWaterfall, WATERFALL_CONCURRENCY, waterfallRows } from './bench/waterfall.ts'
 import { chatTarget } from './bench/workload.ts'
-
-/** The account volume of the /v1/usage row (issue 9: 2,000,000 requests in the window). */
-const USAGE_ROWS = 2_000_000
-
-const FULL: Plan = {
-  repeats: 3,
-  warmS: 1,
-  closedS: 5,
-  concurrencies: [16, 64],
-  openRate: 200,
-  openWarmS: 2,
-  openS: 10,
-  streams: 1000,
-  streamsOpenTimeoutS: 10,
-  streamsHoldS: 3,
-  microIterations: 20_000,
-}
-
-/** One short run of each scenario (about five minutes in all, the waterfall included). */
-const QUICK: Plan = {
-  repeats: 1,
-  warmS: 0,
-  closedS: 2,
-  concurrencies: [16, 64],
-  openRate: 200,
-  openWarmS: 0.5,
-  openS: 2,
-  streams: 1000,
-  streamsOpenTimeoutS: 6,
-  streamsHoldS: 1,
-  microIterations: 3_000,
-}
-
-/**
- * `SWITCHYARD_BENCH_SMOKE=1`: every section a run would start, each at about a second of load, so
- * that CI (.ci/run) runs each command BENCHMARKS.md shows as pasted — its flags parsed, every
- * section started and stopped, every row computed — in seconds, not minutes. Its figures are
- * noise and say nothing about a target. Sections whose size is their own (the agent's turns, the
- * waterfall's cold rounds, the soak's warm-up) keep it.
- */
-const SMOKE_ENV = 'SWITCHYARD_BENCH_SMOKE'
-const SMOKE: Plan = {
-  repeats: 1,
-  warmS: 0,
-  closedS: 1,
-  concurrencies: [16],
-  openRate: 50,
-  openWarmS: 0,
-  openS: 1,
-  streams: 50,
-  streamsOpenTimeoutS: 6,
-  streamsHoldS: 1,
-  microIterations: 200,
-  cold: { s: 0.25, warmS: 0 },
-}
-const LANE_SMOKE: LaneSize = { rounds: 1, batch: 10, warm: 5, gapRequests: 2, tracedRounds: 1 }
-/** The smoke's /v1/usage and request-log volumes (rows). */
-const SMOKE_ROWS = 2_000
-/** The smoke's soak, in minutes (whatever `--soak` said): its 20-s warm-up and a few seconds more. */
-const SMOKE_SOAK_MINUTES = 0.1
-
-const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--gateway-env K=V] [--cpu-prof] [--soak MINUTES] [--waterfall] [--tokens] [--hostile] [--signals] [--agent] [--aliases] [--gemini] [--c1]
-       bun run bench --backend postgres|redis [--quick]
-  --quick        fewer, shorter runs (about five minutes)
-  --binary       benchmark dist/switchyard (run \`bun run build\` first) instead of the source
-  --no-wrk       use the Bun load generator even when wrk is installed
-  --keep         keep the temporary directory (config, database, gateway log)
-  --gateway-env K=V   extra environment for the gateway process (repeatable); with
-                 BUN_CONFIG_MAX_HTTP_REQUESTS set, serve runs without its supervisor
-  --cpu-prof     profile the gateway (source only); the profile lands in bench-results/
-  --soak MINUTES mixed traffic with upstream faults, slow streams and client aborts
-  --waterfall    only the cost waterfall: the full path, then one piece off at a time (c64)
-  --tokens       only the tokens-and-money row: TPM, TPD and a budget vs no token limits (c16, two gateways)
-  --hostile      only the hostile-input load rows: 48 × 10 MB chat and 16 × 9 MB count_tokens bodies
-                 from one key vs valid traffic of the same size (peak RSS growth, /healthz p99)
-  --signals      only the telemetry and webhook rows: each vs neither, and a second gateway with neither (c16, two gateways at once)
-  --agent        only the agent-like row: 4 conversations of 30 turns growing to ~150 KB, metered vs plain key
-  --aliases      only the alias and pool rows: a model named through an alias, and a 1:1 pool, vs directly (c16)
-  --gemini       only the Gemini-surface rows: translated beside chat, pass-through beside direct (c16)
-  --c1           only the c=1 lane: added p50/p99/p99.9 of Caddy (when found), the bare prototype and the
-                 gateway (plain, governed) over direct, one request at a time; the traced gateway's timeline
-  --baseline DIR with --c1: another checkout's gateway (DIR/src/main.ts) in the same rounds, the -before rows
-  --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
-                 throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator
-  ${SMOKE_ENV}=1 (environment) every section at about a second of load (CI runs each command so)`
-
-interface Options {
-  quick: boolean
-  /** ${SMOKE_ENV}=1: every section shrunk to seconds (SMOKE). */
-  smoke: boolean
-  binary: boolean
-  noWrk: boolean
-  keep: boolean
-  soakMinutes: number | null
-  gatewayEnv: Record<string, string>
-  cpuProf: boolean
-  backend: 'postgres' | 'redis' | null
-  waterfall: boolean
-  tokens: boolean
-  hostile: boolean
-  signals: boolean
-  agent: boolean
-  aliases: boolean
-  gemini: boolean
-  c1: boolean
-  baseline: string | undefined
-}
-
-function parseArgs(argv: string[]): Options {
-  const o: Options = {
-    quick: false,
-    smoke: process.env[SMOKE_ENV] === '1',
-    binary: false,
-    noWrk: false,
-    keep: false,
-    soakMinutes: null,
-    gatewayEnv: {},
-    cpuProf: false,
-    backend: null,
-    waterfall: false,
-    tokens: false,
-    hostile: false,
-    signals: false,
-    agent: false,
-    aliases: false,
-    gemini: false,
-    c1: false,
-    baseline: undefined,
-  }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    if (a === '--quick') o.quick = true
-    else if (a === '--binary') o.binary = true
-    else if (a === '--no-wrk') o.noWrk = true
-    else if (a === '--keep') o.keep = true
-    else if (a === '--cpu-prof') o.cpuProf = true
-    else if (a === '--waterfall') o.waterfall = true
-    else if (a === '--tokens') o.tokens = true
-    else if (a === '--aliases') o.aliases = true
-    else if (a === '--c1') o.c1 = true
-    else if (a === '--baseline') {
-      o.baseline = argv[++i]
-      if (!o.baseline) fail('--baseline needs a directory (another checkout: its src/main.ts)')
-    } else if (a === '--hostile') o.hostile = true
-    else if (a === '--signals') o.signals = true
-    else if (a === '--agent') o.agent = true
-    else if (a === '--gemini') o.gemini = true
-    else if (a === '--backend') {
-      const b = argv[++i]
-      if (b !== 'postgres' && b !== 'redis') fail('--backend needs postgres or redis')
-      o.backend = b
-    } else if (a === '--gateway-env') {
-      const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(argv[++i] ?? '')
-      if (!m) fail('--gateway-env needs NAME=VALUE')
-      o.gatewayEnv[m[1]!] = m[2]!
-    } else if (a === '--soak') {
-      const m = Number(argv[++i])
-      if (!Number.isFinite(m) || m <= 0 || m > 24 * 60)
-        fail('--soak needs a number of minutes (0 < m ≤ 1440)')
-      o.soakMinutes = m
-    } else if (a === '--help' || a === '-h') {
-      console.log(USAGE)
-      process.exit(0)
-    } else fail(`unknown argument '${a}'`)
-  }
-  if (
-    [o.waterfall, o.tokens, o.hostile, o.signals, o.agent, o.aliases, o.gemini, o.c1].filter(Boolean).length >
-    1
-  )
-    fail(
-      '--waterfall, --tokens, --hostile, --signals, --agent, --aliases, --gemini and --c1 each run alone; pick one',
-    )
-  if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
-  if (o.smoke) {
-    if (o.soakMinutes !== null) o.soakMinutes = SMOKE_SOAK_MINUTES
-    console.error(`bench: ${SMOKE_ENV}=1, every section at about a second of load (its figures are noise)`)
-  }
-  return o
-}
-
-function fail(msg: string): never {
-  console.error(`bench: ${msg}\n${USAGE}`)
-  process.exit(2)
-}
 
 const log = (line: string) => console.error(line)
 
@@ -357,78 +174,16 @@ async function main(): Promise<number> {
       timeline: !opts.binary,
       baseline: opts.baseline,
     }
-    if (
-      opts.waterfall ||
-      opts.tokens ||
-      opts.hostile ||
-      opts.signals ||
-      opts.agent ||
-      opts.aliases ||
-      opts.gemini ||
-      opts.c1
-    ) {
-      const [kind, title] = opts.c1
-        ? ['c1', 'The c=1 lane']
-        : opts.waterfall
-          ? ['waterfall', 'Waterfall']
-          : opts.tokens
-            ? ['tokens', 'Tokens and money']
-            : opts.hostile
-              ? ['hostile', 'Hostile input']
-              : opts.signals
-                ? ['signals', 'Telemetry and webhooks']
-                : opts.aliases
-                  ? ['aliases', 'Aliases and pools']
-                  : opts.gemini
-                    ? ['gemini', 'Gemini surface']
-                    : ['agent', 'Agent-like']
-      let rows: Row[]
-      /** What a row keeps beyond its table (the lane's timelines). */
-      let detail: unknown = null
-      if (opts.c1) {
-        log('the c=1 lane: one request at a time, interleaved rounds, added over direct ...')
-        const lane = await runLane(ctx, laneOpts)
-        rows = laneRows(lane)
-        detail = { timeline: lane.timeline, timelineBefore: lane.timelineBefore }
-      } else if (opts.aliases) {
-        log(
-          `an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`,
-        )
-        rows = aliasesRows(await runAliases(ctx, fwd))
-      } else if (opts.gemini) {
-        log(`Gemini surface, stream, c${GEMINI_CONCURRENCY}: chat, translated, direct, pass-through ...`)
-        rows = geminiRows(await runGeminiSurface(ctx, fwd))
-      } else if (opts.hostile) {
-        log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
-        const seconds = opts.smoke ? 1 : opts.quick ? 3 : 10
-        rows = hostileLoadRows(await runHostileLoad(ws, mocks, { binary: opts.binary, env, seconds, log }))
-      } else if (opts.agent) {
-        log(
-          `agent-like conversations, ${AGENT_CONVERSATIONS} × ${AGENT_TURNS} turns: metered vs plain key ...`,
-        )
-        rows = agentRows(await runAgent(ctx, plan.repeats, opts.binary))
-      } else if (opts.waterfall) {
-        log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
-        rows = waterfallRows(await runWaterfall(ctx, opts.binary))
-      } else if (opts.signals) {
-        log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
-        rows = signalsRows(
-          await runSignals(ctx, fwd, {
-            binary: opts.binary,
-            env,
-            // --cpu-prof: each of the row's gateways (off, telemetry, webhook) writes its profile too.
-            bunFlags: opts.cpuProf ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profDir}`] : [],
-          }),
-        )
-      } else {
-        log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
-        rows = tokensRows(await runTokens(ctx, fwd, { binary: opts.binary, env }))
-      }
+    const part = alonePart(opts)
+    if (part) {
+      const { rows, detail } = await runAlone(part, { ctx, fwd, opts, ws, env, profDir, laneOpts })
       const seconds = (performance.now() - started) / 1000
       console.log(
-        `\n${title} only, ${opts.smoke ? 'smoke' : opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
+        `\n${part.title} only, ${opts.smoke ? 'smoke' : opts.quick ? 'quick' : 'full'} run, ${plan.repeats}× per row, ${seconds.toFixed(0)} s. Machine: ${machine.nproc} × ${machine.cpu}, bun ${Bun.version}, load: ${wrk ? `wrk ${wrk.version}` : 'Bun generator'}.\n\n${renderTable(rows)}\n`,
       )
-      log(`results: ${writeResults(REPO, { kind, command, machine, plan, seconds, rows, detail })}`)
+      log(
+        `results: ${writeResults(REPO, { kind: part.kind, command, machine, plan, seconds, rows, detail })}`,
+      )
       return gw.exitCode() === null ? 0 : 1
     }
     log('the c=1 lane: one request at a time, interleaved rounds, added over direct ...')
