@@ -91,9 +91,9 @@ if [ "$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; then
     export -f sudo
   fi
   # A switchyard already installed there is someone's: kept aside, put back by the EXIT trap.
-  bin_aside="$copy.switchyard-was-installed"
   if [ -e /usr/local/bin/switchyard ]; then
-    cp -p /usr/local/bin/switchyard "$bin_aside"
+    cp -p /usr/local/bin/switchyard "$copy.switchyard-was-installed"
+    bin_aside="$copy.switchyard-was-installed"
   else
     bin_aside=none
   fi
