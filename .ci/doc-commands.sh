@@ -8,8 +8,11 @@
 #   else it is skipped with a printed line;
 # - Caddy from Debian's mirror (apt-get download needs no root), and the c=1 lane with a baseline
 #   tree of `main`;
-# - every `bun run bench` line at a smoke size (SWITCHYARD_BENCH_SMOKE=1, scripts/bench.ts): its
-#   flags parsed and every section started and stopped, about a second of load each.
+# - every `bun run bench` line at a smoke size (SWITCHYARD_BENCH_SMOKE=1, scripts/bench/options.ts),
+#   its flags parsed: the plain line starts and stops every section once, about a second of load
+#   each; `--quick` and `--binary` run only what the flag changes (scripts/bench/alone.ts: QUICK's
+#   plan on the closed loop; dist/switchyard served and one short closed-loop round against it),
+#   not every section again; each section flag its own section.
 # A command that fails fails CI. Usage: bash .ci/doc-commands.sh (from anywhere; PATH has bun).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -155,7 +155,9 @@ async function main(): Promise<number> {
       return soak.ok ? 0 : 1
     }
 
-    const plan = opts.smoke ? SMOKE : opts.quick ? QUICK : FULL
+    const part = alonePart(opts)
+    // The smoke's --quick part runs --quick's own plan (scripts/bench/alone.ts).
+    const plan = part?.kind === 'smoke-quick' ? QUICK : opts.smoke ? SMOKE : opts.quick ? QUICK : FULL
     /** The smaller runs: --quick, or the smoke (whose plan is smaller still). */
     const short = opts.quick || opts.smoke
     const ctx: Ctx = { gw, mocks, wrk: wrk, dir: ws.dir, plan, log }
@@ -174,7 +176,6 @@ async function main(): Promise<number> {
       timeline: !opts.binary,
       baseline: opts.baseline,
     }
-    const part = alonePart(opts)
     if (part) {
       const { rows, detail } = await runAlone(part, { ctx, fwd, opts, ws, env, profDir, laneOpts })
       const seconds = (performance.now() - started) / 1000

@@ -3,6 +3,13 @@
  * The parts of `bun run bench` a flag runs alone (`--c1`, `--waterfall`, `--tokens`, `--hostile`,
  * `--signals`, `--agent`, `--aliases`, `--gemini`): which one the command line names, and running
  * it on the gateway and mocks scripts/bench.ts started.
+ *
+ * Under the smoke (SWITCHYARD_BENCH_SMOKE=1, what CI runs) `--quick` and `--binary` without a
+ * section flag run only what the flag changes, where they ran every section again (three whole
+ * benches in CI, ~10 minutes of a loaded machine's 15): `--quick` its plan (QUICK, as a real
+ * quick run takes it) on the closed loop, both modes at c16 and c64; `--binary` dist/switchyard
+ * served (the gateway scripts/bench.ts started) and one short closed-loop round against it. The
+ * plain `bun run bench` line runs every section once.
  */
 import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './agent.ts'
 import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './aliases.ts'
@@ -12,12 +19,15 @@ import { hostileLoadRows, runHostileLoad } from './hostile-load.ts'
 import type { Options } from './options.ts'
 import type { Workspace } from './processes.ts'
 import type { Row } from './report.ts'
-import type { Ctx, Forwarded } from './scenarios.ts'
+import { closedRows } from './rows.ts'
+import { type Ctx, type Forwarded, runClosedMatrix } from './scenarios.ts'
 import { runSignals, SIGNALS_CONCURRENCY, signalsRows } from './signals.ts'
 import { runTokens, TOKENS_CONCURRENCY, tokensRows } from './tokens.ts'
 import { runWaterfall, WATERFALL_CONCURRENCY, waterfallRows } from './waterfall.ts'
 
-export type AloneKind = 'c1' | 'waterfall' | 'tokens' | 'hostile' | 'signals' | 'aliases' | 'gemini' | 'agent'
+type SectionKind = 'c1' | 'waterfall' | 'tokens' | 'hostile' | 'signals' | 'aliases' | 'gemini' | 'agent'
+/** A section flag's part, or under the smoke what --quick or --binary changes. */
+export type AloneKind = SectionKind | 'smoke-quick' | 'smoke-binary'
 
 export interface AlonePart {
   /** The results file's `kind`. */
@@ -26,7 +36,7 @@ export interface AlonePart {
   title: string
 }
 
-const PARTS: Array<[keyof Options & AloneKind, string]> = [
+const PARTS: Array<[keyof Options & SectionKind, string]> = [
   ['c1', 'The c=1 lane'],
   ['waterfall', 'Waterfall'],
   ['tokens', 'Tokens and money'],
@@ -40,7 +50,12 @@ const PARTS: Array<[keyof Options & AloneKind, string]> = [
 /** The part the flags name (parseArgs lets at most one through), or null: the whole run. */
 export function alonePart(opts: Options): AlonePart | null {
   const hit = PARTS.find(([flag]) => opts[flag])
-  return hit ? { kind: hit[0], title: hit[1] } : null
+  if (hit) return { kind: hit[0], title: hit[1] }
+  if (!opts.smoke) return null
+  if (opts.quick) return { kind: 'smoke-quick', title: "--quick's part (its plan, the closed loop)" }
+  if (opts.binary)
+    return { kind: 'smoke-binary', title: "--binary's part (dist/switchyard, the closed loop)" }
+  return null
 }
 
 export interface AloneArgs {
@@ -95,6 +110,10 @@ export async function runAlone(part: AlonePart, a: AloneArgs): Promise<{ rows: R
       })
       return { rows: signalsRows(r), detail: null }
     }
+    case 'smoke-quick':
+    case 'smoke-binary':
+      log(`smoke: ${part.title}: ${JSON.stringify(ctx.plan)}, on ${ctx.gw.mode} ...`)
+      return { rows: closedRows(await runClosedMatrix(ctx, fwd)), detail: null }
     case 'tokens':
       log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
       return { rows: tokensRows(await runTokens(ctx, fwd, { binary: opts.binary, env })), detail: null }

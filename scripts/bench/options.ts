@@ -40,10 +40,11 @@ export const QUICK: Plan = {
 
 /**
  * `SWITCHYARD_BENCH_SMOKE=1`: every section a run would start, each at about a second of load, so
- * that CI (.ci/run) runs each command BENCHMARKS.md shows as pasted — its flags parsed, every
- * section started and stopped, every row computed — in seconds, not minutes. Its figures are
- * noise and say nothing about a target. Sections whose size is their own (the agent's turns, the
- * waterfall's cold rounds, the soak's warm-up) keep it.
+ * that CI (.ci/doc-commands.sh) runs each command BENCHMARKS.md shows as pasted — its flags
+ * parsed, every section started and stopped, every row computed — in seconds, not minutes. Its
+ * figures are noise and say nothing about a target. Sections whose size is their own (the agent's
+ * turns, the waterfall's cold rounds, the soak's warm-up) keep it. `--quick` and `--binary`
+ * (without a section flag) run only what they change, not every section again (alone.ts).
  */
 export const SMOKE_ENV = 'SWITCHYARD_BENCH_SMOKE'
 export const SMOKE: Plan = {
@@ -89,7 +90,8 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --baseline DIR with --c1: another checkout's gateway (DIR/src/main.ts) in the same rounds, the -before rows
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator
-  ${SMOKE_ENV}=1 (environment) every section at about a second of load (CI runs each command so)`
+  ${SMOKE_ENV}=1 (environment) every section at about a second of load (CI runs each command so);
+                 --quick, --binary: only the closed loop, on QUICK's plan or dist/switchyard`
 
 export interface Options {
   quick: boolean
@@ -180,7 +182,9 @@ export function parseArgs(argv: string[]): Options {
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   if (o.smoke) {
     if (o.soakMinutes !== null) o.soakMinutes = SMOKE_SOAK_MINUTES
-    console.error(`bench: ${SMOKE_ENV}=1, every section at about a second of load (its figures are noise)`)
+    console.error(
+      `bench: ${SMOKE_ENV}=1, every section at about a second of load, --quick and --binary only what they change (its figures are noise)`,
+    )
   }
   return o
 }

@@ -1,12 +1,15 @@
 /**
  * .ci/doc-commands.sh and the bench pieces it leans on, where they can be shown in a second: the
  * script stopping early must not signal its process group; a `CADDY` path that is no file is no
- * Caddy (the lane's row skips, saying so).
+ * Caddy (the lane's row skips, saying so); under the smoke, `--quick` and `--binary` run only what
+ * they change, the plain line every section.
  */
 import { describe, expect, test } from 'bun:test'
 import { copyFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { alonePart } from '../../scripts/bench/alone.ts'
 import { findCaddy } from '../../scripts/bench/caddy.ts'
+import { parseArgs, SMOKE_ENV } from '../../scripts/bench/options.ts'
 import { REPO } from '../support/cli.ts'
 import { tempDir } from '../support/config-doc.ts'
 
@@ -41,5 +44,30 @@ describe('findCaddy', () => {
       if (was === undefined) delete process.env.CADDY
       else process.env.CADDY = was
     }
+  })
+})
+
+describe('the bench smoke (SWITCHYARD_BENCH_SMOKE=1, as CI runs every bench line)', () => {
+  /** The part `bun run bench ARGS` runs alone (null: every section), with the smoke on or off. */
+  function partOf(args: string[], smoke: boolean) {
+    const was = process.env[SMOKE_ENV]
+    try {
+      process.env[SMOKE_ENV] = smoke ? '1' : '0'
+      return alonePart(parseArgs(args))?.kind ?? null
+    } finally {
+      if (was === undefined) delete process.env[SMOKE_ENV]
+      else process.env[SMOKE_ENV] = was
+    }
+  }
+
+  test('--quick and --binary run their own part, not every section again; the plain line runs every section', () => {
+    expect(partOf(['--quick'], true)).toBe('smoke-quick')
+    expect(partOf(['--binary'], true)).toBe('smoke-binary')
+    expect(partOf(['--quick', '--binary'], true)).toBe('smoke-quick')
+    expect(partOf([], true)).toBeNull()
+    // A section flag keeps its section; off the smoke, --quick and --binary are whole runs.
+    expect(partOf(['--quick', '--gemini'], true)).toBe('gemini')
+    expect(partOf(['--quick'], false)).toBeNull()
+    expect(partOf(['--binary'], false)).toBeNull()
   })
 })
