@@ -5,6 +5,8 @@ import { BUN, REPO } from './cli.ts'
 export interface HeldLock {
   /** Resolves when the holder has committed and exited. */
   released: Promise<number>
+  /** Commits now rather than at the end of the hold; resolves as `released` does. */
+  release(): Promise<number>
 }
 
 export async function holdWriteLock(dbPath: string, holdMs: number): Promise<HeldLock> {
@@ -20,5 +22,11 @@ export async function holdWriteLock(dbPath: string, holdMs: number): Promise<Hel
     text += new TextDecoder().decode(value)
   }
   reader.releaseLock()
-  return { released: proc.exited }
+  return {
+    released: proc.exited,
+    release() {
+      proc.kill('SIGUSR2')
+      return proc.exited
+    },
+  }
 }

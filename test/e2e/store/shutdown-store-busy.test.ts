@@ -61,6 +61,35 @@ async function setup(drainS: number, extra: string[]) {
   return { serve, db }
 }
 
+/** Reads the serve's stderr until a JSON line that `match` takes (the rest keeps draining). */
+async function stderrLine(serve: ServeProcess, match: (line: Record<string, unknown>) => boolean) {
+  const reader = (serve.proc.stderr as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`serve's stderr ended without the line: ${text}`)
+    text += decoder.decode(value, { stream: true })
+    const found = text
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => {
+        try {
+          return JSON.parse(l) as Record<string, unknown>
+        } catch {
+          return {} // a line not yet whole
+        }
+      })
+      .find(match)
+    if (found) {
+      void (async () => {
+        while (!(await reader.read()).done) {}
+      })()
+      return found
+    }
+  }
+}
+
 function books(db: string) {
   const d = new Database(db, { readonly: true })
   try {
@@ -86,11 +115,14 @@ describe.each([[[]], [['--workers', '2']]])(
   (extra) => {
     test('the last flush waits out the lock: every outcome, settlement and refusal count is written, exit 0', async () => {
       const { serve, db } = await setup(10, extra as string[])
-      // Held past the first attempt (BUSY_MS after the drain's 1 s grace), well inside the window.
-      const lock = await holdWriteLock(db, 3_000)
+      // Held until the last flush has failed on it once (the serve says so), then let go well
+      // inside the window; 8 s is only the bound should that line never come.
+      const lock = await holdWriteLock(db, 8_000)
       serve.proc.kill('SIGTERM')
+      const failed = await stderrLine(serve, (l) => l.msg === 'usage flush failed')
+      expect(failed).toMatchObject({ level: 'error', retrying: true })
+      await lock.release()
       expect(await serve.proc.exited).toBe(0)
-      await lock.released
       const b = books(db)
       expect(b.served.n).toBe(SERVED)
       // Every reservation settled to what its request used, none left for the sweeper.
@@ -114,6 +146,7 @@ test('past the window the loss is named in an error line, and serve still exits 
     .map((l) => JSON.parse(l))
   const lost = lines.find((l) => l.msg === 'usage lost at shutdown')
   expect(lost).toMatchObject({ level: 'error', outcomes: SERVED, settlements: SERVED, refusals: INVALID })
-  await lock.released
+  // The serve is gone: nothing is left to wait out the 6 s for.
+  await lock.release()
   expect(books(db).served.n).toBe(0)
 }, 40_000)
