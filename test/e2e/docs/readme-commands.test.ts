@@ -13,7 +13,7 @@
  *   curl), the per-key limits block on the starter config of `init`, and the admin API's `PATCH
  *   …/limits` curl with the token read from `$SWITCHYARD_ADMIN_TOKEN`, each run by `sh` as pasted.
  * - issue 47: `npm start` (the install already done); the install page's binary block from `init`
- *   on, `switchyard` being this Bun on the checkout's CLI; the traces page's Langfuse exports and
+ *   on, `switchyard` being this Bun on the binary's bundle of the checkout; the traces page's Langfuse exports and
  *   its serve with a local collector. test/docs/commands.test.ts names which test runs each
  *   command the documents show.
  * Codex and Claude Code come from the separate test-client package; without it those tests skip.
@@ -28,8 +28,9 @@ import { CLAUDE } from '../../support/claude-code.ts'
 import { REPO } from '../../support/cli.ts'
 import { codexBinary } from '../../support/codex.ts'
 import { testConfigDoc } from '../../support/config-doc.ts'
-import { asBinary, blockAfter, commandLines, serveAsPasted } from '../../support/docs.ts'
+import { blockAfter, commandLines, serveAsPasted } from '../../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
+import { mainBundle } from '../../support/main-bundle.ts'
 
 const README = await Bun.file(new URL('../../../README.md', import.meta.url)).text()
 const STARTER = Bun.YAML.parse(
@@ -37,6 +38,13 @@ const STARTER = Bun.YAML.parse(
 ) as { providers: unknown[]; plans: Record<string, unknown>; default_plan: string }
 const DOCUMENTED = 'http://127.0.0.1:8080'
 const codex = codexBinary()
+/**
+ * `switchyard …` as the binary runs it: the binary is `bun build --compile` of src/main.ts, and
+ * main-bundle.ts is that bundle, built once for the run — ten spawns here each skip transpiling
+ * the ~300 source modules again (~0.1 s of CPU a spawn).
+ */
+const SWITCHYARD = `'${process.execPath}' '${await mainBundle()}'`
+const asBinary = (line: string) => line.replace(/(^|\s)switchyard(?= )/g, `$1${SWITCHYARD}`)
 
 /** Shell words, as sh splits them: whitespace separates, '…' and "…" quote (no escapes needed here). */
 export function shellWords(line: string): string[] {
@@ -184,20 +192,18 @@ describe('the quick start', () => {
 
 describe('per-key limits as the README says', () => {
   test('the command-line block, on the starter config of `switchyard init`', async () => {
-    // `switchyard` is the binary; in a checkout the same CLI is `bun src/main.ts`.
-    const switchyard = `'${process.execPath}' '${REPO}src/main.ts'`
     const dir = home()
-    expect((await sh(`${switchyard} init`, dir)).code).toBe(0)
+    expect((await sh(asBinary('switchyard init'), dir)).code).toBe(0)
     let keyId = ''
     const lines = shBlock('## Per-key limits')
     expect(lines.length).toBe(5)
     for (const line of lines) {
       expect(line).toStartWith('switchyard ')
-      const r = await sh(line.replace(/^switchyard /, `${switchyard} `).replaceAll('KEY_ID', keyId), dir)
+      const r = await sh(asBinary(line).replaceAll('KEY_ID', keyId), dir)
       expect(r.code).toBe(0)
       keyId ||= /\bkey_\w+/.exec(r.stdout)?.[0] ?? ''
     }
-    const shown = await sh(`${switchyard} keys list acme --json`, dir)
+    const shown = await sh(asBinary('switchyard keys list acme --json'), dir)
     expect(JSON.parse(shown.stdout)[0].limits).toEqual({
       rpm: 5,
       rpd: null,
