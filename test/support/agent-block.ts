@@ -62,6 +62,8 @@ export interface AgentBlockOptions {
   timeoutMs?: number
   /** Under strace, when installed (it slows the agent down: a test traces one run per agent). */
   trace?: boolean
+  /** Added to the agent's environment (the runner's own settings, never the block's). */
+  env?: Record<string, string>
 }
 
 const DEAD_PROXY = 'http://127.0.0.1:9'
@@ -89,6 +91,7 @@ export async function runAgentBlock(opts: AgentBlockOptions): Promise<AgentRun> 
         HOME: home,
         PROMPT: opts.prompt,
         ...proxy,
+        ...opts.env,
       },
       stdin: opts.stdin ? new Blob([opts.prompt]) : 'ignore',
       stdout: 'pipe',

@@ -156,6 +156,9 @@ async function run(turn: Turn): Promise<AgentRun & { key: string }> {
       args: '"$PROMPT" --allowed-tools run_shell_command',
       prompt: turn.prompt,
       trace: turn.trace,
+      // Qwen Code otherwise restarts itself in a second Node with a larger heap once it has loaded
+      // (as Gemini CLI, which it forks): a whole second start-up for a limit one turn never nears.
+      env: { QWEN_CODE_NO_RELAUNCH: 'true' },
     })
     return { ...out, key }
   }
