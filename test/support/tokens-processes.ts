@@ -101,24 +101,32 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
   // Only this backend's engines are booted (SQLite's file: neither PostgreSQL nor Redis).
   const backend = backends(file, only)[0]!
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
+  /** SQLite: one `serve --workers 2`; the shared backends: three replicas — each stopped after the file. */
+  const startProcesses = async (base: string[]) => {
+    const procs =
+      backend.name === 'sqlite'
+        ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
+        : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+    running.push(...procs)
+    return procs
+  }
+  /** 40 requests at once across the processes, the three surfaces and stream/JSON by turns: their statuses. */
+  const burst = (procs: Array<{ url: string }>, key: string) =>
+    Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
+          async (r) => {
+            await r.arrayBuffer()
+            return r.status
+          },
+        ),
+      ),
+    )
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
       const { base, key, store } = await setup(await backend.fresh(), 0, METERED, ROWS_PLANS)
-      const procs =
-        backend.name === 'sqlite'
-          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
-          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
-      running.push(...procs)
-      const res = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
-            async (r) => {
-              await r.arrayBuffer()
-              return r.status
-            },
-          ),
-        ),
-      )
+      const procs = await startProcesses(base)
+      const res = await burst(procs, key)
       expect(res.every((s) => s === 200 || s === 429)).toBe(true)
       expect(res.filter((s) => s === 200).length).toBe(upstream!.billed.requests)
       expect(upstream!.billed.tokens).toBeLessThanOrEqual(3_000)
@@ -146,21 +154,8 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
 
     test(`${replicas}: a burst of 40 on a $0.01 budget at $0.0025 a request → exactly 4 served, the rest 402`, async () => {
       const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET)
-      const procs =
-        backend.name === 'sqlite'
-          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
-          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
-      running.push(...procs)
-      const res = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
-            async (r) => {
-              await r.arrayBuffer()
-              return r.status
-            },
-          ),
-        ),
-      )
+      const procs = await startProcesses(base)
+      const res = await burst(procs, key)
       expect(res.filter((s) => s === 200)).toHaveLength(4)
       expect(res.filter((s) => s === 402)).toHaveLength(36)
       expect(upstream!.billed.output * 12.5).toBeLessThanOrEqual(10_000_000)
@@ -178,11 +173,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET, { tpm: METERED })
       expect((await cli(['accounts', 'create', 'filler', '--plan', 'tpm', ...base])).code).toBe(0)
       const tpmKey = (await cli(['keys', 'create', 'filler', '--json', ...base])).json().key as string
-      const procs =
-        backend.name === 'sqlite'
-          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
-          : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
-      running.push(...procs)
+      const procs = await startProcesses(base)
       // One reservation: the input bound (the body's bytes; the largest of the three surfaces')
       // plus the 200 output tokens asked for; at $0.0025 the budget's is that request's price.
       const reservation = Math.max(
