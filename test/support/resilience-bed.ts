@@ -72,16 +72,22 @@ export async function startResilienceBed(
     providers?: (url: string) => Record<string, unknown>[]
     /** The config's `aliases` (virtual models over the bed's models). */
     aliases?: Record<string, unknown>[]
+    /**
+     * The default providers' timeouts over FAST's: a file with no timeout fault raises them, so a
+     * healthy answer slowed past 400 ms on a loaded machine is not retried on another key or model.
+     */
+    timeouts?: Partial<(typeof FAST)['timeouts']>
   } = {},
 ): Promise<ResilienceBed> {
   const up = await startFaultUpstream({ words: opts.words ?? 12 })
+  const fast = { ...FAST, timeouts: { ...FAST.timeouts, ...opts.timeouts } }
   const providers = opts.providers?.(up.url) ?? [
     {
       prefix: 'prime',
       kind: 'openai',
       base_url: `${up.url}/v1`,
       keys: [{ api_key: KEY_A }, { api_key: KEY_B }],
-      ...FAST,
+      ...fast,
       models: [
         model('gpt-a', { fallbacks: ['claude/claude-b', 'spare/gpt-s'], pricing: { input: 1, output: 1 } }),
         model('gpt-solo'),
@@ -93,7 +99,7 @@ export async function startResilienceBed(
       kind: 'anthropic',
       base_url: up.url,
       api_key: CLAUDE_KEY,
-      ...FAST,
+      ...fast,
       models: [
         model('claude-b', { fallbacks: ['prime/gpt-solo'], pricing: { input: 10, output: 30 } }),
         // Anthropic on both sides of a continuation: claude-q may finish what claude-p began.
@@ -106,7 +112,7 @@ export async function startResilienceBed(
       kind: 'openai',
       base_url: `${up.url}/v1`,
       api_key: 'sk-spare-0004',
-      ...FAST,
+      ...fast,
       models: [model('gpt-s', { features: [...ALL, 'prefill'] })],
     },
   ]
