@@ -2,9 +2,12 @@
  * @module
  * The bed of the resilience tests (DESIGN §10): the fault-injecting upstream behind a real gateway
  * whose providers all point at it — `prime` (openai, a pool of two keys, fallbacks), `claude`
- * (anthropic; `claude-p` falls back to `claude-q`, which continues an assistant prefill), `resp`
- * (openai speaking Responses) and `spare` (openai, a model that continues an assistant prefill) —
- * with small retry waits, timeouts and cooldowns so faults cost milliseconds.
+ * (anthropic; `claude-p` falls back to `claude-q`, which continues an assistant prefill) and
+ * `spare` (openai, a model that continues an assistant prefill) — with small retry waits and
+ * cooldowns so faults cost milliseconds, and `tight`, prime's twin (the same keys, models and
+ * fallbacks) whose timeouts are 400 ms: a test that stalls an upstream asks `tight/…` and sees
+ * the timeout fire, while every healthy answer, fallbacks' included, has timeouts a loaded machine
+ * never reaches.
  *
  * @example
  * const bed = await startResilienceBed()
@@ -29,11 +32,18 @@ const model = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
+/** Small retry waits and cooldowns: faults cost milliseconds. */
 export const FAST = {
   retry: { attempts: 2, backoff_ms: 20, max_backoff_ms: 80, max_retry_after_s: 2 },
   circuit: { failures: 3, cooldown_s: 1 },
-  timeouts: { first_byte_ms: 400, first_token_ms: 400, idle_ms: 400, total_ms: 20_000 },
+  // Never reached by a healthy answer, even with 3 test files at once on 2 cores (load 3–20; a
+  // first byte took 519 ms in CI): one slowed past a timeout is retried or failed over, and the
+  // test counting attempts or naming the answering model fails. Stall tests use TIGHT.
+  timeouts: { first_byte_ms: 15_000, first_token_ms: 15_000, idle_ms: 15_000, total_ms: 20_000 },
 }
+
+/** The timeouts of a provider a test stalls (silent, slow first token, stall): they fire at 400 ms. */
+export const TIGHT = { first_byte_ms: 400, first_token_ms: 400, idle_ms: 400, total_ms: 20_000 }
 
 export interface PostOptions {
   stream?: boolean
@@ -72,34 +82,31 @@ export async function startResilienceBed(
     providers?: (url: string) => Record<string, unknown>[]
     /** The config's `aliases` (virtual models over the bed's models). */
     aliases?: Record<string, unknown>[]
-    /**
-     * The default providers' timeouts over FAST's: a file with no timeout fault raises them, so a
-     * healthy answer slowed past 400 ms on a loaded machine is not retried on another key or model.
-     */
-    timeouts?: Partial<(typeof FAST)['timeouts']>
   } = {},
 ): Promise<ResilienceBed> {
   const up = await startFaultUpstream({ words: opts.words ?? 12 })
-  const fast = { ...FAST, timeouts: { ...FAST.timeouts, ...opts.timeouts } }
+  const primeModels = [
+    model('gpt-a', { fallbacks: ['claude/claude-b', 'spare/gpt-s'], pricing: { input: 1, output: 1 } }),
+    model('gpt-solo'),
+    model('gpt-small', { context_window: 8000, fallbacks: ['spare/gpt-s'] }),
+  ]
+  const pool = [{ api_key: KEY_A }, { api_key: KEY_B }]
   const providers = opts.providers?.(up.url) ?? [
     {
       prefix: 'prime',
       kind: 'openai',
       base_url: `${up.url}/v1`,
-      keys: [{ api_key: KEY_A }, { api_key: KEY_B }],
-      ...fast,
-      models: [
-        model('gpt-a', { fallbacks: ['claude/claude-b', 'spare/gpt-s'], pricing: { input: 1, output: 1 } }),
-        model('gpt-solo'),
-        model('gpt-small', { context_window: 8000, fallbacks: ['spare/gpt-s'] }),
-      ],
+      keys: pool,
+      ...FAST,
+      models: primeModels,
     },
+    { prefix: 'tight', kind: 'openai', base_url: `${up.url}/v1`, keys: pool, ...FAST, timeouts: TIGHT, models: primeModels },
     {
       prefix: 'claude',
       kind: 'anthropic',
       base_url: up.url,
       api_key: CLAUDE_KEY,
-      ...fast,
+      ...FAST,
       models: [
         model('claude-b', { fallbacks: ['prime/gpt-solo'], pricing: { input: 10, output: 30 } }),
         // Anthropic on both sides of a continuation: claude-q may finish what claude-p began.
@@ -112,7 +119,7 @@ export async function startResilienceBed(
       kind: 'openai',
       base_url: `${up.url}/v1`,
       api_key: 'sk-spare-0004',
-      ...fast,
+      ...FAST,
       models: [model('gpt-s', { features: [...ALL, 'prefill'] })],
     },
   ]

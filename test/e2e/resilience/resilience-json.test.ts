@@ -141,7 +141,8 @@ describe('chat, JSON', () => {
   test('a silent upstream is given up at first_byte_ms and not waited on again', async () => {
     bed.up.script({ model: 'gpt-a' }, 'silent')
     const t0 = performance.now()
-    const res = await bed.post('chat', 'prime/gpt-a')
+    // tight/gpt-a: prime/gpt-a's twin whose first_byte_ms is 400.
+    const res = await bed.post('chat', 'tight/gpt-a')
     expect(res.status).toBe(200)
     expect(performance.now() - t0).toBeLessThan(1200)
     expect(bed.up.attempts().map((a) => a.model)).toEqual(['gpt-a', 'claude-b'])

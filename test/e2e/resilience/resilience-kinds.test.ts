@@ -24,6 +24,8 @@ interface Case {
   attempts: number
   /** The model that answers (200 only). */
   model?: string
+  /** The model asked: `tight/gpt-a` (prime's twin, 400 ms timeouts) where the case stalls it. */
+  ask?: string
 }
 
 const CASES: Case[] = [
@@ -60,6 +62,7 @@ const CASES: Case[] = [
   {
     kind: 'silent: fail over at once',
     steps: ['silent', 'ok'],
+    ask: 'tight/gpt-a',
     status: 200,
     attempts: 2,
     model: 'claude/claude-b',
@@ -80,7 +83,7 @@ for (const wire of ['chat', 'messages', 'responses'] as const) {
       for (const c of CASES) {
         test(`${c.kind} → ${c.status}${c.model ? ` from ${c.model}` : ''}, ${c.attempts} attempt(s)`, async () => {
           bed.up.script({ model: 'gpt-a' }, ...c.steps)
-          const res = await bed.post(wire, 'prime/gpt-a', { stream })
+          const res = await bed.post(wire, c.ask ?? 'prime/gpt-a', { stream })
           const text = await res.text()
           expect(res.status).toBe(c.status)
           expect(bed.up.attempts()).toHaveLength(c.attempts)

@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { beforeEach } from '../../support/hooks.ts'
 import { readStream } from '../../support/read-stream.ts'
-import { FAST, type ResilienceBed, startResilienceBed } from '../../support/resilience-bed.ts'
+import { FAST, TIGHT, type ResilienceBed, startResilienceBed } from '../../support/resilience-bed.ts'
 import { readResponsesStream } from '../../support/responses-bed.ts'
 
 const model = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -40,6 +40,17 @@ beforeAll(async () => {
         circuit: { failures: 10, cooldown_s: 60 },
         models: [model('fb2', { fallbacks: ['oc/plain'] }), model('solo')],
       },
+      // oa's twin with 400 ms timeouts, for the test that stalls fb2 (oa's healthy answers keep FAST's).
+      {
+        prefix: 'ot',
+        kind: 'openai',
+        wire: 'responses',
+        base_url: `${url}/v1`,
+        api_key: 'sk-oa-0001',
+        ...FAST,
+        timeouts: TIGHT,
+        models: [model('fb2', { fallbacks: ['oc/plain'] })],
+      },
       {
         prefix: 'oc',
         kind: 'openai',
@@ -60,6 +71,7 @@ const FAILED_ATTEMPT = [
   'exceeded your current quota',
   'resp_sanitized_streaming',
   '"oa/',
+  '"ot/',
 ]
 
 /**
@@ -114,9 +126,9 @@ describe('before content: retried or failed over unseen', () => {
   test('(c) a stall after response.created … past first_token_ms → the fallback answers, the stalled one let go', async () => {
     bed.up.script({ model: 'fb2' }, { fault: 'stall', after: 0 })
     const t0 = performance.now()
-    const res = await bed.post('responses', 'oa/fb2', { stream: true })
+    const res = await bed.post('responses', 'ot/fb2', { stream: true })
     await expectFallbackAnswer(res, 2)
-    // first_token_ms is 400 in the bed.
+    // first_token_ms is 400 on ot.
     expect(performance.now() - t0).toBeLessThan(2_000)
     const [stalled] = bed.up.attempts({ model: 'fb2' })
     await Bun.sleep(100)

@@ -60,13 +60,13 @@ describe('before content: retried or failed over unseen, on every surface', () =
     expect(s).toMatchObject({ text: bed.up.answer(), complete: true, model: 'prime/gpt-solo' })
   })
 
+  // The slow model is asked as `tight/…`: prime's twin, first_token_ms 400.
   test('a slow first token with a fallback: failed over at first_token_ms, the slow one let go', async () => {
     bed.up.script({ model: 'gpt-a' }, { fault: 'slow_first_token', delayMs: 5_000 })
     const t0 = performance.now()
-    const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
+    const res = await bed.post('chat', 'tight/gpt-a', { stream: true })
     const s = readStream('chat', await res.text())
     expect(s).toMatchObject({ text: bed.up.answer(), complete: true, model: 'claude/claude-b' })
-    // first_token_ms is 400 in the bed.
     expect(performance.now() - t0).toBeLessThan(2_000)
     const slow = bed.up.attempts({ model: 'gpt-a' })
     expect(slow).toHaveLength(1)
@@ -75,22 +75,22 @@ describe('before content: retried or failed over unseen, on every surface', () =
   })
 
   test('a slow first token whose only fallback cannot be tried (its circuits open) is waited on, not a 504', async () => {
-    // claude/claude-b falls back to prime/gpt-solo: open both of its keys' circuits (3 failures).
-    bed.up.script({ model: 'gpt-solo' }, 'unavailable')
-    for (let i = 0; i < 3; i++) await (await bed.post('chat', 'prime/gpt-solo')).text()
-    const before = bed.up.attempts({ model: 'gpt-solo' }).length
-    bed.up.script({ model: 'claude-b' }, { fault: 'slow_first_token', delayMs: 1_000 })
-    const res = await bed.post('chat', 'claude/claude-b', { stream: true })
+    // tight/gpt-small falls back to spare/gpt-s only: open its circuit (3 failures).
+    bed.up.script({ model: 'gpt-s' }, 'unavailable')
+    for (let i = 0; i < 3; i++) await (await bed.post('chat', 'spare/gpt-s')).text()
+    const before = bed.up.attempts({ model: 'gpt-s' }).length
+    bed.up.script({ model: 'gpt-small' }, { fault: 'slow_first_token', delayMs: 1_000 })
+    const res = await bed.post('chat', 'tight/gpt-small', { stream: true })
     const s = readStream('chat', await res.text())
     expect(res.status).toBe(200)
-    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null, model: 'claude/claude-b' })
-    expect(bed.up.attempts({ model: 'claude-b' })).toHaveLength(1)
-    expect(bed.up.attempts({ model: 'gpt-solo' })).toHaveLength(before)
+    expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null, model: 'tight/gpt-small' })
+    expect(bed.up.attempts({ model: 'gpt-small' })).toHaveLength(1)
+    expect(bed.up.attempts({ model: 'gpt-s' })).toHaveLength(before)
   })
 
   test('a slow first token with no fallback is waited on (a reasoning model is not an error)', async () => {
-    bed.up.script({ model: 'gpt-s' }, { fault: 'slow_first_token', delayMs: 1_200 })
-    const res = await bed.post('chat', 'spare/gpt-s', { stream: true })
+    bed.up.script({ model: 'gpt-solo' }, { fault: 'slow_first_token', delayMs: 1_200 })
+    const res = await bed.post('chat', 'tight/gpt-solo', { stream: true })
     const s = readStream('chat', await res.text())
     expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
     expect(bed.up.attempts()).toHaveLength(1)
@@ -190,7 +190,7 @@ describe('after content, continued on a prefill fallback: one answer, exactly on
 
   test('chat: a stall after content is continued too, and the stalled upstream let go', async () => {
     bed.up.script({ model: 'gpt-a' }, { fault: 'stall', after: 3 })
-    const res = await bed.post('chat', 'prime/gpt-a', { stream: true })
+    const res = await bed.post('chat', 'tight/gpt-a', { stream: true })
     const s = readStream('chat', await res.text())
     expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
     const [stalled] = bed.up.attempts({ model: 'gpt-a' })
@@ -376,7 +376,7 @@ describe('after content, with nowhere to continue: a clean in-band error', () =>
   test('a stall after content: the error at idle_ms, and the upstream socket closed at once', async () => {
     bed.up.script({ model: 'gpt-solo' }, { fault: 'stall', after: 3 })
     const t0 = performance.now()
-    const res = await bed.post('chat', 'prime/gpt-solo', { stream: true })
+    const res = await bed.post('chat', 'tight/gpt-solo', { stream: true })
     const s = readStream('chat', await res.text())
     const errorAt = performance.now() - t0
     expect(s.complete).toBe(false)
@@ -401,7 +401,6 @@ describe('a structured answer cut after content is not continued', () => {
           kind: 'openai',
           base_url: `${url}/v1`,
           api_key: 'sk-prime-json-0005',
-          timeouts: { first_byte_ms: 400, first_token_ms: 400, idle_ms: 400, total_ms: 20_000 },
           models: [
             {
               name: 'gpt-j',

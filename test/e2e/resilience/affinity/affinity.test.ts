@@ -11,11 +11,8 @@ import { KEY_A, KEY_B, type ResilienceBed, startResilienceBed } from '../../../s
 
 let bed: ResilienceBed
 beforeAll(async () => {
-  // A virtual model over two models of the bed: a session keeps one target too. No test here
-  // stalls the upstream: timeouts a loaded machine never reaches on a healthy answer (a 400 ms
-  // first byte timed out once in CI and moved a turn to the other target).
+  // A virtual model over two models of the bed: a session keeps one target too.
   bed = await startResilienceBed({
-    timeouts: { first_byte_ms: 15_000, first_token_ms: 15_000, idle_ms: 15_000 },
     aliases: [
       {
         id: 'team/coder',
