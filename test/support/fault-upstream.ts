@@ -86,8 +86,13 @@ export interface FaultUpstream {
 }
 
 const enc = new TextEncoder()
-/** How long a cut waits for the words before it to be written out. */
-const FLUSH_MS = 20
+/**
+ * How long a cut waits for the words before it to be written out. Bun writes them in a task of its
+ * own, which a starved process (3 test files on 2 cores, load 20) ran after a 20 ms timer: the
+ * abort took every frame with it, 1 run in 150 of a bare loop, and the gateway retried a cut "after
+ * content" as a reset before it (resilience-stream, 3–4 runs in 8 at load 15–29). At 100 ms: none.
+ */
+const FLUSH_MS = 100
 
 interface Rule {
   steps: Fault[]
