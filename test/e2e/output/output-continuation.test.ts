@@ -40,7 +40,8 @@ beforeAll(async () => {
           base_url: up.url,
           api_key: 'sk-up',
           retry: { attempts: 0, backoff_ms: 10, max_backoff_ms: 20, max_retry_after_s: 1 },
-          timeouts: { first_byte_ms: 2_000, first_token_ms: 2_000, idle_ms: 300, total_ms: 20_000 },
+          // No test here stalls: timeouts no healthy stream reaches on a loaded machine (idle_ms was 300).
+          timeouts: { first_byte_ms: 15_000, first_token_ms: 15_000, idle_ms: 15_000, total_ms: 20_000 },
           models: [
             model('first', { fallbacks: ['oai/next'] }),
             model('next', { features: [...FEATURES, 'prefill'] }),
