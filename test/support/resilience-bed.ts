@@ -100,7 +100,15 @@ export async function startResilienceBed(
       ...FAST,
       models: primeModels,
     },
-    { prefix: 'tight', kind: 'openai', base_url: `${up.url}/v1`, keys: pool, ...FAST, timeouts: TIGHT, models: primeModels },
+    {
+      prefix: 'tight',
+      kind: 'openai',
+      base_url: `${up.url}/v1`,
+      keys: pool,
+      ...FAST,
+      timeouts: TIGHT,
+      models: primeModels,
+    },
     {
       prefix: 'claude',
       kind: 'anthropic',

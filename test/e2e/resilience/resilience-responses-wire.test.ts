@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { beforeEach } from '../../support/hooks.ts'
 import { readStream } from '../../support/read-stream.ts'
-import { FAST, TIGHT, type ResilienceBed, startResilienceBed } from '../../support/resilience-bed.ts'
+import { FAST, type ResilienceBed, startResilienceBed, TIGHT } from '../../support/resilience-bed.ts'
 import { readResponsesStream } from '../../support/responses-bed.ts'
 
 const model = (name: string, extra: Record<string, unknown> = {}) => ({
