@@ -14,24 +14,26 @@
  * cost, since the upstream may have answered them in full: the window keeps them until it slides.
  *
  * One test file per backend (test/e2e/limits/tokens-processes-*.test.ts): the tests of one backend
- * spawn 1–4 gateways each and wait out reservation TTLs, ~50 s of wall a backend on a loaded
- * machine for ~4 s of CPU, so as one file they were the suite's long pole (156 s, the run's
- * floor under `--parallel`); as three, three workers run them side by side.
+ * spawn gateways and wait out reservation TTLs, ~50 s of wall a backend on a loaded machine for
+ * ~4 s of CPU, so as one file they were the suite's long pole (156 s, the run's floor under
+ * `--parallel`); as three, three workers run them side by side. The bursts and the fill share one
+ * upstream and one set of processes (each test on accounts of its own); the kill -9 test starts
+ * its own, since it kills one.
  */
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { parseConfig } from '../../src/config/index.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import { openStores } from '../../src/store/index.ts'
 import { type Backend, type BackendUrls, backendDoc, backends } from './backends.ts'
 import { type BillingUpstream, startBillingUpstream } from './billing-upstream.ts'
-import { cli } from './cli.ts'
-import { tempDir } from './config-doc.ts'
+import { ADMIN_TOKEN, tempDir } from './config-doc.ts'
 import { afterEach } from './hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from './process.ts'
 import { ROWS_PLANS, rowsAreOneAdmission } from './rows-bursts.ts'
 import { SURFACES, tokensBody, tokensDoc, tokensRequest } from './tokens-bed.ts'
 
+/** The kill -9 test's processes and upstream (its own: it kills one), stopped after it. */
 const running: ServeProcess[] = []
 let upstream: BillingUpstream | undefined
 
@@ -50,20 +52,17 @@ const MONTH: LimitRow = {
 const METERED = { rpm: null, rpd: null, tpm: 3_000, models: ['*'] }
 // 200 output tokens at $12.50 / 1M = $0.0025 a request; input free.
 const BUDGET = { rpm: null, rpd: null, budget: { usd: 0.01, period: 'month' }, models: ['*'] }
+const PRICE = { input: 0, output: 12.5 }
 
-/** `more`: further plans in the config (their accounts made by the test). */
-async function setup(
-  urls: BackendUrls,
-  chunkDelayMs = 0,
-  plan: Record<string, unknown> = METERED,
-  more: Record<string, unknown> = {},
-) {
-  const priced = plan === BUDGET
-  upstream = await startBillingUpstream({ chunkDelayMs, answerTokens: priced ? 200 : undefined })
+/**
+ * A config on `urls` in front of `upstream` (`bill/m` priced at PRICE): plans `metered` (TPM
+ * 3,000), `budget` ($0.01) and ROWS_PLANS; its path and how to open the test's own view of the store.
+ */
+function configFor(urls: BackendUrls, upstreamUrl: string) {
   const dir = tempDir()
   const doc = backendDoc(
     {
-      ...tokensDoc(upstream.url, { metered: plan, ...more }, priced ? { input: 0, output: 12.5 } : undefined),
+      ...tokensDoc(upstreamUrl, { metered: METERED, budget: BUDGET, ...ROWS_PLANS }, PRICE),
       database: { path: join(dir, 'shared.db') },
       limits: { reservation_ttl_s: TTL_S },
       // Settlement rides the usage flush: a short one keeps the one-at-a-time fill quick.
@@ -71,15 +70,36 @@ async function setup(
     },
     urls,
   )
-  const config = writeConfig(dir, doc)
-  const base = ['--config', config]
-  expect((await cli(['accounts', 'create', 'acct', '--plan', 'metered', ...base])).code).toBe(0)
-  const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
-  const store = () => openStores(parseConfig(doc, 'test'))
-  return { base, key, store }
+  return { base: ['--config', writeConfig(dir, doc)], store: () => openStores(parseConfig(doc, 'test')) }
 }
 
-async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[], name = 'acct') {
+/** An account on `plan` and a key of it, through the admin API of `url` (a CLI process apiece costs seconds on a loaded machine). */
+async function accountKey(url: string, name: string, plan: string): Promise<string> {
+  const admin = async (path: string, body: unknown) => {
+    const r = await fetch(`${url}/admin/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    expect(r.status).toBe(200)
+    return (await r.json()) as { key: string }
+  }
+  await admin('/accounts', { name, plan })
+  return (await admin('/keys', { account: name })).key
+}
+
+/** What `upstream` billed since this was called (the burst tests share one upstream). */
+function billedSince(up: BillingUpstream): () => BillingUpstream['billed'] {
+  const at = { ...up.billed }
+  return () => ({
+    tokens: up.billed.tokens - at.tokens,
+    input: up.billed.input - at.input,
+    output: up.billed.output - at.output,
+    requests: up.billed.requests - at.requests,
+  })
+}
+
+async function used(open: () => ReturnType<typeof openStores>, rows: LimitRow[], name: string) {
   const store = await open()
   try {
     const account = (await store.getAccount(name))!
@@ -101,15 +121,39 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
   // Only this backend's engines are booted (SQLite's file: neither PostgreSQL nor Redis).
   const backend = backends(file, only)[0]!
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
-  /** SQLite: one `serve --workers 2`; the shared backends: three replicas — each stopped after the file. */
-  const startProcesses = async (base: string[]) => {
-    const procs =
-      backend.name === 'sqlite'
-        ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
-        : await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
-    running.push(...procs)
-    return procs
+  /** SQLite: one `serve --workers 2`; the shared backends: three replicas. */
+  const startProcesses = (base: string[]) =>
+    backend.name === 'sqlite'
+      ? Promise.all([spawnServe(['--workers', '2', '--port', '0', ...base])])
+      : Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+
+  /**
+   * The bursts and the fill share one upstream, one store and its processes, started by the first
+   * of them and stopped after the file: each test on accounts of its own, and what the upstream
+   * billed counted from its start (billedSince). Starting them per test (an upstream, 1–3 serves
+   * and the CLI processes that made the accounts) was most of these tests' wall time.
+   */
+  let bed:
+    | Promise<{
+        upstream: BillingUpstream
+        procs: ServeProcess[]
+        store: ReturnType<typeof configFor>['store']
+      }>
+    | undefined
+  const shared = () => {
+    bed ??= (async () => {
+      const up = await startBillingUpstream({ answerTokens: 200 })
+      const { base, store } = configFor(await backend.fresh(), up.url)
+      return { upstream: up, procs: await startProcesses(base), store }
+    })()
+    return bed
   }
+  afterAll(async () => {
+    const b = await bed?.catch(() => undefined)
+    for (const p of b?.procs ?? []) await p.kill('SIGKILL')
+    await b?.upstream.stop()
+  })
+
   /** 40 requests at once across the processes, the three surfaces and stream/JSON by turns: their statuses. */
   const burst = (procs: Array<{ url: string }>, key: string) =>
     Promise.all(
@@ -124,28 +168,29 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     )
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
-      const { base, key, store } = await setup(await backend.fresh(), 0, METERED, ROWS_PLANS)
-      const procs = await startProcesses(base)
+      const { upstream: up, procs, store } = await shared()
+      const key = await accountKey(procs[0]!.url, 'burst-tpm', 'metered')
+      const billed = billedSince(up)
       const res = await burst(procs, key)
       expect(res.every((s) => s === 200 || s === 429)).toBe(true)
-      expect(res.filter((s) => s === 200).length).toBe(upstream!.billed.requests)
-      expect(upstream!.billed.tokens).toBeLessThanOrEqual(3_000)
+      expect(res.filter((s) => s === 200).length).toBe(billed().requests)
+      expect(billed().tokens).toBeLessThanOrEqual(3_000)
       let total = -1
-      for (let i = 0; i < 40 && total !== upstream!.billed.tokens; i++) {
+      for (let i = 0; i < 40 && total !== billed().tokens; i++) {
         await Bun.sleep(100)
         const u = (await (
           await fetch(`${procs[0]!.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
         ).json()) as any
         total = u.usage.today.total_tokens
       }
-      expect(total).toBe(upstream!.billed.tokens)
+      expect(total).toBe(billed().tokens)
       // Limits as rows (issue 41): RPM never passed, no stale hold, no stray count (rows-bursts.ts).
       const view = await store()
       try {
         await rowsAreOneAdmission(
           procs.map((p) => p.url),
           view,
-          upstream!,
+          up,
         )
       } finally {
         await view.close()
@@ -153,27 +198,27 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })
 
     test(`${replicas}: a burst of 40 on a $0.01 budget at $0.0025 a request → exactly 4 served, the rest 402`, async () => {
-      const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET)
-      const procs = await startProcesses(base)
+      const { upstream: up, procs, store } = await shared()
+      const key = await accountKey(procs[0]!.url, 'burst-budget', 'budget')
+      const billed = billedSince(up)
       const res = await burst(procs, key)
       expect(res.filter((s) => s === 200)).toHaveLength(4)
       expect(res.filter((s) => s === 402)).toHaveLength(36)
-      expect(upstream!.billed.output * 12.5).toBeLessThanOrEqual(10_000_000)
+      expect(billed().output * 12.5).toBeLessThanOrEqual(10_000_000)
       let spent: number | undefined = -1
       for (let i = 0; i < 40 && spent !== 10_000; i++) {
         await Bun.sleep(100)
-        ;[spent] = await used(store, [MONTH])
+        ;[spent] = await used(store, [MONTH], 'burst-budget')
       }
       expect(spent).toBe(10_000)
     })
 
     test(`${replicas}: filled one request at a time, TPM 3,000 and a $0.01 budget are usable to within one reservation`, async () => {
-      // One setup for both: the budget on the config's priced model ($0.0025 a request), the TPM
-      // on a second account; each request goes to the next process, so the fill spans them all.
-      const { base, key, store } = await setup(await backend.fresh(), 0, BUDGET, { tpm: METERED })
-      expect((await cli(['accounts', 'create', 'filler', '--plan', 'tpm', ...base])).code).toBe(0)
-      const tpmKey = (await cli(['keys', 'create', 'filler', '--json', ...base])).json().key as string
-      const procs = await startProcesses(base)
+      // The budget on the config's priced model ($0.0025 a request), the TPM on a second account;
+      // each request goes to the next process, so the fill spans them all.
+      const { upstream: up, procs, store } = await shared()
+      const key = await accountKey(procs[0]!.url, 'fill-budget', 'budget')
+      const tpmKey = await accountKey(procs[0]!.url, 'fill-tpm', 'metered')
       // One reservation: the input bound (the body's bytes; the largest of the three surfaces')
       // plus the 200 output tokens asked for; at $0.0025 the budget's is that request's price.
       const reservation = Math.max(
@@ -195,7 +240,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
         const inWindow = async () =>
           (await view.rowStates({ accountId, keyId: null, now: Date.now(), rows: [row] }))[0]!.used
         let refused: Response | null = null
-        for (let i = 0; i < 40 && !refused && upstream; i++) {
+        for (let i = 0; i < 40 && !refused; i++) {
           const r = await tokensRequest(procs[i % procs.length]!.url, k, SURFACES[i % 3]!, i % 2 === 0, 200)
           await r.arrayBuffer()
           if (r.status === refusedWith) refused = r
@@ -213,15 +258,16 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       }
 
       try {
-        const tpm = await fill(tpmKey, 429, TPM, await idOf('filler'), () => upstream!.billed.tokens)
-        const tokens = upstream!.billed.tokens
+        const billed = billedSince(up)
+        const tpm = await fill(tpmKey, 429, TPM, await idOf('fill-tpm'), () => billed().tokens)
+        const tokens = billed().tokens
         expect(tokens).toBeLessThanOrEqual(3_000)
         expect(tokens).toBeGreaterThanOrEqual(3_000 - reservation)
         expect(Number(tpm.headers.get('x-ratelimit-remaining-tokens'))).toBe(3_000 - tokens)
 
-        const before = upstream!.billed.output
-        const spentOf = () => (upstream!.billed.output - before) * 12.5
-        await fill(key, 402, MONTH, await idOf('acct'), spentOf)
+        const before = up.billed.output
+        const spentOf = () => (up.billed.output - before) * 12.5
+        await fill(key, 402, MONTH, await idOf('fill-budget'), spentOf)
         // $0.0025 a request (200 output tokens at $12.50 / 1M, input free): 4 served, $0.01 spent.
         expect(spentOf()).toBeLessThanOrEqual(10_000)
         expect(spentOf()).toBeGreaterThanOrEqual(10_000 - 2_500)
@@ -232,23 +278,37 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })
 
     test('kill -9 mid-burst: no admission lost; the reservations nobody settled are settled (to themselves) within the bound', async () => {
-      const { base, key, store } = await setup(await backend.fresh(), 150)
+      // Its own upstream (slow: 150 ms a chunk, so the kill lands mid-answer), store and process.
+      upstream = await startBillingUpstream({ chunkDelayMs: 150 })
+      const { base, store } = configFor(await backend.fresh(), upstream.url)
       const p = await spawnServe(['--port', '0', ...base])
       running.push(p)
+      const key = await accountKey(p.url, 'acct', 'metered')
+      let refused = 0
       const pending = Array.from({ length: 8 }, (_, i) =>
         tokensRequest(p.url, key, SURFACES[i % 3]!, true, 200)
-          .then((r) => r.arrayBuffer())
+          .then((r) => {
+            if (r.status !== 200) refused++
+            return r.arrayBuffer()
+          })
           .catch(() => null),
       )
-      for (let i = 0; i < 50 && upstream!.billed.requests < 5; i++) await Bun.sleep(20)
+      // Killed once each request is refused or has reached the upstream (each then streams for
+      // ~2 s): an admission is stored before it is sent, so one killed in between would be stored
+      // and never seen. (A fixed second for five to arrive passed before any had under load 20.)
+      for (let i = 0; i < 500 && upstream!.billed.requests + refused < 8; i++) await Bun.sleep(20)
       await Bun.sleep(100)
-      await p.kill('SIGKILL')
+      // The serving process, not `p.proc`: serve runs itself again with its fetch cap set and waits
+      // (src/cli/process.ts), and the one it started, losing its parent, stops gracefully — it
+      // drained the burst and settled every reservation, and this test killed nothing.
+      process.kill(p.pid, 'SIGKILL')
+      await p.proc.exited
       const killedAt = Date.now()
       await Promise.all(pending)
       const seen = upstream!.billed.requests
       expect(seen).toBeGreaterThan(0)
       // Every admission the upstream saw is stored, its reservation still held.
-      const [requests, tokens] = await used(store, [RPM, TPM])
+      const [requests, tokens] = await used(store, [RPM, TPM], 'acct')
       expect(requests).toBe(seen)
       expect(tokens).toBeGreaterThan(0)
       // A process started after sweeps what nobody settled, within the bound: 1.1 × the TTL after
@@ -265,7 +325,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
         await view.close()
       }
       // Settled to themselves: the upstream may have billed each in full, so the window keeps them.
-      expect((await used(store, [TPM]))[0]).toBe(tokens)
+      expect((await used(store, [TPM], 'acct'))[0]).toBe(tokens)
     })
   })
 }
