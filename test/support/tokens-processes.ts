@@ -55,6 +55,15 @@ const BUDGET = { rpm: null, rpd: null, budget: { usd: 0.01, period: 'month' }, m
 const PRICE = { input: 0, output: 12.5 }
 
 /**
+ * `serve` with its fetch cap already set (to the default `server.max_upstream_connections`): it
+ * serves in the process spawned rather than running itself again under a supervisor that waits
+ * (src/cli/process.ts) — one Bun process a gateway, not two started one after the other (~1 s less
+ * a spawn at load 15). These tests count admissions across processes; the supervisor serves none
+ * (signals.test.ts and workers-supervision.test.ts test it).
+ */
+const serve = (args: string[]) => spawnServe(args, { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } })
+
+/**
  * A config on `urls` in front of `upstream` (`bill/m` priced at PRICE): plans `metered` (TPM
  * 3,000), `budget` ($0.01) and ROWS_PLANS; its path and how to open the test's own view of the store.
  */
@@ -124,8 +133,8 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
   /** SQLite: one `serve --workers 2`; the shared backends: three replicas. */
   const startProcesses = (base: string[]) =>
     backend.name === 'sqlite'
-      ? Promise.all([spawnServe(['--workers', '2', '--port', '0', ...base])])
-      : Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))
+      ? Promise.all([serve(['--workers', '2', '--port', '0', ...base])])
+      : Promise.all([0, 1, 2].map(() => serve(['--port', '0', ...base])))
 
   /**
    * The bursts and the fill share one upstream, one store and its processes, started by the first
@@ -148,11 +157,13 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })()
     return bed
   }
-  afterAll(async () => {
+  const stopShared = async () => {
     const b = await bed?.catch(() => undefined)
+    bed = undefined
     for (const p of b?.procs ?? []) await p.kill('SIGKILL')
     await b?.upstream.stop()
-  })
+  }
+  afterAll(stopShared)
 
   /** 40 requests at once across the processes, the three surfaces and stream/JSON by turns: their statuses. */
   const burst = (procs: Array<{ url: string }>, key: string) =>
@@ -278,10 +289,14 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })
 
     test('kill -9 mid-burst: no admission lost; the reservations nobody settled are settled (to themselves) within the bound', async () => {
+      // The shared processes stopped first: on PostgreSQL + Redis both stores would share the one
+      // Redis (account ids are per database, and collide), and their reconcile released this
+      // store's reservations as never admitted (the window read 0, not the reservations).
+      await stopShared()
       // Its own upstream (slow: 150 ms a chunk, so the kill lands mid-answer), store and process.
       upstream = await startBillingUpstream({ chunkDelayMs: 150 })
       const { base, store } = configFor(await backend.fresh(), upstream.url)
-      const p = await spawnServe(['--port', '0', ...base])
+      const p = await serve(['--port', '0', ...base])
       running.push(p)
       const key = await accountKey(p.url, 'acct', 'metered')
       let refused = 0
@@ -298,9 +313,8 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       // and never seen. (A fixed second for five to arrive passed before any had under load 20.)
       for (let i = 0; i < 500 && upstream!.billed.requests + refused < 8; i++) await Bun.sleep(20)
       await Bun.sleep(100)
-      // The serving process, not `p.proc`: serve runs itself again with its fetch cap set and waits
-      // (src/cli/process.ts), and the one it started, losing its parent, stops gracefully — it
-      // drained the burst and settled every reservation, and this test killed nothing.
+      // The serving process (`serve` here has no supervisor; under one, `p.proc` would be the
+      // supervisor, whose child, losing its parent, stops gracefully and drains the burst).
       process.kill(p.pid, 'SIGKILL')
       await p.proc.exited
       const killedAt = Date.now()
@@ -314,7 +328,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       // A process started after sweeps what nobody settled, within the bound: 1.1 × the TTL after
       // admission — or, started later than that (a loaded machine), its first sweep, a tenth of
       // the TTL after it is up. Then nothing is left for a sweep to settle.
-      const after = await spawnServe(['--port', '0', ...base])
+      const after = await serve(['--port', '0', ...base])
       running.push(after)
       const due = Math.max(killedAt + 1.1 * TTL_S * 1000, Date.now() + TTL_S * 100) + 1_000
       await Bun.sleep(due - Date.now())
