@@ -1,5 +1,5 @@
 /**
- * A 15-second wait for the upstream's first token (model `slow-first-15000ms`) still reaches the
+ * A long wait for the upstream's first token (9 s: model `slow-first-9000ms`) still reaches the
  * client: the 200 goes out after `stream_hold_ms`, `: keep-alive` comments flow meanwhile, and
  * Bun's socket idle timeout does not cut the wait.
  *
@@ -7,26 +7,51 @@
  * interval (6 s), so the stream's socket stays silent long enough to be cut unless chat
  * requests are exempt from the idle timeout — which is what this proves. (Bun does not time out a
  * POST whose response has not started, so the non-streamed call would survive either way; it is
- * here to show the long wait works in both modes.)
+ * here to show the long wait works in both modes.) The wait needs only to outlast the keep-alive
+ * after the hold (0.3 + 6 s) by a margin: its longest silence, 6 s, is the one a 15 s wait had.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type ChatBed, readSSE, startChatBed, userMessage } from '../../../support/chat-bed.ts'
+import OpenAI from 'openai'
+import { type MockUpstream, startMockUpstream } from '../../../../scripts/mock-upstream.ts'
+import { chatConfigDoc, readSSE, userMessage } from '../../../support/chat-bed.ts'
+import { startGateway, type TestGateway } from '../../../support/gateway.ts'
 
-let bed: ChatBed
-beforeAll(async () => {
-  bed = await startChatBed({ server: { idle_timeout_s: 2, stream_keepalive_ms: 6_000, stream_hold_ms: 300 } })
-})
-afterAll(() => bed.stop())
-
-const MODEL = 'mock/slow-first-15000ms'
+/** The upstream's wait before its first token (ms). */
+const WAIT_MS = 9_000
+const MODEL = `mock/slow-first-${WAIT_MS}ms`
 const CONTENT = 'Hello from the mock'
+
+// The chat bed's config (chat-bed.ts) with this wait's model beside its 15 s one.
+let mock: MockUpstream
+let gw: TestGateway
+let key: string
+beforeAll(async () => {
+  mock = await startMockUpstream({ chunks: 4 })
+  const doc = chatConfigDoc(mock.url, { idle_timeout_s: 2, stream_keepalive_ms: 6_000, stream_hold_ms: 300 })
+  const [first, ...rest] = doc.providers as Array<{ models: Array<{ name: string }> }>
+  const model = { ...first!.models.find((m) => m.name === 'slow-first-15000ms')!, name: MODEL.slice(5) }
+  gw = await startGateway({
+    doc: { ...doc, providers: [{ ...first, models: [...first!.models, model] }, ...rest] },
+  })
+  key = (await gw.key('e2e', 'unlimited')).key
+})
+afterAll(async () => {
+  await gw.stop()
+  await mock.stop()
+})
+const post = (body: unknown) =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
 
 describe('a long wait before the first upstream token', () => {
   test('streams (raw and via the openai client) and answers non-streamed, past a 2 s idle timeout', async () => {
     const t0 = performance.now()
 
     const raw = (async () => {
-      const res = await bed.post({ model: MODEL, messages: userMessage(), stream: true })
+      const res = await post({ model: MODEL, messages: userMessage(), stream: true })
       // The status is not held for the whole wait: it leaves after stream_hold_ms.
       const headersAfter = performance.now() - t0
       expect(res.status).toBe(200)
@@ -35,17 +60,20 @@ describe('a long wait before the first upstream token', () => {
     })()
 
     const viaClient = (async () => {
-      const stream = await bed
-        .client()
-        .chat.completions.create({ model: MODEL, messages: userMessage(), stream: true })
+      const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0, timeout: 20_000 })
+      const stream = await client.chat.completions.create({
+        model: MODEL,
+        messages: userMessage(),
+        stream: true,
+      })
       let content = ''
       for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? ''
       return content
     })()
 
-    // Nothing reaches this client for 15 s (Bun 1.4 does not idle out a POST awaiting its response).
+    // Nothing reaches this client for the wait (Bun 1.4 does not idle out a POST awaiting its response).
     const plain = (async () => {
-      const res = await bed.post({ model: MODEL, messages: userMessage() })
+      const res = await post({ model: MODEL, messages: userMessage() })
       expect(res.status).toBe(200)
       return ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message
         .content
@@ -53,8 +81,9 @@ describe('a long wait before the first upstream token', () => {
 
     const [{ s, headersAfter }, clientContent, plainContent] = await Promise.all([raw, viaClient, plain])
     const elapsed = performance.now() - t0
-    expect(elapsed).toBeGreaterThanOrEqual(15_000)
-    expect(headersAfter).toBeLessThan(10_000)
+    expect(elapsed).toBeGreaterThanOrEqual(WAIT_MS)
+    // Sent after the hold, not with the first token: well before the wait ends.
+    expect(headersAfter).toBeLessThan(WAIT_MS - 3_000)
 
     // Keep-alive comments flowed through the wait (at the hold, then every 6 s) before any data.
     const firstData = s.items.findIndex((i) => 'data' in i)
@@ -68,7 +97,7 @@ describe('a long wait before the first upstream token', () => {
 
     expect(clientContent).toBe(CONTENT)
     expect(plainContent).toBe(CONTENT)
-    expect(bed.mock.stats.requests).toBe(3)
-    expect(bed.mock.stats.aborted).toBe(0)
+    expect(mock.stats.requests).toBe(3)
+    expect(mock.stats.aborted).toBe(0)
   }, 40_000)
 })
