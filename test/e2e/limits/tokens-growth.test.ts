@@ -54,9 +54,13 @@ async function setup(urls: BackendUrls) {
     urls,
   )
   const args = ['--config', writeConfig(dir, doc)]
+  // With its fetch cap set (the default `server.max_upstream_connections`) `serve` serves in the
+  // process spawned, not in a second one it starts under itself as supervisor (src/cli/process.ts):
+  // one Bun process a gateway, not two started one after the other.
+  const serve = (a: string[]) => spawnServe(a, { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } })
   const procs = urls.databaseUrl
-    ? await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...args])))
-    : [await spawnServe(['--workers', '2', '--port', '0', ...args])]
+    ? await Promise.all([0, 1].map(() => serve(['--port', '0', ...args])))
+    : [await serve(['--workers', '2', '--port', '0', ...args])]
   running.push(...procs)
   // Accounts and keys through the admin API (a CLI process apiece costs seconds on a loaded machine).
   const admin = async (path: string, body: unknown) => {
