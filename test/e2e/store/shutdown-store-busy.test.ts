@@ -10,8 +10,7 @@
 import { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { cli } from '../../support/cli.ts'
-import { tempDir, testConfigDoc } from '../../support/config-doc.ts'
+import { ADMIN_TOKEN, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { afterEach } from '../../support/hooks.ts'
 import { holdWriteLock } from '../../support/lock.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
@@ -38,10 +37,26 @@ async function setup(drainS: number, extra: string[]) {
     default_plan: 'metered',
   })
   const base = ['--config', writeConfig(dir, doc), '--db', db]
-  expect((await cli(['accounts', 'create', 'acct', ...base])).code).toBe(0)
-  const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
-  const serve = await spawnServe(['--port', '0', ...extra, ...base])
+  // With its fetch cap set `serve` serves in the process spawned, where it would run itself again
+  // under a supervisor that forwards the signal (src/cli/process.ts; signals.test.ts tests that):
+  // one Bun process started, not two one after the other. The signal then reaches the serving
+  // process directly, and its exit status is this process's.
+  const serve = await spawnServe(['--port', '0', ...extra, ...base], {
+    env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+  })
   running.push(serve)
+  // The account and its key through the admin API (a CLI process apiece costs seconds on a loaded machine).
+  const admin = async (path: string, body: unknown) => {
+    const r = await fetch(`${serve.url}/admin/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    expect(r.status).toBe(200)
+    return (await r.json()) as { key: string }
+  }
+  await admin('/accounts', { name: 'acct' })
+  const { key } = await admin('/keys', { account: 'acct' })
   const post = (body: unknown) =>
     fetch(`${serve.url}/v1/chat/completions`, {
       method: 'POST',
