@@ -9,10 +9,11 @@
 # - Caddy from Debian's mirror (apt-get download needs no root), and the c=1 lane with a baseline
 #   tree of `main`;
 # - every `bun run bench` line at a smoke size (SWITCHYARD_BENCH_SMOKE=1, scripts/bench/options.ts),
-#   its flags parsed: the plain line starts and stops every section once, about a second of load
-#   each; `--quick` and `--binary` run only what the flag changes (scripts/bench/alone.ts: QUICK's
-#   plan on the closed loop; dist/switchyard served and one short closed-loop round against it),
-#   not every section again; each section flag its own section.
+#   its flags parsed: each section flag runs its own section, and the plain line starts and stops
+#   every other section once, about a second of load each (SWITCHYARD_BENCH_SMOKE_ALONE names the
+#   lines beside it); `--quick` and `--binary` run only what the flag changes
+#   (scripts/bench/alone.ts: QUICK's plan on the closed loop; dist/switchyard served and one short
+#   closed-loop round against it), not every section again.
 # A command that fails fails CI. Usage: bash .ci/doc-commands.sh (from anywhere; PATH has bun).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -109,8 +110,15 @@ fi
 cd "$repo"
 
 echo "== BENCHMARKS.md: every bench command, at a smoke size =="
+benches=()
 for args in '' '--quick' '--binary' '--soak 10' '--waterfall' '--hostile' '--signals' '--aliases' '--c1' '--gemini'; do
-  doc "bun run bench${args:+ $args}"
+  benches+=("bun run bench${args:+ $args}")
+done
+# The plain line leaves out the sections these lines run alone (`--waterfall`, `--c1`, …): each
+# section is smoke-run once, by its own line, not twice (scripts/bench/options.ts).
+export SWITCHYARD_BENCH_SMOKE_ALONE="${benches[*]}"
+for line in "${benches[@]}"; do
+  doc "$line"
 done
 
 echo "== benchmarks/2026-11-29-tail.md: Caddy and a baseline tree for the c=1 lane =="

@@ -25,7 +25,16 @@ import { hostileLoadRows, runHostileLoad } from './bench/hostile-load.ts'
 import { runBunLoad } from './bench/loadgen-bun.ts'
 import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
-import { FULL, LANE_SMOKE, parseArgs, QUICK, SMOKE, SMOKE_ROWS, USAGE_ROWS } from './bench/options.ts'
+import {
+  FULL,
+  LANE_SMOKE,
+  parseArgs,
+  QUICK,
+  SMOKE,
+  SMOKE_ROWS,
+  type SectionKind,
+  USAGE_ROWS,
+} from './bench/options.ts'
 import { machineInfo, rssBytes, statusBytes } from './bench/proc-stats.ts'
 import {
   type Gateway,
@@ -187,8 +196,23 @@ async function main(): Promise<number> {
       )
       return gw.exitCode() === null ? 0 : 1
     }
-    log('the c=1 lane: one request at a time, interleaved rounds, added over direct ...')
-    const lane = await runLane(ctx, laneOpts)
+    /**
+     * A section a flag runs alone: under the smoke, left out where another line CI runs names it
+     * (SWITCHYARD_BENCH_SMOKE_ALONE, options.ts) — that line smoke-runs it — else run here.
+     */
+    const section = async <T>(kind: SectionKind, what: string, run: () => Promise<T>): Promise<T | null> => {
+      if (opts.smokeAlone.includes(kind)) {
+        log(`${what}: left to its own line's smoke (bun run bench --${kind})`)
+        return null
+      }
+      log(`${what} ...`)
+      return run()
+    }
+    const lane = await section(
+      'c1',
+      'the c=1 lane: one request at a time, interleaved rounds, added over direct',
+      () => runLane(ctx, laneOpts),
+    )
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
     log('the bare prototype (key lookup, counter, fetch, pipe) vs direct, same concurrency ...')
@@ -197,26 +221,44 @@ async function main(): Promise<number> {
     const messages = await runMessagesPassThrough(ctx)
     log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)
     const responses = await runResponses(ctx, fwd)
-    log(`Gemini surface, stream, c${GEMINI_CONCURRENCY}: chat, translated, direct, pass-through ...`)
-    const gemini = await runGeminiSurface(ctx, fwd)
+    const gemini = await section(
+      'gemini',
+      `Gemini surface, stream, c${GEMINI_CONCURRENCY}: chat, translated, direct, pass-through`,
+      () => runGeminiSurface(ctx, fwd),
+    )
     log(`embeddings, c${EMBEDDINGS_CONCURRENCY}, base64 and float: direct, pass-through, demo vectors ...`)
     const embeddings = await runEmbeddings(ctx, fwd)
     log(
       `a fallback configured, no fault, c${FALLBACK_CONCURRENCY}: CPU per request vs the same route without ...`,
     )
     const fallback = await runFallback(ctx, fwd)
-    log(`an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly ...`)
-    const aliases = await runAliases(ctx, fwd)
+    const aliases = await section(
+      'aliases',
+      `an alias and a 1:1 pool, c${ALIASES_CONCURRENCY}: CPU per request vs the model named directly`,
+      () => runAliases(ctx, fwd),
+    )
     log(`a pool of two keys, c${AFFINITY_CONCURRENCY}: requests carrying a prompt_cache_key vs none ...`)
     const affinity = await runAffinity(ctx, fwd)
-    log(`TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without ...`)
-    const tokens = await runTokens(ctx, fwd, { binary: opts.binary, env })
-    log(`telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither ...`)
-    const signals = await runSignals(ctx, fwd, { binary: opts.binary, env })
-    log(`agent-like conversations, ${AGENT_CONVERSATIONS} × ${AGENT_TURNS} turns: metered vs plain key ...`)
-    const agent = await runAgent(ctx, plan.repeats, opts.binary)
-    log(`cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time ...`)
-    const waterfall = await runWaterfall(ctx, opts.binary)
+    const tokens = await section(
+      'tokens',
+      `TPM, TPD and a budget, c${TOKENS_CONCURRENCY}: CPU per request vs the same route without`,
+      () => runTokens(ctx, fwd, { binary: opts.binary, env }),
+    )
+    const signals = await section(
+      'signals',
+      `telemetry and a webhook, c${SIGNALS_CONCURRENCY}: CPU per request vs neither`,
+      () => runSignals(ctx, fwd, { binary: opts.binary, env }),
+    )
+    const agent = await section(
+      'agent',
+      `agent-like conversations, ${AGENT_CONVERSATIONS} × ${AGENT_TURNS} turns: metered vs plain key`,
+      () => runAgent(ctx, plan.repeats, opts.binary),
+    )
+    const waterfall = await section(
+      'waterfall',
+      `cost waterfall, c${WATERFALL_CONCURRENCY}: the full path, then one piece off at a time`,
+      () => runWaterfall(ctx, opts.binary),
+    )
     log(`open loop at ${plan.openRate} req/s, mock 50 ms (added latency) ...`)
     const open = await runOpenLoopMatrix(ctx, fwd)
     const clientClosed = countClientClosed(gw.dbPath)
@@ -232,13 +274,17 @@ async function main(): Promise<number> {
     const micro = await runMicro(ws.dir, mocks, plan.microIterations)
     log('hostile input: 10 MB request bodies, a 50 MB SSE line ...')
     const hostile = await runHostileInput(opts.smoke ? 1 : opts.quick ? 3 : 9)
-    log('hostile input from one key vs valid traffic of the same size (a gateway of its own) ...')
-    const hostileLoad = await runHostileLoad(ws, mocks, {
-      binary: opts.binary,
-      env,
-      seconds: opts.smoke ? 1 : opts.quick ? 3 : 10,
-      log,
-    })
+    const hostileLoad = await section(
+      'hostile',
+      'hostile input from one key vs valid traffic of the same size (a gateway of its own)',
+      () =>
+        runHostileLoad(ws, mocks!, {
+          binary: opts.binary,
+          env,
+          seconds: opts.smoke ? 1 : opts.quick ? 3 : 10,
+          log,
+        }),
+    )
     const usageRows = opts.smoke ? SMOKE_ROWS : USAGE_ROWS
     log(`GET /v1/usage on an account with ${fmt(usageRows)} requests in its day ...`)
     const usageVolume = await runUsageVolume(gw, gatewayCli(opts.binary), usageRows, 19)
@@ -251,25 +297,27 @@ async function main(): Promise<number> {
       log,
     )
 
+    /** A section's rows; none for one left out. */
+    const rowsOf = <T>(r: T | null, f: (r: T) => Row[]): Row[] => (r === null ? [] : f(r))
     const rows: Row[] = [
-      ...laneRows(lane),
+      ...rowsOf(lane, laneRows),
       ...closedRows({ ...closed, ...messages }),
       ...bareRows(bare, closed),
       ...responsesRows(responses),
-      ...geminiRows(gemini),
+      ...rowsOf(gemini, geminiRows),
       ...embeddingsRows(embeddings),
       ...fallbackRows(fallback),
-      ...aliasesRows(aliases),
+      ...rowsOf(aliases, aliasesRows),
       ...affinityRows(affinity),
-      ...tokensRows(tokens),
-      ...signalsRows(signals),
-      ...agentRows(agent),
-      ...waterfallRows(waterfall),
+      ...rowsOf(tokens, tokensRows),
+      ...rowsOf(signals, signalsRows),
+      ...rowsOf(agent, agentRows),
+      ...rowsOf(waterfall, waterfallRows),
       ...openRows(open, plan.openRate),
       ...memoryRows(rssAfterLoad, streams, supervisorRss, rssRightAfter),
       ...microRows(micro),
       ...hostileInputRows(hostile),
-      ...hostileLoadRows(hostileLoad),
+      ...rowsOf(hostileLoad, hostileLoadRows),
       ...usageVolumeRows(usageVolume),
       ...forwardingRows(fwd, clientClosed),
       ...logRows,
@@ -301,7 +349,7 @@ async function main(): Promise<number> {
       rows,
       closed,
       bare,
-      lane: { ...lane, samples: undefined },
+      lane: lane && { ...lane, samples: undefined },
       responses,
       open,
       rssAfterLoadBytes: rssAfterLoad,

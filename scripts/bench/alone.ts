@@ -9,14 +9,15 @@
  * benches in CI, ~10 minutes of a loaded machine's 15): `--quick` its plan (QUICK, as a real
  * quick run takes it) on the closed loop, both modes at c16 and c64; `--binary` dist/switchyard
  * served (the gateway scripts/bench.ts started) and one short closed-loop round against it. The
- * plain `bun run bench` line runs every section once.
+ * plain `bun run bench` line runs every section once, but those CI runs on a line of their own
+ * (SWITCHYARD_BENCH_SMOKE_ALONE, options.ts).
  */
 import { AGENT_CONVERSATIONS, AGENT_TURNS, agentRows, runAgent } from './agent.ts'
 import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './aliases.ts'
 import { type LaneOptions, laneRows, runLane } from './c1-lane.ts'
 import { GEMINI_CONCURRENCY, geminiRows, runGeminiSurface } from './gemini.ts'
 import { hostileLoadRows, runHostileLoad } from './hostile-load.ts'
-import type { Options } from './options.ts'
+import type { Options, SectionKind } from './options.ts'
 import type { Workspace } from './processes.ts'
 import type { Row } from './report.ts'
 import { closedRows } from './rows.ts'
@@ -25,7 +26,6 @@ import { runSignals, SIGNALS_CONCURRENCY, signalsRows } from './signals.ts'
 import { runTokens, TOKENS_CONCURRENCY, tokensRows } from './tokens.ts'
 import { runWaterfall, WATERFALL_CONCURRENCY, waterfallRows } from './waterfall.ts'
 
-type SectionKind = 'c1' | 'waterfall' | 'tokens' | 'hostile' | 'signals' | 'aliases' | 'gemini' | 'agent'
 /** A section flag's part, or under the smoke what --quick or --binary changes. */
 export type AloneKind = SectionKind | 'smoke-quick' | 'smoke-binary'
 

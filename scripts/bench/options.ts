@@ -47,6 +47,26 @@ export const QUICK: Plan = {
  * (without a section flag) run only what they change, not every section again (alone.ts).
  */
 export const SMOKE_ENV = 'SWITCHYARD_BENCH_SMOKE'
+/**
+ * With the smoke: the command lines CI runs beside the plain one (.ci/doc-commands.sh puts them all
+ * here). The plain `bun run bench` leaves out each section one of them names by its flag
+ * (`--waterfall`, `--c1`, …), which that line runs alone: every section is smoke-run once, not
+ * twice (the plain line's smoke was ~220 s of CI's 15 minutes, these sections most of it).
+ */
+export const SMOKE_ALONE_ENV = 'SWITCHYARD_BENCH_SMOKE_ALONE'
+
+/** The sections a flag of their name runs alone (alone.ts). */
+export const SECTIONS = [
+  'c1',
+  'waterfall',
+  'tokens',
+  'hostile',
+  'signals',
+  'aliases',
+  'gemini',
+  'agent',
+] as const
+export type SectionKind = (typeof SECTIONS)[number]
 export const SMOKE: Plan = {
   repeats: 1,
   warmS: 0,
@@ -91,12 +111,16 @@ const USAGE = `usage: bun run bench [--quick] [--binary] [--no-wrk] [--keep] [--
   --backend B    SQLite next to PostgreSQL (postgres) or PostgreSQL + Redis (redis), each started
                  throwaway: throughput, CPU, the admission's cost, and two replicas behind one generator
   ${SMOKE_ENV}=1 (environment) every section at about a second of load (CI runs each command so);
-                 --quick, --binary: only the closed loop, on QUICK's plan or dist/switchyard`
+                 --quick, --binary: only the closed loop, on QUICK's plan or dist/switchyard
+  ${SMOKE_ALONE_ENV}='LINE …' (environment, with the smoke) the other bench lines run beside
+                 this one: the plain run leaves out each section they name by its flag`
 
 export interface Options {
   quick: boolean
   /** ${SMOKE_ENV}=1: every section shrunk to seconds (SMOKE). */
   smoke: boolean
+  /** With the smoke: the sections other lines run alone (${SMOKE_ALONE_ENV}), which the plain run leaves out. */
+  smokeAlone: SectionKind[]
   binary: boolean
   noWrk: boolean
   keep: boolean
@@ -119,6 +143,7 @@ export function parseArgs(argv: string[]): Options {
   const o: Options = {
     quick: false,
     smoke: process.env[SMOKE_ENV] === '1',
+    smokeAlone: [],
     binary: false,
     noWrk: false,
     keep: false,
@@ -182,6 +207,8 @@ export function parseArgs(argv: string[]): Options {
   if (o.cpuProf && o.binary) fail('--cpu-prof profiles the source gateway; drop --binary')
   if (o.smoke) {
     if (o.soakMinutes !== null) o.soakMinutes = SMOKE_SOAK_MINUTES
+    const named = new Set((process.env[SMOKE_ALONE_ENV] ?? '').split(/\s+/))
+    o.smokeAlone = SECTIONS.filter((s) => named.has(`--${s}`))
     console.error(
       `bench: ${SMOKE_ENV}=1, every section at about a second of load, --quick and --binary only what they change (its figures are noise)`,
     )
