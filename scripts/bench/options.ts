@@ -80,6 +80,8 @@ export const SMOKE: Plan = {
   streamsHoldS: 1,
   microIterations: 200,
   cold: { s: 0.25, warmS: 0 },
+  // Two: rounds of both orders still run (signals.ts swaps the pair of gateways every second pair).
+  pairs: 2,
 }
 export const LANE_SMOKE: LaneSize = { rounds: 1, batch: 10, warm: 5, gapRequests: 2, tracedRounds: 1 }
 /** The smoke's /v1/usage and request-log volumes (rows). */

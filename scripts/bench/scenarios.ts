@@ -27,6 +27,8 @@ export interface Plan {
   microIterations: number
   /** The waterfall's cold pass, seconds measured and warmed (waterfall.ts's 4 and 1 when unset). */
   cold?: { s: number; warmS: number }
+  /** The crossed pairs of rounds a cell of tokens.ts and signals.ts takes (3 × repeats + 1 when unset). */
+  pairs?: number
 }
 
 export interface Ctx {

@@ -111,7 +111,7 @@ export async function runSignals(
       })),
       control: await start('control', plain),
     }
-    const pairs = 3 * ctx.plan.repeats + 1
+    const pairs = ctx.plan.pairs ?? 3 * ctx.plan.repeats + 1
     const seconds = Math.min(4, ctx.plan.closedS)
     const out = {} as SignalsResult
     for (const mode of MODES) {

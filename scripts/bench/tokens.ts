@@ -69,7 +69,7 @@ export async function runTokens(
         key: { plain: twin.key, metered: await meteredKey(twin, ws.dir, opts.binary) },
       },
     ]
-    const pairs = 3 * ctx.plan.repeats + 1
+    const pairs = ctx.plan.pairs ?? 3 * ctx.plan.repeats + 1
     const seconds = Math.min(4, ctx.plan.closedS)
     const out = {} as TokensResult
     for (const mode of MODES) {

@@ -187,7 +187,8 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       expect(res.filter((s) => s === 200).length).toBe(billed().requests)
       expect(billed().tokens).toBeLessThanOrEqual(3_000)
       let total = -1
-      for (let i = 0; i < 40 && total !== billed().tokens; i++) {
+      // Polls end as soon as the books agree; their bounds (10 s) are a loaded machine's.
+      for (let i = 0; i < 100 && total !== billed().tokens; i++) {
         await Bun.sleep(100)
         const u = (await (
           await fetch(`${procs[0]!.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
@@ -217,7 +218,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       expect(res.filter((s) => s === 402)).toHaveLength(36)
       expect(billed().output * 12.5).toBeLessThanOrEqual(10_000_000)
       let spent: number | undefined = -1
-      for (let i = 0; i < 40 && spent !== 10_000; i++) {
+      for (let i = 0; i < 100 && spent !== 10_000; i++) {
         await Bun.sleep(100)
         ;[spent] = await used(store, [MONTH], 'burst-budget')
       }
@@ -257,8 +258,9 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
           if (r.status === refusedWith) refused = r
           else expect(r.status).toBe(200)
           // Settled (the usage flush): the window holds what the upstream billed, nothing reserved.
+          // (Up to 10 s: 2 s was past under load 20 on main, 2026-11-29, and the test failed.)
           let now = await inWindow()
-          for (let t = 0; t < 200 && now !== settled(); t++) {
+          for (let t = 0; t < 1_000 && now !== settled(); t++) {
             await Bun.sleep(10)
             now = await inWindow()
           }
