@@ -30,9 +30,9 @@ import {
   LANE_SMOKE,
   parseArgs,
   QUICK,
+  type SectionKind,
   SMOKE,
   SMOKE_ROWS,
-  type SectionKind,
   USAGE_ROWS,
 } from './bench/options.ts'
 import { machineInfo, rssBytes, statusBytes } from './bench/proc-stats.ts'
