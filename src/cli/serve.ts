@@ -108,6 +108,17 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     if (!forced) process.exit(code)
   }
   parentGone = () => {
+    // The process above exits only after this one has drained (the primary waits for its pool,
+    // the supervisor for the primary): gone during the drain, it was killed — a forced stop
+    // (signals.ts) or kill -9. So this one stops at once too, cutting what it still serves,
+    // rather than serve on for up to drain_timeout_s after the stop the operator forced.
+    if (stopping) {
+      deps.log.warn('the process that started this one was killed during the drain; stopping at once', {
+        pid: process.pid,
+        parent: child ? 'primary' : 'supervisor',
+      })
+      process.exit(1)
+    }
     deps.log.error('the process that started this one has exited; stopping as on SIGTERM', {
       pid: process.pid,
       parent: child ? 'primary' : 'supervisor',
