@@ -177,12 +177,15 @@ test('operator: sign in, account, key shown once, requests in the log and the ch
   await page.locator('figure#live-traffic canvas').waitFor()
   // Traffic while the live charts read: the pro plan's rpm 10 turns the last of these into 429s.
   const traffic: number[] = []
-  for (let i = 0; i < 12; i++) {
-    traffic.push((await chat(secret, `burst ${i}`)).status)
-    await Bun.sleep(350)
-  }
+  for (let i = 0; i < 12; i++) traffic.push((await chat(secret, `burst ${i}`)).status)
   expect(traffic.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2)
-  await Bun.sleep(2500) // one more live reading
+  // The next live reading (every 2 s) has them. A live row, not an hour's from the store (at the
+  // hour's start, data-t a multiple of 3600): the store's hours are read again only every 30 s.
+  await page.waitForFunction(() =>
+    [...(globalThis as any).document.querySelectorAll('figure#live-traffic table.chart-data tbody tr')].some(
+      (tr: any) => Number(tr.children[0].dataset.t) % 3600 !== 0 && Number(tr.children[2]?.textContent) > 0,
+    ),
+  )
   const live = await chartData(page, 'live-traffic')
   expect(live.rows.some((r: string[]) => Number(r[2]) > 0)).toBe(true) // a 429/s reading above zero
   await page.getByRole('link', { name: 'Accounts' }).click()

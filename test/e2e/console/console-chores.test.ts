@@ -313,9 +313,9 @@ test('overview: the stored hours on arrival, live figures kept across visits, th
   // Live readings arrive (the first from the second reading, 2 s after the first); a visit
   // elsewhere and back keeps them: were they reset, none could be back before two more readings.
   await page.waitForFunction(() =>
-    [
-      ...(globalThis as any).document.querySelectorAll('figure#live-streams table.chart-data tbody tr'),
-    ].some((tr: any) => tr.children[1]?.textContent !== ''),
+    [...(globalThis as any).document.querySelectorAll('figure#live-streams table.chart-data tbody tr')].some(
+      (tr: any) => tr.children[1]?.textContent !== '',
+    ),
   )
   const before = (await chartData(page, 'live-streams')).rows.filter((r) => r[1] !== '').length
   expect(before).toBeGreaterThanOrEqual(1)
