@@ -187,6 +187,20 @@ async function settle(n: number) {
   throw new Error('outcomes not stored')
 }
 
+/**
+ * Waits for the overview's first live reading (its charts' rows past the store's hours, which sit
+ * at each hour's start): the charts as they are drawn once the live figures arrive, 2 s after the
+ * page (a few more with screenshots, for the charts in them).
+ */
+async function liveReading(page: any) {
+  await page.waitForFunction(() =>
+    [...(globalThis as any).document.querySelectorAll('figure#live-traffic table.chart-data tbody th')].some(
+      (th: any) => Number(th.dataset.t) % 3600 !== 0,
+    ),
+  )
+  if (WRITE_SHOTS) await page.waitForTimeout(2500)
+}
+
 test('overview: spend beside budgets, model health and open circuits, refusals; client mistakes are not provider errors; keys page limits and spend; a phone fits', async () => {
   if (!browser) return
   await admin('POST', '/accounts', { name: 'acme', plan: 'metered' })
@@ -281,7 +295,7 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   expect(
     await page.locator('[data-testid="refusal-codes"] tr[data-code="model_not_in_plan"]').textContent(),
   ).toContain('403')
-  await page.waitForTimeout(2500) // a live reading or two, for the charts in the screenshots
+  await liveReading(page)
   // The y axes keep their digits: no two ticks read the same (0.0015 and 0.002, not 0.002 twice).
   for (const id of ['live-traffic', 'live-errors', 'live-latency', 'live-streams']) {
     const ticks = JSON.parse(await page.locator(`figure#${id}`).getAttribute('data-y-ticks'))
@@ -352,7 +366,7 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   await phone.goto(`${gw.url}/console`)
   await phone.locator('figure#live-latency canvas').waitFor()
   await phone.locator('[data-testid="circuits"] tr[data-state="open"]').first().waitFor()
-  await phone.waitForTimeout(2500)
+  await liveReading(phone)
   const widths = await phone.evaluate(() => {
     const d = (globalThis as any).document
     return [d.documentElement.scrollWidth, d.body.scrollWidth]
