@@ -10,7 +10,8 @@ import { cli } from '../support/cli.ts'
 import { PLANS, tempDir } from '../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
-const DRAIN_S = 4
+/** Twice the short stream's length: room for a loaded machine, and no more (a test waits it out). */
+const DRAIN_S = 3
 /** About ten events 150 ms apart: ends under 2 s after it starts, inside the drain. */
 const SHORT = 'slow-stream-150ms'
 /** 6 chunks 5 s apart: still open when the drain ends. */
