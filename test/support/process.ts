@@ -20,6 +20,15 @@ export function writeConfig(dir: string, doc: Record<string, unknown>, name = 's
 }
 
 /**
+ * The environment under which `serve` runs without its supervisor: it starts itself again only to
+ * set Bun's fetch connection cap (`superviseWithEnv`, src/cli/process.ts), so with the cap set
+ * (here to the value it sets by default, `server.max_upstream_connections`) the gateway is the
+ * same serving process without a second start-up (~0.3 s of CPU). For tests whose subject is not
+ * the supervisor nor the signals it counts.
+ */
+export const UNSUPERVISED = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
+
+/**
  * Runs the bundled CLI (main-bundle.ts): the code `bun src/main.ts` runs, without transpiling it
  * again in every process. `env` is added to this process's; `detached` starts it in a process group of its own (its pid is
  * the group's), as a shell starts a job, so a test can signal the whole group as Ctrl-C does.

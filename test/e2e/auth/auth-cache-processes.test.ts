@@ -17,7 +17,7 @@ import { cli } from '../../support/cli.ts'
 import { ADMIN_TOKEN, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { skipWithout } from '../../support/engines.ts'
 import { startGateway, type TestGateway } from '../../support/gateway.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 import { type SharedPostgres, sharedPostgres } from '../../support/shared-engines.ts'
 
 /** The bound the README states; the cache's constant may not exceed it. */
@@ -176,7 +176,7 @@ describe('SQLite: a running gateway applies changes made by other processes with
 
   test('a key suspended by admission in a second `serve` on the same file → 403 key_suspended here', async () => {
     const { id, key } = await newKey('hammer', 'burst')
-    const other: ServeProcess = await spawnServe(['--port', '0', ...base])
+    const other: ServeProcess = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
     try {
       const hammer = async () => {
         // rpm 1 and more than 2 refusals in the window: the fourth request suspends the key.
@@ -223,7 +223,9 @@ describe.skipIf(skipPg)(
       const doc = testConfigDoc({ logging: { level: 'error' }, database: { url } })
       base = ['--config', writeConfig(tempDir(), doc)]
       expect((await cli(['migrate', ...base])).code).toBe(0)
-      replicas.push(...(await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...base])))))
+      replicas.push(
+        ...(await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })))),
+      )
       sql = new SQL(url, { max: 1 })
     }, 60_000)
     afterAll(async () => {

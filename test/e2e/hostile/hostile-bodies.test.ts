@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { BUN, REPO } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { type Control, probePair, quantile, startControl } from '../../support/control-probe.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 
 const ADMIN = 'hostile-bodies-admin-token-0123456789abcdef'
 const MAX_REJECTIONS = 50
@@ -31,7 +31,9 @@ beforeAll(async () => {
       limits: { suspension: { max_rejections: MAX_REJECTIONS } },
     }),
   )
-  gw = await spawnServe(['--config', config, '--db', join(dir, 'db.sqlite'), '--port', '0'])
+  gw = await spawnServe(['--config', config, '--db', join(dir, 'db.sqlite'), '--port', '0'], {
+    env: UNSUPERVISED,
+  })
 })
 afterAll(() => {
   gw?.kill('SIGKILL')

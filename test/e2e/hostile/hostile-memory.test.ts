@@ -25,7 +25,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUN, REPO } from '../../support/cli.ts'
 import { DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 
 const ADMIN = 'hostile-memory-admin-token-0123456789abcdef'
 const CONCURRENCY = 16
@@ -113,7 +113,9 @@ beforeAll(async () => {
       limits: { suspension: { count_invalid: false } },
     }),
   )
-  gw = await spawnServe(['--config', config, '--db', join(dir, 'db.sqlite'), '--port', '0'])
+  gw = await spawnServe(['--config', config, '--db', join(dir, 'db.sqlite'), '--port', '0'], {
+    env: UNSUPERVISED,
+  })
   const admin = async (path: string, body: unknown) =>
     (await (
       await fetch(`${gw.url}/admin/v1${path}`, {

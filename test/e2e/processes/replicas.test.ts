@@ -7,11 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient, SQL } from 'bun'
 import { PG_LATEST_VERSION } from '../../../src/store/postgres/index.ts'
-import { BUN, cli, REPO } from '../../support/cli.ts'
+import { BUN, cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { engines, skipWithout, startRedis, type TestRedis } from '../../support/engines.ts'
 import { startGateway } from '../../support/gateway.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { mainBundle } from '../../support/main-bundle.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 import { type SharedPostgres, sharedPostgres } from '../../support/shared-engines.ts'
 
 const skipPg = skipWithout(['postgres'], 'replicas.test.ts (three replicas on PostgreSQL)')
@@ -98,7 +99,11 @@ for (const variant of [
       expect(migrated.code).toBe(0)
       const every = Array.from({ length: PG_LATEST_VERSION }, (_, i) => i + 1)
       expect(migrated.json()).toMatchObject({ engine: 'postgres', applied: every })
-      replicas.push(...(await Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base])))))
+      replicas.push(
+        ...(await Promise.all(
+          [0, 1, 2].map(() => spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })),
+        )),
+      )
     }, 60_000)
     afterAll(async () => {
       for (const r of replicas) await r.kill('SIGKILL')
@@ -248,8 +253,7 @@ for (const variant of [
       // Kill it once it has answered a few 200s, while requests are still arriving at it.
       for (let i = 0; i < 500 && answers.filter((a) => a.status === 200 && a.replica === 0).length < 3; i++)
         await Bun.sleep(2)
-      // The serving process itself (`serve` runs it under a thin supervisor), then the supervisor.
-      process.kill(victim.pid, 'SIGKILL')
+      // The serving process (run without its supervisor: UNSUPERVISED).
       await victim.kill('SIGKILL')
       await Promise.all(inflight)
       const ok = answers.filter((a) => a.status === 200)
@@ -280,9 +284,10 @@ for (const variant of [
 
 describe.skipIf(skipPg)('schema versions on PostgreSQL', () => {
   async function serveExit(config: string): Promise<{ code: number; stderr: string }> {
-    const proc = Bun.spawn([BUN, `${REPO}src/main.ts`, 'serve', '--port', '0', '--config', config], {
+    const proc = Bun.spawn([BUN, await mainBundle(), 'serve', '--port', '0', '--config', config], {
       stdout: 'ignore',
       stderr: 'pipe',
+      env: { ...process.env, ...UNSUPERVISED },
     })
     const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000)
     const code = await proc.exited
