@@ -29,7 +29,7 @@ import { type Backend, type BackendUrls, backendDoc, backends } from './backends
 import { type BillingUpstream, startBillingUpstream } from './billing-upstream.ts'
 import { ADMIN_TOKEN, tempDir } from './config-doc.ts'
 import { afterEach } from './hooks.ts'
-import { type ServeProcess, spawnServe, writeConfig } from './process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from './process.ts'
 import { ROWS_PLANS, rowsAreOneAdmission } from './rows-bursts.ts'
 import { SURFACES, tokensBody, tokensDoc, tokensRequest } from './tokens-bed.ts'
 
@@ -61,7 +61,7 @@ const PRICE = { input: 0, output: 12.5 }
  * a spawn at load 15). These tests count admissions across processes; the supervisor serves none
  * (signals.test.ts and workers-supervision.test.ts test it).
  */
-const serve = (args: string[]) => spawnServe(args, { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } })
+const serve = (args: string[]) => spawnServe(args, { env: UNSUPERVISED })
 
 /**
  * A config on `urls` in front of `upstream` (`bill/m` priced at PRICE): plans `metered` (TPM

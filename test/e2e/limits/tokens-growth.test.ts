@@ -12,7 +12,7 @@ import { type BackendUrls, backendDoc, backends } from '../../support/backends.t
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
 import { ADMIN_TOKEN, tempDir } from '../../support/config-doc.ts'
 import { afterEach, SUITE_TIMEOUT_MS } from '../../support/hooks.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 import { tokensDoc } from '../../support/tokens-bed.ts'
 
 const running: ServeProcess[] = []
@@ -57,7 +57,7 @@ async function setup(urls: BackendUrls) {
   // With its fetch cap set (the default `server.max_upstream_connections`) `serve` serves in the
   // process spawned, not in a second one it starts under itself as supervisor (src/cli/process.ts):
   // one Bun process a gateway, not two started one after the other.
-  const serve = (a: string[]) => spawnServe(a, { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } })
+  const serve = (a: string[]) => spawnServe(a, { env: UNSUPERVISED })
   const procs = urls.databaseUrl
     ? await Promise.all([0, 1].map(() => serve(['--port', '0', ...args])))
     : [await serve(['--workers', '2', '--port', '0', ...args])]

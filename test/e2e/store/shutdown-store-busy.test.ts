@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { ADMIN_TOKEN, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { afterEach } from '../../support/hooks.ts'
 import { holdWriteLock } from '../../support/lock.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 
 const running: ServeProcess[] = []
 afterEach(async () => {
@@ -42,7 +42,7 @@ async function setup(drainS: number, extra: string[]) {
   // one Bun process started, not two one after the other. The signal then reaches the serving
   // process directly, and its exit status is this process's.
   const serve = await spawnServe(['--port', '0', ...extra, ...base], {
-    env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+    env: UNSUPERVISED,
   })
   running.push(serve)
   // The account and its key through the admin API (a CLI process apiece costs seconds on a loaded machine).
