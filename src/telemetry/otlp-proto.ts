@@ -37,8 +37,12 @@ export class Writer {
     this.dv = this.view()
   }
 
-  private room(n: number): void {
-    if (this.pos + n <= this.buf.length) return
+  /** Makes room for `n` more bytes: the check small enough to be inlined, the growing apart. */
+  room(n: number): void {
+    if (this.pos + n > this.buf.length) this.grow(n)
+  }
+
+  private grow(n: number): void {
     const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n))
     next.set(this.buf.subarray(0, this.pos))
     this.buf = next
@@ -47,6 +51,12 @@ export class Writer {
 
   /** A non-negative integer below 2^53. */
   varint(n: number): void {
+    // Most varints here (tags, enums, short lengths, token counts) are one byte.
+    if (n < 0x80) {
+      if (this.pos >= this.buf.length) this.room(1)
+      this.buf[this.pos++] = n
+      return
+    }
     this.room(10)
     while (n >= 0x80) {
       this.buf[this.pos++] = (n % 0x80) | 0x80
@@ -87,9 +97,17 @@ export class Writer {
     const a = Math.floor(whole / 0x10000) * 1e6
     const low = (a % 0x10000) * 0x10000 + (whole % 0x10000) * 1e6 + sub // < 2^38
     const hi = Math.floor(a / 0x10000) + Math.floor(low / 2 ** 32)
-    this.dv.setUint32(this.pos, low % 2 ** 32, true)
-    this.dv.setUint32(this.pos + 4, hi, true)
-    this.pos += 8
+    this.uint32(low % 2 ** 32)
+    this.uint32(hi)
+  }
+
+  /** Four bytes, little-endian (a fixed64's half): plain stores, no DataView call. */
+  private uint32(n: number): void {
+    const buf = this.buf
+    buf[this.pos++] = n & 0xff
+    buf[this.pos++] = (n >>> 8) & 0xff
+    buf[this.pos++] = (n >>> 16) & 0xff
+    buf[this.pos++] = n >>> 24
   }
 
   double(field: number, n: number): void {
@@ -101,19 +119,41 @@ export class Writer {
 
   string(field: number, s: string): void {
     this.tag(field, LEN)
-    this.room(s.length * 3 + 5)
-    // Most texts here are ASCII (attribute names, model ids): written byte by byte, no encoder call.
-    let ascii = s.length < 0x80
-    for (let i = 0; ascii && i < s.length; i++) if (s.charCodeAt(i) >= 0x80) ascii = false
-    if (ascii) {
-      this.buf[this.pos++] = s.length
-      for (let i = 0; i < s.length; i++) this.buf[this.pos++] = s.charCodeAt(i)
-      return
+    const n = s.length
+    this.room(n * 3 + 5)
+    // Most texts here are ASCII and short (model ids, names, request ids): written byte by byte in
+    // one pass, no encoder call; a non-ASCII unit met on the way sends the whole text the long way.
+    if (n < 0x80) {
+      const buf = this.buf
+      let p = this.pos
+      buf[p++] = n
+      let i = 0
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i)
+        if (c >= 0x80) break
+        buf[p++] = c
+      }
+      if (i === n) {
+        this.pos = p
+        return
+      }
     }
     // At most 3 bytes per UTF-16 unit (`room` above); the length goes in front once it is known.
     const start = this.begin(0, true)
     this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written
     this.end(start)
+  }
+
+  /** Bytes already encoded (an interned key's field, a repeated attribute), copied in. */
+  bytes(b: Uint8Array): void {
+    const n = b.length
+    this.room(n)
+    const buf = this.buf
+    let p = this.pos
+    // A short copy is cheaper as plain stores than as a native call.
+    if (n > 128) buf.set(b, p)
+    else for (let i = 0; i < n; i++) buf[p + i] = b[i]!
+    this.pos = p + n
   }
 
   hex(field: number, h: string): void {
@@ -174,9 +214,58 @@ export class Writer {
   }
 }
 
+/**
+ * An attribute key interned: its KeyValue field 1 (tag, length, UTF-8), encoded the first time
+ * it is written; and the whole attribute (tag, length, KeyValue) of the value it last had, kept
+ * once that value came twice running. Most of a request's attributes repeat from one request to
+ * the next (the operation, the model, the provider, the caller, the status): those are copied,
+ * not encoded again. A value that changes every time (a request id) is never kept, so it costs
+ * no allocation.
+ */
+interface Key {
+  field: Uint8Array
+  last: AttributeValue | undefined
+  whole: Uint8Array | null
+  /** The field number `whole` was written as (9 in a span, 1 in the resource). */
+  wholeField: number
+}
+
+/** The gateway's keys are a fixed set of ~25; past {@link MAX_KEYS} (keys from elsewhere) a key is encoded each time. */
+const KEYS = new Map<string, Key>()
+const MAX_KEYS = 256
+
+function keyOf(key: string): Key | undefined {
+  let k = KEYS.get(key)
+  if (k === undefined && KEYS.size < MAX_KEYS) {
+    const w = new Writer(key.length * 3 + 8)
+    w.string(1, key)
+    k = { field: w.finish(), last: undefined, whole: null, wholeField: 0 }
+    KEYS.set(key, k)
+  }
+  return k
+}
+
 function attribute(w: Writer, field: number, key: string, v: AttributeValue): void {
+  const k = keyOf(key)
+  if (k === undefined) return encodeAttribute(w, field, undefined, key, v)
+  if (v === k.last && k.whole !== null && k.wholeField === field) return w.bytes(k.whole)
+  const start = w.pos
+  if (!(typeof v === 'string' ? shortText(w, field, k.field, v) : shortInt(w, field, k.field, v)))
+    encodeAttribute(w, field, k.field, key, v)
+  if (v === k.last) {
+    k.whole = w.buf.slice(start, w.pos)
+    k.wholeField = field
+  } else {
+    k.last = v
+    k.whole = null
+  }
+}
+
+/** Any attribute, the long way: its lengths filled in once its parts are written. */
+function encodeAttribute(w: Writer, field: number, k: Uint8Array | undefined, key: string, v: AttributeValue): void {
   const kv = w.begin(field)
-  w.string(1, key)
+  if (k) w.bytes(k)
+  else w.string(1, key)
   const value = w.begin(2)
   if (typeof v === 'string') w.string(1, v)
   else if (typeof v === 'boolean') {
@@ -186,6 +275,54 @@ function attribute(w: Writer, field: number, key: string, v: AttributeValue): vo
   else w.double(4, v)
   w.end(value)
   w.end(kv)
+}
+
+/**
+ * The common attribute, an interned key and an ASCII text whose KeyValue is under 128 bytes,
+ * written in one pass with its lengths known in advance (no length byte filled in after); false,
+ * nothing written, when the text is not such a one.
+ */
+function shortText(w: Writer, field: number, k: Uint8Array, v: string): boolean {
+  const n = v.length
+  // KeyValue: the key, then field 2 (tag, length) around AnyValue's field 1 (tag, length, text).
+  const body = k.length + 4 + n
+  if (body >= 0x80) return false
+  const tagged = w.pos
+  w.tag(field, LEN)
+  w.room(body + 1)
+  const buf = w.buf
+  let p = w.pos
+  buf[p++] = body
+  for (let i = 0; i < k.length; i++) buf[p++] = k[i]!
+  buf[p++] = 0x12
+  buf[p++] = n + 2
+  buf[p++] = 0x0a
+  buf[p++] = n
+  for (let i = 0; i < n; i++) {
+    const c = v.charCodeAt(i)
+    if (c >= 0x80) {
+      w.pos = tagged // the tag too: the caller writes the attribute the long way
+      return false
+    }
+    buf[p++] = c
+  }
+  w.pos = p
+  return true
+}
+
+/** An interned key and a small non-negative integer (a status, a count): as `shortText`. */
+function shortInt(w: Writer, field: number, k: Uint8Array, v: number | boolean): boolean {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= 2 ** 28) return false
+  const size = v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : 4
+  w.room(k.length + 16)
+  w.tag(field, LEN)
+  w.varint(k.length + 3 + size)
+  w.bytes(k)
+  w.buf[w.pos++] = 0x12 // AnyValue, then its field 3 (int_value)
+  w.buf[w.pos++] = size + 1
+  w.buf[w.pos++] = 0x18
+  w.varint(v)
+  return true
 }
 
 /** One span as ScopeSpans' field 2, appended to `w` (the exporter's batch, as the span ends). */
@@ -229,7 +366,7 @@ function varintSize(n: number): number {
 const HEAD_ROOM = 256
 
 /**
- * One export request's spans, encoded as they end (`add`) behind room kept for the request's
+ * One export request's spans, encoded one by one (`add`, as the exporter seals a batch) behind room kept for the request's
  * wrappers: `seal` writes those in front and copies the spans out once, as the body sent. (The
  * spans used to be copied out, into a new buffer grown by doubling, and slid along twice more: at
  * 512 spans of ~450 bytes, ~1 MB allocated and copied per export.)
