@@ -99,10 +99,10 @@ export function mergeSignals(...signals: Array<AbortSignal | undefined | null>):
 /** The request's headers and the attempt's `traceparent` (a client's own is replaced: this attempt is its child). */
 function withTraceparent(headers: RequestInit['headers'], traceparent: string): RequestInit['headers'] {
   // The adapters pass a plain record: a copy with one more field costs less than a `Headers`.
-  if (headers && !(headers instanceof Headers) && !Array.isArray(headers)) {
-    const { traceparent: _client, ...rest } = headers as Record<string, string>
-    return { ...rest, traceparent }
-  }
+  // One spread, the client's `traceparent` (if any) overwritten in it (a rest pattern that left it
+  // out cost ~0.3–0.7 µs more: JSC copies with an exclusion set).
+  if (headers && !(headers instanceof Headers) && !Array.isArray(headers))
+    return { ...(headers as Record<string, string>), traceparent }
   const h = new Headers(headers)
   h.set('traceparent', traceparent)
   return h

@@ -31,6 +31,33 @@ const PROVIDER_NAMES: Record<string, string> = {
 }
 export const providerName = (kind: string) => PROVIDER_NAMES[kind] ?? kind
 
+/** A span's status until it ends in error (then replaced, never written into): one object for all. */
+const UNSET: SpanRecord['status'] = Object.freeze({ code: STATUS_CODE.unset })
+
+/**
+ * Span names (`<operation> <model>`) made once per operation and model: a name built per span
+ * was a rope, flattened again (a second allocation) when the encoder read it. The models are the
+ * catalogue's, so the cache is small; past {@link MAX_NAMES} (a catalogue reloaded many times)
+ * it starts again.
+ */
+const NAMES = new Map<string, Map<string, string>>()
+const MAX_NAMES = 4096
+let names = 0
+
+function spanName(operation: string, model: string): string {
+  const cached = NAMES.get(operation)?.get(model)
+  if (cached !== undefined) return cached
+  if (++names > MAX_NAMES) {
+    NAMES.clear()
+    names = 1
+  }
+  let byModel = NAMES.get(operation)
+  if (!byModel) NAMES.set(operation, (byModel = new Map()))
+  const name = `${operation} ${model}`
+  byModel.set(model, name)
+  return name
+}
+
 /** One upstream attempt's span, open until the attempt is judged. */
 export interface AttemptSpan {
   /** What the attempt sends upstream: this span as the parent. */
@@ -90,7 +117,7 @@ export class RequestTrace {
         'switchyard.cost_usd': undefined,
         'error.type': undefined,
       },
-      status: { code: STATUS_CODE.unset },
+      status: UNSET,
     }
   }
 
@@ -110,7 +137,7 @@ export class RequestTrace {
     clientRequestId?: string | null
   }): void {
     const attrs = this.span.attributes
-    this.span.name = `${attrs['gen_ai.operation.name']} ${a.model}`
+    this.span.name = spanName(attrs['gen_ai.operation.name'] as string, a.model)
     attrs['gen_ai.request.model'] = a.model
     attrs['gen_ai.provider.name'] = providerName(a.providerKind)
     attrs['switchyard.account'] = a.account
@@ -134,7 +161,7 @@ export class RequestTrace {
       traceId: this.span.traceId,
       spanId,
       parentSpanId: this.span.spanId,
-      name: `${this.span.attributes['gen_ai.operation.name']} ${a.upstreamModel}`,
+      name: spanName(this.span.attributes['gen_ai.operation.name'] as string, a.upstreamModel),
       kind: SPAN_KIND.client,
       startMs: nowMs(),
       endMs: 0,
@@ -154,12 +181,9 @@ export class RequestTrace {
         'gen_ai.usage.output_tokens': undefined,
         'switchyard.cost_usd': undefined,
       },
-      status: { code: STATUS_CODE.unset },
+      status: UNSET,
     }
-    const span = {
-      traceparent: formatTraceparent({ traceId: record.traceId, spanId, sampled: true }),
-      record,
-    }
+    const span = { traceparent: formatTraceparent(record.traceId, spanId, true), record }
     this.open.push(span)
     return span
   }
@@ -174,13 +198,14 @@ export class RequestTrace {
     attrs['error.type'] = code
     if (status) attrs['http.response.status_code'] = status
     span.record.status = { code: STATUS_CODE.error, message: code }
-    this.close(span.record)
+    this.close(span.record, nowMs())
   }
 
   /** The request's end: the attempts still open (the answering one) end with it. Once. */
   finish(e: RequestEnd): void {
     if (this.ended) return
     this.ended = true
+    const end = nowMs()
     const attrs = this.span.attributes
     attrs['http.response.status_code'] = e.status
     attrs['switchyard.attempts'] = e.attempts
@@ -207,14 +232,15 @@ export class RequestTrace {
         at['error.type'] = e.errorCode ?? String(e.status)
         a.record.status = { code: STATUS_CODE.error, message: e.errorCode ?? undefined }
       }
-      this.close(a.record)
+      this.close(a.record, end)
     }
     this.open = []
-    this.close(this.span)
+    this.close(this.span, end)
   }
 
-  private close(s: SpanRecord): void {
-    s.endMs = nowMs()
+  /** `end`: epoch ms, one clock read for every span a request's end closes. */
+  private close(s: SpanRecord, end: number): void {
+    s.endMs = end
     this.exporter.add(s)
   }
 }

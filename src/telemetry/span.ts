@@ -29,8 +29,11 @@ export interface SpanRecord {
   status: { code: (typeof STATUS_CODE)[keyof typeof STATUS_CODE]; message?: string }
 }
 
+/** The process's time origin, epoch ms: read once (a native getter each time, ~10 % of the span work). */
+const ORIGIN = performance.timeOrigin
+
 /** Epoch ms now, with the monotonic clock's fraction. */
-export const nowMs = (): number => performance.timeOrigin + performance.now()
+export const nowMs = (): number => ORIGIN + performance.now()
 
 /** Epoch ms → nanoseconds as a decimal string (OTLP JSON's int64) or a bigint (protobuf's fixed64). */
 export const toNanos = (ms: number): bigint => BigInt(Math.round(ms * 1000)) * 1000n

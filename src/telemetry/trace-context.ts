@@ -30,8 +30,8 @@ export function parseTraceparent(header: string | null): SpanContext | null {
   return { traceId: traceId!, spanId: spanId!, sampled: (Number.parseInt(flags!, 16) & 1) === 1 }
 }
 
-export const formatTraceparent = (c: SpanContext): string =>
-  `00-${c.traceId}-${c.spanId}-${c.sampled ? '01' : '00'}`
+export const formatTraceparent = (traceId: string, spanId: string, sampled: boolean): string =>
+  `00-${traceId}-${spanId}-${sampled ? '01' : '00'}`
 
 /** Random bytes drawn from the system's generator a page at a time: one draw per 512 span ids. */
 const POOL = Buffer.alloc(4096)
@@ -40,7 +40,9 @@ let at = POOL.length
 /**
  * `bytes` random bytes as lower-case hex (8 for a span id, 16 for a trace id), never all zero.
  * One flat string from one native call: built by `+=` a byte at a time, an id was a rope of 8–16
- * pieces (as many allocations), flattened again when the encoder read it.
+ * pieces (as many allocations), flattened again when the encoder read it; a slice of the pool's
+ * hex made once per draw was a lazy substring, resolved when first read (the encoder's hex
+ * reading took 3 × as long).
  */
 export function randomHex(bytes: number): string {
   if (at + bytes > POOL.length) {
