@@ -5,13 +5,25 @@
  * and both spans encoded into the exporter's batch (protobuf, as the bench's gateway); each batch
  * of 512 is sealed and POSTed to a sink in another process (its CPU is not counted). Prints the
  * process's CPU (user + system: a shared machine's waits do not count) per request, best and
- * median of seven runs.
+ * median of the runs.
  *
- * bun scripts/bench/telemetry-micro.ts [requests]
+ * `--before DIR`: the tracer of another checkout (an export of main, say) loaded beside this one,
+ * in the same process, their runs alternated (which goes first alternating too), so the host's
+ * load falls on both alike; each printed with its best and median.
+ *
+ * bun scripts/bench/telemetry-micro.ts [requests] [--before DIR] [--runs N]
  */
+import { resolve } from 'node:path'
 import { Tracer } from '../../src/telemetry/index.ts'
 
-const N = Number(process.argv[2] ?? 50_000)
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(name)
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+const N = Number(process.argv[2]?.startsWith('--') ? 50_000 : (process.argv[2] ?? 50_000))
+const RUNS = Number(option('--runs') ?? 7)
+const before = option('--before')
+
 const SINK = `const s = Bun.serve({ hostname: '127.0.0.1', port: 0, async fetch(r) { await r.arrayBuffer(); return new Response(null) } }); console.log(s.port)`
 const sink = Bun.spawn([process.execPath, '-e', SINK], { stdout: 'pipe' })
 const reader = sink.stdout.getReader()
@@ -23,24 +35,25 @@ while (!first.includes('\n')) {
 }
 const port = Number(first.trim())
 const log = { warn: console.warn, info() {}, error: console.error, debug() {} } as any
-const tracer = new Tracer(
-  {
-    tracesUrl: `http://127.0.0.1:${port}/v1/traces`,
-    headers: {},
-    protocol: 'http/protobuf',
-    sampleRatio: 1,
-    exportIntervalMs: 1_000,
-  } as any,
-  log,
-  '0.0.0-bench',
-  1_000,
-)
+const tracerOf = (T: typeof Tracer) =>
+  new T(
+    {
+      tracesUrl: `http://127.0.0.1:${port}/v1/traces`,
+      headers: {},
+      protocol: 'http/protobuf',
+      sampleRatio: 1,
+      exportIntervalMs: 1_000,
+    } as any,
+    log,
+    '0.0.0-bench',
+    1_000,
+  )
 const request = new Request('http://127.0.0.1/v1/chat/completions', {
   method: 'POST',
   headers: { authorization: 'Bearer sk-x', 'content-type': 'application/json' },
 })
 
-function one(i: number) {
+function one(tracer: Tracer, i: number) {
   const trace = tracer.begin(request, 'chat')!
   trace.routed({
     model: 'mock/bench-priced',
@@ -71,19 +84,33 @@ function one(i: number) {
   })
 }
 
-const results: number[] = []
-for (let run = 0; run < 7; run++) {
+/** One run: N requests' span work, the process's CPU per request (µs). */
+async function run(tracer: Tracer): Promise<number> {
   const cpu0 = process.cpuUsage()
   for (let i = 0; i < N; i++) {
-    one(i)
+    one(tracer, i)
     // Let each batch of 512 go (to nowhere) as the server's event loop would.
     if (i % 512 === 511) await tracer.exporter.flush()
   }
   const cpu = process.cpuUsage(cpu0)
-  results.push((cpu.user + cpu.system) / N)
+  return (cpu.user + cpu.system) / N
 }
-results.sort((a, b) => a - b)
+
+const sides: Array<{ name: string; tracer: Tracer; runs: number[] }> = [
+  { name: 'this checkout', tracer: tracerOf(Tracer), runs: [] },
+]
+if (before) {
+  const other = await import(resolve(before, 'src/telemetry/index.ts'))
+  sides.push({ name: `before (${before})`, tracer: tracerOf(other.Tracer), runs: [] })
+}
+for (let r = 0; r < RUNS; r++) {
+  const order = r % 2 === 0 ? sides : [...sides].reverse()
+  for (const side of order) side.runs.push(await run(side.tracer))
+}
 sink.kill()
-console.log(
-  `span work per request (CPU): best ${results[0]!.toFixed(2)} µs, median ${results[3]!.toFixed(2)} µs (${N} requests a run, 7 runs)`,
-)
+for (const { name, runs } of sides) {
+  runs.sort((a, b) => a - b)
+  console.log(
+    `${name}: span work per request (CPU): best ${runs[0]!.toFixed(2)} µs, median ${runs[Math.floor(runs.length / 2)]!.toFixed(2)} µs (${N} requests a run, ${runs.length} runs)`,
+  )
+}
