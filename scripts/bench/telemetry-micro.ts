@@ -11,7 +11,13 @@
  * in the same process, their runs alternated (which goes first alternating too), so the host's
  * load falls on both alike; each printed with its best and median.
  *
- * bun scripts/bench/telemetry-micro.ts [requests] [--before DIR] [--runs N]
+ * `--churn`: as a server runs it, not in a tight loop: 20 MB kept live, ~40 KB of short-lived
+ * garbage made a request, the event loop turned every 16 requests (timers, the export), and a
+ * third side with no tracer at all; each side's extra is its median less that one's. The span
+ * work then pays for its GC and for running between other code (the tight loop's figure is about
+ * half of this one's).
+ *
+ * bun scripts/bench/telemetry-micro.ts [requests] [--before DIR] [--runs N] [--churn]
  */
 import { resolve } from 'node:path'
 import { Tracer } from '../../src/telemetry/index.ts'
@@ -23,6 +29,7 @@ function option(name: string): string | undefined {
 const N = Number(process.argv[2]?.startsWith('--') ? 50_000 : (process.argv[2] ?? 50_000))
 const RUNS = Number(option('--runs') ?? 7)
 const before = option('--before')
+const churn = process.argv.includes('--churn')
 
 const SINK = `const s = Bun.serve({ hostname: '127.0.0.1', port: 0, async fetch(r) { await r.arrayBuffer(); return new Response(null) } }); console.log(s.port)`
 const sink = Bun.spawn([process.execPath, '-e', SINK], { stdout: 'pipe' })
@@ -84,21 +91,38 @@ function one(tracer: Tracer, i: number) {
   })
 }
 
-/** One run: N requests' span work, the process's CPU per request (µs). */
-async function run(tracer: Tracer): Promise<number> {
+/** `--churn`: what a server keeps live (20 MB of small objects), and a request's own garbage. */
+const live = churn ? Array.from({ length: 100_000 }, (_, i) => ({ a: `x${i}`, b: [i, i + 1], c: { d: i } })) : []
+let kept = ''
+function garbage(i: number) {
+  const out: unknown[] = []
+  for (let j = 0; j < 150; j++) out.push({ j, s: `k${i}-${j}`, arr: [j, j, j] })
+  kept = JSON.stringify(out.slice(0, 20))
+}
+
+/** One run: N requests' span work (none: `tracer` null), the process's CPU per request (µs). */
+async function run(tracer: Tracer | null): Promise<number> {
   const cpu0 = process.cpuUsage()
   for (let i = 0; i < N; i++) {
-    one(tracer, i)
-    // Let each batch of 512 go (to nowhere) as the server's event loop would.
-    if (i % 512 === 511) await tracer.exporter.flush()
+    if (churn) {
+      garbage(i)
+      if (tracer) one(tracer, i)
+      if (i % 16 === 15) await new Promise((r) => setImmediate(r))
+    } else {
+      one(tracer!, i)
+      // Let each batch of 512 go (to nowhere) as the server's event loop would.
+      if (i % 512 === 511) await tracer!.exporter.flush()
+    }
   }
+  await tracer?.exporter.flush()
   const cpu = process.cpuUsage(cpu0)
   return (cpu.user + cpu.system) / N
 }
 
-const sides: Array<{ name: string; tracer: Tracer; runs: number[] }> = [
+const sides: Array<{ name: string; tracer: Tracer | null; runs: number[] }> = [
   { name: 'this checkout', tracer: tracerOf(Tracer), runs: [] },
 ]
+if (churn) sides.push({ name: 'no tracer', tracer: null, runs: [] })
 if (before) {
   const other = await import(resolve(before, 'src/telemetry/index.ts'))
   sides.push({ name: `before (${before})`, tracer: tracerOf(other.Tracer), runs: [] })
@@ -108,9 +132,12 @@ for (let r = 0; r < RUNS; r++) {
   for (const side of order) side.runs.push(await run(side.tracer))
 }
 sink.kill()
-for (const { name, runs } of sides) {
-  runs.sort((a, b) => a - b)
+const median = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)]!
+const floor = churn ? median(sides.find((s) => !s.tracer)!.runs) : 0
+for (const { name, tracer, runs } of sides) {
+  const best = Math.min(...runs)
+  const extra = churn && tracer ? `; extra over no tracer ${(median(runs) - floor).toFixed(2)} µs` : ''
   console.log(
-    `${name}: span work per request (CPU): best ${runs[0]!.toFixed(2)} µs, median ${runs[Math.floor(runs.length / 2)]!.toFixed(2)} µs (${N} requests a run, ${runs.length} runs)`,
+    `${name}: ${churn ? 'a request with its span work' : 'span work per request'} (CPU): best ${best.toFixed(2)} µs, median ${median(runs).toFixed(2)} µs${extra} (${N} requests a run, ${runs.length} runs${churn ? `, ${live.length} objects live, ${kept.length} B kept` : ''})`,
   )
 }
