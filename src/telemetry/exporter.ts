@@ -99,17 +99,25 @@ export class SpanExporter {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
     this.seal()
-    this.sending ??= (async () => {
-      try {
-        for (let b = this.batches.shift(); b; b = this.batches.shift()) {
-          await this.send(b.body, b.spans)
-          this.queued -= b.spans
-        }
-      } finally {
-        this.sending = null
-      }
-    })()
+    // While an export is in flight its loop takes the batches sealed meanwhile; this flush then
+    // ends after it, with a look again for any batch sealed as that loop ended.
+    if (this.sending) return this.sending.then(() => this.flush())
+    if (!this.batches.length) return Promise.resolve()
+    // Cleared in a callback, which always runs after this assignment. (Cleared inside the sending
+    // function, a flush with nothing to send cleared it before it was set, and the promise left
+    // behind, resolved and never cleared, stopped every later export: the queue filled, and every
+    // span after it was dropped.)
+    this.sending = this.drain().finally(() => {
+      this.sending = null
+    })
     return this.sending
+  }
+
+  private async drain(): Promise<void> {
+    for (let b = this.batches.shift(); b; b = this.batches.shift()) {
+      await this.send(b.body, b.spans)
+      this.queued -= b.spans
+    }
   }
 
   private async send(body: Uint8Array | string, spans: number): Promise<void> {

@@ -75,3 +75,18 @@ test('a full batch (512 spans) is encoded and sent on its own, without waiting f
   expect(collector.spans.length - before).toBe(512)
   await tracer.close()
 })
+
+test('a flush with nothing to send leaves the exporter sending: the spans after it are exported, not dropped', async () => {
+  const tracer = new Tracer(
+    { tracesUrl: `${collector.url}/v1/traces`, headers: {}, protocol: 'http/protobuf', sampleRatio: 1 } as never,
+    log,
+    '1.0.0',
+    60_000,
+  )
+  // Nothing queued: as the export timer left over from a batch already sent, or a close at idle.
+  await tracer.exporter.flush()
+  request(tracer, 1)
+  await tracer.exporter.flush()
+  expect([tracer.exporter.exported, tracer.exporter.dropped]).toEqual([2, 0])
+  await tracer.close()
+})
