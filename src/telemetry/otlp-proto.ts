@@ -160,8 +160,10 @@ export class Writer {
     this.tag(field, LEN)
     this.varint(h.length / 2)
     this.room(h.length / 2)
-    for (let i = 0; i < h.length; i += 2)
-      this.buf[this.pos++] = (nibble(h.charCodeAt(i)) << 4) | nibble(h.charCodeAt(i + 1))
+    const buf = this.buf
+    let p = this.pos
+    for (let i = 0; i < h.length; i += 2) buf[p++] = (nibble(h.charCodeAt(i)) << 4) | nibble(h.charCodeAt(i + 1))
+    this.pos = p
   }
 
   /**
