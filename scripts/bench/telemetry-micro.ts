@@ -92,7 +92,9 @@ function one(tracer: Tracer, i: number) {
 }
 
 /** `--churn`: what a server keeps live (20 MB of small objects), and a request's own garbage. */
-const live = churn ? Array.from({ length: 100_000 }, (_, i) => ({ a: `x${i}`, b: [i, i + 1], c: { d: i } })) : []
+const live = churn
+  ? Array.from({ length: 100_000 }, (_, i) => ({ a: `x${i}`, b: [i, i + 1], c: { d: i } }))
+  : []
 let kept = ''
 function garbage(i: number) {
   const out: unknown[] = []

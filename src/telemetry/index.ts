@@ -52,7 +52,10 @@ function spanName(operation: string, model: string): string {
     names = 1
   }
   let byModel = NAMES.get(operation)
-  if (!byModel) NAMES.set(operation, (byModel = new Map()))
+  if (!byModel) {
+    byModel = new Map()
+    NAMES.set(operation, byModel)
+  }
   const name = `${operation} ${model}`
   byModel.set(model, name)
   return name

@@ -149,7 +149,7 @@ export class Writer {
     const n = b.length
     this.room(n)
     const buf = this.buf
-    let p = this.pos
+    const p = this.pos
     // A short copy is cheaper as plain stores than as a native call.
     if (n > 128) buf.set(b, p)
     else for (let i = 0; i < n; i++) buf[p + i] = b[i]!
@@ -162,7 +162,8 @@ export class Writer {
     this.room(h.length / 2)
     const buf = this.buf
     let p = this.pos
-    for (let i = 0; i < h.length; i += 2) buf[p++] = (nibble(h.charCodeAt(i)) << 4) | nibble(h.charCodeAt(i + 1))
+    for (let i = 0; i < h.length; i += 2)
+      buf[p++] = (nibble(h.charCodeAt(i)) << 4) | nibble(h.charCodeAt(i + 1))
     this.pos = p
   }
 
@@ -249,8 +250,14 @@ function keyOf(key: string): Key | undefined {
 
 function attribute(w: Writer, field: number, key: string, v: AttributeValue): void {
   const k = keyOf(key)
-  if (k === undefined) return encodeAttribute(w, field, undefined, key, v)
-  if (v === k.last && k.whole !== null && k.wholeField === field) return w.bytes(k.whole)
+  if (k === undefined) {
+    encodeAttribute(w, field, undefined, key, v)
+    return
+  }
+  if (v === k.last && k.whole !== null && k.wholeField === field) {
+    w.bytes(k.whole)
+    return
+  }
   const start = w.pos
   if (!(typeof v === 'string' ? shortText(w, field, k.field, v) : shortInt(w, field, k.field, v)))
     encodeAttribute(w, field, k.field, key, v)
@@ -264,7 +271,13 @@ function attribute(w: Writer, field: number, key: string, v: AttributeValue): vo
 }
 
 /** Any attribute, the long way: its lengths filled in once its parts are written. */
-function encodeAttribute(w: Writer, field: number, k: Uint8Array | undefined, key: string, v: AttributeValue): void {
+function encodeAttribute(
+  w: Writer,
+  field: number,
+  k: Uint8Array | undefined,
+  key: string,
+  v: AttributeValue,
+): void {
   const kv = w.begin(field)
   if (k) w.bytes(k)
   else w.string(1, key)

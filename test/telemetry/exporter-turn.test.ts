@@ -27,7 +27,14 @@ function request(tracer: Tracer, i: number): void {
     surface: 'chat',
     requestId: `req_${i}`,
   })
-  trace.attempt({ providerKind: 'openai', provider: 'mock', model: 'mock/m', upstreamModel: 'm', key: 0, n: 1 })
+  trace.attempt({
+    providerKind: 'openai',
+    provider: 'mock',
+    model: 'mock/m',
+    upstreamModel: 'm',
+    key: 0,
+    n: 1,
+  })
   trace.finish({
     status: 200,
     errorCode: null,
@@ -41,7 +48,12 @@ function request(tracer: Tracer, i: number): void {
 
 test("a request's end encodes nothing; the spans are encoded and sent on the export's turn", async () => {
   const tracer = new Tracer(
-    { tracesUrl: `${collector.url}/v1/traces`, headers: {}, protocol: 'http/protobuf', sampleRatio: 1 } as never,
+    {
+      tracesUrl: `${collector.url}/v1/traces`,
+      headers: {},
+      protocol: 'http/protobuf',
+      sampleRatio: 1,
+    } as never,
     log,
     '1.0.0',
     60_000,
@@ -63,7 +75,12 @@ test("a request's end encodes nothing; the spans are encoded and sent on the exp
 
 test('a full batch (512 spans) is encoded and sent on its own, without waiting for the timer', async () => {
   const tracer = new Tracer(
-    { tracesUrl: `${collector.url}/v1/traces`, headers: {}, protocol: 'http/protobuf', sampleRatio: 1 } as never,
+    {
+      tracesUrl: `${collector.url}/v1/traces`,
+      headers: {},
+      protocol: 'http/protobuf',
+      sampleRatio: 1,
+    } as never,
     log,
     '1.0.0',
     60_000,
@@ -78,7 +95,12 @@ test('a full batch (512 spans) is encoded and sent on its own, without waiting f
 
 test('a flush with nothing to send leaves the exporter sending: the spans after it are exported, not dropped', async () => {
   const tracer = new Tracer(
-    { tracesUrl: `${collector.url}/v1/traces`, headers: {}, protocol: 'http/protobuf', sampleRatio: 1 } as never,
+    {
+      tracesUrl: `${collector.url}/v1/traces`,
+      headers: {},
+      protocol: 'http/protobuf',
+      sampleRatio: 1,
+    } as never,
     log,
     '1.0.0',
     60_000,
