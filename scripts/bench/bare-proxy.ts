@@ -7,8 +7,12 @@
  * gateway costs is the difference between the two in the same run.
  *
  * `bun scripts/bench/bare-proxy.ts <upstream base> <database file>` prints `{"port", "pid", "key"}`.
+ * With `BARE_ELYSIA=1` the same handler runs as an Elysia route (the gateway's framework, its
+ * app's two options, an onRequest and an onAfterResponse hook), served by `Bun.serve` through
+ * `app.fetch` as the gateway's is: the ladder's (c1-ladder.ts) first rung above the bare one.
  */
 import { Database } from 'bun:sqlite'
+import { Elysia } from 'elysia'
 
 const [upstream, dbPath] = Bun.argv.slice(2)
 if (!upstream || !dbPath) {
@@ -32,23 +36,32 @@ const count = db.query<unknown, [number, number]>(
 )
 const url = `${upstream}/chat/completions`
 
-const server = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(req) {
-    const found = findKey.get(sha((req.headers.get('authorization') ?? '').slice(7)))
-    if (!found) return new Response('{"error":"unauthorized"}', { status: 401 })
-    count.run(found.account, Math.floor(Date.now() / 60_000))
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: await req.text(),
-      signal: req.signal,
+async function handle(req: Request): Promise<Response> {
+  const found = findKey.get(sha((req.headers.get('authorization') ?? '').slice(7)))
+  if (!found) return new Response('{"error":"unauthorized"}', { status: 401 })
+  count.run(found.account, Math.floor(Date.now() / 60_000))
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: await req.text(),
+    signal: req.signal,
+  })
+  return new Response(res.body, {
+    status: res.status,
+    headers: { 'content-type': res.headers.get('content-type') ?? 'application/json' },
+  })
+}
+
+let fetchFn: (req: Request) => Response | Promise<Response> = handle
+if (process.env.BARE_ELYSIA === '1') {
+  const app = new Elysia({ handler: { standardHostname: false }, normalize: false })
+    .onRequest(({ set }) => {
+      set.headers['x-request-id'] = crypto.randomUUID()
     })
-    return new Response(res.body, {
-      status: res.status,
-      headers: { 'content-type': res.headers.get('content-type') ?? 'application/json' },
-    })
-  },
-})
+    .onAfterResponse(() => {})
+    .post('/v1/chat/completions', ({ request }) => handle(request), { parse: 'none' })
+  fetchFn = (req) => app.fetch(req)
+}
+
+const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => fetchFn(req) })
 console.log(JSON.stringify({ port: server.port, pid: process.pid, key: KEY }))

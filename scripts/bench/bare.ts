@@ -22,16 +22,25 @@ export interface BareProxy {
 }
 
 /** Starts the bare prototype against the fast mock, on its own database in the bench's directory. */
-export async function startBareProxy(ctx: Pick<Ctx, 'mocks' | 'dir'>): Promise<BareProxy> {
+export async function startBareProxy(
+  ctx: Pick<Ctx, 'mocks' | 'dir'>,
+  /** `{ BARE_ELYSIA: '1' }`: the same handler as an Elysia route (bare-proxy.ts). */
+  env: Record<string, string> = {},
+  db = 'bare.db',
+): Promise<BareProxy> {
   const proc = Bun.spawn(
     [
       process.execPath,
       join(REPO, 'scripts', 'bench', 'bare-proxy.ts'),
       ctx.mocks.fast.url,
-      join(ctx.dir, 'bare.db'),
+      join(ctx.dir, db),
     ],
     // The gateway's fetch cap too (serve sets it): Bun queues fetches past 256 otherwise.
-    { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } },
+    {
+      stdout: 'pipe',
+      stderr: 'inherit',
+      env: { ...process.env, ...env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+    },
   )
   const reader = proc.stdout.getReader()
   const { value } = await reader.read()

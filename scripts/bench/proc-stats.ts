@@ -103,3 +103,32 @@ export function cpuMicrosByThread(pid: number): Record<string, number> {
   }
   return out
 }
+
+/** Scheduling counts of every thread of a process, summed and per thread (by tid). */
+export interface ThreadStats {
+  voluntary: number
+  involuntary: number
+  /** ns runnable but waiting for a core (`/proc/<pid>/task/<tid>/schedstat`, second field). */
+  waitNs: number
+  perThread: Record<string, { comm: string; switches: number; runNs: number }>
+}
+
+/** From `/proc/<pid>/task/*`: context switches, time on a core and run-queue wait (threads gone meanwhile are not counted). */
+export function threadStats(pid: number): ThreadStats {
+  const out: ThreadStats = { voluntary: 0, involuntary: 0, waitNs: 0, perThread: {} }
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8')
+      const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0)
+      const vol = field('voluntary_ctxt_switches')
+      const invol = field('nonvoluntary_ctxt_switches')
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
+      out.voluntary += vol
+      out.involuntary += invol
+      out.waitNs += wait!
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()
+      out.perThread[tid] = { comm, switches: vol + invol, runNs: run! }
+    } catch {}
+  }
+  return out
+}
