@@ -12,9 +12,10 @@
  * CPU µs, context switches (voluntary + involuntary, every thread), time runnable but waiting for a
  * core (schedstat), and per thread that ran: its time on a core and its switches.
  *
- * `--c64` adds closed-loop throughput at 64 connections per gateway rung (ratio to direct, CPU).
+ * `--c64 [a,b]` adds closed-loop throughput at 64 connections per gateway rung, or the rungs named
+ * (ratio to direct, CPU).
  *
- * `bun scripts/bench/c1-ladder.ts [--quick] [--c64] [--gw NAME=DIR[:noaccess|:governed|:K=V]...]...`
+ * `bun scripts/bench/c1-ladder.ts [--quick] [--c64 [a,b]] [--gw NAME=DIR[:noaccess|:governed|:K=V]...]...`
  */
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -151,8 +152,17 @@ try {
   }
   const errors = Object.entries(run.errors).filter(([, v]) => v)
   if (errors.length) log(`errors: ${JSON.stringify(Object.fromEntries(errors))}`)
-  if (argv.includes('--c64'))
-    await c64(rungs.filter((r) => r.name === 'direct' || (!r.name.startsWith('bare') && r.name !== 'caddy')))
+  // `--c64 a,b`: those rungs only (default: every gateway rung).
+  const c64At = argv.indexOf('--c64')
+  const only = argv[c64At + 1]?.startsWith('--') === false ? argv[c64At + 1]!.split(',') : null
+  if (c64At >= 0)
+    await c64(
+      rungs.filter(
+        (r) =>
+          r.name === 'direct' ||
+          (only ? only.includes(r.name) : !r.name.startsWith('bare') && r.name !== 'caddy'),
+      ),
+    )
 } finally {
   for (const s of stops.reverse()) await s().catch(() => {})
   await mocks.stop()
@@ -169,7 +179,7 @@ async function c64(rs: Rung[]): Promise<void> {
   const ctx = { wrk: wrk ? { path: wrk, version: '' } : null, dir: ws.dir } as Ctx
   for (const stream of [false, true]) {
     const out: Record<string, string[]> = {}
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < Number(process.env.LADDER_C64_ROUNDS ?? 3); round++) {
       let direct = 0
       const order = rs.slice(1)
       for (let k = 0; k < round; k++) order.push(order.shift()!)
