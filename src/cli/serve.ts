@@ -26,21 +26,6 @@ import { exitWithParent, superviseWithEnv } from './process.ts'
 import { forceExit, onStopSignals } from './signals.ts'
 import { joinPool, type PeerReload, WorkerPool } from './workers.ts'
 
-/**
- * JavaScriptCore's top JIT tier (FTL) off in the serving process, unless the operator set it
- * (issue 46). Measured on the bench machine: FTL compiles the gateway's hot functions one by one
- * over its first ~12,000 requests, ~160 compiles of 10–15 ms each (about 1 s of a core) on a JIT
- * thread, which on a 2-core machine takes a core from the loop, the HTTP client thread and
- * whatever else runs while it compiles; without it the last compile (DFG, under 1 ms each) is done
- * by ~4,000 requests. The loop's own time a request came out the same either way (plain and
- * governed, c=1, and the tokenizer's count of a 72,000-character prompt): the request path is
- * mostly native calls (fetch, SQLite, streams), where the top tier has little to win. Like the
- * fetch cap, JSC reads it once when the process starts: hence the re-run.
- */
-export function jitEnv(env: Record<string, string | undefined>): Record<string, string> {
-  return env.BUN_JSC_useFTLJIT === undefined ? { BUN_JSC_useFTLJIT: '0' } : {}
-}
-
 export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, {
     usage: 'serve [--host H] [--port P] [--workers N]',
@@ -57,10 +42,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   const child = p.flags['worker-child'] === true
   if (!io.env.BUN_CONFIG_MAX_HTTP_REQUESTS && !child) {
     const code = await superviseWithEnv(
-      {
-        BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections),
-        ...jitEnv(io.env),
-      },
+      { BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections) },
       createLogger(config.logging.level),
     )
     process.exit(code)

@@ -1,7 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { startMockUpstream } from '../../../scripts/mock-upstream.ts'
-import { jitEnv } from '../../../src/cli/serve.ts'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
@@ -76,14 +75,3 @@ test('a serve process relays more than 256 upstream streams at once', async () =
   const bodies = await Promise.all(streams)
   expect(bodies.every((b) => b.includes('data: [DONE]'))).toBe(true)
 }, 20_000) // 3 s first token + 400 streams: about 5 s on a loaded 2-core machine
-
-// The same re-run turns JavaScriptCore's top JIT tier off (issue 46: its compiles, 10–15 ms each
-// over the first ~12,000 requests, took a core from the loop on a 2-core machine); an operator's
-// own setting is kept. Read from the serving process the test above started (one server a file).
-test("the serving process runs without JSC's FTL tier unless the environment says otherwise", async () => {
-  expect(serve).toBeDefined()
-  const environ = (await Bun.file(`/proc/${serve!.pid}/environ`).text()).split('\0')
-  expect(environ).toContain('BUN_JSC_useFTLJIT=0')
-  expect(jitEnv({ BUN_JSC_useFTLJIT: '1' })).toEqual({})
-  expect(jitEnv({})).toEqual({ BUN_JSC_useFTLJIT: '0' })
-})
