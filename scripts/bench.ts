@@ -216,7 +216,7 @@ async function main(): Promise<number> {
     log('closed loop (throughput, latency) ...')
     const closed = await runClosedMatrix(ctx, fwd)
     log('the bare prototype (key lookup, counter, fetch, pipe) vs direct, same concurrency ...')
-    const bare = await runBareProxy(ctx)
+    const bare = await runBareProxy(ctx, laneOpts.size.steady)
     log('messages pass-through stream vs direct to the Anthropic mock ...')
     const messages = await runMessagesPassThrough(ctx)
     log(`Responses surface, stream, c${RESPONSES_CONCURRENCY}: direct, translated, pass-through ...`)

@@ -6,6 +6,7 @@
  * minute rather than quoted from another day.
  */
 import { join } from 'node:path'
+import { type SteadySize, warmToSteady } from './c1-warm.ts'
 import { cpuMicros } from './proc-stats.ts'
 import { REPO } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
@@ -61,13 +62,19 @@ export async function startBareProxy(
   }
 }
 
-export async function runBareProxy(ctx: Ctx): Promise<{ cells: BareCells; c: number }> {
+export async function runBareProxy(
+  ctx: Ctx,
+  /** Its warm-up to steady state, as the lane's (c1-warm.ts): the gateway it is set against is past its own. */
+  steady: SteadySize,
+): Promise<{ cells: BareCells; c: number }> {
   const { mocks, plan } = ctx
   const c = plan.concurrencies.at(-1)!
   const proxy = await startBareProxy(ctx)
   try {
     const info = { pid: proxy.pid, key: proxy.key }
     const base = proxy.base
+    const targets = [{ nonstream: chatTarget(base, 'bench', false, info.key), stream: chatTarget(base, 'bench', true, info.key) }]
+    await warmToSteady(ctx, [{ name: 'bare prototype', pid: proxy.pid, targets }], steady)
     const cells = {} as BareCells
     for (const mode of MODES) {
       const stream = mode === 'stream'

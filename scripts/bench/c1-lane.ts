@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { type BareProxy, startBareProxy } from './bare.ts'
 import { type LaneSamples, type LaneTarget, runLaneClient } from './c1-client.ts'
 import { analyse, renderTimeline, type Timeline } from './c1-timeline.ts'
+import { STEADY_FULL, STEADY_QUICK, type SteadySize, type Warmed, warmToSteady } from './c1-warm.ts'
 import { type Caddy, findCaddy, startCaddy } from './caddy.ts'
 import type { TraceEvent } from './loop-trace.ts'
 import { FULL_MODEL, type Gateway, REPO, startGateway } from './processes.ts'
@@ -34,15 +35,32 @@ type Measure = (typeof MEASURES)[number]
 export interface LaneSize {
   rounds: number
   batch: number
+  /** c=1 requests a target before round 1 (connection pools); the JIT is warmed by `steady` before. */
   warm: number
+  /** Each process's warm-up to steady state (c1-warm.ts) before anything is timed. */
+  steady: SteadySize
   /** Paced streams per target for the inter-event row (21 gaps each). */
   gapRequests: number
   /** Requests per target for the traced gateway's timeline. */
   tracedRounds: number
 }
 
-export const LANE_FULL: LaneSize = { rounds: 20, batch: 100, warm: 200, gapRequests: 100, tracedRounds: 10 }
-export const LANE_QUICK: LaneSize = { rounds: 4, batch: 50, warm: 50, gapRequests: 20, tracedRounds: 4 }
+export const LANE_FULL: LaneSize = {
+  rounds: 20,
+  batch: 100,
+  warm: 200,
+  steady: STEADY_FULL,
+  gapRequests: 100,
+  tracedRounds: 10,
+}
+export const LANE_QUICK: LaneSize = {
+  rounds: 4,
+  batch: 50,
+  warm: 50,
+  steady: STEADY_QUICK,
+  gapRequests: 20,
+  tracedRounds: 4,
+}
 
 export interface LaneResult {
   caddy: string | null
@@ -59,6 +77,8 @@ export interface LaneResult {
    * one ratio per interleaved pair, per mode — what the cuts cost or gain in throughput.
    */
   c64: { nonstream: number[]; stream: number[] } | null
+  /** Each process's warm-up to steady state before the lane (requests, seconds, JIT µs a request). */
+  warmed: Warmed[]
 }
 
 export interface LaneOptions {
@@ -127,6 +147,23 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
     }
     const names = (Object.keys(bases) as Name[]).filter((n) => bases[n])
     const { size } = opts
+    // Steady state first: the figures are a long-lived gateway's, not its JIT's first minute's.
+    const pair = (n: Name) => ({ nonstream: bases[n]!(false, false), stream: bases[n]!(true, false) })
+    const procs: { name: string; pid: number | null; of: Name[] }[] = [
+      { name: 'direct', pid: null, of: ['direct'] },
+      { name: 'caddy', pid: null, of: ['caddy'] },
+      { name: 'bare', pid: bare.pid, of: ['bare'] },
+      { name: 'gateway', pid: gw.pid, of: ['plain', 'governed'] },
+      { name: 'gateway-before', pid: b?.pid ?? null, of: ['plain-before', 'governed-before'] },
+    ]
+    const warmed = await warmToSteady(
+      ctx,
+      procs
+        .map((p) => ({ ...p, of: p.of.filter((n) => bases[n]) }))
+        .filter((p) => p.of.length)
+        .map((p) => ({ name: p.name, pid: p.pid, targets: p.of.map(pair) })),
+      size.steady,
+    )
     const run = await runLaneClient({
       targets: [false, true].flatMap((s) => names.map((n) => bases[n]!(s, false))),
       rounds: size.rounds,
@@ -167,6 +204,7 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
       timeline,
       timelineBefore,
       c64,
+      warmed,
     }
   } finally {
     await caddy?.stop()
@@ -313,6 +351,20 @@ const WHO: Record<Proxy, string> = {
 export function laneRows(r: LaneResult): Row[] {
   const rows: Row[] = []
   const n = r.size.rounds * r.size.batch
+  if (r.warmed.length)
+    rows.push(
+      row(
+        `c=1 warm-up to steady state before the lane (closed loop c8, half stream; JIT µs a request, last windows)`,
+        r.warmed
+          .map(
+            (w) =>
+              `${w.name} ${fmt(w.requests)} in ${w.seconds.toFixed(0)} s${w.jitUs.length ? ` (${w.jitUs.slice(-2).map((x) => x.toFixed(0)).join(', ')})` : ''}`,
+          )
+          .join('; '),
+        0,
+        null,
+      ),
+    )
   for (const m of MEASURES) {
     const d = pooled(r.samples[m].direct)
     rows.push(

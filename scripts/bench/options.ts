@@ -4,6 +4,7 @@
  * the smoke CI runs under SWITCHYARD_BENCH_SMOKE=1) and the checks between flags.
  */
 import type { LaneSize } from './c1-lane.ts'
+import { STEADY_NONE } from './c1-warm.ts'
 import type { Plan } from './scenarios.ts'
 
 /** The account volume of the /v1/usage row (issue 9: 2,000,000 requests in the window). */
@@ -83,7 +84,14 @@ export const SMOKE: Plan = {
   // Two: rounds of both orders still run (signals.ts swaps the pair of gateways every second pair).
   pairs: 2,
 }
-export const LANE_SMOKE: LaneSize = { rounds: 1, batch: 10, warm: 5, gapRequests: 2, tracedRounds: 1 }
+export const LANE_SMOKE: LaneSize = {
+  rounds: 1,
+  batch: 10,
+  warm: 5,
+  steady: STEADY_NONE,
+  gapRequests: 2,
+  tracedRounds: 1,
+}
 /** The smoke's /v1/usage and request-log volumes (rows). */
 export const SMOKE_ROWS = 2_000
 /** The smoke's soak, in minutes (whatever `--soak` said): its 20-s warm-up and a few seconds more. */
