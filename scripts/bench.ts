@@ -16,7 +16,7 @@ import { ALIASES_CONCURRENCY, aliasesRows, runAliases } from './bench/aliases.ts
 import { alonePart, runAlone } from './bench/alone.ts'
 import { runBackendBench } from './bench/backends.ts'
 import { bareRows, runBareProxy } from './bench/bare.ts'
-import { LANE_FULL, LANE_QUICK, laneRows, runLane } from './bench/c1-lane.ts'
+import { laneRows, runLane } from './bench/c1-lane.ts'
 import { EMBEDDINGS_CONCURRENCY, embeddingsRows, runEmbeddings } from './bench/embeddings-load.ts'
 import { FALLBACK_CONCURRENCY, fallbackRows, runFallback } from './bench/fallback.ts'
 import { GEMINI_CONCURRENCY, geminiRows, runGeminiSurface } from './bench/gemini.ts'
@@ -27,6 +27,8 @@ import { findWrk } from './bench/loadgen-wrk.ts'
 import { runMicro } from './bench/micro.ts'
 import {
   FULL,
+  LANE_FULL,
+  LANE_QUICK,
   LANE_SMOKE,
   parseArgs,
   QUICK,

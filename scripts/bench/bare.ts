@@ -6,7 +6,7 @@
  * minute rather than quoted from another day.
  */
 import { join } from 'node:path'
-import { type SteadySize, warmToSteady } from './c1-warm.ts'
+import { chatPair, type SteadySize, warmToSteady } from './c1-warm.ts'
 import { cpuMicros } from './proc-stats.ts'
 import { REPO } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
@@ -73,7 +73,7 @@ export async function runBareProxy(
   try {
     const info = { pid: proxy.pid, key: proxy.key }
     const base = proxy.base
-    const targets = [{ nonstream: chatTarget(base, 'bench', false, info.key), stream: chatTarget(base, 'bench', true, info.key) }]
+    const targets = [chatPair(base, 'bench', info.key)]
     await warmToSteady(ctx, [{ name: 'bare prototype', pid: proxy.pid, targets }], steady)
     const cells = {} as BareCells
     for (const mode of MODES) {

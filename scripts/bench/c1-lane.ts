@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { type BareProxy, startBareProxy } from './bare.ts'
 import { type LaneSamples, type LaneTarget, runLaneClient } from './c1-client.ts'
 import { analyse, renderTimeline, type Timeline } from './c1-timeline.ts'
-import { STEADY_FULL, STEADY_QUICK, type SteadySize, type Warmed, warmToSteady } from './c1-warm.ts'
+import { chatPair, type SteadySize, type Warmed, warmRows, warmToSteady } from './c1-warm.ts'
 import { type Caddy, findCaddy, startCaddy } from './caddy.ts'
 import type { TraceEvent } from './loop-trace.ts'
 import { FULL_MODEL, type Gateway, REPO, startGateway } from './processes.ts'
@@ -43,23 +43,6 @@ export interface LaneSize {
   gapRequests: number
   /** Requests per target for the traced gateway's timeline. */
   tracedRounds: number
-}
-
-export const LANE_FULL: LaneSize = {
-  rounds: 20,
-  batch: 100,
-  warm: 200,
-  steady: STEADY_FULL,
-  gapRequests: 100,
-  tracedRounds: 10,
-}
-export const LANE_QUICK: LaneSize = {
-  rounds: 4,
-  batch: 50,
-  warm: 50,
-  steady: STEADY_QUICK,
-  gapRequests: 20,
-  tracedRounds: 4,
 }
 
 export interface LaneResult {
@@ -273,6 +256,10 @@ async function traced(
     const g = gw
     const t = (name: Name, s: boolean, model: string, k: string) =>
       lane(name, s, chatTarget(g.url, model, s, k))
+    // Steady state as the lane's gateways (its warm-up's events fall outside every stamped request).
+    const targets = [chatPair(g.url, 'mock/bench', g.key), chatPair(g.url, `mock/${FULL_MODEL}`, key)]
+    const name = root ? 'traced gateway-before' : 'traced gateway'
+    await warmToSteady(ctx, [{ name, pid: g.pid, targets }], opts.size.steady)
     samples = await runLaneClient({
       targets: [
         direct(false, false),
@@ -351,20 +338,7 @@ const WHO: Record<Proxy, string> = {
 export function laneRows(r: LaneResult): Row[] {
   const rows: Row[] = []
   const n = r.size.rounds * r.size.batch
-  if (r.warmed.length)
-    rows.push(
-      row(
-        `c=1 warm-up to steady state before the lane (closed loop c8, half stream; JIT µs a request, last windows)`,
-        r.warmed
-          .map(
-            (w) =>
-              `${w.name} ${fmt(w.requests)} in ${w.seconds.toFixed(0)} s${w.jitUs.length ? ` (${w.jitUs.slice(-2).map((x) => x.toFixed(0)).join(', ')})` : ''}`,
-          )
-          .join('; '),
-        0,
-        null,
-      ),
-    )
+  rows.push(...warmRows(r.warmed))
   for (const m of MEASURES) {
     const d = pooled(r.samples[m].direct)
     rows.push(

@@ -10,8 +10,9 @@
  * every row is measured alike.
  */
 import { readdirSync, readFileSync } from 'node:fs'
+import { fmt, type Row, row } from './report.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
-import type { Target } from './workload.ts'
+import { chatTarget, type Target } from './workload.ts'
 
 /** One process to warm: its targets (non-stream, stream) by key; pid null for one not ours to read (Caddy, the mock). */
 export interface WarmProc {
@@ -76,11 +77,14 @@ export async function warmToSteady(ctx: Ctx, procs: WarmProc[], size: SteadySize
       const jit0 = p.pid === null ? 0 : jitNs(p.pid)
       let n = 0
       for (const t of p.targets)
-        for (const target of [t.nonstream, t.stream]) n += (await closedLoad(ctx, target, CONNECTIONS, 1)).requests
+        for (const target of [t.nonstream, t.stream])
+          n += (await closedLoad(ctx, target, CONNECTIONS, 1)).requests
       w.requests += n
       if (p.pid !== null) w.jitUs.push(Math.max(0, jitNs(p.pid) - jit0) / 1000 / Math.max(1, n))
       const flat =
-        !size.untilFlat || p.pid === null || (w.jitUs.length >= 2 && w.jitUs.slice(-2).every((x) => x < JIT_FLAT_US))
+        !size.untilFlat ||
+        p.pid === null ||
+        (w.jitUs.length >= 2 && w.jitUs.slice(-2).every((x) => x < JIT_FLAT_US))
       if ((w.requests >= want && flat) || performance.now() - t0 > MAX_S * 1000) break
     }
     w.seconds = (performance.now() - t0) / 1000
@@ -91,4 +95,23 @@ export async function warmToSteady(ctx: Ctx, procs: WarmProc[], size: SteadySize
     out.push(w)
   }
   return out
+}
+
+/** A chat route's two targets on `url` (`model`, `key`). */
+export const chatPair = (url: string, model: string, key?: string): WarmProc['targets'][number] => ({
+  nonstream: chatTarget(url, model, false, key),
+  stream: chatTarget(url, model, true, key),
+})
+
+/** The lane's row saying how each process was warmed (none when it was not). */
+export function warmRows(warmed: Warmed[]): Row[] {
+  if (!warmed.length) return []
+  const last = (w: Warmed) => w.jitUs.slice(-2).map((x) => x.toFixed(0))
+  const text = warmed.map(
+    (w) =>
+      `${w.name} ${fmt(w.requests)} in ${w.seconds.toFixed(0)} s${w.jitUs.length ? ` (${last(w).join(', ')})` : ''}`,
+  )
+  const label =
+    'c=1 warm-up to steady state before the lane (closed loop c8, half stream; JIT µs a request, last windows)'
+  return [row(label, text.join('; '), 0, null)]
 }

@@ -4,7 +4,7 @@
  * the smoke CI runs under SWITCHYARD_BENCH_SMOKE=1) and the checks between flags.
  */
 import type { LaneSize } from './c1-lane.ts'
-import { STEADY_NONE } from './c1-warm.ts'
+import { STEADY_FULL, STEADY_NONE, STEADY_QUICK } from './c1-warm.ts'
 import type { Plan } from './scenarios.ts'
 
 /** The account volume of the /v1/usage row (issue 9: 2,000,000 requests in the window). */
@@ -83,6 +83,22 @@ export const SMOKE: Plan = {
   cold: { s: 0.25, warmS: 0 },
   // Two: rounds of both orders still run (signals.ts swaps the pair of gateways every second pair).
   pairs: 2,
+}
+export const LANE_FULL: LaneSize = {
+  rounds: 20,
+  batch: 100,
+  warm: 200,
+  steady: STEADY_FULL,
+  gapRequests: 100,
+  tracedRounds: 10,
+}
+export const LANE_QUICK: LaneSize = {
+  rounds: 4,
+  batch: 50,
+  warm: 50,
+  steady: STEADY_QUICK,
+  gapRequests: 20,
+  tracedRounds: 4,
 }
 export const LANE_SMOKE: LaneSize = {
   rounds: 1,
