@@ -4,14 +4,21 @@
  * limit is streamed upstream and its items gated as they arrive, so the upstream can be let go at
  * the allowance rather than generate (and bill) the rest. Both routes use it: the translated one
  * over the adapter's chunk plan (`completeWithin`, output-cut.ts), a pass-through over its events
- * (call.ts). Read under the provider's idle and total timeouts (`guardStream`).
+ * (call.ts).
+ *
+ * Read straight off the body's reader (no second stream between) under the provider's idle and
+ * total timeouts, kept on the request's one `Deadline` as `readText` keeps them: one timer a
+ * request, armed once and re-armed only when it falls due early (a read that began later), never
+ * once a read.
  *
  * @example
  * const chunks = await gatedItems(await adapter.stream(req, ctx), gate)
  */
 import { responseTooLarge } from '../providers/body-limit.ts'
-import { guardStream } from '../providers/guard-stream.ts'
+import { idleTimeout, streamReadError, totalLeft, totalTimeout } from '../providers/http.ts'
 import { type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
+import type { GatewayError } from '../util/errors.ts'
+import { realScheduler } from '../util/scheduler.ts'
 import type { OutputGate } from './stream/types.ts'
 
 /**
@@ -19,6 +26,12 @@ import type { OutputGate } from './stream/types.ts'
  * upstream is cancelled at the cut (or a failure). The body's reads run through the stages in the
  * same turn (`SyncStages`): a whole answer often comes in one read, each item gated as it is made.
  * `maxBytes`: the body's bound in bytes (a raw body; absent for a plan whose body yields items).
+ *
+ * Timeouts: at most `idleMs` waiting for each read (not while the gate waits for the allowance to
+ * grow: that is not the upstream's silence), at most `totalMs` from the attempt's start
+ * (`totalLeft`) → 504 `upstream_timeout`. A body that fails with anything but a `GatewayError` →
+ * 502 `upstream_stream_interrupted` (499 once the client left). Items a read made before a stage
+ * failed in it are gated first, as the stream writer relays them first.
  */
 export async function gatedItems<T>(
   plan: StreamPlan<T>,
@@ -26,21 +39,57 @@ export async function gatedItems<T>(
   maxBytes?: number,
 ): Promise<T[]> {
   const { ctx } = plan
-  const reader = guardStream(plan.body, ctx).getReader()
+  const reader = plan.body.getReader()
   const made: T[] = []
   const stages = new SyncStages<T>(plan.stages, (item) => made.push(item))
   const items: T[] = []
   let bytes = 0
+  const deadline = ctx.deadline
+  const sched = deadline?.scheduler ?? realScheduler
+  const { idleMs } = ctx.timeouts
+  const totalAt = sched.now() + totalLeft(ctx)
+  /** `now()` when the pending read began; -1 while nobody reads (the gate deciding, say). */
+  let readSince = -1
+  let timedOut: GatewayError | null = null
+  const tick = (): void => {
+    const now = sched.now()
+    if (now >= totalAt) timedOut = totalTimeout(ctx)
+    else if (readSince >= 0 && now - readSince >= idleMs) timedOut = idleTimeout(ctx)
+    else {
+      // A read that began after the timer was armed: its idle deadline is later still.
+      timer.at(Math.min(totalAt, (readSince >= 0 ? readSince : now) + idleMs))
+      return
+    }
+    // The pending read ends (done, or failed) and throws `timedOut` below.
+    reader.cancel(timedOut).catch(() => {})
+  }
+  // The request's one timer when it has one (upstreamFetch is done with it), else one of its own.
+  const timer = deadline ? deadline.own(tick) : sched.timer(tick)
+  timer.at(Math.min(totalAt, sched.now() + idleMs))
   try {
     for (;;) {
-      const r = await reader.read()
-      if (r.done) stages.flush()
-      else {
-        if (maxBytes !== undefined) {
-          bytes += (r.value as Uint8Array).byteLength
-          if (bytes > maxBytes) throw responseTooLarge(ctx.provider.prefix, maxBytes, 'a response')
+      readSince = sched.now()
+      let r: Awaited<ReturnType<typeof reader.read>>
+      try {
+        r = await reader.read()
+      } catch (err) {
+        throw timedOut ?? streamReadError(err, ctx)
+      }
+      readSince = -1
+      if (timedOut) throw timedOut
+      let failed: unknown
+      try {
+        if (r.done) stages.flush()
+        else {
+          if (maxBytes !== undefined) {
+            bytes += (r.value as Uint8Array).byteLength
+            if (bytes > maxBytes) throw responseTooLarge(ctx.provider.prefix, maxBytes, 'a response')
+          }
+          stages.push(r.value)
         }
-        stages.push(r.value)
+      } catch (err) {
+        if (made.length === 0) throw err
+        failed = err
       }
       for (const item of made) {
         let ok = gate.admit(item)
@@ -52,9 +101,11 @@ export async function gatedItems<T>(
         items.push(item)
       }
       made.length = 0
+      if (failed !== undefined) throw failed
       if (r.done) return items
     }
   } finally {
+    timer.cancel()
     // Cut (or failed): the upstream is let go; it generates, and bills, no more.
     reader.cancel().catch(() => {})
   }

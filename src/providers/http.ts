@@ -1,7 +1,7 @@
 /**
  * @module
  * Upstream plumbing every adapter shares: `fetch` with the provider's timeouts and the client's
- * abort signal, bounded body reads (a stream's idle / total timeouts: `guard-stream.ts`). Failures become
+ * abort signal, bounded body reads (a gated answer's idle / total timeouts: pipeline/gated-read.ts). Failures become
  * `GatewayError`s (see `upstream-errors.ts`, re-exported here) that name the provider by its
  * prefix and never contain its API key.
  */
@@ -13,10 +13,13 @@ import { retryAfterMs } from './resilience/retry-wait.ts'
 import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
+  describeNetworkError,
   invalidResponse,
   MAX_RETRY_AFTER_S,
+  networkErrorDetail,
   sanitizeMessage,
   scrubbed,
+  streamInterrupted,
   unreachableError,
 } from './upstream-errors.ts'
 
@@ -341,5 +344,16 @@ export function totalTimeout(ctx: CallContext): GatewayError {
     504,
     'upstream_timeout',
     `Upstream '${ctx.provider.prefix}' did not finish within ${totalMs} ms.`,
+  )
+}
+
+/** A failed read of an upstream body, as the client should hear of it. */
+export function streamReadError(err: unknown, ctx: CallContext): GatewayError {
+  if (err instanceof GatewayError) return err
+  if (ctx.signal.aborted) return abortError(ctx.signal.reason)
+  return streamInterrupted(
+    ctx.provider.prefix,
+    describeNetworkError(err),
+    networkErrorDetail(err, ctx.provider.api_key),
   )
 }

@@ -4,7 +4,7 @@
  * the adapter's decoder) to run it through. The stream writer drives the transformers itself,
  * synchronously, in the same read as the body chunk (`SyncStages`), so a streamed response
  * crosses one JS stream stage instead of four (BENCHMARKS.md, finding 3). The writer also owns
- * the plan's idle / total timeouts (a whole answer read through the gate has `guardStream`'s:
+ * the plan's idle / total timeouts (a whole answer read through the gate keeps its own:
  * pipeline/gated-read.ts).
  *
  * @example

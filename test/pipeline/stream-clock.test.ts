@@ -2,7 +2,7 @@
  * The stream writer's deadlines on a `StreamPlan` (src/pipeline/stream-writer.ts): the hold, the
  * keep-alive and the upstream's idle and total timeouts share one timer, driven here by a
  * `ManualScheduler` — minutes of stream time, no real waiting. (test/e2e/surfaces/chat/chat-long-wait.test.ts
- * and test/providers/http.test.ts keep real-time checks of the same behaviours end to end.)
+ * and test/providers/openai/faults.test.ts keep real-time checks of the same behaviours end to end.)
  */
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'

@@ -1,7 +1,7 @@
 /** Shared pieces of the provider tests: call contexts, byte streams, draining streams. */
 import type { ProviderConfig } from '../../src/config/schema.ts'
 import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
-import { guardStream } from '../../src/providers/guard-stream.ts'
+import { gatedItems } from '../../src/pipeline/gated-read.ts'
 import type { CallContext, StreamPlan, Timeouts } from '../../src/providers/types.ts'
 
 export function callContext(
@@ -32,13 +32,55 @@ export function bytes(...pieces: Array<string | Uint8Array>): ReadableStream<Uin
 
 /**
  * A stream plan (what an adapter's `stream()` resolves to) as a stream of its items: the body under
- * the plan's idle and total timeouts, through its stages. The stream writer drives a plan in one
- * stage instead; this reads it as the writer's items, for the adapter's own tests.
+ * the plan's idle and total timeouts, through its stages, read as a whole answer is read
+ * (`gatedItems`), each item handed over when the consumer asks for it (the read waits meanwhile,
+ * and waiting on the consumer is not the upstream's silence). Cancelling refuses the next item:
+ * the read stops there and lets the body go. The stream writer drives a plan itself; this reads
+ * it as the writer's items, for the adapter's own tests.
  */
 export function planItems<T>(plan: StreamPlan<T>): ReadableStream<T> {
-  let s: ReadableStream<unknown> = guardStream(plan.body, plan.ctx)
-  for (const stage of plan.stages) s = s.pipeThrough(new TransformStream(stage))
-  return s as ReadableStream<T>
+  /** A read of the consumer's waits for an item / an item waits for a read. */
+  let demand: (() => void) | null = null
+  let offer: ((take: boolean) => void) | null = null
+  let cancelled = false
+  return new ReadableStream<T>(
+    {
+      start(controller) {
+        const handOver = (item: T) =>
+          new Promise<boolean>((resolve) => {
+            const give = (take: boolean) => {
+              if (take) controller.enqueue(item)
+              resolve(take)
+            }
+            if (cancelled) give(false)
+            else if (demand) {
+              const read = demand
+              demand = null
+              give(true)
+              read()
+            } else offer = give
+          })
+        gatedItems(plan, { admit: handOver, ending: () => [] }).then(
+          () => (cancelled ? undefined : controller.close()),
+          (err) => (cancelled ? undefined : controller.error(err)),
+        )
+      },
+      pull: () =>
+        new Promise<void>((resolve) => {
+          if (offer) {
+            const give = offer
+            offer = null
+            give(true)
+            resolve()
+          } else demand = resolve
+        }),
+      cancel() {
+        cancelled = true
+        offer?.(false)
+      },
+    },
+    { highWaterMark: 0 },
+  )
 }
 
 /** Every item until the stream ends, and the error it ended with, if any. */

@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
-import { guardStream } from '../../src/providers/guard-stream.ts'
 import {
   abortError,
   DEFAULT_TIMEOUTS,
@@ -147,101 +146,6 @@ describe('openAIStyleError', () => {
     expect(
       sanitizeMessage('model meta-llama-3.1-70b-instruct-turbo and 123e4567-e89b-12d3-a456-426614174000'),
     ).toBe('model meta-llama-3.1-70b-instruct-turbo and 123e4567-e89b-12d3-a456-426614174000')
-  })
-})
-
-describe('guardStream', () => {
-  const ctx = (timeouts: { idleMs?: number; totalMs?: number }, signal?: AbortSignal) =>
-    callContext(provider, { timeouts, signal })
-
-  /** Yields `n` items, `gap` ms apart. */
-  function paced(n: number, gap: number) {
-    const state = { cancelled: false }
-    let i = 0
-    const stream = new ReadableStream<number>(
-      {
-        async pull(c) {
-          if (i > 0) await Bun.sleep(gap)
-          if (i < n) c.enqueue(i++)
-          else c.close()
-        },
-        cancel() {
-          state.cancelled = true
-        },
-      },
-      { highWaterMark: 0 },
-    )
-    return { stream, state }
-  }
-
-  test('passes items and the end through untouched', async () => {
-    const { items, error } = await drain(guardStream(paced(5, 1).stream, ctx({ idleMs: 1000 })))
-    expect(error).toBeUndefined()
-    expect(items).toEqual([0, 1, 2, 3, 4])
-  })
-
-  test('a gap longer than idleMs → 504 upstream_timeout, and the source is cancelled', async () => {
-    const { stream, state } = paced(3, 300)
-    const t0 = performance.now()
-    const { items, error } = await drain(guardStream(stream, ctx({ idleMs: 80 })))
-    expect(items).toEqual([0])
-    expect([(error as GatewayError).status, (error as GatewayError).code]).toEqual([504, 'upstream_timeout'])
-    expect(performance.now() - t0).toBeLessThan(250)
-    expect(state.cancelled).toBe(true)
-  })
-
-  test('a slow reader does not count as upstream silence', async () => {
-    const reader = guardStream(paced(3, 1).stream, ctx({ idleMs: 50 })).getReader()
-    await reader.read()
-    await Bun.sleep(150) // the consumer dawdles; the upstream is not being asked
-    expect((await reader.read()).value).toBe(1)
-    await reader.cancel()
-  })
-
-  test('totalMs bounds the whole stream even when items keep coming', async () => {
-    const { items, error } = await drain(
-      guardStream(paced(100, 30).stream, ctx({ idleMs: 1000, totalMs: 200 })),
-    )
-    expect(items.length).toBeGreaterThan(2)
-    expect(items.length).toBeLessThan(10)
-    expect((error as GatewayError).code).toBe('upstream_timeout')
-  })
-
-  test('a source failure → 502 upstream_stream_interrupted; a GatewayError passes as it is', async () => {
-    const failing = (err: unknown) =>
-      new ReadableStream<number>({
-        start(c) {
-          c.enqueue(1)
-          c.error(err)
-        },
-      })
-    const interrupted = await drain(guardStream(failing(new TypeError('ECONNRESET')), ctx({})))
-    expect([(interrupted.error as GatewayError).status, (interrupted.error as GatewayError).code]).toEqual([
-      502,
-      'upstream_stream_interrupted',
-    ])
-    const own = new GatewayError(502, 'upstream_invalid_response', 'bad')
-    expect((await drain(guardStream(failing(own), ctx({})))).error).toBe(own)
-  })
-
-  test('a source failure after the client left → 499', async () => {
-    const client = new AbortController()
-    client.abort()
-    const source = new ReadableStream<number>({
-      start(c) {
-        c.error(new DOMException('aborted', 'AbortError'))
-      },
-    })
-    const { error } = await drain(guardStream(source, ctx({}, client.signal)))
-    expect((error as GatewayError).status).toBe(499)
-  })
-
-  test('cancelling the guarded stream cancels the source', async () => {
-    const { stream, state } = paced(100, 1)
-    const reader = guardStream(stream, ctx({})).getReader()
-    await reader.read()
-    await reader.cancel()
-    expect(state.cancelled).toBe(true)
   })
 })
 

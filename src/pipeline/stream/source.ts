@@ -4,8 +4,7 @@
  * `StreamPlan` whose body is read and run through its stages in the same turn (`SyncStages`), one
  * read at a time into `items`. A continuation's source replaces the first one here (`readFrom`).
  */
-import { streamReadError } from '../../providers/guard-stream.ts'
-import { idleTimeout, totalTimeout } from '../../providers/http.ts'
+import { idleTimeout, streamReadError, totalTimeout } from '../../providers/http.ts'
 import { isStreamPlan, type StreamPlan, SyncStages } from '../../providers/stream-plan.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import type { Scheduler } from '../../util/scheduler.ts'
