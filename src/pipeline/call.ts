@@ -160,10 +160,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
         const upstream = await forwardCall(adapter, streamed, ctx)
         if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
-        // Its events one Uint8Array each, as the gate let them through (its ending in place of the
-        // refused one), read under the provider's timeouts and `max_response_bytes`, as a JSON answer is.
+        // Its events (one an item, or a read's an item: `cutsReads`) as the gate let them through
+        // (its ending in place of the refused one), read under the provider's timeouts and
+        // `max_response_bytes`, as a JSON answer is.
         const max = maxResponseBytes(ctx.provider)
-        const frames = [eventFrames(max, ctx.provider.prefix)]
+        const frames = [eventFrames(max, ctx.provider.prefix, relay.cutsReads === true)]
         const events = await gatedItems({ body: upstream.body, stages: frames, ctx }, gate, max)
         const out = relay.assemble(events, p.encodeCtx)
         if (gate.cut || !out.usage)

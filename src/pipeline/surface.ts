@@ -134,6 +134,12 @@ export interface Forwarding<View> {
    */
   cut(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
   /**
+   * The gate takes a read's complete events as one item on a JSON answer too (`eventFrames(…,
+   * batch)`), as its framed relay gives them: no object an event before the gate's own; else one
+   * event an item.
+   */
+  readonly cutsReads?: boolean
+  /**
    * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream; or,
    * for an endpoint that cannot stream or a wire that asks for a stream in the path (Gemini's
    * `:streamGenerateContent`), the path and body of one that can) and the events the gate

@@ -2,7 +2,7 @@
  * @module
  * The cut at the output allowance (DESIGN §11) on the chat → openai pass-through: under a token or
  * money limit the answer keeps its byte relay (relay-bytes.ts) and this gate counts it. Each
- * upstream event (one Uint8Array, `eventFrames`) is read for its choices' generated text only, and
+ * upstream event (a read's complete events an item, `eventFrames(…, batch)`) is read for its choices' generated text only, and
  * counted by the translated path's own gate (`ChunkGate`, pipeline/output-cut.ts: the same count,
  * carried whitespace, growth and cut). Every event it lets through goes on as the upstream wrote
  * it (the relay swaps only `model`, and withholds the usage chunk a client did not ask for). At
@@ -15,14 +15,15 @@
  * the parse's CPU on the bench's events), the common one-line `data: {…}` event straight off its
  * bytes. Its choices' text is counted as the translated path counts it (`choiceText`).
  *
- * A JSON request under a limit is sent upstream as a stream (`streamedChatBody`) and the events,
+ * A JSON request under a limit is sent upstream as a stream (`streamingBody`) and the events,
  * as the gate let them through, put together as the chat completion (`assembleChat`): the same
  * assembly, checks and body as the translated path's (`completeWithin`), without its canonical
- * request and its adapter; each event parsed once, by the gate.
+ * request and its adapter; each event parsed once, by the gate, framed as the stream relay frames
+ * them (a read's events an item: no object an event until its chunk).
  *
  * @example
  * const gate = new ChatCutGate(allowance, reservation.tokens - reservation.outputTokens)
- * writeStream({ body, stages: [eventFrames(max, label)], ctx }, relay, { gate })
+ * writeStream({ body, stages: [eventFrames(max, label, true)], ctx }, relay, { gate })
  */
 import type { ChatCompletionChunk, Usage } from '../../operations/chat.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
@@ -42,22 +43,31 @@ const DATA_PREFIX = 6
 const DATA_LINE = Buffer.from('data: ')
 const BLANK = Buffer.from('\n\n')
 
-/** Events the gate read whole (a JSON answer's, gated one by one), parsed, for the assembly to reuse. */
-const parsed = new WeakMap<Uint8Array, ChatCompletionChunk>()
+/**
+ * What the gate read of an item (a read's complete events, or one event), for the assembly of a
+ * JSON answer to reuse: per event, in order, its chunk as parsed — or, for an event whose chunk
+ * the assembly must judge itself (none, an error, an `event:` line), the offset it starts at.
+ */
+type ReadEvents = Array<ChatCompletionChunk | number>
+const parsed = new WeakMap<Uint8Array, ReadEvents>()
 
 /**
- * The chunk an event carries, parsed, or null (no JSON object with a `choices` array: the relay's
- * to judge). The common event — one `data: {…}` line — is parsed off its bytes as it is; any other
+ * The chunk an event carries, or null (no JSON object with a `choices` array: the relay's to
+ * judge). The common event — one `data: {…}` line — is parsed off its bytes as it is; any other
  * (`event:` lines, data split over lines) has its data lines joined first (`eventData`).
  */
-function parseChunk(buf: Buffer, start = 0, end = buf.length): ChatCompletionChunk | null {
+function eventChunk(buf: Buffer, start: number, end: number): ChatCompletionChunk | null {
   const oneLine =
     end - start > DATA_PREFIX + 2 &&
     buf[start + DATA_PREFIX] === OPEN_BRACE &&
-    buf.indexOf(LF, start) === end - 2 &&
     buf[end - 1] === LF &&
-    startsWith(buf, start, DATA_LINE)
-  const data = oneLine ? buf.toString('utf8', start + DATA_PREFIX, end - 2) : eventData(buf, start, end)
+    startsWith(buf, start, DATA_LINE) &&
+    buf.indexOf(LF, start) === end - 2
+  return chunkOf(oneLine ? buf.toString('utf8', start + DATA_PREFIX, end - 2) : eventData(buf, start, end))
+}
+
+/** `data` parsed as a chunk, or null (not a JSON object with a `choices` array). */
+function chunkOf(data: string): ChatCompletionChunk | null {
   // Not a chunk: [DONE], an empty event, a comment.
   if (data.charCodeAt(0) !== OPEN_BRACE) return null
   try {
@@ -70,18 +80,17 @@ function parseChunk(buf: Buffer, start = 0, end = buf.length): ChatCompletionChu
 }
 
 /**
- * Its items are batches of complete events (`eventFrames(…, batch)`: a read's events), or single
- * events (a JSON answer's); refused at an event, its ending starts with the events of the batch
- * before it, so the relay gets them as it would have.
+ * Its items are a read's complete events (`eventFrames(…, batch)`), on the stream relay and on a
+ * JSON answer alike; refused at an event, its ending starts with the events of the item before
+ * it, so the relay gets them as it would have. Each event is looked at once: found by one search
+ * for its blank line, parsed once, and (a JSON answer's) kept as parsed for `assembleChat`.
  */
 export class ChatCutGate implements CutGate<Uint8Array> {
   private readonly chunks: ChunkGate
   /** The last chunk relayed: the ending carries its id, created and model. */
   private head: ChatCompletionChunk | null = null
-  /** The batch refused, up to the event refused: relayed ahead of the ending. */
+  /** The item refused, up to the event refused: relayed ahead of the ending. */
   private before: Uint8Array | null = null
-  /** The item being admitted: a single event's chunk is kept for `assembleChat` (`parsed`). */
-  private batch: Uint8Array | null = null
 
   constructor(
     private readonly allowance: OutputAllowance,
@@ -98,45 +107,58 @@ export class ChatCutGate implements CutGate<Uint8Array> {
     return this.chunks.counted
   }
 
-  admit(batch: Uint8Array): boolean | Promise<boolean> {
-    this.batch = batch
-    return this.walk(Buffer.from(batch.buffer, batch.byteOffset, batch.byteLength), 0)
+  admit(item: Uint8Array): boolean | Promise<boolean> {
+    const read: ReadEvents = []
+    parsed.set(item, read)
+    return this.walk(item, Buffer.from(item.buffer, item.byteOffset, item.byteLength), 0, read)
   }
 
-  /** The batch's events from `from` on; at a refused one, what went before it is kept for the ending. */
-  private walk(buf: Buffer, from: number): boolean | Promise<boolean> {
+  /** The item's events from `from` on; at a refused one, what went before it is kept for the ending. */
+  private walk(item: Uint8Array, buf: Buffer, from: number, read: ReadEvents): boolean | Promise<boolean> {
     for (let at = from; at < buf.length; ) {
       const blank = buf.indexOf(BLANK, at)
       const end = blank === -1 ? buf.length : blank + 2
-      const ok = this.event(buf, at, end)
+      const chunk = eventChunk(buf, at, end)
+      const ok = chunk === null ? true : this.event(chunk)
+      // The assembly's: the chunk, unless an error or an `event:` line are to be judged there.
+      const kept = chunk !== null && chunk.error == null && buf[at] === DATA_LINE[0] ? chunk : at
       if (ok === true) {
+        read.push(kept)
         at = end
         continue
       }
       const refused = () => {
-        this.before = at > 0 ? buf.subarray(0, at) : null
+        this.before = at > 0 ? item.subarray(0, at) : null
+        if (this.before) parsed.set(this.before, read)
         return false
       }
       if (ok === false) return refused()
-      return ok.then((yes) => (yes ? this.walk(buf, end) : refused()))
+      return ok.then((yes) => {
+        if (!yes) return refused()
+        read.push(kept)
+        return this.walk(item, buf, end, read)
+      })
     }
     return true
   }
 
-  private event(buf: Buffer, start: number, end: number): boolean | Promise<boolean> {
+  /** Counts the chunk's choices' text; whether it may be relayed (a promise while the allowance grows). */
+  private event(chunk: ChatCompletionChunk): boolean | Promise<boolean> {
     // Asked before the event's own text is counted: may more follow what was relayed so far?
     const before = this.allowance.counted
-    const chunk = parseChunk(buf, start, end)
-    if (chunk === null) return true
-    // A JSON answer's events are gated one by one, then assembled: parsed once.
-    if (start === 0 && end === buf.length) parsed.set(this.batch!, chunk)
     let grew = false
     for (const ch of chunk.choices)
       if (this.chunks.count(ch.index, choiceText(ch), !!ch.finish_reason)) grew = true
-    return this.chunks.decide(before, grew, () => {
-      for (const ch of chunk.choices) this.chunks.relayedChoice(ch.index, !!ch.finish_reason)
-      this.head = chunk
-    })
+    const ok = grew ? this.allowance.allows(before) : true
+    if (ok === true) this.relayed(chunk)
+    else if (ok !== false) return ok.then((yes) => (yes ? this.relayed(chunk) : false))
+    return ok
+  }
+
+  private relayed(chunk: ChatCompletionChunk): true {
+    for (const ch of chunk.choices) this.chunks.relayedChoice(ch.index, !!ch.finish_reason)
+    this.head = chunk
+    return true
   }
 
   ending(): Uint8Array[] {
@@ -154,11 +176,11 @@ export class ChatCutGate implements CutGate<Uint8Array> {
  * The chat completion from the stream's events as the gate let them through (its ending
  * included), refused as the translated stream refuses it (`OpenAIChunkDecoder`: an error event, a
  * chunk without choices, an end before `[DONE]` or a finish; an event that is not JSON skipped)
- * and assembled as `completeWithin` assembles it, with the client's model id. An event the gate
- * admitted alone was parsed there (`parsed`) and is not parsed again.
+ * and assembled as `completeWithin` assembles it, with the client's model id. The events the gate
+ * read are not read again: their chunks are taken as it parsed them (`parsed`).
  */
 export function assembleChat(
-  events: Uint8Array[],
+  items: Uint8Array[],
   ctx: EncodeContext<unknown>,
 ): { body: string; usage: Usage | null } {
   const label = ctx.provider.prefix
@@ -167,39 +189,56 @@ export function assembleChat(
   let finished = false
   let chunks = 0
   let skipped = 0
-  for (const ev of events) {
-    // After [DONE] nothing counts, as the decoder reads it.
-    if (done) break
-    const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
-    // The gate parsed it (one data line: no `event:` name to look at); an error in it is refused below.
-    const gated = parsed.get(ev)
-    if (gated !== undefined && gated.error == null && buf[0] === DATA_LINE[0]) {
-      for (const c of gated.choices) if (c?.finish_reason) finished = true
-      chunks++
-      answer.add(gated)
-      continue
-    }
-    const data = eventData(buf, 0, buf.length)
-    if (data === '') continue
+  const add = (chunk: ChatCompletionChunk) => {
+    for (const c of chunk.choices) if (c?.finish_reason) finished = true
+    chunks++
+    answer.add(chunk)
+  }
+  /** An event the gate did not parse for the assembly, read as the decoder reads it. */
+  const judge = (buf: Buffer, start: number, end: number) => {
+    const data = eventData(buf, start, end)
+    if (data === '') return
     if (data === '[DONE]') {
       done = true
-      continue
+      return
     }
     let obj: unknown
     try {
       obj = JSON.parse(data)
     } catch {
       skipped++
-      continue
+      return
     }
     if (obj === null || typeof obj !== 'object')
       throw invalidResponse(label, 'a stream event is not a JSON object')
     const chunk = obj as Record<string, unknown>
-    if (eventName(buf, 0) === 'error' || chunk.error != null) throw eventError(label, chunk)
+    if (eventName(buf, start) === 'error' || chunk.error != null) throw eventError(label, chunk)
     if (!Array.isArray(chunk.choices)) throw invalidResponse(label, 'a stream chunk has no choices array')
-    for (const c of chunk.choices) if (c?.finish_reason) finished = true
-    chunks++
-    answer.add(chunk as unknown as ChatCompletionChunk)
+    add(chunk as unknown as ChatCompletionChunk)
+  }
+  const endOf = (buf: Buffer, start: number) => {
+    const blank = buf.indexOf(BLANK, start)
+    return blank === -1 ? buf.length : blank + 2
+  }
+  // After [DONE] nothing counts, as the decoder reads it.
+  for (let i = 0; i < items.length && !done; i++) {
+    const item = items[i]!
+    const buf = Buffer.from(item.buffer, item.byteOffset, item.byteLength)
+    const read = parsed.get(item)
+    if (read === undefined) {
+      // Not read by the gate (the ending it wrote): event by event.
+      for (let at = 0; at < buf.length && !done; ) {
+        const end = endOf(buf, at)
+        judge(buf, at, end)
+        at = end
+      }
+      continue
+    }
+    for (let k = 0; k < read.length && !done; k++) {
+      const e = read[k]!
+      if (typeof e === 'number') judge(buf, e, endOf(buf, e))
+      else add(e)
+    }
   }
   if (!done && !finished) {
     if (skipped > 0 && chunks === 0) throw invalidResponse(label, 'no stream event was JSON')

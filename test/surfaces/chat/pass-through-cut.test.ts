@@ -1,12 +1,14 @@
 /**
  * The chat pass-through's gate counts a chunk's text however its event is framed, and cuts inside
  * a batch of events: the events before the refused one go out ahead of the ending (finish
- * "length", usage, [DONE]).
+ * "length", usage, [DONE]). A JSON answer is assembled from the chunks the gate parsed, a read's
+ * events an item, as it would be from its events one by one.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
 import { OutputAllowance } from '../../../src/pipeline/output-allowance.ts'
-import { ChatCutGate } from '../../../src/surfaces/chat/pass-through-cut.ts'
+import type { EncodeContext } from '../../../src/pipeline/surface.ts'
+import { assembleChat, ChatCutGate } from '../../../src/surfaces/chat/pass-through-cut.ts'
 
 beforeAll(() => prepareOutputCount())
 
@@ -64,5 +66,54 @@ describe('ChatCutGate', () => {
     expect(usage.prompt_tokens).toBe(5)
     expect(usage.completion_tokens).toBe(gate.counted)
     expect(ending[3]).toBe('data: [DONE]\n\n')
+  })
+})
+
+describe('assembleChat over what the gate read', () => {
+  const ctx = { modelId: 'gw/m', provider: { prefix: 'up' } } as unknown as EncodeContext<unknown>
+  const chunk = (text: string, finish: string | null = null) =>
+    `data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":${finish === null ? null : `"${finish}"`}}]}\n\n`
+  const usage = 'data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}\n\n'
+  const events = [
+    chunk('one '),
+    `event: message\ndata: {"id":"c1","choices":[{"index":0,"delta":{"content":"two "}}]}\n\n`,
+    ': keep-alive\n\n',
+    chunk('three', 'stop'),
+    usage,
+    'data: [DONE]\n\n',
+    chunk('after done'),
+  ]
+
+  test('a read of events admitted whole assembles as its events one by one would', () => {
+    const one = (items: Uint8Array[]) => {
+      const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3)
+      for (const item of items) expect(gate.admit(item)).toBe(true)
+      return assembleChat(items, ctx)
+    }
+    const whole = one([Buffer.from(events.join(''))])
+    expect(whole).toEqual(one(events.map((e) => Buffer.from(e))))
+    const completion = JSON.parse(whole.body)
+    expect(completion.choices[0].message.content).toBe('one two three')
+    expect(completion.choices[0].finish_reason).toBe('stop')
+    expect(completion.model).toBe('gw/m')
+    expect(whole.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 })
+  })
+
+  test('cut inside a read: the events before the refused one, then the ending, as the answer', () => {
+    const gate = new ChatCutGate(new OutputAllowance(15, 'openai'), 5)
+    const read = Buffer.from(Array.from({ length: 6 }, () => chunk('w '.repeat(10))).join(''))
+    expect(gate.admit(read)).toBe(false)
+    const out = assembleChat(gate.ending(), ctx)
+    const completion = JSON.parse(out.body)
+    expect(completion.choices[0].message.content).toBe('w '.repeat(20))
+    expect(completion.choices[0].finish_reason).toBe('length')
+    expect(out.usage).toEqual({ prompt_tokens: 5, completion_tokens: gate.counted, total_tokens: 5 + gate.counted })
+  })
+
+  test('an error event in a read fails the answer as the upstream error', () => {
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3)
+    const read = Buffer.from(`${chunk('one ')}data: {"error":{"message":"overloaded","type":"server_error"}}\n\n`)
+    expect(gate.admit(read)).toBe(true)
+    expect(() => assembleChat([read], ctx)).toThrow('overloaded')
   })
 })
