@@ -129,10 +129,12 @@ export interface Forwarding<View> {
    * `relay` asked for `framed`, a read's complete events an item; it counts their generated
    * text into `allowance` and, at the allowance, ends the answer in the wire's own way (the events
    * of the refused item before the refused one first). `inputTokens`: the reservation's input
-   * bound, for a usage the ending reports. Every pass-through has one: under a limit a request
-   * keeps its byte relay (a stream that may be rescued is translated on every route regardless).
+   * bound, for a usage the ending reports. `whole`: the gate reads a JSON answer, to be
+   * `assemble`d (it may keep what it read for that; a stream's gate keeps nothing). Every
+   * pass-through has one: under a limit a request keeps its byte relay (a stream that may be
+   * rescued is translated on every route regardless).
    */
-  cut(allowance: OutputAllowance, inputTokens: number): CutGate<Uint8Array>
+  cut(allowance: OutputAllowance, inputTokens: number, whole: boolean): CutGate<Uint8Array>
   /**
    * The gate takes a read's complete events as one item on a JSON answer too (`eventFrames(…,
    * batch)`), as its framed relay gives them: no object an event before the gate's own; else one

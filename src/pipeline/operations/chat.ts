@@ -32,12 +32,13 @@ function gateFor<View>(
   charge: ContinuationCharge | undefined,
   kind: ProviderKind,
   forward: Forwarding<View> | undefined,
+  stream: boolean,
 ): ChunkGate | CutGate<Uint8Array> | undefined {
   const allowance = charge?.allowance
   const r = charge?.reservation
   if (!allowance || !r) return undefined
   allowance.kind = kind
-  if (forward) return forward.cut(allowance, r.tokens - r.outputTokens)
+  if (forward) return forward.cut(allowance, r.tokens - r.outputTokens, !stream)
   return new ChunkGate(allowance, r.tokens - r.outputTokens)
 }
 
@@ -72,7 +73,7 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         rescue,
         finish: c.finish,
         signal: c.request.signal,
-        gate: gateFor(c.charge, route.entry.provider.kind, route.forward),
+        gate: gateFor(c.charge, route.entry.provider.kind, route.forward, c.decoded.stream),
       })
     },
     rescue: c.decoded.stream ? (plan, contextFor) => rescueFor(c, plan, contextFor) : undefined,

@@ -68,7 +68,7 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
   },
 
   // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
-  cut: (allowance, inputTokens) => new ChatCutGate(allowance, inputTokens),
+  cut: (allowance, inputTokens, whole) => new ChatCutGate(allowance, inputTokens, whole),
   cutsReads: true,
   // Asking for the usage chunk the gateway settles from (the non-stream body has no
   // `stream_options`: forward-request.ts took it out, as OpenAI refuses it without a stream).

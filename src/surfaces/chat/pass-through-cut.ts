@@ -83,7 +83,8 @@ function chunkOf(data: string): ChatCompletionChunk | null {
  * Its items are a read's complete events (`eventFrames(…, batch)`), on the stream relay and on a
  * JSON answer alike; refused at an event, its ending starts with the events of the item before
  * it, so the relay gets them as it would have. Each event is looked at once: found by one search
- * for its blank line, parsed once, and (a JSON answer's) kept as parsed for `assembleChat`.
+ * for its blank line, parsed once, and — `whole`, a JSON answer's — kept as parsed for
+ * `assembleChat` (a stream's gate keeps nothing: its reads are relayed as bytes).
  */
 export class ChatCutGate implements CutGate<Uint8Array> {
   private readonly chunks: ChunkGate
@@ -95,6 +96,7 @@ export class ChatCutGate implements CutGate<Uint8Array> {
   constructor(
     private readonly allowance: OutputAllowance,
     inputTokens: number,
+    private readonly whole = false,
   ) {
     this.chunks = new ChunkGate(allowance, inputTokens)
   }
@@ -108,13 +110,21 @@ export class ChatCutGate implements CutGate<Uint8Array> {
   }
 
   admit(item: Uint8Array): boolean | Promise<boolean> {
-    const read: ReadEvents = []
-    parsed.set(item, read)
+    let read: ReadEvents | null = null
+    if (this.whole) parsed.set(item, (read = []))
     return this.walk(item, Buffer.from(item.buffer, item.byteOffset, item.byteLength), 0, read)
   }
 
-  /** The item's events from `from` on; at a refused one, what went before it is kept for the ending. */
-  private walk(item: Uint8Array, buf: Buffer, from: number, read: ReadEvents): boolean | Promise<boolean> {
+  /**
+   * The item's events from `from` on (each kept in `read`, for a whole answer); at a refused one,
+   * what went before it is kept for the ending.
+   */
+  private walk(
+    item: Uint8Array,
+    buf: Buffer,
+    from: number,
+    read: ReadEvents | null,
+  ): boolean | Promise<boolean> {
     for (let at = from; at < buf.length; ) {
       const blank = buf.indexOf(BLANK, at)
       const end = blank === -1 ? buf.length : blank + 2
@@ -123,19 +133,19 @@ export class ChatCutGate implements CutGate<Uint8Array> {
       // The assembly's: the chunk, unless an error or an `event:` line are to be judged there.
       const kept = chunk !== null && chunk.error == null && buf[at] === DATA_LINE[0] ? chunk : at
       if (ok === true) {
-        read.push(kept)
+        read?.push(kept)
         at = end
         continue
       }
       const refused = () => {
         this.before = at > 0 ? item.subarray(0, at) : null
-        if (this.before) parsed.set(this.before, read)
+        if (this.before && read) parsed.set(this.before, read)
         return false
       }
       if (ok === false) return refused()
       return ok.then((yes) => {
         if (!yes) return refused()
-        read.push(kept)
+        read?.push(kept)
         return this.walk(item, buf, end, read)
       })
     }

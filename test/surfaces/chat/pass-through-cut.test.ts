@@ -85,13 +85,15 @@ describe('assembleChat over what the gate read', () => {
   ]
 
   test('a read of events admitted whole assembles as its events one by one would', () => {
-    const one = (items: Uint8Array[]) => {
-      const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3)
+    const one = (items: Uint8Array[], keep = true) => {
+      const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, keep)
       for (const item of items) expect(gate.admit(item)).toBe(true)
       return assembleChat(items, ctx)
     }
     const whole = one([Buffer.from(events.join(''))])
     expect(whole).toEqual(one(events.map((e) => Buffer.from(e))))
+    // A stream's gate keeps nothing: the events are read again, to the same answer.
+    expect(whole).toEqual(one([Buffer.from(events.join(''))], false))
     const completion = JSON.parse(whole.body)
     expect(completion.choices[0].message.content).toBe('one two three')
     expect(completion.choices[0].finish_reason).toBe('stop')
@@ -100,7 +102,7 @@ describe('assembleChat over what the gate read', () => {
   })
 
   test('cut inside a read: the events before the refused one, then the ending, as the answer', () => {
-    const gate = new ChatCutGate(new OutputAllowance(15, 'openai'), 5)
+    const gate = new ChatCutGate(new OutputAllowance(15, 'openai'), 5, true)
     const read = Buffer.from(Array.from({ length: 6 }, () => chunk('w '.repeat(10))).join(''))
     expect(gate.admit(read)).toBe(false)
     const out = assembleChat(gate.ending(), ctx)
@@ -111,7 +113,7 @@ describe('assembleChat over what the gate read', () => {
   })
 
   test('an error event in a read fails the answer as the upstream error', () => {
-    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3)
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, true)
     const read = Buffer.from(`${chunk('one ')}data: {"error":{"message":"overloaded","type":"server_error"}}\n\n`)
     expect(gate.admit(read)).toBe(true)
     expect(() => assembleChat([read], ctx)).toThrow('overloaded')
