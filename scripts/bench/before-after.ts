@@ -14,11 +14,16 @@
  *   sample 1.0) over one without, both on the metered plan — the signals row's ratio
  *   (scripts/bench/signals.ts).
  *
+ * Beside each ratio, the same ratio of the serving thread's CPU alone (the process's main thread:
+ * the request's JavaScript), without JSC's compiler threads, GC helpers and the HTTP client's
+ * thread: a route with more code keeps the JIT busy for the first tens of thousands of requests
+ * (BENCHMARKS.md, tokens and money), which the whole process's figure counts.
+ *
  * bun scripts/bench/before-after.ts --before DIR --row tokens|telemetry [--stream] [--rounds 10] [--requests 2000]
  */
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { cpuMicros } from './proc-stats.ts'
+import { cpuMicros, ticksPerSecond } from './proc-stats.ts'
 import { type Gateway, METERED_PLAN, PRICED_MODEL, startGateway, startMocks, workspace } from './processes.ts'
 import { fmt } from './report.ts'
 import { meteredKey } from './tokens.ts'
@@ -59,6 +64,15 @@ interface Cell {
   gw: Gateway
   key: string
   cpu: number[]
+  /** The serving (main) thread's share of `cpu`. */
+  main: number[]
+}
+
+/** utime + stime of the process's main thread (its tid is its pid), µs. */
+function mainThreadMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / ticksPerSecond()
 }
 const gateways: Array<{ gw: Gateway; remove(): void }> = []
 
@@ -101,30 +115,32 @@ for (const [side, root] of [
 ] as const) {
   if (row === 'tokens') {
     const gw = await gateway(root, null)
-    const plain = { name: `${side} plain`, gw, key: gw.key, cpu: [] }
+    const plain = { name: `${side} plain`, gw, key: gw.key, cpu: [], main: [] }
     const metered = {
       name: `${side} metered`,
       gw,
       key: await meteredKey(gw, dirname(gw.dbPath), false),
       cpu: [],
+      main: [],
     }
     cells.push(plain, metered)
     ratios.push([metered, plain, `${side}: metered ÷ plain`])
   } else {
     const off = await gateway(root, false)
     const on = await gateway(root, true)
-    const offCell = { name: `${side} off`, gw: off, key: off.key, cpu: [] }
-    const onCell = { name: `${side} telemetry`, gw: on, key: on.key, cpu: [] }
+    const offCell = { name: `${side} off`, gw: off, key: off.key, cpu: [], main: [] }
+    const onCell = { name: `${side} telemetry`, gw: on, key: on.key, cpu: [], main: [] }
     cells.push(offCell, onCell)
     ratios.push([onCell, offCell, `${side}: telemetry ÷ off`])
   }
 }
 
-/** `n` requests at c16 to the cell; the gateway's CPU per request over them (µs). */
-async function load(cell: Cell, n: number): Promise<number> {
+/** `n` requests at c16 to the cell; the gateway's CPU per request over them, all threads and the main one (µs). */
+async function load(cell: Cell, n: number): Promise<[number, number]> {
   const t = chatTarget(cell.gw.url, `mock/${PRICED_MODEL}`, stream, cell.key)
   let left = n
   const cpu0 = cpuMicros(cell.gw.pid)
+  const main0 = mainThreadMicros(cell.gw.pid)
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (left-- > 0) {
@@ -134,7 +150,7 @@ async function load(cell: Cell, n: number): Promise<number> {
       }
     }),
   )
-  return (cpuMicros(cell.gw.pid) - cpu0) / n
+  return [(cpuMicros(cell.gw.pid) - cpu0) / n, (mainThreadMicros(cell.gw.pid) - main0) / n]
 }
 
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!
@@ -147,13 +163,19 @@ try {
   for (const c of cells) await load(c, Math.max(500, requests / 2))
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 ? [...cells].reverse() : cells
-    for (const c of order) c.cpu.push(await load(c, requests))
+    for (const c of order) {
+      const [cpu, main] = await load(c, requests)
+      c.cpu.push(cpu)
+      c.main.push(main)
+    }
   }
   for (const [num, den, label] of ratios) {
-    const each = num.cpu.map((v, i) => v / den.cpu[i]!)
-    console.log(
-      `${label}: ${fmt(median(each), 3)} × (${fmt(Math.min(...each), 3)}–${fmt(Math.max(...each), 3)}); ${Math.round(median(num.cpu))} vs ${Math.round(median(den.cpu))} µs`,
-    )
+    for (const part of ['cpu', 'main'] as const) {
+      const each = num[part].map((v, i) => v / den[part][i]!)
+      console.log(
+        `${label}${part === 'main' ? ' (serving thread)' : ''}: ${fmt(median(each), 3)} × (${fmt(Math.min(...each), 3)}–${fmt(Math.max(...each), 3)}); ${Math.round(median(num[part]))} vs ${Math.round(median(den[part]))} µs`,
+      )
+    }
   }
   console.log(`load at the end ${load1()}`)
 } finally {
