@@ -143,7 +143,10 @@ describe('gatedItems', () => {
       })
     const read = (body: ReadableStream<number>, signal?: AbortSignal) =>
       gatedItems(plan(body, {}, new ManualScheduler(), signal), all).catch((e: unknown) => e)
-    expect(code(await read(failing(new TypeError('ECONNRESET'))))).toEqual([502, 'upstream_stream_interrupted'])
+    expect(code(await read(failing(new TypeError('ECONNRESET'))))).toEqual([
+      502,
+      'upstream_stream_interrupted',
+    ])
     const own = new GatewayError(502, 'upstream_invalid_response', 'bad')
     expect(await read(failing(own))).toBe(own)
     const client = new AbortController()
@@ -178,7 +181,13 @@ describe('gatedItems', () => {
       },
     })
     const p = { ...plan(body, {}, new ManualScheduler()), stages: [stage] }
-    const watch: OutputGate<number> = { admit: (n) => (seen.push(n), true), ending: () => [] }
+    const watch: OutputGate<number> = {
+      admit: (n) => {
+        seen.push(n)
+        return true
+      },
+      ending: () => [],
+    }
     const err = await gatedItems(p, watch).catch((e: unknown) => e)
     expect(seen).toEqual([10, 11])
     expect(code(err)).toEqual([502, 'upstream_invalid_response'])

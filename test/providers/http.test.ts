@@ -14,7 +14,7 @@ import {
 import { GatewayError } from '../../src/util/errors.ts'
 import { Deadline, realScheduler } from '../../src/util/scheduler.ts'
 import { validateError } from '../support/openai-schemas.ts'
-import { bytes, callContext, drain } from './helpers.ts'
+import { bytes, callContext } from './helpers.ts'
 
 const provider: ProviderConfig = {
   prefix: 'up',

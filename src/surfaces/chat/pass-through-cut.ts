@@ -110,8 +110,8 @@ export class ChatCutGate implements CutGate<Uint8Array> {
   }
 
   admit(item: Uint8Array): boolean | Promise<boolean> {
-    let read: ReadEvents | null = null
-    if (this.whole) parsed.set(item, (read = []))
+    const read: ReadEvents | null = this.whole ? [] : null
+    if (read) parsed.set(item, read)
     return this.walk(item, Buffer.from(item.buffer, item.byteOffset, item.byteLength), 0, read)
   }
 

@@ -73,7 +73,8 @@ describe('assembleChat over what the gate read', () => {
   const ctx = { modelId: 'gw/m', provider: { prefix: 'up' } } as unknown as EncodeContext<unknown>
   const chunk = (text: string, finish: string | null = null) =>
     `data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":${finish === null ? null : `"${finish}"`}}]}\n\n`
-  const usage = 'data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}\n\n'
+  const usage =
+    'data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}\n\n'
   const events = [
     chunk('one '),
     `event: message\ndata: {"id":"c1","choices":[{"index":0,"delta":{"content":"two "}}]}\n\n`,
@@ -109,12 +110,18 @@ describe('assembleChat over what the gate read', () => {
     const completion = JSON.parse(out.body)
     expect(completion.choices[0].message.content).toBe('w '.repeat(20))
     expect(completion.choices[0].finish_reason).toBe('length')
-    expect(out.usage).toEqual({ prompt_tokens: 5, completion_tokens: gate.counted, total_tokens: 5 + gate.counted })
+    expect(out.usage).toEqual({
+      prompt_tokens: 5,
+      completion_tokens: gate.counted,
+      total_tokens: 5 + gate.counted,
+    })
   })
 
   test('an error event in a read fails the answer as the upstream error', () => {
     const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, true)
-    const read = Buffer.from(`${chunk('one ')}data: {"error":{"message":"overloaded","type":"server_error"}}\n\n`)
+    const read = Buffer.from(
+      `${chunk('one ')}data: {"error":{"message":"overloaded","type":"server_error"}}\n\n`,
+    )
     expect(gate.admit(read)).toBe(true)
     expect(() => assembleChat([read], ctx)).toThrow('overloaded')
   })
