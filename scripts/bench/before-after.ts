@@ -19,7 +19,10 @@
  * thread: a route with more code keeps the JIT busy for the first tens of thousands of requests
  * (BENCHMARKS.md, tokens and money), which the whole process's figure counts.
  *
- * bun scripts/bench/before-after.ts --before DIR --row tokens|telemetry [--stream] [--rounds 10] [--requests 2000]
+ * bun scripts/bench/before-after.ts --before DIR --row tokens|telemetry [--stream] [--rounds 10] [--requests 2000] [--warm N]
+ *
+ * `--warm N`: requests a cell before the first round (default half a round's, at least 500); the
+ * JIT's work on a route's code then falls more or less inside the rounds.
  */
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -40,13 +43,14 @@ const before = option('--before')
 const row = option('--row')
 if (!before || (row !== 'tokens' && row !== 'telemetry')) {
   console.error(
-    'usage: bun scripts/bench/before-after.ts --before DIR --row tokens|telemetry [--stream] [--rounds N] [--requests N]',
+    'usage: bun scripts/bench/before-after.ts --before DIR --row tokens|telemetry [--stream] [--rounds N] [--requests N] [--warm N]',
   )
   process.exit(2)
 }
 const stream = process.argv.includes('--stream')
 const rounds = Number(option('--rounds') ?? 10)
 const requests = Number(option('--requests') ?? 2000)
+const warm = Number(option('--warm') ?? Math.max(500, requests / 2))
 
 const sink = Bun.serve({
   hostname: '127.0.0.1',
@@ -160,7 +164,7 @@ try {
     `${row}, ${stream ? 'stream' : 'non-stream'}: ${rounds} rounds of ${requests} requests a cell, load ${load1()}`,
   )
   // Warm: each cell's code compiled before any round counts.
-  for (const c of cells) await load(c, Math.max(500, requests / 2))
+  for (const c of cells) await load(c, warm)
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 ? [...cells].reverse() : cells
     for (const c of order) {
