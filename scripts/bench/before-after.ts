@@ -181,6 +181,17 @@ try {
       )
     }
   }
+  // The change itself, round by round: each round's after-ratio over its before-ratio (the two
+  // gateways loaded in the same minutes), so the host's drift between rounds cancels too.
+  if (ratios.length === 2) {
+    const [b, a] = ratios as [[Cell, Cell, string], [Cell, Cell, string]]
+    for (const part of ['cpu', 'main'] as const) {
+      const each = a[0][part].map((v, i) => v / a[1][part][i]! / (b[0][part][i]! / b[1][part][i]!))
+      console.log(
+        `after ÷ before, round by round${part === 'main' ? ' (serving thread)' : ''}: ${fmt(median(each), 3)} × (${fmt(Math.min(...each), 3)}–${fmt(Math.max(...each), 3)})`,
+      )
+    }
+  }
   console.log(`load at the end ${load1()}`)
 } finally {
   for (const g of gateways) {
