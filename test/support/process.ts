@@ -9,7 +9,15 @@ export interface ServeProcess {
   port: number
   pid: number
   proc: ReturnType<typeof Bun.spawn>
+  /** Signals `proc`: under the supervisor that is the supervisor, not the serving process. */
   kill(signal?: NodeJS.Signals | number): Promise<number>
+  /**
+   * kill -9 of the serving process (`pid`), the crash a test of recovery means; resolves when
+   * `serve` has exited, with its status (under the supervisor, whatever the supervisor makes of
+   * its child's death). `kill('SIGKILL')` would kill the supervisor instead, and the serving
+   * process, losing its parent, would stop gracefully: drain, flush, close the store.
+   */
+  crash(): Promise<number>
 }
 
 /** Writes a config (JSON is YAML) and returns its path. */
@@ -59,6 +67,10 @@ export async function spawnServe(
     proc,
     async kill(signal = 'SIGTERM') {
       proc.kill(signal)
+      return proc.exited
+    },
+    async crash() {
+      process.kill(info.pid, 'SIGKILL')
       return proc.exited
     },
   }
