@@ -91,17 +91,21 @@ describe('exact limits across processes sharing one database', () => {
   test('SIGKILL in the middle of a burst: admitted requests still count after restart, nothing over-admitted', async () => {
     const { base, keys } = await setup(40)
     const p = await spawnServe(['--port', '0', ...base])
+    // Four clients, each sending one request after another until the gateway is gone; the
+    // serving process (crash(): SIGKILL to the supervisor would stop it gracefully, drained) is
+    // killed on the 10th 200, so the kill lands with requests in flight (a fixed delay landed
+    // before the first answer, or after the last, on a loaded machine).
     const statuses: number[] = []
-    const inflight = Array.from({ length: 60 }, (_, i) =>
-      Bun.sleep(i * 2)
-        .then(() => burst(p.url, keys[i % 2]!, 1))
-        .then((s) => statuses.push(...s))
-        .catch(() => statuses.push(-1)),
-    )
-    await Bun.sleep(40)
-    // The serving process itself: killing the supervisor would stop it gracefully (drained).
-    await p.crash()
-    await Promise.all(inflight)
+    let killed: Promise<number> | null = null
+    const client = async (key: string) => {
+      while (!killed) {
+        const s = await burst(p.url, key, 1).catch(() => [-1])
+        statuses.push(...s)
+        if (!killed && count(statuses, 200) >= 10) killed = p.crash()
+      }
+    }
+    await Promise.all([0, 1, 2, 3].map((i) => client(keys[i % 2]!)))
+    await killed
     const okBefore = count(statuses, 200)
     const restarted = await spawnServe(['--port', '0', ...base])
     running.push(restarted)
