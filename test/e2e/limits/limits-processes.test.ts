@@ -3,9 +3,17 @@ import { join } from 'node:path'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { afterEach } from '../../support/hooks.ts'
-import { childProcesses, type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import {
+  childProcesses,
+  type ServeProcess,
+  spawnServe,
+  UNSUPERVISED,
+  writeConfig,
+} from '../../support/process.ts'
 
 const running: ServeProcess[] = []
+/** Without the supervisor (its subject is elsewhere): `pid` is `proc`, one process start less. */
+const serve = (args: string[]) => spawnServe(args, { env: UNSUPERVISED })
 afterEach(async () => {
   for (const p of running.splice(0)) await p.kill('SIGKILL')
 })
@@ -46,7 +54,7 @@ const count = (xs: number[], s: number) => xs.filter((x) => x === s).length
 describe('exact limits across processes sharing one database', () => {
   test('serve --workers 2: two processes on one port, two clients bursting → exactly rpm admitted', async () => {
     const { base, keys } = await setup(10)
-    const p = await spawnServe(['--workers', '2', '--port', '0', ...base])
+    const p = await serve(['--workers', '2', '--port', '0', ...base])
     running.push(p)
     const children = await childProcesses(p.pid)
     expect(children.filter((c) => c.cmd.includes('--worker-child'))).toHaveLength(1)
@@ -79,10 +87,7 @@ describe('exact limits across processes sharing one database', () => {
 
   test('two separate serve processes on one database file → exactly rpm admitted', async () => {
     const { base, keys } = await setup(15)
-    const [p1, p2] = await Promise.all([
-      spawnServe(['--port', '0', ...base]),
-      spawnServe(['--port', '0', ...base]),
-    ])
+    const [p1, p2] = await Promise.all([serve(['--port', '0', ...base]), serve(['--port', '0', ...base])])
     running.push(p1, p2)
     const [a, b] = await Promise.all([burst(p1.url, keys[0], 30), burst(p2.url, keys[1], 30)])
     expect(count([...a, ...b], 200)).toBe(15)
@@ -90,9 +95,9 @@ describe('exact limits across processes sharing one database', () => {
 
   test('SIGKILL in the middle of a burst: admitted requests still count after restart, nothing over-admitted', async () => {
     const { base, keys } = await setup(40)
-    const p = await spawnServe(['--port', '0', ...base])
+    const p = await serve(['--port', '0', ...base])
     // Four clients, each sending one request after another until the gateway is gone; the
-    // serving process (crash(): SIGKILL to the supervisor would stop it gracefully, drained) is
+    // serving process (crash(): under a supervisor, its SIGKILL would stop this one drained) is
     // killed on the 10th 200, so the kill lands with requests in flight (a fixed delay landed
     // before the first answer, or after the last, on a loaded machine).
     const statuses: number[] = []
@@ -107,7 +112,7 @@ describe('exact limits across processes sharing one database', () => {
     await Promise.all([0, 1, 2, 3].map((i) => client(keys[i % 2]!)))
     await killed
     const okBefore = count(statuses, 200)
-    const restarted = await spawnServe(['--port', '0', ...base])
+    const restarted = await serve(['--port', '0', ...base])
     running.push(restarted)
     const usage = (await (
       await fetch(`${restarted.url}/v1/usage`, { headers: { authorization: `Bearer ${keys[0]}` } })
