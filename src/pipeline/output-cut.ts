@@ -53,14 +53,14 @@ export class ChunkGate extends AllowanceGate<ChatCompletionChunk> {
     let grew = false
     for (const c of chunk.choices ?? [])
       if (this.count(c.index, choiceText(c), !!c.finish_reason)) grew = true
-    return this.decide(before, grew, () => this.note(chunk))
+    return this.decide(before, grew, chunk)
   }
 
   /**
    * Counts one choice's new text into the allowance (its trailing whitespace carried to the
    * choice's next text unless it finished); true when it had new text.
    */
-  count(index: number, text: string, finished: boolean): boolean {
+  private count(index: number, text: string, finished: boolean): boolean {
     if (text === '' && !this.allowance.carries(index)) return false
     this.allowance.addTo(index, text, finished)
     // Only new text asks the allowance (a finish that counts the carried space does not).
@@ -68,29 +68,29 @@ export class ChunkGate extends AllowanceGate<ChatCompletionChunk> {
   }
 
   /**
-   * Whether the chunk whose choices were just counted (`count`, from `before` output tokens) may
-   * be relayed: asked only when it `grew`; `relayed` runs once it is let through.
+   * Whether `chunk`, its choices just counted (`count`, from `before` output tokens), may be
+   * relayed: asked only when it `grew`; noted as relayed once let through. Takes the chunk, not a
+   * callback: no closure an event on the hot path (the pass-through's gate calls `admit` per event).
    */
-  decide(before: number, grew: boolean, relayed: () => void): boolean | Promise<boolean> {
+  private decide(before: number, grew: boolean, chunk: ChatCompletionChunk): boolean | Promise<boolean> {
     const ok = grew ? this.allowance.allows(before) : true
-    if (ok === true) relayed()
+    if (ok === true) this.note(chunk)
     if (typeof ok === 'boolean') return ok
     return ok.then((yes) => {
-      if (yes) relayed()
+      if (yes) this.note(chunk)
       return yes
     })
   }
 
   /** A choice was relayed: open until its finish (each open one gets a `length` finish at the cut). */
-  relayedChoice(index: number, finished: boolean): void {
+  private relayedChoice(index: number, finished: boolean): void {
     if (finished) this.open.delete(index)
     else this.open.add(index)
   }
 
-  /** `head`: whose id, created and model the ending carries (by default the last chunk relayed). */
-  ending(
-    head: Pick<ChatCompletionChunk, 'id' | 'created' | 'model'> | null = this.last,
-  ): ChatCompletionChunk[] {
+  /** The ending carries the id, created and model of the last chunk relayed. */
+  ending(): ChatCompletionChunk[] {
+    const head = this.last
     const base = {
       id: head?.id ?? 'chatcmpl-cut',
       object: 'chat.completion.chunk' as const,

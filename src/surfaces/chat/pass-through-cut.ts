@@ -13,7 +13,7 @@
  * Each event is parsed once (`JSON.parse` of its data: measured cheaper under Bun's engine than
  * reading the text fields off the bytes by hand, which this file did until 2026-11-29 — 1.5–2 ×
  * the parse's CPU on the bench's events), the common one-line `data: {…}` event straight off its
- * bytes. Its choices' text is counted as the translated path counts it (`choiceText`).
+ * bytes. Its chunk is counted and judged by the translated path's gate itself (`ChunkGate.admit`).
  *
  * A JSON request under a limit is sent upstream as a stream (`streamingBody`) and the events,
  * as the gate let them through, put together as the chat completion (`assembleChat`): the same
@@ -27,7 +27,7 @@
  */
 import type { ChatCompletionChunk, Usage } from '../../operations/chat.ts'
 import type { OutputAllowance } from '../../pipeline/output-allowance.ts'
-import { Assembly, ChunkGate, choiceText } from '../../pipeline/output-cut.ts'
+import { Assembly, ChunkGate } from '../../pipeline/output-cut.ts'
 import type { CutGate } from '../../pipeline/stream/types.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
@@ -88,13 +88,11 @@ function chunkOf(data: string): ChatCompletionChunk | null {
  */
 export class ChatCutGate implements CutGate<Uint8Array> {
   private readonly chunks: ChunkGate
-  /** The last chunk relayed: the ending carries its id, created and model. */
-  private head: ChatCompletionChunk | null = null
   /** The item refused, up to the event refused: relayed ahead of the ending. */
   private before: Uint8Array | null = null
 
   constructor(
-    private readonly allowance: OutputAllowance,
+    allowance: OutputAllowance,
     inputTokens: number,
     private readonly whole = false,
   ) {
@@ -129,7 +127,8 @@ export class ChatCutGate implements CutGate<Uint8Array> {
       const blank = buf.indexOf(BLANK, at)
       const end = blank === -1 ? buf.length : blank + 2
       const chunk = eventChunk(buf, at, end)
-      const ok = chunk === null ? true : this.event(chunk)
+      // Counted and decided by the translated path's gate: the same count, growth and cut.
+      const ok = chunk === null ? true : this.chunks.admit(chunk)
       // The assembly's: the chunk, unless an error or an `event:` line are to be judged there.
       const kept = chunk !== null && chunk.error == null && buf[at] === DATA_LINE[0] ? chunk : at
       if (ok === true) {
@@ -152,29 +151,8 @@ export class ChatCutGate implements CutGate<Uint8Array> {
     return true
   }
 
-  /** Counts the chunk's choices' text; whether it may be relayed (a promise while the allowance grows). */
-  private event(chunk: ChatCompletionChunk): boolean | Promise<boolean> {
-    // Asked before the event's own text is counted: may more follow what was relayed so far?
-    const before = this.allowance.counted
-    let grew = false
-    for (const ch of chunk.choices)
-      if (this.chunks.count(ch.index, choiceText(ch), !!ch.finish_reason)) grew = true
-    const ok = grew ? this.allowance.allows(before) : true
-    if (ok === true) this.relayed(chunk)
-    else if (ok !== false) return ok.then((yes) => (yes ? this.relayed(chunk) : false))
-    return ok
-  }
-
-  private relayed(chunk: ChatCompletionChunk): true {
-    for (const ch of chunk.choices) this.chunks.relayedChoice(ch.index, !!ch.finish_reason)
-    this.head = chunk
-    return true
-  }
-
   ending(): Uint8Array[] {
-    const out: Uint8Array[] = this.chunks
-      .ending(this.head)
-      .map((c) => utf8.encode(`data: ${JSON.stringify(c)}\n\n`))
+    const out: Uint8Array[] = this.chunks.ending().map((c) => utf8.encode(`data: ${JSON.stringify(c)}\n\n`))
     out.push(DONE_EVENT)
     if (this.before !== null) out.unshift(this.before)
     this.before = null
