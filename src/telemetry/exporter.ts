@@ -73,7 +73,13 @@ export class SpanExporter {
     }
   }
 
-  /** Encodes the spans waiting into export requests' bodies, a batch of at most {@link MAX_BATCH} each. */
+  /**
+   * Encodes the spans waiting into export requests' bodies, a batch of at most {@link MAX_BATCH}
+   * each. A batch the encoder throws on (a NaN time, say) is dropped as a failed export is: its
+   * spans counted in `dropped` and their places in the queue given back, the protobuf writer's
+   * half-written span discarded (or it would begin the next body), and the error logged. It runs
+   * on the export's timer: a throw out of here would be an uncaught exception there.
+   */
   private seal(): void {
     const { spans } = this
     if (!spans.length) return
@@ -82,13 +88,21 @@ export class SpanExporter {
     for (let at = 0; at < spans.length; at += MAX_BATCH) {
       const end = Math.min(spans.length, at + MAX_BATCH)
       let body: Uint8Array | string
-      if (this.opts.protocol === 'http/json') {
-        const json: string[] = []
-        for (let i = at; i < end; i++) json.push(spanJson(spans[i]!))
-        body = wrapJson(json, resource)
-      } else {
-        for (let i = at; i < end; i++) this.proto.add(spans[i]!)
-        body = this.proto.seal()
+      try {
+        if (this.opts.protocol === 'http/json') {
+          const json: string[] = []
+          for (let i = at; i < end; i++) json.push(spanJson(spans[i]!))
+          body = wrapJson(json, resource)
+        } else {
+          for (let i = at; i < end; i++) this.proto.add(spans[i]!)
+          body = this.proto.seal()
+        }
+      } catch (err) {
+        this.proto.discard()
+        this.queued -= end - at
+        this.dropped += end - at
+        this.report(`the spans could not be encoded: ${(err as Error)?.message ?? String(err)}`)
+        continue
       }
       this.batches.push({ body, spans: end - at })
     }

@@ -208,6 +208,11 @@ export class SpanBatch {
     encodeSpan(this.w, s)
   }
 
+  /** Forgets the spans added since the last seal (a span half-written when its encoding threw included). */
+  discard(): void {
+    this.w.pos = HEAD_ROOM
+  }
+
   /** The ExportTraceServiceRequest around the spans added since the last seal; the batch is empty again. */
   seal(): Uint8Array {
     const { w, head } = this
