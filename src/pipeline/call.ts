@@ -132,6 +132,10 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     return { ok: false, error, settle: () => finish(error.status, null, error, null) }
   }
   if (!p.stream) {
+    // Nothing of a JSON attempt reaches the client unless it succeeds: what its gate counted into
+    // the request's allowance is given back when it fails, so its retry or fallback starts where
+    // this one did and no cut settles to its text (OutputAllowance.mark).
+    const giveBack = p.gate?.mark()
     try {
       if ('request' in call) {
         const gate = p.gate as ChunkGate | undefined
@@ -197,6 +201,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       })
       return { ok: true, response }
     } catch (e) {
+      giveBack?.()
       return failed(e)
     }
   }

@@ -36,6 +36,13 @@ const WHITESPACE = /\s/
  */
 export type GrowOutput = (counted: number, limit: number) => Promise<number>
 
+/** The running count as `OutputAllowance.mark` found it, for `restore`. */
+export interface AllowanceMark {
+  readonly total: number
+  readonly refused: boolean
+  readonly carry: ReadonlyArray<readonly [number, string]>
+}
+
 export class OutputAllowance {
   private max: number
   private total = 0
@@ -134,6 +141,29 @@ export class OutputAllowance {
     )
   }
 
+  /**
+   * The count as it is now, for `restore`: taken when a JSON attempt begins (pipeline/call.ts).
+   * One allowance serves every attempt of the request; a JSON attempt that fails reached the
+   * client with nothing, so what it counted is given back (DESIGN §10: failed attempts are never
+   * billed) — else its retry starts with that count spent, is cut short, and the cut settles to
+   * text nobody got. A stream's failed attempt is not given back: what it relayed reached the
+   * client, and its continuation counts it (DESIGN §11).
+   */
+  mark(): AllowanceMark {
+    return { total: this.total, refused: this.refused, carry: [...this.carry] }
+  }
+
+  /**
+   * The count back to `m` (`mark`). The limit stays: a reservation the failed attempt grew is held
+   * still (the request settles it at its end), and the retry may use it.
+   */
+  restore(m: AllowanceMark): void {
+    this.total = m.total
+    this.refused = m.refused
+    this.carry.clear()
+    for (const [index, c] of m.carry) this.carry.set(index, c)
+  }
+
   private no(): false {
     this.refused = true
     return false
@@ -159,6 +189,11 @@ export abstract class AllowanceGate<T> implements CutGate<T> {
   /** Output tokens generated so far, all choices (an upper bound of what the upstream bills). */
   get counted(): number {
     return this.allowance.generated
+  }
+
+  mark(): () => void {
+    const m = this.allowance.mark()
+    return () => this.allowance.restore(m)
   }
 
   abstract admit(item: T): boolean | Promise<boolean>

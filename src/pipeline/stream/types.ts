@@ -85,6 +85,11 @@ export interface CutGate<T> extends OutputGate<T> {
   readonly cut: boolean
   /** Output tokens generated so far. */
   readonly counted: number
+  /**
+   * Taken when a JSON attempt begins; the function it returns, called when the attempt fails,
+   * gives back what was counted since (OutputAllowance.mark: nothing of it reached the client).
+   */
+  mark(): () => void
 }
 
 export type WriteStreamResult =

@@ -107,6 +107,10 @@ export class ChatCutGate implements CutGate<Uint8Array> {
     return this.chunks.counted
   }
 
+  mark(): () => void {
+    return this.chunks.mark()
+  }
+
   admit(item: Uint8Array): boolean | Promise<boolean> {
     const read: ReadEvents | null = this.whole ? [] : null
     if (read) parsed.set(item, read)
