@@ -13,8 +13,8 @@
 import { expect } from 'bun:test'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { Store } from '../../src/store/index.ts'
+import { adminPost } from './admin-api.ts'
 import type { BillingUpstream } from './billing-upstream.ts'
-import { ADMIN_TOKEN } from './config-doc.ts'
 import { SURFACES, tokensRequest } from './tokens-bed.ts'
 
 /** The plans the bursts need, for the test config's `plans`. */
@@ -35,21 +35,18 @@ const row = (
   capacity,
 })
 
-/** `urls`: the processes (requests go round them); `view`: the test's own store on the same database. */
+/**
+ * `urls`: the processes (requests go round them); `view`: the test's own store on the same database;
+ * `model`: what the bursts ask for (one whose answers stop short of the 200 tokens each request
+ * asks for, so a token row settled at the reservation rather than the bill shows).
+ */
 export async function rowsAreOneAdmission(
   urls: string[],
   view: Store,
   upstream: BillingUpstream,
+  model: string,
 ): Promise<void> {
-  const admin = async (path: string, body: unknown) => {
-    const r = await fetch(`${urls[0]}/admin/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    expect(r.status).toBe(200)
-    return (await r.json()) as { id: string; key: string }
-  }
+  const admin = (path: string, body: unknown) => adminPost(urls[0]!, path, body)
   const keys: Record<string, { id: string; key: string }> = {}
   for (const plan of Object.keys(ROWS_PLANS)) {
     await admin('/accounts', { name: plan, plan })
@@ -60,7 +57,7 @@ export async function rowsAreOneAdmission(
   const burst = (key: string) =>
     Promise.all(
       Array.from({ length: 16 }, async (_, i) => {
-        const r = await tokensRequest(urls[i % urls.length]!, key, SURFACES[i % 3]!, i % 2 === 0, 200)
+        const r = await tokensRequest(urls[i % urls.length]!, key, SURFACES[i % 3]!, i % 2 === 0, 200, model)
         return { status: r.status, text: await r.text() }
       }),
     )

@@ -44,11 +44,15 @@ export function tokensDoc(
   }
 }
 
-/** The path and body of a request of about 20 words on `surface`; `max`: the output cap asked for (null: none). */
+/**
+ * The path and body of a request of about 20 words on `surface`; `max`: the output cap asked for
+ * (null: none); `model`: `bill/m` unless a test's config adds another.
+ */
 export function tokensBody(
   surface: SurfaceName,
   stream: boolean,
   max: number | null,
+  model = 'bill/m',
 ): [path: string, body: Record<string, unknown>] {
   const text = 'please count these words for the billing upstream which bills one token for each word it sees'
   const cap = (name: string) => (max === null ? {} : { [name]: max })
@@ -56,7 +60,7 @@ export function tokensBody(
     ? [
         '/v1/chat/completions',
         {
-          model: 'bill/m',
+          model,
           messages: [{ role: 'user', content: text }],
           stream,
           ...cap('max_completion_tokens'),
@@ -65,9 +69,9 @@ export function tokensBody(
     : surface === 'messages'
       ? [
           '/v1/messages',
-          { model: 'bill/m', messages: [{ role: 'user', content: text }], stream, max_tokens: max ?? 4096 },
+          { model, messages: [{ role: 'user', content: text }], stream, max_tokens: max ?? 4096 },
         ]
-      : ['/v1/responses', { model: 'bill/m', input: text, stream, ...cap('max_output_tokens') }]
+      : ['/v1/responses', { model, input: text, stream, ...cap('max_output_tokens') }]
 }
 
 /** The request of `tokensBody`, sent. */
@@ -77,9 +81,10 @@ export function tokensRequest(
   surface: SurfaceName,
   stream: boolean,
   max: number | null,
+  model = 'bill/m',
 ): Promise<Response> {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-  const [path, body] = tokensBody(surface, stream, max)
+  const [path, body] = tokensBody(surface, stream, max, model)
   return fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
 }
 

@@ -25,9 +25,10 @@ import { join } from 'node:path'
 import { parseConfig } from '../../src/config/index.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import { openStores } from '../../src/store/index.ts'
+import { adminPost } from './admin-api.ts'
 import { type Backend, type BackendUrls, backendDoc, backends } from './backends.ts'
 import { type BillingUpstream, startBillingUpstream } from './billing-upstream.ts'
-import { ADMIN_TOKEN, tempDir } from './config-doc.ts'
+import { tempDir } from './config-doc.ts'
 import { afterEach } from './hooks.ts'
 import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from './process.ts'
 import { ROWS_PLANS, rowsAreOneAdmission } from './rows-bursts.ts'
@@ -53,25 +54,30 @@ const METERED = { rpm: null, rpd: null, tpm: 3_000, models: ['*'] }
 // 200 output tokens at $12.50 / 1M = $0.0025 a request; input free.
 const BUDGET = { rpm: null, rpd: null, budget: { usd: 0.01, period: 'month' }, models: ['*'] }
 const PRICE = { input: 0, output: 12.5 }
-
 /**
- * `serve` with its fetch cap already set (to the default `server.max_upstream_connections`): it
- * serves in the process spawned rather than running itself again under a supervisor that waits
- * (src/cli/process.ts) — one Bun process a gateway, not two started one after the other (~1 s less
- * a spawn at load 15). These tests count admissions across processes; the supervisor serves none
- * (signals.test.ts and workers-supervision.test.ts test it).
+ * The model whose answers (150 tokens) stop short of the 200 every request asks for: the TPM
+ * burst, the TPM fill and the rows bursts run on it, so "usage equals the bill" also catches a
+ * settlement at the reservation (200 output tokens) rather than at what was generated. The budget
+ * tests run on `bill/m`, whose answers (200 tokens) fill the cap: $0.0025 a request.
  */
-const serve = (args: string[]) => spawnServe(args, { env: UNSUPERVISED })
+const SHORT = 'bill/short'
+const SHORT_ANSWER = 150
 
 /**
- * A config on `urls` in front of `upstream` (`bill/m` priced at PRICE): plans `metered` (TPM
+ * A config on `urls` in front of `upstream` (`bill/m` and SHORT priced at PRICE): plans `metered` (TPM
  * 3,000), `budget` ($0.01) and ROWS_PLANS; its path and how to open the test's own view of the store.
  */
 function configFor(urls: BackendUrls, upstreamUrl: string) {
   const dir = tempDir()
+  const tokens = tokensDoc(upstreamUrl, { metered: METERED, budget: BUDGET, ...ROWS_PLANS }, PRICE)
+  // SHORT beside `bill/m`: the same model under another name (the upstream answers it shorter).
+  const bill = (tokens.providers as Array<{ prefix: string; models: Array<Record<string, unknown>> }>).find(
+    (p) => p.prefix === 'bill',
+  )!
+  bill.models.push({ ...bill.models[0]!, name: SHORT.slice('bill/'.length) })
   const doc = backendDoc(
     {
-      ...tokensDoc(upstreamUrl, { metered: METERED, budget: BUDGET, ...ROWS_PLANS }, PRICE),
+      ...tokens,
       database: { path: join(dir, 'shared.db') },
       limits: { reservation_ttl_s: TTL_S },
       // Settlement rides the usage flush: a short one keeps the one-at-a-time fill quick.
@@ -82,19 +88,10 @@ function configFor(urls: BackendUrls, upstreamUrl: string) {
   return { base: ['--config', writeConfig(dir, doc)], store: () => openStores(parseConfig(doc, 'test')) }
 }
 
-/** An account on `plan` and a key of it, through the admin API of `url` (a CLI process apiece costs seconds on a loaded machine). */
+/** An account on `plan` and a key of it, through the admin API of `url`. */
 async function accountKey(url: string, name: string, plan: string): Promise<string> {
-  const admin = async (path: string, body: unknown) => {
-    const r = await fetch(`${url}/admin/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    expect(r.status).toBe(200)
-    return (await r.json()) as { key: string }
-  }
-  await admin('/accounts', { name, plan })
-  return (await admin('/keys', { account: name })).key
+  await adminPost(url, '/accounts', { name, plan })
+  return (await adminPost(url, '/keys', { account: name })).key
 }
 
 /** What `upstream` billed since this was called (the burst tests share one upstream). */
@@ -130,11 +127,16 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
   // Only this backend's engines are booted (SQLite's file: neither PostgreSQL nor Redis).
   const backend = backends(file, only)[0]!
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
-  /** SQLite: one `serve --workers 2`; the shared backends: three replicas. */
+  /**
+   * SQLite: one `serve --workers 2`; the shared backends: three replicas. Each without its
+   * supervisor (UNSUPERVISED): one Bun process a gateway, not two started one after the other (~1 s
+   * less a spawn at load 15); these tests count admissions across processes, and the supervisor
+   * serves none (signals.test.ts and workers-supervision.test.ts test it).
+   */
   const startProcesses = (base: string[]) =>
     backend.name === 'sqlite'
-      ? Promise.all([serve(['--workers', '2', '--port', '0', ...base])])
-      : Promise.all([0, 1, 2].map(() => serve(['--port', '0', ...base])))
+      ? Promise.all([spawnServe(['--workers', '2', '--port', '0', ...base], { env: UNSUPERVISED })])
+      : Promise.all([0, 1, 2].map(() => spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })))
 
   /**
    * The bursts and the fill share one upstream, one store and its processes, started by the first
@@ -151,7 +153,10 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     | undefined
   const shared = () => {
     bed ??= (async () => {
-      const up = await startBillingUpstream({ answerTokens: 200 })
+      const up = await startBillingUpstream({
+        answerTokens: 200,
+        answerFor: (model) => (`bill/${model}` === SHORT ? SHORT_ANSWER : undefined),
+      })
       const { base, store } = configFor(await backend.fresh(), up.url)
       return { upstream: up, procs: await startProcesses(base), store }
     })()
@@ -165,11 +170,11 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
   }
   afterAll(stopShared)
 
-  /** 40 requests at once across the processes, the three surfaces and stream/JSON by turns: their statuses. */
-  const burst = (procs: Array<{ url: string }>, key: string) =>
+  /** 40 requests of `model` at once across the processes, the three surfaces and stream/JSON by turns: their statuses. */
+  const burst = (procs: Array<{ url: string }>, key: string, model: string) =>
     Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200).then(
+        tokensRequest(procs[i % procs.length]!.url, key, SURFACES[i % 3]!, i % 2 === 0, 200, model).then(
           async (r) => {
             await r.arrayBuffer()
             return r.status
@@ -182,7 +187,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       const { upstream: up, procs, store } = await shared()
       const key = await accountKey(procs[0]!.url, 'burst-tpm', 'metered')
       const billed = billedSince(up)
-      const res = await burst(procs, key)
+      const res = await burst(procs, key, SHORT)
       expect(res.every((s) => s === 200 || s === 429)).toBe(true)
       expect(res.filter((s) => s === 200).length).toBe(billed().requests)
       expect(billed().tokens).toBeLessThanOrEqual(3_000)
@@ -203,6 +208,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
           procs.map((p) => p.url),
           view,
           up,
+          SHORT,
         )
       } finally {
         await view.close()
@@ -213,7 +219,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       const { upstream: up, procs, store } = await shared()
       const key = await accountKey(procs[0]!.url, 'burst-budget', 'budget')
       const billed = billedSince(up)
-      const res = await burst(procs, key)
+      const res = await burst(procs, key, 'bill/m')
       expect(res.filter((s) => s === 200)).toHaveLength(4)
       expect(res.filter((s) => s === 402)).toHaveLength(36)
       expect(billed().output * 12.5).toBeLessThanOrEqual(10_000_000)
@@ -226,15 +232,15 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })
 
     test(`${replicas}: filled one request at a time, TPM 3,000 and a $0.01 budget are usable to within one reservation`, async () => {
-      // The budget on the config's priced model ($0.0025 a request), the TPM on a second account;
-      // each request goes to the next process, so the fill spans them all.
+      // The budget on `bill/m` ($0.0025 a request), the TPM on a second account and on SHORT (its
+      // answers short of the cap); each request goes to the next process, so the fill spans them all.
       const { upstream: up, procs, store } = await shared()
       const key = await accountKey(procs[0]!.url, 'fill-budget', 'budget')
       const tpmKey = await accountKey(procs[0]!.url, 'fill-tpm', 'metered')
       // One reservation: the input bound (the body's bytes; the largest of the three surfaces')
       // plus the 200 output tokens asked for; at $0.0025 the budget's is that request's price.
       const reservation = Math.max(
-        ...SURFACES.map((s) => Buffer.byteLength(JSON.stringify(tokensBody(s, true, 200)[1])) + 200),
+        ...SURFACES.map((s) => Buffer.byteLength(JSON.stringify(tokensBody(s, true, 200, SHORT)[1])) + 200),
       )
       expect(reservation).toBeLessThan(500)
 
@@ -243,6 +249,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       const idOf = async (name: string) => (await view.getAccount(name))!.id
       /** Sends one request at a time, each settled before the next, until one is refused. */
       const fill = async (
+        model: string,
         k: string,
         refusedWith: number,
         row: LimitRow,
@@ -253,7 +260,14 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
           (await view.rowStates({ accountId, keyId: null, now: Date.now(), rows: [row] }))[0]!.used
         let refused: Response | null = null
         for (let i = 0; i < 40 && !refused; i++) {
-          const r = await tokensRequest(procs[i % procs.length]!.url, k, SURFACES[i % 3]!, i % 2 === 0, 200)
+          const r = await tokensRequest(
+            procs[i % procs.length]!.url,
+            k,
+            SURFACES[i % 3]!,
+            i % 2 === 0,
+            200,
+            model,
+          )
           await r.arrayBuffer()
           if (r.status === refusedWith) refused = r
           else expect(r.status).toBe(200)
@@ -272,7 +286,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
 
       try {
         const billed = billedSince(up)
-        const tpm = await fill(tpmKey, 429, TPM, await idOf('fill-tpm'), () => billed().tokens)
+        const tpm = await fill(SHORT, tpmKey, 429, TPM, await idOf('fill-tpm'), () => billed().tokens)
         const tokens = billed().tokens
         expect(tokens).toBeLessThanOrEqual(3_000)
         expect(tokens).toBeGreaterThanOrEqual(3_000 - reservation)
@@ -280,7 +294,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
 
         const before = up.billed.output
         const spentOf = () => (up.billed.output - before) * 12.5
-        await fill(key, 402, MONTH, await idOf('fill-budget'), spentOf)
+        await fill('bill/m', key, 402, MONTH, await idOf('fill-budget'), spentOf)
         // $0.0025 a request (200 output tokens at $12.50 / 1M, input free): 4 served, $0.01 spent.
         expect(spentOf()).toBeLessThanOrEqual(10_000)
         expect(spentOf()).toBeGreaterThanOrEqual(10_000 - 2_500)
@@ -298,7 +312,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       // Its own upstream (slow: 150 ms a chunk, so the kill lands mid-answer), store and process.
       upstream = await startBillingUpstream({ chunkDelayMs: 150 })
       const { base, store } = configFor(await backend.fresh(), upstream.url)
-      const p = await serve(['--port', '0', ...base])
+      const p = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
       running.push(p)
       const key = await accountKey(p.url, 'acct', 'metered')
       let refused = 0
@@ -315,10 +329,9 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       // and never seen. (A fixed second for five to arrive passed before any had under load 20.)
       for (let i = 0; i < 500 && upstream!.billed.requests + refused < 8; i++) await Bun.sleep(20)
       await Bun.sleep(100)
-      // The serving process (`serve` here has no supervisor; under one, `p.proc` would be the
+      // The serving process (crash(): under a supervisor, `kill('SIGKILL')` would kill the
       // supervisor, whose child, losing its parent, stops gracefully and drains the burst).
-      process.kill(p.pid, 'SIGKILL')
-      await p.proc.exited
+      await p.crash()
       const killedAt = Date.now()
       await Promise.all(pending)
       const seen = upstream!.billed.requests
@@ -330,7 +343,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       // A process started after sweeps what nobody settled, within the bound: 1.1 × the TTL after
       // admission — or, started later than that (a loaded machine), its first sweep, a tenth of
       // the TTL after it is up. Then nothing is left for a sweep to settle.
-      const after = await serve(['--port', '0', ...base])
+      const after = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
       running.push(after)
       const due = Math.max(killedAt + 1.1 * TTL_S * 1000, Date.now() + TTL_S * 100) + 1_000
       await Bun.sleep(due - Date.now())

@@ -12,8 +12,6 @@ import {
 } from '../../support/process.ts'
 
 const running: ServeProcess[] = []
-/** Without the supervisor (its subject is elsewhere): `pid` is `proc`, one process start less. */
-const serve = (args: string[]) => spawnServe(args, { env: UNSUPERVISED })
 afterEach(async () => {
   for (const p of running.splice(0)) await p.kill('SIGKILL')
 })
@@ -51,10 +49,12 @@ function burst(url: string, key: string, n: number): Promise<number[]> {
 
 const count = (xs: number[], s: number) => xs.filter((x) => x === s).length
 
+// Each `serve` without the supervisor (UNSUPERVISED: its subject is elsewhere): `pid` is `proc`,
+// one process start less.
 describe('exact limits across processes sharing one database', () => {
   test('serve --workers 2: two processes on one port, two clients bursting → exactly rpm admitted', async () => {
     const { base, keys } = await setup(10)
-    const p = await serve(['--workers', '2', '--port', '0', ...base])
+    const p = await spawnServe(['--workers', '2', '--port', '0', ...base], { env: UNSUPERVISED })
     running.push(p)
     const children = await childProcesses(p.pid)
     expect(children.filter((c) => c.cmd.includes('--worker-child'))).toHaveLength(1)
@@ -87,7 +87,10 @@ describe('exact limits across processes sharing one database', () => {
 
   test('two separate serve processes on one database file → exactly rpm admitted', async () => {
     const { base, keys } = await setup(15)
-    const [p1, p2] = await Promise.all([serve(['--port', '0', ...base]), serve(['--port', '0', ...base])])
+    const [p1, p2] = await Promise.all([
+      spawnServe(['--port', '0', ...base], { env: UNSUPERVISED }),
+      spawnServe(['--port', '0', ...base], { env: UNSUPERVISED }),
+    ])
     running.push(p1, p2)
     const [a, b] = await Promise.all([burst(p1.url, keys[0], 30), burst(p2.url, keys[1], 30)])
     expect(count([...a, ...b], 200)).toBe(15)
@@ -95,7 +98,7 @@ describe('exact limits across processes sharing one database', () => {
 
   test('SIGKILL in the middle of a burst: admitted requests still count after restart, nothing over-admitted', async () => {
     const { base, keys } = await setup(40)
-    const p = await serve(['--port', '0', ...base])
+    const p = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
     // Four clients, each sending one request after another until the gateway is gone; the
     // serving process (crash(): under a supervisor, its SIGKILL would stop this one drained) is
     // killed on the 10th 200, so the kill lands with requests in flight (a fixed delay landed
@@ -112,7 +115,7 @@ describe('exact limits across processes sharing one database', () => {
     await Promise.all([0, 1, 2, 3].map((i) => client(keys[i % 2]!)))
     await killed
     const okBefore = count(statuses, 200)
-    const restarted = await serve(['--port', '0', ...base])
+    const restarted = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
     running.push(restarted)
     const usage = (await (
       await fetch(`${restarted.url}/v1/usage`, { headers: { authorization: `Bearer ${keys[0]}` } })

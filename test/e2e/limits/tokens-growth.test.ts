@@ -8,9 +8,10 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { OUTPUT_SLICE } from '../../../src/pipeline/output-growth.ts'
+import { adminPost } from '../../support/admin-api.ts'
 import { type BackendUrls, backendDoc, backends } from '../../support/backends.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
-import { ADMIN_TOKEN, tempDir } from '../../support/config-doc.ts'
+import { tempDir } from '../../support/config-doc.ts'
 import { afterEach, SUITE_TIMEOUT_MS } from '../../support/hooks.ts'
 import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 import { tokensDoc } from '../../support/tokens-bed.ts'
@@ -57,21 +58,12 @@ async function setup(urls: BackendUrls) {
   // With its fetch cap set (the default `server.max_upstream_connections`) `serve` serves in the
   // process spawned, not in a second one it starts under itself as supervisor (src/cli/process.ts):
   // one Bun process a gateway, not two started one after the other.
-  const serve = (a: string[]) => spawnServe(a, { env: UNSUPERVISED })
   const procs = urls.databaseUrl
-    ? await Promise.all([0, 1].map(() => serve(['--port', '0', ...args])))
-    : [await serve(['--workers', '2', '--port', '0', ...args])]
+    ? await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...args], { env: UNSUPERVISED })))
+    : [await spawnServe(['--workers', '2', '--port', '0', ...args], { env: UNSUPERVISED })]
   running.push(...procs)
   // Accounts and keys through the admin API (a CLI process apiece costs seconds on a loaded machine).
-  const admin = async (path: string, body: unknown) => {
-    const r = await fetch(`${procs[0]!.url}/admin/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    expect(r.status).toBe(200)
-    return (await r.json()) as any
-  }
+  const admin = (path: string, body: unknown) => adminPost(procs[0]!.url, path, body)
   const keys: Record<string, string> = {}
   for (const plan of Object.keys(PLANS)) {
     await admin('/accounts', { name: plan, plan })

@@ -10,7 +10,8 @@
 import { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { ADMIN_TOKEN, tempDir, testConfigDoc } from '../../support/config-doc.ts'
+import { adminPost } from '../../support/admin-api.ts'
+import { tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { afterEach } from '../../support/hooks.ts'
 import { holdWriteLock } from '../../support/lock.ts'
 import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
@@ -46,15 +47,7 @@ async function setup(drainS: number, extra: string[]) {
   })
   running.push(serve)
   // The account and its key through the admin API (a CLI process apiece costs seconds on a loaded machine).
-  const admin = async (path: string, body: unknown) => {
-    const r = await fetch(`${serve.url}/admin/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    expect(r.status).toBe(200)
-    return (await r.json()) as { key: string }
-  }
+  const admin = (path: string, body: unknown) => adminPost(serve.url, path, body)
   await admin('/accounts', { name: 'acct' })
   const { key } = await admin('/keys', { account: 'acct' })
   const post = (body: unknown) =>
