@@ -10,10 +10,18 @@ import { cli } from '../support/cli.ts'
 import { PLANS, tempDir } from '../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
-/** Twice the short stream's length: room for a loaded machine, and no more (a test waits it out). */
+/**
+ * The drain each case waits out (the long streams must last it): 3 s, not 4, saves a second a case.
+ * What it must hold is the rest of the short stream after SIGTERM, measured in this process.
+ */
 const DRAIN_S = 3
-/** About ten events 150 ms apart: ends under 2 s after it starts, inside the drain. */
-const SHORT = 'slow-stream-150ms'
+/**
+ * Nine events 80 ms apart: ~0.72 s (1.36 s at 150 ms), nearly all of it after the SIGTERM (sent
+ * once every stream's status has come; measured 0.61 s after it at 80 ms, 1.30 s at 150 ms, load
+ * 1.4): ~2.4 s of room inside the 3 s drain on a loaded machine, near the 2.7 s the 4 s drain gave
+ * the 150 ms stream, where 3 s gave it 1.7 s.
+ */
+const SHORT = 'slow-stream-80ms'
 /** 6 chunks 5 s apart: still open when the drain ends. */
 const LONG = 'slow-stream-5000ms'
 
@@ -113,10 +121,11 @@ describe.each([[[]], [['--workers', '2']]])('SIGTERM drains (serve %p)', (extra)
     const rows = new Database(db, { readonly: true })
       .query('SELECT model, status, error_code FROM requests ORDER BY model, id')
       .all() as Array<{ model: string; status: number; error_code: string | null }>
+    // By model name: `slow-stream-5000ms` sorts before `slow-stream-80ms`.
     expect(rows).toEqual([
+      { model: `mock/${LONG}`, status: 503, error_code: 'shutting_down' },
+      { model: `mock/${LONG}`, status: 503, error_code: 'shutting_down' },
       { model: `mock/${SHORT}`, status: 200, error_code: null },
-      { model: `mock/${LONG}`, status: 503, error_code: 'shutting_down' },
-      { model: `mock/${LONG}`, status: 503, error_code: 'shutting_down' },
     ])
   }, 30_000)
 })
