@@ -11,7 +11,13 @@ import { existsSync, readFileSync } from 'node:fs'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
 import { cli } from '../support/cli.ts'
 import { PLANS, tempDir } from '../support/config-doc.ts'
-import { childProcesses, type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
+import {
+  childProcesses,
+  connectionsOn,
+  type ServeProcess,
+  spawnServe,
+  writeConfig,
+} from '../support/process.ts'
 
 /** Six chunks 5 s apart: open for the whole test unless the stop cuts it. */
 const SLOW = 'slow-stream-5000ms'
@@ -93,8 +99,16 @@ async function forcedStop(
 ) {
   const { s, key, pids } = await serve(args, { env: opts.env, detached: opts.group })
   // Four streams, on fresh connections the kernel spreads over the processes: with `--workers 2`
-  // the worker holds none of them once in sixteen.
+  // the worker held none of them about once in sixteen, and its prompt exit went unchecked. So
+  // more, one at a time, until the worker (pids[1]) holds one (each a 1 in 2 chance: after 32 in
+  // all none once in 2^32), and that checked — not waited for: a stream is held once it is open.
   const streams = await Promise.all([0, 1, 2, 3].map(() => slowStream(s.url, key)))
+  const worker = pids[1]
+  if (worker !== undefined) {
+    while (streams.length < 32 && connectionsOn(worker, s.port) === 0)
+      streams.push(await slowStream(s.url, key))
+    expect(connectionsOn(worker, s.port)).toBeGreaterThan(0)
+  }
   send(s, signal, opts.group)
   // The first signal drains: still running, the stream still open, new requests refused.
   expect(await exitWithin(s, 700)).toBe('running')

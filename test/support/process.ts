@@ -1,5 +1,5 @@
 /** Real `switchyard serve` processes for multi-process and crash tests. */
-import { writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUN } from './cli.ts'
 import { mainBundle } from './main-bundle.ts'
@@ -89,4 +89,36 @@ export async function childProcesses(pid: number): Promise<Array<{ pid: number; 
       const m = /^\s*(\d+)\s+(.*)$/.exec(l)!
       return { pid: Number(m[1]), cmd: m[2]! }
     })
+}
+
+/**
+ * How many TCP connections accepted on `port` process `pid` holds open (ESTABLISHED), read from
+ * /proc: the sockets in its fd table against the kernel's tables (/proc/net/tcp and tcp6, the
+ * local address's port in hex, the state 01, the inode tenth column). With `--workers N` the kernel
+ * hands each new connection to one of the processes on the port; this says which got one.
+ */
+export function connectionsOn(pid: number, port: number): number {
+  const inodes = new Set<string>()
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    const m = /^socket:\[(\d+)\]$/.exec(safeReadlink(`/proc/${pid}/fd/${fd}`))
+    if (m) inodes.add(m[1]!)
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
+  let n = 0
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/)
+      if (f.length > 9 && f[1]!.endsWith(`:${hexPort}`) && f[3] === '01' && inodes.has(f[9]!)) n++
+    }
+  }
+  return n
+}
+
+/** An fd closed between listing and reading it reads as nothing. */
+function safeReadlink(path: string): string {
+  try {
+    return readlinkSync(path)
+  } catch {
+    return ''
+  }
 }
