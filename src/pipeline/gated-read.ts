@@ -30,8 +30,8 @@ import type { OutputGate } from './stream/types.ts'
  * Timeouts: at most `idleMs` waiting for each read (not while the gate waits for the allowance to
  * grow: that is not the upstream's silence), at most `totalMs` from the attempt's start
  * (`totalLeft`) → 504 `upstream_timeout`. A body that fails with anything but a `GatewayError` →
- * 502 `upstream_stream_interrupted` (499 once the client left). A stage's failure is thrown at
- * once: the items its read made before it are not gated (nothing of a failed attempt is counted).
+ * 502 `upstream_stream_interrupted` (499 once the client left). Items a read made before a stage
+ * failed in it are gated first, as the stream writer relays them first.
  */
 export async function gatedItems<T>(
   plan: StreamPlan<T>,
@@ -77,16 +77,19 @@ export async function gatedItems<T>(
       }
       readSince = -1
       if (timedOut) throw timedOut
-      // A stage that fails throws at once: what the read made before it is not gated. The gate's
-      // count is the request's, shared by every attempt (charge.allowance): a failed attempt's
-      // text counted there would cut the retry short and bill text the client never got.
-      if (r.done) stages.flush()
-      else {
-        if (maxBytes !== undefined) {
-          bytes += (r.value as Uint8Array).byteLength
-          if (bytes > maxBytes) throw responseTooLarge(ctx.provider.prefix, maxBytes, 'a response')
+      let failed: unknown
+      try {
+        if (r.done) stages.flush()
+        else {
+          if (maxBytes !== undefined) {
+            bytes += (r.value as Uint8Array).byteLength
+            if (bytes > maxBytes) throw responseTooLarge(ctx.provider.prefix, maxBytes, 'a response')
+          }
+          stages.push(r.value)
         }
-        stages.push(r.value)
+      } catch (err) {
+        if (made.length === 0) throw err
+        failed = err
       }
       for (const item of made) {
         let ok = gate.admit(item)
@@ -98,6 +101,7 @@ export async function gatedItems<T>(
         items.push(item)
       }
       made.length = 0
+      if (failed !== undefined) throw failed
       if (r.done) return items
     }
   } finally {
