@@ -72,9 +72,11 @@ describe('another process holds the write lock for 5 s', () => {
     await lock.released
     expect((await chat(p.url, key)).status).toBe(200)
 
-    // A loaded 2-core CI machine may stall one sample; the lock would stall all of them for seconds.
+    // A loaded 2-core CI machine may stall a few samples past 100 ms (CI once saw a second-worst
+    // of 107 ms); a loop waiting on the lock would hold a sample for each blocked request's whole
+    // busy wait (over 1.3 s, above), and a loop retrying it in short waits would slow most of them.
     expect(samples.length).toBeGreaterThan(10)
-    expect(samples.at(-2)!).toBeLessThan(100)
+    expect(samples.at(-4)!).toBeLessThan(100)
     expect(samples.at(-1)!).toBeLessThan(1000)
   }, 30_000)
 })
