@@ -56,7 +56,9 @@ describe('chat, JSON', () => {
     const seen = bed.up.attempts()
     expect(seen).toHaveLength(2)
     expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(990)
-    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(1500)
+    // Not the 2 s of max_retry_after_s nor more: the bound sits below that, not at a quiet
+    // machine's ~1.1 s (a loaded CI machine once took past 1.5 s).
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(1900)
   })
 
   test('429 with retry-after-ms on one key of a pool: the other key answers at once', async () => {
@@ -77,7 +79,8 @@ describe('chat, JSON', () => {
     const t0 = performance.now()
     const res = await bed.post('chat', 'prime/gpt-a')
     expect(res.status).toBe(200)
-    expect(performance.now() - t0).toBeLessThan(1500)
+    // Not waited on: far below the 30 s asked and max_retry_after_s's 2 s, with a loaded machine's room.
+    expect(performance.now() - t0).toBeLessThan(1900)
     expect(((await res.json()) as any).model).toBe('claude/claude-b')
     expect(bed.up.attempts({ model: 'gpt-a' })).toHaveLength(2) // each key once
   })
@@ -96,7 +99,8 @@ describe('chat, JSON', () => {
     // Both keys rest the 1 s cooldown, within max_retry_after_s (2 s): a dead key is not waited on.
     const t0 = performance.now()
     const res = await bed.post('chat', 'prime/gpt-a')
-    expect(performance.now() - t0).toBeLessThan(500)
+    // Below the 1 s a key's rest would cost, with a loaded machine's room (not a quiet one's ~50 ms).
+    expect(performance.now() - t0).toBeLessThan(900)
     expect(((await res.json()) as any).model).toBe('claude/claude-b')
     expect(attemptsHeader(res)).toBe(1)
     expect(bed.up.attempts({ model: 'gpt-a' })).toHaveLength(2)
@@ -144,7 +148,8 @@ describe('chat, JSON', () => {
     // tight/gpt-a: prime/gpt-a's twin whose first_byte_ms is 400.
     const res = await bed.post('chat', 'tight/gpt-a')
     expect(res.status).toBe(200)
-    expect(performance.now() - t0).toBeLessThan(1200)
+    // Given up at 400 ms, not at the 20 s total: the attempts below show it was not waited on again.
+    expect(performance.now() - t0).toBeLessThan(3000)
     expect(bed.up.attempts().map((a) => a.model)).toEqual(['gpt-a', 'claude-b'])
   })
 
