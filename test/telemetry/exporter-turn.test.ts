@@ -17,6 +17,20 @@ afterAll(() => collector.stop())
 
 const log = { warn() {}, info() {}, error() {}, debug() {} } as never
 
+/** A tracer exporting protobuf to the test collector, every request sampled, its timer a minute away. */
+const protobufTracer = () =>
+  new Tracer(
+    {
+      tracesUrl: `${collector.url}/v1/traces`,
+      headers: {},
+      protocol: 'http/protobuf',
+      sampleRatio: 1,
+    } as never,
+    log,
+    '1.0.0',
+    60_000,
+  )
+
 function request(tracer: Tracer, i: number): void {
   const trace = tracer.begin(new Request('http://127.0.0.1/v1/chat/completions'), 'chat')!
   trace.routed({
@@ -47,17 +61,7 @@ function request(tracer: Tracer, i: number): void {
 }
 
 test("a request's end encodes nothing; the spans are encoded and sent on the export's turn", async () => {
-  const tracer = new Tracer(
-    {
-      tracesUrl: `${collector.url}/v1/traces`,
-      headers: {},
-      protocol: 'http/protobuf',
-      sampleRatio: 1,
-    } as never,
-    log,
-    '1.0.0',
-    60_000,
-  )
+  const tracer = protobufTracer()
   const encoded = spyOn(SpanBatch.prototype, 'add')
   try {
     for (let i = 0; i < 3; i++) request(tracer, i)
@@ -74,17 +78,7 @@ test("a request's end encodes nothing; the spans are encoded and sent on the exp
 })
 
 test('a full batch (512 spans) is encoded and sent on its own, without waiting for the timer', async () => {
-  const tracer = new Tracer(
-    {
-      tracesUrl: `${collector.url}/v1/traces`,
-      headers: {},
-      protocol: 'http/protobuf',
-      sampleRatio: 1,
-    } as never,
-    log,
-    '1.0.0',
-    60_000,
-  )
+  const tracer = protobufTracer()
   const before = collector.spans.length
   for (let i = 0; i < 256; i++) request(tracer, i)
   // Nothing flushes it here: the export turn the full batch scheduled sends it.
@@ -94,17 +88,7 @@ test('a full batch (512 spans) is encoded and sent on its own, without waiting f
 })
 
 test('a flush with nothing to send leaves the exporter sending: the spans after it are exported, not dropped', async () => {
-  const tracer = new Tracer(
-    {
-      tracesUrl: `${collector.url}/v1/traces`,
-      headers: {},
-      protocol: 'http/protobuf',
-      sampleRatio: 1,
-    } as never,
-    log,
-    '1.0.0',
-    60_000,
-  )
+  const tracer = protobufTracer()
   // Nothing queued: as the export timer left over from a batch already sent, or a close at idle.
   await tracer.exporter.flush()
   request(tracer, 1)
