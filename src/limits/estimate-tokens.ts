@@ -102,9 +102,31 @@ interface Seen {
   numbers: number
 }
 
+/**
+ * A message of strings only (`{ role, content }`, a `name`), no `type`: its text as `messageText`
+ * would join it — the walk below takes an object's members last first — without the walk's stack
+ * and list; null for any other message. Most messages of a conversation are of this shape.
+ */
+function flatText(message: object): string | null {
+  let text: string | null = null
+  const o = message as Record<string, unknown>
+  for (const k in o) {
+    const v = o[k]
+    if (typeof v === 'string') {
+      if (k === 'type') return null
+      text = text === null ? v : `${v}\n${text}`
+    } else if (v !== null && v !== undefined && typeof v !== 'boolean') return null
+  }
+  return text ?? ''
+}
+
 /** A message's text: its strings and its tool inputs' JSON, counting images and files on the way. */
 function messageText(message: unknown, seen: Seen): string {
   if (typeof message === 'string') return message
+  if (message !== null && typeof message === 'object' && !Array.isArray(message)) {
+    const flat = flatText(message)
+    if (flat !== null) return flat
+  }
   const texts: string[] = []
   const stack: unknown[] = [message]
   while (stack.length) {
@@ -142,7 +164,10 @@ function messageText(message: unknown, seen: Seen): string {
  * await inputTokenBound({ model: 'p/m', messages: [{ role: 'user', content: 'hello' }] },
  *   [{ kind: 'openai', model: 'gpt-4o' }]) // → { tokens: 9, family: 'o200k', ... } (user, \n, hello + 3 + 3)
  */
-export async function inputTokenBound(body: unknown, targets: readonly InputTarget[]): Promise<InputBound> {
+export function inputTokenBound(
+  body: unknown,
+  targets: readonly InputTarget[],
+): InputBound | Promise<InputBound> {
   const top = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>
   const seen: Seen = { images: 0, files: 0, numbers: 0 }
   const texts: string[] = []
@@ -180,11 +205,47 @@ export async function inputTokenBound(body: unknown, targets: readonly InputTarg
     texts.push(JSON.stringify(rest))
     break
   }
-  const shapes: TextShape[] = []
-  // Synchronous unless the encoding is still loading or a text is long enough to yield while
-  // encoded: a request of known messages costs a hash and a lookup per message.
-  for (const t of texts)
-    if (t.length) shapes.push(t.length > YIELD_CHARS || !loadedO200k() ? await shapeOfAsync(t) : shapeOf(t))
+  // Synchronous (no promise, no turn) unless the encoding is still loading or a text is long
+  // enough to yield while encoded: a request of known messages costs a hash and a lookup each.
+  let slow = loadedO200k() === null
+  for (let i = 0; i < texts.length && !slow; i++) slow = texts[i]!.length > YIELD_CHARS
+  if (!slow) {
+    const shapes: TextShape[] = []
+    for (const t of texts) if (t.length) shapes.push(shapeOf(t))
+    return boundOf(top, shapes, messages, named, seen, targets)
+  }
+  return (async () => {
+    const shapes: TextShape[] = []
+    for (const t of texts)
+      if (t.length) shapes.push(t.length > YIELD_CHARS || !loadedO200k() ? await shapeOfAsync(t) : shapeOf(t))
+    return boundOf(top, shapes, messages, named, seen, targets)
+  })()
+}
+
+/** Tokenizer families by provider kind and upstream model name (a regular expression's test apiece). */
+const FAMILIES = new Map<string, Family>()
+
+function familyFor(t: InputTarget): Family {
+  const k = `${t.kind}\0${t.model}`
+  let f = FAMILIES.get(k)
+  if (f === undefined) {
+    f = familyOf(t.kind, t.model)
+    // Bounded by the catalogue's models; should reloads ever grow it past this, it starts over.
+    if (FAMILIES.size >= 4096) FAMILIES.clear()
+    FAMILIES.set(k, f)
+  }
+  return f
+}
+
+/** The bound from the texts' shapes and what the walk counted, over every target's family. */
+function boundOf(
+  top: Record<string, unknown>,
+  shapes: TextShape[],
+  messages: number,
+  named: number,
+  seen: Seen,
+  targets: readonly InputTarget[],
+): InputBound {
   let serverTools = 0
   let clientTools = 0
   if (Array.isArray(top.tools)) {
@@ -198,8 +259,13 @@ export async function inputTokenBound(body: unknown, targets: readonly InputTarg
   }
   if (Array.isArray(top.functions) && top.functions.length) clientTools++
   const toolPrompt = clientTools > 0 || serverTools > 0 || schemaOutput(top)
-  const families = new Set(targets.map((t) => familyOf(t.kind, t.model)))
-  if (!families.size) families.add('any')
+  // Each family once (a route's fallbacks mostly share the primary's).
+  const families: Family[] = []
+  for (const t of targets) {
+    const f = familyFor(t)
+    if (!families.includes(f)) families.push(f)
+  }
+  if (!families.length) families.push('any')
   let best: { tokens: number; family: Family } | null = null
   for (const family of families) {
     let tokens = 0

@@ -131,10 +131,12 @@ export async function planCharge(
   const modelMax = entry.model.max_output_tokens ?? 0
   if (cap === null && !limited)
     return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
-  const bound = await inputTokenBound(
+  const counted = inputTokenBound(
     body,
     reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
   )
+  // A promise only while the encoding loads or a long new text is counted (no turn otherwise).
+  const bound = counted instanceof Promise ? await counted : counted
   if (cap !== null && bound.text > cap) throw contextLengthError(auth.plan.name, cap, bound.text, inputParam)
   if (!limited)
     return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
@@ -279,7 +281,7 @@ export function settle(
   failed: boolean,
   relayed: boolean,
   unaccounted: Unaccounted | undefined,
-  /** The answering model's dearest prices (null: free). */
+  /** The answering model's dearest prices (null: free); read only with `unaccounted`. */
   price: DearestPrices | null,
 ): SettledAs {
   const to = (tokens: number, micros: number): Settlement => ({ handle: r.handle, accountId, tokens, micros })

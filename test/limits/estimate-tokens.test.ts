@@ -171,3 +171,27 @@ describe('what the text cannot show is allowed for', () => {
     expect(await bound(wide)).toBeLessThan(100)
   })
 })
+
+describe('the hot path (issue 46: the governed request’s input count)', () => {
+  test('a request of short texts is counted synchronously once the encoding has loaded: no promise, no turn', async () => {
+    const body = chat({ max_tokens: 64 }, 'Say hello to the benchmark in twenty words.')
+    await inputTokenBound(body, GPT4O)
+    const b = inputTokenBound(body, GPT4O)
+    expect(b instanceof Promise).toBe(false)
+    expect(b).toEqual(await inputTokenBound(structuredClone(body), GPT4O))
+  })
+
+  test('a message of strings only reads as the walk reads it (its members last first)', async () => {
+    for (const targets of [GPT4O, ANY, [{ kind: 'anthropic', model: 'claude-sonnet-4-5' }] as InputTarget[]]) {
+      const flat = { role: 'user', name: 'bob', content: 'hello there, how are you today?', refusal: null }
+      // An empty list member sends the same message through the walk: the same text, no more.
+      const walked = { ...flat, extra: [] }
+      const a = await inputTokenBound({ messages: [flat, { role: 'assistant', content: 'fine' }] }, targets)
+      const b = await inputTokenBound({ messages: [walked, { role: 'assistant', content: 'fine' }] }, targets)
+      expect(a).toEqual(b)
+      expect(a.tokens).toBe(
+        (await inputTokenBound({ messages: [{ parts: [[['fine', 'assistant']]] }, walked] }, targets)).tokens,
+      )
+    }
+  })
+})
