@@ -66,11 +66,14 @@ export function finisher(
         err !== null,
         ttftMs !== null,
         unaccounted,
-        answeringPrice(
-          first ? [first.entry.model, by.model] : [by.model],
-          surcharge,
-          reservation.tokens - reservation.outputTokens,
-        ),
+        // Only a settlement from what was relayed prices it: no list and no price walk otherwise.
+        unaccounted
+          ? answeringPrice(
+              first ? [first.entry.model, by.model] : [by.model],
+              surcharge,
+              reservation.tokens - reservation.outputTokens,
+            )
+          : null,
       )
     // Settled from what was relayed (no count of the whole answer from the upstream): the log
     // row shows what the account was charged, not a second estimate beside it.
