@@ -73,6 +73,21 @@ const big = (n: number | undefined): bigint => BigInt(Math.max(0, Math.trunc(n ?
 /** Micro-dollars for these tokens at these prices, rounded up. 0 without pricing. */
 export function requestCostMicros(units: PricingUnits | null, t: TokenCounts): number {
   if (!units) return 0
+  // Exact in doubles while the total stays within 2^53 (every term is non-negative, so none
+  // passed it either, and a product past it rounds to at least 2^53): no BigInt a request.
+  const tokens = (n: number | undefined) => Math.max(0, Math.trunc(n ?? 0))
+  const inTokens = tokens(t.input)
+  const outTokens = tokens(t.output)
+  const readTokens = Math.min(tokens(t.cachedInput), inTokens)
+  const writeTokens = Math.min(tokens(t.cacheWrite), inTokens - readTokens)
+  const thinkTokens = Math.min(tokens(t.reasoning), outTokens)
+  const sum =
+    (inTokens - readTokens - writeTokens) * Number(units.input) +
+    readTokens * Number(units.cachedInput) +
+    writeTokens * Number(units.cacheWrite) +
+    (outTokens - thinkTokens) * Number(units.output) +
+    thinkTokens * Number(units.reasoning)
+  if (sum <= Number.MAX_SAFE_INTEGER) return ceilMillions(sum)
   const input = big(t.input)
   const cached = min(big(t.cachedInput), input)
   const written = min(big(t.cacheWrite), input - cached)

@@ -402,3 +402,50 @@ describe('the reservation cost without BigInt (the hot path) is the exact one', 
     expect(a(1_000)).toMatchObject({ ok: true, tokens: Math.floor((1_000 * 1e6 - 40 * 150_000) / 600_000) })
   })
 })
+
+describe('request cost without BigInt on the hot path (issue 46)', () => {
+  test('the same micro-dollars as the exact integer sum, below and beyond 2^53 and at its edge', () => {
+    const exact = (u: PricingUnits, t: Record<string, number>) => {
+      const b = (n: number | undefined) => BigInt(Math.max(0, Math.trunc(n ?? 0)))
+      const input = b(t.input)
+      const cached = b(t.cachedInput) < input ? b(t.cachedInput) : input
+      const left = input - cached
+      const written = b(t.cacheWrite) < left ? b(t.cacheWrite) : left
+      const output = b(t.output)
+      const reasoning = b(t.reasoning) < output ? b(t.reasoning) : output
+      const total =
+        (input - cached - written) * u.input +
+        cached * u.cachedInput +
+        written * u.cacheWrite +
+        (output - reasoning) * u.output +
+        reasoning * u.reasoning
+      return Number((total + 999_999n) / 1_000_000n)
+    }
+    const prices = [
+      pricingUnits({ input: 0.15, output: 0.6, cached_input: 0.075 }),
+      pricingUnits({ input: 3, output: 15, cache_write: 3.75, cached_input: 0.3, reasoning: 20 }),
+      pricingUnits({ input: 15_000, output: 75_000.123456 }),
+    ]
+    // A fixed sequence (a linear congruential one): the same cases every run.
+    let seed = 46
+    const next = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((seed / 2_147_483_648) * n)
+    }
+    for (let i = 0; i < 3_000; i++) {
+      const scale = [1_000, 1_000_000, 1e9, 1e12][i % 4]!
+      const t = {
+        input: next(scale),
+        output: next(scale),
+        cachedInput: next(scale),
+        cacheWrite: next(scale / 2),
+        reasoning: next(scale),
+      }
+      for (const u of prices) expect(requestCostMicros(u, t)).toBe(exact(u, t))
+    }
+    // Around 2^53 of micro-dollar units: the double sum at and just past the edge.
+    const u = pricingUnits({ input: 1, output: 1 }) // 1,000,000 units a token
+    for (const input of [9_007_199_254, 9_007_199_255, 9_007_199_256])
+      for (const output of [0, 1, 740_991]) expect(requestCostMicros(u, { input, output })).toBe(exact(u, { input, output }))
+  })
+})
