@@ -182,7 +182,11 @@ describe('the hot path (issue 46: the governed request’s input count)', () => 
   })
 
   test('a message of strings only reads as the walk reads it (its members last first)', async () => {
-    for (const targets of [GPT4O, ANY, [{ kind: 'anthropic', model: 'claude-sonnet-4-5' }] as InputTarget[]]) {
+    for (const targets of [
+      GPT4O,
+      ANY,
+      [{ kind: 'anthropic', model: 'claude-sonnet-4-5' }] as InputTarget[],
+    ]) {
       const flat = { role: 'user', name: 'bob', content: 'hello there, how are you today?', refusal: null }
       // An empty list member sends the same message through the walk: the same text, no more.
       const walked = { ...flat, extra: [] }

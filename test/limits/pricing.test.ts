@@ -408,11 +408,12 @@ describe('request cost without BigInt on the hot path (issue 46)', () => {
     const exact = (u: PricingUnits, t: Record<string, number>) => {
       const b = (n: number | undefined) => BigInt(Math.max(0, Math.trunc(n ?? 0)))
       const input = b(t.input)
-      const cached = b(t.cachedInput) < input ? b(t.cachedInput) : input
-      const left = input - cached
-      const written = b(t.cacheWrite) < left ? b(t.cacheWrite) : left
+      // The smaller of two: max's mirror (Math.min takes no BigInt).
+      const least = (x: bigint, y: bigint) => (max(x, y) === x ? y : x)
+      const cached = least(b(t.cachedInput), input)
+      const written = least(b(t.cacheWrite), input - cached)
       const output = b(t.output)
-      const reasoning = b(t.reasoning) < output ? b(t.reasoning) : output
+      const reasoning = least(b(t.reasoning), output)
       const total =
         (input - cached - written) * u.input +
         cached * u.cachedInput +
@@ -446,6 +447,7 @@ describe('request cost without BigInt on the hot path (issue 46)', () => {
     // Around 2^53 of micro-dollar units: the double sum at and just past the edge.
     const u = pricingUnits({ input: 1, output: 1 }) // 1,000,000 units a token
     for (const input of [9_007_199_254, 9_007_199_255, 9_007_199_256])
-      for (const output of [0, 1, 740_991]) expect(requestCostMicros(u, { input, output })).toBe(exact(u, { input, output }))
+      for (const output of [0, 1, 740_991])
+        expect(requestCostMicros(u, { input, output })).toBe(exact(u, { input, output }))
   })
 })
