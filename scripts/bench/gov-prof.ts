@@ -65,7 +65,9 @@ await runLaneClient({
   gaps: false,
 })
 for (const [i, s] of sides.entries())
-  console.log(`${s.name}: ${((cpuMicros(s.pid) - before[i]!) / requests).toFixed(0)} µs CPU a counted request`)
+  console.log(
+    `${s.name}: ${((cpuMicros(s.pid) - before[i]!) / requests).toFixed(0)} µs CPU a counted request`,
+  )
 console.log(`load ${load0} → ${loadavg()[0]!.toFixed(1)}; profiles in ${out}`)
 for (const s of sides) await s.stop()
 await mocks.stop()

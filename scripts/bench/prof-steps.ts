@@ -55,7 +55,8 @@ function split(path: string) {
     total += dt
     let id: number | undefined = p.samples[i]
     const leaf = byId.get(id!)!
-    const file = leaf.callFrame.url.replace(/^.*\/(src|scripts|node_modules)\//, '$1/') || leaf.callFrame.functionName
+    const file =
+      leaf.callFrame.url.replace(/^.*\/(src|scripts|node_modules)\//, '$1/') || leaf.callFrame.functionName
     selfFile.set(file, (selfFile.get(file) ?? 0) + dt)
     const seen = new Set<string>()
     while (id !== undefined) {
