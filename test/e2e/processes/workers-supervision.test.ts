@@ -7,15 +7,18 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { type MockUpstream, startMockUpstream } from '../../../scripts/mock-upstream.ts'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
-import { childProcesses, type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type GatedUpstream, startGatedUpstream } from '../../support/gated-upstream.ts'
+import { childProcesses, type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 
-/** Six chunks 5 s apart: every stream is still open for the whole of a test's checks. */
-const SLOW = 'slow-stream-5000ms'
+/**
+ * Streams hold after their first half until the test opens the gate: every stream is open for the
+ * whole of a test's checks however slow the machine, and none waits on a clock to begin.
+ */
+const SLOW = 'held-stream'
 
-const mocks: MockUpstream[] = []
+const mocks: GatedUpstream[] = []
 const procs: ServeProcess[] = []
 const dirs: string[] = []
 afterAll(async () => {
@@ -26,6 +29,7 @@ afterAll(async () => {
 
 interface Server {
   serve: ServeProcess
+  upstream: GatedUpstream
   key: string
   config: string
   dir: string
@@ -33,8 +37,13 @@ interface Server {
   stderr: () => string
 }
 
-async function start(workers: number): Promise<Server> {
-  const mock = await startMockUpstream({ chunks: 6 })
+/**
+ * `serve --workers N` for a test; `supervised: false` runs the serving process (the primary)
+ * without the supervisor above it (UNSUPERVISED), for tests whose subject is the primary's own
+ * supervision of its workers: one process start fewer.
+ */
+async function start(workers: number, { supervised = true } = {}): Promise<Server> {
+  const mock = await startGatedUpstream()
   mocks.push(mock)
   const dir = tempDir()
   dirs.push(dir)
@@ -46,7 +55,7 @@ async function start(workers: number): Promise<Server> {
         {
           prefix: 'mock',
           kind: 'openai',
-          base_url: mock.url,
+          base_url: `${mock.url}/v1`,
           api_key: 'k',
           models: [{ name: SLOW, context_window: 8192, max_output_tokens: 512, features: ['streaming'] }],
         },
@@ -58,7 +67,9 @@ async function start(workers: number): Promise<Server> {
   const base = ['--config', config]
   expect((await cli(['accounts', 'create', 'acct', ...base])).code).toBe(0)
   const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
-  const serve = await spawnServe(['--workers', String(workers), '--port', '0', ...base])
+  const serve = await spawnServe(['--workers', String(workers), '--port', '0', ...base], {
+    env: supervised ? {} : UNSUPERVISED,
+  })
   procs.push(serve)
   let stderr = ''
   void (async () => {
@@ -66,7 +77,7 @@ async function start(workers: number): Promise<Server> {
       stderr += new TextDecoder().decode(chunk)
     }
   })()
-  return { serve, key, config, dir, stderr: () => stderr }
+  return { serve, upstream: mock, key, config, dir, stderr: () => stderr }
 }
 
 /** Live processes (zombies excluded) whose command line names `dir`: the whole tree of one server. */
@@ -217,9 +228,10 @@ const gauge = (s: Scrape, name: string) => s.values.get(name)
 
 describe('serve --workers 3: a worker killed with SIGKILL', () => {
   test('is logged and restarted; /metrics drops its gauges at once and no counter goes backwards', async () => {
-    const { serve, key, dir, stderr } = await start(3)
+    const { serve, upstream, key, dir, stderr } = await start(3, { supervised: false })
     const before = await workerPids(serve.pid)
     expect(before).toHaveLength(2)
+    const open = upstream.hold()
 
     // 24 streams over three processes: the one killed holds some (all but surely).
     const streams = await Promise.all(Array.from({ length: 24 }, () => openStream(serve.url, key)))
@@ -296,6 +308,8 @@ describe('serve --workers 3: a worker killed with SIGKILL', () => {
     expect(died).toMatchObject({ level: 'error', pid: victim, signal: 'SIGKILL', exit_code: null })
     expect(logged.find((l) => l.msg === 'worker process restarted')).toMatchObject({ replaces: victim })
 
+    // The streams end, so the stop below drains at once rather than waiting out drain_timeout_s.
+    open()
     serve.proc.kill('SIGTERM')
     expect(await serve.proc.exited).toBe(0)
     expect(
@@ -308,15 +322,18 @@ describe('serve --workers 3: a worker killed with SIGKILL', () => {
   }, 60_000)
 })
 
+// From here on the tests run concurrently, each on a server of its own: their time is start-ups
+// and restart backoffs, mostly waiting, which overlap. Their timeouts allow for seven servers
+// starting at once on a loaded machine.
 describe.each([
   ['SIGTERM to the supervisor: drains and exits 0', 'supervisor', 'SIGTERM', 0],
   ['SIGKILL to the supervisor', 'supervisor', 'SIGKILL', null],
   ['SIGKILL to the primary: the supervisor exits 137', 'primary', 'SIGKILL', 137],
 ] as const)('a stop while a worker is being restarted (%s)', (_name, target, signal, code) => {
-  test.each([0, 300])(
+  test.concurrent.each([0, 300])(
     '%d ms after the worker died: every process of the server exits',
     async (wait) => {
-      const { serve, dir } = await start(3)
+      const { serve, dir } = await start(2)
       const [victim] = await workerPids(serve.pid)
       process.kill(victim!, 'SIGKILL')
       await Bun.sleep(wait)
@@ -332,12 +349,12 @@ describe.each([
         ),
       ).toEqual([])
     },
-    30_000,
+    60_000,
   )
 })
 
-test('a worker that keeps dying as soon as it starts: five restarts, then the server drains and exits 1', async () => {
-  const { serve, config, dir, stderr } = await start(2)
+test.concurrent('a worker that keeps dying as soon as it starts: five restarts, then the server drains and exits 1', async () => {
+  const { serve, config, dir, stderr } = await start(2, { supervised: false })
   const [victim] = await workerPids(serve.pid)
   // Every worker started from now on reads this and exits at once.
   writeFileSync(config, 'server: [not, a, mapping\n')
@@ -357,4 +374,4 @@ test('a worker that keeps dying as soon as it starts: five restarts, then the se
   const restarts = lines.filter((l) => l.msg?.includes('exited unexpectedly')).map((l) => l.restart_in_ms)
   expect(restarts).toEqual([100, 200, 400, 800, 1600])
   expect(lines.find((l) => l.msg?.includes('giving up'))).toMatchObject({ level: 'error' })
-}, 40_000)
+}, 60_000)
