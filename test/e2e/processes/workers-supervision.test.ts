@@ -349,7 +349,7 @@ describe.each([
         ),
       ).toEqual([])
     },
-    60_000,
+    90_000,
   )
 })
 
@@ -374,4 +374,4 @@ test.concurrent('a worker that keeps dying as soon as it starts: five restarts, 
   const restarts = lines.filter((l) => l.msg?.includes('exited unexpectedly')).map((l) => l.restart_in_ms)
   expect(restarts).toEqual([100, 200, 400, 800, 1600])
   expect(lines.find((l) => l.msg?.includes('giving up'))).toMatchObject({ level: 'error' })
-}, 60_000)
+}, 90_000)
