@@ -65,10 +65,11 @@ describe('keep-alive connection after a chat request', () => {
   // uSockets checks timeouts on a tick of a few seconds, so the close comes anywhere from just
   // after the second answer to a few seconds past IDLE_S (seen: 380 ms); without the fix it never
   // comes (the chat exemption stuck to the socket). That the connection was kept alive at all is
-  // the second answer on it, not a time.
+  // the second answer on it, not a time. The two wait on their own connections for the same
+  // tick, idle: concurrently.
   const WAIT_MS = IDLE_S * 1000 + 10_000
 
-  test('non-stream: the connection closes at the idle timeout', async () => {
+  test.concurrent('non-stream: the connection closes at the idle timeout', async () => {
     const body = JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] })
     const r = await keepAliveThenIdle(body, WAIT_MS)
     expect(r.responses.map((x) => x.slice(0, 15))).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK'])
@@ -76,7 +77,7 @@ describe('keep-alive connection after a chat request', () => {
     expect(r.closedAfterMs!).toBeGreaterThanOrEqual(0)
   }, 30_000)
 
-  test('stream: the connection closes at the idle timeout', async () => {
+  test.concurrent('stream: the connection closes at the idle timeout', async () => {
     const body = JSON.stringify({
       model: 'demo/echo',
       stream: true,
