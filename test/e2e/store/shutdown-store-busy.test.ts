@@ -121,7 +121,9 @@ function books(db: string) {
 describe.each([[[]], [['--workers', '2']]])(
   'SIGTERM while another process holds the write lock (serve %p)',
   (extra) => {
-    test('the last flush waits out the lock: every outcome, settlement and refusal count is written, exit 0', async () => {
+    // Alone and with --workers 2 at once: each its own server, file and lock, and its time mostly
+    // the lock's wait and the process starts.
+    test.concurrent('the last flush waits out the lock: every outcome, settlement and refusal count is written, exit 0', async () => {
       const { serve, db } = await setup(10, extra as string[])
       // Held until the last flush has failed on it once (the serve says so), then let go well
       // inside the window; 8 s is only the bound should that line never come.
