@@ -10,7 +10,7 @@ import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { type Control, probePair, startControl } from '../../support/control-probe.ts'
 import { afterEach } from '../../support/hooks.ts'
 import { holdWriteLock } from '../../support/lock.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 
 const running: ServeProcess[] = []
 let control: Control | undefined
@@ -34,7 +34,9 @@ describe('another process holds the write lock for 5 s', () => {
     const base = ['--config', writeConfig(dir, doc), '--db', join(dir, 'sy.db')]
     expect((await cli(['accounts', 'create', 'acct', '--plan', 'unlimited', ...base])).code).toBe(0)
     const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
-    const p = await spawnServe(['--port', '0', ...base])
+    // The serving process alone (UNSUPERVISED): one start, and the clean-up's SIGKILL ends it
+    // rather than its supervisor, which left it to drain on its own.
+    const p = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
     running.push(p)
     control = await startControl()
     expect((await chat(p.url, key)).status).toBe(200)
