@@ -9,7 +9,12 @@ export interface ServeProcess {
   port: number
   pid: number
   proc: ReturnType<typeof Bun.spawn>
-  /** Signals `proc`: under the supervisor that is the supervisor, not the serving process. */
+  /**
+   * Signals `proc`: under the supervisor that is the supervisor, not the serving process. SIGKILL,
+   * a clean-up's, ends every process of the server at once — the workers, the serving process
+   * and the supervisor — where the supervisor's alone left the serving process to drain (up to
+   * its `drain_timeout_s`) and its workers after it. Resolves when `proc` has exited.
+   */
   kill(signal?: NodeJS.Signals | number): Promise<number>
   /**
    * kill -9 of the serving process (`pid`), the crash a test of recovery means; resolves when
@@ -66,6 +71,14 @@ export async function spawnServe(
     pid: info.pid,
     proc,
     async kill(signal = 'SIGTERM') {
+      // Only while `proc` runs and the serving process is still it or its child: a pid that
+      // exited may be another process's by now.
+      const ours = info.pid === proc.pid || parentPid(info.pid) === proc.pid
+      const running = proc.exitCode === null && proc.signalCode === null
+      if ((signal === 'SIGKILL' || signal === 9) && running && ours) {
+        // Children first: once the serving process is gone they are another parent's.
+        for (const pid of [...childPids(info.pid), info.pid]) killQuietly(pid)
+      }
       proc.kill(signal)
       return proc.exited
     },
@@ -73,6 +86,40 @@ export async function spawnServe(
       process.kill(info.pid, 'SIGKILL')
       return proc.exited
     },
+  }
+}
+
+/** The pids of `pid`'s children, from /proc (every thread's list); none once it has exited. */
+function childPids(pid: number): number[] {
+  const out: number[] = []
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const list = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim()
+      if (list) out.push(...list.split(/\s+/).map(Number))
+    }
+  } catch {
+    // exited (or a kernel without the children files): nothing more to end here
+  }
+  return out
+}
+
+/** The parent's pid of `pid` (from /proc), or 0 once it has exited. */
+function parentPid(pid: number): number {
+  try {
+    // The fourth field, after the name in parentheses (which may itself hold spaces).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    return 0
+  }
+}
+
+/** SIGKILL to a process that may have exited already. */
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // already gone
   }
 }
 
