@@ -86,8 +86,10 @@ async function openStream(url: string, key: string, model: string): Promise<{ en
   return { end: res.text().then((text) => ({ text, endedAt: performance.now() })) }
 }
 
+// The two cases run concurrently, each on its own server and upstream: each waits out its drain
+// (DRAIN_S), idle, and those waits overlap.
 describe.each([[[]], [['--workers', '2']]])('SIGTERM drains (serve %p)', (extra) => {
-  test('short stream finishes, long ones end with shutting_down after the drain, new requests 503, exit 0, rows say which', async () => {
+  test.concurrent('short stream finishes, long ones end with shutting_down after the drain, new requests 503, exit 0, rows say which', async () => {
     const { serve, key, db } = await setup(extra as string[])
     const streams = await Promise.all([
       openStream(serve.url, key, SHORT),
