@@ -10,7 +10,13 @@ import { connect } from 'node:net'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { type GatedUpstream, startGatedUpstream } from '../../support/gated-upstream.ts'
-import { childProcesses, type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
+import {
+  childProcesses,
+  type ServeProcess,
+  spawnServe,
+  UNSUPERVISED,
+  writeConfig,
+} from '../../support/process.ts'
 
 /**
  * Streams hold after their first half until the test opens the gate: every stream is open for the
