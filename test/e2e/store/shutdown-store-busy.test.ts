@@ -8,16 +8,17 @@
  * `--workers 2`), a real lock held by another process, a real signal.
  */
 import { Database } from 'bun:sqlite'
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { adminPost } from '../../support/admin-api.ts'
 import { tempDir, testConfigDoc } from '../../support/config-doc.ts'
-import { afterEach } from '../../support/hooks.ts'
 import { holdWriteLock } from '../../support/lock.ts'
 import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 
 const running: ServeProcess[] = []
-afterEach(async () => {
+// Once, after the file: two of its tests run at once, and a clean-up after each would kill the
+// other's server while it still drains.
+afterAll(async () => {
   for (const p of running.splice(0)) await p.kill('SIGKILL')
 })
 
