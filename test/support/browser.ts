@@ -13,45 +13,68 @@ export const CHROMIUM = process.env.SWITCHYARD_CHROMIUM ?? '/usr/bin/chromium'
 const PLAYWRIGHT = join(import.meta.dir, '../clients/node_modules/playwright-core/index.js')
 
 /**
- * One Chromium per test file, launched on the first `context()` and closed when the file ends
- * (`afterAll`, registered here: call `chromiumPerFile` at the top level of the file). Each
- * `context()` is a fresh browser context (cookies, storage and cache of its own, as a new
- * profile's), so tests stay as isolated as with a browser each; a launch costs ~0.85 s of CPU and
- * 2 s on this machine, a context a few milliseconds (measured 2026-11-29). `context()` returns
- * null, after the printed line, when Chromium or playwright-core is missing.
+ * One Chromium per test process, launched by the first `context()` of any file and left running
+ * for the next: `npm test` runs with `--no-isolate`, so the files a worker runs share this module,
+ * and a launch (~1–2 s of wall and ~0.5 s of CPU on this machine at load 10, 2026-11-29) is paid
+ * once a worker rather than once a file. playwright kills the browsers it launched when the
+ * process exits. Held on `globalThis` so that a run with `--isolate` (a fresh module registry a
+ * file) still shares it rather than leaving one Chromium a file alive until the process ends.
+ */
+const SHARED = Symbol.for('switchyard.test.chromium')
+const shared = globalThis as { [SHARED]?: Promise<any | null> }
+
+/**
+ * A fresh browser context a test (cookies, storage and cache of its own, as a new profile's), so
+ * tests stay as isolated as with a browser each; a context costs a few milliseconds. Call at the
+ * top level of the file: its `afterAll` closes every context the file opened and left open, so
+ * nothing of one file's pages reaches the next file's. `context()` returns null, after the
+ * printed line, when Chromium or playwright-core is missing.
  *
  * `timezoneId` (IANA, e.g. `Asia/Kolkata`): the context's own zone, whatever the machine's.
  */
-export function chromiumPerFile(skipped: string): {
+export function sharedChromium(skipped: string): {
   context(options?: { timezoneId?: string }): Promise<any | null>
 } {
-  let browser: Promise<any | null> | undefined
+  const opened = new Set<any>()
+  let told = false
   afterAll(async () => {
-    await (await browser?.catch(() => null))?.close()
+    await Promise.all([...opened].map((c) => c.close().catch(() => {})))
   }, SUITE_TIMEOUT_MS)
   return {
     async context(options = {}) {
-      browser ??= launch(skipped)
-      // A failed launch is tried again by the next test (and reported there).
+      const browser = (shared[SHARED] ??= launch())
+      // A failed launch (or a browser that has since died) is tried again by the next test.
       browser.catch(() => {
-        browser = undefined
+        if (shared[SHARED] === browser) shared[SHARED] = undefined
       })
-      const b = await browser
-      return b ? b.newContext({ viewport: { width: 1280, height: 860 }, ...options }) : null
+      let b = await browser
+      if (b && !b.isConnected()) {
+        if (shared[SHARED] === browser) shared[SHARED] = undefined
+        b = await (shared[SHARED] ??= launch())
+      }
+      if (!b) {
+        if (!told) console.log(`SKIPPED: ${skipped} — ${missing()}`)
+        told = true
+        return null
+      }
+      const context = await b.newContext({ viewport: { width: 1280, height: 860 }, ...options })
+      opened.add(context)
+      context.on('close', () => opened.delete(context))
+      return context
     },
   }
 }
 
-async function launch(skipped: string): Promise<any | null> {
-  const missing = !existsSync(CHROMIUM)
+function missing(): string | null {
+  return !existsSync(CHROMIUM)
     ? `${CHROMIUM} not found (apt-get install chromium)`
     : !existsSync(PLAYWRIGHT)
       ? 'playwright-core not installed (npm install --prefix test/clients)'
       : null
-  if (missing) {
-    console.log(`SKIPPED: ${skipped} — ${missing}`)
-    return null
-  }
+}
+
+async function launch(): Promise<any | null> {
+  if (missing()) return null
   // Typed loosely: the product's type-check must not depend on the optional test package.
   const { chromium } = (await import(PLAYWRIGHT)) as { chromium: any }
   return chromium.launch({

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
@@ -20,7 +20,7 @@ const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 let gw: TestGateway
 let browser: any
 const SKIP = 'console browser tests (test/e2e/console/console-browser.test.ts)'
-const chromium = chromiumPerFile(SKIP)
+const chromium = sharedChromium(SKIP)
 
 beforeAll(async () => {
   gw = await startGateway({
@@ -43,7 +43,7 @@ beforeAll(async () => {
   if (WRITE_SHOTS) mkdirSync(SHOTS, { recursive: true })
 })
 
-// Bun ends processes a hook started when the hook returns, so each test starts its browser.
+// A fresh context a test, in the worker's one Chromium (support/browser.ts).
 beforeEach(async () => {
   browser = await chromium.context()
 })

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
@@ -18,7 +18,7 @@ const TOKEN = 'console-chores-admin-token-0123456789-abcdef'
 const SHOTS = join(import.meta.dir, '../../../docs/console')
 const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 const SKIP = 'console chores browser tests (test/e2e/console/console-chores.test.ts)'
-const chromium = chromiumPerFile(SKIP)
+const chromium = sharedChromium(SKIP)
 
 let gw: TestGateway
 let upstream: ReturnType<typeof Bun.serve>

@@ -5,14 +5,14 @@
  * traffic says so instead of drawing empty frames.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { PLANS } from '../../support/config-doc.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach } from '../../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SKIP = 'console figures browser tests (test/e2e/console/console-figures-browser.test.ts)'
-const chromium = chromiumPerFile(SKIP)
+const chromium = sharedChromium(SKIP)
 
 let gw: TestGateway
 let browser: any

@@ -4,11 +4,11 @@
  * `next_cursor`. Without that, the 201st account and its keys would be missing from the tables.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
-const chromium = chromiumPerFile('console list pages (console-list-pages-browser.test.ts)')
+const chromium = sharedChromium('console list pages (console-list-pages-browser.test.ts)')
 
 const TOKEN = 'console-pages-admin-token-0123456789abcdef'
 let gw: TestGateway

@@ -7,11 +7,11 @@
  * left while its next request would be refused.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
-const chromium = chromiumPerFile(
+const chromium = sharedChromium(
   'the key holder page browser test (test/e2e/console/console-me-key-limits-browser.test.ts)',
 )
 

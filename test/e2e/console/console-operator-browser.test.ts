@@ -15,13 +15,13 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { usd } from '../../../src/console/ui/money.ts'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { startFaultUpstream } from '../../support/fault-upstream.ts'
 import { ADMIN_TOKEN, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.ts'
 
-const chromium = chromiumPerFile(
+const chromium = sharedChromium(
   'console operator browser test (test/e2e/console/console-operator-browser.test.ts)',
 )
 

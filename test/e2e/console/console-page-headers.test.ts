@@ -6,13 +6,13 @@
  * runs under that policy without one violation, and a page elsewhere cannot frame it.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SKIP = 'console CSP browser tests (test/e2e/console/console-page-headers.test.ts)'
-const chromium = chromiumPerFile(SKIP)
+const chromium = sharedChromium(SKIP)
 
 let gw: TestGateway
 let browser: any

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
@@ -16,7 +16,7 @@ const TOKEN = 'console-refusals-admin-token-0123456789-abc'
 const SHOTS = join(import.meta.dir, '../../../docs/console')
 const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 const SKIP = 'console refusals browser test (test/e2e/console/console-refusals.test.ts)'
-const chromium = chromiumPerFile(SKIP)
+const chromium = sharedChromium(SKIP)
 
 let gw: TestGateway
 let browser: any

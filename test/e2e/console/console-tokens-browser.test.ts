@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { DEMO_PROVIDER, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
 
-const chromium = chromiumPerFile(
+const chromium = sharedChromium(
   'console token and money browser tests (test/e2e/console/console-tokens-browser.test.ts)',
 )
 

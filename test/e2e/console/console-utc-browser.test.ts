@@ -5,14 +5,14 @@
  * days, as their titles say, and the hover legend reads as the table does.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { chromiumPerFile } from '../../support/browser.ts'
+import { sharedChromium } from '../../support/browser.ts'
 import { PLANS } from '../../support/config-doc.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 import { afterEach } from '../../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SKIP = 'console UTC browser tests (test/e2e/console/console-utc-browser.test.ts)'
-const chromium = chromiumPerFile(SKIP)
+const chromium = sharedChromium(SKIP)
 /** Each zone with its offset as `Date#getTimezoneOffset` gives it in November (minutes behind UTC). */
 const ZONES: Array<[string, number]> = [
   ['America/New_York', 300],
