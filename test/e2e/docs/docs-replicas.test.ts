@@ -1,7 +1,7 @@
 /**
  * Issue 47: the replicas page's commands, as pasted — `createdb`, `migrate`, an account and a key,
  * two `serve` replicas on one PostgreSQL and one Redis (the page's config block, its hosts swapped
- * for throwaway engines' and the replicas' ports for free ones), each answering the key, and a key
+ * for the test process's shared engines' and the replicas' ports for free ones), each answering the key, and a key
  * disabled on the command line refused by both (403 `key_disabled`), as the block's last line says.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -10,23 +10,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { quotePlaceholders } from '../../../src/config/yaml.ts'
 import { REPO } from '../../support/cli.ts'
-import { asBinary, blockAfter, commandLines, serveAsPasted } from '../../support/docs.ts'
-import {
-  engines,
-  skipWithout,
-  startPostgres,
-  startRedis,
-  type TestPostgres,
-  type TestRedis,
-} from '../../support/engines.ts'
+import { blockAfter, commandLines, serveAsPasted, switchyardBinary } from '../../support/docs.ts'
+import { engines, skipWithout } from '../../support/engines.ts'
+import { type SharedPostgres, type SharedRedis, sharedPostgres, sharedRedis } from '../../support/shared-engines.ts'
 
 const skip = skipWithout(
   ['postgres', 'redis'],
   'docs-replicas.test.ts (the replicas page on PostgreSQL and Redis)',
 )
 
-let pg: TestPostgres
-let redis: TestRedis
+const asBinary = await switchyardBinary()
+let pg: SharedPostgres
+let redis: SharedRedis
 let dir: string
 let env: Record<string, string>
 
@@ -51,9 +46,24 @@ async function sh(line: string) {
   return { code, stdout }
 }
 
+/** The page's database, on the process's shared server (support/shared-engines.ts). */
+async function dropPageDatabase() {
+  const admin = new Bun.SQL(`postgres://postgres@127.0.0.1:${pg.port}/postgres`, { max: 1 })
+  try {
+    // FORCE: a replica that failed to stop still holds connections. A fixed name, no input.
+    await admin.unsafe('DROP DATABASE IF EXISTS switchyard WITH (FORCE)')
+  } finally {
+    await admin.close()
+  }
+}
+
 beforeAll(async () => {
   if (skip) return
-  ;[pg, redis] = await Promise.all([startPostgres(), startRedis()])
+  // The process's engines, shared with the files before and after this one (nothing here stops,
+  // pauses or restarts one): the page's `createdb switchyard` makes its own database on it, dropped
+  // when the file ends, and the key state the replicas keep in Redis is emptied before and after.
+  ;[pg, redis] = await Promise.all([sharedPostgres(), sharedRedis()])
+  await Promise.all([dropPageDatabase(), redis.flush()])
   dir = mkdtempSync(join(tmpdir(), 'switchyard-docs-replicas-'))
   const pgBin = engines.postgres.ok ? engines.postgres.bin : ''
   env = {
@@ -81,7 +91,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (skip) return
-  await Promise.all([pg.stop(), redis.stop()])
+  await Promise.all([dropPageDatabase(), redis.flush()])
+  await pg.release()
   rmSync(dir, { recursive: true, force: true })
 })
 

@@ -28,9 +28,8 @@ import { CLAUDE } from '../../support/claude-code.ts'
 import { REPO } from '../../support/cli.ts'
 import { codexBinary } from '../../support/codex.ts'
 import { testConfigDoc } from '../../support/config-doc.ts'
-import { blockAfter, commandLines, serveAsPasted } from '../../support/docs.ts'
+import { blockAfter, commandLines, serveAsPasted, switchyardBinary } from '../../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
-import { mainBundle } from '../../support/main-bundle.ts'
 
 const README = await Bun.file(new URL('../../../README.md', import.meta.url)).text()
 const STARTER = Bun.YAML.parse(
@@ -38,13 +37,8 @@ const STARTER = Bun.YAML.parse(
 ) as { providers: unknown[]; plans: Record<string, unknown>; default_plan: string }
 const DOCUMENTED = 'http://127.0.0.1:8080'
 const codex = codexBinary()
-/**
- * `switchyard …` as the binary runs it: the binary is `bun build --compile` of src/main.ts, and
- * main-bundle.ts is that bundle, built once for the run — ten spawns here each skip transpiling
- * the ~300 source modules again (~0.1 s of CPU a spawn).
- */
-const SWITCHYARD = `'${process.execPath}' '${await mainBundle()}'`
-const asBinary = (line: string) => line.replace(/(^|\s)switchyard(?= )/g, `$1${SWITCHYARD}`)
+/** `switchyard …` as the binary runs it (support/docs.ts): ten spawns here. */
+const asBinary = await switchyardBinary()
 
 /** Shell words, as sh splits them: whitespace separates, '…' and "…" quote (no escapes needed here). */
 export function shellWords(line: string): string[] {
