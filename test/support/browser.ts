@@ -15,8 +15,9 @@ const PLAYWRIGHT = join(import.meta.dir, '../clients/node_modules/playwright-cor
 /**
  * One Chromium per test process, launched by the first `context()` of any file and left running
  * for the next: `npm test` runs with `--no-isolate`, so the files a worker runs share this module,
- * and a launch (~1–2 s of wall and ~0.5 s of CPU on this machine at load 10, 2026-11-29) is paid
- * once a worker rather than once a file. playwright kills the browsers it launched when the
+ * and a launch (~1 s of CPU, Chromium's processes included, and 1–2.5 s of wall on this machine
+ * at load 15–22: ten browser files in one process 80.5 → 70.6 CPU-s, 2026-11-29) is paid once a
+ * worker rather than once a file. playwright kills the browsers it launched when the
  * process exits. Held on `globalThis` so that a run with `--isolate` (a fresh module registry a
  * file) still shares it rather than leaving one Chromium a file alive until the process ends.
  */
@@ -42,15 +43,12 @@ export function sharedChromium(skipped: string): {
   }, SUITE_TIMEOUT_MS)
   return {
     async context(options = {}) {
-      const browser = (shared[SHARED] ??= launch())
-      // A failed launch (or a browser that has since died) is tried again by the next test.
-      browser.catch(() => {
-        if (shared[SHARED] === browser) shared[SHARED] = undefined
-      })
-      let b = await browser
+      let b = await browser()
+      // One that has since died (its process killed at the end of a file under --isolate) is
+      // launched again.
       if (b && !b.isConnected()) {
-        if (shared[SHARED] === browser) shared[SHARED] = undefined
-        b = await (shared[SHARED] ??= launch())
+        shared[SHARED] = undefined
+        b = await browser()
       }
       if (!b) {
         if (!told) console.log(`SKIPPED: ${skipped} — ${missing()}`)
@@ -63,6 +61,18 @@ export function sharedChromium(skipped: string): {
       return context
     },
   }
+}
+
+/** The process's Chromium, launched on first use; a failed launch is tried again by the next call. */
+function browser(): Promise<any | null> {
+  const known = shared[SHARED]
+  if (known) return known
+  const launched = launch()
+  shared[SHARED] = launched
+  launched.catch(() => {
+    if (shared[SHARED] === launched) shared[SHARED] = undefined
+  })
+  return launched
 }
 
 function missing(): string | null {
