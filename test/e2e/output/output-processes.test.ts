@@ -7,12 +7,12 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { adminPost } from '../../support/admin-api.ts'
 import { backendDoc, backends } from '../../support/backends.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
-import { cli } from '../../support/cli.ts'
 import { tempDir } from '../../support/config-doc.ts'
 import { afterEach } from '../../support/hooks.ts'
-import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 import { SURFACES, tokensBody, tokensDoc } from '../../support/tokens-bed.ts'
 
 const running: ServeProcess[] = []
@@ -66,22 +66,28 @@ for (const backend of backends('output-processes.test.ts')) {
         await backend.fresh(),
       )
       const base = ['--config', writeConfig(dir, doc)]
-      expect((await cli(['accounts', 'create', 'acct', '--plan', 'metered', ...base])).code).toBe(0)
-      const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
+      // Without the supervisor (UNSUPERVISED): one Bun process a gateway, not two started one after
+      // the other; the subject is the ledger across processes, and the supervisor serves none.
       const procs =
         backend.name === 'sqlite'
-          ? [await spawnServe(['--workers', '2', '--port', '0', ...base])]
-          : await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...base])))
+          ? [await spawnServe(['--workers', '2', '--port', '0', ...base], { env: UNSUPERVISED })]
+          : await Promise.all([0, 1].map(() => spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })))
       running.push(...procs)
+      // The account and key through the admin API (a CLI process apiece costs seconds on a loaded machine).
+      await adminPost(procs[0]!.url, '/accounts', { name: 'acct', plan: 'metered' })
+      const key = (await adminPost(procs[0]!.url, '/keys', { account: 'acct' })).key
       const statuses = await Promise.all(
         Array.from({ length: 18 }, (_, i) => burstRequest(procs[i % procs.length]!.url, key, i)),
       )
       expect(statuses.every((s) => s === 200 || s === 429)).toBe(true)
       expect(statuses.some((s) => s === 200)).toBe(true)
-      // Let abandoned streams' upstream requests end.
-      for (let i = 0; i < 40 && upstream.billed.requests < statuses.filter((s) => s === 200).length; i++)
-        await Bun.sleep(50)
-      await Bun.sleep(200)
+      // Every answer's upstream request arrived, ended and billed (an abandoned or cut stream bills at
+      // its next chunk, within 100 ms of its cancellation): the bills below are all of them, not
+      // those ended so far (a fixed 200 ms was a guess at that).
+      const served = statuses.filter((s) => s === 200).length
+      const up = upstream
+      const open = () => up.billed.requests < served || up.bills.length < up.billed.requests
+      for (let i = 0; i < 200 && open(); i++) await Bun.sleep(50)
       const seen = JSON.stringify(upstream.bills)
       // Not one answer of 3,000 tokens (let alone 8 × 3,000) got through: each was cut at its
       // allowance. The upstream bills at most one chunk (n choices × 10 tokens) past what the
