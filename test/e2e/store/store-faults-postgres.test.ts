@@ -76,6 +76,18 @@ async function admittedRows(rids: string[]): Promise<number> {
   }
 }
 
+/** Of the server processes `pids`, those serving a connection whose last statement was an admission. */
+async function admitting(pids: number[]): Promise<number[]> {
+  const sql = new SQL(url, { max: 1 })
+  try {
+    const rows = await sql`SELECT pid FROM pg_stat_activity
+      WHERE pid IN ${sql(pids.length ? pids : [0])} AND query LIKE ${'%switchyard_admit_batch%'}`
+    return rows.map((r: { pid: number }) => r.pid)
+  } finally {
+    await sql.close()
+  }
+}
+
 /** Served again within `withinMs`: the first 200's delay. */
 async function servedAgain(withinMs: number): Promise<number> {
   const t0 = performance.now()
@@ -127,6 +139,7 @@ describe.skipIf(skip)('PostgreSQL that does not answer', () => {
   test('an admission sent to a stopped server and answered 503 store_unavailable is not committed when the server resumes and runs it', async () => {
     // One connection, on which the admission's statement is already prepared: Bun then sends it
     // whole (bind and execute), so it is in the server's socket when the server stops.
+    const others = new Set(pg!.pids())
     const parts = await openPostgres({
       url,
       poolSize: 1,
@@ -135,6 +148,10 @@ describe.skipIf(skip)('PostgreSQL that does not answer', () => {
       engineTime: true,
     })
     expect((await parts.limiter.admit(admission(accountId, Date.now()))).admitted).toBe(true)
+    // The server process of that connection: new since it opened, its last statement an admission
+    // (not one the gateway's timers opened meanwhile, nor an autovacuum worker).
+    const backends = await admitting(pg!.pids().filter((pid) => !others.has(pid)))
+    expect(backends).toHaveLength(1)
     const rid = `late-${crypto.randomUUID()}`
     const pids = pg!.pids()
     for (const pid of pids) process.kill(pid, 'SIGSTOP')
@@ -153,8 +170,19 @@ describe.skipIf(skip)('PostgreSQL that does not answer', () => {
     await parts.close()
     expect(performance.now() - t0).toBeLessThan(ANSWER_WITHIN_MS)
     expect(outcome).toBeInstanceOf(StoreUnavailableError)
-    // The resumed backend reads the statement and runs it; its deadline check rolls it back.
-    await Bun.sleep(1_000)
+    // The resumed backend reads the statement and runs it, its deadline check rolling it back,
+    // before it reads the end of its closed connection and exits: once it has exited, the
+    // statement has run. (A fixed second was a guess at that.)
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    for (let i = 0; i < 400 && backends.some(alive); i++) await Bun.sleep(25)
+    expect(backends.filter(alive)).toEqual([])
     expect(await admittedRows([rid])).toBe(0)
     expect(await servedAgain(5_000)).toBeLessThan(5_000)
   }, 60_000)
