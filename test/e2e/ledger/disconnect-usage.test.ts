@@ -4,23 +4,40 @@
  * `/v1/usage` counts it. Without this the record said 0 tokens although most of the answer left.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { type MockUpstream, startMockUpstream } from '../../../scripts/mock-upstream.ts'
 import type { Completion } from '../../../src/store/index.ts'
 import { estimateTokens, requestTextChars } from '../../../src/usage/estimate.ts'
-import { type ChatBed, startChatBed, waitFor } from '../../support/chat-bed.ts'
-import { bearer } from '../../support/gateway.ts'
+import { chatConfigDoc, waitFor } from '../../support/chat-bed.ts'
+import { bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 
-let bed: ChatBed
+/**
+ * The chat bed's config with a stream of 12 chunks 250 ms apart (`mock/slow-stream` waits 1 s a
+ * chunk: 3 s before a client that leaves after three deltas has its three). The client leaves
+ * between chunks either way; the bound below allows what one more chunk could add.
+ */
+const MODEL = 'mock/slow-stream-250ms'
+let mock: MockUpstream
+let gw: TestGateway
+let key: string
 const recorded: Completion[] = []
 beforeAll(async () => {
-  bed = await startChatBed({ mockChunks: 12 })
-  const recorder = bed.gw.deps.recorder
+  mock = await startMockUpstream({ chunks: 12 })
+  const doc = chatConfigDoc(mock.url)
+  const [first, ...rest] = doc.providers as Array<{ models: Array<{ name: string }> }>
+  const model = { ...first!.models.find((m) => m.name === 'slow-stream')!, name: MODEL.slice('mock/'.length) }
+  gw = await startGateway({ doc: { ...doc, providers: [{ ...first, models: [...first!.models, model] }, ...rest] } })
+  key = (await gw.key('e2e', 'unlimited')).key
+  const recorder = gw.deps.recorder
   const record = recorder.record.bind(recorder)
   recorder.record = (c) => {
     recorded.push(c)
     record(c)
   }
 }, 15_000)
-afterAll(() => bed.stop())
+afterAll(async () => {
+  await gw?.stop()
+  await mock?.stop()
+})
 
 /** Reads a stream until `n` text deltas arrived, then disconnects; returns the text it saw. */
 async function readThenLeave(
@@ -70,18 +87,23 @@ const PROMPT = 'Tell me a long story about a yard full of switches. '.repeat(10)
 
 test('tokens of a chat stream the client left are recorded from what was relayed (estimated)', async () => {
   const body = {
-    model: 'mock/slow-stream',
+    model: MODEL,
     stream: true,
     messages: [
       { role: 'system', content: 'You are terse. '.repeat(20) },
       { role: 'user', content: PROMPT },
     ],
   }
-  const content = await readThenLeave(await bed.post(body), 3, (e) => e.choices?.[0]?.delta?.content)
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  const content = await readThenLeave(res, 3, (e) => e.choices?.[0]?.delta?.content)
   const r = await expectEstimated(content, body)
 
-  await bed.gw.deps.recorder.flush()
-  const u = (await (await fetch(`${bed.gw.url}/v1/usage`, { headers: bearer(bed.key) })).json()) as any
+  await gw.deps.recorder.flush()
+  const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
   expect(u.usage.today).toMatchObject({
     requests: 1,
     errors: 1,
@@ -92,10 +114,10 @@ test('tokens of a chat stream the client left are recorded from what was relayed
 
 test('the same on the Responses surface', async () => {
   recorded.length = 0
-  const body = { model: 'mock/slow-stream', stream: true, instructions: 'Be terse.', input: PROMPT }
-  const res = await fetch(`${bed.gw.url}/v1/responses`, {
+  const body = { model: MODEL, stream: true, instructions: 'Be terse.', input: PROMPT }
+  const res = await fetch(`${gw.url}/v1/responses`, {
     method: 'POST',
-    headers: { ...bearer(bed.key), 'content-type': 'application/json' },
+    headers: { ...bearer(key), 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
   const content = await readThenLeave(res, 3, (e) =>
