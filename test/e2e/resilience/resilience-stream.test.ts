@@ -79,7 +79,8 @@ describe('before content: retried or failed over unseen, on every surface', () =
     bed.up.script({ model: 'gpt-s' }, 'unavailable')
     for (let i = 0; i < 3; i++) await (await bed.post('chat', 'spare/gpt-s')).text()
     const before = bed.up.attempts({ model: 'gpt-s' }).length
-    bed.up.script({ model: 'gpt-small' }, { fault: 'slow_first_token', delayMs: 1_000 })
+    // Past first_token_ms (400) for sure: the upstream starts its wait after the gateway's timer.
+    bed.up.script({ model: 'gpt-small' }, { fault: 'slow_first_token', delayMs: 700 })
     const res = await bed.post('chat', 'tight/gpt-small', { stream: true })
     const s = readStream('chat', await res.text())
     expect(res.status).toBe(200)
@@ -89,7 +90,7 @@ describe('before content: retried or failed over unseen, on every surface', () =
   })
 
   test('a slow first token with no fallback is waited on (a reasoning model is not an error)', async () => {
-    bed.up.script({ model: 'gpt-solo' }, { fault: 'slow_first_token', delayMs: 1_200 })
+    bed.up.script({ model: 'gpt-solo' }, { fault: 'slow_first_token', delayMs: 700 })
     const res = await bed.post('chat', 'tight/gpt-solo', { stream: true })
     const s = readStream('chat', await res.text())
     expect(s).toMatchObject({ text: bed.up.answer(), complete: true, error: null })
