@@ -25,7 +25,9 @@ beforeAll(async () => {
   const doc = chatConfigDoc(mock.url)
   const [first, ...rest] = doc.providers as Array<{ models: Array<{ name: string }> }>
   const model = { ...first!.models.find((m) => m.name === 'slow-stream')!, name: MODEL.slice('mock/'.length) }
-  gw = await startGateway({ doc: { ...doc, providers: [{ ...first, models: [...first!.models, model] }, ...rest] } })
+  gw = await startGateway({
+    doc: { ...doc, providers: [{ ...first, models: [...first!.models, model] }, ...rest] },
+  })
   key = (await gw.key('e2e', 'unlimited')).key
   const recorder = gw.deps.recorder
   const record = recorder.record.bind(recorder)
