@@ -35,12 +35,14 @@ const PLANS = {
 /**
  * A gateway (`--workers 2` on SQLite, two replicas elsewhere) in front of an upstream with two
  * models at a 32,000-token maximum: `bill/m` answers 500 tokens, `bill/long` 20,000 (each capped at
- * what it is sent), 10 tokens a chunk every 5 ms. A key on each plan.
+ * what it is sent), 10 tokens a chunk every 2 ms. A key on each plan. (At 5 ms the two long
+ * answers took ~2.5 s a backend to fill the window; the second is admitted 2–20 ms after the
+ * first's head at load 15–20, where the first needs ~0.8 s at this pace to use its first slice.)
  */
 async function setup(urls: BackendUrls) {
   upstream = await startBillingUpstream({
     answerFor: (model) => (model === 'long' ? 20_000 : 500),
-    chunkDelayMs: 5,
+    chunkDelayMs: 2,
     defaultMax: MODEL_MAX,
   })
   const dir = tempDir()
@@ -176,7 +178,7 @@ for (const backend of backends('tokens-growth.test.ts')) {
         expect(settled).toBeLessThanOrEqual(10_000)
         // What the upstream billed for the prompts and the text it generated up to each cut: within
         // it too. (It also bills what it made while the cancellation reached it: a chunk on a real
-        // model; this one makes 2,000 tokens a second, twenty times a real model's, and on a
+        // model; this one makes up to 5,000 tokens a second, fifty times a real model's, and on a
         // loaded machine it runs far ahead of the gateway reading it.)
         const long = upstream!.byModel.long!
         expect(long.input + a.words + b.words).toBeLessThanOrEqual(10_000)
