@@ -334,24 +334,18 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       await p.crash()
       const killedAt = Date.now()
       await Promise.all(pending)
-      // A process started after sweeps what nobody settled, within the bound: 1.1 × the TTL after
-      // admission — or, started later than that (a loaded machine), its first sweep, a tenth of
-      // the TTL after it is up. Started now, so its start-up (seconds on a loaded machine) runs
-      // inside the TTL the test waits out anyway, beside the reads below.
-      const starting = spawnServe(['--port', '0', ...base], { env: UNSUPERVISED }).then((after) => {
-        running.push(after)
-        return Date.now()
-      })
       const seen = upstream!.billed.requests
       expect(seen).toBeGreaterThan(0)
-      // Every admission the upstream saw is stored with its reservation: still held (the process
-      // above sweeps none younger than the TTL; one it settled would read the same, to itself).
+      // Every admission the upstream saw is stored, its reservation still held.
       const [requests, tokens] = await used(store, [RPM, TPM], 'acct')
       expect(requests).toBe(seen)
       expect(tokens).toBeGreaterThan(0)
-      // Then nothing is left for a sweep to settle.
-      const upAt = await starting
-      const due = Math.max(killedAt + 1.1 * TTL_S * 1000, upAt + TTL_S * 100) + 1_000
+      // A process started after sweeps what nobody settled, within the bound: 1.1 × the TTL after
+      // admission — or, started later than that (a loaded machine), its first sweep, a tenth of
+      // the TTL after it is up. Then nothing is left for a sweep to settle.
+      const after = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
+      running.push(after)
+      const due = Math.max(killedAt + 1.1 * TTL_S * 1000, Date.now() + TTL_S * 100) + 1_000
       await Bun.sleep(due - Date.now())
       const view = await store()
       try {
