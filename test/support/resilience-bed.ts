@@ -16,6 +16,7 @@
  */
 import type { Feature } from '../../src/config/schema-providers.ts'
 import { Resilience } from '../../src/providers/resilience/index.ts'
+import type { Clock } from '../../src/util/clock.ts'
 import { type FaultUpstream, startFaultUpstream, type Wire } from './fault-upstream.ts'
 import { ADMIN_TOKEN, bearer, PLANS, startGateway, type TestGateway } from './gateway.ts'
 
@@ -71,8 +72,12 @@ export interface ResilienceBed {
   /** The request log, newest first (admin API). */
   requests(): Promise<any[]>
   usage(): Promise<any>
-  /** Forgets scripts, attempts, key rests and circuits: each test starts from a healthy state. */
-  reset(): void
+  /**
+   * Forgets scripts, attempts, key rests and circuits: each test starts from a healthy state.
+   * `clock`: the circuits' and key rests' time from now on (a `ManualClock` makes a cooldown end
+   * when the test says, not when a loaded machine's requests happen to outlast it).
+   */
+  reset(clock?: Clock): void
   stop(): Promise<void>
 }
 
@@ -188,10 +193,10 @@ export async function startResilienceBed(
       await gw.deps.recorder.flush()
       return (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()
     },
-    reset() {
+    reset(clock?: Clock) {
       up.clear()
       const { deps } = gw
-      deps.resilience = new Resilience(deps.config.providers, deps.adapters)
+      deps.resilience = new Resilience(deps.config.providers, deps.adapters, clock)
       deps.metrics.circuits = () => deps.resilience.board.states()
     },
     async stop() {

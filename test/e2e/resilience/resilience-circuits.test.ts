@@ -6,6 +6,7 @@
  * the pool to its other key at once and keeps it there.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { ManualClock } from '../../../src/util/clock.ts'
 import { beforeEach } from '../../support/hooks.ts'
 import { readStream } from '../../support/read-stream.ts'
 import { type ResilienceBed, startResilienceBed } from '../../support/resilience-bed.ts'
@@ -21,6 +22,7 @@ const FAST = {
   retry: { attempts: 1, backoff_ms: 20, max_backoff_ms: 40 },
   circuit: { failures: 2, cooldown_s: 1 },
 }
+const SOLO_COOLDOWN_S = 30
 
 let bed: ResilienceBed
 beforeAll(async () => {
@@ -56,6 +58,9 @@ beforeAll(async () => {
         base_url: `${url}/v1`,
         api_key: 'sk-solo-0003',
         ...FAST,
+        // A cooldown no request reaches by itself: the test that opens this circuit moves a
+        // ManualClock past it (a 1 s cooldown ran out under 4 requests at load 20).
+        circuit: { failures: 2, cooldown_s: SOLO_COOLDOWN_S },
         models: [model('s1')],
       },
     ],
@@ -130,6 +135,10 @@ test("a pool key failing until its circuit opens: the retry goes to the pool's o
 })
 
 test('no fallback: while its circuit is open the model is not called — 503 upstream_circuit_open at once with retry-after — then one probe, and back', async () => {
+  // The circuits' clock is the test's: the cooldown lasts until the test moves it, however long
+  // the requests inside it take on a loaded machine.
+  const clock = new ManualClock()
+  bed.reset(clock)
   bed.up.script({ model: 's1' }, 'unavailable')
   // One try and one retry (retry.attempts: 1): two failures open the circuit (circuit.failures: 2).
   const first = await bed.post('chat', 'solo/s1')
@@ -149,13 +158,17 @@ test('no fallback: while its circuit is open the model is not called — 503 ups
     expect(surface === 'messages' ? body.error.type : body.error.code).toBe(
       surface === 'messages' ? 'overloaded_error' : 'upstream_circuit_open',
     )
-    expect(res.headers.get('retry-after')).toBe('1')
+    expect(res.headers.get('retry-after')).toBe(String(SOLO_COOLDOWN_S))
     expect(res.headers.get('x-switchyard-attempts')).toBe('0')
-    expect(performance.now() - t0).toBeLessThan(500)
+    // At once: not a wait for the cooldown (30 s) nor any wait, with a loaded machine's room.
+    expect(performance.now() - t0).toBeLessThan(5_000)
   }
   // Skipped for the cooldown: not one more call.
   expect(bed.up.attempts({ model: 's1' })).toHaveLength(2)
-  await Bun.sleep(1_050)
+  clock.advance(SOLO_COOLDOWN_S * 1000 - 1)
+  expect((await bed.post('chat', 'solo/s1')).status).toBe(503)
+  expect(bed.up.attempts({ model: 's1' })).toHaveLength(2)
+  clock.advance(1)
   bed.up.script({ model: 's1' }, 'ok')
   // The cooldown over, one probe goes through; its success closes the circuit.
   const probe = await bed.post('chat', 'solo/s1')
