@@ -53,6 +53,38 @@ export async function probePair(gateway: string, control: string): Promise<[gw: 
   return [gw, await probe(control)]
 }
 
+/**
+ * Milliseconds process `pid`'s main thread has waited for a core so far (Linux schedstat's
+ * run_delay: runnable, not running), or null where the kernel does not keep it.
+ */
+export async function runQueueMs(pid: number): Promise<number | null> {
+  try {
+    const fields = (await Bun.file(`/proc/${pid}/schedstat`).text()).trim().split(/\s+/)
+    return fields.length >= 2 ? Number(fields[1]) / 1e6 : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Like `probePair`, with the gateway's own time: its latency less the time its main thread sat
+ * waiting for a core during the probe. On a machine at load 10–30 a process busy with legitimate
+ * work gets a fraction of a core, so the wall time of its every slice stretches several-fold
+ * (a 300 ms busy loop got 17 ms of CPU at load 12); what is left is the time the gateway itself
+ * spent — its event loop busy with other work, or answering. The raw latency is kept beside it.
+ */
+export async function probePairOwnTime(
+  gateway: string,
+  pid: number,
+  control: string,
+): Promise<[gw: number, idle: number, gwWall: number]> {
+  const before = await runQueueMs(pid)
+  const gw = await probe(`${gateway}/healthz`)
+  const after = await runQueueMs(pid)
+  const waited = before === null || after === null ? 0 : after - before
+  return [Math.max(0, gw - waited), await probe(control), gw]
+}
+
 /** The `q` quantile (0–1) of `xs` (nearest rank; xs need not be sorted). */
 export function quantile(xs: number[], q: number): number {
   const sorted = [...xs].sort((a, b) => a - b)
