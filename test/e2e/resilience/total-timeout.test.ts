@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 
 const HEADERS_AFTER_MS = 1_000
-/** The upstream's whole answer ends this long after its headers: past total_ms from the call, within it from the headers. */
+/** The upstream's answer ends this long after its headers: past total_ms from the call, within it from the headers. */
 const ENDS_AFTER_HEADERS_MS = 1_500
 const PIECE_MS = 100
 const TOTAL_MS = 2_000
@@ -51,7 +51,8 @@ beforeAll(async () => {
         async pull(c) {
           if (n > 0) await Bun.sleep(PIECE_MS)
           if (req.signal.aborted) return c.close()
-          if (n++ < pieces) c.enqueue(enc.encode(stream ? chunk('word ') : n === 1 ? '{"id":"chatcmpl-1",' : ' '))
+          if (n++ < pieces)
+            c.enqueue(enc.encode(stream ? chunk('word ') : n === 1 ? '{"id":"chatcmpl-1",' : ' '))
           else {
             c.enqueue(enc.encode(stream ? `${chunk('')}data: [DONE]\n\n` : WHOLE_END))
             c.close()

@@ -44,7 +44,12 @@ async function timed(
   })
   const json = await res.json()
   const used = process.cpuUsage(cpu)
-  return { ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000, status: res.status, json }
+  return {
+    ms: performance.now() - started,
+    cpuMs: (used.user + used.system) / 1000,
+    status: res.status,
+    json,
+  }
 }
 
 test('a 9 MB count_tokens call costs about a chat request of the same size; the estimate stays close', async () => {
@@ -70,7 +75,8 @@ test('a 9 MB count_tokens call costs about a chat request of the same size; the 
       `count_tokens ${count.cpuMs.toFixed(0)} ms CPU in ${count.ms.toFixed(0)} ms`,
   )
   // CPU time does not stretch with the machine's load, so the floor is below the 300 ms the wall
-  // time needed: the bounded count costs 57–80 ms (chat 27–36), ten times its prefix 217–268 ms, all of it 2 s and more.
+  // time needed: the bounded count costs 57–80 ms (chat 27–36), ten times its prefix 217–268 ms,
+  // all of it 2 s and more.
   expect(count.cpuMs).toBeLessThan(Math.max(3 * chat.cpuMs, 200))
   // The text is uniform, so the extrapolation from its first part is close to an exact count
   // (1.5 characters a token for this alphabet soup).
