@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
 
 const HEADERS_AFTER_MS = 1_000
-/** The upstream's answer ends this long after its headers: past total_ms from the call, within it from the headers. */
+/** The upstream's answer ends this long after its headers: past total_ms from the call, not from them. */
 const ENDS_AFTER_HEADERS_MS = 1_500
 const PIECE_MS = 100
 const TOTAL_MS = 2_000
