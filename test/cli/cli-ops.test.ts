@@ -174,21 +174,32 @@ describe('first hour', () => {
 
 describe('serve that cannot start ends', () => {
   test.each([[[]], [['--workers', '2']]])(
-    'a taken port exits non-zero within 5 s (serve %p)',
+    'a taken port exits non-zero within 5 s and a few CLI starts (serve %p)',
     async (extra) => {
       const blocker = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('taken') })
       try {
         const dir = tempDir()
         writeFileSync(join(dir, 'switchyard.yaml'), JSON.stringify(testConfigDoc()))
+        // The baseline, in the same moment: a process of the same CLI that starts and ends at once.
+        const b0 = performance.now()
+        expect((await run(['--version'], dir)).code).toBe(0)
+        const baseline = performance.now() - b0
         const t0 = performance.now()
         const r = await run(['serve', '--port', String(blocker.port), ...(extra as string[])], dir)
+        const ms = performance.now() - t0
         expect(r.code).not.toBe(0)
         expect(r.stderr).toContain(String(blocker.port))
-        expect(performance.now() - t0).toBeLessThan(5_000)
+        // It ends rather than hanging (a port it cannot bind left it running): within 5 s of a quiet
+        // machine plus a few of the baseline's starts where the load stretches each start (at load
+        // 20+ the exit took 6.5 s with two workers and 14 s without).
+        console.log(
+          `taken port ${JSON.stringify(extra)}: exited in ${ms.toFixed(0)} ms, --version ${baseline.toFixed(0)} ms`,
+        )
+        expect(ms).toBeLessThan(5_000 + 5 * baseline)
       } finally {
         await blocker.stop(true)
       }
     },
-    20_000,
+    60_000,
   )
 })
