@@ -9,20 +9,40 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { prepareOutputCount } from '../../src/limits/output-count.ts'
+import { gatedItems } from '../../src/pipeline/gated-read.ts'
+import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
+import type { EncodeContext } from '../../src/pipeline/surface.ts'
+import { eventFrames } from '../../src/providers/sse/event-frames.ts'
+import type { CallContext } from '../../src/providers/types.ts'
+import { assembleChat, ChatCutGate } from '../../src/surfaces/chat/pass-through-cut.ts'
 import { chatBody } from './workload.ts'
 
 const ROUNDS = Number(process.argv[2] ?? 5)
 const N = Number(process.argv[3] ?? 1000)
 
-const mock = Bun.spawn([process.execPath, join(import.meta.dir, '..', 'mock-upstream.ts'), '--port', '0'], {
-  stdout: 'pipe',
-  stderr: 'inherit',
-})
+const mock = Bun.spawn(
+  [process.execPath, join(import.meta.dir, '..', 'mock-upstream.ts'), '--port', '0', '--chunks', '20'],
+  {
+    stdout: 'pipe',
+    stderr: 'inherit',
+  },
+)
 const reader = mock.stdout.getReader()
-const url = `${new TextDecoder().decode((await reader.read()).value).trim()}/v1/chat/completions`
+// The mock prints its base URL, `/v1` included.
+const url = `${new TextDecoder().decode((await reader.read()).value).trim()}/chat/completions`
 
 const body = chatBody('bench', false)
 const bytes = new TextEncoder().encode(body)
+const streamBody = chatBody('bench', true)
+await prepareOutputCount()
+/** What the gated read takes of a call's context: the provider's label and timeouts (no request Deadline: a timer of its own). */
+const ctx = {
+  provider: { prefix: 'mock' },
+  timeouts: { idleMs: 30_000, totalMs: 600_000, firstByteMs: 30_000 },
+} as unknown as CallContext
+const encodeCtx = { modelId: 'mock/bench', provider: { prefix: 'mock' } } as unknown as EncodeContext<unknown>
+const MAX = 10 * 1024 * 1024
 const record = {
   'content-type': 'application/json',
   accept: 'application/json',
@@ -77,6 +97,18 @@ const VARIANTS: Record<string, Variant> = {
     const res = await fetch(url, { method: 'POST', headers: record, body })
     const r = res.body!.getReader()
     for (;;) if ((await r.read()).done) break
+  },
+  'stream: body by reader': async () => {
+    const res = await fetch(url, { method: 'POST', headers: record, body: streamBody })
+    const r = res.body!.getReader()
+    for (;;) if ((await r.read()).done) break
+  },
+  'stream: gated read + assembly (the metered JSON answer)': async () => {
+    const res = await fetch(url, { method: 'POST', headers: record, body: streamBody })
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 20, true)
+    const stages = [eventFrames(MAX, 'mock', true)]
+    const items = await gatedItems({ body: res.body!, stages, ctx }, gate, MAX)
+    return assembleChat(items, encodeCtx).body
   },
   'the garbage alone (no fetch)': async () => garbage(),
   'bare + the garbage': async () => {
