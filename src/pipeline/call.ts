@@ -159,9 +159,13 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       const gate = p.gate as CutGate<Uint8Array> | undefined
       if (gate) {
         // Under a limit a JSON answer is streamed, cut at the allowance and assembled (output-cut.ts).
-        const asked = relay.streamed(flatText(call.forward.body), call.forward.path)
-        const streamed = { ...call.forward, ...(typeof asked === 'string' ? { body: asked } : asked) }
-        call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
+        // Asked as a stream in the forwarding's own edit of the body, or edited again here.
+        let streamed = call.forward
+        if (!streamed.streamed) {
+          const asked = relay.streamed(flatText(streamed.body), streamed.path)
+          streamed = { ...streamed, ...(typeof asked === 'string' ? { body: asked } : asked) }
+          call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
+        }
         const upstream = await forwardCall(adapter, streamed, ctx)
         if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
         // Its events (one an item, or a read's an item: `cutsReads`) as the gate let them through

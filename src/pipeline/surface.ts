@@ -98,8 +98,19 @@ export interface Forwarding<View> {
   kind: ProviderKind
   /** Narrows `kind` to the providers of it that speak the wire (e.g. openai with `wire: responses`). */
   accepts?(provider: ProviderConfig): boolean
-  /** The upstream request: the client's body with only the model id changed. */
-  request(view: View, entry: CatalogueEntry, bodyText: string, headers: Headers): ForwardRequest
+  /**
+   * The upstream request: the client's body with only the model id changed. `streamed`: a JSON
+   * request that will be asked as a stream (under a limit, `cut`); a forwarding may make that edit
+   * in its one edit of the body and say so (`ForwardRequest.streamed`), else `streamed` below is
+   * applied to what this returns (a second pass over the body).
+   */
+  request(
+    view: View,
+    entry: CatalogueEntry,
+    bodyText: string,
+    headers: Headers,
+    streamed?: boolean,
+  ): ForwardRequest
   /**
    * The output cap on this wire, where the limits set one (operations/chat-cap.ts): `field`, the
    * member a body without a cap gets (for `provider`: OpenAI's reasoning models refuse `max_tokens`);

@@ -87,6 +87,11 @@ export interface ForwardCall {
   body: JsonText
   /** Client headers the upstream must see (e.g. `anthropic-beta`). */
   headers: Record<string, string>
+  /**
+   * The body already asks for a stream (a JSON request under a limit, asked so in the forwarding's
+   * one edit of the client's body): `Forwarding.streamed` is not applied to it again.
+   */
+  streamed?: true
 }
 
 /**

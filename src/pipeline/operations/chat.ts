@@ -55,6 +55,9 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         view: c.decoded.view,
         includeUsage: route.translated?.includeUsage ?? false,
       }
+      const gate = gateFor(c.charge, route.entry.provider.kind, route.forward, c.decoded.stream)
+      // A JSON answer under a limit is asked as a stream: in the forwarding's one edit where it can.
+      const asStream = gate !== undefined && !c.decoded.stream
       return callProvider({
         deps: c.deps,
         surface: c.surface,
@@ -64,7 +67,13 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         stream: c.decoded.stream,
         call: route.forward
           ? {
-              forward: route.forward.request(c.decoded.view, route.entry, c.bodyText, c.request.headers),
+              forward: route.forward.request(
+                c.decoded.view,
+                route.entry,
+                c.bodyText,
+                c.request.headers,
+                asStream,
+              ),
               relay: route.forward,
             }
           : { request: route.translated!.request },
@@ -73,7 +82,7 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         rescue,
         finish: c.finish,
         signal: c.request.signal,
-        gate: gateFor(c.charge, route.entry.provider.kind, route.forward, c.decoded.stream),
+        gate,
       })
     },
     rescue: c.decoded.stream ? (plan, contextFor) => rescueFor(c, plan, contextFor) : undefined,

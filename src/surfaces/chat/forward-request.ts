@@ -40,6 +40,8 @@ export function forwardBody(
   text: string,
   model: ModelConfig,
   tokenParam: TokenParam,
+  /** A JSON request asked as a stream (under a limit): `"stream": true` and the usage chunk, in this edit. */
+  streamed = false,
 ): JsonText {
   const upstreamName = upstreamModelName(model)
   const edits = new Map<string, string | null>([['model', JSON.stringify(upstreamName)]])
@@ -50,7 +52,14 @@ export function forwardBody(
   }
   const insert: string[] = []
   const options = view.stream_options
-  if (view.stream === true) {
+  if (streamed && view.stream !== true) {
+    // Exactly `streamingBody(…, { stream_options: include_usage })`: any options the client sent
+    // with a JSON request are replaced, as that edit replaced them.
+    if ('stream' in view) edits.set('stream', 'true')
+    else insert.push('"stream":true')
+    if (options !== undefined) edits.set('stream_options', '{"include_usage":true}')
+    else insert.push(WITH_USAGE)
+  } else if (view.stream === true) {
     if (options == null) insert.push(WITH_USAGE)
     else if (options.include_usage !== true)
       edits.set('stream_options', JSON.stringify({ ...options, include_usage: true }))
@@ -66,6 +75,10 @@ export function forwardBody(
   const edited = spliceTopLevel(text, edits, insert.join(','), keys)
   if (edited !== null) return edited
   const request = withTokenParam(applyDefaults(view, model, upstreamName), tokenParam)
-  if (request.stream === true) request.stream_options = { ...request.stream_options, include_usage: true }
+  if (streamed && request.stream !== true) {
+    request.stream = true
+    request.stream_options = { include_usage: true }
+  } else if (request.stream === true)
+    request.stream_options = { ...request.stream_options, include_usage: true }
   return JSON.stringify(request)
 }

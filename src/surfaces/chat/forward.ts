@@ -29,10 +29,12 @@ import { ChatBytes } from './relay-bytes.ts'
 export const chatForwarding: Forwarding<ChatRequestInput> = {
   kind: 'openai',
   accepts: (provider) => provider.wire !== 'responses',
-  request: (view, entry, bodyText) => ({
+  // Asked as a stream (a JSON answer under a limit) in the same one edit: `streamed` below is not applied again.
+  request: (view, entry, bodyText, _headers, streamed) => ({
     path: '/chat/completions',
-    body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider)),
+    body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider), streamed === true),
     headers: {},
+    ...(streamed ? { streamed: true as const } : {}),
   }),
 
   outputCap: {
