@@ -40,7 +40,12 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '..
 import type { EmbeddingRequest, EmbeddingResult, EmbeddingUsage } from '../operations/embeddings.ts'
 import type { Operation } from '../operations/operation.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
-import type { CallContext, ForwardCall as ForwardRequest, ProviderAdapter } from '../providers/types.ts'
+import type {
+  CallContext,
+  ForwardAsk,
+  ForwardCall as ForwardRequest,
+  ProviderAdapter,
+} from '../providers/types.ts'
 import type { SurfaceName } from '../traffic/surfaces.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { OutputAllowance } from './output-allowance.ts'
@@ -99,27 +104,29 @@ export interface Forwarding<View> {
   /** Narrows `kind` to the providers of it that speak the wire (e.g. openai with `wire: responses`). */
   accepts?(provider: ProviderConfig): boolean
   /**
-   * The upstream request: the client's body with only the model id changed. `streamed`: a JSON
-   * request that will be asked as a stream (under a limit, `cut`); a forwarding may make that edit
-   * in its one edit of the body and say so (`ForwardRequest.streamed`), else `streamed` below is
-   * applied to what this returns (a second pass over the body).
+   * The upstream request: the client's body with only the model id changed. `ask`: what else it
+   * is to carry (a stream asked for a JSON request under a limit, the limits' output cap); a
+   * forwarding may make those edits in its one edit of the body and say so
+   * (`ForwardRequest.streamed`, `.capped`), else `streamed` and `outputCap` below are applied to
+   * what this returns (each a second pass over the body).
    */
   request(
     view: View,
     entry: CatalogueEntry,
     bodyText: string,
     headers: Headers,
-    streamed?: boolean,
+    ask?: ForwardAsk,
   ): ForwardRequest
   /**
    * The output cap on this wire, where the limits set one (operations/chat-cap.ts): `field`, the
    * member a body without a cap gets (for `provider`: OpenAI's reasoning models refuse `max_tokens`);
    * `clamp`, a body whose own cap the limits clamped to `n`, edited in its text (`setTopLevel`: no
-   * second parse of a body as large as the client's). May refuse with a 400 naming the field.
+   * second parse of a body as large as the client's) — absent where `request` caps the body in its
+   * own edit (`ask.cap`: chat). May refuse with a 400 naming the field.
    */
   readonly outputCap: {
     field(provider: ProviderConfig): string
-    clamp(body: string, n: number): string
+    clamp?(body: string, n: number): string
     /** A body without a cap given `n`, where the cap is not a top-level member (Gemini's `generationConfig`). */
     fill?(body: string, n: number): string
   }

@@ -92,6 +92,19 @@ export interface ForwardCall {
    * one edit of the client's body): `Forwarding.streamed` is not applied to it again.
    */
   streamed?: true
+  /** The body already carries the output cap it was asked for (`ForwardAsk.cap`): not clamped again. */
+  capped?: true
+}
+
+/**
+ * What a pass-through's request is asked to carry beyond the client's body, for a forwarding that
+ * can make it in its one edit of the body (else the caller edits the body again after it).
+ */
+export interface ForwardAsk {
+  /** A JSON request that will be asked as a stream (under a limit). */
+  streamed?: boolean
+  /** The output cap the limits set (operations/chat-cap.ts). */
+  cap?: number
 }
 
 /**

@@ -4,16 +4,23 @@
  * budget fitted below the cap, since Anthropic refuses `budget_tokens` at or above `max_tokens`.
  */
 import { expect, test } from 'bun:test'
-import { chatSurface } from '../../src/surfaces/chat/index.ts'
+import type { ModelConfig } from '../../src/config/schema.ts'
+import { flatText } from '../../src/json/spliced.ts'
+import { forwardBody } from '../../src/surfaces/chat/forward-request.ts'
+import type { ChatRequestInput } from '../../src/surfaces/shared/chat-request-schema.ts'
 import { messagesSurface } from '../../src/surfaces/messages/index.ts'
 import { responsesSurface } from '../../src/surfaces/responses/index.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 
-const SURFACES = { chat: chatSurface, messages: messagesSurface, responses: responsesSurface }
+const SURFACES = { messages: messagesSurface, responses: responsesSurface }
 
-/** The body as the surface's pass-through clamps it to `n`. */
-const cappedBody = (body: string, surface: keyof typeof SURFACES, n: number): string =>
-  SURFACES[surface].forward!.outputCap.clamp(body, n)
+/** The body as the surface's pass-through clamps it to `n` (chat's: capped in its one edit, `forwardBody`'s `cap`). */
+const cappedBody = (body: string, surface: keyof typeof SURFACES | 'chat', n: number): string => {
+  if (surface !== 'chat') return SURFACES[surface].forward!.outputCap.clamp!(body, n)
+  const view = JSON.parse(body) as ChatRequestInput
+  const param = view.max_tokens != null ? 'max_tokens' : 'max_completion_tokens'
+  return flatText(forwardBody(view, body, { name: 'm' } as ModelConfig, param, { cap: n }))
+}
 
 test('each surface’s own cap field, edited in the text', () => {
   expect(cappedBody('{"model":"m", "max_tokens":9000,"x":1.50}', 'messages', 500)).toBe(

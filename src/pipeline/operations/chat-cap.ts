@@ -27,7 +27,11 @@ export function capRoutes<View>(
     const field = fwd.outputCap.field(r.entry.provider)
     return {
       ...r,
-      forward: { ...fwd, request: (...a) => capForward(fwd.request(...a), fwd, n, filled, field) },
+      forward: {
+        ...fwd,
+        request: (view, entry, text, headers, ask) =>
+          capForward(fwd.request(view, entry, text, headers, { ...ask, cap: n }), fwd, n, filled, field),
+      },
     }
   })
 }
@@ -41,6 +45,8 @@ function capForward<View>(
   absent: number | null,
   field: string,
 ): ForwardCall {
+  // Capped in the forwarding's own edit of the body (chat: forwardBody's splice).
+  if (call.capped) return call
   // Edited as one string (a large body's pieces joined): a capped body is a metered request's.
   const body = flatText(call.body)
   // The client set no cap: a body that carries the model's maximum in `field` has it replaced;
@@ -68,5 +74,8 @@ function capForward<View>(
         body: `${body.slice(0, open + 1)}${filled.replace(String(absent), String(n))},${body.slice(open + 1)}`,
       }
   }
-  return { ...call, body: fwd.outputCap.clamp(body, n) }
+  const { clamp } = fwd.outputCap
+  // A wire without `clamp` caps in `request` (ask.cap) and never reaches here.
+  if (!clamp) throw new Error(`the ${fwd.kind} pass-through neither capped its request nor has a clamp`)
+  return { ...call, body: clamp(body, n) }
 }

@@ -67,13 +67,9 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         stream: c.decoded.stream,
         call: route.forward
           ? {
-              forward: route.forward.request(
-                c.decoded.view,
-                route.entry,
-                c.bodyText,
-                c.request.headers,
-                asStream,
-              ),
+              forward: route.forward.request(c.decoded.view, route.entry, c.bodyText, c.request.headers, {
+                streamed: asStream,
+              }),
               relay: route.forward,
             }
           : { request: route.translated!.request },

@@ -29,6 +29,7 @@ import type { ModelConfig } from '../../config/schema.ts'
 import { spliceTopLevel } from '../../json/fields.ts'
 import type { JsonText } from '../../json/spliced.ts'
 import { otherTokenParam, type TokenParam, withTokenParam } from '../../providers/openai/token-limit.ts'
+import type { ForwardAsk } from '../../providers/types.ts'
 import { applyDefaults } from '../shared/chat-defaults.ts'
 import { type ChatRequestInput, KNOWN_KEYS } from '../shared/chat-request-schema.ts'
 
@@ -40,8 +41,12 @@ export function forwardBody(
   text: string,
   model: ModelConfig,
   tokenParam: TokenParam,
-  /** A JSON request asked as a stream (under a limit): `"stream": true` and the usage chunk, in this edit. */
-  streamed = false,
+  /**
+   * `streamed`: a JSON request asked as a stream (under a limit): `"stream": true` and the usage
+   * chunk, in this edit. `cap`: the limits' output cap, in `tokenParam` (the client's own limit,
+   * whichever its name, replaced by it; else added).
+   */
+  { streamed = false, cap }: ForwardAsk = {},
 ): JsonText {
   const upstreamName = upstreamModelName(model)
   const edits = new Map<string, string | null>([['model', JSON.stringify(upstreamName)]])
@@ -68,13 +73,15 @@ export function forwardBody(
   }
   const other = otherTokenParam(tokenParam)
   const limit = view[other]
-  if (limit != null) {
-    edits.set(other, null)
-    if (view[tokenParam] == null) insert.push(`${JSON.stringify(tokenParam)}:${limit}`)
-  }
+  if (limit != null) edits.set(other, null)
+  if (cap !== undefined) {
+    if (view[tokenParam] != null) edits.set(tokenParam, String(cap))
+    else insert.push(`${JSON.stringify(tokenParam)}:${cap}`)
+  } else if (limit != null && view[tokenParam] == null) insert.push(`${JSON.stringify(tokenParam)}:${limit}`)
   const edited = spliceTopLevel(text, edits, insert.join(','), keys)
   if (edited !== null) return edited
   const request = withTokenParam(applyDefaults(view, model, upstreamName), tokenParam)
+  if (cap !== undefined) request[tokenParam] = cap
   if (streamed && request.stream !== true) {
     request.stream = true
     request.stream_options = { include_usage: true }

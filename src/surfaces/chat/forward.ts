@@ -13,7 +13,7 @@
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
  */
 
-import { replaceStringField, setTopLevel, streamingBody, topLevelValue } from '../../json/fields.ts'
+import { replaceStringField, streamingBody } from '../../json/fields.ts'
 import type { Forwarding } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
@@ -30,26 +30,16 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
   kind: 'openai',
   accepts: (provider) => provider.wire !== 'responses',
   // Asked as a stream (a JSON answer under a limit) in the same one edit: `streamed` below is not applied again.
-  request: (view, entry, bodyText, _headers, streamed) => ({
+  request: (view, entry, bodyText, _headers, ask = {}) => ({
     path: '/chat/completions',
-    body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider), streamed === true),
+    body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider), ask),
     headers: {},
-    ...(streamed ? { streamed: true as const } : {}),
+    ...(ask.streamed ? { streamed: true as const } : {}),
+    ...(ask.cap !== undefined ? { capped: true as const } : {}),
   }),
 
-  outputCap: {
-    field: tokenParam,
-    // The client's own member where it sent only `max_tokens`, else `max_completion_tokens`.
-    clamp(body, n) {
-      const present = (key: string) => {
-        const v = topLevelValue(body, key)
-        return v !== undefined && v !== 'null'
-      }
-      const field =
-        present('max_tokens') && !present('max_completion_tokens') ? 'max_tokens' : 'max_completion_tokens'
-      return setTopLevel(body, { [field]: String(n) })
-    },
-  },
+  // The cap goes in `forwardBody`'s own edit (`ask.cap`, under the provider's name for it): no clamp.
+  outputCap: { field: tokenParam },
 
   relayJson(text, ctx) {
     const label = ctx.provider.prefix
