@@ -7,9 +7,9 @@ import { expect, test } from 'bun:test'
 import type { ModelConfig } from '../../src/config/schema.ts'
 import { flatText } from '../../src/json/spliced.ts'
 import { forwardBody } from '../../src/surfaces/chat/forward-request.ts'
-import type { ChatRequestInput } from '../../src/surfaces/shared/chat-request-schema.ts'
 import { messagesSurface } from '../../src/surfaces/messages/index.ts'
 import { responsesSurface } from '../../src/surfaces/responses/index.ts'
+import type { ChatRequestInput } from '../../src/surfaces/shared/chat-request-schema.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 
 const SURFACES = { messages: messagesSurface, responses: responsesSurface }
