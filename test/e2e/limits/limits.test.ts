@@ -1,17 +1,20 @@
 import { Database } from 'bun:sqlite'
-import { describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import { DAY_MS, ManualClock } from '../../../src/util/clock.ts'
 import { backends } from '../../support/backends.ts'
 import { ADMIN_TOKEN, PLANS, testConfigDoc } from '../../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
-import { afterEach } from '../../support/hooks.ts'
+import { afterEach, beforeEach } from '../../support/hooks.ts'
 
 const T0 = Date.parse('2026-05-01T00:00:00Z')
+/** The gateway the running test talks to: its own (`owned`, stopped after it) or its describe's. */
 let gw: TestGateway | undefined
+let owned: TestGateway | undefined
 afterEach(async () => {
-  await gw?.stop()
+  await owned?.stop()
+  owned = undefined
   gw = undefined
 })
 
@@ -52,7 +55,7 @@ async function expectAdmittedAtTheDaysRetry(clock: ManualClock, key: string): Pr
 }
 
 test('a database write lock held past busy_timeout → 503 store_busy with retry-after, then normal service', async () => {
-  gw = await startGateway({ doc: testConfigDoc({ database: { busy_timeout_ms: 50 } }) })
+  gw = owned = await startGateway({ doc: testConfigDoc({ database: { busy_timeout_ms: 50 } }) })
   const { key } = await gw.key('locked', 'free')
   const other = new Database(join(gw.dir, 'switchyard.db'))
   other.run('BEGIN IMMEDIATE')
@@ -68,14 +71,47 @@ test('a database write lock held past busy_timeout → 503 store_busy with retry
 // One suite for every backend: SQLite, PostgreSQL, PostgreSQL + Redis.
 for (const backend of backends('limits.test.ts')) {
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
-    const start = async (opts: Parameters<typeof startGateway>[0]) =>
-      startGateway({ ...opts, backend: await backend.fresh() })
+    const start = async (opts: Parameters<typeof startGateway>[0]) => {
+      owned = await startGateway({ ...opts, backend: await backend.fresh() })
+      return owned
+    }
+    /**
+     * One gateway (and one fresh database) for the tests whose config it has, started once; a
+     * test points `gw` at it. Isolation holds because every test uses accounts and keys of its
+     * own (limits, usage, suspension and plan history are per account or key), runs alone (no
+     * test.concurrent), and reads the clock only relative to its own first request: the clock
+     * the tests share only moves forward, and windows count each account's own requests.
+     */
+    const shared = (doc: Record<string, unknown>) => {
+      const clock = new ManualClock(T0)
+      let g: TestGateway | undefined
+      beforeAll(async () => {
+        g = await startGateway({ doc, clock, backend: await backend.fresh() })
+      }, 60_000)
+      afterAll(async () => {
+        await g?.stop()
+      })
+      beforeEach(() => {
+        gw = g
+      })
+      return clock
+    }
 
     describe('rate limits', () => {
+      const clock = shared(
+        testConfigDoc({
+          plans: {
+            ...PLANS,
+            tiny_day: { rpm: null, rpd: 3, models: ['*'] },
+            tiny: { rpm: 2, rpd: 3, models: ['*'] },
+            roomy: { rpm: 100, rpd: null, models: ['*'] },
+          },
+        }),
+      )
+
       test('50 concurrent requests on Free (rpm 5) → exactly 5 × 200 and 45 × 429; a second key shares them', async () => {
-        gw = await start({})
-        const a = await gw.key('free-acct', 'free')
-        const b = await gw.key('free-acct')
+        const a = await gw!.key('free-acct', 'free')
+        const b = await gw!.key('free-acct')
         const res = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(i % 2 ? a.key : b.key)))
         const statuses = res.map((r) => r.status)
         expect(statuses.filter((s) => s === 200)).toHaveLength(5)
@@ -88,14 +124,13 @@ for (const backend of backends('limits.test.ts')) {
         expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
         expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60)
         expect(Number(limited.headers.get('retry-after-ms'))).toBeGreaterThan(0)
-        const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(a.key) })).json()) as any
+        const u = (await (await fetch(`${gw!.url}/v1/usage`, { headers: bearer(a.key) })).json()) as any
         expect(u.rate_limits.minute).toMatchObject({ limit: 5, used: 5, remaining: 0 })
         expect(u.usage.current_minute.requests).toBe(5)
       })
 
       test('rejected requests consume nothing', async () => {
-        gw = await start({})
-        const { key } = await gw.key('careful', 'free')
+        const { key } = await gw!.key('careful', 'free')
         for (let i = 0; i < 8; i++) {
           expect((await chat(key, 'demo/echo', { temperature: 'hot' })).status).toBe(400)
           expect((await chat(key, 'demo/echo-pro')).status).toBe(403)
@@ -106,9 +141,7 @@ for (const backend of backends('limits.test.ts')) {
       })
 
       test('a request refused before admission carries the rate-limit headers, read, nothing spent', async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({ clock })
-        const { key } = await gw.key('refused-hdr', 'free')
+        const { key } = await gw!.key('refused-hdr', 'free')
         expect((await chat(key)).status).toBe(200)
         clock.advance(15_000)
         const post = (path: string, payload: unknown, headers: Record<string, string> = bearer(key)) =>
@@ -150,9 +183,7 @@ for (const backend of backends('limits.test.ts')) {
       })
 
       test('rate-limit headers on non-stream and stream responses', async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({ clock })
-        const { key } = await gw.key('hdr', 'free')
+        const { key } = await gw!.key('hdr', 'free')
         const first = await chat(key)
         expect(first.status).toBe(200)
         expect(first.headers.get('x-ratelimit-limit-requests')).toBe('5')
@@ -183,12 +214,7 @@ for (const backend of backends('limits.test.ts')) {
       })
 
       test('the day window: 429 naming the day limit', async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({
-          clock,
-          doc: testConfigDoc({ plans: { ...PLANS, tiny: { rpm: null, rpd: 3, models: ['*'] } } }),
-        })
-        const { key } = await gw.key('daily', 'tiny')
+        const { key } = await gw!.key('daily', 'tiny_day')
         for (let i = 0; i < 3; i++) {
           expect((await chat(key)).status).toBe(200)
           clock.advance(3_600_000)
@@ -202,12 +228,7 @@ for (const backend of backends('limits.test.ts')) {
       })
 
       test('both windows full: retry-after until a request would be admitted (the day), naming the day limit', async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({
-          clock,
-          doc: testConfigDoc({ plans: { ...PLANS, tiny: { rpm: 2, rpd: 3, models: ['*'] } } }),
-        })
-        const { key } = await gw.key('both', 'tiny')
+        const { key } = await gw!.key('both', 'tiny')
         const r = await fillMinuteAndDay(clock, key)
         expect(((await r.json()) as any).error.message).toContain('requests per day (rpd): limit 3')
         expect(r.headers.get('x-ratelimit-remaining-requests')).toBe('0')
@@ -216,13 +237,8 @@ for (const backend of backends('limits.test.ts')) {
       })
 
       test("a key's own RPM and RPD both full: retry-after until its day admits again, naming the key's rpd", async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({
-          clock,
-          doc: testConfigDoc({ plans: { ...PLANS, roomy: { rpm: 100, rpd: null, models: ['*'] } } }),
-        })
-        const { id, key } = await gw.key('keyed', 'roomy')
-        await gw.deps.store.setKeyLimits(id, {
+        const { id, key } = await gw!.key('keyed', 'roomy')
+        await gw!.deps.store.setKeyLimits(id, {
           rpm: 2,
           rpd: 3,
           tpm: null,
@@ -283,15 +299,14 @@ for (const backend of backends('limits.test.ts')) {
     })
 
     describe('plan expiry with a moved clock', () => {
-      const doc = () =>
+      const clock = shared(
         testConfigDoc({
           plans: { ...PLANS, trial: { rpm: 10, rpd: null, models: ['*'], days: 7, on_expiry: 'disable' } },
-        })
+        }),
+      )
 
       test('downgrade: after the end the target plan’s limits and model access apply', async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({ clock, doc: doc() })
-        const { key } = await gw.key('upgrader', 'pro', 30)
+        const { key } = await gw!.key('upgrader', 'pro', 30)
         const before = await chat(key, 'demo/echo-pro')
         expect(before.status).toBe(200)
         expect(before.headers.get('x-ratelimit-limit-requests')).toBe('10')
@@ -303,35 +318,33 @@ for (const backend of backends('limits.test.ts')) {
         expect(after.status).toBe(200)
         expect(after.headers.get('x-ratelimit-limit-requests')).toBe('5')
         expect(after.headers.get('x-ratelimit-limit-requests-day')).toBe('100')
-        const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
+        const u = (await (await fetch(`${gw!.url}/v1/usage`, { headers: bearer(key) })).json()) as any
         expect(u.account_information).toMatchObject({ plan: 'free', is_enabled: true })
         expect(u.subscription_details.history.map((h: { plan: string }) => h.plan)).toEqual(['pro', 'free'])
         // Upgrading again takes effect at once.
-        await gw.deps.accounts.setPlan('upgrader', 'pro', 30)
+        await gw!.deps.accounts.setPlan('upgrader', 'pro', 30)
         expect((await chat(key, 'demo/echo-pro')).status).toBe(200)
       })
 
       test('disable: 403 plan_expired, is_enabled false, remaining_days 0; set-plan restores at once', async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({ clock, doc: doc() })
-        const { key } = await gw.key('trialist', 'trial')
+        const { key } = await gw!.key('trialist', 'trial')
         expect((await chat(key)).status).toBe(200)
         clock.advance(7 * DAY_MS)
         const r = await chat(key)
         expect(r.status).toBe(403)
         expect(((await r.json()) as any).error.code).toBe('plan_expired')
-        const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
+        const u = (await (await fetch(`${gw!.url}/v1/usage`, { headers: bearer(key) })).json()) as any
         expect(u.account_information.is_enabled).toBe(false)
         expect(u.subscription_details).toMatchObject({ plan: 'trial', status: 'expired', remaining_days: 0 })
         const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
-        const renewed = await fetch(`${gw.url}/admin/v1/accounts/trialist/plan`, {
+        const renewed = await fetch(`${gw!.url}/admin/v1/accounts/trialist/plan`, {
           method: 'POST',
           headers: admin,
           body: JSON.stringify({ plan: 'trial', days: 7 }),
         })
         expect(((await renewed.json()) as any).remaining_days).toBe(7)
         expect((await chat(key)).status).toBe(200)
-        const again = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
+        const again = (await (await fetch(`${gw!.url}/v1/usage`, { headers: bearer(key) })).json()) as any
         expect(again.subscription_details.history.map((h: { reason: string }) => h.reason)).toEqual([
           'created',
           'restarted',
@@ -340,28 +353,27 @@ for (const backend of backends('limits.test.ts')) {
     })
 
     describe('suspension', () => {
+      const clock = shared(
+        testConfigDoc({
+          limits: { suspension: { max_rejections: 3, window_s: 60, duration_s: 120 } },
+          plans: { ...PLANS, one: { rpm: 1, rpd: null, models: ['*'] } },
+        }),
+      )
+
       test('a key that keeps hitting its limit is suspended, shown on /v1/usage, and the admin can lift it', async () => {
-        const clock = new ManualClock(T0)
-        gw = await start({
-          clock,
-          doc: testConfigDoc({
-            limits: { suspension: { max_rejections: 3, window_s: 60, duration_s: 120 } },
-            plans: { ...PLANS, one: { rpm: 1, rpd: null, models: ['*'] } },
-          }),
-        })
-        const { key, id } = await gw.key('hammer', 'one')
+        const { key, id } = await gw!.key('hammer', 'one')
         expect((await chat(key)).status).toBe(200)
         for (let i = 0; i < 4; i++) expect((await chat(key)).status).toBe(429)
         const s = await chat(key)
         expect(s.status).toBe(403)
         expect(((await s.json()) as any).error.code).toBe('key_suspended')
         expect(s.headers.get('retry-after')).toBe('120')
-        const u = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
+        const u = (await (await fetch(`${gw!.url}/v1/usage`, { headers: bearer(key) })).json()) as any
         expect(u.account_information.is_enabled).toBe(false)
         expect(u.account_information.key).toMatchObject({ suspended: true })
         expect(u.account_information.disabled_reason).toBe('key_suspended')
         const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
-        const lifted = await fetch(`${gw.url}/admin/v1/keys/${id}/unsuspend`, {
+        const lifted = await fetch(`${gw!.url}/admin/v1/keys/${id}/unsuspend`, {
           method: 'POST',
           headers: admin,
         })
@@ -372,13 +384,7 @@ for (const backend of backends('limits.test.ts')) {
       })
 
       test('invalid requests count on the same counter as rate-limit refusals (count_invalid)', async () => {
-        gw = await start({
-          doc: testConfigDoc({
-            limits: { suspension: { max_rejections: 3, window_s: 60, duration_s: 120 } },
-            plans: { ...PLANS, one: { rpm: 1, rpd: null, models: ['*'] } },
-          }),
-        })
-        const { key } = await gw.key('sloppy', 'one')
+        const { key } = await gw!.key('sloppy', 'one')
         const bad = () =>
           fetch(`${gw!.url}/v1/chat/completions`, {
             method: 'POST',
