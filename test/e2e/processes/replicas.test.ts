@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient, SQL } from 'bun'
 import { PG_LATEST_VERSION } from '../../../src/store/postgres/index.ts'
+import { adminPost } from '../../support/admin-api.ts'
 import { BUN, cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { engines, skipWithout, startRedis, type TestRedis } from '../../support/engines.ts'
@@ -18,18 +19,69 @@ import { type SharedPostgres, sharedPostgres } from '../../support/shared-engine
 const skipPg = skipWithout(['postgres'], 'replicas.test.ts (three replicas on PostgreSQL)')
 const skipRedis = skipPg || skipWithout(['redis'], 'replicas.test.ts (three replicas on PostgreSQL + Redis)')
 
+const VARIANTS = [
+  { name: 'PostgreSQL', redis: false, skip: skipPg },
+  { name: 'PostgreSQL + Redis', redis: true, skip: skipRedis },
+] as const
+
+/** A variant's database (migrated by `migrate`), the CLI's config arguments and its three replicas. */
+interface Replicas {
+  url: string
+  base: string[]
+  replicas: ServeProcess[]
+}
+
 // The run's PostgreSQL (empty databases of this file's own, dropped when it ends: the replicas
 // migrate them); a Redis of the file's own, since tests kill and restart it.
 let pg: SharedPostgres | null = null
 let redis: TestRedis | null = null
+/** Both variants' replicas, started at once (six processes side by side, not three and three). */
+const started = new Map<string, Replicas>()
 beforeAll(async () => {
-  if (!skipPg) pg = await sharedPostgres()
-  if (!skipRedis) redis = await startRedis()
+  await Promise.all([
+    (async () => {
+      if (!skipPg) pg = await sharedPostgres()
+    })(),
+    (async () => {
+      if (!skipRedis) redis = await startRedis()
+    })(),
+  ])
+  const up = await Promise.allSettled(
+    VARIANTS.filter((v) => !v.skip).map(async (v) => started.set(v.name, await startReplicas(v.redis))),
+  )
+  for (const r of up) if (r.status === 'rejected') throw r.reason
 }, 60_000)
 afterAll(async () => {
+  // Whatever a failed start left (a variant's describe stops its own after its tests).
+  for (const { replicas } of started.values()) for (const r of replicas) await r.kill('SIGKILL')
   await redis?.stop()
   await pg?.release()
 })
+
+async function startReplicas(withRedis: boolean): Promise<Replicas> {
+  const url = await pg!.createDatabase()
+  const doc = testConfigDoc({
+    logging: { level: 'error' },
+    database: { url },
+    // 145 refusals would suspend the key (suspension has its own tests, on every backend).
+    limits: { suspension: { enabled: false }, ...(withRedis ? { redis_url: redis!.url } : {}) },
+    plans: {
+      ...PLANS,
+      rpm5: { rpm: 5, rpd: null, models: ['*'] },
+      rpd5: { rpm: null, rpd: 5, models: ['*'] },
+      rpm40: { rpm: 40, rpd: null, models: ['*'] },
+    },
+  })
+  const base = ['--config', writeConfig(tempDir(), doc)]
+  const migrated = await cli(['migrate', '--json', ...base])
+  expect(migrated.code).toBe(0)
+  const every = Array.from({ length: PG_LATEST_VERSION }, (_, i) => i + 1)
+  expect(migrated.json()).toMatchObject({ engine: 'postgres', applied: every })
+  const replicas = await Promise.all(
+    [0, 1, 2].map(() => spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })),
+  )
+  return { url, base, replicas }
+}
 
 const count = (xs: Array<{ status: number }>, s: number) => xs.filter((x) => x.status === s).length
 /** Statuses with their counts, so a failure shows what came back instead. */
@@ -71,47 +123,25 @@ async function chat(replicas: ServeProcess[], i: number, key: string, rid = `rid
 const burst = (replicas: ServeProcess[], key: string, n: number) =>
   Promise.all(Array.from({ length: n }, (_, i) => chat(replicas, i, key)))
 
-for (const variant of [
-  { name: 'PostgreSQL', redis: false, skip: skipPg },
-  { name: 'PostgreSQL + Redis', redis: true, skip: skipRedis },
-]) {
+for (const variant of VARIANTS) {
   describe.skipIf(variant.skip)(`three replicas on ${variant.name}`, () => {
     let url = ''
     let base: string[] = []
     const replicas: ServeProcess[] = []
 
-    beforeAll(async () => {
-      url = await pg!.createDatabase()
-      const doc = testConfigDoc({
-        logging: { level: 'error' },
-        database: { url },
-        // 145 refusals would suspend the key (suspension has its own tests, on every backend).
-        limits: { suspension: { enabled: false }, ...(variant.redis ? { redis_url: redis!.url } : {}) },
-        plans: {
-          ...PLANS,
-          rpm5: { rpm: 5, rpd: null, models: ['*'] },
-          rpd5: { rpm: null, rpd: 5, models: ['*'] },
-          rpm40: { rpm: 40, rpd: null, models: ['*'] },
-        },
-      })
-      base = ['--config', writeConfig(tempDir(), doc)]
-      const migrated = await cli(['migrate', '--json', ...base])
-      expect(migrated.code).toBe(0)
-      const every = Array.from({ length: PG_LATEST_VERSION }, (_, i) => i + 1)
-      expect(migrated.json()).toMatchObject({ engine: 'postgres', applied: every })
-      replicas.push(
-        ...(await Promise.all(
-          [0, 1, 2].map(() => spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })),
-        )),
-      )
-    }, 60_000)
+    beforeAll(() => {
+      ;({ url, base } = started.get(variant.name)!)
+      replicas.push(...started.get(variant.name)!.replicas)
+    })
     afterAll(async () => {
+      started.delete(variant.name)
       for (const r of replicas) await r.kill('SIGKILL')
     })
 
+    /** Through the admin API of the last replica (the kill test kills the first): a request, not two CLI processes. */
     async function keyFor(account: string, plan: string): Promise<{ id: string; key: string }> {
-      expect((await cli(['accounts', 'create', account, '--plan', plan, ...base])).code).toBe(0)
-      return (await cli(['keys', 'create', account, '--json', ...base])).json()
+      await adminPost(replicas[2]!.url, '/accounts', { name: account, plan })
+      return adminPost(replicas[2]!.url, '/keys', { account })
     }
 
     test('150 concurrent requests spread over three replicas on rpm 5 → exactly 5 admitted; 429s carry correct headers from every replica', async () => {
