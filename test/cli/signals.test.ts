@@ -35,7 +35,14 @@ afterAll(async () => {
   await mock?.stop()
 })
 
-async function serve(args: string[], opts: Parameters<typeof spawnServe>[1] = {}) {
+/**
+ * One config, database and key for every test (made on first use): each test's gateway is stopped
+ * (forced) before the next starts, and reads the key only to open its streams, so the two CLI
+ * processes that make them need not run again per test.
+ */
+let setup: Promise<{ base: string[]; key: string }> | undefined
+
+async function configAndKey(): Promise<{ base: string[]; key: string }> {
   mock ??= await startMockUpstream({ chunks: 6 })
   const config = writeConfig(tempDir(), {
     server: { host: '127.0.0.1', port: 0, drain_timeout_s: DRAIN_S, stream_hold_ms: 200 },
@@ -54,6 +61,12 @@ async function serve(args: string[], opts: Parameters<typeof spawnServe>[1] = {}
   const base = ['--config', config]
   expect((await cli(['accounts', 'create', 'acct', ...base])).code).toBe(0)
   const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
+  return { base, key }
+}
+
+async function serve(args: string[], opts: Parameters<typeof spawnServe>[1] = {}) {
+  setup ??= configAndKey()
+  const { base, key } = await setup
   const s = await spawnServe(['--port', '0', ...args, ...base], opts)
   procs.push(s)
   // The workers and the serving process: none may outlive a forced stop.
