@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { AUTH_CHECK_MS } from '../../../src/auth/cache.ts'
+import { adminPost } from '../../support/admin-api.ts'
 import { cli } from '../../support/cli.ts'
 import { ADMIN_TOKEN, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { skipWithout } from '../../support/engines.ts'
@@ -123,10 +124,8 @@ describe('SQLite: a running gateway applies changes made by other processes with
       .query<{ plan: string; enabled: number }, [string]>('SELECT plan, enabled FROM accounts WHERE name = ?')
       .get(name)!
 
-  async function newKey(account: string, plan = 'unlimited') {
-    expect((await cli(['accounts', 'create', account, '--plan', plan, ...base])).code).toBe(0)
-    return (await cli(['keys', 'create', account, '--json', ...base])).json() as { id: string; key: string }
-  }
+  /** Through the gateway under test (the change each test makes is another process's; this is not). */
+  const newKey = (account: string, plan = 'unlimited') => gw.key(account, plan)
 
   test('keys disable through the CLI → 403 key_disabled', async () => {
     const { id, key } = await newKey('disable-me')
@@ -235,9 +234,10 @@ describe.skipIf(skipPg)(
     })
     const keyState = async (id: string) => (await sql`SELECT state FROM api_keys WHERE id = ${id}`)[0].state
 
+    /** Through replica a's admin API: a request, not two CLI processes (the change under test is not this). */
     async function newKey(account: string) {
-      expect((await cli(['accounts', 'create', account, '--plan', 'unlimited', ...base])).code).toBe(0)
-      return (await cli(['keys', 'create', account, '--json', ...base])).json() as { id: string; key: string }
+      await adminPost(replicas[0]!.url, '/accounts', { name: account, plan: 'unlimited' })
+      return adminPost(replicas[0]!.url, '/keys', { account })
     }
 
     test('disabled through the admin API of one replica → refused there at once, on the other within the bound', async () => {
