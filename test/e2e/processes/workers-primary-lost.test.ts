@@ -11,7 +11,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type MockUpstream, startMockUpstream } from '../../../scripts/mock-upstream.ts'
-import { cli } from '../../support/cli.ts'
+import { adminPost } from '../../support/admin-api.ts'
 import { DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
 
@@ -100,11 +100,11 @@ test('the primary killed with SIGKILL: its worker finishes its streams and flush
       default_plan: 'unlimited',
     }),
   )
-  const base = ['--config', config]
-  expect((await cli(['accounts', 'create', 'acct', ...base])).code).toBe(0)
-  const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
-  const serve = await spawnServe(['--workers', '2', '--port', '0', ...base])
+  const serve = await spawnServe(['--workers', '2', '--port', '0', '--config', config])
   procs.push(serve)
+  // Through the admin API: a request, not two CLI processes before the start.
+  await adminPost(serve.url, '/accounts', { name: 'acct', plan: 'unlimited' })
+  const { key } = await adminPost(serve.url, '/keys', { account: 'acct' })
 
   // Answered requests, one connection each, so the kernel spreads them over both processes.
   const answered = 20
@@ -124,7 +124,8 @@ test('the primary killed with SIGKILL: its worker finishes its streams and flush
   const deadline = performance.now() + 15_000
   while (processesOf(dir).length > 0 && performance.now() < deadline) await Bun.sleep(50)
   expect(processesOf(dir)).toEqual([])
-  await Bun.sleep(100) // the readers see the ends of their streams
+  // The readers see the ends of their streams (every process is gone: each is cut or done).
+  while (streams.some((s) => !s.done && !s.cut) && performance.now() < deadline) await Bun.sleep(10)
 
   // The primary's streams were cut with it; the worker's ran to their end.
   const finished = streams.filter((s) => s.done).length
