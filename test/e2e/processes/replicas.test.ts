@@ -37,6 +37,8 @@ let pg: SharedPostgres | null = null
 let redis: TestRedis | null = null
 /** Both variants' replicas, started at once (six processes side by side, not three and three). */
 const started = new Map<string, Replicas>()
+/** The database `limits.on_unavailable: allow` serves from, migrated beside the replicas' starts. */
+let lenientUrl = ''
 beforeAll(async () => {
   await Promise.all([
     (async () => {
@@ -46,9 +48,16 @@ beforeAll(async () => {
       if (!skipRedis) redis = await startRedis()
     })(),
   ])
-  const up = await Promise.allSettled(
-    VARIANTS.filter((v) => !v.skip).map(async (v) => started.set(v.name, await startReplicas(v.redis))),
-  )
+  const up = await Promise.allSettled([
+    ...VARIANTS.filter((v) => !v.skip).map(async (v) => started.set(v.name, await startReplicas(v.redis))),
+    (async () => {
+      if (skipRedis) return
+      const url = await pg!.createDatabase()
+      const config = writeConfig(tempDir(), testConfigDoc())
+      expect((await cli(['migrate', '--db', url, '--config', config])).code).toBe(0)
+      lenientUrl = url
+    })(),
+  ])
   for (const r of up) if (r.status === 'rejected') throw r.reason
 }, 60_000)
 afterAll(async () => {
@@ -346,10 +355,7 @@ describe.skipIf(skipPg)('schema versions on PostgreSQL', () => {
 
 describe.skipIf(skipRedis)('limits.on_unavailable: allow', () => {
   test('Redis down → served without limits and still recorded, with a warning; once back, what it served counts', async () => {
-    const url = await pg!.createDatabase()
-    expect(
-      (await cli(['migrate', '--db', url, '--config', writeConfig(tempDir(), testConfigDoc())])).code,
-    ).toBe(0)
+    const url = lenientUrl
     const gw = await startGateway({
       doc: testConfigDoc({ limits: { on_unavailable: 'allow' } }),
       backend: { databaseUrl: url, redisUrl: redis!.url },
