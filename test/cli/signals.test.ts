@@ -6,7 +6,7 @@
  * each process gets the signal and the supervisor forwards it besides, so one Ctrl-C must not
  * count as two.
  */
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { type MockUpstream, startMockUpstream } from '../../scripts/mock-upstream.ts'
 import { cli } from '../support/cli.ts'
@@ -105,12 +105,32 @@ const exitWithin = (s: ServeProcess, ms: number) =>
 const send = (s: ServeProcess, signal: NodeJS.Signals, group = false) =>
   group ? process.kill(-s.proc.pid, signal) : s.proc.kill(signal)
 
-async function forcedStop(
-  args: string[],
-  signal: 'SIGINT' | 'SIGTERM',
-  opts: { group?: boolean; env?: Record<string, string> } = {},
-) {
-  const { s, key, pids } = await serve(args, { env: opts.env, detached: opts.group })
+type Served = Awaited<ReturnType<typeof serve>>
+
+/**
+ * Every test's gateway, all started side by side when the file starts rather than each at its
+ * test's start (a start is ~1 s of wall, more under load); each test signals and stops only its
+ * own, and they share nothing but the SQLite file and the key.
+ */
+const gateways: Record<string, Promise<Served>> = {}
+const GATEWAYS: Record<string, { args: string[]; env?: Record<string, string>; group?: boolean }> = {
+  sigint: { args: [] },
+  sigterm: { args: ['--workers', '2'] },
+  group: { args: ['--workers', '2'], group: true },
+  unsupervised: { args: ['--workers', '2'], env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '512' } },
+  twice: { args: [] },
+}
+beforeAll(() => {
+  for (const [name, g] of Object.entries(GATEWAYS)) {
+    gateways[name] = serve(g.args, { env: g.env, detached: g.group })
+    // Its test awaits it and fails with its error; not an unhandled rejection meanwhile.
+    gateways[name].catch(() => {})
+  }
+})
+
+async function forcedStop(name: string, signal: 'SIGINT' | 'SIGTERM') {
+  const opts = GATEWAYS[name]!
+  const { s, key, pids } = await gateways[name]!
   // Four streams, on fresh connections the kernel spreads over the processes: with `--workers 2`
   // the worker held none of them about once in sixteen, and its prompt exit went unchecked. So
   // more, one at a time, until the worker (pids[1]) holds one (each a 1 in 2 chance: after 32 in
@@ -151,23 +171,23 @@ async function forcedStop(
 }
 
 test('serve: a second SIGINT during the drain exits 130 at once, saying the stop was forced', async () => {
-  await forcedStop([], 'SIGINT')
+  await forcedStop('sigint', 'SIGINT')
 }, 30_000)
 
 test('serve --workers 2: a second SIGTERM exits 143 at once; the serving process and its workers are gone', async () => {
-  await forcedStop(['--workers', '2'], 'SIGTERM')
+  await forcedStop('sigterm', 'SIGTERM')
 }, 30_000)
 
 test('Ctrl-C twice at a terminal (SIGINT to the process group): the first drains, the second forces', async () => {
-  await forcedStop(['--workers', '2'], 'SIGINT', { group: true })
+  await forcedStop('group', 'SIGINT')
 }, 30_000)
 
 test('serve without its supervisor (BUN_CONFIG_MAX_HTTP_REQUESTS set): the serving process counts the signals', async () => {
-  await forcedStop(['--workers', '2'], 'SIGINT', { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '512' } })
+  await forcedStop('unsupervised', 'SIGINT')
 }, 30_000)
 
 test('one Ctrl-C that arrives twice (a script runner such as `bun run start` forwards it besides the terminal) drains; a later one forces', async () => {
-  const { s, key } = await serve([])
+  const { s, key } = await gateways.twice!
   const stream = await slowStream(s.url, key)
   send(s, 'SIGINT')
   // Far enough apart for the kernel not to merge them, as a script runner's forward may be.
