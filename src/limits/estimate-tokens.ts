@@ -107,7 +107,7 @@ interface Seen {
  * would join it — the walk below takes an object's members last first — without the walk's stack
  * and list; null for any other message. Most messages of a conversation are of this shape.
  */
-function flatText(message: object): string | null {
+function stringsOnlyText(message: object): string | null {
   let text: string | null = null
   const o = message as Record<string, unknown>
   for (const k in o) {
@@ -124,7 +124,7 @@ function flatText(message: object): string | null {
 function messageText(message: unknown, seen: Seen): string {
   if (typeof message === 'string') return message
   if (message !== null && typeof message === 'object' && !Array.isArray(message)) {
-    const flat = flatText(message)
+    const flat = stringsOnlyText(message)
     if (flat !== null) return flat
   }
   const texts: string[] = []

@@ -73,8 +73,9 @@ const big = (n: number | undefined): bigint => BigInt(Math.max(0, Math.trunc(n ?
 /** Micro-dollars for these tokens at these prices, rounded up. 0 without pricing. */
 export function requestCostMicros(units: PricingUnits | null, t: TokenCounts): number {
   if (!units) return 0
-  // Exact in doubles while the total stays within 2^53 (every term is non-negative, so none
-  // passed it either, and a product past it rounds to at least 2^53): no BigInt a request.
+  // Exact in doubles while the counts and the total stay within 2^53 (the counts: so that the
+  // differences below are exact; the total: every term is non-negative, so none passed it either,
+  // and a product past it rounds to at least 2^53): no BigInt a request.
   const tokens = (n: number | undefined) => Math.max(0, Math.trunc(n ?? 0))
   const inTokens = tokens(t.input)
   const outTokens = tokens(t.output)
@@ -87,7 +88,8 @@ export function requestCostMicros(units: PricingUnits | null, t: TokenCounts): n
     writeTokens * Number(units.cacheWrite) +
     (outTokens - thinkTokens) * Number(units.output) +
     thinkTokens * Number(units.reasoning)
-  if (sum <= Number.MAX_SAFE_INTEGER) return ceilMillions(sum)
+  if (inTokens <= Number.MAX_SAFE_INTEGER && outTokens <= Number.MAX_SAFE_INTEGER && sum <= Number.MAX_SAFE_INTEGER)
+    return ceilMillions(sum)
   const input = big(t.input)
   const cached = min(big(t.cachedInput), input)
   const written = min(big(t.cacheWrite), input - cached)

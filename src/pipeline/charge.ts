@@ -135,7 +135,8 @@ export async function planCharge(
     body,
     reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
   )
-  // A promise only while the encoding loads or a long new text is counted (no turn otherwise).
+  // A promise only while the encoding loads or a text is long (over estimate-tokens' YIELD_CHARS, shaped before or
+  // not: an agent's resent prefix still takes this turn); no turn otherwise.
   const bound = counted instanceof Promise ? await counted : counted
   if (cap !== null && bound.text > cap) throw contextLengthError(auth.plan.name, cap, bound.text, inputParam)
   if (!limited)
