@@ -88,7 +88,11 @@ export function requestCostMicros(units: PricingUnits | null, t: TokenCounts): n
     writeTokens * Number(units.cacheWrite) +
     (outTokens - thinkTokens) * Number(units.output) +
     thinkTokens * Number(units.reasoning)
-  if (inTokens <= Number.MAX_SAFE_INTEGER && outTokens <= Number.MAX_SAFE_INTEGER && sum <= Number.MAX_SAFE_INTEGER)
+  if (
+    inTokens <= Number.MAX_SAFE_INTEGER &&
+    outTokens <= Number.MAX_SAFE_INTEGER &&
+    sum <= Number.MAX_SAFE_INTEGER
+  )
     return ceilMillions(sum)
   const input = big(t.input)
   const cached = min(big(t.cachedInput), input)

@@ -452,7 +452,7 @@ describe('request cost without BigInt on the hot path (issue 46)', () => {
     // Counts past 2^53 (a broken upstream's usage) whose differences a double rounds away:
     // (2^53 + 2) − 1 − 2^53 is 1 token, and 2^53 + 1 − 2^53 is 0 in doubles.
     const priced = pricingUnits({ input: 0.000001, cached_input: 0, cache_write: 0, output: 0 })
-    const past = { input: 2 ** 53 + 2, cachedInput: 1, cacheWrite: 2 ** 53 }
+    const past = { input: 2 ** 53 + 2, output: 0, cachedInput: 1, cacheWrite: 2 ** 53 }
     expect(requestCostMicros(priced, past)).toBe(exact(priced, past))
     expect(exact(priced, past)).toBe(1)
   })
