@@ -62,7 +62,11 @@ function clamp(body: string, n: number): string {
 }
 
 /** What the splice, the cap's clamp (or its member added, with no limit of the client's) and `streamingBody` made. */
-function threeEdits(json: string, param: 'max_completion_tokens' | 'max_tokens', cap: number): unknown {
+function threeEdits(
+  json: string,
+  param: 'max_completion_tokens' | 'max_tokens',
+  cap: number,
+): Record<string, unknown> {
   const spliced = flatText(forwardBody(view(json), json, model, param))
   const v = view(json)
   const clamped =
