@@ -48,7 +48,13 @@ export async function startBillingUpstream(
     /** The answer's length for a model of this name (the body's `model`), in place of `answerTokens`. */
     answerFor?: (model: string) => number | undefined
     defaultMax?: number
+    /** The pause after each content chunk, in ms (none by default). */
     chunkDelayMs?: number
+    /**
+     * Tokens a streamed content chunk carries (10 by default): a long answer in fewer, larger
+     * events costs the gateway fewer frames to relay and count.
+     */
+    chunkTokens?: number
     /**
      * A fault for this request of `model` (`n`: its 0-based count of that model): `cut` ends a
      * stream after that many tokens (billed for them, no usage chunk), `refuse` answers 400.
@@ -70,6 +76,7 @@ export async function startBillingUpstream(
   const defaultAnswer = opts.answerTokens ?? 150
   const word = `${opts.word ?? 'w'} `
   const defaultMax = opts.defaultMax ?? 4096
+  const chunkTokens = opts.chunkTokens ?? 10
   const billed = { tokens: 0, input: 0, output: 0, requests: 0 }
   const caps: Array<number | null> = []
   const byModel: BillingUpstream['byModel'] = {}
@@ -162,9 +169,9 @@ export async function startBillingUpstream(
           try {
             for (let k = 0; k < n; k++) c.enqueue(frame(chunk({ role: 'assistant', content: '' }, null, k)))
             const end = fault?.cut !== undefined ? Math.min(fault.cut, perChoice) : perChoice
-            for (let i = 0; i < end; i += 10) {
-              const step = Math.min(10, end - i)
-              // Each choice's next 10 tokens, billed as they are generated.
+            for (let i = 0; i < end; i += chunkTokens) {
+              const step = Math.min(chunkTokens, end - i)
+              // Each choice's next chunkTokens tokens, billed as they are generated.
               for (let k = 0; k < n; k++) {
                 if (done) return
                 c.enqueue(frame(chunk({ content: word.repeat(step) }, null, k)))

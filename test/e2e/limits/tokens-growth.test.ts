@@ -35,14 +35,18 @@ const PLANS = {
 /**
  * A gateway (`--workers 2` on SQLite, two replicas elsewhere) in front of an upstream with two
  * models at a 32,000-token maximum: `bill/m` answers 500 tokens, `bill/long` 20,000 (each capped at
- * what it is sent), 10 tokens a chunk every 2 ms. A key on each plan. (At 5 ms the two long
- * answers took ~2.5 s a backend to fill the window; the second is admitted 2–20 ms after the
- * first's head at load 15–20, where the first needs ~0.8 s at this pace to use its first slice.)
+ * what it is sent), 40 tokens a chunk every 4 ms. A key on each plan. (Ten tokens a chunk made
+ * the two long answers ~1,000 events for the gateway to relay and count; the second is admitted
+ * 2–20 ms after the first's head at load 15–20, where the first needs 100 chunks, 0.4 s at the
+ * least, to use its first slice. A chunk stays within the allowance's CHUNK_MARGIN (64), so the
+ * chunk that crosses the line still fits what is held; with growth disabled the two answers relay
+ * 8,080 words, short of the 8,192 the test asks for, and all three backends fail.)
  */
 async function setup(urls: BackendUrls) {
   upstream = await startBillingUpstream({
     answerFor: (model) => (model === 'long' ? 20_000 : 500),
-    chunkDelayMs: 2,
+    chunkDelayMs: 4,
+    chunkTokens: 40,
     defaultMax: MODEL_MAX,
   })
   const dir = tempDir()
@@ -162,8 +166,8 @@ for (const backend of backends('tokens-growth.test.ts')) {
         const b = answerOf(await second.text())
         expect([a.finish, b.finish]).toEqual(['length', 'length'])
         // Together they used most of the window, more than their two first slices (so one grew,
-        // whichever asked first; the running count is an upper bound — a 10-word chunk counts a
-        // token more than it bills — so each slice covers about 3,700 words), and no more.
+        // whichever asked first; the running count is an upper bound — a 40-word chunk counts a
+        // token more than it bills — so each slice covers about 3,900 words), and no more.
         expect(a.words + b.words).toBeGreaterThan(2 * OUTPUT_SLICE)
         expect(a.words + b.words).toBeGreaterThan(8_000)
         // What the account was charged once both are settled (past 8,000: one answer alone holds
