@@ -151,13 +151,40 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
         store: ReturnType<typeof configFor>['store']
       }>
     | undefined
+  /**
+   * The kill -9 test's own upstream, store and process, started beside the shared ones rather
+   * than after the other tests (one `serve` start less one after another: seconds on a loaded
+   * machine); idle until that test. On PostgreSQL + Redis its limiter state is in Redis database 1,
+   * the shared processes' in 0: account ids are per database and collide, and a store's reconcile
+   * would release the other's reservations as never admitted.
+   */
+  let own:
+    | Promise<{
+        upstream: BillingUpstream
+        p: ServeProcess
+        base: string[]
+        store: ReturnType<typeof configFor>['store']
+      }>
+    | undefined
   const shared = () => {
     bed ??= (async () => {
+      // Both databases first: each fresh() empties the shared Redis, which must not happen once a
+      // gateway is up on it.
+      const [urls, ownUrls] = [await backend.fresh(), await backend.fresh()]
+      own = (async () => {
+        // Slow: 150 ms a chunk, so the kill lands mid-answer.
+        const upstream = await startBillingUpstream({ chunkDelayMs: 150 })
+        const redisUrl = ownUrls.redisUrl?.replace(/\/0$/, '/1')
+        const { base, store } = configFor({ ...ownUrls, ...(redisUrl ? { redisUrl } : {}) }, upstream.url)
+        const p = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
+        return { upstream, p, store, base }
+      })()
+      own.catch(() => {})
       const up = await startBillingUpstream({
         answerTokens: 200,
         answerFor: (model) => (`bill/${model}` === SHORT ? SHORT_ANSWER : undefined),
       })
-      const { base, store } = configFor(await backend.fresh(), up.url)
+      const { base, store } = configFor(urls, up.url)
       return { upstream: up, procs: await startProcesses(base), store }
     })()
     return bed
@@ -168,7 +195,13 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     for (const p of b?.procs ?? []) await p.kill('SIGKILL')
     await b?.upstream.stop()
   }
-  afterAll(stopShared)
+  afterAll(async () => {
+    await stopShared()
+    const o = await own?.catch(() => undefined)
+    own = undefined
+    await o?.p.kill('SIGKILL')
+    await o?.upstream.stop()
+  })
 
   /** 40 requests of `model` at once across the processes, the three surfaces and stream/JSON by turns: their statuses. */
   const burst = (procs: Array<{ url: string }>, key: string, model: string) =>
@@ -305,14 +338,15 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })
 
     test('kill -9 mid-burst: no admission lost; the reservations nobody settled are settled (to themselves) within the bound', async () => {
-      // The shared processes stopped first: on PostgreSQL + Redis both stores would share the one
-      // Redis (account ids are per database, and collide), and their reconcile released this
-      // store's reservations as never admitted (the window read 0, not the reservations).
+      // The shared processes stopped first (they would only take CPU from the crash's timing); on
+      // PostgreSQL + Redis the two stores keep their limiter state in separate Redis databases.
+      await shared()
+      const mine = await own!
+      own = undefined
       await stopShared()
-      // Its own upstream (slow: 150 ms a chunk, so the kill lands mid-answer), store and process.
-      upstream = await startBillingUpstream({ chunkDelayMs: 150 })
-      const { base, store } = configFor(await backend.fresh(), upstream.url)
-      const p = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
+      // Its own upstream, store and process (started with the shared ones), stopped after it.
+      upstream = mine.upstream
+      const { p, store, base } = mine
       running.push(p)
       const key = await accountKey(p.url, 'acct', 'metered')
       let refused = 0
