@@ -45,13 +45,18 @@ beforeAll(async () => {
     async fetch(req) {
       const stream = ((await req.json()) as { stream?: boolean }).stream === true
       await Bun.sleep(HEADERS_AFTER_MS)
-      const pieces = ENDS_AFTER_HEADERS_MS / PIECE_MS
+      // The end is due by the clock, not by counted sleeps: on a loaded machine 15 sleeps of 100 ms
+      // add up past 1.5 s, and an end later than total_ms from the headers would let the bug pass.
+      const headersAt = performance.now()
       let n = 0
       const body = new ReadableStream({
         async pull(c) {
-          if (n > 0) await Bun.sleep(PIECE_MS)
+          if (n > 0)
+            await Bun.sleep(
+              Math.min(PIECE_MS, Math.max(0, headersAt + ENDS_AFTER_HEADERS_MS - performance.now())),
+            )
           if (req.signal.aborted) return c.close()
-          if (n++ < pieces)
+          if (n++ === 0 || performance.now() - headersAt < ENDS_AFTER_HEADERS_MS)
             c.enqueue(enc.encode(stream ? chunk('word ') : n === 1 ? '{"id":"chatcmpl-1",' : ' '))
           else {
             c.enqueue(enc.encode(stream ? `${chunk('')}data: [DONE]\n\n` : WHOLE_END))
