@@ -19,8 +19,8 @@ export interface ServeProcess {
   /**
    * kill -9 of the serving process (`pid`), the crash a test of recovery means; resolves when
    * `serve` has exited, with its status (under the supervisor, whatever the supervisor makes of
-   * its child's death). `kill('SIGKILL')` would kill the supervisor instead, and the serving
-   * process, losing its parent, would stop gracefully: drain, flush, close the store.
+   * its child's death). crash() kills only the serving process; `kill('SIGKILL')` ends the whole
+   * tree (supervisor, serving process and workers) at once.
    */
   crash(): Promise<number>
 }

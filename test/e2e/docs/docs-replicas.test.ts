@@ -63,10 +63,10 @@ async function dropPageDatabase() {
 }
 
 beforeAll(async () => {
-  if (skip)
-    return // The process's engines, shared with the files before and after this one (nothing here stops,
-    // pauses or restarts one): the page's `createdb switchyard` makes its own database on it, dropped
-    // when the file ends, and the key state the replicas keep in Redis is emptied before and after.
+  // The process's engines, shared with the files before and after this one (nothing here stops,
+  // pauses or restarts one): the page's `createdb switchyard` makes its own database on it, dropped
+  // when the file ends, and the key state the replicas keep in Redis is emptied before and after.
+  if (skip) return
   ;[pg, redis] = await Promise.all([sharedPostgres(), sharedRedis()])
   await Promise.all([dropPageDatabase(), redis.flush()])
   dir = mkdtempSync(join(tmpdir(), 'switchyard-docs-replicas-'))
