@@ -5,7 +5,7 @@
  */
 
 import { afterAll } from 'bun:test'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SUITE_TIMEOUT_MS } from './hooks.ts'
 
@@ -18,11 +18,21 @@ const PLAYWRIGHT = join(import.meta.dir, '../clients/node_modules/playwright-cor
  * and a launch (~1 s of CPU, Chromium's processes included, and 1–2.5 s of wall on this machine
  * at load 15–22: ten browser files in one process 80.5 → 70.6 CPU-s, 2026-11-29) is paid once a
  * worker rather than once a file. playwright kills the browsers it launched when the
- * process exits. Held on `globalThis` so that a run with `--isolate` (a fresh module registry a
- * file) still shares it rather than leaving one Chromium a file alive until the process ends.
+ * process exits. Under `--isolate` each file gets a fresh global (globalThis, process.env and
+ * this module alike: checked with two browser files, the second launched its own while the
+ * first's Chromium was still running), so nothing can carry the browser to the next file: there
+ * each file closes its own when it ends rather than leaving one Chromium a file alive until the
+ * process exits. (Bun.argv does not show the flag; the process's command line does, test workers'
+ * included.)
  */
-const SHARED = Symbol.for('switchyard.test.chromium')
-const shared = globalThis as { [SHARED]?: Promise<any | null> }
+let shared: Promise<any | null> | undefined
+const ISOLATED = (() => {
+  try {
+    return readFileSync('/proc/self/cmdline', 'utf8').split('\0').includes('--isolate')
+  } catch {
+    return false
+  }
+})()
 
 /**
  * A fresh browser context a test (cookies, storage and cache of its own, as a new profile's), so
@@ -40,16 +50,11 @@ export function sharedChromium(skipped: string): {
   let told = false
   afterAll(async () => {
     await Promise.all([...opened].map((c) => c.close().catch(() => {})))
+    if (ISOLATED && shared) await (await shared.catch(() => null))?.close().catch(() => {})
   }, SUITE_TIMEOUT_MS)
   return {
     async context(options = {}) {
-      let b = await browser()
-      // One that has since died (its process killed at the end of a file under --isolate) is
-      // launched again.
-      if (b && !b.isConnected()) {
-        shared[SHARED] = undefined
-        b = await browser()
-      }
+      const b = await browser()
       if (!b) {
         if (!told) console.log(`SKIPPED: ${skipped} — ${missing()}`)
         told = true
@@ -65,12 +70,11 @@ export function sharedChromium(skipped: string): {
 
 /** The process's Chromium, launched on first use; a failed launch is tried again by the next call. */
 function browser(): Promise<any | null> {
-  const known = shared[SHARED]
-  if (known) return known
+  if (shared) return shared
   const launched = launch()
-  shared[SHARED] = launched
+  shared = launched
   launched.catch(() => {
-    if (shared[SHARED] === launched) shared[SHARED] = undefined
+    if (shared === launched) shared = undefined
   })
   return launched
 }
