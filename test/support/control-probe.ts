@@ -10,10 +10,13 @@
  * const pair = await probePair(gw.url, control.url)     // one probe of each, back to back
  * expect(quantile(gateway, 0.99)).toBeLessThan(100 + quantile(idle, 0.99))
  */
+import { readFileSync } from 'node:fs'
 import { BUN } from './cli.ts'
 
 export interface Control {
   url: string
+  /** The control process's pid, for `probePairOwnTime`'s run-queue correction. */
+  pid: number
   stop(): void
 }
 
@@ -35,7 +38,7 @@ export async function startControl(): Promise<Control> {
     text += new TextDecoder().decode(value)
   }
   reader.releaseLock()
-  return { url: `http://127.0.0.1:${Number(text.trim())}`, stop: () => proc.kill('SIGKILL') }
+  return { url: `http://127.0.0.1:${Number(text.trim())}`, pid: proc.pid, stop: () => proc.kill('SIGKILL') }
 }
 
 /** Milliseconds for one GET of `url` (the body read), asserting a 200. */
@@ -55,11 +58,12 @@ export async function probePair(gateway: string, control: string): Promise<[gw: 
 
 /**
  * Milliseconds process `pid`'s main thread has waited for a core so far (Linux schedstat's
- * run_delay: runnable, not running), or null where the kernel does not keep it.
+ * run_delay: runnable, not running), or null where the kernel does not keep it. Read synchronously,
+ * so that nothing of this process's own scheduling falls between the reading and the probe's fetch.
  */
-export async function runQueueMs(pid: number): Promise<number | null> {
+export function runQueueMs(pid: number): number | null {
   try {
-    const fields = (await Bun.file(`/proc/${pid}/schedstat`).text()).trim().split(/\s+/)
+    const fields = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/)
     return fields.length >= 2 ? Number(fields[1]) / 1e6 : null
   } catch {
     return null
@@ -67,22 +71,32 @@ export async function runQueueMs(pid: number): Promise<number | null> {
 }
 
 /**
- * Like `probePair`, with the gateway's own time: its latency less the time its main thread sat
- * waiting for a core during the probe. On a machine at load 10–30 a process busy with legitimate
- * work gets a fraction of a core, so the wall time of its every slice stretches several-fold
- * (a 300 ms busy loop got 17 ms of CPU at load 12); what is left is the time the gateway itself
- * spent — its event loop busy with other work, or answering. The raw latency is kept beside it.
+ * Like `probePair`, with each side's own time: its latency less the time its server's main thread
+ * sat waiting for a core during the probe. On a machine at load 10–30 a process busy with
+ * legitimate work gets a fraction of a core, so the wall time of its every slice stretches
+ * several-fold (a 300 ms busy loop got 17 ms of CPU at load 12); what is left is the time the
+ * server itself spent — its event loop busy with other work, or answering. The control is
+ * corrected alike: its raw wall grows with the load, and a bound of "own time within 100 ms of
+ * the control's wall" would loosen as the load rises (a control at 200 ms let a 250 ms block
+ * through). The gateway's raw latency is kept beside them.
  */
 export async function probePairOwnTime(
   gateway: string,
   pid: number,
-  control: string,
+  control: Control,
 ): Promise<[gw: number, idle: number, gwWall: number]> {
-  const before = await runQueueMs(pid)
-  const gw = await probe(`${gateway}/healthz`)
-  const after = await runQueueMs(pid)
+  const gw = await ownTime(`${gateway}/healthz`, pid)
+  const idle = await ownTime(control.url, control.pid)
+  return [gw[0], idle[0], gw[1]]
+}
+
+/** One probe of `url` as [own, wall] ms: own is wall less `pid`'s run-queue wait over the probe. */
+async function ownTime(url: string, pid: number): Promise<[own: number, wall: number]> {
+  const before = runQueueMs(pid)
+  const wall = await probe(url)
+  const after = runQueueMs(pid)
   const waited = before === null || after === null ? 0 : after - before
-  return [Math.max(0, gw - waited), await probe(control), gw]
+  return [Math.max(0, wall - waited), wall]
 }
 
 /** The `q` quantile (0–1) of `xs` (nearest rank; xs need not be sorted). */
