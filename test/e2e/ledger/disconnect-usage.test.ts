@@ -11,17 +11,28 @@ import { chatConfigDoc, waitFor } from '../../support/chat-bed.ts'
 import { bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 
 /**
- * The chat bed's config with a stream of 12 chunks 250 ms apart (`mock/slow-stream` waits 1 s a
+ * The chat bed's config with a stream of 24 chunks 250 ms apart (`mock/slow-stream` waits 1 s a
  * chunk: 3 s before a client that leaves after three deltas has its three). The client leaves
- * between chunks either way; the bound below allows what one more chunk could add.
+ * after three; the gateway then cancels the upstream, so the length costs no time, and the whole
+ * answer (~32 tokens) is far past the ceiling below.
  */
-const MODEL = 'mock/slow-stream-250ms'
+const GAP_MS = 250
+const MODEL = `mock/slow-stream-${GAP_MS}ms`
+/**
+ * How late the gateway may notice that the client left: the chunks relayed meanwhile count too
+ * (measured: none past the client's three at load 18, i.e. within one gap).
+ */
+const LATE_MS = 1_000
+/** The most characters one of the mock's words has (' upstream'). */
+const WORD_CHARS = 9
+/** Words the gateway may relay past the client's: LATE_MS of chunks, plus one it handed the socket. */
+const LATE_WORDS = Math.ceil(LATE_MS / GAP_MS) + 1
 let mock: MockUpstream
 let gw: TestGateway
 let key: string
 const recorded: Completion[] = []
 beforeAll(async () => {
-  mock = await startMockUpstream({ chunks: 12 })
+  mock = await startMockUpstream({ chunks: 24 })
   const doc = chatConfigDoc(mock.url)
   const [first, ...rest] = doc.providers as Array<{ models: Array<{ name: string }> }>
   const model = { ...first!.models.find((m) => m.name === 'slow-stream')!, name: MODEL.slice('mock/'.length) }
@@ -77,9 +88,9 @@ async function expectEstimated(content: string, body: unknown): Promise<Completi
   const r = recorded[0]!
   expect(r.status).toBe(499)
   expect(r.errorCode).toBe('client_closed_request')
-  // The gateway may have handed a chunk or two more to the socket than this reader took.
+  // The gateway may have relayed a few chunks more than this reader took (LATE_WORDS).
   expect(r.completionTokens!).toBeGreaterThanOrEqual(estimateTokens(content.length))
-  expect(r.completionTokens!).toBeLessThanOrEqual(estimateTokens(content.length) + 10)
+  expect(r.completionTokens!).toBeLessThanOrEqual(estimateTokens(content.length + LATE_WORDS * WORD_CHARS))
   expect(r.promptTokens).toBe(estimateTokens(requestTextChars(body)))
   expect(r.promptTokens!).toBeGreaterThan(100)
   return r
