@@ -162,6 +162,8 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         // Asked as a stream in the forwarding's own edit of the body, or edited again here.
         let streamed = call.forward
         if (!streamed.streamed) {
+          // A forwarding without `streamed` asks for the stream in its own edit, always.
+          if (!relay.streamed) throw new Error(`invariant: ${relay.kind} forwarding asked no stream`)
           const asked = relay.streamed(flatText(streamed.body), streamed.path)
           streamed = { ...streamed, ...(typeof asked === 'string' ? { body: asked } : asked) }
           call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)

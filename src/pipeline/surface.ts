@@ -163,9 +163,10 @@ export interface Forwarding<View> {
    * With `cut`, a JSON request is streamed upstream (`streamed`: its body asking for a stream; or,
    * for an endpoint that cannot stream or a wire that asks for a stream in the path (Gemini's
    * `:streamGenerateContent`), the path and body of one that can) and the events the gate
-   * let through (its ending included) are put together as the wire's JSON answer.
+   * let through (its ending included) are put together as the wire's JSON answer. Absent where
+   * `request` makes that edit itself (`ForwardRequest.streamed`: chat's forwardBody).
    */
-  streamed(body: string, path: string): string | { path: string; body: string }
+  streamed?(body: string, path: string): string | { path: string; body: string }
   assemble(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
    * A stream's relay: the upstream's answer (2xx headers) → the plan the writer reads it by and the

@@ -13,7 +13,7 @@
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
  */
 
-import { replaceStringField, streamingBody } from '../../json/fields.ts'
+import { replaceStringField } from '../../json/fields.ts'
 import type { Forwarding } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
@@ -29,7 +29,8 @@ import { ChatBytes } from './relay-bytes.ts'
 export const chatForwarding: Forwarding<ChatRequestInput> = {
   kind: 'openai',
   accepts: (provider) => provider.wire !== 'responses',
-  // Asked as a stream (a JSON answer under a limit) in the same one edit: `streamed` below is not applied again.
+  // Asked as a stream (a JSON answer under a limit, with the usage chunk the gateway settles from)
+  // in the same one edit: this forwarding has no `streamed` edit of its own.
   request: (view, entry, bodyText, _headers, ask = {}) => ({
     path: '/chat/completions',
     body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider), ask),
@@ -62,9 +63,6 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
   // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
   cut: (allowance, inputTokens, whole) => new ChatCutGate(allowance, inputTokens, whole),
   cutsReads: true,
-  // Asking for the usage chunk the gateway settles from (the non-stream body has no
-  // `stream_options`: forward-request.ts took it out, as OpenAI refuses it without a stream).
-  streamed: (body) => streamingBody(body, { stream_options: '{"include_usage":true}' }),
   assemble: assembleChat,
 
   async relay(upstream, ctx, encodeCtx, framed) {
