@@ -135,13 +135,15 @@ async function send(surface: Surface, model: string) {
   const text = JSON.stringify(sent)
   const kind = model.startsWith('ant/') ? 'anthropic' : 'openai'
   const input = (await inputTokenBound(sent, [{ kind, model: model.slice(model.indexOf('/') + 1) }])).tokens
-  const recorded = records.length
   const res = await fetch(`${gw.url}${PATHS[surface]}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: text,
   })
-  return { key, res, input, settled: () => settledOf(key, recorded) }
+  // This request's own record, by its id: a record counted by position could be an earlier test's
+  // arriving late (one that failed before it waited for its own).
+  const id = res.headers.get('x-request-id')!
+  return { key, res, input, settled: () => settledOf(key, id) }
 }
 
 /** Reads `res` until `n` text deltas came (all of it when n is Infinity): the text, and whether it ended. */
@@ -165,7 +167,9 @@ async function read(surface: Surface, res: Response, n: number): Promise<{ text:
       buf = buf.slice(i + 2)
       const data = frame.split('\n').find((l) => l.startsWith('data: {'))
       const t = data ? textOf(surface, JSON.parse(data.slice(6))) : undefined
-      if (t) {
+      // Several frames can come in one read (a loaded machine delays the reader): the client
+      // takes n deltas and leaves, whatever else the gateway has already relayed.
+      if (t && deltas < n) {
         text += t
         deltas++
       }
@@ -182,9 +186,9 @@ async function read(surface: Surface, res: Response, n: number): Promise<{ text:
  */
 async function settledOf(
   key: string,
-  recorded: number,
+  requestId: string,
 ): Promise<{ tokens: number; micros: number; logged: { tokens: number; micros: number } }> {
-  await waitFor(() => records.length > recorded, 3_000)
+  await waitFor(() => records.some((r) => r.requestId === requestId), 3_000)
   await gw.deps.recorder.flush()
   const u = (await (
     await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
