@@ -128,8 +128,9 @@ describe('before content: retried or failed over unseen', () => {
     const t0 = performance.now()
     const res = await bed.post('responses', 'ot/fb2', { stream: true })
     await expectFallbackAnswer(res, 2)
-    // first_token_ms is 400 on ot.
-    expect(performance.now() - t0).toBeLessThan(2_000)
+    // first_token_ms is 400 on ot; the stall never ends (total_ms is 20 s): a healthy failover
+    // takes ~0.4 s, a loaded machine stretches it, not to 4.5 s.
+    expect(performance.now() - t0).toBeLessThan(4_500)
     const [stalled] = bed.up.attempts({ model: 'fb2' })
     await Bun.sleep(100)
     expect(stalled!.endedBy).toBe('client')

@@ -67,11 +67,13 @@ describe('before content: retried or failed over unseen, on every surface', () =
     const res = await bed.post('chat', 'tight/gpt-a', { stream: true })
     const s = readStream('chat', await res.text())
     expect(s).toMatchObject({ text: bed.up.answer(), complete: true, model: 'claude/claude-b' })
-    expect(performance.now() - t0).toBeLessThan(2_000)
+    // Long before the slow token (5 s): the fallback's model already shows the slow one was not
+    // waited on; a healthy failover takes ~0.4 s, and a loaded machine stretches it, not to 4.5 s.
+    expect(performance.now() - t0).toBeLessThan(4_500)
     const slow = bed.up.attempts({ model: 'gpt-a' })
     expect(slow).toHaveLength(1)
     expect(slow[0]!.endedBy).toBe('client')
-    expect(slow[0]!.endedAt! - slow[0]!.at).toBeLessThan(1_000)
+    expect(slow[0]!.endedAt! - slow[0]!.at).toBeLessThan(4_500)
   })
 
   test('a slow first token whose only fallback cannot be tried (its circuits open) is waited on, not a 504', async () => {
