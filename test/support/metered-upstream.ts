@@ -34,6 +34,11 @@ export interface MeteredUpstream {
   bills: Array<{ wire: string; input: number; output: number }>
   /** Per request, in arrival order: the body as it arrived. */
   bodies: Array<Record<string, any>>
+  /**
+   * With `cutOnRelease`: the `cut` streams waiting after their CUT_AFTER deltas cut their
+   * connection (those waiting now; a later one waits for the next call).
+   */
+  releaseCut(): void
   stop(): Promise<void>
 }
 
@@ -157,12 +162,23 @@ function framing(wire: Wire, model: string, input: number, includeUsage: boolean
 }
 
 export async function startMeteredUpstream(
-  opts: { answerTokens?: number; delayMs?: number; ignoreCap?: boolean } = {},
+  opts: {
+    answerTokens?: number
+    delayMs?: number
+    ignoreCap?: boolean
+    /**
+     * A `cut` stream waits for `releaseCut()` before it cuts, not a fixed pause: a reset drops what
+     * the gateway has not read yet (Linux discards a socket's unread bytes on RST), so a test that
+     * checks the deltas before the cut all arrived releases it once its client has them.
+     */
+    cutOnRelease?: boolean
+  } = {},
 ): Promise<MeteredUpstream> {
   const answerTokens = opts.answerTokens ?? 2_000
   const delayMs = opts.delayMs ?? 15
   const bills: MeteredUpstream['bills'] = []
   const bodies: MeteredUpstream['bodies'] = []
+  let release = Promise.withResolvers<void>()
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -241,7 +257,8 @@ export async function startMeteredUpstream(
             if (n === fault) {
               // Headers and the deltas so far are out; the connection is cut, no usage sent.
               // Bun writes what was enqueued once the pull settles: let it reach the socket first.
-              await Bun.sleep(delayMs + 20)
+              if (opts.cutOnRelease && fault > 0) await release.promise
+              else await Bun.sleep(delayMs + 20)
               // No argument: Bun aborts the connection without logging a reason.
               c.error()
               return
@@ -267,6 +284,10 @@ export async function startMeteredUpstream(
     url: `http://127.0.0.1:${server.port}`,
     bills,
     bodies,
+    releaseCut: () => {
+      release.resolve()
+      release = Promise.withResolvers<void>()
+    },
     stop: async () => {
       await server.stop(true)
     },

@@ -37,7 +37,7 @@ const records: Completion[] = []
 
 beforeAll(async () => {
   await prepareOutputCount()
-  up = await startMeteredUpstream({ answerTokens: ALLOWANCE, delayMs: 15 })
+  up = await startMeteredUpstream({ answerTokens: ALLOWANCE, delayMs: 15, cutOnRelease: true })
   const models = ['slow', 'cut', 'early'].map((name) => ({
     name,
     context_window: 128_000,
@@ -146,8 +146,16 @@ async function send(surface: Surface, model: string) {
   return { key, res, input, settled: () => settledOf(key, id) }
 }
 
-/** Reads `res` until `n` text deltas came (all of it when n is Infinity): the text, and whether it ended. */
-async function read(surface: Surface, res: Response, n: number): Promise<{ text: string; deltas: number }> {
+/**
+ * Reads `res` until `n` text deltas came (all of it when n is Infinity): the text, and whether it
+ * ended. `onDeltas` runs once when `CUT_AFTER` deltas have come.
+ */
+async function read(
+  surface: Surface,
+  res: Response,
+  n: number,
+  onDeltas?: () => void,
+): Promise<{ text: string; deltas: number }> {
   const reader = res.body!.getReader()
   const dec = new TextDecoder()
   let buf = ''
@@ -171,7 +179,7 @@ async function read(surface: Surface, res: Response, n: number): Promise<{ text:
       // takes n deltas and leaves, whatever else the gateway has already relayed.
       if (t && deltas < n) {
         text += t
-        deltas++
+        if (++deltas === CUT_AFTER) onDeltas?.()
       }
     }
   }
@@ -238,7 +246,9 @@ describe('an upstream that cuts the stream after 3 deltas, no usage: the input a
     test(name, async () => {
       const s = await send(surface, `${prefix}/cut`)
       expect(s.res.status).toBe(200)
-      const seen = await read(surface, s.res, Number.POSITIVE_INFINITY)
+      // The upstream cuts once the client has its deltas: a reset earlier would drop the ones the
+      // gateway had not read yet (under load it lost the third), and the test would see 2.
+      const seen = await read(surface, s.res, Number.POSITIVE_INFINITY, () => up.releaseCut())
       expect(seen.text).toBe(DELTA_TEXT.repeat(CUT_AFTER))
       const { tokens, micros, logged } = await s.settled()
       // Counted chunk by chunk as it arrived: on the calibrated bound (Anthropic here) each of the
