@@ -4,7 +4,8 @@
  * of it (port 0, temporary database), the official `openai` client, and raw-SSE helpers.
  *
  * Providers: `mock` (every feature model, fault models, default timeouts so a 15 s wait is fine),
- * `mockt` (the same upstream with small timeouts), `dead` (a closed port) and `demo`.
+ * `mockt` (the same upstream with small timeouts: a `hang` model), `mocks` (a stream silent past its
+ * idle timeout), `dead` (a closed port) and `demo`.
  *
  * @example
  * const bed = await startChatBed()
@@ -83,8 +84,20 @@ export function chatConfigDoc(mockUrl: string, server: Record<string, unknown> =
         kind: 'openai',
         base_url: mockUrl,
         api_key: UPSTREAM_KEY,
+        // `hang` never answers, so its 504 at first_byte_ms needs no margin a loaded machine eats.
         timeouts: { first_byte_ms: 300, idle_ms: 300, total_ms: 5_000 },
-        models: ['hang', 'slow-stream-2000ms'].map((name) => model(name, FEATURES)),
+        models: ['hang'].map((name) => model(name, FEATURES)),
+      },
+      {
+        // A stream whose chunks come 2 s apart: the gateway's idle cut (1 s after the first text)
+        // comes before the next one, and the first byte need not beat 300 ms on a loaded machine.
+        // total_ms is far off, so the cut seen is the idle one.
+        prefix: 'mocks',
+        kind: 'openai',
+        base_url: mockUrl,
+        api_key: UPSTREAM_KEY,
+        timeouts: { first_byte_ms: 3_000, idle_ms: 1_000, total_ms: 20_000 },
+        models: ['slow-stream-2000ms'].map((name) => model(name, FEATURES)),
       },
       {
         prefix: 'dead',

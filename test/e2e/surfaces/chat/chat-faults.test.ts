@@ -85,7 +85,7 @@ const STREAM_FAULTS: StreamCase[] = [
     [502, 'upstream_invalid_response'],
   ],
   ['error event mid-stream', 'mock/fault-error-event', 'upstream_error', [502, 'upstream_error']],
-  ['silence past idle_ms mid-stream', 'mockt/slow-stream-2000ms', 'upstream_timeout', [200, '']],
+  ['silence past idle_ms mid-stream', 'mocks/slow-stream-2000ms', 'upstream_timeout', [200, '']],
 ]
 
 describe('faults after the first byte end the stream with an error event and no [DONE]', () => {
