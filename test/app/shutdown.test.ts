@@ -110,7 +110,9 @@ describe.each([[[]], [['--workers', '2']]])('SIGTERM drains (serve %p)', (extra)
     const [short, long1, long2] = await Promise.all(streams.map((s) => s.end))
     expect(short!.text).toContain('data: [DONE]')
     expect(short!.text).not.toContain('shutting_down')
-    expect(short!.endedAt - t0).toBeLessThan(DRAIN_S * 1000)
+    // Finished inside the drain: before the drain's end cut the long ones (an order, not a
+    // duration a loaded machine stretches).
+    expect(short!.endedAt).toBeLessThan(Math.min(long1!.endedAt, long2!.endedAt))
     for (const s of [long1!, long2!]) {
       expect(s.text).not.toContain('[DONE]')
       const last = s.text.trim().split('\n\n').at(-1)!
@@ -118,7 +120,9 @@ describe.each([[[]], [['--workers', '2']]])('SIGTERM drains (serve %p)', (extra)
       expect(s.endedAt - t0).toBeGreaterThanOrEqual(DRAIN_S * 1000 - 100)
     }
     expect(await serve.proc.exited).toBe(0)
-    expect(performance.now() - t0).toBeLessThan((DRAIN_S + 5) * 1000)
+    // Exited soon after the drain, not when the long streams would have ended (their last chunk
+    // ~25 s after the SIGTERM): the healthy exit is ~DRAIN_S + 1 s, a loaded machine's a few more.
+    expect(performance.now() - t0).toBeLessThan(20_000)
 
     const rows = new Database(db, { readonly: true })
       .query('SELECT model, status, error_code FROM requests ORDER BY model, id')

@@ -79,7 +79,9 @@ test.each([
     const r = await trickle(headers(), BODY.split(''), 100)
     expect({ status: r.status, code: r.code }).toEqual({ status: 408, code: 'request_timeout' })
     expect(r.answeredMs).toBeGreaterThan(TIMEOUT_S * 1000 - 100)
-    expect(r.answeredMs).toBeLessThan(TIMEOUT_S * 1000 + 1_500)
+    // At the deadline, counted from the start (a deadline a piece renews never comes: the whole
+    // body takes ~28 s): 4 s of room for a loaded machine, short of trickle's 5 s give-up.
+    expect(r.answeredMs).toBeLessThan(TIMEOUT_S * 1000 + 4_000)
     expect(r.closedMs).toBeGreaterThan(0)
   },
   15_000,
@@ -90,7 +92,7 @@ test('a trickled chunked body → 408 at the deadline, though a piece arrives ev
   const pieces = BODY.split('').map((c) => `1\r\n${c}\r\n`)
   const r = await trickle(head('Transfer-Encoding: chunked\r\n'), pieces, 100)
   expect({ status: r.status, code: r.code }).toEqual({ status: 408, code: 'request_timeout' })
-  expect(r.answeredMs).toBeLessThan(TIMEOUT_S * 1000 + 1_500)
+  expect(r.answeredMs).toBeLessThan(TIMEOUT_S * 1000 + 4_000)
   expect(r.closedMs).toBeGreaterThan(0)
 }, 15_000)
 
