@@ -38,6 +38,14 @@ export const PLANS = {
   unlimited: { rpm: null, rpd: null, models: ['*'] },
 }
 
+/**
+ * A plan whose token and money limits are far above anything a test spends: its requests are
+ * metered (reserved, gated, settled) and never refused for it. A fresh object each call.
+ */
+export function meteredPlan(): Record<string, unknown> {
+  return { rpm: null, rpd: null, tpm: 1_000_000, budget: { usd: 100, period: 'month' }, models: ['*'] }
+}
+
 export function testConfigDoc(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return structuredClone({
     server: { host: '127.0.0.1', port: 0 },

@@ -15,6 +15,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Backend, backends } from '../../support/backends.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
+import { meteredPlan } from '../../support/config-doc.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 
 const all = backends('ledger-estimated.test.ts')
@@ -60,13 +61,7 @@ async function start(b: Backend): Promise<{ gw: TestGateway; ups: BillingUpstrea
         { prefix: 'mute', kind: 'openai', base_url: silent.url, api_key: 'sk-up', models: [model('quiet')] },
       ],
       plans: {
-        metered: {
-          rpm: null,
-          rpd: null,
-          tpm: 1_000_000,
-          budget: { usd: 100, period: 'month' },
-          models: ['*'],
-        },
+        metered: meteredPlan(),
       },
       default_plan: 'metered',
     },

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { inputTokenBound } from '../../../src/limits/estimate-tokens.ts'
+import { meteredPlan } from '../../support/config-doc.ts'
 import { type FaultUpstream, startFaultUpstream } from '../../support/fault-upstream.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 
@@ -41,13 +42,7 @@ beforeAll(async () => {
         },
       ],
       plans: {
-        metered: {
-          rpm: null,
-          rpd: null,
-          tpm: 1_000_000,
-          budget: { usd: 100, period: 'month' },
-          models: ['*'],
-        },
+        metered: meteredPlan(),
       },
       default_plan: 'metered',
     },

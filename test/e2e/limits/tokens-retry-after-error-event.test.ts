@@ -13,6 +13,7 @@
  * - chat → openai pass-through: its gate counts every event before the assembly finds the error.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { meteredPlan } from '../../support/config-doc.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 
 // The request's allowance: its max_tokens (one choice).
@@ -128,13 +129,7 @@ beforeAll(async () => {
         { prefix: 'oai', kind: 'openai', base_url: base, api_key: 'sk-x', retry, models: [model('gpt-a')] },
       ],
       plans: {
-        metered: {
-          rpm: null,
-          rpd: null,
-          tpm: 1_000_000,
-          budget: { usd: 100, period: 'month' },
-          models: ['*'],
-        },
+        metered: meteredPlan(),
       },
       default_plan: 'metered',
     },

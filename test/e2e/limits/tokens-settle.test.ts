@@ -18,6 +18,7 @@ import { inputTokenBound } from '../../../src/limits/estimate-tokens.ts'
 import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
 import type { Completion } from '../../../src/store/index.ts'
 import { waitFor } from '../../support/chat-bed.ts'
+import { meteredPlan } from '../../support/config-doc.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
 import {
   CUT_AFTER,
@@ -62,13 +63,7 @@ beforeAll(async () => {
         },
       ],
       plans: {
-        metered: {
-          rpm: null,
-          rpd: null,
-          tpm: 1_000_000,
-          budget: { usd: 100, period: 'month' },
-          models: ['*'],
-        },
+        metered: meteredPlan(),
       },
       default_plan: 'metered',
     },
