@@ -65,3 +65,8 @@ if (process.env.BARE_ELYSIA === '1') {
 
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => fetchFn(req) })
 console.log(JSON.stringify({ port: server.port, pid: process.pid, key: KEY }))
+// An exit of its own on SIGTERM, so a `--cpu-prof` run writes its profile (plain-prof.ts).
+process.on('SIGTERM', () => {
+  server.stop(true)
+  process.exit(0)
+})

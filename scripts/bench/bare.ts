@@ -28,10 +28,13 @@ export async function startBareProxy(
   /** `{ BARE_ELYSIA: '1' }`: the same handler as an Elysia route (bare-proxy.ts). */
   env: Record<string, string> = {},
   db = 'bare.db',
+  /** Bun's own flags (`--cpu-prof`, say: plain-prof.ts). */
+  bunFlags: string[] = [],
 ): Promise<BareProxy> {
   const proc = Bun.spawn(
     [
       process.execPath,
+      ...bunFlags,
       join(REPO, 'scripts', 'bench', 'bare-proxy.ts'),
       ctx.mocks.fast.url,
       join(ctx.dir, db),

@@ -104,6 +104,14 @@ export function cpuMicrosByThread(pid: number): Record<string, number> {
   return out
 }
 
+/**
+ * µs on a core of `pid`'s main thread — the event loop, where the request's JavaScript runs (its
+ * tid is its pid) — from schedstat (ns), not the tick-grained stat.
+ */
+export function loopMicros(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000
+}
+
 /** Scheduling counts of every thread of a process, summed and per thread (by tid). */
 export interface ThreadStats {
   voluntary: number

@@ -6,7 +6,12 @@
  * requests the profiled process served, warm-up included). With a second profile, the same
  * figures for it beside (the plain gateway's, say, from `gov-prof.ts`).
  *
- * bun scripts/bench/prof-steps.ts PROFILE REQUESTS [OTHER OTHER_REQUESTS] [--top N] [--match RE] [--interval µs]
+ * `--after-gap MS`: only the samples after the profile's last gap in sampling over MS (the loop idle
+ * that long: plain-prof.ts leaves two seconds between the warm-up and the counted requests), so
+ * REQUESTS are the counted ones only. Then a table of self time by function (every function,
+ * native ones and the runtime's too: `(garbage collector)`, `fetch`, `(program)`).
+ *
+ * bun scripts/bench/prof-steps.ts PROFILE REQUESTS [OTHER OTHER_REQUESTS] [--top N] [--match RE] [--interval µs] [--after-gap MS]
  */
 import { readFileSync } from 'node:fs'
 
@@ -30,6 +35,7 @@ const top = Number(option('--top') ?? 60)
 const match = new RegExp(option('--match') ?? '/src/')
 /** The profiler's sampling interval, µs (bun --cpu-prof's default: 1 ms). */
 const interval = Number(option('--interval') ?? 1000)
+const afterGap = option('--after-gap')
 
 /** Inclusive µs per function key and self µs per file, over the profile's samples. */
 function split(path: string) {
@@ -47,8 +53,12 @@ function split(path: string) {
   }
   const incl = new Map<string, number>()
   const selfFile = new Map<string, number>()
+  const selfFn = new Map<string, number>()
   let total = 0
-  for (let i = 0; i < p.samples.length; i++) {
+  let from = 0
+  if (afterGap !== undefined)
+    for (let i = 0; i < p.timeDeltas.length; i++) if (p.timeDeltas[i]! > Number(afterGap) * 1000) from = i
+  for (let i = from; i < p.samples.length; i++) {
     // A sample stands for one interval of the loop running: the deltas also hold the loop's idle
     // gaps (up to seconds), which would fall on whatever ran last.
     const dt = interval
@@ -58,6 +68,8 @@ function split(path: string) {
     const file =
       leaf.callFrame.url.replace(/^.*\/(src|scripts|node_modules)\//, '$1/') || leaf.callFrame.functionName
     selfFile.set(file, (selfFile.get(file) ?? 0) + dt)
+    const fn = keyOf(leaf)
+    selfFn.set(fn, (selfFn.get(fn) ?? 0) + dt)
     const seen = new Set<string>()
     while (id !== undefined) {
       const n = byId.get(id)!
@@ -71,7 +83,7 @@ function split(path: string) {
       id = parent.get(id)
     }
   }
-  return { incl, selfFile, total }
+  return { incl, selfFile, selfFn, total }
 }
 
 const a = split(args[0]!)
@@ -86,3 +98,6 @@ for (const [k, v] of [...a.incl].sort((x, y) => y[1] - x[1]).slice(0, top))
 console.log('\n| file (self) | µs a request | other |\n|---|---|---|')
 for (const [k, v] of [...a.selfFile].sort((x, y) => y[1] - x[1]).slice(0, top))
   console.log(`| ${k} | ${per(v, na)} | ${b ? per(b.selfFile.get(k), nb) : ''} |`)
+console.log('\n| function (self) | µs a request | other |\n|---|---|---|')
+for (const [k, v] of [...a.selfFn].sort((x, y) => y[1] - x[1]).slice(0, top))
+  console.log(`| ${k} | ${per(v, na)} | ${b ? per(b.selfFn.get(k), nb) : ''} |`)

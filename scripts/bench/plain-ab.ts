@@ -1,0 +1,103 @@
+/**
+ * @module
+ * A plain-request change measured interleaved against the code before it (issue 46): gateways of
+ * two checkouts — `--before DIR` (an export of main: `git archive main | tar -x -C DIR`, with
+ * `node_modules` linked in) and this one — on the plain key, non-stream chat, each warmed with
+ * `--warm` requests at c8 (15,000 by default: past the JIT's tier-up). Then `--rounds` rounds, each:
+ * `--batch` requests a side at c=1 in the lane's interleaved client (direct beside them, for the
+ * added p50), then `--batch` × 4 a side at c16, the order of the sides swapped every other round.
+ * Per round and side: the loop thread's CPU a request (schedstat of the main thread) at c=1 and at
+ * c16, and the p50 at c=1 added over direct; then each figure's after ÷ before round by round.
+ *
+ * bun scripts/bench/plain-ab.ts --before DIR [--rounds 8] [--batch 1000] [--warm 15000]
+ */
+import { readFileSync } from 'node:fs'
+import { runLaneClient } from './c1-client.ts'
+import { loopMicros } from './proc-stats.ts'
+import { type Gateway, startGateway, startMocks, workspace } from './processes.ts'
+import { fmt, series } from './report.ts'
+import { findWrk } from './loadgen-wrk.ts'
+import { type Ctx, closedLoad } from './scenarios.ts'
+import { chatTarget, quantile, sortedCopy } from './workload.ts'
+
+const option = (name: string) => {
+  const i = process.argv.indexOf(name)
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+const before = option('--before')
+if (!before) {
+  console.error('usage: bun scripts/bench/plain-ab.ts --before DIR [--rounds N] [--batch N] [--warm N]')
+  process.exit(2)
+}
+const rounds = Number(option('--rounds') ?? 8)
+const batch = Number(option('--batch') ?? 1000)
+const warm = Number(option('--warm') ?? 15_000)
+const load1 = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]
+
+const mocks = await startMocks(20)
+const spaces = [workspace(), workspace()]
+const sides: { name: string; gw: Gateway; c1: number[]; c16: number[]; p50: number[] }[] = []
+try {
+  for (const [i, [name, root]] of ([
+    ['before', before],
+    ['after', undefined],
+  ] as const).entries()) {
+    const gw = await startGateway(spaces[i]!, mocks, {
+      binary: false,
+      root,
+      env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+    })
+    sides.push({ name, gw, c1: [], c16: [], p50: [] })
+  }
+  const target = (gw: Gateway) => chatTarget(gw.url, 'mock/bench', false, gw.key)
+  const ctx = { wrk: findWrk(), dir: spaces[0]!.dir } as Ctx
+  console.log(`plain key, non-stream: warming (load ${load1()})`)
+  for (const s of sides) {
+    let sent = 0
+    while (sent < warm) sent += (await closedLoad(ctx, target(s.gw), 8, 3)).requests
+  }
+  const direct = { ...chatTarget(mocks.fast.url, 'bench', false), name: 'direct', stream: false }
+  const loads: string[] = [load1()!]
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 ? [...sides].reverse() : sides
+    const loop0 = order.map((s) => loopMicros(s.gw.pid))
+    const run = await runLaneClient({
+      targets: [direct, ...order.map((s) => ({ ...target(s.gw), name: s.name, stream: false }))],
+      rounds: 5,
+      batch: batch / 5,
+      warm: 0,
+      stamps: false,
+      gaps: false,
+    })
+    const d = quantile(sortedCopy(run.total.direct!.flat()), 0.5)
+    for (const [i, s] of order.entries()) {
+      s.c1.push((loopMicros(s.gw.pid) - loop0[i]!) / batch)
+      s.p50.push(quantile(sortedCopy(run.total[s.name]!.flat()), 0.5) - d)
+    }
+    for (const s of order) {
+      const l0 = loopMicros(s.gw.pid)
+      const res = await closedLoad(ctx, target(s.gw), 16, 2)
+      s.c16.push((loopMicros(s.gw.pid) - l0) / Math.max(1, res.requests))
+    }
+    loads.push(load1()!)
+  }
+  console.log(`${rounds} rounds (${batch} requests a side at c=1, 2 s at c16), load ${loads.join(' → ')}`)
+  console.log('| figure | before | after | after ÷ before, round by round |\n|---|---|---|---|')
+  const [b, a] = sides as [(typeof sides)[0], (typeof sides)[0]]
+  for (const [label, key] of [
+    ['loop CPU µs a request, c=1', 'c1'],
+    ['loop CPU µs a request, c16', 'c16'],
+    ['added p50 µs at c=1', 'p50'],
+  ] as const) {
+    const sb = series(b[key])
+    const sa = series(a[key])
+    const ratio = series(a[key].map((x, i) => x / b[key][i]!))
+    console.log(
+      `| ${label} | ${fmt(sb.median, 0)} (${fmt(sb.min, 0)}–${fmt(sb.max, 0)}) | ${fmt(sa.median, 0)} (${fmt(sa.min, 0)}–${fmt(sa.max, 0)}) | ${fmt(ratio.median, 3)} × (${fmt(ratio.min, 3)}–${fmt(ratio.max, 3)}) |`,
+    )
+  }
+} finally {
+  for (const s of sides) await s.gw.stop()
+  await mocks.stop()
+  for (const w of spaces) w.remove()
+}
