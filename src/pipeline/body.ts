@@ -14,6 +14,7 @@ import {
 import { jsonLimitError } from '../json/parse-json-body.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
+import { watchDeadline, within } from './body-deadline.ts'
 
 export function tooLarge(limit: number): GatewayError {
   return new GatewayError(
@@ -38,39 +39,19 @@ export function bodyTimeout(ms: number): GatewayError {
  * once it aborts (the shutdown's drain deadline: a body still arriving then is cut like a stream,
  * never left unanswered), calling `onLate` after rejecting. Without a deadline a valid key could
  * hold thousands of sockets open by trickling bodies in (admission comes after the body). One per
- * body, raced by every read of it: one timer and one listener, not one per piece.
+ * body, raced by every read of it (body-deadline.ts: no timer or listener of its own).
  */
 function bodyDeadline(
   ms: number,
   onLate: () => void,
   stop?: AbortSignal,
 ): { late: Promise<never>; clear: () => void } {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let onStop: (() => void) | undefined
+  let fail!: (reason: unknown) => void
   const late = new Promise<never>((_, reject) => {
-    if (stop?.aborted) {
-      reject(stop.reason)
-      onLate()
-      return
-    }
-    timer = setTimeout(() => {
-      reject(bodyTimeout(ms)) // first: cancelling settles the read, which must not win the race
-      onLate()
-    }, ms)
-    onStop = () => {
-      reject(stop!.reason)
-      onLate()
-    }
-    stop?.addEventListener('abort', onStop, { once: true })
+    fail = reject
   })
   late.catch(() => {}) // raced by each read; settled between reads, the next read sees it
-  return {
-    late,
-    clear: () => {
-      clearTimeout(timer)
-      if (onStop) stop?.removeEventListener('abort', onStop)
-    },
-  }
+  return { late, clear: watchDeadline(ms, () => bodyTimeout(ms), fail, onLate, stop) }
 }
 
 export function checkJsonContentType(request: Request): void {
@@ -177,12 +158,12 @@ const WHOLE_READ_MAX = 256 * 1024
 const SCANNED_WHILE_READING = 1024 * 1024
 
 /** A small body with a Content-Length: one native read into one buffer of that size. */
-async function readDeclared(request: Request, timeoutMs: number, stop?: AbortSignal): Promise<Uint8Array> {
-  const reading = request.bytes()
-  reading.catch(() => {}) // settled by the closed socket after a 408
-  const deadline = bodyDeadline(timeoutMs, () => {}, stop)
-  return Promise.race([reading, deadline.late]).finally(deadline.clear)
+function readDeclared(request: Request, timeoutMs: number, stop?: AbortSignal): Promise<Uint8Array> {
+  // A rejected read (the closed socket after a 408) is handled by `within`.
+  return within(request.bytes(), timeoutMs, () => bodyTimeout(timeoutMs), noop, stop)
 }
+
+const noop = () => {}
 
 /** The first size of a large body's buffer; it doubles as pieces arrive (never past `limit`). */
 const FIRST_BUFFER = 64 * 1024
