@@ -9,7 +9,9 @@
  * Per round and side: the loop thread's CPU a request (schedstat of the main thread) at c=1 and at
  * c16, and the p50 at c=1 added over direct; then each figure's after ÷ before round by round.
  *
- * bun scripts/bench/plain-ab.ts --before DIR [--rounds 8] [--batch 1000] [--warm 15000]
+ * `--after DIR`: another export in place of this checkout (a commit measured while work goes on).
+ *
+ * bun scripts/bench/plain-ab.ts --before DIR [--after DIR] [--rounds 8] [--batch 1000] [--warm 15000]
  */
 import { readFileSync } from 'node:fs'
 import { runLaneClient } from './c1-client.ts'
@@ -40,7 +42,7 @@ const sides: { name: string; gw: Gateway; c1: number[]; c16: number[]; p50: numb
 try {
   for (const [i, [name, root]] of ([
     ['before', before],
-    ['after', undefined],
+    ['after', option('--after')],
   ] as const).entries()) {
     const gw = await startGateway(spaces[i]!, mocks, {
       binary: false,
