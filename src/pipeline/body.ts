@@ -121,8 +121,10 @@ export async function readBodyText(
   const bytes = read.bytes
   // HTTP framing read the declared length; a Request built in code may carry more.
   if (bytes.byteLength > limit) throw tooLarge(limit)
-  const text = new TextDecoder().decode(bytes)
-  release(bytes)
+  const text = UTF8.decode(bytes)
+  // A small body's bytes die young with its request: detaching them costs more (~1.4 µs of a
+  // plain request, two native calls) than the memory it gives back early.
+  if (bytes.byteLength >= RELEASED_FROM) release(bytes)
   if (read.scanner) {
     // A large body: its head was scanned as it arrived; the scan goes on from there, over the rest
     // of the one text (a view of it, not a copy), so no character is decoded or scanned twice.
@@ -147,6 +149,12 @@ interface ReadBody {
   scanner: JsonStructureScanner | null
   scanned: number
 }
+
+/** One decoder for every whole body (`decode` without `stream` keeps no state between calls). */
+const UTF8 = new TextDecoder()
+
+/** Bodies of this many bytes or more have their buffer let go at once when decoded (`release`). */
+const RELEASED_FROM = 64 * 1024
 
 /** Declared bodies up to this size are read in one native call and checked whole. */
 const WHOLE_READ_MAX = 256 * 1024
