@@ -15,10 +15,10 @@
  */
 import { readFileSync } from 'node:fs'
 import { runLaneClient } from './c1-client.ts'
+import { findWrk } from './loadgen-wrk.ts'
 import { loopMicros } from './proc-stats.ts'
 import { type Gateway, startGateway, startMocks, workspace } from './processes.ts'
 import { fmt, series } from './report.ts'
-import { findWrk } from './loadgen-wrk.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
@@ -40,10 +40,12 @@ const mocks = await startMocks(20)
 const spaces = [workspace(), workspace()]
 const sides: { name: string; gw: Gateway; c1: number[]; c16: number[]; p50: number[] }[] = []
 try {
-  for (const [i, [name, root]] of ([
-    ['before', before],
-    ['after', option('--after')],
-  ] as const).entries()) {
+  for (const [i, [name, root]] of (
+    [
+      ['before', before],
+      ['after', option('--after')],
+    ] as const
+  ).entries()) {
     const gw = await startGateway(spaces[i]!, mocks, {
       binary: false,
       root,

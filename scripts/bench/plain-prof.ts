@@ -13,7 +13,6 @@
  */
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
-import { join } from 'node:path'
 import { startBareProxy } from './bare.ts'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
@@ -28,7 +27,9 @@ const option = (name: string) => {
 }
 const out = process.argv[2]
 if (!out || out.startsWith('--')) {
-  console.error('usage: bun scripts/bench/plain-prof.ts DIR [--warm N] [--requests N] [--interval µs] [--root CHECKOUT]')
+  console.error(
+    'usage: bun scripts/bench/plain-prof.ts DIR [--warm N] [--requests N] [--interval µs] [--root CHECKOUT]',
+  )
   process.exit(2)
 }
 mkdirSync(out, { recursive: true })

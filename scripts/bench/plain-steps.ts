@@ -32,10 +32,16 @@ const STEPS: [string, RegExp][] = [
   ['request id, error hook (errors.ts onRequest)', /^\(anon\) src\/server\/errors\.ts/],
   ['host check', /^\(anon\) src\/server\/host\.ts/],
   ['log writer flush (write to stderr)', /^flush src\/util\/log\.ts/],
-  ['pipeline rest (run, handle, callProvider, attempts)', /^(run|handle|callProvider|callWithAttempts|attempt|forwardCall) src\/pipeline/],
+  [
+    'pipeline rest (run, handle, callProvider, attempts)',
+    /^(run|handle|callProvider|callWithAttempts|attempt|forwardCall) src\/pipeline/,
+  ],
   ['app hooks and route (app.ts, surfaces.ts)', /^\(anon\) src\/(app\/app|server\/routes\/surfaces)\.ts/],
   ['the handler itself (bare-proxy.ts)', /^(handle|fetchFn|\(anon\)) scripts\/bench\/bare-proxy\.ts/],
-  ['Elysia composed handler (generated code)', /^(handle|map|mapResponse|mapCompactResponse) (:|node_modules\/elysia)/],
+  [
+    'Elysia composed handler (generated code)',
+    /^(handle|map|mapResponse|mapCompactResponse) (:|node_modules\/elysia)/,
+  ],
 ]
 
 interface Node {
@@ -53,7 +59,11 @@ const interval = Number(option('--interval') ?? 1000)
 const afterGap = option('--after-gap')
 
 function steps(path: string): Map<string, number> {
-  const p = JSON.parse(readFileSync(path, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+  const p = JSON.parse(readFileSync(path, 'utf8')) as {
+    nodes: Node[]
+    samples: number[]
+    timeDeltas: number[]
+  }
   const parent = new Map<number, number>()
   const byId = new Map<number, Node>()
   for (const n of p.nodes) {
@@ -89,5 +99,4 @@ const nb = Number(args[3])
 console.log('| step | µs a request | other |\n|---|---|---|')
 for (const [k, v] of [...a].sort((x, y) => y[1] - x[1]))
   console.log(`| ${k} | ${(v / na).toFixed(1)} | ${b ? ((b.get(k) ?? 0) / nb).toFixed(1) : ''} |`)
-if (b)
-  for (const [k, v] of b) if (!a.has(k)) console.log(`| ${k} | 0 | ${(v / nb).toFixed(1)} |`)
+if (b) for (const [k, v] of b) if (!a.has(k)) console.log(`| ${k} | 0 | ${(v / nb).toFixed(1)} |`)

@@ -5,8 +5,8 @@
  * and the drain's stop still fail a read that does not end.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { SWEEP_MS, within } from '../../src/pipeline/body-deadline.ts'
 import { readBodyText } from '../../src/pipeline/body.ts'
+import { SWEEP_MS, within } from '../../src/pipeline/body-deadline.ts'
 
 let armed = 0
 const realTimeout = globalThis.setTimeout
@@ -50,26 +50,49 @@ test('a declared body is read without a timer of its own', async () => {
 test('a read that does not end fails with the late error, not before its time', async () => {
   const late = new Error('late')
   const t0 = performance.now()
-  const err = await within(new Promise<never>(() => {}), 50, () => late, () => {}).catch((e) => e)
+  const err = await within(
+    new Promise<never>(() => {}),
+    50,
+    () => late,
+    () => {},
+  ).catch((e) => e)
   expect(err).toBe(late)
   expect(performance.now() - t0).toBeGreaterThanOrEqual(49)
   expect(SWEEP_MS).toBeLessThanOrEqual(1000)
 })
 
-test("the stop signal fails every read waiting on it with its reason, then calls onLate", async () => {
+test('the stop signal fails every read waiting on it with its reason, then calls onLate', async () => {
   const stop = new AbortController()
   const calls: string[] = []
   const reads = [1, 2].map((i) =>
-    within(new Promise<never>(() => {}), 60_000, () => new Error('late'), () => calls.push(`late ${i}`), stop.signal).catch(
-      (e) => e,
-    ),
+    within(
+      new Promise<never>(() => {}),
+      60_000,
+      () => new Error('late'),
+      () => calls.push(`late ${i}`),
+      stop.signal,
+    ).catch((e) => e),
   )
-  const other = within(Promise.resolve('done'), 60_000, () => new Error('late'), () => calls.push('other'), stop.signal)
+  const other = within(
+    Promise.resolve('done'),
+    60_000,
+    () => new Error('late'),
+    () => calls.push('other'),
+    stop.signal,
+  )
   expect(await other).toBe('done')
   const reason = new Error('shutting down')
   stop.abort(reason)
   expect(await Promise.all(reads)).toEqual([reason, reason])
   expect(calls).toEqual(['late 1', 'late 2'])
   // A read begun after the stop fails at once.
-  expect(await within(new Promise<never>(() => {}), 60_000, () => 0, () => {}, stop.signal).catch((e) => e)).toBe(reason)
+  expect(
+    await within(
+      new Promise<never>(() => {}),
+      60_000,
+      () => 0,
+      () => {},
+      stop.signal,
+    ).catch((e) => e),
+  ).toBe(reason)
 })
