@@ -8,7 +8,9 @@
  * (eden, full) and their pauses on the serving thread. Counts, not times: a pause moves with the
  * machine's load, the bytes a request allocates do not.
  *
- * bun scripts/bench/plain-gc.ts [--warm 15000] [--requests 5000] [--root CHECKOUT]
+ * `--noaccess`: the gateway with `logging.access: false` (what the access line allocates).
+ *
+ * bun scripts/bench/plain-gc.ts [--warm 15000] [--requests 5000] [--root CHECKOUT] [--noaccess]
  */
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -28,7 +30,14 @@ const requests = Number(option('--requests') ?? 5000)
 const mocks = await startMocks(20)
 const ws = workspace()
 const env = { BUN_JSC_logGC: '1', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
-const gw = await startGateway(ws, mocks, { binary: false, root: option('--root'), env })
+const gw = await startGateway(ws, mocks, {
+  binary: false,
+  root: option('--root'),
+  env,
+  doc: process.argv.includes('--noaccess')
+    ? (d) => ({ ...d, logging: { ...(d.logging as object), access: false } })
+    : undefined,
+})
 const bareLog = join(ws.dir, 'bare.log')
 const bare = Bun.spawn(
   [
