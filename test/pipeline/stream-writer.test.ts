@@ -90,9 +90,14 @@ function options(extra: Partial<WriteChatStreamOptions> = {}) {
   return { opts, finished }
 }
 
+/** The body read to its end, and the turn after it: the writer reports the outcome then (`finish`). */
 async function text(body: ReadableStream<Uint8Array>): Promise<string> {
-  return new Response(body).text()
+  const out = await new Response(body).text()
+  await nextTurn()
+  return out
 }
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /** The `data:` payloads of a body, in order; comments counted separately. */
 function frames(body: string) {
@@ -229,6 +234,22 @@ describe('writeChatStream', () => {
     await reader.cancel()
   })
 
+  test('the outcome is reported on the turn after the body ends: the bytes of that turn go out before the bookkeeping', async () => {
+    // All of the answer in one read, as a short answer or the bench's mock gives it: the server
+    // writes what the turn enqueued when the turn ends, so an outcome recorded in it (the usage
+    // record, the access line, the metrics) would hold the first content back.
+    const { stream } = scripted([ROLE(), TEXT('Hi'), FINISH()])
+    const { opts, finished } = options({ holdForContent: true })
+    const body = await ok(writeChatStream(stream, opts))
+    const { data } = frames(await new Response(body).text())
+    expect(data.at(-1)).toBe('[DONE]')
+    expect(finished).toEqual([])
+    await nextTurn()
+    expect(finished).toEqual([
+      { usage: null, error: null, ttftMs: expect.any(Number), started: true, aborted: false, relayedBytes: 2 },
+    ])
+  })
+
   test('cancelling the body cancels the adapter stream and reports aborted exactly once', async () => {
     const { stream, state } = scripted([ROLE(), wait(5_000), TEXT('never')])
     const { opts, finished } = options()
@@ -237,6 +258,7 @@ describe('writeChatStream', () => {
     const pending = reader.read() // waiting on the adapter when the client leaves
     await reader.cancel()
     await pending
+    await nextTurn()
     expect(state.cancelled).toBe(true)
     expect(finished).toEqual([
       { usage: null, error: null, ttftMs: expect.any(Number), started: true, aborted: true, relayedBytes: 0 },

@@ -393,7 +393,12 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     this.opts.signal?.removeEventListener('abort', this.onAbort)
     this.opts.stop?.removeEventListener('abort', this.onStop)
     const outcome = outcomeOf(this.encoder, error, aborted, this.ttftMs, this.started)
-    this.opts.onFinish(outcome)
+    // The body is the server's: what was enqueued in this turn reaches the socket when the turn
+    // ends, so the outcome's bookkeeping (the usage record, the access line, the metrics) waits
+    // for the next one — as a JSON answer's does (the app's afterResponse). Else a stream whose
+    // end came in the read that carried its first content holds that content back by all of it.
+    if (this.controller) setImmediate(this.opts.onFinish, outcome)
+    else this.opts.onFinish(outcome)
     if (this.sourceDone) return Promise.resolve()
     return this.reader.cancel(reason).catch(() => {})
   }
