@@ -21,6 +21,11 @@ export interface Scheduler {
   /** Milliseconds, monotonic. */
   now(): number
   timer(fire: () => void): Timer
+  /**
+   * Resolves on the event loop's next turn, once what this one wrote has gone to the sockets
+   * (`setImmediate`); on a manual clock at once, its time being moved by `advance` alone.
+   */
+  turn(): Promise<void>
 }
 
 class RealTimer implements Timer {
@@ -76,6 +81,7 @@ const noop = (): void => {}
 export const realScheduler: Scheduler = {
   now: () => performance.now(),
   timer: (fire) => new RealTimer(fire),
+  turn: () => new Promise((resolve) => setImmediate(resolve)),
 }
 
 /**
@@ -92,6 +98,10 @@ export class ManualScheduler implements Scheduler {
 
   timer(fire: () => void): Timer {
     return new ManualTimer(fire, this.armed)
+  }
+
+  turn(): Promise<void> {
+    return Promise.resolve()
   }
 
   /** Resolves when the clock has moved `ms` on (for scripted sources in tests). */

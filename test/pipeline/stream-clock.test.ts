@@ -246,8 +246,6 @@ describe('one encode per upstream read', () => {
     expect(await next(reader)).toBe('data: 3\n\n')
     expect(await next(reader)).toBe('data: error upstream_error\n\n')
     expect(await next(reader)).toBeNull()
-    // The outcome is reported on the turn after the body's end (the writer's `finish`).
-    await new Promise((resolve) => setImmediate(resolve))
     expect(finished.map((f) => f.error?.code)).toEqual(['upstream_error'])
   })
 })

@@ -19,11 +19,7 @@ export interface WriteStreamOptions<T = unknown> {
    * ends with the surface's error event for the signal's reason (`shutting_down`), recorded so.
    */
   stop?: AbortSignal
-  /**
-   * Called exactly once, when the stream ends for whatever reason. Must not throw. Once the body
-   * was handed out (an `ok` result), on the turn after the end: the bytes written in the end's
-   * turn reach the socket first (writer.ts `finish`).
-   */
+  /** Called exactly once, when the stream ends for whatever reason. Must not throw. */
   onFinish: (outcome: StreamOutcome) => void
   /**
    * A source that is not a plan (a stream of items, as the writer's tests give) has no timeouts of

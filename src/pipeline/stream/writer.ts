@@ -1,17 +1,15 @@
 /**
  * @module
  * The stream writer every surface shares. It holds the HTTP status until the source's first item
- * (so an upstream refusal is still a real HTTP error), then writes each item through the
- * surface's `StreamEncoder`, the encoder's keep-alive while the upstream is quiet, the encoder's
- * ending, or its error frame if the upstream fails after the first byte. It is pull-based: an
- * item is read from the source only when the client has taken the previous one, and a client
- * that leaves cancels the source (and so the upstream request).
+ * (an upstream refusal is still a real HTTP error), then writes each item through the surface's
+ * `StreamEncoder`, its keep-alive while the upstream is quiet, its ending, or its error frame if
+ * the upstream fails after the first byte. Pull-based: an item is read only when the client took
+ * the previous one; a client that leaves cancels the source (and so the upstream request).
  *
- * The source is either a stream of items or a `StreamPlan` (the upstream's raw body and the
- * transformers to run it through): a plan is driven in one stage — read a body chunk, run the
- * transformers and the encoder synchronously, enqueue — with the plan's idle / total timeouts,
- * the hold and the keep-alive on one timer, from an injectable scheduler. Reading the source is
- * source.ts's; what is done with a read's items, items.ts's.
+ * The source is a stream of items or a `StreamPlan` (the upstream's raw body and its transformers),
+ * driven in one stage — read a body chunk, run the transformers and the encoder synchronously,
+ * enqueue — with the plan's idle / total timeouts, the hold and the keep-alive on one timer, from
+ * an injectable scheduler. Reading the source is source.ts's; a read's items, items.ts's.
  *
  * @example
  * const out = await writeStream(await adapter.stream(req, ctx), new ChatChunkEncoder(id, false), {
@@ -51,6 +49,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   private ttftMs: number | null = null
   /** An item was encoded (StreamOutcome.started). */
   private started = false
+  private turned = false // the turn after the first write was waited for (`pull`)
   /** Where the time to first token counts from (`startedAt`, else `t0`). */
   private readonly ttftFrom: number
   /** A pull is waiting for the source: only then is the client owed a keep-alive. */
@@ -168,9 +167,8 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
           await first
           this.waiting = false
           if (this.pending.length > 0) {
-            for (const bytes of this.pending) controller.enqueue(bytes)
+            for (const bytes of this.pending) this.write(bytes)
             this.pending = []
-            this.lastWrite = this.sched.now()
           }
         }
         if (this.finished) return // cancelled while the read was pending
@@ -184,6 +182,11 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
         if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) return
         if (this.gateShut) return this.end(controller)
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
+        // The first bytes leave when this turn ends: the next read (and the end's bookkeeping) waits.
+        if (this.started && !this.turned) {
+          this.turned = true
+          await this.sched.turn()
+        }
         this.waiting = true
         await this.readOnce()
         this.waiting = false
@@ -217,9 +220,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     return true
   }
 
-  cancel(reason: unknown): Promise<void> {
-    return this.abort(reason)
-  }
+  readonly cancel = (reason: unknown): Promise<void> => this.abort(reason)
 
   /**
    * Reads until there is something to encode or the source ends; holding for content, encodes
@@ -283,7 +284,9 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   private end(controller: Controller): void {
     const tail = this.tail !== undefined ? this.tail : this.encoder.end()
     if (tail) controller.enqueue(tail)
-    this.close(controller, this.encoder.failure?.() ?? null)
+    const failure = this.encoder.failure?.() ?? null
+    this.finish(failure, false, failure)
+    controller.close()
   }
 
   private write(bytes: Uint8Array): void {
@@ -353,10 +356,6 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     if (this.finished) return
     const error = this.sourceFailure(err)
     controller.enqueue(this.encoder.error(error))
-    this.close(controller, error)
-  }
-
-  private close(controller: Controller, error: GatewayError | null): void {
     this.finish(error, false, error)
     controller.close()
   }
@@ -393,12 +392,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     this.opts.signal?.removeEventListener('abort', this.onAbort)
     this.opts.stop?.removeEventListener('abort', this.onStop)
     const outcome = outcomeOf(this.encoder, error, aborted, this.ttftMs, this.started)
-    // The body is the server's: what was enqueued in this turn reaches the socket when the turn
-    // ends, so the outcome's bookkeeping (the usage record, the access line, the metrics) waits
-    // for the next one — as a JSON answer's does (the app's afterResponse). Else a stream whose
-    // end came in the read that carried its first content holds that content back by all of it.
-    if (this.controller) setImmediate(this.opts.onFinish, outcome)
-    else this.opts.onFinish(outcome)
+    this.opts.onFinish(outcome)
     if (this.sourceDone) return Promise.resolve()
     return this.reader.cancel(reason).catch(() => {})
   }
