@@ -182,12 +182,12 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
         if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) return
         if (this.gateShut) return this.end(controller)
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
+        this.waiting = true
         // The first bytes leave when this turn ends: the next read (and the end's bookkeeping) waits.
         if (this.started && !this.turned) {
           this.turned = true
           await this.sched.turn()
         }
-        this.waiting = true
         await this.readOnce()
         this.waiting = false
       }
