@@ -21,11 +21,6 @@ export interface Scheduler {
   /** Milliseconds, monotonic. */
   now(): number
   timer(fire: () => void): Timer
-  /**
-   * Resolves once what was written to a response in this turn of the event loop has been sent;
-   * on a manual clock at once, its time being moved by `advance` alone.
-   */
-  turn(): Promise<void>
 }
 
 class RealTimer implements Timer {
@@ -81,10 +76,6 @@ const noop = (): void => {}
 export const realScheduler: Scheduler = {
   now: () => performance.now(),
   timer: (fire) => new RealTimer(fire),
-  // Bun's server sends a response stream's buffered bytes from a task queued when they are
-  // written, which runs after the immediates queued before it: one immediate runs before the
-  // send, the second after it (measured: scripts/bench/stream-first-micro.ts, FINISH_US).
-  turn: () => new Promise((resolve) => setImmediate(() => setImmediate(resolve))),
 }
 
 /**
@@ -101,10 +92,6 @@ export class ManualScheduler implements Scheduler {
 
   timer(fire: () => void): Timer {
     return new ManualTimer(fire, this.armed)
-  }
-
-  turn(): Promise<void> {
-    return Promise.resolve()
   }
 
   /** Resolves when the clock has moved `ms` on (for scripted sources in tests). */

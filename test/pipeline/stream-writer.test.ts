@@ -229,34 +229,6 @@ describe('writeChatStream', () => {
     await reader.cancel()
   })
 
-  test('after the first bytes the writer waits a turn: the server sends them before the stream goes on (and ends, and is recorded)', async () => {
-    // The whole answer in one read, as a short answer gives it, read on as the server reads a
-    // body: what a turn enqueued is sent when the turn ends, so the next read, the end and the
-    // outcome's bookkeeping (the usage record, the access line, the metrics) done in the same
-    // turn held the first content back.
-    const { stream } = scripted([ROLE(), TEXT('Hi'), FINISH()])
-    const { opts, finished } = options({ holdForContent: true })
-    const reader = (await ok(writeChatStream(stream, opts))).getReader()
-    const utf8 = new TextDecoder()
-    let head = ''
-    while (!head.includes('"content":"Hi"')) head += utf8.decode((await reader.read()).value)
-    let ended = false
-    const rest = (async () => {
-      let out = ''
-      for (let r = await reader.read(); !r.done; r = await reader.read()) out += utf8.decode(r.value)
-      ended = true
-      return out
-    })()
-    // Every promise reaction that can run without a turn of the event loop runs here.
-    for (let i = 0; i < 200; i++) await Promise.resolve()
-    expect(ended).toBe(false)
-    expect(finished).toEqual([])
-    expect(await rest).toEndWith('data: [DONE]\n\n')
-    expect(finished).toEqual([
-      { usage: null, error: null, ttftMs: expect.any(Number), started: true, aborted: false, relayedBytes: 2 },
-    ])
-  })
-
   test('cancelling the body cancels the adapter stream and reports aborted exactly once', async () => {
     const { stream, state } = scripted([ROLE(), wait(5_000), TEXT('never')])
     const { opts, finished } = options()

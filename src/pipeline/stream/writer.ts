@@ -1,15 +1,17 @@
 /**
  * @module
  * The stream writer every surface shares. It holds the HTTP status until the source's first item
- * (an upstream refusal is still a real HTTP error), then writes each item through the surface's
- * `StreamEncoder`, its keep-alive while the upstream is quiet, its ending, or its error frame if
- * the upstream fails after the first byte. Pull-based: an item is read only when the client took
- * the previous one; a client that leaves cancels the source (and so the upstream request).
+ * (so an upstream refusal is still a real HTTP error), then writes each item through the
+ * surface's `StreamEncoder`, the encoder's keep-alive while the upstream is quiet, the encoder's
+ * ending, or its error frame if the upstream fails after the first byte. It is pull-based: an
+ * item is read from the source only when the client has taken the previous one, and a client
+ * that leaves cancels the source (and so the upstream request).
  *
- * The source is a stream of items or a `StreamPlan` (the upstream's raw body and its transformers),
- * driven in one stage — read a body chunk, run the transformers and the encoder synchronously,
- * enqueue — with the plan's idle / total timeouts, the hold and the keep-alive on one timer, from
- * an injectable scheduler. Reading the source is source.ts's; a read's items, items.ts's.
+ * The source is either a stream of items or a `StreamPlan` (the upstream's raw body and the
+ * transformers to run it through): a plan is driven in one stage — read a body chunk, run the
+ * transformers and the encoder synchronously, enqueue — with the plan's idle / total timeouts,
+ * the hold and the keep-alive on one timer, from an injectable scheduler. Reading the source is
+ * source.ts's; what is done with a read's items, items.ts's.
  *
  * @example
  * const out = await writeStream(await adapter.stream(req, ctx), new ChatChunkEncoder(id, false), {
@@ -49,7 +51,6 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   private ttftMs: number | null = null
   /** An item was encoded (StreamOutcome.started). */
   private started = false
-  private turned = false // the turn after the first write was waited for (`pull`)
   /** Where the time to first token counts from (`startedAt`, else `t0`). */
   private readonly ttftFrom: number
   /** A pull is waiting for the source: only then is the client owed a keep-alive. */
@@ -167,8 +168,9 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
           await first
           this.waiting = false
           if (this.pending.length > 0) {
-            for (const bytes of this.pending) this.write(bytes)
+            for (const bytes of this.pending) controller.enqueue(bytes)
             this.pending = []
+            this.lastWrite = this.sched.now()
           }
         }
         if (this.finished) return // cancelled while the read was pending
@@ -183,11 +185,6 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
         if (this.gateShut) return this.end(controller)
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
         this.waiting = true
-        // The first bytes leave when this turn ends: the next read (and the end's bookkeeping) waits.
-        if (this.started && !this.turned) {
-          this.turned = true
-          await this.sched.turn()
-        }
         await this.readOnce()
         this.waiting = false
       }
@@ -220,7 +217,9 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     return true
   }
 
-  readonly cancel = (reason: unknown): Promise<void> => this.abort(reason)
+  cancel(reason: unknown): Promise<void> {
+    return this.abort(reason)
+  }
 
   /**
    * Reads until there is something to encode or the source ends; holding for content, encodes
@@ -284,9 +283,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   private end(controller: Controller): void {
     const tail = this.tail !== undefined ? this.tail : this.encoder.end()
     if (tail) controller.enqueue(tail)
-    const failure = this.encoder.failure?.() ?? null
-    this.finish(failure, false, failure)
-    controller.close()
+    this.close(controller, this.encoder.failure?.() ?? null)
   }
 
   private write(bytes: Uint8Array): void {
@@ -356,6 +353,10 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     if (this.finished) return
     const error = this.sourceFailure(err)
     controller.enqueue(this.encoder.error(error))
+    this.close(controller, error)
+  }
+
+  private close(controller: Controller, error: GatewayError | null): void {
     this.finish(error, false, error)
     controller.close()
   }
