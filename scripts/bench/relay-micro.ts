@@ -11,7 +11,10 @@ if (dirs.length === 0) dirs.push(['this', `${import.meta.dir}/../..`])
 const frames = buildStreamFrames({ model: 'bench', created: 1, words: 20, usage: true, tools: [] })
 const body = Buffer.concat(frames)
 const relays = await Promise.all(
-  dirs.map(async ([name, dir]) => ({ name, ChatBytes: (await import(`${dir}/src/surfaces/chat/relay-bytes.ts`)).ChatBytes })),
+  dirs.map(async ([name, dir]) => ({
+    name,
+    ChatBytes: (await import(`${dir}/src/surfaces/chat/relay-bytes.ts`)).ChatBytes,
+  })),
 )
 const N = 2000
 const cpu = () => {
@@ -29,11 +32,16 @@ for (let round = 0; round < 25; round++) {
       sink += o ? o.byteLength : 0
       sink += enc.stage.end()?.byteLength ?? 0
     }
-    if (round >= 5) (out[r.name] ??= []).push(((cpu() - t0) * 1000) / N)
+    if (round < 5) continue // warm-up rounds
+    const xs = out[r.name] ?? []
+    out[r.name] = xs
+    xs.push(((cpu() - t0) * 1000) / N)
   }
 }
 for (const [name, xs] of Object.entries(out)) {
   xs.sort((a, b) => a - b)
-  console.log(`${name}: ${xs[xs.length >> 1]!.toFixed(0)} ns a stream (min ${xs[0]!.toFixed(0)}) — ${body.length} bytes, ${frames.length} events`)
+  console.log(
+    `${name}: ${xs[xs.length >> 1]!.toFixed(0)} ns a stream (min ${xs[0]!.toFixed(0)}) — ${body.length} bytes, ${frames.length} events`,
+  )
 }
 if (sink === 0) console.log('')

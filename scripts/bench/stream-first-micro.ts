@@ -9,7 +9,8 @@
  * round by round.
  *
  * `bun scripts/bench/stream-first-micro.ts [--rounds N] [--batch N] [--src NAME=DIR]...`
- * (`--src` adds a `writer` variant from DIR's `src/`; this checkout's is `writer`).
+ * (`--src` adds a `writer` variant from DIR's `src/`; this checkout's is `writer`). `FINISH_US=N` in the
+ * environment passes to the servers (stream-first-serve.ts).
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -58,7 +59,13 @@ const servers: { name: string; pid: number; base: string; proc: ReturnType<typeo
 try {
   for (const v of variants) {
     const proc = Bun.spawn(
-      [process.execPath, join(import.meta.dir, 'stream-first-serve.ts'), mocks.fast.url, v.variant, ...(v.src ? [v.src] : [])],
+      [
+        process.execPath,
+        join(import.meta.dir, 'stream-first-serve.ts'),
+        mocks.fast.url,
+        v.variant,
+        ...(v.src ? [v.src] : []),
+      ],
       { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } },
     )
     const reader = proc.stdout.getReader()
@@ -85,7 +92,9 @@ try {
   const pooled = (xs: number[][]) => sortedCopy(xs.flat())
   const dj = pooled(run.total['direct/json']!)
   const ds = pooled(run.first['direct/stream']!)
-  console.log(`direct: JSON p50 ${quantile(dj, 0.5).toFixed(0)} µs, stream first byte p50 ${quantile(ds, 0.5).toFixed(0)} µs`)
+  console.log(
+    `direct: JSON p50 ${quantile(dj, 0.5).toFixed(0)} µs, stream first byte p50 ${quantile(ds, 0.5).toFixed(0)} µs`,
+  )
   console.log('| variant | added p50 µs | added p99 µs | round p50s (min–max) | loop CPU µs a request |')
   console.log('|---|---|---|---|---|')
   servers.forEach((s, i) => {

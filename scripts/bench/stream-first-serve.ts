@@ -6,9 +6,18 @@
  *
  * - `json`: the upstream's JSON answer read whole (`.text()`), answered as a string;
  * - `native`: the upstream's stream handed to Bun as the body (`new Response(upstream.body)`);
+ * - `read-whole`: the stream read by a reader to its end, answered as one body (the reader alone);
+ * - `js-out`: the stream read natively, answered by a JS pull stream of one chunk (the response
+ *   stream alone);
  * - `js`: the upstream's stream read by a reader into a pull `ReadableStream` (no edits);
+ *   `js-hold`: the same with the first read before the response, as the writer holds it;
+ *   `js-hold-busy`: that with 100 µs of work after the first enqueue, in the same turn;
+ * - `direct`, `direct-hold`: `js`, `js-hold` as Bun's `type: 'direct'` stream;
  * - `writer`: the gateway's chat pass-through stream — `writeStream` over a plan whose stage is
- *   `ChatBytes`, held for content, one `Deadline` timer — from the checkout `SRC` (its `src/`).
+ *   `ChatBytes`, held for content, one `Deadline` timer — from the checkout `SRC` (its `src/`);
+ *   `writer-pass`: the same with a pass-through stage in place of the relay. `FINISH_US` in the
+ *   environment: the stream's outcome (`onFinish`) busy for that long, as the gateway's
+ *   bookkeeping is.
  *
  * `bun scripts/bench/stream-first-serve.ts <upstream base> <variant> [SRC]` prints `{"port","pid"}`.
  */
@@ -24,6 +33,13 @@ const SSE = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control
 const { writeStream } = await import(`${src}/pipeline/stream/writer.ts`)
 const { ChatBytes } = await import(`${src}/surfaces/chat/relay-bytes.ts`)
 const { Deadline, realScheduler } = await import(`${src}/util/scheduler.ts`)
+
+/** What a `type: 'direct'` stream's `pull` is given: Bun's sink. */
+interface DirectSink {
+  write(bytes: Uint8Array): unknown
+  flush(): unknown
+  close(): void
+}
 
 const FINISH_US = Number(process.env.FINISH_US ?? 0)
 const provider = { prefix: 'mock', kind: 'openai', base_url: upstream, api_key: 'x', models: [] }
@@ -93,7 +109,7 @@ const handlers: Record<string, (req: Request) => Promise<Response>> = {
     const reader = (await upstreamCall(req)).body!.getReader()
     const body = new ReadableStream<Uint8Array>({
       type: 'direct',
-      async pull(c) {
+      async pull(c: DirectSink) {
         for (;;) {
           const r = await reader.read()
           if (r.done) break
@@ -109,7 +125,7 @@ const handlers: Record<string, (req: Request) => Promise<Response>> = {
   /** `js` with the first read taken before the response (the writer's hold). */
   async 'js-hold'(req) {
     const reader = (await upstreamCall(req)).body!.getReader()
-    let first: ReadableStreamReadResult<Uint8Array> | null = await reader.read()
+    let first: Awaited<ReturnType<typeof reader.read>> | null = await reader.read()
     const body = new ReadableStream<Uint8Array>(
       {
         async pull(c) {
@@ -153,7 +169,7 @@ const handlers: Record<string, (req: Request) => Promise<Response>> = {
     const first = await reader.read()
     const body = new ReadableStream<Uint8Array>({
       type: 'direct',
-      async pull(c) {
+      async pull(c: DirectSink) {
         let r = first
         while (!r.done) {
           c.write(r.value)
