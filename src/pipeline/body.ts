@@ -113,11 +113,13 @@ export async function readBodyText(
   const header = request.headers.get('content-length')
   const declared = header === null ? Number.NaN : Number(header)
   if (declared > limit) throw tooLarge(limit)
-  if (!request.body) return ''
-  const read: ReadBody =
-    declared <= WHOLE_READ_MAX
-      ? { bytes: await readDeclared(request, timeoutMs, stop), scanner: null, scanned: 0 }
-      : await readScanning(request.body, declared, limit, timeoutMs, json, stop)
+  // A declared small body is read without `request.body`: that getter makes a ReadableStream (and
+  // its source and controller) a request, which `bytes()` does not need; a body of none reads empty.
+  let read: ReadBody
+  if (declared <= WHOLE_READ_MAX)
+    read = { bytes: await readDeclared(request, timeoutMs, stop), scanner: null, scanned: 0 }
+  else if (!request.body) return ''
+  else read = await readScanning(request.body, declared, limit, timeoutMs, json, stop)
   const bytes = read.bytes
   // HTTP framing read the declared length; a Request built in code may carry more.
   if (bytes.byteLength > limit) throw tooLarge(limit)

@@ -262,9 +262,10 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
     // A compressed body's declared length is not what it decodes to: counted while it is read.
     const encoding = res.headers.get('content-encoding')
     const plain = encoding === null || encoding === 'identity'
+    // Not `res.body`: the getter makes a ReadableStream (its source, its controller) that a native
+    // `text()` does not need; a declared body of none reads empty.
     if (
       cut &&
-      res.body &&
       plain &&
       declared !== null &&
       Number(declared) <= Math.min(limit, NATIVE_READ_MAX)

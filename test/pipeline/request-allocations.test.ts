@@ -1,0 +1,58 @@
+/**
+ * Issue 46 (what a request allocates): a plain request made two ReadableStreams it never read from
+ * — `request.body` looked at before the client's declared body was read with `bytes()`, and
+ * `res.body` looked at before the upstream's declared answer was read with `text()`. Each getter
+ * builds a stream, its source and its controller (~20 cells of a request's ~430). Counted with
+ * JSC's cell counts, which see every cell allocated since the last collection: no timing.
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { heapStats } from 'bun:jsc'
+import type { ProviderConfig } from '../../src/config/schema.ts'
+import { readBodyText } from '../../src/pipeline/body.ts'
+import { readText, upstreamFetch } from '../../src/providers/http.ts'
+import { GatewayError } from '../../src/util/errors.ts'
+import { callContext } from '../providers/helpers.ts'
+
+const streams = () => heapStats().objectTypeCounts.ReadableStream ?? 0
+const N = 40
+
+const server = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  async fetch(req) {
+    if (req.method === 'GET') return Response.json({ id: 'x', choices: [], usage: null })
+    return new Response(await readBodyText(req, 1 << 20, 60_000))
+  },
+})
+afterAll(() => server.stop(true))
+
+test('a declared request body is read whole without its ReadableStream', async () => {
+  // Warm: the first requests load code and may build streams of their own.
+  for (let i = 0; i < 5; i++) await fetch(server.url, { method: 'POST', body: '{}' })
+  Bun.gc(true)
+  const before = streams()
+  for (let i = 0; i < N; i++) {
+    const body = JSON.stringify({ i, text: 'x'.repeat(100) })
+    const res = await fetch(server.url, { method: 'POST', body })
+    expect(await res.text()).toBe(body)
+  }
+  // Main built one a request (≥ 40).
+  expect(streams() - before).toBeLessThan(N / 2)
+})
+
+test("an upstream's declared answer is read whole without its ReadableStream", async () => {
+  const provider = {
+    prefix: 'up',
+    kind: 'openai',
+    models: [{ name: 'm', context_window: 1000, max_output_tokens: 100, features: [] }],
+  } as unknown as ProviderConfig
+  const ctx = callContext(provider)
+  const refuse = (status: number) => new GatewayError(status, 'x', 'refused')
+  const read = async () => readText(await upstreamFetch(server.url.href, { method: 'GET' }, ctx, refuse), ctx)
+  for (let i = 0; i < 5; i++) await read()
+  Bun.gc(true)
+  const before = streams()
+  for (let i = 0; i < N; i++) expect(JSON.parse(await read())).toMatchObject({ id: 'x' })
+  // Main built one an answer (≥ 40).
+  expect(streams() - before).toBeLessThan(N / 2)
+})
