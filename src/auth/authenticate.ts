@@ -72,9 +72,12 @@ export function googleApiKey(headers: Headers, url = ''): string {
   return bearer(headers.get('authorization'))
 }
 
+/** Hoisted: a regular expression literal is a new RegExp object each time it is evaluated. */
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i
+
 export function bearer(header: string | null | undefined): string {
   if (!header) throw unauthorized('Missing API key. Send it as "Authorization: Bearer sk-sy-...".')
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
+  const m = BEARER.exec(header)
   if (!m) throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer sk-sy-...".')
   return m[1]!
 }
@@ -93,22 +96,56 @@ export function authenticate(
 
 /** `authenticate` for a key already taken from its header (`x-api-key` on the messages surface). */
 export async function authenticateToken(deps: AuthDeps, token: string, allowRefused = false): Promise<Auth> {
+  return authenticateNow(deps, token, allowRefused)
+}
+
+/**
+ * `authenticateToken` without a promise when none is needed: a cached key whose plan has no
+ * downgrade due is answered (or refused, thrown) at once — the request path's case, where an
+ * `async` function cost a promise, its generator and its frame a request. A key not cached yet, or
+ * a downgrade to write, returns a promise.
+ */
+export function authenticateNow(deps: AuthDeps, token: string, allowRefused = false): Auth | Promise<Auth> {
   const now = deps.clock.now()
   const hash = looksLikeKey(token) ? hashKey(token) : null
-  // A cache hit is synchronous: no promise on the hot path.
-  let found = hash === null ? null : deps.authCache.find(hash)
-  if (found instanceof Promise) found = await found
+  const found = hash === null ? null : deps.authCache.find(hash)
+  if (found instanceof Promise || (found && downgradeDue(deps.config, found.account, now)))
+    return authenticateLoaded(deps, hash!, found, now, allowRefused)
+  const live = liveKey(found)
+  return authorized(live, planState(deps.config, live.account, now), now, allowRefused)
+}
+
+type Found = Exclude<ReturnType<AuthCache['find']>, Promise<unknown>>
+
+async function authenticateLoaded(
+  deps: AuthDeps,
+  hash: string,
+  pending: Found | Promise<Found>,
+  now: number,
+  allowRefused: boolean,
+): Promise<Auth> {
+  let found = pending instanceof Promise ? await pending : pending
   // The plan is about to be downgraded (a write): decide on the stored account, not on a cached
   // one another process may have downgraded already, or the history would get the change twice.
-  if (found && downgradeDue(deps.config, found.account, now)) found = await deps.authCache.load(hash!)
+  if (found && downgradeDue(deps.config, found.account, now)) found = await deps.authCache.load(hash)
+  const live = liveKey(found)
+  const plan = downgradeDue(deps.config, live.account, now)
+    ? await currentPlan(deps.store, deps.config, live.account, now)
+    : planState(deps.config, live.account, now)
+  return authorized(live, plan, now, allowRefused)
+}
+
+/** 401 for a key not found or revoked. */
+function liveKey(found: Found): NonNullable<Found> {
   if (!found)
     throw unauthorized('Incorrect API key provided. Check the key, or ask the operator for a new one.')
   if (found.key.state === 'revoked')
     throw unauthorized(`API key ${found.key.prefix}… has been revoked; use another key.`)
-  // The hot path stays synchronous unless a downgrade has to be written.
-  const plan = downgradeDue(deps.config, found.account, now)
-    ? await currentPlan(deps.store, deps.config, found.account, now)
-    : planState(deps.config, found.account, now)
+  return found
+}
+
+/** The caller, or the 403 its key or plan gets now (unless `allowRefused`). */
+function authorized(found: NonNullable<Found>, plan: PlanState, now: number, allowRefused: boolean): Auth {
   const auth = { key: found.key, account: plan.account, plan }
   if (allowRefused) return auth
   const reason = refusal(found.key, plan, now)

@@ -107,7 +107,7 @@ export function choiceCap(r: Reservation, plan: ChargePlan): number {
  * price, and the reservation to ask for (rows beyond the account's request windows). The key's
  * model list was applied before (run.ts: the model named, and the routes).
  */
-export async function planCharge(
+export function planCharge(
   auth: Auth,
   entry: CatalogueEntry,
   body: unknown,
@@ -118,12 +118,13 @@ export async function planCharge(
   reached: CatalogueEntry[],
   /** The surface's input field (`messages`, `input`), named by a context-cap refusal. */
   inputParam: string,
-): Promise<ChargePlan> {
+): ChargePlan | Promise<ChargePlan> {
+  // Not `async`: a promise (and an async function's generator and frame) only when the count needs
+  // one, not on every request; a refusal is thrown at once.
   const plan = auth.plan.plan!
   const limits = auth.key.limits
   const requested = requestedOutput(body)
   const choices = choicesOf(body)
-  const models = reached.map((r) => r.model)
   const cap = plan.max_context_tokens ?? null
   // The plan charges tokens or money (rows beyond its request windows), or the key sets limits.
   const limited = chargeRows(plan, null).length > 0 || limits !== null
@@ -135,11 +136,32 @@ export async function planCharge(
     body,
     reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
   )
+  const shape = { auth, body, reached, inputParam, requested, choices, cap, limited, modelMax }
   // A promise only while the encoding loads or a text is long (over estimate-tokens' YIELD_CHARS, shaped before or
   // not: an agent's resent prefix still takes this turn); no turn otherwise.
-  const bound = counted instanceof Promise ? await counted : counted
-  if (cap !== null && bound.text > cap) throw contextLengthError(auth.plan.name, cap, bound.text, inputParam)
-  if (!limited)
+  return counted instanceof Promise ? counted.then((bound) => bounded(shape, bound)) : bounded(shape, counted)
+}
+
+/** `planCharge` once the input is bounded. */
+function bounded(
+  s: {
+    auth: Auth
+    body: unknown
+    reached: CatalogueEntry[]
+    inputParam: string
+    requested: number | null
+    choices: number
+    cap: number | null
+    limited: boolean
+    modelMax: number
+  },
+  bound: Awaited<ReturnType<typeof inputTokenBound>>,
+): ChargePlan {
+  const { auth, body, reached, requested, choices, cap, modelMax } = s
+  const plan = auth.plan.plan!
+  const limits = auth.key.limits
+  if (cap !== null && bound.text > cap) throw contextLengthError(auth.plan.name, cap, bound.text, s.inputParam)
+  if (!s.limited)
     return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
   const rows = chargeRows(plan, limits)
   // Input no bound covers cannot be reserved for: refused where tokens or money are limited.
@@ -156,7 +178,11 @@ export async function planCharge(
       // n choices each up to the cap (uncapped: a first slice each, grown as the answer arrives,
       // output-growth.ts): the limiter clamps the total, `choiceCap` shares it out.
       wantOutput: choices * firstOutput(requested, modelMax),
-      price: answeringPrice(models, surcharge, bound.tokens),
+      price: answeringPrice(
+        reached.map((r) => r.model),
+        surcharge,
+        bound.tokens,
+      ),
     },
     requested,
     surcharge,

@@ -4,7 +4,7 @@
  * and decoded, the model routed, its operation and the plan checked; and how a refusal among them
  * (or among the operation's checks) is counted.
  */
-import { type Auth, authenticateToken } from '../auth/authenticate.ts'
+import { type Auth, authenticateNow } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { keyReaches } from '../catalogue/key-reach.ts'
 import { type Allows, reachable, reaches } from '../catalogue/reach.ts'
@@ -45,7 +45,9 @@ export async function prepare<View>(
   /** The request's agent session (session.ts): a virtual model's target and a pool's key stay its. */
   session: SessionHash | null
 }> {
-  const auth = await authenticateToken(deps, surface.credential(request.headers, request.url))
+  // A cached key is answered without a promise (authenticateNow).
+  const authed = authenticateNow(deps, surface.credential(request.headers, request.url))
+  const auth = authed instanceof Promise ? await authed : authed
   ex.account = auth.account.name
   ex.keyPrefix = auth.key.prefix
   try {

@@ -55,6 +55,8 @@ function firstChecked(
   throw refusal
 }
 
+const entryOf = (r: Targeted) => r.entry
+
 /** Bun's server as far as the pipeline needs it: lifting the socket idle timeout. */
 export interface ServerHandle {
   timeout(request: Request, seconds: number): void
@@ -66,6 +68,8 @@ export class Pipeline {
   private readonly suspension
   /** Dead large bodies collected at a bounded lag (large-bodies.ts). */
   private readonly largeBodies = new LargeBodies()
+  /** A catalogue entry by id, from the catalogue of the moment (one function, not one a request). */
+  private readonly modelOf = (id: string) => this.deps.catalogue.model(id)
 
   constructor(private readonly deps: PipelineDeps) {
     const { config } = deps
@@ -190,15 +194,10 @@ export class Pipeline {
         ex.model = req.entry.id
         routed(req)
       }
-      const fallbacks = fallbacksOf(req.entry, members, (id) => deps.catalogue.model(id), allowed)
+      const fallbacks = fallbacksOf(req.entry, members, this.modelOf, allowed)
       routes = op.routes(req, checked, fallbacks)
-      charging = await planCharge(
-        auth,
-        req.entry,
-        op.charged(req),
-        routes.map((r) => r.entry),
-        surface.inputParam,
-      )
+      const planned = planCharge(auth, req.entry, op.charged(req), routes.map(entryOf), surface.inputParam)
+      charging = planned instanceof Promise ? await planned : planned
     } catch (e) {
       throw await refusedBefore(deps, true, auth, headers, e, surface)
     }
@@ -233,7 +232,7 @@ export class Pipeline {
       requestId: ex.id,
       trace,
       session,
-      timeouts: (prefix: string) => (decoded.stream ? this.streamTimeouts : this.timeouts).get(prefix)!,
+      timeouts: decoded.stream ? this.streamTimeouts : this.timeouts,
       ...attempts,
     })
   }
