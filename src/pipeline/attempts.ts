@@ -84,7 +84,8 @@ export interface AttemptsRun<R extends Targeted> {
   finish: Finish
   answered: Answered
   requestId: string
-  timeouts: (prefix: string) => Timeouts
+  /** The timeouts by provider prefix (a stream's or a JSON answer's). */
+  timeouts: ReadonlyMap<string, Timeouts>
   /** The request's trace (null: not traced): a child span per attempt. */
   trace: RequestTrace | null
   /** The request's agent session (session.ts): its pool keys stay the session's. */
@@ -95,14 +96,13 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
   const { deps, routes, request } = r
   const { resilience, metrics } = deps
   const plan = new AttemptPlan(
-    routes.map((x) => x.target),
+    routes.map(targetOf),
     { board: resilience.board, clock: resilience.clock, session: r.session },
   )
   const stop = deps.traffic.stopSignal
   // The client left or the server stopped. Each attempt's signal takes both as sources itself (one
   // `AbortSignal.any` per attempt, not two: `any` was ~3 % of the CPU in issue 24's profile);
   // a signal of the two alone is made only for a wait between attempts.
-  const gone = () => request.signal.aborted || stop.aborted
   const contextFor: ContextFor<R> = (attempt, route) => {
     const { provider, adapter } = resilience.keyed(attempt.target, attempt.key)
     const cancel = new AbortController()
@@ -111,7 +111,7 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
       model: route.entry.model,
       signal: AbortSignal.any([request.signal, stop, cancel.signal]),
       requestId: r.requestId,
-      timeouts: r.timeouts(provider.prefix),
+      timeouts: r.timeouts.get(provider.prefix)!,
       cancel: (reason) => cancel.abort(reason),
       deadline: new Deadline(realScheduler),
       onMalformed: () => metrics.malformedEvents(provider.prefix, 1),
@@ -133,7 +133,7 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
     const step = plan.next()
     if ('wait' in step) {
       await sleep(step.wait, AbortSignal.any([request.signal, stop]))
-      if (gone()) {
+      if (gone(request, stop)) {
         // The request ends for the client's leaving (or the server's stopping), not for the
         // failure the wait followed: that failure was never answered.
         last = null
@@ -141,9 +141,9 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
       }
       continue
     }
-    const attempt = 'stop' in step ? (gone() ? null : plan.lastResort()) : step.attempt
+    const attempt = 'stop' in step ? (gone(request, stop) ? null : plan.lastResort()) : step.attempt
     if (attempt === null) break
-    const route = routes.find((x) => x.target === attempt.target)!
+    const route = routeOf(routes, attempt.target)
     const keyed = contextFor(attempt, route)
     const { provider, cancel } = keyed
     r.answered.entry = route.entry
@@ -171,7 +171,7 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
     last = out
     // Whatever of this attempt is still open upstream (a body, a socket) is given up now.
     cancel.abort(out.error)
-    if (gone() || out.error.code === 'client_closed_request') {
+    if (gone(request, stop) || out.error.code === 'client_closed_request') {
       plan.abandoned()
       break
     }
@@ -185,7 +185,7 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
   if (last === null) {
     // Every circuit of every target open: nothing was called (DESIGN §10: the target is skipped).
     // Else the client left (or the server stopped) while the loop waited.
-    const open = gone() ? null : plan.circuitsOpen()
+    const open = gone(request, stop) ? null : plan.circuitsOpen()
     if (open) r.headers['x-switchyard-attempts'] = '0'
     const error = open
       ? circuitOpenError(open.model, open.until - resilience.clock.now())
@@ -195,6 +195,17 @@ export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): P
   }
   last.settle()
   throw last.error
+}
+
+// Module functions, not closures: an arrow is a new function object each time it is evaluated.
+const targetOf = (r: Targeted) => r.target
+
+/** The client left or the server stopped. */
+const gone = (request: Request, stop: AbortSignal) => request.signal.aborted || stop.aborted
+
+function routeOf<R extends Targeted>(routes: R[], target: Targeted['target']): R {
+  for (const r of routes) if (r.target === target) return r
+  throw new Error('invariant: an attempt on a target of no route')
 }
 
 /** What the attempt saw: the facts the provider layer attached, else what its error code says. */

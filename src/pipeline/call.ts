@@ -122,15 +122,18 @@ export interface Rescue {
   ended(failure: GatewayError | null): void
 }
 
+/**
+ * A failed attempt's result. Every failure leaving an attempt, before or after content, loses the
+ * provider's key and address (its own words may name them: an in-band error event, a 200 whose
+ * body is an error). A function of its own, not closures made on every attempt that succeeds.
+ */
+function failedAttempt(e: unknown, provider: CallContext['provider'], finish: Finish): CallResult {
+  const error = scrubbed(toGatewayError(e, 'upstream'), provider)
+  return { ok: false, error, settle: () => finish(error.status, null, error, null) }
+}
+
 export async function callProvider<View>(p: ProviderCall<View>): Promise<CallResult> {
   const { adapter, ctx, finish, call } = p
-  // Every failure leaving this attempt, before or after content, loses the provider's key and
-  // address (its own words may name them: an in-band error event, a 200 whose body is an error).
-  const scrub = (e: GatewayError) => scrubbed(e, ctx.provider)
-  const failed = (e: unknown): CallResult => {
-    const error = scrub(toGatewayError(e, 'upstream'))
-    return { ok: false, error, settle: () => finish(error.status, null, error, null) }
-  }
   if (!p.stream) {
     // Nothing of a JSON attempt reaches the client unless it succeeds: what its gate counted into
     // the request's allowance is given back when it fails, so its retry or fallback starts where
@@ -208,7 +211,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       return { ok: true, response }
     } catch (e) {
       giveBack?.()
-      return failed(e)
+      return failedAttempt(e, ctx.provider, finish)
     }
   }
 
@@ -231,7 +234,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       encoder = relayed.encoder as StreamEncoder<unknown>
     }
   } catch (e) {
-    return failed(e)
+    return failedAttempt(e, ctx.provider, finish)
   }
   const { metrics, config } = p.deps
   let attemptEnded!: (failure: GatewayError | null) => void
@@ -275,7 +278,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     // The time to first token counts from this attempt's upstream call, not from its headers.
     startedAt: ctx.deadline?.startedAt,
     keepaliveMs: config.server.streamKeepaliveMs,
-    scrub,
+    scrub: (e: GatewayError) => scrubbed(e, ctx.provider),
     holdMs: config.server.streamHoldMs,
     signal: p.signal,
     stop: p.deps.traffic.stopSignal,
