@@ -66,7 +66,8 @@ export async function prepare<View>(
     const plan = auth.plan.plan!.models
     const byPlan: Allows = (id, tier) => planAllows(plan, id, { tier })
     const keyList = auth.key.limits?.models
-    const byKeyList: Allows = (id) => keyReaches(keyList, id)
+    // Only a key with a model list has a second filter (an arrow is a new function each request).
+    const byKeyList: Allows | null = keyList ? (id) => keyReaches(keyList, id) : null
     // A virtual model picks among the members this request may use (none other takes a turn).
     const routed = deps.catalogue.route(
       decoded.model,
@@ -74,23 +75,35 @@ export async function prepare<View>(
       (alias, m) =>
         serves(m, surface.operation) &&
         reaches(alias, m, byPlan) &&
-        (!keyList || reaches(alias, m, byKeyList)),
+        (!byKeyList || reaches(alias, m, byKeyList)),
     )
     const first = routed.members[0]!
     ex.model = first.id
     ex.stream = decoded.stream
     // A pool's member of the other type is skipped; with none left, the first one's refusal.
-    routed.members = routed.members.filter((m) => serves(m, surface.operation))
+    routed.members = servingOnly(routed.members, surface.operation)
     if (!routed.members.length) checkModelServes(first.model, surface.operation, first.id)
     const inPlan = reachable(routed, byPlan)
     if (!inPlan.length) throw notInPlan(routed.named, auth.plan.name)
-    const byKey = keyList ? reachable(routed, byKeyList) : inPlan
-    const members = inPlan.filter((m) => byKey.includes(m))
+    // Without a key list every model in the plan is the key's: no second list, no copy.
+    const byKey = byKeyList ? reachable(routed, byKeyList) : null
+    const members = byKey ? inPlan.filter((m) => byKey.includes(m)) : inPlan
     if (!members.length) throw modelNotAllowedError(routed.named, [...keyList!])
     return { auth, text, decoded, members, session }
   } catch (e) {
     throw await refusedBefore(deps, admitted, auth, headers, e, surface)
   }
+}
+
+/** The members that serve `operation`, in order; the same array when all do (the usual case). */
+function servingOnly(
+  members: CatalogueEntry[],
+  operation: Parameters<typeof checkModelServes>[1],
+): CatalogueEntry[] {
+  for (let i = 0; i < members.length; i++) {
+    if (!serves(members[i]!, operation)) return members.filter((m) => serves(m, operation))
+  }
+  return members
 }
 
 function serves(entry: CatalogueEntry, operation: Parameters<typeof checkModelServes>[1]): boolean {

@@ -159,21 +159,24 @@ export class Pipeline {
       started,
       calls: this,
     })
-    const routed = (req: Prepared<unknown>) =>
-      trace?.routed({
-        model: req.entry.id,
-        providerKind: req.entry.provider.kind,
-        account: auth.account.name,
-        keyId: auth.key.id,
-        surface: surface.name,
-        // Ours, as the access log keys the request (the request log's gateway_id); a client's beside it.
-        requestId: ex.id,
-        clientRequestId: ex.clientId,
-      })
+    // Made only when traced (an arrow is a new function each request).
+    const routed =
+      trace &&
+      ((req: Prepared<unknown>) =>
+        trace.routed({
+          model: req.entry.id,
+          providerKind: req.entry.provider.kind,
+          account: auth.account.name,
+          keyId: auth.key.id,
+          surface: surface.name,
+          // Ours, as the access log keys the request (the request log's gateway_id); a client's beside it.
+          requestId: ex.id,
+          clientRequestId: ex.clientId,
+        }))
     // Not admitted: no limits spent, no usage recorded (count_tokens).
     if (op.admitted === false) {
       const only = reqOf(members[0]!)
-      routed(only)
+      routed?.(only)
       return op.answer(only)
     }
     const plan = auth.plan.plan!
@@ -192,7 +195,7 @@ export class Pipeline {
       } finally {
         // Refused too: the trace and the access log name the model tried first.
         ex.model = req.entry.id
-        routed(req)
+        routed?.(req)
       }
       const fallbacks = fallbacksOf(req.entry, members, this.modelOf, allowed)
       routes = op.routes(req, checked, fallbacks)
