@@ -72,12 +72,9 @@ export function googleApiKey(headers: Headers, url = ''): string {
   return bearer(headers.get('authorization'))
 }
 
-/** Hoisted: a regular expression literal is a new RegExp object each time it is evaluated. */
-const BEARER = /^Bearer[ ]+(\S+)\s*$/i
-
 export function bearer(header: string | null | undefined): string {
   if (!header) throw unauthorized('Missing API key. Send it as "Authorization: Bearer sk-sy-...".')
-  const m = BEARER.exec(header)
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
   if (!m) throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer sk-sy-...".')
   return m[1]!
 }
