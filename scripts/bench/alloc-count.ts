@@ -93,8 +93,7 @@ try {
   const total = rows.reduce((s, r) => s + r.perRequest, 0)
   const totals = full.map((d, i) =>
     Math.round(
-      (Object.values(d).reduce((s, v) => s + v, 0) -
-        Object.values(empty[i]!).reduce((s, v) => s + v, 0)) /
+      (Object.values(d).reduce((s, v) => s + v, 0) - Object.values(empty[i]!).reduce((s, v) => s + v, 0)) /
         batch,
     ),
   )

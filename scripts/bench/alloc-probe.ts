@@ -7,8 +7,9 @@
  * allocated between the two signals is in the second count whether or not it is still referenced —
  * as long as no collection ran between them (the driver keeps a batch small and takes medians).
  */
-import { writeFileSync } from 'node:fs'
+
 import { heapStats } from 'bun:jsc'
+import { writeFileSync } from 'node:fs'
 
 const out = process.env.ALLOC_PROBE_OUT
 let before: Record<string, number> | null = null

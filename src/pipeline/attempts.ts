@@ -95,10 +95,11 @@ export interface AttemptsRun<R extends Targeted> {
 export async function callWithAttempts<R extends Targeted>(r: AttemptsRun<R>): Promise<Response> {
   const { deps, routes, request } = r
   const { resilience, metrics } = deps
-  const plan = new AttemptPlan(
-    routes.map(targetOf),
-    { board: resilience.board, clock: resilience.clock, session: r.session },
-  )
+  const plan = new AttemptPlan(routes.map(targetOf), {
+    board: resilience.board,
+    clock: resilience.clock,
+    session: r.session,
+  })
   const stop = deps.traffic.stopSignal
   // The client left or the server stopped. Each attempt's signal takes both as sources itself (one
   // `AbortSignal.any` per attempt, not two: `any` was ~3 % of the CPU in issue 24's profile);

@@ -113,8 +113,8 @@ export async function readBodyText(
   const header = request.headers.get('content-length')
   const declared = header === null ? Number.NaN : Number(header)
   if (declared > limit) throw tooLarge(limit)
-  // A declared small body is read without `request.body`: that getter makes a ReadableStream (and
-  // its source and controller) a request, which `bytes()` does not need; a body of none reads empty.
+  // A declared small body is read without `request.body`: that getter makes a ReadableStream and
+  // its native source a request, which `bytes()` does not need; a body of none reads empty.
   let read: ReadBody
   if (declared <= WHOLE_READ_MAX)
     read = { bytes: await readDeclared(request, timeoutMs, stop), scanner: null, scanned: 0 }

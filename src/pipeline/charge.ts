@@ -160,7 +160,8 @@ function bounded(
   const { auth, body, reached, requested, choices, cap, modelMax } = s
   const plan = auth.plan.plan!
   const limits = auth.key.limits
-  if (cap !== null && bound.text > cap) throw contextLengthError(auth.plan.name, cap, bound.text, s.inputParam)
+  if (cap !== null && bound.text > cap)
+    throw contextLengthError(auth.plan.name, cap, bound.text, s.inputParam)
   if (!s.limited)
     return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
   const rows = chargeRows(plan, limits)

@@ -262,18 +262,19 @@ export async function readText(res: Response, ctx: CallContext): Promise<string>
     // A compressed body's declared length is not what it decodes to: counted while it is read.
     const encoding = res.headers.get('content-encoding')
     const plain = encoding === null || encoding === 'identity'
-    // Not `res.body`: the getter makes a ReadableStream (its source, its controller) that a native
-    // `text()` does not need; a declared body of none reads empty.
-    if (
-      cut &&
-      plain &&
-      declared !== null &&
-      Number(declared) <= Math.min(limit, NATIVE_READ_MAX)
-    ) {
+    // Not `res.body`: the getter makes a ReadableStream and its native source that `text()` does
+    // not need; a declared body of none reads empty.
+    if (cut && plain && declared !== null && Number(declared) <= Math.min(limit, NATIVE_READ_MAX)) {
       // Inline, not a helper's `async`: one promise, generator and frame fewer a request.
       const ms = Math.min(ctx.timeouts.idleMs, totalLeft(ctx))
       const onTimeout = (): void =>
-        cut(new GatewayError(504, 'upstream_timeout', `Upstream '${label}' did not send its body within ${ms} ms.`))
+        cut(
+          new GatewayError(
+            504,
+            'upstream_timeout',
+            `Upstream '${label}' did not send its body within ${ms} ms.`,
+          ),
+        )
       // The request's one timer when it has one (upstreamFetch is done with it), else a timer of its own.
       const deadline = ctx.deadline
       const timer = deadline ? undefined : setTimeout(onTimeout, ms)
