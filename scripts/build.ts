@@ -17,6 +17,9 @@ const proc = Bun.spawnSync(
     '--minify',
     '--sourcemap',
     join(root, 'src/main.ts'),
+    // A worker's module is an entry point of its own in a compiled program (the usage flush's
+    // writer thread: src/store/sqlite/usage-writer.ts finds it there).
+    join(root, 'src/store/sqlite/usage-thread.ts'),
     '--outfile',
     out,
   ],

@@ -28,7 +28,8 @@ const MAX_PENDING = 100_000
  * (SQLite) held it for the whole batch, and the request in flight when the 200 ms timer fired
  * waited for all of it (issue 46's lane: the flush in 10–30 % of the requests over p99, 0–1 % of
  * the rest, up to 3.8 ms at one request at a time). Outcomes are now written in pieces sized to
- * this from the last piece's pace; a store that writes over the network holds the loop for
+ * this from the last piece's pace; a store that writes over the network, or on a thread of its
+ * own (a serving SQLite store: src/store/sqlite/usage-writer.ts), holds the loop for
  * microseconds, so its pieces grow to a whole batch.
  */
 const PIECE_MS = 0.5
@@ -277,7 +278,8 @@ export class UsageRecorder {
       let heldMs = 0
       const r = await this.attempt(piece.length, () => {
         const t0 = performance.now()
-        // The synchronous part of the write runs inside this call: SQLite's whole write.
+        // The synchronous part of the write runs inside this call: on SQLite without its writer
+        // thread (a store not serving, or before the thread runs), the whole write.
         const p = this.store.complete(piece)
         heldMs = performance.now() - t0
         return p

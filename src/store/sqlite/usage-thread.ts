@@ -1,0 +1,58 @@
+/**
+ * @module
+ * The usage flush's writes on a thread of their own (issue 46, usage-writer.ts starts it): its own
+ * connection runs the same `UsageQueries.complete` the event loop ran — one transaction a batch:
+ * the log rows, the settlements, the counters and rollups — so the loop no longer holds for a
+ * batch's inserts and its commit. Messages: `open` (path, busy wait, window spans) → `ready`;
+ * `write` (id, batch) → `done` (id, and the error's message and code when it failed); `stop` →
+ * the connection closed, then `closed`.
+ */
+import { Database } from 'bun:sqlite'
+import type { WindowSpans } from '../../limits/types.ts'
+import type { Completion } from '../types.ts'
+import { ReserveQueries } from './reserve.ts'
+import { RollupQueries } from './rollups.ts'
+import { UsageQueries } from './usage.ts'
+
+export type ToThread =
+  | { type: 'open'; path: string; waitMs: number; spans: WindowSpans }
+  | { type: 'write'; id: number; batch: Completion[] }
+  | { type: 'stop' }
+export type FromThread =
+  | { type: 'ready' }
+  | { type: 'done'; id: number; error?: { message: string; code: string } }
+  | { type: 'closed' }
+
+declare const self: Worker & { close(): void }
+let db: Database | null = null
+let usage: UsageQueries | null = null
+const reply = (m: FromThread) => self.postMessage(m)
+
+self.onmessage = (e: MessageEvent<ToThread>) => {
+  const m = e.data
+  if (m.type === 'open') {
+    db = new Database(m.path, { strict: true })
+    // This thread may wait for another connection's lock (an admission's, another process's):
+    // it blocks only itself, up to the store's own bound, then fails as the loop's write would.
+    const waitMs = Math.trunc(m.waitMs)
+    db.run(`PRAGMA busy_timeout = ${waitMs}`)
+    db.run('PRAGMA synchronous = NORMAL')
+    db.run('PRAGMA foreign_keys = ON')
+    usage = new UsageQueries(db, new RollupQueries(db), new ReserveQueries(db, m.spans))
+    reply({ type: 'ready' })
+  } else if (m.type === 'write') {
+    try {
+      usage!.complete(m.batch)
+      reply({ type: 'done', id: m.id })
+    } catch (err) {
+      const x = err as { message?: unknown; code?: unknown }
+      reply({ type: 'done', id: m.id, error: { message: String(x?.message), code: String(x?.code ?? '') } })
+    }
+  } else {
+    try {
+      db?.close()
+    } catch {}
+    reply({ type: 'closed' })
+    self.close()
+  }
+}
