@@ -1,0 +1,282 @@
+/**
+ * @module
+ * The usage flush at one request at a time (issue 46, sixth pass): what the flush's transaction
+ * (src/store/sqlite/usage.ts `completeTx`) costs on a served gateway, statement by statement, in
+ * the c=1 part only. A gateway under loop-trace.ts (one per checkout: this one, `--baseline DIR`)
+ * is filled first to the lane's volume (`--fill` requests in closed loop at c8, half stream, as the
+ * lane's warm-up) — that part's flushes are not counted — then takes `--requests` one at a time
+ * per block (plain non-stream, governed non-stream, governed stream in turn), the gateways in
+ * alternating blocks. Per gateway it reports the flush transactions that started in the c=1 part:
+ * how many, how many over 1 ms per 1,000 requests, mean and longest, the outcomes a piece (the log
+ * INSERTs inside it), and the mean ms a piece of each statement inside it — the remainder is the
+ * transaction's own BEGIN and COMMIT (the WAL write). Counts are what it is for: the ms move with
+ * the machine's load, say the load beside them.
+ *
+ * `--c64 N`: then N requests a block in closed loop at c64 (plain key, half stream), the gateways
+ * in alternating blocks (`--c64-blocks`, 4): req/s, the serving thread's and the whole process's
+ * CPU µs a request (/proc), the admission batches retried on a timer.
+ *
+ * bun scripts/bench/c1-flush.ts [--requests N] [--blocks B] [--fill N] [--baseline DIR] [--c64 N]
+ */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TraceEvent } from './loop-trace.ts'
+import { FULL_MODEL, type Gateway, REPO, startGateway, startMocks } from './processes.ts'
+import { meteredKey } from './tokens.ts'
+import { chatTarget, quantile, sortedCopy, type Target } from './workload.ts'
+
+async function one(t: Target, stream: boolean): Promise<void> {
+  const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: t.body })
+  if (stream)
+    for await (const _ of res.body!) {
+    }
+  else await res.arrayBuffer()
+  if (res.status !== 200) throw new Error(`status ${res.status}`)
+}
+
+/** What a flush statement is, by its SQL's start (loop-trace.ts labels a statement by its text). */
+function kindOf(label: string): string {
+  if (label.startsWith('INSERT INTO requests')) return 'log INSERT (row + 5 indexes)'
+  if (/usage_hourly|usage_daily/.test(label)) return 'rollups (hourly, daily)'
+  if (/usage_minute/.test(label)) return 'per-minute counters'
+  if (/admissions|limit_scopes|limit_sums|account_state|charges/.test(label)) return 'reserve.settle'
+  return `other: ${label.slice(0, 50)}`
+}
+
+export interface FlushReport {
+  requests: number
+  pieces: number
+  over1msPer1000: number
+  meanMs: number
+  p50Ms: number
+  maxMs: number
+  outcomesPerPiece: number
+  /** The admission batches retried on a timer (the lock was taken: another connection's write). */
+  admissionRetries: number
+  /** Any traced work on the loop (statements, transactions, timers) over 1 ms, per 1,000 requests. */
+  loopOver1msPer1000: number
+  /** Loop work over 1 ms by what it was: label → count. */
+  longBy: Record<string, number>
+  /** Mean ms a piece per kind of statement; `BEGIN + COMMIT` is the rest of the transaction. */
+  parts: Record<string, number>
+}
+
+/** The flush transactions that started inside [from, to] (epoch ms), and the statements inside each. */
+export function flushReport(events: TraceEvent[], from: number, to: number, requests: number): FlushReport {
+  const sorted = events.filter((e) => e[1] >= from && e[1] <= to).sort((a, b) => a[1] - b[1])
+  const txs = sorted.filter(
+    (e) => e[0] === 'sql' && e[3].startsWith('transaction (src/store/sqlite/usage.ts'),
+  )
+  const parts: Record<string, number> = {}
+  let rows = 0
+  for (const tx of txs) {
+    let inside = 0
+    for (const e of sorted) {
+      if (e[1] < tx[1] || e[1] > tx[1] + tx[2] || e === tx || e[0] !== 'sql') continue
+      const k = kindOf(e[3])
+      parts[k] = (parts[k] ?? 0) + e[2]
+      inside += e[2]
+      if (k.startsWith('log INSERT')) rows++
+    }
+    parts['BEGIN + COMMIT (the rest)'] = (parts['BEGIN + COMMIT (the rest)'] ?? 0) + tx[2] - inside
+  }
+  for (const k of Object.keys(parts)) parts[k] = parts[k]! / Math.max(1, txs.length)
+  const ms = sortedCopy(txs.map((t) => t[2]))
+  const retries = sorted.filter((e) => e[0] === 'timer' && /^setTimeout: .*admissions\.ts/.test(e[3])).length
+  const long = sorted.filter((e) => e[0] !== 'fetch' && e[0] !== 'gc' && e[2] > 1)
+  return {
+    admissionRetries: retries,
+    longBy: long.reduce<Record<string, number>>((m, e) => {
+      const k = e[3].replace(/:\d+\)/, ')').slice(0, 70)
+      m[k] = (m[k] ?? 0) + 1
+      return m
+    }, {}),
+    loopOver1msPer1000: (long.length * 1000) / Math.max(1, requests),
+    requests,
+    pieces: txs.length,
+    over1msPer1000: (ms.filter((x) => x > 1).length * 1000) / Math.max(1, requests),
+    meanMs: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length),
+    p50Ms: quantile(ms, 0.5),
+    maxMs: ms.at(-1) ?? 0,
+    outcomesPerPiece: rows / Math.max(1, txs.length),
+    parts,
+  }
+}
+
+interface C64Block {
+  at: [number, number]
+  rps: number
+  /** CPU µs a request of the serving thread, and of the whole process (every thread). */
+  loopUs: number
+  processUs: number
+}
+
+/** ns on a core: the serving (main) thread of `pid`, and all its threads. */
+function cpuNs(pid: number): { loop: number; all: number } {
+  const of = (tid: string) => Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+  let all = 0
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      all += of(tid)
+    } catch {}
+  }
+  return { loop: of(String(pid)), all }
+}
+
+const KIND_NAMES = ['plain', 'governed', 'governed stream (to the end)']
+
+async function closed(targets: Target[], n: number, c: number): Promise<void> {
+  let i = 0
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (i < n) {
+        const k = i++
+        const t = targets[k % targets.length]!
+        await one(t, k % 2 === 1).catch(() => {})
+      }
+    }),
+  )
+}
+
+if (import.meta.main) {
+  const argv = process.argv.slice(2)
+  const arg = (name: string) => {
+    const i = argv.indexOf(name)
+    return i >= 0 ? argv[i + 1] : undefined
+  }
+  const N = Number(arg('--requests') ?? 500)
+  const BLOCKS = Number(arg('--blocks') ?? 4)
+  const FILL = Number(arg('--fill') ?? 20_000)
+  const baseline = arg('--baseline')
+  const C64 = Number(arg('--c64') ?? 0)
+  const C64_BLOCKS = C64 ? Number(arg('--c64-blocks') ?? 4) : 0
+  const mocks = await startMocks(20)
+  type G = {
+    name: string
+    gw: Gateway
+    governed: string
+    trace: string
+    windows: [number, number][]
+    n: number
+    us: Record<string, number[]>
+    c64: C64Block[]
+  }
+  const gws: G[] = []
+  try {
+    for (const [name, root] of [['now', undefined], ...(baseline ? [['before', baseline]] : [])] as const) {
+      const dir = mkdtempSync(join(tmpdir(), `c1-flush-${name}-`))
+      const trace = join(dir, 'trace.json')
+      const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+        binary: false,
+        env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', LANE_TRACE_OUT: trace },
+        bunFlags: ['--preload', join(REPO, 'scripts', 'bench', 'loop-trace.ts')],
+        root,
+      })
+      gws.push({
+        name,
+        gw,
+        governed: await meteredKey(gw, dir, false, 'bench-lane'),
+        trace,
+        windows: [],
+        n: 0,
+        us: {},
+        c64: [],
+      })
+    }
+    const kinds = (g: G) =>
+      [
+        [chatTarget(g.gw.url, 'mock/bench', false, g.gw.key), false],
+        [chatTarget(g.gw.url, `mock/${FULL_MODEL}`, false, g.governed), false],
+        [chatTarget(g.gw.url, `mock/${FULL_MODEL}`, true, g.governed), true],
+      ] as const
+    for (const g of gws) {
+      const k = kinds(g)
+      // Half stream, as the lane's warm-up: index k%2 picks the stream target.
+      await closed([k[0][0], k[2][0], k[1][0], k[2][0]], FILL, 8)
+    }
+    await Bun.sleep(500)
+    for (let b = 0; b < BLOCKS; b++) {
+      for (const g of b % 2 ? [...gws].reverse() : gws) {
+        const t0 = performance.timeOrigin + performance.now()
+        for (const [k, [t, stream]] of kinds(g).entries()) {
+          const name = KIND_NAMES[k]!
+          g.us[name] ??= []
+          const us = g.us[name]!
+          for (let i = 0; i < N; i++) {
+            const a = performance.now()
+            await one(t, stream)
+            us.push((performance.now() - a) * 1000)
+          }
+        }
+        g.windows.push([t0, performance.timeOrigin + performance.now()])
+        g.n += 3 * N
+      }
+    }
+    // c64 closed loop, plain key, half stream: the loop thread's CPU a request (what the write
+    // moved off it, and what the thread's lock costs the admissions), in alternating blocks.
+    for (let b = 0; b < C64_BLOCKS; b++) {
+      for (const g of b % 2 ? [...gws].reverse() : gws) {
+        const k = kinds(g)
+        const t0 = performance.timeOrigin + performance.now()
+        const cpu0 = cpuNs(g.gw.pid)
+        const a = performance.now()
+        await closed([k[0][0], chatTarget(g.gw.url, 'mock/bench', true, g.gw.key)], C64, 64)
+        const s = (performance.now() - a) / 1000
+        const cpu1 = cpuNs(g.gw.pid)
+        g.c64.push({
+          at: [t0, performance.timeOrigin + performance.now()],
+          rps: C64 / s,
+          loopUs: (cpu1.loop - cpu0.loop) / 1000 / C64,
+          processUs: (cpu1.all - cpu0.all) / 1000 / C64,
+        })
+      }
+    }
+  } finally {
+    for (const g of gws) await g.gw.stop()
+    await mocks.stop()
+  }
+  for (const g of gws) {
+    const events = JSON.parse(readFileSync(g.trace, 'utf8')) as TraceEvent[]
+    const per = g.windows.map(([a, b]) => flushReport(events, a, b, g.n / g.windows.length))
+    const all = flushReport(
+      events.filter((e) => g.windows.some(([a, b]) => e[1] >= a && e[1] <= b)),
+      -Infinity,
+      Infinity,
+      g.n,
+    )
+    const r = (x: number) => x.toFixed(2)
+    console.log(
+      `${g.name}: ${g.n} c=1 requests, ${all.pieces} flush pieces of ${all.outcomesPerPiece.toFixed(1)} outcomes; ` +
+        `over 1 ms ${all.over1msPer1000.toFixed(2)} per 1,000 requests (blocks ${per.map((p) => p.over1msPer1000.toFixed(1)).join(' ')}); ` +
+        `mean ${r(all.meanMs)} ms, p50 ${r(all.p50Ms)}, longest ${r(all.maxMs)} ms`,
+    )
+    const lat = Object.entries(g.us)
+      .map(([k, v]) => {
+        const x = sortedCopy(v)
+        return `${k} p50 ${Math.round(quantile(x, 0.5))} p99 ${Math.round(quantile(x, 0.99))} µs`
+      })
+      .join('; ')
+    console.log(
+      `    admission retries (lock taken) ${all.admissionRetries}; loop work over 1 ms ${all.loopOver1msPer1000.toFixed(2)} per 1,000 requests; ${lat}`,
+    )
+    for (const [k, v] of Object.entries(all.longBy)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6))
+      console.log(`    over 1 ms: ${v} × ${k}`)
+    for (const c of g.c64) {
+      const retries = events.filter(
+        (e) =>
+          e[1] >= c.at[0] &&
+          e[1] <= c.at[1] &&
+          e[0] === 'timer' &&
+          /^setTimeout: .*admissions\.ts/.test(e[3]),
+      ).length
+      console.log(
+        `    c64 block: ${Math.round(c.rps)} req/s, serving thread ${c.loopUs.toFixed(1)} µs a request, process ${c.processUs.toFixed(1)} µs; admission retries ${((retries * 1000) / C64).toFixed(2)} per 1,000 requests`,
+      )
+    }
+    for (const [k, v] of Object.entries(all.parts).sort((a, b) => b[1] - a[1]))
+      console.log(`    ${k.padEnd(34)} ${(v * 1000).toFixed(0)} µs a piece`)
+  }
+}
