@@ -2,13 +2,17 @@
  * A serving store writes the usage flush on a thread of its own (issue 46, sixth pass): on the
  * event loop a flush piece held the loop 0.6–0.8 ms at one request at a time, the lane's p99.
  * The thread's connection writes the same one transaction a batch; a lock held elsewhere is still
- * waited out up to the store's bound and then `StoreBusyError` (the recorder puts the batch back).
+ * waited out up to the store's bound and then `StoreBusyError` (the recorder puts the batch back),
+ * and an admission that met the thread's lock is retried as soon as the thread has committed.
  */
 import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Completion, openSqliteStore, type SqliteStore, StoreBusyError } from '../../src/store/index.ts'
+import { SqliteLimiter } from '../../src/store/sqlite/admissions.ts'
+import { SqliteGuard } from '../../src/store/sqlite/guard.ts'
+import { admission } from '../support/admissions.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
@@ -120,4 +124,36 @@ test("the store's close ends the writer's and the checkpointer's connections in 
   await until(() => connections(path) === 0 && !existsSync(`${path}-wal`))
   expect(connections(path)).toBe(0)
   expect(existsSync(`${path}-wal`)).toBe(false)
+})
+
+test("an admission that met the lock is retried when the writer thread says it committed, not at its timer's ≥ 1 ms", async () => {
+  const path = join(tempDir(), 'db.sqlite')
+  const store = openSqliteStore({ path, now: T0 })
+  const { id } = await store.createAccount({
+    name: 'acme',
+    plan: 'free',
+    planStartedAt: T0,
+    planExpiresAt: null,
+    now: T0,
+  })
+  const limiter = new SqliteLimiter(store.db, new SqliteGuard(path, 5_000))
+  const other = new Database(path)
+  try {
+    other.run('BEGIN IMMEDIATE')
+    let admitted = false
+    const pending = limiter.admit(admission(id, T0)).then((r) => {
+      admitted = r.admitted
+    })
+    // The group commit's turn runs first and finds the lock taken: the batch waits on a timer.
+    await new Promise((r) => setImmediate(r))
+    other.run('COMMIT')
+    limiter.lockFreed()
+    // Microtasks only: no timer has had its turn, so only the wake-up can have admitted it.
+    for (let i = 0; i < 3; i++) await Promise.resolve()
+    expect(admitted).toBe(true)
+    await pending
+  } finally {
+    other.close()
+    store.close()
+  }
 })

@@ -31,6 +31,8 @@ export class SqliteLimiter implements Omit<Limiter, 'close'> {
   /** A flush is queued (next turn, or a retry while the lock is taken). */
   private queued = false
   private delay = 0
+  /** The retry's timer while the lock is taken (null: none waiting). */
+  private timer: ReturnType<typeof setTimeout> | null = null
 
   constructor(
     db: Database,
@@ -60,6 +62,8 @@ export class SqliteLimiter implements Omit<Limiter, 'close'> {
    */
   readonly flush = (): void => {
     this.queued = false
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
     const batch = this.pending
     if (!batch.length) return
     this.pending = []
@@ -97,7 +101,17 @@ export class SqliteLimiter implements Omit<Limiter, 'close'> {
     if (!this.pending.length) return
     this.delay = Math.min(Math.max(1, this.delay * 2), 20)
     this.queued = true
-    setTimeout(this.flush, this.delay)
+    this.timer = setTimeout(this.flush, this.delay)
+  }
+
+  /**
+   * This process's usage writer thread has committed (usage-writer.ts): a batch waiting on a timer
+   * for the lock tries now rather than at its timer, at least 1 ms away — the thread's
+   * transaction, the likeliest holder, is over. Another holder still leaves it BUSY: retried on
+   * the timer as before.
+   */
+  readonly lockFreed = (): void => {
+    if (this.timer) this.flush()
   }
 
   countRejection(r: Refusal) {

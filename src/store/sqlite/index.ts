@@ -70,6 +70,8 @@ function composeSqlite(
   writer: UsageWriter | null,
 ): SqliteStore {
   const limiter = new SqliteLimiter(db, guard, windows)
+  // An admission that met the writer thread's lock retries as soon as the thread commits.
+  if (writer) writer.onDone = limiter.lockFreed
   const rollups = new RollupQueries(db)
   const usage = new UsageQueries(db, rollups, limiter.queries.reserve)
   const accounts = guarded(

@@ -43,6 +43,8 @@ export interface UsageWriter {
   write(batch: Completion[]): Promise<void> | null
   /** Closes the thread's connection, then calls `then` (the next connection to close). */
   stop(then: () => void): void
+  /** Told after each write the thread ended, written or not: its lock is free. */
+  onDone: (() => void) | null
 }
 
 export function startUsageWriter(path: string, guard: SqliteGuard, spans: WindowSpans): UsageWriter {
@@ -78,6 +80,7 @@ export function startUsageWriter(path: string, guard: SqliteGuard, spans: Window
           const err = Object.assign(new Error(m.error.message), { code: m.error.code })
           w?.reject(isBusy(err) ? new StoreBusyError(guard.waitMs) : guard.classify(err))
         }
+        writer.onDone?.()
       } else {
         worker = null
         const then = afterStop
@@ -92,7 +95,8 @@ export function startUsageWriter(path: string, guard: SqliteGuard, spans: Window
   } catch {
     worker = null
   }
-  return {
+  const writer: UsageWriter = {
+    onDone: null,
     write(batch) {
       if (!ready || !worker) return null
       const id = next++
@@ -107,4 +111,5 @@ export function startUsageWriter(path: string, guard: SqliteGuard, spans: Window
       send({ type: 'stop' })
     },
   }
+  return writer
 }
