@@ -356,6 +356,13 @@ export interface Store
     SessionAdminStore {
   /** Cheap and lock-free (every `/healthz` calls it): disk full, database file lost. */
   health(): StoreHealth
+  /**
+   * ms the last `complete` held the database's write lock off the event loop (a serving SQLite
+   * store's writer thread: src/store/sqlite/usage-writer.ts); absent or null where the write's
+   * cost is what it holds the loop, or a network round trip (PostgreSQL). The usage recorder
+   * paces its pieces on it.
+   */
+  usageWriteMs?(): number | null
 
   close(): void | Promise<void>
 }

@@ -28,9 +28,11 @@ const MAX_PENDING = 100_000
  * (SQLite) held it for the whole batch, and the request in flight when the 200 ms timer fired
  * waited for all of it (issue 46's lane: the flush in 10–30 % of the requests over p99, 0–1 % of
  * the rest, up to 3.8 ms at one request at a time). Outcomes are now written in pieces sized to
- * this from the last piece's pace; a store that writes over the network, or on a thread of its
- * own (a serving SQLite store: src/store/sqlite/usage-writer.ts), holds the loop for
- * microseconds, so its pieces grow to a whole batch.
+ * this from the last piece's pace; a store that writes over the network holds the loop for
+ * microseconds, so its pieces grow to a whole batch. A store that writes on a thread of its own
+ * (a serving SQLite store: src/store/sqlite/usage-writer.ts) holds the loop for microseconds too,
+ * but the database's write lock for the whole transaction: its pieces are paced on that instead
+ * (LOCK_PIECE_MS).
  */
 const PIECE_MS = 0.5
 /**
@@ -54,6 +56,14 @@ const PIECE_GAP_MS = 2
  */
 const MIN_PIECE = 8
 const MAX_PIECES = 4
+/**
+ * How long (ms) one piece written off the loop (`Store.usageWriteMs`: a serving SQLite store's
+ * writer thread) may hold the database's write lock: an admission that meets it waits for the
+ * rest. Paced on the loop's microseconds, a c64 batch became one transaction of up to 500 outcomes,
+ * several ms of lock at load (the lane's c64 pairs 0.35–1.0 × main's req/s, 2026-11-29); at c=1 a
+ * batch (~60 outcomes, ~0.6 ms) stays one piece.
+ */
+const LOCK_PIECE_MS = 2
 /** At shutdown, the first pause between flushes the store did not take; doubled up to the last. */
 const CLOSE_RETRY_MS = [50, 100, 200, 400, 800, 1_000]
 
@@ -288,9 +298,14 @@ export class UsageRecorder {
       this.settled(piece)
       if (r === 'written') this.onWritten?.(piece)
       else lost = true
-      // Next piece: as many as fit in PIECE_MS at this one's pace, within [MIN_PIECE, MAX_BATCH].
+      // Next piece: as many as fit in PIECE_MS at this one's pace (LOCK_PIECE_MS of the lock, for
+      // a write off the loop), within [MIN_PIECE, MAX_BATCH].
       if (r === 'written') {
-        const fit = Math.floor((piece.length * PIECE_MS) / Math.max(heldMs, 1e-3))
+        const locked = this.store.usageWriteMs?.() ?? null
+        const fit =
+          locked === null
+            ? Math.floor((piece.length * PIECE_MS) / Math.max(heldMs, 1e-3))
+            : Math.floor((piece.length * LOCK_PIECE_MS) / Math.max(locked, 1e-3))
         this.piece = Math.max(MIN_PIECE, Math.min(MAX_BATCH, fit))
       }
       i += piece.length

@@ -116,3 +116,54 @@ test('a large batch goes in four pieces at most, whatever the pace: each piece c
   }
   await recorder.close(1_000)
 })
+
+test('a store that writes off the loop is paced on its write lock: a c64 batch in four pieces, a c=1 batch in one', async () => {
+  // A serving SQLite store's writer thread holds the loop for microseconds but the write lock for
+  // the transaction (here 25 µs an outcome, as reported by `usageWriteMs`). Paced on the loop, 400
+  // outcomes went in one transaction after the first piece: 10 ms an admission may wait for.
+  const sizes: number[] = []
+  let lastMs: number | null = null
+  const store = {
+    complete(batch: Completion[]) {
+      sizes.push(batch.length)
+      lastMs = batch.length * 0.025
+      return Promise.resolve()
+    },
+    usageWriteMs: () => lastMs,
+    recordRateLimited: () => Promise.resolve(),
+    recordRefusals: () => Promise.resolve(),
+  } as unknown as Store
+  const recorder = new UsageRecorder(
+    store,
+    600_000,
+    createLogger('error', () => {}),
+  )
+  const record = (n: number) => {
+    for (let i = 0; i < n; i++)
+      recorder.record({
+        gatewayId: `g${i}`,
+        requestId: `r${i}`,
+        surface: 'chat',
+        stream: false,
+        status: 200,
+        promptTokens: 1,
+        completionTokens: 1,
+        latencyMs: 1,
+        ttftMs: null,
+        errorCode: null,
+        counted: null,
+      } as unknown as Completion)
+  }
+  for (let round = 0; round < 2; round++) {
+    sizes.length = 0
+    record(400)
+    await recorder.flush()
+    expect(sizes).toEqual([100, 100, 100, 100])
+  }
+  // 60 outcomes hold the lock 1.5 ms, under LOCK_PIECE_MS: one transaction.
+  sizes.length = 0
+  record(60)
+  await recorder.flush()
+  expect(sizes).toEqual([60])
+  await recorder.close(1_000)
+})

@@ -111,7 +111,8 @@ function composeSqlite(
       else checkpointer?.stop()
     },
   }
-  return composeStore(parts, backend, { db })
+  // null when the last batch went on the loop (before the thread runs): the loop's time counts.
+  return composeStore(parts, backend, { db, usageWriteMs: () => writer?.lastMs ?? null })
 }
 
 /**

@@ -4,7 +4,7 @@
  * connection runs the same `UsageQueries.complete` the event loop ran — one transaction a batch:
  * the log rows, the settlements, the counters and rollups — so the loop no longer holds for a
  * batch's inserts and its commit. Messages: `open` (path, busy wait, window spans) → `ready`;
- * `write` (id, batch) → `done` (id, and the error's message and code when it failed); `stop` →
+ * `write` (id, batch) → `done` (id, the transaction's ms, or the error's message and code); `stop` →
  * the connection closed, then `closed`.
  */
 import { Database } from 'bun:sqlite'
@@ -20,7 +20,7 @@ export type ToThread =
   | { type: 'stop' }
 export type FromThread =
   | { type: 'ready' }
-  | { type: 'done'; id: number; error?: { message: string; code: string } }
+  | { type: 'done'; id: number; ms?: number; error?: { message: string; code: string } }
   | { type: 'closed' }
 
 declare const self: Worker & { close(): void }
@@ -42,8 +42,9 @@ self.onmessage = (e: MessageEvent<ToThread>) => {
     reply({ type: 'ready' })
   } else if (m.type === 'write') {
     try {
+      const t0 = performance.now()
       usage!.complete(m.batch)
-      reply({ type: 'done', id: m.id })
+      reply({ type: 'done', id: m.id, ms: performance.now() - t0 })
     } catch (err) {
       const x = err as { message?: unknown; code?: unknown }
       reply({ type: 'done', id: m.id, error: { message: String(x?.message), code: String(x?.code ?? '') } })

@@ -45,6 +45,8 @@ export interface UsageWriter {
   stop(then: () => void): void
   /** Told after each write the thread ended, written or not: its lock is free. */
   onDone: (() => void) | null
+  /** ms the thread's last written transaction took (it held the write lock that long); null: none yet. */
+  lastMs: number | null
 }
 
 export function startUsageWriter(path: string, guard: SqliteGuard, spans: WindowSpans): UsageWriter {
@@ -74,6 +76,7 @@ export function startUsageWriter(path: string, guard: SqliteGuard, spans: Window
         const w = waiting.get(m.id)
         waiting.delete(m.id)
         if (!m.error) {
+          writer.lastMs = m.ms ?? null
           guard.wrote()
           w?.resolve()
         } else {
@@ -97,7 +100,9 @@ export function startUsageWriter(path: string, guard: SqliteGuard, spans: Window
   }
   const writer: UsageWriter = {
     onDone: null,
+    lastMs: null,
     write(batch) {
+      writer.lastMs = null
       if (!ready || !worker) return null
       const id = next++
       const p = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
