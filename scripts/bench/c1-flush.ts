@@ -52,10 +52,12 @@ export interface FlushReport {
   p50Ms: number
   maxMs: number
   outcomesPerPiece: number
-  /** The admission batches retried on a timer (the lock was taken: another connection's write). */
+  /** The admission batches that met the write lock (another connection's write) and were set to retry. */
   admissionRetries: number
   /** Any traced work on the loop (statements, transactions, timers) over 1 ms, per 1,000 requests. */
   loopOver1msPer1000: number
+  /** Mean ms from a retry's set to the admission transaction after it. */
+  retryWaitMs: number
   /** Loop work over 1 ms by what it was: label → count. */
   longBy: Record<string, number>
   /** Mean ms a piece per kind of statement; `BEGIN + COMMIT` is the rest of the transaction. */
@@ -83,10 +85,18 @@ export function flushReport(events: TraceEvent[], from: number, to: number, requ
   }
   for (const k of Object.keys(parts)) parts[k] = parts[k]! / Math.max(1, txs.length)
   const ms = sortedCopy(txs.map((t) => t[2]))
-  const retries = sorted.filter((e) => e[0] === 'timer' && /^setTimeout: .*admissions\.ts/.test(e[3])).length
+  const sets = sorted.filter((e) => e[0] === 'timer' && /^set: setTimeout: .*admissions\.ts/.test(e[3]))
+  const retries = sets.length
+  // How long each waited: from the retry's set to the next admission transaction's start.
+  const admits = sorted.filter((e) => e[0] === 'sql' && e[3].startsWith('transaction (src/store/sqlite/limiter.ts'))
+  const waits = sets.map((x) => {
+    const next = admits.find((a) => a[1] > x[1])
+    return next ? next[1] - x[1] : 0
+  })
   const long = sorted.filter((e) => e[0] !== 'fetch' && e[0] !== 'gc' && e[2] > 1)
   return {
     admissionRetries: retries,
+    retryWaitMs: waits.reduce((a, b) => a + b, 0) / Math.max(1, waits.length),
     longBy: long.reduce<Record<string, number>>((m, e) => {
       const k = e[3].replace(/:\d+\)/, ')').slice(0, 70)
       m[k] = (m[k] ?? 0) + 1
@@ -258,7 +268,7 @@ if (import.meta.main) {
       })
       .join('; ')
     console.log(
-      `    admission retries (lock taken) ${all.admissionRetries}; loop work over 1 ms ${all.loopOver1msPer1000.toFixed(2)} per 1,000 requests; ${lat}`,
+      `    admissions that met the lock ${all.admissionRetries}, waited ${all.retryWaitMs.toFixed(2)} ms on average; loop work over 1 ms ${all.loopOver1msPer1000.toFixed(2)} per 1,000 requests; ${lat}`,
     )
     for (const [k, v] of Object.entries(all.longBy)
       .sort((a, b) => b[1] - a[1])
@@ -270,7 +280,7 @@ if (import.meta.main) {
           e[1] >= c.at[0] &&
           e[1] <= c.at[1] &&
           e[0] === 'timer' &&
-          /^setTimeout: .*admissions\.ts/.test(e[3]),
+          /^set: setTimeout: .*admissions\.ts/.test(e[3]),
       ).length
       console.log(
         `    c64 block: ${Math.round(c.rps)} req/s, serving thread ${c.loopUs.toFixed(1)} µs a request, process ${c.processUs.toFixed(1)} µs; admission retries ${((retries * 1000) / C64).toFixed(2)} per 1,000 requests`,

@@ -125,6 +125,9 @@ for (const name of ['setTimeout', 'setInterval', 'setImmediate']) {
   g[name] = (fn: unknown, ...rest: unknown[]) => {
     if (typeof fn !== 'function') return orig(fn, ...rest)
     const label = `${name}: ${fnLabel(fn)} (${callSite()})`
+    // The limiter's retry is set when an admission met the write lock: an instant at the set, so
+    // a lock met is counted even when the retry is woken early and its timer never fires.
+    if (label.includes('src/store/sqlite/admissions.ts')) push('timer', now(), 0, `set: ${label}`)
     return orig(
       timed('timer', () => label, fn as () => unknown),
       ...rest,
