@@ -60,7 +60,8 @@ const MAX_PIECES = 4
  * How long (ms) one piece written off the loop (`Store.usageWriteMs`: a serving SQLite store's
  * writer thread) may hold the database's write lock: an admission that meets it waits for the
  * rest. Paced on the loop's microseconds, a c64 batch became one transaction of up to 500 outcomes,
- * several ms of lock at load (the lane's c64 pairs 0.35–1.0 × main's req/s, 2026-11-29); at c=1 a
+ * several ms of lock at load (eleven of twelve c64 pairs in the lane below main's req/s, 0.35–0.98 ×,
+ * 2026-11-29); at c=1 a
  * batch (~60 outcomes, ~0.6 ms) stays one piece.
  */
 const LOCK_PIECE_MS = 2
