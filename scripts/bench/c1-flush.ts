@@ -88,7 +88,9 @@ export function flushReport(events: TraceEvent[], from: number, to: number, requ
   const sets = sorted.filter((e) => e[0] === 'timer' && /^set: setTimeout: .*admissions\.ts/.test(e[3]))
   const retries = sets.length
   // How long each waited: from the retry's set to the next admission transaction's start.
-  const admits = sorted.filter((e) => e[0] === 'sql' && e[3].startsWith('transaction (src/store/sqlite/limiter.ts'))
+  const admits = sorted.filter(
+    (e) => e[0] === 'sql' && e[3].startsWith('transaction (src/store/sqlite/limiter.ts'),
+  )
   const waits = sets.map((x) => {
     const next = admits.find((a) => a[1] > x[1])
     return next ? next[1] - x[1] : 0
