@@ -8,13 +8,13 @@
  * to its first line), and the suite spawns a few hundred gateways and CLI commands.
  *
  * The bundle is what `bun run build` compiles into the executable (the same bundler on the same
- * entry), so a spawned gateway runs the code the binary ships: its console pages come from the
+ * entries: src/main.ts and the usage writer's thread), so a spawned gateway runs the code the binary ships: its console pages come from the
  * bundle's prebuilt files (`HTMLBundle.files`, src/console/static.ts) as the binary's do, where an
  * in-process gateway (support/gateway.ts) builds them from source. Tests whose subject is the
  * checkout's own command line (`bun src/main.ts …` as the documents show it) still run the source.
  *
  * Invariant: the hash covers every input of the bundle (src/, package.json — the version and the
- * dependencies —, the lockfile, the starter config `init` embeds, tsconfig.json) and Bun's version,
+ * dependencies —, the lockfile, the starter config `init` embeds, tsconfig.json, this file) and Bun's version,
  * so an edited source is never served from an old bundle.
  */
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs'
@@ -22,7 +22,16 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 
 const REPO = new URL('../..', import.meta.url).pathname
-const INPUTS = ['package.json', 'package-lock.json', 'switchyard.example.yaml', 'tsconfig.json']
+/** The usage flush's writer thread's module: a second entry point. */
+const THREAD = 'src/store/sqlite/usage-thread.ts'
+/** This file too: its entries and options make the bundle as much as the sources do. */
+const INPUTS = [
+  'package.json',
+  'package-lock.json',
+  'switchyard.example.yaml',
+  'tsconfig.json',
+  'test/support/main-bundle.ts',
+]
 /** A bundle of this checkout unused this long (ms) is another revision's: removed. */
 const STALE_MS = 30 * 60_000
 
@@ -60,7 +69,14 @@ async function build(): Promise<string> {
     // Built aside and renamed into place: a worker never sees half a bundle; the loser of a race
     // between workers throws its copy away.
     const aside = `${dir}.${process.pid}.${Date.now()}`
-    const out = await Bun.build({ entrypoints: [join(REPO, 'src/main.ts')], target: 'bun', outdir: aside })
+    // The usage writer's thread is an entry of its own, as in `bun run build` (scripts/build.ts):
+    // src/store/sqlite/usage-writer.ts finds it at store/sqlite/usage-thread.js beside main.js.
+    const out = await Bun.build({
+      entrypoints: [join(REPO, 'src/main.ts'), join(REPO, THREAD)],
+      root: join(REPO, 'src'),
+      target: 'bun',
+      outdir: aside,
+    })
     if (!out.success) throw new AggregateError(out.logs, 'bundling src/main.ts failed')
     try {
       renameSync(aside, dir)

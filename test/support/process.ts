@@ -169,3 +169,12 @@ function safeReadlink(path: string): string {
     return ''
   }
 }
+
+/**
+ * How many SQLite connections process `pid` holds on the database file `path` (each opens the
+ * file once; its -wal and -shm are other paths). A serving gateway has three: the event loop's,
+ * the checkpoint thread's and the usage writer thread's.
+ */
+export function databaseConnections(pid: number, path: string): number {
+  return readdirSync(`/proc/${pid}/fd`).filter((fd) => safeReadlink(`/proc/${pid}/fd/${fd}`) === path).length
+}

@@ -5,6 +5,7 @@ import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { afterEach } from '../../support/hooks.ts'
 import {
   childProcesses,
+  databaseConnections,
   type ServeProcess,
   spawnServe,
   UNSUPERVISED,
@@ -29,7 +30,7 @@ async function setup(rpm: number) {
     (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key,
     (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key,
   ]
-  return { base, keys: keys as [string, string] }
+  return { base, db, keys: keys as [string, string] }
 }
 
 function burst(url: string, key: string, n: number): Promise<number[]> {
@@ -97,8 +98,12 @@ describe('exact limits across processes sharing one database', () => {
   })
 
   test('SIGKILL in the middle of a burst: admitted requests still count after restart, nothing over-admitted', async () => {
-    const { base, keys } = await setup(40)
+    const { base, db, keys } = await setup(40)
     const p = await spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })
+    // The usage flush runs on its writer thread (the bundle serves it as the binary does): the
+    // loop's connection, the checkpoint thread's and the writer's.
+    for (let i = 0; i < 200 && databaseConnections(p.pid, db) < 3; i++) await Bun.sleep(10)
+    expect(databaseConnections(p.pid, db)).toBe(3)
     // Four clients, each sending one request after another until the gateway is gone; the
     // serving process (crash(): under a supervisor, its SIGKILL would stop this one drained) is
     // killed on the 10th 200, so the kill lands with requests in flight (a fixed delay landed
