@@ -28,7 +28,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
   const log = opts.log ?? createLogger(config.logging.level)
   if (!opts.store && config.database.url)
     throw new Error('a PostgreSQL store is opened with openStores(config) and passed in as opts.store')
-  const backend = opts.store ?? openSqliteFromConfig(config, clock.now())
+  const backend = opts.store ?? openSqliteFromConfig(config, { now: clock.now() })
   const authCache = new AuthCache(backend)
   const metrics = new Metrics()
   const store = authInvalidating(backend, authCache)

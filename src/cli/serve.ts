@@ -69,7 +69,11 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   // request that needs it while others wait on the database; elsewhere it loads on first use (a
   // key's own limits, count_tokens; a metered answer awaits it before it is counted, run.ts).
   if (Object.values(config.plans).some(countsTokens)) await loadO200k()
-  const store = await openDatabase(config, { warn: (m, f) => log.warn(m, f), checkpointInThread: true })
+  const store = await openDatabase(config, {
+    warn: (m, f) => log.warn(m, f),
+    error: (m, f) => log.error(m, f),
+    checkpointInThread: true,
+  })
   const deps = buildDeps(config, { store, log })
   let running: Running
   try {

@@ -20,6 +20,8 @@ export interface OpenOptions {
   callerTime?: boolean
   now?: number
   warn?(message: string, fields?: Record<string, unknown>): void
+  /** SQLite: a failed thread (the usage writer's), its work moved to the event loop. */
+  error?(message: string, fields?: Record<string, unknown>): void
   /** SQLite: WAL checkpoints in a thread of their own, off the event loop (`serve` sets it). */
   checkpointInThread?: boolean
 }
@@ -29,18 +31,19 @@ export function describeDatabase(config: Config): string {
   return config.database.url ? redactUrl(config.database.url) : config.database.path
 }
 
-export function openSqliteFromConfig(config: Config, now?: number, checkpointInThread = false): Store {
+export function openSqliteFromConfig(config: Config, opts: OpenOptions = {}): Store {
   return openSqliteStore({
     path: config.database.path,
     busyTimeoutMs: config.database.busyTimeoutMs,
     windows: config.windows,
-    now,
-    checkpointInThread,
+    now: opts.now,
+    checkpointInThread: opts.checkpointInThread,
+    error: opts.error,
   })
 }
 
 export async function openStores(config: Config, opts: OpenOptions = {}): Promise<Store> {
-  if (!config.database.url) return openSqliteFromConfig(config, opts.now, opts.checkpointInThread)
+  if (!config.database.url) return openSqliteFromConfig(config, opts)
   const engineTime = !opts.callerTime
   const pg = await openPostgres({
     url: config.database.url,

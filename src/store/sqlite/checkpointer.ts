@@ -18,7 +18,7 @@ const EVERY_MS = 200
  * This connection's own automatic checkpoint once the thread runs (pages; SQLite's default is
  * 1,000): about 40 MB of WAL, reached only if the thread stalls.
  */
-const BACKSTOP_PAGES = 10_000
+export const BACKSTOP_PAGES = 10_000
 /** SQLite's own automatic checkpoint (pages), back when the thread fails. */
 const SQLITE_DEFAULT_PAGES = 1_000
 
@@ -62,7 +62,8 @@ self.onmessage = (e) => {
 `
 
 export interface Checkpointer {
-  stop(): void
+  /** Resolves once the thread has closed its connection and ended. */
+  stop(): Promise<void>
 }
 
 export function startCheckpointer(db: Database, path: string): Checkpointer {
@@ -99,12 +100,18 @@ export function startCheckpointer(db: Database, path: string): Checkpointer {
   return {
     stop() {
       stopped = true
-      if (!worker) return
-      worker.onmessage = null
+      const w = worker
+      if (!w) return Promise.resolve()
+      worker = null
+      w.onmessage = null
+      const closed = new Promise<void>((resolve) => w.addEventListener('close', () => resolve()))
+      // Held until it has closed its connection: the process does not exit before (the store's
+      // close awaits it, bounded).
+      w.ref()
       // The thread closes its connection and then itself (WORKER_SOURCE); terminate() would cut
       // it wherever it was and leave its connection to the thread's teardown.
-      worker.postMessage('stop')
-      worker = null
+      w.postMessage('stop')
+      return closed
     },
   }
 }

@@ -38,7 +38,12 @@ export interface SqliteOptions {
    * not need the threads.
    */
   checkpointInThread?: boolean
+  /** A thread that failed (its work moved to the event loop): one line, with the error. */
+  error?(message: string, fields?: Record<string, unknown>): void
 }
+
+/** How long (ms) the store's close waits for its threads to close their connections. */
+const CLOSE_BOUND_MS = 1_000
 
 export function openSqliteStore(opts: SqliteOptions): SqliteStore {
   if (opts.path !== ':memory:') createPrivateFile(opts.path)
@@ -55,25 +60,43 @@ export function openSqliteStore(opts: SqliteOptions): SqliteStore {
   const threads = opts.checkpointInThread && opts.path !== ':memory:'
   const checkpointer = threads ? startCheckpointer(db, opts.path) : null
   const guard = new SqliteGuard(opts.path, waitMs)
-  const writer = threads ? startUsageWriter(opts.path, guard, opts.windows ?? DEFAULT_SPANS) : null
-  return composeSqlite(db, guard, opts.windows, checkpointer, writer)
+  return composeSqlite(db, guard, opts.windows, checkpointer, threads ? opts : null)
 }
 
 /** The composed store, with its database handle for tests that read it directly. */
-export type SqliteStore = Store & { readonly db: Database }
+export type SqliteStore = Store & {
+  readonly db: Database
+  /** The serving store's usage writer thread (null: none), for tests. */
+  readonly usageWriter: UsageWriter | null
+}
 
 function composeSqlite(
   db: Database,
   guard: SqliteGuard,
   windows: WindowSpans | undefined,
   checkpointer: Checkpointer | null,
-  writer: UsageWriter | null,
+  /** The serving store's options: the usage writer thread starts (null: none). */
+  thread: SqliteOptions | null,
 ): SqliteStore {
   const limiter = new SqliteLimiter(db, guard, windows)
-  // An admission that met the writer thread's lock retries as soon as the thread commits.
-  if (writer) writer.onDone = limiter.lockFreed
   const rollups = new RollupQueries(db)
   const usage = new UsageQueries(db, rollups, limiter.queries.reserve)
+  const onLoop = (batch: Completion[]) => guard.run(() => usage.complete(batch), true)
+  const writer = thread
+    ? startUsageWriter({
+        path: thread.path,
+        guard,
+        spans: windows ?? DEFAULT_SPANS,
+        onLoop,
+        committed: (batch) => usage.written(batch),
+        onFailed: (err) =>
+          thread.error?.('the usage writer thread failed: the usage flush is written on the event loop', {
+            error: String(err),
+          }),
+      })
+    : null
+  // An admission that met the writer thread's lock retries as soon as the thread commits.
+  if (writer) writer.onDone = limiter.lockFreed
   const accounts = guarded(
     guard,
     new AccountQueries(db),
@@ -93,8 +116,8 @@ function composeSqlite(
     accounts,
     limiter,
     usage: {
-      ...guarded(guard, usage, ['usageSummary'], ['complete']),
-      complete: (batch: Completion[]) => writer?.write(batch) ?? guard.run(() => usage.complete(batch), true),
+      ...guarded(guard, usage, ['usageSummary'], []),
+      complete: (batch: Completion[]) => writer?.write(batch) ?? onLoop(batch),
     },
     history: sqliteHistory(db, guard, usage, rollups, limiter.queries),
     alerts: new SqliteAlerts(db, guard),
@@ -107,12 +130,24 @@ function composeSqlite(
       // This connection first, then the threads' one after the other: closing two at once, each
       // could see the other still open and neither remove the WAL (measured: 1 close in 15).
       db.close()
-      if (writer) writer.stop(() => checkpointer?.stop())
-      else checkpointer?.stop()
+      const threads = (async () => {
+        await writer?.stop()
+        await checkpointer?.stop()
+      })()
+      // Bounded: a thread that does not end leaves its connection to the process's exit.
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_BOUND_MS)
+      })
+      return Promise.race([threads, bound]).finally(() => clearTimeout(timer))
     },
   }
   // null when the last batch went on the loop (before the thread runs): the loop's time counts.
-  return composeStore(parts, backend, { db, usageWriteMs: () => writer?.lastMs ?? null })
+  return composeStore(parts, backend, {
+    db,
+    usageWriter: writer,
+    usageWriteMs: () => writer?.lastMs ?? null,
+  })
 }
 
 /**

@@ -4,8 +4,8 @@
  * connection runs the same `UsageQueries.complete` the event loop ran — one transaction a batch:
  * the log rows, the settlements, the counters and rollups — so the loop no longer holds for a
  * batch's inserts and its commit. Messages: `open` (path, busy wait, window spans) → `ready`;
- * `write` (id, batch) → `done` (id, the transaction's ms, or the error's message and code); `stop` →
- * the connection closed, then `closed`.
+ * `write` (id, batch) → `done` (id, the ms the transaction held the lock, or the error's message and
+ * code); `stop` → the connection closed, then the thread ends.
  */
 import { Database } from 'bun:sqlite'
 import type { WindowSpans } from '../../limits/types.ts'
@@ -15,13 +15,12 @@ import { RollupQueries } from './rollups.ts'
 import { UsageQueries } from './usage.ts'
 
 export type ToThread =
-  | { type: 'open'; path: string; waitMs: number; spans: WindowSpans }
+  | { type: 'open'; path: string; waitMs: number; spans: WindowSpans; autocheckpointPages: number }
   | { type: 'write'; id: number; batch: Completion[] }
   | { type: 'stop' }
 export type FromThread =
   | { type: 'ready' }
   | { type: 'done'; id: number; ms?: number; error?: { message: string; code: string } }
-  | { type: 'closed' }
 
 declare const self: Worker & { close(): void }
 let db: Database | null = null
@@ -38,12 +37,26 @@ self.onmessage = (e: MessageEvent<ToThread>) => {
     db.run(`PRAGMA busy_timeout = ${waitMs}`)
     db.run('PRAGMA synchronous = NORMAL')
     db.run('PRAGMA foreign_keys = ON')
+    // Most commits are this connection's: with SQLite's 1,000-page default some would run a
+    // 30–75 ms checkpoint inside the write lock (and inflate the ms below). The checkpoint thread
+    // does that work; this is the same backstop it gives the loop's connection (checkpointer.ts).
+    db.run(`PRAGMA wal_autocheckpoint = ${Math.trunc(m.autocheckpointPages)}`)
     usage = new UsageQueries(db, new RollupQueries(db), new ReserveQueries(db, m.spans))
     reply({ type: 'ready' })
   } else if (m.type === 'write') {
     try {
+      // The lock is taken here (waiting for another holder up to busy_timeout), so `ms` below is
+      // the time this transaction held the write lock, not its wait: the recorder sizes its pieces
+      // on it. `complete`'s own transaction nests in this one as a savepoint.
+      db!.run('BEGIN IMMEDIATE')
       const t0 = performance.now()
-      usage!.complete(m.batch)
+      try {
+        usage!.complete(m.batch)
+        db!.run('COMMIT')
+      } catch (err) {
+        if (db!.inTransaction) db!.run('ROLLBACK')
+        throw err
+      }
       reply({ type: 'done', id: m.id, ms: performance.now() - t0 })
     } catch (err) {
       const x = err as { message?: unknown; code?: unknown }
@@ -53,7 +66,7 @@ self.onmessage = (e: MessageEvent<ToThread>) => {
     try {
       db?.close()
     } catch {}
-    reply({ type: 'closed' })
+    // The thread's end (the worker's `close` event) tells the writer its connection is closed.
     self.close()
   }
 }

@@ -14,13 +14,17 @@
  * process's (busy_timeout 0, retried on a timer: admissions.ts, guard.ts).
  *
  * Until the thread has said it runs, or after it failed, `write` answers null and the caller
- * writes on the loop as before.
+ * writes on the loop as before. A thread that fails (an error, or it ends unasked) is logged once
+ * and not restarted; the batches it had not answered are written on the loop unless their
+ * transaction committed (checked on the loop's connection: a batch is written whole or not at
+ * all), so none is lost or counted twice, and every write settles.
  */
 import type { WindowSpans } from '../../limits/types.ts'
 import { StoreBusyError } from '../errors.ts'
 import type { Completion } from '../types.ts'
 import { isBusy } from './errors.ts'
 import type { SqliteGuard } from './guard.ts'
+import { BACKSTOP_PAGES } from './checkpointer.ts'
 import type { FromThread, ToThread } from './usage-thread.ts'
 
 /**
@@ -36,36 +40,75 @@ const THREAD_URL = import.meta.url.endsWith('/usage-writer.ts')
   : new URL('./store/sqlite/usage-thread.js', import.meta.url).href
 
 interface Waiting {
+  batch: Completion[]
   resolve: () => void
   reject: (err: unknown) => void
+}
+
+export interface UsageWriterOptions {
+  path: string
+  guard: SqliteGuard
+  spans: WindowSpans
+  /** Writes a batch on the loop's connection (where a failed thread's batches go). */
+  onLoop(batch: Completion[]): Promise<void>
+  /** Whether a batch's transaction committed (read on the loop's connection). */
+  committed(batch: Completion[]): boolean
+  /** Told once, when the thread fails and writing moves to the loop. */
+  onFailed(err: unknown): void
 }
 
 export interface UsageWriter {
   /** The batch written by the thread; null while the thread is not running (write it here). */
   write(batch: Completion[]): Promise<void> | null
-  /** Closes the thread's connection, then calls `then` (the next connection to close). */
-  stop(then: () => void): void
+  /** Closes the thread's connection; resolves once the thread has ended. */
+  stop(): Promise<void>
   /** Told after each write the thread ended, written or not: its lock is free. */
   onDone: (() => void) | null
-  /** ms the thread's last written transaction took (it held the write lock that long); null: none yet. */
+  /** ms the thread's last written transaction held the write lock (not its wait); null: none yet. */
   lastMs: number | null
+  /** The thread is running and takes the writes. */
+  readonly running: boolean
+  /** The thread itself (null: none, or failed), for tests that make it fail. */
+  readonly thread: Worker | null
 }
 
-export function startUsageWriter(path: string, guard: SqliteGuard, spans: WindowSpans): UsageWriter {
+export function startUsageWriter(opts: UsageWriterOptions): UsageWriter {
+  const { guard } = opts
   let worker: Worker | null = null
   let ready = false
   let next = 0
   const waiting = new Map<number, Waiting>()
-  let afterStop: (() => void) | null = null
-  /** The thread is gone: what it had not answered is lost, not retried (it may have committed). */
-  const fail = () => {
+  /** Set by stop(): its end (the thread has ended, or failed). */
+  let stopped: (() => void) | null = null
+  /**
+   * Held (ref) while a write is awaited or the thread is closing, so exit does not cut the last
+   * flush; otherwise the thread never keeps the process alive.
+   */
+  const hold = () => {
+    if (!worker) return
+    if (waiting.size > 0 || stopped) worker.ref()
+    else worker.unref()
+  }
+  /** The thread has ended (`close`): after an error, after stop(), or unasked. */
+  const fail = (err: unknown) => {
+    if (!worker) return
     ready = false
-    worker?.terminate()
     worker = null
-    for (const w of waiting.values()) w.reject(new Error('the usage writer thread failed'))
+    const then = stopped
+    stopped = null
+    if (!then) opts.onFailed(err)
+    const lost = [...waiting.values()]
     waiting.clear()
-    const then = afterStop
-    afterStop = null
+    for (const x of lost) {
+      // The thread has ended: a transaction it left open is rolled back, one it committed is there.
+      let done = false
+      try {
+        done = opts.committed(x.batch)
+      } catch {}
+      if (done) x.resolve()
+      else opts.onLoop(x.batch).then(x.resolve, x.reject)
+    }
+    writer.onDone?.()
     then?.()
   }
   const send = (m: ToThread) => worker!.postMessage(m)
@@ -77,6 +120,7 @@ export function startUsageWriter(path: string, guard: SqliteGuard, spans: Window
       else if (m.type === 'done') {
         const w = waiting.get(m.id)
         waiting.delete(m.id)
+        hold()
         if (!m.error) {
           writer.lastMs = m.ms ?? null
           guard.wrote()
@@ -86,36 +130,51 @@ export function startUsageWriter(path: string, guard: SqliteGuard, spans: Window
           w?.reject(isBusy(err) ? new StoreBusyError(guard.waitMs) : guard.classify(err))
         }
         writer.onDone?.()
-      } else {
-        worker = null
-        const then = afterStop
-        afterStop = null
-        then?.()
       }
     }
-    worker.addEventListener('error', fail)
-    send({ type: 'open', path, waitMs: guard.waitMs, spans })
-    // The thread never keeps the process alive: the store's close ends it, and so does exit.
-    worker.unref()
-  } catch {
+    // Failed: ended here, and its writes taken over once it has (`close`), not while it may still
+    // be inside a transaction it would commit.
+    let failure: unknown = null
+    worker.addEventListener('error', (e: ErrorEvent) => {
+      failure ??= e.error ?? new Error(e.message)
+      ready = false
+      worker?.terminate()
+    })
+    // Ended: asked (stop), its connection closed first; unasked, it failed.
+    worker.addEventListener('close', () => fail(failure ?? new Error('the usage writer thread ended')))
+    send({ type: 'open', path: opts.path, waitMs: guard.waitMs, spans: opts.spans, autocheckpointPages: BACKSTOP_PAGES })
+    hold()
+  } catch (err) {
     worker = null
+    opts.onFailed(err)
   }
   const writer: UsageWriter = {
     onDone: null,
     lastMs: null,
+    get running() {
+      return ready && worker !== null
+    },
+    get thread() {
+      return worker
+    },
     write(batch) {
       writer.lastMs = null
       if (!ready || !worker) return null
       const id = next++
-      const p = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
+      const p = new Promise<void>((resolve, reject) => waiting.set(id, { batch, resolve, reject }))
+      hold()
       send({ type: 'write', id, batch })
       return p
     },
-    stop(then) {
+    stop() {
       ready = false
-      if (!worker) return then()
-      afterStop = then
+      if (!worker || stopped) return Promise.resolve()
+      const ended = new Promise<void>((resolve) => {
+        stopped = resolve
+      })
+      hold()
       send({ type: 'stop' })
+      return ended
     },
   }
   return writer

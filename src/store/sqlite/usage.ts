@@ -74,7 +74,7 @@ export class UsageQueries {
   private readonly completeTx: (batch: Completion[]) => void
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly rollups: RollupQueries,
     private readonly reserve: ReserveQueries,
   ) {
@@ -219,6 +219,22 @@ export class UsageQueries {
 
   complete(batch: Completion[]): void {
     if (batch.length) this.completeTx(batch)
+  }
+
+  /**
+   * Whether `batch` is written: a batch is one transaction, so its first log row tells (found
+   * through the (account, time) index). Asked only when a writer thread failed with the batch
+   * unanswered.
+   */
+  written(batch: Completion[]): boolean {
+    const c = batch[0]
+    if (!c) return true
+    const row = this.db
+      .query<{ n: number }, [number, number, string]>(
+        'SELECT 1 AS n FROM requests WHERE account_id = ? AND created_at = ? AND gateway_id = ? LIMIT 1',
+      )
+      .get(c.counted.accountId, c.counted.at, c.gatewayId)
+    return row !== null
   }
 
   /** `today` and `by_model` from `dayStart` (a UTC midnight); `last_24h` is the last 1,440 minutes, this one included. */
