@@ -10,12 +10,13 @@
 import { Database } from 'bun:sqlite'
 import type { WindowSpans } from '../../limits/types.ts'
 import type { Completion } from '../types.ts'
+import { BACKSTOP_PAGES } from './checkpointer.ts'
 import { ReserveQueries } from './reserve.ts'
 import { RollupQueries } from './rollups.ts'
 import { UsageQueries } from './usage.ts'
 
 export type ToThread =
-  | { type: 'open'; path: string; waitMs: number; spans: WindowSpans; autocheckpointPages: number }
+  | { type: 'open'; path: string; waitMs: number; spans: WindowSpans }
   | { type: 'write'; id: number; batch: Completion[] }
   | { type: 'stop' }
 export type FromThread =
@@ -40,7 +41,7 @@ self.onmessage = (e: MessageEvent<ToThread>) => {
     // Most commits are this connection's: with SQLite's 1,000-page default some would run a
     // 30–75 ms checkpoint inside the write lock (and inflate the ms below). The checkpoint thread
     // does that work; this is the same backstop it gives the loop's connection (checkpointer.ts).
-    db.run(`PRAGMA wal_autocheckpoint = ${Math.trunc(m.autocheckpointPages)}`)
+    db.run(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
     usage = new UsageQueries(db, new RollupQueries(db), new ReserveQueries(db, m.spans))
     reply({ type: 'ready' })
   } else if (m.type === 'write') {

@@ -24,7 +24,6 @@ import { StoreBusyError } from '../errors.ts'
 import type { Completion } from '../types.ts'
 import { isBusy } from './errors.ts'
 import type { SqliteGuard } from './guard.ts'
-import { BACKSTOP_PAGES } from './checkpointer.ts'
 import type { FromThread, ToThread } from './usage-thread.ts'
 
 /**
@@ -142,7 +141,7 @@ export function startUsageWriter(opts: UsageWriterOptions): UsageWriter {
     })
     // Ended: asked (stop), its connection closed first; unasked, it failed.
     worker.addEventListener('close', () => fail(failure ?? new Error('the usage writer thread ended')))
-    send({ type: 'open', path: opts.path, waitMs: guard.waitMs, spans: opts.spans, autocheckpointPages: BACKSTOP_PAGES })
+    send({ type: 'open', path: opts.path, waitMs: guard.waitMs, spans: opts.spans })
     hold()
   } catch (err) {
     worker = null
