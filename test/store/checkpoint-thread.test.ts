@@ -47,7 +47,7 @@ test('the WAL is copied into the database file by the checkpoint thread, with no
     while (statSync(path).size <= before && Date.now() < deadline) await Bun.sleep(20)
     expect(statSync(path).size).toBeGreaterThan(before)
   } finally {
-    store.close()
+    await store.close()
   }
 })
 
@@ -70,18 +70,18 @@ test("the store's close ends the thread's connection too: no handle on the datab
   try {
     const store = openSqliteStore({ path, now: T0, checkpointInThread: true })
     const pages = () => store.db.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }
-    // The thread has said it runs (its `ready` raised the backstop): two connections are open.
+    // The thread has said it runs (its `ready` raised the backstop): the loop's, the checkpointer's and the usage writer's connections are open.
     const deadline = Date.now() + 10_000
     while (pages().wal_autocheckpoint !== 10_000 && Date.now() < deadline) await Bun.sleep(10)
     expect(pages().wal_autocheckpoint).toBe(10_000)
-    store.close()
+    await store.close()
     while ((handles(path) > 0 || existsSync(`${path}-wal`)) && Date.now() < deadline) await Bun.sleep(10)
     expect(handles(path)).toBe(0)
     expect(existsSync(`${path}-wal`)).toBe(false)
     // Closed while the thread's `ready` may still be on its way: it must find nothing to change.
     const again = openSqliteStore({ path, now: T0, checkpointInThread: true })
     Bun.sleepSync(300)
-    again.close()
+    await again.close()
     await Bun.sleep(100)
     expect(thrown).toEqual([])
   } finally {
