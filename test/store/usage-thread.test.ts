@@ -7,46 +7,23 @@
  */
 import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
-import { existsSync, readdirSync, readlinkSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Completion, openSqliteStore, type SqliteStore, StoreBusyError } from '../../src/store/index.ts'
 import { SqliteLimiter } from '../../src/store/sqlite/admissions.ts'
 import { SqliteGuard } from '../../src/store/sqlite/guard.ts'
-import { admission } from '../support/admissions.ts'
+import { admission, completions } from '../support/admissions.ts'
 import { tempDir } from '../support/config-doc.ts'
+import { databaseConnections } from '../support/process.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
-
-/** Connections this process holds on the database file (each has its own handle on it). */
-function connections(path: string): number {
-  return readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === path
-    } catch {
-      return false // closed meanwhile
-    }
-  }).length
-}
 
 async function until(ok: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000
   while (!ok() && Date.now() < deadline) await Bun.sleep(10)
 }
 
-const batchOf = (accountId: number, n: number, tag: string): Completion[] =>
-  Array.from({ length: n }, (_, i) => ({
-    gatewayId: `${tag}${i}`,
-    requestId: `request-${tag}-${i}`,
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    latencyMs: 1,
-    ttftMs: null,
-    errorCode: null,
-    counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: T0 + i },
-  }))
+const batchOf = (accountId: number, n: number, tag: string) => completions(accountId, n, tag, T0)
 
 const changesOf = (store: SqliteStore) =>
   (store.db.query('SELECT total_changes() AS n').get() as { n: number }).n
@@ -71,7 +48,7 @@ async function serving(
     now: T0,
   })
   // The loop's, the checkpoint thread's and the usage writer's: the writer has opened its own.
-  await until(() => connections(path) === 3)
+  await until(() => databaseConnections(process.pid, path) === 3)
   // Until the writer has said it runs, a batch is written on the loop's connection as before.
   await until(() => store.usageWriter!.running)
   return { store, accountId: id }
@@ -81,7 +58,7 @@ test("a serving store's usage flush is written by its writer thread's connection
   const path = join(tempDir(), 'db.sqlite')
   const { store, accountId } = await serving(path)
   try {
-    expect(connections(path)).toBe(3)
+    expect(databaseConnections(process.pid, path)).toBe(3)
     const before = changesOf(store)
     await store.complete(batchOf(accountId, 500, 'g'))
     expect(store.usageWriteMs!()).not.toBeNull()
@@ -136,7 +113,7 @@ test("the store's close ends the writer's and the checkpointer's connections in 
   await store.complete(batchOf(accountId, 100, 'c'))
   await store.close()
   // Resolved, not waited for: serve exits right after it.
-  expect(connections(path)).toBe(0)
+  expect(databaseConnections(process.pid, path)).toBe(0)
   expect(existsSync(`${path}-wal`)).toBe(false)
 })
 

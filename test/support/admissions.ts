@@ -6,7 +6,7 @@
 import { join } from 'node:path'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { openSqliteStore } from '../../src/store/index.ts'
-import type { AdmitInput } from '../../src/store/types.ts'
+import type { AdmitInput, Completion } from '../../src/store/types.ts'
 import { newRequestId } from '../../src/util/ids.ts'
 import { tempDir } from './config-doc.ts'
 
@@ -23,6 +23,25 @@ export const admission = (accountId: number, now: number, over: Partial<AdmitInp
   suspension: null,
   ...over,
 })
+
+/**
+ * `n` outcomes of admitted requests as the usage flush writes them (200, 10 + 5 tokens), on
+ * `accountId` and key `key_1`, the i-th at `at + i`, gateway ids `${tag}${i}`.
+ */
+export const completions = (accountId: number, n: number, tag: string, at: number): Completion[] =>
+  Array.from({ length: n }, (_, i) => ({
+    gatewayId: `${tag}${i}`,
+    requestId: `request-${tag}-${i}`,
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 10,
+    completionTokens: 5,
+    latencyMs: 1,
+    ttftMs: null,
+    errorCode: null,
+    counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: at + i },
+  }))
 
 export const chargedAdmission = (
   accountId: number,
