@@ -10,7 +10,7 @@
  * No call blocks the event loop on another connection's lock: see SqliteGuard.
  */
 
-import { Database } from 'bun:sqlite'
+import type { Database } from 'bun:sqlite'
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { DEFAULT_SPANS, type WindowSpans } from '../../limits/types.ts'
@@ -20,6 +20,7 @@ import { AccountQueries } from './accounts.ts'
 import { SqliteLimiter } from './admissions.ts'
 import { SqliteAlerts } from './alerts.ts'
 import { type Checkpointer, startCheckpointer } from './checkpointer.ts'
+import { openConnection } from './connection.ts'
 import { guarded, SqliteGuard } from './guard.ts'
 import { sqliteHistory } from './history.ts'
 import { migrate } from './migrations.ts'
@@ -47,13 +48,10 @@ const CLOSE_BOUND_MS = 1_000
 
 export function openSqliteStore(opts: SqliteOptions): SqliteStore {
   if (opts.path !== ':memory:') createPrivateFile(opts.path)
-  const db = new Database(opts.path, { create: true, strict: true })
   const waitMs = Math.trunc(opts.busyTimeoutMs ?? 5000)
   // Start-up (migrations) may block on another process's lock; nothing is being served yet.
-  db.run(`PRAGMA busy_timeout = ${waitMs}`)
+  const db = openConnection(opts.path, waitMs, true)
   db.run('PRAGMA journal_mode = WAL')
-  db.run('PRAGMA synchronous = NORMAL')
-  db.run('PRAGMA foreign_keys = ON')
   migrate(db, opts.now ?? Date.now())
   // From here on a locked database fails at once and SqliteGuard waits for it without blocking.
   db.run('PRAGMA busy_timeout = 0')

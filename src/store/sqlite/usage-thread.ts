@@ -7,10 +7,11 @@
  * `write` (id, batch) → `done` (id, the ms the transaction held the lock, or the error's message and
  * code); `stop` → the connection closed, then the thread ends.
  */
-import { Database } from 'bun:sqlite'
+import type { Database } from 'bun:sqlite'
 import type { WindowSpans } from '../../limits/types.ts'
 import type { Completion } from '../types.ts'
 import { BACKSTOP_PAGES } from './checkpointer.ts'
+import { openConnection } from './connection.ts'
 import { ReserveQueries } from './reserve.ts'
 import { RollupQueries } from './rollups.ts'
 import { UsageQueries } from './usage.ts'
@@ -31,13 +32,9 @@ const reply = (m: FromThread) => self.postMessage(m)
 self.onmessage = (e: MessageEvent<ToThread>) => {
   const m = e.data
   if (m.type === 'open') {
-    db = new Database(m.path, { strict: true })
     // This thread may wait for another connection's lock (an admission's, another process's):
     // it blocks only itself, up to the store's own bound, then fails as the loop's write would.
-    const waitMs = Math.trunc(m.waitMs)
-    db.run(`PRAGMA busy_timeout = ${waitMs}`)
-    db.run('PRAGMA synchronous = NORMAL')
-    db.run('PRAGMA foreign_keys = ON')
+    db = openConnection(m.path, Math.trunc(m.waitMs))
     // Most commits are this connection's: with SQLite's 1,000-page default some would run a
     // 30–75 ms checkpoint inside the write lock (and inflate the ms below). The checkpoint thread
     // does that work; this is the same backstop it gives the loop's connection (checkpointer.ts).
