@@ -222,17 +222,17 @@ export function inputTokenBound(
   })()
 }
 
-/** Tokenizer families by provider kind and upstream model name (a regular expression's test apiece). */
-const FAMILIES = new Map<string, Family>()
+/**
+ * Tokenizer families by target (a regular expression's test apiece): the pipeline passes one
+ * target object per catalogue entry (pipeline/charge.ts), so each is worked out once per catalogue.
+ */
+const FAMILIES = new WeakMap<InputTarget, Family>()
 
 function familyFor(t: InputTarget): Family {
-  const k = `${t.kind}\0${t.model}`
-  let f = FAMILIES.get(k)
+  let f = FAMILIES.get(t)
   if (f === undefined) {
     f = familyOf(t.kind, t.model)
-    // Bounded by the catalogue's models; should reloads ever grow it past this, it starts over.
-    if (FAMILIES.size >= 4096) FAMILIES.clear()
-    FAMILIES.set(k, f)
+    FAMILIES.set(t, f)
   }
   return f
 }

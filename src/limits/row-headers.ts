@@ -43,10 +43,11 @@ export function rowHeaders(
   for (let i = 0; i < 4; i++) {
     const s = binding[i]
     if (!s) continue
-    const [limit, remaining, reset] = OPENAI[i]!
-    h[limit] = String(s.row.capacity)
-    h[remaining] = String(s.remaining)
-    h[reset] = formatDuration(s.resetAt === null ? 0 : s.resetAt - now)
+    // Indexed, not destructured: no iterator a header row.
+    const names = OPENAI[i]!
+    h[names[0]] = String(s.row.capacity)
+    h[names[1]] = String(s.remaining)
+    h[names[2]] = formatDuration(s.resetAt === null ? 0 : s.resetAt - now)
   }
   return h
 }

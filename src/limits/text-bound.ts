@@ -234,16 +234,17 @@ export const CACHE_ENTRIES = 8_192
  */
 const shapes = new Map<bigint | number, TextShape & { chars: number }>()
 
-function cached(text: string): [key: bigint | number | null, shape: TextShape | undefined] {
-  if (text.length < CACHED_FROM) return [null, undefined]
-  const key = Bun.hash(text)
+/** The cache's key of `text`; null for a text too short to keep. */
+const keyOf = (text: string): bigint | number | null => (text.length < CACHED_FROM ? null : Bun.hash(text))
+
+/** The shape kept under `key` for a text of `chars` (now the most recently used), if any. */
+function cached(key: bigint | number | null, chars: number): TextShape | undefined {
+  if (key === null) return undefined
   const hit = shapes.get(key)
-  if (hit && hit.chars === text.length) {
-    shapes.delete(key)
-    shapes.set(key, hit)
-    return [key, hit]
-  }
-  return [key, undefined]
+  if (hit === undefined || hit.chars !== chars) return undefined
+  shapes.delete(key)
+  shapes.set(key, hit)
+  return hit
 }
 
 function keep(key: bigint | number | null, shape: TextShape, chars: number): TextShape {
@@ -255,13 +256,14 @@ function keep(key: bigint | number | null, shape: TextShape, chars: number): Tex
 
 /** The shape of `text`, kept for the next time it is seen (the encoding must have loaded). */
 export function shapeOf(text: string): TextShape {
-  const [key, hit] = cached(text)
-  return hit ?? keep(key, textShape(text), text.length)
+  const key = keyOf(text)
+  return cached(key, text.length) ?? keep(key, textShape(text), text.length)
 }
 
 /** `shapeOf`, loading the encoding first and yielding while a long text is encoded. */
 export async function shapeOfAsync(text: string): Promise<TextShape> {
-  const [key, hit] = cached(text)
+  const key = keyOf(text)
+  const hit = cached(key, text.length)
   if (hit) return hit
   await o200kCounter()
   return keep(key, text.length > YIELD_CHARS ? await textShapeAsync(text) : textShape(text), text.length)
@@ -278,7 +280,8 @@ export async function shapeOfAsync(text: string): Promise<TextShape> {
  */
 export function textTokenBound(text: string, kind: ProviderKind, model?: string): number {
   const family = familyOf(kind, model)
-  const [key, hit] = cached(text)
+  const key = keyOf(text)
+  const hit = cached(key, text.length)
   if (hit) return shapeBound(hit, family)
   if (!loadedO200k()) return Buffer.byteLength(text) + 1
   return shapeBound(keep(key, textShape(text), text.length), family)

@@ -13,7 +13,7 @@ import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { keyCounts } from '../config/limit-settings.ts'
 import type { ModelConfig, PlanConfig } from '../config/schema.ts'
 import { affordableOutput } from '../limits/allowance.ts'
-import { inputTokenBound, UNCOUNTED_INPUT } from '../limits/estimate-tokens.ts'
+import { type InputTarget, inputTokenBound, UNCOUNTED_INPUT } from '../limits/estimate-tokens.ts'
 import { dearestOf, unitsOf } from '../limits/model-cost.ts'
 import { type DearestPrices, highestCostMicros } from '../limits/pricing.ts'
 import {
@@ -46,6 +46,11 @@ export interface ChargePlan {
   choices: number
   /** The model's maximum output tokens (0: an embedding model): an uncapped request may grow to it. */
   modelMax: number
+  /**
+   * A token or money row applies (then `charge` is set): the answer is counted as it arrives and
+   * cut at the allowance (output-allowance.ts). Read off the plan's and key's rows, worked out once.
+   */
+  metered: boolean
 }
 
 const keySettings = (l: KeyLimits): LimitSettings => ({
@@ -56,27 +61,59 @@ const keySettings = (l: KeyLimits): LimitSettings => ({
       : null,
 })
 
-const ROWS = new WeakMap<PlanConfig, WeakMap<KeyLimits | typeof NO_KEY_LIMITS, LimitRow[]>>()
+/** A charge's rows and what they limit, worked out once per plan and key limits: read-only. */
+interface RowSet {
+  rows: LimitRow[]
+  /** A token or money row: the answer is counted as it arrives and cut at the allowance. */
+  metered: boolean
+  /** A money row: surcharges the prices cannot cover are refused. */
+  money: boolean
+}
+
+const ROWS = new WeakMap<PlanConfig, WeakMap<KeyLimits | typeof NO_KEY_LIMITS, RowSet>>()
 const NO_KEY_LIMITS = {}
 
 /**
- * The rows a reservation asks for beyond the account's request windows, worked out once per plan
- * (the config's object) and key limits (the key's, as authentication holds them): read-only.
+ * The rows a reservation asks for beyond the account's request windows, and what they limit,
+ * worked out once per plan (the config's object) and key limits (the key's, as authentication
+ * holds them): not per request.
  */
-export function chargeRows(plan: PlanConfig, limits: KeyLimits | null): LimitRow[] {
+function rowSet(plan: PlanConfig, limits: KeyLimits | null): RowSet {
   let byKey = ROWS.get(plan)
   if (!byKey) {
     byKey = new WeakMap()
     ROWS.set(plan, byKey)
   }
-  let rows = byKey.get(limits ?? NO_KEY_LIMITS)
-  if (!rows) {
-    rows = limitRows(plan, limits && keySettings(limits)).filter(
+  let set = byKey.get(limits ?? NO_KEY_LIMITS)
+  if (!set) {
+    const rows = limitRows(plan, limits && keySettings(limits)).filter(
       (r) => r.resource !== 'requests' || r.scope === 'key',
     )
-    byKey.set(limits ?? NO_KEY_LIMITS, rows)
+    set = {
+      rows,
+      metered: rows.some((r) => r.resource !== 'requests'),
+      money: rows.some((r) => r.resource === 'microdollars'),
+    }
+    byKey.set(limits ?? NO_KEY_LIMITS, set)
   }
-  return rows
+  return set
+}
+
+/** The rows a reservation asks for beyond the account's request windows (`rowSet`'s). */
+export function chargeRows(plan: PlanConfig, limits: KeyLimits | null): LimitRow[] {
+  return rowSet(plan, limits).rows
+}
+
+/** Each catalogue entry's tokenizer target, made once per catalogue (its family is worked out once for it). */
+const TARGETS = new WeakMap<CatalogueEntry, InputTarget>()
+
+function inputTarget(e: CatalogueEntry): InputTarget {
+  let t = TARGETS.get(e)
+  if (!t) {
+    t = { kind: e.provider.kind, model: e.model.upstream_name ?? e.model.name }
+    TARGETS.set(e, t)
+  }
+  return t
 }
 
 /** The client's output cap, whichever surface's name it used. */
@@ -127,15 +164,19 @@ export function planCharge(
   const choices = choicesOf(body)
   const cap = plan.max_context_tokens ?? null
   // The plan charges tokens or money (rows beyond its request windows), or the key sets limits.
-  const limited = chargeRows(plan, null).length > 0 || limits !== null
+  const limited = limits !== null || rowSet(plan, null).rows.length > 0
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
   if (cap === null && !limited)
-    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
-  const counted = inputTokenBound(
-    body,
-    reached.map((t) => ({ kind: t.provider.kind, model: t.model.upstream_name ?? t.model.name })),
-  )
+    return {
+      charge: undefined,
+      requested,
+      surcharge: surchargeOf(body, reached, false),
+      choices,
+      modelMax,
+      metered: false,
+    }
+  const counted = inputTokenBound(body, reached.map(inputTarget))
   const shape = { auth, body, reached, inputParam, requested, choices, cap, limited, modelMax }
   // A promise only while the encoding loads or a text is long (over estimate-tokens' YIELD_CHARS, shaped before or
   // not: an agent's resent prefix still takes this turn); no turn otherwise.
@@ -163,15 +204,21 @@ function bounded(
   if (cap !== null && bound.text > cap)
     throw contextLengthError(auth.plan.name, cap, bound.text, s.inputParam)
   if (!s.limited)
-    return { charge: undefined, requested, surcharge: surchargeOf(body, reached, false), choices, modelMax }
-  const rows = chargeRows(plan, limits)
+    return {
+      charge: undefined,
+      requested,
+      surcharge: surchargeOf(body, reached, false),
+      choices,
+      modelMax,
+      metered: false,
+    }
+  const { rows, metered, money } = rowSet(plan, limits)
   // Input no bound covers cannot be reserved for: refused where tokens or money are limited.
   const uncounted = (body as { [UNCOUNTED_INPUT]?: string })[UNCOUNTED_INPUT]
-  if (uncounted && rows.some((r) => r.resource !== 'requests')) throw uncountedInputError(uncounted)
+  if (uncounted && metered) throw uncountedInputError(uncounted)
   // Surcharges the prices cannot cover are refused only where money is limited.
-  const money = rows.some((r) => r.resource === 'microdollars')
   const surcharge = surchargeOf(body, reached, money)
-  if (!rows.length) return { charge: undefined, requested, surcharge, choices, modelMax }
+  if (!rows.length) return { charge: undefined, requested, surcharge, choices, modelMax, metered: false }
   return {
     charge: {
       rows,
@@ -189,6 +236,7 @@ function bounded(
     surcharge,
     choices,
     modelMax,
+    metered,
   }
 }
 
@@ -267,7 +315,7 @@ export function applyReservation(
   rowHeaders(r.states, now, headers, true)
   // A key's request windows alone bound no output: nothing to cap, and an endpoint without a cap
   // field (OpenAI's /responses/compact) must not be sent one.
-  if (!plan.charge?.rows.some((row) => row.resource !== 'requests')) return null
+  if (!plan.metered) return null
   const uncapped =
     plan.requested === null && plan.charge ? uncappedCap(r, plan.charge, plan.choices * plan.modelMax) : null
   const each = uncapped ? Math.floor(uncapped.cap / plan.choices) : choiceCap(r, plan)
