@@ -25,10 +25,23 @@
  * allowance.add(chunkText)                          // the running count, all choices
  */
 import type { ProviderKind } from '../config/schema-providers.ts'
-import { outputTokenCount, prepareOutputCount } from '../limits/output-count.ts'
+import { loadedO200k } from '../limits/o200k.ts'
+import { outputTokenCount } from '../limits/output-count.ts'
 import type { CutGate } from './stream/types.ts'
 
-const WHITESPACE = /\s/
+/**
+ * Whether UTF-16 unit `c` is whitespace as a regular expression's `\s` has it (ECMAScript's
+ * WhiteSpace and LineTerminator): tab to carriage return, space, NBSP, U+1680, U+2000–U+200A,
+ * U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF. A compare, not a `RegExp.test` an event
+ * (test/pipeline/output-allowance-space.test.ts checks every unit against `/\s/`).
+ */
+export function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13)
+  if (c < 0xa0) return false
+  if (c === 0xa0 || c === 0x1680 || c === 0xfeff || c === 0x3000) return true
+  if (c < 0x2000 || c > 0x205f) return false
+  return c <= 0x200a || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f
+}
 
 /**
  * Asked for more room once `counted` output tokens reached `limit` and more text arrived:
@@ -64,7 +77,8 @@ export class OutputAllowance {
     private readonly grow?: GrowOutput,
   ) {
     this.max = limit
-    void prepareOutputCount()
+    // Starts loading the encoding for a path that did not wait for it: no promise once loaded.
+    loadedO200k()
   }
 
   /** Output tokens the answer may reach now. */
@@ -111,7 +125,7 @@ export class OutputAllowance {
       this.carry.delete(index)
     }
     const end = text.length - 1
-    if (!finished && end >= 0 && WHITESPACE.test(text.charAt(end))) {
+    if (!finished && end >= 0 && isSpace(text.charCodeAt(end))) {
       this.carry.set(index, text.charAt(end))
       text = text.slice(0, end)
     }
@@ -132,7 +146,12 @@ export class OutputAllowance {
     if (this.refused) return false
     if (counted < this.max) return true
     if (!this.grow) return this.no()
-    return this.grow(counted, this.max).then(
+    return this.grown(counted)
+  }
+
+  /** Asks `grow` for room past `counted`: apart, so `allows` makes no scope for its closures. */
+  private grown(counted: number): Promise<boolean> {
+    return this.grow!(counted, this.max).then(
       (limit) => {
         this.max = Math.max(this.max, limit)
         return counted < this.max || this.no()

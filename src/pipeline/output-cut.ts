@@ -23,21 +23,27 @@ import { AllowanceGate } from './output-allowance.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
 
+/** A delta's fields of generated text, in the order they are joined (built once, not a call). */
+const TEXT_FIELDS = ['content', 'refusal', 'reasoning_content', 'reasoning'] as const
+
 /** Generated text of one choice's delta: content, reasoning, refusal, tool names and arguments. */
 export function choiceText(choice: Choice): string {
   const delta = choice.delta
   if (!delta) return ''
   let text = ''
   const d = delta as Record<string, unknown>
-  for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning']) {
-    const v = d[k]
+  for (let i = 0; i < TEXT_FIELDS.length; i++) {
+    const v = d[TEXT_FIELDS[i]!]
     if (typeof v === 'string') text += v
   }
-  for (const t of delta.tool_calls ?? []) {
-    const f = t?.function
-    if (typeof f?.name === 'string') text += f.name
-    if (typeof f?.arguments === 'string') text += f.arguments
-  }
+  // Most deltas have no tool calls: no empty list made for them.
+  const calls = delta.tool_calls
+  if (calls)
+    for (const t of calls) {
+      const f = t?.function
+      if (typeof f?.name === 'string') text += f.name
+      if (typeof f?.arguments === 'string') text += f.arguments
+    }
   return text
 }
 
@@ -76,6 +82,11 @@ export class ChunkGate extends AllowanceGate<ChatCompletionChunk> {
     const ok = grew ? this.allowance.allows(before) : true
     if (ok === true) this.note(chunk)
     if (typeof ok === 'boolean') return ok
+    return this.noteWhen(ok, chunk)
+  }
+
+  /** `chunk` noted as relayed if `ok` says yes: apart, so `decide` makes no scope for its closure. */
+  private noteWhen(ok: Promise<boolean>, chunk: ChatCompletionChunk): Promise<boolean> {
     return ok.then((yes) => {
       if (yes) this.note(chunk)
       return yes

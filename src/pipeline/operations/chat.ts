@@ -11,6 +11,7 @@
  * OPERATIONS.chat === chatOperation // operations/index.ts
  */
 import type { ProviderKind } from '../../config/schema-providers.ts'
+import { loadedO200k } from '../../limits/o200k.ts'
 import { prepareOutputCount } from '../../limits/output-count.ts'
 import { callProvider } from '../call.ts'
 import { checkAndTranslate } from '../check.ts'
@@ -111,7 +112,7 @@ export const chatOperation: AdmittedOperation<
     // Under a token or money limit the answer is counted as it arrives and cut at the allowance
     // (output-cut.ts): by the chunk gate on a translated route, by its surface's gate over the
     // raw events on a pass-through (Forwarding.cut), which keeps its byte relay.
-    const metered = reservation !== null && charging.charge?.rows.some((r) => r.resource !== 'requests')
+    const metered = reservation !== null && charging.metered
     const charge: ContinuationCharge = {
       reservation,
       requested: charging.requested,
@@ -147,9 +148,9 @@ export const chatOperation: AdmittedOperation<
       answered,
       charge,
     }
-    if (!metered) return chatAttempts(c)
-    // o200k's tables, loaded by the first metered request (a resolved promise after it): until
-    // then text would count as its bytes, and an answer be cut at half its allowance.
+    // o200k's tables, loaded by the first metered request: until then text would count as its
+    // bytes, and an answer be cut at half its allowance. Loaded, no promise and no turn.
+    if (!metered || loadedO200k() !== null) return chatAttempts(c)
     return prepareOutputCount().then(() => chatAttempts(c))
   },
 }

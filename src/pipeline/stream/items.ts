@@ -10,19 +10,29 @@ const utf8 = new TextEncoder()
 
 /**
  * `items` through `gate`: from the first it refuses on, its ending in their place (`items` is
- * edited). True when it refused one: the stream ends once the ending is written.
+ * edited). True when it refused one: the stream ends once the ending is written. A promise only
+ * when the gate waits (a reservation growing); an answer at once otherwise — no async call a read.
  */
-export async function gateItems<T>(gate: OutputGate<T>, items: T[]): Promise<boolean> {
-  for (let i = 0; i < items.length; i++) {
-    let ok = gate.admit(items[i]!)
-    if (typeof ok !== 'boolean') ok = await ok
-    if (!ok) {
-      items.length = i
-      for (const item of gate.ending()) items.push(item)
-      return true
-    }
+export function gateItems<T>(gate: OutputGate<T>, items: T[], from = 0): boolean | Promise<boolean> {
+  for (let i = from; i < items.length; i++) {
+    const ok = gate.admit(items[i]!)
+    if (ok === true) continue
+    if (ok === false) return shut(gate, items, i)
+    return waited(gate, items, i, ok)
   }
   return false
+}
+
+/** Item `i` waited for the gate: the rest gated after it. Apart, so `gateItems` makes no scope a call. */
+function waited<T>(gate: OutputGate<T>, items: T[], i: number, ok: Promise<boolean>): Promise<boolean> {
+  return ok.then((yes) => (yes ? gateItems(gate, items, i + 1) : shut(gate, items, i)))
+}
+
+/** Refused at item `i`: the gate's ending in place of it and the rest. */
+function shut<T>(gate: OutputGate<T>, items: T[], i: number): true {
+  items.length = i
+  for (const item of gate.ending()) items.push(item)
+  return true
 }
 
 /**

@@ -180,7 +180,10 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
         // so the upstream is let go now rather than read to its end.
         if (this.items.length === 0 && !this.sourceDone && this.encoder.failure?.())
           return this.end(controller)
-        if (this.items.length > 0 && this.opts.gate) await this.gated()
+        if (this.items.length > 0 && this.opts.gate) {
+          const gating = this.gated()
+          if (gating) await gating
+        }
         if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) return
         if (this.gateShut) return this.end(controller)
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
@@ -235,7 +238,10 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
       await this.readOnce()
       if (this.finished) return
       if (this.items.length > 0) {
-        if (this.opts.gate) await this.gated()
+        if (this.opts.gate) {
+          const gating = this.gated()
+          if (gating) await gating
+        }
         this.emit(this.holdSink)
       }
       // Cut at the allowance before any content: what was held is the whole answer.
@@ -265,9 +271,19 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   }
 
   /** The pending items through the gate: from the first it refuses on, its ending instead. */
-  private async gated(): Promise<void> {
-    if (this.gateShut) this.items.length = 0
-    else if (await gateItems(this.opts.gate!, this.items)) this.gateShut = true
+  private gated(): void | Promise<void> {
+    if (this.gateShut) {
+      this.items.length = 0
+      return
+    }
+    // A promise only while the gate waits (a growth): no async call a read otherwise.
+    const shut = gateItems(this.opts.gate!, this.items)
+    if (shut === true) this.gateShut = true
+    else if (shut !== false) return this.shutWhen(shut)
+  }
+
+  private async shutWhen(shut: Promise<boolean>): Promise<void> {
+    if (await shut) this.gateShut = true
   }
 
   /** Encodes the pending items; false when the encoder withheld them all (e.g. a usage chunk nobody asked for). */

@@ -119,7 +119,8 @@ export class ChatCutGate implements CutGate<Uint8Array> {
 
   /**
    * The item's events from `from` on (each kept in `read`, for a whole answer); at a refused one,
-   * what went before it is kept for the ending.
+   * what went before it is kept for the ending. The loop captures nothing: no closure and no scope
+   * an event (the refusal and the wait for a growth are methods of their own).
    */
   private walk(
     item: Uint8Array,
@@ -140,19 +141,34 @@ export class ChatCutGate implements CutGate<Uint8Array> {
         at = end
         continue
       }
-      const refused = () => {
-        this.before = at > 0 ? item.subarray(0, at) : null
-        if (this.before && read) parsed.set(this.before, read)
-        return false
-      }
-      if (ok === false) return refused()
-      return ok.then((yes) => {
-        if (!yes) return refused()
-        read?.push(kept)
-        return this.walk(item, buf, end, read)
-      })
+      if (ok === false) return this.refused(item, at, read)
+      return this.grown(ok, item, buf, at, end, kept, read)
     }
     return true
+  }
+
+  /** Refused at the event at `at`: the item before it is relayed ahead of the ending. */
+  private refused(item: Uint8Array, at: number, read: ReadEvents | null): false {
+    this.before = at > 0 ? item.subarray(0, at) : null
+    if (this.before && read) parsed.set(this.before, read)
+    return false
+  }
+
+  /** The event at `at` waits for the reservation to grow; then the walk goes on from `end`. */
+  private grown(
+    ok: Promise<boolean>,
+    item: Uint8Array,
+    buf: Buffer,
+    at: number,
+    end: number,
+    kept: ChatCompletionChunk | number,
+    read: ReadEvents | null,
+  ): Promise<boolean> {
+    return ok.then((yes) => {
+      if (!yes) return this.refused(item, at, read)
+      read?.push(kept)
+      return this.walk(item, buf, end, read)
+    })
   }
 
   ending(): Uint8Array[] {
