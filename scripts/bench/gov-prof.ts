@@ -7,7 +7,10 @@
  * counted request and leaves the two profiles (`plain.cpuprofile`, `governed.cpuprofile`) in DIR
  * for `scripts/bench/prof-steps.ts`, which splits the governed one by step.
  *
- * bun scripts/bench/gov-prof.ts DIR [--warm N] [--requests N] [--root CHECKOUT]
+ * `--stream`: streamed requests only (the tokens row's stream route: the governance without the
+ * JSON answer asked as a stream).
+ *
+ * bun scripts/bench/gov-prof.ts DIR [--warm N] [--requests N] [--root CHECKOUT] [--stream]
  */
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -31,6 +34,7 @@ mkdirSync(out, { recursive: true })
 const warm = Number(option('--warm') ?? 4000)
 const requests = Number(option('--requests') ?? 4000)
 const root = option('--root')
+const streams = process.argv.includes('--stream') ? [true] : [false, true]
 
 const mocks = await startMocks(20)
 const ws = workspace()
@@ -48,9 +52,9 @@ for (const name of ['plain', 'governed']) {
   })
   const key = name === 'governed' ? await meteredKey(gw, dir, false, 'bench-gov') : gw.key
   const model = name === 'governed' ? `mock/${FULL_MODEL}` : 'mock/bench'
-  for (const stream of [false, true])
+  for (const stream of streams)
     targets.push({ ...chatTarget(gw.url, model, stream, key), name: `${name}/${stream}`, stream })
-  sides.push({ name, pid: gw.pid, stop: () => gw.stop(), stream: [false, true] })
+  sides.push({ name, pid: gw.pid, stop: () => gw.stop(), stream: streams })
 }
 await runLaneClient({ targets, rounds: 0, batch: 0, warm, stamps: false, gaps: false })
 const before = sides.map((s) => cpuMicros(s.pid))
@@ -59,7 +63,7 @@ const rounds = 10
 await runLaneClient({
   targets,
   rounds,
-  batch: Math.ceil(requests / rounds / 2),
+  batch: Math.ceil(requests / rounds / streams.length),
   warm: 0,
   stamps: false,
   gaps: false,

@@ -180,8 +180,14 @@ export function planCharge(
   const shape = { auth, body, reached, inputParam, requested, choices, cap, limited, modelMax }
   // A promise only while the encoding loads or a text is long (over estimate-tokens' YIELD_CHARS, shaped before or
   // not: an agent's resent prefix still takes this turn); no turn otherwise.
-  return counted instanceof Promise ? counted.then((bound) => bounded(shape, bound)) : bounded(shape, counted)
+  return counted instanceof Promise ? boundedLater(shape, counted) : bounded(shape, counted)
 }
+
+/** `bounded` once the count resolves: apart, so `planCharge` makes no scope for the closure a request. */
+const boundedLater = (
+  shape: Parameters<typeof bounded>[0],
+  counted: Promise<Awaited<ReturnType<typeof inputTokenBound>>>,
+): Promise<ChargePlan> => counted.then((bound) => bounded(shape, bound))
 
 /** `planCharge` once the input is bounded. */
 function bounded(
@@ -360,15 +366,14 @@ export function settle(
   /** The answering model's dearest prices (null: free); read only with `unaccounted`. */
   price: DearestPrices | null,
 ): SettledAs {
-  const to = (tokens: number, micros: number): Settlement => ({ handle: r.handle, accountId, tokens, micros })
   if (unaccounted) {
     const nothing = unaccounted.relayedBytes === 0 && !unaccounted.aborted
     // Nothing began (a client that left while the status was held for the first item gets its
     // 499 row at what it was charged: nothing, not the estimate beside it).
     if ((failed && nothing) || (failed && !unaccounted.started))
       return unaccounted.aborted
-        ? { ...to(0, 0), counted: { prompt_tokens: 0, completion_tokens: 0 } }
-        : to(0, 0)
+        ? { ...settlementOf(r, accountId, 0, 0), counted: { prompt_tokens: 0, completion_tokens: 0 } }
+        : settlementOf(r, accountId, 0, 0)
     const seen = unaccounted.seen
     const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
     // Counted in tokens as it arrived where a limit applies (OutputAllowance), else its bytes.
@@ -378,14 +383,22 @@ export function settle(
     )
     const tokens = Math.min(r.tokens, input + output)
     return {
-      ...to(tokens, Math.min(r.micros, highestCostMicros(price, input, output))),
+      ...settlementOf(r, accountId, tokens, Math.min(r.micros, highestCostMicros(price, input, output))),
       counted: {
         prompt_tokens: Math.min(input, tokens),
         completion_tokens: tokens - Math.min(input, tokens),
       },
     }
   }
-  if (usage) return to(usage.prompt_tokens + usage.completion_tokens, costMicros ?? 0)
-  if (failed && !relayed) return to(0, 0)
-  return to(r.tokens, r.micros)
+  if (usage) return settlementOf(r, accountId, usage.prompt_tokens + usage.completion_tokens, costMicros ?? 0)
+  if (failed && !relayed) return settlementOf(r, accountId, 0, 0)
+  return settlementOf(r, accountId, r.tokens, r.micros)
 }
+
+/** A settlement of `r` (a function of its own: `settle` makes no closure and scope a request). */
+const settlementOf = (r: Reservation, accountId: number, tokens: number, micros: number): Settlement => ({
+  handle: r.handle,
+  accountId,
+  tokens,
+  micros,
+})

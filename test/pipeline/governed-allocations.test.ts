@@ -13,9 +13,9 @@ import { beforeAll, expect, test } from 'bun:test'
 import { prepareOutputCount } from '../../src/limits/output-count.ts'
 import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
 import type { ChargePlan } from '../../src/pipeline/charge.ts'
+import { chatOperation } from '../../src/pipeline/operations/chat.ts'
 import { isSpace, OutputAllowance } from '../../src/pipeline/output-allowance.ts'
 import { ChunkGate, choiceText } from '../../src/pipeline/output-cut.ts'
-import { chatOperation } from '../../src/pipeline/operations/chat.ts'
 
 const N = 200
 const cells = (type: string) => heapStats().objectTypeCounts[type] ?? 0
@@ -61,7 +61,11 @@ test('an allowance, once the tables have loaded, starts no promise', () => {
 })
 
 test("a choice's text is read without a list made for it", () => {
-  const choice = { index: 0, delta: { content: ' word' }, finish_reason: null } as ChatCompletionChunk['choices'][number]
+  const choice = {
+    index: 0,
+    delta: { content: ' word' },
+    finish_reason: null,
+  } as ChatCompletionChunk['choices'][number]
   const tool = {
     index: 0,
     delta: { tool_calls: [{ index: 0, function: { name: 'f', arguments: '{"a":1}' } }] },
@@ -87,7 +91,13 @@ test("the whitespace carried to a choice's next text is exactly `\\s`'s, every U
   // And the count with it: a word then its space counted as the word and the space joined.
   const gate = new ChunkGate(new OutputAllowance(1_000, 'openai'))
   const chunk = (content: string, finish: 'stop' | null = null) =>
-    ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish }] }) as ChatCompletionChunk
+    ({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: 'm',
+      choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+    }) as ChatCompletionChunk
   for (const t of ['Hello\u00a0', 'world\u3000', 'again ', '', 'end']) gate.admit(chunk(t))
   gate.admit(chunk('', 'stop'))
   expect(gate.counted).toBe(new OutputAllowance(1_000, 'openai').add('Hello\u00a0world\u3000again end'))
