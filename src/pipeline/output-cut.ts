@@ -38,7 +38,7 @@ export function choiceText(choice: Choice): string {
   }
   // Most deltas have no tool calls: no empty list made for them.
   const calls = delta.tool_calls
-  if (calls)
+  if (calls != null)
     for (const t of calls) {
       const f = t?.function
       if (typeof f?.name === 'string') text += f.name
