@@ -16,7 +16,7 @@
  * in alternating blocks (`--c64-blocks`, 4): req/s, the serving thread's and the whole process's
  * CPU µs a request (/proc), the admission batches retried on a timer.
  *
- * bun scripts/bench/c1-flush.ts [--requests N] [--blocks B] [--fill N] [--baseline DIR] [--c64 N]
+ * bun scripts/bench/c1-flush.ts [--requests N] [--blocks B] [--fill N] [--baseline DIR | .] [--pragmas 'k=v;k=v'] [--c64 N]
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -44,6 +44,19 @@ function kindOf(label: string): string {
   return `other: ${label.slice(0, 50)}`
 }
 
+/** Admission transactions: how many, mean wall ms, how many over 1 ms, mean and p99 CPU ms of the loop thread. */
+interface AdmitStat {
+  n: number
+  meanMs: number
+  over1ms: number
+  cpuMeanMs: number
+  cpuP99Ms: number
+  /** How many blocked in a system call (a voluntary switch), were preempted; minor faults a transaction. */
+  blocked: number
+  preempted: number
+  faults: number
+}
+
 export interface FlushReport {
   requests: number
   pieces: number
@@ -60,12 +73,44 @@ export interface FlushReport {
   retryWaitMs: number
   /** Loop work over 1 ms by what it was: label → count. */
   longBy: Record<string, number>
+  /** Of those, the ones whose thread CPU (`$LANE_TRACE_CPU`) was under half the wall time: the
+   * loop was off its core (preempted, or blocked in a system call), not working. */
+  longOffCpuBy: Record<string, number>
+  /** Of those, the ones that blocked (a voluntary switch: a system call waited) / were preempted. */
+  longBlockedBy: Record<string, number>
+  longPreemptedBy: Record<string, number>
   /** Mean ms a piece per kind of statement; `BEGIN + COMMIT` is the rest of the transaction. */
   parts: Record<string, number>
+  /** The admissions' own transactions on the loop (limiter.ts): how many, mean ms, over 1 ms per 1,000 requests. */
+  admits: number
+  admitMeanMs: number
+  admitOver1msPer1000: number
+  /** The same of the first admission after each batch posted to the writer thread (whose commit
+   * drops the loop connection's page cache), and of the rest. */
+  afterCommit: AdmitStat
+  others: AdmitStat
+  /** The writer thread's transactions answered (per 1,000 requests) and the ms each held the lock. */
+  writerPer1000: number
+  writerMeanMs: number
+  writerP99Ms: number
+}
+
+const longLabel = (e: TraceEvent) => e[3].replace(/:\d+\)/, ')').slice(0, 70)
+function countBy(xs: TraceEvent[], when: (e: TraceEvent) => boolean): Record<string, number> {
+  const m: Record<string, number> = {}
+  for (const e of xs) if (when(e)) m[longLabel(e)] = (m[longLabel(e)] ?? 0) + 1
+  return m
 }
 
 /** The flush transactions that started inside [from, to] (epoch ms), and the statements inside each. */
-export function flushReport(events: TraceEvent[], from: number, to: number, requests: number): FlushReport {
+export function flushReport(
+  events: TraceEvent[],
+  from: number,
+  to: number,
+  requests: number,
+  /** [epoch ms, ms the lock was held] of the writer thread's answers (loop-trace.ts `$OUT.writer.json`). */
+  writerHeld: [number, number][] = [],
+): FlushReport {
   const sorted = events.filter((e) => e[1] >= from && e[1] <= to).sort((a, b) => a[1] - b[1])
   const txs = sorted.filter(
     (e) => e[0] === 'sql' && e[3].startsWith('transaction (src/store/sqlite/usage.ts'),
@@ -96,7 +141,35 @@ export function flushReport(events: TraceEvent[], from: number, to: number, requ
     return next ? next[1] - x[1] : 0
   })
   const long = sorted.filter((e) => e[0] !== 'fetch' && e[0] !== 'gc' && e[2] > 1)
+  const posts = sorted.filter((e) => e[0] === 'timer' && e[3] === 'post: usage writer write')
+  const first = new Set<TraceEvent>()
+  for (const p of posts) {
+    const a = admits.find((x) => x[1] > p[1])
+    if (a) first.add(a)
+  }
+  const stat = (xs: TraceEvent[]): AdmitStat => {
+    const cpu = sortedCopy(xs.map((x) => x[4] ?? 0))
+    return {
+      n: xs.length,
+      meanMs: xs.reduce((a, b) => a + b[2], 0) / Math.max(1, xs.length),
+      over1ms: xs.filter((x) => x[2] > 1).length,
+      cpuMeanMs: cpu.reduce((a, b) => a + b, 0) / Math.max(1, cpu.length),
+      cpuP99Ms: quantile(cpu, 0.99),
+      blocked: xs.filter((x) => (x[5] ?? 0) > 0).length,
+      preempted: xs.filter((x) => (x[6] ?? 0) > 0).length,
+      faults: xs.reduce((a, b) => a + (b[7] ?? 0), 0) / Math.max(1, xs.length),
+    }
+  }
+  const done = sortedCopy(writerHeld.filter(([at]) => at >= from && at <= to).map(([, ms]) => ms))
   return {
+    writerPer1000: (done.length * 1000) / Math.max(1, requests),
+    writerMeanMs: done.reduce((a, b) => a + b, 0) / Math.max(1, done.length),
+    writerP99Ms: quantile(done, 0.99),
+    afterCommit: stat(admits.filter((a) => first.has(a))),
+    others: stat(admits.filter((a) => !first.has(a))),
+    admits: admits.length,
+    admitMeanMs: admits.reduce((a, b) => a + b[2], 0) / Math.max(1, admits.length),
+    admitOver1msPer1000: (admits.filter((a) => a[2] > 1).length * 1000) / Math.max(1, requests),
     admissionRetries: retries,
     retryWaitMs: waits.reduce((a, b) => a + b, 0) / Math.max(1, waits.length),
     longBy: long.reduce<Record<string, number>>((m, e) => {
@@ -104,6 +177,9 @@ export function flushReport(events: TraceEvent[], from: number, to: number, requ
       m[k] = (m[k] ?? 0) + 1
       return m
     }, {}),
+    longOffCpuBy: countBy(long, (e) => e[4] !== undefined && e[4] < e[2] / 2),
+    longBlockedBy: countBy(long, (e) => (e[5] ?? 0) > 0),
+    longPreemptedBy: countBy(long, (e) => (e[6] ?? 0) > 0),
     loopOver1msPer1000: (long.length * 1000) / Math.max(1, requests),
     requests,
     pieces: txs.length,
@@ -136,6 +212,13 @@ function cpuNs(pid: number): { loop: number; all: number } {
   return { loop: of(String(pid)), all }
 }
 
+/** The serving thread's read system calls so far (/proc: read, pread, readv — a page SQLite reads
+ * from its files without a mapping is one; socket reads go through recv, not counted here). */
+function loopReads(pid: number): number {
+  const io = readFileSync(`/proc/${pid}/task/${pid}/io`, 'utf8')
+  return Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0)
+}
+
 const KIND_NAMES = ['plain', 'governed', 'governed stream (to the end)']
 
 async function closed(targets: Target[], n: number, c: number): Promise<void> {
@@ -160,7 +243,10 @@ if (import.meta.main) {
   const N = Number(arg('--requests') ?? 500)
   const BLOCKS = Number(arg('--blocks') ?? 4)
   const FILL = Number(arg('--fill') ?? 20_000)
-  const baseline = arg('--baseline')
+  // `--baseline .`: this checkout again, e.g. against itself with `--pragmas` on one side only.
+  const baseline = arg('--baseline') === '.' ? REPO : arg('--baseline')
+  /** `--pragmas 'mmap_size=N;cache_size=N'`: run on this checkout's connections only (loop-trace.ts). */
+  const pragmas = arg('--pragmas') ?? ''
   const C64 = Number(arg('--c64') ?? 0)
   const C64_BLOCKS = C64 ? Number(arg('--c64-blocks') ?? 4) : 0
   const mocks = await startMocks(20)
@@ -171,6 +257,8 @@ if (import.meta.main) {
     trace: string
     windows: [number, number][]
     n: number
+    reads: number
+    mapped?: number
     us: Record<string, number[]>
     c64: C64Block[]
   }
@@ -181,7 +269,12 @@ if (import.meta.main) {
       const trace = join(dir, 'trace.json')
       const gw = await startGateway({ dir, remove: () => {} }, mocks, {
         binary: false,
-        env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', LANE_TRACE_OUT: trace },
+        env: {
+          BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
+          LANE_TRACE_OUT: trace,
+          LANE_TRACE_CPU: '1',
+          LANE_TRACE_PRAGMAS: name === 'now' ? pragmas : '',
+        },
         bunFlags: ['--preload', join(REPO, 'scripts', 'bench', 'loop-trace.ts')],
         root,
       })
@@ -192,6 +285,7 @@ if (import.meta.main) {
         trace,
         windows: [],
         n: 0,
+        reads: 0,
         us: {},
         c64: [],
       })
@@ -211,6 +305,7 @@ if (import.meta.main) {
     for (let b = 0; b < BLOCKS; b++) {
       for (const g of b % 2 ? [...gws].reverse() : gws) {
         const t0 = performance.timeOrigin + performance.now()
+        const r0 = loopReads(g.gw.pid)
         for (const [k, [t, stream]] of kinds(g).entries()) {
           const name = KIND_NAMES[k]!
           g.us[name] ??= []
@@ -222,6 +317,7 @@ if (import.meta.main) {
           }
         }
         g.windows.push([t0, performance.timeOrigin + performance.now()])
+        g.reads += loopReads(g.gw.pid) - r0
         g.n += 3 * N
       }
     }
@@ -244,22 +340,30 @@ if (import.meta.main) {
         })
       }
     }
+    // How many connections map the database file itself (`mmap_size` > 0; the -shm is always mapped).
+    for (const g of gws) {
+      const maps = readFileSync(`/proc/${g.gw.pid}/maps`, 'utf8').split('\n')
+      g.mapped = maps.filter((l) => l.endsWith('switchyard.db')).length
+    }
   } finally {
     for (const g of gws) await g.gw.stop()
     await mocks.stop()
   }
   for (const g of gws) {
     const events = JSON.parse(readFileSync(g.trace, 'utf8')) as TraceEvent[]
-    const per = g.windows.map(([a, b]) => flushReport(events, a, b, g.n / g.windows.length))
+    const held = JSON.parse(readFileSync(`${g.trace}.writer.json`, 'utf8')) as [number, number][]
+    const inside = (at: number) => g.windows.some(([a, b]) => at >= a && at <= b)
+    const per = g.windows.map(([a, b]) => flushReport(events, a, b, g.n / g.windows.length, held))
     const all = flushReport(
-      events.filter((e) => g.windows.some(([a, b]) => e[1] >= a && e[1] <= b)),
+      events.filter((e) => inside(e[1])),
       -Infinity,
       Infinity,
       g.n,
+      held.filter(([at]) => inside(at)),
     )
     const r = (x: number) => x.toFixed(2)
     console.log(
-      `${g.name}: ${g.n} c=1 requests, ${all.pieces} flush pieces of ${all.outcomesPerPiece.toFixed(1)} outcomes; ` +
+      `${g.name}${g.name === 'now' && pragmas ? ` (${pragmas})` : ''}: ${g.n} c=1 requests, ${all.pieces} flush pieces of ${all.outcomesPerPiece.toFixed(1)} outcomes; ` +
         `over 1 ms ${all.over1msPer1000.toFixed(2)} per 1,000 requests (blocks ${per.map((p) => p.over1msPer1000.toFixed(1)).join(' ')}); ` +
         `mean ${r(all.meanMs)} ms, p50 ${r(all.p50Ms)}, longest ${r(all.maxMs)} ms`,
     )
@@ -272,10 +376,23 @@ if (import.meta.main) {
     console.log(
       `    admissions that met the lock ${all.admissionRetries}, waited ${all.retryWaitMs.toFixed(2)} ms on average; loop work over 1 ms ${all.loopOver1msPer1000.toFixed(2)} per 1,000 requests; ${lat}`,
     )
+    console.log(
+      `    admission transactions ${all.admits}, mean ${(all.admitMeanMs * 1000).toFixed(0)} µs, over 1 ms ${all.admitOver1msPer1000.toFixed(2)} per 1,000 requests (blocks ${per.map((p) => p.admitOver1msPer1000.toFixed(1)).join(' ')}); serving thread's read calls ${(g.reads / g.n).toFixed(2)} a request; the database file mapped ${g.mapped ?? '?'} times`,
+    )
+    const st = (x: FlushReport['others']) =>
+      `${x.n} (mean ${(x.meanMs * 1000).toFixed(0)} µs, ${x.over1ms} over 1 ms; loop CPU mean ${(x.cpuMeanMs * 1000).toFixed(0)} µs, p99 ${(x.cpuP99Ms * 1000).toFixed(0)}; blocked ${x.blocked}, preempted ${x.preempted}, ${x.faults.toFixed(2)} minor faults each)`
+    console.log(
+      `    writer thread: ${all.writerPer1000.toFixed(2)} transactions per 1,000 requests, lock held mean ${all.writerMeanMs.toFixed(2)} ms, p99 ${all.writerP99Ms.toFixed(2)} ms`,
+    )
+    console.log(
+      `    admissions first after a batch posted to the writer ${st(all.afterCommit)}; the rest ${st(all.others)}`,
+    )
     for (const [k, v] of Object.entries(all.longBy)
       .sort((a, b) => b[1] - a[1])
       .slice(0, 6))
-      console.log(`    over 1 ms: ${v} × ${k}`)
+      console.log(
+        `    over 1 ms: ${v} × ${k} (off the core most of it ${all.longOffCpuBy[k] ?? 0}; blocked ${all.longBlockedBy[k] ?? 0}, preempted ${all.longPreemptedBy[k] ?? 0})`,
+      )
     for (const c of g.c64) {
       const retries = events.filter(
         (e) =>
