@@ -219,6 +219,22 @@ function loopReads(pid: number): number {
   return Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0)
 }
 
+/** Every thread's CPU ns and read calls so far, by tid (its name beside). */
+function threads(pid: number): Map<string, { name: string; ns: number; reads: number }> {
+  const out = new Map<string, { name: string; ns: number; reads: number }>()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const at = `/proc/${pid}/task/${tid}`
+      out.set(tid, {
+        name: readFileSync(`${at}/comm`, 'utf8').trim(),
+        ns: Number(readFileSync(`${at}/schedstat`, 'utf8').split(' ')[0]),
+        reads: Number(/syscr: (\d+)/.exec(readFileSync(`${at}/io`, 'utf8'))?.[1] ?? 0),
+      })
+    } catch {}
+  }
+  return out
+}
+
 const KIND_NAMES = ['plain', 'governed', 'governed stream (to the end)']
 
 async function closed(targets: Target[], n: number, c: number): Promise<void> {
@@ -258,6 +274,8 @@ if (import.meta.main) {
     windows: [number, number][]
     n: number
     reads: number
+    /** Per thread over the c=1 blocks: CPU ns and read calls. */
+    perThread: Map<string, { name: string; ns: number; reads: number }>
     mapped?: number
     us: Record<string, number[]>
     c64: C64Block[]
@@ -286,6 +304,7 @@ if (import.meta.main) {
         windows: [],
         n: 0,
         reads: 0,
+        perThread: new Map(),
         us: {},
         c64: [],
       })
@@ -306,6 +325,7 @@ if (import.meta.main) {
       for (const g of b % 2 ? [...gws].reverse() : gws) {
         const t0 = performance.timeOrigin + performance.now()
         const r0 = loopReads(g.gw.pid)
+        const th0 = threads(g.gw.pid)
         for (const [k, [t, stream]] of kinds(g).entries()) {
           const name = KIND_NAMES[k]!
           g.us[name] ??= []
@@ -318,6 +338,13 @@ if (import.meta.main) {
         }
         g.windows.push([t0, performance.timeOrigin + performance.now()])
         g.reads += loopReads(g.gw.pid) - r0
+        for (const [tid, x] of threads(g.gw.pid)) {
+          const a = th0.get(tid) ?? { ns: 0, reads: 0 }
+          const sum = g.perThread.get(tid) ?? { name: x.name, ns: 0, reads: 0 }
+          sum.ns += x.ns - a.ns
+          sum.reads += x.reads - a.reads
+          g.perThread.set(tid, sum)
+        }
         g.n += 3 * N
       }
     }
@@ -383,6 +410,16 @@ if (import.meta.main) {
       `${x.n} (mean ${(x.meanMs * 1000).toFixed(0)} µs, ${x.over1ms} over 1 ms; loop CPU mean ${(x.cpuMeanMs * 1000).toFixed(0)} µs, p99 ${(x.cpuP99Ms * 1000).toFixed(0)}; blocked ${x.blocked}, preempted ${x.preempted}, ${x.faults.toFixed(2)} minor faults each)`
     console.log(
       `    writer thread: ${all.writerPer1000.toFixed(2)} transactions per 1,000 requests, lock held mean ${all.writerMeanMs.toFixed(2)} ms, p99 ${all.writerP99Ms.toFixed(2)} ms`,
+    )
+    const top = [...g.perThread.entries()].sort((a, b) => b[1].ns - a[1].ns).slice(0, 5)
+    const who = (tid: string, name: string) => (tid === String(g.gw.pid) ? 'loop' : name)
+    console.log(
+      `    threads, CPU µs / read calls a request: ${top
+        .map(
+          ([tid, x]) =>
+            `${who(tid, x.name)} ${(x.ns / 1000 / g.n).toFixed(1)} / ${(x.reads / g.n).toFixed(2)}`,
+        )
+        .join('; ')}`,
     )
     console.log(
       `    admissions first after a batch posted to the writer ${st(all.afterCommit)}; the rest ${st(all.others)}`,
