@@ -12,7 +12,10 @@
  * The store serves as `serve` opens it (its checkpoint and writer threads), so no checkpoint runs
  * in the timed calls' commits.
  *
- * bun scripts/bench/prune-chunk.ts [--rows N] [--keep N] [--chunk N] [--root DIR]
+ * `--minutes N`: the per-minute counters hold N (account, model) pairs a minute over the last 90
+ * days (retention's default), as a gateway's do (usage_minutes; 0: empty).
+ *
+ * bun scripts/bench/prune-chunk.ts [--rows N] [--keep N] [--chunk N] [--minutes N] [--root DIR]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -28,6 +31,7 @@ const arg = (name: string, d: number) => {
 const ROWS = arg('--rows', 200_000)
 const KEEP = arg('--keep', 100_000)
 const CHUNK = arg('--chunk', 5000)
+const PAIRS = arg('--minutes', 0)
 const HOUR = 3_600_000
 const rootAt = argv.indexOf('--root')
 const root = rootAt >= 0 ? argv[rootAt + 1]! : join(import.meta.dir, '..', '..')
@@ -39,8 +43,18 @@ try {
   const end = Date.now()
   const store = openSqliteStore({ path: join(dir, 'prune.db'), now: end, checkpointInThread: true })
   seedRequestLog(store.db, ROWS, end - 2 * HOUR, 48 * HOUR)
+  const MINUTE = 60_000
+  const last = Math.floor(end / MINUTE)
+  store.db.transaction(() => {
+    const add = store.db.query<null, [number, number, string]>(
+      'INSERT OR IGNORE INTO usage_minutes (account_id, minute, model, requests) VALUES (?, ?, ?, 1)',
+    )
+    for (let m = last - 90 * 1440; PAIRS > 0 && m < last; m++)
+      for (let k = 0; k < PAIRS; k++) add.run(1 + (k % 5), m, `model-${k}`)
+  })()
   const policy = {
-    logBefore: 0,
+    // By age: 90 days (retention's default), which leaves every seeded row to the bound.
+    logBefore: end - 90 * 24 * HOUR,
     logMaxRows: KEEP,
     // Every seeded row is older than the limiter's day window would keep here.
     logKeepAfter: end,
@@ -60,7 +74,7 @@ try {
   const s = sortedCopy(ms)
   const total = ms.reduce((a, b) => a + b, 0)
   console.log(
-    `${rootAt >= 0 ? root : 'this checkout'}: ${ROWS} rows pruned to ${KEEP} in chunks of ${CHUNK}: ${ms.length} chunks, ${rows} rows; a chunk p50 ${quantile(s, 0.5).toFixed(1)} ms, max ${(s.at(-1) ?? 0).toFixed(1)} ms; ${((total * 1000) / Math.max(1, rows)).toFixed(1)} µs a row`,
+    `${rootAt >= 0 ? root : 'this checkout'}: ${ROWS} rows${PAIRS ? ` (counters: ${PAIRS} pairs a minute, 90 days)` : ''} pruned to ${KEEP} in chunks of ${CHUNK}: ${ms.length} chunks, ${rows} rows; a chunk p50 ${quantile(s, 0.5).toFixed(1)} ms, max ${(s.at(-1) ?? 0).toFixed(1)} ms; ${((total * 1000) / Math.max(1, rows)).toFixed(1)} µs a row`,
   )
   await store.close()
 } finally {

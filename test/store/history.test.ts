@@ -276,6 +276,41 @@ describe('usage rollups and retention', () => {
     expect(hours.oldest).toBeLessThan(END - 8 * 86_400_000)
   })
 
+  test('the per-minute counters are pruned once a cutoff, not at every chunk of the log (their delete scans the tables)', async () => {
+    const store = open()
+    seedRequestLog(store.db, 1200, END, 10 * 86_400_000, 5)
+    const old = Math.floor((END - 9 * 86_400_000) / 60_000)
+    const addOld = () =>
+      store.db.run('INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (1, ?, ?, 1)', [
+        old,
+        'm',
+      ])
+    const counters = () =>
+      store.db
+        .query<{ n: number }, [number]>('SELECT COUNT(*) AS n FROM usage_minutes WHERE minute = ?')
+        .get(old)!.n
+    const policy = {
+      logBefore: END - 8 * 86_400_000,
+      logMaxRows: 100,
+      logKeepAfter: END - 86_400_000,
+      hourlyBefore: 0,
+      dailyBefore: 0,
+      chunk: 100,
+    }
+    addOld()
+    // The log's rows past 8 days (~240) go 100 a chunk; the chunk that finds fewer prunes the counters.
+    while (counters() > 0) expect(await store.pruneHistory(policy)).toBeGreaterThan(0)
+    // Written back (as no counter is): the rest of this run, same cutoff, does not scan for it again.
+    addOld()
+    while ((await store.pruneHistory(policy)) > 0) {}
+    expect(counters()).toBe(1)
+    // The next run's cutoff is later: pruned then.
+    policy.logBefore += 3_600_000
+    while ((await store.pruneHistory(policy)) > 0) {}
+    expect(counters()).toBe(0)
+    await store.close()
+  })
+
   test('sessions expire and can be deleted', async () => {
     const store = open()
     await store.createSession('h1', { kind: 'admin', keyId: null, expiresAt: END + 1000, binding: 'b1' }, END)

@@ -72,6 +72,14 @@ const CACHE_SINCE = `SELECT model,
 export class UsageQueries {
   private readonly q
   private readonly completeTx: (batch: Completion[]) => void
+  /**
+   * The minute the per-minute counters were last pruned before. Their `minute < ?` deletes scan
+   * the tables (no index leads with the minute): 90 days of 10 (account, model) pairs a minute,
+   * 1.3 M rows, made each 5,000-row chunk of a log at its bound hold the loop ~380 ms instead of
+   * ~35–145 (scripts/bench/prune-chunk.ts --minutes). Once a cutoff, not once a chunk: every
+   * chunk of one retention run has the same cutoff, and no counter is written that far back.
+   */
+  private countersPrunedTo = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly db: Database,
@@ -278,12 +286,13 @@ export class UsageQueries {
 
   /**
    * One chunk of the request log's retention: by age, then by the row bound. The per-minute
-   * counters go by age only, once the log's old rows are gone (they are small).
+   * counters go by age only, once the log's old rows are gone, once a cutoff.
    */
   pruneLog(p: RetentionPolicy): number {
     const before = Math.min(p.logBefore, p.logKeepAfter)
     const byAge = this.q.pruneOld.run(before, p.chunk).changes
-    if (byAge < p.chunk) {
+    if (byAge < p.chunk && minuteOf(before) > this.countersPrunedTo) {
+      this.countersPrunedTo = minuteOf(before)
       this.q.pruneCounters.run(minuteOf(before))
       this.q.pruneCosts.run(minuteOf(before))
       this.q.pruneEstimates.run(minuteOf(before))
