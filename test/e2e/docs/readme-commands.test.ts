@@ -17,6 +17,9 @@
  *   its serve with a local collector. test/docs/commands.test.ts names which test runs each
  *   command the documents show.
  * Codex and Claude Code come from the separate test-client package; without it those tests skip.
+ * The runs start together (support/started.ts): the ones that need no test gateway (the
+ * per-key block, `npm start`, the binary block) with the gateway, the agents once the quick start
+ * has made their key; each test awaits its run and checks it as before.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -30,6 +33,8 @@ import { codexBinary } from '../../support/codex.ts'
 import { testConfigDoc } from '../../support/config-doc.ts'
 import { blockAfter, commandLines, serveAsPasted, switchyardBinary } from '../../support/docs.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
+import { ISOLATED, outputLines, type RunResult, run, shellWords } from '../../support/pasted.ts'
+import { started } from '../../support/started.ts'
 
 const README = await Bun.file(new URL('../../../README.md', import.meta.url)).text()
 const STARTER = Bun.YAML.parse(
@@ -39,52 +44,6 @@ const DOCUMENTED = 'http://127.0.0.1:8080'
 const codex = codexBinary()
 /** `switchyard …` as the binary runs it (support/docs.ts): ten spawns here. */
 const asBinary = await switchyardBinary()
-
-/** Shell words, as sh splits them: whitespace separates, '…' and "…" quote (no escapes needed here). */
-export function shellWords(line: string): string[] {
-  const words: string[] = []
-  let word: string | null = null
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!
-    if (c === "'" || c === '"') {
-      const end = line.indexOf(c, i + 1)
-      word = (word ?? '') + line.slice(i + 1, end)
-      i = end
-    } else if (/\s/.test(c)) {
-      if (word !== null) words.push(word)
-      word = null
-    } else word = (word ?? '') + c
-  }
-  if (word !== null) words.push(word)
-  return words
-}
-
-/** Every non-loopback connection goes to a closed local port. */
-const ISOLATED = {
-  PATH: '/usr/local/bin:/usr/bin:/bin',
-  HTTPS_PROXY: 'http://127.0.0.1:9',
-  HTTP_PROXY: 'http://127.0.0.1:9',
-  ALL_PROXY: 'http://127.0.0.1:9',
-  https_proxy: 'http://127.0.0.1:9',
-  http_proxy: 'http://127.0.0.1:9',
-  all_proxy: 'http://127.0.0.1:9',
-  NO_PROXY: '127.0.0.1,localhost',
-  no_proxy: '127.0.0.1,localhost',
-  DISABLE_AUTOUPDATER: '1',
-  DISABLE_TELEMETRY: '1',
-  DISABLE_ERROR_REPORTING: '1',
-}
-
-async function run(cmd: string[], env: Record<string, string>, cwd: string) {
-  const proc = Bun.spawn(cmd, { cwd, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', timeout: 90_000 })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  if (code !== 0) console.log(`${cmd[0]} exited ${code}\n${stdout}\n${stderr}`)
-  return { code, stdout, stderr }
-}
 
 /**
  * The commands of the first ```sh block after `heading` in the documents (the README, then the
@@ -102,21 +61,6 @@ function sh(line: string, cwd: string, env: Record<string, string> = {}) {
 /** A line that starts with `bun`, run by this Bun (which need not be on the PATH). */
 const bunAsPasted = (line: string) => line.replace(/^bun /, `'${process.execPath}' `)
 
-/** A process's output, line by line. */
-async function* outputLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder()
-  let text = ''
-  for await (const chunk of stream) {
-    text += decoder.decode(chunk, { stream: true })
-    let nl = text.indexOf('\n')
-    while (nl >= 0) {
-      yield text.slice(0, nl)
-      text = text.slice(nl + 1)
-      nl = text.indexOf('\n')
-    }
-  }
-}
-
 /** `npx bun` as pasted where npx is installed (the quick start's machine), else this Bun. */
 const npxBun = (line: string) =>
   Bun.which('npx') ? line : line.replace(/^npx bun /, `'${process.execPath}' `)
@@ -124,6 +68,14 @@ const npxBun = (line: string) =>
 let gw: TestGateway
 let key: string
 let quickCurl: string
+/** What the tests below await (set in beforeAll; the gateway-free ones before the gateway starts). */
+let perKeyBlock: Promise<unknown>
+let npmStarted: Promise<void>
+let binaryBlock: Promise<void>
+let codexOneLiner: Promise<RunResult>
+let codexToml: Promise<RunResult>
+let claudeModel: Promise<RunResult>
+let claudeTool: Promise<RunResult>
 const homes: string[] = []
 const home = () => {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-readme-'))
@@ -133,6 +85,14 @@ const home = () => {
 const here = (text: string) => text.replaceAll(DOCUMENTED, gw.url)
 
 beforeAll(async () => {
+  // Neither needs the test gateway: each serves or configures a switchyard of its own.
+  perKeyBlock = started(runPerKeyBlock)
+  npmStarted = started(async () => {
+    if (!Bun.which('npm')) return
+    expect(shBlock('## Quick start')).toEqual(['npm install && npm start'])
+    await npmStart('npm install && npm start')
+  })
+  binaryBlock = started(runBinaryBlock)
   gw = await startGateway({
     doc: {
       server: { host: '127.0.0.1', port: 0 },
@@ -155,11 +115,192 @@ beforeAll(async () => {
   expect(made.code).toBe(0)
   key = /^sk-sy-\S+$/m.exec(made.stdout)![0]
   quickCurl = rest.join('\n')
+  // The agents, on the key just made.
+  if (codex) {
+    codexOneLiner = started(runCodexOneLiner)
+    codexToml = started(runCodexToml)
+  }
+  if (CLAUDE) {
+    claudeModel = started(runClaudeModel)
+    claudeTool = started(runClaudeTool)
+  }
 }, 60_000)
 afterAll(async () => {
+  // Every started run ends (its processes stopped) before its folders go.
+  await Promise.allSettled([
+    perKeyBlock,
+    npmStarted,
+    binaryBlock,
+    codexOneLiner,
+    codexToml,
+    claudeModel,
+    claudeTool,
+  ])
   await gw.stop()
   for (const dir of homes) rmSync(dir, { recursive: true, force: true })
 })
+
+/** The README's per-key limits block, each line through `sh`, on the starter config of `switchyard init`. */
+async function runPerKeyBlock() {
+  const dir = home()
+  expect((await sh(asBinary('switchyard init'), dir)).code).toBe(0)
+  let keyId = ''
+  const lines = shBlock('## Per-key limits')
+  expect(lines.length).toBe(5)
+  for (const line of lines) {
+    expect(line).toStartWith('switchyard ')
+    const r = await sh(asBinary(line).replaceAll('KEY_ID', keyId), dir)
+    expect(r.code).toBe(0)
+    keyId ||= /\bkey_\w+/.exec(r.stdout)?.[0] ?? ''
+  }
+  const shown = await sh(asBinary('switchyard keys list acme --json'), dir)
+  expect(JSON.parse(shown.stdout)[0].limits).toEqual({
+    rpm: 5,
+    rpd: null,
+    tpm: null,
+    tpd: null,
+    budget: { usd: 5, period: 'day' },
+    models: null,
+  })
+}
+
+/** `npm start` as the install page pastes it; `npm install` is left out: the checkout is installed, and it needs the network. */
+async function npmStart(documented: string) {
+  expect(documented).toBe('npm install && npm start')
+  const db = join(home(), 'switchyard.db')
+  const serve = await serveAsPasted(documented.replace('npm install && ', ''), REPO, {
+    HOME: home(),
+    SWITCHYARD_DB: db,
+  })
+  try {
+    const health = await fetch(`${serve.url}/healthz`)
+    expect(health.status).toBe(200)
+    await health.text()
+  } finally {
+    await serve.stop()
+  }
+}
+
+/** The install page's binary block from `init` on, then the traces page's serve with a local collector. */
+async function runBinaryBlock() {
+  const [install, ...lines] = shBlock('## From the binary')
+  expect(install).toStartWith('npm install && npm run build && sudo install')
+  expect(lines).toEqual([
+    'switchyard init',
+    'switchyard accounts create alice --plan dev && switchyard keys create alice',
+    'switchyard serve',
+  ])
+  const dir = home()
+  expect((await sh(asBinary(lines[0]!), dir)).code).toBe(0)
+  const made = await sh(asBinary(lines[1]!), dir)
+  expect(made.code).toBe(0)
+  const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
+  const chat = async (url: string) => {
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+  }
+  const serve = await serveAsPasted(asBinary(lines[2]!), dir, { HOME: home() })
+  try {
+    await chat(serve.url)
+  } finally {
+    await serve.stop()
+  }
+
+  // The collector as pasted (on a free port rather than 4318, which another run may hold).
+  const [listen, traced] = shBlock('**A local collector**')
+  expect(listen).toBe('bun test/support/otlp-collector.ts 4318')
+  expect(traced).toBe('OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 switchyard serve')
+  const collector = Bun.spawn(['sh', '-c', `exec ${bunAsPasted(listen!).replace(/ 4318$/, ' 0')}`], {
+    cwd: REPO,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  try {
+    const printed = outputLines(collector.stdout)
+    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec((await printed.next()).value ?? '')?.[1]
+    expect(port).toBeDefined()
+    const again = await serveAsPasted(asBinary(traced!.replace(':4318', `:${port}`)), dir, { HOME: home() })
+    try {
+      await chat(again.url)
+      // Spans leave in batches every second; the collector prints each as it arrives.
+      let span = ''
+      for await (const line of printed) {
+        span = line
+        if (span.startsWith('chat demo/echo')) break
+      }
+      expect(span).toMatch(/^chat demo\/echo {2}trace [0-9a-f]{32} {2}span [0-9a-f]{16} /)
+    } finally {
+      await again.stop()
+    }
+  } finally {
+    collector.kill()
+    await collector.exited
+  }
+}
+
+/** The README's Codex one-liner, as written (the task `say hi`). */
+async function runCodexOneLiner(): Promise<RunResult> {
+  const line = /`(codex exec [\s\S]*?)`/.exec(README)![1]!
+  const words = shellWords(here(line)).map((w) => (w === 'your task' ? 'say hi' : w))
+  expect(words).toContain('model_providers.switchyard.name="Switchyard"')
+  words[0] = codex!
+  const dir = home()
+  return run(
+    [...words.slice(0, 2), '--skip-git-repo-check', ...words.slice(2)],
+    { ...ISOLATED, HOME: dir, CODEX_HOME: dir, SWITCHYARD_API_KEY: key },
+    dir,
+  )
+}
+
+/** The README's Codex `config.toml` block, as written. */
+async function runCodexToml(): Promise<RunResult> {
+  const toml = /```toml\n([\s\S]*?)```/.exec(README)![1]!
+  const dir = home()
+  writeFileSync(join(dir, 'config.toml'), here(toml))
+  return run(
+    [codex!, 'exec', '--skip-git-repo-check', 'say hi'],
+    { ...ISOLATED, HOME: dir, CODEX_HOME: dir, SWITCHYARD_API_KEY: key },
+    dir,
+  )
+}
+
+/** The three `export`s of the README's Claude Code block. */
+function claudeEnv(dir: string): Record<string, string> {
+  const block = /## Claude Code and the Anthropic SDK[\s\S]*?```sh\n([\s\S]*?)```/.exec(README)![1]!
+  const env: Record<string, string> = { ...ISOLATED, HOME: dir }
+  for (const m of here(block).matchAll(/^export (\w+)=(\S+)/gm)) env[m[1]!] = m[2]!
+  expect(Object.keys(env)).toEqual(
+    expect.arrayContaining([
+      'ANTHROPIC_BASE_URL',
+      'ANTHROPIC_AUTH_TOKEN',
+      'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+    ]),
+  )
+  env.ANTHROPIC_AUTH_TOKEN = key
+  return env
+}
+
+/** `claude --model demo/agent`, the model as the README writes it. */
+async function runClaudeModel(): Promise<RunResult> {
+  const documented = /^claude --model (\S+)/m.exec(README)![1]!
+  const dir = home()
+  return run([CLAUDE!, '-p', 'say hi', '--model', documented], claudeEnv(dir), dir)
+}
+
+/** The README's tool example, as written. */
+async function runClaudeTool(): Promise<RunResult> {
+  const line = /`(claude -p [^`]*)`/.exec(README)![1]!
+  const words = shellWords(line)
+  words[0] = CLAUDE!
+  const dir = home()
+  return run(words, claudeEnv(dir), dir)
+}
 
 describe('the quick start', () => {
   test('its curl, as pasted with the key it made: the demo answers', async () => {
@@ -186,26 +327,7 @@ describe('the quick start', () => {
 
 describe('per-key limits as the README says', () => {
   test('the command-line block, on the starter config of `switchyard init`', async () => {
-    const dir = home()
-    expect((await sh(asBinary('switchyard init'), dir)).code).toBe(0)
-    let keyId = ''
-    const lines = shBlock('## Per-key limits')
-    expect(lines.length).toBe(5)
-    for (const line of lines) {
-      expect(line).toStartWith('switchyard ')
-      const r = await sh(asBinary(line).replaceAll('KEY_ID', keyId), dir)
-      expect(r.code).toBe(0)
-      keyId ||= /\bkey_\w+/.exec(r.stdout)?.[0] ?? ''
-    }
-    const shown = await sh(asBinary('switchyard keys list acme --json'), dir)
-    expect(JSON.parse(shown.stdout)[0].limits).toEqual({
-      rpm: 5,
-      rpd: null,
-      tpm: null,
-      tpd: null,
-      budget: { usd: 5, period: 'day' },
-      models: null,
-    })
+    await perKeyBlock
   }, 60_000)
 
   test("the admin API's PATCH curl, the token read from $SWITCHYARD_ADMIN_TOKEN", async () => {
@@ -228,93 +350,17 @@ describe('per-key limits as the README says', () => {
 })
 
 describe('the quick start as the install page says', () => {
-  // `npm install` is left out: the checkout is installed, and it needs the network.
-  async function npmStart(documented: string) {
-    expect(documented).toBe('npm install && npm start')
-    const db = join(home(), 'switchyard.db')
-    const serve = await serveAsPasted(documented.replace('npm install && ', ''), REPO, {
-      HOME: home(),
-      SWITCHYARD_DB: db,
-    })
-    try {
-      const health = await fetch(`${serve.url}/healthz`)
-      expect(health.status).toBe(200)
-      await health.text()
-    } finally {
-      await serve.stop()
-    }
-  }
-
   test.skipIf(!Bun.which('npm'))(
     '`npm start` serves the starter config',
     async () => {
-      expect(shBlock('## Quick start')).toEqual(['npm install && npm start'])
-      await npmStart('npm install && npm start')
+      await npmStarted
     },
     60_000,
   )
 
   // And, in the same folder with the same key, the traces page's serve with a local collector.
   test('the binary block from `init` on: a key made, served, answered; then traced to a collector', async () => {
-    const [install, ...lines] = shBlock('## From the binary')
-    expect(install).toStartWith('npm install && npm run build && sudo install')
-    expect(lines).toEqual([
-      'switchyard init',
-      'switchyard accounts create alice --plan dev && switchyard keys create alice',
-      'switchyard serve',
-    ])
-    const dir = home()
-    expect((await sh(asBinary(lines[0]!), dir)).code).toBe(0)
-    const made = await sh(asBinary(lines[1]!), dir)
-    expect(made.code).toBe(0)
-    const secret = /^sk-sy-\S+$/m.exec(made.stdout)![0]
-    const chat = async (url: string) => {
-      const res = await fetch(`${url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] }),
-      })
-      expect(res.status).toBe(200)
-      await res.text()
-    }
-    const serve = await serveAsPasted(asBinary(lines[2]!), dir, { HOME: home() })
-    try {
-      await chat(serve.url)
-    } finally {
-      await serve.stop()
-    }
-
-    // The collector as pasted (on a free port rather than 4318, which another run may hold).
-    const [listen, traced] = shBlock('**A local collector**')
-    expect(listen).toBe('bun test/support/otlp-collector.ts 4318')
-    expect(traced).toBe('OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 switchyard serve')
-    const collector = Bun.spawn(['sh', '-c', `exec ${bunAsPasted(listen!).replace(/ 4318$/, ' 0')}`], {
-      cwd: REPO,
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'inherit',
-    })
-    try {
-      const printed = outputLines(collector.stdout)
-      const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec((await printed.next()).value ?? '')?.[1]
-      expect(port).toBeDefined()
-      const again = await serveAsPasted(asBinary(traced!.replace(':4318', `:${port}`)), dir, { HOME: home() })
-      try {
-        await chat(again.url)
-        // Spans leave in batches every second; the collector prints each as it arrives.
-        let span = ''
-        for await (const line of printed) {
-          span = line
-          if (span.startsWith('chat demo/echo')) break
-        }
-        expect(span).toMatch(/^chat demo\/echo {2}trace [0-9a-f]{32} {2}span [0-9a-f]{16} /)
-      } finally {
-        await again.stop()
-      }
-    } finally {
-      collector.kill()
-      await collector.exited
-    }
+    await binaryBlock
   }, 90_000)
 })
 
@@ -343,66 +389,28 @@ describe('traces as the traces page says', () => {
 
 describe.skipIf(!codex)('Codex as the README says', () => {
   test('the one-liner, as written', async () => {
-    const line = /`(codex exec [\s\S]*?)`/.exec(README)![1]!
-    const words = shellWords(here(line)).map((w) => (w === 'your task' ? 'say hi' : w))
-    expect(words).toContain('model_providers.switchyard.name="Switchyard"')
-    words[0] = codex!
-    const dir = home()
-    const r = await run(
-      [...words.slice(0, 2), '--skip-git-repo-check', ...words.slice(2)],
-      { ...ISOLATED, HOME: dir, CODEX_HOME: dir, SWITCHYARD_API_KEY: key },
-      dir,
-    )
+    const r = await codexOneLiner
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Echo:')
   }, 100_000)
 
   test('the config.toml block, as written', async () => {
-    const toml = /```toml\n([\s\S]*?)```/.exec(README)![1]!
-    const dir = home()
-    writeFileSync(join(dir, 'config.toml'), here(toml))
-    const r = await run(
-      [codex!, 'exec', '--skip-git-repo-check', 'say hi'],
-      { ...ISOLATED, HOME: dir, CODEX_HOME: dir, SWITCHYARD_API_KEY: key },
-      dir,
-    )
+    const r = await codexToml
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Echo:')
   }, 100_000)
 })
 
 describe.skipIf(!CLAUDE)('Claude Code as the README says', () => {
-  /** The three `export`s of the README's Claude Code block. */
-  function claudeEnv(dir: string): Record<string, string> {
-    const block = /## Claude Code and the Anthropic SDK[\s\S]*?```sh\n([\s\S]*?)```/.exec(README)![1]!
-    const env: Record<string, string> = { ...ISOLATED, HOME: dir }
-    for (const m of here(block).matchAll(/^export (\w+)=(\S+)/gm)) env[m[1]!] = m[2]!
-    expect(Object.keys(env)).toEqual(
-      expect.arrayContaining([
-        'ANTHROPIC_BASE_URL',
-        'ANTHROPIC_AUTH_TOKEN',
-        'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
-      ]),
-    )
-    env.ANTHROPIC_AUTH_TOKEN = key
-    return env
-  }
-
   test('`claude --model demo/agent`: the demo echoes the prompt, not Claude Code’s system reminders', async () => {
-    const documented = /^claude --model (\S+)/m.exec(README)![1]!
-    const dir = home()
-    const r = await run([CLAUDE!, '-p', 'say hi', '--model', documented], claudeEnv(dir), dir)
+    const r = await claudeModel
     expect(r.code).toBe(0)
     expect(r.stdout).not.toContain('system-reminder')
     expect(r.stdout.trim()).toBe('Echo: say hi')
   }, 100_000)
 
   test('the tool example, as written', async () => {
-    const line = /`(claude -p [^`]*)`/.exec(README)![1]!
-    const words = shellWords(line)
-    words[0] = CLAUDE!
-    const dir = home()
-    const r = await run(words, claudeEnv(dir), dir)
+    const r = await claudeTool
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Tool result received')
   }, 100_000)
