@@ -91,7 +91,8 @@ const adminJson = (path: string) =>
 
 /**
  * Signs in by the form, on the page a test is about (`#/accounts`): it opens there, not on the
- * overview, whose charts and live readings only the overview test is about.
+ * overview, whose charts and live readings only the overview test is about. The tests still click
+ * their page's link, as a user would.
  */
 async function signIn(page: any, hash = 'overview', heading = 'Overview') {
   await page.goto(`${gw.url}/console#/${hash}`)
@@ -119,6 +120,7 @@ test('accounts: each row’s plan select shows the account’s plan; "Set plan" 
   await gw.key('plan-free', 'free')
   const page = await browser.newPage()
   await signIn(page, 'accounts', 'Accounts')
+  await page.getByRole('link', { name: 'Accounts' }).click()
   for (const [name, plan] of [
     ['plan-pro', 'pro'],
     ['plan-basic', 'basic'],
@@ -157,6 +159,7 @@ test('keys at 1280 px: every action button on screen, rows one line tall', async
   )
   const page = await browser.newPage()
   await signIn(page, 'keys', 'Keys')
+  await page.getByRole('link', { name: 'Keys' }).click()
   await page.locator(`tr[data-key="${a.id}"]`).getByRole('button', { name: 'Unsuspend' }).waitFor()
   const width = page.viewportSize().width
   expect(width).toBe(1280)
@@ -240,6 +243,7 @@ test('usage: equal series stack (both seen), the current hour is drawn whole, on
   await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
   const page = await browser.newPage()
   await signIn(page, 'usage', 'Usage')
+  await page.getByRole('link', { name: 'Usage' }).click()
   const filters = page.getByRole('form', { name: 'Usage filters' })
   await filters.locator('select[name="account"]').selectOption('stack-co')
   await page.locator('figure#usage-chart canvas').waitFor()
