@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { cli } from '../../support/cli.ts'
+import { adminPost } from '../../support/admin-api.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { type GatedUpstream, startGatedUpstream } from '../../support/gated-upstream.ts'
 import {
@@ -36,7 +36,6 @@ afterAll(async () => {
 interface Server {
   serve: ServeProcess
   upstream: GatedUpstream
-  key: string
   config: string
   dir: string
   /** Everything the process tree has written to stderr so far. */
@@ -46,7 +45,8 @@ interface Server {
 /**
  * `serve --workers N` for a test; `supervised: false` runs the serving process (the primary)
  * without the supervisor above it (UNSUPERVISED), for tests whose subject is the primary's own
- * supervision of its workers: one process start fewer.
+ * supervision of its workers: one process start fewer. No account or key: the test that sends
+ * requests makes its own through the admin API (the stops and restarts need none).
  */
 async function start(workers: number, { supervised = true } = {}): Promise<Server> {
   const mock = await startGatedUpstream()
@@ -70,10 +70,7 @@ async function start(workers: number, { supervised = true } = {}): Promise<Serve
       default_plan: 'unlimited',
     }),
   )
-  const base = ['--config', config]
-  expect((await cli(['accounts', 'create', 'acct', ...base])).code).toBe(0)
-  const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
-  const serve = await spawnServe(['--workers', String(workers), '--port', '0', ...base], {
+  const serve = await spawnServe(['--workers', String(workers), '--port', '0', '--config', config], {
     env: supervised ? {} : UNSUPERVISED,
   })
   procs.push(serve)
@@ -83,7 +80,7 @@ async function start(workers: number, { supervised = true } = {}): Promise<Serve
       stderr += new TextDecoder().decode(chunk)
     }
   })()
-  return { serve, upstream: mock, key, config, dir, stderr: () => stderr }
+  return { serve, upstream: mock, config, dir, stderr: () => stderr }
 }
 
 /** Live processes (zombies excluded) whose command line names `dir`: the whole tree of one server. */
@@ -232,9 +229,15 @@ async function chat(url: string, key: string, n: number): Promise<void> {
 
 const gauge = (s: Scrape, name: string) => s.values.get(name)
 
+// Every test runs concurrently, each on a server of its own (its own upstream, config, database
+// and process tree, found by its own directory; nothing is cleaned up until the file ends): their
+// time is start-ups and restart backoffs, mostly waiting, which overlap. Their timeouts allow for
+// eight servers starting at once on a loaded machine.
 describe('serve --workers 3: a worker killed with SIGKILL', () => {
-  test('is logged and restarted; /metrics drops its gauges at once and no counter goes backwards', async () => {
-    const { serve, upstream, key, dir, stderr } = await start(3, { supervised: false })
+  test.concurrent('is logged and restarted; /metrics drops its gauges at once and no counter goes backwards', async () => {
+    const { serve, upstream, dir, stderr } = await start(3, { supervised: false })
+    await adminPost(serve.url, '/accounts', { name: 'acct' })
+    const { key } = await adminPost(serve.url, '/keys', { account: 'acct' })
     const before = await workerPids(serve.pid)
     expect(before).toHaveLength(2)
     const open = upstream.hold()
@@ -325,12 +328,9 @@ describe('serve --workers 3: a worker killed with SIGKILL', () => {
         (p) => p.length === 0,
       ),
     ).toEqual([])
-  }, 60_000)
+  }, 90_000)
 })
 
-// From here on the tests run concurrently, each on a server of its own: their time is start-ups
-// and restart backoffs, mostly waiting, which overlap. Their timeouts allow for seven servers
-// starting at once on a loaded machine.
 describe.each([
   ['SIGTERM to the supervisor: drains and exits 0', 'supervisor', 'SIGTERM', 0],
   ['SIGKILL to the supervisor', 'supervisor', 'SIGKILL', null],
