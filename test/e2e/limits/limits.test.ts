@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import { DAY_MS, ManualClock } from '../../../src/util/clock.ts'
-import { backends } from '../../support/backends.ts'
+import { type BackendUrls, backends } from '../../support/backends.ts'
 import { ADMIN_TOKEN, PLANS, testConfigDoc } from '../../support/config-doc.ts'
 import { bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 import { afterEach, beforeEach } from '../../support/hooks.ts'
@@ -69,12 +69,9 @@ test('a database write lock held past busy_timeout → 503 store_busy with retry
 })
 
 // One suite for every backend: SQLite, PostgreSQL, PostgreSQL + Redis.
-for (const backend of backends('limits.test.ts')) {
+const allBackends = backends('limits.test.ts')
+for (const backend of allBackends) {
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
-    const start = async (opts: Parameters<typeof startGateway>[0]) => {
-      owned = await startGateway({ ...opts, backend: await backend.fresh() })
-      return owned
-    }
     /**
      * One gateway (and one fresh database) for the tests whose config it has, started once; a
      * test points `gw` at it. Isolation holds because every test uses accounts and keys of its
@@ -251,51 +248,6 @@ for (const backend of backends('limits.test.ts')) {
         expect(((await r.json()) as any).error.message).toContain('requests per day (rpd) of this key')
         await expectAdmittedAtTheDaysRetry(clock, key)
       })
-
-      test('the official openai client with retries waits retry-after and succeeds when the window frees', async () => {
-        gw = await start({
-          doc: testConfigDoc({
-            limits: { minute_window_ms: 1500 },
-            plans: { ...PLANS, one: { rpm: 1, rpd: null, models: ['*'] } },
-          }),
-        })
-        const { key } = await gw.key('retrier', 'one')
-        const seen: number[] = []
-        const client = new OpenAI({
-          baseURL: `${gw.url}/v1`,
-          apiKey: key,
-          maxRetries: 3,
-          fetch: async (url, init) => {
-            const res = await fetch(url, init)
-            seen.push(res.status)
-            return res
-          },
-        })
-        const first = await client.chat.completions.create({
-          model: 'demo/echo',
-          messages: [{ role: 'user', content: 'one' }],
-        })
-        expect(first.choices[0]!.message.content).toContain('one')
-        const started = performance.now()
-        const second = await client.chat.completions.create({
-          model: 'demo/echo',
-          messages: [{ role: 'user', content: 'two' }],
-        })
-        expect(second.choices[0]!.message.content).toContain('two')
-        expect(seen[0]).toBe(200)
-        expect(seen).toContain(429)
-        expect(seen.at(-1)).toBe(200)
-        expect(performance.now() - started).toBeGreaterThan(1000)
-        const noRetry = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 })
-        // (openai's APIPromise does not sit well with bun's expect().rejects: catch explicitly.)
-        const err = await noRetry.chat.completions
-          .create({ model: 'demo/echo', messages: [{ role: 'user', content: 'x' }] })
-          .then(
-            () => null,
-            (e: unknown) => e,
-          )
-        expect(err).toBeInstanceOf(OpenAI.RateLimitError)
-      })
     })
 
     describe('plan expiry with a moved clock', () => {
@@ -401,3 +353,71 @@ for (const backend of backends('limits.test.ts')) {
     })
   })
 }
+
+/**
+ * The official client's retries wait out a real window (1.5 s on the real clock, not the shared
+ * manual one): on a gateway of each backend's own (a local, stopped by its test; `gw` and `owned`
+ * are not touched), the three side by side (test.concurrent), so the waits overlap.
+ */
+describe('rate limits: the official openai client', () => {
+  // The databases one after the other, before the tests: clone() calls side by side can be handed
+  // the same one.
+  const databases = new Map<string, BackendUrls>()
+  beforeAll(async () => {
+    for (const b of allBackends) if (!b.skip) databases.set(b.name, await b.fresh())
+  })
+  for (const backend of allBackends) {
+    ;(backend.skip ? test.skip : test.concurrent)(
+      `[${backend.name}] with retries waits retry-after and succeeds when the window frees`,
+      async () => {
+        const g = await startGateway({
+          backend: databases.get(backend.name)!,
+          doc: testConfigDoc({
+            limits: { minute_window_ms: 1500 },
+            plans: { ...PLANS, one: { rpm: 1, rpd: null, models: ['*'] } },
+          }),
+        })
+        try {
+          const { key } = await g.key('retrier', 'one')
+          const seen: number[] = []
+          const client = new OpenAI({
+            baseURL: `${g.url}/v1`,
+            apiKey: key,
+            maxRetries: 3,
+            fetch: async (url, init) => {
+              const res = await fetch(url, init)
+              seen.push(res.status)
+              return res
+            },
+          })
+          const first = await client.chat.completions.create({
+            model: 'demo/echo',
+            messages: [{ role: 'user', content: 'one' }],
+          })
+          expect(first.choices[0]!.message.content).toContain('one')
+          const started = performance.now()
+          const second = await client.chat.completions.create({
+            model: 'demo/echo',
+            messages: [{ role: 'user', content: 'two' }],
+          })
+          expect(second.choices[0]!.message.content).toContain('two')
+          expect(seen[0]).toBe(200)
+          expect(seen).toContain(429)
+          expect(seen.at(-1)).toBe(200)
+          expect(performance.now() - started).toBeGreaterThan(1000)
+          const noRetry = new OpenAI({ baseURL: `${g.url}/v1`, apiKey: key, maxRetries: 0 })
+          // (openai's APIPromise does not sit well with bun's expect().rejects: catch explicitly.)
+          const err = await noRetry.chat.completions
+            .create({ model: 'demo/echo', messages: [{ role: 'user', content: 'x' }] })
+            .then(
+              () => null,
+              (e: unknown) => e,
+            )
+          expect(err).toBeInstanceOf(OpenAI.RateLimitError)
+        } finally {
+          await g.stop()
+        }
+      },
+    )
+  }
+})
