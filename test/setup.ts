@@ -2,12 +2,33 @@
  * @module
  * Preloaded by `bun test` (bunfig.toml). Bun ignores a `timeout` key in bunfig's `[test]`
  * section, so the 5 s default applied to every test; end-to-end tests start real servers and
- * subprocesses, which can take longer than that on a loaded 2-core CI machine. The default set
- * here reaches only the FIRST file of a run (Bun 1.4.4: a 6-s test in the second file of
- * `bun test dir/` times out at 5 s), so `npm test` also passes `--timeout 60000`, which reaches
- * every file and every hook; this call keeps a bare `bun test one-file.test.ts` at the same limit.
+ * subprocesses, which can take longer than that on a loaded 2-core CI machine.
+ *
+ * A `setDefaultTimeout` here reaches only the FIRST file of a run: Bun 1.4.4 puts the default
+ * back to `--timeout`'s (5 s without it) before each later file, and a test registered then keeps
+ * that limit. Past it Bun fails the test and SIGKILLs the processes it spawned ("killed 4 dangling
+ * processes"): `bun test tokens-processes-postgres.test.ts tokens-processes-postgres-redis.test.ts`
+ * failed so on 2026-11-30 — the second file's first test starts the engines and four gateways
+ * (over 5 s loaded), its gateways died mid-start ("serve exited", empty stderr) and the file's
+ * other tests on them. So every test file is loaded with the call at its head (on its first line:
+ * the file's line numbers are unchanged), run before the file registers a test; `npm test`'s
+ * `--timeout 60000` says the same for `beforeEach`/`afterEach`, which this does not reach
+ * (support/hooks.ts).
  */
 import { setDefaultTimeout } from 'bun:test'
 import { SUITE_TIMEOUT_MS } from './support/hooks.ts'
 
 setDefaultTimeout(SUITE_TIMEOUT_MS)
+
+/** What every test file runs first: the suite's limit, whichever file of the run it is. */
+const SUITE_TIMEOUT_HEAD = `import { setDefaultTimeout as __suiteTimeout } from 'bun:test';__suiteTimeout(${SUITE_TIMEOUT_MS});`
+
+Bun.plugin({
+  name: 'suite-timeout',
+  setup(build) {
+    build.onLoad({ filter: /\.test\.ts$/ }, async ({ path }) => ({
+      contents: SUITE_TIMEOUT_HEAD + (await Bun.file(path).text()),
+      loader: 'ts',
+    }))
+  },
+})
