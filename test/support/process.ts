@@ -60,7 +60,13 @@ export async function spawnServe(
   let text = ''
   while (!text.includes('\n')) {
     const { value, done } = await reader.read()
-    if (done) throw new Error(`serve exited: ${await new Response(proc.stderr).text()}`)
+    if (done) {
+      // The status too: a `serve` SIGKILLed from outside (Bun kills a timed-out test's processes)
+      // has written nothing to stderr.
+      const stderr = await new Response(proc.stderr).text()
+      await proc.exited
+      throw new Error(`serve exited (${proc.signalCode ?? `code ${proc.exitCode}`}): ${stderr}`)
+    }
     text += new TextDecoder().decode(value)
   }
   reader.releaseLock()
