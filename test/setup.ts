@@ -6,10 +6,10 @@
  *
  * A `setDefaultTimeout` here reaches only the FIRST file of a run: Bun 1.4.4 puts the default
  * back to `--timeout`'s (5 s without it) before each later file, and a test registered then keeps
- * that limit. Past it Bun fails the test and SIGKILLs the processes it spawned ("killed 4 dangling
+ * that limit. Past it Bun fails the test and SIGTERMs the processes it spawned ("killed 4 dangling
  * processes"): `bun test tokens-processes-postgres.test.ts tokens-processes-postgres-redis.test.ts`
  * failed so on 2026-11-30 — the second file's first test starts the engines and four gateways
- * (over 5 s loaded), its gateways died mid-start ("serve exited", empty stderr) and the file's
+ * (over 5 s loaded), its gateways stopped mid-start ("serve exited", empty stderr) and the file's
  * other tests on them. So every test file is loaded with the call at its head (on its first line:
  * the file's line numbers are unchanged), run before the file registers a test; `npm test`'s
  * `--timeout 60000` says the same for `beforeEach`/`afterEach`, which this does not reach

@@ -61,8 +61,8 @@ export async function spawnServe(
   while (!text.includes('\n')) {
     const { value, done } = await reader.read()
     if (done) {
-      // The status too: a `serve` SIGKILLed from outside (Bun kills a timed-out test's processes)
-      // has written nothing to stderr.
+      // The status too: a `serve` signalled from outside before it set its handlers (Bun SIGTERMs a
+      // timed-out test's processes) has written nothing to stderr.
       const stderr = await new Response(proc.stderr).text()
       await proc.exited
       throw new Error(`serve exited (${proc.signalCode ?? `code ${proc.exitCode}`}): ${stderr}`)

@@ -1,7 +1,7 @@
 /**
  * Every file of a `bun test` run has the suite's limit (test/setup.ts), not only the first: Bun
  * 1.4.4 put the later files back to `--timeout`'s (5 s without it), and a test past it is failed
- * and its processes SIGKILLed — gateways that "exited" when several tokens-processes files ran in
+ * and its processes SIGTERMed — gateways that "exited" when several tokens-processes files ran in
  * one command (2026-11-30). Here a run of two files under `--timeout 25`, each file a test of
  * 150 ms: without the preload's per-file limit the second file's test fails at 25 ms.
  */
