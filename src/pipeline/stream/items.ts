@@ -23,6 +23,32 @@ export function gateItems<T>(gate: OutputGate<T>, items: T[], from = 0): boolean
   return false
 }
 
+/**
+ * A read's `items` through `gate` (none: as they are); `shut` when the gate refused one in an
+ * earlier read: they are dropped. `onShut` when it refuses one now: its ending is in `items` and
+ * the stream ends once that is written. A promise only while the gate waits (a growth): no async
+ * call a read otherwise.
+ */
+export function gateRead<T>(
+  gate: OutputGate<T> | undefined,
+  items: T[],
+  shut: boolean,
+  onShut: () => void,
+): void | Promise<void> {
+  if (gate === undefined || items.length === 0) return
+  if (shut) {
+    items.length = 0
+    return
+  }
+  const refused = gateItems(gate, items)
+  if (refused === true) onShut()
+  else if (refused !== false) return shutWhen(refused, onShut)
+}
+
+async function shutWhen(refused: Promise<boolean>, onShut: () => void): Promise<void> {
+  if (await refused) onShut()
+}
+
 /** Item `i` waited for the gate: the rest gated after it. Apart, so `gateItems` makes no scope a call. */
 function waited<T>(gate: OutputGate<T>, items: T[], i: number, ok: Promise<boolean>): Promise<boolean> {
   return ok.then((yes) => (yes ? gateItems(gate, items, i + 1) : shut(gate, items, i)))

@@ -27,7 +27,7 @@ import { realScheduler, type Scheduler, type Timer } from '../../util/scheduler.
 import { toGatewayError } from '../errors.ts'
 import { outcomeOf, type StreamEncoder } from './encoder.ts'
 import { clientClosed, firstTokenTimeout } from './failures.ts'
-import { encodeItems, gateItems } from './items.ts'
+import { encodeItems, gateRead } from './items.ts'
 import { SourceReader } from './source.ts'
 import type { StreamSource, WriteStreamOptions, WriteStreamResult } from './types.ts'
 
@@ -61,6 +61,9 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   private readonly holdAt: number
   /** The gate refused an item: its ending is in `items`; once written, the stream ends. */
   private gateShut = false
+  private readonly onGateShut = (): void => {
+    this.gateShut = true
+  }
   /** `continueWith` was asked (it is asked once). */
   private continued = false
   /** Why the stream was cut by `stop`, once it was. */
@@ -180,10 +183,8 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
         // so the upstream is let go now rather than read to its end.
         if (this.items.length === 0 && !this.sourceDone && this.encoder.failure?.())
           return this.end(controller)
-        if (this.items.length > 0 && this.opts.gate) {
-          const gating = this.gated()
-          if (gating) await gating
-        }
+        const gating = gateRead(this.opts.gate, this.items, this.gateShut, this.onGateShut)
+        if (gating) await gating
         if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) return
         if (this.gateShut) return this.end(controller)
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
@@ -238,10 +239,8 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
       await this.readOnce()
       if (this.finished) return
       if (this.items.length > 0) {
-        if (this.opts.gate) {
-          const gating = this.gated()
-          if (gating) await gating
-        }
+        const gating = gateRead(this.opts.gate, this.items, this.gateShut, this.onGateShut)
+        if (gating) await gating
         this.emit(this.holdSink)
       }
       // Cut at the allowance before any content: what was held is the whole answer.
@@ -268,22 +267,6 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
         return
       }
     }
-  }
-
-  /** The pending items through the gate: from the first it refuses on, its ending instead. */
-  private gated(): void | Promise<void> {
-    if (this.gateShut) {
-      this.items.length = 0
-      return
-    }
-    // A promise only while the gate waits (a growth): no async call a read otherwise.
-    const shut = gateItems(this.opts.gate!, this.items)
-    if (shut === true) this.gateShut = true
-    else if (shut !== false) return this.shutWhen(shut)
-  }
-
-  private async shutWhen(shut: Promise<boolean>): Promise<void> {
-    if (await shut) this.gateShut = true
   }
 
   /** Encodes the pending items; false when the encoder withheld them all (e.g. a usage chunk nobody asked for). */
