@@ -168,19 +168,22 @@ export function planCharge(
   // An embedding model answers no output tokens.
   const modelMax = entry.model.max_output_tokens ?? 0
   if (cap === null && !limited)
-    return {
-      charge: undefined,
-      requested,
-      surcharge: surchargeOf(body, reached, false),
-      choices,
-      modelMax,
-      metered: false,
-    }
+    return noCharge(requested, surchargeOf(body, reached, false), choices, modelMax)
   const counted = inputTokenBound(body, reached.map(inputTarget))
   const shape = { auth, body, reached, inputParam, requested, choices, cap, limited, modelMax }
   // A promise only while the encoding loads or a text is long (over estimate-tokens' YIELD_CHARS, shaped before or
   // not: an agent's resent prefix still takes this turn); no turn otherwise.
   return counted instanceof Promise ? boundedLater(shape, counted) : bounded(shape, counted)
+}
+
+/** A plan no token, money or key row applies to: nothing reserved, the answer not metered. */
+function noCharge(
+  requested: number | null,
+  surcharge: Surcharge,
+  choices: number,
+  modelMax: number,
+): ChargePlan {
+  return { charge: undefined, requested, surcharge, choices, modelMax, metered: false }
 }
 
 /** `bounded` once the count resolves: apart, so `planCharge` makes no scope for the closure a request. */
@@ -209,22 +212,14 @@ function bounded(
   const limits = auth.key.limits
   if (cap !== null && bound.text > cap)
     throw contextLengthError(auth.plan.name, cap, bound.text, s.inputParam)
-  if (!s.limited)
-    return {
-      charge: undefined,
-      requested,
-      surcharge: surchargeOf(body, reached, false),
-      choices,
-      modelMax,
-      metered: false,
-    }
+  if (!s.limited) return noCharge(requested, surchargeOf(body, reached, false), choices, modelMax)
   const { rows, metered, money } = rowSet(plan, limits)
   // Input no bound covers cannot be reserved for: refused where tokens or money are limited.
   const uncounted = (body as { [UNCOUNTED_INPUT]?: string })[UNCOUNTED_INPUT]
   if (uncounted && metered) throw uncountedInputError(uncounted)
   // Surcharges the prices cannot cover are refused only where money is limited.
   const surcharge = surchargeOf(body, reached, money)
-  if (!rows.length) return { charge: undefined, requested, surcharge, choices, modelMax, metered: false }
+  if (!rows.length) return noCharge(requested, surcharge, choices, modelMax)
   return {
     charge: {
       rows,
