@@ -33,7 +33,7 @@ import type { CutGate } from './stream/types.ts'
  * Whether UTF-16 unit `c` is whitespace as a regular expression's `\s` has it (ECMAScript's
  * WhiteSpace and LineTerminator): tab to carriage return, space, NBSP, U+1680, U+2000–U+200A,
  * U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF. A compare, not a `RegExp.test` an event
- * (test/pipeline/output-allowance-space.test.ts checks every unit against `/\s/`).
+ * (test/pipeline/governed-allocations.test.ts checks every unit against `/\s/`).
  */
 export function isSpace(c: number): boolean {
   if (c <= 32) return c === 32 || (c >= 9 && c <= 13)
