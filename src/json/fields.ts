@@ -31,10 +31,10 @@ export function replaceStringField(json: string, depth: number, key: string, val
       const end = stringEnd(json, i)
       if (level === depth && json.startsWith(quotedKey, i) && end === i + quotedKey.length - 1) {
         let j = end + 1
-        while (isSpace(json.charCodeAt(j))) j++
+        while (isJsonSpace(json.charCodeAt(j))) j++
         if (json.charCodeAt(j) === 58 /* : */) {
           j++
-          while (isSpace(json.charCodeAt(j))) j++
+          while (isJsonSpace(json.charCodeAt(j))) j++
           if (json.charCodeAt(j) === QUOTE) {
             return json.slice(0, j) + JSON.stringify(value) + json.slice(stringEnd(json, j) + 1)
           }
@@ -93,7 +93,7 @@ export function topLevelFields(json: string): number[] | null {
       spans[spans.length - 1] = lastSolid + 1
       expectKey = true
       continue
-    } else if (isSpace(c)) {
+    } else if (isJsonSpace(c)) {
       continue
     }
     lastSolid = i
@@ -244,10 +244,10 @@ export function stringEnd(json: string, start: number): number {
 }
 
 function skipSpace(json: string, i: number): number {
-  while (isSpace(json.charCodeAt(i))) i++
+  while (isJsonSpace(json.charCodeAt(i))) i++
   return i
 }
 
-function isSpace(c: number): boolean {
+function isJsonSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13
 }

@@ -13,6 +13,8 @@
  * - The encoder's merge cache keeps `MERGE_CACHE` pieces: its default (100,000) held 440 MB after
  *   100,000 distinct 256-character pieces, which clients choose.
  */
+import { isSpace } from './space.ts'
+
 type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base')
 
 export const SLICE = 256
@@ -73,7 +75,6 @@ const SPACE = 2
 /** Per UTF-16 code unit: 4 once known, | WORD for `\p{L}\p{M}`, | SPACE for `\s` (filled on first sight). */
 const FLAGS = new Uint8Array(65_536)
 const WORD_RE = /[\p{L}\p{M}]/u
-const SPACE_RE = /\s/
 
 /** `WORD` and `SPACE` of a code unit (none for a half of a surrogate pair, or past the text's end). */
 function flags(c: number): number {
@@ -81,7 +82,7 @@ function flags(c: number): number {
   let f = FLAGS[c]!
   if (f === 0) {
     const ch = String.fromCharCode(c)
-    f = 4 | (WORD_RE.test(ch) ? WORD : 0) | (SPACE_RE.test(ch) ? SPACE : 0)
+    f = 4 | (WORD_RE.test(ch) ? WORD : 0) | (isSpace(c) ? SPACE : 0)
     FLAGS[c] = f
   }
   return f

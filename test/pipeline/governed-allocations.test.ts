@@ -11,10 +11,11 @@
 import { heapStats } from 'bun:jsc'
 import { beforeAll, expect, test } from 'bun:test'
 import { prepareOutputCount } from '../../src/limits/output-count.ts'
+import { isSpace } from '../../src/limits/space.ts'
 import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
 import type { ChargePlan } from '../../src/pipeline/charge.ts'
 import { chatOperation } from '../../src/pipeline/operations/chat.ts'
-import { isSpace, OutputAllowance } from '../../src/pipeline/output-allowance.ts'
+import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
 import { ChunkGate, choiceText } from '../../src/pipeline/output-cut.ts'
 
 const N = 200
