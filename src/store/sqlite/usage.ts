@@ -74,10 +74,12 @@ export class UsageQueries {
   private readonly completeTx: (batch: Completion[]) => void
   /**
    * The minute the per-minute counters were last pruned before. Their `minute < ?` deletes scan
-   * the tables (no index leads with the minute): 90 days of 10 (account, model) pairs a minute,
-   * 1.3 M rows, made each 5,000-row chunk of a log at its bound hold the loop ~380 ms instead of
-   * ~35–145 (scripts/bench/prune-chunk.ts --minutes). Once a cutoff, not once a chunk: every
-   * chunk of one retention run has the same cutoff, and no counter is written that far back.
+   * the tables (no index leads with the minute): with 90 days of 10 (account, model) pairs a
+   * minute, a 5,000-row chunk of a log at its bound held the loop and the write lock 136–182 ms
+   * (p50) run every chunk, 35–72 ms once a cutoff (three interleaved pairs, load 10–15;
+   * scripts/bench/prune-chunk.ts --minutes, BENCHMARKS.md "retention"). Once a cutoff, not once a
+   * chunk: every chunk of one retention run has the same cutoff, and no counter is written that
+   * far back.
    */
   private countersPrunedTo = Number.NEGATIVE_INFINITY
 
