@@ -311,6 +311,43 @@ describe('usage rollups and retention', () => {
     await store.close()
   })
 
+  test('a counters delete that throws (SQLITE_BUSY, SQLITE_FULL) leaves the next chunk pruning them', async () => {
+    const store = open()
+    const old = Math.floor((END - 9 * 86_400_000) / 60_000)
+    store.db.run('INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (1, ?, ?, 1)', [
+      old,
+      'm',
+    ])
+    store.db.run(
+      'INSERT INTO usage_minute_costs (account_id, minute, model, cost_micros) VALUES (1, ?, ?, 1)',
+      [old, 'm'],
+    )
+    const left = (table: string) =>
+      store.db
+        .query<{ n: number }, [number]>(`SELECT COUNT(*) AS n FROM ${table} WHERE minute < ?`)
+        .get(old + 1)!.n
+    const policy = {
+      logBefore: END - 8 * 86_400_000,
+      logMaxRows: 100,
+      logKeepAfter: END - 86_400_000,
+      hourlyBefore: 0,
+      dailyBefore: 0,
+      chunk: 100,
+    }
+    // The second of the four deletes fails once (a real error from SQLite, as a full disk's would).
+    store.db.run(
+      "CREATE TRIGGER full BEFORE DELETE ON usage_minute_costs BEGIN SELECT RAISE(ABORT, 'full'); END",
+    )
+    await expect(store.pruneHistory(policy)).rejects.toThrow('full')
+    expect(left('usage_minute_costs')).toBe(1)
+    store.db.run('DROP TRIGGER full')
+    // Same cutoff, next chunk: the counters are still pruned.
+    await store.pruneHistory(policy)
+    expect(left('usage_minutes')).toBe(0)
+    expect(left('usage_minute_costs')).toBe(0)
+    await store.close()
+  })
+
   test('sessions expire and can be deleted', async () => {
     const store = open()
     await store.createSession('h1', { kind: 'admin', keyId: null, expiresAt: END + 1000, binding: 'b1' }, END)

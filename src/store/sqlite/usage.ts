@@ -293,12 +293,15 @@ export class UsageQueries {
   pruneLog(p: RetentionPolicy): number {
     const before = Math.min(p.logBefore, p.logKeepAfter)
     const byAge = this.q.pruneOld.run(before, p.chunk).changes
-    if (byAge < p.chunk && minuteOf(before) > this.countersPrunedTo) {
-      this.countersPrunedTo = minuteOf(before)
-      this.q.pruneCounters.run(minuteOf(before))
-      this.q.pruneCosts.run(minuteOf(before))
-      this.q.pruneEstimates.run(minuteOf(before))
-      this.q.pruneCache.run(minuteOf(before))
+    const cutoff = minuteOf(before)
+    // `!==`, not `>`: a clock that jumped ahead and was set back must not stop the pruning.
+    if (byAge < p.chunk && cutoff !== this.countersPrunedTo) {
+      this.q.pruneCounters.run(cutoff)
+      this.q.pruneCosts.run(cutoff)
+      this.q.pruneEstimates.run(cutoff)
+      this.q.pruneCache.run(cutoff)
+      // Marked once all four went: one that threw (SQLITE_BUSY, SQLITE_FULL) is tried again next chunk.
+      this.countersPrunedTo = cutoff
     }
     const max = this.q.maxId.get()?.id ?? 0
     const excess = this.q.pruneExcess.run(max - p.logMaxRows, p.logKeepAfter, p.chunk).changes
