@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { SEED_MODELS, seedRequestLog } from '../../scripts/bench/request-log-seed.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import {
@@ -240,6 +241,51 @@ describe.each(rollupBackends)('usage rollups on $name', (b) => {
       accountId: a.id + 1,
     })
     expect(other).toEqual([])
+    await store.close()
+  })
+})
+
+// The twin of the SQLite tests below ("pruned once a cutoff", "a counters delete that throws").
+describe.each(rollupBackends.filter((b) => b.name === 'postgres'))('per-minute counters on $name', (b) => {
+  test.skipIf(b.skip)('pruned once a cutoff; a delete that throws is tried again next chunk', async () => {
+    const urls = await b.fresh()
+    const path = join(tempDir(), 'db.sqlite')
+    const doc = backendDoc(testConfigDoc({ database: { path } }), urls)
+    const store = await openStores(parseConfig(doc, 'test'), { callerTime: true })
+    const sql = new SQL(urls.databaseUrl!, { max: 1 })
+    const old = Math.floor((END - 9 * 86_400_000) / 60_000)
+    const add = (table: string) =>
+      sql.unsafe(`INSERT INTO ${table} (account_id, minute, model) VALUES (1, $1, 'm')`, [old])
+    const left = async (table: string) =>
+      Number((await sql.unsafe(`SELECT COUNT(*) AS n FROM ${table} WHERE minute = $1`, [old]))[0].n)
+    const policy = {
+      logBefore: END - 8 * 86_400_000,
+      logMaxRows: 100,
+      logKeepAfter: END - 86_400_000,
+      hourlyBefore: 0,
+      dailyBefore: 0,
+      chunk: 100,
+    }
+    await add('usage_minutes')
+    await store.pruneHistory(policy)
+    expect(await left('usage_minutes')).toBe(0)
+    // Written back (as no counter is): the rest of this run, same cutoff, does not scan for it again.
+    await add('usage_minutes')
+    await add('usage_minute_outcomes')
+    await store.pruneHistory(policy)
+    expect(await left('usage_minutes')).toBe(1)
+    // The next run's cutoff is later, and its second delete fails once (a real error from PostgreSQL).
+    policy.logBefore += 3_600_000
+    await sql`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'full'; END $$`
+    await sql`CREATE TRIGGER refuse BEFORE DELETE ON usage_minute_outcomes EXECUTE FUNCTION refuse()`
+    await expect(store.pruneHistory(policy)).rejects.toThrow()
+    expect(await left('usage_minute_outcomes')).toBe(1)
+    await sql`DROP TRIGGER refuse ON usage_minute_outcomes`
+    // Same cutoff, next chunk: both are still pruned.
+    await store.pruneHistory(policy)
+    expect(await left('usage_minutes')).toBe(0)
+    expect(await left('usage_minute_outcomes')).toBe(0)
+    await sql.close()
     await store.close()
   })
 })

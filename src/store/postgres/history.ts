@@ -59,6 +59,12 @@ const toRow = (r: Record<string, unknown>): RequestLogRow => ({
 })
 
 export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore {
+  /**
+   * The minute the per-minute counters were last pruned before: their `minute < ?` deletes scan
+   * the tables, so they run once a cutoff, not once a chunk (as sqlite/usage.ts's, which measured it).
+   */
+  private countersPrunedTo = Number.NEGATIVE_INFINITY
+
   constructor(private readonly db: PgBound) {}
 
   topOfDay = (q: TopQuery) => this.db.run((sql) => pgTopOfDay(sql, q))
@@ -135,11 +141,14 @@ export class PgHistory implements HistoryStore, OverviewStore, SessionAdminStore
       (sql) => sql`
       DELETE FROM usage_daily WHERE ctid IN (SELECT ctid FROM usage_daily WHERE t < ${p.dailyBefore} LIMIT ${p.chunk})`,
     )
-    // The per-minute counters go by age only, once the log's old rows are gone (as on SQLite).
-    if (old.count < p.chunk) {
-      const minute = Math.floor(Math.min(p.logBefore, p.logKeepAfter) / 60_000)
+    // The per-minute counters go by age only, once the log's old rows are gone, once a cutoff (as
+    // on SQLite: `!==`, a clock set back does not block it; marked after both deletes went, so one
+    // that threw is tried again next chunk).
+    const minute = Math.floor(Math.min(p.logBefore, p.logKeepAfter) / 60_000)
+    if (old.count < p.chunk && minute !== this.countersPrunedTo) {
       await run((sql) => sql`DELETE FROM usage_minutes WHERE minute < ${minute}`)
       await run((sql) => sql`DELETE FROM usage_minute_outcomes WHERE minute < ${minute}`)
+      this.countersPrunedTo = minute
     }
     const refusals = await run((sql) => pruneRefusals(sql, p.hourlyBefore, p.chunk))
     return old.count + excess.count + hourly.count + daily.count + refusals
