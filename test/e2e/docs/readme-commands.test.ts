@@ -126,19 +126,31 @@ beforeAll(async () => {
   }
 }, 60_000)
 afterAll(async () => {
-  // Every started run ends (its processes stopped) before its folders go.
-  await Promise.allSettled([
-    perKeyBlock,
-    npmStarted,
-    binaryBlock,
-    codexOneLiner,
-    codexToml,
-    claudeModel,
-    claudeTool,
-  ])
-  await gw.stop()
-  for (const dir of homes) rmSync(dir, { recursive: true, force: true })
-})
+  // Every started run ends (its processes stopped) before its folders go — within a bound: a run
+  // stuck past its test's timeout (the collector waiting for a span that never comes) must not
+  // keep the gateway and the folders behind when this hook times out.
+  let bound: ReturnType<typeof setTimeout> | undefined
+  try {
+    await Promise.race([
+      Promise.allSettled([
+        perKeyBlock,
+        npmStarted,
+        binaryBlock,
+        codexOneLiner,
+        codexToml,
+        claudeModel,
+        claudeTool,
+      ]),
+      new Promise((resolve) => {
+        bound = setTimeout(resolve, 30_000)
+      }),
+    ])
+  } finally {
+    clearTimeout(bound)
+    await gw?.stop()
+    for (const dir of homes) rmSync(dir, { recursive: true, force: true })
+  }
+}, 60_000)
 
 /** The README's per-key limits block, each line through `sh`, on the starter config of `switchyard init`. */
 async function runPerKeyBlock() {
