@@ -46,9 +46,13 @@ export interface RunResult {
   stderr: string
 }
 
-/** A command with its own environment; its output, and its exit code (printed with the output when not 0). */
+/**
+ * A command with its own environment; its output, and its exit code (printed with the output when
+ * not 0). Killed after 150 s: a coding agent's turn shares a loaded 2-core host with the rest of
+ * its file's runs; the bound fails only a stuck run.
+ */
 export async function run(cmd: string[], env: Record<string, string>, cwd: string): Promise<RunResult> {
-  const proc = Bun.spawn(cmd, { cwd, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', timeout: 90_000 })
+  const proc = Bun.spawn(cmd, { cwd, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', timeout: 150_000 })
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),

@@ -124,7 +124,11 @@ beforeAll(async () => {
     claudeModel = started(runClaudeModel)
     claudeTool = started(runClaudeTool)
   }
-}, 60_000)
+  // Not a measure: room for the gateway's start and two `npx bun` runs beside this file's other
+  // runs (and other files) on a loaded 2-core host; only a stuck start fails here. The tests below
+  // likewise, each above the 150 s a spawn gets (support/pasted.ts), so a stuck spawn fails first,
+  // its output printed.
+}, 120_000)
 afterAll(async () => {
   // Every started run ends (its processes stopped) before its folders go — within a bound: a run
   // stuck past its test's timeout (the collector waiting for a span that never comes) must not
@@ -340,7 +344,7 @@ describe('the quick start', () => {
 describe('per-key limits as the README says', () => {
   test('the command-line block, on the starter config of `switchyard init`', async () => {
     await perKeyBlock
-  }, 60_000)
+  }, 120_000)
 
   test("the admin API's PATCH curl, the token read from $SWITCHYARD_ADMIN_TOKEN", async () => {
     const { id } = await gw.key('alice')
@@ -367,13 +371,13 @@ describe('the quick start as the install page says', () => {
     async () => {
       await npmStarted
     },
-    60_000,
+    120_000,
   )
 
   // And, in the same folder with the same key, the traces page's serve with a local collector.
   test('the binary block from `init` on: a key made, served, answered; then traced to a collector', async () => {
     await binaryBlock
-  }, 90_000)
+  }, 150_000)
 })
 
 describe('traces as the traces page says', () => {
@@ -404,13 +408,13 @@ describe.skipIf(!codex)('Codex as the README says', () => {
     const r = await codexOneLiner
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Echo:')
-  }, 100_000)
+  }, 180_000)
 
   test('the config.toml block, as written', async () => {
     const r = await codexToml
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Echo:')
-  }, 100_000)
+  }, 180_000)
 })
 
 describe.skipIf(!CLAUDE)('Claude Code as the README says', () => {
@@ -419,11 +423,11 @@ describe.skipIf(!CLAUDE)('Claude Code as the README says', () => {
     expect(r.code).toBe(0)
     expect(r.stdout).not.toContain('system-reminder')
     expect(r.stdout.trim()).toBe('Echo: say hi')
-  }, 100_000)
+  }, 180_000)
 
   test('the tool example, as written', async () => {
     const r = await claudeTool
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Tool result received')
-  }, 100_000)
+  }, 180_000)
 })
