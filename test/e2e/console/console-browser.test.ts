@@ -150,101 +150,113 @@ test('operator: sign in, account, key shown once, requests in the log and the ch
     }
   })
 
-  // The request log lists them; one opens to its details.
-  await page.getByRole('link', { name: 'Request log' }).click()
-  for (const id of ids) await page.locator(`tr[data-request-id="${id}"]`).waitFor()
-  await page.locator(`tr[data-request-id="${ids[1]}"]`).click()
-  const detail = await page.getByTestId('request-detail').textContent()
-  expect(detail).toContain(ids[1])
-  expect(detail).toContain('demo/echo')
-  expect(detail).toContain('200')
-  const filters = page.getByRole('form', { name: 'Request log filters' })
-  await filters.getByLabel('Status (502, 5xx)').fill('5xx')
-  await filters.getByRole('button', { name: 'Apply' }).click()
-  await page.getByText('No requests match on this page.').waitFor()
-  await filters.getByLabel('Status (502, 5xx)').fill('200')
-  await filters.getByRole('button', { name: 'Apply' }).click()
-  await page.locator(`tr[data-request-id="${ids[0]}"]`).waitFor()
-  await page.locator(`tr[data-request-id="${ids[0]}"]`).click()
-  await shot(page, 'request-log')
+  try {
+    // The request log lists them; one opens to its details.
+    await page.getByRole('link', { name: 'Request log' }).click()
+    for (const id of ids) await page.locator(`tr[data-request-id="${id}"]`).waitFor()
+    await page.locator(`tr[data-request-id="${ids[1]}"]`).click()
+    const detail = await page.getByTestId('request-detail').textContent()
+    expect(detail).toContain(ids[1])
+    expect(detail).toContain('demo/echo')
+    expect(detail).toContain('200')
+    const filters = page.getByRole('form', { name: 'Request log filters' })
+    await filters.getByLabel('Status (502, 5xx)').fill('5xx')
+    await filters.getByRole('button', { name: 'Apply' }).click()
+    await page.getByText('No requests match on this page.').waitFor()
+    await filters.getByLabel('Status (502, 5xx)').fill('200')
+    await filters.getByRole('button', { name: 'Apply' }).click()
+    await page.locator(`tr[data-request-id="${ids[0]}"]`).waitFor()
+    await page.locator(`tr[data-request-id="${ids[0]}"]`).click()
+    await shot(page, 'request-log')
 
-  // The usage chart's data: three requests of demo/echo in this hour.
-  await page.getByRole('link', { name: 'Usage' }).click()
-  await page
-    .getByRole('form', { name: 'Usage filters' })
-    .locator('select[name="account"]')
-    .selectOption('acme')
-  await page.locator('figure#usage-chart canvas').waitFor()
-  const data = await chartData(page, 'usage-chart')
-  expect(data.head).toEqual(['time', 'demo/echo'])
-  expect(data.rows.length).toBe(24)
-  expect(data.rows.map((r: string[]) => Number(r[1])).reduce((a: number, b: number) => a + b, 0)).toBe(3)
-  expect(Number(data.rows[data.rows.length - 1]![1])).toBe(3)
-  await shot(page, 'usage')
+    // The usage chart's data: three requests of demo/echo in this hour.
+    await page.getByRole('link', { name: 'Usage' }).click()
+    await page
+      .getByRole('form', { name: 'Usage filters' })
+      .locator('select[name="account"]')
+      .selectOption('acme')
+    await page.locator('figure#usage-chart canvas').waitFor()
+    const data = await chartData(page, 'usage-chart')
+    expect(data.head).toEqual(['time', 'demo/echo'])
+    expect(data.rows.length).toBe(24)
+    expect(data.rows.map((r: string[]) => Number(r[1])).reduce((a: number, b: number) => a + b, 0)).toBe(3)
+    expect(Number(data.rows[data.rows.length - 1]![1])).toBe(3)
+    await shot(page, 'usage')
 
-  await page.getByRole('link', { name: 'Models' }).click()
-  await page.locator('[data-testid="models"]').getByRole('cell', { name: 'demo/echo-pro' }).waitFor()
-  // The aliases: each with its targets by weight and whether /v1/models lists it.
-  const alias = page.locator('[data-testid="aliases"] tr[data-alias="team/echo"]')
-  expect(
-    (await alias.locator('td').allInnerTexts()).map((t: string) => t.replace(/\s+/g, ' ').trim()),
-  ).toEqual(['team/echo', 'demo/echo × 3 demo/echo-pro × 1', 'hidden', expect.stringContaining('unlimited')])
-  await shot(page, 'models')
-  await page.getByRole('link', { name: 'Plans' }).click()
-  await page.getByRole('cell', { name: /^unlimited/ }).waitFor()
-  await shot(page, 'plans')
-  await page.getByRole('link', { name: 'Overview' }).click()
-  await page.locator('figure#live-traffic canvas').waitFor()
-  // Traffic while the live charts read: the pro plan's rpm 10 turns the last of these into 429s.
-  const traffic: number[] = []
-  for (let i = 0; i < 12; i++) traffic.push((await chat(secret, `burst ${i}`)).status)
-  expect(traffic.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2)
-  // The next live reading (every 2 s) has them. A live row, not an hour's from the store (at the
-  // hour's start, data-t a multiple of 3600): the store's hours are read again only every 30 s.
-  await page.waitForFunction(() =>
-    [...(globalThis as any).document.querySelectorAll('figure#live-traffic table.chart-data tbody tr')].some(
-      (tr: any) => Number(tr.children[0].dataset.t) % 3600 !== 0 && Number(tr.children[2]?.textContent) > 0,
-    ),
-  )
-  const live = await chartData(page, 'live-traffic')
-  expect(live.rows.some((r: string[]) => Number(r[2]) > 0)).toBe(true) // a 429/s reading above zero
-  await page.getByRole('link', { name: 'Accounts' }).click()
-  await page.locator('tr[data-account="acme"]').getByRole('button', { name: 'History' }).click()
-  await page.getByRole('heading', { name: 'Plan history of acme' }).waitFor()
-  await shot(page, 'accounts')
+    await page.getByRole('link', { name: 'Models' }).click()
+    await page.locator('[data-testid="models"]').getByRole('cell', { name: 'demo/echo-pro' }).waitFor()
+    // The aliases: each with its targets by weight and whether /v1/models lists it.
+    const alias = page.locator('[data-testid="aliases"] tr[data-alias="team/echo"]')
+    expect(
+      (await alias.locator('td').allInnerTexts()).map((t: string) => t.replace(/\s+/g, ' ').trim()),
+    ).toEqual([
+      'team/echo',
+      'demo/echo × 3 demo/echo-pro × 1',
+      'hidden',
+      expect.stringContaining('unlimited'),
+    ])
+    await shot(page, 'models')
+    await page.getByRole('link', { name: 'Plans' }).click()
+    await page.getByRole('cell', { name: /^unlimited/ }).waitFor()
+    await shot(page, 'plans')
+    await page.getByRole('link', { name: 'Overview' }).click()
+    await page.locator('figure#live-traffic canvas').waitFor()
+    // Traffic while the live charts read: the pro plan's rpm 10 turns the last of these into 429s.
+    const traffic: number[] = []
+    for (let i = 0; i < 12; i++) traffic.push((await chat(secret, `burst ${i}`)).status)
+    expect(traffic.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2)
+    // The next live reading (every 2 s) has them. A live row, not an hour's from the store (at the
+    // hour's start, data-t a multiple of 3600): the store's hours are read again only every 30 s.
+    await page.waitForFunction(() =>
+      [
+        ...(globalThis as any).document.querySelectorAll('figure#live-traffic table.chart-data tbody tr'),
+      ].some(
+        (tr: any) => Number(tr.children[0].dataset.t) % 3600 !== 0 && Number(tr.children[2]?.textContent) > 0,
+      ),
+    )
+    const live = await chartData(page, 'live-traffic')
+    expect(live.rows.some((r: string[]) => Number(r[2]) > 0)).toBe(true) // a 429/s reading above zero
+    await page.getByRole('link', { name: 'Accounts' }).click()
+    await page.locator('tr[data-account="acme"]').getByRole('button', { name: 'History' }).click()
+    await page.getByRole('heading', { name: 'Plan history of acme' }).waitFor()
+    await shot(page, 'accounts')
 
-  // Disable the key from the console: the next request is refused.
-  await page.getByRole('link', { name: 'Keys' }).click()
-  await page.locator(`tr[data-key="${keyId}"]`).getByRole('button', { name: 'Disable' }).click()
-  await page.locator(`tr[data-key="${keyId}"]`).getByText('disabled').waitFor()
-  const refused = await chat(secret, 'after disable')
-  expect(refused.status).toBe(403)
-  expect(((await refused.json()) as any).error.code).toBe('key_disabled')
+    // Disable the key from the console: the next request is refused.
+    await page.getByRole('link', { name: 'Keys' }).click()
+    await page.locator(`tr[data-key="${keyId}"]`).getByRole('button', { name: 'Disable' }).click()
+    await page.locator(`tr[data-key="${keyId}"]`).getByText('disabled').waitFor()
+    const refused = await chat(secret, 'after disable')
+    expect(refused.status).toBe(403)
+    expect(((await refused.json()) as any).error.code).toBe('key_disabled')
 
-  // The secret appeared once (the creation answer) and nowhere since: not in the page, not in
-  // any answer the page got, not in any admin API answer.
-  expect(await page.content()).not.toContain(secret)
-  expect(seen.filter((r) => r.body.includes(secret)).map((r) => new URL(r.url).pathname)).toEqual([
-    '/admin/v1/keys',
-  ])
-  for (const path of [
-    '/keys',
-    `/keys/${keyId}`,
-    '/accounts/acme',
-    '/accounts/acme/usage',
-    '/requests',
-    '/usage/series?group_by=key',
-  ]) {
-    expect(await admin(path)).not.toContain(secret)
+    // The secret appeared once (the creation answer) and nowhere since: not in the page, not in
+    // any answer the page got, not in any admin API answer.
+    expect(await page.content()).not.toContain(secret)
+    expect(seen.filter((r) => r.body.includes(secret)).map((r) => new URL(r.url).pathname)).toEqual([
+      '/admin/v1/keys',
+    ])
+    for (const path of [
+      '/keys',
+      `/keys/${keyId}`,
+      '/accounts/acme',
+      '/accounts/acme/usage',
+      '/requests',
+      '/usage/series?group_by=key',
+    ]) {
+      expect(await admin(path)).not.toContain(secret)
+    }
+
+    // Sign out: the cookie no longer opens the admin API.
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByLabel('Admin token').waitFor()
+    const after = await page.evaluate(() => fetch('/admin/v1/accounts').then((r) => r.status))
+    expect(after).toBe(401)
+    await page.close()
+    await phoneVisit
+  } finally {
+    // A failure above must not leave the phone visit running into the next test.
+    await phoneVisit.catch(() => {})
   }
-
-  // Sign out: the cookie no longer opens the admin API.
-  await page.getByRole('button', { name: 'Sign out' }).click()
-  await page.getByLabel('Admin token').waitFor()
-  const after = await page.evaluate(() => fetch('/admin/v1/accounts').then((r) => r.status))
-  expect(after).toBe(401)
-  await page.close()
-  await phoneVisit
 }, 120_000)
 
 test('key holder: /console/me shows its own usage and no one else’s', async () => {
