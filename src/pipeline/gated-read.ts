@@ -19,6 +19,7 @@ import { idleTimeout, streamReadError, totalLeft, totalTimeout } from '../provid
 import { type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { realScheduler } from '../util/scheduler.ts'
+import { gateItems } from './stream/items.ts'
 import type { OutputGate } from './stream/types.ts'
 
 /**
@@ -40,9 +41,8 @@ export async function gatedItems<T>(
 ): Promise<T[]> {
   const { ctx } = plan
   const reader = plan.body.getReader()
-  const made: T[] = []
-  const stages = new SyncStages<T>(plan.stages, (item) => made.push(item))
   const items: T[] = []
+  const stages = new SyncStages<T>(plan.stages, (item) => items.push(item))
   let bytes = 0
   const deadline = ctx.deadline
   const sched = deadline?.scheduler ?? realScheduler
@@ -77,6 +77,8 @@ export async function gatedItems<T>(
       }
       readSince = -1
       if (timedOut) throw timedOut
+      // What this read made goes after what earlier reads let through, gated from there.
+      const from = items.length
       let failed: unknown
       try {
         if (r.done) stages.flush()
@@ -88,19 +90,13 @@ export async function gatedItems<T>(
           stages.push(r.value)
         }
       } catch (err) {
-        if (made.length === 0) throw err
+        if (items.length === from) throw err
         failed = err
       }
-      for (const item of made) {
-        let ok = gate.admit(item)
-        if (typeof ok !== 'boolean') ok = await ok
-        if (!ok) {
-          items.push(...gate.ending())
-          return items
-        }
-        items.push(item)
-      }
-      made.length = 0
+      // As the stream writer gates a read (stream/items.ts): a promise only while the gate waits.
+      let shut = gateItems(gate, items, from)
+      if (shut !== true && shut !== false) shut = await shut
+      if (shut) return items
       if (failed !== undefined) throw failed
       if (r.done) return items
     }
