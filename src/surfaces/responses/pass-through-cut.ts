@@ -70,12 +70,6 @@ export class ResponsesCutGate extends AllowanceGate<Uint8Array> {
     if (type === undefined || data === null) return true
     const index = typeof data.output_index === 'number' ? data.output_index : 0
     const delta = type.endsWith('.delta')
-    // What the ending builds on, once the event is let through (a refused event never reached the client).
-    const relayed = () => {
-      if (typeof data.sequence_number === 'number') this.seq = data.sequence_number + 1
-      if (delta) this.track(type, index, data, data.delta as string)
-      else this.note(type, index, data)
-    }
     let text = ''
     if (delta) {
       if (typeof data.delta !== 'string') return true
@@ -86,19 +80,39 @@ export class ResponsesCutGate extends AllowanceGate<Uint8Array> {
       if (type === 'response.output_item.done') this.allowance.end(index)
     }
     if (text === '') {
-      relayed()
+      this.relayed(type, index, data, delta)
       return true
     }
     // Asked before the event's own text is counted: may more follow what was relayed so far?
     const before = this.allowance.counted
     this.allowance.addTo(index, text)
     const ok = this.allowance.allows(before)
-    if (ok === true) relayed()
+    if (ok === true) this.relayed(type, index, data, delta)
     if (typeof ok === 'boolean') return ok
-    return ok.then((yes) => {
-      if (yes) relayed()
-      return yes
-    })
+    return this.relayedWhen(ok, type, index, data, delta)
+  }
+
+  /**
+   * What the ending builds on, once the event is let through (a refused event never reached the
+   * client). A method, not a closure made in `admit`: nothing allocated an event for it.
+   */
+  private relayed(type: string, index: number, data: Json, delta: boolean): void {
+    if (typeof data.sequence_number === 'number') this.seq = data.sequence_number + 1
+    if (delta) this.track(type, index, data, data.delta as string)
+    else this.note(type, index, data)
+  }
+
+  /** `relayed` once the allowance, grown, lets the event through (only while it grows). */
+  private async relayedWhen(
+    ok: Promise<boolean>,
+    type: string,
+    index: number,
+    data: Json,
+    delta: boolean,
+  ): Promise<boolean> {
+    const yes = await ok
+    if (yes) this.relayed(type, index, data, delta)
+    return yes
   }
 
   /** The structure the ending closes: lifecycle, items, parts. */
