@@ -285,6 +285,13 @@ describe.each(rollupBackends.filter((b) => b.name === 'postgres'))('per-minute c
     await store.pruneHistory(policy)
     expect(await left('usage_minutes')).toBe(0)
     expect(await left('usage_minute_outcomes')).toBe(0)
+    // A clock that jumped a day ahead and was set back: the next cutoff, earlier than that day's, still prunes.
+    policy.logBefore += 86_400_000
+    await store.pruneHistory(policy)
+    policy.logBefore -= 86_400_000 - 3_600_000
+    await add('usage_minutes')
+    await store.pruneHistory(policy)
+    expect(await left('usage_minutes')).toBe(0)
     await sql.close()
     await store.close()
   })
@@ -391,6 +398,16 @@ describe('usage rollups and retention', () => {
     await store.pruneHistory(policy)
     expect(left('usage_minutes')).toBe(0)
     expect(left('usage_minute_costs')).toBe(0)
+    // A clock that jumped a day ahead and was set back: the next cutoff, earlier than that day's, still prunes.
+    policy.logBefore += 86_400_000
+    await store.pruneHistory(policy)
+    policy.logBefore -= 86_400_000 - 3_600_000
+    store.db.run('INSERT INTO usage_minutes (account_id, minute, model, requests) VALUES (1, ?, ?, 1)', [
+      old,
+      'm',
+    ])
+    await store.pruneHistory(policy)
+    expect(left('usage_minutes')).toBe(0)
     await store.close()
   })
 
