@@ -125,14 +125,18 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
   }
   return {
     port,
-    async clone() {
-      const name = await (next ?? cloneNow())
-      next = cloneNow()
+    clone() {
+      // Taken and replaced before any await: two clone() calls at once (tests started side by
+      // side) get two databases, not both the one prefetched. The admin connection is one, so
+      // the CREATEs still run one after another.
+      const taken = next ?? cloneNow()
+      const made = cloneNow()
+      next = made
       // A failed prefetch is made again by the next clone() (and reported there).
-      next.catch(() => {
-        next = null
+      made.catch(() => {
+        if (next === made) next = null
       })
-      return hand(name)
+      return taken.then(hand)
     },
     createDatabase: async () => hand(await create('')),
     async release() {
