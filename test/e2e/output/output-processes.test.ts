@@ -48,14 +48,23 @@ function burstRequest(url: string, key: string, i: number): Promise<number> {
   })
 }
 
+/** Tokens a choice in each of the upstream's chunks: the bound's "one chunk". */
+const CHUNK = 20
+
 for (const backend of backends('output-processes.test.ts')) {
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'two replicas'
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test(`${replicas}: n: 8, an upstream ignoring the cap, abandoned streams — billed within TPM 3,000 and one chunk a request`, async () => {
-      // 10 tokens a choice every 100 ms: a cancellation reaches it before its next chunk even on
-      // a loaded machine (at 10 ms, 8 choices made 8,000 tokens a second and a slow cancellation
-      // let several chunks through).
-      upstream = await startBillingUpstream({ answerTokens: 3_000, ignoreCap: true, chunkDelayMs: 100 })
+      // CHUNK tokens a choice every 200 ms: the gateway's cut or a client's cancellation reaches it
+      // before its next chunk even on a loaded machine (at 10 ms, 8 choices made 8,000 tokens a
+      // second and a slow cancellation let several chunks through; at 10 tokens every 100 ms a CI
+      // run under load once billed four cut answers a second chunk past their cap).
+      upstream = await startBillingUpstream({
+        answerTokens: 3_000,
+        ignoreCap: true,
+        chunkTokens: CHUNK,
+        chunkDelayMs: 200,
+      })
       const dir = tempDir()
       const doc = backendDoc(
         {
@@ -82,7 +91,7 @@ for (const backend of backends('output-processes.test.ts')) {
       expect(statuses.every((s) => s === 200 || s === 429)).toBe(true)
       expect(statuses.some((s) => s === 200)).toBe(true)
       // Every answer's upstream request arrived, ended and billed (an abandoned or cut stream bills at
-      // its next chunk, within 100 ms of its cancellation): the bills below are all of them, not
+      // its next chunk, within 200 ms of its cancellation): the bills below are all of them, not
       // those ended so far (a fixed 200 ms was a guess at that).
       const served = statuses.filter((s) => s === 200).length
       const up = upstream
@@ -90,11 +99,11 @@ for (const backend of backends('output-processes.test.ts')) {
       for (let i = 0; i < 200 && open(); i++) await Bun.sleep(50)
       const seen = JSON.stringify(upstream.bills)
       // Not one answer of 3,000 tokens (let alone 8 × 3,000) got through: each was cut at its
-      // allowance. The upstream bills at most one chunk (n choices × 10 tokens) past what the
+      // allowance. The upstream bills at most one chunk (n choices × CHUNK tokens) past what the
       // ledger held for a request: the chunk that crossed a cut (read, not relayed, the upstream
       // let go) or the one generated while an abandoned stream's cancellation reached it.
-      for (const b of upstream.bills) expect(b.output, seen).toBeLessThanOrEqual(b.n * ((b.cap ?? 0) + 10))
-      const chunks = upstream.bills.reduce((t, b) => t + b.n * 10, 0)
+      for (const b of upstream.bills) expect(b.output, seen).toBeLessThanOrEqual(b.n * ((b.cap ?? 0) + CHUNK))
+      const chunks = upstream.bills.reduce((t, b) => t + b.n * CHUNK, 0)
       expect(upstream.billed.tokens, seen).toBeLessThanOrEqual(3_000 + chunks)
     })
   })
