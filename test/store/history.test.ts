@@ -16,6 +16,19 @@ import { backendDoc, backends } from '../support/backends.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 
 const END = Date.parse('2026-03-01T00:00:00Z')
+
+/**
+ * The retention policy the counters' prune tests move forward and back (a fresh object each: they
+ * change its cutoff): the log kept 8 days, 100 rows at most, 100 rows a chunk.
+ */
+const countersPolicy = () => ({
+  logBefore: END - 8 * 86_400_000,
+  logMaxRows: 100,
+  logKeepAfter: END - 86_400_000,
+  hourlyBefore: 0,
+  dailyBefore: 0,
+  chunk: 100,
+})
 const SPAN = 7 * 86_400_000
 const N = 30_000
 
@@ -258,14 +271,7 @@ describe.each(rollupBackends.filter((b) => b.name === 'postgres'))('per-minute c
       sql.unsafe(`INSERT INTO ${table} (account_id, minute, model) VALUES (1, $1, 'm')`, [old])
     const left = async (table: string) =>
       Number((await sql.unsafe(`SELECT COUNT(*) AS n FROM ${table} WHERE minute = $1`, [old]))[0].n)
-    const policy = {
-      logBefore: END - 8 * 86_400_000,
-      logMaxRows: 100,
-      logKeepAfter: END - 86_400_000,
-      hourlyBefore: 0,
-      dailyBefore: 0,
-      chunk: 100,
-    }
+    const policy = countersPolicy()
     await add('usage_minutes')
     await store.pruneHistory(policy)
     expect(await left('usage_minutes')).toBe(0)
@@ -342,14 +348,7 @@ describe('usage rollups and retention', () => {
       store.db
         .query<{ n: number }, [number]>('SELECT COUNT(*) AS n FROM usage_minutes WHERE minute = ?')
         .get(old)!.n
-    const policy = {
-      logBefore: END - 8 * 86_400_000,
-      logMaxRows: 100,
-      logKeepAfter: END - 86_400_000,
-      hourlyBefore: 0,
-      dailyBefore: 0,
-      chunk: 100,
-    }
+    const policy = countersPolicy()
     addOld()
     // The log's rows past 8 days (~240) go 100 a chunk; the chunk that finds fewer prunes the counters.
     while (counters() > 0) expect(await store.pruneHistory(policy)).toBeGreaterThan(0)
@@ -379,14 +378,7 @@ describe('usage rollups and retention', () => {
       store.db
         .query<{ n: number }, [number]>(`SELECT COUNT(*) AS n FROM ${table} WHERE minute < ?`)
         .get(old + 1)!.n
-    const policy = {
-      logBefore: END - 8 * 86_400_000,
-      logMaxRows: 100,
-      logKeepAfter: END - 86_400_000,
-      hourlyBefore: 0,
-      dailyBefore: 0,
-      chunk: 100,
-    }
+    const policy = countersPolicy()
     // The second of the four deletes fails once (a real error from SQLite, as a full disk's would).
     store.db.run(
       "CREATE TRIGGER full BEFORE DELETE ON usage_minute_costs BEGIN SELECT RAISE(ABORT, 'full'); END",
