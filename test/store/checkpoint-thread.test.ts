@@ -8,7 +8,8 @@
 import { expect, test } from 'bun:test'
 import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Completion, openSqliteStore } from '../../src/store/index.ts'
+import { openSqliteStore } from '../../src/store/index.ts'
+import { completions } from '../support/admissions.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
@@ -25,18 +26,10 @@ test('the WAL is copied into the database file by the checkpoint thread, with no
       now: T0,
     })
     const before = statSync(path).size
-    const batch: Completion[] = Array.from({ length: 2_000 }, (_, i) => ({
-      gatewayId: `g${i}`,
+    // Long request ids: they size the WAL the bounds below are about.
+    const batch = completions(accountId, 2_000, 'g', T0).map((c, i) => ({
+      ...c,
       requestId: `request-${i}-${'x'.repeat(40)}`,
-      surface: 'chat',
-      stream: false,
-      status: 200,
-      promptTokens: 10,
-      completionTokens: 5,
-      latencyMs: 1,
-      ttftMs: null,
-      errorCode: null,
-      counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: T0 + i },
     }))
     await store.complete(batch)
     const walPages = statSync(`${path}-wal`).size / 4096

@@ -10,10 +10,27 @@ import { join } from 'node:path'
 import { type Completion, openSqliteStore, type Store } from '../../src/store/index.ts'
 import { UsageRecorder } from '../../src/usage/recorder.ts'
 import { createLogger } from '../../src/util/log.ts'
+import { completions } from '../support/admissions.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const N = 2_000
+
+/** Outcome `i` for a store stub that only takes the batch's sizes (no ledger fields: `counted` null). */
+const uncounted = (i: number): Completion =>
+  ({
+    gatewayId: `g${i}`,
+    requestId: `r${i}`,
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 1,
+    completionTokens: 1,
+    latencyMs: 1,
+    ttftMs: null,
+    errorCode: null,
+    counted: null,
+  }) as unknown as Completion
 
 test('a flush of 2,000 outcomes lets the event loop turn between its pieces, and writes each once', async () => {
   const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
@@ -32,19 +49,6 @@ test('a flush of 2,000 outcomes lets the event loop turn between its pieces, and
   )
   const written: number[] = []
   recorder.onWritten = (batch) => written.push(batch.length)
-  const outcome = (i: number): Completion => ({
-    gatewayId: `g${i}`,
-    requestId: `r${i}`,
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    latencyMs: 1,
-    ttftMs: null,
-    errorCode: null,
-    counted: { accountId, keyId: 'key_1', model: 'demo/echo', at: T0 + i },
-  })
   let turns = 0
   let on = true
   const tick = () => {
@@ -53,7 +57,7 @@ test('a flush of 2,000 outcomes lets the event loop turn between its pieces, and
     setImmediate(tick)
   }
   setImmediate(tick)
-  for (let i = 0; i < N; i++) recorder.record(outcome(i))
+  for (const c of completions(accountId, N, 'g', T0)) recorder.record(c)
   await recorder.flush()
   on = false
   expect(written.reduce((a, b) => a + b, 0)).toBe(N)
@@ -96,20 +100,7 @@ test('a large batch goes in four pieces at most, whatever the pace: each piece c
   )
   for (let round = 0; round < 2; round++) {
     sizes.length = 0
-    for (let i = 0; i < 200; i++)
-      recorder.record({
-        gatewayId: `g${i}`,
-        requestId: `r${i}`,
-        surface: 'chat',
-        stream: false,
-        status: 200,
-        promptTokens: 1,
-        completionTokens: 1,
-        latencyMs: 1,
-        ttftMs: null,
-        errorCode: null,
-        counted: null,
-      } as unknown as Completion)
+    for (let i = 0; i < 200; i++) recorder.record(uncounted(i))
     await recorder.flush()
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(200)
     expect(sizes.length).toBeLessThanOrEqual(4)
@@ -139,20 +130,7 @@ test('a store that writes off the loop is paced on its write lock: a c64 batch i
     createLogger('error', () => {}),
   )
   const record = (n: number) => {
-    for (let i = 0; i < n; i++)
-      recorder.record({
-        gatewayId: `g${i}`,
-        requestId: `r${i}`,
-        surface: 'chat',
-        stream: false,
-        status: 200,
-        promptTokens: 1,
-        completionTokens: 1,
-        latencyMs: 1,
-        ttftMs: null,
-        errorCode: null,
-        counted: null,
-      } as unknown as Completion)
+    for (let i = 0; i < n; i++) recorder.record(uncounted(i))
   }
   for (let round = 0; round < 2; round++) {
     sizes.length = 0
