@@ -10,15 +10,12 @@
  * processes"): `bun test tokens-processes-postgres.test.ts tokens-processes-postgres-redis.test.ts`
  * failed so on 2026-11-30 — the second file's first test starts the engines and four gateways
  * (over 5 s loaded), its gateways stopped mid-start ("serve exited", empty stderr) and the file's
- * other tests on them. So every test file is loaded with the call at its head (on its first line:
+ * other tests on them. So every test file, the first too, is loaded with the call at its head (on its first line:
  * the file's line numbers are unchanged), run before the file registers a test; `npm test`'s
  * `--timeout 60000` says the same for `beforeEach`/`afterEach`, which this does not reach
  * (support/hooks.ts).
  */
-import { setDefaultTimeout } from 'bun:test'
 import { SUITE_TIMEOUT_MS } from './support/hooks.ts'
-
-setDefaultTimeout(SUITE_TIMEOUT_MS)
 
 /** What every test file runs first: the suite's limit, whichever file of the run it is. */
 const SUITE_TIMEOUT_HEAD = `import { setDefaultTimeout as __suiteTimeout } from 'bun:test';__suiteTimeout(${SUITE_TIMEOUT_MS});`
