@@ -309,12 +309,16 @@ async function runClaudeModel(): Promise<RunResult> {
   return run([CLAUDE!, '-p', 'say hi', '--model', documented], claudeEnv(dir), dir)
 }
 
+/** A file of the tool example's folder: what its `ls` lists, so its answer shows the output came back. */
+const LISTED = `switchyard-readme-${process.pid}.txt`
+
 /** The README's tool example, as written. */
 async function runClaudeTool(): Promise<RunResult> {
   const line = /`(claude -p [^`]*)`/.exec(README)![1]!
   const words = shellWords(line)
   words[0] = CLAUDE!
   const dir = home()
+  writeFileSync(join(dir, LISTED), '')
   return run(words, claudeEnv(dir), dir)
 }
 
@@ -425,9 +429,16 @@ describe.skipIf(!CLAUDE)('Claude Code as the README says', () => {
     expect(r.stdout.trim()).toBe('Echo: say hi')
   }, 180_000)
 
-  test('the tool example, as written', async () => {
+  test('the tool example, as written: the tool_result comes back; each request counted once', async () => {
     const r = await claudeTool
     expect(r.code).toBe(0)
+    // The demo says this only when the last turn is the tool's result: the `ls` output came back.
     expect(r.stdout).toContain('Tool result received')
+    expect(r.stdout).toContain(LISTED)
+    // The only demo/agent requests of the quick start's key: the plain turn's one, the round trip's two.
+    await claudeModel
+    await gw.deps.recorder.flush()
+    const res = await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+    expect(((await res.json()) as any).usage.by_model['demo/agent']?.requests).toBe(3)
   }, 180_000)
 })
