@@ -85,7 +85,11 @@ export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRu
     ...(opts.fullAccess ? ['-s', 'danger-full-access'] : []),
     opts.prompt,
   ]
-  const cmd = opts.strace ? ['strace', '-f', '-qq', '-e', 'trace=connect', '-o', traceFile, ...args] : args
+  // --seccomp-bpf: the kernel stops the tracee at connect(2) alone, not at every system call for
+  // strace to filter (as support/agent-block.ts traces the agents).
+  const cmd = opts.strace
+    ? ['strace', '-f', '-qq', '--seccomp-bpf', '-e', 'trace=connect', '-o', traceFile, ...args]
+    : args
   const proxy = {
     HTTPS_PROXY: DEAD_PROXY,
     HTTP_PROXY: DEAD_PROXY,

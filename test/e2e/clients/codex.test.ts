@@ -4,6 +4,8 @@
  * an OpenAI-compatible chat upstream (translated) and
  * Anthropic recordings (translated); plus a function-call round trip in which Codex runs the
  * `exec_command` the model asks for and sends its output back. Each Codex request is counted once.
+ * The runs are independent (a key each; the mock and the Responses upstream each one test's), so
+ * they run at once: each is mostly Codex starting up.
  * Skipped, with a printed line, when Codex is not installed.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -98,7 +100,7 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
     return { ...out, key }
   }
 
-  test('completes a turn on the demo model, talking only to 127.0.0.1', async () => {
+  test.concurrent('completes a turn on the demo model, talking only to 127.0.0.1', async () => {
     const out = await run('demo/echo', 'Say hello to Switchyard', { strace: hasStrace() })
     expect(out.code).toBe(0)
     expect(out.stdout).toContain('Echo: Say hello to Switchyard')
@@ -109,7 +111,7 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
     } else console.log('strace is not installed: the loopback-only check of the Codex run was skipped')
   }, 90_000)
 
-  test('completes a turn through an OpenAI-compatible chat upstream (translated)', async () => {
+  test.concurrent('completes a turn through an OpenAI-compatible chat upstream (translated)', async () => {
     const out = await run('openai/text-only', 'Say hello')
     expect(out.code).toBe(0)
     expect(out.stdout).toContain('Hello from the mock')
@@ -119,14 +121,14 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
     expect(sent).toContain('spawn_agent') // expanded from Codex's namespace tool
   }, 90_000)
 
-  test('completes a turn through Anthropic (recorded stream, translated)', async () => {
+  test.concurrent('completes a turn through Anthropic (recorded stream, translated)', async () => {
     const out = await run('anthropic/text', 'How are you?')
     expect(out.code).toBe(0)
     expect(out.stdout).toContain("Hello! I'm doing well")
     expect(await requestsOf(out.key, 'anthropic/text')).toBe(1)
   }, 90_000)
 
-  test('completes a turn through a Responses upstream (pass-through, hosted tools kept)', async () => {
+  test.concurrent('completes a turn through a Responses upstream (pass-through, hosted tools kept)', async () => {
     const out = await run('oair/text', 'Say OK')
     expect(out.code).toBe(0)
     expect(out.stdout.trim()).toEndWith('OK')
@@ -137,7 +139,7 @@ describe.skipIf(!codex)('Codex CLI through Switchyard', () => {
     expect(sent.tools.some((t: { type: string }) => t.type === 'web_search')).toBe(true)
   }, 90_000)
 
-  test('function-call round trip: Codex runs exec_command and sends back its output', async () => {
+  test.concurrent('function-call round trip: Codex runs exec_command and sends back its output', async () => {
     const marker = `round-trip-${Date.now()}`
     const out = await run('demo/echo', `Please use exec_command {"cmd": "echo ${marker}"}`, {
       fullAccess: true,
