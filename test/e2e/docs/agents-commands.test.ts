@@ -1,14 +1,16 @@
 /**
  * docs/agents.md's commands, run as pasted (read from the page):
  * - "Watch a budget refuse, offline": its `budget.yaml` and its shell block, in a temporary
- *   folder, with `switchyard` the checkout's CLI (`bun src/main.ts`) and the documented port
+ *   folder, with `switchyard` the binary's bundle of the checkout (support/main-bundle.ts) and the documented port
  *   swapped for a free one — the loop prints what the page says, and the refusal is a 402
  *   `budget_exceeded`;
  * - the Claude Code block: its variables, with and without `CLAUDE_CODE_MAX_CONTEXT_TOKENS` — the
  *   "assumes a context window of 1m tokens" notice on every run without it, none with it
  *   (skipped, saying so, without the test-client package).
+ * The two are independent (a folder, port and gateway each) and run at once: each is mostly
+ * processes starting.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +18,7 @@ import { CLAUDE, reportClaudeAbsent } from '../../support/claude-code.ts'
 import { REPO } from '../../support/cli.ts'
 import { blockAfter, commandLines } from '../../support/docs.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
+import { mainBundle } from '../../support/main-bundle.ts'
 
 const PAGE = ['docs/agents.md']
 const DOCUMENTED = '127.0.0.1:8080'
@@ -37,7 +40,7 @@ function freePort(): number {
 }
 
 describe('Watch a budget refuse, offline', () => {
-  test("the page's budget.yaml and commands: 200 200 402 402, then the refusal names the budget", async () => {
+  test.concurrent("the page's budget.yaml and commands: 200 200 402 402, then the refusal names the budget", async () => {
     const dir = tempFolder()
     const at = `127.0.0.1:${freePort()}`
     const yaml = blockAfter('## Watch a budget refuse, offline', 'yaml', PAGE).text
@@ -46,13 +49,13 @@ describe('Watch a budget refuse, offline', () => {
     const lines = commandLines(blockAfter('In the folder that holds it', 'sh', PAGE).text)
     expect(lines[0]).toBe('switchyard accounts create newcomer --config budget.yaml')
     expect(lines.at(-1)).toBe('kill $!')
-    // `switchyard` is the binary; in a checkout the same CLI is `bun src/main.ts`, exec'd by a
-    // `switchyard` on PATH so that `$!` is the gateway's own process, as with the binary.
+    // `switchyard` is the binary: here what it is compiled from, the bundle of the checkout's
+    // src/main.ts, exec'd by a `switchyard` on PATH so that `$!` is the gateway's own process.
     const bin = join(dir, 'bin')
     mkdirSync(bin)
     writeFileSync(
       join(bin, 'switchyard'),
-      `#!/bin/sh\nexec '${process.execPath}' '${REPO}src/main.ts' "$@"\n`,
+      `#!/bin/sh\nexec '${process.execPath}' '${await mainBundle()}' "$@"\n`,
       {
         mode: 0o755,
       },
@@ -87,10 +90,8 @@ describe.skipIf(!CLAUDE)('Claude Code as the page pastes it', () => {
       'x'.repeat(40),
     ),
   ) as { providers: unknown[]; plans: Record<string, unknown> }
-  beforeAll(async () => {
-    gw = await startGateway({ doc: testConfigDoc({ providers: STARTER.providers, plans: STARTER.plans }) })
-    key = (await gw.key('claude-user', 'dev')).key
-  })
+  // Started by the test, not a beforeAll: a hook of this describe's would keep its test from
+  // running beside the budget's (Bun runs concurrent tests together only across hook-free scopes).
   afterAll(() => gw?.stop())
 
   /** The block's exports as variables, and the model of its `claude --model` line. */
@@ -132,7 +133,9 @@ describe.skipIf(!CLAUDE)('Claude Code as the page pastes it', () => {
     return { stdout, stderr }
   }
 
-  test("without CLAUDE_CODE_MAX_CONTEXT_TOKENS the 1m-window notice on the run; with it (the page's block) none", async () => {
+  test.concurrent("without CLAUDE_CODE_MAX_CONTEXT_TOKENS the 1m-window notice on the run; with it (the page's block) none", async () => {
+    gw = await startGateway({ doc: testConfigDoc({ providers: STARTER.providers, plans: STARTER.plans }) })
+    key = (await gw.key('claude-user', 'dev')).key
     const { env, model } = block()
     expect(env.CLAUDE_CODE_MAX_CONTEXT_TOKENS).toBe('200000')
     const { CLAUDE_CODE_MAX_CONTEXT_TOKENS: _, ...without } = env
