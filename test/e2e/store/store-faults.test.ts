@@ -12,10 +12,8 @@ import { afterEach } from '../../support/hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
 
 const gateways: TestGateway[] = []
-const servers: ServeProcess[] = []
 const cleanups: Array<() => void> = []
 afterEach(async () => {
-  for (const p of servers.splice(0)) await p.kill('SIGKILL')
   for (const g of gateways.splice(0)) await g.stop()
   for (const c of cleanups.splice(0)) c()
 })
@@ -113,6 +111,7 @@ describe('database files', () => {
     expect(((await r.json()) as any).error.code).toBe('store_unavailable')
   })
 
+  /** A serve of its own: the test that starts it stops it (the two run at once; see below). */
   async function serving() {
     const dir = tempDir()
     const db = join(dir, 'sy.db')
@@ -120,8 +119,12 @@ describe('database files', () => {
     expect((await cli(['accounts', 'create', 'acct', '--plan', 'unlimited', ...base])).code).toBe(0)
     const key = (await cli(['keys', 'create', 'acct', '--json', ...base])).json().key as string
     const p = await spawnServe(['--port', '0', ...base])
-    servers.push(p)
-    expect((await chat(p.url, key)).status).toBe(200)
+    try {
+      expect((await chat(p.url, key)).status).toBe(200)
+    } catch (err) {
+      await p.kill('SIGKILL')
+      throw err
+    }
     return { p, db, stderr: () => new Response(p.proc.stderr as ReadableStream).text() }
   }
 
@@ -129,21 +132,31 @@ describe('database files', () => {
     return Promise.race([p.proc.exited, Bun.sleep(withinMs).then(() => 'running' as const)])
   }
 
-  test('deleted while serving → serve exits with code 3 within seconds, saying why', async () => {
+  // These two at once, each on a serve, folder and database of its own, stopped by the test
+  // itself: the file's afterEach runs as each test ends and would kill the other's serve.
+  test.concurrent('deleted while serving → serve exits with code 3 within seconds, saying why', async () => {
     const { p, db, stderr } = await serving()
-    rmSync(db)
-    const code = await exitCode(p, 5000)
-    // 3, not a crash's 1: a service manager can be told not to restart into an empty database.
-    expect(code).toBe(3)
-    expect(await stderr()).toContain('was deleted while the gateway was running')
+    try {
+      rmSync(db)
+      const code = await exitCode(p, 5000)
+      // 3, not a crash's 1: a service manager can be told not to restart into an empty database.
+      expect(code).toBe(3)
+      expect(await stderr()).toContain('was deleted while the gateway was running')
+    } finally {
+      await p.kill('SIGKILL')
+    }
   })
 
-  test('replaced while serving → serve exits with code 3 within seconds', async () => {
+  test.concurrent('replaced while serving → serve exits with code 3 within seconds', async () => {
     const { p, db, stderr } = await serving()
-    copyFileSync(db, `${db}.copy`)
-    renameSync(`${db}.copy`, db)
-    const code = await exitCode(p, 5000)
-    expect(code).toBe(3)
-    expect(await stderr()).toContain('was replaced while the gateway was running')
+    try {
+      copyFileSync(db, `${db}.copy`)
+      renameSync(`${db}.copy`, db)
+      const code = await exitCode(p, 5000)
+      expect(code).toBe(3)
+      expect(await stderr()).toContain('was replaced while the gateway was running')
+    } finally {
+      await p.kill('SIGKILL')
+    }
   })
 })
