@@ -18,10 +18,8 @@ afterAll(() => {
 /** The CLI as a real process (the bundled entry: support/main-bundle.ts), from `cwd`. */
 const run = (args: string[], cwd: string, env: Record<string, string> = {}) => cliProcess(args, { cwd, env })
 
-// Each test in a folder of its own (its config, database and serve): they run at once, their time
-// mostly processes starting. The taken-port tests below keep to themselves: each times a start.
 describe('first hour', () => {
-  test.concurrent('init writes the commented starter config, which config check accepts; never overwrites', async () => {
+  test('init writes the commented starter config, which config check accepts; never overwrites', async () => {
     const dir = tempDir()
     const path = join(dir, 'conf', 'switchyard.yaml')
     const r = await cli(['init', '--path', path])
@@ -33,7 +31,7 @@ describe('first hour', () => {
     expect(again.stderr).toContain('already exists')
   })
 
-  test.concurrent('--version exits 0; `keys --help` shows the keys flags, not the global help', async () => {
+  test('--version exits 0; `keys --help` shows the keys flags, not the global help', async () => {
     const v = await cli(['--version'])
     expect(v.code).toBe(0)
     expect(v.stdout).toMatch(/^switchyard \d+\.\d+\.\d+/)
@@ -47,7 +45,7 @@ describe('first hour', () => {
   })
 
   // The global line said only `sessions revoke ID`; its --key and --kind were on the command's page.
-  test.concurrent('the global help names every form of sessions revoke that `sessions --help` does', async () => {
+  test('the global help names every form of sessions revoke that `sessions --help` does', async () => {
     const global = (await cli(['--help'])).stdout
     const line = global.split('\n').find((l) => l.trimStart().startsWith('sessions revoke'))
     expect(line).toBeDefined()
@@ -57,7 +55,7 @@ describe('first hour', () => {
     for (const flag of flags ?? []) expect(line).toContain(flag)
   })
 
-  test.concurrent('the global help shows --plan as optional, as accounts create takes it', async () => {
+  test('the global help shows --plan as optional, as accounts create takes it', async () => {
     const h = await cli(['--help'])
     expect(h.code).toBe(0)
     const line = h.stdout.split('\n').find((l) => l.trimStart().startsWith('accounts create'))!
@@ -70,7 +68,7 @@ describe('first hour', () => {
     expect(JSON.parse(made.stdout).plan).toBe('free')
   })
 
-  test.concurrent('PORT=abc is an error naming PORT', async () => {
+  test('PORT=abc is an error naming PORT', async () => {
     const dir = tempDir()
     const config = writeConfig(dir, testConfigDoc())
     const r = await cli(['serve', '--config', config], { PORT: 'abc' })
@@ -79,7 +77,7 @@ describe('first hour', () => {
     expect(r.stderr).toContain("'abc'")
   })
 
-  test.concurrent('the CLI from another folder with --config sees the same accounts as serve', async () => {
+  test('the CLI from another folder with --config sees the same accounts as serve', async () => {
     const root = tempDir()
     const vm = join(root, 'vm')
     const elsewhere = join(root, 'elsewhere')
@@ -103,7 +101,7 @@ describe('first hour', () => {
     await serve.kill()
   }, 20_000)
 
-  test.concurrent('provider secrets are needed by serve and config check only, not by migrate', async () => {
+  test('provider secrets are needed by serve and config check only, not by migrate', async () => {
     const dir = tempDir()
     const doc = testConfigDoc()
     ;(doc.providers as unknown[]).push({
@@ -130,7 +128,7 @@ describe('first hour', () => {
     expect(serve.stderr).toContain('SWITCHYARD_TEST_UNSET_KEY')
   })
 
-  test.concurrent('--days 0 expires the plan now; --expires-at sets the end', async () => {
+  test('--days 0 expires the plan now; --expires-at sets the end', async () => {
     const dir = tempDir()
     const base = ['--config', writeConfig(dir, testConfigDoc())]
     const a = (
@@ -153,7 +151,7 @@ describe('first hour', () => {
     expect(bad.stderr).toContain('--expires-at')
   })
 
-  test.concurrent('serve warns at start about accounts on a plan removed from the config', async () => {
+  test('serve warns at start about accounts on a plan removed from the config', async () => {
     const dir = tempDir()
     const config = writeConfig(dir, testConfigDoc())
     expect((await cli(['accounts', 'create', 'gold-user', '--plan', 'basic', '--config', config])).code).toBe(
