@@ -1,7 +1,8 @@
 /**
  * What `serve` says when it starts, and when it cannot. The README's logs ("JSON lines on
  * stderr ... start, shutdown") had shutdown lines but no start: a log collector saw a gateway
- * stop that it never saw start, nor on which address and database it served.
+ * stop that it never saw start, nor on which address and database it served. A port taken is
+ * cli-ops.test.ts's (its two taken-port runs check the same exit and message, timed).
  */
 import { expect, test } from 'bun:test'
 import { cliProcess } from '../support/cli.ts'
@@ -34,18 +35,5 @@ test('a host it cannot listen on: exit 1 naming --host, HOST, server.host and wh
     expect(r.stderr).toContain(`cannot listen on ${host}:0`)
     expect(r.stderr).toContain('--host, env HOST or server.host')
     expect(r.stderr).toContain('0.0.0.0')
-  }
-}, 30_000)
-
-test('a port taken: exit 1 naming --port, PORT, server.port', async () => {
-  const config = writeConfig(tempDir(), testConfigDoc())
-  const taken = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
-  try {
-    const r = await cliProcess(['serve', '--port', String(taken.port), '--config', config])
-    expect(r.code).toBe(1)
-    expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${taken.port}`)
-    expect(r.stderr).toContain('--port, env PORT or server.port')
-  } finally {
-    taken.stop(true)
   }
 }, 30_000)
