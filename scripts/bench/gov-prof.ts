@@ -8,9 +8,10 @@
  * for `scripts/bench/prof-steps.ts`, which splits the governed one by step.
  *
  * `--stream`: streamed requests only (the tokens row's stream route: the governance without the
- * JSON answer asked as a stream).
+ * JSON answer asked as a stream). `--json`: non-stream requests only (the JSON answer the governed
+ * gateway asks as a stream, gates and assembles).
  *
- * bun scripts/bench/gov-prof.ts DIR [--warm N] [--requests N] [--root CHECKOUT] [--stream]
+ * bun scripts/bench/gov-prof.ts DIR [--warm N] [--requests N] [--root CHECKOUT] [--stream | --json]
  */
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -34,7 +35,11 @@ mkdirSync(out, { recursive: true })
 const warm = Number(option('--warm') ?? 4000)
 const requests = Number(option('--requests') ?? 4000)
 const root = option('--root')
-const streams = process.argv.includes('--stream') ? [true] : [false, true]
+const streams = process.argv.includes('--stream')
+  ? [true]
+  : process.argv.includes('--json')
+    ? [false]
+    : [false, true]
 
 const mocks = await startMocks(20)
 const ws = workspace()
