@@ -179,13 +179,20 @@ export class Assembly {
       }
       this.choices.set(c.index, s)
     }
-    const d = (c.delta ?? {}) as Record<string, unknown>
+    if (c.finish_reason) s.choice.finish_reason = c.finish_reason
+    if (c.logprobs) s.choice.logprobs = c.logprobs
+    // No delta, or no tool calls in it (most chunks): nothing made for them, not even an empty list.
+    const delta = c.delta
+    if (!delta) return
+    const d = delta as Record<string, unknown>
     const m = s.choice.message
     if (typeof d.content === 'string') s.text.push(d.content)
     const reasoning = d.reasoning_content ?? d.reasoning
     if (typeof reasoning === 'string') s.reasoning.push(reasoning)
     if (typeof d.refusal === 'string') m.refusal = (m.refusal ?? '') + d.refusal
-    for (const t of c.delta?.tool_calls ?? []) {
+    const calls = delta.tool_calls
+    if (calls == null) return
+    for (const t of calls) {
       m.tool_calls ??= []
       let call = m.tool_calls[t.index]
       if (!call) {
@@ -196,8 +203,6 @@ export class Assembly {
       if (t.function?.name) call.function.name += t.function.name
       if (t.function?.arguments) call.function.arguments += t.function.arguments
     }
-    if (c.finish_reason) s.choice.finish_reason = c.finish_reason
-    if (c.logprobs) s.choice.logprobs = c.logprobs
   }
 
   completion(): ChatCompletion {

@@ -117,6 +117,29 @@ describe('assembleChat over what the gate read', () => {
     })
   })
 
+  test('tool calls assembled across chunks; a choice without a delta still brings its finish and logprobs', () => {
+    const choice = (c: string) => `data: {"id":"c1","created":7,"model":"up","choices":[${c}]}\n\n`
+    const read = Buffer.from(
+      [
+        choice(
+          '{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get","arguments":""}}]}}',
+        ),
+        choice('{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"a\\":1}"}}]}}'),
+        choice('{"index":0,"finish_reason":"tool_calls","logprobs":{"content":[]}}'),
+        'data: [DONE]\n\n',
+      ].join(''),
+    )
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, true)
+    expect(gate.admit(read)).toBe(true)
+    const c = JSON.parse(assembleChat([read], ctx).body).choices[0]
+    expect(c.finish_reason).toBe('tool_calls')
+    expect(c.logprobs).toEqual({ content: [] })
+    expect(c.message.content).toBeNull()
+    expect(c.message.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'get', arguments: '{"a":1}' } },
+    ])
+  })
+
   test('an error event in a read fails the answer as the upstream error', () => {
     const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, true)
     const read = Buffer.from(
