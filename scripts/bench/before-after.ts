@@ -4,9 +4,9 @@
  * shared host only interleaved figures compare). Gateways of two checkouts — this one and another
  * (`--before DIR`: an export of main, say `git archive <commit> | tar -x -C DIR` with
  * `node_modules` linked in) — each serve the priced mock route; every round loads each cell in
- * turn (the order reversed every other round), c16, a fixed number of requests, and reads each
- * gateway's CPU (all threads) per request. A round's ratio is taken within one gateway, so the
- * host's drift between rounds falls on both sides of it.
+ * turn (each gateway's two cells swapped every other round), c16, a fixed number of requests,
+ * and reads each gateway's CPU (all threads) per request. A round's ratio is taken within one
+ * gateway, so the host's drift between rounds falls on both sides of it.
  *
  * - `--row tokens`: each gateway's metered key (TPM, TPD and a budget) over its plain key — the
  *   tokens row's ratio (scripts/bench/tokens.ts), per checkout.
@@ -166,7 +166,13 @@ try {
   // Warm: each cell's code compiled before any round counts.
   for (const c of cells) await load(c, warm)
   for (let r = 0; r < rounds; r++) {
-    const order = r % 2 ? [...cells].reverse() : cells
+    // Each gateway's two cells swapped every other round (bp bm ap am, bm bp am ap), not the
+    // whole order reversed (… am | am ap bm bp | bp …): that ran `after metered` and `before
+    // plain` twice in a row and made `before metered` and `after plain` the only cells to run
+    // first after the other gateway's turn, every round the same way round — an A/A run (one
+    // checkout on both sides) read after ÷ before 0.769 ×, all ten rounds below 1. Now each cell
+    // runs first after the other gateway's turn every other round, and none twice in a row.
+    const order = r % 2 ? [cells[1]!, cells[0]!, cells[3]!, cells[2]!] : cells
     for (const c of order) {
       const [cpu, main] = await load(c, requests)
       c.cpu.push(cpu)
