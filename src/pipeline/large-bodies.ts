@@ -6,55 +6,72 @@
  * JavaScriptCore collects lazily, and a body outlives the young generation's collections (it lives
  * as long as its request), so dead bodies piled up: 16 concurrent 5 MB bodies, three rounds, grew
  * a process by 2.1–2.4 × the bytes in flight with the body held once, 1.1–1.3 × with a full
- * collection after every 16 MB read. So one full collection once the large bodies read since the
- * last one pass a quarter of those in flight (at least `COLLECT_MIN`): the dead bodies held stay
- * near a quarter of the live ones. (The buffer a body was read into is dead too once decoded, and
- * also goes only when collected: counting it, twice a body's characters, was tried — the valid
- * flood of test/e2e/hostile/hostile-memory.test.ts 1.09–1.15 × the bytes in flight against
- * 1.07–1.36 ×, the bench's valid rows no lower, at 6–13 ms more CPU a 10 MB body: not kept.) The
- * price is CPU: a collection takes 10–25 ms with the
- * tokenizer's tables loaded (a loaded 2-core machine), so that flood's requests cost 23–28 ms of
- * CPU each against 17–20 ms without (0.8–0.9 × the bytes in flight against 1.8–2.1 × on chat).
- * Bodies under `LARGE_BODY` are not counted: they die young, and normal traffic never pays.
+ * collection after every 16 MB read.
+ *
+ * So one full collection once the large bodies whose requests ended since the last one pass a
+ * quarter of those still in flight (at least `COLLECT_MIN`): the dead bodies held stay near a
+ * quarter of the live ones. Counted as they end, not as they are read: requests end in bursts (16
+ * refused at once when their admissions come back together; 16 forwarded answered together), and
+ * a count of reads left a burst's bodies dead until more bodies had been read — while the same
+ * clients' next bodies arrived, so the dead and the arriving were held at once (the test's chat
+ * flood up to 1.7 × the bytes in flight under load). The collection runs on the next turn
+ * (`setImmediate`), once for all the requests that ended in this one, when their texts are no
+ * longer on a stack. (The buffer a body was read into is not counted: it is detached once decoded
+ * (`body.ts`), and its memory is taken again by the next allocation, measured — only the process's
+ * RSS does not show it given back.) The price is CPU: a collection takes 10–25 ms with the
+ * tokenizer's tables loaded (a loaded 2-core machine), one per `COLLECT_MIN` of bodies at the
+ * least, as many as when reads were counted. Bodies under `LARGE_BODY` are not counted: they die
+ * young, and normal traffic never pays.
  *
  * @example
  * const bodies = new LargeBodies()
- * const counted = bodies.read(text.length) // may collect
+ * const counted = bodies.read(text.length)
  * // ... the request runs ...
- * bodies.done(counted)
+ * bodies.done(counted) // may collect, on the next turn
  */
 
 /** Bodies of this many characters or more are counted. */
 export const LARGE_BODY = 1024 * 1024
 
-/** Characters of large bodies read between two collections, at the least. */
+/** Characters of large bodies ended between two collections, at the least. */
 export const COLLECT_MIN = 16 * 1024 * 1024
 
 export class LargeBodies {
-  /** Characters of large bodies read since the last collection, and of those still in flight. */
-  private since = 0
+  /** Characters of large bodies in flight, and of those whose requests ended since the last collection. */
   private inFlight = 0
+  private dead = 0
+  /** A collection is due on the next turn. */
+  private due = false
 
-  constructor(private readonly collect: () => void = () => Bun.gc(true)) {}
+  constructor(
+    private readonly collect: () => void = () => Bun.gc(true),
+    private readonly later: (run: () => void) => void = setImmediate,
+  ) {}
 
   /**
-   * A body of `chars` characters was read (and the buffer it was read into let go: dead, but not
-   * counted, see above). Returns what was counted of it (0: not a large body), to hand to `done`
-   * when its request ends.
+   * A body of `chars` characters was read. Returns what was counted of it (0: not a large body), to
+   * hand to `done` when its request ends.
    */
   read(chars: number): number {
     if (chars < LARGE_BODY) return 0
     this.inFlight += chars
-    this.since += chars
-    if (this.since >= Math.max(COLLECT_MIN, this.inFlight / 4)) {
-      this.since = 0
-      this.collect()
-    }
     return chars
   }
 
-  /** The request of a body `read` counted ended. */
+  /** The request of a body `read` counted ended: its body is dead (a stream's view may outlive it). */
   done(counted: number): void {
+    if (counted === 0) return
     this.inFlight -= counted
+    this.dead += counted
+    if (this.due || this.dead < Math.max(COLLECT_MIN, this.inFlight / 4)) return
+    this.due = true
+    this.later(this.collectDead)
+  }
+
+  /** Every body ended before it ran is dead by then: counted from zero again. */
+  private readonly collectDead = (): void => {
+    this.due = false
+    this.dead = 0
+    this.collect()
   }
 }

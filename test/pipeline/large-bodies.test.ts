@@ -1,35 +1,75 @@
 /**
- * `LargeBodies` (DESIGN §16): one full collection once the large bodies read since the last pass a
- * quarter of those in flight (at least `COLLECT_MIN`); small bodies never count.
+ * `LargeBodies` (DESIGN §16): one full collection, on the next turn, once the large bodies whose
+ * requests ended since the last one pass a quarter of those in flight (at least `COLLECT_MIN`);
+ * small bodies never count.
  */
 import { expect, test } from 'bun:test'
 import { COLLECT_MIN, LARGE_BODY, LargeBodies } from '../../src/pipeline/large-bodies.ts'
 
 const MB = 1024 * 1024
 
-test('small bodies never collect; large ones every COLLECT_MIN while few are in flight', () => {
-  let collected = 0
-  const bodies = new LargeBodies(() => collected++)
-  for (let i = 0; i < 1000; i++) expect(bodies.read(LARGE_BODY - 1)).toBe(0)
-  expect(collected).toBe(0)
+/** A `LargeBodies` whose collections are counted, and run when `turn()` ends the turn. */
+function counted() {
+  const state = { collected: 0, due: [] as (() => void)[] }
+  const bodies = new LargeBodies(
+    () => state.collected++,
+    (run) => state.due.push(run),
+  )
+  const turn = () => {
+    for (const run of state.due.splice(0)) run()
+  }
+  return { bodies, state, turn }
+}
+
+test('small bodies never collect; large ones every COLLECT_MIN ended while few are in flight', () => {
+  const { bodies, state, turn } = counted()
+  for (let i = 0; i < 1000; i++) bodies.done(bodies.read(LARGE_BODY - 1))
+  turn()
+  expect(state.collected).toBe(0)
   // One 10 MB body at a time, each done before the next: a collection at every second one (20 MB
-  // read passes COLLECT_MIN).
+  // ended passes COLLECT_MIN).
   expect(COLLECT_MIN).toBe(16 * MB)
-  for (let i = 0; i < 16; i++) bodies.done(bodies.read(10 * MB))
-  expect(collected).toBe(8)
+  for (let i = 0; i < 16; i++) {
+    bodies.done(bodies.read(10 * MB))
+    turn()
+  }
+  expect(state.collected).toBe(8)
 })
 
-test('with many in flight, a collection per quarter of them', () => {
-  let collected = 0
-  const bodies = new LargeBodies(() => collected++)
-  // 48 × 10 MB in flight: 480 MB, so one collection per 120 MB read once they are all in.
+test('reading collects nothing: only what ended is dead', () => {
+  const { bodies, state, turn } = counted()
+  for (let i = 0; i < 48; i++) bodies.read(10 * MB)
+  turn()
+  expect(state.collected).toBe(0)
+})
+
+test('with many in flight, a collection per quarter of them ended', () => {
+  const { bodies, state, turn } = counted()
+  // 48 × 10 MB in flight: 480 MB, so one collection per ~120 MB ended while they are replaced.
   const open = Array.from({ length: 48 }, () => bodies.read(10 * MB))
-  collected = 0
   for (let i = 0; i < 48; i++) {
     bodies.done(open[i]!)
+    turn()
     open[i] = bodies.read(10 * MB)
   }
-  // 480 MB read at 120 MB a collection: 4, or 5 with what was read since the last one before.
-  expect(collected).toBeGreaterThanOrEqual(4)
-  expect(collected).toBeLessThanOrEqual(5)
+  // 480 MB ended at a quarter of the ~470 MB then in flight each: 4.
+  expect(state.collected).toBe(4)
+})
+
+test('a burst of requests ending together is collected at once, by one collection', () => {
+  const { bodies, state, turn } = counted()
+  // 16 × 8 MB in flight (the hostile-memory test's flood), all ending in one turn: 128 MB dead,
+  // collected on the next turn — not left until more bodies have been read.
+  const open = Array.from({ length: 16 }, () => bodies.read(8 * MB))
+  for (const c of open) bodies.done(c)
+  expect(state.collected).toBe(0)
+  turn()
+  expect(state.collected).toBe(1)
+  // Counted from zero after it: the next two 8 MB bodies ended make the next one.
+  bodies.done(bodies.read(8 * MB))
+  turn()
+  expect(state.collected).toBe(1)
+  bodies.done(bodies.read(8 * MB))
+  turn()
+  expect(state.collected).toBe(2)
 })
