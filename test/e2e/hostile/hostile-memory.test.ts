@@ -13,7 +13,11 @@
  * bounded lag (pipeline/large-bodies.ts): chat 0.47–1.36 ×, count_tokens 0.47–1.19 × over 13 runs
  * on a shared 2-core machine, the highest at its lowest load (3–4: the generator then keeps all 16
  * bodies in flight). With 5 MB bodies (80 MB in flight) chat reached 1.49 × at load 17: what is
- * not a body weighs more there.
+ * not a body weighs more there. In fresh-clone CI runs (stop 56) chat measured +116–219 MB, one of
+ * four past the bound: its requests end in bursts (their admissions come back together), and dead
+ * bodies were counted as read, so a burst's stayed dead while the next bodies arrived; now counted
+ * as they end (stop 57, docs/benchmarks/hostile-input.md): chat +23–106 MB over 14 runs at load
+ * 6–18, main +38–111 MB over 14 the same hour.
  *
  * A third flood sends valid chat bodies on to a real openai upstream (here, in this process), which
  * holds the first 16 until all have arrived: the gateway's size then is what 16 bodies waiting for
