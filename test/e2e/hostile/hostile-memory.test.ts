@@ -16,8 +16,8 @@
  * not a body weighs more there. In fresh-clone CI runs (stop 56) chat measured +116–219 MB, one of
  * four past the bound: its requests end in bursts (their admissions come back together), and dead
  * bodies were counted as read, so a burst's stayed dead while the next bodies arrived; now counted
- * as they end (stop 57, docs/benchmarks/hostile-input.md): chat +23–106 MB over 14 runs at load
- * 6–18, main +38–111 MB over 14 the same hour.
+ * as they end (stop 57, docs/benchmarks/hostile-input.md): chat +23–124 MB over 17 runs at load
+ * 5–18, main +38–127 MB over 17 the same hour (medians +62 and +85).
  *
  * A third flood sends valid chat bodies on to a real openai upstream (here, in this process), which
  * holds the first 16 until all have arrived: the gateway's size then is what 16 bodies waiting for
