@@ -36,9 +36,9 @@ afterAll(async () => {
 })
 
 /**
- * One config, database and key for every test (made on first use): each test's gateway is stopped
- * (forced) before the next starts, and reads the key only to open its streams, so the two CLI
- * processes that make them need not run again per test.
+ * One config, database and key for every test (made on first use): each test's gateway reads the
+ * key only to open its streams, so the two CLI processes that make them need not run again per
+ * test.
  */
 let setup: Promise<{ base: string[]; key: string }> | undefined
 
@@ -110,7 +110,9 @@ type Served = Awaited<ReturnType<typeof serve>>
 /**
  * Every test's gateway, all started side by side when the file starts rather than each at its
  * test's start (a start is ~1 s of wall, more under load); each test signals and stops only its
- * own, and they share nothing but the SQLite file and the key.
+ * own, and they share nothing but the SQLite file and the key. So the tests run at once
+ * (test.concurrent): each one's wall is mostly its own waits (700 ms to see the drain still
+ * running, then the forced exit), which one after another summed to ~4 s.
  */
 const gateways: Record<string, Promise<Served>> = {}
 const GATEWAYS: Record<string, { args: string[]; env?: Record<string, string>; group?: boolean }> = {
@@ -170,23 +172,23 @@ async function forcedStop(name: string, signal: 'SIGINT' | 'SIGTERM') {
   expect(await fetch(`${s.url}/healthz`).catch(() => null)).toBeNull()
 }
 
-test('serve: a second SIGINT during the drain exits 130 at once, saying the stop was forced', async () => {
+test.concurrent('serve: a second SIGINT during the drain exits 130 at once, saying the stop was forced', async () => {
   await forcedStop('sigint', 'SIGINT')
 }, 30_000)
 
-test('serve --workers 2: a second SIGTERM exits 143 at once; the serving process and its workers are gone', async () => {
+test.concurrent('serve --workers 2: a second SIGTERM exits 143 at once; the serving process and its workers are gone', async () => {
   await forcedStop('sigterm', 'SIGTERM')
 }, 30_000)
 
-test('Ctrl-C twice at a terminal (SIGINT to the process group): the first drains, the second forces', async () => {
+test.concurrent('Ctrl-C twice at a terminal (SIGINT to the process group): the first drains, the second forces', async () => {
   await forcedStop('group', 'SIGINT')
 }, 30_000)
 
-test('serve without its supervisor (BUN_CONFIG_MAX_HTTP_REQUESTS set): the serving process counts the signals', async () => {
+test.concurrent('serve without its supervisor (BUN_CONFIG_MAX_HTTP_REQUESTS set): the serving process counts the signals', async () => {
   await forcedStop('unsupervised', 'SIGINT')
 }, 30_000)
 
-test('one Ctrl-C that arrives twice (a script runner such as `bun run start` forwards it besides the terminal) drains; a later one forces', async () => {
+test.concurrent('one Ctrl-C that arrives twice (a script runner such as `bun run start` forwards it besides the terminal) drains; a later one forces', async () => {
   const { s, key } = await gateways.twice!
   const stream = await slowStream(s.url, key)
   send(s, 'SIGINT')
