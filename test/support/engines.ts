@@ -114,20 +114,34 @@ export interface PostgresFiles {
 const INITDB_ARGS = ['-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']
 
 /**
- * A data directory straight from initdb, made once per machine for this PostgreSQL and these
- * arguments (named by a hash of both) and copied for every server: initdb runs PostgreSQL in
- * bootstrap mode over and over, ~1.2 s of CPU and 3–20 s of wall on a loaded 2-core machine,
- * where the copy of its ~40 MB (a cluster never started, so a plain copy is a whole one) takes a
- * fraction. Made aside and renamed into place, as main-bundle.ts does: a process never copies
- * half a cluster, and the loser of a race throws its own away.
+ * A data directory straight from initdb, made once per machine for this PostgreSQL, these
+ * arguments, this user and the environment initdb reads (locale, time zone: named by a hash of
+ * them all) and copied for every server: initdb runs PostgreSQL in bootstrap mode over and over,
+ * ~1.2 s of CPU and 3–20 s of wall on a loaded 2-core machine, where the copy of its ~40 MB (a
+ * cluster never started, so a plain copy is a whole one) takes a fraction. Made aside and renamed
+ * into place, as main-bundle.ts does: a process never copies half a cluster, and the loser of a
+ * race throws its own away. Null when something that is not a cluster is in the way (the caller
+ * then runs initdb of its own, as before the cache, and says so once).
  */
-function initializedCluster(bin: string, user: ReturnType<typeof pgUser>): string {
-  const dir = join(
-    tmpdir(),
-    `switchyard-initdb-${Bun.hash([bin, user?.name, ...INITDB_ARGS].join(' ')).toString(36)}`,
-  )
+function initializedCluster(bin: string, user: ReturnType<typeof pgUser>): string | null {
+  const env = process.env
+  const named = [
+    bin,
+    process.getuid?.(),
+    user?.name,
+    env.LC_ALL,
+    env.LC_COLLATE,
+    env.LANG,
+    env.TZ,
+    ...INITDB_ARGS,
+  ]
+  const base = `switchyard-initdb-${Bun.hash(named.join(' ')).toString(36)}`
+  const dir = join(tmpdir(), base)
   const data = join(dir, 'data')
   if (existsSync(join(data, 'PG_VERSION'))) return data
+  // Only a whole cluster is ever renamed into place: anything else there is in the way for good.
+  if (existsSync(dir)) return refused(dir)
+  removeAbandoned(base)
   const aside = `${dir}.${process.pid}.${Date.now()}`
   mkdirSync(aside, { mode: 0o700 })
   if (user) chownSync(aside, user.uid, user.gid)
@@ -140,9 +154,40 @@ function initializedCluster(bin: string, user: ReturnType<typeof pgUser>): strin
   try {
     renameSync(aside, dir)
   } catch {
-    rmSync(aside, { recursive: true, force: true }) // another process's is in place
+    rmSync(aside, { recursive: true, force: true }) // another process's is in place, or something else is
+    if (!existsSync(join(data, 'PG_VERSION'))) return refused(dir)
   }
   return data
+}
+
+let cacheRefused = false
+
+/** No cache while `dir` is in the way: said once a process. */
+function refused(dir: string): null {
+  if (!cacheRefused)
+    console.error(`${dir} holds no PostgreSQL cluster: each server runs initdb until it is removed`)
+  cacheRefused = true
+  return null
+}
+
+/** Clusters being made aside (`<base>.<pid>.<ms>`) by processes that no longer run (killed mid-initdb): removed. */
+function removeAbandoned(base: string): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(`${base}.`)) continue
+    const pid = Number(name.slice(base.length + 1).split('.')[0])
+    if (Number.isInteger(pid) && pid > 0 && !alive(pid))
+      rmSync(join(tmpdir(), name), { recursive: true, force: true })
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
 }
 
 /** A server of initdb's cluster, copied into a new temporary directory (daemonized by pg_ctl). */
@@ -156,8 +201,10 @@ export async function bootPostgres(opts: { durable?: boolean } = {}): Promise<Po
   const data = join(dir, 'data')
   const port = await freePort()
   const who = user?.name ?? null
+  const cluster = initializedCluster(e.bin, user)
   // -a: the owner (PostgreSQL's user, when the tests run as root) and the 0700 mode come along.
-  run(['cp', '-a', initializedCluster(e.bin, user), data], null)
+  if (cluster) run(['cp', '-a', cluster, data], null)
+  else run([join(e.bin, 'initdb'), '-D', data, ...INITDB_ARGS], who)
   // No fsync: a test database need not survive a power cut, and the machine is shared.
   const fast = opts.durable ? '' : ' -c fsync=off -c full_page_writes=off'
   const settings = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c max_connections=200${fast}`
