@@ -68,7 +68,11 @@ export class LargeBodies {
     this.later(this.collectDead)
   }
 
-  /** Every body ended before it ran is dead by then: counted from zero again. */
+  /**
+   * Every body counted as ended before it ran is collectable by then, but for a stream's, whose
+   * answer may still hold a view of it (those the next collection after the stream ends takes):
+   * counted from zero again.
+   */
   private readonly collectDead = (): void => {
     this.due = false
     this.dead = 0
