@@ -28,13 +28,19 @@ const option = (name: string) => {
 }
 const out = process.argv[2]
 if (!out || out.startsWith('--')) {
-  console.error('usage: bun scripts/bench/gov-prof.ts DIR [--warm N] [--requests N] [--root CHECKOUT]')
+  console.error(
+    'usage: bun scripts/bench/gov-prof.ts DIR [--warm N] [--requests N] [--root CHECKOUT] [--stream | --json]',
+  )
   process.exit(2)
 }
 mkdirSync(out, { recursive: true })
 const warm = Number(option('--warm') ?? 4000)
 const requests = Number(option('--requests') ?? 4000)
 const root = option('--root')
+if (process.argv.includes('--stream') && process.argv.includes('--json')) {
+  console.error('gov-prof: --stream and --json each profile one route alone; give one, or neither for both')
+  process.exit(2)
+}
 const streams = process.argv.includes('--stream')
   ? [true]
   : process.argv.includes('--json')
