@@ -16,21 +16,9 @@ import { tempDir } from '../support/config-doc.ts'
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const N = 2_000
 
-/** Outcome `i` for a store stub that only takes the batch's sizes (no ledger fields: `counted` null). */
-const uncounted = (i: number): Completion =>
-  ({
-    gatewayId: `g${i}`,
-    requestId: `r${i}`,
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 1,
-    completionTokens: 1,
-    latencyMs: 1,
-    ttftMs: null,
-    errorCode: null,
-    counted: null,
-  }) as unknown as Completion
+/** `n` outcomes for a store stub that only takes the batch's sizes (no ledger fields: `counted` null). */
+const uncounted = (n: number): Completion[] =>
+  completions(0, n, 'g', T0).map((c) => ({ ...c, counted: null }) as unknown as Completion)
 
 test('a flush of 2,000 outcomes lets the event loop turn between its pieces, and writes each once', async () => {
   const store = openSqliteStore({ path: join(tempDir(), 'db.sqlite'), now: T0 })
@@ -100,7 +88,7 @@ test('a large batch goes in four pieces at most, whatever the pace: each piece c
   )
   for (let round = 0; round < 2; round++) {
     sizes.length = 0
-    for (let i = 0; i < 200; i++) recorder.record(uncounted(i))
+    for (const c of uncounted(200)) recorder.record(c)
     await recorder.flush()
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(200)
     expect(sizes.length).toBeLessThanOrEqual(4)
@@ -130,7 +118,7 @@ test('a store that writes off the loop is paced on its write lock: a c64 batch i
     createLogger('error', () => {}),
   )
   const record = (n: number) => {
-    for (let i = 0; i < n; i++) recorder.record(uncounted(i))
+    for (const c of uncounted(n)) recorder.record(c)
   }
   for (let round = 0; round < 2; round++) {
     sizes.length = 0
