@@ -9,7 +9,6 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { prepareOutputCount } from '../../src/limits/output-count.ts'
 import { gatedItems } from '../../src/pipeline/gated-read.ts'
 import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
 import type { EncodeContext } from '../../src/pipeline/surface.ts'
@@ -35,7 +34,6 @@ const url = `${new TextDecoder().decode((await reader.read()).value).trim()}/cha
 const body = chatBody('bench', false)
 const bytes = new TextEncoder().encode(body)
 const streamBody = chatBody('bench', true)
-await prepareOutputCount()
 /** What the gated read takes of a call's context: the provider's label and timeouts (no request Deadline: a timer of its own). */
 const ctx = {
   provider: { prefix: 'mock' },

@@ -11,8 +11,6 @@
 import { buildDeps } from '../app/build.ts'
 import { type Running, startServer } from '../app/serve.ts'
 import type { Config } from '../config/index.ts'
-import { countsTokens } from '../config/limit-settings.ts'
-import { loadO200k } from '../limits/o200k.ts'
 import { type Deps, type ReloadReport, reloadAuditChange } from '../server/deps.ts'
 import { consoleNote } from '../server/routes/console-off.ts'
 import { describeDatabase } from '../store/index.ts'
@@ -61,14 +59,8 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
     if (port !== undefined) next.server.port = port
     // `--workers` wins over the file's, as at start: the file's then changes nothing.
     if (workersFlag !== undefined) next.server.workers = config.server.workers
-    if (Object.values(next.plans).some(countsTokens)) await loadO200k()
     return next
   }
-  // The tokenizer of the input bound and of the output count (a second and 95 MB to load,
-  // blocking the event loop) is loaded before serving where a plan counts tokens, not by the first
-  // request that needs it while others wait on the database; elsewhere it loads on first use (a
-  // key's own limits, count_tokens; a metered answer awaits it before it is counted, run.ts).
-  if (Object.values(config.plans).some(countsTokens)) await loadO200k()
   const store = await openDatabase(config, {
     warn: (m, f) => log.warn(m, f),
     error: (m, f) => log.error(m, f),

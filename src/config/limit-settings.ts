@@ -148,19 +148,6 @@ export const ACCOUNT_LIMITS: readonly LimitSetting[] = LIMIT_SETTINGS.filter(
   (s: LimitSetting) => s.kind !== 'count' || s.row !== null,
 )
 
-/**
- * The settings whose check counts a request's tokens — the token rows, the budget (tokens × price)
- * and `max_context_tokens` — so a plan that sets one needs the tokenizer; the request counts and
- * the model list do not.
- */
-export const TOKEN_COUNTED: readonly LimitSetting[] = LIMIT_SETTINGS.filter(
-  (s: LimitSetting) => s.kind === 'budget' || (s.kind === 'count' && s.row?.resource !== 'requests'),
-)
-
-/** Whether `plan` sets a limit whose check counts tokens (TOKEN_COUNTED). */
-export const countsTokens = (plan: object): boolean =>
-  TOKEN_COUNTED.some((s) => (plan as Record<string, unknown>)[s.name] != null)
-
 /** A window row's name in messages: `tokens per minute (tpm)`; undefined for a row no setting makes. */
 export function windowName(resource: LimitResource, window: string): string | undefined {
   const s = WINDOW_COUNTS.find((c) => c.row.resource === resource && c.row.window === window)

@@ -20,7 +20,6 @@
  * turn is not encoded again) and large new ones yield to the event loop while encoded.
  */
 import type { ProviderKind } from '../config/schema-providers.ts'
-import { loadedO200k } from './o200k.ts'
 import {
   type Family,
   familyOf,
@@ -205,9 +204,9 @@ export function inputTokenBound(
     texts.push(JSON.stringify(rest))
     break
   }
-  // Synchronous (no promise, no turn) unless the encoding is still loading or a text is long
-  // enough to yield while encoded: a request of known messages costs a hash and a lookup each.
-  let slow = loadedO200k() === null
+  // Synchronous (no promise, no turn) unless a text is long enough to yield while encoded: a
+  // request of known messages costs a hash and a lookup each.
+  let slow = false
   for (let i = 0; i < texts.length && !slow; i++) slow = texts[i]!.length > YIELD_CHARS
   if (!slow) {
     const shapes: TextShape[] = []
@@ -217,7 +216,7 @@ export function inputTokenBound(
   return (async () => {
     const shapes: TextShape[] = []
     for (const t of texts)
-      if (t.length) shapes.push(t.length > YIELD_CHARS || !loadedO200k() ? await shapeOfAsync(t) : shapeOf(t))
+      if (t.length) shapes.push(t.length > YIELD_CHARS ? await shapeOfAsync(t) : shapeOf(t))
     return boundOf(top, shapes, messages, named, seen, targets)
   })()
 }

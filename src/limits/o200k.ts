@@ -1,52 +1,21 @@
 /**
  * @module
- * Counting a client's text with o200k (GPT-4o's encoding, from gpt-tokenizer), the one way the
+ * Counting a client's text with o200k (GPT-4o's encoding, limits/o200k-bpe.ts), the one way the
  * gateway does it (the plan's context cap, count_tokens):
  * - Text that spells a special token (`<|endoftext|>`) counts as the text it is, as OpenAI bills a
- *   prompt; gpt-tokenizer's default throws on it.
- * - The tokenizer sees at most `SLICE` characters at a time. Byte-pair encoding is superlinear in
+ *   prompt.
+ * - The encoder sees at most `SLICE` characters at a time. Byte-pair encoding is superlinear in
  *   the length of one pre-tokenizer piece, and a run without spaces (Chinese, base64, one letter
  *   repeated) is one piece: 64 K characters of it took 2–12 s whole, 65–140 ms in slices
  *   (measured 2026-11-25). A slice ends at the last place in it where o200k's own pre-tokenizer
  *   always splits, so prose, code and JSON count exactly; a run with no such place is cut at
  *   `SLICE`, which can only add tokens.
- * - The encoder's merge cache keeps `MERGE_CACHE` pieces: its default (100,000) held 440 MB after
- *   100,000 distinct 256-character pieces, which clients choose.
+ * - Nothing is cached per piece: memory stays the table's whatever pieces clients choose.
  */
+import { bpeCount } from './o200k-bpe.ts'
 import { isSpace } from './space.ts'
 
-type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base')
-
 export const SLICE = 256
-const MERGE_CACHE = 4096
-/** Special tokens' text encoded as text (no set of disallowed ones). */
-const AS_TEXT = { disallowedSpecial: new Set<string>() }
-
-let loading: Promise<Encoding> | undefined
-
-/** The encoding, loaded on first use: its tables are megabytes that most gateways never need. */
-function encoding(): Promise<Encoding> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((e) => {
-    e.setMergeCacheSize(MERGE_CACHE)
-    loaded = counterOf(e.countTokens)
-    countRaw = e.countTokens
-    return e
-  })
-  return loading
-}
-
-/** Starts loading the encoding (admission calls it at start when a plan counts tokens). */
-export function loadO200k(): Promise<unknown> {
-  return encoding()
-}
-
-/** The counter if the encoding has loaded, else null (and loading is started). */
-export function loadedO200k(): O200kCounter | null {
-  if (!loaded) void encoding()
-  return loaded
-}
-
-let loaded: O200kCounter | null = null
 
 /** Where the slice of `text` starting at `from` ends (exclusive). */
 export function sliceEnd(text: string, from: number): number {
@@ -90,9 +59,8 @@ function flags(c: number): number {
 
 /** o200k tokens of `text` whole (no slicing: a caller that splits runs itself). */
 export function countPiece(text: string): number {
-  return countRaw!(text, AS_TEXT)
+  return bpeCount(text)
 }
-let countRaw: Encoding['countTokens'] | null = null
 
 /** What a counter counted: `tokens` in the first `chars` characters of the text. */
 export interface Counted {
@@ -103,21 +71,18 @@ export interface Counted {
 /** Counts a text's o200k tokens slice by slice, stopping after the slice that passes `stopAbove`. */
 export type O200kCounter = (text: string, stopAbove?: number) => Counted
 
-/** The counter, once the encoding has loaded. */
-export async function o200kCounter(): Promise<O200kCounter> {
-  await encoding()
-  return loaded!
+const counter: O200kCounter = (text, stopAbove = Number.POSITIVE_INFINITY) => {
+  let tokens = 0
+  let from = 0
+  while (from < text.length && tokens <= stopAbove) {
+    const end = sliceEnd(text, from)
+    tokens += bpeCount(text.slice(from, end))
+    from = end
+  }
+  return { tokens, chars: from }
 }
 
-function counterOf(countTokens: Encoding['countTokens']): O200kCounter {
-  return (text, stopAbove = Number.POSITIVE_INFINITY) => {
-    let tokens = 0
-    let from = 0
-    while (from < text.length && tokens <= stopAbove) {
-      const end = sliceEnd(text, from)
-      tokens += countTokens(text.slice(from, end), AS_TEXT)
-      from = end
-    }
-    return { tokens, chars: from }
-  }
+/** The counter (synchronous: o200k-bpe.ts reads its table at the first count, in milliseconds). */
+export function o200kCounter(): O200kCounter {
+  return counter
 }

@@ -8,7 +8,7 @@
  * Anthropic, Gemini and the demo: the calibrated bound of the input count (limits/text-bound.ts
  * `shapeBound`, o200k × the family's factor plus its per-class weights, never under the provider's
  * count on the measured corpus), so an answer is not cut at a quarter of its cap as one token a
- * byte would cut it. Until the tables have loaded, one token a UTF-8 byte (never fewer).
+ * byte would cut it.
  *
  * Chunks are counted one at a time and summed: byte-pair merges never cross a chunk's edge in
  * that sum, so it is never below the count of the whole text in practice (one token per
@@ -17,16 +17,8 @@
  * in the input count's cache (long ones do not repeat); short ones have a small map of their own.
  */
 import type { ProviderKind } from '../config/index.ts'
-import { loadedO200k, loadO200k } from './o200k.ts'
+import { o200kCounter } from './o200k.ts'
 import { familyOf, shapeBound, textShape } from './text-bound.ts'
-
-/**
- * Starts loading the o200k tables (megabytes: only when a limit applies). Until they are loaded
- * a text counts its bytes, which is never fewer tokens.
- */
-export async function prepareOutputCount(): Promise<void> {
-  await loadO200k()
-}
 
 /**
  * o200k counts of short chunk texts, which do repeat: most deltas are a token or a word (" the",
@@ -40,8 +32,7 @@ const SHORT_TEXTS = 8_192
 /** Output tokens `text` may cost on a provider of `kind`, never fewer than it bills. */
 export function outputTokenCount(text: string, kind: ProviderKind): number {
   if (text === '') return 0
-  const o200k = loadedO200k()
-  if (o200k === null) return Buffer.byteLength(text)
+  const o200k = o200kCounter()
   if (kind !== 'openai') return shapeBound(textShape(text), familyOf(kind))
   if (text.length > SHORT_TEXT) return o200k(text).tokens
   let n = shortCounts.get(text)

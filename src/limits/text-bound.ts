@@ -17,7 +17,7 @@
  * token covers at least one byte of text). So a hostile text costs what prose of its size does.
  */
 import type { ProviderKind } from '../config/schema-providers.ts'
-import { countPiece, loadedO200k, o200kCounter, pieceEndsAt } from './o200k.ts'
+import { countPiece, pieceEndsAt } from './o200k.ts'
 
 /** A tokenizer family the bound is calibrated for. */
 export type Family = 'o200k' | 'claude' | 'gemini' | 'any'
@@ -254,26 +254,23 @@ function keep(key: bigint | number | null, shape: TextShape, chars: number): Tex
   return shape
 }
 
-/** The shape of `text`, kept for the next time it is seen (the encoding must have loaded). */
+/** The shape of `text`, kept for the next time it is seen. */
 export function shapeOf(text: string): TextShape {
   const key = keyOf(text)
   return cached(key, text.length) ?? keep(key, textShape(text), text.length)
 }
 
-/** `shapeOf`, loading the encoding first and yielding while a long text is encoded. */
+/** `shapeOf`, yielding while a long text is encoded. */
 export async function shapeOfAsync(text: string): Promise<TextShape> {
   const key = keyOf(text)
   const hit = cached(key, text.length)
   if (hit) return hit
-  await o200kCounter()
   return keep(key, text.length > YIELD_CHARS ? await textShapeAsync(text) : textShape(text), text.length)
 }
 
 /**
  * An upper bound on the tokens `kind`'s provider bills for `text` (of `model`, its upstream name,
- * where known: an `openai` provider's GPT-4o-family model is counted exactly). Synchronous: before
- * the tokenizer has loaded (it loads at the first call, or at start when a plan counts tokens) it
- * answers the text's UTF-8 bytes + 1, which no provider exceeds.
+ * where known: an `openai` provider's GPT-4o-family model is counted exactly). Synchronous.
  *
  * @example
  * textTokenBound('Hello, world', 'anthropic') // → 6 (Claude bills 4)
@@ -283,6 +280,5 @@ export function textTokenBound(text: string, kind: ProviderKind, model?: string)
   const key = keyOf(text)
   const hit = cached(key, text.length)
   if (hit) return shapeBound(hit, family)
-  if (!loadedO200k()) return Buffer.byteLength(text) + 1
   return shapeBound(keep(key, textShape(text), text.length), family)
 }

@@ -25,7 +25,6 @@
  * allowance.add(chunkText)                          // the running count, all choices
  */
 import type { ProviderKind } from '../config/schema-providers.ts'
-import { loadedO200k } from '../limits/o200k.ts'
 import { outputTokenCount } from '../limits/output-count.ts'
 import { isSpace } from '../limits/space.ts'
 import type { CutGate } from './stream/types.ts'
@@ -64,8 +63,6 @@ export class OutputAllowance {
     private readonly grow?: GrowOutput,
   ) {
     this.max = limit
-    // Starts loading the encoding for a path that did not wait for it: no promise once loaded.
-    loadedO200k()
   }
 
   /** Output tokens the answer may reach now. */

@@ -6,8 +6,8 @@
  * gateway counts it otherwise, and its answer's shape. Shared: the per-key throttle,
  * never admitted against the limits, the header that says how a count was made, and the gateway's
  * own count of a request in the chat form, used for providers that cannot count upstream. That
- * count uses gpt-tokenizer's `o200k_base` encoding (GPT-4o's, limits/o200k.ts): an estimate for
- * other models' tokenizers. Each call counts at most `EXACT_CHARS` characters and about
+ * count is o200k's (GPT-4o's encoding, limits/o200k.ts; the same counts as gpt-tokenizer's
+ * `o200k_base`, which the header names): an estimate for other models' tokenizers. Each call counts at most `EXACT_CHARS` characters and about
  * `EXACT_TOKENS` tokens exactly; the rest is extrapolated.
  *
  * @example
@@ -109,7 +109,7 @@ export async function estimateChatTokens(
   messages: readonly ChatMessage[],
   tools: readonly FunctionTool[] = [],
 ): Promise<number> {
-  const count = new BoundedCount(await o200kCounter())
+  const count = new BoundedCount(o200kCounter())
   let total = 3
   for (const message of messages) {
     total += 3 + IMAGE_ESTIMATE * imagesIn(message)

@@ -9,8 +9,7 @@
  */
 
 import { heapStats } from 'bun:jsc'
-import { beforeAll, expect, test } from 'bun:test'
-import { prepareOutputCount } from '../../src/limits/output-count.ts'
+import { expect, test } from 'bun:test'
 import { isSpace } from '../../src/limits/space.ts'
 import type { ChatCompletionChunk } from '../../src/operations/chat.ts'
 import type { ChargePlan } from '../../src/pipeline/charge.ts'
@@ -20,10 +19,6 @@ import { ChunkGate, choiceText } from '../../src/pipeline/output-cut.ts'
 
 const N = 200
 const cells = (type: string) => heapStats().objectTypeCounts[type] ?? 0
-
-beforeAll(async () => {
-  await prepareOutputCount()
-})
 
 test("a metered chat attempt, the tokenizer's tables loaded, is made without a promise", () => {
   const charging = {

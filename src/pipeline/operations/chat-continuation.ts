@@ -5,7 +5,7 @@
  * (continuation splices chat chunks) and the continuation's attempt is made here, within what is
  * left of the reservation, counted and named like any other attempt.
  */
-import { outputTokenCount, prepareOutputCount } from '../../limits/output-count.ts'
+import { outputTokenCount } from '../../limits/output-count.ts'
 import { type AttemptPlan, classify } from '../../providers/resilience/index.ts'
 import { type ContextFor, failureFacts } from '../attempts.ts'
 import type { Rescue } from '../call.ts'
@@ -59,7 +59,6 @@ export function rescueFor<View>(
       const first = r.answered.entry
       // The relayed part in tokens (DESIGN §11): as the first target's provider billed it as
       // output, and as the next one's will bill it as the prefill's input.
-      await prepareOutputCount()
       const output = outputTokenCount(relayed, first.provider.kind)
       const kind = route.entry.provider.kind
       const cap = continuationAllowance(

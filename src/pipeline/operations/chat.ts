@@ -11,8 +11,6 @@
  * OPERATIONS.chat === chatOperation // operations/index.ts
  */
 import type { ProviderKind } from '../../config/schema-providers.ts'
-import { loadedO200k } from '../../limits/o200k.ts'
-import { prepareOutputCount } from '../../limits/output-count.ts'
 import { callProvider } from '../call.ts'
 import { checkAndTranslate } from '../check.ts'
 import type { AdmittedOperation, Attempts } from '../operation.ts'
@@ -148,9 +146,6 @@ export const chatOperation: AdmittedOperation<
       answered,
       charge,
     }
-    // o200k's tables, loaded by the first metered request: until then text would count as its
-    // bytes, and an answer be cut at half its allowance. Loaded, no promise and no turn.
-    if (!metered || loadedO200k() !== null) return chatAttempts(c)
-    return prepareOutputCount().then(() => chatAttempts(c))
+    return chatAttempts(c)
   },
 }

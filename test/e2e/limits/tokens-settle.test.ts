@@ -15,7 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { inputTokenBound } from '../../../src/limits/estimate-tokens.ts'
-import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { outputTokenCount } from '../../../src/limits/output-count.ts'
 import type { Completion } from '../../../src/store/index.ts'
 import { waitFor } from '../../support/chat-bed.ts'
 import { meteredPlan } from '../../support/config-doc.ts'
@@ -37,7 +37,6 @@ let gw: TestGateway
 const records: Completion[] = []
 
 beforeAll(async () => {
-  await prepareOutputCount()
   up = await startMeteredUpstream({ answerTokens: ALLOWANCE, delayMs: 15, cutOnRelease: true })
   const models = ['slow', 'cut', 'early'].map((name) => ({
     name,

@@ -4,7 +4,7 @@
  * 81 tokens) is continued with what is left of the 250 tokens, on chat and Messages alike.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { outputTokenCount } from '../../../src/limits/output-count.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
 import { beforeEach } from '../../support/hooks.ts'
@@ -16,7 +16,6 @@ let gw: TestGateway
 let key: string
 
 beforeAll(async () => {
-  await prepareOutputCount()
   up = await startBillingUpstream({
     answerTokens: 1_000,
     word: 'hello',

@@ -9,7 +9,6 @@
  * assembled, cut the same way.
  */
 import { describe, expect, test } from 'bun:test'
-import { prepareOutputCount } from '../../../src/limits/output-count.ts'
 import { type Backend, backends } from '../../support/backends.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
 import { afterEach } from '../../support/hooks.ts'
@@ -33,7 +32,6 @@ afterEach(async () => {
 })
 
 async function start(backend: Backend): Promise<{ gw: TestGateway; up: MeteredUpstream; key: string }> {
-  await prepareOutputCount()
   up = await startMeteredUpstream({ answerTokens: ANSWER, delayMs: 2, ignoreCap: true })
   gw = await startGateway({
     backend: await backend.fresh(),

@@ -12,7 +12,6 @@
  * read: what the client gets is comparable with what the upstream sent, event by event.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { prepareOutputCount } from '../../../src/limits/output-count.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
 
 const CAP = 100
@@ -74,7 +73,6 @@ let gw: TestGateway
 let key: string
 
 beforeAll(async () => {
-  await prepareOutputCount()
   upstream = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,

@@ -8,7 +8,7 @@
  * `dear`'s stream after some tokens, or makes `pf` refuse the continuation.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { outputTokenCount } from '../../../src/limits/output-count.ts'
 import type { Completion } from '../../../src/store/index.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
@@ -30,7 +30,6 @@ const records: Completion[] = []
 let faults: Record<string, { cut?: number; refuse?: boolean }> = {}
 
 beforeAll(async () => {
-  await prepareOutputCount()
   up = await startBillingUpstream({ answerTokens: 1_000, defaultMax: 1_000, fault: (m) => faults[m] })
   const model = (name: string, extra: Record<string, unknown> = {}) => ({
     name,

@@ -4,13 +4,11 @@
  * "length", usage, [DONE]). A JSON answer is assembled from the chunks the gate parsed, a read's
  * events an item, as it would be from its events one by one.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
-import { outputTokenCount, prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { describe, expect, test } from 'bun:test'
+import { outputTokenCount } from '../../../src/limits/output-count.ts'
 import { OutputAllowance } from '../../../src/pipeline/output-allowance.ts'
 import type { EncodeContext } from '../../../src/pipeline/surface.ts'
 import { assembleChat, ChatCutGate } from '../../../src/surfaces/chat/pass-through-cut.ts'
-
-beforeAll(() => prepareOutputCount())
 
 describe('ChatCutGate counts what the event says, whatever its framing', () => {
   // The same text in every shape the gate reads: escapes and UTF-8 decoded, spaced JSON, an

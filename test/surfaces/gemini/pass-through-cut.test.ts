@@ -3,12 +3,9 @@
  * and its output as well as text and function calls — so a code-executing answer ends at the
  * allowance like a text one (DESIGN §11: nothing an upstream sends spends past the limit).
  */
-import { beforeAll, expect, test } from 'bun:test'
-import { prepareOutputCount } from '../../../src/limits/output-count.ts'
+import { expect, test } from 'bun:test'
 import { OutputAllowance } from '../../../src/pipeline/output-allowance.ts'
 import { GeminiCutGate } from '../../../src/surfaces/gemini/pass-through.ts'
-
-beforeAll(() => prepareOutputCount())
 
 const enc = new TextEncoder()
 const event = (parts: unknown[]) =>

@@ -3,16 +3,13 @@
  * came, whatever the chunking; CRLF re-framed), the gate (counts text, thinking and tool input;
  * ends the open blocks and the message as max_tokens), and the assembly of a JSON message.
  */
-import { beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
-import { prepareOutputCount } from '../../../src/limits/output-count.ts'
 import { OutputAllowance } from '../../../src/pipeline/output-allowance.ts'
 import type { EncodeContext } from '../../../src/pipeline/surface.ts'
 import { eventFrames } from '../../../src/providers/sse/event-frames.ts'
 import { assembleMessage, MessagesCutGate } from '../../../src/surfaces/messages/pass-through-cut.ts'
 import type { MessagesRequest } from '../../../src/surfaces/messages/request-schema.ts'
-
-beforeAll(() => prepareOutputCount())
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()

@@ -1,0 +1,198 @@
+/**
+ * @module
+ * o200k's byte-pair encoding, counting only (the gateway never needs the token ids): tiktoken's
+ * algorithm as gpt-tokenizer 3.4.0 runs it, with its ranks in typed arrays. gpt-tokenizer's own
+ * table (199,998 JavaScript strings in a Map) took 0.8–1.7 s to load and made every full garbage
+ * collection 16–58 ms slower for as long as the process lived; this one is one file
+ * (`o200k.bin`, 1.6 MB, written by scripts/o200k-table.ts), a few milliseconds to index.
+ *
+ * - The text is split with o200k's pre-tokenizer (tiktoken's pattern, as gpt-tokenizer writes it).
+ * - A piece whose UTF-8 bytes are a token counts 1; any other is merged pair by pair, the pair of
+ *   lowest rank first (the leftmost of equals), until no pair is a token: it counts its parts.
+ * - A lone surrogate is the bytes of U+FFFD, as TextEncoder writes it. gpt-tokenizer then merges a
+ *   piece it would have looked up whole (it looks a piece up by its text); on o200k's table that
+ *   gives the same count (test/limits/o200k-bpe.test.ts checks each token that holds U+FFFD).
+ * - No special tokens: their text is text.
+ */
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import tableFile from './o200k.bin' with { type: 'file' }
+
+/**
+ * Where the table is: from source, the file's own path; in the executable a `/$bunfs/` one; in a
+ * `bun build` bundle a path relative to the bundle (`./o200k-<hash>.bin`), not to the working
+ * directory.
+ */
+const tablePath = resolve(import.meta.dir, tableFile)
+
+/** o200k's pre-tokenizer (tiktoken's `o200k_base` pattern). */
+const CONTRACTION = "(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?"
+export const PIECE = new RegExp(
+  String.raw`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+${CONTRACTION}` +
+    String.raw`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*${CONTRACTION}` +
+    String.raw`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+  'gu',
+)
+
+/**
+ * The table, `o200k.bin` (little-endian; written by scripts/o200k-table.ts):
+ * - `O2K2`, the number of ranks, the number of slots (a power of two; u32 each);
+ * - where each rank's bytes start (u32 × ranks, and one more: where the last ends);
+ * - the slots: open addressing (linear probing) from `hashOf` a token's bytes to its rank, -1
+ *   where empty (i32 × slots; at most 40% full, so a lookup probes 1.3 slots on average);
+ * - every rank's bytes, in rank order.
+ * Everything is laid out ahead, so loading is reading the file: no per-token work.
+ */
+export const MAGIC = 0x4f324b32
+/** Every token's bytes, in rank order. */
+let tokenBytes = new Uint8Array(0)
+/** Where each rank's bytes start in `tokenBytes` (and, one further, end). */
+let starts = new Uint32Array(0)
+let slots = new Int32Array(0)
+let mask = 0
+
+/** Reads the table, once (synchronous: a millisecond or two). */
+export function loadTable(): void {
+  if (slots.length > 0) return
+  const read = readFileSync(tablePath)
+  // A copy only if the read buffer is not 4-byte aligned (a view needs it to be).
+  const file = read.byteOffset % 4 === 0 ? read : Uint8Array.from(read)
+  const [magic, ranks, size] = new Uint32Array(file.buffer, file.byteOffset, 3)
+  if (magic !== MAGIC || !ranks || !size) throw new Error(`${tablePath}: not an o200k table`)
+  const at = file.byteOffset + 12
+  starts = new Uint32Array(file.buffer, at, ranks + 1)
+  const slotsAt = at + 4 * (ranks + 1)
+  tokenBytes = new Uint8Array(file.buffer, slotsAt + 4 * size, starts[ranks])
+  mask = size - 1
+  slots = new Int32Array(file.buffer, slotsAt, size)
+}
+
+/** FNV-1a of `b[from..to)`, its bits mixed (murmur3's finalizer) so the low ones index the table. */
+export function hashOf(b: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5
+  for (let i = from; i < to; i++) h = Math.imul(h ^ b[i]!, 0x01000193)
+  return mixed(h)
+}
+
+function mixed(h: number): number {
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  return h
+}
+
+/** The rank of the bytes `b[from..to)` (of hash `hash`), or -1 if they are no token. */
+function rankOf(b: Uint8Array, from: number, to: number, hash: number): number {
+  const n = to - from
+  for (let s = hash & mask; ; s = (s + 1) & mask) {
+    const r = slots[s]!
+    if (r < 0) return -1
+    const at = starts[r]!
+    if (starts[r + 1]! - at !== n) continue
+    let i = 0
+    while (i < n && tokenBytes[at + i] === b[from + i]) i++
+    if (i === n) return r
+  }
+}
+
+/** o200k tokens of `text`, whole. */
+export function bpeCount(text: string): number {
+  loadTable()
+  let tokens = 0
+  PIECE.lastIndex = 0
+  for (let m = PIECE.exec(text); m !== null; m = PIECE.exec(text)) {
+    const n = utf8(text, m.index, PIECE.lastIndex)
+    tokens += rankOf(piece, 0, n, hash) >= 0 ? 1 : merged(n)
+  }
+  return tokens
+}
+
+/** A piece's UTF-8 bytes (grown for a long piece), and their `hash`. */
+let piece = new Uint8Array(1024)
+let hash = 0
+
+/** Writes `text[from..to)` as UTF-8 into `piece` (a lone surrogate as U+FFFD); its length. */
+function utf8(text: string, from: number, to: number): number {
+  if ((to - from) * 3 > piece.length) piece = new Uint8Array((to - from) * 3)
+  const b = piece
+  let n = 0
+  let h = 0x811c9dc5
+  for (let i = from; i < to; i++) {
+    let c = text.charCodeAt(i)
+    if (c < 0x80) {
+      b[n++] = c
+      h = Math.imul(h ^ c, 0x01000193)
+      continue
+    }
+    if (c < 0x800) {
+      b[n++] = 0xc0 | (c >> 6)
+      b[n++] = 0x80 | (c & 0x3f)
+    } else if (c >= 0xd800 && c <= 0xdfff) {
+      const d = c <= 0xdbff && i + 1 < to ? text.charCodeAt(i + 1) : 0
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00)
+        i++
+        b[n++] = 0xf0 | (c >> 18)
+        b[n++] = 0x80 | ((c >> 12) & 0x3f)
+        b[n++] = 0x80 | ((c >> 6) & 0x3f)
+        b[n++] = 0x80 | (c & 0x3f)
+      } else {
+        b[n++] = 0xef
+        b[n++] = 0xbf
+        b[n++] = 0xbd
+      }
+    } else {
+      b[n++] = 0xe0 | (c >> 12)
+      b[n++] = 0x80 | ((c >> 6) & 0x3f)
+      b[n++] = 0x80 | (c & 0x3f)
+    }
+    for (let j = n - (c < 0x800 ? 2 : c < 0x10000 ? 3 : 4); j < n; j++) h = Math.imul(h ^ b[j]!, 0x01000193)
+  }
+  hash = mixed(h)
+  return n
+}
+
+const NONE = 0x7fffffff
+/** Where each part of the piece starts (one more: its end), and the rank of each part with the next. */
+let parts = new Int32Array(1025)
+let pairs = new Int32Array(1024)
+
+/** The rank of the bytes from part `i`'s start to part `i + 2`'s (NONE past the end or if no token). */
+function pairRank(i: number, count: number): number {
+  if (i + 2 > count) return NONE
+  const from = parts[i]!
+  const to = parts[i + 2]!
+  const r = rankOf(piece, from, to, hashOf(piece, from, to))
+  return r < 0 ? NONE : r
+}
+
+/** The tokens of the first `n` bytes of `piece` by merging (tiktoken's `byte_pair_merge`). */
+function merged(n: number): number {
+  if (n === 1) return 1
+  if (parts.length <= n) {
+    parts = new Int32Array(n + 1)
+    pairs = new Int32Array(n)
+  }
+  for (let i = 0; i <= n; i++) parts[i] = i
+  let count = n
+  for (let i = 0; i < count - 1; i++) pairs[i] = pairRank(i, count)
+  while (count > 1) {
+    let best = NONE
+    let at = -1
+    for (let i = 0; i < count - 1; i++) {
+      const r = pairs[i]!
+      if (r < best) {
+        best = r
+        at = i
+      }
+    }
+    if (at < 0) break
+    // Part `at + 1` joins part `at`.
+    parts.copyWithin(at + 1, at + 2, count + 1)
+    pairs.copyWithin(at + 1, at + 2, count - 1)
+    count--
+    if (at < count - 1) pairs[at] = pairRank(at, count)
+    if (at > 0) pairs[at - 1] = pairRank(at - 1, count)
+  }
+  return count
+}
