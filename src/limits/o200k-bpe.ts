@@ -4,11 +4,14 @@
  * algorithm as gpt-tokenizer 3.4.0 runs it, with its ranks in typed arrays. gpt-tokenizer's own
  * table (199,998 JavaScript strings in a Map) took 0.8–1.7 s to load and made every full garbage
  * collection 16–58 ms slower for as long as the process lived; this one is one file
- * (`o200k.bin`, 1.6 MB, written by scripts/o200k-table.ts), a few milliseconds to index.
+ * (`o200k.bin`, 4.3 MB, written by scripts/o200k-table.ts) read at the first count, with nothing
+ * per token on the heap (docs/benchmarks/input-count.md).
  *
  * - The text is split with o200k's pre-tokenizer (tiktoken's pattern, as gpt-tokenizer writes it).
  * - A piece whose UTF-8 bytes are a token counts 1; any other is merged pair by pair, the pair of
  *   lowest rank first (the leftmost of equals), until no pair is a token: it counts its parts.
+ *   A piece of more than `LONG` bytes finds that pair in a heap (a run without a place to split:
+ *   random CJK counted twice as fast), a short one by a scan (cheaper there).
  * - A lone surrogate is the bytes of U+FFFD, as TextEncoder writes it. gpt-tokenizer then merges a
  *   piece it would have looked up whole (it looks a piece up by its text); on o200k's table that
  *   gives the same count (test/limits/o200k-bpe.test.ts checks each token that holds U+FFFD).
@@ -35,7 +38,8 @@ export const PIECE = new RegExp(
 )
 
 /**
- * The table, `o200k.bin` (little-endian; written by scripts/o200k-table.ts):
+ * The table, `o200k.bin` (written by scripts/o200k-table.ts; numbers in the machine's byte order,
+ * little-endian on every target Bun builds for):
  * - `O2K2`, the number of ranks, the number of slots (a power of two; u32 each);
  * - where each rank's bytes start (u32 × ranks, and one more: where the last ends);
  * - the slots: open addressing (linear probing) from `hashOf` a token's bytes to its rank, -1
@@ -51,8 +55,8 @@ let starts = new Uint32Array(0)
 let slots = new Int32Array(0)
 let mask = 0
 
-/** Reads the table, once (synchronous: a millisecond or two). */
-export function loadTable(): void {
+/** Reads the table, once (synchronous: a read of the file and four views of it). */
+function loadTable(): void {
   if (slots.length > 0) return
   const read = readFileSync(tablePath)
   // A copy only if the read buffer is not 4-byte aligned (a view needs it to be).
@@ -153,9 +157,11 @@ function utf8(text: string, from: number, to: number): number {
 }
 
 const NONE = 0x7fffffff
-/** Where each part of the piece starts (one more: its end), and the rank of each part with the next. */
-let parts = new Int32Array(1025)
-let pairs = new Int32Array(1024)
+/** Pieces longer than this many bytes merge through a heap (`mergedLong`). */
+const LONG = 48
+/** Where each part of a short piece starts (one more: its end), and the rank of each part with the next. */
+const parts = new Int32Array(LONG + 1)
+const pairs = new Int32Array(LONG)
 
 /** The rank of the bytes from part `i`'s start to part `i + 2`'s (NONE past the end or if no token). */
 function pairRank(i: number, count: number): number {
@@ -169,10 +175,7 @@ function pairRank(i: number, count: number): number {
 /** The tokens of the first `n` bytes of `piece` by merging (tiktoken's `byte_pair_merge`). */
 function merged(n: number): number {
   if (n === 1) return 1
-  if (parts.length <= n) {
-    parts = new Int32Array(n + 1)
-    pairs = new Int32Array(n)
-  }
+  if (n > LONG) return mergedLong(n)
   for (let i = 0; i <= n; i++) parts[i] = i
   let count = n
   for (let i = 0; i < count - 1; i++) pairs[i] = pairRank(i, count)
@@ -193,6 +196,88 @@ function merged(n: number): number {
     count--
     if (at < count - 1) pairs[at] = pairRank(at, count)
     if (at > 0) pairs[at - 1] = pairRank(at - 1, count)
+  }
+  return count
+}
+
+/** Per byte of a long piece: the next part's start after the part starting there, the previous part's, the pair's rank. */
+let next = new Int32Array(0)
+let prev = new Int32Array(0)
+let rankAt = new Int32Array(0)
+/** A min-heap of rank × 2^32 + start: the lowest rank first, the leftmost of equals. */
+let heap = new Float64Array(0)
+const SHIFT = 2 ** 32
+
+function rangeRank(from: number, to: number): number {
+  const r = rankOf(piece, from, to, hashOf(piece, from, to))
+  return r < 0 ? NONE : r
+}
+
+/**
+ * `merged` for a long piece, the same merges in the same order: the pair of lowest rank, the
+ * leftmost of equals, found in a heap (a pair's rank changes only when a neighbour merges; an entry
+ * whose rank is no longer its pair's is dropped when it surfaces).
+ */
+function mergedLong(n: number): number {
+  if (next.length <= n) {
+    next = new Int32Array(n + 1)
+    prev = new Int32Array(n + 1)
+    rankAt = new Int32Array(n + 1)
+    // At most n - 1 pairs at first, and two more a merge.
+    heap = new Float64Array(3 * n)
+  }
+  let size = 0
+  const push = (key: number) => {
+    let i = size++
+    while (i > 0) {
+      const up = (i - 1) >> 1
+      if (heap[up]! <= key) break
+      heap[i] = heap[up]!
+      i = up
+    }
+    heap[i] = key
+  }
+  for (let i = 0; i < n; i++) {
+    next[i] = i + 1
+    prev[i] = i - 1
+    const r = i + 2 <= n ? rangeRank(i, i + 2) : NONE
+    rankAt[i] = r
+    if (r !== NONE) push(r * SHIFT + i)
+  }
+  let count = n
+  while (size > 0) {
+    const top = heap[0]!
+    // Pop.
+    const last = heap[--size]!
+    let i = 0
+    for (;;) {
+      let c = 2 * i + 1
+      if (c >= size) break
+      if (c + 1 < size && heap[c + 1]! < heap[c]!) c++
+      if (heap[c]! >= last) break
+      heap[i] = heap[c]!
+      i = c
+    }
+    heap[i] = last
+    const start = top % SHIFT
+    const rank = (top - start) / SHIFT
+    if (rankAt[start] !== rank) continue // stale, or the part is gone (its rank NONE)
+    // The part after `start` joins it.
+    const gone = next[start]!
+    const after = next[gone]!
+    next[start] = after
+    if (after < n) prev[after] = start
+    rankAt[gone] = NONE
+    count--
+    const r = after < n ? rangeRank(start, next[after]!) : NONE
+    rankAt[start] = r
+    if (r !== NONE) push(r * SHIFT + start)
+    const before = prev[start]!
+    if (before >= 0) {
+      const b = rangeRank(before, after)
+      rankAt[before] = b
+      if (b !== NONE) push(b * SHIFT + before)
+    }
   }
   return count
 }
