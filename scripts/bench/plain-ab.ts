@@ -10,16 +10,19 @@
  * c16, and the p50 at c=1 added over direct; then each figure's after ÷ before round by round.
  *
  * `--after DIR`: another export in place of this checkout (a commit measured while work goes on).
+ * `--governed`: the lane's governed route and key instead (TPM, TPD, a budget, a fallback);
+ * `--stream`: streamed requests (the p50 then to the last byte).
  *
- * bun scripts/bench/plain-ab.ts --before DIR [--after DIR] [--rounds 8] [--batch 1000] [--warm 15000]
+ * bun scripts/bench/plain-ab.ts --before DIR [--after DIR] [--governed] [--stream] [--rounds 8] [--batch 1000] [--warm 15000]
  */
 import { readFileSync } from 'node:fs'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
 import { loopMicros } from './proc-stats.ts'
-import { type Gateway, startGateway, startMocks, workspace } from './processes.ts'
+import { FULL_MODEL, type Gateway, startGateway, startMocks, workspace } from './processes.ts'
 import { fmt, series } from './report.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
+import { meteredKey } from './tokens.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
 const option = (name: string) => {
@@ -34,11 +37,13 @@ if (!before) {
 const rounds = Number(option('--rounds') ?? 8)
 const batch = Number(option('--batch') ?? 1000)
 const warm = Number(option('--warm') ?? 15_000)
+const governed = process.argv.includes('--governed')
+const stream = process.argv.includes('--stream')
 const load1 = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]
 
 const mocks = await startMocks(20)
 const spaces = [workspace(), workspace()]
-const sides: { name: string; gw: Gateway; c1: number[]; c16: number[]; p50: number[] }[] = []
+const sides: { name: string; gw: Gateway; key: string; c1: number[]; c16: number[]; p50: number[] }[] = []
 try {
   for (const [i, [name, root]] of (
     [
@@ -51,22 +56,26 @@ try {
       root,
       env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
     })
-    sides.push({ name, gw, c1: [], c16: [], p50: [] })
+    const key = governed ? await meteredKey(gw, spaces[i]!.dir, false, 'bench-lane') : gw.key
+    sides.push({ name, gw, key, c1: [], c16: [], p50: [] })
   }
-  const target = (gw: Gateway) => chatTarget(gw.url, 'mock/bench', false, gw.key)
+  const model = governed ? `mock/${FULL_MODEL}` : 'mock/bench'
+  const target = (s: (typeof sides)[number]) => chatTarget(s.gw.url, model, stream, s.key)
   const ctx = { wrk: findWrk(), dir: spaces[0]!.dir } as Ctx
-  console.log(`plain key, non-stream: warming (load ${load1()})`)
+  console.log(
+    `${governed ? 'governed' : 'plain'} key, ${stream ? 'stream' : 'non-stream'}: warming (load ${load1()})`,
+  )
   for (const s of sides) {
     let sent = 0
-    while (sent < warm) sent += (await closedLoad(ctx, target(s.gw), 8, 3)).requests
+    while (sent < warm) sent += (await closedLoad(ctx, target(s), 8, 3)).requests
   }
-  const direct = { ...chatTarget(mocks.fast.url, 'bench', false), name: 'direct', stream: false }
+  const direct = { ...chatTarget(mocks.fast.url, 'bench', stream), name: 'direct', stream }
   const loads: string[] = [load1()!]
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 ? [...sides].reverse() : sides
     const loop0 = order.map((s) => loopMicros(s.gw.pid))
     const run = await runLaneClient({
-      targets: [direct, ...order.map((s) => ({ ...target(s.gw), name: s.name, stream: false }))],
+      targets: [direct, ...order.map((s) => ({ ...target(s), name: s.name, stream }))],
       rounds: 5,
       batch: batch / 5,
       warm: 0,
@@ -80,7 +89,7 @@ try {
     }
     for (const s of order) {
       const l0 = loopMicros(s.gw.pid)
-      const res = await closedLoad(ctx, target(s.gw), 16, 2)
+      const res = await closedLoad(ctx, target(s), 16, 2)
       s.c16.push((loopMicros(s.gw.pid) - l0) / Math.max(1, res.requests))
     }
     loads.push(load1()!)
