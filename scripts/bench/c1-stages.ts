@@ -5,8 +5,11 @@
  * For each request, the µs from the client's send to the first of each stage mark the gateway's
  * loop made inside it (and to the mock's arrival, and the client's first content byte and last
  * byte), and how many turns-worth of marks it saw (setImmediate, setTimeout, queueMicrotask, reads,
- * posts to a worker); per target the median of each over every request. `--gw NAME=DIR` adds
- * another checkout's gateway (a before), its targets in the same rounds.
+ * posts to a worker); per target the median of each over every request. Also when the loop's
+ * turn after the previous request's response came, counted from this request's send (late: the
+ * loop was still busy with the last one when this one was sent), and whether the mock saw a new
+ * connection. `--gw NAME=DIR` adds another checkout's gateway (a before), its targets in the same
+ * rounds. `STAGES_DUMP=1` prints three requests' marks a target, in order.
  *
  * `bun scripts/bench/c1-stages.ts [--rounds N] [--batch N] [--steady N] [--gw NAME=DIR]...`
  */
@@ -46,9 +49,11 @@ const STAGES = [
   'text',
   'read',
   'out',
+  'out, the turn after',
   'record',
 ]
 const COUNTED = [
+  'in on another connection',
   'up on another connection',
   'read-call',
   'imm',
@@ -172,6 +177,7 @@ function from(xs: { 0: number }[] | number[], t: number): number {
 
 function report(gw: string, marks: [number, string][], names: string[], run: Run): void {
   const cols: Record<string, Record<string, number[]>> = {}
+  const afterLast: Record<string, Record<string, number>> = Object.fromEntries(names.map((n) => [n, {}]))
   const sends = Object.values(run.stamps)
     .flatMap((xs) => xs.map((x) => x[0]))
     .sort((a, b) => a - b)
@@ -190,6 +196,7 @@ function report(gw: string, marks: [number, string][], names: string[], run: Run
       const seen: Record<string, number> = {}
       const n: Record<string, number> = {}
       let reads = 0
+      const after = afterLast[name]!
       let calls = 0
       for (let k = from(marks, start); k < marks.length && marks[k]![0] < stop; k++) {
         const [t, label] = marks[k]!
@@ -202,8 +209,18 @@ function report(gw: string, marks: [number, string][], names: string[], run: Run
           calls++
           seen[`read-call ${calls}`] ??= t
         }
+        // The previous request's turn after its response may fall in this one's window.
+        if (l === 'out, the turn after' && seen.out === undefined) {
+          seen['the previous response, the turn after'] ??= t
+          continue
+        }
         seen[l] ??= t
         n[l] = (n[l] ?? 0) + 1
+        // What the loop still did after the client had the last byte (the next request waits for it).
+        if (t > end) {
+          after[l] = (after[l] ?? 0) + 1
+          seen['last mark after the last byte'] = t
+        }
       }
       const u = from(upMarks, start)
       if (u < upMarks.length && upMarks[u]! < stop) seen.up = upMarks[u]!
@@ -214,6 +231,17 @@ function report(gw: string, marks: [number, string][], names: string[], run: Run
       add(col, 'client: last byte', total[i]!)
       for (const l of COUNTED) add(cnt, l, n[l] ?? 0)
     })
+    if (process.env.STAGES_DUMP)
+      for (const i of [100, 200, 300]) {
+        const [start] = stamps[i]!
+        const next = stamps[i + 1]![0]
+        const seq = marks
+          .slice(from(marks, start - 0.5), from(marks, next + 0.4))
+          .map(([t, l]) => `${Math.round((t - start) * 1000)} ${l}`)
+        log(
+          `${name} #${i} (next send at ${Math.round((next - start) * 1000)}, last byte ${Math.round(total[i]!)}): ${seq.join(' · ')}`,
+        )
+      }
     cols[name] = col
     counts[name] = cnt
   }
@@ -230,6 +258,8 @@ function report(gw: string, marks: [number, string][], names: string[], run: Run
     'read 3',
     'client: first content byte',
     'client: last byte',
+    'the previous response, the turn after',
+    'last mark after the last byte',
   ]
   for (const l of labels) {
     const cells = names.map((n) => {
@@ -239,6 +269,12 @@ function report(gw: string, marks: [number, string][], names: string[], run: Run
     })
     log(`| ${l} | ${cells.join(' | ')} |`)
   }
+  for (const n of names)
+    log(
+      `${n}: marks after the last byte, a request: ${Object.entries(afterLast[n]!)
+        .map(([l, c]) => `${l} ${(c / run.stamps[n]!.length).toFixed(2)}`)
+        .join(', ')}`,
+    )
   log(`\n${gw}: marks a request (mean)`)
   log(`| mark | ${names.join(' | ')} |`)
   log(`|---|${names.map(() => '---|').join('')}`)

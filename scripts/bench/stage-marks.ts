@@ -2,15 +2,17 @@
  * @module
  * A preload (`bun --preload scripts/bench/stage-marks.ts src/main.ts serve ...`, `$STAGE_MARKS_OUT`
  * set) that stamps the stages of each request on the gateway's loop, for the c=1 per-stage timeline
- * (c1-stages.ts): the request handed to the server's fetch (`in`) and its response handed back
- * (`out`); the admission asked (`admit`), its transaction (`tx` … `tx-end`) and its promise
+ * (c1-stages.ts): the request handed to the server's fetch (`in`; `in on another connection` when
+ * its socket is not the last request's), its response handed back (`out`) and the loop's next turn
+ * after that (`out, the turn after`: an immediate set then, itself uncounted — how long the loop
+ * stayed busy); the admission asked (`admit`), its transaction (`tx` … `tx-end`) and its promise
  * settled (`admitted`); the upstream fetch called (`fetch`) and its headers (`headers`); each body
- * read that resolved (`read`, `text`); the outcome handed to the usage flush (`record`). And the
- * turns a request takes: each `setImmediate` set (`imm`) and run (`imm-run`), `setTimeout` set
- * (`tmo`), `queueMicrotask` (`mt`), a message posted to a worker (`post`) and one received
- * (`msg`). Marks are [epoch ms, label] (performance.timeOrigin + now(), as c1-client.ts stamps its
- * requests), written as JSON at exit. Lighter than loop-trace.ts (no call sites, no statement
- * wrapping): a few hundred ns a mark. A measuring tool only — nothing in `src/` knows of it.
+ * read asked (`read-call`) and resolved (`read`), a `text()` resolved (`text`); the outcome handed
+ * to the usage flush (`record`). And the turns a request takes: each `setImmediate` set (`imm`)
+ * and run (`imm-run`), `setTimeout` set (`tmo`), `queueMicrotask` (`mt`), a message posted to a
+ * worker (`post`). Marks are [epoch ms, label] (performance.timeOrigin + now(), as c1-client.ts
+ * stamps its requests), written as JSON at exit. Lighter than loop-trace.ts (no call sites, no
+ * statement wrapping): a few hundred ns a mark. A measuring tool only — nothing in `src/` knows of it.
  */
 import { writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -59,21 +61,28 @@ if (OUT && isMainThread) {
     return record.call(this, c)
   }
 
+  // The response handed back, and the next turn of the loop after it (the loop busy until then).
+  const nextTurn = setImmediate
+  const out = () => {
+    mark('out')
+    nextTurn(() => mark('out, the turn after'))
+  }
   const serve = Bun.serve
+  let lastPort = -1
   ;(Bun as { serve: unknown }).serve = (opts: Parameters<typeof Bun.serve>[0]) => {
     const o = opts as { fetch: (r: Request, s: unknown) => unknown }
     const fetch = o.fetch
     return serve.call(Bun, {
       ...opts,
-      fetch(this: unknown, r: Request, s: unknown) {
+      fetch(this: unknown, r: Request, s: { requestIP(r: Request): { port: number } | null }) {
         mark('in')
+        // A client's request on a connection other than the last request's.
+        const port = s.requestIP(r)?.port ?? 0
+        if (port !== lastPort) mark('in on another connection')
+        lastPort = port
         const res = fetch.call(this, r, s)
-        if (res instanceof Promise)
-          res.then(
-            () => mark('out'),
-            () => mark('out'),
-          )
-        else mark('out')
+        if (res instanceof Promise) res.then(out, out)
+        else out()
         return res
       },
     } as never)
