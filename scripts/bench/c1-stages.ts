@@ -50,6 +50,8 @@ const STAGES = [
   'read',
   'out',
   'out, the turn after',
+  'end',
+  'end-done',
   'record',
 ]
 const COUNTED = [

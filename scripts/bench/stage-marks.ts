@@ -8,9 +8,10 @@
  * stayed busy); the admission asked (`admit`), its transaction (`tx` … `tx-end`) and its promise
  * settled (`admitted`); the upstream fetch called (`fetch`) and its headers (`headers`); each body
  * read asked (`read-call`) and resolved (`read`), a `text()` resolved (`text`); the outcome handed
- * to the usage flush (`record`). And the turns a request takes: each `setImmediate` set (`imm`)
- * and run (`imm-run`), `setTimeout` set (`tmo`), `queueMicrotask` (`mt`), a message posted to a
- * worker (`post`). Marks are [epoch ms, label] (performance.timeOrigin + now(), as c1-client.ts
+ * to the usage flush (`record`); the access line and metrics (`Traffic.end`: `end` … `end-done`,
+ * in Elysia's `afterResponse` for a JSON answer). And the turns a request takes: each
+ * `setImmediate` set (`imm`) and run (`imm-run`), `setTimeout` set (`tmo`), `queueMicrotask`
+ * (`mt`), a message posted to a worker (`post`). Marks are [epoch ms, label] (performance.timeOrigin + now(), as c1-client.ts
  * stamps its requests), written as JSON at exit. Lighter than loop-trace.ts (no call sites, no
  * statement wrapping): a few hundred ns a mark. A measuring tool only — nothing in `src/` knows of it.
  */
@@ -53,6 +54,14 @@ if (OUT && isMainThread) {
     } finally {
       mark('tx-end')
     }
+  }
+  const { Traffic } = await import(join(src, 'traffic/traffic.ts'))
+  const tr = Traffic.prototype as { end: (...a: unknown[]) => void }
+  const end = tr.end
+  tr.end = function (this: unknown, ...a: unknown[]) {
+    mark('end')
+    end.apply(this, a)
+    mark('end-done')
   }
   const rec = UsageRecorder.prototype as { record: (c: unknown) => void }
   const record = rec.record
