@@ -45,9 +45,11 @@ const ISOLATED = (() => {
  */
 export function sharedChromium(skipped: string): {
   context(options?: { timezoneId?: string }): Promise<any | null>
+  tab(): Promise<any | null>
 } {
   const opened = new Set<any>()
   let told = false
+  let shared: Promise<any | null> | undefined
   afterAll(async () => {
     await Promise.all([...opened].map((c) => c.close().catch(() => {})))
     if (ISOLATED && shared) await (await shared.catch(() => null))?.close().catch(() => {})
@@ -64,6 +66,22 @@ export function sharedChromium(skipped: string): {
       opened.add(context)
       context.on('close', () => opened.delete(context))
       return context
+    },
+    /**
+     * The file's one tab (in a context of its own, at 1280 px), handed to each caller on a blank
+     * page with no cookie: for tests that run one after another and sign in by a form, as in a
+     * browser of their own — the console keeps nothing but its session cookie (no storage) —
+     * without a context and a tab apiece. A tab starts a renderer of its own: ~1 CPU-s on this
+     * host, the browser's side included (2026-11-30). Null, as `context()`, without Chromium.
+     */
+    async tab() {
+      shared ??= this.context().then((c) => c?.newPage() ?? null)
+      const page = await shared
+      if (!page) return null
+      await page.context().clearCookies()
+      await page.setViewportSize({ width: 1280, height: 860 })
+      await page.goto('about:blank')
+      return page
     },
   }
 }

@@ -11,7 +11,6 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { sharedChromium } from '../../support/browser.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
-import { afterEach, beforeEach } from '../../support/hooks.ts'
 import { started } from '../../support/started.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
@@ -19,7 +18,6 @@ const SHOTS = join(import.meta.dir, '../../../docs/console')
 const WRITE_SHOTS = process.env.SWITCHYARD_SCREENSHOTS === '1'
 
 let gw: TestGateway
-let browser: any
 const SKIP = 'console browser tests (test/e2e/console/console-browser.test.ts)'
 const chromium = sharedChromium(SKIP)
 
@@ -42,15 +40,6 @@ beforeAll(async () => {
     }),
   })
   if (WRITE_SHOTS) mkdirSync(SHOTS, { recursive: true })
-})
-
-// A fresh context a test, in the worker's one Chromium (support/browser.ts).
-beforeEach(async () => {
-  browser = await chromium.context()
-})
-
-afterEach(async () => {
-  await browser?.close()
 })
 
 afterAll(async () => {
@@ -84,13 +73,15 @@ const shot = async (page: any, name: string) => {
 }
 
 test('operator: sign in, account, key shown once, requests in the log and the chart, disable, sign out', async () => {
-  if (!browser) return
-  const page = await browser.newPage()
+  // The file's tab (support/browser.ts), the key holder's test's after this one.
+  const page = await chromium.tab()
+  if (!page) return
   const seen: Array<{ url: string; body: string }> = []
-  page.on('response', async (res: any) => {
+  const record = async (res: any) => {
     const body = await res.text().catch(() => '')
     seen.push({ url: res.url(), body })
-  })
+  }
+  page.on('response', record)
 
   await page.goto(`${gw.url}/console`)
   await page.getByLabel('Admin token').fill('not-the-token-at-all-not-the-token-at-all')
@@ -251,16 +242,17 @@ test('operator: sign in, account, key shown once, requests in the log and the ch
     await page.getByLabel('Admin token').waitFor()
     const after = await page.evaluate(() => fetch('/admin/v1/accounts').then((r) => r.status))
     expect(after).toBe(401)
-    await page.close()
     await phoneVisit
   } finally {
+    page.off('response', record)
     // A failure above must not leave the phone visit running into the next test.
     await phoneVisit.catch(() => {})
   }
 }, 120_000)
 
 test('key holder: /console/me shows its own usage and no one else’s', async () => {
-  if (!browser) return
+  const page = await chromium.tab()
+  if (!page) return
   const mine = await gw.key('me-co', 'pro')
   const theirs = await gw.key('other-co', 'pro')
   const myIds: string[] = []
@@ -268,7 +260,6 @@ test('key holder: /console/me shows its own usage and no one else’s', async ()
   const theirId = (await chat(theirs.key, 'secret plans')).headers.get('x-request-id')!
   await Bun.sleep(150)
 
-  const page = await browser.newPage()
   await page.goto(`${gw.url}/console/me`)
   await page.getByLabel('API key').fill('sk-sy-0000000000000000000000000000000000000000')
   await page.getByRole('button', { name: 'Sign in' }).click()
@@ -290,5 +281,4 @@ test('key holder: /console/me shows its own usage and no one else’s', async ()
   expect(await page.evaluate(() => fetch('/admin/v1/accounts').then((r) => r.status))).toBe(401)
   await page.getByRole('button', { name: 'Sign out' }).click()
   await page.getByLabel('API key').waitFor()
-  await page.close()
 }, 60_000)

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { sharedChromium } from '../../support/browser.ts'
 import { DEMO_PROVIDER, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
-import { afterEach, beforeEach } from '../../support/hooks.ts'
+import { beforeEach } from '../../support/hooks.ts'
 import { started } from '../../support/started.ts'
 
 const TOKEN = 'console-chores-admin-token-0123456789-abcdef'
@@ -23,7 +23,8 @@ const chromium = sharedChromium(SKIP)
 
 let gw: TestGateway
 let upstream: ReturnType<typeof Bun.serve>
-let browser: any
+/** The accounts, keys and usage tests' tab, one after another (sharedChromium's `tab`). */
+let tab: any
 /** The overview test's visit, under way from beforeAll on (overviewVisit). */
 let overview: Promise<void>
 
@@ -64,11 +65,7 @@ beforeAll(async () => {
 })
 
 beforeEach(async () => {
-  browser = await chromium.context()
-})
-
-afterEach(async () => {
-  await browser?.close()
+  tab = await chromium.tab()
 })
 
 afterAll(async () => {
@@ -114,11 +111,11 @@ async function chartData(page: any, id: string) {
 }
 
 test('accounts: each row’s plan select shows the account’s plan; "Set plan" alone keeps it', async () => {
-  if (!browser) return
+  if (!tab) return
   await gw.key('plan-pro', 'pro')
   await gw.key('plan-basic', 'basic')
   await gw.key('plan-free', 'free')
-  const page = await browser.newPage()
+  const page = tab
   await signIn(page, 'accounts', 'Accounts')
   await page.getByRole('link', { name: 'Accounts' }).click()
   for (const [name, plan] of [
@@ -144,11 +141,10 @@ test('accounts: each row’s plan select shows the account’s plan; "Set plan" 
     .locator('tbody tr[data-account] button')
     .evaluateAll((bs: any[]) => bs.map((b) => b.getBoundingClientRect().right)))
     expect(right).toBeLessThanOrEqual(1280)
-  await page.close()
 }, 60_000)
 
 test('keys at 1280 px: every action button on screen, rows one line tall', async () => {
-  if (!browser) return
+  if (!tab) return
   const long = 'nightly batch summariser for the data team (eu-west)'
   await gw.deps.accounts.createAccount('keys-co', 'pro')
   const a = await gw.deps.accounts.createKey('keys-co', long)
@@ -157,7 +153,7 @@ test('keys at 1280 px: every action button on screen, rows one line tall', async
   expect((await chat((await gw.deps.accounts.createKey('keys-co', 'used')).key, 'demo/echo')).status).toBe(
     200,
   )
-  const page = await browser.newPage()
+  const page = tab
   await signIn(page, 'keys', 'Keys')
   await page.getByRole('link', { name: 'Keys' }).click()
   await page.locator(`tr[data-key="${a.id}"]`).getByRole('button', { name: 'Unsuspend' }).waitFor()
@@ -187,7 +183,6 @@ test('keys at 1280 px: every action button on screen, rows one line tall', async
   for (const wrap of wraps) expect(wrap.scroll).toBeLessThanOrEqual(wrap.client)
   // The label is still there in full for whoever points at it.
   expect(await page.locator(`tr[data-key="${a.id}"] [title="${long}"]`).count()).toBe(1)
-  await page.close()
 }, 60_000)
 
 /**
@@ -232,7 +227,7 @@ async function barColumns(page: any, id: string) {
 }
 
 test('usage: equal series stack (both seen), the current hour is drawn whole, one line per key', async () => {
-  if (!browser) return
+  if (!tab) return
   await gw.deps.accounts.createAccount('stack-co', 'all')
   const a = await gw.deps.accounts.createKey('stack-co', 'web app')
   const b = await gw.deps.accounts.createKey('stack-co', 'batch')
@@ -241,11 +236,17 @@ test('usage: equal series stack (both seen), the current hour is drawn whole, on
     expect((await chat(b.key, 'demo/echo-pro')).status).toBe(200)
   }
   await Bun.sleep(150) // the outcome batch (usage.flush_ms = 20)
-  const page = await browser.newPage()
+  const page = tab
   await signIn(page, 'usage', 'Usage')
   await page.getByRole('link', { name: 'Usage' }).click()
   const filters = page.getByRole('form', { name: 'Usage filters' })
+  // The chart is first drawn for every account: read it once stack-co's series is in (its
+  // canvas alone may be the first one's).
+  const filtered = page.waitForResponse(
+    (r: any) => r.url().includes('/admin/v1/usage/series') && r.url().includes('account=stack-co'),
+  )
   await filters.locator('select[name="account"]').selectOption('stack-co')
+  await filtered
   await page.locator('figure#usage-chart canvas').waitFor()
   const data = await chartData(page, 'usage-chart')
   expect(data.head.slice(1).sort()).toEqual(['demo/echo', 'demo/echo-pro'])
@@ -274,7 +275,6 @@ test('usage: equal series stack (both seen), the current hour is drawn whole, on
   expect(byKey.head.slice(1).sort()).toEqual(['stack-co · batch', 'stack-co · web app'])
   expect(byKey.rows[byKey.rows.length - 1]!.slice(1)).toEqual(['2', '2'])
   if (WRITE_SHOTS) await page.screenshot({ path: join(SHOTS, 'usage-by-key.png'), fullPage: true })
-  await page.close()
 }, 60_000)
 
 /** The x span uPlot drew, epoch seconds. */
@@ -356,10 +356,10 @@ async function overviewVisit(browser: any) {
     const el = (globalThis as any).document.querySelector('figure#live-traffic')
     return el && Number(el.dataset.xMax) - Number(el.dataset.xMin) === 600
   })
-  await page.close()
 
-  // On a phone: the axis spans the last hours too (it read 2027–2029).
-  const phone = await browser.newPage()
+  // On a phone: the axis spans the last hours too (it read 2027–2029). The same tab at the
+  // phone's size, loaded again: a page of its own would start a renderer of its own (~1 CPU-s).
+  const phone = page
   await phone.setViewportSize({ width: 390, height: 844 })
   await phone.goto(`${gw.url}/console`) // signed in already (the browser keeps the cookie)
   await phone.locator('figure#live-latency canvas').waitFor()
@@ -371,6 +371,6 @@ async function overviewVisit(browser: any) {
 }
 
 test('overview: the stored hours on arrival, live figures kept across visits, the axis on the present, top lists and provider health', async () => {
-  if (!browser) return
+  if (!tab) return
   await overview
 }, 90_000)

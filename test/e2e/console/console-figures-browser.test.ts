@@ -8,14 +8,12 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sharedChromium } from '../../support/browser.ts'
 import { PLANS } from '../../support/config-doc.ts'
 import { startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
-import { afterEach } from '../../support/hooks.ts'
 
 const TOKEN = 'console-admin-token-0123456789-abcdefghij'
 const SKIP = 'console figures browser tests (test/e2e/console/console-figures-browser.test.ts)'
 const chromium = sharedChromium(SKIP)
 
 let gw: TestGateway
-let browser: any
 let key: string
 
 beforeAll(async () => {
@@ -37,11 +35,6 @@ beforeAll(async () => {
     }),
   })
   key = (await gw.key('trial-co', 'trial')).key
-})
-
-afterEach(async () => {
-  await browser?.close()
-  browser = null
 })
 
 afterAll(async () => {
@@ -71,9 +64,8 @@ test('GET /admin/v1/plans: the expiry policy that applies, the default downgrade
 })
 
 test('plans page: the default downgrade, limits and budgets with thousands separators', async () => {
-  browser = await chromium.context()
-  if (!browser) return
-  const page = await browser.newPage()
+  const page = await chromium.tab()
+  if (!page) return
   await signIn(page)
   await page.getByRole('link', { name: 'Plans' }).click()
   const trial = page.getByRole('row').filter({ hasText: /^trial/ })
@@ -93,14 +85,12 @@ test('plans page: the default downgrade, limits and budgets with thousands separ
   const free = await page.getByRole('row').filter({ hasText: /^free/ }).locator('td').allInnerTexts()
   expect(free.at(-2)).toBe('no end')
   expect(free.at(-1)).toBe('disable')
-  await page.close()
 }, 60_000)
 
 test('/console/me for a key without traffic: no empty frames, the words instead', async () => {
-  browser = await chromium.context()
-  if (!browser) return
+  const me = await chromium.tab()
+  if (!me) return
   const quiet = await gw.key('quiet-co', 'pro')
-  const me = await browser.newPage()
   await me.goto(`${gw.url}/console/me`)
   await me.getByLabel('API key').fill(quiet.key)
   await me.getByRole('button', { name: 'Sign in' }).click()
@@ -110,5 +100,4 @@ test('/console/me for a key without traffic: no empty frames, the words instead'
     expect(await me.getByTestId(id).textContent()).toContain('No requests in this span yet.')
   expect(await me.getByTestId('me-recent-empty').textContent()).toBe('No requests yet.')
   expect(await me.getByTestId('me-recent').count()).toBe(0)
-  await me.close()
 }, 60_000)

@@ -358,10 +358,11 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   })
   // The label, the tick (10 px) and its gap (5 px) fit.
   expect([axis.labels, axis.width >= axis.widest + 15]).toEqual([axis.labels, true])
-  await page.close()
 
   // A phone: the page is the screen's width, and the y axes are wide enough for their labels.
-  const phone = await browser.newPage()
+  // The same tab at the phone's size, loaded again: a page of its own would start a renderer of
+  // its own (~1 CPU-s on this host).
+  const phone = page
   await phone.setViewportSize({ width: 390, height: 844 })
   await phone.goto(`${gw.url}/console`)
   await phone.locator('figure#live-latency canvas').waitFor()

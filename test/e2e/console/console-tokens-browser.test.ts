@@ -201,10 +201,10 @@ test('key limits (create, edit, refused above the plan), costs in the log and ov
   await metered.waitFor()
   expect(await metered.textContent()).toContain('50,000')
   expect(await metered.textContent()).toContain('$10.00/month')
-  await page.close()
 
   // The key holder's page: the key's own budget (it leaves less than the plan's) and today's cost.
-  const me = await browser.newPage()
+  // In the same tab: a page of its own would start a renderer of its own (~1 CPU-s on this host).
+  const me = page
   await me.goto(`${gw.url}/console/me`)
   await me.getByLabel('API key').fill(secret)
   await me.getByRole('button', { name: 'Sign in' }).click()
