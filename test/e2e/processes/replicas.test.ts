@@ -1,8 +1,11 @@
 /**
- * Three `switchyard serve` processes (separate replicas, different ports) on one PostgreSQL,
- * with and without Redis: limits stay exact, a SIGKILLed replica loses no admitted request,
- * a key disabled through the CLI is refused everywhere within a second, and a Redis outage
- * fails closed.
+ * Three replicas (different ports) on one PostgreSQL, with and without Redis: limits stay exact,
+ * a SIGKILLed replica loses no admitted request, a key disabled through the CLI is refused
+ * everywhere within a second, and a Redis outage fails closed. The first replica is a `switchyard
+ * serve` process (the one the kill test kills); the other two are gateways in this process, each
+ * with its own store connections, limiter, auth cache and recorder: what a replica shares with
+ * another is the store, as in production, and every burst still spans two processes. (A `serve`
+ * costs 1.5–2 s of CPU to start on a loaded machine: four of them were most of this file's.)
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient, SQL } from 'bun'
@@ -11,7 +14,7 @@ import { adminPost } from '../../support/admin-api.ts'
 import { BUN, cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { engines, skipWithout, startRedis, type TestRedis } from '../../support/engines.ts'
-import { startGateway } from '../../support/gateway.ts'
+import { startGateway, type TestGateway } from '../../support/gateway.ts'
 import { mainBundle } from '../../support/main-bundle.ts'
 import { type ServeProcess, spawnServe, UNSUPERVISED, writeConfig } from '../../support/process.ts'
 import { type SharedPostgres, sharedPostgres } from '../../support/shared-engines.ts'
@@ -24,18 +27,26 @@ const VARIANTS = [
   { name: 'PostgreSQL + Redis', redis: true, skip: skipRedis },
 ] as const
 
-/** A variant's database (migrated by `migrate`), the CLI's config arguments and its three replicas. */
+/** A replica: its URL (a `serve` process, or a gateway in this process). */
+type Replica = { url: string }
+
+/**
+ * A variant's database (migrated by `migrate`), the CLI's config arguments and its three replicas:
+ * the `serve` process first, then the two in-process gateways (`local`).
+ */
 interface Replicas {
   url: string
   base: string[]
-  replicas: ServeProcess[]
+  replicas: Replica[]
+  serve: ServeProcess
+  local: TestGateway[]
 }
 
 // The run's PostgreSQL (empty databases of this file's own, dropped when it ends: the replicas
 // migrate them); a Redis of the file's own, since tests kill and restart it.
 let pg: SharedPostgres | null = null
 let redis: TestRedis | null = null
-/** Both variants' replicas, started at once (six processes side by side, not three and three). */
+/** Both variants' replicas, started at once (side by side, not three and three). */
 const started = new Map<string, Replicas>()
 /** The database `limits.on_unavailable: allow` serves from, migrated beside the replicas' starts. */
 let lenientUrl = ''
@@ -62,7 +73,7 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(async () => {
   // Whatever a failed start left (a variant's describe stops its own after its tests).
-  for (const { replicas } of started.values()) for (const r of replicas) await r.kill('SIGKILL')
+  for (const r of started.values()) await stopReplicas(r)
   await redis?.stop()
   await pg?.release()
 })
@@ -86,10 +97,20 @@ async function startReplicas(withRedis: boolean): Promise<Replicas> {
   expect(migrated.code).toBe(0)
   const every = Array.from({ length: PG_LATEST_VERSION }, (_, i) => i + 1)
   expect(migrated.json()).toMatchObject({ engine: 'postgres', applied: every })
-  const replicas = await Promise.all(
-    [0, 1, 2].map(() => spawnServe(['--port', '0', ...base], { env: UNSUPERVISED })),
-  )
-  return { url, base, replicas }
+  const [serve, local] = await Promise.all([
+    spawnServe(['--port', '0', ...base], { env: UNSUPERVISED }),
+    Promise.all(
+      [0, 1].map(() =>
+        startGateway({ doc, backend: { databaseUrl: url, ...(withRedis ? { redisUrl: redis!.url } : {}) } }),
+      ),
+    ),
+  ])
+  return { url, base, replicas: [serve, ...local], serve, local }
+}
+
+async function stopReplicas(r: Replicas): Promise<void> {
+  await r.serve.kill('SIGKILL')
+  for (const g of r.local.splice(0)) await g.stop()
 }
 
 const count = (xs: Array<{ status: number }>, s: number) => xs.filter((x) => x.status === s).length
@@ -108,7 +129,7 @@ interface Answer {
   body: any
 }
 
-async function chat(replicas: ServeProcess[], i: number, key: string, rid = `rid-${crypto.randomUUID()}`) {
+async function chat(replicas: Replica[], i: number, key: string, rid = `rid-${crypto.randomUUID()}`) {
   const replica = i % replicas.length
   const r = await fetch(`${replicas[replica]!.url}/v1/chat/completions`, {
     method: 'POST',
@@ -129,22 +150,24 @@ async function chat(replicas: ServeProcess[], i: number, key: string, rid = `rid
   } as Answer
 }
 
-const burst = (replicas: ServeProcess[], key: string, n: number) =>
+const burst = (replicas: Replica[], key: string, n: number) =>
   Promise.all(Array.from({ length: n }, (_, i) => chat(replicas, i, key)))
 
 for (const variant of VARIANTS) {
   describe.skipIf(variant.skip)(`three replicas on ${variant.name}`, () => {
     let url = ''
     let base: string[] = []
-    const replicas: ServeProcess[] = []
+    const replicas: Replica[] = []
+    let mine: Replicas | undefined
 
     beforeAll(() => {
-      ;({ url, base } = started.get(variant.name)!)
-      replicas.push(...started.get(variant.name)!.replicas)
+      mine = started.get(variant.name)!
+      ;({ url, base } = mine)
+      replicas.push(...mine.replicas)
     })
     afterAll(async () => {
       started.delete(variant.name)
-      for (const r of replicas) await r.kill('SIGKILL')
+      if (mine) await stopReplicas(mine)
     })
 
     /** Through the admin API of the last replica (the kill test kills the first): a request, not two CLI processes. */
@@ -282,7 +305,7 @@ for (const variant of VARIANTS) {
       for (const i of [0, 1, 2]) await chat(replicas, i, warm.key)
       const { key } = await keyFor('killed', 'rpm40')
       const answers: Answer[] = []
-      const victim = replicas[0]!
+      const victim = mine!.serve
       const inflight = Array.from({ length: 120 }, (_, i) =>
         Bun.sleep(i * 4)
           .then(() => chat(replicas, i, key))
