@@ -147,9 +147,10 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
   const replicas = backend.name === 'sqlite' ? '`serve --workers 2`' : 'three replicas'
   /**
    * The tests share one upstream, one store and its replicas, started by the first of them and
-   * stopped after the file (the kill -9 test, last, kills the `serve`): each test on accounts of its own, and what the upstream
-   * billed counted from its start (billedSince). Starting them per test (an upstream, 1–3 serves
-   * and the CLI processes that made the accounts) was most of these tests' wall time.
+   * stopped after the file (the kill -9 test, last, kills the `serve`): each test on accounts of
+   * its own, and what the upstream billed counted from its start (billedSince). Starting them per
+   * test (an upstream, 1–3 serves and the CLI processes that made the accounts) was most of these
+   * tests' wall time.
    * SQLite: one `serve --workers 2`; the shared backends: one `serve` and two gateways in this
    * process. Each `serve` without its supervisor (UNSUPERVISED): one Bun process a gateway, not
    * two started one after the other (~1 s less a spawn at load 15); these tests count admissions
@@ -374,12 +375,12 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       const [requests, tokens] = await used(store, [RPM, TPM], 'acct')
       expect(requests).toBe(seen)
       expect(tokens).toBeGreaterThan(0)
-      // A gateway started after (in this process) sweeps what nobody settled, within the bound: 1.1 × the TTL after
-      // admission — or, started later than that (a loaded machine), its first sweep, a tenth of
-      // the TTL after it is up. Then nothing is left for a sweep to settle. Waited for until the
-      // token row holds nothing in flight (the sweep done: read, not swept, from here), at most
-      // until the bound and a second: the check below is the same either way, but most runs need
-      // not sleep out the second of slack.
+      // A gateway started after (in this process) sweeps what nobody settled, within the bound:
+      // 1.1 × the TTL after admission — or, started later than that (a loaded machine), its first
+      // sweep, a tenth of the TTL after it is up. Then nothing is left for a sweep to settle.
+      // Waited for until the token row holds nothing in flight (the sweep done: read, not swept,
+      // from here), at most until the bound and a second: the check below is the same either way,
+      // but most runs need not sleep out the second of slack.
       gateways.push(await config.inProcess())
       const due = Math.max(killedAt + 1.1 * TTL_S * 1000, Date.now() + TTL_S * 100) + 1_000
       const view = await store()

@@ -39,8 +39,8 @@ const PLANS = {
 }
 
 /**
- * A gateway (`--workers 2` on SQLite, two replicas elsewhere: a `serve` and one in this process) in front of an upstream with two
- * models at a 32,000-token maximum: `bill/m` answers 500 tokens, `bill/long` 20,000 (each capped at
+ * A gateway (`--workers 2` on SQLite, two replicas elsewhere: a `serve` and one in this process)
+ * in front of an upstream with two models at a 32,000-token maximum: `bill/m` answers 500 tokens, `bill/long` 20,000 (each capped at
  * what it is sent), 40 tokens a chunk every 4 ms. A key on each plan. (Ten tokens a chunk made
  * the two long answers ~1,000 events for the gateway to relay and count; the second is admitted
  * 2–20 ms after the first's head at load 15–20, where the first needs 100 chunks, 0.4 s at the

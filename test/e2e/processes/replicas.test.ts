@@ -1,11 +1,10 @@
 /**
  * Three replicas (different ports) on one PostgreSQL, with and without Redis: limits stay exact,
  * a SIGKILLed replica loses no admitted request, a key disabled through the CLI is refused
- * everywhere within a second, and a Redis outage fails closed. The first replica is a `switchyard
- * serve` process (the one the kill test kills); the other two are gateways in this process, each
- * with its own store connections, limiter, auth cache and recorder: what a replica shares with
- * another is the store, as in production, and every burst still spans two processes. (A `serve`
- * costs 1.5–2 s of CPU to start on a loaded machine: four of them were most of this file's.)
+ * everywhere within a second, and a Redis outage fails closed. One replica is a `serve` process
+ * (the kill test kills it), two are gateways in this process with their own store connections,
+ * limiter, auth cache and recorder (a replica shares only the store with another): every burst
+ * spans two processes, for two `serve` starts (~1.5 s of CPU each on a loaded machine) less.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient, SQL } from 'bun'
@@ -27,13 +26,10 @@ const VARIANTS = [
   { name: 'PostgreSQL + Redis', redis: true, skip: skipRedis },
 ] as const
 
-/** A replica: its URL (a `serve` process, or a gateway in this process). */
+/** A replica: a `serve` process or a gateway in this process. */
 type Replica = { url: string }
 
-/**
- * A variant's database (migrated by `migrate`), the CLI's config arguments and its three replicas:
- * the `serve` process first, then the two in-process gateways (`local`).
- */
+/** A variant's database (migrated by `migrate`), the CLI's config arguments, its three replicas (`serve`'s first). */
 interface Replicas {
   url: string
   base: string[]
@@ -97,13 +93,10 @@ async function startReplicas(withRedis: boolean): Promise<Replicas> {
   expect(migrated.code).toBe(0)
   const every = Array.from({ length: PG_LATEST_VERSION }, (_, i) => i + 1)
   expect(migrated.json()).toMatchObject({ engine: 'postgres', applied: every })
+  const backend = { databaseUrl: url, ...(withRedis ? { redisUrl: redis!.url } : {}) }
   const [serve, local] = await Promise.all([
     spawnServe(['--port', '0', ...base], { env: UNSUPERVISED }),
-    Promise.all(
-      [0, 1].map(() =>
-        startGateway({ doc, backend: { databaseUrl: url, ...(withRedis ? { redisUrl: redis!.url } : {}) } }),
-      ),
-    ),
+    Promise.all([0, 1].map(() => startGateway({ doc, backend }))),
   ])
   return { url, base, replicas: [serve, ...local], serve, local }
 }
