@@ -60,7 +60,9 @@ async function setup(urls: BackendUrls) {
   const providers = (base.providers as Array<Record<string, any>>).map((p) => {
     if (p.prefix !== 'bill') return p
     const model = { ...p.models[0], max_output_tokens: MODEL_MAX }
-    return { ...p, models: [model, { ...model, name: 'long' }] }
+    // Retries and the circuit as `serve` has them by default, named so that the in-process replica
+    // keeps them too (startGateway otherwise turns both off).
+    return { ...p, models: [model, { ...model, name: 'long' }], retry: {}, circuit: {} }
   })
   const doc = backendDoc(
     { ...base, providers, database: { path: join(dir, 'shared.db') }, usage: { flush_ms: 25 } },
