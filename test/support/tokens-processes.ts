@@ -18,13 +18,12 @@
  * ~4 s of CPU, so as one file they were the suite's long pole (156 s, the run's floor under
  * `--parallel`); as three, three workers run them side by side. The bursts and the fill share one
  * upstream and one set of replicas (each test on accounts of its own). A `serve` costs ~1–2 s of
- * CPU to start on a loaded machine, the most these files spend: on the shared backends the three
- * replicas are one `serve` process and two gateways in this process (each its own store
- * connections, limiter and recorder: what a replica shares with another is the store, as in
- * production), so every burst and the fill still span two processes; on SQLite they are
- * `serve --workers 2` (two processes on one file). The kill -9 test, last, kills that `serve` (the
- * in-process replicas stopped first), and the gateway started after it, whose sweep the test
- * times, is one in this process: the sweep is `startServer`'s either way.
+ * CPU to start on a loaded machine, the most these files spend, so the kill -9 test, last, kills
+ * the first of them (the others stopped first: they would sweep what it leaves) rather than a
+ * `serve` of its own on a store of its own, and the gateway started after it, whose sweep the test
+ * times, runs in this process (the sweep is `startServer`'s either way). The replicas stay
+ * processes: gateways in this process, which also sends the bursts and answers as the upstream,
+ * answered 503s to the bursts under load 19 (`--parallel=3` beside other engineers' suites).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
@@ -88,8 +87,8 @@ function configFor(urls: BackendUrls, upstreamUrl: string, slowUrl: string) {
   const providers = tokens.providers as Provider[]
   const bill = providers.find((p) => p.prefix === 'bill')!
   bill.models.push({ ...bill.models[0]!, name: SHORT.slice('bill/'.length) })
-  // Retries and the circuit as `serve` has them by default, named so that the in-process replicas
-  // keep them too (startGateway otherwise turns both off).
+  // Retries and the circuit as `serve` has them by default, named so that a gateway in this
+  // process has them too (startGateway otherwise turns both off).
   Object.assign(bill, { retry: {}, circuit: {} })
   providers.push({ ...bill, prefix: SLOW.split('/')[0]!, base_url: slowUrl, models: [bill.models[0]!] })
   const dbPath = join(dir, 'shared.db')
@@ -154,8 +153,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
    * its own, and what the upstream billed counted from its start (billedSince). Starting them per
    * test (an upstream, 1–3 serves and the CLI processes that made the accounts) was most of these
    * tests' wall time.
-   * SQLite: one `serve --workers 2`; the shared backends: one `serve` and two gateways in this
-   * process. Each `serve` without its supervisor (UNSUPERVISED): one Bun process a gateway, not
+   * SQLite: one `serve --workers 2`; the shared backends: three replicas. Each `serve` without its supervisor (UNSUPERVISED): one Bun process a gateway, not
    * two started one after the other (~1 s less a spawn at load 15); these tests count admissions
    * across processes, and the supervisor serves none (signals.test.ts and workers-supervision.test.ts
    * test it). `urls`: every replica's, the spawned process's first.
@@ -164,7 +162,6 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     | Promise<{
         upstream: BillingUpstream
         procs: ServeProcess[]
-        local: TestGateway[]
         urls: string[]
         config: ReturnType<typeof configFor>
       }>
@@ -187,23 +184,21 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
         const procs = [
           await spawnServe(['--workers', '2', '--port', '0', ...config.base], { env: UNSUPERVISED }),
         ]
-        return { upstream: up, procs, local: [], urls: procs.map((p) => p.url), config }
+        return { upstream: up, procs, urls: procs.map((p) => p.url), config }
       }
-      const [procs, local] = await Promise.all([
-        Promise.all([spawnServe(['--port', '0', ...config.base], { env: UNSUPERVISED })]),
-        Promise.all([0, 1].map(() => config.inProcess())),
-      ])
-      return { upstream: up, procs, local, urls: [...procs, ...local].map((r) => r.url), config }
+      const procs = await Promise.all(
+        [0, 1, 2].map(() => spawnServe(['--port', '0', ...config.base], { env: UNSUPERVISED })),
+      )
+      return { upstream: up, procs, urls: procs.map((p) => p.url), config }
     })()
     return bed
   }
-  /** Stops the in-process replicas, and with `all` the spawned ones and the upstream too. */
+  /** Stops every replica but the first `serve` (the kill -9 test's); with `all`, it and the upstream too. */
   const stopShared = async (all: boolean) => {
     const b = await bed?.catch(() => undefined)
-    for (const g of b?.local.splice(0) ?? []) await g.stop()
+    for (const p of b?.procs.slice(all ? 0 : 1) ?? []) await p.kill('SIGKILL')
     if (!all) return
     bed = undefined
-    for (const p of b?.procs ?? []) await p.kill('SIGKILL')
     await b?.upstream.stop()
   }
   afterAll(async () => {
@@ -347,8 +342,8 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })
 
     test('kill -9 mid-burst: no admission lost; the reservations nobody settled are settled (to themselves) within the bound', async () => {
-      // The shared `serve` (on SQLite `--workers 2`: both its processes) is killed, alone on its
-      // store by then: the in-process replicas are stopped first (they would sweep what it leaves).
+      // The first shared `serve` (on SQLite `--workers 2`: both its processes) is killed, alone on
+      // its store by then: the other replicas are stopped first (they would sweep what it leaves).
       const { procs, config } = await shared()
       await stopShared(false)
       const p = procs[0]!
