@@ -44,6 +44,9 @@ export async function startGatedUpstream(): Promise<GatedUpstream> {
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
+    // Held streams are idle until the test opens the gate: Bun's default (10 s) would end them
+    // on a loaded machine, and the gateway's open streams with them (a CI run saw it).
+    idleTimeout: 0,
     async fetch(request) {
       const body = (await request.json()) as { model: string; stream?: boolean }
       const model = body.model
