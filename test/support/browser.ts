@@ -49,7 +49,7 @@ export function sharedChromium(skipped: string): {
 } {
   const opened = new Set<any>()
   let told = false
-  let shared: Promise<any | null> | undefined
+  let fileTab: Promise<any | null> | undefined
   afterAll(async () => {
     await Promise.all([...opened].map((c) => c.close().catch(() => {})))
     if (ISOLATED && shared) await (await shared.catch(() => null))?.close().catch(() => {})
@@ -75,8 +75,8 @@ export function sharedChromium(skipped: string): {
      * host, the browser's side included (2026-11-30). Null, as `context()`, without Chromium.
      */
     async tab() {
-      shared ??= this.context().then((c) => c?.newPage() ?? null)
-      const page = await shared
+      fileTab ??= this.context().then((c) => c?.newPage() ?? null)
+      const page = await fileTab
       if (!page) return null
       await page.context().clearCookies()
       await page.setViewportSize({ width: 1280, height: 860 })
