@@ -14,7 +14,7 @@ import { GatewayError } from '../util/errors.ts'
 import { flagString, type Parsed } from './args.ts'
 import { checkCommand, type Io, intSetting, loadConfig } from './context.ts'
 
-/** A reload reads a file and builds the config's parts (ms); every worker's too; the tokenizer's first load ~1 s. */
+/** A reload reads a file and builds the config's parts (ms), every worker's too; the rest is margin. */
 const ANSWER_TIMEOUT_MS = 30_000
 
 export async function reloadCommand(p: Parsed, io: Io): Promise<number> {

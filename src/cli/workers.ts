@@ -41,7 +41,7 @@ type ToPrimary =
 const COLLECT_TIMEOUT_MS = 1_000
 /**
  * A process that has not reloaded within this is reported as `no answer` (a reload reads a file
- * and builds the config's parts: milliseconds; the tokenizer's first load, about a second).
+ * and builds the config's parts: milliseconds; the rest is margin for a loaded machine).
  */
 const RELOAD_TIMEOUT_MS = 10_000
 /** A worker that ran this long was not crash-looping: the next restart waits the first delay again. */

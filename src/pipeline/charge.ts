@@ -171,8 +171,8 @@ export function planCharge(
     return noCharge(requested, surchargeOf(body, reached, false), choices, modelMax)
   const counted = inputTokenBound(body, reached.map(inputTarget))
   const shape = { auth, body, reached, inputParam, requested, choices, cap, limited, modelMax }
-  // A promise only while the encoding loads or a text is long (over estimate-tokens' YIELD_CHARS, shaped before or
-  // not: an agent's resent prefix still takes this turn); no turn otherwise.
+  // A promise only when a text is long (over text-bound's YIELD_CHARS, shaped before or not: an
+  // agent's resent prefix still takes this turn); no turn otherwise.
   return counted instanceof Promise ? boundedLater(shape, counted) : bounded(shape, counted)
 }
 

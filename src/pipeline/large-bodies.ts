@@ -18,10 +18,11 @@
  * (`setImmediate`), once for all the requests that ended in this one, when their texts are no
  * longer on a stack. (The buffer a body was read into is not counted: it is detached once decoded
  * (`body.ts`), and its memory is taken again by the next allocation, measured — only the process's
- * RSS does not show it given back.) The price is CPU: a collection takes 10–25 ms with the
- * tokenizer's tables loaded (a loaded 2-core machine), one per `COLLECT_MIN` of bodies at the
- * least, as many as when reads were counted. Bodies under `LARGE_BODY` are not counted: they die
- * young, and normal traffic never pays.
+ * RSS does not show it given back.) The price is CPU: a collection took 10–25 ms when the old
+ * tokenizer's strings were on the heap to mark (a loaded 2-core machine); o200k's typed-array
+ * table adds next to nothing (a bare process's full collection: ~1 ms). One per `COLLECT_MIN` of
+ * bodies at the least, as many as when reads were counted. Bodies under `LARGE_BODY` are not
+ * counted: they die young, and normal traffic never pays.
  *
  * @example
  * const bodies = new LargeBodies()

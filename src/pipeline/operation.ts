@@ -14,7 +14,7 @@
  * const checked = op.check(req)
  * const routes = op.routes(req, checked, fallbacks)
  * // … charge, admit …
- * return callWithAttempts({ ...run, ...(await op.attempt(req, routes, admitted)) })
+ * return callWithAttempts({ ...run, ...op.attempt(req, routes, admitted) })
  */
 import type { Auth } from '../auth/authenticate.ts'
 import type { CatalogueEntry } from '../catalogue/entry.ts'
@@ -88,7 +88,7 @@ export interface AdmittedOperation<View, S extends Surface<View>, Checked, R ext
   /** The body the charge reads (the output cap asked, the input to bound). */
   charged(req: Prepared<View, S>): unknown
   /** After admission: the routes as sent (with the output cap), one attempt on a route, the rescue. */
-  attempt(req: Prepared<View, S>, routes: R[], admitted: Admitted): Attempts<R> | Promise<Attempts<R>>
+  attempt(req: Prepared<View, S>, routes: R[], admitted: Admitted): Attempts<R>
 }
 
 export type PipelineOperation = UnadmittedOperation<any, any> | AdmittedOperation<any, any, any, any>

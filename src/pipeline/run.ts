@@ -223,9 +223,7 @@ export class Pipeline {
     const answered: Answered = { entry, attempts: 0 }
     const finish = finisher(req, admit, charging.surcharge, now, answered, restoreIdle)
     ex.deferred = decoded.stream
-    const made = op.attempt(req, routes, { reservation, charging, capped, finish, answered })
-    // Only a metered chat request waits here (its tokenizer's tables, loaded once).
-    const attempts = made instanceof Promise ? await made : made
+    const attempts = op.attempt(req, routes, { reservation, charging, capped, finish, answered })
     return callWithAttempts({
       deps,
       request,
