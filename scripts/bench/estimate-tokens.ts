@@ -18,7 +18,6 @@ import { join } from 'node:path'
 import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base'
 import { type InputTarget, inputTokenBound } from '../../src/limits/estimate-tokens.ts'
-import { o200kCounter } from '../../src/limits/o200k.ts'
 import { type Family, shapeBound, textShape } from '../../src/limits/text-bound.ts'
 import { estimateTokens, requestTextChars } from '../../src/usage/estimate.ts'
 import { reportedSamples, syntheticSamples } from '../../test/support/token-corpus.ts'
@@ -129,7 +128,6 @@ async function ratios(tokenizers: Record<string, Count>) {
     string,
     Record<string, number>
   >
-  await o200kCounter()
   const billers: Record<Family, string[]> = {
     o200k: ['o200k'],
     claude: ['claude'],
@@ -201,7 +199,6 @@ function hostileBodies(size: number): [string, string][] {
 }
 
 async function cost() {
-  await o200kCounter()
   const SIZE = 64 * 1024
   const kinds = syntheticSamples(SIZE / 2)
     .filter((s) =>

@@ -20,7 +20,7 @@ import {
 import { syntheticSamples } from '../support/token-corpus.ts'
 import pinned from '../support/token-corpus-counts.json'
 
-const count = await o200kCounter()
+const count = o200kCounter()
 const counts = pinned as Record<string, Record<string, number>>
 /** Whom each family's bound must cover: the provider's tokenizer, or every one measured. */
 const BILLERS: Record<Exclude<Family, 'o200k'>, string[]> = {

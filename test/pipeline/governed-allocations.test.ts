@@ -1,8 +1,9 @@
 /**
  * Issues 41 and 46 (what a governed request does beyond a plain one): steps on the path of a key
  * with token or money limits that made promises, lists or closures a synchronous path does not
- * need — the chat attempt waiting on the tokenizer's tables already loaded, each allowance
- * starting their load again, a list of field names and an empty tool-call list made per event —
+ * need — the chat attempt waiting on the tokenizer's tables (loaded asynchronously then), each
+ * allowance starting their load again, a list of field names and an empty tool-call list made per
+ * event —
  * and what the plan's rows say worked out per request. Counted with JSC's cell counts, and shapes
  * of results: no timing. The count itself is unchanged (the whitespace carried is `\s`'s, unit by
  * unit).
@@ -20,7 +21,7 @@ import { ChunkGate, choiceText } from '../../src/pipeline/output-cut.ts'
 const N = 200
 const cells = (type: string) => heapStats().objectTypeCounts[type] ?? 0
 
-test("a metered chat attempt, the tokenizer's tables loaded, is made without a promise", () => {
+test('a metered chat attempt is made without a promise', () => {
   const charging = {
     charge: { rows: [{ resource: 'tokens', window: 'minute', scope: 'account', capacity: 10_000 }] },
     requested: 64,
@@ -40,18 +41,18 @@ test("a metered chat attempt, the tokenizer's tables loaded, is made without a p
     [],
     { reservation, charging, capped: null, finish: () => {}, answered: {} } as never,
   )
-  // Main: `prepareOutputCount().then(…)` on every metered request, an await and a turn in run.ts.
+  // Before: `prepareOutputCount().then(…)` on every metered request, an await and a turn in run.ts.
   expect(made).not.toBeInstanceOf(Promise)
   expect(made).toMatchObject({ routes: [] })
 })
 
-test('an allowance, once the tables have loaded, starts no promise', () => {
+test('an allowance starts no promise', () => {
   for (let i = 0; i < 5; i++) new OutputAllowance(64, 'openai')
   Bun.gc(true)
   const before = cells('Promise')
   const kept: OutputAllowance[] = []
   for (let i = 0; i < N; i++) kept.push(new OutputAllowance(64, 'openai'))
-  // Main: an async call (its promise) per allowance (≥ N).
+  // Before: an async call (its promise) per allowance (≥ N).
   expect(cells('Promise') - before).toBeLessThan(N / 2)
   expect(kept[N - 1]!.limit).toBe(64)
 })

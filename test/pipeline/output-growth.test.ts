@@ -22,9 +22,9 @@ import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
 const T0 = Date.parse('2026-03-11T10:00:00Z')
 const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', capacity: 10_000 }
 
-/** Ten tokens on o200k, once its tables have loaded (before, a token a byte: 60). */
+/** Ten tokens on o200k, from the first count (before, until its tables had loaded, a token a byte: 60). */
 const TEN = ' hello'.repeat(10)
-beforeAll(async () => {
+beforeAll(() => {
   expect(outputTokenCount(TEN, 'openai')).toBe(10)
 })
 

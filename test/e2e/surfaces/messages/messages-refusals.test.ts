@@ -198,8 +198,7 @@ describe('count_tokens', () => {
     const b = ((await big.json()) as { input_tokens: number }).input_tokens
     expect(a).toBeGreaterThan(3)
     expect(b).toBeGreaterThan(a + 15)
-    // The first call loads the tokenizer's tables (megabytes of JS): slow on a loaded machine.
-  }, 30_000)
+  })
 
   test('needs a valid key; bad bodies are 400 in Anthropic shape', async () => {
     await expectAnthropicError(
