@@ -152,17 +152,15 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
    * stopped after the file (the kill -9 test, last, kills the `serve`): each test on accounts of
    * its own, and what the upstream billed counted from its start (billedSince). Starting them per
    * test (an upstream, 1–3 serves and the CLI processes that made the accounts) was most of these
-   * tests' wall time.
-   * SQLite: one `serve --workers 2`; the shared backends: three replicas. Each `serve` without its supervisor (UNSUPERVISED): one Bun process a gateway, not
-   * two started one after the other (~1 s less a spawn at load 15); these tests count admissions
-   * across processes, and the supervisor serves none (signals.test.ts and workers-supervision.test.ts
-   * test it). `urls`: every replica's, the spawned process's first.
+   * tests' wall time. SQLite: one `serve --workers 2`; the shared backends: three replicas. Each
+   * `serve` without its supervisor (UNSUPERVISED): one Bun process a gateway, not two started one
+   * after the other (~1 s less a spawn at load 15); these tests count admissions across processes,
+   * and the supervisor serves none (signals.test.ts and workers-supervision.test.ts test it).
    */
   let bed:
     | Promise<{
         upstream: BillingUpstream
         procs: ServeProcess[]
-        urls: string[]
         config: ReturnType<typeof configFor>
       }>
     | undefined
@@ -180,16 +178,13 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
         answerFor: (model) => (`bill/${model}` === SHORT ? SHORT_ANSWER : undefined),
       })
       const config = configFor(urls, up.url, slowUrl)
-      if (backend.name === 'sqlite') {
-        const procs = [
-          await spawnServe(['--workers', '2', '--port', '0', ...config.base], { env: UNSUPERVISED }),
-        ]
-        return { upstream: up, procs, urls: procs.map((p) => p.url), config }
-      }
+      const args = ['--port', '0', ...config.base]
       const procs = await Promise.all(
-        [0, 1, 2].map(() => spawnServe(['--port', '0', ...config.base], { env: UNSUPERVISED })),
+        (backend.name === 'sqlite' ? [['--workers', '2', ...args]] : [args, args, args]).map((a) =>
+          spawnServe(a, { env: UNSUPERVISED }),
+        ),
       )
-      return { upstream: up, procs, urls: procs.map((p) => p.url), config }
+      return { upstream: up, procs, config }
     })()
     return bed
   }
@@ -222,9 +217,10 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
       const {
         upstream: up,
-        urls,
+        procs,
         config: { store },
       } = await shared()
+      const urls = procs.map((p) => p.url)
       const key = await accountKey(urls[0]!, 'burst-tpm', 'metered')
       const billed = billedSince(up)
       const res = await burst(urls, key, SHORT)
@@ -254,9 +250,10 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     test(`${replicas}: a burst of 40 on a $0.01 budget at $0.0025 a request → exactly 4 served, the rest 402`, async () => {
       const {
         upstream: up,
-        urls,
+        procs,
         config: { store },
       } = await shared()
+      const urls = procs.map((p) => p.url)
       const key = await accountKey(urls[0]!, 'burst-budget', 'budget')
       const billed = billedSince(up)
       const res = await burst(urls, key, 'bill/m')
@@ -276,9 +273,10 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
       // answers short of the cap); each request goes to the next process, so the fill spans them all.
       const {
         upstream: up,
-        urls,
+        procs,
         config: { store },
       } = await shared()
+      const urls = procs.map((p) => p.url)
       const key = await accountKey(urls[0]!, 'fill-budget', 'budget')
       const tpmKey = await accountKey(urls[0]!, 'fill-tpm', 'metered')
       // One reservation: the input bound (the body's bytes; the largest of the three surfaces')

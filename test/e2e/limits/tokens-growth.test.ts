@@ -40,13 +40,14 @@ const PLANS = {
 
 /**
  * A gateway (`--workers 2` on SQLite, two replicas elsewhere: a `serve` and one in this process)
- * in front of an upstream with two models at a 32,000-token maximum: `bill/m` answers 500 tokens, `bill/long` 20,000 (each capped at
- * what it is sent), 40 tokens a chunk every 4 ms. A key on each plan. (Ten tokens a chunk made
- * the two long answers ~1,000 events for the gateway to relay and count; the second is admitted
- * 2–20 ms after the first's head at load 15–20, where the first needs 100 chunks, 0.4 s at the
- * least, to use its first slice. A chunk stays within the allowance's CHUNK_MARGIN (64), so the
- * chunk that crosses the line still fits what is held; with growth disabled the two answers relay
- * 8,080 words, short of the 8,192 the test asks for, and all three backends fail.)
+ * in front of an upstream with two models at a 32,000-token maximum: `bill/m` answers 500
+ * tokens, `bill/long` 20,000 (each capped at what it is sent), 40 tokens a chunk every 4 ms. A key
+ * on each plan. (Ten tokens a chunk made the two long answers ~1,000 events for the gateway to
+ * relay and count; the second is admitted 2–20 ms after the first's head at load 15–20, where the
+ * first needs 100 chunks, 0.4 s at the least, to use its first slice. A chunk stays within the
+ * allowance's CHUNK_MARGIN (64), so the chunk that crosses the line still fits what is held; with
+ * growth disabled the two answers relay 8,080 words, short of the 8,192 the test asks for, and all
+ * three backends fail.)
  */
 async function setup(urls: BackendUrls) {
   upstream = await startBillingUpstream({
