@@ -2,7 +2,8 @@
  * `bun scripts/o200k-table.ts`: writes src/limits/o200k.bin, the o200k table the gateway counts
  * with (its layout: src/limits/o200k-bpe.ts), from gpt-tokenizer's own ranks (a devDependency:
  * the product does not load it). test/limits/o200k-bpe.test.ts checks the committed file is
- * what this writes.
+ * what this writes, and that its `Bun.hash` is `TABLE_HASH` (o200k-bpe.ts refuses a file of another
+ * hash): after a change here, put the hash this prints there.
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -35,5 +36,7 @@ if (import.meta.main) {
   const out = join(import.meta.dir, '../src/limits/o200k.bin')
   const file = tableFile(bpe)
   writeFileSync(out, file)
-  console.log(`wrote ${out}: ${bpe.length} ranks, ${file.length} bytes`)
+  console.log(
+    `wrote ${out}: ${bpe.length} ranks, ${file.length} bytes, TABLE_HASH = 0x${Bun.hash(file).toString(16)}n`,
+  )
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the compiled binary as a new operator would, from an empty directory holding only it:
 # --version, per-command --help, init (the starter config), config check, accounts/keys via its
-# own CLI, serve, /healthz, /v1/usage and a completion, the CLI from another folder with
-# --config, the console (its page and assets come out of the binary; sign-in gives a session
+# own CLI, serve, /healthz, /v1/usage, a completion, a count_tokens (o200k's table), the CLI from
+# another folder with --config, the console (its page and assets come out of the binary; sign-in gives a session
 # cookie that reads the admin API), then SIGTERM → exit 0; and serve on a taken port → non-zero
 # exit within 5 s.
 set -euo pipefail
@@ -36,6 +36,12 @@ curl -fsS -H "Authorization: Bearer $key" "http://127.0.0.1:$port/v1/usage" | gr
 curl -fsS -H "Authorization: Bearer $key" -H 'content-type: application/json' \
   -d '{"model":"demo/echo","messages":[{"role":"user","content":"hello binary"}]}' \
   "http://127.0.0.1:$port/v1/chat/completions" | grep -q 'hello binary'
+# A count the gateway makes itself (the demo provider cannot count), with the o200k table inside
+# the binary: "user", "hello", " binary", 3 for the message and 3 for the reply.
+counted=$(curl -fsS -H "Authorization: Bearer $key" -H 'content-type: application/json' \
+  -d '{"model":"demo/echo","messages":[{"role":"user","content":"hello binary"}]}' \
+  "http://127.0.0.1:$port/v1/messages/count_tokens")
+echo "$counted" | grep -q '"input_tokens":9' || fail "count_tokens answered $counted"
 
 # The console, from inside the binary.
 base="http://127.0.0.1:$port"

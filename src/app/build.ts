@@ -10,6 +10,7 @@ import { type AuthInvalidatingStore, authInvalidating } from '../auth/invalidati
 import { AuthThrottle } from '../auth/throttle.ts'
 import { Catalogue } from '../catalogue/routing.ts'
 import type { Config } from '../config/index.ts'
+import { loadTable } from '../limits/o200k-bpe.ts'
 import { createAdapters } from '../providers/index.ts'
 import { Resilience } from '../providers/resilience/index.ts'
 import type { Deps } from '../server/deps.ts'
@@ -24,6 +25,10 @@ import { createLogger, type Logger } from '../util/log.ts'
 import { VERSION } from '../version.ts'
 
 export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; store?: Store } = {}): Deps {
+  // The o200k table (count_tokens on any plan, a token or money limit's counts), read and checked
+  // here, before the port opens (milliseconds): a bundle without it, or with a damaged one, fails
+  // at start with the file's name, not with a 500 on the first count.
+  loadTable()
   const clock = opts.clock ?? systemClock
   const log = opts.log ?? createLogger(config.logging.level)
   if (!opts.store && config.database.url)

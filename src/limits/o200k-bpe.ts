@@ -4,8 +4,8 @@
  * algorithm as gpt-tokenizer 3.4.0 runs it, with its ranks in typed arrays. gpt-tokenizer's own
  * table (199,998 JavaScript strings in a Map) took 0.8–1.7 s to load and made every full garbage
  * collection 16–58 ms slower for as long as the process lived; this one is one file
- * (`o200k.bin`, 4.3 MB, written by scripts/o200k-table.ts) read at the first count, with nothing
- * per token on the heap (docs/benchmarks/input-count.md).
+ * (`o200k.bin`, 4.3 MB, written by scripts/o200k-table.ts) read and checked at `serve` start (or
+ * at the first count), with nothing per token on the heap (docs/benchmarks/input-count.md).
  *
  * - The text is split with o200k's pre-tokenizer (tiktoken's pattern, as gpt-tokenizer writes it).
  * - A piece whose UTF-8 bytes are a token counts 1; any other is merged pair by pair, the pair of
@@ -54,26 +54,62 @@ export const PIECE = new RegExp(
  */
 export const MAGIC = 0x4f324b32
 /** Every token's bytes, in rank order. */
-let tokenBytes = new Uint8Array(0)
+let tokenBytes: Uint8Array = new Uint8Array(0)
 /** Where each rank's bytes start in `tokenBytes` (and, one further, end). */
-let starts = new Uint32Array(0)
-let slots = new Int32Array(0)
+let starts: Uint32Array = new Uint32Array(0)
+let slots: Int32Array = new Int32Array(0)
 let mask = 0
 
-/** Reads the table, once (synchronous: a read of the file and four views of it). */
-function loadTable(): void {
+/**
+ * `Bun.hash` (wyhash) of the whole of `o200k.bin`, as scripts/o200k-table.ts prints it: a table
+ * changed by one byte would count wrong without a word, so a file of another hash is refused.
+ */
+export const TABLE_HASH = 0xb41013555e1a86b2n
+
+/**
+ * Reads the table, once: `buildDeps` calls it at start (app/build.ts), so a bundle without it
+ * fails there, not on a request.
+ */
+export function loadTable(): void {
   if (slots.length > 0) return
-  const read = readFileSync(tablePath)
+  const table = readTable(tablePath)
+  tokenBytes = table.tokenBytes
+  starts = table.starts
+  mask = table.slots.length - 1
+  slots = table.slots
+}
+
+/**
+ * The table in the file at `path` (synchronous: a read of the file, its hash, three views of it).
+ * A file that is not the table (missing, cut short, longer, changed) throws
+ * `<path>: not the o200k table (<why>)`.
+ */
+export function readTable(path: string): { tokenBytes: Uint8Array; starts: Uint32Array; slots: Int32Array } {
+  const refuse = (why: string) => new Error(`${path}: not the o200k table (${why})`)
+  let read: Buffer
+  try {
+    read = readFileSync(path)
+  } catch (err) {
+    throw refuse((err as NodeJS.ErrnoException).code ?? (err as Error).message)
+  }
+  if (read.length < 12) throw refuse(`${read.length} bytes, shorter than its header`)
   // A copy only if the read buffer is not 4-byte aligned (a view needs it to be).
   const file = read.byteOffset % 4 === 0 ? read : Uint8Array.from(read)
-  const [magic, ranks, size] = new Uint32Array(file.buffer, file.byteOffset, 3)
-  if (magic !== MAGIC || !ranks || !size) throw new Error(`${tablePath}: not an o200k table`)
-  const at = file.byteOffset + 12
-  starts = new Uint32Array(file.buffer, at, ranks + 1)
-  const slotsAt = at + 4 * (ranks + 1)
-  tokenBytes = new Uint8Array(file.buffer, slotsAt + 4 * size, starts[ranks])
-  mask = size - 1
-  slots = new Int32Array(file.buffer, slotsAt, size)
+  const [magic, ranks = 0, size = 0] = new Uint32Array(file.buffer, file.byteOffset, 3)
+  if (magic !== MAGIC || !ranks || !size) throw refuse('no O2K2 header')
+  const slotsAt = 12 + 4 * (ranks + 1)
+  const bytesAt = slotsAt + 4 * size
+  if (file.length < bytesAt) throw refuse(`${file.length} bytes, shorter than its header says`)
+  const starts = new Uint32Array(file.buffer, file.byteOffset + 12, ranks + 1)
+  const length = bytesAt + starts[ranks]!
+  if (file.length !== length) throw refuse(`${file.length} bytes, its header says ${length}`)
+  const hash = Bun.hash(file)
+  if (hash !== TABLE_HASH) throw refuse(`hash ${hash.toString(16)}, not ${TABLE_HASH.toString(16)}`)
+  return {
+    tokenBytes: new Uint8Array(file.buffer, file.byteOffset + bytesAt, starts[ranks]),
+    starts,
+    slots: new Int32Array(file.buffer, file.byteOffset + slotsAt, size),
+  }
 }
 
 /** FNV-1a of `b[from..to)`, its bits mixed (murmur3's finalizer) so the low ones index the table. */

@@ -5,14 +5,15 @@
  * tokens' text as text) on the token corpus, the recorded requests and responses, random Unicode
  * of every kind that splits or merges differently, and a seeded fuzz. Zero mismatches.
  */
-import { describe, expect, test } from 'bun:test'
-import { readdirSync, readFileSync } from 'node:fs'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import bpe from 'gpt-tokenizer/esm/bpeRanks/o200k_base'
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/esm/encodingParams/constants'
 import { tableFile } from '../../scripts/o200k-table.ts'
-import { bpeCount, PIECE } from '../../src/limits/o200k-bpe.ts'
+import { bpeCount, PIECE, readTable, TABLE_HASH } from '../../src/limits/o200k-bpe.ts'
 import { reportedSamples, syntheticSamples } from '../support/token-corpus.ts'
 
 const theirs = (text: string) => countTokens(text, { disallowedSpecial: new Set() })
@@ -45,6 +46,48 @@ test('the committed table is what scripts/o200k-table.ts writes from gpt-tokeniz
   const written = tableFile(bpe)
   expect(committed.length).toBe(written.length)
   expect(Buffer.compare(committed, written)).toBe(0)
+  expect(Bun.hash(written)).toBe(TABLE_HASH)
+})
+
+describe('a file that is not the table is refused by name, not read (a temp copy of it)', () => {
+  const table = readFileSync(join(import.meta.dir, '../../src/limits/o200k.bin'))
+  const dir = mkdtempSync(join(tmpdir(), 'o200k-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const refused = (name: string, bytes: Uint8Array | null, why: RegExp) => {
+    const path = join(dir, name)
+    if (bytes) writeFileSync(path, bytes)
+    let error: unknown
+    try {
+      readTable(path)
+    } catch (err) {
+      error = err
+    }
+    expect(error).toBeInstanceOf(Error)
+    expect((error as Error).name).toBe('Error')
+    expect((error as Error).message).toStartWith(`${path}: not the o200k table (`)
+    expect((error as Error).message).toMatch(why)
+  }
+
+  test('the copy itself is read', () => {
+    writeFileSync(join(dir, 'same.bin'), table)
+    expect(readTable(join(dir, 'same.bin')).slots.length).toBe(2 ** 19)
+  })
+  test('truncated', () => {
+    refused('short.bin', table.subarray(0, table.length - 1), /4294829 bytes, its header says 4294830/)
+    refused('half.bin', table.subarray(0, 1_000), /shorter than its header says/)
+    refused('header.bin', table.subarray(0, 5), /5 bytes, shorter than its header\)/)
+  })
+  test('one byte changed', () => {
+    for (const at of [20, 3_000_000, table.length - 1]) {
+      const changed = Buffer.from(table)
+      changed[at]! ^= 1
+      refused(`changed-${at}.bin`, changed, /hash [0-9a-f]+, not b41013555e1a86b2/)
+    }
+  })
+  test('trailing bytes', () => {
+    refused('long.bin', Buffer.concat([table, Buffer.from([0])]), /4294831 bytes, its header says 4294830/)
+  })
+  test('missing', () => refused('missing.bin', null, /ENOENT/))
 })
 
 test('the pre-tokenizer is gpt-tokenizer’s (tiktoken’s o200k pattern), sticky', () => {
