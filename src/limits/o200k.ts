@@ -8,8 +8,14 @@
  *   the length of one pre-tokenizer piece, and a run without spaces (Chinese, base64, one letter
  *   repeated) is one piece: 64 K characters of it took 2–12 s whole, 65–140 ms in slices
  *   (measured 2026-11-25). A slice ends at the last place in it where o200k's own pre-tokenizer
- *   always splits, so prose, code and JSON count exactly; a run with no such place is cut at
- *   `SLICE`, which can only add tokens.
+ *   always splits, so prose, code and JSON count exactly. A run with no such place is cut at
+ *   `SLICE`, and the slices on both sides of such a cut count their UTF-8 bytes, not their
+ *   tokens: the halves of a piece encoded apart can count fewer tokens than the piece whole (1 a
+ *   cut on random letters), and the count must never be under what the provider bills (DESIGN
+ *   §11). Never under, because every piece a cut crosses lies in slices counted by bytes (no
+ *   token is less than a byte), and every other slice starts and ends where the pre-tokenizer
+ *   always splits (counted exactly). The price is on such runs only: 2 × the whole count on
+ *   random letters or CJK, 8 × on one letter repeated.
  * - Nothing is cached per piece: memory stays the table's whatever pieces clients choose.
  */
 import { bpeCount } from './o200k-bpe.ts'
@@ -74,15 +80,34 @@ export type O200kCounter = (text: string, stopAbove?: number) => Counted
 const counter: O200kCounter = (text, stopAbove = Number.POSITIVE_INFINITY) => {
   let tokens = 0
   let from = 0
+  // Whether `from` is a cut where no piece ends.
+  let cut = false
   while (from < text.length && tokens <= stopAbove) {
     const end = sliceEnd(text, from)
-    tokens += bpeCount(text.slice(from, end))
+    const cutAtEnd = end < text.length && !pieceEndsAt(text, end)
+    tokens += cut || cutAtEnd ? utf8Length(text, from, end) : bpeCount(text.slice(from, end))
+    cut = cutAtEnd
     from = end
   }
   return { tokens, chars: from }
 }
 
-/** The counter (synchronous: o200k-bpe.ts reads its table at the first count, in milliseconds). */
+/** UTF-8 bytes of `text[from, to)`, without copying it (a lone surrogate is U+FFFD's 3). */
+export function utf8Length(text: string, from: number, to: number): number {
+  let n = 0
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) n += 1
+    else if (c < 0x800) n += 2
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < to && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4
+      i++
+    } else n += 3
+  }
+  return n
+}
+
+/** The counter (synchronous: o200k-bpe.ts reads its table at start, or else at the first count). */
 export function o200kCounter(): O200kCounter {
   return counter
 }

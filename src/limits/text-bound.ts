@@ -17,7 +17,7 @@
  * token covers at least one byte of text). So a hostile text costs what prose of its size does.
  */
 import type { ProviderKind } from '../config/schema-providers.ts'
-import { countPiece, pieceEndsAt } from './o200k.ts'
+import { countPiece, pieceEndsAt, utf8Length } from './o200k.ts'
 
 /** A tokenizer family the bound is calibrated for. */
 export type Family = 'o200k' | 'claude' | 'gemini' | 'any'
@@ -84,16 +84,6 @@ export function classOf(c: number): number {
   return 9
 }
 
-/** UTF-8 bytes of `text[from, to)`, without copying it. */
-function utf8(text: string, from: number, to: number): number {
-  let n = 0
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i)
-    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c < 0xdc00 ? 4 : c >= 0xdc00 && c < 0xe000 ? 0 : 3
-  }
-  return n
-}
-
 /** Characters encoded at a time: a piece ends where o200k always splits, so pieces sum exactly. */
 export const PIECE = 4_096
 /** Yields to the event loop (async callers) after about this many characters. */
@@ -121,7 +111,7 @@ function* shapeSteps(text: string, encode: Encode): Generator<void, TextShape> {
   /** `text[a, b)`, ended where a piece ends: encoded, or bounded by its bytes after a dense piece. */
   const normal = (a: number, b: number) => {
     if (b <= a) return
-    const n = utf8(text, a, b)
+    const n = utf8Length(text, a, b)
     bytes += n
     if (skip > 0) {
       skip--
@@ -155,7 +145,7 @@ function* shapeSteps(text: string, encode: Encode): Generator<void, TextShape> {
       normal(from, split)
       let end = i + 1
       while (end < text.length && !pieceEndsAt(text, end)) end++
-      const n = utf8(text, split, end)
+      const n = utf8Length(text, split, end)
       runBytes += n
       bytes += n
       sinceYield += end - from

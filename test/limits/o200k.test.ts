@@ -66,13 +66,36 @@ describe('slices', () => {
     })
   }
 
-  test('a run without a place to split is cut at SLICE, and only adds tokens', () => {
+  test('a run without a place to split is cut at SLICE, and the slices by a cut count their UTF-8 bytes', () => {
     const text = randomText(8_000, CJK)
     expect(sliceEnd(text, 0)).toBe(SLICE)
     const sliced = count(text).tokens
     expect(sliced).toBeGreaterThanOrEqual(whole(text))
-    expect(sliced).toBeLessThan(whole(text) * 1.01)
+    expect(sliced).toBe(Buffer.byteLength(text))
+    // Only the slices on either side of a cut: 300 letters, then prose (the rest of it exact).
+    const prose = ' and then a sentence that splits where words end.'.repeat(20)
+    const mixed = randomText(300, LETTERS) + prose
+    const second = sliceEnd(mixed, SLICE)
+    expect(second).toBeGreaterThan(300)
+    expect(count(mixed).tokens).toBe(second + whole(mixed.slice(second)))
   })
+})
+
+test('never under the whole count: 3,000 random letter runs of 257–3,000 characters (a slice cut where no piece ends counted 1 short per cut)', () => {
+  let s = 58
+  const next = () => {
+    s = (s * 1103515245 + 12345) & 0x7fffffff
+    return s / 0x80000000
+  }
+  const short: string[] = []
+  for (let i = 0; i < 3_000; i++) {
+    const n = 257 + Math.floor(next() * 2_744)
+    const text = Array.from({ length: n }, () => LETTERS[Math.floor(next() * 26)]).join('')
+    const sliced = count(text).tokens
+    const want = whole(text)
+    if (sliced < want && short.push(`${n} letters: ${sliced}, whole ${want}`) >= 5) break
+  }
+  expect(short).toEqual([])
 })
 
 test("special tokens' text counts as text (gpt-tokenizer's default throws on it)", () => {
