@@ -111,6 +111,26 @@ test('every token alone counts 1, as its own text (the table holds each rank’s
   expect(checked).toBeGreaterThan(150_000)
 })
 
+test('a token stored as bytes that are valid UTF-8 (the BOM’s) counts 1 alone, and U+FEFF text counts as tiktoken’s', () => {
+  // gpt-tokenizer 3.4.0 keeps these ranks as byte arrays and decodes them without the BOM, so it
+  // never finds them and counts such text higher; tiktoken (js-tiktoken, checked by the review
+  // of stop 58) counts what we count. Not a short count against OpenAI: a higher one there.
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+  const asText: string[] = []
+  for (const t of bpe) {
+    if (typeof t === 'string') continue
+    try {
+      asText.push(utf8.decode(Uint8Array.from(t as ArrayLike<number>)))
+    } catch {
+      // not UTF-8 alone: a part of a character, counted through its merges
+    }
+  }
+  const alone = asText.filter((t) => t.match(O200K_TOKEN_SPLIT_REGEX)?.length === 1)
+  expect(alone.length).toBeGreaterThan(0)
+  expect(alone.filter((t) => bpeCount(t) !== 1)).toEqual([])
+  expect(['\ufeff', '\ufeffusing', '\ufeff\ufeff', '\ufeffusing System;'].map(bpeCount)).toEqual([1, 1, 1, 3])
+})
+
 test('a lone surrogate is U+FFFD’s bytes: each token that holds U+FFFD, with lone surrogates, counts as gpt-tokenizer’s merge', () => {
   // gpt-tokenizer looks such a piece up by its text (no token) and merges; ours looks its bytes up.
   const texts = bpe.filter((t): t is string => typeof t === 'string' && t.includes('\ufffd'))
