@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { checkJsonStructure, withinJsonLimits } from '../../src/json/limits.ts'
+import { mulberry32 } from '../support/malformed-bodies.ts'
 
 /** Random texts over JSON's structural alphabet (escapes, quotes, brackets, commas) and filler. */
 function randomText(rand: () => number, length: number): string {
@@ -7,17 +8,6 @@ function randomText(rand: () => number, length: number): string {
   let s = ''
   while (s.length < length) s += alphabet[Math.floor(rand() * alphabet.length)]
   return s
-}
-
-/** A small deterministic generator, so a failure names a seed that reproduces it. */
-function mulberry32(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 describe('withinJsonLimits: the same answer as checkJsonStructure(text) === null', () => {

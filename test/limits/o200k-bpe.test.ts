@@ -14,6 +14,7 @@ import bpe from 'gpt-tokenizer/esm/bpeRanks/o200k_base'
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/esm/encodingParams/constants'
 import { tableFile } from '../../scripts/o200k-table.ts'
 import { bpeCount, PIECE, readTable, TABLE_HASH } from '../../src/limits/o200k-bpe.ts'
+import { mulberry32 as random } from '../support/malformed-bodies.ts'
 import { reportedSamples, syntheticSamples } from '../support/token-corpus.ts'
 
 const theirs = (text: string) => countTokens(text, { disallowedSpecial: new Set() })
@@ -28,17 +29,6 @@ function mismatches(texts: readonly string[]): string[] {
       break
   }
   return out
-}
-
-/** A seeded random source (mulberry32): the same texts every run. */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 test('the committed table is what scripts/o200k-table.ts writes from gpt-tokenizer’s ranks', () => {

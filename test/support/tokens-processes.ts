@@ -201,6 +201,12 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     await (await slow?.catch(() => undefined))?.stop()
   })
 
+  /** The shared bed as the burst tests use it: its upstream, every replica's URL, its store. */
+  const replicasOf = async () => {
+    const b = await shared()
+    return { up: b.upstream, urls: b.procs.map((p) => p.url), store: b.config.store }
+  }
+
   /** 40 requests of `model` at once across the processes, the three surfaces and stream/JSON by turns: their statuses. */
   const burst = (urls: string[], key: string, model: string) =>
     Promise.all(
@@ -215,12 +221,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     )
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
     test(`${replicas}: a burst of 40 on TPM 3,000 never bills more; usage equals the bill; RPM is one admission with the token row`, async () => {
-      const {
-        upstream: up,
-        procs,
-        config: { store },
-      } = await shared()
-      const urls = procs.map((p) => p.url)
+      const { up, urls, store } = await replicasOf()
       const key = await accountKey(urls[0]!, 'burst-tpm', 'metered')
       const billed = billedSince(up)
       const res = await burst(urls, key, SHORT)
@@ -248,12 +249,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     })
 
     test(`${replicas}: a burst of 40 on a $0.01 budget at $0.0025 a request → exactly 4 served, the rest 402`, async () => {
-      const {
-        upstream: up,
-        procs,
-        config: { store },
-      } = await shared()
-      const urls = procs.map((p) => p.url)
+      const { up, urls, store } = await replicasOf()
       const key = await accountKey(urls[0]!, 'burst-budget', 'budget')
       const billed = billedSince(up)
       const res = await burst(urls, key, 'bill/m')
@@ -271,12 +267,7 @@ export function tokensProcessesSuite(only: Backend['name'], file: string): void 
     test(`${replicas}: filled one request at a time, TPM 3,000 and a $0.01 budget are usable to within one reservation`, async () => {
       // The budget on `bill/m` ($0.0025 a request), the TPM on a second account and on SHORT (its
       // answers short of the cap); each request goes to the next process, so the fill spans them all.
-      const {
-        upstream: up,
-        procs,
-        config: { store },
-      } = await shared()
-      const urls = procs.map((p) => p.url)
+      const { up, urls, store } = await replicasOf()
       const key = await accountKey(urls[0]!, 'fill-budget', 'budget')
       const tpmKey = await accountKey(urls[0]!, 'fill-tpm', 'metered')
       // One reservation: the input bound (the body's bytes; the largest of the three surfaces')
