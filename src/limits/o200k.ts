@@ -64,9 +64,7 @@ function flags(c: number): number {
 }
 
 /** o200k tokens of `text` whole (no slicing: a caller that splits runs itself). */
-export function countPiece(text: string): number {
-  return bpeCount(text)
-}
+export const countPiece: (text: string) => number = bpeCount
 
 /** What a counter counted: `tokens` in the first `chars` characters of the text. */
 export interface Counted {
@@ -77,7 +75,8 @@ export interface Counted {
 /** Counts a text's o200k tokens slice by slice, stopping after the slice that passes `stopAbove`. */
 export type O200kCounter = (text: string, stopAbove?: number) => Counted
 
-const counter: O200kCounter = (text, stopAbove = Number.POSITIVE_INFINITY) => {
+/** The counter (synchronous: o200k-bpe.ts reads its table at start, or else at the first count). */
+export const countO200k: O200kCounter = (text, stopAbove = Number.POSITIVE_INFINITY) => {
   let tokens = 0
   let from = 0
   // Whether `from` is a cut where no piece ends.
@@ -105,9 +104,4 @@ export function utf8Length(text: string, from: number, to: number): number {
     } else n += 3
   }
   return n
-}
-
-/** The counter (synchronous: o200k-bpe.ts reads its table at start, or else at the first count). */
-export function o200kCounter(): O200kCounter {
-  return counter
 }

@@ -17,7 +17,7 @@
  * in the input count's cache (long ones do not repeat); short ones have a small map of their own.
  */
 import type { ProviderKind } from '../config/index.ts'
-import { o200kCounter } from './o200k.ts'
+import { countO200k } from './o200k.ts'
 import { familyOf, shapeBound, textShape } from './text-bound.ts'
 
 /**
@@ -32,12 +32,11 @@ const SHORT_TEXTS = 8_192
 /** Output tokens `text` may cost on a provider of `kind`, never fewer than it bills. */
 export function outputTokenCount(text: string, kind: ProviderKind): number {
   if (text === '') return 0
-  const o200k = o200kCounter()
   if (kind !== 'openai') return shapeBound(textShape(text), familyOf(kind))
-  if (text.length > SHORT_TEXT) return o200k(text).tokens
+  if (text.length > SHORT_TEXT) return countO200k(text).tokens
   let n = shortCounts.get(text)
   if (n === undefined) {
-    n = o200k(text).tokens
+    n = countO200k(text).tokens
     if (shortCounts.size >= SHORT_TEXTS) shortCounts.clear()
     shortCounts.set(text, n)
   }

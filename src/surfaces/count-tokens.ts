@@ -16,7 +16,7 @@
  */
 
 import type { CatalogueEntry } from '../catalogue/entry.ts'
-import { type O200kCounter, o200kCounter } from '../limits/o200k.ts'
+import { countO200k, type O200kCounter } from '../limits/o200k.ts'
 import type { ChatMessage, FunctionTool } from '../operations/chat.ts'
 import { TOKEN_COUNT_HEADER } from '../pipeline/operations/embeddings.ts'
 import type { CountTokensSurface, SurfaceCore } from '../pipeline/surface.ts'
@@ -110,7 +110,7 @@ export async function estimateChatTokens(
   messages: readonly ChatMessage[],
   tools: readonly FunctionTool[] = [],
 ): Promise<number> {
-  const count = new BoundedCount(o200kCounter())
+  const count = new BoundedCount(countO200k)
   let total = 3
   for (const message of messages) {
     total += 3 + IMAGE_ESTIMATE * imagesIn(message)

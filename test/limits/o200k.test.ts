@@ -7,10 +7,10 @@
 import { heapStats } from 'bun:jsc'
 import { describe, expect, test } from 'bun:test'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
-import { o200kCounter, SLICE, sliceEnd } from '../../src/limits/o200k.ts'
+import { countO200k, SLICE, sliceEnd } from '../../src/limits/o200k.ts'
 import { reportedSamples, syntheticSamples } from '../support/token-corpus.ts'
 
-const count = await o200kCounter()
+const count = countO200k
 const whole = (text: string) => countTokens(text, { disallowedSpecial: new Set() })
 
 /** Deterministic text from `alphabet` (an array: astral characters are two code units). */

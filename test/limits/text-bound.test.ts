@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base'
-import { countPiece, o200kCounter } from '../../src/limits/o200k.ts'
+import { countO200k, countPiece } from '../../src/limits/o200k.ts'
 import {
   type Family,
   familyOf,
@@ -20,7 +20,7 @@ import {
 import { syntheticSamples } from '../support/token-corpus.ts'
 import pinned from '../support/token-corpus-counts.json'
 
-const count = o200kCounter()
+const count = countO200k
 const counts = pinned as Record<string, Record<string, number>>
 /** Whom each family's bound must cover: the provider's tokenizer, or every one measured. */
 const BILLERS: Record<Exclude<Family, 'o200k'>, string[]> = {
