@@ -302,8 +302,11 @@ export interface AdmissionLog {
   recordGrowth(gatewayId: string, tokens: number, micros: number): Promise<void>
   /** Admissions with a reservation never settled, made before `before` (oldest first, at most `limit`). */
   unsettled(before: number, limit: number): Promise<Array<{ gatewayId: string; accountId: number }>>
-  /** Marks these reservations settled in the log (the amounts are the limiter's to move). */
-  markSettled(items: Settlement[]): Promise<void>
+  /**
+   * Marks these reservations settled in the log (the amounts are the limiter's to move); returns
+   * the handles this call marked (not those another marked first).
+   */
+  markSettled(items: Settlement[]): Promise<string[]>
   /** Admitted requests since `since` (ms epoch), for windows the limiter does not track. */
   countSince(accountId: number, since: number): Promise<number>
   /** Tokens charged to the account's (or one key's) rows since `since`, and the oldest such row's time. */

@@ -273,13 +273,16 @@ export class PgUsage implements UsageStore, AdmissionLog {
     }))
   }
 
-  async markSettled(items: Settlement[]): Promise<void> {
+  async markSettled(items: Settlement[]): Promise<string[]> {
     const ids = items.map((s) => s.handle as string)
-    await this.db.run(
+    const rows = await this.db.run(
       (sql) => sql`
       UPDATE requests SET settled = TRUE
-      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))`,
+      WHERE gateway_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::text::jsonb))
+        AND NOT settled
+      RETURNING gateway_id`,
     )
+    return rows.map((r: Record<string, unknown>) => String(r.gateway_id))
   }
 
   async countSince(accountId: number, since: number): Promise<number> {

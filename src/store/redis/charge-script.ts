@@ -176,12 +176,17 @@ end
 `
 
 /**
- * Settles one reservation once. KEYS[1] the account's `res` hash. ARGV: 1 handle, 2 tokens,
- * 3 micro-dollars. Returns 1 when it settled, 0 when it was settled already (or expired).
+ * Settles one reservation once. KEYS[1] the account's `res` hash, KEYS[2] its `built` marker.
+ * ARGV: 1 handle, 2 tokens, 3 micro-dollars. Returns 1 when it settled (its hold deleted, in the
+ * same atomic step: a second run finds none), 0 when it was settled already (or expired), 2 when
+ * Redis holds none of the account's state (no marker): the database's row is then its only hold.
  */
 export const SETTLE_SCRIPT = `${MOVE_HOLD_LUA}
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
-if not rec then return 0 end
+if not rec then
+  if redis.call('EXISTS', KEYS[2]) == 0 then return 2 end
+  return 0
+end
 redis.call('HDEL', KEYS[1], ARGV[1])
 local r = cjson.decode(rec)
 -- A negative amount: as reserved (the sweep's settlement of a reservation nobody settled).

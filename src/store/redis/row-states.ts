@@ -2,14 +2,15 @@
  * @module
  * What each limit row has used, read from the Redis limiter's keys without a script: nothing is
  * charged (`Limiter.rowStates`: `/v1/usage`, headers). An account whose state Redis does not
- * hold (lost, or no admission yet) is read as a rebuild would hold it, from the database's rows;
+ * hold (lost, or no admission yet) is read as a rebuild would hold it, from the database's rows,
+ * its holds too (the reservations the database calls in flight, not Redis's lost or stale `res`);
  * a token window no admission charges in Redis (a budget-only plan's tokens) from the database's.
  */
 import type { RedisClient } from 'bun'
 import { type LimitRow, periodBounds, type RowState, rowState } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
 import type { AdmissionLog, WindowLimit } from '../types.ts'
-import { heldCharges } from './held.ts'
+import { type HeldCharge, heldCharges } from './held.ts'
 import { databaseState, prefixOf } from './rebuild.ts'
 
 export interface RowStateSources {
@@ -29,7 +30,11 @@ export async function readRowStates(
   const pre = prefixOf(q.accountId)
   const built = Number(await client.send('EXISTS', [`${pre}built`]))
   const fromDb = built ? null : (await databaseState(from.log, from.spans, q.accountId, at)).state
-  const holds = q.rows.some((r) => r.resource !== 'requests') ? await heldCharges(client, pre) : []
+  const holds: HeldCharge[] = fromDb
+    ? fromDb.res
+    : q.rows.some((r) => r.resource !== 'requests')
+      ? await heldCharges(client, pre)
+      : []
   return Promise.all(
     q.rows.map(async (row) => {
       const sc = row.scope === 'account' ? 'a' : `k:${q.keyId}`

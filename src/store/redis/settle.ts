@@ -14,6 +14,9 @@ import { type RedisConnection, script, withTimeout } from './connection.ts'
 import { prefixOf } from './rebuild.ts'
 
 const SETTLE = script(SETTLE_SCRIPT)
+/** The settle script's answers (charge-script.ts): the hold released now; settled before; none in Redis. */
+const RELEASED = 1
+const UNHELD = 2
 
 export class RedisSettler {
   constructor(
@@ -24,7 +27,11 @@ export class RedisSettler {
   /**
    * Reservations the database's admission log still calls unsettled past `before` (their replica
    * died mid-request): each settled to itself, the most it could have cost (the upstream may have
-   * answered it in full), here, then in the log.
+   * answered it in full), here, then in the log. Returns how many this call settled: a hold it
+   * released in Redis, or — where Redis holds none of the account's state (lost, not rebuilt yet)
+   * and the row is the hold — a row it marked. Between the two steps Redis has released a hold the
+   * log still calls unsettled; a sweep run then (another replica's) reads it, releases nothing
+   * and counts nothing (the settle script deletes each hold once).
    */
   async sweep(before: number): Promise<number> {
     const stale = await this.log.unsettled(before, 1000)
@@ -36,18 +43,25 @@ export class RedisSettler {
       tokens: -1,
       micros: -1,
     }))
-    await this.settle(settlements)
-    await this.log.markSettled(settlements)
-    return stale.length
+    const settled = await this.settleAll(settlements)
+    const marked = new Set(await this.log.markSettled(settlements))
+    return stale.filter(
+      (r, i) => settled[i] === RELEASED || (settled[i] === UNHELD && marked.has(r.gatewayId)),
+    ).length
   }
 
   /** Settles each reservation once (the settle script), after the outcomes are in the database. */
   async settle(items: Settlement[]): Promise<void> {
-    if (!items.length) return
+    await this.settleAll(items)
+  }
+
+  /** What the settle script answered for each of `items`, in order (1 released, 0 settled before, 2 unheld). */
+  private async settleAll(items: Settlement[]): Promise<number[]> {
+    if (!items.length) return []
     try {
       const client = await this.redis.connected()
       // Each handle settles on its own and at most once: sent together, the client pipelines them.
-      await Promise.all(items.map((s) => this.settleOne(client, s)))
+      return await Promise.all(items.map((s) => this.settleOne(client, s)))
     } catch (err) {
       // The outcomes are in the database already; the batch is retried until Redis settles.
       throw new SettlementPendingError(`redis settlement failed: ${(err as Error)?.message ?? String(err)}`)
@@ -56,7 +70,8 @@ export class RedisSettler {
 
   /** Once per handle (the script deletes its `res` entry): a retry settles nothing twice. */
   private async settleOne(client: RedisClient, s: Settlement): Promise<number> {
-    const args = ['1', `${prefixOf(s.accountId)}res`, s.handle as string, String(s.tokens), String(s.micros)]
+    const pre = prefixOf(s.accountId)
+    const args = ['2', `${pre}res`, `${pre}built`, s.handle as string, String(s.tokens), String(s.micros)]
     return Number(await this.redis.eval(client, SETTLE, args))
   }
 
@@ -94,7 +109,7 @@ export class RedisSettler {
           const row = rows.get(handle)
           if (row && !row.settled) continue
           const s = { handle, accountId, tokens: row?.tokens ?? 0, micros: row?.micros ?? 0 }
-          released += await this.settleOne(client, s as Settlement)
+          if ((await this.settleOne(client, s as Settlement)) === RELEASED) released++
         }
       }
     } while (cursor !== '0')
