@@ -3,42 +3,38 @@
  * @module
  * Command-line entry: parses argv and dispatches to a command in `cli/`.
  */
-import { accountsCommand } from './cli/accounts.ts'
-import { alertsCommand } from './cli/alerts.ts'
 import { checkFlags, type Parsed, parseArgs, UsageError } from './cli/args.ts'
-import { type Io, processIo } from './cli/context.ts'
-import { DatabaseOpenError } from './cli/database.ts'
+import { DatabaseOpenError } from './cli/errors.ts'
 import { COMMAND_HELP, HELP } from './cli/help.ts'
-import { configCommand, modelsCommand, usageCommand } from './cli/info.ts'
-import { initCommand } from './cli/init.ts'
-import { keysCommand } from './cli/keys.ts'
-import { migrateCommand } from './cli/migrate.ts'
+import { type Io, processIo } from './cli/io.ts'
 import { exitOnBrokenOutput } from './cli/process.ts'
-import { reloadCommand } from './cli/reload.ts'
-import { serveCommand } from './cli/serve.ts'
-import { sessionsCommand } from './cli/sessions.ts'
 import { quoted } from './cli/text.ts'
-import { ConfigError } from './config/index.ts'
+import { ConfigError } from './config/error.ts'
 import { GatewayError } from './util/errors.ts'
 import { VERSION } from './version.ts'
 
 export { HELP }
 
 const BOOLEAN_FLAGS = new Set(['json', 'help', 'version', 'worker-child'])
-/** Every command, by its first word. */
+type Command = (p: Parsed, io: Io) => Promise<number>
+/**
+ * Every command, by its first word, loaded when it runs: a command's modules (the server, the
+ * schemas, the stores) are evaluated only by the command that needs them, so `--version`,
+ * `help` or `accounts list` do not pay for `serve`'s (docs/decisions.md, "Commands load lazily").
+ */
 const COMMANDS = {
-  init: initCommand,
-  serve: serveCommand,
-  reload: reloadCommand,
-  accounts: accountsCommand,
-  keys: keysCommand,
-  sessions: sessionsCommand,
-  usage: usageCommand,
-  models: modelsCommand,
-  config: configCommand,
-  migrate: migrateCommand,
-  alerts: alertsCommand,
-} satisfies Record<string, (p: Parsed, io: Io) => Promise<number>>
+  init: async () => (await import('./cli/init.ts')).initCommand,
+  serve: async () => (await import('./cli/serve.ts')).serveCommand,
+  reload: async () => (await import('./cli/reload.ts')).reloadCommand,
+  accounts: async () => (await import('./cli/accounts.ts')).accountsCommand,
+  keys: async () => (await import('./cli/keys.ts')).keysCommand,
+  sessions: async () => (await import('./cli/sessions.ts')).sessionsCommand,
+  usage: async () => (await import('./cli/info.ts')).usageCommand,
+  models: async () => (await import('./cli/info.ts')).modelsCommand,
+  config: async () => (await import('./cli/info.ts')).configCommand,
+  migrate: async () => (await import('./cli/migrate.ts')).migrateCommand,
+  alerts: async () => (await import('./cli/alerts.ts')).alertsCommand,
+} satisfies Record<string, () => Promise<Command>>
 
 export async function run(argv: string[], io: Io = processIo): Promise<number> {
   let json = false
@@ -71,8 +67,9 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
       io.err(text)
       return 2
     }
-    const command = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd as keyof typeof COMMANDS] : undefined
-    if (!command) throw new UsageError(`unknown command ${quoted(cmd)}; run switchyard --help`)
+    const load = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd as keyof typeof COMMANDS] : undefined
+    if (!load) throw new UsageError(`unknown command ${quoted(cmd)}; run switchyard --help`)
+    const command = await load()
     return await command(p, io)
   } catch (err) {
     return report(err, io, json)

@@ -1,7 +1,8 @@
 /** @module `switchyard accounts create|list|show|set-plan|disable|enable`. */
 import { type AccountView, enabledChange } from '../accounts/service.ts'
 import { flagInt, flagString, flagTime, need, type Parsed, UsageError } from './args.ts'
-import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
+import { type CommandSpec, Output, subcommand, withAccounts } from './context.ts'
+import type { Io } from './io.ts'
 import { fields, sessionsNote, table } from './text.ts'
 
 const COLUMNS = ['id', 'name', 'plan', 'enabled', 'plan_status', 'plan_expires_at', 'remaining_days']

@@ -8,7 +8,8 @@
 import { alertDocument, postAlert } from '../alerts/index.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { Parsed } from './args.ts'
-import { type CommandSpec, type Io, loadConfig, Output, subcommand } from './context.ts'
+import { type CommandSpec, loadConfig, Output, subcommand } from './context.ts'
+import type { Io } from './io.ts'
 
 const COMMANDS = { test: { usage: 'alerts test', words: 2 } } satisfies Record<string, CommandSpec>
 

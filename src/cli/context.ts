@@ -14,6 +14,7 @@ import { GatewayError } from '../util/errors.ts'
 import { createLogger, type Logger } from '../util/log.ts'
 import { checkFlags, checkPositionals, flagInt, flagString, type Parsed, UsageError } from './args.ts'
 import { openDatabase } from './database.ts'
+import type { Io } from './io.ts'
 import { quoted } from './text.ts'
 
 const GLOBAL_FLAGS = ['config', 'db', 'json', 'help'] as const
@@ -50,18 +51,6 @@ export function subcommand<S extends string>(
   const spec = specs[sub as S]
   checkCommand(p, spec)
   return { sub: sub as S, spec }
-}
-
-export interface Io {
-  out(text: string): void
-  err(text: string): void
-  env: Record<string, string | undefined>
-}
-
-export const processIo: Io = {
-  out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
-  err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
-  env: process.env,
 }
 
 export function configPath(p: Parsed, io: Io): string {

@@ -10,11 +10,7 @@ import { join } from 'node:path'
 import type { Config } from '../config/index.ts'
 import { describeDatabase, openStores, type Store } from '../store/index.ts'
 import { pgUnavailable } from '../store/postgres/errors.ts'
-
-/** The database named by the config (after `--db` / `SWITCHYARD_DB`) cannot be opened. */
-export class DatabaseOpenError extends Error {
-  override name = 'DatabaseOpenError'
-}
+import { DatabaseOpenError } from './errors.ts'
 
 export function openDatabase(config: Config, opts?: Parameters<typeof openStores>[1]): Promise<Store> {
   return explainFailure(config, () => openStores(config, opts))

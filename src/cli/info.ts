@@ -10,7 +10,6 @@ import { need, type Parsed, UsageError } from './args.ts'
 import {
   checkCommand,
   configPath,
-  type Io,
   intSetting,
   loadConfig,
   Output,
@@ -18,6 +17,7 @@ import {
   subcommand,
   withAccounts,
 } from './context.ts'
+import type { Io } from './io.ts'
 import { fields, table } from './text.ts'
 
 export async function usageCommand(p: Parsed, io: Io): Promise<number> {

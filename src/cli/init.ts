@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import starter from '../../switchyard.example.yaml' with { type: 'text' }
 import { flagString, type Parsed, UsageError } from './args.ts'
-import { checkCommand, configPath, type Io, isPostgresUrl, Output } from './context.ts'
+import { checkCommand, configPath, isPostgresUrl, Output } from './context.ts'
+import type { Io } from './io.ts'
 
 export const STARTER_CONFIG: string = starter
 

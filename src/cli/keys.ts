@@ -2,7 +2,8 @@
 import { keyNameProblem } from '../accounts/keys.ts'
 import { keyStateChange } from '../accounts/service.ts'
 import { flagString, need, type Parsed, UsageError } from './args.ts'
-import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
+import { type CommandSpec, Output, subcommand, withAccounts } from './context.ts'
+import type { Io } from './io.ts'
 import { LIMIT_FLAGS, limitsFromFlags, limitsText } from './key-limit-flags.ts'
 import { sessionsNote, table } from './text.ts'
 

@@ -11,8 +11,9 @@ import { describeDatabase } from '../store/index.ts'
 import { migratePostgresUrl, PG_LATEST_VERSION } from '../store/postgres/index.ts'
 import { LATEST_VERSION } from '../store/sqlite/migrations.ts'
 import type { Parsed } from './args.ts'
-import { checkCommand, type Io, loadConfig, Output } from './context.ts'
+import { checkCommand, loadConfig, Output } from './context.ts'
 import { explainFailure, openDatabase } from './database.ts'
+import type { Io } from './io.ts'
 
 export async function migrateCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'migrate', words: 1 })

@@ -12,7 +12,8 @@
  */
 import { GatewayError } from '../util/errors.ts'
 import { flagString, type Parsed } from './args.ts'
-import { checkCommand, type Io, intSetting, loadConfig } from './context.ts'
+import { checkCommand, intSetting, loadConfig } from './context.ts'
+import type { Io } from './io.ts'
 
 /** A reload reads a file and builds the config's parts (ms), every worker's too; the rest is margin. */
 const ANSWER_TIMEOUT_MS = 30_000

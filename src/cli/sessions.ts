@@ -2,7 +2,8 @@
 import { endSessions, listSessions, sessionSelector } from '../auth/sessions-admin.ts'
 import { systemClock } from '../util/clock.ts'
 import { flagString, type Parsed, UsageError } from './args.ts'
-import { type CommandSpec, type Io, Output, subcommand, withAccounts } from './context.ts'
+import { type CommandSpec, Output, subcommand, withAccounts } from './context.ts'
+import type { Io } from './io.ts'
 import { sessionsEnded, table } from './text.ts'
 
 const COLUMNS = ['id', 'kind', 'key_id', 'created_at', 'expires_at']

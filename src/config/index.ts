@@ -1,8 +1,7 @@
 /** @module Configuration: schema, loading and validation of `switchyard.yaml`. */
+export { ConfigError, type ConfigProblem } from './error.ts'
 export {
   type Config,
-  ConfigError,
-  type ConfigProblem,
   type LoadOptions,
   loadConfigFile,
   parseConfig,

@@ -5,6 +5,7 @@
  */
 import { dirname, isAbsolute, resolve as resolvePath } from 'node:path'
 import { crossCheck } from './cross-check.ts'
+import { ConfigError, type ConfigProblem } from './error.ts'
 import { intactExcept } from './intact.ts'
 import { interpolate } from './interpolate.ts'
 import { resolveModel } from './models.ts'
@@ -65,23 +66,6 @@ export interface Config {
   /** By name, without a prototype: a name a client sends (`constructor`) finds no plan it did not define. */
   plans: Record<string, PlanConfig>
   defaultPlan: string
-}
-
-export interface ConfigProblem {
-  path: string
-  message: string
-}
-
-export class ConfigError extends Error {
-  readonly problems: ConfigProblem[]
-  constructor(source: string, problems: ConfigProblem[]) {
-    super(
-      `invalid config ${source}:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}\n` +
-        'Fix the listed paths and run `switchyard config check` again.',
-    )
-    this.name = 'ConfigError'
-    this.problems = problems
-  }
 }
 
 export interface LoadOptions {
