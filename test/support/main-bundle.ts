@@ -76,6 +76,8 @@ async function build(): Promise<string> {
       root: join(REPO, 'src'),
       target: 'bun',
       outdir: aside,
+      // As scripts/build.ts: a command's modules are chunks read when it runs.
+      splitting: true,
     })
     if (!out.success) throw new AggregateError(out.logs, 'bundling src/main.ts failed')
     try {

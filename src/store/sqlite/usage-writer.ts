@@ -28,11 +28,11 @@ import type { FromThread, ToThread } from './usage-thread.ts'
 
 /**
  * The thread's module. From source it is beside this file. Bundled (`bun run build` compiles, and
- * the tests' spawned gateway bundles, src/main.ts with the thread as a second entry point), every
- * module of the program is in the entry's one file, whose URL `import.meta.url` then is, and the
- * thread's entry sits under the entry points' common folder (src/) as `.js` — on disk beside the
- * bundle, in a compiled binary in Bun's embedded file system (measured, Bun 1.4: `.js` resolves
- * in both, `.ts` only in the binary).
+ * the tests' spawned gateway bundles, src/main.ts with the thread as a second entry point, split
+ * into chunks), this module is in a chunk beside the entry, whose URL `import.meta.url` then is,
+ * and the thread's entry sits under the entry points' common folder (src/) as `.js` — on disk
+ * beside the bundle, in a compiled binary in Bun's embedded file system (measured, Bun 1.4: `.js`
+ * resolves in both, `.ts` only in the binary).
  */
 const THREAD_URL = import.meta.url.endsWith('/usage-writer.ts')
   ? new URL('./usage-thread.ts', import.meta.url).href
