@@ -8,7 +8,8 @@
  * - the Codex one-liner and the `config.toml` block (the one-liner lacked the provider `name`:
  *   Codex 0.169 refused it, "provider name must not be empty");
  * - the Claude Code commands: the demo answers the user's words, not the `<system-reminder>`
- *   block Claude Code adds to the turn.
+ *   block Claude Code adds to the turn; without docs/agents.md's `CLAUDE_CODE_MAX_CONTEXT_TOKENS`
+ *   Claude Code says it assumes a 1m-token window (agents-commands.test.ts runs that page's block).
  * - the quick start's own commands (`npx bun src/main.ts accounts create …`, `keys create`, the
  *   curl), the per-key limits block on the starter config of `init`, and the admin API's `PATCH
  *   …/limits` curl with the token read from `$SWITCHYARD_ADMIN_TOKEN`, each run by `sh` as pasted.
@@ -427,6 +428,9 @@ describe.skipIf(!CLAUDE)('Claude Code as the README says', () => {
     expect(r.code).toBe(0)
     expect(r.stdout).not.toContain('system-reminder')
     expect(r.stdout.trim()).toBe('Echo: say hi')
+    // This block lacks docs/agents.md's CLAUDE_CODE_MAX_CONTEXT_TOKENS: the notice it stops is here
+    // (agents-commands.test.ts runs the page's block, with it, and sees none).
+    expect(r.stderr).toContain('assumes a context window of 1m tokens')
   }, 180_000)
 
   test('the tool example, as written: the tool_result comes back; each request counted once', async () => {
