@@ -12,7 +12,7 @@
  * @example
  * const run = await runAgentBlock({ block, gateway: gw.url, key, args: '"$PROMPT"', prompt: 'say hi' })
  */
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from './config-doc.ts'
 
@@ -78,11 +78,7 @@ export async function runAgentBlock(opts: AgentBlockOptions): Promise<AgentRun> 
   const traceFile = join(home, 'connect.trace')
   const strace = opts.trace ? Bun.which('strace') : null
   const sh = ['sh', '-c', script]
-  // --seccomp-bpf: the kernel stops the tracee at connect(2) alone. Without it strace stops it at
-  // every system call and filters them itself — the agents' whole start-up, twice over.
-  const cmd = strace
-    ? [strace, '-f', '-qq', '--seccomp-bpf', '-e', 'trace=connect', '-o', traceFile, ...sh]
-    : sh
+  const cmd = strace ? tracingConnects(sh, traceFile) : sh
   // Without strace to prove it, anything but loopback meets a closed port.
   const proxy = strace
     ? {}
@@ -107,16 +103,28 @@ export async function runAgentBlock(opts: AgentBlockOptions): Promise<AgentRun> 
       new Response(proc.stderr).text(),
       proc.exited,
     ])
-    return { code, stdout, stderr, connects: strace ? await readConnects(traceFile) : null }
+    return { code, stdout, stderr, connects: strace ? readConnects(traceFile) : null }
   } finally {
     rmSync(home, { recursive: true, force: true })
     rmSync(work, { recursive: true, force: true })
   }
 }
 
-async function readConnects(file: string): Promise<string[]> {
+/**
+ * `cmd` under strace (installed: `Bun.which('strace')`), every AF_INET/AF_INET6 connect(2) of its
+ * process tree written to `traceFile` for readConnects. --seccomp-bpf: the kernel stops the tracee
+ * at connect(2) alone; without it strace stops it at every system call and filters them itself —
+ * an agent's whole start-up, twice over.
+ */
+export function tracingConnects(cmd: string[], traceFile: string): string[] {
+  const strace = Bun.which('strace') ?? 'strace'
+  return [strace, '-f', '-qq', '--seccomp-bpf', '-e', 'trace=connect', '-o', traceFile, ...cmd]
+}
+
+/** `ip:port` of every IP connect(2) in a tracingConnects trace. */
+export function readConnects(file: string): string[] {
   const out: string[] = []
-  for (const line of (await Bun.file(file).text()).split('\n')) {
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
     const v4 = /sa_family=AF_INET, sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/.exec(line)
     if (v4) out.push(`${v4[2]}:${v4[1]}`)
     const v6 = /sa_family=AF_INET6, sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/.exec(line)

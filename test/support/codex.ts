@@ -4,15 +4,15 @@
  * `test/clients/`, never a product dependency) against a gateway: `codex exec` with a custom model
  * provider (`wire_api = "responses"`, key from an environment variable), a throw-away CODEX_HOME,
  * and every non-loopback connection sent to a closed local port (proxy variables with
- * `NO_PROXY=127.0.0.1`), so it talks only to 127.0.0.1. With `strace` available, `connects` lists
- * every IP address it connected to, for the test to prove it.
+ * `NO_PROXY=127.0.0.1`), so it talks only to 127.0.0.1 (readme-commands.test.ts proves it under
+ * strace, on the README's one-liner).
  *
  * @example
  * const codex = codexBinary()
  * if (!codex) console.log('Codex is not installed: skipping')
  * const run = await runCodex(codex, { baseUrl: `${gw.url}/v1`, key, model: 'demo/echo', prompt: 'hi' })
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -23,17 +23,11 @@ export function codexBinary(): string | null {
   return existsSync(BIN) ? BIN : null
 }
 
-export function hasStrace(): boolean {
-  return Bun.which('strace') !== null
-}
-
 export interface CodexRun {
   code: number
   /** The final agent message (Codex prints only that on stdout). */
   stdout: string
   stderr: string
-  /** `ip:port` of every AF_INET/AF_INET6 connect(2), when run under strace. */
-  connects: string[] | null
 }
 
 export interface CodexOptions {
@@ -43,7 +37,6 @@ export interface CodexOptions {
   prompt: string
   /** Run commands without Codex's sandbox (needed to run `exec_command` in a container). */
   fullAccess?: boolean
-  strace?: boolean
   timeoutMs?: number
   /** More `-c key=value` settings (TOML values), after the provider's. */
   config?: string[]
@@ -59,7 +52,6 @@ const DEAD_PROXY = 'http://127.0.0.1:9'
 export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRun> {
   const home = opts.dirs?.home ?? mkdtempSync(join(tmpdir(), 'switchyard-codex-'))
   const work = opts.dirs?.work ?? mkdtempSync(join(tmpdir(), 'switchyard-codex-work-'))
-  const traceFile = join(home, 'connect.trace')
   const args = [
     bin,
     'exec',
@@ -85,11 +77,6 @@ export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRu
     ...(opts.fullAccess ? ['-s', 'danger-full-access'] : []),
     opts.prompt,
   ]
-  // --seccomp-bpf: the kernel stops the tracee at connect(2) alone, not at every system call for
-  // strace to filter (as support/agent-block.ts traces the agents).
-  const cmd = opts.strace
-    ? ['strace', '-f', '-qq', '--seccomp-bpf', '-e', 'trace=connect', '-o', traceFile, ...args]
-    : args
   const proxy = {
     HTTPS_PROXY: DEAD_PROXY,
     HTTP_PROXY: DEAD_PROXY,
@@ -101,7 +88,7 @@ export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRu
     no_proxy: '127.0.0.1,localhost',
   }
   try {
-    const proc = Bun.spawn(cmd, {
+    const proc = Bun.spawn(args, {
       cwd: work,
       env: {
         PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -120,22 +107,11 @@ export async function runCodex(bin: string, opts: CodexOptions): Promise<CodexRu
       new Response(proc.stderr).text(),
       proc.exited,
     ])
-    return { code, stdout, stderr, connects: opts.strace ? readConnects(traceFile) : null }
+    return { code, stdout, stderr }
   } finally {
     if (!opts.dirs) {
       rmSync(home, { recursive: true, force: true })
       rmSync(work, { recursive: true, force: true })
     }
   }
-}
-
-function readConnects(file: string): string[] {
-  const out: string[] = []
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const v4 = /sa_family=AF_INET, sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/.exec(line)
-    if (v4) out.push(`${v4[2]}:${v4[1]}`)
-    const v6 = /sa_family=AF_INET6, sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/.exec(line)
-    if (v6) out.push(`[${v6[2]}]:${v6[1]}`)
-  }
-  return out
 }

@@ -9,7 +9,8 @@
  *   Codex 0.169 refused it, "provider name must not be empty");
  * - the Claude Code commands: the demo answers the user's words, not the `<system-reminder>`
  *   block Claude Code adds to the turn; without docs/agents.md's `CLAUDE_CODE_MAX_CONTEXT_TOKENS`
- *   Claude Code says it assumes a 1m-token window (agents-commands.test.ts runs that page's block).
+ *   Claude Code says it assumes a 1m-token window (agents-commands.test.ts runs that page's block);
+ * - the Codex one-liner under strace: every connection Codex opens (DNS included) is to loopback;
  * - the quick start's own commands (`npx bun src/main.ts accounts create …`, `keys create`, the
  *   curl), the per-key limits block on the starter config of `init`, and the admin API's `PATCH
  *   …/limits` curl with the token read from `$SWITCHYARD_ADMIN_TOKEN`, each run by `sh` as pasted.
@@ -28,6 +29,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseConfig } from '../../../src/config/index.ts'
 import { quotePlaceholders } from '../../../src/config/yaml.ts'
+import { readConnects, tracingConnects } from '../../support/agent-block.ts'
 import { CLAUDE } from '../../support/claude-code.ts'
 import { REPO } from '../../support/cli.ts'
 import { codexBinary } from '../../support/codex.ts'
@@ -73,7 +75,7 @@ let quickCurl: string
 let perKeyBlock: Promise<unknown>
 let npmStarted: Promise<void>
 let binaryBlock: Promise<void>
-let codexOneLiner: Promise<RunResult>
+let codexOneLiner: Promise<RunResult & { connects: string[] | null }>
 let codexToml: Promise<RunResult>
 let claudeModel: Promise<RunResult>
 let claudeTool: Promise<RunResult>
@@ -261,18 +263,24 @@ async function runBinaryBlock() {
   }
 }
 
-/** The README's Codex one-liner, as written (the task `say hi`). */
-async function runCodexOneLiner(): Promise<RunResult> {
+/**
+ * The README's Codex one-liner, as written (the task `say hi`); under strace when installed,
+ * `connects` every IP address the process tree connected to.
+ */
+async function runCodexOneLiner(): Promise<RunResult & { connects: string[] | null }> {
   const line = /`(codex exec [\s\S]*?)`/.exec(README)![1]!
   const words = shellWords(here(line)).map((w) => (w === 'your task' ? 'say hi' : w))
   expect(words).toContain('model_providers.switchyard.name="Switchyard"')
   words[0] = codex!
   const dir = home()
-  return run(
-    [...words.slice(0, 2), '--skip-git-repo-check', ...words.slice(2)],
+  const cmd = [...words.slice(0, 2), '--skip-git-repo-check', ...words.slice(2)]
+  const trace = Bun.which('strace') ? join(dir, 'connect.trace') : null
+  const r = await run(
+    trace ? tracingConnects(cmd, trace) : cmd,
     { ...ISOLATED, HOME: dir, CODEX_HOME: dir, SWITCHYARD_API_KEY: key },
     dir,
   )
+  return { ...r, connects: trace ? readConnects(trace) : null }
 }
 
 /** The README's Codex `config.toml` block, as written. */
@@ -409,10 +417,15 @@ describe('traces as the traces page says', () => {
 })
 
 describe.skipIf(!codex)('Codex as the README says', () => {
-  test('the one-liner, as written', async () => {
+  // codex.test.ts's runs go through other providers; the demo's plain turn is this one.
+  test('the one-liner, as written: the demo answers, and Codex talked only to 127.0.0.1', async () => {
     const r = await codexOneLiner
     expect(r.code).toBe(0)
-    expect(r.stdout).toContain('Echo:')
+    expect(r.stdout).toContain('Echo: say hi')
+    if (r.connects) {
+      expect(r.connects.length).toBeGreaterThan(0)
+      for (const addr of r.connects) expect(addr).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+$/)
+    } else console.log('strace is not installed: the loopback-only check of the Codex one-liner was skipped')
   }, 180_000)
 
   test('the config.toml block, as written', async () => {
