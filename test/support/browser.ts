@@ -105,13 +105,64 @@ function missing(): string | null {
       : null
 }
 
+/**
+ * The omnibox's popup, which a headless browser never shows: Chromium 156 preloads it in every
+ * window (playwright opens one a context) as two WebUI pages, `chrome://omnibox-popup.top-chrome/`
+ * and its AI-mode page, in a renderer of their own that also follows the tab's navigations —
+ * ~2.2 CPU-s a console visit (a context, a tab, sign-in, two pages: 5.3 → 3.1 CPU-s, 2026-11-30).
+ * No test reads the browser's own UI: pages, cookies and the viewport are the page's.
+ */
+const UNSEEN_UI = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup']
+
+/**
+ * playwright-core's own `--disable-features` list (its chromiumSwitches.ts, 1.65.1). Chromium
+ * honours only the last `--disable-features` on its command line, so ours repeats playwright's
+ * before adding UNSEEN_UI; another playwright-core version may have another list, and launch()
+ * says so rather than drop it unseen.
+ */
+const PLAYWRIGHT_VERSION = '1.65.1'
+const PLAYWRIGHT_DISABLED = [
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'msForceBrowserSignIn',
+  'msEdgeUpdateLaunchServicesPreferredVersion',
+]
+
 async function launch(): Promise<any | null> {
   if (missing()) return null
+  const version = JSON.parse(readFileSync(join(PLAYWRIGHT, '../package.json'), 'utf8')).version
+  if (version !== PLAYWRIGHT_VERSION)
+    throw new Error(
+      `playwright-core ${version}, not ${PLAYWRIGHT_VERSION}: copy its --disable-features list (chromiumSwitches) into PLAYWRIGHT_DISABLED in test/support/browser.ts`,
+    )
   // Typed loosely: the product's type-check must not depend on the optional test package.
   const { chromium } = (await import(PLAYWRIGHT)) as { chromium: any }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      // Software compositing: with no GPU, Chromium otherwise composites by GL emulated on the
+      // CPU (SwiftShader, which playwright enables): ~10 % of a console visit's CPU (3.4 → 3.0
+      // CPU-s, four rounds each). Pages, the uPlot 2D canvases and screenshots draw the same;
+      // nothing in the console uses WebGL, the one thing the SwiftShader fallback is for.
+      '--disable-gpu-compositing',
+      '--disable-software-rasterizer',
+      `--disable-features=${[...PLAYWRIGHT_DISABLED, ...UNSEEN_UI].join(',')}`,
+    ],
   })
 }
