@@ -19,8 +19,7 @@ describe('generateMalformedBodies', () => {
   })
 
   test('covers the mutation families', () => {
-    const labels = CORPUS.map((b) => b.mutation)
-      .join('\n')
+    const labels = CORPUS.map((b) => b.mutation).join('\n')
     for (const family of [
       'wrong-type',
       'delete',
