@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import type { AlertStore } from '../../src/store/index.ts'
 import { openPostgres } from '../../src/store/postgres/index.ts'
 import { openSqliteStore } from '../../src/store/sqlite/index.ts'
-import { backends } from '../support/backends.ts'
+import { backends, TEST_POOL_SIZE } from '../support/backends.ts'
 import { tempDir } from '../support/config-doc.ts'
 
 const T0 = Date.UTC(2026, 10, 29, 12)
@@ -25,7 +25,7 @@ for (const b of backends('alert-queue.test.ts').filter((x) => x.name !== 'postgr
       }
       const pg = await openPostgres({
         url: databaseUrl,
-        poolSize: 4,
+        poolSize: TEST_POOL_SIZE,
         windows: { minuteMs: 60_000, dayMs: 86_400_000 },
         engineTime: false,
       })

@@ -15,6 +15,7 @@ import type { Completion } from '../../src/store/types.ts'
 import { UsageRecorder } from '../../src/usage/recorder.ts'
 import { retentionPolicy } from '../../src/usage/retention.ts'
 import { admission } from '../support/admissions.ts'
+import { TEST_POOL_SIZE } from '../support/backends.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
 import { skipWithout, startRedis, type TestRedis } from '../support/engines.ts'
 import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
@@ -56,7 +57,7 @@ async function fresh() {
 
 async function open(url: string): Promise<Store> {
   const doc = testConfigDoc({ database: { url }, limits: { redis_url: redis.url, reservation_ttl_s: 1 } })
-  const config = parseConfig({ ...doc, database: { url } }, 'test')
+  const config = parseConfig({ ...doc, database: { url, pool_size: TEST_POOL_SIZE } }, 'test')
   return openStores(config)
 }
 
@@ -243,7 +244,7 @@ describe.skipIf(skip)('Redis state against PostgreSQL', () => {
     const now = Date.now()
     const summary = await store.usageSummary(id, now, now - (now % 86_400_000))
     expect(summary.today.total_tokens).toBe(300)
-    const sql = new Bun.SQL(url)
+    const sql = new Bun.SQL(url, { max: 1 })
     const rows = await sql`SELECT settled, tokens, charge_micros FROM requests WHERE account_id = ${id}`
     await sql.close()
     expect(
@@ -264,7 +265,7 @@ describe.skipIf(skip)('Redis state against PostgreSQL', () => {
     const orphan = await store.admit(charged(id))
     const live = await store.admit(charged(id))
     if (!settled.admitted || !orphan.admitted || !live.admitted) throw new Error('refused')
-    const sql = new Bun.SQL(url)
+    const sql = new Bun.SQL(url, { max: 1 })
     // The process that owed Redis this settlement died after PostgreSQL committed it …
     await sql`UPDATE requests SET settled = TRUE, tokens = 100, charge_micros = 200 WHERE gateway_id = ${settled.gatewayId}`
     // … and this admission's row was never written.
@@ -311,7 +312,7 @@ describe.skipIf(skip)('Redis state against PostgreSQL', () => {
       database: { url },
       limits: { redis_url: redis.url, day_window_ms: 60_000 },
     })
-    const config = parseConfig({ ...doc, database: { url } }, 'test')
+    const config = parseConfig({ ...doc, database: { url, pool_size: TEST_POOL_SIZE } }, 'test')
     const store = await openStores(config, { callerTime: true })
     const id = await account(store)
     const now = Date.now()
@@ -346,7 +347,7 @@ describe.skipIf(skip)('a rebuild whose database read fails', () => {
       const url = await pg.clone()
       await redis.flush()
       const windows = { minuteMs: 60_000, dayMs: 86_400_000 }
-      const parts = await openPostgres({ url, poolSize: 4, windows, engineTime: true })
+      const parts = await openPostgres({ url, poolSize: TEST_POOL_SIZE, windows, engineTime: true })
       const now = Date.now()
       const a = await parts.accounts.createAccount({
         name: 'acme',

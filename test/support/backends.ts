@@ -63,6 +63,14 @@ export function backends(file: string, only?: Backend['name']): Backend[] {
   return all
 }
 
+/**
+ * PostgreSQL connections per store in tests, unless the document sets `database.pool_size`.
+ * Bun.SQL opens a pool's every connection at its first query, and each is a backend forked by
+ * the server — ~50 ms of CPU on this machine (copy-on-write faults after the fork), more than
+ * most tests' queries cost. Two still let one call wait on a lock while another runs.
+ */
+export const TEST_POOL_SIZE = 2
+
 /** The config keys that select a backend, merged into a test config document. */
 export function backendDoc(doc: Record<string, unknown>, urls: BackendUrls): Record<string, unknown> {
   if (!urls.databaseUrl) return doc
@@ -71,5 +79,5 @@ export function backendDoc(doc: Record<string, unknown>, urls: BackendUrls): Rec
     ...(urls.redisUrl ? { redis_url: urls.redisUrl } : {}),
   }
   const { path: _path, ...database } = (doc.database as Record<string, unknown> | undefined) ?? {}
-  return { ...doc, database: { ...database, url: urls.databaseUrl }, limits }
+  return { ...doc, database: { pool_size: TEST_POOL_SIZE, ...database, url: urls.databaseUrl }, limits }
 }

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { DAY_MS } from '../../../src/util/clock.ts'
+import { TEST_POOL_SIZE } from '../../support/backends.ts'
 import { cliProcess } from '../../support/cli.ts'
 import { skipWithout } from '../../support/engines.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
@@ -79,7 +80,7 @@ describe.skipIf(noPg)('renewals by the command line at the same moment, on Postg
     const url = await pg.clone()
     const config = writeConfig(
       gw.dir,
-      testConfigDoc({ logging: { level: 'error' }, database: { url } }),
+      testConfigDoc({ logging: { level: 'error' }, database: { url, pool_size: TEST_POOL_SIZE } }),
       'cli-pg.yaml',
     )
     const run = (...args: string[]) => cliProcess([...args, '--config', config, '--json'])

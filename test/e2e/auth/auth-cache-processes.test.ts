@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { AUTH_CHECK_MS } from '../../../src/auth/cache.ts'
 import { adminPost } from '../../support/admin-api.ts'
+import { TEST_POOL_SIZE } from '../../support/backends.ts'
 import { cli } from '../../support/cli.ts'
 import { ADMIN_TOKEN, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { skipWithout } from '../../support/engines.ts'
@@ -219,7 +220,7 @@ describe.skipIf(skipPg)(
     beforeAll(async () => {
       pg = await sharedPostgres()
       const url = await pg.createDatabase()
-      const doc = testConfigDoc({ logging: { level: 'error' }, database: { url } })
+      const doc = testConfigDoc({ logging: { level: 'error' }, database: { url, pool_size: TEST_POOL_SIZE } })
       base = ['--config', writeConfig(tempDir(), doc)]
       expect((await cli(['migrate', ...base])).code).toBe(0)
       replicas.push(

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient, SQL } from 'bun'
 import { PG_LATEST_VERSION } from '../../../src/store/postgres/index.ts'
 import { adminPost } from '../../support/admin-api.ts'
+import { TEST_POOL_SIZE } from '../../support/backends.ts'
 import { BUN, cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { engines, skipWithout, startRedis, type TestRedis } from '../../support/engines.ts'
@@ -74,7 +75,7 @@ async function startReplicas(withRedis: boolean): Promise<Replicas> {
   const url = await pg!.createDatabase()
   const doc = testConfigDoc({
     logging: { level: 'error' },
-    database: { url },
+    database: { url, pool_size: TEST_POOL_SIZE },
     // 145 refusals would suspend the key (suspension has its own tests, on every backend).
     limits: { suspension: { enabled: false }, ...(withRedis ? { redis_url: redis!.url } : {}) },
     plans: {
@@ -339,7 +340,7 @@ describe.skipIf(skipPg)('schema versions on PostgreSQL', () => {
 
   test('serve refuses a database without the schema, and one newer than it knows; migrate fixes the first', async () => {
     const url = await pg!.createDatabase()
-    const config = writeConfig(tempDir(), testConfigDoc({ database: { url } }))
+    const config = writeConfig(tempDir(), testConfigDoc({ database: { url, pool_size: TEST_POOL_SIZE } }))
     const empty = await serveExit(config)
     expect(empty.code).not.toBe(0)
     expect(empty.stderr).toContain('run `switchyard migrate`')
