@@ -15,9 +15,13 @@ import { bearer, startGateway, type TestGateway } from '../../support/gateway.ts
 import { afterEach } from '../../support/hooks.ts'
 
 let gw: TestGateway | undefined
+/** The test's own connection to the gateway's PostgreSQL database: one a test, not one a read (each is a backend the server forks). */
+let view: SQL | undefined
 afterEach(async () => {
   await gw?.stop()
   gw = undefined
+  await view?.close()
+  view = undefined
 })
 
 /** An OpenAI-compatible provider on a closed local port: every call is a 502, counted as an error. */
@@ -70,17 +74,13 @@ async function logRows(urls: BackendUrls, accountId: number, from: number): Prom
       )
       .all(accountId, from)
   }
-  const sql = new SQL(urls.databaseUrl, { max: 1 })
-  try {
-    const rows = await sql`
-      SELECT model, COUNT(*)::int AS requests, COALESCE(SUM(prompt_tokens), 0)::int AS p,
-        COALESCE(SUM(completion_tokens), 0)::int AS c, (COUNT(*) FILTER (WHERE status >= 400))::int AS e,
-        COALESCE(SUM(cost_micros), 0)::int AS m, (COUNT(*) FILTER (WHERE estimated))::int AS s
-      FROM requests WHERE account_id = ${accountId} AND created_at >= ${from} GROUP BY model`
-    return [...rows] as LogRow[]
-  } finally {
-    await sql.close()
-  }
+  view ??= new SQL(urls.databaseUrl, { max: 1 })
+  const rows = await view`
+    SELECT model, COUNT(*)::int AS requests, COALESCE(SUM(prompt_tokens), 0)::int AS p,
+      COALESCE(SUM(completion_tokens), 0)::int AS c, (COUNT(*) FILTER (WHERE status >= 400))::int AS e,
+      COALESCE(SUM(cost_micros), 0)::int AS m, (COUNT(*) FILTER (WHERE estimated))::int AS s
+    FROM requests WHERE account_id = ${accountId} AND created_at >= ${from} GROUP BY model`
+  return [...rows] as LogRow[]
 }
 
 /** What the request log says: totals per model of the account's requests admitted since `from`. */
