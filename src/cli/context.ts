@@ -140,13 +140,19 @@ export interface Change {
   ): Promise<R>
 }
 
+/** PostgreSQL connections a one-shot command opens (withAccounts). */
+export const CLI_POOL_SIZE = 2
+
 export async function withAccounts<T>(
   p: Parsed,
   io: Io,
   fn: (svc: AccountService, store: Store, config: Config, change: Change) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(p, io, { secrets: false })
-  const store = await openDatabase(config)
+  // Two connections, not the pool a server runs on: Bun.SQL opens every connection of a pool at
+  // its first query (each a process forked on the PostgreSQL server), and a command runs a few
+  // statements; two let one wait on a lock while another runs, as the suite's stores do.
+  const store = await openDatabase(config, { poolSize: CLI_POOL_SIZE })
   const log: Logger = createLogger(config.logging.level, io.err)
   const change: Change = {
     async audited(action, target, run, changed) {
