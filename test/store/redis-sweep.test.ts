@@ -138,4 +138,43 @@ describe.skipIf(skip)('the Redis sweep between its two stores', () => {
     await other.close()
     await store.close()
   }, 30_000)
+
+  test('Redis lost the account and an admission rebuilds it while the sweep is between its two steps: each reservation settled and counted once', async () => {
+    const { url, store, row } = await inFlight()
+    const c = new Bun.RedisClient(redis.url)
+    await c.send('FLUSHALL', [])
+    c.close()
+    const sql = new Bun.SQL(url, { max: 2 })
+    let unlock!: () => void
+    await new Promise<void>((resolve) => {
+      void sql.begin(async (tx) => {
+        await tx`SELECT gateway_id FROM requests WHERE NOT settled FOR UPDATE`
+        resolve()
+        await new Promise<void>((r) => {
+          unlock = r
+        })
+      })
+    })
+    // The sweep finds no hold in Redis (no state: answer "unheld") and waits at its UPDATE.
+    const first = store.sweepReservations(Date.now() + 1)
+    for (let i = 0; i < 500; i++) {
+      const [w] = await sql`
+        SELECT COUNT(*)::int AS n FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE requests SET settled = TRUE%'`
+      if (w.n >= 1) break
+      await Bun.sleep(10)
+    }
+    // An admission meanwhile rebuilds the account from the database, whose rows are still
+    // unsettled: their holds are back in Redis.
+    const accountId = (await store.getAccount('acme'))!.id
+    expect((await store.admit(admission(accountId, Date.now(), { charge: CHARGE }))).admitted).toBe(true)
+    unlock()
+    // Counted once (it read 2 × N: the sweep counted the rows it marked, and its reconcile the
+    // rebuilt holds again), and released once: only the new admission is held.
+    expect(await first).toBe(N)
+    expect(await row()).toMatchObject({ used: (N + 1) * 400, reserved: 400 })
+    expect(await store.sweepReservations(Date.now() - 60_000)).toBe(0)
+    await sql.close()
+    await store.close()
+  }, 30_000)
 })

@@ -45,6 +45,11 @@ export class RedisSettler {
     }))
     const settled = await this.settleAll(settlements)
     const marked = new Set(await this.log.markSettled(settlements))
+    // An admission may have rebuilt the account from the database between the two steps, while
+    // these rows still read unsettled: their holds are back in Redis. Released here, once (a
+    // hold not there answers 0 or 2 and moves nothing), so `reconcile` finds none to count again.
+    const rebuilt = settlements.filter((s, i) => settled[i] === UNHELD && marked.has(s.handle as string))
+    if (rebuilt.length) await this.settleAll(rebuilt)
     return stale.filter(
       (r, i) => settled[i] === RELEASED || (settled[i] === UNHELD && marked.has(r.gatewayId)),
     ).length
