@@ -2,12 +2,16 @@
  * `bun run build`: compiles the gateway into one executable, dist/switchyard.
  * Everything it needs (code, dependencies, the Bun runtime) is inside the file.
  */
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
-const out = join(root, 'dist', 'switchyard')
-mkdirSync(join(root, 'dist'), { recursive: true })
+const dist = join(root, 'dist')
+const out = join(dist, 'switchyard')
+mkdirSync(dist, { recursive: true })
+// The split build writes a source map per chunk beside the binary, named by the chunk's hash:
+// those of earlier builds are removed first, or every rebuild would leave ~26 more behind.
+for (const name of readdirSync(dist)) if (name.endsWith('.js.map')) rmSync(join(dist, name))
 const started = performance.now()
 const proc = Bun.spawnSync(
   [
