@@ -1,0 +1,62 @@
+/**
+ * The CLI loads each command when it runs (src/main.ts imports them with `import()`), and `serve`'s
+ * supervisor process never loads the serving half (src/cli/serving.ts): `--version` costs ~0.1
+ * CPU-s, not the whole server's ~0.35 (docs/decisions.md, "Commands load lazily"). A static import
+ * would bring that cost back without failing anything else, so the modules a start evaluates are
+ * checked here: the files reached from an entry by static value imports (`import type` and
+ * `import()` excluded), read from the source text.
+ */
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { tsFiles } from '../support/ts-files.ts'
+
+const SRC = resolve(import.meta.dir, '../../src')
+/** A static import or re-export that is not type-only: `import … from '…'`, `import '…'`, `export … from '…'`. */
+const STATIC =
+  /(?:^|\n)\s*(?:import(?!\s+type\s)(?:\s[^'";]*?\bfrom)?|export(?!\s+type\s)\s[^'";]*?\bfrom)\s*['"](\.[^'"]+)['"]/g
+
+function staticReach(entry: string): Set<string> {
+  const known = new Set(tsFiles(SRC))
+  const seen = new Set<string>()
+  const visit = (file: string) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    for (const m of readFileSync(file, 'utf8').matchAll(STATIC)) {
+      const base = resolve(dirname(file), m[1]!)
+      const hit = [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].find((p) => known.has(p))
+      if (hit) visit(hit)
+    }
+  }
+  visit(join(SRC, entry))
+  return new Set([...seen].map((f) => relative(SRC, f)))
+}
+
+const under = (files: Set<string>, prefixes: string[]) =>
+  [...files].filter((f) => prefixes.some((p) => f === p || f.startsWith(p))).sort()
+
+describe('what a start evaluates', () => {
+  test('src/main.ts reaches no command, server, store or config schema statically', () => {
+    const reached = staticReach('main.ts')
+    expect(reached.has('cli/args.ts')).toBe(true)
+    expect(
+      under(reached, [
+        'app/',
+        'server/',
+        'console/',
+        'store/',
+        'pipeline/',
+        'config/schema.ts',
+        'cli/serve.ts',
+        'cli/serving.ts',
+        'cli/accounts.ts',
+        'cli/keys.ts',
+      ]),
+    ).toEqual([])
+  })
+
+  test("src/cli/serve.ts (the supervisor's) reaches neither the serving half nor the server statically", () => {
+    const reached = staticReach('cli/serve.ts')
+    expect(under(reached, ['cli/serving.ts', 'app/', 'server/', 'pipeline/', 'console/'])).toEqual([])
+  })
+})
