@@ -15,7 +15,13 @@
  * `--timeout 60000` says the same for `beforeEach`/`afterEach`, which this does not reach
  * (support/hooks.ts).
  */
+import { afterAll } from 'bun:test'
+import { removeTempDirs } from './support/config-doc.ts'
 import { SUITE_TIMEOUT_MS } from './support/hooks.ts'
+
+// Bun runs a preload's afterAll after each test file's own under --parallel (npm test), and once
+// at the end of a run without it; Bun's test workers run no exit handler.
+afterAll(removeTempDirs)
 
 /** What every test file runs first: the suite's limit, whichever file of the run it is. */
 const SUITE_TIMEOUT_HEAD = `import { setDefaultTimeout as __suiteTimeout } from 'bun:test';__suiteTimeout(${SUITE_TIMEOUT_MS});`

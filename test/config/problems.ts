@@ -1,5 +1,5 @@
 /** What the config tests share: the problems a load reports, from a document or from YAML text. */
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Config, ConfigError, type ConfigProblem, loadConfigFile } from '../../src/config/index.ts'
 import { tempDir } from '../support/config-doc.ts'
@@ -15,7 +15,8 @@ export function problems(fn: () => unknown): ConfigProblem[] {
   throw new Error('expected a ConfigError')
 }
 
-const dir = tempDir('switchyard-config-')
+/** The files' folder: made again once removed (after each test file: test/setup.ts). */
+let dir = ''
 let n = 0
 
 /** Writes `text` to a file and loads it through the real loader (YAML, duplicates, interpolation). */
@@ -24,6 +25,7 @@ export async function loadText(
   env: Record<string, string | undefined> = {},
   opts: { secrets?: boolean } = {},
 ): Promise<Config> {
+  if (!dir || !existsSync(dir)) dir = tempDir('switchyard-config-')
   const path = join(dir, `c${n++}.yaml`)
   writeFileSync(path, text)
   return loadConfigFile(path, env, opts)
