@@ -186,8 +186,8 @@ export const ConfigSchema = T.Object(
           on_unavailable: T.Optional(T.Union([T.Literal('reject'), T.Literal('allow')])),
           /**
            * A token or money reservation nobody settled (its process was killed mid-request) is
-           * settled to itself (the most it could have cost) this long after its admission. Must exceed the longest a request
-           * runs (every attempt and fallback included). Default 3600.
+           * settled to itself (the most it could have cost) this long after its admission. Must
+           * exceed the longest a request runs (every attempt and fallback included). Default 3600.
            */
           reservation_ttl_s: T.Optional(spanSeconds(1)),
         },

@@ -266,8 +266,8 @@ export interface Limiter {
   /**
    * Settles to themselves (the most each could have cost: the upstream may have answered in full)
    * the reservations made before `before` that were never settled (their process died
-   * mid-request); returns how many this call settled. Run with `before` = now − the longest a request
-   * can run, so no live request's reservation is swept.
+   * mid-request); returns how many this call settled. Run with `before` = now − the longest a
+   * request can run, so no live request's reservation is swept.
    */
   sweepReservations(before: number): Promise<number>
   /**

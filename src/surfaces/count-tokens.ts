@@ -6,8 +6,9 @@
  * gateway counts it otherwise, and its answer's shape. Shared: the per-key throttle,
  * never admitted against the limits, the header that says how a count was made, and the gateway's
  * own count of a request in the chat form, used for providers that cannot count upstream. That
- * count is o200k's (GPT-4o's encoding, limits/o200k.ts; the same counts as gpt-tokenizer's
- * `o200k_base`, which the header names): an estimate for other models' tokenizers. Each call
+ * count is o200k's (GPT-4o's encoding, limits/o200k.ts: tiktoken's counts, which are
+ * gpt-tokenizer's `o200k_base`, the name the header keeps, but for text with U+FEFF): an estimate
+ * for other models' tokenizers. Each call
  * counts at most `EXACT_CHARS` characters and about `EXACT_TOKENS` tokens exactly; the rest is
  * extrapolated.
  *

@@ -45,6 +45,8 @@ async function inFlight() {
   await redis.flush()
   const open = (): Promise<Store> => {
     const doc = testConfigDoc({ database: { url }, limits: { redis_url: redis.url, reservation_ttl_s: 1 } })
+    // The config's pool (10), not the suite's two: a sweep held at its UPDATE keeps one connection
+    // while the rebuilding admission runs its reads at once (with two it waited past the test).
     return openStores(parseConfig({ ...doc, database: { url } }, 'test'))
   }
   const store = await open()

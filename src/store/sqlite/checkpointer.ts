@@ -25,8 +25,7 @@ const SQLITE_DEFAULT_PAGES = 1_000
 /**
  * The thread's code, plain JavaScript run from a Blob: in a compiled binary (its code bundled, in
  * chunks) a worker's own module path does not resolve (measured: the thread never started), and
- * a Blob of TypeScript does not run at all. It says `ready` once it has
- * checkpointed once.
+ * a Blob of TypeScript does not run at all. It says `ready` once it has checkpointed once.
  */
 const WORKER_SOURCE = `
 import { Database } from 'bun:sqlite'
