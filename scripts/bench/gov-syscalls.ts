@@ -8,9 +8,12 @@
  * `bun`, the usage writer, the checkpointer, the HTTP client …), and the same over an idle stretch
  * as long as the route's run (what the timers do anyway, counted apart).
  *
- * `--cpu`: no trace; each thread's CPU a request instead, the routes interleaved over `--rounds` rounds.
+ * `--cpu`: no trace; each thread's CPU a request instead (its system time and minor page faults apart),
+ * the routes interleaved over `--rounds` rounds, then the RSS after the load and after 3 s idle.
+ * The gateway has `serve`'s allocator settings (processes.ts); `--env MIMALLOC_PURGE_DELAY=100,…`
+ * runs it with others (mimalloc's defaults: 100 and 100).
  *
- * bun scripts/bench/gov-syscalls.ts [--cpu [--rounds R]] [--requests N] [--warm N] [--concurrency C] [--stream] [--root CHECKOUT]
+ * bun scripts/bench/gov-syscalls.ts [--cpu [--rounds R]] [--env K=V,...] [--requests N] [--warm N] [--concurrency C] [--stream] [--root CHECKOUT]
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -85,6 +88,8 @@ function threadCpu(pid: number): Map<string, number> {
       cpu.set(name, (cpu.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * tick)
       // The kernel's share apart (page faults, system calls).
       cpu.set(`${name} (sys)`, (cpu.get(`${name} (sys)`) ?? 0) + Number(f[12]) * tick)
+      // Minor page faults (a page the allocator gave back, touched again), as a count.
+      cpu.set(`${name} (faults)`, (cpu.get(`${name} (faults)`) ?? 0) + Number(f[7]))
     } catch {}
   }
   return cpu
@@ -134,7 +139,7 @@ if (process.argv.includes('--cpu')) {
     }
   }
   const med = (v: number[] | undefined) => (v ? [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]! : 0)
-  console.log('thread\tplain µs\tmetered µs (medians of rounds)')
+  console.log('thread\tplain µs\tmetered µs (medians of rounds; faults: a count)')
   for (const name of new Set([...sums.plain!.keys(), ...sums.metered!.keys()]))
     console.log(
       `${name}\t${med(sums.plain!.get(name)).toFixed(1)}\t${med(sums.metered!.get(name)).toFixed(1)}`,
