@@ -4,10 +4,11 @@
  * stop 60: purged after a second, not 100 ms, so the next request does not fault the freed pages
  * back in). An operator's own value stays.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
+import { afterEach } from '../support/hooks.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../support/process.ts'
 
 const serves: ServeProcess[] = []
