@@ -12,6 +12,7 @@ export interface Caddy {
   /** Base URL ending in `/v1`, as the mock's. */
   url: string
   version: string
+  pid: number
   stop(): Promise<void>
 }
 
@@ -62,6 +63,7 @@ export async function startCaddy(exe: string, upstream: string, dir: string): Pr
   return {
     url,
     version,
+    pid: proc.pid,
     stop: async () => {
       proc.kill()
       await proc.exited

@@ -11,14 +11,15 @@
  *
  * `--after DIR`: another export in place of this checkout (a commit measured while work goes on).
  * `--governed`: the lane's governed route and key instead (TPM, TPD, a budget, a fallback);
- * `--stream`: streamed requests (the p50 then to the last byte).
+ * `--stream`: streamed requests (the p50 then to the first content byte, and to the last byte
+ * beside it). With each, the whole process's CPU and context switches (every thread) a request at c=1.
  *
  * bun scripts/bench/plain-ab.ts --before DIR [--after DIR] [--governed] [--stream] [--rounds 8] [--batch 1000] [--warm 15000]
  */
 import { readFileSync } from 'node:fs'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
-import { loopMicros } from './proc-stats.ts'
+import { cpuMicros, loopMicros, threadStats } from './proc-stats.ts'
 import { FULL_MODEL, type Gateway, startGateway, startMocks, workspace } from './processes.ts'
 import { fmt, series } from './report.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
@@ -41,9 +42,26 @@ const governed = process.argv.includes('--governed')
 const stream = process.argv.includes('--stream')
 const load1 = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]
 
+/** Voluntary + involuntary context switches of every thread of `pid`. */
+function switches(pid: number): number {
+  const t = threadStats(pid)
+  return t.voluntary + t.involuntary
+}
+
 const mocks = await startMocks(20)
 const spaces = [workspace(), workspace()]
-const sides: { name: string; gw: Gateway; key: string; c1: number[]; c16: number[]; p50: number[] }[] = []
+interface Side {
+  name: string
+  gw: Gateway
+  key: string
+  c1: number[]
+  c16: number[]
+  p50: number[]
+  end: number[]
+  cpu: number[]
+  sw: number[]
+}
+const sides: Side[] = []
 try {
   for (const [i, [name, root]] of (
     [
@@ -57,7 +75,7 @@ try {
       env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
     })
     const key = governed ? await meteredKey(gw, spaces[i]!.dir, false, 'bench-lane') : gw.key
-    sides.push({ name, gw, key, c1: [], c16: [], p50: [] })
+    sides.push({ name, gw, key, c1: [], c16: [], p50: [], end: [], cpu: [], sw: [] })
   }
   const model = governed ? `mock/${FULL_MODEL}` : 'mock/bench'
   const target = (s: (typeof sides)[number]) => chatTarget(s.gw.url, model, stream, s.key)
@@ -74,6 +92,8 @@ try {
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 ? [...sides].reverse() : sides
     const loop0 = order.map((s) => loopMicros(s.gw.pid))
+    const cpu0 = order.map((s) => cpuMicros(s.gw.pid))
+    const sw0 = order.map((s) => switches(s.gw.pid))
     const run = await runLaneClient({
       targets: [direct, ...order.map((s) => ({ ...target(s), name: s.name, stream }))],
       rounds: 5,
@@ -82,10 +102,16 @@ try {
       stamps: false,
       gaps: false,
     })
-    const d = quantile(sortedCopy(run.total.direct!.flat()), 0.5)
+    const p50 = (xs: number[][]) => quantile(sortedCopy(xs.flat()), 0.5)
+    const samples = stream ? run.first : run.total
+    const d = p50(samples.direct!)
+    const dEnd = p50(run.total.direct!)
     for (const [i, s] of order.entries()) {
       s.c1.push((loopMicros(s.gw.pid) - loop0[i]!) / batch)
-      s.p50.push(quantile(sortedCopy(run.total[s.name]!.flat()), 0.5) - d)
+      s.cpu.push((cpuMicros(s.gw.pid) - cpu0[i]!) / batch)
+      s.sw.push((switches(s.gw.pid) - sw0[i]!) / batch)
+      s.p50.push(p50(samples[s.name]!) - d)
+      s.end.push(p50(run.total[s.name]!) - dEnd)
     }
     for (const s of order) {
       const l0 = loopMicros(s.gw.pid)
@@ -97,16 +123,19 @@ try {
   console.log(`${rounds} rounds (${batch} requests a side at c=1, 2 s at c16), load ${loads.join(' → ')}`)
   console.log('| figure | before | after | after ÷ before, round by round |\n|---|---|---|---|')
   const [b, a] = sides as [(typeof sides)[0], (typeof sides)[0]]
-  for (const [label, key] of [
-    ['loop CPU µs a request, c=1', 'c1'],
-    ['loop CPU µs a request, c16', 'c16'],
-    ['added p50 µs at c=1', 'p50'],
+  for (const [label, key, digits] of [
+    ['loop CPU µs a request, c=1', 'c1', 0],
+    ['process CPU µs a request (every thread), c=1', 'cpu', 0],
+    ['context switches a request (every thread), c=1', 'sw', 2],
+    ['loop CPU µs a request, c16', 'c16', 0],
+    [stream ? 'added p50 µs at c=1, first content byte' : 'added p50 µs at c=1', 'p50', 0],
+    ...(stream ? ([['added p50 µs at c=1, last byte', 'end', 0]] as const) : []),
   ] as const) {
     const sb = series(b[key])
     const sa = series(a[key])
     const ratio = series(a[key].map((x, i) => x / b[key][i]!))
     console.log(
-      `| ${label} | ${fmt(sb.median, 0)} (${fmt(sb.min, 0)}–${fmt(sb.max, 0)}) | ${fmt(sa.median, 0)} (${fmt(sa.min, 0)}–${fmt(sa.max, 0)}) | ${fmt(ratio.median, 3)} × (${fmt(ratio.min, 3)}–${fmt(ratio.max, 3)}) |`,
+      `| ${label} | ${fmt(sb.median, digits)} (${fmt(sb.min, digits)}–${fmt(sb.max, digits)}) | ${fmt(sa.median, digits)} (${fmt(sa.min, digits)}–${fmt(sa.max, digits)}) | ${fmt(ratio.median, 3)} × (${fmt(ratio.min, 3)}–${fmt(ratio.max, 3)}) |`,
     )
   }
 } finally {

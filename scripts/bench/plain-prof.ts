@@ -7,9 +7,10 @@
  * `prof-steps.ts --after-gap 1000` cuts the profile at — then sent `--requests` one at a time,
  * the two in interleaved rounds. Prints each one's loop-thread CPU (schedstat) and whole-process
  * CPU a counted request and the p50 added over direct; leaves `plain.cpuprofile` and
- * `bare.cpuprofile` in DIR.
+ * `bare.cpuprofile` in DIR. `--stream`: streamed requests throughout (the p50 to the first content
+ * byte).
  *
- * bun scripts/bench/plain-prof.ts DIR [--warm N] [--requests N] [--interval µs] [--root CHECKOUT]
+ * bun scripts/bench/plain-prof.ts DIR [--stream] [--warm N] [--requests N] [--interval µs] [--root CHECKOUT]
  */
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -36,6 +37,7 @@ mkdirSync(out, { recursive: true })
 const warm = Number(option('--warm') ?? 15_000)
 const requests = Number(option('--requests') ?? 6000)
 const interval = Number(option('--interval') ?? 250)
+const stream = process.argv.includes('--stream')
 const prof = (name: string) => [
   '--cpu-prof',
   `--cpu-prof-dir=${out}`,
@@ -54,8 +56,8 @@ const gw = await startGateway(ws, mocks, {
 })
 const bare = await startBareProxy({ mocks, dir: ws.dir }, {}, 'bare.db', prof('bare'))
 const sides = [
-  { name: 'plain', pid: gw.pid, target: chatTarget(gw.url, 'mock/bench', false, gw.key) },
-  { name: 'bare', pid: bare.pid, target: chatTarget(bare.base, 'bench', false, bare.key) },
+  { name: 'plain', pid: gw.pid, target: chatTarget(gw.url, 'mock/bench', stream, gw.key) },
+  { name: 'bare', pid: bare.pid, target: chatTarget(bare.base, 'bench', stream, bare.key) },
 ]
 const ctx = { wrk: findWrk(), dir: ws.dir } as Ctx
 for (const s of sides) {
@@ -65,8 +67,8 @@ for (const s of sides) {
 }
 await Bun.sleep(2000)
 const targets = [
-  { ...chatTarget(mocks.fast.url, 'bench', false), name: 'direct', stream: false },
-  ...sides.map((s) => ({ ...s.target, name: s.name, stream: false })),
+  { ...chatTarget(mocks.fast.url, 'bench', stream), name: 'direct', stream },
+  ...sides.map((s) => ({ ...s.target, name: s.name, stream })),
 ]
 const before = sides.map((s) => [loopMicros(s.pid), cpuMicros(s.pid)] as const)
 const load0 = loadavg()[0]!.toFixed(1)
@@ -74,7 +76,7 @@ const rounds = 20
 const batch = Math.ceil(requests / rounds)
 const run = await runLaneClient({ targets, rounds, batch, warm: 0, stamps: false, gaps: false })
 const n = rounds * batch
-const p50 = (name: string) => quantile(sortedCopy(run.total[name]!.flat()), 0.5)
+const p50 = (name: string) => quantile(sortedCopy((stream ? run.first : run.total)[name]!.flat()), 0.5)
 for (const [i, s] of sides.entries()) {
   const [loop0, cpu0] = before[i]!
   console.log(
