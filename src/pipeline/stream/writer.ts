@@ -144,13 +144,20 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
       return { status: 'error', error }
     }
     const body = new ReadableStream<Uint8Array>(this, { highWaterMark: 0 })
-    // Past the hold with nothing to say yet: what is held (or a comment) makes the server send the 200 now.
     if (held) {
+      // Past the hold with nothing to say yet: what is held (or a comment) makes the server send the 200 now.
       this.committed = true
       if (this.pending.length > 0) {
         for (const bytes of this.pending) this.write(bytes)
         this.pending = []
       } else this.write(this.encoder.keepalive)
+    } else {
+      // The first fill is done: what it held is queued before the server has the body, so the
+      // status, the headers and these bytes leave in one socket write (left to the first pull,
+      // the headers went out alone first: a write and a wake-up of the client more a stream).
+      this.first = null
+      for (const bytes of this.pending) this.write(bytes)
+      this.pending = []
     }
     this.arm(this.sched.now())
     return { status: 'ok', body }
