@@ -45,7 +45,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   protected readonly sched: Scheduler
   private readonly timer: Timer
   private readonly t0: number
-  /** The first items, read before the body exists; awaited by the first pull. */
+  /** The first fill; awaited by the first pull when the hold ran out before it ended (else null by then). */
   private first: Promise<void> | null = null
   private controller: Controller | undefined
   private ttftMs: number | null = null
