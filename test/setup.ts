@@ -36,20 +36,26 @@ Bun.plugin({
   },
 })
 
+/** The module that counts gateway starts (support/starts.ts), by path: the census imports it from every file. */
+const STARTS = new URL('./support/starts.ts', import.meta.url).pathname
+
 /**
  * With SUITE_CPU=<file> set, each test file appends one JSON line to it when it ends: its path,
  * its wall time (ms) and the CPU its worker spent meanwhile, in clock ticks of 10 ms, from
  * /proc/self/stat: `ut`/`st` the worker's own, `cut`/`cst` what it reaped (its spawned gateways,
- * CLI commands, agents). Daemons (PostgreSQL), a worker's shared Chromium and the file's imports
- * (evaluated before this head) are not in it. docs/benchmarks/suite-cpu.md, stop 59's census.
+ * CLI commands, agents), and the gateways it started: `gateways` in the test process, `serves`
+ * spawned (support/starts.ts). Daemons (PostgreSQL), a worker's shared Chromium and the file's
+ * imports (evaluated before this head) are not in it. docs/benchmarks/suite-cpu.md, stop 59's
+ * census.
  */
 function census(path: string): string {
   if (!process.env.SUITE_CPU) return ''
   return [
     `import { afterAll as __cpuAfter } from 'bun:test';`,
     `import { appendFileSync as __cpuAppend, readFileSync as __cpuRead } from 'node:fs';`,
+    `import { starts as __starts } from ${JSON.stringify(STARTS)};`,
     `const __cpu = () => __cpuRead('/proc/self/stat', 'utf8').split(') ')[1].split(' ').slice(11, 15).map(Number);`,
-    `const __cpu0 = __cpu(), __cpuT0 = performance.now();`,
-    `__cpuAfter(() => { const c = __cpu(); __cpuAppend(process.env.SUITE_CPU, JSON.stringify({ file: ${JSON.stringify(path)}, wall: Math.round(performance.now() - __cpuT0), ut: c[0] - __cpu0[0], st: c[1] - __cpu0[1], cut: c[2] - __cpu0[2], cst: c[3] - __cpu0[3] }) + '\\n') });`,
+    `const __cpu0 = __cpu(), __cpuT0 = performance.now(), __gw0 = __starts.gateways, __serve0 = __starts.serves;`,
+    `__cpuAfter(() => { const c = __cpu(); __cpuAppend(process.env.SUITE_CPU, JSON.stringify({ file: ${JSON.stringify(path)}, wall: Math.round(performance.now() - __cpuT0), ut: c[0] - __cpu0[0], st: c[1] - __cpu0[1], cut: c[2] - __cpu0[2], cst: c[3] - __cpu0[3], gateways: __starts.gateways - __gw0, serves: __starts.serves - __serve0 }) + '\\n') });`,
   ].join('')
 }

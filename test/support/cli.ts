@@ -1,6 +1,7 @@
 /** Runs CLI commands in-process with captured stdout/stderr, or as a real subprocess. */
 import { run } from '../../src/main.ts'
 import { mainBundle } from './main-bundle.ts'
+import { starts } from './starts.ts'
 
 export interface CliResult {
   code: number
@@ -35,6 +36,7 @@ export async function cliProcess(
   args: string[],
   opts: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  if (args[0] === 'serve') starts.serves++
   const proc = Bun.spawn([BUN, await mainBundle(), ...args], {
     cwd: opts.cwd ?? REPO,
     env: { ...process.env, ...opts.env },

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUN } from './cli.ts'
 import { mainBundle } from './main-bundle.ts'
+import { starts } from './starts.ts'
 
 export interface ServeProcess {
   url: string
@@ -50,6 +51,7 @@ export async function spawnServe(
   args: string[],
   opts: { env?: Record<string, string>; detached?: boolean } = {},
 ): Promise<ServeProcess> {
+  starts.serves++
   const proc = Bun.spawn([BUN, await mainBundle(), 'serve', '--json', ...args], {
     stdout: 'pipe',
     stderr: 'pipe',
