@@ -1,16 +1,19 @@
 /**
  * Starts the real gateway on port 0 with a temporary database and a config built in code.
  */
-import { rmSync } from 'node:fs'
+import { Database } from 'bun:sqlite'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildDeps } from '../../src/app/build.ts'
 import { startServer } from '../../src/app/serve.ts'
 import { parseConfig } from '../../src/config/index.ts'
 import { openStores } from '../../src/store/index.ts'
+import { migrate } from '../../src/store/sqlite/migrations.ts'
 import type { Clock } from '../../src/util/clock.ts'
 import { createLogger } from '../../src/util/log.ts'
 import { type BackendUrls, backendDoc } from './backends.ts'
 import { tempDir, testConfigDoc } from './config-doc.ts'
+import { starts } from './starts.ts'
 
 export { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
 
@@ -27,6 +30,7 @@ export interface TestGateway {
 export async function startGateway(
   opts: { doc?: Record<string, unknown>; clock?: Clock; dbPath?: string; backend?: BackendUrls } = {},
 ): Promise<TestGateway> {
+  starts.gateways++
   const dir = tempDir()
   const doc = oneCallPerRequest(opts.doc ?? testConfigDoc())
   const database = {
@@ -34,6 +38,7 @@ export async function startGateway(
     path: opts.dbPath ?? join(dir, 'switchyard.db'),
   }
   const config = parseConfig(backendDoc({ ...doc, database }, opts.backend ?? {}), 'test')
+  if (!opts.dbPath && !config.database.url) writeMigrated(config.database.path)
   const logs: string[] = []
   const log = createLogger('debug', (l) => logs.push(l))
   // A manual clock must drive the engines too, or moving it would not move their windows.
@@ -57,6 +62,27 @@ export async function startGateway(
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** The migrated schema's bytes, made once per test process (writeMigrated). */
+let migrated: Uint8Array | undefined
+
+/**
+ * Writes a new gateway's own database as an already-migrated file, as the store creates it
+ * (owner-only), from one database migrated in memory: migrating each new file cost ~9 ms of a
+ * start's ~28 (docs/benchmarks/suite-cpu.md, stop 60), and a run starts a few hundred. The store
+ * then finds every migration recorded and applies none. Migrations on a new file stay tested
+ * where a database is given (`dbPath`), in every spawned `serve` and CLI command, and in
+ * test/store.
+ */
+function writeMigrated(path: string): void {
+  if (!migrated) {
+    const db = new Database(':memory:')
+    migrate(db, Date.now())
+    migrated = db.serialize()
+    db.close()
+  }
+  writeFileSync(path, migrated, { mode: 0o600, flag: 'wx' })
 }
 
 /**
