@@ -11,10 +11,24 @@
  * message type".
  */
 import { Kind, type Static, type TSchema } from '@sinclair/typebox'
-import type { TypeCheck } from '@sinclair/typebox/compiler'
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import { type ValueError, type ValueErrorIterator, ValueErrorType } from '@sinclair/typebox/errors'
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import { extent, type JsonKind, kindOf } from './words.ts'
+
+/**
+ * A surface's compiled check, compiled at its first call, not when its module loads: compiling
+ * the nine request schemas took ~0.1 s of CPU at every `serve` start (docs/benchmarks/suite-cpu.md,
+ * stop 60), though a gateway may never see some surfaces; the first request to each pays its own
+ * (1–40 ms). docs/decisions.md, "Request schemas compile at first use".
+ */
+export function compiledOnUse<S extends TSchema>(schema: S): () => TypeCheck<S> {
+  let check: TypeCheck<S> | undefined
+  return () => {
+    check ??= TypeCompiler.Compile(schema)
+    return check
+  }
+}
 
 /**
  * Any surface's schema check: returns the body itself, typed (no copy); throws the explained 400,

@@ -1,18 +1,17 @@
 /**
  * @module
- * Parsing and validating a chat completion body. The schema is compiled once, at module load:
- * this runs on every request.
+ * Parsing and validating a chat completion body. The schema is compiled once, at the first request
+ * (compiledOnUse): this runs on every request.
  *
  * @example
  * const req = validateChatRequest(parseJsonObject(await request.text(), CHAT_EXAMPLE))
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { validateWith } from '../../json/validation-error.ts'
+import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { type ChatRequestInput, ChatRequestSchema } from '../shared/chat-request-schema.ts'
 import { checkNamedTool } from '../shared/tool-choice.ts'
 
-const checker = TypeCompiler.Compile(ChatRequestSchema)
+const checker = compiledOnUse(ChatRequestSchema)
 
 /** The body the chat surface's messages suggest (`parseJsonObject`). */
 export const CHAT_EXAMPLE =
@@ -24,7 +23,7 @@ export const CHAT_EXAMPLE =
  * `parseJsonObject`, before the body is parsed.
  */
 export function validateChatRequest(body: unknown): ChatRequestInput {
-  const req = validateWith(checker, body)
+  const req = validateWith(checker(), body)
   checkToolChoice(req)
   return req
 }

@@ -8,9 +8,8 @@
  * const view = decodeEmbeddings('{"model":"demo/embed","input":["a","b"]}')
  * view.input // { kind: 'text', items: ['a', 'b'] }
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
-import { explainValidationError } from '../../json/validation-error.ts'
+import { compiledOnUse, explainValidationError } from '../../json/validation-error.ts'
 import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {
@@ -22,7 +21,7 @@ import {
   MAX_TOKEN_ID,
 } from './request-schema.ts'
 
-const checker = TypeCompiler.Compile(EmbeddingsRequestSchema)
+const checker = compiledOnUse(EmbeddingsRequestSchema)
 
 /** The validated body, and its input as the canonical list. */
 export interface EmbeddingsView {
@@ -33,10 +32,11 @@ export interface EmbeddingsView {
 /** `limitsChecked`: the body reader already held `text` to `EMBEDDINGS_JSON_LIMITS`. */
 export function decodeEmbeddings(text: string, limitsChecked = false): EmbeddingsView {
   const body = parseJsonObject(text, EMBEDDINGS_EXAMPLE, limitsChecked, EMBEDDINGS_JSON_LIMITS)
-  if (!checker.Check(body)) {
-    const first = checker.Errors(body).First()
+  const check = checker()
+  if (!check.Check(body)) {
+    const first = check.Errors(body).First()
     if (first && (first.path === '/input' || first.path.startsWith('/input/'))) throw inputError(body.input)
-    throw explainValidationError(checker.Errors(body), body)
+    throw explainValidationError(check.Errors(body), body)
   }
   return { body, input: normaliseInput(body.input) }
 }

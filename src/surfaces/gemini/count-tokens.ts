@@ -7,10 +7,9 @@
  * the plan includes, is never admitted against the limits, and has its own per-key throttle.
  */
 import { Type as T } from '@sinclair/typebox'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { googleApiKey } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
-import { validateWith } from '../../json/validation-error.ts'
+import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { countTokensSurface, estimateChatTokens } from '../count-tokens.ts'
@@ -26,7 +25,7 @@ const CountRequest = T.Object(
   },
   { additionalProperties: true },
 )
-const checker = TypeCompiler.Compile(CountRequest)
+const checker = compiledOnUse(CountRequest)
 
 export interface GeminiCountView {
   /** The request counted, as a generateContent request. */
@@ -43,7 +42,7 @@ export function geminiCountTokensSurface(perSecond: number): CountTokensSurface<
       credential: googleApiKey,
       decode(text, limitsChecked, url) {
         const target = targetOf(url)
-        const body = validateWith(checker, geminiBody(text, limitsChecked))
+        const body = validateWith(checker(), geminiBody(text, limitsChecked))
         const request =
           body.generateContentRequest ?? (body.contents?.length ? { contents: body.contents } : null)
         if (!request)

@@ -9,10 +9,9 @@
  * embeddings, so usage is estimated from the text (operations/embeddings.ts), on every route.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { googleApiKey } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
-import { validateWith } from '../../json/validation-error.ts'
+import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import { estimatedUsage } from '../../operations/embeddings.ts'
 import type { EmbeddingsSurface } from '../../pipeline/surface.ts'
 import { invalidResponse } from '../../providers/upstream-errors.ts'
@@ -38,8 +37,8 @@ const BatchRequest = T.Object(
   { requests: T.Array(EmbedRequest, { minItems: 1, maxItems: MAX_INPUT_ITEMS }) },
   Open,
 )
-const single = TypeCompiler.Compile(EmbedRequest)
-const batch = TypeCompiler.Compile(BatchRequest)
+const single = compiledOnUse(EmbedRequest)
+const batch = compiledOnUse(BatchRequest)
 
 type Json = Record<string, unknown>
 
@@ -79,10 +78,10 @@ function decodeEmbed(
   let requests: Array<Static<typeof EmbedRequest>>
   let prefix: (i: number) => string
   if (isBatch) {
-    requests = validateWith(batch, raw).requests
+    requests = validateWith(batch(), raw).requests
     prefix = (i) => `requests[${i}].`
   } else {
-    requests = [validateWith(single, raw)]
+    requests = [validateWith(single(), raw)]
     prefix = () => ''
   }
   const dimensions = requests[0]!.outputDimensionality

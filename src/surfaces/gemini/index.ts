@@ -10,11 +10,10 @@
  * @example
  * geminiSurfaces(20)[geminiTarget(request.url)!.method] // undefined: not a method served here (404)
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { googleApiKey } from '../../auth/authenticate.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
 import { upstreamModelName } from '../../config/models.ts'
-import { validateWith } from '../../json/validation-error.ts'
+import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import type { ChatSurface, Surface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -33,7 +32,7 @@ import { GenerateContentRequestSchema } from './request-schema.ts'
 import { GeminiStreamEncoder } from './stream-encoder.ts'
 import { type GeminiView, geminiBody, targetOf } from './view.ts'
 
-const checker = TypeCompiler.Compile(GenerateContentRequestSchema)
+const checker = compiledOnUse(GenerateContentRequestSchema)
 
 /** The methods this surface serves; a path naming another comes here to be refused (404). */
 const GENERATE_METHODS = new Set(['generateContent', 'streamGenerateContent'])
@@ -63,7 +62,7 @@ export const geminiSurface: ChatSurface<GeminiView> = {
         'not_found',
         `Unknown Gemini method "${clip(target.method)}". Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.`,
       )
-    const body = validateWith(checker, geminiBody(text, limitsChecked))
+    const body = validateWith(checker(), geminiBody(text, limitsChecked))
     const stream = target.method === 'streamGenerateContent'
     return { model: target.model, view: { ...target, stream, body }, stream }
   },

@@ -7,10 +7,9 @@
  * kind the gateway counts the request's chat form (`../count-tokens.ts`: o200k_base, an estimate
  * for other models' tokenizers, said so in the `x-switchyard-token-count` response header).
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
-import { validateWith } from '../../json/validation-error.ts'
+import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
 import { countTokensSurface as countingSurface, estimateChatTokens } from '../count-tokens.ts'
 import { convertConversation } from './convert-to-chat-request.ts'
@@ -18,7 +17,7 @@ import { messagesErrorResponse } from './errors.ts'
 import { forwardBody, forwardHeaders } from './pass-through.ts'
 import { type CountTokensRequest, CountTokensRequestSchema, checkTools } from './request-schema.ts'
 
-const checker = TypeCompiler.Compile(CountTokensRequestSchema)
+const checker = compiledOnUse(CountTokensRequestSchema)
 
 const EXAMPLE = '{"model": "<prefix>/<model>", "messages": [{"role": "user", "content": "Hello"}]}'
 
@@ -31,7 +30,7 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
       endpoint: 'count_tokens',
       credential: apiKeyOrBearer,
       decode(text, limitsChecked) {
-        const view = validateWith(checker, parseJsonObject(text, EXAMPLE, limitsChecked))
+        const view = validateWith(checker(), parseJsonObject(text, EXAMPLE, limitsChecked))
         checkTools(view)
         return { model: view.model, view, stream: false }
       },

@@ -7,12 +7,11 @@
  * @example
  * pipeline.handle(messagesSurface, request, server, headers)
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
 import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import { checkReasoningOff } from '../../catalogue/features.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
-import { validateWith } from '../../json/validation-error.ts'
+import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, kindReads, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -28,7 +27,7 @@ import { anthropicLimitHeaders } from './rate-headers.ts'
 import { checkTools, type MessagesRequest, MessagesRequestSchema } from './request-schema.ts'
 import { MessagesStreamEncoder } from './stream-encoder.ts'
 
-const checker = TypeCompiler.Compile(MessagesRequestSchema)
+const checker = compiledOnUse(MessagesRequestSchema)
 
 export const MESSAGES_EXAMPLE =
   '{"model": "<prefix>/<model>", "max_tokens": 1024, "messages": [{"role": "user", "content": "Hello"}]}'
@@ -39,7 +38,7 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   operation: 'chat',
   credential: apiKeyOrBearer,
   decode(text, limitsChecked) {
-    const view = validateWith(checker, parseJsonObject(text, MESSAGES_EXAMPLE, limitsChecked))
+    const view = validateWith(checker(), parseJsonObject(text, MESSAGES_EXAMPLE, limitsChecked))
     checkTools(view)
     return {
       model: view.model,

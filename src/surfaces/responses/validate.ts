@@ -7,14 +7,13 @@
  * @example
  * const req = validateResponsesRequest(parseJsonObject(text, RESPONSES_EXAMPLE))
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { validateWith } from '../../json/validation-error.ts'
+import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import { checkNamedTool } from '../shared/tool-choice.ts'
 import { type ResponsesRequestInput, ResponsesRequestSchema, type ResponsesTool } from './request-schema.ts'
 
-const checker = TypeCompiler.Compile(ResponsesRequestSchema)
+const checker = compiledOnUse(ResponsesRequestSchema)
 
 export const RESPONSES_EXAMPLE = '{"model": "<prefix>/<model>", "input": "Hello"}'
 
@@ -30,7 +29,7 @@ export function validateResponsesRequest(body: Record<string, unknown>): Respons
       }
     }
   }
-  const req: ResponsesRequestInput = validateWith(checker, body)
+  const req: ResponsesRequestInput = validateWith(checker(), body)
   refuseStoredState(req)
   checkToolChoice(req)
   return req
