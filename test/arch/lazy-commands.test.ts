@@ -59,4 +59,13 @@ describe('what a start evaluates', () => {
     const reached = staticReach('cli/serve.ts')
     expect(under(reached, ['cli/serving.ts', 'app/', 'server/', 'pipeline/', 'console/'])).toEqual([])
   })
+
+  test("no module compiles a request schema when it loads: TypeBox's compiler is called by compiledOnUse only", () => {
+    // Nine compiles at load were ~0.1 s of CPU at every `serve` start (docs/decisions.md, "Request
+    // schemas compile at first use"); a surface compiles its schema at its first request instead.
+    const compiling = tsFiles(SRC)
+      .filter((f) => /TypeCompiler\.Compile\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(SRC, f))
+    expect(compiling).toEqual(['json/validation-error.ts'])
+  })
 })
