@@ -19,6 +19,9 @@ export interface SchemaProblem {
 
 /** Every problem `value` has against `schema`, the first one per path, each with its path. */
 export function schemaProblems(schema: TSchema, value: unknown, base = ''): SchemaProblem[] {
+  // A valid document, every start's, is checked without the walk that builds errors: cold, that
+  // walk was ~20–30 ms of CPU at every command's start (docs/benchmarks/suite-cpu.md, stop 60).
+  if (Value.Check(schema, value)) return []
   const out: SchemaProblem[] = []
   const seen = new Set<string>()
   const push = (p: SchemaProblem) => {
