@@ -4,7 +4,8 @@
  * `--parallel` worker — shared by the files it runs one after another. Starting an engine costs
  * ~1.6 s on a quiet machine (3 s loaded), and migrating a database 70–106 ms, so each engine
  * starts once per process with a template database migrated once, and every test gets a clone
- * of it (`CREATE DATABASE … TEMPLATE`).
+ * of it (`CREATE DATABASE … TEMPLATE`) — one a file used before, once put back into the
+ * template's state, where there is one (clone-pool.ts).
  *
  * Under `--isolate` (Bun's default with `--parallel`) every file of a worker gets a fresh global
  * object, module registry and environment, and the subprocesses a file spawned are killed when it
@@ -22,6 +23,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
+import { forget, restore, type TemplateFacts, templateFacts } from './clone-pool.ts'
 import { tempDir } from './config-doc.ts'
 import { bootPostgres, engines, freePort, type PostgresFiles } from './engines.ts'
 
@@ -30,8 +32,10 @@ const TEMPLATE = 'sw_template'
 
 interface State {
   pg?: PostgresFiles
-  /** A clone made and not yet handed to a test. */
-  spare?: string
+  /** What a used clone must match to be handed out again (clone-pool.ts). */
+  template?: TemplateFacts
+  /** Clones in the template's state, not handed out: made ahead of need, or used and restored. */
+  clones?: string[]
   redis?: { port: number; dir: string }
 }
 
@@ -45,6 +49,8 @@ function readState(): State {
   }
 }
 
+const writeState = (state: State) => writeFileSync(statePath(), JSON.stringify(state))
+
 const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`
 
 /**
@@ -52,7 +58,7 @@ const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`
  * stops what the state names. One watchdog per engine started; each stops only its own engine.
  */
 function remember(state: State, stopScript: string): void {
-  writeFileSync(statePath(), JSON.stringify(state))
+  writeState(state)
   const wait = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${stopScript}; rm -f ${q(statePath())}`
   // The outer shell exits at once, so the watchdog is no child of this process (Bun would kill it
   // with the file that spawned it).
@@ -71,11 +77,18 @@ async function answers(port: number): Promise<boolean> {
 
 export interface SharedPostgres {
   port: number
-  /** A fresh database holding the migrated schema, dropped by `release()`. */
+  /**
+   * A database holding the migrated schema and nothing else, for the caller alone until
+   * `release()`; its URL's user is a role made for it (a superuser, as `postgres` is).
+   */
   clone(): Promise<string>
   /** A fresh, empty database (unmigrated), dropped by `release()`. */
   createDatabase(): Promise<string>
-  /** Drops the databases this handle made and closes its connection; the server keeps running. */
+  /**
+   * Ends every session of the databases this handle gave out; puts each clone back into the
+   * template's state for the next caller (or drops it), drops the others, and closes its
+   * connection. The server keeps running.
+   */
   release(): Promise<void>
 }
 
@@ -91,61 +104,93 @@ async function postgresFiles(): Promise<PostgresFiles> {
     await admin.close()
   }
   await migratePostgresUrl(template, Date.now())
+  const facts = await templateFacts(template)
   const ctl = `${q(join(pg.bin, 'pg_ctl'))} -D ${q(pg.data)} -m immediate -w stop`
   const stop = `${pg.who ? `runuser -u ${pg.who} -- ` : ''}${ctl}; rm -rf ${q(pg.dir)}`
-  remember({ ...readState(), pg }, stop)
+  remember({ ...readState(), pg, template: facts, clones: [] }, stop)
   return pg
 }
 
+/** A clone in the template's state from the state file, if there is one: the last one kept. */
+function takeClone(): string | undefined {
+  const state = readState()
+  const name = state.clones?.pop()
+  if (name) writeState(state)
+  return name
+}
+
+function keepClone(name: string): void {
+  const state = readState()
+  writeState({ ...state, clones: [...(state.clones ?? []), name] })
+}
+
 /**
- * The process's PostgreSQL, started on first use. Cloning costs 75–600 ms on this machine (the
- * clone copies the ~8 MB of system catalogs), so the next clone is made while a test runs, and
- * the one left made when a file ends is handed to the next file (`spare` in the state file).
+ * The process's PostgreSQL, started on first use. A clone a file used is restored and handed out
+ * again (clone-pool.ts); a new one is made only when none is left. Cloning costs 75–600 ms of wall
+ * on this machine (the clone copies the ~8 MB of system catalogs), so while new ones are needed,
+ * the next is made while a test runs.
  */
 export async function sharedPostgres(): Promise<SharedPostgres> {
   const e = engines.postgres
   if (!e.ok) throw new Error(e.why)
   const { port } = await postgresFiles()
   const admin = new Bun.SQL(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 })
-  const url = (name: string) => `postgres://postgres@127.0.0.1:${port}/${name}`
-  const handed: string[] = []
+  const url = (name: string, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${name}`
+  // A database and the role it was handed out under (null: `postgres`'s, a database not cloned).
+  const handed: Array<{ name: string; role: string | null }> = []
+  // Database and role names cannot be bound parameters; these are `sw_`, `sw_u` and 32 hex digits.
+  const hex = () => randomUUID().replaceAll('-', '')
   const create = async (template: string) => {
-    // A database name cannot be a bound parameter; this one is `sw_` and 32 hex digits.
-    const name = `sw_${randomUUID().replaceAll('-', '')}`
+    const name = `sw_${hex()}`
     await admin.unsafe(`CREATE DATABASE ${name}${template}`)
     return name
   }
   const cloneNow = () => create(` TEMPLATE ${TEMPLATE}`)
-  const spare = readState().spare
-  let next: Promise<string> | null = spare ? Promise.resolve(spare) : null
-  if (spare) writeFileSync(statePath(), JSON.stringify({ ...readState(), spare: undefined }))
-  const hand = (name: string) => {
-    handed.push(name)
-    return url(name)
-  }
+  let next: Promise<string> | null = null
   return {
     port,
-    clone() {
-      // Taken and replaced before any await: two clone() calls at once (tests started side by
-      // side) get two databases, not both the one prefetched. The admin connection is one, so
-      // the CREATEs still run one after another.
-      const taken = next ?? cloneNow()
-      const made = cloneNow()
-      next = made
-      // A failed prefetch is made again by the next clone() (and reported there).
-      made.catch(() => {
-        if (next === made) next = null
-      })
-      return taken.then(hand)
+    async clone() {
+      // Taken before any await: two clone() calls at once (tests started side by side) get two
+      // databases, not both the one kept or prefetched. The admin connection is one, so the
+      // statements still run one after another.
+      let taken: Promise<string>
+      const kept = takeClone()
+      if (kept) taken = Promise.resolve(kept)
+      else {
+        taken = next ?? cloneNow()
+        const made = cloneNow()
+        next = made
+        // A failed prefetch is made again by the next clone() (and reported there).
+        made.catch(() => {
+          if (next === made) next = null
+        })
+      }
+      const name = await taken
+      const role = `sw_u${hex()}`
+      handed.push({ name, role })
+      await admin.unsafe(`CREATE ROLE ${role} LOGIN SUPERUSER`)
+      return url(name, role)
     },
-    createDatabase: async () => hand(await create('')),
+    async createDatabase() {
+      const name = await create('')
+      handed.push({ name, role: null })
+      return url(name)
+    },
     async release() {
       try {
         const left = await next?.catch(() => null)
-        if (left) writeFileSync(statePath(), JSON.stringify({ ...readState(), spare: left }))
-        // FORCE: a gateway a test left running still holds connections; ~35 ms a database.
-        for (const name of handed.splice(0))
+        if (left) keepClone(left)
+        const facts = readState().template
+        for (const { name, role } of handed.splice(0)) {
+          if (role && facts && (await restore(admin, url, name, role, facts))) {
+            keepClone(name)
+            continue
+          }
+          await forget(name)
+          // FORCE: a gateway a test left running may still hold connections.
           await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+          if (role) await admin.unsafe(`DROP ROLE IF EXISTS ${role}`)
+        }
       } finally {
         await admin.close()
       }
