@@ -205,8 +205,11 @@ export async function bootPostgres(opts: { durable?: boolean } = {}): Promise<Po
   // -a: the owner (PostgreSQL's user, when the tests run as root) and the 0700 mode come along.
   if (cluster) run(['cp', '-a', cluster, data], null)
   else run([join(e.bin, 'initdb'), '-D', data, ...INITDB_ARGS], who)
-  // No fsync: a test database need not survive a power cut, and the machine is shared.
-  const fast = opts.durable ? '' : ' -c fsync=off -c full_page_writes=off'
+  // No fsync: a test database need not survive a power cut, and the machine is shared. No
+  // autovacuum: its launcher forks a worker into every database each naptime, and the shared
+  // server keeps its clones for the next test (clone-pool.ts) — 117 workers over the PostgreSQL
+  // files in one run, for tables a test fills with a few rows (suite-cpu.md, stop 60).
+  const fast = opts.durable ? '' : ' -c fsync=off -c full_page_writes=off -c autovacuum=off'
   const settings = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c max_connections=200${fast}`
   run(
     [join(e.bin, 'pg_ctl'), '-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'],
