@@ -1,26 +1,26 @@
 /**
  * @module
- * Clones of the migrated template, used again (shared-engines.ts hands them out). When a file is
- * done with its clones, each is put back into the template's state and kept for the next test,
- * instead of being dropped and a new one made: a clone (`CREATE DATABASE … TEMPLATE`) and its
- * `DROP … WITH (FORCE)` cost the server ~110–220 ms of CPU on this machine, putting one back
- * ~25 (docs/benchmarks/suite-cpu.md, stop 60).
+ * Clones of the migrated template, used again (shared-engines.ts hands them out). A clone a file
+ * used is retired when the file releases it and restored to the template's state when a test asks
+ * for one again, instead of being dropped and a new one made: a clone (`CREATE DATABASE …
+ * TEMPLATE`) and its `DROP … WITH (FORCE)` cost the server ~100–350 ms of CPU on this machine,
+ * retiring and restoring one ~15–40 (docs/benchmarks/suite-cpu.md, stop 60).
  *
  * What the next test gets is the template's state, or a new clone:
  * - No session of the last test's survives. Each clone is handed out under a login role of its
- *   own (a superuser, as `postgres` is); the role loses its login, then every session in the
- *   database and of the role is terminated (and waited for), then the role is dropped — so a
+ *   own (a superuser, as `postgres` is); retiring it takes the role's login, terminates every
+ *   session in the database and of the role (and waits for them), then drops the role — so a
  *   client the test left running cannot reconnect into the next test's rows, and what lives in a
  *   session (advisory locks, LISTEN, temporary tables, prepared statements) ends with it.
- * - The schema is the template's: a fingerprint of the catalogs (relations, columns, defaults,
- *   functions, constraints, triggers, indexes, types, sequences, rules, settings, …) must equal
- *   the template's, and the role must own nothing; otherwise the clone is dropped.
+ * - The schema is the template's: the role must own nothing, and a fingerprint of the catalogs
+ *   (relations, columns, defaults, functions, constraints, triggers, indexes, types, sequences,
+ *   rules, settings, …) must equal the template's; otherwise the clone is dropped.
  * - The rows are the template's: every table written to (a non-empty file) and every table the
  *   migrations wrote rows into is truncated (a new, empty file, as in a new clone), those rows
  *   are written back, every sequence is set back to the template's value, and the planner's
  *   statistics and the activity counters are cleared.
- * A keeper connection (`postgres`'s) to each clone does this and stays open while the clone is in
- * use, idle: opening one each time would cost another backend (~50 ms).
+ * A keeper connection (`postgres`'s) to each clone restores it and stays open, idle, while the
+ * clone is in use: opening one each time would cost another backend (~50 ms).
  */
 import { SQL } from 'bun'
 
@@ -92,54 +92,77 @@ export async function templateFacts(url: string): Promise<TemplateFacts> {
   }
 }
 
-/** The keeper connections of this module instance, by database (one registry per worker under `--no-isolate`). */
-const keepers = new Map<string, SQL>()
+/**
+ * The keeper connections of this module instance, by database, and their backends' pids (one
+ * registry per worker under `--no-isolate`; under `--isolate` Bun closes them when a file ends).
+ */
+const keepers = new Map<string, { sql: SQL; pid: number }>()
 
 /** Closes a clone's keeper (the clone is about to be dropped). */
 export async function forget(db: string): Promise<void> {
   const keeper = keepers.get(db)
   keepers.delete(db)
-  await keeper?.close().catch(() => {})
+  await keeper?.sql.close().catch(() => {})
+}
+
+/** Client sessions other than `keeper`'s and the caller's, in database $1 or of role $2. */
+const OTHERS = `FROM pg_stat_activity WHERE backend_type = 'client backend'
+  AND (datname = $1 OR usename = $2) AND pid <> $3 AND pid <> pg_backend_pid()`
+
+/** Terminates them, waiting for each to end; false if one did not within 5 s. */
+async function terminateOthers(admin: SQL, db: string, role: string, keeper: number): Promise<boolean> {
+  const left = await admin.unsafe(`SELECT pg_terminate_backend(pid, 5000) AS gone ${OTHERS}`, [
+    db,
+    role,
+    keeper,
+  ])
+  return left.every((r: { gone: boolean }) => r.gone)
 }
 
 /**
- * Puts a clone a test used (under `role`) back into the template's state; false when it cannot
- * be (the caller then drops it and the role). `admin` is a connection to the `postgres` database;
- * `url` makes a URL for `postgres` to a database.
+ * Ends what a test left in a clone it used under `role`, when its file releases it: the role's
+ * login is taken, every session in the clone or of the role is terminated (but the keeper's), and
+ * the role is dropped — a client left running cannot reconnect. False when that fails, or the
+ * role owns something (a table the test made): the clone is then to be dropped. Its rows stay
+ * until `restore`, so that a clone no test asks for again (the last file of a worker, a file run
+ * alone) costs no more than this.
+ */
+export async function retire(admin: SQL, db: string, role: string): Promise<boolean> {
+  try {
+    await admin.unsafe(`ALTER ROLE ${ident(role)} NOLOGIN`)
+    if (!(await terminateOthers(admin, db, role, keepers.get(db)?.pid ?? 0))) return false
+    await admin.unsafe(`DROP ROLE ${ident(role)}`)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Puts a retired clone back into the template's state, before it is handed out again; false when
+ * it cannot be (its schema is not the template's): the caller then drops it. `admin` is a
+ * connection to the `postgres` database; `url` makes a URL for `postgres` to a database.
  */
 export async function restore(
   admin: SQL,
   url: (db: string) => string,
   db: string,
-  role: string,
   facts: TemplateFacts,
 ): Promise<boolean> {
   try {
-    await admin.unsafe(`ALTER ROLE ${ident(role)} NOLOGIN`)
     let keeper = keepers.get(db)
     if (!keeper) {
-      keeper = new SQL(url(db), { max: 1 })
+      keeper = { sql: new SQL(url(db), { max: 1 }), pid: 0 }
       keepers.set(db, keeper)
     }
-    const [{ pid }] = await keeper.unsafe('SELECT pg_backend_pid() AS pid')
-    // Client sessions other than the keeper's (and this one), in the clone or of the role.
-    const others = `FROM pg_stat_activity WHERE backend_type = 'client backend'
-      AND (datname = $1 OR usename = $2) AND pid <> $3 AND pid <> pg_backend_pid()`
-    const ended = async () => {
-      const left = await admin.unsafe(`SELECT pg_terminate_backend(pid, 5000) AS gone ${others}`, [
-        db,
-        role,
-        pid,
-      ])
-      return left.every((r: { gone: boolean }) => r.gone)
-    }
-    if (!(await ended())) return false
-    // Nothing can log in as it now. A role that owns something (a table the test made) cannot be
-    // dropped: the clone is not kept.
-    await admin.unsafe(`DROP ROLE ${ident(role)}`)
-    const [{ fp }] = await keeper.unsafe(FINGERPRINT)
+    const sql = keeper.sql
+    // Read each time: Bun reconnects a connection the server closed, under a new pid.
+    keeper.pid = (await sql.unsafe('SELECT pg_backend_pid() AS pid'))[0].pid as number
+    // A session that was logging in as the last test's role while it was retired.
+    if (!(await terminateOthers(admin, db, '', keeper.pid))) return false
+    const [{ fp }] = await sql.unsafe(FINGERPRINT)
     if (fp !== facts.fingerprint) return false
-    await keeper.begin(async (tx) => {
+    await sql.begin(async (tx) => {
       const written = (
         await tx.unsafe(
           `SELECT relname AS name FROM pg_class WHERE relnamespace = 'public'::regnamespace
@@ -159,10 +182,8 @@ export async function restore(
         `DELETE FROM pg_statistic WHERE starelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'public'::regnamespace)`,
       )
     })
-    await keeper.unsafe('SELECT pg_stat_reset()')
-    // A session that was logging in as the role while it was taken may have come in since.
-    const [{ n }] = await admin.unsafe(`SELECT count(*)::int AS n ${others}`, [db, role, pid])
-    return n === 0
+    await sql.unsafe('SELECT pg_stat_reset()')
+    return true
   } catch {
     return false
   }

@@ -51,14 +51,14 @@ describe.skipIf(skipWithout(['postgres'], 'shared-engines.test.ts'))('sharedPost
     const [{ generation }] = await left`SELECT n AS generation FROM auth_generation`
     expect(Number(generation)).toBeGreaterThan(0)
     await used.release()
+    // Released, the left client's session is ended, and its user can no longer log in.
+    await expect(left`SELECT 1`).rejects.toThrow()
 
     const next = await sharedPostgres()
     try {
       const again = await next.clone()
       expect(dbName(again)).toBe(dbName(url))
       expect(new URL(again).username).not.toBe(new URL(url).username)
-      // The left client's session was ended, and its user can no longer log in.
-      await expect(left`SELECT 1`).rejects.toThrow()
       const late = new Bun.SQL(url, { max: 1 })
       await expect(
         late`INSERT INTO accounts (name, plan, plan_started_at, created_at) VALUES ('late', 'free', 0, 0)`,
@@ -100,6 +100,13 @@ describe.skipIf(skipWithout(['postgres'], 'shared-engines.test.ts'))('sharedPost
       await sql.unsafe(change)
       await sql.close()
       await used.release()
+      // Kept last, it is the first one the next clone() would hand out.
+      const next = await sharedPostgres()
+      try {
+        expect(dbName(await next.clone())).not.toBe(dbName(url))
+      } finally {
+        await next.release()
+      }
       expect(await databaseExists(dbName(url))).toBe(false)
     }
   })

@@ -23,7 +23,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
-import { forget, restore, type TemplateFacts, templateFacts } from './clone-pool.ts'
+import { forget, restore, retire, type TemplateFacts, templateFacts } from './clone-pool.ts'
 import { tempDir } from './config-doc.ts'
 import { bootPostgres, engines, freePort, type PostgresFiles } from './engines.ts'
 
@@ -34,8 +34,8 @@ interface State {
   pg?: PostgresFiles
   /** What a used clone must match to be handed out again (clone-pool.ts). */
   template?: TemplateFacts
-  /** Clones in the template's state, not handed out: made ahead of need, or used and restored. */
-  clones?: string[]
+  /** Clones not handed out: made ahead of need, or `used` and retired (clone-pool.ts). */
+  clones?: Array<{ name: string; used: boolean }>
   redis?: { port: number; dir: string }
 }
 
@@ -85,9 +85,9 @@ export interface SharedPostgres {
   /** A fresh, empty database (unmigrated), dropped by `release()`. */
   createDatabase(): Promise<string>
   /**
-   * Ends every session of the databases this handle gave out; puts each clone back into the
-   * template's state for the next caller (or drops it), drops the others, and closes its
-   * connection. The server keeps running.
+   * Ends every session of the databases this handle gave out; keeps each clone for the next
+   * caller, who gets it back in the template's state (or drops it), drops the others, and closes
+   * its connection. The server keeps running.
    */
   release(): Promise<void>
 }
@@ -111,22 +111,23 @@ async function postgresFiles(): Promise<PostgresFiles> {
   return pg
 }
 
-/** A clone in the template's state from the state file, if there is one: the last one kept. */
-function takeClone(): string | undefined {
+/** A clone kept in the state file, if there is one: the last one kept. */
+function takeClone(): { name: string; used: boolean } | undefined {
   const state = readState()
-  const name = state.clones?.pop()
-  if (name) writeState(state)
-  return name
+  const clone = state.clones?.pop()
+  if (clone) writeState(state)
+  return clone
 }
 
-function keepClone(name: string): void {
+function keepClone(name: string, used: boolean): void {
   const state = readState()
-  writeState({ ...state, clones: [...(state.clones ?? []), name] })
+  writeState({ ...state, clones: [...(state.clones ?? []), { name, used }] })
 }
 
 /**
- * The process's PostgreSQL, started on first use. A clone a file used is restored and handed out
- * again (clone-pool.ts); a new one is made only when none is left. Cloning costs 75–600 ms of wall
+ * The process's PostgreSQL, started on first use. A clone a file used is retired when the file
+ * releases it and restored when it is handed out again (clone-pool.ts); a new one is made only
+ * when none is left. Cloning costs 75–600 ms of wall
  * on this machine (the clone copies the ~8 MB of system catalogs), so while new ones are needed,
  * the next is made while a test runs.
  */
@@ -146,26 +147,34 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
     return name
   }
   const cloneNow = () => create(` TEMPLATE ${TEMPLATE}`)
+  const drop = async (name: string) => {
+    await forget(name)
+    // FORCE: a gateway a test left running may still hold connections.
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  }
   let next: Promise<string> | null = null
   return {
     port,
     async clone() {
-      // Taken before any await: two clone() calls at once (tests started side by side) get two
-      // databases, not both the one kept or prefetched. The admin connection is one, so the
+      // Each taken before any await: two clone() calls at once (tests started side by side) get
+      // two databases, not both the one kept or prefetched. The admin connection is one, so the
       // statements still run one after another.
-      let taken: Promise<string>
-      const kept = takeClone()
-      if (kept) taken = Promise.resolve(kept)
-      else {
-        taken = next ?? cloneNow()
+      let name: string | null = null
+      const facts = readState().template
+      for (let kept = takeClone(); kept && !name; kept = takeClone()) {
+        if (!kept.used || (facts && (await restore(admin, url, kept.name, facts)))) name = kept.name
+        else await drop(kept.name)
+      }
+      if (!name) {
+        const taken = next ?? cloneNow()
         const made = cloneNow()
         next = made
         // A failed prefetch is made again by the next clone() (and reported there).
         made.catch(() => {
           if (next === made) next = null
         })
+        name = await taken
       }
-      const name = await taken
       const role = `sw_u${hex()}`
       handed.push({ name, role })
       await admin.unsafe(`CREATE ROLE ${role} LOGIN SUPERUSER`)
@@ -179,17 +188,13 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
     async release() {
       try {
         const left = await next?.catch(() => null)
-        if (left) keepClone(left)
-        const facts = readState().template
+        if (left) keepClone(left, false)
         for (const { name, role } of handed.splice(0)) {
-          if (role && facts && (await restore(admin, url, name, role, facts))) {
-            keepClone(name)
-            continue
+          if (role && (await retire(admin, name, role))) keepClone(name, true)
+          else {
+            await drop(name)
+            if (role) await admin.unsafe(`DROP ROLE IF EXISTS ${role}`)
           }
-          await forget(name)
-          // FORCE: a gateway a test left running may still hold connections.
-          await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-          if (role) await admin.unsafe(`DROP ROLE IF EXISTS ${role}`)
         }
       } finally {
         await admin.close()
