@@ -87,6 +87,19 @@ describe.skipIf(skipWithout(['postgres'], 'shared-engines.test.ts'))('sharedPost
     }
   })
 
+  test('the clones a file released are the next ones handed out, none lost', async () => {
+    const used = await sharedPostgres()
+    const first = [await used.clone(), await used.clone(), await used.clone()].map(dbName)
+    await used.release()
+    const next = await sharedPostgres()
+    try {
+      const again = [await next.clone(), await next.clone(), await next.clone()].map(dbName)
+      expect(new Set(again)).toEqual(new Set(first))
+    } finally {
+      await next.release()
+    }
+  })
+
   test('a clone whose schema a test changed is dropped, not handed out again', async () => {
     for (const change of [
       'ALTER TABLE accounts ADD COLUMN extra INTEGER',

@@ -161,7 +161,9 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
       // statements still run one after another.
       let name: string | null = null
       const facts = readState().template
-      for (let kept = takeClone(); kept && !name; kept = takeClone()) {
+      while (!name) {
+        const kept = takeClone()
+        if (!kept) break
         if (!kept.used || (facts && (await restore(admin, url, kept.name, facts)))) name = kept.name
         else await drop(kept.name)
       }
