@@ -10,8 +10,8 @@
  *
  * `--cpu`: no trace; each thread's CPU a request instead (its system time and minor page faults apart),
  * the routes interleaved over `--rounds` rounds, then the RSS after the load and after 3 s idle.
- * The gateway has `serve`'s allocator settings (processes.ts); `--env MIMALLOC_PURGE_DELAY=100,…`
- * runs it with others (mimalloc's defaults: 100 and 100).
+ * The gateway runs with mimalloc's defaults; `--env MIMALLOC_PURGE_DELAY=1000,…`
+ * runs it with others (`PURGE_DELAY` and `PURGE_HOLES_MIN_INTERVAL` default to 100 ms).
  *
  * bun scripts/bench/gov-syscalls.ts [--cpu [--rounds R]] [--env K=V,...] [--requests N] [--warm N] [--concurrency C] [--stream] [--root CHECKOUT]
  */

@@ -8,7 +8,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ALLOCATOR_ENV } from '../../src/cli/process.ts'
 import { type AnthropicMock, startAnthropicMock } from '../mock-upstream/anthropic.ts'
 import { type GeminiMock, startGeminiMock } from '../mock-upstream/gemini.ts'
 import { type MockUpstream, startMockUpstream } from '../mock-upstream.ts'
@@ -253,13 +252,7 @@ export async function startGateway(
     stdout: 'pipe',
     stderr: Bun.file(logPath),
     stdin: 'ignore',
-    // A gateway of this checkout that skips `serve`'s supervisor (the fetch cap set, for a preload
-    // or a profiler) is given the allocator settings the supervisor gives the product's.
-    env: {
-      ...process.env,
-      ...(opts.env?.BUN_CONFIG_MAX_HTTP_REQUESTS && !opts.root ? ALLOCATOR_ENV : {}),
-      ...opts.env,
-    },
+    env: { ...process.env, ...opts.env },
   })
   const line = await firstLine(proc.stdout, 30_000)
   let info: { url: string; pid: number }

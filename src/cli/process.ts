@@ -6,21 +6,6 @@
 import type { Logger } from '../util/log.ts'
 import { forceExit, onStopSignals } from './signals.ts'
 
-/**
- * mimalloc's purging of freed memory, for the serving process. mimalloc reads it once, at the
- * process's start, so `serve` sets it when it runs itself again (as Bun's fetch cap below); an
- * operator's own value of either variable wins. Its defaults purge a page 100 ms after it is freed
- * and the holes in pages every 100 ms: under load the freed buffers of one request are purged and
- * faulted back in by the next — at c16 the purging thread took 45–90 µs of CPU a request and the
- * serving thread's own system time doubled on a metered route, whose reads of the upstream's
- * events allocate most (docs/benchmarks/tokens-and-money-2026-11-29.md, stop 60). Purged after a
- * second instead, memory a burst freed still goes back to the system once the gateway is idle.
- */
-export const ALLOCATOR_ENV: Readonly<Record<string, string>> = {
-  MIMALLOC_PURGE_DELAY: '1000',
-  MIMALLOC_PURGE_HOLES_MIN_INTERVAL: '1000',
-}
-
 /** argv that starts this same program again: the binary alone, or `bun src/main.ts`. */
 export function selfCommand(): string[] {
   // In a compiled binary Bun.main is inside the embedded filesystem and execPath is the binary.

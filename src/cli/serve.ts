@@ -12,7 +12,7 @@ import { createLogger } from '../util/log.ts'
 import { flagInt, flagString, type Parsed } from './args.ts'
 import { checkCommand, intSetting, loadConfig } from './context.ts'
 import type { Io } from './io.ts'
-import { ALLOCATOR_ENV, superviseWithEnv } from './process.ts'
+import { superviseWithEnv } from './process.ts'
 
 export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, {
@@ -29,13 +29,8 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   const workers = workersFlag ?? config.server.workers
   const child = p.flags['worker-child'] === true
   if (!io.env.BUN_CONFIG_MAX_HTTP_REQUESTS && !child) {
-    // The allocator's settings where the operator set none of their own.
-    const allocator = Object.entries(ALLOCATOR_ENV).filter(([k]) => io.env[k] === undefined)
     const code = await superviseWithEnv(
-      {
-        ...Object.fromEntries(allocator),
-        BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections),
-      },
+      { BUN_CONFIG_MAX_HTTP_REQUESTS: String(config.server.maxUpstreamConnections) },
       createLogger(config.logging.level),
     )
     process.exit(code)
