@@ -68,7 +68,7 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   private continued = false
   /** Why the stream was cut by `stop`, once it was. */
   private cutError: GatewayError | null = null
-  /** Bytes encoded while the status is held for content, written out by the first pull. */
+  /** Bytes encoded while the status is held for content; `open` writes them out (held or not). */
   private pending: Uint8Array[] = []
   /** Where bytes encoded before content go: held, or (once the hold ran out and a 200 went) out. */
   private readonly holdSink = (bytes: Uint8Array): void => {
@@ -177,11 +177,6 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
           this.waiting = true
           await first
           this.waiting = false
-          if (this.pending.length > 0) {
-            for (const bytes of this.pending) controller.enqueue(bytes)
-            this.pending = []
-            this.lastWrite = this.sched.now()
-          }
         }
         if (this.finished) return // cancelled while the read was pending
         // Cut at the output allowance and its ending written: the upstream is let go now.
