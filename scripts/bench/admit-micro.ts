@@ -13,11 +13,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { option } from './argv.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const rounds = Number(option('--rounds') ?? 15)
 const n = Number(option('--n') ?? 2000)
 const batch = Number(option('--batch') ?? 1)

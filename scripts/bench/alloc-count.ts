@@ -16,15 +16,12 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { option } from './argv.ts'
 import { findWrk } from './loadgen-wrk.ts'
 import { REPO, startGateway, startMocks, workspace } from './processes.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
 import { chatTarget } from './workload.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const warm = Number(option('--warm') ?? 5000)
 const batch = Number(option('--batch') ?? 20)
 const rounds = Number(option('--rounds') ?? 9)

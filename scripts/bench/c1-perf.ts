@@ -10,16 +10,13 @@
  * `bun scripts/bench/c1-perf.ts [--stream] [--n 3000] [--warm 10000] [--record FILE] [--root CHECKOUT]`
  */
 import { readFileSync } from 'node:fs'
+import { option } from './argv.ts'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
 import { startGateway, startMocks, workspace } from './processes.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
 import { chatTarget } from './workload.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const stream = process.argv.includes('--stream')
 const n = Number(option('--n') ?? 3000)
 const warm = Number(option('--warm') ?? 10_000)

@@ -16,16 +16,13 @@
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
+import { option } from './argv.ts'
 import { runLaneClient } from './c1-client.ts'
 import { cpuMicros } from './proc-stats.ts'
 import { FULL_MODEL, startGateway, startMocks, workspace } from './processes.ts'
 import { meteredKey } from './tokens.ts'
 import { chatTarget } from './workload.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const out = process.argv[2]
 if (!out || out.startsWith('--')) {
   console.error(

@@ -18,15 +18,12 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
+import { option } from './argv.ts'
 import { statusBytes, ticksPerSecond } from './proc-stats.ts'
 import { PRICED_MODEL, startGateway, startMocks, workspace } from './processes.ts'
 import { meteredKey } from './tokens.ts'
 import { chatTarget } from './workload.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const requests = Number(option('--requests') ?? 2000)
 const warm = Number(option('--warm') ?? 5000)
 const concurrency = Number(option('--concurrency') ?? 1)

@@ -17,6 +17,7 @@
  * bun scripts/bench/plain-ab.ts --before DIR [--after DIR] [--governed] [--stream] [--rounds 8] [--batch 1000] [--warm 15000]
  */
 import { readFileSync } from 'node:fs'
+import { option } from './argv.ts'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
 import { cpuMicros, loopMicros, threadStats } from './proc-stats.ts'
@@ -26,10 +27,6 @@ import { type Ctx, closedLoad } from './scenarios.ts'
 import { meteredKey } from './tokens.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const before = option('--before')
 if (!before) {
   console.error('usage: bun scripts/bench/plain-ab.ts --before DIR [--rounds N] [--batch N] [--warm N]')

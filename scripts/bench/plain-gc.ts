@@ -14,16 +14,13 @@
  */
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { option } from './argv.ts'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
 import { REPO, startGateway, startMocks, workspace } from './processes.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
 import { chatTarget } from './workload.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const warm = Number(option('--warm') ?? 15_000)
 const requests = Number(option('--requests') ?? 5000)
 

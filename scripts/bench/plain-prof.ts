@@ -14,6 +14,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
+import { option } from './argv.ts'
 import { startBareProxy } from './bare.ts'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
@@ -22,10 +23,6 @@ import { startGateway, startMocks, workspace } from './processes.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const out = process.argv[2]
 if (!out || out.startsWith('--')) {
   console.error(

@@ -8,6 +8,7 @@
  * bun scripts/bench/plain-steps.ts PROFILE REQUESTS [OTHER OTHER_REQUESTS] [--interval µs] [--after-gap MS]
  */
 import { readFileSync } from 'node:fs'
+import { option } from './argv.ts'
 
 /** A step: its name and the frames (`function file:line`, file from src/) that start it. */
 const STEPS: [string, RegExp][] = [
@@ -50,10 +51,6 @@ interface Node {
   children?: number[]
 }
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const args = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'))
 const interval = Number(option('--interval') ?? 1000)
 const afterGap = option('--after-gap')

@@ -14,6 +14,7 @@
  * bun scripts/bench/prof-steps.ts PROFILE REQUESTS [OTHER OTHER_REQUESTS] [--top N] [--match RE] [--interval µs] [--after-gap MS]
  */
 import { readFileSync } from 'node:fs'
+import { option } from './argv.ts'
 
 interface Node {
   id: number
@@ -26,10 +27,6 @@ interface Profile {
   timeDeltas: number[]
 }
 
-const option = (name: string) => {
-  const i = process.argv.indexOf(name)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const args = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'))
 const top = Number(option('--top') ?? 60)
 const match = new RegExp(option('--match') ?? '/src/')
