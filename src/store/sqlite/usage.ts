@@ -162,73 +162,83 @@ export class UsageQueries {
       ),
       pruneCounters: db.query<null, [number]>('DELETE FROM usage_minutes WHERE minute < ?'),
     }
-    this.completeTx = db.transaction((batch: Completion[]) => {
-      // Outcomes of one batch mostly share a few (account, minute, model) rows: add them up
-      // first, then write each counter row once.
-      const sums = new Map<string, OutcomeSum>()
-      // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
-      const hours = new Map<string, RollupFact>()
-      // The batch's settlements (reserve.ts): one statement a charge, then one per scope touched.
-      this.reserve.settle(batch.flatMap((c) => (c.settlement ? [c.settlement] : [])))
-      for (const c of batch) {
-        const at = c.counted
-        this.q.log.run(
-          c.gatewayId,
-          c.requestId,
-          at.accountId,
-          at.keyId,
-          at.model,
-          c.surface,
-          c.stream ? 1 : 0,
-          at.at,
-          c.status,
-          c.promptTokens,
-          c.completionTokens,
-          c.latencyMs,
-          c.ttftMs,
-          c.errorCode,
-          c.costMicros ?? null,
-          c.attempts ?? null,
-          c.answeredBy ?? null,
-          c.estimated ? 1 : 0,
-        )
-        // The request (its count, errors, latency) stays with the model asked for, where admission
-        // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger").
-        const by = c.answeredBy ?? at.model
-        const hour = at.at - (at.at % 3_600_000)
-        const fact = factOf(hours, hour, at.accountId, at.keyId, at.model, c.surface)
-        const paid = by === at.model ? fact : factOf(hours, hour, at.accountId, at.keyId, by, c.surface)
-        fact.requests++
-        fact.latencyMs += c.latencyMs
-        if (c.status >= 400) fact.errors++
-        paid.promptTokens += c.promptTokens ?? 0
-        paid.completionTokens += c.completionTokens ?? 0
-        paid.costMicros += c.costMicros ?? 0
-        paid.cachedTokens += c.cachedTokens ?? 0
-        paid.cacheWriteTokens += c.cacheWriteTokens ?? 0
-        const minute = minuteOf(at.at)
-        if (c.status >= 400) sumOf(sums, at.accountId, minute, at.model).errors++
-        const sum = sumOf(sums, at.accountId, minute, by)
-        sum.prompt += c.promptTokens ?? 0
-        sum.completion += c.completionTokens ?? 0
-        sum.cached += c.cachedTokens ?? 0
-        sum.cacheWrite += c.cacheWriteTokens ?? 0
-        sum.cost += c.costMicros ?? 0
-        if (c.estimated) sum.estimated++
-      }
-      for (const s of sums.values()) {
-        this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
-        if (s.estimated > 0) this.q.countEstimated.run(s.accountId, s.minute, s.model, s.estimated)
-        if (s.cost > 0) this.q.countCost.run(s.accountId, s.minute, s.model, s.cost)
-        if (s.cached > 0 || s.cacheWrite > 0)
-          this.q.countCache.run(s.accountId, s.minute, s.model, s.cached, s.cacheWrite)
-      }
-      for (const f of hours.values()) this.rollups.add(f)
-    }).immediate as never
+    this.completeTx = db.transaction((batch: Completion[]) => this.completeLocked(batch)).immediate as never
   }
 
+  /** A batch written on this connection, in a write transaction of its own. */
   complete(batch: Completion[]): void {
     if (batch.length) this.completeTx(batch)
+  }
+
+  /**
+   * A batch written inside the caller's write transaction (the usage thread's `BEGIN IMMEDIATE`).
+   * Not `complete` there: a transaction inside another is a SAVEPOINT, whose journal copies every
+   * page the batch changes (past 64 KB into a temp file: six calls to make it, then its writes) to
+   * undo what the caller's ROLLBACK undoes anyway.
+   */
+  completeLocked(batch: Completion[]): void {
+    if (!batch.length) return
+    // Outcomes of one batch mostly share a few (account, minute, model) rows: add them up
+    // first, then write each counter row once.
+    const sums = new Map<string, OutcomeSum>()
+    // The same for the hourly and daily rollups, by (hour, account, key, model, surface).
+    const hours = new Map<string, RollupFact>()
+    // The batch's settlements (reserve.ts): one statement a charge, then one per scope touched.
+    this.reserve.settle(batch.flatMap((c) => (c.settlement ? [c.settlement] : [])))
+    for (const c of batch) {
+      const at = c.counted
+      this.q.log.run(
+        c.gatewayId,
+        c.requestId,
+        at.accountId,
+        at.keyId,
+        at.model,
+        c.surface,
+        c.stream ? 1 : 0,
+        at.at,
+        c.status,
+        c.promptTokens,
+        c.completionTokens,
+        c.latencyMs,
+        c.ttftMs,
+        c.errorCode,
+        c.costMicros ?? null,
+        c.attempts ?? null,
+        c.answeredBy ?? null,
+        c.estimated ? 1 : 0,
+      )
+      // The request (its count, errors, latency) stays with the model asked for, where admission
+      // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger").
+      const by = c.answeredBy ?? at.model
+      const hour = at.at - (at.at % 3_600_000)
+      const fact = factOf(hours, hour, at.accountId, at.keyId, at.model, c.surface)
+      const paid = by === at.model ? fact : factOf(hours, hour, at.accountId, at.keyId, by, c.surface)
+      fact.requests++
+      fact.latencyMs += c.latencyMs
+      if (c.status >= 400) fact.errors++
+      paid.promptTokens += c.promptTokens ?? 0
+      paid.completionTokens += c.completionTokens ?? 0
+      paid.costMicros += c.costMicros ?? 0
+      paid.cachedTokens += c.cachedTokens ?? 0
+      paid.cacheWriteTokens += c.cacheWriteTokens ?? 0
+      const minute = minuteOf(at.at)
+      if (c.status >= 400) sumOf(sums, at.accountId, minute, at.model).errors++
+      const sum = sumOf(sums, at.accountId, minute, by)
+      sum.prompt += c.promptTokens ?? 0
+      sum.completion += c.completionTokens ?? 0
+      sum.cached += c.cachedTokens ?? 0
+      sum.cacheWrite += c.cacheWriteTokens ?? 0
+      sum.cost += c.costMicros ?? 0
+      if (c.estimated) sum.estimated++
+    }
+    for (const s of sums.values()) {
+      this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)
+      if (s.estimated > 0) this.q.countEstimated.run(s.accountId, s.minute, s.model, s.estimated)
+      if (s.cost > 0) this.q.countCost.run(s.accountId, s.minute, s.model, s.cost)
+      if (s.cached > 0 || s.cacheWrite > 0)
+        this.q.countCache.run(s.accountId, s.minute, s.model, s.cached, s.cacheWrite)
+    }
+    for (const f of hours.values()) this.rollups.add(f)
   }
 
   /**
