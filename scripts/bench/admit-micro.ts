@@ -6,9 +6,9 @@
  * of each in turn, awaited one at a time (each its own group commit, as at c=1) or `--batch B` at
  * once (one commit for B, as under load). Interleaved rounds; prints the CPU µs an admission of
  * each (the loop's: this process has no other work) and, with `--settle`, of the settlement and
- * outcome record in the usage flush (`store.complete`, on the usage writer thread when it runs).
+ * outcome record in the usage flush (`store.complete`, on the usage writer thread when it runs: the process's CPU, its threads' too).
  *
- * bun scripts/bench/admit-micro.ts [--rounds N] [--n N] [--batch B] [--root CHECKOUT] [--only plain|metered] [--count]
+ * bun scripts/bench/admit-micro.ts [--rounds N] [--n N] [--batch B] [--root CHECKOUT] [--only plain|metered] [--count] [--settle]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -89,10 +89,36 @@ const cpu = () => {
   return u.user + u.system
 }
 
+/** `--settle`: each admitted batch's outcomes (with their settlements) written after it, as the usage flush writes them. */
+const settling = process.argv.includes('--settle')
+
+/** The outcome the usage flush writes for an admission: 30 + 20 tokens, its reservation settled. */
+function outcome(inp: ReturnType<typeof input>, r: AdmitResult) {
+  const res = r.reservation
+  return {
+    gatewayId: r.gatewayId,
+    requestId: inp.requestId,
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 30,
+    completionTokens: 20,
+    latencyMs: 1,
+    ttftMs: null,
+    errorCode: null,
+    costMicros: res ? 17 : null,
+    ...(res ? { settlement: { handle: res.handle, accountId: inp.accountId, tokens: 50, micros: 17 } } : {}),
+    counted: { accountId: inp.accountId, keyId: inp.keyId, model: inp.model, at: r.loggedAt ?? inp.now },
+  }
+}
+type AdmitResult = { gatewayId: string; loggedAt?: number; reservation?: { handle: unknown } }
+
 async function run(metered: boolean, count: number): Promise<number> {
   const c0 = cpu()
   for (let i = 0; i < count; i += batch) {
-    await Promise.all(Array.from({ length: batch }, () => store.admit(input(metered))))
+    const inputs = Array.from({ length: batch }, () => input(metered))
+    const results: AdmitResult[] = await Promise.all(inputs.map((x) => store.admit(x)))
+    if (settling) await store.complete(inputs.map((x, k) => outcome(x, results[k]!)))
   }
   return (cpu() - c0) / count
 }

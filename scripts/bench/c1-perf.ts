@@ -5,16 +5,18 @@
  * mode: `--stream` or not) under `perf stat` (page faults, context switches, CPU migrations of the
  * whole process, a request) and, with `--record FILE`, `perf record -g` of the serving thread (its
  * tid is its pid), kernel stacks included: `perf report -i FILE --no-children` for where the loop's
- * time goes below JavaScript (system calls, faults, wake-ups).
+ * time goes below JavaScript (system calls, faults, wake-ups). `--governed`: the governed key and
+ * route (TPM + TPD + budget + fallback, as the lane's) instead of the plain one.
  *
- * `bun scripts/bench/c1-perf.ts [--stream] [--n 3000] [--warm 10000] [--record FILE] [--root CHECKOUT]`
+ * `bun scripts/bench/c1-perf.ts [--stream] [--governed] [--n 3000] [--warm 10000] [--record FILE] [--root CHECKOUT]`
  */
 import { readFileSync } from 'node:fs'
 import { option } from './argv.ts'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
-import { startGateway, startMocks, workspace } from './processes.ts'
+import { FULL_MODEL, startGateway, startMocks, workspace } from './processes.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
+import { meteredKey } from './tokens.ts'
 import { chatTarget } from './workload.ts'
 
 const stream = process.argv.includes('--stream')
@@ -31,7 +33,11 @@ try {
     root: option('--root'),
     env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
   })
-  const target = { ...chatTarget(gw.url, 'mock/bench', stream, gw.key), name: 'gw', stream }
+  const governed = process.argv.includes('--governed')
+  const route = governed
+    ? chatTarget(gw.url, `mock/${FULL_MODEL}`, stream, await meteredKey(gw, ws.dir, false, 'bench-lane'))
+    : chatTarget(gw.url, 'mock/bench', stream, gw.key)
+  const target = { ...route, name: 'gw', stream }
   const ctx = { wrk: findWrk(), dir: ws.dir } as Ctx
   let sent = 0
   while (sent < warm) sent += (await closedLoad(ctx, target, 8, 3)).requests
@@ -56,7 +62,7 @@ try {
     String(gw.pid),
   ])
   console.log(
-    `${stream ? 'stream' : 'non-stream'}, ${n} requests at c=1 after ${sent} warm; load ${stat.load}`,
+    `${governed ? 'governed ' : ''}${stream ? 'stream' : 'non-stream'}, ${n} requests at c=1 after ${sent} warm; load ${stat.load}`,
   )
   for (const line of stat.text.split('\n')) {
     const f = line.split(',')
