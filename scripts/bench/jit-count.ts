@@ -45,7 +45,9 @@ try {
     for (const t of Object.values(targets)) {
       const before = lines().length
       await send(t, n)
-      const added = lines().slice(before - 1).filter((l) => l.startsWith('Optimized '))
+      const added = lines()
+        .slice(before - 1)
+        .filter((l) => l.startsWith('Optimized '))
       const tiers: Record<string, number> = {}
       const fns: Record<string, number> = {}
       for (const l of added) {
