@@ -1,7 +1,8 @@
 /**
  * @module
- * How often an admission at one request at a time is retried on a busy lock (stop 61: the usage thread's write transaction): a
- * gateway (this checkout, or `--root` another's) on its governed route (the lane's key), warmed,
+ * How often an admission at one request at a time is retried on a busy lock (stop 61: the usage
+ * thread's write transaction): a gateway (this checkout, or `--root` another's) on its governed
+ * route (the lane's key), warmed,
  * then `--n` requests at c=1 while `strace --seccomp-bpf` follows only the loop's `statx` (the
  * store's file check, once a flush of the admissions: `assertFile`) and `sendto` (the answer), so
  * the threads that write are not slowed. A flush that finds the lock taken is retried on a timer
