@@ -10,7 +10,10 @@
  * `bare.cpuprofile` in DIR. `--stream`: streamed requests throughout (the p50 to the first content
  * byte).
  *
- * bun scripts/bench/plain-prof.ts DIR [--stream] [--warm N] [--requests N] [--interval µs] [--root CHECKOUT]
+ * `--closed S`: after the gap, S seconds of closed loop at c64 (wrk) a side instead of the c=1
+ * rounds — `bun run bench`'s c64 cell, profiled.
+ *
+ * bun scripts/bench/plain-prof.ts DIR [--stream] [--warm N] [--requests N] [--closed S] [--interval µs] [--root CHECKOUT]
  */
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -67,6 +70,23 @@ const targets = [
   { ...chatTarget(mocks.fast.url, 'bench', stream), name: 'direct', stream },
   ...sides.map((s) => ({ ...s.target, name: s.name, stream })),
 ]
+const closedS = option('--closed')
+if (closedS) {
+  for (const s of sides) {
+    const [loop0, cpu0] = [loopMicros(s.pid), cpuMicros(s.pid)]
+    const load0 = loadavg()[0]!.toFixed(1)
+    const res = await closedLoad(ctx, s.target, 64, Number(closedS))
+    const n = Math.max(1, res.requests)
+    console.log(
+      `${s.name}, c64: ${Math.round(res.rps)} req/s, loop ${((loopMicros(s.pid) - loop0) / n).toFixed(0)} µs, process ${((cpuMicros(s.pid) - cpu0) / n).toFixed(0)} µs a request (load ${load0} → ${loadavg()[0]!.toFixed(1)})`,
+    )
+  }
+  await gw.stop()
+  await bare.stop()
+  await mocks.stop()
+  ws.remove()
+  process.exit(0)
+}
 const before = sides.map((s) => [loopMicros(s.pid), cpuMicros(s.pid)] as const)
 const load0 = loadavg()[0]!.toFixed(1)
 const rounds = 20
