@@ -32,6 +32,10 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
   const url = chatCompletionsUrl(provider)
   const jsonHeaders = requestHeaders(provider, 'application/json')
   const sseHeaders = requestHeaders(provider, 'text/event-stream')
+  // A pass-through's headers, built once: a call with no client headers and a string body sends
+  // them as they are (fetch copies what it is given), not a copy of its own made and edited.
+  const forwardHeaders = requestHeaders(provider, 'application/json, text/event-stream')
+  const root = apiUrl(provider, '')
   const mapError = (status: number, text: string): GatewayError => openAIStyleError(status, text, label)
   const param = tokenParam(provider)
 
@@ -62,12 +66,16 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
     },
 
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */
-    async forward(req: ForwardCall, ctx: CallContext): Promise<Response> {
-      const headers = new Headers(jsonHeaders)
-      headers.set('accept', 'application/json, text/event-stream')
-      for (const [name, value] of Object.entries(req.headers)) headers.set(name, value)
+    forward(req: ForwardCall, ctx: CallContext): Promise<Response> {
+      // Its own copy only when something is added to it (client headers, a spliced body's length).
+      let headers = forwardHeaders
+      for (const name in req.headers) {
+        if (headers === forwardHeaders) headers = new Headers(forwardHeaders)
+        headers.set(name, req.headers[name]!)
+      }
+      if (typeof req.body !== 'string' && headers === forwardHeaders) headers = new Headers(forwardHeaders)
       const init = { method: 'POST', headers, body: requestBody(req.body, headers) }
-      return upstreamFetch(apiUrl(provider, req.path), init, ctx, mapError)
+      return upstreamFetch(`${root}${req.path}`, init, ctx, mapError)
     },
   }
   return adapter
