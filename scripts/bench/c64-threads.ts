@@ -10,8 +10,8 @@
  * CPU a request of each of the server's threads by name (`comm`: the event loop under the
  * process's name, Bun's HTTP client, the usage writer, mimalloc's scavenger, JSC's GC and JIT
  * threads), of the mock (this process's own CPU) and of wrk (this process's waited-for children's,
- * read after wrk exits). Each server is warmed first with `--warm` requests of each mode at c64
- * (past the JIT's tier-up).
+ * read after wrk exits). Each server is warmed first with `--warm` requests of each mode at c64,
+ * then on until its JIT threads are flat (c1-warm.ts, at most a minute): steady state.
  *
  * `--env K=V,…`: more environment for this checkout's gateway (a runtime knob against the same code
  * without it: `--before` this checkout's own export).
@@ -21,6 +21,7 @@
 import { readFileSync } from 'node:fs'
 import { option } from './argv.ts'
 import { startBareProxy } from './bare.ts'
+import { warmToSteady } from './c1-warm.ts'
 import { findWrk } from './loadgen-wrk.ts'
 import { threadStats, ticksPerSecond } from './proc-stats.ts'
 import { type Gateway, startGateway, startMocks, workspace } from './processes.ts'
@@ -105,6 +106,17 @@ try {
       while (sent < warm) sent += (await closedLoad(ctx, s.target(mode === 'stream'), C, 3)).requests
     }
   }
+  // Then on until each one's JIT threads are flat (the lane's steady state, c1-warm.ts): a
+  // gateway still compiling pays its compiles in the rounds.
+  await warmToSteady(
+    { ...ctx, log: (line: string) => console.log(line) },
+    servers.map((s) => ({
+      name: s.name,
+      pid: s.pid,
+      targets: [{ nonstream: s.target(false), stream: s.target(true) }],
+    })),
+    { requests: 1, fewer: 0, untilFlat: true },
+  )
   const direct = { name: 'direct', pid: 0, target: (s: boolean) => chatTarget(mocks.fast.url, 'bench', s) }
   for (let r = 0; r < rounds; r++) {
     for (const mode of modes) {
