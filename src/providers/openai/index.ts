@@ -33,8 +33,10 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
   const jsonHeaders = requestHeaders(provider, 'application/json')
   const sseHeaders = requestHeaders(provider, 'text/event-stream')
   // A pass-through's headers, built once: a call with no client headers and a string body sends
-  // them as they are (fetch copies what it is given), not a copy of its own made and edited.
-  const forwardHeaders = requestHeaders(provider, 'application/json, text/event-stream')
+  // them as they are (fetch copies what it is given), not a copy of its own made and edited. Its
+  // `accept` is set over the provider's own, as each call's copy set it.
+  const forwardHeaders = new Headers(jsonHeaders)
+  forwardHeaders.set('accept', 'application/json, text/event-stream')
   const root = apiUrl(provider, '')
   const mapError = (status: number, text: string): GatewayError => openAIStyleError(status, text, label)
   const param = tokenParam(provider)

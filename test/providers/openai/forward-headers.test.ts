@@ -45,6 +45,13 @@ describe('openai adapter, pass-through headers', () => {
     expect(sent.accept).toBe('application/json, text/event-stream')
   })
 
+  test('the pass-through’s accept stands over a provider header of that name, as before', async () => {
+    const p = bed.provider({ headers: { Accept: 'text/plain' } })
+    const { adapter, ctx } = bed.adapterCall({ provider: p })
+    await adapter.forward!(chat(), ctx)
+    expect(bed.mock.stats.lastHeaders.accept).toBe('application/json, text/event-stream')
+  })
+
   test('client headers go on a copy: the next call does not carry them', async () => {
     const { adapter, ctx } = bed.adapterCall()
     await adapter.forward!(chat({ 'x-client-beta': 'on' }), ctx)
