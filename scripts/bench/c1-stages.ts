@@ -233,8 +233,11 @@ function report(gw: string, marks: [number, string][], names: string[], run: Run
       add(col, 'client: last byte', total[i]!)
       for (const l of COUNTED) add(cnt, l, n[l] ?? 0)
     })
+    // Three requests spread over the run (a quarter, half and three quarters in), each with a
+    // next one to end its window: fixed indices (100, 200, 300) were past the end of a short run.
     if (process.env.STAGES_DUMP)
-      for (const i of [100, 200, 300]) {
+      for (const i of new Set([0.25, 0.5, 0.75].map((q) => Math.floor(q * (stamps.length - 1))))) {
+        if (i + 1 >= stamps.length) continue
         const [start] = stamps[i]!
         const next = stamps[i + 1]![0]
         const seq = marks
