@@ -39,7 +39,13 @@ export interface LaneSamples {
   gaps: Record<string, number[]>
   /** Per target, in order sent: [start, end] epoch ms (stamps mode). */
   stamps: Record<string, [number, number][]>
+  /**
+   * Per target: requests that failed (a status other than 200, a connection reset mid-stream),
+   * each resent so that every round holds `batch` samples a target: the losses, reported.
+   */
   errors: Record<string, number>
+  /** Per target: each failure's message and how many times it was seen. */
+  why: Record<string, Record<string, number>>
 }
 
 export function runLaneClient(args: LaneArgs): Promise<LaneSamples> {
@@ -89,13 +95,14 @@ async function one(t: LaneTarget, wantGaps: boolean): Promise<One> {
 }
 
 async function main(a: LaneArgs): Promise<void> {
-  const out: LaneSamples = { total: {}, first: {}, gaps: {}, stamps: {}, errors: {} }
+  const out: LaneSamples = { total: {}, first: {}, gaps: {}, stamps: {}, errors: {}, why: {} }
   for (const t of a.targets) {
     out.total[t.name] = []
     out.first[t.name] = []
     out.gaps[t.name] = []
     out.stamps[t.name] = []
     out.errors[t.name] = 0
+    out.why[t.name] = {}
     for (let i = 0; i < a.warm; i++) await one(t, false).catch(() => {})
   }
   for (let r = 0; r < a.rounds; r++) {
@@ -103,15 +110,23 @@ async function main(a: LaneArgs): Promise<void> {
       const t = a.targets[(k + r) % a.targets.length]!
       const total: number[] = []
       const first: number[] = []
-      for (let i = 0; i < a.batch; i++) {
+      // A failed request is resent (Caddy 2.6 resets ~0.5–1 % of its streams: docs/benchmarks/
+      // suite-cpu.md, stop 61), so that a target's percentiles are over as many samples as the
+      // others'; a target failing as often as it serves is given up for the round.
+      let failed = 0
+      while (total.length < a.batch && failed <= a.batch) {
         try {
           const x = await one(t, a.gaps)
           total.push(x.total)
           if (t.stream) first.push(x.first)
           if (a.gaps) out.gaps[t.name]!.push(...x.gaps)
           if (a.stamps) out.stamps[t.name]!.push([x.start, x.end])
-        } catch {
+        } catch (err) {
+          failed++
           out.errors[t.name]!++
+          const why = out.why[t.name]!
+          const msg = (err as Error).message
+          why[msg] = (why[msg] ?? 0) + 1
         }
       }
       out.total[t.name]!.push(total)

@@ -51,7 +51,9 @@ export interface LaneResult {
   /** Per measure, per target: the pooled µs samples, and per round. */
   samples: Record<Measure, Partial<Record<Name, number[][]>>>
   gaps: Partial<Record<Name, number[]>>
+  /** Per target: failed requests, each resent (c1-client.ts), and their messages. */
   errors: Record<string, number>
+  why: Record<string, Record<string, number>>
   timeline: Timeline | null
   /** The same for the `--baseline` checkout. */
   timelineBefore: Timeline | null
@@ -184,6 +186,7 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
       samples,
       gaps,
       errors: { ...run.errors, ...prefixed('paced', paced.errors) },
+      why: { ...run.why, ...prefixed('paced', paced.why) },
       timeline,
       timelineBefore,
       c64,
@@ -226,8 +229,8 @@ function lane(name: Name, stream: boolean, t: ReturnType<typeof chatTarget>): La
   return { ...t, name: `${name}/${stream ? 'stream' : 'nonstream'}`, stream }
 }
 
-function prefixed(p: string, errors: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(errors).map(([k, v]) => [`${p} ${k}`, v]))
+function prefixed<T>(p: string, byTarget: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(byTarget).map(([k, v]) => [`${p} ${k}`, v]))
 }
 
 /** The same requests through a gateway under loop-trace.ts, then what its loop did in the tail. */
@@ -410,6 +413,12 @@ export function laneRows(r: LaneResult): Row[] {
   }
   if (!r.caddy) rows.push(row('c=1 Caddy row', 'skipped: caddy not found', Number.NaN, null))
   const errors = Object.values(r.errors).reduce((x, y) => x + y, 0)
-  if (errors) rows.push(row('c=1 lane: failed requests', JSON.stringify(r.errors), errors, null))
+  // Each resent, so every target's sample count is whole: the losses per target, and why.
+  const lost = Object.fromEntries(
+    Object.entries(r.errors)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => [k, { failed: n, why: r.why?.[k] ?? {} }]),
+  )
+  if (errors) rows.push(row('c=1 lane: failed requests, each resent', JSON.stringify(lost), errors, null))
   return rows
 }
