@@ -60,12 +60,48 @@ describe('what a start evaluates', () => {
     expect(under(reached, ['cli/serving.ts', 'app/', 'server/', 'pipeline/', 'console/'])).toEqual([])
   })
 
-  test("no module compiles a request schema when it loads: TypeBox's compiler is called by compiledOnUse only", () => {
+  test("TypeBox's compiler is called by compiledOnUse only", () => {
     // Nine compiles at load were ~0.1 s of CPU at every `serve` start (docs/decisions.md, "Request
     // schemas compile at first use"); a surface compiles its schema at its first request instead.
     const compiling = tsFiles(SRC)
       .filter((f) => /TypeCompiler\.Compile\(/.test(readFileSync(f, 'utf8')))
       .map((f) => relative(SRC, f))
     expect(compiling).toEqual(['json/validation-error.ts'])
+  })
+
+  test('no module compiles a schema when it loads: every src module evaluated, TypeBox compiles nothing', async () => {
+    // The text above misses a compile at load through compiledOnUse itself (a module-level
+    // `compiledOnUse(S)()`, or its check called at the top level): so every module is evaluated,
+    // in a process of its own (here, modules other test files loaded are evaluated already), with
+    // the compiler counting its calls. Left out: the CLI's entry (it runs a command), the browser's
+    // console pages, the usage writer's thread entry (a worker's).
+    const modules = tsFiles(SRC).filter(
+      (f) =>
+        f.endsWith('.ts') &&
+        !f.includes('/console/ui/') &&
+        !['main.ts', 'store/sqlite/usage-thread.ts'].includes(relative(SRC, f)),
+    )
+    const script = `
+      import { TypeCompiler } from '@sinclair/typebox/compiler'
+      const at = []
+      const compile = TypeCompiler.Compile
+      TypeCompiler.Compile = (...args) => (at.push(new Error().stack.split('\\n').slice(2, 6).join(' < ')), compile(...args))
+      for (const f of ${JSON.stringify(modules)}) await import(f)
+      console.log(JSON.stringify(at))
+      process.exit(0)
+    `
+    const proc = Bun.spawn([process.execPath, '-e', script], {
+      cwd: resolve(SRC, '..'),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ])
+    expect({ code, err: code === 0 ? '' : err }).toEqual({ code: 0, err: '' })
+    expect(modules.length).toBeGreaterThan(300)
+    expect(JSON.parse(out)).toEqual([])
   })
 })
