@@ -221,6 +221,15 @@ async function flood(
   return { growthMb: (await statusMb('VmHWM')) - before, parkedMb, statuses, probes }
 }
 
+/**
+ * A flood's limit. Each is ~5 CPU-s of the gateway's (reading, parsing and counting 256 MB) and
+ * the generator's besides, so at a tenth of a core (load ~20 on two) it needs ~60 s: the suite's
+ * 60 s failed the first flood at load 14–49 (stop 61, docs/benchmarks/suite-cpu.md), and Bun then
+ * stopped the gateway, failing the other two on a draining or gone server. What the tests bound is
+ * memory and /healthz's answers, not time.
+ */
+const FLOOD_MS = 180_000
+
 describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
   test(`chat: growth under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight, /healthz answered`, async () => {
     const r = await flood('/v1/chat/completions')
@@ -231,7 +240,7 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
     expect(r.statuses).toEqual({ 400: CONCURRENCY * ROUNDS })
     expect(r.probes).toBeGreaterThan(0)
     expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
-  }, 60_000)
+  }, FLOOD_MS)
 
   test(`count_tokens: the same bound as chat, under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight`, async () => {
     const r = await flood('/v1/messages/count_tokens')
@@ -243,7 +252,7 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
     expect(r.statuses[200]).toBeGreaterThanOrEqual(CONCURRENCY)
     expect(r.probes).toBeGreaterThan(0)
     expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
-  }, 60_000)
+  }, FLOOD_MS)
 
   test(`valid chat, forwarded and answered: held once while waiting, under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight`, async () => {
     const r = await flood('/v1/chat/completions', 'up/big')
@@ -260,5 +269,5 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
     // a collection has not reached yet (+149–206 MB on the branch, +233–293 MB on main): bounded
     // looser, so the check stays green on a loaded machine.
     expect(r.growthMb).toBeLessThan(2 * IN_FLIGHT_MB)
-  }, 60_000)
+  }, FLOOD_MS)
 })
