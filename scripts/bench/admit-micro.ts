@@ -6,7 +6,8 @@
  * of each in turn, awaited one at a time (each its own group commit, as at c=1) or `--batch B` at
  * once (one commit for B, as under load). Interleaved rounds; prints the CPU µs an admission of
  * each (the loop's: this process has no other work) and, with `--settle`, of the settlement and
- * outcome record in the usage flush (`store.complete`, on the usage writer thread when it runs: the process's CPU, its threads' too).
+ * outcome record in the usage flush (`store.complete`: this store runs no usage writer thread, so
+ * the batch is written on the loop's connection, in `complete`'s own transaction).
  *
  * bun scripts/bench/admit-micro.ts [--rounds N] [--n N] [--batch B] [--root CHECKOUT] [--only plain|metered] [--count] [--settle]
  */

@@ -7,7 +7,8 @@
  * store's file check, once a flush of the admissions: `assertFile`) and `sendto` (the answer), so
  * the threads that write are not slowed. A flush that finds the lock taken is retried on a timer
  * (admissions.ts `retry`), with the check again: the check's calls beyond one a request are the
- * retries. `--plain`: the plain key's route instead.
+ * retries (plus serve's own watch of the file, once a second: ~0.001 a request at these rates).
+ * `--plain`: the plain key's route instead.
  *
  * `bun scripts/bench/admit-retries.ts [--n 3000] [--warm 5000] [--plain] [--root CHECKOUT]`
  */

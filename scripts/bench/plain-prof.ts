@@ -29,7 +29,7 @@ import { chatTarget, quantile, sortedCopy } from './workload.ts'
 const out = process.argv[2]
 if (!out || out.startsWith('--')) {
   console.error(
-    'usage: bun scripts/bench/plain-prof.ts DIR [--warm N] [--requests N] [--interval µs] [--root CHECKOUT]',
+    'usage: bun scripts/bench/plain-prof.ts DIR [--warm N] [--requests N] [--interval µs] [--root CHECKOUT] [--stream] [--closed S]',
   )
   process.exit(2)
 }

@@ -107,6 +107,26 @@ test("the writer thread waits for another connection's lock up to the store's bo
   }
 })
 
+test('a batch the thread fails part-way is rolled back whole: no log row, counter or rollup of it stays', async () => {
+  // The thread's own ROLLBACK is what undoes it (the batch is written in its transaction, not a
+  // savepoint of its own): a COMMIT there would keep the five rows written before the failure.
+  const path = join(tempDir(), 'db.sqlite')
+  const { store, accountId } = await serving(path)
+  try {
+    const batch = batchOf(accountId, 10, 'r')
+    ;(batch[5] as { requestId: string | null }).requestId = null
+    const err = await store.complete(batch).catch((e: unknown) => e)
+    expect(String(err)).toContain('NOT NULL')
+    for (const table of ['requests', 'usage_minutes', 'usage_hourly', 'usage_daily'])
+      expect([table, store.db.query(`SELECT COUNT(*) AS n FROM ${table}`).get()]).toEqual([table, { n: 0 }])
+    // The thread still writes the next batch.
+    await store.complete(batchOf(accountId, 10, 's'))
+    expect(store.db.query('SELECT COUNT(*) AS n FROM requests').get()).toEqual({ n: 10 })
+  } finally {
+    await store.close()
+  }
+})
+
 test("the store's close ends the writer's and the checkpointer's connections in turn and resolves after: no handle left, the WAL gone", async () => {
   const path = join(tempDir(), 'db.sqlite')
   const { store, accountId } = await serving(path)

@@ -35,8 +35,8 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
   // A pass-through's headers, built once: a call with no client headers and a string body sends
   // them as they are (fetch copies what it is given), not a copy of its own made and edited. Its
   // `accept` is set over the provider's own, as each call's copy set it.
-  const forwardHeaders = new Headers(jsonHeaders)
-  forwardHeaders.set('accept', 'application/json, text/event-stream')
+  const passThroughHeaders = new Headers(jsonHeaders)
+  passThroughHeaders.set('accept', 'application/json, text/event-stream')
   const root = apiUrl(provider, '')
   const mapError = (status: number, text: string): GatewayError => openAIStyleError(status, text, label)
   const param = tokenParam(provider)
@@ -70,12 +70,13 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */
     forward(req: ForwardCall, ctx: CallContext): Promise<Response> {
       // Its own copy only when something is added to it (client headers, a spliced body's length).
-      let headers = forwardHeaders
+      let headers = passThroughHeaders
       for (const name in req.headers) {
-        if (headers === forwardHeaders) headers = new Headers(forwardHeaders)
+        if (headers === passThroughHeaders) headers = new Headers(passThroughHeaders)
         headers.set(name, req.headers[name]!)
       }
-      if (typeof req.body !== 'string' && headers === forwardHeaders) headers = new Headers(forwardHeaders)
+      if (typeof req.body !== 'string' && headers === passThroughHeaders)
+        headers = new Headers(passThroughHeaders)
       const init = { method: 'POST', headers, body: requestBody(req.body, headers) }
       return upstreamFetch(`${root}${req.path}`, init, ctx, mapError)
     },

@@ -1,9 +1,9 @@
 /**
  * @module
  * The usage flush's writes on a thread of their own (issue 46, usage-writer.ts starts it): its own
- * connection runs the same `UsageQueries.complete` the event loop ran — one transaction a batch:
- * the log rows, the settlements, the counters and rollups — so the loop no longer holds for a
- * batch's inserts and its commit. Messages: `open` (path, busy wait, window spans) → `ready`;
+ * connection writes a batch as the event loop's `UsageQueries.complete` does — one transaction a
+ * batch (its own `BEGIN IMMEDIATE` around `completeLocked`): the log rows, the settlements, the
+ * counters and rollups — so the loop no longer holds for a batch's inserts and its commit. Messages: `open` (path, busy wait, window spans) → `ready`;
  * `write` (id, batch) → `done` (id, the ms the transaction held the lock, or the error's message and
  * code); `stop` → the connection closed, then the thread ends.
  */

@@ -4,6 +4,7 @@
  * call adds never reaches another.
  */
 import { describe, expect, test } from 'bun:test'
+import { SplicedText } from '../../../src/json/spliced.ts'
 import { API_KEY, openAITestbed, request } from './setup.ts'
 
 const bed = openAITestbed()
@@ -59,5 +60,23 @@ describe('openai adapter, pass-through headers', () => {
     expect(bed.mock.stats.lastHeaders.authorization).toBe(`Bearer ${API_KEY}`)
     await adapter.forward!(chat(), ctx)
     expect(bed.mock.stats.lastHeaders['x-client-beta']).toBeUndefined()
+  })
+
+  test('a spliced body gets its own copy: its content-length never stays on the shared headers', async () => {
+    const { adapter, ctx } = bed.adapterCall()
+    const body = JSON.stringify(request())
+    const half = body.length >> 1
+    const spliced = {
+      path: '/chat/completions',
+      body: new SplicedText([body.slice(0, half), body.slice(half)]),
+      headers: {},
+    }
+    const made = await headersMade(async () => {
+      expect((await adapter.forward!(spliced, ctx)).status).toBe(200)
+    })
+    expect(made).toBe(1)
+    expect(bed.mock.stats.lastHeaders['content-length']).toBe(String(Buffer.byteLength(body)))
+    // The next plain call sends the shared headers again, without a copy.
+    expect(await headersMade(async () => (await adapter.forward!(chat(), ctx)).status)).toBe(0)
   })
 })
