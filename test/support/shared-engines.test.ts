@@ -124,6 +124,26 @@ describe.skipIf(skipWithout(['postgres'], 'shared-engines.test.ts'))('sharedPost
     }
   })
 
+  test("a process's handles share one admin connection, kept open past their release", async () => {
+    const adminSessions = async (sql: InstanceType<typeof Bun.SQL>) => {
+      const [{ n }] = await sql`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'postgres' AND usename = 'postgres'
+        AND backend_type = 'client backend' AND pid <> pg_backend_pid()`
+      return n as number
+    }
+    const handles = [await sharedPostgres(), await sharedPostgres(), await sharedPostgres()]
+    for (const pg of handles) await pg.clone()
+    const probe = new Bun.SQL(`postgres://postgres@127.0.0.1:${handles[0]!.port}/postgres`, { max: 1 })
+    try {
+      // One a process (suite-cpu.md, stop 61), not one a handle: three handles, one session.
+      expect(await adminSessions(probe)).toBe(1)
+      for (const pg of handles) await pg.release()
+      expect(await adminSessions(probe)).toBe(1)
+    } finally {
+      await probe.close()
+    }
+  })
+
   test('createDatabase() gives an empty database, dropped on release', async () => {
     const pg = await sharedPostgres()
     const url = await pg.createDatabase()

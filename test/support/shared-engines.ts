@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { migratePostgresUrl } from '../../src/store/postgres/index.ts'
 import { forget, restore, retire, type TemplateFacts, templateFacts } from './clone-pool.ts'
 import { tempDir } from './config-doc.ts'
@@ -86,8 +87,8 @@ export interface SharedPostgres {
   createDatabase(): Promise<string>
   /**
    * Ends every session of the databases this handle gave out; keeps each clone for the next
-   * caller, who gets it back in the template's state (or drops it), drops the others, and closes
-   * its connection. The server keeps running.
+   * caller, who gets it back in the template's state (or drops it) and drops the others. The
+   * server and the process's admin connection to it keep running.
    */
   release(): Promise<void>
 }
@@ -125,6 +126,24 @@ function keepClone(name: string, used: boolean): void {
 }
 
 /**
+ * The connection (`postgres`'s, to the `postgres` database) that makes, retires and drops clones,
+ * one per server and test process, as the clones' keepers are (clone-pool.ts): under
+ * `--no-isolate` every handle of a worker's files uses it, where each `sharedPostgres()` opened
+ * one and closed it at release — ~47 backends forked a run (suite-cpu.md, stop 61). Bun reconnects
+ * it if the server closed it; under `--isolate` it goes with the file's module instance.
+ */
+const admins = new Map<number, SQL>()
+
+function adminOf(port: number): SQL {
+  let admin = admins.get(port)
+  if (!admin) {
+    admin = new SQL(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 })
+    admins.set(port, admin)
+  }
+  return admin
+}
+
+/**
  * The process's PostgreSQL, started on first use. A clone a file used is retired when the file
  * releases it and restored when it is handed out again (clone-pool.ts); a new one is made only
  * when none is left. Cloning costs 75–600 ms of wall
@@ -135,7 +154,7 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
   const e = engines.postgres
   if (!e.ok) throw new Error(e.why)
   const { port } = await postgresFiles()
-  const admin = new Bun.SQL(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 })
+  const admin = adminOf(port)
   const url = (name: string, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/${name}`
   // A database and the role it was handed out under (null: `postgres`'s, a database not cloned).
   const handed: Array<{ name: string; role: string | null }> = []
@@ -188,18 +207,14 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
       return url(name)
     },
     async release() {
-      try {
-        const left = await next?.catch(() => null)
-        if (left) keepClone(left, false)
-        for (const { name, role } of handed.splice(0)) {
-          if (role && (await retire(admin, name, role))) keepClone(name, true)
-          else {
-            await drop(name)
-            if (role) await admin.unsafe(`DROP ROLE IF EXISTS ${role}`)
-          }
+      const left = await next?.catch(() => null)
+      if (left) keepClone(left, false)
+      for (const { name, role } of handed.splice(0)) {
+        if (role && (await retire(admin, name, role))) keepClone(name, true)
+        else {
+          await drop(name)
+          if (role) await admin.unsafe(`DROP ROLE IF EXISTS ${role}`)
         }
-      } finally {
-        await admin.close()
       }
     },
   }
