@@ -57,10 +57,13 @@ const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`
 /**
  * Writes the state and (re)starts the watchdog, which waits for this process to exit and then
  * stops what the state names. One watchdog per engine started; each stops only its own engine.
+ * `tail --pid` checks the process once a second without a fork: a `while kill -0 …; do sleep 1`
+ * loop forked a `sleep` a second per watchdog, ~8 ms of CPU a second each on this host at load 17
+ * (suite-cpu.md, stop 61).
  */
 function remember(state: State, stopScript: string): void {
   writeState(state)
-  const wait = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${stopScript}; rm -f ${q(statePath())}`
+  const wait = `tail --pid=${process.pid} -f /dev/null; ${stopScript}; rm -f ${q(statePath())}`
   // The outer shell exits at once, so the watchdog is no child of this process (Bun would kill it
   // with the file that spawned it).
   spawnSync('sh', ['-c', `setsid sh -c ${q(wait)} </dev/null >/dev/null 2>&1 &`])
