@@ -69,14 +69,14 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
 
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */
     forward(req: ForwardCall, ctx: CallContext): Promise<Response> {
-      // Its own copy only when something is added to it (client headers, a spliced body's length).
-      let headers = passThroughHeaders
-      for (const name in req.headers) {
-        if (headers === passThroughHeaders) headers = new Headers(passThroughHeaders)
-        headers.set(name, req.headers[name]!)
-      }
-      if (typeof req.body !== 'string' && headers === passThroughHeaders)
-        headers = new Headers(passThroughHeaders)
+      // The shared headers as they are, or a copy when something is added to them: client headers,
+      // or a spliced body's content-length (requestBody sets it).
+      const clientHeaders = Object.entries(req.headers)
+      const headers =
+        clientHeaders.length > 0 || typeof req.body !== 'string'
+          ? new Headers(passThroughHeaders)
+          : passThroughHeaders
+      for (const [name, value] of clientHeaders) headers.set(name, value)
       const init = { method: 'POST', headers, body: requestBody(req.body, headers) }
       return upstreamFetch(`${root}${req.path}`, init, ctx, mapError)
     },

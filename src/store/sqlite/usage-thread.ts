@@ -3,7 +3,8 @@
  * The usage flush's writes on a thread of their own (issue 46, usage-writer.ts starts it): its own
  * connection writes a batch as the event loop's `UsageQueries.complete` does — one transaction a
  * batch (its own `BEGIN IMMEDIATE` around `completeLocked`): the log rows, the settlements, the
- * counters and rollups — so the loop no longer holds for a batch's inserts and its commit. Messages: `open` (path, busy wait, window spans) → `ready`;
+ * counters and rollups — so the loop no longer holds for a batch's inserts and its commit.
+ * Messages: `open` (path, busy wait, window spans) → `ready`;
  * `write` (id, batch) → `done` (id, the ms the transaction held the lock, or the error's message and
  * code); `stop` → the connection closed, then the thread ends.
  */
