@@ -15,10 +15,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { option } from './argv.ts'
-import { runLaneClient } from './c1-client.ts'
-import { FULL_MODEL, startGateway, startMocks, workspace } from './processes.ts'
-import { meteredKey } from './tokens.ts'
-import { chatTarget } from './workload.ts'
+import { oneAtATime } from './c1-client.ts'
+import { startGateway, startMocks, workspace } from './processes.ts'
+import { laneRoute } from './tokens.ts'
 
 const n = Number(option('--n') ?? 3000)
 const warm = Number(option('--warm') ?? 5000)
@@ -31,12 +30,8 @@ try {
     root: option('--root'),
     env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
   })
-  const route = plain
-    ? chatTarget(gw.url, 'mock/bench', false, gw.key)
-    : chatTarget(gw.url, `mock/${FULL_MODEL}`, false, await meteredKey(gw, ws.dir, false, 'bench-lane'))
-  const target = { ...route, name: 'gw', stream: false }
-  const send = (k: number) =>
-    runLaneClient({ targets: [target], rounds: 1, batch: k, warm: 0, stamps: false, gaps: false })
+  const target = await laneRoute(gw, ws.dir, !plain, false)
+  const send = (k: number) => oneAtATime(target, k)
   await send(warm)
   const out = join(ws.dir, 'trace.txt')
   const st = Bun.spawn(

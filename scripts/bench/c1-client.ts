@@ -48,6 +48,10 @@ export interface LaneSamples {
   why: Record<string, Record<string, number>>
 }
 
+/** `batch` requests to `target`, one at a time, nothing stamped: the probes' load (c1-perf, c1-syscalls, …). */
+export const oneAtATime = (target: LaneTarget, batch: number): Promise<LaneSamples> =>
+  runLaneClient({ targets: [target], rounds: 1, batch, warm: 0, stamps: false, gaps: false })
+
 export function runLaneClient(args: LaneArgs): Promise<LaneSamples> {
   // A generous bound: a round of c=1 requests on a loaded machine is slow, never minutes.
   const n = args.targets.length * (args.rounds * args.batch + args.warm)

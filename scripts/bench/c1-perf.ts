@@ -12,12 +12,11 @@
  */
 import { readFileSync } from 'node:fs'
 import { option } from './argv.ts'
-import { runLaneClient } from './c1-client.ts'
+import { oneAtATime } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
-import { FULL_MODEL, startGateway, startMocks, workspace } from './processes.ts'
+import { startGateway, startMocks, workspace } from './processes.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
-import { meteredKey } from './tokens.ts'
-import { chatTarget } from './workload.ts'
+import { laneRoute } from './tokens.ts'
 
 const stream = process.argv.includes('--stream')
 const n = Number(option('--n') ?? 3000)
@@ -34,15 +33,11 @@ try {
     env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
   })
   const governed = process.argv.includes('--governed')
-  const route = governed
-    ? chatTarget(gw.url, `mock/${FULL_MODEL}`, stream, await meteredKey(gw, ws.dir, false, 'bench-lane'))
-    : chatTarget(gw.url, 'mock/bench', stream, gw.key)
-  const target = { ...route, name: 'gw', stream }
+  const target = await laneRoute(gw, ws.dir, governed, stream)
   const ctx = { wrk: findWrk(), dir: ws.dir } as Ctx
   let sent = 0
   while (sent < warm) sent += (await closedLoad(ctx, target, 8, 3)).requests
-  const send = () =>
-    runLaneClient({ targets: [target], rounds: 1, batch: n, warm: 0, stamps: false, gaps: false })
+  const send = () => oneAtATime(target, n)
   const perf = async (args: string[]) => {
     const p = Bun.spawn(['perf', ...args], { stdout: 'pipe', stderr: 'pipe' })
     await Bun.sleep(500)

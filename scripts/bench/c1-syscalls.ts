@@ -14,7 +14,7 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startBareProxy } from './bare.ts'
-import { type LaneTarget, runLaneClient } from './c1-client.ts'
+import { type LaneTarget, oneAtATime } from './c1-client.ts'
 import { findCaddy, startCaddy } from './caddy.ts'
 import { type ThreadStats, threadStats } from './proc-stats.ts'
 import { FULL_MODEL, REPO, startGateway, startMocks, workspace } from './processes.ts'
@@ -78,8 +78,7 @@ try {
       })
     }
   }
-  const send = (t: LaneTarget, n: number) =>
-    runLaneClient({ targets: [t], rounds: 1, batch: n, warm: 0, stamps: false, gaps: false })
+  const send = oneAtATime
   log(`load ${loadavg()}; ${N} requests a cell; warm ${WARM} each`)
   log(
     '| target | mode | CPU µs/req by thread | switches/req by thread | runq wait µs/req | syscalls/req (traced) by thread |',

@@ -12,10 +12,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { option } from './argv.ts'
-import { runLaneClient } from './c1-client.ts'
-import { FULL_MODEL, startGateway, startMocks, workspace } from './processes.ts'
-import { meteredKey } from './tokens.ts'
-import { chatTarget } from './workload.ts'
+import { oneAtATime } from './c1-client.ts'
+import { startGateway, startMocks, workspace } from './processes.ts'
+import { laneRoute } from './tokens.ts'
 
 const n = Number(option('--n') ?? 2000)
 const warm = Number(option('--warm') ?? 10_000)
@@ -31,13 +30,11 @@ try {
     env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', BUN_JSC_reportCompileTimes: '1' },
   })
   const log = join(ws.dir, 'gateway.log')
-  const key = await meteredKey(gw, ws.dir, false, 'bench-lane')
   const targets = {
-    plain: { ...chatTarget(gw.url, 'mock/bench', stream, gw.key), name: 'plain', stream },
-    governed: { ...chatTarget(gw.url, `mock/${FULL_MODEL}`, stream, key), name: 'governed', stream },
+    plain: await laneRoute(gw, ws.dir, false, stream),
+    governed: await laneRoute(gw, ws.dir, true, stream),
   }
-  const send = (t: (typeof targets)['plain'], k: number) =>
-    runLaneClient({ targets: [t], rounds: 1, batch: k, warm: 0, stamps: false, gaps: false })
+  const send = oneAtATime
   for (const t of Object.values(targets)) await send(t, warm)
   const lines = () => readFileSync(log, 'utf8').split('\n')
   console.log(`${stream ? 'stream' : 'non-stream'}; warm ${warm} a route; ${n} a run`)

@@ -15,8 +15,9 @@
  */
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import type { LaneTarget } from './c1-client.ts'
 import { cpuMicros } from './proc-stats.ts'
-import { cliJson, type Gateway, gatewayCli, PRICED_MODEL, startGateway } from './processes.ts'
+import { cliJson, FULL_MODEL, type Gateway, gatewayCli, PRICED_MODEL, startGateway } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type Ctx, closedLoad, counted, type Forwarded, MODES, type Mode } from './scenarios.ts'
 import { chatTarget } from './workload.ts'
@@ -48,6 +49,22 @@ export async function meteredKey(
   const { key } = (await cliJson([...cli, 'keys', 'create', account, ...common])) as { key: string }
   gw.keys.push(key)
   return key
+}
+
+/**
+ * The c=1 probes' route on `gw`: the plain key on `mock/bench`, or (`governed`) the lane's
+ * governed key — TPM + TPD + a budget + a fallback, its own account — on the full model.
+ */
+export async function laneRoute(
+  gw: Gateway,
+  dir: string,
+  governed: boolean,
+  stream: boolean,
+): Promise<LaneTarget> {
+  const route = governed
+    ? chatTarget(gw.url, `mock/${FULL_MODEL}`, stream, await meteredKey(gw, dir, false, 'bench-lane'))
+    : chatTarget(gw.url, 'mock/bench', stream, gw.key)
+  return { ...route, name: governed ? 'governed' : 'plain', stream }
 }
 
 export async function runTokens(
