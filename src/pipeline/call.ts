@@ -29,7 +29,7 @@ import { GatewayError } from '../util/errors.ts'
 import { summed } from './continuation.ts'
 import type { PipelineDeps } from './deps.ts'
 import { toGatewayError } from './errors.ts'
-import { gatedItems } from './gated-read.ts'
+import { gatedItems, releaseReads } from './gated-read.ts'
 import { type ChunkGate, completeWithin } from './output-cut.ts'
 import type { StreamEncoder, StreamOutcome } from './stream/encoder.ts'
 import type { CutGate, OutputGate, StreamSource } from './stream/types.ts'
@@ -178,8 +178,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         // `max_response_bytes`, as a JSON answer is.
         const max = maxResponseBytes(ctx.provider)
         const frames = [eventFrames(max, ctx.provider.prefix, relay.cutsReads === true)]
-        const events = await gatedItems({ body: upstream.body, stages: frames, ctx }, gate, max)
+        const reads: Uint8Array[] = []
+        const events = await gatedItems({ body: upstream.body, stages: frames, ctx }, gate, max, reads)
         const out = relay.assemble(events, p.encodeCtx)
+        // The events are views of the reads: done with now (the answer is a string).
+        releaseReads(reads)
         if (gate.cut || !out.usage)
           finish(200, out.usage, null, null, {
             relayedBytes: 0,

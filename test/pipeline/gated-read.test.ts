@@ -6,12 +6,16 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../src/config/schema.ts'
-import { gatedItems } from '../../src/pipeline/gated-read.ts'
+import { callProvider } from '../../src/pipeline/call.ts'
+import { gatedItems, releaseReads } from '../../src/pipeline/gated-read.ts'
+import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
 import type { OutputGate } from '../../src/pipeline/stream/types.ts'
 import type { StreamPlan, Timeouts } from '../../src/providers/types.ts'
+import { chatForwarding } from '../../src/surfaces/chat/forward.ts'
+import { ChatCutGate } from '../../src/surfaces/chat/pass-through-cut.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 import { Deadline, ManualScheduler, type Scheduler } from '../../src/util/scheduler.ts'
-import { callContext } from '../providers/helpers.ts'
+import { bytes, callContext } from '../providers/helpers.ts'
 
 const PROVIDER = { prefix: 'up', kind: 'openai', models: [{ name: 'm' }] } as ProviderConfig
 
@@ -191,5 +195,59 @@ describe('gatedItems', () => {
     const err = await gatedItems(p, watch).catch((e: unknown) => e)
     expect(seen).toEqual([10, 11])
     expect(code(err)).toEqual([502, 'upstream_invalid_response'])
+  })
+})
+
+describe('a metered JSON answer gives its reads back once assembled', () => {
+  const chunk = (text: string, finish: string | null = null) =>
+    `data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":${finish === null ? null : `"${finish}"`}}]}\n\n`
+  const answer = [chunk('one '), chunk('two '), chunk('three', 'stop'), 'data: [DONE]\n\n']
+
+  test('the pass-through detaches each read after the assembly; the answer is whole', async () => {
+    // Two reads, the second ending an event the first began: what the reader handed over.
+    const text = answer.join('')
+    const reads = [Buffer.from(text.slice(0, 300)), Buffer.from(text.slice(300))].map(
+      (b) => new Uint8Array(b),
+    )
+    const ctx = callContext(PROVIDER)
+    const result = await callProvider({
+      deps: {} as never,
+      surface: {} as never,
+      adapter: { forward: async () => new Response(bytes(...reads)) } as never,
+      ctx,
+      encodeCtx: { modelId: 'gw/m', provider: { prefix: 'up' } } as never,
+      stream: false,
+      call: {
+        forward: { body: '{}', path: '/chat/completions', streamed: true } as never,
+        relay: chatForwarding,
+      },
+      headers: {},
+      finish: () => {},
+      signal: ctx.signal,
+      gate: new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5, true),
+    })
+    expect(result.ok).toBe(true)
+    const body = (await (result as { response: Response }).response.json()) as {
+      model: string
+      choices: { message: { content: string } }[]
+    }
+    expect(body.choices[0]?.message.content).toBe('one two three')
+    expect(body.model).toBe('gw/m')
+    // Before: the reads were left to the collector, which frees them in bulk (stop 62).
+    for (const read of reads) {
+      expect(read.byteLength).toBe(0)
+      expect((read.buffer as ArrayBuffer & { detached: boolean }).detached).toBe(true)
+    }
+  })
+
+  test('releaseReads detaches whole buffers only, once', () => {
+    const whole = new Uint8Array(64)
+    const shared = new Uint8Array(64)
+    const part = shared.subarray(0, 32)
+    releaseReads([whole, part, whole])
+    expect(whole.byteLength).toBe(0)
+    // A view of part of a buffer may share it with what is still in use: left to the collector.
+    expect(part.byteLength).toBe(32)
+    expect(shared.byteLength).toBe(64)
   })
 })
