@@ -319,20 +319,19 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
 }
 
 /**
- * Sends `req` and lets go of its body once the upstream has answered (or failed): a stream's
- * closures hold the attempt's call for the stream's life, and the body (the client's text with its
- * edits, as large as the client's) must not stay with it (DESIGN §16). A retry builds its own.
+ * Sends `req` and lets go of its body: a stream's closures hold the attempt's call for the
+ * stream's life, and the body (the client's text with its edits, as large as the client's) must
+ * not stay with it (DESIGN §16). An adapter's `forward` hands the body to `fetch` before it first
+ * waits (`ProviderAdapter.forward`), so the body is let go as soon as `forward` returns — not after
+ * the upstream answers, in an `async` frame of its own (a promise, a generator and a scope a call).
+ * A retry builds its own.
  */
-async function forwardCall(
-  adapter: ProviderAdapter,
-  req: ForwardRequest,
-  ctx: CallContext,
-): Promise<Response> {
+function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {
   if (!adapter.forward) {
     throw new Error(`provider '${ctx.provider.prefix}' cannot pass requests through`)
   }
   try {
-    return await adapter.forward(req, ctx)
+    return adapter.forward(req, ctx)
   } finally {
     req.body = ''
   }

@@ -144,7 +144,9 @@ export async function upstreamFetch(
         ...init,
         headers: ctx.traceparent ? withTraceparent(init.headers, ctx.traceparent) : init.headers,
         redirect: 'manual',
-        signal: mergeSignals(ctx.signal, own?.signal, init.signal),
+        // The request's signal alone when nothing is added to it (the usual case: `ctx.cancel`):
+        // not a rest array and a filtered copy of it a call.
+        signal: own || init.signal ? mergeSignals(ctx.signal, own?.signal, init.signal) : ctx.signal,
       })
     } catch (err) {
       if (timedOut) throw withFacts(timedOut, { transport: 'no_response' })

@@ -61,7 +61,9 @@ export interface ProviderAdapter {
   /**
    * Pass-through, for a surface that speaks this provider's own wire: sends `body` to `path` with
    * the provider's key and the given client headers, and resolves with the upstream's 2xx
-   * response as it is (a refusal rejects like `stream`). Absent on kinds without a surface.
+   * response as it is (a refusal rejects like `stream`). Absent on kinds without a surface. It
+   * takes `req.body` before it first waits (the caller lets go of the body once it returns:
+   * pipeline/call.ts `forwardCall`).
    */
   forward?(req: ForwardCall, ctx: CallContext): Promise<Response>
   /**

@@ -71,17 +71,22 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
     forward(req: ForwardCall, ctx: CallContext): Promise<Response> {
       // The shared headers as they are, or a copy when something is added to them: client headers,
       // or a spliced body's content-length (requestBody sets it).
-      const clientHeaders = Object.entries(req.headers)
       const headers =
-        clientHeaders.length > 0 || typeof req.body !== 'string'
+        hasAny(req.headers) || typeof req.body !== 'string'
           ? new Headers(passThroughHeaders)
           : passThroughHeaders
-      for (const [name, value] of clientHeaders) headers.set(name, value)
+      for (const name in req.headers) headers.set(name, req.headers[name]!)
       const init = { method: 'POST', headers, body: requestBody(req.body, headers) }
       return upstreamFetch(`${root}${req.path}`, init, ctx, mapError)
     },
   }
   return adapter
+}
+
+/** Whether a record has a field: without making the array of its entries (`Object.entries`) a call. */
+function hasAny(record: Record<string, string>): boolean {
+  for (const _ in record) return true
+  return false
 }
 
 export function asCompletion(json: unknown, label: string): ChatCompletion {

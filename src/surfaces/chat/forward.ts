@@ -14,7 +14,7 @@
  */
 
 import { replaceStringField } from '../../json/fields.ts'
-import type { Forwarding } from '../../pipeline/surface.ts'
+import type { Forwarding, ForwardRequest } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
 import { asCompletion, bodyError } from '../../providers/openai/index.ts'
@@ -26,18 +26,25 @@ import { forwardBody } from './forward-request.ts'
 import { assembleChat, ChatCutGate } from './pass-through-cut.ts'
 import { ChatBytes } from './relay-bytes.ts'
 
+/** A chat call adds no client header: one empty record for every call, frozen (never written). */
+const NO_HEADERS: Record<string, string> = Object.freeze({})
+
 export const chatForwarding: Forwarding<ChatRequestInput> = {
   kind: 'openai',
   accepts: (provider) => provider.wire !== 'responses',
   // Asked as a stream (a JSON answer under a limit, with the usage chunk the gateway settles from)
   // in the same one edit: this forwarding has no `streamed` edit of its own.
-  request: (view, entry, bodyText, _headers, ask = {}) => ({
-    path: '/chat/completions',
-    body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider), ask),
-    headers: {},
-    ...(ask.streamed ? { streamed: true as const } : {}),
-    ...(ask.cap !== undefined ? { capped: true as const } : {}),
-  }),
+  request(view, entry, bodyText, _headers, ask = {}) {
+    const call: ForwardRequest = {
+      path: '/chat/completions',
+      body: forwardBody(view, bodyText, entry.model, tokenParam(entry.provider), ask),
+      headers: NO_HEADERS,
+    }
+    // Set when asked, not spread in from an object made for it (an object a call, usually empty).
+    if (ask.streamed) call.streamed = true
+    if (ask.cap !== undefined) call.capped = true
+    return call
+  },
 
   // The cap goes in `forwardBody`'s own edit (`ask.cap`, under the provider's name for it): no clamp.
   outputCap: { field: tokenParam },
