@@ -65,14 +65,25 @@ export interface PlanDeps {
   session?: SessionHash | null
 }
 
+/**
+ * The empty set every plan starts with, shared: the first member added makes a set of the plan's
+ * own (`added`). Most requests never add one (two sets a request fewer).
+ */
+const NONE: ReadonlySet<number> = new Set()
+
+/** `set` with `n` in it: `set` itself, or a new set in place of `NONE`. */
+function added(set: ReadonlySet<number>, n: number): ReadonlySet<number> {
+  return (set === NONE ? new Set<number>() : (set as Set<number>)).add(n)
+}
+
 export class AttemptPlan {
   private t = 0
   /** Retries spent on the current target. */
   private retries = 0
   /** Keys of the current target tried since its last retry began. */
-  private tried = new Set<number>()
+  private tried: ReadonlySet<number> = NONE
   /** Targets not to be tried again for this request (silent, slow, too small a window, continued on). */
-  private readonly skipped = new Set<number>()
+  private skipped: ReadonlySet<number> = NONE
   private current: { attempt: Attempt; circuit: Circuit } | null = null
   private last: Attempt | null = null
   private pendingWait = 0
@@ -158,8 +169,8 @@ export class AttemptPlan {
     const action = ACTIONS[kind]
     const { target, key } = attempt
     const limitedFor = this.blame(attempt, circuit, kind, retryAfterMs)
-    this.tried.add(key.index)
-    if (action.skipForRequest) this.skipped.add(this.t)
+    this.tried = added(this.tried, key.index)
+    if (action.skipForRequest) this.skipped = added(this.skipped, this.t)
 
     if (action.failover === 'never') {
       this.stopped = 'final'
@@ -179,13 +190,13 @@ export class AttemptPlan {
     if (action.retry === 'backoff' && canRetry && (circuit.admits() || this.keyAdmits(target, key.index))) {
       this.pendingWait = backoffMs(this.retries, target.retry, this.random)
       this.retries++
-      this.tried = new Set()
+      this.tried = NONE
       return
     }
     if (action.failover === 'larger_context') {
       const window = target.model.context_window
       for (let i = this.t + 1; i < this.targets.length; i++) {
-        if (this.targets[i]!.model.context_window <= window) this.skipped.add(i)
+        if (this.targets[i]!.model.context_window <= window) this.skipped = added(this.skipped, i)
       }
     }
     this.moveOn()
@@ -205,7 +216,7 @@ export class AttemptPlan {
       if (this.skipped.has(i) || !target.model.features.includes('prefill')) continue
       this.t = i
       this.retries = 0
-      this.tried = new Set()
+      this.tried = NONE
       const started = this.tryKeys(target)
       if (started) return started.attempt
     }
@@ -290,21 +301,22 @@ export class AttemptPlan {
   private tryKeys(target: Target): { attempt: Attempt } | null {
     const pinned = this.pinned
     this.pinned = null
-    const skip = new Set(this.tried)
+    // `tried` as it is until a key is passed over here (a copy then: `tried` itself is not to change).
+    let skip = this.tried
     if (pinned !== null) {
       const k = target.pool.keys[pinned]
       if (k && target.pool.restingUntil(pinned) === 0) {
         const started = this.admit(target, k)
         if (started) return started
       }
-      skip.add(pinned)
+      skip = new Set(skip).add(pinned)
     }
     for (;;) {
       const k = target.pool.pick(skip, this.deps.session)
       if (k === null) return null
       const started = this.admit(target, k)
       if (started) return started
-      skip.add(k.index)
+      skip = new Set(skip).add(k.index)
     }
   }
 
@@ -341,7 +353,7 @@ export class AttemptPlan {
   private moveOn(): void {
     this.t++
     this.retries = 0
-    this.tried = new Set()
+    this.tried = NONE
     this.pendingWait = 0
     this.pinned = null
   }

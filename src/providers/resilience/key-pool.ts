@@ -70,6 +70,9 @@ export class KeyPool {
    */
   pick(exclude?: ReadonlySet<number>, session?: SessionHash | null): PoolKey | null {
     const now = this.clock.now()
+    // One key and no session (the usual pool): no arrow and no round — one key's score never moves.
+    if (this.keys.length === 1 && session == null)
+      return !exclude?.has(0) && this.restUntil[0]! <= now ? this.keys[0]! : null
     const usable = (i: number) => !exclude?.has(i) && this.restUntil[i]! <= now
     const best =
       session == null ? this.order.pick(usable) : this.sessions.choose(session, this.order.weights, usable)
