@@ -36,6 +36,12 @@ const DO_WITHOUT: Record<Feature, string> = {
   prefill: 'end the messages with a user turn',
 }
 
+/** Whether `model` lacks a feature among `uses`. */
+function lacksAny(uses: readonly FeatureUse[], model: ModelConfig): boolean {
+  for (const use of uses) if (!model.features.includes(use.feature)) return true
+  return false
+}
+
 /**
  * The one feature check, for every surface: `uses` name the fields in the surface's own terms
  * (`thinking`, `tools[3]`, `messages[0].content[1]`).
@@ -46,9 +52,10 @@ export function checkFeatures(
   model: ModelConfig,
   modelId: string,
 ): void {
-  const missing = uses.filter((use) => !model.features.includes(use.feature))
-  const first = missing[0]
-  if (first) {
+  // The list of the missing only when there is one (a filter's array and arrow on every request).
+  if (lacksAny(uses, model)) {
+    const missing = uses.filter((use) => !model.features.includes(use.feature))
+    const first = missing[0]!
     const others = missing.slice(1).map((use) => use.feature)
     const also = others.length ? ` It does not support ${others.join(', ')} either.` : ''
     throw new GatewayError(

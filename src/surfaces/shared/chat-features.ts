@@ -39,10 +39,15 @@ export function legacyFunctions(req: ChatRequestInput): 'functions' | 'function_
 /** Content parts a model reads only with `vision`. */
 const VISUAL = new Set(['image_url', 'file'])
 
+/** `feature` is among `uses` (a module function: an arrow in `detectFeatures` was one a request). */
+function seen(uses: readonly FeatureUse[], feature: Feature): boolean {
+  for (const use of uses) if (use.feature === feature) return true
+  return false
+}
+
 /** Every feature the request uses, each once, with the field that first uses it. */
 export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
   const uses: FeatureUse[] = []
-  const seen = (feature: Feature) => uses.some((use) => use.feature === feature)
 
   if (req.stream === true) uses.push({ feature: 'streaming', param: 'stream' })
   const legacy = legacyFunctions(req)
@@ -70,13 +75,14 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
     switch (message.role) {
       case 'system':
       case 'developer':
-        if (!seen('system_messages')) uses.push({ feature: 'system_messages', param: `messages[${i}].role` })
+        if (!seen(uses, 'system_messages'))
+          uses.push({ feature: 'system_messages', param: `messages[${i}].role` })
         break
       case 'tool':
-        if (!seen('tools')) uses.push({ feature: 'tools', param: `messages[${i}].role` })
+        if (!seen(uses, 'tools')) uses.push({ feature: 'tools', param: `messages[${i}].role` })
         break
       case 'assistant':
-        if (message.tool_calls?.length && !seen('tools')) {
+        if (message.tool_calls?.length && !seen(uses, 'tools')) {
           uses.push({ feature: 'tools', param: `messages[${i}].tool_calls` })
         }
         break
@@ -86,7 +92,7 @@ export function detectFeatures(req: ChatRequestInput): FeatureUse[] {
         for (let j = 0; j < content.length; j++) {
           const type = content[j]!.type
           const feature = VISUAL.has(type) ? 'vision' : type === 'input_audio' ? 'audio_input' : undefined
-          if (feature && !seen(feature)) uses.push({ feature, param: `messages[${i}].content[${j}]` })
+          if (feature && !seen(uses, feature)) uses.push({ feature, param: `messages[${i}].content[${j}]` })
         }
         break
       }
