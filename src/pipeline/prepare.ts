@@ -11,7 +11,7 @@ import { type Allows, reachable, reaches } from '../catalogue/reach.ts'
 import { notInPlan, planAllows } from '../catalogue/routing.ts'
 import { modelNotAllowedError } from '../limits/refusals.ts'
 import { checkModelServes } from '../operations/operation.ts'
-import { Exchange, pathOf, requestIds, surfaceOf } from '../traffic/traffic.ts'
+import { clientRequestId, Exchange, pathOf, requestId, surfaceOf } from '../traffic/traffic.ts'
 import type { SessionHash } from '../util/affinity.ts'
 import { GatewayError } from '../util/errors.ts'
 import { checkJsonContentType, readBodyText } from './body.ts'
@@ -142,6 +142,12 @@ export function exchangeOf(deps: PipelineDeps, request: Request, headers: Record
   const tracked = deps.traffic.of(request)
   if (tracked) return tracked
   const echoed = String(headers['x-request-id'])
-  const { id, clientId } = requestIds(request, echoed)
-  return new Exchange(id, surfaceOf(pathOf(request.url)), request.method, '', clientId)
+  const clientId = clientRequestId(request, echoed)
+  return new Exchange(
+    requestId(echoed, clientId),
+    surfaceOf(pathOf(request.url)),
+    request.method,
+    '',
+    clientId,
+  )
 }

@@ -61,13 +61,16 @@ export class Exchange {
 }
 
 /**
- * The gateway's id and the client's for a request whose response echoes `echoed` as its
- * x-request-id: the client's own (kept) when it sent one, and then a new id of ours beside it.
+ * The client's own x-request-id when the response echoes it (`echoed` is it), else null: a client's
+ * id is kept beside a new one of ours (`requestId`); without one, the echoed id is ours.
  */
-export function requestIds(request: Request, echoed: string): { id: string; clientId: string | null } {
-  return echoed === request.headers.get('x-request-id')
-    ? { id: newRequestId(), clientId: echoed }
-    : { id: echoed, clientId: null }
+export function clientRequestId(request: Request, echoed: string): string | null {
+  return echoed === request.headers.get('x-request-id') ? echoed : null
+}
+
+/** Ours for a request whose response echoes `echoed`: a new one beside a client's own (`clientId`). */
+export function requestId(echoed: string, clientId: string | null): string {
+  return clientId === null ? echoed : newRequestId()
 }
 
 export interface DrainResult {
@@ -114,7 +117,8 @@ export class Traffic {
   begin(request: Request, echoed: string): Exchange {
     this.count++
     const path = pathOf(request.url)
-    const { id, clientId } = requestIds(request, echoed)
+    const clientId = clientRequestId(request, echoed)
+    const id = requestId(echoed, clientId)
     // The query never reaches the line (keys and tokens travel there); a long path is clipped.
     const ex = new Exchange(id, surfaceOf(path), request.method, clip(path, PATH_SHOWN), clientId)
     this.byRequest.set(request, ex)
@@ -156,7 +160,8 @@ export class Traffic {
       const quiet = ex.surface === 'health' || ex.surface === 'metrics'
       ;(quiet ? this.log.debug : this.log.info)('access', {
         request_id: ex.id,
-        ...(ex.clientId !== null ? { client_request_id: ex.clientId } : {}),
+        // An absent field as `undefined`, which the line's JSON leaves out: not an object spread in.
+        client_request_id: ex.clientId ?? undefined,
         surface: ex.surface,
         method: ex.method,
         path: ex.path,
@@ -170,8 +175,8 @@ export class Traffic {
         prompt_tokens: ex.promptTokens,
         completion_tokens: ex.completionTokens,
         error_code: ex.errorCode,
-        ...(ex.attempts !== null ? { attempts: ex.attempts } : {}),
-        ...(ex.answeredBy !== null ? { answered_by: ex.answeredBy } : {}),
+        attempts: ex.attempts ?? undefined,
+        answered_by: ex.answeredBy ?? undefined,
       })
     }
     if (this.open.size === 0) this.onIdle?.()
