@@ -27,7 +27,7 @@ import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { streamInterrupted } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { ByteRelay, closingQuote, eventData, eventName, startsWith, valueAt } from '../byte-relay.ts'
-import { ChatRelay, readUsage, sse } from './relay-stream.ts'
+import { ChatRelay, quotedModel, readUsage, sse } from './relay-stream.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
 const DATA_OBJECT = Buffer.from('data: {')
@@ -84,7 +84,7 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
   ) {
     super(maxEventBytes, label)
     this.text = new ChatRelay(modelId, includeUsage, label)
-    this.model = Buffer.from(JSON.stringify(modelId))
+    this.model = quotedModel(modelId).bytes
   }
 
   transform(chunk: Uint8Array, controller: TransformStreamDefaultController<Uint8Array>): void {
