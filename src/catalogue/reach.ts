@@ -44,6 +44,8 @@ export function fallbacksOf(
   model: (id: string) => CatalogueEntry | undefined,
   allowed: (entry: CatalogueEntry) => boolean,
 ): CatalogueEntry[] {
+  // No other member and no fallbacks (most requests): none, without the walk's set, lists and arrow.
+  if (alone(primary, members)) return []
   const seen = new Set([primary.id])
   const out: CatalogueEntry[] = []
   const add = (e: CatalogueEntry) => {
@@ -58,4 +60,11 @@ export function fallbacksOf(
     }
   }
   return out
+}
+
+/** `primary` has no fallbacks, and `members` no member but it. */
+function alone(primary: CatalogueEntry, members: readonly CatalogueEntry[]): boolean {
+  if (primary.model.fallbacks?.length) return false
+  for (const m of members) if (m.id !== primary.id) return false
+  return true
 }
