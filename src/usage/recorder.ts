@@ -65,6 +65,17 @@ const MAX_PIECES = 4
  * batch (~60 outcomes, ~0.6 ms) stays one piece.
  */
 const LOCK_PIECE_MS = 2
+/**
+ * Written off the loop, a batch is cut into one piece for each LOCK_MIN_PIECE outcomes it holds at
+ * most (and MAX_PIECES): a smaller batch is one transaction. Each piece is a transaction of its own, and its fixed
+ * part (the commit's WAL frames, the counter and rollup rows, the pages read again after the
+ * loop's commits) holds the lock as long as a few dozen outcomes do — on a loaded host, where the
+ * pace (LOCK_PIECE_MS) shrinks the pieces, for longer than the outcomes themselves. An admission
+ * meets the lock in proportion to the time it is held, so a c=1 batch (~60 outcomes) cut in four
+ * made more admissions wait, not fewer (stop 62, docs/benchmarks/2026-11-29-tail.md: the busy
+ * admissions per request about halved as one piece). A c64 batch (~500) is still four.
+ */
+const LOCK_MIN_PIECE = 100
 /** At shutdown, the first pause between flushes the store did not take; doubled up to the last. */
 const CLOSE_RETRY_MS = [50, 100, 200, 400, 800, 1_000]
 
@@ -283,8 +294,13 @@ export class UsageRecorder {
     batch: Completion[],
   ): Promise<{ outcomes: 'written' | 'retry' | 'settling' | 'lost'; left: Completion[] }> {
     let lost = false
+    // Off the loop (the last write reported its lock time): at most a piece a LOCK_MIN_PIECE.
+    const pieces =
+      this.store.usageWriteMs?.() == null
+        ? MAX_PIECES
+        : Math.max(1, Math.min(MAX_PIECES, Math.floor(batch.length / LOCK_MIN_PIECE)))
     for (let i = 0; i < batch.length; ) {
-      const size = Math.max(this.piece, Math.ceil(batch.length / MAX_PIECES))
+      const size = Math.max(this.piece, Math.ceil(batch.length / pieces))
       const piece = i === 0 && size >= batch.length ? batch : batch.slice(i, i + size)
       let heldMs = 0
       const r = await this.attempt(piece.length, () => {

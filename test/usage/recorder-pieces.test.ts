@@ -133,3 +133,39 @@ test('a store that writes off the loop is paced on its write lock: a c64 batch i
   expect(sizes).toEqual([60])
   await recorder.close(1_000)
 })
+
+test('off the loop, a batch under LOCK_MIN_PIECE outcomes a piece is one transaction however slowly its lock is held; a c64 batch still four', async () => {
+  // 250 µs an outcome: the writer thread's lock on a loaded host (stop 62: ~4 ms for 15 outcomes at
+  // load 10). Paced on it alone, a c=1 batch of 60 went in four transactions, each with its fixed
+  // part (commit, counters, rollups, pages read again) that an admission meeting the lock waits
+  // for: the busy admissions per request about halved with one.
+  const sizes: number[] = []
+  let lastMs: number | null = null
+  const store = {
+    complete(batch: Completion[]) {
+      sizes.push(batch.length)
+      lastMs = batch.length * 0.25
+      return Promise.resolve()
+    },
+    usageWriteMs: () => lastMs,
+    recordRateLimited: () => Promise.resolve(),
+    recordRefusals: () => Promise.resolve(),
+  } as unknown as Store
+  const recorder = new UsageRecorder(
+    store,
+    600_000,
+    createLogger('error', () => {}),
+  )
+  const flushed = async (n: number) => {
+    sizes.length = 0
+    for (const c of uncounted(n)) recorder.record(c)
+    await recorder.flush()
+    return [...sizes]
+  }
+  // The first write: no lock time reported yet.
+  await flushed(60)
+  for (let round = 0; round < 2; round++) expect(await flushed(60)).toEqual([60])
+  expect(await flushed(150)).toEqual([150])
+  expect(await flushed(400)).toEqual([100, 100, 100, 100])
+  await recorder.close(1_000)
+})
