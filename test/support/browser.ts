@@ -1,7 +1,7 @@
 /**
- * Chromium for browser tests: Debian's /usr/bin/chromium driven by playwright-core from the test
- * clients package (test/clients). Returns null, after printing a plain line saying what is missing
- * and which tests are skipped, when either is absent.
+ * Chromium for browser tests: Debian's Chromium driven by playwright-core from the test clients
+ * package (test/clients). Returns null, after printing a plain line saying what is missing and
+ * which tests are skipped, when either is absent.
  */
 
 import { afterAll } from 'bun:test'
@@ -9,7 +9,19 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SUITE_TIMEOUT_MS } from './hooks.ts'
 
-export const CHROMIUM = process.env.SWITCHYARD_CHROMIUM ?? '/usr/bin/chromium'
+/**
+ * Debian's `chromium-headless-shell` when it is installed (.ci/run installs it), else its
+ * `chromium`. Both are the same Chromium (156: the same Blink, V8 and network stack, one source
+ * package); the shell is the old headless mode, a browser with no UI of its own, where `chromium
+ * --headless` is the whole browser run without a screen: a window for every playwright context,
+ * its UI's WebUI pages in renderers of their own. The tests read the page only (its DOM, cookies,
+ * viewport, screenshots), never the browser's UI, so the shell runs the same tests with less work:
+ * the ten browser files in one process, Chromium's CPU 67.4 → 45.7 CPU-s (browser59, 2026-11-30)
+ * and the same again this stop (docs/benchmarks/suite-cpu.md, stop 62).
+ */
+export const CHROMIUM =
+  process.env.SWITCHYARD_CHROMIUM ??
+  (existsSync('/usr/bin/chromium-headless-shell') ? '/usr/bin/chromium-headless-shell' : '/usr/bin/chromium')
 const PLAYWRIGHT = join(import.meta.dir, '../clients/node_modules/playwright-core/index.js')
 
 /**
@@ -99,7 +111,7 @@ function browser(): Promise<any | null> {
 
 function missing(): string | null {
   return !existsSync(CHROMIUM)
-    ? `${CHROMIUM} not found (apt-get install chromium)`
+    ? `${CHROMIUM} not found (apt-get install chromium-headless-shell, or chromium)`
     : !existsSync(PLAYWRIGHT)
       ? 'playwright-core not installed (npm install --prefix test/clients)'
       : null
