@@ -74,6 +74,16 @@ describe('what a start evaluates', () => {
     ).toEqual([])
   })
 
+  test("the serving process reaches PostgreSQL's and Redis's modules only through openStores' import()", () => {
+    // A SQLite gateway (the default, and most of the suite's) evaluated both at every start:
+    // ~30 ms of a serving process's CPU (stop 62). Their errors and redactUrl stay static (small).
+    const reached = staticReach('cli/serving.ts')
+    expect(reached.has('store/open.ts')).toBe(true)
+    expect(
+      under(reached, ['store/postgres/', 'store/redis/']).filter((f) => f !== 'store/postgres/errors.ts'),
+    ).toEqual([])
+  })
+
   test("TypeBox's compiler is called by compiledOnUse only", () => {
     // Nine compiles at load were ~0.1 s of CPU at every `serve` start (docs/decisions.md, "Request
     // schemas compile at first use"); a surface compiles its schema at its first request instead.

@@ -27,3 +27,14 @@ const RULES: UnavailableRule[] = [
 ]
 
 export const pgUnavailable = unavailableBy(RULES)
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'the configured database URL'
+  }
+}

@@ -10,6 +10,7 @@ import type { WindowSpans } from '../../limits/types.ts'
 import { PgAccounts } from './accounts.ts'
 import { PgAlerts } from './alerts.ts'
 import { PgBound, serverTimeouts } from './bounded.ts'
+import { redactUrl } from './errors.ts'
 import { PgHistory } from './history.ts'
 import { PgLimiter } from './limiter.ts'
 import { assertSchema, migratePostgres } from './migrations.ts'
@@ -34,17 +35,6 @@ export interface PostgresParts {
   history: PgHistory
   alerts: PgAlerts
   close(): Promise<void>
-}
-
-/** The URL without its password, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString()
-  } catch {
-    return 'the configured database URL'
-  }
 }
 
 /** `busyMs`: bound every statement (serving); none for `migrate`, which may wait for a lock. */
