@@ -21,6 +21,9 @@ export async function explainFailure<T>(config: Config, open: () => Promise<T>):
   try {
     return await open()
   } catch (err) {
+    // A module the store loads when the config names it (store/open.ts) that cannot be found is
+    // the build's fault, not the database's: passed on as it is.
+    if ((err as { code?: unknown })?.code === 'ERR_MODULE_NOT_FOUND') throw err
     throw new DatabaseOpenError(explain(config, err))
   }
 }
