@@ -180,9 +180,14 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         const frames = [eventFrames(max, ctx.provider.prefix, relay.cutsReads === true)]
         const reads: Uint8Array[] = []
         const events = await gatedItems({ body: upstream.body, stages: frames, ctx }, gate, max, reads)
-        const out = relay.assemble(events, p.encodeCtx)
-        // The events are views of the reads: done with now (the answer is a string).
-        releaseReads(reads)
+        let out: ReturnType<typeof relay.assemble>
+        try {
+          out = relay.assemble(events, p.encodeCtx)
+        } finally {
+          // The events are views of the reads: done with now (the answer is a string; what
+          // `assemble` throws holds no view).
+          releaseReads(reads)
+        }
         if (gate.cut || !out.usage)
           finish(200, out.usage, null, null, {
             relayedBytes: 0,
@@ -321,10 +326,10 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
 /**
  * Sends `req` and lets go of its body: a stream's closures hold the attempt's call for the
  * stream's life, and the body (the client's text with its edits, as large as the client's) must
- * not stay with it (DESIGN §16). An adapter's `forward` hands the body to `fetch` before it first
- * waits (`ProviderAdapter.forward`), so the body is let go as soon as `forward` returns — not after
- * the upstream answers, in an `async` frame of its own (a promise, a generator and a scope a call).
- * A retry builds its own.
+ * not stay with it (DESIGN §16). An adapter's `forward` takes the body before it first waits
+ * (`ProviderAdapter.forward`), so it is cleared here as soon as `forward` returns, without an
+ * `async` frame of this function's own (a promise, a generator and a scope a call); the adapter's
+ * own pending fetch holds it until the upstream answers, as before. A retry builds its own.
  */
 function forwardCall(adapter: ProviderAdapter, req: ForwardRequest, ctx: CallContext): Promise<Response> {
   if (!adapter.forward) {
