@@ -36,9 +36,14 @@ const DO_WITHOUT: Record<Feature, string> = {
   prefill: 'end the messages with a user turn',
 }
 
+/** Whether `model` lacks the feature `use` needs. */
+function lacks(use: FeatureUse, model: ModelConfig): boolean {
+  return !model.features.includes(use.feature)
+}
+
 /** Whether `model` lacks a feature among `uses`. */
 function lacksAny(uses: readonly FeatureUse[], model: ModelConfig): boolean {
-  for (const use of uses) if (!model.features.includes(use.feature)) return true
+  for (const use of uses) if (lacks(use, model)) return true
   return false
 }
 
@@ -54,7 +59,7 @@ export function checkFeatures(
 ): void {
   // The list of the missing only when there is one (a filter's array and arrow on every request).
   if (lacksAny(uses, model)) {
-    const missing = uses.filter((use) => !model.features.includes(use.feature))
+    const missing = uses.filter((use) => lacks(use, model))
     const first = missing[0]!
     const others = missing.slice(1).map((use) => use.feature)
     const also = others.length ? ` It does not support ${others.join(', ')} either.` : ''

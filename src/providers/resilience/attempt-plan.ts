@@ -301,22 +301,23 @@ export class AttemptPlan {
   private tryKeys(target: Target): { attempt: Attempt } | null {
     const pinned = this.pinned
     this.pinned = null
-    // `tried` as it is until a key is passed over here (a copy then: `tried` itself is not to change).
-    let skip = this.tried
+    // `tried` as it is until a key is passed over here; then a copy of it, made once (`tried`
+    // itself is not to change).
+    let passed: Set<number> | null = null
     if (pinned !== null) {
       const k = target.pool.keys[pinned]
       if (k && target.pool.restingUntil(pinned) === 0) {
         const started = this.admit(target, k)
         if (started) return started
       }
-      skip = new Set(skip).add(pinned)
+      passed = new Set(this.tried).add(pinned)
     }
     for (;;) {
-      const k = target.pool.pick(skip, this.deps.session)
+      const k = target.pool.pick(passed ?? this.tried, this.deps.session)
       if (k === null) return null
       const started = this.admit(target, k)
       if (started) return started
-      skip = new Set(skip).add(k.index)
+      passed = (passed ?? new Set(this.tried)).add(k.index)
     }
   }
 
