@@ -66,9 +66,9 @@ const MAX_PIECES = 4
  */
 const LOCK_PIECE_MS = 2
 /**
- * Written off the loop, a batch is cut into one piece for each LOCK_MIN_PIECE outcomes it holds at
- * most (and MAX_PIECES): a smaller batch is one transaction. Each piece is a transaction of its own, and its fixed
- * part (the commit's WAL frames, the counter and rollup rows, the pages read again after the
+ * Written off the loop, a batch is cut into `floor(outcomes / LOCK_MIN_PIECE)` pieces, at least one
+ * and at most MAX_PIECES: under 200 outcomes it is one transaction, 300–399 three. Each piece is a
+ * transaction of its own, and its fixed part (the commit's WAL frames, the counter and rollup rows, the pages read again after the
  * loop's commits) holds the lock as long as a few dozen outcomes do — on a loaded host, where the
  * pace (LOCK_PIECE_MS) shrinks the pieces, for longer than the outcomes themselves. An admission
  * meets the lock in proportion to the time it is held, so a c=1 batch (~60 outcomes) cut in four

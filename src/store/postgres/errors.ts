@@ -3,6 +3,8 @@
  * Maps PostgreSQL failures onto the store's error classes: a lost or refused connection, or a
  * server that is shutting down or out of resources, is `StoreUnavailableError` (503
  * `store_unavailable`), never a 500. A call past its deadline (bounded.ts) is mapped already.
+ * Also `redactUrl`, a URL without its password for messages (here, not in index.ts, so that naming
+ * the database does not load the PostgreSQL store: store/open.ts loads it only when used).
  */
 import { type UnavailableRule, unavailableBy } from '../errors.ts'
 

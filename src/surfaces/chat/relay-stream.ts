@@ -1,25 +1,3 @@
-/** Model ids kept quoted (`quotedModel`), at most this many, of at most `QUOTED_ID_MAX` characters. */
-const QUOTED_MAX = 512
-const QUOTED_ID_MAX = 200
-const quoted = new Map<string, { text: string; bytes: Buffer }>()
-
-/**
- * The client's model id as JSON text and as its bytes, which a stream's relay writes over the
- * upstream's `model`: made once an id, not twice a stream (ids are the catalogue's, few; a longer
- * one, as a pattern route may take from a client, is made each time and not kept). The bytes are
- * shared: read, never written.
- */
-export function quotedModel(modelId: string): { text: string; bytes: Buffer } {
-  const kept = quoted.get(modelId)
-  if (kept !== undefined) return kept
-  const text = JSON.stringify(modelId)
-  const made = { text, bytes: Buffer.from(text) }
-  if (modelId.length > QUOTED_ID_MAX) return made
-  if (quoted.size >= QUOTED_MAX) quoted.clear()
-  quoted.set(modelId, made)
-  return made
-}
-
 /**
  * @module
  * The chat → openai stream relay: each upstream event reaches the client as the upstream wrote it,
@@ -57,6 +35,28 @@ import { ChunkScan } from './scan-chunk.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
 const bytes = new TextEncoder()
+
+/** Model ids kept quoted (`quotedModel`), at most this many, of at most `QUOTED_ID_MAX` characters. */
+const QUOTED_MAX = 512
+const QUOTED_ID_MAX = 200
+const quoted = new Map<string, { text: string; bytes: Buffer }>()
+
+/**
+ * The client's model id as JSON text and as its bytes, which a stream's relay writes over the
+ * upstream's `model`: made once an id, not twice a stream (ids are the catalogue's, few; a longer
+ * one, as a pattern route may take from a client, is made each time and not kept). The bytes are
+ * shared: read, never written.
+ */
+export function quotedModel(modelId: string): { text: string; bytes: Buffer } {
+  const kept = quoted.get(modelId)
+  if (kept !== undefined) return kept
+  const text = JSON.stringify(modelId)
+  const made = { text, bytes: Buffer.from(text) }
+  if (modelId.length > QUOTED_ID_MAX) return made
+  if (quoted.size >= QUOTED_MAX) quoted.clear()
+  quoted.set(modelId, made)
+  return made
+}
 
 export class ChatRelay implements StreamEncoder<SSEEvent> {
   readonly keepalive = KEEPALIVE
