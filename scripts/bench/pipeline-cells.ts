@@ -15,13 +15,13 @@
 import { heapStats } from 'bun:jsc'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { buildCompletion, buildStreamFrames } from '../mock-upstream/wire.ts'
 import { option } from './argv.ts'
 import { REPO } from './processes.ts'
 import { chatBody } from './workload.ts'
 
-const root = option('--root') ?? REPO
+const root = resolve(option('--root') ?? REPO)
 const stream = process.argv.includes('--stream')
 const onlyRequest = process.argv.includes('--only-request')
 // A stream allocates more: a smaller batch keeps a collection out of most rounds.

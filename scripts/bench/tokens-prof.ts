@@ -12,12 +12,10 @@
  */
 import { mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
-import { join } from 'node:path'
 import { option } from './argv.ts'
 import { cpuMicros } from './proc-stats.ts'
-import { PRICED_MODEL, startGateway, startMocks, workspace } from './processes.ts'
-import { meteredKey, TOKENS_CONCURRENCY } from './tokens.ts'
-import { chatTarget, type Target } from './workload.ts'
+import { TOKENS_CONCURRENCY, withRouteSides } from './tokens.ts'
+import type { Target } from './workload.ts'
 
 const out = process.argv[2]
 if (!out || out.startsWith('--')) {
@@ -32,26 +30,6 @@ const requests = Number(option('--requests') ?? 10000)
 const concurrency = Number(option('--concurrency') ?? TOKENS_CONCURRENCY)
 const stream = process.argv.includes('--stream')
 
-const mocks = await startMocks(20)
-const ws = workspace()
-const sides: { name: string; pid: number; stop: () => Promise<void>; target: Target }[] = []
-for (const name of ['plain', 'metered']) {
-  const dir = join(ws.dir, name)
-  mkdirSync(dir)
-  const gw = await startGateway({ dir, remove: () => {} }, mocks, {
-    binary: false,
-    root: option('--root'),
-    // The cap set, so serve does not re-run itself and the profiled process is the server.
-    env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
-    bunFlags: ['--cpu-prof', `--cpu-prof-dir=${out}`, `--cpu-prof-name=${name}.cpuprofile`],
-  })
-  const target =
-    name === 'metered'
-      ? chatTarget(gw.url, `mock/${PRICED_MODEL}`, stream, await meteredKey(gw, dir, false))
-      : chatTarget(gw.url, 'mock/bench', stream, gw.key)
-  sides.push({ name, pid: gw.pid, stop: () => gw.stop(), target })
-}
-
 async function load(t: Target, n: number): Promise<void> {
   let left = n
   await Promise.all(
@@ -65,19 +43,25 @@ async function load(t: Target, n: number): Promise<void> {
   )
 }
 
-for (const s of sides) await load(s.target, warm)
-const before = sides.map((s) => cpuMicros(s.pid))
-const load0 = loadavg()[0]!.toFixed(1)
-const rounds = 10
-for (let r = 0; r < rounds; r++)
-  for (const s of r % 2 ? [...sides].reverse() : sides) await load(s.target, Math.ceil(requests / rounds))
-for (const [i, s] of sides.entries())
-  console.log(
-    `${s.name}: ${((cpuMicros(s.pid) - before[i]!) / requests).toFixed(0)} µs CPU a counted request`,
-  )
-console.log(
-  `load ${load0} → ${loadavg()[0]!.toFixed(1)}; profiles in ${out} (requests a profile: ${warm + requests})`,
+await withRouteSides(
+  {
+    stream,
+    root: option('--root'),
+    bunFlags: (name) => ['--cpu-prof', `--cpu-prof-dir=${out}`, `--cpu-prof-name=${name}.cpuprofile`],
+  },
+  async (sides) => {
+    for (const s of sides) await load(s.target, warm)
+    const before = sides.map((s) => cpuMicros(s.pid))
+    const load0 = loadavg()[0]!.toFixed(1)
+    const rounds = 10
+    for (let r = 0; r < rounds; r++)
+      for (const s of r % 2 ? [...sides].reverse() : sides) await load(s.target, Math.ceil(requests / rounds))
+    for (const [i, s] of sides.entries())
+      console.log(
+        `${s.name}: ${((cpuMicros(s.pid) - before[i]!) / requests).toFixed(0)} µs CPU a counted request`,
+      )
+    console.log(
+      `load ${load0} → ${loadavg()[0]!.toFixed(1)}; profiles in ${out} (requests a profile: ${warm + requests})`,
+    )
+  },
 )
-for (const s of sides) await s.stop()
-await mocks.stop()
-ws.remove()

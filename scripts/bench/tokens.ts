@@ -17,10 +17,19 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LaneTarget } from './c1-client.ts'
 import { cpuMicros } from './proc-stats.ts'
-import { cliJson, FULL_MODEL, type Gateway, gatewayCli, PRICED_MODEL, startGateway } from './processes.ts'
+import {
+  cliJson,
+  FULL_MODEL,
+  type Gateway,
+  gatewayCli,
+  PRICED_MODEL,
+  startGateway,
+  startMocks,
+  workspace,
+} from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type Ctx, closedLoad, counted, type Forwarded, MODES, type Mode } from './scenarios.ts'
-import { chatTarget } from './workload.ts'
+import { chatTarget, type Target } from './workload.ts'
 
 export const TOKENS_CONCURRENCY = 16
 
@@ -49,6 +58,52 @@ export async function meteredKey(
   const { key } = (await cliJson([...cli, 'keys', 'create', account, ...common])) as { key: string }
   gw.keys.push(key)
   return key
+}
+
+/** One of the row's two routes on a gateway of its own (`withRouteSides`). */
+export interface RouteSide {
+  name: Route
+  pid: number
+  target: Target
+}
+
+/**
+ * The row's two routes, the plain key's and the metered one's, each on a gateway of its own (with
+ * its own mocks and workspace), for the probes that profile them (tokens-prof.ts, tokens-perf.ts):
+ * `run` gets the two sides, and every process is stopped after it, returned or thrown.
+ */
+export async function withRouteSides(
+  opts: { stream: boolean; root?: string; bunFlags?: (name: Route) => string[] },
+  run: (sides: RouteSide[]) => Promise<void>,
+): Promise<void> {
+  const mocks = await startMocks(20)
+  const ws = workspace()
+  const gateways: Gateway[] = []
+  try {
+    const sides: RouteSide[] = []
+    for (const name of ['plain', 'metered'] as const) {
+      const dir = join(ws.dir, name)
+      mkdirSync(dir)
+      const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+        binary: false,
+        root: opts.root,
+        // The cap set, so serve does not re-run itself and the probed process is the server.
+        env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+        bunFlags: opts.bunFlags?.(name),
+      })
+      gateways.push(gw)
+      const target =
+        name === 'metered'
+          ? chatTarget(gw.url, `mock/${PRICED_MODEL}`, opts.stream, await meteredKey(gw, dir, false))
+          : chatTarget(gw.url, 'mock/bench', opts.stream, gw.key)
+      sides.push({ name, pid: gw.pid, target })
+    }
+    await run(sides)
+  } finally {
+    for (const gw of gateways) await gw.stop()
+    await mocks.stop()
+    ws.remove()
+  }
 }
 
 /**
