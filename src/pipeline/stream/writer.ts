@@ -187,7 +187,11 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
           return this.end(controller)
         const gating = gateRead(this.opts.gate, this.items, this.gateShut, this.onGateShut)
         if (gating) await gating
-        if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) return
+        if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) {
+          // Cut: the ending is written, and the upstream let go now, not at the client's next read.
+          if (this.gateShut) this.end(controller)
+          return
+        }
         if (this.gateShut) return this.end(controller)
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
         this.waiting = true
@@ -387,15 +391,17 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     return cancelled
   }
 
-  /** Records the outcome once, and cancels the source unless it ended by itself. */
+  /**
+   * Cancels the source unless it ended by itself, then records the outcome once: the upstream is
+   * let go before `onFinish` starts any ledger work (a settlement's first writes to the store).
+   */
   private finish(error: GatewayError | null, aborted: boolean, reason: unknown): Promise<void> {
     this.finished = true
     this.timer.cancel()
     this.opts.signal?.removeEventListener('abort', this.onAbort)
     this.opts.stop?.removeEventListener('abort', this.onStop)
-    const outcome = outcomeOf(this.encoder, error, aborted, this.ttftMs, this.started)
-    this.opts.onFinish(outcome)
-    if (this.sourceDone) return Promise.resolve()
-    return this.reader.cancel(reason).catch(() => {})
+    const cancelled = this.sourceDone ? Promise.resolve() : this.reader.cancel(reason).catch(() => {})
+    this.opts.onFinish(outcomeOf(this.encoder, error, aborted, this.ttftMs, this.started))
+    return cancelled
   }
 }
