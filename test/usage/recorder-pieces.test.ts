@@ -96,27 +96,38 @@ test('a large batch goes in four pieces at most, whatever the pace: each piece c
   await recorder.close(1_000)
 })
 
-test('a store that writes off the loop is paced on its write lock: a c64 batch in four pieces, a c=1 batch in one', async () => {
-  // A serving SQLite store's writer thread holds the loop for microseconds but the write lock for
-  // the transaction (here 25 µs an outcome, as reported by `usageWriteMs`). Paced on the loop, 400
-  // outcomes went in one transaction after the first piece: 10 ms an admission may wait for.
+/**
+ * A recorder over a store that writes off the loop and reports its write lock held `msPerOutcome`
+ * a written outcome (`usageWriteMs`); `sizes`: the pieces of the last flushes, as written.
+ */
+function pacedRecorder(msPerOutcome: number): { recorder: UsageRecorder; sizes: number[] } {
   const sizes: number[] = []
   let lastMs: number | null = null
   const store = {
     complete(batch: Completion[]) {
       sizes.push(batch.length)
-      lastMs = batch.length * 0.025
+      lastMs = batch.length * msPerOutcome
       return Promise.resolve()
     },
     usageWriteMs: () => lastMs,
     recordRateLimited: () => Promise.resolve(),
     recordRefusals: () => Promise.resolve(),
   } as unknown as Store
-  const recorder = new UsageRecorder(
-    store,
-    600_000,
-    createLogger('error', () => {}),
-  )
+  return {
+    recorder: new UsageRecorder(
+      store,
+      600_000,
+      createLogger('error', () => {}),
+    ),
+    sizes,
+  }
+}
+
+test('a store that writes off the loop is paced on its write lock: a c64 batch in four pieces, a c=1 batch in one', async () => {
+  // A serving SQLite store's writer thread holds the loop for microseconds but the write lock for
+  // the transaction (here 25 µs an outcome, as reported by `usageWriteMs`). Paced on the loop, 400
+  // outcomes went in one transaction after the first piece: 10 ms an admission may wait for.
+  const { recorder, sizes } = pacedRecorder(0.025)
   const record = (n: number) => {
     for (const c of uncounted(n)) recorder.record(c)
   }
@@ -139,23 +150,7 @@ test('off the loop, a batch under LOCK_MIN_PIECE outcomes a piece is one transac
   // load 10). Paced on it alone, a c=1 batch of 60 went in four transactions, each with its fixed
   // part (commit, counters, rollups, pages read again) that an admission meeting the lock waits
   // for: the busy admissions per request about halved with one.
-  const sizes: number[] = []
-  let lastMs: number | null = null
-  const store = {
-    complete(batch: Completion[]) {
-      sizes.push(batch.length)
-      lastMs = batch.length * 0.25
-      return Promise.resolve()
-    },
-    usageWriteMs: () => lastMs,
-    recordRateLimited: () => Promise.resolve(),
-    recordRefusals: () => Promise.resolve(),
-  } as unknown as Store
-  const recorder = new UsageRecorder(
-    store,
-    600_000,
-    createLogger('error', () => {}),
-  )
+  const { recorder, sizes } = pacedRecorder(0.25)
   const flushed = async (n: number) => {
     sizes.length = 0
     for (const c of uncounted(n)) recorder.record(c)
