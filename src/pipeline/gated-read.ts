@@ -19,6 +19,7 @@ import { idleTimeout, streamReadError, totalLeft, totalTimeout } from '../provid
 import { type StreamPlan, SyncStages } from '../providers/stream-plan.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { realScheduler } from '../util/scheduler.ts'
+import { release } from './body.ts'
 import { gateItems } from './stream/items.ts'
 import type { OutputGate } from './stream/types.ts'
 
@@ -121,9 +122,6 @@ export async function gatedItems<T>(
  * every view of a read is empty.
  */
 export function releaseReads(reads: Uint8Array[]): void {
-  for (const read of reads) {
-    const buffer = read.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer }
-    if (read.byteOffset === 0 && read.byteLength === buffer.byteLength && !buffer.detached)
-      buffer.transfer?.(0)
-  }
+  for (const read of reads)
+    if (read.byteOffset === 0 && read.byteLength === read.buffer.byteLength) release(read)
 }
