@@ -187,12 +187,10 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
           return this.end(controller)
         const gating = gateRead(this.opts.gate, this.items, this.gateShut, this.onGateShut)
         if (gating) await gating
-        if (this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))) {
-          // Cut: the ending is written, and the upstream let go now, not at the client's next read.
-          if (this.gateShut) this.end(controller)
-          return
-        }
+        const emitted = this.items.length > 0 && this.emit((bytes) => controller.enqueue(bytes))
+        // Cut: its ending written, the upstream is let go now, not at the client's next read.
         if (this.gateShut) return this.end(controller)
+        if (emitted) return
         if (this.sourceDone && this.failed === undefined) return this.end(controller)
         this.waiting = true
         await this.readOnce()
