@@ -13,6 +13,7 @@ import type { AlertEvent, AlertsConfig } from '../config/index.ts'
 import type { AlertStore } from '../store/index.ts'
 import type { Clock } from '../util/clock.ts'
 import type { Logger } from '../util/log.ts'
+import { addBounded } from '../util/map.ts'
 import { type AlertDocument, alertDocument } from './events.ts'
 
 /** Events held for the store at most; beyond it new ones are dropped (logged once per write). */
@@ -69,10 +70,7 @@ export class Alerts {
       this.dropped++
       return
     }
-    if (mark !== null) {
-      if (this.marked.size >= MAX_MARKS) this.marked.clear()
-      this.marked.add(mark)
-    }
+    if (mark !== null) addBounded(this.marked, mark, MAX_MARKS)
     this.buffer.push({ doc: alertDocument(event, data, this.clock.now()), urls, mark })
     this.timer ??= setTimeout(() => void this.flush(), 0)
   }

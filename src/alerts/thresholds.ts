@@ -23,6 +23,7 @@ import type { Config } from '../config/index.ts'
 import { type LimitRow, periodBounds, type RowState, usdToMicros } from '../limits/rows.ts'
 import type { Completion, KeyLimits, Store } from '../store/index.ts'
 import type { Logger } from '../util/log.ts'
+import { setBounded } from '../util/map.ts'
 import type { Alerts } from './alerts.ts'
 
 export const THRESHOLDS = [50, 80, 100] as const
@@ -221,7 +222,7 @@ export class ThresholdWatch {
         return
       }
       w = watched(account.name, keyRows(key.limits), now, w, c)
-      remember(this.keys, c.keyId, w)
+      setBounded(this.keys, c.keyId, w, MAX_WATCHED)
     }
     await this.read(w, c, now)
   }
@@ -237,7 +238,7 @@ export class ThresholdWatch {
     }
     const plan = planState(this.deps.config, account, now).plan
     const fresh = watched(account.name, plan ? accountRows(plan) : [], now, w, owner)
-    remember(this.accounts, accountId, fresh)
+    setBounded(this.accounts, accountId, fresh, MAX_WATCHED)
     return fresh
   }
 
@@ -319,11 +320,6 @@ function watched(
       prev?.tokens,
     ),
   }
-}
-
-function remember<K>(m: Map<K, Watched>, k: K, w: Watched): void {
-  if (m.size >= MAX_WATCHED && !m.has(k)) m.clear()
-  m.set(k, w)
 }
 
 function reset(g: Gauge, now: number, until: number): void {

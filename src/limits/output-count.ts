@@ -17,6 +17,7 @@
  * in the input count's cache (long ones do not repeat); short ones have a small map of their own.
  */
 import type { ProviderKind } from '../config/index.ts'
+import { setBounded } from '../util/map.ts'
 import { countO200k } from './o200k.ts'
 import { familyOf, shapeBound, textShape } from './text-bound.ts'
 
@@ -37,8 +38,7 @@ export function outputTokenCount(text: string, kind: ProviderKind): number {
   let n = shortCounts.get(text)
   if (n === undefined) {
     n = countO200k(text).tokens
-    if (shortCounts.size >= SHORT_TEXTS) shortCounts.clear()
-    shortCounts.set(text, n)
+    setBounded(shortCounts, text, n, SHORT_TEXTS)
   }
   return n
 }

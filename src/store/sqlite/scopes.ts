@@ -19,6 +19,7 @@
 import type { Database, Statement } from 'bun:sqlite'
 import type { LimitRow } from '../../limits/rows.ts'
 import type { WindowSpans } from '../../limits/types.ts'
+import { setBounded } from '../../util/map.ts'
 import { Departures, type Gone } from './departures.ts'
 import { type Change, State, type StateValues, type Stored, stateValues } from './scope-state.ts'
 
@@ -265,9 +266,8 @@ export class ScopeQueries {
       return asked
     }
     if (!kept) {
-      if (this.departures.size >= KEPT_ACCOUNTS) this.departures.clear()
       kept = { m: null, d: null }
-      this.departures.set(accountId, kept)
+      setBounded(this.departures, accountId, kept, KEPT_ACCOUNTS)
     }
     kept[x] = Departures.read(edge, this.accountNext.values(accountId, edge) as [number, number, number][])
     return asked

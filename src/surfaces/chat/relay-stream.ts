@@ -31,6 +31,7 @@ import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
 import type { SSEEvent } from '../../providers/sse/index.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { setBounded } from '../../util/map.ts'
 import { ChunkScan } from './scan-chunk.ts'
 import { DONE, KEEPALIVE } from './stream-encoder.ts'
 
@@ -53,8 +54,7 @@ export function quotedModel(modelId: string): { text: string; bytes: Buffer } {
   const text = JSON.stringify(modelId)
   const made = { text, bytes: Buffer.from(text) }
   if (modelId.length > QUOTED_ID_MAX) return made
-  if (quoted.size >= QUOTED_MAX) quoted.clear()
-  quoted.set(modelId, made)
+  setBounded(quoted, modelId, made, QUOTED_MAX)
   return made
 }
 
