@@ -8,7 +8,7 @@
 import { join } from 'node:path'
 import { chatPair, type SteadySize, warmToSteady } from './c1-warm.ts'
 import { cpuMicros } from './proc-stats.ts'
-import { REPO } from './processes.ts'
+import { REPO, startServer } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type ClosedCell, type Ctx, closedLoad, MODES, type Mode } from './scenarios.ts'
 import { chatTarget } from './workload.ts'
@@ -30,8 +30,10 @@ export async function startBareProxy(
   db = 'bare.db',
   /** Bun's own flags (`--cpu-prof`, say: plain-prof.ts). */
   bunFlags: string[] = [],
+  /** A file for its stderr (a GC log: plain-gc.ts); else inherited. */
+  logPath?: string,
 ): Promise<BareProxy> {
-  const proc = Bun.spawn(
+  const { info, stop } = await startServer<{ port: number; pid: number; key: string }>(
     [
       process.execPath,
       ...bunFlags,
@@ -40,29 +42,9 @@ export async function startBareProxy(
       join(ctx.dir, db),
     ],
     // The gateway's fetch cap too (serve sets it): Bun queues fetches past 256 otherwise.
-    {
-      stdout: 'pipe',
-      stderr: 'inherit',
-      env: { ...process.env, ...env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
-    },
+    { env: { ...env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }, stderr: logPath },
   )
-  const reader = proc.stdout.getReader()
-  const { value } = await reader.read()
-  reader.releaseLock()
-  const info = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as {
-    port: number
-    pid: number
-    key: string
-  }
-  return {
-    base: `http://127.0.0.1:${info.port}`,
-    pid: info.pid,
-    key: info.key,
-    stop: async () => {
-      proc.kill()
-      await proc.exited
-    },
-  }
+  return { base: `http://127.0.0.1:${info.port}`, pid: info.pid, key: info.key, stop }
 }
 
 export async function runBareProxy(

@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import repoTexts from '../../test/fixtures/token-corpus-texts.json'
 import { cpuMicros, statusBytes } from './proc-stats.ts'
+import { startServer } from './processes.ts'
 
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(name)
@@ -154,18 +155,17 @@ async function serve(): Promise<void> {
       for (const [side, dir] of order(r)) {
         const db = join(work, `${side}-${r}.db`)
         const cmd = [process.execPath, join(dir, 'src/main.ts'), 'serve', '--port', '0', '--json']
-        const p = Bun.spawn([...cmd, '--config', config, '--db', db], { stdout: 'pipe', stderr: 'ignore' })
-        const reader = p.stdout.getReader()
-        const { value } = await reader.read()
-        if (!value) throw new Error(`${side}: serve exited before it was ready`)
+        // No health check: the CPU and RSS are read at the ready line, before any request.
+        const p = await startServer<{ pid: number }>([...cmd, '--config', config, '--db', db], {
+          stderr: join(work, `${side}-${r}.log`),
+        })
         // The ready line names the serving process (a child of the one spawned, which waits on it).
-        const served = (JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as { pid: number }).pid
-        const pids = served === p.pid ? [p.pid] : [p.pid, served]
+        const served = p.info.pid
+        const pids = served === p.proc.pid ? [p.proc.pid] : [p.proc.pid, served]
         const into = per.get(side)!
         into.cpu.push(pids.reduce((n, pid) => n + cpuMicros(pid), 0) / 1000)
         into.rss.push(statusBytes(served) / 1048576)
-        p.kill()
-        await p.exited
+        await p.stop()
       }
   } finally {
     rmSync(work, { recursive: true, force: true })

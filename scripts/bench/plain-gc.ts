@@ -15,9 +15,10 @@
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { option } from './argv.ts'
+import { startBareProxy } from './bare.ts'
 import { runLaneClient } from './c1-client.ts'
 import { findWrk } from './loadgen-wrk.ts'
-import { REPO, startGateway, startMocks, workspace } from './processes.ts'
+import { startGateway, startMocks, workspace } from './processes.ts'
 import { type Ctx, closedLoad } from './scenarios.ts'
 import { chatTarget } from './workload.ts'
 
@@ -27,39 +28,24 @@ const requests = Number(option('--requests') ?? 5000)
 const mocks = await startMocks(20)
 const ws = workspace()
 const env = { BUN_JSC_logGC: '1', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
-const gw = await startGateway(ws, mocks, {
-  binary: false,
-  root: option('--root'),
-  env,
-  doc: process.argv.includes('--noaccess')
-    ? (d) => ({ ...d, logging: { ...(d.logging as object), access: false } })
-    : undefined,
-})
 const bareLog = join(ws.dir, 'bare.log')
-const bare = Bun.spawn(
-  [
-    process.execPath,
-    join(REPO, 'scripts', 'bench', 'bare-proxy.ts'),
-    mocks.fast.url,
-    join(ws.dir, 'bare.db'),
-  ],
-  { stdout: 'pipe', stderr: Bun.file(bareLog), env: { ...process.env, ...env } },
-)
-const reader = bare.stdout.getReader()
-const info = JSON.parse(new TextDecoder().decode((await reader.read()).value).split('\n')[0]!) as {
-  port: number
-  key: string
-}
-reader.releaseLock()
-const sides = [
-  { name: 'plain', log: gw.logPath, target: chatTarget(gw.url, 'mock/bench', false, gw.key) },
-  {
-    name: 'bare',
-    log: bareLog,
-    target: chatTarget(`http://127.0.0.1:${info.port}`, 'bench', false, info.key),
-  },
-]
+const started: { stop(): Promise<void> }[] = []
 try {
+  const gw = await startGateway(ws, mocks, {
+    binary: false,
+    root: option('--root'),
+    env,
+    doc: process.argv.includes('--noaccess')
+      ? (d) => ({ ...d, logging: { ...(d.logging as object), access: false } })
+      : undefined,
+  })
+  started.push(gw)
+  const bare = await startBareProxy({ mocks, dir: ws.dir }, env, 'bare.db', [], bareLog)
+  started.push(bare)
+  const sides = [
+    { name: 'plain', log: gw.logPath, target: chatTarget(gw.url, 'mock/bench', false, gw.key) },
+    { name: 'bare', log: bareLog, target: chatTarget(bare.base, 'bench', false, bare.key) },
+  ]
   const ctx = { wrk: findWrk(), dir: ws.dir } as Ctx
   for (const s of sides) {
     let sent = 0
@@ -117,9 +103,7 @@ try {
   }
   console.log(`${n} requests each at c=1, load ${load}`)
 } finally {
-  bare.kill()
-  await bare.exited
-  await gw.stop()
+  for (const s of started) await s.stop()
   await mocks.stop()
   ws.remove()
 }

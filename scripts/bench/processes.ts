@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Subprocess } from 'bun'
 import { type AnthropicMock, startAnthropicMock } from '../mock-upstream/anthropic.ts'
 import { type GeminiMock, startGeminiMock } from '../mock-upstream/gemini.ts'
 import { type MockUpstream, startMockUpstream } from '../mock-upstream.ts'
@@ -247,39 +248,96 @@ export async function startGateway(
     opts.replicaOf ? `gateway-${crypto.randomUUID().slice(0, 8)}.log` : 'gateway.log',
   )
   const command = [...serveExe, 'serve', '--port', '0', ...common]
-  const proc = Bun.spawn(command, {
+  const served = await startServer<{ url: string; pid: number }>(command, {
     cwd: REPO,
-    stdout: 'pipe',
-    stderr: Bun.file(logPath),
-    stdin: 'ignore',
-    env: { ...process.env, ...opts.env },
+    stderr: logPath,
+    env: opts.env,
+    health: (info) => `${info.url}/healthz`,
   })
-  const line = await firstLine(proc.stdout, 30_000)
-  let info: { url: string; pid: number }
-  try {
-    info = JSON.parse(line)
-  } catch {
-    proc.kill('SIGKILL')
-    throw new Error(`gateway did not start (stdout: ${line.slice(0, 200)}); see ${logPath}`)
-  }
   return {
-    url: info.url,
-    pid: info.pid,
-    supervisorPid: proc.pid === info.pid ? null : proc.pid,
+    url: served.info.url,
+    pid: served.info.pid,
+    supervisorPid: served.proc.pid === served.info.pid ? null : served.proc.pid,
     key: key.key,
     keys: [key.key],
     mode: opts.binary ? 'binary' : 'source',
     command: command.map((c) => c.replace(REPO, '.')),
     dbPath,
     logPath,
-    exitCode: () => proc.exitCode,
-    async stop() {
-      if (proc.exitCode !== null) return
-      proc.kill('SIGTERM')
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
-      await proc.exited
-      clearTimeout(timer)
-    },
+    exitCode: () => served.proc.exitCode,
+    stop: served.stop,
+  }
+}
+
+/** A server child of the bench's: what it printed when ready, the process, and how to stop it. */
+export interface Served<T> {
+  info: T
+  proc: Subprocess
+  /** SIGTERM, then SIGKILL after 10 s; resolves once it has exited (at once if it had). */
+  stop(): Promise<void>
+}
+
+/**
+ * Starts a server child that prints one JSON line when it listens (the gateway's `serve --json`,
+ * the bench's own servers), then, given `health`, waits for that URL to answer 200. A child that
+ * exits, prints something else or never gets healthy within 30 s is killed and the start throws
+ * with its exit code and where its stderr went: no bench goes on against a server that is not up,
+ * and none leaves one running behind a failed start.
+ */
+export async function startServer<T>(
+  cmd: string[],
+  opts: {
+    cwd?: string
+    env?: Record<string, string>
+    /** A file for the child's stderr (its log); else inherited. */
+    stderr?: string
+    /** The URL that answers 200 once the server takes requests (`/healthz`). */
+    health?: (info: T) => string
+  } = {},
+): Promise<Served<T>> {
+  const proc = Bun.spawn(cmd, {
+    cwd: opts.cwd,
+    stdout: 'pipe',
+    stderr: opts.stderr ? Bun.file(opts.stderr) : 'inherit',
+    stdin: 'ignore',
+    env: { ...process.env, ...opts.env },
+  })
+  const stop = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return
+    proc.kill('SIGTERM')
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+    await proc.exited
+    clearTimeout(timer)
+  }
+  const deadline = Date.now() + 30_000
+  const line = await firstLine(proc.stdout, 30_000)
+  try {
+    const info = JSON.parse(line) as T
+    if (opts.health) await healthy(opts.health(info), deadline, proc)
+    return { info, proc, stop }
+  } catch (e) {
+    proc.kill('SIGKILL')
+    await proc.exited
+    const where = opts.stderr ? `; see ${opts.stderr}` : ''
+    throw new Error(
+      `${cmd.slice(0, 3).join(' ')} did not start (exit ${proc.exitCode ?? proc.signalCode}, stdout ${JSON.stringify(line.slice(0, 200))}): ${(e as Error).message}${where}`,
+    )
+  }
+}
+
+async function healthy(url: string, deadline: number, proc: Subprocess): Promise<void> {
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error('exited before it was healthy')
+    const status = await fetch(url).then(
+      async (r) => {
+        await r.arrayBuffer()
+        return r.status
+      },
+      () => 0,
+    )
+    if (status === 200) return
+    if (Date.now() > deadline) throw new Error(`${url} answered ${status || 'nothing'} for 30 s`)
+    await Bun.sleep(20)
   }
 }
 

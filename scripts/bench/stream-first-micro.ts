@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type LaneTarget, runLaneClient } from './c1-client.ts'
 import { ticksPerSecond } from './proc-stats.ts'
-import { startMocks } from './processes.ts'
+import { startMocks, startServer } from './processes.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
 const argv = Bun.argv.slice(2)
@@ -55,10 +55,10 @@ function loopMicros(pid: number): number {
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]
 
 const mocks = await startMocks(20)
-const servers: { name: string; pid: number; base: string; proc: ReturnType<typeof Bun.spawn> }[] = []
+const servers: { name: string; pid: number; base: string; stop(): Promise<void> }[] = []
 try {
   for (const v of variants) {
-    const proc = Bun.spawn(
+    const { info, stop } = await startServer<{ port: number; pid: number }>(
       [
         process.execPath,
         join(import.meta.dir, 'stream-first-serve.ts'),
@@ -66,13 +66,9 @@ try {
         v.variant,
         ...(v.src ? [v.src] : []),
       ],
-      { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } },
+      { env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' } },
     )
-    const reader = proc.stdout.getReader()
-    const { value } = await reader.read()
-    reader.releaseLock()
-    const info = JSON.parse(new TextDecoder().decode(value).split('\n')[0]!) as { port: number; pid: number }
-    servers.push({ name: v.name, pid: info.pid, base: `http://127.0.0.1:${info.port}/v1`, proc })
+    servers.push({ name: v.name, pid: info.pid, base: `http://127.0.0.1:${info.port}/v1`, stop })
   }
   const targets: LaneTarget[] = [
     { ...chatTarget(mocks.fast.url, 'bench', false), name: 'direct/json', stream: false },
@@ -112,9 +108,6 @@ try {
   const errors = Object.entries(run.errors).filter(([, v]) => v)
   if (errors.length) console.log(`errors: ${JSON.stringify(Object.fromEntries(errors))}`)
 } finally {
-  for (const s of servers) {
-    s.proc.kill()
-    await s.proc.exited
-  }
+  for (const s of servers) await s.stop()
   await mocks.stop()
 }

@@ -17,10 +17,10 @@ import {
   cliJson,
   configDoc,
   FULL_MODEL,
-  firstLine,
   gatewayCli,
   PRICED_MODEL,
   REPO,
+  startServer,
 } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type Ctx, closedLoad, MODES, type Mode } from './scenarios.ts'
@@ -128,25 +128,11 @@ async function startBuild(configPath: string, off: Switch, logPath: string, repo
     profDir === null
       ? []
       : ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}`]
-  const proc = Bun.spawn(
+  const { info, stop } = await startServer<{ url: string; pid: number }>(
     [process.execPath, ...prof, join(repo, 'scripts', 'bench', 'waterfall-serve.ts'), configPath, off],
-    {
-      cwd: repo,
-      stdout: 'pipe',
-      stderr: Bun.file(logPath),
-      stdin: 'ignore',
-      env: { ...process.env, ...CLIENT_ENV },
-    },
+    { cwd: repo, stderr: logPath, env: CLIENT_ENV, health: (i) => `${i.url}/healthz` },
   )
-  const line = await firstLine(proc.stdout, 30_000)
-  const info = JSON.parse(line) as { url: string; pid: number }
-  return {
-    ...info,
-    stop: async () => {
-      proc.kill('SIGTERM')
-      await proc.exited
-    },
-  }
+  return { ...info, stop }
 }
 
 export async function runWaterfall(ctx: Ctx, binary: boolean): Promise<WaterfallResult> {
