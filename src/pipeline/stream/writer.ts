@@ -11,7 +11,7 @@
  * transformers to run it through): a plan is driven in one stage — read a body chunk, run the
  * transformers and the encoder synchronously, enqueue — with the plan's idle / total timeouts,
  * the hold and the keep-alive on one timer, from an injectable scheduler. Reading the source is
- * source.ts's; what is done with a read's items, items.ts's.
+ * source.ts's; what is done with a read's items, items.ts's; how the stream ends, ending.ts's.
  *
  * @example
  * const out = await writeStream(await adapter.stream(req, ctx), new ChatChunkEncoder(id, false), {
@@ -24,11 +24,10 @@ import type { UnderlyingSource } from 'bun'
 import { isStreamPlan } from '../../providers/stream-plan.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { realScheduler, type Scheduler, type Timer } from '../../util/scheduler.ts'
-import { toGatewayError } from '../errors.ts'
-import { outcomeOf, type StreamEncoder } from './encoder.ts'
+import type { StreamEncoder } from './encoder.ts'
+import { type Controller, StreamEnding } from './ending.ts'
 import { clientClosed, firstTokenTimeout } from './failures.ts'
 import { encodeItems, gateRead } from './items.ts'
-import { SourceReader } from './source.ts'
 import type { StreamSource, WriteStreamOptions, WriteStreamResult } from './types.ts'
 
 export function writeStream<T>(
@@ -39,18 +38,12 @@ export function writeStream<T>(
   return new StreamWriter(source, encoder, opts).open()
 }
 
-type Controller = ReadableStreamDefaultController<Uint8Array>
-
-export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource<Uint8Array> {
+export class StreamWriter<T> extends StreamEnding<T> implements UnderlyingSource<Uint8Array> {
   protected readonly sched: Scheduler
-  private readonly timer: Timer
+  protected readonly timer: Timer
   private readonly t0: number
   /** The first fill; awaited by the first pull when the hold ran out before it ended (else null by then). */
   private first: Promise<void> | null = null
-  private controller: Controller | undefined
-  private ttftMs: number | null = null
-  /** An item was encoded (StreamOutcome.started). */
-  private started = false
   /** Where the time to first token counts from (`startedAt`, else `t0`). */
   private readonly ttftFrom: number
   /** A pull is waiting for the source: only then is the client owed a keep-alive. */
@@ -66,8 +59,6 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   }
   /** `continueWith` was asked (it is asked once). */
   private continued = false
-  /** Why the stream was cut by `stop`, once it was. */
-  private cutError: GatewayError | null = null
   /** Bytes encoded while the status is held for content; `open` writes them out (held or not). */
   private pending: Uint8Array[] = []
   /** Where bytes encoded before content go: held, or (once the hold ran out and a 200 went) out. */
@@ -81,17 +72,9 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
   private content: boolean
   /** When the first token is overdue (epoch of the scheduler); infinite when it is waited for. */
   private readonly firstTokenAt: number
-  /** The encoder's ending, taken while still holding (undefined: not taken yet). */
-  private tail: Uint8Array | null | undefined = undefined
-  private readonly onAbort = (): void => void this.abort()
-  private readonly onStop = (): void => void this.cut()
 
-  constructor(
-    source: StreamSource<T>,
-    private readonly encoder: StreamEncoder<T>,
-    private readonly opts: WriteStreamOptions<T>,
-  ) {
-    super()
+  constructor(source: StreamSource<T>, encoder: StreamEncoder<T>, opts: WriteStreamOptions<T>) {
+    super(encoder, opts)
     const deadline = opts.scheduler || !isStreamPlan(source) ? undefined : source.ctx.deadline
     this.sched = opts.scheduler ?? deadline?.scheduler ?? realScheduler
     // The request's timer, if it has one (it timed the first byte): taken over, not a second one.
@@ -283,12 +266,6 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
     return wrote
   }
 
-  private end(controller: Controller): void {
-    const tail = this.tail !== undefined ? this.tail : this.encoder.end()
-    if (tail) controller.enqueue(tail)
-    this.close(controller, this.encoder.failure?.() ?? null)
-  }
-
   private write(bytes: Uint8Array): void {
     this.controller!.enqueue(bytes)
     this.lastWrite = this.sched.now()
@@ -344,62 +321,5 @@ export class StreamWriter<T> extends SourceReader<T> implements UnderlyingSource
         this.controller.error(err)
       } catch {}
     }
-  }
-
-  /** The source's failure as the client may see it. */
-  private sourceFailure(err: unknown): GatewayError {
-    const error = toGatewayError(err, 'stream')
-    return this.opts.scrub ? this.opts.scrub(error) : error
-  }
-
-  private failAfterStart(controller: Controller, err: unknown): void {
-    if (this.finished) return
-    const error = this.sourceFailure(err)
-    controller.enqueue(this.encoder.error(error))
-    this.close(controller, error)
-  }
-
-  private close(controller: Controller, error: GatewayError | null): void {
-    this.finish(error, false, error)
-    controller.close()
-  }
-
-  /** The client left (body cancelled or request signal aborted): cancel the source. */
-  private abort(reason?: unknown): Promise<void> {
-    if (this.finished) return Promise.resolve()
-    const cancelled = this.finish(null, true, reason)
-    try {
-      this.controller?.close() // the signal fired first: end the body too
-    } catch {}
-    return cancelled
-  }
-
-  /** The server stops waiting: end with an error event (if the body has started), cancel upstream. */
-  private cut(): Promise<void> {
-    if (this.finished) return Promise.resolve()
-    const error = toGatewayError(this.opts.stop?.reason, 'stream')
-    this.cutError = error
-    const cancelled = this.finish(error, false, error)
-    if (this.controller) {
-      try {
-        this.controller.enqueue(this.encoder.error(error))
-        this.controller.close()
-      } catch {}
-    }
-    return cancelled
-  }
-
-  /**
-   * Cancels the source unless it ended by itself, then records the outcome once: the upstream is
-   * let go before `onFinish` starts any ledger work (a settlement's first writes to the store).
-   */
-  private finish(error: GatewayError | null, aborted: boolean, reason: unknown): Promise<void> {
-    this.finished = true
-    this.timer.cancel()
-    this.opts.signal?.removeEventListener('abort', this.onAbort)
-    this.opts.stop?.removeEventListener('abort', this.onStop)
-    const cancelled = this.sourceDone ? Promise.resolve() : this.reader.cancel(reason).catch(() => {})
-    this.opts.onFinish(outcomeOf(this.encoder, error, aborted, this.ttftMs, this.started))
-    return cancelled
   }
 }
