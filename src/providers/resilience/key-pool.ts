@@ -70,13 +70,18 @@ export class KeyPool {
    */
   pick(exclude?: ReadonlySet<number>, session?: SessionHash | null): PoolKey | null {
     const now = this.clock.now()
-    // One key and no session (the usual pool): no arrow and no round — one key's score never moves.
-    if (this.keys.length === 1 && session == null)
-      return !exclude?.has(0) && this.restUntil[0]! <= now ? this.keys[0]! : null
-    const usable = (i: number) => !exclude?.has(i) && this.restUntil[i]! <= now
+    // One key and no session (the usual pool): `order.pick` would give key 0 exactly when it is
+    // usable (one key's score never moves), so that is asked without the arrow and the round.
+    if (this.keys.length === 1 && session == null) return this.usable(0, now, exclude) ? this.keys[0]! : null
+    const usable = (i: number) => this.usable(i, now, exclude)
     const best =
       session == null ? this.order.pick(usable) : this.sessions.choose(session, this.order.weights, usable)
     return best === null ? null : this.keys[best]!
+  }
+
+  /** The one rule of which keys a pick may take: neither resting at `now` nor in `exclude`. */
+  private usable(index: number, now: number, exclude: ReadonlySet<number> | undefined): boolean {
+    return !exclude?.has(index) && this.restUntil[index]! <= now
   }
 
   /** Key `index` sits out for `ms` from now, for `reason` (a longer rest already set is kept, with its reason). */

@@ -60,6 +60,30 @@ describe('KeyPool', () => {
     pool.rest(1, 3_000)
     expect(pool.nextWake()).toBe(3_000)
   })
+  test("a one-key pool's fast path picks as the round-robin does: the same key, rest and exclusion at each step", () => {
+    // The round-robin's answer for key 0 alone: a two-key pool whose second key every pick excludes.
+    const clock = new ManualClock(0)
+    const one = new KeyPool(keys(1), clock)
+    const two = new KeyPool(keys(1, 1), clock)
+    const steps: [string, (p: KeyPool) => void, Set<number>][] = [
+      ['awake', () => {}, new Set()],
+      ['rate-limited', (p) => p.rest(0, 500), new Set()],
+      ['still resting', () => {}, new Set()],
+      ['its rest over', () => clock.advance(500), new Set()],
+      ['tried', () => {}, new Set([0])],
+      ['cooling down', (p) => p.rest(0, 1_000, 'cooldown'), new Set()],
+      ['cooled', () => clock.advance(1_000), new Set()],
+    ]
+    const got = steps.map(([name, step, tried]) => {
+      step(one)
+      step(two)
+      const seen = [one.pick(tried)?.index ?? null, two.pick(new Set([...tried, 1]))?.index ?? null]
+      return [name, ...seen]
+    })
+    expect(got.map(([name, a]) => [name, a])).toEqual(got.map(([name, , b]) => [name, b]))
+    // It says something: the key is taken and passed over along the way.
+    expect(got.map(([, a]) => a)).toEqual([0, null, null, 0, null, null, 0])
+  })
   test('a pool needs a key', () => {
     expect(() => new KeyPool([], new ManualClock(0))).toThrow()
   })
