@@ -30,7 +30,7 @@ import {
 } from './list-page.ts'
 import { planEnd } from './plan-end.ts'
 import { currentPlan } from './plans.ts'
-import { type KeyView, keyView, type NewKey, shown } from './views.ts'
+import { type KeyView, keyView, type NewKey, planChangeView, shown } from './views.ts'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/
 
@@ -217,13 +217,7 @@ export class AccountService {
 
   async planHistory(name: string) {
     const account = await this.getAccount(name)
-    return (await this.store.planHistory(account.id)).map((h) => ({
-      plan: h.plan,
-      started_at: iso(h.startedAt),
-      expires_at: iso(h.expiresAt),
-      reason: h.reason,
-      changed_at: iso(h.createdAt),
-    }))
+    return (await this.store.planHistory(account.id)).map(planChangeView)
   }
 
   /** `limits`: the key's own (see key-limits.ts); refusals name the field under `paramPrefix`. */

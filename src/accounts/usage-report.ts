@@ -10,6 +10,7 @@ import { type Clock, iso } from '../util/clock.ts'
 import { keyLimitsView } from './key-limits.ts'
 import { currentPlan, expiryPolicy, type PlanState } from './plans.ts'
 import { costedSummary, tokenUsage } from './usage-tokens.ts'
+import { planChangeView } from './views.ts'
 
 const startOfUtcDay = (t: number) => t - (t % 86_400_000)
 
@@ -87,13 +88,7 @@ export async function usageReport(
       remaining_days: state.remainingDays,
       on_expiry: state.expiresAt === null ? null : expiryPolicy(deps.config, state.name),
       models: plan?.models ?? [],
-      history: history.map((h) => ({
-        plan: h.plan,
-        started_at: iso(h.startedAt),
-        expires_at: iso(h.expiresAt),
-        reason: h.reason,
-        changed_at: iso(h.createdAt),
-      })),
+      history: history.map(planChangeView),
     },
     usage: {
       // `tokens` settled; `reserved_tokens` held by requests still in flight.

@@ -1,9 +1,9 @@
 /**
  * @module
- * Keys as the admin API and the command line show them: never the hash, times as ISO text, a
- * suspension only while it lasts.
+ * Keys and plan changes as the admin API and the command line show them: never the hash, times as
+ * ISO text, a suspension only while it lasts.
  */
-import type { KeyRecord } from '../store/index.ts'
+import type { KeyRecord, PlanChange } from '../store/index.ts'
 import { iso } from '../util/clock.ts'
 import { clip } from '../util/text.ts'
 import { type KeyLimitsView, keyLimitsView } from './key-limits.ts'
@@ -49,4 +49,13 @@ export const keyView = (k: KeyRecord, now: number): KeyView => ({
   rotated_at: iso(k.rotatedAt),
   last_used_at: iso(k.lastUsedAt),
   limits: keyLimitsView(k.limits),
+})
+
+/** One plan change as the admin API's plan history and an account's `/v1/usage` show it. */
+export const planChangeView = (h: PlanChange) => ({
+  plan: h.plan,
+  started_at: iso(h.startedAt),
+  expires_at: iso(h.expiresAt),
+  reason: h.reason,
+  changed_at: iso(h.createdAt),
 })

@@ -6,7 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DAY_MS, ManualClock } from '../../../src/util/clock.ts'
-import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
+import {
+  ADMIN_TOKEN,
+  bearer,
+  PLANS,
+  startGateway,
+  type TestGateway,
+  testConfigDoc,
+} from '../../support/gateway.ts'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
 const END = T0 + DAY_MS
@@ -91,5 +98,15 @@ describe('plan expiry at the exact instant', () => {
     })
     expect(u.json.subscription_details.history.map((h: any) => h.plan)).toEqual(['pro', 'free'])
     expect(u.json.subscription_details.history[1].started_at).toBe('2026-03-02T00:00:00.000Z')
+    // The admin API shows the same changes the same way (accounts/views.ts, planChangeView).
+    const a = await get('/admin/v1/accounts/p', ADMIN_TOKEN)
+    expect(a.json.plan_history).toEqual(u.json.subscription_details.history)
+    expect(Object.keys(a.json.plan_history[1])).toEqual([
+      'plan',
+      'started_at',
+      'expires_at',
+      'reason',
+      'changed_at',
+    ])
   })
 })
