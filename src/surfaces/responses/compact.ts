@@ -14,13 +14,12 @@
  */
 import { bearer } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
-import { setTopLevel } from '../../json/fields.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
 import type { ChatSurface, EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse } from '../../providers/http.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { compactResource, outputTextOf, summaryRequest } from './compaction.ts'
-import { forwardBody } from './forward-body.ts'
+import { forwardBody, responsesOutputCap } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { chatUsage } from './response-object.ts'
 import { validateResponsesRequest } from './validate.ts'
@@ -70,10 +69,7 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
       headers: {},
     }),
     // Only under a limit (charge.ts), when `streamed` makes the body a Responses request.
-    outputCap: {
-      field: () => 'max_output_tokens',
-      clamp: (body, n) => setTopLevel(body, { max_output_tokens: String(n) }),
-    },
+    outputCap: responsesOutputCap,
     relayJson(text, ctx) {
       let json: { object?: unknown; usage?: unknown } | null = null
       try {

@@ -11,8 +11,15 @@
  * forwardBody(view.input, text, { model: '"gpt-5"', store: 'false' })
  * // '{"store":false,"model":"gpt-5","input":"hi"}' for '{"model":"openai/gpt-5","input":"hi"}'
  */
-import { spliceTopLevel } from '../../json/fields.ts'
+import { setTopLevel, spliceTopLevel } from '../../json/fields.ts'
 import type { JsonText } from '../../json/spliced.ts'
+import type { Forwarding } from '../../pipeline/surface.ts'
+
+/** The output cap of both Responses pass-throughs: `max_output_tokens`, clamped in the body's text. */
+export const responsesOutputCap: Forwarding<unknown>['outputCap'] = {
+  field: () => 'max_output_tokens',
+  clamp: (body, n) => setTopLevel(body, { max_output_tokens: String(n) }),
+}
 
 /**
  * `body`: the client's parsed text; `set`: key → its new value's JSON text, replaced where the key

@@ -12,14 +12,14 @@
 
 import { bearer } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
-import { setTopLevel, streamingBody } from '../../json/fields.ts'
+import { streamingBody } from '../../json/fields.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { byteRelayed } from '../byte-relay.ts'
 import { cacheKeyOf } from '../shared/session-fields.ts'
 import { encodeResponse } from './encode-response.ts'
-import { forwardBody } from './forward-body.ts'
+import { forwardBody, responsesOutputCap } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { relayResponseJson, responsesRelay } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
@@ -68,10 +68,7 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
       }),
       headers: {},
     }),
-    outputCap: {
-      field: () => 'max_output_tokens',
-      clamp: (body, n) => setTopLevel(body, { max_output_tokens: String(n) }),
-    },
+    outputCap: responsesOutputCap,
     relayJson(text, ctx) {
       return relayResponseJson(text, ctx.modelId, ctx.modelId.split('/')[0]!)
     },
