@@ -25,8 +25,12 @@ export abstract class StreamEnding<T> extends SourceReader<T> {
   protected cutError: GatewayError | null = null
   /** The encoder's ending, taken while still holding (undefined: not taken yet). */
   protected tail: Uint8Array | null | undefined = undefined
-  protected readonly onAbort = (): void => void this.abort()
-  protected readonly onStop = (): void => void this.cut()
+  /**
+   * The listeners `finish` takes off the request's and the server's signals: the writer's own
+   * fields (`abort`, `cut`), as an arrow in a field here would cost every stream a second scope.
+   */
+  protected abstract readonly onAbort: () => void
+  protected abstract readonly onStop: () => void
   /** The writer's one timer (hold, first token, keep-alive, the source's deadlines): cancelled at the end. */
   protected abstract readonly timer: Timer
 

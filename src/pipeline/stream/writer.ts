@@ -57,6 +57,8 @@ export class StreamWriter<T> extends StreamEnding<T> implements UnderlyingSource
   private readonly onGateShut = (): void => {
     this.gateShut = true
   }
+  protected readonly onAbort = (): void => void this.abort()
+  protected readonly onStop = (): void => void this.cut()
   /** `continueWith` was asked (it is asked once). */
   private continued = false
   /** Bytes encoded while the status is held for content; `open` writes them out (held or not). */
