@@ -18,6 +18,18 @@ export interface FeatureUse {
   doWithout?: string
 }
 
+/**
+ * A surface's maker of feature uses in its own words: `doWithout` says, for each feature the
+ * surface detects, what to change in its request to do without it.
+ *
+ * @example
+ * const use = featureUse({ streaming: 'send "stream": false' })
+ * use('streaming', 'stream') // { feature: 'streaming', param: 'stream', doWithout: 'send "stream": false' }
+ */
+export const featureUse =
+  <F extends Feature>(doWithout: Readonly<Record<F, string>>) =>
+  (feature: F, param: string): FeatureUse => ({ feature, param, doWithout: doWithout[feature] })
+
 /** What to change in the request to do without each feature. */
 const DO_WITHOUT: Record<Feature, string> = {
   streaming: 'send "stream": false',

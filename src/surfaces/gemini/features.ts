@@ -15,7 +15,7 @@
  * | audio `inlineData` parts                                     | audio_input     |
  * | `candidateCount` above 1                                     | n               |
  */
-import type { FeatureUse } from '../../catalogue/features.ts'
+import { type FeatureUse, featureUse } from '../../catalogue/features.ts'
 import type { GenerateContentRequest } from './request-schema.ts'
 import { asksReasoning } from './thinking.ts'
 
@@ -31,11 +31,7 @@ const DO_WITHOUT = {
   n: 'send candidateCount 1',
 } as const
 
-const use = (feature: keyof typeof DO_WITHOUT, param: string): FeatureUse => ({
-  feature,
-  param,
-  doWithout: DO_WITHOUT[feature],
-})
+const use = featureUse(DO_WITHOUT)
 
 export function detectGeminiFeatures(req: GenerateContentRequest, stream: boolean): FeatureUse[] {
   const uses: FeatureUse[] = []

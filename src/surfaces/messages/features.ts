@@ -15,7 +15,7 @@
  * Thinking blocks replayed from earlier turns do not count: a model without reasoning simply
  * does not see them (translation drops them).
  */
-import type { FeatureUse } from '../../catalogue/features.ts'
+import { type FeatureUse, featureUse } from '../../catalogue/features.ts'
 import { outputFormat } from './convert-to-chat-request.ts'
 import type { ContentBlock, CountTokensRequest } from './request-schema.ts'
 
@@ -28,11 +28,7 @@ const DO_WITHOUT = {
   json_schema: 'remove the output format and ask for JSON in the prompt',
 } as const
 
-const use = (feature: keyof typeof DO_WITHOUT, param: string): FeatureUse => ({
-  feature,
-  param,
-  doWithout: DO_WITHOUT[feature],
-})
+const use = featureUse(DO_WITHOUT)
 
 export function detectMessagesFeatures(req: CountTokensRequest & { stream?: boolean }): FeatureUse[] {
   const uses: FeatureUse[] = []
