@@ -285,7 +285,7 @@ if (import.meta.main) {
     for (const [name, root] of [['now', undefined], ...(baseline ? [['before', baseline]] : [])] as const) {
       const dir = mkdtempSync(join(tmpdir(), `c1-flush-${name}-`))
       const trace = join(dir, 'trace.json')
-      const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+      const gw = await startGateway({ dir }, mocks, {
         binary: false,
         env: {
           BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',

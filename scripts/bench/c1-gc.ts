@@ -66,7 +66,7 @@ const gateways: { name: string; gw: Gateway; governed: string }[] = []
 try {
   for (const [name, root] of [['now', undefined], ...(baseline ? [['before', baseline]] : [])] as const) {
     const dir = mkdtempSync(join(tmpdir(), `c1-gc-${name}-`))
-    const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+    const gw = await startGateway({ dir }, mocks, {
       binary: false,
       // The cap set, so `serve` does not re-run itself: the log (and a preload) is the serving process's.
       env: { ...extraEnv, BUN_JSC_logGC: '1', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },

@@ -17,7 +17,7 @@
  *
  * `bun scripts/bench/c1-ladder.ts [--quick] [--c64 [a,b]] [--gw NAME=DIR[:noaccess|:governed|:K=V]...]...`
  */
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type BareProxy, startBareProxy } from './bare.ts'
 import { type LaneTarget, runLaneClient } from './c1-client.ts'
@@ -78,8 +78,7 @@ try {
     )
     const governed = g.flags.includes('governed')
     const dir = join(ws.dir, g.name)
-    mkdirSync(dir, { recursive: true })
-    const gw: Gateway = await startGateway({ dir, remove: () => {} }, mocks, {
+    const gw: Gateway = await startGateway({ dir }, mocks, {
       binary: false,
       // LADDER_UPSTREAM: the mock, for an ablation whose route calls it itself.
       env: { ...env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', LADDER_UPSTREAM: mocks.fast.url },

@@ -91,8 +91,7 @@ export async function runLane(ctx: Ctx, opts: LaneOptions): Promise<LaneResult> 
     let beforeKey = ''
     if (opts.baseline) {
       const bdir = join(dir, 'before')
-      mkdirSync(bdir, { recursive: true })
-      before = await startGateway({ dir: bdir, remove: () => {} }, mocks, {
+      before = await startGateway({ dir: bdir }, mocks, {
         binary: false,
         env: opts.env,
         root: opts.baseline,
@@ -248,7 +247,7 @@ async function traced(
   let gw: Gateway | null = null
   let samples: LaneSamples
   try {
-    gw = await startGateway({ dir, remove: () => {} }, ctx.mocks, {
+    gw = await startGateway({ dir }, ctx.mocks, {
       binary: false,
       // The cap set, so `serve` does not re-run itself: the preload must be in the serving process.
       env: { ...opts.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', LANE_TRACE_OUT: out },

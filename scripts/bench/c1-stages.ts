@@ -13,7 +13,7 @@
  *
  * `bun scripts/bench/c1-stages.ts [--rounds N] [--batch N] [--steady N] [--gw NAME=DIR]...`
  */
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type LaneTarget, runLaneClient } from './c1-client.ts'
 import { chatPair, warmToSteady } from './c1-warm.ts'
@@ -104,9 +104,8 @@ const started: { name: string; gw: Gateway; out: string; key: string }[] = []
 try {
   for (const g of gws) {
     const dir = join(ws.dir, g.name)
-    mkdirSync(dir, { recursive: true })
     const out = join(dir, 'marks.json')
-    const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+    const gw = await startGateway({ dir }, mocks, {
       binary: false,
       env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', STAGE_MARKS_OUT: out },
       bunFlags: ['--preload', join(REPO, 'scripts', 'bench', 'stage-marks.ts')],

@@ -11,7 +11,7 @@
  *
  * `bun scripts/bench/c1-syscalls.ts [--n 500] [--warm 2000] [--governed] [--only a,b] [--keep DIR] [--gw NAME=DIR]...`
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startBareProxy } from './bare.ts'
 import { type LaneTarget, oneAtATime } from './c1-client.ts'
@@ -61,8 +61,7 @@ try {
   } else log('caddy: not found ($CADDY), skipped')
   for (const g of [{ name: 'plain', dir: REPO }, ...gws]) {
     const dir = join(ws.dir, g.name)
-    mkdirSync(dir, { recursive: true })
-    const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+    const gw = await startGateway({ dir }, mocks, {
       binary: false,
       env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
       root: g.dir === REPO ? undefined : g.dir,

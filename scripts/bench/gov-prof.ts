@@ -50,8 +50,7 @@ const sides = [] as { name: string; pid: number; stop: () => Promise<void>; stre
 const targets = []
 for (const name of ['plain', 'governed']) {
   const dir = join(ws.dir, name)
-  mkdirSync(dir)
-  const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+  const gw = await startGateway({ dir }, mocks, {
     binary: false,
     root,
     // The cap set, so serve does not re-run itself and the profiled process is the server.

@@ -11,7 +11,7 @@
  * - valid traffic of the same size: the same 48 × 10 MB and 16 × 9 MB chat bodies to a model whose
  *   context holds them, answered by the mock upstream (forwarded as sent).
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cpuMicros, statusBytes } from './proc-stats.ts'
 import { type Gateway, type Mocks, REPO, startGateway, type Workspace } from './processes.ts'
@@ -106,10 +106,11 @@ export async function runHostileLoad(
   opts: { binary: boolean; env?: Record<string, string>; seconds: number; log: (m: string) => void },
 ): Promise<FloodResult[]> {
   // Under the bench's own workspace (removed with it), apart from the main gateway's config and database.
-  const dir = join(bench.dir, 'hostile')
-  mkdirSync(dir)
-  const ws: Workspace = { dir, remove: () => {} }
-  const gw = await startGateway(ws, mocks, { binary: opts.binary, env: opts.env, doc: hostileDoc })
+  const gw = await startGateway({ dir: join(bench.dir, 'hostile') }, mocks, {
+    binary: opts.binary,
+    env: opts.env,
+    doc: hostileDoc,
+  })
   try {
     // Each path once, small: count_tokens' tokenizer loads on first use, which is not a body's cost.
     for (const path of ['/v1/chat/completions', '/v1/messages/count_tokens']) {

@@ -5,7 +5,7 @@
  * compiled `dist/switchyard`), an account on a plan whose limits never trigger, and a helper that
  * runs a load-generator child and reads its one JSON result line.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -184,6 +184,8 @@ export interface Gateway {
   keys: string[]
   mode: 'source' | 'binary'
   command: string[]
+  /** The folder of its config, database and log. */
+  dir: string
   dbPath: string
   logPath: string
   /** Exit code once the process has ended, else null. */
@@ -206,9 +208,13 @@ export function workspace(): Workspace {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-/** Writes the config, creates the account and its key with the CLI, then starts `serve`. */
+/**
+ * Writes the config, creates the account and its key with the CLI, then starts `serve` (through
+ * `startServer`: healthy, or killed and thrown). Everything of the gateway's goes in `where.dir`,
+ * made here if it is not there: a workspace, or a folder of one for each of a run's gateways.
+ */
 export async function startGateway(
-  ws: Workspace,
+  where: { dir: string },
   mocks: Mocks,
   opts: {
     binary: boolean
@@ -229,8 +235,9 @@ export async function startGateway(
   if (opts.binary && !(await Bun.file(BINARY).exists())) {
     throw new Error(`${BINARY} not found: run \`bun run build\` first, or drop --binary`)
   }
-  const dbPath = join(ws.dir, 'switchyard.db')
-  const configPath = join(ws.dir, 'switchyard.yaml')
+  mkdirSync(where.dir, { recursive: true })
+  const dbPath = join(where.dir, 'switchyard.db')
+  const configPath = join(where.dir, 'switchyard.yaml')
   const doc = (opts.doc ?? ((d) => d))(configDoc(mocks, dbPath))
   const onSqlite = !(doc.database as { url?: string }).url
   const common = ['--config', configPath, ...(onSqlite ? ['--db', dbPath] : []), '--json']
@@ -244,7 +251,7 @@ export async function startGateway(
   }
 
   const logPath = join(
-    ws.dir,
+    where.dir,
     opts.replicaOf ? `gateway-${crypto.randomUUID().slice(0, 8)}.log` : 'gateway.log',
   )
   const command = [...serveExe, 'serve', '--port', '0', ...common]
@@ -262,6 +269,7 @@ export async function startGateway(
     keys: [key.key],
     mode: opts.binary ? 'binary' : 'source',
     command: command.map((c) => c.replace(REPO, '.')),
+    dir: where.dir,
     dbPath,
     logPath,
     exitCode: () => served.proc.exitCode,
@@ -282,7 +290,8 @@ export interface Served<T> {
  * the bench's own servers), then, given `health`, waits for that URL to answer 200. A child that
  * exits, prints something else or never gets healthy within 30 s is killed and the start throws
  * with its exit code and where its stderr went: no bench goes on against a server that is not up,
- * and none leaves one running behind a failed start.
+ * and none leaves one running behind a failed start. One still running when the bench exits (a
+ * throw past its `finally`, a script without one) is killed then, with the server it forked.
  */
 export async function startServer<T>(
   cmd: string[],
@@ -302,6 +311,15 @@ export async function startServer<T>(
     stdin: 'ignore',
     env: { ...process.env, ...opts.env },
   })
+  live.add(proc)
+  void proc.exited.then(() => live.delete(proc))
+  if (!killingAtExit) {
+    killingAtExit = true
+    process.once('exit', () => {
+      for (const p of live) p.kill('SIGKILL')
+      for (const pid of forked) killPid(pid)
+    })
+  }
   const stop = async () => {
     if (proc.exitCode !== null || proc.signalCode !== null) return
     proc.kill('SIGTERM')
@@ -311,18 +329,38 @@ export async function startServer<T>(
   }
   const deadline = Date.now() + 30_000
   const line = await firstLine(proc.stdout, 30_000)
+  let server: number | null = null
   try {
     const info = JSON.parse(line) as T
+    // `serve` re-runs itself to set its environment: the server is its child, named in the line.
+    const pid = (info as { pid?: number }).pid
+    if (pid !== undefined && pid !== proc.pid) {
+      server = pid
+      forked.add(pid)
+      void proc.exited.then(() => forked.delete(pid))
+    }
     if (opts.health) await healthy(opts.health(info), deadline, proc)
     return { info, proc, stop }
   } catch (e) {
     proc.kill('SIGKILL')
+    if (server !== null) killPid(server)
     await proc.exited
     const where = opts.stderr ? `; see ${opts.stderr}` : ''
     throw new Error(
       `${cmd.slice(0, 3).join(' ')} did not start (exit ${proc.exitCode ?? proc.signalCode}, stdout ${JSON.stringify(line.slice(0, 200))}): ${(e as Error).message}${where}`,
     )
   }
+}
+
+/** The server children running, and the servers they forked: killed if the bench exits first. */
+const live = new Set<Subprocess>()
+const forked = new Set<number>()
+let killingAtExit = false
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {} // gone already
 }
 
 async function healthy(url: string, deadline: number, proc: Subprocess): Promise<void> {

@@ -83,8 +83,7 @@ export async function withRouteSides(
     const sides: RouteSide[] = []
     for (const name of ['plain', 'metered'] as const) {
       const dir = join(ws.dir, name)
-      mkdirSync(dir)
-      const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+      const gw = await startGateway({ dir }, mocks, {
         binary: false,
         root: opts.root,
         // The cap set, so serve does not re-run itself and the probed process is the server.
