@@ -14,7 +14,7 @@
  * `bun scripts/bench/c1-flush-causes.ts [--n 1000] [--blocks 4] [--warm 2000] [--baseline DIR | .]
  *   [--env-now 'K=V;…'] [--env-before 'K=V;…'] [--over-ms 1]`
  */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { option } from './argv.ts'
 import { runLaneClient } from './c1-client.ts'
@@ -161,8 +161,7 @@ try {
   for (const [name, root, env] of plan) {
     const dir = join(ws.dir, name)
     const out = join(dir, 'flushes.json')
-    mkdirSync(dir)
-    const gw = await startGateway({ dir, remove: () => {} }, mocks, {
+    const gw = await startGateway({ dir }, mocks, {
       binary: false,
       root,
       env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', FLUSH_PROBE_OUT: out, ...env },
