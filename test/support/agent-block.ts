@@ -47,6 +47,8 @@ export interface AgentRun {
   stderr: string
   /** `ip:port` of every IP connect(2), when run under strace; else null. */
   connects: string[] | null
+  /** What `readHome` read, when given. */
+  home?: string
 }
 
 export interface AgentBlockOptions {
@@ -64,6 +66,8 @@ export interface AgentBlockOptions {
   trace?: boolean
   /** Added to the agent's environment (the runner's own settings, never the block's). */
   env?: Record<string, string>
+  /** Reads what the agent left in its HOME once it has exited, before the folder goes (`home` in the run). */
+  readHome?: (home: string) => string
 }
 
 const DEAD_PROXY = 'http://127.0.0.1:9'
@@ -103,7 +107,8 @@ export async function runAgentBlock(opts: AgentBlockOptions): Promise<AgentRun> 
       new Response(proc.stderr).text(),
       proc.exited,
     ])
-    return { code, stdout, stderr, connects: strace ? readConnects(traceFile) : null }
+    const connects = strace ? readConnects(traceFile) : null
+    return { code, stdout, stderr, connects, home: opts.readHome?.(home) }
   } finally {
     rmSync(home, { recursive: true, force: true })
     rmSync(work, { recursive: true, force: true })

@@ -2,13 +2,19 @@
  * Qwen Code and opencode themselves, set up as docs/agents.md shows them (each section's `sh` block
  * run as pasted through `sh`, opencode's `opencode.json` written as shown), one-shot, against the
  * real gateway on port 0 with the starter config's demo provider and an OpenAI-compatible chat
- * upstream (scripts/mock-upstream.ts): a turn answered through the upstream, and on the demo a
- * turn that is a tool round trip (Qwen Code runs `run_shell_command`, opencode its `bash`; the
- * command's output goes back and the demo's answer quotes it). Under strace (one run of each), every connection the agent opens (DNS
- * included) is to the gateway: the blocks' own lines keep it off the network. One gateway; all runs at once.
+ * upstream (scripts/mock-upstream.ts). On the demo, each agent's turn is a tool round trip (Qwen
+ * Code runs `run_shell_command`, opencode its `bash`; the command's output goes back and the demo's
+ * answer quotes it). Through the upstream: Qwen Code a turn of its own; opencode, in the same run
+ * as its round trip, its session-title request — the one request opencode sends to its
+ * `small_model`, set to the upstream's model — whose answer, the mock's text, becomes the title
+ * opencode stores (a second opencode start, ~16 CPU-s, proved no more). Under strace (one run of
+ * each), every connection the agent opens (DNS included) is to the gateway: the blocks' own lines
+ * keep it off the network. One gateway; all runs at once.
  * Each agent is skipped, with a printed line, when the test-client package lacks it.
  */
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { type MockUpstream, startMockUpstream } from '../../../scripts/mock-upstream.ts'
 import { quotePlaceholders } from '../../../src/config/yaml.ts'
 import {
@@ -113,6 +119,8 @@ interface Turn {
   answer: RegExp
   /** Run under strace: every connection it opens is to the gateway. */
   trace?: boolean
+  /** opencode's `small_model`: its session-title request goes there, and the answer is the title. */
+  titleModel?: string
 }
 
 const marker = `sy-${process.pid}`
@@ -131,9 +139,26 @@ const TURNS: Turn[] = [
     prompt: `Run bash with {"command": "echo ${marker}-o", "description": "Print a marker"}`,
     answer: new RegExp(`Tool result received: ${marker}-o`),
     trace: true,
+    titleModel: 'openai/text-only',
   },
-  { agent: 'opencode', model: 'openai/text-only', prompt: 'say hi', answer: /Hello from the mock/ },
 ]
+
+/** The mock's text answer (`chunks: 4`): what the title request through it comes back with. */
+const MOCK_ANSWER = 'Hello from the mock'
+
+/** The title of the one session in opencode's database (opencode 1.18: `~/.local/share/opencode/opencode.db`). */
+function sessionTitle(home: string): string {
+  const db = new Database(join(home, '.local/share/opencode/opencode.db'), { readonly: true })
+  try {
+    return db
+      .query<{ title: string }, []>('select title from session')
+      .all()
+      .map((r) => r.title)
+      .join('\n')
+  } finally {
+    db.close()
+  }
+}
 
 /** One turn, as the page's block has it, with a key of its own. */
 async function run(turn: Turn): Promise<AgentRun & { key: string }> {
@@ -145,6 +170,10 @@ async function run(turn: Turn): Promise<AgentRun & { key: string }> {
     data: Array<{ id: string; context_window: number; max_output_tokens: number }>
   }
   const model = listed.data.find((m) => m.id === turn.model)!
+  const limit = (id: string) => {
+    const m = listed.data.find((l) => l.id === id)!
+    return { context: m.context_window, output: m.max_output_tokens }
+  }
   if (turn.agent === 'qwen') {
     const block = localise(QWEN_SH, gw.url, key, turn.model).replace(
       /QWEN_CODE_MAX_OUTPUT_TOKENS=\d+/,
@@ -164,11 +193,13 @@ async function run(turn: Turn): Promise<AgentRun & { key: string }> {
   }
   const config = JSON.parse(localise(OPENCODE_JSON, gw.url, key))
   config.model = `switchyard/${turn.model}`
-  config.provider.switchyard.models = {
-    [turn.model]: {
-      name: turn.model,
-      limit: { context: model.context_window, output: model.max_output_tokens },
-    },
+  config.provider.switchyard.models = { [turn.model]: { name: turn.model, limit: limit(turn.model) } }
+  if (turn.titleModel) {
+    config.small_model = `switchyard/${turn.titleModel}`
+    config.provider.switchyard.models[turn.titleModel] = {
+      name: turn.titleModel,
+      limit: limit(turn.titleModel),
+    }
   }
   const out = await runAgentBlock({
     block: localise(OPENCODE_SH, gw.url, key),
@@ -178,6 +209,7 @@ async function run(turn: Turn): Promise<AgentRun & { key: string }> {
     stdin: true,
     trace: turn.trace,
     files: { 'opencode.json': JSON.stringify(config, null, 2) },
+    readHome: turn.titleModel ? sessionTitle : undefined,
   })
   return { ...out, key }
 }
@@ -185,7 +217,7 @@ async function run(turn: Turn): Promise<AgentRun & { key: string }> {
 describe('Qwen Code and opencode through Switchyard, as docs/agents.md sets them up', () => {
   const turns = TURNS.filter((t) => (t.agent === 'qwen' ? QWEN : OPENCODE))
   test.skipIf(turns.length === 0)(
-    'a tool round trip on the demo and a turn through an openai upstream, talking only to the gateway',
+    'a tool round trip on the demo and a request through an openai upstream, talking only to the gateway',
     async () => {
       const before = mock.stats.requests
       // Concurrently: each run is mostly the agent starting up.
@@ -207,6 +239,12 @@ describe('Qwen Code and opencode through Switchyard, as docs/agents.md sets them
         const counted = await requestsOf(out.key, turn.model)
         expect(counted).toBeGreaterThanOrEqual(turn.prompt.startsWith('Run') ? 2 : 1)
         if (turn.model.startsWith('openai/')) upstream += counted
+        if (turn.titleModel) {
+          // The title request, once, through the upstream; its answer is the session's title.
+          expect(await requestsOf(out.key, turn.titleModel)).toBe(1)
+          upstream += 1
+          expect(out.home).toBe(MOCK_ANSWER)
+        }
         if (out.connects) {
           expect(out.connects.length).toBeGreaterThan(0)
           expect(out.connects.filter((a) => a !== `127.0.0.1:${port}`)).toEqual([])
