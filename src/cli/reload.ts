@@ -10,6 +10,7 @@
  * them from its own environment): a file with problems is refused here with all of them and
  * nothing is sent; the running gateway keeps its config either way.
  */
+import { type ConfigChanges, changedPaths } from '../app/config-changes.ts'
 import { GatewayError } from '../util/errors.ts'
 import { flagString, type Parsed } from './args.ts'
 import { checkCommand, intSetting, loadConfig } from './context.ts'
@@ -65,28 +66,17 @@ interface Answer {
   outcome: 'applied' | 'unchanged'
   generation: number
   source: string
-  changed: {
-    sections: string[]
-    entries: Record<string, { added: string[]; removed: string[]; changed: string[] }>
-  }
+  changed: ConfigChanges
   others?: Array<{ pid: number; outcome: string }>
 }
 
-/** One line: what changed, by section and name. */
+/** One line: what changed, by the file's paths (`server.cors_origins, plans.free, plans.extra (added)`). */
 function said(a: Answer): string {
   const others = a.others?.length
     ? ` (and in ${a.others.length} other process${a.others.length > 1 ? 'es' : ''}: ${a.others.map((o) => `${o.pid} ${o.outcome}`).join(', ')})`
     : ''
   if (a.outcome === 'unchanged') return `config ${a.source} unchanged: nothing to reload${others}`
-  const parts = a.changed.sections.map((s) => {
-    const e = a.changed.entries[s]
-    if (!e) return s
-    const named = (['added', 'removed', 'changed'] as const)
-      .filter((k) => e[k].length)
-      .map((k) => `${k} ${e[k].join(', ')}`)
-    return named.length ? `${s} (${named.join('; ')})` : s
-  })
-  return `reloaded ${a.source} (generation ${a.generation}): ${parts.join(', ')}${others}`
+  return `reloaded ${a.source} (generation ${a.generation}): ${changedPaths(a.changed).join(', ')}${others}`
 }
 
 /** A wildcard listen address is reached on this machine's loopback. */

@@ -38,7 +38,11 @@ export interface ReloadReport {
   outcome: 'applied' | 'unchanged' | 'refused'
   /** Counts the configs this process has served, from 1 at start; moves on `applied`. */
   generation: number
-  /** Top-level sections changed, and the named entries of each (plans, providers, aliases). */
+  /**
+   * What changed, by the file's names (app/config-changes.ts): its top-level sections, and under
+   * each its settings changed (`server`: `cors_origins`) or its entries by name (plans, providers,
+   * aliases: added, removed, changed).
+   */
   changed: {
     sections: string[]
     entries: Record<string, { added: string[]; removed: string[]; changed: string[] }>

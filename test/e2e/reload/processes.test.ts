@@ -98,7 +98,7 @@ test('switchyard reload: both processes take the new model, the stream in flight
   // The text form says what changed.
   writeConfig(dir, doc(['m0', 'm1', 'm1b']))
   const text = await cli(['reload', '--config', config, '--port', String(serve.port)])
-  expect(text.stdout).toContain('providers (changed up)')
+  expect(text.stdout).toContain('providers.up')
   expect(text.stdout).toContain('1 other process')
 })
 
