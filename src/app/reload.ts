@@ -8,11 +8,14 @@
  * config), so requests and streams in flight finish on the config they started with.
  *
  * Reloads run one at a time, in the order asked: two at once never race to swap.
+ *
+ * The webhooks (`reloadAlert`) are sent by the process that was asked (`startServer`'s
+ * `announce`), once per reload: with `--workers N` the others' outcomes are in its data.
  */
-import { type Config, ConfigError, type ConfigProblem } from '../config/index.ts'
+import { type AlertEvent, type Config, ConfigError, type ConfigProblem } from '../config/index.ts'
 import type { ReloadReport } from '../server/deps.ts'
 import type { Logger } from '../util/log.ts'
-import { configChanges, restartProblems } from './config-changes.ts'
+import { changedPaths, configChanges, restartProblems } from './config-changes.ts'
 
 export interface ReloaderOptions {
   /** Reads and validates the file again (throws `ConfigError` with every problem). */
@@ -85,5 +88,26 @@ export class Reloader {
       pid: process.pid,
     })
     return { ...base, generation: this.generation, outcome: 'applied', changed }
+  }
+}
+
+/**
+ * The webhook a reload's outcome sends (DESIGN §15), or none (`unchanged`: nothing was applied).
+ * `reload.applied` carries what changed, by the file's paths; `reload.refused` why — the paths of
+ * the file's problems (`config_invalid`) or of the start-only settings it changed
+ * (`restart_required`), never a value or a message that could quote one.
+ */
+export function reloadAlert(r: ReloadReport): { event: AlertEvent; data: Record<string, unknown> } | null {
+  if (r.outcome === 'unchanged') return null
+  const common = { source: r.source, generation: r.generation, ...(r.others ? { others: r.others } : {}) }
+  if (r.outcome === 'applied')
+    return { event: 'reload.applied', data: { ...common, changed: changedPaths(r.changed) } }
+  return {
+    event: 'reload.refused',
+    data: {
+      ...common,
+      reason: r.restart ? 'restart_required' : 'config_invalid',
+      problems: r.problems.map((p) => p.path),
+    },
   }
 }

@@ -9,7 +9,7 @@ import type { Deps, ReloadReport } from '../server/deps.ts'
 import { pruneAll, retentionPolicy } from '../usage/retention.ts'
 import { type App, createApp } from './app.ts'
 import { buildDeps, rebuildDeps } from './build.ts'
-import { Reloader } from './reload.ts'
+import { Reloader, reloadAlert } from './reload.ts'
 
 const HOUR_MS = 3_600_000
 /** After the drain, how long the last bytes of finished responses get to leave before sockets close. */
@@ -37,6 +37,12 @@ export interface Running {
   readonly deps: Deps
   /** Live reload in this process only (`deps.reloads.run` is what `serve` widens to its workers). */
   reload(): Promise<ReloadReport>
+  /**
+   * Queues the `reload.applied` / `reload.refused` webhook of a reload this process was asked for,
+   * on the current generation's alerts (an applied file's own webhooks). Once per reload: `serve`
+   * calls it where the reload was asked, never in the processes it had reload too.
+   */
+  announce(r: ReloadReport): void
   /** Stops at once: connections closed, usage flushed (one try), store closed. */
   stop(): Promise<void>
   /**
@@ -133,7 +139,16 @@ export function startServer(
     },
     log: deps.log,
   })
-  deps.reloads.run = () => reloader.run()
+  const announce = (r: ReloadReport) => {
+    const alert = reloadAlert(r)
+    const alerts = gen.deps.alerts.alerts
+    if (alert && alerts.wants(alert.event)) alerts.emit(alert.event, alert.data)
+  }
+  deps.reloads.run = async () => {
+    const r = await reloader.run()
+    announce(r)
+    return r
+  }
   let stopped: Promise<void> | null = null
   /**
    * `graceMs`: time for responses already complete in the app to reach their sockets;
@@ -161,6 +176,7 @@ export function startServer(
       return gen.deps
     },
     reload: () => reloader.run(),
+    announce,
     stop: () => stop(),
     async drain() {
       const timeoutS = gen.config.server.drainTimeoutS

@@ -138,13 +138,20 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
     }
     return r
   }
-  const everywhere = (others: () => Promise<PeerReload[]>) => async () => {
-    const r = await own()
-    return r.outcome === 'refused' ? r : { ...r, others: await others() }
+  // The reload's webhook is sent where it was asked, once, with the others' outcomes.
+  const announced = (run: () => Promise<ReloadReport>) => async () => {
+    const r = await run()
+    running.announce(r)
+    return r
   }
+  const everywhere = (others: () => Promise<PeerReload[]>) =>
+    announced(async () => {
+      const r = await own()
+      return r.outcome === 'refused' ? r : { ...r, others: await others() }
+    })
   if (child) {
     deps.reloads.run = everywhere(joinPool(deps.metrics, own).reloadOthers)
-    process.on('SIGHUP', () => void reloadBySignal(own, deps.log))
+    process.on('SIGHUP', () => void reloadBySignal(announced(own), deps.log))
     io.out(JSON.stringify(info))
   } else {
     await warnOrphanPlans(deps, config)

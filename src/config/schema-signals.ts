@@ -8,9 +8,9 @@ import { Type as T } from '@sinclair/typebox'
 const Closed = { additionalProperties: false } as const
 
 /**
- * Every event a webhook may subscribe to. `reload.applied` / `reload.refused` are named here for the
- * config reload (another issue adds it and emits them); nothing emits them yet. `alert.test` is what
- * `switchyard alerts test` sends, to every webhook whatever its list.
+ * Every event a webhook may subscribe to. `reload.applied` / `reload.refused` are a live reload's
+ * outcome (app/reload.ts `reloadAlert`). `alert.test` is what `switchyard alerts test` sends, to
+ * every webhook whatever its list.
  */
 export const ALERT_EVENTS = [
   'budget.threshold',

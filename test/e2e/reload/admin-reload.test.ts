@@ -4,7 +4,9 @@
  * added to the file answers at once; a plan's limit changed is enforced on the next request; a
  * broken file is refused with every problem (the old config still serving); a start-only setting
  * changed is refused naming it; each reload is audited with what changed; a provider configured
- * as before keeps its open circuit, a changed one starts afresh; a new alias answers at once.
+ * as before keeps its open circuit, a changed one starts afresh; a new alias answers at once;
+ * every outcome but `unchanged` sends its signed `reload.applied` / `reload.refused` webhook once,
+ * naming what changed or why it was refused by the file's paths.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -21,8 +23,11 @@ import {
   streamText,
 } from '../../support/gated-upstream.ts'
 import { writeConfig } from '../../support/process.ts'
+import { startWebhookReceiver, verify, type WebhookReceiver } from '../../support/webhook-receiver.ts'
 
 let up: GatedUpstream
+let hook: WebhookReceiver
+const SECRET = 'whsec-reload-0123456789abcdef'
 let running: Running
 let dir: string
 let file: string
@@ -55,6 +60,10 @@ const doc = (models: string[], rpm: number, extra: Record<string, unknown> = {},
     ],
     plans: { ...PLANS, tight: { rpm, rpd: null, models: ['*'] } },
     default_plan: 'tight',
+    alerts: {
+      webhooks: [{ url: hook.url, secret: SECRET, events: ['reload.applied', 'reload.refused'] }],
+      poll_ms: 20,
+    },
     ...extra,
   })
 
@@ -68,6 +77,7 @@ const reload = () => fetch(`${running.url}/admin/v1/reload`, { method: 'POST', h
 
 beforeAll(async () => {
   up = await startGatedUpstream()
+  hook = startWebhookReceiver()
   dir = tempDir()
   file = writeConfig(dir, doc(['slow'], 100))
   const config = await loadConfigFile(file)
@@ -78,6 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await running.stop()
   await up.stop()
+  await hook.stop()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -186,4 +197,43 @@ test('a new alias answers at once, under its target', async () => {
   const r = await chat('team/new')
   expect(r.status).toBe(200)
   expect(((await r.json()) as any).model).toBe('up/fresh')
+})
+
+test("each reload outcome sends its signed webhook once, by the file's paths; an unchanged file sends none", async () => {
+  // The earlier tests' reloads sent theirs: every one delivered before counting.
+  const queued = async () =>
+    ((await (await fetch(`${running.url}/admin/v1/deliveries?limit=200`, { headers: admin })).json()) as any)
+      .data as any[]
+  for (let i = 0; i < 500 && (await queued()).some((d) => d.state !== 'delivered'); i++) await Bun.sleep(20)
+  const before = hook.got.length
+  expect(before).toBe((await queued()).length)
+  const base = doc(
+    ['slow', 'fresh'],
+    99,
+    { aliases: [{ id: 'team/new', to: 'up/fresh' }] },
+    { 'x-fixed': '1' },
+  )
+  writeConfig(dir, { ...base, server: { ...(base.server as object), cors_origins: ['https://a.example'] } })
+  expect((await reload()).status).toBe(200)
+  writeConfig(dir, { ...base, surprise: true })
+  expect((await reload()).status).toBe(422)
+  writeConfig(dir, { ...base, server: { host: '127.0.0.1', port: 1 } })
+  expect((await reload()).status).toBe(409)
+  writeConfig(dir, { ...base, server: { ...(base.server as object), cors_origins: ['https://a.example'] } })
+  expect(((await (await reload()).json()) as any).outcome).toBe('unchanged')
+  const end = Date.now() + 10_000
+  while (hook.got.length < before + 3 && Date.now() < end) await Bun.sleep(20)
+  await Bun.sleep(200) // a fourth (the unchanged file's) would be here by now
+  const got = hook.got.slice(before)
+  expect(got.map((d) => d.event)).toEqual(['reload.applied', 'reload.refused', 'reload.refused'])
+  for (const d of got) expect(verify(SECRET, d.signature, d.body)).toBe(true)
+  expect(got[0]!.doc.data).toMatchObject({ source: file, changed: ['server.cors_origins'] })
+  expect(got[1]!.doc.data).toMatchObject({ reason: 'config_invalid', problems: ['/surprise'] })
+  expect(got[2]!.doc.data).toMatchObject({ reason: 'restart_required', problems: ['/server/port'] })
+  const listed = await (
+    await fetch(`${running.url}/admin/v1/deliveries?limit=200`, { headers: admin })
+  ).json()
+  expect((listed as any).data.filter((d: any) => d.event.startsWith('reload.')).length).toBe(
+    got.length + before,
+  )
 })

@@ -1,7 +1,8 @@
 /**
  * Live reload of a real `serve --workers 2` process tree (supervisor → primary → worker), by
  * `switchyard reload` and by SIGHUP to the process the operator started: each with a stream in
- * flight that finishes whole, and every process serving the new model when the reload is done.
+ * flight that finishes whole, and every process serving the new model when the reload is done;
+ * each reload's `reload.applied` webhook is sent once, not once per process.
  * The only file here that spawns a server (the suite's slowest kind of test): keep it so.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -16,8 +17,11 @@ import {
   streamText,
 } from '../../support/gated-upstream.ts'
 import { type ServeProcess, spawnServe, writeConfig } from '../../support/process.ts'
+import { startWebhookReceiver, verify, type WebhookReceiver } from '../../support/webhook-receiver.ts'
 
 let up: GatedUpstream
+let hook: WebhookReceiver
+const SECRET = 'whsec-reload-0123456789abcdef'
 let serve: ServeProcess
 let dir: string
 let config: string
@@ -38,6 +42,7 @@ const doc = (models: string[]) =>
     ],
     plans: PLANS,
     default_plan: 'unlimited',
+    alerts: { webhooks: [{ url: hook.url, secret: SECRET, events: ['reload.applied'] }], poll_ms: 20 },
   })
 
 /** A new connection each time: the kernel spreads them over both processes. */
@@ -67,6 +72,7 @@ async function streamInFlight(): Promise<{ res: Response; open: () => void }> {
 
 beforeAll(async () => {
   up = await startGatedUpstream()
+  hook = startWebhookReceiver()
   dir = tempDir()
   config = writeConfig(dir, doc(['m0']))
   expect((await cli(['accounts', 'create', 'acct', '--config', config])).code).toBe(0)
@@ -80,6 +86,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await serve?.kill('SIGTERM')
   await up.stop()
+  await hook.stop()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -120,4 +127,17 @@ test('SIGHUP to serve: every process reloads, audited; the stream in flight fini
   open()
   expect(await streamText(res)).toEqual({ text: FIRST + SECOND, done: true })
   expect(serve.proc.exitCode).toBeNull()
+})
+
+test('each reload sent one reload.applied webhook, with the other process in it, not one per process', async () => {
+  // Three reloads applied above: two by `switchyard reload`, one by SIGHUP.
+  const end = Date.now() + 10_000
+  while (hook.got.length < 3 && Date.now() < end) await Bun.sleep(20)
+  await Bun.sleep(500) // a second process's copy would have come by now
+  expect(hook.got.map((d) => d.event)).toEqual(['reload.applied', 'reload.applied', 'reload.applied'])
+  for (const d of hook.got) {
+    expect(verify(SECRET, d.signature, d.body)).toBe(true)
+    expect(d.doc.data.changed).toEqual(['providers.up'])
+    expect(d.doc.data.others).toEqual([{ pid: expect.any(Number), outcome: 'applied' }])
+  }
 })
