@@ -25,7 +25,7 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
   const token = config.admin.token
   if (token === null) {
     throw new Error(
-      'reload asks the running gateway through its admin API, which is off without admin.token in the config: set one (and restart), or send the serve process SIGHUP (kill -HUP PID)',
+      'reload asks the running gateway through its admin API, which is off without admin.token in the config: send the serve process SIGHUP (kill -HUP PID) instead (with a token set in the file, that SIGHUP turns the admin API on for the next `switchyard reload`)',
     )
   }
   const port = intSetting(p, io, 'port', 'PORT', 1, 65535) ?? config.server.port
@@ -47,6 +47,12 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
     )
   }
   const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
+  if (res.status === 404) {
+    // The gateway started without a token: the one the file has now is read by a reload it cannot be asked for here.
+    throw new Error(
+      `the gateway at ${url} has no admin API (it runs without admin.token): send the serve process SIGHUP (kill -HUP PID) to reload the file; a token set there then turns the admin API on`,
+    )
+  }
   if (!res.ok) throw relayed(res.status, body)
   io.out(p.flags.json === true ? JSON.stringify(body) : said(body as unknown as Answer))
   return 0

@@ -63,7 +63,7 @@ export function adminTokenCheck(token: string | null): (credential: AdminCredent
       throw new GatewayError(
         404,
         'not_found',
-        'The admin API is off; set admin.token in the config to turn it on.',
+        'The admin API is off; set admin.token in the config and send the serve process SIGHUP (kill -HUP PID) to turn it on.',
       )
     }
     const given = 'token' in credential ? formToken(credential.token) : headerToken(credential.header)

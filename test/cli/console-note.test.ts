@@ -1,10 +1,13 @@
 /**
  * Issue 22 finding 5: the start line says where the console is, or that it is off and how to turn
- * it on; `/console` while it is off says the same instead of the generic "Unknown route".
+ * it on; `/console` while it is off says the same instead of the generic "Unknown route". How to
+ * turn it on is a live reload by SIGHUP, no restart (audit63 finding 6): a token written into the
+ * file and SIGHUP sent, the console answers; `switchyard reload`, which needs the admin API the
+ * token turns on, says to send SIGHUP instead.
  */
 import { afterAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { BUN, REPO } from '../support/cli.ts'
+import { BUN, cli, REPO } from '../support/cli.ts'
 import { ADMIN_TOKEN, startGateway, tempDir, testConfigDoc } from '../support/gateway.ts'
 import { writeConfig } from '../support/process.ts'
 
@@ -13,9 +16,9 @@ afterAll(() => {
   for (const p of procs) p.kill('SIGKILL')
 })
 
-/** The first line `serve` prints, in text mode. */
-async function startLine(token: string): Promise<string> {
-  const config = writeConfig(tempDir(), testConfigDoc({ admin: { token } }))
+/** `serve` started on `dir`'s config with `token`, and the first line it prints, in text mode. */
+async function started(token: string, dir = tempDir()) {
+  const config = writeConfig(dir, testConfigDoc({ admin: { token } }))
   const proc = Bun.spawn([BUN, join(REPO, 'src/main.ts'), 'serve', '--port', '0', '--config', config], {
     stdout: 'pipe',
     stderr: 'pipe',
@@ -28,9 +31,15 @@ async function startLine(token: string): Promise<string> {
     if (done) break
     text += new TextDecoder().decode(value)
   }
+  reader.releaseLock()
+  return { proc, config, line: text.split('\n')[0]! }
+}
+
+async function startLine(token: string): Promise<string> {
+  const { proc, line } = await started(token)
   proc.kill('SIGTERM')
   await proc.exited
-  return text.split('\n')[0]!
+  return line
 }
 
 test('the start line names the console, or says it is off and how to turn it on', async () => {
@@ -42,6 +51,34 @@ test('the start line names the console, or says it is off and how to turn it on'
   expect(off).toContain('console off')
   expect(off).toContain('admin.token')
   expect(off).toContain('SWITCHYARD_ADMIN_TOKEN')
+  expect(off).toContain('kill -HUP')
+}, 30_000)
+
+test('a token written into the file and SIGHUP turn the console on, no restart; switchyard reload says to send SIGHUP', async () => {
+  const dir = tempDir()
+  const { proc, config, line } = await started('', dir)
+  try {
+    const url = /listening on (http:\/\/[^ ]+) /.exec(line)![1]!
+    const off = (await (await fetch(`${url}/console`)).json()) as { error: { message: string } }
+    expect(off.error.message).toContain('kill -HUP')
+    writeConfig(dir, testConfigDoc({ admin: { token: ADMIN_TOKEN } }))
+    const port = new URL(url).port
+    const asked = await cli(['reload', '--config', config, '--port', port])
+    expect(asked.code).toBe(1)
+    expect(asked.stderr).toContain('kill -HUP')
+    proc.kill('SIGHUP')
+    let status = 0
+    for (let i = 0; i < 250 && status !== 200; i++) {
+      status = (await fetch(`${url}/console`)).status
+      if (status !== 200) await Bun.sleep(20)
+    }
+    expect(status).toBe(200)
+    // Now `switchyard reload` reaches the admin API the token turned on.
+    expect((await cli(['reload', '--config', config, '--port', port])).code).toBe(0)
+  } finally {
+    proc.kill('SIGTERM')
+    await proc.exited
+  }
 }, 30_000)
 
 test('/console while the console is off: a 404 that says so and how to turn it on', async () => {
