@@ -13,6 +13,7 @@ import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { openStores, type Store } from '../../src/store/index.ts'
 import { admission } from '../support/admissions.ts'
+import { TEST_POOL_SIZE } from '../support/backends.ts'
 import { testConfigDoc } from '../support/config-doc.ts'
 import { skipWithout } from '../support/engines.ts'
 import {
@@ -39,15 +40,19 @@ const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', 
 const CHARGE: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: 300, price: null }
 const N = 8
 
-/** A fresh database and Redis, a store on them and an account with N reservations in flight. */
-async function inFlight() {
+/**
+ * A fresh database and Redis, a store on them and an account with N reservations in flight.
+ * `poolSize`: the stores' connections. The suite's two, but where an admission rebuilds the
+ * account while a sweep is held at its UPDATE: the config's default (10) there, as the held sweep
+ * keeps one connection while the rebuild runs its reads at once (with two it waited past the
+ * test). Each connection is a backend forked at the pool's first query (suite-cpu.md, stop 63).
+ */
+async function inFlight(poolSize: number = TEST_POOL_SIZE) {
   const url = await pg.clone()
   await redis.flush()
   const open = (): Promise<Store> => {
-    const doc = testConfigDoc({ database: { url }, limits: { redis_url: redis.url, reservation_ttl_s: 1 } })
-    // The config's pool (10), not the suite's two: a sweep held at its UPDATE keeps one connection
-    // while the rebuilding admission runs its reads at once (with two it waited past the test).
-    return openStores(parseConfig({ ...doc, database: { url } }, 'test'))
+    const doc = testConfigDoc({ limits: { redis_url: redis.url, reservation_ttl_s: 1 } })
+    return openStores(parseConfig({ ...doc, database: { url, pool_size: poolSize } }, 'test'))
   }
   const store = await open()
   const now = Date.now()
@@ -142,7 +147,7 @@ describe.skipIf(skip)('the Redis sweep between its two stores', () => {
   }, 30_000)
 
   test('Redis lost the account and an admission rebuilds it while the sweep is between its two steps: each reservation settled and counted once', async () => {
-    const { url, store, row } = await inFlight()
+    const { url, store, row } = await inFlight(10)
     const c = new Bun.RedisClient(redis.url)
     await c.send('FLUSHALL', [])
     c.close()
