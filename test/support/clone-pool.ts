@@ -14,8 +14,7 @@
  *   session (advisory locks, LISTEN, temporary tables, prepared statements) ends with it.
  * - The schema is the template's: the role must own nothing, and a fingerprint of the catalogs
  *   (relations, columns, defaults, functions, constraints, triggers, indexes, types, sequences,
- *   rules, settings, …) must equal the template's; otherwise the clone is closed to connections
- *   and never handed out again (shared-engines.ts).
+ *   rules, settings, …) must equal the template's; otherwise the clone is dropped.
  * - The rows are the template's: every table written to (a non-empty file) and every table the
  *   migrations wrote rows into is truncated (a new, empty file, as in a new clone), those rows
  *   are written back, every sequence is set back to the template's value, and the planner's
@@ -99,7 +98,7 @@ export async function templateFacts(url: string): Promise<TemplateFacts> {
  */
 const keepers = new Map<string, { sql: SQL; pid: number }>()
 
-/** Closes a clone's keeper (the clone is about to be closed for good). */
+/** Closes a clone's keeper (the clone is about to be dropped). */
 export async function forget(db: string): Promise<void> {
   const keeper = keepers.get(db)
   keepers.delete(db)
@@ -124,7 +123,7 @@ async function terminateOthers(admin: SQL, db: string, role: string, keeper: num
  * Ends what a test left in a clone it used under `role`, when its file releases it: the role's
  * login is taken, every session in the clone or of the role is terminated (but the keeper's), and
  * the role is dropped — a client left running cannot reconnect. False when that fails, or the
- * role owns something (a table the test made): the clone is then to be closed. Its rows stay
+ * role owns something (a table the test made): the clone is then to be dropped. Its rows stay
  * until `restore`, so that a clone no test asks for again (the last file of a worker, a file run
  * alone) costs no more than this.
  */
@@ -141,7 +140,7 @@ export async function retire(admin: SQL, db: string, role: string): Promise<bool
 
 /**
  * Puts a retired clone back into the template's state, before it is handed out again; false when
- * it cannot be (its schema is not the template's): the caller then closes it. `admin` is a
+ * it cannot be (its schema is not the template's): the caller then drops it. `admin` is a
  * connection to the `postgres` database; `url` makes a URL for `postgres` to a database.
  */
 export async function restore(

@@ -86,12 +86,12 @@ export interface SharedPostgres {
    * `release()`; its URL's user is a role made for it (a superuser, as `postgres` is).
    */
   clone(): Promise<string>
-  /** A fresh, empty database (unmigrated), closed by `release()`. */
+  /** A fresh, empty database (unmigrated), dropped by `release()`. */
   createDatabase(): Promise<string>
   /**
    * Ends every session of the databases this handle gave out; keeps each clone for the next
-   * caller, who gets it back in the template's state (or closes it), and closes the others to
-   * connections. The server and the process's admin connection to it keep running.
+   * caller, who gets it back in the template's state (or drops it) and drops the others. The
+   * server and the process's admin connection to it keep running.
    */
   release(): Promise<void>
 }
@@ -129,7 +129,7 @@ function keepClone(name: string, used: boolean): void {
 }
 
 /**
- * The connection (`postgres`'s, to the `postgres` database) that makes, retires and closes clones,
+ * The connection (`postgres`'s, to the `postgres` database) that makes, retires and drops clones,
  * one per server and test process, as the clones' keepers are (clone-pool.ts): under
  * `--no-isolate` every handle of a worker's files uses it, where each `sharedPostgres()` opened
  * one and closed it at release — ~47 backends forked a run (suite-cpu.md, stop 61). Bun reconnects
@@ -169,31 +169,10 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
     return name
   }
   const cloneNow = () => create(` TEMPLATE ${TEMPLATE}`)
-  /**
-   * A database no test gets again (a `createDatabase()`'s, a clone whose schema a test changed) is
-   * closed, not dropped: it accepts no connection, every session in it is ended (a gateway a test
-   * left running may still hold some), and its files go with the server's directory when the
-   * process exits. A `DROP DATABASE` forces a checkpoint — every dirty page of the server written —
-   * 70–220 ms of the server's CPU each against 0–10 to close it, ~20 a run (suite-cpu.md, stop 63).
-   * `role`: the clone's, which loses its login and is dropped unless it owns something in the
-   * closed database (a table the test made): then it stays, unable to log in.
-   */
-  const close = async (name: string, role: string | null) => {
+  const drop = async (name: string) => {
     await forget(name)
-    await admin.unsafe(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`)
-    const ended = await admin.unsafe(
-      `SELECT pg_terminate_backend(pid, 5000) AS gone FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
-      [name],
-    )
-    if (!ended.every((r: { gone: boolean }) => r.gone))
-      throw new Error(`sessions in ${name} did not end within 5 s`)
-    if (!role) return
-    await admin.unsafe(`ALTER ROLE ${role} NOLOGIN`)
-    const [{ owns }] = await admin.unsafe(
-      `SELECT EXISTS (SELECT 1 FROM pg_shdepend WHERE refobjid = $1::regrole AND deptype = 'o') AS owns`,
-      [role],
-    )
-    if (!owns) await admin.unsafe(`DROP ROLE ${role}`)
+    // FORCE: a gateway a test left running may still hold connections.
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   }
   let next: Promise<string> | null = null
   return {
@@ -208,7 +187,7 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
         const kept = takeClone()
         if (!kept) break
         if (!kept.used || (facts && (await restore(admin, url, kept.name, facts)))) name = kept.name
-        else await close(kept.name, null)
+        else await drop(kept.name)
       }
       if (!name) {
         const taken = next ?? cloneNow()
@@ -235,7 +214,10 @@ export async function sharedPostgres(): Promise<SharedPostgres> {
       if (left) keepClone(left, false)
       for (const { name, role } of handed.splice(0)) {
         if (role && (await retire(admin, name, role))) keepClone(name, true)
-        else await close(name, role)
+        else {
+          await drop(name)
+          if (role) await admin.unsafe(`DROP ROLE IF EXISTS ${role}`)
+        }
       }
     },
   }
