@@ -17,8 +17,16 @@ import { upstreamModelName } from '../../config/models.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
 import type { ChatSurface, EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse } from '../../providers/http.ts'
+import { droppedParamsHeader } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
-import { compactResource, outputTextOf, summaryRequest } from './compaction.ts'
+import {
+  COMPACT_FIELDS,
+  checkCompaction,
+  checkedSummary,
+  compactResource,
+  outputTextOf,
+  summaryRequest,
+} from './compaction.ts'
 import { forwardBody, responsesOutputCap } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { chatUsage } from './response-object.ts'
@@ -42,7 +50,9 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
   credential: (headers) => bearer(headers.get('authorization')),
   decode(text, limitsChecked) {
     const body = parseJsonObject(text, COMPACT_EXAMPLE, limitsChecked)
-    const summary = viewOf(validateResponsesRequest(summaryRequest(body)))
+    // One check, /v1/responses' own, of the client's fields and the summary request made of them.
+    const summary = viewOf(validateResponsesRequest(checkedSummary(body)))
+    checkCompaction(body)
     return { model: summary.input.model, view: { body, summary }, stream: false }
   },
   features: (view) => featureUses(summaryOf(view)),
@@ -50,8 +60,8 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
   temperature: (view) => summaryOf(view).input.temperature,
   checkLimits: (view, entry) => checkOutputLimit(summaryOf(view), entry),
   translate(view, entry) {
-    const { request } = translateView(summaryOf(view), entry)
-    return { request, includeUsage: false }
+    const { request, droppedParams } = translateView(summaryOf(view), entry)
+    return { request, includeUsage: false, headers: droppedParamsHeader(droppedParams) }
   },
   encodeCompletion(completion, ctx) {
     const message = completion.choices[0]?.message
@@ -63,12 +73,19 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
   forward: {
     kind: 'openai',
     accepts: (provider) => provider.wire === 'responses',
-    request: (view, entry, bodyText) => ({
-      path: '/responses/compact',
-      body: forwardBody(view.body, bodyText, { model: JSON.stringify(upstreamModelName(entry.model)) }),
-      headers: {},
-    }),
-    // Only under a limit (charge.ts), when `streamed` makes the body a Responses request.
+    request(view, entry, bodyText, _headers, ask) {
+      const model = upstreamModelName(entry.model)
+      // Under a limit: the summary asked of its /responses, streamed (`assemble` below).
+      if (ask?.streamed) {
+        const body = JSON.stringify({ ...summaryRequest(view.body, true), model })
+        return { path: '/responses', body, headers: {}, streamed: true }
+      }
+      // Only the fields the compact endpoint takes; the rest, checked, are not sent.
+      const set: Record<string, string | null> = { model: JSON.stringify(model) }
+      for (const key of Object.keys(view.body)) if (!COMPACT_FIELDS.has(key)) set[key] = null
+      return { path: '/responses/compact', body: forwardBody(view.body, bodyText, set), headers: {} }
+    },
+    // Only under a limit (charge.ts), when `request` made the body a Responses request (`ask.streamed`).
     outputCap: responsesOutputCap,
     relayJson(text, ctx) {
       let json: { object?: unknown; usage?: unknown } | null = null
@@ -80,10 +97,6 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
       return { body: text, usage: chatUsage(json.usage as Parameters<typeof chatUsage>[0]) }
     },
     cut: (allowance, inputTokens) => new ResponsesCutGate(allowance, inputTokens),
-    streamed: (body) => ({
-      path: '/responses',
-      body: JSON.stringify(summaryRequest(JSON.parse(body), true)),
-    }),
     assemble(events, ctx: EncodeContext<CompactView>) {
       const answer = assembleResponse(events, ctx)
       const summary = outputTextOf((JSON.parse(answer.body) as { output?: unknown }).output)

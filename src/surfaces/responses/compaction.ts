@@ -28,7 +28,28 @@ import { SUMMARY_HEADER, SUMMARY_PROMPT } from './summary-text.ts'
  */
 export const KEPT_USER_CHARS = 80_000
 
-/** The compaction request's fields that a Responses request carries as they are. */
+/**
+ * The fields OpenAI's `/responses/compact` takes: its published `CompactResponseMethodPublicBody`
+ * (but `previous_response_id`, refused) and the four more Codex sends it (codex-api's
+ * `CompactionInput`: `tools`, `parallel_tool_calls`, `reasoning`, `text`), which it accepts. A
+ * pass-through sends only these; the others, checked, are left out (OpenAI refuses a cap or a
+ * stream flag there).
+ */
+export const COMPACT_FIELDS: ReadonlySet<string> = new Set([
+  'model',
+  'input',
+  'instructions',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'prompt_cache_options',
+  'service_tier',
+  'tools',
+  'parallel_tool_calls',
+  'reasoning',
+  'text',
+])
+
+/** The compaction request's fields that the summary request to a `/responses` carries as they are. */
 const CARRIED = [
   'instructions',
   'tools',
@@ -42,18 +63,9 @@ const CARRIED = [
 /**
  * The Responses request that asks the target model for the summary: the client's `input` (a
  * string is a user message), then the summary prompt; its tools offered but not to be called
- * (`tool_choice: none`: the history's calls keep their definitions). 400 naming the field for a
- * body Open Responses' compaction request would not take.
+ * (`tool_choice: none`: the history's calls keep their definitions).
  */
 export function summaryRequest(body: Record<string, unknown>, stream = false): Record<string, unknown> {
-  if (body.previous_response_id != null) {
-    throw new GatewayError(
-      400,
-      'unsupported_parameter',
-      'previous_response_id needs stored responses, which this gateway does not keep. Send the whole conversation in "input".',
-      { param: 'previous_response_id' },
-    )
-  }
   const input = body.input ?? []
   const turns = typeof input === 'string' ? [{ role: 'user', content: input }] : input
   if (!Array.isArray(turns)) {
@@ -71,6 +83,44 @@ export function summaryRequest(body: Record<string, unknown>, stream = false): R
   if (Array.isArray(body.tools) && body.tools.length > 0) request.tool_choice = 'none'
   if (typeof body.max_output_tokens === 'number') request.max_output_tokens = body.max_output_tokens
   return request
+}
+
+/**
+ * What `validateResponsesRequest` checks, as `/v1/responses` checks it (types, stored-state
+ * fields, Chat Completions fields and unknown ones on a translated route): the summary request
+ * with the client's other fields beside it. A `stream` or `store` of the wrong type stays the
+ * client's, to be refused by name.
+ */
+export function checkedSummary(body: Record<string, unknown>): Record<string, unknown> {
+  const request: Record<string, unknown> = { ...body, ...summaryRequest(body) }
+  for (const key of ['stream', 'store'])
+    if (body[key] != null && typeof body[key] !== 'boolean') request[key] = body[key]
+  return request
+}
+
+/**
+ * What a compaction refuses beyond `/v1/responses`' check, with a 400 naming the field: a body
+ * with nothing to compact (OpenAI's takes `previous_response_id` instead, refused here) and
+ * `store: true` (the compact endpoint keeps nothing; `/v1/responses` treats it as false).
+ */
+export function checkCompaction(body: Record<string, unknown>): void {
+  const input = body.input
+  if (input == null || input === '' || (Array.isArray(input) && input.length === 0)) {
+    throw new GatewayError(
+      400,
+      'missing_required_parameter',
+      'input is the conversation to compact, and this body has none: send it as a string or an array of input items.',
+      { param: 'input' },
+    )
+  }
+  if (body.store === true) {
+    throw new GatewayError(
+      400,
+      'unsupported_value',
+      'store: true asks for the compaction to be stored on the server, and Switchyard is stateless (it stores no responses): leave store out.',
+      { param: 'store' },
+    )
+  }
 }
 
 export interface CompactResource {

@@ -23,22 +23,27 @@ export const responsesOutputCap: Forwarding<unknown>['outputCap'] = {
 
 /**
  * `body`: the client's parsed text; `set`: key → its new value's JSON text, replaced where the key
- * is there, else added first.
+ * is there, else added first; or null: the key left out.
  */
 export function forwardBody(
   body: Record<string, unknown>,
   text: string,
-  set: Readonly<Record<string, string>>,
+  set: Readonly<Record<string, string | null>>,
 ): JsonText {
-  const edits = new Map<string, string>()
+  const edits = new Map<string, string | null>()
   const insert: string[] = []
   for (const key in set) {
-    if (Object.hasOwn(body, key)) edits.set(key, set[key]!)
-    else insert.push(`${JSON.stringify(key)}:${set[key]}`)
+    const value = set[key]!
+    if (Object.hasOwn(body, key)) edits.set(key, value)
+    else if (value !== null) insert.push(`${JSON.stringify(key)}:${value}`)
   }
   const edited = spliceTopLevel(text, edits, insert.join(','), Object.keys(body).length)
   if (edited !== null) return edited
   const out = { ...body }
-  for (const key in set) out[key] = JSON.parse(set[key]!)
+  for (const key in set) {
+    const value = set[key]!
+    if (value === null) delete out[key]
+    else out[key] = JSON.parse(value)
+  }
   return JSON.stringify(out)
 }

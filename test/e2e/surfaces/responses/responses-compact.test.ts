@@ -58,15 +58,24 @@ const compact = (body: unknown, key = bed.key) =>
   })
 
 describe('pass-through to an OpenAI Responses upstream', () => {
-  test("the client's text reaches /responses/compact as written, only its model edited", async () => {
+  test("the client's text reaches /responses/compact as written, its model edited, fields the endpoint does not take left out", async () => {
     // `1.0`, an escape, spacing and an item without `type` are the client's; re-serialised they were not.
-    const text = '{"model":"oair/text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0}'
+    const text =
+      '{"model":"oair/text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0, "prompt_cache_key":"k\\u0031"}'
     const res = await compact(text)
     expect(res.status).toBe(200)
     await res.body?.cancel()
     expect(bed.responses.lastRequest()!.text).toBe(
-      '{"model":"text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0}',
+      '{"model":"text", "input":[{"role":"user","content":"caf\\u00e9"}], "prompt_cache_key":"k\\u0031"}',
     )
+  })
+
+  test("only the compact endpoint's fields are sent: the checked others (temperature, max_output_tokens, unknown ones) are not", async () => {
+    const body = { model: 'oair/text', ...HISTORY, temperature: 0.5, max_output_tokens: 99, foo: 1, store: false }
+    const res = await compact(body)
+    expect(res.status).toBe(200)
+    await res.body?.cancel()
+    expect(bed.responses.lastRequest()!.body).toEqual({ ...HISTORY, model: 'text' })
   })
 
   test("its /responses/compact answers, relayed; usage recorded under the model's id", async () => {
@@ -151,15 +160,51 @@ describe('translated: a compaction made by the target model', () => {
   })
 })
 
-describe('bad input: 400 naming the field', () => {
-  test.each([
-    [{ model: 'demo/echo', input: 'hi', previous_response_id: 'resp_1' }, 'previous_response_id'],
-    [{ model: 'demo/echo', input: 42 }, 'input'],
-    [{ input: 'hi' }, 'model'],
-  ])('%j', async (body, param) => {
-    const res = await compact(body)
+describe("bad input: 400 naming the field, as /v1/responses refuses it, on every route; the upstream never asked", () => {
+  const BAD: [Record<string, unknown>, string, string][] = [
+    [{ input: 'hi', previous_response_id: 'resp_1' }, 'previous_response_id', 'unsupported_parameter'],
+    [{ input: 'hi', conversation: 'conv_123' }, 'conversation', 'unsupported_parameter'],
+    [{ input: 'hi', background: true }, 'background', 'unsupported_parameter'],
+    [{ input: 'hi', store: true }, 'store', 'unsupported_value'],
+    [{ input: 'hi', store: 'yes' }, 'store', 'invalid_type'],
+    [{ input: 'hi', temperature: 'hot' }, 'temperature', 'invalid_type'],
+    [{ input: 'hi', stream: 'yes' }, 'stream', 'invalid_type'],
+    [{ input: 'hi', tool_choice: 'required' }, 'tool_choice', 'invalid_value'],
+    [{ input: 42 }, 'input', 'invalid_type'],
+    [{}, 'input', 'missing_required_parameter'],
+    [{ input: [] }, 'input', 'missing_required_parameter'],
+    [{ input: null }, 'input', 'missing_required_parameter'],
+  ]
+  for (const model of ['demo/echo', 'oair/text']) {
+    test.each(BAD)(`${model} %j`, async (fields, param, code) => {
+      const before = bed.responses.requests().length
+      const res = await compact({ model, ...fields })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as any).error).toMatchObject({ param, code })
+      expect(bed.responses.requests().length).toBe(before)
+    })
+  }
+
+  test('no model: 400 naming model', async () => {
+    const res = await compact({ input: 'hi' })
     expect(res.status).toBe(400)
-    expect(((await res.json()) as any).error.param).toBe(param)
+    expect(((await res.json()) as any).error.param).toBe('model')
+  })
+
+  test.each([
+    [{ max_tokens: -1 }, 'max_tokens'],
+    [{ messages: null }, 'messages'],
+  ])('translated: a Chat Completions field %j is refused as /v1/responses refuses it', async (fields, param) => {
+    const res = await compact({ model: 'demo/echo', input: 'hi', ...fields })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toMatchObject({ param, code: 'unknown_parameter' })
+  })
+
+  test('translated: an unknown field is named in x-switchyard-dropped-params, as on /v1/responses', async () => {
+    const res = await compact({ model: 'demo/echo', input: 'hi', foo: 1 })
+    expect(res.status).toBe(200)
+    await res.body?.cancel()
+    expect(res.headers.get('x-switchyard-dropped-params')).toBe('foo')
   })
 })
 
