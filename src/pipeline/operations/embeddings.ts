@@ -55,8 +55,23 @@ export function checkEmbeddings<View>(
     )
   }
   const request = surface.translate(view, entry)
-  adapter.embeddings.check(request, entry.model)
+  try {
+    adapter.embeddings.check(request, entry.model)
+  } catch (e) {
+    throw inSurfaceTerms(e, surface.inputParam)
+  }
   return { request }
+}
+
+/**
+ * A provider's check names the canonical request's `input` (`input`, `input[3]`); the client sent
+ * the surface's field (Gemini's `requests`, `requests[3]`), named so in the param and the message.
+ */
+function inSurfaceTerms(e: unknown, inputParam: string): unknown {
+  if (!(e instanceof GatewayError) || inputParam === 'input' || !e.param?.startsWith('input')) return e
+  const param = inputParam + e.param.slice('input'.length)
+  const message = e.message.startsWith(e.param) ? param + e.message.slice(e.param.length) : e.message
+  return new GatewayError(e.status, e.code, message, { param, type: e.type, headers: e.headers })
 }
 
 /**

@@ -5,7 +5,8 @@
  * gets the same vector and different inputs near-orthogonal ones. `dimensions` takes the first
  * that many values, normalised again: a shorter vector is a prefix of the longer one in direction,
  * as with OpenAI's `text-embedding-3` models. Values are float32 already, so `float` and `base64`
- * answers carry the same numbers. Usage is estimated from the input, and a text longer than the
+ * answers carry the same numbers. An answer holds at most `MAX_DEMO_VALUES` values (400 naming
+ * `input` past it). Usage is estimated from the input, and a text longer than the
  * model's `context_window` by that count is refused (400 naming it) before admission.
  *
  * @example
@@ -27,6 +28,14 @@ import type { CallContext, EmbeddingCalls } from '../types.ts'
 /** Vector length of a demo model whose entry gives no `dimensions`. */
 export const DEMO_DIMENSIONS = 256
 
+/**
+ * The most values a demo answer holds, all its vectors together (inputs × dimensions): 64 inputs
+ * of 256 values, about 330 KB as JSON numbers. As the demo chat's answer bound (`bound.ts`): a
+ * small request must not make an answer far larger than itself — 2,048 one-letter inputs made
+ * 11 MB, built in one go on the event loop.
+ */
+export const MAX_DEMO_VALUES = 16_384
+
 export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls {
   const check = (req: EmbeddingRequest, model: ModelConfig): void => {
     const most = model.dimensions ?? DEMO_DIMENSIONS
@@ -36,6 +45,17 @@ export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls 
         'invalid_value',
         `dimensions is ${req.dimensions}, but this model's vectors have ${most}. Send at most ${most}.`,
         { param: 'dimensions' },
+      )
+    }
+    const length = req.dimensions ?? most
+    const count = req.input.items.length
+    if (count * length > MAX_DEMO_VALUES) {
+      const fits = Math.max(1, Math.floor(MAX_DEMO_VALUES / length))
+      throw new GatewayError(
+        400,
+        'answer_too_large',
+        `input has ${count} items of ${length} values each, and the demo answers at most ${MAX_DEMO_VALUES} values in all: send at most ${fits} inputs at a time${length > 1 ? ', or fewer dimensions' : ''}.`,
+        { param: 'input' },
       )
     }
     // Its own count (the usage it reports) within the model's window, as OpenAI holds each input to

@@ -137,6 +137,25 @@ test("a text past the demo model's window by the demo's own count → 400 naming
   expect(fits.headers.get('x-ratelimit-remaining-requests')).toBe('4')
 })
 
+test("the demo's answer is bounded (16,384 values in all): past it 400 answer_too_large naming input, not counted", async () => {
+  const { key } = await gw.key('embed-bound', 'unlimited')
+  const inputs = (n: number) => Array.from({ length: n }, (_, i) => `text ${i}`)
+  // demo/embed has 64 values: 2,048 one-word inputs asked 11 MB of vectors before the bound.
+  const big = await post('/v1/embeddings', key, { model: 'demo/embed', input: inputs(2048) })
+  expect(big.status).toBe(400)
+  expect(((await big.json()) as any).error).toMatchObject({ param: 'input', code: 'answer_too_large' })
+  const over = await post('/v1/embeddings', key, { model: 'demo/embed', input: inputs(257) })
+  expect(over.status).toBe(400)
+  expect((await usage(key)).by_model['demo/embed']).toBeUndefined()
+  const fits = await post('/v1/embeddings', key, { model: 'demo/embed', input: inputs(256) })
+  expect(fits.status).toBe(200)
+  expect(((await fits.json()) as any).data).toHaveLength(256)
+  // Fewer dimensions, more inputs: 2,048 at 8 values.
+  const small = await post('/v1/embeddings', key, { model: 'demo/embed', input: inputs(2048), dimensions: 8 })
+  expect(small.status).toBe(200)
+  expect(((await small.json()) as any).data[2047].embedding).toHaveLength(8)
+})
+
 test('RPM is spent once per admitted embeddings request; usage says embeddings', async () => {
   const { key } = await gw.key('embed-rpm', 'free') // rpm 5
   // Refused before admission: not counted.

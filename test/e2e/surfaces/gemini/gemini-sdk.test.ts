@@ -217,6 +217,28 @@ describe('the pipeline, in Google terms', () => {
     expect(((await wrong.json()) as any).error.details[1].fieldViolations[0].field).toBe('model')
   })
 
+  test("the demo's embeddings answer is bounded: more than 16,384 values in all → 400 naming the requests, none made", async () => {
+    const requests = (n: number, dims?: number) => ({
+      requests: Array.from({ length: n }, () => ({
+        content: { parts: [{ text: 'a' }] },
+        ...(dims ? { outputDimensionality: dims } : {}),
+      })),
+    })
+    // demo/embed has 64 values: 256 inputs fit, 257 do not; 2,048 at 8 values fit.
+    const big = await post('/v1beta/models/demo/embed:batchEmbedContents', requests(257))
+    expect(big.status).toBe(400)
+    const error = ((await big.json()) as any).error
+    expect(error.status).toBe('INVALID_ARGUMENT')
+    expect(error.details[1].fieldViolations[0].field).toBe('requests')
+    expect(error.message).toContain('16384 values')
+    const fits = await post('/v1beta/models/demo/embed:batchEmbedContents', requests(256))
+    expect(fits.status).toBe(200)
+    expect(((await fits.json()) as any).embeddings).toHaveLength(256)
+    const small = await post('/v1beta/models/demo/embed:batchEmbedContents', requests(2048, 8))
+    expect(small.status).toBe(200)
+    expect(((await small.json()) as any).embeddings).toHaveLength(2048)
+  })
+
   test('the model may arrive %2F-encoded; without alt=sse the stream is one JSON array', async () => {
     for (const model of ['demo%2Fagent', 'gemini%2Ftext', 'openai%2Fgpt']) {
       const r = await post(`/v1beta/models/${model}:streamGenerateContent`, HELLO)
