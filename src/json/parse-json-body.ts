@@ -11,7 +11,7 @@
  */
 import { GatewayError, pointerToParam } from '../util/errors.ts'
 import { checkJsonStructure, DEFAULT_JSON_LIMITS, type JsonLimits, type StructureProblem } from './limits.ts'
-import { parseSharingStrings } from './shared-strings.ts'
+import { parseSharingStrings, SHARED_MIN } from './shared-strings.ts'
 import { findJsonSyntaxError, lineAndColumn } from './syntax.ts'
 
 const BOM = '\uFEFF'
@@ -22,12 +22,14 @@ const BOM = '\uFEFF'
  * `invalid_value` when the body nests too deep or holds too many elements. `example` is a body
  * the messages suggest instead. `limitsChecked`: the caller already held `text` to `limits`
  * (the body reader does, while reading), so the structural pass is not run a second time.
+ * `sharedMin`: the shortest string kept as a view of the text (`parseSharingStrings`).
  */
 export function parseJsonBody(
   text: string,
   example: string,
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
   limitsChecked = false,
+  sharedMin = SHARED_MIN,
 ): unknown {
   if (!limitsChecked) {
     const limitError = jsonLimitError(text, limits)
@@ -37,7 +39,7 @@ export function parseJsonBody(
   const skipped = text.length - json.length
   try {
     // Long strings as views of the text, not copies (shared-strings.ts): a body costs its size once.
-    return parseSharingStrings(json)
+    return parseSharingStrings(json, sharedMin)
   } catch (error) {
     throw invalidJson(json, skipped, error, example, limits)
   }
@@ -48,15 +50,17 @@ export function parseJsonBody(
  * size limits), then 400 `invalid_type` when the JSON is not an object. The surface's schema
  * (`validateWith`) checks the object's shape. `example` is the surface's own body, quoted in the
  * messages. `limitsChecked`: `text` came from the body reader, which already held it to the
- * structural limits. `limits`: the surface's own (embeddings' larger arrays), where it has any.
+ * structural limits. `limits`: the surface's own (embeddings' larger arrays), where it has any;
+ * `sharedMin` likewise (embeddings' many short inputs).
  */
 export function parseJsonObject(
   text: string,
   example: string,
   limitsChecked = false,
   limits?: JsonLimits,
+  sharedMin?: number,
 ): Record<string, unknown> {
-  const body = parseJsonBody(text, example, limits, limitsChecked)
+  const body = parseJsonBody(text, example, limits, limitsChecked, sharedMin)
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`
     throw new GatewayError(

@@ -28,10 +28,13 @@ export const SHARED_MIN = 16 * 1024
  */
 const MARK = `\u0000switchyard-view-${crypto.randomUUID()}:`
 
-/** `JSON.parse(text)`, its long unescaped string values views of `text`. Throws as `JSON.parse` does. */
-export function parseSharingStrings(text: string): unknown {
-  if (text.length < SHARED_MIN) return JSON.parse(text)
-  const spans = longStringValues(text)
+/**
+ * `JSON.parse(text)`, its long unescaped string values (`min` characters or more) views of `text`.
+ * Throws as `JSON.parse` does.
+ */
+export function parseSharingStrings(text: string, min = SHARED_MIN): unknown {
+  if (text.length < min) return JSON.parse(text)
+  const spans = longStringValues(text, min)
   if (spans.length === 0) return JSON.parse(text)
   const parts: string[] = []
   let at = 0
@@ -66,16 +69,12 @@ const ESCAPED_OR_RAW = /[\\\u0000-\u001f]/
  * Where the long string values of `text` are: pairs of offsets of their opening and closing quotes.
  * Linear: strings are skipped with `indexOf`; what lies between them holds no quote.
  */
-function longStringValues(text: string): number[] {
+function longStringValues(text: string, min: number): number[] {
   const spans: number[] = []
   for (let open = text.indexOf('"'); open !== -1; ) {
     const close = stringEnd(text, open)
     if (close >= text.length) break
-    if (
-      close - open - 1 >= SHARED_MIN &&
-      !isKey(text, close) &&
-      !ESCAPED_OR_RAW.test(text.slice(open + 1, close))
-    )
+    if (close - open - 1 >= min && !isKey(text, close) && !ESCAPED_OR_RAW.test(text.slice(open + 1, close)))
       spans.push(open, close)
     open = text.indexOf('"', close + 1)
   }

@@ -29,9 +29,22 @@ export interface EmbeddingsView {
   input: EmbeddingInput
 }
 
+/**
+ * Input strings of this many characters or more are views of the body's text, not copies
+ * (`parseSharingStrings`): a batch is up to 2,048 of them, a few KB each, under the 16 KiB the
+ * chat surfaces' long messages are shared from — 16 × 9.5 MB of such batches held each body twice.
+ */
+const SHARED_INPUT_MIN = 1024
+
 /** `limitsChecked`: the body reader already held `text` to `EMBEDDINGS_JSON_LIMITS`. */
 export function decodeEmbeddings(text: string, limitsChecked = false): EmbeddingsView {
-  const body = parseJsonObject(text, EMBEDDINGS_EXAMPLE, limitsChecked, EMBEDDINGS_JSON_LIMITS)
+  const body = parseJsonObject(
+    text,
+    EMBEDDINGS_EXAMPLE,
+    limitsChecked,
+    EMBEDDINGS_JSON_LIMITS,
+    SHARED_INPUT_MIN,
+  )
   const check = checker()
   if (!check.Check(body)) {
     const first = check.Errors(body).First()

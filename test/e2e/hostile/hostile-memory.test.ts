@@ -19,6 +19,9 @@
  * as they end (stop 57, docs/benchmarks/hostile-input.md): chat +23–124 MB over 17 runs at load
  * 5–18, main +38–127 MB over 17 the same hour (medians +62 and +85).
  *
+ * An embeddings flood sends 2,048 valid inputs a body, embedded by the demo at `dimensions: 8`
+ * (stop 63: before the demo's answer bound a body of one-letter inputs made 11 MB of vectors).
+ *
  * A third flood sends valid chat bodies on to a real openai upstream (here, in this process), which
  * holds the first 16 until all have arrived: the gateway's size then is what 16 bodies waiting for
  * their answers cost it. Main held each twice (the upstream body was a second copy of the text:
@@ -95,7 +98,13 @@ beforeAll(async () => {
       admin: { token: ADMIN },
       plans: { ...PLANS, free: { rpm: null, rpd: null, models: ['*'] } },
       providers: [
-        DEMO_PROVIDER,
+        {
+          ...DEMO_PROVIDER,
+          models: [
+            ...DEMO_PROVIDER.models,
+            { name: 'embed', type: 'embedding', context_window: 8192, dimensions: 256 },
+          ],
+        },
         {
           prefix: 'up',
           kind: 'openai',
@@ -135,15 +144,16 @@ beforeAll(async () => {
     ['/v1/chat/completions', 'demo/echo'],
     ['/v1/messages/count_tokens', 'demo/echo'],
     ['/v1/chat/completions', 'up/big'],
+    ['/v1/embeddings', 'demo/embed'],
   ]) {
     const res = await fetch(`${gw.url}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model,
-        max_tokens: 16,
-        messages: [{ role: 'user', content: 'hi' }],
-      }),
+      body: JSON.stringify(
+        path === '/v1/embeddings'
+          ? { model, input: 'hi' }
+          : { model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+      ),
     })
     expect(res.status).toBe(200)
     await res.arrayBuffer()
@@ -247,6 +257,19 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
     )
     // Counted (200), or past the key's calls a second (429: read and parsed all the same).
     expect((r.statuses[200] ?? 0) + (r.statuses[429] ?? 0)).toBe(CONCURRENCY * ROUNDS)
+    expect(r.statuses[200]).toBeGreaterThanOrEqual(CONCURRENCY)
+    expect(r.probes).toBeGreaterThan(0)
+    expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
+  }, 180_000)
+
+  test(`embeddings: 2,048 inputs embedded by the demo, under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight`, async () => {
+    const r = await flood('/v1/embeddings', 'demo/embed')
+    console.log(
+      `embeddings: +${r.growthMb.toFixed(0)} MB for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`,
+    )
+    // Every body valid and answered (at dimensions 8: within the demo's answer bound); at load 30+
+    // a few were 503 (the limiter or store slow to answer), which is not what this test bounds.
+    expect((r.statuses[200] ?? 0) + (r.statuses[503] ?? 0)).toBe(CONCURRENCY * ROUNDS)
     expect(r.statuses[200]).toBeGreaterThanOrEqual(CONCURRENCY)
     expect(r.probes).toBeGreaterThan(0)
     expect(r.growthMb).toBeLessThan(BOUND * IN_FLIGHT_MB)

@@ -2,6 +2,7 @@
  * The embeddings surface's own parts: OpenAI's request schema with the field named on every 400,
  * the limits checked before admission, and the operation check (400 naming `model`).
  */
+import { estimateShallowMemoryUsageOf } from 'bun:jsc'
 import { describe, expect, test } from 'bun:test'
 import type { ModelConfig } from '../../../src/config/schema.ts'
 import { checkModelServes } from '../../../src/operations/operation.ts'
@@ -166,5 +167,18 @@ describe('the operation a model answers', () => {
       }
       expect(err).toMatchObject({ status: 400, param: 'model' })
     }
+  })
+})
+
+describe('memory (DESIGN §16): a batch of short inputs is held once', () => {
+  test("each input of 1 KiB or more is a view of the body's text, not a copy", () => {
+    const item = 'a'.repeat(4_000)
+    const text = `{"model":"demo/embed","input":[${Array.from({ length: 64 }, (_, i) => `"${i}${item}"`).join(',')}]}`
+    const view = decodeEmbeddings(text)
+    expect(view.input.items).toHaveLength(64)
+    expect(view.input.items[5]).toBe(`5${item}`)
+    // JavaScriptCore's own estimate: a view is a few bytes, a copy its characters.
+    for (const s of view.input.items)
+      expect(estimateShallowMemoryUsageOf(s as unknown as object)).toBeLessThan(1024)
   })
 })
