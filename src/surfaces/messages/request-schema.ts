@@ -165,21 +165,29 @@ const common = {
   thinking: T.Optional(ThinkingSchema),
 }
 
-export const MessagesRequestSchema = T.Object(
-  {
-    ...common,
-    max_tokens: T.Integer({ minimum: 1 }),
-    stop_sequences: T.Optional(T.Array(T.String())),
-    temperature: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
-    top_p: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
-    top_k: T.Optional(T.Integer({ minimum: 0 })),
-    metadata: T.Optional(T.Object({ user_id: T.Optional(T.Union([T.String(), T.Null()])) }, Open)),
-    stream: T.Optional(T.Boolean()),
-  },
+/**
+ * The rest of a Messages request's fields, typed alike on `/v1/messages` and count_tokens: a
+ * count_tokens body that carries them (a client counting the request it will send) is refused
+ * for what `/v1/messages` refuses.
+ */
+const sampling = {
+  stop_sequences: T.Optional(T.Array(T.String())),
+  temperature: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
+  top_p: T.Optional(T.Number({ minimum: 0, maximum: 1 })),
+  top_k: T.Optional(T.Integer({ minimum: 0 })),
+  metadata: T.Optional(T.Object({ user_id: T.Optional(T.Union([T.String(), T.Null()])) }, Open)),
+  stream: T.Optional(T.Boolean()),
+}
+
+const MaxTokens = T.Integer({ minimum: 1 })
+
+export const MessagesRequestSchema = T.Object({ ...common, max_tokens: MaxTokens, ...sampling }, Open)
+
+/** `max_tokens` optional: Anthropic's count_tokens does not need it. */
+export const CountTokensRequestSchema = T.Object(
+  { ...common, max_tokens: T.Optional(MaxTokens), ...sampling },
   Open,
 )
-
-export const CountTokensRequestSchema = T.Object(common, Open)
 
 export type MessagesRequest = Static<typeof MessagesRequestSchema>
 export type CountTokensRequest = Static<typeof CountTokensRequestSchema>

@@ -209,6 +209,28 @@ describe('count_tokens', () => {
     await expectAnthropicError(await count({ model: 'mock/gpt-4o-mini' }), 400, 'invalid_request_error')
   })
 
+  test.each([
+    [{ max_tokens: -1 }],
+    [{ max_tokens: 1.5 }],
+    [{ temperature: 'hot' }],
+    [{ stream: 'yes' }],
+    [{ top_k: -1 }],
+    [{ stop_sequences: 'END' }],
+  ])('refuses %j as /v1/messages does (one validation), on every route', async (fields) => {
+    const { key } = await bed.gw.key(
+      `count-same-${Object.keys(fields)[0]}-${String(Object.values(fields)[0])}`,
+      'unlimited',
+    )
+    for (const model of ['demo/agent', 'anthropic/text']) {
+      const counted = await count({ model, messages: hello, ...fields }, { 'x-api-key': key })
+      const sent = await bed.post({ model, max_tokens: 64, messages: hello, ...fields }, { 'x-api-key': key })
+      const [a, b] = [(await counted.json()) as any, (await sent.json()) as any]
+      expect([counted.status, sent.status]).toEqual([400, 400])
+      expect(a.error.message).toBe(b.error.message)
+      expect(counted.headers.get('x-switchyard-error-code')).toBe(sent.headers.get('x-switchyard-error-code'))
+    }
+  })
+
   test('its own throttle: past 20 calls in one second → 429', async () => {
     const { key } = await bed.gw.key('count-throttle', 'unlimited')
     const statuses = await Promise.all(

@@ -71,7 +71,14 @@ describe('pass-through to an OpenAI Responses upstream', () => {
   })
 
   test("only the compact endpoint's fields are sent: the checked others (temperature, max_output_tokens, unknown ones) are not", async () => {
-    const body = { model: 'oair/text', ...HISTORY, temperature: 0.5, max_output_tokens: 99, foo: 1, store: false }
+    const body = {
+      model: 'oair/text',
+      ...HISTORY,
+      temperature: 0.5,
+      max_output_tokens: 99,
+      foo: 1,
+      store: false,
+    }
     const res = await compact(body)
     expect(res.status).toBe(200)
     await res.body?.cancel()
@@ -160,7 +167,7 @@ describe('translated: a compaction made by the target model', () => {
   })
 })
 
-describe("bad input: 400 naming the field, as /v1/responses refuses it, on every route; the upstream never asked", () => {
+describe('bad input: 400 naming the field, as /v1/responses refuses it, on every route; the upstream never asked', () => {
   const BAD: [Record<string, unknown>, string, string][] = [
     [{ input: 'hi', previous_response_id: 'resp_1' }, 'previous_response_id', 'unsupported_parameter'],
     [{ input: 'hi', conversation: 'conv_123' }, 'conversation', 'unsupported_parameter'],
@@ -194,11 +201,14 @@ describe("bad input: 400 naming the field, as /v1/responses refuses it, on every
   test.each([
     [{ max_tokens: -1 }, 'max_tokens'],
     [{ messages: null }, 'messages'],
-  ])('translated: a Chat Completions field %j is refused as /v1/responses refuses it', async (fields, param) => {
-    const res = await compact({ model: 'demo/echo', input: 'hi', ...fields })
-    expect(res.status).toBe(400)
-    expect(((await res.json()) as any).error).toMatchObject({ param, code: 'unknown_parameter' })
-  })
+  ])(
+    'translated: a Chat Completions field %j is refused as /v1/responses refuses it',
+    async (fields, param) => {
+      const res = await compact({ model: 'demo/echo', input: 'hi', ...fields })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as any).error).toMatchObject({ param, code: 'unknown_parameter' })
+    },
+  )
 
   test('translated: an unknown field is named in x-switchyard-dropped-params, as on /v1/responses', async () => {
     const res = await compact({ model: 'demo/echo', input: 'hi', foo: 1 })
