@@ -5,7 +5,9 @@
  * 403 PERMISSION_DENIED, 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED, 499 CANCELLED, 500 INTERNAL,
  * 501 UNIMPLEMENTED, 503 UNAVAILABLE, 504 DEADLINE_EXCEEDED. The gateway's own code rides in an
  * `ErrorInfo` detail (`reason`) and the `x-switchyard-error-code` header; the field at fault in a
- * `BadRequest` detail's `fieldViolations`, as Google reports one.
+ * `BadRequest` detail's `fieldViolations`, as Google reports one; a wait (`retry-after`) in a
+ * `RetryInfo` detail's `retryDelay` ("12s"), where Google's clients read it. A 413 says
+ * INVALID_ARGUMENT, the status Google gives an oversized payload (with HTTP 400 there).
  */
 import { errorHeaders, type GatewayError } from '../../util/errors.ts'
 
@@ -37,7 +39,7 @@ export function googleStatus(status: number): string {
  * geminiErrorBody(new GatewayError(429, 'rate_limit_exceeded', 'Too many requests.'))
  * // { error: { code: 429, message: 'Too many requests.', status: 'RESOURCE_EXHAUSTED', details: [...] } }
  */
-export function geminiErrorBody(err: GatewayError) {
+export function geminiErrorBody(err: GatewayError, retryAfter?: string | null) {
   const details: Array<Record<string, unknown>> = [
     { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: err.code, domain: 'switchyard' },
   ]
@@ -46,11 +48,18 @@ export function geminiErrorBody(err: GatewayError) {
       '@type': 'type.googleapis.com/google.rpc.BadRequest',
       fieldViolations: [{ field: err.param, description: err.message }],
     })
+  const seconds = retryAfter == null ? Number.NaN : Number(retryAfter)
+  if (Number.isFinite(seconds) && seconds >= 0)
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: `${Math.ceil(seconds)}s`,
+    })
   return { error: { code: err.status, message: err.message, status: googleStatus(err.status), details } }
 }
 
 export function geminiErrorResponse(err: GatewayError, headers: Record<string, string> = {}): Response {
   const h = errorHeaders(err, headers, 'application/json; charset=UTF-8')
   h.set('x-switchyard-error-code', err.code)
-  return new Response(JSON.stringify(geminiErrorBody(err)), { status: err.status, headers: h })
+  const body = geminiErrorBody(err, h.get('retry-after'))
+  return new Response(JSON.stringify(body), { status: err.status, headers: h })
 }

@@ -150,6 +150,15 @@ describe('the pipeline, in Google terms', () => {
     const body = (await second.json()) as any
     expect(body.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED' })
     expect(body.error.message).toContain('per minute')
+    // The wait where Google's clients read it: RetryInfo beside ErrorInfo, in Google's duration form.
+    const retry = body.error.details.find(
+      (d: any) => d['@type'] === 'type.googleapis.com/google.rpc.RetryInfo',
+    )
+    expect(retry).toEqual({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: `${second.headers.get('retry-after')}s`,
+    })
+    expect(body.error.details[0]['@type']).toBe('type.googleapis.com/google.rpc.ErrorInfo')
     await bed.gw.deps.recorder.flush()
     const log = await fetch(`${bed.gw.url}/admin/v1/requests?surface=gemini&account=gemini-tiny`, {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
