@@ -18,8 +18,14 @@ import { geminiErrorResponse } from './errors.ts'
 import { Content, type GenerateContentRequest, GenerateContentRequestSchema } from './request-schema.ts'
 import { geminiBody, targetOf } from './view.ts'
 
+/**
+ * `contents` alone, or a whole `generateContentRequest`; the other fields of a generateContent
+ * request beside `contents` (the SDK's `config`: `generationConfig`, `tools`, …) typed as
+ * `:generateContent` types them, so a body it refuses is not counted.
+ */
 const CountRequest = T.Object(
   {
+    ...GenerateContentRequestSchema.properties,
     contents: T.Optional(T.Array(Content)),
     generateContentRequest: T.Optional(GenerateContentRequestSchema),
   },

@@ -213,6 +213,18 @@ describe('the pipeline, in Google terms', () => {
     // The other methods' bodies too.
     const count = await post('/v1beta/models/demo/agent:countTokens', { contents: 'x' })
     expect(((await count.json()) as any).error.details[1].fieldViolations[0].field).toBe('contents')
+    // countTokens refuses the generationConfig :generateContent refuses, named alike.
+    const contents = [{ role: 'user', parts: [{ text: 'x' }] }]
+    for (const generationConfig of [{ temperature: 'hot' }, 'garbage', { maxOutputTokens: -1 }]) {
+      const [counted, generated] = await Promise.all(
+        [':countTokens', ':generateContent'].map((m) =>
+          post(`/v1beta/models/demo/agent${m}`, { contents, generationConfig }),
+        ),
+      )
+      const [a, b] = [(await counted!.json()) as any, (await generated!.json()) as any]
+      expect([counted!.status, generated!.status]).toEqual([400, 400])
+      expect(a.error.details[1].fieldViolations[0].field).toBe(b.error.details[1].fieldViolations[0].field)
+    }
     const embed = await post('/v1beta/models/demo/embed:batchEmbedContents', { requests: [{ content: {} }] })
     expect(((await embed.json()) as any).error.details[1].fieldViolations[0].field).toBe(
       'requests[0].content.parts',
