@@ -2,27 +2,30 @@
  * @module
  * The running check of an answer's output against what its reservation holds (DESIGN §11): the
  * stream path counts the generated text as it arrives (all choices, `outputTokenCount`) and asks
- * this class, before relaying each chunk that carries text, whether more may be relayed after
- * what was counted so far. When it may not, the answer ends as cut at the allowance
+ * this class, after counting each item that carries text (a chunk, an event: `begin`, `addTo`,
+ * `allows`), whether it may be relayed. It may when the count with it is within what is held;
+ * else it is taken back out of the count and the answer ends there as cut at the allowance
  * (`finish_reason: "length"`, Messages `stop_reason: "max_tokens"`, Responses `incomplete` /
- * `max_output_tokens`) and the upstream request is cancelled: the chunk that crossed the line is
- * the only one relayed beyond the allowance. Asked before, not after, a chunk: a count is an upper
- * bound, so an upstream that honours its cap may cross the line by a token or two with its last
- * chunk — it is relayed, and its finish and usage (no text) still are.
+ * `max_output_tokens`), the upstream request cancelled. So what was relayed is what was counted,
+ * never past the hold: the usage told at a cut and the settlement are that count (one ledger),
+ * and a window never passes its limit. An item that brings the count exactly to the hold is
+ * relayed and the answer goes on: an upstream that honours its cap ends with its own finish and
+ * usage (decisions.md, cut62 and cut63).
  *
  * Made only when a token or money row applies (pipeline/charge.ts): a request without one has no
  * allowance and its stream does no counting at all.
  *
  * Growth (reservations that grow as the answer arrives): a `grow` function given to the
- * constructor is asked, when the count has reached the limit and more text arrives, to extend the
+ * constructor is asked, when an item would take the count past what is held, to extend the
  * reservation; it resolves to the new limit (the old one when nothing more could be had). While
- * it runs the stream waits; the answer goes on if the count is below the new limit. Without it
- * the limit is fixed.
+ * it runs the stream waits; the item is relayed if the count with it fits the new limit. Without
+ * it the limit is fixed.
  *
  * @example
  * const allowance = new OutputAllowance(reservation.outputTokens, 'openai')
- * if (!(await allowance.allows())) cutHere()       // before a chunk: a plain boolean unless it grows
- * allowance.add(chunkText)                          // the running count, all choices
+ * allowance.begin()                                 // an item (a chunk) begins
+ * allowance.addTo(choice, text)                     // its text, each choice's
+ * if (!(await allowance.allows())) cutHere()        // a plain boolean unless it grows; refused: taken back
  */
 import type { ProviderKind } from '../config/schema-providers.ts'
 import { outputTokenCount } from '../limits/output-count.ts'
@@ -30,10 +33,27 @@ import { isSpace } from '../limits/space.ts'
 import type { CutGate } from './stream/types.ts'
 
 /**
- * Asked for more room once `counted` output tokens reached `limit` and more text arrived:
- * resolves to the new limit (at least `limit`; `limit` itself when the rows cannot cover more).
+ * Asked for more room when an item would take the count to `counted`, past `limit`: resolves to
+ * the new limit (at least `limit`; `limit` itself when the rows cannot cover more).
  */
 export type GrowOutput = (counted: number, limit: number) => Promise<number>
+
+/** Tokens of one carried whitespace character, counted alone: once a provider kind and character. */
+const spaces = new Map<ProviderKind, Map<string, number>>()
+
+function spaceTokens(c: string, kind: ProviderKind): number {
+  let byChar = spaces.get(kind)
+  if (!byChar) {
+    byChar = new Map()
+    spaces.set(kind, byChar)
+  }
+  let n = byChar.get(c)
+  if (n === undefined) {
+    n = outputTokenCount(c, kind)
+    byChar.set(c, n)
+  }
+  return n
+}
 
 /** The running count as `OutputAllowance.mark` found it, for `restore`. */
 export interface AllowanceMark {
@@ -54,23 +74,40 @@ export class OutputAllowance {
    * longer than one chunk.
    */
   private readonly carry = new Map<number, string>()
+  /** The tokens of what `carry` holds, counted alone (as at the end of the text): in the check. */
+  private carried = 0
+  /** Where the item being counted began (`begin`), for `allows` to take it back when refused. */
+  private from = 0
+  /** Each stream whose carry the item changed, and what it carried before (undefined: nothing). */
+  private readonly undo: Array<number | string | undefined> = []
 
   constructor(
     /** Output tokens the reservation holds for the whole answer: n × the per-choice cap. */
     limit: number,
-    /** How the answering provider's text is counted (limits/output-count.ts); a continuation on another kind sets its own. */
-    public kind: ProviderKind,
+    private provider: ProviderKind,
     private readonly grow?: GrowOutput,
   ) {
     this.max = limit
   }
 
-  /** Output tokens the answer may reach now. */
+  /** How the answering provider's text is counted (limits/output-count.ts). */
+  get kind(): ProviderKind {
+    return this.provider
+  }
+
+  /** A continuation on another kind counts as its provider does, what is carried too. */
+  set kind(kind: ProviderKind) {
+    this.provider = kind
+    this.carried = 0
+    for (const c of this.carry.values()) this.carried += spaceTokens(c, kind)
+  }
+
+  /** Output tokens the answer may reach now: what the reservation holds. */
   get limit(): number {
     return this.max
   }
 
-  /** Output tokens counted so far (every `add`). */
+  /** Output tokens counted so far (every `add`), without what is carried. */
   get counted(): number {
     return this.total
   }
@@ -80,16 +117,23 @@ export class OutputAllowance {
     return this.refused
   }
 
-  /** Output tokens generated so far, what is carried included (an upper bound of what the upstream bills). */
+  /**
+   * Output tokens generated so far, what is carried included (an upper bound of what the upstream
+   * bills): what was relayed, since a refused item is taken back out.
+   */
   get generated(): number {
-    let n = this.total
-    for (const c of this.carry.values()) n += outputTokenCount(c, this.kind)
-    return n
+    return this.total + this.carried
+  }
+
+  /** An item (a chunk, an event) begins: what is counted of it until `allows` is taken back if refused. */
+  begin(): void {
+    this.from = this.total
+    this.undo.length = 0
   }
 
   /** Counts generated text (of any choice) into the running count; returns the new count. */
   add(text: string): number {
-    this.total += outputTokenCount(text, this.kind)
+    this.total += outputTokenCount(text, this.provider)
     return this.total
   }
 
@@ -106,11 +150,11 @@ export class OutputAllowance {
     const carried = this.carry.get(index)
     if (carried !== undefined) {
       text = carried + text
-      this.carry.delete(index)
+      this.setCarry(index, carried, undefined)
     }
     const end = text.length - 1
     if (!finished && end >= 0 && isSpace(text.charCodeAt(end))) {
-      this.carry.set(index, text.charAt(end))
+      this.setCarry(index, this.carry.get(index), text.charAt(end))
       text = text.slice(0, end)
     }
     if (text !== '') this.add(text)
@@ -121,24 +165,37 @@ export class OutputAllowance {
     this.addTo(index, '', true)
   }
 
+  /** Stream `index` carries `next` (undefined: nothing) in place of `was`, noted for `takeBack`. */
+  private setCarry(index: number, was: string | undefined, next: string | undefined): void {
+    this.undo.push(index, was)
+    if (was !== undefined) this.carried -= spaceTokens(was, this.provider)
+    if (next === undefined) this.carry.delete(index)
+    else {
+      this.carry.set(index, next)
+      this.carried += spaceTokens(next, this.provider)
+    }
+  }
+
   /**
-   * Whether more may be relayed after an answer that has generated `counted` output tokens (all
-   * choices; by default what `add` counted): yes below the limit; at or past it, a plain no — or,
-   * when the reservation may grow, a promise of the answer. Once it said no it says no for good.
+   * Whether the item counted since `begin` may be relayed: yes when the count with it (what is
+   * carried included) is within the limit; past it, a plain no — or, when the reservation may
+   * grow, a promise of the answer. A no takes the item back out of the count (it never reached
+   * the client), and is for good.
    */
-  allows(counted: number = this.total): boolean | Promise<boolean> {
-    if (this.refused) return false
-    if (counted < this.max) return true
+  allows(): boolean | Promise<boolean> {
+    if (this.refused) return this.no()
+    const counted = this.total + this.carried
+    if (counted <= this.max) return true
     if (!this.grow) return this.no()
     return this.grown(counted)
   }
 
-  /** Asks `grow` for room past `counted`: apart, so `allows` makes no scope for its closures. */
+  /** Asks `grow` for room for `counted`: apart, so `allows` makes no scope for its closures. */
   private grown(counted: number): Promise<boolean> {
     return this.grow!(counted, this.max).then(
       (limit) => {
         this.max = Math.max(this.max, limit)
-        return counted < this.max || this.no()
+        return counted <= this.max || this.no()
       },
       () => this.no(),
     )
@@ -164,10 +221,30 @@ export class OutputAllowance {
     this.total = m.total
     this.refused = m.refused
     this.carry.clear()
-    for (const [index, c] of m.carry) this.carry.set(index, c)
+    this.carried = 0
+    for (const [index, c] of m.carry) {
+      this.carry.set(index, c)
+      this.carried += spaceTokens(c, this.provider)
+    }
+    this.undo.length = 0
   }
 
+  /** Refused: the item counted since `begin` taken back out of the count, and no for good. */
   private no(): false {
+    this.total = this.from
+    for (let i = this.undo.length - 2; i >= 0; i -= 2) {
+      const index = this.undo[i] as number
+      const was = this.undo[i + 1] as string | undefined
+      const now = this.carry.get(index)
+      if (now !== undefined) this.carried -= spaceTokens(now, this.provider)
+      if (was === undefined) this.carry.delete(index)
+      else {
+        this.carry.set(index, was)
+        this.carried += spaceTokens(was, this.provider)
+      }
+    }
+    this.undo.length = 0
+    this.from = this.total
     this.refused = true
     return false
   }

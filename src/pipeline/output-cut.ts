@@ -53,13 +53,13 @@ export class ChunkGate extends AllowanceGate<ChatCompletionChunk> {
   private last: ChatCompletionChunk | null = null
 
   admit(chunk: ChatCompletionChunk): boolean | Promise<boolean> {
-    // Asked before the chunk's own text is counted: may more follow what was relayed so far?
-    const before = this.allowance.counted
+    // Counted first, then asked: may the chunk go with its text? Refused, it is taken back out.
+    this.allowance.begin()
     /** The chunk carries new text. */
     let grew = false
     for (const c of chunk.choices ?? [])
       if (this.count(c.index, choiceText(c), !!c.finish_reason)) grew = true
-    return this.decide(before, grew, chunk)
+    return this.decide(grew, chunk)
   }
 
   /**
@@ -74,12 +74,12 @@ export class ChunkGate extends AllowanceGate<ChatCompletionChunk> {
   }
 
   /**
-   * Whether `chunk`, its choices just counted (`count`, from `before` output tokens), may be
-   * relayed: asked only when it `grew`; noted as relayed once let through. Takes the chunk, not a
-   * callback: no closure an event on the hot path (the pass-through's gate calls `admit` per event).
+   * Whether `chunk`, its choices just counted (`count`), may be relayed: asked only when it
+   * `grew`; noted as relayed once let through. Takes the chunk, not a callback: no closure an
+   * event on the hot path (the pass-through's gate calls `admit` per event).
    */
-  private decide(before: number, grew: boolean, chunk: ChatCompletionChunk): boolean | Promise<boolean> {
-    const ok = grew ? this.allowance.allows(before) : true
+  private decide(grew: boolean, chunk: ChatCompletionChunk): boolean | Promise<boolean> {
+    const ok = grew ? this.allowance.allows() : true
     if (ok === true) this.note(chunk)
     if (typeof ok === 'boolean') return ok
     return this.noteWhen(ok, chunk)

@@ -12,9 +12,9 @@
  *
  * Exactness: the tokens (and money) of the requests admitted in a window never pass a limit,
  * because every token relayed is held first — at admission or by a growth the limiter granted
- * atomically against the same rows — and relaying stops at what is held, the upstream cancelled.
- * The stream is cut after the chunk that crosses the allowance, so the allowance stops
- * CHUNK_MARGIN tokens short of the hold: that chunk still fits what is held.
+ * atomically against the same rows — and relaying stops at what is held, the upstream cancelled:
+ * a chunk is relayed only when the count with it is held (output-allowance.ts), so the growth is
+ * asked for the chunk that would pass the hold, and that chunk waits for it.
  *
  * Why 4,096 a slice: most answers are shorter (chat answers are hundreds of tokens, coding
  * agents' turns a few thousand), so they never grow — one admission, one settlement, as before —
@@ -34,9 +34,6 @@ import { type GrowOutput, OutputAllowance } from './output-allowance.ts'
 
 /** Output tokens an uncapped request holds at first, and grows by. */
 export const OUTPUT_SLICE = 4_096
-
-/** Output tokens held beyond the allowance's limit: the chunk that crosses the limit is relayed. */
-export const CHUNK_MARGIN = 64
 
 /** The output a request reserves at admission: the client's cap, else one slice of the model's maximum. */
 export const firstOutput = (requested: number | null, modelMax: number): number =>
@@ -84,13 +81,12 @@ export interface Growth {
 }
 
 /**
- * The allowance's first limit for a growing reservation (what it holds less one chunk), and the
- * `grow` it asks when the running count passes it. Each growth is written into `r` (its tokens,
- * output and money as held now, its rows' states), so settlement and a continuation work from
- * what is held.
+ * The `grow` a growing reservation's allowance asks when a chunk would take the count past what is
+ * held. Each growth is written into `r` (its tokens, output and money as held now, its rows'
+ * states), so settlement and a continuation work from what is held; it resolves to the output
+ * now held.
  */
-export function growingAllowance(r: Reservation, g: Growth): { limit: number; grow: GrowOutput } {
-  const limitOf = () => (r.outputTokens >= g.cap ? g.cap : Math.max(0, r.outputTokens - CHUNK_MARGIN))
+export function growingAllowance(r: Reservation, g: Growth): GrowOutput {
   const ask = async (tokens: number) => {
     const micros = g.charge.price
       ? highestCostMicros({ input: 0, output: g.charge.price.output }, 0, tokens)
@@ -112,20 +108,19 @@ export function growingAllowance(r: Reservation, g: Growth): { limit: number; gr
     }
     return e
   }
-  const grow: GrowOutput = async (counted, limit) => {
-    const over = Math.max(0, counted - limitOf())
+  return async (counted, limit) => {
+    const over = Math.max(0, counted - r.outputTokens)
     const step = g.step ?? OUTPUT_SLICE
     const want = Math.min(g.cap - r.outputTokens, over + step)
-    if (want <= 0) return Math.max(limit, limitOf())
+    if (want <= 0) return Math.max(limit, r.outputTokens)
     const e = await ask(want)
     if (e.tokens === 0 && e.states.length) {
       // No whole slice: what every row still leaves, once (another request may take it first).
       const left = Math.min(want, ...e.states.map((s) => room(s, g.charge) ?? want))
       if (left > 0) await ask(left)
     }
-    return Math.max(limit, limitOf())
+    return Math.max(limit, r.outputTokens)
   }
-  return { limit: limitOf(), grow }
 }
 
 /**
@@ -133,7 +128,5 @@ export function growingAllowance(r: Reservation, g: Growth): { limit: number; gr
  * limit: growing from its first slice when it is uncapped (`growth`), else fixed at what it holds.
  */
 export function allowanceFor(r: Reservation, kind: ProviderKind, growth: Growth | null): OutputAllowance {
-  if (!growth) return new OutputAllowance(r.outputTokens, kind)
-  const { limit, grow } = growingAllowance(r, growth)
-  return new OutputAllowance(limit, kind, grow)
+  return new OutputAllowance(r.outputTokens, kind, growth ? growingAllowance(r, growth) : undefined)
 }

@@ -1,7 +1,7 @@
 /**
  * Growth of an uncapped request's output hold (pipeline/output-growth.ts) through the running
- * check (OutputAllowance) against a real SQLite limiter: the allowance stops one chunk short of
- * what is held, grows by a slice as the count passes it, takes what the rows leave when a slice
+ * check (OutputAllowance) against a real SQLite limiter: a chunk goes only when the count with it
+ * is held, the hold grows by a slice for the chunk that would pass it, takes what the rows leave when a slice
  * does not fit, and ends the answer when nothing is left — never holding past the limit.
  */
 
@@ -10,13 +10,7 @@ import { outputTokenCount } from '../../src/limits/output-count.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
-import {
-  CHUNK_MARGIN,
-  firstOutput,
-  growingAllowance,
-  OUTPUT_SLICE,
-  uncappedCap,
-} from '../../src/pipeline/output-growth.ts'
+import { firstOutput, growingAllowance, OUTPUT_SLICE, uncappedCap } from '../../src/pipeline/output-growth.ts'
 import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
@@ -50,7 +44,7 @@ test('an uncapped request holds one slice; the upstream is sent what the rows co
 test('the allowance grows by slices as the answer passes what is held, then by what is left, then ends it', async () => {
   const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: OUTPUT_SLICE, price: null }
   const { store, accountId, reservation } = await admitted(charge)
-  const { limit, grow } = growingAllowance(reservation, {
+  const grow = growingAllowance(reservation, {
     limiter: store,
     accountId,
     keyId: 'key_1',
@@ -58,15 +52,15 @@ test('the allowance grows by slices as the answer passes what is held, then by w
     cap: 9_900,
     now: () => T0 + 1,
   })
-  expect(limit).toBe(OUTPUT_SLICE - CHUNK_MARGIN)
-  const allowance = new OutputAllowance(limit, 'openai', grow)
+  const allowance = new OutputAllowance(reservation.outputTokens, 'openai', grow)
   // Chunks of 10 tokens counted: the answer runs on while growth covers it.
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
-    // Asked before each chunk, as the stream path asks (output-cut.ts).
+    // Counted, then asked, as the stream path asks (output-cut.ts).
+    allowance.begin()
+    allowance.add(TEN)
     const ok = allowance.allows()
     if (!(ok === true || (await ok))) break
-    allowance.add(TEN)
   }
   // It grew to the whole 9,900 the row left (one slice, then the rest): the upstream's cap,
   // so nothing is kept back for a chunk past it.
@@ -79,12 +73,12 @@ test('the allowance grows by slices as the answer passes what is held, then by w
   store.close()
 })
 
-test('another request taking the room first: growth gets what is left and the answer ends one chunk short of its hold', async () => {
+test('another request taking the room first: growth gets what is left and the answer ends at the last chunk its hold covers', async () => {
   const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: OUTPUT_SLICE, price: null }
   const { store, accountId, reservation } = await admitted(charge)
   // A second uncapped request holds its slice too: 10,000 − 2 × 4,196 = 1,608 left.
   expect((await store.admit(chargedAdmission(accountId, T0, charge))).admitted).toBe(true)
-  const { limit, grow } = growingAllowance(reservation, {
+  const grow = growingAllowance(reservation, {
     limiter: store,
     accountId,
     keyId: 'key_1',
@@ -92,18 +86,20 @@ test('another request taking the room first: growth gets what is left and the an
     cap: 9_900,
     now: () => T0 + 1,
   })
-  const allowance = new OutputAllowance(limit, 'openai', grow)
+  const allowance = new OutputAllowance(reservation.outputTokens, 'openai', grow)
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
-    // Asked before each chunk, as the stream path asks (output-cut.ts).
+    // Counted, then asked, as the stream path asks (output-cut.ts).
+    allowance.begin()
+    allowance.add(TEN)
     const ok = allowance.allows()
     if (!(ok === true || (await ok))) break
-    allowance.add(TEN)
   }
   expect(reservation.outputTokens).toBe(OUTPUT_SLICE + 1_608)
-  // The chunk that crossed the limit still fits what is held.
+  // Every chunk relayed is held; the one refused would have passed the hold.
   expect(relayed).toBeLessThanOrEqual(reservation.outputTokens)
-  expect(relayed).toBeGreaterThanOrEqual(reservation.outputTokens - CHUNK_MARGIN)
+  expect(relayed).toBeGreaterThan(reservation.outputTokens - 10)
+  expect(allowance.generated).toBe(relayed)
   const [state] = await store.rowStates({ accountId, keyId: 'key_1', now: T0 + 2, rows: [TPM] })
   expect(state!.used).toBe(10_000)
   store.close()
@@ -128,7 +124,7 @@ test('on a budget alone the hold grows in money at the dearest output price, to 
   expect(reservation.micros).toBe(2 * OUTPUT_SLICE)
   const { cap } = uncappedCap(reservation, charge, 32_000)
   expect(cap).toBe(5_000)
-  const { limit, grow } = growingAllowance(reservation, {
+  const grow = growingAllowance(reservation, {
     limiter: store,
     accountId,
     keyId: 'key_1',
@@ -136,20 +132,21 @@ test('on a budget alone the hold grows in money at the dearest output price, to 
     cap,
     now: () => T0 + 1,
   })
-  const allowance = new OutputAllowance(limit, 'anthropic', grow)
+  const allowance = new OutputAllowance(reservation.outputTokens, 'anthropic', grow)
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
-    // Asked before each chunk, as the stream path asks (output-cut.ts).
+    // Counted, then asked, as the stream path asks (output-cut.ts).
+    allowance.begin()
+    allowance.add('0123456789')
     const ok = allowance.allows()
     if (!(ok === true || (await ok))) break
-    allowance.add('0123456789')
   }
-  // The answer ends once its count reaches the 5,000 the budget covers: the chunk that reaches it
-  // is the last (counted as Anthropic's calibrated bound counts it, whether or not o200k has loaded).
+  // The answer ends at the last chunk the 5,000 the budget covers hold: the one after would pass
+  // it (counted as Anthropic's calibrated bound counts it, whether or not o200k has loaded).
   const perChunk = outputTokenCount('0123456789', 'anthropic')
   expect(relayed).toBeGreaterThan(0)
-  expect(allowance.counted).toBeGreaterThanOrEqual(5_000)
-  expect(allowance.counted).toBeLessThan(5_000 + perChunk)
+  expect(allowance.counted).toBeLessThanOrEqual(5_000)
+  expect(allowance.counted).toBeGreaterThan(5_000 - perChunk)
   expect([reservation.outputTokens, reservation.micros]).toEqual([5_000, 10_000])
   const [state] = await store.rowStates({ accountId, keyId: 'key_1', now: T0 + 2, rows: [BUDGET] })
   expect(state!.used).toBe(10_000)

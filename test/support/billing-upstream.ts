@@ -172,9 +172,12 @@ export async function startBillingUpstream(
             for (let i = 0; i < end; i += chunkTokens) {
               const step = Math.min(chunkTokens, end - i)
               // Each choice's next chunkTokens tokens, billed as they are generated.
+              // The answer's last chunk ends at its last word, as the JSON answer does (and as a
+              // byte-pair model's text ends: no trailing space, which would be a token of its own).
+              const text = i + step >= perChoice ? word.repeat(step).trimEnd() : word.repeat(step)
               for (let k = 0; k < n; k++) {
                 if (done) return
-                c.enqueue(frame(chunk({ content: word.repeat(step) }, null, k)))
+                c.enqueue(frame(chunk({ content: text }, null, k)))
                 sent += step
               }
               if (i === 0 && opts.gate) await opts.gate()

@@ -205,7 +205,8 @@ export class GeminiCutGate extends AllowanceGate<Uint8Array> {
     const res = eventJson(ev)
     if (res === null || res.error) return true
     this.last = res
-    const before = this.allowance.counted
+    // Counted, then asked: may the event go with its text? Refused, it is taken back out.
+    this.allowance.begin()
     let any = false
     for (const [index, t] of generated(res as GeminiResponse)) {
       this.seen.add(index)
@@ -213,7 +214,7 @@ export class GeminiCutGate extends AllowanceGate<Uint8Array> {
       any = true
       this.allowance.addTo(index, t)
     }
-    return any ? this.allowance.allows(before) : true
+    return any ? this.allowance.allows() : true
   }
 
   ending(): Uint8Array[] {

@@ -83,10 +83,10 @@ export class MessagesCutGate extends AllowanceGate<Uint8Array> {
     if (name === 'content_block_start') this.open.add(index)
     const t = generated(name, data)
     if (t === '') return true
-    // Asked before the event's own text is counted: may more follow what was relayed so far?
-    const before = this.allowance.counted
+    // Counted, then asked: may the event go with its text? Refused, it is taken back out.
+    this.allowance.begin()
     this.allowance.addTo(index, t)
-    return this.allowance.allows(before)
+    return this.allowance.allows()
   }
 
   ending(): Uint8Array[] {

@@ -83,10 +83,10 @@ export class ResponsesCutGate extends AllowanceGate<Uint8Array> {
       this.relayed(type, index, data, delta)
       return true
     }
-    // Asked before the event's own text is counted: may more follow what was relayed so far?
-    const before = this.allowance.counted
+    // Counted, then asked: may the event go with its text? Refused, it is taken back out.
+    this.allowance.begin()
     this.allowance.addTo(index, text)
-    const ok = this.allowance.allows(before)
+    const ok = this.allowance.allows()
     if (ok === true) this.relayed(type, index, data, delta)
     if (typeof ok === 'boolean') return ok
     return this.relayedWhen(ok, type, index, data, delta)

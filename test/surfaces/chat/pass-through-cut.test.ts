@@ -51,8 +51,8 @@ describe('ChatCutGate', () => {
     expect(gate.admit(batch)).toBe(false)
     expect(gate.cut).toBe(true)
     const ending = gate.ending().map((b) => Buffer.from(b).toString())
-    // 10 tokens a delta: the second crosses 15 and is relayed; the third is refused.
-    expect(ending[0]).toBe(events.slice(0, 2).join(''))
+    // 10 tokens a delta (and its carried space): the second would pass 15 and is refused.
+    expect(ending[0]).toBe(events[0])
     expect(JSON.parse(ending[1]!.slice(6))).toEqual({
       id: 'c1',
       object: 'chat.completion.chunk',
@@ -63,6 +63,8 @@ describe('ChatCutGate', () => {
     const usage = JSON.parse(ending[2]!.slice(6)).usage
     expect(usage.prompt_tokens).toBe(5)
     expect(usage.completion_tokens).toBe(gate.counted)
+    // What was relayed, not the refused delta: the first delta's 10 tokens and its space.
+    expect(gate.counted).toBe(11)
     expect(ending[3]).toBe('data: [DONE]\n\n')
   })
 })
@@ -106,7 +108,7 @@ describe('assembleChat over what the gate read', () => {
     expect(gate.admit(read)).toBe(false)
     const out = assembleChat(gate.ending(), ctx)
     const completion = JSON.parse(out.body)
-    expect(completion.choices[0].message.content).toBe('w '.repeat(20))
+    expect(completion.choices[0].message.content).toBe('w '.repeat(10))
     expect(completion.choices[0].finish_reason).toBe('length')
     expect(out.usage).toEqual({
       prompt_tokens: 5,

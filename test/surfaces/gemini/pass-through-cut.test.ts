@@ -19,9 +19,11 @@ test('code execution parts count toward the allowance: the gate cuts at it', asy
   ]) {
     const gate = new GeminiCutGate(new OutputAllowance(20, 'gemini'))
     expect(await gate.admit(event([{ text: 'ok' }]))).toBe(true)
-    // The event that crosses the line is relayed (one event past it at most); the next is cut.
-    expect(await gate.admit(event([part]))).toBe(true)
-    expect(gate.counted).toBeGreaterThan(20)
+    const before = gate.counted
+    // The event that would pass the allowance is refused, and not counted: it never went out.
+    expect(await gate.admit(event([part]))).toBe(false)
+    expect(gate.cut).toBe(true)
+    expect(gate.counted).toBe(before)
     expect(await gate.admit(event([{ text: 'more' }]))).toBe(false)
   }
 })

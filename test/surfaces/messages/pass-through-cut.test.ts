@@ -84,9 +84,9 @@ describe('MessagesCutGate', () => {
       admitted.push(i)
     }
     expect(gate.cut).toBe(true)
-    // Thinking (10+) and the first text delta crossed 20: the second text delta is refused.
-    expect(admitted.at(-1)).toBe(6)
-    expect(gate.counted).toBeGreaterThanOrEqual(20)
+    // Thinking (10+): the first text delta would pass 20 and is refused, not counted.
+    expect(admitted.at(-1)).toBe(5)
+    expect(gate.counted).toBeLessThanOrEqual(20)
     const end = gate.ending().map((b) => JSON.parse(dec.decode(b).split('data: ')[1]!))
     expect(end.map((e) => e.type)).toEqual(['content_block_stop', 'message_delta', 'message_stop'])
     expect(end[0].index).toBe(1)
