@@ -5,10 +5,12 @@
  * a token or money limit (and never on a stream without one).
  *
  * Kind `openai`: the o200k count (limits/o200k.ts), the encoding OpenAI's current models bill.
- * Anthropic, Gemini and the demo: the calibrated bound of the input count (limits/text-bound.ts
+ * Anthropic and Gemini: the calibrated bound of the input count (limits/text-bound.ts
  * `shapeBound`, o200k × the family's factor plus its per-class weights, never under the provider's
  * count on the measured corpus), so an answer is not cut at a quarter of its cap as one token a
- * byte would cut it.
+ * byte would cut it. The demo: its own count exactly (`DEMO_CHARS_PER_TOKEN`), as the demo
+ * model counts what it answers (providers/demo/text.ts) — a first-party tokenizer, known as
+ * o200k is.
  *
  * Chunks are counted one at a time and summed: byte-pair merges never cross a chunk's edge in
  * that sum, so it is never below the count of the whole text in practice (one token per
@@ -30,9 +32,13 @@ const shortCounts = new Map<string, number>()
 const SHORT_TEXT = 16
 const SHORT_TEXTS = 8_192
 
+/** The demo model's tokens: about four characters (UTF-16 units) each, a text's rounded up. */
+export const DEMO_CHARS_PER_TOKEN = 4
+
 /** Output tokens `text` may cost on a provider of `kind`, never fewer than it bills. */
 export function outputTokenCount(text: string, kind: ProviderKind): number {
   if (text === '') return 0
+  if (kind === 'demo') return Math.ceil(text.length / DEMO_CHARS_PER_TOKEN)
   if (kind !== 'openai') return shapeBound(textShape(text), familyOf(kind))
   if (text.length > SHORT_TEXT) return countO200k(text).tokens
   let n = shortCounts.get(text)

@@ -3,12 +3,13 @@
  * What the demo model says: `Echo: <latest user text>` (or an acknowledgement of a tool result),
  * a tool call when asked for one, JSON when a JSON response format is set; cut at the answer's
  * bound (`bound.ts`, all choices together), a `stop` sequence or `max_tokens` (finish_reason
- * `length`). Same request, same answer.
+ * `length`; its tokens counted as a gateway counts the demo's stream, text.ts `withinTokens`).
+ * Same request, same answer.
  */
 import type { ChatRequest, FinishReason, ToolCall } from '../../operations/chat.ts'
 import { choiceBudget, schemaTooLarge } from './bound.ts'
 import { jsonFromSchema, SchemaTooLarge } from './json-from-schema.ts'
-import { estimateTokens, lastTurn, lastUserMessage, messageText, userText } from './text.ts'
+import { estimateTokens, lastTurn, lastUserMessage, messageText, userText, withinTokens } from './text.ts'
 import { pickToolCalls } from './tools.ts'
 
 /** JSON mode's answer: `{"echo": <the reply>}`, cut to fit like any schema's strings. */
@@ -45,13 +46,10 @@ export function demoAnswer(req: ChatRequest, maxOutput: number): DemoAnswer {
       finishReason = 'stop'
     }
   }
-  const max = req.max_completion_tokens ?? req.max_tokens ?? maxOutput
-  const limit = Math.min(max * 4, budget)
-  if (text.length > limit) {
-    text = cut(text, limit)
-    finishReason = 'length'
-  }
-  return { content: text, toolCalls: [], finishReason, completionTokens: estimateTokens(text.length) }
+  // Held to its cap as a provider holds it, in the tokens it reports (text.ts `withinTokens`).
+  const within = withinTokens(text, req.max_completion_tokens ?? req.max_tokens ?? maxOutput)
+  if (within.cut) finishReason = 'length'
+  return { content: within.text, toolCalls: [], finishReason, completionTokens: within.tokens }
 }
 
 function replyText(req: ChatRequest): string {

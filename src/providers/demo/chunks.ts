@@ -1,12 +1,13 @@
 /**
  * @module
  * The demo answer as OpenAI would stream it: per choice the role first, then word-sized content
- * deltas (or tool-call deltas: id, type and name first, then argument fragments), then the
+ * deltas (each word with the space before it, as a byte-pair token has it: `words`) (or tool-call deltas: id, type and name first, then argument fragments), then the
  * finish_reason; finally a `choices: []` chunk with usage. Made one at a time as the stream is read
  * (a generator), so a stream holds one chunk, not the whole answer cut into objects.
  */
 import type { ChatCompletionChunk, ToolCall, Usage } from '../../operations/chat.ts'
 import type { DemoAnswer } from './answer.ts'
+import { words } from './text.ts'
 
 export interface ChunkHead {
   id: string
@@ -61,17 +62,6 @@ export function* demoChunks(
     yield chunk(delta(index, {}, answer.finishReason))
   }
   yield chunk([], { usage })
-}
-
-/** Words with their trailing whitespace, one at a time; joined they give back `text` exactly. */
-export function* words(text: string): Generator<string> {
-  const word = /\s*\S+\s*/g
-  let found = false
-  for (let m = word.exec(text); m !== null; m = word.exec(text)) {
-    found = true
-    yield m[0]
-  }
-  if (!found && text) yield text
 }
 
 function* fragments(call: ToolCall): Generator<string> {

@@ -1,7 +1,10 @@
 /**
  * @module
- * Reading a conversation as plain text, and the demo's token estimate.
+ * Reading a conversation as plain text, the demo's token estimate of a prompt, and its count of
+ * what it answers.
  */
+import { DEMO_CHARS_PER_TOKEN } from '../../limits/output-count.ts'
+import { isSpace } from '../../limits/space.ts'
 import type { ChatMessage } from '../../operations/chat.ts'
 
 /** The text of a message's content: a string, or its text and refusal parts joined by spaces. */
@@ -59,7 +62,7 @@ export function lastTurn(messages: ChatMessage[]): ChatMessage | undefined {
 
 /** Tokens for `chars` characters: about four per token, OpenAI's rule of thumb for English. */
 export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4)
+  return Math.ceil(chars / DEMO_CHARS_PER_TOKEN)
 }
 
 /** Prompt tokens: every message's role and text, tool-call names and arguments; at least 1. */
@@ -70,4 +73,64 @@ export function promptTokens(messages: ChatMessage[]): number {
     for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length
   }
   return Math.max(1, estimateTokens(chars))
+}
+
+/**
+ * The pieces the demo streams its text in: each word with the whitespace before it, and any
+ * whitespace after the last word on its own; joined they give back `text` exactly.
+ */
+export function* words(text: string): Generator<string> {
+  const word = /\s*\S+/g
+  let end = 0
+  for (let m = word.exec(text); m !== null; m = word.exec(text)) {
+    end = word.lastIndex
+    yield m[0]
+  }
+  if (end < text.length) yield text.slice(end)
+}
+
+/**
+ * Output tokens of the streamed piece `text[from, to)` (`words`): the demo's count (four
+ * characters a token, limits/output-count.ts), its trailing whitespace character apart, as a
+ * gateway metering the stream counts it (pipeline/output-allowance.ts carries that character).
+ */
+function pieceTokens(text: string, from: number, to: number): number {
+  const spaced = to > from && isSpace(text.charCodeAt(to - 1))
+  return spaced
+    ? Math.ceil((to - from - 1) / DEMO_CHARS_PER_TOKEN) + 1
+    : Math.ceil((to - from) / DEMO_CHARS_PER_TOKEN)
+}
+
+/**
+ * The demo's answer held to `max` output tokens, as a provider holds an answer to `max_tokens`:
+ * its tokens are its streamed pieces, each counted (`pieceTokens`) as a gateway metering the
+ * stream counts them, so what it reports is that count and a cap it was sent is never passed by
+ * it (DESIGN §11: the gateway cuts an upstream that passes it). `cut`: the text was shortened
+ * (the last piece kept as far as it fits). One pass over the text, nothing made a piece.
+ */
+export function withinTokens(text: string, max: number): { text: string; tokens: number; cut: boolean } {
+  let tokens = 0
+  const n = text.length
+  for (let from = 0; from < n; ) {
+    // A piece: the whitespace before a word, and the word (`words`).
+    let to = from
+    while (to < n && isSpace(text.charCodeAt(to))) to++
+    while (to < n && !isSpace(text.charCodeAt(to))) to++
+    const count = pieceTokens(text, from, to)
+    if (tokens + count > max) {
+      const end = longestWithin(text, from, to, max - tokens)
+      return { text: text.slice(0, end), tokens: tokens + pieceTokens(text, from, end), cut: true }
+    }
+    tokens += count
+    from = to
+  }
+  return { text, tokens, cut: false }
+}
+
+/** Where the longest start of the piece `text[from, to)` counted at most `room` tokens ends (whole UTF-16 pairs). */
+function longestWithin(text: string, from: number, to: number, room: number): number {
+  let end = Math.min(to, from + room * DEMO_CHARS_PER_TOKEN)
+  while (end > from && pieceTokens(text, from, end) > room) end--
+  const code = text.charCodeAt(end - 1)
+  return end > from && code >= 0xd800 && code <= 0xdbff ? end - 1 : end
 }

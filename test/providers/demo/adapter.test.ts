@@ -67,8 +67,10 @@ describe('demo adapter', () => {
         logprobs: null,
       },
     ])
-    // prompt: "system"+"Be brief." (15) + "user"+"Hello there, demo!" (22) = 37 chars → 10; completion 24 chars → 6
-    expect(res.usage).toEqual({ prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 })
+    // prompt: "system"+"Be brief." (15) + "user"+"Hello there, demo!" (22) = 37 chars → 10; completion
+    // as streamed, each word with the space before it at 4 characters a token: "Echo:" 2, " Hello" 2,
+    // " there," 2, " demo!" 2 → 8
+    expect(res.usage).toEqual({ prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 })
     expect(stable(await complete(req('Hello there, demo!')))).toEqual(stable(res))
   })
 
@@ -113,14 +115,20 @@ describe('demo adapter', () => {
       [1, 'Echo: hi'],
       [2, 'Echo: hi'],
     ])
-    expect(res.usage!.completion_tokens).toBe(3 * 2)
+    expect(res.usage!.completion_tokens).toBe(3 * 3) // "Echo:" 2, " hi" 1
   })
 
   test('max_tokens truncates with finish_reason length; stop sequences cut the answer', async () => {
-    const long = await complete(req('one two three four five six seven eight', { max_tokens: 3 }))
-    expect(long.choices[0]!.message.content).toBe('Echo: one tw') // 3 tokens × 4 chars
+    const long = await complete(req('one two three four five six seven eight', { max_tokens: 4 }))
+    // "Echo:" 2, " one" 1, " two" 1: then " three" (2) does not fit, nor its first four characters
+    // (" thr" is one token, but the cap is spent) — counted as a gateway counts the stream.
+    expect(long.choices[0]!.message.content).toBe('Echo: one two')
     expect(long.choices[0]!.finish_reason).toBe('length')
-    expect(long.usage!.completion_tokens).toBe(3)
+    expect(long.usage!.completion_tokens).toBe(4)
+    // A piece is cut inside where the cap ends in it.
+    const word = await complete(req('abcdefghijklmnop', { max_tokens: 4 }))
+    expect(word.choices[0]!.message.content).toBe('Echo: abcdefg')
+    expect(word.usage!.completion_tokens).toBe(4)
     const viaCompletionTokens = await complete(req('one two three four', { max_completion_tokens: 2 }))
     expect(viaCompletionTokens.choices[0]!.finish_reason).toBe('length')
     const stopped = await complete(req('alpha beta gamma', { stop: [' gamma', 'zzz'] }))
@@ -216,7 +224,7 @@ describe('demo adapter', () => {
     const res = await complete(r)
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' })
     const words = chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]!.delta.content)
-    expect(words).toEqual(['Echo: ', 'the ', 'quick ', 'brown ', 'fox'])
+    expect(words).toEqual(['Echo:', ' the', ' quick', ' brown', ' fox'])
     expect(chunks.at(-2)!.choices).toEqual([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }])
     expect(chunks.at(-1)!.choices).toEqual([])
     expect(chunks.at(-1)!.usage).toEqual(res.usage)
