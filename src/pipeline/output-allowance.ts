@@ -78,8 +78,13 @@ export class OutputAllowance {
   private carried = 0
   /** Where the item being counted began (`begin`), for `allows` to take it back when refused. */
   private from = 0
-  /** Each stream whose carry the item changed, and what it carried before (undefined: nothing). */
-  private readonly undo: Array<number | string | undefined> = []
+  /**
+   * Each stream whose carry the item changed (`undoIndex`), and what it carried before
+   * (`undoCarry`, '' for nothing), the first `undone` of each: slots reused, not made an item.
+   */
+  private readonly undoIndex: number[] = []
+  private readonly undoCarry: string[] = []
+  private undone = 0
 
   constructor(
     /** Output tokens the reservation holds for the whole answer: n × the per-choice cap. */
@@ -128,7 +133,7 @@ export class OutputAllowance {
   /** An item (a chunk, an event) begins: what is counted of it until `allows` is taken back if refused. */
   begin(): void {
     this.from = this.total
-    this.undo.length = 0
+    this.undone = 0
   }
 
   /** Counts generated text (of any choice) into the running count; returns the new count. */
@@ -167,7 +172,8 @@ export class OutputAllowance {
 
   /** Stream `index` carries `next` (undefined: nothing) in place of `was`, noted for `takeBack`. */
   private setCarry(index: number, was: string | undefined, next: string | undefined): void {
-    this.undo.push(index, was)
+    this.undoIndex[this.undone] = index
+    this.undoCarry[this.undone++] = was ?? ''
     if (was !== undefined) this.carried -= spaceTokens(was, this.provider)
     if (next === undefined) this.carry.delete(index)
     else {
@@ -226,24 +232,24 @@ export class OutputAllowance {
       this.carry.set(index, c)
       this.carried += spaceTokens(c, this.provider)
     }
-    this.undo.length = 0
+    this.undone = 0
   }
 
   /** Refused: the item counted since `begin` taken back out of the count, and no for good. */
   private no(): false {
     this.total = this.from
-    for (let i = this.undo.length - 2; i >= 0; i -= 2) {
-      const index = this.undo[i] as number
-      const was = this.undo[i + 1] as string | undefined
+    for (let i = this.undone - 1; i >= 0; i--) {
+      const index = this.undoIndex[i]!
+      const was = this.undoCarry[i]!
       const now = this.carry.get(index)
       if (now !== undefined) this.carried -= spaceTokens(now, this.provider)
-      if (was === undefined) this.carry.delete(index)
+      if (was === '') this.carry.delete(index)
       else {
         this.carry.set(index, was)
         this.carried += spaceTokens(was, this.provider)
       }
     }
-    this.undo.length = 0
+    this.undone = 0
     this.from = this.total
     this.refused = true
     return false
