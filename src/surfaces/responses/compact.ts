@@ -20,10 +20,10 @@ import { invalidResponse } from '../../providers/http.ts'
 import { droppedParamsHeader } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import {
-  COMPACT_FIELDS,
   checkCompaction,
   checkedSummary,
   compactResource,
+  noToolCalls,
   outputTextOf,
   summaryRequest,
 } from './compaction.ts'
@@ -51,7 +51,7 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
   decode(text, limitsChecked) {
     const body = parseJsonObject(text, COMPACT_EXAMPLE, limitsChecked)
     // One check, /v1/responses' own, of the client's fields and the summary request made of them.
-    const summary = viewOf(validateResponsesRequest(checkedSummary(body)))
+    const summary = viewOf(noToolCalls(validateResponsesRequest(checkedSummary(body))))
     checkCompaction(body)
     return { model: summary.input.model, view: { body, summary }, stream: false }
   },
@@ -80,9 +80,9 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
         const body = JSON.stringify({ ...summaryRequest(view.body, true), model })
         return { path: '/responses', body, headers: {}, streamed: true }
       }
-      // Only the fields the compact endpoint takes; the rest, checked, are not sent.
-      const set: Record<string, string | null> = { model: JSON.stringify(model) }
-      for (const key of Object.keys(view.body)) if (!COMPACT_FIELDS.has(key)) set[key] = null
+      // The client's fields, checked, as written (a field the endpoint does not take is OpenAI's to
+      // refuse, by name): nothing left out in silence.
+      const set = { model: JSON.stringify(model) }
       return { path: '/responses/compact', body: forwardBody(view.body, bodyText, set), headers: {} }
     },
     // Only under a limit (charge.ts), when `request` made the body a Responses request (`ask.streamed`).

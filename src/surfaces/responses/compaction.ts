@@ -28,27 +28,6 @@ import { SUMMARY_HEADER, SUMMARY_PROMPT } from './summary-text.ts'
  */
 export const KEPT_USER_CHARS = 80_000
 
-/**
- * The fields OpenAI's `/responses/compact` takes: its published `CompactResponseMethodPublicBody`
- * (but `previous_response_id`, refused) and the four more Codex sends it (codex-api's
- * `CompactionInput`: `tools`, `parallel_tool_calls`, `reasoning`, `text`), which it accepts. A
- * pass-through sends only these; the others, checked, are left out (OpenAI refuses a cap or a
- * stream flag there).
- */
-export const COMPACT_FIELDS: ReadonlySet<string> = new Set([
-  'model',
-  'input',
-  'instructions',
-  'prompt_cache_key',
-  'prompt_cache_retention',
-  'prompt_cache_options',
-  'service_tier',
-  'tools',
-  'parallel_tool_calls',
-  'reasoning',
-  'text',
-])
-
 /** The compaction request's fields that the summary request to a `/responses` carries as they are. */
 const CARRIED = [
   'instructions',
@@ -80,28 +59,37 @@ export function summaryRequest(body: Record<string, unknown>, stream = false): R
     store: false,
   }
   for (const key of CARRIED) if (body[key] !== undefined) request[key] = body[key]
-  if (Array.isArray(body.tools) && body.tools.length > 0) request.tool_choice = 'none'
+  noToolCalls(request)
   if (typeof body.max_output_tokens === 'number') request.max_output_tokens = body.max_output_tokens
+  return request
+}
+
+/** The summary's tools are offered, not to be called: the history's calls keep their definitions. */
+export function noToolCalls<T extends { tools?: unknown; tool_choice?: unknown }>(request: T): T {
+  if (Array.isArray(request.tools) && request.tools.length > 0) request.tool_choice = 'none'
   return request
 }
 
 /**
  * What `validateResponsesRequest` checks, as `/v1/responses` checks it (types, stored-state
  * fields, Chat Completions fields and unknown ones on a translated route): the summary request
- * with the client's other fields beside it. A `stream` or `store` of the wrong type stays the
- * client's, to be refused by name.
+ * with the client's other fields beside it. A `stream` or `store` of the wrong type and the
+ * client's `tool_choice` stay the client's, to be refused by name (the caller then makes the
+ * summary's `tool_choice` none: `noToolCalls`).
  */
 export function checkedSummary(body: Record<string, unknown>): Record<string, unknown> {
   const request: Record<string, unknown> = { ...body, ...summaryRequest(body) }
   for (const key of ['stream', 'store'])
     if (body[key] != null && typeof body[key] !== 'boolean') request[key] = body[key]
+  if (body.tool_choice !== undefined) request.tool_choice = body.tool_choice
+  else delete request.tool_choice
   return request
 }
 
 /**
  * What a compaction refuses beyond `/v1/responses`' check, with a 400 naming the field: a body
- * with nothing to compact (OpenAI's takes `previous_response_id` instead, refused here) and
- * `store: true` (the compact endpoint keeps nothing; `/v1/responses` treats it as false).
+ * with nothing to compact (OpenAI's takes `previous_response_id` instead, refused here),
+ * `stream: true` (a compaction is answered whole) and `store: true` (the compact endpoint keeps nothing; `/v1/responses` treats it as false).
  */
 export function checkCompaction(body: Record<string, unknown>): void {
   const input = body.input
@@ -111,6 +99,14 @@ export function checkCompaction(body: Record<string, unknown>): void {
       'missing_required_parameter',
       'input is the conversation to compact, and this body has none: send it as a string or an array of input items.',
       { param: 'input' },
+    )
+  }
+  if (body.stream === true) {
+    throw new GatewayError(
+      400,
+      'unsupported_value',
+      "stream: true asks for a streamed answer, and a compaction is answered whole (OpenAI's compact endpoint has no stream): leave stream out.",
+      { param: 'stream' },
     )
   }
   if (body.store === true) {

@@ -23,27 +23,22 @@ export const responsesOutputCap: Forwarding<unknown>['outputCap'] = {
 
 /**
  * `body`: the client's parsed text; `set`: key → its new value's JSON text, replaced where the key
- * is there, else added first; or null: the key left out.
+ * is there, else added first.
  */
 export function forwardBody(
   body: Record<string, unknown>,
   text: string,
-  set: Readonly<Record<string, string | null>>,
+  set: Readonly<Record<string, string>>,
 ): JsonText {
-  const edits = new Map<string, string | null>()
+  const edits = new Map<string, string>()
   const insert: string[] = []
   for (const key in set) {
-    const value = set[key]!
-    if (Object.hasOwn(body, key)) edits.set(key, value)
-    else if (value !== null) insert.push(`${JSON.stringify(key)}:${value}`)
+    if (Object.hasOwn(body, key)) edits.set(key, set[key]!)
+    else insert.push(`${JSON.stringify(key)}:${set[key]}`)
   }
   const edited = spliceTopLevel(text, edits, insert.join(','), Object.keys(body).length)
   if (edited !== null) return edited
   const out = { ...body }
-  for (const key in set) {
-    const value = set[key]!
-    if (value === null) delete out[key]
-    else out[key] = JSON.parse(value)
-  }
+  for (const key in set) out[key] = JSON.parse(set[key]!)
   return JSON.stringify(out)
 }

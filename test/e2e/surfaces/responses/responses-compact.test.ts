@@ -58,7 +58,7 @@ const compact = (body: unknown, key = bed.key) =>
   })
 
 describe('pass-through to an OpenAI Responses upstream', () => {
-  test("the client's text reaches /responses/compact as written, its model edited, fields the endpoint does not take left out", async () => {
+  test("the client's text reaches /responses/compact as written, its model edited", async () => {
     // `1.0`, an escape, spacing and an item without `type` are the client's; re-serialised they were not.
     const text =
       '{"model":"oair/text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0, "prompt_cache_key":"k\\u0031"}'
@@ -66,23 +66,16 @@ describe('pass-through to an OpenAI Responses upstream', () => {
     expect(res.status).toBe(200)
     await res.body?.cancel()
     expect(bed.responses.lastRequest()!.text).toBe(
-      '{"model":"text", "input":[{"role":"user","content":"caf\\u00e9"}], "prompt_cache_key":"k\\u0031"}',
+      '{"model":"text", "input":[{"role":"user","content":"caf\\u00e9"}],"temperature":1.0, "prompt_cache_key":"k\\u0031"}',
     )
   })
 
-  test("only the compact endpoint's fields are sent: the checked others (temperature, max_output_tokens, unknown ones) are not", async () => {
-    const body = {
-      model: 'oair/text',
-      ...HISTORY,
-      temperature: 0.5,
-      max_output_tokens: 99,
-      foo: 1,
-      store: false,
-    }
+  test("a field the compact endpoint does not take is sent as written, and the upstream's refusal names it: nothing left out in silence", async () => {
+    const body = { model: 'oair/text', ...HISTORY, max_output_tokens: 99, store: false }
     const res = await compact(body)
-    expect(res.status).toBe(200)
-    await res.body?.cancel()
-    expect(bed.responses.lastRequest()!.body).toEqual({ ...HISTORY, model: 'text' })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).error).toMatchObject({ param: 'max_output_tokens' })
+    expect(bed.responses.lastRequest()!.body).toEqual({ ...body, model: 'text' })
   })
 
   test("its /responses/compact answers, relayed; usage recorded under the model's id", async () => {
@@ -167,6 +160,8 @@ describe('translated: a compaction made by the target model', () => {
   })
 })
 
+const SHELL_TOOL = { type: 'function', name: 'shell', parameters: { type: 'object', properties: {} } }
+
 describe('bad input: 400 naming the field, as /v1/responses refuses it, on every route; the upstream never asked', () => {
   const BAD: [Record<string, unknown>, string, string][] = [
     [{ input: 'hi', previous_response_id: 'resp_1' }, 'previous_response_id', 'unsupported_parameter'],
@@ -177,6 +172,14 @@ describe('bad input: 400 naming the field, as /v1/responses refuses it, on every
     [{ input: 'hi', temperature: 'hot' }, 'temperature', 'invalid_type'],
     [{ input: 'hi', stream: 'yes' }, 'stream', 'invalid_type'],
     [{ input: 'hi', tool_choice: 'required' }, 'tool_choice', 'invalid_value'],
+    [{ input: 'hi', stream: true }, 'stream', 'unsupported_value'],
+    // The client's tool_choice is checked as sent, though the summary's is none.
+    [{ input: 'hi', tools: [SHELL_TOOL], tool_choice: 42 }, 'tool_choice', 'invalid_type'],
+    [
+      { input: 'hi', tools: [SHELL_TOOL], tool_choice: { type: 'function', name: 'nope' } },
+      'tool_choice',
+      'invalid_value',
+    ],
     [{ input: 42 }, 'input', 'invalid_type'],
     [{}, 'input', 'missing_required_parameter'],
     [{ input: [] }, 'input', 'missing_required_parameter'],
