@@ -29,12 +29,22 @@ import type { CallContext, EmbeddingCalls } from '../types.ts'
 export const DEMO_DIMENSIONS = 256
 
 /**
- * The most values a demo answer holds, all its vectors together (inputs × dimensions): 64 inputs
- * of 256 values, about 330 KB as JSON numbers. As the demo chat's answer bound (`bound.ts`): a
- * small request must not make an answer far larger than itself — 2,048 one-letter inputs made
- * 11 MB, built in one go on the event loop.
+ * The most values a demo answer holds, all its vectors together (inputs × dimensions), whatever
+ * the input: 64 inputs of 256 values, about 330 KB as JSON numbers. Past it, as many values as
+ * the input has characters (token ids count 4 each; `answerBudget`): as the demo chat's answer
+ * bound (`bound.ts`), a small request must not make an answer far larger than itself — 2,048
+ * one-letter inputs made 11 MB, built in one go on the event loop — while an SDK's batch of
+ * documents (LangChain's 512 a call, the AI SDK's up to 2,048) is answered.
  */
 export const MAX_DEMO_VALUES = 16_384
+
+/** The values an answer to `input` may hold: `MAX_DEMO_VALUES`, or the input's size if larger. */
+export function answerBudget(input: EmbeddingRequest['input']): number {
+  let size = 0
+  if (input.kind === 'text') for (const item of input.items) size += item.length
+  else for (const ids of input.items) size += ids.length * 4
+  return Math.max(MAX_DEMO_VALUES, size)
+}
 
 export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls {
   const check = (req: EmbeddingRequest, model: ModelConfig): void => {
@@ -49,12 +59,13 @@ export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls 
     }
     const length = req.dimensions ?? most
     const count = req.input.items.length
-    if (count * length > MAX_DEMO_VALUES) {
-      const fits = Math.max(1, Math.floor(MAX_DEMO_VALUES / length))
+    const budget = answerBudget(req.input)
+    if (count * length > budget) {
+      const fits = Math.max(1, Math.floor(budget / length))
       throw new GatewayError(
         400,
         'answer_too_large',
-        `input has ${count} items of ${length} values each, and the demo answers at most ${MAX_DEMO_VALUES} values in all: send at most ${fits} inputs at a time${length > 1 ? ', or fewer dimensions' : ''}.`,
+        `input has ${count} items of ${length} values each, and the demo answers at most ${budget} values for this input (${MAX_DEMO_VALUES}, or as many as the input has characters): send at most ${fits} inputs at a time${length > 1 ? ', or fewer dimensions' : ''}.`,
         { param: 'input' },
       )
     }

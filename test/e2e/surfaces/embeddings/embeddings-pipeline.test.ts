@@ -137,7 +137,7 @@ test("a text past the demo model's window by the demo's own count → 400 naming
   expect(fits.headers.get('x-ratelimit-remaining-requests')).toBe('4')
 })
 
-test("the demo's answer is bounded (16,384 values in all): past it 400 answer_too_large naming input, not counted", async () => {
+test("the demo's answer is bounded (16,384 values, or the input's characters if more): past it 400 answer_too_large naming input, not counted", async () => {
   const { key } = await gw.key('embed-bound', 'unlimited')
   const inputs = (n: number) => Array.from({ length: n }, (_, i) => `text ${i}`)
   // demo/embed has 64 values: 2,048 one-word inputs asked 11 MB of vectors before the bound.
@@ -154,6 +154,15 @@ test("the demo's answer is bounded (16,384 values in all): past it 400 answer_to
   const small = await post('/v1/embeddings', key, { model: 'demo/embed', input: inputs(2048), dimensions: 8 })
   expect(small.status).toBe(200)
   expect(((await small.json()) as any).data[2047].embedding).toHaveLength(8)
+  // Past 16,384, as many values as the input has characters: an SDK's batch of documents (512 of
+  // 300 characters, 32,768 values) is answered; the same count of one-word inputs is not.
+  const docs = await post('/v1/embeddings', key, {
+    model: 'demo/embed',
+    input: inputs(512).map((t) => t.padEnd(300, '.')),
+  })
+  expect(docs.status).toBe(200)
+  expect(((await docs.json()) as any).data).toHaveLength(512)
+  expect((await post('/v1/embeddings', key, { model: 'demo/embed', input: inputs(512) })).status).toBe(400)
 })
 
 test('RPM is spent once per admitted embeddings request; usage says embeddings', async () => {
