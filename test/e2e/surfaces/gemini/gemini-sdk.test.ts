@@ -322,8 +322,9 @@ describe('the pipeline, in Google terms', () => {
     expect(sent.body.generationConfig.maxOutputTokens).toBeGreaterThan(0)
     expect(answer.candidates[0].content.parts[0].text).toContain('There are **3** "r"s in strawberry.')
     expect(answer.usageMetadata.totalTokenCount).toBe(217)
-    // A cap of 2 tokens: the first event (which crosses it) goes out, then Gemini's own ending.
-    const capped = { ...HELLO, generationConfig: { maxOutputTokens: 2 } }
+    // A cap of 12 tokens: the first event fits and goes out; the next would pass the cap, so it is
+    // held back and Gemini's own ending follows, counting what was relayed (cut63: told = settled ≤ held).
+    const capped = { ...HELLO, generationConfig: { maxOutputTokens: 12 } }
     const cut = await post('/v1beta/models/gemini/text:streamGenerateContent?alt=sse', capped, h)
     const events = (await cut.text())
       .split(/\r?\n\r?\n/)
@@ -332,5 +333,8 @@ describe('the pipeline, in Google terms', () => {
     expect(events.length).toBe(2)
     expect(events[0].candidates[0].content.parts[0].text).toBe('There are **3**')
     expect(events[1].candidates[0].finishReason).toBe('MAX_TOKENS')
+    const told = events[1].usageMetadata.candidatesTokenCount
+    expect(told).toBeGreaterThan(0)
+    expect(told).toBeLessThanOrEqual(12)
   })
 })
