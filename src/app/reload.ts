@@ -99,7 +99,11 @@ export class Reloader {
  */
 export function reloadAlert(r: ReloadReport): { event: AlertEvent; data: Record<string, unknown> } | null {
   if (r.outcome === 'unchanged') return null
-  const common = { source: r.source, generation: r.generation, ...(r.others ? { others: r.others } : {}) }
+  const common = {
+    source: r.source,
+    generation: r.generation,
+    ...(r.others?.length ? { others: r.others } : {}),
+  }
   if (r.outcome === 'applied')
     return { event: 'reload.applied', data: { ...common, changed: changedPaths(r.changed) } }
   return {
