@@ -8,9 +8,10 @@
 import { join } from 'node:path'
 import { chatPair, type SteadySize, warmToSteady } from './c1-warm.ts'
 import { cpuMicros } from './proc-stats.ts'
-import { REPO, startServer } from './processes.ts'
+import { REPO } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type ClosedCell, type Ctx, closedLoad, MODES, type Mode } from './scenarios.ts'
+import { startServer } from './server-child.ts'
 import { chatTarget } from './workload.ts'
 
 export type BareCells = Record<Mode, ClosedCell>

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import repoTexts from '../../test/fixtures/token-corpus-texts.json'
 import { cpuMicros, statusBytes } from './proc-stats.ts'
-import { startServer } from './processes.ts'
+import { startServer } from './server-child.ts'
 
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(name)

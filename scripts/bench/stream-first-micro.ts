@@ -16,7 +16,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type LaneTarget, runLaneClient } from './c1-client.ts'
 import { ticksPerSecond } from './proc-stats.ts'
-import { startMocks, startServer } from './processes.ts'
+import { startMocks } from './processes.ts'
+import { startServer } from './server-child.ts'
 import { chatTarget, quantile, sortedCopy } from './workload.ts'
 
 const argv = Bun.argv.slice(2)

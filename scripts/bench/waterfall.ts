@@ -12,18 +12,10 @@ import { join } from 'node:path'
 import { type BareProxy, startBareProxy } from './bare.ts'
 import { runOpenLoop } from './open-loop.ts'
 import { cpuMicros } from './proc-stats.ts'
-import {
-  CLIENT_ENV,
-  cliJson,
-  configDoc,
-  FULL_MODEL,
-  gatewayCli,
-  PRICED_MODEL,
-  REPO,
-  startServer,
-} from './processes.ts'
+import { CLIENT_ENV, cliJson, configDoc, FULL_MODEL, gatewayCli, PRICED_MODEL, REPO } from './processes.ts'
 import { fmt, fmtSeries, type Row, row, series } from './report.ts'
 import { type Ctx, closedLoad, MODES, type Mode } from './scenarios.ts'
+import { startServer } from './server-child.ts'
 import type { Switch } from './waterfall-serve.ts'
 import { chatTarget, type LoadResult } from './workload.ts'
 
