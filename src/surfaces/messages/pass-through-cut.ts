@@ -80,13 +80,24 @@ export class MessagesCutGate extends AllowanceGate<Uint8Array> {
       this.allowance.end(index)
       return true
     }
-    if (name === 'content_block_start') this.open.add(index)
+    const start = name === 'content_block_start'
     const t = generated(name, data)
-    if (t === '') return true
-    // Counted, then asked: may the event go with its text? Refused, it is taken back out.
+    if (t === '') {
+      if (start) this.open.add(index)
+      return true
+    }
+    // Counted, then asked: may the event go with its text? Refused, it is taken back out — and a
+    // refused start (a tool's name past the cap) opened nothing the ending must close.
     this.allowance.begin()
     this.allowance.addTo(index, t)
-    return this.allowance.allows()
+    const ok = this.allowance.allows()
+    if (!start) return ok
+    return typeof ok === 'boolean' ? this.opened(index, ok) : ok.then((yes) => this.opened(index, yes))
+  }
+
+  private opened(index: number, yes: boolean): boolean {
+    if (yes) this.open.add(index)
+    return yes
   }
 
   ending(): Uint8Array[] {

@@ -94,6 +94,29 @@ describe('MessagesCutGate', () => {
     expect(end[1].usage.output_tokens).toBe(gate.counted)
   })
 
+  test("a block whose start is refused (a tool's name past the cap) is not closed at the cut: the client never saw it open", () => {
+    const gate = new MessagesCutGate(new OutputAllowance(5, 'anthropic'))
+    const events = [
+      START,
+      ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hello' } }),
+      ev('content_block_stop', { index: 0 }),
+      ev('content_block_start', {
+        index: 1,
+        content_block: {
+          type: 'tool_use',
+          id: 't1',
+          name: 'a_tool_name_far_longer_than_what_is_left',
+          input: {},
+        },
+      }),
+    ].map((e) => enc.encode(e))
+    const admitted = events.map((e) => gate.admit(e))
+    expect(admitted).toEqual([true, true, true, true, false])
+    const end = gate.ending().map((b) => JSON.parse(dec.decode(b).split('data: ')[1]!))
+    expect(end.map((e) => e.type)).toEqual(['message_delta', 'message_stop'])
+  })
+
   test('assembles the message: thinking with its signature, text, tool input, the stop reason and usage', () => {
     const events = [
       START,
