@@ -168,3 +168,17 @@ describe('the demo model', () => {
         expect(full.told.output).toBeGreaterThanOrEqual(outputTokenCount(full.told.pieces.join(''), 'demo'))
       })
 })
+
+describe('an upstream honouring its cap: what fits is relayed whole, not cut a chunk short', () => {
+  for (const surface of SURFACES)
+    for (const stream of [true, false])
+      test(`${surface}, ${stream ? 'stream' : 'JSON'}: caps 955 and 950 answered to the token, told what the ledger settled`, async () => {
+        bed ??= await startTokensBed(PLAN, { answerTokens: 3_000, upstream: { chunkDelayMs: 1 } })
+        for (const max of [955, 950]) {
+          const r = await ask(surface, stream, max)
+          expect(r.told.output).toBe(max)
+          expect(outputTokenCount(r.told.pieces.join(''), 'openai')).toBe(max)
+          expect(r.told.input + r.told.output).toBe(r.ledger)
+        }
+      })
+})
