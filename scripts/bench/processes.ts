@@ -8,11 +8,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
 import { type AnthropicMock, startAnthropicMock } from '../mock-upstream/anthropic.ts'
 import { type GeminiMock, startGeminiMock } from '../mock-upstream/gemini.ts'
 import { type MockUpstream, startMockUpstream } from '../mock-upstream.ts'
-import { type Served, startServer } from './server-child.ts'
+import { startServer } from './server-child.ts'
 
 export const REPO = join(import.meta.dir, '..', '..')
 export const BINARY = join(REPO, 'dist', 'switchyard')
