@@ -77,6 +77,11 @@ export interface ProviderAdapter {
 export interface EmbeddingCalls {
   /** Refuses what this provider cannot embed, with a 400 naming the field. Runs before admission. */
   check(req: EmbeddingRequest, model: ModelConfig): void
+  /**
+   * Fields of the canonical request this provider's wire has no place for and that change no
+   * vector (OpenAI's `user`): left out, and named in `x-switchyard-dropped-params` as chat names them.
+   */
+  readonly leavesOut?: readonly (keyof EmbeddingRequest)[]
   /** One vector per input item, in order, and the usage to record. Throws `GatewayError`s. */
   embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>
 }

@@ -18,6 +18,7 @@ import { embeddingsResponseBytes } from '../../providers/body-limit.ts'
 import { readText } from '../../providers/http.ts'
 import type { Resilience } from '../../providers/resilience/index.ts'
 import type { ProviderAdapter } from '../../providers/types.ts'
+import { droppedParamsHeader } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import type { OperationAttempt, Targeted } from '../attempts.ts'
 import type { Finish } from '../call.ts'
@@ -25,8 +26,13 @@ import { toGatewayError } from '../errors.ts'
 import type { AdmittedOperation } from '../operation.ts'
 import type { EmbeddingsSurface, EncodeContext, ForwardRequest } from '../surface.ts'
 
-/** What the checks chose: the client's body to pass through, or the canonical request to translate. */
-export type EmbeddingsCall = { forward: ForwardRequest } | { request: EmbeddingRequest }
+/**
+ * What the checks chose: the client's body to pass through, or the canonical request to translate
+ * with the response headers its translation adds (what the provider left out).
+ */
+export type EmbeddingsCall =
+  | { forward: ForwardRequest }
+  | { request: EmbeddingRequest; headers: Record<string, string> | undefined }
 
 /** One target of an embeddings request and how the request reaches it. */
 export interface EmbeddingsRoute extends Targeted {
@@ -60,7 +66,8 @@ export function checkEmbeddings<View>(
   } catch (e) {
     throw inSurfaceTerms(e, surface.inputParam)
   }
-  return { request }
+  const leftOut = adapter.embeddings.leavesOut?.filter((field) => request[field] !== undefined) ?? []
+  return { request, headers: droppedParamsHeader(leftOut) }
 }
 
 /**
@@ -138,6 +145,7 @@ export function embeddingsAttempt<View>(
     }
     try {
       let out: { body: string; usage: EmbeddingUsage }
+      let added: Record<string, string> | undefined
       if ('forward' in call) {
         const answer = await adapter.forward!(call.forward, ctx)
         // Read here, under the provider's timeouts and max_response_bytes, so the relay is bounded.
@@ -145,6 +153,7 @@ export function embeddingsAttempt<View>(
       } else {
         const result = await adapter.embeddings!.embed(call.request, ctx)
         out = { body: surface.encode(result, encodeCtx), usage: result.usage }
+        added = call.headers
       }
       // Embeddings produce no tokens: the record says 0, not unknown.
       finish(200, { prompt_tokens: out.usage.prompt_tokens, completion_tokens: 0 }, null, null)
@@ -152,6 +161,7 @@ export function embeddingsAttempt<View>(
         status: 200,
         headers: {
           ...headers,
+          ...added,
           'content-type': 'application/json',
           [TOKEN_COUNT_HEADER]: out.usage.estimated ? ESTIMATED : 'upstream',
         },

@@ -7,7 +7,7 @@
  * arrays are refused (400 naming `input`) before admission. Shortened vectors (`dimensions`) come
  * back from Gemini unnormalised; they are scaled to unit length, as OpenAI's are. It reports no token counts for a
  * batch, so usage is estimated from the input. Fields Gemini does not know (OpenAI's `user`) are
- * not sent: it refuses unknown fields.
+ * not sent, as it refuses unknown fields, and are named to the client (`leavesOut`).
  *
  * @example
  * const gemini = createGeminiEmbeddings({ prefix: 'gemini', kind: 'gemini', api_key, models })
@@ -53,6 +53,7 @@ export function createGeminiEmbeddings(provider: ProviderConfig): EmbeddingCalls
 
   return {
     check,
+    leavesOut: ['user'],
     async embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
       check(req)
       const name = req.model.replace(/^models\//, '')

@@ -2,9 +2,10 @@
  * @module
  * The OpenAI Embeddings surface (`POST /v1/embeddings`) on the pipeline, serving the embeddings
  * operation. openai providers take the client's body as it is (model swapped: `encoding_format`,
- * `dimensions` and `user` reach them as sent); gemini and demo take the canonical request, and the
- * answer is encoded here in the format the client asked for (`float`, or `base64` as the `openai`
- * SDK asks by default).
+ * `dimensions`, `user` and fields OpenAI has not reach them as sent); gemini and demo take the
+ * canonical request — a field OpenAI's request has not is refused there by name — and the answer
+ * is encoded here in the format the client asked for (`float`, or `base64` as the `openai` SDK
+ * asks by default).
  *
  * @example
  * pipeline.handle(embeddingsSurface, request, server, headers)
@@ -17,7 +18,7 @@ import { encodeEmbeddings } from './encode.ts'
 import { EMBEDDINGS_PATH, forwardEmbeddingsBody, relayEmbeddingsJson } from './forward.ts'
 import { checkEmbeddingLimits } from './limits.ts'
 import { EMBEDDINGS_JSON_LIMITS } from './request-schema.ts'
-import { decodeEmbeddings, type EmbeddingsView } from './validate.ts'
+import { decodeEmbeddings, type EmbeddingsView, refuseUnknownFields } from './validate.ts'
 
 export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
   name: 'embeddings',
@@ -31,12 +32,15 @@ export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
   },
   checkLimits: (view, entry) => checkEmbeddingLimits(view, entry.model),
   answerShape: (view) => ({ items: view.input.items.length, dimensions: view.body.dimensions ?? null }),
-  translate: (view, entry) => ({
-    model: upstreamModelName(entry.model),
-    input: view.input,
-    dimensions: view.body.dimensions,
-    user: view.body.user,
-  }),
+  translate(view, entry) {
+    refuseUnknownFields(view.body, entry.id, entry.provider.kind)
+    return {
+      model: upstreamModelName(entry.model),
+      input: view.input,
+      dimensions: view.body.dimensions,
+      user: view.body.user,
+    }
+  },
   encode: (result, ctx) => encodeEmbeddings(result, ctx.modelId, ctx.view.body.encoding_format ?? 'float'),
   forward: {
     kind: 'openai',

@@ -4,9 +4,9 @@
  * document, as the `openai` SDK's `EmbeddingCreateParams` types it): `model`, `input` as a string,
  * an array of strings, an array of token ids or an array of token-id arrays, `dimensions`,
  * `encoding_format` (`float` | `base64`) and `user`. OpenAI's own bounds hold: no empty string or
- * array, at most 2048 items in an array of inputs. Other fields are left to the upstream (an
- * OpenAI-compatible server may take more, e.g. vLLM's `truncate_prompt_tokens`); a translation
- * sends only these.
+ * array, at most 2048 items in an array of inputs. Other fields pass through to an `openai`
+ * upstream (an OpenAI-compatible server may take more, e.g. vLLM's `truncate_prompt_tokens`); a
+ * translated route refuses them by name, as OpenAI does (`refuseUnknownFields`).
  */
 import { type Static, Type as T } from '@sinclair/typebox'
 import { type JsonLimits, MAX_JSON_DEPTH } from '../../json/limits.ts'

@@ -12,6 +12,7 @@ import { parseJsonObject } from '../../json/parse-json-body.ts'
 import { compiledOnUse, explainValidationError } from '../../json/validation-error.ts'
 import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { clip, shownNames } from '../../util/text.ts'
 import {
   EMBEDDINGS_EXAMPLE,
   EMBEDDINGS_JSON_LIMITS,
@@ -52,6 +53,30 @@ export function decodeEmbeddings(text: string, limitsChecked = false): Embedding
     throw explainValidationError(check.Errors(body), body)
   }
   return { body, input: normaliseInput(body.input) }
+}
+
+/** The fields of OpenAI's embeddings request: all a translation reads. */
+const KNOWN_FIELDS = Object.keys(EmbeddingsRequestSchema.properties)
+
+/**
+ * On a translated route (gemini, demo) the gateway plays OpenAI's API, which refuses a field it
+ * does not know ("Unrecognized request argument supplied"): 400 `unknown_parameter` naming the
+ * first, rather than embedding without it. A field beyond OpenAI's is some other server's knob
+ * (`input_type`, `task`, `truncate_prompt_tokens`, ...) and changes the vectors, so leaving it
+ * out would answer another request than the one sent. An `openai` route passes the body on as it
+ * is: there the upstream takes it or refuses it by name. Sent as null, a field asks for nothing.
+ */
+export function refuseUnknownFields(body: EmbeddingsRequestInput, modelId: string, kind: string): void {
+  const unknown = Object.keys(body).filter(
+    (key) => !KNOWN_FIELDS.includes(key) && body[key as keyof typeof body] != null,
+  )
+  if (unknown.length === 0) return
+  throw new GatewayError(
+    400,
+    'unknown_parameter',
+    `Unrecognized request argument supplied: ${shownNames(unknown)}. '${modelId}' is served through a ${kind} provider's embeddings, which take only OpenAI's fields (${KNOWN_FIELDS.join(', ')}): leave it out, or choose a model of an OpenAI-compatible provider that takes it.`,
+    { param: clip(unknown[0]!, 64) },
+  )
 }
 
 function normaliseInput(input: EmbeddingsRequestInput['input']): EmbeddingInput {
