@@ -15,6 +15,7 @@ import { GatewayError } from '../../util/errors.ts'
 import { countTokensSurface, estimateChatTokens } from '../count-tokens.ts'
 import { convertToChatRequest } from './convert-to-chat-request.ts'
 import { geminiErrorResponse } from './errors.ts'
+import { refuseUndecodableInlineData } from './inline-data.ts'
 import { Content, type GenerateContentRequest, GenerateContentRequestSchema } from './request-schema.ts'
 import { geminiBody, targetOf } from './view.ts'
 
@@ -60,6 +61,7 @@ export function geminiCountTokensSurface(perSecond: number): CountTokensSurface<
               param: 'contents',
             },
           )
+        refuseUndecodableInlineData(request, body.generateContentRequest ? 'generateContentRequest.' : '')
         return { model: target.model, view: { request, text }, stream: false }
       },
       upstream: (view, entry) =>

@@ -26,6 +26,7 @@ import { batchEmbedContentsSurface, embedContentSurface } from './embed.ts'
 import { encodeCompletion } from './encode.ts'
 import { geminiErrorResponse } from './errors.ts'
 import { detectGeminiFeatures } from './features.ts'
+import { refuseUndecodableInlineData } from './inline-data.ts'
 import { unreadFields } from './lost-in-translation.ts'
 import { geminiForwarding } from './pass-through.ts'
 import { GenerateContentRequestSchema } from './request-schema.ts'
@@ -63,6 +64,7 @@ export const geminiSurface: ChatSurface<GeminiView> = {
         `Unknown Gemini method "${clip(target.method)}". Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.`,
       )
     const body = validateWith(checker(), geminiBody(text, limitsChecked))
+    refuseUndecodableInlineData(body)
     const stream = target.method === 'streamGenerateContent'
     return { model: target.model, view: { ...target, stream, body }, stream }
   },
