@@ -29,7 +29,8 @@ export function isBase64(data: string): boolean {
 
 /** Throws the 400 for the first `inlineData.data` in `contents` or `systemInstruction` that is not base64. */
 export function refuseUndecodableInlineData(request: GenerateContentRequest, prefix = ''): void {
-  request.contents?.forEach((content, i) => checkContent(content, `${prefix}contents[${i}]`))
+  const contents = request.contents ?? []
+  for (let i = 0; i < contents.length; i++) checkContent(contents[i]!, `${prefix}contents[${i}]`)
   if (request.systemInstruction) checkContent(request.systemInstruction, `${prefix}systemInstruction`)
 }
 
