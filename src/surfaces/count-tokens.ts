@@ -18,6 +18,7 @@
 
 import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { countO200k, type O200kCounter } from '../limits/o200k.ts'
+import { SlidingLog } from '../limits/sliding-log.ts'
 import type { ChatMessage, FunctionTool } from '../operations/chat.ts'
 import { TOKEN_COUNT_HEADER } from '../pipeline/operations/embeddings.ts'
 import type { CountTokensSurface, SurfaceCore } from '../pipeline/surface.ts'
@@ -70,32 +71,33 @@ export function countTokensSurface<View>(
   }
 }
 
-/** Per key, per process: at most `perSecond` calls in any one-second slot. */
+/**
+ * Keys whose calls the throttle remembers at once: each holds `perSecond` times (20 × 8 bytes), so
+ * a client cycling keys costs at most about 3 MB however many it has.
+ */
+const THROTTLE_KEYS = 10_000
+
+/** Per key, per process: at most `perSecond` calls in any second (a sliding window, `SlidingLog`). */
 class CountTokensThrottle {
-  private slot = 0
-  private readonly counts = new Map<string, number>()
+  private readonly log: SlidingLog
 
   /** `endpoint` names the endpoint in the 429's message (`count_tokens`, `responses/input_tokens`). */
   constructor(
     private readonly perSecond: number,
     private readonly endpoint: string,
-  ) {}
+  ) {
+    this.log = new SlidingLog({ limit: perSecond, windowMs: 1000, maxKeys: THROTTLE_KEYS })
+  }
 
-  /** Throws 429 once the key used up this second's calls. */
+  /** Throws 429 when the key made `perSecond` calls in the last second. */
   take(keyId: string, nowMs: number): void {
-    const slot = Math.floor(nowMs / 1000)
-    if (slot !== this.slot) {
-      this.slot = slot
-      this.counts.clear()
-    }
-    const used = (this.counts.get(keyId) ?? 0) + 1
-    this.counts.set(keyId, used)
-    if (used > this.perSecond) {
+    const waitMs = this.log.take(keyId, nowMs)
+    if (waitMs > 0) {
       throw new GatewayError(
         429,
         'count_tokens_throttled',
-        `${this.endpoint} is limited to ${this.perSecond} calls per second per key; retry in a second.`,
-        { headers: { 'retry-after': '1' } },
+        `${this.endpoint} is limited to ${this.perSecond} calls per second per key; retry in ${waitMs} ms.`,
+        { headers: { 'retry-after': String(Math.ceil(waitMs / 1000)), 'retry-after-ms': String(waitMs) } },
       )
     }
   }
