@@ -28,21 +28,12 @@ import { SUMMARY_HEADER, SUMMARY_PROMPT } from './summary-text.ts'
  */
 export const KEPT_USER_CHARS = 80_000
 
-/** The compaction request's fields that the summary request to a `/responses` carries as they are. */
-const CARRIED = [
-  'instructions',
-  'tools',
-  'parallel_tool_calls',
-  'reasoning',
-  'text',
-  'prompt_cache_key',
-  'service_tier',
-]
-
 /**
- * The Responses request that asks the target model for the summary: the client's `input` (a
- * string is a user message), then the summary prompt; its tools offered but not to be called
- * (`tool_choice: none`: the history's calls keep their definitions).
+ * The Responses request that asks the target model for the summary: the client's fields as they
+ * came (`temperature`, `top_p`, `instructions`, `reasoning`, ...: what shapes the answer shapes the
+ * summary too, on every route), its `input` (a string is a user message) then the summary prompt,
+ * not stored; its tools offered but not to be called (`tool_choice: none`: the history's calls
+ * keep their definitions).
  */
 export function summaryRequest(body: Record<string, unknown>, stream = false): Record<string, unknown> {
   const input = body.input ?? []
@@ -53,15 +44,12 @@ export function summaryRequest(body: Record<string, unknown>, stream = false): R
     })
   }
   const request: Record<string, unknown> = {
-    model: body.model,
+    ...body,
     input: [...turns, { role: 'user', content: SUMMARY_PROMPT }],
     stream,
     store: false,
   }
-  for (const key of CARRIED) if (body[key] !== undefined) request[key] = body[key]
-  noToolCalls(request)
-  if (typeof body.max_output_tokens === 'number') request.max_output_tokens = body.max_output_tokens
-  return request
+  return noToolCalls(request)
 }
 
 /** The summary's tools are offered, not to be called: the history's calls keep their definitions. */
@@ -78,7 +66,7 @@ export function noToolCalls<T extends { tools?: unknown; tool_choice?: unknown }
  * summary's `tool_choice` none: `noToolCalls`).
  */
 export function checkedSummary(body: Record<string, unknown>): Record<string, unknown> {
-  const request: Record<string, unknown> = { ...body, ...summaryRequest(body) }
+  const request = summaryRequest(body)
   for (const key of ['stream', 'store'])
     if (body[key] != null && typeof body[key] !== 'boolean') request[key] = body[key]
   if (body.tool_choice !== undefined) request.tool_choice = body.tool_choice

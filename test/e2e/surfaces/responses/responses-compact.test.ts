@@ -130,6 +130,21 @@ describe('pass-through to an OpenAI Responses upstream', () => {
     ])
     expect((await bed.usageOf(key, 'oair/text'))?.requests).toBe(1)
   })
+  test("under a token limit: the client's sampling fields reach the summary as they came (temperature was dropped)", async () => {
+    const key = await bed.freshKey('metered')
+    const fields = { temperature: 0.2, top_p: 0.5, user: 'u-7', prompt_cache_key: 'c-1' }
+    const res = await compact({ model: 'oair/text', ...HISTORY, ...fields }, key)
+    expect(res.status).toBe(200)
+    await res.body?.cancel()
+    const sent = bed.responses.lastRequest()!
+    expect(sent.path).toBe('/v1/responses')
+    expect(sent.body).toMatchObject({
+      ...fields,
+      instructions: HISTORY.instructions,
+      stream: true,
+      store: false,
+    })
+  })
 })
 
 describe('translated: a compaction made by the target model', () => {
