@@ -30,8 +30,8 @@ export const featureUse =
   <F extends Feature>(doWithout: Readonly<Record<F, string>>) =>
   (feature: F, param: string): FeatureUse => ({ feature, param, doWithout: doWithout[feature] })
 
-/** What to change in the request to do without each feature. */
-const DO_WITHOUT: Record<Feature, string> = {
+/** What to change in the request to do without each feature, in the chat wire's words. */
+export const CHAT_DO_WITHOUT: Readonly<Record<Feature, string>> = {
   streaming: 'send "stream": false',
   tools: 'remove tools, tool_choice, assistant tool_calls and tool messages',
   parallel_tool_calls: 'leave "parallel_tool_calls" out or set it to false',
@@ -78,7 +78,7 @@ export function checkFeatures(
     throw new GatewayError(
       400,
       'unsupported_feature',
-      `The model "${modelId}" does not support ${first.feature}, which ${first.param} uses. To use this model, ${first.doWithout ?? DO_WITHOUT[first.feature]}; or choose a model that supports ${first.feature} (GET /v1/models lists each model's features).${also}`,
+      `The model "${modelId}" does not support ${first.feature}, which ${first.param} uses. To use this model, ${first.doWithout ?? CHAT_DO_WITHOUT[first.feature]}; or choose a model that supports ${first.feature} (GET /v1/models lists each model's features).${also}`,
       { param: first.param },
     )
   }

@@ -35,10 +35,13 @@ const SHORT_TEXTS = 8_192
 /** The demo model's tokens: about four characters (UTF-16 units) each, a text's rounded up. */
 export const DEMO_CHARS_PER_TOKEN = 4
 
+/** The demo's count of `chars` characters (`DEMO_CHARS_PER_TOKEN`): the demo bills it, the gateway meters it. */
+export const demoTokens = (chars: number): number => Math.ceil(chars / DEMO_CHARS_PER_TOKEN)
+
 /** Output tokens `text` may cost on a provider of `kind`, never fewer than it bills. */
 export function outputTokenCount(text: string, kind: ProviderKind): number {
   if (text === '') return 0
-  if (kind === 'demo') return Math.ceil(text.length / DEMO_CHARS_PER_TOKEN)
+  if (kind === 'demo') return demoTokens(text.length)
   if (kind !== 'openai') return shapeBound(textShape(text), familyOf(kind))
   if (text.length > SHORT_TEXT) return countO200k(text).tokens
   let n = shortCounts.get(text)

@@ -6,10 +6,11 @@
  * `length`; its tokens counted as a gateway counts the demo's stream, text.ts `withinTokens`).
  * Same request, same answer.
  */
+import { demoTokens } from '../../limits/output-count.ts'
 import type { ChatRequest, FinishReason, ToolCall } from '../../operations/chat.ts'
 import { choiceBudget, schemaTooLarge } from './bound.ts'
 import { jsonFromSchema, SchemaTooLarge } from './json-from-schema.ts'
-import { estimateTokens, lastTurn, lastUserMessage, messageText, userText, withinTokens } from './text.ts'
+import { lastTurn, lastUserMessage, messageText, userText, withinTokens } from './text.ts'
 import { pickToolCalls } from './tools.ts'
 
 /** JSON mode's answer: `{"echo": <the reply>}`, cut to fit like any schema's strings. */
@@ -31,7 +32,7 @@ export function demoAnswer(req: ChatRequest, maxOutput: number): DemoAnswer {
   if (toolCalls.length > 0) {
     let chars = 0
     for (const call of toolCalls) chars += call.function.name.length + call.function.arguments.length
-    return { content: null, toolCalls, finishReason: 'tool_calls', completionTokens: estimateTokens(chars) }
+    return { content: null, toolCalls, finishReason: 'tool_calls', completionTokens: demoTokens(chars) }
   }
   const reply = replyText(req)
   const answer = formatted(req, reply, budget, n)

@@ -3,7 +3,7 @@
  * Reading a conversation as plain text, the demo's token estimate of a prompt, and its count of
  * what it answers.
  */
-import { DEMO_CHARS_PER_TOKEN } from '../../limits/output-count.ts'
+import { DEMO_CHARS_PER_TOKEN, demoTokens } from '../../limits/output-count.ts'
 import { isSpace } from '../../limits/space.ts'
 import type { ChatMessage } from '../../operations/chat.ts'
 
@@ -60,11 +60,6 @@ export function lastTurn(messages: ChatMessage[]): ChatMessage | undefined {
   return undefined
 }
 
-/** Tokens for `chars` characters: about four per token, OpenAI's rule of thumb for English. */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / DEMO_CHARS_PER_TOKEN)
-}
-
 /** Prompt tokens: every message's role and text, tool-call names and arguments; at least 1. */
 export function promptTokens(messages: ChatMessage[]): number {
   let chars = 0
@@ -72,7 +67,7 @@ export function promptTokens(messages: ChatMessage[]): number {
     chars += m.role.length + messageText(m).length
     for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length
   }
-  return Math.max(1, estimateTokens(chars))
+  return Math.max(1, demoTokens(chars))
 }
 
 /**
@@ -96,9 +91,7 @@ export function* words(text: string): Generator<string> {
  */
 function pieceTokens(text: string, from: number, to: number): number {
   const spaced = to > from && isSpace(text.charCodeAt(to - 1))
-  return spaced
-    ? Math.ceil((to - from - 1) / DEMO_CHARS_PER_TOKEN) + 1
-    : Math.ceil((to - from) / DEMO_CHARS_PER_TOKEN)
+  return spaced ? demoTokens(to - from - 1) + 1 : demoTokens(to - from)
 }
 
 /**

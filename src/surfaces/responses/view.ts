@@ -12,10 +12,9 @@
  */
 
 import type { CatalogueEntry } from '../../catalogue/entry.ts'
-import { checkReasoningOff, type FeatureUse } from '../../catalogue/features.ts'
+import { CHAT_DO_WITHOUT, checkReasoningOff, type FeatureUse, featureUse } from '../../catalogue/features.ts'
 import { defaultTemperature } from '../../catalogue/temperature.ts'
 import { upstreamModelName } from '../../config/models.ts'
-import type { Feature } from '../../config/schema-providers.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
 import type { ChatRequest } from '../../operations/chat.ts'
 import { unservedParams } from '../../providers/unserved-params.ts'
@@ -55,8 +54,12 @@ export function viewOf(input: ResponsesRequestInput): ResponsesView {
   return { input, decoded, served: decoded.tools.all, temperature: input.temperature ?? 1 }
 }
 
-/** How to do without a feature, in this surface's words. */
-const DO_WITHOUT: Partial<Record<Feature, string>> = {
+/**
+ * How to do without a feature, in this surface's words; the chat wire's where they are the same
+ * (`parallel_tool_calls`), or where the Responses request cannot use it (`n`, audio).
+ */
+const use = featureUse({
+  ...CHAT_DO_WITHOUT,
   streaming: 'send "stream": false',
   tools: 'remove "tools", "tool_choice" and the function_call / function_call_output items',
   vision: 'remove the input_image and input_file parts',
@@ -64,25 +67,20 @@ const DO_WITHOUT: Partial<Record<Feature, string>> = {
   json_schema: 'remove "text.format"',
   system_messages: 'move "instructions" and the system or developer messages into the first user message',
   reasoning: 'leave "reasoning.effort" out',
-}
+  logprobs: 'leave "top_logprobs" out and "message.output_text.logprobs" out of "include"',
+})
 
 export function featureUses(view: ResponsesView): FeatureUse[] {
   // `reasoning.effort: "none"` asks for no reasoning, which a model without it gives: not a use.
   const none = view.decoded.chat.reasoning_effort === 'none'
   const uses = detectFeatures(view.decoded.chat)
-    .filter((use) => !(none && use.feature === 'reasoning'))
-    .map((use) => ({
-      ...use,
-      param: view.decoded.param(use.param),
-      doWithout: DO_WITHOUT[use.feature],
-    }))
+    .filter((chat) => !(none && chat.feature === 'reasoning'))
+    .map((chat) => use(chat.feature, view.decoded.param(chat.param)))
   // Not in the chat form (a translated route refuses it), yet a use on every route.
   const logprobs = logprobsParam(view.input)
-  if (logprobs) uses.push({ feature: 'logprobs', param: logprobs, doWithout: LOGPROBS_WITHOUT })
+  if (logprobs) uses.push(use('logprobs', logprobs))
   return uses
 }
-
-const LOGPROBS_WITHOUT = 'leave "top_logprobs" out and "message.output_text.logprobs" out of "include"'
 
 /** The chat request for a translating adapter; names the hosted tools it dropped. */
 export function translateView(
