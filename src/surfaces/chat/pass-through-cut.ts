@@ -10,10 +10,12 @@
  * `finish_reason: "length"`, the usage chunk (the input as reserved, the output as counted),
  * `[DONE]` — and goes through the same relay, so the client reads what the translated path wrote.
  *
- * Each event is parsed once (`JSON.parse` of its data: measured cheaper under Bun's engine than
+ * Each event is parsed once by JSC's JSON parser (measured cheaper under Bun's engine than
  * reading the text fields off the bytes by hand, which this file did until 2026-11-29 — 1.5–2 ×
- * the parse's CPU on the bench's events), the common one-line `data: {…}` event straight off its
- * bytes. Its chunk is counted and judged by the translated path's gate itself (`ChunkGate.admit`).
+ * the parse's CPU on the bench's events): the common one-line `data: {…}` event on its bytes in
+ * place (`Bun.JSONL.parseChunk`, no string of the line made: stop 64), any other through its
+ * decoded data and `JSON.parse`. Its chunk is counted and judged by the translated path's gate
+ * itself (`ChunkGate.admit`).
  *
  * A JSON request under a limit is sent upstream as a stream (`streamingBody`) and the events,
  * as the gate let them through, put together as the chat completion (`assembleChat`): the same
@@ -63,7 +65,19 @@ function eventChunk(buf: Buffer, start: number, end: number): ChatCompletionChun
     buf[end - 1] === LF &&
     startsWith(buf, start, DATA_LINE) &&
     buf.indexOf(LF, start) === end - 2
-  return chunkOf(oneLine ? buf.toString('utf8', start + DATA_PREFIX, end - 2) : eventData(buf, start, end))
+  return oneLine ? lineChunk(buf, start + DATA_PREFIX, end - 2) : chunkOf(eventData(buf, start, end))
+}
+
+/**
+ * The chunk in `buf[from, to)`, one line of JSON, parsed off the bytes (`Bun.JSONL.parseChunk`:
+ * JSC's JSON parser on the bytes in place, no string of the line made), or null as `chunkOf`
+ * says it: a line that is not exactly one JSON value (`JSON.parse` throws on what follows a value;
+ * here the second value or the error leaves `done` false), or not an object with a `choices` array.
+ */
+function lineChunk(buf: Buffer, from: number, to: number): ChatCompletionChunk | null {
+  const line = Bun.JSONL.parseChunk(buf, from, to)
+  if (!line.done || line.values.length !== 1) return null
+  return asChunk(line.values[0])
 }
 
 /** `data` parsed as a chunk, or null (not a JSON object with a `choices` array). */
@@ -71,12 +85,16 @@ function chunkOf(data: string): ChatCompletionChunk | null {
   // Not a chunk: [DONE], an empty event, a comment.
   if (data.charCodeAt(0) !== OPEN_BRACE) return null
   try {
-    const chunk = JSON.parse(data) as unknown
-    if (chunk === null || typeof chunk !== 'object') return null
-    return Array.isArray((chunk as { choices?: unknown }).choices) ? (chunk as ChatCompletionChunk) : null
+    return asChunk(JSON.parse(data))
   } catch {
     return null
   }
+}
+
+/** A parsed value as a chunk: a JSON object with a `choices` array, or null. */
+function asChunk(chunk: unknown): ChatCompletionChunk | null {
+  if (chunk === null || typeof chunk !== 'object') return null
+  return Array.isArray((chunk as { choices?: unknown }).choices) ? (chunk as ChatCompletionChunk) : null
 }
 
 /**

@@ -40,6 +40,52 @@ describe('ChatCutGate counts what the event says, whatever its framing', () => {
   })
 })
 
+describe('ChatCutGate reads a one-line event off its bytes as JSON.parse reads its data', () => {
+  // The one-line `data: {…}` event is parsed in place (Bun.JSONL.parseChunk); an event framed
+  // otherwise goes through its decoded data and JSON.parse. Both readings must count alike.
+  const counted = (event: Uint8Array) => {
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5)
+    expect(gate.admit(event)).toBe(true)
+    return gate.counted
+  }
+  const line = (data: Uint8Array) => Buffer.concat([Buffer.from('data: '), data, Buffer.from('\n\n')])
+  const framed = (data: Uint8Array) =>
+    Buffer.concat([Buffer.from('event: message\ndata: '), data, Buffer.from('\n\n')])
+  const choice = (content: string) => `{"choices":[{"index":0,"delta":{"content":"${content}"}}]}`
+  const datas: [string, Uint8Array][] = [
+    ['plain', Buffer.from(choice('hello there world'))],
+    [
+      'a duplicated key: the last one',
+      Buffer.from('{"choices":[{"index":0,"delta":{"content":"a","content":"b c d e f"}}]}'),
+    ],
+    ['two values on the line', Buffer.from(`${choice('one two three')} ${choice('four')}`)],
+    ['a value and then text', Buffer.from(`${choice('one two three')}x`)],
+    ['a form feed after the value', Buffer.from(`${choice('one two three')}\f`)],
+    ['a carriage return after the value', Buffer.from(`${choice('one two three')}\r`)],
+    ['spaces after the value', Buffer.from(`${choice('one two three')}   `)],
+    ['cut short', Buffer.from(choice('one two three').slice(0, -3))],
+    [
+      'invalid UTF-8 in the text',
+      Buffer.concat([
+        Buffer.from('{"choices":[{"index":0,"delta":{"content":"x'),
+        Buffer.from([0xff, 0xfe, 0xc3, 0x20, 0xed, 0xa0, 0x80]),
+        Buffer.from(' y"}}]}'),
+      ]),
+    ],
+    ['non-ASCII text', Buffer.from(choice('héllo ✓ 😀 wörld'))],
+  ]
+  for (const [name, data] of datas)
+    test(name, () => {
+      let expected = 0
+      try {
+        const chunk = JSON.parse(Buffer.from(data).toString('utf8'))
+        expected = outputTokenCount(chunk.choices[0].delta.content, 'openai')
+      } catch {}
+      expect(counted(line(data))).toBe(expected)
+      expect(counted(framed(data))).toBe(expected)
+    })
+})
+
 describe('ChatCutGate', () => {
   const chunk = (text: string) =>
     `data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":null}]}\n\n`
