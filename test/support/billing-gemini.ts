@@ -39,7 +39,16 @@ const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateConten
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length
 
 export async function startBillingGemini(
-  opts: { answerTokens?: number; mediaTokens?: number; cachedTokens?: number; perEvent?: number } = {},
+  opts: {
+    answerTokens?: number
+    mediaTokens?: number
+    cachedTokens?: number
+    perEvent?: number
+    ignoreCap?: boolean
+    usage?: boolean
+    eventDelayMs?: number
+    toolUseTokens?: number
+  } = {},
 ): Promise<BillingGemini> {
   const answerTokens = opts.answerTokens ?? 100
   const mediaTokens = opts.mediaTokens ?? 258
@@ -75,19 +84,26 @@ export async function startBillingGemini(
       }
       const cached = body.cachedContent ? cachedTokens : 0
       input += cached
+      const builtIn = (body.tools ?? []).some((t: object) =>
+        Object.keys(t).some((k) => k !== 'functionDeclarations'),
+      )
+      const toolUse = builtIn ? (opts.toolUseTokens ?? 0) : 0
       const g = body.generationConfig ?? {}
       const n: number = g.candidateCount ?? 1
       const cap: number | null = g.maxOutputTokens ?? null
-      const each = cap === null ? answerTokens : Math.min(cap, answerTokens)
+      const each = cap === null || opts.ignoreCap ? answerTokens : Math.min(cap, answerTokens)
       const stream = route[2] === 'streamGenerateContent'
-      const bill = { cap, candidates: n, stream, input, output: each * n }
-      bills.push(bill)
+      const bill = { cap, candidates: n, stream, input: input + toolUse, output: each * n }
+      const paced = stream && opts.eventDelayMs !== undefined
+      if (!paced) bills.push(bill)
       const usageMetadata = {
         promptTokenCount: input,
         candidatesTokenCount: each * n,
-        totalTokenCount: input + each * n,
+        totalTokenCount: input + toolUse + each * n,
         ...(cached ? { cachedContentTokenCount: cached } : {}),
+        ...(toolUse ? { toolUsePromptTokenCount: toolUse } : {}),
       }
+      const reports = opts.usage !== false
       const finishReason = each < answerTokens ? 'MAX_TOKENS' : 'STOP'
       const candidate = (index: number, count: number, last: boolean) => ({
         content: { role: 'model', parts: [{ text: 'w '.repeat(count) }] },
@@ -97,16 +113,50 @@ export async function startBillingGemini(
       const all = (count: number, last: boolean) =>
         Array.from({ length: n }, (_, i) => candidate(i, count, last))
       if (!stream)
-        return Response.json({ candidates: all(each, true), usageMetadata, modelVersion: route[1] })
+        return Response.json({
+          candidates: all(each, true),
+          ...(reports ? { usageMetadata } : {}),
+          modelVersion: route[1],
+        })
       const events: string[] = []
+      const counts: number[] = []
       for (let sent = 0; sent < each || events.length === 0; sent += perEvent) {
         const count = Math.min(perEvent, each - sent)
         const last = sent + perEvent >= each
+        counts.push(count)
         events.push(
-          `data: ${JSON.stringify({ candidates: all(count, last), ...(last ? { usageMetadata } : {}), modelVersion: route[1] })}\r\n\r\n`,
+          `data: ${JSON.stringify({ candidates: all(count, last), ...(last && reports ? { usageMetadata } : {}), modelVersion: route[1] })}\r\n\r\n`,
         )
       }
-      return new Response(events.join(''), { headers: { 'content-type': 'text/event-stream' } })
+      const headers = { 'content-type': 'text/event-stream' }
+      if (!paced) return new Response(events.join(''), { headers })
+      // Paced: each event billed as it is sent; the bill pushed when the stream ends or is left.
+      const enc = new TextEncoder()
+      let sent = 0
+      let done = false
+      const settle = () => {
+        if (done) return
+        done = true
+        bills.push({ ...bill, output: sent * n })
+      }
+      const events_ = new ReadableStream<Uint8Array>({
+        async start(c) {
+          try {
+            for (let i = 0; i < events.length; i++) {
+              if (done) return
+              c.enqueue(enc.encode(events[i]!))
+              sent += counts[i]!
+              if (i < events.length - 1) await Bun.sleep(opts.eventDelayMs!)
+            }
+            settle()
+            c.close()
+          } catch {
+            settle()
+          }
+        },
+        cancel: settle,
+      })
+      return new Response(events_, { headers })
     },
   })
   return {

@@ -71,6 +71,8 @@ export interface GeminiUsageMetadata {
   candidatesTokenCount?: number
   thoughtsTokenCount?: number
   cachedContentTokenCount?: number
+  /** Google's built-in tools' results fed back to the model: billed as input, apart from `promptTokenCount`. */
+  toolUsePromptTokenCount?: number
   totalTokenCount?: number
 }
 
