@@ -8,8 +8,11 @@
  * as before (priced where the pricing says how).
  *
  * What counts (read off the client's body, whichever surface: the fields do not overlap):
- * - `service_tier`: `priority` and `scale` need their tier's prices; `flex` bills at most the
- *   standard prices (OpenAI: half), so without its own prices it is charged at the standard ones.
+ * - `service_tier`: `priority` (and `fast`, OpenAI's other name for it) and `scale` need their
+ *   tier's prices; `flex` bills at most the standard prices (OpenAI: half), so without its own
+ *   prices it is charged at the standard ones; `auto`, `default` and Anthropic's `standard_only`
+ *   are the standard prices; any other (`ultrafast`, which only a Responses upstream takes, or a
+ *   tier the gateway does not know) cannot be priced.
  * - `web_search_options` (chat): one search per request (OpenAI's search models search once).
  * - hosted tools (`tools[i]`, also inside a `namespace`): web search (Responses `web_search*`,
  *   Anthropic `web_search_YYYYMMDD`), `file_search`, `code_interpreter` are billed per call, as
@@ -39,7 +42,7 @@ import { type DearestPrices, dearestPrices, type PricingUnits, pricingUnits } fr
  * What a request asks beyond the price table; `hosted`: a tool (else a chat field); `google`: one of
  * Google's built-in tools (a Gemini request's), which only a `gemini` provider receives.
  */
-type Ask = { param: string; hosted?: boolean; google?: boolean } & (
+type Ask = { param: string; hosted?: boolean; google?: boolean; responsesOnly?: boolean } & (
   | { tier: PricedTier }
   /** `calls`: at most this many (null: unbounded). */
   | { tool: PerCallTool; calls: number | null }
@@ -56,9 +59,11 @@ export interface Reached {
 const receives = (r: Reached, a: Ask): boolean =>
   a.google
     ? r.provider.kind === 'gemini'
-    : a.hosted
-      ? r.provider.kind === 'anthropic' || (r.provider.kind === 'openai' && r.provider.wire === 'responses')
-      : r.provider.kind === 'openai'
+    : a.responsesOnly
+      ? r.provider.kind === 'openai' && r.provider.wire === 'responses'
+      : a.hosted
+        ? r.provider.kind === 'anthropic' || (r.provider.kind === 'openai' && r.provider.wire === 'responses')
+        : r.provider.kind === 'openai'
 
 /** What the request's surcharges are priced as. */
 export interface Surcharge {
@@ -97,6 +102,14 @@ const GOOGLE_TOOLS: Record<string, PerCallTool | null> = {
   enterpriseWebSearch: null,
 }
 
+/**
+ * `service_tier` values billed at the standard prices: OpenAI's `auto` (the project's tier) and
+ * `default`, Anthropic's `standard_only` (never priority capacity). Any other is a surcharge:
+ * `fast` is OpenAI's other name for `priority` (served and billed as it); `ultrafast` (Responses
+ * only) and a tier the gateway does not know have no price in `pricing`.
+ */
+const STANDARD_TIERS = new Set(['auto', 'default', 'standard_only'])
+
 const given = (v: unknown) => v !== undefined && v !== null
 const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null)
 
@@ -104,7 +117,17 @@ const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v
 function asksOf(body: Record<string, unknown>): Ask[] {
   const asks: Ask[] = []
   const tier = body.service_tier
-  if (tier === 'priority' || tier === 'scale' || tier === 'flex') asks.push({ param: 'service_tier', tier })
+  if (typeof tier === 'string' && !STANDARD_TIERS.has(tier)) {
+    const priced = tier === 'fast' ? 'priority' : tier
+    if (priced === 'priority' || priced === 'scale' || priced === 'flex')
+      asks.push({ param: 'service_tier', tier: priced })
+    else
+      asks.push({
+        param: 'service_tier',
+        unpriced: `the "${clip(tier)}" service tier`,
+        ...(tier === 'ultrafast' ? { responsesOnly: true } : {}),
+      })
+  }
   if (given(body.web_search_options)) asks.push({ param: 'web_search_options', tool: 'web_search', calls: 1 })
   if (given(body.prediction)) asks.push({ param: 'prediction', unpriced: 'predicted output' })
   if (Array.isArray(body.modalities) && body.modalities.includes('audio'))

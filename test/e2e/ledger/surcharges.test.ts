@@ -101,6 +101,8 @@ describe('under a money limit', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ service_tier: 'priority' }, 'service_tier'],
       [{ service_tier: 'scale' }, 'service_tier'],
+      // OpenAI's spelling of priority ("Fast mode": served and billed as priority).
+      [{ service_tier: 'fast' }, 'service_tier'],
       [{ web_search_options: {} }, 'web_search_options'],
       [{ prediction: { type: 'content', content: 'hello there' } }, 'prediction'],
       [{ modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }, 'modalities'],
@@ -131,10 +133,16 @@ describe('under a money limit', () => {
     // USD per 1M tokens = micro-dollars per token: 100 in, 200 out.
     const tier = u.prompt_tokens * 100 + u.completion_tokens * 200
     expect(await spent(key)).toBe(tier)
+    // "fast" is priority by another name: priority's prices.
+    const f = await chat(key, 'oa/tiered', { service_tier: 'fast' })
+    expect(f.status).toBe(200)
+    const w = ((await f.json()) as any).usage
+    const fast = w.prompt_tokens * 100 + w.completion_tokens * 200
+    expect(await spent(key)).toBe(tier + fast)
     const s = await chat(key, 'oa/tiered', { web_search_options: {} })
     expect(s.status).toBe(200)
     const v = ((await s.json()) as any).usage
-    expect(await spent(key)).toBe(tier + v.prompt_tokens * 1 + v.completion_tokens * 2 + 10_000)
+    expect(await spent(key)).toBe(tier + fast + v.prompt_tokens * 1 + v.completion_tokens * 2 + 10_000)
   })
 
   test('Responses: hosted tools billed per call need a price and a bound (max_tool_calls); others refused', async () => {
@@ -155,6 +163,10 @@ describe('under a money limit', () => {
         'tools[0]',
       ],
       ['oar/plain', { service_tier: 'priority' }, 'service_tier'],
+      ['oar/plain', { service_tier: 'fast' }, 'service_tier'],
+      // A Responses-only tier the pricing has no place for, and a tier the gateway does not know.
+      ['oar/tiered', { service_tier: 'ultrafast' }, 'service_tier'],
+      ['oar/tiered', { service_tier: 'turbo' }, 'service_tier'],
     ]
     const before = up.attempts().length
     for (const [m, more, param] of refusals) {
