@@ -13,6 +13,7 @@
 import { bearer } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
 import { streamingBody } from '../../json/fields.ts'
+import { UNCOUNTED_INPUT } from '../../limits/estimate-tokens.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
@@ -42,7 +43,7 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
     }
   },
   features: featureUses,
-  body: (view) => view.input,
+  body: chargedBody,
   temperature: (view) => view.input.temperature,
   checkLimits: checkOutputLimit,
   translate(view, entry) {
@@ -80,6 +81,17 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
     assemble: assembleResponse,
   },
   errorResponse,
+}
+
+/**
+ * What the charge reads: the request, marked (`UNCOUNTED_INPUT`) when it names a prompt template
+ * stored at OpenAI (`prompt`): its text is billed as input and never seen here, so under a token
+ * or money limit the request is refused naming it (pipeline/charge.ts), on every route — a
+ * translated one drops it, and a request without its prompt is not the one asked.
+ */
+function chargedBody(view: ResponsesView): unknown {
+  const req = view.input
+  return req.prompt === undefined || req.prompt === null ? req : { ...req, [UNCOUNTED_INPUT]: 'prompt' }
 }
 
 export type { ResponsesView } from './view.ts'
