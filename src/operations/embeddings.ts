@@ -28,8 +28,11 @@ export interface EmbeddingRequest {
 export interface EmbeddingUsage {
   prompt_tokens: number
   total_tokens: number
-  /** The gateway's estimate of text (`estimateInputTokens`), not a count the provider reported. */
-  estimated?: true
+  /**
+   * The gateway's estimate of text, not a count the provider reported: how it was estimated
+   * (`x-switchyard-token-count` says `estimate; <this>`).
+   */
+  estimated?: string
 }
 
 export interface EmbeddingResult {
@@ -38,28 +41,6 @@ export interface EmbeddingResult {
   usage: EmbeddingUsage
 }
 
-/**
- * Input tokens where the provider reports none (Gemini's batch answer, the demo): token arrays
- * count exactly; text by OpenAI's rule of thumb of about four characters per token, at least one
- * per item. An estimate, recorded as usage like any other.
- */
-export function estimateInputTokens(input: EmbeddingInput): number {
-  let tokens = 0
-  for (const item of input.items) tokens += estimateItemTokens(item)
-  return tokens
-}
-
-/** One input item's tokens by the same rule. */
-export function estimateItemTokens(item: string | readonly number[]): number {
-  return typeof item === 'string' ? Math.max(1, Math.ceil(item.length / 4)) : item.length
-}
-
 export function embeddingUsage(promptTokens: number): EmbeddingUsage {
   return { prompt_tokens: promptTokens, total_tokens: promptTokens }
-}
-
-/** The usage of a provider that reports none: the estimate, marked as one (token ids count exactly). */
-export function estimatedUsage(input: EmbeddingInput): EmbeddingUsage {
-  const usage = embeddingUsage(estimateInputTokens(input))
-  return input.kind === 'text' ? { ...usage, estimated: true } : usage
 }

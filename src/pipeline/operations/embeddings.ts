@@ -115,7 +115,6 @@ export function embeddingsRoutesFor<View>(
  * without usage) — as count_tokens labels its estimates.
  */
 export const TOKEN_COUNT_HEADER = 'x-switchyard-token-count'
-const ESTIMATED = 'estimate; 4 characters a token'
 
 /** A vector's length where neither the request nor the model's config says (OpenAI's largest). */
 const DEFAULT_DIMENSIONS = 3072
@@ -163,7 +162,7 @@ export function embeddingsAttempt<View>(
           ...headers,
           ...added,
           'content-type': 'application/json',
-          [TOKEN_COUNT_HEADER]: out.usage.estimated ? ESTIMATED : 'upstream',
+          [TOKEN_COUNT_HEADER]: out.usage.estimated ? `estimate; ${out.usage.estimated}` : 'upstream',
         },
       })
       return { ok: true, response }

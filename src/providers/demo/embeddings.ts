@@ -16,14 +16,30 @@
  */
 import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
 import {
+  type EmbeddingInput,
   type EmbeddingRequest,
   type EmbeddingResult,
-  estimatedUsage,
-  estimateItemTokens,
+  type EmbeddingUsage,
+  embeddingUsage,
 } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { abortError } from '../http.ts'
 import type { CallContext, EmbeddingCalls } from '../types.ts'
+
+/**
+ * The demo's own count, which is its bill (it reports it as usage, marked as an estimate): token
+ * ids exactly, text at four characters a token, at least one an item.
+ */
+export function estimateItemTokens(item: string | readonly number[]): number {
+  return typeof item === 'string' ? Math.max(1, Math.ceil(item.length / 4)) : item.length
+}
+
+function demoUsage(input: EmbeddingInput): EmbeddingUsage {
+  let tokens = 0
+  for (const item of input.items) tokens += estimateItemTokens(item)
+  const usage = embeddingUsage(tokens)
+  return input.kind === 'text' ? { ...usage, estimated: '4 characters a token' } : usage
+}
 
 /** Vector length of a demo model whose entry gives no `dimensions`. */
 export const DEMO_DIMENSIONS = 256
@@ -97,7 +113,7 @@ export function createDemoEmbeddings(_provider: ProviderConfig): EmbeddingCalls 
       const keys =
         req.input.kind === 'text' ? req.input.items : req.input.items.map((ids) => `\u0000${ids.join(',')}`)
       const vectors = keys.map((key) => demoVector(key, length))
-      return { vectors, usage: estimatedUsage(req.input) }
+      return { vectors, usage: demoUsage(req.input) }
     },
   }
 }

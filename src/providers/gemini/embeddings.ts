@@ -14,7 +14,8 @@
  * await gemini.embed({ model: 'gemini-embedding-001', input: { kind: 'text', items: ['hi'] }, dimensions: 768 }, ctx)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import { type EmbeddingRequest, type EmbeddingResult, estimatedUsage } from '../../operations/embeddings.ts'
+import { estimatedUsage } from '../../limits/embedding-estimate.ts'
+import type { EmbeddingRequest, EmbeddingResult } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { invalidResponse, readJson, upstreamFetch } from '../http.ts'
 import type { CallContext, EmbeddingCalls } from '../types.ts'
@@ -71,7 +72,7 @@ export function createGeminiEmbeddings(provider: ProviderConfig): EmbeddingCalls
       }
       // Gemini normalises only its full-length vectors; OpenAI's `dimensions` promises unit vectors.
       if (req.dimensions !== undefined) for (const vector of vectors) normalise(vector)
-      return { vectors, usage: estimatedUsage(req.input) }
+      return { vectors, usage: estimatedUsage(req.input, 'gemini', name) }
     },
   }
 }

@@ -12,7 +12,8 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import { editTopLevel, replaceStringField } from '../../json/fields.ts'
-import { type EmbeddingUsage, embeddingUsage, estimatedUsage } from '../../operations/embeddings.ts'
+import { estimatedUsage } from '../../limits/embedding-estimate.ts'
+import { type EmbeddingUsage, embeddingUsage } from '../../operations/embeddings.ts'
 import { bodyError } from '../../providers/openai/index.ts'
 import { invalidResponse, sanitizeMessage, scrubbed } from '../../providers/upstream-errors.ts'
 import type { EmbeddingsView } from './validate.ts'
@@ -36,6 +37,8 @@ export function relayEmbeddingsJson(
   modelId: string,
   view: EmbeddingsView,
   provider: ProviderConfig,
+  /** The provider's name for the model, whose tokenizer bounds an estimate. */
+  upstreamModel?: string,
 ): { body: string; usage: EmbeddingUsage } {
   const label = provider.prefix
   let json: unknown
@@ -62,6 +65,6 @@ export function relayEmbeddingsJson(
   const usage =
     typeof reported === 'number' && Number.isFinite(reported) && reported >= 0
       ? embeddingUsage(reported)
-      : estimatedUsage(view.input)
+      : estimatedUsage(view.input, provider.kind, upstreamModel)
   return { body, usage }
 }

@@ -49,7 +49,8 @@ export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
       body: forwardEmbeddingsBody(view, text, upstreamModelName(entry.model)),
       headers: {},
     }),
-    relayJson: (text, ctx) => relayEmbeddingsJson(text, ctx.modelId, ctx.view, ctx.provider),
+    relayJson: (text, ctx) =>
+      relayEmbeddingsJson(text, ctx.modelId, ctx.view, ctx.provider, ctx.upstreamModel),
   },
   errorResponse,
 }

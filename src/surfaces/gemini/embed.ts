@@ -12,7 +12,7 @@ import { type Static, Type as T } from '@sinclair/typebox'
 import { googleApiKey } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
 import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
-import { estimatedUsage } from '../../operations/embeddings.ts'
+import { estimatedUsage } from '../../limits/embedding-estimate.ts'
 import type { EmbeddingsSurface } from '../../pipeline/surface.ts'
 import { invalidResponse } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
@@ -155,7 +155,10 @@ function embedSurface(isBatch: boolean): EmbeddingsSurface<GeminiEmbedView> {
         }
         const ok = ctx.view.batch ? Array.isArray(parsed.embeddings) : parsed.embedding !== undefined
         if (!ok) throw invalidResponse(ctx.provider.prefix, 'the body holds no embeddings')
-        return { body: text, usage: estimatedUsage({ kind: 'text', items: ctx.view.texts }) }
+        return {
+          body: text,
+          usage: estimatedUsage({ kind: 'text', items: ctx.view.texts }, 'gemini', ctx.upstreamModel),
+        }
       },
     },
     errorResponse: geminiErrorResponse,

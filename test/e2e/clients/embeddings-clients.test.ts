@@ -194,7 +194,7 @@ describe('the openai SDK: embeddings.create', () => {
     expect(seen).toEqual({
       'demo/embed': 'estimate; 4 characters a token',
       'oai/small': 'upstream',
-      'gem/embed': 'estimate; 4 characters a token',
+      'gem/embed': 'estimate; the tokenizer bound',
     })
   })
 

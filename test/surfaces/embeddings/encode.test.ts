@@ -1,6 +1,8 @@
 /** The embeddings answer in OpenAI's list shape (float and base64), and the openai pass-through's body and relay. */
+
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
+import { textTokenBound } from '../../../src/limits/text-bound.ts'
 import { encodeEmbeddings, float32Base64 } from '../../../src/surfaces/embeddings/encode.ts'
 import { forwardEmbeddingsBody, relayEmbeddingsJson } from '../../../src/surfaces/embeddings/forward.ts'
 import { decodeEmbeddings } from '../../../src/surfaces/embeddings/validate.ts'
@@ -103,7 +105,9 @@ describe('openai pass-through', () => {
       OPENAI,
     )
     expect(JSON.parse(body).model).toBe('oai/te3s')
-    expect(usage).toEqual({ prompt_tokens: 3, total_tokens: 3, estimated: true })
+    // Each text by the bound admission reserves with ('any' tokenizer for an unknown model).
+    const n = textTokenBound('abcdefgh', 'openai') + textTokenBound('b', 'openai')
+    expect(usage).toEqual({ prompt_tokens: n, total_tokens: n, estimated: 'the tokenizer bound' })
   })
 
   test('not JSON, an error body, or the wrong number of vectors → 502, the key never echoed', () => {
