@@ -49,6 +49,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     tracer: createTracer(config.telemetry, log, VERSION),
     // Replaced by startServer; an app served some other way (a test's `app.handle`) refuses plainly.
     reloads: {
+      token: null,
       run: async () => ({
         outcome: 'refused',
         generation: 1,

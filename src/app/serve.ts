@@ -28,6 +28,12 @@ export interface ServeHooks {
    * its flags and environment). Default: the file `config.source` names; none when it names none.
    */
   load?: () => Promise<Config>
+  /**
+   * Where to listen instead of `config.server.port`: a `--workers` worker's, the port its primary
+   * chose. The config keeps the port as the file and flags say it, as the primary's does, so a
+   * reload compares the file with that (a changed `server.port` is refused the same everywhere).
+   */
+  listenPort?: number
 }
 
 export interface Running {
@@ -73,7 +79,7 @@ export function startServer(
   // the first app for good). Options as Elysia's listen passed them.
   const server = Bun.serve({
     hostname: config.server.host,
-    port: config.server.port,
+    port: hooks.listenPort ?? config.server.port,
     idleTimeout: config.server.idleTimeoutS,
     // Bun refuses a declared body over its own limit before the app runs, with a bare 413 (no
     // error body, no x-request-id), so it is given none: every route that reads a body bounds it

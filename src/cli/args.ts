@@ -91,7 +91,7 @@ export function flagTime(p: Parsed, name: string): number | undefined {
 }
 
 /** Flags a command takes without saying so in its help: never suggested for a short flag. */
-const INTERNAL_FLAGS = new Set(['worker-child'])
+const INTERNAL_FLAGS = new Set(['worker-child', 'worker-port'])
 
 /** `allowed`: every flag the command takes, the global ones included. */
 export function checkFlags(p: Parsed, allowed: readonly string[]): void {

@@ -18,7 +18,7 @@ Usage: switchyard <command> [options]
 Commands:
   init [--config FILE] [--db PATH|URL]        write a commented starter config
   serve [--host H] [--port P] [--workers N]   run the gateway (default 127.0.0.1:8080)
-  reload [--host H] [--port P]                the running gateway re-reads its config file
+  reload                                      the running gateway re-reads its config file
   accounts create NAME [--plan PLAN] [...]    new account (plan: default_plan unless given)
   accounts list | accounts show NAME
   accounts set-plan NAME PLAN [...]           upgrade, downgrade or renew (see accounts --help)
@@ -55,17 +55,15 @@ where the other commands look for it. Refuses to overwrite an existing file.
                   the file whenever it is set`,
   ),
   reload: page(
-    'switchyard reload [--host H] [--port P]',
+    'switchyard reload',
     `Has the running gateway re-read its config file, without a restart: requests admitted after
 it use the new plans, limits, prices, providers, key pools and models; those in flight finish on
 the config they started with; with --workers N every process takes it. Asks through
-POST /admin/v1/reload with the config's admin.token (no admin token: send serve SIGHUP instead,
-kill -HUP PID). A file with problems is refused with every one of them, and so is a change to a
-setting read only at start (listen address, database, workers ...): the gateway keeps its config.
-Prints what changed.
-
-  --host H   where serve listens (default: server.host of the config, env HOST)
-  --port P   its port (default: server.port of the config, env PORT)`,
+POST /admin/v1/reload where the running serve listens, with the credential it wrote in its serve
+file (beside the database: <database.path>.serving, mode 0600), so a new admin.token or port in
+the file is the gateway's to judge. A file with problems is refused with every one of them, and so
+is a change to a setting read only at start (listen address, database, workers ...): the gateway
+keeps its config. Prints what changed. Without the serve file: send serve SIGHUP (kill -HUP PID).`,
   ),
   serve: page(
     'switchyard serve [--host H] [--port P] [--workers N]',

@@ -1,10 +1,10 @@
 /**
  * @module
- * `switchyard reload [--host H] [--port P]`: asks the running `serve` to reload its config file
- * (DESIGN §13) through `POST /admin/v1/reload`, with the admin token of the config — the same
- * file serve reads, so no pid file is needed and the answer (what changed, or every problem) comes
- * back to print; with `--workers N` every process has reloaded when it returns. A config without
- * an admin token has no admin API: then `kill -HUP PID` of serve reloads it.
+ * `switchyard reload`: asks the running `serve` to reload its config file (DESIGN §13) through
+ * `POST /admin/v1/reload`, at the address and with the credential the running gateway wrote in
+ * its serve file (cli/serve-file.ts) — not the file's `server.port` and `admin.token`, which a
+ * reload may be changing — so the answer (what changed, or every problem) comes back to print;
+ * with `--workers N` every process has reloaded when it returns.
  *
  * The file is read here first (provider secrets may be unset in this shell: the gateway reads
  * them from its own environment): a file with problems is refused here with all of them and
@@ -12,47 +12,38 @@
  */
 import { type ConfigChanges, changedPaths } from '../app/config-changes.ts'
 import { GatewayError } from '../util/errors.ts'
-import { flagString, type Parsed } from './args.ts'
-import { checkCommand, intSetting, loadConfig } from './context.ts'
+import type { Parsed } from './args.ts'
+import { checkCommand, configPath, loadConfig } from './context.ts'
 import type { Io } from './io.ts'
+import { readServeFile, serveFilePath } from './serve-file.ts'
 
 /** A reload reads a file and builds the config's parts (ms), every worker's too; the rest is margin. */
 const ANSWER_TIMEOUT_MS = 30_000
 
 export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
-  checkCommand(p, { usage: 'reload [--host H] [--port P]', words: 1, flags: ['host', 'port'] })
+  checkCommand(p, { usage: 'reload', words: 1 })
   const config = await loadConfig(p, io, { secrets: false })
-  const token = config.admin.token
-  if (token === null) {
+  const path = serveFilePath(config, configPath(p, io))
+  const serving = readServeFile(path)
+  if (serving === null) {
     throw new Error(
-      'reload asks the running gateway through its admin API, which is off without admin.token in the config: send the serve process SIGHUP (kill -HUP PID) instead (with a token set in the file, that SIGHUP turns the admin API on for the next `switchyard reload`)',
+      `no running gateway found: ${path} does not exist (switchyard serve writes it while it runs with this config and database; a changed database.path or --db needs a restart). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
     )
   }
-  const port = intSetting(p, io, 'port', 'PORT', 1, 65535) ?? config.server.port
-  if (port === 0) {
-    throw new Error('server.port is 0 (any free port): pass the port serve printed with --port')
-  }
-  const host = reachable(flagString(p, 'host') ?? (io.env.HOST || config.server.host))
-  const url = `http://${host}:${port}/admin/v1/reload`
+  const url = `${serving.url}/admin/v1/reload`
   let res: Response
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
+      headers: { authorization: `Bearer ${serving.token}` },
       signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
     })
   } catch (err) {
     throw new Error(
-      `no gateway answered at ${url} (${(err as Error).message}): is switchyard serve running with this config? Pass --host and --port if it listens elsewhere`,
+      `no gateway answered at ${url} (${(err as Error).message}), where ${path} says serve (pid ${serving.pid}) listens: it was stopped without removing it (kill -9?); start serve again`,
     )
   }
   const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
-  if (res.status === 404) {
-    // The gateway started without a token: the one the file has now is read by a reload it cannot be asked for here.
-    throw new Error(
-      `the gateway at ${url} has no admin API (it runs without admin.token): send the serve process SIGHUP (kill -HUP PID) to reload the file; a token set there then turns the admin API on`,
-    )
-  }
   if (!res.ok) throw relayed(res.status, body)
   io.out(p.flags.json === true ? JSON.stringify(body) : said(body as unknown as Answer))
   return 0
@@ -83,11 +74,4 @@ function said(a: Answer): string {
     : ''
   if (a.outcome === 'unchanged') return `config ${a.source} unchanged: nothing to reload${others}`
   return `reloaded ${a.source} (generation ${a.generation}): ${changedPaths(a.changed).join(', ')}${others}`
-}
-
-/** A wildcard listen address is reached on this machine's loopback. */
-function reachable(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1'
-  if (host === '::' || host === '[::]') return '[::1]'
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
 }

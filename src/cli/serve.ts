@@ -18,7 +18,7 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, {
     usage: 'serve [--host H] [--port P] [--workers N]',
     words: 1,
-    flags: ['host', 'port', 'workers', 'worker-child'],
+    flags: ['host', 'port', 'workers', 'worker-child', 'worker-port'],
   })
   const port = intSetting(p, io, 'port', 'PORT', 0, 65535)
   const workersFlag = flagInt(p, 'workers', 1, 64)

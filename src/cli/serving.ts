@@ -13,11 +13,12 @@ import { describeDatabase } from '../store/index.ts'
 import { audit } from '../util/audit.ts'
 import { createLogger, type Logger } from '../util/log.ts'
 import { VERSION } from '../version.ts'
-import { flagString, type Parsed } from './args.ts'
-import { loadConfig } from './context.ts'
+import { flagInt, flagString, type Parsed } from './args.ts'
+import { configPath, loadConfig } from './context.ts'
 import { openDatabase } from './database.ts'
 import type { Io } from './io.ts'
 import { exitWithParent } from './process.ts'
+import { newServeToken, reachable, readServeFile, serveFilePath, writeServeFile } from './serve-file.ts'
 import { forceExit, onStopSignals } from './signals.ts'
 import { joinPool, type PeerReload, WorkerPool } from './workers.ts'
 
@@ -66,6 +67,8 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
         process.exit(3)
       },
       load,
+      // A worker listens where its primary does; its config keeps the port as the file and flags say it.
+      listenPort: flagInt(p, 'worker-port', 1, 65535),
     })
   } catch (err) {
     await store.close()
@@ -149,12 +152,32 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
       const r = await own()
       return r.outcome === 'refused' ? r : { ...r, others: await others() }
     })
+  // The serve file (`switchyard reload`'s way in): written by the primary before its workers
+  // start, read by them (its credential is the primary's, whichever process the CLI reaches).
+  const serveFile = serveFilePath(config, configPath(p, io))
   if (child) {
+    const written = readServeFile(serveFile)
+    deps.reloads.token = written?.pid === process.ppid ? written.token : null
     deps.reloads.run = everywhere(joinPool(deps.metrics, own).reloadOthers)
     process.on('SIGHUP', () => void reloadBySignal(announced(own), deps.log))
     io.out(JSON.stringify(info))
   } else {
     await warnOrphanPlans(deps, config)
+    deps.reloads.token = newServeToken()
+    try {
+      const remove = writeServeFile(serveFile, {
+        pid: process.pid,
+        url: `http://${reachable(config.server.host)}:${running.port}`,
+        token: deps.reloads.token,
+      })
+      process.on('exit', remove)
+    } catch (err) {
+      // Serving goes on: SIGHUP and the admin token still reload it.
+      deps.log.warn('the serve file could not be written: switchyard reload cannot find this gateway', {
+        path: serveFile,
+        error: (err as Error).message,
+      })
+    }
     // A worker that keeps dying as soon as it starts: drain the rest and exit 1.
     const workerPool = new WorkerPool(deps.metrics, {
       log: deps.log,
@@ -220,9 +243,14 @@ function listenProblem(err: unknown, port: number): string {
   return said
 }
 
+/**
+ * A worker's command line: the port to listen on (`--worker-port`, the one this process chose),
+ * and this command's flags as given — `--port` only when it had one (the worker inherits `PORT`),
+ * so the worker's reloads apply the file's `server.port` as this process's do.
+ */
 function workerArgs(p: Parsed, port: number): string[] {
-  const args = ['serve', '--worker-child', '--port', String(port)]
-  for (const f of ['config', 'db', 'host']) {
+  const args = ['serve', '--worker-child', '--worker-port', String(port)]
+  for (const f of ['config', 'db', 'host', 'port']) {
     const v = flagString(p, f)
     if (v) args.push(`--${f}`, v)
   }

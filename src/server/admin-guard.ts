@@ -78,6 +78,12 @@ export function adminTokenCheck(token: string | null): (credential: AdminCredent
   }
 }
 
+/** Whether `header` is `Bearer <token>`, compared as digests (the time says nothing). */
+function bearerIs(header: string | null, token: string): boolean {
+  const m = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null
+  return m !== null && timingSafeEqual(digest(m[1]!), digest(token))
+}
+
 function headerToken(header: string | null): string {
   if (!header) throw invalidToken('Missing admin token; send "Authorization: Bearer <admin.token>".')
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
@@ -162,7 +168,11 @@ export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'adminThrottle'
   }
 }
 
-export function adminGuard(deps: GuardDeps) {
+/**
+ * `serveToken`: a second credential this group takes beside the admin token (the serve file's, for
+ * the reload route: cli/serve-file.ts), read at each request; it passes even with the admin API off.
+ */
+export function adminGuard(deps: GuardDeps, opts: { serveToken?: () => string | null } = {}) {
   const credential = adminCredentialCheck(deps)
   const readBody = smallJsonBody(ADMIN_BODY_MAX, deps.config.server.bodyTimeoutMs)
   /**
@@ -185,6 +195,12 @@ export function adminGuard(deps: GuardDeps) {
         actor: 'admin_token',
       }
       seen.set(request, state)
+    }
+    const serveToken = opts.serveToken?.()
+    if (serveToken && bearerIs(request.headers.get('authorization'), serveToken)) {
+      state.passed = true
+      state.actor = 'serve_file'
+      return
     }
     if (deps.config.admin.token !== null && (await consoleAdmin(deps, request))) {
       state.passed = true

@@ -30,6 +30,11 @@ export interface Deps extends PipelineDeps {
 
 export interface ReloadControl {
   run(): Promise<ReloadReport>
+  /**
+   * The serve file's credential (cli/serve-file.ts), set by `serve`: `POST /admin/v1/reload`
+   * takes it beside the admin token (the `switchyard reload` of this machine). Null: none.
+   */
+  token: string | null
 }
 
 /** What one reload did, in the process that was asked. */

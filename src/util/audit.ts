@@ -16,9 +16,16 @@ import type { Logger } from './log.ts'
 
 /**
  * `unauthenticated`: a caller whose admin credential was refused (or who sent none); `signal`:
- * whoever may signal the process (SIGHUP's live reload).
+ * whoever may signal the process (SIGHUP's live reload); `serve_file`: whoever may read the serve
+ * file (`switchyard reload`, cli/serve-file.ts).
  */
-export type AuditActor = 'admin_token' | 'console_session' | 'cli' | 'signal' | 'unauthenticated'
+export type AuditActor =
+  | 'admin_token'
+  | 'console_session'
+  | 'cli'
+  | 'signal'
+  | 'serve_file'
+  | 'unauthenticated'
 
 export interface AuditEvent {
   actor: AuditActor

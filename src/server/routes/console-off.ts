@@ -9,13 +9,13 @@ import { GatewayError } from '../../util/errors.ts'
 import type { Deps } from '../deps.ts'
 
 /**
- * A live reload reads the token (DESIGN §13: the admin token is no start-only setting), and only
- * SIGHUP can ask for it: `switchyard reload` goes through the admin API that the token turns on.
+ * A live reload reads the token (DESIGN §13: the admin token is no start-only setting): SIGHUP, or
+ * `switchyard reload`, which proves itself with the serve file's credential, not the admin token.
  * A `${VAR}` keeps the value the process started with, so the starter config's variable needs a
  * restart. No pid here: with `--workers N` a SIGHUP to a worker reloads that worker only.
  */
 const TURN_ON =
-  'write admin.token into the config file (32+ characters, e.g. `openssl rand -hex 32`), then send the `switchyard serve` process you started SIGHUP (`kill -HUP PID`, or `systemctl reload`): the live reload turns it on. The starter config reads it from SWITCHYARD_ADMIN_TOKEN instead, a variable a running gateway never sees change: export it and restart'
+  'write admin.token into the config file (32+ characters, e.g. `openssl rand -hex 32`), then run `switchyard reload` (or send the `switchyard serve` process you started SIGHUP: `kill -HUP PID`, `systemctl reload`): the live reload turns it on. The starter config reads it from SWITCHYARD_ADMIN_TOKEN instead, a variable a running gateway never sees change: export it and restart'
 
 /** What the start line says about the console: where it is, or that it is off and how to turn it on. */
 export function consoleNote(adminToken: string | null, url: string): string {

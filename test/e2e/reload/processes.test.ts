@@ -6,9 +6,11 @@
  * The only file here that spawns a server (the suite's slowest kind of test): keep it so.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
+import { freePort } from '../../support/engines.ts'
 import {
   FIRST,
   type GatedUpstream,
@@ -27,6 +29,9 @@ let dir: string
 let config: string
 let key: string
 let stderr = ''
+/** The file's `server.port`: serve is started without `--port`, so a change to it is the file's. */
+let port: number
+const NEW_TOKEN = 'admin-token-after-the-reload-0123456789'
 
 const model = (name: string) => ({
   name,
@@ -34,9 +39,11 @@ const model = (name: string) => ({
   max_output_tokens: 512,
   features: ['streaming'],
 })
-const doc = (models: string[]) =>
+const doc = (models: string[], o: { token?: string; port?: number; level?: string } = {}) =>
   testConfigDoc({
-    server: { host: '127.0.0.1', port: 0, drain_timeout_s: 1 },
+    server: { host: '127.0.0.1', port: o.port ?? port, drain_timeout_s: 1 },
+    ...(o.token ? { admin: { token: o.token } } : {}),
+    ...(o.level ? { logging: { level: o.level } } : {}),
     providers: [
       { prefix: 'up', kind: 'openai', base_url: `${up.url}/v1`, api_key: 'k', models: models.map(model) },
     ],
@@ -74,10 +81,11 @@ beforeAll(async () => {
   up = await startGatedUpstream()
   hook = startWebhookReceiver()
   dir = tempDir()
+  port = await freePort()
   config = writeConfig(dir, doc(['m0']))
   expect((await cli(['accounts', 'create', 'acct', '--config', config])).code).toBe(0)
   key = (await cli(['keys', 'create', 'acct', '--json', '--config', config])).json().key
-  serve = await spawnServe(['--workers', '2', '--port', '0', '--config', config])
+  serve = await spawnServe(['--workers', '2', '--config', config])
   void (async () => {
     for await (const chunk of serve.proc.stderr as ReadableStream<Uint8Array>)
       stderr += new TextDecoder().decode(chunk)
@@ -93,7 +101,7 @@ afterAll(async () => {
 test('switchyard reload: both processes take the new model, the stream in flight finishes whole', async () => {
   const { res, open } = await streamInFlight()
   writeConfig(dir, doc(['m0', 'm1']))
-  const r = await cli(['reload', '--config', config, '--port', String(serve.port), '--json'])
+  const r = await cli(['reload', '--config', config, '--json'])
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
   const body = r.json()
@@ -104,7 +112,7 @@ test('switchyard reload: both processes take the new model, the stream in flight
   expect(await streamText(res)).toEqual({ text: FIRST + SECOND, done: true })
   // The text form says what changed.
   writeConfig(dir, doc(['m0', 'm1', 'm1b']))
-  const text = await cli(['reload', '--config', config, '--port', String(serve.port)])
+  const text = await cli(['reload', '--config', config])
   expect(text.stdout).toContain('providers.up')
   expect(text.stdout).toContain('1 other process')
 })
@@ -142,4 +150,59 @@ test('each reload sent one reload.applied webhook, with the other process in it,
     expect(d.doc.data.changed).toEqual(['providers.up'])
     expect(d.doc.data.others).toEqual([{ pid: expect.any(Number), outcome: 'applied' }])
   }
+})
+
+/** The running gateway's serve file (beside the default database, `data/switchyard.db`). */
+const serveFile = () => join(dir, 'data', 'switchyard.db.serving')
+
+test("switchyard reload applies a new admin.token: it proves itself with the running gateway's credential, no failed login", async () => {
+  writeConfig(dir, doc(['m0', 'm2'], { token: NEW_TOKEN }))
+  const r = await cli(['reload', '--config', config, '--json'])
+  expect(r.stderr).toBe('')
+  expect(r.code).toBe(0)
+  expect(r.json()).toMatchObject({ outcome: 'applied', changed: { sections: ['admin'] } })
+  expect(r.json().others).toEqual([{ pid: expect.any(Number), outcome: 'applied' }])
+  // Both processes take the new token (16 connections: the kernel spreads them).
+  for (let i = 0; i < 16; i++) {
+    const res = await fetch(`${serve.url}/admin/v1/deliveries`, {
+      headers: { authorization: `Bearer ${NEW_TOKEN}` },
+      keepalive: false,
+    })
+    expect(res.status).toBe(200)
+  }
+  expect(stderr).not.toContain('invalid_admin_token')
+  const line = JSON.parse(stderr.split('\n').find((l) => l.includes('"action":"POST /admin/v1/reload"'))!)
+  expect(line).toMatchObject({ actor: 'serve_file', outcome: 'ok' })
+})
+
+test('a start-only change (server.port, logging.level) reaches the running gateway, refused: exit 1, restart_required naming each', async () => {
+  writeConfig(
+    dir,
+    doc(['m0', 'm2'], { token: NEW_TOKEN, port: port === 65535 ? port - 1 : port + 1, level: 'debug' }),
+  )
+  const r = await cli(['reload', '--config', config])
+  expect(r.code).toBe(1)
+  expect(r.stderr).not.toContain('no gateway answered')
+  expect(r.stderr).toContain('/server/port')
+  expect(r.stderr).toContain('/logging/level')
+  const json = await cli(['reload', '--config', config, '--json'])
+  expect(json.code).toBe(1)
+  expect(json.stdout + json.stderr).toContain('restart_required')
+  // The running gateway kept its port and config.
+  expect((await chat('up/m2')).status).toBe(200)
+  writeConfig(dir, doc(['m0', 'm2'], { token: NEW_TOKEN }))
+})
+
+test('the serve file: mode 0600 while serving, its credential in no log line, removed when serve stops', async () => {
+  const file = serveFile()
+  expect(statSync(file).mode & 0o777).toBe(0o600)
+  const written = JSON.parse(readFileSync(file, 'utf8'))
+  expect(written.url).toBe(serve.url)
+  expect(written.token).toMatch(/^[\w-]{43}$/)
+  expect(stderr).not.toContain(written.token)
+  await serve.kill('SIGTERM')
+  expect(existsSync(file)).toBe(false)
+  const gone = await cli(['reload', '--config', config])
+  expect(gone.code).toBe(1)
+  expect(gone.stderr).toContain('no running gateway found')
 })

@@ -1,0 +1,75 @@
+/**
+ * @module
+ * The serve file: where a running `serve` listens and the credential `switchyard reload` proves
+ * itself with — the running gateway's own, never what the file on disk says now (a reload that
+ * changes `admin.token` or `server.port` is asked of the gateway that still has the old ones;
+ * docs/decisions.md, "The serve file").
+ *
+ * The process the operator started (the primary) writes it once it listens, beside the SQLite
+ * database (`<database.path>.serving`: the folder the gateway may write; with PostgreSQL, beside
+ * the config file), mode 0600, written whole then renamed in; it removes it on exit (a `kill -9`
+ * leaves it, and `reload` then says nothing answered). The credential is a random one per start,
+ * good for `POST /admin/v1/reload` only (not the admin API's other routes): it is never logged,
+ * printed or passed on the command line; `--workers N` workers read it from the file, each
+ * checking that it is their primary's.
+ */
+import { randomBytes } from 'node:crypto'
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { Config } from '../config/index.ts'
+
+export interface ServeFile {
+  /** The primary's pid. */
+  pid: number
+  /** Where the gateway is reached on this machine (a wildcard listen address as loopback). */
+  url: string
+  /** The reload credential (`Authorization: Bearer`). */
+  token: string
+}
+
+/** The serve file of the gateway that runs `config` (read from `configFile`). */
+export function serveFilePath(config: Config, configFile: string): string {
+  const db = config.database.url === null && config.database.path !== ':memory:' ? config.database.path : null
+  return `${resolve(db ?? configFile)}.serving`
+}
+
+/** A fresh reload credential: 256 random bits. */
+export const newServeToken = (): string => randomBytes(32).toString('base64url')
+
+/** Writes the file (mode 0600, whole: a reader never sees half of it); returns its removal. */
+export function writeServeFile(path: string, file: ServeFile): () => void {
+  const tmp = `${path}.${process.pid}.tmp`
+  writeFileSync(tmp, `${JSON.stringify(file)}\n`, { mode: 0o600 })
+  renameSync(tmp, path)
+  return () => {
+    // Another gateway started on the same database since has its own there: leave it.
+    if (readServeFile(path)?.token !== file.token) return
+    try {
+      unlinkSync(path)
+    } catch {}
+  }
+}
+
+/** The file as written, or null when there is none (or it is not one of ours). */
+export function readServeFile(path: string): ServeFile | null {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return null
+  }
+  try {
+    const f = JSON.parse(text) as Partial<ServeFile>
+    if (typeof f.pid !== 'number' || typeof f.url !== 'string' || typeof f.token !== 'string') return null
+    return { pid: f.pid, url: f.url, token: f.token }
+  } catch {
+    return null
+  }
+}
+
+/** A wildcard listen address is reached on this machine's loopback. */
+export function reachable(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1'
+  if (host === '::' || host === '[::]') return '[::1]'
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
