@@ -32,14 +32,19 @@ export class AlertService {
     this.thresholds = new ThresholdWatch(deps, this.alerts)
   }
 
-  /** A circuit changed state (providers/resilience/circuit.ts): `circuit.opened` / `circuit.closed`. */
-  circuitChanged(target: CircuitTarget, state: 'open' | 'closed'): void {
+  /**
+   * A circuit changed state (providers/resilience/circuit.ts): `circuit.opened` / `circuit.closed`.
+   * `reason` `reload`: closed because a live reload changed its provider's settings (or removed it)
+   * and the circuit started afresh, not because a probe succeeded.
+   */
+  circuitChanged(target: CircuitTarget, state: 'open' | 'closed', reason?: 'reload'): void {
     const event = state === 'closed' ? 'circuit.closed' : 'circuit.opened'
     if (!this.alerts.wants(event)) return
     this.alerts.emit(event, {
       provider: target.provider,
       key: `#${target.key}`,
       model: `${target.provider}/${target.model}`,
+      ...(reason ? { reason } : {}),
       pid: process.pid,
     })
   }

@@ -103,6 +103,8 @@ function configParts(config: Config, lasting: Lasting, previous?: Resilience): D
   // Nothing is hooked when no webhook takes the event: the request path pays nothing.
   if (alerts.alerts.wants('circuit.opened') || alerts.alerts.wants('circuit.closed'))
     resilience.board.onChange = (target, state) => alerts.circuitChanged(target, state)
+  // A reload that reset open circuits closed them: the receiver that was told they opened is told so.
+  for (const target of resilience.reset) alerts.circuitChanged(target, 'closed', 'reload')
   store.onSuspended = alerts.alerts.wants('key.suspended')
     ? (key, until) => alerts.keySuspended(key, until)
     : null

@@ -102,7 +102,7 @@ const FAMILIES = {
   switchyard_open_streams: ['gauge', 'Streams being relayed now.'],
   switchyard_circuit_state: [
     'gauge',
-    'Circuit per provider key and model: 0 closed, 1 half-open (probing), 2 open (skipped); the worst of every process.',
+    'Circuit per provider key and model: 0 closed, 1 half-open (cooldown over: the next request probes), 2 open (skipped); the worst of every process.',
   ],
   switchyard_processes: [
     'gauge',

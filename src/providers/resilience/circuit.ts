@@ -139,14 +139,23 @@ export class CircuitBoard {
   /**
    * A live reload: the circuits of `from` whose provider `keep` says is configured as before,
    * reported from now on to this board's `onChange` (the requests still running on `from` share them).
+   * The others start afresh, closed: those that were not are returned (their `circuit.closed`, the
+   * caller's to send once this board's alerts are wired), and go silent — a request still running
+   * on `from` may yet fail or probe on one, but it is no longer the provider's circuit.
    */
-  adopt(from: CircuitBoard, keep: (provider: string) => boolean): void {
+  adopt(from: CircuitBoard, keep: (provider: string) => boolean): CircuitTarget[] {
+    const reset: CircuitTarget[] = []
     for (const [id, entry] of from.circuits) {
-      if (!keep(entry.target.provider)) continue
+      if (!keep(entry.target.provider)) {
+        if (entry.circuit.state() !== 'closed') reset.push(entry.target)
+        entry.circuit.onChange = null
+        continue
+      }
       const t = entry.target
       entry.circuit.onChange = (state) => this.onChange?.(t, state)
       this.circuits.set(id, entry)
     }
+    return reset
   }
 
   /** For the circuit-state gauge: every circuit used so far and its state now. */

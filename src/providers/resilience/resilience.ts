@@ -16,7 +16,7 @@ import { type Clock, systemClock } from '../../util/clock.ts'
 import { createAdapter } from '../index.ts'
 import type { ProviderAdapter } from '../types.ts'
 import type { Target } from './attempt-plan.ts'
-import { CircuitBoard, type CircuitPolicy } from './circuit.ts'
+import { CircuitBoard, type CircuitPolicy, type CircuitTarget } from './circuit.ts'
 import { KeyPool, type PoolKey } from './key-pool.ts'
 import { poolKeys, resolveCircuit, resolveRetry } from './policy.ts'
 import type { RetryPolicy } from './retry-wait.ts'
@@ -33,6 +33,11 @@ interface ProviderState {
 
 export class Resilience {
   readonly board: CircuitBoard
+  /**
+   * The circuits a live reload reset (their provider's settings changed, or it was removed) that
+   * were open or half-open: each is owed its `circuit.closed` (app/build.ts sends it).
+   */
+  readonly reset: CircuitTarget[] = []
   private readonly providers = new Map<string, ProviderState>()
 
   /**
@@ -72,7 +77,7 @@ export class Resilience {
         keyed,
       })
     }
-    if (previous) this.board.adopt(previous.board, (provider) => kept.has(provider))
+    if (previous) this.reset = this.board.adopt(previous.board, (provider) => kept.has(provider))
   }
 
   /** A configured model as the attempt loop tries it. */

@@ -4,7 +4,8 @@
  * added to the file answers at once; a plan's limit changed is enforced on the next request; a
  * broken file is refused with every problem (the old config still serving); a start-only setting
  * changed is refused naming it; each reload is audited with what changed; a provider configured
- * as before keeps its open circuit, a changed one starts afresh; a new alias answers at once;
+ * as before keeps its open circuit, a changed one starts afresh and sends the `circuit.closed` its
+ * `circuit.opened` is owed (audit64 finding 2); a new alias answers at once;
  * every outcome but `unchanged` sends its signed `reload.applied` / `reload.refused` webhook once,
  * naming what changed or why it was refused by the file's paths.
  */
@@ -61,7 +62,13 @@ const doc = (models: string[], rpm: number, extra: Record<string, unknown> = {},
     plans: { ...PLANS, tight: { rpm, rpd: null, models: ['*'] } },
     default_plan: 'tight',
     alerts: {
-      webhooks: [{ url: hook.url, secret: SECRET, events: ['reload.applied', 'reload.refused'] }],
+      webhooks: [
+        {
+          url: hook.url,
+          secret: SECRET,
+          events: ['reload.applied', 'reload.refused', 'circuit.opened', 'circuit.closed'],
+        },
+      ],
       poll_ms: 20,
     },
     ...extra,
@@ -171,18 +178,41 @@ test("the console's plans page says how to reload", async () => {
   expect(js).not.toContain('change them there and restart')
 })
 
-test('a provider configured as before keeps its open circuit; a changed one starts afresh', async () => {
+test('a provider configured as before keeps its open circuit; a changed one starts afresh, its circuit.closed sent', async () => {
+  const circuitEvents = () => [
+    ...new Map(hook.got.filter((d) => d.event.startsWith('circuit.')).map((d) => [d.id, d])).values(),
+  ]
+  const until = async (n: number) => {
+    for (let i = 0; i < 500 && circuitEvents().length < n; i++) await Bun.sleep(20)
+    await Bun.sleep(100) // one too many would be here by now
+    return circuitEvents()
+  }
   expect((await chat('down/fail')).status).toBeGreaterThanOrEqual(500)
   expect((await chat('down/fail')).status).toBeGreaterThanOrEqual(500)
   expect(up.calls('fail')).toBe(1) // the second never left: the circuit is open
+  const target = { provider: 'down', key: '#0', model: 'down/fail' }
+  expect((await until(1)).map((d) => [d.event, d.doc.data])).toEqual([
+    ['circuit.opened', { ...target, pid: process.pid }],
+  ])
   writeConfig(dir, doc(['slow', 'fresh'], 99))
   expect(((await (await reload()).json()) as any).changed.sections).toEqual(['plans'])
   await chat('down/fail')
   expect(up.calls('fail')).toBe(1)
+  await Bun.sleep(300) // kept open: nothing to tell (a closed would be here by now)
+  expect(circuitEvents()).toHaveLength(1)
   writeConfig(dir, doc(['slow', 'fresh'], 99, {}, { 'x-fixed': '1' }))
   expect(((await (await reload()).json()) as any).changed.entries.providers.changed).toEqual(['down'])
+  // Started afresh, closed: the receiver told it opened is told it closed, and why.
+  const closed = (await until(2))[1]!
+  expect([closed.event, closed.doc.data]).toEqual([
+    'circuit.closed',
+    { ...target, reason: 'reload', pid: process.pid },
+  ])
+  expect(verify(SECRET, closed.signature, closed.body)).toBe(true)
   await chat('down/fail')
   expect(up.calls('fail')).toBe(2)
+  // Still failing: it opens again, and says so.
+  expect((await until(3)).map((d) => d.event)).toEqual(['circuit.opened', 'circuit.closed', 'circuit.opened'])
 })
 
 test('a new alias answers at once, under its target', async () => {
