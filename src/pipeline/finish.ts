@@ -45,7 +45,8 @@ export function finisher(
     // An upstream error is a failed call, under the provider that failed last. With no call made
     // (every circuit open) the 503 is the gateway's refusal: no provider's error, whichever
     // provider the model asked for is on (the open circuits are `switchyard_circuit_state`).
-    if (err?.code === 'upstream_circuit_open' && answered.attempts === 0) metrics.circuitRefused(entry.id)
+    const circuitRefusal = err?.code === 'upstream_circuit_open' && answered.attempts === 0
+    if (circuitRefusal) metrics.circuitRefused(entry.id)
     else if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
       metrics.upstreamError(by.provider.prefix, err.code)
     }
@@ -124,7 +125,8 @@ export function finisher(
     // Every upstream refusal's text is logged (a 4xx is as much the operator's to see: a schema the
     // provider refuses, a key it does not take), and every failure of ours at 500 and above.
     const upstreamRefused = factsOf(err)?.status !== undefined
-    if (err && (err.status >= 500 || upstreamRefused) && err.code !== 'shutting_down')
+    if (circuitRefusal) logCircuitRefusal(deps, ex, entry, err)
+    else if (err && (err.status >= 500 || upstreamRefused) && err.code !== 'shutting_down')
       logUpstreamFailure(deps, ex, by, err)
     trace?.finish({
       status,
@@ -157,6 +159,21 @@ function partsCost(
   const a = modelCostMicros(first.entry.model, first.usage, surcharge)
   const b = modelCostMicros(by.model, own, { ...surcharge, calls: [] })
   return a === null && b === null ? null : (a ?? 0) + (b ?? 0)
+}
+
+/**
+ * A 503 `upstream_circuit_open` that called nothing: the gateway's refusal, not an upstream's
+ * failure (the failures that opened the circuits were logged as such), so `info`, under the model
+ * asked for.
+ */
+function logCircuitRefusal(deps: PipelineDeps, ex: Exchange, entry: CatalogueEntry, err: GatewayError): void {
+  deps.log.info('circuit open: refused, no upstream called', {
+    request_id: ex.id,
+    ...(ex.clientId !== null ? { client_request_id: ex.clientId } : {}),
+    model: entry.id,
+    status: err.status,
+    code: err.code,
+  })
 }
 
 function logUpstreamFailure(

@@ -96,3 +96,15 @@ test('a 503 upstream_circuit_open is no upstream error of any provider: counted 
   const status503 = samples(m.get('switchyard_requests_total')).filter((s) => s.labels.status === '503')
   expect(status503.reduce((s, x) => s + x.value, 0)).toBe(4)
 })
+
+test('the log says so too: a circuit refusal is no "upstream failure" line, but one of its own at info', async () => {
+  // The requests of the test above: one called both upstreams and failed, three were refused.
+  const lines = bed.gw.logs.map((l) => JSON.parse(l))
+  const failures = lines.filter((l) => l.msg === 'upstream failure')
+  expect(failures.map((l) => [l.level, l.code])).toEqual([['warn', 'upstream_overloaded']])
+  const refusals = lines.filter((l) => l.msg === 'circuit open: refused, no upstream called')
+  expect(refusals.map((l) => [l.level, l.code, l.model, l.status])).toEqual(
+    Array(3).fill(['info', 'upstream_circuit_open', 'one/m1', 503]),
+  )
+  for (const l of refusals) expect(l.request_id).toMatch(/^req_/)
+})
