@@ -83,10 +83,14 @@ export function finisher(
       costMicros = settlement.micros
     }
     // The tokens recorded were worked out by the gateway (settled from what was relayed, or a
-    // left stream's estimate), not read from the upstream's count of the whole answer: the log
-    // row and the usage counters say so (DESIGN §11 "One ledger"). Nothing recorded: no flag.
+    // left stream's estimate), not read from the upstream's count of the whole answer — in part
+    // too: a continued stream's first part is the gateway's count of what it relayed, whatever
+    // the continuation reported. The log row and the usage counters say so (DESIGN §11 "One
+    // ledger"). Nothing recorded: no flag.
     const estimated =
-      unaccounted !== undefined && usage !== null && usage.prompt_tokens + usage.completion_tokens > 0
+      (unaccounted !== undefined || first !== undefined) &&
+      usage !== null &&
+      usage.prompt_tokens + usage.completion_tokens > 0
     ex.promptTokens = usage?.prompt_tokens ?? null
     ex.completionTokens = usage?.completion_tokens ?? null
     ex.costMicros = costMicros

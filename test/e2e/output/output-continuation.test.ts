@@ -94,3 +94,40 @@ describe('a continuation after 81 tokens (486 bytes) of max_tokens: 250', () => 
     })
   }
 })
+
+test('a continued stream is flagged estimated: its first part was counted by the gateway (the request log, /v1/usage)', async () => {
+  // The continuation reports its usage, the first part added to it: still, that first part's
+  // tokens are the gateway's count of what it relayed, not the upstream's (DESIGN §11).
+  const own = (await gw.key('cont-estimated', 'free')).key
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'oai/first',
+      messages: [{ role: 'user', content: 'say hello' }],
+      stream: true,
+      max_tokens: 250,
+      stream_options: { include_usage: true },
+    }),
+  })
+  expect(res.status).toBe(200)
+  await res.text()
+  expect(up.seen.map((s) => s.model)).toEqual(['first', 'next'])
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
+  let row: any = null
+  for (let i = 0; i < 400 && !(row?.status !== null && row?.status !== undefined); i++) {
+    await gw.deps.recorder.flush()
+    row = (
+      (await (
+        await fetch(`${gw.url}/admin/v1/requests?account=cont-estimated`, { headers: admin })
+      ).json()) as any
+    ).data?.[0]
+    if (row?.status == null) await Bun.sleep(25)
+  }
+  expect(row).toMatchObject({ status: 200, answered_by: 'oai/next', estimated: true })
+  expect(row.completion_tokens).toBeGreaterThan(0)
+  const usage = (await (
+    await fetch(`${gw.url}/v1/usage`, { headers: { authorization: `Bearer ${own}` } })
+  ).json()) as any
+  expect(usage.usage.today.estimated_requests).toBe(1)
+})
