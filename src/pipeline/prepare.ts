@@ -23,7 +23,8 @@ import type { Decoded, SurfaceCore } from './surface.ts'
 
 /**
  * The steps every keyed request shares, also for requests that are not admitted (count_tokens):
- * auth (401/403) → content type and size (415/413) → decode (400) → route (400/404: a model, an
+ * auth (401/403) → the path's method (404, Gemini's) → content type and size (415/413) → decode
+ * (400) → route (400/404: a model, an
  * alias, a pattern) → the model answers the operation (400 naming `model`) → plan and key (403).
  * `members`: the models that may answer, in the order to try (a virtual model's pick first);
  * those that cannot answer the operation or that the plan or key does not reach are left out.
@@ -51,6 +52,7 @@ export async function prepare<View>(
   ex.account = auth.account.name
   ex.keyPrefix = auth.key.prefix
   try {
+    surface.checkRoute?.(request.url)
     checkJsonContentType(request)
     const text = await readBodyText(
       request,

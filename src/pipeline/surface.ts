@@ -202,6 +202,11 @@ export interface SurfaceCore<View> {
    * `url`: the request's, for a wire whose path carries the model and method (Gemini's).
    */
   decode(text: string, limitsChecked?: boolean, url?: string): Decoded<View>
+  /**
+   * For a wire whose path names the method (Gemini's): throws 404 when `url` names one this
+   * surface does not serve — checked before the body's type and size, as a route is.
+   */
+  checkRoute?(url: string): void
   /** The JSON structural limits its bodies are read under; absent: the gateway's (`json/limits.ts`). */
   readonly jsonLimits?: Readonly<JsonLimits>
   /** The surface's own rate-limit header names, added to OpenAI's: from the windows and the rows' states. */

@@ -55,14 +55,17 @@ export const geminiSurface: ChatSurface<GeminiView> = {
   inputParam: 'contents',
   operation: 'chat',
   credential: googleApiKey,
-  decode(text, limitsChecked, url) {
-    const target = targetOf(url)
-    if (!GENERATE_METHODS.has(target.method))
+  checkRoute(url) {
+    const { method } = targetOf(url)
+    if (!GENERATE_METHODS.has(method))
       throw new GatewayError(
         404,
         'not_found',
-        `Unknown Gemini method "${clip(target.method)}". Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.`,
+        `Unknown Gemini method "${clip(method)}". Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.`,
       )
+  },
+  decode(text, limitsChecked, url) {
+    const target = targetOf(url)
     const body = validateWith(checker(), geminiBody(text, limitsChecked))
     refuseUndecodableInlineData(body)
     const stream = target.method === 'streamGenerateContent'

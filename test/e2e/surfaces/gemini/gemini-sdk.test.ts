@@ -232,6 +232,17 @@ describe('the pipeline, in Google terms', () => {
     const method = await post('/v1beta/models/demo/agent:predict', HELLO)
     expect(method.status).toBe(404)
     expect(((await method.json()) as any).error.status).toBe('NOT_FOUND')
+    // Whatever it sends: the method is the route, judged before the body's type (audit64 3d).
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain']) {
+      const odd = await post('/v1beta/models/demo/echo:fooBar', 'a=1', {
+        'x-goog-api-key': bed.key,
+        'content-type': type,
+      })
+      expect(odd.status).toBe(404)
+      const e = ((await odd.json()) as any).error
+      expect(e.status).toBe('NOT_FOUND')
+      expect(e.message).toContain('fooBar')
+    }
     // A chat model on an embedding method, and the reverse: 400 naming `model`.
     const wrong = await post('/v1beta/models/demo/embed:generateContent', HELLO)
     expect(wrong.status).toBe(400)
