@@ -36,6 +36,8 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
     res = await fetch(url, {
       method: 'POST',
       headers: { authorization: `Bearer ${serving.token}` },
+      // One request, one connection (as a one-shot `switchyard reload` has): never a pooled one.
+      keepalive: false,
       signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
     })
   } catch (err) {
