@@ -139,24 +139,18 @@ export interface Change {
   ): Promise<R>
 }
 
-/** PostgreSQL connections a one-shot command opens (withAccounts). */
-export const CLI_POOL_SIZE = 2
-
 export async function withAccounts<T>(
   p: Parsed,
   io: Io,
   fn: (svc: AccountService, store: Store, config: Config, change: Change) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(p, io, { secrets: false })
-  // Two connections, not the pool a server runs on: Bun.SQL opens every connection of a pool at
-  // its first query (each a process forked on the PostgreSQL server), and a command runs a few
-  // statements; two let one wait on a lock while another runs, as the suite's stores do.
   // The stores and the accounts service are imported here, not at the top: every command imports
   // this module, and `serve`'s supervisor and `reload` read only the config (~50 ms of CPU less at
   // each `serve`; docs/decisions.md, "Commands load lazily").
   const { openDatabase } = await import('./database.ts')
   const { AccountService } = await import('../accounts/service.ts')
-  const store = await openDatabase(config, { poolSize: CLI_POOL_SIZE })
+  const store = await openDatabase(config)
   const log: Logger = createLogger(config.logging.level, io.err)
   const change: Change = {
     async audited(action, target, run, changed) {

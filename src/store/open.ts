@@ -22,11 +22,6 @@ export interface OpenOptions {
   error?(message: string, fields?: Record<string, unknown>): void
   /** SQLite: WAL checkpoints in a thread of their own, off the event loop (`serve` sets it). */
   checkpointInThread?: boolean
-  /**
-   * PostgreSQL: connections in the pool, in place of `database.pool_size` (a one-shot CLI command
-   * needs two, not a server's ten: Bun.SQL opens the whole pool at its first query).
-   */
-  poolSize?: number
 }
 
 /** Where the data lives, for start-up lines: never a password. */
@@ -55,7 +50,7 @@ export async function openStores(config: Config, opts: OpenOptions = {}): Promis
   const engineTime = !opts.callerTime
   const pg = await openPostgres({
     url: config.database.url,
-    poolSize: opts.poolSize ?? config.database.poolSize,
+    poolSize: config.database.poolSize,
     // The bound on one statement, and the client's wait for an answer (postgres/bounded.ts).
     busyTimeoutMs: config.database.busyTimeoutMs,
     windows: config.windows,

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { StoreBusyError } from '../../src/store/index.ts'
 import { PgBound } from '../../src/store/postgres/bounded.ts'
+import { GrowingPool } from '../../src/store/postgres/pool.ts'
 import { skipWithout } from '../support/engines.ts'
 import { type SharedPostgres, sharedPostgres } from '../support/shared-engines.ts'
 
@@ -22,7 +23,7 @@ beforeAll(async () => {
   if (skip) return
   pg = await sharedPostgres()
   url = await pg.createDatabase()
-  db = new PgBound(() => new SQL(url, { max: 2 }), 5_000)
+  db = new PgBound(() => new GrowingPool(() => new SQL(url, { max: 1 }), 2), 5_000)
   await db.run((sql) => sql`CREATE TABLE t (id INTEGER PRIMARY KEY)`)
   await db.run((sql) => sql`INSERT INTO t VALUES (1)`)
 }, 60_000)

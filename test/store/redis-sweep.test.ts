@@ -45,7 +45,7 @@ const N = 8
  * `poolSize`: the stores' connections. The suite's two, but where an admission rebuilds the
  * account while a sweep is held at its UPDATE: the config's default (10) there, as the held sweep
  * keeps one connection while the rebuild runs its reads at once (with two it waited past the
- * test). Each connection is a backend forked at the pool's first query (suite-cpu.md, stop 63).
+ * test). Each connection is a backend forked when a call needs it (suite-cpu.md, stop 63).
  */
 async function inFlight(poolSize: number = TEST_POOL_SIZE) {
   const url = await pg.clone()

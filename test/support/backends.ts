@@ -64,10 +64,11 @@ export function backends(file: string, only?: Backend['name']): Backend[] {
 }
 
 /**
- * PostgreSQL connections per store in tests, unless the document sets `database.pool_size`.
- * Bun.SQL opens a pool's every connection at its first query, and each is a backend forked by
- * the server — ~50 ms of CPU on this machine (copy-on-write faults after the fork), more than
- * most tests' queries cost. Two still let one call wait on a lock while another runs.
+ * PostgreSQL connections per store in tests at most, unless the document sets
+ * `database.pool_size`. A store opens them as its calls need them (src/store/postgres/pool.ts),
+ * and each is a backend forked by the server — ~50 ms of CPU on this machine (copy-on-write faults
+ * after the fork), more than most tests' queries cost: a test's burst of calls opens two, not ten.
+ * Two still let one call wait on a lock while another runs.
  */
 export const TEST_POOL_SIZE = 2
 

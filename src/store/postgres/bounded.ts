@@ -16,6 +16,7 @@
  */
 import type { SQL } from 'bun'
 import { StoreBusyError, StoreUnavailableError } from '../errors.ts'
+import type { GrowingPool } from './pool.ts'
 
 /** Time for the server's own cancellation to arrive before the client gives up on the server. */
 export const CLIENT_MARGIN_MS = 1_000
@@ -85,11 +86,11 @@ function busy(err: unknown, waitedMs: number): StoreBusyError | null {
 
 export class PgBound {
   /** The connections calls run on; replaced when the server stops answering (`run`). */
-  pool: SQL
+  pool: GrowingPool
 
   constructor(
     /** Makes a pool (the same URL and options each time). */
-    private readonly connect: () => SQL,
+    private readonly connect: () => GrowingPool,
     /** `database.busy_timeout_ms`: the server's bound on one statement. */
     readonly busyMs: number,
   ) {
@@ -102,12 +103,12 @@ export class PgBound {
   }
 
   /**
-   * Runs `fn` on the pool within the deadline. Past it the server is taken for gone (stopped,
+   * Runs `fn` on one connection of the pool (pool.ts) within the deadline. Past it the server is taken for gone (stopped,
    * blackholed by a failover): the caller gets `StoreUnavailableError`, and the pool is replaced —
    * its connections closed, never left to queue the next calls behind queries the server may
-   * still hold; the new one connects afresh (to whatever host the name now points at). Running
-   * on the pool rather than on a connection reserved per call: a reservation cost 140–200 µs a
-   * call one at a time (measured, admissions 300 → 440–500 µs).
+   * still hold; the new one connects afresh (to whatever host the name now points at). The
+   * connection is the pool's choice, not one taken with Bun's `reserve()`: a reservation cost
+   * 140–200 µs a call one at a time (measured, admissions 300 → 440–500 µs).
    * @example
    * const rows = await db.run((sql) => sql`SELECT n FROM auth_generation WHERE id = 1`)
    */
@@ -128,7 +129,7 @@ export class PgBound {
     })
     expired.catch(() => {})
     try {
-      const work = fn(pool)
+      const work = pool.use(fn)
       // After the deadline it settles on a closed connection, with nobody waiting for it.
       work.catch(() => {})
       return await Promise.race([work, expired])
@@ -140,7 +141,7 @@ export class PgBound {
   }
 
   /** Gives up `pool` (once, whichever call's deadline passed first) for a fresh one. */
-  private replace(pool: SQL): void {
+  private replace(pool: GrowingPool): void {
     if (this.pool !== pool) return
     this.pool = this.connect()
     pool.close({ timeout: 0 }).catch(() => {})

@@ -14,6 +14,7 @@ import { redactUrl } from './errors.ts'
 import { PgHistory } from './history.ts'
 import { PgLimiter } from './limiter.ts'
 import { assertSchema, migratePostgres } from './migrations.ts'
+import { GrowingPool, IDLE_S } from './pool.ts'
 import { PgUsage } from './usage.ts'
 
 export { PG_LATEST_VERSION } from './migrations.ts'
@@ -37,11 +38,14 @@ export interface PostgresParts {
   close(): Promise<void>
 }
 
-/** `busyMs`: bound every statement (serving); none for `migrate`, which may wait for a lock. */
-function connect(url: string, max: number, busyMs?: number): SQL {
+/**
+ * One connection (a member of GrowingPool, or `migrate`'s). `busyMs`: bound every statement
+ * (serving); none for `migrate`, which may wait for a lock.
+ */
+function connect(url: string, busyMs?: number): SQL {
   return new SQL(url, {
-    max,
-    idleTimeout: 60,
+    max: 1,
+    idleTimeout: IDLE_S,
     connectionTimeout: 10,
     ...(busyMs === undefined ? {} : { connection: serverTimeouts(busyMs) }),
   })
@@ -50,10 +54,10 @@ function connect(url: string, max: number, busyMs?: number): SQL {
 /** Connects and checks the schema version; refuses a schema this build does not know. */
 export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts> {
   const busyMs = opts.busyTimeoutMs ?? 5_000
-  const db = new PgBound(() => connect(opts.url, opts.poolSize, busyMs), busyMs)
+  const db = new PgBound(() => new GrowingPool(() => connect(opts.url, busyMs), opts.poolSize), busyMs)
   const limiter = new PgLimiter(db, opts.windows, opts.engineTime)
   try {
-    await assertSchema(db.pool, `PostgreSQL ${redactUrl(opts.url)}`)
+    await db.pool.use((sql) => assertSchema(sql, `PostgreSQL ${redactUrl(opts.url)}`))
     await limiter.measureClock()
   } catch (err) {
     await db.close()
@@ -71,7 +75,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<PostgresParts
 
 /** `switchyard migrate`: applies the missing migrations; returns the versions applied. */
 export async function migratePostgresUrl(url: string, now: number, target?: number): Promise<number[]> {
-  const sql = connect(url, 1)
+  const sql = connect(url)
   try {
     return await migratePostgres(sql, now, target)
   } finally {
