@@ -68,6 +68,11 @@ export interface AgentBlockOptions {
   env?: Record<string, string>
   /** Reads what the agent left in its HOME once it has exited, before the folder goes (`home` in the run). */
   readHome?: (home: string) => string
+  /**
+   * Runs beside the agent (its HOME and working folder; `exited` settles when it ends), awaited
+   * before the run returns: to let the agent go on only once something has happened.
+   */
+  meanwhile?: (dirs: { home: string; work: string }, exited: Promise<number>) => Promise<void>
 }
 
 const DEAD_PROXY = 'http://127.0.0.1:9'
@@ -106,6 +111,7 @@ export async function runAgentBlock(opts: AgentBlockOptions): Promise<AgentRun> 
       new Response(proc.stdout).text(),
       new Response(proc.stderr).text(),
       proc.exited,
+      opts.meanwhile?.({ home, work }, proc.exited),
     ])
     const connects = strace ? readConnects(traceFile) : null
     return { code, stdout, stderr, connects, home: opts.readHome?.(home) }

@@ -7,9 +7,10 @@
  * answer quotes it). Through the upstream: Qwen Code a turn of its own; opencode, in the same run
  * as its round trip, its session-title request — the one request opencode sends to its
  * `small_model`, set to the upstream's model — whose answer, the mock's text, becomes the title
- * opencode stores (a second opencode start, ~16 CPU-s, proved no more). Under strace (one run of
- * each), every connection the agent opens (DNS included) is to the gateway: the blocks' own lines
- * keep it off the network. One gateway; all runs at once.
+ * opencode stores (a second opencode start, ~16 CPU-s, proved no more). opencode does not wait for
+ * that request, so the turn's command waits until the title is stored (titleStored). Under strace
+ * (one run of each), every connection the agent opens (DNS included) is to the gateway: the
+ * blocks' own lines keep it off the network. One gateway; all runs at once.
  * Each agent is skipped, with a printed line, when the test-client package lacks it.
  */
 import { Database } from 'bun:sqlite'
@@ -136,7 +137,8 @@ const TURNS: Turn[] = [
   {
     agent: 'opencode',
     model: 'demo/agent',
-    prompt: `Run bash with {"command": "echo ${marker}-o", "description": "Print a marker"}`,
+    // The command waits for `title-stored` (titleStored, below), then prints the marker.
+    prompt: `Run bash with {"command": "until [ -e title-stored ]; do sleep 0.1; done; echo ${marker}-o", "description": "Print a marker once the title is stored"}`,
     answer: new RegExp(`Tool result received: ${marker}-o`),
     trace: true,
     titleModel: 'openai/text-only',
@@ -158,6 +160,35 @@ function sessionTitle(home: string): string {
   } finally {
     db.close()
   }
+}
+
+/** opencode's title before the title request has answered (opencode 1.18's `isDefaultTitle`). */
+const DEFAULT_TITLE = /^(New session - |Child session - )\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+/**
+ * opencode sends its title request beside the turn and does not wait for it (a fiber forked at the
+ * turn's first step, ended with the run): on a loaded machine the turn could end first, and no
+ * title would be stored. So the turn's command waits for `title-stored` in its working folder,
+ * written here once the session has a title other than the default one — or after 60 s, the
+ * checks then failing on what is missing; nothing once opencode has exited.
+ */
+async function titleStored(dirs: { home: string; work: string }, exited: Promise<number>): Promise<void> {
+  let ended = false
+  void exited.then(() => {
+    ended = true
+  })
+  const until = Date.now() + 60_000
+  while (!ended && Date.now() < until) {
+    let title = ''
+    try {
+      title = sessionTitle(dirs.home)
+    } catch {
+      // No database yet.
+    }
+    if (title && !DEFAULT_TITLE.test(title)) break
+    await Bun.sleep(100)
+  }
+  if (!ended) await Bun.write(join(dirs.work, 'title-stored'), '')
 }
 
 /** One turn, as the page's block has it, with a key of its own. */
@@ -210,6 +241,7 @@ async function run(turn: Turn): Promise<AgentRun & { key: string }> {
     trace: turn.trace,
     files: { 'opencode.json': JSON.stringify(config, null, 2) },
     readHome: turn.titleModel ? sessionTitle : undefined,
+    meanwhile: turn.titleModel ? titleStored : undefined,
   })
   return { ...out, key }
 }
