@@ -2,7 +2,9 @@
  * @module
  * Plan lifecycle: what plan an account is on at a given time. Expiry is applied lazily on
  * the first look after the end: a `downgrade` is written to the store (and so to the plan
- * history) once; a `disable` leaves the plan in place with status `expired`.
+ * history) once; a `disable` leaves the plan in place with status `expired`. A plan no longer in
+ * the config has no policy: its accounts are refused (`plan_not_configured`) and left as they are,
+ * before and after their end, until it comes back and its own policy applies.
  *
  * The downgrade is written only if the account is still as it was read (the same plan, the same
  * end): several requests, workers or replicas reach the end together, and an operator may renew
@@ -25,17 +27,25 @@ export interface PlanState {
   remainingDays: number | null
 }
 
-/** The policy at a plan's end: downgrade to a plan, or disable. Absent = downgrade to the default plan. */
-export function expiryPolicy(config: Config, planName: string): { downgrade: string } | 'disable' {
-  const p = config.plans[planName]?.on_expiry
-  if (p) return p
+/**
+ * The policy at a plan's end: downgrade to a plan, or disable. No `on_expiry` = downgrade to the
+ * default plan (the default plan itself: disable). null for a plan not in the config: nothing is
+ * applied to its accounts (read as a downgrade, a reload that removed a plan moved them all to the
+ * default plan, even those its `disable` had shut out, and putting it back did not undo it).
+ */
+export function expiryPolicy(config: Config, planName: string): { downgrade: string } | 'disable' | null {
+  const plan = config.plans[planName]
+  if (!plan) return null
+  if (plan.on_expiry) return plan.on_expiry
   return planName === config.defaultPlan ? 'disable' : { downgrade: config.defaultPlan }
 }
 
 /** Whether `currentPlan` would write a downgrade for this account now. */
 export function downgradeDue(config: Config, account: AccountRecord, now: number): boolean {
   const exp = account.planExpiresAt
-  return exp !== null && now >= exp && expiryPolicy(config, account.plan) !== 'disable'
+  if (exp === null || now < exp) return false
+  const policy = expiryPolicy(config, account.plan)
+  return policy !== null && policy !== 'disable'
 }
 
 export async function currentPlan(
@@ -49,7 +59,7 @@ export async function currentPlan(
     const exp = account.planExpiresAt
     if (exp === null || now < exp) break
     const policy = expiryPolicy(config, account.plan)
-    if (policy === 'disable') break
+    if (policy === 'disable' || policy === null) break
     const target = config.plans[policy.downgrade]
     const days = target?.days ?? null
     // Overtaken, this answers the account as it now is, and the loop judges that instead.
