@@ -15,6 +15,7 @@ import { type AliasNames, checkAliases, type Prefixes } from './check-aliases.ts
 import { checkResilience } from './check-resilience.ts'
 import { entries, type Intact, isMap, list, type Problem, step } from './intact.ts'
 import { KIND_LIMITS, KIND_TEMPERATURE } from './kind-limits.ts'
+import { listEntryProblem } from './model-list.ts'
 import { checkModelType } from './models.ts'
 import type { RawConfig } from './schema.ts'
 
@@ -184,6 +185,7 @@ function checkPlans(
   aliases: AliasNames,
   intact: Intact,
 ): void {
+  const names = { prefixes, aliases, tiers: tiersOf(raw, intact) }
   const plans = entries(raw.plans)
   const defined = new Set(plans.map(([name]) => name))
   if (intact('/default_plan') && isMap(raw.plans) && !defined.has(raw.default_plan)) {
@@ -209,31 +211,20 @@ function checkPlans(
       })
     }
     if (!intact(`${at}/models`)) continue
-    plan.models.forEach((pattern, i) => {
-      if (pattern === '*' || pattern.startsWith('tier:') || aliases.ids.has(pattern)) return
-      const slash = pattern.indexOf('/')
-      const prefix = slash > 0 ? pattern.slice(0, slash) : ''
-      if (!prefix || slash === pattern.length - 1) {
-        problems.push({
-          path: `${at}/models/${i}`,
-          message: `'${pattern}' is not 'prefix/name', 'prefix/*', 'tier:NAME' or '*'`,
-        })
-      } else if (!prefixes.has(prefix)) {
-        // `team/*` names every alias of that prefix; any other id there would be an alias's.
-        if (aliases.prefixes.has(prefix) && pattern === `${prefix}/*`) return
-        const or = aliases.prefixes.has(prefix) ? ` and no alias has the id '${pattern}'` : ''
-        problems.push({ path: `${at}/models/${i}`, message: `no provider has prefix '${prefix}'${or}` })
-      } else {
-        // A mistyped model id would leave the plan without the model, every request to it a 403.
-        const name = pattern.slice(slash + 1)
-        const names = prefixes.get(prefix)
-        if (name !== '*' && names && !names.has(name)) {
-          problems.push({
-            path: `${at}/models/${i}`,
-            message: `provider '${prefix}' has no model '${name}' (its models: ${[...names].join(', ')})`,
-          })
-        }
-      }
+    plan.models.forEach((entry, i) => {
+      const message = listEntryProblem(names, entry)
+      if (message) problems.push({ path: `${at}/models/${i}`, message })
     })
   }
+}
+
+/** The tiers the models have (any valid or not), or null when a provider's model list cannot be read. */
+function tiersOf(raw: RawConfig, intact: Intact): Set<string> | null {
+  if (!Array.isArray(raw.providers)) return null
+  const tiers = new Set<string>()
+  for (const [i, p] of raw.providers.entries()) {
+    if (!intact(`/providers/${i}/models`)) return null
+    for (const m of list(p.models)) if (typeof m?.tier === 'string') tiers.add(m.tier)
+  }
+  return tiers
 }

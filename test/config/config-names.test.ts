@@ -7,7 +7,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { parseConfig } from '../../src/config/index.ts'
-import { testConfigDoc } from '../support/config-doc.ts'
+import { cli } from '../support/cli.ts'
+import { tempDir, testConfigDoc } from '../support/config-doc.ts'
+import { writeConfig } from '../support/process.ts'
 import { DEMO_ONLY, problems, textProblems } from './problems.ts'
 
 describe('map keys are validated', () => {
@@ -82,6 +84,32 @@ describe("a plan's model ids name models that exist", () => {
         path: '/plans/free/models/0',
         message: expect.stringMatching(/provider 'demo' has no model 'ecoh' \(its models: echo/),
       },
+    ])
+  })
+
+  // A mistyped tier passed: a plan of `tier:nope` allowed nothing, every request a 403.
+  test('a tier no model has is an error naming the tiers there are, in config check too', async () => {
+    const doc = testConfigDoc({
+      plans: { free: { rpm: 1, rpd: 1, models: ['tier:nope', 'nope/x', 'tier:pro', 'tier:free'] } },
+    })
+    const check = await cli(['config', 'check', '--json', '--config', writeConfig(tempDir(), doc)])
+    expect(check.code).toBe(1)
+    expect(check.json().problems).toEqual([
+      { path: '/plans/free/models/0', message: "no model has tier 'nope' (the tiers: free, pro)" },
+      { path: '/plans/free/models/1', message: "no provider has prefix 'nope'" },
+    ])
+    const tierless = testConfigDoc({
+      providers: [
+        {
+          prefix: 'demo',
+          kind: 'demo',
+          models: [{ name: 'echo', context_window: 8, max_output_tokens: 1, features: [] }],
+        },
+      ],
+      plans: { free: { rpm: 1, rpd: 1, models: ['tier:free'] } },
+    })
+    expect(problems(() => parseConfig(tierless))).toEqual([
+      { path: '/plans/free/models/0', message: "no model has tier 'free' (no model has a tier)" },
     ])
   })
 
