@@ -1,7 +1,7 @@
 /**
  * @module
  * A key's own limits (DESIGN §11) as the command line, the admin API and the console set and show
- * them: `rpm`, `rpd`, `tpm`, `tpd`, `budget: {usd, period}` and `models` (exact model ids), each
+ * them: `rpm`, `rpd`, `tpm`, `tpd`, `budget: {usd, period}` and `models` (what a plan's `models` takes: ids, `prefix/*`, `tier:NAME`, `*`), each
  * null when the key sets none (the account's plan alone applies).
  *
  * **Within the account's plan.** A key's limit narrows its account's; it never widens it. So a key
@@ -9,7 +9,7 @@
  * key `rpm`, `rpd`, `tpm` or `tpd` above the plan's (where the plan sets one; equal is allowed); a
  * key budget above the plan's for a period no longer than the plan's (a $100/day key on a
  * $50/month plan could never spend it; a $30/month key on a $5/day plan can be reached and is
- * allowed); a model the plan does not allow, or no such model. A plan without a limit for a
+ * allowed); a `models` entry that reaches no model the plan allows, or names no model, alias or tier. A plan without a limit for a
  * measure takes any key limit for it.
  * This is checked when the limits are set, against the plan the account is on then. After a plan
  * change the tighter of the two still applies at admission (the limiter takes the row with less
@@ -19,8 +19,8 @@
  * applyPatch(NO_LIMITS, { tpm: 5000, budget: { usd: 2, period: 'day' } })
  * // → { rpm: null, rpd: null, tpm: 5000, tpd: null, budgetMicros: 2000000, budgetPeriod: 'day', models: null }
  */
-import { reachable } from '../catalogue/reach.ts'
-import { Catalogue, planAllows } from '../catalogue/routing.ts'
+import { type Allows, reachable } from '../catalogue/reach.ts'
+import { Catalogue, planAllows, type Routed } from '../catalogue/routing.ts'
 import type { Config, PlanConfig } from '../config/index.ts'
 import {
   BUDGET_PERIODS,
@@ -29,6 +29,7 @@ import {
   type KeyCountName,
   keyCounts,
 } from '../config/limit-settings.ts'
+import { listEntryProblem, namesOf } from '../config/model-list.ts'
 import { formatUsd, microsToUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
 import type { KeyLimits } from '../store/index.ts'
@@ -197,20 +198,26 @@ export function checkWithinPlan(
     }
   }
   if (limits.models) {
+    const names = namesOf({ providers: config.providers, aliases: config.aliases ?? [] })
     const catalogue = new Catalogue(config.providers, config.aliases ?? [])
-    for (const id of limits.models) {
-      // A model or an exact alias (DESIGN §13: keys allow an alias by its id), within the plan.
-      const entry = catalogue.model(id)
-      const alias = entry ? undefined : catalogue.aliases.exact().find((a) => a.id === id)
-      if (!entry && !alias)
-        throw invalidValue(`${prefix}models`, `no model '${id}' (see GET /v1/models or switchyard models)`)
-      const routed = {
-        named: id,
-        alias: alias ?? null,
-        members: entry ? [entry] : alias!.pool.members.map((m) => m.entry),
-      }
-      if (!reachable(routed, (target, tier) => planAllows(plan.models, target, { tier })).length)
-        throw invalidValue(`${prefix}models`, `'${id}' is not in the account's plan '${planName}'`)
+    // Everything a request can name: each model, and each exact alias (a pattern is its targets).
+    const named: Routed[] = [
+      ...catalogue.list().map((e) => ({ named: e.id, alias: null, members: [e] })),
+      ...catalogue.aliases
+        .exact()
+        .map((a) => ({ named: a.id, alias: a, members: a.pool.members.map((m) => m.entry) })),
+    ]
+    const byPlan: Allows = (id, tier) => planAllows(plan.models, id, { tier })
+    for (const entry of limits.models) {
+      // The forms a plan's list takes (DESIGN §13: keys allow an alias by its id, `team/*` …).
+      const problem = listEntryProblem(names, entry)
+      if (problem)
+        throw invalidValue(`${prefix}models`, `${problem}; see GET /v1/models or switchyard models`)
+      const byEntry: Allows = (id, tier) => planAllows([entry], id, { tier })
+      if (!named.some((r) => overlap(reachable(r, byEntry), reachable(r, byPlan))))
+        throw invalidValue(`${prefix}models`, `'${entry}' is not in the account's plan '${planName}'`)
     }
   }
 }
+
+const overlap = <T>(a: readonly T[], b: readonly T[]) => a.some((x) => b.includes(x))

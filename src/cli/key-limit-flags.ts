@@ -40,7 +40,7 @@ export function limitFlagsHelp(): string {
       )
     } else
       lines.push(
-        `${flag(`--${s.name} ID,...`)}the only models the key may use (ids from 'switchyard models')`,
+        `${flag(`--${s.name} ID,...`)}the only models the key may use, as a plan lists them: ids from 'switchyard models', prefix/*, tier:NAME, *`,
       )
   }
   return lines.join('\n')
@@ -87,7 +87,7 @@ export function limitsFromFlags(p: Parsed): KeyLimitsPatch {
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== '')
-    if (!ids.length) throw new UsageError("--models needs model ids separated by commas, or 'none'")
+    if (!ids.length) throw new UsageError("--models needs model ids (or prefix/*, tier:NAME, *) separated by commas, or 'none'")
     patch.models = ids
   }
   return patch

@@ -69,7 +69,7 @@ export async function prepare<View>(
     const byPlan: Allows = (id, tier) => planAllows(plan, id, { tier })
     const keyList = auth.key.limits?.models
     // Only a key with a model list has a second filter (an arrow is a new function each request).
-    const byKeyList: Allows | null = keyList ? (id) => keyReaches(keyList, id) : null
+    const byKeyList: Allows | null = keyList ? (id, tier) => keyReaches(keyList, id, tier) : null
     // A virtual model picks among the members this request may use (none other takes a turn).
     const routed = deps.catalogue.route(
       decoded.model,

@@ -183,7 +183,7 @@ export class Pipeline {
     // A fallback the plan or the key's model list does not reach is left out of the routes.
     const keyModels = auth.key.limits?.models
     const allowed = (fb: CatalogueEntry) =>
-      planAllows(plan.models, fb.id, fb.model) && keyReaches(keyModels, fb.id)
+      planAllows(plan.models, fb.id, fb.model) && keyReaches(keyModels, fb.id, fb.model.tier)
     const reqs = members.map(reqOf)
     let req = reqs[0]!
     let checked: unknown

@@ -101,8 +101,27 @@ describe('checkWithinPlan', () => {
       "not in the account's plan 'free'",
     )
     expect(refusal(within({ models: ['demo/nope'] }, { models: ['*'] })).message).toContain(
-      "no model 'demo/nope'",
+      "provider 'demo' has no model 'nope'",
     )
     within({ models: ['demo/echo-pro', 'demo/echo'] }, { models: ['*'] })()
+  })
+
+  // A key's list takes what a plan's takes (DESIGN §13); it refused all but exact ids.
+  test("a key's list takes a plan's forms: *, prefix/*, tier:NAME; each must reach a model of the plan", () => {
+    for (const entry of ['*', 'demo/*', 'tier:free']) within({ models: [entry] }, {})()
+    expect(refusal(within({ models: ['tier:pro'] }, {})).message).toBe(
+      "models: 'tier:pro' is not in the account's plan 'free'",
+    )
+    within({ models: ['tier:pro'] }, { models: ['*'] })()
+    for (const [entry, message] of [
+      ['tier:nope', "no model has tier 'nope' (the tiers: free, pro)"],
+      ['nope/*', "no provider has prefix 'nope'"],
+      ['demo', "'demo' is not 'prefix/name', 'prefix/*', 'tier:NAME' or '*'"],
+    ]) {
+      expect(refusal(within({ models: [entry!] }, { models: ['*'] }))).toEqual({
+        param: 'models',
+        message: `models: ${message}; see GET /v1/models or switchyard models`,
+      })
+    }
   })
 })

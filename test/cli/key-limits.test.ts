@@ -93,7 +93,7 @@ describe('keys create / set-limits', () => {
       [['keys', 'create', 'acme', '--budget-usd', '1', '--budget-period', 'year'], 2, 'day, week or month'],
       // The starter pro plan has rpm 10.
       [['keys', 'create', 'acme', '--rpm', '11'], 1, "rpm: 11 is above the account's plan 'pro' (rpm 10)"],
-      [['keys', 'create', 'acme', '--models', 'demo/nope'], 1, "no model 'demo/nope'"],
+      [['keys', 'create', 'acme', '--models', 'demo/nope'], 1, "provider 'demo' has no model 'nope'"],
       [['keys', 'set-limits', id], 2, 'nothing to change'],
       [['keys', 'set-limits', 'key_doesnotexist', '--rpm', '1'], 1, 'no key with id'],
       [['keys', 'create', 'acme', '--tokens', '5'], 2, 'unknown flag --tokens'],

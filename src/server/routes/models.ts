@@ -82,7 +82,7 @@ export function operatorEntries(
 }
 
 const allows = (list: Lister) => (id: string, tier: string | undefined) =>
-  planAllows(list.plan, id, { tier }) && keyReaches(list.key, id)
+  planAllows(list.plan, id, { tier }) && keyReaches(list.key, id, tier)
 
 /** Whether the lister reaches any member of the alias (every member: listing picks none). */
 const mayUse = (a: Alias, named: string, lister: Lister | undefined) =>

@@ -99,7 +99,7 @@ describe('admin API: a key’s own limits', () => {
       [{ budget: { usd: -1, period: 'day' } }, 'budget.usd', /more than 0/],
       [{ budget: { usd: 1, period: 'fortnight' } }, 'budget.period', /not one of day, week, month/],
       [{ models: [] }, 'models', /non-empty list/],
-      [{ models: ['demo/nope'] }, 'models', /no model 'demo\/nope'/],
+      [{ models: ['demo/nope'] }, 'models', /provider 'demo' has no model 'nope'/],
       [{ models: 'demo/echo' }, 'models', /list of model ids/],
       [{ tokens: 5 }, 'tokens', /unknown field/],
       [{ budget: { usd: 1, period: 'day', cap: 2 } }, 'budget.cap', /unknown field/],

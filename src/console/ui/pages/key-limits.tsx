@@ -49,7 +49,7 @@ export function LimitFields({ value, idPrefix }: { value?: LimitsView; idPrefix:
         </select>
       </label>
       <label for={`${idPrefix}-models`}>
-        Models (ids, comma-separated)
+        Models (ids, prefix/*, tier:NAME or *; comma-separated)
         <input
           id={`${idPrefix}-models`}
           name="limit_models"
