@@ -65,12 +65,37 @@ export function meteredPlan(): Record<string, unknown> {
 }
 
 export function testConfigDoc(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return structuredClone({
-    server: { host: '127.0.0.1', port: 0 },
-    admin: { token: ADMIN_TOKEN },
-    providers: [DEMO_PROVIDER],
-    plans: PLANS,
-    default_plan: 'free',
-    ...overrides,
+  return structuredClone(
+    fitSharedPlans({
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { token: ADMIN_TOKEN },
+      providers: [DEMO_PROVIDER],
+      plans: PLANS,
+      default_plan: 'free',
+      ...overrides,
+    }),
+  )
+}
+
+/**
+ * `doc` with the shared PLANS' `tier:` entries that no model of its providers has left out: a test
+ * that brings its own models keeps PLANS as they mean there (the free plan: no free model, so none),
+ * where `config check` refuses a tier no model has. A test's own plans are kept as it wrote them.
+ * Applied where a test's document becomes a config: here, `startGateway` and `writeConfig`.
+ */
+export function fitSharedPlans(doc: Record<string, unknown>): Record<string, unknown> {
+  const { plans, providers } = doc
+  if (!plans || typeof plans !== 'object' || !Array.isArray(providers)) return doc
+  const tiers = new Set(
+    providers.flatMap((p) =>
+      Array.isArray(p?.models) ? p.models.map((m: { tier?: unknown }) => m?.tier) : [],
+    ),
+  )
+  const shared = PLANS as Record<string, { models: string[] }>
+  const fitted = Object.entries(plans).map(([name, plan]) => {
+    if (plan !== shared[name]) return [name, plan]
+    const models = plan.models.filter((m: string) => !m.startsWith('tier:') || tiers.has(m.slice(5)))
+    return [name, { ...plan, models }]
   })
+  return { ...doc, plans: Object.fromEntries(fitted) }
 }

@@ -12,7 +12,7 @@ import { migrate } from '../../src/store/sqlite/migrations.ts'
 import type { Clock } from '../../src/util/clock.ts'
 import { createLogger } from '../../src/util/log.ts'
 import { type BackendUrls, backendDoc } from './backends.ts'
-import { tempDir, testConfigDoc } from './config-doc.ts'
+import { fitSharedPlans, tempDir, testConfigDoc } from './config-doc.ts'
 import { starts } from './starts.ts'
 
 export { ADMIN_TOKEN, DEMO_PROVIDER, PLANS, tempDir, testConfigDoc } from './config-doc.ts'
@@ -32,7 +32,7 @@ export async function startGateway(
 ): Promise<TestGateway> {
   starts.gateways++
   const dir = tempDir()
-  const doc = oneCallPerRequest(opts.doc ?? testConfigDoc())
+  const doc = oneCallPerRequest(fitSharedPlans(opts.doc ?? testConfigDoc()))
   const database = {
     ...(doc.database as object | undefined),
     path: opts.dbPath ?? join(dir, 'switchyard.db'),

@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BUN } from './cli.ts'
+import { fitSharedPlans } from './config-doc.ts'
 import { mainBundle } from './main-bundle.ts'
 import { starts } from './starts.ts'
 
@@ -29,7 +30,7 @@ export interface ServeProcess {
 /** Writes a config (JSON is YAML) and returns its path. */
 export function writeConfig(dir: string, doc: Record<string, unknown>, name = 'switchyard.yaml'): string {
   const path = join(dir, name)
-  writeFileSync(path, JSON.stringify(doc, null, 2))
+  writeFileSync(path, JSON.stringify(fitSharedPlans(doc), null, 2))
   return path
 }
 
