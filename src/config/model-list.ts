@@ -11,8 +11,8 @@
  * // → "no model has tier 'nope' (the tiers: free, pro)"
  */
 import type { AliasNames, Prefixes } from './check-aliases.ts'
-import type { Config } from './load.ts'
-import { isPattern } from './schema-aliases.ts'
+import type { ProviderConfig } from './schema.ts'
+import { type AliasConfig, isPattern } from './schema-aliases.ts'
 
 /** The names a list may use. */
 export interface ModelNames {
@@ -24,7 +24,7 @@ export interface ModelNames {
 }
 
 /** The names of a loaded config's catalogue. */
-export function namesOf(config: Pick<Config, 'providers' | 'aliases'>): ModelNames {
+export function namesOf(config: { providers: ProviderConfig[]; aliases: AliasConfig[] }): ModelNames {
   const exact = config.aliases.filter((a) => !isPattern(a.id)).map((a) => a.id)
   return {
     prefixes: new Map(config.providers.map((p) => [p.prefix, new Set(p.models.map((m) => m.name))])),
