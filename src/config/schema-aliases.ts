@@ -14,12 +14,15 @@
 import { type Static, Type as T } from '@sinclair/typebox'
 import { Closed } from './schema-units.ts'
 
-/** `<prefix>/<name>`, no whitespace, neither side empty. */
-const MODEL_ID = '^[^/\\s]+/\\S+$'
+/** `<prefix>/<name>`, no whitespace, neither side empty (`patternWhy`: the error's words, schema-problems.ts). */
+export const ModelId = T.String({
+  pattern: '^[^/\\s]+/\\S+$',
+  patternWhy: "a model id, 'prefix/name' without spaces",
+})
 
 export const PoolMemberSchema = T.Object(
   {
-    model: T.String({ pattern: MODEL_ID }),
+    model: ModelId,
     /** Its share of the pool's requests against the others' (default 1). */
     weight: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
   },
@@ -28,8 +31,8 @@ export const PoolMemberSchema = T.Object(
 
 export const AliasSchema = T.Object(
   {
-    id: T.String({ pattern: MODEL_ID }),
-    to: T.Union([T.String({ pattern: MODEL_ID }), T.Array(PoolMemberSchema, { minItems: 1 })]),
+    id: ModelId,
+    to: T.Union([ModelId, T.Array(PoolMemberSchema, { minItems: 1 })]),
     /** false: callable, but left out of `/v1/models` (default: listed). */
     listed: T.Optional(T.Boolean()),
     description: T.Optional(T.String()),

@@ -34,15 +34,38 @@ export function schemaProblems(schema: TSchema, value: unknown, base = ''): Sche
       for (const p of mapKeyProblems(e, value, base)) push(p)
     } else if (e.type === ValueErrorType.Union) {
       for (const p of unionProblems(e, base)) push(p)
-    } else push({ path: base + (e.path || '/'), message: describe(e) })
+    } else push({ path: at(base, e.path), message: describe(e) })
   }
   return out
 }
 
+/**
+ * One problem in the words of the rest: what the setting must be, and what it got. TypeBox's own
+ * ("Expected string length greater or equal to 16") named the check, not the setting's rule.
+ */
 function describe(e: ValueError): string {
-  if (e.type === ValueErrorType.ObjectAdditionalProperties) return 'unknown key (check the spelling)'
-  if (e.type === ValueErrorType.IntegerMaximum && e.schema.maxWhy) return `${e.message}: ${e.schema.maxWhy}`
-  return `${e.message}${e.value === undefined ? ' (missing)' : ''}`
+  const got = e.value === undefined ? 'missing' : `got ${shown(e.value)}`
+  switch (e.type) {
+    case ValueErrorType.ObjectAdditionalProperties:
+      return 'unknown key (check the spelling)'
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'is required (missing)'
+    case ValueErrorType.ArrayUniqueItems:
+      return `must name each value once (${repeated(e.value)} is there twice)`
+    default:
+      return `must be ${alternative(e.schema)} (${got})`
+  }
+}
+
+/** The first value a list holds twice, as the error quotes it. */
+function repeated(v: unknown): string {
+  const seen = new Set<string>()
+  for (const item of Array.isArray(v) ? v : []) {
+    const key = JSON.stringify(item)
+    if (seen.has(key)) return shown(item)
+    seen.add(key)
+  }
+  return 'a value'
 }
 
 /**
@@ -61,7 +84,7 @@ function unionProblems(e: ValueError, base: string): SchemaProblem[] {
   const message = literals
     ? `must be one of ${branches.map((b) => String(b.const)).join(', ')} (got ${shown(e.value)})`
     : `must be ${branches.map(alternative).join(', or ')} (got ${shown(e.value)})`
-  return [{ path: base + (e.path || '/'), message }]
+  return [{ path: at(base, e.path), message }]
 }
 
 /** One branch of a union, in words. */
@@ -72,20 +95,29 @@ function alternative(s: TSchema): string {
     const max = s.maxWhy ? `${s.maximum} (${s.maxWhy})` : s.maximum
     if (s.minimum !== undefined && s.maximum !== undefined) return `${what} from ${s.minimum} to ${max}`
     if (s.minimum !== undefined) return `${what} of at least ${s.minimum}`
+    if (s.exclusiveMinimum !== undefined) return `${what} greater than ${s.exclusiveMinimum}`
     if (s.maximum !== undefined) return `${what} of at most ${max}`
     return what
   }
   if (s.type === 'null') return 'null'
   if (s.type === 'object') return `a mapping { ${Object.keys(s.properties ?? {}).join(', ')} }`
-  if (s.type === 'array') return 'a list'
+  if (s.type === 'array') return s.minItems ? `a list of at least ${count(s.minItems, 'item')}` : 'a list'
+  if (s.type === 'string') {
+    if (s.patternWhy) return s.patternWhy
+    if (s.pattern) return `a string matching '${s.pattern}'`
+    if (s.minLength) return `a string of at least ${count(s.minLength, 'character')}`
+    return 'a string'
+  }
   if (s.type === 'boolean') return 'true or false'
   return `a ${s.type}`
 }
 
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
+
 /** A value as the error quotes it: scalars as written, collections by kind. */
 function shown(v: unknown): string {
   if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 37)}...` : v}'`
-  if (Array.isArray(v)) return 'a list'
+  if (Array.isArray(v)) return v.length ? `a list of ${count(v.length, 'item')}` : 'an empty list'
   if (isMap(v)) return 'a mapping'
   return String(v)
 }
@@ -112,7 +144,11 @@ function mapKeyProblems(e: ValueError, root: unknown, base: string): SchemaProbl
   return out
 }
 
-/** RFC 6901, as TypeBox writes paths. */
+/**
+ * The path of a problem TypeBox found at `path` inside the value at `base` (a union's branch is
+ * checked on its own): the value itself when `path` is empty, not `base` with a trailing `/`.
+ */
+const at = (base: string, path: string) => base + path || '/'
 
 /** The value at a JSON pointer TypeBox reported (every step of it exists: TypeBox walked it). */
 function valueAt(root: unknown, pointer: string): unknown {

@@ -10,6 +10,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { MODEL_TYPES } from '../operations/operation.ts'
 import { BUDGET_PERIODS } from './limit-settings.ts'
+import { ModelId } from './schema-aliases.ts'
 import {
   Closed,
   HEADER_NAME,
@@ -96,7 +97,7 @@ export const BudgetSchema = T.Object(
 
 export const ModelSchema = T.Object(
   {
-    name: T.String({ minLength: 1, pattern: '^[^\\s]+$' }),
+    name: T.String({ minLength: 1, pattern: '^[^\\s]+$', patternWhy: 'a name: not empty, no spaces' }),
     /** Name sent upstream when it differs from `name`. */
     upstream_name: T.Optional(T.String({ minLength: 1 })),
     /** Default `chat`. Embedding models take neither `max_output_tokens` nor `features`. */
@@ -128,7 +129,7 @@ export const ModelSchema = T.Object(
     /** Absent: the model costs nothing (and `/v1/models` says so). */
     pricing: T.Optional(PricingSchema),
     /** `prefix/name` of configured models tried in order when this one fails (DESIGN §10). */
-    fallbacks: T.Optional(T.Array(T.String({ pattern: '^[^/\\s]+/[^\\s]+$' }), { uniqueItems: true })),
+    fallbacks: T.Optional(T.Array(ModelId, { uniqueItems: true })),
   },
   Closed,
 )
@@ -152,7 +153,7 @@ export const KeySchema = T.Object(
   {
     api_key: T.String(),
     weight: T.Optional(PositiveInt),
-    base_url: T.Optional(T.String({ pattern: '^https?://' })),
+    base_url: T.Optional(T.String({ pattern: '^https?://', patternWhy: 'an http:// or https:// URL' })),
   },
   Closed,
 )
@@ -178,7 +179,7 @@ export const ProviderSchema = T.Object(
   {
     prefix: T.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$' }),
     kind: T.Union(PROVIDER_KINDS.map((k) => T.Literal(k))),
-    base_url: T.Optional(T.String({ pattern: '^https?://' })),
+    base_url: T.Optional(T.String({ pattern: '^https?://', patternWhy: 'an http:// or https:// URL' })),
     api_key: T.Optional(T.String()),
     /** A key pool instead of the one `api_key`, spread by weight. */
     keys: T.Optional(T.Array(KeySchema, { minItems: 1 })),

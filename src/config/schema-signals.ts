@@ -30,7 +30,7 @@ export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number]
 
 export const WebhookSchema = T.Object(
   {
-    url: T.String({ pattern: '^https?://[^\\s]+$' }),
+    url: T.String({ pattern: '^https?://[^\\s]+$', patternWhy: 'an http:// or https:// URL without spaces' }),
     /** HMAC-SHA256 key of `x-switchyard-signature`; at least 16 characters. */
     secret: T.String({ minLength: 16 }),
     events: T.Array(T.Union(ALERT_EVENTS.map((e) => T.Literal(e))), { minItems: 1, uniqueItems: true }),
@@ -62,7 +62,9 @@ export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number]
 export const TelemetrySchema = T.Object(
   {
     /** The collector's base URL (`/v1/traces` is added, as OTEL_EXPORTER_OTLP_ENDPOINT's is). */
-    otlp_endpoint: T.Optional(T.String({ pattern: '^https?://[^\\s]+$' })),
+    otlp_endpoint: T.Optional(
+      T.String({ pattern: '^https?://[^\\s]+$', patternWhy: 'an http:// or https:// URL without spaces' }),
+    ),
     /** Sent with every export (Langfuse: `Authorization: Basic …`). */
     headers: T.Optional(
       T.Record(

@@ -97,7 +97,14 @@ export const ConfigSchema = T.Object(
           /** On SIGTERM/SIGINT, how long requests and streams in flight may still run. */
           drain_timeout_s: T.Optional(T.Integer({ minimum: 0, maximum: 3600 })),
           /** Browser origins allowed by CORS (`*` = any); default none. */
-          cors_origins: T.Optional(T.Array(T.String({ pattern: '^(\\*|https?://[^/\\s]+)$' }))),
+          cors_origins: T.Optional(
+            T.Array(
+              T.String({
+                pattern: '^(\\*|https?://[^/\\s]+)$',
+                patternWhy: "'*' or an origin, http(s)://host[:port] without a path",
+              }),
+            ),
+          ),
           /**
            * Host names (no scheme, no port) the gateway answers to, besides IP literals and names no
            * public DNS holds; `*.domain` for every name under it, `*` for any (server/host.ts).
@@ -115,7 +122,9 @@ export const ConfigSchema = T.Object(
           /** The embedded SQLite file (the default engine). */
           path: T.Optional(T.String({ minLength: 1 })),
           /** PostgreSQL instead of SQLite: postgres://user:pass@host:5432/db. */
-          url: T.Optional(T.String({ pattern: '^postgres(ql)?://' })),
+          url: T.Optional(
+            T.String({ pattern: '^postgres(ql)?://', patternWhy: 'a postgres:// or postgresql:// URL' }),
+          ),
           busy_timeout_ms: T.Optional(Ms),
           /** PostgreSQL connections per process. */
           pool_size: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
@@ -181,7 +190,9 @@ export const ConfigSchema = T.Object(
           minute_window_ms: T.Optional(Ms),
           day_window_ms: T.Optional(Ms),
           /** Admissions in Redis instead of the database: redis://host:6379/0. */
-          redis_url: T.Optional(T.String({ pattern: '^rediss?://' })),
+          redis_url: T.Optional(
+            T.String({ pattern: '^rediss?://', patternWhy: 'a redis:// or rediss:// URL' }),
+          ),
           /** What to do while the limiter's engine is unreachable: 503 (reject) or serve unlimited (allow). */
           on_unavailable: T.Optional(T.Union([T.Literal('reject'), T.Literal('allow')])),
           /**
