@@ -87,7 +87,10 @@ export function limitsFromFlags(p: Parsed): KeyLimitsPatch {
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== '')
-    if (!ids.length) throw new UsageError("--models needs model ids (or prefix/*, tier:NAME, *) separated by commas, or 'none'")
+    if (!ids.length)
+      throw new UsageError(
+        "--models needs model ids (or prefix/*, tier:NAME, *) separated by commas, or 'none'",
+      )
     patch.models = ids
   }
   return patch
