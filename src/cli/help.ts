@@ -60,8 +60,8 @@ where the other commands look for it. Refuses to overwrite an existing file.
 it use the new plans, limits, prices, providers, key pools and models; those in flight finish on
 the config they started with; with --workers N every process takes it. Asks through
 POST /admin/v1/reload where the running serve listens, with the credential it wrote in its serve
-file (beside the database: <database.path>.serving, mode 0600), so a new admin.token or port in
-the file is the gateway's to judge. A file with problems is refused with every one of them, and so
+file (beside the database: <database.path>.<pid>.serving, mode 0600; several serve processes on
+one database are each asked), so a new admin.token or port in the file is the gateway's to judge. A file with problems is refused with every one of them, and so
 is a change to a setting read only at start (listen address, database, workers ...): the gateway
 keeps its config. Prints what changed. Without the serve file: send serve SIGHUP (kill -HUP PID).`,
   ),

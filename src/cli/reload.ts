@@ -4,7 +4,8 @@
  * `POST /admin/v1/reload`, at the address and with the credential the running gateway wrote in
  * its serve file (cli/serve-file.ts) — not the file's `server.port` and `admin.token`, which a
  * reload may be changing — so the answer (what changed, or every problem) comes back to print;
- * with `--workers N` every process has reloaded when it returns.
+ * with `--workers N` every process has reloaded when it returns. Several `serve` processes on one
+ * database (each its own serve file) are each asked, and each answer is printed with its pid.
  *
  * The file is read here first (provider secrets may be unset in this shell: the gateway reads
  * them from its own environment): a file with problems is refused here with all of them and
@@ -15,7 +16,7 @@ import { GatewayError } from '../util/errors.ts'
 import type { Parsed } from './args.ts'
 import { checkCommand, configPath, loadConfig } from './context.ts'
 import type { Io } from './io.ts'
-import { readServeFile, serveFilePath } from './serve-file.ts'
+import { type ServeFile, serveFileBase, serveFiles } from './serve-file.ts'
 
 /** A reload reads a file and builds the config's parts (ms), every worker's too; the rest is margin. */
 const ANSWER_TIMEOUT_MS = 30_000
@@ -23,13 +24,46 @@ const ANSWER_TIMEOUT_MS = 30_000
 export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'reload', words: 1 })
   const config = await loadConfig(p, io, { secrets: false })
-  const path = serveFilePath(config, configPath(p, io))
-  const serving = readServeFile(path)
-  if (serving === null) {
+  const file = configPath(p, io)
+  const found = serveFiles(config, file)
+  if (found.length === 0) {
     throw new Error(
-      `no running gateway found: ${path} does not exist (switchyard serve writes it while it runs with this config and database; a changed database.path or --db needs a restart). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
+      `no running gateway found: no serve file ${serveFileBase(config, file)}.<pid>.serving (switchyard serve writes one while it runs with this config and database; a changed database.path or --db needs a restart). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
     )
   }
+  const asked = await Promise.all(found.map(({ path, file }) => ask(path, file)))
+  const reached = asked.filter((a) => !('unreachable' in a)) as Array<Reached>
+  // A file a `kill -9` left behind: said, but not a failure while another gateway answered.
+  for (const a of asked) if ('unreachable' in a && reached.length > 0) io.err(a.unreachable)
+  if (reached.length === 0)
+    throw new Error(asked.map((a) => (a as { unreachable: string }).unreachable).join('\n'))
+  if (reached.length === 1) {
+    const [only] = reached
+    if ('refused' in only!) throw only.refused
+    io.out(p.flags.json === true ? JSON.stringify(only!.body) : said(only!.body as unknown as Answer))
+    return 0
+  }
+  // Several gateways on one database: each reloaded its own file; each says how.
+  if (p.flags.json === true) {
+    const each = reached.map((a) =>
+      'refused' in a
+        ? { pid: a.pid, error: { code: a.refused.code, message: a.refused.message, param: a.refused.param } }
+        : { pid: a.pid, ...a.body },
+    )
+    io.out(JSON.stringify({ gateways: each }))
+  } else {
+    for (const a of reached) {
+      if ('refused' in a) io.err(`gateway ${a.pid}: ${a.refused.message}`)
+      else io.out(`gateway ${a.pid}: ${said(a.body as unknown as Answer)}`)
+    }
+  }
+  return reached.some((a) => 'refused' in a) ? 1 : 0
+}
+
+type Reached = { pid: number; body: Record<string, unknown> } | { pid: number; refused: GatewayError }
+
+/** One gateway's answer to the reload, its refusal, or why it could not be asked. */
+async function ask(path: string, serving: ServeFile): Promise<Reached | { unreachable: string }> {
   const url = `${serving.url}/admin/v1/reload`
   let res: Response
   try {
@@ -41,14 +75,13 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
       signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
     })
   } catch (err) {
-    throw new Error(
-      `no gateway answered at ${url} (${(err as Error).message}), where ${path} says serve (pid ${serving.pid}) listens: it was stopped without removing it (kill -9?); start serve again`,
-    )
+    return {
+      unreachable: `no gateway answered at ${url} (${(err as Error).message}), where ${path} says serve (pid ${serving.pid}) listens: it was stopped without removing it (kill -9?); start serve again, or remove the file`,
+    }
   }
   const body = (await res.json().catch(() => null)) as Record<string, unknown> | null
-  if (!res.ok) throw relayed(res.status, body)
-  io.out(p.flags.json === true ? JSON.stringify(body) : said(body as unknown as Answer))
-  return 0
+  if (!res.ok) return { pid: serving.pid, refused: relayed(res.status, body) }
+  return { pid: serving.pid, body: body ?? {} }
 }
 
 /**

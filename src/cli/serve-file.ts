@@ -6,16 +6,18 @@
  * docs/decisions.md, "The serve file").
  *
  * The process the operator started (the primary) writes it once it listens, beside the SQLite
- * database (`<database.path>.serving`: the folder the gateway may write; with PostgreSQL, beside
- * the config file), mode 0600, written whole then renamed in; it removes it on exit (a `kill -9`
- * leaves it, and `reload` then says nothing answered). The credential is a random one per start,
+ * database (`<database.path>.<pid>.serving`: the folder the gateway may write; with PostgreSQL,
+ * beside the config file), mode 0600, written whole then renamed in; it removes it on exit (a
+ * `kill -9` leaves it, and `reload` then says that gateway did not answer). One file a gateway:
+ * several `serve` processes on one database (DESIGN: several sharing SQLite) each write their own,
+ * and `reload` asks every one. The credential is a random one per start,
  * good for `POST /admin/v1/reload` only (not the admin API's other routes): it is never logged,
  * printed or passed on the command line; `--workers N` workers read it from the file, each
  * checking that it is their primary's.
  */
 import { randomBytes } from 'node:crypto'
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { Config } from '../config/index.ts'
 
 export interface ServeFile {
@@ -27,10 +29,36 @@ export interface ServeFile {
   token: string
 }
 
-/** The serve file of the gateway that runs `config` (read from `configFile`). */
-export function serveFilePath(config: Config, configFile: string): string {
+/** Where the serve files of the gateways that run `config` (read from `configFile`) go, less `.<pid>.serving`. */
+export function serveFileBase(config: Config, configFile: string): string {
   const db = config.database.url === null && config.database.path !== ':memory:' ? config.database.path : null
-  return `${resolve(db ?? configFile)}.serving`
+  return resolve(db ?? configFile)
+}
+
+/** The serve file of the gateway process `pid` that runs `config` (read from `configFile`). */
+export function serveFilePath(config: Config, configFile: string, pid: number): string {
+  return `${serveFileBase(config, configFile)}.${pid}.serving`
+}
+
+/** Every serve file there is for `config`'s gateways (one a `serve` started on its database), by pid. */
+export function serveFiles(config: Config, configFile: string): Array<{ path: string; file: ServeFile }> {
+  const base = serveFileBase(config, configFile)
+  const name = `${basename(base)}.`
+  let names: string[]
+  try {
+    names = readdirSync(dirname(base))
+  } catch {
+    return []
+  }
+  const found: Array<{ path: string; file: ServeFile }> = []
+  for (const n of names.sort()) {
+    const pid = n.startsWith(name) ? /^(\d+)\.serving$/.exec(n.slice(name.length))?.[1] : undefined
+    if (pid === undefined) continue
+    const path = join(dirname(base), n)
+    const file = readServeFile(path)
+    if (file !== null && file.pid === Number(pid)) found.push({ path, file })
+  }
+  return found
 }
 
 /** A fresh reload credential: 256 random bits. */

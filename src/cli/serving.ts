@@ -154,7 +154,7 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
     })
   // The serve file (`switchyard reload`'s way in): written by the primary before its workers
   // start, read by them (its credential is the primary's, whichever process the CLI reaches).
-  const serveFile = serveFilePath(config, configPath(p, io))
+  const serveFile = serveFilePath(config, configPath(p, io), child ? process.ppid : process.pid)
   if (child) {
     const written = readServeFile(serveFile)
     deps.reloads.token = written?.pid === process.ppid ? written.token : null

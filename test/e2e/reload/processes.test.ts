@@ -6,7 +6,7 @@
  * The only file here that spawns a server (the suite's slowest kind of test): keep it so.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
@@ -152,8 +152,11 @@ test('each reload sent one reload.applied webhook, with the other process in it,
   }
 })
 
-/** The running gateway's serve file (beside the default database, `data/switchyard.db`). */
-const serveFile = () => join(dir, 'data', 'switchyard.db.serving')
+/** The running gateways' serve files (beside the default database, `data/switchyard.db.<pid>.serving`). */
+const serveFiles = () =>
+  readdirSync(join(dir, 'data'))
+    .filter((n) => /^switchyard\.db\.\d+\.serving$/.test(n))
+    .map((n) => join(dir, 'data', n))
 
 test("switchyard reload applies a new admin.token: it proves itself with the running gateway's credential, no failed login", async () => {
   writeConfig(dir, doc(['m0', 'm2'], { token: NEW_TOKEN }))
@@ -197,8 +200,34 @@ test('a start-only change (server.port, logging.level) reaches the running gatew
   writeConfig(dir, doc(['m0', 'm2'], { token: NEW_TOKEN }))
 })
 
+test('two serve processes on one database: switchyard reload asks each, by its own serve file', async () => {
+  const second = await spawnServe(['--config', config, '--port', '0'])
+  try {
+    expect(serveFiles()).toHaveLength(2)
+    writeConfig(dir, doc(['m0', 'm2', 'm3'], { token: NEW_TOKEN }))
+    const r = await cli(['reload', '--config', config])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trim().split('\n')
+    expect(lines).toHaveLength(2)
+    for (const line of lines) expect(line).toMatch(/^gateway \d+: reloaded .*providers\.up/)
+    const res = await fetch(`${second.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'up/m3', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(res.status).toBe(200)
+    expect((await chat('up/m3')).status).toBe(200)
+  } finally {
+    await second.kill('SIGTERM')
+  }
+  // The second's file went with it; the first's stays.
+  expect(serveFiles()).toHaveLength(1)
+})
+
 test('the serve file: mode 0600 while serving, its credential in no log line, removed when serve stops', async () => {
-  const file = serveFile()
+  const [file] = serveFiles()
+  if (file === undefined) throw new Error('no serve file')
   expect(statSync(file).mode & 0o777).toBe(0o600)
   const written = JSON.parse(readFileSync(file, 'utf8'))
   expect(written.url).toBe(serve.url)
