@@ -16,7 +16,7 @@ import { GatewayError } from '../util/errors.ts'
 import type { Parsed } from './args.ts'
 import { checkCommand, configPath, loadConfig } from './context.ts'
 import type { Io } from './io.ts'
-import { type ServeFile, serveFileBase, serveFiles } from './serve-file.ts'
+import { pruneServeFiles, type ServeFile, serveFileBase } from './serve-file.ts'
 
 /** A reload reads a file and builds the config's parts (ms), every worker's too; the rest is margin. */
 const ANSWER_TIMEOUT_MS = 30_000
@@ -25,10 +25,11 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'reload', words: 1 })
   const config = await loadConfig(p, io, { secrets: false })
   const file = configPath(p, io)
-  const found = serveFiles(config, file)
+  const { found, removed } = pruneServeFiles(config, file)
+  for (const path of removed) io.err(`removed ${path}: its serve process no longer runs (a kill -9?)`)
   if (found.length === 0) {
     throw new Error(
-      `no running gateway found: no serve file ${serveFileBase(config, file)}.<pid>.serving (switchyard serve writes one while it runs with this config and database; a changed database.path or --db needs a restart). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
+      `no running gateway found: no serve file ${serveFileBase(config, file)}.<pid>.serving of a running process (switchyard serve writes one while it runs with this config and database: a changed database.path or --db needs a restart, and a folder serve cannot write leaves none — its log says "the serve file could not be written"). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
     )
   }
   const asked = await Promise.all(found.map(({ path, file }) => ask(path, file)))

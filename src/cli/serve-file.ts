@@ -3,12 +3,14 @@
  * The serve file: where a running `serve` listens and the credential `switchyard reload` proves
  * itself with — the running gateway's own, never what the file on disk says now (a reload that
  * changes `admin.token` or `server.port` is asked of the gateway that still has the old ones;
- * docs/decisions.md, "The serve file").
+ * docs/decisions.md, "`switchyard reload` reaches the running gateway through a serve file").
  *
- * The process the operator started (the primary) writes it once it listens, beside the SQLite
- * database (`<database.path>.<pid>.serving`: the folder the gateway may write; with PostgreSQL,
- * beside the config file), mode 0600, written whole then renamed in; it removes it on exit (a
- * `kill -9` leaves it, and `reload` then says that gateway did not answer). One file a gateway:
+ * The process the operator started (the primary) writes it once it listens, beside
+ * `database.path` (`<database.path>.<pid>.serving`: the SQLite database's folder, which the
+ * gateway may write; with PostgreSQL too, the path then only placing this file; beside the config
+ * file for `:memory:`), mode 0600, created new (never through a file or link already there),
+ * written whole then renamed in; it removes it on exit. A `kill -9` leaves it: a file whose pid no
+ * longer runs is removed by the next `serve` or `reload` (`pruneServeFiles`). One file a gateway:
  * several `serve` processes on one database (DESIGN: several sharing SQLite) each write their own,
  * and `reload` asks every one. The credential is a random one per start,
  * good for `POST /admin/v1/reload` only (not the admin API's other routes): it is never logged,
@@ -16,7 +18,7 @@
  * checking that it is their primary's.
  */
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { Config } from '../config/index.ts'
 
@@ -31,8 +33,7 @@ export interface ServeFile {
 
 /** Where the serve files of the gateways that run `config` (read from `configFile`) go, less `.<pid>.serving`. */
 export function serveFileBase(config: Config, configFile: string): string {
-  const db = config.database.url === null && config.database.path !== ':memory:' ? config.database.path : null
-  return resolve(db ?? configFile)
+  return resolve(config.database.path === ':memory:' ? configFile : config.database.path)
 }
 
 /** The serve file of the gateway process `pid` that runs `config` (read from `configFile`). */
@@ -40,9 +41,42 @@ export function serveFilePath(config: Config, configFile: string, pid: number): 
   return `${serveFileBase(config, configFile)}.${pid}.serving`
 }
 
-/** Every serve file there is for `config`'s gateways (one a `serve` started on its database), by pid. */
-export function serveFiles(config: Config, configFile: string): Array<{ path: string; file: ServeFile }> {
-  const base = serveFileBase(config, configFile)
+/**
+ * Every serve file there is for `config`'s gateways (one a `serve` started on its database), by
+ * pid, less those whose pid no longer runs (a `kill -9`'s): those are removed, their paths in
+ * `removed` — asked, a gateway restarted on the same port would take the dead one's credential
+ * for a failed admin login.
+ */
+export function pruneServeFiles(
+  config: Config,
+  configFile: string,
+): { found: Array<{ path: string; file: ServeFile }>; removed: string[] } {
+  const found: Array<{ path: string; file: ServeFile }> = []
+  const removed: string[] = []
+  for (const f of serveFiles(serveFileBase(config, configFile))) {
+    if (running(f.file.pid)) {
+      found.push(f)
+      continue
+    }
+    try {
+      unlinkSync(f.path)
+      removed.push(f.path)
+    } catch {}
+  }
+  return { found, removed }
+}
+
+/** Whether a process `pid` runs on this machine (EPERM: it does, as another user). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function serveFiles(base: string): Array<{ path: string; file: ServeFile }> {
   const name = `${basename(base)}.`
   let names: string[]
   try {
@@ -67,7 +101,16 @@ export const newServeToken = (): string => randomBytes(32).toString('base64url')
 /** Writes the file (mode 0600, whole: a reader never sees half of it); returns its removal. */
 export function writeServeFile(path: string, file: ServeFile): () => void {
   const tmp = `${path}.${process.pid}.tmp`
-  writeFileSync(tmp, `${JSON.stringify(file)}\n`, { mode: 0o600 })
+  mkdirSync(dirname(path), { recursive: true })
+  // Created new (`wx`): a file or link someone put there first is removed, never written through.
+  const write = () => writeFileSync(tmp, `${JSON.stringify(file)}\n`, { mode: 0o600, flag: 'wx' })
+  try {
+    write()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    unlinkSync(tmp)
+    write()
+  }
   renameSync(tmp, path)
   return () => {
     // Another gateway started on the same database since has its own there: leave it.

@@ -18,7 +18,14 @@ import { configPath, loadConfig } from './context.ts'
 import { openDatabase } from './database.ts'
 import type { Io } from './io.ts'
 import { exitWithParent } from './process.ts'
-import { newServeToken, reachable, readServeFile, serveFilePath, writeServeFile } from './serve-file.ts'
+import {
+  newServeToken,
+  pruneServeFiles,
+  reachable,
+  readServeFile,
+  serveFilePath,
+  writeServeFile,
+} from './serve-file.ts'
 import { forceExit, onStopSignals } from './signals.ts'
 import { joinPool, type PeerReload, WorkerPool } from './workers.ts'
 
@@ -165,6 +172,8 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
     await warnOrphanPlans(deps, config)
     deps.reloads.token = newServeToken()
     try {
+      // Those a `kill -9` left: `reload` would ask them, and a gateway now on their port would count a failed login.
+      pruneServeFiles(config, configPath(p, io))
       const remove = writeServeFile(serveFile, {
         pid: process.pid,
         url: `http://${reachable(config.server.host)}:${running.port}`,

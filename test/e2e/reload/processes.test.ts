@@ -6,7 +6,7 @@
  * The only file here that spawns a server (the suite's slowest kind of test): keep it so.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli } from '../../support/cli.ts'
 import { PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
@@ -223,6 +223,19 @@ test('two serve processes on one database: switchyard reload asks each, by its o
   }
   // The second's file went with it; the first's stays.
   expect(serveFiles()).toHaveLength(1)
+})
+
+test("a serve file a kill -9 left (its pid gone, the live gateway's address) is removed, never asked: no failed admin login", async () => {
+  const gone = Bun.spawn(['true'])
+  await gone.exited
+  const stale = join(dir, 'data', `switchyard.db.${gone.pid}.serving`)
+  writeFileSync(stale, JSON.stringify({ pid: gone.pid, url: serve.url, token: 'a-dead-gateways-token' }))
+  const r = await cli(['reload', '--config', config])
+  expect(r.code).toBe(0)
+  expect(r.stderr).toContain(`removed ${stale}`)
+  expect(existsSync(stale)).toBe(false)
+  expect(serveFiles()).toHaveLength(1)
+  expect(stderr).not.toContain('invalid_admin_token')
 })
 
 test('the serve file: mode 0600 while serving, its credential in no log line, removed when serve stops', async () => {
