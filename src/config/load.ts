@@ -120,7 +120,7 @@ export function parseConfig(
     throw new ConfigError(source, [{ path: '/', message: 'expected a YAML mapping at the top level' }])
   }
   const { value, problems: envProblems, sources } = interpolate(doc, env, ConfigSchema)
-  const schema = schemaProblems(ConfigSchema, value)
+  const schema = schemaProblems(ConfigSchema, value, '', (path) => sources.has(path))
   // An excused variable is excused only where its empty value is a valid setting: elsewhere the
   // problem to name is the variable, not the schema's words about an empty value.
   const invalid = new Set(schema.map((p) => p.path))

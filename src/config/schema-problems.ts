@@ -2,7 +2,7 @@
  * @module
  * TypeBox's errors for a config document, worded for the person editing the file: one problem per
  * path, an unknown key called one, and a map key outside its pattern named with the pattern (its
- * value still checked under it).
+ * value still checked under it). A secret is never quoted (see `Secret`).
  *
  * @example
  * schemaProblems(ConfigSchema, doc) // [{ path: '/plans/pro plan', message: "plan name 'pro plan' ..." }]
@@ -17,8 +17,16 @@ export interface SchemaProblem {
   message: string
 }
 
-/** Every problem `value` has against `schema`, the first one per path, each with its path. */
-export function schemaProblems(schema: TSchema, value: unknown, base = ''): SchemaProblem[] {
+/**
+ * Every problem `value` has against `schema`, the first one per path, each with its path.
+ * `fromEnv` says which paths' values came from the environment: those are not quoted either.
+ */
+export function schemaProblems(
+  schema: TSchema,
+  value: unknown,
+  base = '',
+  fromEnv: (path: string) => boolean = () => false,
+): SchemaProblem[] {
   // A valid document, every start's, is checked without the walk that builds errors: cold, that
   // walk was ~20–30 ms of CPU at every command's start (docs/benchmarks/suite-cpu.md, stop 60).
   if (Value.Check(schema, value)) return []
@@ -31,10 +39,13 @@ export function schemaProblems(schema: TSchema, value: unknown, base = ''): Sche
   }
   for (const e of Value.Errors(schema, value)) {
     if (e.type === ValueErrorType.ObjectAdditionalProperties && e.schema.keyName) {
-      for (const p of mapKeyProblems(e, value, base)) push(p)
+      for (const p of mapKeyProblems(e, value, base, fromEnv)) push(p)
     } else if (e.type === ValueErrorType.Union) {
-      for (const p of unionProblems(e, base)) push(p)
-    } else push({ path: at(base, e.path), message: describe(e) })
+      for (const p of unionProblems(e, base, fromEnv)) push(p)
+    } else {
+      const path = at(base, e.path)
+      push({ path, message: describe(e, quote(e, fromEnv(path))) })
+    }
   }
   return out
 }
@@ -43,26 +54,26 @@ export function schemaProblems(schema: TSchema, value: unknown, base = ''): Sche
  * One problem in the words of the rest: what the setting must be, and what it got. TypeBox's own
  * ("Expected string length greater or equal to 16") named the check, not the setting's rule.
  */
-function describe(e: ValueError): string {
-  const got = e.value === undefined ? 'missing' : `got ${shown(e.value)}`
+function describe(e: ValueError, show: (v: unknown) => string): string {
+  const got = e.value === undefined ? 'missing' : `got ${show(e.value)}`
   switch (e.type) {
     case ValueErrorType.ObjectAdditionalProperties:
       return 'unknown key (check the spelling)'
     case ValueErrorType.ObjectRequiredProperty:
       return 'is required (missing)'
     case ValueErrorType.ArrayUniqueItems:
-      return `must name each value once (${repeated(e.value)} is there twice)`
+      return `must name each value once (${repeated(e.value, show)} is there twice)`
     default:
       return `must be ${alternative(e.schema)} (${got})`
   }
 }
 
 /** The first value a list holds twice, as the error quotes it. */
-function repeated(v: unknown): string {
+function repeated(v: unknown, show: (v: unknown) => string): string {
   const seen = new Set<string>()
   for (const item of Array.isArray(v) ? v : []) {
     const key = JSON.stringify(item)
-    if (seen.has(key)) return shown(item)
+    if (seen.has(key)) return show(item)
     seen.add(key)
   }
   return 'a value'
@@ -73,18 +84,22 @@ function repeated(v: unknown): string {
  * branch's own problems, each at its path (`on_expiry: { downgrade: free, after: 1 }` → `after`
  * is an unknown key); anything else is told the values the setting takes.
  */
-function unionProblems(e: ValueError, base: string): SchemaProblem[] {
+function unionProblems(e: ValueError, base: string, fromEnv: (path: string) => boolean): SchemaProblem[] {
   const branches = (e.schema.anyOf as TSchema[]).flatMap((b) => (b.anyOf ? (b.anyOf as TSchema[]) : [b]))
   const mappings = branches.filter((b) => b.type === 'object')
-  if (mappings.length === 1 && isMap(e.value)) return schemaProblems(mappings[0]!, e.value, base + e.path)
+  if (mappings.length === 1 && isMap(e.value))
+    return schemaProblems(mappings[0]!, e.value, base + e.path, fromEnv)
   // Likewise a list where one branch is a list (an alias's pool): each item's problems at its path.
   const lists = branches.filter((b) => b.type === 'array')
-  if (lists.length === 1 && Array.isArray(e.value)) return schemaProblems(lists[0]!, e.value, base + e.path)
+  if (lists.length === 1 && Array.isArray(e.value))
+    return schemaProblems(lists[0]!, e.value, base + e.path, fromEnv)
+  const path = at(base, e.path)
+  const got = quote(e, fromEnv(path))(e.value)
   const literals = branches.every((b) => b.const !== undefined)
   const message = literals
-    ? `must be one of ${branches.map((b) => String(b.const)).join(', ')} (got ${shown(e.value)})`
-    : `must be ${branches.map(alternative).join(', or ')} (got ${shown(e.value)})`
-  return [{ path: at(base, e.path), message }]
+    ? `must be one of ${branches.map((b) => String(b.const)).join(', ')} (got ${got})`
+    : `must be ${branches.map(alternative).join(', or ')} (got ${got})`
+  return [{ path, message }]
 }
 
 /** One branch of a union, in words. */
@@ -114,6 +129,25 @@ function alternative(s: TSchema): string {
 
 const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
 
+/**
+ * How a problem shows what it got: as written, or only its kind and length when it may be a
+ * secret: a setting declared `secret` (schema-units.ts `Secret`), a URL with a user or password
+ * (`postgres://user:pass@…`), or a value from an environment variable (where secrets are kept).
+ * The text goes to `config check`, serve's journal and the reload's 422 body.
+ */
+function quote(e: ValueError, fromEnv: boolean): (v: unknown) => string {
+  return e.schema.secret || fromEnv || hasCredentials(e.value) ? concealed : shown
+}
+
+const hasCredentials = (v: unknown) => typeof v === 'string' && /^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]*@/i.test(v)
+
+/** A value that may be a secret, by kind only: a string by its length. */
+function concealed(v: unknown): string {
+  if (typeof v === 'string') return `a string of ${count(v.length, 'character')}`
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `a ${typeof v}`
+  return shown(v)
+}
+
 /** A value as the error quotes it: scalars as written, collections by kind. */
 function shown(v: unknown): string {
   if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 37)}...` : v}'`
@@ -126,7 +160,12 @@ function shown(v: unknown): string {
  * TypeBox stops a closed map at its first key outside the pattern and never checks that key's
  * value: name every such key, and check each value against the map's value schema.
  */
-function mapKeyProblems(e: ValueError, root: unknown, base: string): SchemaProblem[] {
+function mapKeyProblems(
+  e: ValueError,
+  root: unknown,
+  base: string,
+  fromEnv: (path: string) => boolean,
+): SchemaProblem[] {
   const mapPath = e.path.slice(0, e.path.lastIndexOf('/'))
   const map = valueAt(root, mapPath) as Record<string, unknown>
   const [pattern, valueSchema] = Object.entries(e.schema.patternProperties as Record<string, TSchema>)[0]!
@@ -139,7 +178,7 @@ function mapKeyProblems(e: ValueError, root: unknown, base: string): SchemaProbl
       path,
       message: `${e.schema.keyName} '${key}' is not allowed: ${e.schema.keyRule} (${pattern})`,
     })
-    out.push(...schemaProblems(valueSchema, v, path))
+    out.push(...schemaProblems(valueSchema, v, path, fromEnv))
   }
   return out
 }

@@ -14,10 +14,11 @@ import { ModelId } from './schema-aliases.ts'
 import {
   Closed,
   HEADER_NAME,
-  HEADER_VALUE,
+  HeaderValue,
   Ms,
   NamedMap,
   PositiveInt,
+  Secret,
   spanSeconds,
   timerSeconds,
 } from './schema-units.ts'
@@ -151,7 +152,7 @@ export const TimeoutsSchema = T.Object(
 /** One key of a provider's pool; `base_url` overrides the provider's for this key. */
 export const KeySchema = T.Object(
   {
-    api_key: T.String(),
+    api_key: Secret(),
     weight: T.Optional(PositiveInt),
     base_url: T.Optional(T.String({ pattern: '^https?://', patternWhy: 'an http:// or https:// URL' })),
   },
@@ -180,19 +181,14 @@ export const ProviderSchema = T.Object(
     prefix: T.String({ minLength: 1, pattern: '^[A-Za-z0-9._-]+$' }),
     kind: T.Union(PROVIDER_KINDS.map((k) => T.Literal(k))),
     base_url: T.Optional(T.String({ pattern: '^https?://', patternWhy: 'an http:// or https:// URL' })),
-    api_key: T.Optional(T.String()),
+    api_key: T.Optional(Secret()),
     /** A key pool instead of the one `api_key`, spread by weight. */
     keys: T.Optional(T.Array(KeySchema, { minItems: 1 })),
     retry: T.Optional(RetrySchema),
     circuit: T.Optional(CircuitSchema),
     /** Extra headers sent upstream (e.g. OpenAI-Organization). */
     headers: T.Optional(
-      NamedMap(
-        'header name',
-        HEADER_NAME,
-        "letters, digits and !#$%&'*+.^_`|~- only",
-        T.String({ pattern: HEADER_VALUE }),
-      ),
+      NamedMap('header name', HEADER_NAME, "letters, digits and !#$%&'*+.^_`|~- only", HeaderValue),
     ),
     /**
      * OpenAI only: `responses` when the upstream also serves `POST /responses`, so Responses

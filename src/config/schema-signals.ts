@@ -4,6 +4,7 @@
  * without being asked — signed webhooks and OpenTelemetry traces.
  */
 import { Type as T } from '@sinclair/typebox'
+import { HeaderValue, Secret } from './schema-units.ts'
 
 const Closed = { additionalProperties: false } as const
 
@@ -32,7 +33,7 @@ export const WebhookSchema = T.Object(
   {
     url: T.String({ pattern: '^https?://[^\\s]+$', patternWhy: 'an http:// or https:// URL without spaces' }),
     /** HMAC-SHA256 key of `x-switchyard-signature`; at least 16 characters. */
-    secret: T.String({ minLength: 16 }),
+    secret: Secret({ minLength: 16 }),
     events: T.Array(T.Union(ALERT_EVENTS.map((e) => T.Literal(e))), { minItems: 1, uniqueItems: true }),
     /** Default `json`. */
     format: T.Optional(T.Union(WEBHOOK_FORMATS.map((f) => T.Literal(f)))),
@@ -67,13 +68,9 @@ export const TelemetrySchema = T.Object(
     ),
     /** Sent with every export (Langfuse: `Authorization: Basic …`). */
     headers: T.Optional(
-      T.Record(
-        T.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }),
-        T.String({ pattern: '^[^\\r\\n\\0]*$' }),
-        {
-          additionalProperties: false,
-        },
-      ),
+      T.Record(T.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }), HeaderValue, {
+        additionalProperties: false,
+      }),
     ),
     protocol: T.Optional(T.Union(OTLP_PROTOCOLS.map((p) => T.Literal(p)))),
     /** Share of requests traced (a client's sampled `traceparent` is always followed). Default 1. */

@@ -7,9 +7,16 @@
  * @example
  * T.Object({ timeout_ms: T.Optional(Ms), days: Days }, Closed)
  */
-import { Type as T, type TSchema } from '@sinclair/typebox'
+import { type StringOptions, Type as T, type TSchema } from '@sinclair/typebox'
 
 export const Closed = { additionalProperties: false } as const
+
+/**
+ * A string that is a secret or may hold one (a token, a key, a header, a URL with a password): a
+ * problem with it says its length, never its value (schema-problems.ts). Declare every such
+ * setting with it, so the next one is marked where it is declared.
+ */
+export const Secret = (options: StringOptions = {}) => T.String({ ...options, secret: true })
 
 /**
  * A map whose every key must match `pattern`. `T.Record` alone becomes `patternProperties` only,
@@ -23,7 +30,9 @@ export function NamedMap<V extends TSchema>(keyName: string, pattern: string, ke
 /** An HTTP field name (RFC 9110 token): anything else makes `new Headers()` throw on every request. */
 export const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
 /** A field value without CR, LF or NUL (which would end the header or be refused by fetch). */
-export const HEADER_VALUE = '^[^\\r\\n\\0]*$'
+const HEADER_VALUE = '^[^\\r\\n\\0]*$'
+/** A header's value: a secret, as an `Authorization` one is. */
+export const HeaderValue = Secret({ pattern: HEADER_VALUE })
 
 export const PositiveInt = T.Integer({ minimum: 1 })
 export const NullableCount = T.Union([T.Integer({ minimum: 1 }), T.Null()])

@@ -18,7 +18,16 @@ import {
   type TimeoutsSchema,
 } from './schema-providers.ts'
 import { AlertsSchema, TelemetrySchema } from './schema-signals.ts'
-import { Closed, Days, Ms, NamedMap, NullableCount, PositiveInt, spanSeconds } from './schema-units.ts'
+import {
+  Closed,
+  Days,
+  Ms,
+  NamedMap,
+  NullableCount,
+  PositiveInt,
+  Secret,
+  spanSeconds,
+} from './schema-units.ts'
 
 /**
  * A plan's limits, one field per entry of the list of limit settings (limit-settings.ts): a count
@@ -123,7 +132,7 @@ export const ConfigSchema = T.Object(
           path: T.Optional(T.String({ minLength: 1 })),
           /** PostgreSQL instead of SQLite: postgres://user:pass@host:5432/db. */
           url: T.Optional(
-            T.String({ pattern: '^postgres(ql)?://', patternWhy: 'a postgres:// or postgresql:// URL' }),
+            Secret({ pattern: '^postgres(ql)?://', patternWhy: 'a postgres:// or postgresql:// URL' }),
           ),
           busy_timeout_ms: T.Optional(Ms),
           /** PostgreSQL connections per process. */
@@ -135,7 +144,7 @@ export const ConfigSchema = T.Object(
     admin: T.Optional(
       T.Object(
         {
-          token: T.Optional(T.String()),
+          token: T.Optional(Secret()),
           /** How long a console sign-in lasts. */
           session_ttl_s: T.Optional(T.Integer({ minimum: 60, maximum: 30 * 86_400 })),
         },
@@ -149,7 +158,7 @@ export const ConfigSchema = T.Object(
            * `GET /metrics` then needs `Authorization: Bearer <token>` (Prometheus: `authorization:
            * { credentials: ... }`); unset or empty, it is open as before.
            */
-          token: T.Optional(T.String()),
+          token: T.Optional(Secret()),
         },
         Closed,
       ),
@@ -191,7 +200,7 @@ export const ConfigSchema = T.Object(
           day_window_ms: T.Optional(Ms),
           /** Admissions in Redis instead of the database: redis://host:6379/0. */
           redis_url: T.Optional(
-            T.String({ pattern: '^rediss?://', patternWhy: 'a redis:// or rediss:// URL' }),
+            Secret({ pattern: '^rediss?://', patternWhy: 'a redis:// or rediss:// URL' }),
           ),
           /** What to do while the limiter's engine is unreachable: 503 (reject) or serve unlimited (allow). */
           on_unavailable: T.Optional(T.Union([T.Literal('reject'), T.Literal('allow')])),

@@ -75,7 +75,7 @@ describe('messages', () => {
       },
       {
         path: '/alerts/webhooks/0/secret',
-        message: "must be a string of at least 16 characters (got 'short')",
+        message: 'must be a string of at least 16 characters (got a string of 5 characters)',
       },
       { path: '/alerts/webhooks/0/events', message: 'must be a list of at least 1 item (got an empty list)' },
       {
@@ -89,6 +89,74 @@ describe('messages', () => {
       { path: '/aliases/2/to', message: 'must be a list of at least 1 item (got an empty list)' },
       { path: '/aliases/3/to', message: 'is required (missing)' },
       { path: '/plans/basic/budget/usd', message: 'must be a number greater than 0 (got 0)' },
+    ])
+  })
+
+  // Review 64: a problem quoted what it got, so `config check`, serve's journal and the reload's
+  // 422 body printed the database password, a webhook secret, an Authorization header. A secret
+  // setting, a URL with a user or password, and a value from an environment variable now say only
+  // the value's kind and length.
+  test('a secret, a URL with credentials or a value from the environment is never quoted', () => {
+    const doc = testConfigDoc({
+      database: { url: 'postgress://switchyard:hunter2-db-password@db:5432/gw' },
+      admin: { token: 12345678 },
+      metrics: { token: 87654321 },
+      limits: { redis_url: 'http://default:redis-pass-9@cache:6379/0' },
+      alerts: {
+        webhooks: [
+          { url: 'https://hooks.example/a', secret: 'shortsecret', events: ['plan_expired'] },
+          { url: 'https://hooks.example/b', secret: '${HOOK_SECRET}', events: ['plan_expired'] },
+          {
+            url: 'ftp://hookuser:hook-pass-7@hooks.example',
+            secret: 'a-secret-of-16-chars+',
+            events: ['plan_expired'],
+          },
+        ],
+      },
+      telemetry: { headers: { Authorization: 'Basic dXNlcjpzZWNyZXQ=\r' } },
+      logging: { level: '${LOG_LEVEL}' },
+    }) as any
+    doc.providers[0].api_key = 424242424242
+    doc.providers[0].headers = { 'OpenAI-Organization': 'org-private-77\n' }
+    doc.providers.push({
+      prefix: 'pool',
+      kind: 'openai',
+      keys: [{ api_key: 313131313131 }],
+      base_url: 'ftp://pooluser:pool-pass-5@upstream',
+      models: [{ name: 'm', context_window: 10 }],
+    })
+    const env = { HOOK_SECRET: 'env-short', LOG_LEVEL: 'verbose-from-env' }
+    const found = problems(() => parseConfig(doc, '', env))
+    const at = (path: string) => found.find((p) => p.path === path)?.message
+    for (const [path, secret] of [
+      ['/database/url', 'hunter2'],
+      ['/admin/token', '12345678'],
+      ['/metrics/token', '87654321'],
+      ['/limits/redis_url', 'redis-pass-9'],
+      ['/alerts/webhooks/0/secret', 'shortsecret'],
+      ['/alerts/webhooks/1/secret', 'env-short'],
+      ['/alerts/webhooks/2/url', 'hook-pass-7'],
+      ['/telemetry/headers/Authorization', 'dXNlcjpzZWNyZXQ'],
+      ['/logging/level', 'verbose-from-env'],
+      ['/providers/0/api_key', '424242424242'],
+      ['/providers/0/headers/OpenAI-Organization', 'org-private-77'],
+      ['/providers/1/keys/0/api_key', '313131313131'],
+      ['/providers/1/base_url', 'pool-pass-5'],
+    ] as const) {
+      expect({ path, message: at(path) }).toEqual({ path, message: expect.any(String) })
+      expect({ path, message: at(path) }).not.toEqual({ path, message: expect.stringContaining(secret) })
+    }
+    expect(at('/alerts/webhooks/0/secret')).toBe(
+      'must be a string of at least 16 characters (got a string of 11 characters)',
+    )
+    expect(at('/alerts/webhooks/1/secret')).toBe(
+      'must be a string of at least 16 characters (got a string of 9 characters) (from environment variable HOOK_SECRET)',
+    )
+    expect(at('/admin/token')).toBe('must be a string (got a number)')
+    // A setting that is no secret, written in the file, still shows what it got.
+    const plain = testConfigDoc({ logging: { level: 'verbose' } })
+    expect(problems(() => parseConfig(plain, '', {}))).toEqual([
+      { path: '/logging/level', message: "must be one of debug, info, warn, error (got 'verbose')" },
     ])
   })
 })
