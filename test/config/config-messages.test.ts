@@ -104,12 +104,12 @@ describe('messages', () => {
       limits: { redis_url: 'http://default:redis-pass-9@cache:6379/0' },
       alerts: {
         webhooks: [
-          { url: 'https://hooks.example/a', secret: 'shortsecret', events: ['plan_expired'] },
-          { url: 'https://hooks.example/b', secret: '${HOOK_SECRET}', events: ['plan_expired'] },
+          { url: 'https://hooks.example/a', secret: 'shortsecret', events: ['plan.expiring'] },
+          { url: 'https://hooks.example/b', secret: '${HOOK_SECRET}', events: ['plan.expiring'] },
           {
             url: 'ftp://hookuser:hook-pass-7@hooks.example',
             secret: 'a-secret-of-16-chars+',
-            events: ['plan_expired'],
+            events: ['plan.expiring'],
           },
         ],
       },
