@@ -266,7 +266,11 @@ function workerArgs(p: Parsed, port: number): string[] {
   return args
 }
 
-/** A plan removed from the config while accounts are still on it: those accounts get 403s. */
+/**
+ * A plan removed from the config while accounts are still on it: those accounts get 403
+ * plan_not_configured, after their plan's end too (a removed plan has no `on_expiry` to apply),
+ * until an operator acts. The warning names them and the two ways out.
+ */
 async function warnOrphanPlans(deps: Deps, config: Config): Promise<void> {
   const byPlan = new Map<string, string[]>()
   for (const a of await deps.store.listAccounts()) {
@@ -274,10 +278,14 @@ async function warnOrphanPlans(deps: Deps, config: Config): Promise<void> {
     byPlan.set(a.plan, [...(byPlan.get(a.plan) ?? []), a.name])
   }
   for (const [plan, accounts] of byPlan) {
-    deps.log.warn('accounts are on a plan that is not in the config; their requests are refused', {
-      plan,
-      accounts,
-      fix: `add plan '${plan}' back, or move them: switchyard accounts set-plan NAME PLAN`,
-    })
+    deps.log.warn(
+      `accounts on plan '${plan}', which is not in the config, are refused (403 plan_not_configured), ` +
+        "after their plan's end too, until the plan is back or they are moved",
+      {
+        plan,
+        accounts,
+        fix: `add plan '${plan}' back to the config, or move each account: switchyard accounts set-plan NAME PLAN`,
+      },
+    )
   }
 }

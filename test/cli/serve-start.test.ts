@@ -4,7 +4,9 @@
  * stop that it never saw start, nor on which address and database it served. A port taken is
  * cli-ops.test.ts's (its two taken-port runs check the same exit and message, timed).
  */
+
 import { expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { cliProcess } from '../support/cli.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
 import { spawnServe, writeConfig } from '../support/process.ts'
@@ -36,4 +38,31 @@ test('a host it cannot listen on: exit 1 naming --host, HOST, server.host and wh
     expect(r.stderr).toContain('--host, env HOST or server.host')
     expect(r.stderr).toContain('0.0.0.0')
   }
+}, 30_000)
+
+// Review 64: an account whose plan was taken out of the config is refused (403
+// plan_not_configured) after its plan's end too, until an operator acts; the start's warning
+// said only "their requests are refused", not until when nor what puts them back.
+test('a plan taken out of the config: the start warns which accounts are refused and how to let them in', async () => {
+  const dir = tempDir()
+  const doc = testConfigDoc({ database: { path: join(dir, 'gw.db') } }) as any
+  const config = writeConfig(dir, doc)
+  for (const name of ['acme', 'globex']) {
+    const made = await cliProcess(['accounts', 'create', name, '--plan', 'unlimited', '--config', config])
+    expect(made.code).toBe(0)
+  }
+  delete doc.plans.unlimited
+  writeConfig(dir, doc)
+  const serve = await spawnServe(['--port', '0', '--config', config])
+  expect(await serve.kill('SIGTERM')).toBe(0)
+  const lines = (await new Response(serve.proc.stderr as ReadableStream).text())
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+  const warning = lines.find((l) => l.plan === 'unlimited')
+  expect(warning).toMatchObject({ level: 'warn', accounts: ['acme', 'globex'] })
+  expect(warning.msg).toContain('403 plan_not_configured')
+  expect(warning.msg).toContain("after their plan's end too")
+  expect(warning.msg).toContain('until the plan is back or they are moved')
+  expect(warning.fix).toContain('switchyard accounts set-plan NAME PLAN')
 }, 30_000)
