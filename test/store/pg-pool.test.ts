@@ -72,7 +72,7 @@ describe.skipIf(skip)('the PostgreSQL pool', () => {
       const sleep = (sql: SQL) => sql`SELECT pg_sleep(0.3)`
       await Promise.all([pool.use(sleep), pool.use(sleep)])
       expect(await connections()).toBe(2)
-      // Five at once on three: the two past the size wait behind the others, on their connections.
+      // Five at once on three: the two past the size wait for the first calls to end.
       await Promise.all(Array.from({ length: 5 }, () => pool.use(sleep)))
       expect(pool.size).toBe(3)
       expect(await connections()).toBe(3)
@@ -88,4 +88,44 @@ describe.skipIf(skip)('the PostgreSQL pool', () => {
     }
     expect(await allClosed()).toBe(0)
   })
+
+  test('at the size, a call waits for the first connection to free, not behind a transaction', async () => {
+    const pool = new GrowingPool(() => new SQL(url, { max: 1 }), 2)
+    const pid = (sql: SQL) => sql`SELECT pg_backend_pid() AS pid`.then(([r]) => r.pid as number)
+    const order: string[] = []
+    let release = () => {}
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    try {
+      // One connection inside a transaction until the test releases it, the other on a short query.
+      let txPid = 0
+      const tx = pool.use((sql) =>
+        sql.begin(async (t) => {
+          txPid = await pid(t)
+          await held
+        }),
+      )
+      const quick = pool.use(async (sql) => {
+        await sql`SELECT pg_sleep(0.05)`
+        return pid(sql)
+      })
+      const third = pool.use(pid).then((p) => {
+        order.push('third')
+        return p
+      })
+      // On a pool that pins it behind the transaction it would end only after the release.
+      await Promise.race([third, Bun.sleep(10_000)])
+      order.push('transaction released')
+      release()
+      await tx
+      expect(order).toEqual(['third', 'transaction released'])
+      expect(await third).toBe(await quick)
+      expect(await third).not.toBe(txPid)
+    } finally {
+      release()
+      await pool.close()
+    }
+    expect(await allClosed()).toBe(0)
+  }, 20_000)
 })
