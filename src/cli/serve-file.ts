@@ -5,10 +5,10 @@
  * changes `admin.token` or `server.port` is asked of the gateway that still has the old ones;
  * docs/decisions.md, "`switchyard reload` reaches the running gateway through a serve file").
  *
- * The process the operator started (the primary) writes it once it listens, beside
- * `database.path` (`<database.path>.<pid>.serving`: the SQLite database's folder, which the
- * gateway may write; with PostgreSQL too, the path then only placing this file; beside the config
- * file for `:memory:`), mode 0600, created new (never through a file or link already there),
+ * The process the operator started (the primary) writes it once it listens, beside the SQLite
+ * database (`<database.path>.<pid>.serving`: the folder the gateway may write); with PostgreSQL
+ * (no `database.path` then) or `:memory:`, beside the config file — under the documented unit's
+ * read-only /etc it cannot be, and `systemctl reload` (SIGHUP) is the way; mode 0600, created new (never through a file or link already there),
  * written whole then renamed in; it removes it on exit. A `kill -9` leaves it: a file whose pid no
  * longer runs is removed by the next `serve` or `reload` (`pruneServeFiles`). One file a gateway:
  * several `serve` processes on one database (DESIGN: several sharing SQLite) each write their own,
@@ -33,7 +33,8 @@ export interface ServeFile {
 
 /** Where the serve files of the gateways that run `config` (read from `configFile`) go, less `.<pid>.serving`. */
 export function serveFileBase(config: Config, configFile: string): string {
-  return resolve(config.database.path === ':memory:' ? configFile : config.database.path)
+  const db = config.database.url === null && config.database.path !== ':memory:' ? config.database.path : null
+  return resolve(db ?? configFile)
 }
 
 /** The serve file of the gateway process `pid` that runs `config` (read from `configFile`). */

@@ -1,7 +1,7 @@
 /**
- * The serve file's place and its write: beside `database.path` whatever the engine (the
- * PostgreSQL gateway under the documented unit may write only there, not beside a config in a
- * read-only /etc), and created new, never written through a file or link put in its way.
+ * The serve file's place and its write: beside the SQLite database (beside the config file with
+ * PostgreSQL, whose config has no `database.path`), and created new, never written through a file
+ * or link put in its way.
  */
 import { afterAll, expect, test } from 'bun:test'
 import {
@@ -24,11 +24,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const config = (database: { path: string; url: string | null }) => ({ database }) as unknown as Config
 
-test('beside database.path with PostgreSQL too; beside the config file only for :memory:', () => {
-  const pg = config({ path: '/var/lib/switchyard/switchyard.db', url: 'postgres://db.internal/switchyard' })
-  expect(serveFilePath(pg, '/etc/switchyard/switchyard.yaml', 42)).toBe(
+test('beside the SQLite database; beside the config file with PostgreSQL (no database.path) and :memory:', () => {
+  const sqlite = config({ path: '/var/lib/switchyard/switchyard.db', url: null })
+  expect(serveFilePath(sqlite, '/etc/switchyard/switchyard.yaml', 42)).toBe(
     '/var/lib/switchyard/switchyard.db.42.serving',
   )
+  const pg = config({ path: './data/switchyard.db', url: 'postgres://db.internal/switchyard' })
+  expect(serveFilePath(pg, '/srv/sw/switchyard.yaml', 42)).toBe('/srv/sw/switchyard.yaml.42.serving')
   const memory = config({ path: ':memory:', url: null })
   expect(serveFilePath(memory, '/srv/sw/switchyard.yaml', 7)).toBe('/srv/sw/switchyard.yaml.7.serving')
 })
