@@ -16,6 +16,7 @@ import { suspendedError } from '../limits/index.ts'
 import type { AccountRecord, AccountStore, KeyRecord } from '../store/index.ts'
 import { type Clock, iso } from '../util/clock.ts'
 import { GatewayError } from '../util/errors.ts'
+import { bearerToken } from '../util/key-shape.ts'
 import type { AuthCache } from './cache.ts'
 
 /** What authentication reads: the key cache, the plans, the clock, and the store for a due downgrade. */
@@ -74,9 +75,10 @@ export function googleApiKey(headers: Headers, url = ''): string {
 
 export function bearer(header: string | null | undefined): string {
   if (!header) throw unauthorized('Missing API key. Send it as "Authorization: Bearer sk-sy-...".')
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
-  if (!m) throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer sk-sy-...".')
-  return m[1]!
+  const token = bearerToken(header)
+  if (token === null)
+    throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer sk-sy-...".')
+  return token
 }
 
 /**

@@ -113,9 +113,8 @@ export function writeServeFile(path: string, file: ServeFile): () => void {
     write()
   }
   renameSync(tmp, path)
+  // The path has this process's pid: no other gateway writes it while this one runs.
   return () => {
-    // Another gateway started on the same database since has its own there: leave it.
-    if (readServeFile(path)?.token !== file.token) return
     try {
       unlinkSync(path)
     } catch {}

@@ -38,6 +38,7 @@ import { consoleAdmin } from '../auth/console-admin.ts'
 import { clientKey } from '../auth/throttle.ts'
 import { type AuditActor, type AuditEvent, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
+import { bearerToken } from '../util/key-shape.ts'
 import { PATH_SHOWN } from '../util/log.ts'
 import { clip } from '../util/text.ts'
 import type { Deps } from './deps.ts'
@@ -80,15 +81,16 @@ export function adminTokenCheck(token: string | null): (credential: AdminCredent
 
 /** Whether `header` is `Bearer <token>`, compared as digests (the time says nothing). */
 function bearerIs(header: string | null, token: string): boolean {
-  const m = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null
-  return m !== null && timingSafeEqual(digest(m[1]!), digest(token))
+  const given = bearerToken(header)
+  return given !== null && timingSafeEqual(digest(given), digest(token))
 }
 
 function headerToken(header: string | null): string {
   if (!header) throw invalidToken('Missing admin token; send "Authorization: Bearer <admin.token>".')
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
-  if (!m) throw invalidToken('Malformed Authorization header; send "Authorization: Bearer <admin.token>".')
-  return m[1]!
+  const given = bearerToken(header)
+  if (given === null)
+    throw invalidToken('Malformed Authorization header; send "Authorization: Bearer <admin.token>".')
+  return given
 }
 
 /** The token pasted into the sign-in form; spaces around it are the paste's, not the token's. */

@@ -39,3 +39,8 @@ const MAY_HOLD_PROVIDER_KEY = /sk-|aiza/i
 export function maskProviderKeys(text: string): string {
   return MAY_HOLD_PROVIDER_KEY.test(text) ? text.replace(PROVIDER_KEY_IN_TEXT, '$1…') : text
 }
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750: one or more spaces), or null. */
+export function bearerToken(header: string | null | undefined): string | null {
+  return header ? (/^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? null) : null
+}

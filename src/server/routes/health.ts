@@ -8,6 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import { GatewayError } from '../../util/errors.ts'
+import { bearerToken } from '../../util/key-shape.ts'
 import type { Deps } from '../deps.ts'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
@@ -18,8 +19,8 @@ function metricsTokenCheck(token: string | null): (header: string | null) => voi
   const expected = token === null ? null : digest(token)
   return (header) => {
     if (expected === null) return
-    const given = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]
-    if (given !== undefined && timingSafeEqual(digest(given), expected)) return
+    const given = bearerToken(header)
+    if (given !== null && timingSafeEqual(digest(given), expected)) return
     throw new GatewayError(
       401,
       'invalid_metrics_token',
