@@ -11,12 +11,13 @@
  * them from its own environment): a file with problems is refused here with all of them and
  * nothing is sent; the running gateway keeps its config either way.
  */
+import { join } from 'node:path'
 import { type ConfigChanges, changedPaths } from '../app/config-changes.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { Parsed } from './args.ts'
 import { checkCommand, configPath, loadConfig } from './context.ts'
 import type { Io } from './io.ts'
-import { pruneServeFiles, type ServeFile, serveFileBase } from './serve-file.ts'
+import { pruneServeFiles, type ServeFile, servePlaces } from './serve-file.ts'
 
 /** A reload reads a file and builds the config's parts (ms), every worker's too; the rest is margin. */
 const ANSWER_TIMEOUT_MS = 30_000
@@ -25,11 +26,12 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
   checkCommand(p, { usage: 'reload', words: 1 })
   const config = await loadConfig(p, io, { secrets: false })
   const file = configPath(p, io)
-  const { found, removed } = pruneServeFiles(config, file)
+  const places = servePlaces(config, file, io.env)
+  const { found, removed } = pruneServeFiles(places)
   for (const path of removed) io.err(`removed ${path}: its serve process no longer runs (a kill -9?)`)
   if (found.length === 0) {
     throw new Error(
-      `no running gateway found: no serve file ${serveFileBase(config, file)}.<pid>.serving of a running process (switchyard serve writes one while it runs with this config and database: a changed database.path or --db needs a restart, and a folder serve cannot write leaves none — its log says "the serve file could not be written"). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
+      `no running gateway found: no serve file of a running process in ${places.map((place) => join(place.dir, `${place.name}.<pid>.serving`)).join(' or ')} (switchyard serve writes one while it runs with this config and database: a changed database.path or --db needs a restart, and a serve that could write it in none of these places says so in its log: "the serve file could not be written"). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
     )
   }
   const asked = await Promise.all(found.map(({ path, file }) => ask(path, file)))

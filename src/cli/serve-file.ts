@@ -7,8 +7,11 @@
  *
  * The process the operator started (the primary) writes it once it listens, beside the SQLite
  * database (`<database.path>.<pid>.serving`: the folder the gateway may write); with PostgreSQL
- * (no `database.path` then) or `:memory:`, beside the config file — under the documented unit's
- * read-only /etc it cannot be, and `systemctl reload` (SIGHUP) is the way; mode 0600, created new (never through a file or link already there),
+ * (no `database.path` then) or `:memory:`, beside the config file. Where that folder cannot be
+ * written (the documented unit's read-only /etc), in a runtime folder of this user's —
+ * `$XDG_RUNTIME_DIR/switchyard`, else `<temp dir>/switchyard-<uid>`, 0700, never a link nor a
+ * folder another user owns — named from a hash of the base's absolute path (`servePlaces`); `reload`
+ * searches every such place. Mode 0600, created new (never through a file or link already there),
  * written whole then renamed in; it removes it on exit. A `kill -9` leaves it: a file whose pid no
  * longer runs is removed by the next `serve` or `reload` (`pruneServeFiles`). One file a gateway:
  * several `serve` processes on one database (DESIGN: several sharing SQLite) each write their own,
@@ -17,8 +20,18 @@
  * printed or passed on the command line; `--workers N` workers read it from the file, each
  * checking that it is their primary's.
  */
-import { randomBytes } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { Config } from '../config/index.ts'
 
@@ -31,38 +44,141 @@ export interface ServeFile {
   token: string
 }
 
-/** Where the serve files of the gateways that run `config` (read from `configFile`) go, less `.<pid>.serving`. */
-export function serveFileBase(config: Config, configFile: string): string {
+/** A folder a serve file may be in, and its name there less `.<pid>.serving`. */
+export interface ServePlace {
+  dir: string
+  name: string
+  /** A per-user runtime folder of ours (checked before use), not the folder beside the base. */
+  runtime: boolean
+}
+
+/** Where the serve files of the gateways that run `config` (read from `configFile`) are named from. */
+function serveFileBase(config: Config, configFile: string): string {
   const db = config.database.url === null && config.database.path !== ':memory:' ? config.database.path : null
   return resolve(db ?? configFile)
 }
 
-/** The serve file of the gateway process `pid` that runs `config` (read from `configFile`). */
-export function serveFilePath(config: Config, configFile: string, pid: number): string {
-  return `${serveFileBase(config, configFile)}.${pid}.serving`
+/**
+ * Every place a serve file of `config`'s gateways may be, in the order `serve` tries them: beside
+ * the base (the SQLite database, or the config file); then, for a folder it cannot write, this
+ * user's runtime folders — `$XDG_RUNTIME_DIR/switchyard` (when set) and `<temp dir>/switchyard-<uid>`
+ * — where the file is named from a hash of the base's absolute path (one folder holds every
+ * config's). `reload` and a worker search them all, so they find the file wherever `serve` put it.
+ */
+export function servePlaces(
+  config: Config,
+  configFile: string,
+  env: Record<string, string | undefined>,
+): ServePlace[] {
+  const base = serveFileBase(config, configFile)
+  let real = base
+  try {
+    real = realpathSync(base)
+  } catch {}
+  const name = `${basename(base)}-${createHash('sha256').update(real).digest('hex').slice(0, 16)}`
+  const uid = process.getuid?.()
+  const folder = uid === undefined ? 'switchyard' : `switchyard-${uid}`
+  const xdg = env.XDG_RUNTIME_DIR
+  return [
+    { dir: dirname(base), name: basename(base), runtime: false },
+    ...(xdg?.startsWith('/') ? [{ dir: join(xdg, 'switchyard'), name, runtime: true }] : []),
+    { dir: join(env.TMPDIR || tmpdir(), folder), name, runtime: true },
+  ]
+}
+
+/** The serve file of the gateway process `pid` in `place`. */
+export const servePath = (place: ServePlace, pid: number): string =>
+  join(place.dir, `${place.name}.${pid}.serving`)
+
+/**
+ * Why `dir` is not a runtime folder of ours, or null when it is: a folder (not a link) this user
+ * owns, closed to every other (0700) — no one else can put a serve file in it, nor read ours.
+ * `create`: made (0700) when missing. In the temp dir's sticky folder no other user can rename it
+ * away once it is ours.
+ */
+function notOurs(dir: string, create: boolean): string | null {
+  if (create) {
+    try {
+      mkdirSync(dir, { mode: 0o700 })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return (err as Error).message
+    }
+  }
+  let st: ReturnType<typeof lstatSync>
+  try {
+    st = lstatSync(dir)
+  } catch (err) {
+    return (err as Error).message
+  }
+  if (st.isSymbolicLink()) return `${dir} is a link: never followed`
+  if (!st.isDirectory()) return `${dir} is not a folder`
+  const uid = process.getuid?.()
+  if (uid !== undefined && st.uid !== uid) return `${dir} belongs to another user (uid ${st.uid})`
+  if (st.mode & 0o077)
+    return `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}): chmod 700 it`
+  return null
+}
+
+/**
+ * Writes the serve file in the first of `places` that takes it: beside the base, else a runtime
+ * folder of ours. Returns where, its removal, and why each place before it did not take it; throws
+ * (every place's reason) when none does.
+ */
+export function publishServeFile(
+  places: ServePlace[],
+  file: ServeFile,
+): { path: string; remove: () => void; passed: string[] } {
+  const passed: string[] = []
+  for (const place of places) {
+    const path = servePath(place, file.pid)
+    const why = place.runtime ? notOurs(place.dir, true) : null
+    if (why !== null) {
+      passed.push(why)
+      continue
+    }
+    try {
+      return { path, remove: writeServeFile(path, file), passed }
+    } catch (err) {
+      passed.push(`${path}: ${(err as Error).message}`)
+    }
+  }
+  throw new Error(passed.join('; '))
+}
+
+/** The serve file of the primary `pid` (a worker's), wherever it put it; null when none. */
+export function findServeFile(places: ServePlace[], pid: number): ServeFile | null {
+  for (const place of places) {
+    if (place.runtime && notOurs(place.dir, false) !== null) continue
+    const file = readServeFile(servePath(place, pid))
+    if (file?.pid === pid) return file
+  }
+  return null
 }
 
 /**
  * Every serve file there is for `config`'s gateways (one a `serve` started on its database), by
- * pid, less those whose pid no longer runs (a `kill -9`'s): those are removed, their paths in
- * `removed` — asked, a gateway restarted on the same port would take the dead one's credential
- * for a failed admin login.
+ * pid, in every place one may be (a runtime folder only when it is ours), less those whose pid no
+ * longer runs (a `kill -9`'s): those are removed, their paths in `removed` — asked, a gateway
+ * restarted on the same port would take the dead one's credential for a failed admin login.
  */
-export function pruneServeFiles(
-  config: Config,
-  configFile: string,
-): { found: Array<{ path: string; file: ServeFile }>; removed: string[] } {
+export function pruneServeFiles(places: ServePlace[]): {
+  found: Array<{ path: string; file: ServeFile }>
+  removed: string[]
+} {
   const found: Array<{ path: string; file: ServeFile }> = []
   const removed: string[] = []
-  for (const f of serveFiles(serveFileBase(config, configFile))) {
-    if (running(f.file.pid)) {
-      found.push(f)
-      continue
+  for (const place of places) {
+    if (place.runtime && notOurs(place.dir, false) !== null) continue
+    for (const f of serveFiles(place)) {
+      if (running(f.file.pid)) {
+        found.push(f)
+        continue
+      }
+      try {
+        unlinkSync(f.path)
+        removed.push(f.path)
+      } catch {}
     }
-    try {
-      unlinkSync(f.path)
-      removed.push(f.path)
-    } catch {}
   }
   return { found, removed }
 }
@@ -77,11 +193,11 @@ function running(pid: number): boolean {
   }
 }
 
-function serveFiles(base: string): Array<{ path: string; file: ServeFile }> {
-  const name = `${basename(base)}.`
+function serveFiles(place: ServePlace): Array<{ path: string; file: ServeFile }> {
+  const name = `${place.name}.`
   let names: string[]
   try {
-    names = readdirSync(dirname(base))
+    names = readdirSync(place.dir)
   } catch {
     return []
   }
@@ -89,7 +205,7 @@ function serveFiles(base: string): Array<{ path: string; file: ServeFile }> {
   for (const n of names.sort()) {
     const pid = n.startsWith(name) ? /^(\d+)\.serving$/.exec(n.slice(name.length))?.[1] : undefined
     if (pid === undefined) continue
-    const path = join(dirname(base), n)
+    const path = join(place.dir, n)
     const file = readServeFile(path)
     if (file !== null && file.pid === Number(pid)) found.push({ path, file })
   }

@@ -19,12 +19,12 @@ import { openDatabase } from './database.ts'
 import type { Io } from './io.ts'
 import { exitWithParent } from './process.ts'
 import {
+  findServeFile,
   newServeToken,
   pruneServeFiles,
+  publishServeFile,
   reachable,
-  readServeFile,
-  serveFilePath,
-  writeServeFile,
+  servePlaces,
 } from './serve-file.ts'
 import { forceExit, onStopSignals } from './signals.ts'
 import { joinPool, type PeerReload, WorkerPool } from './workers.ts'
@@ -161,10 +161,9 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
     })
   // The serve file (`switchyard reload`'s way in): written by the primary before its workers
   // start, read by them (its credential is the primary's, whichever process the CLI reaches).
-  const serveFile = serveFilePath(config, configPath(p, io), child ? process.ppid : process.pid)
+  const places = servePlaces(config, configPath(p, io), io.env)
   if (child) {
-    const written = readServeFile(serveFile)
-    deps.reloads.token = written?.pid === process.ppid ? written.token : null
+    deps.reloads.token = findServeFile(places, process.ppid)?.token ?? null
     deps.reloads.run = everywhere(joinPool(deps.metrics, own).reloadOthers)
     process.on('SIGHUP', () => void reloadBySignal(announced(own), deps.log))
     io.out(JSON.stringify(info))
@@ -173,19 +172,28 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
     deps.reloads.token = newServeToken()
     try {
       // Those a `kill -9` left: `reload` would ask them, and a gateway now on their port would count a failed login.
-      pruneServeFiles(config, configPath(p, io))
-      const remove = writeServeFile(serveFile, {
+      pruneServeFiles(places)
+      const written = publishServeFile(places, {
         pid: process.pid,
         url: `http://${reachable(config.server.host)}:${running.port}`,
         token: deps.reloads.token,
       })
-      process.on('exit', remove)
+      process.on('exit', written.remove)
+      if (written.passed.length) {
+        deps.log.info(
+          "the serve file is in this user's runtime folder: the folder beside it cannot be written",
+          {
+            path: written.path,
+            beside: written.passed[0],
+          },
+        )
+      }
     } catch (err) {
       // Serving goes on: SIGHUP and the admin token still reload it.
-      deps.log.warn('the serve file could not be written: switchyard reload cannot find this gateway', {
-        path: serveFile,
-        error: (err as Error).message,
-      })
+      deps.log.warn(
+        'the serve file could not be written: switchyard reload cannot find this gateway; SIGHUP reloads it (kill -HUP PID, systemctl reload)',
+        { tried: places.map((place) => place.dir), error: (err as Error).message },
+      )
     }
     // A worker that keeps dying as soon as it starts: drain the rest and exit 1.
     const workerPool = new WorkerPool(deps.metrics, {

@@ -47,13 +47,14 @@ export const UNSUPERVISED = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
  * Runs the bundled CLI (main-bundle.ts): the code `bun src/main.ts` runs, without transpiling it
  * again in every process. `env` is added to this process's; `detached` starts it in a process group of its own (its pid is
  * the group's), as a shell starts a job, so a test can signal the whole group as Ctrl-C does.
+ * `wrap`: a command that runs it, exec'ing it in its own place (`setpriv …  --`: the pid stays).
  */
 export async function spawnServe(
   args: string[],
-  opts: { env?: Record<string, string>; detached?: boolean } = {},
+  opts: { env?: Record<string, string>; detached?: boolean; wrap?: string[] } = {},
 ): Promise<ServeProcess> {
   starts.serves++
-  const proc = Bun.spawn([BUN, await mainBundle(), 'serve', '--json', ...args], {
+  const proc = Bun.spawn([...(opts.wrap ?? []), BUN, await mainBundle(), 'serve', '--json', ...args], {
     stdout: 'pipe',
     stderr: 'pipe',
     env: { ...process.env, ...opts.env },
