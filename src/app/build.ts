@@ -45,7 +45,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
     metrics,
     recorder: new UsageRecorder(store, config.usage.flushMs, log),
     traffic: new Traffic(metrics, log, config.logging.access),
-    adminThrottle: new AuthThrottle(clock),
+    authThrottle: new AuthThrottle(clock),
     tracer: createTracer(config.telemetry, log, VERSION),
     // Replaced by startServer; an app served some other way (a test's `app.handle`) refuses plainly.
     reloads: {
@@ -73,7 +73,7 @@ export function buildDeps(config: Config, opts: { clock?: Clock; log?: Logger; s
  */
 type Lasting = Pick<
   Deps,
-  'authCache' | 'clock' | 'log' | 'metrics' | 'recorder' | 'traffic' | 'adminThrottle' | 'tracer' | 'reloads'
+  'authCache' | 'clock' | 'log' | 'metrics' | 'recorder' | 'traffic' | 'authThrottle' | 'tracer' | 'reloads'
 > & { store: AuthInvalidatingStore }
 
 /**
@@ -84,12 +84,12 @@ type Lasting = Pick<
  * often the operator's fix to it, and one still failing opens its circuit again.
  */
 export function rebuildDeps(running: Deps, config: Config): Deps {
-  const { authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads } = running
+  const { authCache, clock, log, metrics, recorder, traffic, authThrottle, tracer, reloads } = running
   // buildDeps made it (the first generation): every later one hands it on.
   const store = running.store as AuthInvalidatingStore
   return configParts(
     config,
-    { store, authCache, clock, log, metrics, recorder, traffic, adminThrottle, tracer, reloads },
+    { store, authCache, clock, log, metrics, recorder, traffic, authThrottle, tracer, reloads },
     running.resilience,
   )
 }

@@ -10,10 +10,12 @@
  * full of live windows the oldest is dropped (an attacker rotating that many addresses gets
  * `maxFailures` tries on each, and a 32-character token makes that worthless).
  *
+ * One throttle serves every credential a client proves itself with by its address (the admin
+ * token, the metrics token: `guard`), so wrong guesses at one count toward the other too.
+ *
  * @example
  * const throttle = new AuthThrottle(clock)
- * if (!ok && throttle.blockedForMs(client) > 0) refuseAsThrottled()
- * else if (!ok) throttle.fail(client)
+ * throttle.guard(address, () => checkToken(header), (ms) => tooMany(ms))
  */
 import type { Clock } from '../util/clock.ts'
 
@@ -63,6 +65,32 @@ export class AuthThrottle {
       this.windows.set(client, w)
     }
     w.failures++
+  }
+
+  /**
+   * Runs `check` on a credential from `address` (a client's IP: `clientKey` makes it the throttled
+   * unit). The credential is checked first, so the right one always passes; a wrong one that
+   * `counts` (a missing credential guesses nothing) counts toward the address, and once the address
+   * is throttled is refused with `throttled(ms until it may try again)` instead of `check`'s own
+   * refusal.
+   */
+  guard(
+    address: string,
+    check: () => void,
+    throttled: (ms: number) => Error,
+    counts: (refusal: unknown) => boolean = () => true,
+  ): void {
+    try {
+      check()
+    } catch (err) {
+      if (counts(err)) {
+        const from = clientKey(address)
+        const wait = this.blockedForMs(from)
+        if (wait > 0) throw throttled(wait)
+        this.fail(from)
+      }
+      throw err
+    }
   }
 
   /** Addresses tracked now (for tests and metrics). */

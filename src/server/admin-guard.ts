@@ -12,7 +12,7 @@
  * Elysia's own parser, which reads a body of any size, never runs on an admin route.
  *
  * Answers: 404 when no admin token is configured (the admin API is off); for a credential that is
- * not the admin token, 429 while the caller's address is throttled (`deps.adminThrottle`: after
+ * not the admin token, 429 while the caller's address is throttled (`deps.authThrottle`, shared with `/metrics`: after
  * five refused credentials a minute, the address's wrong ones are refused so until the minute
  * ends; the right token always passes); 403 for a user key; 401 for anything else that is not the admin token or a live console session (its cookie,
  * `../auth/console-admin.ts`); 403 for a console-session change that does not come from the
@@ -35,7 +35,6 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
 import { consoleAdmin } from '../auth/console-admin.ts'
-import { clientKey } from '../auth/throttle.ts'
 import { type AuditActor, type AuditEvent, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
 import { bearerToken } from '../util/key-shape.ts'
@@ -124,7 +123,7 @@ function outcomeOf(error: unknown, status: number): string {
   return status < 400 ? 'ok' : `http_${status}`
 }
 
-type GuardDeps = Pick<Deps, 'config' | 'log' | 'adminThrottle' | 'store' | 'clock' | 'traffic'>
+type GuardDeps = Pick<Deps, 'config' | 'log' | 'authThrottle' | 'store' | 'clock' | 'traffic'>
 
 /** What a change did, for its audit line: said by the handler that made it. */
 export interface AuditChange {
@@ -153,21 +152,16 @@ const clipped = (change: Record<string, unknown>) =>
  * once the address is throttled, is answered 429 with `retry-after` instead of 401: guessing is
  * slowed to a few tries a minute per address (a 32-character token makes those worthless).
  */
-export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'adminThrottle'>) {
+export function adminCredentialCheck(deps: Pick<Deps, 'config' | 'authThrottle'>) {
   const check = adminTokenCheck(deps.config.admin.token)
-  return (client: string, credential: AdminCredential): void => {
-    try {
-      check(credential)
-    } catch (err) {
-      if (offered(credential) && err instanceof GatewayError && err.status !== 404) {
-        const from = clientKey(client)
-        const wait = deps.adminThrottle.blockedForMs(from)
-        if (wait > 0) throw throttled(wait)
-        deps.adminThrottle.fail(from)
-      }
-      throw err
-    }
-  }
+  return (client: string, credential: AdminCredential): void =>
+    deps.authThrottle.guard(
+      client,
+      () => check(credential),
+      throttled,
+      // The admin API off (404) guesses nothing either.
+      (err) => offered(credential) && err instanceof GatewayError && err.status !== 404,
+    )
 }
 
 /**

@@ -16,8 +16,11 @@ export interface Deps extends PipelineDeps {
   /** The backend, wrapped so that writes through it drop `authCache` (auth/invalidating-store.ts). */
   store: Store
   accounts: AccountService
-  /** Failed admin authentications per client address; shared by every group using `adminGuard`. */
-  adminThrottle: AuthThrottle
+  /**
+   * Failed authentications per client address: the admin token (every group using `adminGuard`,
+   * the console's sign-in) and the metrics token alike.
+   */
+  authThrottle: AuthThrottle
   /** Webhook alerts: their events, queue and sender (DESIGN §15). */
   alerts: AlertService
   /**

@@ -3,7 +3,10 @@
  * `GET /healthz` and `GET /metrics` (Prometheus text). Health asks the store only what it can
  * answer without a lock (disk full, database file lost), so it answers at once even while
  * another process holds the database's write lock. `/metrics` asks for `metrics.token` as a bearer
- * token when one is configured: its labels name the models accounts use and providers' keys.
+ * token when one is configured: its labels name the models accounts use and providers' keys. Wrong
+ * tokens are throttled per client address as the admin token's are (`deps.authThrottle`, the same
+ * one): after five a minute, an address's wrong ones are answered 429 until the minute ends; the
+ * right token always passes.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
@@ -24,12 +27,22 @@ function metricsTokenCheck(token: string | null): (header: string | null) => voi
     throw new GatewayError(
       401,
       'invalid_metrics_token',
-      given === undefined
+      header === null
         ? '/metrics needs the metrics token: send Authorization: Bearer <metrics.token>.'
         : 'The bearer token is not the metrics token (metrics.token).',
       { type: 'authentication_error', headers: { 'www-authenticate': 'Bearer realm="metrics"' } },
     )
   }
+}
+
+function throttled(ms: number): GatewayError {
+  const s = Math.ceil(ms / 1000)
+  return new GatewayError(
+    429,
+    'metrics_auth_throttled',
+    `Too many failed authentications from this address; retry in ${s} s.`,
+    { headers: { 'retry-after': String(s) } },
+  )
 }
 
 export function healthRoutes(deps: Deps) {
@@ -41,8 +54,15 @@ export function healthRoutes(deps: Deps) {
       set.status = 503
       return { status: 'unhealthy', pid: process.pid, store: { reason: store.reason, detail: store.detail } }
     })
-    .get('/metrics', async ({ request }) => {
-      checkToken(request.headers.get('authorization'))
+    .get('/metrics', async ({ request, server }) => {
+      const header = request.headers.get('authorization')
+      // A missing header guesses nothing: not counted.
+      deps.authThrottle.guard(
+        server?.requestIP(request)?.address ?? 'unknown',
+        () => checkToken(header),
+        throttled,
+        () => header !== null,
+      )
       return new Response(await deps.metrics.render(), {
         headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
       })
