@@ -77,12 +77,13 @@ export class AlertService {
     }
   }
 
-  async stop(): Promise<void> {
+  /** `finish`: the sends under way are answered first (`AlertSender.stop`): a reload's old generation. */
+  async stop(opts: { finish?: boolean } = {}): Promise<void> {
     if (this.expiringTimer) clearInterval(this.expiringTimer)
     if (this.sweepTimer) clearInterval(this.sweepTimer)
     this.expiringTimer = null
     this.sweepTimer = null
-    await this.sender.stop()
+    await this.sender.stop(opts)
     await this.alerts.close()
   }
 }

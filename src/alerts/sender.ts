@@ -128,11 +128,17 @@ export class AlertSender {
     }
   }
 
-  /** Stops the timer and cuts a send under way (its row is due again when its lease ends). */
-  async stop(): Promise<void> {
+  /**
+   * Stops the timer: no more rows are claimed. `finish` (a reload's old sender): the sends under way
+   * run to their answer — each bounded by {@link SEND_TIMEOUT_MS} — and are recorded, while the new
+   * sender cannot claim their leased rows: each is sent once. Without it (the process stopping) they
+   * are cut, and their rows are due again when the lease ends: a receiver that had read one gets it
+   * twice, under one id.
+   */
+  async stop(opts: { finish?: boolean } = {}): Promise<void> {
     if (this.timer) clearInterval(this.timer)
     this.timer = null
-    this.stopping.abort()
+    if (!opts.finish) this.stopping.abort()
     await this.turn
   }
 }

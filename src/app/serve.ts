@@ -140,8 +140,10 @@ export function startServer(
       app.compile()
       gen = { config: next, deps: nextDeps, app }
       nextDeps.alerts.start()
-      // Events of requests still running on `before` go to the store's queue: the new sender sends them.
-      void before.deps.alerts.stop()
+      // Events of requests still running on `before` go to the store's queue: the new sender sends
+      // them. The old sender finishes the sends it has under way (bounded by their timeout): cut,
+      // a delivery its receiver had read was sent again by the new one, twice under one id.
+      void before.deps.alerts.stop({ finish: true })
     },
     log: deps.log,
   })
