@@ -6,7 +6,8 @@
  * answer, `switchyard reload`'s line, the log, the audit line, the `reload.*` webhooks — names a
  * change by these paths (`server.cors_origins`, `limits.suspension`, `plans.free`), never by the
  * resolved object's own names (`corsOrigins`, `bodyTimeoutMs`). A setting added to the config is
- * added here: test/app/config-changes.test.ts changes every resolved value and expects a path.
+ * added here: test/app/config-changes.test.ts changes every resolved value and expects a path,
+ * and changes every setting in a file (its own table, start-only or live) and expects its own path.
  */
 import type { Config, ConfigProblem } from '../config/index.ts'
 

@@ -2,15 +2,18 @@
  * What a reload compares (src/app/config-changes.ts): every start-only setting refuses it by its
  * path and is in the configuration page's list; what changed is reported by the file's own paths
  * (`server.cors_origins`, `limits.suspension`, `plans.free`), never the resolved object's names —
- * every resolved value, changed alone, is reported once under a path the file's schema has; and
- * by the names of a section's entries (plans by name, providers by prefix, aliases by id), never
- * with a value.
+ * every resolved value, changed alone, is reported once under a path the file's schema has; every
+ * setting changed in the file is reported under its own path, as start-only or live as this file
+ * says (stop 65: two rows of `SETTINGS` swapped — their paths, their reads or their kinds — passed
+ * every test here); and by the names of a section's entries (plans by name, providers by prefix,
+ * aliases by id), never with a value.
  */
 import { expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import {
   changedPaths,
   configChanges,
+  LIVE_PATHS,
   RESTART_ONLY_PATHS,
   restartProblems,
 } from '../../src/app/config-changes.ts'
@@ -106,4 +109,103 @@ test('every resolved value, changed alone, is reported once by a path the file h
     }
   }
   expect(walked).toBeGreaterThan(40)
+})
+
+/**
+ * Each setting of the file, whether it is start-only, and a change to it as the file writes it —
+ * kept here apart from `SETTINGS`, so a row that reads another's value, or has another's kind,
+ * disagrees with it.
+ */
+/** The alerts settings apply to webhooks: both configs have one. */
+const HOOKED = {
+  alerts: {
+    webhooks: [{ url: 'https://h.example/a', secret: 'whsec-0123456789abcdef', events: ['reload.applied'] }],
+  },
+}
+
+const FILE_CHANGES: Array<
+  [path: string, kind: 'start' | 'live', value: unknown, around?: Record<string, unknown>]
+> = [
+  ['server.host', 'start', '127.0.0.2'],
+  ['server.port', 'start', 9],
+  ['server.workers', 'start', 2],
+  ['server.idle_timeout_s', 'start', 7],
+  ['server.max_upstream_connections', 'start', 17],
+  ['server.body_limit_bytes', 'live', 12_345],
+  ['server.body_timeout_s', 'live', 9],
+  ['server.stream_keepalive_ms', 'live', 1_234],
+  ['server.stream_hold_ms', 'live', 1_111],
+  ['server.drain_timeout_s', 'live', 7],
+  ['server.cors_origins', 'live', ['https://a.example']],
+  ['server.allowed_hosts', 'live', ['gw.example']],
+  ['database.path', 'start', 'other.db'],
+  ['database.url', 'start', 'postgres://h/db'],
+  ['database.busy_timeout_ms', 'start', 1_234],
+  ['database.pool_size', 'start', 3],
+  ['admin.token', 'live', 'another-admin-token-0123456789abcdef'],
+  ['admin.session_ttl_s', 'live', 120],
+  ['metrics.token', 'live', 'a-metrics-token-0123456789abcdef'],
+  ['logging.level', 'start', 'debug'],
+  ['logging.access', 'start', false],
+  ['usage.retention_days', 'live', 7],
+  ['usage.flush_ms', 'start', 123],
+  ['usage.log_max_rows', 'live', 5_000],
+  ['usage.hourly_retention_days', 'live', 3],
+  ['usage.daily_retention_days', 'live', 30],
+  ['limits.suspension', 'live', { max_rejections: 3 }],
+  ['limits.minute_window_ms', 'start', 1_000],
+  ['limits.day_window_ms', 'start', 10_000],
+  // Redis admissions need PostgreSQL for usage: both configs have it.
+  ['limits.redis_url', 'start', 'redis://127.0.0.1:1', { database: { url: 'postgres://h/db' } }],
+  ['limits.on_unavailable', 'start', 'allow'],
+  ['limits.reservation_ttl_s', 'start', 30],
+  [
+    'alerts.webhooks',
+    'live',
+    [{ url: 'https://h.example/x', secret: 'whsec-0123456789abcdef', events: ['reload.applied'] }],
+    HOOKED,
+  ],
+  ['alerts.plan_expiring_days', 'live', 2, HOOKED],
+  ['alerts.backoff_ms', 'live', 100, HOOKED],
+  ['alerts.max_backoff_ms', 'live', 100_000, HOOKED],
+  ['alerts.give_up_after_s', 'live', 120, HOOKED],
+  ['alerts.poll_ms', 'live', 100, HOOKED],
+  ['telemetry', 'start', { otlp_endpoint: 'http://127.0.0.1:4318' }],
+  [
+    'providers',
+    'live',
+    [
+      {
+        prefix: 'other',
+        kind: 'demo',
+        models: [{ name: 'm', context_window: 8, max_output_tokens: 8, features: [] }],
+      },
+    ],
+  ],
+  ['aliases', 'live', [{ id: 'team/x', to: 'demo/echo' }]],
+  ['plans', 'live', { other: PLANS.free }],
+  ['default_plan', 'live', 'pro'],
+]
+
+test('every setting changed in the file is reported under its own path, start-only or live as it is', () => {
+  const dotted = (pointer: string) => pointer.slice(1).replaceAll('/', '.')
+  expect(FILE_CHANGES.map(([path]) => path).sort()).toEqual(
+    [...RESTART_ONLY_PATHS.map(dotted), ...LIVE_PATHS].sort(),
+  )
+  for (const [path, kind, value, around = {}] of FILE_CHANGES) {
+    const doc = testConfigDoc(around) as Record<string, any>
+    const [section, key] = path.split('.') as [string, string | undefined]
+    if (key !== undefined) doc[section] = { ...doc[section], [key]: value }
+    else if (section === 'providers') doc.providers = [...doc.providers, ...(value as unknown[])]
+    else if (section === 'plans') doc.plans = { ...doc.plans, ...(value as object) }
+    else doc[section] = value
+    const before = parseConfig(testConfigDoc(around), 'f.yaml')
+    const next = parseConfig(doc, 'f.yaml')
+    const said = {
+      start: restartProblems(before, next).map((p) => dotted(p.path)),
+      live: changedPaths(configChanges(before, next)).map((p) => p.replace(/\.[^.]+ \(added\)$/, '')),
+    }
+    const expected = kind === 'start' ? { start: [path], live: [] } : { start: [], live: [path] }
+    expect({ path, ...said }).toEqual({ path, ...expected })
+  }
 })
