@@ -159,7 +159,8 @@ test('serve with its config in a read-only folder (PostgreSQL or :memory:): the 
   chmodSync(etc, 0o555)
   const temp = join(dir, 'tmp-serve')
   mkdirSync(temp)
-  const env = { TMPDIR: temp }
+  // No $XDG_RUNTIME_DIR (a desktop session's would come first): the temp dir's folder.
+  const env = { TMPDIR: temp, XDG_RUNTIME_DIR: '' }
   const serve = await spawnServe(['--port', '0', '--config', file], {
     env: { ...UNSUPERVISED, ...env },
     wrap: noOverride,
@@ -193,7 +194,7 @@ test('nowhere to write it (the temp dir unusable too): serve still starts, and s
   const file = writeConfig(etc, testConfigDoc({ database: { path: ':memory:' } }))
   chmodSync(etc, 0o555)
   const serve = await spawnServe(['--port', '0', '--config', file], {
-    env: { ...UNSUPERVISED, TMPDIR: join(dir, 'a-file') },
+    env: { ...UNSUPERVISED, TMPDIR: join(dir, 'a-file'), XDG_RUNTIME_DIR: '' },
     wrap: noOverride,
   })
   expect((await fetch(`${serve.url}/healthz`)).status).toBe(200)
