@@ -28,6 +28,7 @@ import {
   readFileSync,
   realpathSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs'
@@ -92,11 +93,20 @@ export const servePath = (place: ServePlace, pid: number): string =>
 
 /**
  * Why `dir` is not a runtime folder of ours, or null when it is: a folder (not a link) this user
- * owns, closed to every other (0700) — no one else can put a serve file in it, nor read ours.
- * `create`: made (0700) when missing. In the temp dir's sticky folder no other user can rename it
- * away once it is ours.
+ * owns, closed to every other (0700) — no one else can put a serve file in it, nor read ours —
+ * in a folder that is ours too (`$XDG_RUNTIME_DIR`) or sticky (the temp dir): one where another
+ * user could rename ours away and put theirs in its place is not used. `create`: made (0700) when
+ * missing.
  */
 function notOurs(dir: string, create: boolean): string | null {
+  const uid = process.getuid?.()
+  try {
+    const parent = statSync(dirname(dir))
+    if (uid !== undefined && parent.uid !== uid && !(parent.mode & 0o1000) && parent.mode & 0o022)
+      return `${dirname(dir)} is another user's and others may rename what is in it (not sticky)`
+  } catch (err) {
+    return (err as Error).message
+  }
   if (create) {
     try {
       mkdirSync(dir, { mode: 0o700 })
@@ -112,7 +122,6 @@ function notOurs(dir: string, create: boolean): string | null {
   }
   if (st.isSymbolicLink()) return `${dir} is a link: never followed`
   if (!st.isDirectory()) return `${dir} is not a folder`
-  const uid = process.getuid?.()
   if (uid !== undefined && st.uid !== uid) return `${dir} belongs to another user (uid ${st.uid})`
   if (st.mode & 0o077)
     return `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}): chmod 700 it`

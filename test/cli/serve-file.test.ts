@@ -20,7 +20,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import {
   findServeFile,
   pruneServeFiles,
@@ -111,7 +111,7 @@ test('the folder beside cannot be written: the runtime folder, made 0700; a work
   expect(pruneServeFiles(places).removed).toEqual([written.path])
 })
 
-test('never a runtime folder that is a link, another user owns, or others may enter: the file is written nowhere', () => {
+test('never a runtime folder that is a link, another user owns, others may enter or rename: the file is written nowhere', () => {
   const cases: Array<[string, (folder: string) => void, string]> = [
     ['tmp-link', (f) => symlinkSync(join(dir, 'data'), f), 'is a link'],
     [
@@ -129,6 +129,16 @@ test('never a runtime folder that is a link, another user owns, or others may en
         chmodSync(f, 0o777)
       },
       'open to other users',
+    ],
+    [
+      // Ours, in a folder where another user may rename it away and put theirs in its place.
+      'tmp-unsticky',
+      (f) => {
+        mkdirSync(f, { mode: 0o700 })
+        chownSync(dirname(f), 65534, 65534)
+        chmodSync(dirname(f), 0o777)
+      },
+      'not sticky',
     ],
   ]
   for (const [name, plant, said] of cases) {
