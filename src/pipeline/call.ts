@@ -9,7 +9,8 @@
  *
  * Under a token or money limit a forwarded call (the surface can cut it: `Forwarding.cut`) has
  * its events framed one by one for the gate before its relay, and a JSON one is streamed
- * (`forward.streamed`), cut and assembled (`forward.assemble`): pipeline/output-cut.ts.
+ * (`forward.streamed`), cut and assembled (`forward.assemble`): pipeline/output-cut.ts — unless
+ * its model does not stream (no gate: operations/chat.ts), or the upstream answers JSON anyway.
  *
  * `finish` is called at most once per call: on success, or after a stream was committed to.
  * A failure before the client saw anything is returned instead, for the attempt loop to retry
@@ -172,6 +173,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
           call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
         }
         const upstream = await forwardCall(adapter, streamed, ctx)
+        // `stream` ignored: the answer came whole, read as the JSON answer it is (an error in it
+        // thrown as the failure it names), settled from its usage — too late for a cut.
+        if (isJson(upstream)) return await relayedJson(p, relay, upstream)
         if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
         // Its events (one an item, or a read's an item: `cutsReads`) as the gate let them through
         // (its ending in place of the refused one), read under the provider's timeouts and
@@ -199,24 +203,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         else finish(200, out.usage, null, null)
         return { ok: true, response: json(out.body, p.headers, true) }
       }
-      const answer = await forwardCall(adapter, call.forward, ctx)
-      // Read here, under the provider's timeouts and max_response_bytes, so every relay is bounded.
-      const out = call.relay.relayJson(await readText(answer, ctx), p.encodeCtx)
-      // No usage from the upstream: a reservation settles to the answer's bytes (a token covers
-      // at least one), and the request is recorded so (charge.ts `settle`), not as nothing.
-      if (out.usage) finish(200, out.usage, null, null)
-      else
-        finish(200, null, null, null, {
-          relayedBytes: Buffer.byteLength(out.body),
-          seen: null,
-          aborted: false,
-          started: true,
-        })
-      const response = new Response(out.body, {
-        status: 200,
-        headers: { ...p.headers, 'content-type': 'application/json' },
-      })
-      return { ok: true, response }
+      return await relayedJson(p, relay, await forwardCall(adapter, call.forward, ctx))
     } catch (e) {
       giveBack?.()
       return failedAttempt(e, ctx.provider, finish)
@@ -321,6 +308,33 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   const type = encoder.contentType ? { 'content-type': encoder.contentType } : null
   const response = new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS, ...type } })
   return { ok: true, response, ended }
+}
+
+/** A 200 whose body is JSON (not an event stream). */
+const isJson = (res: Response): boolean =>
+  (res.headers.get('content-type') ?? '').includes('application/json')
+
+/**
+ * A pass-through's JSON answer relayed: read here, under the provider's timeouts and
+ * max_response_bytes, so every relay is bounded; a 200 whose body is an error throws it.
+ */
+async function relayedJson<View>(
+  p: ProviderCall<View>,
+  relay: Forwarding<View>,
+  answer: Response,
+): Promise<CallResult> {
+  const out = relay.relayJson(await readText(answer, p.ctx), p.encodeCtx)
+  // No usage from the upstream: a reservation settles to the answer's bytes (a token covers
+  // at least one), and the request is recorded so (charge.ts `settle`), not as nothing.
+  if (out.usage) p.finish(200, out.usage, null, null)
+  else
+    p.finish(200, null, null, null, {
+      relayedBytes: Buffer.byteLength(out.body),
+      seen: null,
+      aborted: false,
+      started: true,
+    })
+  return { ok: true, response: json(out.body, p.headers, true) }
 }
 
 /**

@@ -29,7 +29,7 @@ import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../l
 import type { KeyLimits } from '../store/types.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { Unaccounted } from './call.ts'
-import { firstOutput, uncappedCap } from './output-growth.ts'
+import { allStream, firstOutput, uncappedCap } from './output-growth.ts'
 
 /** What the pre-admission step decided for one request. */
 export interface ChargePlan {
@@ -51,6 +51,8 @@ export interface ChargePlan {
    * cut at the allowance (output-allowance.ts). Read off the plan's and key's rows, worked out once.
    */
   metered: boolean
+  /** Every model that may answer streams (`allStream`): else the whole cap is held and sent. */
+  grows: boolean
 }
 
 const keySettings = (l: KeyLimits): LimitSettings => ({
@@ -183,7 +185,7 @@ function noCharge(
   choices: number,
   modelMax: number,
 ): ChargePlan {
-  return { charge: undefined, requested, surcharge, choices, modelMax, metered: false }
+  return { charge: undefined, requested, surcharge, choices, modelMax, metered: false, grows: true }
 }
 
 /** `bounded` once the count resolves: apart, so `planCharge` makes no scope for the closure a request. */
@@ -220,24 +222,23 @@ function bounded(
   // Surcharges the prices cannot cover are refused only where money is limited.
   const surcharge = surchargeOf(body, reached, money)
   if (!rows.length) return noCharge(requested, surcharge, choices, modelMax)
+  const models = reached.map((r) => r.model)
+  const grows = allStream(models)
   return {
     charge: {
       rows,
       inputTokens: bound.tokens,
       // n choices each up to the cap (uncapped: a first slice each, grown as the answer arrives,
       // output-growth.ts): the limiter clamps the total, `choiceCap` shares it out.
-      wantOutput: choices * firstOutput(requested, modelMax),
-      price: answeringPrice(
-        reached.map((r) => r.model),
-        surcharge,
-        bound.tokens,
-      ),
+      wantOutput: choices * firstOutput(requested, modelMax, grows),
+      price: answeringPrice(models, surcharge, bound.tokens),
     },
     requested,
     surcharge,
     choices,
     modelMax,
     metered,
+    grows,
   }
 }
 
@@ -318,7 +319,9 @@ export function applyReservation(
   // field (OpenAI's /responses/compact) must not be sent one.
   if (!plan.metered) return null
   const uncapped =
-    plan.requested === null && plan.charge ? uncappedCap(r, plan.charge, plan.choices * plan.modelMax) : null
+    plan.requested === null && plan.charge && plan.grows
+      ? uncappedCap(r, plan.charge, plan.choices * plan.modelMax)
+      : null
   const each = uncapped ? Math.floor(uncapped.cap / plan.choices) : choiceCap(r, plan)
   const by = uncapped ? uncapped.by : r.clampedBy
   if (each === plan.requested || plan.charge?.wantOutput === 0) return null

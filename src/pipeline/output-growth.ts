@@ -35,9 +35,20 @@ import { type GrowOutput, OutputAllowance } from './output-allowance.ts'
 /** Output tokens an uncapped request holds at first, and grows by. */
 export const OUTPUT_SLICE = 4_096
 
-/** The output a request reserves at admission: the client's cap, else one slice of the model's maximum. */
-export const firstOutput = (requested: number | null, modelMax: number): number =>
-  Math.min(requested ?? Math.min(modelMax, OUTPUT_SLICE), modelMax)
+/**
+ * The output a request reserves at admission: the client's cap, else one slice of the model's
+ * maximum — or the whole maximum when the answer cannot grow (`grows` false: a model that may
+ * answer does not stream, so its answer arrives whole and no hold can grow as it does).
+ */
+export const firstOutput = (requested: number | null, modelMax: number, grows: boolean): number =>
+  Math.min(requested ?? (grows ? Math.min(modelMax, OUTPUT_SLICE) : modelMax), modelMax)
+
+/**
+ * Whether every model that may answer lists `streaming` (DESIGN §3): only then can a JSON answer
+ * under a limit be asked as a stream, counted and cut, and an uncapped hold grow as it arrives.
+ */
+export const allStream = (models: ReadonlyArray<{ features: readonly string[] }>): boolean =>
+  models.every((m) => m.features.includes('streaming'))
 
 /**
  * The cap sent upstream for an uncapped request: what it holds plus what every row leaves after

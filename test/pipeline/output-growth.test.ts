@@ -30,9 +30,12 @@ async function admitted(charge: ChargeRequest) {
 }
 
 test('an uncapped request holds one slice; the upstream is sent what the rows could cover, at most the model maximum', async () => {
-  expect(firstOutput(null, 32_000)).toBe(OUTPUT_SLICE)
-  expect(firstOutput(null, 1_000)).toBe(1_000)
-  expect(firstOutput(20_000, 32_000)).toBe(20_000)
+  expect(firstOutput(null, 32_000, true)).toBe(OUTPUT_SLICE)
+  expect(firstOutput(null, 1_000, true)).toBe(1_000)
+  expect(firstOutput(20_000, 32_000, true)).toBe(20_000)
+  // A model that does not stream answers whole: no hold can grow, the whole maximum is held.
+  expect(firstOutput(null, 32_000, false)).toBe(32_000)
+  expect(firstOutput(20_000, 32_000, false)).toBe(20_000)
   const charge: ChargeRequest = { rows: [TPM], inputTokens: 100, wantOutput: OUTPUT_SLICE, price: null }
   const { store, reservation } = await admitted(charge)
   expect(reservation.outputTokens).toBe(OUTPUT_SLICE)

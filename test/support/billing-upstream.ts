@@ -7,7 +7,7 @@
  * request's `max_completion_tokens` (or `max_tokens`), else the model's maximum (`defaultMax`),
  * capped at `answerTokens` — one word per token — for EACH of the request's `n` choices (OpenAI bills
  * completion tokens per choice), or `answerTokens` whatever the cap (`ignoreCap`: an upstream that
- * does not honour it). `usage: false` never reports usage (JSON or stream). Like OpenAI it refuses a body that sets both
+ * does not honour it). `jsonOnly`: every answer is JSON, `stream` ignored. `usage: false` never reports usage (JSON or stream). Like OpenAI it refuses a body that sets both
  * `max_tokens` and `max_completion_tokens`. Streams end with the usage chunk when asked for it
  * (`stream_options.include_usage`); a stream the client leaves is billed for what was sent.
  */
@@ -67,6 +67,12 @@ export async function startBillingUpstream(
     gate?: () => Promise<void>
     /** Answer `answerTokens` per choice whatever cap the request sent. */
     ignoreCap?: boolean
+    /**
+     * Always answer `application/json`, whatever `stream` says (a plain OpenAI-compatible server
+     * without streaming), after `jsonDelayMs` (none by default).
+     */
+    jsonOnly?: boolean
+    jsonDelayMs?: number
     /** false: no usage in any answer (a compatible server that never reports it). */
     usage?: boolean
     /** The word each token is (`w`: 2 bytes with its space; `hello`: 6, one o200k token). */
@@ -139,7 +145,8 @@ export async function startBillingUpstream(
       const id = `chatcmpl-${billed.requests}`
       billed.requests++
       const base = { id, created: 1_700_000_000, model: body.model }
-      if (!body.stream) {
+      if (!body.stream || opts.jsonOnly) {
+        if (opts.jsonDelayMs) await Bun.sleep(opts.jsonDelayMs)
         bill(input, output, m, at)
         return Response.json({
           ...base,

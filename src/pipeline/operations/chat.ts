@@ -26,16 +26,20 @@ import { type ChatCall, forwardFor, type Route, routesFor } from './chat-routes.
 /**
  * The cut at the output allowance for an attempt of `kind`, when a token or money limit applies:
  * the chunk gate on a translated route, the surface's own over the raw events on a pass-through.
+ * None for a JSON request to a model that does not stream (DESIGN §3: it is never asked for a
+ * stream): its answer comes whole, within the whole cap held for it at admission (`ChargePlan.grows`).
  */
 function gateFor<View>(
   charge: ContinuationCharge | undefined,
-  kind: ProviderKind,
+  entry: Route<View>['entry'],
   forward: Forwarding<View> | undefined,
   stream: boolean,
 ): ChunkGate | CutGate<Uint8Array> | undefined {
   const allowance = charge?.allowance
   const r = charge?.reservation
   if (!allowance || !r) return undefined
+  if (!stream && !entry.model.features.includes('streaming')) return undefined
+  const kind: ProviderKind = entry.provider.kind
   allowance.kind = kind
   if (forward) return forward.cut(allowance, r.tokens - r.outputTokens, !stream)
   return new ChunkGate(allowance, r.tokens - r.outputTokens)
@@ -54,7 +58,7 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         view: c.decoded.view,
         includeUsage: route.translated?.includeUsage ?? false,
       }
-      const gate = gateFor(c.charge, route.entry.provider.kind, route.forward, c.decoded.stream)
+      const gate = gateFor(c.charge, route.entry, route.forward, c.decoded.stream)
       // A JSON answer under a limit is asked as a stream: in the forwarding's one edit where it can.
       const asStream = gate !== undefined && !c.decoded.stream
       return callProvider({
@@ -120,7 +124,7 @@ export const chatOperation: AdmittedOperation<
         ? allowanceFor(
             reservation!,
             p.entry.provider.kind,
-            charging.charge && charging.requested === null && capped !== null
+            charging.charge && charging.requested === null && charging.grows && capped !== null
               ? {
                   limiter: deps.store,
                   accountId: auth.account.id,

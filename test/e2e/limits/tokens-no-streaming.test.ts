@@ -1,0 +1,197 @@
+/**
+ * A model whose entry does not list `streaming` (DESIGN §3: a model supports exactly the features
+ * listed) under a token or money limit (§11), behind a plain OpenAI-compatible server that always
+ * answers `application/json` (audit65a finding 1). It is never asked for a stream: chat, Messages
+ * and Responses get its JSON answer in one attempt, as an account without limits does, and the
+ * (key, model) circuit stays shut for everyone. Its answer cannot be cut, so it holds the whole
+ * cap from admission (the client's, else the model's maximum): answers side by side never bill past
+ * the limit, and what fits is admitted. An upstream that ignores `stream` for a model that lists it
+ * is read as the JSON answer it sent. The upstream bills like the real one (billing-upstream.ts).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
+import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
+
+const MODEL_MAX = 16_000
+/** USD per 1M tokens: a token costs that many micro-dollars. */
+const PRICE = { input: 1, output: 4 }
+const TEXT = 'count these words for the billing upstream which bills one token for each word'
+const open = { rpm: null, rpd: null, models: ['*'] }
+
+let gw: TestGateway
+let up: BillingUpstream
+
+beforeAll(async () => {
+  up = await startBillingUpstream({
+    jsonOnly: true,
+    jsonDelayMs: 200,
+    answerFor: (model) => (model === 'long' ? 9_000 : 120),
+    defaultMax: MODEL_MAX,
+  })
+  const model = (name: string, features: string[]) => ({
+    name,
+    context_window: 128_000,
+    max_output_tokens: MODEL_MAX,
+    features,
+    pricing: PRICE,
+  })
+  gw = await startGateway({
+    doc: {
+      server: { host: '127.0.0.1', port: 0 },
+      admin: { token: ADMIN_TOKEN },
+      providers: [
+        {
+          prefix: 'plain',
+          kind: 'openai',
+          base_url: up.url,
+          api_key: 'sk-upstream',
+          // The audit's settings: failures retried, and three in a row open the circuit.
+          retry: { attempts: 2, backoff_ms: 1, max_backoff_ms: 1 },
+          circuit: { failures: 3, cooldown_s: 30 },
+          models: [
+            model('short', ['system_messages']),
+            model('long', ['system_messages']),
+            model('says', ['streaming', 'system_messages']),
+          ],
+        },
+      ],
+      plans: {
+        dev: open,
+        t: { ...open, tpm: 200_000 },
+        tight: { ...open, tpm: 20_000 },
+        money: { ...open, budget: { usd: 0.05, period: 'month' } },
+      },
+      default_plan: 'dev',
+    },
+  })
+}, 30_000)
+
+afterAll(async () => {
+  await gw?.stop()
+  await up?.stop()
+})
+
+type Surface = 'chat' | 'responses' | 'messages'
+
+/** A request on `surface`; `max` is the client's output cap (Messages requires one). */
+function ask(
+  surface: Surface,
+  key: string,
+  model: string,
+  max: number | null,
+  stream = false,
+): Promise<Response> {
+  const headers = { ...bearer(key), 'content-type': 'application/json' }
+  const cap = max === null ? {} : surface === 'responses' ? { max_output_tokens: max } : { max_tokens: max }
+  const body =
+    surface === 'responses'
+      ? { model, input: TEXT, stream, ...cap }
+      : { model, messages: [{ role: 'user', content: TEXT }], stream, ...cap }
+  const path = { chat: 'chat/completions', responses: 'responses', messages: 'messages' }[surface]
+  return fetch(`${gw.url}/v1/${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+}
+
+/** The account's tokens in the current minute once `done` holds (the usage flush settles ended requests). */
+async function settled(key: string, done: (u: any) => boolean): Promise<any> {
+  const deadline = performance.now() + 20_000
+  for (;;) {
+    const u = await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()
+    if (done(u) || performance.now() > deadline) return u
+    await Bun.sleep(25)
+  }
+}
+
+/** What the upstream billed from bill `from` on: tokens, and micro-dollars at PRICE. */
+function billedSince(from: number) {
+  const bills = up.bills.slice(from)
+  const tokens = bills.reduce((s, b) => s + b.input + b.output, 0)
+  const micros = bills.reduce((s, b) => s + b.input * PRICE.input + b.output * PRICE.output, 0)
+  return { bills, tokens, micros }
+}
+
+describe('a model without streaming under a limit', () => {
+  for (const surface of ['chat', 'responses', 'messages'] as const) {
+    test(`${surface}: asked as JSON in one attempt, the whole cap held and sent, settled to the upstream's bill`, async () => {
+      const { key } = await gw.key(`t-${surface}`, 't')
+      const from = up.bills.length
+      // Messages requires a cap; the others go without one and are sent the model's maximum.
+      const max = surface === 'messages' ? 500 : null
+      const res = await ask(surface, key, 'plain/short', max)
+      const text = await res.text()
+      expect(res.status, text).toBe(200)
+      expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+      const { bills, tokens } = billedSince(from)
+      expect(bills.map((b) => b.stream)).toEqual([false])
+      expect(bills[0]!.cap).toBe(max ?? MODEL_MAX)
+      const u = await settled(key, (u) => u.usage?.current_minute?.tokens === tokens)
+      expect(u.usage.current_minute.tokens).toBe(tokens)
+    })
+  }
+
+  test('a stream asked of it is refused as without a limit (400 unsupported_feature); the unlimited account is answered alike', async () => {
+    const t = await gw.key('t-stream', 't')
+    const dev = await gw.key('dev-stream', 'dev')
+    for (const key of [t.key, dev.key]) {
+      const res = await ask('chat', key, 'plain/short', 100, true)
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as any).error.code).toBe('unsupported_feature')
+    }
+    // The limited account's requests opened no circuit: the unlimited one is answered.
+    for (let i = 0; i < 3; i++) expect((await ask('chat', t.key, 'plain/short', 100)).status).toBe(200)
+    const res = await ask('messages', dev.key, 'plain/short', 100)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+  })
+
+  test('three uncapped answers at once on TPM 20,000: the upstream never bills past the limit, and what fits after is admitted', async () => {
+    const { key } = await gw.key('tight', 'tight')
+    const from = up.bills.length
+    const answers = await Promise.all([0, 1, 2].map(() => ask('chat', key, 'plain/long', null)))
+    const statuses = answers.map((r) => r.status).sort()
+    for (const r of answers) await r.text()
+    expect(statuses[0]).toBe(200)
+    for (const s of statuses) expect([200, 429]).toContain(s)
+    const { tokens } = billedSince(from)
+    expect(tokens).toBeLessThanOrEqual(20_000)
+    await settled(key, (u) => u.usage?.current_minute?.tokens === tokens)
+    // Room is left (20,000 less what was billed): a request that fits it is admitted.
+    const fits = await ask('chat', key, 'plain/short', Math.min(1_000, 20_000 - tokens - 200))
+    expect(fits.status, await fits.text()).toBe(200)
+    expect(billedSince(from).tokens).toBeLessThanOrEqual(20_000)
+  })
+
+  test('three uncapped answers at once on a $0.05 budget: the upstream never bills past it, and what fits after is admitted', async () => {
+    const { key } = await gw.key('money', 'money')
+    const from = up.bills.length
+    const answers = await Promise.all(
+      (['chat', 'responses', 'chat'] as const).map((s) => ask(s, key, 'plain/long', null)),
+    )
+    const statuses = answers.map((r) => r.status).sort()
+    for (const r of answers) await r.text()
+    expect(statuses[0]).toBe(200)
+    for (const s of statuses) expect([200, 402]).toContain(s)
+    const { micros } = billedSince(from)
+    expect(micros).toBeLessThanOrEqual(50_000)
+    const u = await settled(key, (u) => Math.round((u.budget?.spent_usd ?? 0) * 1e6) === micros)
+    expect(Math.round(u.budget.spent_usd * 1e6)).toBe(micros)
+    const fits = await ask('messages', key, 'plain/short', 100)
+    expect(fits.status, await fits.text()).toBe(200)
+    expect(billedSince(from).micros).toBeLessThanOrEqual(50_000)
+  })
+})
+
+describe('an upstream that ignores stream for a model that lists it', () => {
+  test('chat under a limit: its JSON answer is the answer, in one attempt, settled from its usage', async () => {
+    const { key } = await gw.key('t-says', 't')
+    const from = up.bills.length
+    const res = await ask('chat', key, 'plain/says', 300)
+    const body = (await res.json()) as any
+    expect(res.status, JSON.stringify(body)).toBe(200)
+    expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+    expect(body.model).toBe('plain/says')
+    expect(body.choices[0].message.content.split(' ').length).toBe(120)
+    const { tokens } = billedSince(from)
+    const u = await settled(key, (u) => u.usage?.current_minute?.tokens === tokens)
+    expect(u.usage.current_minute.tokens).toBe(tokens)
+  })
+})
