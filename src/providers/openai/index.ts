@@ -24,6 +24,7 @@ import { requestBody } from '../request-body.ts'
 import { type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
+import { completionEvents } from './completion-events.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
 import { tokenParam, withTokenParam } from './token-limit.ts'
 
@@ -58,13 +59,13 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       const stream_options = { ...req.stream_options, include_usage: true }
       const body = JSON.stringify({ ...withTokenParam(req, param), stream: true, stream_options })
       const res = await upstreamFetch(url, { method: 'POST', headers: sseHeaders, body }, ctx, mapError)
-      if ((res.headers.get('content-type') ?? '').includes('application/json')) {
-        // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.
-        const json = await readJson(res, ctx)
-        throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
-      }
-      if (!res.body) throw invalidResponse(label, 'the stream response has no body')
-      return upstreamPlan(res.body, ctx, new OpenAIChunkDecoder(label, ctx.onMalformed))
+      // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
+      // names), or `stream` ignored — the completion, read as the chunks it stands for.
+      const events = (res.headers.get('content-type') ?? '').includes('application/json')
+        ? completionEvents(asCompletion(await readJson(res, ctx), label))
+        : res.body
+      if (!events) throw invalidResponse(label, 'the stream response has no body')
+      return upstreamPlan(events, ctx, new OpenAIChunkDecoder(label, ctx.onMalformed))
     },
 
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */

@@ -7,7 +7,8 @@
  * under a token or money limit, where its events are counted and cut (`pass-through-cut.ts`). The checks the
  * translating adapter makes on an answer are kept: an `{"error": …}` in a 200 → 502
  * `upstream_error`; not a completion, not an event stream → 502 `upstream_invalid_response` —
- * still as a real HTTP status when it is the stream's first event.
+ * still as a real HTTP status when it is the stream's first event. A completion where events
+ * were asked for (`stream` ignored) is relayed as the events it stands for.
  *
  * @example
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
@@ -17,7 +18,8 @@ import { replaceStringField } from '../../json/fields.ts'
 import type { Forwarding, ForwardRequest } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
-import { asCompletion, bodyError } from '../../providers/openai/index.ts'
+import { completionEvents } from '../../providers/openai/completion-events.ts'
+import { asCompletion } from '../../providers/openai/index.ts'
 import { tokenParam } from '../../providers/openai/token-limit.ts'
 import { eventFrames } from '../../providers/sse/event-frames.ts'
 import { scrubbed } from '../../providers/upstream-errors.ts'
@@ -74,12 +76,12 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
 
   async relay(upstream, ctx, encodeCtx, framed) {
     const label = ctx.provider.prefix
-    if ((upstream.headers.get('content-type') ?? '').includes('application/json')) {
-      // A 200 with a JSON body instead of events: an error in disguise, or `stream` ignored.
-      const json = await readJson(upstream, ctx)
-      throw bodyError(json, label) ?? invalidResponse(label, 'expected an event stream, got a JSON body')
-    }
-    if (!upstream.body) throw invalidResponse(label, 'the stream response has no body')
+    // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
+    // names), or `stream` ignored — the completion, relayed as the chunks it stands for.
+    const body = (upstream.headers.get('content-type') ?? '').includes('application/json')
+      ? completionEvents(asCompletion(await readJson(upstream, ctx), label))
+      : upstream.body
+    if (!body) throw invalidResponse(label, 'the stream response has no body')
     const { view } = encodeCtx
     const encoder = new ChatBytes(
       encodeCtx.modelId,
@@ -92,6 +94,6 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
     // Framed: the gate sees each read's complete events before the relay, which runs in the
     // encoder (still inside the writer's read, so a failure in the first event is still an HTTP error).
     const stage = framed ? eventFrames(maxResponseBytes(ctx.provider), label, true) : encoder.stage
-    return { plan: { body: upstream.body, stages: [stage], ctx }, encoder }
+    return { plan: { body, stages: [stage], ctx }, encoder }
   },
 }

@@ -17,6 +17,12 @@ const MODEL_MAX = 16_000
 const PRICE = { input: 1, output: 4 }
 const TEXT = 'count these words for the billing upstream which bills one token for each word'
 const open = { rpm: null, rpd: null, models: ['*'] }
+/** The error `plain/err` answers in a 200: the request's own fault, not the upstream failing. */
+const OVERFLOW = {
+  message: "This model's maximum context length is 8192 tokens",
+  type: 'invalid_request_error',
+  code: 'context_length_exceeded',
+}
 
 let gw: TestGateway
 let up: BillingUpstream
@@ -27,6 +33,7 @@ beforeAll(async () => {
     jsonDelayMs: 200,
     answerFor: (model) => (model === 'long' ? 9_000 : 120),
     defaultMax: MODEL_MAX,
+    fault: (model) => (model === 'err' ? { error200: OVERFLOW } : undefined),
   })
   const model = (name: string, features: string[]) => ({
     name,
@@ -52,6 +59,7 @@ beforeAll(async () => {
             model('short', ['system_messages']),
             model('long', ['system_messages']),
             model('says', ['streaming', 'system_messages']),
+            model('err', ['streaming', 'system_messages']),
           ],
         },
       ],
@@ -181,17 +189,58 @@ describe('a model without streaming under a limit', () => {
 })
 
 describe('an upstream that ignores stream for a model that lists it', () => {
-  test('chat under a limit: its JSON answer is the answer, in one attempt, settled from its usage', async () => {
-    const { key } = await gw.key('t-says', 't')
-    const from = up.bills.length
-    const res = await ask('chat', key, 'plain/says', 300)
-    const body = (await res.json()) as any
-    expect(res.status, JSON.stringify(body)).toBe(200)
-    expect(res.headers.get('x-switchyard-attempts')).toBe('1')
-    expect(body.model).toBe('plain/says')
-    expect(body.choices[0].message.content.split(' ').length).toBe(120)
-    const { tokens } = billedSince(from)
-    const u = await settled(key, (u) => u.usage?.current_minute?.tokens === tokens)
-    expect(u.usage.current_minute.tokens).toBe(tokens)
+  for (const surface of ['chat', 'responses', 'messages'] as const)
+    test(`${surface} JSON under a limit: its JSON answer is the answer, in one attempt, settled from its usage`, async () => {
+      const { key } = await gw.key(`t-says-${surface}`, 't')
+      const from = up.bills.length
+      const res = await ask(surface, key, 'plain/says', 300)
+      const body = (await res.json()) as any
+      expect(res.status, JSON.stringify(body)).toBe(200)
+      expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+      expect(body.model).toBe('plain/says')
+      const text =
+        surface === 'chat'
+          ? body.choices[0].message.content
+          : surface === 'messages'
+            ? body.content[0].text
+            : body.output.at(-1).content[0].text
+      expect(text.split(' ').length).toBe(120)
+      const { tokens } = billedSince(from)
+      const u = await settled(key, (u) => u.usage?.current_minute?.tokens === tokens)
+      expect(u.usage.current_minute.tokens).toBe(tokens)
+    })
+
+  for (const plan of ['t', 'dev'])
+    for (const surface of ['chat', 'responses', 'messages'] as const)
+      test(`${surface} stream on ${plan}: the JSON answer relayed as the events it stands for, in one attempt`, async () => {
+        const { key } = await gw.key(`${plan}-says-stream-${surface}`, plan)
+        const res = await ask(surface, key, 'plain/says', 300, true)
+        const text = await res.text()
+        expect(res.status, text).toBe(200)
+        expect(res.headers.get('content-type')).toContain('text/event-stream')
+        expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+        const words = text.match(/w w w/g)?.length ?? 0
+        expect(words).toBeGreaterThan(0)
+        const end = { chat: 'data: [DONE]', responses: 'response.completed', messages: 'message_stop' }[
+          surface
+        ]
+        expect(text).toContain(end)
+      })
+
+  test('an error in a 200 is the failure it names (context_length_exceeded: not retried), on every surface and plan', async () => {
+    for (const plan of ['t', 'dev']) {
+      const { key } = await gw.key(`${plan}-err`, plan)
+      for (const surface of ['chat', 'responses', 'messages'] as const)
+        for (const stream of [false, true]) {
+          const res = await ask(surface, key, 'plain/err', 300, stream)
+          const text = await res.text()
+          expect(res.status, `${plan} ${surface} ${stream}: ${text}`).toBe(502)
+          expect(text).toContain('maximum context length')
+          expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+        }
+    }
+    // The request's own fault opened no circuit: the model still answers everyone.
+    const dev = await gw.key('dev-after-err', 'dev')
+    expect((await ask('chat', dev.key, 'plain/says', 50)).status).toBe(200)
   })
 })
