@@ -56,8 +56,37 @@ const text = new TextEncoder()
  */
 export type EventAction = Uint8Array | readonly Uint8Array[] | null | undefined
 
+/**
+ * Events a gate read and found not to be one JSON value, per item it was shown: where each starts
+ * in the item. Such an event is malformed (DESIGN §10): the relay that encodes the item drops it
+ * and counts it (`malformed`), so nothing reaches the client that the gate did not count. The
+ * byte relays read an event's shape, not its JSON; under a limit the gate's parse is the judge.
+ */
+const unreadable = new WeakMap<Uint8Array, number[]>()
+
+/** The gate read the event at `at` in `item`, and its data is not one JSON value. */
+export function markUnreadable(item: Uint8Array, at: number): void {
+  const marks = unreadable.get(item)
+  if (marks === undefined) unreadable.set(item, [at])
+  else marks.push(at)
+}
+
+/** `part`, the first bytes of `item`, keeps the marks of `item` that fall in it. */
+export function keepMarks(item: Uint8Array, part: Uint8Array): void {
+  const marks = unreadable.get(item)
+  if (marks !== undefined)
+    unreadable.set(
+      part,
+      marks.filter((at) => at < part.byteLength),
+    )
+}
+
 export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
   abstract readonly keepalive: Uint8Array
+  /** The marks (`markUnreadable`) of the item being encoded, when its offsets are the events'. */
+  protected skip: number[] | undefined = undefined
+  /** Malformed events dropped (DESIGN §10: skipped and counted). */
+  protected skipped = 0
   /**
    * The unfinished event carried over from earlier chunks, in pieces: joined once, when the chunk
    * that ends it arrives (joining on every chunk would copy a long event quadratically).
@@ -81,6 +110,8 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
   abstract usage(): Usage | null
 
   encode(chunk: Uint8Array): Uint8Array | null {
+    // A gate's item holds complete events, LF-framed: nothing is carried over, nothing re-framed.
+    this.skip = this.tail.length === 0 && this.reframer === null ? unreadable.get(chunk) : undefined
     let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
     if (this.reframer !== null || buf.indexOf(CR) !== -1) buf = this.reframe(buf)
     if (this.tail.length > 0) {
@@ -120,7 +151,7 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
     for (let start = 0; start < last; ) {
       const end = buf.indexOf(BLANK, start) + 2
       if (end - start > this.maxEventBytes) throw this.tooLarge()
-      const action = this.event(buf, start, end)
+      const action = this.dropped(start) ? null : this.event(buf, start, end)
       if (action !== undefined) {
         pieces ??= []
         if (kept < start) pieces.push(buf.subarray(kept, start))
@@ -134,6 +165,18 @@ export abstract class ByteRelay implements StreamEncoder<Uint8Array> {
     if (kept < last) pieces.push(buf.subarray(kept, last))
     if (pieces.length === 0) return null
     return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)
+  }
+
+  /** Whether the event at `start` of the item being encoded is one its gate marked (counted here). */
+  protected dropped(start: number): boolean {
+    if (this.skip === undefined || !this.skip.includes(start)) return false
+    this.skipped++
+    return true
+  }
+
+  /** Malformed events dropped so far. */
+  malformed(): number {
+    return this.skipped
   }
 
   protected tooLarge(): GatewayError {

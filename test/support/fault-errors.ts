@@ -37,7 +37,10 @@ export type FaultName =
   | 'end_early'
   /** `after` words, then nothing for `delayMs` (default: until the client gives up), then the rest. */
   | 'stall'
-  /** An event that is not JSON after `after` words; the answer is otherwise complete. */
+  /**
+   * An event that is not JSON after `after` words (the wire's own, or `frame`); the answer is
+   * otherwise complete.
+   */
   | 'malformed'
   /** Chat: complete, `finish_reason` and usage sent, but no `data: [DONE]` (other wires: as `ok`). */
   | 'no_done'
@@ -67,6 +70,8 @@ export interface Fault {
    * piece of its arguments) and finishes with `tool_calls`; `after` counts those frames too.
    */
   toolCall?: boolean
+  /** With `malformed`: this frame (its SSE framing included) in place of the wire's own. */
+  frame?: string
 }
 export type Step = FaultName | Fault
 

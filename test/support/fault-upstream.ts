@@ -254,7 +254,7 @@ export async function startFaultUpstream(
         return [
           ...frames(s.head),
           ...words(0, after),
-          { frame: w.malformed },
+          { frame: f.frame ?? w.malformed },
           ...words(after),
           ...frames(s.tail),
           { end: 'close' },

@@ -34,7 +34,7 @@ import type { CutGate } from '../../pipeline/stream/types.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
 import { eventError } from '../../providers/openai/stream.ts'
-import { eventData, eventName, startsWith } from '../byte-relay.ts'
+import { eventData, eventName, keepMarks, markUnreadable, startsWith } from '../byte-relay.ts'
 
 const utf8 = new TextEncoder()
 const DONE_EVENT = utf8.encode('data: [DONE]\n\n')
@@ -54,11 +54,13 @@ type ReadEvents = Array<ChatCompletionChunk | number>
 const parsed = new WeakMap<Uint8Array, ReadEvents>()
 
 /**
- * The chunk an event carries, or null (no JSON object with a `choices` array: the relay's to
- * judge). The common event — one `data: {…}` line — is parsed off its bytes as it is; any other
- * (`event:` lines, data split over lines) has its data lines joined first (`eventData`).
+ * The chunk an event carries; null when it carries none (no data, `[DONE]`, a JSON value that is
+ * not an object with a `choices` array: the relay's to judge); false when its data is not one
+ * JSON value (malformed, DESIGN §10: the relay drops it). The common event — one `data: {…}`
+ * line — is parsed off its bytes as it is; any other (`event:` lines, data split over lines) has
+ * its data lines joined first (`eventData`).
  */
-function eventChunk(buf: Buffer, start: number, end: number): ChatCompletionChunk | null {
+function eventChunk(buf: Buffer, start: number, end: number): ChatCompletionChunk | null | false {
   const oneLine =
     end - start > DATA_PREFIX + 2 &&
     buf[start + DATA_PREFIX] === OPEN_BRACE &&
@@ -70,24 +72,24 @@ function eventChunk(buf: Buffer, start: number, end: number): ChatCompletionChun
 
 /**
  * The chunk in `buf[from, to)`, one line of JSON, parsed off the bytes (`Bun.JSONL.parseChunk`:
- * JSC's JSON parser on the bytes in place, no string of the line made), or null as `chunkOf`
- * says it: a line that is not exactly one JSON value (`JSON.parse` throws on what follows a value;
- * here the second value or the error leaves `done` false), or not an object with a `choices` array.
+ * JSC's JSON parser on the bytes in place, no string of the line made), as `chunkOf` reads it. A
+ * line that is not exactly one JSON value leaves `done` false (a second value, text after it, an
+ * error): that rare line is judged by `JSON.parse` itself.
  */
-function lineChunk(buf: Buffer, from: number, to: number): ChatCompletionChunk | null {
+function lineChunk(buf: Buffer, from: number, to: number): ChatCompletionChunk | null | false {
   const line = Bun.JSONL.parseChunk(buf, from, to)
-  if (!line.done || line.values.length !== 1) return null
+  if (!line.done || line.values.length !== 1) return chunkOf(buf.toString('utf8', from, to))
   return asChunk(line.values[0])
 }
 
-/** `data` parsed as a chunk, or null (not a JSON object with a `choices` array). */
-function chunkOf(data: string): ChatCompletionChunk | null {
-  // Not a chunk: [DONE], an empty event, a comment.
-  if (data.charCodeAt(0) !== OPEN_BRACE) return null
+/** `data` parsed as a chunk: null without one (see `eventChunk`), false when not one JSON value. */
+function chunkOf(data: string): ChatCompletionChunk | null | false {
+  // No chunk: an empty event (a comment), [DONE].
+  if (data === '' || data === '[DONE]') return null
   try {
     return asChunk(JSON.parse(data))
   } catch {
-    return null
+    return false
   }
 }
 
@@ -150,10 +152,12 @@ export class ChatCutGate implements CutGate<Uint8Array> {
       const blank = buf.indexOf(BLANK, at)
       const end = blank === -1 ? buf.length : blank + 2
       const chunk = eventChunk(buf, at, end)
+      // Not one JSON value: nothing counted, so the relay must drop it (the assembly skips it).
+      if (chunk === false) markUnreadable(item, at)
       // Counted and decided by the translated path's gate: the same count, growth and cut.
-      const ok = chunk === null ? true : this.chunks.admit(chunk)
+      const ok = chunk === null || chunk === false ? true : this.chunks.admit(chunk)
       // The assembly's: the chunk, unless an error or an `event:` line are to be judged there.
-      const kept = chunk !== null && chunk.error == null && buf[at] === DATA_LINE[0] ? chunk : at
+      const kept = chunk && chunk.error == null && buf[at] === DATA_LINE[0] ? chunk : at
       if (ok === true) {
         read?.push(kept)
         at = end
@@ -168,6 +172,7 @@ export class ChatCutGate implements CutGate<Uint8Array> {
   /** Refused at the event at `at`: the item before it is relayed ahead of the ending. */
   private refused(item: Uint8Array, at: number, read: ReadEvents | null): false {
     this.before = at > 0 ? item.subarray(0, at) : null
+    if (this.before) keepMarks(item, this.before)
     if (this.before && read) parsed.set(this.before, read)
     return false
   }

@@ -109,7 +109,11 @@ class ChatByteRelay extends ByteRelay implements Transformer<Uint8Array, Uint8Ar
       if (end - start > this.maxEventBytes) throw this.tooLarge()
       const at = parts.length
       if (kept < start) parts.push(kept, start)
-      let edited = this.sawDone || this.failed !== null ? DROPPED : this.edit(buf, u8, start, end, parts)
+      // Done, failed, or an event its gate could not parse (malformed: dropped and counted).
+      let edited =
+        this.sawDone || this.failed !== null || this.dropped(start)
+          ? DROPPED
+          : this.edit(buf, u8, start, end, parts)
       if (edited === EDITED) this.started = true
       else if (edited === NOT_COMMON) {
         const action = this.event(buf, start, end)
@@ -323,7 +327,7 @@ export class ChatBytes implements StreamEncoder<Uint8Array> {
   }
 
   malformed(): number {
-    return this.stage.text.malformed()
+    return this.stage.malformed() + this.stage.text.malformed()
   }
 }
 

@@ -25,20 +25,26 @@ import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.t
 import { convertAnthropicUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import { eventData, eventName } from '../byte-relay.ts'
+import { eventData, eventName, markUnreadable } from '../byte-relay.ts'
 import type { MessagesRequest } from './request-schema.ts'
 
 const text = new TextEncoder()
 
 type Json = Record<string, any>
 
+/**
+ * The event's name and its data parsed (null: not a JSON object). Data that is not one JSON value
+ * is malformed (DESIGN §10): the event is marked for the relay to drop, as nothing of it is counted.
+ */
 function parsed(ev: Uint8Array): { name: string | undefined; data: Json | null } {
   const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
   const name = eventName(buf, 0)
+  const raw = eventData(buf, 0, buf.length)
   try {
-    const data = JSON.parse(eventData(buf, 0, buf.length)) as unknown
+    const data = JSON.parse(raw) as unknown
     return { name, data: data !== null && typeof data === 'object' ? (data as Json) : null }
   } catch {
+    if (raw !== '') markUnreadable(ev, 0)
     return { name, data: null }
   }
 }
