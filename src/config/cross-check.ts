@@ -11,6 +11,7 @@
  * // problems: [{ path: '/default_plan', message: "plan 'gold' is not defined under plans" }]
  */
 import { microUnits } from '../util/micro-units.ts'
+import { aOrAn } from '../util/text.ts'
 import { type AliasNames, checkAliases, type Prefixes } from './check-aliases.ts'
 import { checkResilience } from './check-resilience.ts'
 import { entries, type Intact, isMap, list, type Problem, step } from './intact.ts'
@@ -138,7 +139,7 @@ function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, i
         if (m.temperature.min < range.min || m.temperature.max > range.max) {
           problems.push({
             path: `${path}/temperature`,
-            message: `a ${kind} model takes a temperature from ${range.min} to ${range.max} (its API's range); narrow it or leave it out`,
+            message: `${aOrAn(kind)} model takes a temperature from ${range.min} to ${range.max} (its API's range); narrow it or leave it out`,
           })
         }
       }
@@ -148,7 +149,7 @@ function checkProviders(raw: RawConfig, problems: Problem[], secrets: boolean, i
           if (why) {
             problems.push({
               path: `${path}/features/${k}`,
-              message: `a ${kind} model cannot have '${feature}': ${why}; remove it from the list`,
+              message: `${aOrAn(kind)} model cannot have '${feature}': ${why}; remove it from the list`,
             })
           }
         })

@@ -9,6 +9,7 @@
  * // '/providers/0/models/1/type: a anthropic provider cannot serve embedding models: ...'
  */
 import { modelType, operationsOf } from '../operations/operation.ts'
+import { aOrAn } from '../util/text.ts'
 import { KIND_TEMPERATURE } from './kind-limits.ts'
 import { KIND_OPERATIONS } from './kind-operations.ts'
 import type { ModelConfig, RawConfig } from './schema.ts'
@@ -33,7 +34,7 @@ export function checkModelType(
     if (why)
       problems.push({
         path: `${path}/type`,
-        message: `a ${kind} provider cannot serve ${type} models: ${why}`,
+        message: `${aOrAn(kind)} provider cannot serve ${type} models: ${why}`,
       })
   }
   if (type === 'embedding') {

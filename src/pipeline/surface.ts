@@ -252,6 +252,11 @@ export interface EmbeddingsSurface<View> extends SurfaceCore<View> {
   readonly operation: 'embeddings'
   /** The canonical request for the provider (`model` = upstream name). */
   translate(view: View, entry: CatalogueEntry): EmbeddingRequest
+  /**
+   * The client's fields the canonical request has no place for (Gemini's `taskType`, `title`):
+   * left out when the request is translated, and named in `x-switchyard-dropped-params`.
+   */
+  untranslated?(view: View): string[]
   /** Runs before admission on pass-through too: limits the surface enforces whatever the route. */
   checkLimits(view: View, entry: CatalogueEntry): void
   /** How large the answer legitimately is: its vectors, and their length when the request sets it. */

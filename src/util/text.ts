@@ -30,3 +30,8 @@ export function shownNames(names: readonly string[], quote = ''): string {
     .join(', ')
   return names.length > 10 ? `${shown}, … (${names.length} in all)` : shown
 }
+
+/** `word` after its indefinite article, as a kind is named in a message: "an openai", "a gemini". */
+export function aOrAn(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`
+}

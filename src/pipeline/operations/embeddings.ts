@@ -20,6 +20,7 @@ import type { Resilience } from '../../providers/resilience/index.ts'
 import type { ProviderAdapter } from '../../providers/types.ts'
 import { droppedParamsHeader } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
+import { aOrAn } from '../../util/text.ts'
 import type { OperationAttempt, Targeted } from '../attempts.ts'
 import type { Finish } from '../call.ts'
 import { toGatewayError } from '../errors.ts'
@@ -51,12 +52,16 @@ export function checkEmbeddings<View>(
   if (surface.forward.kind === entry.provider.kind && adapter.forward) {
     return { forward: surface.forward.request(view, entry, bodyText) }
   }
-  // The config loader refuses embedding models under kinds without embeddings; this is the backstop.
+  // An openai provider's embeddings pass through on OpenAI's wire only; the config loader refuses
+  // embedding models under kinds without embeddings (this is the backstop).
   if (!adapter.embeddings) {
+    const kind = aOrAn(entry.provider.kind)
     throw new GatewayError(
       400,
       'model_not_supported',
-      `'${entry.id}' cannot embed: a ${entry.provider.kind} provider has no embeddings.`,
+      adapter.forward
+        ? `'${entry.id}' cannot embed in this API's shape: ${kind} provider's embeddings are served in its own API's shape only (POST /v1/embeddings).`
+        : `'${entry.id}' cannot embed: ${kind} provider has no embeddings.`,
       { param: 'model' },
     )
   }
@@ -67,7 +72,7 @@ export function checkEmbeddings<View>(
     throw inSurfaceTerms(e, surface.inputParam)
   }
   const leftOut = adapter.embeddings.leavesOut?.filter((field) => request[field] !== undefined) ?? []
-  return { request, headers: droppedParamsHeader(leftOut) }
+  return { request, headers: droppedParamsHeader([...(surface.untranslated?.(view) ?? []), ...leftOut]) }
 }
 
 /**

@@ -12,7 +12,7 @@ import { parseJsonObject } from '../../json/parse-json-body.ts'
 import { compiledOnUse, explainValidationError } from '../../json/validation-error.ts'
 import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { clip, shownNames } from '../../util/text.ts'
+import { aOrAn, clip, shownNames } from '../../util/text.ts'
 import {
   EMBEDDINGS_EXAMPLE,
   EMBEDDINGS_JSON_LIMITS,
@@ -74,7 +74,7 @@ export function refuseUnknownFields(body: EmbeddingsRequestInput, modelId: strin
   throw new GatewayError(
     400,
     'unknown_parameter',
-    `Unrecognized request argument supplied: ${shownNames(unknown)}. '${modelId}' is served through a ${kind} provider's embeddings, which take only OpenAI's fields (${KNOWN_FIELDS.join(', ')}): leave it out, or choose a model of an OpenAI-compatible provider that takes it.`,
+    `Unrecognized request argument supplied: ${shownNames(unknown)}. '${modelId}' is served through ${aOrAn(kind)} provider's embeddings, which take only OpenAI's fields (${KNOWN_FIELDS.join(', ')}): leave it out, or choose a model of an OpenAI-compatible provider that takes it.`,
     { param: clip(unknown[0]!, 64) },
   )
 }

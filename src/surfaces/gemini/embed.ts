@@ -4,8 +4,9 @@
  * `content` → `{"embedding": {"values"}}`; `requests[]` → `{"embeddings": [{"values"}]}`, in
  * order. A content's text parts are embedded as one text (joined by newlines), as Gemini embeds a
  * content whole. `outputDimensionality` is the vector length asked (one per batch: the canonical
- * request has one). Gemini providers get the client's body (each request's `model` set to the
- * provider's name for it); the others the canonical request. Gemini reports no token counts for
+ * request has one, `dimensions`). Gemini providers get the client's body (each request's `model`
+ * set to the provider's name for it); the others the canonical request, without `taskType` and
+ * `title`, which are named in `x-switchyard-dropped-params`. Gemini reports no token counts for
  * embeddings, so usage is estimated from the text (operations/embeddings.ts), on every route.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
@@ -99,6 +100,18 @@ function decodeEmbed(
   return { model: target.model, view, stream: false }
 }
 
+/**
+ * Gemini's fields the canonical request has no place for: `taskType` (what the vector is for) and
+ * `title` (the document's), which an openai or demo model cannot take. Left out, named to the
+ * client. (`outputDimensionality` is translated: the canonical `dimensions`.)
+ */
+const UNTRANSLATED = ['taskType', 'title'] as const
+
+function untranslated(view: GeminiEmbedView): string[] {
+  const requests = (view.batch ? view.body.requests : [view.body]) as Json[]
+  return UNTRANSLATED.filter((field) => requests.some((r) => r[field] !== undefined && r[field] !== null))
+}
+
 /** The client's body with each request's `model` the provider's name for it. */
 function forwardBody(view: GeminiEmbedView, name: string): string {
   const model = `models/${name}`
@@ -125,6 +138,7 @@ function embedSurface(isBatch: boolean): EmbeddingsSurface<GeminiEmbedView> {
         )
     },
     answerShape: (view) => ({ items: view.texts.length, dimensions: view.dimensions ?? null }),
+    untranslated,
     translate: (view, entry) => ({
       model: upstreamModelName(entry.model),
       input: { kind: 'text', items: view.texts },

@@ -98,3 +98,41 @@ test('user to a Gemini model is left out and named in x-switchyard-dropped-param
   const demo = await embed(key, { model: 'demo/embed', input: 'hi', user: 'end-user-7' })
   expect(demo.headers.get('x-switchyard-dropped-params')).toBeNull()
 })
+
+test("Gemini's taskType and title to a demo model are named in x-switchyard-dropped-params; outputDimensionality is its dimensions", async () => {
+  const { key } = await gw.key('gemini-shape-fields', 'unlimited')
+  const gemini = (model: string, method: string, body: Record<string, unknown>) =>
+    fetch(`${gw.url}/v1beta/models/${model}:${method}`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  const content = { parts: [{ text: 'a document' }] }
+  const one = { content, taskType: 'RETRIEVAL_DOCUMENT', title: 'Doc', outputDimensionality: 4 }
+  const res = await gemini('demo/embed', 'embedContent', one)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('x-switchyard-dropped-params')).toBe('taskType, title')
+  expect(((await res.json()) as any).embedding.values).toHaveLength(4)
+  // A batch names what any of its requests sent, once.
+  const batch = await gemini('demo/embed', 'batchEmbedContents', {
+    requests: [{ content }, { content, taskType: 'RETRIEVAL_QUERY' }],
+  })
+  expect(batch.status).toBe(200)
+  expect(batch.headers.get('x-switchyard-dropped-params')).toBe('taskType')
+  // Nothing left out, nothing named; a gemini model takes the client's body as it is.
+  const plain = await gemini('demo/embed', 'embedContent', { content })
+  expect(plain.headers.get('x-switchyard-dropped-params')).toBeNull()
+  const passed = await gemini('gem/embed', 'batchEmbedContents', { requests: [one] })
+  expect(passed.status).toBe(200)
+  expect(passed.headers.get('x-switchyard-dropped-params')).toBeNull()
+  expect(geminiUp.lastRequest()?.body.requests[0]).toMatchObject({
+    taskType: 'RETRIEVAL_DOCUMENT',
+    title: 'Doc',
+  })
+  // An openai model embeds on OpenAI's wire only: refused, in words that say so (and "an openai").
+  const openai = await gemini('oai/small', 'embedContent', one)
+  expect(openai.status).toBe(400)
+  const message = ((await openai.json()) as any).error.message as string
+  expect(message).toContain('an openai provider')
+  expect(message).toContain('POST /v1/embeddings')
+})
