@@ -232,6 +232,42 @@ export function eventData(buf: Buffer, start: number, end: number): string {
   return data ?? ''
 }
 
+/** `eventValue`: the event's data is not one JSON value. */
+export const NOT_JSON: unique symbol = Symbol('not JSON')
+/** `eventValue`: the event has no data (a comment, a bare `event:` line). */
+export const NO_DATA: unique symbol = Symbol('no data')
+
+/**
+ * The event's data as `JSON.parse` reads it, `NOT_JSON`, or `NO_DATA`. The common framing — one
+ * `data: {…}` line, after an `event:` line or not — is parsed on its bytes in place
+ * (`Bun.JSONL.parseChunk`: JSC's JSON parser, no string of the line made; stop 64's chat gate); a
+ * line it does not take as exactly one value (a second value, text after it, an error) and any
+ * other framing go through the decoded data and `JSON.parse`, so the value is always its.
+ */
+export function eventValue(buf: Buffer, start: number, end: number): unknown {
+  let at = start
+  if (startsWith(buf, at, EVENT)) {
+    const eol = buf.indexOf(LF, at)
+    at = eol === -1 || eol >= end ? end : eol + 1
+  }
+  if (at < end && startsWith(buf, at, DATA)) {
+    let from = at + DATA.length
+    if (buf[from] === 32) from++
+    const eol = end - 2
+    if (buf[from] === OPEN_BRACE && buf[end - 1] === LF && buf.indexOf(LF, from) === eol) {
+      const line = Bun.JSONL.parseChunk(buf, from, eol)
+      if (line.done && line.values.length === 1) return line.values[0]
+    }
+  }
+  const data = eventData(buf, start, end)
+  if (data === '') return NO_DATA
+  try {
+    return JSON.parse(data)
+  } catch {
+    return NOT_JSON
+  }
+}
+
 /** Whether `buf` holds `pattern` at `at`. */
 export function startsWith(buf: Uint8Array, at: number, pattern: Uint8Array): boolean {
   if (at + pattern.length > buf.length) return false
@@ -291,6 +327,7 @@ function skipSpace(buf: Uint8Array, i: number, end: number): number {
 }
 
 const QUOTE = 34
+const OPEN_BRACE = 123
 const BACKSLASH = 92
 const COLON = 58
 const SPACE = 32

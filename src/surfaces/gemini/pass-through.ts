@@ -21,7 +21,7 @@ import type { GeminiErrorBody, GeminiPart, GeminiResponse } from '../../provider
 import { mapGeminiError } from '../../providers/gemini/map-gemini-error.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/upstream-errors.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { ByteRelay, byteRelayed, type EventAction, eventData } from '../byte-relay.ts'
+import { ByteRelay, byteRelayed, type EventAction, eventData, eventValue } from '../byte-relay.ts'
 import { geminiErrorBody } from './errors.ts'
 import { lostInTranslation } from './lost-in-translation.ts'
 import { GeminiFraming } from './stream-encoder.ts'
@@ -181,12 +181,15 @@ export class GeminiRelay extends ByteRelay {
   }
 }
 
-/** An event's JSON (null: not a JSON object), parsed once whichever of the gate, relay and assembly reads it first. */
+/**
+ * An event's JSON (null: not a JSON object), parsed once whichever of the gate, relay and assembly
+ * reads it first — on its bytes where it is one line (`eventValue`).
+ */
 function eventJson(ev: Uint8Array): Json | null {
   const seen = parsedEvents.get(ev)
   if (seen !== undefined) return seen
-  const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
-  const json = parse(eventData(buf, 0, buf.length))
+  const v = eventValue(Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength), 0, ev.byteLength)
+  const json = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null
   parsedEvents.set(ev, json)
   return json
 }

@@ -25,7 +25,7 @@ import type { AnthropicUsage } from '../../providers/anthropic/anthropic-types.t
 import { convertAnthropicUsage } from '../../providers/anthropic/convert-anthropic-usage.ts'
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import { eventData, eventName, markUnreadable } from '../byte-relay.ts'
+import { eventName, eventValue, markUnreadable, NOT_JSON } from '../byte-relay.ts'
 import type { MessagesRequest } from './request-schema.ts'
 
 const text = new TextEncoder()
@@ -33,20 +33,16 @@ const text = new TextEncoder()
 type Json = Record<string, any>
 
 /**
- * The event's name and its data parsed (null: not a JSON object). Data that is not one JSON value
- * is malformed (DESIGN §10): the event is marked for the relay to drop, as nothing of it is counted.
+ * The event's name and its data parsed (null: not a JSON object), on its bytes where it is one
+ * line (`eventValue`). Data that is not one JSON value is malformed (DESIGN §10): the event is
+ * marked for the relay to drop, as nothing of it is counted.
  */
 function parsed(ev: Uint8Array): { name: string | undefined; data: Json | null } {
   const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
-  const name = eventName(buf, 0)
-  const raw = eventData(buf, 0, buf.length)
-  try {
-    const data = JSON.parse(raw) as unknown
-    return { name, data: data !== null && typeof data === 'object' ? (data as Json) : null }
-  } catch {
-    if (raw !== '') markUnreadable(ev, 0)
-    return { name, data: null }
-  }
+  const value = eventValue(buf, 0, buf.length)
+  if (value === NOT_JSON) markUnreadable(ev, 0)
+  const data = value !== null && typeof value === 'object' ? (value as Json) : null
+  return { name: eventName(buf, 0), data }
 }
 
 /** The generated text an event carries: a delta's text, thinking or tool input, a block's opening text or tool name. */

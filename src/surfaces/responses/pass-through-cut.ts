@@ -22,7 +22,7 @@ import type { Usage } from '../../operations/chat.ts'
 import { AllowanceGate } from '../../pipeline/output-allowance.ts'
 import type { EncodeContext } from '../../pipeline/surface.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import { eventData, eventName, markUnreadable } from '../byte-relay.ts'
+import { eventData, eventName, eventValue, markUnreadable, NOT_JSON } from '../byte-relay.ts'
 import { errorFields, upstreamFailure } from './relay.ts'
 import { chatUsage, responsesUsage } from './response-object.ts'
 
@@ -32,20 +32,15 @@ const utf8 = new TextEncoder()
 
 /**
  * An event's type (its `event:` line, else its data's `type`) and its data, parsed (null: not a
- * JSON object). Data that is not one JSON value is malformed (DESIGN §10): the event is marked for
- * the relay to drop, as nothing of it is counted.
+ * JSON object), on its bytes where it is one line (`eventValue`). Data that is not one JSON value
+ * is malformed (DESIGN §10): the event is marked for the relay to drop, as nothing of it is counted.
  */
 function parsed(ev: Uint8Array): { type: string | undefined; data: Json | null } {
   const buf = Buffer.from(ev.buffer, ev.byteOffset, ev.byteLength)
   const name = eventName(buf, 0)
-  const raw = eventData(buf, 0, buf.length)
-  let data: Json | null = null
-  try {
-    const o = JSON.parse(raw) as unknown
-    if (o !== null && typeof o === 'object') data = o as Json
-  } catch {
-    if (raw !== '') markUnreadable(ev, 0)
-  }
+  const value = eventValue(buf, 0, buf.length)
+  if (value === NOT_JSON) markUnreadable(ev, 0)
+  const data = value !== null && typeof value === 'object' ? (value as Json) : null
   return { type: name ?? (typeof data?.type === 'string' ? data.type : undefined), data }
 }
 

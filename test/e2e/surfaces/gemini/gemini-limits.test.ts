@@ -261,12 +261,19 @@ describe('the pass-through under a limit reads each byte once (DESIGN §16)', ()
   ])(
     '%s: each upstream event is parsed once, by the gate, the relay and the assembly together',
     async (_, method) => {
+      // An event is parsed by JSON.parse, or on its bytes by Bun.JSONL.parseChunk (a one-line event).
       const parse = JSON.parse
+      const parseChunk = Bun.JSONL.parseChunk
       let parses = 0
+      const marked = (text: string) => text.includes(MARKED) && text.includes('candidates')
       JSON.parse = ((text: string, reviver?: any) => {
-        if (typeof text === 'string' && text.includes(MARKED) && text.includes('candidates')) parses++
+        if (typeof text === 'string' && marked(text)) parses++
         return parse(text, reviver)
       }) as typeof JSON.parse
+      Bun.JSONL.parseChunk = ((input: any, start?: number, end?: number) => {
+        if (typeof input !== 'string' && marked(Buffer.from(input).toString('utf8', start, end))) parses++
+        return parseChunk(input, start, end)
+      }) as typeof parseChunk
       try {
         const res = await fetch(`${gw.url}/v1beta/models/g/marked:${method}`, {
           method: 'POST',
@@ -277,6 +284,7 @@ describe('the pass-through under a limit reads each byte once (DESIGN §16)', ()
         await res.arrayBuffer()
       } finally {
         JSON.parse = parse
+        Bun.JSONL.parseChunk = parseChunk
       }
       // 400 words, 25 an event.
       expect(parses).toBe(16)

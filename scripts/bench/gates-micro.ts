@@ -1,0 +1,71 @@
+/**
+ * @module
+ * The Messages, Responses and Gemini pass-through gates (`MessagesCutGate`, `ResponsesCutGate`,
+ * `GeminiCutGate`) on recorded answers (shared/reference/recorded: Anthropic's text stream, 12
+ * events; Responses' text stream, 9; Gemini's, 3, each event its own item as `eventFrames` yields
+ * it), in process, for one or more checkouts, interleaved round by round (the order reversed every
+ * other round): µs of CPU an answer (`admit` of every event). Not part of `bun run bench`:
+ * `bun scripts/bench/gates-micro.ts [NAME=DIR]...` (default: this checkout).
+ */
+const dirs = Bun.argv.slice(2).map((s) => s.split('=') as [string, string])
+if (dirs.length === 0) dirs.push(['this', `${import.meta.dir}/../..`])
+const recorded = `${import.meta.dir}/../../test/fixtures/reference/recorded`
+const lines = async (name: string) =>
+  (await Bun.file(`${recorded}/${name}`).text()).split('\n').filter((l) => l.trim() !== '')
+/** Each recorded event framed as its provider frames it: with its `event:` line, or data alone. */
+const events = {
+  messages: (await lines('anthropic-text.chunks.txt')).map(
+    (l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`,
+  ),
+  responses: (await lines('openai-responses-text.chunks.txt')).map(
+    (l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`,
+  ),
+  gemini: (await lines('gemini-text.chunks.txt')).map((l) => `data: ${l}\n\n`),
+}
+const subjects = await Promise.all(
+  dirs.map(async ([name, dir]) => {
+    const { OutputAllowance } = await import(`${dir}/src/pipeline/output-allowance.ts`)
+    await (await import(`${dir}/src/limits/output-count.ts`)).prepareOutputCount?.()
+    const gates = {
+      messages: (await import(`${dir}/src/surfaces/messages/pass-through-cut.ts`)).MessagesCutGate,
+      responses: (await import(`${dir}/src/surfaces/responses/pass-through-cut.ts`)).ResponsesCutGate,
+      gemini: (await import(`${dir}/src/surfaces/gemini/pass-through.ts`)).GeminiCutGate,
+    }
+    return { name, OutputAllowance, gates }
+  }),
+)
+const N = 10_000
+const cpu = () => {
+  const u = process.cpuUsage()
+  return u.user + u.system
+}
+let sink = 0
+for (const wire of ['messages', 'responses', 'gemini'] as const) {
+  const frames = events[wire].map((e) => Buffer.from(e))
+  const kind = wire === 'messages' ? 'anthropic' : wire === 'gemini' ? 'gemini' : 'openai'
+  const answer = (s: (typeof subjects)[number]) => {
+    const gate = new s.gates[wire](new s.OutputAllowance(100_000, kind), 12)
+    // Fresh bytes, as each fetch read is.
+    for (const f of frames) if (gate.admit(new Uint8Array(f)) !== true) throw new Error(`${s.name}: refused`)
+    sink += gate.counted
+  }
+  const out: Record<string, number[]> = {}
+  for (let round = 0; round < 25; round++) {
+    const order = round % 2 ? [...subjects].reverse() : subjects
+    for (const s of order) {
+      const t0 = cpu()
+      for (let i = 0; i < N; i++) answer(s)
+      if (round < 4) continue // warm-up rounds
+      const xs = out[s.name] ?? []
+      out[s.name] = xs
+      xs.push((cpu() - t0) / N)
+    }
+  }
+  for (const [name, xs] of Object.entries(out)) {
+    xs.sort((a, b) => a - b)
+    console.log(
+      `${wire} (${frames.length} events) ${name}: ${xs[xs.length >> 1]!.toFixed(2)} µs an answer (best ${xs[0]!.toFixed(2)}), 21 rounds of ${N}`,
+    )
+  }
+}
+if (sink === 0) console.log('')
