@@ -33,7 +33,7 @@ import { listEntryProblem, namesOf } from '../config/model-list.ts'
 import { formatUsd, microsToUsd } from '../limits/pricing.ts'
 import { type CalendarPeriod, usdToMicros } from '../limits/rows.ts'
 import type { KeyLimits } from '../store/index.ts'
-import { invalidValue } from '../util/errors.ts'
+import { GatewayError, invalidValue } from '../util/errors.ts'
 import { microUnits } from '../util/micro-units.ts'
 
 export type { KeyLimits }
@@ -96,7 +96,12 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     const v = patch[f]
     if (v === undefined) continue
     if (v !== null && !(Number.isInteger(v) && v >= 1 && v <= MAX_COUNT)) {
-      throw invalidValue(`${prefix}${f}`, `must be a whole number from 1 to ${MAX_COUNT}, or null for none`)
+      throw refused(
+        v,
+        'number',
+        `${prefix}${f}`,
+        `must be a whole number from 1 to ${MAX_COUNT}, or null for none`,
+      )
     }
     next[f] = v
   }
@@ -112,7 +117,9 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
       usd !== undefined &&
       (typeof usd !== 'number' || !(usd > 0) || usd > MAX_BUDGET_USD || microUnits(usd) === null)
     ) {
-      throw invalidValue(
+      throw refused(
+        usd,
+        'number',
         `${prefix}budget.usd`,
         `must be more than 0 and at most ${MAX_BUDGET_USD} USD, with at most 6 decimals`,
       )
@@ -121,7 +128,12 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     if (p === null)
       throw invalidValue(`${prefix}budget.period`, `is required: one of ${BUDGET_PERIODS.join(', ')}`)
     if (!(BUDGET_PERIODS as readonly string[]).includes(p)) {
-      throw invalidValue(`${prefix}budget.period`, `'${p}' is not one of ${BUDGET_PERIODS.join(', ')}`)
+      throw refused(
+        p,
+        'string',
+        `${prefix}budget.period`,
+        `'${p}' is not one of ${BUDGET_PERIODS.join(', ')}`,
+      )
     }
     next.budgetMicros = usd === undefined ? current.budgetMicros : usdToMicros(usd)
     next.budgetPeriod = p
@@ -130,7 +142,11 @@ export function applyPatch(current: KeyLimits, patch: KeyLimitsPatch, prefix = '
     const m = patch.models
     if (m !== null) {
       if (!Array.isArray(m) || m.length === 0 || m.some((id) => typeof id !== 'string' || id === '')) {
-        throw invalidValue(
+        // Of the wrong kind: the list itself, or an id in it that is not a string.
+        const odd = Array.isArray(m) ? m.find((id) => typeof id !== 'string') : m
+        throw refused(
+          odd ?? '',
+          Array.isArray(m) ? 'string' : 'array',
           `${prefix}models`,
           'must be a non-empty list of model ids, or null for every model of the plan',
         )
@@ -158,12 +174,23 @@ export function requireChange(patch: KeyLimitsPatch, prefix = ''): void {
 
 function onlyFields(v: unknown, fields: readonly string[], name: string, prefix: string): void {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw invalidValue(name, `must be an object with any of ${fields.join(', ')}`)
+    throw refused(v, 'object', name, `must be an object with any of ${fields.join(', ')}`)
   }
   for (const k of Object.keys(v)) {
     if (!fields.includes(k))
       throw invalidValue(`${prefix}${k}`, `unknown field; a key's limits are ${fields.join(', ')}`)
   }
+}
+
+/**
+ * 400 naming `param`: `invalid_type` when `v` is not of the JSON kind the field takes (`"rpm": "5"`,
+ * as the routes' schemas answer `"days": "30"`), else `invalid_value` (of the kind, out of range).
+ */
+function refused(v: unknown, kind: 'number' | 'string' | 'object' | 'array', param: string, message: string) {
+  const got = v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v
+  if (got === kind) return invalidValue(param, message)
+  const said = got === 'null' ? 'null' : `${/^[ao]/.test(got) ? 'an' : 'a'} ${got}`
+  return new GatewayError(400, 'invalid_type', `${param}: ${message}; got ${said}`, { param })
 }
 
 const PERIOD_LENGTH: Record<CalendarPeriod, number> = { day: 1, week: 2, month: 3 }

@@ -86,28 +86,50 @@ describe('admin API: a key’s own limits', () => {
 
   test('bad values and limits outside the plan: 400 naming the field', async () => {
     const { body: k } = await adminCall('POST', '/keys', { account: 'acme' })
-    const cases: Array<[unknown, string, RegExp]> = [
-      [{ tpm: 0 }, 'tpm', /whole number/],
-      [{ rpm: 'ten' }, 'rpm', /whole number/],
-      [{ tpd: 2.5 }, 'tpd', /whole number/],
-      [{ tpm: 20_001 }, 'tpm', /above the account's plan 'metered' \(tpm 20000\)/],
-      [{ rpm: 11 }, 'rpm', /above the account's plan/],
-      [{ budget: { usd: 51, period: 'month' } }, 'budget.usd', /\$51.00 a month is above .*\$50.00 a month/],
-      [{ budget: { usd: 60, period: 'week' } }, 'budget.usd', /above the account's plan/],
-      [{ budget: { usd: 5 } }, 'budget.period', /required/],
-      [{ budget: { period: 'day' } }, 'budget.usd', /required: the key has no budget yet/],
-      [{ budget: { usd: -1, period: 'day' } }, 'budget.usd', /more than 0/],
-      [{ budget: { usd: 1, period: 'fortnight' } }, 'budget.period', /not one of day, week, month/],
-      [{ models: [] }, 'models', /non-empty list/],
-      [{ models: ['demo/nope'] }, 'models', /provider 'demo' has no model 'nope'/],
-      [{ models: 'demo/echo' }, 'models', /list of model ids/],
-      [{ tokens: 5 }, 'tokens', /unknown field/],
-      [{ budget: { usd: 1, period: 'day', cap: 2 } }, 'budget.cap', /unknown field/],
-      [[5], 'body', /must be an object/],
+    const cases: Array<[unknown, string, RegExp, string]> = [
+      [{ tpm: 0 }, 'tpm', /whole number/, 'invalid_value'],
+      [{ rpm: 'ten' }, 'rpm', /whole number/, 'invalid_type'],
+      [{ tpd: 2.5 }, 'tpd', /whole number/, 'invalid_value'],
+      [{ tpm: 20_001 }, 'tpm', /above the account's plan 'metered' \(tpm 20000\)/, 'invalid_value'],
+      [{ rpm: 11 }, 'rpm', /above the account's plan/, 'invalid_value'],
+      [
+        { budget: { usd: 51, period: 'month' } },
+        'budget.usd',
+        /\$51.00 a month is above .*\$50.00 a month/,
+        'invalid_value',
+      ],
+      [{ budget: { usd: 60, period: 'week' } }, 'budget.usd', /above the account's plan/, 'invalid_value'],
+      [{ budget: { usd: 5 } }, 'budget.period', /required/, 'invalid_value'],
+      [{ budget: { period: 'day' } }, 'budget.usd', /required: the key has no budget yet/, 'invalid_value'],
+      [{ budget: { usd: -1, period: 'day' } }, 'budget.usd', /more than 0/, 'invalid_value'],
+      [
+        { budget: { usd: 1, period: 'fortnight' } },
+        'budget.period',
+        /not one of day, week, month/,
+        'invalid_value',
+      ],
+      [{ models: [] }, 'models', /non-empty list/, 'invalid_value'],
+      [{ models: ['demo/nope'] }, 'models', /provider 'demo' has no model 'nope'/, 'invalid_value'],
+      [{ models: 'demo/echo' }, 'models', /list of model ids/, 'invalid_type'],
+      [{ tokens: 5 }, 'tokens', /unknown field/, 'invalid_value'],
+      [{ budget: { usd: 1, period: 'day', cap: 2 } }, 'budget.cap', /unknown field/, 'invalid_value'],
+      [[5], 'body', /must be an object/, 'invalid_type'],
+      // A wrong JSON type is invalid_type, as the routes' schemas answer "days": "30".
+      [{ rpm: '5' }, 'rpm', /whole number.*; got a string/, 'invalid_type'],
+      [{ budget: 'day' }, 'budget', /must be an object/, 'invalid_type'],
+      [{ budget: { usd: '1', period: 'day' } }, 'budget.usd', /more than 0/, 'invalid_type'],
+      [{ budget: { usd: 1, period: 7 } }, 'budget.period', /not one of/, 'invalid_type'],
+      [{ models: [5] }, 'models', /list of model ids/, 'invalid_type'],
+      [{ models: [''] }, 'models', /list of model ids/, 'invalid_value'],
     ]
-    for (const [body, param, message] of cases) {
+    for (const [body, param, message, code] of cases) {
       const r = await adminCall('PATCH', `/keys/${k.id}/limits`, body)
-      expect({ body, status: r.status, param: r.body.error?.param }).toEqual({ body, status: 400, param })
+      expect({ body, status: r.status, param: r.body.error?.param, code: r.body.error?.code }).toEqual({
+        body,
+        status: 400,
+        param,
+        code,
+      })
       expect(r.body.error.message).toMatch(message)
     }
     // A day's budget under the plan's monthly one is within it.
@@ -118,6 +140,12 @@ describe('admin API: a key’s own limits', () => {
     const bad = await adminCall('POST', '/keys', { account: 'acme', limits: { tpm: 99_999 } })
     expect(bad.status).toBe(400)
     expect(bad.body.error.param).toBe('limits.tpm')
+    const typed = await adminCall('POST', '/keys', { account: 'acme', limits: { rpm: '5' } })
+    expect([typed.status, typed.body.error?.code, typed.body.error?.param]).toEqual([
+      400,
+      'invalid_type',
+      'limits.rpm',
+    ])
     // A plan model filter: the free plan allows tier:free only.
     await gw.deps.accounts.createAccount('hobby', 'free')
     const pro = await adminCall('POST', '/keys', { account: 'hobby', limits: { models: ['demo/echo-pro'] } })
