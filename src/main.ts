@@ -4,7 +4,7 @@
  * Command-line entry: parses argv and dispatches to a command in `cli/`.
  */
 import { checkFlags, type Parsed, parseArgs, UsageError } from './cli/args.ts'
-import { DatabaseOpenError } from './cli/errors.ts'
+import { CliError } from './cli/errors.ts'
 import { COMMAND_HELP, HELP } from './cli/help.ts'
 import { type Io, processIo } from './cli/io.ts'
 import { exitOnBrokenOutput } from './cli/process.ts'
@@ -51,8 +51,10 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     if (topic !== undefined && !Object.hasOwn(COMMANDS, topic)) {
       throw new UsageError(`unknown command ${quoted(topic)}; run switchyard --help`)
     }
+    // Help is a document like any other: with --json, `{"usage": TEXT}`.
+    const help = (text: string) => io.out(json ? JSON.stringify({ usage: text }) : text)
     if (cmd === 'help') {
-      io.out(COMMAND_HELP[topic ?? ''] ?? HELP)
+      help(COMMAND_HELP[topic ?? ''] ?? HELP)
       return 0
     }
     // A short flag where the command should be (`-p 80 serve`): the flag is the mistake, not '80'.
@@ -60,10 +62,11 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     if (p.flags.help || cmd === undefined) {
       const text = (cmd && COMMAND_HELP[cmd]) || HELP
       if (p.flags.help) {
-        io.out(text)
+        help(text)
         return 0
       }
-      // No command is a usage error: its help goes where errors go.
+      // No command is a usage error: its help goes where errors go (with --json, the error line).
+      if (json) throw new UsageError('no command given; run switchyard --help for the commands')
       io.err(text)
       return 2
     }
@@ -96,9 +99,9 @@ function errorBody(err: unknown): { error: Record<string, unknown> } {
   }
   if (err instanceof UsageError)
     return { error: { message, type: 'usage_error', param: null, code: 'usage_error' } }
-  if (err instanceof DatabaseOpenError)
-    return { error: { message, type: 'database_unavailable', param: null, code: 'database_unavailable' } }
-  return { error: { message, type: 'error', param: null, code: 'error' } }
+  if (err instanceof CliError) return { error: { message, type: err.code, param: null, code: err.code } }
+  // Every failure a command foresees is one of the above: anything else is a fault of its own.
+  return { error: { message, type: 'internal_error', param: null, code: 'internal_error' } }
 }
 
 if (import.meta.main) {

@@ -11,6 +11,7 @@ import { dirname, resolve } from 'node:path'
 import starter from '../../switchyard.example.yaml' with { type: 'text' }
 import { flagString, type Parsed, UsageError } from './args.ts'
 import { checkCommand, configPath, isPostgresUrl, Output } from './context.ts'
+import { CliError } from './errors.ts'
 import type { Io } from './io.ts'
 
 export const STARTER_CONFIG: string = starter
@@ -24,7 +25,10 @@ export async function initCommand(p: Parsed, io: Io): Promise<number> {
   const db = flagString(p, 'db')
   const text = db === undefined ? STARTER_CONFIG : withDatabase(STARTER_CONFIG, db)
   if (existsSync(path)) {
-    throw new Error(`${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`)
+    throw new CliError(
+      'file_exists',
+      `${path} already exists; init never overwrites. Pass --config FILE to write elsewhere.`,
+    )
   }
   write(path, text)
   // On PostgreSQL the schema is applied by `migrate` first (serve refuses an unknown one).
@@ -47,7 +51,8 @@ function write(path: string, text: string): void {
   } catch (err) {
     const file = fileOnTheWay(dirname(path))
     const why = file ? `${file} is a file, not a folder` : (err as Error).message
-    throw new Error(
+    throw new CliError(
+      'write_failed',
       `cannot write ${path}: ${why}; pass --config FILE with a path in a folder this user may write to`,
     )
   }
@@ -83,7 +88,8 @@ function targetPath(p: Parsed, io: Io): string {
  * `database.path` would be read from the config file's folder instead).
  */
 function withDatabase(text: string, db: string): string {
-  if (!DATABASE_LINE.test(text)) throw new Error('the starter config has no database path line to replace')
+  if (!DATABASE_LINE.test(text))
+    throw new CliError('internal_error', 'the starter config has no database path line to replace')
   const line = isPostgresUrl(db)
     ? `  url: ${JSON.stringify(db)}`
     : `  path: ${JSON.stringify(db === ':memory:' ? db : resolve(db))}`

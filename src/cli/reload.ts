@@ -16,6 +16,7 @@ import { type ConfigChanges, changedPaths } from '../app/config-changes.ts'
 import { GatewayError } from '../util/errors.ts'
 import type { Parsed } from './args.ts'
 import { checkCommand, configPath, loadConfig } from './context.ts'
+import { CliError } from './errors.ts'
 import type { Io } from './io.ts'
 import { pruneServeFiles, type ServeFile, servePlaces } from './serve-file.ts'
 
@@ -30,7 +31,8 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
   const { found, removed } = pruneServeFiles(places)
   for (const path of removed) io.err(`removed ${path}: its serve process no longer runs (a kill -9?)`)
   if (found.length === 0) {
-    throw new Error(
+    throw new CliError(
+      'gateway_not_found',
       `no running gateway found: no serve file of a running process in ${places.map((place) => join(place.dir, `${place.name}.<pid>.serving`)).join(' or ')} (switchyard serve writes one while it runs with this config and database: a changed database.path or --db needs a restart, and a serve that could write it in none of these places says so in its log: "the serve file could not be written"). Is serve running? Otherwise send its process SIGHUP (kill -HUP PID)`,
     )
   }
@@ -39,7 +41,10 @@ export async function reloadCommand(p: Parsed, io: Io): Promise<number> {
   // A file a `kill -9` left behind: said, but not a failure while another gateway answered.
   for (const a of asked) if ('unreachable' in a && reached.length > 0) io.err(a.unreachable)
   if (reached.length === 0)
-    throw new Error(asked.map((a) => (a as { unreachable: string }).unreachable).join('\n'))
+    throw new CliError(
+      'gateway_unreachable',
+      asked.map((a) => (a as { unreachable: string }).unreachable).join('\n'),
+    )
   if (reached.length === 1) {
     const [only] = reached
     if ('refused' in only!) throw only.refused

@@ -16,6 +16,7 @@ import { VERSION } from '../version.ts'
 import { flagInt, flagString, type Parsed } from './args.ts'
 import { configPath, loadConfig } from './context.ts'
 import { openDatabase } from './database.ts'
+import { CliError } from './errors.ts'
 import type { Io } from './io.ts'
 import { exitWithParent } from './process.ts'
 import {
@@ -80,7 +81,7 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
   } catch (err) {
     await store.close()
     const { host, port } = config.server
-    throw new Error(`cannot listen on ${host}:${port}: ${listenProblem(err, port)}`)
+    throw new CliError('listen_failed', `cannot listen on ${host}:${port}: ${listenProblem(err, port)}`)
   }
   const info = {
     url: running.url,

@@ -21,6 +21,7 @@
 import type { ReloadReport } from '../server/deps.ts'
 import { emptySnapshot, foldCounters, type Metrics, type MetricsSnapshot } from '../traffic/metrics.ts'
 import type { Logger } from '../util/log.ts'
+import { CliError } from './errors.ts'
 import { selfCommand } from './process.ts'
 
 /** One other process's reload, as the one that was asked reports it. */
@@ -126,7 +127,11 @@ export class WorkerPool {
       const reader = proc.stdout.getReader()
       const { done } = await reader.read()
       reader.releaseLock()
-      if (done) throw new Error(`a worker exited before listening (exit code ${await proc.exited})`)
+      if (done)
+        throw new CliError(
+          'worker_failed',
+          `a worker exited before listening (exit code ${await proc.exited})`,
+        )
     })()
     self = { proc, ready, slot, startedAt: performance.now(), listening: false, replaces }
     this.live.add(self)
