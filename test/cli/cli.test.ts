@@ -136,7 +136,7 @@ describe('command line (--json)', () => {
       [['accounts', 'show', ...base], 'usage_error', 2],
       [['accounts', 'list', '--config', join(dir, 'nope.yaml')], 'invalid_config', 1],
       [['accounts', 'list', '--config', config, '--db', '/dev/null'], 'database_unavailable', 1],
-      [['init', '--config', config], 'error', 1],
+      [['init', '--config', config], 'file_exists', 1],
     ]
     for (const [args, code, exit] of cases) {
       const r = await cli([...args, '--json'])
