@@ -7,6 +7,7 @@ import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { AccountService } from '../accounts/service.ts'
 import { type Config, ConfigError, type LoadOptions, loadConfigFile } from '../config/index.ts'
+import { listenHostProblem } from '../config/listen-host.ts'
 import type { Store } from '../store/index.ts'
 import { audit } from '../util/audit.ts'
 import { systemClock } from '../util/clock.ts'
@@ -194,4 +195,20 @@ export function intSetting(
     )
   }
   return Number(v)
+}
+
+/**
+ * The address `serve` listens on: `--host`, else env `HOST`, else the file's `server.host`; `from`
+ * names where it came from (a listen failure says which to change). A value not of an address's
+ * form is an error naming the flag or the variable (the file's is the config check's).
+ */
+export function hostSetting(p: Parsed, io: Io, file: string): { host: string | undefined; from: string } {
+  const flag = flagString(p, 'host')
+  const env = io.env.HOST || undefined
+  const host = flag ?? env
+  const from = flag !== undefined ? '--host' : env !== undefined ? 'env HOST' : `server.host in ${file}`
+  const problem = host === undefined ? null : listenHostProblem(host)
+  if (problem)
+    throw new UsageError(`${flag !== undefined ? '--host' : 'environment variable HOST'} ${problem}`)
+  return { host, from }
 }

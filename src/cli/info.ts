@@ -10,6 +10,7 @@ import { need, type Parsed, UsageError } from './args.ts'
 import {
   checkCommand,
   configPath,
+  hostSetting,
   intSetting,
   loadConfig,
   Output,
@@ -87,7 +88,7 @@ export async function configCommand(p: Parsed, io: Io): Promise<number> {
   const out = new Output(p, io)
   try {
     const c = await readConfigFile(path, io.env)
-    const env = environmentProblems(io)
+    const env = environmentProblems(io, path)
     if (env.length > 0) throw new ConfigError(`${path} (with this environment)`, env)
     const models = c.providers.reduce((n, pr) => n + pr.models.length, 0)
     out.result(
@@ -112,12 +113,19 @@ export async function configCommand(p: Parsed, io: Io): Promise<number> {
 }
 
 /** What `serve` reads from the environment besides the file, refused here as `serve` refuses it. */
-function environmentProblems(io: Io): Array<{ path: string; message: string }> {
-  try {
-    intSetting({ positionals: [], flags: {}, shortFlags: [] }, io, 'port', 'PORT', 0, 65535)
-    return []
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err
-    return [{ path: '$PORT', message: err.message }]
-  }
+function environmentProblems(io: Io, path: string): Array<{ path: string; message: string }> {
+  const none: Parsed = { positionals: [], flags: {}, shortFlags: [] }
+  const checks: Array<[string, () => unknown]> = [
+    ['$PORT', () => intSetting(none, io, 'port', 'PORT', 0, 65535)],
+    ['$HOST', () => hostSetting(none, io, path)],
+  ]
+  return checks.flatMap(([name, check]) => {
+    try {
+      check()
+      return []
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err
+      return [{ path: name, message: err.message }]
+    }
+  })
 }

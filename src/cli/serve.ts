@@ -9,8 +9,8 @@
  */
 
 import { createLogger } from '../util/log.ts'
-import { flagInt, flagString, type Parsed } from './args.ts'
-import { checkCommand, intSetting, loadConfig } from './context.ts'
+import { flagInt, type Parsed } from './args.ts'
+import { checkCommand, configPath, hostSetting, intSetting, loadConfig } from './context.ts'
 import type { Io } from './io.ts'
 import { superviseWithEnv } from './process.ts'
 
@@ -22,8 +22,8 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   })
   const port = intSetting(p, io, 'port', 'PORT', 0, 65535)
   const workersFlag = flagInt(p, 'workers', 1, 64)
+  const { host, from: hostFrom } = hostSetting(p, io, configPath(p, io))
   const config = await loadConfig(p, io)
-  const host = flagString(p, 'host') ?? io.env.HOST
   if (host) config.server.host = host
   if (port !== undefined) config.server.port = port
   const workers = workersFlag ?? config.server.workers
@@ -38,5 +38,5 @@ export async function serveCommand(p: Parsed, io: Io): Promise<number> {
   // The supervisor above only starts this command again: it loads none of the server (~0.2 s of
   // CPU at every `serve`), which only the process that serves needs (serving.ts).
   const { serveHere } = await import('./serving.ts')
-  return await serveHere(p, io, { config, host, port, workersFlag, workers, child })
+  return await serveHere(p, io, { config, host, hostFrom, port, workersFlag, workers, child })
 }

@@ -34,6 +34,8 @@ import { joinPool, type PeerReload, WorkerPool } from './workers.ts'
 export interface ServeStart {
   config: Config
   host: string | undefined
+  /** Where the host came from (`--host`, `env HOST`, `server.host in FILE`): a listen failure names it. */
+  hostFrom: string
   port: number | undefined
   workersFlag: number | undefined
   workers: number
@@ -81,7 +83,10 @@ export async function serveHere(p: Parsed, io: Io, start: ServeStart): Promise<n
   } catch (err) {
     await store.close()
     const { host, port } = config.server
-    throw new CliError('listen_failed', `cannot listen on ${host}:${port}: ${listenProblem(err, port)}`)
+    throw new CliError(
+      'listen_failed',
+      `cannot listen on ${host}:${port}: ${listenProblem(err, port, start.hostFrom)}`,
+    )
   }
   const info = {
     url: running.url,
@@ -246,7 +251,7 @@ async function reloadBySignal(run: () => Promise<ReloadReport>, log: Logger): Pr
 }
 
 /** Why the socket could not be opened, and what to change: Bun's own words name no setting. */
-function listenProblem(err: unknown, port: number): string {
+function listenProblem(err: unknown, port: number, hostFrom: string): string {
   const code = String((err as { code?: unknown })?.code ?? '')
   const said = (err as Error)?.message ?? String(err)
   if (code === 'EADDRINUSE') {
@@ -256,7 +261,7 @@ function listenProblem(err: unknown, port: number): string {
     return `${said}; this user may not listen on port ${port} (ports below 1024 need privileges): choose a port from 1024 up (--port, env PORT or server.port)`
   }
   if (/^(EADDRNOTAVAIL|EINVAL|ENOTFOUND|EAI_)/.test(code)) {
-    return `${said}; it is not an address of this machine: give --host, env HOST or server.host one of its IP addresses, 127.0.0.1 for this machine only or 0.0.0.0 for every interface`
+    return `${said}; ${hostFrom} is not an address of this machine: give it one of its IP addresses, 127.0.0.1 for this machine only or 0.0.0.0 for every interface`
   }
   return said
 }

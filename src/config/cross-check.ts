@@ -16,6 +16,7 @@ import { type AliasNames, checkAliases, type Prefixes } from './check-aliases.ts
 import { checkResilience } from './check-resilience.ts'
 import { entries, type Intact, isMap, list, type Problem, step } from './intact.ts'
 import { KIND_LIMITS, KIND_TEMPERATURE } from './kind-limits.ts'
+import { listenHostProblem } from './listen-host.ts'
 import { listEntryProblem } from './model-list.ts'
 import { checkModelType } from './models.ts'
 import type { RawConfig } from './schema.ts'
@@ -26,11 +27,14 @@ export const MIN_ADMIN_TOKEN_LENGTH = 32
 /**
  * `raw` is the document as read: typed as it would be if valid, but only the parts `intact`
  * passes may be relied on. `secrets`: check what only `serve` (and `config check`) need —
- * provider keys, the admin token.
+ * provider keys, the admin token, the address to listen on.
  */
 export function crossCheck(raw: RawConfig, problems: Problem[], secrets: boolean, intact: Intact): void {
   if (secrets && intact('/admin/token')) checkAdminToken(raw.admin?.token, problems)
   if (secrets && intact('/metrics/token')) checkMetricsToken(raw.metrics?.token, problems)
+  const host = secrets && intact('/server/host') ? raw.server?.host : undefined
+  const hostProblem = host === undefined ? null : listenHostProblem(host)
+  if (hostProblem) problems.push({ path: '/server/host', message: hostProblem })
   const prefixes = checkProviders(raw, problems, secrets, intact)
   checkResilience(raw, problems, secrets, intact)
   if (intact('/database/url') && intact('/database/path') && raw.database?.url && raw.database.path) {

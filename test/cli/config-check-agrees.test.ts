@@ -5,9 +5,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { cli } from '../support/cli.ts'
+import { cli, cliProcess } from '../support/cli.ts'
 import { tempDir, testConfigDoc } from '../support/config-doc.ts'
-import { writeConfig } from '../support/process.ts'
+import { UNSUPERVISED, writeConfig } from '../support/process.ts'
 
 const dir = tempDir()
 const good = writeConfig(dir, testConfigDoc())
@@ -22,6 +22,52 @@ describe('config check agrees with serve', () => {
     const serve = await cli(['serve', '--config', good], { PORT: port })
     expect(serve.code).not.toBe(0)
     expect(serve.stderr).toContain('PORT')
+  })
+
+  // Audit 65a: HOST='bad host!' passed the check while serve failed at listen, naming no HOST.
+  test.each(['bad host!', '127.0.0.1:80', '999.1.1.1', 'a_b.example'])(
+    'HOST=%s: both refuse, naming HOST',
+    async (host) => {
+      const check = await cli(['config', 'check', '--config', good, '--json'], { HOST: host })
+      expect(check.code).toBe(1)
+      expect(check.json()).toMatchObject({ ok: false, problems: [{ path: '$HOST' }] })
+      const serve = await cli(['serve', '--config', good, '--json'], { HOST: host })
+      expect(serve.code).toBe(2)
+      expect(JSON.parse(serve.stderr).error.message).toStartWith('environment variable HOST must be')
+      expect((await cli(['serve', '--config', good, '--host', host])).stderr).toContain('--host must be')
+    },
+  )
+
+  test.each(['bad host!', '127.0.0.1:80', 'http://localhost'])(
+    'server.host %s in the file: refused, naming /server/host',
+    async (host) => {
+      const path = writeConfig(dir, testConfigDoc({ server: { host, port: 0 } }), 'host.yaml')
+      const check = await cli(['config', 'check', '--config', path, '--json'])
+      expect(check.code).toBe(1)
+      expect(check.json().problems).toEqual([
+        { path: '/server/host', message: expect.stringContaining('an IP address or a host name') },
+      ])
+    },
+  )
+
+  test.each(['127.0.0.1', '0.0.0.0', '::1', '[::1]', 'localhost', 'gw-1.internal'])(
+    'HOST=%s, an address of the right form, is OK',
+    async (host) => {
+      expect((await cli(['config', 'check', '--config', good], { HOST: host })).code).toBe(0)
+    },
+  )
+
+  test('a well-formed host that is not this machine: the listen failure names where it came from', async () => {
+    const fromEnv = await cliProcess(['serve', '--config', good, '--port', '0', '--json'], {
+      env: { ...UNSUPERVISED, HOST: 'nohost.invalid' },
+    })
+    expect(fromEnv.code).toBe(1)
+    const line = fromEnv.stderr.split('\n').find((l) => l.includes('"listen_failed"'))
+    expect(JSON.parse(line!).error.message).toContain('env HOST is not an address of this machine')
+    const path = writeConfig(dir, testConfigDoc({ server: { host: 'nohost.invalid', port: 0 } }), 'far.yaml')
+    const fromFile = await cliProcess(['serve', '--config', path], { env: { ...UNSUPERVISED, HOST: '' } })
+    expect(fromFile.code).toBe(1)
+    expect(fromFile.stderr).toContain(`server.host in ${path} is not an address of this machine`)
   })
 
   test('a good PORT, or none, is OK', async () => {
