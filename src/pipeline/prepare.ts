@@ -63,7 +63,7 @@ export async function prepare<View>(
     )
     largeBody.counted = largeBodies.read(text.length)
     // readBodyText held the text to the JSON structural limits while reading it.
-    const decoded = surface.decode(text, true, request.url)
+    const decoded = decodeNamingModel(deps, surface, text, request.url, ex)
     const session = sessionOf(request.headers, decoded.session)
     const plan = auth.plan.plan!.models
     const byPlan: Allows = (id, tier) => planAllows(plan, id, { tier })
@@ -94,6 +94,29 @@ export async function prepare<View>(
     return { auth, text, decoded, members, session }
   } catch (e) {
     throw await refusedBefore(deps, admitted, auth, headers, e, surface)
+  }
+}
+
+/**
+ * `surface.decode`; when it refuses the body, the model the body names still labels the exchange
+ * (its metrics and access line), if the catalogue knows it: a refusal of what else the body holds
+ * is counted under its model, as one after routing is, and no label takes a made-up name.
+ */
+function decodeNamingModel<View>(
+  deps: PipelineDeps,
+  surface: SurfaceCore<View>,
+  text: string,
+  url: string,
+  ex: Exchange,
+): Decoded<View> {
+  let named: unknown
+  try {
+    return surface.decode(text, true, url, (model) => {
+      named = model
+    })
+  } catch (e) {
+    if (typeof named === 'string' && deps.catalogue.model(named)) ex.model = named
+    throw e
   }
 }
 

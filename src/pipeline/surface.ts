@@ -200,8 +200,10 @@ export interface SurfaceCore<View> {
    * Parses and validates a body; throws 400 `GatewayError`s whose `param` uses the surface's field
    * names. `limitsChecked`: the body reader already held `text` to the JSON structural limits.
    * `url`: the request's, for a wire whose path carries the model and method (Gemini's).
+   * `named`: told the model the body (or `url`) names once it is read, before the rest is
+   * checked: a request refused for the rest is still counted under it (prepare.ts).
    */
-  decode(text: string, limitsChecked?: boolean, url?: string): Decoded<View>
+  decode(text: string, limitsChecked?: boolean, url?: string, named?: (model: unknown) => void): Decoded<View>
   /**
    * For a wire whose path names the method (Gemini's): throws 404 when `url` names one this
    * surface does not serve — checked before the body's type and size, as a route is.

@@ -29,8 +29,10 @@ export const chatSurface: ChatSurface<ChatRequestInput> = {
   inputParam: 'messages',
   operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
-  decode(text, limitsChecked) {
-    const view = validateChatRequest(parseJsonObject(text, CHAT_EXAMPLE, limitsChecked))
+  decode(text, limitsChecked, _url, named) {
+    const body = parseJsonObject(text, CHAT_EXAMPLE, limitsChecked)
+    named?.(body.model)
+    const view = validateChatRequest(body)
     return { model: view.model, view, stream: view.stream === true, session: cacheKeyOf(view) }
   },
   features: detectFeatures,

@@ -64,8 +64,9 @@ export const geminiSurface: ChatSurface<GeminiView> = {
         `Unknown Gemini method "${clip(method)}". Served: generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents.`,
       )
   },
-  decode(text, limitsChecked, url) {
+  decode(text, limitsChecked, url, named) {
     const target = targetOf(url)
+    named?.(target.model)
     const body = validateWith(checker(), geminiBody(text, limitsChecked))
     refuseUndecodableInlineData(body)
     const stream = target.method === 'streamGenerateContent'

@@ -37,8 +37,10 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
   inputParam: 'messages',
   operation: 'chat',
   credential: apiKeyOrBearer,
-  decode(text, limitsChecked) {
-    const view = validateWith(checker(), parseJsonObject(text, MESSAGES_EXAMPLE, limitsChecked))
+  decode(text, limitsChecked, _url, named) {
+    const body = parseJsonObject(text, MESSAGES_EXAMPLE, limitsChecked)
+    named?.(body.model)
+    const view = validateWith(checker(), body)
     checkTools(view)
     return {
       model: view.model,

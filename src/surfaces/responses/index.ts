@@ -33,8 +33,8 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
   inputParam: 'input',
   operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
-  decode(text, limitsChecked) {
-    const view = decodeView(text, limitsChecked)
+  decode(text, limitsChecked, _url, named) {
+    const view = decodeView(text, limitsChecked, named)
     return {
       model: view.input.model,
       view,

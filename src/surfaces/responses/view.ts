@@ -44,8 +44,14 @@ export interface ResponsesView {
 }
 
 /** Throws only 400 `GatewayError`s naming the Responses field. */
-export function decodeView(text: string, limitsChecked = false): ResponsesView {
-  return viewOf(validateResponsesRequest(parseJsonObject(text, RESPONSES_EXAMPLE, limitsChecked)))
+export function decodeView(
+  text: string,
+  limitsChecked = false,
+  named?: (model: unknown) => void,
+): ResponsesView {
+  const body = parseJsonObject(text, RESPONSES_EXAMPLE, limitsChecked)
+  named?.(body.model)
+  return viewOf(validateResponsesRequest(body))
 }
 
 /** The view of a validated request (`validateResponsesRequest`): decoded once. */
