@@ -68,7 +68,9 @@ describe('--json errors name what failed', () => {
     const plain = files.flatMap((f) =>
       readFileSync(f, 'utf8')
         .split('\n')
-        .flatMap((line) => (/throw new Error\b/.test(line) ? [`${f.slice(REPO.length)}: ${line.trim()}`] : [])),
+        .flatMap((line) =>
+          /throw new Error\b/.test(line) ? [`${f.slice(REPO.length)}: ${line.trim()}`] : [],
+        ),
     )
     // Caught where it is called (serving.ts logs it and serves on): no command ends with it.
     const caught = ["src/cli/serve-file.ts: throw new Error(passed.join('; '))"]
