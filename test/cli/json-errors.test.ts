@@ -36,6 +36,22 @@ describe('--json errors name what failed', () => {
     expect(errorLine(r)).toMatchObject({ code: 'gateway_not_found' })
   })
 
+  test('reload whose only gateway does not answer → gateway_unreachable', async () => {
+    const own = tempDir()
+    const db = join(own, 'db.sqlite')
+    const path = writeConfig(own, testConfigDoc({ database: { path: db } }))
+    // A serve file of a running process (this one) whose address no longer answers.
+    const closed = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const url = `http://127.0.0.1:${closed.port}`
+    closed.stop(true)
+    writeFileSync(`${db}.${process.pid}.serving`, JSON.stringify({ pid: process.pid, url, token: 'x' }), {
+      mode: 0o600,
+    })
+    const r = await cliProcess(['reload', '--config', path, '--json'])
+    expect(r.code).toBe(1)
+    expect(errorLine(r)).toMatchObject({ code: 'gateway_unreachable' })
+  })
+
   test('serve on a port in use → listen_failed', async () => {
     const held = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
     try {
