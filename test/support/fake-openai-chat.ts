@@ -64,6 +64,50 @@ export function refusalAnswer(pieces: string[]): ChatAnswer {
   }
 }
 
+/**
+ * Two parallel tool calls whose deltas interleave by `index`, as OpenAI's wire allows: call 0
+ * opens with `{"city":`, call 1 opens, call 0 ends with `"Paris"}`, then call 1's `{"tz":"CET"}`.
+ */
+export function interleavedToolCallsAnswer(): ChatAnswer {
+  const call = (index: number, part: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...part }] })
+  const opens = (index: number, id: string, name: string) =>
+    call(index, { id, type: 'function', function: { name, arguments: '' } })
+  const calls = [
+    {
+      id: 'call_weather',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    },
+    { id: 'call_time', type: 'function', function: { name: 'get_time', arguments: '{"tz":"CET"}' } },
+  ]
+  return {
+    chunks: [
+      chunk({ role: 'assistant', content: null }),
+      opens(0, 'call_weather', 'get_weather'),
+      call(0, { function: { arguments: '{"city":' } }),
+      opens(1, 'call_time', 'get_time'),
+      call(0, { function: { arguments: '"Paris"}' } }),
+      call(1, { function: { arguments: '{"tz":"CET"}' } }),
+      chunk({}, 'tool_calls'),
+      { ...HEAD, object: 'chat.completion.chunk', system_fingerprint: 'fp_fake', choices: [], usage: USAGE },
+    ],
+    json: {
+      ...HEAD,
+      object: 'chat.completion',
+      system_fingerprint: 'fp_fake',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, tool_calls: calls, refusal: null, annotations: [] },
+          logprobs: null,
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: USAGE,
+    },
+  }
+}
+
 export async function startFakeOpenAIChat(
   answers: Record<string, ChatAnswer>,
 ): Promise<FakeUpstream<string>> {

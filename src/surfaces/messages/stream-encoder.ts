@@ -8,6 +8,7 @@
  * | `delta.reasoning_content` / `reasoning` | a `thinking` block: `content_block_start`, `thinking_delta`s |
  * | `delta.content`, `delta.refusal`        | a `text` block: `content_block_start`, `text_delta`s         |
  * | a tool call with an `id`                | a `tool_use` block; its arguments as `input_json_delta`s     |
+ * | another call while one is open          | kept whole, a block of its own once the open one closes     |
  * | `finish_reason`, the usage chunk        | remembered                                                 |
  * | end of stream                           | `content_block_stop`, `message_delta` (stop_reason, usage), `message_stop` |
  *
@@ -15,7 +16,7 @@
  * `ping` events; a failure after the first byte is an `error` event.
  */
 
-import type { ChatCompletionChunk, FinishReason, Usage } from '../../operations/chat.ts'
+import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../operations/chat.ts'
 import type { StreamEncoder } from '../../pipeline/stream/encoder.ts'
 import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
@@ -29,6 +30,8 @@ export const PING = text.encode('event: ping\ndata: {"type":"ping"}\n\n')
 const frame = (type: string, data: Record<string, unknown>) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
 
+const toolUseId = () => `toolu_${crypto.randomUUID().replaceAll('-', '')}`
+
 type Open = { kind: 'text' | 'thinking' } | { kind: 'tool'; toolIndex: number }
 
 export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
@@ -41,6 +44,8 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   private refused = false
   private seen: Usage | null = null
   private relayed = 0
+  /** Tool calls seen while another call's block is open, by chat `index` (`toolCall`). */
+  private readonly later = new Map<number, { id: string; name: string; args: string }>()
 
   constructor(private readonly modelId: string) {}
 
@@ -73,18 +78,7 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
         this.refused = true
         out += this.text(delta.refusal)
       }
-      for (const call of delta.tool_calls ?? []) {
-        const current = this.block?.kind === 'tool' && this.block.toolIndex === call.index
-        if (!current && call.id) {
-          out += this.open(
-            { kind: 'tool', toolIndex: call.index },
-            { type: 'tool_use', id: call.id, name: call.function?.name ?? '', input: {} },
-          )
-        }
-        const args = call.function?.arguments
-        if (args && this.block?.kind === 'tool')
-          out += this.delta({ type: 'input_json_delta', partial_json: args })
-      }
+      for (const call of delta.tool_calls ?? []) out += this.toolCall(call)
       if (choice.finish_reason) this.finish = choice.finish_reason
     }
     return out || null
@@ -131,6 +125,33 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
     return this.open({ kind: 'text' }, { type: 'text', text: '' }) + this.delta({ type: 'text_delta', text })
   }
 
+  /**
+   * A chat tool-call delta, routed by its `index`. The first call streams as its block; the calls
+   * after it (another `index` while a tool block is open) are kept whole until the open block
+   * closes: chat deltas may interleave by `index`, but Anthropic's blocks cannot, so arguments
+   * are never appended to another call's block.
+   */
+  private toolCall(call: ToolCallDelta): string {
+    const open = this.block
+    const args = call.function?.arguments ?? ''
+    if (open?.kind === 'tool' && open.toolIndex === call.index)
+      return args ? this.delta({ type: 'input_json_delta', partial_json: args }) : ''
+    if (open?.kind === 'tool' || this.later.has(call.index)) {
+      const kept = this.later.get(call.index) ?? { id: '', name: '', args: '' }
+      this.later.set(call.index, kept)
+      if (call.id && !kept.id) kept.id = call.id
+      if (call.function?.name && !kept.name) kept.name = call.function.name
+      kept.args += args
+      return ''
+    }
+    if (!call.id) return ''
+    const out = this.open(
+      { kind: 'tool', toolIndex: call.index },
+      { type: 'tool_use', id: call.id, name: call.function?.name ?? '', input: {} },
+    )
+    return out + (args ? this.delta({ type: 'input_json_delta', partial_json: args }) : '')
+  }
+
   /** Opens a block of `kind` unless that block is the open one. */
   private open(kind: Open, contentBlock: Record<string, unknown>): string {
     if (this.block && this.block.kind === kind.kind && kind.kind !== 'tool') return ''
@@ -143,9 +164,23 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
     return frame('content_block_delta', { index: this.nextIndex, delta })
   }
 
+  /** Ends the open block — after a tool block, the calls kept whole behind it, each a block. */
   private close(): string {
     if (!this.block) return ''
+    const wasTool = this.block.kind === 'tool'
     this.block = null
-    return frame('content_block_stop', { index: this.nextIndex++ })
+    let out = frame('content_block_stop', { index: this.nextIndex++ })
+    if (!wasTool) return out
+    const later = [...this.later.values()]
+    this.later.clear()
+    for (const call of later) {
+      out += frame('content_block_start', {
+        index: this.nextIndex,
+        content_block: { type: 'tool_use', id: call.id || toolUseId(), name: call.name, input: {} },
+      })
+      if (call.args) out += this.delta({ type: 'input_json_delta', partial_json: call.args })
+      out += frame('content_block_stop', { index: this.nextIndex++ })
+    }
+    return out
   }
 }

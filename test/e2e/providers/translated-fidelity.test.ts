@@ -6,7 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
-import { refusalAnswer, startFakeOpenAIChat } from '../../support/fake-openai-chat.ts'
+import OpenAI from 'openai'
+import {
+  interleavedToolCallsAnswer,
+  refusalAnswer,
+  startFakeOpenAIChat,
+} from '../../support/fake-openai-chat.ts'
 import type { FakeUpstream } from '../../support/fake-upstream.ts'
 import { PLANS, startGateway, type TestGateway } from '../../support/gateway.ts'
 import { parseAnthropicSSE } from '../../support/messages-bed.ts'
@@ -26,7 +31,10 @@ let openai: FakeUpstream<string>
 let key: string
 
 beforeAll(async () => {
-  openai = await startFakeOpenAIChat({ refusal: refusalAnswer(REFUSAL) })
+  openai = await startFakeOpenAIChat({
+    refusal: refusalAnswer(REFUSAL),
+    interleaved: interleavedToolCallsAnswer(),
+  })
   gw = await startGateway({
     doc: {
       server: { host: '127.0.0.1', port: 0 },
@@ -36,7 +44,7 @@ beforeAll(async () => {
           kind: 'openai',
           base_url: `${openai.url}/v1`,
           api_key: 'sk-up',
-          models: [model('refusal')],
+          models: [model('refusal'), model('interleaved')],
         },
       ],
       plans: PLANS,
@@ -92,6 +100,85 @@ describe('Messages answered by an OpenAI-compatible upstream', () => {
       REFUSAL.map((text) => ({ type: 'text_delta', text })),
     )
     expect(events[5]!.data.delta).toEqual({ stop_reason: 'refusal', stop_sequence: null })
+  })
+})
+
+// OpenAI's wire lets parallel calls interleave by `index` (call 1 opens before call 0's arguments
+// end). Messages blocks cannot interleave: each call's arguments must stay in its own block.
+describe('interleaved parallel tool calls from an OpenAI-compatible upstream', () => {
+  const WANT = [
+    { id: 'call_weather', name: 'get_weather', input: { city: 'Paris' } },
+    { id: 'call_time', name: 'get_time', input: { tz: 'CET' } },
+  ]
+  const tools = [
+    {
+      name: 'get_weather',
+      input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+    },
+    { name: 'get_time', input_schema: { type: 'object' as const, properties: { tz: { type: 'string' } } } },
+  ]
+
+  test('Messages: each tool_use block gets its own call’s arguments, streamed and not', async () => {
+    const req = { model: 'oa/interleaved', ...ask, tools }
+    const created = await anthropic().messages.create(req)
+    expect(created.content.map(({ id, name, input }: any) => ({ id, name, input }))).toEqual(WANT)
+    const streamed = await anthropic().messages.stream(req).finalMessage()
+    expect(streamed.content.map(({ id, name, input }: any) => ({ id, name, input }))).toEqual(WANT)
+    expect(streamed.stop_reason).toBe('tool_use')
+
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ ...req, stream: true }),
+    })
+    const events = parseAnthropicSSE(await res.text()).filter((e) => e.event !== 'ping')
+    // Blocks in order, never interleaved: start i … stop i, then start i+1.
+    const blocks = events.filter((e) => e.event.startsWith('content_block_'))
+    expect(blocks.map((e) => `${e.event.slice(14)} ${e.data.index}`)).toEqual([
+      'start 0',
+      'delta 0',
+      'delta 0',
+      'stop 0',
+      'start 1',
+      'delta 1',
+      'stop 1',
+    ])
+  })
+
+  test('Responses and Gemini: each call’s arguments whole', async () => {
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 })
+    const functions = tools.map((t) => ({
+      type: 'function' as const,
+      name: t.name,
+      parameters: t.input_schema,
+      strict: false,
+    }))
+    const response = await client.responses
+      .stream({ model: 'oa/interleaved', input: 'Weather and time?', tools: functions })
+      .finalResponse()
+    expect(
+      response.output.map((o: any) => ({ id: o.call_id, name: o.name, input: JSON.parse(o.arguments) })),
+    ).toEqual(WANT)
+
+    const res = await fetch(
+      `${gw.url}/v1beta/models/oa/interleaved:streamGenerateContent?alt=sse&key=${key}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          contents: [{ role: 'user', parts: [{ text: 'Weather and time?' }] }],
+          tools: [{ functionDeclarations: tools.map((t) => ({ name: t.name, parameters: t.input_schema })) }],
+        }),
+      },
+    )
+    expect(res.status).toBe(200)
+    const calls = (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .flatMap((l) => JSON.parse(l.slice(6)).candidates?.[0]?.content?.parts ?? [])
+      .filter((p: any) => p.functionCall)
+      .map((p: any) => ({ name: p.functionCall.name, input: p.functionCall.args }))
+    expect(calls).toEqual(WANT.map(({ name, input }) => ({ name, input })))
   })
 })
 
