@@ -49,6 +49,8 @@ export class Continuation {
    */
   private relayed: string | null = ''
   private first: { prompt_tokens: number; completion_tokens: number } | null = null
+  /** The first part's `id`, `created` and `system_fingerprint`: the continuation's chunks take them. */
+  private head: Pick<ChatCompletionChunk, 'id' | 'created' | 'system_fingerprint'> | null = null
   /** The continuation's usage chunk came, the first part added to it (`tap`). */
   private counted = false
   /** The continuation's target, judged when the stream ends (`ended`). */
@@ -72,11 +74,16 @@ export class Continuation {
         if (continuing) {
           // A continuation's role-only opening chunk would restart the client's message.
           if (isHeadOnly(chunk)) return
+          // One answer: the continuation's chunks go on under the head the client began reading.
+          if (this.head) Object.assign(chunk, this.head)
           if (chunk.usage && this.first) {
             chunk.usage = withFirst(chunk.usage, this.first)
             this.counted = true
           }
-        } else if (this.relayed !== null) this.relayed = textAfter(this.relayed, chunk)
+        } else {
+          this.head ??= headOf(chunk)
+          if (this.relayed !== null) this.relayed = textAfter(this.relayed, chunk)
+        }
         controller.enqueue(chunk)
       },
     }
@@ -208,6 +215,14 @@ function textAfter(text: string, chunk: ChatCompletionChunk): string | null {
 
 function isEmpty(value: unknown): boolean {
   return value == null || value === '' || (Array.isArray(value) && value.length === 0)
+}
+
+/** What names a stream's answer in each of its chunks (a missing fingerprint stays missing). */
+function headOf(
+  chunk: ChatCompletionChunk,
+): Pick<ChatCompletionChunk, 'id' | 'created' | 'system_fingerprint'> {
+  const { id, created, system_fingerprint } = chunk
+  return { id, created, system_fingerprint }
 }
 
 function isHeadOnly(chunk: ChatCompletionChunk): boolean {
