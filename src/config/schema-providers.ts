@@ -116,9 +116,9 @@ export const ModelSchema = T.Object(
     tier: T.Optional(T.String({ minLength: 1 })),
     description: T.Optional(T.String()),
     /**
-     * Responses surface: what happens to hosted tools (`web_search`, `file_search`, ...) this model's
-     * upstream cannot run. `reject` (default): 400 naming `tools[i]`; `drop`: left out, and named in
-     * the `x-switchyard-dropped-tools` response header.
+     * What happens to provider-run tools this model's upstream cannot run (Responses hosted tools,
+     * Anthropic's server tools, Google's built-ins). `reject` (default): 400 naming `tools[i]`;
+     * `drop`: left out, and named in the `x-switchyard-dropped-tools` response header.
      */
     unsupported_tools: T.Optional(T.Union([T.Literal('reject'), T.Literal('drop')])),
     /**

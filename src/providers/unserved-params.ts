@@ -26,6 +26,8 @@ import { GEMINI_PARAMS } from './gemini/convert-to-gemini-request.ts'
 import type { ParamRule } from './shared/apply-param-map.ts'
 
 const DROPPED_PARAMS_HEADER = 'x-switchyard-dropped-params'
+/** Names the provider-run tools a model's `unsupported_tools: drop` left out (DESIGN §6). */
+const DROPPED_TOOLS_HEADER = 'x-switchyard-dropped-tools'
 
 interface KindParams {
   /** Chat parameters the adapter reads: translated, or used to decide what it sends. */
@@ -102,6 +104,11 @@ const HEADER_NAMES_CHARS = 1000
  */
 export function droppedParamsHeader(dropped: readonly string[]): Record<string, string> | undefined {
   return dropped.length ? { [DROPPED_PARAMS_HEADER]: headerNames(dropped) } : undefined
+}
+
+/** The response header that names the dropped provider-run tools (their types); none when none were. */
+export function droppedToolsHeader(dropped: readonly string[]): Record<string, string> | undefined {
+  return dropped.length ? { [DROPPED_TOOLS_HEADER]: headerNames(dropped) } : undefined
 }
 
 /**

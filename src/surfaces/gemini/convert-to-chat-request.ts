@@ -14,7 +14,8 @@
  *   → a tool call (its `id`, else a fresh one).
  * - `tools[].functionDeclarations` → function tools (`parametersJsonSchema` as is; the older
  *   `parameters`, an OpenAPI subset, with its upper-case type names lowered). Other tool kinds
- *   (`googleSearch`, `codeExecution`, …) run only at Google: refused by name.
+ *   (`googleSearch`, `codeExecution`, …) run only at Google: refused by name, or left out where
+ *   the model entry says `unsupported_tools: drop`.
  * - `toolConfig.functionCallingConfig.mode` AUTO / VALIDATED → `auto`, ANY → `required` (one
  *   allowed name: that function), NONE → `none`.
  * - `generationConfig`: temperature, topP, topK, maxOutputTokens, stopSequences, candidateCount
@@ -38,7 +39,15 @@ import { reasoningEffortOf } from './thinking.ts'
 /** Tool kinds Google runs itself; no other provider can. */
 const KNOWN_TOOL = 'functionDeclarations'
 
-export function convertToChatRequest(req: GenerateContentRequest, model: string): ChatRequest {
+/**
+ * The chat request; Google's built-in tools are refused by name (`reject`, the model entry's
+ * `unsupported_tools` default) or left out (`drop`: `builtInTools` names them).
+ */
+export function convertToChatRequest(
+  req: GenerateContentRequest,
+  model: string,
+  policy: 'reject' | 'drop' = 'reject',
+): ChatRequest {
   const messages: ChatMessage[] = []
   if (req.systemInstruction) {
     const text = req.systemInstruction.parts.map((part, j) => {
@@ -89,7 +98,7 @@ export function convertToChatRequest(req: GenerateContentRequest, model: string)
   })
 
   const out: ChatRequest = { model, messages }
-  const tools = functionTools(req)
+  const tools = functionTools(req, policy)
   if (tools.length) out.tools = tools
   const choice = toolChoice(req)
   if (choice !== undefined && tools.length) out.tool_choice = choice
@@ -210,12 +219,23 @@ function partKind(part: GeminiPartIn): string {
   )
 }
 
-function functionTools(req: GenerateContentRequest): FunctionTool[] {
+/** Google's built-in tools in the request (`googleSearch`, …), each once: what `drop` leaves out. */
+export function builtInTools(req: GenerateContentRequest): string[] {
+  const keys = new Set<string>()
+  for (const tool of req.tools ?? [])
+    for (const key of Object.keys(tool)) if (key !== KNOWN_TOOL) keys.add(key)
+  return [...keys]
+}
+
+function functionTools(req: GenerateContentRequest, policy: 'reject' | 'drop'): FunctionTool[] {
   const tools: FunctionTool[] = []
   req.tools?.forEach((tool, i) => {
     for (const key of Object.keys(tool))
-      if (key !== KNOWN_TOOL)
-        throw unsupported(`tools[${i}].${key}`, `the tool "${clip(key)}" runs only at Google`)
+      if (key !== KNOWN_TOOL && policy === 'reject')
+        throw unsupported(
+          `tools[${i}].${key}`,
+          `the tool "${clip(key)}" runs only at Google (an operator may set unsupported_tools: drop on the model)`,
+        )
     for (const fn of tool.functionDeclarations ?? []) {
       const parameters = fn.parametersJsonSchema ?? (fn.parameters ? lowerTypes(fn.parameters) : undefined)
       tools.push({

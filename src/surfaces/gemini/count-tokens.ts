@@ -72,8 +72,9 @@ export function geminiCountTokensSurface(perSecond: number): CountTokensSurface<
               headers: {},
             }
           : null,
-      async estimate(view) {
-        const chat = convertToChatRequest(view.request, '')
+      async estimate(view, entry) {
+        // As `entry`'s upstream would get it: built-ins its `unsupported_tools: drop` leaves out are not counted.
+        const chat = convertToChatRequest(view.request, '', entry.model.unsupported_tools)
         return estimateChatTokens(chat.messages, chat.tools)
       },
       answer: (inputTokens) => ({ totalTokens: inputTokens }),

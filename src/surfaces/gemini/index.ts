@@ -15,12 +15,12 @@ import { checkReasoningOff } from '../../catalogue/features.ts'
 import { upstreamModelName } from '../../config/models.ts'
 import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import type { ChatSurface, Surface } from '../../pipeline/surface.ts'
-import { droppedParamsHeader, unservedParams } from '../../providers/unserved-params.ts'
+import { droppedParamsHeader, droppedToolsHeader, unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
 import { chargedInput } from './charged-input.ts'
-import { convertToChatRequest } from './convert-to-chat-request.ts'
+import { builtInTools, convertToChatRequest } from './convert-to-chat-request.ts'
 import { geminiCountTokensSurface } from './count-tokens.ts'
 import { batchEmbedContentsSurface, embedContentSurface } from './embed.ts'
 import { encodeCompletion } from './encode.ts'
@@ -95,13 +95,19 @@ export const geminiSurface: ChatSurface<GeminiView> = {
     )
   },
   translate(view, entry) {
-    const request = convertToChatRequest(view.body, upstreamModelName(entry.model))
+    const policy = entry.model.unsupported_tools ?? 'reject'
+    const request = convertToChatRequest(view.body, upstreamModelName(entry.model), policy)
     dropReasoningOff(request, entry.model)
     const dropped = [
       ...unreadFields(view.body),
       ...unservedParams(request, entry.provider.kind, (p) => GEMINI_FIELD[p] ?? p),
     ]
-    return { request, includeUsage: true, headers: droppedParamsHeader(dropped) }
+    const tools = policy === 'drop' ? builtInTools(view.body) : []
+    return {
+      request,
+      includeUsage: true,
+      headers: { ...droppedToolsHeader(tools), ...droppedParamsHeader(dropped) },
+    }
   },
   encodeCompletion: (completion, ctx) =>
     encodeCompletion(

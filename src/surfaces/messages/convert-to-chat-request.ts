@@ -38,7 +38,15 @@ export type Conversation = Pick<ChatRequest, 'messages' | 'tools' | 'tool_choice
   reasoning_effort?: string
 }
 
-export function convertToChatRequest(req: MessagesRequest, upstreamModel: string): ChatRequest {
+/** What a translated route does with Anthropic's server tools: the model entry's `unsupported_tools`. */
+export type ToolPolicy = 'reject' | 'drop'
+
+/** The chat request, and the types of the server tools `drop` left out. */
+export function convertToChatRequest(
+  req: MessagesRequest,
+  upstreamModel: string,
+  policy: ToolPolicy = 'reject',
+): { request: ChatRequest; dropped: string[] } {
   // Anthropic's API connects these and offers their tools; left out, the model would have none.
   const servers = (req as { mcp_servers?: unknown }).mcp_servers
   if (Array.isArray(servers) && servers.length > 0) {
@@ -49,7 +57,8 @@ export function convertToChatRequest(req: MessagesRequest, upstreamModel: string
       { param: 'mcp_servers' },
     )
   }
-  const out: ChatRequest = { ...convertConversation(req), model: upstreamModel, max_tokens: req.max_tokens }
+  const { dropped, ...conversation } = convertConversation(req, policy)
+  const out: ChatRequest = { ...conversation, model: upstreamModel, max_tokens: req.max_tokens }
   if (req.stream === true) {
     out.stream = true
     out.stream_options = { include_usage: true }
@@ -64,7 +73,7 @@ export function convertToChatRequest(req: MessagesRequest, upstreamModel: string
   if (format) {
     out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } }
   }
-  return out
+  return { request: out, dropped }
 }
 
 /**
@@ -100,8 +109,15 @@ export function outputFormat(
   return { schema: f.schema as Record<string, unknown>, param }
 }
 
-/** Messages, tools, tool choice and reasoning: what count_tokens needs too. */
-export function convertConversation(req: CountTokensRequest): Conversation {
+/**
+ * Messages, tools, tool choice and reasoning: what count_tokens needs too. Anthropic's server tools
+ * (`web_search_20250305`, …) run only at Anthropic: refused by name (`reject`), or left out
+ * (`drop`) and their types returned in `dropped`.
+ */
+export function convertConversation(
+  req: CountTokensRequest,
+  policy: ToolPolicy = 'reject',
+): Conversation & { dropped: string[] } {
   const messages: ChatMessage[] = []
   if (typeof req.system === 'string' ? req.system : req.system?.length) {
     messages.push({ role: 'system', content: systemText(req.system!) })
@@ -117,10 +133,16 @@ export function convertConversation(req: CountTokensRequest): Conversation {
       messages.push(...userMessages(message.content, `messages[${i}].content`))
     }
   }
-  const out: Conversation = { messages }
-  const tools = req.tools ?? []
-  if (tools.length) out.tools = tools.map(toFunctionTool)
+  const out: Conversation & { dropped: string[] } = { messages, dropped: [] }
+  const tools: FunctionTool[] = []
+  for (const [i, tool] of (req.tools ?? []).entries()) {
+    if (tool.type === undefined || tool.type === 'custom') tools.push(toFunctionTool(tool))
+    else if (policy === 'reject') throw serverToolError(tool.type, i)
+    else if (!out.dropped.includes(tool.type)) out.dropped.push(tool.type)
+  }
+  if (tools.length) out.tools = tools
   const choice = req.tool_choice
+  refuseChoiceOfDropped(choice, tools, out.dropped)
   // Only beside tools (`checkTools` lets a lone `none` through, Anthropic's default without tools):
   // OpenAI refuses any tool_choice without tools.
   if (choice && out.tools) {
@@ -229,15 +251,35 @@ function toPart(block: ContentBlock, param: string): ContentPart {
   }
 }
 
-function toFunctionTool(tool: NonNullable<CountTokensRequest['tools']>[number], i: number): FunctionTool {
-  if (tool.type !== undefined && tool.type !== 'custom') {
-    throw new GatewayError(
-      400,
-      'unsupported_feature',
-      `tools[${i}] is Anthropic's server tool "${clip(tool.type)}", which only anthropic providers run. Remove it, or choose an anthropic model.`,
-      { param: `tools[${i}]` },
-    )
-  }
+function serverToolError(type: string, i: number): GatewayError {
+  return new GatewayError(
+    400,
+    'unsupported_feature',
+    `tools[${i}] is Anthropic's server tool "${clip(type)}", which only anthropic providers run. Remove it, choose an anthropic model, or ask the operator to set unsupported_tools: drop on this model.`,
+    { param: `tools[${i}]` },
+  )
+}
+
+/**
+ * A `tool_choice` that makes the model call a server tool `drop` left out, or any tool when every
+ * tool was one: the model would answer in text, unasked.
+ */
+function refuseChoiceOfDropped(
+  choice: CountTokensRequest['tool_choice'],
+  kept: FunctionTool[],
+  dropped: string[],
+): void {
+  if (!dropped.length || !choice || choice.type === 'auto' || choice.type === 'none') return
+  if (choice.type === 'tool' ? kept.some((t) => t.function.name === choice.name) : kept.length > 0) return
+  throw new GatewayError(
+    400,
+    'unsupported_value',
+    `tool_choice makes the model call ${choice.type === 'tool' ? `"${clip(choice.name)}"` : 'a tool'}, but this model's upstream cannot run ${dropped.map((t) => `"${clip(t)}"`).join(', ')} (dropped). Send client tools, or leave tool_choice out.`,
+    { param: 'tool_choice' },
+  )
+}
+
+function toFunctionTool(tool: NonNullable<CountTokensRequest['tools']>[number]): FunctionTool {
   const fn: FunctionTool['function'] = {
     // A client tool's name is checked at decode (`checkTools`); only server tools lack one.
     name: tool.name!,

@@ -8,6 +8,7 @@
  * for other models' tokenizers, said so in the `x-switchyard-token-count` response header).
  */
 import { apiKeyOrBearer } from '../../auth/authenticate.ts'
+import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
 import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import type { CountTokensSurface } from '../../pipeline/surface.ts'
@@ -50,8 +51,11 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
   )
 }
 
-/** The gateway's own count of a Messages request (its chat form): see `estimateChatTokens`. */
-export async function estimateTokens(view: CountTokensRequest): Promise<number> {
-  const conversation = convertConversation(view)
+/**
+ * The gateway's own count of a Messages request (its chat form, as `entry`'s upstream would get
+ * it: server tools its `unsupported_tools: drop` leaves out are not counted): see `estimateChatTokens`.
+ */
+export async function estimateTokens(view: CountTokensRequest, entry?: CatalogueEntry): Promise<number> {
+  const conversation = convertConversation(view, entry?.model.unsupported_tools)
   return estimateChatTokens(conversation.messages, conversation.tools)
 }

@@ -13,7 +13,12 @@ import { checkReasoningOff } from '../../catalogue/features.ts'
 import { parseJsonObject } from '../../json/parse-json-body.ts'
 import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
-import { droppedParamsHeader, kindReads, unservedParams } from '../../providers/unserved-params.ts'
+import {
+  droppedParamsHeader,
+  droppedToolsHeader,
+  kindReads,
+  unservedParams,
+} from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
 import { sessionOfUser } from '../shared/session-fields.ts'
@@ -66,7 +71,11 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
     )
   },
   translate(view, entry) {
-    const request = convertToChatRequest(view, entry.model.upstream_name ?? entry.model.name)
+    const { request, dropped: tools } = convertToChatRequest(
+      view,
+      entry.model.upstream_name ?? entry.model.name,
+      entry.model.unsupported_tools,
+    )
     dropReasoningOff(request, entry.model)
     const kind = entry.provider.kind
     // Anthropic's top_k is not OpenAI's: an OpenAI-compatible upstream would refuse it, the demo ignore it.
@@ -76,7 +85,8 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
       unread.push('top_k')
     }
     const dropped = [...unread, ...unservedParams(request, kind, (p) => MESSAGES_FIELD[p] ?? p)]
-    return { request, includeUsage: true, headers: droppedParamsHeader(dropped) }
+    const headers = { ...droppedToolsHeader(tools), ...droppedParamsHeader(dropped) }
+    return { request, includeUsage: true, headers }
   },
   encodeCompletion: (completion, ctx) => convertFromCompletion(completion, ctx.modelId),
   streamEncoder: (ctx) => new MessagesStreamEncoder(ctx.modelId),

@@ -15,7 +15,7 @@ import { upstreamModelName } from '../../config/models.ts'
 import { streamingBody } from '../../json/fields.ts'
 import { UNCOUNTED_INPUT } from '../../limits/estimate-tokens.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
-import { droppedParamsHeader, headerNames } from '../../providers/unserved-params.ts'
+import { droppedParamsHeader, droppedToolsHeader } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
 import { byteRelayed } from '../byte-relay.ts'
 import { cacheKeyOf } from '../shared/session-fields.ts'
@@ -25,8 +25,6 @@ import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { relayResponseJson, responsesRelay } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
 import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
-
-export const DROPPED_TOOLS_HEADER = 'x-switchyard-dropped-tools'
 
 export const responsesSurface: ChatSurface<ResponsesView> = {
   name: 'responses',
@@ -48,11 +46,8 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
   checkLimits: checkOutputLimit,
   translate(view, entry) {
     const { request, dropped, droppedParams } = translateView(view, entry)
-    const headers = {
-      // The types are the client's text: escaped and bounded.
-      ...(dropped.length ? { [DROPPED_TOOLS_HEADER]: headerNames(dropped) } : {}),
-      ...droppedParamsHeader(droppedParams),
-    }
+    // The types are the client's text: escaped and bounded (`headerNames`).
+    const headers = { ...droppedToolsHeader(dropped), ...droppedParamsHeader(droppedParams) }
     return { request, includeUsage: false, headers }
   },
   encodeCompletion: (completion, ctx) => encodeResponse(completion, ctx),

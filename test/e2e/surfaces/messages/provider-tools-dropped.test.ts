@@ -1,0 +1,131 @@
+/**
+ * Provider-run tools on a model whose upstream cannot run them (DESIGN §6): the model entry's
+ * `unsupported_tools` decides on every surface — `reject` (the default) refuses with 400 naming
+ * `tools[i]`; `drop` leaves them out and names them in `x-switchyard-dropped-tools`. Here
+ * Anthropic's server tools on `/v1/messages` and `/v1/messages/count_tokens` (which counts what
+ * is sent) and Google's built-ins on the Gemini surface, to an OpenAI-compatible upstream
+ * (`oa/drop` drops, `oa/gpt-4o-mini` rejects).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTranslationBed, type TranslationBed } from '../../../support/translation-bed.ts'
+
+let bed: TranslationBed
+let key: string
+beforeAll(async () => {
+  bed = await startTranslationBed()
+  key = (await bed.gw.key('provider-tools', 'unlimited')).key
+})
+afterAll(() => bed.stop())
+
+const SEARCH = { type: 'web_search_20250305', name: 'web_search', max_uses: 2 }
+const WEATHER = {
+  name: 'get_weather',
+  description: 'Weather',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+}
+const WEATHER_FN = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'Weather', parameters: WEATHER.input_schema },
+}
+
+const post = (path: string, body: unknown) =>
+  fetch(`${bed.gw.url}${path}`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify(body),
+  })
+
+describe('Messages: Anthropic server tools to an openai upstream', () => {
+  test('drop: left out, the client tool sent, named in x-switchyard-dropped-tools (JSON and stream)', async () => {
+    for (const stream of [false, true]) {
+      const { body, headers } = await bed.exchange('oa', 'messages', 'oa/drop', {
+        tools: [SEARCH, WEATHER],
+        stream,
+      })
+      expect(body.tools).toEqual([WEATHER_FN])
+      expect(headers.get('x-switchyard-dropped-tools')).toBe('web_search_20250305')
+    }
+    // Only server tools: none sent, and no tool_choice without tools.
+    const { body } = await bed.exchange('oa', 'messages', 'oa/drop', {
+      tools: [SEARCH],
+      tool_choice: { type: 'auto' },
+    })
+    expect(body.tools).toBeUndefined()
+    expect(body.tool_choice).toBeUndefined()
+  })
+
+  test('drop: a tool_choice that makes the model call a dropped tool is refused by name', async () => {
+    await bed.refused(
+      'messages',
+      'oa/drop',
+      { tools: [SEARCH, WEATHER], tool_choice: { type: 'tool', name: 'web_search' } },
+      'tool_choice',
+    )
+    await bed.refused('messages', 'oa/drop', { tools: [SEARCH], tool_choice: { type: 'any' } }, 'tool_choice')
+  })
+
+  test('reject (the default): 400 naming tools[i], nothing sent', async () => {
+    await bed.refused('messages', 'oa/gpt-4o-mini', { tools: [WEATHER, SEARCH] }, 'tools[1]')
+  })
+
+  test('count_tokens counts what is sent: a dropped tool adds nothing; reject refuses it', async () => {
+    const count = async (model: string, tools: unknown[]) => {
+      const res = await post('/v1/messages/count_tokens', {
+        model,
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools,
+      })
+      return { status: res.status, body: (await res.json()) as any }
+    }
+    const without = await count('oa/drop', [WEATHER])
+    expect(without.status).toBe(200)
+    expect(await count('oa/drop', [SEARCH, WEATHER])).toEqual(without)
+    const refused = await count('oa/gpt-4o-mini', [SEARCH, WEATHER])
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.message).toContain('tools[0]')
+  })
+})
+
+describe("Gemini: Google's built-in tools to an openai upstream", () => {
+  const gemini = (model: string, method: string, tools: unknown[]) => {
+    const request = { contents: [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }], tools }
+    return fetch(`${bed.gw.url}/v1beta/models/${model}:${method}`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+      // countTokens reads the tools of a whole generateContentRequest.
+      body: JSON.stringify(method === 'countTokens' ? { generateContentRequest: request } : request),
+    })
+  }
+  const declared = {
+    functionDeclarations: [{ name: 'get_weather', description: 'Weather', parameters: WEATHER.input_schema }],
+  }
+
+  test('drop: left out, the function sent, named in x-switchyard-dropped-tools', async () => {
+    const before = bed.count('oa')
+    const res = await gemini('oa/drop', 'generateContent', [{ googleSearch: {} }, declared])
+    expect(`${res.status} ${await res.text()}`).toStartWith('200 ')
+    expect(bed.count('oa')).toBe(before + 1)
+    expect(bed.mock.stats.lastBody.tools).toEqual([WEATHER_FN])
+    expect(res.headers.get('x-switchyard-dropped-tools')).toBe('googleSearch')
+  })
+
+  test('reject (the default): 400 naming tools[i].googleSearch, nothing sent', async () => {
+    const before = bed.count('oa')
+    const res = await gemini('oa/gpt-4o-mini', 'generateContent', [declared, { googleSearch: {} }])
+    const body = (await res.json()) as any
+    expect(res.status).toBe(400)
+    expect(body.error.message).toContain('tools[1].googleSearch')
+    expect(bed.count('oa')).toBe(before)
+  })
+
+  test('countTokens counts what is sent: a dropped built-in adds nothing', async () => {
+    const count = async (tools: unknown[]) => {
+      const res = await gemini('oa/drop', 'countTokens', tools)
+      expect(res.status).toBe(200)
+      return ((await res.json()) as any).totalTokens
+    }
+    expect(await count([{ googleSearch: {} }, declared])).toBe(await count([declared]))
+    const refused = await gemini('oa/gpt-4o-mini', 'countTokens', [{ googleSearch: {} }])
+    expect(refused.status).toBe(400)
+  })
+})
