@@ -227,6 +227,10 @@ function describeValue(value: unknown): string {
     case 'object':
       return 'an object'
     case 'number':
+      // `1e400` parses to Infinity: say what was wrong with it, not "Infinity".
+      return Number.isFinite(value)
+        ? String(value)
+        : `a number too ${(value as number) > 0 ? 'large' : 'small'} to read (a JSON number here must lie within ±${Number.MAX_VALUE})`
     case 'boolean':
     case 'null':
       return String(value)
