@@ -138,6 +138,51 @@ function anthropicModel(m: ModelEntry) {
 
 const anthropicStyle = (request: Request) => request.headers.has('anthropic-version')
 
+/** Anthropic's page size: `limit` from 1 to 1,000, 20 when not sent. */
+const PAGE = { default: 20, max: 1000 }
+
+/**
+ * One page of Anthropic's list-models (`?limit`, `after_id` or `before_id`: the page right after or
+ * right before that model), with `first_id` / `last_id` to page on and `has_more` in the direction
+ * asked. A cursor the list does not hold, both cursors, or a bad `limit` → 400 naming it.
+ */
+function anthropicPage<M extends { id: string }>(models: M[], url: string) {
+  const query = new URL(url).searchParams
+  const raw = query.get('limit')
+  const limit = raw === null ? PAGE.default : /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!(limit >= 1 && limit <= PAGE.max))
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `limit must be an integer from 1 to ${PAGE.max}; got "${clip(raw ?? '')}".`,
+      { param: 'limit' },
+    )
+  const after = query.get('after_id')
+  const before = query.get('before_id')
+  if (after !== null && before !== null)
+    throw new GatewayError(400, 'invalid_value', 'Send after_id or before_id, not both.', {
+      param: 'before_id',
+    })
+  const cursor = after ?? before
+  const at = cursor === null ? -1 : models.findIndex((m) => m.id === cursor)
+  if (cursor !== null && at < 0)
+    throw new GatewayError(
+      400,
+      'invalid_value',
+      `${after !== null ? 'after_id' : 'before_id'} '${clip(cursor)}' is not a model in this list; send an id from first_id or last_id.`,
+      { param: after !== null ? 'after_id' : 'before_id' },
+    )
+  const start = before !== null ? Math.max(0, at - limit) : at + 1
+  const end = before !== null ? at : Math.min(models.length, start + limit)
+  const page = models.slice(start, end)
+  return {
+    data: page,
+    has_more: before !== null ? start > 0 : end < models.length,
+    first_id: page[0]?.id ?? null,
+    last_id: page.at(-1)?.id ?? null,
+  }
+}
+
 /**
  * Google's model list (`GET /v1beta/models`, and `/v1/models` from `@google/genai`, which sends
  * `x-goog-api-key` and calls API version v1 by default): `{"models": [...]}`, each named
@@ -213,13 +258,7 @@ export function modelRoutes(deps: Deps) {
       const { data } = await allowed(request)
       if (googleStyle(request)) return { models: data.map(geminiModel) }
       if (!anthropicStyle(request)) return { object: 'list', data }
-      const models = data.filter((m) => m.type === 'chat').map(anthropicModel)
-      return {
-        data: models,
-        has_more: false,
-        first_id: models[0]?.id ?? null,
-        last_id: models.at(-1)?.id ?? null,
-      }
+      return anthropicPage(data.filter((m) => m.type === 'chat').map(anthropicModel), request.url)
     })
     .get('/v1beta/models', async ({ request }) => ({
       models: (await allowed(request)).data.map(geminiModel),

@@ -105,7 +105,7 @@ describe("Gemini: Google's built-in tools to an openai upstream", () => {
     const res = await gemini('oa/drop', 'generateContent', [{ googleSearch: {} }, declared])
     expect(`${res.status} ${await res.text()}`).toStartWith('200 ')
     expect(bed.count('oa')).toBe(before + 1)
-    expect(bed.mock.stats.lastBody.tools).toEqual([WEATHER_FN])
+    expect((bed.mock.stats.lastBody as any).tools).toEqual([WEATHER_FN])
     expect(res.headers.get('x-switchyard-dropped-tools')).toBe('googleSearch')
   })
 
