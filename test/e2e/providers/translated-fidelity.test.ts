@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
+import { meteredPlan } from '../../support/config-doc.ts'
 import {
   interleavedToolCallsAnswer,
   refusalAnswer,
@@ -29,6 +30,8 @@ const REFUSAL = ["I'm sorry, I can't", ' help with that.']
 let gw: TestGateway
 let openai: FakeUpstream<string>
 let key: string
+/** A key on a plan with token and money limits: its streams go through the output gate. */
+let meteredKey: string
 
 beforeAll(async () => {
   openai = await startFakeOpenAIChat({
@@ -47,18 +50,19 @@ beforeAll(async () => {
           models: [model('refusal'), model('interleaved')],
         },
       ],
-      plans: PLANS,
+      plans: { ...PLANS, metered: meteredPlan() },
       default_plan: 'unlimited',
     },
   })
   key = (await gw.key('fidelity', 'unlimited')).key
+  meteredKey = (await gw.key('fidelity-metered', 'metered')).key
 })
 afterAll(async () => {
   await gw?.stop()
   await openai?.stop()
 })
 
-const anthropic = () => new Anthropic({ baseURL: gw.url, apiKey: key, maxRetries: 0 })
+const anthropic = (apiKey = key) => new Anthropic({ baseURL: gw.url, apiKey, maxRetries: 0 })
 const ask = { max_tokens: 256, messages: [{ role: 'user' as const, content: 'Something unsafe' }] }
 
 describe('Messages answered by an OpenAI-compatible upstream', () => {
@@ -122,9 +126,11 @@ describe('interleaved parallel tool calls from an OpenAI-compatible upstream', (
     const req = { model: 'oa/interleaved', ...ask, tools }
     const created = await anthropic().messages.create(req)
     expect(created.content.map(({ id, name, input }: any) => ({ id, name, input }))).toEqual(WANT)
-    const streamed = await anthropic().messages.stream(req).finalMessage()
-    expect(streamed.content.map(({ id, name, input }: any) => ({ id, name, input }))).toEqual(WANT)
-    expect(streamed.stop_reason).toBe('tool_use')
+    for (const apiKey of [key, meteredKey]) {
+      const streamed = await anthropic(apiKey).messages.stream(req).finalMessage()
+      expect(streamed.content.map(({ id, name, input }: any) => ({ id, name, input }))).toEqual(WANT)
+      expect(streamed.stop_reason).toBe('tool_use')
+    }
 
     const res = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
