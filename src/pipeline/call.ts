@@ -247,7 +247,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
     // content without reporting usage: record it, estimated (usage/estimate.ts), never as nothing.
     const cutShort = r.aborted || (r.error !== null && r.relayedBytes > 0 && !r.usage)
     const own = cutShort
-      ? disconnectedUsage(r.usage, r.relayedBytes, p.surface.body?.(p.encodeCtx.view) ?? p.encodeCtx.view)
+      ? disconnectedUsage(
+          r.usage,
+          r.relayedBytes,
+          p.surface.body?.(p.encodeCtx.view, [p.ctx]) ?? p.encodeCtx.view,
+        )
       : r.usage
     // A continuation's usage chunk counts the first part too (Continuation.tap); else it is added.
     const uncounted = p.rescue?.uncounted() ?? null

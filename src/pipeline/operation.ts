@@ -85,8 +85,8 @@ export interface AdmittedOperation<View, S extends Surface<View>, Checked, R ext
    * model's other members, then the configured fallbacks the plan and the key reach).
    */
   routes(req: Prepared<View, S>, checked: Checked, fallbacks: readonly CatalogueEntry[]): R[]
-  /** The body the charge reads (the output cap asked, the input to bound). */
-  charged(req: Prepared<View, S>): unknown
+  /** The body the charge reads (the output cap asked, the input to bound), for `entries` (the routes'). */
+  charged(req: Prepared<View, S>, entries: readonly CatalogueEntry[]): unknown
   /** After admission: the routes as sent (with the output cap), one attempt on a route, the rescue. */
   attempt(req: Prepared<View, S>, routes: R[], admitted: Admitted): Attempts<R>
 }

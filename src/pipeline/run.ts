@@ -199,7 +199,8 @@ export class Pipeline {
       }
       const fallbacks = fallbacksOf(req.entry, members, this.modelOf, allowed)
       routes = op.routes(req, checked, fallbacks)
-      const planned = planCharge(auth, req.entry, op.charged(req), routes.map(entryOf), surface.inputParam)
+      const entries = routes.map(entryOf)
+      const planned = planCharge(auth, req.entry, op.charged(req, entries), entries, surface.inputParam)
       charging = planned instanceof Promise ? await planned : planned
     } catch (e) {
       throw await refusedBefore(deps, true, auth, headers, e, surface)

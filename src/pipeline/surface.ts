@@ -227,8 +227,11 @@ export interface ChatSurface<View> extends SurfaceCore<View> {
   readonly operation: 'chat'
   /** Every catalogue feature the request uses, with the field (surface terms) that first uses it. */
   features(view: View): FeatureUse[]
-  /** The client's parsed body, when the view wraps it (absent: the view is the body). */
-  body?(view: View): unknown
+  /**
+   * The body the charge reads, when the view wraps it (absent: the view is the body), for the
+   * request's routes' `entries` (what a route leaves out is not charged when every route does).
+   */
+  body?(view: View, entries: readonly Pick<CatalogueEntry, 'provider' | 'model'>[]): unknown
   /** The requested temperature, checked against the model's range. */
   temperature(view: View): number | null | undefined
   /**

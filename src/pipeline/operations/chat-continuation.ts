@@ -96,7 +96,7 @@ export function rescueFor<View>(
       const first = r.answered.entry
       const source = await rescue.next(
         err,
-        r.surface.body?.(r.decoded.view) ?? r.decoded.view,
+        r.surface.body?.(r.decoded.view, [first]) ?? r.decoded.view,
         r.charge?.reservation ?? null,
         first.provider.kind,
       )

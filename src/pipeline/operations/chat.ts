@@ -108,7 +108,7 @@ export const chatOperation: AdmittedOperation<
   },
   routes: (p, checked, fallbacks) =>
     routesFor(p.surface, p.decoded.view, { entry: p.entry, ...checked }, p.deps.resilience, fallbacks),
-  charged: (p) => p.surface.body?.(p.decoded.view) ?? p.decoded.view,
+  charged: (p, entries) => p.surface.body?.(p.decoded.view, entries) ?? p.decoded.view,
   attempt(p, routes, { reservation, charging, capped, finish, answered }) {
     const { deps, auth } = p
     // Under a token or money limit the answer is counted as it arrives and cut at the allowance

@@ -88,6 +88,12 @@ function counted(content: GeminiContentIn | undefined): unknown {
   }
 }
 
+/** The tool entries as sent with the built-ins left out: their `functionDeclarations` alone. */
+const functionsOnly = (
+  tools: NonNullable<GenerateContentRequest['tools']>,
+): GenerateContentRequest['tools'] =>
+  tools.flatMap((t) => (t.functionDeclarations ? [{ functionDeclarations: t.functionDeclarations }] : []))
+
 /** How many of Google's built-ins a tool entry holds (every member but `functionDeclarations`). */
 const builtIns = (tool: object): number => {
   let n = 0
@@ -106,8 +112,15 @@ function countedTools(tools: GenerateContentRequest['tools']): unknown {
   return tools.map((t) => (builtIns(t) > 0 ? { ...t, [SERVER_TOOL]: builtIns(t) } : t))
 }
 
-/** The body the charge reads (see the module's table). */
-export function chargedInput(body: GenerateContentRequest): Record<string | symbol, unknown> {
+/**
+ * The body the charge reads (see the module's table). `dropsBuiltIns`: every route leaves Google's
+ * built-ins out (`unsupported_tools: drop`), so they are neither held for nor refused as uncounted.
+ */
+export function chargedInput(
+  body: GenerateContentRequest,
+  dropsBuiltIns = false,
+): Record<string | symbol, unknown> {
+  if (dropsBuiltIns && body.tools) body = { ...body, tools: functionsOnly(body.tools) }
   const media = body.contents.some(hasMedia) || hasMedia(body.systemInstruction)
   const tools = countedTools(body.tools)
   const charged: Record<string | symbol, unknown> = {

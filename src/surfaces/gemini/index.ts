@@ -74,7 +74,12 @@ export const geminiSurface: ChatSurface<GeminiView> = {
   },
   features: (view) => detectGeminiFeatures(view.body, view.stream),
   // What the charge reads: the input bound's parts, the output cap, choices (charged-input.ts).
-  body: (view) => chargedInput(view.body),
+  // Built-ins that every route leaves out (`unsupported_tools: drop` on a model Google does not serve) are not charged.
+  body: (view, entries) =>
+    chargedInput(
+      view.body,
+      entries.every((e) => e.provider.kind !== 'gemini' && e.model.unsupported_tools === 'drop'),
+    ),
   temperature: (view) => view.body.generationConfig?.temperature,
   checkLimits(view, entry) {
     const max = entry.model.max_output_tokens

@@ -49,7 +49,13 @@ beforeAll(async () => {
           api_key: 'g-key',
           models: [model('flash'), { ...model('marked'), upstream_name: MARKED }],
         },
-        { prefix: 'o', kind: 'openai', base_url: chat.url, api_key: 'sk-mock', models: [model('gpt')] },
+        {
+          prefix: 'o',
+          kind: 'openai',
+          base_url: chat.url,
+          api_key: 'sk-mock',
+          models: [model('gpt'), { ...model('gpt-drop'), unsupported_tools: 'drop' }],
+        },
       ],
       plans: {
         ...PLANS,
@@ -150,6 +156,24 @@ describe('input the gateway cannot count', () => {
     await res.arrayBuffer()
     const reserved = 1_000_000 - Number(res.headers.get('x-ratelimit-remaining-tokens'))
     expect(reserved).toBeGreaterThanOrEqual(2 * 2_000)
+  })
+
+  test('built-ins a route drops (unsupported_tools: drop) are neither held for nor refused as uncounted', async () => {
+    const { key } = await gw.key('gemini-dropped-tools', 'metered')
+    const body = withPart(
+      { text: 'and read it' },
+      { tools: [{ urlContext: {} }, { googleSearch: {} }], generationConfig: { maxOutputTokens: 50 } },
+    )
+    // urlContext's fetched pages are uncounted input where Google runs it: refused there.
+    const google = await generate('g/flash', body, key)
+    expect(google.status).toBe(400)
+    expect(((await google.json()) as any).error.message).toContain('tools[0].urlContext')
+    const res = await generate('o/gpt-drop', body, key)
+    expect(`${res.status} ${res.headers.get('x-switchyard-dropped-tools')}`).toBe('200 urlContext, googleSearch')
+    await res.arrayBuffer()
+    const reserved = 1_000_000 - Number(res.headers.get('x-ratelimit-remaining-tokens'))
+    expect(reserved).toBeGreaterThan(50)
+    expect(reserved).toBeLessThan(2_000)
   })
 })
 
