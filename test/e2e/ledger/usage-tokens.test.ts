@@ -3,7 +3,7 @@
  * the budget that binds (the plan's or the key's own), cost beside every token total, and the key's
  * own limits with what is left of them; the request log and the usage series carry each request's cost.
  */
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Backend, backendDoc, backends } from '../../support/backends.ts'
@@ -16,7 +16,6 @@ import {
   type TestGateway,
   testConfigDoc,
 } from '../../support/gateway.ts'
-import { afterEach } from '../../support/hooks.ts'
 
 /** $1 per 1M input tokens and $2 per 1M output: 1 and 2 micro-dollars a token. */
 function doc() {
@@ -40,16 +39,23 @@ function doc() {
 }
 
 const all = backends('usage-tokens.test.ts')
-let gw: TestGateway
+let gw: TestGateway | undefined
 let urls: Awaited<ReturnType<Backend['fresh']>>
-afterEach(() => gw?.stop())
-async function start(b: Backend) {
-  urls = await b.fresh()
-  gw = await startGateway({ doc: doc(), backend: urls })
+/**
+ * One gateway and database a backend for the three tests (the same document): each test's
+ * accounts are its own, and every figure read is an account's or a key's. A gateway and a database
+ * each was 6 more starts (docs/benchmarks/suite-cpu.md, stop 65).
+ */
+async function start(b: Backend): Promise<TestGateway> {
+  if (!gw) {
+    urls = await b.fresh()
+    gw = await startGateway({ doc: doc(), backend: urls })
+  }
+  return gw
 }
 
 const chat = async (key: string, model: string, content: string) => {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+  const res = await fetch(`${gw!.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { ...bearer(key), 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
@@ -58,11 +64,11 @@ const chat = async (key: string, model: string, content: string) => {
   return ((await res.json()) as any).usage as { prompt_tokens: number; completion_tokens: number }
 }
 const usage = async (key: string) =>
-  (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(key) })).json()) as any
+  (await (await fetch(`${gw!.url}/v1/usage`, { headers: bearer(key) })).json()) as any
 /** /v1/usage once `requests` were admitted this minute and none holds tokens (flushed, not slept on). */
 async function settled(key: string, requests: number): Promise<any> {
   for (let i = 0; ; i++) {
-    await gw.deps.recorder.flush()
+    await gw!.deps.recorder.flush()
     const u = await usage(key)
     const m = u.usage.current_minute
     if ((m.requests >= requests && m.reserved_tokens === 0) || i === 100) return u
@@ -70,12 +76,17 @@ async function settled(key: string, requests: number): Promise<any> {
   }
 }
 const admin = async (path: string) =>
-  (await (await fetch(`${gw.url}/admin/v1${path}`, { headers: bearer(ADMIN_TOKEN) })).json()) as any
+  (await (await fetch(`${gw!.url}/admin/v1${path}`, { headers: bearer(ADMIN_TOKEN) })).json()) as any
 
 for (const b of all)
   describe.skipIf(b.skip)(`/v1/usage with tokens and money on ${b.name}`, () => {
+    afterAll(async () => {
+      await gw?.stop()
+      gw = undefined
+    })
+
     test('limits, windows, the budget, cost per model, and the key’s own limits', async () => {
-      await start(b)
+      const gw = await start(b)
       const { key } = await gw.key('acme', 'metered')
       let micros = 0
       let billed = 0
@@ -143,9 +154,9 @@ for (const b of all)
     })
 
     test("what is left of the key's own limits: its requests, tokens and budget beside the account's", async () => {
-      await start(b)
-      await gw.deps.accounts.createAccount('acme', 'metered')
-      const made = await gw.deps.accounts.createKey('acme', 'own', {
+      const gw = await start(b)
+      await gw.deps.accounts.createAccount('acme-own', 'metered')
+      const made = await gw.deps.accounts.createKey('acme-own', 'own', {
         rpm: 10,
         tpm: 50_000,
         budget: { usd: 0.5, period: 'day' },
@@ -169,7 +180,7 @@ for (const b of all)
       // The account's figures are the account's: the same requests, against its own limits.
       expect(u.rate_limits.tokens_minute).toMatchObject({ limit: 100_000, used: billed })
       // A key without limits of its own: every one null.
-      const plain = await gw.deps.accounts.createKey('acme', 'plain')
+      const plain = await gw.deps.accounts.createKey('acme-own', 'plain')
       expect((await usage(plain.key)).account_information.key.rate_limits).toEqual({
         minute: null,
         day: null,
@@ -180,9 +191,11 @@ for (const b of all)
     })
 
     test("the key's own budget is the one shown when it leaves less; none: budget null", async () => {
-      await start(b)
-      await gw.deps.accounts.createAccount('acme', 'metered')
-      const made = await gw.deps.accounts.createKey('acme', 'tight', { budget: { usd: 0.5, period: 'day' } })
+      const gw = await start(b)
+      await gw.deps.accounts.createAccount('acme-tight', 'metered')
+      const made = await gw.deps.accounts.createKey('acme-tight', 'tight', {
+        budget: { usd: 0.5, period: 'day' },
+      })
       const u = await usage(made.key)
       expect(u.budget).toMatchObject({
         usd: 0.5,

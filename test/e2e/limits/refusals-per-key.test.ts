@@ -5,7 +5,7 @@
  * flood of equal refusals is one row with a count — and read by `GET /admin/v1/refusals` (the
  * data behind the console's per-key refusals). Every backend.
  */
-import { describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, test } from 'bun:test'
 import { backends } from '../../support/backends.ts'
 import {
   ADMIN_TOKEN,
@@ -18,8 +18,10 @@ import {
 import { afterEach } from '../../support/hooks.ts'
 
 let gw: TestGateway
+/** The first test's gateway, which the third's admin checks use too: stopped by their describe. */
+let shared: TestGateway | undefined
 afterEach(async () => {
-  await gw?.stop()
+  if (gw !== shared) await gw?.stop()
 })
 
 const chat = (key: string, model = 'demo/echo', body?: string, type = 'application/json') =>
@@ -41,14 +43,23 @@ async function refusals(query: string): Promise<any> {
 
 for (const backend of backends('refusals-per-key.test.ts')) {
   describe.skipIf(backend.skip)(`[${backend.name}]`, () => {
-    test('each key’s refusals, by code: 429, 403, 404, 400, 415 — admitted requests not among them', async () => {
-      gw = await startGateway({
+    // The third test's two admin checks read no refusal: they run on the first test's gateway
+    // (after it) rather than on a gateway and a database of their own.
+    const tiny = async () =>
+      (shared ??= await startGateway({
         doc: testConfigDoc({
           usage: { flush_ms: 10 },
           plans: { ...PLANS, tiny: { rpm: 1, rpd: null, models: ['tier:free'] } },
         }),
         backend: await backend.fresh(),
-      })
+      }))
+    afterAll(async () => {
+      await shared?.stop()
+      shared = undefined
+    })
+
+    test('each key’s refusals, by code: 429, 403, 404, 400, 415 — admitted requests not among them', async () => {
+      gw = await tiny()
       const a = await gw.key('alice', 'tiny')
       const b = await gw.key('bob', 'tiny')
       const statuses = [
@@ -107,7 +118,7 @@ for (const backend of backends('refusals-per-key.test.ts')) {
     })
 
     test('the admin token is required; a bad time is a 400 naming it', async () => {
-      gw = await startGateway({ doc: testConfigDoc(), backend: await backend.fresh() })
+      gw = await tiny()
       expect((await fetch(`${gw.url}/admin/v1/refusals`)).status).toBe(401)
       const res = await fetch(`${gw.url}/admin/v1/refusals?from=yesterday`, { headers: bearer(ADMIN_TOKEN) })
       expect(res.status).toBe(400)
