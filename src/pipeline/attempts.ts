@@ -236,7 +236,8 @@ function logAttempt(
   kind: FailureKind,
   err: GatewayError,
 ): void {
-  deps.log.warn('upstream attempt failed', {
+  // The gateway's own fault is a bug to fix: at error, its stack in `detail`.
+  deps.log[kind === 'internal' ? 'error' : 'warn']('upstream attempt failed', {
     request_id: rid,
     model,
     key: `#${key}`,

@@ -14,6 +14,8 @@ import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
   describeNetworkError,
+  fromTheWire,
+  gatewayFault,
   invalidResponse,
   MAX_RETRY_AFTER_S,
   networkErrorDetail,
@@ -27,6 +29,8 @@ export {
   abortError,
   clampRetryAfter,
   describeUpstreamError,
+  fromTheWire,
+  gatewayFault,
   inBandError,
   invalidResponse,
   networkErrorDetail,
@@ -344,10 +348,14 @@ export function totalTimeout(ctx: CallContext): GatewayError {
   )
 }
 
-/** A failed read of an upstream body, as the client should hear of it. */
+/**
+ * A failed read of an upstream body, as the client should hear of it. The read runs the stream's
+ * decoders too: what one of them throws is the gateway's fault, not the upstream's.
+ */
 export function streamReadError(err: unknown, ctx: CallContext): GatewayError {
   if (err instanceof GatewayError) return err
   if (ctx.signal.aborted) return abortError(ctx.signal.reason)
+  if (!fromTheWire(err)) return gatewayFault(err)
   return streamInterrupted(
     ctx.provider.prefix,
     describeNetworkError(err),

@@ -149,6 +149,34 @@ export function abortError(reason: unknown): GatewayError {
 }
 
 /**
+ * Whether a value thrown around an upstream call came from the network: Bun's fetch and body
+ * readers throw a `TypeError` with a string `code` (ECONNRESET, ECONNREFUSED, InvalidHTTPResponse,
+ * ZlibError …), an aborted or timed-out signal a `DOMException`. A value without a code (a
+ * `TypeError` of `null.type`, a `RangeError`) was thrown by the gateway's own code.
+ */
+export function fromTheWire(error: unknown): boolean {
+  return typeof (error as { code?: unknown } | null)?.code === 'string' || error instanceof DOMException
+}
+
+/**
+ * 500 `internal_error` for what the gateway's own code threw during an attempt (a translator or
+ * encoder meeting an answer it cannot handle): failure kind `internal`, never the upstream's.
+ * The stack goes to the log only (`detail`).
+ */
+export function gatewayFault(error: unknown): GatewayError {
+  const err = new GatewayError(
+    500,
+    'internal_error',
+    'Internal error; it has been logged with this request id.',
+    {
+      type: 'api_error',
+      detail: (error as Error | null)?.stack ?? String(error),
+    },
+  )
+  return withFacts(err, { gateway: true })
+}
+
+/**
  * 502 `upstream_unreachable`. The client learns which provider and what kind of failure, never
  * the upstream's address: Bun's messages carry the whole URL, query included. The full text goes
  * to the server log with the request id (`GatewayError.detail`).
@@ -301,9 +329,12 @@ export function scrubbed(err: GatewayError, provider: { api_key?: string; base_u
   const host = hostPattern(provider.base_url)
   if (host) text = text.replace(host, '<upstream>')
   const message = sanitizeMessage(text, 1000)
+  // The log's detail keeps the address but never the key (the gateway's own stack may quote it).
+  const detail =
+    key && key.length >= 4 && err.detail?.includes(key) ? err.detail.split(key).join('***') : err.detail
   const retryAfter = err.headers?.['retry-after']
   const clamped = retryAfter === undefined ? undefined : clampRetryAfter(retryAfter)
-  if (message === err.message && clamped === retryAfter) return err
+  if (message === err.message && clamped === retryAfter && detail === err.detail) return err
   let headers = err.headers
   if (clamped !== retryAfter) {
     const { 'retry-after': _, ...rest } = err.headers!
@@ -313,7 +344,7 @@ export function scrubbed(err: GatewayError, provider: { api_key?: string; base_u
     param: err.param,
     type: err.type,
     headers,
-    detail: err.detail,
+    detail,
   })
   // What the attempt loop classifies by stays with the error (an in-band code rests a key).
   const facts = factsOf(err)

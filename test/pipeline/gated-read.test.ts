@@ -137,7 +137,7 @@ describe('gatedItems', () => {
     expect((err as GatewayError).message).toContain('did not finish within 200 ms')
   })
 
-  test('a body failure → 502 upstream_stream_interrupted; a GatewayError passes as it is; 499 once the client left', async () => {
+  test('a body failure → 502 upstream_stream_interrupted (a decoder exception: 500 internal_error); a GatewayError passes as it is; 499 once the client left', async () => {
     const failing = (err: unknown) =>
       new ReadableStream<number>({
         start(c) {
@@ -147,10 +147,11 @@ describe('gatedItems', () => {
       })
     const read = (body: ReadableStream<number>, signal?: AbortSignal) =>
       gatedItems(plan(body, {}, new ManualScheduler(), signal), all).catch((e: unknown) => e)
-    expect(code(await read(failing(new TypeError('ECONNRESET'))))).toEqual([
-      502,
-      'upstream_stream_interrupted',
-    ])
+    // As Bun throws a socket's failure: a TypeError with a `code`.
+    const socket = Object.assign(new TypeError('The socket connection was closed'), { code: 'ECONNRESET' })
+    expect(code(await read(failing(socket)))).toEqual([502, 'upstream_stream_interrupted'])
+    // What the stream's decoders throw without one is the gateway's own fault.
+    expect(code(await read(failing(new TypeError('null is not an object'))))).toEqual([500, 'internal_error'])
     const own = new GatewayError(502, 'upstream_invalid_response', 'bad')
     expect(await read(failing(own))).toBe(own)
     const client = new AbortController()

@@ -205,8 +205,10 @@ describe('writeChatStream', () => {
     expect(comments).toEqual([])
   })
 
-  test('an error after the first chunk → error event, no [DONE]; a non-gateway error becomes a 502', async () => {
-    const { stream } = scripted([ROLE(), TEXT('partial'), fail(new TypeError('socket hang up'))])
+  test('an error after the first chunk → error event, no [DONE]; a network error becomes a 502', async () => {
+    // As Bun throws a socket's failure: a TypeError with a `code` (one without is the gateway's own).
+    const socket = Object.assign(new TypeError('socket hang up'), { code: 'ECONNRESET' })
+    const { stream } = scripted([ROLE(), TEXT('partial'), fail(socket)])
     const { opts, finished } = options()
     const { data } = frames(await text(await ok(writeChatStream(stream, opts))))
     expect(data.length).toBe(3)

@@ -199,6 +199,12 @@ export class AttemptPlan {
         if (this.targets[i]!.model.context_window <= window) this.skipped = added(this.skipped, i)
       }
     }
+    if (action.failover === 'other_kind') {
+      const kind = target.provider.kind
+      for (let i = this.t + 1; i < this.targets.length; i++) {
+        if (this.targets[i]!.provider.kind === kind) this.skipped = added(this.skipped, i)
+      }
+    }
     this.moveOn()
   }
 

@@ -28,6 +28,11 @@ export const FAILURE_KINDS = [
   'request_fault',
   'context_overflow',
   'content_policy',
+  /**
+   * The gateway's own fault: something it threw while making or reading an attempt (a translator
+   * or encoder meeting an answer it cannot handle), not a failure of the upstream.
+   */
+  'internal',
 ] as const
 export type FailureKind = (typeof FAILURE_KINDS)[number]
 
@@ -53,6 +58,8 @@ export interface FailureFacts {
   code?: string | null
   message?: string | null
   transport?: TransportFault
+  /** The gateway failed, not the upstream (a bug): outranks everything else. */
+  gateway?: true
 }
 
 /** Provider codes that decide the kind whatever the status (a 429 may be quota, a 200 stream may carry an overload). */
@@ -111,6 +118,7 @@ const BY_TRANSPORT: Readonly<Record<TransportFault, FailureKind>> = {
 
 /** The one kind for what an attempt saw. An error status or code outranks the transport. */
 export function classify(f: FailureFacts): FailureKind {
+  if (f.gateway) return 'internal'
   const byCode = f.code ? BY_CODE[f.code] : undefined
   if (byCode) return byCode
   const s = f.status
@@ -136,9 +144,10 @@ export interface Action {
   nextKey: boolean
   /**
    * When retries are spent: go to the next fallback (`always`), only to one with a larger context
-   * window (`larger_context`), never (the answer goes to the client as the provider gave it).
+   * window (`larger_context`), only to one of another provider kind (`other_kind`: another wire,
+   * read by other code), never (the answer goes to the client as the provider gave it).
    */
-  failover: 'always' | 'larger_context' | 'never'
+  failover: 'always' | 'larger_context' | 'other_kind' | 'never'
   /** With no fallback left: `wait` on this target still (a slow reasoning model is not an error), or `fail`. */
   lastResort: 'fail' | 'wait'
   /** This target is not tried again for this request (a silent one is never waited on twice). */
@@ -212,6 +221,11 @@ export const ACTIONS: Readonly<Record<FailureKind, Readonly<Action>>> = {
   context_overflow: { ...THE_REQUESTS_FAULT, failover: 'larger_context', skipForRequest: true },
   // Returned as the provider gave it.
   content_policy: THE_REQUESTS_FAULT,
+  // The gateway's bug, not the upstream's failure: another key or another model of the same
+  // provider kind goes through the same code and would fail the same way, so neither is tried; a
+  // fallback of another kind is read by other code and may answer. The upstream answered, so its
+  // circuit is not touched (one account's request must not pause the model for everyone).
+  internal: { ...SKIP_TARGET, failover: 'other_kind', circuit: 'none' },
 }
 
 /**

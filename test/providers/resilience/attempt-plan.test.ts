@@ -15,7 +15,10 @@ function world() {
   const clock = new ManualClock(1_000_000)
   const board = new CircuitBoard(clock)
   const pools = new Map<string, KeyPool>()
-  const target = (id: string, opts: { keys?: number; features?: string[]; window?: number } = {}): Target => {
+  const target = (
+    id: string,
+    opts: { keys?: number; features?: string[]; window?: number; kind?: string } = {},
+  ): Target => {
     const [prefix, name] = id.split('/') as [string, string]
     let pool = pools.get(prefix)
     if (!pool) {
@@ -27,7 +30,7 @@ function world() {
     }
     return {
       id,
-      provider: { prefix, kind: 'openai', models: [] } as unknown as ProviderConfig,
+      provider: { prefix, kind: opts.kind ?? 'openai', models: [] } as unknown as ProviderConfig,
       model: {
         name,
         context_window: opts.window ?? 8192,
@@ -229,6 +232,22 @@ describe('AttemptPlan', () => {
       w2.plan([w2.target('a/m', { window: 128_000 }), w2.target('b/small', { window: 32_000 })]),
       ['context_overflow'],
     ).end
+    expect(end).toEqual({ stop: 'exhausted' })
+  })
+
+  test("the gateway's own fault (internal): no retry, no other key, only to a fallback of another provider kind; no circuit failure", () => {
+    const w = world()
+    const targets = [
+      w.target('a/m', { keys: 2 }),
+      w.target('b/same', { kind: 'openai' }),
+      w.target('c/other', { kind: 'anthropic' }),
+    ]
+    expect(run(w, w.plan(targets), ['internal', 'ok']).log).toEqual(['a/m#0', 'c/other#0'])
+    // Failing so every time, the circuit never opens: the next request still starts on the primary.
+    for (let i = 0; i < 5; i++) run(w, w.plan(targets), ['internal', 'ok'])
+    expect(run(w, w.plan(targets), ['ok']).log).toEqual(['a/m#0'])
+    const w2 = world()
+    const end = run(w2, w2.plan([w2.target('a/m', { keys: 2 }), w2.target('b/same')]), ['internal']).end
     expect(end).toEqual({ stop: 'exhausted' })
   })
 

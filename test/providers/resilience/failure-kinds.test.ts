@@ -101,6 +101,13 @@ describe('classify', () => {
     expect(classify({ status: 400, code: upstreamCode(bad) })).toBe('request_fault')
   })
 
+  test("the gateway's own fault outranks whatever else was seen", () => {
+    expect(classify({ gateway: true })).toBe('internal')
+    expect(classify({ gateway: true, status: 200, transport: 'invalid' })).toBe('internal')
+    // An upstream's own code that reads alike is the upstream's: a 500 from it is transient.
+    expect(classify({ status: 500, code: 'internal_error' })).toBe('transient')
+  })
+
   test('an unknown code falls back to the status', () => {
     expect(classify({ status: 401, code: 'something_new' })).toBe('credential')
     expect(classify({ status: 418, code: 'teapot' })).toBe('request_fault')
@@ -150,6 +157,15 @@ describe('the action table (DESIGN §10)', () => {
     expect(ACTIONS.request_fault).toMatchObject({ retry: 'none', failover: 'never', nextKey: false })
     expect(ACTIONS.content_policy).toMatchObject({ retry: 'none', failover: 'never', nextKey: false })
     expect(ACTIONS.context_overflow).toMatchObject({ retry: 'none', failover: 'larger_context' })
+  })
+  test("the gateway's own fault: no retry, no other key, only to another provider kind, never a circuit failure", () => {
+    expect(ACTIONS.internal).toMatchObject({
+      retry: 'none',
+      nextKey: false,
+      failover: 'other_kind',
+      skipForRequest: true,
+      circuit: 'none',
+    })
   })
   test('an oversized answer is not asked for again from the same target: fail over at once', () => {
     expect(ACTIONS.oversized).toMatchObject({ retry: 'none', failover: 'always', skipForRequest: true })
