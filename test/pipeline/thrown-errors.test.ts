@@ -8,8 +8,8 @@ import { failureFacts } from '../../src/pipeline/attempts.ts'
 import { toGatewayError } from '../../src/pipeline/errors.ts'
 import { streamReadError } from '../../src/providers/http.ts'
 import { classify } from '../../src/providers/resilience/failure-kinds.ts'
-import { StoreBusyError } from '../../src/store/errors.ts'
 import type { CallContext } from '../../src/providers/types.ts'
+import { StoreBusyError } from '../../src/store/errors.ts'
 
 let reset: { port: number; stop(closeActive?: boolean): void }
 let gzip: { port: number; stop(closeActive?: boolean): void }
