@@ -169,7 +169,9 @@ describe('input the gateway cannot count', () => {
     expect(google.status).toBe(400)
     expect(((await google.json()) as any).error.message).toContain('tools[0].urlContext')
     const res = await generate('o/gpt-drop', body, key)
-    expect(`${res.status} ${res.headers.get('x-switchyard-dropped-tools')}`).toBe('200 urlContext, googleSearch')
+    expect(`${res.status} ${res.headers.get('x-switchyard-dropped-tools')}`).toBe(
+      '200 urlContext, googleSearch',
+    )
     await res.arrayBuffer()
     const reserved = 1_000_000 - Number(res.headers.get('x-ratelimit-remaining-tokens'))
     expect(reserved).toBeGreaterThan(50)
