@@ -24,7 +24,16 @@ export const MAX_JSON_ELEMENTS = 100_000
 export interface JsonLimits {
   /** Containers nested deeper than this are refused (the top-level value is level 1). */
   maxDepth: number
+  /** Array items and object members (every opening bracket and comma), but see `maxArrayScalars`. */
   maxElements: number
+  /**
+   * Where set, numbers, booleans and nulls in arrays count against this instead of `maxElements`
+   * (the comma after each): embeddings' token ids, 300,000 a request, while object members,
+   * strings and containers stay held to `maxElements`. Such an item is one cheap slot of a packed
+   * array, where an object member is a key to intern and a slot in a dictionary: a 300,000-member
+   * object cost 7–10 × a valid body of its size.
+   */
+  maxArrayScalars?: number
 }
 
 export const DEFAULT_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
@@ -34,14 +43,16 @@ export const DEFAULT_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
 
 /** What the scanner reports: which limit broke, and where. */
 export interface LimitBreak {
-  kind: 'depth' | 'elements'
+  kind: 'depth' | 'elements' | 'scalars'
   /** Index (UTF-16 code units, from the start of the text) of the character that broke the limit. */
   offset: number
 }
 
 export type StructureProblem =
   /** `path`: the keys and indexes leading to the container that opens one level too deep. */
-  { kind: 'depth'; offset: number; path: string[] } | { kind: 'elements'; offset: number }
+  | { kind: 'depth'; offset: number; path: string[] }
+  | { kind: 'elements'; offset: number }
+  | { kind: 'scalars'; offset: number }
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -66,7 +77,9 @@ export function checkJsonStructure(
   if (!found) return null
   return found.kind === 'depth'
     ? { kind: 'depth', offset: found.offset, path: scanner.path(text) }
-    : { kind: 'elements', offset: found.offset }
+    : found.kind === 'elements'
+      ? { kind: 'elements', offset: found.offset }
+      : { kind: 'scalars', offset: found.offset }
 }
 
 /**
@@ -89,7 +102,10 @@ export class JsonStructureScanner {
   private readonly keyEnd: number[] = []
   private depth = 0
   private elements = 0
+  private scalars = 0
   private tokens = 0
+  /** The current item holds a string or a container: it is no scalar (`maxArrayScalars`). */
+  private structured = false
   private expectKey = false
   /** Offset of the current piece in the whole text. */
   private base = 0
@@ -100,7 +116,7 @@ export class JsonStructureScanner {
   private escaped = false
 
   constructor(private readonly limits: JsonLimits = DEFAULT_JSON_LIMITS) {
-    this.maxTokens = 4 * limits.maxElements + 4
+    this.maxTokens = maxTokensOf(limits)
   }
 
   /** Scans the next piece; returns the first problem (offsets count from the first piece), or null. */
@@ -116,6 +132,7 @@ export class JsonStructureScanner {
       const c = piece.charCodeAt(i)
       if (c === QUOTE) {
         this.inString = true
+        this.structured = true
         this.inKey = this.expectKey
         this.expectKey = false
         if (this.inKey) this.keyStart[this.depth - 1] = base + i
@@ -128,11 +145,22 @@ export class JsonStructureScanner {
         this.keyStart[this.depth] = -1
         this.depth++
         this.expectKey = c === OPEN_OBJECT
+        this.structured = false
       } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
         if (this.depth > 0) this.depth--
         this.expectKey = false
+        this.structured = true
       } else {
-        if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset: base + i }
+        const scalarLimit = this.limits.maxArrayScalars
+        if (
+          scalarLimit !== undefined &&
+          !this.structured &&
+          this.depth > 0 &&
+          !this.isObject[this.depth - 1]
+        ) {
+          if (++this.scalars > scalarLimit) return { kind: 'scalars', offset: base + i }
+        } else if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset: base + i }
+        this.structured = false
         if (this.depth > 0) {
           if (this.isObject[this.depth - 1]) this.expectKey = true
           else this.index[this.depth - 1]!++
@@ -214,20 +242,26 @@ function keyText(text: string, start: number, end: number): string {
  * walked between two quotes, as in the scanner).
  */
 export function withinJsonLimits(text: string, limits: JsonLimits = DEFAULT_JSON_LIMITS): boolean {
-  const maxTokens = 4 * limits.maxElements + 4
+  const maxTokens = maxTokensOf(limits)
   const { maxDepth, maxElements } = limits
+  const scalarLimit = limits.maxArrayScalars ?? 0
+  // Which open containers are arrays: only kept where scalars have their own limit.
+  const arrays = limits.maxArrayScalars === undefined ? null : new Uint8Array(maxDepth)
   let depth = 0
   let elements = 0
+  let scalars = 0
   let tokens = 0
+  let structured = false
   const n = text.length
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
     if (c === QUOTE) {
       tokens++
+      structured = true
       let q = i
       for (;;) {
         q = text.indexOf('"', q + 1)
-        if (q === -1) return tokens <= maxTokens && elements <= maxElements
+        if (q === -1) return tokens <= maxTokens && elements <= maxElements && scalars <= scalarLimit
         let run = 0
         for (let k = q - 1; k > i && text.charCodeAt(k) === BACKSLASH; k--) run++
         if ((run & 1) === 0) break
@@ -237,14 +271,27 @@ export function withinJsonLimits(text: string, limits: JsonLimits = DEFAULT_JSON
       tokens++
       if (depth === maxDepth) return false
       elements++
+      if (arrays) arrays[depth] = c === OPEN_ARRAY ? 1 : 0
       depth++
+      structured = false
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       tokens++
       if (depth > 0) depth--
+      structured = true
     } else if (c === COMMA) {
       tokens++
-      elements++
+      if (arrays && !structured && depth > 0 && arrays[depth - 1] === 1) scalars++
+      else elements++
+      structured = false
     }
   }
-  return tokens <= maxTokens && elements <= maxElements
+  return tokens <= maxTokens && elements <= maxElements && scalars <= scalarLimit
+}
+
+/**
+ * Brackets, commas and strings a text within `limits` can hold: valid JSON has at most four per
+ * element (an opener or comma, its closer, a key and a string value) and one per array scalar.
+ */
+function maxTokensOf(limits: JsonLimits): number {
+  return 4 * limits.maxElements + (limits.maxArrayScalars ?? 0) + 4
 }

@@ -91,10 +91,18 @@ function structureError(
 ): GatewayError {
   const where = position(json, problem.offset, skipped)
   if (problem.kind === 'elements') {
+    const besides = limits.maxArrayScalars === undefined ? '' : ' besides numbers in arrays'
     return new GatewayError(
       400,
       'invalid_value',
-      `The request body holds more than ${limits.maxElements} array items and object members (the limit is passed ${where}). Send a smaller request.`,
+      `The request body holds more than ${limits.maxElements} array items and object members${besides} (the limit is passed ${where}). Send a smaller request.`,
+    )
+  }
+  if (problem.kind === 'scalars') {
+    return new GatewayError(
+      400,
+      'invalid_value',
+      `The request body holds more than ${limits.maxArrayScalars} numbers in arrays (the limit is passed ${where}). Send a smaller request.`,
     )
   }
   // The path can be a hundred segments long; the first few locate the problem.

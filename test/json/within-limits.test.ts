@@ -37,7 +37,14 @@ describe('withinJsonLimits: the same answer as checkJsonStructure(text) === null
     for (let seed = 1; seed <= 20_000; seed++) {
       const rand = mulberry32(seed)
       const text = randomText(rand, Math.floor(rand() * 60))
-      const limits = seed % 2 ? { maxDepth: 1 + (seed % 5), maxElements: 1 + (seed % 13) } : undefined
+      const limits =
+        seed % 2
+          ? {
+              maxDepth: 1 + (seed % 5),
+              maxElements: 1 + (seed % 13),
+              ...(seed % 3 ? {} : { maxArrayScalars: seed % 7 }),
+            }
+          : undefined
       const expected = checkJsonStructure(text, limits) === null
       if (withinJsonLimits(text, limits) !== expected)
         throw new Error(`seed ${seed}: ${JSON.stringify(text)}`)
@@ -54,5 +61,23 @@ describe('withinJsonLimits: the same answer as checkJsonStructure(text) === null
     ]
     expect(texts.map((t) => withinJsonLimits(t))).toEqual([true, false, true, false, true])
     expect(texts.map((t) => checkJsonStructure(t) === null)).toEqual([true, false, true, false, true])
+  })
+
+  test('numbers in arrays held apart (maxArrayScalars): the same answer as the scanner', () => {
+    const limits = { maxDepth: 4, maxElements: 4, maxArrayScalars: 5 }
+    const cases = [
+      `[${'1,'.repeat(5)}1]`,
+      `[${'1,'.repeat(6)}1]`,
+      `[${'"a",'.repeat(3)}"a"]`,
+      `[${'"a",'.repeat(4)}"a"]`,
+      `{"a":1,"b":2,"c":3,"d":4,"e":5}`,
+      `[[1,2,3],[4,5,6]]`,
+      `[[1,2,3],[4,5,6],[7]]`,
+      `[{"a":1},2,3]`,
+      `[true,null,false,1,2,3]`,
+    ]
+    const answers = cases.map((t) => withinJsonLimits(t, limits))
+    expect(answers).toEqual(cases.map((t) => checkJsonStructure(t, limits) === null))
+    expect(answers).toEqual([true, false, true, false, false, true, false, true, true])
   })
 })

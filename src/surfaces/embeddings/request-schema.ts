@@ -9,7 +9,7 @@
  * translated route refuses them by name, as OpenAI does (`refuseUnknownFields`).
  */
 import { type Static, Type as T } from '@sinclair/typebox'
-import { type JsonLimits, MAX_JSON_DEPTH } from '../../json/limits.ts'
+import { type JsonLimits, MAX_JSON_DEPTH, MAX_JSON_ELEMENTS } from '../../json/limits.ts'
 
 /** OpenAI: "any array must be 2048 dimensions or less". */
 export const MAX_INPUT_ITEMS = 2048
@@ -18,15 +18,17 @@ export const MAX_INPUT_ITEMS = 2048
 const MAX_REQUEST_TOKENS = 300_000
 
 /**
- * The JSON structural limits an embeddings body is read under. Token-id inputs are one array item
- * per token, so the gateway's default (100,000 items) refused batches OpenAI takes — LangChain's
- * Python `OpenAIEmbeddings` sends up to 1,000 token arrays a request by default. Room for OpenAI's
- * 300,000 tokens, its 2,048 inputs and a body's few members; a hostile body still costs no more
- * than a valid one of its size.
+ * The JSON structural limits an embeddings body is read under: the gateway's default for all but
+ * numbers in arrays, and OpenAI's 300,000 of those. Token-id inputs are one array item per token,
+ * so the default (100,000 items) refused batches OpenAI takes — LangChain's Python
+ * `OpenAIEmbeddings` sends up to 1,000 token arrays a request by default. Raising `maxElements`
+ * instead let object members in too: a 3.4 MB `{"x": {"k0": 1, …, "k299999": 1}}` cost 7–10 × a
+ * valid body of its size before its 400, and on an openai route was forwarded whole.
  */
 export const EMBEDDINGS_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
   maxDepth: MAX_JSON_DEPTH,
-  maxElements: MAX_REQUEST_TOKENS + MAX_INPUT_ITEMS + 64,
+  maxElements: MAX_JSON_ELEMENTS,
+  maxArrayScalars: MAX_REQUEST_TOKENS,
 })
 
 /**

@@ -99,7 +99,23 @@ describe('decoding OpenAI embeddings bodies', () => {
     expect(view.input.items).toHaveLength(1000)
     const err = refusal(batch(1000, 303))
     expect(err.status).toBe(400)
-    expect(err.message).toContain('array items')
+    expect(err.message).toContain('more than 300000 numbers in arrays')
+  })
+
+  test("object members, strings and containers are held to chat's 100,000, token ids or not", () => {
+    const members = (n: number) =>
+      `{"model":"${M}","input":"hi","x":{${Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',')}}}`
+    expect(decodeEmbeddings(members(99_990)).input.items).toEqual(['hi'])
+    expect(refusal(members(300_000)).message).toContain(
+      'more than 100000 array items and object members besides numbers in arrays',
+    )
+    // Strings in an array are no token ids: 2,048 inputs at most, and never 300,000 of them.
+    expect(refusal(`{"model":"${M}","input":[${'"a",'.repeat(150_000)}"a"]}`).message).toContain(
+      'more than 100000 array items',
+    )
+    expect(refusal(`{"model":"${M}","input":[${'[],'.repeat(150_000)}[]]}`).message).toContain(
+      'more than 100000 array items',
+    )
   })
 
   test('model, dimensions, encoding_format and user are named when wrong', () => {
