@@ -25,7 +25,8 @@
  * A third flood sends valid chat bodies on to a real openai upstream (here, in this process), which
  * holds the first 16 until all have arrived: the gateway's size then is what 16 bodies waiting for
  * their answers cost it. Main held each twice (the upstream body was a second copy of the text:
- * 2.1 ×); now a large upstream body is the text's pieces, sent without a copy (1.0–1.1 ×).
+ * 2.1 ×); now a large upstream body is the text's pieces, sent without a copy (1.0–1.1 ×). A
+ * fourth does the same with embeddings bodies, one round (stop 65: they were still joined, 2.0 ×).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
@@ -50,8 +51,8 @@ const BOUND = 1.5
  * answered together (`release`): the moment every body is in flight at once, waiting for its answer.
  */
 let arrived = 0
-const parked = Promise.withResolvers<void>()
-const release = Promise.withResolvers<void>()
+let parked = Promise.withResolvers<void>()
+let release = Promise.withResolvers<void>()
 const upstream = Bun.serve({
   hostname: '127.0.0.1',
   port: 0,
@@ -64,7 +65,9 @@ const upstream = Bun.serve({
       bytes += piece.byteLength
     }
     // The gateway's edit: the model as the upstream names it, the rest of the body as sent.
-    const forwarded = head.includes('"model": "big-upstream"') || head.includes('"model":"big-upstream"')
+    const embeddings = new URL(req.url).pathname === '/v1/embeddings'
+    const name = embeddings ? 'embed-upstream' : 'big-upstream'
+    const forwarded = head.includes(`"model": "${name}"`) || head.includes(`"model":"${name}"`)
     // The flood's bodies (not the warm-up's small one).
     if (forwarded && bytes > 1024 * 1024 && ++arrived <= CONCURRENCY) {
       if (arrived === CONCURRENCY) parked.resolve()
@@ -75,6 +78,16 @@ const upstream = Bun.serve({
         { error: { message: `unexpected body: ${bytes} bytes, ${head.slice(0, 80)}` } },
         { status: 400 },
       )
+    if (embeddings) {
+      // body-flood's 2,048 inputs (the warm-up's one).
+      const n = bytes > 1024 * 1024 ? 2048 : 1
+      return Response.json({
+        object: 'list',
+        data: Array.from({ length: n }, (_, index) => ({ object: 'embedding', index, embedding: [1] })),
+        model: name,
+        usage: { prompt_tokens: n, total_tokens: n },
+      })
+    }
     return Response.json({
       id: 'chatcmpl-1',
       object: 'chat.completion',
@@ -119,6 +132,12 @@ beforeAll(async () => {
               max_output_tokens: 4096,
               features: ['streaming'],
             },
+            {
+              name: 'embed',
+              upstream_name: 'embed-upstream',
+              type: 'embedding',
+              context_window: 8192,
+            },
           ],
         },
       ],
@@ -145,6 +164,7 @@ beforeAll(async () => {
     ['/v1/messages/count_tokens', 'demo/echo'],
     ['/v1/chat/completions', 'up/big'],
     ['/v1/embeddings', 'demo/embed'],
+    ['/v1/embeddings', 'up/embed'],
   ]) {
     const res = await fetch(`${gw.url}${path}`, {
       method: 'POST',
@@ -176,6 +196,7 @@ async function statusMb(field: 'VmRSS' | 'VmHWM'): Promise<number> {
 async function flood(
   path: string,
   model = 'demo/echo',
+  rounds = ROUNDS,
 ): Promise<{ growthMb: number; parkedMb: number | null; statuses: Record<string, number>; probes: number }> {
   // Lets the idle collector (src/app/serve.ts: a quiet second, then a full collection) give back
   // what the last run left; then starts the high-water mark afresh. Growth counts from the warm
@@ -199,7 +220,7 @@ async function flood(
       String(MB),
       '0',
       model,
-      String(ROUNDS),
+      String(rounds),
     ],
     { stdout: 'pipe', stderr: 'inherit' },
   )
@@ -209,13 +230,15 @@ async function flood(
   })
   // Forwarded bodies: the process's size while the first CONCURRENCY wait at the upstream together.
   let parkedMb: number | null = null
-  const measured =
-    model === 'up/big'
-      ? parked.promise.then(async () => {
-          parkedMb = (await statusMb('VmRSS')) - before
-          release.resolve()
-        })
-      : null
+  arrived = 0
+  parked = Promise.withResolvers<void>()
+  release = Promise.withResolvers<void>()
+  const measured = model.startsWith('up/')
+    ? parked.promise.then(async () => {
+        parkedMb = (await statusMb('VmRSS')) - before
+        release.resolve()
+      })
+    : null
   let probes = 0
   while (!done) {
     const res = await fetch(`${gw.url}/healthz`)
@@ -289,6 +312,20 @@ describe(`${CONCURRENCY} concurrent ${MB} MB bodies from one key`, () => {
     // The peak also counts the instant a body's text and its read buffer coexist, and dead bodies
     // a collection has not reached yet (+149–206 MB on the branch, +233–293 MB on main): bounded
     // looser, so the check stays green on a loaded machine.
+    expect(r.growthMb).toBeLessThan(2 * IN_FLIGHT_MB)
+  }, 180_000)
+
+  test(`valid embeddings, forwarded and answered: held once while waiting, under ${BOUND} × the ${IN_FLIGHT_MB} MB in flight`, async () => {
+    // One round: the moment all 16 wait at the upstream is what it bounds.
+    const r = await flood('/v1/embeddings', 'up/embed', 1)
+    console.log(
+      `forwarded embeddings: +${r.growthMb.toFixed(0)} MB at the peak, +${r.parkedMb?.toFixed(0)} MB with all ${CONCURRENCY} waiting for their answers, for ${IN_FLIGHT_MB} MB in flight; ${JSON.stringify(r.statuses)}`,
+    )
+    expect(r.statuses).toEqual({ 200: CONCURRENCY })
+    expect(r.probes).toBeGreaterThan(0)
+    // Stop 65: the upstream body was the text joined with its new model, a second copy (2.0 × at
+    // 24 × 10 MB); now the text's pieces, as chat's.
+    expect(r.parkedMb).toBeLessThan(BOUND * IN_FLIGHT_MB)
     expect(r.growthMb).toBeLessThan(2 * IN_FLIGHT_MB)
   }, 180_000)
 })

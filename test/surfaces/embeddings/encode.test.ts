@@ -2,6 +2,7 @@
 
 import { describe, expect, test } from 'bun:test'
 import type { ProviderConfig } from '../../../src/config/schema.ts'
+import { SPLICE_MIN, SplicedText } from '../../../src/json/spliced.ts'
 import { textTokenBound } from '../../../src/limits/text-bound.ts'
 import { encodeEmbeddings, float32Base64 } from '../../../src/surfaces/embeddings/encode.ts'
 import { forwardEmbeddingsBody, relayEmbeddingsJson } from '../../../src/surfaces/embeddings/forward.ts'
@@ -73,8 +74,17 @@ describe('openai pass-through', () => {
 
   test('a body with a duplicated key is re-serialised, so the upstream reads what the gateway checked', () => {
     const text = '{"model":"oai/other","input":"x","model":"oai/te3s"}'
-    const up = JSON.parse(forwardEmbeddingsBody(decodeEmbeddings(text), text, 'text-embedding-3-small'))
+    const up = JSON.parse(
+      String(forwardEmbeddingsBody(decodeEmbeddings(text), text, 'text-embedding-3-small')),
+    )
     expect(up).toEqual({ model: 'text-embedding-3-small', input: 'x' })
+  })
+
+  test('a large body goes up as pieces of the client’s text, not joined into a second copy', () => {
+    const text = `{"model":"oai/te3s","input":["${'a'.repeat(SPLICE_MIN)}","b"]}`
+    const up = forwardEmbeddingsBody(decodeEmbeddings(text), text, 'text-embedding-3-small')
+    expect(up).toBeInstanceOf(SplicedText)
+    expect(String(up)).toBe(text.replace('"oai/te3s"', '"text-embedding-3-small"'))
   })
 
   const view = decodeEmbeddings('{"model":"oai/te3s","input":["abcdefgh","b"]}')
