@@ -271,9 +271,16 @@ export interface EmbeddingsSurface<View> extends SurfaceCore<View> {
   /** Pass-through to providers of the surface's own wire. */
   forward: {
     kind: ProviderKind
-    request(view: View, entry: CatalogueEntry, bodyText: string): ForwardRequest
-    /** The upstream's whole answer (read under the provider's timeouts and size cap) → body and usage. */
-    relayJson(text: string, ctx: EncodeContext<View>): { body: string; usage: EmbeddingUsage }
+    /**
+     * The upstream calls, sent one after another: one, or a batch past the provider's own limit
+     * in parts (Gemini takes at most 100 requests a batch).
+     */
+    requests(view: View, entry: CatalogueEntry, bodyText: string): ForwardRequest[]
+    /**
+     * The upstreams' whole answers, one per request in order (each read under the provider's
+     * timeouts and size cap) → the client's body and usage.
+     */
+    relayJson(texts: readonly string[], ctx: EncodeContext<View>): { body: string; usage: EmbeddingUsage }
   }
 }
 

@@ -32,7 +32,7 @@ import type { EmbeddingsSurface, EncodeContext, ForwardRequest } from '../surfac
  * with the response headers its translation adds (what the provider left out).
  */
 export type EmbeddingsCall =
-  | { forward: ForwardRequest }
+  | { forward: ForwardRequest[] }
   | { request: EmbeddingRequest; headers: Record<string, string> | undefined }
 
 /** One target of an embeddings request and how the request reaches it. */
@@ -50,7 +50,7 @@ export function checkEmbeddings<View>(
 ): EmbeddingsCall {
   surface.checkLimits(view, entry)
   if (surface.forward.kind === entry.provider.kind && adapter.forward) {
-    return { forward: surface.forward.request(view, entry, bodyText) }
+    return { forward: surface.forward.requests(view, entry, bodyText) }
   }
   // An openai provider's embeddings pass through on OpenAI's wire only; the config loader refuses
   // embedding models under kinds without embeddings (this is the backstop).
@@ -151,9 +151,13 @@ export function embeddingsAttempt<View>(
       let out: { body: string; usage: EmbeddingUsage }
       let added: Record<string, string> | undefined
       if ('forward' in call) {
-        const answer = await adapter.forward!(call.forward, ctx)
-        // Read here, under the provider's timeouts and max_response_bytes, so the relay is bounded.
-        out = surface.forward.relayJson(await readText(answer, ctx), encodeCtx)
+        const texts: string[] = []
+        for (const part of call.forward) {
+          const answer = await adapter.forward!(part, ctx)
+          // Read here, under the provider's timeouts and max_response_bytes, so the relay is bounded.
+          texts.push(await readText(answer, ctx))
+        }
+        out = surface.forward.relayJson(texts, encodeCtx)
       } else {
         const result = await adapter.embeddings!.embed(call.request, ctx)
         out = { body: surface.encode(result, encodeCtx), usage: result.usage }

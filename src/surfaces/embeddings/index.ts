@@ -44,13 +44,15 @@ export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
   encode: (result, ctx) => encodeEmbeddings(result, ctx.modelId, ctx.view.body.encoding_format ?? 'float'),
   forward: {
     kind: 'openai',
-    request: (view, entry, text) => ({
-      path: EMBEDDINGS_PATH,
-      body: forwardEmbeddingsBody(view, text, upstreamModelName(entry.model)),
-      headers: {},
-    }),
-    relayJson: (text, ctx) =>
-      relayEmbeddingsJson(text, ctx.modelId, ctx.view, ctx.provider, ctx.upstreamModel),
+    requests: (view, entry, text) => [
+      {
+        path: EMBEDDINGS_PATH,
+        body: forwardEmbeddingsBody(view, text, upstreamModelName(entry.model)),
+        headers: {},
+      },
+    ],
+    relayJson: ([text], ctx) =>
+      relayEmbeddingsJson(text!, ctx.modelId, ctx.view, ctx.provider, ctx.upstreamModel),
   },
   errorResponse,
 }

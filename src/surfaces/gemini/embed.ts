@@ -5,9 +5,11 @@
  * order. A content's text parts are embedded as one text (joined by newlines), as Gemini embeds a
  * content whole. `outputDimensionality` is the vector length asked (one per batch: the canonical
  * request has one, `dimensions`). Gemini providers get the client's body (each request's `model`
- * set to the provider's name for it); the others the canonical request, without `taskType` and
- * `title`, which are named in `x-switchyard-dropped-params`. Gemini reports no token counts for
- * embeddings, so usage is estimated from the text (operations/embeddings.ts), on every route.
+ * set to the provider's name for it; a batch of more than Gemini's 100 in parts of 100, one after
+ * another, the answers joined in order, as `/v1/embeddings` on a gemini provider splits); the
+ * others the canonical request, without `taskType` and `title`, which are named in
+ * `x-switchyard-dropped-params`. Gemini reports no token counts for embeddings, so usage is
+ * estimated from the text (operations/embeddings.ts), on every route.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
 import { googleApiKey } from '../../auth/authenticate.ts'
@@ -15,6 +17,7 @@ import { upstreamModelName } from '../../config/models.ts'
 import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import { estimatedUsage } from '../../limits/embedding-estimate.ts'
 import type { EmbeddingsSurface } from '../../pipeline/surface.ts'
+import { GEMINI_BATCH_MAX } from '../../providers/gemini/embeddings.ts'
 import { invalidResponse } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { MAX_INPUT_ITEMS } from '../embeddings/request-schema.ts'
@@ -112,12 +115,43 @@ function untranslated(view: GeminiEmbedView): string[] {
   return UNTRANSLATED.filter((field) => requests.some((r) => r[field] !== undefined && r[field] !== null))
 }
 
-/** The client's body with each request's `model` the provider's name for it. */
-function forwardBody(view: GeminiEmbedView, name: string): string {
+/**
+ * The client's body with each request's `model` the provider's name for it; a batch of more than
+ * Gemini's 100 requests in parts of at most 100, in order (their answers joined: `joinAnswers`).
+ */
+function forwardBodies(view: GeminiEmbedView, name: string): string[] {
   const model = `models/${name}`
-  if (!view.batch) return JSON.stringify({ ...view.body, ...(view.body.model ? { model } : {}) })
+  if (!view.batch) return [JSON.stringify({ ...view.body, ...(view.body.model ? { model } : {}) })]
   const requests = (view.body.requests as Json[]).map((r) => ({ ...r, model }))
-  return JSON.stringify({ ...view.body, requests })
+  const bodies: string[] = []
+  for (let start = 0; start < requests.length; start += GEMINI_BATCH_MAX)
+    bodies.push(JSON.stringify({ ...view.body, requests: requests.slice(start, start + GEMINI_BATCH_MAX) }))
+  return bodies
+}
+
+/**
+ * The answers to `forwardBodies`' calls as one: each checked for an embedding per request it was
+ * sent; one answer goes to the client as it came, several as their embeddings in order.
+ */
+function joinAnswers(texts: readonly string[], view: GeminiEmbedView, label: string): string {
+  const embeddings: unknown[] = []
+  for (let i = 0; i < texts.length; i++) {
+    let parsed: Json
+    try {
+      parsed = JSON.parse(texts[i]!) as Json
+    } catch {
+      throw invalidResponse(label, 'the body is not JSON')
+    }
+    if (!view.batch) {
+      if (parsed.embedding === undefined) throw invalidResponse(label, 'the body holds no embeddings')
+      continue
+    }
+    const sent = Math.min(GEMINI_BATCH_MAX, view.texts.length - i * GEMINI_BATCH_MAX)
+    if (!Array.isArray(parsed.embeddings) || parsed.embeddings.length !== sent)
+      throw invalidResponse(label, `expected ${sent} embeddings, one per request`)
+    embeddings.push(...parsed.embeddings)
+  }
+  return texts.length === 1 ? texts[0]! : JSON.stringify({ embeddings })
 }
 
 function embedSurface(isBatch: boolean): EmbeddingsSurface<GeminiEmbedView> {
@@ -152,28 +186,15 @@ function embedSurface(isBatch: boolean): EmbeddingsSurface<GeminiEmbedView> {
       ),
     forward: {
       kind: 'gemini',
-      request: (view, entry) => {
+      requests: (view, entry) => {
         const name = upstreamModelName(entry.model)
-        return {
-          path: `/models/${encodeURIComponent(name)}:${view.method}`,
-          body: forwardBody(view, name),
-          headers: {},
-        }
+        const path = `/models/${encodeURIComponent(name)}:${view.method}`
+        return forwardBodies(view, name).map((body) => ({ path, body, headers: {} }))
       },
-      relayJson(text, ctx) {
-        let parsed: Json
-        try {
-          parsed = JSON.parse(text) as Json
-        } catch {
-          throw invalidResponse(ctx.provider.prefix, 'the body is not JSON')
-        }
-        const ok = ctx.view.batch ? Array.isArray(parsed.embeddings) : parsed.embedding !== undefined
-        if (!ok) throw invalidResponse(ctx.provider.prefix, 'the body holds no embeddings')
-        return {
-          body: text,
-          usage: estimatedUsage({ kind: 'text', items: ctx.view.texts }, 'gemini', ctx.upstreamModel),
-        }
-      },
+      relayJson: (texts, ctx) => ({
+        body: joinAnswers(texts, ctx.view, ctx.provider.prefix),
+        usage: estimatedUsage({ kind: 'text', items: ctx.view.texts }, 'gemini', ctx.upstreamModel),
+      }),
     },
     errorResponse: geminiErrorResponse,
   }
