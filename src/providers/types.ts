@@ -67,8 +67,9 @@ export interface ProviderAdapter {
    */
   forward?(req: ForwardCall, ctx: CallContext): Promise<Response>
   /**
-   * The embeddings operation, translated to the provider's wire (gemini, demo). Absent where
-   * embeddings pass through `forward` (openai) or do not exist (anthropic: refused at config load).
+   * The embeddings operation, translated to the provider's wire: gemini, demo, and openai for
+   * another surface's wire (Gemini's; `/v1/embeddings` passes through `forward`). Absent where
+   * embeddings do not exist (anthropic: refused at config load).
    */
   embeddings?: EmbeddingCalls
 }

@@ -1,8 +1,12 @@
 /**
  * @module
- * Where and how to call an OpenAI-compatible upstream: endpoint URL and request headers.
+ * Where and how to call an OpenAI-compatible upstream: endpoint URL and request headers, and the
+ * error some servers answer with a 200.
  */
 import type { ProviderConfig } from '../../config/schema.ts'
+import type { GatewayError } from '../../util/errors.ts'
+import { errorCodeOf } from '../failure-facts.ts'
+import { describeUpstreamError, inBandError } from '../http.ts'
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1'
 
@@ -25,4 +29,10 @@ export function requestHeaders(provider: ProviderConfig, accept: string): Header
   if (provider.api_key) headers.set('authorization', `Bearer ${provider.api_key}`)
   for (const [name, value] of Object.entries(provider.headers ?? {})) headers.set(name, value)
   return headers
+}
+
+/** Some compatible servers answer 200 with `{"error": ...}`: that is the upstream failing. */
+export function bodyError(json: unknown, label: string): GatewayError | undefined {
+  if ((json as { error?: unknown } | null)?.error == null) return undefined
+  return inBandError(label, describeUpstreamError(json) ?? 'no details given', errorCodeOf(json))
 }

@@ -11,20 +11,13 @@
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { errorCodeOf } from '../failure-facts.ts'
-import {
-  describeUpstreamError,
-  inBandError,
-  invalidResponse,
-  openAIStyleError,
-  readJson,
-  upstreamFetch,
-} from '../http.ts'
+import { invalidResponse, openAIStyleError, readJson, upstreamFetch } from '../http.ts'
 import { requestBody } from '../request-body.ts'
 import { type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
-import { apiUrl, chatCompletionsUrl, requestHeaders } from './api.ts'
+import { apiUrl, bodyError, chatCompletionsUrl, requestHeaders } from './api.ts'
 import { completionEvents } from './completion-events.ts'
+import { createOpenAIEmbeddings } from './embeddings.ts'
 import { OpenAIChunkDecoder } from './stream.ts'
 import { tokenParam, withTokenParam } from './token-limit.ts'
 
@@ -68,6 +61,9 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       return upstreamPlan(events, ctx, new OpenAIChunkDecoder(label, ctx.onMalformed))
     },
 
+    /** Another wire's embeddings (Gemini's); `/v1/embeddings` passes through `forward`. */
+    embeddings: createOpenAIEmbeddings(provider),
+
     /** Same-wire relay (`wire: responses` providers): `req.path` is under `base_url`, e.g. `/responses`. */
     forward(req: ForwardCall, ctx: CallContext): Promise<Response> {
       // The shared headers as they are, or a copy when something is added to them: client headers,
@@ -100,10 +96,4 @@ export function asCompletion(json: unknown, label: string): ChatCompletion {
     throw invalidResponse(label, 'the completion has no choices array')
   }
   return json as ChatCompletion
-}
-
-/** Some compatible servers answer 200 with `{"error": ...}`: that is the upstream failing. */
-export function bodyError(json: unknown, label: string): GatewayError | undefined {
-  if ((json as { error?: unknown } | null)?.error == null) return undefined
-  return inBandError(label, describeUpstreamError(json) ?? 'no details given', errorCodeOf(json))
 }

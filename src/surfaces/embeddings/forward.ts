@@ -15,7 +15,7 @@ import { replaceStringField, spliceTopLevel } from '../../json/fields.ts'
 import type { JsonText } from '../../json/spliced.ts'
 import { estimatedUsage } from '../../limits/embedding-estimate.ts'
 import { type EmbeddingUsage, embeddingUsage } from '../../operations/embeddings.ts'
-import { bodyError } from '../../providers/openai/index.ts'
+import { bodyError } from '../../providers/openai/api.ts'
 import { invalidResponse, sanitizeMessage, scrubbed } from '../../providers/upstream-errors.ts'
 import type { EmbeddingsView } from './validate.ts'
 

@@ -7,9 +7,9 @@
  * request has one, `dimensions`). Gemini providers get the client's body (each request's `model`
  * set to the provider's name for it; a batch of more than Gemini's 100 in parts of 100, one after
  * another, the answers joined in order, as `/v1/embeddings` on a gemini provider splits); the
- * others the canonical request, without `taskType` and `title`, which are named in
- * `x-switchyard-dropped-params`. Gemini reports no token counts for embeddings, so usage is
- * estimated from the text (operations/embeddings.ts), on every route.
+ * others the canonical request (an openai provider as OpenAI's `POST /embeddings`), without
+ * `taskType` and `title`, which are named in `x-switchyard-dropped-params`. Gemini reports no
+ * token counts for embeddings, so usage is estimated from the text where the provider reports none.
  */
 import { type Static, Type as T } from '@sinclair/typebox'
 import { googleApiKey } from '../../auth/authenticate.ts'

@@ -129,10 +129,9 @@ test("Gemini's taskType and title to a demo model are named in x-switchyard-drop
     taskType: 'RETRIEVAL_DOCUMENT',
     title: 'Doc',
   })
-  // An openai model embeds on OpenAI's wire only: refused, in words that say so (and "an openai").
+  // An openai model: translated to OpenAI's embeddings (gemini-embed-openai.test.ts), the same two named.
   const openai = await gemini('oai/small', 'embedContent', one)
-  expect(openai.status).toBe(400)
-  const message = ((await openai.json()) as any).error.message as string
-  expect(message).toContain('an openai provider')
-  expect(message).toContain('POST /v1/embeddings')
+  expect(openai.status).toBe(200)
+  expect(openai.headers.get('x-switchyard-dropped-params')).toBe('taskType, title')
+  expect(((await openai.json()) as any).embedding.values).toHaveLength(4)
 })
