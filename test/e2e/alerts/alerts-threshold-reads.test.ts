@@ -49,7 +49,8 @@ function doc(withWebhook: boolean) {
             name: 'm1',
             context_window: 8192,
             max_output_tokens: 16,
-            features: ['system_messages'],
+            // Streamed: under the budget the answer is asked as a stream and cut at the allowance.
+            features: ['streaming', 'system_messages'],
             pricing: { input: 0, output: 10_000 },
           },
         ],
