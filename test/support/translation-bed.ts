@@ -96,7 +96,8 @@ export async function startTranslationBed(): Promise<TranslationBed> {
           models: [model('text'), model('tool')],
         },
       ],
-      plans: PLANS,
+      // `tight`: a 1,500-token minute, below one provider-run tool's 2,000-token hold.
+      plans: { ...PLANS, tight: { rpm: null, rpd: null, tpm: 1500, models: ['*'] } },
       default_plan: 'unlimited',
     },
   })

@@ -25,7 +25,7 @@ export interface Route<View> {
 /** The surface's pass-through for `entry`'s provider, when it speaks the surface's wire. */
 export function forwardFor<View>(
   surface: ChatSurface<View>,
-  entry: CatalogueEntry,
+  entry: Pick<CatalogueEntry, 'provider'>,
 ): Forwarding<View> | undefined {
   const fwd = surface.forward
   return fwd?.kind === entry.provider.kind && (fwd.accepts?.(entry.provider) ?? true) ? fwd : undefined

@@ -19,6 +19,7 @@ import { droppedParamsHeader, droppedToolsHeader, unservedParams } from '../../p
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
+import { everyRouteDrops, toolPolicyOf } from '../shared/tool-drops.ts'
 import { chargedInput } from './charged-input.ts'
 import { builtInTools, convertToChatRequest } from './convert-to-chat-request.ts'
 import { geminiCountTokensSurface } from './count-tokens.ts'
@@ -75,11 +76,7 @@ export const geminiSurface: ChatSurface<GeminiView> = {
   features: (view) => detectGeminiFeatures(view.body, view.stream),
   // What the charge reads: the input bound's parts, the output cap, choices (charged-input.ts).
   // Built-ins that every route leaves out (`unsupported_tools: drop` on a model Google does not serve) are not charged.
-  body: (view, entries) =>
-    chargedInput(
-      view.body,
-      entries.every((e) => e.provider.kind !== 'gemini' && e.model.unsupported_tools === 'drop'),
-    ),
+  body: (view, entries) => chargedInput(view.body, everyRouteDrops(geminiSurface, entries)),
   temperature: (view) => view.body.generationConfig?.temperature,
   checkLimits(view, entry) {
     const max = entry.model.max_output_tokens
@@ -100,7 +97,7 @@ export const geminiSurface: ChatSurface<GeminiView> = {
     )
   },
   translate(view, entry) {
-    const policy = entry.model.unsupported_tools ?? 'reject'
+    const policy = toolPolicyOf(entry.model)
     const request = convertToChatRequest(view.body, upstreamModelName(entry.model), policy)
     dropReasoningOff(request, entry.model)
     const dropped = [

@@ -109,6 +109,10 @@ export function outputFormat(
   return { schema: f.schema as Record<string, unknown>, param }
 }
 
+/** One of Anthropic's server tools (`web_search_20250305`, …): a typed tool other than `custom`. */
+export const isServerTool = <T extends { type?: string }>(tool: T): tool is T & { type: string } =>
+  tool.type !== undefined && tool.type !== 'custom'
+
 /**
  * Messages, tools, tool choice and reasoning: what count_tokens needs too. Anthropic's server tools
  * (`web_search_20250305`, …) run only at Anthropic: refused by name (`reject`), or left out
@@ -136,7 +140,7 @@ export function convertConversation(
   const out: Conversation & { dropped: string[] } = { messages, dropped: [] }
   const tools: FunctionTool[] = []
   for (const [i, tool] of (req.tools ?? []).entries()) {
-    if (tool.type === undefined || tool.type === 'custom') tools.push(toFunctionTool(tool))
+    if (!isServerTool(tool)) tools.push(toFunctionTool(tool))
     else if (policy === 'reject') throw serverToolError(tool.type, i)
     else if (!out.dropped.includes(tool.type)) out.dropped.push(tool.type)
   }

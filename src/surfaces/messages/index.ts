@@ -22,8 +22,9 @@ import {
 import { GatewayError } from '../../util/errors.ts'
 import { dropReasoningOff } from '../shared/chat-defaults.ts'
 import { sessionOfUser } from '../shared/session-fields.ts'
+import { everyRouteDrops, toolPolicyOf } from '../shared/tool-drops.ts'
 import { convertFromCompletion } from './convert-from-completion.ts'
-import { convertToChatRequest } from './convert-to-chat-request.ts'
+import { convertToChatRequest, isServerTool } from './convert-to-chat-request.ts'
 import { messagesErrorResponse } from './errors.ts'
 import { detectMessagesFeatures } from './features.ts'
 import { unreadFields } from './lost-in-translation.ts'
@@ -55,6 +56,11 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
     }
   },
   features: detectMessagesFeatures,
+  // Server tools that every route leaves out (`unsupported_tools: drop`, no anthropic route) are not charged.
+  body: (view, entries) =>
+    view.tools?.some(isServerTool) && everyRouteDrops(messagesSurface, entries)
+      ? { ...view, tools: view.tools.filter((t) => !isServerTool(t)) }
+      : view,
   temperature: (view) => view.temperature,
   checkLimits(view, entry) {
     checkMaxTokens(view, entry)
@@ -74,7 +80,7 @@ export const messagesSurface: ChatSurface<MessagesRequest> = {
     const { request, dropped: tools } = convertToChatRequest(
       view,
       entry.model.upstream_name ?? entry.model.name,
-      entry.model.unsupported_tools,
+      toolPolicyOf(entry.model),
     )
     dropReasoningOff(request, entry.model)
     const kind = entry.provider.kind

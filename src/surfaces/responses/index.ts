@@ -19,11 +19,13 @@ import { droppedParamsHeader, droppedToolsHeader } from '../../providers/unserve
 import { errorResponse } from '../../util/errors.ts'
 import { byteRelayed } from '../byte-relay.ts'
 import { cacheKeyOf } from '../shared/session-fields.ts'
+import { everyRouteDrops } from '../shared/tool-drops.ts'
 import { encodeResponse } from './encode-response.ts'
 import { forwardBody, responsesOutputCap } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { relayResponseJson, responsesRelay } from './relay.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
+import { toolPolicy } from './tools.ts'
 import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
 
 export const responsesSurface: ChatSurface<ResponsesView> = {
@@ -41,7 +43,7 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
     }
   },
   features: featureUses,
-  body: chargedBody,
+  body: (view, entries) => chargedBody(view, everyRouteDrops(responsesSurface, entries)),
   temperature: (view) => view.input.temperature,
   checkLimits: checkOutputLimit,
   translate(view, entry) {
@@ -82,10 +84,13 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
  * What the charge reads: the request, marked (`UNCOUNTED_INPUT`) when it names a prompt template
  * stored at OpenAI (`prompt`): its text is billed as input and never seen here, so under a token
  * or money limit the request is refused naming it (pipeline/charge.ts), on every route — a
- * translated one drops it, and a request without its prompt is not the one asked.
+ * translated one drops it, and a request without its prompt is not the one asked. `dropsHosted`:
+ * every route leaves the hosted tools out (`unsupported_tools: drop`), so they are not charged.
  */
-function chargedBody(view: ResponsesView): unknown {
-  const req = view.input
+function chargedBody(view: ResponsesView, dropsHosted: boolean): unknown {
+  let req = view.input
+  if (dropsHosted && view.decoded.tools.hosted.length)
+    req = { ...req, tools: toolPolicy(view.decoded.tools, 'drop').served }
   return req.prompt === undefined || req.prompt === null ? req : { ...req, [UNCOUNTED_INPUT]: 'prompt' }
 }
 

@@ -23,6 +23,7 @@ import { shownNames } from '../../util/text.ts'
 import { applyDefaults, dropReasoningOff } from '../shared/chat-defaults.ts'
 import { detectFeatures } from '../shared/chat-features.ts'
 import { refuseOpenAIOnly } from '../shared/openai-only.ts'
+import { toolPolicyOf } from '../shared/tool-drops.ts'
 import { type DecodedResponses, decodeResponses, logprobsParam } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
@@ -95,7 +96,7 @@ export function translateView(
 ): { request: ChatRequest; dropped: string[]; droppedParams: string[] } {
   const problem = view.decoded.problems[0]
   if (problem) throw problem
-  const { dropped, served } = toolPolicy(view.decoded.tools, entry.model.unsupported_tools ?? 'reject')
+  const { dropped, served } = toolPolicy(view.decoded.tools, toolPolicyOf(entry.model))
   refuseChoiceOfDropped(view, dropped)
   let request: ChatRequest
   let droppedParams: string[]

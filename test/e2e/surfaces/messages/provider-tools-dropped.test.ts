@@ -86,6 +86,50 @@ describe('Messages: Anthropic server tools to an openai upstream', () => {
   })
 })
 
+describe('a dropped tool is not charged (a 1,500-token minute, below its 2,000-token hold)', () => {
+  let tight: string
+  beforeAll(async () => {
+    tight = (await bed.gw.key('provider-tools-tight', 'tight')).key
+  })
+  const ask = async (path: string, body: unknown) => {
+    const res = await fetch(`${bed.gw.url}${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tight}`,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify(body),
+    })
+    return {
+      status: res.status,
+      text: await res.text(),
+      dropped: res.headers.get('x-switchyard-dropped-tools'),
+    }
+  }
+  const messages = (model: string, tools?: unknown[]) =>
+    ask('/v1/messages', { model, max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }], tools })
+  const responses = (model: string, tools?: unknown[]) =>
+    ask('/v1/responses', { model, max_output_tokens: 50, input: 'Hi', tools })
+
+  test('Messages: a server tool every route drops fits as the request without it does', async () => {
+    expect((await messages('oa/drop')).status).toBe(200)
+    const dropped = await messages('oa/drop', [SEARCH])
+    expect(`${dropped.status} ${dropped.text}`).toStartWith('200 ')
+    expect(dropped.dropped).toBe('web_search_20250305')
+    // A route that runs it keeps the charge.
+    expect((await messages('an/text', [SEARCH])).status).toBe(429)
+  })
+
+  test('Responses: a hosted tool every route drops fits as the request without it does', async () => {
+    expect((await responses('oa/drop')).status).toBe(200)
+    const dropped = await responses('oa/drop', [{ type: 'web_search' }])
+    expect(`${dropped.status} ${dropped.text}`).toStartWith('200 ')
+    expect(dropped.dropped).toBe('web_search')
+    expect((await responses('oair/text', [{ type: 'web_search' }])).status).toBe(429)
+  })
+})
+
 describe("Gemini: Google's built-in tools to an openai upstream", () => {
   const gemini = (model: string, method: string, tools: unknown[]) => {
     const request = { contents: [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }], tools }
