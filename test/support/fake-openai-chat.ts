@@ -67,8 +67,10 @@ export function refusalAnswer(pieces: string[]): ChatAnswer {
 /**
  * Two parallel tool calls whose deltas interleave by `index`, as OpenAI's wire allows: call 0
  * opens with `{"city":`, call 1 opens, call 0 ends with `"Paris"}`, then call 1's `{"tz":"CET"}`.
+ * With `note`: call 1 opens with `{"tz":`, the text `note` comes, then call 1 ends with `"CET"}`
+ * and call 0 with `"Paris"}`.
  */
-export function interleavedToolCallsAnswer(): ChatAnswer {
+export function interleavedToolCallsAnswer(note?: string): ChatAnswer {
   const call = (index: number, part: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...part }] })
   const opens = (index: number, id: string, name: string) =>
     call(index, { id, type: 'function', function: { name, arguments: '' } })
@@ -86,8 +88,17 @@ export function interleavedToolCallsAnswer(): ChatAnswer {
       opens(0, 'call_weather', 'get_weather'),
       call(0, { function: { arguments: '{"city":' } }),
       opens(1, 'call_time', 'get_time'),
-      call(0, { function: { arguments: '"Paris"}' } }),
-      call(1, { function: { arguments: '{"tz":"CET"}' } }),
+      ...(note === undefined
+        ? [
+            call(0, { function: { arguments: '"Paris"}' } }),
+            call(1, { function: { arguments: '{"tz":"CET"}' } }),
+          ]
+        : [
+            call(1, { function: { arguments: '{"tz":' } }),
+            chunk({ content: note }),
+            call(1, { function: { arguments: '"CET"}' } }),
+            call(0, { function: { arguments: '"Paris"}' } }),
+          ]),
       chunk({}, 'tool_calls'),
       { ...HEAD, object: 'chat.completion.chunk', system_fingerprint: 'fp_fake', choices: [], usage: USAGE },
     ],
@@ -98,7 +109,13 @@ export function interleavedToolCallsAnswer(): ChatAnswer {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: null, tool_calls: calls, refusal: null, annotations: [] },
+          message: {
+            role: 'assistant',
+            content: note ?? null,
+            tool_calls: calls,
+            refusal: null,
+            annotations: [],
+          },
           logprobs: null,
           finish_reason: 'tool_calls',
         },

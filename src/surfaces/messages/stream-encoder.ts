@@ -9,6 +9,7 @@
  * | `delta.content`, `delta.refusal`        | a `text` block: `content_block_start`, `text_delta`s         |
  * | a tool call with an `id`                | a `tool_use` block; its arguments as `input_json_delta`s     |
  * | another call while one is open          | kept whole, a block of its own once the open one closes     |
+ * | text or thinking while calls interleave | kept whole, after the tool blocks (the calls may go on)     |
  * | `finish_reason`, the usage chunk        | remembered                                                 |
  * | end of stream                           | `content_block_stop`, `message_delta` (stop_reason, usage), `message_stop` |
  *
@@ -46,6 +47,12 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   private relayed = 0
   /** Tool calls seen while another call's block is open, by chat `index` (`toolCall`). */
   private readonly later = new Map<number, { id: string; name: string; args: string }>()
+  /**
+   * Text and thinking that came while calls interleave (a tool block open, others kept): closing
+   * the open block then would lose the arguments its call and the kept ones still send, so they
+   * are kept, in order, and become their blocks after the tool blocks.
+   */
+  private readonly held: { kind: 'text' | 'thinking'; text: string }[] = []
 
   constructor(private readonly modelId: string) {}
 
@@ -69,10 +76,7 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
         reasoning?: string | null
       }
       const thinking = delta.reasoning_content ?? delta.reasoning
-      if (typeof thinking === 'string' && thinking) {
-        out += this.open({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' })
-        out += this.delta({ type: 'thinking_delta', thinking })
-      }
+      if (typeof thinking === 'string' && thinking) out += this.prose('thinking', thinking)
       if (delta.content) out += this.text(delta.content)
       if (delta.refusal) {
         this.refused = true
@@ -122,7 +126,18 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   }
 
   private text(text: string): string {
-    return this.open({ kind: 'text' }, { type: 'text', text: '' }) + this.delta({ type: 'text_delta', text })
+    return this.prose('text', text)
+  }
+
+  /** A text or thinking delta: its block's, or held while calls interleave (`held`). */
+  private prose(kind: 'text' | 'thinking', text: string): string {
+    if (this.block?.kind === 'tool' && this.later.size > 0) {
+      const last = this.held.at(-1)
+      if (last?.kind === kind) last.text += text
+      else this.held.push({ kind, text })
+      return ''
+    }
+    return this.open({ kind }, BLOCK[kind]) + this.delta(DELTA[kind](text))
   }
 
   /**
@@ -181,6 +196,17 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
       if (call.args) out += this.delta({ type: 'input_json_delta', partial_json: call.args })
       out += frame('content_block_stop', { index: this.nextIndex++ })
     }
+    for (const { kind, text } of this.held.splice(0)) {
+      out += frame('content_block_start', { index: this.nextIndex, content_block: BLOCK[kind] })
+      out += this.delta(DELTA[kind](text))
+      out += frame('content_block_stop', { index: this.nextIndex++ })
+    }
     return out
   }
+}
+
+const BLOCK = { text: { type: 'text', text: '' }, thinking: { type: 'thinking', thinking: '', signature: '' } }
+const DELTA = {
+  text: (text: string) => ({ type: 'text_delta', text }),
+  thinking: (thinking: string) => ({ type: 'thinking_delta', thinking }),
 }

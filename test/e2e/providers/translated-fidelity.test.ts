@@ -37,6 +37,7 @@ beforeAll(async () => {
   openai = await startFakeOpenAIChat({
     refusal: refusalAnswer(REFUSAL),
     interleaved: interleavedToolCallsAnswer(),
+    'interleaved-note': interleavedToolCallsAnswer('Checking both.'),
   })
   gw = await startGateway({
     doc: {
@@ -47,7 +48,7 @@ beforeAll(async () => {
           kind: 'openai',
           base_url: `${openai.url}/v1`,
           api_key: 'sk-up',
-          models: [model('refusal'), model('interleaved')],
+          models: [model('refusal'), model('interleaved'), model('interleaved-note')],
         },
       ],
       plans: { ...PLANS, metered: meteredPlan() },
@@ -149,6 +150,19 @@ describe('interleaved parallel tool calls from an OpenAI-compatible upstream', (
       'delta 1',
       'stop 1',
     ])
+  })
+
+  test('Messages: text between the calls’ deltas keeps each call’s arguments whole (streamed, metered too)', async () => {
+    const req = { model: 'oa/interleaved-note', ...ask, tools }
+    for (const apiKey of [key, meteredKey]) {
+      const streamed = await anthropic(apiKey).messages.stream(req).finalMessage()
+      const uses = streamed.content.filter((b) => b.type === 'tool_use')
+      expect(uses.map(({ id, name, input }: any) => ({ id, name, input }))).toEqual(WANT)
+      expect(streamed.content.filter((b) => b.type === 'text').map((b: any) => b.text)).toEqual([
+        'Checking both.',
+      ])
+      expect(streamed.stop_reason).toBe('tool_use')
+    }
   })
 
   test('Responses and Gemini: each call’s arguments whole', async () => {
