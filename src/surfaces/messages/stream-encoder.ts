@@ -205,7 +205,10 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   }
 }
 
-const BLOCK = { text: { type: 'text', text: '' }, thinking: { type: 'thinking', thinking: '', signature: '' } }
+const BLOCK = {
+  text: { type: 'text', text: '' },
+  thinking: { type: 'thinking', thinking: '', signature: '' },
+}
 const DELTA = {
   text: (text: string) => ({ type: 'text_delta', text }),
   thinking: (thinking: string) => ({ type: 'thinking_delta', thinking }),
