@@ -32,6 +32,7 @@ import type {
 } from '../../operations/chat.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { clip } from '../../util/text.ts'
+import { refuseForcedCallOfDropped } from '../shared/tool-drops.ts'
 import { imageByUri } from './charged-input.ts'
 import type { GeminiPartIn, GenerateContentRequest } from './request-schema.ts'
 import { reasoningEffortOf } from './thinking.ts'
@@ -102,6 +103,9 @@ export function convertToChatRequest(
   if (tools.length) out.tools = tools
   const choice = toolChoice(req)
   if (choice !== undefined && tools.length) out.tool_choice = choice
+  // Every tool it could call was a built-in `drop` left out.
+  else if (choice !== undefined && choice !== 'auto' && choice !== 'none' && builtInTools(req).length)
+    refuseForcedCallOfDropped('toolConfig.functionCallingConfig.mode', builtInTools(req))
   const g = req.generationConfig
   if (g) {
     if (g.temperature !== undefined) out.temperature = g.temperature

@@ -19,11 +19,10 @@ import { parseJsonObject } from '../../json/parse-json-body.ts'
 import type { ChatRequest } from '../../operations/chat.ts'
 import { unservedParams } from '../../providers/unserved-params.ts'
 import { GatewayError } from '../../util/errors.ts'
-import { shownNames } from '../../util/text.ts'
 import { applyDefaults, dropReasoningOff } from '../shared/chat-defaults.ts'
 import { detectFeatures } from '../shared/chat-features.ts'
 import { refuseOpenAIOnly } from '../shared/openai-only.ts'
-import { toolPolicyOf } from '../shared/tool-drops.ts'
+import { refuseForcedCallOfDropped, toolPolicyOf } from '../shared/tool-drops.ts'
 import { type DecodedResponses, decodeResponses, logprobsParam } from './decode.ts'
 import type { ResponsesRequestInput, ResponsesTool } from './request-schema.ts'
 import { toolPolicy } from './tools.ts'
@@ -133,12 +132,7 @@ function refuseChoiceOfDropped(view: ResponsesView, dropped: string[]): void {
   const choice = view.input.tool_choice
   if (!dropped.length || view.decoded.chat.tools || choice === undefined) return
   if (choice === 'auto' || choice === 'none') return
-  throw new GatewayError(
-    400,
-    'unsupported_value',
-    `tool_choice makes the model call a tool, but the only tools were ${shownNames(dropped)}, which this model's upstream cannot run (they were dropped). Send function tools, or leave tool_choice out.`,
-    { param: 'tool_choice' },
-  )
+  refuseForcedCallOfDropped('tool_choice', dropped)
 }
 
 /**

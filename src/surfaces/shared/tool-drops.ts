@@ -14,6 +14,8 @@ import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import type { ModelConfig } from '../../config/schema.ts'
 import { forwardFor } from '../../pipeline/operations/chat-routes.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
+import { GatewayError } from '../../util/errors.ts'
+import { shownNames } from '../../util/text.ts'
 
 /** What a translated route does with a tool its upstream cannot run: the model's `unsupported_tools`. */
 export const toolPolicyOf = (model: Pick<ModelConfig, 'unsupported_tools'>): 'reject' | 'drop' =>
@@ -24,4 +26,17 @@ export function everyRouteDrops<View>(
   entries: readonly Pick<CatalogueEntry, 'provider' | 'model'>[],
 ): boolean {
   return entries.every((e) => forwardFor(surface, e) === undefined && toolPolicyOf(e.model) === 'drop')
+}
+
+/**
+ * A tool choice (`param`) that makes the model call a tool, when every tool it could call was a
+ * provider-run one this route dropped: the model would answer in text, unasked. 400 naming it.
+ */
+export function refuseForcedCallOfDropped(param: string, dropped: readonly string[]): never {
+  throw new GatewayError(
+    400,
+    'unsupported_value',
+    `${param} makes the model call a tool, but the only tools were ${shownNames(dropped)}, which this model's upstream cannot run (they were dropped). Send function tools, or leave ${param} out.`,
+    { param },
+  )
 }

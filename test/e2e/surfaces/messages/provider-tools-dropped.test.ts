@@ -153,6 +153,24 @@ describe("Gemini: Google's built-in tools to an openai upstream", () => {
     expect(res.headers.get('x-switchyard-dropped-tools')).toBe('googleSearch')
   })
 
+  test('drop: mode ANY when every tool was a dropped built-in is refused naming the mode, nothing sent', async () => {
+    const before = bed.count('oa')
+    const res = await fetch(`${bed.gw.url}/v1beta/models/oa/drop:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        contents: [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }],
+        tools: [{ googleSearch: {} }],
+        toolConfig: { functionCallingConfig: { mode: 'ANY' } },
+      }),
+    })
+    const body = (await res.json()) as any
+    expect(res.status).toBe(400)
+    expect(body.error.message).toContain('toolConfig.functionCallingConfig.mode')
+    expect(body.error.message).toContain('googleSearch')
+    expect(bed.count('oa')).toBe(before)
+  })
+
   test('reject (the default): 400 naming tools[i].googleSearch, nothing sent', async () => {
     const before = bed.count('oa')
     const res = await gemini('oa/gpt-4o-mini', 'generateContent', [declared, { googleSearch: {} }])
