@@ -13,7 +13,7 @@
 import { bearer } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
 import { streamingBody } from '../../json/fields.ts'
-import { UNCOUNTED_INPUT } from '../../limits/estimate-tokens.ts'
+import { SERVER_TOOL, UNCOUNTED_INPUT } from '../../limits/estimate-tokens.ts'
 import type { ChatSurface } from '../../pipeline/surface.ts'
 import { droppedParamsHeader, droppedToolsHeader } from '../../providers/unserved-params.ts'
 import { errorResponse } from '../../util/errors.ts'
@@ -24,8 +24,8 @@ import { encodeResponse } from './encode-response.ts'
 import { forwardBody, responsesOutputCap } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { relayResponseJson, responsesRelay } from './relay.ts'
+import type { NamespaceToolInput, ResponsesTool } from './request-schema.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
-import { toolPolicy } from './tools.ts'
 import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
 
 export const responsesSurface: ChatSurface<ResponsesView> = {
@@ -84,14 +84,33 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
  * What the charge reads: the request, marked (`UNCOUNTED_INPUT`) when it names a prompt template
  * stored at OpenAI (`prompt`): its text is billed as input and never seen here, so under a token
  * or money limit the request is refused naming it (pipeline/charge.ts), on every route — a
- * translated one drops it, and a request without its prompt is not the one asked. `dropsHosted`:
- * every route leaves the hosted tools out (`unsupported_tools: drop`), so they are not charged.
+ * translated one drops it, and a request without its prompt is not the one asked. Its tools as
+ * `chargedTools` reads them.
  */
 function chargedBody(view: ResponsesView, dropsHosted: boolean): unknown {
-  let req = view.input
-  if (dropsHosted && view.decoded.tools.hosted.length)
-    req = { ...req, tools: toolPolicy(view.decoded.tools, 'drop').served }
-  return req.prompt === undefined || req.prompt === null ? req : { ...req, [UNCOUNTED_INPUT]: 'prompt' }
+  const req = view.input
+  const tools = req.tools?.some((t) => t.type !== 'function')
+    ? chargedTools(req.tools, dropsHosted)
+    : req.tools
+  const charged = tools === req.tools ? req : { ...req, tools }
+  return req.prompt === undefined || req.prompt === null
+    ? charged
+    : { ...charged, [UNCOUNTED_INPUT]: 'prompt' }
+}
+
+/**
+ * The tools in the bound's vocabulary: a `namespace` group is function tools (its text counted as
+ * a client tool's, not held as a provider-run tool), the hosted tools inside it held as such (a
+ * `SERVER_TOOL` count); `dropsHosted` — every route leaves the hosted tools out
+ * (`unsupported_tools: drop`) — none is charged.
+ */
+function chargedTools(tools: readonly ResponsesTool[], dropsHosted: boolean): unknown[] {
+  return tools.flatMap((t) => {
+    if (t.type === 'function') return [t]
+    if (t.type !== 'namespace') return dropsHosted ? [] : [t]
+    const hosted = (t as unknown as NamespaceToolInput).tools.filter((i) => i.type !== 'function').length
+    return [{ ...t, type: 'function' }, ...(hosted && !dropsHosted ? [{ [SERVER_TOOL]: hosted }] : [])]
+  })
 }
 
 export type { ResponsesView } from './view.ts'

@@ -128,6 +128,19 @@ describe('a dropped tool is not charged (a 1,500-token minute, below its 2,000-t
     expect(dropped.dropped).toBe('web_search')
     expect((await responses('oair/text', [{ type: 'web_search' }])).status).toBe(429)
   })
+
+  test('Responses: a namespace of function tools is function tools, not a provider-run tool held on every route', async () => {
+    const fn = { type: 'function', name: 'spawn', parameters: { type: 'object', properties: {} } }
+    const group = { type: 'namespace', name: 'agents', description: 'Agents', tools: [fn] }
+    for (const model of ['oa/gpt-4o-mini', 'oair/text']) {
+      const res = await responses(model, [group])
+      expect(`${model} ${res.status} ${res.text}`).toStartWith(`${model} 200 `)
+    }
+    // A hosted tool inside one is held where a route runs it.
+    expect((await responses('oair/text', [{ ...group, tools: [fn, { type: 'web_search' }] }])).status).toBe(
+      429,
+    )
+  })
 })
 
 describe("Gemini: Google's built-in tools to an openai upstream", () => {
