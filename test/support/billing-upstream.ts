@@ -58,12 +58,13 @@ export async function startBillingUpstream(
     /**
      * A fault for this request of `model` (`n`: its 0-based count of that model): `cut` ends a
      * stream after that many tokens (billed for them, no usage chunk), `refuse` answers 400,
-     * `error200` answers 200 with that `{"error": …}` body (a compatible server's error in disguise).
+     * `error200` answers 200 with that `{"error": …}` body (a compatible server's error in disguise),
+     * `json200` answers 200 with that body as it is (a malformed completion).
      */
     fault?: (
       model: string,
       n: number,
-    ) => { cut?: number; refuse?: boolean; error200?: Record<string, unknown> } | undefined
+    ) => { cut?: number; refuse?: boolean; error200?: Record<string, unknown>; json200?: unknown } | undefined
     /**
      * Awaited by a stream after its first content chunk: a test holds the request in flight (its
      * reservation held) until the promise it returns resolves.
@@ -137,6 +138,7 @@ export async function startBillingUpstream(
       if (fault?.refuse)
         return Response.json({ error: { message: 'no', type: 'invalid_request_error' } }, { status: 400 })
       if (fault?.error200) return Response.json({ error: fault.error200 })
+      if (fault?.json200 !== undefined) return Response.json(fault.json200)
       const cap = body.max_completion_tokens ?? body.max_tokens ?? null
       caps.push(cap)
       const input = inputTokens(body.messages ?? [])

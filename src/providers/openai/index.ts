@@ -92,8 +92,32 @@ export function asCompletion(json: unknown, label: string): ChatCompletion {
   }
   const error = bodyError(json, label)
   if (error) throw error
-  if (!Array.isArray((json as ChatCompletion).choices)) {
+  const choices: unknown = (json as ChatCompletion).choices
+  if (!Array.isArray(choices)) {
     throw invalidResponse(label, 'the completion has no choices array')
   }
+  for (const choice of choices) {
+    const problem = choiceProblem(choice)
+    if (problem) throw invalidResponse(label, problem)
+  }
   return json as ChatCompletion
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v)
+}
+
+/** What is wrong with one of a completion's choices, as its readers use it; null when nothing. */
+function choiceProblem(choice: unknown): string | null {
+  if (!isObject(choice)) return 'a choice is not an object'
+  const m = choice.message
+  if (m === undefined || m === null) return null
+  if (!isObject(m)) return "a choice's message is not an object"
+  const calls = m.tool_calls
+  if (calls === undefined || calls === null) return null
+  if (!Array.isArray(calls)) return "a message's tool_calls is not an array"
+  for (const t of calls) {
+    if (!isObject(t) || !isObject(t.function)) return 'a tool call is not an object with a function object'
+  }
+  return null
 }

@@ -24,6 +24,48 @@ const OVERFLOW = {
   code: 'context_length_exceeded',
 }
 
+/** Completions malformed past their choices array (review65 finding 2), by the model that answers them. */
+const MALFORMED: Record<string, unknown> = {
+  'null-choice': { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [null] },
+  'empty-call': {
+    id: 'x',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: null, tool_calls: [{}] },
+        finish_reason: 'tool_calls',
+      },
+    ],
+  },
+  'string-calls': {
+    id: 'x',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: null, tool_calls: 'zz' },
+        finish_reason: 'tool_calls',
+      },
+    ],
+  },
+}
+
+/** One model a case (its circuit opens on the failures: retried, three in a row), named `shape.plan.surface`. */
+const MALFORMED_CASES = Object.keys(MALFORMED).flatMap((shape) =>
+  ['t', 'dev'].flatMap((plan) =>
+    (['chat', 'messages'] as const).map((surface) => ({
+      name: `${shape}.${plan}.${surface}`,
+      plan,
+      surface,
+    })),
+  ),
+)
+
 let gw: TestGateway
 let up: BillingUpstream
 
@@ -33,7 +75,12 @@ beforeAll(async () => {
     jsonDelayMs: 200,
     answerFor: (model) => (model === 'long' ? 9_000 : 120),
     defaultMax: MODEL_MAX,
-    fault: (model) => (model === 'err' ? { error200: OVERFLOW } : undefined),
+    fault: (model) =>
+      model === 'err'
+        ? { error200: OVERFLOW }
+        : model.split('.')[0]! in MALFORMED
+          ? { json200: MALFORMED[model.split('.')[0]!] }
+          : undefined,
   })
   const model = (name: string, features: string[]) => ({
     name,
@@ -60,6 +107,7 @@ beforeAll(async () => {
             model('long', ['system_messages']),
             model('says', ['streaming', 'system_messages']),
             model('err', ['streaming', 'system_messages']),
+            ...MALFORMED_CASES.map(({ name }) => model(name, ['streaming', 'system_messages'])),
           ],
         },
       ],
@@ -242,5 +290,18 @@ describe('an upstream that ignores stream for a model that lists it', () => {
     // The request's own fault opened no circuit: the model still answers everyone.
     const dev = await gw.key('dev-after-err', 'dev')
     expect((await ask('chat', dev.key, 'plain/says', 50)).status).toBe(200)
+  })
+
+  test("a malformed JSON answer to a stream is the upstream's fault (502 upstream_invalid_response), on chat and Messages, every plan", async () => {
+    const keys = {
+      t: (await gw.key('t-malformed', 't')).key,
+      dev: (await gw.key('dev-malformed', 'dev')).key,
+    }
+    for (const { name, plan, surface } of MALFORMED_CASES) {
+      const res = await ask(surface, keys[plan as 't' | 'dev'], `plain/${name}`, 300, true)
+      const text = await res.text()
+      expect(res.status, `${name}: ${text}`).toBe(502)
+      expect(text).toContain('sent an invalid response')
+    }
   })
 })
