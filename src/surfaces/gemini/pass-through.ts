@@ -145,7 +145,12 @@ export class GeminiRelay extends ByteRelay {
     // The data's text is needed to parse it, or to frame it for a client of the JSON-array form.
     const data = seen === undefined || !this.ctx.view.sse ? eventData(buf, start, end) : ''
     const res = seen !== undefined ? seen : parse(data)
-    if (res === null) return null // not JSON: skipped, never relayed (DESIGN §10)
+    if (res === null) {
+      // Not a JSON object: skipped and counted, never relayed (DESIGN §10); a comment or an event
+      // without data is not malformed, and is not relayed either.
+      if ((data || eventData(buf, start, end)) !== '') this.skipped++
+      return null
+    }
     if (res.error) {
       this.failed = mapGeminiError(res as GeminiErrorBody, this.ctx.provider)
       return this.error(this.failed)

@@ -21,11 +21,36 @@ const model = (name: string) => ({
   features: ['streaming', 'system_messages'],
 })
 
+/** A Gemini upstream whose stream holds one event that is not a JSON object, between two that are. */
+const GEMINI_EVENTS = [
+  { candidates: [{ content: { role: 'model', parts: [{ text: 'one two' }] }, index: 0 }] },
+  `{"candidates":[{"content":{"role":"model","parts":[{"text":" SECRET smuggled words"}]},"index":0}]} x`,
+  {
+    candidates: [{ content: { role: 'model', parts: [{ text: ' three' }] }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 3, totalTokenCount: 6 },
+  },
+]
+function startMalformedGemini() {
+  return Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () =>
+      new Response(
+        // A comment first: not an event with data, so not malformed (not counted).
+        `: ping\r\n\r\n${GEMINI_EVENTS.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\r\n\r\n`).join('')}`,
+        { headers: { 'content-type': 'text/event-stream' } },
+      ),
+  })
+}
+
 let up: FaultUpstream
+let gemini: ReturnType<typeof startMalformedGemini>
 let gw: TestGateway
 let key: string
+let openKey: string
 beforeAll(async () => {
   up = await startFaultUpstream({ words: 12 })
+  gemini = startMalformedGemini()
   gw = await startGateway({
     doc: {
       server: { host: '127.0.0.1', port: 0 },
@@ -54,18 +79,39 @@ beforeAll(async () => {
           api_key: 'sk-resp',
           models: [model('gpt-r')],
         },
+        {
+          prefix: 'g',
+          kind: 'gemini',
+          base_url: `http://127.0.0.1:${gemini.port}`,
+          api_key: 'g-key',
+          models: [model('flash')],
+        },
       ],
       // A token limit: every answer goes through its pass-through's gate.
-      plans: { metered: { rpm: null, rpd: null, tpm: 1_000_000, models: ['*'] } },
+      plans: {
+        metered: { rpm: null, rpd: null, tpm: 1_000_000, models: ['*'] },
+        open: { rpm: null, rpd: null, models: ['*'] },
+      },
       default_plan: 'metered',
     },
   })
   key = (await gw.key('metered', 'metered')).key
+  openKey = (await gw.key('open', 'open')).key
 })
 afterAll(async () => {
   await gw.stop()
   await up.stop()
+  gemini.stop(true)
 })
+
+/** `switchyard_upstream_malformed_events_total` for `provider` (0 before the first). */
+async function malformedTotal(provider: string): Promise<number> {
+  const metrics = await (await fetch(`${gw.url}/metrics`)).text()
+  const m = metrics.match(
+    new RegExp(`switchyard_upstream_malformed_events_total\\{provider="${provider}"\\} (\\d+)`),
+  )
+  return m ? Number(m[1]) : 0
+}
 beforeEach(() => up.clear())
 
 const SECRET = ' SECRET smuggled words'
@@ -127,6 +173,8 @@ describe('an event that is not one JSON value is skipped under a limit, never re
           { model: upstreamModel },
           { fault: 'malformed', after: 4, frame: frames[wire](make(payload[wire])) },
         )
+        const prefix = modelId.split('/')[0]!
+        const before = await malformedTotal(prefix)
         const res = await post(wire, modelId)
         expect(res.status).toBe(200)
         const body = await res.text()
@@ -134,11 +182,27 @@ describe('an event that is not one JSON value is skipped under a limit, never re
         expect(readStream(wire, body)).toMatchObject({ text: up.answer(), complete: true, error: null })
         // Passed through: the upstream was asked on the client's own wire.
         expect(up.attempts().map((a) => a.wire)).toEqual([wire])
-        // Skipped and counted, as a malformed event is on every relay.
-        const metrics = await (await fetch(`${gw.url}/metrics`)).text()
-        const prefix = modelId.split('/')[0]
-        expect(metrics).toMatch(
-          new RegExp(`switchyard_upstream_malformed_events_total\\{provider="${prefix}"\\} [1-9]`),
-        )
+        // Skipped and counted (this request's one), as a malformed event is on every relay.
+        expect(await malformedTotal(prefix)).toBe(before + 1)
       })
+})
+
+describe("Gemini's byte relay skips and counts an event that is not a JSON object", () => {
+  for (const [plan, which] of [
+    ['metered', () => key],
+    ['open', () => openKey],
+  ] as const)
+    test(`${plan} key`, async () => {
+      const before = await malformedTotal('g')
+      const res = await fetch(`${gw.url}/v1beta/models/g/flash:streamGenerateContent?alt=sse`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': which(), 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'count for me' }] }] }),
+      })
+      const body = await res.text()
+      expect(res.status, body).toBe(200)
+      expect(body).not.toContain('SECRET')
+      expect(body).toContain('STOP')
+      expect(await malformedTotal('g')).toBe(before + 1)
+    })
 })
