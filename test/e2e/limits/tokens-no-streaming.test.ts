@@ -114,6 +114,7 @@ beforeAll(async () => {
       plans: {
         dev: open,
         t: { ...open, tpm: 200_000 },
+        held: { ...open, tpm: 30_000 },
         tight: { ...open, tpm: 20_000 },
         money: { ...open, budget: { usd: 0.05, period: 'month' } },
       },
@@ -168,17 +169,29 @@ function billedSince(from: number) {
 describe('a model without streaming under a limit', () => {
   for (const surface of ['chat', 'responses', 'messages'] as const) {
     test(`${surface}: asked as JSON in one attempt, the whole cap held and sent, settled to the upstream's bill`, async () => {
-      const { key } = await gw.key(`t-${surface}`, 't')
+      const { key } = await gw.key(`held-${surface}`, 'held')
       const from = up.bills.length
       // Messages requires a cap; the others go without one and are sent the model's maximum.
-      const max = surface === 'messages' ? 500 : null
-      const res = await ask(surface, key, 'plain/short', max)
-      const text = await res.text()
-      expect(res.status, text).toBe(200)
-      expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+      const max = surface === 'messages' ? MODEL_MAX : null
+      // Two at once on TPM 30,000: the first admitted holds the whole cap (16,000), so the second
+      // is sent what that leaves, under the cap. A growing hold (a first slice of 4,096) would
+      // leave the second the whole cap too. (Messages' cap is the client's: held whole either way.)
+      const [a, b] = await Promise.all([
+        ask(surface, key, 'plain/short', max),
+        ask(surface, key, 'plain/short', max),
+      ])
+      for (const res of [a!, b!]) {
+        const text = await res.text()
+        expect(res.status, text).toBe(200)
+        expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+      }
       const { bills, tokens } = billedSince(from)
-      expect(bills.map((b) => b.stream)).toEqual([false])
-      expect(bills[0]!.cap).toBe(max ?? MODEL_MAX)
+      expect(bills.map((b) => b.stream)).toEqual([false, false])
+      const caps = bills.map((b) => b.cap!).sort((x, y) => x - y)
+      expect(caps[1]).toBe(max ?? MODEL_MAX)
+      // What the first's hold leaves, less the second's input (as the gateway bounds it, above the
+      // upstream's count).
+      expect(caps[0]).toBeLessThanOrEqual(30_000 - MODEL_MAX - bills[0]!.input - bills[1]!.input)
       const u = await settled(key, (u) => u.usage?.current_minute?.tokens === tokens)
       expect(u.usage.current_minute.tokens).toBe(tokens)
     })
