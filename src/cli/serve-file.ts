@@ -94,16 +94,20 @@ export const servePath = (place: ServePlace, pid: number): string =>
 /**
  * Why `dir` is not a runtime folder of ours, or null when it is: a folder (not a link) this user
  * owns, closed to every other (0700) — no one else can put a serve file in it, nor read ours —
- * in a folder that is ours too (`$XDG_RUNTIME_DIR`) or sticky (the temp dir): one where another
- * user could rename ours away and put theirs in its place is not used. `create`: made (0700) when
+ * in a folder that is ours too (`$XDG_RUNTIME_DIR`), or root's and sticky (the temp dir) or shut
+ * to group and others: one where another user could rename ours away and put theirs in its place
+ * — any folder another user owns, whatever its mode — is not used. `create`: made (0700) when
  * missing.
  */
 function notOurs(dir: string, create: boolean): string | null {
   const uid = process.getuid?.()
   try {
     const parent = statSync(dirname(dir))
-    if (uid !== undefined && parent.uid !== uid && !(parent.mode & 0o1000) && parent.mode & 0o022)
-      return `${dirname(dir)} is another user's and others may rename what is in it (not sticky)`
+    const shut = parent.mode & 0o1000 || !(parent.mode & 0o022)
+    if (uid !== undefined && parent.uid !== uid && !(parent.uid === 0 && shut))
+      return parent.uid === 0
+        ? `${dirname(dir)} is root's and others may rename what is in it (not sticky)`
+        : `${dirname(dir)} is another user's (uid ${parent.uid}): its owner may rename what is in it`
   } catch (err) {
     return (err as Error).message
   }

@@ -111,7 +111,7 @@ test('the folder beside cannot be written: the runtime folder, made 0700; a work
   expect(pruneServeFiles(places).removed).toEqual([written.path])
 })
 
-test('never a runtime folder that is a link, another user owns, others may enter or rename: the file is written nowhere', () => {
+test('never a runtime folder that is a link, another user owns, others may enter or rename, or in a folder another user owns: the file is written nowhere', () => {
   const cases: Array<[string, (folder: string) => void, string]> = [
     ['tmp-link', (f) => symlinkSync(join(dir, 'data'), f), 'is a link'],
     [
@@ -138,7 +138,17 @@ test('never a runtime folder that is a link, another user owns, others may enter
         chownSync(dirname(f), 65534, 65534)
         chmodSync(dirname(f), 0o777)
       },
-      'not sticky',
+      'may rename what is in it',
+    ],
+    [
+      // Ours, in a folder another user owns, shut to everyone else (0755): its owner may rename.
+      'tmp-other-parent',
+      (f) => {
+        mkdirSync(f, { mode: 0o700 })
+        chownSync(dirname(f), 65534, 65534)
+        chmodSync(dirname(f), 0o755)
+      },
+      "another user's (uid 65534)",
     ],
   ]
   for (const [name, plant, said] of cases) {
