@@ -1,8 +1,8 @@
 /**
  * @module
  * The form of the address `serve` listens on (`server.host`, env `HOST`, `--host`): an IP literal
- * (IPv6 bare or in brackets) or a host name by RFC 1123 — no port, no spaces. Checked where the
- * value is read, so `config check` refuses what `serve` could never listen on; whether a
+ * (IPv6 bare or in brackets) or a host name by RFC 1123 with `_` allowed — no port, no spaces.
+ * Checked where the value is read, so `config check` refuses what `serve` could never listen on; whether a
  * well-formed name resolves to this machine is known only at listen (cli/serving.ts).
  *
  * @example
@@ -11,8 +11,11 @@
  */
 import { isIP } from 'node:net'
 
-/** One label: letters, digits and inner hyphens, 1 to 63 of them (RFC 1123 §2.1). */
-const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
+/**
+ * One label: letters, digits, underscores and inner hyphens, 1 to 63 of them (RFC 1123 §2.1, and
+ * `_` as Docker's service and container names have it: `proj_web_1` resolves on its network).
+ */
+const LABEL = /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$/
 
 /** Why `host` is not an address `serve` can listen on, or null when its form is one. */
 export function listenHostProblem(host: string): string | null {
@@ -21,5 +24,5 @@ export function listenHostProblem(host: string): string | null {
   // An all-digit last label is a mistyped IPv4 address (`999.1.1.1`), never a name.
   if (host.length <= 253 && labels.every((l) => LABEL.test(l)) && !/^[0-9]+$/.test(labels.at(-1)!))
     return null
-  return `must be an IP address or a host name (letters, digits, '-' and '.'), without a port or spaces — 127.0.0.1, 0.0.0.0, ::1, localhost — got '${host}'`
+  return `must be an IP address or a host name (letters, digits, '-', '_' and '.'), without a port or spaces — 127.0.0.1, 0.0.0.0, ::1, localhost — got '${host}'`
 }
