@@ -2,8 +2,8 @@
  * @module
  * The form of the address `serve` listens on (`server.host`, env `HOST`, `--host`): an IP literal
  * (IPv6 bare or in brackets) or a host name by RFC 1123 with `_` allowed — no port, no spaces.
- * Checked where the value is read, so `config check` refuses what `serve` could never listen on; whether a
- * well-formed name resolves to this machine is known only at listen (cli/serving.ts).
+ * Checked where the value is read, so `config check` refuses what `serve` could never listen on;
+ * whether a well-formed name resolves to this machine is known only at listen (cli/serving.ts).
  *
  * @example
  * listenHostProblem('0.0.0.0')      // null
