@@ -18,6 +18,7 @@
  * throttle.guard(address, () => checkToken(header), (ms) => tooMany(ms))
  */
 import type { Clock } from '../util/clock.ts'
+import { GatewayError } from '../util/errors.ts'
 
 export interface ThrottlePolicy {
   maxFailures: number
@@ -123,4 +124,17 @@ export function clientKey(address: string): string {
     .slice(0, 4)
     .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
     .join(':')}::/64`
+}
+
+/**
+ * The refusal of a throttled address (`AuthThrottle.guard`'s `throttled`): 429 `code`, saying
+ * `what` failed and when to retry. `authThrottled('admin_auth_throttled', 'admin authentications')`
+ */
+export function authThrottled(code: string, what: string): (ms: number) => GatewayError {
+  return (ms) => {
+    const s = Math.ceil(ms / 1000)
+    return new GatewayError(429, code, `Too many failed ${what} from this address; retry in ${s} s.`, {
+      headers: { 'retry-after': String(s) },
+    })
+  }
 }

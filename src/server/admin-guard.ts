@@ -35,6 +35,7 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { KEY_PREFIX } from '../accounts/keys.ts'
 import { consoleAdmin } from '../auth/console-admin.ts'
+import { authThrottled } from '../auth/throttle.ts'
 import { type AuditActor, type AuditEvent, audit } from '../util/audit.ts'
 import { GatewayError } from '../util/errors.ts'
 import { bearerToken } from '../util/key-shape.ts'
@@ -105,15 +106,7 @@ function formToken(token: string): string {
 /** Whether a credential offers anything: a missing one guesses nothing and is not counted. */
 const offered = (c: AdminCredential) => ('token' in c ? c.token.trim() !== '' : !!c.header)
 
-function throttled(ms: number): GatewayError {
-  const s = Math.ceil(ms / 1000)
-  return new GatewayError(
-    429,
-    'admin_auth_throttled',
-    `Too many failed admin authentications from this address; retry in ${s} s.`,
-    { headers: { 'retry-after': String(s) } },
-  )
-}
+const throttled = authThrottled('admin_auth_throttled', 'admin authentications')
 
 /** The error code a request ended with, or `ok`. */
 function outcomeOf(error: unknown, status: number): string {

@@ -10,6 +10,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
+import { authThrottled } from '../../auth/throttle.ts'
 import { GatewayError } from '../../util/errors.ts'
 import { bearerToken } from '../../util/key-shape.ts'
 import type { Deps } from '../deps.ts'
@@ -35,15 +36,7 @@ function metricsTokenCheck(token: string | null): (header: string | null) => voi
   }
 }
 
-function throttled(ms: number): GatewayError {
-  const s = Math.ceil(ms / 1000)
-  return new GatewayError(
-    429,
-    'metrics_auth_throttled',
-    `Too many failed authentications from this address; retry in ${s} s.`,
-    { headers: { 'retry-after': String(s) } },
-  )
-}
+const throttled = authThrottled('metrics_auth_throttled', 'authentications')
 
 export function healthRoutes(deps: Deps) {
   const checkToken = metricsTokenCheck(deps.config.metrics.token)
