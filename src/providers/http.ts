@@ -10,6 +10,7 @@ import { GatewayError } from '../util/errors.ts'
 import { maxResponseBytes, readCappedText } from './body-limit.ts'
 import { upstreamCode, withFacts } from './failure-facts.ts'
 import { retryAfterMs } from './resilience/retry-wait.ts'
+import { scrubbed } from './scrub.ts'
 import type { CallContext, Timeouts } from './types.ts'
 import {
   abortError,
@@ -20,7 +21,6 @@ import {
   MAX_RETRY_AFTER_S,
   networkErrorDetail,
   sanitizeMessage,
-  scrubbed,
   streamInterrupted,
   unreachableError,
 } from './upstream-errors.ts'

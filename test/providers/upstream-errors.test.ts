@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { scrubbed } from '../../src/providers/scrub.ts'
 import {
   clampRetryAfter,
   describeNetworkError,
   networkErrorDetail,
-  scrubbed,
 } from '../../src/providers/upstream-errors.ts'
 import { GatewayError } from '../../src/util/errors.ts'
 

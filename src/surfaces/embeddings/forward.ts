@@ -16,7 +16,8 @@ import type { JsonText } from '../../json/spliced.ts'
 import { estimatedUsage } from '../../limits/embedding-estimate.ts'
 import { type EmbeddingUsage, embeddingUsage } from '../../operations/embeddings.ts'
 import { bodyError } from '../../providers/openai/api.ts'
-import { invalidResponse, sanitizeMessage, scrubbed } from '../../providers/upstream-errors.ts'
+import { scrubbed } from '../../providers/scrub.ts'
+import { invalidResponse, sanitizeMessage } from '../../providers/upstream-errors.ts'
 import type { EmbeddingsView } from './validate.ts'
 
 /** The path under an openai provider's `base_url`. */

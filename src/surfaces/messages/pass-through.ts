@@ -20,7 +20,7 @@ import { convertAnthropicUsage, mergeUsage } from '../../providers/anthropic/con
 import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/http.ts'
-import { scrubbedEventData } from '../../providers/upstream-errors.ts'
+import { scrubbedEventData } from '../../providers/scrub.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {
   ByteRelay,

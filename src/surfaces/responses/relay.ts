@@ -32,8 +32,8 @@ import {
   invalidResponse,
   streamInterrupted,
 } from '../../providers/http.ts'
+import { scrubbedEventData } from '../../providers/scrub.ts'
 import { encodeSSE, isJson } from '../../providers/sse/index.ts'
-import { scrubbedEventData } from '../../providers/upstream-errors.ts'
 import { GatewayError } from '../../util/errors.ts'
 import {
   ByteRelay,
