@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import { StoreUnavailableError } from '../../src/store/errors.ts'
+import { PgBound } from '../../src/store/postgres/bounded.ts'
 import { openPostgres } from '../../src/store/postgres/index.ts'
 import { GrowingPool } from '../../src/store/postgres/pool.ts'
 import { skipWithout } from '../support/engines.ts'
@@ -128,4 +130,19 @@ describe.skipIf(skip)('the PostgreSQL pool', () => {
     }
     expect(await allClosed()).toBe(0)
   }, 20_000)
+  test("a call waiting for a connection when another call's deadline gives the pool up: store_unavailable, not a bare error", async () => {
+    // No server-side statement_timeout on these connections: the first call outlives the client's deadline.
+    const db = new PgBound(() => new GrowingPool(() => new SQL(url, { max: 1 }), 1), 200)
+    try {
+      const first = db.run((sql) => sql`SELECT pg_sleep(3)`)
+      await Bun.sleep(100)
+      // At the size: it waits for the first call's connection, and its own deadline is later.
+      const waiting = db.run((sql) => sql`SELECT 1 AS n`)
+      const [a, b] = await Promise.allSettled([first, waiting])
+      expect(a.status === 'rejected' && a.reason).toBeInstanceOf(StoreUnavailableError)
+      expect(b.status === 'rejected' && b.reason).toBeInstanceOf(StoreUnavailableError)
+    } finally {
+      await db.close()
+    }
+  })
 })

@@ -84,6 +84,13 @@ function busy(err: unknown, waitedMs: number): StoreBusyError | null {
   )
 }
 
+/** A server that did not answer within `deadlineMs`: its pool's connections were closed. */
+const gone = (deadlineMs: number): StoreUnavailableError =>
+  new StoreUnavailableError(
+    'io_error',
+    `PostgreSQL did not answer within ${deadlineMs} ms; its connections were closed`,
+  )
+
 export class PgBound {
   /** The connections calls run on; replaced when the server stops answering (`run`). */
   pool: GrowingPool
@@ -104,7 +111,8 @@ export class PgBound {
 
   /**
    * Runs `fn` on one connection of the pool (pool.ts) within the deadline. Past it the server is taken for gone (stopped,
-   * blackholed by a failover): the caller gets `StoreUnavailableError`, and the pool is replaced —
+   * blackholed by a failover): the caller gets `StoreUnavailableError` (so do the calls still waiting
+   * for one of that pool's connections, or running on one), and the pool is replaced —
    * its connections closed, never left to queue the next calls behind queries the server may
    * still hold; the new one connects afresh (to whatever host the name now points at). The
    * connection is the pool's choice, not one taken with Bun's `reserve()`: a reservation cost
@@ -118,12 +126,7 @@ export class PgBound {
     let timer: ReturnType<typeof setTimeout> | undefined
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        reject(
-          new StoreUnavailableError(
-            'io_error',
-            `PostgreSQL did not answer within ${this.deadlineMs} ms; its connections were closed`,
-          ),
-        )
+        reject(gone(this.deadlineMs))
         this.replace(pool)
       }, this.deadlineMs)
     })
@@ -134,7 +137,10 @@ export class PgBound {
       work.catch(() => {})
       return await Promise.race([work, expired])
     } catch (err) {
-      throw busy(err, performance.now() - started) ?? err
+      const waited = performance.now() - started
+      // Its pool was given up at another call's deadline (the server taken for gone): a call still
+      // waiting for a connection there, or running on one, failed with it — as unavailable as that one.
+      throw busy(err, waited) ?? (pool !== this.pool ? gone(this.deadlineMs) : err)
     } finally {
       clearTimeout(timer)
     }
