@@ -8,6 +8,7 @@
  * `bun scripts/bench/gate-micro.ts [NAME=DIR]...` (default: this checkout).
  */
 import { buildStreamFrames } from '../mock-upstream/wire.ts'
+import { interleavedCpu } from './interleaved-cpu.ts'
 
 const dirs = Bun.argv.slice(2).map((s) => s.split('=') as [string, string])
 if (dirs.length === 0) dirs.push(['this', `${import.meta.dir}/../..`])
@@ -24,10 +25,6 @@ const subjects = await Promise.all(
 )
 const ctx = { modelId: 'mock/bench', provider: { prefix: 'mock' } }
 const N = 20_000
-const cpu = () => {
-  const u = process.cpuUsage()
-  return u.user + u.system
-}
 let sink = 0
 function answer(s: (typeof subjects)[number], whole: boolean): void {
   const gate = new s.cut.ChatCutGate(new s.OutputAllowance(64, 'openai'), 12, whole)
@@ -37,24 +34,6 @@ function answer(s: (typeof subjects)[number], whole: boolean): void {
   if (whole) sink += s.cut.assembleChat(items, ctx).body.length
   sink += gate.counted
 }
-for (const mode of ['stream', 'json'] as const) {
-  const out: Record<string, number[]> = {}
-  for (let round = 0; round < 25; round++) {
-    const order = round % 2 ? [...subjects].reverse() : subjects
-    for (const s of order) {
-      const t0 = cpu()
-      for (let i = 0; i < N; i++) answer(s, mode === 'json')
-      if (round < 4) continue // warm-up rounds
-      const xs = out[s.name] ?? []
-      out[s.name] = xs
-      xs.push((cpu() - t0) / N)
-    }
-  }
-  for (const [name, xs] of Object.entries(out)) {
-    xs.sort((a, b) => a - b)
-    console.log(
-      `${mode} ${name}: ${xs[xs.length >> 1]!.toFixed(2)} µs an answer (best ${xs[0]!.toFixed(2)}), 21 rounds of ${N}`,
-    )
-  }
-}
+for (const mode of ['stream', 'json'] as const)
+  interleavedCpu(mode, subjects, N, (s) => answer(s, mode === 'json'))
 if (sink === 0) console.log('')

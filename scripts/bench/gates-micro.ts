@@ -7,6 +7,8 @@
  * other round): µs of CPU an answer (`admit` of every event). Not part of `bun run bench`:
  * `bun scripts/bench/gates-micro.ts [NAME=DIR]...` (default: this checkout).
  */
+import { interleavedCpu } from './interleaved-cpu.ts'
+
 const dirs = Bun.argv.slice(2).map((s) => s.split('=') as [string, string])
 if (dirs.length === 0) dirs.push(['this', `${import.meta.dir}/../..`])
 const recorded = `${import.meta.dir}/../../test/fixtures/reference/recorded`
@@ -35,10 +37,6 @@ const subjects = await Promise.all(
   }),
 )
 const N = 10_000
-const cpu = () => {
-  const u = process.cpuUsage()
-  return u.user + u.system
-}
 let sink = 0
 for (const wire of ['messages', 'responses', 'gemini'] as const) {
   const frames = events[wire].map((e) => Buffer.from(e))
@@ -49,23 +47,6 @@ for (const wire of ['messages', 'responses', 'gemini'] as const) {
     for (const f of frames) if (gate.admit(new Uint8Array(f)) !== true) throw new Error(`${s.name}: refused`)
     sink += gate.counted
   }
-  const out: Record<string, number[]> = {}
-  for (let round = 0; round < 25; round++) {
-    const order = round % 2 ? [...subjects].reverse() : subjects
-    for (const s of order) {
-      const t0 = cpu()
-      for (let i = 0; i < N; i++) answer(s)
-      if (round < 4) continue // warm-up rounds
-      const xs = out[s.name] ?? []
-      out[s.name] = xs
-      xs.push((cpu() - t0) / N)
-    }
-  }
-  for (const [name, xs] of Object.entries(out)) {
-    xs.sort((a, b) => a - b)
-    console.log(
-      `${wire} (${frames.length} events) ${name}: ${xs[xs.length >> 1]!.toFixed(2)} µs an answer (best ${xs[0]!.toFixed(2)}), 21 rounds of ${N}`,
-    )
-  }
+  interleavedCpu(`${wire} (${frames.length} events)`, subjects, N, answer)
 }
 if (sink === 0) console.log('')

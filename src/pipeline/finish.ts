@@ -171,13 +171,7 @@ function partsCost(
  * asked for.
  */
 function logCircuitRefusal(deps: PipelineDeps, ex: Exchange, entry: CatalogueEntry, err: GatewayError): void {
-  deps.log.info('circuit open: refused, no upstream called', {
-    request_id: ex.id,
-    ...(ex.clientId !== null ? { client_request_id: ex.clientId } : {}),
-    model: entry.id,
-    status: err.status,
-    code: err.code,
-  })
+  deps.log.info('circuit open: refused, no upstream called', failureFields(ex, entry, err))
 }
 
 function logUpstreamFailure(
@@ -187,12 +181,19 @@ function logUpstreamFailure(
   err: GatewayError,
 ): void {
   deps.log.warn('upstream failure', {
+    ...failureFields(ex, entry, err),
+    message: err.message,
+    detail: err.detail,
+  })
+}
+
+/** What both failure lines name: the request, the model asked for, the answer's status and code. */
+function failureFields(ex: Exchange, entry: CatalogueEntry, err: GatewayError): Record<string, unknown> {
+  return {
     request_id: ex.id,
     ...(ex.clientId !== null ? { client_request_id: ex.clientId } : {}),
     model: entry.id,
     status: err.status,
     code: err.code,
-    message: err.message,
-    detail: err.detail,
-  })
+  }
 }
