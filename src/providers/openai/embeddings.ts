@@ -2,7 +2,7 @@
  * @module
  * Embeddings on an OpenAI-compatible API for a surface of another wire (Gemini's `:embedContent`
  * and `:batchEmbedContents`): the canonical request as OpenAI's `POST {base_url}/embeddings`
- * (`encoding_format: float`), its `data[].embedding` back as vectors in input order, and the
+ * (no `encoding_format`: the API answers floats by default), its `data[].embedding` back as vectors in input order, and the
  * usage it reports (estimated from the input where a compatible server sends none). OpenAI's own
  * surface, `/v1/embeddings`, passes the client's body through `forward` instead.
  *
@@ -31,7 +31,6 @@ export function createOpenAIEmbeddings(provider: ProviderConfig): EmbeddingCalls
         input: req.input.items,
         dimensions: req.dimensions,
         user: req.user,
-        encoding_format: 'float',
       })
       const res = await upstreamFetch(url, { method: 'POST', headers, body }, ctx, mapError)
       const json = (await readJson(res, ctx)) as {

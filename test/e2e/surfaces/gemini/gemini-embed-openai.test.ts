@@ -73,9 +73,10 @@ test(':embedContent → OpenAI embeddings and back, in Gemini’s shape', async 
       model: 'text-embedding-3-small',
       input: ['first\nsecond'],
       dimensions: 8,
-      encoding_format: 'float',
     },
   })
+  // Floats are the API's default: not sent.
+  expect(up.lastRequest()!.body.encoding_format).toBeUndefined()
 })
 
 test(':batchEmbedContents → one OpenAI call of every text, the vectors in request order', async () => {
