@@ -26,7 +26,7 @@ export type Caught = 'request' | 'upstream' | 'stream'
 
 export function toGatewayError(error: unknown, where: Caught, log?: Logger, rid?: unknown): GatewayError {
   if (error instanceof GatewayError) return error
-  if (where !== 'request' && error instanceof Error && !fromTheWire(error)) {
+  if (where !== 'request' && !fromTheWire(error)) {
     // The gateway's side, not the upstream's: a store that cannot answer keeps its own 503.
     const store = storeError(error)
     return store ? withFacts(store, { gateway: true }) : gatewayFault(error)

@@ -152,11 +152,15 @@ export function abortError(reason: unknown): GatewayError {
 /**
  * Whether a value thrown around an upstream call came from the network: Bun's fetch and body
  * readers throw a `TypeError` with a string `code` (ECONNRESET, ECONNREFUSED, InvalidHTTPResponse,
- * ZlibError …), an aborted or timed-out signal a `DOMException`. A value without a code (a
- * `TypeError` of `null.type`, a `RangeError`) was thrown by the gateway's own code.
+ * ZlibError …), an aborted or timed-out signal a `DOMException`. An error without a code (a
+ * `TypeError` of `null.type`, a `RangeError`) or a value that is no `Error` at all (a string, a
+ * plain object, even one with a `code`) was thrown by the gateway's own code.
  */
 export function fromTheWire(error: unknown): boolean {
-  return typeof (error as { code?: unknown } | null)?.code === 'string' || error instanceof DOMException
+  return (
+    error instanceof DOMException ||
+    (error instanceof Error && typeof (error as { code?: unknown }).code === 'string')
+  )
 }
 
 /**

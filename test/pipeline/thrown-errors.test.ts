@@ -107,3 +107,22 @@ test("the gateway's own exceptions are internal: 500 internal_error, the stack k
   const busy = toGatewayError(new StoreBusyError(5000), 'upstream')
   expect([busy.status, busy.code, classify(failureFacts(busy))]).toEqual([503, 'store_busy', 'internal'])
 })
+
+test("a thrown value that is not an Error is the gateway's own too: internal, in an attempt and in a stream", () => {
+  // Only Bun's network errors (Error objects with a string code) and DOMExceptions came from the
+  // wire; a string, an object (even one with a string `code`), undefined came from code of ours.
+  for (const value of ['a string', { code: 'ECONNRESET' }, { message: 'x' }, undefined, null, 42]) {
+    for (const where of ['upstream', 'stream'] as const) {
+      const err = toGatewayError(value, where)
+      expect([where, err.status, err.code, classify(failureFacts(err))]).toEqual([
+        where,
+        500,
+        'internal_error',
+        'internal',
+      ])
+    }
+  }
+  const ctx = { signal: new AbortController().signal, provider: { prefix: 'p' } } as unknown as CallContext
+  expect(classify(failureFacts(streamReadError({ code: 'ECONNRESET' }, ctx)))).toBe('internal')
+  expect(toGatewayError('a string', 'upstream').detail).toBe('a string')
+})
