@@ -26,8 +26,8 @@ export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
   operation: 'embeddings',
   credential: (headers) => bearer(headers.get('authorization')),
   jsonLimits: EMBEDDINGS_JSON_LIMITS,
-  decode(text, limitsChecked) {
-    const view = decodeEmbeddings(text, limitsChecked)
+  decode(text, limitsChecked, _url, named) {
+    const view = decodeEmbeddings(text, limitsChecked, named)
     return { model: view.body.model, view, stream: false }
   },
   checkLimits: (view, entry) => checkEmbeddingLimits(view, entry.model),

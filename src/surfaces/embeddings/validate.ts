@@ -37,8 +37,15 @@ export interface EmbeddingsView {
  */
 const SHARED_INPUT_MIN = 1024
 
-/** `limitsChecked`: the body reader already held `text` to `EMBEDDINGS_JSON_LIMITS`. */
-export function decodeEmbeddings(text: string, limitsChecked = false): EmbeddingsView {
+/**
+ * `limitsChecked`: the body reader already held `text` to `EMBEDDINGS_JSON_LIMITS`. `named`: told
+ * the model the body names before the rest is checked (`SurfaceCore.decode`).
+ */
+export function decodeEmbeddings(
+  text: string,
+  limitsChecked = false,
+  named?: (model: unknown) => void,
+): EmbeddingsView {
   const body = parseJsonObject(
     text,
     EMBEDDINGS_EXAMPLE,
@@ -46,6 +53,7 @@ export function decodeEmbeddings(text: string, limitsChecked = false): Embedding
     EMBEDDINGS_JSON_LIMITS,
     SHARED_INPUT_MIN,
   )
+  named?.(body.model)
   const check = checker()
   if (!check.Check(body)) {
     const first = check.Errors(body).First()

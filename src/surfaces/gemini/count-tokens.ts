@@ -47,8 +47,9 @@ export function geminiCountTokensSurface(perSecond: number): CountTokensSurface<
       inputParam: 'contents',
       endpoint: 'countTokens',
       credential: googleApiKey,
-      decode(text, limitsChecked, url) {
+      decode(text, limitsChecked, url, named) {
         const target = targetOf(url)
+        named?.(target.model)
         const body = validateWith(checker(), geminiBody(text, limitsChecked))
         const request =
           body.generateContentRequest ?? (body.contents?.length ? { contents: body.contents } : null)

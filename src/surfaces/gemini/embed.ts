@@ -76,8 +76,10 @@ function decodeEmbed(
   limitsChecked: boolean | undefined,
   url: string | undefined,
   isBatch: boolean,
+  named: ((model: unknown) => void) | undefined,
 ) {
   const target = targetOf(url)
+  named?.(target.model)
   const raw = geminiBody(text, limitsChecked)
   let requests: Array<Static<typeof EmbedRequest>>
   let prefix: (i: number) => string
@@ -160,7 +162,7 @@ function embedSurface(isBatch: boolean): EmbeddingsSurface<GeminiEmbedView> {
     inputParam: isBatch ? 'requests' : 'content',
     operation: 'embeddings',
     credential: googleApiKey,
-    decode: (text, limitsChecked, url) => decodeEmbed(text, limitsChecked, url, isBatch),
+    decode: (text, limitsChecked, url, named) => decodeEmbed(text, limitsChecked, url, isBatch, named),
     checkLimits(view, entry) {
       const max = entry.model.dimensions
       if (view.dimensions !== undefined && max !== undefined && view.dimensions > max)

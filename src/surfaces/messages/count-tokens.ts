@@ -30,8 +30,10 @@ export function countTokensSurface(perSecond: number): CountTokensSurface<CountT
       inputParam: 'messages',
       endpoint: 'count_tokens',
       credential: apiKeyOrBearer,
-      decode(text, limitsChecked) {
-        const view = validateWith(checker(), parseJsonObject(text, EXAMPLE, limitsChecked))
+      decode(text, limitsChecked, _url, named) {
+        const body = parseJsonObject(text, EXAMPLE, limitsChecked)
+        named?.(body.model)
+        const view = validateWith(checker(), body)
         checkTools(view)
         return { model: view.model, view, stream: false }
       },

@@ -48,8 +48,9 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
   inputParam: 'input',
   operation: 'chat',
   credential: (headers) => bearer(headers.get('authorization')),
-  decode(text, limitsChecked) {
+  decode(text, limitsChecked, _url, named) {
     const body = parseJsonObject(text, COMPACT_EXAMPLE, limitsChecked)
+    named?.(body.model)
     // One check, /v1/responses' own, of the client's fields and the summary request made of them.
     const summary = viewOf(noToolCalls(validateResponsesRequest(checkedSummary(body))))
     checkCompaction(body)

@@ -32,8 +32,9 @@ export function inputTokensSurface(perSecond: number): CountTokensSurface<InputT
       inputParam: 'input',
       endpoint: 'responses/input_tokens',
       credential: responsesSurface.credential,
-      decode(text, limitsChecked) {
+      decode(text, limitsChecked, _url, named) {
         const body = parseJsonObject(text, RESPONSES_EXAMPLE, limitsChecked)
+        named?.(body.model)
         const inputSent = body.input !== undefined && body.input !== null
         if (!inputSent) body.input = []
         const view = { ...viewOf(validateResponsesRequest(body)), inputSent }
