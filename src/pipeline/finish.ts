@@ -14,7 +14,7 @@ import type { Surcharge } from '../limits/surcharge.ts'
 import type { AdmitResult } from '../limits/types.ts'
 import { factsOf } from '../providers/failure-facts.ts'
 import type { Exchange } from '../traffic/traffic.ts'
-import type { GatewayError } from '../util/errors.ts'
+import { type GatewayError, gatewaysOwnFailure } from '../util/errors.ts'
 import type { Answered } from './attempts.ts'
 import type { Finish } from './call.ts'
 import { answeringPrice, settle } from './charge.ts'
@@ -44,10 +44,16 @@ export function finisher(
     const by = answered.entry
     // An upstream error is a failed call, under the provider that failed last. With no call made
     // (every circuit open) the 503 is the gateway's refusal: no provider's error, whichever
-    // provider the model asked for is on (the open circuits are `switchyard_circuit_state`).
+    // provider the model asked for is on (the open circuits are `switchyard_circuit_state`); nor
+    // is the gateway's own failure (its code threw, its store did not answer).
     const circuitRefusal = err?.code === 'upstream_circuit_open' && answered.attempts === 0
     if (circuitRefusal) metrics.circuitRefused(entry.id)
-    else if (err && err.code !== 'client_closed_request' && err.code !== 'shutting_down') {
+    else if (
+      err &&
+      err.code !== 'client_closed_request' &&
+      err.code !== 'shutting_down' &&
+      !gatewaysOwnFailure(err.code)
+    ) {
       metrics.upstreamError(by.provider.prefix, err.code)
     }
     ex.ttftMs = ttftMs

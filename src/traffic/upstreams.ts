@@ -4,7 +4,9 @@
  * this server, so the console and a scrape agree): attempts per provider and model by outcome
  * (`ok` or the failure kind) since the processes started, and every circuit's state per
  * (provider, key #, model) — the worst any process holds, as the gauge reports it. Circuits and
- * attempts are each process's own memory: a replica elsewhere has its own.
+ * attempts are each process's own memory: a replica elsewhere has its own. Each failed attempt is
+ * somebody's: the provider's (`failed`), the request's (`client_faults`) or the gateway's own
+ * (`gateway_faults`, kind `internal`: a bug of ours, never the provider's).
  */
 import { ACTIONS, type FailureKind } from '../providers/resilience/failure-kinds.ts'
 import { parseExposition } from './live.ts'
@@ -15,6 +17,12 @@ import { parseExposition } from './live.ts'
  * mistake, not the provider's failure.
  */
 const clientFault = (kind: string) => ACTIONS[kind as FailureKind]?.circuit === 'alive'
+
+/** Whose failure an attempt's outcome is; `ok` is nobody's. */
+function whose(outcome: string): 'failed' | 'client_faults' | 'gateway_faults' {
+  if (outcome === ('internal' satisfies FailureKind)) return 'gateway_faults'
+  return clientFault(outcome) ? 'client_faults' : 'failed'
+}
 
 const STATE = ['closed', 'half_open', 'open'] as const
 
@@ -30,6 +38,8 @@ export async function upstreamFigures(metrics: { render(): string | Promise<stri
       failed: number
       /** Attempts refused for the request's own fault, apart (`clientFault`). */
       client_faults: number
+      /** Attempts the gateway's own code failed (kind `internal`), apart. */
+      gateway_faults: number
       failures: Record<string, number>
     }
   >()
@@ -41,14 +51,13 @@ export async function upstreamFigures(metrics: { render(): string | Promise<stri
       const id = `${provider}\u0000${model}`
       let m = models.get(id)
       if (!m) {
-        m = { provider, model, attempts: 0, failed: 0, client_faults: 0, failures: {} }
+        m = { provider, model, attempts: 0, failed: 0, client_faults: 0, gateway_faults: 0, failures: {} }
         models.set(id, m)
       }
       m.attempts += s.value
       const outcome = s.labels.outcome ?? 'unknown'
       if (outcome !== 'ok') {
-        if (clientFault(outcome)) m.client_faults += s.value
-        else m.failed += s.value
+        m[whose(outcome)] += s.value
         m.failures[outcome] = (m.failures[outcome] ?? 0) + s.value
       }
     } else if (s.name === 'switchyard_circuit_state') {
@@ -66,6 +75,7 @@ export async function upstreamFigures(metrics: { render(): string | Promise<stri
     models: [...models.values()].sort(
       (a, b) =>
         b.failed - a.failed ||
+        b.gateway_faults - a.gateway_faults ||
         b.client_faults - a.client_faults ||
         b.attempts - a.attempts ||
         a.model.localeCompare(b.model),

@@ -11,7 +11,7 @@
  */
 import type { Store } from '../store/index.ts'
 import { DAY_MS, iso } from '../util/clock.ts'
-import { invalidValue } from '../util/errors.ts'
+import { gatewaysOwnFailure, invalidValue } from '../util/errors.ts'
 
 export const MAX_TOP = 50
 /** Request-log rows read at most for the provider figures. */
@@ -19,13 +19,18 @@ export const SCAN = 20_000
 const HOUR = 3_600_000
 /**
  * Whose failure a logged outcome is (DESIGN §15: a client's own mistakes are no provider's
- * errors). The gateway maps an upstream's own faults to 5xx (502/503/504) and its rate limit to
- * 429 `upstream_rate_limited`: the provider's. Every other 4xx — the upstream refusing what the
+ * errors, nor are the gateway's own). The gateway maps an upstream's own faults to 5xx
+ * (502/503/504) and its rate limit to 429 `upstream_rate_limited`: the provider's; its own 500
+ * and 503s (`gatewaysOwnFailure`): the gateway's. Every other 4xx — the upstream refusing what the
  * client sent (its status kept), the gateway's own checks, 499 when the client left — the client's.
  */
-export function failureOf(status: number | null, code: string | null): 'provider' | 'client' | null {
+export function failureOf(
+  status: number | null,
+  code: string | null,
+): 'provider' | 'client' | 'gateway' | null {
   // A request cut short by the gateway's own shutdown is nobody's failure here.
   if (code === null || status === null || code === 'shutting_down') return null
+  if (gatewaysOwnFailure(code)) return 'gateway'
   if (code === 'upstream_rate_limited' || status >= 500) return 'provider'
   return status >= 400 ? 'client' : null
 }
@@ -70,7 +75,8 @@ export async function topOfDay(deps: OverviewDeps, q: { by?: string; limit?: str
 
 /**
  * Each configured provider's requests, upstream errors (by code; `failureOf` decides whose), the
- * client's own 4xx and 499 (`client_errors`, apart) and the fallbacks taken from its models, among the newest SCAN
+ * client's own 4xx and 499 (`client_errors`) and the gateway's own failures while on it
+ * (`gateway_errors`), both apart, and the fallbacks taken from its models, among the newest SCAN
  * requests of the last `hours`, under the provider that answered or failed last (as /metrics);
  * a 503 `upstream_circuit_open` that called nothing is no request nor error of a provider but a
  * `circuit_refused` of the requested model's. `from` is where the rows read begin (later than
@@ -89,6 +95,7 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
     requests: number
     upstream_errors: number
     client_errors: number
+    gateway_errors: number
     fallbacks: number
     circuit_refused: number
     last_error_at: number | null
@@ -104,6 +111,7 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
         requests: 0,
         upstream_errors: 0,
         client_errors: 0,
+        gateway_errors: 0,
         fallbacks: 0,
         circuit_refused: 0,
         last_error_at: null,
@@ -133,6 +141,7 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
     if (r.answeredBy !== null) entry(prefixOf(r.model), null).fallbacks += r.count
     const whose = failureOf(r.status, r.errorCode)
     if (whose === 'client') h.client_errors += r.count
+    if (whose === 'gateway') h.gateway_errors += r.count
     if (whose !== 'provider' || r.errorCode === null) continue
     h.upstream_errors += r.count
     h.last_error_at = Math.max(h.last_error_at ?? 0, r.lastAt)
@@ -156,6 +165,7 @@ export async function providerHealth(deps: OverviewDeps, q: { hours?: string }, 
       upstream_errors: h.upstream_errors,
       error_rate: h.requests ? Math.round((h.upstream_errors / h.requests) * 1000) / 1000 : 0,
       client_errors: h.client_errors,
+      gateway_errors: h.gateway_errors,
       fallbacks: h.fallbacks,
       circuit_refused: h.circuit_refused,
       last_error_at: iso(h.last_error_at),

@@ -82,6 +82,20 @@ export function pointerToParam(pointer: string): string | null {
 }
 
 /** A request refused or cut because the gateway is shutting down: retry (another instance may answer). */
+/**
+ * The codes of the gateway's own failures: its code threw (500 `internal_error`, failure kind
+ * `internal`), its database or shared limiter did not answer (503). Never a provider's error,
+ * whichever provider the request was on: counted apart from the providers' (DESIGN §15).
+ */
+const GATEWAY_FAILURES: ReadonlySet<string> = new Set([
+  'internal_error',
+  'store_busy',
+  'store_unavailable',
+  'limiter_unavailable',
+])
+
+export const gatewaysOwnFailure = (code: string): boolean => GATEWAY_FAILURES.has(code)
+
 export function shuttingDownError(): GatewayError {
   return new GatewayError(
     503,

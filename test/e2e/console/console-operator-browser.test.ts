@@ -279,7 +279,7 @@ test('overview: spend beside budgets, model health and open circuits, refusals; 
   // Health: mock answered everything (its fallback did), yet mock/bad failed every attempt and
   // both of its keys' circuits are open.
   const mock = page.locator('[data-testid="provider-health"] tr[data-provider="mock"]')
-  expect(await mock.locator('td').allInnerTexts()).toEqual(['mock', '4', '0', '0 %', '', '0', '2', '—'])
+  expect(await mock.locator('td').allInnerTexts()).toEqual(['mock', '4', '0', '0 %', '', '0', '0', '2', '—'])
   const bad = page.locator('[data-testid="model-attempts"] tr[data-model="mock/bad"]')
   expect((await bad.locator('td').allInnerTexts()).slice(0, 4)).toEqual(['mock/bad', '2', '2', '0'])
   // The upstream refusing what the client sent is no failure of the provider's.

@@ -177,3 +177,33 @@ test('a stream whose translation throws before content (on a token plan): 500 in
   const carol = (await (await fetch(`${gw.url}/v1/usage`, { headers: bearer(a.key) })).json()) as any
   expect(carol.usage.current_minute.tokens).toBe(0)
 })
+
+test("the overview shows the gateway's own faults apart: neither the provider's failures nor its upstream errors", async () => {
+  // After the two tests above: two internal attempts of ant/m, two answered, no provider failure.
+  const admin = (path: string) =>
+    fetch(`${gw.url}/admin/v1${path}`, { headers: bearer(ADMIN_TOKEN) }).then((r) => r.json() as any)
+  const upstreams = await admin('/overview/upstreams')
+  const m = upstreams.models.find((x: any) => x.provider === 'ant' && x.model === 'm')
+  expect([m.attempts, m.failed, m.gateway_faults, m.client_faults, m.failures]).toEqual([
+    4,
+    0,
+    2,
+    0,
+    { internal: 2 },
+  ])
+  // /metrics likewise: two 500s of the chat surface, no upstream error of ant's.
+  const metrics = await (await fetch(`${gw.url}/metrics`)).text()
+  expect(metrics).toContain('switchyard_requests_total{surface="chat",model="ant/m",status="500"} 2')
+  expect(metrics).not.toContain('switchyard_upstream_errors_total{provider="ant"')
+  // The request log's figure (written off the request path: read until both 500s are there).
+  const deadline = performance.now() + 10_000
+  let ant: any
+  for (;;) {
+    ant = (await admin('/overview/providers')).data.find((p: any) => p.provider === 'ant')
+    if (ant.requests >= 4 || performance.now() > deadline) break
+    await Bun.sleep(25)
+  }
+  expect([ant.requests, ant.upstream_errors, ant.error_rate, ant.gateway_errors, ant.errors_by_code]).toEqual(
+    [4, 0, 0, 2, []],
+  )
+})

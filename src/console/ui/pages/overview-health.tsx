@@ -2,8 +2,9 @@
  * @module
  * Provider and model health on the overview (DESIGN §15): per provider, its requests, upstream
  * errors by code, the client's own mistakes apart (4xx it caused, 499 when it left: no provider's
- * error) and the fallbacks taken from its models (the request log, newest requests of 24 h); per
- * model, upstream attempts and failures by kind; every circuit's state per (provider, key #,
+ * error), the gateway's own failures apart (its bugs, its database down: no provider's either)
+ * and the fallbacks taken from its models (the request log, newest requests of 24 h); per model,
+ * upstream attempts and failures by kind, whose each is; every circuit's state per (provider, key #,
  * model) — the last two from the figures `/metrics` serves, since this server started. And the
  * refusals of every code before admission (24 h).
  */
@@ -20,7 +21,7 @@ export function ProviderHealth({ health }: { health: any }) {
         {health && !health.complete
           ? ` (the newest ${num(health.scanned)} requests, from ${when(health.from)})`
           : ''}
-        ; the client's own 4xx and 499s are apart, not the provider's.
+        ; the client's own 4xx and 499s, and the gateway's own failures, are apart: not the provider's.
       </p>
       <Table
         compact
@@ -32,10 +33,11 @@ export function ProviderHealth({ health }: { health: any }) {
           'rate',
           'by code',
           'client 4xx',
+          'gateway’s',
           'fallbacks',
           'last',
         ]}
-        num={['requests', 'upstream errors', 'rate', 'client 4xx', 'fallbacks']}
+        num={['requests', 'upstream errors', 'rate', 'client 4xx', 'gateway’s', 'fallbacks']}
       >
         {(health?.data ?? []).map((p: any) => (
           <tr data-provider={p.provider}>
@@ -59,6 +61,9 @@ export function ProviderHealth({ health }: { health: any }) {
             <td class="num" data-col="client">
               {num(p.client_errors)}
             </td>
+            <td class="num" data-col="gateway">
+              <span class={p.gateway_errors ? 'badge bad' : undefined}>{num(p.gateway_errors)}</span>
+            </td>
             <td class="num">{num(p.fallbacks)}</td>
             <td title={when(p.last_error_at)}>{shortWhen(p.last_error_at)}</td>
           </tr>
@@ -78,13 +83,14 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
       <Panel id="attempts" title="Upstream attempts by model">
         <p class="muted">
           Since this server started; retries and fallbacks each count. Refused for the request's own fault (a
-          bad parameter, too long a context, content policy): the client's, apart.
+          bad parameter, too long a context, content policy): the client's, apart. Failed by the gateway's own
+          code (kind internal: a bug to report with its logged stack): the gateway's, apart.
         </p>
         <Table
           compact
           testid="model-attempts"
-          cols={['model', 'attempts', 'failed', 'client’s', 'by kind']}
-          num={['attempts', 'failed', 'client’s']}
+          cols={['model', 'attempts', 'failed', 'client’s', 'gateway’s', 'by kind']}
+          num={['attempts', 'failed', 'client’s', 'gateway’s']}
         >
           {(upstreams?.models ?? []).map((m: any) => (
             <tr data-model={`${m.provider}/${m.model}`}>
@@ -96,6 +102,9 @@ export function ModelHealth({ upstreams }: { upstreams: any }) {
                 <span class={m.failed ? 'badge bad' : undefined}>{num(m.failed)}</span>
               </td>
               <td class="num">{num(m.client_faults)}</td>
+              <td class="num" data-col="gateway">
+                <span class={m.gateway_faults ? 'badge bad' : undefined}>{num(m.gateway_faults)}</span>
+              </td>
               <td>
                 <span class="chips">
                   {Object.entries(m.failures).map(([kind, n]) => (
