@@ -83,8 +83,14 @@ export interface EmbeddingCalls {
    * vector (OpenAI's `user`): left out, and named in `x-switchyard-dropped-params` as chat names them.
    */
   readonly leavesOut?: readonly (keyof EmbeddingRequest)[]
-  /** One vector per input item, in order, and the usage to record. Throws `GatewayError`s. */
-  embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>
+  /**
+   * One vector per input item, in order, and the usage to record. Throws `GatewayError`s. A
+   * provider that sends a long input in several calls (Gemini's parts of 100) keeps in `answered`
+   * the vectors of each part its upstream answered, in order, and sends only the parts after them:
+   * a retry of the same route (the caller passes the same array) asks, and is billed for, only the
+   * parts still unanswered.
+   */
+  embed(req: EmbeddingRequest, ctx: CallContext, answered?: number[][][]): Promise<EmbeddingResult>
 }
 
 /** A request to relay as it is (see `ProviderAdapter.forward`). */

@@ -10,6 +10,9 @@
  * | forward   | surface limits                                         | `adapter.forward` → `surface.forward.relayJson`   |
  *
  * An attempt calls `finish` on success; a failure is returned for the loop to retry or `settle`.
+ * A call sent in parts (Gemini's batches of 100) keeps, per route, the parts its upstream
+ * answered: a retry of that route sends only the rest (`PartsAnswered`), so no part is asked — and
+ * billed by the provider — twice; a fallback, another model, starts from none.
  */
 import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import type { EmbeddingRequest, EmbeddingUsage } from '../../operations/embeddings.ts'
@@ -124,6 +127,15 @@ export const TOKEN_COUNT_HEADER = 'x-switchyard-token-count'
 /** A vector's length where neither the request nor the model's config says (OpenAI's largest). */
 const DEFAULT_DIMENSIONS = 3072
 
+/**
+ * What a route's upstream answered of a call in parts, in order, kept across the request's
+ * attempts: the passed-through parts' bodies, or the translated parts' vectors.
+ */
+interface PartsAnswered {
+  bodies: string[]
+  vectors: number[][][]
+}
+
 /** The embeddings operation's attempt: one whole JSON answer, passed through or translated. */
 export function embeddingsAttempt<View>(
   surface: EmbeddingsSurface<View>,
@@ -132,7 +144,14 @@ export function embeddingsAttempt<View>(
   finish: Finish,
 ): OperationAttempt<EmbeddingsRoute> {
   const shape = surface.answerShape(view)
-  return async ({ entry, call }, { provider, adapter, ctx }) => {
+  const kept = new Map<EmbeddingsRoute, PartsAnswered>()
+  return async (route, { provider, adapter, ctx }) => {
+    const { entry, call } = route
+    let answered = kept.get(route)
+    if (!answered) {
+      answered = { bodies: [], vectors: [] }
+      kept.set(route, answered)
+    }
     // An answer of 2,048 long vectors is legitimately larger than the provider's default cap.
     ctx.maxResponseBytes = embeddingsResponseBytes(
       provider,
@@ -151,15 +170,21 @@ export function embeddingsAttempt<View>(
       let out: { body: string; usage: EmbeddingUsage }
       let added: Record<string, string> | undefined
       if ('forward' in call) {
-        const texts: string[] = []
-        for (const part of call.forward) {
+        const texts = answered.bodies
+        for (const part of call.forward.slice(texts.length)) {
           const answer = await adapter.forward!(part, ctx)
           // Read here, under the provider's timeouts and max_response_bytes, so the relay is bounded.
           texts.push(await readText(answer, ctx))
         }
-        out = surface.forward.relayJson(texts, encodeCtx)
+        try {
+          out = surface.forward.relayJson(texts, encodeCtx)
+        } catch (e) {
+          // An answer that does not hold up is not kept: a retry asks for every part again.
+          texts.length = 0
+          throw e
+        }
       } else {
-        const result = await adapter.embeddings!.embed(call.request, ctx)
+        const result = await adapter.embeddings!.embed(call.request, ctx, answered.vectors)
         out = { body: surface.encode(result, encodeCtx), usage: result.usage }
         added = call.headers
       }

@@ -3,7 +3,8 @@
  * Embeddings on the Gemini API: `POST {root}/models/{model}:batchEmbedContents` with
  * `{"requests": [{"model": "models/{model}", "content": {"parts": [{"text"}]}, "outputDimensionality"}]}`
  * → `{"embeddings": [{"values": [...]}]}`, in request order. Gemini takes at most 100 requests per
- * batch, so longer inputs go in several calls, one after another. Gemini embeds text only: token-id
+ * batch, so longer inputs go in several calls, one after another (a retry sends only the parts not
+ * yet answered: `EmbeddingCalls.embed`'s `answered`). Gemini embeds text only: token-id
  * arrays are refused (400 naming `input`) before admission. Shortened vectors (`dimensions`) come
  * back from Gemini unnormalised; they are scaled to unit length, as OpenAI's are. It reports no token counts for a
  * batch, so usage is estimated from the input. Fields Gemini does not know (OpenAI's `user`) are
@@ -55,22 +56,26 @@ export function createGeminiEmbeddings(provider: ProviderConfig): EmbeddingCalls
   return {
     check,
     leavesOut: ['user'],
-    async embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    async embed(
+      req: EmbeddingRequest,
+      ctx: CallContext,
+      answered: number[][][] = [],
+    ): Promise<EmbeddingResult> {
       check(req)
       const name = req.model.replace(/^models\//, '')
       const url = `${geminiApiRoot(provider)}/models/${encodeURIComponent(name)}:batchEmbedContents`
       const texts = req.input.items as string[]
-      const vectors: number[][] = []
-      for (let start = 0; start < texts.length; start += GEMINI_BATCH_MAX) {
+      for (let start = answered.length * GEMINI_BATCH_MAX; start < texts.length; start += GEMINI_BATCH_MAX) {
         const batch = texts.slice(start, start + GEMINI_BATCH_MAX)
         const requests = batch.map((text) => ({
           model: `models/${name}`,
           content: { parts: [{ text }] },
           ...(req.dimensions === undefined ? {} : { outputDimensionality: req.dimensions }),
         }))
-        vectors.push(...(await call(url, JSON.stringify({ requests }), ctx, batch.length)))
+        answered.push(await call(url, JSON.stringify({ requests }), ctx, batch.length))
       }
       // Gemini normalises only its full-length vectors; OpenAI's `dimensions` promises unit vectors.
+      const vectors = answered.flat()
       if (req.dimensions !== undefined) for (const vector of vectors) normalise(vector)
       return { vectors, usage: estimatedUsage(req.input, 'gemini', name) }
     },
