@@ -131,9 +131,10 @@ export class AlertSender {
   /**
    * Stops the timer: no more rows are claimed. `finish` (a reload's old sender): the sends under way
    * run to their answer — each bounded by {@link SEND_TIMEOUT_MS} — and are recorded, while the new
-   * sender cannot claim their leased rows: each is sent once. Without it (the process stopping) they
-   * are cut, and their rows are due again when the lease ends: a receiver that had read one gets it
-   * twice, under one id.
+   * sender cannot claim their leased rows: each is sent once; a graceful stop of the process (its
+   * drain) finishes every sender so. Without it (a stop that is not graceful) they are cut, and
+   * their rows are due again when the lease ends: a receiver that had read one gets it twice,
+   * under one id.
    */
   async stop(opts: { finish?: boolean } = {}): Promise<void> {
     if (this.timer) clearInterval(this.timer)

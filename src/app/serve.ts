@@ -126,6 +126,8 @@ export function startServer(
   watchTimer.unref?.()
   deps.alerts.start()
   const load = hooks.load ?? (config.source ? () => loadConfigFile(config.source) : null)
+  /** Reloads' old generations' alert senders still finishing their sends (see `apply`). */
+  const retiring = new Set<Promise<void>>()
   const reloader = new Reloader({
     load:
       load ??
@@ -143,7 +145,9 @@ export function startServer(
       // Events of requests still running on `before` go to the store's queue: the new sender sends
       // them. The old sender finishes the sends it has under way (bounded by their timeout): cut,
       // a delivery its receiver had read was sent again by the new one, twice under one id.
-      void before.deps.alerts.stop({ finish: true })
+      const finishing = before.deps.alerts.stop({ finish: true })
+      retiring.add(finishing)
+      void finishing.finally(() => retiring.delete(finishing))
     },
     log: deps.log,
   })
@@ -160,9 +164,13 @@ export function startServer(
   let stopped: Promise<void> | null = null
   /**
    * `graceMs`: time for responses already complete in the app to reach their sockets;
-   * `flushWindowMs`: how long the last usage flush is retried while the store does not take it.
+   * `flushWindowMs`: how long the last usage flush is retried while the store does not take it;
+   * `graceful` (a drain): every alert sender — the current one and a reload's old ones still
+   * finishing — gets the answers of its sends under way (each bounded by its send timeout) and
+   * records them before the store closes, so each is sent once. Otherwise the sends are cut and
+   * their rows are due again when their lease ends (at least once).
    */
-  const stop = (graceMs = 0, flushWindowMs = 0) => {
+  const stop = (graceMs = 0, flushWindowMs = 0, graceful = false) => {
     stopped ??= (async () => {
       clearInterval(pruneTimer)
       clearInterval(sweepTimer)
@@ -170,7 +178,7 @@ export function startServer(
       if (graceMs > 0) await Promise.race([server.stop(false), Bun.sleep(graceMs)])
       await server.stop(true)
       await deps.recorder.close(flushWindowMs)
-      await gen.deps.alerts.stop()
+      await Promise.all([gen.deps.alerts.stop({ finish: graceful }), ...(graceful ? retiring : [])])
       // The spans of the last requests, given a moment: a collector that is away delays no exit.
       if (deps.tracer) await Promise.race([deps.tracer.close(), Bun.sleep(2_000)])
       await deps.store.close()
@@ -192,7 +200,7 @@ export function startServer(
       const r = await deps.traffic.drain(timeoutS * 1000)
       // The outcomes of the streams the deadline cut were recorded at its end: they get a window
       // as long as the drain's to reach a store that is busy (another process's write) or away.
-      await stop(FLUSH_GRACE_MS, timeoutS * 1000)
+      await stop(FLUSH_GRACE_MS, timeoutS * 1000, true)
       deps.log.info('stopped', { in_flight: r.inFlight, cut_at_deadline: r.cut, pid: process.pid })
     },
   }

@@ -3,6 +3,9 @@
  * stopped by cutting its send, the row went back to the queue, and the new sender sent it again —
  * a receiver that had read the first got one alert twice under one id. Now the old sender
  * finishes what it has in flight (bounded by its send timeout), so each alert is sent once.
+ * A graceful stop (SIGTERM's drain) likewise lets every sender finish and record its sends, an old
+ * generation's still finishing included (stop 65's note): their rows were left leased, to be sent
+ * again by the next process when the lease ended.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -13,8 +16,8 @@ import { createLogger } from '../../../src/util/log.ts'
 import { ADMIN_TOKEN, PLANS, tempDir, testConfigDoc } from '../../support/config-doc.ts'
 import { writeConfig } from '../../support/process.ts'
 
-/** A receiver that reads each delivery, and holds the first one's answer until released. */
-function holdingReceiver() {
+/** A receiver that reads each delivery, and holds the first `held` ones' answers until released. */
+function holdingReceiver(held = 1) {
   const got: string[] = []
   let release: () => void = () => {}
   const released = new Promise<void>((r) => {
@@ -26,7 +29,7 @@ function holdingReceiver() {
     async fetch(req) {
       const doc = JSON.parse(await req.text())
       got.push(doc.id)
-      if (got.length === 1) await released
+      if (got.length <= held) await released
       return new Response(null, { status: 200 })
     },
   })
@@ -37,7 +40,7 @@ let hook: ReturnType<typeof holdingReceiver>
 let running: Running
 let dir: string
 
-const doc = (plan: number) =>
+const doc = (plan: number, hook: { url: string }) =>
   testConfigDoc({
     plans: { ...PLANS, extra: { rpm: plan, rpd: null, models: ['*'] } },
     // A retry comes 10 ms after a failed try: a second copy would be here well within the wait below.
@@ -48,9 +51,9 @@ const doc = (plan: number) =>
       max_backoff_ms: 10,
     },
   })
-const reload = async (plan: number) => {
-  writeConfig(dir, doc(plan))
-  const r = await fetch(`${running.url}/admin/v1/reload`, {
+const reload = async (plan: number, on: { running: Running; dir: string; hook: { url: string } }) => {
+  writeConfig(on.dir, doc(plan, on.hook))
+  const r = await fetch(`${on.running.url}/admin/v1/reload`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
   })
@@ -60,7 +63,7 @@ const reload = async (plan: number) => {
 beforeAll(async () => {
   hook = holdingReceiver()
   dir = tempDir()
-  const config = await loadConfigFile(writeConfig(dir, doc(1)))
+  const config = await loadConfigFile(writeConfig(dir, doc(1, hook)))
   running = startServer(config, buildDeps(config, { log: createLogger('error') }))
 })
 afterAll(async () => {
@@ -71,11 +74,11 @@ afterAll(async () => {
 })
 
 test('a reload while the first delivery is held open: the old sender finishes it, and each alert is sent once', async () => {
-  await reload(2)
+  await reload(2, { running, dir, hook })
   // The first reload's reload.applied, held open at the receiver by the sender of generation 2...
   while (hook.got.length < 1) await Bun.sleep(5)
   // ...across a second reload, which stops that sender.
-  await reload(3)
+  await reload(3, { running, dir, hook })
   await Bun.sleep(200)
   hook.release()
   while (hook.got.length < 2) await Bun.sleep(5)
@@ -88,4 +91,35 @@ test('a reload while the first delivery is held open: the old sender finishes it
     ['delivered', 1],
     ['delivered', 1],
   ])
+})
+
+test("a graceful stop while an old generation's send and the current one's are held open: both finish and are recorded, once", async () => {
+  const on = { hook: holdingReceiver(2), dir: tempDir(), running: undefined as unknown as Running }
+  try {
+    const config = await loadConfigFile(writeConfig(on.dir, doc(1, on.hook)))
+    on.running = startServer(config, buildDeps(config, { log: createLogger('error') }))
+    // Generation 2's sender holds the first reload's alert open; generation 3's the second's.
+    await reload(2, on)
+    while (on.hook.got.length < 1) await Bun.sleep(5)
+    await reload(3, on)
+    while (on.hook.got.length < 2) await Bun.sleep(5)
+    // SIGTERM's drain, the receiver answering both while it runs.
+    const drained = on.running.drain()
+    await Bun.sleep(300)
+    on.hook.release()
+    await drained
+    // What the next process finds in the queue: both delivered, nothing left to send again.
+    const after = buildDeps(config, { log: createLogger('error') })
+    const rows = await after.store.listDeliveries({ beforeId: null, limit: 10 })
+    await after.store.close()
+    expect(rows.map((d) => [d.state, d.attempts])).toEqual([
+      ['delivered', 1],
+      ['delivered', 1],
+    ])
+    expect(on.hook.got).toHaveLength(2)
+  } finally {
+    on.hook.release()
+    await on.hook.stop()
+    rmSync(on.dir, { recursive: true, force: true })
+  }
 })
