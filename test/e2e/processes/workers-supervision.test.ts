@@ -1,8 +1,9 @@
 /**
  * `serve --workers N` as a real process tree (supervisor → primary → workers) with a worker killed
  * by SIGKILL for real: it is logged and restarted, `/metrics` drops its gauges at once and keeps
- * its counters (none goes backwards), a stop during the restart still ends every process, and a
- * worker that keeps dying as soon as it starts ends the server with exit 1.
+ * its counters (none goes backwards), a stop during the restart still ends every process, a
+ * worker that keeps dying as soon as it starts ends the server with exit 1, and one that cannot
+ * start at all fails the start (worker_failed).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -380,4 +381,42 @@ test.concurrent('a worker that keeps dying as soon as it starts: five restarts, 
   const restarts = lines.filter((l) => l.msg?.includes('exited unexpectedly')).map((l) => l.restart_in_ms)
   expect(restarts).toEqual([100, 200, 400, 800, 1600])
   expect(lines.find((l) => l.msg?.includes('giving up'))).toMatchObject({ level: 'error' })
+}, 90_000)
+
+test.concurrent('a worker that cannot start at all (its config is a pipe only the primary could read): worker_failed, exit 1, nothing left', async () => {
+  const dir = tempDir()
+  dirs.push(dir)
+  const config = writeConfig(
+    dir,
+    testConfigDoc({
+      server: { host: '127.0.0.1', port: 0, drain_timeout_s: 1 },
+      // Absolute: a relative path would be the config's folder's, /dev/fd.
+      database: { path: `${dir}/switchyard.db` },
+      plans: PLANS,
+      default_plan: 'unlimited',
+    }),
+  )
+  // A shell's process substitution: the primary reads /dev/fd/63 (a pipe, readable once, an fd of
+  // its own); a worker, started by it, has no such fd and exits before it listens.
+  const started = spawnServe(['--workers', '2', '--port', '0'], {
+    env: UNSUPERVISED,
+    wrap: ['bash', '-c', 'exec "$@" --config <(cat "$0")', config],
+  })
+  const failed = await started.then(
+    (s) => {
+      procs.push(s)
+      return null
+    },
+    (e: Error) => e.message,
+  )
+  expect(failed).toStartWith('serve exited (code 1)')
+  // The worker's own reason, then the primary's refusal (--json: the error object, code worker_failed).
+  expect(failed).toMatch(/invalid config \/dev\/fd\/\d+:\n {2}\/: file not found/)
+  const refusal = JSON.parse(failed!.slice(failed!.lastIndexOf('{"error"')))
+  expect(refusal.error).toMatchObject({
+    code: 'worker_failed',
+    message: 'a worker exited before listening (exit code 1)',
+  })
+  // No process of this server is left: the primary ended before it announced anything.
+  expect(processesOf(dir)).toEqual([])
 }, 90_000)
