@@ -15,6 +15,13 @@ import {
   testConfigDoc,
 } from '../../../support/gateway.ts'
 
+const EMBED = {
+  name: 'embed',
+  upstream_name: 'gemini-embedding-001',
+  type: 'embedding',
+  context_window: 2048,
+  tier: 'free',
+}
 let up: FakeUpstream<'embeddings'>
 let flaky: ReturnType<typeof Bun.serve>
 /** The texts that begin each batch `flaky` is sent, and the one it refuses once (then forgets). */
@@ -54,15 +61,7 @@ beforeAll(async () => {
           kind: 'gemini',
           base_url: up.url,
           api_key: 'AIza-up',
-          models: [
-            {
-              name: 'embed',
-              upstream_name: 'gemini-embedding-001',
-              type: 'embedding',
-              context_window: 2048,
-              tier: 'free',
-            },
-          ],
+          models: [EMBED],
         },
         {
           prefix: 'flaky',
@@ -70,15 +69,7 @@ beforeAll(async () => {
           base_url: `http://127.0.0.1:${flaky.port}/v1beta`,
           api_key: 'AIza-up',
           retry: { attempts: 2, backoff_ms: 1, max_backoff_ms: 1 },
-          models: [
-            {
-              name: 'embed',
-              upstream_name: 'gemini-embedding-001',
-              type: 'embedding',
-              context_window: 2048,
-              tier: 'free',
-            },
-          ],
+          models: [EMBED],
         },
       ],
     }),
