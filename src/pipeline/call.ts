@@ -60,6 +60,11 @@ export interface Unaccounted {
    * as they arrived (OutputAllowance.counted, an upper bound); settled to in place of the bytes.
    */
   relayedTokens?: number
+  /**
+   * Under a token or money limit: the answer's input tokens as counted (CutGate.input) — the
+   * input bound, and a continuation's prompt; settled to in place of the bound alone.
+   */
+  inputTokens?: number
   /** Whatever usage the upstream did report before the end (a part of the answer's), or null. */
   seen: Pick<Usage, 'prompt_tokens' | 'completion_tokens'> | null
   /** The client left (rather than the upstream failing). */
@@ -270,7 +275,10 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
           aborted: r.aborted,
           started: r.started,
         }
-    if (unaccounted && gate) unaccounted.relayedTokens = gate.counted
+    if (unaccounted && gate) {
+      unaccounted.relayedTokens = gate.counted
+      unaccounted.inputTokens = gate.input
+    }
     finish(status, usage, err, r.ttftMs, unaccounted)
   }
   const out = await writeStream(source, encoder, {

@@ -344,7 +344,8 @@ type SettledAs = Settlement & { counted?: { prompt_tokens: number; completion_to
  *   before any byte, or an upstream that broke before content: the client got an error);
  * - a stream without the upstream's count of the whole answer (the client left, the upstream
  *   broke after content or never reported usage): to what was relayed, never less — the input
- *   side as reserved (the conservative input bound: the upstream billed the whole prompt) plus
+ *   side as reserved (the conservative input bound: the upstream billed the whole prompt; a
+ *   continued stream's continuation prompt too, `inputTokens`: the bound again and the prefill) plus
  *   the output tokens the answer generated, all choices, as counted on arrival under the limit
  *   (`relayedTokens`, limits/output-count.ts: an upper bound), else the UTF-8 bytes of generated
  *   text the client was sent (a token covers at least one byte on every tokenizer), or the usage the upstream did report where that
@@ -373,7 +374,7 @@ export function settle(
         ? { ...settlementOf(r, accountId, 0, 0), counted: { prompt_tokens: 0, completion_tokens: 0 } }
         : settlementOf(r, accountId, 0, 0)
     const seen = unaccounted.seen
-    const input = Math.max(r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
+    const input = Math.max(unaccounted.inputTokens ?? r.tokens - r.outputTokens, seen?.prompt_tokens ?? 0)
     // Counted in tokens as it arrived where a limit applies (OutputAllowance), else its bytes.
     const output = Math.max(
       unaccounted.relayedTokens ?? unaccounted.relayedBytes,

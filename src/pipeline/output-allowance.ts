@@ -85,12 +85,14 @@ export class OutputAllowance {
   private readonly undoIndex: number[] = []
   private readonly undoCarry: string[] = []
   private undone = 0
+  /** Input tokens of the answer's continuation (DESIGN §10), its prefill included: 0 before one. */
+  private continuationPrompt = 0
 
   constructor(
     /** Output tokens the reservation holds for the whole answer: n × the per-choice cap. */
     limit: number,
     private provider: ProviderKind,
-    private readonly grow?: GrowOutput,
+    private grow?: GrowOutput,
   ) {
     this.max = limit
   }
@@ -105,6 +107,26 @@ export class OutputAllowance {
     this.provider = kind
     this.carried = 0
     for (const c of this.carry.values()) this.carried += spaceTokens(c, kind)
+  }
+
+  /**
+   * A continuation (DESIGN §10) takes over the answer: its provider's `kind` counts from here, it
+   * may generate `cap` output tokens more, and its prompt of `input` tokens (the relayed text as
+   * its prefill included) is the answer's too. The limit is fixed there, no longer grown: the cap
+   * was fitted within what the reservation holds, that prompt counted (output-cap.ts
+   * `continuationAllowance`), and it is what the continuation was sent. An upstream that ignores
+   * it is cut at it, as the first target would have been at its own.
+   */
+  continueWithin(cap: number, input: number, kind: ProviderKind): void {
+    this.kind = kind
+    this.max = Math.min(this.max, this.generated + cap)
+    this.grow = undefined
+    this.continuationPrompt = input
+  }
+
+  /** Input tokens of the answer's continuation (`continueWithin`); 0 when there was none. */
+  get continuationInput(): number {
+    return this.continuationPrompt
   }
 
   /** Output tokens the answer may reach now: what the reservation holds. */
@@ -270,6 +292,11 @@ export abstract class AllowanceGate<T> implements CutGate<T> {
   /** The allowance ended the answer. */
   get cut(): boolean {
     return this.allowance.cut
+  }
+
+  /** The answer's input tokens as counted: the input bound, and a continuation's prompt. */
+  get input(): number {
+    return this.inputTokens + this.allowance.continuationInput
   }
 
   /** Output tokens generated so far, all choices (an upper bound of what the upstream bills). */

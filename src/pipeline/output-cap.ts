@@ -31,6 +31,14 @@ export interface ContinuationCharge {
 }
 
 /**
+ * The input tokens a stream's continuation is counted with (DESIGN §10, §11): the prompt's bound
+ * again and the relayed text as its prefill (`prefill`: as the next target's provider counts it).
+ */
+export function continuationInput(r: Reservation, prefill: number): number {
+  return r.tokens - r.outputTokens + prefill
+}
+
+/**
  * The output cap of a stream's continuation after `relayed` output tokens of text (counted as the
  * first target's provider bills them, limits/output-count.ts: an upper bound), conservatively:
  * the first part as its input bound plus the tokens relayed as its output, the continuation's
@@ -50,12 +58,13 @@ export function continuationAllowance(
   const r = c?.reservation
   if (r) {
     const input = r.tokens - r.outputTokens
-    cap = Math.min(cap, r.outputTokens - relayed, r.tokens - (input + relayed) - (input + prefill))
+    const again = continuationInput(r, prefill)
+    cap = Math.min(cap, r.outputTokens - relayed, r.tokens - (input + relayed) - again)
     if (r.states.some((s) => s.row.resource === 'microdollars')) {
       const left = r.micros - highestCostMicros(dearestOf(first), input, relayed)
       const p = dearestOf(next)
       // cost ≤ left ⇔ (in·p.input + out·p.output) / 1e6 rounded up ≤ left (an integer).
-      const room = left * 1_000_000 - (input + prefill) * (p?.input ?? 0)
+      const room = left * 1_000_000 - again * (p?.input ?? 0)
       if (room < 0) return 0
       if (p && p.output > 0) cap = Math.min(cap, Math.floor(room / p.output))
     }

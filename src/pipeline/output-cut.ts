@@ -112,7 +112,7 @@ export class ChunkGate extends AllowanceGate<ChatCompletionChunk> {
       .sort((a, b) => a - b)
       .map((index) => ({ ...base, choices: [{ index, delta: {}, finish_reason: 'length' as const }] }))
     const completion = this.counted
-    out.push({ ...base, choices: [], usage: usageOf(this.inputTokens, completion) })
+    out.push({ ...base, choices: [], usage: usageOf(this.input, completion) })
     return out
   }
 

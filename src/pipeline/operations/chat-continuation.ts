@@ -11,7 +11,7 @@ import { type ContextFor, failureFacts } from '../attempts.ts'
 import type { Rescue } from '../call.ts'
 import { Continuation } from '../continuation.ts'
 import { toGatewayError } from '../errors.ts'
-import { capRequest, continuationAllowance } from '../output-cap.ts'
+import { capRequest, continuationAllowance, continuationInput } from '../output-cap.ts'
 import type { ChatCall, Route } from './chat-routes.ts'
 
 /**
@@ -61,13 +61,8 @@ export function rescueFor<View>(
       // output, and as the next one's will bill it as the prefill's input.
       const output = outputTokenCount(relayed, first.provider.kind)
       const kind = route.entry.provider.kind
-      const cap = continuationAllowance(
-        r.charge,
-        output,
-        kind === first.provider.kind ? output : outputTokenCount(relayed, kind),
-        first.model,
-        route.entry.model,
-      )
+      const prefill = kind === first.provider.kind ? output : outputTokenCount(relayed, kind)
+      const cap = continuationAllowance(r.charge, output, prefill, first.model, route.entry.model)
       if (cap === 0) return null
       const { provider, adapter, ctx } = contextFor(attempt, route)
       const req = edit(route.translated.request)
@@ -76,6 +71,11 @@ export function rescueFor<View>(
         const source = await adapter.stream(req, ctx)
         // The continuation answers from here on; refused, the first target's answer stands as its own.
         if (source !== null) {
+          // Under a limit its answer is counted as its provider counts and cut at that cap, its
+          // prompt the answer's too (DESIGN §11: an upstream that ignores the cap is cut at it).
+          const { allowance, reservation } = r.charge ?? {}
+          if (allowance && reservation && cap !== null)
+            allowance.continueWithin(cap, continuationInput(reservation, prefill), kind)
           r.answered.entry = route.entry
           r.answered.attempts = attempt.n
           // Counted when the stream ends, as it ended (`ended` below).

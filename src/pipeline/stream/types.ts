@@ -86,6 +86,11 @@ export interface CutGate<T> extends OutputGate<T> {
   /** Output tokens generated so far. */
   readonly counted: number
   /**
+   * Input tokens the answer is settled with: the reservation's input bound, and the prompt of a
+   * stream's continuation (DESIGN §10: it resends the prompt, the relayed text as its prefill).
+   */
+  readonly input: number
+  /**
    * Taken when a JSON attempt begins; the function it returns, called when the attempt fails,
    * gives back what was counted since (OutputAllowance.mark: nothing of it reached the client).
    */

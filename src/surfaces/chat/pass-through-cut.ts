@@ -127,6 +127,10 @@ export class ChatCutGate implements CutGate<Uint8Array> {
     return this.chunks.counted
   }
 
+  get input(): number {
+    return this.chunks.input
+  }
+
   mark(): () => void {
     return this.chunks.mark()
   }
