@@ -286,7 +286,7 @@ export abstract class AllowanceGate<T> implements CutGate<T> {
   constructor(
     protected readonly allowance: OutputAllowance,
     /** The input side of the usage shown at a cut: the reservation's input bound (as settled). */
-    protected readonly inputTokens = 0,
+    protected readonly inputTokens: number,
   ) {}
 
   /** The allowance ended the answer. */

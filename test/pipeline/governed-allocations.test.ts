@@ -86,7 +86,7 @@ test("the whitespace carried to a choice's next text is exactly `\\s`'s, every U
   for (let c = 0; c <= 0xffff; c++) if (isSpace(c) !== s.test(String.fromCharCode(c))) differ.push(c)
   expect(differ).toEqual([])
   // And the count with it: a word then its space counted as the word and the space joined.
-  const gate = new ChunkGate(new OutputAllowance(1_000, 'openai'))
+  const gate = new ChunkGate(new OutputAllowance(1_000, 'openai'), 0)
   const chunk = (content: string, finish: 'stop' | null = null) =>
     ({
       id: 'c',

@@ -128,7 +128,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
   relay: (upstream, ctx, encodeCtx, framed) =>
     byteRelayed(upstream, ctx, new MessagesRelay(encodeCtx), framed),
 
-  cut: (allowance) => new MessagesCutGate(allowance),
+  cut: (allowance, inputTokens) => new MessagesCutGate(allowance, inputTokens),
   streamed: (body) => streamingBody(body),
   assemble: assembleMessage,
 }

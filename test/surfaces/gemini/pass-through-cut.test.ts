@@ -17,7 +17,7 @@ test('code execution parts count toward the allowance: the gate cuts at it', asy
     { executableCode: { language: 'PYTHON', code } },
     { codeExecutionResult: { outcome: 'OUTCOME_OK', output: code } },
   ]) {
-    const gate = new GeminiCutGate(new OutputAllowance(20, 'gemini'))
+    const gate = new GeminiCutGate(new OutputAllowance(20, 'gemini'), 0)
     expect(await gate.admit(event([{ text: 'ok' }]))).toBe(true)
     const before = gate.counted
     // The event that would pass the allowance is refused, and not counted: it never went out.
