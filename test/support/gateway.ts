@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { buildDeps } from '../../src/app/build.ts'
 import { startServer } from '../../src/app/serve.ts'
 import { parseConfig } from '../../src/config/index.ts'
-import { openStores } from '../../src/store/index.ts'
+import { type Completion, openStores } from '../../src/store/index.ts'
 import { migrate } from '../../src/store/sqlite/migrations.ts'
 import type { Clock } from '../../src/util/clock.ts'
 import { createLogger } from '../../src/util/log.ts'
@@ -101,6 +101,18 @@ function oneCallPerRequest(doc: Record<string, unknown>): Record<string, unknown
         : { ...p, retry: { attempts: 0 }, circuit: { failures: 1_000_000 } },
     ),
   }
+}
+
+/** Every usage record `gw` makes from now on, in order (its recorder's `record`, wrapped). */
+export function recordsOf(gw: TestGateway): Completion[] {
+  const records: Completion[] = []
+  const recorder = gw.deps.recorder
+  const record = recorder.record.bind(recorder)
+  recorder.record = (c) => {
+    records.push(c)
+    record(c)
+  }
+  return records
 }
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })

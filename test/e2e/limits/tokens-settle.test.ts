@@ -19,7 +19,7 @@ import { outputTokenCount } from '../../../src/limits/output-count.ts'
 import type { Completion } from '../../../src/store/index.ts'
 import { waitFor } from '../../support/chat-bed.ts'
 import { meteredPlan } from '../../support/config-doc.ts'
-import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
+import { ADMIN_TOKEN, recordsOf, startGateway, type TestGateway } from '../../support/gateway.ts'
 import {
   CUT_AFTER,
   DELTA_TEXT,
@@ -34,7 +34,7 @@ const PROMPT = 'please count these words for the metered upstream which bills on
 
 let up: MeteredUpstream
 let gw: TestGateway
-const records: Completion[] = []
+let records: Completion[] = []
 
 beforeAll(async () => {
   up = await startMeteredUpstream({ answerTokens: ALLOWANCE, delayMs: 15, cutOnRelease: true })
@@ -67,12 +67,7 @@ beforeAll(async () => {
       default_plan: 'metered',
     },
   })
-  const recorder = gw.deps.recorder
-  const record = recorder.record.bind(recorder)
-  recorder.record = (c) => {
-    records.push(c)
-    record(c)
-  }
+  records = recordsOf(gw)
 }, 15_000)
 afterAll(async () => {
   await gw?.stop()

@@ -8,8 +8,7 @@ import { outputTokenCount } from '../../../src/limits/output-count.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
 import { beforeEach } from '../../support/hooks.ts'
-
-const FEATURES = ['streaming', 'system_messages']
+import { prefillPairDoc } from '../../support/prefill-pair.ts'
 
 let up: BillingUpstream
 let gw: TestGateway
@@ -21,35 +20,14 @@ beforeAll(async () => {
     word: 'hello',
     fault: (m) => (m === 'first' ? { cut: 81 } : undefined),
   })
-  const model = (name: string, extra: Record<string, unknown> = {}) => ({
-    name,
-    context_window: 128_000,
-    max_output_tokens: 1_000,
-    features: FEATURES,
-    ...extra,
-  })
   gw = await startGateway({
-    doc: {
-      server: { host: '127.0.0.1', port: 0 },
-      admin: { token: ADMIN_TOKEN },
-      providers: [
-        {
-          prefix: 'oai',
-          kind: 'openai',
-          base_url: up.url,
-          api_key: 'sk-up',
-          retry: { attempts: 0, backoff_ms: 10, max_backoff_ms: 20, max_retry_after_s: 1 },
-          // No test here stalls: timeouts no healthy stream reaches on a loaded machine (idle_ms was 300).
-          timeouts: { first_byte_ms: 15_000, first_token_ms: 15_000, idle_ms: 15_000, total_ms: 20_000 },
-          models: [
-            model('first', { fallbacks: ['oai/next'] }),
-            model('next', { features: [...FEATURES, 'prefill'] }),
-          ],
-        },
-      ],
+    doc: prefillPairDoc({
+      upstreamUrl: up.url,
+      names: ['first', 'next'],
+      maxOutput: 1_000,
       plans: { free: { rpm: null, rpd: null, models: ['*'] } },
-      default_plan: 'free',
-    },
+      defaultPlan: 'free',
+    }),
   })
   key = (await gw.key('cont', 'free')).key
 }, 15_000)

@@ -11,34 +11,23 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { outputTokenCount } from '../../../src/limits/output-count.ts'
 import type { Completion } from '../../../src/store/index.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
-import { ADMIN_TOKEN, startGateway, type TestGateway } from '../../support/gateway.ts'
+import { recordsOf, startGateway, type TestGateway } from '../../support/gateway.ts'
 import { beforeEach } from '../../support/hooks.ts'
+import { prefillPairDoc } from '../../support/prefill-pair.ts'
 
 // USD per 1M tokens: a token costs that many micro-dollars.
 const PRICES: Record<string, { input: number; output: number }> = {
   dear: { input: 10, output: 30 },
   pf: { input: 1, output: 2 },
 }
-const FEATURES = ['streaming', 'system_messages']
-// Cuts are socket errors, never stalls: the timeouts only guard, so they are wide enough that a
-// loaded machine's pause (a first byte of 519 ms was seen in CI) is not taken for a stall and retried.
-const TIMEOUTS = { first_byte_ms: 10_000, first_token_ms: 10_000, idle_ms: 10_000, total_ms: 20_000 }
 
 let up: BillingUpstream
 let gw: TestGateway
-const records: Completion[] = []
+let records: Completion[] = []
 let faults: Record<string, { cut?: number; refuse?: boolean }> = {}
 
 beforeAll(async () => {
   up = await startBillingUpstream({ answerTokens: 1_000, defaultMax: 1_000, fault: (m) => faults[m] })
-  const model = (name: string, extra: Record<string, unknown> = {}) => ({
-    name,
-    context_window: 128_000,
-    max_output_tokens: 1_000,
-    features: FEATURES,
-    pricing: PRICES[name],
-    ...extra,
-  })
   const plan = (tpm: number | null) => ({
     rpm: null,
     rpd: null,
@@ -47,38 +36,22 @@ beforeAll(async () => {
     models: ['*'],
   })
   gw = await startGateway({
-    doc: {
-      server: { host: '127.0.0.1', port: 0 },
-      admin: { token: ADMIN_TOKEN },
-      providers: [
-        {
-          prefix: 'oai',
-          kind: 'openai',
-          base_url: up.url,
-          api_key: 'sk-up',
-          retry: { attempts: 1, backoff_ms: 10, max_backoff_ms: 20, max_retry_after_s: 1 },
-          timeouts: TIMEOUTS,
-          models: [
-            model('dear', { fallbacks: ['oai/pf'] }),
-            model('pf', { features: [...FEATURES, 'prefill'] }),
-          ],
-        },
-      ],
+    doc: prefillPairDoc({
+      upstreamUrl: up.url,
+      names: ['dear', 'pf'],
+      maxOutput: 1_000,
+      pricing: PRICES,
+      retry: { attempts: 1, backoff_ms: 10, max_backoff_ms: 20, max_retry_after_s: 1 },
       plans: {
         t400: plan(400),
         t500: plan(500),
         wide: plan(1_000_000),
         free: { rpm: null, rpd: null, models: ['*'] },
       },
-      default_plan: 'wide',
-    },
+      defaultPlan: 'wide',
+    }),
   })
-  const recorder = gw.deps.recorder
-  const record = recorder.record.bind(recorder)
-  recorder.record = (c) => {
-    records.push(c)
-    record(c)
-  }
+  records = recordsOf(gw)
 }, 15_000)
 afterAll(async () => {
   await gw?.stop()
