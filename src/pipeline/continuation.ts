@@ -96,7 +96,7 @@ export class Continuation {
    * refused (the original error stands).
    */
   async next(
-    _err: GatewayError,
+    err: GatewayError,
     /** The request body as parsed: the first part's prompt is estimated from it without a reservation. */
     body: unknown,
     /** The request's reservation: the first part is counted at its input bound. */
@@ -106,7 +106,8 @@ export class Continuation {
   ): Promise<StreamPlan<ChatCompletionChunk> | null> {
     const text = this.relayed
     if (!text) return null
-    const attempt = this.plan.continuation()
+    // Only where the failure's kind may fail over to (an `internal` one: another provider kind).
+    const attempt = this.plan.continuation(classify(this.factsOf(err)))
     if (attempt === null) return null
     let source: StreamPlan<ChatCompletionChunk> | null
     try {

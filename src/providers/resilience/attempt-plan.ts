@@ -209,17 +209,23 @@ export class AttemptPlan {
   }
 
   /**
-   * After content reached the client: the first target past the current one that can continue
-   * from the relayed text (the `prefill` feature) and whose circuit admits it; null when there is
-   * none, or the request already switched once.
+   * After content reached the client, failed with `kind`: the first target past the current one
+   * that can continue from the relayed text (the `prefill` feature), that the kind's row lets it
+   * fail over to (`internal`: another provider kind; `larger_context`: a larger window; `never`:
+   * none) and whose circuit admits it; null when there is none, or the request already switched once.
    */
-  continuation(): Attempt | null {
+  continuation(kind: FailureKind): Attempt | null {
     if (this.current !== null) throw new Error('settle the previous attempt first')
     if (this.switched) return null
     this.switched = true
+    const failover = ACTIONS[kind].failover
+    if (failover === 'never') return null
+    const from = this.targets[this.t]!
     for (let i = this.t + 1; i < this.targets.length; i++) {
       const target = this.targets[i]!
       if (this.skipped.has(i) || !target.model.features.includes('prefill')) continue
+      if (failover === 'other_kind' && target.provider.kind === from.provider.kind) continue
+      if (failover === 'larger_context' && target.model.context_window <= from.model.context_window) continue
       this.t = i
       this.retries = 0
       this.tried = NONE

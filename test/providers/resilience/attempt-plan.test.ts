@@ -389,15 +389,34 @@ describe('AttemptPlan', () => {
     const s = p.next()
     expect('attempt' in s).toBe(true)
     p.succeeded() // the stream started; it is cut later
-    const c = p.continuation()
+    const c = p.continuation('transient')
     expect(c?.target.id).toBe('c/m')
     p.failed('transient')
-    expect(p.continuation()).toBeNull()
+    expect(p.continuation('transient')).toBeNull()
     const w2 = world()
     const p2 = w2.plan([w2.target('a/m'), w2.target('b/m')])
     p2.next()
     p2.succeeded()
-    expect(p2.continuation()).toBeNull()
+    expect(p2.continuation('transient')).toBeNull()
+  })
+
+  test("continuation follows the failure kind's row: internal only on another provider kind, never none", () => {
+    const w = world()
+    const targets = () => [
+      w.target('a/m'),
+      w.target('b/same', { features: ['streaming', 'prefill'] }),
+      w.target('c/other', { features: ['streaming', 'prefill'], kind: 'anthropic' }),
+    ]
+    const started = (p: ReturnType<typeof w.plan>) => {
+      p.next()
+      p.succeeded()
+      return p
+    }
+    expect(started(w.plan(targets())).continuation('transient')?.target.id).toBe('b/same')
+    expect(started(w.plan(targets())).continuation('internal')?.target.id).toBe('c/other')
+    expect(started(w.plan(targets())).continuation('request_fault')).toBeNull()
+    const same = started(w.plan([w.target('a/m'), w.target('b/same', { features: ['prefill'] })]))
+    expect(same.continuation('internal')).toBeNull()
   })
 
   test('bounded: with every target failing, attempts ≤ Σ(1 + retry.attempts) and every wait ≤ max(max_backoff_ms, max_retry_after_s)', () => {
