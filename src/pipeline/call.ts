@@ -20,7 +20,7 @@
 import { flatText } from '../json/spliced.ts'
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import { maxResponseBytes } from '../providers/body-limit.ts'
-import { abortError, invalidResponse, readText } from '../providers/http.ts'
+import { abortError, invalidResponse, readJson, readText } from '../providers/http.ts'
 import { scrubbed } from '../providers/scrub.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
@@ -177,9 +177,8 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
           streamed = { ...streamed, ...(typeof asked === 'string' ? { body: asked } : asked) }
           call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
         }
-        const upstream = await forwardCall(adapter, streamed, ctx)
-        // `stream` ignored: the answer came whole, read as the JSON answer it is (an error in it
-        // thrown as the failure it names), settled from its usage — too late for a cut.
+        const upstream = await eventsOf(await forwardCall(adapter, streamed, ctx), relay, ctx)
+        // `stream` ignored on a wire without `events`: relayed as it came, settled from its usage.
         if (isJson(upstream)) return await relayedJson(p, relay, upstream)
         if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
         // Its events (one an item, or a read's an item: `cutsReads`) as the gate let them through
@@ -224,7 +223,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
       source = p.rescue ? p.rescue.tap(chunks) : chunks
       encoder = p.surface.streamEncoder(p.encodeCtx) as StreamEncoder<unknown>
     } else {
-      const upstream = await forwardCall(adapter, call.forward, ctx)
+      const upstream = await eventsOf(await forwardCall(adapter, call.forward, ctx), call.relay, ctx)
       if (!upstream.body)
         throw new GatewayError(502, 'upstream_invalid_response', 'The upstream stream has no body.')
       // Under a limit its plan frames the events for the gate (`framed`).
@@ -325,6 +324,22 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
 /** A 200 whose body is JSON (not an event stream). */
 const isJson = (res: Response): boolean =>
   (res.headers.get('content-type') ?? '').includes('application/json')
+
+const SSE = { 'content-type': 'text/event-stream' }
+
+/**
+ * The upstream's answer to a request for events: as it came, or — a whole JSON answer from an
+ * upstream that ignored `stream` — the events it stands for (`Forwarding.events`), read by the
+ * relay and the gate as any stream's.
+ */
+async function eventsOf<View>(
+  upstream: Response,
+  relay: Forwarding<View>,
+  ctx: CallContext,
+): Promise<Response> {
+  if (!relay.events || !isJson(upstream)) return upstream
+  return new Response(relay.events(await readJson(upstream, ctx), ctx), { headers: SSE })
+}
 
 /**
  * A pass-through's JSON answer relayed: read here, under the provider's timeouts and

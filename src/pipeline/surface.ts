@@ -169,6 +169,15 @@ export interface Forwarding<View> {
   streamed?(body: string, path: string): string | { path: string; body: string }
   assemble(events: Uint8Array[], ctx: EncodeContext<View>): { body: string; usage: Usage | null }
   /**
+   * A whole answer (a 200 `application/json`, parsed) where events were asked for — an upstream
+   * that ignores `stream` — as the wire's events it stands for, its text in small pieces
+   * (`textPieces`), so that the relay, the gate's cut at the allowance and `assemble` read it as
+   * any stream (DESIGN §11: the text is cut at the allowance, not relayed whole). Throws the failure
+   * an error body names, or 502 `upstream_invalid_response` when it is not the wire's answer.
+   * Absent (a wire whose servers do not ignore `stream`): such a body is relayed as it came.
+   */
+  events?(json: unknown, ctx: CallContext): ReadableStream<Uint8Array>
+  /**
    * A stream's relay: the upstream's answer (2xx headers) → the plan the writer reads it by and the
    * encoder that makes the client's bytes of it (a `ByteRelay`: events framed at the byte level, only
    * the ones that carry the model, usage or an error parsed). The relay runs in the writer's read,

@@ -3,16 +3,22 @@
  * A chat completion as the event stream it stands for: for an upstream that was asked for a
  * stream and answered one whole JSON completion (it ignored `stream`, as some OpenAI-compatible
  * servers do). The stream's reader (the adapter's decoder, the chat pass-through's relay and its
- * cut under a limit) then reads it as it reads any stream: one chunk a choice with its whole
- * message, its finish reason, then the usage chunk and `[DONE]`.
+ * cut under a limit) then reads it as it reads any stream: each choice's reasoning, text, refusal
+ * and tool calls in small pieces (`textPieces`: so a cut at the output allowance falls inside the
+ * text, DESIGN §11), the role on its first chunk, its finish (with its logprobs) last; then the
+ * usage chunk and `[DONE]`.
  *
  * @example
  * const body = completionEvents(asCompletion(await readJson(res, ctx), label))
  * return upstreamPlan(body, ctx, new OpenAIChunkDecoder(label))
  */
 import type { ChatCompletion, ChatCompletionChunk } from '../../operations/chat.ts'
+import { textPieces } from '../shared/text-pieces.ts'
 
-/** The SSE body of the chunks `c` streams as (its text, tool calls, reasoning and refusal), usage last. */
+type Delta = ChatCompletionChunk['choices'][number]['delta']
+type Message = ChatCompletion['choices'][number]['message']
+
+/** The SSE body of the chunks `c` streams as, usage last. */
 export function completionEvents(c: ChatCompletion): ReadableStream<Uint8Array> {
   const head = { id: c.id, object: 'chat.completion.chunk' as const, created: c.created, model: c.model }
   const more = {
@@ -21,31 +27,23 @@ export function completionEvents(c: ChatCompletion): ReadableStream<Uint8Array> 
   }
   const events: string[] = []
   for (const choice of c.choices ?? []) {
-    const m = choice.message ?? { role: 'assistant', content: null, refusal: null }
-    const delta: ChatCompletionChunk['choices'][number]['delta'] = { role: 'assistant' }
-    if (typeof m.content === 'string') delta.content = m.content
-    if (typeof m.reasoning_content === 'string') delta.reasoning_content = m.reasoning_content
-    if (typeof m.refusal === 'string') delta.refusal = m.refusal
-    if (m.tool_calls?.length)
-      delta.tool_calls = m.tool_calls.map((t, index) => ({
-        index,
-        id: t.id,
-        type: 'function',
-        function: { name: t.function.name, arguments: t.function.arguments },
-      }))
-    const chunk: ChatCompletionChunk = {
-      ...head,
-      ...more,
-      choices: [
-        {
-          index: choice.index,
-          delta,
-          finish_reason: choice.finish_reason,
-          logprobs: choice.logprobs ?? null,
-        },
-      ],
-    }
-    events.push(`data: ${JSON.stringify(chunk)}\n\n`)
+    const chunk = (delta: Delta, finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null) =>
+      ({
+        ...head,
+        ...more,
+        choices: [
+          {
+            index: choice.index,
+            delta,
+            finish_reason: finish,
+            logprobs: finish === null ? null : (choice.logprobs ?? null),
+          },
+        ],
+      }) satisfies ChatCompletionChunk
+    const deltas = messageDeltas(choice.message ?? { role: 'assistant', content: null, refusal: null })
+    deltas[0] = { role: 'assistant', ...deltas[0] }
+    for (const delta of deltas) events.push(`data: ${JSON.stringify(chunk(delta))}\n\n`)
+    events.push(`data: ${JSON.stringify(chunk({}, choice.finish_reason))}\n\n`)
   }
   if (c.usage) events.push(`data: ${JSON.stringify({ ...head, ...more, choices: [], usage: c.usage })}\n\n`)
   events.push('data: [DONE]\n\n')
@@ -56,4 +54,29 @@ export function completionEvents(c: ChatCompletion): ReadableStream<Uint8Array> 
       controller.close()
     },
   })
+}
+
+/** A message's generated parts as stream deltas, in the order a stream sends them; at least one. */
+function messageDeltas(m: Message): Delta[] {
+  const out: Delta[] = []
+  if (typeof m.reasoning_content === 'string')
+    for (const piece of textPieces(m.reasoning_content)) out.push({ reasoning_content: piece })
+  if (typeof m.content === 'string') {
+    const pieces = textPieces(m.content)
+    // An empty text is still the text the answer has (`content: ""`).
+    if (pieces.length === 0) out.push({ content: '' })
+    for (const piece of pieces) out.push({ content: piece })
+  }
+  if (typeof m.refusal === 'string') for (const piece of textPieces(m.refusal)) out.push({ refusal: piece })
+  m.tool_calls?.forEach((t, index) => {
+    const [first = '', ...rest] = textPieces(t.function.arguments ?? '')
+    out.push({
+      tool_calls: [
+        { index, id: t.id, type: 'function', function: { name: t.function.name, arguments: first } },
+      ],
+    })
+    for (const piece of rest) out.push({ tool_calls: [{ index, function: { arguments: piece } }] })
+  })
+  if (out.length === 0) out.push({})
+  return out
 }

@@ -8,7 +8,8 @@
  * translating adapter makes on an answer are kept: an `{"error": …}` in a 200 → 502
  * `upstream_error`; not a completion, not an event stream → 502 `upstream_invalid_response` —
  * still as a real HTTP status when it is the stream's first event. A completion where events
- * were asked for (`stream` ignored) is relayed as the events it stands for.
+ * were asked for (`stream` ignored) is read as the events it stands for (`events`), JSON
+ * requests under a limit too: counted, cut and assembled like any stream.
  *
  * @example
  * chatSurface.forward = chatForwarding // chosen when the route's provider is kind openai, wire chat
@@ -17,7 +18,7 @@
 import { replaceStringField } from '../../json/fields.ts'
 import type { Forwarding, ForwardRequest } from '../../pipeline/surface.ts'
 import { maxResponseBytes } from '../../providers/body-limit.ts'
-import { invalidResponse, readJson, sanitizeMessage } from '../../providers/http.ts'
+import { invalidResponse, sanitizeMessage } from '../../providers/http.ts'
 import { completionEvents } from '../../providers/openai/completion-events.ts'
 import { asCompletion } from '../../providers/openai/index.ts'
 import { tokenParam } from '../../providers/openai/token-limit.ts'
@@ -74,13 +75,13 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
   cutsReads: true,
   assemble: assembleChat,
 
-  async relay(upstream, ctx, encodeCtx, framed) {
+  // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
+  // names), or `stream` ignored — the completion, read as the chunks it stands for.
+  events: (json, ctx) => completionEvents(asCompletion(json, ctx.provider.prefix)),
+
+  relay(upstream, ctx, encodeCtx, framed) {
     const label = ctx.provider.prefix
-    // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
-    // names), or `stream` ignored — the completion, relayed as the chunks it stands for.
-    const body = (upstream.headers.get('content-type') ?? '').includes('application/json')
-      ? completionEvents(asCompletion(await readJson(upstream, ctx), label))
-      : upstream.body
+    const body = upstream.body
     if (!body) throw invalidResponse(label, 'the stream response has no body')
     const { view } = encodeCtx
     const encoder = new ChatBytes(
