@@ -18,12 +18,15 @@
  */
 
 import { flatText } from '../json/spliced.ts'
-import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import { maxResponseBytes } from '../providers/body-limit.ts'
 import { abortError, invalidResponse, readJson, readText } from '../providers/http.ts'
+import { OpenAIChunkDecoder } from '../providers/openai/stream.ts'
 import { scrubbed } from '../providers/scrub.ts'
+import { completionEvents } from '../providers/shared/completion-events.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
+import { upstreamPlan } from '../providers/stream-plan.ts'
 import type { CallContext, ProviderAdapter } from '../providers/types.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
@@ -92,6 +95,11 @@ export interface ProviderCall<View> {
   hasFallback?: boolean
   /** Translated streams: continuing on another target after content (`continuation.ts`). */
   rescue?: Rescue
+  /**
+   * A translated stream to a model without `streaming`: asked for JSON (`adapter.complete`), its
+   * answer served as the stream it stands for (`wholePlan`) — counted and cut like any.
+   */
+  whole?: boolean
   headers: Record<string, string>
   finish: Finish
   signal: AbortSignal
@@ -219,7 +227,9 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   try {
     if ('request' in call) {
       const req = call.request
-      const chunks = await adapter.stream(req, ctx)
+      const chunks = p.whole
+        ? wholePlan(await adapter.complete(req, ctx), ctx)
+        : await adapter.stream(req, ctx)
       source = p.rescue ? p.rescue.tap(chunks) : chunks
       encoder = p.surface.streamEncoder(p.encodeCtx) as StreamEncoder<unknown>
     } else {
@@ -319,6 +329,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
   const type = encoder.contentType ? { 'content-type': encoder.contentType } : null
   const response = new Response(out.body, { status: 200, headers: { ...p.headers, ...SSE_HEADERS, ...type } })
   return { ok: true, response, ended }
+}
+
+/** A whole completion as the stream plan it stands for: its events, read as an OpenAI stream's. */
+function wholePlan(c: ChatCompletion, ctx: CallContext): StreamPlan<ChatCompletionChunk> {
+  return upstreamPlan(completionEvents(c), ctx, new OpenAIChunkDecoder(ctx.provider.prefix, ctx.onMalformed))
 }
 
 /** A 200 whose body is JSON (not an event stream). */

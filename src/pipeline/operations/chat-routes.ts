@@ -35,22 +35,39 @@ export function forwardFor<View>(
  * The primary's route, then one per fallback the request fits (`fallbacks`: those the plan and
  * key reach, in order): passing the feature check and the surface's limits for that model (a
  * fallback that would refuse the request is left out, silently: the primary's answer stands for it).
+ * A stream request's fallback without `streaming` fits it: that model is asked for JSON (DESIGN §3:
+ * it supports exactly the features listed) and its answer served as the client's stream — on the
+ * translated route, the one that asks for JSON whatever the client's body says (`wholeStream`);
+ * left out when translating would lose what the pass-through keeps (`lostInTranslation`).
  */
 export function routesFor<View>(
   surface: ChatSurface<View>,
-  view: View,
+  decoded: Pick<Decoded<View>, 'view' | 'stream'>,
+  headers: Headers,
   primary: Omit<Route<View>, 'target'>,
   resilience: Resilience,
   fallbacks: readonly CatalogueEntry[],
 ): Route<View>[] {
   const { entry } = primary
+  const { view } = decoded
   const routes: Route<View>[] = [
     { ...primary, target: resilience.target(entry.provider, entry.model, entry.id) },
   ]
   for (const fb of fallbacks) {
     try {
-      const forward = forwardFor(surface, fb)
-      const translated = checkAndTranslate(surface, view, fb, forward !== undefined)
+      const whole = wholeStream(decoded.stream, fb)
+      let forward = forwardFor(surface, fb)
+      if (whole && forward) {
+        if (forward.lostInTranslation?.(view, headers)) continue
+        forward = undefined
+      }
+      const translated = checkAndTranslate(
+        surface,
+        view,
+        fb,
+        forward !== undefined,
+        whole ? 'streaming' : undefined,
+      )
       routes.push({
         entry: fb,
         target: resilience.target(fb.provider, fb.model, fb.id),
@@ -61,6 +78,10 @@ export function routesFor<View>(
   }
   return routes
 }
+
+/** A stream request to a model without `streaming`: its JSON answer serves the stream. */
+export const wholeStream = (stream: boolean, entry: Pick<CatalogueEntry, 'model'>): boolean =>
+  stream && !entry.model.features.includes('streaming')
 
 /** A chat request as the attempt loop needs it. */
 export interface ChatCall<View> {

@@ -21,7 +21,7 @@ import type { CutGate } from '../stream/types.ts'
 import type { ChatSurface, EncodeContext, Forwarding, Translated } from '../surface.ts'
 import { capRoutes } from './chat-cap.ts'
 import { rescueFor } from './chat-continuation.ts'
-import { type ChatCall, forwardFor, type Route, routesFor } from './chat-routes.ts'
+import { type ChatCall, forwardFor, type Route, routesFor, wholeStream } from './chat-routes.ts'
 
 /**
  * The cut at the output allowance for an attempt of `kind`, when a token or money limit applies:
@@ -79,6 +79,7 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         headers: c.headers,
         hasFallback,
         rescue,
+        whole: wholeStream(c.decoded.stream, route.entry),
         finish: c.finish,
         signal: c.request.signal,
         gate,
@@ -107,7 +108,14 @@ export const chatOperation: AdmittedOperation<
     return { forward, translated }
   },
   routes: (p, checked, fallbacks) =>
-    routesFor(p.surface, p.decoded.view, { entry: p.entry, ...checked }, p.deps.resilience, fallbacks),
+    routesFor(
+      p.surface,
+      p.decoded,
+      p.request.headers,
+      { entry: p.entry, ...checked },
+      p.deps.resilience,
+      fallbacks,
+    ),
   charged: (p, entries) => p.surface.body?.(p.decoded.view, entries) ?? p.decoded.view,
   attempt(p, routes, { reservation, charging, capped, finish, answered }) {
     const { deps, auth } = p

@@ -6,26 +6,34 @@
  * cut under a limit) then reads it as it reads any stream: each choice's reasoning, text, refusal
  * and tool calls in small pieces (`textPieces`: so a cut at the output allowance falls inside the
  * text, DESIGN §11), the role on its first chunk, its finish (with its logprobs) last; then the
- * usage chunk and `[DONE]`.
+ * usage chunk and `[DONE]`. A model without `streaming` answering a stream request is read the
+ * same way (pipeline/call.ts `wholePlan`), whatever its provider kind.
  *
  * @example
  * const body = completionEvents(asCompletion(await readJson(res, ctx), label))
  * return upstreamPlan(body, ctx, new OpenAIChunkDecoder(label))
  */
 import type { ChatCompletion, ChatCompletionChunk } from '../../operations/chat.ts'
-import { textPieces } from '../shared/text-pieces.ts'
+import { textPieces } from './text-pieces.ts'
 
 type Delta = ChatCompletionChunk['choices'][number]['delta']
 type Message = ChatCompletion['choices'][number]['message']
 
-/** The SSE body of the chunks `c` streams as, usage last. */
+/** The SSE body of the chunks `c` streams as (`completionChunks`), then `[DONE]`. */
 export function completionEvents(c: ChatCompletion): ReadableStream<Uint8Array> {
+  const events = completionChunks(c).map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+  events.push('data: [DONE]\n\n')
+  return streamOf(new TextEncoder().encode(events.join('')))
+}
+
+/** The chunks a stream of `c` carries: each choice's deltas, then its finish; the usage chunk last. */
+export function completionChunks(c: ChatCompletion): ChatCompletionChunk[] {
   const head = { id: c.id, object: 'chat.completion.chunk' as const, created: c.created, model: c.model }
   const more = {
     ...(c.system_fingerprint !== undefined ? { system_fingerprint: c.system_fingerprint } : null),
     ...(c.service_tier !== undefined ? { service_tier: c.service_tier } : null),
   }
-  const events: string[] = []
+  const out: ChatCompletionChunk[] = []
   for (const choice of c.choices ?? []) {
     const chunk = (delta: Delta, finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null) =>
       ({
@@ -42,12 +50,14 @@ export function completionEvents(c: ChatCompletion): ReadableStream<Uint8Array> 
       }) satisfies ChatCompletionChunk
     const deltas = messageDeltas(choice.message ?? { role: 'assistant', content: null, refusal: null })
     deltas[0] = { role: 'assistant', ...deltas[0] }
-    for (const delta of deltas) events.push(`data: ${JSON.stringify(chunk(delta))}\n\n`)
-    events.push(`data: ${JSON.stringify(chunk({}, choice.finish_reason))}\n\n`)
+    for (const delta of deltas) out.push(chunk(delta))
+    out.push(chunk({}, choice.finish_reason))
   }
-  if (c.usage) events.push(`data: ${JSON.stringify({ ...head, ...more, choices: [], usage: c.usage })}\n\n`)
-  events.push('data: [DONE]\n\n')
-  const bytes = new TextEncoder().encode(events.join(''))
+  if (c.usage) out.push({ ...head, ...more, choices: [], usage: c.usage })
+  return out
+}
+
+function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   return new ReadableStream({
     start(controller) {
       controller.enqueue(bytes)
