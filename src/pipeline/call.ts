@@ -332,7 +332,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
 }
 
 /** A whole completion as the stream plan it stands for: its events, read as an OpenAI stream's. */
-function wholePlan(c: ChatCompletion, ctx: CallContext): StreamPlan<ChatCompletionChunk> {
+export function wholePlan(c: ChatCompletion, ctx: CallContext): StreamPlan<ChatCompletionChunk> {
   return upstreamPlan(completionEvents(c), ctx, new OpenAIChunkDecoder(ctx.provider.prefix, ctx.onMalformed))
 }
 

@@ -8,11 +8,11 @@
 import { outputTokenCount } from '../../limits/output-count.ts'
 import { type AttemptPlan, classify } from '../../providers/resilience/index.ts'
 import { type ContextFor, failureFacts } from '../attempts.ts'
-import type { Rescue } from '../call.ts'
+import { type Rescue, wholePlan } from '../call.ts'
 import { Continuation } from '../continuation.ts'
 import { toGatewayError } from '../errors.ts'
 import { capRequest, continuationAllowance, continuationInput } from '../output-cap.ts'
-import type { ChatCall, Route } from './chat-routes.ts'
+import { type ChatCall, type Route, wholeStream } from './chat-routes.ts'
 
 /**
  * A stream's rescue after content, when some later target can continue from the relayed text
@@ -68,7 +68,10 @@ export function rescueFor<View>(
       const req = edit(route.translated.request)
       if (cap !== null) capRequest(req, cap)
       try {
-        const source = await adapter.stream(req, ctx)
+        // A target without `streaming` is asked for JSON, served as the stream (chat-routes.ts).
+        const source = wholeStream(true, route.entry)
+          ? wholePlan(await adapter.complete(req, ctx), ctx)
+          : await adapter.stream(req, ctx)
         // The continuation answers from here on; refused, the first target's answer stands as its own.
         if (source !== null) {
           // Under a limit its answer is counted as its provider counts and cut at that cap, its

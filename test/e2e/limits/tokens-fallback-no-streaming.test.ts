@@ -19,7 +19,13 @@ let up: BillingUpstream
 let dead: ReturnType<typeof Bun.serve>
 
 beforeAll(async () => {
-  up = await startBillingUpstream({ answerTokens: 80, word: 'hello', defaultMax: 16_000 })
+  up = await startBillingUpstream({
+    answerTokens: 80,
+    word: 'hello',
+    defaultMax: 16_000,
+    // `cutter` breaks its stream after 20 tokens, without usage: a continuation takes over.
+    fault: (model) => (model === 'cutter' ? { cut: 20 } : undefined),
+  })
   dead = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('down', { status: 503 }) })
   const model = (name: string, features: string[], fallbacks: string[] = []) => ({
     name,
@@ -47,7 +53,11 @@ beforeAll(async () => {
           kind: 'openai',
           base_url: up.url,
           api_key: 'sk-upstream',
-          models: [model('json', ['system_messages'])],
+          models: [
+            model('json', ['system_messages']),
+            model('cutter', ['streaming', 'system_messages'], ['plain/json-prefill']),
+            model('json-prefill', ['system_messages', 'prefill']),
+          ],
         },
       ],
       plans: { dev: open, t: { ...open, tpm: 200_000 } },
@@ -108,4 +118,26 @@ describe('a stream request failed over to a fallback without streaming', () => {
         } while (performance.now() < deadline)
         expect(u.usage.current_minute.tokens).toBe(bill.input + bill.output)
       })
+})
+
+test('a stream cut after content continues on a prefill fallback without streaming: asked for JSON, spliced into the stream', async () => {
+  const { key } = await gw.key('continued', 't')
+  const from = up.bills.length
+  const seen = up.seen.length
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'plain/cutter',
+      messages: [{ role: 'user', content: TEXT }],
+      stream: true,
+    }),
+  })
+  const text = await res.text()
+  expect(res.status, text).toBe(200)
+  expect(text).toContain('data: [DONE]')
+  expect(text).not.toContain('"error"')
+  expect(up.bills.slice(from).map((b) => b.stream)).toEqual([true, false])
+  expect(up.seen.slice(seen).map((s) => s.model)).toEqual(['cutter', 'json-prefill'])
+  expect(up.seen[seen + 1]!.prefill?.trim().split(' ').length).toBe(20)
 })
