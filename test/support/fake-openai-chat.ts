@@ -125,6 +125,47 @@ export function interleavedToolCallsAnswer(note?: string): ChatAnswer {
   }
 }
 
+/**
+ * One tool call (no other to interleave with) whose arguments are split by text: `{"x":`, the text
+ * `note`, then `1}`, as OpenAI's wire allows (a choice's deltas carry any of its parts).
+ */
+export function splitToolCallAnswer(note: string): ChatAnswer {
+  const call = (part: Record<string, unknown>) => chunk({ tool_calls: [{ index: 0, ...part }] })
+  return {
+    chunks: [
+      chunk({ role: 'assistant', content: null }),
+      call({ id: 'call_x', type: 'function', function: { name: 'set_x', arguments: '' } }),
+      call({ function: { arguments: '{"x":' } }),
+      chunk({ content: note }),
+      call({ function: { arguments: '1}' } }),
+      chunk({}, 'tool_calls'),
+      { ...HEAD, object: 'chat.completion.chunk', system_fingerprint: 'fp_fake', choices: [], usage: USAGE },
+    ],
+    json: {
+      ...HEAD,
+      object: 'chat.completion',
+      system_fingerprint: 'fp_fake',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: note,
+            tool_calls: [
+              { id: 'call_x', type: 'function', function: { name: 'set_x', arguments: '{"x":1}' } },
+            ],
+            refusal: null,
+            annotations: [],
+          },
+          logprobs: null,
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: USAGE,
+    },
+  }
+}
+
 export async function startFakeOpenAIChat(
   answers: Record<string, ChatAnswer>,
 ): Promise<FakeUpstream<string>> {

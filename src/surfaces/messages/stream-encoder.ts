@@ -9,7 +9,7 @@
  * | `delta.content`, `delta.refusal`        | a `text` block: `content_block_start`, `text_delta`s         |
  * | a tool call with an `id`                | a `tool_use` block; its arguments as `input_json_delta`s     |
  * | another call while one is open          | kept whole, a block of its own once the open one closes     |
- * | text or thinking while calls interleave | kept whole, after the tool blocks (the calls may go on)     |
+ * | text or thinking while a tool block is open | kept whole, after the tool blocks (the calls may go on) |
  * | `finish_reason`, the usage chunk        | remembered                                                 |
  * | end of stream                           | `content_block_stop`, `message_delta` (stop_reason, usage), `message_stop` |
  *
@@ -48,9 +48,10 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   /** Tool calls seen while another call's block is open, by chat `index` (`toolCall`). */
   private readonly later = new Map<number, { id: string; name: string; args: string }>()
   /**
-   * Text and thinking that came while calls interleave (a tool block open, others kept): closing
-   * the open block then would lose the arguments its call and the kept ones still send, so they
-   * are kept, in order, and become their blocks after the tool blocks.
+   * Text and thinking that came while a tool block is open (one call, or calls interleaving):
+   * closing the open block then would lose the arguments its call (and the kept ones) still send —
+   * a block cannot be reopened — so they are kept, in order, and become their blocks after the
+   * tool blocks (decisions.md: a call is never split; the text waits).
    */
   private readonly held: { kind: 'text' | 'thinking'; text: string }[] = []
 
@@ -129,9 +130,9 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
     return this.prose('text', text)
   }
 
-  /** A text or thinking delta: its block's, or held while calls interleave (`held`). */
+  /** A text or thinking delta: its block's, or held while a tool block is open (`held`). */
   private prose(kind: 'text' | 'thinking', text: string): string {
-    if (this.block?.kind === 'tool' && this.later.size > 0) {
+    if (this.block?.kind === 'tool') {
       const last = this.held.at(-1)
       if (last?.kind === kind) last.text += text
       else this.held.push({ kind, text })

@@ -11,6 +11,7 @@ import { meteredPlan } from '../../support/config-doc.ts'
 import {
   interleavedToolCallsAnswer,
   refusalAnswer,
+  splitToolCallAnswer,
   startFakeOpenAIChat,
 } from '../../support/fake-openai-chat.ts'
 import type { FakeUpstream } from '../../support/fake-upstream.ts'
@@ -38,6 +39,7 @@ beforeAll(async () => {
     refusal: refusalAnswer(REFUSAL),
     interleaved: interleavedToolCallsAnswer(),
     'interleaved-note': interleavedToolCallsAnswer('Checking both.'),
+    'split-call': splitToolCallAnswer('Setting x.'),
   })
   gw = await startGateway({
     doc: {
@@ -48,7 +50,7 @@ beforeAll(async () => {
           kind: 'openai',
           base_url: `${openai.url}/v1`,
           api_key: 'sk-up',
-          models: [model('refusal'), model('interleaved'), model('interleaved-note')],
+          models: [model('refusal'), model('interleaved'), model('interleaved-note'), model('split-call')],
         },
       ],
       plans: { ...PLANS, metered: meteredPlan() },
@@ -161,6 +163,21 @@ describe('interleaved parallel tool calls from an OpenAI-compatible upstream', (
       expect(streamed.content.filter((b) => b.type === 'text').map((b: any) => b.text)).toEqual([
         'Checking both.',
       ])
+      expect(streamed.stop_reason).toBe('tool_use')
+    }
+  })
+
+  test('Messages: text splitting one call’s arguments (no interleaving) keeps them whole; the text follows the call (streamed, metered too)', async () => {
+    const setX = {
+      name: 'set_x',
+      input_schema: { type: 'object' as const, properties: { x: { type: 'number' } } },
+    }
+    const req = { model: 'oa/split-call', ...ask, tools: [setX] }
+    for (const apiKey of [key, meteredKey]) {
+      const streamed = await anthropic(apiKey).messages.stream(req).finalMessage()
+      expect(
+        streamed.content.map((b: any) => (b.type === 'tool_use' ? { id: b.id, input: b.input } : b.text)),
+      ).toEqual([{ id: 'call_x', input: { x: 1 } }, 'Setting x.'])
       expect(streamed.stop_reason).toBe('tool_use')
     }
   })
