@@ -32,6 +32,7 @@ import {
 } from '../byte-relay.ts'
 import { anthropicErrorBody } from './errors.ts'
 import { lostInTranslation } from './lost-in-translation.ts'
+import { messageEvents } from './message-events.ts'
 import { assembleMessage, MessagesCutGate } from './pass-through-cut.ts'
 import type { MessagesRequest } from './request-schema.ts'
 import { PING } from './stream-encoder.ts'
@@ -124,6 +125,9 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
     }
     return { body: swapModel(body, ctx.modelId), usage }
   },
+
+  // An Anthropic-compatible server that ignored `stream`: its message, read as its events.
+  events: (json, ctx) => messageEvents(json, ctx.provider),
 
   relay: (upstream, ctx, encodeCtx, framed) =>
     byteRelayed(upstream, ctx, new MessagesRelay(encodeCtx), framed),

@@ -25,6 +25,7 @@ import { forwardBody, responsesOutputCap } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
 import { relayResponseJson, responsesRelay } from './relay.ts'
 import type { NamespaceToolInput, ResponsesTool } from './request-schema.ts'
+import { responseEvents } from './response-events.ts'
 import { ResponsesStreamEncoder } from './stream-encoder.ts'
 import { checkOutputLimit, decodeView, featureUses, type ResponsesView, translateView } from './view.ts'
 
@@ -70,6 +71,8 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
     relayJson(text, ctx) {
       return relayResponseJson(text, ctx.modelId, ctx.modelId.split('/')[0]!)
     },
+    // A Responses-compatible server that ignored `stream`: its response, read as its events.
+    events: (json, ctx) => responseEvents(json, ctx.provider.prefix),
     relay: (upstream, ctx, encodeCtx, framed) =>
       byteRelayed(upstream, ctx, responsesRelay(encodeCtx), framed),
     // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
