@@ -131,6 +131,9 @@ export function interleavedToolCallsAnswer(note?: string): ChatAnswer {
  */
 export function splitToolCallAnswer(note: string): ChatAnswer {
   const call = (part: Record<string, unknown>) => chunk({ tool_calls: [{ index: 0, ...part }] })
+  const whole = interleavedToolCallsAnswer(note)
+  const completion = whole.json as { choices: Array<{ message: Record<string, unknown> }> }
+  const message = completion.choices[0]!.message
   return {
     chunks: [
       chunk({ role: 'assistant', content: null }),
@@ -138,30 +141,21 @@ export function splitToolCallAnswer(note: string): ChatAnswer {
       call({ function: { arguments: '{"x":' } }),
       chunk({ content: note }),
       call({ function: { arguments: '1}' } }),
-      chunk({}, 'tool_calls'),
-      { ...HEAD, object: 'chat.completion.chunk', system_fingerprint: 'fp_fake', choices: [], usage: USAGE },
+      ...whole.chunks.slice(-2),
     ],
     json: {
-      ...HEAD,
-      object: 'chat.completion',
-      system_fingerprint: 'fp_fake',
+      ...completion,
       choices: [
         {
-          index: 0,
+          ...completion.choices[0],
           message: {
-            role: 'assistant',
-            content: note,
+            ...message,
             tool_calls: [
               { id: 'call_x', type: 'function', function: { name: 'set_x', arguments: '{"x":1}' } },
             ],
-            refusal: null,
-            annotations: [],
           },
-          logprobs: null,
-          finish_reason: 'tool_calls',
         },
       ],
-      usage: USAGE,
     },
   }
 }

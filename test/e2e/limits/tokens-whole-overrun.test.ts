@@ -11,6 +11,7 @@
  * like OpenAI (billing-upstream.ts: a word a token).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { answerText } from '../../support/answer-text.ts'
 import { type BillingUpstream, startBillingUpstream } from '../../support/billing-upstream.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 
@@ -73,28 +74,6 @@ function ask(surface: Surface, key: string, max: number | null, stream: boolean)
       : { model, messages: [{ role: 'user', content: TEXT }], stream, ...cap }
   const path = { chat: 'chat/completions', responses: 'responses', messages: 'messages' }[surface]
   return fetch(`${gw.url}/v1/${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
-}
-
-/** The answer's text the client got: a JSON body's, or a stream's text deltas joined. */
-function answerText(surface: Surface, body: string, stream: boolean): string {
-  if (!stream) {
-    const b = JSON.parse(body)
-    if (surface === 'chat') return b.choices[0].message.content ?? ''
-    if (surface === 'messages') return b.content.map((c: any) => c.text ?? '').join('')
-    return b.output
-      .flatMap((o: any) => o.content ?? [])
-      .map((c: any) => c.text ?? '')
-      .join('')
-  }
-  let text = ''
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('data: {')) continue
-    const e = JSON.parse(line.slice(6))
-    if (surface === 'chat') text += e.choices?.[0]?.delta?.content ?? ''
-    else if (surface === 'messages') text += e.type === 'content_block_delta' ? (e.delta.text ?? '') : ''
-    else text += e.type === 'response.output_text.delta' ? e.delta : ''
-  }
-  return text
 }
 
 /** The account's minute once its request settled (the usage flush). */

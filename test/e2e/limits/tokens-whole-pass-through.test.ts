@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
+import { answerText } from '../../support/answer-text.ts'
 import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../../support/gateway.ts'
 
 const ANSWER = 300
@@ -114,26 +115,6 @@ function ask(surface: Surface, key: string, stream: boolean): Promise<Response> 
       ? { model: 'resp/m', input: TEXT, stream, max_output_tokens: CAP }
       : { model: 'ant/m', messages: [{ role: 'user', content: TEXT }], stream, max_tokens: CAP }
   return fetch(`${gw.url}/v1/${surface}`, { method: 'POST', headers, body: JSON.stringify(body) })
-}
-
-/** The answer's text the client got (a JSON body's, or a stream's text deltas). */
-function answerText(surface: Surface, body: string, stream: boolean): string {
-  if (!stream) {
-    const b = JSON.parse(body)
-    if (surface === 'messages') return b.content.map((c: any) => c.text ?? '').join('')
-    return b.output
-      .flatMap((o: any) => o.content ?? [])
-      .map((c: any) => c.text ?? '')
-      .join('')
-  }
-  let text = ''
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('data: {')) continue
-    const e = JSON.parse(line.slice(6))
-    if (surface === 'messages') text += e.type === 'content_block_delta' ? (e.delta.text ?? '') : ''
-    else text += e.type === 'response.output_text.delta' ? e.delta : ''
-  }
-  return text
 }
 
 async function settled(key: string): Promise<any> {
