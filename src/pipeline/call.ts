@@ -20,7 +20,7 @@
 import { flatText } from '../json/spliced.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import { maxResponseBytes } from '../providers/body-limit.ts'
-import { abortError, invalidResponse, readJson, readText } from '../providers/http.ts'
+import { abortError, invalidResponse, isJsonAnswer, readJson, readText } from '../providers/http.ts'
 import { OpenAIChunkDecoder } from '../providers/openai/stream.ts'
 import { scrubbed } from '../providers/scrub.ts'
 import { completionEvents } from '../providers/shared/completion-events.ts'
@@ -187,7 +187,7 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
         }
         const upstream = await eventsOf(await forwardCall(adapter, streamed, ctx), relay, ctx)
         // `stream` ignored on a wire without `events`: relayed as it came, settled from its usage.
-        if (isJson(upstream)) return await relayedJson(p, relay, upstream)
+        if (isJsonAnswer(upstream)) return await relayedJson(p, relay, upstream)
         if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
         // Its events (one an item, or a read's an item: `cutsReads`) as the gate let them through
         // (its ending in place of the refused one), read under the provider's timeouts and
@@ -336,10 +336,6 @@ export function wholePlan(c: ChatCompletion, ctx: CallContext): StreamPlan<ChatC
   return upstreamPlan(completionEvents(c), ctx, new OpenAIChunkDecoder(ctx.provider.prefix, ctx.onMalformed))
 }
 
-/** A 200 whose body is JSON (not an event stream). */
-const isJson = (res: Response): boolean =>
-  (res.headers.get('content-type') ?? '').includes('application/json')
-
 const SSE = { 'content-type': 'text/event-stream' }
 
 /**
@@ -352,7 +348,7 @@ async function eventsOf<View>(
   relay: Forwarding<View>,
   ctx: CallContext,
 ): Promise<Response> {
-  if (!relay.events || !isJson(upstream)) return upstream
+  if (!relay.events || !isJsonAnswer(upstream)) return upstream
   return new Response(relay.events(await readJson(upstream, ctx), ctx), { headers: SSE })
 }
 

@@ -8,9 +8,9 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
-import { invalidResponse, postJson, readJson, upstreamFetch } from '../http.ts'
+import { invalidResponse, isJsonAnswer, postJson, readJson, upstreamFetch } from '../http.ts'
 import { requestBody } from '../request-body.ts'
-import { answerPlan, type StreamPlan } from '../stream-plan.ts'
+import { answerPlan, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { anthropicStreamTransformer } from './anthropic-stream-transform.ts'
 import type { AnthropicResponse } from './anthropic-types.ts'
@@ -18,6 +18,7 @@ import { anthropicHeaders, anthropicMessagesUrl, anthropicUrl } from './api.ts'
 import { convertAnthropicResponse } from './convert-anthropic-response.ts'
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts'
 import { mapAnthropicHttpError } from './map-anthropic-error.ts'
+import { messageEvents } from './message-events.ts'
 
 export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapter {
   const url = anthropicMessagesUrl(provider)
@@ -50,7 +51,12 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
 
     async stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       const decoder = anthropicStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed })
-      return answerPlan(await send(req, ctx, true), ctx, decoder)
+      const res = await send(req, ctx, true)
+      // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
+      // names), or `stream` ignored — the message, read as the events it stands for.
+      if (isJsonAnswer(res))
+        return upstreamPlan(messageEvents(await readJson(res, ctx), provider), ctx, decoder)
+      return answerPlan(res, ctx, decoder)
     },
   }
   return adapter

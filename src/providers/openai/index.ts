@@ -11,7 +11,7 @@
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
 import type { GatewayError } from '../../util/errors.ts'
-import { invalidResponse, openAIStyleError, readJson, upstreamFetch } from '../http.ts'
+import { invalidResponse, isJsonAnswer, openAIStyleError, readJson, upstreamFetch } from '../http.ts'
 import { requestBody } from '../request-body.ts'
 import { completionEvents } from '../shared/completion-events.ts'
 import { type StreamPlan, upstreamPlan } from '../stream-plan.ts'
@@ -54,7 +54,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       const res = await upstreamFetch(url, { method: 'POST', headers: sseHeaders, body }, ctx, mapError)
       // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
       // names), or `stream` ignored — the completion, read as the chunks it stands for.
-      const events = (res.headers.get('content-type') ?? '').includes('application/json')
+      const events = isJsonAnswer(res)
         ? completionEvents(asCompletion(await readJson(res, ctx), label))
         : res.body
       if (!events) throw invalidResponse(label, 'the stream response has no body')

@@ -4,7 +4,7 @@
  * surfaces' pass-throughs: the answer is read as the events it stands for, like an OpenAI-kind
  * server's on chat — a stream request gets the wire's stream, and under a token limit (a stream,
  * or a JSON request, which is asked as one) the text is cut at the allowance, the account charged
- * what the client got. The servers ignore the cap too and bill like the providers: input a word a
+ * what the client got; a chat request translated to the Anthropic wire likewise. The servers ignore the cap too and bill like the providers: input a word a
  * token plus 8 a message, output a word a token, the whole answer.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -158,6 +158,32 @@ describe('a server that ignores stream on the Messages and Responses wires', () 
         expect(u.usage.current_minute.tokens).toBeLessThanOrEqual(bills[from]!.input + 40 + CAP)
       })
   }
+
+  for (const stream of [false, true])
+    test(`chat ${stream ? 'stream' : 'JSON'} translated to the Anthropic wire, capped at ${CAP} on a token limit: read as its events, cut at the allowance`, async () => {
+      const { key } = await gw.key(`t-chat-ant-${stream}`, 't')
+      const from = bills.length
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'ant/m',
+          messages: [{ role: 'user', content: TEXT }],
+          stream,
+          max_tokens: CAP,
+        }),
+      })
+      const body = await res.text()
+      expect(res.status, body).toBe(200)
+      expect(res.headers.get('x-switchyard-attempts')).toBe('1')
+      expect(bills.slice(from).map((b) => b.stream)).toEqual([true])
+      const got = words(answerText('chat', body, stream))
+      expect(got).toBeLessThanOrEqual(CAP)
+      expect(got).toBeGreaterThanOrEqual(15)
+      if (stream) expect(body).toContain('data: [DONE]')
+      const u = await settled(key)
+      expect(u.usage.current_minute.tokens).toBeLessThanOrEqual(bills[from]!.input + 40 + CAP)
+    })
 
   test("the SDKs read the streams whole: Anthropic's finalMessage() (thinking signed), OpenAI's responses.stream().finalResponse()", async () => {
     const { key } = await gw.key('sdk', 'dev')

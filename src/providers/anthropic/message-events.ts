@@ -1,9 +1,10 @@
 /**
  * @module
  * An Anthropic message as the event stream it stands for: for an Anthropic-compatible server that
- * was asked for a stream and answered one whole message (it ignored `stream`). The pass-through's
- * relay, its cut under a limit and its assembly then read it as any stream (pipeline/call.ts,
- * `Forwarding.events`): `message_start` (the message without its content, `stop_reason` null), each
+ * was asked for a stream and answered one whole message (it ignored `stream`). The Messages
+ * pass-through's relay, its cut under a limit and its assembly (pipeline/call.ts,
+ * `Forwarding.events`), and the adapter's stream decoder on a translated route, then read it as
+ * any stream: `message_start` (the message without its content, `stop_reason` null), each
  * block as `content_block_start`, its text, thinking or tool input in small pieces (`textPieces`:
  * so a cut at the output allowance falls inside it, DESIGN §11) and a thinking block's
  * `signature_delta`, `content_block_stop`; then `message_delta` (stop reason, usage) and
@@ -14,10 +15,10 @@
  * messagesForwarding.events = (json, ctx) => messageEvents(json, ctx.provider)
  */
 import type { ProviderConfig } from '../../config/schema.ts'
-import type { AnthropicErrorBody } from '../../providers/anthropic/anthropic-types.ts'
-import { mapAnthropicStreamError } from '../../providers/anthropic/map-anthropic-error.ts'
-import { invalidResponse } from '../../providers/http.ts'
-import { textPieces } from '../../providers/shared/text-pieces.ts'
+import { invalidResponse } from '../http.ts'
+import { textPieces } from '../shared/text-pieces.ts'
+import type { AnthropicErrorBody } from './anthropic-types.ts'
+import { mapAnthropicStreamError } from './map-anthropic-error.ts'
 
 type Block = Record<string, unknown> & { type?: unknown }
 
