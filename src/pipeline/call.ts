@@ -10,7 +10,10 @@
  * Under a token or money limit a forwarded call (the surface can cut it: `Forwarding.cut`) has
  * its events framed one by one for the gate before its relay, and a JSON one is streamed
  * (`forward.streamed`), cut and assembled (`forward.assemble`): pipeline/output-cut.ts — unless
- * its model does not stream (no gate: operations/chat.ts), or the upstream answers JSON anyway.
+ * its model does not stream (no gate: operations/chat.ts). An upstream that answers one whole JSON
+ * body where events were asked for is read as the events it stands for (`Forwarding.events`,
+ * `eventsOf`), cut like any stream; a stream request to a model without `streaming` (a fallback)
+ * is asked `adapter.complete` and served from its answer (`wholePlan`).
  *
  * `finish` is called at most once per call: on success, or after a stream was committed to.
  * A failure before the client saw anything is returned instead, for the attempt loop to retry
@@ -25,8 +28,7 @@ import { OpenAIChunkDecoder } from '../providers/openai/stream.ts'
 import { scrubbed } from '../providers/scrub.ts'
 import { completionEvents } from '../providers/shared/completion-events.ts'
 import { eventFrames } from '../providers/sse/event-frames.ts'
-import type { StreamPlan } from '../providers/stream-plan.ts'
-import { upstreamPlan } from '../providers/stream-plan.ts'
+import { type StreamPlan, upstreamPlan } from '../providers/stream-plan.ts'
 import type { CallContext, ProviderAdapter } from '../providers/types.ts'
 import { disconnectedUsage } from '../usage/estimate.ts'
 import { GatewayError } from '../util/errors.ts'
