@@ -11,6 +11,7 @@
  * | `inlineData` other (PDF, video, text, …)        | a file (`FILE_TOKENS` + its bytes as text)          |
  * | `fileData` PDF by URI                           | a file (`FILE_TOKENS`, as chat's `file_id`)         |
  * | `tools[i]` of Google's built-ins (`googleSearch`, `codeExecution`, …) | a provider-run tool (`SERVER_TOOL_TOKENS`) |
+ * | `generationConfig.responseJsonSchema` / `responseSchema` | chat's `response_format` of that schema: its JSON text and the structured-output prompt, as the chat surface's is counted |
  * | `fileData` of any other type or none (YouTube URLs come without one), any `fileData` on a video host; `cachedContent`; `tools[i].urlContext` and `.fileSearch` | cannot be counted: the gateway never sees their length (an hour of video bills about a million tokens; a text file in the Files API may be 2 GB; fetched pages and retrieved chunks bill as input), so under a token or money limit the request is refused naming the field (`UNCOUNTED_INPUT`) |
  *
  * A body with no `inlineData` or `fileData` part is read as it is (no copy on the hot path).
@@ -113,6 +114,15 @@ function countedTools(tools: GenerateContentRequest['tools']): unknown {
 }
 
 /**
+ * The answer's schema as chat's `response_format` (the one the translated route sends), so the
+ * bound counts it as it counts chat's; Google bills the schema as input on its own API too.
+ */
+function schemaFormat(g: GenerateContentRequest['generationConfig']): unknown {
+  const schema = g?.responseJsonSchema ?? g?.responseSchema
+  return schema && { type: 'json_schema', json_schema: { name: 'response', schema } }
+}
+
+/**
  * The body the charge reads (see the module's table). `dropsBuiltIns`: every route leaves Google's
  * built-ins out (`unsupported_tools: drop`), so they are neither held for nor refused as uncounted.
  */
@@ -129,6 +139,7 @@ export function chargedInput(
     tools,
     max_tokens: body.generationConfig?.maxOutputTokens,
     n: body.generationConfig?.candidateCount,
+    response_format: schemaFormat(body.generationConfig),
   }
   const uncounted =
     media || body.cachedContent !== undefined || tools !== body.tools ? uncountedOf(body) : null

@@ -10,14 +10,16 @@
  *   Gemini's Files API) or that are no image (no type, a video host), and sends a file part with
  *   its `filename`, as OpenAI's file part has it;
  * - `candidateCount` multiplies the reservation: N candidates, each billed, never take the
- *   account past its `tpm`.
+ *   account past its `tpm`;
+ * - the answer's schema (`responseSchema`, `responseJsonSchema`) is input, counted as chat's
+ *   `response_format` is: against the plan's `max_context_tokens` and in the reservation.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type MockUpstream, startMockUpstream } from '../../../../scripts/mock-upstream.ts'
 import { type BillingGemini, startBillingGemini } from '../../../support/billing-gemini.ts'
 import { PLANS, startGateway, type TestGateway, testConfigDoc } from '../../../support/gateway.ts'
 
-const FEATURES = ['streaming', 'vision', 'audio_input', 'n', 'system_messages', 'tools']
+const FEATURES = ['streaming', 'vision', 'audio_input', 'n', 'system_messages', 'tools', 'json_schema']
 const model = (name: string) => ({
   name,
   context_window: 200_000,
@@ -61,6 +63,7 @@ beforeAll(async () => {
         ...PLANS,
         metered: { rpm: null, rpd: null, tpm: 1_000_000, models: ['*'] },
         tight: { rpm: null, rpd: null, tpm: 2_000, models: ['*'] },
+        context: { rpm: null, rpd: null, tpm: 1_000_000, max_context_tokens: 2_000, models: ['*'] },
       },
     }),
   })
@@ -262,6 +265,44 @@ describe('candidateCount multiplies the reservation (DESIGN §11: n choices mult
     }
     expect(bills.reduce((n, b) => n + b.input + b.output, 0)).toBeLessThanOrEqual(2_000)
   })
+})
+
+describe("the answer's schema is input, counted as chat's response_format (DESIGN §11)", () => {
+  /** A schema of `words` words: its description is what the model reads, and what Google bills. */
+  const schemaOf = (words: number) => ({
+    type: 'OBJECT',
+    description: 'lorem '.repeat(words).trim(),
+    properties: { answer: { type: 'STRING' } },
+  })
+  const asked = (field: string, words: number) => ({
+    contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+    generationConfig: { maxOutputTokens: 10, responseMimeType: 'application/json', [field]: schemaOf(words) },
+  })
+  const routes = [
+    ['g/flash', 'a Gemini upstream (pass-through)'],
+    ['o/gpt', 'an OpenAI upstream (translated)'],
+  ]
+  const fields = ['responseSchema', 'responseJsonSchema']
+
+  test.each(routes.flatMap(([id, route]) => fields.map((f) => [f, route, id!])))(
+    "%s on %s: a schema past the plan's max_context_tokens is 400 context_length_exceeded; a small one is reserved",
+    async (field, _, id) => {
+      const { key } = await gw.key(`gemini-schema-${field}-${id!.replace('/', '-')}`, 'context')
+      const calls = up.requests.length + chat.stats.requests
+      const refused = await generate(id!, asked(field!, 3_000), key)
+      expect(refused.status).toBe(400)
+      const body = (await refused.json()) as any
+      expect(body.error.status).toBe('INVALID_ARGUMENT')
+      expect(body.error.message).toContain("context limit of the plan 'context'")
+      expect(up.requests.length + chat.stats.requests).toBe(calls)
+      // 200 words of schema: within the plan's cap, and held in the reservation (input + 10 output).
+      const res = await generate(id!, asked(field!, 200), key)
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+      const reserved = 1_000_000 - Number(res.headers.get('x-ratelimit-remaining-tokens'))
+      expect(reserved).toBeGreaterThan(200)
+    },
+  )
 })
 
 describe('the pass-through under a limit reads each byte once (DESIGN §16)', () => {
