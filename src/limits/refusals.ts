@@ -11,7 +11,9 @@
  *   without them.
  * Both say what is true of the row (`refusalReason`): its settled use apart from what requests
  * still in flight hold; when only those holds stand in the way, a short `retry-after`
- * (HOLD_RETRY_MS) and `x-should-retry: true`; when a lower max_tokens would fit, how much is left.
+ * (HOLD_RETRY_MS) and `x-should-retry: true`; when a lower max_tokens would fit, how much is left;
+ * when something is left but less than this request needs at least, both amounts (never "spent":
+ * that is said only when the settled use reached the limit).
  * - 400 `context_length_exceeded` naming the plan and its `max_context_tokens`.
  * - 403 `model_not_allowed` naming the models the key may use.
  */
@@ -53,12 +55,17 @@ const NO_CONTEXT: RefusalContext = { reserved: 0, fitsOutput: 0 }
 /**
  * Why a row that refused did (DESIGN §11): `holds` — what requests that ended settled leaves room
  * for this request, only the reservations of requests still in flight do not; `lower` — what is
- * left (holds counted) fits this request with a lower max_tokens; `spent` — neither.
+ * left (holds counted) fits this request with a lower max_tokens; `short` — something is left,
+ * less than the smallest version of this request needs (a smaller request may fit); `spent` — the
+ * settled use reached the limit.
  */
-export function refusalReason(s: RowState, needs: number, c: RefusalContext): 'holds' | 'lower' | 'spent' {
+export type RefusalReason = 'holds' | 'lower' | 'short' | 'spent'
+
+export function refusalReason(s: RowState, needs: number, c: RefusalContext): RefusalReason {
   const reserved = Math.min(c.reserved, s.used)
   if (reserved > 0 && s.used - reserved + needs <= s.row.capacity) return 'holds'
-  return c.fitsOutput > 0 ? 'lower' : 'spent'
+  if (c.fitsOutput > 0) return 'lower'
+  return s.used - reserved < s.row.capacity ? 'short' : 'spent'
 }
 
 /** `used 2900 (2600 by requests that ended, 300 held by requests still in flight)` */
@@ -78,6 +85,7 @@ interface RefusalWords {
   tooLarge: () => string
   holds: () => string
   lower: () => string
+  short: () => string
   spent: () => string
   /** Until the row has room (`lower`, `spent`), and the shorter wait for holds to settle, in ms. */
   waitMs: number
@@ -94,8 +102,8 @@ const budgetRefused: Refuse = (message, headers) =>
 
 /**
  * The refusal of a token or money row (`refuse`: its status and code): too large ever; only held
- * by requests in flight (a short retry, `x-should-retry: true`); or spent, or fitting a lower
- * max_tokens (retry once the row has room).
+ * by requests in flight (a short retry, `x-should-retry: true`); or spent, short of what this
+ * request needs, or fitting a lower max_tokens (retry once the row has room for this request).
  */
 function rowRefusal(
   refuse: Refuse,
@@ -129,7 +137,7 @@ export function tokenLimitError(
   const name = limitName(s.row)
   const ms = Math.max(1, (retryAt ?? now) - now)
   const head = () =>
-    `Rate limit reached for ${name}: limit ${s.row.capacity}, ${usedText(s.used, c.reserved)}, this request needs ${needs}.`
+    `Rate limit reached for ${name}: limit ${s.row.capacity}, ${usedText(s.used, c.reserved)}, this request needs at least ${needs}.`
   const later = (lower: string) =>
     `${head()}${lower} Enough frees in ${(ms / 1000).toFixed(3)} s; retry after that or upgrade the plan.`
   return rowRefusal(tokensRefused, s, needs, headers, c, {
@@ -138,6 +146,7 @@ export function tokenLimitError(
     holds: () => `${head()} ${HOLDS_TEXT}`,
     lower: () =>
       later(` ${s.remaining} are left: a lower max_tokens (at most ${c.fitsOutput}) would fit now.`),
+    short: () => later(` ${Math.max(0, s.remaining)} are left: a smaller request may fit now.`),
     spent: () => later(''),
     waitMs: ms,
     holdsWaitMs: Math.min(ms, HOLD_RETRY_MS),
@@ -158,16 +167,21 @@ export function budgetExceededError(
   const resetsAt = s.resetAt ?? now
   const when = new Date(resetsAt).toISOString()
   const holds = held > 0 ? ` and ${formatUsd(held)} held by requests still in flight` : ''
+  const left = `${formatUsd(Math.max(0, s.remaining))} left of ${formatUsd(s.row.capacity)} (${spent} spent${holds})`
   return rowRefusal(budgetRefused, s, needs, headers, c, {
     // Like the token rows' "Request too large": waiting for the period to end would not help.
     tooLarge: () =>
-      `Request too large for the ${name}: it may cost up to ${formatUsd(needs)}, more than the whole budget of ${formatUsd(s.row.capacity)}. Send a smaller request (shorter input or a lower max_tokens), use a cheaper model, or raise the budget.`,
+      `Request too large for the ${name}: it needs at least ${formatUsd(needs)} (its input and a minimal answer), more than the whole budget of ${formatUsd(s.row.capacity)}. Send a smaller request (shorter input or a lower max_tokens), use a cheaper model, or raise the budget.`,
     holds: () =>
-      `The ${name} is not spent: ${spent} of ${formatUsd(s.row.capacity)} spent, but ${formatUsd(held)} of it is held by requests still in flight, and this request may cost up to ${formatUsd(needs)}. ${HOLDS_TEXT}`,
+      `The ${name} is not spent: ${spent} of ${formatUsd(s.row.capacity)} spent, but ${formatUsd(held)} of it is held by requests still in flight, and this request needs at least ${formatUsd(needs)}. ${HOLDS_TEXT}`,
     lower: () =>
-      `What is left of the ${name} cannot cover this request: ${formatUsd(s.remaining)} left of ${formatUsd(s.row.capacity)} (${spent} spent${holds}), and this request may cost up to ${formatUsd(needs)}. A lower max_tokens (at most ${c.fitsOutput}) would fit; or use a cheaper model, or wait until the budget resets at ${when}.`,
+      `What is left of the ${name} cannot cover this request: ${left}, and this request needs at least ${formatUsd(needs)}. A lower max_tokens (at most ${c.fitsOutput}) would fit; or use a cheaper model, or wait until the budget resets at ${when}.`,
+    // Money is left, less than this request's input and a minimal answer cost: a smaller request
+    // fits now; this one not before the period ends (its settled spend only grows until then).
+    short: () =>
+      `What is left of the ${name} cannot cover this request: ${left}, and this request needs at least ${formatUsd(needs)} (its input and a minimal answer). A smaller request (a shorter input) or a cheaper model may fit now; this one fits again when the budget resets at ${when}, or raise the budget.`,
     spent: () =>
-      `The ${name} is spent: ${spent} of ${formatUsd(s.row.capacity)} used${holds}, ${formatUsd(s.remaining)} left, and this request may cost up to ${formatUsd(needs)}. The budget resets at ${when}; retry then, use a cheaper model, or raise the budget.`,
+      `The ${name} is spent: ${spent} of ${formatUsd(s.row.capacity)} used${holds}, and this request needs at least ${formatUsd(needs)}. The budget resets at ${when}; retry then, use a model without a price, or raise the budget.`,
     waitMs: resetsAt - now,
     holdsWaitMs: HOLD_RETRY_MS,
   })

@@ -258,7 +258,7 @@ describe('the refusals', () => {
     expect(e.status).toBe(429)
     expect(e.code).toBe('rate_limit_exceeded')
     expect(e.message).toContain(
-      'tokens per minute (tpm) of the account: limit 3000, used 2900, this request needs 400',
+      'tokens per minute (tpm) of the account: limit 3000, used 2900, this request needs at least 400. 100 are left: a smaller request may fit now.',
     )
     expect(e.headers).toEqual({ 'x-request-id': 'r', 'retry-after': '30', 'retry-after-ms': '30000' })
   })
@@ -276,7 +276,7 @@ describe('the refusals', () => {
     expect(e.status).toBe(402)
     expect(e.toBody().error).toMatchObject({ code: 'budget_exceeded', type: 'billing_error' })
     expect(e.message).toContain('monthly budget of the account is spent: $0.01 of $0.01 used')
-    expect(e.message).toContain('up to $0.0025')
+    expect(e.message).toContain('this request needs at least $0.0025')
     expect(e.message).toContain('resets at 2026-03-01T00:00:00.000Z')
     expect(e.headers?.['retry-after']).toBe(String((resetsAt - now) / 1000))
   })
@@ -294,7 +294,7 @@ describe('the refusals', () => {
     expect(e.status).toBe(402)
     expect(e.toBody().error).toMatchObject({ code: 'budget_exceeded', type: 'billing_error' })
     expect(e.message).toStartWith(
-      'Request too large for the daily budget of this key: it may cost up to $0.573, more than the whole budget of $0.50.',
+      'Request too large for the daily budget of this key: it needs at least $0.573 (its input and a minimal answer), more than the whole budget of $0.50.',
     )
     expect(e.message).not.toContain('resets')
     expect(e.headers).toEqual({ 'x-request-id': 'r' })

@@ -3,9 +3,10 @@
  *
  * A refusal says what is true of the row that refused: money or tokens only HELD by a request still
  * in flight are not "spent" (402/429 saying so, `retry-after` ≤ 60 s and `x-should-retry: true`);
- * a budget whose settled spend leaves nothing for this request is spent (retry-after = the
- * period's end); a budget with too little left for this request's minimum says how much is left
- * and the max_tokens that would fit. `/v1/usage` shows `reserved_usd` / `reserved` tokens apart
+ * a budget is "spent" only when its settled spend reached it (retry-after = the period's end);
+ * one with money left, less than this request needs at least, says both amounts (retry-after =
+ * the period's end: this request fits no sooner; a smaller one fits now); one whose left money
+ * fits this request with a lower max_tokens says how much is left and that max_tokens. `/v1/usage` shows `reserved_usd` / `reserved` tokens apart
  * from what is spent and used (settled). A fallback's cost belongs to the fallback: usage by
  * model, `/metrics` and the console's series.
  *
@@ -261,26 +262,70 @@ for (const b of all) {
       expect(after.rate_limits.tokens_minute).toMatchObject({ used: billed, reserved: 0 })
     })
 
-    test('a budget its settled spend used up: 402 says it is spent, retry-after until the period ends', async () => {
-      const { key } = await gw.key('spent', 'budget1k')
-      // Clamped to what the $0.001 leaves after its input bound, and answered in full.
-      const first = await chat(gw.url, key, 'bill/m1', 4_000)
+    test('money left, less than this request needs at least: 402 says both amounts, never "spent"; a smaller request fits', async () => {
+      const { key } = await gw.key('short', 'budget1k')
+      // Spends about half of the $0.001: its input and 500 output tokens at $1 per 1M.
+      const first = await chat(gw.url, key, 'bill/m1', 500)
       expect(first.status).toBe(200)
       const { usage: billed } = (await first.json()) as any
+      const spent = billed.prompt_tokens + billed.completion_tokens
+      expect(spent).toBeLessThan(600)
+      // A 700-word input alone costs more than what is left (its bound: at least a token a word).
       const now = Date.now()
-      const refused = await chat(gw.url, key, 'bill/m1', 4_000)
+      const refused = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...bearer(key), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'bill/m1',
+          messages: [{ role: 'user', content: 'w '.repeat(700) }],
+          max_completion_tokens: 10,
+        }),
+      })
       const body = (await refused.json()) as any
       expect(refused.status).toBe(402)
-      const spent = billed.prompt_tokens + billed.completion_tokens
-      expect(body.error.message).toContain(
-        `monthly budget of the account is spent: ${formatUsd(spent)} of $0.001 used, ${formatUsd(1_000 - spent)} left`,
+      expect(body.error.message).toStartWith(
+        `What is left of the monthly budget of the account cannot cover this request: ${formatUsd(1_000 - spent)} left of $0.001 (${formatUsd(spent)} spent), and this request needs at least $`,
       )
+      const needs = Number(/needs at least \$([0-9.]+)/.exec(body.error.message)![1])
+      expect(needs).toBeGreaterThan((1_000 - spent) / 1e6)
+      expect(body.error.message).not.toContain('is spent')
       expect(body.error.message).not.toContain('in flight')
+      // The same request fits no sooner than the period's end (settled spend only grows until then).
       const wait = Number(refused.headers.get('retry-after'))
       expect(Math.abs(wait - periodEndS(now))).toBeLessThanOrEqual(5)
       expect(refused.headers.get('x-should-retry')).toBe('false')
-      const u = await usage(gw.url, key)
-      expect(u.budget).toMatchObject({ spent_usd: spent / 1e6, reserved_usd: 0 })
+      // A smaller one fits now.
+      const small = await chat(gw.url, key, 'bill/m1', 10)
+      expect(small.status).toBe(200)
+      await small.text()
+    })
+
+    test('a budget its settled spend reached: 402 says it is spent, retry-after until the period ends', async () => {
+      await gw.deps.accounts.createAccount('spent', 'free')
+      const made = await gw.deps.accounts.createKey('spent', 'own', {
+        budget: { usd: 0.016, period: 'month' },
+      })
+      const first = await chat(gw.url, made.key, 'bill/m1', 500)
+      expect(first.status).toBe(200)
+      const { usage: billed } = (await first.json()) as any
+      const spent = billed.prompt_tokens + billed.completion_tokens
+      await settledUsage(
+        gw.url,
+        made.key,
+        (u) => u.account_information.key.rate_limits.budget.spent_usd === spent / 1e6,
+      )
+      // Lowered below what it spent, above what the next request needs at least.
+      await gw.deps.accounts.setKeyLimits(made.id, { budget: { usd: 0.0002 } })
+      const now = Date.now()
+      const refused = await chat(gw.url, made.key, 'bill/m1', 10)
+      const body = (await refused.json()) as any
+      expect(refused.status).toBe(402)
+      expect(body.error.message).toStartWith(
+        `The monthly budget of this key is spent: ${formatUsd(spent)} of $0.0002 used, and this request needs at least`,
+      )
+      const wait = Number(refused.headers.get('retry-after'))
+      expect(Math.abs(wait - periodEndS(now))).toBeLessThanOrEqual(5)
+      expect(refused.headers.get('x-should-retry')).toBe('false')
     })
 
     test('too little left for this request: 402 says how much is left and the max_tokens that fits', async () => {
