@@ -42,6 +42,12 @@ function retryHeaders(headers: Record<string, string>, ms: number): Record<strin
  */
 export const HOLD_RETRY_MS = 5_000
 
+/**
+ * The refusal asks for a retry within seconds (`x-should-retry: true`): only holds of requests in
+ * flight stood in the way. Such a refusal does not count toward a suspension (pipeline/admit.ts).
+ */
+export const retriesSoon = (e: GatewayError): boolean => e.headers?.['x-should-retry'] === 'true'
+
 /** What the refusing row's figures say beyond the admission's own (charge.ts gathers it). */
 export interface RefusalContext {
   /** The part of the row's use held by reservations of requests still in flight (RowState.reserved). */

@@ -5,11 +5,12 @@
  * refusal (429, or 402 for a budget) counted, recorded and thrown in their words.
  *
  * @example
- * let admit = await store.admit(admission(req, charge, now, suspension))
+ * let admit = await store.admit(admission(req, charge, now, charge ? null : suspension))
  * const limitHeaders = limitHeadersOf(req, admit, now)
- * if (!admit.admitted) throw await refusalOf(req, admit, charge, now, limitHeaders)
+ * if (!admit.admitted) throw await refusalOf(req, admit, charge, now, limitHeaders, charge ? suspension : null)
  */
 import { admitStates, rateLimitError, rateLimitHeaders } from '../limits/index.ts'
+import { retriesSoon } from '../limits/refusals.ts'
 import type { AdmitInput, AdmitResult, ChargeRequest, SuspensionPolicy } from '../limits/types.ts'
 import type { GatewayError } from '../util/errors.ts'
 import { chargeRefusalError } from './charge.ts'
@@ -43,27 +44,20 @@ export function admission(
 /**
  * A refusal while requests of this account that ended here may still count at their whole
  * reservation (their settlements wait for the usage flush): a charge refused is tried once more
- * after the flush, and only the last try counts toward a suspension. A request window's refusal
- * is not the flush's to change: only its count toward a suspension is left to make.
+ * after the flush. A request window's refusal is not the flush's to change. A charged request is
+ * admitted without counting its refusal toward a suspension: `refusalOf` counts it once its
+ * reason is known.
  */
 export async function readmit(
   req: Prepared<unknown>,
   refused: Extract<AdmitResult, { admitted: false }>,
   charge: ChargeRequest | undefined,
   now: number,
-  suspension: SuspensionPolicy | null,
 ): Promise<{ admit: AdmitResult; now: number }> {
-  const { deps, auth } = req
-  if (refused.charge) {
-    await deps.recorder.flush()
-    const at = deps.clock.now()
-    return { admit: await deps.store.admit(admission(req, charge, at, suspension)), now: at }
-  }
-  if (suspension) {
-    const refusal = { accountId: auth.account.id, keyId: auth.key.id, now, suspension }
-    refused.suspendedUntil = await deps.store.countRejection(refusal)
-  }
-  return { admit: refused, now }
+  if (!refused.charge) return { admit: refused, now }
+  await req.deps.recorder.flush()
+  const at = req.deps.clock.now()
+  return { admit: await req.deps.store.admit(admission(req, charge, at, null)), now: at }
 }
 
 /** The rate-limit headers of an admission at `now`, added to the response's (and returned). */
@@ -79,13 +73,20 @@ export function limitHeadersOf(
   return limitHeaders
 }
 
-/** A refused admission (429, or 402 for a budget), counted and recorded: the error to throw. */
+/**
+ * A refused admission (429, or 402 for a budget), counted and recorded: the error to throw.
+ * `suspension`: the policy when the admission left the refusal's count toward a suspension to
+ * this (a charged request's): counted unless the refusal asks for a retry within seconds — holds
+ * of requests still in flight stood in the way, not the key's use (DESIGN §5: suspension is for a
+ * key that keeps hitting its limits).
+ */
 export async function refusalOf(
   req: Prepared<unknown>,
   admit: Extract<AdmitResult, { admitted: false }>,
   charge: ChargeRequest | undefined,
   now: number,
   limitHeaders: Record<string, string>,
+  suspension: SuspensionPolicy | null = null,
 ): Promise<GatewayError> {
   const { deps, auth, entry, headers, surface } = req
   const { store, metrics } = deps
@@ -104,15 +105,29 @@ export async function refusalOf(
       at: now,
     })
   }
-  const refused = admit.charge
-    ? await chargeRefusalError(
-        admit.charge,
-        charge!,
-        (rows) => store.rowStates({ accountId: auth.account.id, keyId: auth.key.id, now, rows }),
+  const counted = async () => {
+    if (suspension)
+      admit.suspendedUntil = await store.countRejection({
+        accountId: auth.account.id,
+        keyId: auth.key.id,
         now,
-        headers,
-      )
-    : rateLimitError(admit, now, limitHeaders)
+        suspension,
+      })
+  }
+  let refused: GatewayError
+  if (admit.charge) {
+    refused = await chargeRefusalError(
+      admit.charge,
+      charge!,
+      (rows) => store.rowStates({ accountId: auth.account.id, keyId: auth.key.id, now, rows }),
+      now,
+      headers,
+    )
+    if (!retriesSoon(refused)) await counted()
+  } else {
+    await counted()
+    refused = rateLimitError(admit, now, limitHeaders)
+  }
   deps.recorder.recordRefusal({
     accountId: auth.account.id,
     keyId: auth.key.id,

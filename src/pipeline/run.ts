@@ -210,11 +210,13 @@ export class Pipeline {
     const charge = charging.charge
     // A refusal while this account's settlements wait for the usage flush is tried again after it.
     const settling = charge !== undefined && deps.recorder.settling(auth.account.id)
-    let admit = await deps.store.admit(admission(req, charge, now, settling ? null : this.suspension))
-    if (settling && !admit.admitted)
-      ({ admit, now } = await readmit(req, admit, charge, now, this.suspension))
+    // A charged request's refusal counts toward a suspension once its reason is known (refusalOf).
+    const suspension = charge ? null : this.suspension
+    let admit = await deps.store.admit(admission(req, charge, now, suspension))
+    if (settling && !admit.admitted) ({ admit, now } = await readmit(req, admit, charge, now))
     const limitHeaders = limitHeadersOf(req, admit, now)
-    if (!admit.admitted) throw await refusalOf(req, admit, charge, now, limitHeaders)
+    if (!admit.admitted)
+      throw await refusalOf(req, admit, charge, now, limitHeaders, charge ? this.suspension : null)
     const reservation = admit.reservation ?? null
     const capped = reservation ? applyReservation(reservation, charging, now, headers) : null
     // Long upstream waits must not trip Bun's socket idle timeout (our own timeouts apply),

@@ -262,6 +262,34 @@ for (const b of all) {
       expect(after.rate_limits.tokens_minute).toMatchObject({ used: billed, reserved: 0 })
     })
 
+    test('refusals for holds in flight do not count toward a suspension; refusals for what was used do', async () => {
+      // The default policy: more than 50 refusals in 600 s suspend the key for 900 s.
+      const { key } = await gw.key('holds-not-suspended', 'tokens4k')
+      const a = await held(gw.url, key, 'bill/m4', 3_800)
+      const statuses: string[] = []
+      for (let i = 0; i < 60; i++) {
+        const r = await chat(gw.url, key, 'bill/m4', 3_800)
+        statuses.push(`${r.status} ${r.headers.get('x-should-retry')}`)
+        await r.arrayBuffer()
+      }
+      expect(statuses).toEqual(Array(60).fill('429 true'))
+      await a.finish()
+      await settledUsage(gw.url, key, (u) => u.usage.current_minute.reserved_tokens === 0)
+      // Not suspended: what the ended request used leaves room for a small one.
+      const small = await chat(gw.url, key, 'bill/m4', 10)
+      expect(small.status).toBe(200)
+      await small.text()
+      // What is used (settled) refuses this one: each such refusal counts, and the 51st suspends.
+      for (let i = 0; i < 51; i++) {
+        const r = await chat(gw.url, key, 'bill/m4', 3_800)
+        expect(`${r.status} ${r.headers.get('x-should-retry')}`).toBe('429 null')
+        await r.arrayBuffer()
+      }
+      const suspended = await chat(gw.url, key, 'bill/m4', 10)
+      expect(suspended.status).toBe(403)
+      expect(((await suspended.json()) as any).error.code).toBe('key_suspended')
+    })
+
     test('money left, less than this request needs at least: 402 says both amounts, never "spent"; a smaller request fits', async () => {
       const { key } = await gw.key('short', 'budget1k')
       // Spends about half of the $0.001: its input and 500 output tokens at $1 per 1M.
