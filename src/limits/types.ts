@@ -138,6 +138,20 @@ export interface Extended {
   states: RowState[]
 }
 
+/**
+ * A continued stream's first part (DESIGN §10): the model that began the answer, and the tokens and
+ * cost of what it produced. Usage, the rollups and `/metrics` book them to that model and the rest
+ * of the request's to the model that finished it (§11 "One ledger": cost belongs to the model that
+ * answered); the request log's row keeps the request's whole tokens and cost.
+ */
+export interface FirstPart {
+  /** The prefixed model id (`openai/gpt-4o`). */
+  model: string
+  promptTokens: number
+  completionTokens: number
+  costMicros: number
+}
+
 /** What the end of a request settles its reservation to. */
 export interface Settlement {
   /** Reservation.handle */

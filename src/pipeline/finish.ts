@@ -11,7 +11,7 @@
 import type { CatalogueEntry } from '../catalogue/entry.ts'
 import { modelCostMicros } from '../limits/model-cost.ts'
 import type { Surcharge } from '../limits/surcharge.ts'
-import type { AdmitResult } from '../limits/types.ts'
+import type { AdmitResult, FirstPart } from '../limits/types.ts'
 import { factsOf } from '../providers/failure-facts.ts'
 import type { Exchange } from '../traffic/traffic.ts'
 import { type GatewayError, gatewaysOwnFailure } from '../util/errors.ts'
@@ -60,9 +60,8 @@ export function finisher(
     // At the answering model's prices (a fallback's, DESIGN §10): failed attempts are not billed.
     // A continued stream's parts each at their own model's (the first part's usage is carried).
     const first = answered.first
-    let costMicros = first
-      ? partsCost(first, by, usage, surcharge)
-      : modelCostMicros(by.model, usage, surcharge)
+    const parts = first ? partsCost(first, by, usage, surcharge) : null
+    let costMicros = parts ? parts.total : modelCostMicros(by.model, usage, surcharge)
     const settlement =
       reservation &&
       settle(
@@ -104,6 +103,8 @@ export function finisher(
     ex.errorCode = err?.code ?? null
     ex.attempts = answered.attempts
     if (by !== entry) ex.answeredBy = by.id
+    const firstPart = first && parts && usage ? firstPartOf(first, parts.first, usage, costMicros) : null
+    ex.firstPart = firstPart
     // A stream ends after the handler returned: its end is the exchange's end.
     if (stream) traffic.end(ex, status)
     deps.recorder.record({
@@ -123,6 +124,7 @@ export function finisher(
       errorCode: err?.code ?? null,
       attempts: answered.attempts || null,
       answeredBy: by === entry ? null : by.id,
+      firstPart,
       estimated,
       settlement,
       counted: {
@@ -151,15 +153,15 @@ export function finisher(
 }
 
 /**
- * A continued stream's cost: its first part (`first.usage`, carried into `usage`) at the first
- * model's prices, the rest at the continuing model's.
+ * A continued stream's cost (`total`): its first part (`first.usage`, carried into `usage`) at the
+ * first model's prices (`first`), the rest at the continuing model's.
  */
 function partsCost(
   first: NonNullable<Answered['first']>,
   by: CatalogueEntry,
   usage: { prompt_tokens: number; completion_tokens: number } | null,
   surcharge: Surcharge,
-): number | null {
+): { total: number | null; first: number | null } | null {
   if (!usage) return null
   const own = {
     prompt_tokens: Math.max(0, usage.prompt_tokens - first.usage.prompt_tokens),
@@ -168,7 +170,25 @@ function partsCost(
   // Both parts at the request's tier; its per-call tools charged once, with the first part.
   const a = modelCostMicros(first.entry.model, first.usage, surcharge)
   const b = modelCostMicros(by.model, own, { ...surcharge, calls: [] })
-  return a === null && b === null ? null : (a ?? 0) + (b ?? 0)
+  return { total: a === null && b === null ? null : (a ?? 0) + (b ?? 0), first: a }
+}
+
+/**
+ * The first part as booked to its model (DESIGN §11 "One ledger"): its tokens and cost, never more
+ * than the request's recorded ones (a settlement from what was relayed may have charged less).
+ */
+function firstPartOf(
+  first: NonNullable<Answered['first']>,
+  cost: number | null,
+  usage: { prompt_tokens: number; completion_tokens: number },
+  total: number | null,
+): FirstPart {
+  return {
+    model: first.entry.id,
+    promptTokens: Math.min(first.usage.prompt_tokens, usage.prompt_tokens),
+    completionTokens: Math.min(first.usage.completion_tokens, usage.completion_tokens),
+    costMicros: Math.min(cost ?? 0, total ?? 0),
+  }
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
   AdmitResult,
   Extended,
   Extension,
+  FirstPart,
   Refusal,
   Settlement,
   WindowLimit,
@@ -128,6 +129,8 @@ export interface Completion {
   attempts?: number | null
   /** The model that answered when it was not the admitted one (a fallback). */
   answeredBy?: string | null
+  /** A continued stream's first part, booked to its own model; the rest goes to `answeredBy`. */
+  firstPart?: FirstPart | null
   /**
    * The tokens and cost are the gateway's settled estimate (no upstream count of the whole answer:
    * a stream the client left, an upstream that cut or sent no usage), not the upstream's usage.

@@ -11,6 +11,7 @@
  * const text = renderMetrics([m.snapshot()])
  */
 import type { CalendarPeriod, LimitResource } from '../limits/rows.ts'
+import type { FirstPart } from '../limits/types.ts'
 import { valueAt } from '../util/map.ts'
 
 /** Seconds. Upper bounds of the latency buckets (whole requests, streams included). */
@@ -42,6 +43,8 @@ export interface FinishedRequest {
   model: string
   /** The model that answered when it was not the one asked for (a fallback): its tokens and cost are its own. */
   answeredBy?: string | null
+  /** A continued stream's first part: its tokens and cost are its own model's, the rest `answeredBy`'s. */
+  firstPart?: FirstPart | null
   status: number
   latencyMs: number
   ttftMs: number | null
@@ -167,10 +170,22 @@ export class Metrics {
     // Tokens and cost belong to the model that answered (DESIGN §11 "One ledger"); the request,
     // its status and latency to the one asked for.
     const by = r.answeredBy ? this.labelKeys(r.surface, r.answeredBy) : k
-    if (r.promptTokens) this.add('switchyard_tokens_total', by.prompt, r.promptTokens)
-    if (r.completionTokens) this.add('switchyard_tokens_total', by.completion, r.completionTokens)
-    if (r.costMicros) this.add('switchyard_cost_microdollars_total', by.both, r.costMicros)
+    const f = r.firstPart
+    if (f) this.addUsage(this.labelKeys(r.surface, f.model), f.promptTokens, f.completionTokens, f.costMicros)
+    this.addUsage(
+      by,
+      (r.promptTokens ?? 0) - (f?.promptTokens ?? 0),
+      (r.completionTokens ?? 0) - (f?.completionTokens ?? 0),
+      (r.costMicros ?? 0) - (f?.costMicros ?? 0),
+    )
     if (r.estimated) this.add('switchyard_estimated_settlements_total', by.both, 1)
+  }
+
+  /** Tokens and cost booked to a model's labels (nothing added for a zero). */
+  private addUsage(to: LabelKeys, prompt: number, completion: number, cost: number): void {
+    if (prompt) this.add('switchyard_tokens_total', to.prompt, prompt)
+    if (completion) this.add('switchyard_tokens_total', to.completion, completion)
+    if (cost) this.add('switchyard_cost_microdollars_total', to.both, cost)
   }
 
   private labelKeys(surface: string, model: string): LabelKeys {

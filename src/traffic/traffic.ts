@@ -10,6 +10,7 @@
  * ex.model = 'demo/echo'                          // a route fills in what it learns
  * traffic.end(ex, 200)                            // app onAfterResponse, or a stream's finish
  */
+import type { FirstPart } from '../limits/types.ts'
 import { shuttingDownError } from '../util/errors.ts'
 import { newRequestId } from '../util/ids.ts'
 import { type Logger, PATH_SHOWN } from '../util/log.ts'
@@ -39,6 +40,8 @@ export class Exchange {
   attempts: number | null = null
   /** The model that answered, when not the one asked for (a fallback); null otherwise. */
   answeredBy: string | null = null
+  /** A continued stream's first part: its tokens and cost are its own model's (metrics). */
+  firstPart: FirstPart | null = null
   /** The tokens and cost are the gateway's settled estimate (no usage from the upstream). */
   estimated = false
   /** The status a route answered with, when it handed Elysia a finished response (`routes/answer.ts`). */
@@ -147,6 +150,7 @@ export class Traffic {
         surface: ex.surface,
         model: ex.model ?? '',
         answeredBy: ex.answeredBy,
+        firstPart: ex.firstPart,
         status,
         latencyMs,
         ttftMs: ex.ttftMs,

@@ -57,6 +57,10 @@ export class PgUsage implements UsageStore, AdmissionLog {
       attempts: c.attempts ?? null,
       answered_by: c.answeredBy ?? null,
       estimated: c.estimated === true,
+      first_model: c.firstPart?.model ?? null,
+      first_p: c.firstPart?.promptTokens ?? 0,
+      first_c: c.firstPart?.completionTokens ?? 0,
+      first_m: c.firstPart?.costMicros ?? 0,
     }))
     const settle = batch.flatMap((c) =>
       c.settlement
@@ -312,22 +316,27 @@ async function writeOutcomes(sql: SQL, rows: Array<Record<string, unknown>>): Pr
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS v(id TEXT, status INTEGER,
         prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms INTEGER, ttft_ms INTEGER, error_code TEXT,
         surface TEXT, cost_micros BIGINT, attempts INTEGER, answered_by TEXT, estimated BOOLEAN,
-        cached_tokens INTEGER, cache_write_tokens INTEGER)
+        cached_tokens INTEGER, cache_write_tokens INTEGER, first_model TEXT, first_p INTEGER,
+        first_c INTEGER, first_m BIGINT)
       -- Written once: an outcome already recorded is not counted again.
       WHERE r.gateway_id = v.id AND r.status IS NULL
       RETURNING r.created_at AS at, r.account_id, r.key_id, r.model, r.surface, v.status,
-        COALESCE(v.prompt_tokens, 0) AS p, COALESCE(v.completion_tokens, 0) AS c, v.latency_ms AS l,
-        COALESCE(v.cost_micros, 0) AS m, COALESCE(v.answered_by, r.model) AS am, v.estimated::INT AS s,
-        COALESCE(v.cached_tokens, 0) AS k, COALESCE(v.cache_write_tokens, 0) AS w),
+        COALESCE(v.prompt_tokens, 0) - v.first_p AS p, COALESCE(v.completion_tokens, 0) - v.first_c AS c,
+        v.latency_ms AS l, COALESCE(v.cost_micros, 0) - v.first_m AS m, COALESCE(v.answered_by, r.model) AS am,
+        v.estimated::INT AS s, COALESCE(v.cached_tokens, 0) AS k, COALESCE(v.cache_write_tokens, 0) AS w,
+        v.first_model AS fm, v.first_p AS fp, v.first_c AS fc, v.first_m AS fmm),
     -- Each outcome as its request's part (model asked for) and its tokens' and cost's (model that
-    -- answered): one row when they are the same model.
+    -- answered): one row when they are the same model; a continued stream's first part (fm) a row
+    -- of its own, under the model that produced it.
     f AS (
       SELECT at, account_id, key_id, model, surface, 1 AS n, CASE WHEN am = model THEN p ELSE 0 END AS p,
         CASE WHEN am = model THEN c ELSE 0 END AS c, (status >= 400)::INT AS e, 0 AS r, l,
         CASE WHEN am = model THEN m ELSE 0 END AS m, CASE WHEN am = model THEN s ELSE 0 END AS s,
         CASE WHEN am = model THEN k ELSE 0 END AS k, CASE WHEN am = model THEN w ELSE 0 END AS w FROM u
       UNION ALL
-      SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, 0, m, s, k, w FROM u WHERE am <> model),
+      SELECT at, account_id, key_id, am, surface, 0, p, c, 0, 0, 0, m, s, k, w FROM u WHERE am <> model
+      UNION ALL
+      SELECT at, account_id, key_id, fm, surface, 0, fp, fc, 0, 0, 0, fmm, 0, 0, 0 FROM u WHERE fm IS NOT NULL),
     h AS (${rollupOf(sql, 'hour')}),
     -- In key order, so concurrent batches lock counter rows in one order (migrations-v6.ts).
     m AS (INSERT INTO usage_minute_outcomes AS x (account_id, minute, model, prompt_tokens,

@@ -208,7 +208,8 @@ export class UsageQueries {
         c.estimated ? 1 : 0,
       )
       // The request (its count, errors, latency) stays with the model asked for, where admission
-      // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger").
+      // counted it; its tokens and cost go to the model that answered (DESIGN §11 "One ledger"),
+      // a continued stream's first part to the model that produced it.
       const by = c.answeredBy ?? at.model
       const hour = at.at - (at.at % 3_600_000)
       const fact = factOf(hours, hour, at.accountId, at.keyId, at.model, c.surface)
@@ -216,20 +217,34 @@ export class UsageQueries {
       fact.requests++
       fact.latencyMs += c.latencyMs
       if (c.status >= 400) fact.errors++
-      paid.promptTokens += c.promptTokens ?? 0
-      paid.completionTokens += c.completionTokens ?? 0
-      paid.costMicros += c.costMicros ?? 0
+      const f = c.firstPart
+      const prompt = (c.promptTokens ?? 0) - (f?.promptTokens ?? 0)
+      const completion = (c.completionTokens ?? 0) - (f?.completionTokens ?? 0)
+      const cost = (c.costMicros ?? 0) - (f?.costMicros ?? 0)
+      paid.promptTokens += prompt
+      paid.completionTokens += completion
+      paid.costMicros += cost
       paid.cachedTokens += c.cachedTokens ?? 0
       paid.cacheWriteTokens += c.cacheWriteTokens ?? 0
       const minute = minuteOf(at.at)
       if (c.status >= 400) sumOf(sums, at.accountId, minute, at.model).errors++
       const sum = sumOf(sums, at.accountId, minute, by)
-      sum.prompt += c.promptTokens ?? 0
-      sum.completion += c.completionTokens ?? 0
+      sum.prompt += prompt
+      sum.completion += completion
       sum.cached += c.cachedTokens ?? 0
       sum.cacheWrite += c.cacheWriteTokens ?? 0
-      sum.cost += c.costMicros ?? 0
+      sum.cost += cost
       if (c.estimated) sum.estimated++
+      if (f) {
+        const began = factOf(hours, hour, at.accountId, at.keyId, f.model, c.surface)
+        const part = sumOf(sums, at.accountId, minute, f.model)
+        began.promptTokens += f.promptTokens
+        began.completionTokens += f.completionTokens
+        began.costMicros += f.costMicros
+        part.prompt += f.promptTokens
+        part.completion += f.completionTokens
+        part.cost += f.costMicros
+      }
     }
     for (const s of sums.values()) {
       this.q.countOutcome.run(s.prompt, s.completion, s.errors, s.accountId, s.minute, s.model)

@@ -23,7 +23,13 @@ import { ADMIN_TOKEN, bearer, startGateway, type TestGateway } from '../../suppo
 const all = backends('ledger-truth.test.ts')
 
 // USD per 1M tokens: a token costs that many micro-dollars.
-const PRICES = { m4: { input: 1, output: 4 }, m1: { input: 1, output: 1 }, fb: { input: 2, output: 3 } }
+const PRICES = {
+  m4: { input: 1, output: 4 },
+  m1: { input: 1, output: 1 },
+  fb: { input: 2, output: 3 },
+  cut: { input: 1, output: 2 },
+  pf: { input: 3, output: 5 },
+}
 const TEXT = 'please count these words for the billing upstream which bills one token for each word it sees'
 
 /** Resolves the gate a held stream waits on. */
@@ -38,18 +44,21 @@ let holding = false
 async function start(b: Backend): Promise<{ gw: TestGateway; up: BillingUpstream }> {
   const up = await startBillingUpstream({
     answerTokens: 4_096,
+    // `cut`'s streams break after 100 tokens: continued on `pf` (prefill).
+    fault: (m) => (m === 'cut' ? { cut: 100 } : undefined),
     gate: () => {
       if (!holding) return Promise.resolve()
       holding = false
       return new Promise<void>((r) => (release = r))
     },
   })
-  const model = (name: keyof typeof PRICES) => ({
+  const model = (name: keyof typeof PRICES, extra: Record<string, unknown> = {}) => ({
     name,
     context_window: 128_000,
     max_output_tokens: 4_096,
     features: ['streaming', 'system_messages'],
     pricing: PRICES[name],
+    ...extra,
   })
   const open = { rpm: null, rpd: null, models: ['*'] }
   const gw = await startGateway({
@@ -63,7 +72,13 @@ async function start(b: Backend): Promise<{ gw: TestGateway; up: BillingUpstream
           kind: 'openai',
           base_url: up.url,
           api_key: 'sk-upstream',
-          models: [model('m4'), model('m1'), model('fb')],
+          models: [
+            model('m4'),
+            model('m1'),
+            model('fb'),
+            model('cut', { fallbacks: ['bill/pf'] }),
+            model('pf', { features: ['streaming', 'system_messages', 'prefill'] }),
+          ],
         },
         {
           // Nothing listens on port 1: every call is refused, and the free model falls back.
@@ -414,6 +429,62 @@ for (const b of all) {
       ).json()) as any
       expect(log.data).toHaveLength(1)
       expect(log.data[0]).toMatchObject({ model: 'dead/free', answered_by: 'bill/fb', cost_usd: cost / 1e6 })
+    })
+
+    test('a continued stream: each part’s tokens and cost under the model that produced it; the log row holds both', async () => {
+      const { key } = await gw.key('continued', 'budget16k')
+      const before = {
+        cut: { ...(up.byModel.cut ?? { input: 0, output: 0 }) },
+        pf: { ...(up.byModel.pf ?? { input: 0, output: 0 }) },
+      }
+      const res = await chat(gw.url, key, 'bill/cut', 300, true)
+      expect(res.status).toBe(200)
+      const text = await res.text()
+      expect(text).toContain('[DONE]')
+      const pf = {
+        input: up.byModel.pf!.input - before.pf.input,
+        output: up.byModel.pf!.output - before.pf.output,
+      }
+      const cut = {
+        input: up.byModel.cut!.input - before.cut.input,
+        output: up.byModel.cut!.output - before.cut.output,
+      }
+      expect(pf.output).toBeGreaterThan(0)
+      const u = await settledUsage(
+        gw.url,
+        key,
+        (x) => x.budget.reserved_usd === 0 && x.usage.today.total_tokens > 0,
+      )
+      const first = u.usage.by_model['bill/cut']
+      const rest = u.usage.by_model['bill/pf']
+      // The continuation's part is what its upstream billed; the first part the gateway's count of
+      // what it relayed (never below what the first upstream billed).
+      expect(rest).toMatchObject({ requests: 0, prompt_tokens: pf.input, completion_tokens: pf.output })
+      expect(rest.cost_usd).toBe((pf.input * 3 + pf.output * 5) / 1e6)
+      expect(first.requests).toBe(1)
+      expect(first.prompt_tokens).toBeGreaterThanOrEqual(cut.input)
+      expect(first.completion_tokens).toBeGreaterThanOrEqual(cut.output)
+      expect(first.cost_usd).toBe((first.prompt_tokens * 1 + first.completion_tokens * 2) / 1e6)
+      expect(u.usage.today.total_tokens).toBe(first.total_tokens + rest.total_tokens)
+      expect(u.budget.spent_usd).toBeCloseTo(first.cost_usd + rest.cost_usd, 12)
+      // /metrics books the same.
+      const metrics = await (await fetch(`${gw.url}/metrics`)).text()
+      const line = (model: string, type: string) =>
+        `switchyard_tokens_total{surface="chat",model="${model}",type="${type}"} `
+      expect(metrics).toContain(`${line('bill/pf', 'prompt')}${pf.input}\n`)
+      expect(metrics).toContain(`${line('bill/pf', 'completion')}${pf.output}\n`)
+      expect(metrics).toContain(`${line('bill/cut', 'completion')}${first.completion_tokens}\n`)
+      // The request log: one row, the request's whole tokens and cost, answered by the continuation's model.
+      const log = (await (
+        await fetch(`${gw.url}/admin/v1/requests?account=continued`, { headers: bearer(ADMIN_TOKEN) })
+      ).json()) as any
+      expect(log.data).toHaveLength(1)
+      expect(log.data[0]).toMatchObject({
+        model: 'bill/cut',
+        answered_by: 'bill/pf',
+        total_tokens: first.total_tokens + rest.total_tokens,
+      })
+      expect(log.data[0].cost_usd).toBeCloseTo(first.cost_usd + rest.cost_usd, 12)
     })
   })
 }
