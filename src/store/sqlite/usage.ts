@@ -217,33 +217,31 @@ export class UsageQueries {
       fact.requests++
       fact.latencyMs += c.latencyMs
       if (c.status >= 400) fact.errors++
-      const f = c.firstPart
-      const prompt = (c.promptTokens ?? 0) - (f?.promptTokens ?? 0)
-      const completion = (c.completionTokens ?? 0) - (f?.completionTokens ?? 0)
-      const cost = (c.costMicros ?? 0) - (f?.costMicros ?? 0)
-      paid.promptTokens += prompt
-      paid.completionTokens += completion
-      paid.costMicros += cost
       paid.cachedTokens += c.cachedTokens ?? 0
       paid.cacheWriteTokens += c.cacheWriteTokens ?? 0
       const minute = minuteOf(at.at)
       if (c.status >= 400) sumOf(sums, at.accountId, minute, at.model).errors++
       const sum = sumOf(sums, at.accountId, minute, by)
-      sum.prompt += prompt
-      sum.completion += completion
       sum.cached += c.cachedTokens ?? 0
       sum.cacheWrite += c.cacheWriteTokens ?? 0
-      sum.cost += cost
       if (c.estimated) sum.estimated++
+      const f = c.firstPart
+      book(
+        paid,
+        sum,
+        (c.promptTokens ?? 0) - (f?.promptTokens ?? 0),
+        (c.completionTokens ?? 0) - (f?.completionTokens ?? 0),
+        (c.costMicros ?? 0) - (f?.costMicros ?? 0),
+      )
       if (f) {
         const began = factOf(hours, hour, at.accountId, at.keyId, f.model, c.surface)
-        const part = sumOf(sums, at.accountId, minute, f.model)
-        began.promptTokens += f.promptTokens
-        began.completionTokens += f.completionTokens
-        began.costMicros += f.costMicros
-        part.prompt += f.promptTokens
-        part.completion += f.completionTokens
-        part.cost += f.costMicros
+        book(
+          began,
+          sumOf(sums, at.accountId, minute, f.model),
+          f.promptTokens,
+          f.completionTokens,
+          f.costMicros,
+        )
       }
     }
     for (const s of sums.values()) {
@@ -376,4 +374,14 @@ function sumOf(sums: Map<string, OutcomeSum>, accountId: number, minute: number,
     sums.set(id, sum)
   }
   return sum
+}
+
+/** Tokens and cost booked to a model: its hourly rollup fact and its minute's counters. */
+function book(fact: RollupFact, sum: OutcomeSum, prompt: number, completion: number, cost: number): void {
+  fact.promptTokens += prompt
+  fact.completionTokens += completion
+  fact.costMicros += cost
+  sum.prompt += prompt
+  sum.completion += completion
+  sum.cost += cost
 }
