@@ -23,19 +23,23 @@ import { AllowanceGate } from './output-allowance.ts'
 
 type Choice = ChatCompletionChunk['choices'][number]
 
-/** A delta's fields of generated text, in the order they are joined (built once, not a call). */
-const TEXT_FIELDS = ['content', 'refusal', 'reasoning_content', 'reasoning'] as const
-
-/** Generated text of one choice's delta: content, reasoning, refusal, tool names and arguments. */
+/**
+ * Generated text of one choice's delta: content, refusal, reasoning, tool names and arguments.
+ * Each field read by its name (a load the JIT caches for the chunk's shape), not by a key from a
+ * list (a keyed load a field, an event).
+ */
 export function choiceText(choice: Choice): string {
   const delta = choice.delta
   if (!delta) return ''
-  let text = ''
   const d = delta as Record<string, unknown>
-  for (let i = 0; i < TEXT_FIELDS.length; i++) {
-    const v = d[TEXT_FIELDS[i]!]
-    if (typeof v === 'string') text += v
-  }
+  const content = d.content
+  let text = typeof content === 'string' ? content : ''
+  const refusal = d.refusal
+  if (typeof refusal === 'string') text += refusal
+  const reasoningContent = d.reasoning_content
+  if (typeof reasoningContent === 'string') text += reasoningContent
+  const reasoning = d.reasoning
+  if (typeof reasoning === 'string') text += reasoning
   // Most deltas have no tool calls: no empty list made for them.
   const calls = delta.tool_calls
   if (calls != null)
