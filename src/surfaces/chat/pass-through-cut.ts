@@ -60,13 +60,18 @@ const parsed = new WeakMap<Uint8Array, ReadEvents>()
  * line — is parsed off its bytes as it is; any other (`event:` lines, data split over lines) has
  * its data lines joined first (`eventData`).
  */
-function eventChunk(buf: Buffer, start: number, end: number): ChatCompletionChunk | null | false {
+function eventChunk(
+  buf: Buffer,
+  start: number,
+  end: number,
+  /** The event is one line: its first line feed is its blank line's (`walk` found it so). */
+  singleLine: boolean,
+): ChatCompletionChunk | null | false {
   const oneLine =
+    singleLine &&
     end - start > DATA_PREFIX + 2 &&
     buf[start + DATA_PREFIX] === OPEN_BRACE &&
-    buf[end - 1] === LF &&
-    startsWith(buf, start, DATA_LINE) &&
-    buf.indexOf(LF, start) === end - 2
+    startsWith(buf, start, DATA_LINE)
   return oneLine ? lineChunk(buf, start + DATA_PREFIX, end - 2) : chunkOf(eventData(buf, start, end))
 }
 
@@ -103,7 +108,8 @@ function asChunk(chunk: unknown): ChatCompletionChunk | null {
  * Its items are a read's complete events (`eventFrames(…, batch)`), on the stream relay and on a
  * JSON answer alike; refused at an event, its ending starts with the events of the item before
  * it, so the relay gets them as it would have. Each event is looked at once: found by one search
- * for its blank line, parsed once, and — `whole`, a JSON answer's — kept as parsed for
+ * for its first line feed (a one-line event's blank line; a second search for the blank line of
+ * one of several lines), parsed once, and — `whole`, a JSON answer's — kept as parsed for
  * `assembleChat` (a stream's gate keeps nothing: its reads are relayed as bytes).
  */
 export class ChatCutGate implements CutGate<Uint8Array> {
@@ -153,9 +159,12 @@ export class ChatCutGate implements CutGate<Uint8Array> {
     read: ReadEvents | null,
   ): boolean | Promise<boolean> {
     for (let at = from; at < buf.length; ) {
-      const blank = buf.indexOf(BLANK, at)
+      // One search a common event: its first line feed, followed by another, is its end.
+      const eol = buf.indexOf(LF, at)
+      const singleLine = eol !== -1 && buf[eol + 1] === LF
+      const blank = singleLine || eol === -1 ? eol : buf.indexOf(BLANK, eol)
       const end = blank === -1 ? buf.length : blank + 2
-      const chunk = eventChunk(buf, at, end)
+      const chunk = eventChunk(buf, at, end, singleLine)
       // Not one JSON value: nothing counted, so the relay must drop it (the assembly skips it).
       if (chunk === false) markUnreadable(item, at)
       // Counted and decided by the translated path's gate: the same count, growth and cut.

@@ -38,6 +38,14 @@ describe('ChatCutGate counts what the event says, whatever its framing', () => {
     ])
       expect(counted(e)).toBe(0)
   })
+  test('a read of events framed every way counts as its events one by one', () => {
+    // One-line events beside ones of several lines, a comment and a stray blank line: each
+    // event's end is found as alone (the gate searches a line feed first, the blank line after).
+    const mixed = [events[2]!, events[0]!, events[3]!, ': keep-alive\n\n', '\n\n', events[1]!, events[3]!]
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5)
+    expect(gate.admit(Buffer.from(mixed.join('')))).toBe(true)
+    expect(gate.counted).toBe(5 * counted(events[0]!))
+  })
 })
 
 describe('ChatCutGate reads a one-line event off its bytes as JSON.parse reads its data', () => {
