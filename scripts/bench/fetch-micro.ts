@@ -96,6 +96,8 @@ const VARIANTS: Record<string, Variant> = {
     const r = res.body!.getReader()
     for (;;) if ((await r.read()).done) break
   },
+  'stream: .text()': async () =>
+    (await fetch(url, { method: 'POST', headers: record, body: streamBody })).text(),
   'stream: body by reader': async () => {
     const res = await fetch(url, { method: 'POST', headers: record, body: streamBody })
     const r = res.body!.getReader()
