@@ -38,7 +38,7 @@ function answeredPlan(): AttemptPlan {
     id,
     provider: { prefix: id.split('/')[0], kind: 'openai', models: [] } as unknown as ProviderConfig,
     model: { name: id.split('/')[1], context_window: 8192, max_output_tokens: 1024, features } as ModelConfig,
-    pool: new KeyPool([{ apiKey: `${id}-key`, weight: 1 }], clock),
+    pool: new KeyPool([{ apiKey: `${id}-key`, weight: 1 }], clock).forModel('m'),
     retry: { ...DEFAULT_RETRY },
     circuit: { failures: 3, cooldownMs: 30_000 },
   })

@@ -27,7 +27,7 @@ import type { SessionHash } from '../../util/affinity.ts'
 import type { Clock } from '../../util/clock.ts'
 import type { Circuit, CircuitBoard, CircuitPolicy } from './circuit.ts'
 import { ACTIONS, type FailureKind } from './failure-kinds.ts'
-import type { KeyPool, PoolKey } from './key-pool.ts'
+import type { ModelKeys, PoolKey } from './key-pool.ts'
 import { backoffMs, type RetryPolicy } from './retry-wait.ts'
 
 /** A model as the loop tries it: its provider's pool and policies. */
@@ -36,7 +36,8 @@ export interface Target {
   id: string
   provider: ProviderConfig
   model: ModelConfig
-  pool: KeyPool
+  /** Its provider's keys as this model sees them (a 429 rests a key for this model only). */
+  pool: ModelKeys
   retry: RetryPolicy
   circuit: CircuitPolicy
 }

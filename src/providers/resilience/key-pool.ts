@@ -3,10 +3,13 @@
  * A provider's keys (`keys: [{api_key, weight, base_url?}]`, or its one `api_key`), picked by
  * weight with smooth weighted round-robin — deterministic, so weights 3 and 1 give exactly three
  * picks of the first key in every four, interleaved rather than in runs — skipping keys that rest.
- * A key rests after a credential or quota failure (`circuit.cooldown_s`) or a 429 (until its
- * `retry-after` passes), so the next request goes straight to a key that can answer. Only a rate
- * limit's rest is worth waiting out (`nextWake`): a key resting on a cooldown is dead for now, and
- * a request with no other key fails over at once rather than wait for it (DESIGN §10).
+ * A key rests after a credential or quota failure (`circuit.cooldown_s`: every model of the
+ * provider, the key itself is dead for now) or a 429 (until its `retry-after` passes: for that model
+ * only — OpenAI, Anthropic and Gemini limit each model on its own, as circuits are per key and
+ * model), so the next request goes straight to a key that can answer. The attempt loop sees a
+ * model's view (`forModel`). Only a rate limit's rest is worth waiting out (`nextWake`): a key
+ * cooling down is dead for now, and a request with no other key fails over at once rather than
+ * wait for it (DESIGN §10).
  *
  * A request of an agent session (`session`: its id's hash) keeps to one key instead while that key
  * can answer (util/affinity.ts): the provider's prompt cache is per key. Sessions without an id keep the
@@ -16,10 +19,11 @@
  * itself never leaves this object but to go into the upstream request.
  *
  * @example
- * const pool = new KeyPool([{ apiKey: 'a', weight: 3 }, { apiKey: 'b', weight: 1 }], systemClock)
+ * const keys = new KeyPool([{ apiKey: 'a', weight: 3 }, { apiKey: 'b', weight: 1 }], systemClock)
+ * const pool = keys.forModel('gpt-4o')
  * const key = pool.pick()            // #0, #0, #1, #0, … (one request's tried keys can be excluded)
- * pool.rest(key.index, 30_000, 'cooldown')   // a 401: this key sits out for the cooldown
- * pool.rest(key.index, 2_000)                    // a 429 `retry-after: 2`: a wait a request may take
+ * pool.rest(key.index, 30_000, 'cooldown')   // a 401: this key sits out for the cooldown, every model
+ * pool.rest(key.index, 2_000)                    // a 429 `retry-after: 2`: gpt-4o only; a wait a request may take
  */
 import { AffinityTable, type SessionHash } from '../../util/affinity.ts'
 import type { Clock } from '../../util/clock.ts'
@@ -40,27 +44,54 @@ export interface PoolKey extends Readonly<KeySpec> {
   readonly index: number
 }
 
+/** A provider's keys, with what its models share of them: their order, cooldowns and sessions. */
 export class KeyPool {
   readonly keys: readonly PoolKey[]
   /** Smooth weighted round-robin over the keys' weights (util/smooth-round-robin.ts). */
-  private readonly order: SmoothRoundRobin
-  /** Epoch ms until which each key rests; 0 when it does not. */
-  private readonly restUntil: number[]
-  /** Why each key rests: a rate limit (its end may be waited for) or a cooldown (it may not). */
-  private readonly restFor: RestReason[]
+  readonly order: SmoothRoundRobin
+  /** Epoch ms until which each key cools down (a credential or quota failure); 0 when it does not. */
+  readonly cooledUntil: number[]
   /** Which key each recent session is on (bounded). */
-  private readonly sessions: AffinityTable
+  readonly sessions: AffinityTable
+  /** Each configured model's view, made on first use (as many as the provider's models). */
+  private readonly views = new Map<string, ModelKeys>()
 
   constructor(
     specs: readonly KeySpec[],
-    private readonly clock: Clock,
+    readonly clock: Clock,
   ) {
     if (specs.length === 0) throw new Error('a key pool needs at least one key')
     this.keys = specs.map((s, index) => Object.freeze({ ...s, weight: Math.max(1, s.weight), index }))
     this.order = new SmoothRoundRobin(this.keys.map((k) => k.weight))
-    this.restUntil = specs.map(() => 0)
-    this.restFor = specs.map(() => 'rate_limit')
+    this.cooledUntil = specs.map(() => 0)
     this.sessions = new AffinityTable(clock)
+  }
+
+  /** The keys as model `name` sees them: their cooldowns shared, its rate limits its own. */
+  forModel(name: string): ModelKeys {
+    let view = this.views.get(name)
+    if (!view) {
+      view = new ModelKeys(this)
+      this.views.set(name, view)
+    }
+    return view
+  }
+}
+
+/**
+ * One model's view of its provider's keys, the one the attempt loop picks from: a key is usable
+ * when it neither cools down (key-wide: the credential or the account) nor rests on this model's
+ * rate limit (providers limit each model on its own, so a 429 for one model leaves the key to the
+ * others; docs/failures.md).
+ */
+export class ModelKeys {
+  readonly keys: readonly PoolKey[]
+  /** Epoch ms until which each key rests on this model's rate limit; 0 when it does not. */
+  private readonly limitedUntil: number[]
+
+  constructor(private readonly pool: KeyPool) {
+    this.keys = pool.keys
+    this.limitedUntil = pool.keys.map(() => 0)
   }
 
   /**
@@ -69,47 +100,48 @@ export class KeyPool {
    * them, else the one it moves to (and stays on).
    */
   pick(exclude?: ReadonlySet<number>, session?: SessionHash | null): PoolKey | null {
-    const now = this.clock.now()
+    const now = this.pool.clock.now()
     // One key and no session (the usual pool): `order.pick` would give key 0 exactly when it is
     // usable (one key's score never moves), so that is asked without the arrow and the round.
     if (this.keys.length === 1 && session == null) return this.usable(0, now, exclude) ? this.keys[0]! : null
     const usable = (i: number) => this.usable(i, now, exclude)
-    const best =
-      session == null ? this.order.pick(usable) : this.sessions.choose(session, this.order.weights, usable)
+    const { order, sessions } = this.pool
+    const best = session == null ? order.pick(usable) : sessions.choose(session, order.weights, usable)
     return best === null ? null : this.keys[best]!
   }
 
   /** The one rule of which keys a pick may take: neither resting at `now` nor in `exclude`. */
   private usable(index: number, now: number, exclude: ReadonlySet<number> | undefined): boolean {
-    return !exclude?.has(index) && this.restUntil[index]! <= now
-  }
-
-  /** Key `index` sits out for `ms` from now, for `reason` (a longer rest already set is kept, with its reason). */
-  rest(index: number, ms: number, reason: RestReason = 'rate_limit'): void {
-    const until = this.clock.now() + Math.max(0, ms)
-    if (until > this.restUntil[index]!) {
-      this.restUntil[index] = until
-      this.restFor[index] = reason
-    }
-  }
-
-  /** Epoch ms at which key `index` may be used again; 0 when it is not resting. */
-  restingUntil(index: number): number {
-    const until = this.restUntil[index]!
-    return until > this.clock.now() ? until : 0
+    return !exclude?.has(index) && this.pool.cooledUntil[index]! <= now && this.limitedUntil[index]! <= now
   }
 
   /**
-   * When the first key outside `exclude` resting on a rate limit wakes (epoch ms); null when none
-   * does. With every key resting, the loop may wait for it if that is within `max_retry_after_s`;
-   * a key on a cooldown (a dead key, no quota) is not waited for.
+   * Key `index` sits out for `ms` from now: for this model on a `rate_limit`, for every model of
+   * the provider on a `cooldown` (a longer rest already set is kept).
+   */
+  rest(index: number, ms: number, reason: RestReason = 'rate_limit'): void {
+    const until = this.pool.clock.now() + Math.max(0, ms)
+    const rests = reason === 'cooldown' ? this.pool.cooledUntil : this.limitedUntil
+    if (until > rests[index]!) rests[index] = until
+  }
+
+  /** Epoch ms at which key `index` may be used again by this model; 0 when it is not resting. */
+  restingUntil(index: number): number {
+    const until = Math.max(this.pool.cooledUntil[index]!, this.limitedUntil[index]!)
+    return until > this.pool.clock.now() ? until : 0
+  }
+
+  /**
+   * When the first key outside `exclude` resting on this model's rate limit wakes (epoch ms); null
+   * when none does. With every key resting, the loop may wait for it if that is within
+   * `max_retry_after_s`; a key cooling down (a dead key, no quota) is not waited for.
    */
   nextWake(exclude?: ReadonlySet<number>): number | null {
-    const now = this.clock.now()
+    const now = this.pool.clock.now()
     let soonest: number | null = null
     for (const key of this.keys) {
-      const until = this.restUntil[key.index]!
-      if (exclude?.has(key.index) || until <= now || this.restFor[key.index] !== 'rate_limit') continue
+      const until = this.limitedUntil[key.index]!
+      if (exclude?.has(key.index) || until <= now || this.pool.cooledUntil[key.index]! > now) continue
       if (soonest === null || until < soonest) soonest = until
     }
     return soonest

@@ -83,7 +83,7 @@ export class Resilience {
   /** A configured model as the attempt loop tries it. */
   target(provider: ProviderConfig, model: ModelConfig, id: string): Target {
     const s = this.providers.get(provider.prefix)!
-    return { id, provider, model, pool: s.pool, retry: s.retry, circuit: s.circuit }
+    return { id, provider, model, pool: s.pool.forModel(model.name), retry: s.retry, circuit: s.circuit }
   }
 
   /** The provider config carrying `key` (its api_key, its base_url) and the adapter that speaks with it. */

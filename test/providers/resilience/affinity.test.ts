@@ -41,7 +41,7 @@ describe('rendezvous', () => {
 
 describe('KeyPool with a session', () => {
   test('12 turns of one session on one key, while sessions without an id keep the round-robin', () => {
-    const pool = new KeyPool(keys(1, 1), new ManualClock(0))
+    const pool = new KeyPool(keys(1, 1), new ManualClock(0)).forModel('m')
     const s = sessionHash('01a22740-2a99-7721-a9d8-d5cb9ba38307')
     const turns = Array.from({ length: 12 }, () => pool.pick(undefined, s)!.index)
     expect(new Set(turns).size).toBe(1)
@@ -50,7 +50,7 @@ describe('KeyPool with a session', () => {
 
   test('a resting key moves its session, which stays on the new key after the rest ends', () => {
     const clock = new ManualClock(0)
-    const pool = new KeyPool(keys(1, 1), clock)
+    const pool = new KeyPool(keys(1, 1), clock).forModel('m')
     const s = sessionHash('moving')
     const home = pool.pick(undefined, s)!.index
     pool.rest(home, 1_000, 'cooldown')

@@ -37,7 +37,7 @@ function world() {
         max_output_tokens: 1024,
         features: opts.features ?? ['streaming'],
       } as ModelConfig,
-      pool,
+      pool: pool.forModel(name),
       retry: { ...DEFAULT_RETRY },
       circuit: { failures: 3, cooldownMs: 30_000 },
     }

@@ -32,7 +32,7 @@ test("a plan whose first attempt answers makes no Set, nor a lone model's fallba
     id: 'p/m',
     provider: { prefix: 'p', kind: 'openai', models: [] } as unknown as ProviderConfig,
     model,
-    pool: new KeyPool([{ apiKey: 'k', weight: 1 }], clock),
+    pool: new KeyPool([{ apiKey: 'k', weight: 1 }], clock).forModel('m'),
     retry: { ...DEFAULT_RETRY },
     circuit: { failures: 3, cooldownMs: 30_000 },
   }
