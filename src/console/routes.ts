@@ -23,6 +23,7 @@ import {
 import { adminCredentialCheck } from '../server/admin-guard.ts'
 import type { Deps } from '../server/deps.ts'
 import { NoBody, SIGN_IN_BODY_MAX, smallJsonBody } from '../server/json-body.ts'
+import { assertPathParams } from '../server/route-validation.ts'
 import type { AccountRecord, KeyRecord } from '../store/index.ts'
 import { requestLogPage, usageSeries } from '../usage/history.ts'
 import { audit } from '../util/audit.ts'
@@ -86,6 +87,7 @@ export function consoleRoutes(deps: Deps) {
       assertSameOriginWrite(request)
       return readBody(request)
     })
+    .onTransform(({ params }) => assertPathParams(params))
     .get('/console/me', ({ request }) => pages.page(mePage, request))
     .get(`${ASSETS_PATH}/:name`, async ({ request, params }) => {
       const res = await pages.asset(served, params.name, request)

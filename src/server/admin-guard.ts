@@ -7,7 +7,9 @@
  * It runs before Elysia reads or validates anything a caller sent: in `parse` for routes with a
  * body (Elysia parses before `transform`), and in `transform` for every route (before query,
  * params and body validation). An unauthenticated caller therefore gets 401 / 403 / 404 / 429
- * whatever its body, and never makes the gateway parse one. An authorized caller's body is then
+ * whatever its body, and never makes the gateway parse one. An authorized caller's path
+ * parameters are checked there too: one that is no valid percent-encoding is a 400
+ * (`./route-validation.ts`), for every route of the group. An authorized caller's body is then
  * read in the same hook, bounded (`./json-body.ts`: JSON only, at most `ADMIN_BODY_MAX` bytes), so
  * Elysia's own parser, which reads a body of any size, never runs on an admin route.
  *
@@ -43,6 +45,7 @@ import { PATH_SHOWN } from '../util/log.ts'
 import { clip } from '../util/text.ts'
 import type { Deps } from './deps.ts'
 import { ADMIN_BODY_MAX, smallJsonBody } from './json-body.ts'
+import { assertPathParams } from './route-validation.ts'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
@@ -206,7 +209,10 @@ export function adminGuard(deps: GuardDeps, opts: { serveToken?: () => string | 
       await authorize(request, server)
       return readBody(request)
     })
-    .onTransform({ as: 'scoped' }, ({ request, server }) => authorize(request, server))
+    .onTransform({ as: 'scoped' }, async ({ request, server, params }) => {
+      await authorize(request, server)
+      assertPathParams(params)
+    })
     .resolve({ as: 'scoped' }, ({ request }) => ({
       /** For handlers (it resolves after validation): what they changed, for the audit line. */
       auditChange(c: AuditChange): void {

@@ -144,3 +144,23 @@ function numberRange(schema: Described | undefined): string | null {
   const kind = s.type === 'integer' ? 'an integer' : 'a number'
   return `${kind}${extent(s.minimum, s.maximum, '', (min, max) => `from ${min} to ${max}`)}`
 }
+
+/**
+ * Refuses a path parameter that is no valid percent-encoding (`/admin/v1/accounts/%ZZ`): Elysia's
+ * router hands such a parameter to the route as null, which no handler expects (a TypeError, a
+ * 500). Called from the hooks of the route groups with parameters (the admin guard's transform,
+ * the console's), before any handler runs: 400 `invalid_path` naming the parameter.
+ */
+export function assertPathParams(
+  params: Readonly<Record<string, string | null | undefined>> | undefined,
+): void {
+  for (const [name, value] of Object.entries(params ?? {})) {
+    if (value !== null) continue
+    throw new GatewayError(
+      400,
+      'invalid_path',
+      `The path's ${name} is not valid percent-encoding; escape each '%' in it as %25 and other bytes as %XX (two hex digits, whole UTF-8 characters).`,
+      { param: name },
+    )
+  }
+}

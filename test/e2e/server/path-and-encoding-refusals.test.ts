@@ -2,10 +2,18 @@
  * Requests malformed in their path or their body's encoding get a 4xx in the surface's own shape:
  * `GET /v1/models/%ZZ` was a 500 (a URIError, before authentication); a gzip body was a 400
  * "unexpected character \u001f" and a `br` one was read as if uncompressed; an unknown route under
- * `/v1/messages/` answered in OpenAI's error shape.
+ * `/v1/messages/` answered in OpenAI's error shape; an admin route's `:name` or `:id` that is no
+ * valid escape (`/admin/v1/accounts/%ZZ`) was a 500 (Elysia hands the handler null).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { bearer, PLANS, startGateway, type TestGateway, testConfigDoc } from '../../support/gateway.ts'
+import {
+  ADMIN_TOKEN,
+  bearer,
+  PLANS,
+  startGateway,
+  type TestGateway,
+  testConfigDoc,
+} from '../../support/gateway.ts'
 
 let gw: TestGateway
 let key: string
@@ -122,5 +130,61 @@ describe('an unknown route under /v1/messages', () => {
       expect(json.error).toMatchObject({ type: 'not_found_error', code: 'not_found' })
       expect(json.type).toBeUndefined()
     }
+  })
+})
+
+describe('an admin path parameter with a malformed %-escape', () => {
+  const ROUTES: Array<[string, string]> = [
+    ['GET', '/admin/v1/accounts/%ZZ'],
+    ['GET', '/admin/v1/accounts/%E0%A4%A'],
+    ['GET', '/admin/v1/accounts/%ZZ/usage'],
+    ['POST', '/admin/v1/accounts/%ZZ/disable'],
+    ['POST', '/admin/v1/accounts/%ZZ/plan'],
+    ['GET', '/admin/v1/keys/%ZZ'],
+    ['POST', '/admin/v1/keys/%ZZ/rotate'],
+    ['PATCH', '/admin/v1/keys/%ZZ/limits'],
+    ['DELETE', '/admin/v1/sessions/%ZZ'],
+    ['GET', '/admin/v1/requests/%ZZ'],
+  ]
+  const send = (method: string, path: string, headers: Record<string, string> = {}) =>
+    fetch(`${gw.url}${path}`, {
+      method,
+      headers: {
+        ...headers,
+        ...(method === 'GET' || method === 'DELETE' ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(method === 'GET' || method === 'DELETE' ? {} : { body: '{}' }),
+    })
+
+  test('with the admin token: 400 invalid_path in the admin error shape, naming the parameter, on every route', async () => {
+    for (const [method, path] of ROUTES) {
+      const res = await send(method, path, bearer(ADMIN_TOKEN))
+      const json = (await res.json()) as any
+      expect({ method, path, status: res.status, code: json.error?.code }).toEqual({
+        method,
+        path,
+        status: 400,
+        code: 'invalid_path',
+      })
+      expect(json.error.type).toBe('invalid_request_error')
+      expect(json.error.message).toContain('percent')
+    }
+  })
+
+  test('without it: 401, as for any admin path (the guard answers first)', async () => {
+    for (const [method, path] of ROUTES) {
+      const res = await send(method, path)
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 401 })
+      await res.text()
+    }
+  })
+
+  test("the console's asset route (open to anyone): 400 invalid_path too, not a 500", async () => {
+    const res = await fetch(`${gw.url}/console/assets/%ZZ`)
+    expect([res.status, ((await res.json()) as any).error?.code]).toEqual([400, 'invalid_path'])
+    // A well-formed name that is no file is still 404.
+    const missing = await fetch(`${gw.url}/console/assets/nope.js`)
+    expect(missing.status).toBe(404)
+    await missing.text()
   })
 })
