@@ -120,7 +120,11 @@ export async function readBodyText(
   if (declared <= WHOLE_READ_MAX)
     read = { bytes: await readDeclared(request, timeoutMs, stop), scanner: null, scanned: 0 }
   else if (!request.body) return ''
-  else read = await readScanning(request.body, declared, limit, timeoutMs, json, stop)
+  else
+    read = await readScanning(request.body, declared, limit, timeoutMs, json, stop).catch((err) => {
+      cutShort.add(request)
+      throw err
+    })
   const bytes = read.bytes
   // HTTP framing read the declared length; a Request built in code may carry more.
   if (bytes.byteLength > limit) throw tooLarge(limit)
@@ -141,6 +145,25 @@ export async function readBodyText(
   const err = withinJsonLimits(text, json) ? null : jsonLimitError(text, json)
   if (err) throw err
   return text
+}
+
+/** Requests whose body a read gave up on midway (413 counted, a JSON limit, 408): the rest unread. */
+const cutShort = new WeakSet<Request>()
+
+/**
+ * An answer to `request` made before its body was read to the end — never started (401, 404, a
+ * declared 413) or given up midway (413 counted, a JSON limit) — lets the connection go:
+ * `Connection: close` in `headers`. Bun answers such a request and keeps the socket, discarding the
+ * rest of the body as it comes: with none coming, until its idle timeout, or for good once a route
+ * has lifted that (idle-exemption.ts). Called where refusals are made: the app's error handler
+ * (server/errors.ts) and the pipeline's (run.ts). A request with no body, or one read whole, keeps
+ * its connection for the next request.
+ */
+export function letGoUnread(request: Request, headers: Record<string, string>): void {
+  if (request.bodyUsed && !cutShort.has(request)) return
+  const length = request.headers.get('content-length')
+  const declares = length === null ? request.headers.has('transfer-encoding') : length !== '0'
+  if (declares) headers.connection = 'close'
 }
 
 /**
