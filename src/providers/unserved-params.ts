@@ -9,7 +9,9 @@
  *   Anthropic) is refused: 400 `unsupported_parameter` naming it, before admission;
  * - any other (bookkeeping such as `user`, `metadata`, `store`, `service_tier`, the prompt-cache
  *   hints; hints such as `seed`, `verbosity`, `prediction`; a key the schema does not know) is left
- *   out, and its name goes back in the `x-switchyard-dropped-params` response header.
+ *   out, and its name goes back in the `x-switchyard-dropped-params` response header;
+ * - one read but not sent for this request (the effort of an Anthropic request that continues a
+ *   tool loop: anthropic/anthropic-thinking.ts) is named there too.
  * A value equal to OpenAI's own default (`presence_penalty: 0`, `store: false`, ...) asks for
  * nothing the upstream does not do, and is neither refused nor named. Kinds without a declaration
  * take the request as it is (openai: an OpenAI-compatible API; demo).
@@ -21,6 +23,7 @@ import type { ProviderKind } from '../config/schema-providers.ts'
 import type { ChatRequest } from '../operations/chat.ts'
 import { GatewayError } from '../util/errors.ts'
 import { clip } from '../util/text.ts'
+import { thinkingLeftOut } from './anthropic/anthropic-thinking.ts'
 import { ANTHROPIC_PARAMS } from './anthropic/convert-to-anthropic-request.ts'
 import { GEMINI_PARAMS } from './gemini/convert-to-gemini-request.ts'
 import type { ParamRule } from './shared/apply-param-map.ts'
@@ -169,5 +172,8 @@ export function unservedParams(
     )
   }
   for (const param of unread) delete req[param]
-  return unread.map(name)
+  const dropped = unread.map(name)
+  // Read, but not sent this turn: Anthropic's thinking is left out of a tool loop's next step.
+  if (kind === 'anthropic' && thinkingLeftOut(req)) dropped.push(name('reasoning_effort'))
+  return dropped
 }

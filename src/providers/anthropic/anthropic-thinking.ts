@@ -55,6 +55,13 @@ function inToolLoop(req: ChatRequest): boolean {
 export const thinks = (req: ChatRequest): boolean => thinkingEffort(req) !== undefined && !inToolLoop(req)
 
 /**
+ * Whether the request asks to think but goes without (it continues a tool loop): the effort is
+ * left out, and named as dropped (`../unserved-params.ts`).
+ */
+export const thinkingLeftOut = (req: ChatRequest): boolean =>
+  thinkingEffort(req) !== undefined && inToolLoop(req)
+
+/**
  * @param maxTokens the `max_tokens` the Anthropic body carries.
  * @example
  * anthropicThinking({ ...req, reasoning_effort: 'high' }, 64_000) // { type: 'enabled', budget_tokens: 24576 }

@@ -191,3 +191,48 @@ describe('what changes nothing the model writes → left out and named in x-swit
     expect(headers.get(DROPPED)).toBeNull()
   })
 })
+
+/**
+ * Reasoning asked of an Anthropic model while the history ends in a tool loop goes without
+ * thinking (Anthropic wants that turn to begin with the signed thinking block a translated history
+ * cannot carry): left out, so named in the header like any other drop; the turn after the loop
+ * thinks again, with nothing named.
+ */
+describe('anthropic: reasoning in a tool loop is left out and named', () => {
+  const TOOL = { type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }
+  const loop = [
+    { role: 'user', content: 'Hi' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+  ]
+  test('chat: reasoning_effort', async () => {
+    const ask = { reasoning_effort: 'high', max_completion_tokens: 8000, tools: [TOOL] }
+    const inLoop = await bed.exchange('an', 'chat', 'an/text', { ...ask, messages: loop })
+    expect(inLoop.body.thinking).toBeUndefined()
+    expect(inLoop.headers.get(DROPPED)).toBe('reasoning_effort')
+    const after = await bed.exchange('an', 'chat', 'an/text', {
+      ...ask,
+      messages: [...loop, { role: 'assistant', content: 'done' }, { role: 'user', content: 'again' }],
+    })
+    expect(after.body.thinking).toMatchObject({ type: 'enabled' })
+    expect(after.headers.get(DROPPED)).toBeNull()
+  })
+  test('responses: reasoning.effort', async () => {
+    const { body, headers } = await bed.exchange('an', 'responses', 'an/text', {
+      reasoning: { effort: 'high' },
+      max_output_tokens: 8000,
+      tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }],
+      input: [
+        { type: 'message', role: 'user', content: 'Hi' },
+        { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+      ],
+    })
+    expect(body.thinking).toBeUndefined()
+    expect(headers.get(DROPPED)).toBe('reasoning.effort')
+  })
+})
