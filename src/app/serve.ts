@@ -5,6 +5,7 @@
  * (`reload.ts`) swaps the generation of parts built from the config under the same socket.
  */
 import { type Config, loadConfigFile } from '../config/index.ts'
+import { letGoUnread } from '../pipeline/body.ts'
 import type { Deps, ReloadReport } from '../server/deps.ts'
 import { pruneAll, retentionPolicy } from '../usage/retention.ts'
 import { type App, createApp } from './app.ts'
@@ -91,7 +92,13 @@ export function startServer(
     reusePort,
     // Never Bun's development mode: its error pages would show a client the gateway's source.
     development: false,
-    fetch: (request) => gen.app.fetch(request),
+    // Every answer leaves here: one sent before the request's body was read closes the connection.
+    fetch: (request) => {
+      const answer = gen.app.fetch(request)
+      return answer instanceof Promise
+        ? answer.then((res) => letGoUnread(request, res))
+        : letGoUnread(request, answer)
+    },
   })
   gen.app.server = server
   const stopping = new AbortController()

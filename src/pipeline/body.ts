@@ -151,19 +151,22 @@ export async function readBodyText(
 const cutShort = new WeakSet<Request>()
 
 /**
- * An answer to `request` made before its body was read to the end — never started (401, 404, a
- * declared 413) or given up midway (413 counted, a JSON limit) — lets the connection go:
- * `Connection: close` in `headers`. Bun answers such a request and keeps the socket, discarding the
- * rest of the body as it comes: with none coming, until its idle timeout, or for good once a route
- * has lifted that (idle-exemption.ts). Called where refusals are made: the app's error handler
- * (server/errors.ts) and the pipeline's (run.ts). A request with no body, or one read whole, keeps
- * its connection for the next request.
+ * `answer`, closing the connection (`Connection: close`) when it goes out before `request`'s body
+ * was read to the end — never started (401, 404, a declared 413, a page or `/healthz` that takes
+ * no body) or given up midway (413 counted, a JSON limit). Bun answers such a request and keeps the
+ * socket, discarding the rest of the body as it comes: with none coming, until its idle timeout,
+ * or for good once a route has lifted that (idle-exemption.ts). Applied to every answer where it
+ * leaves (app/serve.ts). A request with no body, or one read whole, keeps its connection.
  */
-export function letGoUnread(request: Request, headers: Record<string, string>): void {
-  if (request.bodyUsed && !cutShort.has(request)) return
+export function letGoUnread(request: Request, answer: Response): Response {
+  if (request.bodyUsed && !cutShort.has(request)) return answer
   const length = request.headers.get('content-length')
   const declares = length === null ? request.headers.has('transfer-encoding') : length !== '0'
-  if (declares) headers.connection = 'close'
+  if (!declares) return answer
+  // A new response, not the same one's headers set: a response may carry immutable headers.
+  const headers = new Headers(answer.headers)
+  headers.set('connection', 'close')
+  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers })
 }
 
 /**

@@ -24,7 +24,6 @@ import type { CallContext, Timeouts } from '../providers/types.ts'
 import type { RequestTrace } from '../telemetry/index.ts'
 import { admission, limitHeadersOf, readmit, refusalOf } from './admit.ts'
 import { type Answered, callWithAttempts, type Targeted } from './attempts.ts'
-import { letGoUnread } from './body.ts'
 import { applyReservation, type ChargePlan, planCharge } from './charge.ts'
 import type { PipelineDeps } from './deps.ts'
 import { toGatewayError } from './errors.ts'
@@ -110,7 +109,6 @@ export class Pipeline {
         attempts: 0,
       })
       this.deps.traffic.refused(request, err)
-      letGoUnread(request, headers)
       return surface.errorResponse(err, headers)
     } finally {
       this.largeBodies.done(largeBody.counted)

@@ -4,12 +4,9 @@
  * validation and parse errors, unknown routes — leaves as OpenAI's error body, or under
  * `/v1/messages` as Anthropic's (DESIGN §6), e.g. for `POST /v1/messages/batches`, and so does
  * `/v1/models` asked with `anthropic-version`. Every response carries `x-request-id`, and those in
- * Anthropic's terms also Anthropic's `request-id` (the same id). A refusal made before the
- * request's body was read to its end (an unknown route, a wrong admin token, a declared 413)
- * carries `Connection: close` (`letGoUnread`, as the pipeline's refusals do: DESIGN §16).
+ * Anthropic's terms also Anthropic's `request-id` (the same id).
  */
 import { Elysia } from 'elysia'
-import { letGoUnread } from '../pipeline/body.ts'
 import { toGatewayError } from '../pipeline/errors.ts'
 import { geminiErrorResponse } from '../surfaces/gemini/errors.ts'
 import { messagesErrorResponse } from '../surfaces/messages/errors.ts'
@@ -62,7 +59,6 @@ export function errorHandling(log: Logger, traffic?: Traffic) {
       set.status = err.status // read by the metrics hook
       traffic?.refused(request, err)
       const headers = set.headers as Record<string, string>
-      letGoUnread(request, headers)
       if (googleStyle(request)) return geminiErrorResponse(err, headers)
       return anthropicStyle(request) ? messagesErrorResponse(err, headers) : errorResponse(err, headers)
     })

@@ -1,10 +1,12 @@
 /**
- * An answer sent before the request's body was read (DESIGN §16): the connection is closed
- * (`Connection: close`), not held for a body nobody will read. Bun answers, then discards the
+ * Any answer sent before the request's body was read (DESIGN §16) — a refusal, or a route that
+ * takes no body — closes the connection (`Connection: close`), not held for a body nobody will
+ * read. Bun answers, then discards the
  * body's bytes as they come and keeps the socket until they end — with none coming, until its idle
  * timeout, or never once a route has exempted the request from it: 2,000 unauthenticated clients
  * sending `Content-Length: 100000` and 5 bytes held 2,020 of the gateway's fds after 125 s.
- * A refusal after the whole body was read keeps the connection for the next request.
+ * An answer after the whole body was read, refusal or not, keeps the connection for the next
+ * request.
  * Real sockets (node:net); the body timeout is set far past the test's wait.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -81,6 +83,12 @@ describe('answered before the body was read: Connection: close, the socket let g
     ['no key on /v1/chat/completions', post('/v1/chat/completions') + PARTIAL, 401],
     ['no key on /v1/messages', post('/v1/messages') + PARTIAL, 401],
     ['no key on Gemini generateContent', post('/v1beta/models/demo/echo:generateContent') + PARTIAL, 401],
+    [
+      'a route that takes no body: GET /healthz (200)',
+      `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n${PARTIAL}`,
+      200,
+    ],
+    ['a page: GET /console/me (200)', `GET /console/me HTTP/1.1\r\nHost: 127.0.0.1\r\n${PARTIAL}`, 200],
     ['an unknown route', post('/v1/nothing-here') + PARTIAL, 404],
     [
       'a wrong admin token',
@@ -110,7 +118,7 @@ describe('answered before the body was read: Connection: close, the socket let g
   })
 })
 
-describe('refused after the whole body was read: the connection stays for the next request', () => {
+describe('answered after the whole body was read: the connection stays for the next request', () => {
   const again = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`
   test('400 invalid_json', async () => {
     const body = '{"model": '
@@ -127,6 +135,14 @@ describe('refused after the whole body was read: the connection stays for the ne
       again,
     )
     expect(r).toEqual({ status: 404, connection: null, closed: false, next: 200 })
+  })
+  test('200 for a chat request', async () => {
+    const body = JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] })
+    const r = await hold(
+      `${post('/v1/chat/completions', `Authorization: Bearer ${key}\r\n`)}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      again,
+    )
+    expect(r).toEqual({ status: 200, connection: null, closed: false, next: 200 })
   })
   test('a bodiless GET refused (no key) keeps its connection too', async () => {
     const r = await hold(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, again)
