@@ -11,6 +11,7 @@
  * const target = resilience.target(entry.provider, entry.model, entry.id)
  * const { provider, adapter } = resilience.keyed(target, attempt.key)
  */
+import { upstreamModelName } from '../../config/models.ts'
 import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
 import { type Clock, systemClock } from '../../util/clock.ts'
 import { createAdapter } from '../index.ts'
@@ -80,10 +81,20 @@ export class Resilience {
     if (previous) this.reset = this.board.adopt(previous.board, (provider) => kept.has(provider))
   }
 
-  /** A configured model as the attempt loop tries it. */
+  /**
+   * A configured model as the attempt loop tries it. Its keys rest on the rate limits of the model
+   * the upstream is asked for: two configured models of one `upstream_name` share them.
+   */
   target(provider: ProviderConfig, model: ModelConfig, id: string): Target {
     const s = this.providers.get(provider.prefix)!
-    return { id, provider, model, pool: s.pool.forModel(model.name), retry: s.retry, circuit: s.circuit }
+    return {
+      id,
+      provider,
+      model,
+      pool: s.pool.forModel(upstreamModelName(model)),
+      retry: s.retry,
+      circuit: s.circuit,
+    }
   }
 
   /** The provider config carrying `key` (its api_key, its base_url) and the adapter that speaks with it. */

@@ -39,6 +39,8 @@ beforeAll(async () => {
             model('gpt-busy'),
             model('gpt-good', { fallbacks: ['bk/gpt-backup'] }),
             model('gpt-plain'),
+            // Another name for the busy model upstream: its rate limit is that model's.
+            model('gpt-busy-twin', { upstream_name: 'gpt-busy', fallbacks: ['bk/gpt-backup'] }),
           ],
         },
         {
@@ -113,6 +115,13 @@ describe("a 429 rests the key for that model only (one key, the 429's retry-afte
       ['gpt-plain@sk-one', 'gpt-plain@sk-one'],
     ])
   })
+})
+
+test("a model configured under another name shares the upstream model's rest: its fallback at once", async () => {
+  up.script({ model: 'gpt-busy' }, { fault: 'rate_limited', retryAfter: '600' })
+  expect((await chat('oa/gpt-busy')).status).toBe(429)
+  const twin = await chat('oa/gpt-busy-twin')
+  expect([twin.status, twin.model, twin.seen]).toEqual([200, 'bk/gpt-backup', ['gpt-backup@sk-backup']])
 })
 
 test("a session on a two-key pool keeps its key while another model's 429 rests that key", async () => {
