@@ -53,7 +53,7 @@ export class KeyPool {
   readonly cooledUntil: number[]
   /** Which key each recent session is on (bounded). */
   readonly sessions: AffinityTable
-  /** Each configured model's view, made on first use (as many as the provider's models). */
+  /** Each upstream model's view, made on first use (as many as the provider's configured models). */
   private readonly views = new Map<string, ModelKeys>()
 
   constructor(
@@ -67,7 +67,7 @@ export class KeyPool {
     this.sessions = new AffinityTable(clock)
   }
 
-  /** The keys as model `name` sees them: their cooldowns shared, its rate limits its own. */
+  /** The keys as upstream model `name` sees them: their cooldowns shared, its rate limits its own. */
   forModel(name: string): ModelKeys {
     let view = this.views.get(name)
     if (!view) {
