@@ -27,6 +27,9 @@ const BUDGET: LimitRow = {
   scope: 'account',
   capacity: 10_000,
 }
+/** A day's budget; the edge is the next UTC midnight (Redis expires spend on its own clock, as above). */
+const DAY_BUDGET: LimitRow = { ...BUDGET, period: 'day' }
+const EDGE = Math.ceil((T0 + 1) / 86_400_000) * 86_400_000 + 86_400_000
 /** 1 micro-dollar an input token, 2 an output token. */
 const PRICE = { input: 1_000_000, output: 2_000_000 }
 
@@ -155,6 +158,42 @@ for (const b of all) {
       expect((await extend(a.reservation, rows, 10, 20)).tokens).toBe(0)
       expect(await store.sweepReservations(T0 + 2_000)).toBe(0)
       expect(await used(rows)).toEqual([1_300, 2_500])
+      await store.close()
+    })
+
+    test("growth after a budget period's edge is checked against, and charged to, the hold's own period", async () => {
+      const { store, admit, extend, used } = await open(await b.fresh())
+      const rows = [DAY_BUDGET]
+      // Two holds of 500 admitted a minute before the UTC day ends: the old day holds 1,000.
+      const a = await admit({ rows, inputTokens: 100, wantOutput: 200, price: PRICE }, EDGE - 60_000)
+      const c = await admit({ rows, inputTokens: 100, wantOutput: 200, price: PRICE }, EDGE - 60_000)
+      // Past the edge both grow on the old day, whose budget they were admitted against.
+      expect((await extend(a.reservation, rows, 4_000, 8_000, EDGE + 1_000)).micros).toBe(8_000)
+      const refused = await extend(c.reservation, rows, 1_000, 2_000, EDGE + 1_000)
+      expect([refused.micros, refused.states.map((s) => s.remaining)]).toEqual([0, [1_000]])
+      expect((await extend(c.reservation, rows, 500, 1_000, EDGE + 1_000)).micros).toBe(1_000)
+      expect(await used(rows, EDGE - 1)).toEqual([10_000])
+      // The new day is free of the old holds.
+      expect(await used(rows, EDGE + 2_000)).toEqual([0])
+      await store.close()
+    })
+
+    test("a key's own budget past the edge, and an old hold once the new period has a charge", async () => {
+      const { store, admit, extend, used } = await open(await b.fresh())
+      const KEY_DAY: LimitRow = { ...DAY_BUDGET, scope: 'key', capacity: 5_000 }
+      const rows = [DAY_BUDGET, KEY_DAY]
+      const a = await admit({ rows, inputTokens: 100, wantOutput: 200, price: PRICE }, EDGE - 60_000)
+      // The key's old day leaves 4,500, the new day's 5,000 would have taken 5,000.
+      const refused = await extend(a.reservation, rows, 2_400, 4_800, EDGE + 1_000)
+      expect([refused.micros, refused.states.map((s) => s.remaining)]).toEqual([0, [9_500, 4_500]])
+      expect((await extend(a.reservation, rows, 1_000, 2_000, EDGE + 1_000)).micros).toBe(2_000)
+      // A charge in the new day. PostgreSQL and Redis keep every period's spend: the old hold grows
+      // on what its day leaves. SQLite keeps one counter per period kind, the new day's now: the old
+      // day's spend is no longer held, and the old hold grows no more (never over its day's budget).
+      await admit({ rows, inputTokens: 100, wantOutput: 200, price: PRICE }, EDGE + 2_000)
+      const late = await extend(a.reservation, rows, 500, 1_000, EDGE + 3_000)
+      expect(late.micros).toBe(b.name === 'sqlite' ? 0 : 1_000)
+      expect(await used(rows, EDGE + 4_000)).toEqual([500, 500])
       await store.close()
     })
 

@@ -15,11 +15,11 @@
 import { ADMIT_DECIDE_V14 } from './admit-sql.ts'
 import { admitCharged, CHARGE_V12 } from './migrations-v12.ts'
 
-/** `text` with `from` (found exactly once) replaced by `to`. */
-function edit(text: string, from: string, to: string): string {
+/** `text` with `from` (found exactly once) replaced by `to`: a later version's function edited from a landed one's. */
+export function edit(text: string, from: string, to: string): string {
   const at = text.indexOf(from)
   if (at < 0 || text.indexOf(from, at + 1) >= 0)
-    throw new Error(`migration v14: expected one ${JSON.stringify(from)}`)
+    throw new Error(`migration: expected one ${JSON.stringify(from)}`)
   return text.slice(0, at) + to + text.slice(at + from.length)
 }
 

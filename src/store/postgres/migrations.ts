@@ -22,6 +22,7 @@ import { EXTEND_V17 } from './migrations-v17.ts'
 import { ESTIMATED_V18 } from './migrations-v18.ts'
 import { CACHE_TOKENS_V19 } from './migrations-v19.ts'
 import { CACHE_ROLLUPS_V20 } from './migrations-v20.ts'
+import { EXTEND_V21 } from './migrations-v21.ts'
 
 const V1 = `
 CREATE TABLE accounts (
@@ -286,6 +287,8 @@ export const MIGRATIONS: Array<{ version: number; sql: string }> = [
   { version: 19, sql: CACHE_TOKENS_V19 },
   // v20: prompt-cache reads and writes per key in the hourly and daily rollups (migrations-v20.ts), as SQLite's v18.
   { version: 20, sql: CACHE_ROLLUPS_V20 },
+  // v21: growth past a budget period's edge checked against the admission's period (migrations-v21.ts).
+  { version: 21, sql: EXTEND_V21 },
 ]
 
 export const PG_LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -200,16 +200,41 @@ return 1
 `
 
 /**
- * Grows one live reservation, all or nothing (`Limiter.extend`, DESIGN §11). KEYS[1] the account's
- * `res` hash. ARGV: 1 handle, 2 tokens, 3 micro-dollars, 4 the rows (JSON: LimitRow[] and
- * `periods`, as the admission's charge), 5 the account's key prefix, 6 the key id, 7 minute span
- * ms, 8 day span ms, 9 now ms (-1 = the server's TIME). Each row's use is read as the admission
- * reads it (windows moved to their edges); when every token row leaves `tokens` and every money
- * row `micros`, the reservation's amounts grow in every window that still holds it and in its
- * spend counters, as the settle script moves them, and its `res` entry with them (settlement and
- * the sweep then work from the grown hold). Returns JSON `{ ok, live, states, at }` (states before).
+ * A money row's use for a hold's growth: the spend counter the hold charged (`res.s`), its
+ * admission's period — the current one or the one before (`c.periods`, `c.before`), where its
+ * growth goes — and that period's end. A hold of an older period, or whose counter is gone (a
+ * rebuild keeps the current periods' only), reads full: it grows no more.
  */
-export const EXTEND_SCRIPT = `${ROW_USE_LUA}${MOVE_HOLD_LUA}
+const HELD_SPEND_LUA = `
+local function held_spend(r, res, pre, keyid, c)
+  local sc = 'a'
+  if r.scope == 'key' then sc = 'k:' .. keyid end
+  local base = pre .. 'sp:' .. sc .. ':' .. r.period .. ':'
+  for _, k in ipairs(res.s) do
+    if string.sub(k, 1, #base) == base and redis.call('EXISTS', k) == 1 then
+      local start = tonumber(string.sub(k, #base + 1))
+      for _, p in ipairs({ c.periods[r.period], c.before[r.period] }) do
+        if p[1] == start then return tonumber(redis.call('GET', k)), p[2] end
+      end
+    end
+  end
+  return r.capacity, cjson.null
+end
+`
+
+/**
+ * Grows one live reservation, all or nothing (`Limiter.extend`, DESIGN §11). KEYS[1] the account's
+ * `res` hash. ARGV: 1 handle, 2 tokens, 3 micro-dollars, 4 the rows (JSON: LimitRow[], `periods`
+ * holding now and the ones `before` them), 5 the account's key prefix, 6 the key id, 7 minute span
+ * ms, 8 day span ms, 9 now ms (-1 = the server's TIME). Each window row's use is read as the
+ * admission reads it (windows moved to their edges), each money row's in the period the hold was
+ * admitted in (`held_spend`: past a period's edge the old period's budget bounds its growth, not
+ * the new one's); when every token row leaves `tokens` and every money row `micros`, the
+ * reservation's amounts grow in every window that still holds it and in its spend counters, as
+ * the settle script moves them, and its `res` entry with them (settlement and the sweep then work
+ * from the grown hold). Returns JSON `{ ok, live, states, at }` (states before).
+ */
+export const EXTEND_SCRIPT = `${ROW_USE_LUA}${MOVE_HOLD_LUA}${HELD_SPEND_LUA}
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
 if not rec then return cjson.encode({ ok = false, live = false, states = {} }) end
 local res = cjson.decode(rec)
@@ -224,7 +249,9 @@ if now < 0 then
 end
 local states, ok = {}, true
 for i, r in ipairs(c.rows) do
-  local _, used, reset = row_use(r, pre, keyid, c.periods, now, minute_ms, day_ms)
+  local _, used, reset
+  if r.window == 'period' then used, reset = held_spend(r, res, pre, keyid, c)
+  else _, used, reset = row_use(r, pre, keyid, c.periods, now, minute_ms, day_ms) end
   local left = math.max(0, r.capacity - used)
   states[i] = { used = used, remaining = left, reset = reset }
   if (r.resource == 'tokens' and left < dt) or (r.resource == 'microdollars' and left < dm) then ok = false end

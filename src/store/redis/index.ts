@@ -35,7 +35,7 @@ import type {
 import { ADMIT_SCRIPT } from './admit-script.ts'
 import { EXTEND_SCRIPT } from './charge-script.ts'
 import { COMMAND_TIMEOUT_MS, RedisConnection, script, withTimeout } from './connection.ts'
-import { databaseState, periodsAt, prefixOf } from './rebuild.ts'
+import { databaseState, periodsAt, periodsBefore, prefixOf } from './rebuild.ts'
 import { REBUILD_SCRIPT } from './rebuild-script.ts'
 import { readRowStates } from './row-states.ts'
 import { RedisSettler } from './settle.ts'
@@ -117,7 +117,7 @@ export class RedisLimiter implements Limiter {
       q.handle as string,
       String(q.tokens),
       String(q.micros),
-      JSON.stringify({ rows: q.rows, periods: periodsAt(q.now) }),
+      JSON.stringify({ rows: q.rows, periods: periodsAt(q.now), before: periodsBefore(q.now) }),
       prefixOf(q.accountId),
       q.keyId,
       String(minuteMs),

@@ -28,6 +28,13 @@ export function periodsAt(now: number): Record<Period, [number, number]> {
   return { day: of('day'), week: of('week'), month: of('month') }
 }
 
+/** The calendar periods just before those holding `now`, as [start, end] (a hold's growth may be charged to one). */
+export function periodsBefore(now: number): Record<Period, [number, number]> {
+  const at = periodsAt(now)
+  const of = (p: Period) => periodsAt(at[p][0] - 1)[p]
+  return { day: of('day'), week: of('week'), month: of('month') }
+}
+
 /**
  * The account's state as the database's rows give it: `keep` the longest request window to log
  * (0: none), `logLimit` its most entries. What a rebuild writes, and what `rowStates` reads

@@ -28,7 +28,15 @@ import type {
   WindowSpans,
 } from '../../limits/types.ts'
 import { PERIOD_CODE, Periods } from '../periods.ts'
-import { Changes, EMPTY_STATE, type State, type Stored, setSpent, spentOf } from './scope-state.ts'
+import {
+  Changes,
+  counterStart,
+  EMPTY_STATE,
+  type State,
+  type Stored,
+  setSpent,
+  spentOf,
+} from './scope-state.ts'
 import { KEEPS_STATE, ScopeQueries } from './scopes.ts'
 
 /**
@@ -226,14 +234,22 @@ export class ReserveQueries {
     }
   }
 
-  /** Each row's use in its scope's state (moved to the windows' edges at the periods' time). */
-  private statesOf(rows: LimitRow[], account: State | null, key: State | null): RowState[] {
+  /**
+   * Each row's use in its scope's state (moved to the windows' edges at the periods' time). `held`:
+   * a hold's growth, the periods' time its admission's — a period row whose counter has moved on
+   * to a later period (the scope charged since) no longer holds that period's spend, and reads full.
+   */
+  private statesOf(rows: LimitRow[], account: State | null, key: State | null, held = false): RowState[] {
     const periods = this.periods
     return rows.map((row) => {
       const state = row.scope === 'account' ? account! : key!
       if (row.window === 'period') {
         const p = periods.of(row.period!)
-        return rowState(row, spentOf(state, row.period!, p.start), null, p.resetsAt)
+        const used =
+          held && counterStart(state, row.period!) !== p.start
+            ? row.capacity
+            : spentOf(state, row.period!, p.start)
+        return rowState(row, used, null, p.resetsAt)
       }
       const minute = row.window === 'minute'
       const used = (
@@ -245,18 +261,20 @@ export class ReserveQueries {
   }
 
   /**
-   * Grows a live reservation (`Limiter.extend`) inside the write lock: each row's use at `at` as
-   * admission reads it (`stored`: the account's newest admission's state), and when every token row
-   * leaves `q.tokens` and every money row `q.micros`, the charge row grows and the scopes' sums and
-   * counters with it, as a settlement above the reservation would move them (`Changes`). The scopes'
-   * states moved to `at` are not written: moving is a cache of what the charges say, and the stored
-   * ones still hold the grown charge. The handle is the caller's to update after the commit.
+   * Grows a live reservation (`Limiter.extend`) inside the write lock: each window row's use at `at`
+   * as admission reads it (`stored`: the account's newest admission's state), each money row's in
+   * the period of the hold's admission (the one its growth is charged to: past a period's edge the
+   * old period's budget bounds it, not the new one's), and when every token row leaves `q.tokens`
+   * and every money row `q.micros`, the charge row grows and the scopes' sums and counters with it,
+   * as a settlement above the reservation would move them (`Changes`). The scopes' states moved to
+   * `at` are not written: moving is a cache of what the charges say, and the stored ones still hold
+   * the grown charge. The handle is the caller's to update after the commit.
    */
   extend(q: Extension, at: number, stored: Stored | null): Extended {
     const h = q.handle as Handle
     const { account, key } = this.load(q.accountId, q.keyId, q.rows, stored, at, false)
-    this.periods.at(at)
-    const states = this.statesOf(q.rows, account, key)
+    this.periods.at(h.at)
+    const states = this.statesOf(q.rows, account, key, true)
     const amount = (s: RowState) =>
       s.row.resource === 'tokens' ? q.tokens : s.row.resource === 'microdollars' ? q.micros : 0
     if (states.some((s) => s.remaining < amount(s))) return { tokens: 0, micros: 0, states }

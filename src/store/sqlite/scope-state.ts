@@ -107,19 +107,13 @@ export interface Change {
   start: number
 }
 
+/** The start of the period a state's counter of `period` counts (null: it counts none yet). */
+export const counterStart = (s: PeriodCounters, period: CalendarPeriod): number | null =>
+  period === 'day' ? s.pd_start : period === 'week' ? s.pw_start : s.pm_start
+
 /** What a state's counter of `period` holds for the period starting at `start` (0 when it counts another). */
 export const spentOf = (s: PeriodCounters, period: CalendarPeriod, start: number): number =>
-  period === 'day'
-    ? s.pd_start === start
-      ? (s.pd ?? 0)
-      : 0
-    : period === 'week'
-      ? s.pw_start === start
-        ? (s.pw ?? 0)
-        : 0
-      : s.pm_start === start
-        ? (s.pm ?? 0)
-        : 0
+  counterStart(s, period) !== start ? 0 : ((period === 'day' ? s.pd : period === 'week' ? s.pw : s.pm) ?? 0)
 
 /** Sets a state's counter of `period` to `micros` spent in the period starting at `start`. */
 export function setSpent(s: State, period: CalendarPeriod, start: number, micros: number): void {
