@@ -28,6 +28,7 @@ const LANDED: Record<number, string> = {
   18: 'aef271794bfc2206',
   19: '56c2898a0063610c',
   20: 'd5d5de41351325a3',
+  21: '0a2990883c4b5039',
 }
 
 test('every landed PostgreSQL migration runs the text it landed with', () => {
