@@ -130,6 +130,7 @@ async function ratios(tokenizers: Record<string, Count>) {
   >
   const billers: Record<Family, string[]> = {
     o200k: ['o200k'],
+    cl100k: ['cl100k'],
     claude: ['claude'],
     gemini: ['gemini'],
     any: ['o200k', 'cl100k', 'claude', 'gemini', 'llama2', 'llama3'],

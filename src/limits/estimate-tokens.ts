@@ -7,7 +7,9 @@
  * The bound is the sum, for the tokenizer family of each model that may answer (text-bound.ts), of:
  * - each message's text (every string in it, and tool-call inputs as their JSON), bounded by
  *   `shapeBound`, plus a template per message: OpenAI's documented 3 (+1 for a `name`) and 3 to
- *   prime the reply on o200k; `TEMPLATE_TOKENS` elsewhere (Llama 3's header is 5, Claude's turn 3–5);
+ *   prime the reply on its own encodings (o200k and cl100k alike; none on its embedding models,
+ *   which bill each input's tokens); `TEMPLATE_TOKENS` elsewhere (Llama 3's header is 5, Claude's
+ *   turn 3–5);
  * - each tool definition and JSON-schema output as its JSON text (OpenAI renders them more
  *   tersely; Anthropic adds its hidden tool-use prompt, `TOOL_PROMPT_TOKENS`);
  * - what the text cannot show: each image ({@link IMAGE_TOKENS}: its URL or base64 is not counted
@@ -23,6 +25,7 @@ import type { ProviderKind } from '../config/schema-providers.ts'
 import {
   type Family,
   familyOf,
+  isOpenAIEncoding,
   shapeBound,
   shapeOf,
   shapeOfAsync,
@@ -236,6 +239,9 @@ function familyFor(t: InputTarget): Family {
   return f
 }
 
+/** OpenAI's own embedding models (all on cl100k): they bill each input's tokens, no template. */
+const isOpenAIEmbedding = (t: InputTarget) => t.kind === 'openai' && /^text-embedding-/i.test(t.model)
+
 /** The bound from the texts' shapes and what the walk counted, over every target's family. */
 function boundOf(
   top: Record<string, unknown>,
@@ -265,14 +271,16 @@ function boundOf(
     if (!families.includes(f)) families.push(f)
   }
   if (!families.length) families.push('any')
+  // An embeddings request reaches embedding models only (config/check-resilience.ts): OpenAI's
+  // encodings are then its embedding models'.
+  const embedding = targets.some(isOpenAIEmbedding)
   let best: { tokens: number; family: Family } | null = null
   for (const family of families) {
     let tokens = 0
     for (const s of shapes) tokens += shapeBound(s, family)
-    tokens +=
-      family === 'o200k'
-        ? 3 * messages + named + 3 + (toolPrompt ? OPENAI_TOOL_TOKENS : 0)
-        : TEMPLATE_TOKENS * (messages + 1) + (toolPrompt ? TOOL_PROMPT_TOKENS : 0)
+    if (!isOpenAIEncoding(family))
+      tokens += TEMPLATE_TOKENS * (messages + 1) + (toolPrompt ? TOOL_PROMPT_TOKENS : 0)
+    else if (!embedding) tokens += 3 * messages + named + 3 + (toolPrompt ? OPENAI_TOOL_TOKENS : 0)
     if (!best || tokens > best.tokens) best = { tokens, family }
   }
   const allowances =

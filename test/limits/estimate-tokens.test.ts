@@ -56,6 +56,23 @@ describe("OpenAI's framing on its own models", () => {
     expect(named).toBe(one + 1 + 2)
   })
 
+  test("cl100k models (GPT-4, 3.5): the same framing, on the cl100k bound; OpenAI's embedding models: none", async () => {
+    const gpt4: InputTarget[] = [{ kind: 'openai', model: 'gpt-4' }]
+    const one = await inputTokenBound(
+      { model: 'p/gpt-4', messages: [{ role: 'user', content: 'hello world' }] },
+      gpt4,
+    )
+    expect(one.family).toBe('cl100k')
+    expect(one.tokens).toBe(textTokenBound('user\nhello world', 'openai', 'gpt-4') + 3 + 3)
+    const text = 'the quick brown fox jumps over the lazy dog '.repeat(10)
+    const embedding: InputTarget[] = [{ kind: 'openai', model: 'text-embedding-3-small' }]
+    const each = textTokenBound(text, 'openai', 'text-embedding-3-small')
+    expect(await bound({ input: text }, embedding)).toBe(each)
+    expect(await bound({ input: [text, text] }, embedding)).toBe(2 * each)
+    // 91 tokens billed (cl100k): 99 reserved, where the `any` bound and its template took 122.
+    expect(each).toBeLessThanOrEqual(1.1 * 91)
+  })
+
   test('elsewhere a template of TEMPLATE_TOKENS per message and once for the reply', async () => {
     const b = await bound({ model: 'p/m', messages: [{ role: 'user', content: 'hi' }] })
     expect(b).toBe(textTokenBound('user\nhi', 'demo') + 2 * TEMPLATE_TOKENS)

@@ -2,7 +2,8 @@
  * The text bound by tokenizer family (src/limits/text-bound.ts) on the measured corpus
  * (test/support/token-corpus.ts; the counts of Claude's, Gemini's and Llama's tokenizers pinned in
  * token-corpus-counts.json): never under the family's count on any text, and in the median within
- * 1.25× on prose, code and tool schemas; exact on OpenAI's o200k models; a hostile text encodes no
+ * 1.25× on prose, code and tool schemas (OpenAI's cl100k models against gpt-tokenizer's count); exact
+ * on OpenAI's o200k models; a hostile text encodes no
  * more tokens than valid JSON of its size (byte-pair encoding costs per token encoded).
  */
 import { describe, expect, test } from 'bun:test'
@@ -24,6 +25,7 @@ const count = countO200k
 const counts = pinned as Record<string, Record<string, number>>
 /** Whom each family's bound must cover: the provider's tokenizer, or every one measured. */
 const BILLERS: Record<Exclude<Family, 'o200k'>, string[]> = {
+  cl100k: ['cl100k'],
   claude: ['claude'],
   gemini: ['gemini'],
   any: ['o200k', 'cl100k', 'claude', 'gemini', 'llama2', 'llama3'],
@@ -64,11 +66,15 @@ describe('never under, and tight where it matters, on the corpus', () => {
   })
 })
 
-test('families: OpenAI o200k models by kind and name; Claude, Gemini; anything else is `any`', () => {
+test('families: OpenAI o200k and cl100k models by kind and name; Claude, Gemini; anything else is `any`', () => {
   expect(familyOf('openai', 'gpt-4o-mini')).toBe('o200k')
   expect(familyOf('openai', 'gpt-5.1-codex-max')).toBe('o200k')
   expect(familyOf('openai', 'o3-mini')).toBe('o200k')
-  expect(familyOf('openai', 'gpt-4')).toBe('any')
+  for (const m of ['gpt-4', 'gpt-4-turbo', 'gpt-4-0613', 'gpt-3.5-turbo', 'text-embedding-3-small'])
+    expect(familyOf('openai', m)).toBe('cl100k')
+  expect(familyOf('openai', 'text-embedding-ada-002')).toBe('cl100k')
+  expect(familyOf('openai', 'gpt-4.1-mini')).toBe('o200k')
+  expect(familyOf('anthropic', 'gpt-4')).toBe('claude')
   expect(familyOf('openai', 'llama-3.1-70b')).toBe('any')
   expect(familyOf('openai')).toBe('any')
   expect(familyOf('anthropic', 'claude-sonnet-4-5')).toBe('claude')
