@@ -37,7 +37,12 @@ import type { JsonLimits } from '../json/limits.ts'
 import type { Windows } from '../limits/headers.ts'
 import type { RowState } from '../limits/rows.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
-import type { EmbeddingRequest, EmbeddingResult, EmbeddingUsage } from '../operations/embeddings.ts'
+import type {
+  EmbeddingInput,
+  EmbeddingRequest,
+  EmbeddingResult,
+  EmbeddingUsage,
+} from '../operations/embeddings.ts'
 import type { Operation } from '../operations/operation.ts'
 import type { StreamPlan } from '../providers/stream-plan.ts'
 import type {
@@ -266,6 +271,8 @@ export interface EmbeddingsSurface<View> extends SurfaceCore<View> {
   readonly operation: 'embeddings'
   /** The canonical request for the provider (`model` = upstream name). */
   translate(view: View, entry: CatalogueEntry): EmbeddingRequest
+  /** The inputs the model reads (its texts or token ids), whatever the route: what admission counts. */
+  input(view: View): EmbeddingInput
   /**
    * The client's fields the canonical request has no place for (Gemini's `taskType`, `title`):
    * left out when the request is translated, and named in `x-switchyard-dropped-params`.

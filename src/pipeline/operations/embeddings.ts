@@ -225,7 +225,8 @@ export const embeddingsOperation: AdmittedOperation<
       fallbacks,
       (fb) => p.deps.adapters.get(fb.provider.prefix)!,
     ),
-  charged: (p) => p.decoded.view,
+  // The inputs alone: OpenAI bills their tokens, not the body's JSON (the model's name, `dimensions`).
+  charged: (p) => ({ input: p.surface.input(p.decoded.view).items }),
   attempt: (p, routes, { finish }) => ({
     routes,
     attempt: embeddingsAttempt(p.surface, p.decoded.view, p.headers, finish),

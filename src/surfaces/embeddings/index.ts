@@ -32,6 +32,7 @@ export const embeddingsSurface: EmbeddingsSurface<EmbeddingsView> = {
   },
   checkLimits: (view, entry) => checkEmbeddingLimits(view, entry.model),
   answerShape: (view) => ({ items: view.input.items.length, dimensions: view.body.dimensions ?? null }),
+  input: (view) => view.input,
   translate(view, entry) {
     refuseUnknownFields(view.body, entry.id, entry.provider.kind)
     return {

@@ -16,6 +16,7 @@ import { googleApiKey } from '../../auth/authenticate.ts'
 import { upstreamModelName } from '../../config/models.ts'
 import { compiledOnUse, validateWith } from '../../json/validation-error.ts'
 import { estimatedUsage } from '../../limits/embedding-estimate.ts'
+import type { EmbeddingInput } from '../../operations/embeddings.ts'
 import type { EmbeddingsSurface } from '../../pipeline/surface.ts'
 import { GEMINI_BATCH_MAX } from '../../providers/gemini/embeddings.ts'
 import { invalidResponse } from '../../providers/upstream-errors.ts'
@@ -112,6 +113,9 @@ function decodeEmbed(
  */
 const UNTRANSLATED = ['taskType', 'title'] as const
 
+/** The texts the model reads, as the canonical input. */
+const textsOf = (view: GeminiEmbedView): EmbeddingInput => ({ kind: 'text', items: view.texts })
+
 function untranslated(view: GeminiEmbedView): string[] {
   const requests = (view.batch ? view.body.requests : [view.body]) as Json[]
   return UNTRANSLATED.filter((field) => requests.some((r) => r[field] !== undefined && r[field] !== null))
@@ -174,10 +178,11 @@ function embedSurface(isBatch: boolean): EmbeddingsSurface<GeminiEmbedView> {
         )
     },
     answerShape: (view) => ({ items: view.texts.length, dimensions: view.dimensions ?? null }),
+    input: textsOf,
     untranslated,
     translate: (view, entry) => ({
       model: upstreamModelName(entry.model),
-      input: { kind: 'text', items: view.texts },
+      input: textsOf(view),
       ...(view.dimensions === undefined ? {} : { dimensions: view.dimensions }),
     }),
     encode: (result, ctx) =>
