@@ -46,8 +46,9 @@ describe('never under, and tight where it matters, on the corpus', () => {
       }
       expect(tight.length).toBeGreaterThanOrEqual(11)
       expect(median(tight)).toBeLessThanOrEqual(1.25)
-      // Each one too, not only the median (the factor leaves about 10–20 %).
-      expect(Math.max(...tight)).toBeLessThan(1.3)
+      // Each one too, not only the median (the factor leaves about 10–20 %; cl100k, within 2.4 % of
+      // o200k on these, 5–10 %).
+      expect(Math.max(...tight)).toBeLessThan(family === 'cl100k' ? 1.11 : 1.3)
     })
   }
 
