@@ -272,8 +272,8 @@ function boundOf(
   }
   if (!families.length) families.push('any')
   // An embeddings request reaches embedding models only (config/check-resilience.ts): OpenAI's
-  // encodings are then its embedding models'.
-  const embedding = targets.some(isOpenAIEmbedding)
+  // encodings are then its embedding models' (all on cl100k; a chat request pays no test).
+  const embedding = families.includes('cl100k') && targets.some(isOpenAIEmbedding)
   let best: { tokens: number; family: Family } | null = null
   for (const family of families) {
     let tokens = 0
