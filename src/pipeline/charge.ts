@@ -29,7 +29,7 @@ import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../l
 import type { KeyLimits } from '../store/types.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { Unaccounted } from './call.ts'
-import { allStream, firstOutput, uncappedCap } from './output-growth.ts'
+import { canGrow, firstOutput, uncappedCap } from './output-growth.ts'
 
 /** What the pre-admission step decided for one request. */
 export interface ChargePlan {
@@ -51,7 +51,10 @@ export interface ChargePlan {
    * cut at the allowance (output-allowance.ts). Read off the plan's and key's rows, worked out once.
    */
   metered: boolean
-  /** Every model that may answer streams (`allStream`): else the whole cap is held and sent. */
+  /**
+   * An uncapped hold may grow (`canGrow`: every model that may answer streams, none reasons
+   * unseen): else the whole cap is held and sent.
+   */
   grows: boolean
 }
 
@@ -223,7 +226,7 @@ function bounded(
   const surcharge = surchargeOf(body, reached, money)
   if (!rows.length) return noCharge(requested, surcharge, choices, modelMax)
   const models = reached.map((r) => r.model)
-  const grows = allStream(models)
+  const grows = canGrow(models)
   return {
     charge: {
       rows,

@@ -2,7 +2,7 @@
  * @module
  * Output reservations that grow as the answer arrives (DESIGN §11: "Output does not hold what it
  * will not use"). A request without a cap of its own (no max_tokens / max_completion_tokens /
- * max_output_tokens) is admitted holding its input and a first slice of output, OUTPUT_SLICE
+ * max_output_tokens) to models that show all they generate as it arrives (`canGrow`) is admitted holding its input and a first slice of output, OUTPUT_SLICE
  * tokens, not the model's whole maximum; the upstream is sent the most the limits could cover at
  * admission (what the rows leave after that, clamped to the model's maximum: `uncappedCap`), so it
  * never generates past what could be paid for. As the answer's running count (OutputAllowance,
@@ -37,18 +37,24 @@ export const OUTPUT_SLICE = 4_096
 
 /**
  * The output a request reserves at admission: the client's cap, else one slice of the model's
- * maximum — or the whole maximum when the answer cannot grow (`grows` false: a model that may
- * answer does not stream, so its answer arrives whole and no hold can grow as it does).
+ * maximum — or the whole maximum when the answer cannot grow (`grows` false, `canGrow`), clamped
+ * by the limiter to what the rows leave: the cap it is then sent.
  */
 export const firstOutput = (requested: number | null, modelMax: number, grows: boolean): number =>
   Math.min(requested ?? (grows ? Math.min(modelMax, OUTPUT_SLICE) : modelMax), modelMax)
 
 /**
- * Whether every model that may answer lists `streaming` (DESIGN §3): only then can a JSON answer
- * under a limit be asked as a stream, counted and cut, and an uncapped hold grow as it arrives.
+ * Whether an uncapped hold can grow as the answer arrives: every model that may answer lists
+ * `streaming` (DESIGN §3: only then is a JSON answer under a limit asked as a stream, counted and
+ * cut) and none lists `reasoning`. A reasoning model's thinking is output billed but never counted
+ * as it arrives (OpenAI's reasoning tokens, Gemini's thoughts, Claude's summarised or redacted
+ * thinking): it comes before the visible answer, within the cap sent upstream, so a hold cannot
+ * grow into it and the cap is all that bounds it. Such a request holds from admission the cap it
+ * is sent, never room promised to several requests at once (audit66c: three uncapped 15,000-token
+ * thinkers on TPM 20,000 billed 41,842).
  */
-export const allStream = (models: ReadonlyArray<{ features: readonly string[] }>): boolean =>
-  models.every((m) => m.features.includes('streaming'))
+export const canGrow = (models: ReadonlyArray<{ features: readonly string[] }>): boolean =>
+  models.every((m) => m.features.includes('streaming') && !m.features.includes('reasoning'))
 
 /**
  * The cap sent upstream for an uncapped request: what it holds plus what every row leaves after

@@ -7,7 +7,10 @@
  * request's `max_completion_tokens` (or `max_tokens`), else the model's maximum (`defaultMax`),
  * capped at `answerTokens` — one word per token — for EACH of the request's `n` choices (OpenAI bills
  * completion tokens per choice), or `answerTokens` whatever the cap (`ignoreCap`: an upstream that
- * does not honour it). `jsonOnly`: every answer is JSON, `stream` ignored. `usage: false` never reports usage (JSON or stream). Like OpenAI it refuses a body that sets both
+ * does not honour it). `reasoningFor`: a reasoning model that thinks that many tokens a choice
+ * before it answers and never sends them (OpenAI's o-series and GPT-5 on chat completions): they
+ * come out of the cap first (`max_completion_tokens` bounds reasoning and visible output together),
+ * are billed as output and reported in `completion_tokens_details.reasoning_tokens`. `jsonOnly`: every answer is JSON, `stream` ignored. `usage: false` never reports usage (JSON or stream). Like OpenAI it refuses a body that sets both
  * `max_tokens` and `max_completion_tokens`. Streams end with the usage chunk when asked for it
  * (`stream_options.include_usage`); a stream the client leaves is billed for what was sent.
  */
@@ -72,6 +75,8 @@ export async function startBillingUpstream(
     gate?: () => Promise<void>
     /** Answer `answerTokens` per choice whatever cap the request sent. */
     ignoreCap?: boolean
+    /** A model's hidden reasoning a choice (the body's `model`), within the cap, billed, never sent. */
+    reasoningFor?: (model: string) => number | undefined
     /**
      * Always answer `application/json`, whatever `stream` says (a plain OpenAI-compatible server
      * without streaming), after `jsonDelayMs` (none by default).
@@ -142,12 +147,22 @@ export async function startBillingUpstream(
       const cap = body.max_completion_tokens ?? body.max_tokens ?? null
       caps.push(cap)
       const input = inputTokens(body.messages ?? [])
-      const perChoice = opts.ignoreCap ? answerTokens : Math.min(cap ?? defaultMax, answerTokens)
+      const limit = opts.ignoreCap ? Number.POSITIVE_INFINITY : (cap ?? defaultMax)
+      // A choice's hidden reasoning first, then its visible answer in what the cap leaves.
+      const reasoning = opts.reasoningFor?.(m)
+      const reason = Math.min(limit, reasoning ?? 0)
+      const perChoice = Math.min(limit - reason, answerTokens)
       const n = typeof body.n === 'number' ? body.n : 1
       const at = { cap, n, stream: body.stream === true }
       current = at
-      const output = n * perChoice
-      const usage = { prompt_tokens: input, completion_tokens: output, total_tokens: input + output }
+      const hidden = n * reason
+      const output = n * perChoice + hidden
+      const usage = {
+        prompt_tokens: input,
+        completion_tokens: output,
+        total_tokens: input + output,
+        ...(reasoning !== undefined ? { completion_tokens_details: { reasoning_tokens: hidden } } : {}),
+      }
       const reports = opts.usage !== false
       const id = `chatcmpl-${billed.requests}`
       billed.requests++
@@ -176,7 +191,8 @@ export async function startBillingUpstream(
         choices: [{ index, delta, finish_reason: finish, logprobs: null }],
         ...(withUsage ? { usage: null } : {}),
       })
-      let sent = 0
+      // The reasoning was generated (and is billed) before the first visible token.
+      let generated = hidden
       let done = false
       const stream = new ReadableStream<Uint8Array>({
         async start(c) {
@@ -192,14 +208,14 @@ export async function startBillingUpstream(
               for (let k = 0; k < n; k++) {
                 if (done) return
                 c.enqueue(frame(chunk({ content: text }, null, k)))
-                sent += step
+                generated += step
               }
               if (i === 0 && opts.gate) await opts.gate()
               if (opts.chunkDelayMs) await Bun.sleep(opts.chunkDelayMs)
             }
             if (fault?.cut !== undefined) {
               done = true
-              bill(input, sent, m, at)
+              bill(input, generated, m, at)
               // Time for Bun to write the enqueued frames before the abort: at 20 ms a starved
               // process lost them (output-continuation failed 3 of 5 runs under load; 0 of 5 at
               // 100 ms, as fault-upstream.ts's cut).
@@ -218,14 +234,14 @@ export async function startBillingUpstream(
             // The client left: billed for the input and what was generated.
             if (!done) {
               done = true
-              bill(input, sent, m, at)
+              bill(input, generated, m, at)
             }
           }
         },
         cancel() {
           if (!done) {
             done = true
-            bill(input, sent, m, at)
+            bill(input, generated, m, at)
           }
         },
       })
