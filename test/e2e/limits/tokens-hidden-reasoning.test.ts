@@ -24,12 +24,16 @@ const BUDGET_MICROS = 100_000
 const REASONING = 15_000
 const TEXT = 'think hard about this question before you answer it'
 
+/** What each stream awaits after its first chunk: answers stay in flight (held) until it resolves. */
+let inFlight: Promise<void> = Promise.resolve()
+
 /** Two models at a 32,000-token maximum: `bill/r` lists `reasoning` and thinks hidden; `bill/m` does not. */
 async function setup(urls: BackendUrls): Promise<{ up: BillingUpstream; gws: TestGateway[] }> {
   const up = await startBillingUpstream({
     answerFor: (model) => (model === 'r' ? 50 : 500),
     reasoningFor: (model) => (model === 'r' ? REASONING : undefined),
     defaultMax: MODEL_MAX,
+    gate: () => inFlight,
   })
   const open = { rpm: null, rpd: null, models: ['*'] }
   const base = tokensDoc(
@@ -99,12 +103,24 @@ for (const backend of backendsHere) {
     })
     const gw = (i: number) => gws[i % gws.length]!
 
-    /** Three uncapped streams at once to `model` (chat, Responses, chat) on `key`, across the replicas. */
+    /**
+     * Three uncapped streams at once to `model` (chat, Responses, chat) on `key`, across the
+     * replicas, each held in flight after its first chunk until all three are answered or refused:
+     * admitted (or not) beside one another whatever the load, none settled before another's turn.
+     */
     async function three(key: string, model: string) {
       const from = up.bills.length
+      let release = () => {}
+      inFlight = new Promise((r) => {
+        release = r
+      })
+      // Never a hang: should the gateway wait on the holds, the answers go on after 10 s.
+      const timer = setTimeout(release, 10_000)
       const res = await Promise.all(
         (['chat', 'responses', 'chat'] as const).map((s, i) => ask(gw(i), key, s, model)),
       )
+      release()
+      clearTimeout(timer)
       const texts = await Promise.all(res.map((r) => r.text()))
       const bills = up.bills.slice(from)
       return {
