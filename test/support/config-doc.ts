@@ -9,13 +9,13 @@ const made = new Set<string>()
 /**
  * A fresh directory under the temp dir, removed after the test file that made it (removeTempDirs,
  * run by test/setup.ts after the file's own `afterAll`) if the file did not remove it: a run left
- * ~330 behind before (4.7 GB in /tmp over a day of runs). The engines' directories are their
- * watchdogs' (shared-engines.ts), removed after the server stops: removed first, pg_ctl could not
- * find the server to stop it.
+ * ~330 behind before (4.7 GB in /tmp over a day of runs). Redis's directories are their
+ * watchdogs' (shared-engines.ts), removed after the server stops; PostgreSQL's are not made here
+ * (engines.ts: on a tmpfs where there is one).
  */
 export function tempDir(prefix = 'switchyard-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  if (prefix !== 'switchyard-pg-' && prefix !== 'switchyard-redis-') made.add(dir)
+  if (prefix !== 'switchyard-redis-') made.add(dir)
   return dir
 }
 

@@ -5,14 +5,18 @@
  */
 import { spawnSync } from 'node:child_process'
 import {
+  accessSync,
   chmodSync,
   chownSync,
+  constants,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  statfsSync,
 } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -110,6 +114,29 @@ export interface PostgresFiles {
   who: string | null
 }
 
+/** A tmpfs's `f_type` (statfs(2)). */
+const TMPFS_MAGIC = 0x01021994
+
+/**
+ * Where a test server's files go: `/dev/shm` where it is a tmpfs this process may write, the temp
+ * directory otherwise. A server's files are hundreds of small ones made and removed as it runs,
+ * and on a disk each costs the server a journal's work: on this project's CI host (ext4 on a VM
+ * disk) a clone of the migrated template (`CREATE DATABASE … TEMPLATE`, ~400 files) took 280–320
+ * ms of CPU, on tmpfs 8–16 (stop 66, docs/benchmarks/suite-cpu.md); `store/extend` alone 4.8 →
+ * 0.9 CPU-s. A test database need not outlive the machine (no fsync either, below). `durable`
+ * servers (the benchmark's) stay on disk, as production's are.
+ */
+function serverRoot(durable: boolean): string {
+  if (durable) return tmpdir()
+  try {
+    if (statfsSync('/dev/shm').type !== TMPFS_MAGIC) return tmpdir()
+    accessSync('/dev/shm', constants.W_OK)
+    return '/dev/shm'
+  } catch {
+    return tmpdir()
+  }
+}
+
 /** initdb's arguments after `-D`: the cluster every test server starts from. */
 const INITDB_ARGS = ['-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']
 
@@ -123,7 +150,7 @@ const INITDB_ARGS = ['-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'
  * race throws its own away. Null when something that is not a cluster is in the way (the caller
  * then runs initdb of its own, as before the cache, and says so once).
  */
-function initializedCluster(bin: string, user: ReturnType<typeof pgUser>): string | null {
+function initializedCluster(bin: string, user: ReturnType<typeof pgUser>, root: string): string | null {
   const env = process.env
   const named = [
     bin,
@@ -136,12 +163,12 @@ function initializedCluster(bin: string, user: ReturnType<typeof pgUser>): strin
     ...INITDB_ARGS,
   ]
   const base = `switchyard-initdb-${Bun.hash(named.join(' ')).toString(36)}`
-  const dir = join(tmpdir(), base)
+  const dir = join(root, base)
   const data = join(dir, 'data')
   if (existsSync(join(data, 'PG_VERSION'))) return data
   // Only a whole cluster is ever renamed into place: anything else there is in the way for good.
   if (existsSync(dir)) return refused(dir)
-  removeAbandoned(base)
+  removeAbandoned(root, base)
   const aside = `${dir}.${process.pid}.${Date.now()}`
   mkdirSync(aside, { mode: 0o700 })
   if (user) chownSync(aside, user.uid, user.gid)
@@ -171,12 +198,12 @@ function refused(dir: string): null {
 }
 
 /** Clusters being made aside (`<base>.<pid>.<ms>`) by processes that no longer run (killed mid-initdb): removed. */
-function removeAbandoned(base: string): void {
-  for (const name of readdirSync(tmpdir())) {
+function removeAbandoned(root: string, base: string): void {
+  for (const name of readdirSync(root)) {
     if (!name.startsWith(`${base}.`)) continue
     const pid = Number(name.slice(base.length + 1).split('.')[0])
     if (Number.isInteger(pid) && pid > 0 && !alive(pid))
-      rmSync(join(tmpdir(), name), { recursive: true, force: true })
+      rmSync(join(root, name), { recursive: true, force: true })
   }
 }
 
@@ -195,13 +222,14 @@ export async function bootPostgres(opts: { durable?: boolean } = {}): Promise<Po
   const e = engines.postgres
   if (!e.ok) throw new Error(e.why)
   const user = pgUser()
-  const dir = tempDir('switchyard-pg-')
+  const root = serverRoot(opts.durable ?? false)
+  const dir = mkdtempSync(join(root, 'switchyard-pg-'))
   chmodSync(dir, 0o700)
   if (user) chownSync(dir, user.uid, user.gid)
   const data = join(dir, 'data')
   const port = await freePort()
   const who = user?.name ?? null
-  const cluster = initializedCluster(e.bin, user)
+  const cluster = initializedCluster(e.bin, user, root)
   // -a: the owner (PostgreSQL's user, when the tests run as root) and the 0700 mode come along.
   if (cluster) run(['cp', '-a', cluster, data], null)
   else run([join(e.bin, 'initdb'), '-D', data, ...INITDB_ARGS], who)
