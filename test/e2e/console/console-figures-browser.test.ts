@@ -68,6 +68,9 @@ test('plans page: the default downgrade, limits and budgets with thousands separ
   if (!page) return
   await signIn(page)
   await page.getByRole('link', { name: 'Plans' }).click()
+  // The overview's rows name the account `trial-co`: a row found before the page changed is gone
+  // by the time its cells are read ([] in one whole run, stop 66).
+  await page.getByRole('heading', { name: 'Plans' }).waitFor()
   const trial = page.getByRole('row').filter({ hasText: /^trial/ })
   await trial.waitFor()
   const cells = await trial.locator('td').allInnerTexts()
