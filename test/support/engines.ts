@@ -116,20 +116,27 @@ export interface PostgresFiles {
 
 /** A tmpfs's `f_type` (statfs(2)). */
 const TMPFS_MAGIC = 0x01021994
+/**
+ * The room a tmpfs must have free to take the servers: a server is ~40 MB (initdb's cluster) and
+ * ~8.5 MB a database (the migrated template and each clone a worker keeps: 88 MB with five), a
+ * worker runs one, and a container's default `/dev/shm` is 64 MB — a disk is better than full.
+ */
+const TMPFS_FREE_MIN = 1024 * 1024 * 1024
 
 /**
- * Where a test server's files go: `/dev/shm` where it is a tmpfs this process may write, the temp
- * directory otherwise. A server's files are hundreds of small ones made and removed as it runs,
- * and on a disk each costs the server a journal's work: on this project's CI host (ext4 on a VM
- * disk) a clone of the migrated template (`CREATE DATABASE … TEMPLATE`, ~400 files) took 280–320
- * ms of CPU, on tmpfs 8–16 (stop 66, docs/benchmarks/suite-cpu.md); `store/extend` alone 4.8 →
- * 0.9 CPU-s. A test database need not outlive the machine (no fsync either, below). `durable`
- * servers (the benchmark's) stay on disk, as production's are.
+ * Where a test server's files go: `/dev/shm` where it is a tmpfs this process may write with a GiB
+ * free, the temp directory otherwise. A server's files are hundreds of small ones made and removed
+ * as it runs, and on a disk each costs the server a journal's work: on this project's CI host
+ * (ext4 on a VM disk) a clone of the migrated template (`CREATE DATABASE … TEMPLATE`, ~400 files)
+ * took 280–320 ms of CPU, on tmpfs 8–16 (stop 66, docs/benchmarks/suite-cpu.md); `store/extend`
+ * alone 4.8 → 0.9 CPU-s. A test database need not outlive the machine (no fsync either, below).
+ * `durable` servers (the benchmark's) stay on disk, as production's are.
  */
 function serverRoot(durable: boolean): string {
   if (durable) return tmpdir()
   try {
-    if (statfsSync('/dev/shm').type !== TMPFS_MAGIC) return tmpdir()
+    const fs = statfsSync('/dev/shm')
+    if (fs.type !== TMPFS_MAGIC || fs.bavail * fs.bsize < TMPFS_FREE_MIN) return tmpdir()
     accessSync('/dev/shm', constants.W_OK)
     return '/dev/shm'
   } catch {
