@@ -93,6 +93,8 @@ beforeAll(async () => {
     doc: {
       server: { host: '127.0.0.1', port: 0 },
       admin: { token: ADMIN_TOKEN },
+      // Settled within 20 ms of an answer, not the default 200: most tests wait for the settlement.
+      usage: { flush_ms: 20 },
       providers: [
         {
           prefix: 'plain',
