@@ -63,9 +63,11 @@ export function sendAndHold(
     }
     socket.on('data', (d: Buffer) => {
       chunks.push(d)
-      // The head and a short JSON error arrive together or nearly; give the rest a moment.
       clearTimeout(timer)
-      timer = setTimeout(done, 50)
+      // A whole answer ends the wait at once; else give the rest a moment (the head and a short
+      // JSON error arrive together or nearly).
+      if (whole(Buffer.concat(chunks).toString('latin1'))) done()
+      else timer = setTimeout(done, 50)
     })
     socket.on('error', () => {})
     socket.on('close', done)
@@ -86,6 +88,16 @@ export function parseResponse(text: string): RawResponse {
   if (headers['content-length'] !== undefined) body = body.slice(0, Number(headers['content-length']))
   else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) body = unchunk(body)
   return { status: Number(statusLine!.split(' ')[1]), headers, body }
+}
+
+/** Whether `text` holds a whole response: its head, and its Content-Length's bytes or a chunked body's last chunk. */
+function whole(text: string): boolean {
+  const end = text.indexOf('\r\n\r\n')
+  if (end < 0) return false
+  const head = text.slice(0, end).toLowerCase()
+  const length = /\r\ncontent-length:\s*(\d+)/.exec(head)
+  if (length) return text.length - end - 4 >= Number(length[1])
+  return /\r\ntransfer-encoding:[^\r]*chunked/.test(head) && text.endsWith('\r\n0\r\n\r\n')
 }
 
 function unchunk(s: string): string {
