@@ -61,9 +61,11 @@ const NO_CONTEXT: RefusalContext = { reserved: 0, fitsOutput: 0 }
 /**
  * Why a row that refused did (DESIGN §11): `holds` — what requests that ended settled leaves room
  * for this request, only the reservations of requests still in flight do not; `lower` — what is
- * left (holds counted) fits this request with a lower max_tokens; `short` — something is left,
- * less than the smallest version of this request needs (a smaller request may fit); `spent` — the
- * settled use reached the limit.
+ * left (holds counted) fits this request with a lower max_tokens; `short` — the settled use is
+ * under the limit but, holds released or not, less than the smallest version of this request needs
+ * is left: only the window (or period) rolling lets it in. Its words say by `remaining` whether
+ * something is left now (a smaller request may fit now) or holds in flight hold the rest
+ * (`shortText`); `spent` — the settled use reached the limit.
  */
 export type RefusalReason = 'holds' | 'lower' | 'short' | 'spent'
 
@@ -80,6 +82,17 @@ function usedText(used: number, reserved: number): string {
   return held > 0
     ? `used ${used} (${used - held} by requests that ended, ${held} held by requests still in flight)`
     : `used ${used}`
+}
+
+/**
+ * A `short` refusal's middle, by what is left now (`remaining`): some, which a smaller request may
+ * fit now; or none, holds in flight holding the rest, which leave `afterHolds` (less than this
+ * request needs) when they end. `amount` formats a figure (tokens, or money).
+ */
+function shortText(s: RowState, reserved: number, amount: (n: number) => string, unit: string): string {
+  if (s.remaining > 0) return `${amount(s.remaining)} ${unit} left: a smaller request may fit now.`
+  const afterHolds = s.row.capacity - (s.used - Math.min(reserved, s.used))
+  return `requests still in flight hold the rest, and when they end at most ${amount(afterHolds)} ${unit} left, less than this request needs.`
 }
 
 const HOLDS_TEXT =
@@ -152,7 +165,10 @@ export function tokenLimitError(
     holds: () => `${head()} ${HOLDS_TEXT}`,
     lower: () =>
       later(` ${s.remaining} are left: a lower max_tokens (at most ${c.fitsOutput}) would fit now.`),
-    short: () => later(` ${Math.max(0, s.remaining)} are left: a smaller request may fit now.`),
+    short: () => {
+      const text = shortText(s, c.reserved, String, 'are')
+      return later(s.remaining > 0 ? ` ${text}` : ` Nothing is left now: ${text}`)
+    },
     spent: () => later(''),
     waitMs: ms,
     holdsWaitMs: Math.min(ms, HOLD_RETRY_MS),
@@ -182,10 +198,13 @@ export function budgetExceededError(
       `The ${name} is not spent: ${spent} of ${formatUsd(s.row.capacity)} spent, but ${formatUsd(held)} of it is held by requests still in flight, and this request needs at least ${formatUsd(needs)}. ${HOLDS_TEXT}`,
     lower: () =>
       `What is left of the ${name} cannot cover this request: ${left}, and this request needs at least ${formatUsd(needs)}. A lower max_tokens (at most ${c.fitsOutput}) would fit; or use a cheaper model, or wait until the budget resets at ${when}.`,
-    // Money is left, less than this request's input and a minimal answer cost: a smaller request
-    // fits now; this one not before the period ends (its settled spend only grows until then).
+    // Less is left (holds released or not) than this request's input and a minimal answer cost: a
+    // smaller request fits now, or once the holds end when none is left now; this one not before
+    // the period ends (its settled spend only grows until then).
     short: () =>
-      `What is left of the ${name} cannot cover this request: ${left}, and this request needs at least ${formatUsd(needs)} (its input and a minimal answer). A smaller request (a shorter input) or a cheaper model may fit now; this one fits again when the budget resets at ${when}, or raise the budget.`,
+      s.remaining > 0
+        ? `What is left of the ${name} cannot cover this request: ${left}, and this request needs at least ${formatUsd(needs)} (its input and a minimal answer). A smaller request (a shorter input) or a cheaper model may fit now; this one fits again when the budget resets at ${when}, or raise the budget.`
+        : `What is left of the ${name} cannot cover this request: nothing is left of ${formatUsd(s.row.capacity)} now (${spent} spent${holds}); ${shortText(s, c.reserved, formatUsd, 'is')} This request needs at least ${formatUsd(needs)} (its input and a minimal answer): a smaller request or a cheaper model may fit once they end; this one fits again when the budget resets at ${when}, or raise the budget.`,
     spent: () =>
       `The ${name} is spent: ${spent} of ${formatUsd(s.row.capacity)} used${holds}, and this request needs at least ${formatUsd(needs)}. The budget resets at ${when}; retry then, use a model without a price, or raise the budget.`,
     waitMs: resetsAt - now,

@@ -318,6 +318,25 @@ describe('the refusals', () => {
     expect(e.headers).toEqual({ 'retry-after': '30', 'retry-after-ms': '30000' })
   })
 
+  test('nothing left now, holds in flight hold the rest but their end would not fit this request: never "0 are left: a smaller request may fit now"', () => {
+    // tpm 1000: 700 settled, 300 held; this request needs 400 — only the window rolling lets it in.
+    const s = rowState(tokensRow(1_000), 1_000, now - 30_000, 60_000, 300)
+    const e = tokenLimitError(s, 400, now + 20_000, now, {}, { reserved: 300, fitsOutput: 0 })
+    expect(e.message).not.toContain(' 0 are left')
+    expect(e.message).not.toContain('may fit now')
+    expect(e.message).toContain(
+      'Nothing is left now: requests still in flight hold the rest, and when they end at most 300 are left, less than this request needs.',
+    )
+    expect(e.headers).toEqual({ 'retry-after': '20', 'retry-after-ms': '20000' })
+    const resetsAt = periodBounds('month', now).resetsAt
+    const b = budgetExceededError(rowState(budgetRow(1_000), 1_000, now, resetsAt, 300), 400, now, {}, { reserved: 300, fitsOutput: 0 })
+    expect(b.message).not.toContain('$0.000000 left')
+    expect(b.message).not.toContain('may fit now')
+    expect(b.message).toContain('nothing is left of $0.001 now ($0.0007 spent and $0.0003 held by requests still in flight)')
+    expect(b.message).toContain('when they end at most $0.0003 is left')
+    expect(b.headers?.['retry-after']).toBe(String(Math.ceil((resetsAt - now) / 1000)))
+  })
+
   test('400 context_length_exceeded names the plan and the surface’s input field; 403 model_not_allowed names the list', () => {
     const c = contextLengthError('free', 8_192, 9_000, 'input')
     expect(c.toBody().error.param).toBe('input')
