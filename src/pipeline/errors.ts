@@ -18,7 +18,7 @@
 import { withFacts } from '../providers/failure-facts.ts'
 import { abortError, fromTheWire, gatewayFault, networkErrorDetail } from '../providers/http.ts'
 import { storeError } from '../store/errors.ts'
-import { GatewayError } from '../util/errors.ts'
+import { GATEWAY_FAILURE, GatewayError } from '../util/errors.ts'
 import type { Logger } from '../util/log.ts'
 
 /** Where a thrown value was caught. */
@@ -40,7 +40,7 @@ export function toGatewayError(error: unknown, where: Caught, log?: Logger, rid?
   if (where === 'request') {
     const store = storeError(error)
     if (store) {
-      if (store.code === 'store_unavailable')
+      if (store.code === GATEWAY_FAILURE.storeUnavailable)
         log?.error('store unavailable', { request_id: rid, error: (error as Error).message })
       return store
     }
@@ -56,7 +56,12 @@ export function toGatewayError(error: unknown, where: Caught, log?: Logger, rid?
       },
     )
   log?.error('unhandled error', { request_id: rid, error: (error as Error)?.stack ?? String(error) })
-  return new GatewayError(500, 'internal_error', 'Internal error; it has been logged with this request id.', {
-    type: 'api_error',
-  })
+  return new GatewayError(
+    500,
+    GATEWAY_FAILURE.internal,
+    'Internal error; it has been logged with this request id.',
+    {
+      type: 'api_error',
+    },
+  )
 }

@@ -317,7 +317,6 @@ export function totalLeft(ctx: CallContext): number {
   return d ? Math.max(0, d.startedAt + totalMs - d.scheduler.now()) : totalMs
 }
 
-/** `readText`, parsed: a body that is not JSON → 502 `upstream_invalid_response`. */
 /**
  * A 2xx whose body is one JSON document, not the event stream asked for: an upstream that ignored
  * `stream` (or an error in disguise), read as the events it stands for where a wire can.
@@ -326,6 +325,7 @@ export function isJsonAnswer(res: Response): boolean {
   return (res.headers.get('content-type') ?? '').includes('application/json')
 }
 
+/** `readText`, parsed: a body that is not JSON → 502 `upstream_invalid_response`. */
 export async function readJson(res: Response, ctx: CallContext): Promise<unknown> {
   const text = await readText(res, ctx)
   try {

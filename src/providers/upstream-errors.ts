@@ -5,7 +5,7 @@
  * taking the provider's own key and host out is scrub.ts's. `http.ts` re-exports the public part;
  * adapters import from there.
  */
-import { GatewayError } from '../util/errors.ts'
+import { GATEWAY_FAILURE, GatewayError } from '../util/errors.ts'
 import { errorCodeOf, withFacts } from './failure-facts.ts'
 
 /**
@@ -171,7 +171,7 @@ export function fromTheWire(error: unknown): boolean {
 export function gatewayFault(error: unknown): GatewayError {
   const err = new GatewayError(
     500,
-    'internal_error',
+    GATEWAY_FAILURE.internal,
     'Internal error; it has been logged with this request id.',
     {
       type: 'api_error',

@@ -5,7 +5,7 @@
  * past the caller's deadline) and 503 `store_unavailable` (disk full, I/O error, database file
  * gone). Each engine's own errors are mapped onto these by a table of rules (`unavailableBy`).
  */
-import { GatewayError } from '../util/errors.ts'
+import { GATEWAY_FAILURE, GatewayError } from '../util/errors.ts'
 
 /**
  * Another writer held the lock until this caller's deadline, or the engine rolled the call back
@@ -70,7 +70,7 @@ export function storeError(err: unknown): GatewayError | null {
   if (err instanceof StoreBusyError)
     return new GatewayError(
       503,
-      'store_busy',
+      GATEWAY_FAILURE.storeBusy,
       'The gateway is overloaded (its database is busy); retry in a second.',
       {
         type: 'api_error',
@@ -80,7 +80,7 @@ export function storeError(err: unknown): GatewayError | null {
   if (err instanceof StoreUnavailableError)
     return new GatewayError(
       503,
-      'store_unavailable',
+      GATEWAY_FAILURE.storeUnavailable,
       err.reason === 'disk_full'
         ? 'The gateway cannot record requests: its disk is full. Retry later; the operator has been alerted in the log.'
         : 'The gateway cannot reach its database. Retry later; the operator has been alerted in the log.',

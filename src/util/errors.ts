@@ -81,21 +81,25 @@ export function pointerToParam(pointer: string): string | null {
   return out || null
 }
 
-/** A request refused or cut because the gateway is shutting down: retry (another instance may answer). */
 /**
  * The codes of the gateway's own failures: its code threw (500 `internal_error`, failure kind
  * `internal`), its database or shared limiter did not answer (503). Never a provider's error,
- * whichever provider the request was on: counted apart from the providers' (DESIGN §15).
+ * whichever provider the request was on: counted apart from the providers' (DESIGN §15). The
+ * errors carrying them (store/errors.ts, limits/unavailable.ts, pipeline/errors.ts) take their
+ * codes from here, so the list and the errors cannot drift.
  */
-const GATEWAY_FAILURES: ReadonlySet<string> = new Set([
-  'internal_error',
-  'store_busy',
-  'store_unavailable',
-  'limiter_unavailable',
-])
+export const GATEWAY_FAILURE = {
+  internal: 'internal_error',
+  storeBusy: 'store_busy',
+  storeUnavailable: 'store_unavailable',
+  limiterUnavailable: 'limiter_unavailable',
+} as const
+
+const GATEWAY_FAILURES: ReadonlySet<string> = new Set(Object.values(GATEWAY_FAILURE))
 
 export const gatewaysOwnFailure = (code: string): boolean => GATEWAY_FAILURES.has(code)
 
+/** A request refused or cut because the gateway is shutting down: retry (another instance may answer). */
 export function shuttingDownError(): GatewayError {
   return new GatewayError(
     503,

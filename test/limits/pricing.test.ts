@@ -329,10 +329,18 @@ describe('the refusals', () => {
     )
     expect(e.headers).toEqual({ 'retry-after': '20', 'retry-after-ms': '20000' })
     const resetsAt = periodBounds('month', now).resetsAt
-    const b = budgetExceededError(rowState(budgetRow(1_000), 1_000, now, resetsAt, 300), 400, now, {}, { reserved: 300, fitsOutput: 0 })
+    const b = budgetExceededError(
+      rowState(budgetRow(1_000), 1_000, now, resetsAt, 300),
+      400,
+      now,
+      {},
+      { reserved: 300, fitsOutput: 0 },
+    )
     expect(b.message).not.toContain('$0.000000 left')
     expect(b.message).not.toContain('may fit now')
-    expect(b.message).toContain('nothing is left of $0.001 now ($0.0007 spent and $0.0003 held by requests still in flight)')
+    expect(b.message).toContain(
+      'nothing is left of $0.001 now ($0.0007 spent and $0.0003 held by requests still in flight)',
+    )
     expect(b.message).toContain('when they end at most $0.0003 is left')
     expect(b.headers?.['retry-after']).toBe(String(Math.ceil((resetsAt - now) / 1000)))
   })

@@ -26,7 +26,7 @@ import type { ModelConfig, ProviderConfig } from '../../config/schema.ts'
 import type { SessionHash } from '../../util/affinity.ts'
 import type { Clock } from '../../util/clock.ts'
 import type { Circuit, CircuitBoard, CircuitPolicy } from './circuit.ts'
-import { ACTIONS, type FailureKind } from './failure-kinds.ts'
+import { ACTIONS, type Action, type FailureKind } from './failure-kinds.ts'
 import type { ModelKeys, PoolKey } from './key-pool.ts'
 import { backoffMs, type RetryPolicy } from './retry-wait.ts'
 
@@ -75,6 +75,17 @@ const NONE: ReadonlySet<number> = new Set()
 /** `set` with `n` in it: `set` itself, or a new set in place of `NONE`. */
 function added(set: ReadonlySet<number>, n: number): ReadonlySet<number> {
   return (set === NONE ? new Set<number>() : (set as Set<number>)).add(n)
+}
+
+/**
+ * Whether a failure whose row says `failover` may go from `from` to the fallback `to`: to one with a
+ * larger context window (`larger_context`), of another provider kind (`other_kind`), or any (`never`
+ * is the callers' to stop first).
+ */
+function failsOverTo(failover: Action['failover'], from: Target, to: Target): boolean {
+  if (failover === 'larger_context') return to.model.context_window > from.model.context_window
+  if (failover === 'other_kind') return to.provider.kind !== from.provider.kind
+  return true
 }
 
 export class AttemptPlan {
@@ -194,16 +205,9 @@ export class AttemptPlan {
       this.tried = NONE
       return
     }
-    if (action.failover === 'larger_context') {
-      const window = target.model.context_window
+    if (action.failover === 'larger_context' || action.failover === 'other_kind') {
       for (let i = this.t + 1; i < this.targets.length; i++) {
-        if (this.targets[i]!.model.context_window <= window) this.skipped = added(this.skipped, i)
-      }
-    }
-    if (action.failover === 'other_kind') {
-      const kind = target.provider.kind
-      for (let i = this.t + 1; i < this.targets.length; i++) {
-        if (this.targets[i]!.provider.kind === kind) this.skipped = added(this.skipped, i)
+        if (!failsOverTo(action.failover, target, this.targets[i]!)) this.skipped = added(this.skipped, i)
       }
     }
     this.moveOn()
@@ -225,8 +229,7 @@ export class AttemptPlan {
     for (let i = this.t + 1; i < this.targets.length; i++) {
       const target = this.targets[i]!
       if (this.skipped.has(i) || !target.model.features.includes('prefill')) continue
-      if (failover === 'other_kind' && target.provider.kind === from.provider.kind) continue
-      if (failover === 'larger_context' && target.model.context_window <= from.model.context_window) continue
+      if (!failsOverTo(failover, from, target)) continue
       this.t = i
       this.retries = 0
       this.tried = NONE
