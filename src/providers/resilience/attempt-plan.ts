@@ -30,16 +30,16 @@ import { ACTIONS, type Action, type FailureKind } from './failure-kinds.ts'
 import type { ModelKeys, PoolKey } from './key-pool.ts'
 import { backoffMs, type RetryPolicy } from './retry-wait.ts'
 
-/** A model as the loop tries it: its provider's pool and policies. */
+/** A configured model as the attempt loop tries it: one per model, shared by its requests (Resilience.target). */
 export interface Target {
   /** `prefix/name`, as clients and logs name it. */
-  id: string
-  provider: ProviderConfig
-  model: ModelConfig
+  readonly id: string
+  readonly provider: ProviderConfig
+  readonly model: ModelConfig
   /** Its provider's keys as this model sees them (a 429 rests a key for this model only). */
-  pool: ModelKeys
-  retry: RetryPolicy
-  circuit: CircuitPolicy
+  readonly pool: ModelKeys
+  readonly retry: RetryPolicy
+  readonly circuit: CircuitPolicy
 }
 
 export interface Attempt {

@@ -44,8 +44,8 @@ export interface PoolKey extends Readonly<KeySpec> {
   readonly index: number
 }
 
-/** A provider's keys, with what its models share of them: their order, cooldowns and sessions. */
-export class KeyPool {
+/** What a provider's models share of its keys: their order, cooldowns and sessions (this module's own). */
+class SharedKeys {
   readonly keys: readonly PoolKey[]
   /** Smooth weighted round-robin over the keys' weights (util/smooth-round-robin.ts). */
   readonly order: SmoothRoundRobin
@@ -53,8 +53,6 @@ export class KeyPool {
   readonly cooledUntil: number[]
   /** Which key each recent session is on (bounded). */
   readonly sessions: AffinityTable
-  /** Each upstream model's view, made on first use (as many as the provider's configured models). */
-  private readonly views = new Map<string, ModelKeys>()
 
   constructor(
     specs: readonly KeySpec[],
@@ -66,12 +64,23 @@ export class KeyPool {
     this.cooledUntil = specs.map(() => 0)
     this.sessions = new AffinityTable(clock)
   }
+}
+
+/** A provider's keys: each upstream model's view of them (`forModel`), sharing their order, cooldowns and sessions. */
+export class KeyPool {
+  private readonly shared: SharedKeys
+  /** Each upstream model's view, made on first use (as many as the provider's configured models). */
+  private readonly views = new Map<string, ModelKeys>()
+
+  constructor(specs: readonly KeySpec[], clock: Clock) {
+    this.shared = new SharedKeys(specs, clock)
+  }
 
   /** The keys as upstream model `name` sees them: their cooldowns shared, its rate limits its own. */
   forModel(name: string): ModelKeys {
     let view = this.views.get(name)
     if (!view) {
-      view = new ModelKeys(this)
+      view = new ModelKeys(this.shared)
       this.views.set(name, view)
     }
     return view
@@ -82,14 +91,15 @@ export class KeyPool {
  * One model's view of its provider's keys, the one the attempt loop picks from: a key is usable
  * when it neither cools down (key-wide: the credential or the account) nor rests on this model's
  * rate limit (providers limit each model on its own, so a 429 for one model leaves the key to the
- * others; docs/failures.md).
+ * others; docs/failures.md). Made by `KeyPool.forModel` only.
  */
 export class ModelKeys {
   readonly keys: readonly PoolKey[]
   /** Epoch ms until which each key rests on this model's rate limit; 0 when it does not. */
   private readonly limitedUntil: number[]
 
-  constructor(private readonly pool: KeyPool) {
+  /** @internal `KeyPool.forModel`'s: `pool` is the provider's shared state, never reachable from outside. */
+  constructor(private readonly pool: SharedKeys) {
     this.keys = pool.keys
     this.limitedUntil = pool.keys.map(() => 0)
   }

@@ -30,6 +30,12 @@ interface ProviderState {
   circuit: CircuitPolicy
   /** Per pool key: the provider config with that key, and its adapter (made on first use). */
   keyed: Array<{ provider: ProviderConfig; adapter: ProviderAdapter | null }>
+  /**
+   * Each configured model's target, made on its first request (`target`): a request's routes are
+   * then a lookup, not a model name and a view lookup each. Weak: a reload's new model objects
+   * replace the old, which go with the catalogue that held them.
+   */
+  targets: WeakMap<ModelConfig, Target>
 }
 
 export class Resilience {
@@ -76,6 +82,7 @@ export class Resilience {
         retry: resolveRetry(p),
         circuit: resolveCircuit(p),
         keyed,
+        targets: new WeakMap(),
       })
     }
     if (previous) this.reset = this.board.adopt(previous.board, (provider) => kept.has(provider))
@@ -87,7 +94,9 @@ export class Resilience {
    */
   target(provider: ProviderConfig, model: ModelConfig, id: string): Target {
     const s = this.providers.get(provider.prefix)!
-    return {
+    const known = s.targets.get(model)
+    if (known?.id === id && known.provider === provider) return known
+    const made: Target = {
       id,
       provider,
       model,
@@ -95,6 +104,8 @@ export class Resilience {
       retry: s.retry,
       circuit: s.circuit,
     }
+    s.targets.set(model, made)
+    return made
   }
 
   /** The provider config carrying `key` (its api_key, its base_url) and the adapter that speaks with it. */
