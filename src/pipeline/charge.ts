@@ -288,10 +288,12 @@ export async function chargeRefusalError(
   rowHeaders([r.state], now, headers, true)
   const s = r.state
   if (s.row.resource === 'requests') return tokenLimitError(s, r.needs, r.retryAt, now, headers)
-  const reserved = await read([s.row]).then(
-    (states) => states[0]?.reserved ?? 0,
-    () => 0,
-  )
+  // A read that fails (rejects or throws) knows no holds: the refusal is not a retry-soon one, so
+  // it still counts toward a suspension (refusalOf) — as it did when the admission counted it.
+  let reserved = 0
+  try {
+    reserved = (await read([s.row]))[0]?.reserved ?? 0
+  } catch {}
   // The largest max_tokens what is left (holds counted) still pays for after the input.
   const fitsOutput = Math.max(
     0,
