@@ -31,7 +31,7 @@ import type { AttemptSpan, RequestTrace } from '../telemetry/index.ts'
 import type { SessionHash } from '../util/affinity.ts'
 import { GatewayError } from '../util/errors.ts'
 import { Deadline, realScheduler } from '../util/scheduler.ts'
-import type { CallResult, Finish, Rescue } from './call.ts'
+import type { CallResult, Finish, Rescue } from './call-types.ts'
 import type { PipelineDeps } from './deps.ts'
 
 /** Filled in by the loop for the record and the access line: who answered, after how many attempts. */

@@ -28,7 +28,7 @@ import { NO_SURCHARGE, type Surcharge, surchargedPrice, surchargeOf } from '../l
 import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../limits/types.ts'
 import type { KeyLimits } from '../store/types.ts'
 import type { GatewayError } from '../util/errors.ts'
-import type { Unaccounted } from './call.ts'
+import type { Unaccounted } from './call-types.ts'
 import { canGrow, firstOutput, uncappedCap } from './output-growth.ts'
 
 /** What the pre-admission step decided for one request. */

@@ -7,7 +7,7 @@
 import type { CatalogueEntry } from '../../catalogue/entry.ts'
 import type { Resilience, Target } from '../../providers/resilience/index.ts'
 import type { Answered } from '../attempts.ts'
-import type { Finish } from '../call.ts'
+import type { Finish } from '../call-types.ts'
 import { checkAndTranslate } from '../check.ts'
 import type { PipelineDeps } from '../deps.ts'
 import type { ContinuationCharge } from '../output-cap.ts'
