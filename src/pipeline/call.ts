@@ -246,7 +246,11 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
 
 /** A whole completion as the stream plan it stands for: its events, read as an OpenAI stream's. */
 export function wholePlan(c: ChatCompletion, ctx: CallContext): StreamPlan<ChatCompletionChunk> {
-  return upstreamPlan(completionEvents(c), ctx, new OpenAIChunkDecoder(ctx.provider.prefix, ctx.onMalformed))
+  return upstreamPlan(
+    completionEvents(c, ctx.cutWithin),
+    ctx,
+    new OpenAIChunkDecoder(ctx.provider.prefix, ctx.onMalformed),
+  )
 }
 
 const SSE = { 'content-type': 'text/event-stream' }

@@ -93,6 +93,8 @@ export class OutputAllowance {
     limit: number,
     private provider: ProviderKind,
     private grow?: GrowOutput,
+    /** With `grow`, the most it may grow to: the cap sent upstream (all choices). */
+    private readonly ceiling = limit,
   ) {
     this.max = limit
   }
@@ -132,6 +134,14 @@ export class OutputAllowance {
   /** Output tokens the answer may reach now: what the reservation holds. */
   get limit(): number {
     return this.max
+  }
+
+  /**
+   * Output tokens the answer may ever reach: what is held, or while it may grow, the most it may
+   * grow to. A cut falls within it (`CallContext.cutWithin`).
+   */
+  get most(): number {
+    return this.grow ? Math.max(this.ceiling, this.max) : this.max
   }
 
   /** Output tokens counted so far (every `add`), without what is carried. */

@@ -145,5 +145,6 @@ export function growingAllowance(r: Reservation, g: Growth): GrowOutput {
  * limit: growing from its first slice when it is uncapped (`growth`), else fixed at what it holds.
  */
 export function allowanceFor(r: Reservation, kind: ProviderKind, growth: Growth | null): OutputAllowance {
-  return new OutputAllowance(r.outputTokens, kind, growth ? growingAllowance(r, growth) : undefined)
+  if (!growth) return new OutputAllowance(r.outputTokens, kind)
+  return new OutputAllowance(r.outputTokens, kind, growingAllowance(r, growth), growth.cap)
 }

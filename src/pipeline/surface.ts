@@ -176,7 +176,7 @@ export interface Forwarding<View> {
   /**
    * A whole answer (a 200 `application/json`, parsed) where events were asked for — an upstream
    * that ignores `stream` — as the wire's events it stands for, its text in small pieces
-   * (`textPieces`), so that the relay, the gate's cut at the allowance and `assemble` read it as
+   * (`TextPieces`, as far as a cut may fall: `ctx.cutWithin`), so that the relay, the gate's cut at the allowance and `assemble` read it as
    * any stream (DESIGN §11: the text is cut at the allowance, not relayed whole). Throws the failure
    * an error body names, or 502 `upstream_invalid_response` when it is not the wire's answer.
    * Absent (a wire whose servers do not ignore `stream`): such a body is relayed as it came.

@@ -41,6 +41,12 @@ export interface CallContext {
    * is (embeddings: inputs × dimensions); else the provider's cap (body-limit.ts).
    */
   maxResponseBytes?: number
+  /**
+   * Under a token or money limit, the most output tokens the answer may be cut within (the
+   * allowance's most, `CutGate.most`): a whole JSON answer read as a stream is split into pieces
+   * only as far as that (text-pieces.ts). Absent: no cut to make, each text one piece.
+   */
+  cutWithin?: number
   /** W3C `traceparent` of this attempt's span, sent upstream (telemetry on, request sampled). */
   traceparent?: string
 }

@@ -66,6 +66,8 @@ export function rescueFor<View>(
       const cap = continuationAllowance(r.charge, output, prefill, first.model, route.entry.model)
       if (cap === 0) return null
       const { provider, adapter, ctx } = contextFor(attempt, route)
+      // Cut at `cap` under a limit (below): a whole answer is split into pieces as far as that.
+      if (cap !== null && r.charge?.allowance) ctx.cutWithin = cap
       const req = edit(route.translated.request)
       if (cap !== null) capRequest(req, cap)
       try {

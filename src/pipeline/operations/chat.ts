@@ -59,6 +59,8 @@ function chatAttempts<View>(c: ChatCall<View>): Attempts<Route<View>> {
         includeUsage: route.translated?.includeUsage ?? false,
       }
       const gate = gateFor(c.charge, route.entry, route.forward, c.decoded.stream)
+      // A whole answer read as a stream is split into pieces only as far as the cut may fall.
+      if (gate) ctx.cutWithin = c.charge?.allowance?.most
       // A JSON answer under a limit is asked as a stream: in the forwarding's one edit where it can.
       const asStream = gate !== undefined && !c.decoded.stream
       return callProvider({

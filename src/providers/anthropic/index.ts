@@ -55,7 +55,7 @@ export function createAnthropicAdapter(provider: ProviderConfig): ProviderAdapte
       // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
       // names), or `stream` ignored — the message, read as the events it stands for.
       if (isJsonAnswer(res))
-        return upstreamPlan(messageEvents(await readJson(res, ctx), provider), ctx, decoder)
+        return upstreamPlan(messageEvents(await readJson(res, ctx), provider, ctx.cutWithin), ctx, decoder)
       return answerPlan(res, ctx, decoder)
     },
   }

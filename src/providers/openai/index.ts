@@ -55,7 +55,7 @@ export function createOpenAIAdapter(provider: ProviderConfig): ProviderAdapter {
       // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
       // names), or `stream` ignored — the completion, read as the chunks it stands for.
       const events = isJsonAnswer(res)
-        ? completionEvents(asCompletion(await readJson(res, ctx), label))
+        ? completionEvents(asCompletion(await readJson(res, ctx), label), ctx.cutWithin)
         : res.body
       if (!events) throw invalidResponse(label, 'the stream response has no body')
       return upstreamPlan(events, ctx, new OpenAIChunkDecoder(label, ctx.onMalformed))

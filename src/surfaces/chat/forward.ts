@@ -77,7 +77,7 @@ export const chatForwarding: Forwarding<ChatRequestInput> = {
 
   // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
   // names), or `stream` ignored — the completion, read as the chunks it stands for.
-  events: (json, ctx) => completionEvents(asCompletion(json, ctx.provider.prefix)),
+  events: (json, ctx) => completionEvents(asCompletion(json, ctx.provider.prefix), ctx.cutWithin),
 
   relay(upstream, ctx, encodeCtx, framed) {
     const label = ctx.provider.prefix

@@ -127,7 +127,7 @@ export const messagesForwarding: Forwarding<MessagesRequest> = {
   },
 
   // An Anthropic-compatible server that ignored `stream`: its message, read as its events.
-  events: (json, ctx) => messageEvents(json, ctx.provider),
+  events: (json, ctx) => messageEvents(json, ctx.provider, ctx.cutWithin),
 
   relay: (upstream, ctx, encodeCtx, framed) =>
     byteRelayed(upstream, ctx, new MessagesRelay(encodeCtx), framed),

@@ -72,7 +72,7 @@ export const responsesSurface: ChatSurface<ResponsesView> = {
       return relayResponseJson(text, ctx.modelId, ctx.modelId.split('/')[0]!)
     },
     // A Responses-compatible server that ignored `stream`: its response, read as its events.
-    events: (json, ctx) => responseEvents(json, ctx.provider.prefix),
+    events: (json, ctx) => responseEvents(json, ctx.provider.prefix, ctx.cutWithin),
     relay: (upstream, ctx, encodeCtx, framed) =>
       byteRelayed(upstream, ctx, responsesRelay(encodeCtx), framed),
     // Under a token or money limit the byte relay is counted and cut (pass-through-cut.ts).
