@@ -17,6 +17,11 @@ export interface ChatAnswer {
   chunks: Array<Record<string, unknown>>
   /** The `chat.completion` of a plain request. */
   json: Record<string, unknown>
+  /**
+   * A stream waits before chunk `at` until `until()` resolves (asked once a stream); rejected, the
+   * stream fails there (the connection breaks).
+   */
+  pause?: { at: number; until: () => Promise<unknown> }
 }
 
 const HEAD = { id: 'chatcmpl-fake', created: 1_700_000_000, model: 'gpt-4o-2024-08-06' }
@@ -160,6 +165,26 @@ export function splitToolCallAnswer(note: string): ChatAnswer {
   }
 }
 
+/**
+ * One tool call whose arguments are whole in their first delta (`{"x":1}`), then the text `notes`
+ * in deltas of their own; the stream pauses before its finish until `until()` resolves, so a test
+ * sees what reached the client while the answer goes on.
+ */
+export function callThenTextAnswer(notes: string[], until: () => Promise<unknown>): ChatAnswer {
+  const split = splitToolCallAnswer(notes.join(''))
+  const chunks = [
+    chunk({ role: 'assistant', content: null }),
+    chunk({
+      tool_calls: [
+        { index: 0, id: 'call_x', type: 'function', function: { name: 'set_x', arguments: '{"x":1}' } },
+      ],
+    }),
+    ...notes.map((content) => chunk({ content })),
+    ...split.chunks.slice(-2),
+  ]
+  return { chunks, json: split.json, pause: { at: chunks.length - 2, until } }
+}
+
 export async function startFakeOpenAIChat(
   answers: Record<string, ChatAnswer>,
 ): Promise<FakeUpstream<string>> {
@@ -184,8 +209,33 @@ export async function startFakeOpenAIChat(
     }
     if (recorded.body?.stream !== true) return Response.json(answer.json)
     const frames = [...answer.chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n']
-    return new Response(replayFrames(frames, replay), {
+    const pause = answer.pause
+    const body = pause
+      ? pausedFrames(frames.slice(0, pause.at), pause.until, frames.slice(pause.at))
+      : replayFrames(frames, replay)
+    return new Response(body, {
       headers: { 'content-type': 'text/event-stream; charset=utf-8' },
     })
+  })
+}
+
+/** `before`, then — once `until()` resolves — `after`; the stream errors if it rejects. */
+function pausedFrames(
+  before: string[],
+  until: () => Promise<unknown>,
+  after: string[],
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder()
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(encoder.encode(before.join('')))
+      try {
+        await until()
+      } catch (e) {
+        return controller.error(e)
+      }
+      controller.enqueue(encoder.encode(after.join('')))
+      controller.close()
+    },
   })
 }

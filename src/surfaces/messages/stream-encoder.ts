@@ -9,7 +9,7 @@
  * | `delta.content`, `delta.refusal`        | a `text` block: `content_block_start`, `text_delta`s         |
  * | a tool call with an `id`                | a `tool_use` block; its arguments as `input_json_delta`s     |
  * | another call while one is open          | kept whole, a block of its own once the open one closes     |
- * | text or thinking while a tool block is open | kept whole, after the tool blocks (the calls may go on) |
+ * | text or thinking while a tool block is open | the calls' arguments whole JSON objects: closes the tool blocks, streams; else kept whole, after them |
  * | `finish_reason`, the usage chunk        | remembered                                                 |
  * | end of stream                           | `content_block_stop`, `message_delta` (stop_reason, usage), `message_stop` |
  *
@@ -23,6 +23,7 @@ import { chunkTextBytes } from '../../usage/estimate.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { messageId, toMessagesUsage } from './convert-usage.ts'
 import { anthropicErrorBody } from './errors.ts'
+import { JsonEnd } from './json-end.ts'
 import { mapFinishReason } from './map-stop-reason.ts'
 
 const text = new TextEncoder()
@@ -33,7 +34,7 @@ const frame = (type: string, data: Record<string, unknown>) =>
 
 const toolUseId = () => `toolu_${crypto.randomUUID().replaceAll('-', '')}`
 
-type Open = { kind: 'text' | 'thinking' } | { kind: 'tool'; toolIndex: number }
+type Open = { kind: 'text' | 'thinking' } | { kind: 'tool'; toolIndex: number; end: JsonEnd }
 
 export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
   readonly keepalive = PING
@@ -46,12 +47,15 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   private seen: Usage | null = null
   private relayed = 0
   /** Tool calls seen while another call's block is open, by chat `index` (`toolCall`). */
-  private readonly later = new Map<number, { id: string; name: string; args: string }>()
+  private readonly later = new Map<number, { id: string; name: string; args: string; end: JsonEnd }>()
   /**
-   * Text and thinking that came while a tool block is open (one call, or calls interleaving):
-   * closing the open block then would lose the arguments its call (and the kept ones) still send —
-   * a block cannot be reopened — so they are kept, in order, and become their blocks after the
-   * tool blocks (decisions.md: a call is never split; the text waits).
+   * Text and thinking that came while a tool block is open and a call's arguments are not yet a
+   * whole JSON object (`JsonEnd`; one call, or calls interleaving): closing the open block then
+   * would lose the arguments its call (and the kept ones) still send — a block cannot be reopened —
+   * so they are kept, in order, and become their blocks after the tool blocks (decisions.md: a
+   * call is never split; the text waits until the calls are whole). Text when every call's
+   * arguments are whole closes the tool blocks and streams. A failure sends what is kept before
+   * its error event: it was counted as relayed (`relayedBytes`).
    */
   private readonly held: { kind: 'text' | 'thinking'; text: string }[] = []
 
@@ -102,7 +106,8 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   }
 
   error(err: GatewayError): Uint8Array {
-    return text.encode(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(err))}\n\n`)
+    const kept = this.held.length > 0 || this.later.size > 0 ? this.close() : ''
+    return text.encode(`${kept}event: error\ndata: ${JSON.stringify(anthropicErrorBody(err))}\n\n`)
   }
 
   usage(): Usage | null {
@@ -130,15 +135,25 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
     return this.prose('text', text)
   }
 
-  /** A text or thinking delta: its block's, or held while a tool block is open (`held`). */
+  /**
+   * A text or thinking delta: its block's, or held while a tool block is open and a call's
+   * arguments are not whole (`held`).
+   */
   private prose(kind: 'text' | 'thinking', text: string): string {
-    if (this.block?.kind === 'tool') {
+    if (this.block?.kind === 'tool' && !this.callsWhole(this.block.end)) {
       const last = this.held.at(-1)
       if (last?.kind === kind) last.text += text
       else this.held.push({ kind, text })
       return ''
     }
     return this.open({ kind }, BLOCK[kind]) + this.delta(DELTA[kind](text))
+  }
+
+  /** The open call's arguments and every kept call's are whole JSON objects: none can go on. */
+  private callsWhole(open: JsonEnd): boolean {
+    if (!open.whole) return false
+    for (const call of this.later.values()) if (!call.end.whole) return false
+    return true
   }
 
   /**
@@ -150,19 +165,24 @@ export class MessagesStreamEncoder implements StreamEncoder<ChatCompletionChunk>
   private toolCall(call: ToolCallDelta): string {
     const open = this.block
     const args = call.function?.arguments ?? ''
-    if (open?.kind === 'tool' && open.toolIndex === call.index)
+    if (open?.kind === 'tool' && open.toolIndex === call.index) {
+      open.end.feed(args)
       return args ? this.delta({ type: 'input_json_delta', partial_json: args }) : ''
+    }
     if (open?.kind === 'tool' || this.later.has(call.index)) {
-      const kept = this.later.get(call.index) ?? { id: '', name: '', args: '' }
+      const kept = this.later.get(call.index) ?? { id: '', name: '', args: '', end: new JsonEnd() }
       this.later.set(call.index, kept)
       if (call.id && !kept.id) kept.id = call.id
       if (call.function?.name && !kept.name) kept.name = call.function.name
       kept.args += args
+      kept.end.feed(args)
       return ''
     }
     if (!call.id) return ''
+    const end = new JsonEnd()
+    end.feed(args)
     const out = this.open(
-      { kind: 'tool', toolIndex: call.index },
+      { kind: 'tool', toolIndex: call.index, end },
       { type: 'tool_use', id: call.id, name: call.function?.name ?? '', input: {} },
     )
     return out + (args ? this.delta({ type: 'input_json_delta', partial_json: args }) : '')

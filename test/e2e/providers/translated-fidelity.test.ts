@@ -9,6 +9,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { meteredPlan } from '../../support/config-doc.ts'
 import {
+  callThenTextAnswer,
   interleavedToolCallsAnswer,
   refusalAnswer,
   splitToolCallAnswer,
@@ -27,6 +28,9 @@ const model = (name: string) => ({
 })
 
 const REFUSAL = ["I'm sorry, I can't", ' help with that.']
+const NOTES = ['Set x to 1. ', 'It was 0 before; ', 'now it is 1.']
+/** Where the `call-then-text` stream waits before its finish: released by the test. */
+let paused = Promise.withResolvers<void>()
 
 let gw: TestGateway
 let openai: FakeUpstream<string>
@@ -40,6 +44,18 @@ beforeAll(async () => {
     interleaved: interleavedToolCallsAnswer(),
     'interleaved-note': interleavedToolCallsAnswer('Checking both.'),
     'split-call': splitToolCallAnswer('Setting x.'),
+    'call-then-text': callThenTextAnswer(NOTES, () => paused.promise),
+    // `{"x":`, the text, then the connection breaks before `1}`.
+    'split-call-broken': {
+      ...splitToolCallAnswer('Setting x.'),
+      pause: {
+        at: 4,
+        until: async () => {
+          await Bun.sleep(100)
+          throw new Error('upstream gone')
+        },
+      },
+    },
   })
   gw = await startGateway({
     doc: {
@@ -50,7 +66,14 @@ beforeAll(async () => {
           kind: 'openai',
           base_url: `${openai.url}/v1`,
           api_key: 'sk-up',
-          models: [model('refusal'), model('interleaved'), model('interleaved-note'), model('split-call')],
+          models: [
+            model('refusal'),
+            model('interleaved'),
+            model('interleaved-note'),
+            model('split-call'),
+            model('call-then-text'),
+            model('split-call-broken'),
+          ],
         },
       ],
       plans: { ...PLANS, metered: meteredPlan() },
@@ -179,6 +202,91 @@ describe('interleaved parallel tool calls from an OpenAI-compatible upstream', (
         streamed.content.map((b: any) => (b.type === 'tool_use' ? { id: b.id, input: b.input } : b.text)),
       ).toEqual([{ id: 'call_x', input: { x: 1 } }, 'Setting x.'])
       expect(streamed.stop_reason).toBe('tool_use')
+    }
+  })
+
+  test('Messages: text after a call whose arguments are whole streams at once, not at the answer’s end (metered too)', async () => {
+    const setX = {
+      name: 'set_x',
+      input_schema: { type: 'object' as const, properties: { x: { type: 'number' } } },
+    }
+    const req = { model: 'oa/call-then-text', ...ask, tools: [setX] }
+    for (const apiKey of [key, meteredKey]) {
+      // The upstream waits before its finish until the client has the three text deltas (or 5 s).
+      paused = Promise.withResolvers<void>()
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': apiKey,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify({ ...req, stream: true }),
+      })
+      const giveUp = setTimeout(() => paused.resolve(), 5_000)
+      let text = ''
+      let beforeEnd = false
+      const decoder = new TextDecoder()
+      for await (const bytes of res.body!) {
+        text += decoder.decode(bytes, { stream: true })
+        const done = text.slice(0, text.lastIndexOf('\n\n') + 2)
+        const deltas = parseAnthropicSSE(done).filter((e) => e.data.delta?.type === 'text_delta')
+        if (!beforeEnd && deltas.length === NOTES.length && !done.includes('message_delta')) {
+          beforeEnd = true
+          paused.resolve()
+        }
+      }
+      clearTimeout(giveUp)
+      expect(beforeEnd).toBe(true)
+      const events = parseAnthropicSSE(text).filter((e) => e.event !== 'ping')
+      const blocks = events.filter((e) => e.event.startsWith('content_block_'))
+      expect(blocks.map((e) => `${e.event.slice(14)} ${e.data.index}`)).toEqual([
+        'start 0',
+        'delta 0',
+        'stop 0',
+        'start 1',
+        'delta 1',
+        'delta 1',
+        'delta 1',
+        'stop 1',
+      ])
+      expect(blocks[1]!.data.delta).toEqual({ type: 'input_json_delta', partial_json: '{"x":1}' })
+      expect(blocks.slice(4, 7).map((e) => e.data.delta.text)).toEqual(NOTES)
+
+      paused.resolve()
+      const streamed = await anthropic(apiKey).messages.stream(req).finalMessage()
+      expect(
+        streamed.content.map((b: any) => (b.type === 'tool_use' ? { id: b.id, input: b.input } : b.text)),
+      ).toEqual([{ id: 'call_x', input: { x: 1 } }, NOTES.join('')])
+      expect(streamed.stop_reason).toBe('tool_use')
+    }
+  })
+
+  test('Messages: text held behind a call whose arguments never end is sent before the error event (metered too)', async () => {
+    for (const apiKey of [key, meteredKey]) {
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': apiKey,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify({ model: 'oa/split-call-broken', ...ask, stream: true }),
+      })
+      expect(res.status).toBe(200)
+      const events = parseAnthropicSSE(await res.text()).filter((e) => e.event !== 'ping')
+      // Counted as relayed (the ledger's `relayedBytes`), so sent: the text, then the error.
+      expect(events.map((e) => e.event + (e.data.delta?.type ? ` ${e.data.delta.type}` : ''))).toEqual([
+        'message_start',
+        'content_block_start',
+        'content_block_delta input_json_delta',
+        'content_block_stop',
+        'content_block_start',
+        'content_block_delta text_delta',
+        'content_block_stop',
+        'error',
+      ])
+      expect(events[5]!.data.delta.text).toBe('Setting x.')
     }
   })
 
