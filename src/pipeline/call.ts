@@ -99,8 +99,6 @@ export async function callProvider<View>(p: ProviderCall<View>): Promise<CallRes
           call.forward.body = '' // the streamed copy replaces it (see `forwardCall`)
         }
         const upstream = await eventsOf(await forwardCall(adapter, streamed, ctx), relay, ctx)
-        // `stream` ignored on a wire without `events`: relayed as it came, settled from its usage.
-        if (isJsonAnswer(upstream)) return await relayedJson(p, relay, upstream)
         if (!upstream.body) throw invalidResponse(ctx.provider.prefix, 'the stream has no body')
         // Its events (one an item, or a read's an item: `cutsReads`) as the gate let them through
         // (its ending in place of the refused one), read under the provider's timeouts and
@@ -265,7 +263,7 @@ async function eventsOf<View>(
   relay: Forwarding<View>,
   ctx: CallContext,
 ): Promise<Response> {
-  if (!relay.events || !isJsonAnswer(upstream)) return upstream
+  if (!isJsonAnswer(upstream)) return upstream
   return new Response(relay.events(await readJson(upstream, ctx), ctx), { headers: SSE })
 }
 

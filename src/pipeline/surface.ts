@@ -179,9 +179,8 @@ export interface Forwarding<View> {
    * (`TextPieces`, as far as a cut may fall: `ctx.cutWithin`), so that the relay, the gate's cut at the allowance and `assemble` read it as
    * any stream (DESIGN §11: the text is cut at the allowance, not relayed whole). Throws the failure
    * an error body names, or 502 `upstream_invalid_response` when it is not the wire's answer.
-   * Absent (a wire whose servers do not ignore `stream`): such a body is relayed as it came.
    */
-  events?(json: unknown, ctx: CallContext): ReadableStream<Uint8Array>
+  events(json: unknown, ctx: CallContext): ReadableStream<Uint8Array>
   /**
    * A stream's relay: the upstream's answer (2xx headers) → the plan the writer reads it by and the
    * encoder that makes the client's bytes of it (a `ByteRelay`: events framed at the byte level, only

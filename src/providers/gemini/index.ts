@@ -9,9 +9,9 @@
  */
 import type { ProviderConfig } from '../../config/schema.ts'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../operations/chat.ts'
-import { invalidResponse, postJson, readJson, upstreamFetch } from '../http.ts'
+import { invalidResponse, isJsonAnswer, postJson, readJson, upstreamFetch } from '../http.ts'
 import { requestBody } from '../request-body.ts'
-import { answerPlan, type StreamPlan } from '../stream-plan.ts'
+import { answerPlan, type StreamPlan, upstreamPlan } from '../stream-plan.ts'
 import type { CallContext, ForwardCall, ProviderAdapter } from '../types.ts'
 import { geminiApiRoot, geminiHeaders, geminiUrl } from './api.ts'
 import { convertGeminiResponse } from './convert-gemini-response.ts'
@@ -20,6 +20,7 @@ import { createGeminiEmbeddings } from './embeddings.ts'
 import { geminiStreamTransformer } from './gemini-stream-transform.ts'
 import type { GeminiErrorBody, GeminiResponse } from './gemini-types.ts'
 import { mapGeminiError, mapGeminiHttpError } from './map-gemini-error.ts'
+import { geminiEvents } from './response-events.ts'
 
 export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
   const mapError = (status: number, text: string) => mapGeminiHttpError(status, text, provider)
@@ -41,7 +42,12 @@ export function createGeminiAdapter(provider: ProviderConfig): ProviderAdapter {
 
     async stream(req: ChatRequest, ctx: CallContext): Promise<StreamPlan<ChatCompletionChunk>> {
       const decoder = geminiStreamTransformer({ model: req.model, provider, onMalformed: ctx.onMalformed })
-      return answerPlan(await send(req, ctx, true), ctx, decoder)
+      const res = await send(req, ctx, true)
+      // A 200 with a JSON body instead of events: an error in disguise (thrown as the failure it
+      // names), or `alt=sse` ignored — the response, read as the events it stands for.
+      if (isJsonAnswer(res))
+        return upstreamPlan(geminiEvents(await readJson(res, ctx), provider, ctx.cutWithin), ctx, decoder)
+      return answerPlan(res, ctx, decoder)
     },
 
     /** Pass-through (the Gemini surface): `call.path` under the API root (`/models/{model}:{method}`); the key is ours. */

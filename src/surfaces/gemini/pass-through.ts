@@ -8,7 +8,8 @@
  * parsed for its `usageMetadata`, its finish and an error; none is re-encoded, so thought
  * signatures, grounding and whatever Google adds survive. Under a token or money limit the events
  * are counted and cut at the allowance (`GeminiCutGate`), and a JSON request is streamed and its
- * events assembled into one response (`assembleResponse`).
+ * events assembled into one response (`assembleResponse`). A server that ignored `alt=sse` (one
+ * whole JSON body) is read as the events it stands for (providers/gemini/response-events.ts).
  */
 import { upstreamModelName } from '../../config/models.ts'
 import { setTopLevel, topLevelValue } from '../../json/fields.ts'
@@ -19,6 +20,7 @@ import { maxResponseBytes } from '../../providers/body-limit.ts'
 import { convertGeminiUsage } from '../../providers/gemini/convert-gemini-usage.ts'
 import type { GeminiErrorBody, GeminiPart, GeminiResponse } from '../../providers/gemini/gemini-types.ts'
 import { mapGeminiError } from '../../providers/gemini/map-gemini-error.ts'
+import { geminiEvents } from '../../providers/gemini/response-events.ts'
 import { invalidResponse, streamInterrupted } from '../../providers/upstream-errors.ts'
 import type { GatewayError } from '../../util/errors.ts'
 import { ByteRelay, byteRelayed, type EventAction, eventData, eventValue } from '../byte-relay.ts'
@@ -95,6 +97,7 @@ export const geminiForwarding: Forwarding<GeminiView> = {
   },
 
   relay: (upstream, ctx, encodeCtx, framed) => byteRelayed(upstream, ctx, new GeminiRelay(encodeCtx), framed),
+  events: (json, ctx) => geminiEvents(json, ctx.provider, ctx.cutWithin),
   cut: (allowance, inputTokens) => new GeminiCutGate(allowance, inputTokens),
   streamed: (body, path) => ({
     path: `${path.replace(/:generateContent$/, ':streamGenerateContent')}?alt=sse`,

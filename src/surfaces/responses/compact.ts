@@ -29,6 +29,7 @@ import {
 } from './compaction.ts'
 import { forwardBody, responsesOutputCap } from './forward-body.ts'
 import { assembleResponse, ResponsesCutGate } from './pass-through-cut.ts'
+import { responseEvents } from './response-events.ts'
 import { chatUsage } from './response-object.ts'
 import { validateResponsesRequest } from './validate.ts'
 import { checkOutputLimit, featureUses, type ResponsesView, translateView, viewOf } from './view.ts'
@@ -97,6 +98,8 @@ export const responsesCompactSurface: ChatSurface<CompactView> = {
         throw invalidResponse(ctx.provider.prefix, 'the body is not a compaction object')
       return { body: text, usage: chatUsage(json.usage as Parameters<typeof chatUsage>[0]) }
     },
+    // The summary's /responses from a server that ignored `stream`: read as its events, as there.
+    events: (json, ctx) => responseEvents(json, ctx.provider.prefix, ctx.cutWithin),
     cut: (allowance, inputTokens) => new ResponsesCutGate(allowance, inputTokens),
     assemble(events, ctx: EncodeContext<CompactView>) {
       const answer = assembleResponse(events, ctx)

@@ -1,10 +1,10 @@
 /**
- * Servers that ignore `stream` on the Messages and Responses wires (an Anthropic-compatible or a
- * Responses-compatible server that answers one whole JSON body whatever it is asked), on those
- * surfaces' pass-throughs: the answer is read as the events it stands for, like an OpenAI-kind
+ * Servers that ignore `stream` on the Messages, Responses and Gemini wires (an Anthropic-, a
+ * Responses- or a Gemini-compatible server that answers one whole JSON body whatever it is asked:
+ * Gemini's ignoring `:streamGenerateContent?alt=sse`), on those surfaces' pass-throughs: the answer is read as the events it stands for, like an OpenAI-kind
  * server's on chat — a stream request gets the wire's stream, and under a token limit (a stream,
  * or a JSON request, which is asked as one) the text is cut at the allowance, the account charged
- * what the client got; a chat request translated to the Anthropic wire likewise. The servers ignore the cap too and bill like the providers: input a word a
+ * what the client got; a chat request translated to the Anthropic or the Gemini wire likewise. The servers ignore the cap too and bill like the providers: input a word a
  * token plus 8 a message, output a word a token, the whole answer.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -33,8 +33,33 @@ beforeAll(async () => {
     async fetch(req) {
       const url = new URL(req.url)
       const body = (await req.json()) as Record<string, any>
-      const input = words(JSON.stringify(body.messages ?? body.input)) + 8
-      bills.push({ input, output: ANSWER, stream: body.stream === true })
+      const input = words(JSON.stringify(body.messages ?? body.input ?? body.contents)) + 8
+      const gemini = url.pathname.startsWith('/v1beta/')
+      bills.push({
+        input,
+        output: ANSWER,
+        stream: gemini ? url.pathname.endsWith(':streamGenerateContent') : body.stream === true,
+      })
+      if (gemini)
+        return Response.json({
+          candidates: [
+            {
+              content: {
+                role: 'model',
+                parts: [{ text: 'a short thought', thought: true }, { text: answer }],
+              },
+              finishReason: 'STOP',
+              index: 0,
+            },
+          ],
+          usageMetadata: {
+            promptTokenCount: input,
+            candidatesTokenCount: ANSWER,
+            totalTokenCount: input + ANSWER,
+          },
+          modelVersion: 'm',
+          responseId: 'r1',
+        })
       if (url.pathname === '/v1/messages')
         return Response.json({
           id: 'msg_1',
@@ -87,6 +112,13 @@ beforeAll(async () => {
           models: [model],
         },
         {
+          prefix: 'gem',
+          kind: 'gemini',
+          base_url: `http://127.0.0.1:${up.port}`,
+          api_key: 'sk-g',
+          models: [model],
+        },
+        {
           prefix: 'resp',
           kind: 'openai',
           wire: 'responses',
@@ -106,9 +138,21 @@ afterAll(async () => {
   up?.stop(true)
 })
 
-type Surface = 'messages' | 'responses'
+type Surface = 'messages' | 'responses' | 'gemini'
 
 function ask(surface: Surface, key: string, stream: boolean): Promise<Response> {
+  if (surface === 'gemini')
+    return fetch(
+      `${gw.url}/v1beta/models/gem/m:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+      {
+        method: 'POST',
+        headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          contents: [{ role: 'user', parts: [{ text: TEXT }] }],
+          generationConfig: { maxOutputTokens: CAP },
+        }),
+      },
+    )
   const headers = { ...bearer(key), 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }
   const body =
     surface === 'responses'
@@ -126,8 +170,26 @@ async function settled(key: string): Promise<any> {
   }
 }
 
-describe('a server that ignores stream on the Messages and Responses wires', () => {
-  for (const surface of ['messages', 'responses'] as const) {
+/** The answer's text (thoughts left out) a client got from the Gemini surface: JSON or its stream's. */
+function geminiText(body: string, stream: boolean): string {
+  const responses = stream
+    ? body
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice(6)))
+    : [JSON.parse(body)]
+  return responses
+    .flatMap((r: any) => r.candidates?.[0]?.content?.parts ?? [])
+    .filter((p: any) => !p.thought)
+    .map((p: any) => p.text ?? '')
+    .join('')
+}
+
+const text = (surface: Surface, body: string, stream: boolean) =>
+  surface === 'gemini' ? geminiText(body, stream) : answerText(surface, body, stream)
+
+describe('a server that ignores stream on the Messages, Responses and Gemini wires', () => {
+  for (const surface of ['messages', 'responses', 'gemini'] as const) {
     test(`${surface} stream, no limit: the JSON answer relayed as the wire's stream, in one attempt`, async () => {
       const { key } = await gw.key(`dev-${surface}`, 'dev')
       const res = await ask(surface, key, true)
@@ -135,8 +197,9 @@ describe('a server that ignores stream on the Messages and Responses wires', () 
       expect(res.status, body).toBe(200)
       expect(res.headers.get('content-type')).toContain('text/event-stream')
       expect(res.headers.get('x-switchyard-attempts')).toBe('1')
-      expect(words(answerText(surface, body, true))).toBe(ANSWER)
-      expect(body).toContain(surface === 'messages' ? 'event: message_stop' : 'response.completed')
+      expect(words(text(surface, body, true))).toBe(ANSWER)
+      if (surface === 'gemini') expect(body).toContain('"finishReason":"STOP"')
+      else expect(body).toContain(surface === 'messages' ? 'event: message_stop' : 'response.completed')
       if (surface === 'messages') expect(body).toContain('"signature_delta"')
     })
 
@@ -149,25 +212,30 @@ describe('a server that ignores stream on the Messages and Responses wires', () 
         expect(res.status, body).toBe(200)
         expect(res.headers.get('x-switchyard-attempts')).toBe('1')
         expect(bills.slice(from).map((b) => b.stream)).toEqual([true])
-        const got = words(answerText(surface, body, stream))
+        const got = words(text(surface, body, stream))
         expect(got).toBeLessThanOrEqual(CAP)
-        // Cut inside the text, not emptied: Claude's text is counted with its calibrated bound (an
-        // upper bound, above a word a token), OpenAI's with o200k (a word a token here).
-        expect(got).toBeGreaterThanOrEqual(surface === 'messages' ? 15 : CAP - 10)
+        // Cut inside the text, not emptied: Claude's and Gemini's text is counted with a calibrated
+        // bound (an upper bound, above a word a token), OpenAI's with o200k (a word a token here).
+        expect(got).toBeGreaterThanOrEqual(surface === 'responses' ? CAP - 10 : 15)
         const u = await settled(key)
         expect(u.usage.current_minute.tokens).toBeLessThanOrEqual(bills[from]!.input + 40 + CAP)
       })
   }
 
-  for (const stream of [false, true])
-    test(`chat ${stream ? 'stream' : 'JSON'} translated to the Anthropic wire, capped at ${CAP} on a token limit: read as its events, cut at the allowance`, async () => {
-      const { key } = await gw.key(`t-chat-ant-${stream}`, 't')
+  for (const [prefix, stream] of [
+    ['ant', false],
+    ['ant', true],
+    ['gem', false],
+    ['gem', true],
+  ] as const)
+    test(`chat ${stream ? 'stream' : 'JSON'} translated to the ${prefix === 'ant' ? 'Anthropic' : 'Gemini'} wire, capped at ${CAP} on a token limit: read as its events, cut at the allowance`, async () => {
+      const { key } = await gw.key(`t-chat-${prefix}-${stream}`, 't')
       const from = bills.length
       const res = await fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { ...bearer(key), 'content-type': 'application/json' },
         body: JSON.stringify({
-          model: 'ant/m',
+          model: `${prefix}/m`,
           messages: [{ role: 'user', content: TEXT }],
           stream,
           max_tokens: CAP,

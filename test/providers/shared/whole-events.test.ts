@@ -1,6 +1,6 @@
 /**
  * A whole JSON answer read as the stream it stands for (completion-events.ts,
- * anthropic/message-events.ts, responses/response-events.ts) costs about its own size (DESIGN §16):
+ * anthropic/message-events.ts, responses/response-events.ts, gemini/response-events.ts) costs about its own size (DESIGN §16):
  * its text is split into pieces only as far as a cut may fall (`cutWithin`, under a limit), the
  * rest in one, and its events are made as they are read. Review66: every ~16 characters became a
  * chunk of their own, limit or not, all joined at once — a 2 MB text was 42 MB of events, 30 MB
@@ -8,6 +8,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { messageEvents } from '../../../src/providers/anthropic/message-events.ts'
+import { geminiEvents } from '../../../src/providers/gemini/response-events.ts'
 import { completionEvents } from '../../../src/providers/shared/completion-events.ts'
 import { responseEvents } from '../../../src/surfaces/responses/response-events.ts'
 
@@ -25,7 +26,7 @@ async function read(body: ReadableStream<Uint8Array>, deltas: (data: any) => str
   }
   const all = Buffer.concat(chunks).toString()
   const pieces: string[] = []
-  for (const e of all.split('\n\n')) {
+  for (const e of all.split(/\r?\n\r?\n/)) {
     const line = e.split('\n').find((l) => l.startsWith('data: '))
     if (!line || line === 'data: [DONE]') continue
     const piece = deltas(JSON.parse(line.slice(6)))
@@ -92,12 +93,26 @@ const responses = (cutWithin?: number) =>
     (d) => (d.type === 'response.output_text.delta' ? d.delta : undefined),
   )
 
+const gemini = (cutWithin?: number) =>
+  read(
+    geminiEvents(
+      {
+        candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 },
+      },
+      { prefix: 'gemini', kind: 'gemini' } as any,
+      cutWithin,
+    ),
+    (d) => d.candidates?.[0]?.content?.parts?.[0]?.text,
+  )
+
 // Times the wire carries the text whole besides its deltas: Responses repeats it in `.done`,
 // `content_part.done`, `output_item.done` and the terminal response.
 const cases = [
   ['chat', chat, 1],
   ['messages', messages, 1],
   ['responses', responses, 5],
+  ['gemini', gemini, 1],
 ] as const
 
 describe.each(cases)('%s: a whole answer read as a stream', (_name, events, repeats) => {
