@@ -89,6 +89,13 @@ afterAll(async () => {
 })
 
 const anthropic = (apiKey = key) => new Anthropic({ baseURL: gw.url, apiKey, maxRetries: 0 })
+/** `body` as a stream request to /v1/messages, read raw. */
+const rawStream = (apiKey: string, body: object) =>
+  fetch(`${gw.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ ...body, stream: true }),
+  })
 const ask = { max_tokens: 256, messages: [{ role: 'user' as const, content: 'Something unsafe' }] }
 
 describe('Messages answered by an OpenAI-compatible upstream', () => {
@@ -147,6 +154,13 @@ describe('interleaved parallel tool calls from an OpenAI-compatible upstream', (
     },
     { name: 'get_time', input_schema: { type: 'object' as const, properties: { tz: { type: 'string' } } } },
   ]
+  const setX = {
+    name: 'set_x',
+    input_schema: { type: 'object' as const, properties: { x: { type: 'number' } } },
+  }
+  /** A message's blocks as the split-call tests read them: a call's id and input, a text's text. */
+  const callsAndText = (m: Anthropic.Message) =>
+    m.content.map((b: any) => (b.type === 'tool_use' ? { id: b.id, input: b.input } : b.text))
 
   test('Messages: each tool_use block gets its own call’s arguments, streamed and not', async () => {
     const req = { model: 'oa/interleaved', ...ask, tools }
@@ -191,38 +205,20 @@ describe('interleaved parallel tool calls from an OpenAI-compatible upstream', (
   })
 
   test('Messages: text splitting one call’s arguments (no interleaving) keeps them whole; the text follows the call (streamed, metered too)', async () => {
-    const setX = {
-      name: 'set_x',
-      input_schema: { type: 'object' as const, properties: { x: { type: 'number' } } },
-    }
     const req = { model: 'oa/split-call', ...ask, tools: [setX] }
     for (const apiKey of [key, meteredKey]) {
       const streamed = await anthropic(apiKey).messages.stream(req).finalMessage()
-      expect(
-        streamed.content.map((b: any) => (b.type === 'tool_use' ? { id: b.id, input: b.input } : b.text)),
-      ).toEqual([{ id: 'call_x', input: { x: 1 } }, 'Setting x.'])
+      expect(callsAndText(streamed)).toEqual([{ id: 'call_x', input: { x: 1 } }, 'Setting x.'])
       expect(streamed.stop_reason).toBe('tool_use')
     }
   })
 
   test('Messages: text after a call whose arguments are whole streams at once, not at the answer’s end (metered too)', async () => {
-    const setX = {
-      name: 'set_x',
-      input_schema: { type: 'object' as const, properties: { x: { type: 'number' } } },
-    }
     const req = { model: 'oa/call-then-text', ...ask, tools: [setX] }
     for (const apiKey of [key, meteredKey]) {
       // The upstream waits before its finish until the client has the three text deltas (or 5 s).
       paused = Promise.withResolvers<void>()
-      const res = await fetch(`${gw.url}/v1/messages`, {
-        method: 'POST',
-        headers: {
-          'x-api-key': apiKey,
-          'content-type': 'application/json',
-          'anthropic-version': '2023-06-01',
-        },
-        body: JSON.stringify({ ...req, stream: true }),
-      })
+      const res = await rawStream(apiKey, req)
       const giveUp = setTimeout(() => paused.resolve(), 5_000)
       let text = ''
       let beforeEnd = false
@@ -255,24 +251,14 @@ describe('interleaved parallel tool calls from an OpenAI-compatible upstream', (
 
       paused.resolve()
       const streamed = await anthropic(apiKey).messages.stream(req).finalMessage()
-      expect(
-        streamed.content.map((b: any) => (b.type === 'tool_use' ? { id: b.id, input: b.input } : b.text)),
-      ).toEqual([{ id: 'call_x', input: { x: 1 } }, NOTES.join('')])
+      expect(callsAndText(streamed)).toEqual([{ id: 'call_x', input: { x: 1 } }, NOTES.join('')])
       expect(streamed.stop_reason).toBe('tool_use')
     }
   })
 
   test('Messages: text held behind a call whose arguments never end is sent before the error event (metered too)', async () => {
     for (const apiKey of [key, meteredKey]) {
-      const res = await fetch(`${gw.url}/v1/messages`, {
-        method: 'POST',
-        headers: {
-          'x-api-key': apiKey,
-          'content-type': 'application/json',
-          'anthropic-version': '2023-06-01',
-        },
-        body: JSON.stringify({ model: 'oa/split-call-broken', ...ask, stream: true }),
-      })
+      const res = await rawStream(apiKey, { model: 'oa/split-call-broken', ...ask })
       expect(res.status).toBe(200)
       const events = parseAnthropicSSE(await res.text()).filter((e) => e.event !== 'ping')
       // Counted as relayed (the ledger's `relayedBytes`), so sent: the text, then the error.
