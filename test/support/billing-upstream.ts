@@ -87,10 +87,28 @@ export async function startBillingUpstream(
     usage?: boolean
     /** The word each token is (`w`: 2 bytes with its space; `hello`: 6, one o200k token). */
     word?: string
+    /** The answer's words in turn, cycled (a sentence of another script), in place of `word`. */
+    words?: string[]
+    /**
+     * The tokens the upstream bills for a choice's text, in place of one a word (a real
+     * tokenizer's count: gpt-tokenizer's `cl100k_base` for GPT-4). The cap still counts words:
+     * meant with `ignoreCap`.
+     */
+    tokensOf?: (text: string) => number
   } = {},
 ): Promise<BillingUpstream> {
   const defaultAnswer = opts.answerTokens ?? 150
   const word = `${opts.word ?? 'w'} `
+  const words = opts.words?.map((w) => `${w} `)
+  /** Words `from` to `from + count` of the answer, each with its space. */
+  const wordsAt = (from: number, count: number): string => {
+    if (!words) return word.repeat(count)
+    let s = ''
+    for (let i = from; i < from + count; i++) s += words[i % words.length]
+    return s
+  }
+  /** What a choice of `text` is billed: its tokens, or a token a word (`count`). */
+  const billOf = (text: string, count: number) => (opts.tokensOf ? opts.tokensOf(text) : count)
   const defaultMax = opts.defaultMax ?? 4096
   const chunkTokens = opts.chunkTokens ?? 10
   const billed = { tokens: 0, input: 0, output: 0, requests: 0 }
@@ -156,7 +174,8 @@ export async function startBillingUpstream(
       const at = { cap, n, stream: body.stream === true }
       current = at
       const hidden = n * reason
-      const output = n * perChoice + hidden
+      const answer = wordsAt(0, perChoice).trimEnd()
+      const output = n * billOf(answer, perChoice) + hidden
       const usage = {
         prompt_tokens: input,
         completion_tokens: output,
@@ -175,7 +194,7 @@ export async function startBillingUpstream(
           object: 'chat.completion',
           choices: Array.from({ length: n }, (_, index) => ({
             index,
-            message: { role: 'assistant', content: word.repeat(perChoice).trim(), refusal: null },
+            message: { role: 'assistant', content: answer, refusal: null },
             finish_reason: perChoice < answerTokens ? 'length' : 'stop',
             logprobs: null,
           })),
@@ -193,6 +212,8 @@ export async function startBillingUpstream(
       })
       // The reasoning was generated (and is billed) before the first visible token.
       let generated = hidden
+      /** Each choice's text sent so far (all choices alike). */
+      let sent = ''
       let done = false
       const stream = new ReadableStream<Uint8Array>({
         async start(c) {
@@ -204,11 +225,13 @@ export async function startBillingUpstream(
               // Each choice's next chunkTokens tokens, billed as they are generated.
               // The answer's last chunk ends at its last word, as the JSON answer does (and as a
               // byte-pair model's text ends: no trailing space, which would be a token of its own).
-              const text = i + step >= perChoice ? word.repeat(step).trimEnd() : word.repeat(step)
+              const text = i + step >= perChoice ? wordsAt(i, step).trimEnd() : wordsAt(i, step)
+              const before = billOf(sent, i)
+              sent += text
               for (let k = 0; k < n; k++) {
                 if (done) return
                 c.enqueue(frame(chunk({ content: text }, null, k)))
-                generated += step
+                generated += billOf(sent, i + step) - before
               }
               if (i === 0 && opts.gate) await opts.gate()
               if (opts.chunkDelayMs) await Bun.sleep(opts.chunkDelayMs)
