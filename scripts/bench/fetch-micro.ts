@@ -105,7 +105,7 @@ const VARIANTS: Record<string, Variant> = {
   },
   'stream: gated read + assembly (the metered JSON answer)': async () => {
     const res = await fetch(url, { method: 'POST', headers: record, body: streamBody })
-    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 20, true)
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 20, true)
     const stages = [eventFrames(MAX, 'mock', true)]
     const items = await gatedItems({ body: res.body!, stages, ctx }, gate, MAX)
     return assembleChat(items, encodeCtx).body

@@ -22,8 +22,7 @@
  * writeStream(source, encoder, { continueWith: (err) => rescue.next(err) })
  */
 
-import type { ProviderKind } from '../config/schema-providers.ts'
-import { outputTokenCount } from '../limits/output-count.ts'
+import { type OutputFamily, outputTokenCount } from '../limits/output-count.ts'
 import type { Reservation } from '../limits/types.ts'
 import type { ChatCompletionChunk, ChatRequest, Usage } from '../operations/chat.ts'
 import type { Attempt, AttemptPlan, FailureKind } from '../providers/resilience/index.ts'
@@ -101,8 +100,8 @@ export class Continuation {
     body: unknown,
     /** The request's reservation: the first part is counted at its input bound. */
     reservation: Reservation | null = null,
-    /** The first target's provider kind: how its relayed text is counted in tokens. */
-    kind: ProviderKind = 'openai',
+    /** The first target's output family (output-allowance.ts `answerFamily`): how its relayed text is counted in tokens. */
+    family: OutputFamily = 'o200k',
   ): Promise<StreamPlan<ChatCompletionChunk> | null> {
     const text = this.relayed
     if (!text) return null
@@ -139,7 +138,7 @@ export class Continuation {
     this.first = reservation
       ? {
           prompt_tokens: reservation.tokens - reservation.outputTokens,
-          completion_tokens: outputTokenCount(text, kind),
+          completion_tokens: outputTokenCount(text, family),
         }
       : disconnectedUsage(null, utf8Bytes(text), body)
     return this.tap(source, true)

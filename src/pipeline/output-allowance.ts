@@ -22,13 +22,14 @@
  * it the limit is fixed.
  *
  * @example
- * const allowance = new OutputAllowance(reservation.outputTokens, 'openai')
+ * const allowance = new OutputAllowance(reservation.outputTokens, outputFamily('openai', 'gpt-4o'))
  * allowance.begin()                                 // an item (a chunk) begins
  * allowance.addTo(choice, text)                     // its text, each choice's
  * if (!(await allowance.allows())) cutHere()        // a plain boolean unless it grows; refused: taken back
  */
-import type { ProviderKind } from '../config/schema-providers.ts'
-import { outputTokenCount } from '../limits/output-count.ts'
+import type { CatalogueEntry } from '../catalogue/entry.ts'
+import { upstreamModelName } from '../config/models.ts'
+import { type OutputFamily, outputFamily, outputTokenCount } from '../limits/output-count.ts'
 import { isSpace } from '../limits/space.ts'
 import type { CutGate } from './stream/types.ts'
 
@@ -38,18 +39,22 @@ import type { CutGate } from './stream/types.ts'
  */
 export type GrowOutput = (counted: number, limit: number) => Promise<number>
 
-/** Tokens of one carried whitespace character, counted alone: once a provider kind and character. */
-const spaces = new Map<ProviderKind, Map<string, number>>()
+/** How the answer of `entry`'s model is counted: its provider kind's and upstream model's family. */
+export const answerFamily = (entry: CatalogueEntry): OutputFamily =>
+  outputFamily(entry.provider.kind, upstreamModelName(entry.model))
 
-function spaceTokens(c: string, kind: ProviderKind): number {
-  let byChar = spaces.get(kind)
+/** Tokens of one carried whitespace character, counted alone: once an output family and character. */
+const spaces = new Map<OutputFamily, Map<string, number>>()
+
+function spaceTokens(c: string, family: OutputFamily): number {
+  let byChar = spaces.get(family)
   if (!byChar) {
     byChar = new Map()
-    spaces.set(kind, byChar)
+    spaces.set(family, byChar)
   }
   let n = byChar.get(c)
   if (n === undefined) {
-    n = outputTokenCount(c, kind)
+    n = outputTokenCount(c, family)
     byChar.set(c, n)
   }
   return n
@@ -91,7 +96,8 @@ export class OutputAllowance {
   constructor(
     /** Output tokens the reservation holds for the whole answer: n × the per-choice cap. */
     limit: number,
-    private provider: ProviderKind,
+    /** How the answering model's text is counted (limits/output-count.ts `outputFamily`). */
+    private counting: OutputFamily,
     private grow?: GrowOutput,
     /** With `grow`, the most it may grow to: the cap sent upstream (all choices). */
     private readonly ceiling = limit,
@@ -99,28 +105,27 @@ export class OutputAllowance {
     this.max = limit
   }
 
-  /** How the answering provider's text is counted (limits/output-count.ts). */
-  get kind(): ProviderKind {
-    return this.provider
-  }
-
-  /** A continuation on another kind counts as its provider does, what is carried too. */
-  set kind(kind: ProviderKind) {
-    this.provider = kind
+  /**
+   * An attempt (a fallback, a continuation) answering from another model counts as that model's
+   * family does from here, what is carried too.
+   */
+  set family(family: OutputFamily) {
+    if (family === this.counting) return
+    this.counting = family
     this.carried = 0
-    for (const c of this.carry.values()) this.carried += spaceTokens(c, kind)
+    for (const c of this.carry.values()) this.carried += spaceTokens(c, family)
   }
 
   /**
-   * A continuation (DESIGN §10) takes over the answer: its provider's `kind` counts from here, it
+   * A continuation (DESIGN §10) takes over the answer: its model's `family` counts from here, it
    * may generate `cap` output tokens more, and its prompt of `input` tokens (the relayed text as
    * its prefill included) is the answer's too. The limit is fixed there, no longer grown: the cap
    * was fitted within what the reservation holds, that prompt counted (output-cap.ts
    * `continuationAllowance`), and it is what the continuation was sent. An upstream that ignores
    * it is cut at it, as the first target would have been at its own.
    */
-  continueWithin(cap: number, input: number, kind: ProviderKind): void {
-    this.kind = kind
+  continueWithin(cap: number, input: number, family: OutputFamily): void {
+    this.family = family
     this.max = Math.min(this.max, this.generated + cap)
     this.grow = undefined
     this.continuationPrompt = input
@@ -170,7 +175,7 @@ export class OutputAllowance {
 
   /** Counts generated text (of any choice) into the running count; returns the new count. */
   add(text: string): number {
-    this.total += outputTokenCount(text, this.provider)
+    this.total += outputTokenCount(text, this.counting)
     return this.total
   }
 
@@ -206,11 +211,11 @@ export class OutputAllowance {
   private setCarry(index: number, was: string | undefined, next: string | undefined): void {
     this.undoIndex[this.undone] = index
     this.undoCarry[this.undone++] = was ?? ''
-    if (was !== undefined) this.carried -= spaceTokens(was, this.provider)
+    if (was !== undefined) this.carried -= spaceTokens(was, this.counting)
     if (next === undefined) this.carry.delete(index)
     else {
       this.carry.set(index, next)
-      this.carried += spaceTokens(next, this.provider)
+      this.carried += spaceTokens(next, this.counting)
     }
   }
 
@@ -262,7 +267,7 @@ export class OutputAllowance {
     this.carried = 0
     for (const [index, c] of m.carry) {
       this.carry.set(index, c)
-      this.carried += spaceTokens(c, this.provider)
+      this.carried += spaceTokens(c, this.counting)
     }
     this.undone = 0
   }
@@ -274,11 +279,11 @@ export class OutputAllowance {
       const index = this.undoIndex[i]!
       const was = this.undoCarry[i]!
       const now = this.carry.get(index)
-      if (now !== undefined) this.carried -= spaceTokens(now, this.provider)
+      if (now !== undefined) this.carried -= spaceTokens(now, this.counting)
       if (was === '') this.carry.delete(index)
       else {
         this.carry.set(index, was)
-        this.carried += spaceTokens(was, this.provider)
+        this.carried += spaceTokens(was, this.counting)
       }
     }
     this.undone = 0

@@ -25,7 +25,7 @@
  * little more concurrency; a larger one holds more than most answers use.
  */
 
-import type { ProviderKind } from '../config/schema-providers.ts'
+import type { OutputFamily } from '../limits/output-count.ts'
 import { highestCostMicros } from '../limits/pricing.ts'
 import { type RowState, rowKey } from '../limits/rows.ts'
 import type { ChargeRequest, Reservation } from '../limits/types.ts'
@@ -144,7 +144,7 @@ export function growingAllowance(r: Reservation, g: Growth): GrowOutput {
  * The running check of an answer's output (OutputAllowance) for a request under a token or money
  * limit: growing from its first slice when it is uncapped (`growth`), else fixed at what it holds.
  */
-export function allowanceFor(r: Reservation, kind: ProviderKind, growth: Growth | null): OutputAllowance {
-  if (!growth) return new OutputAllowance(r.outputTokens, kind)
-  return new OutputAllowance(r.outputTokens, kind, growingAllowance(r, growth), growth.cap)
+export function allowanceFor(r: Reservation, family: OutputFamily, growth: Growth | null): OutputAllowance {
+  if (!growth) return new OutputAllowance(r.outputTokens, family)
+  return new OutputAllowance(r.outputTokens, family, growingAllowance(r, growth), growth.cap)
 }

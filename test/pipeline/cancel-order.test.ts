@@ -15,7 +15,7 @@ import { ChatChunkEncoder } from '../../src/surfaces/chat/stream-encoder.ts'
 
 const WORDS = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen'
 /** Tokens of one chunk's text. */
-const PER_CHUNK = outputTokenCount(WORDS, 'openai')
+const PER_CHUNK = outputTokenCount(WORDS, 'o200k')
 
 function chunk(index: number, content: string): ChatCompletionChunk {
   return {
@@ -47,7 +47,7 @@ function upstream(n: number, log: string[]) {
 class CountingGate extends ChunkGate {
   read = 0
   constructor(limit: number, inputTokens = 0) {
-    super(new OutputAllowance(limit, 'openai'), inputTokens)
+    super(new OutputAllowance(limit, 'o200k'), inputTokens)
   }
   override admit(c: ChatCompletionChunk): boolean | Promise<boolean> {
     this.read++

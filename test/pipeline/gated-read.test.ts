@@ -225,7 +225,7 @@ describe('a metered JSON answer gives its reads back once assembled', () => {
       headers: {},
       finish: () => {},
       signal: ctx.signal,
-      gate: new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5, true),
+      gate: new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 5, true),
     })
     expect(result.ok).toBe(true)
     const body = (await (result as { response: Response }).response.json()) as {

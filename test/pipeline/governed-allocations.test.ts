@@ -33,7 +33,7 @@ test('a metered chat attempt is made without a promise', () => {
     {
       deps: {},
       auth: { account: { id: 1 }, key: { id: 'k' } },
-      entry: { provider: { kind: 'openai' } },
+      entry: { provider: { kind: 'openai' }, model: { name: 'gpt-4o' } },
       surface: {},
       decoded: { stream: true, view: {} },
       headers: {},
@@ -47,11 +47,11 @@ test('a metered chat attempt is made without a promise', () => {
 })
 
 test('an allowance starts no promise', () => {
-  for (let i = 0; i < 5; i++) new OutputAllowance(64, 'openai')
+  for (let i = 0; i < 5; i++) new OutputAllowance(64, 'o200k')
   Bun.gc(true)
   const before = cells('Promise')
   const kept: OutputAllowance[] = []
-  for (let i = 0; i < N; i++) kept.push(new OutputAllowance(64, 'openai'))
+  for (let i = 0; i < N; i++) kept.push(new OutputAllowance(64, 'o200k'))
   // Before: an async call (its promise) per allowance (≥ N).
   expect(cells('Promise') - before).toBeLessThan(N / 2)
   expect(kept[N - 1]!.limit).toBe(64)
@@ -86,7 +86,7 @@ test("the whitespace carried to a choice's next text is exactly `\\s`'s, every U
   for (let c = 0; c <= 0xffff; c++) if (isSpace(c) !== s.test(String.fromCharCode(c))) differ.push(c)
   expect(differ).toEqual([])
   // And the count with it: a word then its space counted as the word and the space joined.
-  const gate = new ChunkGate(new OutputAllowance(1_000, 'openai'), 0)
+  const gate = new ChunkGate(new OutputAllowance(1_000, 'o200k'), 0)
   const chunk = (content: string, finish: 'stop' | null = null) =>
     ({
       id: 'c',
@@ -97,5 +97,5 @@ test("the whitespace carried to a choice's next text is exactly `\\s`'s, every U
     }) as ChatCompletionChunk
   for (const t of ['Hello\u00a0', 'world\u3000', 'again ', '', 'end']) gate.admit(chunk(t))
   gate.admit(chunk('', 'stop'))
-  expect(gate.counted).toBe(new OutputAllowance(1_000, 'openai').add('Hello\u00a0world\u3000again end'))
+  expect(gate.counted).toBe(new OutputAllowance(1_000, 'o200k').add('Hello\u00a0world\u3000again end'))
 })

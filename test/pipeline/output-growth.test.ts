@@ -19,7 +19,7 @@ const TPM: LimitRow = { resource: 'tokens', window: 'minute', scope: 'account', 
 /** Ten tokens on o200k, from the first count (before, until its tables had loaded, a token a byte: 60). */
 const TEN = ' hello'.repeat(10)
 beforeAll(() => {
-  expect(outputTokenCount(TEN, 'openai')).toBe(10)
+  expect(outputTokenCount(TEN, 'o200k')).toBe(10)
 })
 
 async function admitted(charge: ChargeRequest) {
@@ -55,7 +55,7 @@ test('the allowance grows by slices as the answer passes what is held, then by w
     cap: 9_900,
     now: () => T0 + 1,
   })
-  const allowance = new OutputAllowance(reservation.outputTokens, 'openai', grow)
+  const allowance = new OutputAllowance(reservation.outputTokens, 'o200k', grow)
   // Chunks of 10 tokens counted: the answer runs on while growth covers it.
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
@@ -89,7 +89,7 @@ test('another request taking the room first: growth gets what is left and the an
     cap: 9_900,
     now: () => T0 + 1,
   })
-  const allowance = new OutputAllowance(reservation.outputTokens, 'openai', grow)
+  const allowance = new OutputAllowance(reservation.outputTokens, 'o200k', grow)
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
     // Counted, then asked, as the stream path asks (output-cut.ts).
@@ -135,7 +135,7 @@ test('on a budget alone the hold grows in money at the dearest output price, to 
     cap,
     now: () => T0 + 1,
   })
-  const allowance = new OutputAllowance(reservation.outputTokens, 'anthropic', grow)
+  const allowance = new OutputAllowance(reservation.outputTokens, 'claude', grow)
   let relayed = 0
   for (; relayed < 20_000; relayed += 10) {
     // Counted, then asked, as the stream path asks (output-cut.ts).
@@ -146,7 +146,7 @@ test('on a budget alone the hold grows in money at the dearest output price, to 
   }
   // The answer ends at the last chunk the 5,000 the budget covers hold: the one after would pass
   // it (counted as Anthropic's calibrated bound counts it, whether or not o200k has loaded).
-  const perChunk = outputTokenCount('0123456789', 'anthropic')
+  const perChunk = outputTokenCount('0123456789', 'claude')
   expect(relayed).toBeGreaterThan(0)
   expect(allowance.counted).toBeLessThanOrEqual(5_000)
   expect(allowance.counted).toBeGreaterThan(5_000 - perChunk)

@@ -12,6 +12,7 @@ import { wholePlan } from '../call.ts'
 import type { Rescue } from '../call-types.ts'
 import { Continuation } from '../continuation.ts'
 import { toGatewayError } from '../errors.ts'
+import { answerFamily } from '../output-allowance.ts'
 import { capRequest, continuationAllowance, continuationInput } from '../output-cap.ts'
 import { type ChatCall, type Route, wholeStream } from './chat-routes.ts'
 
@@ -58,11 +59,12 @@ export function rescueFor<View>(
       if (format && format.type !== 'text') return null
       // Made only within what is left of the reservation (and of the client's max_tokens).
       const first = r.answered.entry
-      // The relayed part in tokens (DESIGN §11): as the first target's provider billed it as
-      // output, and as the next one's will bill it as the prefill's input.
-      const output = outputTokenCount(relayed, first.provider.kind)
-      const kind = route.entry.provider.kind
-      const prefill = kind === first.provider.kind ? output : outputTokenCount(relayed, kind)
+      // The relayed part in tokens (DESIGN §11): as the first target's model billed it as
+      // output, and as the next one's will bill it as the prefill's input — each in its family.
+      const was = answerFamily(first)
+      const family = answerFamily(route.entry)
+      const output = outputTokenCount(relayed, was)
+      const prefill = family === was ? output : outputTokenCount(relayed, family)
       const cap = continuationAllowance(r.charge, output, prefill, first.model, route.entry.model)
       if (cap === 0) return null
       const { provider, adapter, ctx } = contextFor(attempt, route)
@@ -81,7 +83,7 @@ export function rescueFor<View>(
           // prompt the answer's too (DESIGN §11: an upstream that ignores the cap is cut at it).
           const { allowance, reservation } = r.charge ?? {}
           if (allowance && reservation && cap !== null)
-            allowance.continueWithin(cap, continuationInput(reservation, prefill), kind)
+            allowance.continueWithin(cap, continuationInput(reservation, prefill), family)
           r.answered.entry = route.entry
           r.answered.attempts = attempt.n
           // Counted when the stream ends, as it ended (`ended` below).
@@ -104,7 +106,7 @@ export function rescueFor<View>(
         err,
         r.surface.body?.(r.decoded.view, [first]) ?? r.decoded.view,
         r.charge?.reservation ?? null,
-        first.provider.kind,
+        answerFamily(first),
       )
       const usage = rescue.carried()
       if (source && usage) r.answered.first = { entry: first, usage }

@@ -10,10 +10,10 @@
  * @example
  * OPERATIONS.chat === chatOperation // operations/index.ts
  */
-import type { ProviderKind } from '../../config/schema-providers.ts'
 import { callProvider } from '../call.ts'
 import { checkAndTranslate } from '../check.ts'
 import type { AdmittedOperation, Attempts } from '../operation.ts'
+import { answerFamily } from '../output-allowance.ts'
 import type { ContinuationCharge } from '../output-cap.ts'
 import { ChunkGate } from '../output-cut.ts'
 import { allowanceFor } from '../output-growth.ts'
@@ -39,8 +39,7 @@ function gateFor<View>(
   const r = charge?.reservation
   if (!allowance || !r) return undefined
   if (!stream && !entry.model.features.includes('streaming')) return undefined
-  const kind: ProviderKind = entry.provider.kind
-  allowance.kind = kind
+  allowance.family = answerFamily(entry)
   if (forward) return forward.cut(allowance, r.tokens - r.outputTokens, !stream)
   return new ChunkGate(allowance, r.tokens - r.outputTokens)
 }
@@ -133,7 +132,7 @@ export const chatOperation: AdmittedOperation<
       allowance: metered
         ? allowanceFor(
             reservation!,
-            p.entry.provider.kind,
+            answerFamily(p.entry),
             charging.charge && charging.requested === null && charging.grows && capped !== null
               ? {
                   limiter: deps.store,

@@ -115,7 +115,7 @@ let accounts = 0
 
 /** The relayed text's tokens as the gateway counts them for the route's provider (DESIGN §11). */
 const counted = (prefix: string, text: string) =>
-  outputTokenCount(text, prefix === 'ant' ? 'anthropic' : 'openai')
+  outputTokenCount(text, prefix === 'ant' ? 'claude' : 'o200k')
 
 /** Sends the request on a fresh account; its input bound is the reservation's input side. */
 async function send(surface: Surface, model: string) {

@@ -64,7 +64,7 @@ describe('a continuation after 81 tokens (486 bytes) of max_tokens: 250', () => 
       expect(up.seen.map((s) => s.model)).toEqual(['first', 'next'])
       const prefill = up.seen[1]!.prefill!
       expect(Buffer.byteLength(prefill)).toBeGreaterThan(250)
-      const relayed = outputTokenCount(prefill, 'openai')
+      const relayed = outputTokenCount(prefill, 'o200k')
       expect(relayed).toBeLessThan(100)
       expect(up.caps).toEqual([250, 250 - relayed])
       expect(text).not.toContain('upstream_stream_interrupted')

@@ -119,7 +119,7 @@ async function ask(
 }
 
 /** What a cut answer told its client is what the ledger settled, within the hold, and covers its text. */
-function oneLedger(r: Awaited<ReturnType<typeof ask>>, kind: 'openai' | 'demo'): void {
+function oneLedger(r: Awaited<ReturnType<typeof ask>>, kind: 'o200k' | 'demo'): void {
   expect(r.cut).toBe(true)
   expect(r.told.input + r.told.output).toBe(r.ledger)
   expect(r.told.output).toBeLessThanOrEqual(r.held)
@@ -138,7 +138,7 @@ describe('an upstream ignoring its cap, cut off its 10-token chunks', () => {
           answerTokens: 3_000,
           upstream: { ignoreCap: true, chunkDelayMs: 1 },
         })
-        for (const max of [955, 950]) oneLedger(await ask(surface, stream, max), 'openai')
+        for (const max of [955, 950]) oneLedger(await ask(surface, stream, max), 'o200k')
       })
 })
 
@@ -177,7 +177,7 @@ describe('an upstream honouring its cap: what fits is relayed whole, not cut a c
         for (const max of [955, 950]) {
           const r = await ask(surface, stream, max)
           expect(r.told.output).toBe(max)
-          expect(outputTokenCount(r.told.pieces.join(''), 'openai')).toBe(max)
+          expect(outputTokenCount(r.told.pieces.join(''), 'o200k')).toBe(max)
           expect(r.told.input + r.told.output).toBe(r.ledger)
         }
       })

@@ -124,7 +124,7 @@ describe('a stream that may be continued is capped and charged within its reserv
     const allowance = Number(res.headers.get('x-switchyard-max-tokens'))
     expect(up.seen.map((s) => s.model)).toEqual(['dear', 'pf'])
     // The relayed part in tokens, as its (openai) provider counts them (DESIGN §11), not bytes.
-    const relayed = outputTokenCount(up.seen[1]!.prefill!, 'openai')
+    const relayed = outputTokenCount(up.seen[1]!.prefill!, 'o200k')
     expect(up.caps[0]).toBe(allowance)
     expect(up.caps[1]).toBeGreaterThan(0)
     expect(up.caps[1]!).toBeLessThanOrEqual(allowance - relayed)
@@ -156,7 +156,7 @@ describe('a stream that may be continued is capped and charged within its reserv
     faults = { dear: { cut: 30 } }
     await stream('free', { max_tokens: 100 })
     expect(up.seen.map((s) => s.model)).toEqual(['dear', 'pf'])
-    const relayed = outputTokenCount(up.seen[1]!.prefill!, 'openai')
+    const relayed = outputTokenCount(up.seen[1]!.prefill!, 'o200k')
     expect(up.caps).toEqual([100, 100 - relayed])
   })
 })

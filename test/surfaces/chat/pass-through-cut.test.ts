@@ -21,16 +21,16 @@ describe('ChatCutGate counts what the event says, whatever its framing', () => {
     `data: {"choices":[{"index":0,\ndata: "delta":{"content":"${text}"}}]}\n\n`,
   ]
   const counted = (event: string) => {
-    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5)
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 5)
     expect(gate.admit(Buffer.from(event))).toBe(true)
     return gate.counted
   }
   test('one count for every framing; none for [DONE], a comment or the usage chunk', () => {
     const first = counted(events[0]!)
-    expect(first).toBe(outputTokenCount(JSON.parse(`"${text}"`), 'openai'))
+    expect(first).toBe(outputTokenCount(JSON.parse(`"${text}"`), 'o200k'))
     for (const e of events) expect(counted(e)).toBe(first)
     const both = `data: {"choices":[{"index":0,"delta":{"reasoning_content":"${text}","content":"${text}"}}]}\n\n`
-    expect(counted(both)).toBe(outputTokenCount(JSON.parse(`"${text}${text}"`), 'openai'))
+    expect(counted(both)).toBe(outputTokenCount(JSON.parse(`"${text}${text}"`), 'o200k'))
     for (const e of [
       'data: [DONE]\n\n',
       ': keep-alive\n\n',
@@ -42,7 +42,7 @@ describe('ChatCutGate counts what the event says, whatever its framing', () => {
     // One-line events beside ones of several lines, a comment and a stray blank line: each
     // event's end is found as alone (the gate searches a line feed first, the blank line after).
     const mixed = [events[2]!, events[0]!, events[3]!, ': keep-alive\n\n', '\n\n', events[1]!, events[3]!]
-    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5)
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 5)
     expect(gate.admit(Buffer.from(mixed.join('')))).toBe(true)
     expect(gate.counted).toBe(5 * counted(events[0]!))
   })
@@ -52,7 +52,7 @@ describe('ChatCutGate reads a one-line event off its bytes as JSON.parse reads i
   // The one-line `data: {…}` event is parsed in place (Bun.JSONL.parseChunk); an event framed
   // otherwise goes through its decoded data and JSON.parse. Both readings must count alike.
   const counted = (event: Uint8Array) => {
-    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 5)
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 5)
     expect(gate.admit(event)).toBe(true)
     return gate.counted
   }
@@ -87,7 +87,7 @@ describe('ChatCutGate reads a one-line event off its bytes as JSON.parse reads i
       let expected = 0
       try {
         const chunk = JSON.parse(Buffer.from(data).toString('utf8'))
-        expected = outputTokenCount(chunk.choices[0].delta.content, 'openai')
+        expected = outputTokenCount(chunk.choices[0].delta.content, 'o200k')
       } catch {}
       expect(counted(line(data))).toBe(expected)
       expect(counted(framed(data))).toBe(expected)
@@ -99,7 +99,7 @@ describe('ChatCutGate', () => {
     `data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"up","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":null}]}\n\n`
 
   test('a cut inside a batch: the events before it, then length, the usage and [DONE]', () => {
-    const gate = new ChatCutGate(new OutputAllowance(15, 'openai'), 5)
+    const gate = new ChatCutGate(new OutputAllowance(15, 'o200k'), 5)
     const events = Array.from({ length: 6 }, () => chunk('w '.repeat(10)))
     const batch = Buffer.from(events.join(''))
     expect(gate.admit(batch)).toBe(false)
@@ -141,7 +141,7 @@ describe('assembleChat over what the gate read', () => {
 
   test('a read of events admitted whole assembles as its events one by one would', () => {
     const one = (items: Uint8Array[], keep = true) => {
-      const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, keep)
+      const gate = new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 3, keep)
       for (const item of items) expect(gate.admit(item)).toBe(true)
       return assembleChat(items, ctx)
     }
@@ -157,7 +157,7 @@ describe('assembleChat over what the gate read', () => {
   })
 
   test('cut inside a read: the events before the refused one, then the ending, as the answer', () => {
-    const gate = new ChatCutGate(new OutputAllowance(15, 'openai'), 5, true)
+    const gate = new ChatCutGate(new OutputAllowance(15, 'o200k'), 5, true)
     const read = Buffer.from(Array.from({ length: 6 }, () => chunk('w '.repeat(10))).join(''))
     expect(gate.admit(read)).toBe(false)
     const out = assembleChat(gate.ending(), ctx)
@@ -183,7 +183,7 @@ describe('assembleChat over what the gate read', () => {
         'data: [DONE]\n\n',
       ].join(''),
     )
-    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, true)
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 3, true)
     expect(gate.admit(read)).toBe(true)
     const c = JSON.parse(assembleChat([read], ctx).body).choices[0]
     expect(c.finish_reason).toBe('tool_calls')
@@ -195,7 +195,7 @@ describe('assembleChat over what the gate read', () => {
   })
 
   test('an error event in a read fails the answer as the upstream error', () => {
-    const gate = new ChatCutGate(new OutputAllowance(10_000, 'openai'), 3, true)
+    const gate = new ChatCutGate(new OutputAllowance(10_000, 'o200k'), 3, true)
     const read = Buffer.from(
       `${chunk('one ')}data: {"error":{"message":"overloaded","type":"server_error"}}\n\n`,
     )

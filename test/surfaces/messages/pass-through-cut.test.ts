@@ -60,7 +60,7 @@ const START = ev('message_start', {
 
 describe('MessagesCutGate', () => {
   test('counts thinking and text, relays the signature, and ends open blocks as max_tokens', () => {
-    const gate = new MessagesCutGate(new OutputAllowance(20, 'anthropic'), 0)
+    const gate = new MessagesCutGate(new OutputAllowance(20, 'claude'), 0)
     const events = [
       START,
       ev('content_block_start', {
@@ -95,7 +95,7 @@ describe('MessagesCutGate', () => {
   })
 
   test("a block whose start is refused (a tool's name past the cap) is not closed at the cut: the client never saw it open", () => {
-    const gate = new MessagesCutGate(new OutputAllowance(5, 'anthropic'), 0)
+    const gate = new MessagesCutGate(new OutputAllowance(5, 'claude'), 0)
     const events = [
       START,
       ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
