@@ -27,22 +27,30 @@ const events = {
 const subjects = await Promise.all(
   dirs.map(async ([name, dir]) => {
     const { OutputAllowance } = await import(`${dir}/src/pipeline/output-allowance.ts`)
-    await (await import(`${dir}/src/limits/output-count.ts`)).prepareOutputCount?.()
+    const count = await import(`${dir}/src/limits/output-count.ts`)
+    await count.prepareOutputCount?.()
+    // Since stop 66 an allowance counts in the answering model's family; before, by provider kind.
+    const counting = (kind: string, model: string): string => count.outputFamily?.(kind, model) ?? kind
     const gates = {
       messages: (await import(`${dir}/src/surfaces/messages/pass-through-cut.ts`)).MessagesCutGate,
       responses: (await import(`${dir}/src/surfaces/responses/pass-through-cut.ts`)).ResponsesCutGate,
       gemini: (await import(`${dir}/src/surfaces/gemini/pass-through.ts`)).GeminiCutGate,
     }
-    return { name, OutputAllowance, gates }
+    return { name, OutputAllowance, gates, counting }
   }),
 )
 const N = 10_000
 let sink = 0
 for (const wire of ['messages', 'responses', 'gemini'] as const) {
   const frames = events[wire].map((e) => Buffer.from(e))
-  const kind = wire === 'messages' ? 'anthropic' : wire === 'gemini' ? 'gemini' : 'openai'
+  const [kind, model] =
+    wire === 'messages'
+      ? ['anthropic', 'claude-sonnet-4-5']
+      : wire === 'gemini'
+        ? ['gemini', 'gemini-2.5-flash']
+        : ['openai', 'gpt-4o']
   const answer = (s: (typeof subjects)[number]) => {
-    const gate = new s.gates[wire](new s.OutputAllowance(100_000, kind), 12)
+    const gate = new s.gates[wire](new s.OutputAllowance(100_000, s.counting(kind, model)), 12)
     // Fresh bytes, as each fetch read is.
     for (const f of frames) if (gate.admit(new Uint8Array(f)) !== true) throw new Error(`${s.name}: refused`)
     sink += gate.counted
