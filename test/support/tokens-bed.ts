@@ -17,6 +17,8 @@ export function tokensDoc(
   upstreamUrl: string,
   plans: Record<string, unknown>,
   pricing?: Record<string, number>,
+  /** The billing provider's model (`bill/<model>`): `m`, or an OpenAI name its tokenizer family goes by. */
+  model = 'm',
 ): Record<string, unknown> {
   return {
     server: { host: '127.0.0.1', port: 0 },
@@ -30,7 +32,7 @@ export function tokensDoc(
         api_key: 'sk-upstream',
         models: [
           {
-            name: 'm',
+            name: model,
             context_window: 128_000,
             max_output_tokens: 4096,
             features: ['streaming', 'system_messages', 'n', 'vision'],
@@ -102,10 +104,15 @@ export async function startTokensBed(
     backend?: BackendUrls
     /** More of the upstream's behaviour: a cap it ignores, no usage, a pace. */
     upstream?: UpstreamOptions
+    /** The billing provider's model name (tokensDoc). */
+    model?: string
   } = {},
 ): Promise<TokensBed> {
   const upstream = await startBillingUpstream({ answerTokens: opts.answerTokens, ...opts.upstream })
-  const gw = await startGateway({ doc: tokensDoc(upstream.url, plans, opts.pricing), backend: opts.backend })
+  const gw = await startGateway({
+    doc: tokensDoc(upstream.url, plans, opts.pricing, opts.model),
+    backend: opts.backend,
+  })
   return {
     upstream,
     gw,
