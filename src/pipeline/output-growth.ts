@@ -46,15 +46,19 @@ export const firstOutput = (requested: number | null, modelMax: number, grows: b
 /**
  * Whether an uncapped hold can grow as the answer arrives: every model that may answer lists
  * `streaming` (DESIGN §3: only then is a JSON answer under a limit asked as a stream, counted and
- * cut) and none lists `reasoning`. A reasoning model's thinking is output billed but never counted
+ * cut) and none lists `reasoning` or is configured `always_reasons`. A reasoning model's thinking is output billed but never counted
  * as it arrives (OpenAI's reasoning tokens, Gemini's thoughts, Claude's summarised or redacted
  * thinking): it comes before the visible answer, within the cap sent upstream, so a hold cannot
  * grow into it and the cap is all that bounds it. Such a request holds from admission the cap it
  * is sent, never room promised to several requests at once (audit66c: three uncapped 15,000-token
  * thinkers on TPM 20,000 billed 41,842).
  */
-export const canGrow = (models: ReadonlyArray<{ features: readonly string[] }>): boolean =>
-  models.every((m) => m.features.includes('streaming') && !m.features.includes('reasoning'))
+export const canGrow = (
+  models: ReadonlyArray<{ features: readonly string[]; always_reasons?: boolean }>,
+): boolean =>
+  models.every(
+    (m) => m.features.includes('streaming') && !m.features.includes('reasoning') && m.always_reasons !== true,
+  )
 
 /**
  * The cap sent upstream for an uncapped request: what it holds plus what every row leaves after

@@ -10,7 +10,13 @@ import { outputTokenCount } from '../../src/limits/output-count.ts'
 import type { LimitRow } from '../../src/limits/rows.ts'
 import type { ChargeRequest } from '../../src/limits/types.ts'
 import { OutputAllowance } from '../../src/pipeline/output-allowance.ts'
-import { firstOutput, growingAllowance, OUTPUT_SLICE, uncappedCap } from '../../src/pipeline/output-growth.ts'
+import {
+  canGrow,
+  firstOutput,
+  growingAllowance,
+  OUTPUT_SLICE,
+  uncappedCap,
+} from '../../src/pipeline/output-growth.ts'
 import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
 
 const T0 = Date.parse('2026-03-11T10:00:00Z')
@@ -154,4 +160,14 @@ test('on a budget alone the hold grows in money at the dearest output price, to 
   const [state] = await store.rowStates({ accountId, keyId: 'key_1', now: T0 + 2, rows: [BUDGET] })
   expect(state!.used).toBe(10_000)
   store.close()
+})
+
+test('a hold grows only where every model streams and none reasons: listed `reasoning` or configured `always_reasons` (review66b)', () => {
+  expect(canGrow([{ features: ['streaming'] }])).toBe(true)
+  expect(canGrow([{ features: ['streaming'] }, { features: [] }])).toBe(false)
+  expect(canGrow([{ features: ['streaming', 'reasoning'] }])).toBe(false)
+  expect(canGrow([{ features: ['streaming'] }, { features: ['streaming'], always_reasons: true }])).toBe(
+    false,
+  )
+  expect(canGrow([{ features: ['streaming'], always_reasons: false }])).toBe(true)
 })

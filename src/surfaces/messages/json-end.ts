@@ -4,7 +4,8 @@
  * closing brace reached outside any string, nothing but whitespace after. No more text can follow
  * that and leave them valid JSON, so the Messages encoder may close the call's block there and
  * stream the text that comes after it (stream-encoder.ts). A scan of each delta once (its
- * strings, escapes and nesting depth), not a parse of all the arguments at each delta.
+ * strings, escapes and the closers its open objects and arrays expect), not a parse of all the
+ * arguments at each delta.
  *
  * @example
  * const end = new JsonEnd()
@@ -22,7 +23,8 @@ const BACKSLASH = 0x5c
 const isJsonSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 export class JsonEnd {
-  private depth = 0
+  /** The closers the open objects and arrays expect, innermost last. */
+  private readonly closers: number[] = []
   private inString = false
   private escaped = false
   /** The first character was `{`. */
@@ -52,10 +54,15 @@ export class JsonEnd {
       }
       this.object = true
       if (c === QUOTE) this.inString = true
-      else if (c === OPEN_BRACE || c === OPEN_BRACKET) this.depth++
+      else if (c === OPEN_BRACE) this.closers.push(CLOSE_BRACE)
+      else if (c === OPEN_BRACKET) this.closers.push(CLOSE_BRACKET)
       else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-        this.depth--
-        if (this.depth === 0) this.closed = true
+        // A closer that is not the one expected (`{"a":1]`) makes the arguments invalid JSON.
+        if (this.closers.pop() !== c) {
+          this.broken = true
+          break
+        }
+        if (this.closers.length === 0) this.closed = true
       }
     }
   }

@@ -32,3 +32,10 @@ test('never whole: not an object, or text after its end', () => {
   expect(whole('{"x":1}', ',')).toBe(false)
   expect(whole('{"x":1}{}')).toBe(false)
 })
+
+test('never whole: a closer that does not match its opener (review66b: `{"a":1]` read as whole)', () => {
+  expect(whole('{"a":1]')).toBe(false)
+  expect(whole('{"a":[1]', ']')).toBe(false)
+  expect(whole('{"a":[1}', ']}')).toBe(false)
+  expect(whole('{"a":[1]', '}')).toBe(true)
+})
