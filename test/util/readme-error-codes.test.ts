@@ -40,6 +40,16 @@ const PASSED_ON: Record<string, string> = {
   "answer.code ?? 'upstream_error'": "the gateway's own code, relayed by the CLI, else upstream_error",
 }
 
+/**
+ * The gateway's own failure codes named once (src/util/errors.ts `GATEWAY_FAILURE`), read from its
+ * text as the rest is: a `new GatewayError(…, GATEWAY_FAILURE.name, …)` takes that entry's code.
+ */
+const GATEWAY_FAILURE: Record<string, string> = (() => {
+  const text = readFileSync(join(SRC, 'util/errors.ts'), 'utf8')
+  const body = /export const GATEWAY_FAILURE = \{([^}]*)\}/.exec(text)?.[1] ?? ''
+  return Object.fromEntries([...body.matchAll(/(\w+):\s*'([a-z0-9_]+)'/g)].map((m) => [m[1]!, m[2]!]))
+})()
+
 interface Found {
   code: string
   /** The status it is answered with, when the source writes it as a number. */
@@ -128,6 +138,11 @@ export function scanCodes(files: Array<{ where: string; source: string }>): {
         if (helper) helpers.set(helper.name, { index: helper.index, status: statusOf(status) })
         // else: a `const code = … ? 'a' : 'b'` in the same function, scanned below
         if (helper || TERNARY.test(text)) continue
+      }
+      const named = /^GATEWAY_FAILURE\.(\w+)$/.exec(code ?? '')
+      if (named && GATEWAY_FAILURE[named[1]!]) {
+        add(GATEWAY_FAILURE[named[1]!]!, statusOf(status))
+        continue
       }
       if (code !== undefined && code in PASSED_ON) {
         for (const l of code.matchAll(/'([a-z0-9_]+)'/g)) add(l[1]!, null)
