@@ -13,15 +13,8 @@
  *   over-admitted). Settled, it leaves its windows as they slide, like any charge.
  */
 import { ADMIT_DECIDE_V14 } from './admit-sql.ts'
+import { edit } from './migration-edit.ts'
 import { admitCharged, CHARGE_V12 } from './migrations-v12.ts'
-
-/** `text` with `from` (found exactly once) replaced by `to`: a later version's function edited from a landed one's. */
-export function edit(text: string, from: string, to: string): string {
-  const at = text.indexOf(from)
-  if (at < 0 || text.indexOf(from, at + 1) >= 0)
-    throw new Error(`migration: expected one ${JSON.stringify(from)}`)
-  return text.slice(0, at) + to + text.slice(at + from.length)
-}
 
 const REFUSED = `      RETURN jsonb_build_object('ok', FALSE, 'i', r.i - 1, 'used', v_used, 'remaining', v_left, 'reset', v_reset,
         'needs', v_needs, 'retry', v_retry);

@@ -8,7 +8,7 @@
  * nothing stored changes. A money row's reset in the states it returns is that period's end.
  */
 
-import { edit } from './migrations-v14.ts'
+import { edit } from './migration-edit.ts'
 import { EXTEND_V17 } from './migrations-v17.ts'
 
 export const EXTEND_V21 = [
