@@ -54,6 +54,7 @@ export async function prepare<View>(
   try {
     surface.checkRoute?.(request.url)
     checkJsonContentType(request)
+    largeBodies.reading()
     const text = await readBodyText(
       request,
       deps.config.server.bodyLimitBytes,

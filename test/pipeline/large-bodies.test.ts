@@ -73,3 +73,29 @@ test('a burst of requests ending together is collected at once, by one collectio
   turn()
   expect(state.collected).toBe(2)
 })
+
+test('a collection due runs before the next body is read, not after the turn, and once', () => {
+  const { bodies, state, turn } = counted()
+  // A burst of 12 ends (96 MB dead); the turn that would collect comes only after more bodies
+  // were read (their pieces resolve as microtasks, ahead of it: the hostile-memory test's
+  // embeddings flood on a quiet host read four more, +26 MB, with the 96 MB dead).
+  const open = Array.from({ length: 16 }, () => bodies.read(8 * MB))
+  for (const c of open.slice(0, 12)) bodies.done(c)
+  expect(state.collected).toBe(0)
+  // A request about to read its body collects first (prepare.ts).
+  bodies.reading()
+  expect(state.collected).toBe(1)
+  // The turn's collection finds nothing due.
+  turn()
+  expect(state.collected).toBe(1)
+  // Read without `reading` first (a body already arriving when the burst ended): collected at its read.
+  for (const c of open.slice(12)) bodies.done(c)
+  expect(state.collected).toBe(1)
+  bodies.read(8 * MB)
+  expect(state.collected).toBe(2)
+  turn()
+  expect(state.collected).toBe(2)
+  // Nothing due: nothing collected.
+  bodies.reading()
+  expect(state.collected).toBe(2)
+})
