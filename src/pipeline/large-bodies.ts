@@ -16,10 +16,11 @@
  * clients' next bodies arrived, so the dead and the arriving were held at once (the test's chat
  * flood up to 1.7 × the bytes in flight under load). The collection runs on the next turn
  * (`setImmediate`), once for all the requests that ended in this one, when their texts are no
- * longer on a stack — or sooner, when a request is about to read its body (`reading`) or has read
- * a large one (`read`): on a quiet host that turn came only after several more bodies had been read
- * (their pieces resolve as microtasks, ahead of it), and the embeddings flood held a burst's 96 MB
- * dead while four more 8 MB bodies arrived (+201–227 MB for 128 MB in flight). (The buffer a body was read into is not counted: it is detached once decoded
+ * longer on a stack — or sooner, once `COLLECT_MIN` of them are dead, when a request is about to
+ * read its body (`reading`) or has read a large one (`read`): on a quiet host that turn came only
+ * after several more bodies had been read (their pieces resolve as microtasks, ahead of it), and
+ * the embeddings flood held a burst's 96 MB dead while four more 8 MB bodies arrived (+201–227 MB
+ * for 128 MB in flight). (The buffer a body was read into is not counted: it is detached once decoded
  * (`body.ts`), and its memory is taken again by the next allocation, measured — only the process's
  * RSS does not show it given back.) The price is CPU: a collection took 10–25 ms when the old
  * tokenizer's strings were on the heap to mark (a loaded 2-core machine); o200k's typed-array
@@ -29,7 +30,7 @@
  *
  * @example
  * const bodies = new LargeBodies()
- * bodies.reading() // a collection due runs now, before the body is read
+ * bodies.reading() // collects the dead ones now, if COLLECT_MIN of them, before the body is read
  * const counted = bodies.read(text.length)
  * // ... the request runs ...
  * bodies.done(counted) // may collect, on the next turn
@@ -75,12 +76,16 @@ export class LargeBodies {
   }
 
   /**
-   * A request is about to read its body: a collection that is due runs now, before that body's
-   * buffer is taken, rather than on the next turn — which may come only after several more bodies
-   * are read (their pieces resolve as microtasks, ahead of `setImmediate`).
+   * A request is about to read its body, or has read a large one: the bodies ended since the last
+   * collection are collected now once they pass `COLLECT_MIN` — not a quarter of those in flight,
+   * as `done` waits for, since a body arriving is what they would be held beside; and not on the
+   * next turn, which may come only after several more bodies are read (their pieces resolve as
+   * microtasks, ahead of `setImmediate`).
    */
   reading(): void {
-    if (this.due) this.collectDead()
+    if (this.dead < COLLECT_MIN) return
+    this.due = true
+    this.collectDead()
   }
 
   /**

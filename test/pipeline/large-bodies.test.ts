@@ -1,7 +1,7 @@
 /**
  * `LargeBodies` (DESIGN §16): one full collection, on the next turn, once the large bodies whose
- * requests ended since the last one pass a quarter of those in flight (at least `COLLECT_MIN`);
- * small bodies never count.
+ * requests ended since the last one pass a quarter of those in flight (at least `COLLECT_MIN`), or
+ * before the next body is read once they pass `COLLECT_MIN`; small bodies never count.
  */
 import { expect, test } from 'bun:test'
 import { COLLECT_MIN, LARGE_BODY, LargeBodies } from '../../src/pipeline/large-bodies.ts'
@@ -43,17 +43,32 @@ test('reading collects nothing: only what ended is dead', () => {
   expect(state.collected).toBe(0)
 })
 
-test('with many in flight, a collection per quarter of them ended', () => {
+test('with many in flight and none arriving, a collection per quarter of them ended', () => {
   const { bodies, state, turn } = counted()
-  // 48 × 10 MB in flight: 480 MB, so one collection per ~120 MB ended while they are replaced.
+  // 48 × 10 MB in flight: 480 MB; they end one a turn, no body read meanwhile.
+  const open = Array.from({ length: 48 }, () => bodies.read(10 * MB))
+  for (const c of open) {
+    bodies.done(c)
+    turn()
+  }
+  // At a quarter of those then in flight (100 MB ended, 380 in flight; then 80, 60, 50, 40, 30,
+  // 30), then at COLLECT_MIN (20 MB, four times): 11, not one per 20 MB (24).
+  expect(state.collected).toBe(11)
+})
+
+test('with bodies arriving, one per COLLECT_MIN ended, collected before the next is read', () => {
+  const { bodies, state, turn } = counted()
+  // 48 × 10 MB in flight, each replaced as it ends: a body arriving is what the dead would be
+  // held beside, so a quarter of those in flight (~120 MB) is not waited for.
   const open = Array.from({ length: 48 }, () => bodies.read(10 * MB))
   for (let i = 0; i < 48; i++) {
     bodies.done(open[i]!)
     turn()
+    bodies.reading()
     open[i] = bodies.read(10 * MB)
   }
-  // 480 MB ended at a quarter of the ~470 MB then in flight each: 4.
-  expect(state.collected).toBe(4)
+  // 480 MB ended, a collection at every second one (20 MB passes COLLECT_MIN): 24.
+  expect(state.collected).toBe(24)
 })
 
 test('a burst of requests ending together is collected at once, by one collection', () => {
@@ -74,7 +89,7 @@ test('a burst of requests ending together is collected at once, by one collectio
   expect(state.collected).toBe(2)
 })
 
-test('a collection due runs before the next body is read, not after the turn, and once', () => {
+test('the dead are collected before the next body is read, not after the turn, and once', () => {
   const { bodies, state, turn } = counted()
   // A burst of 12 ends (96 MB dead); the turn that would collect comes only after more bodies
   // were read (their pieces resolve as microtasks, ahead of it: the hostile-memory test's
@@ -95,7 +110,8 @@ test('a collection due runs before the next body is read, not after the turn, an
   expect(state.collected).toBe(2)
   turn()
   expect(state.collected).toBe(2)
-  // Nothing due: nothing collected.
+  // Under COLLECT_MIN dead (one 8 MB body): nothing collected.
+  bodies.done(bodies.read(8 * MB))
   bodies.reading()
   expect(state.collected).toBe(2)
 })
