@@ -29,7 +29,7 @@ import type { ChargeRefusal, ChargeRequest, Reservation, Settlement } from '../l
 import type { KeyLimits } from '../store/types.ts'
 import type { GatewayError } from '../util/errors.ts'
 import type { Unaccounted } from './call-types.ts'
-import { canGrow, firstOutput, uncappedCap } from './output-growth.ts'
+import { canGrow, firstOutput, uncappedCap, unseenCeiling } from './output-growth.ts'
 
 /** What the pre-admission step decided for one request. */
 export interface ChargePlan {
@@ -227,14 +227,16 @@ function bounded(
   if (!rows.length) return noCharge(requested, surcharge, choices, modelMax)
   const models = reached.map((r) => r.model)
   const grows = canGrow(models)
+  const price = answeringPrice(models, surcharge, bound.tokens)
   return {
     charge: {
       rows,
       inputTokens: bound.tokens,
       // n choices each up to the cap (uncapped: a first slice each, grown as the answer arrives,
-      // output-growth.ts): the limiter clamps the total, `choiceCap` shares it out.
-      wantOutput: choices * firstOutput(requested, modelMax, grows),
-      price: answeringPrice(models, surcharge, bound.tokens),
+      // or up to half the tightest limit where it cannot grow — output-growth.ts): the limiter
+      // clamps the total, `choiceCap` shares it out.
+      wantOutput: choices * firstOutput(requested, modelMax, grows, unseenCeiling(rows, price)),
+      price,
     },
     requested,
     surcharge,

@@ -27,7 +27,7 @@
 
 import type { OutputFamily } from '../limits/output-count.ts'
 import { highestCostMicros } from '../limits/pricing.ts'
-import { type RowState, rowKey } from '../limits/rows.ts'
+import { type LimitRow, type RowState, rowKey } from '../limits/rows.ts'
 import type { ChargeRequest, Reservation } from '../limits/types.ts'
 import type { Limiter } from '../store/types.ts'
 import { type GrowOutput, OutputAllowance } from './output-allowance.ts'
@@ -37,11 +37,37 @@ export const OUTPUT_SLICE = 4_096
 
 /**
  * The output a request reserves at admission: the client's cap, else one slice of the model's
- * maximum — or the whole maximum when the answer cannot grow (`grows` false, `canGrow`), clamped
- * by the limiter to what the rows leave: the cap it is then sent.
+ * maximum — or, when the answer cannot grow (`grows` false, `canGrow`), the model's maximum up to
+ * `ceiling` (`unseenCeiling`: half the tightest limit), clamped by the limiter to what the rows
+ * leave: the cap it is then sent.
  */
-export const firstOutput = (requested: number | null, modelMax: number, grows: boolean): number =>
-  Math.min(requested ?? (grows ? Math.min(modelMax, OUTPUT_SLICE) : modelMax), modelMax)
+export const firstOutput = (
+  requested: number | null,
+  modelMax: number,
+  grows: boolean,
+  ceiling = modelMax,
+): number =>
+  Math.min(requested ?? (grows ? Math.min(modelMax, OUTPUT_SLICE) : Math.min(modelMax, ceiling)), modelMax)
+
+/**
+ * The most an uncapped answer that cannot grow (output unseen as it is generated: a reasoning
+ * model's thinking, a model without `streaming`) holds per choice: half of the tightest token or
+ * money row (money at the dearest output price), never under one slice. Its hold is the cap it is
+ * sent, so nothing it bills passes the limit; half leaves room for a second request side by side —
+ * holding the whole window, one uncapped Codex turn on a model whose maximum passes the TPM refused
+ * every other request of the account until it settled, and a second session failed its turn after
+ * its retries (audit66e). An answer that needs more ends `length`; a client's own cap is held as
+ * asked.
+ */
+export function unseenCeiling(rows: readonly LimitRow[], price: { output: number } | null): number {
+  let tightest = Number.POSITIVE_INFINITY
+  for (const row of rows) {
+    if (row.resource === 'tokens') tightest = Math.min(tightest, row.capacity)
+    else if (row.resource === 'microdollars' && price && price.output > 0)
+      tightest = Math.min(tightest, Math.floor((row.capacity * 1_000_000) / price.output))
+  }
+  return Math.max(OUTPUT_SLICE, Math.floor(tightest / 2))
+}
 
 /**
  * Whether an uncapped hold can grow as the answer arrives: every model that may answer lists

@@ -16,6 +16,7 @@ import {
   growingAllowance,
   OUTPUT_SLICE,
   uncappedCap,
+  unseenCeiling,
 } from '../../src/pipeline/output-growth.ts'
 import { chargedAdmission, storeWithAccount } from '../support/admissions.ts'
 
@@ -170,4 +171,31 @@ test('a hold grows only where every model streams and none reasons: listed `reas
     false,
   )
   expect(canGrow([{ features: ['streaming'], always_reasons: false }])).toBe(true)
+})
+
+test('an answer that cannot grow holds at most half the tightest limit, never under a slice (audit66e)', () => {
+  const tpm = (capacity: number): LimitRow => ({
+    resource: 'tokens',
+    window: 'minute',
+    scope: 'account',
+    capacity,
+  })
+  const budget: LimitRow = {
+    resource: 'microdollars',
+    window: 'period',
+    period: 'month',
+    scope: 'account',
+    capacity: 100_000,
+  }
+  expect(unseenCeiling([tpm(100_000)], null)).toBe(50_000)
+  expect(unseenCeiling([tpm(100_000), tpm(30_000)], null)).toBe(15_000)
+  expect(unseenCeiling([tpm(2_000)], null)).toBe(OUTPUT_SLICE)
+  // $0.10 at $4 per 1M output tokens (prices in micro-dollars per 1M): 25,000 tokens, half 12,500.
+  expect(unseenCeiling([budget], { output: 4_000_000 })).toBe(12_500)
+  // A free model: the budget bounds no output.
+  expect(unseenCeiling([budget], null)).toBe(Number.POSITIVE_INFINITY)
+  expect(firstOutput(null, 128_000, false, 50_000)).toBe(50_000)
+  expect(firstOutput(null, 32_000, false, 50_000)).toBe(32_000)
+  expect(firstOutput(null, 128_000, true, 50_000)).toBe(OUTPUT_SLICE)
+  expect(firstOutput(120_000, 128_000, false, 50_000)).toBe(120_000)
 })

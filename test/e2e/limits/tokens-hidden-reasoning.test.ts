@@ -136,7 +136,11 @@ for (const backend of backendsHere) {
       const { key } = await gw(0).key('tight-r', 'tight')
       const r = await three(key, 'bill/r')
       for (const [i, s] of r.statuses.entries()) expect([200, 429], r.texts[i]).toContain(s)
-      expect(r.statuses).toContain(200)
+      // Each holds at most half the window (output-growth.ts unseenCeiling), so a second runs beside
+      // the first: holding the whole window, one uncapped turn on a model whose maximum passes the
+      // TPM refused every other request of the account until it settled (audit66e: a second Codex
+      // session failed its turn after five 429s).
+      expect(r.statuses.filter((s) => s === 200).length, r.texts.join('\n')).toBeGreaterThanOrEqual(2)
       // Before: each was sent what it held plus all the room left (19,966 / 15,836 / 11,706), and
       // the three billed 41,842 (209 % of TPM).
       expect(r.tokens).toBeLessThanOrEqual(TPM)
@@ -151,7 +155,7 @@ for (const backend of backendsHere) {
       const { key } = await gw(0).key('money-r', 'money')
       const r = await three(key, 'bill/r')
       for (const [i, s] of r.statuses.entries()) expect([200, 402], r.texts[i]).toContain(s)
-      expect(r.statuses).toContain(200)
+      expect(r.statuses.filter((s) => s === 200).length, r.texts.join('\n')).toBeGreaterThanOrEqual(2)
       expect(r.micros).toBeLessThanOrEqual(BUDGET_MICROS)
       const promised = r.bills.reduce((s, b) => s + b.input * PRICE.input + b.cap! * PRICE.output, 0)
       expect(promised).toBeLessThanOrEqual(BUDGET_MICROS)
