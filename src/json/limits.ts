@@ -61,6 +61,9 @@ const CLOSE_ARRAY = 0x5d
 const OPEN_OBJECT = 0x7b
 const CLOSE_OBJECT = 0x7d
 const COMMA = 0x2c
+/** 1 for the bytes `feedBytes` stops at: quote, brackets, braces, comma. */
+const STRUCTURAL = new Uint8Array(256)
+for (const c of [QUOTE, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT, COMMA]) STRUCTURAL[c] = 1
 /** Longer keys are cut in the path of a depth error. */
 const KEY_SHOWN = 64
 
@@ -128,43 +131,66 @@ export class JsonStructureScanner {
     if (this.inString && !this.endString(piece, base, 0)) return null
     for (let m = re.exec(piece); m !== null; m = re.exec(piece)) {
       const i = m.index
-      if (++this.tokens > this.maxTokens) return { kind: 'elements', offset: base + i }
       const c = piece.charCodeAt(i)
-      if (c === QUOTE) {
-        this.inString = true
-        this.structured = true
-        this.inKey = this.expectKey
-        this.expectKey = false
-        if (this.inKey) this.keyStart[this.depth - 1] = base + i
-        if (!this.endString(piece, base, i + 1)) return null
-      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-        if (this.depth === this.limits.maxDepth) return { kind: 'depth', offset: base + i }
-        if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset: base + i }
-        this.isObject[this.depth] = c === OPEN_OBJECT
-        this.index[this.depth] = 0
-        this.keyStart[this.depth] = -1
-        this.depth++
-        this.expectKey = c === OPEN_OBJECT
-        this.structured = false
-      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-        if (this.depth > 0) this.depth--
-        this.expectKey = false
-        this.structured = true
-      } else {
-        const scalarLimit = this.limits.maxArrayScalars
-        if (
-          scalarLimit !== undefined &&
-          !this.structured &&
-          this.depth > 0 &&
-          !this.isObject[this.depth - 1]
-        ) {
-          if (++this.scalars > scalarLimit) return { kind: 'scalars', offset: base + i }
-        } else if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset: base + i }
-        this.structured = false
-        if (this.depth > 0) {
-          if (this.isObject[this.depth - 1]) this.expectKey = true
-          else this.index[this.depth - 1]!++
-        }
+      const found = this.token(c, base + i)
+      if (found) return found
+      if (c === QUOTE && !this.endString(piece, base, i + 1)) return null
+    }
+    return null
+  }
+
+  /**
+   * `feed` over the text's UTF-8 bytes, as they arrive: the same answer without decoding them
+   * (JSON's structural characters are ASCII, and no byte of a multi-byte character looks like
+   * one). Offsets count bytes; a scanner fed bytes is not asked for a `path`. A string's end is
+   * found by the native `indexOf`; between strings every byte is looked at once.
+   */
+  feedBytes(piece: Uint8Array): LimitBreak | null {
+    const base = this.base
+    this.base += piece.byteLength
+    const n = piece.byteLength
+    let i = this.inString ? this.endBytes(piece, base, 0) : 0
+    for (; i < n; i++) {
+      const c = piece[i]!
+      if (STRUCTURAL[c] === 0) continue
+      const found = this.token(c, base + i)
+      if (found) return found
+      if (c === QUOTE) i = this.endBytes(piece, base, i + 1) - 1
+    }
+    return null
+  }
+
+  /** One bracket, comma or opening quote at `offset`: counted, and the first limit it breaks. */
+  private token(c: number, offset: number): LimitBreak | null {
+    if (++this.tokens > this.maxTokens) return { kind: 'elements', offset }
+    if (c === QUOTE) {
+      this.inString = true
+      this.structured = true
+      this.inKey = this.expectKey
+      this.expectKey = false
+      if (this.inKey) this.keyStart[this.depth - 1] = offset
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (this.depth === this.limits.maxDepth) return { kind: 'depth', offset }
+      if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset }
+      this.isObject[this.depth] = c === OPEN_OBJECT
+      this.index[this.depth] = 0
+      this.keyStart[this.depth] = -1
+      this.depth++
+      this.expectKey = c === OPEN_OBJECT
+      this.structured = false
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      if (this.depth > 0) this.depth--
+      this.expectKey = false
+      this.structured = true
+    } else {
+      const scalarLimit = this.limits.maxArrayScalars
+      if (scalarLimit !== undefined && !this.structured && this.depth > 0 && !this.isObject[this.depth - 1]) {
+        if (++this.scalars > scalarLimit) return { kind: 'scalars', offset }
+      } else if (++this.elements > this.limits.maxElements) return { kind: 'elements', offset }
+      this.structured = false
+      if (this.depth > 0) {
+        if (this.isObject[this.depth - 1]) this.expectKey = true
+        else this.index[this.depth - 1]!++
       }
     }
     return null
@@ -218,6 +244,33 @@ export class JsonStructureScanner {
     this.inString = false
     this.structural.lastIndex = q + 1
     return true
+  }
+
+  /**
+   * `endString` over bytes: the index after the closing quote, or the piece's length when the
+   * string goes on past it (string mode kept, a trailing escape remembered).
+   */
+  private endBytes(piece: Uint8Array, base: number, from: number): number {
+    let start = from
+    if (this.escaped) {
+      this.escaped = false
+      start++
+    }
+    let q = start - 1
+    for (;;) {
+      q = piece.indexOf(QUOTE, q + 1)
+      const end = q === -1 ? piece.byteLength : q
+      let run = 0
+      for (let k = end - 1; k >= start && piece[k] === BACKSLASH; k--) run++
+      if (q === -1) {
+        this.escaped = (run & 1) === 1
+        return piece.byteLength
+      }
+      if ((run & 1) === 0) break
+    }
+    if (this.inKey) this.keyEnd[this.depth - 1] = base + q
+    this.inString = false
+    return q + 1
   }
 }
 

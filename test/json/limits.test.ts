@@ -129,3 +129,32 @@ describe('JsonStructureScanner fed in pieces', () => {
     }
   })
 })
+
+describe('JsonStructureScanner fed UTF-8 bytes in pieces', () => {
+  /** The first break, its offset in bytes, however the bytes are cut (multi-byte characters too). */
+  function bytesInPieces(bytes: Uint8Array, size: number) {
+    const scanner = new JsonStructureScanner(limits)
+    for (let at = 0; at < bytes.byteLength; at += size) {
+      const found = scanner.feedBytes(bytes.subarray(at, at + size))
+      if (found) return found
+    }
+    return null
+  }
+
+  test.each([
+    '{"a": [1, {"b": {}}]}',
+    '{"a\\\\": [1, {"b\\"[[[": {"c": 1}}]}',
+    '["\\\\\\\\", "\\\\\\"[[[[", [[[]]]]',
+    '{"é€😀\\\\": ["ü[", {"中文\\"[[": {"c": [1]}}]}',
+    `["${'😀'.repeat(5)}", ${'1,'.repeat(12)} "€"]`,
+    '"unterminated ☃ [[[[ \\',
+  ])('%s: the kind the text gives, at the byte offset of its character', (text) => {
+    const whole = checkJsonStructure(text, limits)
+    const bytes = new TextEncoder().encode(text)
+    const expected =
+      whole === null
+        ? null
+        : { kind: whole.kind, offset: new TextEncoder().encode(text.slice(0, whole.offset)).byteLength }
+    for (const size of [1, 2, 3, 5, 7, 64]) expect(bytesInPieces(bytes, size)).toEqual(expected)
+  })
+})
