@@ -75,6 +75,36 @@ describe('readBodyText: a declared small body (read whole) and a chunked one (re
     ])
   })
 
+  test('10 MB of `[` or of `{"a":` is refused from its first pieces, before the rest has arrived', async () => {
+    // Issue 9: the head is scanned (as bytes) while it arrives. The body's first 2 MB are sent
+    // and the stream is left open: only the early scan can answer; without it the read waits
+    // for the rest and ends in the 408.
+    using server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(req) {
+        try {
+          return Response.json({ text: await readBodyText(req, 16 * LIMIT, 3000) })
+        } catch (e) {
+          const err = e as { status: number; code: string }
+          return Response.json({ status: err.status, code: err.code })
+        }
+      },
+    })
+    for (const unit of ['[', '{"a":']) {
+      const head = new TextEncoder().encode(unit.repeat(Math.ceil((2 * LIMIT) / unit.length)))
+      const res = await fetch(server.url, {
+        method: 'POST',
+        body: new ReadableStream<Uint8Array>({
+          start(c) {
+            for (let i = 0; i < head.length; i += 64 * 1024) c.enqueue(head.subarray(i, i + 64 * 1024))
+          },
+        }),
+      })
+      expect(await res.json()).toEqual({ status: 400, code: 'invalid_value' })
+    }
+  })
+
   test('more than the limit → 413, declared or counted', async () => {
     const [declared, chunked] = await readBoth(`"${'x'.repeat(5000)}"`, 4000)
     expect(declared).toMatchObject({ status: 413, code: 'request_too_large' })
