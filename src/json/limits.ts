@@ -61,9 +61,10 @@ const CLOSE_ARRAY = 0x5d
 const OPEN_OBJECT = 0x7b
 const CLOSE_OBJECT = 0x7d
 const COMMA = 0x2c
-/** 1 for the bytes `feedBytes` stops at: quote, brackets, braces, comma. */
+/** 1 for the bytes the scanner stops at: quote, brackets, braces, comma. */
 const STRUCTURAL = new Uint8Array(256)
 for (const c of [QUOTE, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT, COMMA]) STRUCTURAL[c] = 1
+const UTF8 = new TextDecoder()
 /** Longer keys are cut in the path of a depth error. */
 const KEY_SHOWN = 64
 
@@ -76,27 +77,29 @@ export function checkJsonStructure(
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
 ): StructureProblem | null {
   const scanner = new JsonStructureScanner(limits)
-  const found = scanner.feed(text)
+  const bytes = new TextEncoder().encode(text)
+  const found = scanner.feed(bytes)
   if (!found) return null
+  // The scan counts bytes; the problem is told in characters (UTF-16 code units) of the text.
+  const offset = UTF8.decode(bytes.subarray(0, found.offset)).length
   return found.kind === 'depth'
-    ? { kind: 'depth', offset: found.offset, path: scanner.path(text) }
+    ? { kind: 'depth', offset, path: scanner.path(bytes) }
     : found.kind === 'elements'
-      ? { kind: 'elements', offset: found.offset }
-      : { kind: 'scalars', offset: found.offset }
+      ? { kind: 'elements', offset }
+      : { kind: 'scalars', offset }
 }
 
 /**
- * `checkJsonStructure` over a text that arrives in pieces: `feed` each piece in order until one
- * returns a problem. It tracks brackets and strings only.
+ * `checkJsonStructure` over a text's UTF-8 bytes as they arrive in pieces: `feed` each piece in
+ * order until one returns a problem. It tracks brackets and strings only.
  *
- * The text between structural characters is skipped by the regex engine, not by a loop here.
- * The loop body runs once per bracket, comma or string; valid JSON has at most four of those per
+ * A byte between strings is one table look-up; a string is skipped by `indexOf`. The counting
+ * runs once per bracket, comma or string; valid JSON has at most four of those per
  * element (an opener or comma, its closer, a key and a string value), so more is refused as too
  * many elements: `]]]]…` or `""""…` cannot make it run ten million times.
  */
 export class JsonStructureScanner {
   private readonly maxTokens: number
-  private readonly structural = /["[\]{},]/g
   // Per open container: object or array, and where in it the scan is (the index, or the current
   // key's quotes as offsets into the whole text).
   private readonly isObject: boolean[] = []
@@ -122,40 +125,23 @@ export class JsonStructureScanner {
     this.maxTokens = maxTokensOf(limits)
   }
 
-  /** Scans the next piece; returns the first problem (offsets count from the first piece), or null. */
-  feed(piece: string): LimitBreak | null {
-    const base = this.base
-    this.base += piece.length
-    const re = this.structural
-    re.lastIndex = 0
-    if (this.inString && !this.endString(piece, base, 0)) return null
-    for (let m = re.exec(piece); m !== null; m = re.exec(piece)) {
-      const i = m.index
-      const c = piece.charCodeAt(i)
-      const found = this.token(c, base + i)
-      if (found) return found
-      if (c === QUOTE && !this.endString(piece, base, i + 1)) return null
-    }
-    return null
-  }
-
   /**
-   * `feed` over the text's UTF-8 bytes, as they arrive: the same answer without decoding them
-   * (JSON's structural characters are ASCII, and no byte of a multi-byte character looks like
-   * one). Offsets count bytes; a scanner fed bytes is not asked for a `path`. A string's end is
-   * found by the native `indexOf`; between strings every byte is looked at once.
+   * Scans the next piece of the text's UTF-8 bytes, as they arrive, without decoding them (JSON's
+   * structural characters are ASCII, and no byte of a multi-byte character looks like one).
+   * Returns the first problem (its offset in bytes from the first piece), or null. A string's end
+   * is found by the native `indexOf`; between strings every byte is looked at once.
    */
-  feedBytes(piece: Uint8Array): LimitBreak | null {
+  feed(piece: Uint8Array): LimitBreak | null {
     const base = this.base
     this.base += piece.byteLength
     const n = piece.byteLength
-    let i = this.inString ? this.endBytes(piece, base, 0) : 0
+    let i = this.inString ? this.endString(piece, base, 0) : 0
     for (; i < n; i++) {
       const c = piece[i]!
       if (STRUCTURAL[c] === 0) continue
       const found = this.token(c, base + i)
       if (found) return found
-      if (c === QUOTE) i = this.endBytes(piece, base, i + 1) - 1
+      if (c === QUOTE) i = this.endString(piece, base, i + 1) - 1
     }
     return null
   }
@@ -197,10 +183,10 @@ export class JsonStructureScanner {
   }
 
   /**
-   * The keys and indexes down to the innermost open container, read from `text` (everything fed
+   * The keys and indexes down to the innermost open container, read from `bytes` (everything fed
    * so far). Called after a depth problem.
    */
-  path(text: string): string[] {
+  path(bytes: Uint8Array): string[] {
     const path: string[] = []
     for (let level = 0; level < this.depth; level++) {
       if (!this.isObject[level]) {
@@ -210,47 +196,18 @@ export class JsonStructureScanner {
       const start = this.keyStart[level]!
       // An object with no key yet (`{{`) is not JSON; the path ends where it stops making sense.
       if (start < 0) break
-      path.push(keyText(text, start, this.keyEnd[level]!))
+      path.push(keyText(bytes, start, this.keyEnd[level]!))
     }
     return path
   }
 
   /**
-   * Looks for the quote closing the current string, from `from` in `piece`. Found: leaves string
-   * mode, moves the regex past it and returns true. Not found: stays in string mode (remembering
-   * a trailing escape) and returns false; the piece is done. Each backslash run is walked once,
-   * between two quotes, so the whole scan stays linear.
+   * Looks for the quote closing the current string, from `from` in `piece`: returns the index after
+   * it (string mode left), or the piece's length when the string goes on past it (string mode kept,
+   * a trailing escape remembered). Each backslash run is walked once, between two quotes, so the
+   * whole scan stays linear.
    */
-  private endString(piece: string, base: number, from: number): boolean {
-    let start = from
-    if (this.escaped) {
-      this.escaped = false
-      start++
-    }
-    let q = start - 1
-    for (;;) {
-      q = piece.indexOf('"', q + 1)
-      if (q === -1) {
-        let run = 0
-        for (let k = piece.length - 1; k >= start && piece.charCodeAt(k) === BACKSLASH; k--) run++
-        this.escaped = (run & 1) === 1
-        return false
-      }
-      let run = 0
-      for (let k = q - 1; k >= start && piece.charCodeAt(k) === BACKSLASH; k--) run++
-      if ((run & 1) === 0) break
-    }
-    if (this.inKey) this.keyEnd[this.depth - 1] = base + q
-    this.inString = false
-    this.structural.lastIndex = q + 1
-    return true
-  }
-
-  /**
-   * `endString` over bytes: the index after the closing quote, or the piece's length when the
-   * string goes on past it (string mode kept, a trailing escape remembered).
-   */
-  private endBytes(piece: Uint8Array, base: number, from: number): number {
+  private endString(piece: Uint8Array, base: number, from: number): number {
     let start = from
     if (this.escaped) {
       this.escaped = false
@@ -274,11 +231,13 @@ export class JsonStructureScanner {
   }
 }
 
-function keyText(text: string, start: number, end: number): string {
+/** The key quoted from byte `start` to byte `end`, decoded; cut after `KEY_SHOWN` characters. */
+function keyText(bytes: Uint8Array, start: number, end: number): string {
+  // A character is at most 4 bytes: the first KEY_SHOWN of a long key are within these.
+  const whole = end - start <= 1 + 4 * KEY_SHOWN
+  const head = UTF8.decode(bytes.subarray(start, whole ? end + 1 : start + 2 + 4 * KEY_SHOWN))
   const quoted =
-    end - start - 1 <= KEY_SHOWN
-      ? text.slice(start, end + 1)
-      : `${text.slice(start, start + 1 + KEY_SHOWN).replace(/\\+$/, '')}"`
+    whole && head.length - 2 <= KEY_SHOWN ? head : `${head.slice(0, 1 + KEY_SHOWN).replace(/\\+$/, '')}"`
   try {
     return JSON.parse(quoted) as string
   } catch {
@@ -289,9 +248,8 @@ function keyText(text: string, start: number, end: number): string {
 /**
  * True when `text` breaks none of `limits` — the same answer as `checkJsonStructure(text) === null`
  * — found by a plain character loop that remembers nothing but three counters. For a text already
- * whole in memory (a small request body) it is several times cheaper than the scanner, whose regex
- * allocates a match per bracket, comma and string; the scanner then runs only on a text that fails
- * here, to say where. Linear: each character is looked at once (a string's backslash runs are
+ * whole in memory (a small request body) it needs no bytes, where the scanner reads the text's
+ * UTF-8 encoding; the scanner then runs only on a text that fails here, to say where. Linear: each character is looked at once (a string's backslash runs are
  * walked between two quotes, as in the scanner).
  */
 export function withinJsonLimits(text: string, limits: JsonLimits = DEFAULT_JSON_LIMITS): boolean {

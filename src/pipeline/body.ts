@@ -192,7 +192,7 @@ const FIRST_BUFFER = 64 * 1024
  * A larger or chunked body, read piece by piece into one buffer (`declared` bytes, or grown),
  * counted (past `limit` → 413 without reading on) and checked against `json`'s limits: its first
  * `SCANNED_WHILE_READING` bytes as they come, the rest once read. The scan reads the bytes
- * (`feedBytes`): no string is made before the one decode of the whole body (decoding the head piece
+ * (`JsonStructureScanner.feed`): no string is made before the one decode of the whole body (decoding the head piece
  * by piece to scan it held ~12 MB of strings over 16 concurrent 8 MB bodies).
  */
 async function readScanning(
@@ -236,14 +236,14 @@ async function readScanning(
       size += piece.byteLength
       const head = scanned < SCANNED_WHILE_READING
       if (head) scanned = size
-      const broke = head && scanner.feedBytes(piece) !== null
+      const broke = head && scanner.feed(piece) !== null
       // Copied: the piece's memory goes now, not at the next collection (a 10 MB body arrives in
       // hundreds of them, and the collector runs only after many bodies' worth piled up).
       release(piece)
       const err = broke ? refuse() : null
       if (err) throw err
     }
-    const err = scanner.feedBytes(buffer.subarray(scanned, size)) ? refuse() : null
+    const err = scanner.feed(buffer.subarray(scanned, size)) ? refuse() : null
     if (err) throw err
   } catch (err) {
     reader.cancel().catch(() => {})

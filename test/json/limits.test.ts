@@ -101,13 +101,16 @@ describe('findJsonSyntaxError is bounded on its own', () => {
   })
 })
 
-describe('JsonStructureScanner fed in pieces', () => {
+describe('JsonStructureScanner fed UTF-8 bytes in pieces: the offset and path of the whole text', () => {
   /** Same verdict and offset as the whole text, however the text is cut. */
   function inPieces(text: string, size: number) {
     const scanner = new JsonStructureScanner(limits)
-    for (let at = 0; at < text.length; at += size) {
-      const found = scanner.feed(text.slice(at, at + size))
-      if (found) return { ...found, path: found.kind === 'depth' ? scanner.path(text) : undefined }
+    const bytes = new TextEncoder().encode(text)
+    for (let at = 0; at < bytes.length; at += size) {
+      const found = scanner.feed(bytes.subarray(at, at + size))
+      if (!found) continue
+      const offset = new TextDecoder().decode(bytes.subarray(0, found.offset)).length
+      return { ...found, offset, path: found.kind === 'depth' ? scanner.path(bytes) : undefined }
     }
     return null
   }
@@ -117,6 +120,8 @@ describe('JsonStructureScanner fed in pieces', () => {
     '{"a\\\\": [1, {"b\\"[[[": {"c": 1}}]}',
     '["\\\\\\\\", "\\\\\\"[[[[", [[[]]]]',
     `{"${'k'.repeat(100)}": {"x": {"y": {}}}}`,
+    `{"${'é€😀'.repeat(60)}": {"x": {"y": {}}}}`,
+    '{"é€😀\\\\": ["ü[", {"中文\\"[[": {"c": [1]}}]}',
     `[${'1,'.repeat(12)}]`,
     '"unterminated [[[[ \\',
   ])('%s', (text) => {
@@ -127,34 +132,5 @@ describe('JsonStructureScanner fed in pieces', () => {
         whole === null ? null : { ...whole, path: whole.kind === 'depth' ? whole.path : undefined },
       )
     }
-  })
-})
-
-describe('JsonStructureScanner fed UTF-8 bytes in pieces', () => {
-  /** The first break, its offset in bytes, however the bytes are cut (multi-byte characters too). */
-  function bytesInPieces(bytes: Uint8Array, size: number) {
-    const scanner = new JsonStructureScanner(limits)
-    for (let at = 0; at < bytes.byteLength; at += size) {
-      const found = scanner.feedBytes(bytes.subarray(at, at + size))
-      if (found) return found
-    }
-    return null
-  }
-
-  test.each([
-    '{"a": [1, {"b": {}}]}',
-    '{"a\\\\": [1, {"b\\"[[[": {"c": 1}}]}',
-    '["\\\\\\\\", "\\\\\\"[[[[", [[[]]]]',
-    '{"é€😀\\\\": ["ü[", {"中文\\"[[": {"c": [1]}}]}',
-    `["${'😀'.repeat(5)}", ${'1,'.repeat(12)} "€"]`,
-    '"unterminated ☃ [[[[ \\',
-  ])('%s: the kind the text gives, at the byte offset of its character', (text) => {
-    const whole = checkJsonStructure(text, limits)
-    const bytes = new TextEncoder().encode(text)
-    const expected =
-      whole === null
-        ? null
-        : { kind: whole.kind, offset: new TextEncoder().encode(text.slice(0, whole.offset)).byteLength }
-    for (const size of [1, 2, 3, 5, 7, 64]) expect(bytesInPieces(bytes, size)).toEqual(expected)
   })
 })
