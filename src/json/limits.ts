@@ -65,6 +65,9 @@ const COMMA = 0x2c
 const STRUCTURAL = new Uint8Array(256)
 for (const c of [QUOTE, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT, COMMA]) STRUCTURAL[c] = 1
 const UTF8 = new TextDecoder()
+const UTF8_OUT = new TextEncoder()
+/** Characters `checkJsonStructure` encodes at a time. */
+const ENCODED_PART = 64 * 1024
 /** Longer keys are cut in the path of a depth error. */
 const KEY_SHOWN = 64
 
@@ -77,13 +80,31 @@ export function checkJsonStructure(
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
 ): StructureProblem | null {
   const scanner = new JsonStructureScanner(limits)
-  const bytes = new TextEncoder().encode(text)
-  const found = scanner.feed(bytes)
+  // Encoded a part at a time into one buffer, so a text that breaks a limit early (10 MB of `[`)
+  // is not encoded whole; a part never ends between a surrogate pair's halves.
+  let bytes = new Uint8Array(Math.min(3 * text.length, 3 * ENCODED_PART))
+  let size = 0
+  let found: LimitBreak | null = null
+  let chars = 0
+  let partStart = 0
+  while (chars < text.length && !found) {
+    let end = Math.min(text.length, chars + ENCODED_PART)
+    if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--
+    if (bytes.byteLength - size < 3 * (end - chars)) {
+      const grown = new Uint8Array(Math.max(2 * bytes.byteLength, size + 3 * (end - chars)))
+      grown.set(bytes.subarray(0, size))
+      bytes = grown
+    }
+    partStart = size
+    size += UTF8_OUT.encodeInto(text.slice(chars, end), bytes.subarray(size)).written
+    found = scanner.feed(bytes.subarray(partStart, size))
+    if (!found) chars = end
+  }
   if (!found) return null
   // The scan counts bytes; the problem is told in characters (UTF-16 code units) of the text.
-  const offset = UTF8.decode(bytes.subarray(0, found.offset)).length
+  const offset = chars + UTF8.decode(bytes.subarray(partStart, found.offset)).length
   return found.kind === 'depth'
-    ? { kind: 'depth', offset, path: scanner.path(bytes) }
+    ? { kind: 'depth', offset, path: scanner.path(bytes.subarray(0, size)) }
     : found.kind === 'elements'
       ? { kind: 'elements', offset }
       : { kind: 'scalars', offset }

@@ -47,6 +47,20 @@ describe('checkJsonStructure', () => {
     expect(path.slice(1)).toEqual(['A', 'x'])
   })
 
+  test('past 64 K of multi-byte text, a key with a surrogate pair across that point: same offset, key whole', () => {
+    // The text is encoded 64 K characters at a time: the same problem, at the same character, as in
+    // an ASCII text of the same length, and the key's pair not cut in two.
+    const around = (key: string) =>
+      `{"s":"${'é'.repeat(65_535 - 9)}","${key}":${'['.repeat(150)}${']'.repeat(150)}, "t":"${'€'.repeat(9)}"}`
+    const ascii = checkJsonStructure(around('ab').replace(/[é€]/g, 'e'))
+    expect(ascii).toMatchObject({ kind: 'depth', path: ['ab', ...Array(99).fill('0')] })
+    expect(checkJsonStructure(around('😀'))).toEqual({
+      kind: 'depth',
+      offset: ascii!.offset,
+      path: ['😀', ...Array(99).fill('0')],
+    })
+  })
+
   test('hostile bodies stop at the limit instead of being read to the end', () => {
     const size = 10 * 1024 * 1024
     const bracket = '['.repeat(size)
