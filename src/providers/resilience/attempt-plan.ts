@@ -28,7 +28,7 @@ import type { Clock } from '../../util/clock.ts'
 import type { Circuit, CircuitBoard, CircuitPolicy } from './circuit.ts'
 import { ACTIONS, type Action, type FailureKind } from './failure-kinds.ts'
 import type { ModelKeys, PoolKey } from './key-pool.ts'
-import { backoffMs, type RetryPolicy } from './retry-wait.ts'
+import { backoffMs, type RetryPolicy, waitsFor } from './retry-wait.ts'
 
 /** A configured model as the attempt loop tries it: one per model, shared by its requests (Resilience.target). */
 export interface Target {
@@ -140,7 +140,7 @@ export class AttemptPlan {
       // that is soon (a key resting on a cooldown is dead for now: fail over instead).
       const wake = target.pool.nextWake(this.tried)
       const ms = wake === null ? null : wake - this.deps.clock.now()
-      if (ms !== null && ms <= target.retry.maxRetryAfterS * 1000 && this.retries < target.retry.attempts) {
+      if (ms !== null && waitsFor(ms, target.retry) && this.retries < target.retry.attempts) {
         this.retries++
         return { wait: ms }
       }
@@ -190,7 +190,7 @@ export class AttemptPlan {
     }
     if (action.nextKey && this.hasFreeKey(target)) return // next() takes it at once
     const canRetry = this.retries < target.retry.attempts && !action.skipForRequest
-    if (action.retry === 'retry_after' && canRetry && limitedFor <= target.retry.maxRetryAfterS * 1000) {
+    if (action.retry === 'retry_after' && canRetry && waitsFor(limitedFor, target.retry)) {
       this.retries++
       this.pendingWait = limitedFor
       this.pinned = key.index

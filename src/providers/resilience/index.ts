@@ -25,4 +25,4 @@ export {
 export { KeyPool, type KeySpec, type PoolKey } from './key-pool.ts'
 export { poolKeys, resolveCircuit, resolveRetry } from './policy.ts'
 export { Resilience } from './resilience.ts'
-export { backoffMs, DEFAULT_RETRY, type RetryPolicy, retryAfterMs, waitBeforeRetry } from './retry-wait.ts'
+export { backoffMs, DEFAULT_RETRY, type RetryPolicy, retryAfterMs, waitsFor } from './retry-wait.ts'

@@ -10,7 +10,7 @@
  * const policy = { attempts: 2, backoffMs: 250, maxBackoffMs: 4000, maxRetryAfterS: 10 }
  * retryAfterMs(res.headers, Date.now())       // 1500 for `retry-after-ms: 1500`, null when absent
  * backoffMs(0, policy)                        // in [125, 250]; retry 1: [250, 500]; … at most 4000
- * waitBeforeRetry(30_000, 0, policy)          // null: longer than max_retry_after_s, fail over
+ * waitsFor(30_000, policy)                   // false: longer than max_retry_after_s, fail over
  */
 
 /** `retry` of a provider, resolved (milliseconds and seconds as the config names them). */
@@ -59,15 +59,7 @@ export function backoffMs(retry: number, policy: RetryPolicy, random: () => numb
 }
 
 /**
- * The wait before retrying a target that answered 429: its `retry-after` when within
- * `maxRetryAfterS` (null — fail over instead — when longer), a backoff when it gave none.
+ * Whether a wait of `ms` before retrying a target (its `retry-after`, or a rested key's wake) is
+ * one to take: within `max_retry_after_s`; a longer one means fail over instead.
  */
-export function waitBeforeRetry(
-  retryAfter: number | null,
-  retry: number,
-  policy: RetryPolicy,
-  random: () => number = Math.random,
-): number | null {
-  if (retryAfter === null) return backoffMs(retry, policy, random)
-  return retryAfter <= policy.maxRetryAfterS * 1000 ? retryAfter : null
-}
+export const waitsFor = (ms: number, policy: RetryPolicy): boolean => ms <= policy.maxRetryAfterS * 1000

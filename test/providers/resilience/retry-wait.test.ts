@@ -5,7 +5,7 @@ import {
   DEFAULT_RETRY,
   type RetryPolicy,
   retryAfterMs,
-  waitBeforeRetry,
+  waitsFor,
 } from '../../../src/providers/resilience/retry-wait.ts'
 
 const h = (o: Record<string, string>) => new Headers(o)
@@ -47,11 +47,11 @@ describe('backoffMs', () => {
   })
 })
 
-describe('waitBeforeRetry', () => {
+describe('waitsFor', () => {
   test('a retry-after within max_retry_after_s is honoured as given; a longer one means fail over; none means backoff', () => {
-    expect(waitBeforeRetry(2000, 0, DEFAULT_RETRY)).toBe(2000)
-    expect(waitBeforeRetry(10_000, 0, DEFAULT_RETRY)).toBe(10_000)
-    expect(waitBeforeRetry(10_001, 0, DEFAULT_RETRY)).toBeNull()
-    expect(waitBeforeRetry(null, 1, DEFAULT_RETRY, () => 0)).toBe(250)
+    expect(waitsFor(2000, DEFAULT_RETRY)).toBe(true)
+    expect(waitsFor(10_000, DEFAULT_RETRY)).toBe(true)
+    expect(waitsFor(10_001, DEFAULT_RETRY)).toBe(false)
+    expect(backoffMs(1, DEFAULT_RETRY, () => 0)).toBe(250)
   })
 })
